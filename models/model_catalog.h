@@ -1,0 +1,71 @@
+/* model_catalog — hardware and model catalogues.
+ *
+ * GPUs and models are data files (YAML) under models/gpus/ and
+ * models/archs/; the build embeds them into the binary so servesim runs
+ * with no files installed, and a folder named by $SERVESIM_CATALOG (or
+ * added with model_catalog_add_dir) is searched first so users add a GPU or
+ * model by adding a file. A model may also be given as a path to a Hugging
+ * Face config.json. Units: FLOP/s, bytes, bytes/s, seconds. Plain structs,
+ * filled by value; nothing here owns heap memory. */
+#ifndef MODEL_CATALOG_H
+#define MODEL_CATALOG_H
+
+#include "../sim/sim_err.h"
+
+#include <stdint.h>
+
+#define MODEL_NAME_MAX 128
+
+typedef struct {
+    char name[MODEL_NAME_MAX];     /* catalogue key, e.g. "h100-sxm" */
+    char arch[32];                 /* ampere | hopper | blackwell */
+    double cc;                     /* compute capability, e.g. 9.0 */
+    double flops_fp32, flops_bf16, flops_fp8, flops_fp6, flops_fp4; /* dense peak FLOP/s; 0 = unsupported */
+    double hbm_bytes;              /* HBM capacity */
+    double hbm_bw;                 /* HBM bandwidth, bytes/s */
+    double l2_bytes;
+    int32_t sms;
+    double smem_per_sm;            /* bytes */
+    double nvlink_bw;              /* per GPU, one direction, bytes/s */
+    double nic_bw;                 /* per GPU NIC, one direction, bytes/s */
+    double host_bw;                /* host link, bytes/s */
+    /* Efficiency factors of the analytic roofline (what good kernels reach). */
+    double eff_gemm;               /* fraction of peak FLOP/s */
+    double eff_attn;               /* fraction of peak for attention maths */
+    double eff_mem;                /* fraction of HBM bandwidth */
+    double eff_nvlink;             /* bus-bandwidth fraction for collectives */
+    double launch_s;               /* per-kernel launch floor */
+} model_gpu;
+
+typedef struct {
+    char name[MODEL_NAME_MAX];
+    int32_t layers;
+    int32_t hidden;
+    int32_t heads;
+    int32_t kv_heads;
+    int32_t head_dim;
+    int32_t intermediate;          /* dense FFN size */
+    int32_t vocab;
+    /* MoE (0 experts = dense) */
+    int32_t experts, top_k, shared_experts, expert_intermediate;
+    int32_t first_dense_layers;    /* leading dense layers in an MoE model */
+    /* MLA (kv_lora_rank 0 = standard attention) */
+    int32_t q_lora_rank, kv_lora_rank, rope_dim, nope_dim, v_head_dim;
+    int32_t sliding_window;        /* 0 = none */
+    int32_t tied_embeddings;
+    double params;                 /* total parameters (computed) */
+    double active_params;          /* per-token active parameters (computed) */
+} model_spec;
+
+/* Looks up a GPU by catalogue name (case-insensitive). */
+int model_catalog_gpu(const char *name, model_gpu *out, sim_err *err);
+
+/* Looks up a model by catalogue name, or loads it from a path ending in
+ * .json (Hugging Face config) or .yaml. */
+int model_catalog_model(const char *name_or_path, model_spec *out, sim_err *err);
+
+/* Names in the catalogue, for listings and did-you-mean; returns count. */
+int model_catalog_gpu_names(const char **names, int max);
+int model_catalog_model_names(const char **names, int max);
+
+#endif

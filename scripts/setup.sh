@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs servesim's build and runtime dependencies from Debian packages
+# (only those missing; a no-op when all are present), then configures and
+# builds into $SERVESIM_BUILD_DIR (default: build/).
+# Environment: SERVESIM_SANITIZE=1 for an ASan+UBSan build, SERVESIM_WERROR=1
+# for warnings as errors, SERVESIM_FUZZ=1 for the libFuzzer targets (clang).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+pkgs=(build-essential cmake pkg-config libgsl-dev libyaml-dev libsqlite3-dev
+      libjansson-dev gnuplot-nox sqlite3)
+if [ "${SERVESIM_FUZZ:-0}" = 1 ]; then pkgs+=(clang libclang-rt-dev); fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+build=${SERVESIM_BUILD_DIR:-build}
+args=(-DCMAKE_BUILD_TYPE=${SERVESIM_BUILD_TYPE:-Release})
+[ "${SERVESIM_SANITIZE:-0}" = 1 ] && args+=(-DSERVESIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+[ "${SERVESIM_WERROR:-0}" = 1 ] && args+=(-DSERVESIM_WERROR=ON)
+if [ "${SERVESIM_FUZZ:-0}" = 1 ]; then args+=(-DSERVESIM_FUZZ=ON -DCMAKE_C_COMPILER=clang -DSERVESIM_CUDA=OFF); fi
+cmake -S . -B "$build" "${args[@]}" >/dev/null
+cmake --build "$build" -j "$(nproc)" >&2

@@ -1,0 +1,211 @@
+/* sim_engine — 4-ary heap of (time, seq, slot, gen) records plus a slot
+ * table holding payloads. Cancelled events free their slot at once (bumping
+ * its generation); their heap record is dropped when it reaches the top. */
+#include "sim_engine.h"
+
+#include "sim_err.h"
+
+#include <stdlib.h>
+
+typedef struct {
+    sim_time t;
+    uint64_t seq;
+    uint32_t slot;
+    uint32_t gen;
+} heap_rec;
+
+typedef struct {
+    sim_event_fn fn;
+    void *ctx;
+    uint64_t arg;
+    uint32_t gen;
+    uint32_t next_free; /* valid while free; UINT32_MAX ends the list */
+} slot_rec;
+
+struct sim_engine {
+    heap_rec *heap;
+    size_t n, cap;
+    slot_rec *slots;
+    uint32_t nslots, slot_cap, free_head;
+    sim_time now;
+    uint64_t seq;
+    uint64_t fired;
+    uint64_t live;
+    int stop;
+};
+
+sim_engine *sim_engine_create(void)
+{
+    sim_engine *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    e->free_head = UINT32_MAX;
+    return e;
+}
+
+void sim_engine_destroy(sim_engine *e)
+{
+    if (!e) return;
+    free(e->heap);
+    free(e->slots);
+    free(e);
+}
+
+static inline int rec_less(const heap_rec *a, const heap_rec *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void sift_up(heap_rec *h, size_t i)
+{
+    heap_rec x = h[i];
+    while (i > 0) {
+        size_t p = (i - 1) >> 2;
+        if (!rec_less(&x, &h[p])) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = x;
+}
+
+static void sift_down(heap_rec *h, size_t n, size_t i)
+{
+    heap_rec x = h[i];
+    for (;;) {
+        size_t c = 4 * i + 1;
+        if (c >= n) break;
+        size_t best = c;
+        size_t end = c + 4 < n ? c + 4 : n;
+        for (size_t k = c + 1; k < end; k++)
+            if (rec_less(&h[k], &h[best])) best = k;
+        if (!rec_less(&h[best], &x)) break;
+        h[i] = h[best];
+        i = best;
+    }
+    h[i] = x;
+}
+
+static uint32_t slot_alloc(sim_engine *e)
+{
+    if (e->free_head != UINT32_MAX) {
+        uint32_t s = e->free_head;
+        e->free_head = e->slots[s].next_free;
+        return s;
+    }
+    if (e->nslots == e->slot_cap) {
+        uint32_t nc = e->slot_cap ? e->slot_cap * 2 : 1024;
+        slot_rec *ns = realloc(e->slots, (size_t)nc * sizeof *ns);
+        if (!ns) return UINT32_MAX;
+        e->slots = ns;
+        e->slot_cap = nc;
+    }
+    e->slots[e->nslots].gen = 1;
+    return e->nslots++;
+}
+
+static void slot_free(sim_engine *e, uint32_t s)
+{
+    e->slots[s].gen++;
+    if (e->slots[s].gen == 0) e->slots[s].gen = 1; /* 0 is reserved for "never" */
+    e->slots[s].next_free = e->free_head;
+    e->free_head = s;
+}
+
+sim_handle sim_engine_at(sim_engine *e, sim_time t, sim_event_fn fn, void *ctx, uint64_t arg)
+{
+    SIM_ASSERT(t >= e->now, e->now);
+    if (e->n == e->cap) {
+        size_t nc = e->cap ? e->cap * 2 : 1024;
+        heap_rec *nh = realloc(e->heap, nc * sizeof *nh);
+        if (!nh) return 0;
+        e->heap = nh;
+        e->cap = nc;
+    }
+    uint32_t s = slot_alloc(e);
+    if (s == UINT32_MAX) return 0;
+    slot_rec *sr = &e->slots[s];
+    sr->fn = fn;
+    sr->ctx = ctx;
+    sr->arg = arg;
+    heap_rec r = {t, e->seq++, s, sr->gen};
+    e->heap[e->n] = r;
+    sift_up(e->heap, e->n);
+    e->n++;
+    e->live++;
+    return ((uint64_t)sr->gen << 32) | (uint64_t)(s + 1);
+}
+
+sim_handle sim_engine_after(sim_engine *e, sim_time delay, sim_event_fn fn, void *ctx, uint64_t arg)
+{
+    SIM_ASSERT(delay >= 0, e->now);
+    return sim_engine_at(e, e->now + delay, fn, ctx, arg);
+}
+
+int sim_engine_cancel(sim_engine *e, sim_handle h)
+{
+    if (h == 0) return 0;
+    uint32_t s = (uint32_t)(h & 0xffffffffu);
+    uint32_t gen = (uint32_t)(h >> 32);
+    if (s == 0 || s > e->nslots) return 0;
+    s--;
+    if (e->slots[s].gen != gen) return 0;
+    /* A slot on the free list has a bumped gen, so a match means pending. */
+    slot_free(e, s);
+    e->live--;
+    return 1;
+}
+
+sim_time sim_engine_now(const sim_engine *e) { return e->now; }
+uint64_t sim_engine_events_fired(const sim_engine *e) { return e->fired; }
+uint64_t sim_engine_pending(const sim_engine *e) { return e->live; }
+void sim_engine_stop(sim_engine *e) { e->stop = 1; }
+
+static void heap_pop(sim_engine *e)
+{
+    e->n--;
+    if (e->n > 0) {
+        e->heap[0] = e->heap[e->n];
+        sift_down(e->heap, e->n, 0);
+    }
+}
+
+/* Drops cancelled records from the top; returns 1 if a live one is there. */
+static int top_live(sim_engine *e)
+{
+    while (e->n > 0) {
+        heap_rec *r = &e->heap[0];
+        if (e->slots[r->slot].gen == r->gen) return 1;
+        heap_pop(e);
+    }
+    return 0;
+}
+
+static void fire_top(sim_engine *e)
+{
+    heap_rec r = e->heap[0];
+    heap_pop(e);
+    SIM_ASSERT(r.t >= e->now, e->now);
+    slot_rec sr = e->slots[r.slot];
+    slot_free(e, r.slot);
+    e->live--;
+    e->now = r.t;
+    e->fired++;
+    sr.fn(e, sr.ctx, sr.arg);
+}
+
+int sim_engine_step(sim_engine *e)
+{
+    if (!top_live(e)) return 0;
+    fire_top(e);
+    return 1;
+}
+
+uint64_t sim_engine_run(sim_engine *e, sim_time until)
+{
+    uint64_t start = e->fired;
+    e->stop = 0;
+    while (!e->stop && top_live(e)) {
+        if (e->heap[0].t > until) break;
+        fire_top(e);
+    }
+    return e->fired - start;
+}

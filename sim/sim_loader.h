@@ -1,0 +1,33 @@
+/* sim_loader — strict scenario YAML loader (libyaml).
+ *
+ * Reads a scenario file into a sim_scenario, applying `--set key.path=value`
+ * overrides before validation. Strict: unknown keys (with a did-you-mean
+ * suggestion), wrong types and out-of-range values are errors whose message
+ * names file:line:column, the key path and what was expected. Relative paths
+ * in the file (trace, empirical lengths, model config, db) are resolved
+ * against the scenario file's folder. The loader also prints the scenario
+ * reference (every key, type, default, range, meaning) from the same schema
+ * table it validates with, so the README reference cannot drift. */
+#ifndef SIM_LOADER_H
+#define SIM_LOADER_H
+
+#include "sim_err.h"
+#include "sim_scenario.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* sets: n_sets strings "key.path=value" (list items by index:
+ * deployment.pools.0.instances=8). Returns 0 or a negative SIM_E* code. */
+int sim_loader_load_file(const char *path, const char *const *sets, int n_sets,
+                         sim_scenario *out, sim_err *err);
+
+/* Same for an in-memory document; `name` is used in messages and relative
+ * paths resolve against the current directory. */
+int sim_loader_load_string(const char *text, size_t len, const char *name,
+                           const char *const *sets, int n_sets, sim_scenario *out, sim_err *err);
+
+/* Writes the scenario reference as Markdown. */
+void sim_loader_write_reference(FILE *f);
+
+#endif

@@ -1,0 +1,86 @@
+/* sim_metrics — what a run measured, and its summary.
+ *
+ * The cluster reports each finished request (one compact record), each
+ * instance iteration (for inter-token latency, which is weighted by the
+ * decode requests that got a token in that iteration, so no per-token
+ * storage is needed) and periodic per-instance samples (utilisation, batch
+ * size, KV occupancy, waiting requests). sim_metrics_summarize() computes
+ * percentiles (GSL, on sorted copies), throughput and goodput under the SLO.
+ * Times in records are ns; the summary is in ms and seconds as named. The
+ * metrics object owns all its records. */
+#ifndef SIM_METRICS_H
+#define SIM_METRICS_H
+
+#include "sim_engine.h"
+#include "sim_err.h"
+#include "sim_scenario.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+    uint64_t id;
+    int32_t instance;
+    int32_t input_tokens, output_tokens;
+    int32_t preemptions;
+    sim_time arrival;         /* reached the cluster */
+    sim_time first_scheduled; /* first iteration that computed any of it */
+    sim_time first_token;     /* first output token emitted */
+    sim_time finish;          /* last output token emitted */
+} sim_req_record;
+
+typedef struct {
+    int32_t instance;
+    sim_time t;               /* end of the sampling window */
+    double utilization;       /* busy fraction of the window */
+    double batch_size;        /* time-weighted mean running requests in the window */
+    double kv_occupancy;      /* used / total KV blocks at t */
+    int32_t waiting;          /* queued requests at t */
+} sim_sample;
+
+typedef struct {
+    double mean, p50, p90, p99, p999;
+    int64_t n;
+} sim_stat;
+
+typedef struct {
+    int64_t requests_completed;
+    int64_t requests_good;         /* met every SLO bound */
+    int64_t preemptions;
+    sim_stat ttft_ms, tpot_ms, itl_ms, e2e_ms, queue_ms;
+    double req_per_s, input_tokens_per_s, output_tokens_per_s, output_tokens_per_s_per_gpu;
+    double goodput_req_per_s;
+    double sim_time_s;             /* first arrival to last completion */
+    double wall_time_s;            /* filled by the caller */
+    uint64_t events;               /* filled by the caller */
+    int32_t n_gpus;
+    int32_t overloaded;            /* 1 if the run stopped on overload */
+    char overload_reason[256];
+    double mean_utilization;       /* over instances and time */
+    double mean_kv_occupancy;
+} sim_summary;
+
+typedef struct sim_metrics sim_metrics;
+
+sim_metrics *sim_metrics_create(int32_t n_instances);
+void sim_metrics_destroy(sim_metrics *m);
+
+int sim_metrics_add_request(sim_metrics *m, const sim_req_record *r);
+/* One instance iteration of duration dur (ns) in which n_decode requests
+ * received a token (n_decode may be 0). */
+int sim_metrics_add_iteration(sim_metrics *m, int32_t instance, sim_time dur, int32_t n_decode);
+int sim_metrics_add_sample(sim_metrics *m, const sim_sample *s);
+
+const sim_req_record *sim_metrics_requests(const sim_metrics *m, int64_t *n);
+const sim_sample *sim_metrics_samples(const sim_metrics *m, int64_t *n);
+
+/* Fills *out (wall_time_s and events are left 0 for the caller). */
+int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t n_gpus,
+                          sim_summary *out, sim_err *err);
+
+/* One JSON object (see README "JSON output"); keys in a fixed order. */
+void sim_summary_print_json(FILE *f, const sim_summary *s);
+/* Human-readable table. */
+void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *sc);
+
+#endif

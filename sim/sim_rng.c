@@ -1,0 +1,31 @@
+/* sim_rng — see sim_rng.h. Seeds are mixed with splitmix64 over an FNV-1a
+ * hash of the stream name, so nearby seeds give unrelated streams. */
+#include "sim_rng.h"
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t sim_rng_derive(uint64_t seed, const char *stream, uint64_t index)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const char *p = stream; p && *p; p++) {
+        h ^= (unsigned char)*p;
+        h *= 0x100000001b3ULL;
+    }
+    return splitmix64(splitmix64(seed ^ h) + index);
+}
+
+gsl_rng *sim_rng_create(uint64_t seed, const char *stream, uint64_t index)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r) return NULL;
+    /* mt19937 takes an unsigned long seed; 0 selects GSL's default, avoid it. */
+    unsigned long s = (unsigned long)sim_rng_derive(seed, stream, index);
+    gsl_rng_set(r, s ? s : 1);
+    return r;
+}

@@ -1,0 +1,95 @@
+/* sim_scenario — defaults and enum names; see sim_scenario.h. */
+#include "sim_scenario.h"
+
+#include <string.h>
+
+void sim_scenario_defaults(sim_scenario *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    strcpy(sc->name, "unnamed");
+    sc->seed = 42;
+    strcpy(sc->model, "llama-3.1-8b");
+    strcpy(sc->dtype, "bf16");
+    strcpy(sc->kv_dtype, "bf16");
+    strcpy(sc->hardware.gpu, "h100-sxm");
+    sc->hardware.gpus_per_node = 8;
+
+    sim_workload_cfg *w = &sc->workload;
+    w->requests = 1000;
+    w->duration_s = 0;
+    w->arrival.process = SIM_ARRIVAL_POISSON;
+    w->arrival.rate = 10.0;
+    w->arrival.cv = 1.0;
+    w->arrival.concurrency = 16;
+    w->arrival.think_time_s = 0;
+    w->input_tokens.dist = SIM_DIST_FIXED;
+    w->input_tokens.value = 1024;
+    w->input_tokens.min = 1;
+    w->input_tokens.max = 131072;
+    w->input_tokens.s = 1.1;
+    w->output_tokens.dist = SIM_DIST_FIXED;
+    w->output_tokens.value = 256;
+    w->output_tokens.min = 1;
+    w->output_tokens.max = 32768;
+    w->output_tokens.s = 1.1;
+    w->trace.format = SIM_TRACE_NONE;
+    w->trace.time_scale = 1.0;
+    w->trace.rate_scale = 1.0;
+
+    sc->deployment.mode = SIM_MODE_COLOCATED;
+    sc->deployment.n_pools = 1;
+    sim_pool_cfg *p = &sc->deployment.pools[0];
+    p->role = SIM_ROLE_COLOCATED;
+    p->instances = 1;
+    p->parallel.tp = 1;
+    p->parallel.pp = 1;
+    p->scheduler.max_seqs = 256;
+    p->scheduler.max_batched_tokens = 8192;
+    p->scheduler.chunk_tokens = 2048;
+    p->scheduler.block_tokens = 16;
+    p->scheduler.gpu_mem_util = 0.90;
+    p->scheduler.reserve_gb = 2.0;
+    p->scheduler.overhead_us = 1500;
+    /* Later pools in a file start from the same scheduler defaults. */
+    for (int i = 1; i < SIM_MAX_POOLS; i++) sc->deployment.pools[i] = *p;
+
+    sc->routing.policy = SIM_ROUTE_ROUND_ROBIN;
+    sc->slo.ttft_ms = 0;
+    sc->slo.tpot_ms = 0;
+    sc->output.db[0] = '\0';
+    sc->output.store_requests = 1;
+    sc->output.sample_interval_s = 1.0;
+    sc->overload.enabled = 1;
+    sc->overload.max_queue_delay_s = 600;
+    sc->overload.max_waiting = 200000;
+}
+
+const char *sim_role_name(sim_role r)
+{
+    static const char *n[] = {"colocated", "prefill", "decode", "attention", "ffn"};
+    return (unsigned)r < 5 ? n[r] : "?";
+}
+
+const char *sim_route_policy_name(sim_route_policy p)
+{
+    static const char *n[] = {"round_robin", "random", "least_loaded", "power_of_two"};
+    return (unsigned)p < 4 ? n[p] : "?";
+}
+
+const char *sim_arrival_name(sim_arrival_kind k)
+{
+    static const char *n[] = {"poisson", "gamma", "constant", "closed_loop"};
+    return (unsigned)k < 4 ? n[k] : "?";
+}
+
+const char *sim_dist_name(sim_dist_kind k)
+{
+    static const char *n[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
+    return (unsigned)k < 6 ? n[k] : "?";
+}
+
+const char *sim_mode_name(sim_deploy_mode m)
+{
+    static const char *n[] = {"colocated", "pd", "af", "pd+af"};
+    return (unsigned)m < 4 ? n[m] : "?";
+}

@@ -1,0 +1,174 @@
+/* sim_scenario — the parsed, validated scenario: plain data, no behaviour.
+ *
+ * A scenario YAML file (see README "Scenario reference") is read by
+ * sim_loader into this struct; every field has a default, so an empty
+ * mapping plus `model` is a valid scenario. Units are in the field names
+ * (_s seconds, _ms milliseconds, _gb gigabytes, _us microseconds). Strings
+ * are fixed-size buffers so the struct can be copied by value (sweeps and
+ * search copy it per candidate). Paths are stored as given, already resolved
+ * relative to the scenario file's folder by the loader. */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include <stdint.h>
+
+#define SIM_NAME_MAX 128
+#define SIM_PATH_MAX 1024
+#define SIM_MAX_POOLS 8
+
+typedef enum {
+    SIM_ARRIVAL_POISSON = 0,
+    SIM_ARRIVAL_GAMMA = 1,    /* burstiness via cv */
+    SIM_ARRIVAL_CONSTANT = 2,
+    SIM_ARRIVAL_CLOSED = 3    /* closed loop: `concurrency` clients */
+} sim_arrival_kind;
+
+typedef struct {
+    sim_arrival_kind process;
+    double rate;          /* requests/s (open loop) */
+    double cv;            /* gamma: coefficient of variation of inter-arrivals */
+    int32_t concurrency;  /* closed loop: number of clients */
+    double think_time_s;  /* closed loop: pause between a reply and the next request */
+} sim_arrival_cfg;
+
+typedef enum {
+    SIM_DIST_FIXED = 0,
+    SIM_DIST_UNIFORM = 1,   /* integers in [min, max] */
+    SIM_DIST_NORMAL = 2,    /* mean, std; clamped to [min, max] */
+    SIM_DIST_LOGNORMAL = 3, /* mean, std of the lengths themselves (not of the log) */
+    SIM_DIST_ZIPF = 4,      /* P(k) ∝ k^-s over k = min..max */
+    SIM_DIST_EMPIRICAL = 5  /* samples from `path`: one integer per line, or value,weight */
+} sim_dist_kind;
+
+typedef struct {
+    sim_dist_kind dist;
+    double value;   /* fixed */
+    double mean, std;
+    double s;       /* zipf exponent */
+    int64_t min, max; /* bounds for every kind (clamp); min >= 1 */
+    char path[SIM_PATH_MAX]; /* empirical */
+} sim_len_dist;
+
+typedef enum {
+    SIM_TRACE_NONE = 0,
+    SIM_TRACE_MOONCAKE = 1, /* JSONL: timestamp (ms), input_length, output_length, hash_ids */
+    SIM_TRACE_CSV = 2       /* timestamp,input_tokens,output_tokens (timestamp in s) */
+} sim_trace_format;
+
+typedef struct {
+    sim_trace_format format;
+    char path[SIM_PATH_MAX];
+    double time_scale;  /* multiply trace timestamps (2 = half the rate) */
+    double rate_scale;  /* multiply the arrival rate (divides timestamps); combines with time_scale */
+} sim_trace_cfg;
+
+typedef struct {
+    int64_t requests;      /* number of requests to send (0 = whole trace) */
+    double duration_s;     /* stop sending after this simulated time (0 = no limit) */
+    sim_arrival_cfg arrival;
+    sim_len_dist input_tokens;
+    sim_len_dist output_tokens;
+    sim_trace_cfg trace;
+} sim_workload_cfg;
+
+typedef enum {
+    SIM_ROLE_COLOCATED = 0,
+    SIM_ROLE_PREFILL = 1,
+    SIM_ROLE_DECODE = 2,
+    SIM_ROLE_ATTENTION = 3,
+    SIM_ROLE_FFN = 4
+} sim_role;
+
+typedef struct {
+    int32_t tp, pp;
+} sim_parallel_cfg;
+
+typedef struct {
+    int32_t max_seqs;
+    int32_t max_batched_tokens;
+    int32_t chunk_tokens;      /* max prefill tokens of one request per iteration */
+    int32_t block_tokens;      /* paged KV block size */
+    double gpu_mem_util;       /* fraction of HBM the engine may use */
+    double reserve_gb;         /* activation/workspace reserve per GPU */
+    double overhead_us;        /* per-iteration framework overhead (scheduling, launch, sampling) */
+} sim_sched_cfg;
+
+typedef struct {
+    sim_role role;
+    int32_t instances;
+    sim_parallel_cfg parallel;
+    sim_sched_cfg scheduler;
+    char gpu[SIM_NAME_MAX];    /* empty = hardware.gpu */
+} sim_pool_cfg;
+
+typedef enum {
+    SIM_MODE_COLOCATED = 0,
+    SIM_MODE_PD = 1,
+    SIM_MODE_AF = 2,
+    SIM_MODE_PD_AF = 3
+} sim_deploy_mode;
+
+typedef struct {
+    sim_deploy_mode mode;
+    int32_t n_pools;
+    sim_pool_cfg pools[SIM_MAX_POOLS];
+} sim_deploy_cfg;
+
+typedef enum {
+    SIM_ROUTE_ROUND_ROBIN = 0,
+    SIM_ROUTE_RANDOM = 1,
+    SIM_ROUTE_LEAST_LOADED = 2,
+    SIM_ROUTE_POWER_OF_TWO = 3
+} sim_route_policy;
+
+typedef struct {
+    sim_route_policy policy;
+} sim_routing_cfg;
+
+typedef struct {
+    double ttft_ms, tpot_ms;   /* 0 = no bound on that metric */
+} sim_slo_cfg;
+
+typedef struct {
+    char db[SIM_PATH_MAX];     /* results DB; empty = do not store */
+    int32_t store_requests;    /* 1 = one row per request in the DB */
+    double sample_interval_s;  /* per-instance time-series sampling period */
+} sim_output_cfg;
+
+typedef struct {
+    int32_t enabled;
+    double max_queue_delay_s;  /* oldest waiting request older than this ⇒ overload */
+    int64_t max_waiting;       /* waiting requests across the cluster above this ⇒ overload */
+} sim_overload_cfg;
+
+typedef struct {
+    char gpu[SIM_NAME_MAX];
+    int32_t gpus_per_node;
+} sim_hardware_cfg;
+
+typedef struct sim_scenario {
+    char name[SIM_NAME_MAX];
+    uint64_t seed;
+    char model[SIM_PATH_MAX];  /* catalogue name or path to a HF config.json */
+    char dtype[32];            /* weights/activations dtype: bf16 (default) or fp8 */
+    char kv_dtype[32];         /* KV cache dtype: bf16 (default) or fp8 */
+    sim_hardware_cfg hardware;
+    sim_workload_cfg workload;
+    sim_deploy_cfg deployment;
+    sim_routing_cfg routing;
+    sim_slo_cfg slo;
+    sim_output_cfg output;
+    sim_overload_cfg overload;
+    char source_path[SIM_PATH_MAX]; /* scenario file it came from ("" if built in code) */
+} sim_scenario;
+
+/* Fills every field with its documented default (one colocated pool). */
+void sim_scenario_defaults(sim_scenario *sc);
+
+const char *sim_role_name(sim_role r);
+const char *sim_route_policy_name(sim_route_policy p);
+const char *sim_arrival_name(sim_arrival_kind k);
+const char *sim_dist_name(sim_dist_kind k);
+const char *sim_mode_name(sim_deploy_mode m);
+
+#endif

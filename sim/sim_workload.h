@@ -1,0 +1,57 @@
+/* sim_workload — the request generator.
+ *
+ * Turns a sim_workload_cfg into a stream of request specs: open loop
+ * (Poisson, Gamma with a CV, constant rate, or trace replay with time/rate
+ * scaling) through sim_workload_next(), or closed loop (N clients, each
+ * sending its next request `think_time_s` after its previous one completes)
+ * through sim_workload_sample(). Lengths come from the configured
+ * distributions or from the trace. Arrival times and lengths use separate
+ * GSL streams ("arrival", "input_len", "output_len") derived from the seed.
+ * Requests are produced lazily, so memory does not grow with the request
+ * count (except a loaded trace, which is held whole). */
+#ifndef SIM_WORKLOAD_H
+#define SIM_WORKLOAD_H
+
+#include "sim_engine.h"
+#include "sim_err.h"
+#include "sim_scenario.h"
+
+#include <stdint.h>
+
+typedef struct {
+    uint64_t id;              /* 0, 1, 2, ... in issue order */
+    sim_time arrival;         /* ns */
+    int32_t input_tokens;
+    int32_t output_tokens;
+    int32_t n_hash;           /* prefix block hashes (trace replay), else 0 */
+    const uint32_t *hash_ids; /* owned by the workload; valid until destroy */
+} sim_request_spec;
+
+typedef struct sim_workload sim_workload;
+
+int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out,
+                        sim_err *err);
+void sim_workload_destroy(sim_workload *w);
+
+/* 1 if the workload is closed loop. */
+int sim_workload_is_closed(const sim_workload *w);
+
+/* Open loop: the next request in arrival order. Returns 1 and fills *out, or
+ * 0 when the workload is exhausted (request count, duration or trace end). */
+int sim_workload_next(sim_workload *w, sim_request_spec *out);
+
+/* Closed loop: a new request arriving at `now` (lengths drawn, or taken from
+ * the trace in order). Returns 0 when the request budget is spent. */
+int sim_workload_sample(sim_workload *w, sim_time now, sim_request_spec *out);
+
+/* Requests the workload will issue in total, or -1 if bounded only by time. */
+int64_t sim_workload_total(const sim_workload *w);
+
+/* Draws one length from a distribution (exposed for tests). */
+typedef struct sim_lendist sim_lendist;
+int sim_lendist_create(const sim_len_dist *cfg, sim_lendist **out, sim_err *err);
+int32_t sim_lendist_draw(sim_lendist *d, void *gsl_rng_ptr);
+double sim_lendist_mean(const sim_lendist *d); /* exact mean of the (clamped) distribution where known, else the configured mean */
+void sim_lendist_destroy(sim_lendist *d);
+
+#endif
