@@ -35,6 +35,11 @@ typedef struct {
     double eff_mem;                /* fraction of HBM bandwidth */
     double eff_nvlink;             /* bus-bandwidth fraction for collectives */
     double launch_s;               /* per-kernel launch floor */
+    /* Added with the first roofline model: */
+    double eff_gemm_fp8;           /* fraction of the fp8 peak (defaults to eff_gemm) */
+    double allreduce_base_s;       /* small-message all-reduce latency at tp=2 … */
+    double allreduce_hop_s;        /* … plus this per extra rank */
+    double net_latency_s;          /* extra per-collective latency across nodes */
 } model_gpu;
 
 typedef struct {
@@ -53,6 +58,8 @@ typedef struct {
     int32_t q_lora_rank, kv_lora_rank, rope_dim, nope_dim, v_head_dim;
     int32_t sliding_window;        /* 0 = none */
     int32_t tied_embeddings;
+    int32_t sliding_layers;        /* layers using sliding_window (rest full) */
+    int32_t moe_layers;            /* layers with routed experts (0 = derived: layers − first_dense_layers) */
     double params;                 /* total parameters (computed) */
     double active_params;          /* per-token active parameters (computed) */
 } model_spec;

@@ -29,6 +29,9 @@ typedef struct {
     model_dtype kv_dtype;
     double overhead_s;       /* per-iteration framework overhead */
     int32_t gpus_per_node;
+    double overhead_per_seq_s; /* added per scheduled request (prefill chunk or decode) per
+                                * iteration: CPU-side input preparation and output
+                                * processing that scales with the batch (vLLM ≈ 50 µs) */
 } model_layout;
 
 typedef struct {

@@ -27,7 +27,17 @@ int sim_err_wrap(sim_err *e, int code, const char *fmt, ...)
         vsnprintf(prefix, sizeof prefix, fmt, ap);
         va_end(ap);
         memcpy(old, e->msg, sizeof old);
-        snprintf(e->msg, sizeof e->msg, "%s: %s", prefix, old);
+        old[sizeof old - 1] = '\0';
+        /* Copy by hand: the message may be truncated, never overflowed. */
+        size_t n = strlen(prefix);
+        if (n > sizeof e->msg - 3) n = sizeof e->msg - 3;
+        memcpy(e->msg, prefix, n);
+        e->msg[n++] = ':';
+        e->msg[n++] = ' ';
+        size_t m = strlen(old);
+        if (m > sizeof e->msg - 1 - n) m = sizeof e->msg - 1 - n;
+        memcpy(e->msg + n, old, m);
+        e->msg[n + m] = '\0';
     }
     return code;
 }

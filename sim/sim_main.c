@@ -1,13 +1,4 @@
-/* servesim command-line entry point (being built up; see sim_cli.c). */
-#include <stdio.h>
-#include <string.h>
+/* servesim — entry point; everything lives in sim_cli.c. */
+#include "sim_cli.h"
 
-int main(int argc, char **argv)
-{
-    if (argc > 1 && strcmp(argv[1], "version") == 0) {
-        printf("servesim %s\n", SERVESIM_VERSION);
-        return 0;
-    }
-    fprintf(stderr, "servesim: usage: servesim version\n");
-    return 2;
-}
+int main(int argc, char **argv) { return sim_cli_main(argc, argv); }

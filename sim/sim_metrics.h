@@ -46,6 +46,7 @@ typedef struct {
 typedef struct {
     int64_t requests_completed;
     int64_t requests_good;         /* met every SLO bound */
+    int64_t requests_rejected;     /* could never fit an instance's KV cache (set by the caller) */
     int64_t preemptions;
     sim_stat ttft_ms, tpot_ms, itl_ms, e2e_ms, queue_ms;
     double req_per_s, input_tokens_per_s, output_tokens_per_s, output_tokens_per_s_per_gpu;
@@ -77,6 +78,22 @@ const sim_sample *sim_metrics_samples(const sim_metrics *m, int64_t *n);
 /* Fills *out (wall_time_s and events are left 0 for the caller). */
 int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t n_gpus,
                           sim_summary *out, sim_err *err);
+
+/* TPOT of one record in ms, (finish - first_token) / (output_tokens - 1),
+ * into *out; returns 1, or 0 (and leaves *out) when output_tokens < 2. */
+int sim_metrics_request_tpot_ms(const sim_req_record *r, double *out);
+
+/* Token-weighted ITL quantile q in [0, 1], in ms, read from the ITL
+ * histogram: within 0.1 % of the exact value between 1 us and 1000 s
+ * (0 when no iteration had a decode request). */
+int sim_metrics_itl_quantile_ms(const sim_metrics *m, double q, double *out);
+
+/* Calls fn(name, value, ctx) for every numeric field of the summary, in the
+ * JSON key order, nested fields with dotted names ("ttft_ms.p99",
+ * "throughput.req_per_s"); non-finite values are passed as they are. Stops at
+ * and returns the first non-zero value fn returns; 0 otherwise. */
+typedef int (*sim_summary_metric_fn)(const char *name, double value, void *ctx);
+int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void *ctx);
 
 /* One JSON object (see README "JSON output"); keys in a fixed order. */
 void sim_summary_print_json(FILE *f, const sim_summary *s);

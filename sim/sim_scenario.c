@@ -60,7 +60,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     sc->output.store_requests = 1;
     sc->output.sample_interval_s = 1.0;
     sc->overload.enabled = 1;
-    sc->overload.max_queue_delay_s = 600;
+    sc->overload.max_queue_delay_s = 120;
     sc->overload.max_waiting = 200000;
 }
 

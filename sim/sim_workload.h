@@ -37,14 +37,19 @@ void sim_workload_destroy(sim_workload *w);
 int sim_workload_is_closed(const sim_workload *w);
 
 /* Open loop: the next request in arrival order. Returns 1 and fills *out, or
- * 0 when the workload is exhausted (request count, duration or trace end). */
+ * 0 when the workload is exhausted (request count, duration or trace end).
+ * Synthetic arrivals are a renewal process from t = 0 (the first request
+ * arrives after one inter-arrival gap; constant rate gives (k+1)/rate); trace
+ * replay puts the first entry at 0. Only arrivals before duration_s count. */
 int sim_workload_next(sim_workload *w, sim_request_spec *out);
 
 /* Closed loop: a new request arriving at `now` (lengths drawn, or taken from
  * the trace in order). Returns 0 when the request budget is spent. */
 int sim_workload_sample(sim_workload *w, sim_time now, sim_request_spec *out);
 
-/* Requests the workload will issue in total, or -1 if bounded only by time. */
+/* Requests the workload will issue in total, or -1 if bounded only by time.
+ * Exact for trace replay and constant rate; for Poisson/gamma with both a
+ * request count and duration_s it is the count, an upper bound. */
 int64_t sim_workload_total(const sim_workload *w);
 
 /* Draws one length from a distribution (exposed for tests). */

@@ -1,0 +1,63 @@
+/* kern_gemm_ref — see kern_gemm_ref.h. Loops are i-k-j so the inner loop
+ * streams rows of B and C; the accumulator row is fp32 throughout. */
+#include "kern_gemm_ref.h"
+
+#include "kern_num.h"
+#include "kern_quant_ref.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void kern_gemm_f32_ref(int64_t M, int64_t N, int64_t K, const float *A, const float *B, float *C)
+{
+    for (int64_t i = 0; i < M; i++) {
+        float *c = C + i * N;
+        memset(c, 0, (size_t)N * sizeof *c);
+        for (int64_t k = 0; k < K; k++) {
+            float a = A[i * K + k];
+            const float *b = B + k * N;
+            for (int64_t j = 0; j < N; j++) c[j] += a * b[j];
+        }
+    }
+}
+
+void kern_gemm_bf16_ref(int64_t M, int64_t N, int64_t K, const uint16_t *A, const uint16_t *B, uint16_t *C)
+{
+    float acc[256];
+    /* Column chunks keep the accumulator on the stack (no allocation, so
+     * this can never fail). */
+    for (int64_t i = 0; i < M; i++) {
+        for (int64_t j0 = 0; j0 < N; j0 += 256) {
+            int64_t nj = N - j0 < 256 ? N - j0 : 256;
+            memset(acc, 0, sizeof acc);
+            for (int64_t k = 0; k < K; k++) {
+                float a = kern_bf16_to_f32(A[i * K + k]);
+                const uint16_t *b = B + k * N + j0;
+                for (int64_t j = 0; j < nj; j++) acc[j] += a * kern_bf16_to_f32(b[j]);
+            }
+            for (int64_t j = 0; j < nj; j++) C[i * N + j0 + j] = kern_bf16_from_f32(acc[j]);
+        }
+    }
+}
+
+void kern_gemm_fp8_block_ref(int64_t M, int64_t N, int64_t K, const uint8_t *Aq, const float *sa,
+                             const uint8_t *Bq_nk, const float *sb, uint16_t *C)
+{
+    int64_t kb = K / KERN_FP8_BLOCK;
+    for (int64_t i = 0; i < M; i++) {
+        for (int64_t j = 0; j < N; j++) {
+            float acc = 0.0f;
+            /* Per block: an unscaled fp32 partial sum (what the tensor core
+             * produces), then one scale multiply, as block-scaled kernels
+             * promote partials into the fp32 accumulator. */
+            for (int64_t b = 0; b < kb; b++) {
+                float part = 0.0f;
+                const uint8_t *a = Aq + i * K + b * KERN_FP8_BLOCK;
+                const uint8_t *w = Bq_nk + j * K + b * KERN_FP8_BLOCK;
+                for (int64_t k = 0; k < KERN_FP8_BLOCK; k++) part += kern_e4m3_to_f32(a[k]) * kern_e4m3_to_f32(w[k]);
+                acc += part * sa[i * kb + b] * sb[(j / KERN_FP8_BLOCK) * kb + b];
+            }
+            C[i * N + j] = kern_bf16_from_f32(acc);
+        }
+    }
+}

@@ -1,0 +1,19 @@
+/* model_hf — loads a model architecture from a Hugging Face config.json.
+ *
+ * Reads the keys of Llama/Mistral/Qwen2/Qwen3 (dense), Mixtral, Qwen2/3-MoE,
+ * DeepSeek-V2/V3 (MLA + shared experts) and gpt-oss configs with jansson,
+ * choosing by the keys present rather than by model_type so close relatives
+ * load too, then derives params via model_spec_derive(). The model name is
+ * the folder holding config.json, or the file's stem for other names.
+ * Errors name the file and the key. Fills a caller-owned struct. */
+#ifndef MODEL_HF_H
+#define MODEL_HF_H
+
+#include "model_catalog.h"
+
+int model_hf_load(const char *path, model_spec *out, sim_err *err);
+
+/* Same, from JSON text already in memory; origin names it in messages. */
+int model_hf_parse(const char *text, const char *origin, model_spec *out, sim_err *err);
+
+#endif

@@ -1,0 +1,133 @@
+/* model_spec — see model_spec.h. */
+#include "model_spec.h"
+
+#include <stdio.h>
+
+void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
+{
+    double h = m->hidden;
+    if (m->kv_lora_rank > 0) {
+        /* MLA: q through an optional low-rank bottleneck, KV compressed to
+         * kv_lora_rank plus a shared rope key, up-projected per head. */
+        double qk = (double)m->nope_dim + m->rope_dim;
+        double q = m->q_lora_rank > 0
+                       ? h * m->q_lora_rank + m->q_lora_rank + (double)m->q_lora_rank * m->heads * qk
+                       : h * m->heads * qk;
+        double kv_a = h * ((double)m->kv_lora_rank + m->rope_dim) + m->kv_lora_rank;
+        double kv_b = (double)m->kv_lora_rank * m->heads * ((double)m->nope_dim + m->v_head_dim);
+        double o = (double)m->heads * m->v_head_dim * h;
+        p->attn = q + kv_a + kv_b + o;
+        /* vLLM keeps the down-projections (q_a, kv_a) replicated under TP. */
+        p->attn_replicated = (m->q_lora_rank > 0 ? h * m->q_lora_rank + m->q_lora_rank : 0) + kv_a;
+    } else {
+        double hd = m->head_dim;
+        p->attn = h * m->heads * hd + 2.0 * h * m->kv_heads * hd + (double)m->heads * hd * h;
+        p->attn_replicated = 0;
+    }
+    p->norms = 2.0 * h;
+    p->dense_ffn = 3.0 * h * m->intermediate;
+    p->expert = m->experts > 0 ? 3.0 * h * m->expert_intermediate : 0;
+    p->shared = m->experts > 0 ? (double)m->shared_experts * 3.0 * h * m->expert_intermediate : 0;
+    p->router = m->experts > 0 ? h * m->experts : 0;
+    p->embed = (double)m->vocab * h;
+    p->lm_head = m->tied_embeddings ? 0 : (double)m->vocab * h;
+}
+
+#define NEED_POS(field)                                                                     \
+    do {                                                                                    \
+        if (m->field <= 0)                                                                  \
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': " #field " must be > 0 (got %d)", \
+                               origin, m->name, (int)m->field);                             \
+    } while (0)
+#define NEED_NONNEG(field)                                                                  \
+    do {                                                                                    \
+        if (m->field < 0)                                                                   \
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': " #field " must be >= 0 (got %d)", \
+                               origin, m->name, (int)m->field);                             \
+    } while (0)
+
+int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
+{
+    NEED_POS(layers);
+    NEED_POS(hidden);
+    NEED_POS(heads);
+    NEED_POS(vocab);
+    NEED_NONNEG(head_dim);
+    NEED_NONNEG(kv_heads);
+    NEED_NONNEG(intermediate);
+    NEED_NONNEG(experts);
+    NEED_NONNEG(top_k);
+    NEED_NONNEG(shared_experts);
+    NEED_NONNEG(expert_intermediate);
+    NEED_NONNEG(first_dense_layers);
+    NEED_NONNEG(q_lora_rank);
+    NEED_NONNEG(kv_lora_rank);
+    NEED_NONNEG(rope_dim);
+    NEED_NONNEG(nope_dim);
+    NEED_NONNEG(v_head_dim);
+    NEED_NONNEG(sliding_window);
+    NEED_NONNEG(sliding_layers);
+    NEED_NONNEG(moe_layers);
+
+    if (m->kv_lora_rank > 0) {
+        NEED_POS(rope_dim);
+        NEED_POS(nope_dim);
+        NEED_POS(v_head_dim);
+        if (m->head_dim == 0) m->head_dim = m->nope_dim + m->rope_dim;
+        /* Every head reads the same latent: kv_heads is not a sharding unit. */
+        if (m->kv_heads == 0) m->kv_heads = m->heads;
+    } else {
+        if (m->head_dim == 0) {
+            if (m->hidden % m->heads)
+                return sim_err_set(err, SIM_EINVAL,
+                                   "%s: model '%s': head_dim missing and hidden %d is not divisible by heads %d",
+                                   origin, m->name, m->hidden, m->heads);
+            m->head_dim = m->hidden / m->heads;
+        }
+        if (m->kv_heads == 0) m->kv_heads = m->heads;
+        if (m->heads % m->kv_heads)
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': heads %d not divisible by kv_heads %d",
+                               origin, m->name, m->heads, m->kv_heads);
+    }
+
+    if (m->experts > 0) {
+        if (m->top_k < 1 || m->top_k > m->experts)
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': top_k must be in 1..experts=%d (got %d)",
+                               origin, m->name, m->experts, m->top_k);
+        NEED_POS(expert_intermediate);
+        if (m->first_dense_layers >= m->layers)
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': first_dense_layers %d leaves no MoE layer of %d",
+                               origin, m->name, m->first_dense_layers, m->layers);
+        if (m->moe_layers == 0) m->moe_layers = m->layers - m->first_dense_layers;
+        if (m->moe_layers > m->layers)
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': moe_layers %d exceeds layers %d",
+                               origin, m->name, m->moe_layers, m->layers);
+    } else {
+        if (m->top_k || m->shared_experts || m->moe_layers)
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': top_k/shared_experts/moe_layers set but experts is 0",
+                               origin, m->name);
+    }
+    if (m->moe_layers < m->layers) NEED_POS(intermediate);
+
+    if (m->sliding_window > 0 && m->sliding_layers == 0) m->sliding_layers = m->layers;
+    if (m->sliding_layers > m->layers)
+        return sim_err_set(err, SIM_EINVAL, "%s: model '%s': sliding_layers %d exceeds layers %d",
+                           origin, m->name, m->sliding_layers, m->layers);
+    if (m->sliding_layers > 0 && m->sliding_window == 0)
+        return sim_err_set(err, SIM_EINVAL, "%s: model '%s': sliding_layers set but sliding_window is 0",
+                           origin, m->name);
+
+    model_spec_parts p;
+    model_spec_parts_get(m, &p);
+    double dense = m->layers - m->moe_layers;
+    double per_layer = p.attn + p.norms;
+    double moe_total = m->experts * p.expert + p.shared + p.router;
+    double moe_active = m->top_k * p.expert + p.shared + p.router;
+    /* Embedding and LM head both count as active: the head is a full GEMM
+     * per token and the lookup is one row, but the convention of the model
+     * cards we check against (Mixtral 12.9B) counts both. */
+    double outer = p.embed + p.lm_head + m->hidden; /* final norm */
+    m->params = outer + m->layers * per_layer + dense * p.dense_ffn + m->moe_layers * moe_total;
+    m->active_params = outer + m->layers * per_layer + dense * p.dense_ffn + m->moe_layers * moe_active;
+    return 0;
+}

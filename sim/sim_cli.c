@@ -1,0 +1,324 @@
+/* sim_cli — see sim_cli.h. */
+#include "sim_cli.h"
+
+#include "sim_cluster.h"
+#include "sim_loader.h"
+#include "sim_store.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define EXIT_OVERLOAD 3
+#define MAX_SETS 256
+
+static const char *usage_main =
+    "usage: servesim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run SCENARIO.yaml       simulate a deployment and print its metrics\n"
+    "  validate SCENARIO.yaml  check a scenario (keys, types, ranges, catalogue names, memory fit)\n"
+    "  schema                  print the scenario reference (every key, type, default, range)\n"
+    "  version                 print the version\n"
+    "\n"
+    "Run 'servesim <command> --help' for the options of a command.\n";
+
+static const char *usage_run =
+    "usage: servesim run SCENARIO.yaml [--set key.path=value ...] [--seed N] [--json]\n"
+    "                    [--db FILE | --no-db] [--quiet]\n"
+    "\n"
+    "Simulates the scenario and prints a summary table (or one JSON object with --json).\n"
+    "  --set key.path=value  override any scenario leaf, e.g. --set workload.arrival.rate=40,\n"
+    "                        --set deployment.pools.0.instances=8 (repeatable)\n"
+    "  --seed N              override the scenario seed\n"
+    "  --json                print the summary as one JSON object on stdout\n"
+    "  --db FILE             append the run to this SQLite results DB (overrides output.db)\n"
+    "  --no-db               do not write a results DB even if the scenario names one\n"
+    "  --quiet               no progress bar\n"
+    "Exit status: 0 ok, 1 failure, 2 bad usage or input, 3 the run stopped on overload\n"
+    "(its partial metrics are still printed and stored).\n";
+
+static const char *usage_validate =
+    "usage: servesim validate SCENARIO.yaml [--set key.path=value ...]\n"
+    "\n"
+    "Loads the scenario strictly and builds the deployment without running it: reports\n"
+    "unknown keys, wrong types, out-of-range values, unknown models or GPUs and layouts\n"
+    "whose weights do not fit. Exit status 0 when valid, 2 otherwise.\n";
+
+static const char *usage_schema =
+    "usage: servesim schema\n\nPrints the scenario reference (Markdown) generated from the loader's schema.\n";
+
+static int is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+
+typedef struct {
+    const char *path;
+    const char *sets[MAX_SETS];
+    int n_sets;
+    char seed_set[64];
+    const char *db;
+    int no_db, json, quiet;
+} run_args;
+
+static int parse_run_args(int argc, char **argv, const char *usage, int allow_run_flags, run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (is_help(s)) {
+            fputs(usage, stdout);
+            return 1;
+        } else if (strcmp(s, "--set") == 0 || strncmp(s, "--set=", 6) == 0) {
+            const char *v = s[5] == '=' ? s + 6 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v || !strchr(v, '=')) {
+                fprintf(stderr, "servesim: --set needs key.path=value\n");
+                return -1;
+            }
+            if (a->n_sets == MAX_SETS) {
+                fprintf(stderr, "servesim: too many --set options (max %d)\n", MAX_SETS);
+                return -1;
+            }
+            a->sets[a->n_sets++] = v;
+        } else if (allow_run_flags && strcmp(s, "--seed") == 0) {
+            char *end;
+            if (i + 1 >= argc) {
+                fprintf(stderr, "servesim: --seed needs a value\n");
+                return -1;
+            }
+            const char *v = argv[++i];
+            unsigned long long seed = strtoull(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || *v == '-') {
+                fprintf(stderr, "servesim: --seed: expected a non-negative integer, got '%s'\n", v);
+                return -1;
+            }
+            snprintf(a->seed_set, sizeof a->seed_set, "seed=%llu", seed);
+        } else if (allow_run_flags && strcmp(s, "--json") == 0) {
+            a->json = 1;
+        } else if (allow_run_flags && strcmp(s, "--quiet") == 0) {
+            a->quiet = 1;
+        } else if (allow_run_flags && strcmp(s, "--no-db") == 0) {
+            a->no_db = 1;
+        } else if (allow_run_flags && strcmp(s, "--db") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "servesim: --db needs a file name\n");
+                return -1;
+            }
+            a->db = argv[++i];
+        } else if (s[0] == '-' && s[1] != '\0') {
+            fprintf(stderr, "servesim: unknown option '%s'\n%s", s, usage);
+            return -1;
+        } else if (!a->path) {
+            a->path = s;
+        } else {
+            fprintf(stderr, "servesim: unexpected argument '%s'\n%s", s, usage);
+            return -1;
+        }
+    }
+    if (!a->path) {
+        fprintf(stderr, "servesim: missing SCENARIO.yaml\n%s", usage);
+        return -1;
+    }
+    if (a->seed_set[0]) {
+        if (a->n_sets == MAX_SETS) {
+            fprintf(stderr, "servesim: too many --set options (max %d)\n", MAX_SETS);
+            return -1;
+        }
+        a->sets[a->n_sets++] = a->seed_set;
+    }
+    return 0;
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) break;
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            } else {
+                buf = nb;
+            }
+        }
+    }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    return buf;
+}
+
+typedef struct {
+    double start, last;
+    int drawn;
+} progress_state;
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void draw_progress(void *ctx, int64_t done, int64_t total, double sim_s)
+{
+    progress_state *p = ctx;
+    double now = wall();
+    /* Only long runs get a bar, redrawn at most 10 times a second. */
+    if (now - p->start < 1.0 || now - p->last < 0.1) return;
+    p->last = now;
+    p->drawn = 1;
+    if (total > 0) {
+        int w = 30, fill = (int)((double)done / (double)total * w);
+        if (fill > w) fill = w;
+        fprintf(stderr, "\r[%.*s%*s] %5.1f%% %lld/%lld requests, %.0f s simulated ",
+                fill, "##############################", w - fill, "", 100.0 * (double)done / (double)total,
+                (long long)done, (long long)total, sim_s);
+    } else {
+        fprintf(stderr, "\r%lld requests, %.0f s simulated ", (long long)done, sim_s);
+    }
+}
+
+static char *params_json(const run_args *a)
+{
+    json_t *o = json_object();
+    json_t *sets = json_array();
+    for (int i = 0; i < a->n_sets; i++) json_array_append_new(sets, json_string(a->sets[i]));
+    json_object_set_new(o, "set", sets);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    return s;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    int prc = parse_run_args(argc, argv, usage_run, 1, &a);
+    if (prc) return prc > 0 ? 0 : EXIT_USAGE;
+    sim_err err = {{0}};
+    sim_scenario *sc = malloc(sizeof *sc);
+    sim_cluster *cl = NULL;
+    sim_store *st = NULL;
+    char *text = NULL, *params = NULL;
+    int rc, exit_code = 1;
+    if (!sc) goto fail;
+    if ((rc = sim_loader_load_file(a.path, a.sets, a.n_sets, sc, &err)) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        exit_code = EXIT_USAGE;
+        goto fail;
+    }
+    if (a.db) snprintf(sc->output.db, sizeof sc->output.db, "%s", a.db);
+    if (a.no_db) sc->output.db[0] = '\0';
+    if ((rc = sim_cluster_create(sc, &cl, &err)) < 0) {
+        fprintf(stderr, "servesim: %s: %s\n", a.path, err.msg);
+        exit_code = rc == SIM_ENOTSUP ? 1 : EXIT_USAGE;
+        goto fail;
+    }
+    /* Open the DB before running so a bad path fails fast, not after the run. */
+    if (sc->output.db[0] && sim_store_open(sc->output.db, &st, &err) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        goto fail;
+    }
+    progress_state ps = {wall(), 0, 0};
+    if (!a.quiet && isatty(2)) sim_cluster_set_progress(cl, draw_progress, &ps);
+    if (!a.json) {
+        char desc[512];
+        sim_cluster_describe(cl, desc, sizeof desc);
+        printf("servesim %s — scenario '%s': %s\n", SERVESIM_VERSION, sc->name, desc);
+        fflush(stdout);
+    }
+    sim_summary sum;
+    if ((rc = sim_cluster_run(cl, &sum, &err)) < 0) {
+        if (ps.drawn) fputc('\n', stderr);
+        fprintf(stderr, "servesim: run failed: %s\n", err.msg);
+        goto fail;
+    }
+    if (ps.drawn) fputc('\n', stderr);
+    if (a.json) sim_summary_print_json(stdout, &sum);
+    else sim_summary_print_table(stdout, &sum, sc);
+    if (sum.overloaded) fprintf(stderr, "servesim: overload: %s\n", sum.overload_reason);
+    if (st) {
+        text = read_text(a.path);
+        params = params_json(&a);
+        int64_t run_id = 0;
+        if (sim_store_write_run(st, sc, text, params, &sum, sim_cluster_metrics(cl), &run_id, &err) < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            goto fail;
+        }
+        if (!a.json) printf("results: run %lld stored in %s\n", (long long)run_id, sc->output.db);
+    }
+    exit_code = sum.overloaded ? EXIT_OVERLOAD : 0;
+fail:
+    free(text);
+    free(params);
+    sim_store_close(st);
+    sim_cluster_destroy(cl);
+    free(sc);
+    return exit_code;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    run_args a;
+    int prc = parse_run_args(argc, argv, usage_validate, 0, &a);
+    if (prc) return prc > 0 ? 0 : EXIT_USAGE;
+    sim_err err = {{0}};
+    sim_scenario *sc = malloc(sizeof *sc);
+    sim_cluster *cl = NULL;
+    int exit_code = EXIT_USAGE, rc;
+    if (!sc) return 1;
+    if ((rc = sim_loader_load_file(a.path, a.sets, a.n_sets, sc, &err)) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        goto out;
+    }
+    if ((rc = sim_cluster_create(sc, &cl, &err)) < 0) {
+        fprintf(stderr, "servesim: %s: %s\n", a.path, err.msg);
+        if (rc == SIM_ENOTSUP) exit_code = 1;
+        goto out;
+    }
+    char desc[512];
+    sim_cluster_describe(cl, desc, sizeof desc);
+    printf("%s: valid — '%s': %s\n", a.path, sc->name, desc);
+    exit_code = 0;
+out:
+    sim_cluster_destroy(cl);
+    free(sc);
+    return exit_code;
+}
+
+int sim_cli_main(int argc, char **argv)
+{
+    if (argc < 2 || is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        fputs(usage_main, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
+    if (strcmp(cmd, "schema") == 0) {
+        if (argc > 2 && is_help(argv[2])) {
+            fputs(usage_schema, stdout);
+            return 0;
+        }
+        sim_loader_write_reference(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        if (argc > 2 && is_help(argv[2])) {
+            puts("usage: servesim version\n\nPrints the servesim version.");
+            return 0;
+        }
+        printf("servesim %s\n", SERVESIM_VERSION);
+        return 0;
+    }
+    fprintf(stderr, "servesim: unknown command '%s'\n%s", cmd, usage_main);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,501 @@
+/* sim_instance — continuous batching on one replica; see sim_instance.h for
+ * the model and the O(log B) bookkeeping. Invariant kept between iterations
+ * (iteration index n = in->iter completed): a decoding request r holds
+ * blocks_for(r->ctx_base + n) KV blocks; a waiting/prefilling one holds
+ * r->blocks; in->blocks_used is the sum of both. */
+#include "sim_instance.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int64_t finish_iter;
+    uint64_t id;
+    sim_req *r;
+} heap_ent;
+
+struct sim_instance {
+    sim_engine *eng;
+    int32_t id;
+    sim_sched_cfg cfg;
+    const model_cost *cost;
+    sim_metrics *metrics;
+    sim_instance_hooks hooks;
+
+    int64_t bs;                 /* block size in tokens */
+    int64_t blocks_total, blocks_used;
+
+    sim_req_list waiting;       /* run_link, FIFO (preempted go to the front) */
+    sim_req_list running;       /* run_link, admission order */
+    sim_req_list prefilling;    /* pre_link, admission order */
+
+    heap_ent *heap;             /* decoding requests by (finish_iter, id) */
+    int32_t heap_n, heap_cap;
+    int64_t *res_cnt;           /* decoding requests per ctx_base mod bs */
+    int64_t dec_n, dec_base_sum;
+
+    int64_t iter;               /* iterations completed */
+    int busy;
+    sim_time iter_start;
+    int32_t cur_n_decode, cur_batch;
+    model_chunk *chunks;
+    sim_req **chunk_req;
+    int32_t n_chunks, chunk_cap;
+
+    int64_t outstanding;        /* prefill tokens + output tokens still to compute */
+    sim_router_view *published; /* where the router reads this instance's load */
+    int64_t preemptions;
+    sim_time busy_ns;
+    sim_time win_start, win_busy;
+    double win_batch;
+};
+
+static inline int64_t blocks_for(const sim_instance *in, int64_t tokens)
+{
+    return (tokens + in->bs - 1) / in->bs;
+}
+
+static inline int64_t mod_bs(const sim_instance *in, int64_t a)
+{
+    int64_t m = a % in->bs;
+    return m < 0 ? m + in->bs : m;
+}
+
+/* Writes the router's view after every change of load, so routing a request
+ * reads a contiguous array instead of calling into every instance. */
+static void publish(sim_instance *in)
+{
+    if (!in->published) return;
+    in->published->outstanding_tokens = in->outstanding;
+    in->published->waiting = (int32_t)in->waiting.n;
+    in->published->running = (int32_t)in->running.n;
+}
+
+/* ---- finish heap ------------------------------------------------------- */
+
+/* Keys live in the heap entries so sifting never touches the requests
+ * themselves (they are scattered in memory; the heap is contiguous). */
+
+static inline int heap_less(const heap_ent *a, const heap_ent *b)
+{
+    return a->finish_iter < b->finish_iter || (a->finish_iter == b->finish_iter && a->id < b->id);
+}
+
+static inline void heap_set(sim_instance *in, int32_t i, heap_ent e)
+{
+    in->heap[i] = e;
+    e.r->heap_idx = i;
+}
+
+static void heap_up(sim_instance *in, int32_t i)
+{
+    heap_ent x = in->heap[i];
+    while (i > 0) {
+        int32_t p = (i - 1) / 2;
+        if (!heap_less(&x, &in->heap[p])) break;
+        heap_set(in, i, in->heap[p]);
+        i = p;
+    }
+    heap_set(in, i, x);
+}
+
+static void heap_down(sim_instance *in, int32_t i)
+{
+    heap_ent x = in->heap[i];
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= in->heap_n) break;
+        if (c + 1 < in->heap_n && heap_less(&in->heap[c + 1], &in->heap[c])) c++;
+        if (!heap_less(&in->heap[c], &x)) break;
+        heap_set(in, i, in->heap[c]);
+        i = c;
+    }
+    heap_set(in, i, x);
+}
+
+static int heap_push(sim_instance *in, sim_req *r)
+{
+    if (in->heap_n == in->heap_cap) {
+        int32_t nc = in->heap_cap ? in->heap_cap * 2 : 64;
+        heap_ent *nh = realloc(in->heap, (size_t)nc * sizeof *nh);
+        if (!nh) return SIM_ENOMEM;
+        in->heap = nh;
+        in->heap_cap = nc;
+    }
+    heap_set(in, in->heap_n++, (heap_ent){r->finish_iter, r->spec.id, r});
+    heap_up(in, in->heap_n - 1);
+    return SIM_OK;
+}
+
+static void heap_remove(sim_instance *in, sim_req *r)
+{
+    int32_t i = r->heap_idx;
+    SIM_ASSERT(i >= 0 && i < in->heap_n && in->heap[i].r == r, sim_engine_now(in->eng));
+    in->heap_n--;
+    if (i != in->heap_n) {
+        heap_ent moved = in->heap[in->heap_n];
+        heap_set(in, i, moved);
+        heap_up(in, i);
+        heap_down(in, moved.r->heap_idx);
+    }
+    r->heap_idx = -1;
+}
+
+/* ---- decode set -------------------------------------------------------- */
+
+static void decode_join(sim_instance *in, sim_req *r)
+{
+    int64_t n = in->iter;
+    r->state = SIM_REQ_DECODE;
+    r->ctx_base = (int64_t)r->prefill_target - n;
+    r->join_iter = n;
+    r->generated_at_join = r->generated;
+    r->finish_iter = n + (r->spec.output_tokens - r->generated);
+    SIM_ASSERT(r->blocks == blocks_for(in, r->ctx_base + n), sim_engine_now(in->eng));
+    in->dec_n++;
+    in->dec_base_sum += r->ctx_base;
+    in->res_cnt[mod_bs(in, r->ctx_base)]++;
+    if (heap_push(in, r) != SIM_OK) SIM_ASSERT(!"out of memory in finish heap", sim_engine_now(in->eng));
+}
+
+/* Takes r out of the decode set at the current iteration index; returns the
+ * blocks it held (already subtracted from blocks_used). */
+static int64_t decode_leave(sim_instance *in, sim_req *r)
+{
+    int64_t held = blocks_for(in, r->ctx_base + in->iter);
+    heap_remove(in, r);
+    in->dec_n--;
+    in->dec_base_sum -= r->ctx_base;
+    in->res_cnt[mod_bs(in, r->ctx_base)]--;
+    in->blocks_used -= held;
+    r->generated = r->generated_at_join + (int32_t)(in->iter - r->join_iter);
+    r->blocks = 0;
+    return held;
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+static void finish(sim_instance *in, sim_req *r)
+{
+    sim_time now = sim_engine_now(in->eng);
+    r->state = SIM_REQ_DONE;
+    r->finish = now;
+    SIM_ASSERT(r->generated == r->spec.output_tokens, now);
+    sim_req_record rec = {
+        .id = r->spec.id,
+        .instance = in->id,
+        .input_tokens = r->spec.input_tokens,
+        .output_tokens = r->spec.output_tokens,
+        .preemptions = r->preemptions,
+        .arrival = r->spec.arrival,
+        .first_scheduled = r->first_scheduled,
+        .first_token = r->first_token,
+        .finish = now,
+    };
+    sim_metrics_add_request(in->metrics, &rec);
+    in->hooks.on_finish(in->hooks.ctx, r);
+}
+
+static void preempt(sim_instance *in, sim_req *r)
+{
+    int64_t before;
+    if (r->state == SIM_REQ_DECODE) {
+        before = r->spec.output_tokens -
+                 (r->generated_at_join + (int32_t)(in->iter - r->join_iter));
+        decode_leave(in, r);
+    } else {
+        SIM_ASSERT(r->state == SIM_REQ_PREFILL, sim_engine_now(in->eng));
+        before = (int64_t)(r->prefill_target - r->prefilled) + (r->spec.output_tokens - r->generated);
+        in->blocks_used -= r->blocks;
+        r->blocks = 0;
+        sim_req_list_remove(&in->prefilling, r, SIM_PRE_LINK);
+    }
+    sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+    /* Recompute: prompt plus everything generated so far goes through prefill again. */
+    r->prefill_target = r->spec.input_tokens + r->generated;
+    r->prefilled = 0;
+    r->state = SIM_REQ_WAITING;
+    r->preemptions++;
+    in->preemptions++;
+    int64_t after = (int64_t)r->prefill_target + (r->spec.output_tokens - r->generated);
+    in->outstanding += after - before;
+    sim_req_list_push_front(&in->waiting, r, SIM_RUN_LINK);
+}
+
+/* Largest chunk <= want that fits the free blocks; allocates them. */
+static int32_t take_chunk(sim_instance *in, sim_req *r, int32_t want)
+{
+    int64_t free_blocks = in->blocks_total - in->blocks_used;
+    int64_t need = blocks_for(in, (int64_t)r->prefilled + want) - r->blocks;
+    if (need > free_blocks) {
+        int64_t t = (r->blocks + free_blocks) * in->bs - r->prefilled;
+        want = t > 0 ? (int32_t)(t < want ? t : want) : 0;
+        need = blocks_for(in, (int64_t)r->prefilled + want) - r->blocks;
+    }
+    if (want <= 0) return 0;
+    if (need > 0) {
+        r->blocks += need;
+        in->blocks_used += need;
+    }
+    return want;
+}
+
+static int add_chunk(sim_instance *in, sim_req *r, int32_t t)
+{
+    if (in->n_chunks == in->chunk_cap) {
+        int32_t nc = in->chunk_cap ? in->chunk_cap * 2 : 64;
+        model_chunk *c = realloc(in->chunks, (size_t)nc * sizeof *c);
+        if (!c) return SIM_ENOMEM;
+        in->chunks = c;
+        sim_req **cr = realloc(in->chunk_req, (size_t)nc * sizeof *cr);
+        if (!cr) return SIM_ENOMEM;
+        in->chunk_req = cr;
+        in->chunk_cap = nc;
+    }
+    in->chunks[in->n_chunks] = (model_chunk){.tokens = t, .cached = r->prefilled};
+    in->chunk_req[in->n_chunks] = r;
+    in->n_chunks++;
+    return SIM_OK;
+}
+
+static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg);
+
+static int32_t min3(int64_t a, int64_t b, int64_t c)
+{
+    int64_t m = a < b ? a : b;
+    return (int32_t)(m < c ? m : c);
+}
+
+/* Builds and starts the next iteration if there is work. */
+static void schedule(sim_instance *in)
+{
+    sim_time now = sim_engine_now(in->eng);
+    int64_t n = in->iter + 1;
+    for (;;) {
+        /* Decode first: requests whose context sits on a block boundary need one more. */
+        int64_t need;
+        for (;;) {
+            need = in->dec_n ? in->res_cnt[mod_bs(in, 1 - n)] : 0;
+            if (in->blocks_total - in->blocks_used >= need) break;
+            SIM_ASSERT(in->running.tail != NULL, now);
+            preempt(in, in->running.tail);
+        }
+        in->blocks_used += need;
+        int64_t budget = in->cfg.max_batched_tokens - in->dec_n;
+        in->n_chunks = 0;
+        for (sim_req *r = in->prefilling.head; r && budget > 0; r = sim_req_next(r, SIM_PRE_LINK)) {
+            int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled,
+                                               in->cfg.chunk_tokens, budget));
+            if (t == 0) break;
+            if (add_chunk(in, r, t) != SIM_OK) SIM_ASSERT(!"out of memory", now);
+            budget -= t;
+        }
+        while (budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
+            sim_req *r = in->waiting.head;
+            int32_t t = take_chunk(in, r, min3(r->prefill_target, in->cfg.chunk_tokens, budget));
+            if (t == 0) break;
+            sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
+            sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
+            sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
+            r->state = SIM_REQ_PREFILL;
+            if (add_chunk(in, r, t) != SIM_OK) SIM_ASSERT(!"out of memory", now);
+            budget -= t;
+        }
+        if (in->n_chunks > 0 || in->dec_n > 0) break;
+        if (in->running.n == 0) { /* nothing admitted, nothing running: idle */
+            publish(in);
+            return;
+        }
+        /* Prefills hold every free block and none can grow: make room the way
+         * vLLM does, by preempting the newest request. */
+        in->blocks_used -= need;
+        preempt(in, in->running.tail);
+    }
+
+    model_batch b = {
+        .n_chunks = in->n_chunks,
+        .chunks = in->chunks,
+        .n_decode = (int32_t)in->dec_n,
+        .decode_ctx_sum = in->dec_base_sum + in->dec_n * n,
+    };
+    double s = model_cost_iteration(in->cost, &b, NULL);
+    sim_time dur = (sim_time)(s * 1e9 + 0.5);
+    if (dur < 1) dur = 1;
+    in->busy = 1;
+    in->iter_start = now;
+    in->cur_n_decode = (int32_t)in->dec_n;
+    in->cur_batch = (int32_t)in->dec_n + in->n_chunks;
+    if (!sim_engine_after(in->eng, dur, on_iter_end, in, 0))
+        SIM_ASSERT(!"out of memory scheduling an iteration", now);
+    publish(in);
+}
+
+static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    sim_instance *in = ctx;
+    sim_time now = sim_engine_now(eng);
+    (void)arg;
+    int64_t n = ++in->iter;
+    sim_time dur = now - in->iter_start;
+    sim_time from = in->iter_start > in->win_start ? in->iter_start : in->win_start;
+    in->win_busy += now - from;
+    in->win_batch += (double)(now - from) * in->cur_batch;
+    in->busy_ns += dur;
+    sim_metrics_add_iteration(in->metrics, in->id, dur, in->cur_n_decode);
+    in->outstanding -= in->cur_n_decode;
+
+    /* Decoding requests whose last token was this iteration's. */
+    while (in->heap_n > 0 && in->heap[0].finish_iter == n) {
+        sim_req *r = in->heap[0].r;
+        decode_leave(in, r);
+        sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+        finish(in, r);
+    }
+    SIM_ASSERT(in->heap_n == 0 || in->heap[0].finish_iter > n, now);
+
+    for (int32_t i = 0; i < in->n_chunks; i++) {
+        sim_req *r = in->chunk_req[i];
+        int32_t t = in->chunks[i].tokens;
+        r->prefilled += t;
+        in->outstanding -= t;
+        if (r->first_scheduled < 0) r->first_scheduled = in->iter_start;
+        if (r->prefilled < r->prefill_target) continue;
+        /* Prefill complete: this iteration sampled the next token. */
+        sim_req_list_remove(&in->prefilling, r, SIM_PRE_LINK);
+        r->generated++;
+        in->outstanding--;
+        if (r->first_token < 0) r->first_token = now;
+        if (r->generated >= r->spec.output_tokens) {
+            in->blocks_used -= r->blocks;
+            r->blocks = 0;
+            sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+            finish(in, r);
+        } else {
+            decode_join(in, r);
+        }
+    }
+    in->n_chunks = 0;
+    in->busy = 0;
+    SIM_ASSERT(in->outstanding >= 0 && in->blocks_used >= 0 && in->blocks_used <= in->blocks_total, now);
+    schedule(in);
+}
+
+/* ---- public ------------------------------------------------------------- */
+
+int sim_instance_create(sim_engine *eng, int32_t id, const sim_sched_cfg *cfg,
+                        const model_cost *cost, int64_t kv_tokens, sim_metrics *metrics,
+                        sim_instance_hooks hooks, sim_instance **out, sim_err *err)
+{
+    *out = NULL;
+    if (cfg->block_tokens < 1 || cfg->max_seqs < 1 || cfg->chunk_tokens < 1)
+        return sim_err_set(err, SIM_EINVAL, "scheduler: block_tokens, max_seqs and chunk_tokens must be >= 1");
+    if (cfg->max_batched_tokens < cfg->max_seqs)
+        return sim_err_set(err, SIM_EINVAL,
+                           "scheduler: max_batched_tokens (%d) must be >= max_seqs (%d): every running "
+                           "request needs one token of budget per decode step",
+                           cfg->max_batched_tokens, cfg->max_seqs);
+    int64_t blocks = kv_tokens / cfg->block_tokens;
+    if (blocks < 1)
+        return sim_err_set(err, SIM_ERANGE, "instance %d: KV cache holds %lld tokens, less than one block of %d",
+                           id, (long long)kv_tokens, cfg->block_tokens);
+    sim_instance *in = calloc(1, sizeof *in);
+    if (!in) goto nomem;
+    in->res_cnt = calloc((size_t)cfg->block_tokens, sizeof *in->res_cnt);
+    if (!in->res_cnt) goto nomem;
+    in->eng = eng;
+    in->id = id;
+    in->cfg = *cfg;
+    in->cost = cost;
+    in->metrics = metrics;
+    in->hooks = hooks;
+    in->bs = cfg->block_tokens;
+    in->blocks_total = blocks;
+    in->win_start = sim_engine_now(eng);
+    *out = in;
+    return SIM_OK;
+nomem:
+    sim_instance_destroy(in);
+    return sim_err_set(err, SIM_ENOMEM, "out of memory creating instance %d", id);
+}
+
+void sim_instance_destroy(sim_instance *in)
+{
+    if (!in) return;
+    free(in->res_cnt);
+    free(in->heap);
+    free(in->chunks);
+    free(in->chunk_req);
+    free(in);
+}
+
+int sim_instance_fits(const sim_instance *in, int32_t input_tokens, int32_t output_tokens)
+{
+    return blocks_for(in, (int64_t)input_tokens + output_tokens) <= in->blocks_total;
+}
+
+void sim_instance_submit(sim_instance *in, sim_req *r)
+{
+    r->instance = in->id;
+    r->state = SIM_REQ_WAITING;
+    r->prefill_target = r->spec.input_tokens;
+    r->prefilled = 0;
+    r->generated = 0;
+    r->blocks = 0;
+    r->heap_idx = -1;
+    r->first_scheduled = -1;
+    r->first_token = -1;
+    in->outstanding += (int64_t)r->spec.input_tokens + r->spec.output_tokens;
+    sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
+    if (!in->busy) schedule(in);
+    else publish(in);
+}
+
+void sim_instance_publish_view(sim_instance *in, sim_router_view *slot)
+{
+    in->published = slot;
+    publish(in);
+}
+
+void sim_instance_view(const sim_instance *in, sim_router_view *out)
+{
+    out->outstanding_tokens = in->outstanding;
+    out->waiting = (int32_t)in->waiting.n;
+    out->running = (int32_t)in->running.n;
+}
+
+void sim_instance_sample(sim_instance *in, sim_time now, sim_sample *out)
+{
+    if (in->busy) {
+        sim_time from = in->iter_start > in->win_start ? in->iter_start : in->win_start;
+        in->win_busy += now - from;
+        in->win_batch += (double)(now - from) * in->cur_batch;
+    }
+    sim_time span = now - in->win_start;
+    out->instance = in->id;
+    out->t = now;
+    out->utilization = span > 0 ? (double)in->win_busy / (double)span : 0.0;
+    out->batch_size = span > 0 ? in->win_batch / (double)span : 0.0;
+    out->kv_occupancy = (double)in->blocks_used / (double)in->blocks_total;
+    out->waiting = (int32_t)in->waiting.n;
+    in->win_start = now;
+    in->win_busy = 0;
+    in->win_batch = 0;
+}
+
+sim_time sim_instance_oldest_waiting(const sim_instance *in)
+{
+    return in->waiting.head ? in->waiting.head->spec.arrival : -1;
+}
+
+void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out)
+{
+    out->kv_blocks_total = in->blocks_total;
+    out->kv_blocks_used = in->blocks_used;
+    out->waiting = in->waiting.n;
+    out->running = in->running.n;
+    out->decoding = in->dec_n;
+    out->iterations = in->iter;
+    out->preemptions = in->preemptions;
+    out->outstanding_tokens = in->outstanding;
+    out->busy_ns = in->busy_ns;
+}

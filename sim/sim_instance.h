@@ -1,0 +1,77 @@
+/* sim_instance — one serving-engine replica (colocated role).
+ *
+ * Continuous batching in the vLLM-v1 / Sarathi style: every iteration first
+ * gives each decoding request one token, then spends the rest of the token
+ * budget (max_batched_tokens) on prefill chunks (at most chunk_tokens per
+ * request), continuing partial prefills before admitting new requests, up to
+ * max_seqs requests in flight. KV memory is a pool of fixed-size blocks
+ * (capacity from the cost model's memory model); when a decode step needs a
+ * block and none is free, the most recently admitted request is preempted
+ * and later recomputed. Iteration latency comes from model_cost.
+ *
+ * Cost per iteration is O(log B + chunks), not O(B): decoding requests are
+ * never visited per token. The instance keeps the iteration index n, the
+ * running sum of context bases (Σ ctx = Σ base + B·n), a min-heap keyed by
+ * the iteration at which each request emits its last token, and a count of
+ * decoding requests per residue of base mod block size (those whose context
+ * crosses a block boundary at iteration n form one residue class, so new
+ * block demand is one array read).
+ *
+ * The instance owns the requests handed to it until on_finish returns them;
+ * it does not own the engine, cost model or metrics. Times in ns. */
+#ifndef SIM_INSTANCE_H
+#define SIM_INSTANCE_H
+
+#include "model_cost.h"
+#include "sim_engine.h"
+#include "sim_err.h"
+#include "sim_metrics.h"
+#include "sim_request.h"
+#include "sim_router.h"
+#include "sim_scenario.h"
+
+#include <stdint.h>
+
+typedef struct sim_instance sim_instance;
+
+typedef struct {
+    /* The request emitted its last token; the instance has let go of it. */
+    void (*on_finish)(void *ctx, sim_req *r);
+    void *ctx;
+} sim_instance_hooks;
+
+int sim_instance_create(sim_engine *eng, int32_t id, const sim_sched_cfg *cfg,
+                        const model_cost *cost, int64_t kv_tokens, sim_metrics *metrics,
+                        sim_instance_hooks hooks, sim_instance **out, sim_err *err);
+void sim_instance_destroy(sim_instance *in);
+
+/* 1 if a request of these lengths can ever complete here (its full KV fits). */
+int sim_instance_fits(const sim_instance *in, int32_t input_tokens, int32_t output_tokens);
+
+/* Hands a request to the instance (state WAITING); starts an iteration if idle. */
+void sim_instance_submit(sim_instance *in, sim_req *r);
+
+void sim_instance_view(const sim_instance *in, sim_router_view *out);
+
+/* Keeps *slot equal to sim_instance_view() from now on (updated on every
+ * change), so a router can read all instances' loads from one array. */
+void sim_instance_publish_view(sim_instance *in, sim_router_view *slot);
+
+/* Closes the current sampling window at `now` and fills *out. */
+void sim_instance_sample(sim_instance *in, sim_time now, sim_sample *out);
+
+/* Arrival time of the longest-waiting queued request, or -1 if none waits. */
+sim_time sim_instance_oldest_waiting(const sim_instance *in);
+
+typedef struct {
+    int64_t kv_blocks_total, kv_blocks_used;
+    int64_t waiting, running, decoding;
+    int64_t iterations;
+    int64_t preemptions;
+    int64_t outstanding_tokens;
+    sim_time busy_ns;
+} sim_instance_stats;
+
+void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out);
+
+#endif

@@ -1,0 +1,754 @@
+/* sim_loader — see sim_loader.h.
+ *
+ * Pipeline: libyaml → sim_yaml tree (syntax, duplicate keys) → `--set`
+ * overrides spliced into the tree (so they get exactly the checks the file
+ * gets) → one walk over the tree driven by the sim_schema table (unknown
+ * keys, types, ranges, conversion into a private copy of the scenario) →
+ * cross-field checks → copy out. `out` is only written on success. */
+#include "sim_loader.h"
+
+#include "sim_schema.h"
+#include "sim_yaml.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PATH_BUF 512
+#define KEY_MAX 100 /* longer keys cannot be schema keys; keeps key paths bounded */
+
+typedef struct {
+    sim_scenario *sc;
+    sim_err *err;
+    const char *dir;     /* scenario file's folder; "" = leave relative paths as they are */
+    sim_yaml_node *root;
+} ctx;
+
+/* ---- messages ---- */
+
+/* True when `origin` is the override "--set <path>=..." itself, in which
+ * case repeating the key path in the message adds nothing. */
+static int origin_is_set_of(const char *origin, const char *path)
+{
+    size_t pl = strlen(path);
+    return strncmp(origin, "--set ", 6) == 0 && strncmp(origin + 6, path, pl) == 0 &&
+           origin[6 + pl] == '=';
+}
+
+/* "where: path: message", where = file:line:col of n (or the --set text). */
+static int fail_at(ctx *c, const sim_yaml_node *n, const char *path, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int fail_at(ctx *c, const sim_yaml_node *n, const char *path, int code, const char *fmt, ...)
+{
+    char where[PATH_BUF + 64], msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sim_yaml_where(n, where, sizeof where);
+    if (!path || !*path || origin_is_set_of(n->origin, path))
+        return sim_err_set(c->err, code, "%s: %s", where, msg);
+    return sim_err_set(c->err, code, "%s: %s: %s", where, path, msg);
+}
+
+/* "a, b, c" — the keys a section accepts, for messages. */
+static void child_list(const char *pattern, char *buf, size_t size)
+{
+    const char *names[64];
+    int n = sim_schema_children(pattern, names, 64);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", names[i]);
+}
+
+/* Unknown key message with a did-you-mean or, failing that, the key list. */
+static int unknown_key(ctx *c, const char *where, const char *pattern, const char *key,
+                       const char *path)
+{
+    const char *s = strlen(key) <= KEY_MAX ? sim_schema_suggest(pattern, key) : NULL;
+    if (s)
+        return sim_err_set(c->err, SIM_EINVAL, "%s: unknown key '%.100s' at %s (did you mean '%s'?)",
+                           where, key, path, s);
+    char keys[1024];
+    child_list(pattern, keys, sizeof keys);
+    return sim_err_set(c->err, SIM_EINVAL, "%s: unknown key '%.100s' at %s (known keys: %s)", where,
+                       key, path, keys);
+}
+
+static void join(char *out, size_t size, const char *a, const char *b)
+{
+    snprintf(out, size, "%s%s%s", a, *a ? "." : "", b);
+}
+
+/* ---- scalar conversion ---- */
+
+static int parse_i64(const char *s, int64_t *v)
+{
+    char *end;
+    if (!*s || !(s[0] == '-' || s[0] == '+' || (s[0] >= '0' && s[0] <= '9'))) return -1;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (*end || errno) return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    if (!*s || !(s[0] == '+' || (s[0] >= '0' && s[0] <= '9'))) return -1;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (*end || errno) return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_f64(const char *s, double *v)
+{
+    char *end;
+    /* Digits, sign or dot first: rejects "nan"/"inf" words and leading blanks. */
+    if (!*s || !strchr("+-.0123456789", s[0])) return -1;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (*end || !isfinite(x)) return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_bool(const char *s, int32_t *v)
+{
+    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) *v = 1;
+    else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) *v = 0;
+    else return -1;
+    return 0;
+}
+
+static int in_range(const sim_schema_field *f, double x)
+{
+    unsigned fl = f->flags;
+    if (fl & SIM_SCHEMA_HAS_MIN) {
+        if ((fl & SIM_SCHEMA_MIN_EXCL) ? !(x > f->min) : !(x >= f->min)) return 0;
+    }
+    if (fl & SIM_SCHEMA_HAS_MAX) {
+        if ((fl & SIM_SCHEMA_MAX_EXCL) ? !(x < f->max) : !(x <= f->max)) return 0;
+    }
+    return 1;
+}
+
+static int has_ext(const char *s, const char *ext)
+{
+    size_t ls = strlen(s), le = strlen(ext);
+    return ls > le && strcmp(s + ls - le, ext) == 0;
+}
+
+/* Copies a string value into its buffer; paths written in the file are
+ * resolved against the file's folder (overrides are relative to the
+ * current directory, like any other command-line path). */
+static int store_string(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, const char *path,
+                        char *dst)
+{
+    const char *s = n->is_null ? "" : n->text;
+    int is_path = f->type == SIM_SCHEMA_PATH ||
+                  (f->type == SIM_SCHEMA_MODEL &&
+                   (has_ext(s, ".json") || has_ext(s, ".yaml") || has_ext(s, ".yml")));
+    if (f->type == SIM_SCHEMA_MODEL && !*s)
+        return fail_at(c, n, path, SIM_EINVAL, "expected a model name or config path, got an empty value");
+    int w;
+    size_t dl = strlen(c->dir);
+    if (is_path && *s && s[0] != '/' && n->line > 0 && dl)
+        w = snprintf(dst, f->size, "%s%s%s", c->dir, c->dir[dl - 1] == '/' ? "" : "/", s);
+    else
+        w = snprintf(dst, f->size, "%s", s);
+    if (w < 0 || (size_t)w >= f->size)
+        return fail_at(c, n, path, SIM_EINVAL, "%s is too long (at most %zu characters)",
+                       is_path ? "path" : "string", f->size - 1);
+    return 0;
+}
+
+/* Checks and writes one leaf value into the scenario. */
+static int convert(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, const char *path,
+                   int pool)
+{
+    char expect[512], got[128];
+    sim_schema_expect(f, expect, sizeof expect);
+    sim_yaml_describe(n, got, sizeof got);
+    char *base = f->in_pool ? (char *)&c->sc->deployment.pools[pool] : (char *)c->sc;
+    char *dst = base + f->offset;
+    if (n->kind != SIM_YAML_SCALAR)
+        return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+    if (f->type == SIM_SCHEMA_STR || f->type == SIM_SCHEMA_PATH || f->type == SIM_SCHEMA_MODEL)
+        return store_string(c, f, n, path, dst);
+    if (n->is_null) return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+
+    const char *s = n->text;
+    switch (f->type) {
+    case SIM_SCHEMA_STRENUM:
+    case SIM_SCHEMA_ENUM:
+        for (int i = 0; i < f->n_names; i++) {
+            if (strcmp(s, f->names[i]) != 0) continue;
+            if (f->type == SIM_SCHEMA_STRENUM) {
+                snprintf(dst, f->size, "%s", s);
+            } else {
+                int v = f->enum_base + i;
+                memcpy(dst, &v, sizeof v);
+            }
+            return 0;
+        }
+        return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+    case SIM_SCHEMA_BOOL: {
+        int32_t v;
+        if (parse_bool(s, &v)) return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+        memcpy(dst, &v, sizeof v);
+        return 0;
+    }
+    case SIM_SCHEMA_I32:
+    case SIM_SCHEMA_I64: {
+        int64_t v;
+        if (parse_i64(s, &v)) return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+        /* A well-formed number out of range is shown as the number it is. */
+        if (!in_range(f, (double)v) || (f->type == SIM_SCHEMA_I32 && (v < INT32_MIN || v > INT32_MAX)))
+            return fail_at(c, n, path, SIM_ERANGE, "expected %s, got %.60s", expect, s);
+        if (f->type == SIM_SCHEMA_I32) {
+            int32_t v32 = (int32_t)v;
+            memcpy(dst, &v32, sizeof v32);
+        } else {
+            memcpy(dst, &v, sizeof v);
+        }
+        return 0;
+    }
+    case SIM_SCHEMA_U64: {
+        uint64_t v;
+        if (parse_u64(s, &v)) return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+        memcpy(dst, &v, sizeof v);
+        return 0;
+    }
+    case SIM_SCHEMA_F64: {
+        double v;
+        if (parse_f64(s, &v)) return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+        if (!in_range(f, v)) return fail_at(c, n, path, SIM_ERANGE, "expected %s, got %.60s", expect, s);
+        memcpy(dst, &v, sizeof v);
+        return 0;
+    }
+    default:
+        return fail_at(c, n, path, SIM_EINVAL, "internal: no conversion for this key");
+    }
+}
+
+/* ---- the schema-driven walk ---- */
+
+static int walk(ctx *c, const sim_yaml_node *n, const char *pattern, const char *path, int pool);
+
+static int walk_map(ctx *c, const sim_yaml_node *n, const char *pattern, const char *path, int pool)
+{
+    char got[128], keys[1024];
+    if (n->kind == SIM_YAML_SCALAR && n->is_null) return 0; /* empty section: all defaults */
+    if (n->kind != SIM_YAML_MAP) {
+        sim_yaml_describe(n, got, sizeof got);
+        child_list(pattern, keys, sizeof keys);
+        return fail_at(c, n, path, SIM_EINVAL, "expected a mapping with keys %s, got %s", keys, got);
+    }
+    for (size_t i = 0; i < n->n; i++) {
+        const sim_yaml_pair *p = &n->pairs[i];
+        char cpat[PATH_BUF], cpath[PATH_BUF], where[PATH_BUF + 64];
+        const sim_schema_field *cf = NULL;
+        if (strlen(p->key) <= KEY_MAX && !strchr(p->key, '.') && !strchr(p->key, '*')) {
+            join(cpat, sizeof cpat, pattern, p->key);
+            cf = sim_schema_lookup(cpat);
+        }
+        join(cpath, sizeof cpath, path, strlen(p->key) <= KEY_MAX ? p->key : "...");
+        if (!cf) {
+            if (p->line > 0)
+                snprintf(where, sizeof where, "%s:%d:%d", n->origin, p->line, p->col);
+            else
+                sim_yaml_where(p->value, where, sizeof where);
+            return unknown_key(c, where, pattern, p->key, cpath);
+        }
+        int rc = walk(c, p->value, cpat, cpath, pool);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int walk_list(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, const char *pattern,
+                     const char *path)
+{
+    char got[128], expect[256];
+    sim_schema_expect(f, expect, sizeof expect);
+    if (n->kind != SIM_YAML_SEQ) {
+        sim_yaml_describe(n, got, sizeof got);
+        return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+    }
+    if ((double)n->n < f->min || (double)n->n > f->max)
+        return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %zu", expect, n->n);
+    /* Only deployment.pools is a list; its items fill pools[i]. */
+    c->sc->deployment.n_pools = (int32_t)n->n;
+    char ipat[PATH_BUF];
+    join(ipat, sizeof ipat, pattern, "*");
+    for (size_t i = 0; i < n->n; i++) {
+        char ipath[PATH_BUF], idx[24];
+        snprintf(idx, sizeof idx, "%zu", i);
+        join(ipath, sizeof ipath, path, idx);
+        int rc = walk(c, n->items[i], ipat, ipath, (int)i);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int walk(ctx *c, const sim_yaml_node *n, const char *pattern, const char *path, int pool)
+{
+    const sim_schema_field *f = sim_schema_lookup(pattern);
+    if (!f) return fail_at(c, n, path, SIM_EINVAL, "internal: key missing from the schema");
+    if (f->type == SIM_SCHEMA_MAP) return walk_map(c, n, pattern, path, pool);
+    if (f->type == SIM_SCHEMA_LIST) return walk_list(c, f, n, pattern, path);
+    return convert(c, f, n, path, pool);
+}
+
+/* ---- --set overrides ---- */
+
+static int all_digits(const char *s)
+{
+    if (!*s || strlen(s) > 9) return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return 0;
+    return 1;
+}
+
+/* Removes marks so messages about an override name the override, not
+ * line 1 of its value string. */
+static void strip_marks(sim_yaml_node *n)
+{
+    n->line = n->col = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        if (n->kind == SIM_YAML_MAP) {
+            n->pairs[i].line = n->pairs[i].col = 0;
+            strip_marks(n->pairs[i].value);
+        } else if (n->kind == SIM_YAML_SEQ) {
+            strip_marks(n->items[i]);
+        }
+    }
+}
+
+/* Makes *slot a collection of `kind`, creating it when the slot is empty
+ * (a new key, or a key with no value in the file). */
+static int ensure_kind(ctx *c, sim_yaml_node **slot, sim_yaml_kind kind, const char *origin,
+                       const char *path)
+{
+    sim_yaml_node *n = *slot;
+    if (n && n->kind == kind) return 0;
+    if (n && !(n->kind == SIM_YAML_SCALAR && n->is_null)) {
+        char where[PATH_BUF + 64], got[128];
+        sim_yaml_where(n, where, sizeof where);
+        sim_yaml_describe(n, got, sizeof got);
+        return sim_err_set(c->err, SIM_EINVAL, "%s: cannot set a key inside %s: %s holds %s", origin,
+                           path, where, got);
+    }
+    sim_yaml_node *m = sim_yaml_node_new(kind, origin);
+    if (!m) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
+    sim_yaml_free(n);
+    *slot = m;
+    return 0;
+}
+
+/* Applies one "key.path=value". `origin` is "--set key.path=value" and must
+ * outlive the tree (nodes point at it). */
+static int apply_set(ctx *c, const char *set, const char *origin)
+{
+    const char *eq = strchr(set, '=');
+    if (!eq || eq == set)
+        return sim_err_set(c->err, SIM_EINVAL, "%s: expected key.path=value", origin);
+    size_t klen = (size_t)(eq - set);
+    if (klen >= PATH_BUF) return sim_err_set(c->err, SIM_EINVAL, "%s: key path too long", origin);
+    char key[PATH_BUF], pattern[PATH_BUF] = "", path[PATH_BUF] = "";
+    memcpy(key, set, klen);
+    key[klen] = '\0';
+    if (key[0] == '.' || key[klen - 1] == '.' || strstr(key, ".."))
+        return sim_err_set(c->err, SIM_EINVAL, "%s: empty key in the key path", origin);
+
+    sim_yaml_node **slot = &c->root;
+    char *save = NULL;
+    for (char *comp = strtok_r(key, ".", &save); comp; comp = strtok_r(NULL, ".", &save)) {
+        const sim_schema_field *f = sim_schema_lookup(pattern);
+        char npat[PATH_BUF], npath[PATH_BUF];
+        int rc;
+        if (f && f->type == SIM_SCHEMA_LIST) {
+            if (!all_digits(comp))
+                return sim_err_set(c->err, SIM_EINVAL, "%s: '%.100s' is not a list index (%s takes 0, 1, ...)",
+                                   origin, comp, path);
+            join(npat, sizeof npat, pattern, "*");
+            join(npath, sizeof npath, path, comp);
+            if ((rc = ensure_kind(c, slot, SIM_YAML_SEQ, origin, path))) return rc;
+            sim_yaml_node *seq = *slot;
+            size_t idx = (size_t)strtoul(comp, NULL, 10);
+            if (idx > seq->n)
+                return sim_err_set(c->err, SIM_EINVAL,
+                                   "%s: index %zu is past the end of %s (it has %zu items; %zu adds one)",
+                                   origin, idx, path, seq->n, seq->n);
+            if (idx == seq->n) {
+                sim_yaml_node *item = sim_yaml_node_new(SIM_YAML_SCALAR, origin);
+                if (!item) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
+                item->is_null = 1;
+                if ((rc = sim_yaml_seq_add(seq, item, c->err))) return rc;
+            }
+            slot = &seq->items[idx];
+        } else if (f && f->type == SIM_SCHEMA_MAP) {
+            join(npath, sizeof npath, path, comp);
+            join(npat, sizeof npat, pattern, comp);
+            if (strlen(comp) > KEY_MAX || strchr(comp, '*') || !sim_schema_lookup(npat))
+                return unknown_key(c, origin, pattern, comp, npath);
+            if ((rc = ensure_kind(c, slot, SIM_YAML_MAP, origin, path))) return rc;
+            sim_yaml_pair *p = sim_yaml_map_find(*slot, comp);
+            if (!p) {
+                sim_yaml_node *v = sim_yaml_node_new(SIM_YAML_SCALAR, origin);
+                if (!v) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
+                v->is_null = 1;
+                if ((rc = sim_yaml_map_add(*slot, comp, v, c->err))) return rc;
+                p = &(*slot)->pairs[(*slot)->n - 1];
+            }
+            slot = &p->value;
+        } else {
+            return sim_err_set(c->err, SIM_EINVAL, "%s: %s is a single value; it has no key '%.100s'",
+                               origin, path, comp);
+        }
+        snprintf(pattern, sizeof pattern, "%s", npat);
+        snprintf(path, sizeof path, "%s", npath);
+    }
+    if (!*path) return sim_err_set(c->err, SIM_EINVAL, "%s: expected key.path=value", origin);
+
+    sim_yaml_node *v = NULL;
+    int rc = sim_yaml_parse(eq + 1, strlen(eq + 1), origin, &v, c->err);
+    if (rc) {
+        /* Line 1, column N of the value string would read as part of the
+         * override text; keep only libyaml's description of the problem. */
+        const char *why = c->err ? strstr(c->err->msg, "YAML syntax error") : NULL;
+        if (why) {
+            char tmp[sizeof c->err->msg];
+            snprintf(tmp, sizeof tmp, "%s", why);
+            return sim_err_set(c->err, rc, "%s: %s", origin, tmp);
+        }
+        return rc;
+    }
+    if (!v) {
+        /* "--set output.db=" means the empty string, not "no value". */
+        v = sim_yaml_node_new(SIM_YAML_SCALAR, origin);
+        if (!v) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
+    }
+    strip_marks(v);
+    sim_yaml_free(*slot);
+    *slot = v;
+    return 0;
+}
+
+/* ---- cross-field checks ---- */
+
+/* The node at a concrete key path, or its deepest existing ancestor, so a
+ * message about a key that kept its default still points somewhere useful. */
+static const sim_yaml_node *find_node(const sim_yaml_node *root, const char *path)
+{
+    char buf[PATH_BUF], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", path);
+    const sim_yaml_node *n = root;
+    for (char *comp = strtok_r(buf, ".", &save); comp; comp = strtok_r(NULL, ".", &save)) {
+        const sim_yaml_node *next = NULL;
+        if (n->kind == SIM_YAML_MAP) {
+            const sim_yaml_pair *p = sim_yaml_map_find(n, comp);
+            if (p) next = p->value;
+        } else if (n->kind == SIM_YAML_SEQ && all_digits(comp)) {
+            size_t i = (size_t)strtoul(comp, NULL, 10);
+            if (i < n->n) next = n->items[i];
+        }
+        if (!next) break;
+        n = next;
+    }
+    return n;
+}
+
+static int fail_key(ctx *c, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail_key(ctx *c, const char *path, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fail_at(c, find_node(c->root, path), path, SIM_EINVAL, "%s", msg);
+}
+
+static int check_len(ctx *c, const char *sec, const sim_len_dist *d)
+{
+    char p[PATH_BUF];
+    const char *dn = sim_dist_name(d->dist);
+#define KEY(k) (snprintf(p, sizeof p, "workload.%s.%s", sec, k), p)
+    if (d->min > d->max)
+        return fail_key(c, KEY("max"), "dist %s needs min <= max, got min %lld and max %lld", dn,
+                        (long long)d->min, (long long)d->max);
+    switch (d->dist) {
+    case SIM_DIST_FIXED:
+        if (!(d->value >= 1)) return fail_key(c, KEY("value"), "dist fixed needs value >= 1, got %g", d->value);
+        break;
+    case SIM_DIST_NORMAL:
+    case SIM_DIST_LOGNORMAL:
+        if (!(d->mean > 0)) return fail_key(c, KEY("mean"), "dist %s needs mean > 0, got %g", dn, d->mean);
+        if (!(d->std >= 0)) return fail_key(c, KEY("std"), "dist %s needs std >= 0, got %g", dn, d->std);
+        break;
+    case SIM_DIST_ZIPF:
+        if (!(d->s > 0)) return fail_key(c, KEY("s"), "dist zipf needs s > 0, got %g", d->s);
+        break;
+    case SIM_DIST_EMPIRICAL:
+        if (!d->path[0]) return fail_key(c, KEY("path"), "dist empirical needs a path to a lengths file");
+        break;
+    default:
+        break;
+    }
+#undef KEY
+    return 0;
+}
+
+static int check_workload(ctx *c)
+{
+    const sim_workload_cfg *w = &c->sc->workload;
+    int rc;
+    if ((rc = check_len(c, "input_tokens", &w->input_tokens))) return rc;
+    if ((rc = check_len(c, "output_tokens", &w->output_tokens))) return rc;
+    if (w->arrival.process == SIM_ARRIVAL_CLOSED && w->arrival.concurrency < 1)
+        return fail_key(c, "workload.arrival.concurrency", "process closed_loop needs concurrency >= 1, got %d",
+                        (int)w->arrival.concurrency);
+    if (w->trace.format == SIM_TRACE_NONE && w->trace.path[0])
+        return fail_key(c, "workload.trace.path", "a trace path needs workload.trace.format (mooncake|csv)");
+    if (w->trace.format != SIM_TRACE_NONE && !w->trace.path[0])
+        return fail_key(c, "workload.trace.format", "trace format %s needs workload.trace.path",
+                        w->trace.format == SIM_TRACE_MOONCAKE ? "mooncake" : "csv");
+    if (w->trace.format == SIM_TRACE_NONE && w->requests == 0 && w->duration_s == 0)
+        return fail_key(c, "workload.requests",
+                        "requests 0 means the whole trace, but no trace is set and duration_s is 0: "
+                        "the run would never end");
+    return 0;
+}
+
+static int check_deployment(ctx *c)
+{
+    const sim_deploy_cfg *d = &c->sc->deployment;
+    /* Roles each mode allows, and those it needs at least one pool of. */
+    static const unsigned allowed[4] = {
+        1u << SIM_ROLE_COLOCATED,
+        1u << SIM_ROLE_PREFILL | 1u << SIM_ROLE_DECODE,
+        1u << SIM_ROLE_ATTENTION | 1u << SIM_ROLE_FFN,
+        1u << SIM_ROLE_PREFILL | 1u << SIM_ROLE_ATTENTION | 1u << SIM_ROLE_FFN,
+    };
+    unsigned mode = (unsigned)d->mode < 4 ? (unsigned)d->mode : 0;
+    unsigned seen = 0;
+    char p[PATH_BUF];
+    for (int i = 0; i < d->n_pools; i++) {
+        const sim_pool_cfg *pl = &d->pools[i];
+        snprintf(p, sizeof p, "deployment.pools.%d.role", i);
+        if (!(allowed[mode] & (1u << pl->role))) {
+            char names[128] = "";
+            size_t used = 0;
+            for (int r = 0; r < 5; r++)
+                if (allowed[mode] & (1u << r))
+                    used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                             sim_role_name((sim_role)r));
+            return fail_key(c, p, "role %s is not allowed in mode %s (allowed: %s)", sim_role_name(pl->role),
+                            sim_mode_name(d->mode), names);
+        }
+        seen |= 1u << pl->role;
+        snprintf(p, sizeof p, "deployment.pools.%d.scheduler.chunk_tokens", i);
+        if (pl->scheduler.chunk_tokens > pl->scheduler.max_batched_tokens)
+            return fail_key(c, p, "chunk_tokens (%d) must be <= max_batched_tokens (%d)",
+                            (int)pl->scheduler.chunk_tokens, (int)pl->scheduler.max_batched_tokens);
+    }
+    for (int r = 0; r < 5; r++)
+        if ((allowed[mode] & (1u << r)) && !(seen & (1u << r)))
+            return fail_key(c, "deployment.mode", "mode %s needs at least one pool with role %s",
+                            sim_mode_name(d->mode), sim_role_name((sim_role)r));
+    return 0;
+}
+
+/* ---- entry points ---- */
+
+static int load(const char *text, size_t len, const char *name, const char *dir, const char *source,
+                const char *const *sets, int n_sets, sim_scenario *out, sim_err *err)
+{
+    ctx c = {NULL, err, dir, NULL};
+    char **origins = NULL;
+    int rc = 0;
+    if (!name) name = "<scenario>";
+    c.sc = malloc(sizeof *c.sc);
+    if (n_sets > 0) origins = calloc((size_t)n_sets, sizeof *origins);
+    if (!c.sc || (n_sets > 0 && !origins)) {
+        rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
+        goto fail;
+    }
+    sim_scenario_defaults(c.sc);
+    if ((rc = sim_yaml_parse(text, len, name, &c.root, err))) goto fail;
+    if (!c.root || (c.root->kind == SIM_YAML_SCALAR && c.root->is_null)) {
+        rc = sim_err_set(err, SIM_EINVAL, "%s:1:1: empty scenario: expected a mapping of keys such as "
+                                          "name, model, workload, deployment", name);
+        goto fail;
+    }
+    if (c.root->kind != SIM_YAML_MAP) {
+        char got[128];
+        sim_yaml_describe(c.root, got, sizeof got);
+        rc = sim_err_set(err, SIM_EINVAL, "%s:%d:%d: the top level must be a mapping of keys such as "
+                                          "name, model, workload, deployment; got %s",
+                         name, c.root->line, c.root->col, got);
+        goto fail;
+    }
+    for (int i = 0; i < n_sets; i++) {
+        const char *s = sets[i] ? sets[i] : "";
+        size_t n = strlen(s) + 8;
+        origins[i] = malloc(n);
+        if (!origins[i]) {
+            rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
+            goto fail;
+        }
+        snprintf(origins[i], n, "--set %s", s);
+        if ((rc = apply_set(&c, s, origins[i]))) goto fail;
+    }
+    if ((rc = walk(&c, c.root, "", "", 0))) goto fail;
+    if ((rc = check_workload(&c))) goto fail;
+    if ((rc = check_deployment(&c))) goto fail;
+    snprintf(c.sc->source_path, sizeof c.sc->source_path, "%s", source);
+    *out = *c.sc;
+fail:
+    sim_yaml_free(c.root);
+    for (int i = 0; origins && i < n_sets; i++) free(origins[i]);
+    free(origins);
+    free(c.sc);
+    return rc;
+}
+
+int sim_loader_load_string(const char *text, size_t len, const char *name, const char *const *sets,
+                           int n_sets, sim_scenario *out, sim_err *err)
+{
+    return load(text ? text : "", text ? len : 0, name, "", "", sets, n_sets, out, err);
+}
+
+int sim_loader_load_file(const char *path, const char *const *sets, int n_sets, sim_scenario *out,
+                         sim_err *err)
+{
+    char *text = NULL, dir[SIM_PATH_MAX];
+    int rc;
+    if (strlen(path) >= SIM_PATH_MAX)
+        return sim_err_set(err, SIM_EINVAL, "%.200s...: path too long", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 0, len = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *t = realloc(text, cap);
+            if (!t) {
+                rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
+                goto fail;
+            }
+            text = t;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        rc = sim_err_set(err, SIM_EIO, "%s: read error", path);
+        goto fail;
+    }
+    /* Folder of the file: relative paths inside it are relative to it. */
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) dir[1] = '\0';
+    else if (slash) *slash = '\0';
+    else dir[0] = '\0';
+    rc = load(text, len, path, dir, path, sets, n_sets, out, err);
+fail:
+    fclose(f);
+    free(text);
+    return rc;
+}
+
+/* ---- reference ---- */
+
+static const char *type_name(sim_schema_type t)
+{
+    switch (t) {
+    case SIM_SCHEMA_MAP: return "section";
+    case SIM_SCHEMA_LIST: return "list";
+    case SIM_SCHEMA_STR: return "string";
+    case SIM_SCHEMA_PATH: return "path";
+    case SIM_SCHEMA_MODEL: return "name or path";
+    case SIM_SCHEMA_I32:
+    case SIM_SCHEMA_I64:
+    case SIM_SCHEMA_U64: return "integer";
+    case SIM_SCHEMA_F64: return "number";
+    case SIM_SCHEMA_BOOL: return "bool";
+    case SIM_SCHEMA_ENUM:
+    case SIM_SCHEMA_STRENUM: return "enum";
+    }
+    return "?";
+}
+
+/* Writes a table cell, escaping the pipe that would end the cell. */
+static void cell(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+void sim_loader_write_reference(FILE *f)
+{
+    size_t n;
+    const sim_schema_field *t = sim_schema_table(&n);
+    sim_scenario def;
+    sim_scenario_defaults(&def);
+    fputs("# Scenario reference\n\n"
+          "<!-- Generated by sim_loader_write_reference from the loader's schema table; do not edit. -->\n\n"
+          "A scenario is one YAML mapping. Every key is optional and has the default shown. "
+          "Unknown keys, wrong types and out-of-range values are errors that name the file, line, "
+          "column and key path. Any key can be overridden from the command line with "
+          "`--set key.path=value` (the value is read as YAML); list items are addressed by index "
+          "(`deployment.pools.0.instances=8`), `*` below stands for that index, and the index one "
+          "past the end adds an item. Relative paths in a file are relative to the file's folder; "
+          "paths given with `--set` are relative to the current directory.\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].type != SIM_SCHEMA_MAP) continue;
+        const char *names[64];
+        if (sim_schema_children(t[i].path, names, 64) == 0) continue;
+        fprintf(f, "\n## %s%s%s\n\n%s\n\n", *t[i].path ? "`" : "", *t[i].path ? t[i].path : "Top level",
+                *t[i].path ? "`" : "", t[i].desc);
+        fputs("| Key | Type | Default | Allowed | Description |\n|---|---|---|---|---|\n", f);
+        for (size_t j = 0; j < n; j++) {
+            const char *leaf = NULL;
+            size_t pl = strlen(t[i].path);
+            if (!*t[j].path || t[j].type == SIM_SCHEMA_MAP) continue;
+            if (pl == 0 ? strchr(t[j].path, '.') == NULL
+                        : (strncmp(t[j].path, t[i].path, pl) == 0 && t[j].path[pl] == '.' &&
+                           !strchr(t[j].path + pl + 1, '.')))
+                leaf = t[j].path;
+            if (!leaf) continue;
+            char def_s[SIM_PATH_MAX + 8], range[512];
+            sim_schema_default(&t[j], &def, def_s, sizeof def_s);
+            if (t[j].type == SIM_SCHEMA_LIST)
+                snprintf(def_s, sizeof def_s, "%d item", (int)def.deployment.n_pools);
+            sim_schema_range(&t[j], range, sizeof range);
+            fprintf(f, "| `%s` | %s | ", leaf, type_name(t[j].type));
+            if (def_s[0]) {
+                fputc('`', f);
+                cell(f, def_s);
+                fputc('`', f);
+            }
+            fputs(" | ", f);
+            cell(f, range);
+            fputs(" | ", f);
+            cell(f, t[j].desc);
+            fputs(" |\n", f);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+/* sim_request — a request in flight inside the cluster.
+ *
+ * Created by the cluster when a request arrives (from a pool with a free
+ * list, so memory tracks requests in flight, not requests simulated) and
+ * handed to one instance, which owns it until it finishes and reports it
+ * back through its on_finish hook. Decode progress is NOT stored per token:
+ * a decoding request keeps the iteration it joined decode and the iteration
+ * its last token is due, and its context at iteration n is ctx_base + n
+ * (see sim_instance.c). Times are ns. */
+#ifndef SIM_REQUEST_H
+#define SIM_REQUEST_H
+
+#include "sim_engine.h"
+#include "sim_workload.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    SIM_REQ_WAITING = 0,
+    SIM_REQ_PREFILL = 1,
+    SIM_REQ_DECODE = 2,
+    SIM_REQ_DONE = 3
+} sim_req_state;
+
+typedef struct sim_req sim_req;
+
+/* Intrusive doubly-linked list node and list. */
+typedef struct sim_link {
+    sim_req *prev, *next;
+} sim_link;
+
+typedef struct {
+    sim_req *head, *tail;
+    int64_t n;
+} sim_req_list;
+
+struct sim_req {
+    sim_request_spec spec;
+    int32_t instance;
+    int32_t client;          /* closed-loop client, -1 for open loop */
+    sim_req_state state;
+    int32_t preemptions;
+    /* prefill progress (counts recompute after preemption) */
+    int32_t prefill_target;  /* tokens to put in KV before the next token: input + generated */
+    int32_t prefilled;
+    int32_t generated;       /* output tokens emitted so far */
+    int32_t blocks;          /* KV blocks held while waiting/prefilling */
+    /* decode bookkeeping: ctx(n) = ctx_base + n at iteration n */
+    int64_t ctx_base;
+    int64_t join_iter;       /* iteration whose end emitted the token before decode began */
+    int32_t generated_at_join;
+    int64_t finish_iter;     /* iteration that emits the last token */
+    int32_t heap_idx;        /* position in the instance's finish heap, -1 if none */
+    sim_time first_scheduled, first_token, finish;
+    sim_link run_link;       /* waiting list or running list */
+    sim_link pre_link;       /* prefilling list */
+    sim_req *free_next;      /* pool free list */
+};
+
+static inline void sim_req_list_push_back(sim_req_list *l, sim_req *r, size_t link_off)
+{
+    sim_link *lk = (sim_link *)((char *)r + link_off);
+    lk->next = NULL;
+    lk->prev = l->tail;
+    if (l->tail) ((sim_link *)((char *)l->tail + link_off))->next = r;
+    else l->head = r;
+    l->tail = r;
+    l->n++;
+}
+
+static inline void sim_req_list_push_front(sim_req_list *l, sim_req *r, size_t link_off)
+{
+    sim_link *lk = (sim_link *)((char *)r + link_off);
+    lk->prev = NULL;
+    lk->next = l->head;
+    if (l->head) ((sim_link *)((char *)l->head + link_off))->prev = r;
+    else l->tail = r;
+    l->head = r;
+    l->n++;
+}
+
+static inline void sim_req_list_remove(sim_req_list *l, sim_req *r, size_t link_off)
+{
+    sim_link *lk = (sim_link *)((char *)r + link_off);
+    if (lk->prev) ((sim_link *)((char *)lk->prev + link_off))->next = lk->next;
+    else l->head = lk->next;
+    if (lk->next) ((sim_link *)((char *)lk->next + link_off))->prev = lk->prev;
+    else l->tail = lk->prev;
+    lk->prev = lk->next = NULL;
+    l->n--;
+}
+
+#define SIM_RUN_LINK offsetof(sim_req, run_link)
+#define SIM_PRE_LINK offsetof(sim_req, pre_link)
+
+static inline sim_req *sim_req_next(const sim_req *r, size_t link_off)
+{
+    return ((const sim_link *)((const char *)r + link_off))->next;
+}
+
+#endif

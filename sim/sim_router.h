@@ -1,0 +1,54 @@
+/* sim_router — picks the instance a new request goes to.
+ *
+ * A router is a small vtable (pick, destroy) so new policies (the
+ * cache-aware router with its λ weight) plug in without touching the
+ * cluster. Built-in policies: round_robin, random (uniform), least_loaded
+ * (fewest outstanding tokens: prefill tokens not yet computed plus output
+ * tokens not yet generated) and power_of_two (two distinct random
+ * candidates, the less loaded wins). Ties go to the first candidate in a
+ * rotating order, so equal loads spread instead of piling onto instance 0.
+ * Randomised policies own a GSL stream "router". The router reads instance
+ * load through sim_router_view; it owns nothing but itself. */
+#ifndef SIM_ROUTER_H
+#define SIM_ROUTER_H
+
+#include "sim_err.h"
+#include "sim_scenario.h"
+#include "sim_workload.h"
+
+#include <stdint.h>
+
+/* What the router may see of one candidate instance. */
+typedef struct {
+    int64_t outstanding_tokens;
+    int32_t waiting;
+    int32_t running;
+} sim_router_view;
+
+typedef struct sim_router sim_router;
+
+typedef struct {
+    /* Returns the chosen index in [0, n). */
+    int32_t (*pick)(sim_router *r, const sim_request_spec *req, const sim_router_view *views,
+                    int32_t n);
+    void (*destroy)(sim_router *r);
+} sim_router_ops;
+
+struct sim_router {
+    const sim_router_ops *ops;
+};
+
+int sim_router_create(const sim_routing_cfg *cfg, uint64_t seed, sim_router **out, sim_err *err);
+
+static inline int32_t sim_router_pick(sim_router *r, const sim_request_spec *req,
+                                      const sim_router_view *views, int32_t n)
+{
+    return r->ops->pick(r, req, views, n);
+}
+
+static inline void sim_router_destroy(sim_router *r)
+{
+    if (r) r->ops->destroy(r);
+}
+
+#endif

@@ -1,0 +1,323 @@
+/* sim_schema — see sim_schema.h. */
+#include "sim_schema.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAMES(a) a, (int)(sizeof a / sizeof a[0])
+#define SC(m) 0, offsetof(sim_scenario, m), sizeof(((sim_scenario *)0)->m)
+#define PL(m) 1, offsetof(sim_pool_cfg, m), sizeof(((sim_pool_cfg *)0)->m)
+
+/* Ranges: flags, min, max. */
+#define ANY 0, 0, 0
+#define GE0 SIM_SCHEMA_HAS_MIN, 0, 0
+#define GT0 SIM_SCHEMA_HAS_MIN | SIM_SCHEMA_MIN_EXCL, 0, 0
+#define GE1 SIM_SCHEMA_HAS_MIN, 1, 0
+#define IN(a, b) SIM_SCHEMA_HAS_MIN | SIM_SCHEMA_HAS_MAX, a, b
+
+#define SEC(p, d) {p, SIM_SCHEMA_MAP, 0, 0, 0, ANY, NULL, 0, 0, d}
+#define FLD(p, t, loc, range, d) {p, t, loc, range, NULL, 0, 0, d}
+#define ENM(p, loc, names, base, d) {p, SIM_SCHEMA_ENUM, loc, ANY, NAMES(names), base, d}
+#define SEN(p, loc, names, d) {p, SIM_SCHEMA_STRENUM, loc, ANY, NAMES(names), 0, d}
+
+/* Name lists index the C enums of sim_scenario.h (plus enum_base). */
+static const char *const dtypes[] = {"bf16", "fp8"};
+static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop"};
+static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
+static const char *const traces[] = {"mooncake", "csv"}; /* base 1: 0 is "no trace" */
+static const char *const modes[] = {"colocated", "pd", "af", "pd+af"};
+static const char *const roles[] = {"colocated", "prefill", "decode", "attention", "ffn"};
+static const char *const policies[] = {"round_robin", "random", "least_loaded", "power_of_two"};
+
+#define LEN_DIST(sec, m)                                                                          \
+    SEC("workload." sec, "Length distribution in tokens; every kind is clamped to [min, max]."), \
+    ENM("workload." sec ".dist", SC(workload.m.dist), dists, 0,                                  \
+        "Distribution kind; it decides which of the keys below are used."),                                         \
+    FLD("workload." sec ".value", SIM_SCHEMA_F64, SC(workload.m.value), ANY,                      \
+        "fixed: the length (>= 1)."),                                                             \
+    FLD("workload." sec ".mean", SIM_SCHEMA_F64, SC(workload.m.mean), ANY,                        \
+        "normal, lognormal: mean length (> 0)."),                                                 \
+    FLD("workload." sec ".std", SIM_SCHEMA_F64, SC(workload.m.std), GE0,                          \
+        "normal, lognormal: standard deviation of the length itself."),                           \
+    FLD("workload." sec ".s", SIM_SCHEMA_F64, SC(workload.m.s), ANY,                              \
+        "zipf: exponent s (> 0), P(k) ~ k^-s over k = min..max."),                                \
+    FLD("workload." sec ".min", SIM_SCHEMA_I64, SC(workload.m.min), GE1,                          \
+        "Smallest length (uniform and zipf range, clamp for the others)."),                       \
+    FLD("workload." sec ".max", SIM_SCHEMA_I64, SC(workload.m.max), GE1,                          \
+        "Largest length (uniform and zipf range, clamp for the others)."),                        \
+    FLD("workload." sec ".path", SIM_SCHEMA_PATH, SC(workload.m.path), ANY,                       \
+        "empirical: file with one length per line, or `length,weight`.")
+
+static const sim_schema_field table[] = {
+    SEC("", "Top-level keys. Every key has a default, so `{}` is a valid scenario."),
+    FLD("name", SIM_SCHEMA_STR, SC(name), ANY, "Scenario name, stored with the results."),
+    FLD("seed", SIM_SCHEMA_U64, SC(seed), GE0, "Seed of every random stream (one stream per component)."),
+    FLD("model", SIM_SCHEMA_MODEL, SC(model), ANY,
+        "Catalogue model name, or a path to a Hugging Face config.json (.json/.yaml)."),
+    SEN("dtype", SC(dtype), dtypes, "Weights and activations data type."),
+    SEN("kv_dtype", SC(kv_dtype), dtypes, "KV cache data type."),
+
+    SEC("hardware", "Default GPU and node shape."),
+    FLD("hardware.gpu", SIM_SCHEMA_STR, SC(hardware.gpu), ANY,
+        "GPU catalogue name (e.g. h100-sxm, h200, b200); pools may override it."),
+    FLD("hardware.gpus_per_node", SIM_SCHEMA_I32, SC(hardware.gpus_per_node), IN(1, 1024),
+        "GPUs per node (sets which links are NVLink and which are network)."),
+
+    SEC("workload", "What requests are sent, when, and how long they are."),
+    FLD("workload.requests", SIM_SCHEMA_I64, SC(workload.requests), GE0,
+        "Number of requests to send (0 = the whole trace)."),
+    FLD("workload.duration_s", SIM_SCHEMA_F64, SC(workload.duration_s), GE0,
+        "Stop sending after this much simulated time (0 = no limit)."),
+    SEC("workload.arrival", "Arrival process (ignored when a trace is replayed)."),
+    ENM("workload.arrival.process", SC(workload.arrival.process), arrivals, 0,
+        "Open loop (poisson, gamma, constant) or closed loop (closed_loop)."),
+    FLD("workload.arrival.rate", SIM_SCHEMA_F64, SC(workload.arrival.rate), GT0,
+        "Open loop: mean arrival rate in requests/s."),
+    FLD("workload.arrival.cv", SIM_SCHEMA_F64, SC(workload.arrival.cv), GT0,
+        "gamma: coefficient of variation of inter-arrival times (1 = Poisson)."),
+    FLD("workload.arrival.concurrency", SIM_SCHEMA_I32, SC(workload.arrival.concurrency),
+        IN(0, 10000000), "closed_loop: number of clients (>= 1)."),
+    FLD("workload.arrival.think_time_s", SIM_SCHEMA_F64, SC(workload.arrival.think_time_s), GE0,
+        "closed_loop: pause between a reply and the client's next request."),
+    LEN_DIST("input_tokens", input_tokens),
+    LEN_DIST("output_tokens", output_tokens),
+    SEC("workload.trace", "Trace replay: set both format and path to replay a trace instead of "
+                          "the synthetic arrivals and lengths."),
+    ENM("workload.trace.format", SC(workload.trace.format), traces, 1,
+        "mooncake (JSONL, ms timestamps) or csv (timestamp,input_tokens,output_tokens)."),
+    FLD("workload.trace.path", SIM_SCHEMA_PATH, SC(workload.trace.path), ANY, "Trace file."),
+    FLD("workload.trace.time_scale", SIM_SCHEMA_F64, SC(workload.trace.time_scale), GT0,
+        "Multiply trace timestamps (2 = half the rate)."),
+    FLD("workload.trace.rate_scale", SIM_SCHEMA_F64, SC(workload.trace.rate_scale), GT0,
+        "Multiply the arrival rate (divides timestamps); combines with time_scale."),
+
+    SEC("deployment", "How the model is served: the mode and its pools of instances."),
+    ENM("deployment.mode", SC(deployment.mode), modes, 0,
+        "colocated, pd (prefill/decode), af (attention/FFN) or pd+af."),
+    {"deployment.pools", SIM_SCHEMA_LIST, 0, 0, 0, IN(1, SIM_MAX_POOLS), NULL, 0, 0,
+     "Pools of identical instances; each item starts from the defaults below."},
+    SEC("deployment.pools.*", "One pool (list item)."),
+    ENM("deployment.pools.*.role", PL(role), roles, 0,
+        "colocated (mode colocated); prefill, decode (pd); attention, ffn (af); prefill, "
+        "attention, ffn (pd+af)."),
+    FLD("deployment.pools.*.instances", SIM_SCHEMA_I32, PL(instances), IN(1, 100000),
+        "Number of instances (engine replicas) in the pool."),
+    FLD("deployment.pools.*.gpu", SIM_SCHEMA_STR, PL(gpu), ANY, "GPU of this pool (\"\" = hardware.gpu)."),
+    SEC("deployment.pools.*.parallel", "Layout of one instance."),
+    FLD("deployment.pools.*.parallel.tp", SIM_SCHEMA_I32, PL(parallel.tp), IN(1, 1024),
+        "Tensor-parallel degree."),
+    FLD("deployment.pools.*.parallel.pp", SIM_SCHEMA_I32, PL(parallel.pp), IN(1, 1024),
+        "Pipeline-parallel degree."),
+    SEC("deployment.pools.*.scheduler", "Continuous-batching scheduler of each instance."),
+    FLD("deployment.pools.*.scheduler.max_seqs", SIM_SCHEMA_I32, PL(scheduler.max_seqs), IN(1, 1048576),
+        "Most requests in one iteration's batch."),
+    FLD("deployment.pools.*.scheduler.max_batched_tokens", SIM_SCHEMA_I32,
+        PL(scheduler.max_batched_tokens), GE1, "Token budget of one iteration."),
+    FLD("deployment.pools.*.scheduler.chunk_tokens", SIM_SCHEMA_I32, PL(scheduler.chunk_tokens), GE1,
+        "Most prefill tokens of one request per iteration (<= max_batched_tokens)."),
+    FLD("deployment.pools.*.scheduler.block_tokens", SIM_SCHEMA_I32, PL(scheduler.block_tokens),
+        IN(1, 1024), "Paged KV cache block size in tokens."),
+    {"deployment.pools.*.scheduler.gpu_mem_util", SIM_SCHEMA_F64, PL(scheduler.gpu_mem_util),
+     SIM_SCHEMA_HAS_MIN | SIM_SCHEMA_HAS_MAX | SIM_SCHEMA_MIN_EXCL, 0, 1, NULL, 0, 0,
+     "Fraction of GPU memory the engine may use."},
+    FLD("deployment.pools.*.scheduler.reserve_gb", SIM_SCHEMA_F64, PL(scheduler.reserve_gb), GE0,
+        "Activation/workspace reserve per GPU in GB."),
+    FLD("deployment.pools.*.scheduler.overhead_us", SIM_SCHEMA_F64, PL(scheduler.overhead_us), GE0,
+        "Per-iteration framework overhead in microseconds (scheduling, launch, sampling)."),
+
+    SEC("routing", "How requests are spread over instances."),
+    ENM("routing.policy", SC(routing.policy), policies, 0, "Routing policy."),
+
+    SEC("slo", "Service-level objectives for goodput (0 = no bound)."),
+    FLD("slo.ttft_ms", SIM_SCHEMA_F64, SC(slo.ttft_ms), GE0, "Time-to-first-token bound in ms."),
+    FLD("slo.tpot_ms", SIM_SCHEMA_F64, SC(slo.tpot_ms), GE0, "Time-per-output-token bound in ms."),
+
+    SEC("output", "Where results go."),
+    FLD("output.db", SIM_SCHEMA_PATH, SC(output.db), ANY, "SQLite results database (\"\" = do not store)."),
+    FLD("output.store_requests", SIM_SCHEMA_BOOL, SC(output.store_requests), ANY,
+        "Store one row per request in the database."),
+    FLD("output.sample_interval_s", SIM_SCHEMA_F64, SC(output.sample_interval_s), GT0,
+        "Per-instance time-series sampling period in s."),
+
+    SEC("overload", "Stop a run whose queues grow without bound."),
+    FLD("overload.enabled", SIM_SCHEMA_BOOL, SC(overload.enabled), ANY, "Detect overload."),
+    FLD("overload.max_queue_delay_s", SIM_SCHEMA_F64, SC(overload.max_queue_delay_s), GT0,
+        "Overloaded when the oldest waiting request is older than this (s)."),
+    FLD("overload.max_waiting", SIM_SCHEMA_I64, SC(overload.max_waiting), GE1,
+        "Overloaded when more requests than this wait across the cluster."),
+};
+
+const sim_schema_field *sim_schema_table(size_t *n)
+{
+    *n = sizeof table / sizeof table[0];
+    return table;
+}
+
+const sim_schema_field *sim_schema_lookup(const char *pattern)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].path, pattern) == 0) return &table[i];
+    return NULL;
+}
+
+/* True when `path` is a direct child of `pattern`; *leaf gets its last key. */
+static int is_child(const char *path, const char *pattern, const char **leaf)
+{
+    size_t pl = strlen(pattern);
+    if (!*path) return 0;
+    if (pl == 0) {
+        *leaf = path;
+        return strchr(path, '.') == NULL;
+    }
+    if (strncmp(path, pattern, pl) != 0 || path[pl] != '.') return 0;
+    *leaf = path + pl + 1;
+    return strchr(*leaf, '.') == NULL;
+}
+
+int sim_schema_children(const char *pattern, const char **names, int max)
+{
+    int n = 0;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        const char *leaf;
+        if (is_child(table[i].path, pattern, &leaf) && n < max) names[n++] = leaf;
+    }
+    return n;
+}
+
+int sim_schema_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    /* Keys are short; anything long cannot be a typo of a key. */
+    if (la > 64 || lb > 64) return 1000;
+    int row[65];
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *sim_schema_suggest(const char *pattern, const char *key)
+{
+    const char *names[64];
+    int n = sim_schema_children(pattern, names, 64);
+    const char *best = NULL;
+    int bestd = 1000;
+    for (int i = 0; i < n; i++) {
+        int d = sim_schema_edit_distance(key, names[i]);
+        if (d < bestd) {
+            bestd = d;
+            best = names[i];
+        }
+    }
+    /* Accept up to a third of the key's letters wrong (at least 2 edits). */
+    size_t len = best ? strlen(best) : 0;
+    if (best && (bestd <= 2 || (size_t)bestd * 3 <= len) && (size_t)bestd < len) return best;
+    return NULL;
+}
+
+static int is_int_type(sim_schema_type t)
+{
+    return t == SIM_SCHEMA_I32 || t == SIM_SCHEMA_I64 || t == SIM_SCHEMA_U64;
+}
+
+void sim_schema_range(const sim_schema_field *f, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (f->type == SIM_SCHEMA_ENUM || f->type == SIM_SCHEMA_STRENUM) {
+        size_t used = 0;
+        for (int i = 0; i < f->n_names && used < size; i++)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? "|" : "", f->names[i]);
+        return;
+    }
+    if (f->type == SIM_SCHEMA_LIST) {
+        snprintf(buf, size, "%g..%g items", f->min, f->max);
+        return;
+    }
+    unsigned fl = f->flags;
+    if ((fl & SIM_SCHEMA_HAS_MIN) && (fl & SIM_SCHEMA_HAS_MAX)) {
+        if (is_int_type(f->type))
+            snprintf(buf, size, "%.0f..%.0f", f->min, f->max);
+        else
+            snprintf(buf, size, "%c%g, %g%c", (fl & SIM_SCHEMA_MIN_EXCL) ? '(' : '[', f->min, f->max,
+                     (fl & SIM_SCHEMA_MAX_EXCL) ? ')' : ']');
+    } else if (fl & SIM_SCHEMA_HAS_MIN) {
+        snprintf(buf, size, "%s %g", (fl & SIM_SCHEMA_MIN_EXCL) ? ">" : ">=", f->min);
+    } else if (fl & SIM_SCHEMA_HAS_MAX) {
+        snprintf(buf, size, "%s %g", (fl & SIM_SCHEMA_MAX_EXCL) ? "<" : "<=", f->max);
+    }
+}
+
+void sim_schema_expect(const sim_schema_field *f, char *buf, size_t size)
+{
+    char range[256];
+    sim_schema_range(f, range, sizeof range);
+    int both = (f->flags & SIM_SCHEMA_HAS_MIN) && (f->flags & SIM_SCHEMA_HAS_MAX);
+    switch (f->type) {
+    case SIM_SCHEMA_MAP: snprintf(buf, size, "a mapping"); break;
+    case SIM_SCHEMA_LIST: snprintf(buf, size, "a list of %s", range); break;
+    case SIM_SCHEMA_STR:
+    case SIM_SCHEMA_PATH:
+    case SIM_SCHEMA_MODEL: snprintf(buf, size, "a string"); break;
+    case SIM_SCHEMA_BOOL: snprintf(buf, size, "true or false"); break;
+    case SIM_SCHEMA_ENUM:
+    case SIM_SCHEMA_STRENUM: snprintf(buf, size, "one of %s", range); break;
+    case SIM_SCHEMA_I32:
+    case SIM_SCHEMA_I64:
+    case SIM_SCHEMA_U64:
+    case SIM_SCHEMA_F64:
+        snprintf(buf, size, "%s%s%s%s", is_int_type(f->type) ? "an integer" : "a number",
+                 range[0] ? " " : "", range[0] && both ? "in " : "", range);
+        break;
+    }
+}
+
+const char *sim_schema_enum_name(const sim_schema_field *f, int value)
+{
+    int i = value - f->enum_base;
+    if (f->type != SIM_SCHEMA_ENUM || i < 0 || i >= f->n_names) return NULL;
+    return f->names[i];
+}
+
+void sim_schema_default(const sim_schema_field *f, const sim_scenario *def, char *buf, size_t size)
+{
+    const char *base = f->in_pool ? (const char *)&def->deployment.pools[0] : (const char *)def;
+    const void *p = base + f->offset;
+    int32_t i32;
+    int64_t i64;
+    uint64_t u64;
+    double d;
+    int e;
+    switch (f->type) {
+    case SIM_SCHEMA_MAP:
+    case SIM_SCHEMA_LIST: buf[0] = '\0'; break;
+    case SIM_SCHEMA_STR:
+    case SIM_SCHEMA_PATH:
+    case SIM_SCHEMA_MODEL: snprintf(buf, size, "\"%s\"", (const char *)p); break;
+    case SIM_SCHEMA_STRENUM: snprintf(buf, size, "%s", (const char *)p); break;
+    case SIM_SCHEMA_I32: memcpy(&i32, p, sizeof i32); snprintf(buf, size, "%d", (int)i32); break;
+    case SIM_SCHEMA_I64: memcpy(&i64, p, sizeof i64); snprintf(buf, size, "%lld", (long long)i64); break;
+    case SIM_SCHEMA_U64:
+        memcpy(&u64, p, sizeof u64);
+        snprintf(buf, size, "%llu", (unsigned long long)u64);
+        break;
+    case SIM_SCHEMA_F64: memcpy(&d, p, sizeof d); snprintf(buf, size, "%.10g", d); break;
+    case SIM_SCHEMA_BOOL: memcpy(&i32, p, sizeof i32); snprintf(buf, size, "%s", i32 ? "true" : "false"); break;
+    case SIM_SCHEMA_ENUM: {
+        memcpy(&e, p, sizeof e);
+        const char *name = sim_schema_enum_name(f, e);
+        snprintf(buf, size, "%s", name ? name : "(not set)");
+        break;
+    }
+    }
+}

@@ -1,0 +1,381 @@
+/* sim_store — see sim_store.h.
+ *
+ * The database uses SQLite's default rollback journal (one self-contained
+ * file, nothing left beside it after close) with synchronous=NORMAL; every
+ * run is one BEGIN IMMEDIATE … COMMIT written through prepared statements,
+ * and any failure issues ROLLBACK, so readers see whole runs or nothing.
+ * Several processes may append to the same file (sweeps): a 10 s busy
+ * timeout serialises their transactions. A store handle belongs to one
+ * thread at a time (the connection is opened without SQLite's mutexes). */
+#include "sim_store.h"
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct sim_store {
+    sqlite3 *db;
+    char path[SIM_PATH_MAX];
+};
+
+static const char *const schema_sql =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS runs("
+    " id INTEGER PRIMARY KEY, name TEXT, created_at TEXT NOT NULL,"
+    " seed /* no affinity: an integer, or decimal text above 2^63-1 */,"
+    " model TEXT, gpu TEXT, mode TEXT, scenario_path TEXT, scenario_text TEXT,"
+    " params_json TEXT, status TEXT NOT NULL CHECK (status IN ('ok', 'overloaded')),"
+    " overload_reason TEXT, sim_time_s REAL, wall_time_s REAL, events INTEGER);"
+    "CREATE TABLE IF NOT EXISTS requests("
+    " run_id INTEGER NOT NULL REFERENCES runs(id), req_id INTEGER, instance INTEGER,"
+    " arrival_s REAL, input_tokens INTEGER, output_tokens INTEGER, ttft_ms REAL,"
+    " tpot_ms REAL, e2e_ms REAL, queue_ms REAL, preemptions INTEGER);"
+    "CREATE TABLE IF NOT EXISTS instance_series("
+    " run_id INTEGER NOT NULL REFERENCES runs(id), instance INTEGER, t_s REAL,"
+    " utilization REAL, batch_size REAL, kv_occupancy REAL, waiting INTEGER);"
+    "CREATE TABLE IF NOT EXISTS metrics("
+    " run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL,"
+    " PRIMARY KEY (run_id, name));"
+    "CREATE INDEX IF NOT EXISTS requests_run ON requests(run_id);"
+    "CREATE INDEX IF NOT EXISTS instance_series_run ON instance_series(run_id, instance, t_s);"
+    "CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);";
+
+static const char *const required_tables[] = {"meta", "runs", "requests", "instance_series",
+                                              "metrics"};
+
+/* Runs a query returning one integer; returns the SQLite result code. */
+static int query_int(sqlite3 *db, const char *sql, const char *arg, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    if (arg) sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_NOTFOUND;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int table_exists(sqlite3 *db, const char *name, int *exists)
+{
+    int64_t n = 0;
+    int rc = query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                       name, &n);
+    *exists = n > 0;
+    return rc;
+}
+
+static int create_schema(sim_store *s, sim_err *err)
+{
+    char *msg = NULL;
+    char sql[64];
+    /* IMMEDIATE, IF NOT EXISTS and OR IGNORE: two processes creating the
+     * same new file at once both succeed with one schema. */
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK) goto fail;
+    if (sqlite3_exec(s->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK) goto fail;
+    snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO meta VALUES ('schema_version', '%d')",
+             SIM_STORE_SCHEMA_VERSION);
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) goto fail;
+    if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) goto fail;
+    return 0;
+fail:
+    sim_err_set(err, SIM_EIO, "%s: cannot create results database schema: %s", s->path,
+                msg ? msg : sqlite3_errmsg(s->db));
+    sqlite3_free(msg);
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return SIM_EIO;
+}
+
+/* Checks an existing database: servesim's, a version we know, every table
+ * present. Version 1 is the first schema, so there is nothing to migrate
+ * yet; a future version 2 adds its ALTERs here, keyed on `version`. */
+static int check_schema(sim_store *s, sim_err *err)
+{
+    int exists = 0;
+    int64_t version = 0;
+    if (table_exists(s->db, "meta", &exists) != SQLITE_OK)
+        return sim_err_set(err, SIM_EIO, "%s: %s", s->path, sqlite3_errmsg(s->db));
+    if (!exists)
+        return sim_err_set(err, SIM_EINVAL,
+                           "%s: not a servesim results database (SQLite file without a 'meta' "
+                           "table)",
+                           s->path);
+    int rc = query_int(s->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1",
+                       "schema_version", &version);
+    if (rc == SQLITE_NOTFOUND)
+        return sim_err_set(err, SIM_EINVAL, "%s: results database has no schema_version in 'meta'",
+                           s->path);
+    if (rc != SQLITE_OK) return sim_err_set(err, SIM_EIO, "%s: %s", s->path, sqlite3_errmsg(s->db));
+    if (version > SIM_STORE_SCHEMA_VERSION)
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "%s: results database schema version %lld is newer than this servesim "
+                           "supports (%d); use a newer servesim or another database file",
+                           s->path, (long long)version, SIM_STORE_SCHEMA_VERSION);
+    if (version < 1)
+        return sim_err_set(err, SIM_EINVAL, "%s: results database has invalid schema version %lld",
+                           s->path, (long long)version);
+    for (size_t i = 0; i < sizeof required_tables / sizeof required_tables[0]; i++) {
+        if (table_exists(s->db, required_tables[i], &exists) != SQLITE_OK)
+            return sim_err_set(err, SIM_EIO, "%s: %s", s->path, sqlite3_errmsg(s->db));
+        if (!exists)
+            return sim_err_set(err, SIM_EINVAL, "%s: results database is missing table '%s'",
+                               s->path, required_tables[i]);
+    }
+    return 0;
+}
+
+int sim_store_open(const char *path, sim_store **out, sim_err *err)
+{
+    int rc;
+    int64_t ntables = 0;
+    sim_store *s = NULL;
+    if (!out || !path || !path[0])
+        return sim_err_set(err, SIM_EINVAL, "results database: no path given");
+    *out = NULL;
+    s = calloc(1, sizeof *s);
+    if (!s) return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+        rc = sim_err_set(err, SIM_EIO, "%s: cannot open results database: %s", path,
+                         s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, 10000);
+    /* sqlite3_open reads nothing; the first query is what finds out whether
+     * the file is a database at all. */
+    if (query_int(s->db, "SELECT count(*) FROM sqlite_master", NULL, &ntables) != SQLITE_OK) {
+        rc = sim_err_set(err, SIM_EINVAL, "%s: not an SQLite database (%s)", path,
+                         sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    rc = ntables == 0 ? create_schema(s, err) : check_schema(s, err);
+    if (rc) goto fail;
+    /* A 64 MB page cache keeps a million-row run from spilling mid-way. */
+    if (sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536", NULL, NULL,
+                     NULL) != SQLITE_OK) {
+        rc = sim_err_set(err, SIM_EIO, "%s: %s", path, sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    *out = s;
+    return 0;
+fail:
+    sim_store_close(s);
+    return rc;
+}
+
+void sim_store_close(sim_store *s)
+{
+    if (!s) return;
+    sqlite3_close(s->db); /* every statement is finalised by its writer */
+    free(s);
+}
+
+/* Binds a real, or NULL when it is not finite (SQLite has no NaN). */
+static int bind_real(sqlite3_stmt *st, int i, double v)
+{
+    return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
+}
+
+/* Binds a string, or NULL when it is NULL or empty. */
+static int bind_str(sqlite3_stmt *st, int i, const char *v)
+{
+    return v && v[0] ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+/* Steps an INSERT and resets it for the next row. */
+static int step_insert(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static const char *run_gpu(const sim_scenario *sc)
+{
+    for (int32_t i = 0; i < sc->deployment.n_pools && i < SIM_MAX_POOLS; i++)
+        if (sc->deployment.pools[i].gpu[0]) return sc->deployment.pools[i].gpu;
+    return sc->hardware.gpu;
+}
+
+static int insert_run(sqlite3 *db, const sim_scenario *sc, const char *scenario_text,
+                      const char *params_json, const sim_summary *sum, int64_t *id)
+{
+    sqlite3_stmt *st = NULL;
+    char created[32] = "";
+    char reason[sizeof sum->overload_reason + 1];
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    memcpy(reason, sum->overload_reason, sizeof sum->overload_reason);
+    reason[sizeof sum->overload_reason] = 0;
+
+    int rc = sqlite3_prepare_v2(
+        db,
+        "INSERT INTO runs(name, created_at, seed, model, gpu, mode, scenario_path, scenario_text,"
+        " params_json, status, overload_reason, sim_time_s, wall_time_s, events)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    bind_str(st, 1, sc->name);
+    sqlite3_bind_text(st, 2, created, -1, SQLITE_TRANSIENT);
+    /* SQLite integers are signed 64-bit: a seed above INT64_MAX is kept
+     * exactly as decimal text rather than wrapped negative (the column has
+     * no type affinity, so SQLite does not turn that text into a lossy
+     * REAL). */
+    if (sc->seed <= (uint64_t)INT64_MAX) {
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)sc->seed);
+    } else {
+        char seed[24];
+        snprintf(seed, sizeof seed, "%llu", (unsigned long long)sc->seed);
+        sqlite3_bind_text(st, 3, seed, -1, SQLITE_TRANSIENT);
+    }
+    bind_str(st, 4, sc->model);
+    bind_str(st, 5, run_gpu(sc));
+    bind_str(st, 6, sim_mode_name(sc->deployment.mode));
+    bind_str(st, 7, sc->source_path);
+    bind_str(st, 8, scenario_text);
+    bind_str(st, 9, params_json);
+    sqlite3_bind_text(st, 10, sum->overloaded ? "overloaded" : "ok", -1, SQLITE_STATIC);
+    bind_str(st, 11, sum->overloaded ? reason : NULL);
+    bind_real(st, 12, sum->sim_time_s);
+    bind_real(st, 13, sum->wall_time_s);
+    sqlite3_bind_int64(st, 14, (sqlite3_int64)sum->events);
+    rc = step_insert(st);
+    if (rc == SQLITE_OK) *id = sqlite3_last_insert_rowid(db);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int insert_requests(sqlite3 *db, const sim_metrics *m, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    const sim_req_record *r = sim_metrics_requests(m, &n);
+    int rc = sqlite3_prepare_v2(
+        db,
+        "INSERT INTO requests(run_id, req_id, instance, arrival_s, input_tokens, output_tokens,"
+        " ttft_ms, tpot_ms, e2e_ms, queue_ms, preemptions)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_int64(st, 1, id);
+    for (int64_t i = 0; i < n && rc == SQLITE_OK; i++) {
+        double tpot = 0;
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)r[i].id);
+        sqlite3_bind_int(st, 3, r[i].instance);
+        sqlite3_bind_double(st, 4, (double)r[i].arrival / (double)SIM_NS_PER_S);
+        sqlite3_bind_int(st, 5, r[i].input_tokens);
+        sqlite3_bind_int(st, 6, r[i].output_tokens);
+        sqlite3_bind_double(st, 7, (double)(r[i].first_token - r[i].arrival) / SIM_NS_PER_MS);
+        if (sim_metrics_request_tpot_ms(&r[i], &tpot))
+            sqlite3_bind_double(st, 8, tpot);
+        else
+            sqlite3_bind_null(st, 8); /* one-token reply: no TPOT */
+        sqlite3_bind_double(st, 9, (double)(r[i].finish - r[i].arrival) / SIM_NS_PER_MS);
+        sqlite3_bind_double(st, 10, (double)(r[i].first_scheduled - r[i].arrival) / SIM_NS_PER_MS);
+        sqlite3_bind_int(st, 11, r[i].preemptions);
+        rc = step_insert(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int insert_series(sqlite3 *db, const sim_metrics *m, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n = 0;
+    const sim_sample *p = sim_metrics_samples(m, &n);
+    int rc = sqlite3_prepare_v2(db,
+                                "INSERT INTO instance_series(run_id, instance, t_s, utilization,"
+                                " batch_size, kv_occupancy, waiting)"
+                                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_int64(st, 1, id);
+    for (int64_t i = 0; i < n && rc == SQLITE_OK; i++) {
+        sqlite3_bind_int(st, 2, p[i].instance);
+        sqlite3_bind_double(st, 3, (double)p[i].t / (double)SIM_NS_PER_S);
+        bind_real(st, 4, p[i].utilization);
+        bind_real(st, 5, p[i].batch_size);
+        bind_real(st, 6, p[i].kv_occupancy);
+        sqlite3_bind_int(st, 7, p[i].waiting);
+        rc = step_insert(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int metric_row(const char *name, double value, void *ctx)
+{
+    sqlite3_stmt *st = ctx;
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+    bind_real(st, 3, value);
+    return step_insert(st);
+}
+
+static int insert_metrics(sqlite3 *db, const sim_summary *sum, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "INSERT INTO metrics(run_id, name, value) VALUES (?1, ?2, ?3)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_int64(st, 1, id);
+    rc = sim_summary_each_metric(sum, metric_row, st);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int sim_store_write_run(sim_store *s, const sim_scenario *sc, const char *scenario_text,
+                        const char *params_json, const sim_summary *sum,
+                        const sim_metrics *m, int64_t *run_id, sim_err *err)
+{
+    int64_t id = 0;
+    int rc;
+    const char *what = "starting the transaction";
+    if (!s || !sc || !sum) return sim_err_set(err, SIM_EINVAL, "results database: NULL argument");
+    if (params_json) {
+        /* Checked here so every params_json in the database is queryable
+         * with SQLite's json_extract. */
+        json_error_t jerr;
+        json_t *j = json_loads(params_json, JSON_REJECT_DUPLICATES, &jerr);
+        int parsed = j != NULL, is_obj = j && json_is_object(j);
+        json_decref(j);
+        if (!is_obj)
+            return sim_err_set(err, SIM_EINVAL, "%s: params_json is not a JSON object: %s",
+                               s->path, parsed ? "another JSON value" : jerr.text);
+    }
+    rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) goto fail_no_tx;
+    what = "writing the run row";
+    if ((rc = insert_run(s->db, sc, scenario_text, params_json, sum, &id)) != SQLITE_OK) goto fail;
+    what = "writing request rows";
+    if (m && sc->output.store_requests && (rc = insert_requests(s->db, m, id)) != SQLITE_OK)
+        goto fail;
+    what = "writing the instance time series";
+    if (m && (rc = insert_series(s->db, m, id)) != SQLITE_OK) goto fail;
+    what = "writing summary metrics";
+    if ((rc = insert_metrics(s->db, sum, id)) != SQLITE_OK) goto fail;
+    what = "committing";
+    if ((rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK) goto fail;
+    if (run_id) *run_id = id;
+    return 0;
+fail:
+    /* Format first: ROLLBACK replaces the connection's error message. */
+    sim_err_set(err, SIM_EIO, "%s: %s failed, run not stored: %s", s->path, what,
+                sqlite3_errmsg(s->db));
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return SIM_EIO;
+fail_no_tx:
+    return sim_err_set(err, SIM_EIO, "%s: %s failed, run not stored: %s", s->path, what,
+                       sqlite3_errmsg(s->db));
+}

@@ -1,0 +1,261 @@
+/* sim_summary — printing a sim_summary as JSON or as a table, and walking
+ * its numeric fields (the results store flattens them with this).
+ *
+ * The JSON is written by hand rather than through jansson so the number
+ * format is fixed: reals as %.9g (enough to round-trip the figures people
+ * compare, short enough to read), integers as integers, and never "nan" or
+ * "inf" — a non-finite value is written as null. Top-level keys go one per
+ * line so tools (and tests) can drop the `wall_time_s` line, the only field
+ * that differs between two runs of the same scenario. The C locale is
+ * assumed (the library never calls setlocale). */
+#include "sim_metrics.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const stat_keys[] = {"mean", "p50", "p90", "p99", "p999", "n"};
+
+static double stat_field(const sim_stat *st, int i)
+{
+    switch (i) {
+    case 0: return st->mean;
+    case 1: return st->p50;
+    case 2: return st->p90;
+    case 3: return st->p99;
+    case 4: return st->p999;
+    default: return (double)st->n;
+    }
+}
+
+typedef struct {
+    const char *key;
+    size_t off;
+} stat_desc;
+
+static const stat_desc stat_descs[] = {
+    {"ttft_ms", offsetof(sim_summary, ttft_ms)}, {"tpot_ms", offsetof(sim_summary, tpot_ms)},
+    {"itl_ms", offsetof(sim_summary, itl_ms)},   {"e2e_ms", offsetof(sim_summary, e2e_ms)},
+    {"queue_ms", offsetof(sim_summary, queue_ms)},
+};
+#define N_STATS (sizeof stat_descs / sizeof stat_descs[0])
+
+static const sim_stat *stat_at(const sim_summary *s, size_t i)
+{
+    return (const sim_stat *)((const char *)s + stat_descs[i].off);
+}
+
+int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
+{
+    char name[64];
+    int rc;
+#define EMIT(n, v)                                   \
+    do {                                             \
+        if ((rc = fn((n), (double)(v), ctx))) return rc; \
+    } while (0)
+    EMIT("requests_completed", s->requests_completed);
+    EMIT("requests_good", s->requests_good);
+    EMIT("requests_rejected", s->requests_rejected);
+    EMIT("preemptions", s->preemptions);
+    for (size_t i = 0; i < N_STATS; i++) {
+        for (int j = 0; j < 6; j++) {
+            snprintf(name, sizeof name, "%s.%s", stat_descs[i].key, stat_keys[j]);
+            EMIT(name, stat_field(stat_at(s, i), j));
+        }
+    }
+    EMIT("throughput.req_per_s", s->req_per_s);
+    EMIT("throughput.input_tokens_per_s", s->input_tokens_per_s);
+    EMIT("throughput.output_tokens_per_s", s->output_tokens_per_s);
+    EMIT("throughput.output_tokens_per_s_per_gpu", s->output_tokens_per_s_per_gpu);
+    EMIT("goodput_req_per_s", s->goodput_req_per_s);
+    EMIT("sim_time_s", s->sim_time_s);
+    EMIT("wall_time_s", s->wall_time_s);
+    EMIT("events", s->events);
+    EMIT("n_gpus", s->n_gpus);
+    EMIT("overloaded", s->overloaded ? 1 : 0);
+    EMIT("mean_utilization", s->mean_utilization);
+    EMIT("mean_kv_occupancy", s->mean_kv_occupancy);
+#undef EMIT
+    return 0;
+}
+
+static void put_real(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+    else
+        fputs("null", f);
+}
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
+static int utf8_len(const unsigned char *p)
+{
+    int n;
+    if (p[0] < 0x80) return 1;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF) n = 2;
+    else if (p[0] >= 0xE0 && p[0] <= 0xEF) n = 3;
+    else if (p[0] >= 0xF0 && p[0] <= 0xF4) n = 4;
+    else return 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+/* Writes s as a JSON string; invalid UTF-8 bytes become U+FFFD so the
+ * output always parses. */
+static void put_string(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    while (*p) {
+        unsigned char c = *p;
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc(c, f);
+            p++;
+        } else if (c < 0x20) {
+            switch (c) {
+            case '\n': fputs("\\n", f); break;
+            case '\t': fputs("\\t", f); break;
+            case '\r': fputs("\\r", f); break;
+            default: fprintf(f, "\\u%04x", c); break;
+            }
+            p++;
+        } else {
+            int n = utf8_len(p);
+            if (n == 0) {
+                fputs("\\ufffd", f);
+                p++;
+            } else {
+                fwrite(p, 1, (size_t)n, f);
+                p += n;
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+static void put_stat(FILE *f, const char *key, const sim_stat *st)
+{
+    fprintf(f, "  \"%s\": {", key);
+    for (int j = 0; j < 5; j++) {
+        fprintf(f, "\"%s\": ", stat_keys[j]);
+        put_real(f, stat_field(st, j));
+        fputs(", ", f);
+    }
+    fprintf(f, "\"n\": %lld},\n", (long long)st->n);
+}
+
+void sim_summary_print_json(FILE *f, const sim_summary *s)
+{
+    fputs("{\n", f);
+    fprintf(f, "  \"requests_completed\": %lld,\n", (long long)s->requests_completed);
+    fprintf(f, "  \"requests_good\": %lld,\n", (long long)s->requests_good);
+    fprintf(f, "  \"requests_rejected\": %lld,\n", (long long)s->requests_rejected);
+    fprintf(f, "  \"preemptions\": %lld,\n", (long long)s->preemptions);
+    for (size_t i = 0; i < N_STATS; i++) put_stat(f, stat_descs[i].key, stat_at(s, i));
+    fputs("  \"throughput\": {\"req_per_s\": ", f);
+    put_real(f, s->req_per_s);
+    fputs(", \"input_tokens_per_s\": ", f);
+    put_real(f, s->input_tokens_per_s);
+    fputs(", \"output_tokens_per_s\": ", f);
+    put_real(f, s->output_tokens_per_s);
+    fputs(", \"output_tokens_per_s_per_gpu\": ", f);
+    put_real(f, s->output_tokens_per_s_per_gpu);
+    fputs("},\n  \"goodput_req_per_s\": ", f);
+    put_real(f, s->goodput_req_per_s);
+    fputs(",\n  \"sim_time_s\": ", f);
+    put_real(f, s->sim_time_s);
+    /* wall_time_s sits mid-object (never last) so deleting its line leaves
+     * valid JSON. */
+    fputs(",\n  \"wall_time_s\": ", f);
+    put_real(f, s->wall_time_s);
+    fprintf(f, ",\n  \"events\": %llu,\n", (unsigned long long)s->events);
+    fprintf(f, "  \"n_gpus\": %d,\n", (int)s->n_gpus);
+    fprintf(f, "  \"overloaded\": %s,\n", s->overloaded ? "true" : "false");
+    fputs("  \"overload_reason\": ", f);
+    if (s->overloaded && s->overload_reason[0]) {
+        char reason[sizeof s->overload_reason + 1];
+        /* The field may be full without a terminator. */
+        memcpy(reason, s->overload_reason, sizeof s->overload_reason);
+        reason[sizeof s->overload_reason] = 0;
+        put_string(f, reason);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\n  \"mean_utilization\": ", f);
+    put_real(f, s->mean_utilization);
+    fputs(",\n  \"mean_kv_occupancy\": ", f);
+    put_real(f, s->mean_kv_occupancy);
+    fputs("\n}\n", f);
+}
+
+/* A table cell: fixed width, two decimals, "-" for no data. */
+static void put_cell(FILE *f, double v, int have)
+{
+    if (!have || !isfinite(v))
+        fprintf(f, " %10s", "-");
+    else
+        fprintf(f, " %10.2f", v);
+}
+
+static const char *scenario_gpu(const sim_scenario *sc)
+{
+    for (int32_t i = 0; i < sc->deployment.n_pools && i < SIM_MAX_POOLS; i++)
+        if (sc->deployment.pools[i].gpu[0]) return sc->deployment.pools[i].gpu;
+    return sc->hardware.gpu[0] ? sc->hardware.gpu : "-";
+}
+
+void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *sc)
+{
+    if (sc) {
+        fprintf(f, "scenario   %s\n", sc->name[0] ? sc->name : "(unnamed)");
+        fprintf(f, "model      %s\n", sc->model[0] ? sc->model : "-");
+        fprintf(f, "gpu        %s x %d   mode %s\n", scenario_gpu(sc), (int)s->n_gpus,
+                sim_mode_name(sc->deployment.mode));
+    } else {
+        fprintf(f, "gpus       %d\n", (int)s->n_gpus);
+    }
+    fprintf(f, "requests   %lld completed, %lld within SLO, %lld preemptions",
+            (long long)s->requests_completed, (long long)s->requests_good,
+            (long long)s->preemptions);
+    if (s->requests_rejected)
+        fprintf(f, ", %lld rejected (never fit an instance's KV cache)",
+                (long long)s->requests_rejected);
+    fputc('\n', f);
+    fprintf(f, "sim time   %.3f s   wall %.3f s   events %llu\n\n", s->sim_time_s,
+            s->wall_time_s, (unsigned long long)s->events);
+
+    fprintf(f, "%-10s %10s %10s %10s %10s %10s %10s\n", "ms", "mean", "p50", "p90", "p99",
+            "p99.9", "n");
+    static const char *const labels[N_STATS] = {"TTFT", "TPOT", "ITL", "E2E", "queue"};
+    for (size_t i = 0; i < N_STATS; i++) {
+        const sim_stat *st = stat_at(s, i);
+        fprintf(f, "%-10s", labels[i]);
+        for (int j = 0; j < 5; j++) put_cell(f, stat_field(st, j), st->n > 0);
+        fprintf(f, " %10lld\n", (long long)st->n);
+    }
+
+    fprintf(f, "\nthroughput %.3f req/s   %.1f input tok/s   %.1f output tok/s   "
+               "%.1f output tok/s/GPU\n",
+            s->req_per_s, s->input_tokens_per_s, s->output_tokens_per_s,
+            s->output_tokens_per_s_per_gpu);
+    fprintf(f, "goodput    %.3f req/s", s->goodput_req_per_s);
+    if (sc && (sc->slo.ttft_ms > 0 || sc->slo.tpot_ms > 0)) {
+        fputs("   (SLO:", f);
+        if (sc->slo.ttft_ms > 0) fprintf(f, " TTFT <= %g ms", sc->slo.ttft_ms);
+        if (sc->slo.ttft_ms > 0 && sc->slo.tpot_ms > 0) fputs(",", f);
+        if (sc->slo.tpot_ms > 0) fprintf(f, " TPOT <= %g ms", sc->slo.tpot_ms);
+        fputs(")", f);
+    } else if (sc) {
+        fputs("   (no SLO set)", f);
+    }
+    fputs("\n", f);
+    fprintf(f, "utilization %.1f %%   KV occupancy %.1f %% (means over instances and time)\n",
+            100 * s->mean_utilization, 100 * s->mean_kv_occupancy);
+    if (s->overloaded)
+        fprintf(f, "WARNING: overloaded, run stopped early: %.*s\n",
+                (int)sizeof s->overload_reason,
+                s->overload_reason[0] ? s->overload_reason : "queues grew without bound");
+}

@@ -1,0 +1,431 @@
+/* sim_trace — see sim_trace.h.
+ *
+ * The whole file is read into memory and split into lines here (not with
+ * fgets) so lines of any length work and a NUL byte in the input is just
+ * another bad character. Mooncake lines are parsed one by one with jansson;
+ * CSV lines by hand (three fields, strtod/strtoll on a bounded copy). Entries
+ * and hash ids grow in two doubling arrays owned by the trace. */
+#include "sim_trace.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longest numeric CSV field accepted; anything longer is not a number. */
+#define TRACE_NUM_MAX 128
+/* How much of an offending value an error message quotes. */
+#define TRACE_QUOTE_MAX 40
+
+typedef struct {
+    sim_trace *t;
+    int64_t cap_entries;
+    int64_t cap_hashes;
+    const char *name;
+    sim_err *err;
+} trace_builder;
+
+/* Copies at most TRACE_QUOTE_MAX printable bytes of s[0..len) into out for an
+ * error message; non-printable bytes become '?'. */
+static const char *trace_quote(const char *s, size_t len, char *out, size_t out_size)
+{
+    size_t n = len < TRACE_QUOTE_MAX ? len : TRACE_QUOTE_MAX;
+    if (n > out_size - 4) n = out_size - 4;
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[j++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (n < len) {
+        out[j++] = '.';
+        out[j++] = '.';
+        out[j++] = '.';
+    }
+    out[j] = '\0';
+    return out;
+}
+
+static int trace_push_entry(trace_builder *b, const sim_trace_entry *e)
+{
+    sim_trace *t = b->t;
+    if (t->n == b->cap_entries) {
+        int64_t cap = b->cap_entries ? b->cap_entries * 2 : 1024;
+        if ((uint64_t)cap > SIZE_MAX / sizeof *t->entries)
+            return sim_err_set(b->err, SIM_ENOMEM, "%s: trace too large", b->name);
+        sim_trace_entry *p = realloc(t->entries, (size_t)cap * sizeof *p);
+        if (!p) return sim_err_set(b->err, SIM_ENOMEM, "%s: out of memory", b->name);
+        t->entries = p;
+        b->cap_entries = cap;
+    }
+    t->entries[t->n++] = *e;
+    return 0;
+}
+
+static int trace_reserve_hashes(trace_builder *b, int64_t extra)
+{
+    sim_trace *t = b->t;
+    if (t->n_hashes + extra <= b->cap_hashes) return 0;
+    int64_t cap = b->cap_hashes ? b->cap_hashes : 4096;
+    while (cap < t->n_hashes + extra) cap *= 2;
+    if ((uint64_t)cap > SIZE_MAX / sizeof *t->hashes)
+        return sim_err_set(b->err, SIM_ENOMEM, "%s: trace too large", b->name);
+    uint32_t *p = realloc(t->hashes, (size_t)cap * sizeof *p);
+    if (!p) return sim_err_set(b->err, SIM_ENOMEM, "%s: out of memory", b->name);
+    t->hashes = p;
+    b->cap_hashes = cap;
+    return 0;
+}
+
+/* Timestamps must not go backwards; checked on every new entry. */
+static int trace_check_order(trace_builder *b, int64_t line, double ts_s)
+{
+    const sim_trace *t = b->t;
+    if (t->n > 0 && ts_s < t->entries[t->n - 1].timestamp_s)
+        return sim_err_set(b->err, SIM_EINVAL,
+                           "%s:%lld: timestamp %.9g s is before the previous entry's %.9g s "
+                           "(timestamps must not go backwards)",
+                           b->name, (long long)line, ts_s, t->entries[t->n - 1].timestamp_s);
+    return 0;
+}
+
+/* ---- Mooncake JSONL --------------------------------------------------- */
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a real number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "?";
+}
+
+/* Reads an integral JSON number (an integer, or a real with no fraction as
+ * some trace writers emit) into *out. Returns 0, or -1 if v is not one. */
+static int json_get_integral(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return 0;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (isfinite(d) && d == floor(d) && fabs(d) < 9.0e15) {
+            *out = (int64_t)d;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int mooncake_length(trace_builder *b, int64_t line, const json_t *obj, const char *key,
+                           int32_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    int64_t x;
+    if (!v)
+        return sim_err_set(b->err, SIM_EINVAL, "%s:%lld: missing field '%s' (expected an integer >= 1)",
+                           b->name, (long long)line, key);
+    if (json_get_integral(v, &x) != 0)
+        return sim_err_set(b->err, SIM_EINVAL, "%s:%lld: field '%s': expected an integer >= 1, got %s",
+                           b->name, (long long)line, key, json_kind(v));
+    if (x < 1 || x > INT32_MAX)
+        return sim_err_set(b->err, SIM_EINVAL,
+                           "%s:%lld: field '%s': expected an integer in [1, %d], got %lld", b->name,
+                           (long long)line, key, INT32_MAX, (long long)x);
+    *out = (int32_t)x;
+    return 0;
+}
+
+static int mooncake_hashes(trace_builder *b, int64_t line, const json_t *obj, sim_trace_entry *e)
+{
+    const json_t *arr = json_object_get(obj, "hash_ids");
+    e->n_hash = 0;
+    e->hash_off = b->t->n_hashes;
+    if (!arr || json_is_null(arr)) return 0;
+    if (!json_is_array(arr))
+        return sim_err_set(b->err, SIM_EINVAL,
+                           "%s:%lld: field 'hash_ids': expected an array of integers, got %s",
+                           b->name, (long long)line, json_kind(arr));
+    size_t n = json_array_size(arr);
+    if (n > INT32_MAX)
+        return sim_err_set(b->err, SIM_EINVAL, "%s:%lld: field 'hash_ids': too many entries",
+                           b->name, (long long)line);
+    int rc = trace_reserve_hashes(b, (int64_t)n);
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = json_array_get(arr, i);
+        int64_t x;
+        if (json_get_integral(v, &x) != 0)
+            return sim_err_set(b->err, SIM_EINVAL,
+                               "%s:%lld: field 'hash_ids'[%zu]: expected a non-negative integer, got %s",
+                               b->name, (long long)line, i, json_kind(v));
+        if (x < 0 || x > (int64_t)UINT32_MAX)
+            return sim_err_set(b->err, SIM_EINVAL,
+                               "%s:%lld: field 'hash_ids'[%zu]: expected an integer in [0, %u], got %lld",
+                               b->name, (long long)line, i, UINT32_MAX, (long long)x);
+        b->t->hashes[b->t->n_hashes + (int64_t)i] = (uint32_t)x;
+    }
+    e->n_hash = (int32_t)n;
+    b->t->n_hashes += (int64_t)n;
+    return 0;
+}
+
+static int mooncake_line(trace_builder *b, int64_t line, const char *s, size_t len)
+{
+    json_error_t jerr;
+    int rc = SIM_EINVAL;
+    json_t *obj = json_loadb(s, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!obj)
+        return sim_err_set(b->err, SIM_EINVAL, "%s:%lld:%d: invalid JSON: %s", b->name,
+                           (long long)line, jerr.column, jerr.text);
+    if (!json_is_object(obj)) {
+        sim_err_set(b->err, SIM_EINVAL, "%s:%lld: expected a JSON object, got %s", b->name,
+                    (long long)line, json_kind(obj));
+        goto fail;
+    }
+
+    sim_trace_entry e = {0};
+    const json_t *ts = json_object_get(obj, "timestamp");
+    if (!ts) {
+        sim_err_set(b->err, SIM_EINVAL, "%s:%lld: missing field 'timestamp' (expected a number of ms >= 0)",
+                    b->name, (long long)line);
+        goto fail;
+    }
+    if (!json_is_number(ts)) {
+        sim_err_set(b->err, SIM_EINVAL, "%s:%lld: field 'timestamp': expected a number of ms >= 0, got %s",
+                    b->name, (long long)line, json_kind(ts));
+        goto fail;
+    }
+    double ms = json_number_value(ts);
+    if (!(ms >= 0) || !isfinite(ms)) {
+        sim_err_set(b->err, SIM_EINVAL, "%s:%lld: field 'timestamp': expected a number of ms >= 0, got %.9g",
+                    b->name, (long long)line, ms);
+        goto fail;
+    }
+    e.timestamp_s = ms / 1000.0;
+    if ((rc = trace_check_order(b, line, e.timestamp_s))) goto fail;
+    if ((rc = mooncake_length(b, line, obj, "input_length", &e.input_tokens))) goto fail;
+    if ((rc = mooncake_length(b, line, obj, "output_length", &e.output_tokens))) goto fail;
+    if ((rc = mooncake_hashes(b, line, obj, &e))) goto fail;
+    rc = trace_push_entry(b, &e);
+fail:
+    json_decref(obj);
+    return rc;
+}
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+static void trim(const char **s, size_t *len)
+{
+    while (*len && isspace((unsigned char)**s)) {
+        (*s)++;
+        (*len)--;
+    }
+    while (*len && isspace((unsigned char)(*s)[*len - 1])) (*len)--;
+}
+
+/* Parses the whole of s[0..len) as a double; -1 if it is not one. */
+static int csv_double(const char *s, size_t len, double *out)
+{
+    char buf[TRACE_NUM_MAX];
+    if (len == 0 || len >= sizeof buf) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (memchr(buf, '\0', len)) return -1;
+    char *end;
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (end != buf + len || errno == ERANGE || !isfinite(d)) return -1;
+    *out = d;
+    return 0;
+}
+
+/* Parses the whole of s[0..len) as a decimal integer; -1 if it is not one. */
+static int csv_int(const char *s, size_t len, int64_t *out)
+{
+    char buf[TRACE_NUM_MAX];
+    if (len == 0 || len >= sizeof buf) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (memchr(buf, '\0', len)) return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (end != buf + len || errno == ERANGE) return -1;
+    *out = v;
+    return 0;
+}
+
+static const char *const csv_cols[3] = {"timestamp", "input_tokens", "output_tokens"};
+
+/* A first line is a header when its first field reads like a word, not a
+ * number, e.g. "timestamp,input_tokens,output_tokens" ("inf" and "nan" are
+ * numbers to strtod, so they are rejected as data instead). */
+static int csv_is_header(const char *s, size_t len)
+{
+    const char *c = memchr(s, ',', len);
+    char buf[16];
+    if (c) len = (size_t)(c - s);
+    trim(&s, &len);
+    if (len == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_' || s[0] == '"')) return 0;
+    if (len >= sizeof buf) return 1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    (void)strtod(buf, &end);
+    return end != buf + len;
+}
+
+static int csv_line(trace_builder *b, int64_t line, const char *s, size_t len)
+{
+    const char *f[3];
+    size_t flen[3];
+    int nf = 0;
+    const char *p = s, *end = s + len;
+    char q[TRACE_QUOTE_MAX + 8];
+    for (;;) {
+        const char *c = memchr(p, ',', (size_t)(end - p));
+        const char *fe = c ? c : end;
+        if (nf < 3) {
+            f[nf] = p;
+            flen[nf] = (size_t)(fe - p);
+            trim(&f[nf], &flen[nf]);
+        }
+        nf++;
+        if (!c) break;
+        p = c + 1;
+    }
+    if (nf != 3)
+        return sim_err_set(b->err, SIM_EINVAL,
+                           "%s:%lld: expected 3 columns (timestamp,input_tokens,output_tokens), got %d",
+                           b->name, (long long)line, nf);
+
+    sim_trace_entry e = {0};
+    double ts;
+    if (csv_double(f[0], flen[0], &ts) != 0 || ts < 0)
+        return sim_err_set(b->err, SIM_EINVAL,
+                           "%s:%lld: column 1 (timestamp): expected a number of seconds >= 0, got '%s'",
+                           b->name, (long long)line, trace_quote(f[0], flen[0], q, sizeof q));
+    e.timestamp_s = ts;
+    int rc = trace_check_order(b, line, ts);
+    if (rc) return rc;
+    for (int i = 1; i < 3; i++) {
+        int64_t v;
+        if (csv_int(f[i], flen[i], &v) != 0 || v < 1 || v > INT32_MAX)
+            return sim_err_set(b->err, SIM_EINVAL,
+                               "%s:%lld: column %d (%s): expected an integer in [1, %d], got '%s'",
+                               b->name, (long long)line, i + 1, csv_cols[i], INT32_MAX,
+                               trace_quote(f[i], flen[i], q, sizeof q));
+        if (i == 1) e.input_tokens = (int32_t)v;
+        else e.output_tokens = (int32_t)v;
+    }
+    e.hash_off = b->t->n_hashes;
+    return trace_push_entry(b, &e);
+}
+
+/* ---- driver ------------------------------------------------------------- */
+
+static int is_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!isspace((unsigned char)s[i])) return 0;
+    return 1;
+}
+
+int sim_trace_parse(const char *buf, size_t len, const char *name, sim_trace_format fmt,
+                    sim_trace **out, sim_err *err)
+{
+    int rc;
+    *out = NULL;
+    if (!name) name = "(trace)";
+    if (fmt != SIM_TRACE_MOONCAKE && fmt != SIM_TRACE_CSV)
+        return sim_err_set(err, SIM_EINVAL, "%s: unknown trace format %d", name, (int)fmt);
+    trace_builder b = {.name = name, .err = err};
+    b.t = calloc(1, sizeof *b.t);
+    if (!b.t) return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
+
+    int64_t line = 0;
+    int seen_content = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        const char *s = buf + pos;
+        const char *nl = memchr(s, '\n', len - pos);
+        size_t l = nl ? (size_t)(nl - s) : len - pos;
+        pos += l + (nl ? 1 : 0);
+        line++;
+        if (is_blank(s, l)) continue;
+        if (fmt == SIM_TRACE_MOONCAKE) {
+            rc = mooncake_line(&b, line, s, l);
+        } else {
+            if (!seen_content && csv_is_header(s, l)) {
+                seen_content = 1;
+                continue;
+            }
+            rc = csv_line(&b, line, s, l);
+        }
+        seen_content = 1;
+        if (rc) goto fail;
+    }
+    if (b.t->n == 0) {
+        rc = sim_err_set(err, SIM_EINVAL, "%s: trace is empty (expected at least one %s entry)", name,
+                         fmt == SIM_TRACE_MOONCAKE ? "JSON" : "CSV");
+        goto fail;
+    }
+    *out = b.t;
+    return 0;
+fail:
+    sim_trace_destroy(b.t);
+    return rc;
+}
+
+int sim_trace_load(const char *path, sim_trace_format fmt, sim_trace **out, sim_err *err)
+{
+    int rc = 0;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open trace: %s", path, strerror(errno));
+    /* Read in chunks rather than trusting fseek/ftell, so pipes work too. */
+    for (;;) {
+        if (cap - len < 65536) {
+            size_t ncap = cap ? cap * 2 : 1 << 20;
+            char *p = ncap > cap ? realloc(buf, ncap) : NULL;
+            if (!p) {
+                rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory reading trace", path);
+                goto fail;
+            }
+            buf = p;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        rc = sim_err_set(err, SIM_EIO, "%s: read error", path);
+        goto fail;
+    }
+    rc = sim_trace_parse(buf, len, path, fmt, out, err);
+fail:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+void sim_trace_destroy(sim_trace *t)
+{
+    if (!t) return;
+    free(t->entries);
+    free(t->hashes);
+    free(t);
+}

@@ -1,0 +1,272 @@
+/* sim_workload — see sim_workload.h.
+ *
+ * Open-loop synthetic arrivals form a renewal process starting at t = 0: the
+ * k-th request (k = 0, 1, ...) arrives after k + 1 inter-arrival gaps, so a
+ * Poisson workload is a true Poisson process on [0, inf). Gaps are summed in
+ * double seconds and rounded to ns per request (constant rate uses (k+1)/rate
+ * directly, so it never drifts). Trace replay maps the trace's timestamps to
+ * (ts - ts0) * time_scale / rate_scale. Nothing is kept per request. */
+#include "sim_workload.h"
+
+#include "sim_rng.h"
+#include "sim_trace.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* Arrivals past this many seconds (~290 years) cannot be held in int64 ns;
+ * a workload whose next arrival lands there is exhausted. */
+#define WL_MAX_SECONDS 9.0e9
+
+struct sim_workload {
+    sim_workload_cfg cfg;
+    int closed;
+    gsl_rng *rng_arrival, *rng_in, *rng_out;
+    sim_lendist *dist_in, *dist_out; /* NULL in trace mode */
+    sim_trace *trace;                /* NULL without a trace */
+    int64_t limit;                   /* requests to issue at most; -1 = unbounded */
+    int64_t total;                   /* sim_workload_total() */
+    sim_time duration_ns;            /* 0 = no limit */
+    double trace_t0_s;               /* first trace timestamp */
+    double trace_factor;             /* time_scale / rate_scale */
+    int64_t issued;
+    double t_s;                      /* open loop synthetic: last arrival, seconds */
+    int exhausted;
+};
+
+static sim_time wl_seconds_to_ns(double s)
+{
+    return (sim_time)llround(s * 1e9);
+}
+
+static sim_time wl_trace_arrival(const sim_workload *w, int64_t i)
+{
+    return wl_seconds_to_ns((w->trace->entries[i].timestamp_s - w->trace_t0_s) * w->trace_factor);
+}
+
+static int wl_validate(const sim_workload_cfg *c, sim_err *err)
+{
+    const sim_arrival_cfg *a = &c->arrival;
+    int closed = a->process == SIM_ARRIVAL_CLOSED;
+    int traced = c->trace.format != SIM_TRACE_NONE;
+    if ((unsigned)a->process > SIM_ARRIVAL_CLOSED)
+        return sim_err_set(err, SIM_EINVAL, "workload.arrival.process: unknown kind %d", (int)a->process);
+    if (c->requests < 0)
+        return sim_err_set(err, SIM_EINVAL, "workload.requests: must be >= 0 (got %lld)",
+                           (long long)c->requests);
+    if (!isfinite(c->duration_s) || c->duration_s < 0 || c->duration_s > WL_MAX_SECONDS)
+        return sim_err_set(err, SIM_EINVAL, "workload.duration_s: must be in [0, %g] (got %g)",
+                           WL_MAX_SECONDS, c->duration_s);
+    if (!traced && c->requests == 0 && c->duration_s == 0)
+        return sim_err_set(err, SIM_EINVAL,
+                           "workload: unbounded (set requests > 0, duration_s > 0, or a trace)");
+    if (traced && c->trace.format != SIM_TRACE_MOONCAKE && c->trace.format != SIM_TRACE_CSV)
+        return sim_err_set(err, SIM_EINVAL, "workload.trace.format: unknown format %d",
+                           (int)c->trace.format);
+    if (traced && !closed) {
+        if (!isfinite(c->trace.time_scale) || c->trace.time_scale <= 0)
+            return sim_err_set(err, SIM_EINVAL, "workload.trace.time_scale: must be > 0 (got %g)",
+                               c->trace.time_scale);
+        if (!isfinite(c->trace.rate_scale) || c->trace.rate_scale <= 0)
+            return sim_err_set(err, SIM_EINVAL, "workload.trace.rate_scale: must be > 0 (got %g)",
+                               c->trace.rate_scale);
+    }
+    if (closed) {
+        if (a->concurrency < 1)
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.concurrency: must be >= 1 (got %d)",
+                               (int)a->concurrency);
+        if (!isfinite(a->think_time_s) || a->think_time_s < 0)
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.think_time_s: must be >= 0 (got %g)",
+                               a->think_time_s);
+    } else if (!traced) {
+        if (!isfinite(a->rate) || a->rate <= 0)
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.rate: must be > 0 requests/s (got %g)",
+                               a->rate);
+        if (a->process == SIM_ARRIVAL_GAMMA && (!isfinite(a->cv) || a->cv <= 0))
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.cv: must be > 0 for gamma (got %g)",
+                               a->cv);
+    }
+    return 0;
+}
+
+/* Requests a time-bounded constant-rate workload issues: k with (k+1)/rate
+ * rounding to before the duration. */
+static int64_t wl_constant_count(const sim_workload *w)
+{
+    double rate = w->cfg.arrival.rate;
+    int64_t k = (int64_t)floor(w->cfg.duration_s * rate) + 1;
+    while (k > 0 && wl_seconds_to_ns((double)k / rate) >= w->duration_ns) k--;
+    while (wl_seconds_to_ns((double)(k + 1) / rate) < w->duration_ns) k++;
+    return k;
+}
+
+static void wl_compute_total(sim_workload *w)
+{
+    if (w->trace) {
+        int64_t n = w->limit;
+        if (w->duration_ns > 0 && !w->closed) {
+            /* Arrivals are monotone: count those before the duration. */
+            int64_t lo = 0, hi = n;
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (wl_trace_arrival(w, mid) < w->duration_ns) lo = mid + 1;
+                else hi = mid;
+            }
+            n = lo;
+        }
+        w->total = n;
+    } else if (w->cfg.arrival.process == SIM_ARRIVAL_CONSTANT && w->duration_ns > 0 &&
+               w->cfg.duration_s * w->cfg.arrival.rate < 1e15) {
+        int64_t n = wl_constant_count(w);
+        w->total = w->limit >= 0 && w->limit < n ? w->limit : n;
+    } else {
+        w->total = w->limit;
+    }
+}
+
+int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out,
+                        sim_err *err)
+{
+    int rc;
+    *out = NULL;
+    if ((rc = wl_validate(cfg, err))) return rc;
+    sim_workload *w = calloc(1, sizeof *w);
+    if (!w) return sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
+    w->cfg = *cfg;
+    w->closed = cfg->arrival.process == SIM_ARRIVAL_CLOSED;
+    w->duration_ns = wl_seconds_to_ns(cfg->duration_s);
+    w->limit = cfg->requests > 0 ? cfg->requests : -1;
+    w->rng_arrival = sim_rng_create(seed, "arrival", 0);
+    w->rng_in = sim_rng_create(seed, "input_len", 0);
+    w->rng_out = sim_rng_create(seed, "output_len", 0);
+    if (!w->rng_arrival || !w->rng_in || !w->rng_out) {
+        rc = sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
+        goto fail;
+    }
+    if (cfg->trace.format != SIM_TRACE_NONE) {
+        if ((rc = sim_trace_load(cfg->trace.path, cfg->trace.format, &w->trace, err))) {
+            sim_err_wrap(err, rc, "workload.trace");
+            goto fail;
+        }
+        if (w->limit < 0 || w->limit > w->trace->n) w->limit = w->trace->n;
+        w->trace_t0_s = w->trace->entries[0].timestamp_s;
+        w->trace_factor = w->closed ? 0 : cfg->trace.time_scale / cfg->trace.rate_scale;
+        if (!w->closed && (w->trace->entries[w->limit - 1].timestamp_s - w->trace_t0_s) *
+                                  w->trace_factor > WL_MAX_SECONDS) {
+            rc = sim_err_set(err, SIM_ERANGE, "workload.trace: %s spans more than %g s after scaling",
+                             cfg->trace.path, WL_MAX_SECONDS);
+            goto fail;
+        }
+    } else {
+        if ((rc = sim_lendist_create(&cfg->input_tokens, &w->dist_in, err))) {
+            sim_err_wrap(err, rc, "workload.input_tokens");
+            goto fail;
+        }
+        if ((rc = sim_lendist_create(&cfg->output_tokens, &w->dist_out, err))) {
+            sim_err_wrap(err, rc, "workload.output_tokens");
+            goto fail;
+        }
+    }
+    wl_compute_total(w);
+    *out = w;
+    return 0;
+fail:
+    sim_workload_destroy(w);
+    return rc;
+}
+
+void sim_workload_destroy(sim_workload *w)
+{
+    if (!w) return;
+    if (w->rng_arrival) gsl_rng_free(w->rng_arrival);
+    if (w->rng_in) gsl_rng_free(w->rng_in);
+    if (w->rng_out) gsl_rng_free(w->rng_out);
+    sim_lendist_destroy(w->dist_in);
+    sim_lendist_destroy(w->dist_out);
+    sim_trace_destroy(w->trace);
+    free(w);
+}
+
+int sim_workload_is_closed(const sim_workload *w)
+{
+    return w->closed;
+}
+
+int64_t sim_workload_total(const sim_workload *w)
+{
+    return w->total;
+}
+
+/* Fills lengths and hashes of request w->issued (from the trace or drawn). */
+static void wl_fill(sim_workload *w, sim_request_spec *out)
+{
+    out->id = (uint64_t)w->issued;
+    if (w->trace) {
+        const sim_trace_entry *e = &w->trace->entries[w->issued];
+        out->input_tokens = e->input_tokens;
+        out->output_tokens = e->output_tokens;
+        out->n_hash = e->n_hash;
+        out->hash_ids = e->n_hash ? w->trace->hashes + e->hash_off : NULL;
+    } else {
+        out->input_tokens = sim_lendist_draw(w->dist_in, w->rng_in);
+        out->output_tokens = sim_lendist_draw(w->dist_out, w->rng_out);
+        out->n_hash = 0;
+        out->hash_ids = NULL;
+    }
+}
+
+/* Seconds from the previous synthetic arrival to the next. */
+static double wl_gap(sim_workload *w)
+{
+    const sim_arrival_cfg *a = &w->cfg.arrival;
+    switch (a->process) {
+    case SIM_ARRIVAL_POISSON:
+        return gsl_ran_exponential(w->rng_arrival, 1.0 / a->rate);
+    case SIM_ARRIVAL_GAMMA: {
+        double k = 1.0 / (a->cv * a->cv);
+        return gsl_ran_gamma(w->rng_arrival, k, 1.0 / (a->rate * k));
+    }
+    default:
+        return 1.0 / a->rate;
+    }
+}
+
+int sim_workload_next(sim_workload *w, sim_request_spec *out)
+{
+    SIM_ASSERT(!w->closed, w->issued);
+    if (w->exhausted || (w->limit >= 0 && w->issued >= w->limit)) return 0;
+    sim_time t;
+    if (w->trace) {
+        t = wl_trace_arrival(w, w->issued);
+    } else {
+        if (w->cfg.arrival.process == SIM_ARRIVAL_CONSTANT)
+            w->t_s = (double)(w->issued + 1) / w->cfg.arrival.rate;
+        else
+            w->t_s += wl_gap(w);
+        if (!(w->t_s <= WL_MAX_SECONDS)) {
+            w->exhausted = 1;
+            return 0;
+        }
+        t = wl_seconds_to_ns(w->t_s);
+    }
+    if (w->duration_ns > 0 && t >= w->duration_ns) {
+        w->exhausted = 1;
+        return 0;
+    }
+    out->arrival = t;
+    wl_fill(w, out);
+    w->issued++;
+    return 1;
+}
+
+int sim_workload_sample(sim_workload *w, sim_time now, sim_request_spec *out)
+{
+    SIM_ASSERT(w->closed, now);
+    if (w->limit >= 0 && w->issued >= w->limit) return 0;
+    if (w->duration_ns > 0 && now >= w->duration_ns) return 0;
+    out->arrival = now;
+    wl_fill(w, out);
+    w->issued++;
+    return 1;
+}

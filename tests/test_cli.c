@@ -1,0 +1,252 @@
+/* test_cli — the servesim binary as users call it: byte-identical JSON for
+ * the same seed, a different run for another seed, the JSON keys scripts
+ * rely on, the seeded reference output of the quickstart scenario
+ * (tests/ref/quickstart.json; regenerate with SERVESIM_UPDATE_REF=1 after an
+ * intended model change), exit codes, --help, and the results DB. */
+#include "test_util.h"
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *bin, *src;
+
+/* Runs a shell command; returns its exit status and captured stdout. */
+static int sh(const char *cmd, char **out)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+        n += got;
+        if (n + 1 == cap) buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    int st = pclose(p);
+    if (out) *out = buf;
+    else free(buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Drops the line holding "wall_time_s" (the only non-deterministic key). */
+static void strip_wall(char *s)
+{
+    char *p = strstr(s, "\"wall_time_s\"");
+    if (!p) return;
+    char *b = p;
+    while (b > s && b[-1] != '\n') b--;
+    char *e = strchr(p, '\n');
+    e = e ? e + 1 : p + strlen(p);
+    memmove(b, e, strlen(e) + 1);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = '\0';
+    fclose(f);
+    return b;
+}
+
+/* Structural equality with numbers within 1e-6 relative; prints the first difference. */
+static int json_close(json_t *x, json_t *y, const char *path)
+{
+    char sub[512];
+    if (json_is_number(x) && json_is_number(y)) {
+        double u = json_number_value(x), v = json_number_value(y);
+        if (fabs(u - v) <= 1e-6 * fmax(fabs(u), fabs(v)) + 1e-12) return 1;
+        fprintf(stderr, "%s: %.9g vs %.9g\n", path, u, v);
+        return 0;
+    }
+    if (json_typeof(x) != json_typeof(y)) {
+        fprintf(stderr, "%s: different types\n", path);
+        return 0;
+    }
+    if (json_is_object(x)) {
+        if (json_object_size(x) != json_object_size(y)) {
+            fprintf(stderr, "%s: different key sets\n", path);
+            return 0;
+        }
+        const char *k;
+        json_t *vx;
+        json_object_foreach(x, k, vx) {
+            snprintf(sub, sizeof sub, "%s.%s", path, k);
+            json_t *vy = json_object_get(y, k);
+            if (!vy || !json_close(vx, vy, sub)) {
+                if (!vy) fprintf(stderr, "%s: missing\n", sub);
+                return 0;
+            }
+        }
+        return 1;
+    }
+    if (json_is_string(x)) return strcmp(json_string_value(x), json_string_value(y)) == 0;
+    return json_equal(x, y);
+}
+
+static void test_json_determinism(void)
+{
+    char cmd[4096], *a = NULL, *b = NULL, *c = NULL;
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --json --no-db --quiet", bin, src);
+    CHECK(sh(cmd, &a) == 0);
+    CHECK(sh(cmd, &b) == 0);
+    strip_wall(a);
+    strip_wall(b);
+    CHECK_MSG(strcmp(a, b) == 0, "same seed gave different JSON");
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --json --no-db --quiet --seed 7", bin, src);
+    CHECK(sh(cmd, &c) == 0);
+    strip_wall(c);
+    CHECK_MSG(strcmp(a, c) != 0, "another seed gave the same JSON");
+
+    json_error_t je;
+    json_t *o = json_loads(a, 0, &je);
+    CHECK_MSG(o != NULL, "JSON does not parse: %s", je.text);
+    if (o) {
+        const char *keys[] = {"requests_completed", "ttft_ms", "tpot_ms", "e2e_ms", "throughput",
+                              "goodput_req_per_s", "sim_time_s", "events"};
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+            CHECK_MSG(json_object_get(o, keys[i]) != NULL, "missing key %s", keys[i]);
+        const char *stats[] = {"ttft_ms", "tpot_ms", "e2e_ms"};
+        const char *fields[] = {"mean", "p50", "p90", "p99"};
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 4; j++)
+                CHECK_MSG(json_is_number(json_object_get(json_object_get(o, stats[i]), fields[j])),
+                          "%s.%s not a number", stats[i], fields[j]);
+        const char *tp[] = {"req_per_s", "output_tokens_per_s", "input_tokens_per_s"};
+        for (int i = 0; i < 3; i++)
+            CHECK(json_is_number(json_object_get(json_object_get(o, "throughput"), tp[i])));
+        CHECK(json_integer_value(json_object_get(o, "requests_completed")) == 2000);
+        json_decref(o);
+    }
+
+    /* Seeded reference output. */
+    char ref[2048];
+    snprintf(ref, sizeof ref, "%s/tests/ref/quickstart.json", src);
+    if (getenv("SERVESIM_UPDATE_REF")) {
+        FILE *f = fopen(ref, "w");
+        if (f) {
+            fputs(a, f);
+            fclose(f);
+        }
+    }
+    char *want = slurp(ref);
+    CHECK_MSG(want != NULL, "missing %s", ref);
+    if (want) {
+        /* Numbers compared to 1e-6 relative, not bytewise: libm may differ in
+         * the last bit between CPUs; same-machine runs are checked bytewise above. */
+        json_t *jw = json_loads(want, 0, &je), *ja = json_loads(a, 0, &je);
+        CHECK_MSG(jw && ja && json_close(jw, ja, "$"),
+                  "quickstart output differs from tests/ref/quickstart.json; if the change is "
+                  "intended, rerun with SERVESIM_UPDATE_REF=1 and commit the new reference");
+        json_decref(jw);
+        json_decref(ja);
+    }
+    free(want);
+    free(a);
+    free(b);
+    free(c);
+}
+
+static void test_exit_codes(void)
+{
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s version", bin);
+    CHECK(sh(cmd, &out) == 0);
+    CHECK_CONTAINS(out, "servesim ");
+    free(out);
+    const char *helps[] = {"run --help", "validate --help", "schema --help", "version --help", "--help"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s", bin, helps[i]);
+        CHECK_MSG(sh(cmd, &out) == 0, "%s", helps[i]);
+        CHECK_CONTAINS(out, "usage");
+        free(out);
+    }
+    snprintf(cmd, sizeof cmd, "%s frobnicate 2>&1", bin);
+    CHECK(sh(cmd, &out) == 2);
+    CHECK_CONTAINS(out, "unknown command");
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s run 2>&1", bin);
+    CHECK(sh(cmd, &out) == 2);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --bogus 2>&1", bin, src);
+    CHECK(sh(cmd, &out) == 2);
+    CHECK_CONTAINS(out, "unknown option");
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s validate %s/scenarios/quickstart.yaml", bin, src);
+    CHECK(sh(cmd, &out) == 0);
+    CHECK_CONTAINS(out, "valid");
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s validate %s/scenarios/mooncake-replay.yaml", bin, src);
+    CHECK(sh(cmd, &out) == 0);
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "%s validate %s/scenarios/quickstart.yaml --set workload.arrival.rate=fast 2>&1", bin, src);
+    CHECK(sh(cmd, &out) == 2);
+    CHECK_CONTAINS(out, "workload.arrival.rate");
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "%s validate %s/scenarios/quickstart.yaml --set model=llama-9000 2>&1", bin, src);
+    CHECK(sh(cmd, &out) == 2);
+    CHECK_CONTAINS(out, "llama-9000");
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --no-db --quiet "
+             "--set workload.arrival.rate=2000 --set workload.requests=100000 "
+             "--set overload.max_queue_delay_s=5 >/dev/null 2>&1", bin, src);
+    CHECK_MSG(sh(cmd, NULL) == 3, "overload must exit with status 3");
+    snprintf(cmd, sizeof cmd, "%s schema", bin);
+    CHECK(sh(cmd, &out) == 0);
+    CHECK_CONTAINS(out, "workload.arrival.rate");
+    free(out);
+}
+
+static void test_db(void)
+{
+    char db[] = "/tmp/servesim_cli_XXXXXX";
+    int fd = mkstemp(db);
+    CHECK(fd >= 0);
+    close(fd);
+    unlink(db);
+    char cmd[4096];
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --quiet --db %s "
+                 "--set workload.requests=300 >/dev/null", bin, src, db);
+        CHECK(sh(cmd, NULL) == 0);
+    }
+    sqlite3 *h = NULL;
+    CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM requests)",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        CHECK(sqlite3_column_int(st, 0) == 2);
+        CHECK(sqlite3_column_int(st, 1) == 600);
+    } else {
+        CHECK_MSG(0, "query failed: %s", sqlite3_errmsg(h));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    unlink(db);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_cli SERVESIM_BIN SOURCE_DIR\n");
+        return 2;
+    }
+    bin = argv[1];
+    src = argv[2];
+    test_json_determinism();
+    test_exit_codes();
+    test_db();
+    return test_finish("test_cli");
+}

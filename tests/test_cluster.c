@@ -1,0 +1,287 @@
+/* test_cluster — the colocated cluster end to end: conservation (every
+ * request completes once, tokens add up, KV blocks and outstanding work all
+ * return), Little's law, exact iteration timing against the cost model for
+ * hand-checkable batches, chunked prefill, preemption by recompute,
+ * rejection of requests that can never fit, closed-loop concurrency,
+ * overload detection and determinism. */
+#include "model_catalog.h"
+#include "model_cost.h"
+#include "sim_cluster.h"
+#include "test_util.h"
+
+#include <stdlib.h>
+
+static void base_scenario(sim_scenario *sc)
+{
+    sim_scenario_defaults(sc);
+    snprintf(sc->model, sizeof sc->model, "llama-3.1-8b");
+    snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "h100-sxm");
+    sc->workload.requests = 3000;
+    sc->workload.arrival.process = SIM_ARRIVAL_POISSON;
+    sc->workload.arrival.rate = 30;
+    sc->workload.input_tokens.dist = SIM_DIST_LOGNORMAL;
+    sc->workload.input_tokens.mean = 1000;
+    sc->workload.input_tokens.std = 600;
+    sc->workload.input_tokens.min = 8;
+    sc->workload.input_tokens.max = 8000;
+    sc->workload.output_tokens.dist = SIM_DIST_UNIFORM;
+    sc->workload.output_tokens.min = 1;
+    sc->workload.output_tokens.max = 400;
+    sc->deployment.pools[0].instances = 3;
+    sc->deployment.pools[0].scheduler.chunk_tokens = 512;
+    sc->routing.policy = SIM_ROUTE_LEAST_LOADED;
+    sc->output.sample_interval_s = 0.5;
+}
+
+typedef struct {
+    sim_summary sum;
+    sim_cluster_state st;
+    sim_req_record *recs;
+    int64_t n;
+} run_result;
+
+static int run(const sim_scenario *sc, run_result *out)
+{
+    sim_err err = {{0}};
+    sim_cluster *c = NULL;
+    memset(out, 0, sizeof *out);
+    int rc = sim_cluster_create(sc, &c, &err);
+    CHECK_MSG(rc == 0, "create: %s", err.msg);
+    if (rc) return rc;
+    rc = sim_cluster_run(c, &out->sum, &err);
+    CHECK_MSG(rc == 0, "run: %s", err.msg);
+    sim_cluster_state_get(c, &out->st);
+    const sim_req_record *r = sim_metrics_requests(sim_cluster_metrics(c), &out->n);
+    out->recs = malloc((size_t)(out->n ? out->n : 1) * sizeof *r);
+    if (out->n) memcpy(out->recs, r, (size_t)out->n * sizeof *r);
+    sim_cluster_destroy(c);
+    return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void check_conservation(const run_result *r, int64_t expect)
+{
+    CHECK_MSG(r->st.completed == expect, "completed %lld of %lld", (long long)r->st.completed, (long long)expect);
+    CHECK(r->st.issued == expect + r->st.rejected);
+    CHECK(r->n == r->st.completed);
+    CHECK(r->st.in_flight == 0);
+    CHECK(r->st.waiting == 0 && r->st.running == 0);
+    CHECK_MSG(r->st.kv_blocks_used == 0, "%lld KV blocks still held", (long long)r->st.kv_blocks_used);
+    CHECK_MSG(r->st.outstanding_tokens == 0, "%lld tokens outstanding", (long long)r->st.outstanding_tokens);
+    uint64_t *ids = malloc((size_t)(r->n ? r->n : 1) * sizeof *ids);
+    int64_t in = 0, outt = 0;
+    int order_ok = 1;
+    for (int64_t i = 0; i < r->n; i++) {
+        ids[i] = r->recs[i].id;
+        in += r->recs[i].input_tokens;
+        outt += r->recs[i].output_tokens;
+        const sim_req_record *q = &r->recs[i];
+        if (!(q->arrival <= q->first_scheduled && q->first_scheduled < q->first_token &&
+              q->first_token <= q->finish))
+            order_ok = 0;
+        if (q->output_tokens == 1 && q->first_token != q->finish) order_ok = 0;
+    }
+    CHECK_MSG(order_ok, "arrival <= scheduled < first token <= finish violated");
+    qsort(ids, (size_t)r->n, sizeof *ids, cmp_u64);
+    int unique = 1;
+    for (int64_t i = 1; i < r->n; i++)
+        if (ids[i] == ids[i - 1]) unique = 0;
+    CHECK_MSG(unique, "a request completed twice");
+    free(ids);
+    CHECK(in == r->st.input_tokens_done);
+    CHECK(outt == r->st.output_tokens_done);
+    CHECK(r->sum.requests_completed == r->st.completed);
+}
+
+static void test_conservation_and_little(void)
+{
+    sim_scenario sc;
+    base_scenario(&sc);
+    run_result r;
+    if (run(&sc, &r)) return;
+    check_conservation(&r, 3000);
+    CHECK(r.st.rejected == 0);
+    /* Little's law: the integral of requests-in-system over time equals the
+     * sum of their sojourn times (L = λW over the whole run). The integral is
+     * taken from the event stream, the sojourns from the metrics records. */
+    double sum_e2e = 0;
+    for (int64_t i = 0; i < r.n; i++) sum_e2e += (double)(r.recs[i].finish - r.recs[i].arrival) / 1e9;
+    CHECK_NEAR(r.st.in_flight_area_s, sum_e2e, 1e-9 * sum_e2e + 1e-6);
+    double T = r.sum.sim_time_s;
+    double L = r.st.in_flight_area_s / T, lambda = (double)r.n / T, W = sum_e2e / (double)r.n;
+    CHECK_NEAR(L, lambda * W, 1e-6 * L);
+    CHECK_NEAR(r.sum.e2e_ms.mean, W * 1e3, 1e-6 * W * 1e3);
+    CHECK(r.sum.mean_utilization > 0.05 && r.sum.mean_utilization <= 1.0);
+    free(r.recs);
+}
+
+/* One request alone: TTFT and E2E are sums of cost-model iterations. */
+static void test_exact_timing(void)
+{
+    sim_scenario sc;
+    base_scenario(&sc);
+    sc.workload.requests = 1;
+    sc.workload.input_tokens.dist = SIM_DIST_FIXED;
+    sc.workload.input_tokens.value = 5000;
+    sc.workload.output_tokens.dist = SIM_DIST_FIXED;
+    sc.workload.output_tokens.value = 10;
+    sc.deployment.pools[0].instances = 1;
+    sc.deployment.pools[0].scheduler.chunk_tokens = 2048;
+    run_result r;
+    if (run(&sc, &r)) return;
+    CHECK(r.n == 1);
+    if (r.n != 1) return;
+
+    model_spec m;
+    model_gpu g;
+    model_cost *cost = NULL;
+    sim_err err;
+    CHECK(model_catalog_model("llama-3.1-8b", &m, &err) == 0);
+    CHECK(model_catalog_gpu("h100-sxm", &g, &err) == 0);
+    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
+                      .overhead_s = sc.deployment.pools[0].scheduler.overhead_us * 1e-6,
+                      .gpus_per_node = 8};
+    CHECK(model_cost_create(&m, &g, &l, &cost, &err) == 0);
+    if (!cost) return;
+    /* Prefill in chunks of 2048, 2048, 904 over the growing cached context. */
+    sim_time t = r.recs[0].arrival;
+    int32_t done = 0;
+    while (done < 5000) {
+        model_chunk ch = {.tokens = 5000 - done < 2048 ? 5000 - done : 2048, .cached = done};
+        model_batch b = {.n_chunks = 1, .chunks = &ch};
+        t += (sim_time)(model_cost_iteration(cost, &b, NULL) * 1e9 + 0.5);
+        done += ch.tokens;
+    }
+    CHECK_MSG(r.recs[0].first_token == t, "first token at %lld, expected %lld",
+              (long long)r.recs[0].first_token, (long long)t);
+    /* Nine decode steps over contexts 5001..5009. */
+    for (int k = 1; k <= 9; k++) {
+        model_batch b = {.n_decode = 1, .decode_ctx_sum = 5000 + k};
+        t += (sim_time)(model_cost_iteration(cost, &b, NULL) * 1e9 + 0.5);
+    }
+    CHECK_MSG(r.recs[0].finish == t, "finish at %lld, expected %lld", (long long)r.recs[0].finish,
+              (long long)t);
+    CHECK(r.recs[0].first_scheduled == r.recs[0].arrival);
+    model_cost_destroy(cost);
+    free(r.recs);
+}
+
+static void test_preemption(void)
+{
+    sim_scenario sc;
+    base_scenario(&sc);
+    /* 80 GB × 0.25 − 16 GB weights − 2 GB reserve ≈ 2 GB of KV ≈ 15k tokens. */
+    sc.deployment.pools[0].instances = 1;
+    sc.deployment.pools[0].scheduler.gpu_mem_util = 0.25;
+    sc.workload.requests = 400;
+    sc.workload.arrival.rate = 8;
+    sc.workload.output_tokens.min = 200;
+    sc.workload.output_tokens.max = 800;
+    run_result r;
+    if (run(&sc, &r)) return;
+    CHECK_MSG(!r.sum.overloaded, "%s", r.sum.overload_reason);
+    check_conservation(&r, 400 - r.st.rejected);
+    CHECK_MSG(r.st.preemptions > 0, "expected preemptions with a tiny KV cache");
+    int64_t rec_pre = 0;
+    for (int64_t i = 0; i < r.n; i++) rec_pre += r.recs[i].preemptions;
+    CHECK(rec_pre == r.st.preemptions);
+    CHECK(r.sum.preemptions == r.st.preemptions);
+    free(r.recs);
+}
+
+static void test_rejection(void)
+{
+    sim_scenario sc;
+    base_scenario(&sc);
+    sc.deployment.pools[0].instances = 1;
+    sc.deployment.pools[0].scheduler.gpu_mem_util = 0.25; /* ≈15k tokens of KV */
+    sc.workload.requests = 50;
+    sc.workload.input_tokens.dist = SIM_DIST_UNIFORM;
+    sc.workload.input_tokens.min = 1000;
+    sc.workload.input_tokens.max = 40000;
+    sc.workload.input_tokens.max = 40000;
+    run_result r;
+    if (run(&sc, &r)) return;
+    CHECK(r.st.rejected > 0);
+    CHECK(r.sum.requests_rejected == r.st.rejected);
+    check_conservation(&r, 50 - r.st.rejected);
+    free(r.recs);
+}
+
+static void test_closed_loop(void)
+{
+    sim_scenario sc;
+    base_scenario(&sc);
+    sc.workload.arrival.process = SIM_ARRIVAL_CLOSED;
+    sc.workload.arrival.concurrency = 8;
+    sc.workload.requests = 500;
+    sc.deployment.pools[0].instances = 2;
+    run_result r;
+    if (run(&sc, &r)) return;
+    check_conservation(&r, 500);
+    double L = r.st.in_flight_area_s / r.sum.sim_time_s;
+    CHECK_MSG(L <= 8.0 + 1e-9 && L > 7.0, "mean in system %.3f with 8 clients", L);
+    free(r.recs);
+}
+
+static void test_overload(void)
+{
+    sim_scenario sc;
+    base_scenario(&sc);
+    sc.deployment.pools[0].instances = 1;
+    sc.workload.requests = 200000;
+    sc.workload.arrival.rate = 500; /* far beyond one H100 */
+    sc.overload.max_queue_delay_s = 20;
+    run_result r;
+    if (run(&sc, &r)) return;
+    CHECK(r.sum.overloaded == 1);
+    CHECK_CONTAINS(r.sum.overload_reason, "max_queue_delay_s");
+    CHECK(r.st.completed < 200000);
+    free(r.recs);
+}
+
+static void test_determinism(void)
+{
+    sim_scenario sc;
+    base_scenario(&sc);
+    sc.workload.requests = 800;
+    run_result a, b, c;
+    if (run(&sc, &a) || run(&sc, &b)) return;
+    CHECK(a.n == b.n && memcmp(a.recs, b.recs, (size_t)a.n * sizeof *a.recs) == 0);
+    sc.seed = 43;
+    if (run(&sc, &c)) return;
+    CHECK(c.n != a.n || memcmp(a.recs, c.recs, (size_t)a.n * sizeof *a.recs) != 0);
+    free(a.recs);
+    free(b.recs);
+    free(c.recs);
+}
+
+static void test_not_supported_modes(void)
+{
+    sim_scenario sc;
+    base_scenario(&sc);
+    sc.deployment.mode = SIM_MODE_PD;
+    sim_cluster *c = NULL;
+    sim_err err = {{0}};
+    CHECK(sim_cluster_create(&sc, &c, &err) == SIM_ENOTSUP);
+    CHECK_CONTAINS(err.msg, "not implemented");
+    CHECK(c == NULL);
+}
+
+int main(void)
+{
+    test_conservation_and_little();
+    test_exact_timing();
+    test_preemption();
+    test_rejection();
+    test_closed_loop();
+    test_overload();
+    test_determinism();
+    test_not_supported_modes();
+    return test_finish("test_cluster");
+}

@@ -1,0 +1,417 @@
+/* test_kern_ref — the CPU references against their mathematical definitions
+ * and against each other: number formats, quantisation bounds, GEMM forms,
+ * grouped GEMM layouts, flash prefill vs naive attention, split-KV decode +
+ * LSE merge vs unsplit attention, online vs two-pass softmax, RMSNorm. */
+#include "test_util.h"
+
+#include "kernels/kern_attn_ref.h"
+#include "kernels/kern_gemm_ref.h"
+#include "kernels/kern_grouped_ref.h"
+#include "kernels/kern_num.h"
+#include "kernels/kern_quant_ref.h"
+#include "kernels/kern_softmax_ref.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static float urand(void) /* uniform in [-1, 1) */
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((rng_state >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+static void fill(float *x, int64_t n, float amp)
+{
+    for (int64_t i = 0; i < n; i++) x[i] = amp * urand();
+}
+
+static float max_abs_diff(const float *a, const float *b, int64_t n)
+{
+    float m = 0.0f;
+    for (int64_t i = 0; i < n; i++) m = fmaxf(m, fabsf(a[i] - b[i]));
+    return m;
+}
+
+static void test_bf16(void)
+{
+    CHECK(kern_bf16_round(1.0f) == 1.0f);
+    CHECK(kern_bf16_round(1.0f + 0x1p-8f) == 1.0f);                /* tie → even */
+    CHECK(kern_bf16_round(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f);  /* tie → even (up) */
+    CHECK(kern_bf16_round(1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f);
+    CHECK(kern_bf16_from_f32(-2.0f) == 0xc000);
+    CHECK(isnan(kern_bf16_round(NAN)));
+    CHECK(isinf(kern_bf16_round(INFINITY)));
+    int bad = 0;
+    for (int i = 0; i < 10000; i++) {
+        float x = urand() * 1000.0f;
+        float r = kern_bf16_round(x);
+        if (fabsf(r - x) > 0x1p-8f * fabsf(x)) bad++; /* half ulp of 7 bits */
+        if (kern_bf16_round(r) != r) bad++; /* idempotent round trip */
+    }
+    CHECK_MSG(bad == 0, "%d bf16 values off", bad);
+}
+
+static void test_e4m3(void)
+{
+    int bad = 0;
+    for (int c = 0; c < 256; c++) {
+        float v = kern_e4m3_to_f32((uint8_t)c);
+        if ((c & 0x7f) == 0x7f) {
+            if (!isnan(v)) bad++;
+            continue;
+        }
+        if (kern_e4m3_from_f32(v) != (uint8_t)c) bad++;
+    }
+    CHECK_MSG(bad == 0, "%d e4m3 codes do not round-trip", bad);
+    CHECK(kern_e4m3_to_f32(0x7e) == 448.0f);
+    CHECK(kern_e4m3_to_f32(0x01) == 0x1p-9f);
+    CHECK(kern_e4m3_to_f32(0x08) == 0x1p-6f);
+    CHECK(kern_e4m3_round(1000.0f) == 448.0f);
+    CHECK(kern_e4m3_round(-1e9f) == -448.0f);
+    CHECK(kern_e4m3_round(1.0625f) == 1.0f);   /* tie → even mantissa 0 */
+    CHECK(kern_e4m3_round(1.1875f) == 1.25f);  /* tie → even mantissa 2 */
+    CHECK(kern_e4m3_round(0x1p-10f) == 0.0f);  /* half the smallest subnormal → even (0) */
+    CHECK(kern_e4m3_round(3 * 0x1p-10f) == 0x1p-8f);
+    CHECK(isnan(kern_e4m3_round(NAN)));
+    CHECK(kern_e8m0_ceil_pow2(1.0f) == 127);
+    CHECK(kern_e8m0_ceil_pow2(1.5f) == 128);
+    CHECK(kern_e8m0_ceil_pow2(0.75f) == 127);
+    CHECK(kern_e8m0_ceil_pow2(0.5f) == 126);
+    CHECK(kern_e8m0_to_f32(130) == 8.0f);
+    CHECK(isnan(kern_e8m0_to_f32(0xff)));
+}
+
+/* |x − x'| ≤ 2^-4·|x| for normal e4m3 results, ≤ 2^-10·scale below. */
+static int quant_bound_violations(const float *x, const float *xd, const float *scale_of, int64_t n)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float tol = 0x1p-4f * fabsf(x[i]) + 0x1p-10f * scale_of[i] * 1.0001f;
+        if (!(fabsf(x[i] - xd[i]) <= tol)) bad++;
+    }
+    return bad;
+}
+
+static void test_quant(void)
+{
+    enum { R = 6, C = 300 };
+    float *x = malloc(sizeof(float) * R * C), *xd = malloc(sizeof(float) * R * C);
+    float *sof = malloc(sizeof(float) * R * C), *sc = malloc(sizeof(float) * R * 3);
+    uint8_t *q = malloc(R * C), *e8 = malloc(R * 10);
+    /* Magnitudes spread over 2^-12 … 2^12 so blocks hold subnormals too. */
+    for (int i = 0; i < R * C; i++) x[i] = urand() * ldexpf(1.0f, (int)(urand() * 12.0f));
+    x[7] = 0.0f;
+
+    kern_quant_fp8_block128_ref(x, R, C, q, sc);
+    kern_dequant_fp8_block128_ref(q, sc, R, C, xd);
+    int bad_scale = 0;
+    for (int r = 0; r < R; r++) {
+        for (int b = 0; b < 3; b++) {
+            float amax = 0.0f;
+            int len = b < 2 ? 128 : C - 256;
+            for (int i = 0; i < len; i++) amax = fmaxf(amax, fabsf(x[r * C + b * 128 + i]));
+            if (fabsf(sc[r * 3 + b] - amax / 448.0f) > 1e-6f * amax) bad_scale++;
+        }
+        for (int c = 0; c < C; c++) sof[r * C + c] = sc[r * 3 + c / 128];
+    }
+    CHECK_MSG(bad_scale == 0, "%d block-128 scales differ from amax/448", bad_scale);
+    CHECK_MSG(quant_bound_violations(x, xd, sof, R * C) == 0, "fp8 block-128 error above bound");
+    CHECK(xd[7] == 0.0f);
+
+    kern_quant_fp8_tile128_ref(x, R, C, q, sc); /* one tile row, 3 tiles */
+    kern_dequant_fp8_tile128_ref(q, sc, R, C, xd);
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) sof[r * C + c] = sc[c / 128];
+    CHECK_MSG(quant_bound_violations(x, xd, sof, R * C) == 0, "fp8 128x128 error above bound");
+
+    kern_quant_mxfp8_ref(x, R, C, q, e8);
+    kern_dequant_mxfp8_ref(q, e8, R, C, xd);
+    int nb = (C + 31) / 32, bad_pow2 = 0, sat = 0;
+    for (int r = 0; r < R; r++) {
+        for (int b = 0; b < nb; b++) {
+            float s = kern_e8m0_to_f32(e8[r * nb + b]);
+            int ex;
+            if (frexpf(s, &ex) != 0.5f) bad_pow2++;
+            float amax = 0.0f;
+            for (int c = b * 32; c < C && c < b * 32 + 32; c++) amax = fmaxf(amax, fabsf(x[r * C + c]));
+            if (amax / s > 448.0f || amax / s <= 224.0f) sat++; /* tightest power of two */
+        }
+        for (int c = 0; c < C; c++) sof[r * C + c] = kern_e8m0_to_f32(e8[r * nb + c / 32]);
+    }
+    CHECK_MSG(bad_pow2 == 0, "%d E8M0 scales are not powers of two", bad_pow2);
+    CHECK_MSG(sat == 0, "%d MX scales not the smallest power of two ≥ amax/448", sat);
+    CHECK_MSG(quant_bound_violations(x, xd, sof, R * C) == 0, "MXFP8 error above bound");
+    free(x), free(xd), free(sof), free(sc), free(q), free(e8);
+}
+
+static void test_gemm(void)
+{
+    enum { M = 9, N = 130, K = 256 };
+    float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N), *Bt = malloc(sizeof(float) * N * K);
+    float *C = malloc(sizeof(float) * M * N), *Cd = malloc(sizeof(float) * M * N);
+    uint16_t *Ab = malloc(2 * M * K), *Bb = malloc(2 * K * N), *Cb = malloc(2 * M * N);
+    fill(A, M * K, 1.0f), fill(B, K * N, 1.0f);
+
+    kern_gemm_f32_ref(M, N, K, A, B, C);
+    float worst = 0.0f;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0.0;
+            for (int k = 0; k < K; k++) s += (double)A[i * K + k] * B[k * N + j];
+            worst = fmaxf(worst, fabsf((float)s - C[i * N + j]));
+        }
+    CHECK_NEAR(worst, 0.0, 1e-4);
+
+    kern_bf16_from_f32_n(A, Ab, M * K), kern_bf16_from_f32_n(B, Bb, K * N);
+    kern_bf16_to_f32_n(Ab, A, M * K), kern_bf16_to_f32_n(Bb, B, K * N); /* exact bf16 inputs */
+    kern_gemm_f32_ref(M, N, K, A, B, C);
+    kern_gemm_bf16_ref(M, N, K, Ab, Bb, Cb);
+    kern_bf16_to_f32_n(Cb, Cd, M * N);
+    int bad = 0;
+    for (int i = 0; i < M * N; i++)
+        if (fabsf(Cd[i] - C[i]) > 0x1p-8f * fabsf(C[i]) + 1e-5f) bad++;
+    CHECK_MSG(bad == 0, "%d bf16 GEMM outputs beyond one bf16 rounding", bad);
+
+    /* fp8: quantise A (1×128) and Bᵀ (128×128), compare with the fp32 GEMM of
+     * the dequantised operands (same maths, only the bf16 store differs) and,
+     * loosely, with the unquantised product. */
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++) Bt[j * K + k] = B[k * N + j];
+    uint8_t *Aq = malloc(M * K), *Bq = malloc(N * K);
+    float *sa = malloc(sizeof(float) * M * 2), *sb = malloc(sizeof(float) * 2 * 2);
+    kern_quant_fp8_block128_ref(A, M, K, Aq, sa);
+    kern_quant_fp8_tile128_ref(Bt, N, K, Bq, sb);
+    kern_gemm_fp8_block_ref(M, N, K, Aq, sa, Bq, sb, Cb);
+    kern_bf16_to_f32_n(Cb, Cd, M * N);
+    float *Ad = malloc(sizeof(float) * M * K), *Btd = malloc(sizeof(float) * N * K);
+    kern_dequant_fp8_block128_ref(Aq, sa, M, K, Ad);
+    kern_dequant_fp8_tile128_ref(Bq, sb, N, K, Btd);
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++) B[k * N + j] = Btd[j * K + k];
+    float *Cq = malloc(sizeof(float) * M * N);
+    kern_gemm_f32_ref(M, N, K, Ad, B, Cq);
+    bad = 0;
+    double num = 0, den = 0;
+    for (int i = 0; i < M * N; i++) {
+        if (fabsf(Cd[i] - Cq[i]) > 0x1p-8f * fabsf(Cq[i]) + 1e-4f) bad++;
+        num += (double)(Cd[i] - C[i]) * (Cd[i] - C[i]), den += (double)C[i] * C[i];
+    }
+    CHECK_MSG(bad == 0, "%d fp8 GEMM outputs differ from the dequantised product", bad);
+    CHECK_MSG(sqrt(num / den) < 0.06, "fp8 GEMM relative error %.4f vs unquantised", sqrt(num / den));
+    CHECK_MSG(sqrt(num / den) > 1e-4, "fp8 GEMM suspiciously exact (%.2g): quantisation skipped?", sqrt(num / den));
+    free(A), free(B), free(Bt), free(C), free(Cd), free(Ab), free(Bb), free(Cb);
+    free(Aq), free(Bq), free(sa), free(sb), free(Ad), free(Btd), free(Cq);
+}
+
+static void test_grouped(void)
+{
+    enum { T = 50, E = 6, K = 24, N = 17 };
+    int32_t ex[T];
+    for (int t = 0; t < T; t++) ex[t] = (int32_t)((urand() + 1.0f) * 2.5f); /* experts 0..4; 5 gets none */
+    ex[3] = 4, ex[4] = 4;
+    float *X = malloc(sizeof(float) * T * K), *B = malloc(sizeof(float) * E * K * N);
+    float *want = malloc(sizeof(float) * T * N);
+    fill(X, T * K, 1.0f), fill(B, E * K * N, 1.0f);
+    for (int t = 0; t < T; t++) kern_gemm_f32_ref(1, N, K, X + t * K, B + (int64_t)ex[t] * K * N, want + t * N);
+
+    int64_t off[E + 1], perm[T];
+    CHECK(kern_moe_layout_contig(ex, T, E, off, perm) == 0);
+    CHECK(off[0] == 0 && off[E] == T && off[E - 1] == T);
+    float *Ag = malloc(sizeof(float) * T * K), *Cg = malloc(sizeof(float) * T * N), *got = malloc(sizeof(float) * T * N);
+    int stable = 1;
+    for (int r = 0; r < T; r++) {
+        memcpy(Ag + r * K, X + perm[r] * K, sizeof(float) * K);
+        if (r > 0 && ex[perm[r]] == ex[perm[r - 1]] && perm[r] < perm[r - 1]) stable = 0;
+    }
+    CHECK(stable);
+    kern_grouped_contig_ref(E, N, K, off, Ag, B, Cg);
+    for (int r = 0; r < T; r++) memcpy(got + perm[r] * N, Cg + r * N, sizeof(float) * N);
+    CHECK_NEAR(max_abs_diff(got, want, T * N), 0.0, 1e-5);
+
+    int64_t cnt[E], slot[T], cap = 0;
+    for (int e = 0; e < E; e++) {
+        int64_t c = 0;
+        for (int t = 0; t < T; t++) c += ex[t] == e;
+        cap = c > cap ? c : cap;
+    }
+    cap += 3;
+    CHECK(kern_moe_layout_masked(ex, T, E, 2, cnt, slot) == -2); /* capacity overflow reported */
+    CHECK(kern_moe_layout_masked(ex, T, E, cap, cnt, slot) == 0);
+    CHECK(cnt[E - 1] == 0);
+    float *Am = calloc((size_t)(E * cap * K), sizeof(float)), *Cm = malloc(sizeof(float) * E * cap * N);
+    for (int64_t i = 0; i < E * cap * N; i++) Cm[i] = 12345.0f;
+    for (int t = 0; t < T; t++) memcpy(Am + slot[t] * K, X + t * K, sizeof(float) * K);
+    kern_grouped_masked_ref(E, cap, N, K, cnt, Am, B, Cm);
+    for (int t = 0; t < T; t++) memcpy(got + t * N, Cm + slot[t] * N, sizeof(float) * N);
+    CHECK_NEAR(max_abs_diff(got, want, T * N), 0.0, 1e-5);
+    int touched = 0;
+    for (int e = 0; e < E; e++)
+        for (int64_t r = cnt[e]; r < cap; r++)
+            for (int j = 0; j < N; j++) touched += Cm[(e * cap + r) * N + j] != 12345.0f;
+    CHECK_MSG(touched == 0, "%d padded rows written", touched);
+    int32_t badex[2] = {0, E};
+    CHECK(kern_moe_layout_contig(badex, 2, E, off, perm) == -1);
+    free(X), free(B), free(want), free(Ag), free(Cg), free(got), free(Am), free(Cm);
+}
+
+static void test_prefill(void)
+{
+    /* Hand-computed: one query at position 1, keys k0 = 1, k1 = 2, q = 1. */
+    {
+        kern_prefill_shape s = {1, 1, 1, 1, 1, 1.0f};
+        float q[1] = {1.0f}, k[2] = {1.0f, 2.0f}, v[2] = {10.0f, 20.0f}, o[1], lse[1];
+        kern_attn_naive_ref(&s, q, k, v, o, lse);
+        double e1 = exp(1.0), e2 = exp(2.0);
+        CHECK_NEAR(o[0], (10 * e1 + 20 * e2) / (e1 + e2), 1e-5);
+        CHECK_NEAR(lse[0], log(e1 + e2), 1e-6);
+    }
+    int cached_cases[2] = {0, 37}, tiles[5] = {1, 7, 16, 64, 300};
+    for (int ci = 0; ci < 2; ci++) {
+        kern_prefill_shape s = {29, cached_cases[ci], 8, 2, 32, 0.0f};
+        s.sm_scale = 1.0f / sqrtf((float)s.d);
+        int nkv = s.cached + s.n_q;
+        int64_t nq = (int64_t)s.n_q * s.hq * s.d, nk = (int64_t)nkv * s.hkv * s.d;
+        float *q = malloc(sizeof(float) * nq), *k = malloc(sizeof(float) * nk), *v = malloc(sizeof(float) * nk);
+        float *o0 = malloc(sizeof(float) * nq), *o1 = malloc(sizeof(float) * nq), *o2 = malloc(sizeof(float) * nq);
+        float l0[29 * 8], l1[29 * 8];
+        fill(q, nq, 3.0f), fill(k, nk, 3.0f), fill(v, nk, 1.0f);
+        kern_attn_naive_ref(&s, q, k, v, o0, l0);
+        for (int ti = 0; ti < 5; ti++) {
+            kern_attn_flash_ref(&s, tiles[ti], q, k, v, o1, l1);
+            CHECK_MSG(max_abs_diff(o0, o1, nq) < 1e-5f, "cached %d tile %d: O off by %g", s.cached, tiles[ti],
+                      max_abs_diff(o0, o1, nq));
+            CHECK_MSG(max_abs_diff(l0, l1, s.n_q * s.hq) < 1e-5f, "cached %d tile %d: LSE off", s.cached, tiles[ti]);
+        }
+        /* Causality: changing the last key/value must leave every query
+         * but the last one unchanged; GQA: each KV head feeds only its group. */
+        kern_attn_flash_ref(&s, 16, q, k, v, o1, NULL);
+        for (int x = 0; x < s.hkv * s.d; x++) k[(int64_t)(nkv - 1) * s.hkv * s.d + x] += 5.0f;
+        kern_attn_flash_ref(&s, 16, q, k, v, o2, NULL);
+        int64_t before_last = (int64_t)(s.n_q - 1) * s.hq * s.d;
+        CHECK(max_abs_diff(o1, o2, before_last) == 0.0f);
+        CHECK(max_abs_diff(o1 + before_last, o2 + before_last, s.hq * s.d) > 1e-4f);
+        float *o3 = malloc(sizeof(float) * nq);
+        memcpy(o3, o2, sizeof(float) * nq);
+        for (int j = 0; j < nkv; j++) v[(int64_t)j * s.hkv * s.d + s.d] += 1.0f; /* KV head 1, dim 0 */
+        kern_attn_flash_ref(&s, 16, q, k, v, o3, NULL);
+        /* heads 0..3 read KV head 0 (unchanged), heads 4..7 read KV head 1 (+1 in dim 0). */
+        CHECK_NEAR(o3[0] - o2[0], 0.0, 1e-6);
+        CHECK_NEAR(o3[4 * s.d] - o2[4 * s.d], 1.0, 1e-5);
+        free(q), free(k), free(v), free(o0), free(o1), free(o2), free(o3);
+    }
+}
+
+static void test_decode_split_and_merge(void)
+{
+    enum { BATCH = 3, HQ = 8, HKV = 2, D = 16, PAGE = 16, MAXP = 13, NPAGES = BATCH * MAXP };
+    int32_t ctx[BATCH] = {1, 77, 200}, table[BATCH * MAXP];
+    /* A shuffled page pool so requests' pages are scattered. */
+    for (int i = 0; i < NPAGES; i++) table[i] = i;
+    for (int i = NPAGES - 1; i > 0; i--) {
+        int j = (int)((urand() + 1.0f) * 0.5f * (float)(i + 1)) % (i + 1), t = table[i];
+        table[i] = table[j], table[j] = t;
+    }
+    int64_t cache_n = (int64_t)NPAGES * PAGE * HKV * D;
+    float *kc = malloc(sizeof(float) * cache_n), *vc = malloc(sizeof(float) * cache_n);
+    float q[BATCH * HQ * D], want[BATCH * HQ * D], want_lse[BATCH * HQ], got[BATCH * HQ * D], lse[BATCH * HQ];
+    fill(kc, cache_n, 2.0f), fill(vc, cache_n, 1.0f), fill(q, BATCH * HQ * D, 2.0f);
+    kern_paged_shape s = {BATCH, HQ, HKV, D, PAGE, MAXP, 0.25f, ctx, table};
+
+    /* Reference: gather each context contiguous, naive attention at the last position. */
+    float *k = malloc(sizeof(float) * 200 * HKV * D), *v = malloc(sizeof(float) * 200 * HKV * D);
+    for (int b = 0; b < BATCH; b++) {
+        for (int t = 0; t < ctx[b]; t++) {
+            int64_t off = ((int64_t)table[b * MAXP + t / PAGE] * PAGE + t % PAGE) * HKV * D;
+            memcpy(k + (int64_t)t * HKV * D, kc + off, sizeof(float) * HKV * D);
+            memcpy(v + (int64_t)t * HKV * D, vc + off, sizeof(float) * HKV * D);
+        }
+        kern_prefill_shape ps = {1, ctx[b] - 1, HQ, HKV, D, 0.25f};
+        kern_attn_naive_ref(&ps, q + b * HQ * D, k, v, want + b * HQ * D, want_lse + b * HQ);
+    }
+    int splits[5] = {1, 2, 3, 5, 16};
+    for (int si = 0; si < 5; si++) {
+        int P = splits[si];
+        float *op = malloc(sizeof(float) * P * BATCH * HQ * D), *lp = malloc(sizeof(float) * P * BATCH * HQ);
+        kern_decode_split_ref(&s, P, q, kc, vc, op, lp);
+        kern_lse_merge_ref(P, BATCH * HQ, D, op, lp, got, lse);
+        CHECK_MSG(max_abs_diff(got, want, BATCH * HQ * D) < 1e-5f, "splits %d: O off by %g", P,
+                  max_abs_diff(got, want, BATCH * HQ * D));
+        CHECK_MSG(max_abs_diff(lse, want_lse, BATCH * HQ) < 1e-5f, "splits %d: LSE off", P);
+        if (P == 16) CHECK(isinf(lp[15 * BATCH * HQ]) && lp[15 * BATCH * HQ] < 0); /* ctx 1: empty split */
+        free(op), free(lp);
+    }
+
+    /* DCP: shard one context of 100 keys by sequence over 4 "ranks" of
+     * unequal size (one empty), attend per shard, merge. */
+    kern_prefill_shape full = {1, 99, HQ, HKV, D, 0.25f};
+    float *kk = malloc(sizeof(float) * 100 * HKV * D), *vv = malloc(sizeof(float) * 100 * HKV * D);
+    fill(kk, 100 * HKV * D, 2.0f), fill(vv, 100 * HKV * D, 1.0f);
+    float o_full[HQ * D], l_full[HQ], parts[4 * HQ * D], lparts[4 * HQ], o_m[HQ * D], l_m[HQ];
+    kern_attn_naive_ref(&full, q, kk, vv, o_full, l_full);
+    int bounds[5] = {0, 13, 13, 70, 100};
+    for (int r = 0; r < 4; r++) {
+        int n = bounds[r + 1] - bounds[r];
+        if (n == 0) {
+            for (int h = 0; h < HQ; h++) lparts[r * HQ + h] = -INFINITY;
+            memset(parts + r * HQ * D, 0, sizeof(float) * HQ * D);
+            continue;
+        }
+        kern_prefill_shape ps = {1, n - 1, HQ, HKV, D, 0.25f};
+        kern_attn_naive_ref(&ps, q, kk + (int64_t)bounds[r] * HKV * D, vv + (int64_t)bounds[r] * HKV * D,
+                            parts + r * HQ * D, lparts + r * HQ);
+    }
+    kern_lse_merge_ref(4, HQ, D, parts, lparts, o_m, l_m);
+    CHECK_NEAR(max_abs_diff(o_m, o_full, HQ * D), 0.0, 1e-5);
+    CHECK_NEAR(max_abs_diff(l_m, l_full, HQ), 0.0, 1e-5);
+    free(kc), free(vc), free(k), free(v), free(kk), free(vv);
+}
+
+static void test_softmax_rmsnorm(void)
+{
+    enum { R = 7, C = 333 };
+    float x[R * C], y1[R * C], y2[R * C];
+    fill(x, R * C, 20.0f);
+    for (int c = 0; c < C; c++) x[C + c] += 1000.0f; /* large: overflows a naive softmax */
+    x[2 * C + 5] = -INFINITY;
+    kern_softmax_twopass_ref(x, R, C, y1);
+    kern_softmax_online_ref(x, R, C, y2);
+    CHECK_NEAR(max_abs_diff(y1, y2, R * C), 0.0, 1e-6);
+    for (int r = 0; r < R; r++) {
+        double s = 0;
+        for (int c = 0; c < C; c++) s += y2[r * C + c];
+        CHECK_NEAR(s, 1.0, 1e-5);
+    }
+    CHECK(y2[2 * C + 5] == 0.0f);
+    float m = -INFINITY, s = 0.0f;
+    kern_softmax_state_merge(&m, &s, 1.0f, 2.0f);
+    kern_softmax_state_merge(&m, &s, 3.0f, 1.0f);
+    CHECK_NEAR(m, 3.0, 0);
+    CHECK_NEAR(s, 2.0 * exp(-2.0) + 1.0, 1e-6);
+
+    float xr[4] = {1, 2, 3, 4}, w[4] = {1, 1, 2, 0.5f}, yr[4];
+    kern_rmsnorm_ref(xr, w, 1, 4, 0.0f, yr);
+    double rms = sqrt(30.0 / 4.0);
+    CHECK_NEAR(yr[0], 1 / rms, 1e-6);
+    CHECK_NEAR(yr[2], 6 / rms, 1e-6);
+    CHECK_NEAR(yr[3], 2 / rms, 1e-6);
+    kern_rmsnorm_ref(xr, w, 1, 4, 2.5f, yr);
+    CHECK_NEAR(yr[1], 2 / sqrt(10.0), 1e-6);
+}
+
+int main(void)
+{
+    test_bf16();
+    test_e4m3();
+    test_quant();
+    test_gemm();
+    test_grouped();
+    test_prefill();
+    test_decode_split_and_merge();
+    test_softmax_rmsnorm();
+    return test_finish("test_kern_ref");
+}

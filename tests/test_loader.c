@@ -1,0 +1,481 @@
+/* test_loader — the strict scenario loader: round trip of every key, every
+ * error path with its message, --set overrides, path resolution and the
+ * generated reference (docs/scenario-reference.md must match the schema;
+ * SERVESIM_WRITE_REFERENCE=1 rewrites it). */
+#include "test_util.h"
+
+#include "sim_loader.h"
+#include "sim_schema.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *src_dir = ".";
+
+static int load(const char *yaml, const char *const *sets, int n_sets, sim_scenario *sc, sim_err *err)
+{
+    err->msg[0] = '\0';
+    return sim_loader_load_string(yaml, strlen(yaml), "t.yaml", sets, n_sets, sc, err);
+}
+
+/* Loads and expects failure; returns the message for CHECK_CONTAINS. */
+static const char *load_fail(const char *yaml, const char *const *sets, int n_sets)
+{
+    static sim_err err;
+    sim_scenario sc;
+    int rc = load(yaml, sets, n_sets, &sc, &err);
+    CHECK_MSG(rc < 0, "expected failure for:\n%s", yaml);
+    return err.msg;
+}
+
+static void test_defaults(void)
+{
+    sim_scenario sc, def;
+    sim_err err;
+    sim_scenario_defaults(&def);
+    CHECK(load("{}", NULL, 0, &sc, &err) == 0);
+    CHECK(strcmp(sc.name, def.name) == 0 && strcmp(sc.model, def.model) == 0);
+    CHECK(sc.seed == def.seed && sc.workload.requests == def.workload.requests);
+    CHECK(sc.deployment.n_pools == 1 && sc.deployment.pools[0].scheduler.max_seqs == 256);
+    CHECK(sc.source_path[0] == '\0');
+    /* Empty sections keep their defaults. */
+    CHECK_MSG(load("model: x\nworkload:\nhardware: ~\n", NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    CHECK(strcmp(sc.model, "x") == 0 && sc.hardware.gpus_per_node == 8);
+}
+
+static void test_full_file(void)
+{
+    char path[1024], want[1200];
+    sim_scenario sc;
+    sim_err err;
+    snprintf(path, sizeof path, "%s/tests/data/loader/full.yaml", src_dir);
+    int rc = sim_loader_load_file(path, NULL, 0, &sc, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc) return;
+    CHECK(strcmp(sc.name, "full-test") == 0);
+    CHECK(sc.seed == 12345678901234ULL);
+    snprintf(want, sizeof want, "%s/tests/data/loader/configs/qwen3.json", src_dir);
+    CHECK_MSG(strcmp(sc.model, want) == 0, "model %s", sc.model);
+    CHECK(strcmp(sc.dtype, "fp8") == 0 && strcmp(sc.kv_dtype, "fp8") == 0);
+    CHECK(strcmp(sc.hardware.gpu, "h200") == 0 && sc.hardware.gpus_per_node == 4);
+    const sim_workload_cfg *w = &sc.workload;
+    CHECK(w->requests == 2000);
+    CHECK_NEAR(w->duration_s, 120.5, 0);
+    CHECK(w->arrival.process == SIM_ARRIVAL_GAMMA);
+    CHECK_NEAR(w->arrival.rate, 20, 0);
+    CHECK_NEAR(w->arrival.cv, 2.5, 0);
+    CHECK(w->arrival.concurrency == 32);
+    CHECK_NEAR(w->arrival.think_time_s, 0.25, 0);
+    CHECK(w->input_tokens.dist == SIM_DIST_LOGNORMAL);
+    CHECK_NEAR(w->input_tokens.mean, 1024, 0);
+    CHECK_NEAR(w->input_tokens.std, 512, 0);
+    CHECK(w->input_tokens.min == 16 && w->input_tokens.max == 8192);
+    CHECK(w->output_tokens.dist == SIM_DIST_EMPIRICAL);
+    CHECK_NEAR(w->output_tokens.value, 300, 0);
+    CHECK_NEAR(w->output_tokens.s, 1.3, 1e-12);
+    CHECK(w->output_tokens.max == 32768); /* untouched default */
+    snprintf(want, sizeof want, "%s/tests/data/loader/lengths/out.txt", src_dir);
+    CHECK_MSG(strcmp(w->output_tokens.path, want) == 0, "path %s", w->output_tokens.path);
+    CHECK(w->trace.format == SIM_TRACE_MOONCAKE);
+    snprintf(want, sizeof want, "%s/tests/data/loader/traces/conv.jsonl", src_dir);
+    CHECK(strcmp(w->trace.path, want) == 0);
+    CHECK_NEAR(w->trace.time_scale, 2, 0);
+    CHECK_NEAR(w->trace.rate_scale, 0.5, 0);
+    const sim_deploy_cfg *d = &sc.deployment;
+    CHECK(d->mode == SIM_MODE_COLOCATED && d->n_pools == 2);
+    CHECK(d->pools[0].role == SIM_ROLE_COLOCATED && d->pools[0].instances == 4);
+    CHECK(strcmp(d->pools[0].gpu, "b200") == 0);
+    CHECK(d->pools[0].parallel.tp == 2 && d->pools[0].parallel.pp == 1);
+    CHECK(d->pools[0].scheduler.max_seqs == 128 && d->pools[0].scheduler.max_batched_tokens == 4096);
+    CHECK(d->pools[0].scheduler.chunk_tokens == 512 && d->pools[0].scheduler.block_tokens == 32);
+    CHECK_NEAR(d->pools[0].scheduler.gpu_mem_util, 0.85, 0);
+    CHECK_NEAR(d->pools[0].scheduler.reserve_gb, 3.5, 0);
+    CHECK_NEAR(d->pools[0].scheduler.overhead_us, 900, 0);
+    /* The second pool starts from the defaults, not from pool 0. */
+    CHECK(d->pools[1].instances == 2 && d->pools[1].parallel.tp == 4 && d->pools[1].parallel.pp == 1);
+    CHECK(d->pools[1].scheduler.max_seqs == 256 && d->pools[1].gpu[0] == '\0');
+    CHECK(sc.routing.policy == SIM_ROUTE_LEAST_LOADED);
+    CHECK_NEAR(sc.slo.ttft_ms, 2000, 0);
+    CHECK_NEAR(sc.slo.tpot_ms, 50, 0);
+    CHECK(strcmp(sc.output.db, "/tmp/results.db") == 0); /* absolute: unchanged */
+    CHECK(sc.output.store_requests == 0);
+    CHECK_NEAR(sc.output.sample_interval_s, 0.5, 0);
+    CHECK(sc.overload.enabled == 0 && sc.overload.max_waiting == 5000);
+    CHECK_NEAR(sc.overload.max_queue_delay_s, 30, 0);
+    CHECK(strcmp(sc.source_path, path) == 0);
+}
+
+static void test_paths(void)
+{
+    char path[1024], want[1200];
+    sim_scenario sc;
+    sim_err err;
+    snprintf(path, sizeof path, "%s/tests/data/loader/relative.yaml", src_dir);
+    const char *sets[] = {"workload.trace.path=cli.jsonl", "workload.trace.format=csv"};
+    int rc = sim_loader_load_file(path, sets, 2, &sc, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    snprintf(want, sizeof want, "%s/tests/data/loader/in.txt", src_dir);
+    CHECK_MSG(strcmp(sc.workload.input_tokens.path, want) == 0, "%s", sc.workload.input_tokens.path);
+    snprintf(want, sizeof want, "%s/tests/data/loader/out/results.db", src_dir);
+    CHECK(strcmp(sc.output.db, want) == 0);
+    CHECK(strcmp(sc.model, "llama-3.1-8b") == 0); /* a catalogue name is not a path */
+    CHECK(strcmp(sc.workload.trace.path, "cli.jsonl") == 0); /* --set paths: current directory */
+    CHECK(sc.workload.trace.format == SIM_TRACE_CSV);
+    /* In-memory documents resolve against the current directory. */
+    CHECK(load("output: {db: r.db}\nmodel: m/config.json\n", NULL, 0, &sc, &err) == 0);
+    CHECK(strcmp(sc.output.db, "r.db") == 0 && strcmp(sc.model, "m/config.json") == 0);
+    /* Missing file. */
+    rc = sim_loader_load_file("/nonexistent/servesim/x.yaml", NULL, 0, &sc, &err);
+    CHECK(rc == SIM_EIO);
+    CHECK_CONTAINS(err.msg, "/nonexistent/servesim/x.yaml");
+    /* A file name without a folder leaves paths as written. */
+    FILE *f = fopen("loader_test_tmp.yaml", "w");
+    if (f) {
+        fputs("output: {db: here.db}\n", f);
+        fclose(f);
+        CHECK(sim_loader_load_file("loader_test_tmp.yaml", NULL, 0, &sc, &err) == 0);
+        CHECK(strcmp(sc.output.db, "here.db") == 0);
+        CHECK(strcmp(sc.source_path, "loader_test_tmp.yaml") == 0);
+        remove("loader_test_tmp.yaml");
+    }
+}
+
+static void test_key_errors(void)
+{
+    const char *m = load_fail("workload:\n  reqests: 5\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:3: unknown key 'reqests' at workload.reqests (did you mean 'requests'?)");
+    m = load_fail("modle: x\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:1: unknown key 'modle' at modle (did you mean 'model'?)");
+    m = load_fail("deployment:\n  pools:\n    - role: colocated\n      schedular: {max_seqs: 3}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:4:7: unknown key 'schedular' at deployment.pools.0.schedular (did you mean 'scheduler'?)");
+    /* Nothing close: list the keys instead. */
+    m = load_fail("hardware: {zzzzzzzz: 1}\n", NULL, 0);
+    CHECK_CONTAINS(m, "unknown key 'zzzzzzzz' at hardware.zzzzzzzz (known keys: gpu, gpus_per_node)");
+    /* Dotted keys are not a way around the nesting. */
+    m = load_fail("workload.requests: 5\n", NULL, 0);
+    CHECK_CONTAINS(m, "unknown key 'workload.requests'");
+    m = load_fail("workload:\n  requests: 1\n  arrival: {rate: 2}\n  requests: 3\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:4:3: duplicate key 'requests' at workload.requests (first defined at line 2, column 3)");
+    m = load_fail("deployment:\n  pools:\n    - {instances: 1, instances: 2}\n", NULL, 0);
+    CHECK_CONTAINS(m, "duplicate key 'instances' at deployment.pools.0.instances");
+}
+
+static void test_value_errors(void)
+{
+    const char *m = load_fail("workload:\n  arrival:\n    rate: fast\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:3:11: workload.arrival.rate: expected a number");
+    CHECK_CONTAINS(m, "got 'fast'");
+    m = load_fail("workload: {arrival: {rate: -3}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:28: workload.arrival.rate: expected a number > 0, got -3");
+    m = load_fail("workload: {arrival: {process: bursty}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.arrival.process: expected one of poisson|gamma|constant|closed_loop, got 'bursty'");
+    m = load_fail("dtype: int8\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:8: dtype: expected one of bf16|fp8, got 'int8'");
+    m = load_fail("deployment: {pools: [{scheduler: {gpu_mem_util: 1.5}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "deployment.pools.0.scheduler.gpu_mem_util: expected a number in (0, 1], got 1.5");
+    load_fail("deployment: {pools: [{scheduler: {gpu_mem_util: 0}}]}\n", NULL, 0);
+    sim_scenario sc;
+    sim_err err;
+    CHECK(load("deployment: {pools: [{scheduler: {gpu_mem_util: 1}}]}\n", NULL, 0, &sc, &err) == 0);
+    m = load_fail("deployment: {pools: [{parallel: {tp: 2000}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "deployment.pools.0.parallel.tp: expected an integer in 1..1024, got 2000");
+    m = load_fail("deployment: {pools: [{instances: 2.5}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "expected an integer in 1..100000, got '2.5'");
+    m = load_fail("deployment: {pools: [{scheduler: {max_batched_tokens: 99999999999}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "max_batched_tokens: expected an integer >= 1, got 99999999999");
+    m = load_fail("deployment: {pools: [{scheduler: {max_batched_tokens: 0}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "max_batched_tokens: expected an integer >= 1, got 0");
+    m = load_fail("output: {store_requests: maybe}\n", NULL, 0);
+    CHECK_CONTAINS(m, "output.store_requests: expected true or false, got 'maybe'");
+    m = load_fail("seed: -1\n", NULL, 0);
+    CHECK_CONTAINS(m, "seed: expected an integer >= 0, got '-1'");
+    CHECK(load("seed: 18446744073709551615\n", NULL, 0, &sc, &err) == 0 && sc.seed == UINT64_MAX);
+    m = load_fail("workload: {arrival: {rate: nan}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "got 'nan'");
+    m = load_fail("workload: {arrival: {rate: }}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.arrival.rate: expected a number > 0, got an empty value");
+    /* Shape mismatches both ways. */
+    m = load_fail("workload:\n  requests: {a: 1}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:13: workload.requests: expected an integer >= 0, got a mapping");
+    m = load_fail("name: [a, b]\n", NULL, 0);
+    CHECK_CONTAINS(m, "name: expected a string, got a list");
+    m = load_fail("workload: 5\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:11: workload: expected a mapping with keys requests, duration_s, arrival");
+    CHECK_CONTAINS(m, "got '5'");
+    m = load_fail("deployment:\n  pools: {role: colocated}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:10: deployment.pools: expected a list of 1..8 items, got a mapping");
+    m = load_fail("deployment: {pools: []}\n", NULL, 0);
+    CHECK_CONTAINS(m, "deployment.pools: expected a list of 1..8 items, got 0");
+    m = load_fail("deployment: {pools: [{}, {}, {}, {}, {}, {}, {}, {}, {}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "got 9");
+    m = load_fail("model: ''\n", NULL, 0);
+    CHECK_CONTAINS(m, "model: expected a model name or config path");
+}
+
+static void test_document_errors(void)
+{
+    const char *m = load_fail("", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:1: empty scenario");
+    m = load_fail("# just a comment\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:1: empty scenario");
+    m = load_fail("- a\n- b\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:1: the top level must be a mapping");
+    CHECK_CONTAINS(m, "got a list");
+    m = load_fail("hello\n", NULL, 0);
+    CHECK_CONTAINS(m, "got 'hello'");
+    m = load_fail("workload: [1, 2\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:1: YAML syntax error: did not find expected ',' or ']'");
+    m = load_fail("name: a\n  seed: 3\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:7: YAML syntax error: mapping values are not allowed in this context");
+    m = load_fail("name: \"abc\n", NULL, 0);
+    CHECK_CONTAINS(m, "YAML syntax error");
+    m = load_fail("name: a\n\tseed: 1\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:");
+    m = load_fail("name: &a x\nmodel: *a\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:8: YAML aliases (*a) are not supported");
+    m = load_fail("name: a\n---\nname: b\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:1: a scenario file holds one YAML document");
+    m = load_fail("? [a]\n: 1\n", NULL, 0);
+    CHECK_CONTAINS(m, "mapping keys must be plain words");
+    /* Invalid UTF-8 is a reader error with a computed position. */
+    m = load_fail("name: ok\nmodel: \xff\xfe\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:8: YAML syntax error");
+    /* Deep nesting is refused, not recursed into. */
+    char deep[400];
+    memset(deep, '[', 300);
+    deep[300] = '\0';
+    m = load_fail(deep, NULL, 0);
+    CHECK_CONTAINS(m, "nesting deeper than");
+    /* `out` is never half-written. */
+    sim_scenario sc;
+    sim_err err;
+    memset(&sc, 0x5a, sizeof sc);
+    CHECK(load("name: changed\nworkload: {requests: x}\n", NULL, 0, &sc, &err) < 0);
+    CHECK(sc.name[0] == 0x5a && sc.seed == 0x5a5a5a5a5a5a5a5aULL);
+    /* NULL err is allowed. */
+    CHECK(sim_loader_load_string("x: 1", 4, "n", NULL, 0, &sc, NULL) < 0);
+}
+
+static void test_cross_field(void)
+{
+    const char *m = load_fail("workload:\n  input_tokens: {dist: uniform, min: 100, max: 10}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:48: workload.input_tokens.max: dist uniform needs min <= max, got min 100 and max 10");
+    m = load_fail("workload: {output_tokens: {dist: fixed, value: 0}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.output_tokens.value: dist fixed needs value >= 1, got 0");
+    m = load_fail("workload: {input_tokens: {dist: normal, mean: 0, std: 3}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.input_tokens.mean: dist normal needs mean > 0, got 0");
+    m = load_fail("workload: {input_tokens: {dist: lognormal, mean: 5, std: -1}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.input_tokens.std: expected a number >= 0, got -1");
+    m = load_fail("workload: {input_tokens: {dist: zipf, s: 0}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.input_tokens.s: dist zipf needs s > 0, got 0");
+    m = load_fail("workload: {input_tokens: {dist: zipf, min: 50, max: 5}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "dist zipf needs min <= max");
+    m = load_fail("workload:\n  input_tokens: {dist: empirical}\n", NULL, 0);
+    /* No path key: the message points at the nearest key that exists. */
+    CHECK_CONTAINS(m, "t.yaml:2:17: workload.input_tokens.path: dist empirical needs a path");
+    m = load_fail("workload: {arrival: {process: closed_loop, concurrency: 0}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.arrival.concurrency: process closed_loop needs concurrency >= 1, got 0");
+    m = load_fail("workload: {trace: {path: a.jsonl}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.trace.path: a trace path needs workload.trace.format (mooncake|csv)");
+    m = load_fail("workload: {trace: {format: csv}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.trace.format: trace format csv needs workload.trace.path");
+    m = load_fail("workload: {requests: 0}\n", NULL, 0);
+    CHECK_CONTAINS(m, "the run would never end");
+    sim_scenario sc;
+    sim_err err;
+    CHECK(load("workload: {requests: 0, trace: {format: mooncake, path: t.jsonl}}\n", NULL, 0, &sc, &err) == 0);
+    CHECK(load("workload: {requests: 0, duration_s: 60}\n", NULL, 0, &sc, &err) == 0);
+    m = load_fail("deployment: {pools: [{scheduler: {max_batched_tokens: 256, chunk_tokens: 512}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "deployment.pools.0.scheduler.chunk_tokens: chunk_tokens (512) must be <= max_batched_tokens (256)");
+    m = load_fail("deployment:\n  pools:\n    - role: colocated\n    - role: prefill\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:4:13: deployment.pools.1.role: role prefill is not allowed in mode colocated (allowed: colocated)");
+    m = load_fail("deployment:\n  mode: pd\n  pools: [{role: prefill}]\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:2:9: deployment.mode: mode pd needs at least one pool with role decode");
+    m = load_fail("deployment: {mode: af, pools: [{role: attention}, {role: decode}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "role decode is not allowed in mode af (allowed: attention, ffn)");
+    m = load_fail("deployment: {mode: pd+af, pools: [{role: attention}, {role: ffn}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "mode pd+af needs at least one pool with role prefill");
+    CHECK(load("deployment: {mode: pd, pools: [{role: prefill, instances: 2}, {role: decode}]}\n", NULL, 0,
+               &sc, &err) == 0);
+    CHECK(sc.deployment.mode == SIM_MODE_PD && sc.deployment.n_pools == 2 &&
+          sc.deployment.pools[1].role == SIM_ROLE_DECODE);
+    CHECK(load("deployment: {mode: af, pools: [{role: attention}, {role: ffn}]}\n", NULL, 0, &sc, &err) == 0);
+    CHECK(load("deployment: {mode: pd+af, pools: [{role: prefill}, {role: attention}, {role: ffn}]}\n", NULL,
+               0, &sc, &err) == 0);
+    CHECK(sc.deployment.mode == SIM_MODE_PD_AF && sc.deployment.n_pools == 3);
+}
+
+static void test_overrides(void)
+{
+    sim_scenario sc;
+    sim_err err;
+    const char *base = "workload:\n  arrival: {rate: 20}\ndeployment:\n  pools:\n    - instances: 2\n";
+    const char *s1[] = {"workload.arrival.rate=40", "hardware.gpu=h200", "deployment.pools.0.instances=8",
+                        "deployment.pools.1.role=colocated", "deployment.pools.1.parallel.tp=4",
+                        "name=\"hello: world\"", "output.db=", "seed=7"};
+    int rc = load(base, s1, 8, &sc, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    CHECK_NEAR(sc.workload.arrival.rate, 40, 0);
+    CHECK(strcmp(sc.hardware.gpu, "h200") == 0);
+    CHECK(sc.deployment.n_pools == 2 && sc.deployment.pools[0].instances == 8);
+    CHECK(sc.deployment.pools[1].parallel.tp == 4 && sc.deployment.pools[1].instances == 1);
+    CHECK(strcmp(sc.name, "hello: world") == 0);
+    CHECK(sc.output.db[0] == '\0' && sc.seed == 7);
+    /* A list the file does not have is created from index 0. */
+    const char *s2[] = {"deployment.pools.0.instances=8"};
+    CHECK(load("model: m\n", s2, 1, &sc, &err) == 0);
+    CHECK(sc.deployment.n_pools == 1 && sc.deployment.pools[0].instances == 8);
+    /* A whole section as a YAML flow mapping; later --set wins. */
+    const char *s3[] = {"workload.arrival={process: closed_loop, concurrency: 4}", "workload.arrival.concurrency=9"};
+    CHECK(load(base, s3, 2, &sc, &err) == 0);
+    CHECK(sc.workload.arrival.process == SIM_ARRIVAL_CLOSED && sc.workload.arrival.concurrency == 9);
+    CHECK_NEAR(sc.workload.arrival.rate, 10, 0); /* the section was replaced */
+
+    const char *e1[] = {"deployment.pools.0.instances=abc"};
+    const char *m = load_fail(base, e1, 1);
+    CHECK_MSG(strncmp(m, "--set deployment.pools.0.instances=abc: expected an integer", 59) == 0, "%s", m);
+    CHECK_CONTAINS(m, "got 'abc'");
+    const char *e2[] = {"deployment.pools.0.instnces=8"};
+    m = load_fail(base, e2, 1);
+    CHECK_CONTAINS(m, "--set deployment.pools.0.instnces=8: unknown key 'instnces' at deployment.pools.0.instnces (did you mean 'instances'?)");
+    const char *e3[] = {"deployment.pools.3.instances=1"};
+    m = load_fail(base, e3, 1);
+    CHECK_CONTAINS(m, "--set deployment.pools.3.instances=1: index 3 is past the end of deployment.pools (it has 1 items");
+    const char *e4[] = {"deployment.pools.x.instances=1"};
+    m = load_fail(base, e4, 1);
+    CHECK_CONTAINS(m, "'x' is not a list index");
+    const char *e5[] = {"workload.arival.rate=3"};
+    m = load_fail(base, e5, 1);
+    CHECK_CONTAINS(m, "unknown key 'arival' at workload.arival (did you mean 'arrival'?)");
+    const char *e6[] = {"workload.arrival.rate"};
+    m = load_fail(base, e6, 1);
+    CHECK_CONTAINS(m, "--set workload.arrival.rate: expected key.path=value");
+    const char *e7[] = {"name.first=x"};
+    m = load_fail(base, e7, 1);
+    CHECK_CONTAINS(m, "--set name.first=x: name is a single value");
+    const char *e8[] = {"hardware.gpu=h200"};
+    m = load_fail("hardware: h100\n", e8, 1);
+    CHECK_CONTAINS(m, "cannot set a key inside hardware: t.yaml:1:11 holds 'h100'");
+    const char *e9[] = {"workload.arrival.rate=-3"};
+    m = load_fail(base, e9, 1);
+    CHECK_CONTAINS(m, "--set workload.arrival.rate=-3: expected a number > 0, got -3");
+    const char *e10[] = {"workload.arrival={rate: x}"};
+    m = load_fail(base, e10, 1);
+    CHECK_CONTAINS(m, "--set workload.arrival={rate: x}: workload.arrival.rate: expected a number");
+    const char *e11[] = {"workload.arrival.rate=[1"};
+    m = load_fail(base, e11, 1);
+    CHECK_CONTAINS(m, "--set workload.arrival.rate=[1: YAML syntax error: did not find expected ',' or ']'");
+    const char *e12[] = {"deployment.mode=pd"};
+    m = load_fail(base, e12, 1);
+    CHECK_CONTAINS(m, "role colocated is not allowed in mode pd");
+    const char *e13[] = {"workload..requests=5"};
+    m = load_fail(base, e13, 1);
+    CHECK_CONTAINS(m, "--set workload..requests=5: empty key in the key path");
+    const char *e14[] = {"=5"};
+    m = load_fail(base, e14, 1);
+    CHECK_CONTAINS(m, "--set =5: expected key.path=value");
+    const char *e15[] = {"workload.arrival={raet: 3}"};
+    m = load_fail(base, e15, 1);
+    CHECK_CONTAINS(m, "--set workload.arrival={raet: 3}: unknown key 'raet' at workload.arrival.raet (did you mean 'rate'?)");
+    /* Errors in the file are still found when overrides are fine. */
+    const char *ok[] = {"seed=1"};
+    m = load_fail("workload: {reqests: 3}\n", ok, 1);
+    CHECK_CONTAINS(m, "did you mean 'requests'");
+}
+
+static void test_schema_names(void)
+{
+    /* The schema's enum names must be the names sim_scenario prints. */
+    const sim_schema_field *f = sim_schema_lookup("workload.arrival.process");
+    CHECK(f && f->n_names == 4);
+    for (int i = 0; f && i < f->n_names; i++) CHECK(strcmp(f->names[i], sim_arrival_name((sim_arrival_kind)i)) == 0);
+    f = sim_schema_lookup("workload.input_tokens.dist");
+    for (int i = 0; f && i < f->n_names; i++) CHECK(strcmp(f->names[i], sim_dist_name((sim_dist_kind)i)) == 0);
+    f = sim_schema_lookup("deployment.mode");
+    for (int i = 0; f && i < f->n_names; i++) CHECK(strcmp(f->names[i], sim_mode_name((sim_deploy_mode)i)) == 0);
+    f = sim_schema_lookup("deployment.pools.*.role");
+    for (int i = 0; f && i < f->n_names; i++) CHECK(strcmp(f->names[i], sim_role_name((sim_role)i)) == 0);
+    f = sim_schema_lookup("routing.policy");
+    for (int i = 0; f && i < f->n_names; i++)
+        CHECK(strcmp(f->names[i], sim_route_policy_name((sim_route_policy)i)) == 0);
+    CHECK(sim_schema_edit_distance("reqests", "requests") == 1);
+    CHECK(sim_schema_edit_distance("", "abc") == 3);
+    CHECK(sim_schema_edit_distance("kitten", "sitting") == 3);
+}
+
+static char *read_all(FILE *f, long *len)
+{
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)*len + 1);
+    if (!buf) return NULL;
+    size_t got = fread(buf, 1, (size_t)*len, f);
+    buf[got] = '\0';
+    *len = (long)got;
+    return buf;
+}
+
+static void test_reference(void)
+{
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (!f) return;
+    sim_loader_write_reference(f);
+    long len;
+    char *ref = read_all(f, &len);
+    fclose(f);
+    CHECK(ref != NULL);
+    if (!ref) return;
+    size_t n;
+    const sim_schema_field *t = sim_schema_table(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (!*t[i].path) continue;
+        char needle[600];
+        snprintf(needle, sizeof needle, "`%s`", t[i].path);
+        CHECK_CONTAINS(ref, needle);
+    }
+    CHECK_CONTAINS(ref, "| `workload.arrival.rate` | number | `10` | > 0 |");
+    CHECK_CONTAINS(ref, "poisson\\|gamma\\|constant\\|closed_loop");
+    CHECK_CONTAINS(ref, "| `deployment.pools.*.scheduler.gpu_mem_util` | number | `0.9` | (0, 1] |");
+
+    /* The committed reference must be what the schema writes now. */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/scenario-reference.md", src_dir);
+    const char *regen = getenv("SERVESIM_WRITE_REFERENCE");
+    if (regen && strcmp(regen, "1") == 0) {
+        FILE *w = fopen(path, "w");
+        CHECK(w != NULL);
+        if (w) {
+            fwrite(ref, 1, (size_t)len, w);
+            fclose(w);
+        }
+    }
+    FILE *doc = fopen(path, "rb");
+    CHECK_MSG(doc != NULL, "%s missing (rerun with SERVESIM_WRITE_REFERENCE=1)", path);
+    if (doc) {
+        long dlen;
+        char *d = read_all(doc, &dlen);
+        fclose(doc);
+        CHECK_MSG(d && dlen == len && memcmp(d, ref, (size_t)len) == 0,
+                  "%s is stale: rerun test_loader with SERVESIM_WRITE_REFERENCE=1", path);
+        free(d);
+    }
+    free(ref);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2) src_dir = argv[2];
+    test_defaults();
+    test_full_file();
+    test_paths();
+    test_key_errors();
+    test_value_errors();
+    test_document_errors();
+    test_cross_field();
+    test_overrides();
+    test_schema_names();
+    test_reference();
+    return test_finish("test_loader");
+}
