@@ -2,10 +2,14 @@
  *
  * GPUs and models are data files (YAML) under models/gpus/ and
  * models/archs/; the build embeds them into the binary so servesim runs
- * with no files installed, and a folder named by $SERVESIM_CATALOG (or
- * added with model_catalog_add_dir) is searched first so users add a GPU or
- * model by adding a file. A model may also be given as a path to a Hugging
- * Face config.json. Units: FLOP/s, bytes, bytes/s, seconds. Plain structs,
+ * with no files installed, and the folders named by $SERVESIM_CATALOG
+ * (colon-separated; files in <dir>/gpus/<name>.yaml and
+ * <dir>/archs/<name>.yaml) are searched first, so users add or override a
+ * GPU or model by adding a file. Names are case-insensitive file stems;
+ * unknown names fail with the list of known ones and a did-you-mean. A model
+ * may also be given as a path to a Hugging Face config.json or a .yaml file.
+ * Units: FLOP/s, bytes, bytes/s, seconds (the YAML files use TFLOP/s, GB or
+ * GiB, TB/s, GB/s, MB, KB, µs and are converted at load). Plain structs,
  * filled by value; nothing here owns heap memory. */
 #ifndef MODEL_CATALOG_H
 #define MODEL_CATALOG_H
@@ -71,7 +75,9 @@ int model_catalog_gpu(const char *name, model_gpu *out, sim_err *err);
  * .json (Hugging Face config) or .yaml. */
 int model_catalog_model(const char *name_or_path, model_spec *out, sim_err *err);
 
-/* Names in the catalogue, for listings and did-you-mean; returns count. */
+/* Names embedded in the catalogue (static strings), for listings; fills
+ * up to max and returns the total count. $SERVESIM_CATALOG files are not
+ * listed here (they appear in unknown-name errors). */
 int model_catalog_gpu_names(const char **names, int max);
 int model_catalog_model_names(const char **names, int max);
 

@@ -321,7 +321,7 @@ double model_cost_iteration(const model_cost *c, const model_batch *b, model_ite
     double tp_tok = 0, pairs = 0, pairs_sw = 0, kv_f = 0, kv_sw = 0, cached = 0;
     const double W = c->m.sliding_window;
     int32_t n_chunks = 0;
-    for (int32_t i = 0; i < b->n_chunks; i++) {
+    for (int32_t i = 0; b->chunks && i < b->n_chunks; i++) {
         double t = b->chunks[i].tokens, p = b->chunks[i].cached;
         if (t <= 0) continue;
         if (p < 0) p = 0;

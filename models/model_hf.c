@@ -17,9 +17,9 @@ static int hf_int(json_t *root, const char *origin, const char *key, int require
         if (required) return sim_err_set(err, SIM_EINVAL, "%s: key '%s' missing", origin, key);
         return 0;
     }
-    if (json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v)) {
+    if (json_is_real(v)) { /* some exporters write 4096.0 */
         double d = json_real_value(v);
-        if (d < 0 || d > INT32_MAX) goto bad;
+        if (!(d >= 0 && d <= INT32_MAX) || d != (double)(int32_t)d) goto bad;
         *out = (int32_t)d;
         return 1;
     }

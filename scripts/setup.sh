@@ -29,4 +29,6 @@ args=(-DCMAKE_BUILD_TYPE=${SERVESIM_BUILD_TYPE:-Release})
 [ "${SERVESIM_WERROR:-0}" = 1 ] && args+=(-DSERVESIM_WERROR=ON)
 if [ "${SERVESIM_FUZZ:-0}" = 1 ]; then args+=(-DSERVESIM_FUZZ=ON -DCMAKE_C_COMPILER=clang -DSERVESIM_CUDA=OFF); fi
 cmake -S . -B "$build" "${args[@]}" >/dev/null
-cmake --build "$build" -j "$(nproc)" >&2
+target=()
+[ "${SERVESIM_FUZZ:-0}" = 1 ] && target=(--target fuzz)
+cmake --build "$build" -j "$(nproc)" "${target[@]}" >&2

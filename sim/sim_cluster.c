@@ -289,6 +289,7 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
         l.tp = pc->parallel.tp;
         l.pp = pc->parallel.pp;
         l.overhead_s = pc->scheduler.overhead_us * 1e-6;
+        l.overhead_per_seq_s = pc->scheduler.overhead_per_seq_us * 1e-6;
         if ((rc = model_cost_create(&c->model, &pool_gpu, &l, &c->costs[p], err)) < 0) {
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;

@@ -91,6 +91,7 @@ typedef struct {
     double gpu_mem_util;       /* fraction of HBM the engine may use */
     double reserve_gb;         /* activation/workspace reserve per GPU */
     double overhead_us;        /* per-iteration framework overhead (scheduling, launch, sampling) */
+    double overhead_per_seq_us; /* extra overhead per request scheduled in the iteration */
 } sim_sched_cfg;
 
 typedef struct {

@@ -125,6 +125,10 @@ static const sim_schema_field table[] = {
         "Activation/workspace reserve per GPU in GB."),
     FLD("deployment.pools.*.scheduler.overhead_us", SIM_SCHEMA_F64, PL(scheduler.overhead_us), GE0,
         "Per-iteration framework overhead in microseconds (scheduling, launch, sampling)."),
+    FLD("deployment.pools.*.scheduler.overhead_per_seq_us", SIM_SCHEMA_F64,
+        PL(scheduler.overhead_per_seq_us), GE0,
+        "Extra overhead per scheduled request per iteration in microseconds (CPU-side "
+        "per-request work; about 50 fits vLLM, 0 fits SGLang)."),
 
     SEC("routing", "How requests are spread over instances."),
     ENM("routing.policy", SC(routing.policy), policies, 0, "Routing policy."),

@@ -205,6 +205,28 @@ static void test_exit_codes(void)
     snprintf(cmd, sizeof cmd, "%s schema", bin);
     CHECK(sh(cmd, &out) == 0);
     CHECK_CONTAINS(out, "workload.arrival.rate");
+    /* The README's scenario reference must be the generated one: every key
+     * row `servesim schema` prints appears there verbatim. */
+    char readme_path[2048];
+    snprintf(readme_path, sizeof readme_path, "%s/README.md", src);
+    char *readme = slurp(readme_path);
+    CHECK_MSG(readme != NULL, "cannot read %s", readme_path);
+    int rows = 0, missing = 0;
+    for (char *line = out; readme && line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        if (strncmp(line, "| `", 3) == 0) {
+            rows++;
+            if (!strstr(readme, line)) {
+                if (missing++ < 3) fprintf(stderr, "README lacks reference row: %s\n", line);
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    CHECK_MSG(rows > 40 && missing == 0,
+              "%d of %d reference rows missing from README.md: paste `servesim schema` output into "
+              "its 'Scenario reference' section", missing, rows);
+    free(readme);
     free(out);
 }
 

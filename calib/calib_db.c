@@ -1,0 +1,329 @@
+/* calib_db — schema, identities, point writes and walks; see calib_db.h.
+ * Lookups live in calib_lookup.c, the text dump in calib_dump.c. */
+#include "calib_db_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char calib_schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS gpus(id INTEGER PRIMARY KEY, name TEXT NOT NULL, sms INTEGER NOT NULL,"
+    " cc TEXT NOT NULL, sm_clock_mhz INTEGER NOT NULL, mem_clock_mhz INTEGER NOT NULL, driver TEXT NOT NULL,"
+    " cuda TEXT NOT NULL, backend TEXT NOT NULL,"
+    " UNIQUE(name, sms, cc, sm_clock_mhz, mem_clock_mhz, driver, cuda, backend));\n"
+    "CREATE TABLE IF NOT EXISTS points(id INTEGER PRIMARY KEY, gpu_id INTEGER NOT NULL REFERENCES gpus(id),"
+    " op TEXT NOT NULL, dtype TEXT NOT NULL, kernel TEXT NOT NULL, kernel_version INTEGER NOT NULL,"
+    " m INTEGER NOT NULL DEFAULT 0, n INTEGER NOT NULL DEFAULT 0, k INTEGER NOT NULL DEFAULT 0,"
+    " batch INTEGER NOT NULL DEFAULT 0, ctx INTEGER NOT NULL DEFAULT 0, heads INTEGER NOT NULL DEFAULT 0,"
+    " kv_heads INTEGER NOT NULL DEFAULT 0, head_dim INTEGER NOT NULL DEFAULT 0, groups INTEGER NOT NULL DEFAULT 0,"
+    " bytes INTEGER NOT NULL DEFAULT 0, ranks INTEGER NOT NULL DEFAULT 0, reps INTEGER NOT NULL,"
+    " median_s REAL NOT NULL, p10_s REAL NOT NULL, p90_s REAL NOT NULL, tflops REAL, gbps REAL,"
+    " frac_of_peak REAL, check_err REAL, measured_at TEXT NOT NULL,"
+    " UNIQUE(gpu_id, op, dtype, kernel, kernel_version, m, n, k, batch, ctx, heads, kv_heads, head_dim,"
+    " groups, bytes, ranks));\n"
+    "CREATE INDEX IF NOT EXISTS points_lookup ON points(gpu_id, op, dtype);\n";
+
+static int calib_db_sqlerr(calib_db *db, int code, const char *what, sim_err *err)
+{
+    return sim_err_set(err, code, "perf-db: %s: %s", what, db && db->h ? sqlite3_errmsg(db->h) : "no handle");
+}
+
+static int calib_db_schema(calib_db *db, int create, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0, have_meta = 0;
+    if (sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, NULL) == SQLITE_OK) {
+        have_meta = 1;
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            int v = sqlite3_column_int(st, 0);
+            if (v != CALIB_SCHEMA_VERSION) {
+                rc = sim_err_set(err, SIM_ENOTSUP, "perf-db schema version %d; this servesim reads version %d", v,
+                                 CALIB_SCHEMA_VERSION);
+                goto fail;
+            }
+        } else if (!create) {
+            rc = sim_err_set(err, SIM_EINVAL, "perf-db has no schema_version: not a servesim perf-db");
+            goto fail;
+        }
+    }
+    if (!have_meta && !create) {
+        rc = sim_err_set(err, SIM_EINVAL, "not a servesim perf-db (no meta table)");
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (create) {
+        char *msg = NULL;
+        char ver[160];
+        snprintf(ver, sizeof ver, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '%d');",
+                 CALIB_SCHEMA_VERSION);
+        if (sqlite3_exec(db->h, "BEGIN", NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db->h, calib_schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db->h, ver, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db->h, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+            rc = sim_err_set(err, SIM_EIO, "perf-db: creating the schema: %s", msg ? msg : "?");
+            sqlite3_free(msg);
+            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int calib_db_open(const char *path, int flags, calib_db **out, sim_err *err)
+{
+    int rc;
+    calib_db *db = calloc(1, sizeof *db);
+    *out = NULL;
+    if (!db) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    int oflags = flags & CALIB_DB_CREATE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+    if (sqlite3_open_v2(path, &db->h, oflags, NULL) != SQLITE_OK) {
+        rc = sim_err_set(err, SIM_EIO, "perf-db %s: %s", path, db->h ? sqlite3_errmsg(db->h) : "cannot open");
+        goto fail;
+    }
+    sqlite3_busy_timeout(db->h, 5000);
+    rc = calib_db_schema(db, flags & CALIB_DB_CREATE, err);
+    if (rc) {
+        sim_err_wrap(err, rc, "%s", path);
+        goto fail;
+    }
+    *out = db;
+    return 0;
+fail:
+    sqlite3_close(db->h);
+    free(db);
+    return rc;
+}
+
+void calib_db_close(calib_db *db)
+{
+    if (!db) return;
+    calib_db_cache_clear(db);
+    sqlite3_close(db->h);
+    free(db);
+}
+
+static void calib_bind_gpu(sqlite3_stmt *st, const calib_gpu_id *id)
+{
+    sqlite3_bind_text(st, 1, id->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, id->sms);
+    sqlite3_bind_text(st, 3, id->cc, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 4, id->sm_clock_mhz);
+    sqlite3_bind_int(st, 5, id->mem_clock_mhz);
+    sqlite3_bind_text(st, 6, id->driver, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 7, id->cuda, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 8, id->backend, -1, SQLITE_TRANSIENT);
+}
+
+int calib_db_gpu_ensure(calib_db *db, const calib_gpu_id *id, int64_t *gpu_id, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(db->h, "INSERT OR IGNORE INTO gpus(" CALIB_GPU_COLS ") VALUES(?,?,?,?,?,?,?,?)", -1, &st,
+                           NULL) != SQLITE_OK)
+        return calib_db_sqlerr(db, SIM_EIO, "insert gpu", err);
+    calib_bind_gpu(st, id);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = calib_db_sqlerr(db, SIM_EIO, "insert gpu", err);
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT id FROM gpus WHERE name=? AND sms=? AND cc=? AND sm_clock_mhz=? AND "
+                           "mem_clock_mhz=? AND driver=? AND cuda=? AND backend=?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return calib_db_sqlerr(db, SIM_EIO, "find gpu", err);
+    calib_bind_gpu(st, id);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = calib_db_sqlerr(db, SIM_EIO, "find gpu", err);
+        goto fail;
+    }
+    *gpu_id = sqlite3_column_int64(st, 0);
+fail:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int calib_db_gpu_find(calib_db *db, const char *name, const char *backend, int64_t *gpu_id, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT id FROM gpus WHERE instr(lower(name), lower(?1)) > 0 AND (?2 IS NULL OR "
+                           "backend = ?2) ORDER BY id LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return calib_db_sqlerr(db, SIM_EIO, "find gpu", err);
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+    if (backend) sqlite3_bind_text(st, 2, backend, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, 2);
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) *gpu_id = sqlite3_column_int64(st, 0);
+    else if (s == SQLITE_DONE) rc = sim_err_set(err, SIM_EINVAL, "perf-db has no GPU matching '%s'", name);
+    else rc = calib_db_sqlerr(db, SIM_EIO, "find gpu", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static const char calib_key_where[] =
+    "gpu_id=? AND op=? AND dtype=? AND kernel=? AND kernel_version=? AND m=? AND n=? AND k=? AND batch=? AND "
+    "ctx=? AND heads=? AND kv_heads=? AND head_dim=? AND groups=? AND bytes=? AND ranks=?";
+
+static void calib_bind_key(sqlite3_stmt *st, int64_t gpu_id, const calib_point *p)
+{
+    sqlite3_bind_int64(st, 1, gpu_id);
+    sqlite3_bind_text(st, 2, calib_op_name(p->op), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, p->dtype, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, p->kernel, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 5, p->kernel_version);
+    for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) sqlite3_bind_int64(st, 6 + f, calib_shape_get(&p->shape, f));
+}
+
+int calib_db_point_exists(calib_db *db, int64_t gpu_id, const calib_point *p, int *exists, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM points WHERE %s", calib_key_where);
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+        return calib_db_sqlerr(db, SIM_EIO, "point lookup", err);
+    calib_bind_key(st, gpu_id, p);
+    int s = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (s != SQLITE_ROW && s != SQLITE_DONE) return calib_db_sqlerr(db, SIM_EIO, "point lookup", err);
+    *exists = s == SQLITE_ROW;
+    return 0;
+}
+
+static void calib_bind_real_or_null(sqlite3_stmt *st, int i, double v)
+{
+    if (isfinite(v)) sqlite3_bind_double(st, i, v);
+    else sqlite3_bind_null(st, i);
+}
+
+int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return calib_db_sqlerr(db, SIM_EIO, "begin", err);
+    if (sqlite3_prepare_v2(db->h,
+                           "INSERT OR IGNORE INTO points(gpu_id, " CALIB_POINT_COLS
+                           ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = calib_db_sqlerr(db, SIM_EIO, "insert point", err);
+        goto fail;
+    }
+    calib_bind_key(st, gpu_id, p);
+    sqlite3_bind_int(st, 17, p->reps);
+    sqlite3_bind_double(st, 18, p->median_s);
+    sqlite3_bind_double(st, 19, p->p10_s);
+    sqlite3_bind_double(st, 20, p->p90_s);
+    calib_bind_real_or_null(st, 21, p->tflops);
+    calib_bind_real_or_null(st, 22, p->gbps);
+    calib_bind_real_or_null(st, 23, p->frac_of_peak);
+    calib_bind_real_or_null(st, 24, p->check_err);
+    sqlite3_bind_text(st, 25, p->measured_at, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = calib_db_sqlerr(db, SIM_EIO, "insert point", err);
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = calib_db_sqlerr(db, SIM_EIO, "commit", err);
+        goto fail;
+    }
+    calib_db_cache_clear(db);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static void calib_copy_text(char *dst, size_t len, const unsigned char *src)
+{
+    snprintf(dst, len, "%s", src ? (const char *)src : "");
+}
+
+int calib_db_gpu_foreach(calib_db *db, calib_db_gpu_cb cb, void *ctx, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0, s;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT g.id, g.name, g.sms, g.cc, g.sm_clock_mhz, g.mem_clock_mhz, g.driver, g.cuda, "
+                           "g.backend, (SELECT count(*) FROM points p WHERE p.gpu_id = g.id) FROM gpus g ORDER BY g.id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return calib_db_sqlerr(db, SIM_EIO, "list gpus", err);
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        calib_gpu_id id;
+        memset(&id, 0, sizeof id);
+        calib_copy_text(id.name, sizeof id.name, sqlite3_column_text(st, 1));
+        id.sms = sqlite3_column_int(st, 2);
+        calib_copy_text(id.cc, sizeof id.cc, sqlite3_column_text(st, 3));
+        id.sm_clock_mhz = sqlite3_column_int(st, 4);
+        id.mem_clock_mhz = sqlite3_column_int(st, 5);
+        calib_copy_text(id.driver, sizeof id.driver, sqlite3_column_text(st, 6));
+        calib_copy_text(id.cuda, sizeof id.cuda, sqlite3_column_text(st, 7));
+        calib_copy_text(id.backend, sizeof id.backend, sqlite3_column_text(st, 8));
+        rc = cb(ctx, sqlite3_column_int64(st, 0), &id, sqlite3_column_int64(st, 9));
+        if (rc) goto fail;
+    }
+    if (s != SQLITE_DONE) rc = calib_db_sqlerr(db, SIM_EIO, "list gpus", err);
+fail:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static double calib_col_real(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+void calib_db_row_to_point(sqlite3_stmt *st, calib_point *p)
+{
+    memset(p, 0, sizeof *p);
+    int op = calib_op_from_name((const char *)sqlite3_column_text(st, 1));
+    p->op = op < 0 ? CALIB_OP_COUNT : (calib_op)op;
+    calib_copy_text(p->dtype, sizeof p->dtype, sqlite3_column_text(st, 2));
+    calib_copy_text(p->kernel, sizeof p->kernel, sqlite3_column_text(st, 3));
+    p->kernel_version = sqlite3_column_int(st, 4);
+    for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) calib_shape_set(&p->shape, f, sqlite3_column_int64(st, 5 + f));
+    p->reps = sqlite3_column_int(st, 16);
+    p->median_s = sqlite3_column_double(st, 17);
+    p->p10_s = sqlite3_column_double(st, 18);
+    p->p90_s = sqlite3_column_double(st, 19);
+    p->tflops = calib_col_real(st, 20);
+    p->gbps = calib_col_real(st, 21);
+    p->frac_of_peak = calib_col_real(st, 22);
+    p->check_err = calib_col_real(st, 23);
+    calib_copy_text(p->measured_at, sizeof p->measured_at, sqlite3_column_text(st, 24));
+}
+
+int calib_db_point_foreach(calib_db *db, int64_t gpu_id, int op, calib_db_point_cb cb, void *ctx, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0, s;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT gpu_id, " CALIB_POINT_COLS " FROM points WHERE (?1 = 0 OR gpu_id = ?1) AND "
+                           "(?2 IS NULL OR op = ?2) ORDER BY gpu_id, op, dtype, kernel, kernel_version, m, n, k, "
+                           "batch, ctx, heads, kv_heads, head_dim, groups, bytes, ranks",
+                           -1, &st, NULL) != SQLITE_OK)
+        return calib_db_sqlerr(db, SIM_EIO, "list points", err);
+    sqlite3_bind_int64(st, 1, gpu_id);
+    if (op >= 0) sqlite3_bind_text(st, 2, calib_op_name((calib_op)op), -1, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 2);
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        calib_point p;
+        calib_db_row_to_point(st, &p);
+        rc = cb(ctx, sqlite3_column_int64(st, 0), &p);
+        if (rc) goto fail;
+    }
+    if (s != SQLITE_DONE) rc = calib_db_sqlerr(db, SIM_EIO, "list points", err);
+fail:
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -1,0 +1,103 @@
+/* calib_db — the perf-db: measured kernel latencies in SQLite, and the
+ * read-back the cost model uses.
+ *
+ * Schema (version CALIB_SCHEMA_VERSION, in table meta): gpus holds one row
+ * per device identity (name, SMs, compute capability, clocks, driver, CUDA
+ * version, backend); points holds one row per measurement (op, dtype,
+ * kernel + version, the eleven shape fields of calib_shape, median/p10/p90
+ * seconds, TFLOP/s, GB/s, fraction of the roofline peak, check error, UTC
+ * time) with a UNIQUE key over (gpu, op, dtype, kernel, kernel version,
+ * shape) so a resumed run skips what is measured. Each point is written in
+ * its own transaction. A text dump (.sql, calib_db_export) is the form
+ * committed to the repository; calib_db_import loads one back (merging:
+ * rows already present are kept).
+ *
+ * Lookup: latency of (gpu, op, dtype, shape) interpolated multilinearly in
+ * log(latency) over log(1+x) of the op's axes (calib_op_axes: m,n,k for
+ * GEMMs, batch/ctx for attention, …) on the measured grid; the other shape
+ * fields must match exactly. kernel NULL takes, per shape, the fastest
+ * measured kernel. Outside the grid the status says so and the nearest
+ * point's latency and efficiency (fraction of peak) are returned so the
+ * caller can scale its analytic estimate. Units: seconds, FLOP/s, bytes/s.
+ * The handle owns the SQLite connection and a cache of loaded points. */
+#ifndef CALIB_DB_H
+#define CALIB_DB_H
+
+#include "../sim/sim_err.h"
+#include "calib_op.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define CALIB_SCHEMA_VERSION 1
+
+typedef struct calib_db calib_db;
+
+typedef struct {
+    char name[256];
+    int32_t sms;
+    char cc[16];                 /* "9.0", or "cpu" */
+    int32_t sm_clock_mhz, mem_clock_mhz;
+    char driver[32], cuda[32];
+    char backend[16];            /* "gpu" | "cpu" */
+} calib_gpu_id;
+
+typedef struct {
+    calib_op op;
+    char dtype[16];
+    char kernel[64];
+    int32_t kernel_version;
+    calib_shape shape;
+    int32_t reps;
+    double median_s, p10_s, p90_s;
+    double tflops, gbps, frac_of_peak, check_err; /* NAN = unknown */
+    char measured_at[32];                         /* ISO 8601 UTC */
+} calib_point;
+
+enum { CALIB_DB_READONLY = 0, CALIB_DB_CREATE = 1 };
+
+int calib_db_open(const char *path, int flags, calib_db **out, sim_err *err);
+void calib_db_close(calib_db *db);
+
+/* Finds or inserts the identity; *gpu_id is its row id. */
+int calib_db_gpu_ensure(calib_db *db, const calib_gpu_id *id, int64_t *gpu_id, sim_err *err);
+/* First GPU (lowest id) whose name contains `name` (case-insensitive) and,
+ * if backend is non-NULL, has that backend. SIM_EINVAL when none. */
+int calib_db_gpu_find(calib_db *db, const char *name, const char *backend, int64_t *gpu_id, sim_err *err);
+
+int calib_db_point_exists(calib_db *db, int64_t gpu_id, const calib_point *p, int *exists, sim_err *err);
+/* One transaction per point; an existing identical key is left alone. */
+int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, sim_err *err);
+
+typedef int (*calib_db_gpu_cb)(void *ctx, int64_t gpu_id, const calib_gpu_id *id, int64_t n_points);
+int calib_db_gpu_foreach(calib_db *db, calib_db_gpu_cb cb, void *ctx, sim_err *err);
+/* gpu_id 0 = all GPUs, op −1 = all ops; ordered by gpu, op, dtype, kernel,
+ * shape. A non-zero callback return stops the walk and is returned. */
+typedef int (*calib_db_point_cb)(void *ctx, int64_t gpu_id, const calib_point *p);
+int calib_db_point_foreach(calib_db *db, int64_t gpu_id, int op, calib_db_point_cb cb, void *ctx, sim_err *err);
+
+int calib_db_export(calib_db *db, FILE *out, sim_err *err);
+/* Accepts only what calib_db_export writes (schema statements are checked
+ * and skipped, gpus/points inserts run), all in one transaction. */
+int calib_db_import(calib_db *db, const char *sql_path, int64_t *rows, sim_err *err);
+
+typedef enum {
+    CALIB_LOOKUP_EXACT = 0,   /* a measured point */
+    CALIB_LOOKUP_INTERP = 1,  /* inside the grid, interpolated */
+    CALIB_LOOKUP_NEAREST = 2, /* inside the grid's range but a corner is missing: nearest point */
+    CALIB_LOOKUP_OUTSIDE = 3, /* outside the grid: not found; nearest point given */
+    CALIB_LOOKUP_NONE = 4     /* no points for this gpu/op/dtype/exact fields */
+} calib_lookup_status;
+
+typedef struct {
+    calib_lookup_status status;
+    double latency_s;        /* EXACT/INTERP/NEAREST: the answer; OUTSIDE: the nearest point's */
+    double efficiency;       /* frac_of_peak of the nearest point (NAN if unknown) */
+    calib_shape nearest;
+    int32_t points_used;
+} calib_lookup_result;
+
+int calib_db_lookup(calib_db *db, int64_t gpu_id, calib_op op, const char *dtype, const char *kernel,
+                    const calib_shape *s, calib_lookup_result *res, sim_err *err);
+
+#endif
