@@ -137,7 +137,21 @@ sim_handle sim_engine_at(sim_engine *e, sim_time t, sim_event_fn fn, void *ctx, 
 sim_handle sim_engine_after(sim_engine *e, sim_time delay, sim_event_fn fn, void *ctx, uint64_t arg)
 {
     SIM_ASSERT(delay >= 0, e->now);
-    return sim_engine_at(e, e->now + delay, fn, ctx, arg);
+    /* Saturate instead of overflowing: "never" stays at the end of time. */
+    sim_time t = delay > SIM_TIME_MAX - e->now ? SIM_TIME_MAX : e->now + delay;
+    return sim_engine_at(e, t, fn, ctx, arg);
+}
+
+/* Drops cancelled records and re-heapifies in O(n). Called when dead records
+ * outnumber live ones, so a re-armed timer pattern cannot grow the heap
+ * without bound; amortised O(1) per cancel. */
+static void heap_compact(sim_engine *e)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->slots[e->heap[i].slot].gen == e->heap[i].gen) e->heap[k++] = e->heap[i];
+    e->n = k;
+    for (size_t i = k; i-- > 0;) sift_down(e->heap, e->n, i);
 }
 
 int sim_engine_cancel(sim_engine *e, sim_handle h)
@@ -151,6 +165,7 @@ int sim_engine_cancel(sim_engine *e, sim_handle h)
     /* A slot on the free list has a bumped gen, so a match means pending. */
     slot_free(e, s);
     e->live--;
+    if (e->n > 1024 && e->n > 2 * e->live) heap_compact(e);
     return 1;
 }
 

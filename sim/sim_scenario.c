@@ -43,6 +43,18 @@ void sim_scenario_defaults(sim_scenario *sc)
     p->instances = 1;
     p->parallel.tp = 1;
     p->parallel.pp = 1;
+    p->parallel.dp = 1;
+    p->parallel.ep = 1;
+    p->parallel.dcp = 1;
+    p->parallel.sp = 1;
+    strcpy(p->parallel.sp_kind, "ulysses");
+    p->parallel.tp_sp = 0;
+    p->parallel.comm_fp8 = 0;
+    p->parallel.comm_overlap = 0;
+    p->parallel.micro_batches = 0;
+    strcpy(p->parallel.ep_mode, "auto");
+    strcpy(p->parallel.moe_gemm, "auto");
+    p->parallel.expert_skew = 0.0;
     p->scheduler.max_seqs = 256;
     p->scheduler.max_batched_tokens = 8192;
     p->scheduler.chunk_tokens = 2048;

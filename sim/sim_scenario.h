@@ -81,6 +81,18 @@ typedef enum {
 
 typedef struct {
     int32_t tp, pp;
+    int32_t dp;                /* attention data parallel (MoE): attention replicated, experts sharded */
+    int32_t ep;                /* expert parallel degree; divides tp·dp */
+    int32_t dcp;               /* decode context parallel: KV split by sequence over dcp of the tp ranks */
+    int32_t sp;                /* sequence parallel degree for prefill (extra ranks) */
+    char sp_kind[16];          /* ulysses | ring */
+    int32_t tp_sp;             /* TP's sequence-parallel variant: reduce-scatter + all-gather */
+    int32_t comm_fp8;          /* FP8-compressed collectives */
+    int32_t comm_overlap;      /* overlap collectives with the next GEMM */
+    int32_t micro_batches;     /* PP micro-batches (0 = pp) */
+    char ep_mode[16];          /* auto | normal | low_latency (DeepEP-style all-to-all) */
+    char moe_gemm[16];         /* auto | contiguous | masked grouped-GEMM layout */
+    double expert_skew;        /* Zipf exponent of tokens over experts (0 = uniform) */
 } sim_parallel_cfg;
 
 typedef struct {

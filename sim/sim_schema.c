@@ -22,7 +22,10 @@
 #define SEN(p, loc, names, d) {p, SIM_SCHEMA_STRENUM, loc, ANY, NAMES(names), 0, d}
 
 /* Name lists index the C enums of sim_scenario.h (plus enum_base). */
-static const char *const dtypes[] = {"bf16", "fp8"};
+static const char *const dtypes[] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
+static const char *const sp_kinds[] = {"ulysses", "ring"};
+static const char *const ep_modes[] = {"auto", "normal", "low_latency"};
+static const char *const moe_gemms[] = {"auto", "contiguous", "masked"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop"};
 static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
 static const char *const traces[] = {"mooncake", "csv"}; /* base 1: 0 is "no trace" */
@@ -55,8 +58,10 @@ static const sim_schema_field table[] = {
     FLD("seed", SIM_SCHEMA_U64, SC(seed), GE0, "Seed of every random stream (one stream per component)."),
     FLD("model", SIM_SCHEMA_MODEL, SC(model), ANY,
         "Catalogue model name, or a path to a Hugging Face config.json (.json/.yaml)."),
-    SEN("dtype", SC(dtype), dtypes, "Weights and activations data type."),
-    SEN("kv_dtype", SC(kv_dtype), dtypes, "KV cache data type."),
+    SEN("dtype", SC(dtype), dtypes,
+        "Weights and activations: bf16, fp8 (per-tensor), fp8_block (128-block scales), mxfp8 "
+        "(E8M0 scale per 32), nvfp4."),
+    SEN("kv_dtype", SC(kv_dtype), dtypes, "KV cache data type (same names as dtype)."),
 
     SEC("hardware", "Default GPU and node shape."),
     FLD("hardware.gpu", SIM_SCHEMA_STR, SC(hardware.gpu), ANY,
@@ -109,6 +114,30 @@ static const sim_schema_field table[] = {
         "Tensor-parallel degree."),
     FLD("deployment.pools.*.parallel.pp", SIM_SCHEMA_I32, PL(parallel.pp), IN(1, 1024),
         "Pipeline-parallel degree."),
+    FLD("deployment.pools.*.parallel.dp", SIM_SCHEMA_I32, PL(parallel.dp), IN(1, 1024),
+        "Attention data-parallel degree (MoE): attention replicated, experts sharded; GPUs = tp*pp*dp*sp."),
+    FLD("deployment.pools.*.parallel.ep", SIM_SCHEMA_I32, PL(parallel.ep), IN(1, 1024),
+        "Expert-parallel degree (MoE); must divide tp*dp."),
+    FLD("deployment.pools.*.parallel.dcp", SIM_SCHEMA_I32, PL(parallel.dcp), IN(1, 1024),
+        "Decode context parallel: KV split by sequence over dcp of the tp ranks; must divide tp."),
+    FLD("deployment.pools.*.parallel.sp", SIM_SCHEMA_I32, PL(parallel.sp), IN(1, 1024),
+        "Sequence-parallel degree for prefill (extra ranks per instance)."),
+    SEN("deployment.pools.*.parallel.sp_kind", PL(parallel.sp_kind), sp_kinds,
+        "Sequence parallelism: ulysses (all-to-all; heads must divide) or ring (KV passed around)."),
+    FLD("deployment.pools.*.parallel.tp_sp", SIM_SCHEMA_BOOL, PL(parallel.tp_sp), ANY,
+        "TP with sequence parallelism: reduce-scatter + all-gather instead of all-reduce."),
+    FLD("deployment.pools.*.parallel.comm_fp8", SIM_SCHEMA_BOOL, PL(parallel.comm_fp8), ANY,
+        "FP8-compressed collectives (half the bytes, plus quantisation cost)."),
+    FLD("deployment.pools.*.parallel.comm_overlap", SIM_SCHEMA_BOOL, PL(parallel.comm_overlap), ANY,
+        "Overlap TP collectives with the next GEMM."),
+    FLD("deployment.pools.*.parallel.micro_batches", SIM_SCHEMA_I32, PL(parallel.micro_batches),
+        IN(0, 4096), "Pipeline micro-batches (0 = pp)."),
+    SEN("deployment.pools.*.parallel.ep_mode", PL(parallel.ep_mode), ep_modes,
+        "Expert all-to-all: normal (bandwidth-bound), low_latency (decode), auto (by batch size)."),
+    SEN("deployment.pools.*.parallel.moe_gemm", PL(parallel.moe_gemm), moe_gemms,
+        "Grouped-GEMM layout for experts: contiguous, masked, auto (cheaper one)."),
+    FLD("deployment.pools.*.parallel.expert_skew", SIM_SCHEMA_F64, PL(parallel.expert_skew), GE0,
+        "Zipf exponent of the token load over experts (0 = uniform)."),
     SEC("deployment.pools.*.scheduler", "Continuous-batching scheduler of each instance."),
     FLD("deployment.pools.*.scheduler.max_seqs", SIM_SCHEMA_I32, PL(scheduler.max_seqs), IN(1, 1048576),
         "Most requests in one iteration's batch."),

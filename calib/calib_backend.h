@@ -1,0 +1,51 @@
+/* calib_backend — what the calibration loop needs from a place that runs
+ * kernels: its identity, the kernels it has per op, and prepare / run /
+ * check / release on one shape at a time. Two implementations:
+ *   cpu  times the C references (kernels/kern_*_ref.c) — exercises the whole
+ *        harness (grid, timing, database, resume, read-back) with no GPU;
+ *   gpu  times the CUDA kernels and library references (cuBLAS, NCCL,
+ *        device copies) with CUDA events over rotating buffers larger than
+ *        L2; built only with SERVESIM_HAVE_CUDA.
+ * The struct is a plain vtable over an opaque state the backend owns;
+ * destroy() frees it. run() times one execution (seconds). check() compares
+ * the prepared point's output with an independent reference and reports the
+ * error and the dtype-aware tolerance. Peaks (FLOP/s per dtype, bytes/s)
+ * are 0 when unknown (no fraction of peak is then stored). */
+#ifndef CALIB_BACKEND_H
+#define CALIB_BACKEND_H
+
+#include "../sim/sim_err.h"
+#include "calib_db.h"
+#include "calib_op.h"
+
+typedef struct {
+    const char *kernel; /* e.g. "kern_gemm_bf16_mma", "cublas_gemm_ex" */
+    int32_t version;
+    const char *dtype;  /* "bf16", "fp8", "fp32", "mxfp8" */
+    int32_t is_library; /* a library reference rather than a bundled kernel */
+} calib_kernel_desc;
+
+typedef struct {
+    const char *name; /* "cpu" | "gpu" */
+    void *state;
+    int (*identity)(void *st, calib_gpu_id *id, sim_err *err);
+    /* Kernels available for op (n may be 0: op not supported here, and
+     * *why says why). */
+    void (*kernels)(void *st, calib_op op, const calib_kernel_desc **list, int32_t *n, const char **why);
+    int (*prepare)(void *st, calib_op op, int32_t kernel, const calib_shape *s, sim_err *err);
+    int (*run)(void *st, double *seconds, sim_err *err);
+    int (*check)(void *st, double *error, double *tol, sim_err *err);
+    void (*release)(void *st);
+    void (*destroy)(void *st);
+    double (*peak_flops)(void *st, const char *dtype);
+    double peak_bw;
+    int32_t local_ranks; /* devices for collectives (0: none) */
+    int32_t default_warmup, default_reps;
+} calib_backend;
+
+int calib_backend_cpu_create(calib_backend *b, sim_err *err);
+/* SIM_ENOTSUP with "no NVIDIA GPU found (reason); use --backend cpu …" when
+ * there is no usable GPU or servesim was built without CUDA. */
+int calib_backend_gpu_create(calib_backend *b, sim_err *err);
+
+#endif
