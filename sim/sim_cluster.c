@@ -261,6 +261,12 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
                            "deployment.mode '%s' is not implemented in this version of servesim "
                            "(only 'colocated' runs; PD and AF disaggregation are planned)",
                            sim_mode_name(sc->deployment.mode));
+    if (sc->cache.enabled)
+        return sim_err_set(err, SIM_ENOTSUP, "cache.enabled: prefix caching is not implemented in this "
+                                              "version of servesim");
+    if (strcmp(sc->workload.prefix.kind, "none") != 0)
+        return sim_err_set(err, SIM_ENOTSUP, "workload.prefix.kind '%s' is not implemented in this version "
+                                              "of servesim", sc->workload.prefix.kind);
     sim_cluster *c = calloc(1, sizeof *c);
     if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     c->sc = *sc;

@@ -69,6 +69,9 @@ static void publish(sim_instance *in)
     in->published->outstanding_tokens = in->outstanding;
     in->published->waiting = (int32_t)in->waiting.n;
     in->published->running = (int32_t)in->running.n;
+    in->published->kv_blocks_used = in->blocks_used;
+    in->published->kv_blocks_total = in->blocks_total;
+    in->published->active_blocks = in->blocks_used;
 }
 
 /* ---- finish heap ------------------------------------------------------- */

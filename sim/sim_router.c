@@ -38,6 +38,8 @@ static int32_t builtin_pick(sim_router *r, const sim_request_spec *req, const si
         return (int32_t)gsl_rng_uniform_int(b->rng, (unsigned long)n);
     case SIM_ROUTE_LEAST_LOADED:
         return pick_least(b, v, n);
+    case SIM_ROUTE_CACHE_AWARE:
+        break; /* built by sim_router_cache_create, never here */
     case SIM_ROUTE_POWER_OF_TWO: {
         int32_t a = (int32_t)gsl_rng_uniform_int(b->rng, (unsigned long)n);
         int32_t c = (int32_t)gsl_rng_uniform_int(b->rng, (unsigned long)(n - 1));
@@ -61,6 +63,9 @@ static const sim_router_ops builtin_ops = {builtin_pick, builtin_destroy};
 int sim_router_create(const sim_routing_cfg *cfg, uint64_t seed, sim_router **out, sim_err *err)
 {
     *out = NULL;
+    if (cfg->policy == SIM_ROUTE_CACHE_AWARE)
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "routing.policy cache_aware is not implemented in this version of servesim");
     if ((unsigned)cfg->policy > SIM_ROUTE_POWER_OF_TWO)
         return sim_err_set(err, SIM_EINVAL, "routing.policy: unknown policy %d", (int)cfg->policy);
     builtin_router *b = calloc(1, sizeof *b);

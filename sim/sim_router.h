@@ -18,11 +18,20 @@
 
 #include <stdint.h>
 
-/* What the router may see of one candidate instance. */
+/* What the router may see of one candidate instance. The first three are
+ * always kept current; the rest are filled by the cluster for cache-aware
+ * routing, from the instances' real caches or from the router's own
+ * approximate index, live or as of the last snapshot. */
 typedef struct {
     int64_t outstanding_tokens;
     int32_t waiting;
     int32_t running;
+    int64_t kv_blocks_used, kv_blocks_total; /* KV utilisation (paged blocks) */
+    int64_t cached_blocks;        /* prefix-cache blocks held (tree size) */
+    int64_t active_blocks;        /* KV blocks of running requests (Dynamo's decode blocks) */
+    int32_t matched_tokens;       /* prompt tokens of this request already cached there */
+    double saved_ms;              /* prefill time the match saves there */
+    double queue_ms;              /* expected queueing delay there */
 } sim_router_view;
 
 typedef struct sim_router sim_router;

@@ -66,6 +66,48 @@ void sim_scenario_defaults(sim_scenario *sc)
     for (int i = 1; i < SIM_MAX_POOLS; i++) sc->deployment.pools[i] = *p;
 
     sc->routing.policy = SIM_ROUTE_ROUND_ROBIN;
+    sc->routing.preset = SIM_PRESET_NONE;
+    sc->routing.lambda = 1.0;
+    sc->routing.cache_threshold = 0.5;       /* SGLang router defaults */
+    sc->routing.balance_abs_threshold = 32;
+    sc->routing.balance_rel_threshold = 1.0001;
+    sc->routing.overlap_score_weight = 1.0;  /* Dynamo default */
+    sc->routing.temperature = 0.0;
+    sc->routing.w_prefix = 1.0;
+    sc->routing.w_load = 1.0;
+    sc->routing.w_kv = 1.0;
+    sc->routing.snapshot_interval_s = 0;
+    strcpy(sc->routing.view, "exact");
+    sc->routing.min_dwell_s = 0;
+
+    sc->cache.enabled = 0;
+    sc->cache.block_tokens = 512;
+    strcpy(sc->cache.policy, "lru");
+    strcpy(sc->cache.sharing, "none");
+    sc->cache.host_gb = 0;
+    sc->cache.host_gbps = 50;
+    sc->cache.pool_gb = 0;
+    sc->cache.pool_gbps = 25;
+
+    sc->network.nic_gbps = 0;
+    sc->network.nvlink_gbs = 0;
+    sc->network.latency_us = 5;
+
+    strcpy(sc->deployment.kv_transfer, "whole");
+    strcpy(sc->deployment.decode_routing, "least_loaded");
+    sc->deployment.af_micro_batches = 2;
+
+    sim_prefix_cfg *px = &sc->workload.prefix;
+    strcpy(px->kind, "none");
+    px->block_tokens = 512;
+    px->prompts = 16;
+    px->prompt_tokens = 2048;
+    px->zipf_s = 1.0;
+    px->sessions = 64;
+    px->turns = 5;
+    px->docs = 1000;
+    px->doc_tokens = 1024;
+    px->docs_per_request = 2;
     sc->slo.ttft_ms = 0;
     sc->slo.tpot_ms = 0;
     sc->output.db[0] = '\0';
@@ -84,8 +126,8 @@ const char *sim_role_name(sim_role r)
 
 const char *sim_route_policy_name(sim_route_policy p)
 {
-    static const char *n[] = {"round_robin", "random", "least_loaded", "power_of_two"};
-    return (unsigned)p < 4 ? n[p] : "?";
+    static const char *n[] = {"round_robin", "random", "least_loaded", "power_of_two", "cache_aware"};
+    return (unsigned)p < 5 ? n[p] : "?";
 }
 
 const char *sim_arrival_name(sim_arrival_kind k)

@@ -63,12 +63,26 @@ typedef struct {
 } sim_trace_cfg;
 
 typedef struct {
+    char kind[16];             /* none | system_prompt | multi_turn | rag */
+    int32_t block_tokens;      /* tokens per generated hash block (Mooncake: 512) */
+    int32_t prompts;           /* system_prompt: distinct shared prompts */
+    int32_t prompt_tokens;     /* system_prompt: length of each shared prompt */
+    double zipf_s;             /* popularity skew of prompts / documents */
+    int32_t sessions;          /* multi_turn: concurrent sessions */
+    int32_t turns;             /* multi_turn: turns per session */
+    int32_t docs;              /* rag: distinct documents */
+    int32_t doc_tokens;        /* rag: tokens per document */
+    int32_t docs_per_request;  /* rag: documents in each prompt */
+} sim_prefix_cfg;
+
+typedef struct {
     int64_t requests;      /* number of requests to send (0 = whole trace) */
     double duration_s;     /* stop sending after this simulated time (0 = no limit) */
     sim_arrival_cfg arrival;
     sim_len_dist input_tokens;
     sim_len_dist output_tokens;
     sim_trace_cfg trace;
+    sim_prefix_cfg prefix;
 } sim_workload_cfg;
 
 typedef enum {
@@ -125,18 +139,67 @@ typedef struct {
     sim_deploy_mode mode;
     int32_t n_pools;
     sim_pool_cfg pools[SIM_MAX_POOLS];
+    char kv_transfer[16];      /* pd: whole | layerwise (overlapped with prefill compute) */
+    char decode_routing[16];   /* pd: how a finished prefill picks its decode instance */
+    int32_t af_micro_batches;  /* af: micro-batches in ping-pong between attention and FFN */
 } sim_deploy_cfg;
 
 typedef enum {
     SIM_ROUTE_ROUND_ROBIN = 0,
     SIM_ROUTE_RANDOM = 1,
     SIM_ROUTE_LEAST_LOADED = 2,
-    SIM_ROUTE_POWER_OF_TWO = 3
+    SIM_ROUTE_POWER_OF_TWO = 3,
+    SIM_ROUTE_CACHE_AWARE = 4
 } sim_route_policy;
+
+typedef enum {
+    SIM_PRESET_NONE = 0,       /* score = saved_ms − λ·queue_ms */
+    SIM_PRESET_SGLANG = 1,     /* SGLang cache_aware */
+    SIM_PRESET_DYNAMO = 2,     /* Dynamo KV router */
+    SIM_PRESET_LLMD = 3        /* llm-d weighted scorers */
+} sim_route_preset;
 
 typedef struct {
     sim_route_policy policy;
+    sim_route_preset preset;   /* cache_aware only */
+    double lambda;             /* weight of the load score (ms per ms) */
+    /* SGLang cache_aware */
+    double cache_threshold;
+    double balance_abs_threshold;
+    double balance_rel_threshold;
+    /* Dynamo KV router */
+    double overlap_score_weight;
+    double temperature;        /* 0 = argmin, > 0 = softmax sampling */
+    /* llm-d weighted scorers */
+    double w_prefix, w_load, w_kv;
+    /* the router's view of the caches */
+    double snapshot_interval_s; /* 0 = live view */
+    char view[16];             /* exact | approximate (router's own index of what it routed) */
+    double min_dwell_s;        /* session stickiness: keep a session on its instance this long */
 } sim_routing_cfg;
+
+typedef struct {
+    int32_t enabled;           /* prefix caching on */
+    int32_t block_tokens;      /* prefix-cache block, a multiple of the KV block */
+    char policy[8];            /* lru | lfu */
+    char sharing[8];           /* none | pull | pool */
+    double host_gb;            /* pool: host-DRAM tier per node, GB (0 = none) */
+    double host_gbps;          /* pool: host DRAM <-> GPU bandwidth, GB/s */
+    double pool_gb;            /* pool: remote pool capacity, GB (0 = none) */
+    double pool_gbps;          /* pool: remote pool bandwidth per instance, GB/s */
+} sim_cache_cfg;
+
+
+typedef struct {
+    double nic_gbps;           /* per-GPU NIC, Gb/s one way (0 = from the GPU catalogue) */
+    double nvlink_gbs;         /* per-GPU NVLink, GB/s one way (0 = catalogue) */
+    double latency_us;         /* per-transfer latency across nodes */
+} sim_network_cfg;
+
+typedef struct {
+    char key[256];             /* scenario key path to vary, e.g. routing.lambda */
+    char values[1024];         /* comma-separated values, each applied as --set key=value */
+} sim_sweep_cfg;
 
 typedef struct {
     double ttft_ms, tpot_ms;   /* 0 = no bound on that metric */
@@ -169,6 +232,9 @@ typedef struct sim_scenario {
     sim_workload_cfg workload;
     sim_deploy_cfg deployment;
     sim_routing_cfg routing;
+    sim_cache_cfg cache;
+    sim_network_cfg network;
+    sim_sweep_cfg sweep;
     sim_slo_cfg slo;
     sim_output_cfg output;
     sim_overload_cfg overload;

@@ -31,7 +31,15 @@ static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "
 static const char *const traces[] = {"mooncake", "csv"}; /* base 1: 0 is "no trace" */
 static const char *const modes[] = {"colocated", "pd", "af", "pd+af"};
 static const char *const roles[] = {"colocated", "prefill", "decode", "attention", "ffn"};
-static const char *const policies[] = {"round_robin", "random", "least_loaded", "power_of_two"};
+static const char *const policies[] = {"round_robin", "random", "least_loaded", "power_of_two",
+                                       "cache_aware"};
+static const char *const presets[] = {"none", "sglang", "dynamo", "llmd"};
+static const char *const views[] = {"exact", "approximate"};
+static const char *const cache_policies[] = {"lru", "lfu"};
+static const char *const sharings[] = {"none", "pull", "pool"};
+static const char *const prefix_kinds[] = {"none", "system_prompt", "multi_turn", "rag"};
+static const char *const kv_transfers[] = {"whole", "layerwise"};
+static const char *const decode_routings[] = {"round_robin", "least_loaded"};
 
 #define LEN_DIST(sec, m)                                                                          \
     SEC("workload." sec, "Length distribution in tokens; every kind is clamped to [min, max]."), \
@@ -96,10 +104,38 @@ static const sim_schema_field table[] = {
         "Multiply trace timestamps (2 = half the rate)."),
     FLD("workload.trace.rate_scale", SIM_SCHEMA_F64, SC(workload.trace.rate_scale), GT0,
         "Multiply the arrival rate (divides timestamps); combines with time_scale."),
+    SEC("workload.prefix", "Synthetic prefix structure (hash blocks like Mooncake's) for prefix caching."),
+    SEN("workload.prefix.kind", SC(workload.prefix.kind), prefix_kinds,
+        "none; system_prompt (shared prompts, Zipf popularity); multi_turn (each turn extends the "
+        "previous context and answer); rag (shared documents, Zipf popularity)."),
+    FLD("workload.prefix.block_tokens", SIM_SCHEMA_I32, SC(workload.prefix.block_tokens), IN(1, 65536),
+        "Tokens per hash block."),
+    FLD("workload.prefix.prompts", SIM_SCHEMA_I32, SC(workload.prefix.prompts), IN(1, 100000000),
+        "system_prompt: number of distinct shared prompts."),
+    FLD("workload.prefix.prompt_tokens", SIM_SCHEMA_I32, SC(workload.prefix.prompt_tokens), IN(1, 10000000),
+        "system_prompt: tokens of each shared prompt (the request's own tokens follow)."),
+    FLD("workload.prefix.zipf_s", SIM_SCHEMA_F64, SC(workload.prefix.zipf_s), GE0,
+        "Popularity skew of prompts and documents (0 = uniform)."),
+    FLD("workload.prefix.sessions", SIM_SCHEMA_I32, SC(workload.prefix.sessions), IN(1, 100000000),
+        "multi_turn: sessions open at once."),
+    FLD("workload.prefix.turns", SIM_SCHEMA_I32, SC(workload.prefix.turns), IN(1, 100000),
+        "multi_turn: turns per session."),
+    FLD("workload.prefix.docs", SIM_SCHEMA_I32, SC(workload.prefix.docs), IN(1, 100000000),
+        "rag: distinct documents."),
+    FLD("workload.prefix.doc_tokens", SIM_SCHEMA_I32, SC(workload.prefix.doc_tokens), IN(1, 10000000),
+        "rag: tokens per document."),
+    FLD("workload.prefix.docs_per_request", SIM_SCHEMA_I32, SC(workload.prefix.docs_per_request),
+        IN(1, 1000), "rag: documents in each prompt."),
 
     SEC("deployment", "How the model is served: the mode and its pools of instances."),
     ENM("deployment.mode", SC(deployment.mode), modes, 0,
         "colocated, pd (prefill/decode), af (attention/FFN) or pd+af."),
+    SEN("deployment.kv_transfer", SC(deployment.kv_transfer), kv_transfers,
+        "pd: KV moves whole after prefill, or layer by layer overlapping prefill compute."),
+    SEN("deployment.decode_routing", SC(deployment.decode_routing), decode_routings,
+        "pd: how a finished prefill picks its decode instance."),
+    FLD("deployment.af_micro_batches", SIM_SCHEMA_I32, SC(deployment.af_micro_batches), IN(1, 64),
+        "af: micro-batches in ping-pong between attention and FFN instances."),
     {"deployment.pools", SIM_SCHEMA_LIST, 0, 0, 0, IN(1, SIM_MAX_POOLS), NULL, 0, 0,
      "Pools of identical instances; each item starts from the defaults below."},
     SEC("deployment.pools.*", "One pool (list item)."),
@@ -161,6 +197,52 @@ static const sim_schema_field table[] = {
 
     SEC("routing", "How requests are spread over instances."),
     ENM("routing.policy", SC(routing.policy), policies, 0, "Routing policy."),
+    ENM("routing.preset", SC(routing.preset), presets, 0,
+        "cache_aware: none (score = saved_ms - lambda*queue_ms), or the rule of sglang, dynamo or llmd."),
+    FLD("routing.lambda", SIM_SCHEMA_F64, SC(routing.lambda), GE0,
+        "cache_aware: weight of the expected queueing delay against the prefill time a cached prefix saves."),
+    FLD("routing.cache_threshold", SIM_SCHEMA_F64, SC(routing.cache_threshold), IN(0, 1),
+        "sglang: minimum matched fraction of the prompt to route by cache."),
+    FLD("routing.balance_abs_threshold", SIM_SCHEMA_F64, SC(routing.balance_abs_threshold), GE0,
+        "sglang: load gap (requests) above which the router balances instead."),
+    FLD("routing.balance_rel_threshold", SIM_SCHEMA_F64, SC(routing.balance_rel_threshold), GE0,
+        "sglang: load ratio above which the router balances instead."),
+    FLD("routing.overlap_score_weight", SIM_SCHEMA_F64, SC(routing.overlap_score_weight), GE0,
+        "dynamo: weight of the blocks to prefill against the active decode blocks."),
+    FLD("routing.temperature", SIM_SCHEMA_F64, SC(routing.temperature), GE0,
+        "dynamo: softmax sampling temperature (0 = pick the best)."),
+    FLD("routing.w_prefix", SIM_SCHEMA_F64, SC(routing.w_prefix), GE0, "llmd: weight of the prefix-cache scorer."),
+    FLD("routing.w_load", SIM_SCHEMA_F64, SC(routing.w_load), GE0, "llmd: weight of the queue scorer."),
+    FLD("routing.w_kv", SIM_SCHEMA_F64, SC(routing.w_kv), GE0, "llmd: weight of the KV-utilisation scorer."),
+    FLD("routing.snapshot_interval_s", SIM_SCHEMA_F64, SC(routing.snapshot_interval_s), GE0,
+        "The router sees instance state refreshed this often (0 = live)."),
+    SEN("routing.view", SC(routing.view), views,
+        "exact: the instances' real caches; approximate: the router's own index of what it routed."),
+    FLD("routing.min_dwell_s", SIM_SCHEMA_F64, SC(routing.min_dwell_s), GE0,
+        "Session stickiness: a session stays on its instance at least this long (0 = off)."),
+
+    SEC("cache", "Prefix caching and KV sharing across instances."),
+    FLD("cache.enabled", SIM_SCHEMA_BOOL, SC(cache.enabled), ANY, "Reuse the KV of cached prompt prefixes."),
+    FLD("cache.block_tokens", SIM_SCHEMA_I32, SC(cache.block_tokens), IN(1, 65536),
+        "Prefix-cache block in tokens (a multiple of the KV block); trace hash blocks map onto it."),
+    SEN("cache.policy", SC(cache.policy), cache_policies, "Eviction of unreferenced blocks."),
+    SEN("cache.sharing", SC(cache.sharing), sharings,
+        "none; pull (fetch a prefix another instance holds when faster than recomputing); pool (tiered)."),
+    FLD("cache.host_gb", SIM_SCHEMA_F64, SC(cache.host_gb), GE0, "pool: host-DRAM tier per node in GB."),
+    FLD("cache.host_gbps", SIM_SCHEMA_F64, SC(cache.host_gbps), GT0, "pool: host DRAM to GPU bandwidth, GB/s."),
+    FLD("cache.pool_gb", SIM_SCHEMA_F64, SC(cache.pool_gb), GE0, "pool: remote pool capacity in GB."),
+    FLD("cache.pool_gbps", SIM_SCHEMA_F64, SC(cache.pool_gbps), GT0,
+        "pool: remote pool bandwidth per instance, GB/s."),
+
+    SEC("network", "Links that move KV and activations (0 = from the GPU catalogue)."),
+    FLD("network.nic_gbps", SIM_SCHEMA_F64, SC(network.nic_gbps), GE0, "Per-GPU NIC, Gb/s one way."),
+    FLD("network.nvlink_gbs", SIM_SCHEMA_F64, SC(network.nvlink_gbs), GE0, "Per-GPU NVLink, GB/s one way."),
+    FLD("network.latency_us", SIM_SCHEMA_F64, SC(network.latency_us), GE0, "Latency of one transfer across nodes."),
+
+    SEC("sweep", "Run the scenario once per value and print one comparison table."),
+    FLD("sweep.key", SIM_SCHEMA_STR, SC(sweep.key), ANY, "Key path to vary (e.g. routing.lambda); empty = no sweep."),
+    FLD("sweep.values", SIM_SCHEMA_STR, SC(sweep.values), ANY,
+        "Comma-separated values, each applied like --set key=value."),
 
     SEC("slo", "Service-level objectives for goodput (0 = no bound)."),
     FLD("slo.ttft_ms", SIM_SCHEMA_F64, SC(slo.ttft_ms), GE0, "Time-to-first-token bound in ms."),

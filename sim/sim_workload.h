@@ -25,6 +25,7 @@ typedef struct {
     int32_t output_tokens;
     int32_t n_hash;           /* prefix block hashes (trace replay), else 0 */
     const uint32_t *hash_ids; /* owned by the workload; valid until destroy */
+    uint64_t session;         /* multi-turn session id + 1 (0 = none) */
 } sim_request_spec;
 
 typedef struct sim_workload sim_workload;

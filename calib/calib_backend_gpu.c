@@ -1,0 +1,385 @@
+/* calib_backend_gpu — the GPU backend: times the bundled CUDA kernels and
+ * the library references (cuBLAS GEMM, NCCL all-reduce, device copy) with
+ * CUDA events, one event pair per execution, rotating among enough input
+ * sets to exceed twice the L2 (so inputs come from HBM as in serving). Its
+ * check() downloads the inputs of the prepared point and compares the GPU
+ * output with the CPU reference on the same (bf16/fp8-rounded) values, with
+ * tolerances set by the output dtype. Peaks come from a small table keyed
+ * by the device name (figures of gpu-specs.md); unknown devices store no
+ * fraction of peak. Without SERVESIM_HAVE_CUDA only the error path exists. */
+#include "calib_backend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CALIB_NO_GPU_HINT "use --backend cpu to exercise the harness on the CPU references"
+
+#ifndef SERVESIM_HAVE_CUDA
+
+int calib_backend_gpu_create(calib_backend *b, sim_err *err)
+{
+    memset(b, 0, sizeof *b);
+    return sim_err_set(err, SIM_ENOTSUP, "no NVIDIA GPU found (this servesim was built without CUDA); " CALIB_NO_GPU_HINT);
+}
+
+#else
+
+#include "../kernels/kern_attn_ref.h"
+#include "../kernels/kern_gemm_ref.h"
+#include "../kernels/kern_gpu.h"
+#include "../kernels/kern_num.h"
+#include "../kernels/kern_quant_ref.h"
+#include "../kernels/kern_softmax_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define GPU_IN 6    /* input buffers per set */
+#define GPU_OUT 4   /* output buffers */
+#define GPU_SETS 8  /* most rotating input sets */
+#define GPU_PAGE 16
+
+typedef struct {
+    kern_gpu_info info;
+    kern_gpu_timer *timer;
+    kern_gpu_lib *lib;
+    int32_t ndev;
+    calib_op op;
+    int32_t kernel, sets, cur, splits;
+    calib_shape s;
+    void *in[GPU_SETS][GPU_IN];
+    size_t in_bytes[GPU_IN];
+    void *out[GPU_OUT];
+    size_t out_bytes[GPU_OUT];
+} gpu_state;
+
+static const calib_kernel_desc gk_gemm[] = {{"kern_gemm_bf16_mma", 1, "bf16", 0}, {"cublas_gemm_ex", 1, "bf16", 1},
+                                            {"kern_gemm_fp8_block_mma", 1, "fp8", 0}};
+static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 1, "bf16", 0}};
+static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 1, "bf16", 0}};
+static const calib_kernel_desc gk_pf[] = {{"kern_attn_prefill_simt", 1, "bf16", 0}};
+static const calib_kernel_desc gk_dec[] = {{"kern_decode_split_simt", 1, "bf16", 0}};
+static const calib_kernel_desc gk_lse[] = {{"kern_lse_merge", 1, "fp32", 0}};
+static const calib_kernel_desc gk_sm[] = {{"kern_softmax_warp", 1, "fp32", 0}, {"kern_softmax_block", 1, "fp32", 0}};
+static const calib_kernel_desc gk_rms[] = {{"kern_rmsnorm", 1, "bf16", 0}};
+static const calib_kernel_desc gk_q8[] = {{"kern_quant_fp8_block128", 1, "fp8", 0}};
+static const calib_kernel_desc gk_mx[] = {{"kern_quant_mxfp8", 1, "mxfp8", 0}};
+static const calib_kernel_desc gk_copy[] = {{"cuda_memcpy_d2d", 1, "u8", 1}};
+static const calib_kernel_desc gk_ar[] = {{"nccl_allreduce", 1, "bf16", 1}};
+
+static void gpu_kernels(void *vst, calib_op op, const calib_kernel_desc **list, int32_t *n, const char **why)
+{
+    gpu_state *st = vst;
+    int cc = st->info.cc_major * 10 + st->info.cc_minor;
+    *why = NULL;
+#define GK(arr) (*list = (arr), *n = (int32_t)(sizeof(arr) / sizeof((arr)[0])))
+    switch (op) {
+    case CALIB_OP_GEMM:
+        GK(gk_gemm);
+        if (cc < 89) *n = 2; /* no fp8 tensor cores before Ada */
+        break;
+    case CALIB_OP_GROUPED_CONTIG: GK(gk_gc); break;
+    case CALIB_OP_GROUPED_MASKED: GK(gk_gm); break;
+    case CALIB_OP_ATTN_PREFILL: GK(gk_pf); break;
+    case CALIB_OP_ATTN_DECODE: GK(gk_dec); break;
+    case CALIB_OP_LSE_MERGE: GK(gk_lse); break;
+    case CALIB_OP_SOFTMAX: GK(gk_sm); break;
+    case CALIB_OP_RMSNORM: GK(gk_rms); break;
+    case CALIB_OP_QUANT_FP8: GK(gk_q8); break;
+    case CALIB_OP_QUANT_MXFP8: GK(gk_mx); break;
+    case CALIB_OP_COPY: GK(gk_copy); break;
+    case CALIB_OP_ALLREDUCE: GK(gk_ar); break;
+    default: *list = NULL, *n = 0, *why = "unknown op";
+    }
+#undef GK
+}
+
+static void gpu_release(void *vst)
+{
+    gpu_state *st = vst;
+    for (int s = 0; s < GPU_SETS; s++)
+        for (int i = 0; i < GPU_IN; i++) kern_gpu_free(st->in[s][i]), st->in[s][i] = NULL;
+    for (int i = 0; i < GPU_OUT; i++) kern_gpu_free(st->out[i]), st->out[i] = NULL;
+    memset(st->in_bytes, 0, sizeof st->in_bytes);
+    memset(st->out_bytes, 0, sizeof st->out_bytes);
+}
+
+/* Input i: bytes, and how to fill it (0 f32, 1 bf16, 2 e4m3, 3 leave). */
+typedef struct {
+    size_t bytes;
+    int kind;
+    float amp;
+} gpu_in_spec;
+
+static int gpu_setup(gpu_state *st, const gpu_in_spec *in, int nin, const size_t *out, int nout, sim_err *err)
+{
+    size_t total = 0;
+    int rc;
+    for (int i = 0; i < nin; i++) total += in[i].bytes;
+    /* Enough sets that consecutive runs never find their inputs in L2. */
+    int64_t want = total ? (2 * st->info.l2_bytes + (int64_t)total - 1) / (int64_t)total : 1;
+    st->sets = (int32_t)(want < 1 ? 1 : want > GPU_SETS ? GPU_SETS : want);
+    st->cur = 0;
+    for (int s = 0; s < st->sets; s++)
+        for (int i = 0; i < nin; i++) {
+            st->in_bytes[i] = in[i].bytes;
+            if ((rc = kern_gpu_malloc(&st->in[s][i], in[i].bytes, err))) return rc;
+            uint64_t seed = 0x9e37u * (uint64_t)(s + 1) + (uint64_t)i;
+            if (in[i].kind == 0) rc = kern_gpu_fill_f32(st->in[s][i], (int64_t)(in[i].bytes / 4), seed, in[i].amp, err);
+            else if (in[i].kind == 1) rc = kern_gpu_fill_bf16(st->in[s][i], (int64_t)(in[i].bytes / 2), seed, in[i].amp, err);
+            else if (in[i].kind == 2) rc = kern_gpu_fill_e4m3(st->in[s][i], (int64_t)in[i].bytes, seed, in[i].amp, err);
+            if (rc) return rc;
+        }
+    for (int i = 0; i < nout; i++) {
+        st->out_bytes[i] = out[i];
+        if ((rc = kern_gpu_malloc(&st->out[i], out[i], err))) return rc;
+    }
+    return kern_gpu_sync(err);
+}
+
+/* Decode splits: enough blocks to fill the SMs twice, at most one per page. */
+static int32_t gpu_decode_splits(const gpu_state *st, const calib_shape *s)
+{
+    int64_t blocks = s->batch * s->kv_heads, pages = (s->ctx + GPU_PAGE - 1) / GPU_PAGE;
+    int64_t sp = blocks > 0 ? (2 * st->info.sms + blocks - 1) / blocks : 1;
+    if (sp > pages) sp = pages;
+    if (sp > 64) sp = 64;
+    return (int32_t)(sp < 1 ? 1 : sp);
+}
+
+static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape *s, sim_err *err)
+{
+    gpu_state *st = vst;
+    int rc;
+    gpu_release(st);
+    st->op = op, st->kernel = kernel, st->s = *s;
+    size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k, d = (size_t)s->head_dim;
+    switch (op) {
+    case CALIB_OP_GEMM:
+        if (kernel < 2) {
+            gpu_in_spec in[2] = {{m * k * 2, 1, 1.0f}, {k * n * 2, 1, 1.0f}};
+            size_t out[1] = {m * n * 2};
+            rc = gpu_setup(st, in, 2, out, 1, err);
+        } else {
+            size_t kb = k / 128, nb = (n + 127) / 128;
+            gpu_in_spec in[4] = {{m * k, 2, 4.0f}, {m * kb * 4, 0, 1.0f}, {n * k, 2, 4.0f}, {nb * kb * 4, 0, 1.0f}};
+            size_t out[1] = {m * n * 2};
+            rc = gpu_setup(st, in, 4, out, 1, err);
+        }
+        break;
+    case CALIB_OP_GROUPED_CONTIG:
+    case CALIB_OP_GROUPED_MASKED: {
+        size_t E = (size_t)s->groups;
+        gpu_in_spec in[2] = {{E * m * k * 2, 1, 1.0f}, {E * k * n * 2, 1, 1.0f}};
+        size_t out[2] = {E * m * n * 2, (E + 1) * sizeof(int64_t)};
+        if ((rc = gpu_setup(st, in, 2, out, 2, err))) break;
+        int64_t *h = malloc((E + 1) * sizeof *h);
+        if (!h) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+        for (size_t e = 0; e <= E; e++) h[e] = op == CALIB_OP_GROUPED_CONTIG ? (int64_t)(e * m) : (int64_t)m;
+        rc = kern_gpu_h2d(st->out[1], h, (E + 1) * sizeof *h, err);
+        free(h);
+        break;
+    }
+    case CALIB_OP_ATTN_PREFILL: {
+        size_t b = (size_t)s->batch, nkv = (size_t)(s->ctx + s->m);
+        gpu_in_spec in[3] = {{b * m * (size_t)s->heads * d * 2, 1, 2.0f}, {b * nkv * (size_t)s->kv_heads * d * 2, 1, 2.0f},
+                             {b * nkv * (size_t)s->kv_heads * d * 2, 1, 1.0f}};
+        size_t out[2] = {b * m * (size_t)s->heads * d * 2, b * m * (size_t)s->heads * 4};
+        rc = gpu_setup(st, in, 3, out, 2, err);
+        break;
+    }
+    case CALIB_OP_ATTN_DECODE: {
+        size_t b = (size_t)s->batch, pages = (size_t)((s->ctx + GPU_PAGE - 1) / GPU_PAGE), np = b * pages;
+        size_t rows = b * (size_t)s->heads;
+        st->splits = gpu_decode_splits(st, s);
+        gpu_in_spec in[3] = {{rows * d * 2, 1, 2.0f}, {np * GPU_PAGE * (size_t)s->kv_heads * d * 2, 1, 2.0f},
+                             {np * GPU_PAGE * (size_t)s->kv_heads * d * 2, 1, 1.0f}};
+        size_t sp = (size_t)st->splits;
+        size_t out[4] = {sp * rows * (d + 1) * 4, rows * (d + 1) * 4, b * 4, np * 4};
+        if ((rc = gpu_setup(st, in, 3, out, 4, err))) break;
+        int32_t *h = malloc((b + np) * sizeof *h);
+        if (!h) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+        for (size_t i = 0; i < b; i++) h[i] = (int32_t)s->ctx;
+        for (size_t i = 0; i < np; i++) h[b + i] = (int32_t)((i * 7919) % np); /* scattered pages */
+        rc = kern_gpu_h2d(st->out[2], h, b * 4, err);
+        if (!rc) rc = kern_gpu_h2d(st->out[3], h + b, np * 4, err);
+        free(h);
+        break;
+    }
+    case CALIB_OP_LSE_MERGE: {
+        size_t P = (size_t)s->ranks;
+        gpu_in_spec in[2] = {{P * m * d * 4, 0, 1.0f}, {P * m * 4, 0, 3.0f}};
+        size_t out[2] = {m * d * 4, m * 4};
+        rc = gpu_setup(st, in, 2, out, 2, err);
+        break;
+    }
+    case CALIB_OP_SOFTMAX: {
+        gpu_in_spec in[1] = {{m * n * 4, 0, 8.0f}};
+        size_t out[1] = {m * n * 4};
+        rc = gpu_setup(st, in, 1, out, 1, err);
+        break;
+    }
+    case CALIB_OP_RMSNORM: {
+        gpu_in_spec in[2] = {{m * n * 2, 1, 2.0f}, {n * 4, 0, 1.0f}};
+        size_t out[1] = {m * n * 2};
+        rc = gpu_setup(st, in, 2, out, 1, err);
+        break;
+    }
+    case CALIB_OP_QUANT_FP8:
+    case CALIB_OP_QUANT_MXFP8: {
+        gpu_in_spec in[1] = {{m * n * 2, 1, 100.0f}};
+        size_t out[2] = {m * n, m * (n / 32 + 1) * 4};
+        rc = gpu_setup(st, in, 1, out, 2, err);
+        break;
+    }
+    case CALIB_OP_COPY: {
+        gpu_in_spec in[1] = {{(size_t)s->bytes, 2, 1.0f}};
+        size_t out[1] = {(size_t)s->bytes};
+        rc = gpu_setup(st, in, 1, out, 1, err);
+        break;
+    }
+    case CALIB_OP_ALLREDUCE: rc = 0; break; /* buffers live in the NCCL context */
+    default: rc = sim_err_set(err, SIM_ENOTSUP, "GPU backend: op %s not supported", calib_op_name(op));
+    }
+    if (rc) gpu_release(st);
+    return rc;
+}
+
+/* Launches the prepared op on input set `set`. */
+static int gpu_launch(gpu_state *st, int set, sim_err *err)
+{
+    const calib_shape *s = &st->s;
+    void **in = st->in[set], **out = st->out;
+    switch (st->op) {
+    case CALIB_OP_GEMM:
+        if (st->kernel == 0) return kern_gpu_gemm_bf16(s->m, s->n, s->k, in[0], in[1], out[0], err);
+        if (st->kernel == 1) return kern_gpu_cublas_gemm_bf16(st->lib, s->m, s->n, s->k, in[0], in[1], out[0], err);
+        return kern_gpu_gemm_fp8_block(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
+    case CALIB_OP_GROUPED_CONTIG:
+        return kern_gpu_grouped_contig((int32_t)s->groups, s->m, s->n, s->k, out[1], in[0], in[1], out[0], err);
+    case CALIB_OP_GROUPED_MASKED:
+        return kern_gpu_grouped_masked((int32_t)s->groups, s->m, s->n, s->k, out[1], in[0], in[1], out[0], err);
+    case CALIB_OP_ATTN_PREFILL:
+        return kern_gpu_attn_prefill((int32_t)s->batch, (int32_t)s->m, (int32_t)s->ctx, (int32_t)s->heads,
+                                     (int32_t)s->kv_heads, (int32_t)s->head_dim, 1.0f / sqrtf((float)s->head_dim), in[0],
+                                     in[1], in[2], out[0], out[1], err);
+    case CALIB_OP_ATTN_DECODE: {
+        int64_t rows = s->batch * s->heads, d = s->head_dim;
+        float *op = out[0], *lp = op + st->splits * rows * d, *o = out[1], *l = o + rows * d;
+        int32_t maxp = (int32_t)((s->ctx + GPU_PAGE - 1) / GPU_PAGE);
+        int rc = kern_gpu_decode_split((int32_t)s->batch, (int32_t)s->heads, (int32_t)s->kv_heads, (int32_t)d, GPU_PAGE,
+                                       maxp, 1.0f / sqrtf((float)d), out[2], out[3], st->splits, in[0], in[1], in[2], op,
+                                       lp, err);
+        return rc ? rc : kern_gpu_lse_merge(st->splits, rows, (int32_t)d, op, lp, o, l, err);
+    }
+    case CALIB_OP_LSE_MERGE:
+        return kern_gpu_lse_merge((int32_t)s->ranks, s->m, (int32_t)s->head_dim, in[0], in[1], out[0], out[1], err);
+    case CALIB_OP_SOFTMAX:
+        return st->kernel == 0 ? kern_gpu_softmax_warp(in[0], s->m, s->n, out[0], err)
+                               : kern_gpu_softmax_block(in[0], s->m, s->n, out[0], err);
+    case CALIB_OP_RMSNORM: return kern_gpu_rmsnorm(in[0], in[1], s->m, s->n, 1e-6f, out[0], err);
+    case CALIB_OP_QUANT_FP8: return kern_gpu_quant_fp8_block128(in[0], s->m, s->n, out[0], out[1], err);
+    case CALIB_OP_QUANT_MXFP8: return kern_gpu_quant_mxfp8(in[0], s->m, s->n, out[0], out[1], err);
+    case CALIB_OP_COPY: return kern_gpu_d2d(out[0], in[0], (size_t)s->bytes, err);
+    default: return sim_err_set(err, SIM_ENOTSUP, "GPU backend: op %s not supported", calib_op_name(st->op));
+    }
+}
+
+static int gpu_run(void *vst, double *seconds, sim_err *err)
+{
+    gpu_state *st = vst;
+    int rc;
+    if (st->op == CALIB_OP_ALLREDUCE) return kern_gpu_nccl_allreduce(st->lib, (int32_t)st->s.ranks, st->s.bytes, seconds, err);
+    st->cur = (st->cur + 1) % st->sets;
+    if ((rc = kern_gpu_timer_start(st->timer, err))) return rc;
+    if ((rc = gpu_launch(st, st->cur, err))) return rc;
+    return kern_gpu_timer_stop(st->timer, seconds, err);
+}
+
+#include "calib_gpu_check.inc"
+
+static int gpu_identity(void *vst, calib_gpu_id *id, sim_err *err)
+{
+    gpu_state *st = vst;
+    (void)err;
+    memset(id, 0, sizeof *id);
+    snprintf(id->name, sizeof id->name, "%s", st->info.name);
+    id->sms = st->info.sms;
+    snprintf(id->cc, sizeof id->cc, "%d.%d", st->info.cc_major, st->info.cc_minor);
+    id->sm_clock_mhz = st->info.sm_clock_mhz;
+    id->mem_clock_mhz = st->info.mem_clock_mhz;
+    snprintf(id->driver, sizeof id->driver, "%d.%d", st->info.driver_version / 1000, st->info.driver_version % 1000 / 10);
+    snprintf(id->cuda, sizeof id->cuda, "%d.%d", st->info.runtime_version / 1000, st->info.runtime_version % 1000 / 10);
+    snprintf(id->backend, sizeof id->backend, "gpu");
+    return 0;
+}
+
+/* Dense peaks (FLOP/s) and HBM bandwidth from gpu-specs.md, by name. */
+static const struct {
+    const char *key;
+    double bf16, fp8, bw;
+} gpu_peaks[] = {{"A100", 312e12, 0, 2.04e12}, {"H100", 989.4e12, 1979e12, 3.35e12}, {"H200", 989.4e12, 1979e12, 4.8e12},
+                 {"GB200", 2500e12, 5000e12, 8e12}, {"B200", 2250e12, 4500e12, 8e12}, {"B300", 2250e12, 4500e12, 8e12}};
+
+static int gpu_peak_index(const gpu_state *st)
+{
+    for (size_t i = 0; i < sizeof gpu_peaks / sizeof gpu_peaks[0]; i++)
+        if (strstr(st->info.name, gpu_peaks[i].key)) return (int)i;
+    return -1;
+}
+
+static double gpu_peak(void *vst, const char *dtype)
+{
+    int i = gpu_peak_index(vst);
+    if (i < 0) return 0.0;
+    if (strcmp(dtype, "fp8") == 0 || strcmp(dtype, "mxfp8") == 0) return gpu_peaks[i].fp8;
+    if (strcmp(dtype, "fp32") == 0) return gpu_peaks[i].bf16 / 2.0; /* tf32-class: only a bound */
+    return gpu_peaks[i].bf16;
+}
+
+static void gpu_destroy(void *vst)
+{
+    gpu_state *st = vst;
+    gpu_release(st);
+    kern_gpu_timer_destroy(st->timer);
+    kern_gpu_lib_destroy(st->lib);
+    free(st);
+}
+
+int calib_backend_gpu_create(calib_backend *b, sim_err *err)
+{
+    gpu_state *st = NULL;
+    sim_err why;
+    int32_t n = 0;
+    int rc;
+    memset(b, 0, sizeof *b);
+    if (kern_gpu_count(&n, &why) != 0 || n < 1)
+        return sim_err_set(err, SIM_ENOTSUP, "no NVIDIA GPU found (%s); " CALIB_NO_GPU_HINT, why.msg);
+    st = calloc(1, sizeof *st);
+    if (!st) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    st->ndev = n;
+    if ((rc = kern_gpu_select(0, &st->info, err)) || (rc = kern_gpu_timer_create(&st->timer, err)) ||
+        (rc = kern_gpu_lib_create(&st->lib, err)))
+        goto fail;
+    b->name = "gpu";
+    b->state = st;
+    b->identity = gpu_identity;
+    b->kernels = gpu_kernels;
+    b->prepare = gpu_prepare;
+    b->run = gpu_run;
+    b->check = gpu_check;
+    b->release = gpu_release;
+    b->destroy = gpu_destroy;
+    b->peak_flops = gpu_peak;
+    int pi = gpu_peak_index(st);
+    b->peak_bw = pi >= 0 ? gpu_peaks[pi].bw : 0.0;
+    b->local_ranks = n;
+    b->default_warmup = 3;
+    b->default_reps = 20;
+    return 0;
+fail:
+    gpu_destroy(st);
+    return rc;
+}
+
+#endif
