@@ -296,7 +296,224 @@ static int gpu_run(void *vst, double *seconds, sim_err *err)
     return kern_gpu_timer_stop(st->timer, seconds, err);
 }
 
-#include "calib_gpu_check.inc"
+/* Downloads n bytes of a device buffer into a new host buffer. */
+static void *gpu_fetch(const void *d, size_t n, int *rc, sim_err *err)
+{
+    void *h = malloc(n ? n : 1);
+    if (!h) {
+        *rc = sim_err_set(err, SIM_ENOMEM, "check: out of memory");
+        return NULL;
+    }
+    if ((*rc = kern_gpu_d2h(h, d, n, err))) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+static float *gpu_bf16_fetch(const void *d, size_t n, int *rc, sim_err *err)
+{
+    uint16_t *h = gpu_fetch(d, n * 2, rc, err);
+    float *f = h ? malloc(n * sizeof *f) : NULL;
+    if (h && !f) *rc = sim_err_set(err, SIM_ENOMEM, "check: out of memory");
+    if (f) kern_bf16_to_f32_n(h, f, (int64_t)n);
+    free(h);
+    return f;
+}
+
+static double gpu_rel(const float *got, const float *ref, size_t n)
+{
+    double m = 0.0, sc = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - ref[i]);
+        m = isnan(d) ? INFINITY : fmax(m, d), sc = fmax(sc, fabs(ref[i]));
+    }
+    return m / fmax(sc, 1e-30);
+}
+
+static double gpu_abs(const float *got, const float *ref, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - ref[i]);
+        m = isnan(d) ? INFINITY : fmax(m, d);
+    }
+    return m;
+}
+
+/* Runs the prepared point on input set 0 and compares with the CPU
+ * reference on the same values. Tolerances by output dtype: bf16 outputs
+ * 1e-2 of max |ref| (two roundings plus accumulation order), fp32 1e-4 or
+ * better, quantisation its format bound (error/bound ≤ 1). */
+static int gpu_check(void *vst, double *error, double *tol, sim_err *err)
+{
+    gpu_state *st = vst;
+    const calib_shape *s = &st->s;
+    size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k, d = (size_t)s->head_dim;
+    void **in = st->in[0];
+    void *h[6] = {0};
+    float *f[6] = {0};
+    int rc = 0;
+    *error = INFINITY, *tol = 0.0;
+    if (st->op == CALIB_OP_ALLREDUCE)
+        return sim_err_set(err, SIM_ENOTSUP, "NCCL all-reduce is a library reference; not checked");
+    if ((rc = gpu_launch(st, 0, err)) || (rc = kern_gpu_sync(err))) return rc;
+#define FETCH_BF(slot, ptr, cnt) if (!(f[slot] = gpu_bf16_fetch((ptr), (cnt), &rc, err))) goto fail
+#define FETCH(slot, ptr, bytes) if (!(h[slot] = gpu_fetch((ptr), (bytes), &rc, err))) goto fail
+#define ALLOC(slot, cnt)                                                      \
+    if (!(f[slot] = malloc((cnt) * sizeof(float)))) {                         \
+        rc = sim_err_set(err, SIM_ENOMEM, "check: out of memory");            \
+        goto fail;                                                            \
+    }
+    switch (st->op) {
+    case CALIB_OP_GEMM:
+        if (st->kernel < 2) {
+            FETCH_BF(0, in[0], m * k);
+            FETCH_BF(1, in[1], k * n);
+            FETCH_BF(2, st->out[0], m * n);
+            ALLOC(3, m * n);
+            kern_gemm_f32_ref((int64_t)m, (int64_t)n, (int64_t)k, f[0], f[1], f[3]);
+            *error = gpu_rel(f[2], f[3], m * n);
+        } else {
+            size_t kb = k / 128, nb = (n + 127) / 128;
+            FETCH(0, in[0], m * k);
+            FETCH(1, in[1], m * kb * 4);
+            FETCH(2, in[2], n * k);
+            FETCH(3, in[3], nb * kb * 4);
+            FETCH_BF(0, st->out[0], m * n);
+            uint16_t *ref = malloc(m * n * 2);
+            ALLOC(1, m * n);
+            if (!ref) {
+                rc = sim_err_set(err, SIM_ENOMEM, "check: out of memory");
+                goto fail;
+            }
+            kern_gemm_fp8_block_ref((int64_t)m, (int64_t)n, (int64_t)k, h[0], h[1], h[2], h[3], ref);
+            kern_bf16_to_f32_n(ref, f[1], (int64_t)(m * n));
+            free(ref);
+            *error = gpu_rel(f[0], f[1], m * n);
+        }
+        *tol = 1e-2;
+        break;
+    case CALIB_OP_GROUPED_CONTIG:
+    case CALIB_OP_GROUPED_MASKED: {
+        size_t E = (size_t)s->groups;
+        FETCH_BF(0, in[0], E * m * k);
+        FETCH_BF(1, in[1], E * k * n);
+        FETCH_BF(2, st->out[0], E * m * n);
+        ALLOC(3, E * m * n);
+        for (size_t e = 0; e < E; e++)
+            kern_gemm_f32_ref((int64_t)m, (int64_t)n, (int64_t)k, f[0] + e * m * k, f[1] + e * k * n, f[3] + e * m * n);
+        *error = gpu_rel(f[2], f[3], E * m * n);
+        *tol = 1e-2;
+        break;
+    }
+    case CALIB_OP_ATTN_PREFILL: {
+        size_t b = (size_t)s->batch, nkv = (size_t)(s->ctx + s->m), hq = (size_t)s->heads, hk = (size_t)s->kv_heads;
+        FETCH_BF(0, in[0], b * m * hq * d);
+        FETCH_BF(1, in[1], b * nkv * hk * d);
+        FETCH_BF(2, in[2], b * nkv * hk * d);
+        FETCH_BF(3, st->out[0], b * m * hq * d);
+        ALLOC(4, b * m * hq * d);
+        kern_prefill_shape ps = {(int32_t)m, (int32_t)s->ctx, (int32_t)hq, (int32_t)hk, (int32_t)d, 1.0f / sqrtf((float)d)};
+        for (size_t i = 0; i < b; i++)
+            kern_attn_naive_ref(&ps, f[0] + i * m * hq * d, f[1] + i * nkv * hk * d, f[2] + i * nkv * hk * d,
+                                f[4] + i * m * hq * d, NULL);
+        *error = gpu_abs(f[3], f[4], b * m * hq * d);
+        *tol = 2e-2;
+        break;
+    }
+    case CALIB_OP_ATTN_DECODE: {
+        size_t b = (size_t)s->batch, pages = (size_t)((s->ctx + GPU_PAGE - 1) / GPU_PAGE), np = b * pages;
+        size_t rows = b * (size_t)s->heads, hk = (size_t)s->kv_heads, sp = (size_t)st->splits;
+        FETCH_BF(0, in[0], rows * d);
+        FETCH_BF(1, in[1], np * GPU_PAGE * hk * d);
+        FETCH_BF(2, in[2], np * GPU_PAGE * hk * d);
+        FETCH(0, st->out[1], rows * d * 4);
+        FETCH(1, st->out[2], b * 4);
+        FETCH(2, st->out[3], np * 4);
+        ALLOC(3, sp * rows * (d + 1));
+        ALLOC(4, rows * d);
+        kern_paged_shape ps = {(int32_t)b, (int32_t)s->heads, (int32_t)hk, (int32_t)d, GPU_PAGE, (int32_t)pages,
+                               1.0f / sqrtf((float)d), h[1], h[2]};
+        kern_decode_split_ref(&ps, (int32_t)sp, f[0], f[1], f[2], f[3], f[3] + sp * rows * d);
+        kern_lse_merge_ref((int32_t)sp, (int64_t)rows, (int32_t)d, f[3], f[3] + sp * rows * d, f[4], NULL);
+        *error = gpu_abs(h[0], f[4], rows * d);
+        *tol = 1e-3;
+        break;
+    }
+    case CALIB_OP_LSE_MERGE: {
+        size_t P = (size_t)s->ranks;
+        FETCH(0, in[0], P * m * d * 4);
+        FETCH(1, in[1], P * m * 4);
+        FETCH(2, st->out[0], m * d * 4);
+        FETCH(3, st->out[1], m * 4);
+        ALLOC(0, m * d);
+        ALLOC(1, m);
+        kern_lse_merge_ref((int32_t)P, (int64_t)m, (int32_t)d, h[0], h[1], f[0], f[1]);
+        *error = fmax(gpu_abs(h[2], f[0], m * d), gpu_abs(h[3], f[1], m));
+        *tol = 1e-4;
+        break;
+    }
+    case CALIB_OP_SOFTMAX:
+        FETCH(0, in[0], m * n * 4);
+        FETCH(1, st->out[0], m * n * 4);
+        ALLOC(0, m * n);
+        kern_softmax_twopass_ref(h[0], (int64_t)m, (int64_t)n, f[0]);
+        *error = gpu_rel(h[1], f[0], m * n);
+        *tol = 1e-4;
+        break;
+    case CALIB_OP_RMSNORM:
+        FETCH_BF(0, in[0], m * n);
+        FETCH(0, in[1], n * 4);
+        FETCH_BF(1, st->out[0], m * n);
+        ALLOC(2, m * n);
+        kern_rmsnorm_ref(f[0], h[0], (int64_t)m, (int64_t)n, 1e-6f, f[2]);
+        *error = gpu_rel(f[1], f[2], m * n);
+        *tol = 1e-2;
+        break;
+    case CALIB_OP_QUANT_FP8:
+    case CALIB_OP_QUANT_MXFP8: {
+        int mx = st->op == CALIB_OP_QUANT_MXFP8;
+        size_t blk = mx ? 32 : 128, nb = n / blk;
+        FETCH_BF(0, in[0], m * n);
+        FETCH(0, st->out[0], m * n);
+        FETCH(1, st->out[1], m * nb * (mx ? 1 : 4));
+        ALLOC(1, m * n);
+        if (mx) kern_dequant_mxfp8_ref(h[0], h[1], (int64_t)m, (int64_t)n, f[1]);
+        else kern_dequant_fp8_block128_ref(h[0], h[1], (int64_t)m, (int64_t)n, f[1]);
+        double worst = 0.0;
+        for (size_t r = 0; r < m; r++)
+            for (size_t bi = 0; bi < nb; bi++) {
+                float amax = 0.0f;
+                for (size_t c = bi * blk; c < (bi + 1) * blk; c++) amax = fmaxf(amax, fabsf(f[0][r * n + c]));
+                float sc = mx ? kern_e8m0_to_f32(((uint8_t *)h[1])[r * nb + bi]) : ((float *)h[1])[r * nb + bi];
+                float want = mx ? kern_e8m0_to_f32(amax > 0 ? kern_e8m0_ceil_pow2(amax / KERN_E4M3_MAX) : 127)
+                                : (amax > 0 ? amax / KERN_E4M3_MAX : 1.0f);
+                if (fabsf(sc - want) > 1e-6f * want) worst = INFINITY; /* wrong scale */
+                for (size_t c = bi * blk; c < (bi + 1) * blk; c++) {
+                    double x = f[0][r * n + c];
+                    worst = fmax(worst, fabs(x - f[1][r * n + c]) / (0x1p-4 * fabs(x) + 0x1p-10 * sc * 1.0001));
+                }
+            }
+        *error = worst;
+        *tol = 1.0;
+        break;
+    }
+    case CALIB_OP_COPY:
+        FETCH(0, in[0], (size_t)s->bytes);
+        FETCH(1, st->out[0], (size_t)s->bytes);
+        *error = memcmp(h[0], h[1], (size_t)s->bytes) ? 1.0 : 0.0;
+        *tol = 0.0;
+        break;
+    default: rc = sim_err_set(err, SIM_ENOTSUP, "no check for %s", calib_op_name(st->op));
+    }
+#undef FETCH_BF
+#undef FETCH
+#undef ALLOC
+fail:
+    for (int i = 0; i < 6; i++) free(h[i]), free(f[i]);
+    return rc;
+}
 
 static int gpu_identity(void *vst, calib_gpu_id *id, sim_err *err)
 {

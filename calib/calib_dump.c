@@ -179,7 +179,13 @@ int calib_db_import(calib_db *db, const char *sql_path, int64_t *rows, sim_err *
     const char *p = text;
     while (*p) {
         const char *tail = NULL;
-        while (*p && (isspace((unsigned char)*p))) p++;
+        /* Skip blanks and "--" comment lines so the statement text starts
+         * with its keyword. */
+        for (;;) {
+            while (*p && isspace((unsigned char)*p)) p++;
+            if (p[0] != '-' || p[1] != '-') break;
+            p += strcspn(p, "\n");
+        }
         if (!*p) break;
         if (sqlite3_prepare_v2(db->h, p, -1, &st, &tail) != SQLITE_OK) {
             rc = sim_err_set(err, SIM_EINVAL, "%s: statement %lld: %s", sql_path, (long long)stmt_no + 1,

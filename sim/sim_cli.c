@@ -29,12 +29,14 @@ static const char *usage_main =
 
 static const char *usage_run =
     "usage: servesim run SCENARIO.yaml [--set key.path=value ...] [--seed N] [--json]\n"
-    "                    [--db FILE | --no-db] [--quiet]\n"
+    "                    [--sweep key.path=v1,v2,...] [--db FILE | --no-db] [--quiet]\n"
     "\n"
     "Simulates the scenario and prints a summary table (or one JSON object with --json).\n"
     "  --set key.path=value  override any scenario leaf, e.g. --set workload.arrival.rate=40,\n"
     "                        --set deployment.pools.0.instances=8 (repeatable)\n"
     "  --seed N              override the scenario seed\n"
+    "  --sweep key=v1,v2     run once per value (like --set key=v) and print one comparison\n"
+    "                        table (a JSON array with --json); also `sweep:` in the scenario\n"
     "  --json                print the summary as one JSON object on stdout\n"
     "  --db FILE             append the run to this SQLite results DB (overrides output.db)\n"
     "  --no-db               do not write a results DB even if the scenario names one\n"
@@ -60,6 +62,7 @@ typedef struct {
     int n_sets;
     char seed_set[64];
     const char *db;
+    const char *sweep;
     int no_db, json, quiet;
 } run_args;
 
@@ -101,6 +104,12 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
             a->quiet = 1;
         } else if (allow_run_flags && strcmp(s, "--no-db") == 0) {
             a->no_db = 1;
+        } else if (allow_run_flags && strcmp(s, "--sweep") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "servesim: --sweep needs key.path=v1,v2,...\n");
+                return -1;
+            }
+            a->sweep = argv[++i];
         } else if (allow_run_flags && strcmp(s, "--db") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "servesim: --db needs a file name\n");
@@ -198,71 +207,177 @@ static char *params_json(const run_args *a)
     return s;
 }
 
-static int cmd_run(int argc, char **argv)
+/* One simulation: load with the given overrides, run, print (unless the
+ * caller prints a sweep table), store. *st is opened on first use. */
+static int run_one(const run_args *a, const char *const *sets, int n_sets, int print, sim_store **st,
+                   sim_summary *sum, char *label, size_t label_len)
 {
-    run_args a;
-    int prc = parse_run_args(argc, argv, usage_run, 1, &a);
-    if (prc) return prc > 0 ? 0 : EXIT_USAGE;
     sim_err err = {{0}};
     sim_scenario *sc = malloc(sizeof *sc);
     sim_cluster *cl = NULL;
-    sim_store *st = NULL;
     char *text = NULL, *params = NULL;
     int rc, exit_code = 1;
     if (!sc) goto fail;
-    if ((rc = sim_loader_load_file(a.path, a.sets, a.n_sets, sc, &err)) < 0) {
+    if ((rc = sim_loader_load_file(a->path, sets, n_sets, sc, &err)) < 0) {
         fprintf(stderr, "servesim: %s\n", err.msg);
         exit_code = EXIT_USAGE;
         goto fail;
     }
-    if (a.db) snprintf(sc->output.db, sizeof sc->output.db, "%s", a.db);
-    if (a.no_db) sc->output.db[0] = '\0';
+    if (a->db) snprintf(sc->output.db, sizeof sc->output.db, "%s", a->db);
+    if (a->no_db) sc->output.db[0] = '\0';
     if ((rc = sim_cluster_create(sc, &cl, &err)) < 0) {
-        fprintf(stderr, "servesim: %s: %s\n", a.path, err.msg);
+        fprintf(stderr, "servesim: %s: %s\n", a->path, err.msg);
         exit_code = rc == SIM_ENOTSUP ? 1 : EXIT_USAGE;
         goto fail;
     }
     /* Open the DB before running so a bad path fails fast, not after the run. */
-    if (sc->output.db[0] && sim_store_open(sc->output.db, &st, &err) < 0) {
+    if (sc->output.db[0] && !*st && sim_store_open(sc->output.db, st, &err) < 0) {
         fprintf(stderr, "servesim: %s\n", err.msg);
         goto fail;
     }
     progress_state ps = {wall(), 0, 0};
-    if (!a.quiet && isatty(2)) sim_cluster_set_progress(cl, draw_progress, &ps);
-    if (!a.json) {
+    if (!a->quiet && isatty(2)) sim_cluster_set_progress(cl, draw_progress, &ps);
+    if (label) sim_cluster_describe(cl, label, label_len);
+    if (print && !a->json) {
         char desc[512];
         sim_cluster_describe(cl, desc, sizeof desc);
         printf("servesim %s — scenario '%s': %s\n", SERVESIM_VERSION, sc->name, desc);
         fflush(stdout);
     }
-    sim_summary sum;
-    if ((rc = sim_cluster_run(cl, &sum, &err)) < 0) {
+    if ((rc = sim_cluster_run(cl, sum, &err)) < 0) {
         if (ps.drawn) fputc('\n', stderr);
         fprintf(stderr, "servesim: run failed: %s\n", err.msg);
         goto fail;
     }
     if (ps.drawn) fputc('\n', stderr);
-    if (a.json) sim_summary_print_json(stdout, &sum);
-    else sim_summary_print_table(stdout, &sum, sc);
-    if (sum.overloaded) fprintf(stderr, "servesim: overload: %s\n", sum.overload_reason);
-    if (st) {
-        text = read_text(a.path);
-        params = params_json(&a);
+    if (print && a->json) sim_summary_print_json(stdout, sum);
+    else if (print) sim_summary_print_table(stdout, sum, sc);
+    if (sum->overloaded) fprintf(stderr, "servesim: overload: %s\n", sum->overload_reason);
+    if (sc->output.db[0] && *st) {
+        run_args pa = *a;
+        memcpy(pa.sets, sets, (size_t)n_sets * sizeof *sets);
+        pa.n_sets = n_sets;
+        text = read_text(a->path);
+        params = params_json(&pa);
         int64_t run_id = 0;
-        if (sim_store_write_run(st, sc, text, params, &sum, sim_cluster_metrics(cl), &run_id, &err) < 0) {
+        if (sim_store_write_run(*st, sc, text, params, sum, sim_cluster_metrics(cl), &run_id, &err) < 0) {
             fprintf(stderr, "servesim: %s\n", err.msg);
             goto fail;
         }
-        if (!a.json) printf("results: run %lld stored in %s\n", (long long)run_id, sc->output.db);
+        if (print && !a->json) printf("results: run %lld stored in %s\n", (long long)run_id, sc->output.db);
     }
-    exit_code = sum.overloaded ? EXIT_OVERLOAD : 0;
+    exit_code = sum->overloaded ? EXIT_OVERLOAD : 0;
 fail:
     free(text);
     free(params);
-    sim_store_close(st);
     sim_cluster_destroy(cl);
     free(sc);
     return exit_code;
+}
+
+static void print_sweep_row(const char *value, const sim_summary *s, int rc)
+{
+    if (rc != 0 && rc != EXIT_OVERLOAD) {
+        printf("%-14s  %s\n", value, "failed (see above)");
+        return;
+    }
+    printf("%-14s %9.3f %9.3f %9.1f %9.1f %8.2f %8.2f %10.1f %6.1f%% %6lld %s\n", value, s->req_per_s,
+           s->goodput_req_per_s, s->ttft_ms.p50, s->ttft_ms.p99, s->tpot_ms.p50, s->tpot_ms.p99,
+           s->output_tokens_per_s_per_gpu, 100.0 * s->mean_utilization, (long long)s->preemptions,
+           s->overloaded ? "OVERLOADED" : "");
+}
+
+/* Runs the scenario once per sweep value and prints one comparison table
+ * (or a JSON array). Every run lands in the results DB with its value. */
+static int run_sweep(const run_args *a, const char *key, const char *values)
+{
+    char *vals = strdup(values);
+    sim_store *st = NULL;
+    int worst = 0, n = 0;
+    if (!vals) return 1;
+    if (a->json) printf("[\n");
+    else {
+        printf("sweep over %s (%s)\n\n", key, a->path);
+        printf("%-14s %9s %9s %9s %9s %8s %8s %10s %7s %6s\n", key[0] ? "value" : "", "req/s", "goodput",
+               "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s/GPU", "util", "preempt");
+    }
+    char *save = NULL;
+    for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+        while (*v == ' ') v++;
+        char *e = v + strlen(v);
+        while (e > v && e[-1] == ' ') *--e = '\0';
+        if (!*v) continue;
+        const char *sets[MAX_SETS + 2];
+        char kv[1400], clear[] = "sweep.key=";
+        int ns = a->n_sets;
+        memcpy(sets, a->sets, (size_t)ns * sizeof *sets);
+        snprintf(kv, sizeof kv, "%s=%s", key, v);
+        sets[ns++] = kv;
+        sets[ns++] = clear;
+        sim_summary sum;
+        memset(&sum, 0, sizeof sum);
+        int rc = run_one(a, sets, ns, 0, &st, &sum, NULL, 0);
+        if (rc == EXIT_USAGE) {
+            worst = rc;
+            break;
+        }
+        if (rc > worst) worst = rc;
+        if (a->json) {
+            printf("%s{\"key\": \"%s\", \"value\": \"%s\", \"status\": %d, \"summary\":\n", n ? ",\n" : "", key,
+                   v, rc);
+            sim_summary_print_json(stdout, &sum);
+            printf("}");
+        } else {
+            print_sweep_row(v, &sum, rc);
+        }
+        fflush(stdout);
+        n++;
+    }
+    if (a->json) printf("\n]\n");
+    else if (st) printf("\nall %d runs stored in the results DB\n", n);
+    sim_store_close(st);
+    free(vals);
+    return worst;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    int prc = parse_run_args(argc, argv, usage_run, 1, &a);
+    if (prc) return prc > 0 ? 0 : EXIT_USAGE;
+    char key[256] = "", values[1024] = "";
+    if (a.sweep) {
+        const char *eq = strchr(a.sweep, '=');
+        if (!eq || eq == a.sweep || !eq[1]) {
+            fprintf(stderr, "servesim: --sweep needs key.path=v1,v2,...\n");
+            return EXIT_USAGE;
+        }
+        snprintf(key, sizeof key, "%.*s", (int)(eq - a.sweep), a.sweep);
+        snprintf(values, sizeof values, "%s", eq + 1);
+    } else {
+        /* The sweep may be declared in the scenario itself. */
+        sim_err err = {{0}};
+        sim_scenario *sc = malloc(sizeof *sc);
+        if (!sc) return 1;
+        if (sim_loader_load_file(a.path, a.sets, a.n_sets, sc, &err) < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            free(sc);
+            return EXIT_USAGE;
+        }
+        snprintf(key, sizeof key, "%s", sc->sweep.key);
+        snprintf(values, sizeof values, "%s", sc->sweep.values);
+        free(sc);
+        if (key[0] && !values[0]) {
+            fprintf(stderr, "servesim: %s: sweep.key '%s' is set but sweep.values is empty\n", a.path, key);
+            return EXIT_USAGE;
+        }
+    }
+    if (key[0]) return run_sweep(&a, key, values);
+    sim_store *st = NULL;
+    sim_summary sum;
+    int rc = run_one(&a, a.sets, a.n_sets, 1, &st, &sum, NULL, 0);
+    sim_store_close(st);
+    return rc;
 }
 
 static int cmd_validate(int argc, char **argv)

@@ -230,6 +230,36 @@ static void test_exit_codes(void)
     free(out);
 }
 
+static void test_sweep(void)
+{
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --no-db --quiet "
+             "--set workload.requests=200 --sweep workload.arrival.rate=10,40", bin, src);
+    CHECK(sh(cmd, &out) == 0);
+    CHECK_CONTAINS(out, "sweep over workload.arrival.rate");
+    CHECK(out && strstr(out, "\n10 ") && strstr(out, "\n40 "));
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --no-db --quiet --json "
+             "--set workload.requests=200 --sweep workload.arrival.rate=10,40", bin, src);
+    CHECK(sh(cmd, &out) == 0);
+    json_error_t je;
+    json_t *arr = out ? json_loads(out, 0, &je) : NULL;
+    CHECK_MSG(json_is_array(arr) && json_array_size(arr) == 2, "sweep JSON is not a 2-array");
+    if (json_is_array(arr) && json_array_size(arr) == 2) {
+        double r0 = json_number_value(json_object_get(
+            json_object_get(json_object_get(json_array_get(arr, 0), "summary"), "throughput"), "req_per_s"));
+        double r1 = json_number_value(json_object_get(
+            json_object_get(json_object_get(json_array_get(arr, 1), "summary"), "throughput"), "req_per_s"));
+        CHECK_MSG(r1 > 2 * r0, "throughput should follow the swept rate: %g vs %g", r0, r1);
+    }
+    json_decref(arr);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --no-db --sweep workload.arrival.rate 2>&1",
+             bin, src);
+    CHECK(sh(cmd, &out) == 2);
+    free(out);
+}
+
 static void test_db(void)
 {
     char db[] = "/tmp/servesim_cli_XXXXXX";
@@ -269,6 +299,7 @@ int main(int argc, char **argv)
     src = argv[2];
     test_json_determinism();
     test_exit_codes();
+    test_sweep();
     test_db();
     return test_finish("test_cli");
 }

@@ -1,0 +1,75 @@
+/* model_comm — α–β cost of collectives between the GPUs of an instance.
+ *
+ * A group is n ranks placed `stride` GPUs apart (a TP group has stride 1;
+ * the attention-DP ranks holding the same TP shard have stride tp), nodes
+ * of gpus_per_node GPUs. A group inside one node talks over NVLink, a group
+ * spanning nodes is limited by the per-GPU NICs (rail-optimised fabric:
+ * every GPU its own NIC). Each link is a per-step latency α and a bus
+ * bandwidth (link rate × bus-bandwidth efficiency, what nccl-tests calls
+ * busbw); every call also pays a fixed launch/synchronisation cost. For a
+ * buffer of B bytes per rank:
+ *   ring all-reduce    base + 2(n−1)·α + 2(n−1)/n · B/bw
+ *   tree all-reduce    base + 2⌈log2 n⌉·α + 2·B/bw   (double binary tree)
+ *   all-gather / reduce-scatter (ring)  base + (n−1)·α + (n−1)/n · B/bw
+ *                      (B = the full gathered / reduced buffer)
+ *   all-to-all         base + α + max(B_nvlink/bw_nvlink, B_nic/bw_nic)
+ *                      (B = bytes a rank sends, spread evenly over the n)
+ *   send/recv          base + α + B/bw
+ * and an all-reduce takes the cheaper algorithm, as NCCL's tuner does
+ * (tree for small messages, ring for large). Units: bytes, seconds,
+ * bytes/s. Plain data and pure functions; no heap. */
+#ifndef MODEL_COMM_H
+#define MODEL_COMM_H
+
+#include "model_catalog.h"
+
+#include <stdint.h>
+
+typedef enum {
+    MODEL_COLL_ALL_REDUCE = 0,
+    MODEL_COLL_ALL_GATHER = 1,
+    MODEL_COLL_REDUCE_SCATTER = 2,
+    MODEL_COLL_ALL_TO_ALL = 3,
+    MODEL_COLL_SEND_RECV = 4
+} model_coll;
+
+typedef enum {
+    MODEL_ALGO_RING = 0,
+    MODEL_ALGO_TREE = 1,
+    MODEL_ALGO_DIRECT = 2 /* all-to-all, send/recv: point to point */
+} model_comm_algo;
+
+typedef enum {
+    MODEL_LINK_NONE = 0, /* n = 1: nothing moves */
+    MODEL_LINK_NVLINK = 1,
+    MODEL_LINK_NIC = 2
+} model_comm_link;
+
+typedef struct {
+    double nvlink_bw, nic_bw;       /* bus bandwidth per GPU, one direction (efficiency applied) */
+    double nvlink_alpha_s, nic_alpha_s; /* per-step latency */
+    double base_s;                  /* per-call launch and synchronisation */
+    int32_t gpus_per_node;
+} model_comm_net;
+
+typedef struct {
+    double time_s;
+    model_comm_algo algo;
+    model_comm_link link;
+} model_comm_cost;
+
+/* Network parameters of g's nodes (gpus_per_node 0 = 8). */
+void model_comm_net_init(model_comm_net *net, const model_gpu *g, int32_t gpus_per_node);
+
+/* Which link a group of n ranks `stride` apart uses. */
+model_comm_link model_comm_group_link(const model_comm_net *net, int32_t n, int32_t stride);
+
+/* Time of one collective; bytes as in the table above. out may be NULL. */
+double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int32_t stride, double bytes,
+                       model_comm_cost *out);
+
+const char *model_coll_name(model_coll op);
+const char *model_comm_algo_name(model_comm_algo a);
+const char *model_comm_link_name(model_comm_link l);
+
+#endif

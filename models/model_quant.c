@@ -1,0 +1,77 @@
+/* model_quant — see model_quant.h. */
+#include "model_quant.h"
+
+#include <strings.h>
+
+static const char *const dtype_names[MODEL_DTYPE_COUNT] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
+
+int model_dtype_from_name(const char *name, model_dtype *out, sim_err *err)
+{
+    for (int i = 0; name && i < MODEL_DTYPE_COUNT; i++)
+        if (!strcasecmp(name, dtype_names[i])) {
+            *out = (model_dtype)i;
+            return 0;
+        }
+    return sim_err_set(err, SIM_EINVAL, "unknown dtype '%s' (expected bf16, fp8, fp8_block, mxfp8 or nvfp4)",
+                       name ? name : "(null)");
+}
+
+const char *model_dtype_name(model_dtype d)
+{
+    return (int)d >= 0 && (int)d < MODEL_DTYPE_COUNT ? dtype_names[d] : "?";
+}
+
+double model_dtype_bytes(model_dtype d)
+{
+    switch (d) {
+    case MODEL_DTYPE_BF16: return 2.0;
+    case MODEL_DTYPE_FP8: return 1.0; /* one scale per tensor: negligible */
+    case MODEL_DTYPE_FP8_BLOCK: return 1.0 + 4.0 / 128.0;
+    case MODEL_DTYPE_MXFP8: return 1.0 + 1.0 / 32.0;
+    case MODEL_DTYPE_NVFP4: return 0.5 + 1.0 / 16.0;
+    }
+    return 0;
+}
+
+double model_dtype_peak(const model_gpu *g, model_dtype d)
+{
+    switch (d) {
+    case MODEL_DTYPE_BF16: return g->flops_bf16;
+    case MODEL_DTYPE_FP8:
+    case MODEL_DTYPE_FP8_BLOCK:
+    case MODEL_DTYPE_MXFP8: return g->flops_fp8;
+    case MODEL_DTYPE_NVFP4: return g->flops_fp4;
+    }
+    return 0;
+}
+
+int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_err *err)
+{
+    if ((int)d < 0 || (int)d >= MODEL_DTYPE_COUNT)
+        return sim_err_set(err, SIM_EINVAL, "%s: unknown dtype %d", model, (int)d);
+    if (d == MODEL_DTYPE_BF16) return 0;
+    if (d == MODEL_DTYPE_NVFP4 && g->flops_fp4 <= 0)
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "%s has no FP4 tensor cores (tflops.fp4 = 0); nvfp4 GEMMs need Blackwell (CC 10.x); run "
+                           "%s in fp8 or bf16 on it",
+                           g->name, model);
+    if (d != MODEL_DTYPE_NVFP4 && g->flops_fp8 <= 0)
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "%s has no FP8 tensor cores (tflops.fp8 = 0); run %s in bf16 on it or pick a GPU "
+                           "with FP8 (Hopper or newer)",
+                           g->name, model);
+    /* Hopper's fp8 MMA has no block-scale operands: DeepGEMM emulates
+     * block-128 by promoting partial sums on CUDA cores, but the E8M0
+     * microscaling of MXFP8 is a Blackwell tensor-core feature. */
+    if (d == MODEL_DTYPE_MXFP8 && g->cc < 10.0)
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "%s (CC %.1f) has no MX block-scaled tensor cores; mxfp8 needs Blackwell (CC 10.x); use "
+                           "fp8_block on it",
+                           g->name, g->cc);
+    return 0;
+}
+
+int model_dtype_quantises_acts(model_dtype d)
+{
+    return d != MODEL_DTYPE_BF16;
+}
