@@ -45,9 +45,11 @@ static const model_yaml_field gpu_fields[] = {
     {"efficiency.mem", MODEL_YAML_DOUBLE, offsetof(model_gpu, eff_mem), 0, 1, 1},
     {"efficiency.nvlink", MODEL_YAML_DOUBLE, offsetof(model_gpu, eff_nvlink), 0, 1, 1},
     {"efficiency.launch_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, launch_s), 0, 1e-6, 1},
-    {"efficiency.allreduce_base_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, allreduce_base_s), 0, 1e-6, 0},
-    {"efficiency.allreduce_hop_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, allreduce_hop_s), 0, 1e-6, 0},
-    {"efficiency.net_latency_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, net_latency_s), 0, 1e-6, 0},
+    {"efficiency.gemm_fp4", MODEL_YAML_DOUBLE, offsetof(model_gpu, eff_gemm_fp4), 0, 1, 0},
+    {"efficiency.comm_base_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, comm_base_s), 0, 1e-6, 0},
+    {"efficiency.nvlink_step_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, nvlink_step_s), 0, 1e-6, 0},
+    {"efficiency.nic_step_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, nic_step_s), 0, 1e-6, 0},
+    {"efficiency.nic", MODEL_YAML_DOUBLE, offsetof(model_gpu, eff_nic), 0, 1, 0},
 };
 #define N_GPU_FIELDS ((int)(sizeof gpu_fields / sizeof gpu_fields[0]))
 
@@ -107,14 +109,20 @@ static int catalog_gpu_parse(const char *text, size_t len, const char *origin, c
         if (*effs[i] <= 0 || *effs[i] > 1.2)
             return sim_err_set(err, SIM_EINVAL, "%s: efficiency.%s must be in (0, 1.2], got %g", origin,
                                eff_names[i], *effs[i]);
-    /* Optional keys: fp8 efficiency as bf16; collective latencies as typical
-     * NVLink figures (H100 NCCL LL / custom all-reduce). */
+    /* Optional keys: fp8 efficiency as bf16, fp4 as fp8; collective latencies
+     * as typical NVLink figures (H100 NCCL LL / custom all-reduce) and a
+     * 400G NIC (NCCL busbw 46-48 of 50 GB/s). */
     if (!SEEN("efficiency.gemm_fp8")) g.eff_gemm_fp8 = g.eff_gemm;
-    if (!SEEN("efficiency.allreduce_base_us")) g.allreduce_base_s = 5e-6;
-    if (!SEEN("efficiency.allreduce_hop_us")) g.allreduce_hop_s = 1e-6;
-    if (!SEEN("efficiency.net_latency_us")) g.net_latency_s = 15e-6;
-    if (g.eff_gemm_fp8 <= 0 || g.eff_gemm_fp8 > 1.2)
-        return sim_err_set(err, SIM_EINVAL, "%s: efficiency.gemm_fp8 must be in (0, 1.2]", origin);
+    if (!SEEN("efficiency.gemm_fp4")) g.eff_gemm_fp4 = g.eff_gemm_fp8;
+    if (!SEEN("efficiency.comm_base_us")) g.comm_base_s = 4e-6;
+    if (!SEEN("efficiency.nvlink_step_us")) g.nvlink_step_s = 0.5e-6;
+    if (!SEEN("efficiency.nic_step_us")) g.nic_step_s = 5e-6;
+    if (!SEEN("efficiency.nic")) g.eff_nic = 0.92;
+    if (g.eff_gemm_fp8 <= 0 || g.eff_gemm_fp8 > 1.2 || g.eff_gemm_fp4 <= 0 || g.eff_gemm_fp4 > 1.2 ||
+        g.eff_nic <= 0 || g.eff_nic > 1.2)
+        return sim_err_set(err, SIM_EINVAL, "%s: efficiency.gemm_fp8, gemm_fp4 and nic must be in (0, 1.2]", origin);
+    if (g.comm_base_s < 0 || g.nvlink_step_s < 0 || g.nic_step_s < 0)
+        return sim_err_set(err, SIM_EINVAL, "%s: collective latencies must be >= 0", origin);
 #undef SEEN
     *out = g;
     return 0;

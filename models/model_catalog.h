@@ -41,9 +41,13 @@ typedef struct {
     double launch_s;               /* per-kernel launch floor */
     /* Added with the first roofline model: */
     double eff_gemm_fp8;           /* fraction of the fp8 peak (defaults to eff_gemm) */
-    double allreduce_base_s;       /* small-message all-reduce latency at tp=2 … */
-    double allreduce_hop_s;        /* … plus this per extra rank */
-    double net_latency_s;          /* extra per-collective latency across nodes */
+    /* Collectives (model_comm.h): per-call cost, per-step latency per link,
+     * NIC bus-bandwidth efficiency. Calibration may overwrite them. */
+    double comm_base_s;
+    double nvlink_step_s;
+    double nic_step_s;
+    double eff_nic;
+    double eff_gemm_fp4;           /* fraction of the fp4 peak (defaults to eff_gemm_fp8) */
 } model_gpu;
 
 typedef struct {

@@ -1,38 +1,34 @@
 /* model_cost — iteration latency of one serving instance.
  *
- * An instance is a model on a GPU type with a parallel layout and dtypes.
- * model_cost_create() precomputes everything that does not depend on the
- * batch (weight bytes per rank, per-token FLOPs, KV bytes per token,
- * collective costs), so model_cost_iteration() is a few dozen flops and can
- * run millions of times per simulation. A batch is described by aggregates,
+ * An instance is a model on a GPU type with a parallel layout and dtypes
+ * (model_layout.h). model_cost_create() validates the layout (divisibility,
+ * support) and precomputes everything that does not depend on the batch
+ * (per-rank shapes, weight and KV bytes, expert placement), so
+ * model_cost_iteration() costs a few dozen roofline evaluations and can run
+ * millions of times per simulation. A batch is described by aggregates,
  * never by a per-request list for decode: the number of decode requests and
  * the sum of their context lengths, plus the (bounded) list of prefill
- * chunks with their already-cached context. This module is the interface
- * the rest of servesim uses; the analytic roofline behind it is the
- * embedded default (each result says where its numbers came from). */
+ * chunks with their already-cached context.
+ *
+ * The iteration is an op graph (design §6): per layer norms, projections,
+ * RoPE/KV write, attention, MLP or MoE (router, dispatch, grouped GEMMs,
+ * combine, shared experts), quantisation and the layout's collectives; plus
+ * embedding, LM head, logits gather, sampling and framework overhead.
+ * model_cost_breakdown() lists those ops with FLOPs, bytes, time, bottleneck
+ * and source; model_cost_iteration() runs the same evaluation without the
+ * list, so both agree exactly. Each op's time comes from the perf-db when
+ * one is attached (model_cost_set_db) and it has the op, else from the
+ * roofline. Units: seconds, FLOPs, bytes. The handle owns its memory; an
+ * attached perf-db stays the caller's. */
 #ifndef MODEL_COST_H
 #define MODEL_COST_H
 
 #include "../sim/sim_err.h"
 #include "model_catalog.h"
+#include "model_layout.h"
+#include "model_quant.h"
 
 #include <stdint.h>
-
-typedef enum {
-    MODEL_DTYPE_BF16 = 0,
-    MODEL_DTYPE_FP8 = 1
-} model_dtype;
-
-typedef struct {
-    int32_t tp, pp;
-    model_dtype dtype;       /* weights and activations */
-    model_dtype kv_dtype;
-    double overhead_s;       /* per-iteration framework overhead */
-    int32_t gpus_per_node;
-    double overhead_per_seq_s; /* added per scheduled request (prefill chunk or decode) per
-                                * iteration: CPU-side input preparation and output
-                                * processing that scales with the batch (vLLM ≈ 50 µs) */
-} model_layout;
 
 typedef struct {
     int32_t tokens;          /* new tokens computed in this iteration */
@@ -49,8 +45,45 @@ typedef struct {
 typedef struct {
     double total_s;          /* iteration latency including overhead */
     double gemm_s, attn_s, comm_s, other_s, overhead_s;
-    const char *source;      /* "roofline" or "db" */
+    const char *source;      /* "roofline", "db" (some op from the perf-db) */
 } model_iter_cost;
+
+typedef enum {
+    MODEL_BOUND_COMPUTE = 0,
+    MODEL_BOUND_MEMORY = 1,
+    MODEL_BOUND_COMM = 2,
+    MODEL_BOUND_LATENCY = 3, /* launch floor / fixed latency dominates */
+    MODEL_BOUND_HOST = 4     /* CPU-side framework overhead */
+} model_bound;
+
+typedef enum {
+    MODEL_SRC_ROOFLINE = 0,
+    MODEL_SRC_DB = 1,        /* perf-db, measured or interpolated on its grid */
+    MODEL_SRC_DB_SCALED = 2  /* roofline scaled by the nearest db point's efficiency */
+} model_source;
+
+typedef enum {
+    MODEL_OPC_GEMM = 0,
+    MODEL_OPC_ATTN = 1,
+    MODEL_OPC_COMM = 2,
+    MODEL_OPC_OTHER = 3,     /* elementwise, embedding, sampling, quantisation */
+    MODEL_OPC_OVERHEAD = 4
+} model_op_class;
+
+/* One op of an iteration, summed over its `count` executions (layers,
+ * micro-batches) on the busiest rank. time_s is what the op adds to the
+ * iteration: hidden_s of its own duration overlapped with other work is
+ * already taken off. */
+typedef struct {
+    char name[32];
+    model_op_class cls;
+    int32_t count;
+    double flops, bytes;     /* on one rank (bytes: HBM traffic, or bytes sent for collectives) */
+    double time_s, hidden_s;
+    model_bound bound;
+    model_source source;
+    char detail[64];         /* shape or algorithm, e.g. "m=8 n=1280 k=5120", "ring nvlink n=4" */
+} model_op;
 
 typedef struct model_cost model_cost;
 
@@ -59,21 +92,46 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
                       model_cost **out, sim_err *err);
 void model_cost_destroy(model_cost *c);
 
+/* Attaches a perf-db (calib/calib_db.h) whose rows for `gpu_name` (matched
+ * as calib_db_gpu_find does) replace the roofline where they cover an op;
+ * db NULL detaches. The db must outlive c. */
+struct calib_db;
+int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, sim_err *err);
+
 /* Iteration latency in seconds with its breakdown (out may be NULL). */
 double model_cost_iteration(const model_cost *c, const model_batch *b, model_iter_cost *out);
+
+/* Same evaluation, also listing up to max ops into ops (*n_ops = the
+ * number of ops, which may exceed max). Returns the same total. */
+double model_cost_breakdown(const model_cost *c, const model_batch *b, model_op *ops, int32_t max,
+                            int32_t *n_ops, model_iter_cost *out);
 
 /* KV-cache bytes one token occupies on the whole instance (all ranks). */
 double model_cost_kv_bytes_per_token(const model_cost *c);
 
-/* Weight bytes per GPU of the instance. */
+/* Weight bytes per GPU of the instance (the heaviest stage's). */
 double model_cost_weight_bytes_per_gpu(const model_cost *c);
 
+/* Activation/workspace bytes per GPU the engine reserves for a forward
+ * pass of `tokens` tokens (hidden states, the widest intermediate, logits). */
+double model_cost_activation_bytes(const model_cost *c, int64_t tokens);
+
 /* Tokens of KV the instance can hold: (HBM·util − weights − reserve) per GPU,
- * summed over its GPUs, / KV bytes per token. Fails with SIM_ERANGE and the
- * reason when the weights do not fit. */
+ * over the tightest stage, / per-rank KV bytes per token, times the dp·sp
+ * groups that hold distinct requests. Fails with SIM_ERANGE and the reason
+ * when the weights do not fit. */
 int model_cost_kv_capacity_tokens(const model_cost *c, double gpu_mem_util, double reserve_bytes,
                                   int64_t *tokens, sim_err *err);
 
-int32_t model_cost_gpus(const model_cost *c); /* tp·pp */
+int32_t model_cost_gpus(const model_cost *c); /* tp·pp·dp·sp */
+
+/* The model, GPU and resolved layout the cost model was built for. */
+const model_spec *model_cost_model(const model_cost *c);
+const model_gpu *model_cost_gpu(const model_cost *c);
+const model_layout *model_cost_layout(const model_cost *c);
+
+const char *model_bound_name(model_bound b);
+const char *model_source_name(model_source s);
+const char *model_op_class_name(model_op_class c);
 
 #endif

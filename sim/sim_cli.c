@@ -1,6 +1,9 @@
 /* sim_cli — see sim_cli.h. */
 #include "sim_cli.h"
 
+#include "calib/calib_cli.h"
+#include "sim_cache_replay.h"
+
 #include "sim_cluster.h"
 #include "sim_loader.h"
 #include "sim_store.h"
@@ -23,6 +26,9 @@ static const char *usage_main =
     "  run SCENARIO.yaml       simulate a deployment and print its metrics\n"
     "  validate SCENARIO.yaml  check a scenario (keys, types, ranges, catalogue names, memory fit)\n"
     "  schema                  print the scenario reference (every key, type, default, range)\n"
+    "  cache-replay TRACE      replay a trace's prefix blocks against caches of given sizes (no timing)\n"
+    "  calibrate               time servesim's kernels on this GPU (or --backend cpu) into a perf-db\n"
+    "  db list|show|export|import|lookup   inspect and move perf-db files\n"
     "  version                 print the version\n"
     "\n"
     "Run 'servesim <command> --help' for the options of a command.\n";
@@ -281,9 +287,10 @@ static void print_sweep_row(const char *value, const sim_summary *s, int rc)
         printf("%-14s  %s\n", value, "failed (see above)");
         return;
     }
-    printf("%-14s %9.3f %9.3f %9.1f %9.1f %8.2f %8.2f %10.1f %6.1f%% %6lld %s\n", value, s->req_per_s,
-           s->goodput_req_per_s, s->ttft_ms.p50, s->ttft_ms.p99, s->tpot_ms.p50, s->tpot_ms.p99,
-           s->output_tokens_per_s_per_gpu, 100.0 * s->mean_utilization, (long long)s->preemptions,
+    printf("%-14s %9.3f %9.3f %9.1f %9.1f %8.2f %8.2f %10.1f %6.1f%% %7lld %6.1f%% %6.3f %s\n", value,
+           s->req_per_s, s->goodput_req_per_s, s->ttft_ms.p50, s->ttft_ms.p99, s->tpot_ms.p50,
+           s->tpot_ms.p99, s->output_tokens_per_s_per_gpu, 100.0 * s->mean_utilization,
+           (long long)s->preemptions, 100.0 * s->cache_hit_rate, s->load_cv,
            s->overloaded ? "OVERLOADED" : "");
 }
 
@@ -298,8 +305,9 @@ static int run_sweep(const run_args *a, const char *key, const char *values)
     if (a->json) printf("[\n");
     else {
         printf("sweep over %s (%s)\n\n", key, a->path);
-        printf("%-14s %9s %9s %9s %9s %8s %8s %10s %7s %6s\n", key[0] ? "value" : "", "req/s", "goodput",
-               "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s/GPU", "util", "preempt");
+        printf("%-14s %9s %9s %9s %9s %8s %8s %10s %7s %7s %7s %6s\n", key[0] ? "value" : "", "req/s",
+               "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s/GPU", "util", "preempt",
+               "hit", "loadCV");
     }
     char *save = NULL;
     for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
@@ -418,6 +426,9 @@ int sim_cli_main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
+    if (strcmp(cmd, "calibrate") == 0) return calib_cli_calibrate(argc - 1, argv + 1);
+    if (strcmp(cmd, "db") == 0) return calib_cli_db(argc - 1, argv + 1);
+    if (strcmp(cmd, "cache-replay") == 0) return sim_cli_cache_replay(argc - 1, argv + 1);
     if (strcmp(cmd, "schema") == 0) {
         if (argc > 2 && is_help(argv[2])) {
             fputs(usage_schema, stdout);

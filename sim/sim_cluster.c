@@ -7,6 +7,10 @@
 #include "model_cost.h"
 #include "sim_engine.h"
 #include "sim_instance.h"
+#include "sim_net.h"
+#include "sim_prefix.h"
+#include "sim_prefix_keys.h"
+#include "sim_router_cache.h"
 #include "sim_request.h"
 #include "sim_router.h"
 #include "sim_workload.h"
@@ -33,7 +37,30 @@ struct sim_cluster {
     model_gpu gpu;
     model_cost *costs[SIM_MAX_POOLS];
     sim_instance **inst;
-    sim_router_view *views;
+    int32_t *inst_pool;        /* pool index of each instance */
+    int32_t *inst_gpu0;        /* first GPU (global index) of each instance */
+    int32_t *inst_ngpu;
+    /* Front instances take new requests (colocated or prefill); back ones
+     * take KV after prefill (pd). Each set has its own contiguous views. */
+    int32_t *front, *back;
+    int32_t n_front, n_back;
+    sim_router_view *views, *back_views;
+    sim_router *back_router;
+    int64_t back_kv_tokens;    /* smallest decode-instance KV capacity */
+    double kv_bytes_per_token; /* what moves per token of context */
+    sim_net *net;
+    /* prefix caching and cache-aware routing */
+    int caching;               /* instances hold prefix caches */
+    int cache_route;           /* routing.policy cache_aware */
+    int32_t cache_tokens, hash_tokens;
+    double *prefill_ms_per_token; /* per instance, for saved_ms / queue_ms */
+    sim_router_view *rviews;   /* per-request views handed to the cache-aware router */
+    sim_router_view *snap;     /* load snapshot (routing.snapshot_interval_s > 0) */
+    sim_prefix **approx;       /* routing.view approximate: the router's own indexes */
+    sim_keymap sessions;       /* session -> slot (stickiness) */
+    int32_t *sess_inst;
+    sim_time *sess_since;
+    int64_t n_sess, sess_cap;
     int32_t n_inst, n_gpus;
     int64_t kv_tokens_per_inst;
 
@@ -108,24 +135,145 @@ static void report_progress(sim_cluster *c)
     }
 }
 
+/* The request's cache-block key chain (NULL when it has no prefix ids). */
+static void build_keys(sim_cluster *c, sim_req *r)
+{
+    const sim_request_spec *sp = &r->spec;
+    r->keys = NULL;
+    r->n_keys = 0;
+    if (!(c->caching || c->cache_route) || sp->n_hash <= 0) return;
+    int32_t n = sim_prefix_keys_count(sp->input_tokens, sp->n_hash, c->hash_tokens, c->cache_tokens);
+    if (n <= 0) return;
+    r->keys = malloc((size_t)n * sizeof *r->keys);
+    SIM_ASSERT(r->keys != NULL, sim_engine_now(c->eng));
+    r->n_keys = sim_prefix_keys_build(sp->hash_ids, sp->n_hash, sp->input_tokens, c->hash_tokens,
+                                      c->cache_tokens, r->keys, n);
+}
+
+static void on_snapshot(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    (void)arg;
+    memcpy(c->snap, c->views, (size_t)c->n_front * sizeof *c->snap);
+    if (!(c->arrivals_done && c->in_flight == 0))
+        sim_engine_after(eng, (sim_time)(c->sc.routing.snapshot_interval_s * 1e9), on_snapshot, c, 0);
+}
+
+/* Fills the per-request views of the cache-aware router: load from the live
+ * or snapshot views, the prefix match from the instance's index (exact) or
+ * the router's own (approximate), both turned into milliseconds. */
+static void fill_cache_views(sim_cluster *c, const sim_req *r)
+{
+    const sim_router_view *load = c->snap ? c->snap : c->views;
+    for (int32_t j = 0; j < c->n_front; j++) {
+        int32_t k = c->front[j];
+        sim_router_view *v = &c->rviews[j];
+        *v = load[j];
+        int32_t m = 0;
+        if (r->n_keys > 0) {
+            const sim_prefix *idx = c->approx ? c->approx[j] : sim_instance_cache(c->inst[k]);
+            if (idx) m = sim_prefix_peek(idx, r->keys, r->n_keys);
+        }
+        int64_t tok = (int64_t)m * c->cache_tokens;
+        if (tok > r->spec.input_tokens) tok = r->spec.input_tokens;
+        v->matched_tokens = (int32_t)tok;
+        v->saved_ms = (double)tok * c->prefill_ms_per_token[k];
+        v->queue_ms = (double)sim_instance_pending_prefill(c->inst[k]) * c->prefill_ms_per_token[k];
+    }
+}
+
+/* The router's own record of what it sent where (routing.view approximate):
+ * an LRU index per instance as large as its KV cache, which drifts from the
+ * real cache because it never sees evictions. */
+static void approx_record(sim_cluster *c, int32_t j, const sim_req *r)
+{
+    if (!c->approx || r->n_keys == 0) return;
+    sim_time now = sim_engine_now(c->eng);
+    int32_t created = 0;
+    int32_t got = sim_prefix_insert(c->approx[j], r->keys, r->n_keys, now, &created);
+    if (created > 0) {
+        /* Drop the inserter's reference on the new tail (chains walk from
+         * the root, so: +1 on the old part, -1 on everything). */
+        if (got > created) sim_prefix_acquire(c->approx[j], r->keys, got - created, now);
+        sim_prefix_release(c->approx[j], r->keys, got, now);
+    }
+}
+
+/* Session stickiness: a session keeps its instance for routing.min_dwell_s. */
+static int32_t sticky_pick(sim_cluster *c, const sim_req *r)
+{
+    if (c->sc.routing.min_dwell_s <= 0 || r->spec.session == 0) return -1;
+    int32_t slot = sim_keymap_get(&c->sessions, r->spec.session);
+    if (slot < 0) return -1;
+    sim_time now = sim_engine_now(c->eng);
+    if ((double)(now - c->sess_since[slot]) < c->sc.routing.min_dwell_s * 1e9) return c->sess_inst[slot];
+    return -1;
+}
+
+static void sticky_note(sim_cluster *c, const sim_req *r, int32_t j)
+{
+    if (c->sc.routing.min_dwell_s <= 0 || r->spec.session == 0) return;
+    int32_t slot = sim_keymap_get(&c->sessions, r->spec.session);
+    sim_time now = sim_engine_now(c->eng);
+    if (slot >= 0) {
+        if (c->sess_inst[slot] != j) {
+            c->sess_inst[slot] = j;
+            c->sess_since[slot] = now;
+        }
+        return;
+    }
+    if (c->n_sess == c->sess_cap) {
+        int64_t nc = c->sess_cap ? c->sess_cap * 2 : 1024;
+        int32_t *ni = realloc(c->sess_inst, (size_t)nc * sizeof *ni);
+        SIM_ASSERT(ni != NULL, now);
+        c->sess_inst = ni;
+        sim_time *ns = realloc(c->sess_since, (size_t)nc * sizeof *ns);
+        SIM_ASSERT(ns != NULL, now);
+        c->sess_since = ns;
+        c->sess_cap = nc;
+    }
+    c->sess_inst[c->n_sess] = j;
+    c->sess_since[c->n_sess] = now;
+    SIM_ASSERT(sim_keymap_put(&c->sessions, r->spec.session, (int32_t)c->n_sess) == 0, now);
+    c->n_sess++;
+}
+
 /* Routes one request spec into an instance; rejected ones are counted. */
 static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t client)
 {
     c->issued++;
-    int32_t k = sim_router_pick(c->router, spec, c->views, c->n_inst);
-    SIM_ASSERT(k >= 0 && k < c->n_inst, sim_engine_now(c->eng));
-    if (!sim_instance_fits(c->inst[k], spec->input_tokens, spec->output_tokens)) {
+    sim_req *r = req_alloc(c);
+    SIM_ASSERT(r != NULL, sim_engine_now(c->eng));
+    r->spec = *spec;
+    r->client = client;
+    build_keys(c, r);
+    int32_t j = sticky_pick(c, r);
+    if (j < 0) {
+        if (c->cache_route) {
+            fill_cache_views(c, r);
+            j = sim_router_pick(c->router, spec, c->rviews, c->n_front);
+        } else {
+            j = sim_router_pick(c->router, spec, c->views, c->n_front);
+        }
+    }
+    SIM_ASSERT(j >= 0 && j < c->n_front, sim_engine_now(c->eng));
+    int32_t k = c->front[j];
+    int fits = c->n_back == 0
+                   ? sim_instance_fits(c->inst[k], spec->input_tokens, spec->output_tokens)
+                   : sim_instance_fits(c->inst[k], spec->input_tokens, 1) &&
+                         (int64_t)spec->input_tokens + spec->output_tokens <= c->back_kv_tokens;
+    if (!fits) {
         /* Longer than the KV cache can ever hold: a real engine rejects it. */
         c->rejected++;
+        free(r->keys);
+        req_free(c, r);
         if (client >= 0)
             sim_engine_after(c->eng, (sim_time)(c->sc.workload.arrival.think_time_s * 1e9),
                              client_next, c, (uint64_t)client);
         return;
     }
-    sim_req *r = req_alloc(c);
-    SIM_ASSERT(r != NULL, sim_engine_now(c->eng));
-    r->spec = *spec;
-    r->client = client;
+    sticky_note(c, r, j);
+    approx_record(c, j, r);
     area_advance(c);
     c->in_flight++;
     sim_instance_submit(c->inst[k], r);
@@ -182,6 +330,8 @@ static void on_finish(void *ctx, sim_req *r)
     c->in_tok_done += r->spec.input_tokens;
     c->out_tok_done += r->spec.output_tokens;
     int32_t client = r->client;
+    free(r->keys);
+    r->keys = NULL;
     req_free(c, r);
     if (client >= 0 && !c->arrivals_done)
         sim_engine_after(c->eng, (sim_time)(c->sc.workload.arrival.think_time_s * 1e9), client_next,
@@ -189,6 +339,47 @@ static void on_finish(void *ctx, sim_req *r)
     report_progress(c);
     maybe_done(c);
 }
+
+/* ---- prefill/decode disaggregation ----------------------------------- */
+
+static void kv_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    sim_req *r = (sim_req *)(uintptr_t)arg;
+    (void)net;
+    (void)id;
+    sim_instance_release_hold(c->inst[r->prefill_instance], r);
+    sim_instance_submit_decode(c->inst[r->instance], r);
+}
+
+/* Blocks are reserved on r->instance: move the KV from the prefill GPUs to
+ * the decode GPUs, striped over both instances' GPUs. */
+static void start_kv_transfer(sim_cluster *c, sim_req *r)
+{
+    int32_t p = r->prefill_instance, d = r->instance;
+    int src[1024], dst[1024];
+    int ns = c->inst_ngpu[p] < 1024 ? c->inst_ngpu[p] : 1024;
+    int nd = c->inst_ngpu[d] < 1024 ? c->inst_ngpu[d] : 1024;
+    for (int i = 0; i < ns; i++) src[i] = c->inst_gpu0[p] + i;
+    for (int i = 0; i < nd; i++) dst[i] = c->inst_gpu0[d] + i;
+    r->kv_bytes = (double)r->prefill_target * c->kv_bytes_per_token;
+    sim_net_xfer id;
+    sim_err err;
+    int rc = sim_net_transfer_striped(c->net, src, ns, dst, nd, r->kv_bytes, kv_arrived, c,
+                                      (uint64_t)(uintptr_t)r, &id, &err);
+    SIM_ASSERT(rc == 0, sim_engine_now(c->eng));
+}
+
+static void on_prefill_done(void *ctx, sim_req *r)
+{
+    sim_cluster *c = ctx;
+    int32_t j = sim_router_pick(c->back_router, &r->spec, c->back_views, c->n_back);
+    SIM_ASSERT(j >= 0 && j < c->n_back, sim_engine_now(c->eng));
+    if (sim_instance_reserve(c->inst[c->back[j]], r)) start_kv_transfer(c, r);
+    /* else: back-pressure; on_kv_reserved fires when blocks free up there */
+}
+
+static void on_kv_reserved(void *ctx, sim_req *r) { start_kv_transfer((sim_cluster *)ctx, r); }
 
 /* ---- sampling and overload ---------------------------------------------- */
 
@@ -256,14 +447,15 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
 {
     int rc;
     *out = NULL;
-    if (sc->deployment.mode != SIM_MODE_COLOCATED)
+    if (sc->deployment.mode == SIM_MODE_AF || sc->deployment.mode == SIM_MODE_PD_AF)
         return sim_err_set(err, SIM_ENOTSUP,
                            "deployment.mode '%s' is not implemented in this version of servesim "
-                           "(only 'colocated' runs; PD and AF disaggregation are planned)",
+                           "(colocated and pd run; attention/FFN disaggregation is planned)",
                            sim_mode_name(sc->deployment.mode));
-    if (sc->cache.enabled)
-        return sim_err_set(err, SIM_ENOTSUP, "cache.enabled: prefix caching is not implemented in this "
-                                              "version of servesim");
+    if (sc->cache.enabled && strcmp(sc->cache.sharing, "none") != 0)
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "cache.sharing '%s' is not implemented in this version of servesim "
+                           "(per-instance caches with sharing none run)", sc->cache.sharing);
     if (strcmp(sc->workload.prefix.kind, "none") != 0)
         return sim_err_set(err, SIM_ENOTSUP, "workload.prefix.kind '%s' is not implemented in this version "
                                               "of servesim", sc->workload.prefix.kind);
@@ -277,16 +469,33 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
     if ((rc = parse_dtype(sc->kv_dtype, &base.kv_dtype, "kv_dtype", err)) < 0) goto fail;
 
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) c->n_inst += sc->deployment.pools[p].instances;
-    c->inst = calloc((size_t)c->n_inst, sizeof *c->inst);
-    c->views = calloc((size_t)c->n_inst, sizeof *c->views);
+    size_t ni = (size_t)c->n_inst;
+    c->inst = calloc(ni, sizeof *c->inst);
+    c->inst_pool = calloc(ni, sizeof *c->inst_pool);
+    c->inst_gpu0 = calloc(ni, sizeof *c->inst_gpu0);
+    c->inst_ngpu = calloc(ni, sizeof *c->inst_ngpu);
+    c->front = calloc(ni, sizeof *c->front);
+    c->back = calloc(ni, sizeof *c->back);
+    c->views = calloc(ni, sizeof *c->views);
+    c->back_views = calloc(ni, sizeof *c->back_views);
+    c->rviews = calloc(ni, sizeof *c->rviews);
+    c->prefill_ms_per_token = calloc(ni, sizeof *c->prefill_ms_per_token);
+    c->caching = sc->cache.enabled;
+    c->cache_route = sc->routing.policy == SIM_ROUTE_CACHE_AWARE;
+    c->cache_tokens = sc->cache.block_tokens;
+    /* Trace hash ids (Mooncake) and generated ones share workload.prefix.block_tokens. */
+    c->hash_tokens = sc->workload.prefix.block_tokens;
     c->eng = sim_engine_create();
     c->metrics = sim_metrics_create(c->n_inst);
-    if (!c->inst || !c->views || !c->eng || !c->metrics) {
+    if (!c->inst || !c->inst_pool || !c->inst_gpu0 || !c->inst_ngpu || !c->front || !c->back ||
+        !c->views || !c->back_views || !c->rviews || !c->prefill_ms_per_token || !c->eng ||
+        !c->metrics) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
         goto fail;
     }
-    sim_instance_hooks hooks = {on_finish, c};
+    sim_instance_hooks hooks = {on_finish, on_prefill_done, on_kv_reserved, c};
     int32_t k = 0;
+    c->back_kv_tokens = INT64_MAX;
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
         const sim_pool_cfg *pc = &sc->deployment.pools[p];
         model_gpu pool_gpu = c->gpu;
@@ -307,20 +516,93 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;
         }
-        if (p == 0) c->kv_tokens_per_inst = kv_tokens;
-        c->n_gpus += pc->instances * model_cost_gpus(c->costs[p]);
+        if (p == 0) {
+            c->kv_tokens_per_inst = kv_tokens;
+            c->kv_bytes_per_token = model_cost_kv_bytes_per_token(c->costs[p]);
+        }
+        int32_t g = model_cost_gpus(c->costs[p]);
+        int is_back = pc->role == SIM_ROLE_DECODE;
+        /* Prefill cost per token of a full chunk: what a cached prefix saves
+         * and what queued prompts cost, for the cache-aware router. */
+        model_chunk probe = {.tokens = pc->scheduler.chunk_tokens, .cached = 0};
+        model_batch pb = {.n_chunks = 1, .chunks = &probe};
+        double ms_per_tok = model_cost_iteration(c->costs[p], &pb, NULL) * 1e3 / probe.tokens;
+        if (is_back && kv_tokens < c->back_kv_tokens) c->back_kv_tokens = kv_tokens;
         for (int32_t i = 0; i < pc->instances; i++, k++) {
-            rc = sim_instance_create(c->eng, k, &pc->scheduler, c->costs[p], kv_tokens, c->metrics,
-                                     hooks, &c->inst[k], err);
+            rc = sim_instance_create(c->eng, k, pc->role, &pc->scheduler, c->costs[p], kv_tokens,
+                                     c->metrics, hooks, &c->inst[k], err);
             if (rc < 0) {
                 sim_err_wrap(err, rc, "deployment.pools.%d", p);
                 goto fail;
             }
-            sim_instance_publish_view(c->inst[k], &c->views[k]);
+            if (c->caching && !is_back &&
+                (rc = sim_instance_enable_cache(c->inst[k], c->cache_tokens, sc->cache.policy, err)) < 0)
+                goto fail;
+            c->prefill_ms_per_token[k] = ms_per_tok;
+            c->inst_pool[k] = p;
+            c->inst_gpu0[k] = c->n_gpus;
+            c->inst_ngpu[k] = g;
+            c->n_gpus += g;
+            if (is_back) {
+                c->back[c->n_back] = k;
+                sim_instance_publish_view(c->inst[k], &c->back_views[c->n_back++]);
+            } else {
+                c->front[c->n_front] = k;
+                sim_instance_publish_view(c->inst[k], &c->views[c->n_front++]);
+            }
         }
     }
+    if (c->n_back > 0) {
+        /* The shared network: instances packed onto nodes in pool order. */
+        int gpn = sc->hardware.gpus_per_node > 0 ? sc->hardware.gpus_per_node : 8;
+        int nodes = (c->n_gpus + gpn - 1) / gpn;
+        double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : c->gpu.nvlink_bw;
+        double nic = sc->network.nic_gbps > 0 ? sc->network.nic_gbps * 1e9 / 8 : c->gpu.nic_bw;
+        sim_net_topo *topo = sim_net_topo_build(nodes, gpn, nvl, nic, sc->network.latency_us * 1e-6,
+                                                0, 0, err);
+        if (!topo) {
+            rc = SIM_EINVAL;
+            goto fail;
+        }
+        c->net = sim_net_create(c->eng, topo, err);
+        sim_net_topo_destroy(topo);
+        if (!c->net) {
+            rc = SIM_ENOMEM;
+            goto fail;
+        }
+        sim_routing_cfg back_cfg = {.policy = strcmp(sc->deployment.decode_routing, "round_robin") == 0
+                                                  ? SIM_ROUTE_ROUND_ROBIN
+                                                  : SIM_ROUTE_LEAST_LOADED};
+        if ((rc = sim_router_create(&back_cfg, sc->seed ^ 0x5eedULL, &c->back_router, err)) < 0) goto fail;
+    }
     if ((rc = sim_workload_create(&sc->workload, sc->seed, &c->wl, err)) < 0) goto fail;
-    if ((rc = sim_router_create(&sc->routing, sc->seed, &c->router, err)) < 0) goto fail;
+    if (c->cache_route) {
+        rc = sim_router_cache_create(&sc->routing, c->cache_tokens, sc->seed, &c->router, err);
+        if (rc < 0) goto fail;
+        if (strcmp(sc->routing.view, "approximate") == 0) {
+            c->approx = calloc((size_t)c->n_front, sizeof *c->approx);
+            if (!c->approx) {
+                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+                goto fail;
+            }
+            int64_t cap = c->kv_tokens_per_inst / c->cache_tokens;
+            for (int32_t j = 0; j < c->n_front; j++)
+                if ((rc = sim_prefix_create(cap > 0 ? cap : 1, SIM_PREFIX_LRU, &c->approx[j], err)) < 0) goto fail;
+        }
+        if (sc->routing.snapshot_interval_s > 0) {
+            c->snap = calloc((size_t)c->n_front, sizeof *c->snap);
+            if (!c->snap) {
+                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+                goto fail;
+            }
+        }
+    } else if ((rc = sim_router_create(&sc->routing, sc->seed, &c->router, err)) < 0) {
+        goto fail;
+    }
+    if (sim_keymap_init(&c->sessions, 1024) < 0) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+        goto fail;
+    }
     c->closed = sim_workload_is_closed(c->wl);
     c->total = sim_workload_total(c->wl);
     c->sample_ns = (sim_time)(sc->output.sample_interval_s * 1e9);
@@ -337,8 +619,25 @@ void sim_cluster_destroy(sim_cluster *c)
     if (!c) return;
     if (c->inst)
         for (int32_t i = 0; i < c->n_inst; i++) sim_instance_destroy(c->inst[i]);
+    sim_net_destroy(c->net);
     free(c->inst);
+    free(c->inst_pool);
+    free(c->inst_gpu0);
+    free(c->inst_ngpu);
+    free(c->front);
+    free(c->back);
     free(c->views);
+    free(c->back_views);
+    free(c->rviews);
+    free(c->prefill_ms_per_token);
+    free(c->snap);
+    if (c->approx)
+        for (int32_t j = 0; j < c->n_front; j++) sim_prefix_destroy(c->approx[j]);
+    free(c->approx);
+    sim_keymap_fini(&c->sessions);
+    free(c->sess_inst);
+    free(c->sess_since);
+    sim_router_destroy(c->back_router);
     for (int p = 0; p < SIM_MAX_POOLS; p++) model_cost_destroy(c->costs[p]);
     sim_router_destroy(c->router);
     sim_workload_destroy(c->wl);
@@ -365,6 +664,33 @@ static double wall_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Per-pool means over the instance samples. */
+static void pool_summaries(const sim_cluster *c, sim_summary *out)
+{
+    int64_t n_smp = 0, cnt[SIM_MAX_POOLS] = {0};
+    const sim_sample *smp = sim_metrics_samples(c->metrics, &n_smp);
+    out->n_pools = c->sc.deployment.n_pools;
+    for (int32_t p = 0; p < out->n_pools; p++) {
+        const sim_pool_cfg *pc = &c->sc.deployment.pools[p];
+        snprintf(out->pools[p].role, sizeof out->pools[p].role, "%s", sim_role_name(pc->role));
+        out->pools[p].instances = pc->instances;
+        out->pools[p].gpus = pc->instances * model_cost_gpus(c->costs[p]);
+    }
+    for (int64_t i = 0; i < n_smp; i++) {
+        int32_t p = c->inst_pool[smp[i].instance];
+        out->pools[p].utilization += smp[i].utilization;
+        out->pools[p].kv_occupancy += smp[i].kv_occupancy;
+        out->pools[p].waiting += smp[i].waiting;
+        cnt[p]++;
+    }
+    for (int32_t p = 0; p < out->n_pools; p++) {
+        if (!cnt[p]) continue;
+        out->pools[p].utilization /= (double)cnt[p];
+        out->pools[p].kv_occupancy /= (double)cnt[p];
+        out->pools[p].waiting /= (double)cnt[p];
+    }
+}
+
 int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
 {
     double t0 = wall_now();
@@ -375,6 +701,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
         pull_next_arrival(c);
     }
     sim_engine_after(c->eng, c->sample_ns, on_sample, c, 0);
+    if (c->snap) on_snapshot(c->eng, c, 0);
     sim_engine_run(c->eng, SIM_TIME_MAX);
     take_samples(c);
     if (!c->overloaded) {
@@ -386,6 +713,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     out->events = sim_engine_events_fired(c->eng);
     out->n_gpus = c->n_gpus;
     out->requests_rejected = c->rejected;
+    pool_summaries(c, out);
     out->overloaded = c->overloaded;
     snprintf(out->overload_reason, sizeof out->overload_reason, "%s", c->overload_reason);
     if (c->progress) c->progress(c->progress_ctx, c->completed, c->total,
@@ -417,13 +745,21 @@ void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out)
         out->running += s.running;
         out->iterations += s.iterations;
         out->preemptions += s.preemptions;
+        out->kv_pending += s.kv_pending;
+        out->held += s.held;
+        out->cache_referenced += s.cache_referenced;
     }
 }
 
 void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len)
 {
-    const sim_pool_cfg *p = &c->sc.deployment.pools[0];
-    snprintf(buf, len, "%s on %s, %d instance(s) tp=%d pp=%d, %d GPU(s), KV %lld tokens/instance, %s weights",
-             c->model.name, c->gpu.name, c->n_inst, p->parallel.tp, p->parallel.pp, c->n_gpus,
-             (long long)c->kv_tokens_per_inst, c->sc.dtype);
+    size_t off = (size_t)snprintf(buf, len, "%s on %s, %s weights, %d GPU(s):", c->model.name, c->gpu.name,
+                                  c->sc.dtype, c->n_gpus);
+    for (int32_t p = 0; p < c->sc.deployment.n_pools && off < len; p++) {
+        const sim_pool_cfg *pc = &c->sc.deployment.pools[p];
+        off += (size_t)snprintf(buf + off, len - off, "%s %d x %s tp=%d pp=%d", p ? ";" : "", pc->instances,
+                                sim_role_name(pc->role), pc->parallel.tp, pc->parallel.pp);
+    }
+    if (off < len)
+        snprintf(buf + off, len - off, ", KV %lld tokens/instance", (long long)c->kv_tokens_per_inst);
 }

@@ -40,6 +40,8 @@ typedef struct {
     int64_t kv_blocks_used;      /* summed over instances; 0 after a full run */
     int64_t outstanding_tokens;  /* summed over instances; 0 after a full run */
     int64_t waiting, running;
+    int64_t kv_pending, held;    /* pd: waiting for decode blocks; KV held on prefill side */
+    int64_t cache_referenced;    /* prefix-cache blocks still referenced (0 after a run) */
     int64_t iterations, preemptions;
     int64_t input_tokens_done, output_tokens_done;
     int32_t n_instances, n_gpus;

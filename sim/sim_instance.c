@@ -5,6 +5,8 @@
  * r->blocks; in->blocks_used is the sum of both. */
 #include "sim_instance.h"
 
+#include "sim_prefix.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,17 +19,25 @@ typedef struct {
 struct sim_instance {
     sim_engine *eng;
     int32_t id;
+    sim_role role;
     sim_sched_cfg cfg;
     const model_cost *cost;
     sim_metrics *metrics;
     sim_instance_hooks hooks;
 
     int64_t bs;                 /* block size in tokens */
-    int64_t blocks_total, blocks_used;
+    int64_t blocks_total, blocks_used; /* used = private blocks of requests */
+    sim_prefix *pc;             /* prefix cache (NULL = off); its blocks are KV too */
+    int64_t ctok, cbk;          /* cache block in tokens, and in KV blocks */
 
     sim_req_list waiting;       /* run_link, FIFO (preempted go to the front) */
     sim_req_list running;       /* run_link, admission order */
     sim_req_list prefilling;    /* pre_link, admission order */
+    sim_req_list kv_pending;    /* run_link, decode role: waiting for blocks to take KV */
+    sim_req_list ready;         /* run_link, decode role: KV arrived, joins at the next boundary */
+    sim_req_list just_joined;   /* pre_link, decode role: joined at the last boundary */
+    int64_t reserved;           /* decode role: reserved, KV still in flight */
+    int64_t held;               /* prefill role: requests whose KV is held here */
 
     heap_ent *heap;             /* decoding requests by (finish_iter, id) */
     int32_t heap_n, heap_cap;
@@ -43,6 +53,7 @@ struct sim_instance {
     int32_t n_chunks, chunk_cap;
 
     int64_t outstanding;        /* prefill tokens + output tokens still to compute */
+    int64_t pending_prefill;    /* prefill tokens still to compute (queued + partial) */
     sim_router_view *published; /* where the router reads this instance's load */
     int64_t preemptions;
     sim_time busy_ns;
@@ -61,6 +72,39 @@ static inline int64_t mod_bs(const sim_instance *in, int64_t a)
     return m < 0 ? m + in->bs : m;
 }
 
+/* KV blocks the prefix cache holds (referenced or evictable). */
+static inline int64_t cached_kv(const sim_instance *in)
+{
+    if (!in->pc) return 0;
+    sim_prefix_stats st;
+    sim_prefix_stats_get(in->pc, &st);
+    return st.total * in->cbk;
+}
+
+static inline int64_t shared_kv(const sim_instance *in, const sim_req *r)
+{
+    return (int64_t)r->shared * in->cbk;
+}
+
+/* Free blocks, evicting unreferenced cached prefixes when that makes room
+ * for `need` (vLLM keeps cached blocks in the free pool the same way). */
+static int64_t free_blocks(sim_instance *in, int64_t need)
+{
+    int64_t free_now = in->blocks_total - in->blocks_used - cached_kv(in);
+    if (free_now < need && in->pc) {
+        int64_t want = (need - free_now + in->cbk - 1) / in->cbk;
+        sim_prefix_evict(in->pc, want, NULL, NULL);
+        free_now = in->blocks_total - in->blocks_used - cached_kv(in);
+    }
+    return free_now;
+}
+
+static void release_refs(sim_instance *in, sim_req *r)
+{
+    if (r->shared > 0) sim_prefix_release(in->pc, r->keys, r->shared, sim_engine_now(in->eng));
+    r->shared = 0;
+}
+
 /* Writes the router's view after every change of load, so routing a request
  * reads a contiguous array instead of calling into every instance. */
 static void publish(sim_instance *in)
@@ -69,9 +113,15 @@ static void publish(sim_instance *in)
     in->published->outstanding_tokens = in->outstanding;
     in->published->waiting = (int32_t)in->waiting.n;
     in->published->running = (int32_t)in->running.n;
-    in->published->kv_blocks_used = in->blocks_used;
+    in->published->kv_blocks_used = in->blocks_used + cached_kv(in);
     in->published->kv_blocks_total = in->blocks_total;
     in->published->active_blocks = in->blocks_used;
+    if (in->pc) {
+        sim_prefix_stats st;
+        sim_prefix_stats_get(in->pc, &st);
+        in->published->cached_blocks = st.total;
+        in->published->active_blocks += st.referenced * in->cbk;
+    }
 }
 
 /* ---- finish heap ------------------------------------------------------- */
@@ -154,7 +204,7 @@ static void decode_join(sim_instance *in, sim_req *r)
     r->join_iter = n;
     r->generated_at_join = r->generated;
     r->finish_iter = n + (r->spec.output_tokens - r->generated);
-    SIM_ASSERT(r->blocks == blocks_for(in, r->ctx_base + n), sim_engine_now(in->eng));
+    SIM_ASSERT(r->blocks == blocks_for(in, r->ctx_base + n) - shared_kv(in, r), sim_engine_now(in->eng));
     in->dec_n++;
     in->dec_base_sum += r->ctx_base;
     in->res_cnt[mod_bs(in, r->ctx_base)]++;
@@ -163,9 +213,12 @@ static void decode_join(sim_instance *in, sim_req *r)
 
 /* Takes r out of the decode set at the current iteration index; returns the
  * blocks it held (already subtracted from blocks_used). */
+static void forget_joined(sim_instance *in, sim_req *r);
+
 static int64_t decode_leave(sim_instance *in, sim_req *r)
 {
-    int64_t held = blocks_for(in, r->ctx_base + in->iter);
+    forget_joined(in, r);
+    int64_t held = blocks_for(in, r->ctx_base + in->iter) - shared_kv(in, r);
     heap_remove(in, r);
     in->dec_n--;
     in->dec_base_sum -= r->ctx_base;
@@ -178,9 +231,18 @@ static int64_t decode_leave(sim_instance *in, sim_req *r)
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
+static void forget_joined(sim_instance *in, sim_req *r)
+{
+    /* A request still on the just-joined list (pre_link) leaves it first. */
+    if (in->role == SIM_ROLE_DECODE && r->state == SIM_REQ_DECODE &&
+        (r->pre_link.prev || r->pre_link.next || in->just_joined.head == r))
+        sim_req_list_remove(&in->just_joined, r, SIM_PRE_LINK);
+}
+
 static void finish(sim_instance *in, sim_req *r)
 {
     sim_time now = sim_engine_now(in->eng);
+    release_refs(in, r);
     r->state = SIM_REQ_DONE;
     r->finish = now;
     SIM_ASSERT(r->generated == r->spec.output_tokens, now);
@@ -194,6 +256,12 @@ static void finish(sim_instance *in, sim_req *r)
         .first_scheduled = r->first_scheduled,
         .first_token = r->first_token,
         .finish = now,
+        .prefill_instance = r->prefill_instance,
+        .kv_reserved = r->kv_reserved,
+        .kv_arrived = r->kv_arrived,
+        .decode_first = r->decode_first,
+        .kv_bytes = r->kv_bytes,
+        .cached_tokens = r->cached_tokens,
     };
     sim_metrics_add_request(in->metrics, &rec);
     in->hooks.on_finish(in->hooks.ctx, r);
@@ -202,6 +270,7 @@ static void finish(sim_instance *in, sim_req *r)
 static void preempt(sim_instance *in, sim_req *r)
 {
     int64_t before;
+    int64_t pre_before = r->state == SIM_REQ_PREFILL ? r->prefill_target - r->prefilled : 0;
     if (r->state == SIM_REQ_DECODE) {
         before = r->spec.output_tokens -
                  (r->generated_at_join + (int32_t)(in->iter - r->join_iter));
@@ -214,6 +283,7 @@ static void preempt(sim_instance *in, sim_req *r)
         sim_req_list_remove(&in->prefilling, r, SIM_PRE_LINK);
     }
     sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+    release_refs(in, r);
     /* Recompute: prompt plus everything generated so far goes through prefill again. */
     r->prefill_target = r->spec.input_tokens + r->generated;
     r->prefilled = 0;
@@ -222,25 +292,84 @@ static void preempt(sim_instance *in, sim_req *r)
     in->preemptions++;
     int64_t after = (int64_t)r->prefill_target + (r->spec.output_tokens - r->generated);
     in->outstanding += after - before;
+    in->pending_prefill += r->prefill_target - pre_before;
     sim_req_list_push_front(&in->waiting, r, SIM_RUN_LINK);
 }
 
 /* Largest chunk <= want that fits the free blocks; allocates them. */
 static int32_t take_chunk(sim_instance *in, sim_req *r, int32_t want)
 {
-    int64_t free_blocks = in->blocks_total - in->blocks_used;
-    int64_t need = blocks_for(in, (int64_t)r->prefilled + want) - r->blocks;
-    if (need > free_blocks) {
-        int64_t t = (r->blocks + free_blocks) * in->bs - r->prefilled;
+    int64_t have = r->blocks + shared_kv(in, r);
+    int64_t need = blocks_for(in, (int64_t)r->prefilled + want) - have;
+    int64_t free_now = free_blocks(in, need);
+    if (need > free_now) {
+        int64_t t = (have + free_now) * in->bs - r->prefilled;
         want = t > 0 ? (int32_t)(t < want ? t : want) : 0;
-        need = blocks_for(in, (int64_t)r->prefilled + want) - r->blocks;
+        need = blocks_for(in, (int64_t)r->prefilled + want) - have;
     }
     if (want <= 0) return 0;
     if (need > 0) {
-        r->blocks += need;
+        r->blocks += (int32_t)need;
         in->blocks_used += need;
     }
     return want;
+}
+
+/* Admission of a waiting request: reuse its longest cached prefix (at least
+ * one token is always computed, so the last block of a fully cached prompt
+ * is recomputed, as in vLLM). */
+static void match_prefix(sim_instance *in, sim_req *r)
+{
+    if (!in->pc || !r->keys || r->n_keys == 0) return;
+    sim_time now = sim_engine_now(in->eng);
+    int32_t m = sim_prefix_match(in->pc, r->keys, r->n_keys, now);
+    int64_t cap = (r->prefill_target - 1) / in->ctok;
+    if (m > cap) m = (int32_t)cap;
+    if (m <= 0) {
+        r->cached_tokens = 0;
+        return;
+    }
+    sim_prefix_acquire(in->pc, r->keys, m, now);
+    r->shared = m;
+    r->prefilled = (int32_t)(m * in->ctok);
+    r->cached_tokens = r->prefilled;
+    in->outstanding -= r->prefilled;
+    in->pending_prefill -= r->prefilled;
+}
+
+/* Undoes match_prefix when the request could not be admitted after all. */
+static void unmatch_prefix(sim_instance *in, sim_req *r)
+{
+    release_refs(in, r);
+    in->outstanding += r->prefilled;
+    in->pending_prefill += r->prefilled;
+    r->prefilled = 0;
+}
+
+/* After a chunk: the prompt's newly completed cache blocks join the index
+ * (or, if another request cached them meanwhile, this one's copy is freed
+ * and it references theirs). */
+static void cache_insert(sim_instance *in, sim_req *r)
+{
+    if (!in->pc || !r->keys) return;
+    int64_t done = r->prefilled / in->ctok;
+    if (done > r->n_keys) done = r->n_keys;
+    if (done <= r->shared) return;
+    sim_time now = sim_engine_now(in->eng);
+    int32_t created = 0;
+    int32_t ret = sim_prefix_insert(in->pc, r->keys, (int32_t)done, now, &created);
+    SIM_ASSERT(ret == done, now);
+    int32_t existed_to = ret - created;
+    if (existed_to > r->shared) {
+        /* The index walks chains from the root: take the whole run, then
+         * drop the part this request already held, netting +1 on the rest. */
+        sim_prefix_acquire(in->pc, r->keys, existed_to, now);
+        if (r->shared > 0) sim_prefix_release(in->pc, r->keys, r->shared, now);
+    }
+    int64_t conv = (int64_t)(ret - r->shared) * in->cbk;
+    r->blocks -= (int32_t)conv;
+    in->blocks_used -= conv;
+    r->shared = ret;
 }
 
 static int add_chunk(sim_instance *in, sim_req *r, int32_t t)
@@ -263,6 +392,47 @@ static int add_chunk(sim_instance *in, sim_req *r, int32_t t)
 
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg);
 
+/* decode role: arrived KV joins the decode set (only between iterations). */
+static void join_ready(sim_instance *in)
+{
+    while (in->ready.head) {
+        sim_req *r = in->ready.head;
+        sim_req_list_remove(&in->ready, r, SIM_RUN_LINK);
+        sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
+        in->reserved--;
+        decode_join(in, r);
+        sim_req_list_push_back(&in->just_joined, r, SIM_PRE_LINK);
+    }
+}
+
+static int can_reserve(const sim_instance *in, const sim_req *r)
+{
+    int64_t need = blocks_for(in, r->prefill_target);
+    return in->blocks_total - in->blocks_used - cached_kv(in) >= need &&
+           in->running.n + in->reserved < in->cfg.max_seqs;
+}
+
+static void do_reserve(sim_instance *in, sim_req *r)
+{
+    r->blocks = (int32_t)blocks_for(in, r->prefill_target);
+    in->blocks_used += r->blocks;
+    in->reserved++;
+    r->instance = in->id;
+    r->state = SIM_REQ_KV_MOVING;
+    r->kv_reserved = sim_engine_now(in->eng);
+}
+
+/* decode role: FIFO grant of blocks to requests whose KV waits upstream. */
+static void grant_pending(sim_instance *in)
+{
+    while (in->kv_pending.head && can_reserve(in, in->kv_pending.head)) {
+        sim_req *r = in->kv_pending.head;
+        sim_req_list_remove(&in->kv_pending, r, SIM_RUN_LINK);
+        do_reserve(in, r);
+        in->hooks.on_kv_reserved(in->hooks.ctx, r);
+    }
+}
+
 static int32_t min3(int64_t a, int64_t b, int64_t c)
 {
     int64_t m = a < b ? a : b;
@@ -279,7 +449,7 @@ static void schedule(sim_instance *in)
         int64_t need;
         for (;;) {
             need = in->dec_n ? in->res_cnt[mod_bs(in, 1 - n)] : 0;
-            if (in->blocks_total - in->blocks_used >= need) break;
+            if (free_blocks(in, need) >= need) break;
             SIM_ASSERT(in->running.tail != NULL, now);
             preempt(in, in->running.tail);
         }
@@ -295,8 +465,12 @@ static void schedule(sim_instance *in)
         }
         while (budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
             sim_req *r = in->waiting.head;
-            int32_t t = take_chunk(in, r, min3(r->prefill_target, in->cfg.chunk_tokens, budget));
-            if (t == 0) break;
+            match_prefix(in, r);
+            int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
+            if (t == 0) {
+                unmatch_prefix(in, r);
+                break;
+            }
             sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
             sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
             sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
@@ -361,31 +535,57 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         int32_t t = in->chunks[i].tokens;
         r->prefilled += t;
         in->outstanding -= t;
+        in->pending_prefill -= t;
         if (r->first_scheduled < 0) r->first_scheduled = in->iter_start;
+        cache_insert(in, r);
         if (r->prefilled < r->prefill_target) continue;
         /* Prefill complete: this iteration sampled the next token. */
         sim_req_list_remove(&in->prefilling, r, SIM_PRE_LINK);
         r->generated++;
-        in->outstanding--;
         if (r->first_token < 0) r->first_token = now;
         if (r->generated >= r->spec.output_tokens) {
+            if (in->role != SIM_ROLE_PREFILL) in->outstanding--;
             in->blocks_used -= r->blocks;
             r->blocks = 0;
             sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
             finish(in, r);
+        } else if (in->role == SIM_ROLE_PREFILL) {
+            /* Hand over: the blocks stay allocated here until the KV moved. */
+            sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+            r->state = SIM_REQ_KV_HOLD;
+            r->prefill_instance = in->id;
+            r->hold_blocks = r->blocks;
+            r->blocks = 0;
+            r->hold_shared = r->shared;
+            r->shared = 0;
+            in->held++;
+            in->hooks.on_prefill_done(in->hooks.ctx, r);
         } else {
+            in->outstanding--;
             decode_join(in, r);
         }
     }
+    if (in->role == SIM_ROLE_DECODE) {
+        /* The requests that joined at the previous boundary just got their
+         * first decode token: stamp it once (TTFT breakdown), then let go. */
+        while (in->just_joined.head) {
+            sim_req *j = in->just_joined.head;
+            sim_req_list_remove(&in->just_joined, j, SIM_PRE_LINK);
+            if (j->state == SIM_REQ_DECODE && j->decode_first < 0) j->decode_first = now;
+        }
+        join_ready(in);
+        grant_pending(in);
+    }
     in->n_chunks = 0;
     in->busy = 0;
-    SIM_ASSERT(in->outstanding >= 0 && in->blocks_used >= 0 && in->blocks_used <= in->blocks_total, now);
+    SIM_ASSERT(in->outstanding >= 0 && in->pending_prefill >= 0 && in->blocks_used >= 0 &&
+                   in->blocks_used + cached_kv(in) <= in->blocks_total, now);
     schedule(in);
 }
 
 /* ---- public ------------------------------------------------------------- */
 
-int sim_instance_create(sim_engine *eng, int32_t id, const sim_sched_cfg *cfg,
+int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sched_cfg *cfg,
                         const model_cost *cost, int64_t kv_tokens, sim_metrics *metrics,
                         sim_instance_hooks hooks, sim_instance **out, sim_err *err)
 {
@@ -407,6 +607,7 @@ int sim_instance_create(sim_engine *eng, int32_t id, const sim_sched_cfg *cfg,
     if (!in->res_cnt) goto nomem;
     in->eng = eng;
     in->id = id;
+    in->role = role;
     in->cfg = *cfg;
     in->cost = cost;
     in->metrics = metrics;
@@ -421,9 +622,28 @@ nomem:
     return sim_err_set(err, SIM_ENOMEM, "out of memory creating instance %d", id);
 }
 
+int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, const char *policy, sim_err *err)
+{
+    sim_prefix_policy pol;
+    if (cache_tokens < 1 || cache_tokens % in->bs != 0)
+        return sim_err_set(err, SIM_EINVAL,
+                           "cache.block_tokens (%d) must be a positive multiple of the KV block "
+                           "(scheduler.block_tokens = %lld)", cache_tokens, (long long)in->bs);
+    if (sim_prefix_policy_parse(policy, &pol) < 0)
+        return sim_err_set(err, SIM_EINVAL, "cache.policy: expected lru or lfu, got '%s'", policy);
+    int rc = sim_prefix_create(0, pol, &in->pc, err);
+    if (rc < 0) return rc;
+    in->ctok = cache_tokens;
+    in->cbk = cache_tokens / in->bs;
+    return SIM_OK;
+}
+
+struct sim_prefix *sim_instance_cache(const sim_instance *in) { return in->pc; }
+
 void sim_instance_destroy(sim_instance *in)
 {
     if (!in) return;
+    sim_prefix_destroy(in->pc);
     free(in->res_cnt);
     free(in->heap);
     free(in->chunks);
@@ -447,10 +667,61 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     r->heap_idx = -1;
     r->first_scheduled = -1;
     r->first_token = -1;
-    in->outstanding += (int64_t)r->spec.input_tokens + r->spec.output_tokens;
+    r->prefill_instance = -1;
+    r->hold_blocks = 0;
+    r->kv_reserved = r->kv_arrived = r->decode_first = -1;
+    r->kv_bytes = 0;
+    r->shared = r->hold_shared = 0;
+    r->cached_tokens = 0;
+    /* A prefill instance only owes the prompt; decode work is owed downstream. */
+    in->outstanding += (int64_t)r->spec.input_tokens +
+                       (in->role == SIM_ROLE_PREFILL ? 0 : r->spec.output_tokens);
+    in->pending_prefill += r->spec.input_tokens;
     sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
     if (!in->busy) schedule(in);
     else publish(in);
+}
+
+void sim_instance_release_hold(sim_instance *in, sim_req *r)
+{
+    SIM_ASSERT(in->role == SIM_ROLE_PREFILL && r->hold_blocks >= 0, sim_engine_now(in->eng));
+    in->blocks_used -= r->hold_blocks;
+    r->hold_blocks = 0;
+    if (r->hold_shared > 0) sim_prefix_release(in->pc, r->keys, r->hold_shared, sim_engine_now(in->eng));
+    r->hold_shared = 0;
+    in->held--;
+    /* Freed memory may let waiting prompts in. */
+    if (!in->busy) schedule(in);
+    else publish(in);
+}
+
+int sim_instance_reserve(sim_instance *in, sim_req *r)
+{
+    SIM_ASSERT(in->role == SIM_ROLE_DECODE, sim_engine_now(in->eng));
+    /* Decode-side work counts from the moment a request is assigned here. */
+    in->outstanding += r->spec.output_tokens - r->generated;
+    r->instance = in->id;
+    if (!in->kv_pending.head && can_reserve(in, r)) {
+        do_reserve(in, r);
+        publish(in);
+        return 1;
+    }
+    r->state = SIM_REQ_KV_HOLD;
+    sim_req_list_push_back(&in->kv_pending, r, SIM_RUN_LINK);
+    publish(in);
+    return 0;
+}
+
+void sim_instance_submit_decode(sim_instance *in, sim_req *r)
+{
+    SIM_ASSERT(in->role == SIM_ROLE_DECODE && r->state == SIM_REQ_KV_MOVING, sim_engine_now(in->eng));
+    r->state = SIM_REQ_READY;
+    r->kv_arrived = sim_engine_now(in->eng);
+    sim_req_list_push_back(&in->ready, r, SIM_RUN_LINK);
+    if (!in->busy) {
+        join_ready(in);
+        schedule(in);
+    }
 }
 
 void sim_instance_publish_view(sim_instance *in, sim_router_view *slot)
@@ -485,6 +756,8 @@ void sim_instance_sample(sim_instance *in, sim_time now, sim_sample *out)
     in->win_batch = 0;
 }
 
+int64_t sim_instance_pending_prefill(const sim_instance *in) { return in->pending_prefill; }
+
 sim_time sim_instance_oldest_waiting(const sim_instance *in)
 {
     return in->waiting.head ? in->waiting.head->spec.arrival : -1;
@@ -500,5 +773,14 @@ void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out)
     out->iterations = in->iter;
     out->preemptions = in->preemptions;
     out->outstanding_tokens = in->outstanding;
+    out->kv_pending = in->kv_pending.n;
+    out->held = in->held;
+    out->cached_blocks = cached_kv(in);
+    out->cache_referenced = 0;
+    if (in->pc) {
+        sim_prefix_stats st;
+        sim_prefix_stats_get(in->pc, &st);
+        out->cache_referenced = st.referenced;
+    }
     out->busy_ns = in->busy_ns;
 }

@@ -37,13 +37,29 @@ typedef struct sim_instance sim_instance;
 typedef struct {
     /* The request emitted its last token; the instance has let go of it. */
     void (*on_finish)(void *ctx, sim_req *r);
+    /* prefill role: the first token is out; the KV stays held here (state
+     * KV_HOLD, r->hold_blocks) until sim_instance_release_hold(). */
+    void (*on_prefill_done)(void *ctx, sim_req *r);
+    /* decode role: blocks for r's KV are now reserved here (it had waited). */
+    void (*on_kv_reserved)(void *ctx, sim_req *r);
     void *ctx;
 } sim_instance_hooks;
 
-int sim_instance_create(sim_engine *eng, int32_t id, const sim_sched_cfg *cfg,
+/* role: colocated, prefill or decode (a decode instance can still prefill
+ * to recompute a preempted request, as real engines do). */
+int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sched_cfg *cfg,
                         const model_cost *cost, int64_t kv_tokens, sim_metrics *metrics,
                         sim_instance_hooks hooks, sim_instance **out, sim_err *err);
 void sim_instance_destroy(sim_instance *in);
+
+/* Turns on prefix caching: an index of cache blocks of cache_tokens tokens
+ * (a multiple of the KV block) sharing the KV memory with running
+ * requests; unreferenced blocks are evicted (policy "lru" or "lfu") when an
+ * allocation needs room. Requests with keys reuse their cached prefix. */
+int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, const char *policy, sim_err *err);
+
+/* The index (NULL without caching), for routers that peek at it. */
+struct sim_prefix *sim_instance_cache(const sim_instance *in);
 
 /* 1 if a request of these lengths can ever complete here (its full KV fits). */
 int sim_instance_fits(const sim_instance *in, int32_t input_tokens, int32_t output_tokens);
@@ -53,12 +69,27 @@ void sim_instance_submit(sim_instance *in, sim_req *r);
 
 void sim_instance_view(const sim_instance *in, sim_router_view *out);
 
+/* prefill role: frees the KV blocks r held after its prefill. */
+void sim_instance_release_hold(sim_instance *in, sim_req *r);
+
+/* decode role: reserves blocks for r's KV (r->prefill_target tokens).
+ * Returns 1 if reserved now (state KV_MOVING), 0 if r waits in this
+ * instance's FIFO until blocks free up (on_kv_reserved fires then). */
+int sim_instance_reserve(sim_instance *in, sim_req *r);
+
+/* decode role: r's KV has arrived into its reserved blocks; it joins decode
+ * at the next iteration boundary. */
+void sim_instance_submit_decode(sim_instance *in, sim_req *r);
+
 /* Keeps *slot equal to sim_instance_view() from now on (updated on every
  * change), so a router can read all instances' loads from one array. */
 void sim_instance_publish_view(sim_instance *in, sim_router_view *slot);
 
 /* Closes the current sampling window at `now` and fills *out. */
 void sim_instance_sample(sim_instance *in, sim_time now, sim_sample *out);
+
+/* Prefill tokens queued or partly done here (for expected-delay estimates). */
+int64_t sim_instance_pending_prefill(const sim_instance *in);
 
 /* Arrival time of the longest-waiting queued request, or -1 if none waits. */
 sim_time sim_instance_oldest_waiting(const sim_instance *in);
@@ -69,6 +100,10 @@ typedef struct {
     int64_t iterations;
     int64_t preemptions;
     int64_t outstanding_tokens;
+    int64_t kv_pending;        /* decode role: requests waiting for blocks */
+    int64_t held;              /* prefill role: requests whose KV is held here */
+    int64_t cached_blocks;     /* KV blocks held by the prefix cache */
+    int64_t cache_referenced;  /* cache blocks referenced by requests */
     sim_time busy_ns;
 } sim_instance_stats;
 

@@ -242,6 +242,21 @@ int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t 
             (tpot_bound <= 0 || !has_tpot || tpot <= tpot_bound))
             good++;
     }
+    /* Prefix-cache hit rate and load imbalance across instances. */
+    int64_t cached = 0;
+    double *load = m->n_instances > 0 ? calloc((size_t)m->n_instances, sizeof *load) : NULL;
+    for (int64_t i = 0; i < n; i++) {
+        cached += r[i].cached_tokens;
+        if (load && r[i].instance >= 0 && r[i].instance < m->n_instances)
+            load[r[i].instance] += (double)r[i].input_tokens + r[i].output_tokens;
+    }
+    out->cache_hit_rate = in_tok > 0 ? (double)cached / (double)in_tok : 0;
+    if (load && m->n_instances > 1) {
+        double mean = gsl_stats_mean(load, 1, (size_t)m->n_instances);
+        double sd = gsl_stats_sd_with_fixed_mean(load, 1, (size_t)m->n_instances, mean);
+        out->load_cv = mean > 0 ? sd / mean : 0;
+    }
+    free(load);
     out->requests_completed = n;
     out->requests_good = good;
     out->preemptions = preempt;
@@ -256,6 +271,35 @@ int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t 
     stat_fill(v, (size_t)n, &out->e2e_ms);
     for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(r[i].first_scheduled - r[i].arrival);
     stat_fill(v, (size_t)n, &out->queue_ms);
+
+    /* Disaggregation: requests whose KV moved between instances. */
+    sim_pd_summary *pd = &out->pd;
+    double q = 0, pf = 0, fd = 0;
+    int64_t nfd = 0;
+    k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!(r[i].kv_bytes > 0)) continue; /* only requests whose KV moved */
+        v[k++] = ns_to_ms(r[i].kv_arrived - r[i].kv_reserved);
+        pd->kv_bytes_moved += r[i].kv_bytes;
+        q += ns_to_ms(r[i].first_scheduled - r[i].arrival);
+        pf += ns_to_ms(r[i].first_token - r[i].first_scheduled);
+        if (r[i].decode_first >= 0) {
+            fd += ns_to_ms(r[i].decode_first - r[i].kv_arrived);
+            nfd++;
+        }
+    }
+    pd->moved = (int64_t)k;
+    pd->enabled = k > 0;
+    if (k > 0) {
+        pd->ttft_queue_ms = q / (double)k;
+        pd->ttft_prefill_ms = pf / (double)k;
+        pd->first_decode_ms = nfd ? fd / (double)nfd : 0;
+        stat_fill(v, k, &pd->transfer_ms);
+        k = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (r[i].kv_bytes > 0) v[k++] = ns_to_ms(r[i].kv_reserved - r[i].first_token);
+        stat_fill(v, k, &pd->backpressure_ms);
+    }
     free(v);
 
     if (m->itl_weight > 0) {

@@ -27,6 +27,13 @@ typedef struct {
     sim_time first_scheduled; /* first iteration that computed any of it */
     sim_time first_token;     /* first output token emitted */
     sim_time finish;          /* last output token emitted */
+    /* pd only (-1 / 0 otherwise) */
+    int32_t prefill_instance;
+    sim_time kv_reserved;     /* decode blocks granted: end of back-pressure */
+    sim_time kv_arrived;      /* KV landed on the decode instance */
+    sim_time decode_first;    /* first decode-side token */
+    double kv_bytes;          /* KV bytes moved for this request */
+    int32_t cached_tokens;    /* prompt tokens found in the prefix cache (last admission) */
 } sim_req_record;
 
 typedef struct {
@@ -42,6 +49,24 @@ typedef struct {
     double mean, p50, p90, p99, p999;
     int64_t n;
 } sim_stat;
+
+/* Prefill/decode disaggregation: where the time between the first token
+ * and decode went (means over requests that moved KV). */
+typedef struct {
+    int32_t enabled;
+    int64_t moved;                 /* requests whose KV moved */
+    double kv_bytes_moved;
+    sim_stat transfer_ms;          /* reservation granted -> KV arrived */
+    sim_stat backpressure_ms;      /* prefill done -> decode blocks granted */
+    double ttft_queue_ms, ttft_prefill_ms;  /* TTFT = queue + prefill */
+    double first_decode_ms;        /* KV arrived -> first decode token */
+} sim_pd_summary;
+
+typedef struct {
+    char role[16];
+    int32_t instances, gpus;
+    double utilization, kv_occupancy, waiting;
+} sim_pool_summary;
 
 typedef struct {
     int64_t requests_completed;
@@ -59,6 +84,11 @@ typedef struct {
     char overload_reason[256];
     double mean_utilization;       /* over instances and time */
     double mean_kv_occupancy;
+    double cache_hit_rate;         /* prompt tokens found cached / prompt tokens */
+    double load_cv;                /* coefficient of variation of tokens served per instance */
+    sim_pd_summary pd;
+    int32_t n_pools;               /* filled by the caller (it knows the pools) */
+    sim_pool_summary pools[SIM_MAX_POOLS];
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;

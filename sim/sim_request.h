@@ -20,7 +20,10 @@ typedef enum {
     SIM_REQ_WAITING = 0,
     SIM_REQ_PREFILL = 1,
     SIM_REQ_DECODE = 2,
-    SIM_REQ_DONE = 3
+    SIM_REQ_DONE = 3,
+    SIM_REQ_KV_HOLD = 4,     /* pd: prefill done, KV held on the prefill side until it moves */
+    SIM_REQ_KV_MOVING = 5,   /* pd: decode blocks reserved, KV in flight */
+    SIM_REQ_READY = 6        /* pd: KV arrived, joins decode at the next iteration boundary */
 } sim_req_state;
 
 typedef struct sim_req sim_req;
@@ -53,6 +56,19 @@ struct sim_req {
     int64_t finish_iter;     /* iteration that emits the last token */
     int32_t heap_idx;        /* position in the instance's finish heap, -1 if none */
     sim_time first_scheduled, first_token, finish;
+    /* pd: where the KV was computed and when it moved */
+    int32_t prefill_instance;
+    int32_t hold_blocks;     /* blocks still held on the prefill instance */
+    sim_time kv_reserved, kv_arrived, decode_first;
+    double kv_bytes;
+    /* prefix caching: the prompt's cache-block keys (owned by the cluster),
+     * how many leading blocks this request references in its instance's
+     * index, and how many prompt tokens it found cached there */
+    uint64_t *keys;
+    int32_t n_keys;
+    int32_t shared;
+    int32_t hold_shared;     /* pd: references still held on the prefill instance */
+    int32_t cached_tokens;
     sim_link run_link;       /* waiting list or running list */
     sim_link pre_link;       /* prefilling list */
     sim_req *free_next;      /* pool free list */

@@ -76,6 +76,29 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
     EMIT("overloaded", s->overloaded ? 1 : 0);
     EMIT("mean_utilization", s->mean_utilization);
     EMIT("mean_kv_occupancy", s->mean_kv_occupancy);
+    EMIT("cache_hit_rate", s->cache_hit_rate);
+    EMIT("load_cv", s->load_cv);
+    for (int32_t p = 0; p < s->n_pools && p < SIM_MAX_POOLS; p++) {
+        snprintf(name, sizeof name, "pools.%d.utilization", (int)p);
+        EMIT(name, s->pools[p].utilization);
+        snprintf(name, sizeof name, "pools.%d.kv_occupancy", (int)p);
+        EMIT(name, s->pools[p].kv_occupancy);
+        snprintf(name, sizeof name, "pools.%d.waiting", (int)p);
+        EMIT(name, s->pools[p].waiting);
+    }
+    if (s->pd.enabled) {
+        EMIT("pd.moved", s->pd.moved);
+        EMIT("pd.kv_bytes_moved", s->pd.kv_bytes_moved);
+        for (int j = 0; j < 6; j++) {
+            snprintf(name, sizeof name, "pd.transfer_ms.%s", stat_keys[j]);
+            EMIT(name, stat_field(&s->pd.transfer_ms, j));
+            snprintf(name, sizeof name, "pd.backpressure_ms.%s", stat_keys[j]);
+            EMIT(name, stat_field(&s->pd.backpressure_ms, j));
+        }
+        EMIT("pd.ttft_queue_ms", s->pd.ttft_queue_ms);
+        EMIT("pd.ttft_prefill_ms", s->pd.ttft_prefill_ms);
+        EMIT("pd.first_decode_ms", s->pd.first_decode_ms);
+    }
 #undef EMIT
     return 0;
 }
@@ -147,6 +170,17 @@ static void put_stat(FILE *f, const char *key, const sim_stat *st)
     fprintf(f, "\"n\": %lld},\n", (long long)st->n);
 }
 
+/* "key": {"mean": .., ..., "n": ..} without the trailing separator. */
+static void put_stat_inline(FILE *f, const char *key, const sim_stat *st)
+{
+    fprintf(f, "\"%s\": {", key);
+    for (int j = 0; j < 5; j++) {
+        fprintf(f, "%s\"%s\": ", j ? ", " : "", stat_keys[j]);
+        put_real(f, stat_field(st, j));
+    }
+    fprintf(f, ", \"n\": %lld}", (long long)st->n);
+}
+
 void sim_summary_print_json(FILE *f, const sim_summary *s)
 {
     fputs("{\n", f);
@@ -188,6 +222,39 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
     put_real(f, s->mean_utilization);
     fputs(",\n  \"mean_kv_occupancy\": ", f);
     put_real(f, s->mean_kv_occupancy);
+    fputs(",\n  \"cache_hit_rate\": ", f);
+    put_real(f, s->cache_hit_rate);
+    fputs(",\n  \"load_cv\": ", f);
+    put_real(f, s->load_cv);
+    fputs(",\n  \"pools\": [", f);
+    for (int32_t p = 0; p < s->n_pools && p < SIM_MAX_POOLS; p++) {
+        const sim_pool_summary *ps = &s->pools[p];
+        fprintf(f, "%s{\"role\": ", p ? ", " : "");
+        put_string(f, ps->role);
+        fprintf(f, ", \"instances\": %d, \"gpus\": %d, \"utilization\": ", (int)ps->instances, (int)ps->gpus);
+        put_real(f, ps->utilization);
+        fputs(", \"kv_occupancy\": ", f);
+        put_real(f, ps->kv_occupancy);
+        fputs(", \"waiting\": ", f);
+        put_real(f, ps->waiting);
+        fputs("}", f);
+    }
+    fputs("]", f);
+    if (s->pd.enabled) {
+        fprintf(f, ",\n  \"pd\": {\"moved\": %lld, \"kv_bytes_moved\": ", (long long)s->pd.moved);
+        put_real(f, s->pd.kv_bytes_moved);
+        fputs(",\n    ", f);
+        put_stat_inline(f, "transfer_ms", &s->pd.transfer_ms);
+        fputs(",\n    ", f);
+        put_stat_inline(f, "backpressure_ms", &s->pd.backpressure_ms);
+        fputs(",\n    \"ttft_queue_ms\": ", f);
+        put_real(f, s->pd.ttft_queue_ms);
+        fputs(", \"ttft_prefill_ms\": ", f);
+        put_real(f, s->pd.ttft_prefill_ms);
+        fputs(", \"first_decode_ms\": ", f);
+        put_real(f, s->pd.first_decode_ms);
+        fputs("}", f);
+    }
     fputs("\n}\n", f);
 }
 
@@ -254,6 +321,27 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
     fputs("\n", f);
     fprintf(f, "utilization %.1f %%   KV occupancy %.1f %% (means over instances and time)\n",
             100 * s->mean_utilization, 100 * s->mean_kv_occupancy);
+    if (s->cache_hit_rate > 0)
+        fprintf(f, "prefix cache hit rate %.1f %% of prompt tokens\n", 100 * s->cache_hit_rate);
+    fprintf(f, "load imbalance (CV of tokens per instance) %.3f\n", s->load_cv);
+    if (s->n_pools > 1) {
+        fputs("\npool        role        instances  GPUs   util   KV occ  queued\n", f);
+        for (int32_t p = 0; p < s->n_pools && p < SIM_MAX_POOLS; p++)
+            fprintf(f, "%-11d %-11s %9d %5d %5.1f%% %6.1f%% %7.1f\n", (int)p, s->pools[p].role,
+                    (int)s->pools[p].instances, (int)s->pools[p].gpus, 100 * s->pools[p].utilization,
+                    100 * s->pools[p].kv_occupancy, s->pools[p].waiting);
+    }
+    if (s->pd.enabled) {
+        fprintf(f, "\nKV moved   %lld requests, %.3f GB; transfer ms mean %.2f p50 %.2f p99 %.2f; "
+                   "back-pressure ms mean %.2f p99 %.2f\n",
+                (long long)s->pd.moved, s->pd.kv_bytes_moved / 1e9, s->pd.transfer_ms.mean,
+                s->pd.transfer_ms.p50, s->pd.transfer_ms.p99, s->pd.backpressure_ms.mean,
+                s->pd.backpressure_ms.p99);
+        fprintf(f, "TTFT       = queue %.2f + prefill %.2f ms (means); then back-pressure %.2f + "
+                   "transfer %.2f + first decode step %.2f ms\n",
+                s->pd.ttft_queue_ms, s->pd.ttft_prefill_ms, s->pd.backpressure_ms.mean,
+                s->pd.transfer_ms.mean, s->pd.first_decode_ms);
+    }
     if (s->overloaded)
         fprintf(f, "WARNING: overloaded, run stopped early: %.*s\n",
                 (int)sizeof s->overload_reason,

@@ -5,9 +5,13 @@
  * Poisson workload is a true Poisson process on [0, inf). Gaps are summed in
  * double seconds and rounded to ns per request (constant rate uses (k+1)/rate
  * directly, so it never drifts). Trace replay maps the trace's timestamps to
- * (ts - ts0) * time_scale / rate_scale. Nothing is kept per request. */
+ * (ts - ts0) * time_scale / rate_scale. Nothing is kept per request,
+ * except generated hash ids, which sim_prefixgen holds until release.
+ * Prefix structure draws only from its own stream, after the length draws,
+ * so kind none and every other kind see the same arrivals and lengths. */
 #include "sim_workload.h"
 
+#include "sim_prefixgen.h"
 #include "sim_rng.h"
 #include "sim_trace.h"
 
@@ -25,6 +29,7 @@ struct sim_workload {
     gsl_rng *rng_arrival, *rng_in, *rng_out;
     sim_lendist *dist_in, *dist_out; /* NULL in trace mode */
     sim_trace *trace;                /* NULL without a trace */
+    sim_prefixgen *pg;               /* NULL when workload.prefix.kind is none */
     int64_t limit;                   /* requests to issue at most; -1 = unbounded */
     int64_t total;                   /* sim_workload_total() */
     sim_time duration_ns;            /* 0 = no limit */
@@ -61,6 +66,13 @@ static int wl_validate(const sim_workload_cfg *c, sim_err *err)
     if (!traced && c->requests == 0 && c->duration_s == 0)
         return sim_err_set(err, SIM_EINVAL,
                            "workload: unbounded (set requests > 0, duration_s > 0, or a trace)");
+    sim_prefix_kind pk;
+    int rc = sim_prefix_kind_parse(c->prefix.kind, &pk, err);
+    if (rc) return rc;
+    if (traced && pk != SIM_PREFIX_NONE)
+        return sim_err_set(err, SIM_EINVAL,
+                           "workload.prefix.kind: %s needs synthetic requests, not a trace (a trace "
+                           "carries its own hash_ids)", c->prefix.kind);
     if (traced && c->trace.format != SIM_TRACE_MOONCAKE && c->trace.format != SIM_TRACE_CSV)
         return sim_err_set(err, SIM_EINVAL, "workload.trace.format: unknown format %d",
                            (int)c->trace.format);
@@ -167,6 +179,12 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
             sim_err_wrap(err, rc, "workload.output_tokens");
             goto fail;
         }
+        sim_prefix_kind pk;
+        if ((rc = sim_prefix_kind_parse(cfg->prefix.kind, &pk, err))) goto fail;
+        if (pk != SIM_PREFIX_NONE) {
+            int32_t slots = w->closed ? cfg->arrival.concurrency : cfg->prefix.sessions;
+            if ((rc = sim_prefixgen_create(&cfg->prefix, slots, seed, &w->pg, err))) goto fail;
+        }
     }
     wl_compute_total(w);
     *out = w;
@@ -185,6 +203,7 @@ void sim_workload_destroy(sim_workload *w)
     sim_lendist_destroy(w->dist_in);
     sim_lendist_destroy(w->dist_out);
     sim_trace_destroy(w->trace);
+    sim_prefixgen_destroy(w->pg);
     free(w);
 }
 
@@ -198,10 +217,12 @@ int64_t sim_workload_total(const sim_workload *w)
     return w->total;
 }
 
-/* Fills lengths and hashes of request w->issued (from the trace or drawn). */
-static void wl_fill(sim_workload *w, sim_request_spec *out)
+/* Fills lengths and hashes of request w->issued (from the trace or drawn);
+ * `client` is the closed-loop client or -1. Returns 0 or SIM_ENOMEM. */
+static int wl_fill(sim_workload *w, int32_t client, sim_request_spec *out)
 {
     out->id = (uint64_t)w->issued;
+    out->session = 0;
     if (w->trace) {
         const sim_trace_entry *e = &w->trace->entries[w->issued];
         out->input_tokens = e->input_tokens;
@@ -213,7 +234,9 @@ static void wl_fill(sim_workload *w, sim_request_spec *out)
         out->output_tokens = sim_lendist_draw(w->dist_out, w->rng_out);
         out->n_hash = 0;
         out->hash_ids = NULL;
+        if (w->pg) return sim_prefixgen_attach(w->pg, client, out->input_tokens, out, NULL);
     }
+    return 0;
 }
 
 /* Seconds from the previous synthetic arrival to the next. */
@@ -255,18 +278,41 @@ int sim_workload_next(sim_workload *w, sim_request_spec *out)
         return 0;
     }
     out->arrival = t;
-    wl_fill(w, out);
+    int rc = wl_fill(w, -1, out);
+    if (rc) return rc;
+    w->issued++;
+    return 1;
+}
+
+int sim_workload_sample_client(sim_workload *w, sim_time now, int32_t client, sim_request_spec *out)
+{
+    SIM_ASSERT(w->closed, now);
+    SIM_ASSERT(client >= -1 && client < w->cfg.arrival.concurrency, client);
+    if (w->limit >= 0 && w->issued >= w->limit) return 0;
+    if (w->duration_ns > 0 && now >= w->duration_ns) return 0;
+    out->arrival = now;
+    int rc = wl_fill(w, client, out);
+    if (rc) return rc;
     w->issued++;
     return 1;
 }
 
 int sim_workload_sample(sim_workload *w, sim_time now, sim_request_spec *out)
 {
-    SIM_ASSERT(w->closed, now);
-    if (w->limit >= 0 && w->issued >= w->limit) return 0;
-    if (w->duration_ns > 0 && now >= w->duration_ns) return 0;
-    out->arrival = now;
-    wl_fill(w, out);
-    w->issued++;
-    return 1;
+    return sim_workload_sample_client(w, now, -1, out);
+}
+
+void sim_workload_release(sim_workload *w, const sim_request_spec *spec)
+{
+    if (w->pg) sim_prefixgen_release(w->pg, spec);
+}
+
+int64_t sim_workload_ids_live(const sim_workload *w)
+{
+    return w->pg ? sim_prefixgen_live(w->pg) : 0;
+}
+
+size_t sim_workload_ids_bytes(const sim_workload *w)
+{
+    return w->pg ? sim_prefixgen_bytes(w->pg) : 0;
 }

@@ -8,7 +8,15 @@
  * distributions or from the trace. Arrival times and lengths use separate
  * GSL streams ("arrival", "input_len", "output_len") derived from the seed.
  * Requests are produced lazily, so memory does not grow with the request
- * count (except a loaded trace, which is held whole). */
+ * count (except a loaded trace, which is held whole). With
+ * workload.prefix.kind set, synthetic requests also carry prefix structure
+ * (sim_prefixgen.h: shared system prompts, multi-turn sessions, RAG
+ * documents) drawn from its own stream "prefix", so the arrival and length
+ * draws are the same as with kind none; the input length drawn is then the
+ * request's own part (its text after the system prompt, the new user
+ * message, the question) and input_tokens adds the shared or context part.
+ * Generated hash-id arrays are owned by the workload and stay valid until
+ * the caller hands the request back with sim_workload_release(). */
 #ifndef SIM_WORKLOAD_H
 #define SIM_WORKLOAD_H
 
@@ -23,8 +31,8 @@ typedef struct {
     sim_time arrival;         /* ns */
     int32_t input_tokens;
     int32_t output_tokens;
-    int32_t n_hash;           /* prefix block hashes (trace replay), else 0 */
-    const uint32_t *hash_ids; /* owned by the workload; valid until destroy */
+    int32_t n_hash;           /* prefix block hashes (trace or workload.prefix), else 0 */
+    const uint32_t *hash_ids; /* owned by the workload; valid until sim_workload_release(spec) */
     uint64_t session;         /* multi-turn session id + 1 (0 = none) */
 } sim_request_spec;
 
@@ -37,16 +45,42 @@ void sim_workload_destroy(sim_workload *w);
 /* 1 if the workload is closed loop. */
 int sim_workload_is_closed(const sim_workload *w);
 
-/* Open loop: the next request in arrival order. Returns 1 and fills *out, or
- * 0 when the workload is exhausted (request count, duration or trace end).
+/* Open loop: the next request in arrival order. Returns 1 and fills *out, 0
+ * when the workload is exhausted (request count, duration or trace end), or
+ * SIM_ENOMEM (prefix structure only; the workload can then only be destroyed).
+ * multi_turn: each arrival is the next turn of one of `sessions` open
+ * sessions picked uniformly at random, so with Poisson arrivals each
+ * session's turns are a Poisson process of rate/sessions (the inter-turn gap
+ * is exponential with mean sessions/rate); a session that has sent `turns`
+ * turns closes and its slot opens a new session on its next pick.
  * Synthetic arrivals are a renewal process from t = 0 (the first request
  * arrives after one inter-arrival gap; constant rate gives (k+1)/rate); trace
  * replay puts the first entry at 0. Only arrivals before duration_s count. */
 int sim_workload_next(sim_workload *w, sim_request_spec *out);
 
 /* Closed loop: a new request arriving at `now` (lengths drawn, or taken from
- * the trace in order). Returns 0 when the request budget is spent. */
+ * the trace in order). Returns 1, 0 when the request budget is spent, or
+ * SIM_ENOMEM as sim_workload_next. multi_turn: the session slot is picked
+ * at random among `concurrency` slots; use sim_workload_sample_client. */
 int sim_workload_sample(sim_workload *w, sim_time now, sim_request_spec *out);
+
+/* Closed loop, sent by client `client` in [0, concurrency): multi_turn sends
+ * that client's session's next turn (client c runs one session after another,
+ * `turns` turns each; workload.prefix.sessions is unused in closed loop).
+ * Other kinds ignore the client: same as sim_workload_sample. */
+int sim_workload_sample_client(sim_workload *w, sim_time now, int32_t client, sim_request_spec *out);
+
+/* Hands back a request's hash-id storage once the request has finished (or
+ * was dropped). Call it once per issued request; a no-op for requests
+ * without generated ids (trace ids live until destroy). The spec may be a
+ * copy of the one the workload filled. */
+void sim_workload_release(sim_workload *w, const sim_request_spec *spec);
+
+/* Generated requests not yet released, and heap bytes holding their ids
+ * (plus the free pool and multi-turn session contexts); 0 without prefix
+ * structure. For leak and memory checks. */
+int64_t sim_workload_ids_live(const sim_workload *w);
+size_t sim_workload_ids_bytes(const sim_workload *w);
 
 /* Requests the workload will issue in total, or -1 if bounded only by time.
  * Exact for trace replay and constant rate; for Poisson/gamma with both a

@@ -328,7 +328,10 @@ static void test_json_table(void)
                                        "overloaded",
                                        "overload_reason",
                                        "mean_utilization",
-                                       "mean_kv_occupancy"};
+                                       "mean_kv_occupancy",
+                                       "cache_hit_rate",
+                                       "load_cv",
+                                       "pools"};
     const char *prev = js;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         char quoted[64];
@@ -358,7 +361,7 @@ static void test_json_table(void)
                s.output_tokens_per_s_per_gpu, 1e-6);
     walk_ctx w = {j, 0};
     CHECK(sim_summary_each_metric(&s, check_metric, &w) == 0);
-    CHECK(w.n == 4 + 5 * 6 + 4 + 8);
+    CHECK(w.n == 4 + 5 * 6 + 4 + 8 + 2);
 
     /* Dropping the wall_time_s line leaves valid JSON. */
     char *line = strstr(js, "  \"wall_time_s\"");

@@ -33,7 +33,7 @@ static void test_gpus(void)
         CHECK(g.flops_bf16 > 1e14 && g.hbm_bytes > 7e10 && g.hbm_bw > 1e12 && g.sms >= 108);
         CHECK(g.eff_gemm > 0.5 && g.eff_gemm < 0.9 && g.eff_mem > 0.7 && g.eff_mem <= 0.95);
         CHECK(g.launch_s > 1e-6 && g.launch_s < 1e-5);
-        CHECK(g.nvlink_bw >= 3e11 && g.nic_bw > 0 && g.allreduce_base_s > 0);
+        CHECK(g.nvlink_bw >= 3e11 && g.nic_bw > 0 && g.comm_base_s > 0 && g.nvlink_step_s > 0 && g.eff_nic > 0.5);
     }
     /* Case-insensitive, units converted. */
     model_gpu h;

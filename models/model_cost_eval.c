@@ -1,0 +1,430 @@
+/* model_cost_eval — the op graph of one iteration (design §6).
+ *
+ * The batch is reduced to aggregates on the busiest rank (cost_agg): with
+ * attention DP each dp rank holds 1/dp of the decode requests and the
+ * prefill chunks are not split (a chunk larger than its share sets the
+ * busiest rank); SP splits the prefill of each chunk over sp groups and
+ * spreads decode requests over them. Each op of a layer class is timed once
+ * and multiplied by the layers of that class (all layers: norms,
+ * projections, RoPE; full vs sliding-window layers: attention; dense vs MoE
+ * layers: MLP), then the model-level ops (embedding, final norm, LM head,
+ * logits gather, sampling), pipeline sends and the framework overhead.
+ *
+ * TP: column-parallel QKV/gate_up, row-parallel O/down, an all-reduce after
+ * each (tp_sp: reduce-scatter + all-gather with the norms on 1/tp of the
+ * tokens). comm_fp8 halves the collective bytes and adds a quantisation
+ * kernel; comm_overlap hides each collective behind the next GEMM up to
+ * that GEMM's duration. PP: either the stages run the batch one after the
+ * other (latency = all layers) or as m micro-batches, latency
+ * (m+p−1)·(one micro-batch on the heaviest stage); the cheaper is taken, so
+ * prefill-heavy batches pipeline (bubble (p−1)/(m+p−1)) and weight-bound
+ * decode does not. */
+#include "model_cost_impl.h"
+
+#include "../calib/calib_op.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *a)
+{
+    double Tp = 0, nch = 0, maxc = 0, pairs = 0, pairs_sw = 0, kvpf = 0, kvpf_sw = 0, cached = 0;
+    const double W = c->m.sliding_window;
+    memset(a, 0, sizeof *a);
+    for (int32_t i = 0; b->chunks && i < b->n_chunks; i++) {
+        double t = b->chunks[i].tokens, p = b->chunks[i].cached;
+        if (t <= 0) continue;
+        if (p < 0) p = 0;
+        nch++;
+        Tp += t;
+        cached += p;
+        if (t > maxc) maxc = t;
+        /* Causal: each new token sees the cached prefix and half the chunk. */
+        double span = p + 0.5 * t;
+        pairs += t * span;
+        kvpf += p + t;
+        if (W > 0) {
+            pairs_sw += t * (span < W ? span : W);
+            kvpf_sw += (p + t < W ? p + t : W);
+        }
+    }
+    const double nd = b->n_decode > 0 ? b->n_decode : 0;
+    const double ctx = nd > 0 && b->decode_ctx_sum > 0 ? (double)b->decode_ctx_sum : 0;
+    const double dp = c->l.dp, sp = c->l.sp;
+    double fpf = Tp > 0 ? 1.0 / dp : 0;
+    if (Tp > 0 && maxc / Tp > fpf) fpf = maxc / Tp;
+    const double fdec = 1.0 / (dp * sp);
+    a->Tp_seq = Tp * fpf;
+    a->Tp = a->Tp_seq / sp;
+    a->n_chunks = nch * fpf;
+    a->pairs = pairs * fpf;
+    a->pairs_sw = pairs_sw * fpf;
+    a->kvpf = kvpf * fpf;
+    a->kvpf_sw = kvpf_sw * fpf;
+    a->cached = cached * fpf;
+    a->nd = nd * fdec;
+    a->ctx = ctx * fdec;
+    a->ctx_sw = W > 0 && nd > 0 ? nd * (ctx / nd < W ? ctx / nd : W) * fdec : 0;
+    a->T = a->Tp + a->nd;
+    a->sampled = a->n_chunks + a->nd;
+    a->prefill = Tp > 0;
+}
+
+static void agg_scale(cost_agg *a, double f)
+{
+    a->T *= f, a->Tp *= f, a->nd *= f, a->n_chunks *= f, a->pairs *= f, a->pairs_sw *= f, a->kvpf *= f;
+    a->kvpf_sw *= f, a->cached *= f, a->ctx *= f, a->ctx_sw *= f, a->sampled *= f, a->Tp_seq *= f;
+}
+
+static cost_op_desc elem(const model_cost *c, const char *name, double count, double tokens, double bytes,
+                         int32_t calib, int64_t rows, int64_t cols)
+{
+    cost_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.cls = MODEL_OPC_OTHER;
+    d.count = count;
+    d.bytes = bytes;
+    d.bw = c->bw;
+    d.kernels = 1;
+    d.m = tokens;
+    d.calib_op = calib;
+    d.shape[0] = rows;
+    d.shape[1] = cols;
+    d.calib_dtype = "bf16";
+    return d;
+}
+
+/* Roofline time of a GEMM (for overlap budgets). */
+static double gemm_time(const cost_ctx *x, const cost_op_desc *d)
+{
+    double tc = d->flops / d->peak, tm = d->bytes / d->bw;
+    return d->count * ((tc > tm ? tc : tm) + d->kernels * x->launch) * x->time_scale;
+}
+
+/* TP collective after a row-parallel GEMM: all-reduce, or reduce-scatter
+ * under tp_sp; comm_fp8 adds its quantisation kernel. */
+static void tp_reduce(cost_ctx *x, const char *name, double count, double T, double hide)
+{
+    const model_cost *c = x->c;
+    const model_layout *l = &c->l;
+    if (l->tp <= 1 || !(T > 0)) return;
+    double cb = l->comm_fp8 ? 1.0 : COST_ACT_BYTES, h = c->m.hidden;
+    if (l->comm_fp8) {
+        cost_op_desc q = elem(c, "comm_quant", count, T, T * h * (COST_ACT_BYTES + 1.0), CALIB_OP_QUANT_FP8,
+                              (int64_t)ceil(T), c->m.hidden);
+        cost_op(x, &q, 0);
+    }
+    cost_comm(x, name, count, l->tp_sp ? MODEL_COLL_REDUCE_SCATTER : MODEL_COLL_ALL_REDUCE, l->tp, 1, T * h * cb,
+              l->comm_overlap ? hide : 0);
+}
+
+static void tp_gather(cost_ctx *x, const char *name, double count, double T)
+{
+    const model_cost *c = x->c;
+    if (c->l.tp <= 1 || !c->l.tp_sp || !(T > 0)) return;
+    double cb = c->l.comm_fp8 ? 1.0 : COST_ACT_BYTES;
+    cost_comm(x, name, count, MODEL_COLL_ALL_GATHER, c->l.tp, 1, T * c->m.hidden * cb, 0);
+}
+
+/* Attention of one layer class (full or sliding) on aggregates a. */
+static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int sliding)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    if (!(count > 0)) return;
+    const double hr = c->heads_r, dcp = l->dcp, sp = l->sp;
+    const double qdim = c->mla ? (double)m->nope_dim + m->rope_dim : c->hd;
+    const double vdim = c->mla ? (double)m->v_head_dim : c->hd;
+    const double kv_tok = c->kv_layer_r / dcp;
+    if (a->Tp > 0) {
+        double pairs = sliding ? a->pairs_sw : a->pairs, kvr = sliding ? a->kvpf_sw : a->kvpf;
+        if (c->mla) {
+            /* Prefill up-projects every cached and new latent to per-head K/V. */
+            cost_op_desc up = cost_gemm(c, sliding ? "kv_b_proj_sw" : "kv_b_proj", count, a->kvpf / sp,
+                                        hr * ((double)m->nope_dim + m->v_head_dim), m->kv_lora_rank, c->wb, c->ab,
+                                        c->peak_gemm);
+            cost_op(x, &up, 0);
+        }
+        double pair_flops = c->mla ? 2.0 * hr * (qdim + vdim) : 4.0 * hr * c->hd;
+        cost_op_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = sliding ? "attn_prefill_sw" : "attn_prefill";
+        d.cls = MODEL_OPC_ATTN;
+        d.count = count;
+        d.flops = pairs * pair_flops / sp;
+        d.bytes = (kvr * kv_tok + a->Tp_seq * hr * (qdim + vdim) * COST_ACT_BYTES) / sp;
+        d.peak = c->peak_attn;
+        d.bw = c->bw;
+        d.kernels = 1;
+        d.m = a->Tp;
+        d.calib_op = CALIB_OP_ATTN_PREFILL;
+        double nch = a->n_chunks > 0 ? a->n_chunks : 1;
+        d.shape[3] = (int64_t)ceil(nch);                       /* batch */
+        d.shape[0] = (int64_t)ceil(a->Tp_seq / nch);           /* m */
+        d.shape[4] = (int64_t)(a->cached / nch);               /* ctx */
+        d.shape[5] = (int64_t)hr, d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
+        d.calib_dtype = "bf16";
+        double t_attn = cost_op(x, &d, 0);
+        if (sp > 1 && l->sp_kind == MODEL_SP_ULYSSES) {
+            /* Sequence shards → head shards before, back after. */
+            double in = a->Tp * (hr * qdim + 2.0 * c->kv_r * c->hd) * COST_ACT_BYTES;
+            double out = a->Tp * hr * vdim * COST_ACT_BYTES;
+            cost_comm(x, "sp_a2a_qkv", count, MODEL_COLL_ALL_TO_ALL, l->sp, l->tp, in, 0);
+            cost_comm(x, "sp_a2a_out", count, MODEL_COLL_ALL_TO_ALL, l->sp, l->tp, out, 0);
+        } else if (sp > 1) {
+            /* Ring: sp steps, each max(attention on one KV block, passing
+             * the block on); the first block is local. */
+            double block = kvr / sp * kv_tok;
+            double t_x = model_comm_time(&c->net, MODEL_COLL_SEND_RECV, 2, l->tp, block, NULL) * x->time_scale;
+            double step = t_attn / count / sp;
+            double extra = count * (sp - 1) * (t_x > step ? t_x - step : 0);
+            char det[64] = "";
+            if (x->ops) snprintf(det, sizeof det, "ring n=%d %.0fB/step", l->sp, block);
+            cost_fixed(x, "sp_ring_kv", MODEL_OPC_COMM, MODEL_BOUND_COMM, count, extra, det);
+        }
+    }
+    if (a->nd > 0) {
+        double ctx = sliding ? a->ctx_sw : a->ctx;
+        if (c->mla) {
+            /* Absorbed MLA decode: q through W_UK into the latent, output
+             * back through W_UV. */
+            cost_op_desc qa = cost_gemm(c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, c->wb, c->ab,
+                                        c->peak_gemm);
+            cost_op(x, &qa, 0);
+        }
+        double pair_flops = c->mla ? 2.0 * hr * (2.0 * m->kv_lora_rank + m->rope_dim) : 4.0 * hr * c->hd;
+        cost_op_desc d;
+        memset(&d, 0, sizeof d);
+        d.name = sliding ? "attn_decode_sw" : "attn_decode";
+        d.cls = MODEL_OPC_ATTN;
+        d.count = count;
+        d.flops = ctx * pair_flops;
+        d.bytes = ctx * kv_tok + a->nd * hr * dcp * (qdim + vdim) * COST_ACT_BYTES;
+        d.peak = c->peak_attn;
+        d.bw = c->bw;
+        d.kernels = 1;
+        d.m = a->nd;
+        d.calib_op = CALIB_OP_ATTN_DECODE;
+        d.shape[3] = (int64_t)ceil(a->nd);
+        d.shape[4] = (int64_t)(ctx / a->nd);
+        d.shape[5] = (int64_t)(hr * dcp), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
+        d.calib_dtype = "bf16";
+        cost_op(x, &d, 0);
+        if (c->mla) {
+            cost_op_desc oa = cost_gemm(c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, c->wb, c->ab,
+                                        c->peak_gemm);
+            cost_op(x, &oa, 0);
+        }
+    }
+    if (dcp > 1) {
+        /* Queries gathered over the DCP group, partial outputs and LSEs
+         * exchanged and merged: ∝ heads·head_dim per token, not context. */
+        double Ta = a->T;
+        double bytes = Ta * hr * dcp * (qdim + vdim + 2.0) * COST_ACT_BYTES;
+        cost_comm(x, "dcp_gather", count, MODEL_COLL_ALL_GATHER, l->dcp, 1, bytes, 0);
+        cost_op_desc mg = elem(c, "lse_merge", count, Ta, Ta * hr * dcp * (vdim * COST_ACT_BYTES + 4.0) * 2.0,
+                               CALIB_OP_LSE_MERGE, (int64_t)ceil(Ta * hr), 0);
+        mg.shape[7] = (int64_t)vdim;
+        mg.shape[10] = l->dcp;
+        cost_op(x, &mg, 0);
+    }
+}
+
+/* One pass over all layers for aggregates a. */
+static void eval_layers(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    const double L = c->n_layers, T = a->T, h = m->hidden, hr = c->heads_r;
+    const double Tn = l->tp_sp ? T / l->tp : T; /* tokens the norms see */
+    const int q_acts = model_dtype_quantises_acts(l->dtype);
+    const double vdim = c->mla ? (double)m->v_head_dim : c->hd;
+    const double qdim = c->mla ? (double)m->nope_dim + m->rope_dim : c->hd;
+    /* Fused add + RMSNorm: read x and residual, write both (+ the quantised
+     * copy when the next GEMM takes fp8/fp4 activations). */
+    double norm_bytes = Tn * h * (4.0 * COST_ACT_BYTES + (q_acts ? c->ab : 0));
+
+    cost_op_desc n1 = elem(c, "input_norm", L, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
+    cost_op(x, &n1, 0);
+    tp_gather(x, "tp_all_gather", L, T);
+    /* QKV projections. */
+    cost_op_desc qkv0;
+    if (!c->mla) {
+        qkv0 = cost_gemm(c, "qkv_proj", L, T, (hr + 2.0 * c->kv_r) * c->hd, h, c->wb, c->ab, c->peak_gemm);
+        cost_op(x, &qkv0, 0);
+    } else {
+        double qk = (double)m->nope_dim + m->rope_dim;
+        if (m->q_lora_rank > 0) {
+            qkv0 = cost_gemm(c, "q_a_proj", L, T, m->q_lora_rank, h, c->wb, c->ab, c->peak_gemm);
+            cost_op(x, &qkv0, 0);
+            cost_op_desc qn = elem(c, "q_a_norm", L, T, T * m->q_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
+                                   (int64_t)ceil(T), m->q_lora_rank);
+            cost_op(x, &qn, 0);
+            cost_op_desc qb = cost_gemm(c, "q_b_proj", L, T, hr * qk, m->q_lora_rank, c->wb, c->ab, c->peak_gemm);
+            cost_op(x, &qb, 0);
+        } else {
+            qkv0 = cost_gemm(c, "q_proj", L, T, hr * qk, h, c->wb, c->ab, c->peak_gemm);
+            cost_op(x, &qkv0, 0);
+        }
+        cost_op_desc kva = cost_gemm(c, "kv_a_proj", L, T, (double)m->kv_lora_rank + m->rope_dim, h, c->wb, c->ab,
+                                     c->peak_gemm);
+        cost_op(x, &kva, 0);
+        cost_op_desc kvn = elem(c, "kv_a_norm", L, T, T * m->kv_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
+                                (int64_t)ceil(T), m->kv_lora_rank);
+        cost_op(x, &kvn, 0);
+    }
+    double kdim = c->mla ? (double)m->rope_dim : c->kv_r * c->hd;
+    cost_op_desc rope = elem(c, "rope_kv_write", L, T,
+                             T * (hr * qdim + kdim) * 2.0 * COST_ACT_BYTES + T * c->kv_layer_r / l->dcp, -1, 0, 0);
+    cost_op(x, &rope, 0);
+    eval_attention(x, a, c->n_full, 0);
+    eval_attention(x, a, c->n_sw, 1);
+    if (q_acts) {
+        /* Attention writes bf16; the fp8/fp4 O projection needs its own
+         * quantisation kernel (norm and SiLU·mul fuse theirs). */
+        cost_op_desc q = elem(c, "o_quant", L, T, T * hr * vdim * (COST_ACT_BYTES + c->ab), CALIB_OP_QUANT_FP8,
+                              (int64_t)ceil(T), (int64_t)(hr * vdim));
+        cost_op(x, &q, 0);
+    }
+    cost_op_desc o = cost_gemm(c, "o_proj", L, T, h, hr * vdim, c->wb, c->ab, c->peak_gemm);
+    cost_op(x, &o, 0);
+    const double qkv_next = gemm_time(x, &qkv0) / L;
+
+    /* MLP: dense layers. */
+    if (c->n_dense > 0) {
+        const double I = m->intermediate / (double)l->tp, Ld = c->n_dense;
+        cost_op_desc gu = cost_gemm(c, "gate_up_proj", Ld, T, 2.0 * I, h, c->wb, c->ab, c->peak_gemm);
+        tp_reduce(x, "tp_reduce_attn", Ld, T, gemm_time(x, &gu));
+        cost_op_desc n2 = elem(c, "post_norm", Ld, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
+        cost_op(x, &n2, 0);
+        tp_gather(x, "tp_all_gather", Ld, T);
+        cost_op(x, &gu, 0);
+        cost_op_desc act = elem(c, "silu_mul", Ld, T, T * I * (3.0 * COST_ACT_BYTES + (q_acts ? c->ab : 0)), -1, 0, 0);
+        cost_op(x, &act, 0);
+        cost_op_desc dn = cost_gemm(c, "down_proj", Ld, T, h, I, c->wb, c->ab, c->peak_gemm);
+        cost_op(x, &dn, 0);
+        tp_reduce(x, "tp_reduce_mlp", Ld, T, qkv_next * Ld);
+    }
+    if (c->n_moe > 0) {
+        /* The attention's collective hides behind the router GEMM at most. */
+        cost_op_desc rt = cost_gemm(c, "router", c->n_moe, T, m->experts, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
+        tp_reduce(x, "tp_reduce_attn", c->n_moe, T, gemm_time(x, &rt));
+        cost_op_desc n2 = elem(c, "post_norm", c->n_moe, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn),
+                               m->hidden);
+        cost_op(x, &n2, 0);
+        cost_moe(x, a, c->n_moe);
+        /* Experts' partial sums (and, without EP all-to-all, the combine). */
+        tp_reduce(x, "tp_reduce_moe", c->n_moe, T, qkv_next * c->n_moe);
+    }
+}
+
+/* Embedding, final norm, LM head, logits gather, sampling. */
+static void eval_model_ops(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const double T = a->T, h = m->hidden, tp = c->l.tp;
+    cost_op_desc e = elem(c, "embedding", 1, T, T * h * 2.0 * COST_ACT_BYTES, -1, 0, 0);
+    cost_op(x, &e, 0);
+    /* Vocab-parallel embedding: partial rows summed over TP. */
+    if (c->l.tp > 1) cost_comm(x, "embed_all_reduce", 1, MODEL_COLL_ALL_REDUCE, c->l.tp, 1, T * h * COST_ACT_BYTES, 0);
+    cost_op_desc fn = elem(c, "final_norm", 1, a->sampled, a->sampled * h * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
+                           (int64_t)ceil(a->sampled), m->hidden);
+    cost_op(x, &fn, 0);
+    /* LM head stays in bf16 as checkpoints keep it. */
+    cost_op_desc lm = cost_gemm(c, "lm_head", 1, a->sampled, m->vocab / tp, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
+    cost_op(x, &lm, 0);
+    if (c->l.tp > 1)
+        cost_comm(x, "logits_gather", 1, MODEL_COLL_ALL_GATHER, c->l.tp, 1, a->sampled * m->vocab * 4.0, 0);
+    cost_op_desc s = elem(c, "sampling", 1, a->sampled, a->sampled * COST_SAMPLE_PASSES * 4.0 * m->vocab,
+                          CALIB_OP_SOFTMAX, (int64_t)ceil(a->sampled), m->vocab);
+    cost_op(x, &s, 0);
+}
+
+/* Activations between pipeline stages: hidden state and residual. */
+static void eval_pp_sends(cost_ctx *x, const cost_agg *a, double count_scale)
+{
+    const model_cost *c = x->c;
+    const model_layout *l = &c->l;
+    if (l->pp <= 1) return;
+    const int64_t G = (int64_t)l->tp * l->dp * l->sp;
+    double local = 0, remote = 0;
+    for (int64_t s = 0; s + 1 < l->pp; s++) {
+        if ((s * G) / c->net.gpus_per_node == ((s + 1) * G) / c->net.gpus_per_node) local++;
+        else remote++;
+    }
+    double bytes = 2.0 * a->T * c->m.hidden * COST_ACT_BYTES, ts = x->time_scale;
+    x->time_scale = 1;
+    cost_comm(x, "pp_send", local * count_scale, MODEL_COLL_SEND_RECV, 2, 1, bytes, 0);
+    cost_comm(x, "pp_send", remote * count_scale, MODEL_COLL_SEND_RECV, 2, c->net.gpus_per_node, bytes, 0);
+    x->time_scale = ts;
+}
+
+/* One evaluation; micro = 0 runs the stages one after the other, else m
+ * micro-batches through the pipeline. */
+static double eval_run(const model_cost *c, const model_batch *b, const cost_agg *full, int micro, model_op *ops,
+                       int32_t max, int32_t *n_ops, model_iter_cost *out)
+{
+    cost_ctx x;
+    memset(&x, 0, sizeof x);
+    x.c = c;
+    x.ops = ops;
+    x.max = max;
+    x.launch = c->launch * (full->prefill ? 1.0 : COST_GRAPH_LAUNCH_FRACTION);
+    x.time_scale = 1;
+    cost_agg a = *full;
+    const double p = c->l.pp, mb = c->l.micro_batches;
+    if (micro) {
+        agg_scale(&a, 1.0 / mb);
+        /* Per stage: its layers (the heaviest stage's share) m times. */
+        x.time_scale = mb * c->stage_layers_max / c->n_layers;
+    }
+    eval_layers(&x, &a);
+    eval_model_ops(&x, &a);
+    if (micro) {
+        double work = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s;
+        char det[64] = "";
+        if (ops) snprintf(det, sizeof det, "pp=%d m=%d bubble %.0f%%", c->l.pp, c->l.micro_batches,
+                          100.0 * (p - 1) / (mb + p - 1));
+        double bubble = work * (p - 1) / mb;
+        cost_fixed(&x, "pp_bubble", MODEL_OPC_OTHER, MODEL_BOUND_LATENCY, 1, bubble, det);
+        eval_pp_sends(&x, &a, 1.0 + (mb - 1) / (p - 1));
+    } else {
+        eval_pp_sends(&x, &a, 1.0);
+    }
+    /* CPU-side framework work: per iteration and per scheduled request. */
+    double nreq = 0;
+    for (int32_t i = 0; b->chunks && i < b->n_chunks; i++) nreq += b->chunks[i].tokens > 0;
+    nreq += b->n_decode > 0 ? b->n_decode : 0;
+    double ovh = c->l.overhead_s + nreq * c->l.overhead_per_seq_s;
+    cost_fixed(&x, "framework", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, ovh, "scheduling, launch, I/O");
+    x.r.total_s = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s + x.r.overhead_s;
+    x.r.source = x.used_db ? "db" : "roofline";
+    if (n_ops) *n_ops = x.n;
+    if (out) *out = x.r;
+    return x.r.total_s;
+}
+
+double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
+                 model_iter_cost *out)
+{
+    cost_agg a;
+    agg_from_batch(c, b, &a);
+    if (!(a.T > 0)) {
+        model_iter_cost r = {0, 0, 0, 0, 0, 0, "roofline"};
+        if (out) *out = r;
+        if (n_ops) *n_ops = 0;
+        return 0;
+    }
+    int micro = 0;
+    if (c->l.pp > 1 && c->l.micro_batches > 1) {
+        double seq = eval_run(c, b, &a, 0, NULL, 0, NULL, NULL);
+        double pipe = eval_run(c, b, &a, 1, NULL, 0, NULL, NULL);
+        micro = pipe < seq;
+    }
+    return eval_run(c, b, &a, micro, ops, max, n_ops, out);
+}

@@ -1,0 +1,116 @@
+/* model_cost_impl — internals shared by the files of the cost model
+ * (model_cost.c: create, validation, memory; model_cost_eval.c: the op
+ * graph of an iteration; model_cost_moe.c: routed experts and EP;
+ * model_cost_db.c: op timing from the roofline or the perf-db). Not a
+ * public interface. */
+#ifndef MODEL_COST_IMPL_H
+#define MODEL_COST_IMPL_H
+
+#include "model_comm.h"
+#include "model_cost.h"
+
+#include <stdint.h>
+
+/* Activations and collectives travel in bf16 unless comm_fp8. */
+#define COST_ACT_BYTES 2.0
+/* Decode-only iterations replay a CUDA graph: fraction of launch_s left. */
+#define COST_GRAPH_LAUNCH_FRACTION 0.5
+/* GEMM output tile edge (tile quantisation against the SM count). */
+#define COST_TILE 128.0
+/* Grouped GEMM M tile of masked layouts (DeepGEMM masked decode: 64). */
+#define COST_MASKED_TILE 64.0
+/* Sampling reads/writes fp32 logits about three times (softmax, top-p, pick). */
+#define COST_SAMPLE_PASSES 3.0
+
+struct calib_db;
+
+struct model_cost {
+    model_spec m;
+    model_gpu g;
+    model_layout l;             /* resolved (no zero defaults) */
+    model_comm_net net;
+    double peak_gemm, peak_bf16, peak_attn, bw, launch;
+    double wb, ab, kvb;         /* bytes per value: weights, GEMM activations, KV */
+    int mla;
+    double heads_r, kv_r, hd;   /* per attention rank (kv_r: heads stored, 1 latent for MLA) */
+    double kv_layer_r;          /* KV bytes per token per layer on one rank (before dcp) */
+    double kv_rep;              /* how many tp ranks hold the same KV head (dcp shards these) */
+    double n_layers, n_full, n_sw, n_dense, n_moe;
+    int32_t stage_layers_max;
+    /* MoE: experts ordered by the rank that holds them (ep ranks, E/ep each). */
+    int32_t moe_tp, experts_local;
+    int uniform;                /* expert_skew 0: every expert equally loaded */
+    double *p;                  /* routing probability of each expert (Σ = 1) */
+    double *log_miss;           /* log(1 − min(1, top_k·p)): a token misses the expert */
+    /* Memory. */
+    int32_t n_stages;
+    double *stage_weights;      /* bytes per GPU of each stage */
+    double *stage_kv_tok;       /* KV bytes per token per GPU of each stage */
+    double kv_tok_instance;
+    /* Perf-db (not owned). */
+    struct calib_db *db;
+    int64_t db_gpu;
+};
+
+/* Batch aggregates on the busiest rank. */
+typedef struct {
+    double T;                   /* tokens through the linear layers */
+    double Tp, nd;              /* prefill tokens, decode requests */
+    double n_chunks;
+    double pairs, pairs_sw;     /* causal query·key pairs of prefill (full / sliding layers) */
+    double kvpf, kvpf_sw;       /* KV tokens prefill attention reads */
+    double cached;              /* cached-context tokens of the chunks */
+    double ctx, ctx_sw;         /* Σ decode context (sliding layers capped at the window) */
+    double sampled;             /* rows through the LM head */
+    double Tp_seq;              /* prefill tokens of the whole sequence group (before sp split) */
+    int prefill;                /* any prefill: eager launches */
+} cost_agg;
+
+/* Description of one op for cost_op(). */
+typedef struct {
+    const char *name;
+    model_op_class cls;
+    double count;               /* executions per iteration */
+    double flops, bytes;        /* per execution */
+    double peak, bw;            /* roofline ceilings */
+    double kernels;             /* launches per execution */
+    int32_t calib_op;           /* calib_op, −1 = not in the perf-db */
+    int64_t shape[11];          /* calib_shape fields in order */
+    const char *calib_dtype;
+    double m, n, k;             /* shown as detail for GEMMs */
+} cost_op_desc;
+
+/* Evaluation state: totals, optional op list. */
+typedef struct {
+    const model_cost *c;
+    model_op *ops;
+    int32_t max, n;
+    model_iter_cost r;
+    double launch;              /* per kernel in this iteration */
+    double time_scale;          /* PP: fraction of the layers one stage runs per micro-batch pass */
+    int used_db;
+} cost_ctx;
+
+/* Times one op (perf-db or roofline), adds it to the totals and the list.
+ * hide: seconds of this op that overlap other work (taken off). */
+double cost_op(cost_ctx *x, const cost_op_desc *d, double hide);
+/* Collective over n ranks `stride` apart; hide as above. */
+double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int32_t n, int32_t stride,
+                 double bytes, double hide);
+/* A fixed time with no roofline (framework overhead, pipeline bubble). */
+void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound bound, double count,
+                double time_s, const char *detail);
+
+/* GEMM descriptor: m×k times k×n with weights in wdt bytes. */
+cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, double m, double n, double k,
+                       double wbytes, double abytes, double peak);
+
+/* The MoE block of one layer class (count layers) on aggregates a. */
+void cost_moe(cost_ctx *x, const cost_agg *a, double count);
+int cost_moe_init(model_cost *c, sim_err *err);
+
+/* Whole-iteration evaluation behind model_cost_iteration/_breakdown. */
+double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
+                 model_iter_cost *out);
+
+#endif

@@ -1,0 +1,237 @@
+/* model_cost_moe — routed experts of one MoE layer class.
+ *
+ * Token load: each token picks top_k of E experts; expert i receives a
+ * share p_i of the assignments, Zipf(expert_skew) over a fixed pseudo-random
+ * placement (uniform at skew 0). Of the T tokens the EP group routes, expert
+ * i gets A_i = T·k·p_i rows and is touched (its weights read) with
+ * probability 1 − (1 − k·p_i)^T. Experts live E/ep to a rank, each split
+ * over moe_tp = tp·dp/ep ranks; the busiest rank sets the time.
+ *
+ * Grouped GEMM layouts (DeepGEMM): contiguous packs the rows of all local
+ * experts back to back (full tiles) but pays a gather before and a scatter
+ * after; masked gives each expert fixed slots, so every touched expert
+ * rounds its rows up to a 64-row tile and nothing is permuted. auto takes
+ * the cheaper per call.
+ *
+ * Token movement. When every TP rank holds all tokens (dp = 1, no tp_sp)
+ * each rank runs its experts on the tokens routed there and the layer's TP
+ * all-reduce sums the partial outputs: nothing extra moves. When ranks hold
+ * distinct tokens (attention DP or tp_sp) and experts are fully
+ * expert-parallel (ep = tp·dp), tokens go out and back by all-to-all, DeepEP
+ * style: normal mode is bandwidth-bound (NVLink inside a node, NICs across,
+ * a token sent once per remote node however many of its experts live
+ * there); low-latency mode sends every (token, expert) pair directly over
+ * RDMA with a latency floor that grows with the number of peers (DeepEP
+ * on H800: 128 tokens dispatch 77 µs at EP8 … 194 µs at EP256,
+ * gpu-specs.md). Otherwise (experts TP-split across distinct-token ranks)
+ * tokens are all-gathered to and reduce-scattered from the tp·dp ranks. */
+#include "model_cost_impl.h"
+
+#include "../calib/calib_op.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* DeepEP normal-mode kernels: notify/layout handshake before moving data. */
+#define EP_NORMAL_FLOOR_S 20e-6
+/* DeepEP low-latency: fixed floor plus a per-peer cost, bandwidth about two
+ * NICs' worth (sends and receives overlap): EP8 dispatch of 128 tokens ≈ 80
+ * µs, EP256 ≈ 200 µs on a 50 GB/s NIC. */
+#define EP_LL_FLOOR_S 15e-6
+#define EP_LL_PEER_S 0.4e-6
+#define EP_LL_BW_NICS 2.0
+
+typedef struct {
+    double rows, active, masked_rows;
+} rank_load;
+
+/* Load of the busiest rank: rows, touched experts, masked rows. */
+static void busiest_load(const model_cost *c, double T, rank_load *out)
+{
+    const double k = c->m.top_k, E = c->m.experts, El = c->experts_local;
+    memset(out, 0, sizeof *out);
+    if (!(T > 0)) return;
+    if (c->uniform) {
+        double miss = log1p(-k / E);
+        double pa = k >= E ? 1.0 : -expm1(T * miss);
+        double per = T * k / E;
+        out->rows = El * per;
+        out->active = El * pa;
+        out->masked_rows = El * pa * ceil(per / pa / COST_MASKED_TILE) * COST_MASKED_TILE;
+        return;
+    }
+    double best = -1;
+    for (int32_t r = 0; r < c->l.ep; r++) {
+        rank_load x = {0, 0, 0};
+        for (int32_t j = 0; j < c->experts_local; j++) {
+            int32_t i = r * c->experts_local + j;
+            double Ai = T * k * c->p[i];
+            double pa = isinf(c->log_miss[i]) ? 1.0 : -expm1(T * c->log_miss[i]);
+            if (!(pa > 0)) continue;
+            x.rows += Ai;
+            x.active += pa;
+            x.masked_rows += pa * ceil(Ai / pa / COST_MASKED_TILE) * COST_MASKED_TILE;
+        }
+        /* Rows decide prefill, touched experts decide decode: rank by the
+         * larger of the two normalised loads. */
+        double score = x.rows / (T * k / E * El + 1e-30) + x.active / (El + 1e-30);
+        if (score > best) {
+            best = score;
+            *out = x;
+        }
+    }
+}
+
+static double roof_t(const cost_ctx *x, const cost_op_desc *d)
+{
+    double tc = d->flops / d->peak, tm = d->bytes / d->bw;
+    return (tc > tm ? tc : tm) + d->kernels * x->launch;
+}
+
+/* Grouped GEMM of `rows` rows over `active` touched experts. */
+static cost_op_desc grouped(const model_cost *c, const char *name, double count, double rows, double active,
+                            double n, double k, int masked, double groups)
+{
+    cost_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.cls = MODEL_OPC_GEMM;
+    d.count = count;
+    d.m = rows;
+    d.n = n;
+    d.k = k;
+    d.flops = 2.0 * rows * n * k;
+    d.bytes = active * n * k * c->wb + rows * k * c->ab + rows * n * COST_ACT_BYTES;
+    d.peak = c->peak_gemm;
+    d.bw = c->bw;
+    d.kernels = 1;
+    d.calib_op = masked ? CALIB_OP_GROUPED_MASKED : CALIB_OP_GROUPED_CONTIG;
+    d.shape[8] = (int64_t)groups;
+    d.shape[0] = groups > 0 ? (int64_t)ceil(rows / groups) : 0;
+    d.shape[1] = (int64_t)n;
+    d.shape[2] = (int64_t)k;
+    d.calib_dtype = model_dtype_name(c->l.dtype);
+    return d;
+}
+
+static double ep_a2a_time(const model_cost *c, double S, double bytes_per_val, model_ep_mode mode, int *chosen)
+{
+    const model_comm_net *net = &c->net;
+    const double ep = c->l.ep, k = c->m.top_k, h = c->m.hidden;
+    const double g = ep < net->gpus_per_node ? ep : net->gpus_per_node;
+    const double nodes = ceil(ep / g);
+    /* Normal: own-node peers over NVLink; each remote node once per token. */
+    double nvl = S * k * h * bytes_per_val * (g - 1) / ep;
+    double remote_nodes = (nodes - 1) * (1.0 - pow(1.0 - 1.0 / nodes, k));
+    double nic = S * h * bytes_per_val * remote_nodes;
+    double tn = nvl / net->nvlink_bw, tr = nic / net->nic_bw;
+    double normal = net->base_s + EP_NORMAL_FLOOR_S + (tn > tr ? tn : tr);
+    double ll = net->base_s + EP_LL_FLOOR_S + EP_LL_PEER_S * ep +
+                S * k * h * bytes_per_val * (ep - 1) / ep / (EP_LL_BW_NICS * net->nic_bw);
+    if (mode == MODEL_EP_NORMAL || (mode == MODEL_EP_AUTO && normal <= ll)) {
+        *chosen = MODEL_EP_NORMAL;
+        return normal;
+    }
+    *chosen = MODEL_EP_LOW_LATENCY;
+    return ll;
+}
+
+static void ep_emit(cost_ctx *x, const char *name, double count, double S, double bpv)
+{
+    const model_cost *c = x->c;
+    int mode = 0;
+    double t = ep_a2a_time(c, S, bpv, c->l.ep_mode, &mode);
+    char det[64] = "";
+    if (x->ops)
+        snprintf(det, sizeof det, "all_to_all %s ep=%d tokens=%.0f", model_ep_mode_name((model_ep_mode)mode), c->l.ep,
+                 ceil(S));
+    /* cost_fixed records the op and its time in the totals. */
+    cost_fixed(x, name, MODEL_OPC_COMM, MODEL_BOUND_COMM, count, count * t * x->time_scale, det);
+}
+
+void cost_moe(cost_ctx *x, const cost_agg *a, double count)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    const double T = a->T, h = m->hidden;
+    if (!(count > 0) || !(T > 0)) return;
+    const int distinct = l->dp > 1 || l->tp_sp;
+    const double Tr = l->tp_sp ? T / l->tp : T; /* tokens this rank routes */
+    cost_op_desc rt = cost_gemm(c, "router", count, Tr, m->experts, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
+    cost_op(x, &rt, 0);
+    cost_op_desc tk = {0};
+    tk.name = "topk";
+    tk.cls = MODEL_OPC_OTHER;
+    tk.count = count;
+    tk.bytes = Tr * m->experts * 4.0 * 2.0;
+    tk.bw = c->bw;
+    tk.kernels = 1;
+    tk.m = Tr;
+    tk.calib_op = -1;
+    cost_op(x, &tk, 0);
+
+    /* Tokens the EP group routes, and the sender share of one rank. */
+    const double T_all = T * l->dp;
+    const double S = l->tp > 1 ? T / l->tp : T;
+    const int a2a = distinct && l->ep == l->tp * l->dp && l->ep > 1;
+    const int gathered = distinct && !a2a && l->tp * l->dp > 1;
+    if (a2a) ep_emit(x, "ep_dispatch", count, S, c->ab);
+    if (gathered)
+        cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, l->tp * l->dp, 1, T_all * h * c->ab, 0);
+
+    rank_load ld;
+    busiest_load(c, T_all, &ld);
+    const double I = m->expert_intermediate / (double)c->moe_tp, El = c->experts_local;
+    /* Contiguous: rows packed, permute before and un-permute after. */
+    cost_op_desc cg = grouped(c, "experts_gate_up", count, ld.rows, ld.active, 2.0 * I, h, 0, El);
+    cost_op_desc cd = grouped(c, "experts_down", count, ld.rows, ld.active, h, I, 0, El);
+    cost_op_desc pm = {0};
+    pm.name = "moe_permute";
+    pm.cls = MODEL_OPC_OTHER;
+    pm.count = count;
+    pm.bytes = 2.0 * ld.rows * h * c->ab + 2.0 * ld.rows * h * COST_ACT_BYTES;
+    pm.bw = c->bw;
+    pm.kernels = 2;
+    pm.m = ld.rows;
+    pm.calib_op = -1;
+    /* Masked: every touched expert pays whole 64-row tiles. */
+    cost_op_desc mg = grouped(c, "experts_gate_up", count, ld.masked_rows, ld.active, 2.0 * I, h, 1, El);
+    cost_op_desc md = grouped(c, "experts_down", count, ld.masked_rows, ld.active, h, I, 1, El);
+    int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED;
+    if (l->moe_gemm == MODEL_MOE_GEMM_AUTO)
+        masked = roof_t(x, &mg) + roof_t(x, &md) < roof_t(x, &cg) + roof_t(x, &cd) + roof_t(x, &pm);
+    double rows = masked ? ld.masked_rows : ld.rows;
+    if (!masked) cost_op(x, &pm, 0);
+    cost_op(x, masked ? &mg : &cg, 0);
+    cost_op_desc act = {0};
+    act.name = "experts_act";
+    act.cls = MODEL_OPC_OTHER;
+    act.count = count;
+    act.bytes = rows * I * (3.0 * COST_ACT_BYTES + (c->ab < COST_ACT_BYTES ? c->ab : 0));
+    act.bw = c->bw;
+    act.kernels = 1;
+    act.m = rows;
+    act.calib_op = -1;
+    cost_op(x, &act, 0);
+    cost_op(x, masked ? &md : &cd, 0);
+
+    if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES);
+    if (gathered)
+        cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, l->tp * l->dp, 1,
+                  T_all * h * COST_ACT_BYTES, 0);
+
+    if (m->shared_experts > 0) {
+        double Is = (double)m->shared_experts * m->expert_intermediate / l->tp;
+        cost_op_desc sg = cost_gemm(c, "shared_gate_up", count, T, 2.0 * Is, h, c->wb, c->ab, c->peak_gemm);
+        cost_op(x, &sg, 0);
+        cost_op_desc sa = act;
+        sa.name = "shared_act";
+        sa.bytes = T * Is * 3.0 * COST_ACT_BYTES;
+        sa.m = T;
+        cost_op(x, &sa, 0);
+        cost_op_desc sd = cost_gemm(c, "shared_down", count, T, h, Is, c->wb, c->ab, c->peak_gemm);
+        cost_op(x, &sd, 0);
+    }
+}

@@ -1,0 +1,423 @@
+/* model_fidelity — see model_fidelity.h.
+ *
+ * Per-backend scheduler profiles (what each engine's defaults amount to in
+ * this simulator's continuous-batching scheduler):
+ *   vllm    8192-token budget, 2048-token chunks, 1.5 ms per iteration plus
+ *           50 µs per scheduled request: vLLM's Python scheduler and
+ *           input/output processing scale with the batch (the TPOT deficit
+ *           of the measured vLLM rows grows linearly with batch size and not
+ *           with tp, test_cost.c).
+ *   sglang  8192-token budget (chunked_prefill_size 8192), no per-request
+ *           cost: its overlap scheduler prepares batch n+1 on the CPU while
+ *           the GPU runs batch n, so per-request CPU work is hidden.
+ *   trtllm  8192-token budget (max_num_tokens 8192), no per-request cost:
+ *           the C++ executor's batch bookkeeping is not on the GPU's
+ *           critical path, and a smaller per-iteration cost.
+ * max_seqs is the row's batch size (= concurrency), so every client is
+ * admitted as in the measured runs. */
+#include "model_fidelity.h"
+
+#include "../sim/sim_cluster.h"
+#include "../sim/sim_scenario.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+typedef struct {
+    const char *backend;
+    double overhead_us, per_seq_us;
+    int32_t max_batched_tokens, chunk_tokens;
+} backend_profile;
+
+static const backend_profile profiles[] = {
+    {"vllm", 1500, 50, 8192, 2048},
+    {"sglang", 1500, 0, 8192, 8192},
+    {"trtllm", 1000, 0, 8192, 8192},
+};
+#define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
+
+/* Requests per row: enough waves for steady state, capped for speed. */
+#define FID_WAVES 4
+#define FID_MAX_REQUESTS 512
+
+/* Hugging Face id → catalogue name and weight dtype. */
+static int map_model(const char *path, const char *precision, char *name, size_t nlen, char *dtype, size_t dlen)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char low[128];
+    size_t i;
+    for (i = 0; base[i] && i + 1 < sizeof low; i++) low[i] = (char)tolower((unsigned char)base[i]);
+    low[i] = 0;
+    const char *dt = precision && *precision ? precision : "bf16";
+    size_t L = strlen(low);
+    /* Qwen's -FP8 checkpoints are fine-grained fp8 with 128-value blocks. */
+    if (L > 4 && !strcmp(low + L - 4, "-fp8")) {
+        low[L - 4] = 0;
+        dt = "fp8_block";
+    }
+    snprintf(name, nlen, "%s", low);
+    snprintf(dtype, dlen, "%s", dt);
+    return 0;
+}
+
+static int map_gpu(const char *system, char *out, size_t len)
+{
+    size_t i;
+    for (i = 0; system[i] && i + 1 < len; i++) out[i] = system[i] == '_' ? '-' : (char)tolower((unsigned char)system[i]);
+    out[i] = 0;
+    return 0;
+}
+
+static const backend_profile *profile_for(const char *backend)
+{
+    for (int i = 0; i < N_PROFILES; i++)
+        if (!strcasecmp(profiles[i].backend, backend)) return &profiles[i];
+    return NULL;
+}
+
+/* Splits a CSV line in place (no quoted fields in these files). */
+static int csv_split(char *line, char **f, int max)
+{
+    int n = 0;
+    char *nl = strpbrk(line, "\r\n");
+    if (nl) *nl = 0;
+    for (char *p = line; n < max;) {
+        f[n++] = p;
+        char *comma = strchr(p, ',');
+        if (!comma) break;
+        *comma = 0;
+        p = comma + 1;
+    }
+    return n;
+}
+
+static int col_index(char **hdr, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(hdr[i], name)) return i;
+    return -1;
+}
+
+static int fid_simulate(model_fidelity_row *r, const char *gpu, sim_err *err)
+{
+    const backend_profile *bp = profile_for(r->backend);
+    if (!bp) return sim_err_set(err, SIM_ENOTSUP, "no scheduler profile for backend '%s'", r->backend);
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    snprintf(sc.name, sizeof sc.name, "fidelity");
+    snprintf(sc.model, sizeof sc.model, "%s", r->model);
+    snprintf(sc.dtype, sizeof sc.dtype, "%s", r->dtype);
+    snprintf(sc.kv_dtype, sizeof sc.kv_dtype, "bf16");
+    snprintf(sc.hardware.gpu, sizeof sc.hardware.gpu, "%s", gpu);
+    sc.hardware.gpus_per_node = 8;
+    sim_workload_cfg *w = &sc.workload;
+    int64_t reqs = (int64_t)FID_WAVES * r->concurrency;
+    w->requests = reqs < FID_MAX_REQUESTS ? reqs : (r->concurrency > FID_MAX_REQUESTS ? r->concurrency : FID_MAX_REQUESTS);
+    w->arrival.process = SIM_ARRIVAL_CLOSED;
+    w->arrival.concurrency = r->concurrency;
+    w->arrival.think_time_s = 0;
+    w->input_tokens.dist = SIM_DIST_FIXED;
+    w->input_tokens.value = r->isl;
+    if (w->input_tokens.max < r->isl) w->input_tokens.max = r->isl;
+    w->output_tokens.dist = SIM_DIST_FIXED;
+    w->output_tokens.value = r->osl;
+    if (w->output_tokens.max < r->osl) w->output_tokens.max = r->osl;
+    sim_pool_cfg *p = &sc.deployment.pools[0];
+    p->parallel.tp = r->tp;
+    p->parallel.pp = r->pp;
+    p->parallel.dp = r->dp;
+    p->parallel.ep = r->ep;
+    p->scheduler.max_seqs = r->concurrency;
+    p->scheduler.max_batched_tokens = bp->max_batched_tokens > r->concurrency ? bp->max_batched_tokens : r->concurrency;
+    p->scheduler.chunk_tokens = bp->chunk_tokens;
+    p->scheduler.overhead_us = bp->overhead_us;
+    p->scheduler.overhead_per_seq_us = bp->per_seq_us;
+    sc.output.db[0] = 0;
+    sc.overload.enabled = 0;
+
+    sim_cluster *cl = NULL;
+    sim_summary sum;
+    int rc = sim_cluster_create(&sc, &cl, err);
+    if (rc == 0) rc = sim_cluster_run(cl, &sum, err);
+    sim_cluster_destroy(cl);
+    if (rc) return rc;
+    r->pred_ttft_ms = sum.ttft_ms.mean;
+    r->pred_tpot_ms = sum.tpot_ms.mean;
+    return 0;
+}
+
+static void group_add(model_fidelity_group *g, const model_fidelity_row *r)
+{
+    g->ttft_mape += fabs(r->pred_ttft_ms / r->meas_ttft_ms - 1.0);
+    g->tpot_mape += fabs(r->pred_tpot_ms / r->meas_tpot_ms - 1.0);
+    g->n++;
+}
+
+int model_fidelity_run(const char *csv_path, model_fidelity_result *out, sim_err *err)
+{
+    FILE *f = NULL;
+    char line[4096], hdr_line[4096];
+    char *hdr[64], *fld[64];
+    int rc = 0, cap = 0;
+    struct timespec t0, t1;
+    memset(out, 0, sizeof *out);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    f = fopen(csv_path, "r");
+    if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open", csv_path);
+    if (!fgets(hdr_line, sizeof hdr_line, f)) {
+        rc = sim_err_set(err, SIM_EINVAL, "%s: empty file", csv_path);
+        goto fail;
+    }
+    int nh = csv_split(hdr_line, hdr, 64);
+    static const char *need[] = {"concurrency", "backend", "model_path", "system", "precision", "isl", "osl",
+                                 "tp_size", "pp_size", "attention_dp_size", "moe_ep_size", "silicon_ttft_ms",
+                                 "silicon_tpot_ms"};
+    int col[13];
+    for (int i = 0; i < 13; i++)
+        if ((col[i] = col_index(hdr, nh, need[i])) < 0) {
+            rc = sim_err_set(err, SIM_EINVAL, "%s: missing column '%s'", csv_path, need[i]);
+            goto fail;
+        }
+    int lineno = 1;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (line[0] == '\n' || line[0] == '\r' || !line[0]) continue;
+        int n = csv_split(line, fld, 64);
+        if (n < nh) {
+            rc = sim_err_set(err, SIM_EINVAL, "%s:%d: %d fields, header has %d", csv_path, lineno, n, nh);
+            goto fail;
+        }
+        if (out->n_rows == cap) {
+            int nc = cap ? cap * 2 : 256;
+            model_fidelity_row *nr = realloc(out->rows, (size_t)nc * sizeof *nr);
+            if (!nr) {
+                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+                goto fail;
+            }
+            out->rows = nr;
+            cap = nc;
+        }
+        model_fidelity_row *r = &out->rows[out->n_rows++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->backend, sizeof r->backend, "%s", fld[col[1]]);
+        map_model(fld[col[2]], fld[col[4]], r->model, sizeof r->model, r->dtype, sizeof r->dtype);
+        char gpu[64];
+        map_gpu(fld[col[3]], gpu, sizeof gpu);
+        r->concurrency = atoi(fld[col[0]]);
+        r->isl = atoi(fld[col[5]]);
+        r->osl = atoi(fld[col[6]]);
+        r->tp = atoi(fld[col[7]]);
+        r->pp = atoi(fld[col[8]]);
+        r->dp = atoi(fld[col[9]]);
+        r->ep = atoi(fld[col[10]]);
+        if (r->pp < 1) r->pp = 1;
+        if (r->dp < 1) r->dp = 1;
+        if (r->ep < 1) r->ep = 1;
+        r->meas_ttft_ms = atof(fld[col[11]]);
+        r->meas_tpot_ms = atof(fld[col[12]]);
+        if (r->concurrency < 1 || r->isl < 1 || r->osl < 2 || r->tp < 1 || !(r->meas_ttft_ms > 0) ||
+            !(r->meas_tpot_ms > 0)) {
+            snprintf(r->note, sizeof r->note, "line %d: incomplete row", lineno);
+            continue;
+        }
+        sim_err e = {""};
+        if (fid_simulate(r, gpu, &e)) {
+            snprintf(r->note, sizeof r->note, "%.150s", e.msg);
+            continue;
+        }
+        r->ok = 1;
+        out->n_ok++;
+        group_add(&out->all, r);
+        int b = 0;
+        while (b < out->n_backends && strcmp(out->backends[b].backend, r->backend)) b++;
+        if (b == out->n_backends && b < 8) {
+            snprintf(out->backends[b].backend, sizeof out->backends[b].backend, "%s", r->backend);
+            out->n_backends++;
+        }
+        if (b < 8) group_add(&out->backends[b], r);
+    }
+    fclose(f);
+    f = NULL;
+    model_fidelity_group *gs[9] = {&out->all};
+    for (int i = 0; i < out->n_backends; i++) gs[i + 1] = &out->backends[i];
+    snprintf(out->all.backend, sizeof out->all.backend, "all");
+    for (int i = 0; i <= out->n_backends; i++)
+        if (gs[i]->n) {
+            gs[i]->ttft_mape *= 100.0 / gs[i]->n;
+            gs[i]->tpot_mape *= 100.0 / gs[i]->n;
+        }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    out->wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return 0;
+fail:
+    if (f) fclose(f);
+    model_fidelity_free(out);
+    return rc;
+}
+
+void model_fidelity_free(model_fidelity_result *r)
+{
+    free(r->rows);
+    r->rows = NULL;
+    r->n_rows = r->n_ok = 0;
+}
+
+/* ---- command ------------------------------------------------------------ */
+
+static double rel_err(double pred, double meas)
+{
+    return (pred / meas - 1.0) * 100.0;
+}
+
+/* Indices of the k rows with the largest |error| of TTFT (which 0) or TPOT (1). */
+static int worst_rows(const model_fidelity_result *r, int which, int *idx, int k)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_rows; i++) {
+        const model_fidelity_row *x = &r->rows[i];
+        if (!x->ok) continue;
+        double e = fabs(which ? rel_err(x->pred_tpot_ms, x->meas_tpot_ms) : rel_err(x->pred_ttft_ms, x->meas_ttft_ms));
+        int pos = n < k ? n++ : k;
+        while (pos > 0) {
+            const model_fidelity_row *y = &r->rows[idx[pos - 1]];
+            double ey = fabs(which ? rel_err(y->pred_tpot_ms, y->meas_tpot_ms)
+                                   : rel_err(y->pred_ttft_ms, y->meas_ttft_ms));
+            if (ey >= e) break;
+            if (pos < k) idx[pos] = idx[pos - 1];
+            pos--;
+        }
+        if (pos < k) idx[pos] = i;
+    }
+    return n;
+}
+
+static void row_label(const model_fidelity_row *x, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %s %s tp%d pp%d dp%d ep%d c=%d isl=%d osl=%d", x->backend, x->model, x->dtype, x->tp, x->pp,
+             x->dp, x->ep, x->concurrency, x->isl, x->osl);
+}
+
+static void fid_print_table(const model_fidelity_result *r)
+{
+    printf("%-7s %-16s %-9s %3s %3s %3s %4s %5s %5s | %9s %9s %7s | %7s %7s %7s\n", "backend", "model", "dtype", "tp",
+           "dp", "ep", "conc", "isl", "osl", "TTFT meas", "pred", "err%", "TPOT ms", "pred", "err%");
+    for (int i = 0; i < r->n_rows; i++) {
+        const model_fidelity_row *x = &r->rows[i];
+        if (!x->ok) {
+            printf("%-7s %-16s %-9s %3d %3d %3d %4d %5d %5d | skipped: %s\n", x->backend, x->model, x->dtype, x->tp,
+                   x->dp, x->ep, x->concurrency, x->isl, x->osl, x->note);
+            continue;
+        }
+        printf("%-7s %-16s %-9s %3d %3d %3d %4d %5d %5d | %9.1f %9.1f %+6.1f%% | %7.2f %7.2f %+6.1f%%\n", x->backend,
+               x->model, x->dtype, x->tp, x->dp, x->ep, x->concurrency, x->isl, x->osl, x->meas_ttft_ms,
+               x->pred_ttft_ms, rel_err(x->pred_ttft_ms, x->meas_ttft_ms), x->meas_tpot_ms, x->pred_tpot_ms,
+               rel_err(x->pred_tpot_ms, x->meas_tpot_ms));
+    }
+    printf("\n%-8s %5s %10s %10s\n", "group", "rows", "TTFT MAPE", "TPOT MAPE");
+    printf("%-8s %5d %9.1f%% %9.1f%%\n", "all", r->all.n, r->all.ttft_mape, r->all.tpot_mape);
+    for (int b = 0; b < r->n_backends; b++)
+        printf("%-8s %5d %9.1f%% %9.1f%%\n", r->backends[b].backend, r->backends[b].n, r->backends[b].ttft_mape,
+               r->backends[b].tpot_mape);
+    for (int which = 0; which < 2; which++) {
+        int idx[5];
+        int n = worst_rows(r, which, idx, 5);
+        printf("\nlargest %s misses:\n", which ? "TPOT" : "TTFT");
+        for (int i = 0; i < n; i++) {
+            const model_fidelity_row *x = &r->rows[idx[i]];
+            char lab[160];
+            row_label(x, lab, sizeof lab);
+            double meas = which ? x->meas_tpot_ms : x->meas_ttft_ms, pred = which ? x->pred_tpot_ms : x->pred_ttft_ms;
+            printf("  %-64s measured %8.2f ms, predicted %8.2f ms (%+.1f%%)\n", lab, meas, pred, rel_err(pred, meas));
+        }
+    }
+    printf("\n%d of %d rows simulated in %.1f s\n", r->n_ok, r->n_rows, r->wall_s);
+}
+
+static void fid_print_json(const model_fidelity_result *r)
+{
+    printf("{\n  \"rows\": [\n");
+    int first = 1;
+    for (int i = 0; i < r->n_rows; i++) {
+        const model_fidelity_row *x = &r->rows[i];
+        printf("%s    {\"backend\": \"%s\", \"model\": \"%s\", \"dtype\": \"%s\", \"tp\": %d, \"pp\": %d, \"dp\": %d, "
+               "\"ep\": %d, \"concurrency\": %d, \"isl\": %d, \"osl\": %d, \"measured_ttft_ms\": %.6g, "
+               "\"measured_tpot_ms\": %.6g",
+               first ? "" : ",\n", x->backend, x->model, x->dtype, x->tp, x->pp, x->dp, x->ep, x->concurrency, x->isl,
+               x->osl, x->meas_ttft_ms, x->meas_tpot_ms);
+        if (x->ok)
+            printf(", \"predicted_ttft_ms\": %.6g, \"predicted_tpot_ms\": %.6g}", x->pred_ttft_ms, x->pred_tpot_ms);
+        else {
+            printf(", \"skipped\": \"");
+            for (const char *p = x->note; *p; p++) {
+                if (*p == '"' || *p == '\\') putchar('\\');
+                if ((unsigned char)*p >= 0x20) putchar(*p);
+            }
+            printf("\"}");
+        }
+        first = 0;
+    }
+    printf("\n  ],\n  \"mape\": {\n    \"all\": {\"rows\": %d, \"ttft_pct\": %.4f, \"tpot_pct\": %.4f}", r->all.n,
+           r->all.ttft_mape, r->all.tpot_mape);
+    for (int b = 0; b < r->n_backends; b++)
+        printf(",\n    \"%s\": {\"rows\": %d, \"ttft_pct\": %.4f, \"tpot_pct\": %.4f}", r->backends[b].backend,
+               r->backends[b].n, r->backends[b].ttft_mape, r->backends[b].tpot_mape);
+    printf("\n  },\n  \"rows_simulated\": %d,\n  \"wall_s\": %.3f\n}\n", r->n_ok, r->wall_s);
+}
+
+static void fid_usage(FILE *o)
+{
+    fprintf(o, "usage: servesim fidelity [--csv PATH] [--json]\n"
+               "Replays every row of a measured-deployment CSV (aiconfigurator silicon samples) as a closed-loop\n"
+               "scenario and compares mean TTFT/TPOT with the measurements; prints per-row results, MAPE overall\n"
+               "and per backend, and the largest misses. Default CSV: ../shared/validation/e2e-dev.csv, else\n"
+               "tests/data/models/e2e-dev.csv.\n");
+}
+
+int model_cli_fidelity(int argc, char **argv)
+{
+    const char *csv = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+        else if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fid_usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "servesim fidelity: unknown argument '%s'\n", argv[i]);
+            fid_usage(stderr);
+            return 2;
+        }
+    }
+    if (!csv) {
+        static const char *defaults[] = {"../shared/validation/e2e-dev.csv", "tests/data/models/e2e-dev.csv"};
+        for (int i = 0; i < 2 && !csv; i++) {
+            FILE *f = fopen(defaults[i], "r");
+            if (f) {
+                fclose(f);
+                csv = defaults[i];
+            }
+        }
+        if (!csv) {
+            fprintf(stderr, "servesim fidelity: no CSV found (tried ../shared/validation/e2e-dev.csv and "
+                            "tests/data/models/e2e-dev.csv); pass --csv PATH\n");
+            return 2;
+        }
+    }
+    model_fidelity_result r;
+    sim_err e = {""};
+    if (model_fidelity_run(csv, &r, &e)) {
+        fprintf(stderr, "servesim fidelity: %s\n", e.msg);
+        return 2;
+    }
+    if (json) fid_print_json(&r);
+    else fid_print_table(&r);
+    model_fidelity_free(&r);
+    return 0;
+}

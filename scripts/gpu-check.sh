@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# gpu-check.sh OUTDIR — on a machine with an NVIDIA GPU: builds servesim for
+# the present GPU's architecture only, runs every kernel check against its
+# CPU reference, calibrates the quick grid into a perf-db, and writes into
+# OUTDIR: perf.db, its text dump perf.sql, check.log, calibrate.log,
+# build.log and summary.txt (each kernel vs its library reference and vs
+# peak, also printed at the end). Budget: about 10 minutes in all (build ≤ 4,
+# checks ≤ 1, quick grid ≤ 5; a cut-short grid is resumable by rerunning).
+# Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU.
+# Environment: NVIDIA_SMI (default nvidia-smi), SERVESIM_BUILD_DIR (default
+# build-gpucheck), GPU_CHECK_GRID_S (seconds for the grid, default 300).
+set -uo pipefail
+if [ $# -ne 1 ] || [ "${1:-}" = "--help" ]; then
+  echo "usage: scripts/gpu-check.sh OUTDIR" >&2
+  exit 2
+fi
+out=$1
+root=$(cd "$(dirname "$0")/.." && pwd)
+smi=${NVIDIA_SMI:-nvidia-smi}
+if ! command -v "$smi" >/dev/null 2>&1; then
+  echo "gpu-check: '$smi' not found: this script needs a machine with an NVIDIA GPU and its driver" >&2
+  echo "gpu-check: (without a GPU, 'servesim calibrate --backend cpu --db FILE' exercises the harness)" >&2
+  exit 3
+fi
+if ! gpu=$("$smi" --query-gpu=name,compute_cap,driver_version --format=csv,noheader 2>&1 | head -1) || [ -z "$gpu" ]; then
+  echo "gpu-check: $smi found no usable GPU: $gpu" >&2
+  exit 3
+fi
+cc=$(echo "$gpu" | awk -F', *' '{print $2}')
+case "$cc" in
+  9.0) arch=90a ;;
+  10.0) arch=100a ;;
+  10.3) arch=103a ;;
+  [0-9]*.[0-9]*) arch=${cc/./} ;;
+  *) echo "gpu-check: cannot read the compute capability from '$gpu'" >&2; exit 3 ;;
+esac
+mkdir -p "$out" || exit 1
+out=$(cd "$out" && pwd)
+echo "gpu-check: $gpu → building for sm_$arch" | tee "$out/summary.txt"
+
+build=${SERVESIM_BUILD_DIR:-build-gpucheck}
+cd "$root" || exit 1
+if ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSERVESIM_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch" &&
+       timeout 240 cmake --build "$build" -j "$(nproc)"; } >"$out/build.log" 2>&1; then
+  tail -30 "$out/build.log" >&2
+  echo "gpu-check: build failed (log: $out/build.log)" >&2
+  exit 1
+fi
+bin=$build/servesim
+if ! "$bin" calibrate --help >/dev/null 2>&1; then
+  echo "gpu-check: $bin has no 'calibrate' command (calib_cli_calibrate is not wired into sim_main.c yet)" >&2
+  exit 1
+fi
+
+status=0
+timeout 60 "$bin" calibrate --check --log "$out/check.log" --quiet
+rc=$?
+[ $rc -ne 0 ] && status=1 && echo "gpu-check: kernel checks failed (rc $rc), see $out/check.log" >&2
+timeout "${GPU_CHECK_GRID_S:-300}" "$bin" calibrate --grid quick --db "$out/perf.db" --log "$out/calibrate.log" --quiet
+rc=$?
+if [ $rc -eq 124 ]; then
+  echo "gpu-check: quick grid cut at ${GPU_CHECK_GRID_S:-300} s; rerun to resume (points so far are kept)" >&2
+elif [ $rc -ne 0 ]; then
+  status=1
+  echo "gpu-check: calibrate failed (rc $rc), see $out/calibrate.log" >&2
+fi
+"$bin" db export "$out/perf.db" "$out/perf.sql" || status=1
+
+{
+  echo
+  echo "== checks (kernel vs CPU reference) =="
+  grep '^check' "$out/check.log" || true
+  if command -v sqlite3 >/dev/null 2>&1 && [ -f "$out/perf.db" ]; then
+    echo
+    echo "== per kernel: best rate and best fraction of the roofline peak =="
+    sqlite3 -column -header "$out/perf.db" \
+      "SELECT op, dtype, kernel, count(*) AS points, printf('%.1f', max(tflops)) AS max_tflops,
+              printf('%.0f', max(gbps)) AS max_gbps, printf('%.1f%%', 100*max(frac_of_peak)) AS best_peak
+         FROM points GROUP BY op, dtype, kernel ORDER BY op, dtype, kernel;"
+    echo
+    echo "== bundled bf16 GEMM vs cuBLAS (time ratio, <1 = ours faster) =="
+    sqlite3 -column -header "$out/perf.db" \
+      "SELECT a.m, a.n, a.k, printf('%.1f', a.tflops) AS ours_tflops, printf('%.1f', b.tflops) AS cublas_tflops,
+              printf('%.2f', a.median_s / b.median_s) AS ratio
+         FROM points a JOIN points b ON a.gpu_id = b.gpu_id AND a.m = b.m AND a.n = b.n AND a.k = b.k
+        WHERE a.op = 'gemm' AND b.op = 'gemm' AND a.kernel = 'kern_gemm_bf16_mma' AND b.kernel = 'cublas_gemm_ex'
+        ORDER BY a.n, a.k, a.m;"
+  else
+    echo "(sqlite3 not installed: see 'servesim db show $out/perf.db')"
+  fi
+} | tee -a "$out/summary.txt"
+echo "gpu-check: results in $out (status $status)"
+exit $status

@@ -1,0 +1,170 @@
+/* sim_prefix_keys — see sim_prefix_keys.h. */
+#include "sim_prefix_keys.h"
+
+#include "sim_err.h"
+
+#include <stdlib.h>
+
+/* splitmix64's finaliser: a bijection with full avalanche, so keys built
+ * from small consecutive ids still spread over all 64 bits. */
+static uint64_t fmix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94d049bb133111eb);
+    x ^= x >> 31;
+    return x;
+}
+
+uint64_t sim_prefix_key_mix(uint64_t parent, uint64_t v)
+{
+    /* Rotating the parent keeps (p, v) and (v, p) apart; the inner fmix
+     * makes v's low bits reach every bit before they meet the parent. */
+    uint64_t p = (parent << 23) | (parent >> 41);
+    return fmix64(p ^ fmix64(v + UINT64_C(0x9e3779b97f4a7c15)));
+}
+
+int32_t sim_prefix_keys_count(int32_t input_tokens, int32_t n_hash, int32_t hash_tokens,
+                              int32_t block_tokens)
+{
+    if (input_tokens <= 0 || n_hash <= 0 || hash_tokens <= 0 || block_tokens <= 0) return 0;
+    int64_t by_input = (int64_t)input_tokens / block_tokens;
+    int64_t by_hash = (int64_t)n_hash * hash_tokens / block_tokens;
+    int64_t n = by_input < by_hash ? by_input : by_hash;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
+}
+
+int32_t sim_prefix_keys_build(const uint32_t *hash_ids, int32_t n_hash, int32_t input_tokens,
+                              int32_t hash_tokens, int32_t block_tokens, uint64_t *out,
+                              int32_t cap)
+{
+    int32_t n = sim_prefix_keys_count(input_tokens, n_hash, hash_tokens, block_tokens);
+    if (n > cap) n = cap < 0 ? 0 : cap;
+    const int64_t C = block_tokens, H = hash_tokens;
+    uint64_t k = SIM_PREFIX_KEY_ROOT;
+    for (int32_t j = 0; j < n; j++) {
+        int64_t start = (int64_t)j * C, end = start + C;
+        for (int64_t h = start / H; h * H < end; h++) {
+            int64_t lo = (start > h * H ? start : h * H) - h * H;
+            int64_t hi = (end < (h + 1) * H ? end : (h + 1) * H) - h * H;
+            /* The range inside the hash block tells sub-blocks of one id
+             * apart (C < H) and partial overlaps apart (C not a multiple
+             * of H); for C == H it is always [0, H). */
+            k = sim_prefix_key_mix(k, hash_ids[h]);
+            k = sim_prefix_key_mix(k, ((uint64_t)lo << 32) | (uint64_t)hi);
+        }
+        out[j] = k;
+    }
+    return n;
+}
+
+/* ---- key map ---------------------------------------------------------- */
+
+static int64_t slot_of(const sim_keymap *m, uint64_t key)
+{
+    /* Keys are usually well mixed already, but tests and callers may use
+     * small consecutive ones, which would cluster under linear probing. */
+    return (int64_t)(fmix64(key) & (uint64_t)m->mask);
+}
+
+static int keymap_alloc(sim_keymap *m, int64_t cap)
+{
+    m->keys = malloc((size_t)cap * sizeof *m->keys);
+    m->vals = malloc((size_t)cap * sizeof *m->vals);
+    if (!m->keys || !m->vals) {
+        free(m->keys);
+        free(m->vals);
+        m->keys = NULL;
+        m->vals = NULL;
+        return SIM_ENOMEM;
+    }
+    for (int64_t i = 0; i < cap; i++) m->vals[i] = -1;
+    m->mask = cap - 1;
+    m->n = 0;
+    return 0;
+}
+
+int sim_keymap_init(sim_keymap *m, int64_t expect)
+{
+    int64_t cap = 16;
+    while (cap < 2 * expect) cap *= 2;
+    return keymap_alloc(m, cap);
+}
+
+void sim_keymap_fini(sim_keymap *m)
+{
+    if (!m) return;
+    free(m->keys);
+    free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
+    m->mask = -1;
+    m->n = 0;
+}
+
+int sim_keymap_reserve(sim_keymap *m, int64_t n)
+{
+    int64_t cap = m->mask + 1;
+    if (2 * n <= cap) return 0;
+    while (cap < 2 * n) cap *= 2;
+    sim_keymap old = *m;
+    if (keymap_alloc(m, cap) < 0) {
+        *m = old;
+        return SIM_ENOMEM;
+    }
+    for (int64_t i = 0; i <= old.mask; i++) {
+        if (old.vals[i] < 0) continue;
+        int64_t s = slot_of(m, old.keys[i]);
+        while (m->vals[s] >= 0) s = (s + 1) & m->mask;
+        m->keys[s] = old.keys[i];
+        m->vals[s] = old.vals[i];
+        m->n++;
+    }
+    free(old.keys);
+    free(old.vals);
+    return 0;
+}
+
+int32_t sim_keymap_get(const sim_keymap *m, uint64_t key)
+{
+    for (int64_t s = slot_of(m, key);; s = (s + 1) & m->mask) {
+        if (m->vals[s] < 0) return -1;
+        if (m->keys[s] == key) return m->vals[s];
+    }
+}
+
+int sim_keymap_put(sim_keymap *m, uint64_t key, int32_t val)
+{
+    int rc = sim_keymap_reserve(m, m->n + 1);
+    if (rc < 0) return rc;
+    int64_t s = slot_of(m, key);
+    while (m->vals[s] >= 0 && m->keys[s] != key) s = (s + 1) & m->mask;
+    if (m->vals[s] < 0) m->n++;
+    m->keys[s] = key;
+    m->vals[s] = val;
+    return 0;
+}
+
+int sim_keymap_del(sim_keymap *m, uint64_t key)
+{
+    int64_t s = slot_of(m, key);
+    while (m->vals[s] >= 0 && m->keys[s] != key) s = (s + 1) & m->mask;
+    if (m->vals[s] < 0) return 0;
+    /* Backward-shift deletion: pull later members of the probe run into the
+     * hole when their home slot is not between the hole and them, so no
+     * tombstones accumulate under heavy insert/evict churn. */
+    int64_t hole = s;
+    for (int64_t j = (s + 1) & m->mask; m->vals[j] >= 0; j = (j + 1) & m->mask) {
+        int64_t home = slot_of(m, m->keys[j]);
+        int64_t d_home = (j - home) & m->mask, d_hole = (j - hole) & m->mask;
+        if (d_home >= d_hole) {
+            m->keys[hole] = m->keys[j];
+            m->vals[hole] = m->vals[j];
+            hole = j;
+        }
+    }
+    m->vals[hole] = -1;
+    m->n--;
+    return 1;
+}

@@ -1,0 +1,134 @@
+/* test_cache — prefix caching inside the simulator: a repeated prefix is
+ * skipped by the next prefill (timing checked against the cost model),
+ * cached and referenced blocks are accounted so that everything returns at
+ * the end, the Mooncake trace head gets a real hit rate, and the
+ * cache-aware router trades hit rate against load balance with λ. */
+#include "model_catalog.h"
+#include "model_cost.h"
+#include "sim_cluster.h"
+#include "test_util.h"
+
+static const char *src;
+
+static void base(sim_scenario *sc, const char *trace)
+{
+    sim_scenario_defaults(sc);
+    snprintf(sc->model, sizeof sc->model, "llama-3.1-8b");
+    sc->workload.requests = 0;
+    sc->workload.trace.format = SIM_TRACE_MOONCAKE;
+    snprintf(sc->workload.trace.path, sizeof sc->workload.trace.path, "%s/%s", src, trace);
+    sc->cache.enabled = 1;
+    sc->cache.block_tokens = 512;
+    sc->output.sample_interval_s = 1;
+}
+
+static int run(const sim_scenario *sc, sim_summary *sum, sim_cluster_state *st, sim_req_record *first2)
+{
+    sim_err err = {{0}};
+    sim_cluster *c = NULL;
+    int rc = sim_cluster_create(sc, &c, &err);
+    CHECK_MSG(rc == 0, "create: %s", err.msg);
+    if (rc) return rc;
+    rc = sim_cluster_run(c, sum, &err);
+    CHECK_MSG(rc == 0, "run: %s", err.msg);
+    sim_cluster_state_get(c, st);
+    int64_t n = 0;
+    const sim_req_record *r = sim_metrics_requests(sim_cluster_metrics(c), &n);
+    if (first2 && n >= 2) {
+        first2[0] = r[0].id == 0 ? r[0] : r[1];
+        first2[1] = r[0].id == 0 ? r[1] : r[0];
+    }
+    CHECK(st->kv_blocks_used == 0 && st->cache_referenced == 0 && st->outstanding_tokens == 0);
+    CHECK(st->in_flight == 0);
+    sim_cluster_destroy(c);
+    return rc;
+}
+
+/* Request 2 shares blocks 1,2,3 (1536 tokens) with request 1: its prefill
+ * computes 2100 - 1536 = 564 tokens over 1536 cached ones. */
+static void test_reuse_timing(void)
+{
+    sim_scenario sc;
+    base(&sc, "tests/data/cache/repeat.jsonl");
+    sim_summary sum;
+    sim_cluster_state st;
+    sim_req_record r[2];
+    if (run(&sc, &sum, &st, r)) return;
+    CHECK(r[0].cached_tokens == 0);
+    CHECK_MSG(r[1].cached_tokens == 1536, "cached %d", r[1].cached_tokens);
+    model_spec m;
+    model_gpu g;
+    model_cost *cost = NULL;
+    sim_err err;
+    CHECK(model_catalog_model("llama-3.1-8b", &m, &err) == 0);
+    CHECK(model_catalog_gpu("h100-sxm", &g, &err) == 0);
+    model_layout l = {.tp = 1, .pp = 1, .overhead_s = sc.deployment.pools[0].scheduler.overhead_us * 1e-6,
+                      .gpus_per_node = 8};
+    CHECK(model_cost_create(&m, &g, &l, &cost, &err) == 0);
+    if (!cost) return;
+    model_chunk ch = {.tokens = 564, .cached = 1536};
+    model_batch b = {.n_chunks = 1, .chunks = &ch};
+    sim_time want = (sim_time)(model_cost_iteration(cost, &b, NULL) * 1e9 + 0.5);
+    CHECK_MSG(r[1].first_token - r[1].arrival == want, "TTFT %lld ns, expected %lld",
+              (long long)(r[1].first_token - r[1].arrival), (long long)want);
+    CHECK_NEAR(sum.cache_hit_rate, 1536.0 / 4100.0, 1e-12);
+    model_cost_destroy(cost);
+
+    /* Without the cache the same request prefills everything. */
+    sc.cache.enabled = 0;
+    if (run(&sc, &sum, &st, r)) return;
+    CHECK(r[1].cached_tokens == 0 && sum.cache_hit_rate == 0);
+}
+
+static void test_mooncake_head(void)
+{
+    sim_scenario sc;
+    base(&sc, "tests/data/workload/mooncake_conversation_head.jsonl");
+    sc.deployment.pools[0].instances = 2;
+    sim_summary on, off;
+    sim_cluster_state st;
+    if (run(&sc, &on, &st, NULL)) return;
+    CHECK(on.requests_completed == 200);
+    CHECK_MSG(on.cache_hit_rate > 0.05, "hit rate %.3f", on.cache_hit_rate);
+    sc.cache.enabled = 0;
+    if (run(&sc, &off, &st, NULL)) return;
+    CHECK_MSG(on.ttft_ms.mean < off.ttft_ms.mean, "cache should cut TTFT: %.1f vs %.1f ms", on.ttft_ms.mean,
+              off.ttft_ms.mean);
+
+    /* Cache-aware routing: lambda 0 follows the cache, a huge lambda the load. */
+    sc.cache.enabled = 1;
+    sc.deployment.pools[0].instances = 4;
+    sc.routing.policy = SIM_ROUTE_CACHE_AWARE;
+    sc.routing.lambda = 0;
+    sim_summary sticky, balanced;
+    if (run(&sc, &sticky, &st, NULL)) return;
+    sc.routing.lambda = 1e12;
+    if (run(&sc, &balanced, &st, NULL)) return;
+    CHECK_MSG(sticky.cache_hit_rate >= balanced.cache_hit_rate, "hit %.3f (λ=0) vs %.3f (λ=1e12)",
+              sticky.cache_hit_rate, balanced.cache_hit_rate);
+    CHECK_MSG(balanced.load_cv <= sticky.load_cv, "load CV %.3f (λ=1e12) vs %.3f (λ=0)", balanced.load_cv,
+              sticky.load_cv);
+    /* The presets and the approximate view run end to end. */
+    const sim_route_preset presets[] = {SIM_PRESET_SGLANG, SIM_PRESET_DYNAMO, SIM_PRESET_LLMD};
+    for (int i = 0; i < 3; i++) {
+        sc.routing.preset = presets[i];
+        sim_summary s;
+        if (run(&sc, &s, &st, NULL)) return;
+        CHECK(s.requests_completed == 200 && s.cache_hit_rate > 0);
+    }
+    sc.routing.preset = SIM_PRESET_NONE;
+    sc.routing.lambda = 1;
+    snprintf(sc.routing.view, sizeof sc.routing.view, "approximate");
+    sc.routing.snapshot_interval_s = 2;
+    sim_summary ap;
+    if (run(&sc, &ap, &st, NULL)) return;
+    CHECK(ap.requests_completed == 200 && ap.cache_hit_rate > 0);
+}
+
+int main(int argc, char **argv)
+{
+    src = argc > 2 ? argv[2] : ".";
+    test_reuse_timing();
+    test_mooncake_head();
+    return test_finish("test_cache");
+}
