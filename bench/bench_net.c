@@ -10,8 +10,11 @@
  *          big component: the worst case, O((F + L) log L) per solve)
  *   local  random pairs inside a random node (NVLink; components per node)
  *   tp8    TP8 -> TP8 KV hand-off between random nodes, striped over 8 NICs
- * Reported for N = 10, 100, 1000 as transfers completed per CPU second, with
- * the mean component size the solver visited and the reschedules per flow.
+ * Reported for N = 10, 100, 1000 as transfers (and sub-flows) completed per
+ * CPU second, with the mean component size the solver visited, the CPU cost
+ * per flow visited by a solve (all costs included) and the completion
+ * events moved per flow. Runs with N = 100 do n/2 transfers, N = 1000 n/20,
+ * tp8 an eighth of that.
  *
  * Usage: bench_net [transfers-per-run] (default 200000). */
 #include "sim_net.h"
@@ -130,10 +133,11 @@ static int run(int pattern, int n_conc, uint64_t n_xfers)
     sim_net_stats st;
     sim_net_stats_get(h.net, &st);
     static const char *names[] = {"cross", "local", "tp8"};
-    printf("%-6s N=%-5d %9llu xfers %8.3f s cpu %11.0f xfers/s %11.0f flows/s  "
-           "comp %7.1f flows/solve  %5.2f resched/flow  sim %.3f s\n",
+    printf("%-5s N=%-4d %7llu xfers %6.2f s cpu %9.0f xfers/s %9.0f flows/s | "
+           "%6.1f flows/solve %5.1f ns/flow-visit %6.2f resched/flow | sim %.3f s\n",
            names[pattern], n_conc, (unsigned long long)h.done, dt, (double)h.done / dt,
            (double)st.flows_done / dt, st.solves ? (double)st.solve_flows / (double)st.solves : 0,
+           st.solve_flows ? dt * 1e9 / (double)st.solve_flows : 0,
            st.flows_done ? (double)st.reschedules / (double)st.flows_done : 0,
            (double)sim_engine_now(eng) / 1e9);
     sim_net_destroy(h.net);
@@ -151,9 +155,11 @@ int main(int argc, char **argv)
     const int conc[] = {10, 100, 1000};
     for (int p = PAT_CROSS; p <= PAT_TP8; p++)
         for (int i = 0; i < 3; i++) {
-            /* Fewer transfers for the big cases, so a run stays in seconds. */
-            uint64_t m = conc[i] == 1000 ? n / 4 : n;
+            /* Fewer transfers for the big cases, so a run stays in seconds:
+             * there each start and end re-solves ~N flows. */
+            uint64_t m = conc[i] == 1000 ? n / 20 : conc[i] == 100 ? n / 2 : n;
             if (p == PAT_TP8) m /= 8;
+            if (m == 0) m = 1;
             rc |= run(p, conc[i], m);
         }
     return rc;

@@ -42,7 +42,8 @@ static const char *usage_run =
     "                        --set deployment.pools.0.instances=8 (repeatable)\n"
     "  --seed N              override the scenario seed\n"
     "  --sweep key=v1,v2     run once per value (like --set key=v) and print one comparison\n"
-    "                        table (a JSON array with --json); also `sweep:` in the scenario\n"
+    "                        table (a JSON array with --json); also `sweep:` in the scenario;\n"
+    "                        several keys at once: --sweep k1+k2=a1+a2,b1+b2\n"
     "  --json                print the summary as one JSON object on stdout\n"
     "  --db FILE             append the run to this SQLite results DB (overrides output.db)\n"
     "  --no-db               do not write a results DB even if the scenario names one\n"
@@ -294,6 +295,29 @@ static void print_sweep_row(const char *value, const sim_summary *s, int rc)
            s->overloaded ? "OVERLOADED" : "");
 }
 
+#define SWEEP_MAX_KEYS 8
+
+/* Pairs "k1+k2" with "v1+v2" into "k1=v1", "k2=v2"; -1 if the counts differ. */
+static int split_assign(const char *keys, const char *vals, char out[SWEEP_MAX_KEYS][1400])
+{
+    char kb[256], vb[1024];
+    if (!strchr(keys, '+')) { /* one key: the value is taken whole (e.g. "pd+af") */
+        snprintf(out[0], 1400, "%s=%s", keys, vals);
+        return 1;
+    }
+    snprintf(kb, sizeof kb, "%s", keys);
+    snprintf(vb, sizeof vb, "%s", vals);
+    char *ks = NULL, *vs = NULL;
+    char *k = strtok_r(kb, "+", &ks), *v = strtok_r(vb, "+", &vs);
+    int n = 0;
+    while (k && v && n < SWEEP_MAX_KEYS) {
+        snprintf(out[n++], 1400, "%s=%s", k, v);
+        k = strtok_r(NULL, "+", &ks);
+        v = strtok_r(NULL, "+", &vs);
+    }
+    return (k || v) ? -1 : n;
+}
+
 /* Runs the scenario once per sweep value and prints one comparison table
  * (or a JSON array). Every run lands in the results DB with its value. */
 static int run_sweep(const run_args *a, const char *key, const char *values)
@@ -315,12 +339,19 @@ static int run_sweep(const run_args *a, const char *key, const char *values)
         char *e = v + strlen(v);
         while (e > v && e[-1] == ' ') *--e = '\0';
         if (!*v) continue;
-        const char *sets[MAX_SETS + 2];
-        char kv[1400], clear[] = "sweep.key=";
+        /* "k1+k2" with values "v1+v2" sets several keys per run (xPyD). */
+        const char *sets[MAX_SETS + SWEEP_MAX_KEYS + 1];
+        char kv[SWEEP_MAX_KEYS][1400], clear[] = "sweep.key=";
         int ns = a->n_sets;
         memcpy(sets, a->sets, (size_t)ns * sizeof *sets);
-        snprintf(kv, sizeof kv, "%s=%s", key, v);
-        sets[ns++] = kv;
+        int nk = split_assign(key, v, kv);
+        if (nk < 0) {
+            fprintf(stderr, "servesim: sweep value '%s' does not give one value per key of '%s' "
+                            "(join keys and values with '+')\n", v, key);
+            worst = EXIT_USAGE;
+            break;
+        }
+        for (int q = 0; q < nk; q++) sets[ns++] = kv[q];
         sets[ns++] = clear;
         sim_summary sum;
         memset(&sum, 0, sizeof sum);

@@ -15,6 +15,7 @@
 #include "sim_router.h"
 #include "sim_workload.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,7 @@ struct sim_cluster {
     sim_time area_last;
     int64_t total;             /* expected requests, -1 unknown */
     int overloaded;
+    int fatal;                 /* negative SIM_E* when the run had to stop */
     char overload_reason[256];
     sim_time sample_ns;
     sim_time last_sample;
@@ -266,6 +268,7 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
         /* Longer than the KV cache can ever hold: a real engine rejects it. */
         c->rejected++;
         free(r->keys);
+        sim_workload_release(c->wl, &r->spec);
         req_free(c, r);
         if (client >= 0)
             sim_engine_after(c->eng, (sim_time)(c->sc.workload.arrival.think_time_s * 1e9),
@@ -281,10 +284,23 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
 
 static void on_arrival(sim_engine *eng, void *ctx, uint64_t arg);
 
+/* A workload that cannot produce requests (out of memory) ends the run. */
+static void workload_failed(sim_cluster *c, int rc)
+{
+    c->fatal = rc;
+    c->arrivals_done = 1;
+    sim_engine_stop(c->eng);
+}
+
 static void pull_next_arrival(sim_cluster *c)
 {
     sim_request_spec spec;
-    if (!sim_workload_next(c->wl, &spec)) {
+    int wrc = sim_workload_next(c->wl, &spec);
+    if (wrc < 0) {
+        workload_failed(c, wrc);
+        return;
+    }
+    if (wrc == 0) {
         c->arrivals_done = 1;
         maybe_done(c);
         return;
@@ -313,7 +329,12 @@ static void client_next(sim_engine *eng, void *ctx, uint64_t client)
 {
     sim_cluster *c = ctx;
     sim_request_spec spec;
-    if (!sim_workload_sample(c->wl, sim_engine_now(eng), &spec)) {
+    int wrc = sim_workload_sample_client(c->wl, sim_engine_now(eng), (int32_t)client, &spec);
+    if (wrc < 0) {
+        workload_failed(c, wrc);
+        return;
+    }
+    if (wrc == 0) {
         c->arrivals_done = 1;
         maybe_done(c);
         return;
@@ -332,6 +353,7 @@ static void on_finish(void *ctx, sim_req *r)
     int32_t client = r->client;
     free(r->keys);
     r->keys = NULL;
+    sim_workload_release(c->wl, &r->spec);
     req_free(c, r);
     if (client >= 0 && !c->arrivals_done)
         sim_engine_after(c->eng, (sim_time)(c->sc.workload.arrival.think_time_s * 1e9), client_next,
@@ -456,9 +478,6 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
         return sim_err_set(err, SIM_ENOTSUP,
                            "cache.sharing '%s' is not implemented in this version of servesim "
                            "(per-instance caches with sharing none run)", sc->cache.sharing);
-    if (strcmp(sc->workload.prefix.kind, "none") != 0)
-        return sim_err_set(err, SIM_ENOTSUP, "workload.prefix.kind '%s' is not implemented in this version "
-                                              "of servesim", sc->workload.prefix.kind);
     sim_cluster *c = calloc(1, sizeof *c);
     if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     c->sc = *sc;
@@ -664,6 +683,27 @@ static double wall_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Load imbalance across the instances the router chooses among: CV of the
+ * tokens each served (prompt where it was prefilled, plus its output). */
+static double front_load_cv(const sim_cluster *c)
+{
+    if (c->n_front < 2) return 0;
+    int64_t n = 0;
+    const sim_req_record *r = sim_metrics_requests(c->metrics, &n);
+    double *load = calloc((size_t)c->n_inst, sizeof *load);
+    if (!load) return 0;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t k = r[i].prefill_instance >= 0 ? r[i].prefill_instance : r[i].instance;
+        if (k >= 0 && k < c->n_inst) load[k] += (double)r[i].input_tokens + r[i].output_tokens;
+    }
+    double sum = 0, sq = 0;
+    for (int32_t j = 0; j < c->n_front; j++) sum += load[c->front[j]];
+    double mean = sum / c->n_front;
+    for (int32_t j = 0; j < c->n_front; j++) sq += (load[c->front[j]] - mean) * (load[c->front[j]] - mean);
+    free(load);
+    return mean > 0 ? sqrt(sq / c->n_front) / mean : 0;
+}
+
 /* Per-pool means over the instance samples. */
 static void pool_summaries(const sim_cluster *c, sim_summary *out)
 {
@@ -704,6 +744,8 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     if (c->snap) on_snapshot(c->eng, c, 0);
     sim_engine_run(c->eng, SIM_TIME_MAX);
     take_samples(c);
+    if (c->fatal < 0)
+        return sim_err_set(err, c->fatal, "the workload ran out of memory generating requests");
     if (!c->overloaded) {
         SIM_ASSERT(c->in_flight == 0, sim_engine_now(c->eng));
     }
@@ -714,6 +756,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     out->n_gpus = c->n_gpus;
     out->requests_rejected = c->rejected;
     pool_summaries(c, out);
+    out->load_cv = front_load_cv(c);
     out->overloaded = c->overloaded;
     snprintf(out->overload_reason, sizeof out->overload_reason, "%s", c->overload_reason);
     if (c->progress) c->progress(c->progress_ctx, c->completed, c->total,

@@ -327,6 +327,10 @@ struct sim_net {
 
 sim_net *sim_net_create(sim_engine *eng, const sim_net_topo *topo, sim_err *err)
 {
+    if (!eng || !topo) {
+        sim_err_set(err, SIM_EINVAL, "net: needs an engine and a topology");
+        return NULL;
+    }
     sim_net *net = calloc(1, sizeof *net);
     if (!net) goto nomem;
     net->eng = eng;

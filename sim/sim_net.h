@@ -23,12 +23,16 @@
  * Timing: a flow drains at its max-min fair rate from the moment it starts;
  * when its last byte has left it releases its links and is delivered
  * latency ns later. Alone on a link of B bytes/s it takes
- * latency + ceil(bytes * 1e9 / B) ns. Rates are max-min fair (progressive
- * filling), re-solved once per simulated instant in which flows started,
- * ended or were cancelled, and only over the connected component (links
- * sharing flows) of the links touched: O((F + L) log L) for a component of F
+ * latency + ceil(bytes * 1e9 / B) ns (a value within a few ulps of a whole
+ * ns counts as that ns). Rates are max-min fair (progressive filling).
+ * Starts, drain ends and cancels only mark links dirty and arm one solve
+ * event at the current instant, so a burst of changes at one time costs one
+ * solve; the solve covers only the connected component (links linked by
+ * shared flows) of the dirty links: O((F + L) log L) for a component of F
  * flows and L links. A flow whose rate changed gets its completion event
- * rescheduled; the others keep theirs, so a lone flow's time stays exact.
+ * rescheduled (cancel + re-add); the others keep theirs, so an undisturbed
+ * flow's time stays exact. Worst case (one component of all flows) a run
+ * costs O(F) per start or end; bench/bench_net.c measures it.
  *
  * Striping: a transfer may name ns source and nd destination endpoints (the
  * GPUs of a multi-GPU instance). It becomes k = max(ns, nd) parallel
@@ -69,7 +73,8 @@ typedef struct sim_net sim_net;
 typedef uint64_t sim_net_xfer;
 
 /* Called once when the transfer's last byte has arrived (not on cancel). The
- * net is consistent: the callback may start or cancel transfers. */
+ * net is consistent: the callback may start or cancel transfers (but not
+ * destroy the net). */
 typedef void (*sim_net_done_fn)(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg);
 
 /* ---- topology (plain data) ---- */
@@ -117,6 +122,7 @@ int sim_net_topo_route(const sim_net_topo *topo, int src, int dst, int links[SIM
 
 /* ---- the network ---- */
 
+/* Returns the net, or NULL with err set. */
 sim_net *sim_net_create(sim_engine *eng, const sim_net_topo *topo, sim_err *err);
 void sim_net_destroy(sim_net *net);
 const sim_net_topo *sim_net_topo_of(const sim_net *net);

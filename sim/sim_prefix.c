@@ -275,33 +275,49 @@ int32_t sim_prefix_match(sim_prefix *idx, const uint64_t *keys, int32_t n, sim_t
     return i;
 }
 
-void sim_prefix_acquire(sim_prefix *idx, const uint64_t *keys, int32_t n, sim_time now)
+/* Walks keys[0, to) from the root (a block is named by its whole chain)
+ * and adds delta to the refcounts of keys[from, to). */
+static void ref_range(sim_prefix *idx, const uint64_t *keys, int32_t from, int32_t to,
+                      int delta, sim_time now)
 {
     int32_t parent = -1;
-    for (int32_t i = 0; i < n; i++) {
+    for (int32_t i = 0; i < to; i++) {
         int32_t ni = find_child(idx, keys[i], parent);
-        SIM_ASSERT(ni >= 0, now); /* acquiring a block that is not cached */
+        SIM_ASSERT(ni >= 0, now); /* acquiring or releasing a block that is not cached */
+        parent = ni;
+        if (i < from) continue;
         node *nd = &idx->nodes[ni];
-        if (nd->ref++ == 0) idx->referenced++;
+        if (delta > 0) {
+            if (nd->ref++ == 0) idx->referenced++;
+        } else {
+            SIM_ASSERT(nd->ref > 0, now); /* refcount would go negative */
+            if (--nd->ref == 0) idx->referenced--;
+        }
         touch(idx, ni, now, 0);
         heap_sync(idx, ni);
-        parent = ni;
     }
+}
+
+void sim_prefix_acquire(sim_prefix *idx, const uint64_t *keys, int32_t n, sim_time now)
+{
+    ref_range(idx, keys, 0, n, +1, now);
 }
 
 void sim_prefix_release(sim_prefix *idx, const uint64_t *keys, int32_t n, sim_time now)
 {
-    int32_t parent = -1;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t ni = find_child(idx, keys[i], parent);
-        SIM_ASSERT(ni >= 0, now); /* releasing a block that is not cached */
-        node *nd = &idx->nodes[ni];
-        SIM_ASSERT(nd->ref > 0, now); /* refcount would go negative */
-        if (--nd->ref == 0) idx->referenced--;
-        touch(idx, ni, now, 0);
-        heap_sync(idx, ni);
-        parent = ni;
-    }
+    ref_range(idx, keys, 0, n, -1, now);
+}
+
+void sim_prefix_acquire_range(sim_prefix *idx, const uint64_t *keys, int32_t from, int32_t to,
+                              sim_time now)
+{
+    ref_range(idx, keys, from, to, +1, now);
+}
+
+void sim_prefix_release_range(sim_prefix *idx, const uint64_t *keys, int32_t from, int32_t to,
+                              sim_time now)
+{
+    ref_range(idx, keys, from, to, -1, now);
 }
 
 int32_t sim_prefix_insert(sim_prefix *idx, const uint64_t *keys, int32_t n, sim_time now,

@@ -70,6 +70,14 @@ int32_t sim_prefix_peek(const sim_prefix *idx, const uint64_t *keys, int32_t n);
 void sim_prefix_acquire(sim_prefix *idx, const uint64_t *keys, int32_t n, sim_time now);
 void sim_prefix_release(sim_prefix *idx, const uint64_t *keys, int32_t n, sim_time now);
 
+/* As acquire/release, on keys[from, to) only (keys[0, from) must be present
+ * too: they name the chain). For a request that already holds a prefix and
+ * takes or drops references on the blocks after it. */
+void sim_prefix_acquire_range(sim_prefix *idx, const uint64_t *keys, int32_t from, int32_t to,
+                              sim_time now);
+void sim_prefix_release_range(sim_prefix *idx, const uint64_t *keys, int32_t from, int32_t to,
+                              sim_time now);
+
 /* Adds the keys missing after the leading run present, as a chain. Each
  * block it creates holds one reference for the inserter (release it when
  * the request finishes); blocks already present are marked used but not

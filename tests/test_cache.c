@@ -125,10 +125,44 @@ static void test_mooncake_head(void)
     CHECK(ap.requests_completed == 200 && ap.cache_hit_rate > 0);
 }
 
+/* Synthetic prefixes through the whole simulator. */
+static void test_synthetic(void)
+{
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    sc.cache.enabled = 1;
+    sc.workload.requests = 400;
+    sc.workload.arrival.rate = 10;
+    sc.workload.input_tokens.dist = SIM_DIST_FIXED;
+    sc.workload.input_tokens.value = 256;
+    sc.workload.output_tokens.value = 32;
+    snprintf(sc.workload.prefix.kind, sizeof sc.workload.prefix.kind, "system_prompt");
+    sc.workload.prefix.prompts = 4;
+    sc.workload.prefix.prompt_tokens = 2048;
+    sim_summary sum;
+    sim_cluster_state st;
+    if (run(&sc, &sum, &st, NULL)) return;
+    /* Each prompt is 4 full blocks of its 2304 tokens; all but its first use hit. */
+    double ideal = 2048.0 / 2304.0 * (400 - 4) / 400.0;
+    CHECK_MSG(sum.cache_hit_rate > 0.95 * ideal && sum.cache_hit_rate <= ideal + 1e-9,
+              "hit rate %.4f, ideal %.4f", sum.cache_hit_rate, ideal);
+
+    snprintf(sc.workload.prefix.kind, sizeof sc.workload.prefix.kind, "multi_turn");
+    sc.workload.prefix.block_tokens = 64;
+    sc.cache.block_tokens = 64;
+    sc.workload.arrival.process = SIM_ARRIVAL_CLOSED;
+    sc.workload.arrival.concurrency = 8;
+    sc.workload.prefix.turns = 5;
+    if (run(&sc, &sum, &st, NULL)) return;
+    CHECK(sum.requests_completed == 400);
+    CHECK_MSG(sum.cache_hit_rate > 0.4, "multi-turn hit rate %.3f", sum.cache_hit_rate);
+}
+
 int main(int argc, char **argv)
 {
     src = argc > 2 ? argv[2] : ".";
     test_reuse_timing();
     test_mooncake_head();
+    test_synthetic();
     return test_finish("test_cache");
 }

@@ -335,6 +335,32 @@ static void test_paths_and_scaling(void)
     CHECK(one_time(net, eng, g00, h0, 8e9) == 125000000);
     CHECK(one_time(net, eng, h0, g01, 8e9) == 125000000);
     CHECK(one_time(net, eng, g00, h1, 8e9) == 5000 + 160000000);
+    /* Two GPUs writing to their host tier share its 64 GB/s link. */
+    {
+        box b;
+        box_init(&b, eng);
+        sim_net_xfer x1, x2;
+        sim_time t0 = sim_engine_now(eng);
+        CHECK(sim_net_transfer(net, g00, h0, 8e9, box_done, &b, 0, &x1, &err) == 0);
+        CHECK(sim_net_transfer(net, g01, h0, 8e9, box_done, &b, 1, &x2, &err) == 0);
+        sim_engine_run(eng, SIM_TIME_MAX);
+        CHECK(b.r.t[0] - t0 == 250000000 && b.r.t[1] - t0 == 250000000);
+    }
+    /* Routes name the expected ports. */
+    {
+        int links[SIM_NET_MAX_PATH];
+        sim_time lat;
+        sim_net_endpoint e0, e1, e4;
+        sim_net_topo_endpoint(t, g00, &e0);
+        sim_net_topo_endpoint(t, g01, &e1);
+        sim_net_topo_endpoint(t, g10, &e4);
+        CHECK(sim_net_topo_route(t, g00, g01, links, &lat, &err) == 2);
+        CHECK(links[0] == e0.nvl_out && links[1] == e1.nvl_in && lat == 0);
+        CHECK(sim_net_topo_route(t, g10, g00, links, &lat, &err) == 2);
+        CHECK(links[0] == e4.ext_out && links[1] == e0.ext_in && lat == 5000);
+        CHECK(sim_net_topo_route(t, g00, g00, links, &lat, &err) == 0 && lat == 0);
+        CHECK(sim_net_topo_endpoint(t, 99, &e0) == SIM_EINVAL);
+    }
     /* Pool: behind the network, 25 GB/s bottleneck. */
     CHECK(one_time(net, eng, pool, g10, 5e9) == 5000 + 200000000);
     CHECK(sim_net_estimate(net, pool, g10, 5e9) == 5000 + 200000000);
@@ -386,6 +412,40 @@ static void test_striping(void)
     CHECK(b.r.t[2] - t0 == 0);
     CHECK(b.r.t[3] - t0 == 10000000);
     CHECK(sim_net_transfer_striped(net, n0, 0, n1, 4, 1, NULL, NULL, 0, &id, &err) == SIM_EINVAL);
+    sim_net_destroy(net);
+    sim_net_topo_destroy(t);
+    sim_engine_destroy(eng);
+}
+
+/* Flows in different components do not disturb each other: the solve after
+ * a change visits only the component touched, and the untouched flow keeps
+ * its completion event (its time stays exact). */
+static void test_components(void)
+{
+    sim_engine *eng = sim_engine_create();
+    sim_net_topo *t = small_topo(0, 0);
+    sim_net *net = sim_net_create(eng, t, NULL);
+    box b;
+    box_init(&b, eng);
+    sim_net_xfer x;
+    /* X: NVLink inside node 1, 45 GB = 100 ms alone. */
+    CHECK(sim_net_transfer(net, sim_net_topo_gpu(t, 1, 0), sim_net_topo_gpu(t, 1, 1), 45e9,
+                           box_done, &b, 0, &x, NULL) == 0);
+    run_to(eng, 1000000);
+    /* Y and Z share NVLink ports inside node 0. */
+    CHECK(sim_net_transfer(net, sim_net_topo_gpu(t, 0, 0), sim_net_topo_gpu(t, 0, 1), 4.5e9,
+                           box_done, &b, 1, &x, NULL) == 0);
+    CHECK(sim_net_transfer(net, sim_net_topo_gpu(t, 0, 0), sim_net_topo_gpu(t, 0, 2), 4.5e9,
+                           box_done, &b, 2, &x, NULL) == 0);
+    sim_engine_run(eng, SIM_TIME_MAX);
+    CHECK(b.r.t[0] == 100000000);
+    CHECK(b.r.t[1] == 1000000 + 20000000 && b.r.t[2] == 1000000 + 20000000);
+    sim_net_stats st;
+    sim_net_stats_get(net, &st);
+    /* X's start (1 flow), Y+Z's start (2); the ends find empty links. */
+    CHECK(st.solves == 4);
+    CHECK(st.solve_flows == 3);
+    CHECK(st.reschedules == 0);
     sim_net_destroy(net);
     sim_net_topo_destroy(t);
     sim_engine_destroy(eng);
@@ -638,6 +698,7 @@ int main(int argc, char **argv)
     test_maxmin_cancel();
     test_paths_and_scaling();
     test_striping();
+    test_components();
     test_reentrant();
     test_random();
     return test_finish("test_net");

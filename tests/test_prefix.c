@@ -204,6 +204,13 @@ static void test_index_basic(void)
     CHECK(sim_prefix_evict(idx, 10, log_evict, &l) == 2);
     CHECK(l.n == 2 && l.keys[0] == 13 && l.keys[1] == 12);
     CHECK(sim_prefix_peek(idx, a, 4) == 2);
+    /* Ranges: a second holder of 11..22 only (10 stays at 0 extra). */
+    sim_prefix_acquire_range(idx, b, 1, 3, 350);
+    CHECK(sim_prefix_refcount(idx, 10) == 1 && sim_prefix_refcount(idx, 11) == 2 &&
+          sim_prefix_refcount(idx, 22) == 2);
+    sim_prefix_release_range(idx, b, 1, 3, 360);
+    CHECK(sim_prefix_refcount(idx, 10) == 1 && sim_prefix_refcount(idx, 22) == 1);
+    check_index(idx, "ranges");
     sim_prefix_release(idx, b, 3, 400);
     l.n = 0;
     CHECK(sim_prefix_evict(idx, 10, log_evict, &l) == 3);

@@ -14,7 +14,8 @@ static sim_router *make(sim_route_policy p, uint64_t seed)
 int main(void)
 {
     sim_request_spec req = {0};
-    sim_router_view v[4] = {{100, 0, 0}, {50, 0, 0}, {50, 0, 0}, {300, 0, 0}};
+    sim_router_view v[4] = {{.outstanding_tokens = 100}, {.outstanding_tokens = 50},
+                            {.outstanding_tokens = 50}, {.outstanding_tokens = 300}};
 
     sim_router *rr = make(SIM_ROUTE_ROUND_ROBIN, 1);
     for (int i = 0; i < 12; i++) CHECK(sim_router_pick(rr, &req, v, 4) == i % 4);
