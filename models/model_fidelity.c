@@ -33,19 +33,19 @@ typedef struct {
     const char *backend;
     double overhead_us, per_seq_us;
     int32_t max_batched_tokens, chunk_tokens;
+    double jitter; /* output-length spread, fraction of osl (see fid_simulate) */
 } backend_profile;
 
 static const backend_profile profiles[] = {
-    {"vllm", 1500, 50, 8192, 2048},
-    {"sglang", 1500, 0, 8192, 8192},
-    {"trtllm", 1000, 0, 8192, 8192},
+    {"vllm", 1500, 50, 8192, 2048, 0.125},
+    {"sglang", 1500, 0, 8192, 8192, 0},
+    {"trtllm", 2000, 0, 8192, 8192, 0},
 };
 #define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
 
 /* Requests per row: enough waves for steady state, capped for speed. */
 #define FID_WAVES 12
 #define FID_MAX_REQUESTS 1536
-#define FID_JITTER 0.0
 
 /* Hugging Face id → catalogue name and weight dtype. */
 static int map_model(const char *path, const char *precision, char *name, size_t nlen, char *dtype, size_t dlen)
@@ -131,11 +131,11 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, sim_err *err)
     w->input_tokens.dist = SIM_DIST_FIXED;
     w->input_tokens.value = r->isl;
     if (w->input_tokens.max < r->isl) w->input_tokens.max = r->isl;
-    /* Output lengths jitter ±FID_JITTER around osl (same mean): with exactly
+    /* Output lengths jitter ±jitter·osl around osl (same mean): with exactly
      * equal lengths the simulated clients would stay in lock-step forever,
      * every wave arriving at once, while real clients drift apart within a
      * few requests (network, tokenisation and scheduling noise). */
-    int32_t j = (int32_t)(r->osl * FID_JITTER);
+    int32_t j = (int32_t)(r->osl * bp->jitter);
     w->output_tokens.dist = j > 0 ? SIM_DIST_UNIFORM : SIM_DIST_FIXED;
     w->output_tokens.value = r->osl;
     w->output_tokens.min = r->osl - j;

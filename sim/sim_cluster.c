@@ -5,6 +5,8 @@
 
 #include "model_catalog.h"
 #include "model_cost.h"
+#include "model_layout.h"
+#include "sim_af.h"
 #include "sim_engine.h"
 #include "sim_instance.h"
 #include "sim_net.h"
@@ -50,6 +52,8 @@ struct sim_cluster {
     int64_t back_kv_tokens;    /* smallest decode-instance KV capacity */
     double kv_bytes_per_token; /* what moves per token of context */
     sim_net *net;
+    sim_af *af;                /* attention/FFN disaggregation (NULL unless af / pd+af) */
+    int32_t n_ffn_gpus;
     /* prefix caching and cache-aware routing */
     int caching;               /* instances hold prefix caches */
     int cache_route;           /* routing.policy cache_aware */
@@ -457,23 +461,10 @@ static void on_sample(sim_engine *eng, void *ctx, uint64_t arg)
 
 /* ---- build -------------------------------------------------------------- */
 
-static int parse_dtype(const char *s, model_dtype *out, const char *key, sim_err *err)
-{
-    if (strcmp(s, "bf16") == 0) *out = MODEL_DTYPE_BF16;
-    else if (strcmp(s, "fp8") == 0) *out = MODEL_DTYPE_FP8;
-    else return sim_err_set(err, SIM_EINVAL, "%s: expected bf16 or fp8, got '%s'", key, s);
-    return SIM_OK;
-}
-
 int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
 {
     int rc;
     *out = NULL;
-    if (sc->deployment.mode == SIM_MODE_AF || sc->deployment.mode == SIM_MODE_PD_AF)
-        return sim_err_set(err, SIM_ENOTSUP,
-                           "deployment.mode '%s' is not implemented in this version of servesim "
-                           "(colocated and pd run; attention/FFN disaggregation is planned)",
-                           sim_mode_name(sc->deployment.mode));
     if (sc->cache.enabled && strcmp(sc->cache.sharing, "none") != 0)
         return sim_err_set(err, SIM_ENOTSUP,
                            "cache.sharing '%s' is not implemented in this version of servesim "
@@ -483,11 +474,11 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
     c->sc = *sc;
     if ((rc = model_catalog_model(sc->model, &c->model, err)) < 0) goto fail;
     if ((rc = model_catalog_gpu(sc->hardware.gpu, &c->gpu, err)) < 0) goto fail;
-    model_layout base = {.tp = 1, .pp = 1, .gpus_per_node = sc->hardware.gpus_per_node};
-    if ((rc = parse_dtype(sc->dtype, &base.dtype, "dtype", err)) < 0) goto fail;
-    if ((rc = parse_dtype(sc->kv_dtype, &base.kv_dtype, "kv_dtype", err)) < 0) goto fail;
 
-    for (int32_t p = 0; p < sc->deployment.n_pools; p++) c->n_inst += sc->deployment.pools[p].instances;
+    /* FFN pools are a shared resource inside the attention instances' cost,
+     * not simulated instances. */
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++)
+        if (sc->deployment.pools[p].role != SIM_ROLE_FFN) c->n_inst += sc->deployment.pools[p].instances;
     size_t ni = (size_t)c->n_inst;
     c->inst = calloc(ni, sizeof *c->inst);
     c->inst_pool = calloc(ni, sizeof *c->inst_pool);
@@ -513,20 +504,24 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
         goto fail;
     }
     sim_instance_hooks hooks = {on_finish, on_prefill_done, on_kv_reserved, c};
-    int32_t k = 0;
+    int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
+    int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;
     c->back_kv_tokens = INT64_MAX;
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
         const sim_pool_cfg *pc = &sc->deployment.pools[p];
         model_gpu pool_gpu = c->gpu;
         if (pc->gpu[0] && (rc = model_catalog_gpu(pc->gpu, &pool_gpu, err)) < 0) goto fail;
-        model_layout l = base;
-        l.tp = pc->parallel.tp;
-        l.pp = pc->parallel.pp;
-        l.overhead_s = pc->scheduler.overhead_us * 1e-6;
-        l.overhead_per_seq_s = pc->scheduler.overhead_per_seq_us * 1e-6;
-        if ((rc = model_cost_create(&c->model, &pool_gpu, &l, &c->costs[p], err)) < 0) {
+        model_layout l;
+        if ((rc = model_layout_from_pool(sc, pc, &l, err)) < 0 ||
+            (rc = model_cost_create(&c->model, &pool_gpu, &l, &c->costs[p], err)) < 0) {
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;
+        }
+        if (pc->role == SIM_ROLE_FFN) {
+            ffn_pool = p;
+            n_ffn += pc->instances;
+            c->n_ffn_gpus += pc->instances * model_cost_gpus(c->costs[p]);
+            continue;
         }
         int64_t kv_tokens = 0;
         rc = model_cost_kv_capacity_tokens(c->costs[p], pc->scheduler.gpu_mem_util,
@@ -540,7 +535,15 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             c->kv_bytes_per_token = model_cost_kv_bytes_per_token(c->costs[p]);
         }
         int32_t g = model_cost_gpus(c->costs[p]);
-        int is_back = pc->role == SIM_ROLE_DECODE;
+        /* Attention instances serve like colocated ones (af) or take KV from
+         * a prefill pool (pd+af); their iteration cost is the AF pipeline. */
+        sim_role role = pc->role;
+        if (role == SIM_ROLE_ATTENTION) {
+            role = pd_af ? SIM_ROLE_DECODE : SIM_ROLE_COLOCATED;
+            attn_pool = p;
+            n_attn += pc->instances;
+        }
+        int is_back = role == SIM_ROLE_DECODE;
         /* Prefill cost per token of a full chunk: what a cached prefix saves
          * and what queued prompts cost, for the cache-aware router. */
         model_chunk probe = {.tokens = pc->scheduler.chunk_tokens, .cached = 0};
@@ -548,7 +551,7 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
         double ms_per_tok = model_cost_iteration(c->costs[p], &pb, NULL) * 1e3 / probe.tokens;
         if (is_back && kv_tokens < c->back_kv_tokens) c->back_kv_tokens = kv_tokens;
         for (int32_t i = 0; i < pc->instances; i++, k++) {
-            rc = sim_instance_create(c->eng, k, pc->role, &pc->scheduler, c->costs[p], kv_tokens,
+            rc = sim_instance_create(c->eng, k, role, &pc->scheduler, c->costs[p], kv_tokens,
                                      c->metrics, hooks, &c->inst[k], err);
             if (rc < 0) {
                 sim_err_wrap(err, rc, "deployment.pools.%d", p);
@@ -570,6 +573,20 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
                 sim_instance_publish_view(c->inst[k], &c->views[c->n_front++]);
             }
         }
+    }
+    if (attn_pool >= 0) {
+        if (ffn_pool < 0) {
+            rc = sim_err_set(err, SIM_EINVAL, "deployment: mode %s needs an ffn pool",
+                             sim_mode_name(sc->deployment.mode));
+            goto fail;
+        }
+        double nic = sc->network.nic_gbps > 0 ? sc->network.nic_gbps * 1e9 / 8 : c->gpu.nic_bw;
+        rc = sim_af_create(c->costs[attn_pool], c->costs[ffn_pool], n_attn, n_ffn,
+                           sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &c->af, err);
+        if (rc < 0) goto fail;
+        for (int32_t i = 0; i < c->n_inst; i++)
+            if (c->inst_pool[i] == attn_pool) sim_instance_set_cost_fn(c->inst[i], sim_af_iteration, c->af);
+        c->n_gpus += c->n_ffn_gpus;
     }
     if (c->n_back > 0) {
         /* The shared network: instances packed onto nodes in pool order. */
@@ -639,6 +656,7 @@ void sim_cluster_destroy(sim_cluster *c)
     if (c->inst)
         for (int32_t i = 0; i < c->n_inst; i++) sim_instance_destroy(c->inst[i]);
     sim_net_destroy(c->net);
+    sim_af_destroy(c->af);
     free(c->inst);
     free(c->inst_pool);
     free(c->inst_gpu0);
@@ -757,6 +775,21 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     out->requests_rejected = c->rejected;
     pool_summaries(c, out);
     out->load_cv = front_load_cv(c);
+    if (c->af) {
+        sim_af_stats as;
+        sim_af_stats_get(c->af, &as);
+        out->af.enabled = 1;
+        out->af.micro_batches = c->sc.deployment.af_micro_batches;
+        if (as.time_s > 0) {
+            out->af.attention_util = as.attn_busy_s / as.time_s;
+            out->af.ffn_util = as.ffn_busy_s / as.time_s;
+            out->af.comm_fraction = as.comm_s / as.time_s;
+        }
+        out->af.activation_bytes = as.bytes;
+        out->af.transfer_ms_per_iter = as.iterations ? as.comm_s / (double)as.iterations * 1e3 : 0;
+        for (int32_t p = 0; p < out->n_pools; p++)
+            if (c->sc.deployment.pools[p].role == SIM_ROLE_FFN) out->pools[p].utilization = out->af.ffn_util;
+    }
     out->overloaded = c->overloaded;
     snprintf(out->overload_reason, sizeof out->overload_reason, "%s", c->overload_reason);
     if (c->progress) c->progress(c->progress_ctx, c->completed, c->total,

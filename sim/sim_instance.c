@@ -22,6 +22,8 @@ struct sim_instance {
     sim_role role;
     sim_sched_cfg cfg;
     const model_cost *cost;
+    double (*cost_fn)(void *ctx, const model_batch *b);
+    void *cost_ctx;
     sim_metrics *metrics;
     sim_instance_hooks hooks;
 
@@ -495,7 +497,7 @@ static void schedule(sim_instance *in)
         .n_decode = (int32_t)in->dec_n,
         .decode_ctx_sum = in->dec_base_sum + in->dec_n * n,
     };
-    double s = model_cost_iteration(in->cost, &b, NULL);
+    double s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, NULL);
     sim_time dur = (sim_time)(s * 1e9 + 0.5);
     if (dur < 1) dur = 1;
     in->busy = 1;
@@ -639,6 +641,12 @@ int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, const char
 }
 
 struct sim_prefix *sim_instance_cache(const sim_instance *in) { return in->pc; }
+
+void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx)
+{
+    in->cost_fn = fn;
+    in->cost_ctx = ctx;
+}
 
 void sim_instance_destroy(sim_instance *in)
 {

@@ -58,6 +58,10 @@ void sim_instance_destroy(sim_instance *in);
  * allocation needs room. Requests with keys reuse their cached prefix. */
 int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, const char *policy, sim_err *err);
 
+/* Replaces the cost model's iteration latency (seconds) by fn(ctx, batch),
+ * e.g. attention/FFN disaggregation (sim_af_iteration). */
+void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx);
+
 /* The index (NULL without caching), for routers that peek at it. */
 struct sim_prefix *sim_instance_cache(const sim_instance *in);
 

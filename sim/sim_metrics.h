@@ -62,6 +62,16 @@ typedef struct {
     double first_decode_ms;        /* KV arrived -> first decode token */
 } sim_pd_summary;
 
+/* Attention/FFN disaggregation: per-iteration utilisation of each side
+ * (busy time / iteration time) and the activation traffic. */
+typedef struct {
+    int32_t enabled;
+    int32_t micro_batches;
+    double attention_util, ffn_util, comm_fraction;
+    double activation_bytes;
+    double transfer_ms_per_iter;   /* activation transfer time per iteration, both ways */
+} sim_af_summary;
+
 typedef struct {
     char role[16];
     int32_t instances, gpus;
@@ -87,6 +97,7 @@ typedef struct {
     double cache_hit_rate;         /* prompt tokens found cached / prompt tokens */
     double load_cv;                /* coefficient of variation of tokens served per instance */
     sim_pd_summary pd;
+    sim_af_summary af;             /* filled by the caller */
     int32_t n_pools;               /* filled by the caller (it knows the pools) */
     sim_pool_summary pools[SIM_MAX_POOLS];
 } sim_summary;

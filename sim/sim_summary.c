@@ -99,6 +99,14 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("pd.ttft_prefill_ms", s->pd.ttft_prefill_ms);
         EMIT("pd.first_decode_ms", s->pd.first_decode_ms);
     }
+    if (s->af.enabled) {
+        EMIT("af.micro_batches", s->af.micro_batches);
+        EMIT("af.attention_util", s->af.attention_util);
+        EMIT("af.ffn_util", s->af.ffn_util);
+        EMIT("af.comm_fraction", s->af.comm_fraction);
+        EMIT("af.activation_bytes", s->af.activation_bytes);
+        EMIT("af.transfer_ms_per_iter", s->af.transfer_ms_per_iter);
+    }
 #undef EMIT
     return 0;
 }
@@ -255,6 +263,19 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_real(f, s->pd.first_decode_ms);
         fputs("}", f);
     }
+    if (s->af.enabled) {
+        fprintf(f, ",\n  \"af\": {\"micro_batches\": %d, \"attention_util\": ", (int)s->af.micro_batches);
+        put_real(f, s->af.attention_util);
+        fputs(", \"ffn_util\": ", f);
+        put_real(f, s->af.ffn_util);
+        fputs(", \"comm_fraction\": ", f);
+        put_real(f, s->af.comm_fraction);
+        fputs(", \"activation_bytes\": ", f);
+        put_real(f, s->af.activation_bytes);
+        fputs(", \"transfer_ms_per_iter\": ", f);
+        put_real(f, s->af.transfer_ms_per_iter);
+        fputs("}", f);
+    }
     fputs("\n}\n", f);
 }
 
@@ -342,6 +363,11 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
                 s->pd.ttft_queue_ms, s->pd.ttft_prefill_ms, s->pd.backpressure_ms.mean,
                 s->pd.transfer_ms.mean, s->pd.first_decode_ms);
     }
+    if (s->af.enabled)
+        fprintf(f, "\nAF         %d micro-batches: attention side busy %.1f %%, FFN side busy %.1f %%, "
+                   "activation transfers %.1f %% of iteration time (%.3f ms/iteration, %.3f GB)\n",
+                (int)s->af.micro_batches, 100 * s->af.attention_util, 100 * s->af.ffn_util,
+                100 * s->af.comm_fraction, s->af.transfer_ms_per_iter, s->af.activation_bytes / 1e9);
     if (s->overloaded)
         fprintf(f, "WARNING: overloaded, run stopped early: %.*s\n",
                 (int)sizeof s->overload_reason,

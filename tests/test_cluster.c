@@ -265,7 +265,8 @@ static void test_not_supported_modes(void)
 {
     sim_scenario sc;
     base_scenario(&sc);
-    sc.deployment.mode = SIM_MODE_AF;
+    sc.cache.enabled = 1;
+    snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "pull");
     sim_cluster *c = NULL;
     sim_err err = {{0}};
     CHECK(sim_cluster_create(&sc, &c, &err) == SIM_ENOTSUP);

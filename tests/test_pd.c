@@ -181,15 +181,18 @@ static void test_backpressure_and_conservation(void)
     CHECK(r.sum.pools[1].gpus == 1 && r.sum.pools[0].gpus == 2);
 }
 
-static void test_af_not_built(void)
+/* pd+af without an ffn pool is refused with the reason. */
+static void test_af_needs_ffn(void)
 {
     sim_scenario sc;
     pd_scenario(&sc);
-    sc.deployment.mode = SIM_MODE_AF;
+    sc.deployment.mode = SIM_MODE_PD_AF;
+    sc.deployment.pools[1].role = SIM_ROLE_ATTENTION;
     sim_cluster *c = NULL;
     sim_err err = {{0}};
-    CHECK(sim_cluster_create(&sc, &c, &err) == SIM_ENOTSUP);
-    CHECK_CONTAINS(err.msg, "not implemented");
+    CHECK(sim_cluster_create(&sc, &c, &err) == SIM_EINVAL);
+    CHECK_CONTAINS(err.msg, "needs an ffn pool");
+    CHECK(c == NULL);
 }
 
 int main(void)
@@ -197,6 +200,6 @@ int main(void)
     test_exact_single();
     test_transfer_time();
     test_backpressure_and_conservation();
-    test_af_not_built();
+    test_af_needs_ffn();
     return test_finish("test_pd");
 }
