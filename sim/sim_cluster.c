@@ -9,6 +9,7 @@
 #include "sim_af.h"
 #include "sim_engine.h"
 #include "sim_instance.h"
+#include "sim_kvtier.h"
 #include "sim_net.h"
 #include "sim_prefix.h"
 #include "sim_prefix_keys.h"
@@ -62,6 +63,12 @@ struct sim_cluster {
     sim_router_view *rviews;   /* per-request views handed to the cache-aware router */
     sim_router_view *snap;     /* load snapshot (routing.snapshot_interval_s > 0) */
     sim_prefix **approx;       /* routing.view approximate: the router's own indexes */
+    int sharing;               /* 0 none, 1 pull, 2 pool */
+    int32_t *front_of;         /* instance -> front index (-1 for back instances) */
+    sim_kvtier **host_tier;    /* pool: host-DRAM tier per node */
+    sim_kvtier *pool_tier;     /* pool: remote pool */
+    int32_t n_nodes;
+    int64_t fetched_blocks;
     sim_keymap sessions;       /* session -> slot (stickiness) */
     int32_t *sess_inst;
     sim_time *sess_since;
@@ -407,6 +414,126 @@ static void on_prefill_done(void *ctx, sim_req *r)
 
 static void on_kv_reserved(void *ctx, sim_req *r) { start_kv_transfer((sim_cluster *)ctx, r); }
 
+/* ---- KV sharing: pull from peers, or tiers below HBM ------------------- */
+
+static int node_of(const sim_cluster *c, int32_t k)
+{
+    int gpn = c->sc.hardware.gpus_per_node > 0 ? c->sc.hardware.gpus_per_node : 8;
+    return c->inst_gpu0[k] / gpn;
+}
+
+/* Idle-network time to move bytes striped from one endpoint set to an
+ * instance's GPUs (each stripe carries its share on its own links). */
+static sim_time fetch_estimate(const sim_cluster *c, int src0, int n_src, int32_t dst, double bytes)
+{
+    int k = n_src > c->inst_ngpu[dst] ? n_src : c->inst_ngpu[dst];
+    return sim_net_estimate(c->net, src0, c->inst_gpu0[dst], bytes / k);
+}
+
+static int32_t on_fetch_plan(void *ctx, sim_req *r, int32_t local)
+{
+    sim_cluster *c = ctx;
+    int32_t k = r->instance, x = 0;
+    sim_time est = 0;
+    double bpb = (double)c->cache_tokens * c->kv_bytes_per_token; /* bytes per cache block */
+    if (c->sharing == 1) {
+        int32_t best = local, src = -1;
+        for (int32_t j = 0; j < c->n_front; j++) {
+            int32_t o = c->front[j];
+            if (o == k || !sim_instance_cache(c->inst[o])) continue;
+            int32_t m = sim_prefix_peek(sim_instance_cache(c->inst[o]), r->keys, r->n_keys);
+            if (m > best) {
+                best = m;
+                src = j;
+            }
+        }
+        if (src < 0) return 0;
+        x = best - local;
+        int32_t o = c->front[src];
+        est = fetch_estimate(c, c->inst_gpu0[o], c->inst_ngpu[o], k, x * bpb);
+        r->fetch_src = src;
+    } else {
+        int node = node_of(c, k);
+        int32_t h = sim_kvtier_peek(c->host_tier[node], r->keys + local, r->n_keys - local);
+        int32_t p = sim_kvtier_peek(c->pool_tier, r->keys + local + h, r->n_keys - local - h);
+        x = h + p;
+        if (x <= 0) return 0;
+        sim_time eh = h ? fetch_estimate(c, sim_net_topo_host(sim_net_topo_of(c->net), node), 1, k, h * bpb) : 0;
+        sim_time ep = p ? fetch_estimate(c, sim_net_topo_pool(sim_net_topo_of(c->net)), 1, k, p * bpb) : 0;
+        est = eh > ep ? eh : ep;
+        r->fetch_src = h;
+    }
+    /* Fetch only when moving the KV beats recomputing it here. */
+    model_chunk ch = {.tokens = x * c->cache_tokens, .cached = local * c->cache_tokens};
+    model_batch b = {.n_chunks = 1, .chunks = &ch};
+    double recompute = model_cost_iteration(c->costs[c->inst_pool[k]], &b, NULL);
+    return (double)est * 1e-9 < recompute ? x : 0;
+}
+
+static void fetch_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    sim_req *r = (sim_req *)(uintptr_t)arg;
+    (void)net;
+    (void)id;
+    if (--r->fetch_parts == 0) sim_instance_fetch_done(c->inst[r->instance], r);
+}
+
+static void fetch_part(sim_cluster *c, sim_req *r, int src0, int n_src, double bytes)
+{
+    int32_t k = r->instance;
+    int src[1024], dst[1024];
+    int ns = n_src < 1024 ? n_src : 1024, nd = c->inst_ngpu[k] < 1024 ? c->inst_ngpu[k] : 1024;
+    for (int i = 0; i < ns; i++) src[i] = src0 + i;
+    for (int i = 0; i < nd; i++) dst[i] = c->inst_gpu0[k] + i;
+    sim_net_xfer id;
+    sim_err err;
+    r->fetch_parts++;
+    int rc = sim_net_transfer_striped(c->net, src, ns, dst, nd, bytes, fetch_arrived, c, (uint64_t)(uintptr_t)r,
+                                      &id, &err);
+    SIM_ASSERT(rc == 0, sim_engine_now(c->eng));
+}
+
+static void on_fetch_start(void *ctx, sim_req *r)
+{
+    sim_cluster *c = ctx;
+    double bpb = (double)c->cache_tokens * c->kv_bytes_per_token;
+    int32_t local = r->shared;
+    c->fetched_blocks += r->fetch_blocks;
+    r->fetch_parts = 0;
+    if (c->sharing == 1) {
+        int32_t o = c->front[r->fetch_src];
+        fetch_part(c, r, c->inst_gpu0[o], c->inst_ngpu[o], r->fetch_blocks * bpb);
+        return;
+    }
+    /* Promotion: the blocks leave their tier and move up into HBM. */
+    int node = node_of(c, r->instance);
+    int32_t h = r->fetch_src, p = r->fetch_blocks - h;
+    const sim_net_topo *t = sim_net_topo_of(c->net);
+    if (h > 0) {
+        sim_kvtier_take(c->host_tier[node], r->keys + local, h);
+        fetch_part(c, r, sim_net_topo_host(t, node), 1, h * bpb);
+    }
+    if (p > 0) {
+        sim_kvtier_take(c->pool_tier, r->keys + local + h, p);
+        fetch_part(c, r, sim_net_topo_pool(t), 1, p * bpb);
+    }
+}
+
+static void pool_evicted(void *ctx, uint64_t key)
+{
+    sim_cluster *c = ctx;
+    sim_kvtier_insert(c->pool_tier, key, NULL, NULL); /* the pool's own LRU drops what it must */
+}
+
+/* Demotion on eviction: HBM -> the node's host DRAM -> the remote pool. */
+static void on_cache_evict(void *ctx, int32_t instance, uint64_t key)
+{
+    sim_cluster *c = ctx;
+    if (c->sharing != 2) return;
+    sim_kvtier_insert(c->host_tier[node_of(c, instance)], key, pool_evicted, c);
+}
+
 /* ---- sampling and overload ---------------------------------------------- */
 
 static void take_samples(sim_cluster *c)
@@ -465,10 +592,8 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
 {
     int rc;
     *out = NULL;
-    if (sc->cache.enabled && strcmp(sc->cache.sharing, "none") != 0)
-        return sim_err_set(err, SIM_ENOTSUP,
-                           "cache.sharing '%s' is not implemented in this version of servesim "
-                           "(per-instance caches with sharing none run)", sc->cache.sharing);
+    if (!sc->cache.enabled && strcmp(sc->cache.sharing, "none") != 0)
+        return sim_err_set(err, SIM_EINVAL, "cache.sharing '%s' needs cache.enabled: true", sc->cache.sharing);
     sim_cluster *c = calloc(1, sizeof *c);
     if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     c->sc = *sc;
@@ -503,7 +628,19 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
         goto fail;
     }
-    sim_instance_hooks hooks = {on_finish, on_prefill_done, on_kv_reserved, c};
+    c->sharing = strcmp(sc->cache.sharing, "pull") == 0 ? 1 : strcmp(sc->cache.sharing, "pool") == 0 ? 2 : 0;
+    c->front_of = malloc(ni * sizeof *c->front_of);
+    if (!c->front_of) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
+        goto fail;
+    }
+    sim_instance_hooks hooks = {.on_finish = on_finish,
+                                .on_prefill_done = on_prefill_done,
+                                .on_kv_reserved = on_kv_reserved,
+                                .on_fetch_plan = c->sharing ? on_fetch_plan : NULL,
+                                .on_fetch_start = c->sharing ? on_fetch_start : NULL,
+                                .on_cache_evict = c->sharing == 2 ? on_cache_evict : NULL,
+                                .ctx = c};
     int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
     int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;
     c->back_kv_tokens = INT64_MAX;
@@ -565,6 +702,7 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             c->inst_gpu0[k] = c->n_gpus;
             c->inst_ngpu[k] = g;
             c->n_gpus += g;
+            c->front_of[k] = is_back ? -1 : c->n_front;
             if (is_back) {
                 c->back[c->n_back] = k;
                 sim_instance_publish_view(c->inst[k], &c->back_views[c->n_back++]);
@@ -588,14 +726,18 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             if (c->inst_pool[i] == attn_pool) sim_instance_set_cost_fn(c->inst[i], sim_af_iteration, c->af);
         c->n_gpus += c->n_ffn_gpus;
     }
-    if (c->n_back > 0) {
-        /* The shared network: instances packed onto nodes in pool order. */
+    if (c->n_back > 0 || c->sharing) {
+        /* The shared network: instances packed onto nodes in pool order;
+         * pool sharing adds a host-DRAM tier per node and a remote pool. */
         int gpn = sc->hardware.gpus_per_node > 0 ? sc->hardware.gpus_per_node : 8;
         int nodes = (c->n_gpus + gpn - 1) / gpn;
         double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : c->gpu.nvlink_bw;
         double nic = sc->network.nic_gbps > 0 ? sc->network.nic_gbps * 1e9 / 8 : c->gpu.nic_bw;
+        double host = c->sharing == 2 ? sc->cache.host_gbps * 1e9 : 0;
+        /* cache.pool_gbps is per instance; the pool's link carries them all. */
+        double pool = c->sharing == 2 ? sc->cache.pool_gbps * 1e9 * c->n_front : 0;
         sim_net_topo *topo = sim_net_topo_build(nodes, gpn, nvl, nic, sc->network.latency_us * 1e-6,
-                                                0, 0, err);
+                                                host, pool, err);
         if (!topo) {
             rc = SIM_EINVAL;
             goto fail;
@@ -606,6 +748,22 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             rc = SIM_ENOMEM;
             goto fail;
         }
+        c->n_nodes = nodes;
+        if (c->sharing == 2) {
+            double bpb = (double)c->cache_tokens * c->kv_bytes_per_token;
+            c->host_tier = calloc((size_t)nodes, sizeof *c->host_tier);
+            if (!c->host_tier) {
+                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+                goto fail;
+            }
+            for (int nd = 0; nd < nodes; nd++)
+                if ((rc = sim_kvtier_create((int64_t)(sc->cache.host_gb * 1e9 / bpb), &c->host_tier[nd], err)) < 0)
+                    goto fail;
+            if ((rc = sim_kvtier_create((int64_t)(sc->cache.pool_gb * 1e9 / bpb), &c->pool_tier, err)) < 0)
+                goto fail;
+        }
+    }
+    if (c->n_back > 0) {
         sim_routing_cfg back_cfg = {.policy = strcmp(sc->deployment.decode_routing, "round_robin") == 0
                                                   ? SIM_ROUTE_ROUND_ROBIN
                                                   : SIM_ROUTE_LEAST_LOADED};
@@ -657,6 +815,11 @@ void sim_cluster_destroy(sim_cluster *c)
         for (int32_t i = 0; i < c->n_inst; i++) sim_instance_destroy(c->inst[i]);
     sim_net_destroy(c->net);
     sim_af_destroy(c->af);
+    if (c->host_tier)
+        for (int32_t nd = 0; nd < c->n_nodes; nd++) sim_kvtier_destroy(c->host_tier[nd]);
+    free(c->host_tier);
+    sim_kvtier_destroy(c->pool_tier);
+    free(c->front_of);
     free(c->inst);
     free(c->inst_pool);
     free(c->inst_gpu0);
@@ -811,6 +974,10 @@ void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out)
     out->n_instances = c->n_inst;
     out->n_gpus = c->n_gpus;
     out->in_flight_area_s = c->in_flight_area / SIM_NS_PER_S;
+    out->fetched_blocks = c->fetched_blocks;
+    if (c->host_tier)
+        for (int32_t nd = 0; nd < c->n_nodes; nd++) out->tier_blocks += sim_kvtier_size(c->host_tier[nd]);
+    if (c->pool_tier) out->tier_blocks += sim_kvtier_size(c->pool_tier);
     for (int32_t i = 0; i < c->n_inst; i++) {
         sim_instance_stats s;
         sim_instance_stats_get(c->inst[i], &s);
@@ -824,6 +991,7 @@ void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out)
         out->kv_pending += s.kv_pending;
         out->held += s.held;
         out->cache_referenced += s.cache_referenced;
+        out->cached_blocks += s.cached_blocks;
     }
 }
 

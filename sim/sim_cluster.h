@@ -42,6 +42,9 @@ typedef struct {
     int64_t waiting, running;
     int64_t kv_pending, held;    /* pd: waiting for decode blocks; KV held on prefill side */
     int64_t cache_referenced;    /* prefix-cache blocks still referenced (0 after a run) */
+    int64_t cached_blocks;       /* KV blocks held by prefix caches in HBM */
+    int64_t fetched_blocks;      /* cache blocks fetched from peers or tiers */
+    int64_t tier_blocks;         /* cache blocks held in host/pool tiers */
     int64_t iterations, preemptions;
     int64_t input_tokens_done, output_tokens_done;
     int32_t n_instances, n_gpus;

@@ -39,6 +39,7 @@ struct sim_instance {
     sim_req_list ready;         /* run_link, decode role: KV arrived, joins at the next boundary */
     sim_req_list just_joined;   /* pre_link, decode role: joined at the last boundary */
     int64_t reserved;           /* decode role: reserved, KV still in flight */
+    int64_t fetching;           /* admitted requests waiting for fetched prefix KV */
     int64_t held;               /* prefill role: requests whose KV is held here */
 
     heap_ent *heap;             /* decoding requests by (finish_iter, id) */
@@ -88,6 +89,12 @@ static inline int64_t shared_kv(const sim_instance *in, const sim_req *r)
     return (int64_t)r->shared * in->cbk;
 }
 
+static void evicted(void *ctx, uint64_t key)
+{
+    sim_instance *in = ctx;
+    if (in->hooks.on_cache_evict) in->hooks.on_cache_evict(in->hooks.ctx, in->id, key);
+}
+
 /* Free blocks, evicting unreferenced cached prefixes when that makes room
  * for `need` (vLLM keeps cached blocks in the free pool the same way). */
 static int64_t free_blocks(sim_instance *in, int64_t need)
@@ -95,7 +102,7 @@ static int64_t free_blocks(sim_instance *in, int64_t need)
     int64_t free_now = in->blocks_total - in->blocks_used - cached_kv(in);
     if (free_now < need && in->pc) {
         int64_t want = (need - free_now + in->cbk - 1) / in->cbk;
-        sim_prefix_evict(in->pc, want, NULL, NULL);
+        sim_prefix_evict(in->pc, want, evicted, in);
         free_now = in->blocks_total - in->blocks_used - cached_kv(in);
     }
     return free_now;
@@ -394,6 +401,35 @@ static int add_chunk(sim_instance *in, sim_req *r, int32_t t)
 
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg);
 
+/* The newest running request that is not waiting for fetched KV (a fetch in
+ * flight cannot be called back). */
+static sim_req *victim(sim_instance *in)
+{
+    sim_req *r = in->running.tail;
+    while (r && r->fetching) r = r->run_link.prev;
+    SIM_ASSERT(r != NULL, sim_engine_now(in->eng));
+    return r;
+}
+
+/* KV sharing at admission: if the cluster finds more of r's prefix elsewhere
+ * and blocks for it are free here, allocate them and plan the fetch. */
+static int plan_fetch(sim_instance *in, sim_req *r)
+{
+    if (!in->hooks.on_fetch_plan || !in->pc || !r->keys || r->shared >= r->n_keys) return 0;
+    int32_t x = in->hooks.on_fetch_plan(in->hooks.ctx, r, r->shared);
+    int64_t cap = (r->prefill_target - 1) / in->ctok - r->shared;
+    if (x > cap) x = (int32_t)cap;
+    if (x <= 0) return 0;
+    int64_t have = r->blocks + shared_kv(in, r);
+    int64_t need = blocks_for(in, (r->shared + (int64_t)x) * in->ctok) - have;
+    if (free_blocks(in, need) < need) return 0;
+    r->blocks += (int32_t)need;
+    in->blocks_used += need;
+    r->fetching = 1;
+    r->fetch_blocks = x;
+    return 1;
+}
+
 /* decode role: arrived KV joins the decode set (only between iterations). */
 static void join_ready(sim_instance *in)
 {
@@ -452,13 +488,13 @@ static void schedule(sim_instance *in)
         for (;;) {
             need = in->dec_n ? in->res_cnt[mod_bs(in, 1 - n)] : 0;
             if (free_blocks(in, need) >= need) break;
-            SIM_ASSERT(in->running.tail != NULL, now);
-            preempt(in, in->running.tail);
+            preempt(in, victim(in));
         }
         in->blocks_used += need;
         int64_t budget = in->cfg.max_batched_tokens - in->dec_n;
         in->n_chunks = 0;
         for (sim_req *r = in->prefilling.head; r && budget > 0; r = sim_req_next(r, SIM_PRE_LINK)) {
+            if (r->fetching) continue;
             int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled,
                                                in->cfg.chunk_tokens, budget));
             if (t == 0) break;
@@ -468,6 +504,16 @@ static void schedule(sim_instance *in)
         while (budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
             sim_req *r = in->waiting.head;
             match_prefix(in, r);
+            if (plan_fetch(in, r)) {
+                /* Admitted, but its prefill waits for the fetched KV. */
+                sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
+                sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
+                sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
+                r->state = SIM_REQ_PREFILL;
+                in->fetching++;
+                in->hooks.on_fetch_start(in->hooks.ctx, r);
+                continue;
+            }
             int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
             if (t == 0) {
                 unmatch_prefix(in, r);
@@ -481,14 +527,14 @@ static void schedule(sim_instance *in)
             budget -= t;
         }
         if (in->n_chunks > 0 || in->dec_n > 0) break;
-        if (in->running.n == 0) { /* nothing admitted, nothing running: idle */
+        if (in->running.n == in->fetching) { /* nothing runnable: idle (or waiting for fetches) */
             publish(in);
             return;
         }
         /* Prefills hold every free block and none can grow: make room the way
          * vLLM does, by preempting the newest request. */
         in->blocks_used -= need;
-        preempt(in, in->running.tail);
+        preempt(in, victim(in));
     }
 
     model_batch b = {
@@ -642,6 +688,21 @@ int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, const char
 
 struct sim_prefix *sim_instance_cache(const sim_instance *in) { return in->pc; }
 
+void sim_instance_fetch_done(sim_instance *in, sim_req *r)
+{
+    SIM_ASSERT(r->fetching && r->state == SIM_REQ_PREFILL, sim_engine_now(in->eng));
+    int32_t tokens = (int32_t)(r->fetch_blocks * in->ctok);
+    r->fetching = 0;
+    in->fetching--;
+    r->prefilled += tokens;
+    r->cached_tokens += tokens;
+    in->outstanding -= tokens;
+    in->pending_prefill -= tokens;
+    cache_insert(in, r);
+    if (!in->busy) schedule(in);
+    else publish(in);
+}
+
 void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx)
 {
     in->cost_fn = fn;
@@ -681,6 +742,7 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     r->kv_bytes = 0;
     r->shared = r->hold_shared = 0;
     r->cached_tokens = 0;
+    r->fetching = r->fetch_blocks = r->fetch_parts = 0;
     /* A prefill instance only owes the prompt; decode work is owed downstream. */
     in->outstanding += (int64_t)r->spec.input_tokens +
                        (in->role == SIM_ROLE_PREFILL ? 0 : r->spec.output_tokens);

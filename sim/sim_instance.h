@@ -42,6 +42,15 @@ typedef struct {
     void (*on_prefill_done)(void *ctx, sim_req *r);
     /* decode role: blocks for r's KV are now reserved here (it had waited). */
     void (*on_kv_reserved)(void *ctx, sim_req *r);
+    /* KV sharing (optional): at admission, after `local` cache blocks matched
+     * here, how many more blocks of r's prefix could be fetched from
+     * elsewhere faster than recomputed (0 = none). */
+    int32_t (*on_fetch_plan)(void *ctx, sim_req *r, int32_t local);
+    /* Blocks for the planned fetch are allocated: start it; the cluster
+     * calls sim_instance_fetch_done when the KV has arrived. */
+    void (*on_fetch_start)(void *ctx, sim_req *r);
+    /* A cached block was evicted here (pool: demote it to a lower tier). */
+    void (*on_cache_evict)(void *ctx, int32_t instance, uint64_t key);
     void *ctx;
 } sim_instance_hooks;
 
@@ -57,6 +66,10 @@ void sim_instance_destroy(sim_instance *in);
  * requests; unreferenced blocks are evicted (policy "lru" or "lfu") when an
  * allocation needs room. Requests with keys reuse their cached prefix. */
 int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, const char *policy, sim_err *err);
+
+/* The fetched blocks of r have arrived: they join the local cache and r's
+ * prefill continues after them. */
+void sim_instance_fetch_done(sim_instance *in, sim_req *r);
 
 /* Replaces the cost model's iteration latency (seconds) by fn(ctx, batch),
  * e.g. attention/FFN disaggregation (sim_af_iteration). */

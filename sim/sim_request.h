@@ -69,6 +69,11 @@ struct sim_req {
     int32_t shared;
     int32_t hold_shared;     /* pd: references still held on the prefill instance */
     int32_t cached_tokens;
+    /* KV sharing: blocks being fetched from a peer or a tier before prefill */
+    int32_t fetching;        /* 1 while a fetch is in flight */
+    int32_t fetch_blocks;    /* cache blocks the fetch brings */
+    int32_t fetch_src;       /* pull: front index of the peer; pool: host-tier blocks */
+    int32_t fetch_parts;     /* transfers still in flight */
     sim_link run_link;       /* waiting list or running list */
     sim_link pre_link;       /* prefilling list */
     sim_req *free_next;      /* pool free list */

@@ -158,11 +158,42 @@ static void test_synthetic(void)
     CHECK_MSG(sum.cache_hit_rate > 0.4, "multi-turn hit rate %.3f", sum.cache_hit_rate);
 }
 
+/* KV sharing: pulling prefixes from peers and a tiered pool both raise the
+ * hit rate of round-robin instances over private caches. */
+static void test_sharing(void)
+{
+    sim_scenario sc;
+    base(&sc, "tests/data/workload/mooncake_conversation_head.jsonl");
+    sc.deployment.pools[0].instances = 4;
+    sc.hardware.gpus_per_node = 2;
+    sim_summary none, pull, pool;
+    sim_cluster_state st;
+    if (run(&sc, &none, &st, NULL)) return;
+    snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "pull");
+    if (run(&sc, &pull, &st, NULL)) return;
+    CHECK_MSG(pull.cache_hit_rate > none.cache_hit_rate, "pull %.3f vs none %.3f", pull.cache_hit_rate,
+              none.cache_hit_rate);
+    CHECK(st.fetched_blocks > 0);
+    /* Small HBM caches (more evictions) over a host tier and a pool. */
+    snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "pool");
+    sc.deployment.pools[0].scheduler.gpu_mem_util = 0.3;
+    sc.cache.host_gb = 20;
+    sc.cache.pool_gb = 200;
+    if (run(&sc, &pool, &st, NULL)) return;
+    snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "none");
+    sim_summary small;
+    if (run(&sc, &small, &st, NULL)) return;
+    CHECK_MSG(pool.cache_hit_rate > small.cache_hit_rate, "pool %.3f vs local %.3f", pool.cache_hit_rate,
+              small.cache_hit_rate);
+    CHECK(pool.requests_completed + pool.requests_rejected == 200);
+}
+
 int main(int argc, char **argv)
 {
     src = argc > 2 ? argv[2] : ".";
     test_reuse_timing();
     test_mooncake_head();
     test_synthetic();
+    test_sharing();
     return test_finish("test_cache");
 }

@@ -265,12 +265,12 @@ static void test_not_supported_modes(void)
 {
     sim_scenario sc;
     base_scenario(&sc);
-    sc.cache.enabled = 1;
+    sc.cache.enabled = 0;
     snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "pull");
     sim_cluster *c = NULL;
     sim_err err = {{0}};
-    CHECK(sim_cluster_create(&sc, &c, &err) == SIM_ENOTSUP);
-    CHECK_CONTAINS(err.msg, "not implemented");
+    CHECK(sim_cluster_create(&sc, &c, &err) == SIM_EINVAL);
+    CHECK_CONTAINS(err.msg, "needs cache.enabled");
     CHECK(c == NULL);
 }
 

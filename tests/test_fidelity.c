@@ -1,0 +1,46 @@
+/* test_fidelity — replays every row of the bundled measured-deployment CSV
+ * (tests/data/models/e2e-dev.csv, aiconfigurator silicon samples) through
+ * the simulator and holds the TTFT/TPOT MAPE at or below what the model
+ * reaches today (plus a small margin), so a change that makes predictions
+ * worse fails. Also checks the command's error handling. */
+#include "model_fidelity.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Reached when this test was written (see docs/cost-model.md), + margin. */
+#define MAX_TPOT_MAPE 17.5
+#define MAX_TTFT_MAPE 50.0
+#define MAX_WALL_S 30.0
+
+int main(int argc, char **argv)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", argc > 2 ? argv[2] : "..");
+    model_fidelity_result r;
+    sim_err e = {""};
+    int rc = model_fidelity_run(path, &r, &e);
+    CHECK_MSG(rc == 0, "%s", e.msg);
+    if (rc == 0) {
+        printf("%d rows: TTFT MAPE %.1f%%, TPOT MAPE %.1f%% (%.1f s)\n", r.n_ok, r.all.ttft_mape, r.all.tpot_mape,
+               r.wall_s);
+        for (int b = 0; b < r.n_backends; b++)
+            printf("  %-7s %3d rows: TTFT %.1f%%, TPOT %.1f%%\n", r.backends[b].backend, r.backends[b].n,
+                   r.backends[b].ttft_mape, r.backends[b].tpot_mape);
+        CHECK(r.n_rows == 484 && r.n_ok == r.n_rows);
+        CHECK(r.n_backends == 3);
+        CHECK_MSG(r.all.tpot_mape <= MAX_TPOT_MAPE, "TPOT MAPE %.2f%%", r.all.tpot_mape);
+        CHECK_MSG(r.all.ttft_mape <= MAX_TTFT_MAPE, "TTFT MAPE %.2f%%", r.all.ttft_mape);
+        CHECK_MSG(r.wall_s < MAX_WALL_S, "%.1f s", r.wall_s);
+        /* Every simulated row has a finite, positive prediction. */
+        for (int i = 0; i < r.n_rows; i++)
+            CHECK(r.rows[i].pred_ttft_ms > 0 && r.rows[i].pred_tpot_ms > 0 && r.rows[i].pred_tpot_ms < 1e4);
+        model_fidelity_free(&r);
+    }
+    CHECK(model_fidelity_run("/nonexistent/e2e.csv", &r, &e) == SIM_EIO);
+    CHECK_CONTAINS(e.msg, "cannot open");
+    char *av[] = {"fidelity", "--bogus"};
+    CHECK(model_cli_fidelity(2, av) == 2);
+    return test_finish("test_fidelity");
+}
