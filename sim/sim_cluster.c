@@ -64,6 +64,7 @@ struct sim_cluster {
     sim_router_view *snap;     /* load snapshot (routing.snapshot_interval_s > 0) */
     sim_prefix **approx;       /* routing.view approximate: the router's own indexes */
     int sharing;               /* 0 none, 1 pull, 2 pool */
+    int layerwise;             /* pd: KV moves layer by layer during prefill */
     int32_t *front_of;         /* instance -> front index (-1 for back instances) */
     sim_kvtier **host_tier;    /* pool: host-DRAM tier per node */
     sim_kvtier *pool_tier;     /* pool: remote pool */
@@ -396,9 +397,23 @@ static void start_kv_transfer(sim_cluster *c, sim_req *r)
     for (int i = 0; i < ns; i++) src[i] = c->inst_gpu0[p] + i;
     for (int i = 0; i < nd; i++) dst[i] = c->inst_gpu0[d] + i;
     r->kv_bytes = (double)r->prefill_target * c->kv_bytes_per_token;
+    double bytes = r->kv_bytes;
+    if (c->layerwise && r->kv_reserved == r->first_token) {
+        /* Layer-by-layer: while the prefill ran, each finished layer's KV
+         * was already moving, so what is left after the last layer is
+         * whatever the link could not absorb during (L-1)/L of the prefill,
+         * and at least the last layer. (Blocks reserved late, after
+         * back-pressure, get no overlap.) */
+        int L = c->model.layers > 0 ? c->model.layers : 1;
+        int k = ns > nd ? ns : nd;
+        double t_full = (double)sim_net_estimate(c->net, src[0], dst[0], bytes / k);
+        double window = (double)(r->first_token - r->first_scheduled) * (L - 1) / L;
+        double left = t_full > 0 ? bytes * (1.0 - fmin(1.0, window / t_full)) : 0;
+        bytes = fmax(bytes / L, left);
+    }
     sim_net_xfer id;
     sim_err err;
-    int rc = sim_net_transfer_striped(c->net, src, ns, dst, nd, r->kv_bytes, kv_arrived, c,
+    int rc = sim_net_transfer_striped(c->net, src, ns, dst, nd, bytes, kv_arrived, c,
                                       (uint64_t)(uintptr_t)r, &id, &err);
     SIM_ASSERT(rc == 0, sim_engine_now(c->eng));
 }
@@ -629,6 +644,7 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
         goto fail;
     }
     c->sharing = strcmp(sc->cache.sharing, "pull") == 0 ? 1 : strcmp(sc->cache.sharing, "pool") == 0 ? 2 : 0;
+    c->layerwise = strcmp(sc->deployment.kv_transfer, "layerwise") == 0;
     c->front_of = malloc(ni * sizeof *c->front_of);
     if (!c->front_of) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");

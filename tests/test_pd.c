@@ -147,6 +147,19 @@ static void test_transfer_time(void)
         CHECK_MSG(llabs(got - want) <= 2, "transfer %lld ns, expected %lld", (long long)got, (long long)want);
         xfer[i] = (double)(got - 7000);
         check_conserved(&r, 1);
+        /* Layer by layer: only what the link could not move during the
+         * prefill is left, and never less than one layer's share. */
+        snprintf(sc.deployment.kv_transfer, sizeof sc.deployment.kv_transfer, "layerwise");
+        pd_result lw;
+        if (run(&sc, &lw) || lw.n != 1) return;
+        sim_time lgot = lw.rec0.kv_arrived - lw.rec0.kv_reserved;
+        double window = (double)(lw.rec0.first_token - lw.rec0.first_scheduled) * 31.0 / 32.0;
+        double drain = (double)(want - 7000);
+        double left = fmax(bytes / 32, bytes * (1 - fmin(1, window / drain)));
+        sim_time lwant = 7000 + (sim_time)ceil(left * 1e9 / (100e9 / 8));
+        CHECK_MSG(llabs(lgot - lwant) <= 2 && lgot < got, "layerwise %lld ns, expected %lld (whole %lld)",
+                  (long long)lgot, (long long)lwant, (long long)got);
+        snprintf(sc.deployment.kv_transfer, sizeof sc.deployment.kv_transfer, "whole");
     }
     CHECK_NEAR(xfer[1] / xfer[0], 4.0, 1e-3);
 }
