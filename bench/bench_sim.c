@@ -2,7 +2,7 @@
  *
  * Default: 1,000,000 requests (lognormal prompts, mean 1024 tokens; 256
  * output tokens) over 64 Llama-3.1-8B instances on H100 (TP1), Poisson at
- * 1,600 req/s, least-loaded routing, no results DB. Prints wall time, peak
+ * 1,280 req/s (20 per instance), least-loaded routing, no results DB. Prints wall time, peak
  * RSS, simulated requests and events per wall second. Usage:
  *   bench_sim [requests] [instances] [rate]
  * Run it pinned to one core for the README figure: taskset -c 0 bench_sim */
@@ -16,7 +16,7 @@ int main(int argc, char **argv)
 {
     int64_t requests = argc > 1 ? atoll(argv[1]) : 1000000;
     int32_t instances = argc > 2 ? atoi(argv[2]) : 64;
-    double rate = argc > 3 ? atof(argv[3]) : 25.0 * instances;
+    double rate = argc > 3 ? atof(argv[3]) : 20.0 * instances;
 
     sim_scenario sc;
     sim_scenario_defaults(&sc);

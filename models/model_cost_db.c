@@ -145,10 +145,10 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
 }
 
 void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound bound, double count, double time_s,
-                const char *detail)
+                double bytes, const char *detail)
 {
     if (!(time_s > 0)) return;
-    op_push(x, name, cls, count, 0, 0, time_s, 0, bound, MODEL_SRC_ROOFLINE, detail);
+    op_push(x, name, cls, count, 0, bytes, time_s, 0, bound, MODEL_SRC_ROOFLINE, detail);
 }
 
 cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, double m, double n, double k,

@@ -183,7 +183,7 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int sli
             double extra = count * (sp - 1) * (t_x > step ? t_x - step : 0);
             char det[64] = "";
             if (x->ops) snprintf(det, sizeof det, "ring n=%d %.0fB/step", l->sp, block);
-            cost_fixed(x, "sp_ring_kv", MODEL_OPC_COMM, MODEL_BOUND_COMM, count, extra, det);
+            cost_fixed(x, "sp_ring_kv", MODEL_OPC_COMM, MODEL_BOUND_COMM, count, extra, count * (sp - 1) * block, det);
         }
     }
     if (a->nd > 0) {
@@ -391,7 +391,7 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
         if (ops) snprintf(det, sizeof det, "pp=%d m=%d bubble %.0f%%", c->l.pp, c->l.micro_batches,
                           100.0 * (p - 1) / (mb + p - 1));
         double bubble = work * (p - 1) / mb;
-        cost_fixed(&x, "pp_bubble", MODEL_OPC_OTHER, MODEL_BOUND_LATENCY, 1, bubble, det);
+        cost_fixed(&x, "pp_bubble", MODEL_OPC_OTHER, MODEL_BOUND_LATENCY, 1, bubble, 0, det);
         eval_pp_sends(&x, &a, 1.0 + (mb - 1) / (p - 1));
     } else {
         eval_pp_sends(&x, &a, 1.0);
@@ -401,7 +401,7 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     for (int32_t i = 0; b->chunks && i < b->n_chunks; i++) nreq += b->chunks[i].tokens > 0;
     nreq += b->n_decode > 0 ? b->n_decode : 0;
     double ovh = c->l.overhead_s + nreq * c->l.overhead_per_seq_s;
-    cost_fixed(&x, "framework", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, ovh, "scheduling, launch, I/O");
+    cost_fixed(&x, "framework", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, ovh, 0, "scheduling, launch, I/O");
     x.r.total_s = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s + x.r.overhead_s;
     x.r.source = x.used_db ? "db" : "roofline";
     if (n_ops) *n_ops = x.n;

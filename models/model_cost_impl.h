@@ -99,7 +99,7 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
                  double bytes, double hide);
 /* A fixed time with no roofline (framework overhead, pipeline bubble). */
 void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound bound, double count,
-                double time_s, const char *detail);
+                double time_s, double bytes, const char *detail);
 
 /* GEMM descriptor: m×k times k×n with weights in wdt bytes. */
 cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, double m, double n, double k,

@@ -148,7 +148,8 @@ static void ep_emit(cost_ctx *x, const char *name, double count, double S, doubl
         snprintf(det, sizeof det, "all_to_all %s ep=%d tokens=%.0f", model_ep_mode_name((model_ep_mode)mode), c->l.ep,
                  ceil(S));
     /* cost_fixed records the op and its time in the totals. */
-    cost_fixed(x, name, MODEL_OPC_COMM, MODEL_BOUND_COMM, count, count * t * x->time_scale, det);
+    double bytes = S * c->m.top_k * c->m.hidden * bpv * (c->l.ep - 1.0) / c->l.ep;
+    cost_fixed(x, name, MODEL_OPC_COMM, MODEL_BOUND_COMM, count, count * t * x->time_scale, count * bytes, det);
 }
 
 void cost_moe(cost_ctx *x, const cost_agg *a, double count)

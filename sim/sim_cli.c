@@ -2,6 +2,8 @@
 #include "sim_cli.h"
 
 #include "calib/calib_cli.h"
+#include "model_cli.h"
+#include "model_fidelity.h"
 #include "sim_cache_replay.h"
 
 #include "sim_cluster.h"
@@ -26,6 +28,8 @@ static const char *usage_main =
     "  run SCENARIO.yaml       simulate a deployment and print its metrics\n"
     "  validate SCENARIO.yaml  check a scenario (keys, types, ranges, catalogue names, memory fit)\n"
     "  schema                  print the scenario reference (every key, type, default, range)\n"
+    "  predict                 op-by-op latency of one iteration (model, GPU, layout, batch)\n"
+    "  fidelity                replay measured deployments (e2e-dev.csv) and print the error\n"
     "  cache-replay TRACE      replay a trace's prefix blocks against caches of given sizes (no timing)\n"
     "  calibrate               time servesim's kernels on this GPU (or --backend cpu) into a perf-db\n"
     "  db list|show|export|import|lookup   inspect and move perf-db files\n"
@@ -457,6 +461,8 @@ int sim_cli_main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
+    if (strcmp(cmd, "predict") == 0) return model_cli_predict(argc - 1, argv + 1);
+    if (strcmp(cmd, "fidelity") == 0) return model_cli_fidelity(argc - 1, argv + 1);
     if (strcmp(cmd, "calibrate") == 0) return calib_cli_calibrate(argc - 1, argv + 1);
     if (strcmp(cmd, "db") == 0) return calib_cli_db(argc - 1, argv + 1);
     if (strcmp(cmd, "cache-replay") == 0) return sim_cli_cache_replay(argc - 1, argv + 1);

@@ -304,19 +304,26 @@ static void workload_failed(sim_cluster *c, int rc)
     sim_engine_stop(c->eng);
 }
 
-static void pull_next_arrival(sim_cluster *c)
+/* 1 when the workload produced a request; otherwise ends the arrivals
+ * (exhausted) or the run (failed). */
+static int workload_gave(sim_cluster *c, int wrc)
 {
-    sim_request_spec spec;
-    int wrc = sim_workload_next(c->wl, &spec);
     if (wrc < 0) {
         workload_failed(c, wrc);
-        return;
+        return 0;
     }
     if (wrc == 0) {
         c->arrivals_done = 1;
         maybe_done(c);
-        return;
+        return 0;
     }
+    return 1;
+}
+
+static void pull_next_arrival(sim_cluster *c)
+{
+    sim_request_spec spec;
+    if (!workload_gave(c, sim_workload_next(c->wl, &spec))) return;
     /* The spec is re-read from the workload at fire time; stash it. */
     sim_req *holder = req_alloc(c);
     SIM_ASSERT(holder != NULL, sim_engine_now(c->eng));
@@ -341,16 +348,8 @@ static void client_next(sim_engine *eng, void *ctx, uint64_t client)
 {
     sim_cluster *c = ctx;
     sim_request_spec spec;
-    int wrc = sim_workload_sample_client(c->wl, sim_engine_now(eng), (int32_t)client, &spec);
-    if (wrc < 0) {
-        workload_failed(c, wrc);
+    if (!workload_gave(c, sim_workload_sample_client(c->wl, sim_engine_now(eng), (int32_t)client, &spec)))
         return;
-    }
-    if (wrc == 0) {
-        c->arrivals_done = 1;
-        maybe_done(c);
-        return;
-    }
     dispatch(c, &spec, (int32_t)client);
 }
 
@@ -386,16 +385,26 @@ static void kv_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
     sim_instance_submit_decode(c->inst[r->instance], r);
 }
 
+/* Moves bytes from n_src consecutive endpoints starting at src0 to the GPUs
+ * of instance dst, striped over both sides; cb(r) fires on arrival. */
+static void move_to_instance(sim_cluster *c, int src0, int n_src, int32_t dst, double bytes,
+                             sim_net_done_fn cb, sim_req *r)
+{
+    int src[1024], dsts[1024];
+    int ns = n_src < 1024 ? n_src : 1024, nd = c->inst_ngpu[dst] < 1024 ? c->inst_ngpu[dst] : 1024;
+    for (int i = 0; i < ns; i++) src[i] = src0 + i;
+    for (int i = 0; i < nd; i++) dsts[i] = c->inst_gpu0[dst] + i;
+    sim_net_xfer id;
+    sim_err err;
+    int rc = sim_net_transfer_striped(c->net, src, ns, dsts, nd, bytes, cb, c, (uint64_t)(uintptr_t)r, &id, &err);
+    SIM_ASSERT(rc == 0, sim_engine_now(c->eng));
+}
+
 /* Blocks are reserved on r->instance: move the KV from the prefill GPUs to
- * the decode GPUs, striped over both instances' GPUs. */
+ * the decode GPUs. */
 static void start_kv_transfer(sim_cluster *c, sim_req *r)
 {
     int32_t p = r->prefill_instance, d = r->instance;
-    int src[1024], dst[1024];
-    int ns = c->inst_ngpu[p] < 1024 ? c->inst_ngpu[p] : 1024;
-    int nd = c->inst_ngpu[d] < 1024 ? c->inst_ngpu[d] : 1024;
-    for (int i = 0; i < ns; i++) src[i] = c->inst_gpu0[p] + i;
-    for (int i = 0; i < nd; i++) dst[i] = c->inst_gpu0[d] + i;
     r->kv_bytes = (double)r->prefill_target * c->kv_bytes_per_token;
     double bytes = r->kv_bytes;
     if (c->layerwise && r->kv_reserved == r->first_token) {
@@ -405,17 +414,13 @@ static void start_kv_transfer(sim_cluster *c, sim_req *r)
          * and at least the last layer. (Blocks reserved late, after
          * back-pressure, get no overlap.) */
         int L = c->model.layers > 0 ? c->model.layers : 1;
-        int k = ns > nd ? ns : nd;
-        double t_full = (double)sim_net_estimate(c->net, src[0], dst[0], bytes / k);
+        int k = c->inst_ngpu[p] > c->inst_ngpu[d] ? c->inst_ngpu[p] : c->inst_ngpu[d];
+        double t_full = (double)sim_net_estimate(c->net, c->inst_gpu0[p], c->inst_gpu0[d], bytes / k);
         double window = (double)(r->first_token - r->first_scheduled) * (L - 1) / L;
         double left = t_full > 0 ? bytes * (1.0 - fmin(1.0, window / t_full)) : 0;
         bytes = fmax(bytes / L, left);
     }
-    sim_net_xfer id;
-    sim_err err;
-    int rc = sim_net_transfer_striped(c->net, src, ns, dst, nd, bytes, kv_arrived, c,
-                                      (uint64_t)(uintptr_t)r, &id, &err);
-    SIM_ASSERT(rc == 0, sim_engine_now(c->eng));
+    move_to_instance(c, c->inst_gpu0[p], c->inst_ngpu[p], d, bytes, kv_arrived, r);
 }
 
 static void on_prefill_done(void *ctx, sim_req *r)
@@ -496,17 +501,8 @@ static void fetch_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg
 
 static void fetch_part(sim_cluster *c, sim_req *r, int src0, int n_src, double bytes)
 {
-    int32_t k = r->instance;
-    int src[1024], dst[1024];
-    int ns = n_src < 1024 ? n_src : 1024, nd = c->inst_ngpu[k] < 1024 ? c->inst_ngpu[k] : 1024;
-    for (int i = 0; i < ns; i++) src[i] = src0 + i;
-    for (int i = 0; i < nd; i++) dst[i] = c->inst_gpu0[k] + i;
-    sim_net_xfer id;
-    sim_err err;
     r->fetch_parts++;
-    int rc = sim_net_transfer_striped(c->net, src, ns, dst, nd, bytes, fetch_arrived, c, (uint64_t)(uintptr_t)r,
-                                      &id, &err);
-    SIM_ASSERT(rc == 0, sim_engine_now(c->eng));
+    move_to_instance(c, src0, n_src, r->instance, bytes, fetch_arrived, r);
 }
 
 static void on_fetch_start(void *ctx, sim_req *r)

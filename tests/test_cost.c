@@ -2,6 +2,7 @@
  * checks, memory, monotonicity, and an end-to-end sanity check of decode
  * TPOT against measured Qwen3-32B deployments on H100 (e2e-dev.csv rows
  * copied to tests/data/models/qwen3-32b-h100-e2e.csv). */
+#include "../calib/calib_db.h"
 #include "model_comm.h"
 #include "model_cost.h"
 #include "test_util.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char src_dir[1024];
 
@@ -717,6 +719,76 @@ static void test_physics(void)
     model_cost_destroy(c2);
 }
 
+/* Perf-db rows replace the roofline where they cover an op (source db),
+ * scale it outside the grid (db-scaled), and leave other ops alone. */
+static void test_perf_db(void)
+{
+    char path[] = "/tmp/test_cost_db_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return;
+    close(fd);
+    unlink(path);
+    calib_db *db = NULL;
+    sim_err e = {""};
+    CHECK_MSG(calib_db_open(path, CALIB_DB_CREATE, &db, &e) == 0, "%s", e.msg);
+    if (!db) return;
+    calib_gpu_id id;
+    memset(&id, 0, sizeof id);
+    snprintf(id.name, sizeof id.name, "NVIDIA H100 80GB HBM3");
+    snprintf(id.backend, sizeof id.backend, "gpu");
+    snprintf(id.cc, sizeof id.cc, "9.0");
+    id.sms = 132;
+    int64_t gid = 0;
+    CHECK(calib_db_gpu_ensure(db, &id, &gid, &e) == 0);
+    /* qkv_proj of Qwen3-32B at tp=8: n = (8+2)*128 = 1280, k = 5120; m on a grid. */
+    const int64_t ms[] = {1, 16, 256, 4096};
+    for (int i = 0; i < 4; i++) {
+        calib_point p;
+        memset(&p, 0, sizeof p);
+        p.op = CALIB_OP_GEMM;
+        snprintf(p.dtype, sizeof p.dtype, "bf16");
+        snprintf(p.kernel, sizeof p.kernel, "test");
+        p.shape.m = ms[i], p.shape.n = 1280, p.shape.k = 5120;
+        p.reps = 1;
+        p.median_s = p.p10_s = p.p90_s = 20e-6 * (1 + ms[i] / 256.0);
+        p.tflops = p.gbps = p.frac_of_peak = p.check_err = NAN;
+        CHECK(calib_db_point_insert(db, gid, &p, &e) == 0);
+    }
+    model_cost *c = make("qwen3-32b", "h100-sxm", layout(8, 1));
+    if (c) {
+        CHECK(model_cost_set_db(c, db, NULL, &e) == 0);
+        model_op ops[128];
+        int32_t n = 0;
+        model_iter_cost r;
+        model_batch d = {0, NULL, 16, 16 * 1000};
+        double t = model_cost_breakdown(c, &d, ops, 128, &n, &r);
+        const model_op *q = find_op(ops, n, "qkv_proj"), *o = find_op(ops, n, "o_proj"),
+                       *rp = find_op(ops, n, "rope_kv_write");
+        CHECK(q && q->source == MODEL_SRC_DB);
+        if (q) CHECK_NEAR(q->time_s, 64 * 20e-6 * (1 + 16 / 256.0), 1e-12);
+        /* Other GEMM shapes lie outside the (m) grid: scaled from the nearest
+         * point; ops without perf-db keys stay roofline. */
+        CHECK(o && o->source == MODEL_SRC_DB_SCALED);
+        CHECK(rp && rp->source == MODEL_SRC_ROOFLINE);
+        CHECK(!strcmp(r.source, "db"));
+        CHECK(model_cost_iteration(c, &d, NULL) == t);
+        /* Beyond the grid: scaled from the nearest point (m = 4096). */
+        model_chunk big = {8192, 0};
+        model_batch pb = {1, &big, 0, 0};
+        model_cost_breakdown(c, &pb, ops, 128, &n, &r);
+        q = find_op(ops, n, "qkv_proj");
+        CHECK(q && q->source == MODEL_SRC_DB_SCALED);
+        if (q) CHECK(q->time_s > 64 * 20e-6 * 17 && q->time_s < 64 * 20e-6 * 17 * 2.2);
+        CHECK(model_cost_set_db(c, NULL, NULL, &e) == 0);
+        model_cost_breakdown(c, &d, ops, 128, &n, &r);
+        CHECK(!strcmp(r.source, "roofline"));
+        CHECK(model_cost_set_db(c, db, "b200", &e) == SIM_EINVAL);
+    }
+    model_cost_destroy(c);
+    calib_db_close(db);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     snprintf(src_dir, sizeof src_dir, "%s", argc > 2 ? argv[2] : "..");
@@ -724,6 +796,7 @@ int main(int argc, char **argv)
     test_hand_ops();
     test_breakdown_agrees();
     test_physics();
+    test_perf_db();
     test_layouts();
     test_memory();
     test_monotonic();
