@@ -6,6 +6,7 @@
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "model_layout.h"
+#include "calib/calib_db.h"
 #include "sim_af.h"
 #include "sim_engine.h"
 #include "sim_instance.h"
@@ -18,6 +19,7 @@
 #include "sim_router.h"
 #include "sim_workload.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +56,8 @@ struct sim_cluster {
     double kv_bytes_per_token; /* what moves per token of context */
     sim_net *net;
     sim_af *af;                /* attention/FFN disaggregation (NULL unless af / pd+af) */
+    calib_db *perf_db;         /* calibrated latencies (NULL = roofline only) */
+    char perf_db_path[SIM_PATH_MAX];
     int32_t n_ffn_gpus;
     /* prefix caching and cache-aware routing */
     int caching;               /* instances hold prefix caches */
@@ -597,6 +601,55 @@ static void on_sample(sim_engine *eng, void *ctx, uint64_t arg)
     if (!(c->arrivals_done && c->in_flight == 0)) sim_engine_after(eng, c->sample_ns, on_sample, c, 0);
 }
 
+/* ---- perf-db -------------------------------------------------------------- */
+
+/* The default perf-db: the newest dump for this GPU under calib/data/ (or
+ * $SERVESIM_CALIB_DATA), named <gpu>-<date>....sql by scripts/gpu-check.sh. */
+static int default_perf_db(const char *gpu, char *out, size_t len)
+{
+    const char *dir = getenv("SERVESIM_CALIB_DATA");
+#ifdef SERVESIM_CALIB_DATA_DIR
+    if (!dir) dir = SERVESIM_CALIB_DATA_DIR;
+#endif
+    if (!dir) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    char best[256] = "";
+    size_t gl = strlen(gpu);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > gl + 4 && strncmp(e->d_name, gpu, gl) == 0 && e->d_name[gl] == '-' &&
+            strcmp(e->d_name + n - 4, ".sql") == 0 && strcmp(e->d_name, best) > 0)
+            snprintf(best, sizeof best, "%s", e->d_name);
+    }
+    closedir(d);
+    if (!best[0]) return 0;
+    snprintf(out, len, "%s/%s", dir, best);
+    return 1;
+}
+
+/* Opens the scenario's perf-db (a .sql dump is imported into memory) and
+ * attaches it to every pool's cost model. */
+static int attach_perf_db(sim_cluster *c, sim_err *err)
+{
+    const sim_scenario *sc = &c->sc;
+    int explicit_db = sc->hardware.perf_db[0] != 0;
+    if (explicit_db) snprintf(c->perf_db_path, sizeof c->perf_db_path, "%s", sc->hardware.perf_db);
+    else if (!default_perf_db(c->gpu.name, c->perf_db_path, sizeof c->perf_db_path)) return SIM_OK;
+    size_t n = strlen(c->perf_db_path);
+    int dump = n > 4 && strcmp(c->perf_db_path + n - 4, ".sql") == 0;
+    int rc = calib_db_open(dump ? ":memory:" : c->perf_db_path, dump ? CALIB_DB_CREATE : CALIB_DB_READONLY,
+                           &c->perf_db, err);
+    if (rc == 0 && dump) {
+        int64_t rows = 0;
+        rc = calib_db_import(c->perf_db, c->perf_db_path, &rows, err);
+    }
+    for (int32_t p = 0; rc == 0 && p < sc->deployment.n_pools; p++)
+        if (c->costs[p]) rc = model_cost_set_db(c->costs[p], c->perf_db, NULL, err);
+    if (rc < 0) return sim_err_wrap(err, rc, "hardware.perf_db %s", c->perf_db_path);
+    return SIM_OK;
+}
+
 /* ---- build -------------------------------------------------------------- */
 
 int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
@@ -724,6 +777,7 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             }
         }
     }
+    if ((rc = attach_perf_db(c, err)) < 0) goto fail;
     if (attn_pool >= 0) {
         if (ffn_pool < 0) {
             rc = sim_err_set(err, SIM_EINVAL, "deployment: mode %s needs an ffn pool",
@@ -851,6 +905,7 @@ void sim_cluster_destroy(sim_cluster *c)
     free(c->sess_since);
     sim_router_destroy(c->back_router);
     for (int p = 0; p < SIM_MAX_POOLS; p++) model_cost_destroy(c->costs[p]);
+    calib_db_close(c->perf_db);
     sim_router_destroy(c->router);
     sim_workload_destroy(c->wl);
     sim_metrics_destroy(c->metrics);
@@ -1017,5 +1072,8 @@ void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len)
                                 sim_role_name(pc->role), pc->parallel.tp, pc->parallel.pp);
     }
     if (off < len)
-        snprintf(buf + off, len - off, ", KV %lld tokens/instance", (long long)c->kv_tokens_per_inst);
+        off += (size_t)snprintf(buf + off, len - off, ", KV %lld tokens/instance", (long long)c->kv_tokens_per_inst);
+    if (off < len)
+        snprintf(buf + off, len - off, ", latencies: %s%s", c->perf_db ? "perf-db " : "analytic roofline",
+                 c->perf_db ? c->perf_db_path : "");
 }

@@ -116,6 +116,18 @@ void sim_scenario_defaults(sim_scenario *sc)
     sc->overload.enabled = 1;
     sc->overload.max_queue_delay_s = 120;
     sc->overload.max_waiting = 200000;
+
+    sim_search_cfg *se = &sc->search;
+    se->max_gpus = 16;
+    se->rate = 0;
+    se->percentile = 90;
+    se->requests = 400;
+    se->tolerance = 0.05;
+    se->top_k = 5;
+    se->threads = 0;
+    se->prune = 1;
+    strcpy(se->objective, "auto");
+    se->max_candidates = 20000;
 }
 
 const char *sim_role_name(sim_role r)

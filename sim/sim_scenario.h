@@ -220,7 +220,38 @@ typedef struct {
 typedef struct {
     char gpu[SIM_NAME_MAX];
     int32_t gpus_per_node;
+    char perf_db[SIM_PATH_MAX]; /* calibrated perf-db or .sql dump ("" = calib/data/ default) */
 } sim_hardware_cfg;
+
+/* `search:` — the deployment search space of `servesim search` (sim_search.h).
+ * List-valued settings are comma-separated strings; empty = the default
+ * space derived from the model, GPU and budget. */
+typedef struct {
+    char gpus[256];            /* GPU catalogue names ("" = hardware.gpu) */
+    char prices[256];          /* gpu=USD per GPU-hour pairs, e.g. "h100-sxm=2.5,h200-sxm=3.4" */
+    int32_t max_gpus;          /* GPU budget of one deployment */
+    char modes[64];            /* colocated, pd, af, pd+af ("" = colocated,pd (+af for MoE)) */
+    char layouts[512];         /* layouts for every role, e.g. "tp4,tp8,tp4pp2,tp1dp8ep8" */
+    char prefill_layouts[512]; /* per-role overrides of `layouts` */
+    char decode_layouts[512];
+    char attention_layouts[512];
+    char ffn_layouts[512];
+    char pd_ratios[256];       /* x:y prefill:decode ratios ("" = every ratio that fills the budget) */
+    char af_ratios[256];       /* a:f attention:ffn ratios ("" = every ratio that fills the budget) */
+    char max_seqs[128];        /* scheduler knobs to try */
+    char max_batched_tokens[128];
+    char chunk_tokens[128];
+    char lambdas[128];         /* routing.lambda values (cache_aware routing only) */
+    double rate;               /* > 0: evaluate at this rate (req/s) instead of finding the max */
+    double percentile;         /* SLO percentile: 50, 90, 99 or 99.9 */
+    int64_t requests;          /* requests per simulation during the search */
+    double tolerance;          /* relative width at which the rate bisection stops */
+    int32_t top_k;             /* runners-up shown (and kept exact by pruning) */
+    int32_t threads;           /* worker threads (0 = one per core) */
+    int32_t prune;             /* analytic-bound pruning on */
+    char objective[32];        /* auto | goodput_per_gpu | cost */
+    int32_t max_candidates;    /* refuse spaces larger than this */
+} sim_search_cfg;
 
 typedef struct sim_scenario {
     char name[SIM_NAME_MAX];
@@ -239,6 +270,7 @@ typedef struct sim_scenario {
     sim_output_cfg output;
     sim_overload_cfg overload;
     char source_path[SIM_PATH_MAX]; /* scenario file it came from ("" if built in code) */
+    sim_search_cfg search;     /* servesim search only */
 } sim_scenario;
 
 /* Fills every field with its documented default (one colocated pool). */

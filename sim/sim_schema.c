@@ -40,6 +40,7 @@ static const char *const sharings[] = {"none", "pull", "pool"};
 static const char *const prefix_kinds[] = {"none", "system_prompt", "multi_turn", "rag"};
 static const char *const kv_transfers[] = {"whole", "layerwise"};
 static const char *const decode_routings[] = {"round_robin", "least_loaded"};
+static const char *const search_objectives[] = {"auto", "goodput_per_gpu", "cost"};
 
 #define LEN_DIST(sec, m)                                                                          \
     SEC("workload." sec, "Length distribution in tokens; every kind is clamped to [min, max]."), \
@@ -74,6 +75,9 @@ static const sim_schema_field table[] = {
     SEC("hardware", "Default GPU and node shape."),
     FLD("hardware.gpu", SIM_SCHEMA_STR, SC(hardware.gpu), ANY,
         "GPU catalogue name (e.g. h100-sxm, h200, b200); pools may override it."),
+    FLD("hardware.perf_db", SIM_SCHEMA_PATH, SC(hardware.perf_db), ANY,
+        "Calibrated perf-db (SQLite file or .sql dump from `servesim db export`); empty = the "
+        "matching GPU's dump under calib/data/ if there is one, else the analytic roofline."),
     FLD("hardware.gpus_per_node", SIM_SCHEMA_I32, SC(hardware.gpus_per_node), IN(1, 1024),
         "GPUs per node (sets which links are NVLink and which are network)."),
 
@@ -261,6 +265,57 @@ static const sim_schema_field table[] = {
         "Overloaded when the oldest waiting request is older than this (s)."),
     FLD("overload.max_waiting", SIM_SCHEMA_I64, SC(overload.max_waiting), GE1,
         "Overloaded when more requests than this wait across the cluster."),
+
+    SEC("search", "Deployment search space of `servesim search` (ignored by `run`). Lists are "
+                  "comma-separated; an empty list means the default space for the model and GPU."),
+    FLD("search.gpus", SIM_SCHEMA_STR, SC(search.gpus), ANY,
+        "GPU catalogue names to compare (\"\" = hardware.gpu)."),
+    FLD("search.prices", SIM_SCHEMA_STR, SC(search.prices), ANY,
+        "USD per GPU-hour as gpu=price pairs (e.g. \"h100-sxm=2.5\"); enables cost per million tokens."),
+    FLD("search.max_gpus", SIM_SCHEMA_I32, SC(search.max_gpus), IN(1, 100000), "GPU budget of one deployment."),
+    FLD("search.modes", SIM_SCHEMA_STR, SC(search.modes), ANY,
+        "Modes to try: colocated, pd, af, pd+af (\"\" = colocated,pd, plus af for MoE models)."),
+    FLD("search.layouts", SIM_SCHEMA_STR, SC(search.layouts), ANY,
+        "Instance layouts for every role, e.g. \"tp4,tp8,tp4pp2,tp1dp8ep8,tp8dcp2\" (tp pp dp ep dcp sp)."),
+    FLD("search.prefill_layouts", SIM_SCHEMA_STR, SC(search.prefill_layouts), ANY,
+        "Layouts of prefill pools (\"\" = search.layouts)."),
+    FLD("search.decode_layouts", SIM_SCHEMA_STR, SC(search.decode_layouts), ANY,
+        "Layouts of decode pools (\"\" = search.layouts)."),
+    FLD("search.attention_layouts", SIM_SCHEMA_STR, SC(search.attention_layouts), ANY,
+        "Layouts of attention pools (\"\" = search.layouts)."),
+    FLD("search.ffn_layouts", SIM_SCHEMA_STR, SC(search.ffn_layouts), ANY,
+        "Layouts of FFN pools (\"\" = expert-parallel defaults for MoE models)."),
+    FLD("search.pd_ratios", SIM_SCHEMA_STR, SC(search.pd_ratios), ANY,
+        "Prefill:decode instance ratios, e.g. \"1:1,1:3\" (\"\" = every split that fills the budget)."),
+    FLD("search.af_ratios", SIM_SCHEMA_STR, SC(search.af_ratios), ANY,
+        "Attention:FFN instance ratios (\"\" = every split that fills the budget)."),
+    FLD("search.max_seqs", SIM_SCHEMA_STR, SC(search.max_seqs), ANY,
+        "scheduler.max_seqs values to try (\"\" = 64,128,256,512)."),
+    FLD("search.max_batched_tokens", SIM_SCHEMA_STR, SC(search.max_batched_tokens), ANY,
+        "scheduler.max_batched_tokens values to try (\"\" = 8192,16384)."),
+    FLD("search.chunk_tokens", SIM_SCHEMA_STR, SC(search.chunk_tokens), ANY,
+        "scheduler.chunk_tokens values to try (\"\" = 2048)."),
+    FLD("search.lambdas", SIM_SCHEMA_STR, SC(search.lambdas), ANY,
+        "routing.lambda values to try (routing.policy cache_aware only)."),
+    FLD("search.rate", SIM_SCHEMA_F64, SC(search.rate), GE0,
+        "Evaluate every candidate at this arrival rate in req/s (0 = find the highest rate that meets the SLO)."),
+    FLD("search.percentile", SIM_SCHEMA_F64, SC(search.percentile), IN(50, 99.9),
+        "SLO percentile of TTFT and TPOT: 50, 90, 99 or 99.9."),
+    FLD("search.requests", SIM_SCHEMA_I64, SC(search.requests), IN(10, 100000000),
+        "Requests per simulation during the search (more instances get at least 40 each)."),
+    FLD("search.tolerance", SIM_SCHEMA_F64, SC(search.tolerance), IN(0.001, 0.5),
+        "Relative width of the rate bracket at which bisection stops."),
+    FLD("search.top_k", SIM_SCHEMA_I32, SC(search.top_k), IN(1, 100),
+        "Runners-up listed; pruning keeps this many exact."),
+    FLD("search.threads", SIM_SCHEMA_I32, SC(search.threads), IN(0, 1024),
+        "Worker threads per process (0 = one per core, shared among MPI ranks on a node)."),
+    FLD("search.prune", SIM_SCHEMA_BOOL, SC(search.prune), ANY,
+        "Skip candidates whose analytic throughput bound cannot reach the top-k."),
+    SEN("search.objective", SC(search.objective), search_objectives,
+        "goodput_per_gpu, cost (USD per million output tokens; needs prices) or auto (cost when "
+        "every GPU has a price)."),
+    FLD("search.max_candidates", SIM_SCHEMA_I32, SC(search.max_candidates), IN(1, 10000000),
+        "Refuse a search space larger than this."),
 };
 
 const sim_schema_field *sim_schema_table(size_t *n)

@@ -1,0 +1,106 @@
+/* test_perfdb — a calibrated perf-db reaches the simulator: a scenario's
+ * hardware.perf_db (SQLite file or .sql dump) changes iteration latencies
+ * against the roofline, the file and its dump give the same run, the
+ * newest matching dump under $SERVESIM_CALIB_DATA is picked by default, and
+ * a bad path is a clear error. */
+#include "../calib/calib_db.h"
+#include "sim_cluster.h"
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int make_db(const char *path)
+{
+    calib_db *db = NULL;
+    sim_err e = {{0}};
+    if (calib_db_open(path, CALIB_DB_CREATE, &db, &e) != 0) return -1;
+    calib_gpu_id id;
+    memset(&id, 0, sizeof id);
+    snprintf(id.name, sizeof id.name, "NVIDIA H100 80GB HBM3");
+    snprintf(id.backend, sizeof id.backend, "gpu");
+    snprintf(id.cc, sizeof id.cc, "9.0");
+    id.sms = 132;
+    int64_t gid = 0;
+    CHECK(calib_db_gpu_ensure(db, &id, &gid, &e) == 0);
+    /* Llama-3.1-8B's qkv_proj (n = 6144, k = 4096), measured twice as slow
+     * as the roofline would have it. */
+    const int64_t ms[] = {1, 64, 512, 4096};
+    for (int i = 0; i < 4; i++) {
+        calib_point p;
+        memset(&p, 0, sizeof p);
+        p.op = CALIB_OP_GEMM;
+        snprintf(p.dtype, sizeof p.dtype, "bf16");
+        snprintf(p.kernel, sizeof p.kernel, "test");
+        p.shape.m = ms[i], p.shape.n = 6144, p.shape.k = 4096;
+        p.reps = 1;
+        p.median_s = p.p10_s = p.p90_s = 2 * (30e-6 + ms[i] * 6144.0 * 4096 * 2 / 700e12);
+        p.tflops = p.gbps = p.frac_of_peak = p.check_err = NAN;
+        CHECK(calib_db_point_insert(db, gid, &p, &e) == 0);
+    }
+    char sql[1200];
+    snprintf(sql, sizeof sql, "%.1000s.sql", path);
+    FILE *f = fopen(sql, "w");
+    CHECK(f && calib_db_export(db, f, &e) == 0);
+    if (f) fclose(f);
+    calib_db_close(db);
+    return 0;
+}
+
+static double run_ttft(const char *perf_db, char *desc, size_t dlen)
+{
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    sc.workload.requests = 200;
+    snprintf(sc.hardware.perf_db, sizeof sc.hardware.perf_db, "%s", perf_db);
+    sim_cluster *c = NULL;
+    sim_err err = {{0}};
+    int rc = sim_cluster_create(&sc, &c, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc) return -1;
+    if (desc) sim_cluster_describe(c, desc, dlen);
+    sim_summary s;
+    CHECK(sim_cluster_run(c, &s, &err) == 0);
+    sim_cluster_destroy(c);
+    return s.ttft_ms.mean;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/servesim_perfdb_XXXXXX";
+    if (!mkdtemp(dir)) return 1;
+    setenv("SERVESIM_CALIB_DATA", dir, 1); /* keep the repo's calib/data out of the baseline */
+    char path[512], sql[600], dump[600];
+    snprintf(path, sizeof path, "%s/h100.db", dir);
+    snprintf(sql, sizeof sql, "%.500s.sql", path);
+    if (make_db(path)) return test_finish("test_perfdb");
+
+    char desc_buf[1024];
+    const char *desc = desc_buf;
+    double roof = run_ttft("", desc_buf, sizeof desc_buf);
+    CHECK_CONTAINS(desc, "analytic roofline");
+    double measured = run_ttft(path, desc_buf, sizeof desc_buf);
+    CHECK_CONTAINS(desc, "perf-db");
+    CHECK_MSG(measured > roof * 1.05, "perf-db TTFT %.3f ms vs roofline %.3f ms", measured, roof);
+    CHECK_NEAR(run_ttft(sql, NULL, 0), measured, 1e-9 * measured);
+
+    /* The default: the newest dump named after the GPU in the data folder. */
+    snprintf(dump, sizeof dump, "%.500s/h100-sxm-2026-11-29.sql", dir);
+    CHECK(rename(sql, dump) == 0);
+    double dflt = run_ttft("", desc_buf, sizeof desc_buf);
+    CHECK_CONTAINS(desc, "h100-sxm-2026-11-29.sql");
+    CHECK_NEAR(dflt, measured, 1e-9 * measured);
+
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    snprintf(sc.hardware.perf_db, sizeof sc.hardware.perf_db, "%s/missing.db", dir);
+    sim_cluster *c = NULL;
+    sim_err err = {{0}};
+    CHECK(sim_cluster_create(&sc, &c, &err) < 0 && c == NULL);
+    CHECK_CONTAINS(err.msg, "hardware.perf_db");
+    unlink(path);
+    unlink(dump);
+    rmdir(dir);
+    return test_finish("test_perfdb");
+}
