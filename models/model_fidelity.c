@@ -34,12 +34,13 @@ typedef struct {
     double overhead_us, per_seq_us;
     int32_t max_batched_tokens, chunk_tokens;
     double jitter; /* output-length spread, fraction of osl (see fid_simulate) */
+    const char *policy; /* scheduler.policy: how the engine orders prefill and decode */
 } backend_profile;
 
 static const backend_profile profiles[] = {
-    {"vllm", 1500, 50, 8192, 2048, 0.125},
-    {"sglang", 1500, 0, 8192, 8192, 0},
-    {"trtllm", 2000, 0, 8192, 8192, 0},
+    {"vllm", 1500, 50, 8192, 2048, 0.125, "decode_first"},
+    {"sglang", 1500, 0, 8192, 8192, 0, "prefill_first"},
+    {"trtllm", 2000, 0, 8192, 8192, 0, "decode_first"},
 };
 #define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
 
@@ -150,6 +151,7 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, sim_err *err)
     p->scheduler.chunk_tokens = bp->chunk_tokens;
     p->scheduler.overhead_us = bp->overhead_us;
     p->scheduler.overhead_per_seq_us = bp->per_seq_us;
+    snprintf(p->scheduler.policy, sizeof p->scheduler.policy, "%s", bp->policy);
     sc.output.db[0] = 0;
     sc.overload.enabled = 0;
 

@@ -48,6 +48,9 @@ struct sim_instance {
     int64_t dec_n, dec_base_sum;
 
     int64_t iter;               /* iterations completed */
+    int64_t dstep;              /* iterations that gave every decoding request a token */
+    int prefill_first;          /* scheduler.policy prefill_first (SGLang) */
+    sim_time stall_ns;          /* prefill-only time decoding requests sat through */
     int busy;
     sim_time iter_start;
     int32_t cur_n_decode, cur_batch;
@@ -207,7 +210,7 @@ static void heap_remove(sim_instance *in, sim_req *r)
 
 static void decode_join(sim_instance *in, sim_req *r)
 {
-    int64_t n = in->iter;
+    int64_t n = in->dstep;
     r->state = SIM_REQ_DECODE;
     r->ctx_base = (int64_t)r->prefill_target - n;
     r->join_iter = n;
@@ -227,13 +230,13 @@ static void forget_joined(sim_instance *in, sim_req *r);
 static int64_t decode_leave(sim_instance *in, sim_req *r)
 {
     forget_joined(in, r);
-    int64_t held = blocks_for(in, r->ctx_base + in->iter) - shared_kv(in, r);
+    int64_t held = blocks_for(in, r->ctx_base + in->dstep) - shared_kv(in, r);
     heap_remove(in, r);
     in->dec_n--;
     in->dec_base_sum -= r->ctx_base;
     in->res_cnt[mod_bs(in, r->ctx_base)]--;
     in->blocks_used -= held;
-    r->generated = r->generated_at_join + (int32_t)(in->iter - r->join_iter);
+    r->generated = r->generated_at_join + (int32_t)(in->dstep - r->join_iter);
     r->blocks = 0;
     return held;
 }
@@ -282,7 +285,7 @@ static void preempt(sim_instance *in, sim_req *r)
     int64_t pre_before = r->state == SIM_REQ_PREFILL ? r->prefill_target - r->prefilled : 0;
     if (r->state == SIM_REQ_DECODE) {
         before = r->spec.output_tokens -
-                 (r->generated_at_join + (int32_t)(in->iter - r->join_iter));
+                 (r->generated_at_join + (int32_t)(in->dstep - r->join_iter));
         decode_leave(in, r);
     } else {
         SIM_ASSERT(r->state == SIM_REQ_PREFILL, sim_engine_now(in->eng));
@@ -477,12 +480,61 @@ static int32_t min3(int64_t a, int64_t b, int64_t c)
     return (int32_t)(m < c ? m : c);
 }
 
-/* Builds and starts the next iteration if there is work. */
+/* Fills the iteration's prefill chunks from `budget` tokens: started
+ * prefills first, then admissions from the queue. */
+static void fill_prefill(sim_instance *in, int64_t budget)
+{
+    sim_time now = sim_engine_now(in->eng);
+    in->n_chunks = 0;
+    for (sim_req *r = in->prefilling.head; r && budget > 0; r = sim_req_next(r, SIM_PRE_LINK)) {
+        if (r->fetching) continue;
+        int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
+        if (t == 0) break;
+        if (add_chunk(in, r, t) != SIM_OK) SIM_ASSERT(!"out of memory", now);
+        budget -= t;
+    }
+    while (budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
+        sim_req *r = in->waiting.head;
+        match_prefix(in, r);
+        if (plan_fetch(in, r)) {
+            /* Admitted, but its prefill waits for the fetched KV. */
+            sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
+            sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
+            sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
+            r->state = SIM_REQ_PREFILL;
+            in->fetching++;
+            in->hooks.on_fetch_start(in->hooks.ctx, r);
+            continue;
+        }
+        int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
+        if (t == 0) {
+            unmatch_prefix(in, r);
+            break;
+        }
+        sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
+        sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
+        sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
+        r->state = SIM_REQ_PREFILL;
+        if (add_chunk(in, r, t) != SIM_OK) SIM_ASSERT(!"out of memory", now);
+        budget -= t;
+    }
+}
+
+/* Builds and starts the next iteration if there is work. decode_first
+ * (vLLM, Sarathi) gives every decoding request a token and fills the rest
+ * of the budget with prefill; prefill_first (SGLang's default) runs a
+ * prefill-only iteration whenever prefill work can be scheduled and
+ * decodes only otherwise. */
 static void schedule(sim_instance *in)
 {
     sim_time now = sim_engine_now(in->eng);
-    int64_t n = in->iter + 1;
-    for (;;) {
+    int64_t n = in->dstep + 1;
+    int with_decode = 1;
+    if (in->prefill_first && in->dec_n > 0) {
+        fill_prefill(in, in->cfg.max_batched_tokens);
+        if (in->n_chunks > 0) with_decode = 0;
+    }
+    for (; with_decode;) {
         /* Decode first: requests whose context sits on a block boundary need one more. */
         int64_t need;
         for (;;) {
@@ -491,41 +543,7 @@ static void schedule(sim_instance *in)
             preempt(in, victim(in));
         }
         in->blocks_used += need;
-        int64_t budget = in->cfg.max_batched_tokens - in->dec_n;
-        in->n_chunks = 0;
-        for (sim_req *r = in->prefilling.head; r && budget > 0; r = sim_req_next(r, SIM_PRE_LINK)) {
-            if (r->fetching) continue;
-            int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled,
-                                               in->cfg.chunk_tokens, budget));
-            if (t == 0) break;
-            if (add_chunk(in, r, t) != SIM_OK) SIM_ASSERT(!"out of memory", now);
-            budget -= t;
-        }
-        while (budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
-            sim_req *r = in->waiting.head;
-            match_prefix(in, r);
-            if (plan_fetch(in, r)) {
-                /* Admitted, but its prefill waits for the fetched KV. */
-                sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
-                sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
-                sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
-                r->state = SIM_REQ_PREFILL;
-                in->fetching++;
-                in->hooks.on_fetch_start(in->hooks.ctx, r);
-                continue;
-            }
-            int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
-            if (t == 0) {
-                unmatch_prefix(in, r);
-                break;
-            }
-            sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
-            sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
-            sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
-            r->state = SIM_REQ_PREFILL;
-            if (add_chunk(in, r, t) != SIM_OK) SIM_ASSERT(!"out of memory", now);
-            budget -= t;
-        }
+        fill_prefill(in, in->cfg.max_batched_tokens - in->dec_n);
         if (in->n_chunks > 0 || in->dec_n > 0) break;
         if (in->running.n == in->fetching) { /* nothing runnable: idle (or waiting for fetches) */
             publish(in);
@@ -536,20 +554,21 @@ static void schedule(sim_instance *in)
         in->blocks_used -= need;
         preempt(in, victim(in));
     }
+    int32_t n_dec = with_decode ? (int32_t)in->dec_n : 0;
 
     model_batch b = {
         .n_chunks = in->n_chunks,
         .chunks = in->chunks,
-        .n_decode = (int32_t)in->dec_n,
-        .decode_ctx_sum = in->dec_base_sum + in->dec_n * n,
+        .n_decode = n_dec,
+        .decode_ctx_sum = n_dec ? in->dec_base_sum + in->dec_n * n : 0,
     };
     double s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, NULL);
     sim_time dur = (sim_time)(s * 1e9 + 0.5);
     if (dur < 1) dur = 1;
     in->busy = 1;
     in->iter_start = now;
-    in->cur_n_decode = (int32_t)in->dec_n;
-    in->cur_batch = (int32_t)in->dec_n + in->n_chunks;
+    in->cur_n_decode = n_dec;
+    in->cur_batch = n_dec + in->n_chunks;
     if (!sim_engine_after(in->eng, dur, on_iter_end, in, 0))
         SIM_ASSERT(!"out of memory scheduling an iteration", now);
     publish(in);
@@ -560,17 +579,27 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
     sim_instance *in = ctx;
     sim_time now = sim_engine_now(eng);
     (void)arg;
-    int64_t n = ++in->iter;
+    in->iter++;
     sim_time dur = now - in->iter_start;
     sim_time from = in->iter_start > in->win_start ? in->iter_start : in->win_start;
     in->win_busy += now - from;
     in->win_batch += (double)(now - from) * in->cur_batch;
     in->busy_ns += dur;
-    sim_metrics_add_iteration(in->metrics, in->id, dur, in->cur_n_decode);
     in->outstanding -= in->cur_n_decode;
+    int decoded = in->cur_n_decode > 0;
+    if (decoded) {
+        /* A token's inter-token gap includes prefill-only iterations it sat through. */
+        sim_metrics_add_iteration(in->metrics, in->id, dur + in->stall_ns, in->cur_n_decode);
+        in->stall_ns = 0;
+        in->dstep++;
+    } else {
+        sim_metrics_add_iteration(in->metrics, in->id, dur, 0);
+        if (in->dec_n > 0) in->stall_ns += dur;
+    }
+    int64_t n = in->dstep;
 
     /* Decoding requests whose last token was this iteration's. */
-    while (in->heap_n > 0 && in->heap[0].finish_iter == n) {
+    while (decoded && in->heap_n > 0 && in->heap[0].finish_iter == n) {
         sim_req *r = in->heap[0].r;
         decode_leave(in, r);
         sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
@@ -613,7 +642,7 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
             decode_join(in, r);
         }
     }
-    if (in->role == SIM_ROLE_DECODE) {
+    if (in->role == SIM_ROLE_DECODE && decoded) {
         /* The requests that joined at the previous boundary just got their
          * first decode token: stamp it once (TTFT breakdown), then let go. */
         while (in->just_joined.head) {
@@ -621,6 +650,8 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
             sim_req_list_remove(&in->just_joined, j, SIM_PRE_LINK);
             if (j->state == SIM_REQ_DECODE && j->decode_first < 0) j->decode_first = now;
         }
+    }
+    if (in->role == SIM_ROLE_DECODE) {
         join_ready(in);
         grant_pending(in);
     }
@@ -656,6 +687,7 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     in->eng = eng;
     in->id = id;
     in->role = role;
+    in->prefill_first = strcmp(cfg->policy, "prefill_first") == 0;
     in->cfg = *cfg;
     in->cost = cost;
     in->metrics = metrics;

@@ -24,6 +24,7 @@
 /* Name lists index the C enums of sim_scenario.h (plus enum_base). */
 static const char *const dtypes[] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
 static const char *const sp_kinds[] = {"ulysses", "ring"};
+static const char *const sched_policies[] = {"decode_first", "prefill_first"};
 static const char *const ep_modes[] = {"auto", "normal", "low_latency"};
 static const char *const moe_gemms[] = {"auto", "contiguous", "masked"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop"};
@@ -194,6 +195,9 @@ static const sim_schema_field table[] = {
         "Activation/workspace reserve per GPU in GB."),
     FLD("deployment.pools.*.scheduler.overhead_us", SIM_SCHEMA_F64, PL(scheduler.overhead_us), GE0,
         "Per-iteration framework overhead in microseconds (scheduling, launch, sampling)."),
+    SEN("deployment.pools.*.scheduler.policy", PL(scheduler.policy), sched_policies,
+        "decode_first: every iteration decodes, prefill fills the rest (vLLM, Sarathi); prefill_first: "
+        "prefill-only iterations while prompts wait (SGLang's default)."),
     FLD("deployment.pools.*.scheduler.overhead_per_seq_us", SIM_SCHEMA_F64,
         PL(scheduler.overhead_per_seq_us), GE0,
         "Extra overhead per scheduled request per iteration in microseconds (CPU-side "

@@ -1,0 +1,168 @@
+/* sim_search — deployment search: which deployment serves a workload under
+ * its SLO with the most goodput per GPU (or the lowest cost per token).
+ *
+ * The search space comes from the scenario's `search:` block (GPU types,
+ * GPU budget, modes, per-role layouts, xPyD and A:F ratios, scheduler caps,
+ * routing λ) or, where a list is empty, from defaults derived from the model
+ * and GPU. sim_search_create() enumerates the candidates, rejects those the
+ * cost model says cannot run (weights or the longest request do not fit,
+ * heads/experts not divisible) and computes for each an analytic upper
+ * bound on its request rate. sim_search_run() simulates the survivors in
+ * waves of a fixed size, most promising first: a candidate whose bound
+ * cannot reach the current top-k is pruned without simulating. Each
+ * evaluated candidate gets the highest arrival rate whose SLO percentile
+ * holds (bisection with the simulator, never above its bound) or one run
+ * at search.rate. Waves run on threads, and over MPI ranks when servesim is
+ * built with MPI and started by mpirun; because the wave size and the
+ * pruning rule do not depend on the number of workers, the answer is the
+ * same for any thread or rank count. Units: requests/s, output tokens/s,
+ * milliseconds, USD. The search owns its candidates and results; the
+ * scenario is copied; an attached results store stays the caller's. */
+#ifndef SIM_SEARCH_H
+#define SIM_SEARCH_H
+
+#include "sim_err.h"
+#include "sim_metrics.h"
+#include "sim_scenario.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define SIM_SEARCH_MAX_PROBES 14
+#define SIM_SEARCH_MAX_POOLS 3
+
+typedef enum {
+    SIM_CAND_PENDING = 0,
+    SIM_CAND_INFEASIBLE = 1, /* cannot run: memory, divisibility, longest request */
+    SIM_CAND_PRUNED = 2,     /* its bound cannot reach the top-k */
+    SIM_CAND_SLO_MISSED = 3, /* simulated: the SLO does not hold at any rate tried */
+    SIM_CAND_OK = 4,         /* simulated: meets the SLO at `rate` */
+    SIM_CAND_ERROR = 5       /* the simulator refused or failed (reason says why) */
+} sim_cand_status;
+
+typedef struct {
+    sim_role role;
+    int32_t instances;
+    int32_t tp, pp, dp, ep, dcp, sp;
+    int32_t gpus;            /* per instance: tp·pp·dp·sp */
+} sim_search_pool;
+
+typedef struct {
+    int32_t id;              /* index in enumeration order */
+    char gpu[SIM_NAME_MAX];
+    sim_deploy_mode mode;
+    int32_t n_pools;
+    sim_search_pool pools[SIM_SEARCH_MAX_POOLS];
+    int32_t max_seqs, max_batched_tokens, chunk_tokens;
+    double lambda;           /* < 0: routing.lambda left as the scenario has it */
+    int32_t gpus;            /* whole deployment */
+    char label[200];         /* e.g. "pd 2P tp4 + 6D tp4 | seqs 256 mbt 8192 chunk 2048" */
+} sim_search_cand;
+
+/* One simulation of a candidate at one load. */
+typedef struct {
+    double rate;             /* req/s offered (closed loop: 0) */
+    int32_t pass;
+    char why[160];           /* what failed, "" when it passed */
+    sim_summary sum;
+} sim_search_probe;
+
+typedef struct {
+    sim_cand_status status;
+    char reason[256];        /* infeasible/pruned/error: why; ok/slo-missed: what limited the rate */
+    int64_t requests;        /* requests per simulation */
+    double mean_output;      /* mean output tokens per request of those requests */
+    double bound_rate;       /* analytic upper bound on the rate (req/s) */
+    double bound_score;      /* the objective at bound_rate */
+    double price;            /* USD per GPU-hour (0 = none) */
+    /* set when simulated */
+    double rate;             /* highest SLO-meeting rate (fixed mode: the rate) */
+    double goodput_per_gpu;  /* SLO-meeting output tokens/s per GPU */
+    double tok_s_user;       /* decode speed one user sees: 1000 / mean TPOT */
+    double ttft_ms, tpot_ms; /* at the SLO percentile, at `rate` */
+    double cost_per_mtok;    /* USD per million output tokens (0 without a price) */
+    double score;            /* higher is better */
+    int32_t n_probes, best_probe; /* best_probe -1 when nothing passed */
+    double wall_s;           /* simulation time spent */
+    sim_search_probe probes[SIM_SEARCH_MAX_PROBES];
+} sim_search_result;
+
+typedef struct sim_search sim_search;
+
+typedef void (*sim_search_progress_fn)(void *ctx, int64_t done, int64_t total, int64_t evaluated,
+                                       int64_t pruned);
+
+typedef struct {
+    int32_t threads;          /* > 0 overrides search.threads */
+    int32_t no_prune;         /* 1: simulate every feasible candidate */
+    int32_t use_mpi;          /* 1: spread over MPI ranks (needs SERVESIM_HAVE_MPI and mpirun) */
+    int32_t quiet;
+    sim_search_progress_fn progress;
+    void *progress_ctx;
+} sim_search_opts;
+
+/* Enumerates and bounds the space. Fails with the reason on a bad search
+ * block, an empty space or one above search.max_candidates. */
+int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_search **out,
+                      sim_err *err);
+void sim_search_destroy(sim_search *s);
+
+/* Attaches a results store (rank 0 writes every simulation to it, in
+ * candidate order); session names this search's runs in params_json. */
+struct sim_store;
+void sim_search_set_store(sim_search *s, struct sim_store *st, const char *scenario_text);
+
+int sim_search_run(sim_search *s, sim_err *err);
+
+/* Re-runs the top `k` candidates at their rate with per-request metrics and
+ * stores them (params_json search.final = true, search.rank = 1..k). */
+int sim_search_store_final(sim_search *s, int32_t k, sim_err *err);
+
+int32_t sim_search_count(const sim_search *s);
+const sim_search_cand *sim_search_cand_get(const sim_search *s, int32_t i);
+const sim_search_result *sim_search_result_get(const sim_search *s, int32_t i);
+
+/* Candidate indices ranked best first (OK candidates only); returns how
+ * many, fills up to max. */
+int32_t sim_search_ranking(const sim_search *s, int32_t *idx, int32_t max);
+
+/* Pareto frontier of OK candidates: goodput/GPU (max) against tok/s/user
+ * (max, against_ttft 0) or TTFT at the percentile (min, against_ttft 1),
+ * sorted by goodput/GPU descending. Returns the count. */
+int32_t sim_search_pareto(const sim_search *s, int against_ttft, int32_t *idx, int32_t max);
+
+typedef struct {
+    int64_t candidates, infeasible, pruned, evaluated, ok, simulations;
+    double wall_s, sim_wall_s;  /* elapsed; Σ simulation time over workers */
+    int32_t workers, ranks, rank;
+    int32_t fixed_rate;         /* 1: evaluated at search.rate / the closed loop */
+    int32_t objective_cost;     /* 1: ranked by cost per million tokens */
+    double percentile;
+    char notes[1024];           /* what the space ignored or assumed */
+} sim_search_stats;
+
+void sim_search_stats_get(const sim_search *s, sim_search_stats *out);
+const sim_scenario *sim_search_scenario(const sim_search *s);
+
+/* The scenario one candidate runs as: the search scenario with the
+ * candidate's deployment, at `rate` req/s (<= 0: the scenario's own load)
+ * with `requests` requests (<= 0: search requests). */
+int sim_search_apply(const sim_search *s, int32_t i, double rate, int64_t requests, sim_scenario *out,
+                     sim_err *err);
+
+/* ---- reports (sim_search_report.c) ------------------------------------- */
+
+void sim_search_print_tables(const sim_search *s, FILE *f);
+int sim_search_write_json(const sim_search *s, FILE *f);
+int sim_search_write_csv(const sim_search *s, FILE *f);
+/* A scenario YAML `servesim run` accepts for candidate i at its rate. */
+int sim_search_write_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err);
+/* Launch commands for vLLM and SGLang for candidate i. */
+void sim_search_write_launch(const sim_search *s, int32_t i, FILE *f);
+/* Why candidate i (an OK one) ranks below the winner: "" for the winner. */
+void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len);
+
+/* `servesim search`: argv[0] is the verb. */
+int sim_cli_search(int argc, char **argv);
+
+#endif

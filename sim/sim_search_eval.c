@@ -1,0 +1,261 @@
+/* sim_search_eval — simulating one candidate (see sim_search.h).
+ *
+ * A probe is one simulation of the candidate's deployment at one arrival
+ * rate with the search's request count and the scenario seed, so a probe is
+ * reproducible bit for bit (the recommended scenario replays it). It passes
+ * when the run did not overload, every request fitted, and TTFT and TPOT at
+ * the SLO percentile are within their bounds. The highest passing rate is
+ * found by bisection on [0, bound]: the bound is never probed itself, so the
+ * rate found — and the goodput computed from it — stays below the bound,
+ * which is what makes bound pruning exact. Probes queue-limit themselves:
+ * a request waiting 10× the TTFT bound (at least 10 s) means arrivals exceed
+ * capacity, so the run stops early as overloaded. */
+#include "sim_search_impl.h"
+
+#include "sim_cluster.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int sim_search_apply(const sim_search *s, int32_t i, double rate, int64_t requests, sim_scenario *out,
+                     sim_err *err)
+{
+    if (i < 0 || i >= s->n) return sim_err_set(err, SIM_EINVAL, "search: no candidate %d", (int)i);
+    const sim_search_cand *c = &s->cands[i];
+    *out = s->sc;
+    snprintf(out->hardware.gpu, sizeof out->hardware.gpu, "%s", c->gpu);
+    out->deployment.mode = c->mode;
+    out->deployment.n_pools = c->n_pools;
+    sim_pool_cfg pools[SIM_SEARCH_MAX_POOLS];
+    for (int32_t p = 0; p < c->n_pools; p++) sim_search_pool_cfg(s, c, p, &pools[p]);
+    for (int32_t p = 0; p < c->n_pools; p++) out->deployment.pools[p] = pools[p];
+    if (c->lambda >= 0) out->routing.lambda = c->lambda;
+    out->workload.requests = requests > 0 ? requests : sim_search_requests_for(s, c);
+    out->sweep.key[0] = '\0';
+    out->sweep.values[0] = '\0';
+    out->output.db[0] = '\0';
+    if (rate > 0) {
+        if (s->sc.workload.trace.format != SIM_TRACE_NONE) {
+            const sim_search_lens *L = NULL;
+            for (int32_t k = 0; k < s->n_lens; k++)
+                if (s->lens[k].n_req_key == out->workload.requests) L = &s->lens[k];
+            if (!L || L->base_rate <= 0)
+                return sim_err_set(err, SIM_EINVAL, "search: cannot rescale the trace (no arrival rate measured)");
+            out->workload.trace.time_scale = 1.0;
+            out->workload.trace.rate_scale = rate / L->base_rate;
+        } else {
+            out->workload.arrival.rate = rate;
+        }
+    }
+    if (s->sc.slo.ttft_ms > 0) {
+        double q = s->sc.slo.ttft_ms * 1e-2; /* 10× the bound, in seconds */
+        if (q < 10) q = 10;
+        if (q < out->overload.max_queue_delay_s) out->overload.max_queue_delay_s = q;
+    }
+    return 0;
+}
+
+static double pct(const sim_stat *st, double p)
+{
+    if (p >= 99.85) return st->p999;
+    if (p >= 98.5) return st->p99;
+    if (p >= 85) return st->p90;
+    return st->p50;
+}
+
+static const char *pct_name(double p)
+{
+    return p >= 99.85 ? "p99.9" : p >= 98.5 ? "p99" : p >= 85 ? "p90" : "p50";
+}
+
+static int judge(const sim_search *s, const sim_summary *sum, char *why, size_t wl)
+{
+    const sim_slo_cfg *slo = &s->sc.slo;
+    const char *pn = pct_name(s->percentile);
+    why[0] = '\0';
+    if (sum->overloaded) {
+        snprintf(why, wl, "overloaded (queues grew without bound)");
+        return 0;
+    }
+    if (sum->requests_completed <= 0) {
+        snprintf(why, wl, "no request completed");
+        return 0;
+    }
+    if (sum->requests_rejected > 0) {
+        snprintf(why, wl, "%lld requests never fit the KV cache", (long long)sum->requests_rejected);
+        return 0;
+    }
+    double t = pct(&sum->ttft_ms, s->percentile), d = pct(&sum->tpot_ms, s->percentile);
+    if (slo->ttft_ms > 0 && t > slo->ttft_ms) {
+        snprintf(why, wl, "TTFT %s %.0f ms > %.0f ms", pn, t, slo->ttft_ms);
+        return 0;
+    }
+    if (slo->tpot_ms > 0 && sum->tpot_ms.n > 0 && d > slo->tpot_ms) {
+        snprintf(why, wl, "TPOT %s %.1f ms > %.1f ms", pn, d, slo->tpot_ms);
+        return 0;
+    }
+    return 1;
+}
+
+static int run_probe(const sim_search *s, int32_t i, double rate, int64_t requests, sim_search_probe *pr,
+                     char *errbuf, size_t el)
+{
+    sim_err err = {{0}};
+    sim_scenario *sc = malloc(sizeof *sc);
+    sim_cluster *cl = NULL;
+    int rc;
+    memset(pr, 0, sizeof *pr);
+    pr->rate = rate;
+    if (!sc) {
+        snprintf(errbuf, el, "out of memory");
+        return SIM_ENOMEM;
+    }
+    double t0 = now_s();
+    if ((rc = sim_search_apply(s, i, rate, requests, sc, &err)) < 0 || (rc = sim_cluster_create(sc, &cl, &err)) < 0 ||
+        (rc = sim_cluster_run(cl, &pr->sum, &err)) < 0) {
+        snprintf(errbuf, el, "%s", err.msg);
+        goto fail;
+    }
+    pr->sum.wall_time_s = now_s() - t0;
+    pr->pass = judge(s, &pr->sum, pr->why, sizeof pr->why);
+fail:
+    sim_cluster_destroy(cl);
+    free(sc);
+    return rc;
+}
+
+static void fill_metrics(const sim_search *s, const sim_search_cand *c, sim_search_result *res)
+{
+    const sim_summary *sum = &res->probes[res->best_probe].sum;
+    double good = sum->requests_completed > 0 ? (double)sum->requests_good / (double)sum->requests_completed : 0;
+    double r;
+    if (s->closed) {
+        /* Closed loop: measured, never above the bound. */
+        r = sum->goodput_req_per_s < res->bound_rate ? sum->goodput_req_per_s : res->bound_rate;
+        good = 1;
+        res->rate = sum->req_per_s;
+    } else {
+        r = res->rate < res->bound_rate ? res->rate : res->bound_rate;
+    }
+    res->goodput_per_gpu = r * good * res->mean_output / c->gpus;
+    res->tok_s_user = sum->tpot_ms.mean > 0 ? 1000.0 / sum->tpot_ms.mean : 0;
+    res->ttft_ms = pct(&sum->ttft_ms, s->percentile);
+    res->tpot_ms = pct(&sum->tpot_ms, s->percentile);
+    res->cost_per_mtok = res->price > 0 && res->goodput_per_gpu > 0 ? res->price / 3600.0 / res->goodput_per_gpu * 1e6 : 0;
+    res->score = s->objective_cost ? (res->price > 0 ? res->goodput_per_gpu / res->price : 0) : res->goodput_per_gpu;
+}
+
+void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
+{
+    const sim_search_cand *c = &s->cands[i];
+    char errbuf[256] = "";
+    double t0 = now_s();
+    res->n_probes = 0;
+    res->best_probe = -1;
+    if (s->fixed) {
+        double rate = s->closed ? 0 : s->sc.search.rate;
+        sim_search_probe *pr = &res->probes[res->n_probes];
+        if (run_probe(s, i, rate, res->requests, pr, errbuf, sizeof errbuf) < 0) goto error;
+        res->n_probes = 1;
+        res->rate = rate;
+        if (pr->pass) {
+            res->best_probe = 0;
+            res->status = SIM_CAND_OK;
+            res->reason[0] = '\0';
+            fill_metrics(s, c, res);
+        } else {
+            res->status = SIM_CAND_SLO_MISSED;
+            snprintf(res->reason, sizeof res->reason, "%s", pr->why);
+        }
+        res->wall_s = now_s() - t0;
+        return;
+    }
+    double lo = 0, hi = res->bound_rate, fail_at = -1;
+    char limit[160] = "";
+    const double tol = s->sc.search.tolerance;
+    while (res->n_probes < SIM_SEARCH_MAX_PROBES) {
+        double r = 0.5 * (lo + hi);
+        sim_search_probe *pr = &res->probes[res->n_probes];
+        if (run_probe(s, i, r, res->requests, pr, errbuf, sizeof errbuf) < 0) goto error;
+        res->n_probes++;
+        if (pr->pass) {
+            lo = r;
+            res->best_probe = res->n_probes - 1;
+        } else {
+            hi = r;
+            fail_at = r;
+            snprintf(limit, sizeof limit, "%s", pr->why);
+        }
+        if (lo > 0 && hi - lo <= tol * hi) break;
+        if (lo == 0 && hi < res->bound_rate / 64) break; /* fails far below its capacity */
+    }
+    res->wall_s = now_s() - t0;
+    if (res->best_probe < 0) {
+        res->status = SIM_CAND_SLO_MISSED;
+        snprintf(res->reason, sizeof res->reason, "SLO missed even at %.3g req/s: %s", fail_at, limit);
+        return;
+    }
+    res->status = SIM_CAND_OK;
+    res->rate = lo;
+    if (fail_at > 0)
+        snprintf(res->reason, sizeof res->reason, "at %.3g req/s: %s", fail_at, limit);
+    else
+        snprintf(res->reason, sizeof res->reason, "bisection budget spent");
+    fill_metrics(s, c, res);
+    return;
+error:
+    res->wall_s = now_s() - t0;
+    res->status = SIM_CAND_ERROR;
+    snprintf(res->reason, sizeof res->reason, "%s", errbuf);
+}
+
+int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int best, int final_rank, char **out)
+{
+    const sim_search_cand *c = &s->cands[i];
+    const sim_search_result *r = s->res[i];
+    const sim_search_probe *pr = &r->probes[probe];
+    json_t *o = json_object(), *q = json_object();
+    if (!o || !q) {
+        json_decref(o);
+        json_decref(q);
+        return SIM_ENOMEM;
+    }
+    json_object_set_new(q, "session", json_string(s->session));
+    json_object_set_new(q, "candidate", json_integer(c->id));
+    json_object_set_new(q, "label", json_string(c->label));
+    json_object_set_new(q, "mode", json_string(sim_mode_name(c->mode)));
+    json_object_set_new(q, "gpus", json_integer(c->gpus));
+    json_object_set_new(q, "probe", json_integer(probe));
+    json_object_set_new(q, "rate", json_real(pr->rate));
+    json_object_set_new(q, "pass", json_boolean(pr->pass));
+    if (!pr->pass) json_object_set_new(q, "why", json_string(pr->why));
+    json_object_set_new(q, "best", json_boolean(best));
+    if (best) {
+        json_object_set_new(q, "score", json_real(r->score));
+        json_object_set_new(q, "goodput_per_gpu", json_real(r->goodput_per_gpu));
+        json_object_set_new(q, "tok_s_user", json_real(r->tok_s_user));
+        json_object_set_new(q, "ttft_ms", json_real(r->ttft_ms));
+        json_object_set_new(q, "tpot_ms", json_real(r->tpot_ms));
+        json_object_set_new(q, "percentile", json_real(s->percentile));
+        json_object_set_new(q, "bound_rate", json_real(r->bound_rate));
+        if (r->cost_per_mtok > 0) json_object_set_new(q, "cost_per_mtok", json_real(r->cost_per_mtok));
+    }
+    if (final_rank > 0) {
+        json_object_set_new(q, "final", json_true());
+        json_object_set_new(q, "rank", json_integer(final_rank));
+    }
+    json_object_set_new(o, "search", q);
+    *out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    return *out ? 0 : SIM_ENOMEM;
+}

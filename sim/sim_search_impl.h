@@ -1,0 +1,93 @@
+/* sim_search_impl — internals shared by the sim_search*.c files: the
+ * search object, the sample statistics of the workload the bounds use, the
+ * per-layout cost-model cache, and the space/bound/evaluation/MPI steps.
+ * Nothing here is API; see sim_search.h. */
+#ifndef SIM_SEARCH_IMPL_H
+#define SIM_SEARCH_IMPL_H
+
+#include "model_catalog.h"
+#include "model_cost.h"
+#include "sim_search.h"
+#include "sim_store.h"
+
+#include <pthread.h>
+
+/* Lengths of the requests one simulation sends (drawn from the workload
+ * itself, so the bounds use exactly the requests simulated). */
+typedef struct {
+    int64_t n_req_key;       /* search requests it was drawn for */
+    int64_t n;               /* requests */
+    double in_mean, out_mean;
+    double in_min;
+    double ctx_tok;          /* Σ in·out / Σ out: token-weighted context floor of decode */
+    int64_t longest;         /* max in + out */
+    double base_rate;        /* trace: requests/s of the trace as recorded (0 otherwise) */
+} sim_search_lens;
+
+/* One (gpu, layout) cost model, built once and shared read-only. */
+typedef struct {
+    char gpu[SIM_NAME_MAX];
+    int32_t tp, pp, dp, ep, dcp, sp;
+    sim_role role;           /* the scheduler template (overheads) depends on it */
+    model_cost *cost;        /* NULL when it cannot be built */
+    int64_t kv_tokens;       /* for non-FFN roles */
+    char err[200];
+} sim_search_costent;
+
+struct sim_search {
+    sim_scenario sc;         /* the search scenario (output.db cleared) */
+    sim_search_opts opts;
+    model_spec model;
+    int32_t n, cap;
+    sim_search_cand *cands;
+    sim_search_result **res; /* per candidate; allocated when bounded */
+    int32_t n_lens;
+    sim_search_lens lens[64];
+    int32_t n_costs;
+    sim_search_costent costs[256];
+    double percentile;
+    int fixed;               /* evaluate at search.rate (or the closed loop's own load) */
+    int closed;
+    int objective_cost;
+    int32_t threads;
+    int32_t rank, ranks;
+    int64_t simulations;
+    double wall_s, sim_wall_s;
+    char notes[1024];
+    struct sim_store *store;
+    const char *scenario_text;
+    char session[64];
+    pthread_mutex_t mu;
+};
+
+/* sim_search_space.c */
+int sim_search_enumerate(sim_search *s, sim_err *err);
+int sim_search_parse_ints(const char *list, int32_t *out, int32_t max, const char *key, sim_err *err);
+int sim_search_parse_doubles(const char *list, double *out, int32_t max, const char *key, sim_err *err);
+void sim_search_layout_name(const sim_search_pool *p, char *buf, size_t len);
+double sim_search_price(const sim_scenario *sc, const char *gpu);
+
+/* sim_search_bound.c */
+int sim_search_lens_get(sim_search *s, int64_t requests, const sim_search_lens **out, sim_err *err);
+int64_t sim_search_requests_for(const sim_search *s, const sim_search_cand *c);
+int sim_search_costs_build(sim_search *s, sim_err *err);
+/* The scenario pool candidate c's pool p runs as (scheduler settings from
+ * the scenario's pool of the same role, else its first pool). */
+void sim_search_pool_cfg(const sim_search *s, const sim_search_cand *c, int32_t p, sim_pool_cfg *out);
+/* Fills res->status/reason (infeasible) or the bound fields. Thread-safe
+ * once the costs and lengths are built. */
+void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_result *res);
+
+/* sim_search_eval.c */
+void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res);
+int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int best, int final_rank,
+                            char **out);
+
+/* sim_search_mpi.c (no-ops without SERVESIM_HAVE_MPI) */
+int sim_search_mpi_start(int32_t *rank, int32_t *ranks, int32_t *local_ranks);
+void sim_search_mpi_bounds_exchange(sim_search *s);
+/* idx[0..n): the wave; results of idx[j] were computed by rank j % ranks. */
+int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, sim_err *err);
+void sim_search_mpi_barrier(void);
+
+#endif

@@ -1,0 +1,491 @@
+/* sim_search_space — enumerates the candidates of a search (see
+ * sim_search.h): lists from the `search:` block or defaults for the model,
+ * layouts written as "tp4pp2", "tp1dp8ep8", "tp8dcp2" (tp pp dp ep dcp sp,
+ * optionally separated by - _ .), instance counts that fill the GPU budget
+ * (or every count up to it when evaluating at a fixed rate). */
+#include "sim_search_impl.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_LIST 64
+#define MAX_LAYOUTS 48
+
+static const char *default_seqs = "64,128,256,512";
+static const char *default_mbt = "8192,16384";
+static const char *default_chunk = "2048";
+
+/* Splits a comma list into trimmed items; returns the count or -1 if more
+ * than max. */
+static int split_list(const char *list, char items[][64], int max)
+{
+    int n = 0;
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t') p++;
+        if (!*p) break;
+        const char *e = p;
+        while (*e && *e != ',') e++;
+        const char *t = e;
+        while (t > p && (t[-1] == ' ' || t[-1] == '\t')) t--;
+        if (n == max) return -1;
+        snprintf(items[n], 64, "%.*s", (int)(t - p), p);
+        n++;
+        p = e;
+    }
+    return n;
+}
+
+int sim_search_parse_ints(const char *list, int32_t *out, int32_t max, const char *key, sim_err *err)
+{
+    char items[MAX_LIST][64];
+    int n = split_list(list, items, MAX_LIST < max ? MAX_LIST : max);
+    if (n < 0) return sim_err_set(err, SIM_EINVAL, "%s: more than %d values", key, (int)max);
+    for (int i = 0; i < n; i++) {
+        char *end;
+        long v = strtol(items[i], &end, 10);
+        if (*end || v < 1 || v > 100000000)
+            return sim_err_set(err, SIM_EINVAL, "%s: '%s' is not a positive integer", key, items[i]);
+        out[i] = (int32_t)v;
+    }
+    return n;
+}
+
+int sim_search_parse_doubles(const char *list, double *out, int32_t max, const char *key, sim_err *err)
+{
+    char items[MAX_LIST][64];
+    int n = split_list(list, items, MAX_LIST < max ? MAX_LIST : max);
+    if (n < 0) return sim_err_set(err, SIM_EINVAL, "%s: more than %d values", key, (int)max);
+    for (int i = 0; i < n; i++) {
+        char *end;
+        double v = strtod(items[i], &end);
+        if (*end || !(v >= 0))
+            return sim_err_set(err, SIM_EINVAL, "%s: '%s' is not a number >= 0", key, items[i]);
+        out[i] = v;
+    }
+    return n;
+}
+
+static int parse_layout(const char *s, sim_search_pool *p, const char *key, sim_err *err)
+{
+    static const char *const names[] = {"dcp", "tp", "pp", "dp", "ep", "sp"};
+    int32_t *fields[] = {&p->dcp, &p->tp, &p->pp, &p->dp, &p->ep, &p->sp};
+    int seen[6] = {0};
+    memset(p, 0, sizeof *p);
+    p->tp = p->pp = p->dp = p->ep = p->dcp = p->sp = 1;
+    const char *q = s;
+    if (!*q) return sim_err_set(err, SIM_EINVAL, "%s: empty layout", key);
+    while (*q) {
+        if (*q == '-' || *q == '_' || *q == '.') {
+            q++;
+            continue;
+        }
+        int k = -1;
+        for (int j = 0; j < 6 && k < 0; j++)
+            if (strncmp(q, names[j], strlen(names[j])) == 0) k = j;
+        if (k < 0 || !isdigit((unsigned char)q[strlen(names[k])]))
+            return sim_err_set(err, SIM_EINVAL,
+                               "%s: layout '%s': expected tpN, ppN, dpN, epN, dcpN or spN at '%s'", key, s, q);
+        q += strlen(names[k]);
+        char *end;
+        long v = strtol(q, &end, 10);
+        if (v < 1 || v > 1024 || seen[k])
+            return sim_err_set(err, SIM_EINVAL, "%s: layout '%s': bad or repeated %s", key, s, names[k]);
+        seen[k] = 1;
+        *fields[k] = (int32_t)v;
+        q = end;
+    }
+    p->gpus = p->tp * p->pp * p->dp * p->sp;
+    return 0;
+}
+
+void sim_search_layout_name(const sim_search_pool *p, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "tp%d", (int)p->tp);
+    if (p->pp > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, "pp%d", (int)p->pp);
+    if (p->dp > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, "dp%d", (int)p->dp);
+    if (p->ep > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, "ep%d", (int)p->ep);
+    if (p->dcp > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, "dcp%d", (int)p->dcp);
+    if (p->sp > 1 && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, "sp%d", (int)p->sp);
+}
+
+static int parse_layouts(const char *list, sim_search_pool *out, const char *key, sim_err *err)
+{
+    char items[MAX_LIST][64];
+    int n = split_list(list, items, MAX_LAYOUTS);
+    if (n < 0) return sim_err_set(err, SIM_EINVAL, "%s: more than %d layouts", key, MAX_LAYOUTS);
+    for (int i = 0; i < n; i++) {
+        int rc = parse_layout(items[i], &out[i], key, err);
+        if (rc < 0) return rc;
+    }
+    return n;
+}
+
+static int add_layout(sim_search_pool *out, int n, int32_t tp, int32_t pp, int32_t dp, int32_t ep, int32_t max_gpus)
+{
+    if (n >= MAX_LAYOUTS || tp * pp * dp > max_gpus) return n;
+    sim_search_pool p = {.tp = tp, .pp = pp, .dp = dp, .ep = ep, .dcp = 1, .sp = 1, .gpus = tp * pp * dp};
+    out[n] = p;
+    return n + 1;
+}
+
+/* Default layouts for a role: TP within a node (and PP across two stages)
+ * for dense models; for MoE also expert parallelism over the TP ranks and
+ * attention DP with experts over all ranks; FFN pools of MoE models shard
+ * the experts over DP ranks. Layouts that do not fit are dropped later by
+ * the cost model, with the reason. */
+static int default_layouts(const sim_search *s, sim_role role, sim_search_pool *out)
+{
+    int gpn = s->sc.hardware.gpus_per_node > 0 ? s->sc.hardware.gpus_per_node : 8;
+    int32_t G = s->sc.search.max_gpus;
+    int moe = s->model.experts > 0, n = 0;
+    if (role == SIM_ROLE_FFN) {
+        for (int32_t d = 1; d <= 2 * gpn; d *= 2) {
+            if (moe) n = add_layout(out, n, 1, 1, d, d, G);
+            else if (d <= gpn) n = add_layout(out, n, d, 1, 1, 1, G);
+        }
+        return n;
+    }
+    for (int32_t tp = 1; tp <= gpn; tp *= 2) {
+        n = add_layout(out, n, tp, 1, 1, 1, G);
+        if (moe && tp > 1) n = add_layout(out, n, tp, 1, 1, tp, G);
+    }
+    n = add_layout(out, n, gpn, 2, 1, 1, G);
+    if (gpn >= 4) n = add_layout(out, n, gpn / 2, 2, 1, 1, G);
+    if (moe) {
+        n = add_layout(out, n, gpn, 2, 1, gpn, G);
+        for (int32_t dp = 2; dp <= gpn; dp *= 2) n = add_layout(out, n, 1, 1, dp, dp, G);
+        n = add_layout(out, n, 2, 1, gpn / 2, gpn, G);
+    }
+    return n;
+}
+
+static int role_layouts(const sim_search *s, sim_role role, sim_search_pool *out, sim_err *err)
+{
+    const sim_search_cfg *c = &s->sc.search;
+    const char *list = c->layouts, *key = "search.layouts";
+    if (role == SIM_ROLE_PREFILL && c->prefill_layouts[0]) list = c->prefill_layouts, key = "search.prefill_layouts";
+    if (role == SIM_ROLE_DECODE && c->decode_layouts[0]) list = c->decode_layouts, key = "search.decode_layouts";
+    if (role == SIM_ROLE_ATTENTION && c->attention_layouts[0])
+        list = c->attention_layouts, key = "search.attention_layouts";
+    if (role == SIM_ROLE_FFN) list = c->ffn_layouts, key = "search.ffn_layouts";
+    int n = list[0] ? parse_layouts(list, out, key, err) : default_layouts(s, role, out);
+    if (n < 0) return n;
+    for (int i = 0; i < n; i++) out[i].role = role;
+    return n;
+}
+
+typedef struct {
+    int32_t x, y;
+} ratio;
+
+static int parse_ratios(const char *list, ratio *out, const char *key, sim_err *err)
+{
+    char items[MAX_LIST][64];
+    int n = split_list(list, items, MAX_LIST);
+    if (n < 0) return sim_err_set(err, SIM_EINVAL, "%s: more than %d ratios", key, MAX_LIST);
+    for (int i = 0; i < n; i++) {
+        int x = 0, y = 0, used = 0;
+        if (sscanf(items[i], "%d:%d%n", &x, &y, &used) != 2 || items[i][used] || x < 1 || y < 1)
+            return sim_err_set(err, SIM_EINVAL, "%s: '%s' is not a ratio like 1:3", key, items[i]);
+        out[i].x = x;
+        out[i].y = y;
+    }
+    return n;
+}
+
+/* Instance counts (a, b) of a two-pool deployment with per-instance GPUs
+ * ga, gb. Max-rate search: each ratio scaled to the largest multiple that
+ * fits, or (no ratios) every split that leaves no room for another instance.
+ * Fixed rate: every multiple / split that fits, since fewer GPUs may do. */
+static int two_pool_counts(const ratio *rs, int nr, int32_t ga, int32_t gb, int32_t G, int fixed,
+                           ratio *out, int max)
+{
+    int n = 0;
+    if (nr > 0) {
+        for (int i = 0; i < nr; i++) {
+            int32_t per = rs[i].x * ga + rs[i].y * gb, kmax = G / per;
+            for (int32_t k = fixed ? 1 : kmax; k >= 1 && k <= kmax && n < max; k++) {
+                ratio r = {rs[i].x * k, rs[i].y * k};
+                int dup = 0;
+                for (int j = 0; j < n; j++) dup |= out[j].x == r.x && out[j].y == r.y;
+                if (!dup) out[n++] = r;
+            }
+        }
+        return n;
+    }
+    int32_t gmin = ga < gb ? ga : gb;
+    for (int32_t a = 1; a * ga + gb <= G; a++)
+        for (int32_t b = 1; a * ga + b * gb <= G && n < max; b++)
+            if (fixed || a * ga + b * gb + gmin > G) out[n++] = (ratio){a, b};
+    return n;
+}
+
+static int push_cand(sim_search *s, const sim_search_cand *c, sim_err *err)
+{
+    if (s->n >= s->sc.search.max_candidates)
+        return sim_err_set(err, SIM_ERANGE,
+                           "the search space has more than search.max_candidates = %d candidates; "
+                           "narrow search.layouts, ratios or scheduler lists, or raise max_candidates",
+                           (int)s->sc.search.max_candidates);
+    if (s->n == s->cap) {
+        int32_t cap = s->cap ? 2 * s->cap : 256;
+        sim_search_cand *nc = realloc(s->cands, (size_t)cap * sizeof *nc);
+        if (!nc) return sim_err_set(err, SIM_ENOMEM, "out of memory enumerating candidates");
+        s->cands = nc;
+        s->cap = cap;
+    }
+    s->cands[s->n] = *c;
+    s->cands[s->n].id = s->n;
+    s->n++;
+    return 0;
+}
+
+typedef struct {
+    int32_t seqs, mbt, chunk;
+} sched3;
+
+/* Fills labels and totals, then one candidate per scheduler combination and λ. */
+static int emit(sim_search *s, sim_search_cand *base, const sched3 *sch, int nsch, const double *lams,
+                int nl, int multi_gpu, sim_err *err)
+{
+    char pools[160] = "";
+    int n = 0;
+    base->gpus = 0;
+    for (int32_t p = 0; p < base->n_pools; p++) {
+        char ln[48];
+        const sim_search_pool *pp = &base->pools[p];
+        base->gpus += pp->instances * pp->gpus;
+        sim_search_layout_name(pp, ln, sizeof ln);
+        const char *tag = pp->role == SIM_ROLE_PREFILL ? "P" : pp->role == SIM_ROLE_DECODE ? "D"
+                        : pp->role == SIM_ROLE_ATTENTION ? "A" : pp->role == SIM_ROLE_FFN ? "F" : "x";
+        n += snprintf(pools + n, sizeof pools - (size_t)n, "%s%d%s %s", p ? " + " : "", (int)pp->instances,
+                      tag, ln);
+        if (n >= (int)sizeof pools) break;
+    }
+    for (int i = 0; i < nsch; i++) {
+        for (int j = 0; j < (nl ? nl : 1); j++) {
+            sim_search_cand c = *base;
+            c.max_seqs = sch[i].seqs;
+            c.max_batched_tokens = sch[i].mbt;
+            c.chunk_tokens = sch[i].chunk;
+            c.lambda = nl ? lams[j] : -1;
+            char lam[32] = "";
+            if (nl) snprintf(lam, sizeof lam, " | lambda %g", lams[j]);
+            snprintf(c.label, sizeof c.label, "%s%s%s %s | seqs %d mbt %d chunk %d%s", multi_gpu ? c.gpu : "",
+                     multi_gpu ? ": " : "", sim_mode_name(c.mode), pools, (int)c.max_seqs,
+                     (int)c.max_batched_tokens, (int)c.chunk_tokens, lam);
+            int rc = push_cand(s, &c, err);
+            if (rc < 0) return rc;
+        }
+    }
+    return 0;
+}
+
+double sim_search_price(const sim_scenario *sc, const char *gpu)
+{
+    char items[MAX_LIST][64];
+    int n = split_list(sc->search.prices, items, MAX_LIST);
+    for (int i = 0; i < n; i++) {
+        char *eq = strchr(items[i], '=');
+        if (!eq) continue;
+        *eq = '\0';
+        if (strcasecmp(items[i], gpu) == 0) return atof(eq + 1);
+    }
+    return 0;
+}
+
+static int check_prices(const sim_scenario *sc, sim_err *err)
+{
+    char items[MAX_LIST][64];
+    int n = split_list(sc->search.prices, items, MAX_LIST);
+    if (n < 0) return sim_err_set(err, SIM_EINVAL, "search.prices: too many entries");
+    for (int i = 0; i < n; i++) {
+        char *eq = strchr(items[i], '='), *end;
+        if (!eq || eq == items[i] || strtod(eq + 1, &end) <= 0 || *end)
+            return sim_err_set(err, SIM_EINVAL, "search.prices: '%s' is not gpu=USD-per-hour (> 0)", items[i]);
+    }
+    return 0;
+}
+
+int sim_search_enumerate(sim_search *s, sim_err *err)
+{
+    const sim_search_cfg *cfg = &s->sc.search;
+    int rc;
+    char gpus[16][64], modes[8][64];
+    int32_t seqs[MAX_LIST], mbts[MAX_LIST], chunks[MAX_LIST];
+    double lams[MAX_LIST];
+    sched3 sch[512];
+    ratio pdr[MAX_LIST], afr[MAX_LIST];
+    sim_search_pool *lay = malloc(5 * MAX_LAYOUTS * sizeof *lay);
+    if (!lay) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    sim_search_pool *lc = lay, *lp = lay + MAX_LAYOUTS, *ld = lay + 2 * MAX_LAYOUTS, *la = lay + 3 * MAX_LAYOUTS,
+                    *lf = lay + 4 * MAX_LAYOUTS;
+
+    int ng = cfg->gpus[0] ? split_list(cfg->gpus, gpus, 16) : 1;
+    if (ng < 0) {
+        rc = sim_err_set(err, SIM_EINVAL, "search.gpus: more than 16 GPU types");
+        goto fail;
+    }
+    if (!cfg->gpus[0]) snprintf(gpus[0], sizeof gpus[0], "%s", s->sc.hardware.gpu);
+    for (int g = 0; g < ng; g++) {
+        model_gpu mg;
+        if ((rc = model_catalog_gpu(gpus[g], &mg, err)) < 0) {
+            sim_err_wrap(err, rc, "search.gpus");
+            goto fail;
+        }
+    }
+    if ((rc = check_prices(&s->sc, err)) < 0) goto fail;
+    const char *mode_list = cfg->modes[0] ? cfg->modes : s->model.experts > 0 ? "colocated,pd,af" : "colocated,pd";
+    int nm = split_list(mode_list, modes, 8);
+    if (nm <= 0) {
+        rc = sim_err_set(err, SIM_EINVAL, "search.modes: expected a list of colocated, pd, af, pd+af");
+        goto fail;
+    }
+    int ns = sim_search_parse_ints(cfg->max_seqs[0] ? cfg->max_seqs : default_seqs, seqs, MAX_LIST,
+                                   "search.max_seqs", err);
+    int nb = ns < 0 ? ns : sim_search_parse_ints(cfg->max_batched_tokens[0] ? cfg->max_batched_tokens : default_mbt,
+                                                 mbts, MAX_LIST, "search.max_batched_tokens", err);
+    int nc = nb < 0 ? nb : sim_search_parse_ints(cfg->chunk_tokens[0] ? cfg->chunk_tokens : default_chunk, chunks,
+                                                 MAX_LIST, "search.chunk_tokens", err);
+    if (nc < 0) {
+        rc = nc;
+        goto fail;
+    }
+    int nsch = 0;
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < nb; j++)
+            for (int k = 0; k < nc; k++)
+                if (chunks[k] <= mbts[j] && nsch < 512) sch[nsch++] = (sched3){seqs[i], mbts[j], chunks[k]};
+    if (nsch == 0) {
+        rc = sim_err_set(err, SIM_EINVAL, "search: no chunk_tokens value is <= a max_batched_tokens value");
+        goto fail;
+    }
+    int nl = 0;
+    if (cfg->lambdas[0]) {
+        if (s->sc.routing.policy == SIM_ROUTE_CACHE_AWARE) {
+            if ((nl = sim_search_parse_doubles(cfg->lambdas, lams, MAX_LIST, "search.lambdas", err)) < 0) {
+                rc = nl;
+                goto fail;
+            }
+        } else {
+            size_t o = strlen(s->notes);
+            snprintf(s->notes + o, sizeof s->notes - o,
+                     "search.lambdas ignored: routing.policy is %s, not cache_aware. ",
+                     sim_route_policy_name(s->sc.routing.policy));
+        }
+    }
+    int npd = parse_ratios(cfg->pd_ratios, pdr, "search.pd_ratios", err);
+    int naf = npd < 0 ? npd : parse_ratios(cfg->af_ratios, afr, "search.af_ratios", err);
+    if (naf < 0) {
+        rc = naf;
+        goto fail;
+    }
+    int nlc = role_layouts(s, SIM_ROLE_COLOCATED, lc, err);
+    int nlp = nlc < 0 ? nlc : role_layouts(s, SIM_ROLE_PREFILL, lp, err);
+    int nld = nlp < 0 ? nlp : role_layouts(s, SIM_ROLE_DECODE, ld, err);
+    int nla = nld < 0 ? nld : role_layouts(s, SIM_ROLE_ATTENTION, la, err);
+    int nlf = nla < 0 ? nla : role_layouts(s, SIM_ROLE_FFN, lf, err);
+    if (nlf < 0) {
+        rc = nlf;
+        goto fail;
+    }
+    const int32_t G = cfg->max_gpus;
+    const int fixed = s->fixed;
+    ratio cnt[4096];
+    for (int g = 0; g < ng; g++) {
+        for (int m = 0; m < nm; m++) {
+            sim_search_cand c;
+            memset(&c, 0, sizeof c);
+            snprintf(c.gpu, sizeof c.gpu, "%s", gpus[g]);
+            const char *mn = modes[m];
+            if (strcmp(mn, "colocated") == 0) {
+                c.mode = SIM_MODE_COLOCATED;
+                c.n_pools = 1;
+                for (int i = 0; i < nlc; i++) {
+                    int32_t kmax = G / lc[i].gpus;
+                    for (int32_t k = fixed ? 1 : kmax; k >= 1 && k <= kmax; k++) {
+                        c.pools[0] = lc[i];
+                        c.pools[0].instances = k;
+                        if ((rc = emit(s, &c, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
+                    }
+                }
+            } else if (strcmp(mn, "pd") == 0 || strcmp(mn, "af") == 0) {
+                int pd = mn[0] == 'p';
+                c.mode = pd ? SIM_MODE_PD : SIM_MODE_AF;
+                c.n_pools = 2;
+                sim_search_pool *L0 = pd ? lp : la, *L1 = pd ? ld : lf;
+                int n0 = pd ? nlp : nla, n1 = pd ? nld : nlf;
+                if (!pd && n1 == 0) {
+                    size_t o = strlen(s->notes);
+                    snprintf(s->notes + o, sizeof s->notes - o, "af skipped: no ffn layouts. ");
+                    continue;
+                }
+                for (int i = 0; i < n0; i++)
+                    for (int j = 0; j < n1; j++) {
+                        int n = two_pool_counts(pd ? pdr : afr, pd ? npd : naf, L0[i].gpus, L1[j].gpus, G, fixed,
+                                                cnt, 4096);
+                        for (int q = 0; q < n; q++) {
+                            c.pools[0] = L0[i];
+                            c.pools[0].instances = cnt[q].x;
+                            c.pools[1] = L1[j];
+                            c.pools[1].instances = cnt[q].y;
+                            if ((rc = emit(s, &c, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
+                        }
+                    }
+            } else if (strcmp(mn, "pd+af") == 0) {
+                c.mode = SIM_MODE_PD_AF;
+                c.n_pools = 3;
+                if (nlf == 0) continue;
+                for (int i = 0; i < nlp; i++)
+                    for (int j = 0; j < nla; j++)
+                        for (int k = 0; k < nlf; k++) {
+                            /* prefill : attention from pd_ratios, attention : ffn from af_ratios. */
+                            int32_t gp = lp[i].gpus, ga = la[j].gpus, gf = lf[k].gpus;
+                            for (int32_t x = 1; x * gp + ga + gf <= G; x++)
+                                for (int32_t a = 1; x * gp + a * ga + gf <= G; a++)
+                                    for (int32_t f = 1; x * gp + a * ga + f * gf <= G; f++) {
+                                        int32_t used = x * gp + a * ga + f * gf;
+                                        int32_t gm = gp < ga ? gp : ga;
+                                        if (gf < gm) gm = gf;
+                                        if (!fixed && used + gm <= G) continue;
+                                        int ok = 1;
+                                        if (npd) {
+                                            ok = 0;
+                                            for (int r = 0; r < npd; r++) ok |= x * pdr[r].y == a * pdr[r].x;
+                                        }
+                                        if (ok && naf) {
+                                            ok = 0;
+                                            for (int r = 0; r < naf; r++) ok |= a * afr[r].y == f * afr[r].x;
+                                        }
+                                        if (!ok) continue;
+                                        c.pools[0] = lp[i];
+                                        c.pools[0].instances = x;
+                                        c.pools[1] = la[j];
+                                        c.pools[1].instances = a;
+                                        c.pools[2] = lf[k];
+                                        c.pools[2].instances = f;
+                                        if ((rc = emit(s, &c, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
+                                    }
+                        }
+            } else {
+                rc = sim_err_set(err, SIM_EINVAL, "search.modes: unknown mode '%s' (colocated, pd, af, pd+af)", mn);
+                goto fail;
+            }
+        }
+    }
+    if (s->n == 0) {
+        rc = sim_err_set(err, SIM_EINVAL,
+                         "the search space is empty: no layout fits search.max_gpus = %d with the modes "
+                         "and ratios given",
+                         (int)G);
+        goto fail;
+    }
+    free(lay);
+    return 0;
+fail:
+    free(lay);
+    return rc;
+}
