@@ -84,7 +84,7 @@ typedef struct {
     double score;            /* higher is better */
     int32_t n_probes, best_probe; /* best_probe -1 when nothing passed */
     double wall_s;           /* simulation time spent */
-    sim_search_probe probes[SIM_SEARCH_MAX_PROBES];
+    sim_search_probe *probes; /* n_probes entries, owned by the search (NULL until simulated) */
 } sim_search_result;
 
 typedef struct sim_search sim_search;

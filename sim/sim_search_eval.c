@@ -162,6 +162,11 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
     double t0 = now_s();
     res->n_probes = 0;
     res->best_probe = -1;
+    if (!res->probes && !(res->probes = calloc(SIM_SEARCH_MAX_PROBES, sizeof *res->probes))) {
+        res->status = SIM_CAND_ERROR;
+        snprintf(res->reason, sizeof res->reason, "out of memory");
+        return;
+    }
     if (s->fixed) {
         double rate = s->closed ? 0 : s->sc.search.rate;
         sim_search_probe *pr = &res->probes[res->n_probes];
@@ -222,7 +227,7 @@ error:
 int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int best, int final_rank, char **out)
 {
     const sim_search_cand *c = &s->cands[i];
-    const sim_search_result *r = s->res[i];
+    const sim_search_result *r = &s->res[i];
     const sim_search_probe *pr = &r->probes[probe];
     json_t *o = json_object(), *q = json_object();
     if (!o || !q) {

@@ -40,7 +40,7 @@ struct sim_search {
     model_spec model;
     int32_t n, cap;
     sim_search_cand *cands;
-    sim_search_result **res; /* per candidate; allocated when bounded */
+    sim_search_result *res;  /* per candidate */
     int32_t n_lens;
     sim_search_lens lens[64];
     int32_t n_costs;
@@ -89,5 +89,6 @@ void sim_search_mpi_bounds_exchange(sim_search *s);
 /* idx[0..n): the wave; results of idx[j] were computed by rank j % ranks. */
 int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, sim_err *err);
 void sim_search_mpi_barrier(void);
+void sim_search_mpi_finish(void);
 
 #endif

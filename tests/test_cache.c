@@ -188,6 +188,50 @@ static void test_sharing(void)
     CHECK(pool.requests_completed + pool.requests_rejected == 200);
 }
 
+/* Pull fetches a peer's prefix exactly when moving it beats recomputing
+ * it: request 2 lands on the other instance (round robin) and could take
+ * request 1's three cached blocks (1536 tokens) over one NIC. */
+static void test_pull_decision(void)
+{
+    model_spec m;
+    model_gpu g;
+    model_cost *cost = NULL;
+    sim_err err;
+    CHECK(model_catalog_model("llama-3.1-8b", &m, &err) == 0);
+    CHECK(model_catalog_gpu("h100-sxm", &g, &err) == 0);
+    model_layout l = {.tp = 1, .pp = 1, .overhead_s = 1500e-6, .gpus_per_node = 8};
+    CHECK(model_cost_create(&m, &g, &l, &cost, &err) == 0);
+    if (!cost) return;
+    model_chunk ch = {.tokens = 1536, .cached = 0};
+    model_batch b = {.n_chunks = 1, .chunks = &ch};
+    double recompute = model_cost_iteration(cost, &b, NULL);
+    model_cost_destroy(cost);
+    double bytes = 1536.0 * 131072.0;
+    /* Break-even NIC bandwidth (latency 0): bytes / recompute, in Gb/s. */
+    double even_gbps = bytes / recompute * 8 / 1e9;
+    const double factor[2] = {1.1, 0.9};
+    for (int i = 0; i < 2; i++) {
+        sim_scenario sc;
+        base(&sc, "tests/data/cache/pull.jsonl");
+        sc.deployment.pools[0].instances = 2;
+        sc.hardware.gpus_per_node = 1; /* instances on different nodes: the NIC path */
+        snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "pull");
+        sc.network.nic_gbps = even_gbps * factor[i];
+        sc.network.latency_us = 0;
+        sim_summary sum;
+        sim_cluster_state st;
+        sim_req_record r[2];
+        if (run(&sc, &sum, &st, r)) return;
+        if (i == 0) {
+            CHECK_MSG(st.fetched_blocks == 3 && r[1].cached_tokens == 1536,
+                      "faster than recompute: fetched %lld blocks", (long long)st.fetched_blocks);
+        } else {
+            CHECK_MSG(st.fetched_blocks == 0 && r[1].cached_tokens == 0,
+                      "slower than recompute: fetched %lld blocks", (long long)st.fetched_blocks);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     src = argc > 2 ? argv[2] : ".";
@@ -195,5 +239,6 @@ int main(int argc, char **argv)
     test_mooncake_head();
     test_synthetic();
     test_sharing();
+    test_pull_decision();
     return test_finish("test_cache");
 }

@@ -1,0 +1,415 @@
+/* sim_search — see sim_search.h. The driver: enumerate, bound (threads),
+ * then waves of SIM_SEARCH_WAVE candidates in bound order, each wave
+ * simulated on threads (and ranks), results exchanged, stored by rank 0.
+ * Pruning decisions use only the results of finished waves, and the wave
+ * size is a constant, so every worker count takes the same decisions. */
+#include "sim_search_impl.h"
+
+#include "sim_cluster.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SIM_SEARCH_WAVE 16
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void note(sim_search *s, const char *msg)
+{
+    size_t o = strlen(s->notes);
+    snprintf(s->notes + o, sizeof s->notes - o, "%s", msg);
+}
+
+int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_search **out, sim_err *err)
+{
+    int rc;
+    *out = NULL;
+    sim_search *s = calloc(1, sizeof *s);
+    if (!s) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    pthread_mutex_init(&s->mu, NULL);
+    s->sc = *sc;
+    s->sc.output.db[0] = '\0';
+    s->sc.sweep.key[0] = '\0';
+    if (opts) s->opts = *opts;
+    s->ranks = 1;
+    const sim_search_cfg *cfg = &sc->search;
+    double p = cfg->percentile;
+    if (p != 50 && p != 90 && p != 99 && p != 99.9) {
+        rc = sim_err_set(err, SIM_EINVAL, "search.percentile: %g is not one of 50, 90, 99, 99.9", p);
+        goto fail;
+    }
+    s->percentile = p;
+    s->closed = sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_CLOSED;
+    s->fixed = cfg->rate > 0 || s->closed;
+    if (s->closed)
+        note(s, "closed-loop workload: each candidate is evaluated at the scenario's concurrency (no rate bisection). ");
+    if (!s->fixed && sc->slo.ttft_ms <= 0 && sc->slo.tpot_ms <= 0) {
+        rc = sim_err_set(err, SIM_EINVAL,
+                         "search: finding the highest rate needs an SLO (slo.ttft_ms and/or slo.tpot_ms), "
+                         "or set search.rate to evaluate every candidate at one rate");
+        goto fail;
+    }
+    if ((rc = model_catalog_model(sc->model, &s->model, err)) < 0) goto fail;
+    if ((rc = sim_search_enumerate(s, err)) < 0) goto fail;
+    /* Objective: cost needs a price for every GPU type searched. */
+    int priced = 1;
+    for (int32_t i = 0; i < s->n; i++)
+        if (sim_search_price(&s->sc, s->cands[i].gpu) <= 0) priced = 0;
+    if (strcmp(cfg->objective, "cost") == 0 && !priced) {
+        rc = sim_err_set(err, SIM_EINVAL, "search.objective cost needs search.prices for every GPU searched");
+        goto fail;
+    }
+    s->objective_cost = strcmp(cfg->objective, "cost") == 0 || (strcmp(cfg->objective, "auto") == 0 && priced);
+    s->res = calloc((size_t)s->n, sizeof *s->res);
+    if (!s->res) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int32_t i = 0; i < s->n; i++) {
+        const sim_search_lens *L;
+        s->res[i].requests = sim_search_requests_for(s, &s->cands[i]);
+        s->res[i].price = sim_search_price(&s->sc, s->cands[i].gpu);
+        s->res[i].best_probe = -1;
+        if ((rc = sim_search_lens_get(s, s->res[i].requests, &L, err)) < 0) goto fail;
+    }
+    if (sc->workload.trace.format != SIM_TRACE_NONE && !s->fixed)
+        for (int32_t k = 0; k < s->n_lens; k++)
+            if (s->lens[k].base_rate <= 0) {
+                rc = sim_err_set(err, SIM_EINVAL, "search: the trace has no measurable arrival rate to rescale");
+                goto fail;
+            }
+    if ((rc = sim_search_costs_build(s, err)) < 0) goto fail;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    s->threads = s->opts.threads > 0 ? s->opts.threads : cfg->threads > 0 ? cfg->threads : (int32_t)(cores > 0 ? cores : 1);
+    snprintf(s->session, sizeof s->session, "%lld-%d", (long long)time(NULL), (int)getpid());
+    *out = s;
+    return 0;
+fail:
+    sim_search_destroy(s);
+    return rc;
+}
+
+void sim_search_destroy(sim_search *s)
+{
+    if (!s) return;
+    for (int32_t i = 0; i < s->n_costs; i++) model_cost_destroy(s->costs[i].cost);
+    if (s->res)
+        for (int32_t i = 0; i < s->n; i++) free(s->res[i].probes);
+    free(s->res);
+    free(s->cands);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+void sim_search_set_store(sim_search *s, struct sim_store *st, const char *scenario_text)
+{
+    s->store = st;
+    s->scenario_text = scenario_text;
+}
+
+/* ---- a parallel for over candidate indices ----------------------------- */
+
+typedef struct {
+    sim_search *s;
+    const int32_t *idx;
+    int32_t n, next;
+    int bound;                 /* 1: bound, 0: evaluate */
+    pthread_mutex_t mu;
+} pfor;
+
+static void *pfor_worker(void *arg)
+{
+    pfor *pf = arg;
+    for (;;) {
+        pthread_mutex_lock(&pf->mu);
+        int32_t j = pf->next++;
+        pthread_mutex_unlock(&pf->mu);
+        if (j >= pf->n) break;
+        int32_t i = pf->idx[j];
+        if (pf->bound) {
+            sim_search_bound(pf->s, &pf->s->cands[i], &pf->s->res[i]);
+        } else {
+            sim_search_evaluate(pf->s, i, &pf->s->res[i]);
+            pthread_mutex_lock(&pf->s->mu);
+            pf->s->simulations += pf->s->res[i].n_probes;
+            pf->s->sim_wall_s += pf->s->res[i].wall_s;
+            pthread_mutex_unlock(&pf->s->mu);
+        }
+    }
+    return NULL;
+}
+
+static void parallel_for(sim_search *s, const int32_t *idx, int32_t n, int bound)
+{
+    pfor pf = {.s = s, .idx = idx, .n = n, .bound = bound};
+    pthread_mutex_init(&pf.mu, NULL);
+    int32_t nt = s->threads < n ? s->threads : n;
+    pthread_t th[256];
+    if (nt > 256) nt = 256;
+    int32_t started = 0;
+    for (int32_t t = 1; t < nt; t++)
+        if (pthread_create(&th[started], NULL, pfor_worker, &pf) == 0) started++;
+    pfor_worker(&pf); /* the calling thread works too */
+    for (int32_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&pf.mu);
+}
+
+/* ---- ranking ------------------------------------------------------------ */
+
+static int better(const sim_search *s, int32_t a, int32_t b)
+{
+    const sim_search_result *ra = &s->res[a], *rb = &s->res[b];
+    if (ra->score != rb->score) return ra->score > rb->score;
+    if (s->cands[a].gpus != s->cands[b].gpus) return s->cands[a].gpus < s->cands[b].gpus;
+    return a < b;
+}
+
+static int bound_first(const sim_search *s, int32_t a, int32_t b)
+{
+    const sim_search_result *ra = &s->res[a], *rb = &s->res[b];
+    if (ra->bound_score != rb->bound_score) return ra->bound_score > rb->bound_score;
+    return a < b;
+}
+
+static void sort_idx(const sim_search *s, int32_t *idx, int32_t n, int (*first)(const sim_search *, int32_t, int32_t))
+{
+    /* Bottom-up merge sort: stable, and unlike qsort it takes a context. */
+    int32_t *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+    if (!tmp) { /* fall back to insertion sort */
+        for (int32_t i = 1; i < n; i++)
+            for (int32_t j = i; j > 0 && first(s, idx[j], idx[j - 1]); j--) {
+                int32_t t = idx[j];
+                idx[j] = idx[j - 1];
+                idx[j - 1] = t;
+            }
+        return;
+    }
+    for (int32_t w = 1; w < n; w *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * w) {
+            int32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int32_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi) tmp[k++] = first(s, idx[b], idx[a]) ? idx[b++] : idx[a++];
+            while (a < mid) tmp[k++] = idx[a++];
+            while (b < hi) tmp[k++] = idx[b++];
+        }
+        memcpy(idx, tmp, (size_t)n * sizeof *idx);
+    }
+    free(tmp);
+}
+
+int32_t sim_search_ranking(const sim_search *s, int32_t *idx, int32_t max)
+{
+    int32_t *all = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *all), n = 0;
+    if (!all) return 0;
+    for (int32_t i = 0; i < s->n; i++)
+        if (s->res[i].status == SIM_CAND_OK) all[n++] = i;
+    sort_idx(s, all, n, better);
+    int32_t k = n < max ? n : max;
+    memcpy(idx, all, (size_t)k * sizeof *idx);
+    free(all);
+    return n;
+}
+
+/* k-th best score among OK candidates, -inf when fewer than k. */
+static double kth_best(const sim_search *s, int32_t k)
+{
+    int32_t *top = malloc((size_t)k * sizeof *top);
+    if (!top) return -INFINITY;
+    int32_t n = sim_search_ranking(s, top, k);
+    double v = n >= k ? s->res[top[k - 1]].score : -INFINITY;
+    free(top);
+    return v;
+}
+
+int32_t sim_search_pareto(const sim_search *s, int against_ttft, int32_t *idx, int32_t max)
+{
+    int32_t *ok = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *ok), n = 0, m = 0;
+    if (!ok) return 0;
+    for (int32_t i = 0; i < s->n; i++)
+        if (s->res[i].status == SIM_CAND_OK) ok[n++] = i;
+    sort_idx(s, ok, n, better);
+    for (int32_t a = 0; a < n; a++) {
+        const sim_search_result *ra = &s->res[ok[a]];
+        double ya = against_ttft ? -ra->ttft_ms : ra->tok_s_user;
+        int dominated = 0;
+        for (int32_t b = 0; b < n && !dominated; b++) {
+            if (a == b) continue;
+            const sim_search_result *rb = &s->res[ok[b]];
+            double yb = against_ttft ? -rb->ttft_ms : rb->tok_s_user;
+            if (rb->goodput_per_gpu >= ra->goodput_per_gpu && yb >= ya &&
+                (rb->goodput_per_gpu > ra->goodput_per_gpu || yb > ya))
+                dominated = 1;
+            /* Identical points: keep the first in ranking order only. */
+            if (rb->goodput_per_gpu == ra->goodput_per_gpu && yb == ya && b < a) dominated = 1;
+        }
+        if (!dominated && m < max) idx[m++] = ok[a];
+    }
+    free(ok);
+    return m;
+}
+
+/* ---- storing ------------------------------------------------------------ */
+
+static int store_candidate(sim_search *s, int32_t i, sim_err *err)
+{
+    const sim_search_result *r = &s->res[i];
+    sim_scenario *sc = malloc(sizeof *sc);
+    int rc = 0;
+    if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    for (int32_t j = 0; j < r->n_probes && rc == 0; j++) {
+        char *params = NULL;
+        if ((rc = sim_search_apply(s, i, r->probes[j].rate, r->requests, sc, err)) < 0) break;
+        if ((rc = sim_search_probe_params(s, i, j, j == r->best_probe, 0, &params)) < 0) {
+            rc = sim_err_set(err, rc, "out of memory");
+            break;
+        }
+        rc = sim_store_write_run(s->store, sc, s->scenario_text, params, &r->probes[j].sum, NULL, NULL, err);
+        free(params);
+    }
+    free(sc);
+    return rc;
+}
+
+int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
+{
+    if (!s->store || s->rank != 0 || k <= 0) return 0;
+    int32_t top[100];
+    if (k > 100) k = 100;
+    int32_t n = sim_search_ranking(s, top, k);
+    if (n > k) n = k;
+    sim_scenario *sc = malloc(sizeof *sc);
+    if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    int rc = 0;
+    for (int32_t q = 0; q < n && rc == 0; q++) {
+        int32_t i = top[q];
+        const sim_search_result *r = &s->res[i];
+        sim_cluster *cl = NULL;
+        sim_summary sum;
+        char *params = NULL;
+        double t0 = now_s();
+        if ((rc = sim_search_apply(s, i, s->closed ? 0 : r->rate, r->requests, sc, err)) < 0) break;
+        sc->output.store_requests = 1;
+        if ((rc = sim_cluster_create(sc, &cl, err)) < 0 || (rc = sim_cluster_run(cl, &sum, err)) < 0) {
+            sim_cluster_destroy(cl);
+            break;
+        }
+        sum.wall_time_s = now_s() - t0;
+        if ((rc = sim_search_probe_params(s, i, r->best_probe, 1, q + 1, &params)) < 0)
+            rc = sim_err_set(err, rc, "out of memory");
+        else
+            rc = sim_store_write_run(s->store, sc, s->scenario_text, params, &sum, sim_cluster_metrics(cl), NULL, err);
+        free(params);
+        sim_cluster_destroy(cl);
+    }
+    free(sc);
+    return rc;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+int sim_search_run(sim_search *s, sim_err *err)
+{
+    double t0 = now_s();
+    int rc = 0;
+    int32_t local = 1;
+    s->rank = 0;
+    s->ranks = 1;
+    if (s->opts.use_mpi) {
+        if (sim_search_mpi_start(&s->rank, &s->ranks, &local) < 0)
+            return sim_err_set(err, SIM_ENOTSUP, "search: MPI requested but this servesim was built without MPI");
+        /* Ranks on one node share its cores unless threads were given. */
+        if (s->opts.threads <= 0 && s->sc.search.threads <= 0 && local > 1) {
+            s->threads /= local;
+            if (s->threads < 1) s->threads = 1;
+        }
+    }
+    int32_t *idx = malloc((size_t)s->n * sizeof *idx);
+    if (!idx) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    for (int32_t i = 0; i < s->n; i++) idx[i] = i;
+    parallel_for(s, idx, s->n, 1);
+    int32_t n_order = 0;
+    for (int32_t i = 0; i < s->n; i++)
+        if (s->res[i].status == SIM_CAND_PENDING) idx[n_order++] = i;
+    sort_idx(s, idx, n_order, bound_first);
+    const int prune = s->sc.search.prune && !s->opts.no_prune;
+    const int32_t k = s->sc.search.top_k;
+    int64_t done = s->n - n_order, pruned = 0, evaluated = 0;
+    int32_t pos = 0, wave[SIM_SEARCH_WAVE], mine[SIM_SEARCH_WAVE];
+    while (pos < n_order) {
+        double thr = prune ? kth_best(s, k) : -INFINITY;
+        int32_t nw = 0;
+        while (pos < n_order && nw < SIM_SEARCH_WAVE) {
+            int32_t i = idx[pos++];
+            sim_search_result *r = &s->res[i];
+            if (r->bound_score <= thr) {
+                r->status = SIM_CAND_PRUNED;
+                snprintf(r->reason, sizeof r->reason, "bound %.4g < #%d's %.4g", r->bound_score, (int)k, thr);
+                pruned++;
+                done++;
+                continue;
+            }
+            wave[nw++] = i;
+        }
+        int32_t nm = 0;
+        for (int32_t j = 0; j < nw; j++)
+            if (j % s->ranks == s->rank) mine[nm++] = wave[j];
+        parallel_for(s, mine, nm, 0);
+        if (s->ranks > 1 && (rc = sim_search_mpi_wave_exchange(s, wave, nw, err)) < 0) break;
+        evaluated += nw;
+        done += nw;
+        if (s->store && s->rank == 0)
+            for (int32_t j = 0; j < nw && rc == 0; j++) rc = store_candidate(s, wave[j], err);
+        if (rc < 0) break;
+        if (s->opts.progress && s->rank == 0) s->opts.progress(s->opts.progress_ctx, done, s->n, evaluated, pruned);
+    }
+    free(idx);
+    s->wall_s = now_s() - t0;
+    return rc;
+}
+
+/* ---- accessors ---------------------------------------------------------- */
+
+int32_t sim_search_count(const sim_search *s) { return s->n; }
+const sim_search_cand *sim_search_cand_get(const sim_search *s, int32_t i) { return &s->cands[i]; }
+const sim_search_result *sim_search_result_get(const sim_search *s, int32_t i) { return &s->res[i]; }
+const sim_scenario *sim_search_scenario(const sim_search *s) { return &s->sc; }
+
+void sim_search_stats_get(const sim_search *s, sim_search_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->candidates = s->n;
+    for (int32_t i = 0; i < s->n; i++) {
+        switch (s->res[i].status) {
+        case SIM_CAND_INFEASIBLE: out->infeasible++; break;
+        case SIM_CAND_PRUNED: out->pruned++; break;
+        case SIM_CAND_OK: out->ok++; out->evaluated++; break;
+        case SIM_CAND_SLO_MISSED:
+        case SIM_CAND_ERROR:
+            if (s->res[i].n_probes > 0) out->evaluated++;
+            else out->infeasible++; /* analytically unreachable SLO */
+            break;
+        default: break;
+        }
+    }
+    out->simulations = 0;
+    for (int32_t i = 0; i < s->n; i++) out->simulations += s->res[i].n_probes;
+    out->wall_s = s->wall_s;
+    out->sim_wall_s = 0;
+    for (int32_t i = 0; i < s->n; i++) out->sim_wall_s += s->res[i].wall_s;
+    out->workers = s->threads * s->ranks;
+    out->ranks = s->ranks;
+    out->rank = s->rank;
+    out->fixed_rate = s->fixed;
+    out->objective_cost = s->objective_cost;
+    out->percentile = s->percentile;
+    snprintf(out->notes, sizeof out->notes, "%s", s->notes);
+}
