@@ -26,80 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#define REQ_SLAB 4096
-
-typedef struct req_slab {
-    struct req_slab *next;
-    sim_req reqs[REQ_SLAB];
-} req_slab;
-
-struct sim_cluster {
-    sim_scenario sc;
-    sim_engine *eng;
-    sim_workload *wl;
-    sim_router *router;
-    sim_metrics *metrics;
-    model_spec model;
-    model_gpu gpu;
-    model_cost *costs[SIM_MAX_POOLS];
-    sim_instance **inst;
-    int32_t *inst_pool;        /* pool index of each instance */
-    int32_t *inst_gpu0;        /* first GPU (global index) of each instance */
-    int32_t *inst_ngpu;
-    /* Front instances take new requests (colocated or prefill); back ones
-     * take KV after prefill (pd). Each set has its own contiguous views. */
-    int32_t *front, *back;
-    int32_t n_front, n_back;
-    sim_router_view *views, *back_views;
-    sim_router *back_router;
-    int64_t back_kv_tokens;    /* smallest decode-instance KV capacity */
-    double kv_bytes_per_token; /* what moves per token of context */
-    sim_net *net;
-    sim_af *af;                /* attention/FFN disaggregation (NULL unless af / pd+af) */
-    calib_db *perf_db;         /* calibrated latencies (NULL = roofline only) */
-    char perf_db_path[SIM_PATH_MAX];
-    int32_t n_ffn_gpus;
-    /* prefix caching and cache-aware routing */
-    int caching;               /* instances hold prefix caches */
-    int cache_route;           /* routing.policy cache_aware */
-    int32_t cache_tokens, hash_tokens;
-    double *prefill_ms_per_token; /* per instance, for saved_ms / queue_ms */
-    sim_router_view *rviews;   /* per-request views handed to the cache-aware router */
-    sim_router_view *snap;     /* load snapshot (routing.snapshot_interval_s > 0) */
-    sim_prefix **approx;       /* routing.view approximate: the router's own indexes */
-    int sharing;               /* 0 none, 1 pull, 2 pool */
-    int layerwise;             /* pd: KV moves layer by layer during prefill */
-    int32_t *front_of;         /* instance -> front index (-1 for back instances) */
-    sim_kvtier **host_tier;    /* pool: host-DRAM tier per node */
-    sim_kvtier *pool_tier;     /* pool: remote pool */
-    int32_t n_nodes;
-    int64_t fetched_blocks;
-    sim_keymap sessions;       /* session -> slot (stickiness) */
-    int32_t *sess_inst;
-    sim_time *sess_since;
-    int64_t n_sess, sess_cap;
-    int32_t n_inst, n_gpus;
-    int64_t kv_tokens_per_inst;
-
-    req_slab *slabs;
-    sim_req *free_reqs;
-
-    int closed;
-    int arrivals_done;
-    int64_t issued, completed, rejected, in_flight;
-    int64_t in_tok_done, out_tok_done;
-    double in_flight_area;     /* ∫ in_flight dt in request·ns (Little's law check) */
-    sim_time area_last;
-    int64_t total;             /* expected requests, -1 unknown */
-    int overloaded;
-    int fatal;                 /* negative SIM_E* when the run had to stop */
-    char overload_reason[256];
-    sim_time sample_ns;
-    sim_time last_sample;
-    sim_progress_fn progress;
-    void *progress_ctx;
-    int64_t progress_next;
-};
+#include "sim_cluster_impl.h"
 
 /* ---- request pool ------------------------------------------------------- */
 
@@ -153,109 +80,6 @@ static void report_progress(sim_cluster *c)
     }
 }
 
-/* The request's cache-block key chain (NULL when it has no prefix ids). */
-static void build_keys(sim_cluster *c, sim_req *r)
-{
-    const sim_request_spec *sp = &r->spec;
-    r->keys = NULL;
-    r->n_keys = 0;
-    if (!(c->caching || c->cache_route) || sp->n_hash <= 0) return;
-    int32_t n = sim_prefix_keys_count(sp->input_tokens, sp->n_hash, c->hash_tokens, c->cache_tokens);
-    if (n <= 0) return;
-    r->keys = malloc((size_t)n * sizeof *r->keys);
-    SIM_ASSERT(r->keys != NULL, sim_engine_now(c->eng));
-    r->n_keys = sim_prefix_keys_build(sp->hash_ids, sp->n_hash, sp->input_tokens, c->hash_tokens,
-                                      c->cache_tokens, r->keys, n);
-}
-
-static void on_snapshot(sim_engine *eng, void *ctx, uint64_t arg)
-{
-    sim_cluster *c = ctx;
-    (void)arg;
-    memcpy(c->snap, c->views, (size_t)c->n_front * sizeof *c->snap);
-    if (!(c->arrivals_done && c->in_flight == 0))
-        sim_engine_after(eng, (sim_time)(c->sc.routing.snapshot_interval_s * 1e9), on_snapshot, c, 0);
-}
-
-/* Fills the per-request views of the cache-aware router: load from the live
- * or snapshot views, the prefix match from the instance's index (exact) or
- * the router's own (approximate), both turned into milliseconds. */
-static void fill_cache_views(sim_cluster *c, const sim_req *r)
-{
-    const sim_router_view *load = c->snap ? c->snap : c->views;
-    for (int32_t j = 0; j < c->n_front; j++) {
-        int32_t k = c->front[j];
-        sim_router_view *v = &c->rviews[j];
-        *v = load[j];
-        int32_t m = 0;
-        if (r->n_keys > 0) {
-            const sim_prefix *idx = c->approx ? c->approx[j] : sim_instance_cache(c->inst[k]);
-            if (idx) m = sim_prefix_peek(idx, r->keys, r->n_keys);
-        }
-        int64_t tok = (int64_t)m * c->cache_tokens;
-        if (tok > r->spec.input_tokens) tok = r->spec.input_tokens;
-        v->matched_tokens = (int32_t)tok;
-        v->saved_ms = (double)tok * c->prefill_ms_per_token[k];
-        v->queue_ms = (double)sim_instance_pending_prefill(c->inst[k]) * c->prefill_ms_per_token[k];
-    }
-}
-
-/* The router's own record of what it sent where (routing.view approximate):
- * an LRU index per instance as large as its KV cache, which drifts from the
- * real cache because it never sees evictions. */
-static void approx_record(sim_cluster *c, int32_t j, const sim_req *r)
-{
-    if (!c->approx || r->n_keys == 0) return;
-    sim_time now = sim_engine_now(c->eng);
-    int32_t created = 0;
-    int32_t got = sim_prefix_insert(c->approx[j], r->keys, r->n_keys, now, &created);
-    if (created > 0) {
-        /* Drop the inserter's reference on the new tail (chains walk from
-         * the root, so: +1 on the old part, -1 on everything). */
-        if (got > created) sim_prefix_acquire(c->approx[j], r->keys, got - created, now);
-        sim_prefix_release(c->approx[j], r->keys, got, now);
-    }
-}
-
-/* Session stickiness: a session keeps its instance for routing.min_dwell_s. */
-static int32_t sticky_pick(sim_cluster *c, const sim_req *r)
-{
-    if (c->sc.routing.min_dwell_s <= 0 || r->spec.session == 0) return -1;
-    int32_t slot = sim_keymap_get(&c->sessions, r->spec.session);
-    if (slot < 0) return -1;
-    sim_time now = sim_engine_now(c->eng);
-    if ((double)(now - c->sess_since[slot]) < c->sc.routing.min_dwell_s * 1e9) return c->sess_inst[slot];
-    return -1;
-}
-
-static void sticky_note(sim_cluster *c, const sim_req *r, int32_t j)
-{
-    if (c->sc.routing.min_dwell_s <= 0 || r->spec.session == 0) return;
-    int32_t slot = sim_keymap_get(&c->sessions, r->spec.session);
-    sim_time now = sim_engine_now(c->eng);
-    if (slot >= 0) {
-        if (c->sess_inst[slot] != j) {
-            c->sess_inst[slot] = j;
-            c->sess_since[slot] = now;
-        }
-        return;
-    }
-    if (c->n_sess == c->sess_cap) {
-        int64_t nc = c->sess_cap ? c->sess_cap * 2 : 1024;
-        int32_t *ni = realloc(c->sess_inst, (size_t)nc * sizeof *ni);
-        SIM_ASSERT(ni != NULL, now);
-        c->sess_inst = ni;
-        sim_time *ns = realloc(c->sess_since, (size_t)nc * sizeof *ns);
-        SIM_ASSERT(ns != NULL, now);
-        c->sess_since = ns;
-        c->sess_cap = nc;
-    }
-    c->sess_inst[c->n_sess] = j;
-    c->sess_since[c->n_sess] = now;
-    SIM_ASSERT(sim_keymap_put(&c->sessions, r->spec.session, (int32_t)c->n_sess) == 0, now);
-    c->n_sess++;
-}
-
 /* Routes one request spec into an instance; rejected ones are counted. */
 static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t client)
 {
@@ -264,11 +88,11 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
     SIM_ASSERT(r != NULL, sim_engine_now(c->eng));
     r->spec = *spec;
     r->client = client;
-    build_keys(c, r);
-    int32_t j = sticky_pick(c, r);
+    sim_cluster_build_keys(c, r);
+    int32_t j = sim_cluster_sticky_pick(c, r);
     if (j < 0) {
         if (c->cache_route) {
-            fill_cache_views(c, r);
+            sim_cluster_fill_cache_views(c, r);
             j = sim_router_pick(c->router, spec, c->rviews, c->n_front);
         } else {
             j = sim_router_pick(c->router, spec, c->views, c->n_front);
@@ -291,8 +115,8 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
                              client_next, c, (uint64_t)client);
         return;
     }
-    sticky_note(c, r, j);
-    approx_record(c, j, r);
+    sim_cluster_sticky_note(c, r, j);
+    sim_cluster_approx_record(c, j, r);
     area_advance(c);
     c->in_flight++;
     sim_instance_submit(c->inst[k], r);
@@ -377,178 +201,6 @@ static void on_finish(void *ctx, sim_req *r)
     maybe_done(c);
 }
 
-/* ---- prefill/decode disaggregation ----------------------------------- */
-
-static void kv_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
-{
-    sim_cluster *c = ctx;
-    sim_req *r = (sim_req *)(uintptr_t)arg;
-    (void)net;
-    (void)id;
-    sim_instance_release_hold(c->inst[r->prefill_instance], r);
-    sim_instance_submit_decode(c->inst[r->instance], r);
-}
-
-/* Moves bytes from n_src consecutive endpoints starting at src0 to the GPUs
- * of instance dst, striped over both sides; cb(r) fires on arrival. */
-static void move_to_instance(sim_cluster *c, int src0, int n_src, int32_t dst, double bytes,
-                             sim_net_done_fn cb, sim_req *r)
-{
-    int src[1024], dsts[1024];
-    int ns = n_src < 1024 ? n_src : 1024, nd = c->inst_ngpu[dst] < 1024 ? c->inst_ngpu[dst] : 1024;
-    for (int i = 0; i < ns; i++) src[i] = src0 + i;
-    for (int i = 0; i < nd; i++) dsts[i] = c->inst_gpu0[dst] + i;
-    sim_net_xfer id;
-    sim_err err;
-    int rc = sim_net_transfer_striped(c->net, src, ns, dsts, nd, bytes, cb, c, (uint64_t)(uintptr_t)r, &id, &err);
-    SIM_ASSERT(rc == 0, sim_engine_now(c->eng));
-}
-
-/* Blocks are reserved on r->instance: move the KV from the prefill GPUs to
- * the decode GPUs. */
-static void start_kv_transfer(sim_cluster *c, sim_req *r)
-{
-    int32_t p = r->prefill_instance, d = r->instance;
-    r->kv_bytes = (double)r->prefill_target * c->kv_bytes_per_token;
-    double bytes = r->kv_bytes;
-    if (c->layerwise && r->kv_reserved == r->first_token) {
-        /* Layer-by-layer: while the prefill ran, each finished layer's KV
-         * was already moving, so what is left after the last layer is
-         * whatever the link could not absorb during (L-1)/L of the prefill,
-         * and at least the last layer. (Blocks reserved late, after
-         * back-pressure, get no overlap.) */
-        int L = c->model.layers > 0 ? c->model.layers : 1;
-        int k = c->inst_ngpu[p] > c->inst_ngpu[d] ? c->inst_ngpu[p] : c->inst_ngpu[d];
-        double t_full = (double)sim_net_estimate(c->net, c->inst_gpu0[p], c->inst_gpu0[d], bytes / k);
-        double window = (double)(r->first_token - r->first_scheduled) * (L - 1) / L;
-        double left = t_full > 0 ? bytes * (1.0 - fmin(1.0, window / t_full)) : 0;
-        bytes = fmax(bytes / L, left);
-    }
-    move_to_instance(c, c->inst_gpu0[p], c->inst_ngpu[p], d, bytes, kv_arrived, r);
-}
-
-static void on_prefill_done(void *ctx, sim_req *r)
-{
-    sim_cluster *c = ctx;
-    int32_t j = sim_router_pick(c->back_router, &r->spec, c->back_views, c->n_back);
-    SIM_ASSERT(j >= 0 && j < c->n_back, sim_engine_now(c->eng));
-    if (sim_instance_reserve(c->inst[c->back[j]], r)) start_kv_transfer(c, r);
-    /* else: back-pressure; on_kv_reserved fires when blocks free up there */
-}
-
-static void on_kv_reserved(void *ctx, sim_req *r) { start_kv_transfer((sim_cluster *)ctx, r); }
-
-/* ---- KV sharing: pull from peers, or tiers below HBM ------------------- */
-
-static int node_of(const sim_cluster *c, int32_t k)
-{
-    int gpn = c->sc.hardware.gpus_per_node > 0 ? c->sc.hardware.gpus_per_node : 8;
-    return c->inst_gpu0[k] / gpn;
-}
-
-/* Idle-network time to move bytes striped from one endpoint set to an
- * instance's GPUs (each stripe carries its share on its own links). */
-static sim_time fetch_estimate(const sim_cluster *c, int src0, int n_src, int32_t dst, double bytes)
-{
-    int k = n_src > c->inst_ngpu[dst] ? n_src : c->inst_ngpu[dst];
-    return sim_net_estimate(c->net, src0, c->inst_gpu0[dst], bytes / k);
-}
-
-static int32_t on_fetch_plan(void *ctx, sim_req *r, int32_t local)
-{
-    sim_cluster *c = ctx;
-    int32_t k = r->instance, x = 0;
-    sim_time est = 0;
-    double bpb = (double)c->cache_tokens * c->kv_bytes_per_token; /* bytes per cache block */
-    if (c->sharing == 1) {
-        int32_t best = local, src = -1;
-        for (int32_t j = 0; j < c->n_front; j++) {
-            int32_t o = c->front[j];
-            if (o == k || !sim_instance_cache(c->inst[o])) continue;
-            int32_t m = sim_prefix_peek(sim_instance_cache(c->inst[o]), r->keys, r->n_keys);
-            if (m > best) {
-                best = m;
-                src = j;
-            }
-        }
-        if (src < 0) return 0;
-        x = best - local;
-        int32_t o = c->front[src];
-        est = fetch_estimate(c, c->inst_gpu0[o], c->inst_ngpu[o], k, x * bpb);
-        r->fetch_src = src;
-    } else {
-        int node = node_of(c, k);
-        int32_t h = sim_kvtier_peek(c->host_tier[node], r->keys + local, r->n_keys - local);
-        int32_t p = sim_kvtier_peek(c->pool_tier, r->keys + local + h, r->n_keys - local - h);
-        x = h + p;
-        if (x <= 0) return 0;
-        sim_time eh = h ? fetch_estimate(c, sim_net_topo_host(sim_net_topo_of(c->net), node), 1, k, h * bpb) : 0;
-        sim_time ep = p ? fetch_estimate(c, sim_net_topo_pool(sim_net_topo_of(c->net)), 1, k, p * bpb) : 0;
-        est = eh > ep ? eh : ep;
-        r->fetch_src = h;
-    }
-    /* Fetch only when moving the KV beats recomputing it here. */
-    model_chunk ch = {.tokens = x * c->cache_tokens, .cached = local * c->cache_tokens};
-    model_batch b = {.n_chunks = 1, .chunks = &ch};
-    double recompute = model_cost_iteration(c->costs[c->inst_pool[k]], &b, NULL);
-    return (double)est * 1e-9 < recompute ? x : 0;
-}
-
-static void fetch_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
-{
-    sim_cluster *c = ctx;
-    sim_req *r = (sim_req *)(uintptr_t)arg;
-    (void)net;
-    (void)id;
-    if (--r->fetch_parts == 0) sim_instance_fetch_done(c->inst[r->instance], r);
-}
-
-static void fetch_part(sim_cluster *c, sim_req *r, int src0, int n_src, double bytes)
-{
-    r->fetch_parts++;
-    move_to_instance(c, src0, n_src, r->instance, bytes, fetch_arrived, r);
-}
-
-static void on_fetch_start(void *ctx, sim_req *r)
-{
-    sim_cluster *c = ctx;
-    double bpb = (double)c->cache_tokens * c->kv_bytes_per_token;
-    int32_t local = r->shared;
-    c->fetched_blocks += r->fetch_blocks;
-    r->fetch_parts = 0;
-    if (c->sharing == 1) {
-        int32_t o = c->front[r->fetch_src];
-        fetch_part(c, r, c->inst_gpu0[o], c->inst_ngpu[o], r->fetch_blocks * bpb);
-        return;
-    }
-    /* Promotion: the blocks leave their tier and move up into HBM. */
-    int node = node_of(c, r->instance);
-    int32_t h = r->fetch_src, p = r->fetch_blocks - h;
-    const sim_net_topo *t = sim_net_topo_of(c->net);
-    if (h > 0) {
-        sim_kvtier_take(c->host_tier[node], r->keys + local, h);
-        fetch_part(c, r, sim_net_topo_host(t, node), 1, h * bpb);
-    }
-    if (p > 0) {
-        sim_kvtier_take(c->pool_tier, r->keys + local + h, p);
-        fetch_part(c, r, sim_net_topo_pool(t), 1, p * bpb);
-    }
-}
-
-static void pool_evicted(void *ctx, uint64_t key)
-{
-    sim_cluster *c = ctx;
-    sim_kvtier_insert(c->pool_tier, key, NULL, NULL); /* the pool's own LRU drops what it must */
-}
-
-/* Demotion on eviction: HBM -> the node's host DRAM -> the remote pool. */
-static void on_cache_evict(void *ctx, int32_t instance, uint64_t key)
-{
-    sim_cluster *c = ctx;
-    if (c->sharing != 2) return;
-    sim_kvtier_insert(c->host_tier[node_of(c, instance)], key, pool_evicted, c);
-}
-
 /* ---- sampling and overload ---------------------------------------------- */
 
 static void take_samples(sim_cluster *c)
@@ -601,55 +253,6 @@ static void on_sample(sim_engine *eng, void *ctx, uint64_t arg)
     if (!(c->arrivals_done && c->in_flight == 0)) sim_engine_after(eng, c->sample_ns, on_sample, c, 0);
 }
 
-/* ---- perf-db -------------------------------------------------------------- */
-
-/* The default perf-db: the newest dump for this GPU under calib/data/ (or
- * $SERVESIM_CALIB_DATA), named <gpu>-<date>....sql by scripts/gpu-check.sh. */
-static int default_perf_db(const char *gpu, char *out, size_t len)
-{
-    const char *dir = getenv("SERVESIM_CALIB_DATA");
-#ifdef SERVESIM_CALIB_DATA_DIR
-    if (!dir) dir = SERVESIM_CALIB_DATA_DIR;
-#endif
-    if (!dir) return 0;
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    char best[256] = "";
-    size_t gl = strlen(gpu);
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n > gl + 4 && strncmp(e->d_name, gpu, gl) == 0 && e->d_name[gl] == '-' &&
-            strcmp(e->d_name + n - 4, ".sql") == 0 && strcmp(e->d_name, best) > 0)
-            snprintf(best, sizeof best, "%s", e->d_name);
-    }
-    closedir(d);
-    if (!best[0]) return 0;
-    snprintf(out, len, "%s/%s", dir, best);
-    return 1;
-}
-
-/* Opens the scenario's perf-db (a .sql dump is imported into memory) and
- * attaches it to every pool's cost model. */
-static int attach_perf_db(sim_cluster *c, sim_err *err)
-{
-    const sim_scenario *sc = &c->sc;
-    int explicit_db = sc->hardware.perf_db[0] != 0;
-    if (explicit_db) snprintf(c->perf_db_path, sizeof c->perf_db_path, "%s", sc->hardware.perf_db);
-    else if (!default_perf_db(c->gpu.name, c->perf_db_path, sizeof c->perf_db_path)) return SIM_OK;
-    size_t n = strlen(c->perf_db_path);
-    int dump = n > 4 && strcmp(c->perf_db_path + n - 4, ".sql") == 0;
-    int rc = calib_db_open(dump ? ":memory:" : c->perf_db_path, dump ? CALIB_DB_CREATE : CALIB_DB_READONLY,
-                           &c->perf_db, err);
-    if (rc == 0 && dump) {
-        int64_t rows = 0;
-        rc = calib_db_import(c->perf_db, c->perf_db_path, &rows, err);
-    }
-    for (int32_t p = 0; rc == 0 && p < sc->deployment.n_pools; p++)
-        if (c->costs[p]) rc = model_cost_set_db(c->costs[p], c->perf_db, NULL, err);
-    if (rc < 0) return sim_err_wrap(err, rc, "hardware.perf_db %s", c->perf_db_path);
-    return SIM_OK;
-}
-
 /* ---- build -------------------------------------------------------------- */
 
 int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
@@ -700,11 +303,11 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
         goto fail;
     }
     sim_instance_hooks hooks = {.on_finish = on_finish,
-                                .on_prefill_done = on_prefill_done,
-                                .on_kv_reserved = on_kv_reserved,
-                                .on_fetch_plan = c->sharing ? on_fetch_plan : NULL,
-                                .on_fetch_start = c->sharing ? on_fetch_start : NULL,
-                                .on_cache_evict = c->sharing == 2 ? on_cache_evict : NULL,
+                                .on_prefill_done = sim_cluster_on_prefill_done,
+                                .on_kv_reserved = sim_cluster_on_kv_reserved,
+                                .on_fetch_plan = c->sharing ? sim_cluster_on_fetch_plan : NULL,
+                                .on_fetch_start = c->sharing ? sim_cluster_on_fetch_start : NULL,
+                                .on_cache_evict = c->sharing == 2 ? sim_cluster_on_cache_evict : NULL,
                                 .ctx = c};
     int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
     int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;
@@ -777,7 +380,7 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             }
         }
     }
-    if ((rc = attach_perf_db(c, err)) < 0) goto fail;
+    if ((rc = sim_cluster_attach_perf_db(c, err)) < 0) goto fail;
     if (attn_pool >= 0) {
         if (ffn_pool < 0) {
             rc = sim_err_set(err, SIM_EINVAL, "deployment: mode %s needs an ffn pool",
@@ -989,7 +592,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
         pull_next_arrival(c);
     }
     sim_engine_after(c->eng, c->sample_ns, on_sample, c, 0);
-    if (c->snap) on_snapshot(c->eng, c, 0);
+    if (c->snap) sim_cluster_on_snapshot(c->eng, c, 0);
     sim_engine_run(c->eng, SIM_TIME_MAX);
     take_samples(c);
     if (c->fatal < 0)
@@ -1068,8 +671,14 @@ void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len)
                                   c->sc.dtype, c->n_gpus);
     for (int32_t p = 0; p < c->sc.deployment.n_pools && off < len; p++) {
         const sim_pool_cfg *pc = &c->sc.deployment.pools[p];
-        off += (size_t)snprintf(buf + off, len - off, "%s %d x %s tp=%d pp=%d", p ? ";" : "", pc->instances,
-                                sim_role_name(pc->role), pc->parallel.tp, pc->parallel.pp);
+        const sim_parallel_cfg *pl = &pc->parallel;
+        off += (size_t)snprintf(buf + off, len - off, "%s %d x %s tp=%d", p ? ";" : "", pc->instances,
+                                sim_role_name(pc->role), pl->tp);
+        /* Only the degrees that differ from 1, so plain layouts read plainly. */
+        const char *names[] = {"pp", "dp", "ep", "dcp", "sp"};
+        const int32_t deg[] = {pl->pp, pl->dp, pl->ep, pl->dcp, pl->sp};
+        for (int i = 0; i < 5 && off < len; i++)
+            if (deg[i] > 1) off += (size_t)snprintf(buf + off, len - off, " %s=%d", names[i], deg[i]);
     }
     if (off < len)
         off += (size_t)snprintf(buf + off, len - off, ", KV %lld tokens/instance", (long long)c->kv_tokens_per_inst);

@@ -85,7 +85,6 @@ int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int b
 
 /* sim_search_mpi.c (no-ops without SERVESIM_HAVE_MPI) */
 int sim_search_mpi_start(int32_t *rank, int32_t *ranks, int32_t *local_ranks);
-void sim_search_mpi_bounds_exchange(sim_search *s);
 /* idx[0..n): the wave; results of idx[j] were computed by rank j % ranks. */
 int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, sim_err *err);
 void sim_search_mpi_barrier(void);

@@ -103,8 +103,6 @@ out:
     return rc;
 }
 
-void sim_search_mpi_bounds_exchange(sim_search *s) { (void)s; }
-
 void sim_search_mpi_barrier(void)
 {
     int init = 0;
@@ -138,7 +136,6 @@ int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, s
     return sim_err_set(err, SIM_ENOTSUP, "built without MPI");
 }
 
-void sim_search_mpi_bounds_exchange(sim_search *s) { (void)s; }
 void sim_search_mpi_barrier(void) {}
 void sim_search_mpi_finish(void) {}
 

@@ -1,0 +1,179 @@
+/* sim_cluster_kv — KV that moves between places over the network model:
+ * prefill-to-decode transfers (whole or layer by layer, with decode-side
+ * reservation and back-pressure) and KV sharing (pull from peers; a
+ * host-DRAM / remote-pool tier hierarchy with demotion and promotion),
+ * fetched only when moving beats recomputing. See sim_cluster_impl.h. */
+#include "sim_cluster_impl.h"
+
+/* ---- prefill/decode disaggregation ----------------------------------- */
+
+static void kv_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    sim_req *r = (sim_req *)(uintptr_t)arg;
+    (void)net;
+    (void)id;
+    sim_instance_release_hold(c->inst[r->prefill_instance], r);
+    sim_instance_submit_decode(c->inst[r->instance], r);
+}
+
+/* Moves bytes from n_src consecutive endpoints starting at src0 to the GPUs
+ * of instance dst, striped over both sides; cb(r) fires on arrival. */
+static void move_to_instance(sim_cluster *c, int src0, int n_src, int32_t dst, double bytes,
+                             sim_net_done_fn cb, sim_req *r)
+{
+    int src[1024], dsts[1024];
+    int ns = n_src < 1024 ? n_src : 1024, nd = c->inst_ngpu[dst] < 1024 ? c->inst_ngpu[dst] : 1024;
+    for (int i = 0; i < ns; i++) src[i] = src0 + i;
+    for (int i = 0; i < nd; i++) dsts[i] = c->inst_gpu0[dst] + i;
+    sim_net_xfer id;
+    sim_err err;
+    int rc = sim_net_transfer_striped(c->net, src, ns, dsts, nd, bytes, cb, c, (uint64_t)(uintptr_t)r, &id, &err);
+    SIM_ASSERT(rc == 0, sim_engine_now(c->eng));
+}
+
+/* Blocks are reserved on r->instance: move the KV from the prefill GPUs to
+ * the decode GPUs. */
+static void start_kv_transfer(sim_cluster *c, sim_req *r)
+{
+    int32_t p = r->prefill_instance, d = r->instance;
+    r->kv_bytes = (double)r->prefill_target * c->kv_bytes_per_token;
+    double bytes = r->kv_bytes;
+    if (c->layerwise && r->kv_reserved == r->first_token) {
+        /* Layer-by-layer: while the prefill ran, each finished layer's KV
+         * was already moving, so what is left after the last layer is
+         * whatever the link could not absorb during (L-1)/L of the prefill,
+         * and at least the last layer. (Blocks reserved late, after
+         * back-pressure, get no overlap.) */
+        int L = c->model.layers > 0 ? c->model.layers : 1;
+        int k = c->inst_ngpu[p] > c->inst_ngpu[d] ? c->inst_ngpu[p] : c->inst_ngpu[d];
+        double t_full = (double)sim_net_estimate(c->net, c->inst_gpu0[p], c->inst_gpu0[d], bytes / k);
+        double window = (double)(r->first_token - r->first_scheduled) * (L - 1) / L;
+        double left = t_full > 0 ? bytes * (1.0 - fmin(1.0, window / t_full)) : 0;
+        bytes = fmax(bytes / L, left);
+    }
+    move_to_instance(c, c->inst_gpu0[p], c->inst_ngpu[p], d, bytes, kv_arrived, r);
+}
+
+void sim_cluster_on_prefill_done(void *ctx, sim_req *r)
+{
+    sim_cluster *c = ctx;
+    int32_t j = sim_router_pick(c->back_router, &r->spec, c->back_views, c->n_back);
+    SIM_ASSERT(j >= 0 && j < c->n_back, sim_engine_now(c->eng));
+    if (sim_instance_reserve(c->inst[c->back[j]], r)) start_kv_transfer(c, r);
+    /* else: back-pressure; sim_cluster_on_kv_reserved fires when blocks free up there */
+}
+
+void sim_cluster_on_kv_reserved(void *ctx, sim_req *r) { start_kv_transfer((sim_cluster *)ctx, r); }
+
+/* ---- KV sharing: pull from peers, or tiers below HBM ------------------- */
+
+static int node_of(const sim_cluster *c, int32_t k)
+{
+    int gpn = c->sc.hardware.gpus_per_node > 0 ? c->sc.hardware.gpus_per_node : 8;
+    return c->inst_gpu0[k] / gpn;
+}
+
+/* Idle-network time to move bytes striped from one endpoint set to an
+ * instance's GPUs (each stripe carries its share on its own links). */
+static sim_time fetch_estimate(const sim_cluster *c, int src0, int n_src, int32_t dst, double bytes)
+{
+    int k = n_src > c->inst_ngpu[dst] ? n_src : c->inst_ngpu[dst];
+    return sim_net_estimate(c->net, src0, c->inst_gpu0[dst], bytes / k);
+}
+
+int32_t sim_cluster_on_fetch_plan(void *ctx, sim_req *r, int32_t local)
+{
+    sim_cluster *c = ctx;
+    int32_t k = r->instance, x = 0;
+    sim_time est = 0;
+    double bpb = (double)c->cache_tokens * c->kv_bytes_per_token; /* bytes per cache block */
+    if (c->sharing == 1) {
+        int32_t best = local, src = -1;
+        for (int32_t j = 0; j < c->n_front; j++) {
+            int32_t o = c->front[j];
+            if (o == k || !sim_instance_cache(c->inst[o])) continue;
+            int32_t m = sim_prefix_peek(sim_instance_cache(c->inst[o]), r->keys, r->n_keys);
+            if (m > best) {
+                best = m;
+                src = j;
+            }
+        }
+        if (src < 0) return 0;
+        x = best - local;
+        int32_t o = c->front[src];
+        est = fetch_estimate(c, c->inst_gpu0[o], c->inst_ngpu[o], k, x * bpb);
+        r->fetch_src = src;
+    } else {
+        int node = node_of(c, k);
+        int32_t h = sim_kvtier_peek(c->host_tier[node], r->keys + local, r->n_keys - local);
+        int32_t p = sim_kvtier_peek(c->pool_tier, r->keys + local + h, r->n_keys - local - h);
+        x = h + p;
+        if (x <= 0) return 0;
+        sim_time eh = h ? fetch_estimate(c, sim_net_topo_host(sim_net_topo_of(c->net), node), 1, k, h * bpb) : 0;
+        sim_time ep = p ? fetch_estimate(c, sim_net_topo_pool(sim_net_topo_of(c->net)), 1, k, p * bpb) : 0;
+        est = eh > ep ? eh : ep;
+        r->fetch_src = h;
+    }
+    /* Fetch only when moving the KV beats recomputing it here. */
+    model_chunk ch = {.tokens = x * c->cache_tokens, .cached = local * c->cache_tokens};
+    model_batch b = {.n_chunks = 1, .chunks = &ch};
+    double recompute = model_cost_iteration(c->costs[c->inst_pool[k]], &b, NULL);
+    return (double)est * 1e-9 < recompute ? x : 0;
+}
+
+static void fetch_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    sim_req *r = (sim_req *)(uintptr_t)arg;
+    (void)net;
+    (void)id;
+    if (--r->fetch_parts == 0) sim_instance_fetch_done(c->inst[r->instance], r);
+}
+
+static void fetch_part(sim_cluster *c, sim_req *r, int src0, int n_src, double bytes)
+{
+    r->fetch_parts++;
+    move_to_instance(c, src0, n_src, r->instance, bytes, fetch_arrived, r);
+}
+
+void sim_cluster_on_fetch_start(void *ctx, sim_req *r)
+{
+    sim_cluster *c = ctx;
+    double bpb = (double)c->cache_tokens * c->kv_bytes_per_token;
+    int32_t local = r->shared;
+    c->fetched_blocks += r->fetch_blocks;
+    r->fetch_parts = 0;
+    if (c->sharing == 1) {
+        int32_t o = c->front[r->fetch_src];
+        fetch_part(c, r, c->inst_gpu0[o], c->inst_ngpu[o], r->fetch_blocks * bpb);
+        return;
+    }
+    /* Promotion: the blocks leave their tier and move up into HBM. */
+    int node = node_of(c, r->instance);
+    int32_t h = r->fetch_src, p = r->fetch_blocks - h;
+    const sim_net_topo *t = sim_net_topo_of(c->net);
+    if (h > 0) {
+        sim_kvtier_take(c->host_tier[node], r->keys + local, h);
+        fetch_part(c, r, sim_net_topo_host(t, node), 1, h * bpb);
+    }
+    if (p > 0) {
+        sim_kvtier_take(c->pool_tier, r->keys + local + h, p);
+        fetch_part(c, r, sim_net_topo_pool(t), 1, p * bpb);
+    }
+}
+
+static void pool_evicted(void *ctx, uint64_t key)
+{
+    sim_cluster *c = ctx;
+    sim_kvtier_insert(c->pool_tier, key, NULL, NULL); /* the pool's own LRU drops what it must */
+}
+
+/* Demotion on eviction: HBM -> the node's host DRAM -> the remote pool. */
+void sim_cluster_on_cache_evict(void *ctx, int32_t instance, uint64_t key)
+{
+    sim_cluster *c = ctx;
+    if (c->sharing != 2) return;
+    sim_kvtier_insert(c->host_tier[node_of(c, instance)], key, pool_evicted, c);
+}
+

@@ -1,0 +1,110 @@
+/* sim_cluster_route — what the cache-aware router sees: each request's
+ * cache-block key chain, per-instance prefix matches (from the instances'
+ * real caches or the router's own approximate index) and expected delays
+ * in milliseconds, load snapshots, and session stickiness. See
+ * sim_cluster_impl.h. */
+#include "sim_cluster_impl.h"
+
+/* The request's cache-block key chain (NULL when it has no prefix ids). */
+void sim_cluster_build_keys(sim_cluster *c, sim_req *r)
+{
+    const sim_request_spec *sp = &r->spec;
+    r->keys = NULL;
+    r->n_keys = 0;
+    if (!(c->caching || c->cache_route) || sp->n_hash <= 0) return;
+    int32_t n = sim_prefix_keys_count(sp->input_tokens, sp->n_hash, c->hash_tokens, c->cache_tokens);
+    if (n <= 0) return;
+    r->keys = malloc((size_t)n * sizeof *r->keys);
+    SIM_ASSERT(r->keys != NULL, sim_engine_now(c->eng));
+    r->n_keys = sim_prefix_keys_build(sp->hash_ids, sp->n_hash, sp->input_tokens, c->hash_tokens,
+                                      c->cache_tokens, r->keys, n);
+}
+
+void sim_cluster_on_snapshot(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    (void)arg;
+    memcpy(c->snap, c->views, (size_t)c->n_front * sizeof *c->snap);
+    if (!(c->arrivals_done && c->in_flight == 0))
+        sim_engine_after(eng, (sim_time)(c->sc.routing.snapshot_interval_s * 1e9), sim_cluster_on_snapshot, c, 0);
+}
+
+/* Fills the per-request views of the cache-aware router: load from the live
+ * or snapshot views, the prefix match from the instance's index (exact) or
+ * the router's own (approximate), both turned into milliseconds. */
+void sim_cluster_fill_cache_views(sim_cluster *c, const sim_req *r)
+{
+    const sim_router_view *load = c->snap ? c->snap : c->views;
+    for (int32_t j = 0; j < c->n_front; j++) {
+        int32_t k = c->front[j];
+        sim_router_view *v = &c->rviews[j];
+        *v = load[j];
+        int32_t m = 0;
+        if (r->n_keys > 0) {
+            const sim_prefix *idx = c->approx ? c->approx[j] : sim_instance_cache(c->inst[k]);
+            if (idx) m = sim_prefix_peek(idx, r->keys, r->n_keys);
+        }
+        int64_t tok = (int64_t)m * c->cache_tokens;
+        if (tok > r->spec.input_tokens) tok = r->spec.input_tokens;
+        v->matched_tokens = (int32_t)tok;
+        v->saved_ms = (double)tok * c->prefill_ms_per_token[k];
+        v->queue_ms = (double)sim_instance_pending_prefill(c->inst[k]) * c->prefill_ms_per_token[k];
+    }
+}
+
+/* The router's own record of what it sent where (routing.view approximate):
+ * an LRU index per instance as large as its KV cache, which drifts from the
+ * real cache because it never sees evictions. */
+void sim_cluster_approx_record(sim_cluster *c, int32_t j, const sim_req *r)
+{
+    if (!c->approx || r->n_keys == 0) return;
+    sim_time now = sim_engine_now(c->eng);
+    int32_t created = 0;
+    int32_t got = sim_prefix_insert(c->approx[j], r->keys, r->n_keys, now, &created);
+    if (created > 0) {
+        /* Drop the inserter's reference on the new tail (chains walk from
+         * the root, so: +1 on the old part, -1 on everything). */
+        if (got > created) sim_prefix_acquire(c->approx[j], r->keys, got - created, now);
+        sim_prefix_release(c->approx[j], r->keys, got, now);
+    }
+}
+
+/* Session stickiness: a session keeps its instance for routing.min_dwell_s. */
+int32_t sim_cluster_sticky_pick(sim_cluster *c, const sim_req *r)
+{
+    if (c->sc.routing.min_dwell_s <= 0 || r->spec.session == 0) return -1;
+    int32_t slot = sim_keymap_get(&c->sessions, r->spec.session);
+    if (slot < 0) return -1;
+    sim_time now = sim_engine_now(c->eng);
+    if ((double)(now - c->sess_since[slot]) < c->sc.routing.min_dwell_s * 1e9) return c->sess_inst[slot];
+    return -1;
+}
+
+void sim_cluster_sticky_note(sim_cluster *c, const sim_req *r, int32_t j)
+{
+    if (c->sc.routing.min_dwell_s <= 0 || r->spec.session == 0) return;
+    int32_t slot = sim_keymap_get(&c->sessions, r->spec.session);
+    sim_time now = sim_engine_now(c->eng);
+    if (slot >= 0) {
+        if (c->sess_inst[slot] != j) {
+            c->sess_inst[slot] = j;
+            c->sess_since[slot] = now;
+        }
+        return;
+    }
+    if (c->n_sess == c->sess_cap) {
+        int64_t nc = c->sess_cap ? c->sess_cap * 2 : 1024;
+        int32_t *ni = realloc(c->sess_inst, (size_t)nc * sizeof *ni);
+        SIM_ASSERT(ni != NULL, now);
+        c->sess_inst = ni;
+        sim_time *ns = realloc(c->sess_since, (size_t)nc * sizeof *ns);
+        SIM_ASSERT(ns != NULL, now);
+        c->sess_since = ns;
+        c->sess_cap = nc;
+    }
+    c->sess_inst[c->n_sess] = j;
+    c->sess_since[c->n_sess] = now;
+    SIM_ASSERT(sim_keymap_put(&c->sessions, r->spec.session, (int32_t)c->n_sess) == 0, now);
+    c->n_sess++;
+}
+

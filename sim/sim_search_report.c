@@ -1,0 +1,576 @@
+/* sim_search_report — what a search prints and writes (see sim_search.h):
+ * the summary and top-k tables with why each runner-up lost, the Pareto
+ * frontiers, JSON and CSV, the recommended deployment as a scenario YAML
+ * (written from the loader's schema table, keys that differ from the
+ * defaults only, so `servesim run` reads back exactly the scenario the
+ * search simulated) and launch commands for vLLM and SGLang. */
+#include "sim_search_impl.h"
+
+#include "sim_schema.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *pct_name(double p)
+{
+    return p >= 99.85 ? "p99.9" : p >= 98.5 ? "p99" : p >= 85 ? "p90" : "p50";
+}
+
+static int32_t winner(const sim_search *s)
+{
+    int32_t w = -1;
+    return sim_search_ranking(s, &w, 1) > 0 ? w : -1;
+}
+
+void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len)
+{
+    int32_t w = winner(s);
+    buf[0] = '\0';
+    if (w < 0 || i == w) return;
+    const sim_search_cand *a = &s->cands[i], *b = &s->cands[w];
+    const sim_search_result *ra = &s->res[i], *rb = &s->res[w];
+    size_t n = 0;
+#define PUT(...)                                                              \
+    do {                                                                      \
+        if (n < len) n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);    \
+    } while (0)
+    if (ra->status != SIM_CAND_OK) {
+        PUT("%s", ra->reason);
+        return;
+    }
+    if (s->objective_cost)
+        PUT("%+.1f%% cost/Mtok", 100.0 * (ra->cost_per_mtok / rb->cost_per_mtok - 1));
+    else
+        PUT("%+.1f%% goodput/GPU", 100.0 * (ra->goodput_per_gpu / rb->goodput_per_gpu - 1));
+    if (ra->reason[0]) PUT("; limit %s", ra->reason);
+    /* What differs from the winner. */
+    char d[256] = "";
+    size_t m = 0;
+#define DIFF(...)                                                               \
+    do {                                                                        \
+        if (m < sizeof d) m += (size_t)snprintf(d + m, sizeof d - m, __VA_ARGS__); \
+    } while (0)
+    if (strcmp(a->gpu, b->gpu) != 0) DIFF(", %s", a->gpu);
+    if (a->mode != b->mode) {
+        DIFF(", %s not %s", sim_mode_name(a->mode), sim_mode_name(b->mode));
+    } else {
+        for (int32_t p = 0; p < a->n_pools; p++) {
+            char la[48], lb[48];
+            sim_search_layout_name(&a->pools[p], la, sizeof la);
+            sim_search_layout_name(&b->pools[p], lb, sizeof lb);
+            const char *role = sim_role_name(a->pools[p].role);
+            if (strcmp(la, lb) != 0) DIFF(", %s %s not %s", role, la, lb);
+            if (a->pools[p].instances != b->pools[p].instances)
+                DIFF(", %d %s not %d", (int)a->pools[p].instances, role, (int)b->pools[p].instances);
+        }
+    }
+    if (a->max_seqs != b->max_seqs) DIFF(", max_seqs %d", (int)a->max_seqs);
+    if (a->max_batched_tokens != b->max_batched_tokens) DIFF(", mbt %d", (int)a->max_batched_tokens);
+    if (a->chunk_tokens != b->chunk_tokens) DIFF(", chunk %d", (int)a->chunk_tokens);
+    if (a->lambda != b->lambda) DIFF(", lambda %g", a->lambda);
+    if (d[0]) PUT("; differs:%s", d + 1);
+#undef DIFF
+#undef PUT
+}
+
+static void reasons_summary(const sim_search *s, FILE *f, sim_cand_status st, const char *title)
+{
+    /* Distinct reasons with counts, most common first (at most 6). */
+    int32_t nr = 0, cnt[64];
+    const char *rs[64];
+    for (int32_t i = 0; i < s->n; i++) {
+        if (s->res[i].status != st || (st == SIM_CAND_SLO_MISSED && s->res[i].n_probes > 0)) continue;
+        int32_t k = 0;
+        while (k < nr && strcmp(rs[k], s->res[i].reason) != 0) k++;
+        if (k == nr) {
+            if (nr == 64) continue;
+            rs[nr] = s->res[i].reason;
+            cnt[nr++] = 0;
+        }
+        cnt[k]++;
+    }
+    if (nr == 0) return;
+    fprintf(f, "%s:\n", title);
+    for (int32_t shown = 0; shown < 6 && shown < nr; shown++) {
+        int32_t b = 0;
+        for (int32_t k = 1; k < nr; k++)
+            if (cnt[k] > cnt[b]) b = k;
+        fprintf(f, "  %5d × %s\n", (int)cnt[b], rs[b]);
+        cnt[b] = -1;
+    }
+}
+
+static void row(const sim_search *s, FILE *f, int rank, int32_t i, int why)
+{
+    const sim_search_cand *c = &s->cands[i];
+    const sim_search_result *r = &s->res[i];
+    char cost[16] = "-";
+    if (r->cost_per_mtok > 0) snprintf(cost, sizeof cost, "%.3f", r->cost_per_mtok);
+    fprintf(f, "%3d  %-62.62s %4d %8.3f %9.1f %7.1f %8.0f %8.1f %7s", rank, c->label, (int)c->gpus, r->rate,
+            r->goodput_per_gpu, r->tok_s_user, r->ttft_ms, r->tpot_ms, cost);
+    if (why) {
+        char w[512];
+        sim_search_why_lost(s, i, w, sizeof w);
+        fprintf(f, "  %s", rank == 1 ? (r->reason[0] ? r->reason : "") : w);
+    }
+    fputc('\n', f);
+}
+
+static void header(const sim_search *s, FILE *f, int why)
+{
+    const char *pn = pct_name(s->percentile);
+    fprintf(f, "%3s  %-62s %4s %8s %9s %7s %5s %3s %5s %3s %7s%s\n", "#", "deployment", "GPUs", "req/s",
+            "tok/s/GPU", "tok/s/u", "TTFT", pn, "TPOT", pn, "$/Mtok", why ? "  limit / why it ranks lower" : "");
+}
+
+void sim_search_print_tables(const sim_search *s, FILE *f)
+{
+    sim_search_stats st;
+    sim_search_stats_get(s, &st);
+    const sim_slo_cfg *slo = &s->sc.slo;
+    const char *pn = pct_name(s->percentile);
+    fprintf(f, "search: %lld candidates — %lld infeasible, %lld pruned by bound, %lld simulated (%lld meet the SLO); "
+               "%lld simulations in %.1f s on %d worker%s%s\n",
+            (long long)st.candidates, (long long)st.infeasible, (long long)st.pruned, (long long)st.evaluated,
+            (long long)st.ok, (long long)st.simulations, st.wall_s, (int)st.workers, st.workers == 1 ? "" : "s",
+            st.ranks > 1 ? " (MPI)" : "");
+    char tb[32] = "any", db[32] = "any";
+    if (slo->ttft_ms > 0) snprintf(tb, sizeof tb, "%g ms", slo->ttft_ms);
+    if (slo->tpot_ms > 0) snprintf(db, sizeof db, "%g ms", slo->tpot_ms);
+    fprintf(f, "SLO: TTFT %s <= %s, TPOT %s <= %s; ", pn, tb, pn, db);
+    fprintf(f, "%s; objective: %s\n",
+            s->fixed ? (s->closed ? "evaluated at the scenario's closed-loop concurrency" : "evaluated at search.rate")
+                     : "highest SLO-meeting rate per candidate",
+            s->objective_cost ? "lowest USD per million output tokens" : "most SLO-meeting output tokens/s per GPU");
+    if (st.notes[0]) fprintf(f, "notes: %s\n", st.notes);
+    reasons_summary(s, f, SIM_CAND_INFEASIBLE, "infeasible (most common reasons)");
+    reasons_summary(s, f, SIM_CAND_SLO_MISSED, "SLO unreachable analytically");
+    int32_t k = s->sc.search.top_k, top[100];
+    int32_t n = sim_search_ranking(s, top, k > 100 ? 100 : k);
+    if (n == 0) {
+        fprintf(f, "\nno candidate meets the SLO");
+        int32_t shown = 0;
+        for (int32_t i = 0; i < s->n && shown < 5; i++)
+            if (s->res[i].status == SIM_CAND_SLO_MISSED || s->res[i].status == SIM_CAND_ERROR) {
+                fprintf(f, "%s\n  %s: %s", shown ? "" : ":", s->cands[i].label, s->res[i].reason);
+                shown++;
+            }
+        fputc('\n', f);
+        return;
+    }
+    fprintf(f, "\ntop %d of %d meeting the SLO (rate: highest that meets it; tok/s/GPU: goodput per GPU; tok/s/u: "
+               "decode speed per user)\n",
+            (int)(n < k ? n : k), (int)n);
+    header(s, f, 1);
+    for (int32_t q = 0; q < n && q < k; q++) row(s, f, q + 1, top[q], 1);
+    int32_t *par = malloc((size_t)s->n * sizeof *par);
+    if (!par) return;
+    int32_t np = sim_search_pareto(s, 0, par, s->n);
+    fprintf(f, "\nPareto frontier: goodput/GPU vs tokens/s per user (%d points)\n", (int)np);
+    header(s, f, 0);
+    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0);
+    np = sim_search_pareto(s, 1, par, s->n);
+    fprintf(f, "\nPareto frontier: goodput/GPU vs TTFT %s (%d points)\n", pn, (int)np);
+    header(s, f, 0);
+    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0);
+    free(par);
+}
+
+static json_t *cand_json(const sim_search *s, int32_t i)
+{
+    const sim_search_cand *c = &s->cands[i];
+    const sim_search_result *r = &s->res[i];
+    static const char *const st[] = {"pending", "infeasible", "pruned", "slo_missed", "ok", "error"};
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(c->id));
+    json_object_set_new(o, "label", json_string(c->label));
+    json_object_set_new(o, "status", json_string(st[r->status]));
+    json_object_set_new(o, "gpu", json_string(c->gpu));
+    json_object_set_new(o, "mode", json_string(sim_mode_name(c->mode)));
+    json_object_set_new(o, "gpus", json_integer(c->gpus));
+    json_t *pools = json_array();
+    for (int32_t p = 0; p < c->n_pools; p++) {
+        char ln[48];
+        sim_search_layout_name(&c->pools[p], ln, sizeof ln);
+        json_t *po = json_object();
+        json_object_set_new(po, "role", json_string(sim_role_name(c->pools[p].role)));
+        json_object_set_new(po, "instances", json_integer(c->pools[p].instances));
+        json_object_set_new(po, "layout", json_string(ln));
+        json_array_append_new(pools, po);
+    }
+    json_object_set_new(o, "pools", pools);
+    json_object_set_new(o, "max_seqs", json_integer(c->max_seqs));
+    json_object_set_new(o, "max_batched_tokens", json_integer(c->max_batched_tokens));
+    json_object_set_new(o, "chunk_tokens", json_integer(c->chunk_tokens));
+    if (c->lambda >= 0) json_object_set_new(o, "lambda", json_real(c->lambda));
+    json_object_set_new(o, "bound_rate", json_real(r->bound_rate));
+    if (r->status == SIM_CAND_OK) {
+        json_object_set_new(o, "rate", json_real(r->rate));
+        json_object_set_new(o, "goodput_per_gpu", json_real(r->goodput_per_gpu));
+        json_object_set_new(o, "tok_s_user", json_real(r->tok_s_user));
+        json_object_set_new(o, "ttft_ms", json_real(r->ttft_ms));
+        json_object_set_new(o, "tpot_ms", json_real(r->tpot_ms));
+        if (r->cost_per_mtok > 0) json_object_set_new(o, "cost_per_mtok", json_real(r->cost_per_mtok));
+        json_object_set_new(o, "score", json_real(r->score));
+    }
+    json_object_set_new(o, "probes", json_integer(r->n_probes));
+    json_object_set_new(o, "reason", json_string(r->reason));
+    char w[512];
+    sim_search_why_lost(s, i, w, sizeof w);
+    if (w[0]) json_object_set_new(o, "why_lost", json_string(w));
+    return o;
+}
+
+int sim_search_write_json(const sim_search *s, FILE *f)
+{
+    sim_search_stats st;
+    sim_search_stats_get(s, &st);
+    json_t *o = json_object();
+    json_object_set_new(o, "candidates", json_integer(st.candidates));
+    json_object_set_new(o, "infeasible", json_integer(st.infeasible));
+    json_object_set_new(o, "pruned", json_integer(st.pruned));
+    json_object_set_new(o, "simulated", json_integer(st.evaluated));
+    json_object_set_new(o, "meet_slo", json_integer(st.ok));
+    json_object_set_new(o, "simulations", json_integer(st.simulations));
+    json_object_set_new(o, "wall_s", json_real(st.wall_s));
+    json_object_set_new(o, "workers", json_integer(st.workers));
+    json_object_set_new(o, "ranks", json_integer(st.ranks));
+    json_object_set_new(o, "percentile", json_real(st.percentile));
+    json_object_set_new(o, "objective", json_string(st.objective_cost ? "cost" : "goodput_per_gpu"));
+    json_object_set_new(o, "fixed_rate", json_boolean(st.fixed_rate));
+    json_object_set_new(o, "notes", json_string(st.notes));
+    int32_t top[100], k = s->sc.search.top_k;
+    int32_t n = sim_search_ranking(s, top, k > 100 ? 100 : k);
+    json_t *ta = json_array();
+    for (int32_t q = 0; q < n && q < k; q++) json_array_append_new(ta, cand_json(s, top[q]));
+    json_object_set_new(o, "top", ta);
+    int32_t *par = malloc((size_t)s->n * sizeof *par);
+    for (int against = 0; par && against < 2; against++) {
+        int32_t np = sim_search_pareto(s, against, par, s->n);
+        json_t *pa = json_array();
+        for (int32_t q = 0; q < np; q++) json_array_append_new(pa, json_integer(par[q]));
+        json_object_set_new(o, against ? "pareto_ttft" : "pareto_user", pa);
+    }
+    free(par);
+    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(o);
+    return rc < 0 ? SIM_EIO : 0;
+}
+
+static void csv_str(FILE *f, const char *v)
+{
+    fputc('"', f);
+    for (; *v; v++) {
+        if (*v == '"') fputc('"', f);
+        fputc(*v, f);
+    }
+    fputc('"', f);
+}
+
+int sim_search_write_csv(const sim_search *s, FILE *f)
+{
+    static const char *const st[] = {"pending", "infeasible", "pruned", "slo_missed", "ok", "error"};
+    fprintf(f, "id,status,label,gpu,mode,gpus,requests,bound_rate,rate,goodput_per_gpu,tok_s_user,ttft_ms,tpot_ms,"
+               "cost_per_mtok,probes,reason\n");
+    for (int32_t i = 0; i < s->n; i++) {
+        const sim_search_cand *c = &s->cands[i];
+        const sim_search_result *r = &s->res[i];
+        fprintf(f, "%d,%s,", (int)c->id, st[r->status]);
+        csv_str(f, c->label);
+        fprintf(f, ",%s,%s,%d,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,", c->gpu, sim_mode_name(c->mode), (int)c->gpus,
+                (long long)r->requests, r->bound_rate, r->rate, r->goodput_per_gpu, r->tok_s_user, r->ttft_ms,
+                r->tpot_ms, r->cost_per_mtok, (int)r->n_probes);
+        csv_str(f, r->reason);
+        fputc('\n', f);
+    }
+    return ferror(f) ? SIM_EIO : 0;
+}
+
+/* ---- scenario YAML from the schema table -------------------------------- */
+
+static void yaml_quote(FILE *f, const char *v)
+{
+    fputc('"', f);
+    for (; *v; v++) {
+        if (*v == '"' || *v == '\\') fputc('\\', f);
+        if (*v == '\n') {
+            fputs("\\n", f);
+            continue;
+        }
+        fputc(*v, f);
+    }
+    fputc('"', f);
+}
+
+static void yaml_value(FILE *f, const sim_schema_field *fd, const void *p)
+{
+    int32_t i32;
+    int64_t i64;
+    uint64_t u64;
+    double d;
+    int e;
+    switch (fd->type) {
+    case SIM_SCHEMA_PATH:
+    case SIM_SCHEMA_MODEL: {
+        const char *v = p;
+        char abs[PATH_MAX];
+        /* Paths were resolved against the scenario's folder; written
+         * absolute so the file works from wherever it is saved. */
+        int is_path = fd->type == SIM_SCHEMA_PATH || strstr(v, ".json") || strstr(v, ".yaml") || strstr(v, ".yml");
+        if (is_path && v[0] && v[0] != '/' && realpath(v, abs)) v = abs;
+        yaml_quote(f, v);
+        break;
+    }
+    case SIM_SCHEMA_STR: yaml_quote(f, p); break;
+    case SIM_SCHEMA_STRENUM: fputs(p, f); break;
+    case SIM_SCHEMA_I32: memcpy(&i32, p, sizeof i32); fprintf(f, "%d", (int)i32); break;
+    case SIM_SCHEMA_I64: memcpy(&i64, p, sizeof i64); fprintf(f, "%lld", (long long)i64); break;
+    case SIM_SCHEMA_U64: memcpy(&u64, p, sizeof u64); fprintf(f, "%llu", (unsigned long long)u64); break;
+    case SIM_SCHEMA_F64: memcpy(&d, p, sizeof d); fprintf(f, "%.17g", d); break;
+    case SIM_SCHEMA_BOOL: memcpy(&i32, p, sizeof i32); fputs(i32 ? "true" : "false", f); break;
+    case SIM_SCHEMA_ENUM: {
+        memcpy(&e, p, sizeof e);
+        const char *nm = sim_schema_enum_name(fd, e);
+        fputs(nm ? nm : "?", f);
+        break;
+    }
+    default: break;
+    }
+}
+
+static int differs(const sim_schema_field *fd, const void *a, const void *b)
+{
+    if (fd->type == SIM_SCHEMA_STR || fd->type == SIM_SCHEMA_PATH || fd->type == SIM_SCHEMA_MODEL ||
+        fd->type == SIM_SCHEMA_STRENUM)
+        return strncmp(a, b, fd->size) != 0;
+    return memcmp(a, b, fd->size) != 0;
+}
+
+/* Prints `path` (dotted, relative to the block) as nested YAML, opening the
+ * sections that are not open yet; open[] holds the current section path. */
+static void yaml_key(FILE *f, const char *path, char open[8][64], int *n_open, int base_indent, const char *first_prefix,
+                     int *first)
+{
+    char comp[8][64];
+    int nc = 0;
+    const char *p = path;
+    while (*p && nc < 8) {
+        const char *d = strchr(p, '.');
+        size_t l = d ? (size_t)(d - p) : strlen(p);
+        snprintf(comp[nc++], 64, "%.*s", (int)l, p);
+        p = d ? d + 1 : p + l;
+    }
+    int k = 0;
+    while (k < *n_open && k < nc - 1 && strcmp(open[k], comp[k]) == 0) k++;
+    *n_open = k;
+    for (int j = k; j < nc; j++) {
+        if (*first && first_prefix) {
+            fprintf(f, "%*s%s", base_indent - (int)strlen(first_prefix), "", first_prefix);
+            *first = 0;
+        } else {
+            fprintf(f, "%*s", base_indent + 2 * j, "");
+        }
+        if (j < nc - 1) {
+            fprintf(f, "%s:\n", comp[j]);
+            snprintf(open[(*n_open)++], 64, "%s", comp[j]);
+        } else {
+            fprintf(f, "%s: ", comp[j]);
+        }
+    }
+}
+
+static void yaml_pools(FILE *f, const sim_scenario *sc, const sim_scenario *def)
+{
+    size_t nt;
+    const sim_schema_field *t = sim_schema_table(&nt);
+    const char *pre = "deployment.pools.*.";
+    fprintf(f, "  pools:\n");
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
+        const sim_pool_cfg *pc = &sc->deployment.pools[p];
+        char open[8][64];
+        int n_open = 0, first = 1;
+        for (size_t i = 0; i < nt; i++) {
+            if (!t[i].in_pool || t[i].type == SIM_SCHEMA_MAP || t[i].type == SIM_SCHEMA_LIST) continue;
+            if (strncmp(t[i].path, pre, strlen(pre)) != 0) continue;
+            const char *rel = t[i].path + strlen(pre);
+            const void *v = (const char *)pc + t[i].offset, *dv = (const char *)&def->deployment.pools[0] + t[i].offset;
+            int always = strcmp(rel, "role") == 0 || strcmp(rel, "instances") == 0 || strncmp(rel, "parallel.", 9) == 0 ||
+                         strncmp(rel, "scheduler.max", 13) == 0 || strcmp(rel, "scheduler.chunk_tokens") == 0;
+            if (!always && !differs(&t[i], v, dv)) continue;
+            if (strncmp(rel, "parallel.", 9) == 0 && !differs(&t[i], v, dv) && strcmp(rel, "parallel.tp") != 0 &&
+                strcmp(rel, "parallel.pp") != 0 && strcmp(rel, "parallel.dp") != 0 && strcmp(rel, "parallel.ep") != 0 &&
+                strcmp(rel, "parallel.dcp") != 0)
+                continue;
+            yaml_key(f, rel, open, &n_open, 6, "- ", &first);
+            yaml_value(f, &t[i], v);
+            fputc('\n', f);
+        }
+    }
+}
+
+int sim_search_write_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err)
+{
+    sim_scenario *sc = malloc(sizeof *sc), *def = malloc(sizeof *def);
+    int rc = 0;
+    if (!sc || !def) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+        goto out;
+    }
+    const sim_search_result *r = &s->res[i];
+    if ((rc = sim_search_apply(s, i, s->closed ? 0 : r->rate, r->requests, sc, err)) < 0) goto out;
+    sim_scenario_defaults(def);
+    size_t nl = strlen(sc->name);
+    if (nl + 12 < sizeof sc->name) memcpy(sc->name + nl, "-recommended", 13);
+    sc->search = def->search; /* the search block is not part of the deployment */
+    fprintf(f, "# Recommended by `servesim search` (%s): %s\n", s->sc.source_path[0] ? s->sc.source_path : "scenario",
+            s->cands[i].label);
+    if (r->status == SIM_CAND_OK)
+        fprintf(f, "# At %.4g req/s with %lld requests: %.1f output tok/s per GPU meeting the SLO, TTFT %s %.0f ms, "
+                   "TPOT %s %.1f ms.\n# `servesim run` on this file replays the search's simulation exactly.\n",
+                r->rate, (long long)r->requests, r->goodput_per_gpu, pct_name(s->percentile), r->ttft_ms,
+                pct_name(s->percentile), r->tpot_ms);
+    size_t nt;
+    const sim_schema_field *t = sim_schema_table(&nt);
+    char open[8][64];
+    int n_open = 0, dummy = 0;
+    for (size_t k = 0; k < nt; k++) {
+        const sim_schema_field *fd = &t[k];
+        if (fd->in_pool) continue;
+        if (strncmp(fd->path, "search", 6) == 0 || strncmp(fd->path, "sweep", 5) == 0) continue;
+        if (fd->type == SIM_SCHEMA_LIST) {
+            yaml_key(f, "deployment.pools", open, &n_open, 0, NULL, &dummy);
+            fputc('\n', f);
+            n_open = 0;
+            yaml_pools(f, sc, def);
+            continue;
+        }
+        if (fd->type == SIM_SCHEMA_MAP) continue;
+        const void *v = (const char *)sc + fd->offset, *dv = (const char *)def + fd->offset;
+        int always = strcmp(fd->path, "model") == 0 || strcmp(fd->path, "name") == 0 || strcmp(fd->path, "seed") == 0 ||
+                     strcmp(fd->path, "hardware.gpu") == 0 || strcmp(fd->path, "deployment.mode") == 0 ||
+                     strcmp(fd->path, "workload.requests") == 0;
+        if (!always && !differs(fd, v, dv)) continue;
+        yaml_key(f, fd->path, open, &n_open, 0, NULL, &dummy);
+        yaml_value(f, fd, v);
+        fputc('\n', f);
+    }
+    if (ferror(f)) rc = sim_err_set(err, SIM_EIO, "writing the recommended scenario failed");
+out:
+    free(sc);
+    free(def);
+    return rc;
+}
+
+/* ---- launch flags -------------------------------------------------------- */
+
+static const char *hf_name(const char *model)
+{
+    static const char *const map[][2] = {
+        {"llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"},
+        {"llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"},
+        {"llama-3.1-405b", "meta-llama/Llama-3.1-405B-Instruct"},
+        {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
+        {"qwen3-32b", "Qwen/Qwen3-32B"},
+        {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
+        {"mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1"},
+        {"gpt-oss-120b", "openai/gpt-oss-120b"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(map[i][0], model) == 0) return map[i][1];
+    return model;
+}
+
+static void launch_vllm(FILE *f, const sim_scenario *sc, const sim_pool_cfg *p, const char *role, int pd)
+{
+    const sim_parallel_cfg *par = &p->parallel;
+    fprintf(f, "# %d× %s instance%s (%d GPU%s each)\n", (int)p->instances, role, p->instances > 1 ? "s" : "",
+            (int)(par->tp * par->pp * par->dp * par->sp), par->tp * par->pp * par->dp * par->sp > 1 ? "s" : "");
+    fprintf(f, "vllm serve %s \\\n  --tensor-parallel-size %d --pipeline-parallel-size %d", hf_name(sc->model),
+            (int)par->tp, (int)par->pp);
+    if (par->dp > 1) fprintf(f, " --data-parallel-size %d", (int)par->dp);
+    if (par->ep > 1) fprintf(f, " --enable-expert-parallel");
+    if (par->dcp > 1) fprintf(f, " --decode-context-parallel-size %d", (int)par->dcp);
+    fprintf(f, " \\\n  --max-num-seqs %d --max-num-batched-tokens %d --enable-chunked-prefill "
+               "--long-prefill-token-threshold %d \\\n  --gpu-memory-utilization %.2f --block-size %d",
+            (int)p->scheduler.max_seqs, (int)p->scheduler.max_batched_tokens, (int)p->scheduler.chunk_tokens,
+            p->scheduler.gpu_mem_util, (int)p->scheduler.block_tokens);
+    if (strcmp(sc->dtype, "bf16") != 0) fprintf(f, " --quantization fp8");
+    if (strcmp(sc->kv_dtype, "bf16") != 0) fprintf(f, " --kv-cache-dtype fp8");
+    if (sc->cache.enabled) fprintf(f, " --enable-prefix-caching");
+    if (pd)
+        fprintf(f, " \\\n  --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'");
+    fputs("\n\n", f);
+}
+
+static void launch_sglang(FILE *f, const sim_scenario *sc, const sim_pool_cfg *p, const char *role, const char *mode)
+{
+    const sim_parallel_cfg *par = &p->parallel;
+    /* SGLang counts DP-attention ranks inside --tp-size. */
+    int tp = par->tp * par->dp;
+    fprintf(f, "# %d× %s instance%s\n", (int)p->instances, role, p->instances > 1 ? "s" : "");
+    fprintf(f, "python -m sglang.launch_server --model-path %s \\\n  --tp-size %d", hf_name(sc->model), tp);
+    if (par->pp > 1) fprintf(f, " --pp-size %d", (int)par->pp);
+    if (par->dp > 1) fprintf(f, " --dp-size %d --enable-dp-attention", (int)par->dp);
+    if (par->ep > 1) fprintf(f, " --ep-size %d", (int)par->ep);
+    fprintf(f, " \\\n  --max-running-requests %d --max-prefill-tokens %d --chunked-prefill-size %d \\\n"
+               "  --mem-fraction-static %.2f --page-size %d",
+            (int)p->scheduler.max_seqs, (int)p->scheduler.max_batched_tokens, (int)p->scheduler.chunk_tokens,
+            p->scheduler.gpu_mem_util, (int)p->scheduler.block_tokens);
+    if (strcmp(sc->dtype, "bf16") != 0) fprintf(f, " --quantization fp8");
+    if (strcmp(sc->kv_dtype, "bf16") != 0) fprintf(f, " --kv-cache-dtype fp8_e4m3");
+    if (!sc->cache.enabled) fprintf(f, " --disable-radix-cache");
+    if (mode) fprintf(f, " \\\n  --disaggregation-mode %s --disaggregation-transfer-backend mooncake", mode);
+    fputs("\n\n", f);
+}
+
+void sim_search_write_launch(const sim_search *s, int32_t i, FILE *f)
+{
+    sim_scenario *sc = malloc(sizeof *sc);
+    if (!sc) return;
+    const sim_search_result *r = &s->res[i];
+    if (sim_search_apply(s, i, r->rate, r->requests, sc, NULL) < 0) {
+        free(sc);
+        return;
+    }
+    const sim_search_cand *c = &s->cands[i];
+    fprintf(f, "# Launch commands for: %s\n# (one command per instance; give each its own GPUs and port)\n\n", c->label);
+    if (c->mode == SIM_MODE_AF || c->mode == SIM_MODE_PD_AF)
+        fprintf(f, "# NOTE: attention/FFN disaggregation has no flag in vLLM or SGLang releases; the attention\n"
+                   "# pools below are shown as plain (DP-attention) instances and the FFN pool has no equivalent.\n\n");
+    fprintf(f, "## vLLM\n");
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
+        const sim_pool_cfg *pc = &sc->deployment.pools[p];
+        if (pc->role == SIM_ROLE_FFN) continue;
+        launch_vllm(f, sc, pc, sim_role_name(pc->role), c->mode == SIM_MODE_PD || c->mode == SIM_MODE_PD_AF);
+    }
+    if (c->mode == SIM_MODE_PD)
+        fprintf(f, "# then a P/D proxy in front (e.g. vLLM's disagg proxy / llm-d) sending prompts to prefill\n"
+                   "# instances and decoding on decode instances\n\n");
+    fprintf(f, "## SGLang\n");
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
+        const sim_pool_cfg *pc = &sc->deployment.pools[p];
+        if (pc->role == SIM_ROLE_FFN) continue;
+        const char *mode = pc->role == SIM_ROLE_PREFILL ? "prefill"
+                         : (pc->role == SIM_ROLE_DECODE || (pc->role == SIM_ROLE_ATTENTION && c->mode == SIM_MODE_PD_AF))
+                             ? "decode" : NULL;
+        launch_sglang(f, sc, pc, sim_role_name(pc->role), mode);
+    }
+    if (c->mode == SIM_MODE_PD || c->mode == SIM_MODE_PD_AF)
+        fprintf(f, "python -m sglang_router.launch_router --pd-disaggregation \\\n"
+                   "  --prefill http://PREFILL_HOST:PORT ... --decode http://DECODE_HOST:PORT ...\n");
+    else if (sc->routing.policy == SIM_ROUTE_CACHE_AWARE)
+        fprintf(f, "python -m sglang_router.launch_router --worker-urls http://HOST:PORT ... --policy cache_aware \\\n"
+                   "  --cache-threshold %g --balance-abs-threshold %g --balance-rel-threshold %g\n",
+                sc->routing.cache_threshold, sc->routing.balance_abs_threshold, sc->routing.balance_rel_threshold);
+    else
+        fprintf(f, "python -m sglang_router.launch_router --worker-urls http://HOST:PORT ... --policy %s\n",
+                sc->routing.policy == SIM_ROUTE_ROUND_ROBIN ? "round_robin"
+                : sc->routing.policy == SIM_ROUTE_RANDOM    ? "random"
+                : sc->routing.policy == SIM_ROUTE_POWER_OF_TWO ? "power_of_two"
+                                                             : "round_robin");
+    free(sc);
+}
