@@ -1,4 +1,5 @@
-/* sim_net — topology, routing, max-min fair flow sharing on the event engine.
+/* sim_net — max-min fair flow sharing on the event engine (the topology and
+ * routing live in sim_net_topo.c).
  *
  * Each live sub-flow is a flow record; each link keeps the list of flows
  * draining through it (with each flow remembering its slot in every list,

@@ -7,6 +7,7 @@
 
 #include "sim_cluster.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,10 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
         goto fail;
     }
+    /* Costs first: the request count of a candidate depends on its KV capacity. */
+    const sim_search_lens *L0;
+    if ((rc = sim_search_costs_build(s, err)) < 0) goto fail;
+    if ((rc = sim_search_lens_get(s, cfg->requests, &L0, err)) < 0) goto fail;
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_lens *L;
         s->res[i].requests = sim_search_requests_for(s, &s->cands[i]);
@@ -87,7 +92,6 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
                 rc = sim_err_set(err, SIM_EINVAL, "search: the trace has no measurable arrival rate to rescale");
                 goto fail;
             }
-    if ((rc = sim_search_costs_build(s, err)) < 0) goto fail;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     s->threads = s->opts.threads > 0 ? s->opts.threads : cfg->threads > 0 ? cfg->threads : (int32_t)(cores > 0 ? cores : 1);
     snprintf(s->session, sizeof s->session, "%lld-%d", (long long)time(NULL), (int)getpid());
@@ -292,6 +296,43 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
     for (int32_t q = 0; q < n && rc == 0; q++) {
         int32_t i = top[q];
         const sim_search_result *r = &s->res[i];
+        /* A throughput-latency curve below the rate found (open loop). */
+        static const double frac[] = {0.2, 0.4, 0.6, 0.8, 0.9};
+        for (size_t fi = 0; fi < sizeof frac / sizeof frac[0] && !s->closed && rc == 0; fi++) {
+            sim_cluster *cc = NULL;
+            sim_summary cs;
+            char *params = NULL;
+            double t1 = now_s();
+            if ((rc = sim_search_apply(s, i, r->rate * frac[fi], r->requests, sc, err)) < 0) break;
+            if ((rc = sim_cluster_create(sc, &cc, err)) < 0 || (rc = sim_cluster_run(cc, &cs, err)) < 0) {
+                sim_cluster_destroy(cc);
+                break;
+            }
+            cs.wall_time_s = now_s() - t1;
+            sim_cluster_destroy(cc);
+            if ((rc = sim_search_probe_params(s, i, -1, 0, 0, &params)) < 0) {
+                rc = sim_err_set(err, rc, "out of memory");
+                break;
+            }
+            /* probe -1 carries the curve's own rate */
+            json_t *j = json_loads(params, 0, NULL);
+            free(params);
+            params = NULL;
+            json_t *q2 = j ? json_object_get(j, "search") : NULL;
+            if (q2) {
+                json_object_set_new(q2, "rate", json_real(r->rate * frac[fi]));
+                json_object_set_new(q2, "curve", json_true());
+                params = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            }
+            json_decref(j);
+            if (!params) {
+                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+                break;
+            }
+            rc = sim_store_write_run(s->store, sc, s->scenario_text, params, &cs, NULL, NULL, err);
+            free(params);
+        }
+        if (rc < 0) break;
         sim_cluster *cl = NULL;
         sim_summary sum;
         char *params = NULL;

@@ -56,7 +56,7 @@ typedef struct {
     int32_t max_seqs, max_batched_tokens, chunk_tokens;
     double lambda;           /* < 0: routing.lambda left as the scenario has it */
     int32_t gpus;            /* whole deployment */
-    char label[200];         /* e.g. "pd 2P tp4 + 6D tp4 | seqs 256 mbt 8192 chunk 2048" */
+    char label[256];         /* e.g. "pd 2P tp4 + 6D tp4 | seqs 256 mbt 8192 chunk 2048" */
 } sim_search_cand;
 
 /* One simulation of a candidate at one load. */
@@ -74,6 +74,7 @@ typedef struct {
     double mean_output;      /* mean output tokens per request of those requests */
     double bound_rate;       /* analytic upper bound on the rate (req/s) */
     double bound_score;      /* the objective at bound_rate */
+    char bound_by[64];       /* which pool and phase sets the bound, e.g. "decode 1x tp4" */
     double price;            /* USD per GPU-hour (0 = none) */
     /* set when simulated */
     double rate;             /* highest SLO-meeting rate (fixed mode: the rate) */
@@ -161,6 +162,10 @@ int sim_search_write_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err)
 void sim_search_write_launch(const sim_search *s, int32_t i, FILE *f);
 /* Why candidate i (an OK one) ranks below the winner: "" for the winner. */
 void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len);
+
+/* Finalises MPI when a search initialised it (once, before exit; a no-op
+ * otherwise and without MPI support). */
+void sim_search_mpi_finish(void);
 
 /* `servesim search`: argv[0] is the verb. */
 int sim_cli_search(int argc, char **argv);

@@ -33,14 +33,37 @@
 
 #define TPOT_SLACK 1.5
 
+static const sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p,
+                                          sim_role role);
+
+/* Requests one simulation needs to reach steady state: a decode instance
+ * at capacity holds about min(max_seqs, KV capacity / mean context)
+ * requests, and a run whose arrivals cover only that many per instance
+ * never queues, so it would pass at any rate. Four times the deployment's
+ * steady concurrency (and at least 40 per instance, and search.requests)
+ * gives arrivals spanning about four request lifetimes. */
 int64_t sim_search_requests_for(const sim_search *s, const sim_search_cand *c)
 {
-    int64_t front = 0;
-    for (int32_t p = 0; p < c->n_pools; p++)
-        if (c->pools[p].role != SIM_ROLE_FFN) front += c->pools[p].instances;
+    int64_t front = 0, conc = 0;
+    const sim_search_lens *L = s->n_lens > 0 ? &s->lens[0] : NULL;
+    for (int32_t p = 0; p < c->n_pools; p++) {
+        sim_role role = c->pools[p].role;
+        if (role == SIM_ROLE_FFN) continue;
+        front += c->pools[p].instances;
+        if (role == SIM_ROLE_PREFILL) continue;
+        int64_t b = c->max_seqs;
+        const sim_search_costent *e = cost_find(s, c->gpu, &c->pools[p], role);
+        if (e && e->cost && L && !s->sc.cache.enabled) {
+            double ctx = L->in_mean + 0.5 * L->out_mean;
+            int64_t bm = (int64_t)((double)e->kv_tokens / (ctx > 1 ? ctx : 1));
+            if (bm < b) b = bm;
+        }
+        conc += b * c->pools[p].instances;
+    }
     int64_t n = s->sc.search.requests;
-    /* Each instance needs enough requests to leave its warm-up behind. */
     if (n < 40 * front) n = 40 * front;
+    if (n < 4 * conc) n = 4 * conc;
+    if (n > 1000000) n = 1000000;
     return n;
 }
 
@@ -146,13 +169,14 @@ void sim_search_pool_cfg(const sim_search *s, const sim_search_cand *c, int32_t 
     out->scheduler.chunk_tokens = c->chunk_tokens;
 }
 
-static sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p, sim_role role)
+static const sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p,
+                                          sim_role role)
 {
     for (int32_t i = 0; i < s->n_costs; i++) {
         const sim_search_costent *e = &s->costs[i];
         if (e->tp == p->tp && e->pp == p->pp && e->dp == p->dp && e->ep == p->ep && e->dcp == p->dcp &&
             e->sp == p->sp && e->role == role && strcmp(e->gpu, gpu) == 0)
-            return (sim_search_costent *)e;
+            return e;
     }
     return NULL;
 }
@@ -181,14 +205,14 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
             sim_search_layout_name(&c->pools[p], ln, sizeof ln);
             if (model_catalog_gpu(c->gpu, &g, &e2) < 0 || model_layout_from_pool(&s->sc, &pc, &l, &e2) < 0 ||
                 model_cost_create(&s->model, &g, &l, &e->cost, &e2) < 0) {
-                snprintf(e->err, sizeof e->err, "%s %s: %s", sim_role_name(e->role), ln, e2.msg);
+                snprintf(e->err, sizeof e->err, "%s %.40s: %.250s", sim_role_name(e->role), ln, e2.msg);
                 e->cost = NULL;
                 continue;
             }
             if (e->role == SIM_ROLE_FFN) continue;
             if (model_cost_kv_capacity_tokens(e->cost, pc.scheduler.gpu_mem_util, pc.scheduler.reserve_gb * 1e9,
                                               &e->kv_tokens, &e2) < 0) {
-                snprintf(e->err, sizeof e->err, "%s %s on %s: %s", sim_role_name(e->role), ln, c->gpu, e2.msg);
+                snprintf(e->err, sizeof e->err, "%s %.40s on %.40s: %.200s", sim_role_name(e->role), ln, c->gpu, e2.msg);
                 model_cost_destroy(e->cost);
                 e->cost = NULL;
             }
@@ -277,7 +301,7 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
         ent[p] = cost_find(s, c->gpu, &c->pools[p], c->pools[p].role);
         if (!ent[p] || !ent[p]->cost) {
             res->status = SIM_CAND_INFEASIBLE;
-            snprintf(res->reason, sizeof res->reason, "%s", ent[p] ? ent[p]->err : "no cost model");
+            snprintf(res->reason, sizeof res->reason, "%.250s", ent[p] ? ent[p]->err : "no cost model");
             return;
         }
         if (c->pools[p].role != SIM_ROLE_FFN && ent[p]->kv_tokens < L->longest) {
@@ -299,7 +323,7 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
         if (sim_af_create(ent[a]->cost, ent[f]->cost, c->pools[a].instances, c->pools[f].instances,
                           sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &af, &e2) < 0) {
             res->status = SIM_CAND_INFEASIBLE;
-            snprintf(res->reason, sizeof res->reason, "attention/ffn: %s", e2.msg);
+            snprintf(res->reason, sizeof res->reason, "attention/ffn: %.200s", e2.msg);
             return;
         }
     }
@@ -314,6 +338,7 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
                            (role == SIM_ROLE_ATTENTION && c->mode == SIM_MODE_AF);
         int does_decode = role != SIM_ROLE_PREFILL;
         double inst = INFINITY;
+        const char *phase = "prefill";
         if (does_prefill) {
             /* TTFT is at least the shortest prompt's prefill on an idle instance. */
             model_chunk one = {.tokens = (int32_t)(L->in_min < c->chunk_tokens ? L->in_min : c->chunk_tokens)};
@@ -337,10 +362,18 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
                 break;
             }
             double r = tok / (L->out_mean - 1);
-            if (r < inst) inst = r;
+            if (r < inst) {
+                inst = r;
+                phase = "decode";
+            }
         }
         double pool_rate = inst * c->pools[p].instances;
-        if (pool_rate < rate) rate = pool_rate;
+        if (pool_rate < rate) {
+            char ln[48];
+            rate = pool_rate;
+            sim_search_layout_name(&c->pools[p], ln, sizeof ln);
+            snprintf(res->bound_by, sizeof res->bound_by, "%s of %dx %s", phase, (int)c->pools[p].instances, ln);
+        }
     }
     sim_af_destroy(af);
     if (rate == 0) {

@@ -123,7 +123,7 @@ static int run_probe(const sim_search *s, int32_t i, double rate, int64_t reques
     double t0 = now_s();
     if ((rc = sim_search_apply(s, i, rate, requests, sc, &err)) < 0 || (rc = sim_cluster_create(sc, &cl, &err)) < 0 ||
         (rc = sim_cluster_run(cl, &pr->sum, &err)) < 0) {
-        snprintf(errbuf, el, "%s", err.msg);
+        snprintf(errbuf, el, "%.*s", (int)el - 1, err.msg);
         goto fail;
     }
     pr->sum.wall_time_s = now_s() - t0;
@@ -188,8 +188,11 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
     double lo = 0, hi = res->bound_rate, fail_at = -1;
     char limit[160] = "";
     const double tol = s->sc.search.tolerance;
+    /* The first probe sits just under the bound: where the bound is tight
+     * one simulation settles the candidate; otherwise it is the top of the
+     * bisection bracket. */
     while (res->n_probes < SIM_SEARCH_MAX_PROBES) {
-        double r = 0.5 * (lo + hi);
+        double r = res->n_probes == 0 ? hi * (1 - 0.5 * tol) : 0.5 * (lo + hi);
         sim_search_probe *pr = &res->probes[res->n_probes];
         if (run_probe(s, i, r, res->requests, pr, errbuf, sizeof errbuf) < 0) goto error;
         res->n_probes++;
@@ -215,7 +218,7 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
     if (fail_at > 0)
         snprintf(res->reason, sizeof res->reason, "at %.3g req/s: %s", fail_at, limit);
     else
-        snprintf(res->reason, sizeof res->reason, "bisection budget spent");
+        snprintf(res->reason, sizeof res->reason, "at its analytic bound (%s)", res->bound_by);
     fill_metrics(s, c, res);
     return;
 error:
@@ -228,7 +231,8 @@ int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int b
 {
     const sim_search_cand *c = &s->cands[i];
     const sim_search_result *r = &s->res[i];
-    const sim_search_probe *pr = &r->probes[probe];
+    static const sim_search_probe none;
+    const sim_search_probe *pr = probe >= 0 && probe < r->n_probes ? &r->probes[probe] : &none;
     json_t *o = json_object(), *q = json_object();
     if (!o || !q) {
         json_decref(o);

@@ -31,7 +31,7 @@ typedef struct {
     sim_role role;           /* the scheduler template (overheads) depends on it */
     model_cost *cost;        /* NULL when it cannot be built */
     int64_t kv_tokens;       /* for non-FFN roles */
-    char err[200];
+    char err[320];
 } sim_search_costent;
 
 struct sim_search {
@@ -42,7 +42,7 @@ struct sim_search {
     sim_search_cand *cands;
     sim_search_result *res;  /* per candidate */
     int32_t n_lens;
-    sim_search_lens lens[64];
+    sim_search_lens lens[1024];
     int32_t n_costs;
     sim_search_costent costs[256];
     double percentile;
@@ -88,6 +88,5 @@ int sim_search_mpi_start(int32_t *rank, int32_t *ranks, int32_t *local_ranks);
 /* idx[0..n): the wave; results of idx[j] were computed by rank j % ranks. */
 int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, sim_err *err);
 void sim_search_mpi_barrier(void);
-void sim_search_mpi_finish(void);
 
 #endif

@@ -378,7 +378,7 @@ static void yaml_key(FILE *f, const char *path, char open[8][64], int *n_open, i
             fprintf(f, "%s:\n", comp[j]);
             snprintf(open[(*n_open)++], 64, "%s", comp[j]);
         } else {
-            fprintf(f, "%s: ", comp[j]);
+            fprintf(f, "%s:", comp[j]);
         }
     }
 }
@@ -388,7 +388,6 @@ static void yaml_pools(FILE *f, const sim_scenario *sc, const sim_scenario *def)
     size_t nt;
     const sim_schema_field *t = sim_schema_table(&nt);
     const char *pre = "deployment.pools.*.";
-    fprintf(f, "  pools:\n");
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
         const sim_pool_cfg *pc = &sc->deployment.pools[p];
         char open[8][64];
@@ -406,6 +405,7 @@ static void yaml_pools(FILE *f, const sim_scenario *sc, const sim_scenario *def)
                 strcmp(rel, "parallel.dcp") != 0)
                 continue;
             yaml_key(f, rel, open, &n_open, 6, "- ", &first);
+            fputc(' ', f);
             yaml_value(f, &t[i], v);
             fputc('\n', f);
         }
@@ -455,6 +455,7 @@ int sim_search_write_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err)
                      strcmp(fd->path, "workload.requests") == 0;
         if (!always && !differs(fd, v, dv)) continue;
         yaml_key(f, fd->path, open, &n_open, 0, NULL, &dummy);
+        fputc(' ', f);
         yaml_value(f, fd, v);
         fputc('\n', f);
     }

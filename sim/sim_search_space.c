@@ -274,7 +274,7 @@ static int emit(sim_search *s, sim_search_cand *base, const sched3 *sch, int nsc
             c.lambda = nl ? lams[j] : -1;
             char lam[32] = "";
             if (nl) snprintf(lam, sizeof lam, " | lambda %g", lams[j]);
-            snprintf(c.label, sizeof c.label, "%s%s%s %s | seqs %d mbt %d chunk %d%s", multi_gpu ? c.gpu : "",
+            snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s", multi_gpu ? c.gpu : "",
                      multi_gpu ? ": " : "", sim_mode_name(c.mode), pools, (int)c.max_seqs,
                      (int)c.max_batched_tokens, (int)c.chunk_tokens, lam);
             int rc = push_cand(s, &c, err);
@@ -329,7 +329,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
         rc = sim_err_set(err, SIM_EINVAL, "search.gpus: more than 16 GPU types");
         goto fail;
     }
-    if (!cfg->gpus[0]) snprintf(gpus[0], sizeof gpus[0], "%s", s->sc.hardware.gpu);
+    if (!cfg->gpus[0]) snprintf(gpus[0], sizeof gpus[0], "%.63s", s->sc.hardware.gpu);
     for (int g = 0; g < ng; g++) {
         model_gpu mg;
         if ((rc = model_catalog_gpu(gpus[g], &mg, err)) < 0) {
@@ -399,7 +399,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
         for (int m = 0; m < nm; m++) {
             sim_search_cand c;
             memset(&c, 0, sizeof c);
-            snprintf(c.gpu, sizeof c.gpu, "%s", gpus[g]);
+            snprintf(c.gpu, sizeof c.gpu, "%.63s", gpus[g]);
             const char *mn = modes[m];
             if (strcmp(mn, "colocated") == 0) {
                 c.mode = SIM_MODE_COLOCATED;
