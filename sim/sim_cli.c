@@ -5,6 +5,8 @@
 #include "model_cli.h"
 #include "model_fidelity.h"
 #include "sim_cache_replay.h"
+#include "sim_plot.h"
+#include "sim_search.h"
 
 #include "sim_cluster.h"
 #include "sim_loader.h"
@@ -26,6 +28,8 @@ static const char *usage_main =
     "\n"
     "commands:\n"
     "  run SCENARIO.yaml       simulate a deployment and print its metrics\n"
+    "  search SCENARIO.yaml    find the deployment with the most goodput per GPU under the SLO\n"
+    "  plot DB -o FILE         draw cdf/throughput-latency/sweep/pareto/timeline figures (gnuplot)\n"
     "  validate SCENARIO.yaml  check a scenario (keys, types, ranges, catalogue names, memory fit)\n"
     "  schema                  print the scenario reference (every key, type, default, range)\n"
     "  predict                 op-by-op latency of one iteration (model, GPU, layout, batch)\n"
@@ -461,6 +465,8 @@ int sim_cli_main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
+    if (strcmp(cmd, "search") == 0) return sim_cli_search(argc - 1, argv + 1);
+    if (strcmp(cmd, "plot") == 0) return sim_cli_plot(argc - 1, argv + 1);
     if (strcmp(cmd, "predict") == 0) return model_cli_predict(argc - 1, argv + 1);
     if (strcmp(cmd, "fidelity") == 0) return model_cli_fidelity(argc - 1, argv + 1);
     if (strcmp(cmd, "calibrate") == 0) return calib_cli_calibrate(argc - 1, argv + 1);

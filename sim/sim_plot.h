@@ -1,0 +1,56 @@
+/* sim_plot — gnuplot figures from a results database (`servesim plot`).
+ *
+ * Kinds: cdf (TTFT and TPOT distributions of runs, from `requests`),
+ * throughput-latency (TTFT/TPOT percentiles against goodput per GPU, one
+ * curve per deployment: search candidates' probes or sweep runs, from
+ * `metrics`), sweep (goodput and latency against the swept value of the
+ * latest `run --sweep`), pareto (goodput/GPU against tokens/s per user of
+ * the latest search's candidates, frontier highlighted), timeline
+ * (per-instance utilisation and KV occupancy over time, from
+ * `instance_series`). Data are extracted with SQLite into a temporary
+ * folder and drawn by a template plots/<kind>.gp run by gnuplot, which
+ * writes PNG (pngcairo) or SVG by the output file's extension. Templates
+ * are looked up in $SERVESIM_PLOTS, then plots/ beside or above the
+ * executable's folder, then the source tree the build came from. Library
+ * code: errors come back as SIM_E* with a message; a missing gnuplot is
+ * SIM_ENOTSUP naming the package to install. */
+#ifndef SIM_PLOT_H
+#define SIM_PLOT_H
+
+#include "sim_err.h"
+
+#include <stdint.h>
+
+typedef enum {
+    SIM_PLOT_CDF = 0,
+    SIM_PLOT_THROUGHPUT_LATENCY = 1,
+    SIM_PLOT_SWEEP = 2,
+    SIM_PLOT_PARETO = 3,
+    SIM_PLOT_TIMELINE = 4
+} sim_plot_kind;
+
+#define SIM_PLOT_MAX_RUNS 16
+
+typedef struct {
+    sim_plot_kind kind;
+    const char *db;          /* results database */
+    const char *out;         /* .png or .svg */
+    const char *templates;   /* folder with <kind>.gp (NULL = look it up) */
+    const char *gnuplot;     /* program (NULL = $SERVESIM_GNUPLOT or "gnuplot") */
+    int64_t runs[SIM_PLOT_MAX_RUNS]; /* run ids (n_runs 0 = chosen per kind) */
+    int32_t n_runs;
+    const char *title;       /* NULL = derived */
+} sim_plot_opts;
+
+int sim_plot_make(const sim_plot_opts *o, sim_err *err);
+
+/* 1 when the gnuplot program runs (NULL = the default one). */
+int sim_plot_have_gnuplot(const char *gnuplot);
+
+int sim_plot_kind_parse(const char *name, sim_plot_kind *out);
+const char *sim_plot_kind_name(sim_plot_kind k);
+
+/* `servesim plot DB [--kind K] -o FILE`: argv[0] is the verb. */
+int sim_cli_plot(int argc, char **argv);
+
+#endif

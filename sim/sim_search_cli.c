@@ -1,0 +1,325 @@
+/* sim_search_cli — `servesim search` (see sim_search.h): loads the
+ * scenario, runs the search (threads; MPI ranks under mpirun when built
+ * with MPI), prints the tables or JSON and, with --out DIR, writes the
+ * recommended scenario, launch commands, CSV/JSON and plots there. */
+#include "sim_search.h"
+
+#include "sim_loader.h"
+#include "sim_search_impl.h"
+#include "sim_plot.h"
+#include "sim_store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define MAX_SETS 256
+
+static const char *usage =
+    "usage: servesim search SCENARIO.yaml [--set key.path=value ...] [--out DIR] [--db FILE | --no-db]\n"
+    "                       [--threads N] [--no-prune] [--top K] [--rate R] [--format png|svg]\n"
+    "                       [--json] [--quiet]\n"
+    "\n"
+    "Searches deployments of the scenario's model for the one that serves its workload under\n"
+    "its SLO with the most goodput per GPU (or lowest cost per token when search.prices are\n"
+    "given): modes, layouts, xPyD / A:F ratios, scheduler caps and routing lambda from the\n"
+    "scenario's `search:` block (see `servesim schema`), defaults for the model otherwise.\n"
+    "  --out DIR        write recommended.yaml, launch.sh (vLLM/SGLang), candidates.csv,\n"
+    "                   search.json and plots (pareto, throughput-latency, cdf, timeline) there;\n"
+    "                   the results DB defaults to DIR/search.db\n"
+    "  --db FILE        store every simulation in this results DB (default: output.db)\n"
+    "  --no-db          store nothing\n"
+    "  --threads N      worker threads (default: search.threads, else one per core)\n"
+    "  --no-prune       simulate every feasible candidate (brute force)\n"
+    "  --top K          runners-up to list (search.top_k)\n"
+    "  --rate R         evaluate every candidate at R req/s instead of finding its max (search.rate)\n"
+    "  --format F       plot format png (default) or svg\n"
+    "  --json           print the result as one JSON object\n"
+    "Under `mpirun -np N` (servesim built with MPI) the candidates are spread over the ranks\n"
+    "and rank 0 reports: the answer is the same as one process.\n"
+    "Exit status: 0 a deployment meets the SLO, 1 none does or the search failed, 2 bad input.\n";
+
+typedef struct {
+    double start, last;
+    int drawn;
+} progress_state;
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void progress(void *ctx, int64_t done, int64_t total, int64_t evaluated, int64_t pruned)
+{
+    progress_state *p = ctx;
+    double now = wall();
+    if (now - p->last < 0.2 && done < total) return;
+    p->last = now;
+    p->drawn = 1;
+    fprintf(stderr, "\rsearch: %lld/%lld candidates decided (%lld simulated, %lld pruned), %.0f s ", (long long)done,
+            (long long)total, (long long)evaluated, (long long)pruned, now - p->start);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    long n = ftell(f);
+    rewind(f);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf) buf[fread(buf, 1, (size_t)n, f)] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Launched by mpirun (OpenMPI, MPICH/PMI, PMIx)? */
+static int mpi_launched(int *env_rank)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r) r = getenv("PMI_RANK");
+    if (!r) r = getenv("PMIX_RANK");
+    *env_rank = r ? atoi(r) : 0;
+    return r != NULL;
+}
+
+static int write_file(const char *dir, const char *name, int (*fn)(const sim_search *, int32_t, FILE *, sim_err *),
+                      const sim_search *s, int32_t i, char *path, size_t pl, sim_err *err)
+{
+    snprintf(path, pl, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return sim_err_set(err, SIM_EIO, "%s: %s", path, strerror(errno));
+    int rc = fn(s, i, f, err);
+    if (fclose(f) != 0 && rc == 0) rc = sim_err_set(err, SIM_EIO, "%s: write failed", path);
+    return rc;
+}
+
+static int w_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err) { return sim_search_write_yaml(s, i, f, err); }
+static int w_launch(const sim_search *s, int32_t i, FILE *f, sim_err *err)
+{
+    (void)err;
+    fputs("#!/bin/sh\n", f);
+    sim_search_write_launch(s, i, f);
+    return 0;
+}
+static int w_csv(const sim_search *s, int32_t i, FILE *f, sim_err *err)
+{
+    (void)i;
+    return sim_search_write_csv(s, f) < 0 ? sim_err_set(err, SIM_EIO, "writing candidates.csv failed") : 0;
+}
+static int w_json(const sim_search *s, int32_t i, FILE *f, sim_err *err)
+{
+    (void)i;
+    return sim_search_write_json(s, f) < 0 ? sim_err_set(err, SIM_EIO, "writing search.json failed") : 0;
+}
+static int w_tables(const sim_search *s, int32_t i, FILE *f, sim_err *err)
+{
+    (void)i;
+    (void)err;
+    sim_search_print_tables(s, f);
+    return 0;
+}
+
+static void make_plots(const char *dir, const char *db, const char *fmt, int quiet)
+{
+    static const sim_plot_kind kinds[] = {SIM_PLOT_PARETO, SIM_PLOT_THROUGHPUT_LATENCY, SIM_PLOT_CDF, SIM_PLOT_TIMELINE};
+    if (!sim_plot_have_gnuplot(NULL)) {
+        fprintf(stderr, "servesim: plots skipped: gnuplot not found (install the gnuplot-nox package)\n");
+        return;
+    }
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        char out[4096];
+        snprintf(out, sizeof out, "%s/%s.%s", dir, sim_plot_kind_name(kinds[k]), fmt);
+        sim_plot_opts o = {.kind = kinds[k], .db = db, .out = out};
+        sim_err err = {{0}};
+        if (sim_plot_make(&o, &err) < 0)
+            fprintf(stderr, "servesim: plot %s: %s\n", sim_plot_kind_name(kinds[k]), err.msg);
+        else if (!quiet)
+            printf("plot: %s\n", out);
+    }
+}
+
+int sim_cli_search(int argc, char **argv)
+{
+    const char *path = NULL, *out_dir = NULL, *db = NULL, *fmt = "png";
+    const char *sets[MAX_SETS + 4];
+    char extra[3][64];
+    int n_sets = 0, no_db = 0, json = 0, quiet = 0, no_prune = 0, threads = 0, rc = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (strcmp(a, "--set") == 0 && v && strchr(v, '=')) {
+            if (n_sets == MAX_SETS) {
+                fprintf(stderr, "servesim: too many --set options\n");
+                return EXIT_USAGE;
+            }
+            sets[n_sets++] = v;
+            i++;
+        } else if (strcmp(a, "--out") == 0 && v) {
+            out_dir = v;
+            i++;
+        } else if (strcmp(a, "--db") == 0 && v) {
+            db = v;
+            i++;
+        } else if (strcmp(a, "--format") == 0 && v && (strcmp(v, "png") == 0 || strcmp(v, "svg") == 0)) {
+            fmt = v;
+            i++;
+        } else if (strcmp(a, "--threads") == 0 && v && atoi(v) > 0) {
+            threads = atoi(v);
+            i++;
+        } else if (strcmp(a, "--top") == 0 && v && atoi(v) > 0) {
+            snprintf(extra[0], sizeof extra[0], "search.top_k=%d", atoi(v));
+            sets[n_sets++] = extra[0];
+            i++;
+        } else if (strcmp(a, "--rate") == 0 && v && atof(v) > 0) {
+            snprintf(extra[1], sizeof extra[1], "search.rate=%s", v);
+            sets[n_sets++] = extra[1];
+            i++;
+        } else if (strcmp(a, "--no-db") == 0) {
+            no_db = 1;
+        } else if (strcmp(a, "--no-prune") == 0) {
+            no_prune = 1;
+        } else if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "servesim: search: unknown or incomplete option '%s'\n%s", a, usage);
+            return EXIT_USAGE;
+        } else if (!path) {
+            path = a;
+        } else {
+            fprintf(stderr, "servesim: search: unexpected argument '%s'\n%s", a, usage);
+            return EXIT_USAGE;
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "servesim: search: missing SCENARIO.yaml\n%s", usage);
+        return EXIT_USAGE;
+    }
+    int env_rank = 0, use_mpi = mpi_launched(&env_rank);
+#ifndef SERVESIM_HAVE_MPI
+    if (use_mpi) {
+        /* Without MPI every rank would repeat the whole search: rank 0 does it alone. */
+        if (env_rank != 0) return 0;
+        fprintf(stderr, "servesim: this build has no MPI support: rank 0 searches alone (rebuild with OpenMPI)\n");
+        use_mpi = 0;
+    }
+#endif
+    sim_err err = {{0}};
+    sim_scenario *sc = malloc(sizeof *sc);
+    sim_search *s = NULL;
+    sim_store *st = NULL;
+    char *text = NULL, dbpath[4096] = "";
+    if (!sc) return 1;
+    if (sim_loader_load_file(path, sets, n_sets, sc, &err) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    progress_state ps = {wall(), 0, 0};
+    sim_search_opts opts = {.threads = threads, .no_prune = no_prune, .use_mpi = use_mpi, .quiet = quiet};
+    if (!quiet && !json && isatty(2)) {
+        opts.progress = progress;
+        opts.progress_ctx = &ps;
+    }
+    if (sim_search_create(sc, &opts, &s, &err) < 0) {
+        fprintf(stderr, "servesim: search: %s\n", err.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (out_dir && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "servesim: --out %s: %s\n", out_dir, strerror(errno));
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (!no_db) {
+        if (db) snprintf(dbpath, sizeof dbpath, "%s", db);
+        else if (sc->output.db[0]) snprintf(dbpath, sizeof dbpath, "%s", sc->output.db);
+        else if (out_dir) snprintf(dbpath, sizeof dbpath, "%s/search.db", out_dir);
+    }
+    /* Only rank 0 writes; under MPI the rank is known after the run starts,
+     * so open lazily: every rank but 0 (by the launcher's environment) skips. */
+    if (dbpath[0] && env_rank == 0) {
+        if (sim_store_open(dbpath, &st, &err) < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            goto out;
+        }
+        text = read_text(path);
+        sim_search_set_store(s, st, text);
+    }
+    if (sim_search_run(s, &err) < 0) {
+        if (ps.drawn) fputc('\n', stderr);
+        fprintf(stderr, "servesim: search failed: %s\n", err.msg);
+        goto out;
+    }
+    if (ps.drawn) fputc('\n', stderr);
+    sim_search_stats stats;
+    sim_search_stats_get(s, &stats);
+    if (stats.rank != 0) {
+        rc = 0;
+        goto out;
+    }
+    int32_t best = -1;
+    int have = sim_search_ranking(s, &best, 1) > 0;
+    if (st && sim_search_store_final(s, sc->search.top_k, &err) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        goto out;
+    }
+    if (json) {
+        sim_search_write_json(s, stdout);
+    } else {
+        sim_search_print_tables(s, stdout);
+        if (have) {
+            printf("\nrecommended: %s\n\n", sim_search_cand_get(s, best)->label);
+            if (!out_dir) sim_search_write_launch(s, best, stdout);
+        }
+        if (dbpath[0]) printf("results: every simulation stored in %s\n", dbpath);
+    }
+    if (out_dir) {
+        char p[4096];
+        if (write_file(out_dir, "candidates.csv", w_csv, s, 0, p, sizeof p, &err) < 0 ||
+            write_file(out_dir, "search.json", w_json, s, 0, p, sizeof p, &err) < 0 ||
+            write_file(out_dir, "search.txt", w_tables, s, 0, p, sizeof p, &err) < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            goto out;
+        }
+        if (have) {
+            if (write_file(out_dir, "recommended.yaml", w_yaml, s, best, p, sizeof p, &err) < 0 ||
+                write_file(out_dir, "launch.sh", w_launch, s, best, p, sizeof p, &err) < 0) {
+                fprintf(stderr, "servesim: %s\n", err.msg);
+                goto out;
+            }
+            if (!json) printf("recommended scenario: %s/recommended.yaml (servesim run accepts it)\n"
+                              "launch commands: %s/launch.sh\n", out_dir, out_dir);
+        }
+        if (dbpath[0] && have) {
+            sim_store_close(st); /* flush before gnuplot's extraction reads it */
+            st = NULL;
+            make_plots(out_dir, dbpath, fmt, quiet || json);
+        } else if (!dbpath[0]) {
+            fprintf(stderr, "servesim: plots skipped: they are drawn from the results DB (drop --no-db)\n");
+        }
+    }
+    rc = have ? 0 : 1;
+out:
+    sim_search_destroy(s);
+    sim_store_close(st);
+    free(text);
+    free(sc);
+    if (use_mpi) sim_search_mpi_finish();
+    return rc;
+}

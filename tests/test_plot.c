@@ -1,0 +1,127 @@
+/* test_plot — `servesim plot` figures: every kind writes a non-empty PNG
+ * and SVG from a results DB filled by a small search and a sweep (skipped,
+ * exit 77, when gnuplot is not installed); a missing gnuplot is an error
+ * naming the package; kinds without data fail with a reason. */
+#include "test_util.h"
+
+#include "sim_loader.h"
+#include "sim_plot.h"
+#include "sim_search.h"
+#include "sim_store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *yaml =
+    "name: t-plot\n"
+    "model: llama-3.1-8b\n"
+    "workload:\n"
+    "  arrival: {process: poisson, rate: 20}\n"
+    "  input_tokens: {dist: uniform, min: 256, max: 1024}\n"
+    "  output_tokens: {dist: uniform, min: 32, max: 128}\n"
+    "slo: {ttft_ms: 300, tpot_ms: 15}\n"
+    "search: {max_gpus: 2, modes: colocated, layouts: \"tp1,tp2\", max_seqs: \"16,64\", requests: 150}\n";
+
+static long file_size(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+static int starts_with_file(const char *p, const char *magic, size_t n)
+{
+    char buf[512] = "";
+    FILE *f = fopen(p, "rb");
+    if (!f) return 0;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    if (n) return got >= n && memcmp(buf, magic, n) == 0;
+    return strstr(buf, magic) != NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *src = argc > 2 ? argv[2] : "..";
+    char tpl[4096], db[] = "/tmp/test_plot_XXXXXX";
+    snprintf(tpl, sizeof tpl, "%s/plots", src);
+    sim_err err = {{0}};
+
+    /* Missing gnuplot: a clear error naming the package. */
+    sim_plot_opts miss = {.kind = SIM_PLOT_PARETO, .db = "x.db", .out = "/tmp/x.png", .gnuplot = "/nonexistent/gnuplot"};
+    CHECK(sim_plot_make(&miss, &err) == SIM_ENOTSUP);
+    CHECK_CONTAINS(err.msg, "gnuplot-nox");
+    sim_plot_kind k;
+    CHECK(sim_plot_kind_parse("throughput-latency", &k) == 0 && k == SIM_PLOT_THROUGHPUT_LATENCY);
+    CHECK(sim_plot_kind_parse("histogram", &k) < 0);
+    if (!sim_plot_have_gnuplot(NULL)) {
+        printf("test_plot: skipped: gnuplot not installed (gnuplot-nox)\n");
+        return test_finish("test_plot") ? 1 : 77;
+    }
+
+    int fd = mkstemp(db);
+    CHECK(fd >= 0);
+    close(fd);
+    unlink(db);
+    sim_store *st = NULL;
+    CHECK(sim_store_open(db, &st, &err) == 0);
+    sim_scenario *sc = malloc(sizeof *sc);
+    CHECK(sim_loader_load_string(yaml, strlen(yaml), "t", NULL, 0, sc, &err) == 0);
+
+    /* An empty DB: each kind fails with a reason rather than an empty figure. */
+    char out[256];
+    snprintf(out, sizeof out, "%s-empty.png", db);
+    sim_plot_opts e = {.kind = SIM_PLOT_PARETO, .db = db, .out = out, .templates = tpl};
+    CHECK(sim_plot_make(&e, &err) < 0);
+    CHECK_CONTAINS(err.msg, "no search runs");
+
+    sim_search *s = NULL;
+    sim_search_opts o = {.threads = 2};
+    CHECK(sim_search_create(sc, &o, &s, &err) == 0);
+    if (s) {
+        sim_search_set_store(s, st, yaml);
+        CHECK(sim_search_run(s, &err) == 0);
+        CHECK(sim_search_store_final(s, 2, &err) == 0);
+    }
+    sim_search_destroy(s);
+    /* Three runs of a sweep, stored as `run --sweep` does. */
+    for (int i = 0; i < 3; i++) {
+        char params[128];
+        snprintf(params, sizeof params, "{\"set\": [\"routing.lambda=%d\", \"sweep.key=\"]}", i + 1);
+        sim_summary sum;
+        memset(&sum, 0, sizeof sum);
+        sum.goodput_req_per_s = 10 + i;
+        sum.ttft_ms.p90 = 100 + 10 * i;
+        sum.tpot_ms.p90 = 20 + i;
+        CHECK(sim_store_write_run(st, sc, NULL, params, &sum, NULL, NULL, &err) == 0);
+    }
+    sim_store_close(st);
+
+    static const sim_plot_kind kinds[] = {SIM_PLOT_CDF, SIM_PLOT_THROUGHPUT_LATENCY, SIM_PLOT_SWEEP, SIM_PLOT_PARETO,
+                                          SIM_PLOT_TIMELINE};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        for (int svg = 0; svg < 2; svg++) {
+            snprintf(out, sizeof out, "%s-%s.%s", db, sim_plot_kind_name(kinds[i]), svg ? "svg" : "png");
+            sim_plot_opts po = {.kind = kinds[i], .db = db, .out = out, .templates = tpl};
+            int rc = sim_plot_make(&po, &err);
+            CHECK_MSG(rc == 0, "%s: %s", out, err.msg);
+            CHECK_MSG(file_size(out) > 1000, "%s is %ld bytes", out, file_size(out));
+            if (svg) CHECK(starts_with_file(out, "<svg", 0));
+            else CHECK(starts_with_file(out, "\x89PNG", 4));
+            unlink(out);
+        }
+    /* The CLI entry: bad usage, then a figure. */
+    snprintf(out, sizeof out, "%s-cli.png", db);
+    char *bad[] = {"plot", (char *)db, "--kind", "nope", "-o", out, NULL};
+    CHECK(sim_cli_plot(6, bad) == 2);
+    setenv("SERVESIM_PLOTS", tpl, 1);
+    char *good[] = {"plot", (char *)db, "--kind", "pareto", "-o", out, NULL};
+    CHECK(sim_cli_plot(6, good) == 0);
+    CHECK(file_size(out) > 1000);
+    unlink(out);
+    unlink(db);
+    free(sc);
+    return test_finish("test_plot");
+}
