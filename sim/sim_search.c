@@ -174,6 +174,10 @@ static int better(const sim_search *s, int32_t a, int32_t b)
     const sim_search_result *ra = &s->res[a], *rb = &s->res[b];
     if (ra->score != rb->score) return ra->score > rb->score;
     if (s->cands[a].gpus != s->cands[b].gpus) return s->cands[a].gpus < s->cands[b].gpus;
+    /* Equal objective (same rate on the same GPUs): prefer what users feel,
+     * so the winner is never dominated by a tied runner-up. */
+    if (ra->tok_s_user != rb->tok_s_user) return ra->tok_s_user > rb->tok_s_user;
+    if (ra->ttft_ms != rb->ttft_ms) return ra->ttft_ms < rb->ttft_ms;
     return a < b;
 }
 
