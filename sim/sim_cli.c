@@ -12,7 +12,9 @@
 #include "sim_loader.h"
 #include "sim_store.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,9 @@ static const char *usage_run =
     "  --db FILE             append the run to this SQLite results DB (overrides output.db)\n"
     "  --no-db               do not write a results DB even if the scenario names one\n"
     "  --quiet               no progress bar\n"
+    "  --out DIR             draw plots into DIR (gnuplot): a sweep gets sweep.png,\n"
+    "                        throughput-latency.png and cdf.png, a single run cdf.png and\n"
+    "                        timeline.png; the runs go to DIR/results.db unless --db is given\n"
     "Exit status: 0 ok, 1 failure, 2 bad usage or input, 3 the run stopped on overload\n"
     "(its partial metrics are still printed and stored).\n";
 
@@ -78,6 +83,8 @@ typedef struct {
     char seed_set[64];
     const char *db;
     const char *sweep;
+    const char *out_dir;
+    char out_db[1100];
     int no_db, json, quiet;
 } run_args;
 
@@ -119,6 +126,12 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
             a->quiet = 1;
         } else if (allow_run_flags && strcmp(s, "--no-db") == 0) {
             a->no_db = 1;
+        } else if (allow_run_flags && strcmp(s, "--out") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "servesim: --out needs a folder\n");
+                return -1;
+            }
+            a->out_dir = argv[++i];
         } else if (allow_run_flags && strcmp(s, "--sweep") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "servesim: --sweep needs key.path=v1,v2,...\n");
@@ -387,11 +400,47 @@ static int run_sweep(const run_args *a, const char *key, const char *values)
     return worst;
 }
 
+/* Plots of the runs just stored (run --out DIR). */
+static int draw_plots(const run_args *a, int sweep)
+{
+    static const sim_plot_kind sweep_kinds[] = {SIM_PLOT_SWEEP, SIM_PLOT_THROUGHPUT_LATENCY, SIM_PLOT_CDF};
+    static const sim_plot_kind run_kinds[] = {SIM_PLOT_CDF, SIM_PLOT_TIMELINE};
+    const sim_plot_kind *kinds = sweep ? sweep_kinds : run_kinds;
+    int n = sweep ? 3 : 2, rc = 0;
+    for (int i = 0; i < n; i++) {
+        char out[1200];
+        snprintf(out, sizeof out, "%s/%s.png", a->out_dir, sim_plot_kind_name(kinds[i]));
+        sim_plot_opts o = {.kind = kinds[i], .db = a->db, .out = out};
+        sim_err err = {{0}};
+        if (sim_plot_make(&o, &err) < 0) {
+            fprintf(stderr, "servesim: plot %s: %s\n", out, err.msg);
+            rc = 1;
+        } else if (!a->json) {
+            printf("plot: %s\n", out);
+        }
+    }
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     run_args a;
     int prc = parse_run_args(argc, argv, usage_run, 1, &a);
     if (prc) return prc > 0 ? 0 : EXIT_USAGE;
+    if (a.out_dir) {
+        if (a.no_db) {
+            fprintf(stderr, "servesim: --out draws from the results DB; drop --no-db\n");
+            return EXIT_USAGE;
+        }
+        if (mkdir(a.out_dir, 0777) < 0 && errno != EEXIST) {
+            fprintf(stderr, "servesim: --out %s: %s\n", a.out_dir, strerror(errno));
+            return 1;
+        }
+        if (!a.db) {
+            snprintf(a.out_db, sizeof a.out_db, "%s/results.db", a.out_dir);
+            a.db = a.out_db;
+        }
+    }
     char key[256] = "", values[1024] = "";
     if (a.sweep) {
         const char *eq = strchr(a.sweep, '=');
@@ -419,11 +468,16 @@ static int cmd_run(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (key[0]) return run_sweep(&a, key, values);
+    if (key[0]) {
+        int rc = run_sweep(&a, key, values);
+        if (a.out_dir && rc != EXIT_USAGE && draw_plots(&a, 1) && rc == 0) rc = 1;
+        return rc;
+    }
     sim_store *st = NULL;
     sim_summary sum;
     int rc = run_one(&a, a.sets, a.n_sets, 1, &st, &sum, NULL, 0);
     sim_store_close(st);
+    if (a.out_dir && rc != EXIT_USAGE && rc != 1 && draw_plots(&a, 0) && rc == 0) rc = 1;
     return rc;
 }
 

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -257,6 +258,35 @@ static void test_sweep(void)
     snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --no-db --sweep workload.arrival.rate 2>&1",
              bin, src);
     CHECK(sh(cmd, &out) == 2);
+    free(out);
+
+    /* --out: the sweep's plots (when gnuplot is installed) and its DB. */
+    char dir[] = "/tmp/servesim_out_XXXXXX";
+    if (!mkdtemp(dir)) return;
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --quiet --set workload.requests=200 "
+             "--sweep workload.arrival.rate=10,40 --out %s >/dev/null 2>&1", bin, src, dir);
+    int rc = sh(cmd, NULL);
+    char path[256];
+    struct stat stb;
+    snprintf(path, sizeof path, "%s/results.db", dir);
+    CHECK(stat(path, &stb) == 0 && stb.st_size > 0);
+    if (system("gnuplot --version >/dev/null 2>&1") == 0) {
+        CHECK(rc == 0);
+        const char *pngs[] = {"sweep.png", "throughput-latency.png", "cdf.png"};
+        for (int i = 0; i < 3; i++) {
+            snprintf(path, sizeof path, "%s/%s", dir, pngs[i]);
+            CHECK_MSG(stat(path, &stb) == 0 && stb.st_size > 1000, "%s missing or empty", path);
+            unlink(path);
+        }
+    } else {
+        CHECK(rc == 1); /* asked for plots, gnuplot missing: says so and fails */
+    }
+    snprintf(path, sizeof path, "%s/results.db", dir);
+    unlink(path);
+    rmdir(dir);
+    snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --no-db --out /tmp 2>&1", bin, src);
+    CHECK(sh(cmd, &out) == 2);
+    CHECK_CONTAINS(out, "--out");
     free(out);
 }
 
