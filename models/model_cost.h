@@ -94,7 +94,9 @@ void model_cost_destroy(model_cost *c);
 
 /* Attaches a perf-db (calib/calib_db.h) whose rows for `gpu_name` (matched
  * as calib_db_gpu_find does) replace the roofline where they cover an op;
- * db NULL detaches. The db must outlive c. */
+ * db NULL detaches. With gpu_name NULL the catalogue GPU's name is matched
+ * against GPU-backend rows only; a name given explicitly matches any
+ * backend. The db must outlive c. */
 struct calib_db;
 int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, sim_err *err);
 

@@ -22,6 +22,10 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
     c->db_gpu = 0;
     if (!db) return 0;
     char key[MODEL_NAME_MAX];
+    /* Matched by catalogue name, only GPU-backend rows count; a device
+     * named explicitly may be any backend (e.g. a CPU-reference run of the
+     * harness, for testing the path end to end). */
+    const char *backend = gpu_name && *gpu_name ? NULL : "gpu";
     if (!gpu_name || !*gpu_name) {
         /* "h100-sxm" → "h100", which device names ("NVIDIA H100 80GB HBM3") contain. */
         snprintf(key, sizeof key, "%s", c->g.name);
@@ -30,7 +34,7 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
         gpu_name = key;
     }
     int64_t id = 0;
-    int rc = calib_db_gpu_find(db, gpu_name, "gpu", &id, err);
+    int rc = calib_db_gpu_find(db, gpu_name, backend, &id, err);
     if (rc) return rc;
     c->db = db;
     c->db_gpu = id;
