@@ -63,9 +63,11 @@ static const sim_router_ops builtin_ops = {builtin_pick, builtin_destroy};
 int sim_router_create(const sim_routing_cfg *cfg, uint64_t seed, sim_router **out, sim_err *err)
 {
     *out = NULL;
+    /* cache_aware needs the prefix-cache block size: sim_router_cache_create. */
     if (cfg->policy == SIM_ROUTE_CACHE_AWARE)
-        return sim_err_set(err, SIM_ENOTSUP,
-                           "routing.policy cache_aware is not implemented in this version of servesim");
+        return sim_err_set(err, SIM_EINVAL,
+                           "routing.policy cache_aware is built by sim_router_cache_create (it needs the "
+                           "cache block size), not sim_router_create");
     if ((unsigned)cfg->policy > SIM_ROUTE_POWER_OF_TWO)
         return sim_err_set(err, SIM_EINVAL, "routing.policy: unknown policy %d", (int)cfg->policy);
     builtin_router *b = calloc(1, sizeof *b);

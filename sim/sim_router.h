@@ -47,6 +47,8 @@ struct sim_router {
     const sim_router_ops *ops;
 };
 
+/* The built-in policies; cache_aware comes from sim_router_cache_create
+ * (sim_router_cache.h). */
 int sim_router_create(const sim_routing_cfg *cfg, uint64_t seed, sim_router **out, sim_err *err);
 
 static inline int32_t sim_router_pick(sim_router *r, const sim_request_spec *req,
