@@ -145,8 +145,8 @@ const char *sim_route_policy_name(sim_route_policy p)
 
 const char *sim_arrival_name(sim_arrival_kind k)
 {
-    static const char *n[] = {"poisson", "gamma", "constant", "closed_loop"};
-    return (unsigned)k < 4 ? n[k] : "?";
+    static const char *n[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
+    return (unsigned)k < 5 ? n[k] : "?";
 }
 
 const char *sim_dist_name(sim_dist_kind k)

@@ -20,7 +20,8 @@ typedef enum {
     SIM_ARRIVAL_POISSON = 0,
     SIM_ARRIVAL_GAMMA = 1,    /* burstiness via cv */
     SIM_ARRIVAL_CONSTANT = 2,
-    SIM_ARRIVAL_CLOSED = 3    /* closed loop: `concurrency` clients */
+    SIM_ARRIVAL_CLOSED = 3,   /* closed loop: `concurrency` clients */
+    SIM_ARRIVAL_SCHEDULE = 4  /* Poisson with a piecewise-constant rate over time */
 } sim_arrival_kind;
 
 typedef struct {
@@ -29,6 +30,7 @@ typedef struct {
     double cv;            /* gamma: coefficient of variation of inter-arrivals */
     int32_t concurrency;  /* closed loop: number of clients */
     double think_time_s;  /* closed loop: pause between a reply and the next request */
+    char schedule[1024];  /* schedule: "t0:r0, t1:r1, ..." seconds:requests/s, each rate holds until the next */
 } sim_arrival_cfg;
 
 typedef enum {

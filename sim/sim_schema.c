@@ -27,7 +27,7 @@ static const char *const sp_kinds[] = {"ulysses", "ring"};
 static const char *const sched_policies[] = {"decode_first", "prefill_first"};
 static const char *const ep_modes[] = {"auto", "normal", "low_latency"};
 static const char *const moe_gemms[] = {"auto", "contiguous", "masked"};
-static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop"};
+static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
 static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
 static const char *const traces[] = {"mooncake", "csv"}; /* base 1: 0 is "no trace" */
 static const char *const modes[] = {"colocated", "pd", "af", "pd+af"};
@@ -92,6 +92,9 @@ static const sim_schema_field table[] = {
         "Open loop (poisson, gamma, constant) or closed loop (closed_loop)."),
     FLD("workload.arrival.rate", SIM_SCHEMA_F64, SC(workload.arrival.rate), GT0,
         "Open loop: mean arrival rate in requests/s."),
+    FLD("workload.arrival.schedule", SIM_SCHEMA_STR, SC(workload.arrival.schedule), ANY,
+        "schedule: Poisson arrivals whose rate follows \"t0:r0, t1:r1, ...\" (seconds:requests/s; "
+        "each rate holds until the next time, the last one to the end)."),
     FLD("workload.arrival.cv", SIM_SCHEMA_F64, SC(workload.arrival.cv), GT0,
         "gamma: coefficient of variation of inter-arrival times (1 = Poisson)."),
     FLD("workload.arrival.concurrency", SIM_SCHEMA_I32, SC(workload.arrival.concurrency),

@@ -49,6 +49,13 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         goto fail;
     }
     s->percentile = p;
+    if (sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_SCHEDULE) {
+        /* The search varies workload.arrival.rate, which a schedule ignores. */
+        rc = sim_err_set(err, SIM_EINVAL,
+                         "search: workload.arrival.process schedule has no single rate to search over; use "
+                         "poisson, gamma or constant (or a trace, whose rate is rescaled)");
+        goto fail;
+    }
     s->closed = sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_CLOSED;
     s->fixed = cfg->rate > 0 || s->closed;
     if (s->closed)

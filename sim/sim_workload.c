@@ -23,7 +23,15 @@
  * a workload whose next arrival lands there is exhausted. */
 #define WL_MAX_SECONDS 9.0e9
 
+/* arrival.schedule: piecewise-constant rates. */
+#define WL_MAX_SEGMENTS 256
+typedef struct {
+    int32_t n;
+    double t[WL_MAX_SEGMENTS], r[WL_MAX_SEGMENTS];
+} wl_schedule;
+
 struct sim_workload {
+    wl_schedule sched;        /* arrival.schedule, parsed */
     sim_workload_cfg cfg;
     int closed;
     gsl_rng *rng_arrival, *rng_in, *rng_out;
@@ -50,12 +58,74 @@ static sim_time wl_trace_arrival(const sim_workload *w, int64_t i)
     return wl_seconds_to_ns((w->trace->entries[i].timestamp_s - w->trace_t0_s) * w->trace_factor);
 }
 
+
+static int wl_schedule_parse(const char *text, wl_schedule *out, sim_err *err)
+{
+    out->n = 0;
+    const char *p = text;
+    int any = 0;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        char *end;
+        double t = strtod(p, &end);
+        if (end == p || *end != ':')
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: expected time_s:rate at '%.40s'", p);
+        p = end + 1;
+        double r = strtod(p, &end);
+        if (end == p)
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: expected a rate after '%g:'", t);
+        p = end;
+        if (!isfinite(t) || t < 0 || !isfinite(r) || r < 0)
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: times and rates must be >= 0 (%g:%g)",
+                               t, r);
+        if (out->n > 0 && t <= out->t[out->n - 1])
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: times must increase (%g after %g)", t,
+                               out->t[out->n - 1]);
+        if (out->n == WL_MAX_SEGMENTS)
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: more than %d segments",
+                               WL_MAX_SEGMENTS);
+        out->t[out->n] = t;
+        out->r[out->n++] = r;
+        if (r > 0) any = 1;
+        while (*p == ' ') p++;
+        if (*p && *p != ',')
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: expected ',' at '%.40s'", p);
+    }
+    if (!any)
+        return sim_err_set(err, SIM_EINVAL,
+                           "workload.arrival.schedule: needs \"time_s:rate, ...\" with at least one rate > 0 "
+                           "(got '%s')", text);
+    return 0;
+}
+
+/* Next arrival after t of a Poisson process with the schedule's rate:
+ * inverts the integrated rate, so E ~ Exp(1) units of Λ are walked across
+ * segments (rate-0 stretches are skipped). INFINITY when the rate stays 0. */
+static double wl_schedule_next(const wl_schedule *s, double t, double e)
+{
+    int32_t i = 0;
+    while (i + 1 < s->n && s->t[i + 1] <= t) i++;
+    if (t < s->t[0]) t = s->t[0]; /* no arrivals before the first breakpoint */
+    for (;; i++) {
+        double end = i + 1 < s->n ? s->t[i + 1] : INFINITY;
+        double r = s->r[i];
+        if (r > 0) {
+            double cap = isfinite(end) ? r * (end - t) : INFINITY;
+            if (e <= cap) return t + e / r;
+            e -= cap;
+        }
+        if (!isfinite(end)) return INFINITY;
+        t = end;
+    }
+}
+
 static int wl_validate(const sim_workload_cfg *c, sim_err *err)
 {
     const sim_arrival_cfg *a = &c->arrival;
     int closed = a->process == SIM_ARRIVAL_CLOSED;
     int traced = c->trace.format != SIM_TRACE_NONE;
-    if ((unsigned)a->process > SIM_ARRIVAL_CLOSED)
+    if ((unsigned)a->process > SIM_ARRIVAL_SCHEDULE)
         return sim_err_set(err, SIM_EINVAL, "workload.arrival.process: unknown kind %d", (int)a->process);
     if (c->requests < 0)
         return sim_err_set(err, SIM_EINVAL, "workload.requests: must be >= 0 (got %lld)",
@@ -91,6 +161,10 @@ static int wl_validate(const sim_workload_cfg *c, sim_err *err)
         if (!isfinite(a->think_time_s) || a->think_time_s < 0)
             return sim_err_set(err, SIM_EINVAL, "workload.arrival.think_time_s: must be >= 0 (got %g)",
                                a->think_time_s);
+    } else if (!traced && a->process == SIM_ARRIVAL_SCHEDULE) {
+        wl_schedule sch;
+        int src = wl_schedule_parse(a->schedule, &sch, err);
+        if (src) return src;
     } else if (!traced) {
         if (!isfinite(a->rate) || a->rate <= 0)
             return sim_err_set(err, SIM_EINVAL, "workload.arrival.rate: must be > 0 requests/s (got %g)",
@@ -147,6 +221,9 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
     if (!w) return sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
     w->cfg = *cfg;
     w->closed = cfg->arrival.process == SIM_ARRIVAL_CLOSED;
+    if (cfg->arrival.process == SIM_ARRIVAL_SCHEDULE && cfg->trace.format == SIM_TRACE_NONE &&
+        (rc = wl_schedule_parse(cfg->arrival.schedule, &w->sched, err)) < 0)
+        goto fail;
     w->duration_ns = wl_seconds_to_ns(cfg->duration_s);
     w->limit = cfg->requests > 0 ? cfg->requests : -1;
     w->rng_arrival = sim_rng_create(seed, "arrival", 0);
@@ -265,6 +342,8 @@ int sim_workload_next(sim_workload *w, sim_request_spec *out)
     } else {
         if (w->cfg.arrival.process == SIM_ARRIVAL_CONSTANT)
             w->t_s = (double)(w->issued + 1) / w->cfg.arrival.rate;
+        else if (w->cfg.arrival.process == SIM_ARRIVAL_SCHEDULE)
+            w->t_s = wl_schedule_next(&w->sched, w->t_s, gsl_ran_exponential(w->rng_arrival, 1.0));
         else
             w->t_s += wl_gap(w);
         if (!(w->t_s <= WL_MAX_SECONDS)) {

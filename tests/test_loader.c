@@ -168,7 +168,7 @@ static void test_value_errors(void)
     m = load_fail("workload: {arrival: {rate: -3}}\n", NULL, 0);
     CHECK_CONTAINS(m, "t.yaml:1:28: workload.arrival.rate: expected a number > 0, got -3");
     m = load_fail("workload: {arrival: {process: bursty}}\n", NULL, 0);
-    CHECK_CONTAINS(m, "workload.arrival.process: expected one of poisson|gamma|constant|closed_loop, got 'bursty'");
+    CHECK_CONTAINS(m, "workload.arrival.process: expected one of poisson|gamma|constant|closed_loop|schedule, got 'bursty'");
     m = load_fail("dtype: int8\n", NULL, 0);
     CHECK_CONTAINS(m, "t.yaml:1:8: dtype: expected one of bf16|fp8|fp8_block|mxfp8|nvfp4, got 'int8'");
     m = load_fail("deployment: {pools: [{scheduler: {gpu_mem_util: 1.5}}]}\n", NULL, 0);
@@ -387,7 +387,7 @@ static void test_schema_names(void)
 {
     /* The schema's enum names must be the names sim_scenario prints. */
     const sim_schema_field *f = sim_schema_lookup("workload.arrival.process");
-    CHECK(f && f->n_names == 4);
+    CHECK(f && f->n_names == 5);
     for (int i = 0; f && i < f->n_names; i++) CHECK(strcmp(f->names[i], sim_arrival_name((sim_arrival_kind)i)) == 0);
     f = sim_schema_lookup("workload.input_tokens.dist");
     for (int i = 0; f && i < f->n_names; i++) CHECK(strcmp(f->names[i], sim_dist_name((sim_dist_kind)i)) == 0);

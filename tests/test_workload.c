@@ -614,6 +614,47 @@ static void test_create_errors(void)
     expect_create_error(&c, SIM_EINVAL, "workload.trace.rate_scale");
 }
 
+/* arrival.schedule: a piecewise-constant Poisson rate. Counts per segment
+ * match rate x length; nothing arrives during a zero-rate stretch; errors. */
+static void test_rate_schedule(void)
+{
+    sim_workload_cfg c;
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    c = sc.workload;
+    c.arrival.process = SIM_ARRIVAL_SCHEDULE;
+    snprintf(c.arrival.schedule, sizeof c.arrival.schedule, "0:50, 100:0, 200:200");
+    c.requests = 0;
+    c.duration_s = 300;
+    sim_workload *w = NULL;
+    sim_err err = {{0}};
+    CHECK_MSG(sim_workload_create(&c, 11, &w, &err) == 0, "%s", err.msg);
+    if (!w) return;
+    int64_t seg[3] = {0, 0, 0};
+    sim_request_spec r;
+    sim_time prev = 0;
+    int mono = 1;
+    while (sim_workload_next(w, &r) == 1) {
+        double t = (double)r.arrival / 1e9;
+        if (r.arrival < prev) mono = 0;
+        prev = r.arrival;
+        seg[t < 100 ? 0 : t < 200 ? 1 : 2]++;
+        sim_workload_release(w, &r);
+    }
+    CHECK(mono);
+    CHECK_MSG(fabs(seg[0] - 5000.0) < 4 * sqrt(5000.0), "first segment %lld arrivals", (long long)seg[0]);
+    CHECK(seg[1] == 0);
+    CHECK_MSG(fabs(seg[2] - 20000.0) < 4 * sqrt(20000.0), "last segment %lld arrivals", (long long)seg[2]);
+    sim_workload_destroy(w);
+    const char *bad[] = {"", "0:0", "10:5, 5:3", "0:5; 10:2", "0:-1", "x:1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(c.arrival.schedule, sizeof c.arrival.schedule, "%s", bad[i]);
+        w = NULL;
+        CHECK_MSG(sim_workload_create(&c, 1, &w, &err) == SIM_EINVAL && w == NULL, "'%s' accepted", bad[i]);
+        CHECK_CONTAINS(err.msg, "workload.arrival.schedule");
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2) src_dir = argv[2];
@@ -629,5 +670,6 @@ int main(int argc, char **argv)
     test_trace_replay();
     test_closed_loop();
     test_create_errors();
+    test_rate_schedule();
     return test_finish("test_workload");
 }
