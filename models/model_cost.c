@@ -265,6 +265,7 @@ void model_cost_destroy(model_cost *c)
     free(c->stage_kv_tok);
     free(c->p);
     free(c->log_miss);
+    cost_db_memo_free(c->memo);
     free(c);
 }
 

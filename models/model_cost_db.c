@@ -13,13 +13,18 @@
 #include "../calib/calib_db.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+
+static struct cost_db_memo *memo_new(void);
 
 int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, sim_err *err)
 {
     c->db = NULL;
     c->db_gpu = 0;
+    cost_db_memo_free(c->memo);
+    c->memo = NULL;
     if (!db) return 0;
     char key[MODEL_NAME_MAX];
     /* Matched by catalogue name, only GPU-backend rows count; a device
@@ -38,6 +43,7 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
     if (rc) return rc;
     c->db = db;
     c->db_gpu = id;
+    c->memo = memo_new(); /* NULL only costs speed: lookups go straight to the db */
     return 0;
 }
 
@@ -75,8 +81,123 @@ static double roof_of(double flops, double peak, double bytes, double bw)
     return a > b ? a : b;
 }
 
-/* Perf-db timing of one execution; 0 when the db has nothing to say. */
+/* Memo of perf-db answers keyed by everything op_db_time reads, so a long
+ * simulation asks SQLite once per distinct op shape, not once per op per
+ * iteration. Open addressing, doubled at half load, cleared past a cap. */
+typedef struct {
+    int32_t used, op;
+    int64_t shape[11];
+    char dtype[16];
+    double peak, bw;
+    double t;
+    model_source src;
+} memo_ent;
+
+struct cost_db_memo {
+    memo_ent *e;
+    size_t cap, n;
+};
+
+#define MEMO_MAX ((size_t)1 << 20)
+
+static struct cost_db_memo *memo_new(void) { return calloc(1, sizeof(struct cost_db_memo)); }
+
+void cost_db_memo_free(struct cost_db_memo *m)
+{
+    if (!m) return;
+    free(m->e);
+    free(m);
+}
+
+static uint64_t memo_hash(const cost_op_desc *d, const char *dt)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 0x100000001b3ULL)
+    MIX(d->calib_op);
+    for (int i = 0; i < 11; i++) MIX(d->shape[i]);
+    for (const char *p = dt; *p; p++) MIX((unsigned char)*p);
+    uint64_t pb, bb;
+    memcpy(&pb, &d->peak, sizeof pb);
+    memcpy(&bb, &d->bw, sizeof bb);
+    MIX(pb);
+    MIX(bb);
+#undef MIX
+    return h ^ (h >> 29);
+}
+
+static int memo_match(const memo_ent *e, const cost_op_desc *d, const char *dt)
+{
+    return e->op == d->calib_op && memcmp(e->shape, d->shape, sizeof e->shape) == 0 && e->peak == d->peak &&
+           e->bw == d->bw && strcmp(e->dtype, dt) == 0;
+}
+
+/* The slot for d: its entry when cached, else the empty slot to fill. */
+static memo_ent *memo_slot(struct cost_db_memo *m, const cost_op_desc *d, const char *dt)
+{
+    size_t i = (size_t)memo_hash(d, dt) & (m->cap - 1);
+    while (m->e[i].used && !memo_match(&m->e[i], d, dt)) i = (i + 1) & (m->cap - 1);
+    return &m->e[i];
+}
+
+static int memo_grow(struct cost_db_memo *m)
+{
+    size_t nc = m->cap ? m->cap * 2 : 1024;
+    if (nc > MEMO_MAX * 2) { /* cap reached: start over rather than grow without bound */
+        memset(m->e, 0, m->cap * sizeof *m->e);
+        m->n = 0;
+        return 0;
+    }
+    memo_ent *old = m->e;
+    size_t oc = m->cap;
+    m->e = calloc(nc, sizeof *m->e);
+    if (!m->e) {
+        m->e = old;
+        return -1;
+    }
+    m->cap = nc;
+    m->n = 0;
+    for (size_t i = 0; i < oc; i++) {
+        if (!old[i].used) continue;
+        cost_op_desc d = {.calib_op = old[i].op, .peak = old[i].peak, .bw = old[i].bw};
+        memcpy(d.shape, old[i].shape, sizeof d.shape);
+        *memo_slot(m, &d, old[i].dtype) = old[i];
+        m->n++;
+    }
+    free(old);
+    return 0;
+}
+
+static double op_db_lookup(cost_ctx *x, const cost_op_desc *d, model_source *src);
+
+/* Perf-db timing of one execution (memoised); 0 when the db has nothing to say. */
 static double op_db_time(cost_ctx *x, const cost_op_desc *d, model_source *src)
+{
+    struct cost_db_memo *m = x->c->memo;
+    const char *dt = d->calib_dtype ? d->calib_dtype : "bf16";
+    if (!m || strlen(dt) >= sizeof m->e[0].dtype || ((m->n + 1) * 2 > m->cap && memo_grow(m) < 0))
+        return op_db_lookup(x, d, src);
+    memo_ent *e = memo_slot(m, d, dt);
+    if (e->used) {
+        if (e->t > 0) *src = e->src;
+        return e->t;
+    }
+    model_source s = *src;
+    double t = op_db_lookup(x, d, &s);
+    e->used = 1;
+    e->op = d->calib_op;
+    memcpy(e->shape, d->shape, sizeof e->shape);
+    snprintf(e->dtype, sizeof e->dtype, "%s", dt);
+    e->peak = d->peak;
+    e->bw = d->bw;
+    e->t = t;
+    e->src = s;
+    m->n++;
+    if (t > 0) *src = s;
+    return t;
+}
+
+/* The perf-db's answer for one execution; 0 when it has nothing to say. */
+static double op_db_lookup(cost_ctx *x, const cost_op_desc *d, model_source *src)
 {
     const model_cost *c = x->c;
     calib_shape s;

@@ -47,10 +47,15 @@ struct model_cost {
     double *stage_weights;      /* bytes per GPU of each stage */
     double *stage_kv_tok;       /* KV bytes per token per GPU of each stage */
     double kv_tok_instance;
-    /* Perf-db (not owned). */
+    /* Perf-db (not owned) and the memo of its answers (owned; mutable
+     * through a const model_cost: the same op shape recurs every iteration). */
     struct calib_db *db;
     int64_t db_gpu;
+    struct cost_db_memo *memo;
 };
+
+/* Frees the perf-db memo (model_cost_destroy, model_cost_set_db). */
+void cost_db_memo_free(struct cost_db_memo *m);
 
 /* Batch aggregates on the busiest rank. */
 typedef struct {
