@@ -1,125 +1,16 @@
 /* sim_instance — continuous batching on one replica; see sim_instance.h for
  * the model and the O(log B) bookkeeping. Invariant kept between iterations
- * (iteration index n = in->iter completed): a decoding request r holds
- * blocks_for(r->ctx_base + n) KV blocks; a waiting/prefilling one holds
+ * (decode step n = in->dstep completed): a decoding request r holds
+ * blocks_for(r->ctx_base + n) − its shared prefix KV blocks; a waiting/prefilling one holds
  * r->blocks; in->blocks_used is the sum of both. */
-#include "sim_instance.h"
-
-#include "sim_prefix.h"
+#include "sim_instance_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    int64_t finish_iter;
-    uint64_t id;
-    sim_req *r;
-} heap_ent;
-
-struct sim_instance {
-    sim_engine *eng;
-    int32_t id;
-    sim_role role;
-    sim_sched_cfg cfg;
-    const model_cost *cost;
-    double (*cost_fn)(void *ctx, const model_batch *b);
-    void *cost_ctx;
-    sim_metrics *metrics;
-    sim_instance_hooks hooks;
-
-    int64_t bs;                 /* block size in tokens */
-    int64_t blocks_total, blocks_used; /* used = private blocks of requests */
-    sim_prefix *pc;             /* prefix cache (NULL = off); its blocks are KV too */
-    int64_t ctok, cbk;          /* cache block in tokens, and in KV blocks */
-
-    sim_req_list waiting;       /* run_link, FIFO (preempted go to the front) */
-    sim_req_list running;       /* run_link, admission order */
-    sim_req_list prefilling;    /* pre_link, admission order */
-    sim_req_list kv_pending;    /* run_link, decode role: waiting for blocks to take KV */
-    sim_req_list ready;         /* run_link, decode role: KV arrived, joins at the next boundary */
-    sim_req_list just_joined;   /* pre_link, decode role: joined at the last boundary */
-    int64_t reserved;           /* decode role: reserved, KV still in flight */
-    int64_t fetching;           /* admitted requests waiting for fetched prefix KV */
-    int64_t held;               /* prefill role: requests whose KV is held here */
-
-    heap_ent *heap;             /* decoding requests by (finish_iter, id) */
-    int32_t heap_n, heap_cap;
-    int64_t *res_cnt;           /* decoding requests per ctx_base mod bs */
-    int64_t dec_n, dec_base_sum;
-
-    int64_t iter;               /* iterations completed */
-    int64_t dstep;              /* iterations that gave every decoding request a token */
-    int prefill_first;          /* scheduler.policy prefill_first (SGLang) */
-    sim_time stall_ns;          /* prefill-only time decoding requests sat through */
-    int busy;
-    sim_time iter_start;
-    int32_t cur_n_decode, cur_batch;
-    model_chunk *chunks;
-    sim_req **chunk_req;
-    int32_t n_chunks, chunk_cap;
-
-    int64_t outstanding;        /* prefill tokens + output tokens still to compute */
-    int64_t pending_prefill;    /* prefill tokens still to compute (queued + partial) */
-    sim_router_view *published; /* where the router reads this instance's load */
-    int64_t preemptions;
-    sim_time busy_ns;
-    sim_time win_start, win_busy;
-    double win_batch;
-};
-
-static inline int64_t blocks_for(const sim_instance *in, int64_t tokens)
-{
-    return (tokens + in->bs - 1) / in->bs;
-}
-
-static inline int64_t mod_bs(const sim_instance *in, int64_t a)
-{
-    int64_t m = a % in->bs;
-    return m < 0 ? m + in->bs : m;
-}
-
-/* KV blocks the prefix cache holds (referenced or evictable). */
-static inline int64_t cached_kv(const sim_instance *in)
-{
-    if (!in->pc) return 0;
-    sim_prefix_stats st;
-    sim_prefix_stats_get(in->pc, &st);
-    return st.total * in->cbk;
-}
-
-static inline int64_t shared_kv(const sim_instance *in, const sim_req *r)
-{
-    return (int64_t)r->shared * in->cbk;
-}
-
-static void evicted(void *ctx, uint64_t key)
-{
-    sim_instance *in = ctx;
-    if (in->hooks.on_cache_evict) in->hooks.on_cache_evict(in->hooks.ctx, in->id, key);
-}
-
-/* Free blocks, evicting unreferenced cached prefixes when that makes room
- * for `need` (vLLM keeps cached blocks in the free pool the same way). */
-static int64_t free_blocks(sim_instance *in, int64_t need)
-{
-    int64_t free_now = in->blocks_total - in->blocks_used - cached_kv(in);
-    if (free_now < need && in->pc) {
-        int64_t want = (need - free_now + in->cbk - 1) / in->cbk;
-        sim_prefix_evict(in->pc, want, evicted, in);
-        free_now = in->blocks_total - in->blocks_used - cached_kv(in);
-    }
-    return free_now;
-}
-
-static void release_refs(sim_instance *in, sim_req *r)
-{
-    if (r->shared > 0) sim_prefix_release(in->pc, r->keys, r->shared, sim_engine_now(in->eng));
-    r->shared = 0;
-}
-
 /* Writes the router's view after every change of load, so routing a request
  * reads a contiguous array instead of calling into every instance. */
-static void publish(sim_instance *in)
+void sim_instance_publish(sim_instance *in)
 {
     if (!in->published) return;
     in->published->outstanding_tokens = in->outstanding;
@@ -208,7 +99,7 @@ static void heap_remove(sim_instance *in, sim_req *r)
 
 /* ---- decode set -------------------------------------------------------- */
 
-static void decode_join(sim_instance *in, sim_req *r)
+void sim_instance_decode_join(sim_instance *in, sim_req *r)
 {
     int64_t n = in->dstep;
     r->state = SIM_REQ_DECODE;
@@ -225,11 +116,9 @@ static void decode_join(sim_instance *in, sim_req *r)
 
 /* Takes r out of the decode set at the current iteration index; returns the
  * blocks it held (already subtracted from blocks_used). */
-static void forget_joined(sim_instance *in, sim_req *r);
-
 static int64_t decode_leave(sim_instance *in, sim_req *r)
 {
-    forget_joined(in, r);
+    sim_instance_forget_joined(in, r);
     int64_t held = blocks_for(in, r->ctx_base + in->dstep) - shared_kv(in, r);
     heap_remove(in, r);
     in->dec_n--;
@@ -243,18 +132,11 @@ static int64_t decode_leave(sim_instance *in, sim_req *r)
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
-static void forget_joined(sim_instance *in, sim_req *r)
-{
-    /* A request still on the just-joined list (pre_link) leaves it first. */
-    if (in->role == SIM_ROLE_DECODE && r->state == SIM_REQ_DECODE &&
-        (r->pre_link.prev || r->pre_link.next || in->just_joined.head == r))
-        sim_req_list_remove(&in->just_joined, r, SIM_PRE_LINK);
-}
 
 static void finish(sim_instance *in, sim_req *r)
 {
     sim_time now = sim_engine_now(in->eng);
-    release_refs(in, r);
+    sim_instance_release_refs(in, r);
     r->state = SIM_REQ_DONE;
     r->finish = now;
     SIM_ASSERT(r->generated == r->spec.output_tokens, now);
@@ -295,7 +177,7 @@ static void preempt(sim_instance *in, sim_req *r)
         sim_req_list_remove(&in->prefilling, r, SIM_PRE_LINK);
     }
     sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
-    release_refs(in, r);
+    sim_instance_release_refs(in, r);
     /* Recompute: prompt plus everything generated so far goes through prefill again. */
     r->prefill_target = r->spec.input_tokens + r->generated;
     r->prefilled = 0;
@@ -313,7 +195,7 @@ static int32_t take_chunk(sim_instance *in, sim_req *r, int32_t want)
 {
     int64_t have = r->blocks + shared_kv(in, r);
     int64_t need = blocks_for(in, (int64_t)r->prefilled + want) - have;
-    int64_t free_now = free_blocks(in, need);
+    int64_t free_now = sim_instance_free_blocks(in, need);
     if (need > free_now) {
         int64_t t = (have + free_now) * in->bs - r->prefilled;
         want = t > 0 ? (int32_t)(t < want ? t : want) : 0;
@@ -327,62 +209,8 @@ static int32_t take_chunk(sim_instance *in, sim_req *r, int32_t want)
     return want;
 }
 
-/* Admission of a waiting request: reuse its longest cached prefix (at least
- * one token is always computed, so the last block of a fully cached prompt
- * is recomputed, as in vLLM). */
-static void match_prefix(sim_instance *in, sim_req *r)
-{
-    if (!in->pc || !r->keys || r->n_keys == 0) return;
-    sim_time now = sim_engine_now(in->eng);
-    int32_t m = sim_prefix_match(in->pc, r->keys, r->n_keys, now);
-    int64_t cap = (r->prefill_target - 1) / in->ctok;
-    if (m > cap) m = (int32_t)cap;
-    if (m <= 0) {
-        r->cached_tokens = 0;
-        return;
-    }
-    sim_prefix_acquire(in->pc, r->keys, m, now);
-    r->shared = m;
-    r->prefilled = (int32_t)(m * in->ctok);
-    r->cached_tokens = r->prefilled;
-    in->outstanding -= r->prefilled;
-    in->pending_prefill -= r->prefilled;
-}
 
-/* Undoes match_prefix when the request could not be admitted after all. */
-static void unmatch_prefix(sim_instance *in, sim_req *r)
-{
-    release_refs(in, r);
-    in->outstanding += r->prefilled;
-    in->pending_prefill += r->prefilled;
-    r->prefilled = 0;
-}
 
-/* After a chunk: the prompt's newly completed cache blocks join the index
- * (or, if another request cached them meanwhile, this one's copy is freed
- * and it references theirs). */
-static void cache_insert(sim_instance *in, sim_req *r)
-{
-    if (!in->pc || !r->keys) return;
-    int64_t done = r->prefilled / in->ctok;
-    if (done > r->n_keys) done = r->n_keys;
-    if (done <= r->shared) return;
-    sim_time now = sim_engine_now(in->eng);
-    int32_t created = 0;
-    int32_t ret = sim_prefix_insert(in->pc, r->keys, (int32_t)done, now, &created);
-    SIM_ASSERT(ret == done, now);
-    int32_t existed_to = ret - created;
-    if (existed_to > r->shared) {
-        /* The index walks chains from the root: take the whole run, then
-         * drop the part this request already held, netting +1 on the rest. */
-        sim_prefix_acquire(in->pc, r->keys, existed_to, now);
-        if (r->shared > 0) sim_prefix_release(in->pc, r->keys, r->shared, now);
-    }
-    int64_t conv = (int64_t)(ret - r->shared) * in->cbk;
-    r->blocks -= (int32_t)conv;
-    in->blocks_used -= conv;
-    r->shared = ret;
-}
 
 static int add_chunk(sim_instance *in, sim_req *r, int32_t t)
 {
@@ -414,65 +242,10 @@ static sim_req *victim(sim_instance *in)
     return r;
 }
 
-/* KV sharing at admission: if the cluster finds more of r's prefix elsewhere
- * and blocks for it are free here, allocate them and plan the fetch. */
-static int plan_fetch(sim_instance *in, sim_req *r)
-{
-    if (!in->hooks.on_fetch_plan || !in->pc || !r->keys || r->shared >= r->n_keys) return 0;
-    int32_t x = in->hooks.on_fetch_plan(in->hooks.ctx, r, r->shared);
-    int64_t cap = (r->prefill_target - 1) / in->ctok - r->shared;
-    if (x > cap) x = (int32_t)cap;
-    if (x <= 0) return 0;
-    int64_t have = r->blocks + shared_kv(in, r);
-    int64_t need = blocks_for(in, (r->shared + (int64_t)x) * in->ctok) - have;
-    if (free_blocks(in, need) < need) return 0;
-    r->blocks += (int32_t)need;
-    in->blocks_used += need;
-    r->fetching = 1;
-    r->fetch_blocks = x;
-    return 1;
-}
 
-/* decode role: arrived KV joins the decode set (only between iterations). */
-static void join_ready(sim_instance *in)
-{
-    while (in->ready.head) {
-        sim_req *r = in->ready.head;
-        sim_req_list_remove(&in->ready, r, SIM_RUN_LINK);
-        sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
-        in->reserved--;
-        decode_join(in, r);
-        sim_req_list_push_back(&in->just_joined, r, SIM_PRE_LINK);
-    }
-}
 
-static int can_reserve(const sim_instance *in, const sim_req *r)
-{
-    int64_t need = blocks_for(in, r->prefill_target);
-    return in->blocks_total - in->blocks_used - cached_kv(in) >= need &&
-           in->running.n + in->reserved < in->cfg.max_seqs;
-}
 
-static void do_reserve(sim_instance *in, sim_req *r)
-{
-    r->blocks = (int32_t)blocks_for(in, r->prefill_target);
-    in->blocks_used += r->blocks;
-    in->reserved++;
-    r->instance = in->id;
-    r->state = SIM_REQ_KV_MOVING;
-    r->kv_reserved = sim_engine_now(in->eng);
-}
 
-/* decode role: FIFO grant of blocks to requests whose KV waits upstream. */
-static void grant_pending(sim_instance *in)
-{
-    while (in->kv_pending.head && can_reserve(in, in->kv_pending.head)) {
-        sim_req *r = in->kv_pending.head;
-        sim_req_list_remove(&in->kv_pending, r, SIM_RUN_LINK);
-        do_reserve(in, r);
-        in->hooks.on_kv_reserved(in->hooks.ctx, r);
-    }
-}
 
 static int32_t min3(int64_t a, int64_t b, int64_t c)
 {
@@ -495,8 +268,8 @@ static void fill_prefill(sim_instance *in, int64_t budget)
     }
     while (budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
         sim_req *r = in->waiting.head;
-        match_prefix(in, r);
-        if (plan_fetch(in, r)) {
+        sim_instance_match_prefix(in, r);
+        if (sim_instance_plan_fetch(in, r)) {
             /* Admitted, but its prefill waits for the fetched KV. */
             sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
             sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
@@ -508,7 +281,7 @@ static void fill_prefill(sim_instance *in, int64_t budget)
         }
         int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
         if (t == 0) {
-            unmatch_prefix(in, r);
+            sim_instance_unmatch_prefix(in, r);
             break;
         }
         sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
@@ -525,7 +298,7 @@ static void fill_prefill(sim_instance *in, int64_t budget)
  * of the budget with prefill; prefill_first (SGLang's default) runs a
  * prefill-only iteration whenever prefill work can be scheduled and
  * decodes only otherwise. */
-static void schedule(sim_instance *in)
+void sim_instance_schedule(sim_instance *in)
 {
     sim_time now = sim_engine_now(in->eng);
     int64_t n = in->dstep + 1;
@@ -539,14 +312,14 @@ static void schedule(sim_instance *in)
         int64_t need;
         for (;;) {
             need = in->dec_n ? in->res_cnt[mod_bs(in, 1 - n)] : 0;
-            if (free_blocks(in, need) >= need) break;
+            if (sim_instance_free_blocks(in, need) >= need) break;
             preempt(in, victim(in));
         }
         in->blocks_used += need;
         fill_prefill(in, in->cfg.max_batched_tokens - in->dec_n);
         if (in->n_chunks > 0 || in->dec_n > 0) break;
         if (in->running.n == in->fetching) { /* nothing runnable: idle (or waiting for fetches) */
-            publish(in);
+            sim_instance_publish(in);
             return;
         }
         /* Prefills hold every free block and none can grow: make room the way
@@ -571,7 +344,7 @@ static void schedule(sim_instance *in)
     in->cur_batch = n_dec + in->n_chunks;
     if (!sim_engine_after(in->eng, dur, on_iter_end, in, 0))
         SIM_ASSERT(!"out of memory scheduling an iteration", now);
-    publish(in);
+    sim_instance_publish(in);
 }
 
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
@@ -614,7 +387,7 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         in->outstanding -= t;
         in->pending_prefill -= t;
         if (r->first_scheduled < 0) r->first_scheduled = in->iter_start;
-        cache_insert(in, r);
+        sim_instance_cache_insert(in, r);
         if (r->prefilled < r->prefill_target) continue;
         /* Prefill complete: this iteration sampled the next token. */
         sim_req_list_remove(&in->prefilling, r, SIM_PRE_LINK);
@@ -639,7 +412,7 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
             in->hooks.on_prefill_done(in->hooks.ctx, r);
         } else {
             in->outstanding--;
-            decode_join(in, r);
+            sim_instance_decode_join(in, r);
         }
     }
     if (in->role == SIM_ROLE_DECODE && decoded) {
@@ -652,14 +425,14 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         }
     }
     if (in->role == SIM_ROLE_DECODE) {
-        join_ready(in);
-        grant_pending(in);
+        sim_instance_join_ready(in);
+        sim_instance_grant_pending(in);
     }
     in->n_chunks = 0;
     in->busy = 0;
     SIM_ASSERT(in->outstanding >= 0 && in->pending_prefill >= 0 && in->blocks_used >= 0 &&
                    in->blocks_used + cached_kv(in) <= in->blocks_total, now);
-    schedule(in);
+    sim_instance_schedule(in);
 }
 
 /* ---- public ------------------------------------------------------------- */
@@ -702,38 +475,8 @@ nomem:
     return sim_err_set(err, SIM_ENOMEM, "out of memory creating instance %d", id);
 }
 
-int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, const char *policy, sim_err *err)
-{
-    sim_prefix_policy pol;
-    if (cache_tokens < 1 || cache_tokens % in->bs != 0)
-        return sim_err_set(err, SIM_EINVAL,
-                           "cache.block_tokens (%d) must be a positive multiple of the KV block "
-                           "(scheduler.block_tokens = %lld)", cache_tokens, (long long)in->bs);
-    if (sim_prefix_policy_parse(policy, &pol) < 0)
-        return sim_err_set(err, SIM_EINVAL, "cache.policy: expected lru or lfu, got '%s'", policy);
-    int rc = sim_prefix_create(0, pol, &in->pc, err);
-    if (rc < 0) return rc;
-    in->ctok = cache_tokens;
-    in->cbk = cache_tokens / in->bs;
-    return SIM_OK;
-}
 
-struct sim_prefix *sim_instance_cache(const sim_instance *in) { return in->pc; }
 
-void sim_instance_fetch_done(sim_instance *in, sim_req *r)
-{
-    SIM_ASSERT(r->fetching && r->state == SIM_REQ_PREFILL, sim_engine_now(in->eng));
-    int32_t tokens = (int32_t)(r->fetch_blocks * in->ctok);
-    r->fetching = 0;
-    in->fetching--;
-    r->prefilled += tokens;
-    r->cached_tokens += tokens;
-    in->outstanding -= tokens;
-    in->pending_prefill -= tokens;
-    cache_insert(in, r);
-    if (!in->busy) schedule(in);
-    else publish(in);
-}
 
 void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx)
 {
@@ -780,56 +523,17 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
                        (in->role == SIM_ROLE_PREFILL ? 0 : r->spec.output_tokens);
     in->pending_prefill += r->spec.input_tokens;
     sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
-    if (!in->busy) schedule(in);
-    else publish(in);
+    if (!in->busy) sim_instance_schedule(in);
+    else sim_instance_publish(in);
 }
 
-void sim_instance_release_hold(sim_instance *in, sim_req *r)
-{
-    SIM_ASSERT(in->role == SIM_ROLE_PREFILL && r->hold_blocks >= 0, sim_engine_now(in->eng));
-    in->blocks_used -= r->hold_blocks;
-    r->hold_blocks = 0;
-    if (r->hold_shared > 0) sim_prefix_release(in->pc, r->keys, r->hold_shared, sim_engine_now(in->eng));
-    r->hold_shared = 0;
-    in->held--;
-    /* Freed memory may let waiting prompts in. */
-    if (!in->busy) schedule(in);
-    else publish(in);
-}
 
-int sim_instance_reserve(sim_instance *in, sim_req *r)
-{
-    SIM_ASSERT(in->role == SIM_ROLE_DECODE, sim_engine_now(in->eng));
-    /* Decode-side work counts from the moment a request is assigned here. */
-    in->outstanding += r->spec.output_tokens - r->generated;
-    r->instance = in->id;
-    if (!in->kv_pending.head && can_reserve(in, r)) {
-        do_reserve(in, r);
-        publish(in);
-        return 1;
-    }
-    r->state = SIM_REQ_KV_HOLD;
-    sim_req_list_push_back(&in->kv_pending, r, SIM_RUN_LINK);
-    publish(in);
-    return 0;
-}
 
-void sim_instance_submit_decode(sim_instance *in, sim_req *r)
-{
-    SIM_ASSERT(in->role == SIM_ROLE_DECODE && r->state == SIM_REQ_KV_MOVING, sim_engine_now(in->eng));
-    r->state = SIM_REQ_READY;
-    r->kv_arrived = sim_engine_now(in->eng);
-    sim_req_list_push_back(&in->ready, r, SIM_RUN_LINK);
-    if (!in->busy) {
-        join_ready(in);
-        schedule(in);
-    }
-}
 
 void sim_instance_publish_view(sim_instance *in, sim_router_view *slot)
 {
     in->published = slot;
-    publish(in);
+    sim_instance_publish(in);
 }
 
 void sim_instance_view(const sim_instance *in, sim_router_view *out)

@@ -1,0 +1,115 @@
+/* sim_instance_impl — the instance's state, shared by the files that
+ * implement it: sim_instance.c (iterations, scheduling, lifecycle),
+ * sim_instance_cache.c (prefix cache and KV fetches) and sim_instance_pd.c
+ * (prefill/decode hand-over). Not a public header. */
+#ifndef SIM_INSTANCE_IMPL_H
+#define SIM_INSTANCE_IMPL_H
+
+#include "sim_instance.h"
+#include "sim_prefix.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int64_t finish_iter;
+    uint64_t id;
+    sim_req *r;
+} heap_ent;
+
+struct sim_instance {
+    sim_engine *eng;
+    int32_t id;
+    sim_role role;
+    sim_sched_cfg cfg;
+    const model_cost *cost;
+    double (*cost_fn)(void *ctx, const model_batch *b);
+    void *cost_ctx;
+    sim_metrics *metrics;
+    sim_instance_hooks hooks;
+
+    int64_t bs;                 /* block size in tokens */
+    int64_t blocks_total, blocks_used; /* used = private blocks of requests */
+    sim_prefix *pc;             /* prefix cache (NULL = off); its blocks are KV too */
+    int64_t ctok, cbk;          /* cache block in tokens, and in KV blocks */
+
+    sim_req_list waiting;       /* run_link, FIFO (preempted go to the front) */
+    sim_req_list running;       /* run_link, admission order */
+    sim_req_list prefilling;    /* pre_link, admission order */
+    sim_req_list kv_pending;    /* run_link, decode role: waiting for blocks to take KV */
+    sim_req_list ready;         /* run_link, decode role: KV arrived, joins at the next boundary */
+    sim_req_list just_joined;   /* pre_link, decode role: joined at the last boundary */
+    int64_t reserved;           /* decode role: reserved, KV still in flight */
+    int64_t fetching;           /* admitted requests waiting for fetched prefix KV */
+    int64_t held;               /* prefill role: requests whose KV is held here */
+
+    heap_ent *heap;             /* decoding requests by (finish_iter, id) */
+    int32_t heap_n, heap_cap;
+    int64_t *res_cnt;           /* decoding requests per ctx_base mod bs */
+    int64_t dec_n, dec_base_sum;
+
+    int64_t iter;               /* iterations completed */
+    int64_t dstep;              /* iterations that gave every decoding request a token */
+    int prefill_first;          /* scheduler.policy prefill_first (SGLang) */
+    sim_time stall_ns;          /* prefill-only time decoding requests sat through */
+    int busy;
+    sim_time iter_start;
+    int32_t cur_n_decode, cur_batch;
+    model_chunk *chunks;
+    sim_req **chunk_req;
+    int32_t n_chunks, chunk_cap;
+
+    int64_t outstanding;        /* prefill tokens + output tokens still to compute */
+    int64_t pending_prefill;    /* prefill tokens still to compute (queued + partial) */
+    sim_router_view *published; /* where the router reads this instance's load */
+    int64_t preemptions;
+    sim_time busy_ns;
+    sim_time win_start, win_busy;
+    double win_batch;
+};
+
+static inline int64_t blocks_for(const sim_instance *in, int64_t tokens)
+{
+    return (tokens + in->bs - 1) / in->bs;
+}
+
+static inline int64_t mod_bs(const sim_instance *in, int64_t a)
+{
+    int64_t m = a % in->bs;
+    return m < 0 ? m + in->bs : m;
+}
+
+/* KV blocks the prefix cache holds (referenced or evictable). */
+static inline int64_t cached_kv(const sim_instance *in)
+{
+    if (!in->pc) return 0;
+    sim_prefix_stats st;
+    sim_prefix_stats_get(in->pc, &st);
+    return st.total * in->cbk;
+}
+
+static inline int64_t shared_kv(const sim_instance *in, const sim_req *r)
+{
+    return (int64_t)r->shared * in->cbk;
+}
+
+/* sim_instance.c */
+void sim_instance_schedule(sim_instance *in);
+void sim_instance_publish(sim_instance *in);
+void sim_instance_decode_join(sim_instance *in, sim_req *r);
+
+/* sim_instance_cache.c */
+void sim_instance_evicted(void *ctx, uint64_t key);
+int64_t sim_instance_free_blocks(sim_instance *in, int64_t need);
+void sim_instance_release_refs(sim_instance *in, sim_req *r);
+void sim_instance_match_prefix(sim_instance *in, sim_req *r);
+void sim_instance_unmatch_prefix(sim_instance *in, sim_req *r);
+void sim_instance_cache_insert(sim_instance *in, sim_req *r);
+int sim_instance_plan_fetch(sim_instance *in, sim_req *r);
+
+/* sim_instance_pd.c */
+void sim_instance_forget_joined(sim_instance *in, sim_req *r);
+void sim_instance_join_ready(sim_instance *in);
+void sim_instance_grant_pending(sim_instance *in);
+
+#endif

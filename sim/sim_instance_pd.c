@@ -1,0 +1,98 @@
+/* sim_instance_pd — the prefill/decode hand-over on an instance: a prefill
+ * instance holds a finished prompt's KV until it has moved; a decode
+ * instance reserves blocks (FIFO back-pressure when full), takes the
+ * arrived KV in at the next iteration boundary and stamps the first decode
+ * token. See sim_instance_impl.h. */
+#include "sim_instance_impl.h"
+
+void sim_instance_forget_joined(sim_instance *in, sim_req *r)
+{
+    /* A request still on the just-joined list (pre_link) leaves it first. */
+    if (in->role == SIM_ROLE_DECODE && r->state == SIM_REQ_DECODE &&
+        (r->pre_link.prev || r->pre_link.next || in->just_joined.head == r))
+        sim_req_list_remove(&in->just_joined, r, SIM_PRE_LINK);
+}
+
+/* decode role: arrived KV joins the decode set (only between iterations). */
+void sim_instance_join_ready(sim_instance *in)
+{
+    while (in->ready.head) {
+        sim_req *r = in->ready.head;
+        sim_req_list_remove(&in->ready, r, SIM_RUN_LINK);
+        sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
+        in->reserved--;
+        sim_instance_decode_join(in, r);
+        sim_req_list_push_back(&in->just_joined, r, SIM_PRE_LINK);
+    }
+}
+
+int sim_instance_can_reserve(const sim_instance *in, const sim_req *r)
+{
+    int64_t need = blocks_for(in, r->prefill_target);
+    return in->blocks_total - in->blocks_used - cached_kv(in) >= need &&
+           in->running.n + in->reserved < in->cfg.max_seqs;
+}
+
+void sim_instance_do_reserve(sim_instance *in, sim_req *r)
+{
+    r->blocks = (int32_t)blocks_for(in, r->prefill_target);
+    in->blocks_used += r->blocks;
+    in->reserved++;
+    r->instance = in->id;
+    r->state = SIM_REQ_KV_MOVING;
+    r->kv_reserved = sim_engine_now(in->eng);
+}
+
+/* decode role: FIFO grant of blocks to requests whose KV waits upstream. */
+void sim_instance_grant_pending(sim_instance *in)
+{
+    while (in->kv_pending.head && sim_instance_can_reserve(in, in->kv_pending.head)) {
+        sim_req *r = in->kv_pending.head;
+        sim_req_list_remove(&in->kv_pending, r, SIM_RUN_LINK);
+        sim_instance_do_reserve(in, r);
+        in->hooks.on_kv_reserved(in->hooks.ctx, r);
+    }
+}
+
+void sim_instance_release_hold(sim_instance *in, sim_req *r)
+{
+    SIM_ASSERT(in->role == SIM_ROLE_PREFILL && r->hold_blocks >= 0, sim_engine_now(in->eng));
+    in->blocks_used -= r->hold_blocks;
+    r->hold_blocks = 0;
+    if (r->hold_shared > 0) sim_prefix_release(in->pc, r->keys, r->hold_shared, sim_engine_now(in->eng));
+    r->hold_shared = 0;
+    in->held--;
+    /* Freed memory may let waiting prompts in. */
+    if (!in->busy) sim_instance_schedule(in);
+    else sim_instance_publish(in);
+}
+
+int sim_instance_reserve(sim_instance *in, sim_req *r)
+{
+    SIM_ASSERT(in->role == SIM_ROLE_DECODE, sim_engine_now(in->eng));
+    /* Decode-side work counts from the moment a request is assigned here. */
+    in->outstanding += r->spec.output_tokens - r->generated;
+    r->instance = in->id;
+    if (!in->kv_pending.head && sim_instance_can_reserve(in, r)) {
+        sim_instance_do_reserve(in, r);
+        sim_instance_publish(in);
+        return 1;
+    }
+    r->state = SIM_REQ_KV_HOLD;
+    sim_req_list_push_back(&in->kv_pending, r, SIM_RUN_LINK);
+    sim_instance_publish(in);
+    return 0;
+}
+
+void sim_instance_submit_decode(sim_instance *in, sim_req *r)
+{
+    SIM_ASSERT(in->role == SIM_ROLE_DECODE && r->state == SIM_REQ_KV_MOVING, sim_engine_now(in->eng));
+    r->state = SIM_REQ_READY;
+    r->kv_arrived = sim_engine_now(in->eng);
+    sim_req_list_push_back(&in->ready, r, SIM_RUN_LINK);
+    if (!in->busy) {
+        sim_instance_join_ready(in);
+        sim_instance_schedule(in);
+    }
+}
+
