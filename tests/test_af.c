@@ -8,18 +8,11 @@
 #include "sim_af.h"
 #include "sim_cluster.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 static model_cost *make_cost(const char *model, int tp)
 {
-    model_spec m;
-    model_gpu g;
-    model_cost *c = NULL;
-    sim_err err;
-    CHECK(model_catalog_model(model, &m, &err) == 0);
-    CHECK(model_catalog_gpu("h200-sxm", &g, &err) == 0);
-    model_layout l = {.tp = tp, .pp = 1, .overhead_s = 1e-3, .gpus_per_node = 8};
-    CHECK_MSG(model_cost_create(&m, &g, &l, &c, &err) == 0, "%s", err.msg);
-    return c;
+    return test_cost_model(model, "h200-sxm", tp, 1000);
 }
 
 static void test_pipeline_formula(void)

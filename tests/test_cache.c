@@ -7,6 +7,7 @@
 #include "model_cost.h"
 #include "sim_cluster.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 static const char *src;
 
@@ -56,15 +57,7 @@ static void test_reuse_timing(void)
     if (run(&sc, &sum, &st, r)) return;
     CHECK(r[0].cached_tokens == 0);
     CHECK_MSG(r[1].cached_tokens == 1536, "cached %d", r[1].cached_tokens);
-    model_spec m;
-    model_gpu g;
-    model_cost *cost = NULL;
-    sim_err err;
-    CHECK(model_catalog_model("llama-3.1-8b", &m, &err) == 0);
-    CHECK(model_catalog_gpu("h100-sxm", &g, &err) == 0);
-    model_layout l = {.tp = 1, .pp = 1, .overhead_s = sc.deployment.pools[0].scheduler.overhead_us * 1e-6,
-                      .gpus_per_node = 8};
-    CHECK(model_cost_create(&m, &g, &l, &cost, &err) == 0);
+    model_cost *cost = test_cost_model("llama-3.1-8b", "h100-sxm", 1, sc.deployment.pools[0].scheduler.overhead_us);
     if (!cost) return;
     model_chunk ch = {.tokens = 564, .cached = 1536};
     model_batch b = {.n_chunks = 1, .chunks = &ch};
@@ -193,14 +186,7 @@ static void test_sharing(void)
  * request 1's three cached blocks (1536 tokens) over one NIC. */
 static void test_pull_decision(void)
 {
-    model_spec m;
-    model_gpu g;
-    model_cost *cost = NULL;
-    sim_err err;
-    CHECK(model_catalog_model("llama-3.1-8b", &m, &err) == 0);
-    CHECK(model_catalog_gpu("h100-sxm", &g, &err) == 0);
-    model_layout l = {.tp = 1, .pp = 1, .overhead_s = 1500e-6, .gpus_per_node = 8};
-    CHECK(model_cost_create(&m, &g, &l, &cost, &err) == 0);
+    model_cost *cost = test_cost_model("llama-3.1-8b", "h100-sxm", 1, 1500);
     if (!cost) return;
     model_chunk ch = {.tokens = 1536, .cached = 0};
     model_batch b = {.n_chunks = 1, .chunks = &ch};

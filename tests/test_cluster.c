@@ -8,6 +8,7 @@
 #include "model_cost.h"
 #include "sim_cluster.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 #include <stdlib.h>
 
@@ -137,16 +138,7 @@ static void test_exact_timing(void)
     CHECK(r.n == 1);
     if (r.n != 1) return;
 
-    model_spec m;
-    model_gpu g;
-    model_cost *cost = NULL;
-    sim_err err;
-    CHECK(model_catalog_model("llama-3.1-8b", &m, &err) == 0);
-    CHECK(model_catalog_gpu("h100-sxm", &g, &err) == 0);
-    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
-                      .overhead_s = sc.deployment.pools[0].scheduler.overhead_us * 1e-6,
-                      .gpus_per_node = 8};
-    CHECK(model_cost_create(&m, &g, &l, &cost, &err) == 0);
+    model_cost *cost = test_cost_model("llama-3.1-8b", "h100-sxm", 1, sc.deployment.pools[0].scheduler.overhead_us);
     if (!cost) return;
     /* Prefill in chunks of 2048, 2048, 904 over the growing cached context. */
     sim_time t = r.recs[0].arrival;
@@ -279,14 +271,7 @@ static void test_not_supported_modes(void)
  * decodes A; prefill_first (SGLang) runs it alone while A waits. */
 static void test_policies(const char *src)
 {
-    model_spec m;
-    model_gpu g;
-    model_cost *cost = NULL;
-    sim_err err;
-    CHECK(model_catalog_model("llama-3.1-8b", &m, &err) == 0);
-    CHECK(model_catalog_gpu("h100-sxm", &g, &err) == 0);
-    model_layout l = {.tp = 1, .pp = 1, .overhead_s = 1500e-6, .gpus_per_node = 8};
-    CHECK(model_cost_create(&m, &g, &l, &cost, &err) == 0);
+    model_cost *cost = test_cost_model("llama-3.1-8b", "h100-sxm", 1, 1500);
     if (!cost) return;
     for (int pf = 0; pf < 2; pf++) {
         sim_scenario sc;

@@ -7,6 +7,7 @@
 #include "model_cost.h"
 #include "sim_cluster.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 #include <stdlib.h>
 
@@ -30,16 +31,7 @@ static void pd_scenario(sim_scenario *sc)
 
 static model_cost *cost_for(int tp, double overhead_us)
 {
-    model_spec m;
-    model_gpu g;
-    model_cost *c = NULL;
-    sim_err err;
-    CHECK(model_catalog_model("llama-3.1-8b", &m, &err) == 0);
-    CHECK(model_catalog_gpu("h100-sxm", &g, &err) == 0);
-    model_layout l = {.tp = tp, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
-                      .overhead_s = overhead_us * 1e-6, .gpus_per_node = 8};
-    CHECK(model_cost_create(&m, &g, &l, &c, &err) == 0);
-    return c;
+    return test_cost_model("llama-3.1-8b", "h100-sxm", tp, overhead_us);
 }
 
 static sim_time iter_ns(const model_cost *c, const model_batch *b)

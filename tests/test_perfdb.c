@@ -8,6 +8,7 @@
 #include "model_cost.h"
 #include "sim_cluster.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -93,13 +94,7 @@ static void test_harness_db(const char *bin, const char *dir)
     char name[128] = "";
     calib_db_gpu_foreach(db, first_gpu, name, &e);
     CHECK(name[0] != 0);
-    model_spec m;
-    model_gpu g;
-    model_cost *c = NULL;
-    CHECK(model_catalog_model("llama-3.1-8b", &m, &e) == 0);
-    CHECK(model_catalog_gpu("h100-sxm", &g, &e) == 0);
-    model_layout l = {.tp = 1, .pp = 1, .gpus_per_node = 8};
-    CHECK(model_cost_create(&m, &g, &l, &c, &e) == 0);
+    model_cost *c = test_cost_model("llama-3.1-8b", "h100-sxm", 1, 0);
     if (c) {
         model_batch b = {.n_decode = 8, .decode_ctx_sum = 8 * 1000};
         model_iter_cost roof, meas;

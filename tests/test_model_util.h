@@ -1,0 +1,25 @@
+/* test_model_util — the cost model the simulator builds for a plain pool
+ * (TP only, bf16 weights and KV, 8 GPUs a node), so timing tests can
+ * recompute iteration latencies by hand. Include after test_util.h. */
+#ifndef TEST_MODEL_UTIL_H
+#define TEST_MODEL_UTIL_H
+
+#include "model_catalog.h"
+#include "model_cost.h"
+
+/* NULL (with a failed check) when the model, GPU or layout is refused. */
+static inline model_cost *test_cost_model(const char *model, const char *gpu, int tp, double overhead_us)
+{
+    model_spec m;
+    model_gpu g;
+    model_cost *c = NULL;
+    sim_err err = {{0}};
+    CHECK_MSG(model_catalog_model(model, &m, &err) == 0, "%s", err.msg);
+    CHECK_MSG(model_catalog_gpu(gpu, &g, &err) == 0, "%s", err.msg);
+    model_layout l = {.tp = tp, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
+                      .overhead_s = overhead_us * 1e-6, .gpus_per_node = 8};
+    CHECK_MSG(model_cost_create(&m, &g, &l, &c, &err) == 0, "%s", err.msg);
+    return c;
+}
+
+#endif
