@@ -19,7 +19,6 @@
 #include "sim_router.h"
 #include "sim_workload.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

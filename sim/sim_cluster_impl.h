@@ -23,7 +23,6 @@
 #include "sim_request.h"
 #include "sim_router.h"
 #include "sim_workload.h"
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,8 @@
  * dump) to every pool's cost model. See sim_cluster_impl.h. */
 #include "sim_cluster_impl.h"
 
+#include <dirent.h>
+
 /* ---- perf-db -------------------------------------------------------------- */
 
 /* The default perf-db: the newest dump for this GPU under calib/data/ (or

@@ -6,6 +6,7 @@
 #include "model_comm.h"
 #include "model_cost.h"
 #include "test_util.h"
+#include "test_perfdb_util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -732,28 +733,10 @@ static void test_perf_db(void)
     sim_err e = {""};
     CHECK_MSG(calib_db_open(path, CALIB_DB_CREATE, &db, &e) == 0, "%s", e.msg);
     if (!db) return;
-    calib_gpu_id id;
-    memset(&id, 0, sizeof id);
-    snprintf(id.name, sizeof id.name, "NVIDIA H100 80GB HBM3");
-    snprintf(id.backend, sizeof id.backend, "gpu");
-    snprintf(id.cc, sizeof id.cc, "9.0");
-    id.sms = 132;
-    int64_t gid = 0;
-    CHECK(calib_db_gpu_ensure(db, &id, &gid, &e) == 0);
+    int64_t gid = test_perfdb_h100(db);
     /* qkv_proj of Qwen3-32B at tp=8: n = (8+2)*128 = 1280, k = 5120; m on a grid. */
     const int64_t ms[] = {1, 16, 256, 4096};
-    for (int i = 0; i < 4; i++) {
-        calib_point p;
-        memset(&p, 0, sizeof p);
-        p.op = CALIB_OP_GEMM;
-        snprintf(p.dtype, sizeof p.dtype, "bf16");
-        snprintf(p.kernel, sizeof p.kernel, "test");
-        p.shape.m = ms[i], p.shape.n = 1280, p.shape.k = 5120;
-        p.reps = 1;
-        p.median_s = p.p10_s = p.p90_s = 20e-6 * (1 + ms[i] / 256.0);
-        p.tflops = p.gbps = p.frac_of_peak = p.check_err = NAN;
-        CHECK(calib_db_point_insert(db, gid, &p, &e) == 0);
-    }
+    for (int i = 0; i < 4; i++) test_perfdb_gemm(db, gid, ms[i], 1280, 5120, 20e-6 * (1 + ms[i] / 256.0));
     model_cost *c = make("qwen3-32b", "h100-sxm", layout(8, 1));
     if (c) {
         CHECK(model_cost_set_db(c, db, NULL, &e) == 0);

@@ -9,6 +9,7 @@
 #include "sim_cluster.h"
 #include "test_util.h"
 #include "test_model_util.h"
+#include "test_perfdb_util.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -19,29 +20,12 @@ static int make_db(const char *path)
     calib_db *db = NULL;
     sim_err e = {{0}};
     if (calib_db_open(path, CALIB_DB_CREATE, &db, &e) != 0) return -1;
-    calib_gpu_id id;
-    memset(&id, 0, sizeof id);
-    snprintf(id.name, sizeof id.name, "NVIDIA H100 80GB HBM3");
-    snprintf(id.backend, sizeof id.backend, "gpu");
-    snprintf(id.cc, sizeof id.cc, "9.0");
-    id.sms = 132;
-    int64_t gid = 0;
-    CHECK(calib_db_gpu_ensure(db, &id, &gid, &e) == 0);
+    int64_t gid = test_perfdb_h100(db);
     /* Llama-3.1-8B's qkv_proj (n = 6144, k = 4096), measured twice as slow
      * as the roofline would have it. */
     const int64_t ms[] = {1, 64, 512, 4096};
-    for (int i = 0; i < 4; i++) {
-        calib_point p;
-        memset(&p, 0, sizeof p);
-        p.op = CALIB_OP_GEMM;
-        snprintf(p.dtype, sizeof p.dtype, "bf16");
-        snprintf(p.kernel, sizeof p.kernel, "test");
-        p.shape.m = ms[i], p.shape.n = 6144, p.shape.k = 4096;
-        p.reps = 1;
-        p.median_s = p.p10_s = p.p90_s = 2 * (30e-6 + ms[i] * 6144.0 * 4096 * 2 / 700e12);
-        p.tflops = p.gbps = p.frac_of_peak = p.check_err = NAN;
-        CHECK(calib_db_point_insert(db, gid, &p, &e) == 0);
-    }
+    for (int i = 0; i < 4; i++)
+        test_perfdb_gemm(db, gid, ms[i], 6144, 4096, 2 * (30e-6 + ms[i] * 6144.0 * 4096 * 2 / 700e12));
     char sql[1200];
     snprintf(sql, sizeof sql, "%.1000s.sql", path);
     FILE *f = fopen(sql, "w");
