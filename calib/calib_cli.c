@@ -16,6 +16,7 @@ static const char calib_usage[] =
     "usage: servesim calibrate [--grid tiny|quick|full] [--ops LIST] [--backend gpu|cpu]\n"
     "                          [--check] [--max-points N] [--reps N] [--warmup N]\n"
     "                          [--log FILE] [--quiet] --db FILE\n"
+    "       servesim calibrate --print-grid [--grid G] [--ops LIST] [--dtype D]\n"
     "Measures the bundled kernels (and cuBLAS/NCCL references) over a grid of\n"
     "shapes and stores median/p10/p90 latencies in the perf-db FILE (SQLite).\n"
     "Points already in the perf-db are skipped, so an interrupted run resumes.\n"
@@ -24,7 +25,9 @@ static const char calib_usage[] =
     "grid by default) to exercise the harness without a GPU. --ops takes a\n"
     "comma-separated list of: gemm, grouped_contig, grouped_masked, attn_prefill,\n"
     "attn_decode, lse_merge, softmax, rmsnorm, quant_fp8, quant_mxfp8, copy,\n"
-    "allreduce. --max-points stops after N new points.\n";
+    "allreduce. --max-points stops after N new points. --print-grid lists the\n"
+    "grid's shapes, one per line with their FLOPs and bytes (in dtype D,\n"
+    "default bf16), for tools that time other libraries on the same grid.\n";
 
 static const char db_usage[] =
     "usage: servesim db list FILE\n"
@@ -32,7 +35,7 @@ static const char db_usage[] =
     "       servesim db export FILE OUT.sql\n"
     "       servesim db import FILE IN.sql\n"
     "       servesim db lookup FILE --gpu NAME --op OP --dtype DTYPE [--kernel K] FIELD=VALUE...\n"
-    "list: GPUs and their point counts; show: the points (of one op / GPU);\n"
+    "FILE is a perf-db or, except for import, a .sql dump. list: GPUs and their point counts; show: the points (of one op / GPU);\n"
     "export/import: the text (.sql) form committed to the repository (import\n"
     "merges, keeping rows already present); lookup: the latency the cost model\n"
     "would read (interpolated in log space on the measured grid).\n";
@@ -47,10 +50,45 @@ static int calib_parse_i64(const char *s, int64_t *out)
     return 0;
 }
 
+/* One line per grid point: "op m=.. n=.. flops=.. bytes=..". All-reduce is
+ * left out: its grid depends on the GPUs present. */
+static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dtype)
+{
+    calib_grid_kind g;
+    sim_err err = {{0}};
+    if (calib_grid_from_name(grid ? grid : "quick", &g, &err)) {
+        fprintf(stderr, "servesim calibrate: %s\n", err.msg);
+        return 2;
+    }
+    if (strcmp(dtype, "bf16") != 0 && strcmp(dtype, "fp8") != 0 && strcmp(dtype, "mxfp8") != 0 &&
+        strcmp(dtype, "fp32") != 0) {
+        fprintf(stderr, "servesim calibrate: --dtype is bf16, fp8, mxfp8 or fp32, not '%s'\n", dtype);
+        return 2;
+    }
+    for (int op = 0; op < CALIB_OP_COUNT; op++) {
+        calib_shape *sh = NULL;
+        int64_t n = 0;
+        if ((ops_mask && !(ops_mask & (1u << op))) || op == CALIB_OP_ALLREDUCE) continue;
+        if (calib_grid_build(g, (calib_op)op, 0, &sh, &n, &err)) {
+            fprintf(stderr, "servesim calibrate: %s\n", err.msg);
+            return 1;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            char buf[256];
+            calib_shape_format(&sh[i], buf, sizeof buf);
+            printf("%s %s op_flops=%.17g op_bytes=%.17g\n", calib_op_name((calib_op)op), buf,
+                   calib_op_flops((calib_op)op, &sh[i]), calib_op_bytes((calib_op)op, dtype, &sh[i]));
+        }
+        free(sh);
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int calib_cli_calibrate(int argc, char **argv)
 {
     const char *db_path = NULL, *backend = "gpu", *grid = NULL, *ops = NULL, *log_path = NULL;
-    int check_only = 0, quiet = 0, code = 1;
+    const char *dtype = "bf16";
+    int check_only = 0, quiet = 0, code = 1, print_grid = 0;
     int64_t max_points = 0, reps = 0, warmup = 0;
     calib_backend b;
     calib_db *db = NULL;
@@ -64,6 +102,8 @@ int calib_cli_calibrate(int argc, char **argv)
             fputs(calib_usage, stdout);
             return 0;
         } else if (strcmp(a, "--check") == 0) check_only = 1;
+        else if (strcmp(a, "--print-grid") == 0) print_grid = 1;
+        else if (v && strcmp(a, "--dtype") == 0) dtype = v, i++;
         else if (strcmp(a, "--quiet") == 0) quiet = 1;
         else if (v && strcmp(a, "--db") == 0) db_path = v, i++;
         else if (v && strcmp(a, "--backend") == 0) backend = v, i++;
@@ -84,6 +124,14 @@ int calib_cli_calibrate(int argc, char **argv)
             fprintf(stderr, "servesim calibrate: unknown or incomplete option '%s'\n%s", a, calib_usage);
             return 2;
         }
+    }
+    if (print_grid) {
+        uint32_t mask = 0;
+        if (ops && calib_ops_parse(ops, &mask, &err)) {
+            fprintf(stderr, "servesim calibrate: %s\n", err.msg);
+            return 2;
+        }
+        return calib_print_grid(grid, mask, dtype);
     }
     if (strcmp(backend, "gpu") != 0 && strcmp(backend, "cpu") != 0) {
         fprintf(stderr, "servesim calibrate: --backend is gpu or cpu, not '%s'\n", backend);
@@ -228,7 +276,8 @@ int calib_cli_db(int argc, char **argv)
         fprintf(stderr, "servesim db %s: needs FILE and a .sql path\n", cmd);
         return 2;
     }
-    if ((rc = calib_db_open(path, create ? CALIB_DB_CREATE : CALIB_DB_READONLY, &db, &err))) goto fail;
+    /* Reading verbs also take a committed .sql dump (imported into memory). */
+    if ((rc = create ? calib_db_open(path, CALIB_DB_CREATE, &db, &err) : calib_db_open_any(path, &db, &err))) goto fail;
     if (strcmp(cmd, "list") == 0) {
         rc = calib_db_gpu_foreach(db, db_list_gpu, NULL, &err);
     } else if (strcmp(cmd, "show") == 0) {

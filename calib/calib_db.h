@@ -16,7 +16,8 @@
  * log(latency) over log(1+x) of the op's axes (calib_op_axes: m,n,k for
  * GEMMs, batch/ctx for attention, …) on the measured grid; the other shape
  * fields must match exactly. kernel NULL takes, per shape, the fastest
- * measured kernel. Outside the grid the status says so and the nearest
+ * measured kernel. Outside the grid, or with no point sharing the exact fields
+ * (another head count, say), the status says so and the nearest
  * point's latency and efficiency (fraction of peak) are returned so the
  * caller can scale its analytic estimate. Units: seconds, FLOP/s, bytes/s.
  * The handle owns the SQLite connection and a cache of loaded points. */
@@ -81,17 +82,25 @@ int calib_db_export(calib_db *db, FILE *out, sim_err *err);
  * and skipped, gpus/points inserts run), all in one transaction. */
 int calib_db_import(calib_db *db, const char *sql_path, int64_t *rows, sim_err *err);
 
+/* The newest calibration dump for a catalogue GPU ("h200-sxm"): the
+ * <gpu>-*.sql file with the greatest name under $SERVESIM_CALIB_DATA or the
+ * build's calib/data. Returns 1 and writes the path, or 0 when there is none. */
+int calib_db_default_path(const char *gpu, char *out, size_t len);
+/* Opens a perf-db file, or imports a .sql dump into an in-memory one. */
+int calib_db_open_any(const char *path, calib_db **out, sim_err *err);
+
 typedef enum {
     CALIB_LOOKUP_EXACT = 0,   /* a measured point */
     CALIB_LOOKUP_INTERP = 1,  /* inside the grid, interpolated */
-    CALIB_LOOKUP_NEAREST = 2, /* inside the grid's range but a corner is missing: nearest point */
+    CALIB_LOOKUP_NEAREST = 2, /* inside the grid's range but a corner is missing: nearest point's */
     CALIB_LOOKUP_OUTSIDE = 3, /* outside the grid: not found; nearest point given */
-    CALIB_LOOKUP_NONE = 4     /* no points for this gpu/op/dtype/exact fields */
+    CALIB_LOOKUP_NONE = 4     /* no points for this gpu/op/dtype */
 } calib_lookup_status;
 
 typedef struct {
     calib_lookup_status status;
-    double latency_s;        /* EXACT/INTERP/NEAREST: the answer; OUTSIDE: the nearest point's */
+    double latency_s;        /* EXACT/INTERP: the answer; NEAREST/OUTSIDE: the nearest point's, for the
+                              * caller to scale by its roofline (see model_cost_db.c) */
     double efficiency;       /* frac_of_peak of the nearest point (NAN if unknown) */
     calib_shape nearest;
     int32_t points_used;

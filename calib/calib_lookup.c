@@ -135,7 +135,26 @@ int calib_db_lookup(calib_db *db, int64_t gpu_id, calib_op op, const char *dtype
         }
         if (d2 < best_d) best_d = d2, best = i;
     }
-    if (ncand == 0) return 0; /* CALIB_LOOKUP_NONE */
+    if (ncand == 0) {
+        /* No point shares the exact fields (say attention with 16 heads per
+         * rank, measured at 32 and 64): the nearest point over every field
+         * in log space, for the caller to scale by its roofline. */
+        for (int64_t i = 0; i < c->n; i++) {
+            double d2 = 0.0;
+            for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) {
+                double v = calib_ax(calib_shape_get(&c->pts[i].shape, f)) - calib_ax(calib_shape_get(s, f));
+                d2 += v * v;
+            }
+            if (d2 < best_d) best_d = d2, best = i;
+        }
+        if (best < 0) return 0; /* CALIB_LOOKUP_NONE: nothing for this gpu/op/dtype */
+        res->nearest = c->pts[best].shape;
+        res->efficiency = c->pts[best].frac_of_peak;
+        res->latency_s = c->pts[best].median_s;
+        res->points_used = 1;
+        res->status = CALIB_LOOKUP_OUTSIDE;
+        return 0;
+    }
     res->nearest = c->pts[best].shape;
     res->efficiency = c->pts[best].frac_of_peak;
     res->latency_s = c->pts[best].median_s;

@@ -51,14 +51,29 @@ static void calib_utc_now(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* Times one prepared point into p (reps ≥ 1). */
-static int calib_time_point(calib_backend *b, int32_t warmup, int32_t reps, calib_point *p, sim_err *err)
+/* Seconds one point may take with the default repetition count: slow
+ * points (a SIMT attention over a 64k-token context runs for seconds) keep
+ * at least CALIB_MIN_REPS samples instead of the full count. */
+#define CALIB_POINT_BUDGET_S 1.0
+#define CALIB_MIN_REPS 5
+
+/* Times one prepared point into p (reps ≥ 1); with `adaptive` the
+ * repetitions shrink to fit CALIB_POINT_BUDGET_S. */
+static int calib_time_point(calib_backend *b, int32_t warmup, int32_t reps, int adaptive, calib_point *p,
+                            sim_err *err)
 {
-    double *t = malloc((size_t)reps * sizeof *t), dummy;
+    double *t = malloc((size_t)reps * sizeof *t), dummy = 0;
     calib_stats s;
     int rc = 0;
     if (!t) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    for (int32_t i = 0; i < warmup && !rc; i++) rc = b->run(b->state, &dummy, err);
+    for (int32_t i = 0; i < warmup && !rc; i++) {
+        rc = b->run(b->state, &dummy, err);
+        if (adaptive && dummy > CALIB_POINT_BUDGET_S / CALIB_MIN_REPS) break; /* long enough to be warm */
+    }
+    if (!rc && adaptive && dummy > 0 && dummy * reps > CALIB_POINT_BUDGET_S) {
+        int32_t fit = (int32_t)(CALIB_POINT_BUDGET_S / dummy);
+        reps = fit > CALIB_MIN_REPS ? fit : CALIB_MIN_REPS < reps ? CALIB_MIN_REPS : reps;
+    }
     for (int32_t i = 0; i < reps && !rc; i++) rc = b->run(b->state, &t[i], err);
     if (!rc && calib_stats_summarise(t, (size_t)reps, &s) != 0) rc = sim_err_set(err, SIM_EINVAL, "no samples");
     if (!rc) {
@@ -167,7 +182,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
                 }
                 sim_err perr;
                 int prc = b->prepare(b->state, p.op, ki, &p.shape, &perr);
-                if (!prc) prc = calib_time_point(b, warmup, reps, &p, &perr);
+                if (!prc) prc = calib_time_point(b, warmup, reps, o->reps <= 0, &p, &perr);
                 b->release(b->state);
                 if (prc) { /* e.g. out of device memory at one shape: log, go on */
                     st->failed++;

@@ -1,6 +1,7 @@
 /* model_cli — see model_cli.h. */
 #include "model_cli.h"
 
+#include "../calib/calib_db.h"
 #include "../sim/sim_loader.h"
 #include "model_catalog.h"
 #include "model_cost.h"
@@ -21,12 +22,15 @@ static void pred_usage(FILE *o)
             "                        --dtype D --kv-dtype D --micro-batches N --ep-mode M --moe-gemm G\n"
             "                        --expert-skew S --tp-sp --comm-fp8 --comm-overlap --gpus-per-node N\n"
             "                        --overhead-us U --overhead-per-seq-us U]\n"
-            "                        [--prefill TOKENS[@CACHED] ...] [--decode N --context C] [--json]\n"
+            "                        [--prefill TOKENS[@CACHED] ...] [--decode N --context C]\n"
+            "                        [--perf-db FILE | --no-perf-db] [--json]\n"
             "       servesim predict SCENARIO.yaml [--set key=value ...] [batch flags] [--json]\n"
             "Prints the op-by-op cost of one iteration (op, count, FLOPs, bytes, time, bottleneck, source)\n"
             "with totals and the iteration's bottleneck. dtypes: bf16 fp8 fp8_block mxfp8 nvfp4; sp kinds:\n"
             "ulysses ring; ep modes: auto normal low_latency; MoE GEMM: auto contiguous masked.\n"
-            "Default batch: --decode 1 --context 1024.\n");
+            "Default batch: --decode 1 --context 1024. Calibrated latencies come from --perf-db FILE (a perf-db\n"
+            "or .sql dump), else the scenario's hardware.perf_db, else the newest calib/data/<gpu>-*.sql;\n"
+            "--no-perf-db uses the analytic roofline alone.\n");
 }
 
 static int parse_int(const char *flag, const char *v, int32_t *out)
@@ -86,7 +90,10 @@ int model_cli_predict(int argc, char **argv)
 {
     const char *model = NULL, *gpu = NULL, *scenario = NULL, *sets[PRED_MAX_SETS];
     const char *dtype = NULL, *kv_dtype = NULL, *sp_kind = NULL, *ep_mode = NULL, *moe_gemm = NULL;
-    int n_sets = 0, json = 0, rc = 2;
+    const char *perf_db = NULL;
+    char db_path[1024] = "";
+    calib_db *db = NULL;
+    int n_sets = 0, json = 0, rc = 2, no_db = 0;
     model_chunk chunks[PRED_MAX_CHUNKS];
     int32_t n_chunks = 0, n_decode = -1, context = 1024;
     model_layout l;
@@ -111,6 +118,8 @@ int model_cli_predict(int argc, char **argv)
         else if (!strcmp(a, "--tp-sp")) tp_sp = 1;
         else if (!strcmp(a, "--comm-fp8")) comm_fp8 = 1;
         else if (!strcmp(a, "--comm-overlap")) comm_overlap = 1;
+        else if (!strcmp(a, "--no-perf-db")) no_db = 1;
+        else if (!strcmp(a, "--perf-db")) sp_ = &perf_db;
         else if (!strcmp(a, "--model")) sp_ = &model;
         else if (!strcmp(a, "--gpu")) sp_ = &gpu;
         else if (!strcmp(a, "--dtype")) sp_ = &dtype;
@@ -172,6 +181,7 @@ int model_cli_predict(int argc, char **argv)
         if (!sc) return 2;
         int r = sim_loader_load_file(scenario, sets, n_sets, sc, &e);
         if (!r) r = model_layout_from_pool(sc, &sc->deployment.pools[0], &l, &e);
+        if (!r && !perf_db && sc->hardware.perf_db[0]) snprintf(db_path, sizeof db_path, "%s", sc->hardware.perf_db);
         if (!r) r = model_catalog_model(model ? model : sc->model, &m, &e);
         if (!r) {
             const char *gn = gpu ? gpu : sc->deployment.pools[0].gpu[0] ? sc->deployment.pools[0].gpu : sc->hardware.gpu;
@@ -235,6 +245,14 @@ int model_cli_predict(int argc, char **argv)
         fprintf(stderr, "servesim predict: %s\n", e.msg);
         return 2;
     }
+    if (perf_db) snprintf(db_path, sizeof db_path, "%s", perf_db);
+    else if (!db_path[0]) calib_db_default_path(g.name, db_path, sizeof db_path);
+    if (no_db) db_path[0] = 0;
+    if (db_path[0] && (calib_db_open_any(db_path, &db, &e) || model_cost_set_db(c, db, NULL, &e) < 0)) {
+        fprintf(stderr, "servesim predict: perf-db %s: %s\n", db_path, e.msg);
+        rc = 1;
+        goto done;
+    }
     if (n_decode < 0) n_decode = n_chunks ? 0 : 1;
     model_batch b = {n_chunks, chunks, n_decode, (int64_t)n_decode * context};
     ops = calloc(PRED_MAX_OPS, sizeof *ops);
@@ -277,6 +295,9 @@ int model_cli_predict(int argc, char **argv)
         printf("  ],\n  \"total_s\": %.6g, \"gemm_s\": %.6g, \"attn_s\": %.6g, \"comm_s\": %.6g, \"other_s\": %.6g, "
                "\"overhead_s\": %.6g, \"bound\": \"%s\", \"source\": \"%s\",\n",
                total, r.gemm_s, r.attn_s, r.comm_s, r.other_s, r.overhead_s, model_bound_name(ib), r.source);
+        printf("  \"perf_db\": ");
+        json_str(db_path);
+        printf(",\n");
         printf("  \"memory\": {\"weights_per_gpu_bytes\": %.6g, \"kv_bytes_per_token\": %.6g, \"kv_capacity_tokens\": %lld}\n}\n",
                model_cost_weight_bytes_per_gpu(c), model_cost_kv_bytes_per_token(c), kv_ok ? (long long)kv_tok : -1LL);
     } else {
@@ -299,6 +320,7 @@ int model_cli_predict(int argc, char **argv)
         printf("\ntotal %.3f ms: gemm %.3f, attention %.3f, communication %.3f, other %.3f, overhead %.3f ms\n",
                total * 1e3, r.gemm_s * 1e3, r.attn_s * 1e3, r.comm_s * 1e3, r.other_s * 1e3, r.overhead_s * 1e3);
         printf("iteration bound: %s; source: %s\n", model_bound_name(ib), r.source);
+        printf("perf-db: %s\n", db_path[0] ? db_path : "none (analytic roofline)");
         printf("memory: %.2f GB weights per GPU, %.0f KV bytes per token, ", model_cost_weight_bytes_per_gpu(c) / 1e9,
                model_cost_kv_bytes_per_token(c));
         if (kv_ok) printf("KV capacity %lld tokens (90%% HBM, 2 GB reserve)\n", (long long)kv_tok);
@@ -308,6 +330,7 @@ int model_cli_predict(int argc, char **argv)
 done:
     free(ops);
     model_cost_destroy(c);
+    calib_db_close(db);
     return rc;
 usage:
     pred_usage(stderr);

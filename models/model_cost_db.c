@@ -204,16 +204,25 @@ static double op_db_lookup(cost_ctx *x, const cost_op_desc *d, model_source *src
     calib_lookup_result res;
     memset(&s, 0, sizeof s);
     for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) calib_shape_set(&s, f, d->shape[f]);
-    if (calib_db_lookup(c->db, c->db_gpu, (calib_op)d->calib_op, d->calib_dtype ? d->calib_dtype : "bf16", NULL, &s,
-                        &res, NULL))
-        return 0;
+    const char *dt = d->calib_dtype ? d->calib_dtype : "bf16";
+    if (calib_db_lookup(c->db, c->db_gpu, (calib_op)d->calib_op, dt, NULL, &s, &res, NULL)) return 0;
+    /* Block-scaled fp8 with no rows of its own: per-tensor fp8 timings stand
+     * in (the block scales add under 4 % to the bytes and nothing to the
+     * tensor-core rate). */
+    if (res.status == CALIB_LOOKUP_NONE && strcmp(dt, "fp8_block") == 0) {
+        dt = "fp8";
+        if (calib_db_lookup(c->db, c->db_gpu, (calib_op)d->calib_op, dt, NULL, &s, &res, NULL)) return 0;
+    }
     if (!(res.latency_s > 0)) return 0;
-    if (res.status == CALIB_LOOKUP_EXACT || res.status == CALIB_LOOKUP_INTERP || res.status == CALIB_LOOKUP_NEAREST) {
+    if (res.status == CALIB_LOOKUP_EXACT || res.status == CALIB_LOOKUP_INTERP) {
         *src = MODEL_SRC_DB;
         return res.latency_s;
     }
-    if (res.status != CALIB_LOOKUP_OUTSIDE) return 0;
-    const char *dt = d->calib_dtype ? d->calib_dtype : "bf16";
+    /* Nearest point (a hole in a sparse grid, such as GEMM (n, k) pairs) or
+     * outside the grid: that point's measured efficiency carried over to this
+     * shape's roofline, never its raw latency (a 24576×7168 GEMM's time is
+     * not a 14336×8192 one's). */
+    if (res.status != CALIB_LOOKUP_OUTSIDE && res.status != CALIB_LOOKUP_NEAREST) return 0;
     double want = roof_of(calib_op_flops((calib_op)d->calib_op, &s), d->peak,
                           calib_op_bytes((calib_op)d->calib_op, dt, &s), d->bw);
     double near = roof_of(calib_op_flops((calib_op)d->calib_op, &res.nearest), d->peak,

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # gpu-check.sh OUTDIR — on a machine with an NVIDIA GPU: builds servesim for
 # the present GPU's architecture only, runs every kernel check against its
-# CPU reference, calibrates the quick grid into a perf-db, and writes into
-# OUTDIR: perf.db, its text dump perf.sql, check.log, calibrate.log,
-# build.log and summary.txt (each kernel vs its library reference and vs
-# peak, also printed at the end). Budget: about 10 minutes in all (build ≤ 4,
-# checks ≤ 1, quick grid ≤ 5; a cut-short grid is resumable by rerunning).
+# CPU reference, calibrates the quick grid into a perf-db, times the
+# production-library references through PyTorch where it is installed
+# (calib/torch_ref.py: FlashAttention/cuDNN attention, cuBLASLt fp8 GEMM,
+# grouped GEMM), and writes into OUTDIR: perf.db, its text dump perf.sql,
+# check.log, calibrate.log, torch.log, build.log and summary.txt (each kernel
+# vs its library reference and vs peak, also printed at the end). Budget:
+# about 10 minutes in all (build ≤ 4, checks ≤ 1, grid ≤ 5, PyTorch
+# references ≤ 2; a cut-short step is resumable by rerunning).
 # Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU.
 # Environment: NVIDIA_SMI (default nvidia-smi), SERVESIM_BUILD_DIR (default
-# build-gpucheck), GPU_CHECK_GRID_S (seconds for the grid, default 300).
+# build-gpucheck), GPU_CHECK_GRID (quick or full, default quick),
+# GPU_CHECK_GRID_S (seconds for the grid, default 300), GPU_CHECK_TORCH_S
+# (seconds for the PyTorch references, default 120; 0 skips them),
+# SERVESIM_BIN (a servesim already built with -DSERVESIM_CUDA=ON for this
+# GPU: the build step is skipped, for GPU hosts that lack the -dev packages).
 set -uo pipefail
 if [ $# -ne 1 ] || [ "${1:-}" = "--help" ]; then
   echo "usage: scripts/gpu-check.sh OUTDIR" >&2
@@ -40,13 +47,17 @@ echo "gpu-check: $gpu → building for sm_$arch" | tee "$out/summary.txt"
 
 build=${SERVESIM_BUILD_DIR:-build-gpucheck}
 cd "$root" || exit 1
-if ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSERVESIM_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch" &&
+if [ -n "${SERVESIM_BIN:-}" ]; then
+  bin=$SERVESIM_BIN
+  echo "gpu-check: using the prebuilt $bin (no build)" | tee -a "$out/summary.txt"
+elif ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSERVESIM_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch" &&
        timeout 240 cmake --build "$build" -j "$(nproc)"; } >"$out/build.log" 2>&1; then
   tail -30 "$out/build.log" >&2
   echo "gpu-check: build failed (log: $out/build.log)" >&2
   exit 1
+else
+  bin=$build/servesim
 fi
-bin=$build/servesim
 if ! "$bin" calibrate --help >/dev/null 2>&1; then
   echo "gpu-check: $bin has no 'calibrate' command (calib_cli_calibrate is not wired into sim_main.c yet)" >&2
   exit 1
@@ -56,7 +67,8 @@ status=0
 timeout 60 "$bin" calibrate --check --log "$out/check.log" --quiet
 rc=$?
 [ $rc -ne 0 ] && status=1 && echo "gpu-check: kernel checks failed (rc $rc), see $out/check.log" >&2
-timeout "${GPU_CHECK_GRID_S:-300}" "$bin" calibrate --grid quick --db "$out/perf.db" --log "$out/calibrate.log" --quiet
+grid=${GPU_CHECK_GRID:-quick}
+timeout "${GPU_CHECK_GRID_S:-300}" "$bin" calibrate --grid "$grid" --db "$out/perf.db" --log "$out/calibrate.log" --quiet
 rc=$?
 if [ $rc -eq 124 ]; then
   echo "gpu-check: quick grid cut at ${GPU_CHECK_GRID_S:-300} s; rerun to resume (points so far are kept)" >&2
@@ -64,12 +76,23 @@ elif [ $rc -ne 0 ]; then
   status=1
   echo "gpu-check: calibrate failed (rc $rc), see $out/calibrate.log" >&2
 fi
+torch_s=${GPU_CHECK_TORCH_S:-120}
+if [ "$torch_s" != 0 ] && [ -f "$out/perf.db" ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  timeout $((torch_s + 60)) python3 "$root/calib/torch_ref.py" --servesim "$bin" --db "$out/perf.db" --grid "$grid" \
+    --max-seconds "$torch_s" --log "$out/torch.log"
+  rc=$?
+  [ $rc -ne 0 ] && status=1 && echo "gpu-check: PyTorch references failed (rc $rc), see $out/torch.log" >&2
+else
+  echo "gpu-check: no PyTorch with CUDA here: attention and fp8 GEMM have only the bundled kernels" | tee -a "$out/summary.txt"
+fi
 "$bin" db export "$out/perf.db" "$out/perf.sql" || status=1
 
 {
   echo
   echo "== checks (kernel vs CPU reference) =="
   grep '^check' "$out/check.log" || true
+  [ -f "$out/torch.log" ] && grep -E '^(check|skip)' "$out/torch.log"
+  [ -f "$out/torch.log" ] && tail -1 "$out/torch.log"
   if command -v sqlite3 >/dev/null 2>&1 && [ -f "$out/perf.db" ]; then
     echo
     echo "== per kernel: best rate and best fraction of the roofline peak =="

@@ -290,6 +290,29 @@ static void test_lookup(void)
     CHECK_NEAR(r.efficiency, 0.03, 1e-12);
     CHECK(calib_db_lookup(db, gid, CALIB_OP_GEMM, "fp8", NULL, &q, &r, &err) == 0);
     CHECK(r.status == CALIB_LOOKUP_NONE);
+    /* Attention measured at 32/8 and 64/8 heads, asked at 16/2: no exact
+     * match, so the nearest point over all fields, as OUTSIDE. */
+    memset(&p, 0, sizeof p);
+    p.op = CALIB_OP_ATTN_DECODE;
+    snprintf(p.dtype, sizeof p.dtype, "bf16");
+    snprintf(p.kernel, sizeof p.kernel, "torch_sdpa_flash");
+    p.kernel_version = 1, p.reps = 10, p.tflops = p.gbps = p.check_err = p.frac_of_peak = NAN;
+    snprintf(p.measured_at, sizeof p.measured_at, "2026-01-01T00:00:00Z");
+    for (int h = 32; h <= 64; h *= 2)
+        for (int64_t ctx = 1024; ctx <= 4096; ctx *= 4) {
+            p.shape.batch = 8, p.shape.ctx = ctx, p.shape.heads = h, p.shape.kv_heads = 8, p.shape.head_dim = 128;
+            p.median_s = p.p10_s = p.p90_s = 1e-9 * (double)(h * ctx);
+            CHECK(calib_db_point_insert(db, gid, &p, &err) == 0);
+        }
+    calib_shape qa = {0};
+    qa.batch = 8, qa.ctx = 2048, qa.heads = 32, qa.kv_heads = 8, qa.head_dim = 128;
+    CHECK(calib_db_lookup(db, gid, CALIB_OP_ATTN_DECODE, "bf16", NULL, &qa, &r, &err) == 0);
+    CHECK(r.status == CALIB_LOOKUP_INTERP);
+    qa.heads = 16, qa.kv_heads = 2, qa.ctx = 1024;
+    CHECK(calib_db_lookup(db, gid, CALIB_OP_ATTN_DECODE, "bf16", NULL, &qa, &r, &err) == 0);
+    CHECK(r.status == CALIB_LOOKUP_OUTSIDE);
+    CHECK(r.nearest.heads == 32 && r.nearest.kv_heads == 8 && r.nearest.ctx == 1024);
+    CHECK_NEAR(r.latency_s, 1e-9 * 32 * 1024, 1e-15);
     calib_db_close(db);
 
     /* A perf-db of another schema version is refused. */
