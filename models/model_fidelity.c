@@ -6,7 +6,10 @@
  *           50 µs per scheduled request: vLLM's Python scheduler and
  *           input/output processing scale with the batch (the TPOT deficit
  *           of the measured vLLM rows grows linearly with batch size and not
- *           with tp, test_cost.c).
+ *           with tp, test_cost.c); 45 ms of frontend per request (API server,
+ *           process hops, streaming): the measured TTFT exceeds the engine's
+ *           by a constant that does not shrink with tp (fitted on
+ *           e2e-dev.csv, docs/cost-model.md).
  *   sglang  8192-token budget (chunked_prefill_size 8192), no per-request
  *           cost: its overlap scheduler prepares batch n+1 on the CPU while
  *           the GPU runs batch n, so per-request CPU work is hidden.
@@ -34,18 +37,20 @@ typedef struct {
     double overhead_us, per_seq_us;
     int32_t max_batched_tokens, chunk_tokens;
     double jitter; /* output-length spread, fraction of osl (see fid_simulate) */
+    double frontend_us; /* per-request API-server time before the engine (scheduler.frontend_us) */
     const char *policy; /* scheduler.policy: how the engine orders prefill and decode */
 } backend_profile;
 
 static const backend_profile profiles[] = {
-    {"vllm", 1500, 50, 8192, 2048, 0.125, "decode_first"},
-    {"sglang", 1500, 0, 8192, 8192, 0, "prefill_first"},
-    {"trtllm", 2000, 0, 8192, 8192, 0, "decode_first"},
+    {"vllm", 1500, 50, 8192, 2048, 0.125, 45000, "decode_first"},
+    {"sglang", 1500, 0, 8192, 8192, 0, 0, "prefill_first"},
+    {"trtllm", 2000, 0, 8192, 8192, 0, 0, "decode_first"},
 };
 #define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
 
-/* Requests per row: enough waves for steady state, capped for speed. */
-#define FID_WAVES 12
+/* Requests per client, as in the common `--num-prompts 10×concurrency`
+ * benchmark runs; capped for speed. */
+#define FID_WAVES 10
 #define FID_MAX_REQUESTS 1536
 
 /* Hugging Face id → catalogue name and weight dtype. */
@@ -108,7 +113,7 @@ static int col_index(char **hdr, int n, const char *name)
     return -1;
 }
 
-static int fid_simulate(model_fidelity_row *r, const char *gpu, sim_err *err)
+static int fid_simulate(model_fidelity_row *r, const char *gpu, int steady, sim_err *err)
 {
     const backend_profile *bp = profile_for(r->backend);
     if (!bp) return sim_err_set(err, SIM_ENOTSUP, "no scheduler profile for backend '%s'", r->backend);
@@ -151,6 +156,7 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, sim_err *err)
     p->scheduler.chunk_tokens = bp->chunk_tokens;
     p->scheduler.overhead_us = bp->overhead_us;
     p->scheduler.overhead_per_seq_us = bp->per_seq_us;
+    p->scheduler.frontend_us = bp->frontend_us;
     snprintf(p->scheduler.policy, sizeof p->scheduler.policy, "%s", bp->policy);
     sc.output.db[0] = 0;
     sc.overload.enabled = 0;
@@ -160,14 +166,16 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, sim_err *err)
     int rc = sim_cluster_create(&sc, &cl, err);
     if (rc == 0) rc = sim_cluster_run(cl, &sum, err);
     if (rc == 0) {
-        /* Steady state: the first wave (all clients sending at t = 0 into an
-         * empty engine) is warm-up and left out, as benchmark harnesses do. */
+        /* Like the benchmark clients (vLLM's benchmark_serving, SGLang's
+         * bench_serving, genai-perf), the mean is over every request,
+         * the first wave (all clients sending at t = 0 into an empty engine)
+         * included; `steady` leaves that wave out. */
         int64_t n = 0;
         const sim_req_record *rec = sim_metrics_requests(sim_cluster_metrics(cl), &n);
         double ttft = 0, tpot = 0;
         int64_t nt = 0, np = 0;
         for (int64_t i = 0; i < n; i++) {
-            if (rec[i].id < (uint64_t)r->concurrency && n > r->concurrency) continue;
+            if (steady && rec[i].id < (uint64_t)r->concurrency && n > r->concurrency) continue;
             double v;
             if (rec[i].first_token >= 0) {
                 ttft += (double)(rec[i].first_token - rec[i].arrival) * 1e-6;
@@ -192,7 +200,7 @@ static void group_add(model_fidelity_group *g, const model_fidelity_row *r)
     g->n++;
 }
 
-int model_fidelity_run(const char *csv_path, model_fidelity_result *out, sim_err *err)
+int model_fidelity_run(const char *csv_path, int steady, model_fidelity_result *out, sim_err *err)
 {
     FILE *f = NULL;
     char line[4096], hdr_line[4096];
@@ -260,7 +268,7 @@ int model_fidelity_run(const char *csv_path, model_fidelity_result *out, sim_err
             continue;
         }
         sim_err e = {""};
-        if (fid_simulate(r, gpu, &e)) {
+        if (fid_simulate(r, gpu, steady, &e)) {
             snprintf(r->note, sizeof r->note, "%.150s", e.msg);
             continue;
         }
@@ -405,19 +413,21 @@ static void fid_print_json(const model_fidelity_result *r)
 
 static void fid_usage(FILE *o)
 {
-    fprintf(o, "usage: servesim fidelity [--csv PATH] [--json]\n"
+    fprintf(o, "usage: servesim fidelity [--csv PATH] [--steady-state] [--json]\n"
                "Replays every row of a measured-deployment CSV (aiconfigurator silicon samples) as a closed-loop\n"
                "scenario and compares mean TTFT/TPOT with the measurements; prints per-row results, MAPE overall\n"
                "and per backend, and the largest misses. Default CSV: ../shared/validation/e2e-dev.csv, else\n"
-               "tests/data/models/e2e-dev.csv.\n");
+               "tests/data/models/e2e-dev.csv. Means are over every request (10 per client, the first wave\n"
+               "included, as benchmark clients report them); --steady-state leaves the first wave out.\n");
 }
 
 int model_cli_fidelity(int argc, char **argv)
 {
     const char *csv = NULL;
-    int json = 0;
+    int json = 0, steady = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+        else if (!strcmp(argv[i], "--steady-state")) steady = 1;
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fid_usage(stdout);
@@ -445,7 +455,7 @@ int model_cli_fidelity(int argc, char **argv)
     }
     model_fidelity_result r;
     sim_err e = {""};
-    if (model_fidelity_run(csv, &r, &e)) {
+    if (model_fidelity_run(csv, steady, &r, &e)) {
         fprintf(stderr, "servesim fidelity: %s\n", e.msg);
         return 2;
     }

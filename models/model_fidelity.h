@@ -42,7 +42,8 @@ typedef struct {
 } model_fidelity_result;
 
 /* Replays every row of the CSV at path. */
-int model_fidelity_run(const char *csv_path, model_fidelity_result *out, sim_err *err);
+/* steady: leave each row's first wave of requests out of the means. */
+int model_fidelity_run(const char *csv_path, int steady, model_fidelity_result *out, sim_err *err);
 void model_fidelity_free(model_fidelity_result *r);
 
 /* `servesim fidelity [--csv PATH] [--json]`; argv[0] = "fidelity". Prints;

@@ -500,6 +500,19 @@ int sim_instance_fits(const sim_instance *in, int32_t input_tokens, int32_t outp
     return blocks_for(in, (int64_t)input_tokens + output_tokens) <= in->blocks_total;
 }
 
+static void enqueue_waiting(sim_instance *in, sim_req *r)
+{
+    sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
+    if (!in->busy) sim_instance_schedule(in);
+    else sim_instance_publish(in);
+}
+
+static void on_frontend_done(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    enqueue_waiting(ctx, (sim_req *)(uintptr_t)arg);
+}
+
 void sim_instance_submit(sim_instance *in, sim_req *r)
 {
     r->instance = in->id;
@@ -522,9 +535,12 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     in->outstanding += (int64_t)r->spec.input_tokens +
                        (in->role == SIM_ROLE_PREFILL ? 0 : r->spec.output_tokens);
     in->pending_prefill += r->spec.input_tokens;
-    sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
-    if (!in->busy) sim_instance_schedule(in);
-    else sim_instance_publish(in);
+    /* The frontend (API server, tokenisation) holds the request first: it
+     * counts as this instance's load for routers at once, but joins the
+     * queue only when the frontend hands it over. */
+    sim_time fe = (sim_time)(in->cfg.frontend_us * 1e3);
+    if (fe > 0 && in->role != SIM_ROLE_DECODE) sim_engine_after(in->eng, fe, on_frontend_done, in, (uint64_t)(uintptr_t)r);
+    else enqueue_waiting(in, r);
 }
 
 

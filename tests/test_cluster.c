@@ -163,6 +163,38 @@ static void test_exact_timing(void)
     free(r.recs);
 }
 
+/* The frontend delay holds a lone request before the engine sees it: first
+ * scheduling, first token and finish all move by exactly frontend_us, and
+ * the engine's own timing is unchanged. */
+static void test_frontend_delay(void)
+{
+    sim_scenario sc;
+    base_scenario(&sc);
+    sc.workload.requests = 1;
+    sc.workload.input_tokens.dist = SIM_DIST_FIXED;
+    sc.workload.input_tokens.value = 3000;
+    sc.workload.output_tokens.dist = SIM_DIST_FIXED;
+    sc.workload.output_tokens.value = 20;
+    sc.deployment.pools[0].instances = 1;
+    run_result a, b;
+    if (run(&sc, &a)) return;
+    sc.deployment.pools[0].scheduler.frontend_us = 7000;
+    if (run(&sc, &b)) {
+        free(a.recs);
+        return;
+    }
+    CHECK(a.n == 1 && b.n == 1);
+    if (a.n == 1 && b.n == 1) {
+        const sim_time d = 7000000;
+        CHECK(b.recs[0].arrival == a.recs[0].arrival);
+        CHECK(b.recs[0].first_scheduled == a.recs[0].first_scheduled + d);
+        CHECK(b.recs[0].first_token == a.recs[0].first_token + d);
+        CHECK(b.recs[0].finish == a.recs[0].finish + d);
+    }
+    free(a.recs);
+    free(b.recs);
+}
+
 static void test_preemption(void)
 {
     sim_scenario sc;
@@ -310,6 +342,7 @@ int main(int argc, char **argv)
 {
     test_conservation_and_little();
     test_exact_timing();
+    test_frontend_delay();
     test_preemption();
     test_rejection();
     test_closed_loop();
