@@ -122,16 +122,22 @@ static void test_conservation_and_little(void)
 }
 
 /* One request alone: TTFT and E2E are sums of cost-model iterations. */
+/* One request of fixed lengths on one instance. */
+static void one_request(sim_scenario *sc, int32_t in, int32_t out)
+{
+    base_scenario(sc);
+    sc->workload.requests = 1;
+    sc->workload.input_tokens.dist = SIM_DIST_FIXED;
+    sc->workload.input_tokens.value = in;
+    sc->workload.output_tokens.dist = SIM_DIST_FIXED;
+    sc->workload.output_tokens.value = out;
+    sc->deployment.pools[0].instances = 1;
+}
+
 static void test_exact_timing(void)
 {
     sim_scenario sc;
-    base_scenario(&sc);
-    sc.workload.requests = 1;
-    sc.workload.input_tokens.dist = SIM_DIST_FIXED;
-    sc.workload.input_tokens.value = 5000;
-    sc.workload.output_tokens.dist = SIM_DIST_FIXED;
-    sc.workload.output_tokens.value = 10;
-    sc.deployment.pools[0].instances = 1;
+    one_request(&sc, 5000, 10);
     sc.deployment.pools[0].scheduler.chunk_tokens = 2048;
     run_result r;
     if (run(&sc, &r)) return;
@@ -169,13 +175,7 @@ static void test_exact_timing(void)
 static void test_frontend_delay(void)
 {
     sim_scenario sc;
-    base_scenario(&sc);
-    sc.workload.requests = 1;
-    sc.workload.input_tokens.dist = SIM_DIST_FIXED;
-    sc.workload.input_tokens.value = 3000;
-    sc.workload.output_tokens.dist = SIM_DIST_FIXED;
-    sc.workload.output_tokens.value = 20;
-    sc.deployment.pools[0].instances = 1;
+    one_request(&sc, 3000, 20);
     run_result a, b;
     if (run(&sc, &a)) return;
     sc.deployment.pools[0].scheduler.frontend_us = 7000;
