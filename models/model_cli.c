@@ -21,7 +21,7 @@ static void pred_usage(FILE *o)
             "usage: servesim predict --model M --gpu G [--tp N --pp N --ep N --dp N --dcp N --sp N --sp-kind K\n"
             "                        --dtype D --kv-dtype D --micro-batches N --ep-mode M --moe-gemm G\n"
             "                        --expert-skew S --tp-sp --comm-fp8 --comm-overlap --gpus-per-node N\n"
-            "                        --overhead-us U --overhead-per-seq-us U]\n"
+            "                        --overhead-us U --overhead-per-seq-us U --eager-launch-us U]\n"
             "                        [--prefill TOKENS[@CACHED] ...] [--decode N --context C]\n"
             "                        [--perf-db FILE | --no-perf-db] [--json]\n"
             "       servesim predict SCENARIO.yaml [--set key=value ...] [batch flags] [--json]\n"
@@ -101,7 +101,7 @@ int model_cli_predict(int argc, char **argv)
     l.tp = l.pp = 1;
     int32_t tp = -1, pp = -1, dp = -1, ep = -1, dcp = -1, sp = -1, mb = -1, gpn = -1;
     int tp_sp = 0, comm_fp8 = 0, comm_overlap = 0;
-    double skew = -1, ovh = -1, ovh_seq = -1;
+    double skew = -1, ovh = -1, ovh_seq = -1, eager = -1;
     model_cost *c = NULL;
     model_op *ops = NULL;
     sim_err e = {""};
@@ -140,6 +140,7 @@ int model_cli_predict(int argc, char **argv)
         else if (!strcmp(a, "--expert-skew")) dpp = &skew;
         else if (!strcmp(a, "--overhead-us")) dpp = &ovh;
         else if (!strcmp(a, "--overhead-per-seq-us")) dpp = &ovh_seq;
+        else if (!strcmp(a, "--eager-launch-us")) dpp = &eager;
         else if (!strcmp(a, "--set")) {
             if (!v || n_sets >= PRED_MAX_SETS) goto usage;
             sets[n_sets++] = argv[++i];
@@ -215,6 +216,7 @@ int model_cli_predict(int argc, char **argv)
     if (skew >= 0) l.expert_skew = skew;
     if (ovh >= 0) l.overhead_s = ovh * 1e-6;
     if (ovh_seq >= 0) l.overhead_per_seq_s = ovh_seq * 1e-6;
+    if (eager >= 0) l.eager_launch_s = eager * 1e-6;
     l.tp_sp |= tp_sp;
     l.comm_fp8 |= comm_fp8;
     l.comm_overlap |= comm_overlap;

@@ -249,6 +249,7 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
     }
     double total = d->count * t * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
+    x->launches += d->count * d->kernels * x->time_scale;
     char detail[64] = "";
     if (x->ops) {
         if (d->cls == MODEL_OPC_GEMM)
@@ -269,6 +270,7 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
     double t = model_comm_time(&x->c->net, op, n, stride, bytes, &cc);
     double total = count * t * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
+    x->launches += count * x->time_scale;
     char detail[64] = "";
     if (x->ops)
         snprintf(detail, sizeof detail, "%s %s %s n=%d %.0fB", model_coll_name(op), model_comm_algo_name(cc.algo),

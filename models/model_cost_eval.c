@@ -396,6 +396,15 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     } else {
         eval_pp_sends(&x, &a, 1.0);
     }
+    /* Eager iterations (a prefill chunk: no CUDA graph) cannot run faster
+     * than the host launches their kernels. */
+    if (full->prefill && c->l.eager_launch_s > 0) {
+        double device = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s, host = x.launches * c->l.eager_launch_s;
+        char det[64] = "";
+        if (ops) snprintf(det, sizeof det, "%.0f launches x %.0fus > GPU time", x.launches, c->l.eager_launch_s * 1e6);
+        if (host > device)
+            cost_fixed(&x, "eager_host", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, host - device, 0, det);
+    }
     /* CPU-side framework work: per iteration and per scheduled request. */
     double nreq = 0;
     for (int32_t i = 0; b->chunks && i < b->n_chunks; i++) nreq += b->chunks[i].tokens > 0;

@@ -93,6 +93,7 @@ typedef struct {
     model_iter_cost r;
     double launch;              /* per kernel in this iteration */
     double time_scale;          /* PP: fraction of the layers one stage runs per micro-batch pass */
+    double launches;            /* kernel launches so far (eager host-time bound) */
     int used_db;
 } cost_ctx;
 

@@ -15,7 +15,13 @@
  *           the GPU runs batch n, so per-request CPU work is hidden.
  *   trtllm  8192-token budget (max_num_tokens 8192), no per-request cost:
  *           the C++ executor's batch bookkeeping is not on the GPU's
- *           critical path, and a smaller per-iteration cost.
+ *           critical path; 2 ms per iteration. Its PyTorch backend captures
+ *           CUDA graphs for decode-only batches only, so an iteration with a
+ *           context request runs eagerly and lasts at least 100 µs per
+ *           modelled op launch (Qwen3-235B: ~1,400 launches, a ~140 ms
+ *           floor, which its measured low-load TTFT of 170-250 ms at any
+ *           prompt length shows); clients spread ±2 % in output length,
+ *           enough to break exact lock-step. Both fitted on e2e-dev.csv.
  * max_seqs is the row's batch size (= concurrency), so every client is
  * admitted as in the measured runs. */
 #include "model_fidelity.h"
@@ -38,13 +44,14 @@ typedef struct {
     int32_t max_batched_tokens, chunk_tokens;
     double jitter; /* output-length spread, fraction of osl (see fid_simulate) */
     double frontend_us; /* per-request API-server time before the engine (scheduler.frontend_us) */
+    double eager_launch_us; /* host time per op launch in prefill iterations (scheduler.eager_launch_us) */
     const char *policy; /* scheduler.policy: how the engine orders prefill and decode */
 } backend_profile;
 
 static const backend_profile profiles[] = {
-    {"vllm", 1500, 50, 8192, 2048, 0.125, 45000, "decode_first"},
-    {"sglang", 1500, 0, 8192, 8192, 0, 0, "prefill_first"},
-    {"trtllm", 2000, 0, 8192, 8192, 0, 0, "decode_first"},
+    {"vllm", 1500, 50, 8192, 2048, 0.125, 45000, 0, "decode_first"},
+    {"sglang", 1500, 0, 8192, 8192, 0, 0, 0, "prefill_first"},
+    {"trtllm", 2000, 0, 8192, 8192, 0.02, 0, 100, "decode_first"},
 };
 #define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
 
@@ -157,6 +164,7 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, int steady, sim_
     p->scheduler.overhead_us = bp->overhead_us;
     p->scheduler.overhead_per_seq_us = bp->per_seq_us;
     p->scheduler.frontend_us = bp->frontend_us;
+    p->scheduler.eager_launch_us = bp->eager_launch_us;
     snprintf(p->scheduler.policy, sizeof p->scheduler.policy, "%s", bp->policy);
     sc.output.db[0] = 0;
     sc.overload.enabled = 0;

@@ -47,8 +47,10 @@ int model_layout_from_pool(const sim_scenario *sc, const sim_pool_cfg *pool, mod
         return sim_err_set(err, SIM_EINVAL, "parallel.moe_gemm: expected auto, contiguous or masked, got '%s'",
                            p->moe_gemm);
     l.moe_gemm = (model_moe_gemm)i;
-    if (!(pool->scheduler.overhead_us >= 0) || !(pool->scheduler.overhead_per_seq_us >= 0))
-        return sim_err_set(err, SIM_EINVAL, "scheduler.overhead_us and overhead_per_seq_us must be >= 0");
+    if (!(pool->scheduler.overhead_us >= 0) || !(pool->scheduler.overhead_per_seq_us >= 0) ||
+        !(pool->scheduler.eager_launch_us >= 0))
+        return sim_err_set(err, SIM_EINVAL,
+                           "scheduler.overhead_us, overhead_per_seq_us and eager_launch_us must be >= 0");
     if (sc->hardware.gpus_per_node < 0)
         return sim_err_set(err, SIM_EINVAL, "hardware.gpus_per_node must be >= 0 (0 = 8; got %d)",
                            sc->hardware.gpus_per_node);
@@ -65,6 +67,7 @@ int model_layout_from_pool(const sim_scenario *sc, const sim_pool_cfg *pool, mod
     l.expert_skew = p->expert_skew;
     l.overhead_s = pool->scheduler.overhead_us * 1e-6;
     l.overhead_per_seq_s = pool->scheduler.overhead_per_seq_us * 1e-6;
+    l.eager_launch_s = pool->scheduler.eager_launch_us * 1e-6;
     l.gpus_per_node = sc->hardware.gpus_per_node;
     *out = l;
     return 0;

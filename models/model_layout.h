@@ -47,6 +47,9 @@ typedef struct {
     double overhead_per_seq_s; /* added per scheduled request (prefill chunk or decode) per
                                 * iteration: CPU-side input preparation and output
                                 * processing that scales with the batch (vLLM ≈ 50 µs) */
+    double eager_launch_s;   /* host time per kernel launch in iterations with a prefill
+                              * chunk (no CUDA graph): such an iteration lasts at least
+                              * launches × this (0 = off) */
     /* Appended with the full layout model (0 = default). */
     int32_t dp, ep, dcp, sp;
     model_sp_kind sp_kind;

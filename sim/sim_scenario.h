@@ -121,6 +121,7 @@ typedef struct {
     double overhead_us;        /* per-iteration framework overhead (scheduling, launch, sampling) */
     double overhead_per_seq_us; /* extra overhead per request scheduled in the iteration */
     double frontend_us;        /* per-request frontend delay before the engine sees it (API server) */
+    double eager_launch_us;    /* host time per kernel launch in prefill iterations (no CUDA graph) */
     char policy[16];           /* decode_first (vLLM) | prefill_first (SGLang) */
 } sim_sched_cfg;
 

@@ -205,6 +205,10 @@ static const sim_schema_field table[] = {
         PL(scheduler.overhead_per_seq_us), GE0,
         "Extra overhead per scheduled request per iteration in microseconds (CPU-side "
         "per-request work; about 50 fits vLLM, 0 fits SGLang)."),
+    FLD("deployment.pools.*.scheduler.eager_launch_us", SIM_SCHEMA_F64, PL(scheduler.eager_launch_us), GE0,
+        "Host time per kernel launch, in microseconds, in iterations that carry a prefill chunk and so run "
+        "without a CUDA graph (engines that capture graphs only for decode-only batches): such an "
+        "iteration lasts at least launches x this. 0 = off (the GPU is never waiting for the host)."),
     FLD("deployment.pools.*.scheduler.frontend_us", SIM_SCHEMA_F64, PL(scheduler.frontend_us), GE0,
         "Per-request time in the serving frontend before the engine sees a request, in microseconds "
         "(HTTP, API-server process hops, tokenisation, first-token streaming): it adds to TTFT and E2E "

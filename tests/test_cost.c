@@ -772,6 +772,43 @@ static void test_perf_db(void)
     unlink(path);
 }
 
+/* An iteration with a prefill chunk runs eagerly: it lasts at least its
+ * launches x eager_launch_s (shown as op eager_host); decode-only iterations
+ * (CUDA graphs) and iterations whose GPU time is longer are unchanged. */
+static void test_eager_launch(void)
+{
+    model_layout l = layout(8, 1);
+    l.ep = 8;
+    model_cost *base = make("qwen3-235b-a22b", "h100-sxm", l);
+    l.eager_launch_s = 1.0; /* absurd on purpose: host time = launches seconds */
+    model_cost *slow = make("qwen3-235b-a22b", "h100-sxm", l);
+    l.eager_launch_s = 1e-12;
+    model_cost *tiny = make("qwen3-235b-a22b", "h100-sxm", l);
+    if (!base || !slow || !tiny) goto done;
+    model_chunk ch = {512, 0};
+    model_batch pre = {1, &ch, 4, 4 * 1000};
+    model_iter_cost rb, rs;
+    double tb = model_cost_iteration(base, &pre, &rb), ts = model_cost_iteration(slow, &pre, &rs);
+    /* host = launches × 1 s replaces the GPU time: total − framework
+     * overhead = a whole number of launches. */
+    double host = ts - rb.overhead_s;
+    CHECK(host > 94 * 10);                  /* ≥ 10 launches per layer over 94 layers */
+    CHECK_NEAR(host, floor(host + 0.5), 1e-6);
+    CHECK_NEAR(rs.gemm_s, rb.gemm_s, 1e-12); /* the op times themselves are unchanged */
+    CHECK_NEAR(model_cost_iteration(tiny, &pre, NULL), tb, 1e-12);
+    CHECK_NEAR(decode(slow, 16, 2000, NULL), decode(base, 16, 2000, NULL), 1e-12);
+    model_op ops[256];
+    int32_t n = 0;
+    model_cost_breakdown(slow, &pre, ops, 256, &n, NULL);
+    int found = 0;
+    for (int32_t i = 0; i < n && i < 256; i++) found |= !strcmp(ops[i].name, "eager_host");
+    CHECK(found);
+done:
+    model_cost_destroy(base);
+    model_cost_destroy(slow);
+    model_cost_destroy(tiny);
+}
+
 int main(int argc, char **argv)
 {
     snprintf(src_dir, sizeof src_dir, "%s", argc > 2 ? argv[2] : "..");
@@ -784,5 +821,6 @@ int main(int argc, char **argv)
     test_memory();
     test_monotonic();
     test_fidelity();
+    test_eager_launch();
     return test_finish("test_cost");
 }
