@@ -1,27 +1,14 @@
 /* model_fidelity — see model_fidelity.h.
  *
- * Per-backend scheduler profiles (what each engine's defaults amount to in
- * this simulator's continuous-batching scheduler):
- *   vllm    8192-token budget, 2048-token chunks, 1.5 ms per iteration plus
- *           50 µs per scheduled request: vLLM's Python scheduler and
- *           input/output processing scale with the batch (the TPOT deficit
- *           of the measured vLLM rows grows linearly with batch size and not
- *           with tp, test_cost.c); 45 ms of frontend per request (API server,
- *           process hops, streaming): the measured TTFT exceeds the engine's
- *           by a constant that does not shrink with tp (fitted on
- *           e2e-dev.csv, docs/cost-model.md).
- *   sglang  8192-token budget (chunked_prefill_size 8192), no per-request
- *           cost: its overlap scheduler prepares batch n+1 on the CPU while
- *           the GPU runs batch n, so per-request CPU work is hidden.
- *   trtllm  8192-token budget (max_num_tokens 8192), no per-request cost:
- *           the C++ executor's batch bookkeeping is not on the GPU's
- *           critical path; 2 ms per iteration. Its PyTorch backend captures
- *           CUDA graphs for decode-only batches only, so an iteration with a
- *           context request runs eagerly and lasts at least 100 µs per
- *           modelled op launch (Qwen3-235B: ~1,400 launches, a ~140 ms
- *           floor, which its measured low-load TTFT of 170-250 ms at any
- *           prompt length shows); clients spread ±2 % in output length,
- *           enough to break exact lock-step. Both fitted on e2e-dev.csv.
+ * Each row's engine is the scheduler preset of its backend
+ * (sim_sched_preset.h: budgets, chunking, policy, per-iteration and
+ * per-request costs, vLLM's frontend, TensorRT-LLM's eager prefill
+ * iterations). What stays here is how the benchmark clients drift apart:
+ * vLLM's output lengths spread ±12.5 %, TensorRT-LLM's ±2 % (enough to
+ * break exact lock-step; its 1k-prompt rows showed partial
+ * desynchronisation), SGLang's none (its prefill-first scheduler re-forms
+ * the waves: the measured TTFT ≈ concurrency × one prefill). The spreads
+ * and the presets' fitted values are documented in docs/cost-model.md.
  * max_seqs is the row's batch size (= concurrency), so every client is
  * admitted as in the measured runs. */
 #include "model_fidelity.h"
@@ -29,6 +16,7 @@
 #include "../sim/sim_cluster.h"
 #include "../sim/sim_metrics.h"
 #include "../sim/sim_scenario.h"
+#include "../sim/sim_sched_preset.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -39,20 +27,11 @@
 #include <time.h>
 
 typedef struct {
-    const char *backend;
-    double overhead_us, per_seq_us;
-    int32_t max_batched_tokens, chunk_tokens;
-    double jitter; /* output-length spread, fraction of osl (see fid_simulate) */
-    double frontend_us; /* per-request API-server time before the engine (scheduler.frontend_us) */
-    double eager_launch_us; /* host time per op launch in prefill iterations (scheduler.eager_launch_us) */
-    const char *policy; /* scheduler.policy: how the engine orders prefill and decode */
+    const char *backend; /* also the scheduler preset's name */
+    double jitter;       /* output-length spread, fraction of osl (see fid_simulate) */
 } backend_profile;
 
-static const backend_profile profiles[] = {
-    {"vllm", 1500, 50, 8192, 2048, 0.125, 45000, 0, "decode_first"},
-    {"sglang", 1500, 0, 8192, 8192, 0, 0, 0, "prefill_first"},
-    {"trtllm", 2000, 0, 8192, 8192, 0.02, 0, 100, "decode_first"},
-};
+static const backend_profile profiles[] = {{"vllm", 0.125}, {"sglang", 0}, {"trtllm", 0.02}};
 #define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
 
 /* Requests per client, as in the common `--num-prompts 10×concurrency`
@@ -158,14 +137,10 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, int steady, sim_
     p->parallel.pp = r->pp;
     p->parallel.dp = r->dp;
     p->parallel.ep = r->ep;
+    if (sim_sched_preset_apply(bp->backend, &p->scheduler))
+        return sim_err_set(err, SIM_ENOTSUP, "no scheduler preset for backend '%s'", bp->backend);
     p->scheduler.max_seqs = r->concurrency;
-    p->scheduler.max_batched_tokens = bp->max_batched_tokens > r->concurrency ? bp->max_batched_tokens : r->concurrency;
-    p->scheduler.chunk_tokens = bp->chunk_tokens;
-    p->scheduler.overhead_us = bp->overhead_us;
-    p->scheduler.overhead_per_seq_us = bp->per_seq_us;
-    p->scheduler.frontend_us = bp->frontend_us;
-    p->scheduler.eager_launch_us = bp->eager_launch_us;
-    snprintf(p->scheduler.policy, sizeof p->scheduler.policy, "%s", bp->policy);
+    if (p->scheduler.max_batched_tokens < r->concurrency) p->scheduler.max_batched_tokens = r->concurrency;
     sc.output.db[0] = 0;
     sc.overload.enabled = 0;
 

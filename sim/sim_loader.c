@@ -6,6 +6,7 @@
  * keys, types, ranges, conversion into a private copy of the scenario) →
  * cross-field checks → copy out. `out` is only written on success. */
 #include "sim_loader.h"
+#include "sim_sched_preset.h"
 
 #include "sim_schema.h"
 #include "sim_yaml.h"
@@ -253,9 +254,25 @@ static int walk_map(ctx *c, const sim_yaml_node *n, const char *pattern, const c
         child_list(pattern, keys, sizeof keys);
         return fail_at(c, n, path, SIM_EINVAL, "expected a mapping with keys %s, got %s", keys, got);
     }
+    /* A scheduler preset fills the pool's scheduler first, so the keys
+     * written beside it win whatever their order. */
+    int sched = !strcmp(pattern, "deployment.pools.*.scheduler");
+    for (size_t i = 0; sched && i < n->n; i++) {
+        const sim_yaml_pair *p = &n->pairs[i];
+        if (strcmp(p->key, "preset")) continue;
+        char cpat[PATH_BUF], cpath[PATH_BUF];
+        join(cpat, sizeof cpat, pattern, p->key);
+        join(cpath, sizeof cpath, path, p->key);
+        int rc = walk(c, p->value, cpat, cpath, pool);
+        if (rc) return rc;
+        sim_sched_cfg *sc = &c->sc->deployment.pools[pool].scheduler;
+        if (sim_sched_preset_apply(sc->preset, sc))
+            return fail_at(c, p->value, cpath, SIM_EINVAL, "internal: preset '%s' has no settings", sc->preset);
+    }
     for (size_t i = 0; i < n->n; i++) {
         const sim_yaml_pair *p = &n->pairs[i];
         char cpat[PATH_BUF], cpath[PATH_BUF], where[PATH_BUF + 64];
+        if (sched && !strcmp(p->key, "preset")) continue;
         const sim_schema_field *cf = NULL;
         if (strlen(p->key) <= KEY_MAX && !strchr(p->key, '.') && !strchr(p->key, '*')) {
             join(cpat, sizeof cpat, pattern, p->key);

@@ -123,6 +123,7 @@ typedef struct {
     double frontend_us;        /* per-request frontend delay before the engine sees it (API server) */
     double eager_launch_us;    /* host time per kernel launch in prefill iterations (no CUDA graph) */
     char policy[16];           /* decode_first (vLLM) | prefill_first (SGLang) */
+    char preset[16];           /* none | vllm | sglang | trtllm (sim_sched_preset.h) */
 } sim_sched_cfg;
 
 typedef struct {

@@ -1,5 +1,6 @@
 /* sim_schema — see sim_schema.h. */
 #include "sim_schema.h"
+#include "sim_sched_preset.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +199,11 @@ static const sim_schema_field table[] = {
         "Activation/workspace reserve per GPU in GB."),
     FLD("deployment.pools.*.scheduler.overhead_us", SIM_SCHEMA_F64, PL(scheduler.overhead_us), GE0,
         "Per-iteration framework overhead in microseconds (scheduling, launch, sampling)."),
+    {"deployment.pools.*.scheduler.preset", SIM_SCHEMA_STRENUM, PL(scheduler.preset), ANY, sim_sched_preset_names,
+     SIM_SCHED_PRESETS, 0,
+     "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
+     "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
+     "frontend_us, eager_launch_us and policy, and any of those written beside it wins. none = the defaults."},
     SEN("deployment.pools.*.scheduler.policy", PL(scheduler.policy), sched_policies,
         "decode_first: every iteration decodes, prefill fills the rest (vLLM, Sarathi); prefill_first: "
         "prefill-only iterations while prompts wait (SGLang's default)."),

@@ -464,6 +464,37 @@ static void test_reference(void)
     free(ref);
 }
 
+/* scheduler.preset fills the pool's scheduler first; keys written beside
+ * it win in either order; --set works; unknown names are refused. */
+static void test_presets(void)
+{
+    sim_scenario sc;
+    sim_err err;
+    const sim_sched_cfg *s = &sc.deployment.pools[0].scheduler;
+    CHECK_MSG(load("deployment:\n  pools:\n    - scheduler: {preset: vllm}\n", NULL, 0, &sc, &err) == 0, "%s",
+              err.msg);
+    CHECK(strcmp(s->preset, "vllm") == 0 && strcmp(s->policy, "decode_first") == 0);
+    CHECK(s->chunk_tokens == 2048 && s->max_batched_tokens == 8192);
+    CHECK_NEAR(s->frontend_us, 45000, 0);
+    CHECK_NEAR(s->overhead_per_seq_us, 50, 0);
+    CHECK(load("deployment:\n  pools:\n    - scheduler: {chunk_tokens: 512, preset: sglang, frontend_us: 7}\n",
+               NULL, 0, &sc, &err) == 0);
+    CHECK(strcmp(s->policy, "prefill_first") == 0 && s->chunk_tokens == 512);
+    CHECK_NEAR(s->frontend_us, 7, 0);
+    const char *set[] = {"deployment.pools.0.scheduler.preset=trtllm"};
+    CHECK(load("model: m\n", set, 1, &sc, &err) == 0);
+    CHECK(strcmp(s->preset, "trtllm") == 0);
+    CHECK_NEAR(s->eager_launch_us, 100, 0);
+    CHECK_NEAR(s->overhead_us, 2000, 0);
+    /* A second pool keeps the defaults. */
+    CHECK(load("deployment:\n  pools:\n    - scheduler: {preset: vllm}\n    - instances: 1\n", NULL, 0, &sc,
+               &err) == 0);
+    CHECK(strcmp(sc.deployment.pools[1].scheduler.preset, "none") == 0);
+    CHECK_NEAR(sc.deployment.pools[1].scheduler.frontend_us, 0, 0);
+    const char *msg = load_fail("deployment:\n  pools:\n    - scheduler: {preset: vlm}\n", NULL, 0);
+    CHECK_MSG(strstr(msg, "t.yaml:3:") && strstr(msg, "vllm"), "%s", msg);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2) src_dir = argv[2];
@@ -475,6 +506,7 @@ int main(int argc, char **argv)
     test_document_errors();
     test_cross_field();
     test_overrides();
+    test_presets();
     test_schema_names();
     test_reference();
     return test_finish("test_loader");

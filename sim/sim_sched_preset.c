@@ -1,0 +1,42 @@
+/* sim_sched_preset — see sim_sched_preset.h. */
+#include "sim_sched_preset.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int32_t max_batched_tokens, chunk_tokens;
+    double overhead_us, per_seq_us, frontend_us, eager_launch_us;
+    const char *policy;
+} preset;
+
+static const preset presets[] = {
+    {"vllm", 8192, 2048, 1500, 50, 45000, 0, "decode_first"},
+    {"sglang", 8192, 8192, 1500, 0, 0, 0, "prefill_first"},
+    {"trtllm", 8192, 8192, 2000, 0, 0, 100, "decode_first"},
+};
+
+const char *const sim_sched_preset_names[SIM_SCHED_PRESETS] = {"none", "vllm", "sglang", "trtllm"};
+
+int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg)
+{
+    if (!strcmp(name, "none")) {
+        snprintf(cfg->preset, sizeof cfg->preset, "none");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+        const preset *p = &presets[i];
+        if (strcmp(name, p->name)) continue;
+        cfg->max_batched_tokens = p->max_batched_tokens;
+        cfg->chunk_tokens = p->chunk_tokens;
+        cfg->overhead_us = p->overhead_us;
+        cfg->overhead_per_seq_us = p->per_seq_us;
+        cfg->frontend_us = p->frontend_us;
+        cfg->eager_launch_us = p->eager_launch_us;
+        snprintf(cfg->policy, sizeof cfg->policy, "%s", p->policy);
+        snprintf(cfg->preset, sizeof cfg->preset, "%s", p->name);
+        return 0;
+    }
+    return -1;
+}

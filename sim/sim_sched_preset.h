@@ -1,0 +1,32 @@
+/* sim_sched_preset — what a serving engine's defaults amount to in this
+ * simulator's scheduler (deployment.pools.*.scheduler.preset). A preset
+ * fills a pool's scheduler settings before the scenario's own keys are read,
+ * so any key written beside it wins whatever the order. The values are the
+ * ones `servesim fidelity` replays the measured deployments with (fitted on
+ * ../shared/validation/e2e-dev.csv, docs/cost-model.md):
+ *   vllm    decode_first (chunked prefill), 8,192-token budget, 2,048-token
+ *           chunks; 1.5 ms per iteration + 50 µs per scheduled request (its
+ *           Python scheduler and I/O processing scale with the batch);
+ *           45 ms of frontend per request (API server, process hops,
+ *           streaming); mixed batches run under piecewise CUDA graphs.
+ *   sglang  prefill_first, 8,192-token budget and chunks; 1.5 ms per
+ *           iteration, no per-request cost (the overlap scheduler hides it).
+ *   trtllm  decode_first (in-flight batching), max_num_tokens 8,192, no
+ *           chunking below it; 2 ms per iteration; iterations with a context
+ *           request run eagerly, at least 100 µs per op launch.
+ *   none    leaves the settings as they are. */
+#ifndef SIM_SCHED_PRESET_H
+#define SIM_SCHED_PRESET_H
+
+#include "sim_scenario.h"
+
+/* The preset names, for the schema ("none" first). */
+#define SIM_SCHED_PRESETS 4
+extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
+
+/* Overwrites the preset's fields of *cfg (max_batched_tokens, chunk_tokens,
+ * overhead_us, overhead_per_seq_us, frontend_us, eager_launch_us, policy)
+ * and records the name. Returns 0, or -1 for an unknown name. */
+int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg);
+
+#endif
