@@ -32,6 +32,8 @@ void sim_instance_publish(sim_instance *in)
 /* Keys live in the heap entries so sifting never touches the requests
  * themselves (they are scattered in memory; the heap is contiguous). */
 
+static void resv_release(sim_instance *in, sim_req *r);
+
 static inline int heap_less(const heap_ent *a, const heap_ent *b)
 {
     return a->finish_iter < b->finish_iter || (a->finish_iter == b->finish_iter && a->id < b->id);
@@ -177,6 +179,7 @@ static void preempt(sim_instance *in, sim_req *r)
         sim_req_list_remove(&in->prefilling, r, SIM_PRE_LINK);
     }
     sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+    resv_release(in, r);
     sim_instance_release_refs(in, r);
     /* Recompute: prompt plus everything generated so far goes through prefill again. */
     r->prefill_target = r->spec.input_tokens + r->generated;
@@ -255,6 +258,28 @@ static int32_t min3(int64_t a, int64_t b, int64_t c)
 
 /* Fills the iteration's prefill chunks from `budget` tokens: started
  * prefills first, then admissions from the queue. */
+/* admission reserve (TensorRT-LLM's GUARANTEED_NO_EVICT, SGLang's
+ * conservative admission): a request is admitted only when the blocks for
+ * its whole remaining sequence (the prompt alone on a prefill instance) fit
+ * beside those promised to the running requests, so decoding never runs out
+ * of KV and nothing is preempted; the rest wait in the queue. */
+static int resv_admit(sim_instance *in, sim_req *r)
+{
+    if (!in->reserve) return 1;
+    int64_t tokens = (int64_t)r->prefill_target + (in->role == SIM_ROLE_PREFILL ? 0 : r->spec.output_tokens - r->generated);
+    int64_t need = blocks_for(in, tokens);
+    if (in->resv_total + need > in->blocks_total && in->running.n > 0) return 0;
+    r->resv_blocks = (int32_t)need;
+    in->resv_total += need;
+    return 1;
+}
+
+static void resv_release(sim_instance *in, sim_req *r)
+{
+    in->resv_total -= r->resv_blocks;
+    r->resv_blocks = 0;
+}
+
 static void fill_prefill(sim_instance *in, int64_t budget)
 {
     sim_time now = sim_engine_now(in->eng);
@@ -268,6 +293,7 @@ static void fill_prefill(sim_instance *in, int64_t budget)
     }
     while (budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
         sim_req *r = in->waiting.head;
+        if (!resv_admit(in, r)) break;
         sim_instance_match_prefix(in, r);
         if (sim_instance_plan_fetch(in, r)) {
             /* Admitted, but its prefill waits for the fetched KV. */
@@ -282,6 +308,7 @@ static void fill_prefill(sim_instance *in, int64_t budget)
         int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
         if (t == 0) {
             sim_instance_unmatch_prefix(in, r);
+            resv_release(in, r);
             break;
         }
         sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
@@ -376,6 +403,7 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         sim_req *r = in->heap[0].r;
         decode_leave(in, r);
         sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+        resv_release(in, r);
         finish(in, r);
     }
     SIM_ASSERT(in->heap_n == 0 || in->heap[0].finish_iter > n, now);
@@ -398,10 +426,12 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
             in->blocks_used -= r->blocks;
             r->blocks = 0;
             sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+            resv_release(in, r);
             finish(in, r);
         } else if (in->role == SIM_ROLE_PREFILL) {
             /* Hand over: the blocks stay allocated here until the KV moved. */
             sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+            resv_release(in, r);
             r->state = SIM_REQ_KV_HOLD;
             r->prefill_instance = in->id;
             r->hold_blocks = r->blocks;
@@ -461,6 +491,7 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     in->id = id;
     in->role = role;
     in->prefill_first = strcmp(cfg->policy, "prefill_first") == 0;
+    in->reserve = strcmp(cfg->admission, "reserve") == 0;
     in->cfg = *cfg;
     in->cost = cost;
     in->metrics = metrics;
@@ -526,6 +557,7 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     r->first_token = -1;
     r->prefill_instance = -1;
     r->hold_blocks = 0;
+    r->resv_blocks = 0;
     r->kv_reserved = r->kv_arrived = r->decode_first = -1;
     r->kv_bytes = 0;
     r->shared = r->hold_shared = 0;

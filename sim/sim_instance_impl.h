@@ -51,6 +51,8 @@ struct sim_instance {
     int64_t iter;               /* iterations completed */
     int64_t dstep;              /* iterations that gave every decoding request a token */
     int prefill_first;          /* scheduler.policy prefill_first (SGLang) */
+    int reserve;                /* scheduler.admission reserve: admit only what can finish */
+    int64_t resv_total;         /* reserve: blocks promised to running requests */
     sim_time stall_ns;          /* prefill-only time decoding requests sat through */
     int busy;
     sim_time iter_start;

@@ -59,6 +59,7 @@ struct sim_req {
     /* pd: where the KV was computed and when it moved */
     int32_t prefill_instance;
     int32_t hold_blocks;     /* blocks still held on the prefill instance */
+    int32_t resv_blocks;     /* scheduler.admission reserve: blocks promised to it at admission */
     sim_time kv_reserved, kv_arrived, decode_first;
     double kv_bytes;
     /* prefix caching: the prompt's cache-block keys (owned by the cluster),

@@ -64,6 +64,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     p->scheduler.overhead_us = 1500;
     strcpy(p->scheduler.policy, "decode_first");
     strcpy(p->scheduler.preset, "none");
+    strcpy(p->scheduler.admission, "optimistic");
     /* Later pools in a file start from the same scheduler defaults. */
     for (int i = 1; i < SIM_MAX_POOLS; i++) sc->deployment.pools[i] = *p;
 

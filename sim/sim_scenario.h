@@ -124,6 +124,7 @@ typedef struct {
     double eager_launch_us;    /* host time per kernel launch in prefill iterations (no CUDA graph) */
     char policy[16];           /* decode_first (vLLM) | prefill_first (SGLang) */
     char preset[16];           /* none | vllm | sglang | trtllm (sim_sched_preset.h) */
+    char admission[16];        /* optimistic (vLLM: preempt when KV runs out) | reserve (whole sequence) */
 } sim_sched_cfg;
 
 typedef struct {

@@ -8,13 +8,13 @@ typedef struct {
     const char *name;
     int32_t max_batched_tokens, chunk_tokens;
     double overhead_us, per_seq_us, frontend_us, eager_launch_us;
-    const char *policy;
+    const char *policy, *admission;
 } preset;
 
 static const preset presets[] = {
-    {"vllm", 8192, 2048, 1500, 50, 45000, 0, "decode_first"},
-    {"sglang", 8192, 8192, 1500, 0, 0, 0, "prefill_first"},
-    {"trtllm", 8192, 8192, 2000, 0, 0, 100, "decode_first"},
+    {"vllm", 8192, 2048, 1500, 50, 45000, 0, "decode_first", "optimistic"},
+    {"sglang", 8192, 8192, 1500, 0, 0, 0, "prefill_first", "reserve"},
+    {"trtllm", 8192, 8192, 2000, 0, 0, 100, "decode_first", "reserve"},
 };
 
 const char *const sim_sched_preset_names[SIM_SCHED_PRESETS] = {"none", "vllm", "sglang", "trtllm"};
@@ -35,6 +35,7 @@ int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg)
         cfg->frontend_us = p->frontend_us;
         cfg->eager_launch_us = p->eager_launch_us;
         snprintf(cfg->policy, sizeof cfg->policy, "%s", p->policy);
+        snprintf(cfg->admission, sizeof cfg->admission, "%s", p->admission);
         snprintf(cfg->preset, sizeof cfg->preset, "%s", p->name);
         return 0;
     }

@@ -8,12 +8,15 @@
  *           chunks; 1.5 ms per iteration + 50 µs per scheduled request (its
  *           Python scheduler and I/O processing scale with the batch);
  *           45 ms of frontend per request (API server, process hops,
- *           streaming); mixed batches run under piecewise CUDA graphs.
+ *           streaming); mixed batches run under piecewise CUDA graphs;
+ *           optimistic admission (it preempts by recompute when KV runs out).
  *   sglang  prefill_first, 8,192-token budget and chunks; 1.5 ms per
- *           iteration, no per-request cost (the overlap scheduler hides it).
+ *           iteration, no per-request cost (the overlap scheduler hides it);
+ *           reserve admission (it admits against KV for the expected output).
  *   trtllm  decode_first (in-flight batching), max_num_tokens 8,192, no
  *           chunking below it; 2 ms per iteration; iterations with a context
- *           request run eagerly, at least 100 µs per op launch.
+ *           request run eagerly, at least 100 µs per op launch; reserve
+ *           admission (its default GUARANTEED_NO_EVICT capacity scheduler).
  *   none    leaves the settings as they are. */
 #ifndef SIM_SCHED_PRESET_H
 #define SIM_SCHED_PRESET_H
@@ -25,7 +28,8 @@
 extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
 
 /* Overwrites the preset's fields of *cfg (max_batched_tokens, chunk_tokens,
- * overhead_us, overhead_per_seq_us, frontend_us, eager_launch_us, policy)
+ * overhead_us, overhead_per_seq_us, frontend_us, eager_launch_us, policy,
+ * admission)
  * and records the name. Returns 0, or -1 for an unknown name. */
 int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg);
 

@@ -26,6 +26,7 @@
 static const char *const dtypes[] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
 static const char *const sp_kinds[] = {"ulysses", "ring"};
 static const char *const sched_policies[] = {"decode_first", "prefill_first"};
+static const char *const sched_admissions[] = {"optimistic", "reserve"};
 static const char *const ep_modes[] = {"auto", "normal", "low_latency"};
 static const char *const moe_gemms[] = {"auto", "contiguous", "masked"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
@@ -203,10 +204,16 @@ static const sim_schema_field table[] = {
      SIM_SCHED_PRESETS, 0,
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
-     "frontend_us, eager_launch_us and policy, and any of those written beside it wins. none = the defaults."},
+     "frontend_us, eager_launch_us, policy and admission, and any of those written beside it wins. none = the "
+     "defaults."},
     SEN("deployment.pools.*.scheduler.policy", PL(scheduler.policy), sched_policies,
         "decode_first: every iteration decodes, prefill fills the rest (vLLM, Sarathi); prefill_first: "
         "prefill-only iterations while prompts wait (SGLang's default)."),
+    SEN("deployment.pools.*.scheduler.admission", PL(scheduler.admission), sched_admissions,
+        "optimistic: admit while the prompt fits and preempt (recompute) the newest request when decoding runs "
+        "out of KV (vLLM); reserve: admit only when the whole sequence (prompt + output) fits beside what the "
+        "running requests were promised, so nothing is preempted and the rest queue (TensorRT-LLM's "
+        "GUARANTEED_NO_EVICT)."),
     FLD("deployment.pools.*.scheduler.overhead_per_seq_us", SIM_SCHEMA_F64,
         PL(scheduler.overhead_per_seq_us), GE0,
         "Extra overhead per scheduled request per iteration in microseconds (CPU-side "

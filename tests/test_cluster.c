@@ -215,6 +215,16 @@ static void test_preemption(void)
     for (int64_t i = 0; i < r.n; i++) rec_pre += r.recs[i].preemptions;
     CHECK(rec_pre == r.st.preemptions);
     CHECK(r.sum.preemptions == r.st.preemptions);
+    /* The same load with reserve admission: nothing is preempted and every
+     * request still completes (the queue absorbs the difference). */
+    snprintf(sc.deployment.pools[0].scheduler.admission, sizeof sc.deployment.pools[0].scheduler.admission,
+             "reserve");
+    run_result q;
+    if (run(&sc, &q) == 0) {
+        check_conservation(&q, 400 - q.st.rejected);
+        CHECK_MSG(q.st.preemptions == 0, "%lld preemptions under reserve admission", (long long)q.st.preemptions);
+        free(q.recs);
+    }
     free(r.recs);
 }
 
