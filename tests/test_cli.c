@@ -5,6 +5,7 @@
  * intended model change), exit codes, --help, and the results DB. */
 #include "test_util.h"
 
+#include <dirent.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -159,6 +160,8 @@ static void test_json_determinism(void)
 
 static void test_exit_codes(void)
 {
+    char sc_dir[1100];
+    snprintf(sc_dir, sizeof sc_dir, "%s/scenarios", src);
     char cmd[4096], *out = NULL;
     snprintf(cmd, sizeof cmd, "%s version", bin);
     CHECK(sh(cmd, &out) == 0);
@@ -186,9 +189,21 @@ static void test_exit_codes(void)
     CHECK(sh(cmd, &out) == 0);
     CHECK_CONTAINS(out, "valid");
     free(out);
-    snprintf(cmd, sizeof cmd, "%s validate %s/scenarios/mooncake-replay.yaml", bin, src);
-    CHECK(sh(cmd, &out) == 0);
-    free(out);
+    /* Every shipped scenario loads. */
+    DIR *d = opendir(sc_dir);
+    CHECK(d != NULL);
+    int n_sc = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".yaml")) continue;
+        snprintf(cmd, sizeof cmd, "%s validate %s/%.200s 2>&1", bin, sc_dir, e->d_name);
+        int rc = sh(cmd, &out);
+        CHECK_MSG(rc == 0, "%s: %s", e->d_name, out ? out : "");
+        free(out);
+        n_sc++;
+    }
+    if (d) closedir(d);
+    CHECK(n_sc >= 10);
     snprintf(cmd, sizeof cmd,
              "%s validate %s/scenarios/quickstart.yaml --set workload.arrival.rate=fast 2>&1", bin, src);
     CHECK(sh(cmd, &out) == 2);
