@@ -14,6 +14,7 @@
 #include "model_fidelity.h"
 
 #include "../sim/sim_cluster.h"
+#include "../sim/sim_loader.h"
 #include "../sim/sim_metrics.h"
 #include "../sim/sim_scenario.h"
 #include "../sim/sim_sched_preset.h"
@@ -99,7 +100,25 @@ static int col_index(char **hdr, int n, const char *name)
     return -1;
 }
 
-static int fid_simulate(model_fidelity_row *r, const char *gpu, int steady, sim_err *err)
+#define FID_MAX_SETS 64
+
+/* The overrides that apply to a backend's rows, prefixes stripped. */
+static int fid_sets_for(const model_fidelity_opts *o, const char *backend, const char **out)
+{
+    int n = 0;
+    for (int i = 0; o && i < o->n_sets && n < FID_MAX_SETS; i++) {
+        const char *s = o->sets[i], *colon = strchr(s, ':'), *eq = strchr(s, '=');
+        if (colon && (!eq || colon < eq)) {
+            size_t bl = (size_t)(colon - s);
+            if (strlen(backend) == bl && !strncasecmp(s, backend, bl)) out[n++] = colon + 1;
+        } else {
+            out[n++] = s;
+        }
+    }
+    return n;
+}
+
+static int fid_simulate(model_fidelity_row *r, const char *gpu, const model_fidelity_opts *o, sim_err *err)
 {
     const backend_profile *bp = profile_for(r->backend);
     if (!bp) return sim_err_set(err, SIM_ENOTSUP, "no scheduler profile for backend '%s'", r->backend);
@@ -143,6 +162,17 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, int steady, sim_
     if (p->scheduler.max_batched_tokens < r->concurrency) p->scheduler.max_batched_tokens = r->concurrency;
     sc.output.db[0] = 0;
     sc.overload.enabled = 0;
+    const char *sets[FID_MAX_SETS];
+    int n_sets = fid_sets_for(o, bp->backend, sets);
+    if (n_sets > 0) {
+        sim_scenario *ov = malloc(sizeof *ov);
+        if (!ov) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+        int orc = sim_loader_overlay(&sc, sets, n_sets, ov, err);
+        if (orc == 0) sc = *ov;
+        free(ov);
+        if (orc) return orc;
+    }
+    int steady = o && o->steady;
 
     sim_cluster *cl = NULL;
     sim_summary sum;
@@ -183,8 +213,20 @@ static void group_add(model_fidelity_group *g, const model_fidelity_row *r)
     g->n++;
 }
 
-int model_fidelity_run(const char *csv_path, int steady, model_fidelity_result *out, sim_err *err)
+int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, model_fidelity_result *out,
+                       sim_err *err)
 {
+    /* Bad overrides fail once, up front, not once per row. */
+    for (int b = 0; opts && opts->n_sets > 0 && b < N_PROFILES; b++) {
+        const char *sets[FID_MAX_SETS];
+        int n = fid_sets_for(opts, profiles[b].backend, sets);
+        sim_scenario *a = malloc(2 * sizeof *a);
+        if (!a) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+        sim_scenario_defaults(&a[0]);
+        int rc = n > 0 ? sim_loader_overlay(&a[0], sets, n, &a[1], err) : 0;
+        free(a);
+        if (rc) return rc;
+    }
     FILE *f = NULL;
     char line[4096], hdr_line[4096];
     char *hdr[64], *fld[64];
@@ -251,7 +293,7 @@ int model_fidelity_run(const char *csv_path, int steady, model_fidelity_result *
             continue;
         }
         sim_err e = {""};
-        if (fid_simulate(r, gpu, steady, &e)) {
+        if (fid_simulate(r, gpu, opts, &e)) {
             snprintf(r->note, sizeof r->note, "%.150s", e.msg);
             continue;
         }
@@ -396,21 +438,31 @@ static void fid_print_json(const model_fidelity_result *r)
 
 static void fid_usage(FILE *o)
 {
-    fprintf(o, "usage: servesim fidelity [--csv PATH] [--steady-state] [--json]\n"
+    fprintf(o, "usage: servesim fidelity [--csv PATH] [--steady-state] [--set [BACKEND:]KEY=VALUE]... [--json]\n"
                "Replays every row of a measured-deployment CSV (aiconfigurator silicon samples) as a closed-loop\n"
                "scenario and compares mean TTFT/TPOT with the measurements; prints per-row results, MAPE overall\n"
                "and per backend, and the largest misses. Default CSV: ../shared/validation/e2e-dev.csv, else\n"
                "tests/data/models/e2e-dev.csv. Means are over every request (10 per client, the first wave\n"
-               "included, as benchmark clients report them); --steady-state leaves the first wave out.\n");
+               "included, as benchmark clients report them); --steady-state leaves the first wave out. Each row\n"
+               "runs its backend's scheduler preset; --set overrides scenario keys for every row, or with a\n"
+               "BACKEND: prefix for that backend's rows only, e.g. to fit a preset to your own measurements:\n"
+               "  --set vllm:deployment.pools.0.scheduler.frontend_us=30000\n");
 }
 
 int model_cli_fidelity(int argc, char **argv)
 {
-    const char *csv = NULL;
-    int json = 0, steady = 0;
+    const char *csv = NULL, *sets[FID_MAX_SETS];
+    int json = 0, steady = 0, n_sets = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
         else if (!strcmp(argv[i], "--steady-state")) steady = 1;
+        else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+            if (n_sets == FID_MAX_SETS) {
+                fprintf(stderr, "servesim fidelity: at most %d --set overrides\n", FID_MAX_SETS);
+                return 2;
+            }
+            sets[n_sets++] = argv[++i];
+        }
         else if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fid_usage(stdout);
@@ -438,7 +490,8 @@ int model_cli_fidelity(int argc, char **argv)
     }
     model_fidelity_result r;
     sim_err e = {""};
-    if (model_fidelity_run(csv, steady, &r, &e)) {
+    model_fidelity_opts o = {steady, sets, n_sets};
+    if (model_fidelity_run(csv, &o, &r, &e)) {
         fprintf(stderr, "servesim fidelity: %s\n", e.msg);
         return 2;
     }

@@ -41,12 +41,21 @@ typedef struct {
     double wall_s;
 } model_fidelity_result;
 
-/* Replays every row of the CSV at path. */
-/* steady: leave each row's first wave of requests out of the means. */
-int model_fidelity_run(const char *csv_path, int steady, model_fidelity_result *out, sim_err *err);
+typedef struct {
+    int steady;               /* leave each row's first wave of requests out of the means */
+    const char *const *sets;  /* scenario overrides for every row ("key=value"), or for one
+                               * backend's rows ("vllm:key=value") */
+    int n_sets;
+} model_fidelity_opts;
+
+/* Replays every row of the CSV at path (opts may be NULL). Overrides that
+ * do not load fail the whole run before any row, with the loader's message. */
+int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, model_fidelity_result *out,
+                       sim_err *err);
 void model_fidelity_free(model_fidelity_result *r);
 
-/* `servesim fidelity [--csv PATH] [--json]`; argv[0] = "fidelity". Prints;
+/* `servesim fidelity [--csv PATH] [--steady-state] [--set [BACKEND:]KEY=VALUE]... [--json]`;
+ * argv[0] = "fidelity". Prints;
  * returns the exit code (0 ok, 2 usage or input error). */
 int model_cli_fidelity(int argc, char **argv);
 

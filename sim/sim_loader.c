@@ -589,8 +589,9 @@ static int check_deployment(ctx *c)
 
 /* ---- entry points ---- */
 
+/* base: start from this scenario instead of the defaults (overlay). */
 static int load(const char *text, size_t len, const char *name, const char *dir, const char *source,
-                const char *const *sets, int n_sets, sim_scenario *out, sim_err *err)
+                const char *const *sets, int n_sets, const sim_scenario *base, sim_scenario *out, sim_err *err)
 {
     ctx c = {NULL, err, dir, NULL};
     char **origins = NULL;
@@ -602,7 +603,8 @@ static int load(const char *text, size_t len, const char *name, const char *dir,
         rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
         goto fail;
     }
-    sim_scenario_defaults(c.sc);
+    if (base) *c.sc = *base;
+    else sim_scenario_defaults(c.sc);
     if ((rc = sim_yaml_parse(text, len, name, &c.root, err))) goto fail;
     if (!c.root || (c.root->kind == SIM_YAML_SCALAR && c.root->is_null)) {
         rc = sim_err_set(err, SIM_EINVAL, "%s:1:1: empty scenario: expected a mapping of keys such as "
@@ -629,6 +631,8 @@ static int load(const char *text, size_t len, const char *name, const char *dir,
         if ((rc = apply_set(&c, s, origins[i]))) goto fail;
     }
     if ((rc = walk(&c, c.root, "", "", 0))) goto fail;
+    /* An overlay naming pool 0 keeps the base's other pools. */
+    if (base && c.sc->deployment.n_pools < base->deployment.n_pools) c.sc->deployment.n_pools = base->deployment.n_pools;
     if ((rc = check_workload(&c))) goto fail;
     if ((rc = check_deployment(&c))) goto fail;
     snprintf(c.sc->source_path, sizeof c.sc->source_path, "%s", source);
@@ -644,7 +648,13 @@ fail:
 int sim_loader_load_string(const char *text, size_t len, const char *name, const char *const *sets,
                            int n_sets, sim_scenario *out, sim_err *err)
 {
-    return load(text ? text : "", text ? len : 0, name, "", "", sets, n_sets, out, err);
+    return load(text ? text : "", text ? len : 0, name, "", "", sets, n_sets, NULL, out, err);
+}
+
+int sim_loader_overlay(const sim_scenario *base, const char *const *sets, int n_sets, sim_scenario *out,
+                       sim_err *err)
+{
+    return load("{}", 2, "<overrides>", "", base->source_path, sets, n_sets, base, out, err);
 }
 
 int sim_loader_load_file(const char *path, const char *const *sets, int n_sets, sim_scenario *out,
@@ -681,7 +691,7 @@ int sim_loader_load_file(const char *path, const char *const *sets, int n_sets, 
     if (slash == dir) dir[1] = '\0';
     else if (slash) *slash = '\0';
     else dir[0] = '\0';
-    rc = load(text, len, path, dir, path, sets, n_sets, out, err);
+    rc = load(text, len, path, dir, path, sets, n_sets, NULL, out, err);
 fail:
     fclose(f);
     free(text);

@@ -27,6 +27,12 @@ int sim_loader_load_file(const char *path, const char *const *sets, int n_sets,
 int sim_loader_load_string(const char *text, size_t len, const char *name,
                            const char *const *sets, int n_sets, sim_scenario *out, sim_err *err);
 
+/* Applies "key.path=value" overrides to an existing scenario (checked and
+ * converted exactly as --set on a file; a scheduler preset set here replaces
+ * the pool's scheduler settings before the other overrides). */
+int sim_loader_overlay(const sim_scenario *base, const char *const *sets, int n_sets, sim_scenario *out,
+                       sim_err *err);
+
 /* Writes the scenario reference as Markdown. */
 void sim_loader_write_reference(FILE *f);
 

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", argc > 2 ? argv[2] : "..");
     model_fidelity_result r;
     sim_err e = {""};
-    int rc = model_fidelity_run(path, 0, &r, &e);
+    int rc = model_fidelity_run(path, NULL, &r, &e);
     CHECK_MSG(rc == 0, "%s", e.msg);
     if (rc == 0) {
         printf("%d rows: TTFT MAPE %.1f%%, TPOT MAPE %.1f%% (%.1f s)\n", r.n_ok, r.all.ttft_mape, r.all.tpot_mape,
@@ -38,7 +38,38 @@ int main(int argc, char **argv)
             CHECK(r.rows[i].pred_ttft_ms > 0 && r.rows[i].pred_tpot_ms > 0 && r.rows[i].pred_tpot_ms < 1e4);
         model_fidelity_free(&r);
     }
-    CHECK(model_fidelity_run("/nonexistent/e2e.csv", 0, &r, &e) == SIM_EIO);
+    /* Overrides: a BACKEND: prefix touches only that backend's rows. A
+     * 100 ms longer vLLM frontend raises every vLLM TTFT, by about 100 ms on
+     * average (arrivals also shift against iteration boundaries), and leaves
+     * the other backends exactly as they were. */
+    model_fidelity_result a, b;
+    const char *sets[] = {"vllm:deployment.pools.0.scheduler.frontend_us=145000"};
+    model_fidelity_opts o = {0, sets, 1};
+    if (model_fidelity_run(path, NULL, &a, &e) == 0) {
+        if (model_fidelity_run(path, &o, &b, &e) == 0) {
+            CHECK(a.n_rows == b.n_rows);
+            double sum = 0;
+            int nv = 0;
+            for (int i = 0; i < a.n_rows && i < b.n_rows; i++) {
+                double d = b.rows[i].pred_ttft_ms - a.rows[i].pred_ttft_ms;
+                if (!strcmp(a.rows[i].backend, "vllm")) {
+                    CHECK_MSG(d > 0, "row %d: TTFT moved %.1f ms", i, d);
+                    sum += d, nv++;
+                } else {
+                    CHECK_MSG(d == 0, "row %d (%s): TTFT moved %.1f ms", i, a.rows[i].backend, d);
+                }
+            }
+            CHECK(nv == 93);
+            CHECK_MSG(nv && sum / nv > 80 && sum / nv < 160, "mean vLLM TTFT shift %.1f ms", nv ? sum / nv : 0);
+            model_fidelity_free(&b);
+        }
+        model_fidelity_free(&a);
+    }
+    const char *bad[] = {"trtllm:deployment.pools.0.scheduler.eager_launch_ms=5"};
+    model_fidelity_opts ob = {0, bad, 1};
+    CHECK(model_fidelity_run(path, &ob, &r, &e) < 0);
+    CHECK_CONTAINS(e.msg, "eager_launch_us");
+    CHECK(model_fidelity_run("/nonexistent/e2e.csv", NULL, &r, &e) == SIM_EIO);
     CHECK_CONTAINS(e.msg, "cannot open");
     char *av[] = {"fidelity", "--bogus"};
     CHECK(model_cli_fidelity(2, av) == 2);
