@@ -497,6 +497,8 @@ int model_cli_fidelity(int argc, char **argv)
     }
     if (json) fid_print_json(&r);
     else fid_print_table(&r);
+    int none = r.n_ok == 0;
+    if (none) fprintf(stderr, "servesim fidelity: %s: no row could be simulated (reasons above)\n", csv);
     model_fidelity_free(&r);
-    return 0;
+    return none ? 1 : 0;
 }

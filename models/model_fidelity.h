@@ -56,7 +56,7 @@ void model_fidelity_free(model_fidelity_result *r);
 
 /* `servesim fidelity [--csv PATH] [--steady-state] [--set [BACKEND:]KEY=VALUE]... [--json]`;
  * argv[0] = "fidelity". Prints;
- * returns the exit code (0 ok, 2 usage or input error). */
+ * returns the exit code (0 ok, 1 no row could be simulated, 2 usage or input error). */
 int model_cli_fidelity(int argc, char **argv);
 
 #endif

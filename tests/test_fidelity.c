@@ -7,7 +7,9 @@
 #include "test_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Reached when this test was written (see docs/cost-model.md), + margin. */
 #define MAX_TPOT_MAPE 13.0
@@ -73,5 +75,21 @@ int main(int argc, char **argv)
     CHECK_CONTAINS(e.msg, "cannot open");
     char *av[] = {"fidelity", "--bogus"};
     CHECK(model_cli_fidelity(2, av) == 2);
+    /* Rows that cannot run are skipped with a reason; none at all is exit 1. */
+    char tmp[] = "/tmp/servesim-fid-XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (f) {
+        fputs("concurrency,backend,backend_version,model_path,system,precision,mode,isl,osl,batch_size,tp_size,"
+              "pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+              "16,sglang,0.5,Qwen/Unknown-7B,h100_sxm,,agg,1024,128,16,2,1,,1,1,840,16\n"
+              "16,sglang,0.5,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,16,3,1,,1,1,840,16\n",
+              f);
+        fclose(f);
+        char *av2[] = {"fidelity", "--csv", tmp};
+        CHECK(model_cli_fidelity(3, av2) == 1);
+        unlink(tmp);
+    }
     return test_finish("test_fidelity");
 }
