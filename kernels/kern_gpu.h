@@ -3,7 +3,9 @@
  * when CUDA is enabled (SERVESIM_HAVE_CUDA, library servesim_gpu); the
  * calibration harness is its only user. All pointers named d_* are device
  * memory owned by the caller (kern_gpu_malloc/kern_gpu_free). Launches go
- * to the default stream and are asynchronous; every function checks the
+ * to the default stream (per-thread: the .cu files are built with
+ * --default-stream=per-thread, so launches can be captured into a CUDA
+ * graph) and are asynchronous; every function checks the
  * launch and returns 0 or a negative SIM_E* code with the CUDA error text in
  * err (SIM_ENOTSUP when the device's compute capability lacks the
  * instruction, SIM_EINVAL for unsupported shapes, SIM_EIO for CUDA
@@ -51,6 +53,17 @@ int kern_gpu_timer_create(kern_gpu_timer **t, sim_err *err);
 void kern_gpu_timer_destroy(kern_gpu_timer *t);
 int kern_gpu_timer_start(kern_gpu_timer *t, sim_err *err);
 int kern_gpu_timer_stop(kern_gpu_timer *t, double *seconds, sim_err *err);
+
+/* CUDA-graph capture of the launches made between begin and end (on the
+ * default stream), replayed as one launch: timing a graph of back-to-back
+ * launches leaves the host's per-launch cost out, as engines replaying
+ * graphs do. A failed capture is abandoned cleanly (the caller times eager
+ * launches instead). */
+typedef struct kern_gpu_graph kern_gpu_graph;
+int kern_gpu_capture_begin(sim_err *err);
+int kern_gpu_capture_end(int ok, kern_gpu_graph **g, sim_err *err);
+int kern_gpu_graph_launch(kern_gpu_graph *g, sim_err *err);
+void kern_gpu_graph_destroy(kern_gpu_graph *g);
 
 /* GEMM, C[M×N] = A[M×K]·B[K×N] in bf16, fp32 accumulate, mma.sync
  * m16n8k16 (sm_80+). N and K must be multiples of 8. */

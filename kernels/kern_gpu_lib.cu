@@ -56,6 +56,8 @@ extern "C" int kern_gpu_lib_create(kern_gpu_lib **lib, sim_err *err)
         free(l);
         return kern_cu_err(err, SIM_EIO, "cublasCreate: %s", cublasGetStatusString(st));
     }
+    /* The per-thread default stream, like the bundled kernels: graph-capturable. */
+    cublasSetStream(l->blas, cudaStreamPerThread);
     *lib = l;
     return 0;
 }

@@ -3,6 +3,7 @@
 #include "kern_cuda.cuh"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" int kern_gpu_count(int32_t *n, sim_err *err)
@@ -164,4 +165,56 @@ extern "C" int kern_gpu_timer_stop(kern_gpu_timer *t, double *seconds, sim_err *
     KERN_CU_TRY(cudaEventElapsedTime(&ms, t->start, t->stop), err);
     *seconds = ms * 1e-3;
     return 0;
+}
+
+struct kern_gpu_graph {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+};
+
+extern "C" int kern_gpu_capture_begin(sim_err *err)
+{
+    KERN_CU_TRY(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal), err);
+    return 0;
+}
+
+extern "C" int kern_gpu_capture_end(int ok, kern_gpu_graph **out, sim_err *err)
+{
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamEndCapture(cudaStreamPerThread, &g);
+    *out = NULL;
+    if (!ok || e != cudaSuccess || !g) {
+        if (g) cudaGraphDestroy(g);
+        (void)cudaGetLastError(); /* clear the (non-sticky) error a failed capture leaves */
+        return ok ? kern_cu_err(err, SIM_EIO, "graph capture: %s", cudaGetErrorString(e)) : SIM_EIO;
+    }
+    kern_gpu_graph *x = (kern_gpu_graph *)calloc(1, sizeof *x);
+    if (!x) {
+        cudaGraphDestroy(g);
+        return kern_cu_err(err, SIM_ENOMEM, "out of memory");
+    }
+    x->graph = g;
+    e = cudaGraphInstantiate(&x->exec, g, 0);
+    if (e != cudaSuccess) {
+        cudaGraphDestroy(g);
+        free(x);
+        (void)cudaGetLastError();
+        return kern_cu_err(err, SIM_EIO, "cudaGraphInstantiate: %s", cudaGetErrorString(e));
+    }
+    *out = x;
+    return 0;
+}
+
+extern "C" int kern_gpu_graph_launch(kern_gpu_graph *g, sim_err *err)
+{
+    KERN_CU_TRY(cudaGraphLaunch(g->exec, cudaStreamPerThread), err);
+    return 0;
+}
+
+extern "C" void kern_gpu_graph_destroy(kern_gpu_graph *g)
+{
+    if (!g) return;
+    cudaGraphExecDestroy(g->exec);
+    cudaGraphDestroy(g->graph);
+    free(g);
 }

@@ -40,7 +40,10 @@ if(SERVESIM_HAVE_CUDA)
   set_property(TARGET servesim_gpu PROPERTY COMPILE_OPTIONS "")
   target_compile_options(servesim_gpu PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unused-parameter>
-    $<$<COMPILE_LANGUAGE:CUDA>:-O3>)
+    $<$<COMPILE_LANGUAGE:CUDA>:-O3>
+    # Launches on "stream 0" go to the per-thread default stream, which CUDA
+    # graphs can capture (the legacy default stream cannot).
+    $<$<COMPILE_LANGUAGE:CUDA>:--default-stream=per-thread>)
   if(SERVESIM_WERROR)
     target_compile_options(servesim_gpu PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
   endif()
