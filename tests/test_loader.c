@@ -494,6 +494,24 @@ static void test_presets(void)
     CHECK_NEAR(sc.deployment.pools[1].scheduler.frontend_us, 0, 0);
     const char *msg = load_fail("deployment:\n  pools:\n    - scheduler: {preset: vlm}\n", NULL, 0);
     CHECK_MSG(strstr(msg, "t.yaml:3:") && strstr(msg, "vllm"), "%s", msg);
+
+    /* Overlay: overrides on a built scenario keep everything else, the
+     * base's extra pools included; a preset in them replaces the pool's
+     * scheduler before the other overrides. */
+    sim_scenario base, out;
+    CHECK(load("model: llama-3.1-70b\nseed: 5\ndeployment:\n  pools:\n    - instances: 2\n    - instances: 3\n",
+               NULL, 0, &base, &err) == 0);
+    const char *ov[] = {"deployment.pools.0.scheduler.preset=vllm", "deployment.pools.0.scheduler.frontend_us=10"};
+    CHECK_MSG(sim_loader_overlay(&base, ov, 2, &out, &err) == 0, "%s", err.msg);
+    CHECK(strcmp(out.model, "llama-3.1-70b") == 0 && out.seed == 5);
+    CHECK(out.deployment.n_pools == 2 && out.deployment.pools[1].instances == 3);
+    CHECK(out.deployment.pools[0].instances == 2);
+    CHECK(strcmp(out.deployment.pools[0].scheduler.preset, "vllm") == 0);
+    CHECK(out.deployment.pools[0].scheduler.chunk_tokens == 2048);
+    CHECK_NEAR(out.deployment.pools[0].scheduler.frontend_us, 10, 0);
+    const char *bad[] = {"deployment.pools.0.scheduler.frontend_us=-1"};
+    CHECK(sim_loader_overlay(&base, bad, 1, &out, &err) < 0);
+    CHECK_CONTAINS(err.msg, "frontend_us");
 }
 
 int main(int argc, char **argv)
