@@ -5,6 +5,7 @@
  * online vs two-pass softmax, quantisation vs its error bound, …). No
  * collectives; timings are wall-clock (CLOCK_MONOTONIC) per execution. */
 #include "calib_backend.h"
+#include "../sim/sim_clock.h"
 
 #include "../kernels/kern_attn_ref.h"
 #include "../kernels/kern_gemm_ref.h"
@@ -236,19 +237,12 @@ static void cpu_exec(cpu_state *st)
     }
 }
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int cpu_run(void *vst, double *seconds, sim_err *err)
 {
     (void)err;
-    double t0 = cpu_now();
+    double t0 = sim_wall_s();
     cpu_exec(vst);
-    *seconds = cpu_now() - t0;
+    *seconds = sim_wall_s() - t0;
     return 0;
 }
 

@@ -13,6 +13,7 @@
  * admitted as in the measured runs. */
 #include "model_fidelity.h"
 
+#include "../sim/sim_clock.h"
 #include "../sim/sim_cluster.h"
 #include "../sim/sim_loader.h"
 #include "../sim/sim_metrics.h"
@@ -231,9 +232,8 @@ int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, mo
     char line[4096], hdr_line[4096];
     char *hdr[64], *fld[64];
     int rc = 0, cap = 0;
-    struct timespec t0, t1;
     memset(out, 0, sizeof *out);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = sim_wall_s();
     f = fopen(csv_path, "r");
     if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open", csv_path);
     if (!fgets(hdr_line, sizeof hdr_line, f)) {
@@ -318,8 +318,7 @@ int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, mo
             gs[i]->ttft_mape *= 100.0 / gs[i]->n;
             gs[i]->tpot_mape *= 100.0 / gs[i]->n;
         }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    out->wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    out->wall_s = sim_wall_s() - t0;
     return 0;
 fail:
     if (f) fclose(f);

@@ -1,5 +1,6 @@
 /* sim_cache_replay — see sim_cache_replay.h. */
 #include "sim_cache_replay.h"
+#include "sim_clock.h"
 
 #include "sim_prefix_keys.h"
 
@@ -382,8 +383,7 @@ int sim_cli_cache_replay(int argc, char **argv)
     const int32_t K = a.instances, C = a.cfg.block_tokens;
     rows = calloc((size_t)a.n_caps * 3 + 2, sizeof *rows);
     if (!rows) goto fail;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = sim_wall_s();
     for (int c = 0; c < a.n_caps; c++) {
         int64_t N = a.caps[c];
         rows[n_rows++] = (row){N, "global", 1, N, {0}};
@@ -402,8 +402,7 @@ int sim_cli_cache_replay(int argc, char **argv)
             goto fail;
         }
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double elapsed = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double elapsed = sim_wall_s() - t0;
     const sim_cache_replay_result *m = &max.res;
     const char *route = a.cfg.route == SIM_CACHE_ROUTE_HASH ? "hash" : "round_robin";
     if (a.json) {

@@ -1,5 +1,6 @@
 /* sim_cli — see sim_cli.h. */
 #include "sim_cli.h"
+#include "sim_clock.h"
 
 #include "calib/calib_cli.h"
 #include "model_cli.h"
@@ -198,17 +199,10 @@ typedef struct {
     int drawn;
 } progress_state;
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void draw_progress(void *ctx, int64_t done, int64_t total, double sim_s)
 {
     progress_state *p = ctx;
-    double now = wall();
+    double now = sim_wall_s();
     /* Only long runs get a bar, redrawn at most 10 times a second. */
     if (now - p->start < 1.0 || now - p->last < 0.1) return;
     p->last = now;
@@ -263,7 +257,7 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
         fprintf(stderr, "servesim: %s\n", err.msg);
         goto fail;
     }
-    progress_state ps = {wall(), 0, 0};
+    progress_state ps = {sim_wall_s(), 0, 0};
     if (!a->quiet && isatty(2)) sim_cluster_set_progress(cl, draw_progress, &ps);
     if (label) sim_cluster_describe(cl, label, label_len);
     if (print && !a->json) {

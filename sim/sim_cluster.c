@@ -2,6 +2,7 @@
  * workload one at a time (one pending arrival event), so memory follows the
  * requests in flight; finished requests go back to a free list. */
 #include "sim_cluster.h"
+#include "sim_clock.h"
 
 #include "model_catalog.h"
 #include "model_cost.h"
@@ -526,13 +527,6 @@ void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx)
     c->progress_ctx = ctx;
 }
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Load imbalance across the instances the router chooses among: CV of the
  * tokens each served (prompt where it was prefilled, plus its output). */
 static double front_load_cv(const sim_cluster *c)
@@ -583,7 +577,7 @@ static void pool_summaries(const sim_cluster *c, sim_summary *out)
 
 int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
 {
-    double t0 = wall_now();
+    double t0 = sim_wall_s();
     if (c->closed) {
         for (int32_t i = 0; i < c->sc.workload.arrival.concurrency && !c->arrivals_done; i++)
             client_next(c->eng, c, (uint64_t)i);
@@ -601,7 +595,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     }
     int rc = sim_metrics_summarize(c->metrics, &c->sc.slo, c->n_gpus, out, err);
     if (rc < 0) return rc;
-    out->wall_time_s = wall_now() - t0;
+    out->wall_time_s = sim_wall_s() - t0;
     out->events = sim_engine_events_fired(c->eng);
     out->n_gpus = c->n_gpus;
     out->requests_rejected = c->rejected;

@@ -4,6 +4,7 @@
  * Pruning decisions use only the results of finished waves, and the wave
  * size is a constant, so every worker count takes the same decisions. */
 #include "sim_search_impl.h"
+#include "sim_clock.h"
 
 #include "sim_cluster.h"
 
@@ -16,13 +17,6 @@
 #include <unistd.h>
 
 #define SIM_SEARCH_WAVE 16
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void note(sim_search *s, const char *msg)
 {
@@ -313,13 +307,13 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
             sim_cluster *cc = NULL;
             sim_summary cs;
             char *params = NULL;
-            double t1 = now_s();
+            double t1 = sim_wall_s();
             if ((rc = sim_search_apply(s, i, r->rate * frac[fi], r->requests, sc, err)) < 0) break;
             if ((rc = sim_cluster_create(sc, &cc, err)) < 0 || (rc = sim_cluster_run(cc, &cs, err)) < 0) {
                 sim_cluster_destroy(cc);
                 break;
             }
-            cs.wall_time_s = now_s() - t1;
+            cs.wall_time_s = sim_wall_s() - t1;
             sim_cluster_destroy(cc);
             if ((rc = sim_search_probe_params(s, i, -1, 0, 0, &params)) < 0) {
                 rc = sim_err_set(err, rc, "out of memory");
@@ -347,14 +341,14 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
         sim_cluster *cl = NULL;
         sim_summary sum;
         char *params = NULL;
-        double t0 = now_s();
+        double t0 = sim_wall_s();
         if ((rc = sim_search_apply(s, i, s->closed ? 0 : r->rate, r->requests, sc, err)) < 0) break;
         sc->output.store_requests = 1;
         if ((rc = sim_cluster_create(sc, &cl, err)) < 0 || (rc = sim_cluster_run(cl, &sum, err)) < 0) {
             sim_cluster_destroy(cl);
             break;
         }
-        sum.wall_time_s = now_s() - t0;
+        sum.wall_time_s = sim_wall_s() - t0;
         if ((rc = sim_search_probe_params(s, i, r->best_probe, 1, q + 1, &params)) < 0)
             rc = sim_err_set(err, rc, "out of memory");
         else
@@ -370,7 +364,7 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
 
 int sim_search_run(sim_search *s, sim_err *err)
 {
-    double t0 = now_s();
+    double t0 = sim_wall_s();
     int rc = 0;
     int32_t local = 1;
     s->rank = 0;
@@ -424,7 +418,7 @@ int sim_search_run(sim_search *s, sim_err *err)
         if (s->opts.progress && s->rank == 0) s->opts.progress(s->opts.progress_ctx, done, s->n, evaluated, pruned);
     }
     free(idx);
-    s->wall_s = now_s() - t0;
+    s->wall_s = sim_wall_s() - t0;
     return rc;
 }
 

@@ -3,6 +3,7 @@
  * with MPI), prints the tables or JSON and, with --out DIR, writes the
  * recommended scenario, launch commands, CSV/JSON and plots there. */
 #include "sim_search.h"
+#include "sim_clock.h"
 
 #include "sim_loader.h"
 #include "sim_search_impl.h"
@@ -49,17 +50,10 @@ typedef struct {
     int drawn;
 } progress_state;
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void progress(void *ctx, int64_t done, int64_t total, int64_t evaluated, int64_t pruned)
 {
     progress_state *p = ctx;
-    double now = wall();
+    double now = sim_wall_s();
     if (now - p->last < 0.2 && done < total) return;
     p->last = now;
     p->drawn = 1;
@@ -230,7 +224,7 @@ int sim_cli_search(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    progress_state ps = {wall(), 0, 0};
+    progress_state ps = {sim_wall_s(), 0, 0};
     sim_search_opts opts = {.threads = threads, .no_prune = no_prune, .use_mpi = use_mpi, .quiet = quiet};
     if (!quiet && !json && isatty(2)) {
         opts.progress = progress;

@@ -11,6 +11,7 @@
  * a request waiting 10× the TTFT bound (at least 10 s) means arrivals exceed
  * capacity, so the run stops early as overloaded. */
 #include "sim_search_impl.h"
+#include "sim_clock.h"
 
 #include "sim_cluster.h"
 
@@ -19,13 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int sim_search_apply(const sim_search *s, int32_t i, double rate, int64_t requests, sim_scenario *out,
                      sim_err *err)
@@ -120,13 +114,13 @@ static int run_probe(const sim_search *s, int32_t i, double rate, int64_t reques
         snprintf(errbuf, el, "out of memory");
         return SIM_ENOMEM;
     }
-    double t0 = now_s();
+    double t0 = sim_wall_s();
     if ((rc = sim_search_apply(s, i, rate, requests, sc, &err)) < 0 || (rc = sim_cluster_create(sc, &cl, &err)) < 0 ||
         (rc = sim_cluster_run(cl, &pr->sum, &err)) < 0) {
         snprintf(errbuf, el, "%.*s", (int)el - 1, err.msg);
         goto fail;
     }
-    pr->sum.wall_time_s = now_s() - t0;
+    pr->sum.wall_time_s = sim_wall_s() - t0;
     pr->pass = judge(s, &pr->sum, pr->why, sizeof pr->why);
 fail:
     sim_cluster_destroy(cl);
@@ -159,7 +153,7 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
 {
     const sim_search_cand *c = &s->cands[i];
     char errbuf[256] = "";
-    double t0 = now_s();
+    double t0 = sim_wall_s();
     res->n_probes = 0;
     res->best_probe = -1;
     if (!res->probes && !(res->probes = calloc(SIM_SEARCH_MAX_PROBES, sizeof *res->probes))) {
@@ -182,7 +176,7 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
             res->status = SIM_CAND_SLO_MISSED;
             snprintf(res->reason, sizeof res->reason, "%s", pr->why);
         }
-        res->wall_s = now_s() - t0;
+        res->wall_s = sim_wall_s() - t0;
         return;
     }
     double lo = 0, hi = res->bound_rate, fail_at = -1;
@@ -207,7 +201,7 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
         if (lo > 0 && hi - lo <= tol * hi) break;
         if (lo == 0 && hi < res->bound_rate / 64) break; /* fails far below its capacity */
     }
-    res->wall_s = now_s() - t0;
+    res->wall_s = sim_wall_s() - t0;
     if (res->best_probe < 0) {
         res->status = SIM_CAND_SLO_MISSED;
         snprintf(res->reason, sizeof res->reason, "SLO missed even at %.3g req/s: %s", fail_at, limit);
@@ -222,7 +216,7 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
     fill_metrics(s, c, res);
     return;
 error:
-    res->wall_s = now_s() - t0;
+    res->wall_s = sim_wall_s() - t0;
     res->status = SIM_CAND_ERROR;
     snprintf(res->reason, sizeof res->reason, "%s", errbuf);
 }
