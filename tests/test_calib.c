@@ -52,20 +52,6 @@ static int gpu_cb(void *ctx, int64_t gpu_id, const calib_gpu_id *id, int64_t n_p
     return 0;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* Grid points the CPU backend plans for the tiny grid (all ops). */
 static int64_t cpu_tiny_total(calib_backend *b)
 {
@@ -159,7 +145,7 @@ static void test_cpu_end_to_end(void)
     CHECK(calib_cli_db(4, argv_e1) == 0);
     CHECK(calib_cli_db(4, argv_i) == 0);
     CHECK(calib_cli_db(4, argv_e2) == 0);
-    char *t1 = slurp(dump1), *t2 = slurp(dump2);
+    char *t1 = test_slurp(dump1), *t2 = test_slurp(dump2);
     CHECK(t1 && t2 && strlen(t1) > 1000);
     CHECK_MSG(t1 && t2 && strcmp(t1, t2) == 0, "export → import → export differs");
     CHECK_CONTAINS(t1, "-- schema_version 1");

@@ -46,20 +46,6 @@ static void strip_wall(char *s)
     memmove(b, e, strlen(e) + 1);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    return b;
-}
-
 /* Structural equality with numbers within 1e-6 relative; prints the first difference. */
 static int json_close(json_t *x, json_t *y, const char *path)
 {
@@ -140,7 +126,7 @@ static void test_json_determinism(void)
             fclose(f);
         }
     }
-    char *want = slurp(ref);
+    char *want = test_slurp(ref);
     CHECK_MSG(want != NULL, "missing %s", ref);
     if (want) {
         /* Numbers compared to 1e-6 relative, not bytewise: libm may differ in
@@ -225,7 +211,7 @@ static void test_exit_codes(void)
      * row `servesim schema` prints appears there verbatim. */
     char readme_path[2048];
     snprintf(readme_path, sizeof readme_path, "%s/README.md", src);
-    char *readme = slurp(readme_path);
+    char *readme = test_slurp(readme_path);
     CHECK_MSG(readme != NULL, "cannot read %s", readme_path);
     int rows = 0, missing = 0;
     for (char *line = out; readme && line && *line;) {

@@ -403,19 +403,6 @@ static void test_schema_names(void)
     CHECK(sim_schema_edit_distance("kitten", "sitting") == 3);
 }
 
-static char *read_all(FILE *f, long *len)
-{
-    fseek(f, 0, SEEK_END);
-    *len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)*len + 1);
-    if (!buf) return NULL;
-    size_t got = fread(buf, 1, (size_t)*len, f);
-    buf[got] = '\0';
-    *len = (long)got;
-    return buf;
-}
-
 static void test_reference(void)
 {
     FILE *f = tmpfile();
@@ -423,7 +410,7 @@ static void test_reference(void)
     if (!f) return;
     sim_loader_write_reference(f);
     long len;
-    char *ref = read_all(f, &len);
+    char *ref = test_read_stream(f, &len);
     fclose(f);
     CHECK(ref != NULL);
     if (!ref) return;
@@ -455,7 +442,7 @@ static void test_reference(void)
     CHECK_MSG(doc != NULL, "%s missing (rerun with SERVESIM_WRITE_REFERENCE=1)", path);
     if (doc) {
         long dlen;
-        char *d = read_all(doc, &dlen);
+        char *d = test_read_stream(doc, &dlen);
         fclose(doc);
         CHECK_MSG(d && dlen == len && memcmp(d, ref, (size_t)len) == 0,
                   "%s is stale: rerun test_loader with SERVESIM_WRITE_REFERENCE=1", path);

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int test_failures;
@@ -40,6 +41,31 @@ static int test_checks;
 
 #define CHECK_CONTAINS(hay, needle)                                              \
     CHECK_MSG((hay) && strstr((hay), (needle)), "'%s' not in '%s'", (needle), (hay) ? (hay) : "(null)")
+
+/* The rest of an open stream as a NUL-terminated string (NULL when out of
+ * memory); *len gets its length. */
+static inline char *test_read_stream(FILE *f, long *len)
+{
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!buf) return NULL;
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    if (len) *len = (long)got;
+    return buf;
+}
+
+/* A whole file as a NUL-terminated string; NULL if it cannot be read. */
+static inline char *test_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *s = test_read_stream(f, NULL);
+    fclose(f);
+    return s;
+}
 
 static inline int test_finish(const char *name)
 {
