@@ -166,11 +166,7 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, const model_fide
     const char *sets[FID_MAX_SETS];
     int n_sets = fid_sets_for(o, bp->backend, sets);
     if (n_sets > 0) {
-        sim_scenario *ov = malloc(sizeof *ov);
-        if (!ov) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-        int orc = sim_loader_overlay(&sc, sets, n_sets, ov, err);
-        if (orc == 0) sc = *ov;
-        free(ov);
+        int orc = sim_loader_overlay(&sc, sets, n_sets, &sc, err);
         if (orc) return orc;
     }
     int steady = o && o->steady;
@@ -221,10 +217,11 @@ int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, mo
     for (int b = 0; opts && opts->n_sets > 0 && b < N_PROFILES; b++) {
         const char *sets[FID_MAX_SETS];
         int n = fid_sets_for(opts, profiles[b].backend, sets);
-        sim_scenario *a = malloc(2 * sizeof *a);
+        if (n == 0) continue;
+        sim_scenario *a = malloc(sizeof *a);
         if (!a) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-        sim_scenario_defaults(&a[0]);
-        int rc = n > 0 ? sim_loader_overlay(&a[0], sets, n, &a[1], err) : 0;
+        sim_scenario_defaults(a);
+        int rc = sim_loader_overlay(a, sets, n, a, err);
         free(a);
         if (rc) return rc;
     }

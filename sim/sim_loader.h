@@ -29,7 +29,8 @@ int sim_loader_load_string(const char *text, size_t len, const char *name,
 
 /* Applies "key.path=value" overrides to an existing scenario (checked and
  * converted exactly as --set on a file; a scheduler preset set here replaces
- * the pool's scheduler settings before the other overrides). */
+ * the pool's scheduler settings before the other overrides). out may be
+ * base; on failure out is left as it was. */
 int sim_loader_overlay(const sim_scenario *base, const char *const *sets, int n_sets, sim_scenario *out,
                        sim_err *err);
 

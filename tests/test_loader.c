@@ -499,6 +499,11 @@ static void test_presets(void)
     const char *bad[] = {"deployment.pools.0.scheduler.frontend_us=-1"};
     CHECK(sim_loader_overlay(&base, bad, 1, &out, &err) < 0);
     CHECK_CONTAINS(err.msg, "frontend_us");
+    /* In place: the result replaces the base; a failure leaves it alone. */
+    CHECK(sim_loader_overlay(&base, ov, 2, &base, &err) == 0);
+    CHECK(strcmp(base.deployment.pools[0].scheduler.preset, "vllm") == 0 && base.deployment.pools[1].instances == 3);
+    CHECK(sim_loader_overlay(&base, bad, 1, &base, &err) < 0);
+    CHECK_NEAR(base.deployment.pools[0].scheduler.frontend_us, 10, 0);
 }
 
 int main(int argc, char **argv)
