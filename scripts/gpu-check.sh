@@ -46,7 +46,7 @@ case "$cc" in
 esac
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
-echo "gpu-check: $gpu → building for sm_$arch" | tee "$out/summary.txt"
+echo "gpu-check: $gpu → target sm_$arch" | tee "$out/summary.txt"
 
 build=${SERVESIM_BUILD_DIR:-build-gpucheck}
 cd "$root" || exit 1
