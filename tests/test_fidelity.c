@@ -2,7 +2,9 @@
  * (tests/data/models/e2e-dev.csv, aiconfigurator silicon samples) through
  * the simulator and holds the TTFT/TPOT MAPE at or below what the model
  * reaches today (plus a small margin), so a change that makes predictions
- * worse fails. Also checks the command's error handling. */
+ * worse fails. Also checks the command's error handling. Its speed is
+ * not asserted here (a busy machine must not fail it): the figure is in
+ * the README's Speed table. */
 #include "model_fidelity.h"
 #include "test_util.h"
 
@@ -14,7 +16,6 @@
 /* Reached when this test was written (see docs/cost-model.md), + margin. */
 #define MAX_TPOT_MAPE 13.0
 #define MAX_TTFT_MAPE 21.0
-#define MAX_WALL_S 30.0
 
 int main(int argc, char **argv)
 {
@@ -34,7 +35,6 @@ int main(int argc, char **argv)
         CHECK(r.n_backends == 3);
         CHECK_MSG(r.all.tpot_mape <= MAX_TPOT_MAPE, "TPOT MAPE %.2f%%", r.all.tpot_mape);
         CHECK_MSG(r.all.ttft_mape <= MAX_TTFT_MAPE, "TTFT MAPE %.2f%%", r.all.ttft_mape);
-        CHECK_MSG(r.wall_s < MAX_WALL_S, "%.1f s", r.wall_s);
         /* Every simulated row has a finite, positive prediction. */
         for (int i = 0; i < r.n_rows; i++)
             CHECK(r.rows[i].pred_ttft_ms > 0 && r.rows[i].pred_tpot_ms > 0 && r.rows[i].pred_tpot_ms < 1e4);
@@ -47,8 +47,12 @@ int main(int argc, char **argv)
     model_fidelity_result a, b;
     const char *sets[] = {"vllm:deployment.pools.0.scheduler.frontend_us=145000"};
     model_fidelity_opts o = {0, sets, 1};
-    if (model_fidelity_run(path, NULL, &a, &e) == 0) {
-        if (model_fidelity_run(path, &o, &b, &e) == 0) {
+    int rc_a = model_fidelity_run(path, NULL, &a, &e);
+    CHECK_MSG(rc_a == 0, "%s", e.msg);
+    if (rc_a == 0) {
+        int rc_b = model_fidelity_run(path, &o, &b, &e);
+        CHECK_MSG(rc_b == 0, "%s", e.msg);
+        if (rc_b == 0) {
             CHECK(a.n_rows == b.n_rows);
             double sum = 0;
             int nv = 0;

@@ -66,12 +66,10 @@ int main(int argc, char **argv)
         return rc < 0 ? 1 : 0;
     }
 #ifndef SERVESIM_HAVE_MPI
-    printf("test_search_mpi: skipped: servesim built without MPI\n");
-    return 77;
+    return test_skip("test_search_mpi", "servesim built without MPI (SERVESIM_MPI=OFF or OpenMPI not found)");
 #endif
     if (system("command -v mpirun > /dev/null 2>&1") != 0) {
-        printf("test_search_mpi: skipped: mpirun not found\n");
-        return 77;
+        return test_skip("test_search_mpi", "mpirun not found");
     }
     char one[] = "/tmp/test_search_mpi1_XXXXXX", two[] = "/tmp/test_search_mpi2_XXXXXX";
     int f1 = mkstemp(one), f2 = mkstemp(two);

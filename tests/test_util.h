@@ -1,7 +1,13 @@
 /* test_util — tiny assertion helpers shared by the ctest executables.
- * CHECK records a failure and continues; the test's main returns
- * test_finish(), non-zero when any check failed. Tests receive argv[1] =
- * path of the servesim binary and argv[2] = source directory. */
+ * CHECK records a failure and continues. REQUIRE states a precondition
+ * (a setup step the following checks depend on): when it fails it records
+ * a failure and returns from the enclosing void function, so the dependent
+ * checks are skipped loudly rather than vanishing; REQUIRE_OR runs another
+ * action instead (`return 1`, `goto out`, `continue`). The test's main
+ * returns test_finish(), non-zero when any check failed or when no check
+ * ran at all; test_skip() is the one deliberate way to skip (exit 77, with
+ * the reason printed). Tests receive argv[1] = path of the servesim binary
+ * and argv[2] = source directory. */
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
 
@@ -42,6 +48,36 @@ static int test_checks;
 #define CHECK_CONTAINS(hay, needle)                                              \
     CHECK_MSG((hay) && strstr((hay), (needle)), "'%s' not in '%s'", (needle), (hay) ? (hay) : "(null)")
 
+/* A precondition that failed: counted as a failed check, reported with
+ * its expression, then `action` (return, goto, continue) skips what
+ * depends on it. */
+#define REQUIRE_OR(cond, action)                                                 \
+    do {                                                                         \
+        test_checks++;                                                           \
+        if (!(cond)) {                                                           \
+            test_failures++;                                                     \
+            fprintf(stderr, "%s:%d: REQUIRE failed: %s (dependent checks skipped)\n", \
+                    __FILE__, __LINE__, #cond);                                  \
+            action;                                                              \
+        }                                                                        \
+    } while (0)
+
+#define REQUIRE_MSG_OR(cond, action, ...)                                        \
+    do {                                                                         \
+        test_checks++;                                                           \
+        if (!(cond)) {                                                           \
+            test_failures++;                                                     \
+            fprintf(stderr, "%s:%d: REQUIRE failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                        \
+            fputs(" (dependent checks skipped)\n", stderr);                      \
+            action;                                                              \
+        }                                                                        \
+    } while (0)
+
+/* In a void test function: fail and return when the precondition fails. */
+#define REQUIRE(cond) REQUIRE_OR(cond, return)
+#define REQUIRE_MSG(cond, ...) REQUIRE_MSG_OR(cond, return, __VA_ARGS__)
+
 /* The rest of an open stream as a NUL-terminated string (NULL when out of
  * memory); *len gets its length. */
 static inline char *test_read_stream(FILE *f, long *len)
@@ -67,14 +103,29 @@ static inline char *test_slurp(const char *path)
     return s;
 }
 
+/* The exit status of a test binary: 1 when a check failed or when no
+ * check ran (a test that checks nothing cannot pass), else 0. */
 static inline int test_finish(const char *name)
 {
     if (test_failures) {
         fprintf(stderr, "%s: %d of %d checks failed\n", name, test_failures, test_checks);
         return 1;
     }
+    if (test_checks == 0) {
+        fprintf(stderr, "%s: no check ran\n", name);
+        return 1;
+    }
     printf("%s: all %d checks passed\n", name, test_checks);
     return 0;
+}
+
+/* A deliberate skip (ctest's SKIP_RETURN_CODE 77) naming why; the checks
+ * that ran before it still count, so a failure among them fails the test. */
+static inline int test_skip(const char *name, const char *why)
+{
+    if (test_failures) return test_finish(name);
+    printf("%s: SKIPPED: %s (%d checks passed before the skip)\n", name, why, test_checks);
+    return 77;
 }
 
 #endif
