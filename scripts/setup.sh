@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 pkgs=(build-essential cmake pkg-config libgsl-dev libyaml-dev libsqlite3-dev
-      libjansson-dev gnuplot-nox sqlite3 libopenmpi-dev openmpi-bin)
+      libjansson-dev zlib1g-dev gnuplot-nox sqlite3 libopenmpi-dev openmpi-bin)
 if [ "${SERVESIM_FUZZ:-0}" = 1 ]; then pkgs+=(clang libclang-rt-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do
