@@ -12,6 +12,7 @@
 #include "calib/calib_stats.h"
 
 #include <math.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -306,12 +307,13 @@ static void test_lookup(void)
     path_in(other, sizeof other, "v2.db");
     CHECK(calib_db_open(other, CALIB_DB_CREATE, &db, &err) == 0);
     calib_db_close(db);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "sqlite3 '%s' \"UPDATE meta SET value='2' WHERE key='schema_version'\" 2>/dev/null", other);
-    if (system(cmd) == 0) {
-        CHECK(calib_db_open(other, CALIB_DB_READONLY, &db, &err) == SIM_ENOTSUP);
-        CHECK_CONTAINS(err.msg, "schema version 2");
-    }
+    sqlite3 *raw = NULL;
+    CHECK(sqlite3_open(other, &raw) == SQLITE_OK);
+    CHECK(sqlite3_exec(raw, "UPDATE meta SET value='2' WHERE key='schema_version'", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_changes(raw) == 1);
+    sqlite3_close(raw);
+    CHECK(calib_db_open(other, CALIB_DB_READONLY, &db, &err) == SIM_ENOTSUP);
+    CHECK_CONTAINS(err.msg, "schema version 2");
 }
 
 static void test_stats_and_errors(void)

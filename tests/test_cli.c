@@ -121,6 +121,7 @@ static void test_json_determinism(void)
     snprintf(ref, sizeof ref, "%s/tests/ref/quickstart.json", src);
     if (getenv("SERVESIM_UPDATE_REF")) {
         FILE *f = fopen(ref, "w");
+        CHECK_MSG(f != NULL, "cannot write %s", ref);
         if (f) {
             fputs(a, f);
             fclose(f);
@@ -263,7 +264,7 @@ static void test_sweep(void)
 
     /* --out: the sweep's plots (when gnuplot is installed) and its DB. */
     char dir[] = "/tmp/servesim_out_XXXXXX";
-    if (!mkdtemp(dir)) return;
+    REQUIRE(mkdtemp(dir) != NULL);
     snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --quiet --set workload.requests=200 "
              "--sweep workload.arrival.rate=10,40 --out %s >/dev/null 2>&1", bin, src, dir);
     int rc = sh(cmd, NULL);

@@ -326,7 +326,8 @@ static void test_policies(const char *src)
         snprintf(sc.deployment.pools[0].scheduler.policy, sizeof sc.deployment.pools[0].scheduler.policy, "%s",
                  pf ? "prefill_first" : "decode_first");
         run_result r;
-        if (run(&sc, &r) || r.n != 2) return;
+        REQUIRE(run(&sc, &r) == 0);
+        REQUIRE_MSG(r.n == 2, "%lld requests recorded", (long long)r.n);
         check_conservation(&r, 2);
         const sim_req_record *b = r.recs[0].id == 1 ? &r.recs[0] : &r.recs[1];
         const sim_req_record *a = r.recs[0].id == 1 ? &r.recs[1] : &r.recs[0];

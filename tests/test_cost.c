@@ -28,8 +28,8 @@ static model_cost *make(const char *model, const char *gpu, model_layout l)
     model_gpu g;
     model_cost *c = NULL;
     sim_err e = {""};
-    if (model_catalog_model(model, &m, &e) || model_catalog_gpu(gpu, &g, &e) || model_cost_create(&m, &g, &l, &c, &e))
-        fprintf(stderr, "make %s on %s: %s\n", model, gpu, e.msg);
+    int rc = model_catalog_model(model, &m, &e) || model_catalog_gpu(gpu, &g, &e) || model_cost_create(&m, &g, &l, &c, &e);
+    CHECK_MSG(rc == 0, "make %s on %s: %s", model, gpu, e.msg);
     return c;
 }
 
@@ -726,7 +726,7 @@ static void test_perf_db(void)
 {
     char path[] = "/tmp/test_cost_db_XXXXXX";
     int fd = mkstemp(path);
-    if (fd < 0) return;
+    REQUIRE(fd >= 0);
     close(fd);
     unlink(path);
     calib_db *db = NULL;

@@ -130,14 +130,13 @@ static void test_paths(void)
     CHECK_CONTAINS(err.msg, "/nonexistent/servesim/x.yaml");
     /* A file name without a folder leaves paths as written. */
     FILE *f = fopen("loader_test_tmp.yaml", "w");
-    if (f) {
-        fputs("output: {db: here.db}\n", f);
-        fclose(f);
-        CHECK(sim_loader_load_file("loader_test_tmp.yaml", NULL, 0, &sc, &err) == 0);
-        CHECK(strcmp(sc.output.db, "here.db") == 0);
-        CHECK(strcmp(sc.source_path, "loader_test_tmp.yaml") == 0);
-        remove("loader_test_tmp.yaml");
-    }
+    REQUIRE(f != NULL);
+    fputs("output: {db: here.db}\n", f);
+    fclose(f);
+    CHECK(sim_loader_load_file("loader_test_tmp.yaml", NULL, 0, &sc, &err) == 0);
+    CHECK(strcmp(sc.output.db, "here.db") == 0);
+    CHECK(strcmp(sc.source_path, "loader_test_tmp.yaml") == 0);
+    remove("loader_test_tmp.yaml");
 }
 
 static void test_key_errors(void)

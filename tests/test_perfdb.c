@@ -19,7 +19,7 @@ static int make_db(const char *path)
 {
     calib_db *db = NULL;
     sim_err e = {{0}};
-    if (calib_db_open(path, CALIB_DB_CREATE, &db, &e) != 0) return -1;
+    REQUIRE_MSG_OR(calib_db_open(path, CALIB_DB_CREATE, &db, &e) == 0, return -1, "%s", e.msg);
     int64_t gid = test_perfdb_h100(db);
     /* Llama-3.1-8B's qkv_proj (n = 6144, k = 4096), measured twice as slow
      * as the roofline would have it. */
@@ -99,7 +99,7 @@ static void test_harness_db(const char *bin, const char *dir)
 int main(int argc, char **argv)
 {
     char dir[] = "/tmp/servesim_perfdb_XXXXXX";
-    if (!mkdtemp(dir)) return 1;
+    REQUIRE_OR(mkdtemp(dir) != NULL, return test_finish("test_perfdb"));
     setenv("SERVESIM_CALIB_DATA", dir, 1); /* keep the repo's calib/data out of the baseline */
     char path[512], sql[600], dump[600];
     snprintf(path, sizeof path, "%s/h100.db", dir);
