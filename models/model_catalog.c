@@ -11,6 +11,7 @@
 #include "model_spec.h"
 #include "model_yaml.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -50,8 +51,39 @@ static const model_yaml_field gpu_fields[] = {
     {"efficiency.nvlink_step_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, nvlink_step_s), 0, 1e-6, 0},
     {"efficiency.nic_step_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, nic_step_s), 0, 1e-6, 0},
     {"efficiency.nic", MODEL_YAML_DOUBLE, offsetof(model_gpu, eff_nic), 0, 1, 0},
+    {"aliases", MODEL_YAML_STRLIST, offsetof(model_gpu, aliases), 256, 0, 0},
+    {"nvlink_domain", MODEL_YAML_INT, offsetof(model_gpu, nvlink_domain), 0, 0, 0},
 };
 #define N_GPU_FIELDS ((int)(sizeof gpu_fields / sizeof gpu_fields[0]))
+
+/* Catalogue names compare case-insensitively with '_' and '-' alike. */
+static int catalog_name_eq(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        int x = *a == '_' ? '-' : tolower((unsigned char)*a), y = *b == '_' ? '-' : tolower((unsigned char)*b);
+        if (x != y) return 0;
+        if (!x) return 1;
+    }
+}
+
+/* Is name one of the ", "-joined names of list? */
+static int catalog_list_has(const char *list, const char *name)
+{
+    char one[MODEL_NAME_MAX];
+    for (const char *p = list; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len < sizeof one) {
+            memcpy(one, p, len);
+            one[len] = 0;
+            if (catalog_name_eq(one, name)) return 1;
+        }
+        if (!comma) break;
+        p = comma + 1;
+        while (*p == ' ') p++;
+    }
+    return 0;
+}
 
 /* Was the key at path present? (seen[] is indexed like fields[]) */
 static int field_seen(const model_yaml_field *fields, int n, const int *seen, const char *path)
@@ -96,7 +128,7 @@ static int catalog_gpu_parse(const char *text, size_t len, const char *origin, c
     int rc = model_yaml_load(text, len, origin, gpu_fields, N_GPU_FIELDS, &g, seen, err);
     if (rc) return rc;
 #define SEEN(path) field_seen(gpu_fields, N_GPU_FIELDS, seen, path)
-    if (SEEN("name") && strcasecmp(g.name, key))
+    if (SEEN("name") && !catalog_name_eq(g.name, key))
         return sim_err_set(err, SIM_EINVAL, "%s: name '%s' does not match the file name '%s'", origin, g.name, key);
     snprintf(g.name, sizeof g.name, "%s", key);
     if (SEEN("hbm_gb") == SEEN("hbm_gib"))
@@ -123,6 +155,9 @@ static int catalog_gpu_parse(const char *text, size_t len, const char *origin, c
         return sim_err_set(err, SIM_EINVAL, "%s: efficiency.gemm_fp8, gemm_fp4 and nic must be in (0, 1.2]", origin);
     if (g.comm_base_s < 0 || g.nvlink_step_s < 0 || g.nic_step_s < 0)
         return sim_err_set(err, SIM_EINVAL, "%s: collective latencies must be >= 0", origin);
+    if (g.nvlink_domain == 1 || g.nvlink_domain > 1 << 16)
+        return sim_err_set(err, SIM_EINVAL, "%s: nvlink_domain must be 0 (the node) or 2..65536 GPUs, got %d",
+                           origin, g.nvlink_domain);
 #undef SEEN
     *out = g;
     return 0;
@@ -237,7 +272,7 @@ typedef struct {
 static int env_find_visit(const char *stem, const char *path, void *ctx)
 {
     env_find *f = ctx;
-    if (strcasecmp(stem, f->name)) return 0;
+    if (!catalog_name_eq(stem, f->name)) return 0;
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->stem, sizeof f->stem, "%s", stem);
     return 1;
@@ -366,7 +401,7 @@ static int catalog_lookup(const char *kind, const char *what, const char *name, 
     }
     for (int i = 0; i < model_catalog_n_files; i++) {
         const model_catalog_file *e = &model_catalog_files[i];
-        if (strcmp(e->kind, kind) || strcasecmp(e->name, name)) continue;
+        if (strcmp(e->kind, kind) || !catalog_name_eq(e->name, name)) continue;
         char origin[256];
         snprintf(origin, sizeof origin, "<embedded>/models/%s/%s.yaml", e->kind, e->name);
         return parse(e->text, e->len, origin, e->name, out, err);
@@ -374,9 +409,60 @@ static int catalog_lookup(const char *kind, const char *what, const char *name, 
     return catalog_unknown(kind, what, name, err);
 }
 
+/* ---- GPU aliases -------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    model_gpu *out;
+    int found;
+} alias_find;
+
+/* Parses one GPU file and keeps it when it declares name as an alias; files
+ * that do not parse are left to their own lookup's error. */
+static int alias_try(alias_find *a, const char *text, size_t len, const char *origin, const char *stem)
+{
+    model_gpu g;
+    sim_err e = {""};
+    if (catalog_gpu_parse(text, len, origin, stem, &g, &e) || !catalog_list_has(g.aliases, a->name)) return 0;
+    *a->out = g;
+    a->found = 1;
+    return 1;
+}
+
+static int alias_env_visit(const char *stem, const char *path, void *ctx)
+{
+    char *text = NULL;
+    size_t len = 0;
+    sim_err e = {""};
+    if (catalog_file_read(path, &text, &len, &e)) return 0;
+    int r = alias_try(ctx, text, len, path, stem);
+    free(text);
+    return r;
+}
+
 int model_catalog_gpu(const char *name, model_gpu *out, sim_err *err)
 {
-    return catalog_lookup("gpus", "GPU", name, gpu_parse_any, out, err);
+    sim_err first = {""};
+    int rc = catalog_lookup("gpus", "GPU", name, gpu_parse_any, out, &first);
+    if (rc == 0) return 0;
+    if (rc != SIM_EINVAL || !name || !*name || strncmp(first.msg, "unknown GPU", 11)) {
+        if (err) *err = first;
+        return rc;
+    }
+    /* No file of that name: the first file (user folders, then embedded)
+     * listing it under aliases. */
+    alias_find a = {name, out, 0};
+    catalog_env_visit("gpus", alias_env_visit, &a);
+    for (int i = 0; i < model_catalog_n_files && !a.found; i++) {
+        const model_catalog_file *e = &model_catalog_files[i];
+        if (strcmp(e->kind, "gpus")) continue;
+        char origin[256];
+        snprintf(origin, sizeof origin, "<embedded>/models/gpus/%s.yaml", e->name);
+        alias_try(&a, e->text, e->len, origin, e->name);
+    }
+    if (a.found) return 0;
+    if (err) *err = first;
+    return rc;
 }
 
 int model_catalog_model(const char *name_or_path, model_spec *out, sim_err *err)

@@ -48,6 +48,10 @@ typedef struct {
     double nic_step_s;
     double eff_nic;
     double eff_gemm_fp4;           /* fraction of the fp4 peak (defaults to eff_gemm_fp8) */
+    /* Added with GPU aliases and rack-scale NVLink: */
+    char aliases[256];             /* other names it is looked up by, ", "-joined ("b200_sxm, hgx-b200") */
+    int32_t nvlink_domain;         /* GPUs one NVLink fabric connects (72 on an NVL72 rack);
+                                    * 0 = the node (hardware.gpus_per_node) */
 } model_gpu;
 
 typedef struct {
@@ -72,7 +76,10 @@ typedef struct {
     double active_params;          /* per-token active parameters (computed) */
 } model_spec;
 
-/* Looks up a GPU by catalogue name (case-insensitive). */
+/* Looks up a GPU by catalogue name or by one of the aliases its file
+ * declares (`aliases: [b200_sxm, ...]`); case-insensitive, '_' and '-'
+ * alike, so a serving benchmark's `h100_sxm` finds h100-sxm. out->name is
+ * the catalogue name. */
 int model_catalog_gpu(const char *name, model_gpu *out, sim_err *err);
 
 /* Looks up a model by catalogue name, or loads it from a path ending in

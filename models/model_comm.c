@@ -11,6 +11,9 @@ void model_comm_net_init(model_comm_net *net, const model_gpu *g, int32_t gpus_p
     net->nic_alpha_s = g->nic_step_s;
     net->base_s = g->comm_base_s;
     net->gpus_per_node = gpus_per_node > 0 ? gpus_per_node : 8;
+    /* A rack-scale NVLink fabric (NVL72) joins several nodes' GPUs: for the
+     * collectives the NVLink domain is the unit, not the host. */
+    if (g->nvlink_domain > net->gpus_per_node) net->gpus_per_node = g->nvlink_domain;
     /* A GPU without NVLink (PCIe cards) talks through its NIC even inside a node. */
     if (net->nvlink_bw <= 0) {
         net->nvlink_bw = net->nic_bw;

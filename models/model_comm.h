@@ -49,7 +49,8 @@ typedef struct {
     double nvlink_bw, nic_bw;       /* bus bandwidth per GPU, one direction (efficiency applied) */
     double nvlink_alpha_s, nic_alpha_s; /* per-step latency */
     double base_s;                  /* per-call launch and synchronisation */
-    int32_t gpus_per_node;
+    int32_t gpus_per_node;          /* GPUs of one NVLink domain: the node, or the rack of an
+                                     * NVL72 system (model_gpu.nvlink_domain) */
 } model_comm_net;
 
 typedef struct {
@@ -58,7 +59,8 @@ typedef struct {
     model_comm_link link;
 } model_comm_cost;
 
-/* Network parameters of g's nodes (gpus_per_node 0 = 8). */
+/* Network parameters of g's nodes (gpus_per_node 0 = 8); a GPU whose
+ * catalogue entry has a larger nvlink_domain talks NVLink across it. */
 void model_comm_net_init(model_comm_net *net, const model_gpu *g, int32_t gpus_per_node);
 
 /* Which link a group of n ranks `stride` apart uses. */

@@ -21,9 +21,35 @@ typedef struct {
     sim_err *err;
 } yload;
 
+/* A sequence of scalars joined into f's buffer by ", ". */
+static int yaml_strlist_set(yload *y, const model_yaml_field *f, yaml_node_t *v, const char *path)
+{
+    char *out = y->out + f->offset;
+    size_t used = 0;
+    out[0] = 0;
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+        yaml_node_t *e = yaml_document_get_node(y->doc, *it);
+        int line = e ? (int)e->start_mark.line + 1 : 0, col = e ? (int)e->start_mark.column + 1 : 0;
+        if (!e || e->type != YAML_SCALAR_NODE)
+            return sim_err_set(y->err, SIM_EINVAL, "%s:%d:%d: %s: expected a list of names", y->origin, line, col,
+                               path);
+        const char *s = (const char *)e->data.scalar.value;
+        if (!*s || strchr(s, ','))
+            return sim_err_set(y->err, SIM_EINVAL, "%s:%d:%d: %s: a name must be non-empty and without commas",
+                               y->origin, line, col, path);
+        size_t n = strlen(s);
+        if (used + n + 3 > f->size)
+            return sim_err_set(y->err, SIM_EINVAL, "%s:%d:%d: %s: list longer than %zu characters", y->origin,
+                               line, col, path, f->size - 1);
+        used += (size_t)snprintf(out + used, f->size - used, "%s%s", used ? ", " : "", s);
+    }
+    return 0;
+}
+
 static int yaml_scalar_set(yload *y, const model_yaml_field *f, yaml_node_t *v, const char *path)
 {
     int line = (int)v->start_mark.line + 1, col = (int)v->start_mark.column + 1;
+    if (f->type == MODEL_YAML_STRLIST && v->type == YAML_SEQUENCE_NODE) return yaml_strlist_set(y, f, v, path);
     if (v->type != YAML_SCALAR_NODE)
         return sim_err_set(y->err, SIM_EINVAL, "%s:%d:%d: %s: expected a scalar value", y->origin, line,
                            col, path);
@@ -63,8 +89,12 @@ static int yaml_scalar_set(yload *y, const model_yaml_field *f, yaml_node_t *v, 
         *(int32_t *)(y->out + f->offset) = b;
         return 0;
     }
-    case MODEL_YAML_STR: {
+    case MODEL_YAML_STR:
+    case MODEL_YAML_STRLIST: {
         size_t n = strlen(s);
+        if (f->type == MODEL_YAML_STRLIST && strchr(s, ','))
+            return sim_err_set(y->err, SIM_EINVAL, "%s:%d:%d: %s: write several names as a list [a, b]",
+                               y->origin, line, col, path);
         if (n + 1 > f->size)
             return sim_err_set(y->err, SIM_EINVAL, "%s:%d:%d: %s: longer than %zu characters", y->origin,
                                line, col, path, f->size - 1);

@@ -19,7 +19,9 @@ typedef enum {
     MODEL_YAML_DOUBLE = 0,
     MODEL_YAML_INT = 1,   /* int32_t */
     MODEL_YAML_STR = 2,   /* char[size] */
-    MODEL_YAML_BOOL = 3   /* int32_t 0/1 */
+    MODEL_YAML_BOOL = 3,  /* int32_t 0/1 */
+    MODEL_YAML_STRLIST = 4 /* char[size]: a sequence of scalars (or one scalar), stored
+                            * joined by ", " (names without commas) */
 } model_yaml_type;
 
 typedef struct {

@@ -411,6 +411,12 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             rc = SIM_EINVAL;
             goto fail;
         }
+        /* A rack-scale NVLink fabric (NVL72) spans several nodes. */
+        if (c->gpu.nvlink_domain > gpn &&
+            (rc = sim_net_topo_set_nvlink_domain(topo, c->gpu.nvlink_domain / gpn, err)) < 0) {
+            sim_net_topo_destroy(topo);
+            goto fail;
+        }
         c->net = sim_net_create(c->eng, topo, err);
         sim_net_topo_destroy(topo);
         if (!c->net) {

@@ -10,7 +10,8 @@
  * it right away. The net runs on a caller-owned sim_engine and must be
  * destroyed before it; destroying the net cancels its pending events.
  *
- * Routing (sim_net_topo_route): GPU -> GPU in the same node uses the source's
+ * Routing (sim_net_topo_route): GPU -> GPU in the same node (or the same
+ * rack-scale NVLink domain, sim_net_topo_set_nvlink_domain) uses the source's
  * NVLink egress and the destination's NVLink ingress. GPU <-> the host tier
  * of its own node uses only the host tier's link (the DMA over PCIe/C2C; the
  * tier's link is the limit). Anything else (another node, the pool) uses the
@@ -103,6 +104,13 @@ void sim_net_topo_set_net_latency(sim_net_topo *topo, sim_time latency);
 sim_net_topo *sim_net_topo_build(int n_nodes, int gpus_per_node, double nvlink_Bps,
                                  double nic_Bps, double latency_s, double host_Bps,
                                  double pool_Bps, sim_err *err);
+
+/* Joins every `nodes` consecutive nodes into one NVLink domain (a
+ * rack-scale fabric such as GB200/GB300 NVL72: 72 GPUs, 18 trays of 4):
+ * GPU <-> GPU routes inside a domain use the NVLink ports, with no network
+ * latency, instead of the NICs. nodes <= 1 restores one domain per node.
+ * Returns 0 or SIM_EINVAL. */
+int sim_net_topo_set_nvlink_domain(sim_net_topo *topo, int nodes, sim_err *err);
 
 int sim_net_topo_n_links(const sim_net_topo *topo);
 int sim_net_topo_n_endpoints(const sim_net_topo *topo);

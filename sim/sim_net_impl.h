@@ -17,6 +17,7 @@ struct sim_net_topo {
     sim_time net_lat;
     /* Set by the builder only; hand-built topologies have no such layout. */
     int32_t b_nodes, b_gpn, b_host0, b_pool;
+    int32_t domain_nodes;       /* nodes per NVLink domain (0 or 1: each node its own) */
 };
 
 /* Grows *p (capacity *cap elements of elem bytes) to hold need; 0 or -1. */

@@ -144,6 +144,22 @@ fail:
     return NULL;
 }
 
+int sim_net_topo_set_nvlink_domain(sim_net_topo *t, int nodes, sim_err *err)
+{
+    if (nodes < 0 || nodes > (1 << 20))
+        return sim_err_set(err, SIM_EINVAL, "net: NVLink domain of %d nodes", nodes);
+    t->domain_nodes = nodes > 1 ? nodes : 0;
+    return 0;
+}
+
+/* Do two endpoints share an NVLink fabric (same node, or same rack domain)? */
+static int nvlink_peers(const sim_net_topo *t, const sim_net_endpoint *a, const sim_net_endpoint *b)
+{
+    if (a->node < 0 || b->node < 0) return 0;
+    if (a->node == b->node) return 1;
+    return t->domain_nodes > 1 && a->node / t->domain_nodes == b->node / t->domain_nodes;
+}
+
 int sim_net_topo_n_links(const sim_net_topo *t) { return t->nl; }
 int sim_net_topo_n_endpoints(const sim_net_topo *t) { return t->ne; }
 
@@ -197,7 +213,7 @@ int sim_net_topo_route(const sim_net_topo *t, int src, int dst, int links[SIM_NE
     if (src != dst) {
         const sim_net_endpoint *a = &t->ep[src], *b = &t->ep[dst];
         int same = a->node >= 0 && a->node == b->node;
-        if (same && a->kind == SIM_NET_EP_GPU && b->kind == SIM_NET_EP_GPU) {
+        if (a->kind == SIM_NET_EP_GPU && b->kind == SIM_NET_EP_GPU && nvlink_peers(t, a, b)) {
             if ((rc = route_add(t, a->nvl_out, links, &n, &lat, err))) return rc;
             if ((rc = route_add(t, b->nvl_in, links, &n, &lat, err))) return rc;
         } else if (same) {

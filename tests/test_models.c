@@ -20,10 +20,10 @@ static void test_gpus(void)
 {
     const char *names[32];
     int n = model_catalog_gpu_names(names, 32);
-    CHECK(n == 6);
+    CHECK(n == 7);
     CHECK(model_catalog_gpu_names(names, 2) == n);
-    static const char *want[] = {"a100-sxm-80g", "h100-sxm", "h200-sxm", "b200", "gb200", "b300"};
-    for (int i = 0; i < 6; i++) {
+    static const char *want[] = {"a100-sxm-80g", "h100-sxm", "h200-sxm", "b200", "gb200", "b300", "gb300"};
+    for (int i = 0; i < 7; i++) {
         model_gpu g;
         sim_err e = {""};
         int rc = model_catalog_gpu(want[i], &g, &e);

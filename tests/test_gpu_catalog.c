@@ -1,0 +1,151 @@
+/* test_gpu_catalog — GPU names as serving benchmarks write them (aliases
+ * declared in models/gpus/ YAML files, '_' and '-' alike), the GB300 entry, and
+ * rack-scale NVLink domains: in the collectives' link choice (model_comm)
+ * and in the cluster network's routing (sim_net_topo). */
+#include "model_catalog.h"
+#include "model_comm.h"
+#include "sim_net.h"
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void test_aliases(void)
+{
+    static const char *const pairs[][2] = {
+        {"h100_sxm", "h100-sxm"}, {"H100_SXM", "h100-sxm"}, {"h200_sxm", "h200-sxm"}, {"b200_sxm", "b200"},
+        {"b300_sxm", "b300"},     {"gb200", "gb200"},       {"gb300", "gb300"},       {"a100_sxm", "a100-sxm-80g"},
+        {"GB200_NVL72", "gb200"}, {"dgx-b200", "b200"},     {"hgx-h100", "h100-sxm"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        model_gpu g;
+        sim_err e = {""};
+        int rc = model_catalog_gpu(pairs[i][0], &g, &e);
+        CHECK_MSG(rc == 0, "%s: %s", pairs[i][0], e.msg);
+        if (rc == 0) CHECK_MSG(!strcmp(g.name, pairs[i][1]), "%s -> %s", pairs[i][0], g.name);
+    }
+    /* An alias is a whole name, not a prefix; the error still suggests. */
+    model_gpu g;
+    sim_err e = {""};
+    CHECK(model_catalog_gpu("b200_sx", &g, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "unknown GPU 'b200_sx'");
+    CHECK(model_catalog_gpu("h100", &g, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "did you mean 'h100-sxm'");
+    CHECK(model_catalog_gpu(NULL, &g, NULL) == SIM_EINVAL);
+}
+
+/* A user file may declare aliases too; a malformed list is a located error. */
+static void test_user_aliases(void)
+{
+    char dir[] = "/tmp/servesim-gpucat-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    char sub[256], path[320];
+    snprintf(sub, sizeof sub, "%s/gpus", dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    snprintf(path, sizeof path, "%s/my-gpu.yaml", sub);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("name: my-gpu\naliases: [lab_card_v2, lab-card]\narch: hopper\ncc: 9.0\n"
+          "tflops:\n  fp32: 60\n  bf16: 900\nhbm_gb: 96\nhbm_tbps: 4\nsms: 120\nnvlink_gbps: 400\nnic_gbps: 50\n"
+          "efficiency:\n  gemm: 0.7\n  attn: 0.5\n  mem: 0.8\n  nvlink: 0.9\n  launch_us: 4\n",
+          f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/bad-gpu.yaml", sub);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("name: bad-gpu\naliases: \"x, y\"\n", f);
+        fclose(f);
+    }
+    setenv("SERVESIM_CATALOG", dir, 1);
+    model_gpu g;
+    sim_err e = {""};
+    CHECK_MSG(model_catalog_gpu("LAB-CARD-V2", &g, &e) == 0, "%s", e.msg);
+    CHECK(!strcmp(g.name, "my-gpu"));
+    CHECK(model_catalog_gpu("b200_sxm", &g, &e) == 0 && !strcmp(g.name, "b200"));
+    CHECK(model_catalog_gpu("bad-gpu", &g, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "bad-gpu.yaml:2:10: aliases: write several names as a list");
+    unsetenv("SERVESIM_CATALOG");
+    snprintf(path, sizeof path, "%s/my-gpu.yaml", sub);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/bad-gpu.yaml", sub);
+    unlink(path);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+/* GB300: the B300 GPU in an NVL72 rack (figures from gpu-specs.md). */
+static void test_gb300(void)
+{
+    model_gpu g, b;
+    sim_err e = {""};
+    CHECK_MSG(model_catalog_gpu("gb300", &g, &e) == 0, "%s", e.msg);
+    CHECK(model_catalog_gpu("b300", &b, &e) == 0);
+    CHECK(!strcmp(g.arch, "blackwell") && g.cc == 10.3);
+    CHECK_NEAR(g.flops_bf16, b.flops_bf16, 1);
+    CHECK_NEAR(g.flops_fp4, 13000e12, 1e9);
+    CHECK_NEAR(g.hbm_bytes, 288e9, 1);
+    CHECK_NEAR(g.nvlink_bw, 900e9, 1);
+    CHECK(g.nvlink_domain == 72);
+    CHECK_NEAR(g.host_bw, 900e9, 1);
+    model_gpu gb;
+    CHECK(model_catalog_gpu("gb200", &gb, &e) == 0 && gb.nvlink_domain == 72);
+    CHECK(b.nvlink_domain == 0);
+}
+
+/* A 64-rank group spans 8 HGX nodes (NICs) but one NVL72 rack (NVLink). */
+static void test_comm_domain(void)
+{
+    model_gpu hgx, nvl;
+    sim_err e = {""};
+    CHECK(model_catalog_gpu("b200", &hgx, &e) == 0);
+    CHECK(model_catalog_gpu("gb200", &nvl, &e) == 0);
+    model_comm_net a, b;
+    model_comm_net_init(&a, &hgx, 8);
+    model_comm_net_init(&b, &nvl, 8);
+    CHECK(model_comm_group_link(&a, 64, 1) == MODEL_LINK_NIC);
+    CHECK(model_comm_group_link(&b, 64, 1) == MODEL_LINK_NVLINK);
+    CHECK(model_comm_group_link(&b, 8, 1) == MODEL_LINK_NVLINK);
+    CHECK(model_comm_group_link(&b, 2, 72) == MODEL_LINK_NIC); /* across racks */
+    double ta = model_comm_time(&a, MODEL_COLL_ALL_GATHER, 64, 1, 64e6, NULL);
+    double tb = model_comm_time(&b, MODEL_COLL_ALL_GATHER, 64, 1, 64e6, NULL);
+    CHECK_MSG(tb < ta / 5, "NVL72 all-gather %.3g s vs HGX %.3g s", tb, ta);
+}
+
+/* Routing: two nodes of one NVLink domain talk over NVLink, no latency. */
+static void test_topo_domain(void)
+{
+    sim_err e = {""};
+    sim_net_topo *t = sim_net_topo_build(4, 4, 900e9, 50e9, 5e-6, 0, 0, &e);
+    CHECK_MSG(t != NULL, "%s", e.msg);
+    if (!t) return;
+    int links[SIM_NET_MAX_PATH];
+    sim_time lat = -1;
+    int a = sim_net_topo_gpu(t, 0, 0), b = sim_net_topo_gpu(t, 1, 0), c = sim_net_topo_gpu(t, 2, 0);
+    int n = sim_net_topo_route(t, a, b, links, &lat, &e);
+    CHECK(n == 2 && lat == 5000);
+    CHECK_NEAR(sim_net_topo_link_capacity(t, links[0]), 50e9, 1);
+    CHECK(sim_net_topo_set_nvlink_domain(t, 2, &e) == 0);
+    n = sim_net_topo_route(t, a, b, links, &lat, &e);
+    CHECK(n == 2 && lat == 0);
+    CHECK_NEAR(sim_net_topo_link_capacity(t, links[0]), 900e9, 1);
+    n = sim_net_topo_route(t, a, c, links, &lat, &e); /* next domain: NIC */
+    CHECK(n == 2 && lat == 5000);
+    CHECK(sim_net_topo_set_nvlink_domain(t, -1, &e) == SIM_EINVAL);
+    sim_net_topo_destroy(t);
+}
+
+int main(void)
+{
+    test_aliases();
+    test_user_aliases();
+    test_gb300();
+    test_comm_domain();
+    test_topo_domain();
+    return test_finish("test_gpu_catalog");
+}
