@@ -80,15 +80,37 @@ static void report_progress(sim_cluster *c)
     }
 }
 
+/* Overload by queue length, checked in O(1) each time a request is queued
+ * so that memory stays bounded by overload.max_waiting whatever the rate. */
+static void check_queue(sim_cluster *c)
+{
+    if (!c->sc.overload.enabled || c->overloaded || c->queued <= c->sc.overload.max_waiting) return;
+    snprintf(c->overload_reason, sizeof c->overload_reason,
+             "at t=%.3f s %lld requests were queued (> overload.max_waiting = %lld): "
+             "arrivals exceed what the deployment serves",
+             (double)sim_engine_now(c->eng) / SIM_NS_PER_S, (long long)c->queued,
+             (long long)c->sc.overload.max_waiting);
+    c->overloaded = 1;
+    sim_engine_stop(c->eng);
+}
+
 /* Routes one request spec into an instance; rejected ones are counted. */
 static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t client)
 {
-    c->issued++;
     sim_req *r = req_alloc(c);
-    SIM_ASSERT(r != NULL, sim_engine_now(c->eng));
+    if (!r) {
+        sim_workload_release(c->wl, spec);
+        sim_cluster_oom(c, "allocating a request");
+        return;
+    }
+    c->issued++;
     r->spec = *spec;
     r->client = client;
-    sim_cluster_build_keys(c, r);
+    if (sim_cluster_build_keys(c, r) < 0) {
+        sim_workload_release(c->wl, &r->spec);
+        req_free(c, r);
+        return;
+    }
     int32_t j = sim_cluster_sticky_pick(c, r);
     if (j < 0) {
         if (c->cache_route) {
@@ -120,6 +142,7 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
     area_advance(c);
     c->in_flight++;
     sim_instance_submit(c->inst[k], r);
+    check_queue(c);
 }
 
 static void on_arrival(sim_engine *eng, void *ctx, uint64_t arg);
@@ -127,9 +150,8 @@ static void on_arrival(sim_engine *eng, void *ctx, uint64_t arg);
 /* A workload that cannot produce requests (out of memory) ends the run. */
 static void workload_failed(sim_cluster *c, int rc)
 {
-    c->fatal = rc;
     c->arrivals_done = 1;
-    sim_engine_stop(c->eng);
+    sim_engine_fail(c->eng, rc, "the workload ran out of memory generating requests");
 }
 
 /* 1 when the workload produced a request; otherwise ends the arrivals
@@ -154,10 +176,18 @@ static void pull_next_arrival(sim_cluster *c)
     if (!workload_gave(c, sim_workload_next(c->wl, &spec))) return;
     /* The spec is re-read from the workload at fire time; stash it. */
     sim_req *holder = req_alloc(c);
-    SIM_ASSERT(holder != NULL, sim_engine_now(c->eng));
+    if (!holder) {
+        sim_workload_release(c->wl, &spec);
+        sim_cluster_oom(c, "allocating a request");
+        return;
+    }
     holder->spec = spec;
     sim_time t = spec.arrival < sim_engine_now(c->eng) ? sim_engine_now(c->eng) : spec.arrival;
-    sim_engine_at(c->eng, t, on_arrival, c, (uint64_t)(uintptr_t)holder);
+    if (!sim_engine_at(c->eng, t, on_arrival, c, (uint64_t)(uintptr_t)holder)) {
+        /* The engine recorded the failure and stops the run. */
+        sim_workload_release(c->wl, &holder->spec);
+        req_free(c, holder);
+    }
 }
 
 static void on_arrival(sim_engine *eng, void *ctx, uint64_t arg)
@@ -221,13 +251,10 @@ static void on_sample(sim_engine *eng, void *ctx, uint64_t arg)
     sim_time now = sim_engine_now(eng);
     (void)arg;
     take_samples(c);
-    if (c->sc.overload.enabled) {
-        int64_t waiting = 0;
+    if (c->sc.overload.enabled && !c->overloaded) {
+        int64_t waiting = c->queued;
         sim_time oldest = -1;
         for (int32_t i = 0; i < c->n_inst; i++) {
-            sim_router_view v;
-            sim_instance_view(c->inst[i], &v);
-            waiting += v.waiting;
             sim_time o = sim_instance_oldest_waiting(c->inst[i]);
             if (o >= 0 && (oldest < 0 || o < oldest)) oldest = o;
         }
@@ -371,6 +398,7 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             c->inst_ngpu[k] = g;
             c->n_gpus += g;
             c->front_of[k] = is_back ? -1 : c->n_front;
+            sim_instance_count_queued(c->inst[k], &c->queued);
             if (is_back) {
                 c->back[c->n_back] = k;
                 sim_instance_publish_view(c->inst[k], &c->back_views[c->n_back++]);
@@ -594,8 +622,12 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     if (c->snap) sim_cluster_on_snapshot(c->eng, c, 0);
     sim_engine_run(c->eng, SIM_TIME_MAX);
     take_samples(c);
-    if (c->fatal < 0)
-        return sim_err_set(err, c->fatal, "the workload ran out of memory generating requests");
+    const char *why = NULL;
+    int frc = sim_engine_failed(c->eng, &why);
+    if (frc < 0)
+        return sim_err_set(err, frc, "the run failed at t=%.3f s (%lld requests issued, %lld in flight): %s",
+                           (double)sim_engine_now(c->eng) / SIM_NS_PER_S, (long long)c->issued,
+                           (long long)c->in_flight, why);
     if (!c->overloaded) {
         SIM_ASSERT(c->in_flight == 0, sim_engine_now(c->eng));
     }

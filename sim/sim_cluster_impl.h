@@ -95,7 +95,7 @@ struct sim_cluster {
     sim_time area_last;
     int64_t total;             /* expected requests, -1 unknown */
     int overloaded;
-    int fatal;                 /* negative SIM_E* when the run had to stop */
+    int64_t queued;            /* requests submitted to an instance and not yet admitted */
     char overload_reason[256];
     sim_time sample_ns;
     sim_time last_sample;
@@ -104,8 +104,15 @@ struct sim_cluster {
     int64_t progress_next;
 };
 
+/* Ends the run on an allocation failure inside the event loop (the one
+ * policy: the engine records it, stops, and sim_cluster_run returns it). */
+static inline void sim_cluster_oom(sim_cluster *c, const char *what)
+{
+    sim_engine_fail(c->eng, SIM_ENOMEM, "out of memory %s", what);
+}
+
 /* sim_cluster_route.c */
-void sim_cluster_build_keys(sim_cluster *c, sim_req *r);
+int sim_cluster_build_keys(sim_cluster *c, sim_req *r); /* SIM_ENOMEM: the run failed */
 void sim_cluster_on_snapshot(sim_engine *eng, void *ctx, uint64_t arg);
 void sim_cluster_fill_cache_views(sim_cluster *c, const sim_req *r);
 void sim_cluster_approx_record(sim_cluster *c, int32_t j, const sim_req *r);

@@ -29,7 +29,7 @@ static void move_to_instance(sim_cluster *c, int src0, int n_src, int32_t dst, d
     sim_net_xfer id;
     sim_err err;
     int rc = sim_net_transfer_striped(c->net, src, ns, dsts, nd, bytes, cb, c, (uint64_t)(uintptr_t)r, &id, &err);
-    SIM_ASSERT(rc == 0, sim_engine_now(c->eng));
+    if (rc < 0) sim_engine_fail(c->eng, rc, "moving KV to instance %d: %s", dst, err.msg);
 }
 
 /* Blocks are reserved on r->instance: move the KV from the prefill GPUs to
@@ -166,7 +166,8 @@ void sim_cluster_on_fetch_start(void *ctx, sim_req *r)
 static void pool_evicted(void *ctx, uint64_t key)
 {
     sim_cluster *c = ctx;
-    sim_kvtier_insert(c->pool_tier, key, NULL, NULL); /* the pool's own LRU drops what it must */
+    /* the pool's own LRU drops what it must */
+    if (sim_kvtier_insert(c->pool_tier, key, NULL, NULL) < 0) sim_cluster_oom(c, "growing the remote KV pool");
 }
 
 /* Demotion on eviction: HBM -> the node's host DRAM -> the remote pool. */
@@ -174,6 +175,7 @@ void sim_cluster_on_cache_evict(void *ctx, int32_t instance, uint64_t key)
 {
     sim_cluster *c = ctx;
     if (c->sharing != 2) return;
-    sim_kvtier_insert(c->host_tier[node_of(c, instance)], key, pool_evicted, c);
+    if (sim_kvtier_insert(c->host_tier[node_of(c, instance)], key, pool_evicted, c) < 0)
+        sim_cluster_oom(c, "growing a host-DRAM KV tier");
 }
 

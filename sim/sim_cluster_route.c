@@ -6,18 +6,22 @@
 #include "sim_cluster_impl.h"
 
 /* The request's cache-block key chain (NULL when it has no prefix ids). */
-void sim_cluster_build_keys(sim_cluster *c, sim_req *r)
+int sim_cluster_build_keys(sim_cluster *c, sim_req *r)
 {
     const sim_request_spec *sp = &r->spec;
     r->keys = NULL;
     r->n_keys = 0;
-    if (!(c->caching || c->cache_route) || sp->n_hash <= 0) return;
+    if (!(c->caching || c->cache_route) || sp->n_hash <= 0) return SIM_OK;
     int32_t n = sim_prefix_keys_count(sp->input_tokens, sp->n_hash, c->hash_tokens, c->cache_tokens);
-    if (n <= 0) return;
+    if (n <= 0) return SIM_OK;
     r->keys = malloc((size_t)n * sizeof *r->keys);
-    SIM_ASSERT(r->keys != NULL, sim_engine_now(c->eng));
+    if (!r->keys) {
+        sim_cluster_oom(c, "building a request's prefix keys");
+        return SIM_ENOMEM;
+    }
     r->n_keys = sim_prefix_keys_build(sp->hash_ids, sp->n_hash, sp->input_tokens, c->hash_tokens,
                                       c->cache_tokens, r->keys, n);
+    return SIM_OK;
 }
 
 void sim_cluster_on_snapshot(sim_engine *eng, void *ctx, uint64_t arg)
@@ -61,6 +65,10 @@ void sim_cluster_approx_record(sim_cluster *c, int32_t j, const sim_req *r)
     sim_time now = sim_engine_now(c->eng);
     int32_t created = 0;
     int32_t got = sim_prefix_insert(c->approx[j], r->keys, r->n_keys, now, &created);
+    if (got < 0) {
+        sim_cluster_oom(c, "growing the router's prefix index");
+        return;
+    }
     if (created > 0) {
         /* Drop the inserter's reference on the new tail (chains walk from
          * the root, so: +1 on the old part, -1 on everything). */
@@ -95,16 +103,19 @@ void sim_cluster_sticky_note(sim_cluster *c, const sim_req *r, int32_t j)
     if (c->n_sess == c->sess_cap) {
         int64_t nc = c->sess_cap ? c->sess_cap * 2 : 1024;
         int32_t *ni = realloc(c->sess_inst, (size_t)nc * sizeof *ni);
-        SIM_ASSERT(ni != NULL, now);
+        if (!ni) goto nomem;
         c->sess_inst = ni;
         sim_time *ns = realloc(c->sess_since, (size_t)nc * sizeof *ns);
-        SIM_ASSERT(ns != NULL, now);
+        if (!ns) goto nomem;
         c->sess_since = ns;
         c->sess_cap = nc;
     }
     c->sess_inst[c->n_sess] = j;
     c->sess_since[c->n_sess] = now;
-    SIM_ASSERT(sim_keymap_put(&c->sessions, r->spec.session, (int32_t)c->n_sess) == 0, now);
+    if (sim_keymap_put(&c->sessions, r->spec.session, (int32_t)c->n_sess) < 0) goto nomem;
     c->n_sess++;
+    return;
+nomem:
+    sim_cluster_oom(c, "recording a session");
 }
 

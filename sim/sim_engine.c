@@ -5,6 +5,8 @@
 
 #include "sim_err.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct {
@@ -32,6 +34,8 @@ struct sim_engine {
     uint64_t fired;
     uint64_t live;
     int stop;
+    int fail;            /* 0, or the negative SIM_E* of sim_engine_fail */
+    char fail_msg[256];
 };
 
 sim_engine *sim_engine_create(void)
@@ -92,6 +96,7 @@ static uint32_t slot_alloc(sim_engine *e)
         return s;
     }
     if (e->nslots == e->slot_cap) {
+        if (e->slot_cap > UINT32_MAX / 4) return UINT32_MAX;
         uint32_t nc = e->slot_cap ? e->slot_cap * 2 : 1024;
         slot_rec *ns = realloc(e->slots, (size_t)nc * sizeof *ns);
         if (!ns) return UINT32_MAX;
@@ -116,12 +121,18 @@ sim_handle sim_engine_at(sim_engine *e, sim_time t, sim_event_fn fn, void *ctx, 
     if (e->n == e->cap) {
         size_t nc = e->cap ? e->cap * 2 : 1024;
         heap_rec *nh = realloc(e->heap, nc * sizeof *nh);
-        if (!nh) return 0;
+        if (!nh) {
+            sim_engine_fail(e, SIM_ENOMEM, "out of memory growing the event queue past %zu events", e->n);
+            return 0;
+        }
         e->heap = nh;
         e->cap = nc;
     }
     uint32_t s = slot_alloc(e);
-    if (s == UINT32_MAX) return 0;
+    if (s == UINT32_MAX) {
+        sim_engine_fail(e, SIM_ENOMEM, "out of memory growing the event table past %u slots", e->slot_cap);
+        return 0;
+    }
     slot_rec *sr = &e->slots[s];
     sr->fn = fn;
     sr->ctx = ctx;
@@ -174,6 +185,23 @@ uint64_t sim_engine_events_fired(const sim_engine *e) { return e->fired; }
 uint64_t sim_engine_pending(const sim_engine *e) { return e->live; }
 void sim_engine_stop(sim_engine *e) { e->stop = 1; }
 
+void sim_engine_fail(sim_engine *e, int code, const char *fmt, ...)
+{
+    e->stop = 1;
+    if (e->fail) return;
+    e->fail = code < 0 ? code : SIM_EINVAL;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->fail_msg, sizeof e->fail_msg, fmt, ap);
+    va_end(ap);
+}
+
+int sim_engine_failed(const sim_engine *e, const char **msg)
+{
+    if (msg) *msg = e->fail_msg;
+    return e->fail;
+}
+
 static void heap_pop(sim_engine *e)
 {
     e->n--;
@@ -209,7 +237,7 @@ static void fire_top(sim_engine *e)
 
 int sim_engine_step(sim_engine *e)
 {
-    if (!top_live(e)) return 0;
+    if (e->fail || !top_live(e)) return 0;
     fire_top(e);
     return 1;
 }
@@ -218,7 +246,7 @@ uint64_t sim_engine_run(sim_engine *e, sim_time until)
 {
     uint64_t start = e->fired;
     e->stop = 0;
-    while (!e->stop && top_live(e)) {
+    while (!e->stop && !e->fail && top_live(e)) {
         if (e->heap[0].t > until) break;
         fire_top(e);
     }

@@ -31,7 +31,9 @@ sim_engine *sim_engine_create(void);
 void sim_engine_destroy(sim_engine *eng);
 
 /* Schedules fn(eng, ctx, arg) at absolute time t (t >= now, asserted).
- * Returns the handle, or 0 on allocation failure. */
+ * Returns the handle, or 0 on allocation failure: the engine then records
+ * the failure (sim_engine_fail with SIM_ENOMEM), so a caller that drops the
+ * handle still ends the run cleanly. */
 sim_handle sim_engine_at(sim_engine *eng, sim_time t, sim_event_fn fn, void *ctx, uint64_t arg);
 
 /* Same, at now + delay (delay >= 0). */
@@ -54,6 +56,17 @@ int sim_engine_step(sim_engine *eng);
 
 /* Makes sim_engine_run return after the current event. */
 void sim_engine_stop(sim_engine *eng);
+
+/* The run's one failure policy for errors inside the event loop (an
+ * allocation that failed): records code (a negative SIM_E*) and the
+ * message and stops the engine; sim_engine_run fires nothing more after
+ * it. The first failure wins; later ones are ignored. */
+void sim_engine_fail(sim_engine *eng, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* 0, or the negative code recorded by sim_engine_fail; *msg (when msg is
+ * not NULL) points at its message, owned by the engine. */
+int sim_engine_failed(const sim_engine *eng, const char **msg);
 
 uint64_t sim_engine_events_fired(const sim_engine *eng);
 uint64_t sim_engine_pending(const sim_engine *eng); /* live (not cancelled) events */

@@ -113,7 +113,8 @@ void sim_instance_decode_join(sim_instance *in, sim_req *r)
     in->dec_n++;
     in->dec_base_sum += r->ctx_base;
     in->res_cnt[mod_bs(in, r->ctx_base)]++;
-    if (heap_push(in, r) != SIM_OK) SIM_ASSERT(!"out of memory in finish heap", sim_engine_now(in->eng));
+    if (heap_push(in, r) != SIM_OK)
+        sim_engine_fail(in->eng, SIM_ENOMEM, "out of memory growing the decode set of instance %d", in->id);
 }
 
 /* Takes r out of the decode set at the current iteration index; returns the
@@ -191,6 +192,7 @@ static void preempt(sim_instance *in, sim_req *r)
     in->outstanding += after - before;
     in->pending_prefill += r->prefill_target - pre_before;
     sim_req_list_push_front(&in->waiting, r, SIM_RUN_LINK);
+    queued_add(in, 1);
 }
 
 /* Largest chunk <= want that fits the free blocks; allocates them. */
@@ -220,10 +222,10 @@ static int add_chunk(sim_instance *in, sim_req *r, int32_t t)
     if (in->n_chunks == in->chunk_cap) {
         int32_t nc = in->chunk_cap ? in->chunk_cap * 2 : 64;
         model_chunk *c = realloc(in->chunks, (size_t)nc * sizeof *c);
-        if (!c) return SIM_ENOMEM;
+        if (!c) goto nomem;
         in->chunks = c;
         sim_req **cr = realloc(in->chunk_req, (size_t)nc * sizeof *cr);
-        if (!cr) return SIM_ENOMEM;
+        if (!cr) goto nomem;
         in->chunk_req = cr;
         in->chunk_cap = nc;
     }
@@ -231,6 +233,9 @@ static int add_chunk(sim_instance *in, sim_req *r, int32_t t)
     in->chunk_req[in->n_chunks] = r;
     in->n_chunks++;
     return SIM_OK;
+nomem:
+    sim_engine_fail(in->eng, SIM_ENOMEM, "out of memory growing the batch of instance %d", in->id);
+    return SIM_ENOMEM;
 }
 
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg);
@@ -282,13 +287,12 @@ static void resv_release(sim_instance *in, sim_req *r)
 
 static void fill_prefill(sim_instance *in, int64_t budget)
 {
-    sim_time now = sim_engine_now(in->eng);
     in->n_chunks = 0;
     for (sim_req *r = in->prefilling.head; r && budget > 0; r = sim_req_next(r, SIM_PRE_LINK)) {
         if (r->fetching) continue;
         int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
         if (t == 0) break;
-        if (add_chunk(in, r, t) != SIM_OK) SIM_ASSERT(!"out of memory", now);
+        if (add_chunk(in, r, t) != SIM_OK) return;
         budget -= t;
     }
     while (budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
@@ -298,6 +302,7 @@ static void fill_prefill(sim_instance *in, int64_t budget)
         if (sim_instance_plan_fetch(in, r)) {
             /* Admitted, but its prefill waits for the fetched KV. */
             sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
+            queued_add(in, -1);
             sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
             sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
             r->state = SIM_REQ_PREFILL;
@@ -312,10 +317,11 @@ static void fill_prefill(sim_instance *in, int64_t budget)
             break;
         }
         sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
+        queued_add(in, -1);
         sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
         sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
         r->state = SIM_REQ_PREFILL;
-        if (add_chunk(in, r, t) != SIM_OK) SIM_ASSERT(!"out of memory", now);
+        if (add_chunk(in, r, t) != SIM_OK) return;
         budget -= t;
     }
 }
@@ -332,6 +338,7 @@ void sim_instance_schedule(sim_instance *in)
     int with_decode = 1;
     if (in->prefill_first && in->dec_n > 0) {
         fill_prefill(in, in->cfg.max_batched_tokens);
+        if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
         if (in->n_chunks > 0) with_decode = 0;
     }
     for (; with_decode;) {
@@ -344,6 +351,7 @@ void sim_instance_schedule(sim_instance *in)
         }
         in->blocks_used += need;
         fill_prefill(in, in->cfg.max_batched_tokens - in->dec_n);
+        if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
         if (in->n_chunks > 0 || in->dec_n > 0) break;
         if (in->running.n == in->fetching) { /* nothing runnable: idle (or waiting for fetches) */
             sim_instance_publish(in);
@@ -369,8 +377,8 @@ void sim_instance_schedule(sim_instance *in)
     in->iter_start = now;
     in->cur_n_decode = n_dec;
     in->cur_batch = n_dec + in->n_chunks;
-    if (!sim_engine_after(in->eng, dur, on_iter_end, in, 0))
-        SIM_ASSERT(!"out of memory scheduling an iteration", now);
+    /* On failure the engine records it and the run stops. */
+    sim_engine_after(in->eng, dur, on_iter_end, in, 0);
     sim_instance_publish(in);
 }
 
@@ -567,10 +575,12 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     in->outstanding += (int64_t)r->spec.input_tokens +
                        (in->role == SIM_ROLE_PREFILL ? 0 : r->spec.output_tokens);
     in->pending_prefill += r->spec.input_tokens;
+    queued_add(in, 1);
     /* The frontend (API server, tokenisation) holds the request first: it
      * counts as this instance's load for routers at once, but joins the
      * queue only when the frontend hands it over. */
     sim_time fe = (sim_time)(in->cfg.frontend_us * 1e3);
+    /* A frontend event that cannot be scheduled failed the run (the engine records it). */
     if (fe > 0 && in->role != SIM_ROLE_DECODE) sim_engine_after(in->eng, fe, on_frontend_done, in, (uint64_t)(uintptr_t)r);
     else enqueue_waiting(in, r);
 }
@@ -582,6 +592,12 @@ void sim_instance_publish_view(sim_instance *in, sim_router_view *slot)
 {
     in->published = slot;
     sim_instance_publish(in);
+}
+
+void sim_instance_count_queued(sim_instance *in, int64_t *counter)
+{
+    in->queued = counter;
+    if (counter) *counter += in->waiting.n;
 }
 
 void sim_instance_view(const sim_instance *in, sim_router_view *out)

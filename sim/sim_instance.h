@@ -86,6 +86,11 @@ void sim_instance_submit(sim_instance *in, sim_req *r);
 
 void sim_instance_view(const sim_instance *in, sim_router_view *out);
 
+/* Keeps *counter (shared by several instances, owned by the caller) up to
+ * date with the requests queued here: submitted (or preempted) and not yet
+ * admitted, those still in the frontend included. */
+void sim_instance_count_queued(sim_instance *in, int64_t *counter);
+
 /* prefill role: frees the KV blocks r held after its prefill. */
 void sim_instance_release_hold(sim_instance *in, sim_req *r);
 

@@ -73,6 +73,10 @@ void sim_instance_cache_insert(sim_instance *in, sim_req *r)
     sim_time now = sim_engine_now(in->eng);
     int32_t created = 0;
     int32_t ret = sim_prefix_insert(in->pc, r->keys, (int32_t)done, now, &created);
+    if (ret < 0) {
+        sim_engine_fail(in->eng, ret, "out of memory growing the prefix cache of instance %d", in->id);
+        return;
+    }
     SIM_ASSERT(ret == done, now);
     int32_t existed_to = ret - created;
     if (existed_to > r->shared) {

@@ -64,6 +64,7 @@ struct sim_instance {
     int64_t outstanding;        /* prefill tokens + output tokens still to compute */
     int64_t pending_prefill;    /* prefill tokens still to compute (queued + partial) */
     sim_router_view *published; /* where the router reads this instance's load */
+    int64_t *queued;            /* caller's count of queued requests (NULL = none) */
     int64_t preemptions;
     sim_time busy_ns;
     sim_time win_start, win_busy;
@@ -79,6 +80,11 @@ static inline int64_t mod_bs(const sim_instance *in, int64_t a)
 {
     int64_t m = a % in->bs;
     return m < 0 ? m + in->bs : m;
+}
+
+static inline void queued_add(sim_instance *in, int64_t d)
+{
+    if (in->queued) *in->queued += d;
 }
 
 /* KV blocks the prefix cache holds (referenced or evictable). */

@@ -1,0 +1,183 @@
+/* test_reliability — the servesim binary under hostile and careless input:
+ * overload at 1e8 req/s stays within a small memory budget (and stops on
+ * overload.max_waiting), allocation failure inside the event loop is a
+ * clean run failure (exit 1, nothing stored), the engine's one failure
+ * policy. Each binary run happens in a forked child with its own limits;
+ * stdout and stderr are captured into files. */
+#include "test_util.h"
+
+#include "sim_engine.h"
+#include "sim_err.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+static const char *bin, *src;
+static char tmpdir[256];
+
+typedef struct {
+    int status;      /* exit status, or 128 + signal */
+    long maxrss_kb;  /* the child's peak resident memory */
+    char *out, *err; /* captured stdout and stderr */
+} run_result;
+
+static void run_free(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof *r);
+}
+
+/* Runs the servesim binary with args (NULL-terminated) in a child whose
+ * address space is limited to as_mb MB (0: no limit). Under ASan an address
+ * space limit cannot be used (its shadow memory is reserved up front), so
+ * the budget becomes ASan's soft RSS limit with malloc returning NULL. */
+static run_result run_bin(long as_mb, const char *const *args)
+{
+    run_result r = {.status = -1};
+    char outp[300], errp[300];
+    snprintf(outp, sizeof outp, "%s/stdout", tmpdir);
+    snprintf(errp, sizeof errp, "%s/stderr", tmpdir);
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = bin;
+    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fo < 0 || fe < 0) _exit(126);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        if (as_mb > 0) {
+            if (UNDER_ASAN) {
+                char opt[256];
+                snprintf(opt, sizeof opt, "allocator_may_return_null=1:soft_rss_limit_mb=%ld:detect_leaks=0", as_mb);
+                setenv("ASAN_OPTIONS", opt, 1);
+            } else {
+                struct rlimit rl = {(rlim_t)as_mb << 20, (rlim_t)as_mb << 20};
+                if (setrlimit(RLIMIT_AS, &rl) < 0) _exit(126);
+            }
+        }
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    if (pid < 0) return r;
+    int st = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    if (wait4(pid, &st, 0, &ru) < 0) return r;
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r.maxrss_kb = ru.ru_maxrss;
+    r.out = test_slurp(outp);
+    r.err = test_slurp(errp);
+    if (!r.out) r.out = strdup("");
+    if (!r.err) r.err = strdup("");
+    return r;
+}
+
+static void path_in_src(char *buf, size_t n, const char *rel)
+{
+    snprintf(buf, n, "%s/%s", src, rel);
+}
+
+/* ---- item: overload and out-of-memory ------------------------------------ */
+
+static void test_engine_fail_policy(void)
+{
+    sim_engine *e = sim_engine_create();
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK(sim_engine_failed(e, NULL) == 0);
+    sim_engine_fail(e, SIM_ENOMEM, "out of memory %s", "first");
+    sim_engine_fail(e, SIM_EINVAL, "second");
+    const char *msg = NULL;
+    CHECK(sim_engine_failed(e, &msg) == SIM_ENOMEM);
+    CHECK(msg && strcmp(msg, "out of memory first") == 0);
+    /* A failed engine fires nothing more. */
+    CHECK(sim_engine_step(e) == 0);
+    sim_engine_destroy(e);
+}
+
+static void test_overload_bounded(void)
+{
+    char sc[1024];
+    path_in_src(sc, sizeof sc, "scenarios/quickstart.yaml");
+    const char *args[] = {"run", sc, "--no-db", "--quiet", "--set", "workload.requests=100000000",
+                          "--set", "workload.arrival.rate=100000000", NULL};
+    /* 1 GB address space (ASan: 600 MB RSS): the queue check must stop the
+     * run at overload.max_waiting long before memory runs out. */
+    run_result r = run_bin(UNDER_ASAN ? 600 : 1024, args);
+    CHECK_MSG(r.status == 3, "overload at 1e8 req/s: exit %d, stderr: %s", r.status, r.err);
+    CHECK_CONTAINS(r.err, "overload.max_waiting = 200000");
+    CHECK_MSG(r.maxrss_kb < 400 * 1024, "peak RSS %ld KB", r.maxrss_kb);
+    run_free(&r);
+}
+
+static void test_oom_is_clean(void)
+{
+    char sc[1024], db[512];
+    path_in_src(sc, sizeof sc, "scenarios/quickstart.yaml");
+    snprintf(db, sizeof db, "%s/oom.db", tmpdir);
+    unlink(db);
+    /* Overload detection off: the run grows until malloc fails, which must
+     * end it with a message and exit 1, storing nothing. */
+    const char *args[] = {"run", sc, "--quiet", "--db", db, "--set", "workload.requests=100000000",
+                          "--set", "workload.arrival.rate=100000000", "--set", "overload.enabled=false",
+                          NULL};
+    run_result r = run_bin(UNDER_ASAN ? 300 : 400, args);
+    CHECK_MSG(r.status == 1, "out of memory: exit %d, stderr: %s", r.status, r.err);
+    CHECK_CONTAINS(r.err, "out of memory");
+    CHECK_MSG(!strstr(r.err, "internal error") && !strstr(r.err, "assertion"), "%s", r.err);
+    sqlite3 *h = NULL;
+    int64_t runs = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            runs = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    CHECK_MSG(runs == 0, "a failed run must not be stored (runs = %lld)", (long long)runs);
+    run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_reliability SERVESIM_BIN SOURCE_DIR\n");
+        return 2;
+    }
+    bin = argv[1];
+    src = argv[2];
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/servesim-rel-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_engine_fail_policy();
+    test_overload_bounded();
+    test_oom_is_clean();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    return test_finish("test_reliability");
+}
