@@ -10,6 +10,7 @@
 #include "sim_search.h"
 
 #include "sim_cluster.h"
+#include "sim_file.h"
 #include "sim_loader.h"
 #include "sim_store.h"
 
@@ -169,29 +170,13 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
     return 0;
 }
 
+/* The scenario file as read, stored with the run (NULL when it cannot be
+ * read again: the run is stored without it). */
 static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-        if (n + 1 == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf = nb;
-            }
-        }
-    }
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    return buf;
+    char *text = NULL;
+    if (sim_file_read_all(path, "scenario", SIM_FILE_MAX_TEXT, &text, NULL, NULL) < 0) return NULL;
+    return text;
 }
 
 typedef struct {

@@ -7,6 +7,7 @@
  * clamped distribution is computed at create time where it has a closed or
  * finite form (fixed, uniform, zipf, empirical). */
 #include "sim_workload.h"
+#include "sim_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -60,8 +61,8 @@ static int lendist_read_empirical(const char *path, int64_t **values, double **w
     char *line = NULL;
     size_t line_cap = 0;
     long long lineno = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open length file: %s", path, strerror(errno));
+    FILE *f = NULL;
+    if ((rc = sim_file_open_regular(path, "lengths", &f, err)) < 0) return rc;
 
     ssize_t got;
     while ((got = getline(&line, &line_cap, f)) >= 0) {

@@ -6,6 +6,7 @@
  * keys, types, ranges, conversion into a private copy of the scenario) →
  * cross-field checks → copy out. `out` is only written on success. */
 #include "sim_loader.h"
+#include "sim_file.h"
 #include "sim_sched_preset.h"
 
 #include "sim_schema.h"
@@ -661,30 +662,11 @@ int sim_loader_load_file(const char *path, const char *const *sets, int n_sets, 
                          sim_err *err)
 {
     char *text = NULL, dir[SIM_PATH_MAX];
+    size_t len = 0;
     int rc;
     if (strlen(path) >= SIM_PATH_MAX)
         return sim_err_set(err, SIM_EINVAL, "%.200s...: path too long", path);
-    FILE *f = fopen(path, "rb");
-    if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 0, len = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 8192;
-            char *t = realloc(text, cap);
-            if (!t) {
-                rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
-                goto fail;
-            }
-            text = t;
-        }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        rc = sim_err_set(err, SIM_EIO, "%s: read error", path);
-        goto fail;
-    }
+    if ((rc = sim_file_read_all(path, "scenario", SIM_FILE_MAX_TEXT, &text, &len, err)) < 0) return rc;
     /* Folder of the file: relative paths inside it are relative to it. */
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -692,8 +674,6 @@ int sim_loader_load_file(const char *path, const char *const *sets, int n_sets, 
     else if (slash) *slash = '\0';
     else dir[0] = '\0';
     rc = load(text, len, path, dir, path, sets, n_sets, NULL, out, err);
-fail:
-    fclose(f);
     free(text);
     return rc;
 }

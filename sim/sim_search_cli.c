@@ -5,6 +5,7 @@
 #include "sim_search.h"
 #include "sim_clock.h"
 
+#include "sim_file.h"
 #include "sim_loader.h"
 #include "sim_search_impl.h"
 #include "sim_plot.h"
@@ -61,20 +62,13 @@ static void progress(void *ctx, int64_t done, int64_t total, int64_t evaluated, 
             (long long)total, (long long)evaluated, (long long)pruned, now - p->start);
 }
 
+/* The scenario file as read, stored with the run (NULL when it cannot be
+ * read again: the run is stored without it). */
 static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return NULL;
-    }
-    long n = ftell(f);
-    rewind(f);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf) buf[fread(buf, 1, (size_t)n, f)] = '\0';
-    fclose(f);
-    return buf;
+    char *text = NULL;
+    if (sim_file_read_all(path, "scenario", SIM_FILE_MAX_TEXT, &text, NULL, NULL) < 0) return NULL;
+    return text;
 }
 
 /* Launched by mpirun (OpenMPI, MPICH/PMI, PMIx)? */

@@ -1,11 +1,12 @@
 /* sim_trace — see sim_trace.h.
  *
- * The whole file is read into memory and split into lines here (not with
- * fgets) so lines of any length work and a NUL byte in the input is just
- * another bad character. Mooncake lines are parsed one by one with jansson;
+ * A file is streamed line by line with getline (lines of any length, a NUL
+ * byte in a line is just another bad character); a buffer is split into
+ * lines here. Only regular files are read (sim_file). Mooncake lines are parsed one by one with jansson;
  * CSV lines by hand (three fields, strtod/strtoll on a bounded copy). Entries
  * and hash ids grow in two doubling arrays owned by the trace. */
 #include "sim_trace.h"
+#include "sim_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -341,85 +342,130 @@ static int is_blank(const char *s, size_t len)
     return 1;
 }
 
+/* One parse in progress: the builder plus the line-level state, so the
+ * same code serves an in-memory buffer and a file streamed line by line. */
+typedef struct {
+    trace_builder b;
+    sim_trace_format fmt;
+    int64_t line;
+    int seen_content;
+} trace_parser;
+
+static int parser_begin(trace_parser *p, const char *name, sim_trace_format fmt, sim_err *err)
+{
+    memset(p, 0, sizeof *p);
+    if (fmt != SIM_TRACE_MOONCAKE && fmt != SIM_TRACE_CSV)
+        return sim_err_set(err, SIM_EINVAL, "%s: unknown trace format %d", name, (int)fmt);
+    p->fmt = fmt;
+    p->b.name = name;
+    p->b.err = err;
+    p->b.t = calloc(1, sizeof *p->b.t);
+    if (!p->b.t) return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
+    return 0;
+}
+
+/* One line without its newline. */
+static int parser_line(trace_parser *p, const char *s, size_t l)
+{
+    int rc;
+    p->line++;
+    if (is_blank(s, l)) return 0;
+    if (p->fmt == SIM_TRACE_MOONCAKE) {
+        rc = mooncake_line(&p->b, p->line, s, l);
+    } else {
+        if (!p->seen_content && csv_is_header(s, l)) {
+            p->seen_content = 1;
+            return 0;
+        }
+        rc = csv_line(&p->b, p->line, s, l);
+    }
+    p->seen_content = 1;
+    return rc;
+}
+
+/* Hands the trace over on success; frees it on failure (rc != 0). */
+static int parser_end(trace_parser *p, int rc, sim_trace **out)
+{
+    if (rc == 0 && p->b.t->n == 0)
+        rc = sim_err_set(p->b.err, SIM_EINVAL, "%s: trace is empty (expected at least one %s entry)", p->b.name,
+                         p->fmt == SIM_TRACE_MOONCAKE ? "JSON" : "CSV");
+    if (rc) {
+        sim_trace_destroy(p->b.t);
+        return rc;
+    }
+    *out = p->b.t;
+    return 0;
+}
+
 int sim_trace_parse(const char *buf, size_t len, const char *name, sim_trace_format fmt,
                     sim_trace **out, sim_err *err)
 {
-    int rc;
+    trace_parser p;
     *out = NULL;
     if (!name) name = "(trace)";
-    if (fmt != SIM_TRACE_MOONCAKE && fmt != SIM_TRACE_CSV)
-        return sim_err_set(err, SIM_EINVAL, "%s: unknown trace format %d", name, (int)fmt);
-    trace_builder b = {.name = name, .err = err};
-    b.t = calloc(1, sizeof *b.t);
-    if (!b.t) return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", name);
-
-    int64_t line = 0;
-    int seen_content = 0;
+    int rc = parser_begin(&p, name, fmt, err);
+    if (rc) return rc;
     size_t pos = 0;
-    while (pos < len) {
+    while (rc == 0 && pos < len) {
         const char *s = buf + pos;
         const char *nl = memchr(s, '\n', len - pos);
         size_t l = nl ? (size_t)(nl - s) : len - pos;
         pos += l + (nl ? 1 : 0);
-        line++;
-        if (is_blank(s, l)) continue;
-        if (fmt == SIM_TRACE_MOONCAKE) {
-            rc = mooncake_line(&b, line, s, l);
-        } else {
-            if (!seen_content && csv_is_header(s, l)) {
-                seen_content = 1;
-                continue;
-            }
-            rc = csv_line(&b, line, s, l);
+        rc = parser_line(&p, s, l);
+    }
+    return parser_end(&p, rc, out);
+}
+
+/* Reads one line (without its newline) into *buf; 1 when a line was read,
+ * 0 at the end, negative on a line over SIM_FILE_MAX_TEXT or no memory. */
+static int read_line(FILE *f, char **buf, size_t *cap, size_t *len)
+{
+    size_t n = 0;
+    int ch;
+    while ((ch = getc_unlocked(f)) != EOF) {
+        if (ch == '\n') break;
+        if (n + 1 >= *cap) {
+            if (*cap > SIM_FILE_MAX_TEXT) return SIM_ERANGE;
+            size_t nc = *cap ? *cap * 2 : 4096;
+            char *nb = realloc(*buf, nc);
+            if (!nb) return SIM_ENOMEM;
+            *buf = nb;
+            *cap = nc;
         }
-        seen_content = 1;
-        if (rc) goto fail;
+        (*buf)[n++] = (char)ch;
     }
-    if (b.t->n == 0) {
-        rc = sim_err_set(err, SIM_EINVAL, "%s: trace is empty (expected at least one %s entry)", name,
-                         fmt == SIM_TRACE_MOONCAKE ? "JSON" : "CSV");
-        goto fail;
-    }
-    *out = b.t;
-    return 0;
-fail:
-    sim_trace_destroy(b.t);
-    return rc;
+    *len = n;
+    return ch == EOF && n == 0 ? 0 : 1;
 }
 
 int sim_trace_load(const char *path, sim_trace_format fmt, sim_trace **out, sim_err *err)
 {
-    int rc = 0;
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
+    trace_parser p;
+    FILE *f = NULL;
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open trace: %s", path, strerror(errno));
-    /* Read in chunks rather than trusting fseek/ftell, so pipes work too. */
-    for (;;) {
-        if (cap - len < 65536) {
-            size_t ncap = cap ? cap * 2 : 1 << 20;
-            char *p = ncap > cap ? realloc(buf, ncap) : NULL;
-            if (!p) {
-                rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory reading trace", path);
-                goto fail;
-            }
-            buf = p;
-            cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
+    int rc = sim_file_open_regular(path, "trace", &f, err);
+    if (rc < 0) return rc;
+    if ((rc = parser_begin(&p, path, fmt, err))) {
+        fclose(f);
+        return rc;
     }
-    if (ferror(f)) {
-        rc = sim_err_set(err, SIM_EIO, "%s: read error", path);
-        goto fail;
-    }
-    rc = sim_trace_parse(buf, len, path, fmt, out, err);
-fail:
-    free(buf);
+    /* Streamed: only the current line is held, whatever the file's size. */
+    char *line = NULL;
+    size_t line_cap = 0, l = 0;
+    int got = 0;
+    errno = 0;
+    while (rc == 0 && (got = read_line(f, &line, &line_cap, &l)) > 0) rc = parser_line(&p, line, l);
+    if (rc == 0 && got == SIM_ERANGE)
+        rc = sim_err_set(err, SIM_EINVAL, "%s:%lld: line longer than %zu MiB", path, (long long)p.line + 1,
+                         SIM_FILE_MAX_TEXT >> 20);
+    else if (rc == 0 && got == SIM_ENOMEM)
+        rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory reading trace", path);
+    else if (rc == 0 && ferror(f))
+        rc = sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, "%s: cannot read trace: %s", path,
+                         strerror(errno));
+    free(line);
     fclose(f);
-    return rc;
+    return parser_end(&p, rc, out);
 }
 
 void sim_trace_destroy(sim_trace *t)

@@ -30,7 +30,8 @@ typedef struct sim_trace {
     int64_t n_hashes;
 } sim_trace;
 
-/* Loads a whole trace file. On error *out is NULL and err says where. */
+/* Loads a trace file (a regular file, streamed line by line; lines up to
+ * SIM_FILE_MAX_TEXT). On error *out is NULL and err says where. */
 int sim_trace_load(const char *path, sim_trace_format fmt, sim_trace **out, sim_err *err);
 
 /* Parses an in-memory buffer (used by the fuzz target and tests). */

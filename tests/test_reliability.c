@@ -2,7 +2,7 @@
  * overload at 1e8 req/s stays within a small memory budget (and stops on
  * overload.max_waiting), allocation failure inside the event loop is a
  * clean run failure (exit 1, nothing stored), the engine's one failure
- * policy. Each binary run happens in a forked child with its own limits;
+ * policy; non-regular and oversized input files are refused (exit 2). Each binary run happens in a forked child with its own limits;
  * stdout and stderr are captured into files. */
 #include "test_util.h"
 
@@ -76,6 +76,7 @@ static run_result run_bin(long as_mb, const char *const *args)
                 if (setrlimit(RLIMIT_AS, &rl) < 0) _exit(126);
             }
         }
+        alarm(120); /* a hang is a failure, not a stuck test */
         execv(bin, (char *const *)argv);
         _exit(127);
     }
@@ -160,6 +161,55 @@ static void test_oom_is_clean(void)
     run_free(&r);
 }
 
+/* ---- item: unbounded reads ---------------------------------------------- */
+
+/* Runs args and expects exit 2 with `want` on stderr. */
+static void expect_input_error(const char *const *args, const char *want)
+{
+    run_result r = run_bin(0, args);
+    CHECK_MSG(r.status == 2, "%s %s: exit %d (want 2), stderr: %s", args[0], args[1], r.status, r.err);
+    CHECK_CONTAINS(r.err, want);
+    run_free(&r);
+}
+
+static void test_unbounded_reads(void)
+{
+    char big[512], sc[1024];
+    path_in_src(sc, sizeof sc, "scenarios");
+    {
+        const char *a[] = {"validate", "/dev/zero", NULL};
+        expect_input_error(a, "/dev/zero: is a character device; expected a scenario file");
+    }
+    {
+        const char *a[] = {"run", sc, "--no-db", NULL};
+        expect_input_error(a, ": is a directory; expected a scenario file");
+    }
+    {
+        const char *a[] = {"validate", sc, NULL};
+        expect_input_error(a, ": is a directory; expected a scenario file");
+    }
+    /* Over the 16 MiB cap: refused from its size, not read. */
+    snprintf(big, sizeof big, "%s/big.yaml", tmpdir);
+    FILE *f = fopen(big, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(fseek(f, (16L << 20) + 10, SEEK_SET) == 0 && fputc('\n', f) != EOF);
+        fclose(f);
+        const char *a[] = {"validate", big, NULL};
+        expect_input_error(a, "scenario file is 16777227 bytes; at most 16 MiB is accepted");
+    }
+    char mc[1024];
+    path_in_src(mc, sizeof mc, "scenarios/mooncake-replay.yaml");
+    {
+        const char *a[] = {"run", mc, "--no-db", "--set", "workload.trace.path=/dev/zero", NULL};
+        expect_input_error(a, "/dev/zero: is a character device; expected a trace file");
+    }
+    {
+        const char *a[] = {"run", mc, "--no-db", "--set", "workload.trace.path=/tmp", NULL};
+        expect_input_error(a, "/tmp: is a directory; expected a trace file");
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -176,6 +226,7 @@ int main(int argc, char **argv)
     test_engine_fail_policy();
     test_overload_bounded();
     test_oom_is_clean();
+    test_unbounded_reads();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
