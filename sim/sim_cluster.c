@@ -117,7 +117,7 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
             sim_cluster_fill_cache_views(c, r);
             j = sim_router_pick(c->router, spec, c->rviews, c->n_front);
         } else {
-            j = sim_router_pick(c->router, spec, c->views, c->n_front);
+            j = sim_router_pick(c->router, spec, c->snap ? c->snap : c->views, c->n_front);
         }
     }
     SIM_ASSERT(j >= 0 && j < c->n_front, sim_engine_now(c->eng));
@@ -486,15 +486,17 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
             for (int32_t j = 0; j < c->n_front; j++)
                 if ((rc = sim_prefix_create(cap > 0 ? cap : 1, SIM_PREFIX_LRU, &c->approx[j], err)) < 0) goto fail;
         }
-        if (sc->routing.snapshot_interval_s > 0) {
-            c->snap = calloc((size_t)c->n_front, sizeof *c->snap);
-            if (!c->snap) {
-                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
-                goto fail;
-            }
-        }
     } else if ((rc = sim_router_create(&sc->routing, sc->seed, &c->router, err)) < 0) {
         goto fail;
+    }
+    if (sc->routing.snapshot_interval_s > 0) {
+        /* Every router (front and decode) decides on the snapshot. */
+        c->snap = calloc((size_t)c->n_front + 1, sizeof *c->snap);
+        c->back_snap = calloc((size_t)c->n_back + 1, sizeof *c->back_snap);
+        if (!c->snap || !c->back_snap) {
+            rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+            goto fail;
+        }
     }
     if (sim_keymap_init(&c->sessions, 1024) < 0) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
@@ -534,6 +536,7 @@ void sim_cluster_destroy(sim_cluster *c)
     free(c->rviews);
     free(c->prefill_ms_per_token);
     free(c->snap);
+    free(c->back_snap);
     if (c->approx)
         for (int32_t j = 0; j < c->n_front; j++) sim_prefix_destroy(c->approx[j]);
     free(c->approx);

@@ -68,7 +68,8 @@ struct sim_cluster {
     int32_t cache_tokens, hash_tokens;
     double *prefill_ms_per_token; /* per instance, for saved_ms / queue_ms */
     sim_router_view *rviews;   /* per-request views handed to the cache-aware router */
-    sim_router_view *snap;     /* load snapshot (routing.snapshot_interval_s > 0) */
+    sim_router_view *snap;     /* what every router reads when routing.snapshot_interval_s > 0: */
+    sim_router_view *back_snap; /* front and decode views as of the last refresh (else NULL) */
     sim_prefix **approx;       /* routing.view approximate: the router's own indexes */
     int sharing;               /* 0 none, 1 pull, 2 pool */
     int layerwise;             /* pd: KV moves layer by layer during prefill */

@@ -58,7 +58,7 @@ static void start_kv_transfer(sim_cluster *c, sim_req *r)
 void sim_cluster_on_prefill_done(void *ctx, sim_req *r)
 {
     sim_cluster *c = ctx;
-    int32_t j = sim_router_pick(c->back_router, &r->spec, c->back_views, c->n_back);
+    int32_t j = sim_router_pick(c->back_router, &r->spec, c->back_snap ? c->back_snap : c->back_views, c->n_back);
     SIM_ASSERT(j >= 0 && j < c->n_back, sim_engine_now(c->eng));
     if (sim_instance_reserve(c->inst[c->back[j]], r)) start_kv_transfer(c, r);
     /* else: back-pressure; sim_cluster_on_kv_reserved fires when blocks free up there */

@@ -24,18 +24,28 @@ int sim_cluster_build_keys(sim_cluster *c, sim_req *r)
     return SIM_OK;
 }
 
+/* Refreshes the routers' snapshot: every field of the live views plus the
+ * cache-aware queue term (pending prefill in ms) as of now. Until the next
+ * refresh the routers see neither the instances' progress nor their own
+ * dispatches. */
 void sim_cluster_on_snapshot(sim_engine *eng, void *ctx, uint64_t arg)
 {
     sim_cluster *c = ctx;
     (void)arg;
     memcpy(c->snap, c->views, (size_t)c->n_front * sizeof *c->snap);
+    for (int32_t j = 0; j < c->n_front; j++) {
+        int32_t k = c->front[j];
+        c->snap[j].queue_ms = (double)sim_instance_pending_prefill(c->inst[k]) * c->prefill_ms_per_token[k];
+    }
+    if (c->n_back > 0) memcpy(c->back_snap, c->back_views, (size_t)c->n_back * sizeof *c->back_snap);
     if (!(c->arrivals_done && c->in_flight == 0))
         sim_engine_after(eng, (sim_time)(c->sc.routing.snapshot_interval_s * 1e9), sim_cluster_on_snapshot, c, 0);
 }
 
-/* Fills the per-request views of the cache-aware router: load from the live
- * or snapshot views, the prefix match from the instance's index (exact) or
- * the router's own (approximate), both turned into milliseconds. */
+/* Fills the per-request views of the cache-aware router: load and the
+ * queueing delay (pending prefill in ms) from the live views or from the
+ * snapshot, the prefix match from the instance's index (exact) or the
+ * router's own (approximate), turned into the prefill ms it saves. */
 void sim_cluster_fill_cache_views(sim_cluster *c, const sim_req *r)
 {
     const sim_router_view *load = c->snap ? c->snap : c->views;
@@ -52,7 +62,7 @@ void sim_cluster_fill_cache_views(sim_cluster *c, const sim_req *r)
         if (tok > r->spec.input_tokens) tok = r->spec.input_tokens;
         v->matched_tokens = (int32_t)tok;
         v->saved_ms = (double)tok * c->prefill_ms_per_token[k];
-        v->queue_ms = (double)sim_instance_pending_prefill(c->inst[k]) * c->prefill_ms_per_token[k];
+        if (!c->snap) v->queue_ms = (double)sim_instance_pending_prefill(c->inst[k]) * c->prefill_ms_per_token[k];
     }
 }
 

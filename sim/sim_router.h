@@ -18,10 +18,13 @@
 
 #include <stdint.h>
 
-/* What the router may see of one candidate instance. The first three are
- * always kept current; the rest are filled by the cluster for cache-aware
- * routing, from the instances' real caches or from the router's own
- * approximate index, live or as of the last snapshot. */
+/* What the router may see of one candidate instance. The instances keep
+ * the load fields current; the cluster hands every router either these
+ * live views or a copy refreshed every routing.snapshot_interval_s. The
+ * per-request fields (matched_tokens, saved_ms, queue_ms) are filled by the
+ * cluster for cache-aware routing: the match from the instances' real
+ * caches or the router's own approximate index, queue_ms live or as of the
+ * last snapshot. */
 typedef struct {
     int64_t outstanding_tokens;
     int32_t waiting;

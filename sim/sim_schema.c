@@ -247,7 +247,9 @@ static const sim_schema_field table[] = {
     FLD("routing.w_load", SIM_SCHEMA_F64, SC(routing.w_load), GE0, "llmd: weight of the queue scorer."),
     FLD("routing.w_kv", SIM_SCHEMA_F64, SC(routing.w_kv), GE0, "llmd: weight of the KV-utilisation scorer."),
     FLD("routing.snapshot_interval_s", SIM_SCHEMA_F64, SC(routing.snapshot_interval_s), GE0,
-        "The router sees instance state refreshed this often (0 = live)."),
+        "Every router (and pd's decode router) decides on instance load (queues, outstanding tokens, KV "
+        "blocks, pending prefill) as of a snapshot refreshed this often (0 = live); the prefix match follows "
+        "routing.view."),
     SEN("routing.view", SC(routing.view), views,
         "exact: the instances' real caches; approximate: the router's own index of what it routed."),
     FLD("routing.min_dwell_s", SIM_SCHEMA_F64, SC(routing.min_dwell_s), GE0,
