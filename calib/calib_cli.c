@@ -257,7 +257,7 @@ int calib_cli_db(int argc, char **argv)
 {
     sim_err err = {{0}};
     calib_db *db = NULL;
-    int rc = 0;
+    int rc = 0, fresh_made = 0;
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(db_usage, stdout);
         return 0;
@@ -276,8 +276,11 @@ int calib_cli_db(int argc, char **argv)
         fprintf(stderr, "servesim db %s: needs FILE and a .sql path\n", cmd);
         return 2;
     }
-    /* Reading verbs also take a committed .sql dump (imported into memory). */
+    /* Reading verbs also take a committed .sql dump (imported into memory).
+     * An import that creates its perf-db and then fails removes it again. */
+    int fresh = create && access(path, F_OK) != 0;
     if ((rc = create ? calib_db_open(path, CALIB_DB_CREATE, &db, &err) : calib_db_open_any(path, &db, &err))) goto fail;
+    fresh_made = fresh;
     if (strcmp(cmd, "list") == 0) {
         rc = calib_db_gpu_foreach(db, db_list_gpu, NULL, &err);
     } else if (strcmp(cmd, "show") == 0) {
@@ -314,6 +317,7 @@ int calib_cli_db(int argc, char **argv)
     }
 fail:
     calib_db_close(db);
+    if (rc && fresh_made) unlink(path);
     if (rc) {
         fprintf(stderr, "servesim db %s: %s\n", cmd, err.msg);
         return rc == SIM_EINVAL ? 2 : 1;

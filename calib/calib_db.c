@@ -2,9 +2,11 @@
  * Lookups live in calib_lookup.c, the text dump in calib_dump.c. */
 #include "calib_db_impl.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char calib_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
@@ -29,30 +31,59 @@ static int calib_db_sqlerr(calib_db *db, int code, const char *what, sim_err *er
     return sim_err_set(err, code, "perf-db: %s: %s", what, db && db->h ? sqlite3_errmsg(db->h) : "no handle");
 }
 
+/* What the file holds, from its tables: a perf-db of this schema version
+ * (its rows checked), nothing yet (created when asked), or something else
+ * (a results DB, another SQLite file), refused. */
 static int calib_db_schema(calib_db *db, int create, sim_err *err)
 {
     sqlite3_stmt *st = NULL;
-    int rc = 0, have_meta = 0;
-    if (sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, NULL) == SQLITE_OK) {
-        have_meta = 1;
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            int v = sqlite3_column_int(st, 0);
-            if (v != CALIB_SCHEMA_VERSION) {
-                rc = sim_err_set(err, SIM_ENOTSUP, "perf-db schema version %d; this servesim reads version %d", v,
-                                 CALIB_SCHEMA_VERSION);
-                goto fail;
-            }
-        } else if (!create) {
-            rc = sim_err_set(err, SIM_EINVAL, "perf-db has no schema_version: not a servesim perf-db");
-            goto fail;
+    int rc = 0, s, has_meta = 0, has_gpus = 0, has_points = 0, has_runs = 0, n_tables = 0;
+    char others[256] = "";
+    size_t off = 0;
+    if (sqlite3_prepare_v2(db->h, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name", -1, &st, NULL) !=
+        SQLITE_OK)
+        return sim_err_set(err, SIM_EINVAL, "not an SQLite database (%s)", sqlite3_errmsg(db->h));
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        if (!t || strncmp(t, "sqlite_", 7) == 0) continue;
+        n_tables++;
+        if (strcmp(t, "meta") == 0) has_meta = 1;
+        else if (strcmp(t, "gpus") == 0) has_gpus = 1;
+        else if (strcmp(t, "points") == 0) has_points = 1;
+        else {
+            if (strcmp(t, "runs") == 0) has_runs = 1;
+            if (off < sizeof others)
+                off += (size_t)snprintf(others + off, sizeof others - off, "%s%s", off ? ", " : "", t);
         }
     }
-    if (!have_meta && !create) {
-        rc = sim_err_set(err, SIM_EINVAL, "not a servesim perf-db (no meta table)");
-        goto fail;
-    }
+    if (s != SQLITE_DONE) rc = sim_err_set(err, SIM_EINVAL, "not an SQLite database (%s)", sqlite3_errmsg(db->h));
     sqlite3_finalize(st);
     st = NULL;
+    if (rc) return rc;
+    if (n_tables == 0 && !create) return sim_err_set(err, SIM_EINVAL, "an empty SQLite database, not a servesim perf-db");
+    if (has_runs && !has_points)
+        return sim_err_set(err, SIM_EINVAL, "a servesim results DB (tables %s), not a perf-db (perf-dbs come from "
+                           "`servesim calibrate` or `servesim db import`)", others);
+    if (n_tables > 0 && !(has_meta && has_gpus && has_points))
+        return sim_err_set(err, SIM_EINVAL, "not a servesim perf-db (it has tables %s; a perf-db has meta, gpus and points)",
+                           off ? others : "meta/gpus/points only in part");
+    if (n_tables > 0) {
+        if (sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, NULL) != SQLITE_OK)
+            return sim_err_set(err, SIM_EINVAL, "not a servesim perf-db (meta: %s)", sqlite3_errmsg(db->h));
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *v = (const char *)sqlite3_column_text(st, 0);
+            char want[16];
+            snprintf(want, sizeof want, "%d", CALIB_SCHEMA_VERSION);
+            if (!v || strcmp(v, want) != 0)
+                rc = sim_err_set(err, SIM_EINVAL, "perf-db schema version %.32s; this servesim reads version %d",
+                                 v ? v : "NULL", CALIB_SCHEMA_VERSION);
+        } else {
+            rc = sim_err_set(err, SIM_EINVAL, "perf-db has no schema_version in meta: not a servesim perf-db");
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+        if (rc) return rc;
+    }
     if (create) {
         char *msg = NULL;
         char ver[160];
@@ -65,20 +96,29 @@ static int calib_db_schema(calib_db *db, int create, sim_err *err)
             rc = sim_err_set(err, SIM_EIO, "perf-db: creating the schema: %s", msg ? msg : "?");
             sqlite3_free(msg);
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-            goto fail;
+            return rc;
         }
     }
-    return 0;
-fail:
-    sqlite3_finalize(st);
-    return rc;
+    /* The columns (the walk names them all) and every row's values. */
+    return n_tables > 0 ? calib_db_check_rows(db, err) : 0;
 }
 
 int calib_db_open(const char *path, int flags, calib_db **out, sim_err *err)
 {
     int rc;
-    calib_db *db = calloc(1, sizeof *db);
+    struct stat sb;
     *out = NULL;
+    if (strcmp(path, ":memory:") != 0) {
+        if (stat(path, &sb) != 0) {
+            if (errno != ENOENT || !(flags & CALIB_DB_CREATE))
+                return sim_err_set(err, errno == ENOENT || errno == EACCES || errno == ENOTDIR ? SIM_EINVAL : SIM_EIO,
+                                   "perf-db %s: %s", path, strerror(errno));
+        } else if (!S_ISREG(sb.st_mode)) {
+            return sim_err_set(err, SIM_EINVAL, "perf-db %s: %s, not a perf-db file", path,
+                               S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
+        }
+    }
+    calib_db *db = calloc(1, sizeof *db);
     if (!db) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     int oflags = flags & CALIB_DB_CREATE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     if (sqlite3_open_v2(path, &db->h, oflags, NULL) != SQLITE_OK) {
@@ -88,7 +128,7 @@ int calib_db_open(const char *path, int flags, calib_db **out, sim_err *err)
     sqlite3_busy_timeout(db->h, 5000);
     rc = calib_db_schema(db, flags & CALIB_DB_CREATE, err);
     if (rc) {
-        sim_err_wrap(err, rc, "%s", path);
+        sim_err_wrap(err, rc, "perf-db %s", path);
         goto fail;
     }
     *out = db;
@@ -107,7 +147,7 @@ void calib_db_close(calib_db *db)
     free(db);
 }
 
-static void calib_bind_gpu(sqlite3_stmt *st, const calib_gpu_id *id)
+void calib_db_bind_gpu(sqlite3_stmt *st, const calib_gpu_id *id)
 {
     sqlite3_bind_text(st, 1, id->name, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, id->sms);
@@ -126,7 +166,7 @@ int calib_db_gpu_ensure(calib_db *db, const calib_gpu_id *id, int64_t *gpu_id, s
     if (sqlite3_prepare_v2(db->h, "INSERT OR IGNORE INTO gpus(" CALIB_GPU_COLS ") VALUES(?,?,?,?,?,?,?,?)", -1, &st,
                            NULL) != SQLITE_OK)
         return calib_db_sqlerr(db, SIM_EIO, "insert gpu", err);
-    calib_bind_gpu(st, id);
+    calib_db_bind_gpu(st, id);
     if (sqlite3_step(st) != SQLITE_DONE) {
         rc = calib_db_sqlerr(db, SIM_EIO, "insert gpu", err);
         goto fail;
@@ -137,7 +177,7 @@ int calib_db_gpu_ensure(calib_db *db, const calib_gpu_id *id, int64_t *gpu_id, s
                            "mem_clock_mhz=? AND driver=? AND cuda=? AND backend=?",
                            -1, &st, NULL) != SQLITE_OK)
         return calib_db_sqlerr(db, SIM_EIO, "find gpu", err);
-    calib_bind_gpu(st, id);
+    calib_db_bind_gpu(st, id);
     if (sqlite3_step(st) != SQLITE_ROW) {
         rc = calib_db_sqlerr(db, SIM_EIO, "find gpu", err);
         goto fail;
@@ -203,19 +243,8 @@ static void calib_bind_real_or_null(sqlite3_stmt *st, int i, double v)
     else sqlite3_bind_null(st, i);
 }
 
-int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, sim_err *err)
+void calib_db_bind_point(sqlite3_stmt *st, int64_t gpu_id, const calib_point *p)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
-    if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return calib_db_sqlerr(db, SIM_EIO, "begin", err);
-    if (sqlite3_prepare_v2(db->h,
-                           "INSERT OR IGNORE INTO points(gpu_id, " CALIB_POINT_COLS
-                           ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = calib_db_sqlerr(db, SIM_EIO, "insert point", err);
-        goto fail;
-    }
     calib_bind_key(st, gpu_id, p);
     sqlite3_bind_int(st, 17, p->reps);
     sqlite3_bind_double(st, 18, p->median_s);
@@ -226,6 +255,29 @@ int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, si
     calib_bind_real_or_null(st, 23, p->frac_of_peak);
     calib_bind_real_or_null(st, 24, p->check_err);
     sqlite3_bind_text(st, 25, p->measured_at, -1, SQLITE_TRANSIENT);
+}
+
+int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    char why[256];
+    if (calib_point_check(p, why, sizeof why) != 0) {
+        char shape[160];
+        calib_shape_format(&p->shape, shape, sizeof shape);
+        return sim_err_set(err, SIM_EINVAL, "perf-db: point %s %s %s %s not stored: %s", calib_op_name(p->op), p->dtype,
+                           p->kernel, shape, why);
+    }
+    if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return calib_db_sqlerr(db, SIM_EIO, "begin", err);
+    if (sqlite3_prepare_v2(db->h,
+                           "INSERT OR IGNORE INTO points(gpu_id, " CALIB_POINT_COLS
+                           ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = calib_db_sqlerr(db, SIM_EIO, "insert point", err);
+        goto fail;
+    }
+    calib_db_bind_point(st, gpu_id, p);
     if (sqlite3_step(st) != SQLITE_DONE) {
         rc = calib_db_sqlerr(db, SIM_EIO, "insert point", err);
         goto fail;

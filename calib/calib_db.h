@@ -57,6 +57,11 @@ typedef struct {
 
 enum { CALIB_DB_READONLY = 0, CALIB_DB_CREATE = 1 };
 
+/* Opens (or with CALIB_DB_CREATE creates) a perf-db. Refused with
+ * SIM_EINVAL: a missing file (read-only), a directory or other non-regular
+ * file, a file that is not SQLite, a servesim results DB or any other SQLite
+ * file without the perf-db tables, another schema version, and a perf-db
+ * holding a row that calib_point_check (or the column types) refuses. */
 int calib_db_open(const char *path, int flags, calib_db **out, sim_err *err);
 void calib_db_close(calib_db *db);
 
@@ -77,10 +82,31 @@ int calib_db_gpu_foreach(calib_db *db, calib_db_gpu_cb cb, void *ctx, sim_err *e
 typedef int (*calib_db_point_cb)(void *ctx, int64_t gpu_id, const calib_point *p);
 int calib_db_point_foreach(calib_db *db, int64_t gpu_id, int op, calib_db_point_cb cb, void *ctx, sim_err *err);
 
+/* The range a stored latency (median, p10, p90) must lie in, seconds: a
+ * row outside it, not finite, or with p10 ≤ median ≤ p90 broken is refused
+ * on insert, on import and when a perf-db file is opened. */
+#define CALIB_MIN_LATENCY_S 1e-9
+#define CALIB_MAX_LATENCY_S 3600.0
+
+/* 0 when p may be stored; −1 with the field and reason in why. */
+int calib_point_check(const calib_point *p, char *why, size_t len);
+
 int calib_db_export(calib_db *db, FILE *out, sim_err *err);
-/* Accepts only what calib_db_export writes (schema statements are checked
- * and skipped, gpus/points inserts run), all in one transaction. */
+/* Reads what calib_db_export writes, and nothing else: the dump is parsed
+ * here, never handed to SQLite as SQL. Schema and transaction statements
+ * are checked and skipped; each gpus/points insert must be
+ * INSERT OR IGNORE … VALUES(…) of literals of the column's type (a point's
+ * GPU given as the identity sub-select export writes), and every row passes
+ * the checks of calib_point_check. Anything else — INSERT … SELECT,
+ * functions, expressions, a NUL byte, another schema version — is
+ * SIM_EINVAL naming file:line:column and the statement number, and nothing
+ * is imported (one transaction). Files must be regular and at most
+ * CALIB_DUMP_MAX_BYTES. */
+#define CALIB_DUMP_MAX_BYTES (512LL << 20)
 int calib_db_import(calib_db *db, const char *sql_path, int64_t *rows, sim_err *err);
+/* The same on text already in memory (len bytes, NULs refused); `name`
+ * labels messages. */
+int calib_db_import_text(calib_db *db, const char *text, size_t len, const char *name, int64_t *rows, sim_err *err);
 
 /* The newest calibration dump for a catalogue GPU ("h200-sxm"): the
  * <gpu>-*.sql file with the greatest name under $SERVESIM_CALIB_DATA or the

@@ -31,6 +31,42 @@ struct calib_db {
     "ranks, reps, median_s, p10_s, p90_s, tflops, gbps, frac_of_peak, check_err, measured_at"
 #define CALIB_GPU_COLS "name, sms, cc, sm_clock_mhz, mem_clock_mhz, driver, cuda, backend"
 
+/* The first line of every dump; the second is "-- schema_version N". */
+#define CALIB_DUMP_HEADER "-- servesim perf-db dump\n"
+
+#define CALIB_GPU_NCOLS 8    /* columns of CALIB_GPU_COLS */
+#define CALIB_POINT_NCOLS 24 /* columns of CALIB_POINT_COLS */
+
+/* A column value as SQLite or a dump literal gives it (s: not
+ * NUL-terminated, len bytes; owned by whoever produced it). */
+typedef enum { CALIB_V_NULL, CALIB_V_INT, CALIB_V_REAL, CALIB_V_TEXT, CALIB_V_BLOB } calib_vtype;
+typedef struct {
+    calib_vtype t;
+    int64_t i;
+    double r;
+    const char *s;
+    size_t len;
+} calib_value;
+
+/* calib_db_check.c: a gpus row (CALIB_GPU_COLS order) or a points row
+ * (CALIB_POINT_COLS order) checked for types and ranges and converted; 0,
+ * or −1 with the reason in why and the offending column in *bad_col (−1
+ * when the row as a whole is wrong, e.g. p10 > median; bad_col may be NULL). */
+int calib_gpu_from_values(const calib_value *v, calib_gpu_id *out, int32_t *bad_col, char *why, size_t len);
+int calib_point_from_values(const calib_value *v, calib_point *out, int32_t *bad_col, char *why, size_t len);
+const char *calib_gpu_col_name(int32_t i);
+const char *calib_point_col_name(int32_t i);
+/* Columns first..first+n−1 of the current row. */
+void calib_values_from_row(sqlite3_stmt *st, int first, int n, calib_value *v);
+/* Every gpus and points row checked; SIM_EINVAL naming the first bad row's
+ * table, id and reason, and how many are bad. */
+int calib_db_check_rows(calib_db *db, sim_err *err);
+
+/* calib_db.c: binds an identity to parameters 1..8, a point (with its
+ * gpu_id) to parameters 1..25 of an insert in CALIB_*_COLS order. */
+void calib_db_bind_gpu(sqlite3_stmt *st, const calib_gpu_id *id);
+void calib_db_bind_point(sqlite3_stmt *st, int64_t gpu_id, const calib_point *p);
+
 /* Reads a points row whose first selected column is gpu_id, then
  * CALIB_POINT_COLS. */
 void calib_db_row_to_point(sqlite3_stmt *st, calib_point *p);

@@ -4,15 +4,14 @@
  * schema as CREATE … IF NOT EXISTS, then INSERT OR IGNORE rows. Points name
  * their GPU by identity (a sub-select), never by row id, so a dump merges
  * into any perf-db and an export → import → export round trip is
- * byte-identical. Reals are printed with 17 significant digits (exact). */
+ * byte-identical. Reals are printed with 17 significant digits (exact).
+ * Reading a dump back is calib_dump_read.c's. */
 #include "calib_db_impl.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CALIB_DUMP_HEADER "-- servesim perf-db dump\n"
 
 static void calib_put_text(FILE *out, const char *s)
 {
@@ -130,105 +129,4 @@ int calib_db_export(calib_db *db, FILE *out, sim_err *err)
     fputs("COMMIT;\n", out);
     if (ferror(out)) return sim_err_set(err, SIM_EIO, "perf-db export: write error");
     return 0;
-}
-
-static int calib_starts(const char *s, const char *prefix)
-{
-    return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-int calib_db_import(calib_db *db, const char *sql_path, int64_t *rows, sim_err *err)
-{
-    FILE *f = fopen(sql_path, "rb");
-    char *text = NULL;
-    sqlite3_stmt *st = NULL;
-    int rc = 0, in_tx = 0;
-    long len;
-    int64_t n = 0, stmt_no = 0;
-    if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open", sql_path);
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        rc = sim_err_set(err, SIM_EIO, "%s: cannot read", sql_path);
-        goto fail;
-    }
-    text = malloc((size_t)len + 1);
-    if (!text) {
-        rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", sql_path);
-        goto fail;
-    }
-    if (fread(text, 1, (size_t)len, f) != (size_t)len) {
-        rc = sim_err_set(err, SIM_EIO, "%s: short read", sql_path);
-        goto fail;
-    }
-    text[len] = '\0';
-    char want[64];
-    snprintf(want, sizeof want, "-- schema_version %d\n", CALIB_SCHEMA_VERSION);
-    if (!calib_starts(text, CALIB_DUMP_HEADER)) {
-        rc = sim_err_set(err, SIM_EINVAL, "%s: not a servesim perf-db dump (first line differs)", sql_path);
-        goto fail;
-    }
-    if (!calib_starts(text + strlen(CALIB_DUMP_HEADER), want)) {
-        rc = sim_err_set(err, SIM_ENOTSUP, "%s: dump of another schema version (this servesim reads %d)", sql_path,
-                         CALIB_SCHEMA_VERSION);
-        goto fail;
-    }
-    if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = sim_err_set(err, SIM_EIO, "perf-db import: %s", sqlite3_errmsg(db->h));
-        goto fail;
-    }
-    in_tx = 1;
-    const char *p = text;
-    while (*p) {
-        const char *tail = NULL;
-        /* Skip blanks and "--" comment lines so the statement text starts
-         * with its keyword. */
-        for (;;) {
-            while (*p && isspace((unsigned char)*p)) p++;
-            if (p[0] != '-' || p[1] != '-') break;
-            p += strcspn(p, "\n");
-        }
-        if (!*p) break;
-        if (sqlite3_prepare_v2(db->h, p, -1, &st, &tail) != SQLITE_OK) {
-            rc = sim_err_set(err, SIM_EINVAL, "%s: statement %lld: %s", sql_path, (long long)stmt_no + 1,
-                             sqlite3_errmsg(db->h));
-            goto fail;
-        }
-        if (!st) break; /* only comments left */
-        stmt_no++;
-        const char *sql = sqlite3_sql(st);
-        int run = 0;
-        /* Only what export writes; schema, meta and transaction control
-         * are ours to manage, so they are checked and skipped. */
-        if (calib_starts(sql, "INSERT OR IGNORE INTO gpus(") || calib_starts(sql, "INSERT OR IGNORE INTO points(")) run = 1;
-        else if (!(calib_starts(sql, "CREATE TABLE IF NOT EXISTS ") || calib_starts(sql, "CREATE INDEX IF NOT EXISTS ") ||
-                   calib_starts(sql, "INSERT OR IGNORE INTO meta(") || calib_starts(sql, "BEGIN") ||
-                   calib_starts(sql, "COMMIT"))) {
-            rc = sim_err_set(err, SIM_EINVAL, "%s: statement %lld is not part of a perf-db dump: %.60s", sql_path,
-                             (long long)stmt_no, sql);
-            goto fail;
-        }
-        if (run) {
-            if (sqlite3_step(st) != SQLITE_DONE) {
-                rc = sim_err_set(err, SIM_EINVAL, "%s: statement %lld: %s", sql_path, (long long)stmt_no,
-                                 sqlite3_errmsg(db->h));
-                goto fail;
-            }
-            n += sqlite3_changes(db->h);
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-        p = tail;
-    }
-    if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = sim_err_set(err, SIM_EIO, "perf-db import: commit: %s", sqlite3_errmsg(db->h));
-        goto fail;
-    }
-    in_tx = 0;
-    calib_db_cache_clear(db);
-    if (rows) *rows = n;
-fail:
-    sqlite3_finalize(st);
-    if (in_tx) sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-    free(text);
-    fclose(f);
-    return rc;
 }
