@@ -170,6 +170,14 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
     return 0;
 }
 
+/* A deployment that cannot be built, placed at its key in the file (or the
+ * --set that gave it) when the message names one. */
+static void print_build_error(const char *path, const char *const *sets, int n_sets, sim_err *err)
+{
+    if (sim_loader_locate_error(path, sets, n_sets, err)) fprintf(stderr, "servesim: %s\n", err->msg);
+    else fprintf(stderr, "servesim: %s: %s\n", path, err->msg);
+}
+
 /* The scenario file as read, stored with the run (NULL when it cannot be
  * read again: the run is stored without it). */
 static char *read_text(const char *path)
@@ -233,7 +241,7 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
     if (a->db) snprintf(sc->output.db, sizeof sc->output.db, "%s", a->db);
     if (a->no_db) sc->output.db[0] = '\0';
     if ((rc = sim_cluster_create(sc, &cl, &err)) < 0) {
-        fprintf(stderr, "servesim: %s: %s\n", a->path, err.msg);
+        print_build_error(a->path, sets, n_sets, &err);
         exit_code = rc == SIM_ENOTSUP ? 1 : EXIT_USAGE;
         goto fail;
     }
@@ -475,7 +483,7 @@ static int cmd_validate(int argc, char **argv)
         goto out;
     }
     if ((rc = sim_cluster_create(sc, &cl, &err)) < 0) {
-        fprintf(stderr, "servesim: %s: %s\n", a.path, err.msg);
+        print_build_error(a.path, a.sets, a.n_sets, &err);
         if (rc == SIM_ENOTSUP) exit_code = 1;
         goto out;
     }

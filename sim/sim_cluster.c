@@ -291,8 +291,15 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
     sim_cluster *c = calloc(1, sizeof *c);
     if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     c->sc = *sc;
-    if ((rc = model_catalog_model(sc->model, &c->model, err)) < 0) goto fail;
-    if ((rc = model_catalog_gpu(sc->hardware.gpu, &c->gpu, err)) < 0) goto fail;
+    /* Messages start with the key path, so callers can place them in the file. */
+    if ((rc = model_catalog_model(sc->model, &c->model, err)) < 0) {
+        sim_err_wrap(err, rc, "model");
+        goto fail;
+    }
+    if ((rc = model_catalog_gpu(sc->hardware.gpu, &c->gpu, err)) < 0) {
+        sim_err_wrap(err, rc, "hardware.gpu");
+        goto fail;
+    }
 
     /* FFN pools are a shared resource inside the attention instances' cost,
      * not simulated instances. */
@@ -342,7 +349,10 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
         const sim_pool_cfg *pc = &sc->deployment.pools[p];
         model_gpu pool_gpu = c->gpu;
-        if (pc->gpu[0] && (rc = model_catalog_gpu(pc->gpu, &pool_gpu, err)) < 0) goto fail;
+        if (pc->gpu[0] && (rc = model_catalog_gpu(pc->gpu, &pool_gpu, err)) < 0) {
+            sim_err_wrap(err, rc, "deployment.pools.%d.gpu", p);
+            goto fail;
+        }
         model_layout l;
         if ((rc = model_layout_from_pool(sc, pc, &l, err)) < 0 ||
             (rc = model_cost_create(&c->model, &pool_gpu, &l, &c->costs[p], err)) < 0) {

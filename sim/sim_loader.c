@@ -12,6 +12,7 @@
 #include "sim_schema.h"
 #include "sim_yaml.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -676,6 +677,97 @@ int sim_loader_load_file(const char *path, const char *const *sets, int n_sets, 
     rc = load(text, len, path, dir, path, sets, n_sets, NULL, out, err);
     free(text);
     return rc;
+}
+
+/* ---- placing errors found after loading ---- */
+
+/* The key path a message starts with ("deployment.pools.0: ..."), if it is
+ * one of the schema's; *rest points after its ": ". */
+static int leading_key(const char *msg, char *key, size_t size, const char **rest)
+{
+    size_t n = strspn(msg, "abcdefghijklmnopqrstuvwxyz0123456789_.");
+    if (n == 0 || n >= size || strncmp(msg + n, ": ", 2) != 0) return 0;
+    memcpy(key, msg, n);
+    key[n] = '\0';
+    char pat[PATH_BUF] = "", buf[PATH_BUF], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", key);
+    for (char *comp = strtok_r(buf, ".", &save); comp; comp = strtok_r(NULL, ".", &save)) {
+        char np[PATH_BUF];
+        join(np, sizeof np, pat, all_digits(comp) ? "*" : comp);
+        snprintf(pat, sizeof pat, "%s", np);
+    }
+    if (!sim_schema_lookup(pat)) return 0;
+    *rest = msg + n + 2;
+    return 1;
+}
+
+/* A layout message names the degree it is about ("... by tp=3",
+ * "parallel.ep must be ..."): the earliest one mentioned. */
+static const char *named_degree(const char *msg)
+{
+    static const char *const deg[] = {"tp", "pp", "dp", "ep", "dcp", "sp"};
+    const char *best = NULL, *best_at = NULL;
+    for (size_t i = 0; i < sizeof deg / sizeof deg[0]; i++) {
+        size_t dl = strlen(deg[i]);
+        for (const char *q = strstr(msg, deg[i]); q; q = strstr(q + 1, deg[i])) {
+            int start = q == msg || !((q[-1] >= 'a' && q[-1] <= 'z') || q[-1] == '_');
+            if (start && (q[dl] == '=' || (q >= msg + 9 && !strncmp(q - 9, "parallel.", 9) && !isalnum((unsigned char)q[dl])))) {
+                if (!best_at || q < best_at) {
+                    best = deg[i];
+                    best_at = q;
+                }
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+int sim_loader_locate_error(const char *path, const char *const *sets, int n_sets, sim_err *err)
+{
+    char key[PATH_BUF], where[PATH_BUF + 64];
+    const char *rest = NULL;
+    if (!err || !leading_key(err->msg, key, sizeof key, &rest)) return 0;
+    sim_scenario *sc = malloc(sizeof *sc);
+    char *text = NULL, **origins = n_sets > 0 ? calloc((size_t)n_sets, sizeof *origins) : NULL;
+    size_t len = 0;
+    sim_err scratch = {{0}};
+    ctx c = {sc, &scratch, "", NULL};
+    int found = 0;
+    if (!sc || (n_sets > 0 && !origins)) goto out;
+    sim_scenario_defaults(sc);
+    if (path && sim_file_read_all(path, "scenario", SIM_FILE_MAX_TEXT, &text, &len, NULL) < 0) goto out;
+    if (sim_yaml_parse(text ? text : "", len, path ? path : "<scenario>", &c.root, NULL) || !c.root ||
+        c.root->kind != SIM_YAML_MAP)
+        goto out;
+    for (int i = 0; i < n_sets; i++) {
+        size_t n = strlen(sets[i]) + 8;
+        if (!(origins[i] = malloc(n))) goto out;
+        snprintf(origins[i], n, "--set %s", sets[i]);
+        if (apply_set(&c, sets[i], origins[i])) goto out;
+    }
+    /* deployment.pools.N (or .parallel) about one degree: point at it. */
+    const char *dg = named_degree(rest);
+    size_t kl = strlen(key);
+    if (dg && !strncmp(key, "deployment.pools.", 17) && !strchr(key + 17, '.')) {
+        snprintf(key + kl, sizeof key - kl, ".parallel.%s", dg);
+    } else if (dg && kl > 9 && !strcmp(key + kl - 9, ".parallel")) {
+        snprintf(key + kl, sizeof key - kl, ".%s", dg);
+    }
+    const sim_yaml_node *n = find_node(c.root, key);
+    sim_yaml_where(n, where, sizeof where);
+    char msg[sizeof err->msg];
+    if (origin_is_set_of(n->origin, key)) snprintf(msg, sizeof msg, "%s: %s", where, rest);
+    else snprintf(msg, sizeof msg, "%s: %s: %s", where, key, rest);
+    snprintf(err->msg, sizeof err->msg, "%s", msg);
+    found = 1;
+out:
+    sim_yaml_free(c.root);
+    for (int i = 0; origins && i < n_sets; i++) free(origins[i]);
+    free(origins);
+    free(text);
+    free(sc);
+    return found;
 }
 
 /* ---- reference ---- */

@@ -34,6 +34,14 @@ int sim_loader_load_string(const char *text, size_t len, const char *name,
 int sim_loader_overlay(const sim_scenario *base, const char *const *sets, int n_sets, sim_scenario *out,
                        sim_err *err);
 
+/* For an error found after loading (building the deployment) whose message
+ * starts with a key path ("deployment.pools.0: ...", "model: ..."):
+ * rewrites it to start with where that key is, file:line:column in the
+ * scenario file or the --set that gave it (a layout message naming a degree,
+ * "by tp=3", points at that degree's key). path and sets are what the
+ * scenario was loaded from. Returns 1 when placed, 0 when left as it was. */
+int sim_loader_locate_error(const char *path, const char *const *sets, int n_sets, sim_err *err);
+
 /* Writes the scenario reference as Markdown. */
 void sim_loader_write_reference(FILE *f);
 

@@ -56,11 +56,14 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         note(s, "closed-loop workload: each candidate is evaluated at the scenario's concurrency (no rate bisection). ");
     if (!s->fixed && sc->slo.ttft_ms <= 0 && sc->slo.tpot_ms <= 0) {
         rc = sim_err_set(err, SIM_EINVAL,
-                         "search: finding the highest rate needs an SLO (slo.ttft_ms and/or slo.tpot_ms), "
+                         "slo: finding the highest rate needs an SLO (slo.ttft_ms and/or slo.tpot_ms), "
                          "or set search.rate to evaluate every candidate at one rate");
         goto fail;
     }
-    if ((rc = model_catalog_model(sc->model, &s->model, err)) < 0) goto fail;
+    if ((rc = model_catalog_model(sc->model, &s->model, err)) < 0) {
+        sim_err_wrap(err, rc, "model");
+        goto fail;
+    }
     if ((rc = sim_search_enumerate(s, err)) < 0) goto fail;
     /* Objective: cost needs a price for every GPU type searched. */
     int priced = 1;

@@ -225,7 +225,8 @@ int sim_cli_search(int argc, char **argv)
         opts.progress_ctx = &ps;
     }
     if (sim_search_create(sc, &opts, &s, &err) < 0) {
-        fprintf(stderr, "servesim: search: %s\n", err.msg);
+        if (sim_loader_locate_error(path, sets, n_sets, &err)) fprintf(stderr, "servesim: %s\n", err.msg);
+        else fprintf(stderr, "servesim: search: %s: %s\n", path, err.msg);
         rc = EXIT_USAGE;
         goto out;
     }

@@ -333,7 +333,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
     for (int g = 0; g < ng; g++) {
         model_gpu mg;
         if ((rc = model_catalog_gpu(gpus[g], &mg, err)) < 0) {
-            sim_err_wrap(err, rc, "search.gpus");
+            sim_err_wrap(err, rc, cfg->gpus[0] ? "search.gpus" : "hardware.gpu");
             goto fail;
         }
     }

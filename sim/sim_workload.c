@@ -235,7 +235,7 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
     }
     if (cfg->trace.format != SIM_TRACE_NONE) {
         if ((rc = sim_trace_load(cfg->trace.path, cfg->trace.format, &w->trace, err))) {
-            sim_err_wrap(err, rc, "workload.trace");
+            sim_err_wrap(err, rc, "workload.trace.path");
             goto fail;
         }
         if (w->limit < 0 || w->limit > w->trace->n) w->limit = w->trace->n;

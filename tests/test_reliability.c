@@ -2,7 +2,9 @@
  * overload at 1e8 req/s stays within a small memory budget (and stops on
  * overload.max_waiting), allocation failure inside the event loop is a
  * clean run failure (exit 1, nothing stored), the engine's one failure
- * policy; non-regular and oversized input files are refused (exit 2). Each binary run happens in a forked child with its own limits;
+ * policy; non-regular and oversized input files are refused (exit 2);
+ * messages about catalogue names and layouts carry file:line:column or the
+ * --set that gave the value. Each binary run happens in a forked child with its own limits;
  * stdout and stderr are captured into files. */
 #include "test_util.h"
 
@@ -210,6 +212,59 @@ static void test_unbounded_reads(void)
     }
 }
 
+/* ---- item: messages with a place ----------------------------------------- */
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_messages_placed(void)
+{
+    char sc[512], q[1024], set[128];
+    path_in_src(q, sizeof q, "scenarios/quickstart.yaml");
+    snprintf(sc, sizeof sc, "%s/names.yaml", tmpdir);
+    write_file(sc, "name: x\nmodel: llama-3.1-8c\nhardware:\n  gpu: h100-sxm\n");
+    {
+        const char *a[] = {"validate", sc, NULL};
+        expect_input_error(a, "names.yaml:2:8: model: unknown model 'llama-3.1-8c' (did you mean 'llama-3.1-8b'?)");
+    }
+    write_file(sc, "name: x\nmodel: llama-3.1-8b\nhardware:\n  gpu: h100-sxn\n");
+    {
+        const char *a[] = {"run", sc, "--no-db", NULL};
+        expect_input_error(a, "names.yaml:4:8: hardware.gpu: unknown GPU 'h100-sxn' (did you mean 'h100-sxm'?)");
+    }
+    {
+        const char *a[] = {"validate", q, "--set", "hardware.gpu=h100-sxn", NULL};
+        expect_input_error(a, "--set hardware.gpu=h100-sxn: unknown GPU 'h100-sxn' (did you mean 'h100-sxm'?)");
+    }
+    {
+        const char *a[] = {"validate", q, "--set", "deployment.pools.0.gpu=b2000", NULL};
+        expect_input_error(a, "--set deployment.pools.0.gpu=b2000: unknown GPU 'b2000'");
+    }
+    write_file(sc, "name: x\nmodel: llama-3.1-8b\ndeployment:\n  pools:\n    - role: colocated\n"
+                   "      instances: 2\n      parallel: {tp: 3}\n");
+    {
+        const char *a[] = {"validate", sc, NULL};
+        expect_input_error(a, "names.yaml:7:22: deployment.pools.0.parallel.tp: llama-3.1-8b: 32 attention heads "
+                              "are not divisible by tp=3");
+    }
+    snprintf(set, sizeof set, "deployment.pools.0.parallel.tp=3");
+    {
+        const char *a[] = {"run", q, "--no-db", "--set", set, NULL};
+        expect_input_error(a, "--set deployment.pools.0.parallel.tp=3: llama-3.1-8b: 32 attention heads");
+    }
+    write_file(sc, "name: x\nworkload:\n  trace:\n    format: mooncake\n    path: /\n");
+    {
+        const char *a[] = {"run", sc, "--no-db", NULL};
+        expect_input_error(a, "names.yaml:5:11: workload.trace.path: /: is a directory; expected a trace file");
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -227,6 +282,7 @@ int main(int argc, char **argv)
     test_overload_bounded();
     test_oom_is_clean();
     test_unbounded_reads();
+    test_messages_placed();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

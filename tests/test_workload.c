@@ -606,7 +606,7 @@ static void test_create_errors(void)
     c = wl_cfg(SIM_ARRIVAL_POISSON, 1, 10);
     c.trace.format = SIM_TRACE_MOONCAKE;
     snprintf(c.trace.path, sizeof c.trace.path, "/nonexistent/t.jsonl");
-    expect_create_error(&c, SIM_EIO, "workload.trace: /nonexistent/t.jsonl: cannot open");
+    expect_create_error(&c, SIM_EIO, "workload.trace.path: /nonexistent/t.jsonl: cannot open");
     c.trace.time_scale = 0;
     expect_create_error(&c, SIM_EINVAL, "workload.trace.time_scale");
     c.trace.time_scale = 1;
