@@ -8,6 +8,7 @@
 
 #include "model_catalog_data.h"
 #include "model_hf.h"
+#include "model_resolve.h"
 #include "model_spec.h"
 #include "model_yaml.h"
 
@@ -280,7 +281,7 @@ static int env_find_visit(const char *stem, const char *path, void *ctx)
 
 /* ---- unknown names ---------------------------------------------------- */
 
-static int lev_distance(const char *a, const char *b)
+int model_catalog_name_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     int row[MODEL_NAME_MAX + 1];
@@ -337,7 +338,7 @@ static void unknown_add(unknown_ctx *u, const char *stem)
     if (u->used + strlen(stem) + 8 < sizeof u->list)
         u->used += (size_t)snprintf(u->list + u->used, sizeof u->list - u->used, "%s%s", u->used ? ", " : "", stem);
     /* A name that contains the query ("h100" → "h100-sxm") beats edits. */
-    int score = contains_nocase(stem, u->name) ? 0 : lev_distance(u->name, stem);
+    int score = contains_nocase(stem, u->name) ? 0 : model_catalog_name_distance(u->name, stem);
     if (score < u->best_score) {
         u->best_score = score;
         snprintf(u->best, sizeof u->best, "%s", stem);
@@ -383,10 +384,10 @@ static int arch_parse_any(const char *text, size_t len, const char *origin, cons
     return catalog_arch_parse(text, len, origin, key, out, err);
 }
 
-static int catalog_lookup(const char *kind, const char *what, const char *name, catalog_parse_fn parse, void *out,
-                          sim_err *err)
+/* 1 and *out filled when kind has a file named name ($SERVESIM_CATALOG
+ * first, then the embedded ones), 0 when none, < 0 on a parse error. */
+static int catalog_find(const char *kind, const char *name, catalog_parse_fn parse, void *out, sim_err *err)
 {
-    if (!name || !*name) return sim_err_set(err, SIM_EINVAL, "no %s name given", what);
     env_find f;
     memset(&f, 0, sizeof f);
     f.name = name;
@@ -397,15 +398,25 @@ static int catalog_lookup(const char *kind, const char *what, const char *name, 
         if (rc) return rc;
         rc = parse(text, len, f.path, f.stem, out, err);
         free(text);
-        return rc;
+        return rc ? rc : 1;
     }
     for (int i = 0; i < model_catalog_n_files; i++) {
         const model_catalog_file *e = &model_catalog_files[i];
         if (strcmp(e->kind, kind) || !catalog_name_eq(e->name, name)) continue;
         char origin[256];
         snprintf(origin, sizeof origin, "<embedded>/models/%s/%s.yaml", e->kind, e->name);
-        return parse(e->text, e->len, origin, e->name, out, err);
+        int rc = parse(e->text, e->len, origin, e->name, out, err);
+        return rc ? rc : 1;
     }
+    return 0;
+}
+
+static int catalog_lookup(const char *kind, const char *what, const char *name, catalog_parse_fn parse, void *out,
+                          sim_err *err)
+{
+    if (!name || !*name) return sim_err_set(err, SIM_EINVAL, "no %s name given", what);
+    int rc = catalog_find(kind, name, parse, out, err);
+    if (rc) return rc < 0 ? rc : 0;
     return catalog_unknown(kind, what, name, err);
 }
 
@@ -465,27 +476,56 @@ int model_catalog_gpu(const char *name, model_gpu *out, sim_err *err)
     return rc;
 }
 
+/* A catalogue YAML given as a path. */
+static int catalog_model_yaml_path(const char *path, model_spec *out, sim_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = catalog_file_read(path, &text, &len, err);
+    if (rc) return rc;
+    model_spec m;
+    rc = catalog_arch_parse(text, len, path, NULL, &m, err);
+    free(text);
+    if (rc) return rc;
+    if (!m.name[0]) {
+        const char *slash = strrchr(path, '/');
+        const char *base = slash ? slash + 1 : path;
+        snprintf(m.name, sizeof m.name, "%.*s", (int)yaml_stem_len(base), base);
+    }
+    *out = m;
+    return 0;
+}
+
+int model_catalog_arch(const char *name, model_spec *out, sim_err *err)
+{
+    return catalog_find("archs", name, arch_parse_any, out, err);
+}
+
+void model_catalog_model_candidates(void (*fn)(const char *name, void *ctx), void *ctx)
+{
+    unknown_ctx u;
+    memset(&u, 0, sizeof u);
+    u.name = "";
+    u.best_score = 1 << 20;
+    catalog_env_visit("archs", unknown_visit, &u);
+    for (int i = 0; i < model_catalog_n_files; i++)
+        if (!strcmp(model_catalog_files[i].kind, "archs")) unknown_add(&u, model_catalog_files[i].name);
+    for (const char *p = u.list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[MODEL_NAME_MAX];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        fn(name, ctx);
+        if (!comma) break;
+        p = comma + 2;
+    }
+}
+
 int model_catalog_model(const char *name_or_path, model_spec *out, sim_err *err)
 {
-    if (name_or_path && ends_with(name_or_path, ".json")) return model_hf_load(name_or_path, out, err);
-    if (name_or_path && yaml_stem_len(name_or_path) > 0) {
-        char *text = NULL;
-        size_t len = 0;
-        int rc = catalog_file_read(name_or_path, &text, &len, err);
-        if (rc) return rc;
-        model_spec m;
-        rc = catalog_arch_parse(text, len, name_or_path, NULL, &m, err);
-        free(text);
-        if (rc) return rc;
-        if (!m.name[0]) {
-            const char *slash = strrchr(name_or_path, '/');
-            const char *base = slash ? slash + 1 : name_or_path;
-            snprintf(m.name, sizeof m.name, "%.*s", (int)yaml_stem_len(base), base);
-        }
-        *out = m;
-        return 0;
-    }
-    return catalog_lookup("archs", "model", name_or_path, arch_parse_any, out, err);
+    if (!name_or_path || !*name_or_path) return sim_err_set(err, SIM_EINVAL, "no model name given");
+    if (yaml_stem_len(name_or_path) > 0) return catalog_model_yaml_path(name_or_path, out, err);
+    return model_resolve(name_or_path, out, err);
 }
 
 static int catalog_names(const char *kind, const char **names, int max)

@@ -74,6 +74,12 @@ typedef struct {
     int32_t moe_layers;            /* layers with routed experts (0 = derived: layers − first_dense_layers) */
     double params;                 /* total parameters (computed) */
     double active_params;          /* per-token active parameters (computed) */
+    /* Appended with the model zoo (0 = absent / bf16). */
+    char notes[768];               /* what loading resolved, ignored or approximated ("; "-separated) */
+    /* Checkpoint weight formats per part (model_dtype values, model_quant.h)
+     * as the checkpoint ships them; a scenario's dtype overrides them all. */
+    int32_t wdtype_attn, wdtype_dense, wdtype_expert, wdtype_shared;
+    int32_t quant_group;           /* weight-only formats: values per scale (int4 group size) */
 } model_spec;
 
 /* Looks up a GPU by catalogue name or by one of the aliases its file
@@ -82,9 +88,21 @@ typedef struct {
  * the catalogue name. */
 int model_catalog_gpu(const char *name, model_gpu *out, sim_err *err);
 
-/* Looks up a model by catalogue name, or loads it from a path ending in
- * .json (Hugging Face config) or .yaml. */
+/* Looks up a model: a path (.json Hugging Face config, its folder, or a
+ * catalogue .yaml), a catalogue name, or a Hugging Face id of the model zoo
+ * (model_resolve.h says how ids and their variants resolve). */
 int model_catalog_model(const char *name_or_path, model_spec *out, sim_err *err);
+
+/* Catalogue YAML model by name only: 1 and *out filled, 0 when there is no
+ * such file, < 0 on a parse error. */
+int model_catalog_arch(const char *name, model_spec *out, sim_err *err);
+
+/* Case-insensitive edit distance of two names (for did-you-mean). */
+int model_catalog_name_distance(const char *a, const char *b);
+
+/* Calls fn for each catalogue model name ($SERVESIM_CATALOG files
+ * included), for suggestions. */
+void model_catalog_model_candidates(void (*fn)(const char *name, void *ctx), void *ctx);
 
 /* Names embedded in the catalogue (static strings), for listings; fills
  * up to max and returns the total count. $SERVESIM_CATALOG files are not

@@ -26,7 +26,7 @@ static void pred_usage(FILE *o)
             "                        [--perf-db FILE | --no-perf-db] [--json]\n"
             "       servesim predict SCENARIO.yaml [--set key=value ...] [batch flags] [--json]\n"
             "Prints the op-by-op cost of one iteration (op, count, FLOPs, bytes, time, bottleneck, source)\n"
-            "with totals and the iteration's bottleneck. dtypes: bf16 fp8 fp8_block mxfp8 nvfp4; sp kinds:\n"
+            "with totals and the iteration's bottleneck. dtypes: bf16 fp8 fp8_block mxfp8 nvfp4 mxfp4 int4; sp kinds:\n"
             "ulysses ring; ep modes: auto normal low_latency; MoE GEMM: auto contiguous masked.\n"
             "Default batch: --decode 1 --context 1024. Calibrated latencies come from --perf-db FILE (a perf-db\n"
             "or .sql dump), else the scenario's hardware.perf_db, else the newest calib/data/<gpu>-*.sql;\n"

@@ -5,7 +5,12 @@
  * choosing by the keys present rather than by model_type so close relatives
  * load too, then derives params via model_spec_derive(). The model name is
  * the folder holding config.json, or the file's stem for other names.
- * Errors name the file and the key. Fills a caller-owned struct. */
+ * model_hf_load also reads the ModelOpt quantisation file beside the config
+ * (hf_quant_config.json beside config.json, <stem>.hf_quant.json beside
+ * <stem>.json). The checkpoint's quantisation sets the weight formats
+ * (model_hf_quant.h); what is left out (vision towers, MTP layers) is noted
+ * in the model's notes. Errors name the file and the key. Fills a
+ * caller-owned struct. */
 #ifndef MODEL_HF_H
 #define MODEL_HF_H
 
@@ -15,5 +20,10 @@ int model_hf_load(const char *path, model_spec *out, sim_err *err);
 
 /* Same, from JSON text already in memory; origin names it in messages. */
 int model_hf_parse(const char *text, const char *origin, model_spec *out, sim_err *err);
+
+/* Same, with the text of a ModelOpt hf_quant.json (NULL = none), which
+ * gives the checkpoint's weight formats (model_hf_quant.h). */
+int model_hf_parse_quant(const char *text, const char *quant_text, const char *origin, model_spec *out,
+                         sim_err *err);
 
 #endif

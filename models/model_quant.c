@@ -3,7 +3,8 @@
 
 #include <strings.h>
 
-static const char *const dtype_names[MODEL_DTYPE_COUNT] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
+static const char *const dtype_names[MODEL_DTYPE_COUNT] = {"bf16",  "fp8",   "fp8_block", "mxfp8",
+                                                           "nvfp4", "mxfp4", "int4"};
 
 int model_dtype_from_name(const char *name, model_dtype *out, sim_err *err)
 {
@@ -12,7 +13,8 @@ int model_dtype_from_name(const char *name, model_dtype *out, sim_err *err)
             *out = (model_dtype)i;
             return 0;
         }
-    return sim_err_set(err, SIM_EINVAL, "unknown dtype '%s' (expected bf16, fp8, fp8_block, mxfp8 or nvfp4)",
+    return sim_err_set(err, SIM_EINVAL,
+                       "unknown dtype '%s' (expected bf16, fp8, fp8_block, mxfp8, nvfp4, mxfp4 or int4)",
                        name ? name : "(null)");
 }
 
@@ -29,27 +31,54 @@ double model_dtype_bytes(model_dtype d)
     case MODEL_DTYPE_FP8_BLOCK: return 1.0 + 4.0 / 128.0;
     case MODEL_DTYPE_MXFP8: return 1.0 + 1.0 / 32.0;
     case MODEL_DTYPE_NVFP4: return 0.5 + 1.0 / 16.0;
+    case MODEL_DTYPE_MXFP4: return 0.5 + 1.0 / 32.0;
+    case MODEL_DTYPE_INT4: return 0.5 + 2.0 / 32.0;
     }
     return 0;
+}
+
+static int has_fp4(const model_gpu *g)
+{
+    return g->flops_fp4 > 0;
 }
 
 double model_dtype_peak(const model_gpu *g, model_dtype d)
 {
     switch (d) {
-    case MODEL_DTYPE_BF16: return g->flops_bf16;
+    case MODEL_DTYPE_BF16:
+    case MODEL_DTYPE_INT4: return g->flops_bf16;
     case MODEL_DTYPE_FP8:
     case MODEL_DTYPE_FP8_BLOCK:
     case MODEL_DTYPE_MXFP8: return g->flops_fp8;
     case MODEL_DTYPE_NVFP4: return g->flops_fp4;
+    case MODEL_DTYPE_MXFP4: return has_fp4(g) ? g->flops_fp8 : g->flops_bf16;
     }
     return 0;
+}
+
+double model_dtype_gemm_eff(const model_gpu *g, model_dtype d)
+{
+    switch (d) {
+    case MODEL_DTYPE_BF16:
+    case MODEL_DTYPE_INT4: return g->eff_gemm;
+    case MODEL_DTYPE_NVFP4: return g->eff_gemm_fp4;
+    case MODEL_DTYPE_MXFP4: return has_fp4(g) ? g->eff_gemm_fp8 : g->eff_gemm;
+    default: return g->eff_gemm_fp8;
+    }
+}
+
+double model_dtype_act_bytes(const model_gpu *g, model_dtype d)
+{
+    if (d == MODEL_DTYPE_MXFP4) return has_fp4(g) ? model_dtype_bytes(MODEL_DTYPE_MXFP8) : 2.0;
+    return model_dtype_quantises_acts(d) ? model_dtype_bytes(d) : 2.0;
 }
 
 int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_err *err)
 {
     if ((int)d < 0 || (int)d >= MODEL_DTYPE_COUNT)
         return sim_err_set(err, SIM_EINVAL, "%s: unknown dtype %d", model, (int)d);
-    if (d == MODEL_DTYPE_BF16) return 0;
+    /* Weight-only formats dequantise into bf16 GEMMs on any GPU. */
+    if (d == MODEL_DTYPE_BF16 || d == MODEL_DTYPE_INT4 || d == MODEL_DTYPE_MXFP4) return 0;
     if (d == MODEL_DTYPE_NVFP4 && g->flops_fp4 <= 0)
         return sim_err_set(err, SIM_ENOTSUP,
                            "%s has no FP4 tensor cores (tflops.fp4 = 0); nvfp4 GEMMs need Blackwell (CC 10.x); run "
@@ -73,5 +102,28 @@ int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_
 
 int model_dtype_quantises_acts(model_dtype d)
 {
-    return d != MODEL_DTYPE_BF16;
+    return d != MODEL_DTYPE_BF16 && d != MODEL_DTYPE_INT4 && d != MODEL_DTYPE_MXFP4;
+}
+
+int model_dtype_is_fp4_class(model_dtype d)
+{
+    return d == MODEL_DTYPE_NVFP4 || d == MODEL_DTYPE_MXFP4 || d == MODEL_DTYPE_INT4;
+}
+
+int model_dtype_for_precision(const char *precision, model_dtype ckpt, model_dtype *out, sim_err *err)
+{
+    if (!precision || !*precision || !strcasecmp(precision, "auto")) {
+        *out = ckpt;
+        return 0;
+    }
+    if (!strcasecmp(precision, "fp4")) {
+        *out = model_dtype_is_fp4_class(ckpt) && ckpt != MODEL_DTYPE_INT4 ? ckpt : MODEL_DTYPE_NVFP4;
+        return 0;
+    }
+    if (!strcasecmp(precision, "fp8")) {
+        *out = ckpt == MODEL_DTYPE_FP8 || ckpt == MODEL_DTYPE_FP8_BLOCK || ckpt == MODEL_DTYPE_MXFP8 ? ckpt
+                                                                                                  : MODEL_DTYPE_FP8;
+        return 0;
+    }
+    return model_dtype_from_name(precision, out, err);
 }

@@ -2,8 +2,14 @@
  *
  * A model_dtype names a storage format: bf16, fp8 with one per-tensor scale,
  * fp8 with a 4-byte scale per 128 values (DeepSeek-style block-128), MXFP8
- * (OCP microscaling: a 1-byte E8M0 scale per 32 values) and NVFP4 (4-bit
- * E2M1 values with a 1-byte E4M3 scale per 16). This module says what a
+ * (OCP microscaling: a 1-byte E8M0 scale per 32 values), NVFP4 (4-bit
+ * E2M1 values with a 1-byte E4M3 scale per 16), MXFP4 (E2M1 with an E8M0
+ * scale per 32, as gpt-oss ships its experts) and int4 (group-wise
+ * weight-only integers with a bf16 scale per 32 values, as compressed-tensors
+ * packs Kimi-K2.5). mxfp4 and int4 are weight formats: GEMMs dequantise them
+ * and take bf16 activations (W4A16), except mxfp4 on GPUs with FP4 tensor
+ * cores (Blackwell), which run it natively against MXFP8 activations. This
+ * module says what a
  * format costs: bytes per value with its scales amortised, which tensor-core
  * peak a GEMM in it runs at, whether the GPU has that peak (SIM_ENOTSUP with
  * the reason otherwise) and whether activations must be quantised before a
@@ -19,30 +25,56 @@ typedef enum {
     MODEL_DTYPE_FP8 = 1,       /* e4m3, per-tensor scale */
     MODEL_DTYPE_FP8_BLOCK = 2, /* e4m3, fp32 scale per 128 values */
     MODEL_DTYPE_MXFP8 = 3,     /* e4m3, e8m0 scale per 32 values */
-    MODEL_DTYPE_NVFP4 = 4      /* e2m1, e4m3 scale per 16 values */
+    MODEL_DTYPE_NVFP4 = 4,     /* e2m1, e4m3 scale per 16 values */
+    MODEL_DTYPE_MXFP4 = 5,     /* e2m1, e8m0 scale per 32 values (weights) */
+    MODEL_DTYPE_INT4 = 6       /* int4, bf16 scale per 32 values (weights only) */
 } model_dtype;
 
-#define MODEL_DTYPE_COUNT 5
+#define MODEL_DTYPE_COUNT 7
 
-/* Parses bf16 | fp8 | fp8_block | mxfp8 | nvfp4 (case-insensitive). */
+/* Parses bf16 | fp8 | fp8_block | mxfp8 | nvfp4 | mxfp4 | int4
+ * (case-insensitive). */
 int model_dtype_from_name(const char *name, model_dtype *out, sim_err *err);
 const char *model_dtype_name(model_dtype d);
 
 /* Bytes one value occupies, scales included (bf16 2, fp8 1, fp8_block
- * 1 + 4/128, mxfp8 1 + 1/32, nvfp4 0.5 + 1/16). 0 for an unknown value. */
+ * 1 + 4/128, mxfp8 1 + 1/32, nvfp4 0.5 + 1/16, mxfp4 0.5 + 1/32, int4
+ * 0.5 + 2/32). 0 for an unknown value. */
 double model_dtype_bytes(model_dtype d);
 
-/* Dense tensor-core peak (FLOP/s) of a GEMM whose operands are in d:
- * bf16 → bf16 peak, fp8 kinds → fp8 peak, nvfp4 → fp4 peak; 0 when the GPU
- * lacks it. */
+/* Dense tensor-core peak (FLOP/s) of a GEMM with weights in d on g:
+ * bf16 → bf16 peak, fp8 kinds → fp8 peak, nvfp4 → fp4 peak, int4 → bf16
+ * peak (dequantised), mxfp4 → fp8 peak with FP4 tensor cores (MXFP4×MXFP8)
+ * else bf16; 0 when the GPU lacks it. */
 double model_dtype_peak(const model_gpu *g, model_dtype d);
+
+/* Fraction of that peak good kernels reach (the GPU's eff_gemm,
+ * eff_gemm_fp8 or eff_gemm_fp4 by the tensor-core path d takes on g). */
+double model_dtype_gemm_eff(const model_gpu *g, model_dtype d);
+
+/* Bytes per value of a GEMM's activations with weights in d on g: 2 (bf16)
+ * for bf16 and the weight-only formats, the quantised size otherwise
+ * (mxfp4 on FP4 tensor cores: MXFP8). */
+double model_dtype_act_bytes(const model_gpu *g, model_dtype d);
+
+/* 1 for the 4-bit formats (nvfp4, mxfp4, int4): what a measured table's
+ * precision "fp4" means for a checkpoint stored in d. */
+int model_dtype_is_fp4_class(model_dtype d);
+
+/* The checkpoint's own format for a measured `precision` of fp4/fp8/bf16
+ * (empty = the checkpoint's): "fp4" maps to the checkpoint's FP4 format
+ * when it ships one (mxfp4 for gpt-oss) and to nvfp4 otherwise; "fp8" to
+ * the checkpoint's fp8 kind when it ships one, else fp8; other names parse
+ * as dtypes. ckpt is the checkpoint's main weight format. */
+int model_dtype_for_precision(const char *precision, model_dtype ckpt, model_dtype *out, sim_err *err);
 
 /* 0 when GEMMs in d run on g; SIM_ENOTSUP with the reason otherwise
  * (no fp8/fp4 tensor cores; MX block scaling before Blackwell); `model`
  * names the model in the message. */
 int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_err *err);
 
-/* 1 when GEMMs in d take quantised activations (all but bf16). */
+/* 1 when GEMMs in d take quantised activations (all but bf16 and the
+ * weight-only formats; see model_dtype_act_bytes for mxfp4 on Blackwell). */
 int model_dtype_quantises_acts(model_dtype d);
 
 #endif

@@ -1,7 +1,21 @@
 /* model_spec — see model_spec.h. */
 #include "model_spec.h"
 
+#include "model_quant.h"
+
 #include <stdio.h>
+#include <string.h>
+
+void model_spec_note(model_spec *m, const char *fmt, ...)
+{
+    size_t used = strlen(m->notes);
+    if (used + 4 >= sizeof m->notes) return;
+    if (used) used += (size_t)snprintf(m->notes + used, sizeof m->notes - used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->notes + used, sizeof m->notes - used, fmt, ap);
+    va_end(ap);
+}
 
 void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
 {
@@ -130,4 +144,39 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
     m->params = outer + m->layers * per_layer + dense * p.dense_ffn + m->moe_layers * moe_total;
     m->active_params = outer + m->layers * per_layer + dense * p.dense_ffn + m->moe_layers * moe_active;
     return 0;
+}
+
+double model_spec_weight_bytes(const model_spec *m, int override, double *by_dtype)
+{
+    model_spec_parts p;
+    model_spec_parts_get(m, &p);
+    const double L = m->layers, Lmoe = m->moe_layers, Ldense = m->layers - m->moe_layers;
+    const double part_params[4] = {L * p.attn, Ldense * p.dense_ffn, Lmoe * m->experts * p.expert, Lmoe * p.shared};
+    const int32_t part_dt[4] = {m->wdtype_attn, m->wdtype_dense, m->wdtype_expert, m->wdtype_shared};
+    double local[MODEL_DTYPE_COUNT] = {0};
+    double *b = by_dtype ? by_dtype : local;
+    for (int d = 0; d < MODEL_DTYPE_COUNT; d++) b[d] = 0;
+    for (int k = 0; k < 4; k++) {
+        int d = override >= 0 ? override : part_dt[k];
+        if (d < 0 || d >= MODEL_DTYPE_COUNT) d = MODEL_DTYPE_BF16;
+        b[d] += part_params[k] * model_dtype_bytes((model_dtype)d);
+    }
+    b[MODEL_DTYPE_BF16] += 2.0 * (L * p.norms + Lmoe * p.router + p.embed + p.lm_head + m->hidden);
+    double total = 0;
+    for (int d = 0; d < MODEL_DTYPE_COUNT; d++) total += b[d];
+    return total;
+}
+
+int model_spec_main_dtype(const model_spec *m)
+{
+    return m->experts > 0 ? m->wdtype_expert : m->wdtype_dense;
+}
+
+double model_spec_kv_bytes_per_token(const model_spec *m, double kv_value_bytes)
+{
+    double per_layer = m->kv_lora_rank > 0 ? (double)m->kv_lora_rank + m->rope_dim
+                                           : 2.0 * m->kv_heads * (double)m->head_dim;
+    int32_t full = m->layers - m->sliding_layers;
+    int32_t counted = full > 0 ? full : m->layers;
+    return counted * per_layer * kv_value_bytes;
 }

@@ -10,6 +10,8 @@
 
 #include "model_catalog.h"
 
+#include <stdarg.h>
+
 /* Per-layer parameter counts of the pieces the cost model needs. */
 typedef struct {
     double attn;          /* all attention projections of one layer */
@@ -27,7 +29,26 @@ typedef struct {
  * params/active_params. origin names the source (file) for messages. */
 int model_spec_derive(model_spec *m, const char *origin, sim_err *err);
 
+/* Appends a note ("; "-separated) to m->notes, truncating at its size. */
+void model_spec_note(model_spec *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Parameter counts of the pieces of m (m must have been derived). */
 void model_spec_parts_get(const model_spec *m, model_spec_parts *out);
+
+/* Weight bytes of the whole model as loaded: each part in its checkpoint
+ * format (m->wdtype_*), or every quantisable part in `override` when it is
+ * >= 0 (a model_dtype); norms, routers, embedding and LM head in bf16.
+ * by_dtype (MODEL_DTYPE_COUNT entries, may be NULL) gets the bytes per
+ * format; returns the total. */
+double model_spec_weight_bytes(const model_spec *m, int override, double *by_dtype);
+
+/* The checkpoint's main weight format: that of the routed experts for an
+ * MoE model, of the dense MLPs otherwise (a model_dtype value). */
+int model_spec_main_dtype(const model_spec *m);
+
+/* KV-cache bytes one token adds over all layers with kv_value_bytes per
+ * stored value (sliding-window layers hold a bounded window and are
+ * counted only when no layer is full attention). */
+double model_spec_kv_bytes_per_token(const model_spec *m, double kv_value_bytes);
 
 #endif

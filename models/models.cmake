@@ -1,8 +1,10 @@
 # models.cmake — embeds the GPU and model catalogue (models/gpus/*.yaml,
-# models/archs/*.yaml) into servesim_core as a generated C file, regenerated
-# whenever a YAML file changes or one is added (CONFIGURE_DEPENDS re-globs).
+# models/archs/*.yaml) and the model zoo (models/hf/*.json.gz, kept
+# compressed) into servesim_core as a generated C file, regenerated whenever
+# one of them changes or is added (CONFIGURE_DEPENDS re-globs).
 file(GLOB MODEL_CATALOG_YAML CONFIGURE_DEPENDS
-     ${CMAKE_SOURCE_DIR}/models/gpus/*.yaml ${CMAKE_SOURCE_DIR}/models/archs/*.yaml)
+     ${CMAKE_SOURCE_DIR}/models/gpus/*.yaml ${CMAKE_SOURCE_DIR}/models/archs/*.yaml
+     ${CMAKE_SOURCE_DIR}/models/hf/*.json.gz)
 set(MODEL_CATALOG_C ${CMAKE_BINARY_DIR}/generated/model_catalog_data.c)
 add_custom_command(
   OUTPUT ${MODEL_CATALOG_C}

@@ -596,8 +596,8 @@ static void test_physics(void)
     model_dtype dt;
     CHECK(model_dtype_from_name("fp8_block", &dt, &e) == 0 && dt == MODEL_DTYPE_FP8_BLOCK);
     CHECK(model_dtype_from_name("NVFP4", &dt, &e) == 0 && dt == MODEL_DTYPE_NVFP4);
-    CHECK(model_dtype_from_name("int4", &dt, &e) == SIM_EINVAL);
-    CHECK_CONTAINS(e.msg, "unknown dtype 'int4'");
+    CHECK(model_dtype_from_name("int3", &dt, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "unknown dtype 'int3'");
     l = layout(2, 1);
     l.dtype = MODEL_DTYPE_NVFP4;
     CHECK(model_cost_create(&m, &h100, &l, &c, &e) == SIM_ENOTSUP);

@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     char *e3[] = {"predict", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--sp", "3", "--sp-kind", "ulysses",
                   "--tp", "8"};
     CHECK(run(11, e3) == 2);
-    char *e4[] = {"predict", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--dtype", "int4"};
+    char *e4[] = {"predict", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--dtype", "int3"};
     CHECK(run(7, e4) == 2);
     char *e5[] = {"predict", "--wat"};
     CHECK(run(2, e5) == 2);

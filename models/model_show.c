@@ -1,0 +1,272 @@
+/* model_show — see model_show.h. */
+#include "model_show.h"
+
+#include "model_catalog.h"
+#include "model_quant.h"
+#include "model_spec.h"
+#include "model_zoo.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+static void show_usage(FILE *o)
+{
+    fprintf(o, "usage: servesim model show NAME|ID|PATH [--json]\n"
+               "       servesim model list [--json]\n"
+               "show: a model as servesim loads it (a catalogue name, a Hugging Face id of the shipped zoo,\n"
+               "case-insensitive, or a path to a config.json): layers by kind, sizes, experts, total and\n"
+               "active parameters, weight bytes by format as loaded (the checkpoint's quantisation), KV\n"
+               "and recurrent-state bytes, and the notes of what was resolved or left out.\n"
+               "list: every catalogue model and shipped Hugging Face config with its size.\n");
+}
+
+static double gb(double b)
+{
+    return b / 1e9;
+}
+
+/* Bytes by format as a JSON object (formats with bytes only). */
+static json_t *bytes_obj(const double *by)
+{
+    json_t *o = json_object();
+    for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+        if (by[d] > 0) json_object_set_new(o, model_dtype_name((model_dtype)d), json_real(by[d]));
+    return o;
+}
+
+static json_t *notes_array(const model_spec *m)
+{
+    json_t *a = json_array();
+    const char *p = m->notes;
+    while (*p) {
+        const char *sep = strstr(p, "; ");
+        size_t n = sep ? (size_t)(sep - p) : strlen(p);
+        json_array_append_new(a, json_stringn(p, n));
+        if (!sep) break;
+        p = sep + 2;
+    }
+    return a;
+}
+
+json_t *model_show_json(const model_spec *m)
+{
+    double by[MODEL_DTYPE_COUNT];
+    double w = model_spec_weight_bytes(m, -1, by);
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(m->name));
+    json_object_set_new(o, "total_params", json_real(m->params));
+    json_object_set_new(o, "active_params", json_real(m->active_params));
+    json_object_set_new(o, "weight_bytes", json_real(w));
+    json_object_set_new(o, "weight_bytes_by_dtype", bytes_obj(by));
+    json_object_set_new(o, "main_dtype", json_string(model_dtype_name((model_dtype)model_spec_main_dtype(m))));
+    json_t *parts = json_object();
+    json_object_set_new(parts, "attention", json_string(model_dtype_name((model_dtype)m->wdtype_attn)));
+    if (m->layers > m->moe_layers)
+        json_object_set_new(parts, "dense_mlp", json_string(model_dtype_name((model_dtype)m->wdtype_dense)));
+    if (m->experts > 0)
+        json_object_set_new(parts, "routed_experts", json_string(model_dtype_name((model_dtype)m->wdtype_expert)));
+    if (m->shared_experts > 0)
+        json_object_set_new(parts, "shared_experts", json_string(model_dtype_name((model_dtype)m->wdtype_shared)));
+    json_object_set_new(o, "dtypes", parts);
+    json_object_set_new(o, "kv_bytes_per_token", json_real(model_spec_kv_bytes_per_token(m, 2.0)));
+    json_t *l = json_object();
+    json_object_set_new(l, "total", json_integer(m->layers));
+    json_object_set_new(l, "dense", json_integer(m->layers - m->moe_layers));
+    json_object_set_new(l, "moe", json_integer(m->moe_layers));
+    json_object_set_new(l, "full_attention", json_integer(m->layers - m->sliding_layers));
+    json_object_set_new(l, "sliding_window", json_integer(m->sliding_layers));
+    json_object_set_new(o, "layers", l);
+    json_object_set_new(o, "hidden", json_integer(m->hidden));
+    json_object_set_new(o, "heads", json_integer(m->heads));
+    json_object_set_new(o, "kv_heads", json_integer(m->kv_heads));
+    json_object_set_new(o, "head_dim", json_integer(m->head_dim));
+    json_object_set_new(o, "vocab", json_integer(m->vocab));
+    json_object_set_new(o, "intermediate", json_integer(m->intermediate));
+    json_t *e = json_object();
+    json_object_set_new(e, "routed", json_integer(m->experts));
+    json_object_set_new(e, "shared", json_integer(m->shared_experts));
+    json_object_set_new(e, "top_k", json_integer(m->top_k));
+    json_object_set_new(e, "intermediate", json_integer(m->expert_intermediate));
+    json_object_set_new(o, "experts", e);
+    if (m->kv_lora_rank > 0) {
+        json_t *a = json_object();
+        json_object_set_new(a, "q_lora_rank", json_integer(m->q_lora_rank));
+        json_object_set_new(a, "kv_lora_rank", json_integer(m->kv_lora_rank));
+        json_object_set_new(a, "rope_dim", json_integer(m->rope_dim));
+        json_object_set_new(a, "nope_dim", json_integer(m->nope_dim));
+        json_object_set_new(a, "v_head_dim", json_integer(m->v_head_dim));
+        json_object_set_new(o, "mla", a);
+    }
+    if (m->sliding_window > 0) json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));
+    json_object_set_new(o, "tied_embeddings", json_boolean(m->tied_embeddings));
+    json_object_set_new(o, "notes", notes_array(m));
+    return o;
+}
+
+void model_show_text(const model_spec *m, FILE *o)
+{
+    double by[MODEL_DTYPE_COUNT];
+    double w = model_spec_weight_bytes(m, -1, by);
+    int32_t dense = m->layers - m->moe_layers, full = m->layers - m->sliding_layers;
+    fprintf(o, "%s\n", m->name);
+    fprintf(o, "  layers        %d:", m->layers);
+    if (m->experts > 0) fprintf(o, " %d dense MLP + %d MoE;", dense, m->moe_layers);
+    fprintf(o, " %d full attention", full);
+    if (m->sliding_layers > 0) fprintf(o, " + %d sliding window (%d tokens)", m->sliding_layers, m->sliding_window);
+    fprintf(o, "\n");
+    if (m->kv_lora_rank > 0)
+        fprintf(o, "  attention     MLA: %d heads, q_lora_rank %d, kv_lora_rank %d, rope %d, nope %d, v %d\n", m->heads,
+                m->q_lora_rank, m->kv_lora_rank, m->rope_dim, m->nope_dim, m->v_head_dim);
+    else
+        fprintf(o, "  attention     %s: %d heads, %d KV heads, head_dim %d\n",
+                m->kv_heads == m->heads ? "MHA" : m->kv_heads == 1 ? "MQA" : "GQA", m->heads, m->kv_heads,
+                m->head_dim);
+    fprintf(o, "  hidden        %d, vocab %d%s\n", m->hidden, m->vocab, m->tied_embeddings ? " (tied embedding)" : "");
+    if (dense > 0) fprintf(o, "  dense MLP     intermediate %d\n", m->intermediate);
+    if (m->experts > 0)
+        fprintf(o, "  experts       %d routed, top-%d, intermediate %d; %d shared\n", m->experts, m->top_k,
+                m->expert_intermediate, m->shared_experts);
+    fprintf(o, "  params        %.2f B total, %.2f B active per token\n", m->params / 1e9, m->active_params / 1e9);
+    fprintf(o, "  weights       %.1f GB as loaded:", gb(w));
+    int first = 1;
+    for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+        if (by[d] > 0) {
+            fprintf(o, "%s %s %.1f GB", first ? "" : ",", model_dtype_name((model_dtype)d), gb(by[d]));
+            first = 0;
+        }
+    fprintf(o, "\n  formats       attention %s", model_dtype_name((model_dtype)m->wdtype_attn));
+    if (dense > 0) fprintf(o, ", dense MLP %s", model_dtype_name((model_dtype)m->wdtype_dense));
+    if (m->experts > 0) fprintf(o, ", routed experts %s", model_dtype_name((model_dtype)m->wdtype_expert));
+    if (m->shared_experts > 0) fprintf(o, ", shared experts %s", model_dtype_name((model_dtype)m->wdtype_shared));
+    fprintf(o, "\n");
+    double kv = model_spec_kv_bytes_per_token(m, 2.0);
+    fprintf(o, "  KV cache      %.1f KB per token in bf16 (%.1f KB in fp8)\n", kv / 1e3, kv / 2e3);
+    const char *p = m->notes;
+    if (*p) fprintf(o, "  notes\n");
+    while (*p) {
+        const char *sep = strstr(p, "; ");
+        size_t n = sep ? (size_t)(sep - p) : strlen(p);
+        fprintf(o, "    - %.*s\n", (int)n, p);
+        if (!sep) break;
+        p = sep + 2;
+    }
+}
+
+static int cmd_show(const char *name, int json)
+{
+    model_spec m;
+    sim_err e = {""};
+    if (model_catalog_model(name, &m, &e)) {
+        fprintf(stderr, "servesim model show: %s\n", e.msg);
+        return 2;
+    }
+    if (json) {
+        json_t *o = model_show_json(&m);
+        char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+        json_decref(o);
+        if (!s) {
+            fprintf(stderr, "servesim model show: out of memory\n");
+            return 1;
+        }
+        printf("%s\n", s);
+        free(s);
+    } else {
+        model_show_text(&m, stdout);
+    }
+    return 0;
+}
+
+static void list_one(const char *name, const char *kind, int json, json_t *arr)
+{
+    model_spec m;
+    sim_err e = {""};
+    int rc = model_catalog_model(name, &m, &e);
+    if (json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(name));
+        json_object_set_new(o, "source", json_string(kind));
+        if (rc) {
+            json_object_set_new(o, "error", json_string(e.msg));
+        } else {
+            json_object_set_new(o, "total_params", json_real(m.params));
+            json_object_set_new(o, "active_params", json_real(m.active_params));
+            json_object_set_new(o, "weight_bytes", json_real(model_spec_weight_bytes(&m, -1, NULL)));
+            json_object_set_new(o, "main_dtype",
+                                json_string(model_dtype_name((model_dtype)model_spec_main_dtype(&m))));
+        }
+        json_array_append_new(arr, o);
+        return;
+    }
+    if (rc)
+        printf("%-52s %-9s error: %s\n", name, kind, e.msg);
+    else
+        printf("%-52s %-9s %8.1f %8.1f %9.1f  %s\n", name, kind, m.params / 1e9, m.active_params / 1e9,
+               gb(model_spec_weight_bytes(&m, -1, NULL)), model_dtype_name((model_dtype)model_spec_main_dtype(&m)));
+}
+
+static int cmd_list(int json)
+{
+    const char *names[256];
+    int n = model_catalog_model_names(names, 256);
+    json_t *arr = json ? json_array() : NULL;
+    if (!json)
+        printf("%-52s %-9s %8s %8s %9s  %s\n", "model", "source", "params B", "active B", "weights GB", "format");
+    for (int i = 0; i < n && i < 256; i++) list_one(names[i], "catalogue", json, arr);
+    for (int i = 0; i < model_zoo_count(); i++) {
+        char id[MODEL_NAME_MAX];
+        model_zoo_id(i, id, sizeof id);
+        list_one(id, "zoo", json, arr);
+    }
+    if (json) {
+        char *s = json_dumps(arr, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+        json_decref(arr);
+        if (!s) return 1;
+        printf("%s\n", s);
+        free(s);
+    }
+    return 0;
+}
+
+int model_cli_model(int argc, char **argv)
+{
+    int json = 0;
+    const char *sub = NULL, *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            show_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "servesim model: unknown option '%s'\n", a);
+            show_usage(stderr);
+            return 2;
+        } else if (!sub) {
+            sub = a;
+        } else if (!name) {
+            name = a;
+        } else {
+            fprintf(stderr, "servesim model: unexpected argument '%s'\n", a);
+            return 2;
+        }
+    }
+    if (sub && !strcmp(sub, "show")) {
+        if (!name) {
+            fprintf(stderr, "servesim model show: give a model (catalogue name, Hugging Face id or path)\n");
+            return 2;
+        }
+        return cmd_show(name, json);
+    }
+    if (sub && !strcmp(sub, "list")) {
+        if (name) {
+            fprintf(stderr, "servesim model list: unexpected argument '%s'\n", name);
+            return 2;
+        }
+        return cmd_list(json);
+    }
+    if (sub) fprintf(stderr, "servesim model: unknown subcommand '%s' (expected show or list)\n", sub);
+    show_usage(stderr);
+    return 2;
+}
