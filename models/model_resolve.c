@@ -216,6 +216,8 @@ void model_resolve_suggest(const char *name, int max, char *buf, size_t size)
         model_zoo_id(i, id, sizeof id);
         suggest_add(id, &s);
     }
+    /* Only the closest: a tie lists all of them, a worse match none. */
+    while (s.n > 1 && s.scores[s.n - 1] > s.scores[0]) s.n--;
     size_t used = 0;
     buf[0] = 0;
     for (int k = 0; k < s.n && used < size; k++)

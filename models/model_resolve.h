@@ -25,8 +25,9 @@
 
 int model_resolve(const char *name, model_spec *out, sim_err *err);
 
-/* Up to max nearest known names to `name` (catalogue names and zoo ids),
- * as "'a', 'b' or 'c'" into buf; empty when none is close. */
+/* The nearest known names to `name` (catalogue names and zoo ids; up to
+ * max equally near ones), as "'a', 'b' or 'c'" into buf; empty when none
+ * is close. */
 void model_resolve_suggest(const char *name, int max, char *buf, size_t size);
 
 #endif
