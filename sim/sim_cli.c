@@ -4,6 +4,7 @@
 
 #include "calib/calib_cli.h"
 #include "model_cli.h"
+#include "model_op_cli.h"
 #include "model_fidelity.h"
 #include "model_show.h"
 #include "sim_cache_replay.h"
@@ -40,6 +41,7 @@ static const char *usage_main =
     "  predict                 op-by-op latency of one iteration (model, GPU, layout, batch)\n"
     "  model show|list         a model as loaded (layers, params, weight/KV bytes), or every known model\n"
     "  fidelity                replay measured deployments (e2e-dev.csv) and print the error\n"
+    "  op OP|--csv|--score|--fit   latency of one op (GEMM, attention, MoE, collectives ...) as priced\n"
     "  cache-replay TRACE      replay a trace's prefix blocks against caches of given sizes (no timing)\n"
     "  calibrate               time servesim's kernels on this GPU (or --backend cpu) into a perf-db\n"
     "  db list|show|export|import|lookup   inspect and move perf-db files\n"
@@ -513,6 +515,7 @@ int sim_cli_main(int argc, char **argv)
     if (strcmp(cmd, "predict") == 0) return model_cli_predict(argc - 1, argv + 1);
     if (strcmp(cmd, "model") == 0) return model_cli_model(argc - 1, argv + 1);
     if (strcmp(cmd, "fidelity") == 0) return model_cli_fidelity(argc - 1, argv + 1);
+    if (strcmp(cmd, "op") == 0) return model_cli_op(argc - 1, argv + 1);
     if (strcmp(cmd, "calibrate") == 0) return calib_cli_calibrate(argc - 1, argv + 1);
     if (strcmp(cmd, "db") == 0) return calib_cli_db(argc - 1, argv + 1);
     if (strcmp(cmd, "cache-replay") == 0) return sim_cli_cache_replay(argc - 1, argv + 1);

@@ -1,0 +1,550 @@
+/* model_op — see model_op.h. The formulas of each family, their parameter
+ * tables and the lookup of fitted sets. */
+#include "model_op.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#define US 1e-6
+
+/* DeepSeek-V3 MLA geometry (the tables' MLA rows are DeepSeek-V3's). */
+#define MLA_HIDDEN 7168.0
+#define MLA_Q_LORA 1536.0
+#define MLA_KV_LORA 512.0
+#define MLA_ROPE 64.0
+#define MLA_NOPE 128.0
+#define MLA_V 128.0
+
+/* ---- parameter tables ------------------------------------------------ */
+
+static const model_op_param_info P_GEMM[] = {
+    {"floor_us", "us", "kernel floor: launch, prologue, epilogue of the smallest GEMM", 3, 0.5, 200},
+    {"eff_tc", "fraction", "fraction of the format's tensor-core peak a full wave of tiles reaches", 0.8, 0.05, 1.2},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth when streaming weights", 0.85, 0.05, 1.5},
+    {"k_fill", "elements", "per-tile pipeline fill/drain, as extra k elements", 64, 1, 4096},
+    {"quant_us", "us", "floor of the activation quantisation run before a non-bf16 GEMM", 2, 0.01, 400},
+};
+static const model_op_param_info P_ATTN[] = {
+    {"floor_us", "us", "kernel floor", 5, 0.5, 500},
+    {"eff_tc", "fraction", "fraction of the tensor-core peak (bf16, or fp8 for fp8 attention)", 0.5, 0.02, 1.2},
+    {"cta_us", "SM*us", "fixed work per CTA (one sequence x head x 128-query tile; decode: request x KV head)", 1,
+     0.001, 1000},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading Q/K/V (decode: the KV cache)", 0.8, 0.05, 1.5},
+    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000},
+};
+static const model_op_param_info P_MLA_MODULE[] = {
+    {"floor_us", "us", "floor of the module's kernel sequence (about ten launches)", 30, 1, 2000},
+    {"eff_tc", "fraction", "attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2},
+    {"cta_us", "SM*us", "attention: fixed work per CTA", 1, 0.001, 1000},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV)", 0.8, 0.05, 1.5},
+    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2},
+};
+static const model_op_param_info P_BMM[] = {
+    {"floor_us", "us", "kernel floor", 4, 0.5, 500},
+    {"eff_tc", "fraction", "fraction of the tensor-core peak", 0.5, 0.02, 1.2},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.8, 0.05, 1.5},
+};
+static const model_op_param_info P_MOE[] = {
+    {"floor_us", "us", "floor of the fused-MoE kernel sequence (routing, permute, 2 GEMMs, act, finalize)", 20, 1,
+     2000},
+    {"eff_tc", "fraction", "grouped GEMMs: fraction of the format's tensor-core peak", 0.6, 0.02, 1.2},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the touched experts' weights", 0.8, 0.05, 1.5},
+    {"expert_us", "SM*us", "fixed work per touched expert (its tiles' setup, scheduling)", 5, 0.001, 5000},
+    {"token_us", "SM*us", "fixed work per token-expert pair (permute, gather, combine)", 0.05, 0.0001, 100},
+};
+static const model_op_param_info P_COMM[] = {
+    {"base_us", "us", "per-call launch and synchronisation", 5, 0.1, 500},
+    {"step_us", "us", "latency per rank step (the algorithm's n-1 hops)", 1, 0.001, 100},
+    {"eff_bw", "fraction", "bus bandwidth as a fraction of the one-way NVLink rate (NVLS can exceed 1)", 0.8, 0.02,
+     4},
+    {"half_kb", "KB", "message size at which a protocol reaches half its bandwidth (LL/LL128 -> Simple ramp)", 64,
+     0.01, 1e6},
+};
+static const model_op_param_info P_QUANT[] = {
+    {"floor_us", "us", "kernel floor", 3, 0.1, 500},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.7, 0.02, 1.5},
+};
+static const model_op_param_info P_GDN[] = {
+    {"floor_us", "us", "kernel floor", 5, 0.1, 2000},
+    {"eff_tc", "fraction", "delta rule: fraction of the bf16 tensor-core peak for its chunked matmuls", 0.2, 0.001,
+     1.2},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth (activations, recurrent state)", 0.6, 0.01, 1.5},
+};
+
+#define NP(a) ((int)(sizeof a / sizeof a[0]))
+
+int model_op_param_count(model_op_kind k)
+{
+    switch (k) {
+    case MODEL_OPK_GEMM: return NP(P_GEMM);
+    case MODEL_OPK_CTX_ATTN:
+    case MODEL_OPK_GEN_ATTN:
+    case MODEL_OPK_CTX_MLA:
+    case MODEL_OPK_GEN_MLA: return NP(P_ATTN);
+    case MODEL_OPK_CTX_MLA_MODULE:
+    case MODEL_OPK_GEN_MLA_MODULE: return NP(P_MLA_MODULE);
+    case MODEL_OPK_MLA_BMM: return NP(P_BMM);
+    case MODEL_OPK_MOE: return NP(P_MOE);
+    case MODEL_OPK_NCCL:
+    case MODEL_OPK_CUSTOM_AR: return NP(P_COMM);
+    case MODEL_OPK_QUANT: return NP(P_QUANT);
+    case MODEL_OPK_GDN: return NP(P_GDN);
+    default: return 0;
+    }
+}
+
+const model_op_param_info *model_op_params_of(model_op_kind k)
+{
+    switch (k) {
+    case MODEL_OPK_GEMM: return P_GEMM;
+    case MODEL_OPK_CTX_ATTN:
+    case MODEL_OPK_GEN_ATTN:
+    case MODEL_OPK_CTX_MLA:
+    case MODEL_OPK_GEN_MLA: return P_ATTN;
+    case MODEL_OPK_CTX_MLA_MODULE:
+    case MODEL_OPK_GEN_MLA_MODULE: return P_MLA_MODULE;
+    case MODEL_OPK_MLA_BMM: return P_BMM;
+    case MODEL_OPK_MOE: return P_MOE;
+    case MODEL_OPK_NCCL:
+    case MODEL_OPK_CUSTOM_AR: return P_COMM;
+    case MODEL_OPK_QUANT: return P_QUANT;
+    case MODEL_OPK_GDN: return P_GDN;
+    default: return NULL;
+    }
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static const char *const KIND_NAMES[MODEL_OPK_COUNT] = {
+    "gemm", "context_attention", "generation_attention", "mla_context", "mla_generation", "mla_context_module",
+    "mla_generation_module", "mla_bmm", "moe", "nccl", "custom_allreduce", "quantize", "gdn"};
+
+const char *model_op_kind_name(model_op_kind k)
+{
+    return (int)k >= 0 && k < MODEL_OPK_COUNT ? KIND_NAMES[k] : "?";
+}
+
+int model_op_kind_from_name(const char *name)
+{
+    for (int i = 0; i < MODEL_OPK_COUNT; i++)
+        if (name && !strcasecmp(name, KIND_NAMES[i])) return i;
+    return -1;
+}
+
+int model_op_kind_from_op_name(const char *op, const char *src)
+{
+    if (!op) return -1;
+    if (!strcmp(op, "gemm")) return MODEL_OPK_GEMM;
+    if (!strcmp(op, "context_attention")) return MODEL_OPK_CTX_ATTN;
+    if (!strcmp(op, "generation_attention")) return MODEL_OPK_GEN_ATTN;
+    if (!strcmp(op, "mla_context")) return MODEL_OPK_CTX_MLA;
+    if (!strcmp(op, "mla_generation")) return MODEL_OPK_GEN_MLA;
+    if (!strcmp(op, "mla_context_module")) return MODEL_OPK_CTX_MLA_MODULE;
+    if (!strcmp(op, "mla_generation_module")) return MODEL_OPK_GEN_MLA_MODULE;
+    if (!strcmp(op, "mla_gen_pre") || !strcmp(op, "mla_gen_post")) return MODEL_OPK_MLA_BMM;
+    if (!strcmp(op, "moe")) return MODEL_OPK_MOE;
+    if (!strcmp(op, "compute_scale") || !strcmp(op, "scale_matrix")) return MODEL_OPK_QUANT;
+    if (!strcmp(op, "gdn")) return MODEL_OPK_GDN;
+    if (!strcmp(op, "all_reduce") || !strcmp(op, "all_gather") || !strcmp(op, "reduce_scatter") ||
+        !strcmp(op, "alltoall"))
+        return src && !strcasecmp(src, "NCCL") ? MODEL_OPK_NCCL : MODEL_OPK_CUSTOM_AR;
+    return -1;
+}
+
+static const char *const FIELD_NAMES[MODEL_OPF_COUNT] = {
+    "m", "n", "k", "batch_size", "isl", "step", "num_heads", "num_key_value_heads", "head_dim", "window_size",
+    "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size", "num_gpus",
+    "message_size", "seq_len", "d_model", "d_conv", "num_k_heads", "head_k_dim", "num_v_heads", "head_v_dim",
+    "tp_size"};
+
+const char *model_op_field_name(model_op_field f)
+{
+    return (int)f >= 0 && f < MODEL_OPF_COUNT ? FIELD_NAMES[f] : "?";
+}
+
+/* ---- formats ---------------------------------------------------------- */
+
+typedef struct {
+    double wbytes;   /* bytes per weight value, scales included */
+    double peak;     /* tensor-core FLOP/s the GEMM runs at */
+    int quant_acts;  /* activations quantised on the fly */
+} op_fmt;
+
+static int is(const char *a, const char *b) { return a && !strcasecmp(a, b); }
+
+static int fmt_of(const model_gpu *g, const char *dt, op_fmt *f)
+{
+    double p16 = g->flops_bf16, p8 = g->flops_fp8 > 0 ? g->flops_fp8 : p16;
+    double p4 = g->flops_fp4 > 0 ? g->flops_fp4 : p8;
+    memset(f, 0, sizeof *f);
+    if (!dt || !*dt || is(dt, "bfloat16") || is(dt, "bf16") || is(dt, "float16") || is(dt, "half") ||
+        is(dt, "fp16")) {
+        f->wbytes = 2, f->peak = p16;
+    } else if (is(dt, "fp8")) {
+        f->wbytes = 1, f->peak = p8, f->quant_acts = 1;
+    } else if (is(dt, "fp8_block")) {
+        f->wbytes = 1 + 4.0 / 128, f->peak = p8, f->quant_acts = 1;
+    } else if (is(dt, "nvfp4")) {
+        f->wbytes = 0.5 + 1.0 / 16, f->peak = p4, f->quant_acts = 1;
+    } else if (is(dt, "w4a8_mxfp4_mxfp8")) {
+        f->wbytes = 0.5 + 1.0 / 32, f->peak = p8, f->quant_acts = 1;
+    } else if (is(dt, "w4a16_mxfp4") || is(dt, "int4_wo")) {
+        f->wbytes = 0.5 + 1.0 / 32, f->peak = p16; /* dequantised to bf16 in the mainloop */
+    } else if (is(dt, "int8_wo")) {
+        f->wbytes = 1, f->peak = p16;
+    } else if (is(dt, "sq") || is(dt, "int8")) {
+        f->wbytes = 1, f->peak = p8, f->quant_acts = 1; /* SmoothQuant W8A8: int8 tensor cores */
+    } else if (is(dt, "float") || is(dt, "fp32")) {
+        f->wbytes = 4, f->peak = g->flops_fp32 > 0 ? g->flops_fp32 : p16 / 16;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+static double kv_bytes(const char *dt)
+{
+    if (is(dt, "fp8") || is(dt, "int8")) return 1;
+    if (is(dt, "nvfp4") || is(dt, "fp4")) return 0.5625;
+    return 2;
+}
+
+void model_op_variant(const model_op_query *q, char *out, size_t cap)
+{
+    const char *k = model_op_kind_name(q->kind);
+    switch (q->kind) {
+    case MODEL_OPK_GEMM:
+    case MODEL_OPK_MOE: snprintf(out, cap, "%s:%s", k, q->dtype); break;
+    case MODEL_OPK_CTX_ATTN:
+    case MODEL_OPK_GEN_ATTN:
+    case MODEL_OPK_CTX_MLA:
+    case MODEL_OPK_GEN_MLA: snprintf(out, cap, "%s:%s/%s", k, q->dtype, q->kv_dtype); break;
+    case MODEL_OPK_CTX_MLA_MODULE:
+    case MODEL_OPK_GEN_MLA_MODULE: snprintf(out, cap, "%s:%s/%s", k, q->kv_dtype, q->gemm_type); break;
+    case MODEL_OPK_MLA_BMM: snprintf(out, cap, "%s:%s/%s", k, q->variant, q->dtype); break;
+    case MODEL_OPK_NCCL:
+    case MODEL_OPK_CUSTOM_AR:
+    case MODEL_OPK_QUANT: snprintf(out, cap, "%s:%s", k, q->variant); break;
+    case MODEL_OPK_GDN: snprintf(out, cap, "%s:%s/%s", k, q->variant, q->phase); break;
+    default: snprintf(out, cap, "?"); break;
+    }
+}
+
+/* ---- shared pieces ---------------------------------------------------- */
+
+static double smax(double a, double b) { return cbrt(a * a * a + b * b * b); }
+
+/* Fraction of the SMs a grid of `ctas` equal CTAs keeps busy over its waves. */
+static double wave_eff(double ctas, double sms)
+{
+    if (!(ctas > 0)) return 1;
+    double waves = ceil(ctas / sms);
+    return ctas / (waves * sms);
+}
+
+#define F(x) (q->f[MODEL_OPF_##x])
+
+/* Tiled GEMM m×k · k×n (batch independent ones): compute time with wave
+ * quantisation over the SMs, memory time, their smooth max. Fewer tiles
+ * than SMs: split-K spreads k over idle SMs (at least 256 k per split). */
+static double gemm_core(const model_gpu *g, double batch, double m, double n, double k, double wbytes, double abytes,
+                        double peak, double eff_tc, double eff_mem, double k_fill)
+{
+    const double S = g->sms;
+    double tm = m > 64 ? 128 : m > 32 ? 64 : m > 16 ? 32 : 16;
+    double tn = 128;
+    double tiles = batch * ceil(m / tm) * ceil(n / tn);
+    double par;
+    if (tiles >= S) {
+        par = wave_eff(tiles, S);
+    } else {
+        double splits = floor(S / tiles), kmax = floor(k / 256);
+        if (splits > kmax) splits = kmax;
+        if (splits < 1) splits = 1;
+        par = tiles * splits / S;
+    }
+    double flops = 2.0 * batch * ceil(m / tm) * tm * ceil(n / tn) * tn * (k + k_fill);
+    double tc = flops / (peak * eff_tc * par);
+    double bytes = batch * (n * k * wbytes + m * k * abytes + m * n * 2.0);
+    /* A grid that cannot fill the SMs cannot saturate HBM either. */
+    double mpar = par < 1 ? sqrt(par) : 1;
+    double tmm = bytes / (g->hbm_bw * eff_mem * mpar);
+    return smax(tc, tmm);
+}
+
+/* Causal query·key pairs of one sequence of s tokens under window w (0 = none). */
+static double causal_pairs(double s, double w)
+{
+    if (w > 0 && w < s) return w * (w + 1) / 2 + (s - w) * w;
+    return s * (s + 1) / 2;
+}
+
+/* ---- families --------------------------------------------------------- */
+
+static double t_gemm(const model_gpu *g, const model_op_query *q, const double *p, const op_fmt *f)
+{
+    double m = F(M), n = F(N), k = F(K);
+    double abytes = f->quant_acts ? 1 : 2;
+    double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, abytes, f->peak, p[1], p[2], p[3]);
+    /* Dynamic activation quantisation: amax pass + scale pass over m×k. */
+    if (f->quant_acts) t += p[4] * US + m * k * (2.0 + 2.0 + 1.0) / (g->hbm_bw * p[2]);
+    return t;
+}
+
+/* Context attention (also MLA prefill with its head dims). */
+static double t_ctx_attn(const model_gpu *g, double b, double s, double heads, double kvh, double dqk, double dv,
+                         double window, double peak, double kvb, const double *p)
+{
+    const double S = g->sms;
+    double pairs = b * causal_pairs(s, window);
+    double flops = 2.0 * heads * (dqk + dv) * pairs;
+    double ctas = b * heads * ceil(s / 128);
+    double tc = flops / (peak * p[1] * wave_eff(ctas, S) * (ctas < S ? ctas / S : 1));
+    double bytes = b * s * (heads * (dqk + dv) * 2.0 + kvh * (dqk + dv) * kvb);
+    double tmm = bytes / (g->hbm_bw * p[3]);
+    return p[0] * US + (ctas * p[2] + b * p[4]) * US / S + smax(tc, tmm);
+}
+
+/* Generation attention: one query token per request against ctx cached
+ * tokens; split-KV spreads long contexts over idle SMs. */
+static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads, double kvh, double dqk, double dv,
+                         double kv_tok_bytes, double peak, const double *p)
+{
+    const double S = g->sms;
+    double ctas = b * kvh;
+    double splits = ctas < S ? floor(S / ctas) : 1, smax_split = ceil(ctx / 256);
+    if (splits > smax_split) splits = smax_split;
+    if (splits < 1) splits = 1;
+    double par = ctas * splits < S ? ctas * splits / S : 1;
+    double bytes = b * ctx * kv_tok_bytes + b * heads * (dqk + dv) * 2.0;
+    double tmm = bytes / (g->hbm_bw * p[3] * par);
+    double flops = 2.0 * b * heads * (dqk + dv) * ctx;
+    double tc = flops / (peak * p[1] * par);
+    return p[0] * US + (ceil(ctas / S) * S * p[2] / S + b * p[4] / S) * US + smax(tc, tmm);
+}
+
+static double t_mla_module(const model_gpu *g, const model_op_query *q, const double *p, int ctx_phase,
+                           sim_err *err)
+{
+    op_fmt gf;
+    if (fmt_of(g, q->gemm_type[0] ? q->gemm_type : "bfloat16", &gf)) {
+        sim_err_set(err, SIM_EINVAL, "unknown gemm_type '%s'", q->gemm_type);
+        return 0;
+    }
+    double h = F(HEADS), b = F(BATCH), s = F(ISL), kvb = kv_bytes(q->kv_dtype);
+    double ap[5] = {0, p[1], p[2], p[3], 0};
+    double attn, tokens, wproj;
+    if (ctx_phase) {
+        tokens = b * s;
+        attn = t_ctx_attn(g, b, s, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, ap);
+        /* q_a, kv_a, q_b, kv_b (latent → per-head K/V), o per token. */
+        wproj = MLA_HIDDEN * MLA_Q_LORA + MLA_HIDDEN * (MLA_KV_LORA + MLA_ROPE) +
+                MLA_Q_LORA * h * (MLA_NOPE + MLA_ROPE) + MLA_KV_LORA * h * (MLA_NOPE + MLA_V) + h * MLA_V * MLA_HIDDEN;
+    } else {
+        double ctx = s + F(STEP);
+        tokens = b;
+        attn = t_gen_attn(g, b, ctx, h, 1, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA, (MLA_KV_LORA + MLA_ROPE) * kvb,
+                          g->flops_bf16, ap);
+        /* q_a, kv_a, q_b, absorbs (W_UK, W_UV), o. */
+        wproj = MLA_HIDDEN * MLA_Q_LORA + MLA_HIDDEN * (MLA_KV_LORA + MLA_ROPE) +
+                MLA_Q_LORA * h * (MLA_NOPE + MLA_ROPE) + 2.0 * h * MLA_NOPE * MLA_KV_LORA + h * MLA_V * MLA_HIDDEN;
+    }
+    double tc = 2.0 * tokens * wproj / (gf.peak * p[4]);
+    double tmm = (wproj * gf.wbytes + tokens * MLA_HIDDEN * 2.0 * 4) / (g->hbm_bw * p[3]);
+    return p[0] * US + attn + smax(tc, tmm);
+}
+
+static double t_moe(const model_gpu *g, const model_op_query *q, const double *p, const op_fmt *f)
+{
+    const double S = g->sms;
+    double T = F(TOKENS), H = F(HIDDEN), I = F(INTER), K = F(TOPK), E = F(EXPERTS);
+    double tp = F(MOE_TP) > 0 ? F(MOE_TP) : 1, ep = F(MOE_EP) > 0 ? F(MOE_EP) : 1;
+    double El = E / ep, Ir = I / tp;
+    double pairs = T * K / ep;
+    /* Experts of this rank touched by at least one of the T·K picks (uniform routing). */
+    double touched = El * (1.0 - exp(-T * K / E));
+    if (touched < 1) touched = 1;
+    if (touched > pairs) touched = pairs > 1 ? pairs : 1;
+    double rows = pairs / touched, tm = rows > 64 ? 128 : 64;
+    double padded = touched * ceil(rows / tm) * tm;
+    double flops = 2.0 * padded * H * Ir * 3.0; /* gate+up (2·Ir) and down (Ir) */
+    double tiles = touched * ceil(rows / tm) * ceil(2.0 * Ir / 128);
+    double tc = flops / (f->peak * p[1] * wave_eff(tiles, S) * (tiles < S ? tiles / S : 1));
+    double abytes = f->quant_acts ? 1 : 2;
+    double bytes = touched * 3.0 * H * Ir * f->wbytes + pairs * (H * abytes + 3.0 * Ir * 2.0 + H * 2.0);
+    double tmm = bytes / (g->hbm_bw * p[2]);
+    return p[0] * US + (touched * p[3] + pairs * p[4]) * US / S + smax(tc, tmm);
+}
+
+static double coll_bytes(const char *dt)
+{
+    if (is(dt, "int8") || is(dt, "fp8")) return 1;
+    if (is(dt, "float") || is(dt, "fp32")) return 4;
+    return 2;
+}
+
+static double t_comm(const model_gpu *g, const model_op_query *q, const double *p, sim_err *err)
+{
+    double n = F(GPUS), B = F(MSG) * coll_bytes(q->dtype);
+    const char *op = q->variant;
+    double f;
+    if (!strncmp(op, "all_reduce", 10) || !strcmp(op, "graph") || !strcmp(op, "eager") || !strcmp(op, "custom"))
+        f = 2.0 * (n - 1) / n;
+    else if (!strcmp(op, "all_gather") || !strcmp(op, "reduce_scatter") || !strcmp(op, "alltoall"))
+        f = (n - 1) / n;
+    else {
+        sim_err_set(err, SIM_EINVAL, "unknown collective '%s'", op);
+        return 0;
+    }
+    double bw = (g->nvlink_bw > 0 ? g->nvlink_bw : g->nic_bw) * p[2];
+    double half = p[3] * 1e3;
+    return p[0] * US + (n - 1) * p[1] * US + f * (B + half) / bw;
+}
+
+static double t_quant(const model_gpu *g, const model_op_query *q, const double *p)
+{
+    double mk = F(M) * F(K);
+    double bytes = !strcmp(q->variant, "compute_scale") ? mk * 2.0 : mk * 3.0;
+    double par = F(M) * ceil(F(K) / 4096) < g->sms ? sqrt(F(M) * ceil(F(K) / 4096) / g->sms) : 1;
+    return p[0] * US + bytes / (g->hbm_bw * p[1] * par);
+}
+
+static double t_gdn(const model_gpu *g, const model_op_query *q, const double *p)
+{
+    double T = F(TOKENS) > 0 ? F(TOKENS) : F(BATCH) * (F(SEQ_LEN) > 0 ? F(SEQ_LEN) : 1);
+    double hk = F(K_HEADS), dk = F(K_DIM), hv = F(V_HEADS), dv = F(V_DIM), b = F(BATCH);
+    double chan = 2.0 * hk * dk + hv * dv; /* q, k, v channels through the conv */
+    if (!strcmp(q->variant, "conv")) {
+        double bytes = T * chan * 2.0 * 2.0 + b * chan * F(D_CONV) * 2.0 * 2.0;
+        return p[0] * US + bytes / (g->hbm_bw * p[2]);
+    }
+    /* Delta rule: per token and value head a dk×dv state update and read
+     * (chunked prefill does it as 64-token matmuls); the state is fp32. */
+    double flops = T * hv * dk * dv * 2.0 * 4.0;
+    double state = b * hv * dk * dv * 4.0 * 2.0;
+    double bytes = T * (hk * dk * 2.0 + hv * dv * 2.0 * 2.0 + hv * 8.0) + state;
+    double ctas = b * hv;
+    double par = ctas < g->sms ? ctas / g->sms : 1;
+    double tc = flops / (g->flops_bf16 * p[1] * par);
+    return p[0] * US + smax(tc, bytes / (g->hbm_bw * p[2] * (par < 1 ? sqrt(par) : 1)));
+}
+
+double model_op_time(const model_gpu *g, const model_op_query *q, const double *p, sim_err *err)
+{
+    op_fmt f;
+    for (int i = 0; i < MODEL_OPF_COUNT; i++)
+        if (q->f[i] < 0 || !isfinite(q->f[i])) {
+            sim_err_set(err, SIM_EINVAL, "%s: field %s must be a finite number >= 0 (got %g)",
+                        model_op_kind_name(q->kind), model_op_field_name((model_op_field)i), q->f[i]);
+            return 0;
+        }
+#define NEED(x)                                                                                                  \
+    do {                                                                                                         \
+        if (!(F(x) > 0)) {                                                                                       \
+            sim_err_set(err, SIM_EINVAL, "%s: field %s must be > 0", model_op_kind_name(q->kind),                \
+                        model_op_field_name(MODEL_OPF_##x));                                                     \
+            return 0;                                                                                            \
+        }                                                                                                        \
+    } while (0)
+    switch (q->kind) {
+    case MODEL_OPK_GEMM:
+        NEED(M); NEED(N); NEED(K);
+        if (fmt_of(g, q->dtype, &f)) break;
+        return t_gemm(g, q, p, &f);
+    case MODEL_OPK_CTX_ATTN: {
+        NEED(BATCH); NEED(ISL); NEED(HEADS); NEED(KV_HEADS); NEED(HEAD_DIM);
+        double peak = is(q->dtype, "fp8") && g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
+        return t_ctx_attn(g, F(BATCH), F(ISL), F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM), F(WINDOW), peak,
+                          kv_bytes(q->kv_dtype), p);
+    }
+    case MODEL_OPK_GEN_ATTN: {
+        NEED(BATCH); NEED(HEADS); NEED(KV_HEADS); NEED(HEAD_DIM);
+        double ctx = F(ISL) + F(STEP);
+        if (F(WINDOW) > 0 && F(WINDOW) < ctx) ctx = F(WINDOW);
+        if (!(ctx > 0)) ctx = 1;
+        return t_gen_attn(g, F(BATCH), ctx, F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM),
+                          2.0 * F(KV_HEADS) * F(HEAD_DIM) * kv_bytes(q->kv_dtype), g->flops_bf16, p);
+    }
+    case MODEL_OPK_CTX_MLA:
+        NEED(BATCH); NEED(ISL); NEED(HEADS);
+        return t_ctx_attn(g, F(BATCH), F(ISL), F(HEADS), F(HEADS), MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16,
+                          kv_bytes(q->kv_dtype), p);
+    case MODEL_OPK_GEN_MLA: {
+        NEED(BATCH); NEED(HEADS);
+        double ctx = F(ISL) + F(STEP);
+        if (!(ctx > 0)) ctx = 1;
+        return t_gen_attn(g, F(BATCH), ctx, F(HEADS), 1, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA,
+                          (MLA_KV_LORA + MLA_ROPE) * kv_bytes(q->kv_dtype), g->flops_bf16, p);
+    }
+    case MODEL_OPK_CTX_MLA_MODULE:
+    case MODEL_OPK_GEN_MLA_MODULE:
+        NEED(BATCH); NEED(HEADS);
+        if (q->kind == MODEL_OPK_CTX_MLA_MODULE) NEED(ISL);
+        return t_mla_module(g, q, p, q->kind == MODEL_OPK_CTX_MLA_MODULE, err);
+    case MODEL_OPK_MLA_BMM: {
+        NEED(TOKENS); NEED(HEADS);
+        if (fmt_of(g, q->dtype, &f)) break;
+        int post = !strcmp(q->variant, "mla_gen_post");
+        double kk = post ? MLA_KV_LORA : MLA_NOPE, nn = post ? MLA_V : MLA_KV_LORA;
+        return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f.wbytes, f.quant_acts ? 1 : 2, f.peak, p[1],
+                                     p[2], 0);
+    }
+    case MODEL_OPK_MOE:
+        NEED(TOKENS); NEED(HIDDEN); NEED(INTER); NEED(TOPK); NEED(EXPERTS);
+        if (fmt_of(g, q->dtype, &f)) break;
+        return t_moe(g, q, p, &f);
+    case MODEL_OPK_NCCL:
+    case MODEL_OPK_CUSTOM_AR:
+        NEED(GPUS); NEED(MSG);
+        return t_comm(g, q, p, err);
+    case MODEL_OPK_QUANT:
+        NEED(M); NEED(K);
+        return t_quant(g, q, p);
+    case MODEL_OPK_GDN:
+        NEED(BATCH); NEED(K_HEADS); NEED(K_DIM); NEED(V_HEADS); NEED(V_DIM);
+        return t_gdn(g, q, p);
+    default:
+        sim_err_set(err, SIM_EINVAL, "unknown op kind %d", (int)q->kind);
+        return 0;
+    }
+#undef NEED
+    sim_err_set(err, SIM_EINVAL, "%s: unknown dtype '%s'", model_op_kind_name(q->kind), q->dtype);
+    return 0;
+}
+
+/* ---- fitted sets ------------------------------------------------------ */
+
+const char *model_op_table_gpu(const model_gpu *g)
+{
+    static const struct {
+        const char *prefix, *arch, *table;
+    } map[] = {{"h100", "hopper", "h100_sxm"}, {"b200", "blackwell", "b200_sxm"}, {"a100", "ampere", "a100_sxm"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strncasecmp(g->name, map[i].prefix, strlen(map[i].prefix))) return map[i].table;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcasecmp(g->arch, map[i].arch)) return map[i].table;
+    return NULL;
+}
+
+const model_op_paramset *model_op_lookup_gpu(const char *gpu, const char *backend, const char *variant)
+{
+    if (!gpu) return NULL;
+    const model_op_paramset *best = NULL;
+    for (int32_t i = 0; i < model_op_fitted_count; i++) {
+        const model_op_paramset *s = &model_op_fitted[i];
+        if (strcmp(s->gpu, gpu) || strcmp(s->variant, variant)) continue;
+        if (backend && *backend) {
+            if (!strcmp(s->backend, backend)) return s;
+        } else if (!best || s->rows > best->rows) {
+            best = s;
+        }
+    }
+    return best;
+}
+
+const model_op_paramset *model_op_lookup(const model_gpu *g, const char *backend, const char *variant)
+{
+    return model_op_lookup_gpu(model_op_table_gpu(g), backend, variant);
+}

@@ -1,0 +1,161 @@
+/* model_op_fit — see model_op_fit.h. */
+#include "model_op_fit.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const model_gpu *g;
+    const model_op_sample *s;
+    const size_t *idx;
+    size_t n;
+    const model_op_param_info *info;
+    int np;
+} fit_ctx;
+
+/* Unconstrained x → parameter in [lo, hi], log-uniform. */
+static double to_param(const model_op_param_info *pi, double x)
+{
+    double u = 1.0 / (1.0 + exp(-x));
+    return exp(log(pi->lo) + u * (log(pi->hi) - log(pi->lo)));
+}
+
+static double from_param(const model_op_param_info *pi, double p)
+{
+    if (p <= pi->lo) p = pi->lo * 1.0001;
+    if (p >= pi->hi) p = pi->hi * 0.9999;
+    double u = (log(p) - log(pi->lo)) / (log(pi->hi) - log(pi->lo));
+    return log(u / (1 - u));
+}
+
+static int resid(const gsl_vector *x, void *data, gsl_vector *f)
+{
+    const fit_ctx *c = data;
+    double p[MODEL_OP_MAX_PARAMS];
+    for (int i = 0; i < c->np; i++) p[i] = to_param(&c->info[i], gsl_vector_get(x, (size_t)i));
+    for (size_t i = 0; i < c->n; i++) {
+        const model_op_sample *s = &c->s[c->idx[i]];
+        double t = model_op_time(c->g, &s->q, p, NULL);
+        gsl_vector_set(f, i, t > 0 ? log(t / s->t) : 10.0);
+    }
+    return GSL_SUCCESS;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int model_op_err_stats(const double *e, size_t n, double *median, double *p90, double *bias)
+{
+    if (!n) {
+        *median = *p90 = *bias = 0;
+        return 0;
+    }
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    if (!a || !b) {
+        free(a), free(b);
+        return SIM_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) a[i] = fabs(e[i]), b[i] = e[i];
+    qsort(a, n, sizeof *a, cmp_double);
+    qsort(b, n, sizeof *b, cmp_double);
+    size_t i90 = (size_t)floor(0.9 * (double)(n - 1) + 0.5);
+    *median = (n % 2) ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
+    *p90 = a[i90];
+    *bias = (n % 2) ? b[n / 2] : 0.5 * (b[n / 2 - 1] + b[n / 2]);
+    free(a), free(b);
+    return 0;
+}
+
+int model_op_score(const model_gpu *g, const model_op_sample *s, size_t n, const double *p, model_op_fit_stats *st,
+                   sim_err *err)
+{
+    memset(st, 0, sizeof *st);
+    st->rows = n;
+    if (!n) return 0;
+    double *e = malloc(n * sizeof *e);
+    if (!e) return sim_err_set(err, SIM_ENOMEM, "out of memory scoring %zu rows", n);
+    for (size_t i = 0; i < n; i++) {
+        sim_err er = {0};
+        double t = model_op_time(g, &s[i].q, p, &er);
+        if (!(t > 0)) {
+            free(e);
+            return sim_err_set(err, SIM_EINVAL, "row %zu: %s", i, er.msg[0] ? er.msg : "cannot be priced");
+        }
+        e[i] = t / s[i].t - 1;
+    }
+    int rc = model_op_err_stats(e, n, &st->median, &st->p90, &st->bias);
+    free(e);
+    st->used = n;
+    return rc ? sim_err_set(err, rc, "out of memory") : 0;
+}
+
+int model_op_fit(const model_gpu *g, const model_op_sample *s, size_t n, size_t max_rows, double *p,
+                 model_op_fit_stats *st, sim_err *err)
+{
+    if (!n) return sim_err_set(err, SIM_EINVAL, "no rows to fit");
+    const model_op_kind kind = s[0].q.kind;
+    const model_op_param_info *info = model_op_params_of(kind);
+    const int np = model_op_param_count(kind);
+    if (!info || np <= 0) return sim_err_set(err, SIM_EINVAL, "op kind %d has no parameters", (int)kind);
+    size_t use = max_rows && n > max_rows ? max_rows : n;
+    if (use < (size_t)np) return sim_err_set(err, SIM_EINVAL, "%zu rows cannot fit %d parameters", use, np);
+    size_t *idx = malloc(use * sizeof *idx);
+    if (!idx) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < use; i++) idx[i] = (size_t)((double)i * (double)n / (double)use);
+    fit_ctx c = {g, s, idx, use, info, np};
+
+    double start[MODEL_OP_MAX_PARAMS];
+    for (int i = 0; i < np; i++) start[i] = p && p[i] > 0 ? p[i] : info[i].init;
+
+    const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    fp.trs = gsl_multifit_nlinear_trs_lm;
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, use, (size_t)np);
+    gsl_vector *x = gsl_vector_alloc((size_t)np);
+    if (!w || !x) {
+        if (w) gsl_multifit_nlinear_free(w);
+        if (x) gsl_vector_free(x);
+        free(idx);
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < np; i++) gsl_vector_set(x, (size_t)i, from_param(&info[i], start[i]));
+    gsl_multifit_nlinear_fdf fdf;
+    memset(&fdf, 0, sizeof fdf);
+    fdf.f = resid;
+    fdf.df = NULL; /* finite differences */
+    fdf.n = use;
+    fdf.p = (size_t)np;
+    fdf.params = &c;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int info_code = 0;
+    int rc = gsl_multifit_nlinear_init(x, &fdf, w);
+    if (rc == GSL_SUCCESS) rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &info_code, w);
+    gsl_set_error_handler(old);
+    /* Reaching the iteration cap still leaves the best point found. */
+    const gsl_vector *best = gsl_multifit_nlinear_position(w);
+    double out[MODEL_OP_MAX_PARAMS];
+    for (int i = 0; i < np; i++) out[i] = to_param(&info[i], gsl_vector_get(best, (size_t)i));
+    int iters = (int)gsl_multifit_nlinear_niter(w);
+    gsl_multifit_nlinear_free(w);
+    gsl_vector_free(x);
+    free(idx);
+    if (rc != GSL_SUCCESS && rc != GSL_EMAXITER && rc != GSL_ENOPROG)
+        return sim_err_set(err, SIM_EINVAL, "fit failed: %s", gsl_strerror(rc));
+    if (p) memcpy(p, out, (size_t)np * sizeof *p);
+    if (st) {
+        int src = model_op_score(g, s, n, out, st, err);
+        if (src) return src;
+        st->used = use;
+        st->iterations = iters;
+    }
+    return 0;
+}

@@ -1,0 +1,208 @@
+/* test_op — the analytic op model (models/model_op.h) and `servesim op`.
+ *
+ * Hand-picked measured rows (tests/data/ops/, copied from the shared H100
+ * per-op tables) in three regimes — floor-dominated (tiny GEMMs, one-token
+ * decode, small collectives), bandwidth-bound (m=1 GEMM over a 1 GB weight,
+ * long-context decode, large all-gathers) and compute-bound (8192³ GEMM,
+ * long prefill, 16k-token MoE) — must be priced within a tolerance computed
+ * from the fitted set itself: 3× its in-sample p90 error, so a refit that
+ * worsens a regime fails here. The physics is checked on its own: wave
+ * quantisation, the activation quantisation of per-tensor fp8, per-request
+ * decode work, the rank count of collectives. `op --csv` must keep every
+ * column and row of a table and add predicted_ms and source; feeding its
+ * output back in must reproduce it (round trip); bad input exits 2. */
+#include "test_util.h"
+
+#include "model_op_table.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *bin, *src;
+
+/* Each fixture row priced with the H100 set of its own backend; regime
+ * checks name which term dominates. */
+static void check_table(const char *file, const char *backend)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/ops/%s", src, file);
+    model_gpu g;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &g, &err) == 0, "%s", err.msg);
+    calib_optable *t = NULL;
+    REQUIRE_MSG(calib_optable_open(path, &t, &err) == 0, "%s", err.msg);
+    int rows = 0, rc;
+    while ((rc = calib_optable_next(t, &err)) > 0) {
+        model_op_query q;
+        double meas;
+        REQUIRE_OR(model_op_from_row(t, &q, &meas, NULL, &err) == 1, break);
+        REQUIRE_OR(meas > 0, break);
+        char v[64];
+        model_op_variant(&q, v, sizeof v);
+        const model_op_paramset *ps = model_op_lookup(&g, model_op_row_backend(t, &q, backend), v);
+        REQUIRE_MSG_OR(ps != NULL, break, "no fitted set for %s %s", backend, v);
+        double pred = model_op_time(&g, &q, ps->p, &err);
+        double tol = 3.0 * ps->p90_err;
+        if (tol < 0.05) tol = 0.05;
+        CHECK_MSG(fabs(pred / meas - 1) <= tol, "%s line %ld (%s): predicted %.4g ms, measured %.4g ms, tol %.0f %%",
+                  file, calib_optable_line(t), v, pred * 1e3, meas * 1e3, 100 * tol);
+        rows++;
+    }
+    CHECK(rc == 0);
+    CHECK(rows > 0);
+    calib_optable_close(t);
+}
+
+static double price(const model_gpu *g, const model_op_query *q, const char *backend)
+{
+    char v[64];
+    model_op_variant(q, v, sizeof v);
+    const model_op_paramset *ps = model_op_lookup(g, backend, v);
+    if (!ps) return 0;
+    return model_op_time(g, q, ps->p, NULL);
+}
+
+static void check_physics(void)
+{
+    model_gpu g;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &g, &err) == 0, "%s", err.msg);
+    model_op_query q;
+    memset(&q, 0, sizeof q);
+    q.kind = MODEL_OPK_GEMM;
+    snprintf(q.dtype, sizeof q.dtype, "bfloat16");
+    /* Wave quantisation: 132 tiles of 128×128 fill the SMs once; one more
+     * tile row starts a second wave, costing far more than 1/132 extra. */
+    q.f[MODEL_OPF_M] = 128 * 12, q.f[MODEL_OPF_N] = 128 * 11, q.f[MODEL_OPF_K] = 8192;
+    double one = price(&g, &q, "trtllm");
+    q.f[MODEL_OPF_M] = 128 * 13;
+    double two = price(&g, &q, "trtllm");
+    REQUIRE(one > 0 && two > 0);
+    CHECK_MSG(two / one > 1.3, "a second wave: %.3g vs %.3g", two, one);
+    /* The floor: a 1×32×32 GEMM costs the kernel floor, within 20 %. */
+    q.f[MODEL_OPF_M] = 1, q.f[MODEL_OPF_N] = 32, q.f[MODEL_OPF_K] = 32;
+    const model_op_paramset *ps = model_op_lookup(&g, "trtllm", "gemm:bfloat16");
+    REQUIRE(ps != NULL);
+    CHECK_NEAR(price(&g, &q, "trtllm") / (ps->p[0] * 1e-6), 1.0, 0.2);
+    /* Per-tensor fp8 runs its dynamic activation quantisation first: a
+     * decode-sized fp8 GEMM is not half the bf16 one although its weights are. */
+    q.f[MODEL_OPF_M] = 16, q.f[MODEL_OPF_N] = 4096, q.f[MODEL_OPF_K] = 4096;
+    double bf = price(&g, &q, "trtllm");
+    snprintf(q.dtype, sizeof q.dtype, "fp8");
+    double f8 = price(&g, &q, "trtllm");
+    CHECK_MSG(f8 > 0.75 * bf, "fp8 %.3g vs bf16 %.3g", f8, bf);
+    /* Decode attention pays per request: 512 requests of 8 tokens cost far
+     * more than reading their 4096 tokens of KV once. */
+    memset(&q, 0, sizeof q);
+    q.kind = MODEL_OPK_GEN_ATTN;
+    snprintf(q.dtype, sizeof q.dtype, "bfloat16");
+    snprintf(q.kv_dtype, sizeof q.kv_dtype, "bfloat16");
+    q.f[MODEL_OPF_BATCH] = 512, q.f[MODEL_OPF_ISL] = 1, q.f[MODEL_OPF_STEP] = 7;
+    q.f[MODEL_OPF_HEADS] = 32, q.f[MODEL_OPF_KV_HEADS] = 8, q.f[MODEL_OPF_HEAD_DIM] = 128;
+    double many = price(&g, &q, "sglang");
+    double kv_read = 512.0 * 8 * 8 * 128 * 2 * 2 / g.hbm_bw;
+    CHECK_MSG(many > 10 * kv_read, "b=512 ctx=8: %.3g s vs KV read %.3g s", many, kv_read);
+    /* Collectives: more ranks, more steps, for a small all-reduce. */
+    memset(&q, 0, sizeof q);
+    q.kind = MODEL_OPK_NCCL;
+    snprintf(q.dtype, sizeof q.dtype, "half");
+    snprintf(q.variant, sizeof q.variant, "all_reduce");
+    q.f[MODEL_OPF_MSG] = 8192, q.f[MODEL_OPF_GPUS] = 2;
+    double r2 = price(&g, &q, "nccl");
+    q.f[MODEL_OPF_GPUS] = 8;
+    double r8 = price(&g, &q, "nccl");
+    CHECK_MSG(r8 > r2, "8 ranks %.3g vs 2 ranks %.3g", r8, r2);
+    /* Bad shapes are errors, not zeros passed on. */
+    q.f[MODEL_OPF_GPUS] = 0;
+    CHECK(model_op_time(&g, &q, ps->p, &err) == 0);
+    CHECK_CONTAINS(err.msg, "num_gpus");
+    /* Every fitted set names a kind the model knows and stays in its ranges. */
+    for (int32_t i = 0; i < model_op_fitted_count; i++) {
+        const model_op_paramset *s = &model_op_fitted[i];
+        char kind[64];
+        snprintf(kind, sizeof kind, "%s", s->variant);
+        char *colon = strchr(kind, ':');
+        if (colon) *colon = 0;
+        int k = model_op_kind_from_name(kind);
+        CHECK_MSG(k >= 0, "set %d: variant %s", i, s->variant);
+        if (k < 0) continue;
+        const model_op_param_info *pi = model_op_params_of((model_op_kind)k);
+        for (int j = 0; j < model_op_param_count((model_op_kind)k); j++)
+            CHECK_MSG(s->p[j] >= pi[j].lo && s->p[j] <= pi[j].hi, "%s %s %s %s=%g", s->gpu, s->backend, s->variant,
+                      pi[j].name, s->p[j]);
+    }
+}
+
+static int run_cmd(const char *cmd)
+{
+    int st = system(cmd);
+    return st == -1 ? -1 : WEXITSTATUS(st);
+}
+
+static void check_csv_round_trip(void)
+{
+    char cmd[4096], in[1024], out1[256], out2[256];
+    snprintf(in, sizeof in, "%s/tests/data/ops/h100_trtllm_gemm_perf.csv", src);
+    snprintf(out1, sizeof out1, "test_op_out1_%d.csv", (int)getpid());
+    snprintf(out2, sizeof out2, "test_op_out2_%d.csv", (int)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' op --csv '%s' --gpu h100_sxm -o %s 2>/dev/null", bin, in, out1);
+    REQUIRE(run_cmd(cmd) == 0);
+    char *a = test_slurp(in), *b = test_slurp(out1);
+    REQUIRE(a && b);
+    /* Every input line reappears as the start of its output line. */
+    char *sa = a, *sb = b;
+    int lines = 0;
+    while (*sa) {
+        char *ea = strchr(sa, '\n'), *eb = strchr(sb, '\n');
+        REQUIRE_OR(ea && eb, break);
+        size_t la = (size_t)(ea - sa);
+        CHECK_MSG(strncmp(sa, sb, la) == 0 && sb[la] == ',', "line %d changed", lines + 1);
+        if (lines == 0) CHECK(strncmp(sb + la, ",predicted_ms,source\n", 21) == 0);
+        else CHECK_MSG(atof(sb + la + 1) > 0 && strstr(sb, ",fit:h100_sxm/trtllm/gemm:") != NULL,
+                       "line %d: %.*s", lines + 1, (int)(eb - sb), sb);
+        sa = ea + 1, sb = eb + 1, lines++;
+    }
+    CHECK(*sb == 0);
+    CHECK(lines == 15);
+    /* The output read back (predicted_ms and source already there) gives the same file. */
+    snprintf(cmd, sizeof cmd, "'%s' op --csv %s --gpu h100_sxm -o %s 2>/dev/null", bin, out1, out2);
+    CHECK(run_cmd(cmd) == 0);
+    char *c = test_slurp(out2);
+    CHECK(c && strcmp(b, c) == 0);
+    free(a), free(b), free(c);
+    remove(out1), remove(out2);
+    /* Bad input: a malformed table, an unknown field, a missing GPU. */
+    snprintf(out1, sizeof out1, "test_op_bad_%d.csv", (int)getpid());
+    FILE *f = fopen(out1, "w");
+    REQUIRE(f);
+    fputs("framework,op_name,gemm_dtype,m,n,k,latency\nTRTLLM,gemm,bfloat16,1,x,32,0.1\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' op --csv %s --gpu h100_sxm -o %s.out 2>&1 | grep -q ':2:'", bin, out1, out1);
+    CHECK(run_cmd(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "'%s' op --csv %s --gpu h100_sxm -o %s.out 2>/dev/null", bin, out1, out1);
+    CHECK(run_cmd(cmd) == 2);
+    snprintf(cmd, sizeof cmd, "%s.out", out1);
+    CHECK(access(cmd, F_OK) != 0); /* no half-written output */
+    remove(out1);
+    snprintf(cmd, sizeof cmd, "'%s' op gemm --gpu h100_sxm mm=3 2>/dev/null", bin);
+    CHECK(run_cmd(cmd) == 2);
+    snprintf(cmd, sizeof cmd, "'%s' op gemm m=3 n=4 k=5 2>/dev/null", bin);
+    CHECK(run_cmd(cmd) == 2);
+    snprintf(cmd, sizeof cmd, "'%s' op gemm --gpu h100_sxm --dtype fp8 m=16 n=4096 k=4096 --json | grep -q latency_us",
+             bin);
+    CHECK(run_cmd(cmd) == 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) return test_skip("test_op", "needs the servesim binary and the source dir");
+    bin = argv[1], src = argv[2];
+    check_table("h100_trtllm_gemm_perf.csv", "trtllm");
+    check_table("h100_sglang_generation_attention_perf.csv", "sglang");
+    check_table("h100_vllm_context_attention_perf.csv", "vllm");
+    check_table("h100_nccl_perf.csv", "nccl");
+    check_table("h100_trtllm_moe_perf.csv", "trtllm");
+    check_physics();
+    check_csv_round_trip();
+    return test_finish("test_op");
+}
