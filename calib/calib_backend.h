@@ -5,7 +5,10 @@
  *        harness (grid, timing, database, resume, read-back) with no GPU;
  *   gpu  times the CUDA kernels and library references (cuBLAS, NCCL,
  *        device copies) with CUDA events over rotating buffers larger than
- *        L2; built only with SERVESIM_HAVE_CUDA.
+ *        L2. It lives in the plugin libservesim_gpu.so (built with
+ *        -DSERVESIM_CUDA=ON), which calib_backend_gpu_create loads with
+ *        dlopen: servesim and the tests link no CUDA library, and only
+ *        `servesim calibrate --backend gpu` pays for loading CUDA.
  * The struct is a plain vtable over an opaque state the backend owns;
  * destroy() frees it. run() times one execution (seconds). check() compares
  * the prepared point's output with an independent reference and reports the
@@ -44,8 +47,22 @@ typedef struct {
 } calib_backend;
 
 int calib_backend_cpu_create(calib_backend *b, sim_err *err);
-/* SIM_ENOTSUP with "no NVIDIA GPU found (reason); use --backend cpu …" when
- * there is no usable GPU or servesim was built without CUDA. */
+
+/* Bumped whenever calib_backend or the types it passes change: a plugin
+ * built for another ABI refuses to load. */
+#define CALIB_BACKEND_ABI 2
+#define CALIB_GPU_PLUGIN "libservesim_gpu.so"
+#define CALIB_GPU_PLUGIN_ENTRY "calib_gpu_plugin_create"
+typedef int (*calib_gpu_plugin_fn)(int32_t abi, calib_backend *b, sim_err *err);
+
+/* Loads the GPU plugin — $SERVESIM_GPU_LIB when set, else
+ * libservesim_gpu.so beside the running executable, else the dynamic
+ * loader's search path — and creates its backend. The library stays loaded
+ * for the life of the process (the CUDA runtime does not unload cleanly).
+ * SIM_ENOTSUP with "no NVIDIA GPU found (reason); use --backend cpu …" when
+ * the plugin is not built, cannot be loaded (a missing or broken CUDA
+ * library), is not a servesim GPU plugin of this ABI, or finds no usable
+ * GPU. */
 int calib_backend_gpu_create(calib_backend *b, sim_err *err);
 
 #endif

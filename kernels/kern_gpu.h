@@ -1,7 +1,7 @@
 /* kern_gpu — C interface to the bundled CUDA kernels and the library
  * references timed beside them (cuBLAS, NCCL, device copies). Built only
- * when CUDA is enabled (SERVESIM_HAVE_CUDA, library servesim_gpu); the
- * calibration harness is its only user. All pointers named d_* are device
+ * into the GPU backend plugin libservesim_gpu.so (-DSERVESIM_CUDA=ON); the
+ * calibration harness (calib_backend_gpu_impl.c) is its only user. All pointers named d_* are device
  * memory owned by the caller (kern_gpu_malloc/kern_gpu_free). Launches go
  * to the default stream (per-thread: the .cu files are built with
  * --default-stream=per-thread, so launches can be captured into a CUDA

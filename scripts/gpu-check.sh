@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# gpu-check.sh OUTDIR — on a machine with an NVIDIA GPU: builds servesim for
-# the present GPU's architecture only, runs every kernel check against its
-# CPU reference, calibrates the quick grid into a perf-db, times the
+# gpu-check.sh OUTDIR — on a machine with an NVIDIA GPU: builds servesim and
+# its GPU backend plugin (libservesim_gpu.so, -DSERVESIM_CUDA=ON) for the
+# present GPU's architecture only, runs every kernel check against its CPU
+# reference (every timed template variant and layout; see
+# docs/calibration.md), repeats the checks under compute-sanitizer's
+# memcheck and racecheck when it is installed, calibrates the quick grid
+# into a perf-db, times the
 # production-library references through PyTorch where it is installed
 # (calib/torch_ref.py: FlashAttention/cuDNN attention, cuBLASLt fp8 GEMM,
 # grouped GEMM), and writes into OUTDIR: perf.db, its text dump perf.sql,
-# check.log, calibrate.log, torch.log, build.log and summary.txt (each kernel
-# vs its library reference and vs peak, also printed at the end). Budget:
-# about 10 minutes in all (build ≤ 4, checks ≤ 1, grid ≤ 5, PyTorch
-# references ≤ 2; a cut-short step is resumable by rerunning).
-# Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU.
+# check.log, memcheck.log, racecheck.log, calibrate.log, torch.log,
+# build.log and summary.txt (each kernel vs its library reference and vs
+# peak, also printed at the end). Budget: about 10 minutes in all (build ≤ 4,
+# checks ≤ 1, sanitizers ≤ 3, grid ≤ 5, PyTorch references ≤ 2; a cut-short
+# step is resumable by rerunning).
+# Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU (or
+# a GPU the GPU backend cannot load or use).
 # Environment: NVIDIA_SMI (default nvidia-smi), SERVESIM_BUILD_DIR (default
 # build-gpucheck), GPU_CHECK_GRID (quick or full, default quick; full keeps
 # the slow SIMT prefill kernel on the quick grid's shapes),
 # GPU_CHECK_GRID_S (seconds for the grid, default 300), GPU_CHECK_TORCH_S
 # (seconds for the PyTorch references, default 120; 0 skips them),
 # SERVESIM_BIN (a servesim already built with -DSERVESIM_CUDA=ON for this
-# GPU: the build step is skipped, for GPU hosts that lack the -dev packages).
+# GPU, its libservesim_gpu.so beside it or named by SERVESIM_GPU_LIB: the
+# build step is skipped, for GPU hosts that lack the -dev packages),
+# GPU_CHECK_SANITIZER (0 skips compute-sanitizer; default: run it when found
+# on the PATH or in $CUDA_HOME/bin).
 set -uo pipefail
 if [ $# -ne 1 ] || [ "${1:-}" = "--help" ]; then
   echo "usage: scripts/gpu-check.sh OUTDIR" >&2
@@ -46,6 +55,10 @@ case "$cc" in
 esac
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
+# A relative SERVESIM_BIN is relative to where the script was started.
+if [ -n "${SERVESIM_BIN:-}" ] && [ "${SERVESIM_BIN#/}" = "$SERVESIM_BIN" ] && [ -e "$SERVESIM_BIN" ]; then
+  SERVESIM_BIN=$(cd "$(dirname "$SERVESIM_BIN")" && pwd)/$(basename "$SERVESIM_BIN")
+fi
 echo "gpu-check: $gpu → target sm_$arch" | tee "$out/summary.txt"
 
 build=${SERVESIM_BUILD_DIR:-build-gpucheck}
@@ -54,7 +67,7 @@ if [ -n "${SERVESIM_BIN:-}" ]; then
   bin=$SERVESIM_BIN
   echo "gpu-check: using the prebuilt $bin (no build)" | tee -a "$out/summary.txt"
 elif ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSERVESIM_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch" &&
-       timeout 240 cmake --build "$build" -j "$(nproc)"; } >"$out/build.log" 2>&1; then
+       timeout 240 cmake --build "$build" -j "$(nproc)" --target servesim servesim_gpu; } >"$out/build.log" 2>&1; then
   tail -30 "$out/build.log" >&2
   echo "gpu-check: build failed (log: $out/build.log)" >&2
   exit 1
@@ -62,14 +75,42 @@ else
   bin=$build/servesim
 fi
 if ! "$bin" calibrate --help >/dev/null 2>&1; then
-  echo "gpu-check: $bin has no 'calibrate' command (calib_cli_calibrate is not wired into sim_main.c yet)" >&2
+  echo "gpu-check: $bin has no working 'calibrate' command ($bin calibrate --help failed)" >&2
   exit 1
 fi
 
 status=0
-timeout 60 "$bin" calibrate --check --log "$out/check.log" --quiet
+timeout 60 "$bin" calibrate --check --log "$out/check.log" --quiet 2>"$out/check.err"
 rc=$?
+cat "$out/check.err" >&2
+if [ $rc -ne 0 ] && grep -q "no NVIDIA GPU found" "$out/check.err"; then
+  # nvidia-smi sees a GPU but the GPU backend cannot use it (plugin not
+  # built or not loadable, CUDA runtime vs driver mismatch): nothing to time.
+  echo "gpu-check: the GPU backend cannot run here (see above); nothing measured" | tee -a "$out/summary.txt" >&2
+  exit 3
+fi
 [ $rc -ne 0 ] && status=1 && echo "gpu-check: kernel checks failed (rc $rc), see $out/check.log" >&2
+# The same checks under compute-sanitizer: out-of-bounds and misaligned
+# accesses (memcheck) and shared-memory races (racecheck) in every checked
+# variant (cuBLAS runs under them too).
+ops_bundled=gemm,grouped_contig,grouped_masked,attn_prefill,attn_decode,lse_merge,softmax,rmsnorm,quant_fp8,quant_mxfp8
+sanitizer=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
+if [ "${GPU_CHECK_SANITIZER:-1}" != 0 ] && [ -x "$sanitizer" ]; then
+  for tool in memcheck racecheck; do
+    timeout 90 "$sanitizer" --tool "$tool" --error-exitcode 9 --print-limit 20 \
+      "$bin" calibrate --check --ops "$ops_bundled" \
+      --log "$out/$tool-check.log" --quiet >"$out/$tool.log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then echo "gpu-check: compute-sanitizer $tool: no errors" | tee -a "$out/summary.txt"
+    elif [ $rc -eq 124 ]; then echo "gpu-check: compute-sanitizer $tool cut at 90 s (see $out/$tool.log)" | tee -a "$out/summary.txt"
+    else
+      status=1
+      echo "gpu-check: compute-sanitizer $tool found errors (rc $rc), see $out/$tool.log" | tee -a "$out/summary.txt" >&2
+    fi
+  done
+else
+  echo "gpu-check: compute-sanitizer not found (or GPU_CHECK_SANITIZER=0): memcheck/racecheck not run" | tee -a "$out/summary.txt"
+fi
 # The SIMT prefill kernel needs seconds per large point: on the full grid it
 # gets the quick grid's shapes (the PyTorch references cover the rest).
 ops_all=gemm,grouped_contig,grouped_masked,attn_prefill,attn_decode,lse_merge,softmax,rmsnorm,quant_fp8,quant_mxfp8,copy,allreduce

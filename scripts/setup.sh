@@ -3,7 +3,11 @@
 # (only those missing; a no-op when all are present), then configures and
 # builds into $SERVESIM_BUILD_DIR (default: build/).
 # Environment: SERVESIM_SANITIZE=1 for an ASan+UBSan build, SERVESIM_WERROR=1
-# for warnings as errors, SERVESIM_FUZZ=1 for the libFuzzer targets (clang).
+# for warnings as errors, SERVESIM_FUZZ=1 for the libFuzzer targets (clang),
+# SERVESIM_CUDA=1 to build the GPU calibration backend plugin too
+# (build/libservesim_gpu.so; needs nvcc, the CUDA toolkit and NCCL for the
+# all-reduce reference), SERVESIM_TARGETS="servesim ..." to build only those
+# targets (default: everything, i.e. the simulator, tests and benchmarks).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -27,8 +31,12 @@ build=${SERVESIM_BUILD_DIR:-build}
 args=(-DCMAKE_BUILD_TYPE=${SERVESIM_BUILD_TYPE:-Release})
 [ "${SERVESIM_SANITIZE:-0}" = 1 ] && args+=(-DSERVESIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
 [ "${SERVESIM_WERROR:-0}" = 1 ] && args+=(-DSERVESIM_WERROR=ON)
+# Explicit either way, so a build folder configured once with CUDA does not
+# keep building it when asked for the simulator alone.
+if [ "${SERVESIM_CUDA:-0}" = 1 ]; then args+=(-DSERVESIM_CUDA=ON); else args+=(-DSERVESIM_CUDA=OFF); fi
 if [ "${SERVESIM_FUZZ:-0}" = 1 ]; then args+=(-DSERVESIM_FUZZ=ON -DCMAKE_C_COMPILER=clang -DSERVESIM_CUDA=OFF); fi
 cmake -S . -B "$build" "${args[@]}" >/dev/null
 target=()
+[ -n "${SERVESIM_TARGETS:-}" ] && read -r -a target <<<"--target ${SERVESIM_TARGETS}"
 [ "${SERVESIM_FUZZ:-0}" = 1 ] && target=(--target fuzz)
 cmake --build "$build" -j "$(nproc)" "${target[@]}" >&2

@@ -333,8 +333,24 @@ static void test_stats_and_errors(void)
     CHECK(calib_ops_parse("gemm,warp_drive", &mask, &err) == SIM_EINVAL);
     CHECK_CONTAINS(err.msg, "warp_drive");
 
-    /* No GPU here (or a build without CUDA): a clear error naming the way out. */
+    /* A broken GPU backend plugin: a file that is no shared object, and a
+     * shared object that is not the plugin, give the no-GPU error too. */
     calib_backend b;
+    char junk[300];
+    path_in(junk, sizeof junk, "libservesim_gpu.so");
+    FILE *jf = fopen(junk, "w");
+    CHECK(jf != NULL);
+    if (jf) fputs("not an ELF object\n", jf), fclose(jf);
+    setenv("SERVESIM_GPU_LIB", junk, 1);
+    CHECK(calib_backend_gpu_create(&b, &err) == SIM_ENOTSUP);
+    CHECK_CONTAINS(err.msg, "no NVIDIA GPU found (cannot load the GPU backend $SERVESIM_GPU_LIB=");
+    CHECK_CONTAINS(err.msg, "use --backend cpu");
+    setenv("SERVESIM_GPU_LIB", "libm.so.6", 1);
+    CHECK(calib_backend_gpu_create(&b, &err) == SIM_ENOTSUP);
+    CHECK_CONTAINS(err.msg, "libm.so.6 is not a servesim GPU backend: no calib_gpu_plugin_create");
+    unsetenv("SERVESIM_GPU_LIB");
+
+    /* No GPU here (or no plugin built): a clear error naming the way out. */
     int rc = calib_backend_gpu_create(&b, &err);
     if (rc == 0) {
         printf("test_calib: a GPU is present; the no-GPU message is not tested\n");

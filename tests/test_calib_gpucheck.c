@@ -1,11 +1,15 @@
 /* test_calib_gpucheck — the parts of scripts/gpu-check.sh that run without
  * a GPU: usage errors and the clear failure (exit 3, no files written) when
  * nvidia-smi is absent — forced with NVIDIA_SMI pointing nowhere, so the
- * test means the same on machines that have a GPU. */
+ * test means the same on machines that have a GPU — and, with a stand-in
+ * nvidia-smi that reports an H200 and the servesim under test as
+ * SERVESIM_BIN whose GPU backend cannot load, the arch choice and the same
+ * exit 3 with the backend's reason. */
 #include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,5 +47,32 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "NVIDIA_SMI=false bash '%s/scripts/gpu-check.sh' '%s' 2>&1", argv[2], dir);
     CHECK(run(cmd, buf, sizeof buf) == 3);
     CHECK_CONTAINS(out, "found no usable GPU");
+    /* A stand-in nvidia-smi reporting an H200 with a servesim whose GPU
+     * backend cannot load: the script picks the arch, takes the prebuilt
+     * binary, and stops with exit 3 and the backend's reason. */
+    char smi[300];
+    snprintf(smi, sizeof smi, "%s.smi", dir);
+    FILE *f = fopen(smi, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("#!/bin/sh\necho 'NVIDIA H200, 9.0, 580.159'\n", f);
+        fclose(f);
+        CHECK(chmod(smi, 0755) == 0);
+        snprintf(cmd, sizeof cmd,
+                 "NVIDIA_SMI='%s' SERVESIM_BIN='%s' SERVESIM_GPU_LIB=/nonexistent/libservesim_gpu.so GPU_CHECK_TORCH_S=0 "
+                 "GPU_CHECK_SANITIZER=0 GPU_CHECK_GRID_S=20 bash '%s/scripts/gpu-check.sh' '%s' 2>&1",
+                 smi, argv[1], argv[2], dir);
+        CHECK(run(cmd, buf, sizeof buf) == 3);
+        CHECK_CONTAINS(out, "NVIDIA H200, 9.0, 580.159 → target sm_90a");
+        CHECK_CONTAINS(out, "using the prebuilt");
+        CHECK_CONTAINS(out, "no NVIDIA GPU found (cannot load the GPU backend");
+        CHECK_CONTAINS(out, "the GPU backend cannot run here");
+        char sum[400];
+        snprintf(sum, sizeof sum, "%s/summary.txt", dir);
+        CHECK(access(sum, F_OK) == 0);
+        unlink(smi);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0);
+    }
     return test_finish("test_calib_gpucheck");
 }
