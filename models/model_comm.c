@@ -50,8 +50,16 @@ double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int3
     }
     const int nic = r.link == MODEL_LINK_NIC;
     const double bw = nic ? net->nic_bw : net->nvlink_bw;
-    const double a = nic ? net->nic_alpha_s : net->nvlink_alpha_s;
     const double nn = n;
+    /* Per-hop latency of a ring. A ring over several nodes visits every GPU
+     * of a node before it leaves (as NCCL builds its rings), so of its n
+     * hops only one per node crosses a NIC; the rest are NVLink hops. */
+    double a = nic ? net->nic_alpha_s : net->nvlink_alpha_s;
+    if (nic && stride < net->gpus_per_node) {
+        int64_t per_node = net->gpus_per_node / (stride > 0 ? stride : 1);
+        double nodes = ceil(nn / (double)per_node);
+        a = (nodes * net->nic_alpha_s + (nn - nodes) * net->nvlink_alpha_s) / nn;
+    }
     switch (op) {
     case MODEL_COLL_ALL_REDUCE: {
         double ring = net->base_s + 2.0 * (nn - 1) * a + 2.0 * (nn - 1) / nn * bytes / bw;

@@ -6,7 +6,9 @@
  * spanning nodes is limited by the per-GPU NICs (rail-optimised fabric:
  * every GPU its own NIC). Each link is a per-step latency α and a bus
  * bandwidth (link rate × bus-bandwidth efficiency, what nccl-tests calls
- * busbw); every call also pays a fixed launch/synchronisation cost. For a
+ * busbw); every call also pays a fixed launch/synchronisation cost. A ring
+ * spanning nodes crosses a NIC once per node and NVLink elsewhere, so its
+ * α is the hop-weighted mean of the two (the bandwidth stays the NIC's). For a
  * buffer of B bytes per rank:
  *   ring all-reduce    base + 2(n−1)·α + 2(n−1)/n · B/bw
  *   tree all-reduce    base + 2⌈log2 n⌉·α + 2·B/bw   (double binary tree)

@@ -8,7 +8,8 @@
  * sequence over dcp ranks that hold the same KV head, so it needs that many
  * replicas: per-rank KV bytes fall to 1/dcp. Dense FFNs and shared experts
  * are split over tp; routed experts over ep of the tp·dp ranks, each expert
- * column-split over moe_tp = tp·dp/ep. Weights are stored in the layout's
+ * column-split over moe_tp (default tp·dp/ep; with moe_tp·ep < tp·dp the
+ * expert groups are replicated). Weights are stored in the layout's
  * dtype with scales (model_quant.h) except norms, router, embedding and LM
  * head (bf16, as checkpoints keep them).
  *
@@ -89,14 +90,19 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
         return sim_err_set(err, SIM_EINVAL, "%s: ep=%d must divide tp*dp=%d (experts live on the attention ranks)",
                            m->name, l.ep, tp * l.dp);
     if (m->experts > 0) {
-        int32_t moe_tp = tp * l.dp / l.ep;
+        if (l.moe_tp < 1 || (tp * l.dp) % ((int64_t)l.moe_tp * l.ep))
+            return sim_err_set(err, SIM_EINVAL,
+                               "%s: moe_tp=%d times ep=%d must divide tp*dp=%d (each expert group spans moe_tp*ep "
+                               "of the attention ranks)",
+                               m->name, in->moe_tp, l.ep, tp * l.dp);
+        int32_t moe_tp = l.moe_tp;
         if (m->experts % l.ep)
             return sim_err_set(err, SIM_EINVAL, "%s: %d experts are not divisible by ep=%d", m->name, m->experts,
                                l.ep);
         if (m->expert_intermediate % moe_tp)
             return sim_err_set(err, SIM_EINVAL,
                                "%s: expert intermediate size %d is not divisible by the expert TP degree "
-                               "tp*dp/ep=%d",
+                               "moe_tp=%d",
                                m->name, m->expert_intermediate, moe_tp);
         if (m->shared_experts > 0 && m->expert_intermediate % tp)
             return sim_err_set(err, SIM_EINVAL, "%s: shared-expert intermediate size %d is not divisible by tp=%d",
@@ -209,7 +215,7 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     c->kv_r = c->mla ? 1.0 : (l->tp <= m->kv_heads ? m->kv_heads / tp : 1.0);
     c->kv_rep = c->mla ? tp : (l->tp > m->kv_heads ? tp / m->kv_heads : 1.0);
     c->kv_layer_r = c->mla ? ((double)m->kv_lora_rank + m->rope_dim) * c->kvb : 2.0 * c->kv_r * m->head_dim * c->kvb;
-    c->moe_tp = m->experts > 0 ? l->tp * l->dp / l->ep : 1;
+    c->moe_tp = m->experts > 0 ? l->moe_tp : 1;
     c->experts_local = m->experts > 0 ? m->experts / l->ep : 0;
 
     for (int32_t i = 0; i < m->layers; i++) {

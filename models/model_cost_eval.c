@@ -67,6 +67,9 @@ static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *
     a->ctx = ctx * fdec;
     a->ctx_sw = W > 0 && nd > 0 ? nd * (ctx / nd < W ? ctx / nd : W) * fdec : 0;
     a->T = a->Tp + a->nd;
+    /* The experts see every dp rank's tokens, not dp copies of the busiest
+     * rank's: a prefill chunk on one rank adds its tokens once. */
+    a->T_all = (Tp + nd) / sp;
     a->sampled = a->n_chunks + a->nd;
     a->prefill = Tp > 0;
 }
@@ -75,6 +78,7 @@ static void agg_scale(cost_agg *a, double f)
 {
     a->T *= f, a->Tp *= f, a->nd *= f, a->n_chunks *= f, a->pairs *= f, a->pairs_sw *= f, a->kvpf *= f;
     a->kvpf_sw *= f, a->cached *= f, a->ctx *= f, a->ctx_sw *= f, a->sampled *= f, a->Tp_seq *= f;
+    a->T_all *= f;
 }
 
 static cost_op_desc elem(const model_cost *c, const char *name, double count, double tokens, double bytes,

@@ -68,6 +68,7 @@ typedef struct {
     double ctx, ctx_sw;         /* Σ decode context (sliding layers capped at the window) */
     double sampled;             /* rows through the LM head */
     double Tp_seq;              /* prefill tokens of the whole sequence group (before sp split) */
+    double T_all;               /* tokens of all dp ranks of one sp group: what the experts see */
     int prefill;                /* any prefill: eager launches */
 } cost_agg;
 

@@ -5,7 +5,9 @@
  * placement (uniform at skew 0). Of the T tokens the EP group routes, expert
  * i gets A_i = T·k·p_i rows and is touched (its weights read) with
  * probability 1 − (1 − k·p_i)^T. Experts live E/ep to a rank, each split
- * over moe_tp = tp·dp/ep ranks; the busiest rank sets the time.
+ * over moe_tp ranks (default tp·dp/ep; when moe_tp·ep < tp·dp the expert
+ * groups are replicated and each serves its share of the tokens); the
+ * busiest rank sets the time.
  *
  * Grouped GEMM layouts (DeepGEMM): contiguous packs the rows of all local
  * experts back to back (full tiles) but pays a gather before and a scatter
@@ -17,7 +19,7 @@
  * each rank runs its experts on the tokens routed there and the layer's TP
  * all-reduce sums the partial outputs: nothing extra moves. When ranks hold
  * distinct tokens (attention DP or tp_sp) and experts are fully
- * expert-parallel (ep = tp·dp), tokens go out and back by all-to-all, DeepEP
+ * expert-parallel (moe_tp = 1), tokens go out and back by all-to-all, DeepEP
  * style: normal mode is bandwidth-bound (NVLink inside a node, NICs across,
  * a token sent once per remote node however many of its experts live
  * there); low-latency mode sends every (token, expert) pair directly over
@@ -174,14 +176,17 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     tk.calib_op = -1;
     cost_op(x, &tk, 0);
 
-    /* Tokens the EP group routes, and the sender share of one rank. */
-    const double T_all = T * l->dp;
+    /* The tp·dp ranks form R = tp·dp/(moe_tp·ep) replicated expert groups
+     * of moe_tp·ep ranks; a group serves 1/R of the tokens (all of them
+     * when R = 1). S is one rank's share of what it sends. */
+    const int32_t G = c->moe_tp * l->ep;
+    const double R = (double)(l->tp * l->dp) / G;
+    const double T_all = (a->T_all > 0 ? a->T_all : T * l->dp) / R;
     const double S = l->tp > 1 ? T / l->tp : T;
-    const int a2a = distinct && l->ep == l->tp * l->dp && l->ep > 1;
-    const int gathered = distinct && !a2a && l->tp * l->dp > 1;
+    const int a2a = distinct && c->moe_tp == 1 && l->ep > 1;
+    const int gathered = distinct && !a2a && G > 1;
     if (a2a) ep_emit(x, "ep_dispatch", count, S, c->ab);
-    if (gathered)
-        cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, l->tp * l->dp, 1, T_all * h * c->ab, 0);
+    if (gathered) cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, G, 1, T_all * h * c->ab, 0);
 
     rank_load ld;
     busiest_load(c, T_all, &ld);
@@ -221,8 +226,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
 
     if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES);
     if (gathered)
-        cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, l->tp * l->dp, 1,
-                  T_all * h * COST_ACT_BYTES, 0);
+        cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, G, 1, T_all * h * COST_ACT_BYTES, 0);
 
     if (m->shared_experts > 0) {
         double Is = (double)m->shared_experts * m->expert_intermediate / l->tp;

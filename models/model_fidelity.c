@@ -9,28 +9,40 @@
  * desynchronisation), SGLang's none (its prefill-first scheduler re-forms
  * the waves: the measured TTFT ≈ concurrency × one prefill). The spreads
  * and the presets' fitted values are documented in docs/cost-model.md.
- * max_seqs is the row's batch size (= concurrency), so every client is
- * admitted as in the measured runs. */
+ *
+ * Batch sizes. An aggregated worker admits batch_size requests per
+ * attention-DP rank (batch_size × dp per instance), or the whole
+ * concurrency when the row gives none, so every client is admitted as in
+ * the measured runs. A disaggregated row is a PD deployment: a prefill pool
+ * of prefill_num_workers instances and a decode pool of decode_num_workers,
+ * each with its own layout and batch size (decode without one: the
+ * concurrency spread over its workers; prefill without one: the preset's),
+ * the KV moved whole after the prefill over the cluster network.
+ *
+ * Rows are independent simulations: with jobs > 1 that many threads take
+ * rows in turn (each writes only its own row), so the result is the same
+ * as one thread's. */
 #include "model_fidelity.h"
 
 #include "../sim/sim_clock.h"
 #include "../sim/sim_cluster.h"
 #include "../sim/sim_loader.h"
 #include "../sim/sim_metrics.h"
-#include "../sim/sim_scenario.h"
 #include "../sim/sim_sched_preset.h"
+#include "model_cost.h"
 
-#include <ctype.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 typedef struct {
     const char *backend; /* also the scheduler preset's name */
-    double jitter;       /* output-length spread, fraction of osl (see fid_simulate) */
+    double jitter;       /* output-length spread, fraction of osl (see model_fidelity_row_scenario) */
 } backend_profile;
 
 static const backend_profile profiles[] = {{"vllm", 0.125}, {"sglang", 0}, {"trtllm", 0.02}};
@@ -40,36 +52,7 @@ static const backend_profile profiles[] = {{"vllm", 0.125}, {"sglang", 0}, {"trt
  * benchmark runs; capped for speed. */
 #define FID_WAVES 10
 #define FID_MAX_REQUESTS 1536
-
-/* Hugging Face id → catalogue name and weight dtype. */
-static int map_model(const char *path, const char *precision, char *name, size_t nlen, char *dtype, size_t dlen)
-{
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    char low[128];
-    size_t i;
-    for (i = 0; base[i] && i + 1 < sizeof low; i++) low[i] = (char)tolower((unsigned char)base[i]);
-    low[i] = 0;
-    const char *dt = precision && *precision ? precision : "bf16";
-    size_t L = strlen(low);
-    /* Qwen's -FP8 checkpoints are fine-grained fp8 (128-value blocks);
-     * run as fp8, whose scales cost 3% less memory traffic. */
-    if (L > 4 && !strcmp(low + L - 4, "-fp8")) {
-        low[L - 4] = 0;
-        dt = "fp8";
-    }
-    snprintf(name, nlen, "%s", low);
-    snprintf(dtype, dlen, "%s", dt);
-    return 0;
-}
-
-static int map_gpu(const char *system, char *out, size_t len)
-{
-    size_t i;
-    for (i = 0; system[i] && i + 1 < len; i++) out[i] = system[i] == '_' ? '-' : (char)tolower((unsigned char)system[i]);
-    out[i] = 0;
-    return 0;
-}
+#define FID_MAX_SETS 64
 
 static const backend_profile *profile_for(const char *backend)
 {
@@ -77,31 +60,6 @@ static const backend_profile *profile_for(const char *backend)
         if (!strcasecmp(profiles[i].backend, backend)) return &profiles[i];
     return NULL;
 }
-
-/* Splits a CSV line in place (no quoted fields in these files). */
-static int csv_split(char *line, char **f, int max)
-{
-    int n = 0;
-    char *nl = strpbrk(line, "\r\n");
-    if (nl) *nl = 0;
-    for (char *p = line; n < max;) {
-        f[n++] = p;
-        char *comma = strchr(p, ',');
-        if (!comma) break;
-        *comma = 0;
-        p = comma + 1;
-    }
-    return n;
-}
-
-static int col_index(char **hdr, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(hdr[i], name)) return i;
-    return -1;
-}
-
-#define FID_MAX_SETS 64
 
 /* The overrides that apply to a backend's rows, prefixes stripped. */
 static int fid_sets_for(const model_fidelity_opts *o, const char *backend, const char **out)
@@ -119,22 +77,43 @@ static int fid_sets_for(const model_fidelity_opts *o, const char *backend, const
     return n;
 }
 
-static int fid_simulate(model_fidelity_row *r, const char *gpu, const model_fidelity_opts *o, sim_err *err)
+static void set_parallel(sim_parallel_cfg *p, const model_fidelity_layout *l)
+{
+    p->tp = l->tp;
+    p->pp = l->pp;
+    p->dp = l->dp;
+    p->ep = l->ep;
+    p->moe_tp = l->moe_tp;
+}
+
+/* The backend's preset; with attention DP every rank schedules its own
+ * batch under the engine's token budget (TensorRT-LLM's max_num_tokens and
+ * SGLang's chunked-prefill size are per DP rank), so the instance's budget
+ * is dp times the preset's. */
+static int set_preset(sim_pool_cfg *p, const char *backend, int32_t dp, sim_err *err)
+{
+    if (sim_sched_preset_apply(backend, &p->scheduler))
+        return sim_err_set(err, SIM_ENOTSUP, "no scheduler preset for backend '%s'", backend);
+    if (dp > 1) {
+        int64_t b = (int64_t)p->scheduler.max_batched_tokens * dp;
+        p->scheduler.max_batched_tokens = (int32_t)(b < (1 << 30) ? b : (1 << 30));
+    }
+    return 0;
+}
+
+int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelity_opts *o, sim_scenario *sc,
+                                sim_err *err)
 {
     const backend_profile *bp = profile_for(r->backend);
     if (!bp) return sim_err_set(err, SIM_ENOTSUP, "no scheduler profile for backend '%s'", r->backend);
-    sim_scenario sc;
-    sim_scenario_defaults(&sc);
-    snprintf(sc.name, sizeof sc.name, "fidelity");
-    snprintf(sc.model, sizeof sc.model, "%s", r->model);
-    snprintf(sc.dtype, sizeof sc.dtype, "%s", r->dtype);
-    /* TensorRT-LLM's fp8 recipes quantise the KV cache too; vLLM and
-     * SGLang keep it in the model dtype unless asked ("auto"). */
-    snprintf(sc.kv_dtype, sizeof sc.kv_dtype, "%s",
-             !strcasecmp(r->backend, "trtllm") && strcmp(r->dtype, "bf16") ? "fp8" : "bf16");
-    snprintf(sc.hardware.gpu, sizeof sc.hardware.gpu, "%s", gpu);
-    sc.hardware.gpus_per_node = 8;
-    sim_workload_cfg *w = &sc.workload;
+    sim_scenario_defaults(sc);
+    snprintf(sc->name, sizeof sc->name, "fidelity");
+    snprintf(sc->model, sizeof sc->model, "%s", r->model);
+    snprintf(sc->dtype, sizeof sc->dtype, "%s", r->dtype);
+    snprintf(sc->kv_dtype, sizeof sc->kv_dtype, "%s", r->kv_dtype);
+    snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "%s", r->gpu);
+    sc->hardware.gpus_per_node = 8;
+    sim_workload_cfg *w = &sc->workload;
     int64_t reqs = (int64_t)FID_WAVES * r->concurrency;
     w->requests = reqs < FID_MAX_REQUESTS ? reqs : (r->concurrency > FID_MAX_REQUESTS ? r->concurrency : FID_MAX_REQUESTS);
     w->arrival.process = SIM_ARRIVAL_CLOSED;
@@ -152,28 +131,57 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, const model_fide
     w->output_tokens.value = r->osl;
     w->output_tokens.min = r->osl - j;
     w->output_tokens.max = r->osl + j;
-    sim_pool_cfg *p = &sc.deployment.pools[0];
-    p->parallel.tp = r->tp;
-    p->parallel.pp = r->pp;
-    p->parallel.dp = r->dp;
-    p->parallel.ep = r->ep;
-    if (sim_sched_preset_apply(bp->backend, &p->scheduler))
-        return sim_err_set(err, SIM_ENOTSUP, "no scheduler preset for backend '%s'", bp->backend);
-    p->scheduler.max_seqs = r->concurrency;
-    if (p->scheduler.max_batched_tokens < r->concurrency) p->scheduler.max_batched_tokens = r->concurrency;
-    sc.output.db[0] = 0;
-    sc.overload.enabled = 0;
+    int rc;
+    if (!r->disagg) {
+        sim_pool_cfg *p = &sc->deployment.pools[0];
+        set_parallel(&p->parallel, &r->agg);
+        if ((rc = set_preset(p, bp->backend, r->agg.dp, err))) return rc;
+        int64_t seqs = r->agg.batch > 0 ? (int64_t)r->agg.batch * r->agg.dp : r->concurrency;
+        p->scheduler.max_seqs = (int32_t)(seqs < r->concurrency ? seqs : r->concurrency);
+        if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
+            p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
+    } else {
+        sc->deployment.mode = SIM_MODE_PD;
+        sc->deployment.n_pools = 2;
+        sim_pool_cfg *pp = &sc->deployment.pools[0], *dp = &sc->deployment.pools[1];
+        *dp = *pp;
+        pp->role = SIM_ROLE_PREFILL;
+        dp->role = SIM_ROLE_DECODE;
+        pp->instances = r->prefill.workers > 0 ? r->prefill.workers : 1;
+        dp->instances = r->decode.workers > 0 ? r->decode.workers : 1;
+        set_parallel(&pp->parallel, &r->prefill);
+        set_parallel(&dp->parallel, &r->decode);
+        if ((rc = set_preset(pp, bp->backend, r->prefill.dp, err)) ||
+            (rc = set_preset(dp, bp->backend, r->decode.dp, err)))
+            return rc;
+        if (r->prefill.batch > 0) pp->scheduler.max_seqs = r->prefill.batch * r->prefill.dp;
+        int64_t per = (r->concurrency + dp->instances - 1) / dp->instances;
+        int64_t seqs = r->decode.batch > 0 ? (int64_t)r->decode.batch * r->decode.dp : per;
+        dp->scheduler.max_seqs = (int32_t)(seqs < per ? seqs : per);
+        if (dp->scheduler.max_batched_tokens < dp->scheduler.max_seqs)
+            dp->scheduler.max_batched_tokens = dp->scheduler.max_seqs;
+    }
+    sc->output.db[0] = 0;
+    sc->overload.enabled = 0;
     const char *sets[FID_MAX_SETS];
     int n_sets = fid_sets_for(o, bp->backend, sets);
-    if (n_sets > 0) {
-        int orc = sim_loader_overlay(&sc, sets, n_sets, &sc, err);
-        if (orc) return orc;
-    }
-    int steady = o && o->steady;
+    if (n_sets > 0 && (rc = sim_loader_overlay(sc, sets, n_sets, sc, err))) return rc;
+    return 0;
+}
 
+/* Runs the row's scenario; fills the predictions (and, when x is not NULL,
+ * the simulated part of the breakdown). cl_out, when not NULL, receives the
+ * cluster (the caller destroys it). */
+static int fid_simulate(model_fidelity_row *r, const model_fidelity_opts *o, sim_cluster **cl_out,
+                        model_fidelity_explain_out *x, sim_err *err)
+{
+    sim_scenario *sc = malloc(sizeof *sc);
+    if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    int rc = model_fidelity_row_scenario(r, o, sc, err);
+    int steady = o && o->steady;
     sim_cluster *cl = NULL;
     sim_summary sum;
-    int rc = sim_cluster_create(&sc, &cl, err);
+    if (rc == 0) rc = sim_cluster_create(sc, &cl, err);
     if (rc == 0) rc = sim_cluster_run(cl, &sum, err);
     if (rc == 0) {
         /* Like the benchmark clients (vLLM's benchmark_serving, SGLang's
@@ -182,14 +190,24 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, const model_fide
          * included; `steady` leaves that wave out. */
         int64_t n = 0;
         const sim_req_record *rec = sim_metrics_requests(sim_cluster_metrics(cl), &n);
-        double ttft = 0, tpot = 0;
-        int64_t nt = 0, np = 0;
+        double ttft = 0, tpot = 0, queue = 0, prefill = 0, xfer = 0, first_dec = 0;
+        int64_t nt = 0, np = 0, nk = 0;
+        const double fe = sc->deployment.pools[0].scheduler.frontend_us * 1e-3;
         for (int64_t i = 0; i < n; i++) {
             if (steady && rec[i].id < (uint64_t)r->concurrency && n > r->concurrency) continue;
             double v;
             if (rec[i].first_token >= 0) {
                 ttft += (double)(rec[i].first_token - rec[i].arrival) * 1e-6;
+                if (rec[i].first_scheduled >= 0) {
+                    queue += (double)(rec[i].first_scheduled - rec[i].arrival) * 1e-6 - fe;
+                    prefill += (double)(rec[i].first_token - rec[i].first_scheduled) * 1e-6;
+                }
                 nt++;
+            }
+            if (rec[i].kv_arrived > 0 && rec[i].decode_first > 0) {
+                xfer += (double)(rec[i].kv_arrived - rec[i].first_token) * 1e-6;
+                first_dec += (double)(rec[i].decode_first - rec[i].kv_arrived) * 1e-6;
+                nk++;
             }
             if (sim_metrics_request_tpot_ms(&rec[i], &v)) {
                 tpot += v;
@@ -198,22 +216,153 @@ static int fid_simulate(model_fidelity_row *r, const char *gpu, const model_fide
         }
         r->pred_ttft_ms = nt ? ttft / nt : sum.ttft_ms.mean;
         r->pred_tpot_ms = np ? tpot / np : sum.tpot_ms.mean;
+        if (!(r->pred_ttft_ms > 0) || !(r->pred_tpot_ms > 0) || !isfinite(r->pred_ttft_ms) ||
+            !isfinite(r->pred_tpot_ms))
+            rc = sim_err_set(err, SIM_ERANGE, "the simulation completed no request with a first token and a TPOT");
+        if (x) {
+            x->ttft_ms = r->pred_ttft_ms;
+            x->tpot_ms = r->pred_tpot_ms;
+            x->frontend_ms = fe;
+            x->queue_ms = nt ? queue / nt : 0;
+            x->prefill_ms = nt ? prefill / nt : 0;
+            x->kv_transfer_ms = nk ? xfer / nk : 0;
+            x->first_decode_ms = nk ? first_dec / nk : 0;
+        }
     }
-    sim_cluster_destroy(cl);
+    free(sc);
+    if (cl_out && rc == 0) *cl_out = cl;
+    else sim_cluster_destroy(cl);
     return rc;
 }
 
-static void group_add(model_fidelity_group *g, const model_fidelity_row *r)
+/* ---- groups ------------------------------------------------------------- */
+
+typedef struct {
+    double *ttft, *tpot;
+    int32_t n, cap;
+} ape_list;
+
+static int ape_push(ape_list *a, double ttft, double tpot)
 {
-    g->ttft_mape += fabs(r->pred_ttft_ms / r->meas_ttft_ms - 1.0);
-    g->tpot_mape += fabs(r->pred_tpot_ms / r->meas_tpot_ms - 1.0);
-    g->n++;
+    if (a->n == a->cap) {
+        int32_t nc = a->cap ? a->cap * 2 : 64;
+        double *t1 = realloc(a->ttft, (size_t)nc * sizeof *t1);
+        if (!t1) return -1;
+        a->ttft = t1;
+        double *t2 = realloc(a->tpot, (size_t)nc * sizeof *t2);
+        if (!t2) return -1;
+        a->tpot = t2;
+        a->cap = nc;
+    }
+    a->ttft[a->n] = ttft;
+    a->tpot[a->n] = tpot;
+    a->n++;
+    return 0;
 }
 
-int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, model_fidelity_result *out,
-                       sim_err *err)
+static void ape_finish(ape_list *a, model_fidelity_group *g)
 {
-    /* Bad overrides fail once, up front, not once per row. */
+    g->n = a->n;
+    if (a->n > 0) {
+        g->ttft_mape = gsl_stats_mean(a->ttft, 1, (size_t)a->n);
+        g->tpot_mape = gsl_stats_mean(a->tpot, 1, (size_t)a->n);
+        gsl_sort(a->ttft, 1, (size_t)a->n);
+        gsl_sort(a->tpot, 1, (size_t)a->n);
+        g->ttft_mdape = gsl_stats_median_from_sorted_data(a->ttft, 1, (size_t)a->n);
+        g->tpot_mdape = gsl_stats_median_from_sorted_data(a->tpot, 1, (size_t)a->n);
+    }
+    free(a->ttft);
+    free(a->tpot);
+    memset(a, 0, sizeof *a);
+}
+
+/* Groups rows by key (one group per distinct key, first-seen order). */
+static int group_by(const model_fidelity_result *r, const char *(*key)(const model_fidelity_row *),
+                    model_fidelity_group *gs, int32_t *n_out)
+{
+    int32_t n = 0;
+    ape_list lists[MODEL_FID_MAX_GROUPS];
+    memset(lists, 0, sizeof lists);
+    int rc = 0;
+    for (int32_t i = 0; i < r->n_rows && rc == 0; i++) {
+        const model_fidelity_row *x = &r->rows[i];
+        if (!x->ok) continue;
+        const char *k = key ? key(x) : "all";
+        int32_t g = 0;
+        while (g < n && strcmp(gs[g].backend, k)) g++;
+        if (g == n) {
+            if (n == MODEL_FID_MAX_GROUPS) continue; /* more groups than kept: in "all" only */
+            memset(&gs[n], 0, sizeof gs[n]);
+            snprintf(gs[n].backend, sizeof gs[n].backend, "%s", k);
+            n++;
+        }
+        rc = ape_push(&lists[g], 100.0 * fabs(x->pred_ttft_ms / x->meas_ttft_ms - 1.0),
+                      100.0 * fabs(x->pred_tpot_ms / x->meas_tpot_ms - 1.0));
+    }
+    for (int32_t g = 0; g < n; g++) ape_finish(&lists[g], &gs[g]);
+    *n_out = n;
+    return rc ? SIM_ENOMEM : 0;
+}
+
+static const char *key_backend(const model_fidelity_row *x) { return x->backend; }
+static const char *key_gpu(const model_fidelity_row *x) { return x->gpu; }
+static const char *key_model(const model_fidelity_row *x) { return x->model; }
+static const char *key_mode(const model_fidelity_row *x) { return x->disagg ? "disagg" : "agg"; }
+
+static int fid_groups(model_fidelity_result *r)
+{
+    int32_t one = 0;
+    int rc = group_by(r, NULL, &r->all, &one);
+    if (one == 0) {
+        memset(&r->all, 0, sizeof r->all);
+        snprintf(r->all.backend, sizeof r->all.backend, "all");
+    }
+    if (!rc) rc = group_by(r, key_backend, r->backends, &r->n_backends);
+    if (!rc) rc = group_by(r, key_gpu, r->gpus, &r->n_gpus);
+    if (!rc) rc = group_by(r, key_model, r->models, &r->n_models);
+    if (!rc) rc = group_by(r, key_mode, r->modes, &r->n_modes);
+    return rc;
+}
+
+/* ---- replay -------------------------------------------------------------- */
+
+typedef struct {
+    model_fidelity_result *res;
+    const model_fidelity_opts *opts;
+    pthread_mutex_t mu;
+    int32_t next;
+} fid_pool;
+
+static void fid_one(model_fidelity_row *r, const model_fidelity_opts *o)
+{
+    if (r->note[0]) return; /* not simulatable as read */
+    if (o && o->only_id && strcmp(o->only_id, r->id)) {
+        snprintf(r->note, sizeof r->note, "not selected");
+        return;
+    }
+    sim_err e = {""};
+    if (fid_simulate(r, o, NULL, NULL, &e)) {
+        snprintf(r->note, sizeof r->note, "%.250s", e.msg);
+        return;
+    }
+    r->ok = 1;
+}
+
+static void *fid_worker(void *arg)
+{
+    fid_pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        int32_t i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= p->res->n_rows) break;
+        fid_one(&p->res->rows[i], p->opts);
+    }
+    return NULL;
+}
+
+static int fid_check_sets(const model_fidelity_opts *opts, sim_err *err)
+{
     for (int b = 0; opts && opts->n_sets > 0 && b < N_PROFILES; b++) {
         const char *sets[FID_MAX_SETS];
         int n = fid_sets_for(opts, profiles[b].backend, sets);
@@ -225,102 +374,38 @@ int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, mo
         free(a);
         if (rc) return rc;
     }
-    FILE *f = NULL;
-    char line[4096], hdr_line[4096];
-    char *hdr[64], *fld[64];
-    int rc = 0, cap = 0;
-    memset(out, 0, sizeof *out);
+    return 0;
+}
+
+int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, model_fidelity_result *out,
+                       sim_err *err)
+{
+    /* Bad overrides fail once, up front, not once per row. */
+    int rc = fid_check_sets(opts, err);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
     double t0 = sim_wall_s();
-    f = fopen(csv_path, "r");
-    if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open", csv_path);
-    if (!fgets(hdr_line, sizeof hdr_line, f)) {
-        rc = sim_err_set(err, SIM_EINVAL, "%s: empty file", csv_path);
-        goto fail;
+    if ((rc = model_fidelity_read(csv_path, out, err))) return rc;
+    int jobs = opts && opts->jobs > 1 ? opts->jobs : 1;
+    if (jobs > 64) jobs = 64;
+    fid_pool pool = {out, opts, PTHREAD_MUTEX_INITIALIZER, 0};
+    pthread_t th[64];
+    int started = 0;
+    for (int i = 1; i < jobs; i++)
+        if (pthread_create(&th[started], NULL, fid_worker, &pool) == 0) started++;
+    fid_worker(&pool);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&pool.mu);
+    out->n_ok = 0;
+    for (int32_t i = 0; i < out->n_rows; i++) out->n_ok += out->rows[i].ok;
+    if ((rc = fid_groups(out))) {
+        model_fidelity_free(out);
+        return sim_err_set(err, rc, "out of memory");
     }
-    int nh = csv_split(hdr_line, hdr, 64);
-    static const char *need[] = {"concurrency", "backend", "model_path", "system", "precision", "isl", "osl",
-                                 "tp_size", "pp_size", "attention_dp_size", "moe_ep_size", "silicon_ttft_ms",
-                                 "silicon_tpot_ms"};
-    int col[13];
-    for (int i = 0; i < 13; i++)
-        if ((col[i] = col_index(hdr, nh, need[i])) < 0) {
-            rc = sim_err_set(err, SIM_EINVAL, "%s: missing column '%s'", csv_path, need[i]);
-            goto fail;
-        }
-    int lineno = 1;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        if (line[0] == '\n' || line[0] == '\r' || !line[0]) continue;
-        int n = csv_split(line, fld, 64);
-        if (n < nh) {
-            rc = sim_err_set(err, SIM_EINVAL, "%s:%d: %d fields, header has %d", csv_path, lineno, n, nh);
-            goto fail;
-        }
-        if (out->n_rows == cap) {
-            int nc = cap ? cap * 2 : 256;
-            model_fidelity_row *nr = realloc(out->rows, (size_t)nc * sizeof *nr);
-            if (!nr) {
-                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
-                goto fail;
-            }
-            out->rows = nr;
-            cap = nc;
-        }
-        model_fidelity_row *r = &out->rows[out->n_rows++];
-        memset(r, 0, sizeof *r);
-        snprintf(r->backend, sizeof r->backend, "%s", fld[col[1]]);
-        map_model(fld[col[2]], fld[col[4]], r->model, sizeof r->model, r->dtype, sizeof r->dtype);
-        char gpu[64];
-        map_gpu(fld[col[3]], gpu, sizeof gpu);
-        r->concurrency = atoi(fld[col[0]]);
-        r->isl = atoi(fld[col[5]]);
-        r->osl = atoi(fld[col[6]]);
-        r->tp = atoi(fld[col[7]]);
-        r->pp = atoi(fld[col[8]]);
-        r->dp = atoi(fld[col[9]]);
-        r->ep = atoi(fld[col[10]]);
-        if (r->pp < 1) r->pp = 1;
-        if (r->dp < 1) r->dp = 1;
-        if (r->ep < 1) r->ep = 1;
-        r->meas_ttft_ms = atof(fld[col[11]]);
-        r->meas_tpot_ms = atof(fld[col[12]]);
-        if (r->concurrency < 1 || r->isl < 1 || r->osl < 2 || r->tp < 1 || !(r->meas_ttft_ms > 0) ||
-            !(r->meas_tpot_ms > 0)) {
-            snprintf(r->note, sizeof r->note, "line %d: incomplete row", lineno);
-            continue;
-        }
-        sim_err e = {""};
-        if (fid_simulate(r, gpu, opts, &e)) {
-            snprintf(r->note, sizeof r->note, "%.150s", e.msg);
-            continue;
-        }
-        r->ok = 1;
-        out->n_ok++;
-        group_add(&out->all, r);
-        int b = 0;
-        while (b < out->n_backends && strcmp(out->backends[b].backend, r->backend)) b++;
-        if (b == out->n_backends && b < 8) {
-            snprintf(out->backends[b].backend, sizeof out->backends[b].backend, "%s", r->backend);
-            out->n_backends++;
-        }
-        if (b < 8) group_add(&out->backends[b], r);
-    }
-    fclose(f);
-    f = NULL;
-    model_fidelity_group *gs[9] = {&out->all};
-    for (int i = 0; i < out->n_backends; i++) gs[i + 1] = &out->backends[i];
-    snprintf(out->all.backend, sizeof out->all.backend, "all");
-    for (int i = 0; i <= out->n_backends; i++)
-        if (gs[i]->n) {
-            gs[i]->ttft_mape *= 100.0 / gs[i]->n;
-            gs[i]->tpot_mape *= 100.0 / gs[i]->n;
-        }
     out->wall_s = sim_wall_s() - t0;
     return 0;
-fail:
-    if (f) fclose(f);
-    model_fidelity_free(out);
-    return rc;
 }
 
 void model_fidelity_free(model_fidelity_result *r)
@@ -330,171 +415,86 @@ void model_fidelity_free(model_fidelity_result *r)
     r->n_rows = r->n_ok = 0;
 }
 
-/* ---- command ------------------------------------------------------------ */
+/* ---- explain ------------------------------------------------------------- */
 
-static double rel_err(double pred, double meas)
+static int fam_of(model_op_class c)
 {
-    return (pred / meas - 1.0) * 100.0;
+    return c == MODEL_OPC_GEMM ? 0 : c == MODEL_OPC_ATTN ? 1 : c == MODEL_OPC_COMM ? 2 : c == MODEL_OPC_OTHER ? 3 : 4;
 }
 
-/* Indices of the k rows with the largest |error| of TTFT (which 0) or TPOT (1). */
-static int worst_rows(const model_fidelity_result *r, int which, int *idx, int k)
+/* One iteration of pool `pool`'s cost model, by op family and top ops. */
+static void explain_iter(const model_cost *c, const model_batch *b, double *total_ms, double fam[5], char top[3][64])
 {
-    int n = 0;
-    for (int i = 0; i < r->n_rows; i++) {
-        const model_fidelity_row *x = &r->rows[i];
-        if (!x->ok) continue;
-        double e = fabs(which ? rel_err(x->pred_tpot_ms, x->meas_tpot_ms) : rel_err(x->pred_ttft_ms, x->meas_ttft_ms));
-        int pos = n < k ? n++ : k;
-        while (pos > 0) {
-            const model_fidelity_row *y = &r->rows[idx[pos - 1]];
-            double ey = fabs(which ? rel_err(y->pred_tpot_ms, y->meas_tpot_ms)
-                                   : rel_err(y->pred_ttft_ms, y->meas_ttft_ms));
-            if (ey >= e) break;
-            if (pos < k) idx[pos] = idx[pos - 1];
-            pos--;
+    model_op ops[256];
+    int32_t n = 0;
+    model_iter_cost ic;
+    *total_ms = model_cost_breakdown(c, b, ops, 256, &n, &ic) * 1e3;
+    if (n > 256) n = 256;
+    for (int i = 0; i < 5; i++) fam[i] = 0;
+    for (int32_t i = 0; i < n; i++) fam[fam_of(ops[i].cls)] += ops[i].time_s * 1e3;
+    int picked[3] = {-1, -1, -1};
+    for (int k = 0; k < 3; k++) {
+        int best = -1;
+        for (int32_t i = 0; i < n; i++) {
+            if (i == picked[0] || i == picked[1]) continue;
+            if (best < 0 || ops[i].time_s > ops[best].time_s) best = (int)i;
         }
-        if (pos < k) idx[pos] = i;
+        picked[k] = best;
+        if (best >= 0) snprintf(top[k], 64, "%s %.3f ms", ops[best].name, ops[best].time_s * 1e3);
+        else top[k][0] = 0;
     }
-    return n;
 }
 
-static void row_label(const model_fidelity_row *x, char *buf, size_t len)
+int model_fidelity_explain(const char *csv_path, const char *id, const model_fidelity_opts *opts,
+                           model_fidelity_row *row, model_fidelity_explain_out *x, sim_err *err)
 {
-    snprintf(buf, len, "%s %s %s tp%d pp%d dp%d ep%d c=%d isl=%d osl=%d", x->backend, x->model, x->dtype, x->tp, x->pp,
-             x->dp, x->ep, x->concurrency, x->isl, x->osl);
-}
-
-static void fid_print_table(const model_fidelity_result *r)
-{
-    printf("%-7s %-16s %-9s %3s %3s %3s %4s %5s %5s | %9s %9s %7s | %7s %7s %7s\n", "backend", "model", "dtype", "tp",
-           "dp", "ep", "conc", "isl", "osl", "TTFT meas", "pred", "err%", "TPOT ms", "pred", "err%");
-    for (int i = 0; i < r->n_rows; i++) {
-        const model_fidelity_row *x = &r->rows[i];
-        if (!x->ok) {
-            printf("%-7s %-16s %-9s %3d %3d %3d %4d %5d %5d | skipped: %s\n", x->backend, x->model, x->dtype, x->tp,
-                   x->dp, x->ep, x->concurrency, x->isl, x->osl, x->note);
-            continue;
-        }
-        printf("%-7s %-16s %-9s %3d %3d %3d %4d %5d %5d | %9.1f %9.1f %+6.1f%% | %7.2f %7.2f %+6.1f%%\n", x->backend,
-               x->model, x->dtype, x->tp, x->dp, x->ep, x->concurrency, x->isl, x->osl, x->meas_ttft_ms,
-               x->pred_ttft_ms, rel_err(x->pred_ttft_ms, x->meas_ttft_ms), x->meas_tpot_ms, x->pred_tpot_ms,
-               rel_err(x->pred_tpot_ms, x->meas_tpot_ms));
+    int rc = fid_check_sets(opts, err);
+    if (rc) return rc;
+    model_fidelity_result res;
+    if ((rc = model_fidelity_read(csv_path, &res, err))) return rc;
+    int32_t i = 0;
+    while (i < res.n_rows && strcmp(res.rows[i].id, id)) i++;
+    if (i == res.n_rows) {
+        model_fidelity_free(&res);
+        return sim_err_set(err, SIM_EINVAL, "%s: no row with id '%s'", csv_path, id);
     }
-    printf("\n%-8s %5s %10s %10s\n", "group", "rows", "TTFT MAPE", "TPOT MAPE");
-    printf("%-8s %5d %9.1f%% %9.1f%%\n", "all", r->all.n, r->all.ttft_mape, r->all.tpot_mape);
-    for (int b = 0; b < r->n_backends; b++)
-        printf("%-8s %5d %9.1f%% %9.1f%%\n", r->backends[b].backend, r->backends[b].n, r->backends[b].ttft_mape,
-               r->backends[b].tpot_mape);
-    for (int which = 0; which < 2; which++) {
-        int idx[5];
-        int n = worst_rows(r, which, idx, 5);
-        printf("\nlargest %s misses:\n", which ? "TPOT" : "TTFT");
-        for (int i = 0; i < n; i++) {
-            const model_fidelity_row *x = &r->rows[idx[i]];
-            char lab[160];
-            row_label(x, lab, sizeof lab);
-            double meas = which ? x->meas_tpot_ms : x->meas_ttft_ms, pred = which ? x->pred_tpot_ms : x->pred_ttft_ms;
-            printf("  %-64s measured %8.2f ms, predicted %8.2f ms (%+.1f%%)\n", lab, meas, pred, rel_err(pred, meas));
-        }
+    *row = res.rows[i];
+    model_fidelity_free(&res);
+    if (row->note[0]) return sim_err_set(err, SIM_EINVAL, "row '%s' cannot be simulated: %s", id, row->note);
+    memset(x, 0, sizeof *x);
+    sim_cluster *cl = NULL;
+    if ((rc = fid_simulate(row, opts, &cl, x, err))) {
+        snprintf(row->note, sizeof row->note, "%.250s", err ? err->msg : "failed");
+        return sim_err_wrap(err, rc, "row '%s' cannot be simulated", id);
     }
-    printf("\n%d of %d rows simulated in %.1f s\n", r->n_ok, r->n_rows, r->wall_s);
-}
-
-static void fid_print_json(const model_fidelity_result *r)
-{
-    printf("{\n  \"rows\": [\n");
-    int first = 1;
-    for (int i = 0; i < r->n_rows; i++) {
-        const model_fidelity_row *x = &r->rows[i];
-        printf("%s    {\"backend\": \"%s\", \"model\": \"%s\", \"dtype\": \"%s\", \"tp\": %d, \"pp\": %d, \"dp\": %d, "
-               "\"ep\": %d, \"concurrency\": %d, \"isl\": %d, \"osl\": %d, \"measured_ttft_ms\": %.6g, "
-               "\"measured_tpot_ms\": %.6g",
-               first ? "" : ",\n", x->backend, x->model, x->dtype, x->tp, x->pp, x->dp, x->ep, x->concurrency, x->isl,
-               x->osl, x->meas_ttft_ms, x->meas_tpot_ms);
-        if (x->ok)
-            printf(", \"predicted_ttft_ms\": %.6g, \"predicted_tpot_ms\": %.6g}", x->pred_ttft_ms, x->pred_tpot_ms);
-        else {
-            printf(", \"skipped\": \"");
-            for (const char *p = x->note; *p; p++) {
-                if (*p == '"' || *p == '\\') putchar('\\');
-                if ((unsigned char)*p >= 0x20) putchar(*p);
-            }
-            printf("\"}");
+    row->ok = 1;
+    /* The cost model at the row's shapes: a prefill of isl tokens, and a
+     * decode step of the mean running batch at the mean context. */
+    int32_t n_pools = sim_cluster_n_pools(cl);
+    const model_cost *pc = sim_cluster_pool_cost(cl, 0);
+    const model_cost *dc = sim_cluster_pool_cost(cl, n_pools > 1 ? 1 : 0);
+    double batch = 0;
+    int64_t ns = 0;
+    const sim_sample *s = sim_metrics_samples(sim_cluster_metrics(cl), &ns);
+    int32_t dpool = n_pools > 1 ? 1 : 0, nb = 0;
+    for (int64_t k = 0; k < ns; k++)
+        if (sim_cluster_instance_pool(cl, s[k].instance) == dpool && s[k].utilization > 0) {
+            batch += s[k].batch_size;
+            nb++;
         }
-        first = 0;
+    x->decode_batch = nb ? batch / nb : row->concurrency;
+    if (x->decode_batch < 1) x->decode_batch = 1;
+    x->decode_ctx = row->isl + row->osl / 2.0;
+    if (pc) {
+        model_chunk ch = {row->isl, 0};
+        model_batch b = {1, &ch, 0, 0};
+        explain_iter(pc, &b, &x->prefill_iter_ms, x->prefill_fam_ms, x->prefill_top);
     }
-    printf("\n  ],\n  \"mape\": {\n    \"all\": {\"rows\": %d, \"ttft_pct\": %.4f, \"tpot_pct\": %.4f}", r->all.n,
-           r->all.ttft_mape, r->all.tpot_mape);
-    for (int b = 0; b < r->n_backends; b++)
-        printf(",\n    \"%s\": {\"rows\": %d, \"ttft_pct\": %.4f, \"tpot_pct\": %.4f}", r->backends[b].backend,
-               r->backends[b].n, r->backends[b].ttft_mape, r->backends[b].tpot_mape);
-    printf("\n  },\n  \"rows_simulated\": %d,\n  \"wall_s\": %.3f\n}\n", r->n_ok, r->wall_s);
-}
-
-static void fid_usage(FILE *o)
-{
-    fprintf(o, "usage: servesim fidelity [--csv PATH] [--steady-state] [--set [BACKEND:]KEY=VALUE]... [--json]\n"
-               "Replays every row of a measured-deployment CSV (aiconfigurator silicon samples) as a closed-loop\n"
-               "scenario and compares mean TTFT/TPOT with the measurements; prints per-row results, MAPE overall\n"
-               "and per backend, and the largest misses. Default CSV: ../shared/validation/e2e-dev.csv, else\n"
-               "tests/data/models/e2e-dev.csv. Means are over every request (10 per client, the first wave\n"
-               "included, as benchmark clients report them); --steady-state leaves the first wave out. Each row\n"
-               "runs its backend's scheduler preset; --set overrides scenario keys for every row, or with a\n"
-               "BACKEND: prefix for that backend's rows only, e.g. to fit a preset to your own measurements:\n"
-               "  --set vllm:deployment.pools.0.scheduler.frontend_us=30000\n");
-}
-
-int model_cli_fidelity(int argc, char **argv)
-{
-    const char *csv = NULL, *sets[FID_MAX_SETS];
-    int json = 0, steady = 0, n_sets = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
-        else if (!strcmp(argv[i], "--steady-state")) steady = 1;
-        else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
-            if (n_sets == FID_MAX_SETS) {
-                fprintf(stderr, "servesim fidelity: at most %d --set overrides\n", FID_MAX_SETS);
-                return 2;
-            }
-            sets[n_sets++] = argv[++i];
-        }
-        else if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fid_usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "servesim fidelity: unknown argument '%s'\n", argv[i]);
-            fid_usage(stderr);
-            return 2;
-        }
+    if (dc) {
+        model_batch b = {0, NULL, (int32_t)llround(x->decode_batch), (int64_t)llround(x->decode_batch * x->decode_ctx)};
+        explain_iter(dc, &b, &x->decode_iter_ms, x->decode_fam_ms, x->decode_top);
     }
-    if (!csv) {
-        static const char *defaults[] = {"../shared/validation/e2e-dev.csv", "tests/data/models/e2e-dev.csv"};
-        for (int i = 0; i < 2 && !csv; i++) {
-            FILE *f = fopen(defaults[i], "r");
-            if (f) {
-                fclose(f);
-                csv = defaults[i];
-            }
-        }
-        if (!csv) {
-            fprintf(stderr, "servesim fidelity: no CSV found (tried ../shared/validation/e2e-dev.csv and "
-                            "tests/data/models/e2e-dev.csv); pass --csv PATH\n");
-            return 2;
-        }
-    }
-    model_fidelity_result r;
-    sim_err e = {""};
-    model_fidelity_opts o = {steady, sets, n_sets};
-    if (model_fidelity_run(csv, &o, &r, &e)) {
-        fprintf(stderr, "servesim fidelity: %s\n", e.msg);
-        return 2;
-    }
-    if (json) fid_print_json(&r);
-    else fid_print_table(&r);
-    int none = r.n_ok == 0;
-    if (none) fprintf(stderr, "servesim fidelity: %s: no row could be simulated (reasons above)\n", csv);
-    model_fidelity_free(&r);
-    return none ? 1 : 0;
+    x->decode_stall_ms = x->tpot_ms - x->decode_iter_ms;
+    sim_cluster_destroy(cl);
+    return 0;
 }

@@ -31,6 +31,8 @@ int model_layout_from_pool(const sim_scenario *sc, const sim_pool_cfg *pool, mod
     for (i = 0; i < 6; i++)
         if (deg[i] < 1)
             return sim_err_set(err, SIM_EINVAL, "parallel.%s must be >= 1 (got %d)", deg_names[i], deg[i]);
+    if (p->moe_tp < 0)
+        return sim_err_set(err, SIM_EINVAL, "parallel.moe_tp must be >= 0 (0 = tp*dp/ep; got %d)", p->moe_tp);
     if (p->micro_batches < 0)
         return sim_err_set(err, SIM_EINVAL, "parallel.micro_batches must be >= 0 (got %d)", p->micro_batches);
     if (!(p->expert_skew >= 0) || !isfinite(p->expert_skew))
@@ -65,6 +67,7 @@ int model_layout_from_pool(const sim_scenario *sc, const sim_pool_cfg *pool, mod
     l.comm_overlap = p->comm_overlap != 0;
     l.micro_batches = p->micro_batches;
     l.expert_skew = p->expert_skew;
+    l.moe_tp = p->moe_tp;
     l.overhead_s = pool->scheduler.overhead_us * 1e-6;
     l.overhead_per_seq_s = pool->scheduler.overhead_per_seq_us * 1e-6;
     l.eager_launch_s = pool->scheduler.eager_launch_us * 1e-6;
@@ -81,6 +84,7 @@ model_layout model_layout_resolved(const model_layout *in)
     if (l.dcp < 1) l.dcp = 1;
     if (l.sp < 1) l.sp = 1;
     if (l.micro_batches < 1) l.micro_batches = l.pp;
+    if (l.moe_tp < 1 && l.tp > 0 && (l.tp * l.dp) % l.ep == 0) l.moe_tp = l.tp * l.dp / l.ep;
     if (l.gpus_per_node < 1) l.gpus_per_node = 8;
     return l;
 }

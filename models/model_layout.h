@@ -60,6 +60,7 @@ typedef struct {
     model_ep_mode ep_mode;
     model_moe_gemm moe_gemm;
     double expert_skew;      /* Zipf exponent of the token load over experts (0 = uniform) */
+    int32_t moe_tp;          /* expert TP (0 = tp·dp/ep); tp·dp/(moe_tp·ep) expert-group replicas */
 } model_layout;
 
 /* Fills *out from the scenario (dtype, kv_dtype, hardware.gpus_per_node)
@@ -69,7 +70,7 @@ typedef struct {
 int model_layout_from_pool(const sim_scenario *sc, const sim_pool_cfg *pool, model_layout *out, sim_err *err);
 
 /* Copy of l with the zero defaults resolved (dp/ep/dcp/sp 1, micro_batches
- * pp, gpus_per_node 8). */
+ * pp, gpus_per_node 8, moe_tp tp·dp/ep when ep divides tp·dp). */
 model_layout model_layout_resolved(const model_layout *l);
 
 /* GPUs of one instance: tp·pp·dp·sp. */

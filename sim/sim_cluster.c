@@ -676,6 +676,18 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
 
 const sim_metrics *sim_cluster_metrics(const sim_cluster *c) { return c->metrics; }
 
+int32_t sim_cluster_n_pools(const sim_cluster *c) { return c->sc.deployment.n_pools; }
+
+const model_cost *sim_cluster_pool_cost(const sim_cluster *c, int32_t pool)
+{
+    return pool >= 0 && pool < c->sc.deployment.n_pools && pool < SIM_MAX_POOLS ? c->costs[pool] : NULL;
+}
+
+int32_t sim_cluster_instance_pool(const sim_cluster *c, int32_t instance)
+{
+    return instance >= 0 && instance < c->n_inst ? c->inst_pool[instance] : -1;
+}
+
 void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out)
 {
     memset(out, 0, sizeof *out);

@@ -34,6 +34,13 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err);
 
 const sim_metrics *sim_cluster_metrics(const sim_cluster *c);
 
+/* The deployment's pools: their count, the cost model of one (NULL when out
+ * of range; owned by the cluster) and the pool of an instance (-1). */
+struct model_cost;
+int32_t sim_cluster_n_pools(const sim_cluster *c);
+const struct model_cost *sim_cluster_pool_cost(const sim_cluster *c, int32_t pool);
+int32_t sim_cluster_instance_pool(const sim_cluster *c, int32_t instance);
+
 /* What a finished run left behind, for conservation checks. */
 typedef struct {
     int64_t issued, completed, rejected, in_flight;

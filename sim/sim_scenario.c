@@ -55,6 +55,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     strcpy(p->parallel.ep_mode, "auto");
     strcpy(p->parallel.moe_gemm, "auto");
     p->parallel.expert_skew = 0.0;
+    p->parallel.moe_tp = 0;
     p->scheduler.max_seqs = 256;
     p->scheduler.max_batched_tokens = 8192;
     p->scheduler.chunk_tokens = 2048;

@@ -109,6 +109,8 @@ typedef struct {
     char ep_mode[16];          /* auto | normal | low_latency (DeepEP-style all-to-all) */
     char moe_gemm[16];         /* auto | contiguous | masked grouped-GEMM layout */
     double expert_skew;        /* Zipf exponent of tokens over experts (0 = uniform) */
+    int32_t moe_tp;            /* expert TP: each expert split over moe_tp ranks (0 = tp·dp/ep);
+                                * moe_tp·ep divides tp·dp, fewer = replicated expert groups */
 } sim_parallel_cfg;
 
 typedef struct {

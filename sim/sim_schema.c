@@ -164,6 +164,10 @@ static const sim_schema_field table[] = {
         "Attention data-parallel degree (MoE): attention replicated, experts sharded; GPUs = tp*pp*dp*sp."),
     FLD("deployment.pools.*.parallel.ep", SIM_SCHEMA_I32, PL(parallel.ep), IN(1, 1024),
         "Expert-parallel degree (MoE); must divide tp*dp."),
+    FLD("deployment.pools.*.parallel.moe_tp", SIM_SCHEMA_I32, PL(parallel.moe_tp), IN(0, 1024),
+        "Expert tensor-parallel degree (MoE; TensorRT-LLM's moe_tp_size): each expert's columns split over "
+        "moe_tp ranks; 0 = tp*dp/ep. moe_tp*ep must divide tp*dp; when smaller, tp*dp/(moe_tp*ep) replicated "
+        "expert groups each serve their share of the tokens."),
     FLD("deployment.pools.*.parallel.dcp", SIM_SCHEMA_I32, PL(parallel.dcp), IN(1, 1024),
         "Decode context parallel: KV split by sequence over dcp of the tp ranks; must divide tp."),
     FLD("deployment.pools.*.parallel.sp", SIM_SCHEMA_I32, PL(parallel.sp), IN(1, 1024),

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
      * the other backends exactly as they were. */
     model_fidelity_result a, b;
     const char *sets[] = {"vllm:deployment.pools.0.scheduler.frontend_us=145000"};
-    model_fidelity_opts o = {0, sets, 1};
+    model_fidelity_opts o = {0, sets, 1, 1, NULL};
     int rc_a = model_fidelity_run(path, NULL, &a, &e);
     CHECK_MSG(rc_a == 0, "%s", e.msg);
     if (rc_a == 0) {
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
         model_fidelity_free(&a);
     }
     const char *bad[] = {"trtllm:deployment.pools.0.scheduler.eager_launch_ms=5"};
-    model_fidelity_opts ob = {0, bad, 1};
+    model_fidelity_opts ob = {0, bad, 1, 1, NULL};
     CHECK(model_fidelity_run(path, &ob, &r, &e) < 0);
     CHECK_CONTAINS(e.msg, "eager_launch_us");
     CHECK(model_fidelity_run("/nonexistent/e2e.csv", NULL, &r, &e) == SIM_EIO);

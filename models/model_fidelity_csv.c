@@ -1,0 +1,297 @@
+/* model_fidelity_csv — reads the measured-deployment CSV into
+ * model_fidelity_row (see model_fidelity.h): columns by name, one row per
+ * line, and the mapping of the row's names onto servesim's:
+ *
+ *   model    the CSV's model_path when the catalogue resolves it (a
+ *            catalogue name, a Hugging Face id or a path), else its last
+ *            path component in lower case (Qwen/Qwen3-32B → qwen3-32b), a
+ *            -FP8 / -NVFP4 suffix naming the checkpoint's dtype;
+ *   GPU      the catalogue entry whose name or alias is the row's system
+ *            (b200_sxm → b200);
+ *   dtype    gemm_quant_mode, else precision, else the checkpoint's own
+ *            (bf16 unless the id's suffix says otherwise); precision fp4
+ *            alone means the checkpoint's FP4 format (NVFP4 for the
+ *            ModelOpt checkpoints these rows run). One dtype covers the
+ *            whole model: where moe_quant_mode differs (fp8 GEMMs with
+ *            fp8_block experts) the GEMM mode is taken;
+ *   layout   tp, pp, attention DP, expert TP and EP of each worker, as
+ *            model_fidelity_layout.
+ *
+ * A row whose values are incomplete or unknown is kept, not simulated, with
+ * the reason in its note. */
+#include "model_fidelity.h"
+
+#include "model_catalog.h"
+#include "model_quant.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define FID_MAX_COLS 96
+
+/* Splits a CSV line in place; double-quoted fields may hold commas ("" is a
+ * quote). Returns the field count. */
+static int csv_split(char *line, char **f, int max)
+{
+    int n = 0;
+    char *nl = strpbrk(line, "\r\n");
+    if (nl) *nl = 0;
+    char *p = line;
+    while (n < max) {
+        if (*p == '"') {
+            char *w = ++p;
+            f[n++] = w;
+            while (*p && !(*p == '"' && p[1] != '"')) {
+                if (*p == '"') p++;
+                *w++ = *p++;
+            }
+            if (*p == '"') p++;
+            char *end = w;
+            if (*p == ',') {
+                *end = 0;
+                p++;
+                continue;
+            }
+            *end = 0;
+            break;
+        }
+        f[n++] = p;
+        char *comma = strchr(p, ',');
+        if (!comma) break;
+        *comma = 0;
+        p = comma + 1;
+    }
+    return n;
+}
+
+typedef enum {
+    C_ID, C_CONC, C_BACKEND, C_MODEL, C_SYSTEM, C_PREC, C_GEMMQ, C_MOEQ, C_MODE, C_ISL, C_OSL,
+    C_BATCH, C_TP, C_PP, C_DP, C_MOETP, C_EP,
+    C_P_BATCH, C_P_WORKERS, C_P_TP, C_P_PP, C_P_DP, C_P_MOETP, C_P_EP,
+    C_D_BATCH, C_D_WORKERS, C_D_TP, C_D_PP, C_D_DP, C_D_MOETP, C_D_EP,
+    C_TTFT, C_TPOT, C_COUNT
+} fid_col;
+
+static const struct {
+    const char *name;
+    int required;
+} cols[C_COUNT] = {
+    {"id", 0}, {"concurrency", 1}, {"backend", 1}, {"model_path", 1}, {"system", 1}, {"precision", 1},
+    {"gemm_quant_mode", 0}, {"moe_quant_mode", 0}, {"mode", 0}, {"isl", 1}, {"osl", 1},
+    {"batch_size", 0}, {"tp_size", 1}, {"pp_size", 1}, {"attention_dp_size", 1}, {"moe_tp_size", 0},
+    {"moe_ep_size", 1},
+    {"prefill_batch_size", 0}, {"prefill_num_workers", 0}, {"prefill_tp_size", 0}, {"prefill_pp_size", 0},
+    {"prefill_attention_dp_size", 0}, {"prefill_moe_tp_size", 0}, {"prefill_moe_ep_size", 0},
+    {"decode_batch_size", 0}, {"decode_num_workers", 0}, {"decode_tp_size", 0}, {"decode_pp_size", 0},
+    {"decode_attention_dp_size", 0}, {"decode_moe_tp_size", 0}, {"decode_moe_ep_size", 0},
+    {"silicon_ttft_ms", 1}, {"silicon_tpot_ms", 1},
+};
+
+static const char *fld_of(char **f, int n, const int *col, fid_col c)
+{
+    int i = col[c];
+    return i >= 0 && i < n ? f[i] : "";
+}
+
+/* A non-negative integer field; empty is 0; -1 when malformed. */
+static int32_t int_field(const char *s)
+{
+    while (*s == ' ') s++;
+    if (!*s) return 0;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    while (end && *end == ' ') end++;
+    if (end == s || (end && *end) || !(v >= 0) || v > 1e9 || v != (double)(int64_t)v) return -1;
+    return (int32_t)v;
+}
+
+static void lower_copy(char *dst, size_t len, const char *src)
+{
+    size_t i;
+    for (i = 0; src[i] && i + 1 < len; i++) dst[i] = (char)tolower((unsigned char)src[i]);
+    dst[i] = 0;
+}
+
+/* Catalogue model for model_path (see the header comment); *ck_dtype gets
+ * the dtype a name suffix implies ("" when none). */
+static void map_model(const char *path, char *name, size_t nlen, char *ck_dtype, size_t dlen)
+{
+    ck_dtype[0] = 0;
+    model_spec m;
+    sim_err e = {""};
+    if (model_catalog_model(path, &m, &e) == 0) {
+        snprintf(name, nlen, "%s", path);
+        return;
+    }
+    const char *slash = strrchr(path, '/');
+    char low[128];
+    lower_copy(low, sizeof low, slash ? slash + 1 : path);
+    static const char *const suffix[][2] = {{"-fp8", "fp8"}, {"-nvfp4", "nvfp4"}};
+    size_t L = strlen(low);
+    for (int i = 0; i < 2; i++) {
+        size_t s = strlen(suffix[i][0]);
+        if (L > s && !strcmp(low + L - s, suffix[i][0])) {
+            low[L - s] = 0;
+            snprintf(ck_dtype, dlen, "%s", suffix[i][1]);
+            break;
+        }
+    }
+    snprintf(name, nlen, "%s", low);
+}
+
+/* dtype of the row (header comment); "" with a reason when unknown. */
+static int map_dtype(const char *precision, const char *gemm_q, const char *ck_dtype, char *out, size_t len,
+                     char *why, size_t wlen)
+{
+    char q[32];
+    lower_copy(q, sizeof q, *gemm_q ? gemm_q : precision);
+    if (!*q) snprintf(q, sizeof q, "%s", *ck_dtype ? ck_dtype : "bf16");
+    if (!strcmp(q, "fp4")) snprintf(q, sizeof q, "%s", !strcmp(ck_dtype, "mxfp4") ? "mxfp4" : "nvfp4");
+    if (!strcmp(q, "fp16")) snprintf(q, sizeof q, "bf16"); /* same width and rates */
+    model_dtype d;
+    sim_err e = {""};
+    if (model_dtype_from_name(q, &d, &e)) {
+        snprintf(why, wlen, "%.200s", e.msg);
+        return -1;
+    }
+    snprintf(out, len, "%.15s", q);
+    return 0;
+}
+
+static int read_layout(char **f, int n, const int *col, fid_col first, model_fidelity_layout *l)
+{
+    /* batch, workers, tp, pp, dp, moe_tp, ep in column order from first. */
+    int32_t v[7];
+    for (int i = 0; i < 7; i++)
+        if ((v[i] = int_field(fld_of(f, n, col, (fid_col)(first + i)))) < 0) return -1;
+    l->batch = v[0];
+    l->workers = v[1];
+    l->tp = v[2];
+    l->pp = v[3] ? v[3] : 1;
+    l->dp = v[4] ? v[4] : 1;
+    l->moe_tp = v[5];
+    l->ep = v[6] ? v[6] : 1;
+    return 0;
+}
+
+static int read_agg_layout(char **f, int n, const int *col, model_fidelity_layout *l)
+{
+    int32_t v[6];
+    const fid_col c[6] = {C_BATCH, C_TP, C_PP, C_DP, C_MOETP, C_EP};
+    for (int i = 0; i < 6; i++)
+        if ((v[i] = int_field(fld_of(f, n, col, c[i]))) < 0) return -1;
+    l->batch = v[0];
+    l->workers = 1;
+    l->tp = v[1];
+    l->pp = v[2] ? v[2] : 1;
+    l->dp = v[3] ? v[3] : 1;
+    l->moe_tp = v[4];
+    l->ep = v[5] ? v[5] : 1;
+    return 0;
+}
+
+/* Fills one row from its fields; a row that cannot run gets a note. */
+static void parse_row(char **f, int n, const int *col, int lineno, model_fidelity_row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->line = lineno;
+    const char *id = fld_of(f, n, col, C_ID);
+    if (*id) snprintf(r->id, sizeof r->id, "%s", id);
+    else snprintf(r->id, sizeof r->id, "line %d", lineno);
+    snprintf(r->backend, sizeof r->backend, "%s", fld_of(f, n, col, C_BACKEND));
+    char ck[16];
+    map_model(fld_of(f, n, col, C_MODEL), r->model, sizeof r->model, ck, sizeof ck);
+    const char *system = fld_of(f, n, col, C_SYSTEM);
+    model_gpu g;
+    sim_err e = {""};
+    int gpu_ok = model_catalog_gpu(system, &g, &e) == 0;
+    snprintf(r->gpu, sizeof r->gpu, "%.63s", gpu_ok ? g.name : system);
+    char why[256] = "";
+    int dt_ok = map_dtype(fld_of(f, n, col, C_PREC), fld_of(f, n, col, C_GEMMQ), ck, r->dtype, sizeof r->dtype, why,
+                          sizeof why) == 0;
+    /* TensorRT-LLM's quantised recipes quantise the KV cache too; vLLM and
+     * SGLang keep it in the model dtype unless asked ("auto"). */
+    snprintf(r->kv_dtype, sizeof r->kv_dtype, "%s",
+             !strcasecmp(r->backend, "trtllm") && dt_ok && strcmp(r->dtype, "bf16") ? "fp8" : "bf16");
+    r->disagg = !strcasecmp(fld_of(f, n, col, C_MODE), "disagg");
+    r->concurrency = int_field(fld_of(f, n, col, C_CONC));
+    r->isl = int_field(fld_of(f, n, col, C_ISL));
+    r->osl = int_field(fld_of(f, n, col, C_OSL));
+    r->meas_ttft_ms = atof(fld_of(f, n, col, C_TTFT));
+    r->meas_tpot_ms = atof(fld_of(f, n, col, C_TPOT));
+    int lay_ok = read_agg_layout(f, n, col, &r->agg) == 0;
+    if (r->disagg)
+        lay_ok = read_layout(f, n, col, C_P_BATCH, &r->prefill) == 0 &&
+                 read_layout(f, n, col, C_D_BATCH, &r->decode) == 0;
+    const model_fidelity_layout *shown = r->disagg ? &r->decode : &r->agg;
+    r->tp = shown->tp;
+    r->pp = shown->pp;
+    r->dp = shown->dp;
+    r->ep = shown->ep;
+    const char *bad = NULL;
+    if (r->concurrency < 1) bad = "concurrency";
+    else if (r->isl < 1) bad = "isl";
+    else if (r->osl < 2) bad = "osl (needs >= 2 for a TPOT)";
+    else if (!lay_ok) bad = "a layout column (non-negative integers)";
+    else if (!r->disagg && r->agg.tp < 1) bad = "tp_size";
+    else if (r->disagg && (r->prefill.tp < 1 || r->decode.tp < 1)) bad = "prefill_tp_size/decode_tp_size";
+    else if (!(r->meas_ttft_ms > 0) || !(r->meas_tpot_ms > 0)) bad = "silicon_ttft_ms/silicon_tpot_ms";
+    if (bad) snprintf(r->note, sizeof r->note, "line %d: incomplete row: no valid %s", lineno, bad);
+    else if (!gpu_ok) snprintf(r->note, sizeof r->note, "%.250s", e.msg);
+    else if (!dt_ok) snprintf(r->note, sizeof r->note, "%.250s", why);
+}
+
+int model_fidelity_read(const char *csv_path, model_fidelity_result *out, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(csv_path, "r");
+    if (!f) return sim_err_set(err, SIM_EIO, "%s: cannot open", csv_path);
+    char *line = NULL, *hdr_line = NULL;
+    size_t cap_line = 0, cap_hdr = 0;
+    char *hdr[FID_MAX_COLS], *fld[FID_MAX_COLS];
+    int rc = 0, cap = 0, col[C_COUNT];
+    if (getline(&hdr_line, &cap_hdr, f) < 0) {
+        rc = sim_err_set(err, SIM_EINVAL, "%s: empty file", csv_path);
+        goto done;
+    }
+    int nh = csv_split(hdr_line, hdr, FID_MAX_COLS);
+    for (int c = 0; c < C_COUNT; c++) {
+        col[c] = -1;
+        for (int i = 0; i < nh; i++)
+            if (!strcmp(hdr[i], cols[c].name)) col[c] = i;
+        if (col[c] < 0 && cols[c].required) {
+            rc = sim_err_set(err, SIM_EINVAL, "%s:1: missing column '%s'", csv_path, cols[c].name);
+            goto done;
+        }
+    }
+    int lineno = 1;
+    while (getline(&line, &cap_line, f) >= 0) {
+        lineno++;
+        if (line[0] == '\n' || line[0] == '\r' || !line[0]) continue;
+        int n = csv_split(line, fld, FID_MAX_COLS);
+        if (n < nh) {
+            rc = sim_err_set(err, SIM_EINVAL, "%s:%d: %d fields, the header has %d", csv_path, lineno, n, nh);
+            goto done;
+        }
+        if (out->n_rows == cap) {
+            int nc = cap ? cap * 2 : 256;
+            model_fidelity_row *nr = realloc(out->rows, (size_t)nc * sizeof *nr);
+            if (!nr) {
+                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+                goto done;
+            }
+            out->rows = nr;
+            cap = nc;
+        }
+        parse_row(fld, n, col, lineno, &out->rows[out->n_rows++]);
+    }
+done:
+    free(line);
+    free(hdr_line);
+    fclose(f);
+    if (rc) model_fidelity_free(out);
+    return rc;
+}

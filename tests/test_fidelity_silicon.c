@@ -1,0 +1,288 @@
+/* test_fidelity_silicon — the silicon-layout replay of `servesim fidelity`
+ * on a small fixture (tests/data/fidelity/silicon-fixture.csv: rows of
+ * ../shared/validation/silicon-dev.csv): a dense H100 row, a
+ * disaggregated DeepSeek-V3 row (attention-DP prefill worker, five TP8/EP8
+ * decode workers) and a wide-EP row (attention DP 64, expert TP 8 × EP 8 on
+ * 64 B200s) replay end to end; an unknown model is skipped with its reason.
+ * Checks the CSV parsing, the PD scenario a row becomes, that threads do
+ * not change results, the --json fields, --explain, the wide-EP physics
+ * (one DP rank's prefill chunk is gathered once, not dp times) and the
+ * parallel.moe_tp key. Error bounds here are sanity bounds (a factor of
+ * two), not accuracy targets: before the wide-EP fix the 64-rank row came
+ * out 20-70× high. */
+#include "model_cost.h"
+#include "model_fidelity.h"
+#include "sim_loader.h"
+#include "test_util.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *bin;
+static char fixture[2048];
+
+enum { ROW_DENSE = 0, ROW_DISAGG = 1, ROW_WIDE_EP = 2, ROW_UNKNOWN = 3, N_ROWS = 4 };
+
+static void test_read(void)
+{
+    model_fidelity_result r;
+    sim_err e = {""};
+    REQUIRE_MSG(model_fidelity_read(fixture, &r, &e) == 0, "%s", e.msg);
+    CHECK(r.n_rows == N_ROWS);
+    if (r.n_rows == N_ROWS) {
+        const model_fidelity_row *d = &r.rows[ROW_DISAGG], *w = &r.rows[ROW_WIDE_EP];
+        CHECK(!strcmp(d->id, "dsr1_b200_trtllm_fp4_disagg_1024x1024_c10_cfg320"));
+        CHECK(d->disagg && !w->disagg && !r.rows[ROW_DENSE].disagg);
+        CHECK(!strcmp(d->gpu, "b200") && !strcmp(r.rows[ROW_DENSE].gpu, "h100-sxm"));
+        CHECK(!strcmp(d->dtype, "nvfp4") && !strcmp(d->kv_dtype, "fp8"));
+        CHECK(d->prefill.tp == 1 && d->prefill.dp == 4 && d->prefill.ep == 4 && d->prefill.moe_tp == 1 &&
+              d->prefill.batch == 1 && d->prefill.workers == 1);
+        CHECK(d->decode.tp == 8 && d->decode.dp == 1 && d->decode.ep == 8 && d->decode.batch == 2 &&
+              d->decode.workers == 5);
+        CHECK(w->agg.tp == 1 && w->agg.dp == 64 && w->agg.moe_tp == 8 && w->agg.ep == 8 && w->agg.batch == 2);
+        CHECK(w->concurrency == 128 && w->isl == 1024 && w->osl == 1024);
+        CHECK(r.rows[ROW_DENSE].note[0] == 0 && d->note[0] == 0 && w->note[0] == 0);
+        /* The disaggregated row's scenario: a prefill pool and five decode
+         * instances admitting their batch size each. */
+        sim_scenario *sc = malloc(sizeof *sc);
+        REQUIRE_OR(sc != NULL, model_fidelity_free(&r); return);
+        CHECK_MSG(model_fidelity_row_scenario(d, NULL, sc, &e) == 0, "%s", e.msg);
+        CHECK(sc->deployment.mode == SIM_MODE_PD && sc->deployment.n_pools == 2);
+        CHECK(sc->deployment.pools[0].role == SIM_ROLE_PREFILL && sc->deployment.pools[0].instances == 1);
+        CHECK(sc->deployment.pools[1].role == SIM_ROLE_DECODE && sc->deployment.pools[1].instances == 5);
+        CHECK(sc->deployment.pools[0].parallel.dp == 4 && sc->deployment.pools[0].parallel.ep == 4);
+        CHECK(sc->deployment.pools[1].parallel.tp == 8 && sc->deployment.pools[1].scheduler.max_seqs == 2);
+        /* Attention DP: every rank has the engine's token budget. */
+        CHECK(sc->deployment.pools[0].scheduler.max_batched_tokens == 4 * 8192);
+        CHECK_MSG(model_fidelity_row_scenario(w, NULL, sc, &e) == 0, "%s", e.msg);
+        CHECK(sc->deployment.mode == SIM_MODE_COLOCATED && sc->deployment.pools[0].parallel.moe_tp == 8);
+        CHECK(sc->deployment.pools[0].scheduler.max_seqs == 128);
+        free(sc);
+    }
+    model_fidelity_free(&r);
+    /* Missing required columns and short lines are errors with the place. */
+    char tmp[] = "/tmp/servesim-fidsil-XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    REQUIRE(f != NULL);
+    fputs("id,concurrency,backend\nx,1,vllm\n", f);
+    fclose(f);
+    CHECK(model_fidelity_read(tmp, &r, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, ":1: missing column 'model_path'");
+    unlink(tmp);
+}
+
+static void test_replay(void)
+{
+    model_fidelity_result a, b;
+    sim_err e = {""};
+    model_fidelity_opts o1 = {0, NULL, 0, 1, NULL}, o2 = {0, NULL, 0, 2, NULL};
+    REQUIRE_MSG(model_fidelity_run(fixture, &o1, &a, &e) == 0, "%s", e.msg);
+    CHECK(a.n_rows == N_ROWS && a.n_ok == 3);
+    for (int i = 0; i < a.n_rows && a.n_rows == N_ROWS; i++) {
+        const model_fidelity_row *x = &a.rows[i];
+        if (i == ROW_UNKNOWN) {
+            CHECK(!x->ok);
+            CHECK_CONTAINS(x->note, "unknown model");
+            continue;
+        }
+        CHECK_MSG(x->ok, "%s: %s", x->id, x->note);
+        double rt = x->pred_ttft_ms / x->meas_ttft_ms, rp = x->pred_tpot_ms / x->meas_tpot_ms;
+        CHECK_MSG(rt > 0.5 && rt < 2.0, "%s: TTFT %.1f ms predicted, %.1f measured", x->id, x->pred_ttft_ms,
+                  x->meas_ttft_ms);
+        CHECK_MSG(rp > 0.5 && rp < 2.0, "%s: TPOT %.2f ms predicted, %.2f measured", x->id, x->pred_tpot_ms,
+                  x->meas_tpot_ms);
+    }
+    CHECK(a.all.n == 3 && a.n_modes == 2 && a.n_gpus == 2 && a.n_models == 2 && a.n_backends == 1);
+    CHECK(a.all.ttft_mdape > 0 && a.all.ttft_mdape <= a.all.ttft_mape * 3 && a.all.tpot_mdape > 0);
+    /* Threads take rows in turn; each row's simulation is the same. */
+    if (model_fidelity_run(fixture, &o2, &b, &e) == 0) {
+        for (int i = 0; i < a.n_rows && i < b.n_rows; i++)
+            CHECK(a.rows[i].ok == b.rows[i].ok && a.rows[i].pred_ttft_ms == b.rows[i].pred_ttft_ms &&
+                  a.rows[i].pred_tpot_ms == b.rows[i].pred_tpot_ms);
+        model_fidelity_free(&b);
+    } else {
+        CHECK_MSG(0, "%s", e.msg);
+    }
+    model_fidelity_free(&a);
+}
+
+/* Runs a command; returns the exit status and stdout. */
+static int sh(const char *cmd, char **out)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) break;
+            buf = nb;
+        }
+    }
+    if (buf) buf[n] = 0;
+    int st = pclose(p);
+    *out = buf;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_json(void)
+{
+    char cmd[4200], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s' fidelity --csv '%s' --json --jobs 2", bin, fixture);
+    CHECK(sh(cmd, &out) == 0);
+    REQUIRE(out != NULL);
+    json_error_t je;
+    json_t *root = json_loads(out, 0, &je);
+    CHECK_MSG(root != NULL, "line %d: %s", je.line, je.text);
+    free(out);
+    REQUIRE(root != NULL);
+    json_t *rows = json_object_get(root, "rows");
+    CHECK(json_is_array(rows) && json_array_size(rows) == N_ROWS);
+    static const char *const ids[N_ROWS] = {
+        "qwen_qwen3_32b_qwen_qwen3_32b_h100_sxm_trtllm_agg_1024x128_c8_tp2_epnone_43",
+        "dsr1_b200_trtllm_fp4_disagg_1024x1024_c10_cfg320", "dsr1_b200_trtllm_fp4_agg_1024x1024_c128_cfg191",
+        "unknown_model_row"};
+    static const char *const num[] = {"measured_ttft_ms", "measured_tpot_ms", "predicted_ttft_ms",
+                                      "predicted_tpot_ms"};
+    for (size_t i = 0; i < json_array_size(rows) && i < N_ROWS; i++) {
+        json_t *r = json_array_get(rows, i);
+        const char *id = json_string_value(json_object_get(r, "id"));
+        const char *st = json_string_value(json_object_get(r, "status"));
+        CHECK_MSG(id && !strcmp(id, ids[i]), "row %zu: id %s", i, id ? id : "(none)");
+        CHECK(st && !strcmp(st, i == ROW_UNKNOWN ? "skipped" : "ok"));
+        for (int k = 0; k < 4; k++) {
+            json_t *v = json_object_get(r, num[k]);
+            if (i == ROW_UNKNOWN) CHECK(v == NULL);
+            else CHECK_MSG(json_is_real(v) && json_real_value(v) > 0, "row %zu: %s", i, num[k]);
+        }
+        json_t *why = json_object_get(r, "reason");
+        if (i == ROW_UNKNOWN) CHECK(json_is_string(why) && strstr(json_string_value(why), "unknown model"));
+        else CHECK(why == NULL);
+    }
+    CHECK(!strcmp(json_string_value(json_object_get(json_array_get(rows, ROW_DISAGG), "mode")), "disagg"));
+    json_t *sum = json_object_get(root, "summary");
+    static const char *const by[] = {"all", "backend", "gpu", "model", "mode"};
+    for (int k = 0; k < 5; k++) {
+        json_t *g = json_object_get(sum, by[k]);
+        CHECK_MSG(json_is_object(g) && json_object_size(g) > 0, "summary.%s", by[k]);
+        const char *key;
+        json_t *v;
+        json_object_foreach(g, key, v) {
+            CHECK(json_integer_value(json_object_get(v, "rows")) > 0);
+            CHECK(json_is_real(json_object_get(v, "ttft_mape_pct")));
+            CHECK(json_is_real(json_object_get(v, "ttft_median_ape_pct")));
+            CHECK(json_is_real(json_object_get(v, "tpot_mape_pct")));
+            CHECK(json_is_real(json_object_get(v, "tpot_median_ape_pct")));
+        }
+    }
+    CHECK(json_object_get(json_object_get(sum, "mode"), "disagg") != NULL);
+    CHECK(json_integer_value(json_object_get(root, "rows_simulated")) == 3);
+    json_decref(root);
+}
+
+static void test_explain(void)
+{
+    model_fidelity_row row;
+    model_fidelity_explain_out x;
+    sim_err e = {""};
+    REQUIRE_MSG(model_fidelity_explain(fixture, "dsr1_b200_trtllm_fp4_disagg_1024x1024_c10_cfg320", NULL, &row, &x,
+                                       &e) == 0,
+                "%s", e.msg);
+    CHECK(row.ok && row.disagg);
+    CHECK(x.kv_transfer_ms > 0 && x.first_decode_ms > 0);
+    CHECK(x.prefill_iter_ms > 0 && x.decode_iter_ms > 0 && x.decode_iter_ms < x.tpot_ms * 2);
+    double fp = 0, fd = 0;
+    for (int k = 0; k < 5; k++) fp += x.prefill_fam_ms[k], fd += x.decode_fam_ms[k];
+    CHECK_NEAR(fp, x.prefill_iter_ms, 1e-6 * x.prefill_iter_ms + 1e-9);
+    CHECK_NEAR(fd, x.decode_iter_ms, 1e-6 * x.decode_iter_ms + 1e-9);
+    CHECK(x.decode_fam_ms[2] > 0); /* EP8 decode moves tokens */
+    CHECK(x.decode_top[0][0] != 0);
+    /* TTFT splits into frontend, queueing and prefill. */
+    CHECK_NEAR(x.frontend_ms + x.queue_ms + x.prefill_ms, x.ttft_ms, 1e-6 * x.ttft_ms + 1e-6);
+    CHECK(model_fidelity_explain(fixture, "no-such-row", NULL, &row, &x, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "no row with id 'no-such-row'");
+    CHECK(model_fidelity_explain(fixture, "unknown_model_row", NULL, &row, &x, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "cannot be simulated");
+}
+
+/* The gather of a 64-rank attention-DP group carries each rank's tokens
+ * once: one 4,096-token prefill chunk gathers the same bytes at dp 8 and 64. */
+static double gather_bytes(int32_t dp, int32_t ep)
+{
+    model_spec m;
+    model_gpu g;
+    sim_err e = {""};
+    if (model_catalog_model("deepseek-v3", &m, &e) || model_catalog_gpu("b200", &g, &e)) return -1;
+    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_NVFP4, .kv_dtype = MODEL_DTYPE_FP8, .dp = dp, .ep = ep};
+    model_cost *c = NULL;
+    if (model_cost_create(&m, &g, &l, &c, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    model_chunk ch = {4096, 0};
+    model_batch b = {1, &ch, 0, 0};
+    model_op ops[256];
+    int32_t n = 0;
+    model_cost_breakdown(c, &b, ops, 256, &n, NULL);
+    double bytes = 0;
+    for (int32_t i = 0; i < n && i < 256; i++)
+        if (!strcmp(ops[i].name, "moe_all_gather")) bytes = ops[i].bytes;
+    model_cost_destroy(c);
+    return bytes;
+}
+
+static void test_wide_ep(void)
+{
+    double b8 = gather_bytes(8, 4), b64 = gather_bytes(64, 8);
+    CHECK_MSG(b8 > 0 && b64 > 0, "%g %g", b8, b64);
+    CHECK_NEAR(b64, b8, 1e-9 * b8);
+}
+
+static void test_moe_tp_key(void)
+{
+    static const char *doc = "model: deepseek-v3\ndtype: fp8\nhardware: {gpu: h200_sxm}\n"
+                             "deployment:\n  pools:\n    - parallel: {tp: 1, dp: 16, ep: 4, moe_tp: 2}\n";
+    sim_scenario *sc = malloc(sizeof *sc);
+    REQUIRE(sc != NULL);
+    sim_err e = {""};
+    CHECK_MSG(sim_loader_load_string(doc, strlen(doc), "moe.yaml", NULL, 0, sc, &e) == 0, "%s", e.msg);
+    CHECK(sc->deployment.pools[0].parallel.moe_tp == 2);
+    /* moe_tp·ep = 8 of 16 ranks: two replicated expert groups. */
+    model_layout l;
+    CHECK(model_layout_from_pool(sc, &sc->deployment.pools[0], &l, &e) == 0 && l.moe_tp == 2);
+    model_spec m;
+    model_gpu g;
+    model_cost *c = NULL;
+    REQUIRE_OR(model_catalog_model("deepseek-v3", &m, &e) == 0 && model_catalog_gpu("h200-sxm", &g, &e) == 0,
+               free(sc);
+               return);
+    CHECK_MSG(model_cost_create(&m, &g, &l, &c, &e) == 0, "%s", e.msg);
+    model_cost_destroy(c);
+    l.moe_tp = 3; /* 3·4 does not divide 16 */
+    CHECK(model_cost_create(&m, &g, &l, &c, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "moe_tp=3 times ep=4 must divide tp*dp=16");
+    const char *bad[] = {"deployment.pools.0.parallel.moe_tp=-1"};
+    CHECK(sim_loader_overlay(sc, bad, 1, sc, &e) < 0);
+    CHECK_CONTAINS(e.msg, "moe_tp");
+    free(sc);
+}
+
+int main(int argc, char **argv)
+{
+    bin = argc > 1 ? argv[1] : "servesim";
+    snprintf(fixture, sizeof fixture, "%s/tests/data/fidelity/silicon-fixture.csv", argc > 2 ? argv[2] : "..");
+    test_read();
+    test_replay();
+    test_json();
+    test_explain();
+    test_wide_ep();
+    test_moe_tp_key();
+    return test_finish("test_fidelity_silicon");
+}
