@@ -13,8 +13,9 @@
  * TP: column-parallel QKV/gate_up, row-parallel O/down, an all-reduce after
  * each (tp_sp: reduce-scatter + all-gather with the norms on 1/tp of the
  * tokens). comm_fp8 halves the collective bytes and adds a quantisation
- * kernel; comm_overlap hides each collective behind the next GEMM up to
- * that GEMM's duration. PP: either the stages run the batch one after the
+ * kernel; comm_overlap splits o_proj and down_proj into row chunks whose
+ * collectives overlap the next chunk's GEMM (overlap_saving: never the
+ * GEMM that consumes the collective's result). PP: either the stages run the batch one after the
  * other (latency = all layers) or as m micro-batches, latency
  * (m+p−1)·(one micro-batch on the heaviest stage); the cheaper is taken, so
  * prefill-heavy batches pipeline (bubble (p−1)/(m+p−1)) and weight-bound
@@ -107,9 +108,41 @@ static double gemm_time(const cost_ctx *x, const cost_op_desc *d)
     return d->count * ((tc > tm ? tc : tm) + d->kernels * x->launch) * x->time_scale;
 }
 
-/* TP collective after a row-parallel GEMM: all-reduce, or reduce-scatter
+/* comm_overlap: seconds one execution of a row-parallel GEMM (m rows of
+ * n×k, o_proj or down_proj) followed by the collective `op` of `bytes`
+ * saves when the GEMM is split into s row chunks and chunk i's collective
+ * runs while chunk i+1 computes (GEMM + all-reduce fusion, async TP). The
+ * collective consumes its own GEMM's output and the next GEMM consumes the
+ * collective's, so the split is the only independent work there is. With
+ * g, r the time of one chunk's GEMM and collective, the pipeline takes
+ * g + (s−1)·max(g/(1−f), r) + r against G + R unsplit, where f is the SM
+ * share the collective takes from the GEMM it overlaps; every chunk re-reads
+ * the weights and pays its own launch and collective latency. Chunks are at
+ * least one GEMM tile (COST_TILE rows) and s ≤ COST_OVERLAP_MAX_SPLIT; the
+ * best s is taken, none when no split pays (so a batch under two tiles, such
+ * as decode at batch 1, gains nothing). Roofline times, as for every
+ * overlap budget here. */
+static double overlap_saving(const cost_ctx *x, double m_rows, double n, double k, model_coll op, double bytes)
+{
+    const model_cost *c = x->c;
+    const double f = c->g.sms > COST_COMM_SMS ? COST_COMM_SMS / c->g.sms : 0.5;
+    cost_op_desc whole = cost_gemm(c, "split", 1, m_rows, n, k, c->wb, c->ab, c->peak_gemm);
+    double base = gemm_time(x, &whole) + model_comm_time(&c->net, op, c->l.tp, 1, bytes, NULL) * x->time_scale;
+    double best = 0;
+    for (int s = 2; s <= COST_OVERLAP_MAX_SPLIT && m_rows / s >= COST_TILE; s++) {
+        cost_op_desc part = cost_gemm(c, "split", 1, m_rows / s, n, k, c->wb, c->ab, c->peak_gemm);
+        double g = gemm_time(x, &part), r = model_comm_time(&c->net, op, c->l.tp, 1, bytes / s, NULL) * x->time_scale;
+        double slowed = g / (1.0 - f), step = slowed > r ? slowed : r;
+        double saving = base - (g + (s - 1) * step + r);
+        if (saving > best) best = saving;
+    }
+    return best;
+}
+
+/* TP collective after a row-parallel GEMM of n×k (o_proj, down_proj; k = 0:
+ * a producer that is not split, no overlap): all-reduce, or reduce-scatter
  * under tp_sp; comm_fp8 adds its quantisation kernel. */
-static void tp_reduce(cost_ctx *x, const char *name, double count, double T, double hide)
+static void tp_reduce(cost_ctx *x, const char *name, double count, double T, double n, double k)
 {
     const model_cost *c = x->c;
     const model_layout *l = &c->l;
@@ -120,8 +153,9 @@ static void tp_reduce(cost_ctx *x, const char *name, double count, double T, dou
                               (int64_t)ceil(T), c->m.hidden);
         cost_op(x, &q, 0);
     }
-    cost_comm(x, name, count, l->tp_sp ? MODEL_COLL_REDUCE_SCATTER : MODEL_COLL_ALL_REDUCE, l->tp, 1, T * h * cb,
-              l->comm_overlap ? hide : 0);
+    model_coll op = l->tp_sp ? MODEL_COLL_REDUCE_SCATTER : MODEL_COLL_ALL_REDUCE;
+    double hide = l->comm_overlap && k > 0 ? count * overlap_saving(x, T, n, k, op, T * h * cb) : 0;
+    cost_comm(x, name, count, op, l->tp, 1, T * h * cb, hide);
 }
 
 static void tp_gather(cost_ctx *x, const char *name, double count, double T)
@@ -296,13 +330,12 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     }
     cost_op_desc o = cost_gemm(c, "o_proj", L, T, h, hr * vdim, c->wb, c->ab, c->peak_gemm);
     cost_op(x, &o, 0);
-    const double qkv_next = gemm_time(x, &qkv0) / L;
 
     /* MLP: dense layers. */
     if (c->n_dense > 0) {
         const double I = m->intermediate / (double)l->tp, Ld = c->n_dense;
         cost_op_desc gu = cost_gemm(c, "gate_up_proj", Ld, T, 2.0 * I, h, c->wb, c->ab, c->peak_gemm);
-        tp_reduce(x, "tp_reduce_attn", Ld, T, gemm_time(x, &gu));
+        tp_reduce(x, "tp_reduce_attn", Ld, T, h, hr * vdim);
         cost_op_desc n2 = elem(c, "post_norm", Ld, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
         cost_op(x, &n2, 0);
         tp_gather(x, "tp_all_gather", Ld, T);
@@ -311,18 +344,16 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
         cost_op(x, &act, 0);
         cost_op_desc dn = cost_gemm(c, "down_proj", Ld, T, h, I, c->wb, c->ab, c->peak_gemm);
         cost_op(x, &dn, 0);
-        tp_reduce(x, "tp_reduce_mlp", Ld, T, qkv_next * Ld);
+        tp_reduce(x, "tp_reduce_mlp", Ld, T, h, I);
     }
     if (c->n_moe > 0) {
-        /* The attention's collective hides behind the router GEMM at most. */
-        cost_op_desc rt = cost_gemm(c, "router", c->n_moe, T, m->experts, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
-        tp_reduce(x, "tp_reduce_attn", c->n_moe, T, gemm_time(x, &rt));
+        tp_reduce(x, "tp_reduce_attn", c->n_moe, T, h, hr * vdim);
         cost_op_desc n2 = elem(c, "post_norm", c->n_moe, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn),
                                m->hidden);
         cost_op(x, &n2, 0);
         cost_moe(x, a, c->n_moe);
         /* Experts' partial sums (and, without EP all-to-all, the combine). */
-        tp_reduce(x, "tp_reduce_moe", c->n_moe, T, qkv_next * c->n_moe);
+        tp_reduce(x, "tp_reduce_moe", c->n_moe, T, h, 0); /* grouped expert GEMMs: not split */
     }
 }
 

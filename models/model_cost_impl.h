@@ -17,6 +17,11 @@
 #define COST_GRAPH_LAUNCH_FRACTION 0.5
 /* GEMM output tile edge (tile quantisation against the SM count). */
 #define COST_TILE 128.0
+/* comm_overlap: SMs a collective occupies while it runs beside a GEMM (one
+ * CTA per NCCL channel; NVLink nodes use about 16) and the most row chunks
+ * a GEMM + collective fusion splits a GEMM into. */
+#define COST_COMM_SMS 16.0
+#define COST_OVERLAP_MAX_SPLIT 8
 /* Grouped GEMM M tile of masked layouts (DeepGEMM masked decode: 64). */
 #define COST_MASKED_TILE 64.0
 /* Sampling reads/writes fp32 logits about three times (softmax, top-p, pick). */

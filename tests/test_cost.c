@@ -668,10 +668,34 @@ static void test_physics(void)
     l.comm_overlap = 1;
     c2 = make("qwen3-32b", "h100-sxm", l);
     if (c && c2) {
+        /* The collective after o_proj/down_proj feeds the next GEMM, so only
+         * a split of its own GEMM into row tiles overlaps it: decode at batch
+         * 1 (and 64, under two 128-row tiles) gains nothing (< 2 %). */
+        model_batch one = {0, NULL, 1, 2000};
+        const model_batch *small[] = {&one, &mid};
+        for (int i = 0; i < 2; i++) {
+            double t0 = model_cost_iteration(c, small[i], NULL), t1 = model_cost_iteration(c2, small[i], NULL);
+            CHECK_MSG(fabs(t1 - t0) < 0.02 * t0, "decode %d: overlap %.4f ms vs %.4f ms", small[i]->n_decode,
+                      t1 * 1e3, t0 * 1e3);
+        }
+        /* An 8k prefill splits: it gains, the GEMMs are untouched, and what
+         * a collective hides stays below both its own time and its producing
+         * GEMM's (the pipeline g + (s-1)·max(g', r) + r never beats either). */
+        model_chunk pf = {8192, 0};
+        model_batch big = {1, &pf, 0, 0};
         model_iter_cost a, b;
-        model_cost_iteration(c, &mid, &a);
-        model_cost_iteration(c2, &mid, &b);
-        CHECK(b.comm_s < a.comm_s && b.gemm_s == a.gemm_s);
+        model_cost_iteration(c, &big, &a);
+        model_cost_iteration(c2, &big, &b);
+        CHECK_MSG(b.comm_s < a.comm_s && b.gemm_s == a.gemm_s, "comm %.3f vs %.3f ms", b.comm_s * 1e3, a.comm_s * 1e3);
+        model_cost_breakdown(c2, &big, ops, 256, &n, NULL);
+        const char *pairs[2][2] = {{"tp_reduce_attn", "o_proj"}, {"tp_reduce_mlp", "down_proj"}};
+        for (int i = 0; i < 2; i++) {
+            const model_op *r = find_op(ops, n, pairs[i][0]), *g = find_op(ops, n, pairs[i][1]);
+            REQUIRE_OR(r && g, continue);
+            CHECK_MSG(r->hidden_s > 0 && r->hidden_s < r->time_s + r->hidden_s && r->hidden_s < g->time_s,
+                      "%s hides %.3f ms of %.3f, %s takes %.3f", pairs[i][0], r->hidden_s * 1e3,
+                      (r->time_s + r->hidden_s) * 1e3, pairs[i][1], g->time_s * 1e3);
+        }
     }
     model_cost_destroy(c);
     model_cost_destroy(c2);
