@@ -271,7 +271,7 @@ void model_cost_destroy(model_cost *c)
     free(c->stage_kv_tok);
     free(c->p);
     free(c->log_miss);
-    cost_db_memo_free(c->memo);
+    cost_db_release(c);
     free(c);
 }
 
@@ -366,7 +366,7 @@ const char *model_bound_name(model_bound b)
 
 const char *model_source_name(model_source s)
 {
-    static const char *const names[] = {"roofline", "db", "db-scaled"};
+    static const char *const names[] = {"roofline", "db", "db-fit"};
     return (int)s >= 0 && (int)s < 3 ? names[s] : "?";
 }
 

@@ -59,7 +59,7 @@ typedef enum {
 typedef enum {
     MODEL_SRC_ROOFLINE = 0,
     MODEL_SRC_DB = 1,        /* perf-db, measured or interpolated on its grid */
-    MODEL_SRC_DB_SCALED = 2  /* roofline scaled by the nearest db point's efficiency */
+    MODEL_SRC_DB_FIT = 2     /* perf-db series' fitted floor + rate model, off its grid */
 } model_source;
 
 typedef enum {
@@ -99,6 +99,15 @@ void model_cost_destroy(model_cost *c);
  * backend. The db must outlive c. */
 struct calib_db;
 int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, sim_err *err);
+/* Attaches perf-db tables built elsewhere (calib/calib_table.h; shared,
+ * read-only, must outlive c); NULL detaches. memo (may be NULL) caches
+ * lookups: it is written while c is evaluated, so it must belong to the
+ * one thread that evaluates c (and outlive it). */
+struct calib_table;
+struct calib_memo;
+void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct calib_memo *memo);
+/* The dtypes c looks up in a perf-db (NULL-terminated, stored in out). */
+const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[4]);
 
 /* Iteration latency in seconds with its breakdown (out may be NULL). */
 double model_cost_iteration(const model_cost *c, const model_batch *b, model_iter_cost *out);

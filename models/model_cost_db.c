@@ -1,30 +1,80 @@
 /* model_cost_db — timing of one op: perf-db first, roofline otherwise.
  *
- * Sources, in order (design §6): (1) perf-db rows of the same GPU, op and
- * dtype, interpolated in log space on the measured grid (calib_db_lookup);
- * (2) outside the grid, the roofline scaled by what the nearest measured
- * point reached: t = t_nearest · roof(shape)/roof(nearest shape), i.e. the
- * analytic estimate divided by the nearest point's efficiency; (3) with no
- * rows, the roofline max(FLOPs/peak, bytes/bandwidth) with the catalogue's
- * efficiency factors, plus a launch floor per kernel. Every op records
- * which source timed it. */
+ * Sources, in order (design §6): (1) the perf-db tables of the deployment's
+ * GPU (calib_table.h, built in memory once per scenario): on the measured
+ * grid the measured median, between grid points the series' fitted floor +
+ * rate model times the interpolated measured residual (source db), off the
+ * grid the fitted model (source db-fit), never below the op's floor;
+ * (2) with no series for the op and dtype, the roofline max(FLOPs/peak,
+ * bytes/bandwidth) with the catalogue's efficiency factors, plus a launch
+ * floor per kernel. Intra-node all-reduces are priced from the tables too
+ * when they hold all-reduce rows. Every op records which source timed it.
+ * Lookups read the tables only: no SQLite, no lock, no allocation. */
 #include "model_cost_impl.h"
 
 #include "../calib/calib_db.h"
+#include "../calib/calib_table.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-static struct cost_db_memo *memo_new(void);
+_Static_assert(CALIB_OP_COUNT <= COST_DB_MAX_OPS, "COST_DB_MAX_OPS too small for calib_op");
+_Static_assert(sizeof(calib_shape) == sizeof(((cost_op_desc *)0)->shape), "cost_op_desc.shape is a calib_shape");
+
+void cost_db_release(model_cost *c)
+{
+    calib_table_free(c->tab_owned);
+    c->tab_owned = NULL;
+    c->tab = NULL;
+    c->memo = NULL;
+    memset(c->series, 0, sizeof c->series);
+}
+
+/* Block-scaled fp8 with no rows of its own: per-tensor fp8 timings stand in
+ * (the block scales add under 4 % to the bytes and nothing to the
+ * tensor-core rate). */
+static const calib_series *series_for(const struct calib_table *t, calib_op op, const char *dt)
+{
+    const calib_series *s = calib_table_series(t, op, dt);
+    if (!s && strcmp(dt, "fp8_block") == 0) s = calib_table_series(t, op, "fp8");
+    return s;
+}
+
+static void resolve_series(model_cost *c)
+{
+    const char *w = c->wdtype = model_dtype_name(c->l.dtype);
+    for (int op = 0; op < CALIB_OP_COUNT; op++) {
+        c->series[op][0] = series_for(c->tab, (calib_op)op, "bf16");
+        c->series[op][1] = series_for(c->tab, (calib_op)op, w);
+    }
+}
+
+void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct calib_memo *memo)
+{
+    cost_db_release(c);
+    c->tab = t;
+    c->memo = t ? memo : NULL;
+    resolve_series(c);
+}
+
+const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[4])
+{
+    /* bf16 for activations and attention; the weights' dtype for GEMMs;
+     * fp8 standing in for block-scaled fp8 (see op_db_time). */
+    int n = 0;
+    out[n++] = "bf16";
+    const char *w = model_dtype_name(c->l.dtype);
+    if (strcmp(w, "bf16") != 0) out[n++] = w;
+    if (strcmp(w, "fp8_block") == 0) out[n++] = "fp8";
+    out[n] = NULL;
+    return out;
+}
 
 int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, sim_err *err)
 {
-    c->db = NULL;
-    c->db_gpu = 0;
-    cost_db_memo_free(c->memo);
-    c->memo = NULL;
+    cost_db_release(c);
     if (!db) return 0;
     char key[MODEL_NAME_MAX];
     /* Matched by catalogue name, only GPU-backend rows count; a device
@@ -41,9 +91,12 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
     int64_t id = 0;
     int rc = calib_db_gpu_find(db, gpu_name, backend, &id, err);
     if (rc) return rc;
-    c->db = db;
-    c->db_gpu = id;
-    c->memo = memo_new(); /* NULL only costs speed: lookups go straight to the db */
+    const char *dts[4];
+    struct calib_table *t = NULL;
+    rc = calib_table_build(db, id, NULL, model_cost_db_dtypes(c, dts), c->g.sms, &t, err);
+    if (rc < 0) return rc;
+    c->tab = c->tab_owned = t;
+    resolve_series(c);
     return 0;
 }
 
@@ -75,161 +128,28 @@ static void op_push(cost_ctx *x, const char *name, model_op_class cls, double co
     x->n++;
 }
 
-static double roof_of(double flops, double peak, double bytes, double bw)
+/* Perf-db timing of one execution of shape sh for (op, dtype); 0 when the
+ * tables have no series for it. */
+static double table_time(const model_cost *c, calib_op op, const char *dt, const calib_shape *sh, model_source *src)
 {
-    double a = peak > 0 ? flops / peak : 0, b = bw > 0 ? bytes / bw : 0;
-    return a > b ? a : b;
-}
-
-/* Memo of perf-db answers keyed by everything op_db_time reads, so a long
- * simulation asks SQLite once per distinct op shape, not once per op per
- * iteration. Open addressing, doubled at half load, cleared past a cap. */
-typedef struct {
-    int32_t used, op;
-    int64_t shape[11];
-    char dtype[16];
-    double peak, bw;
-    double t;
-    model_source src;
-} memo_ent;
-
-struct cost_db_memo {
-    memo_ent *e;
-    size_t cap, n;
-};
-
-#define MEMO_MAX ((size_t)1 << 20)
-
-static struct cost_db_memo *memo_new(void) { return calloc(1, sizeof(struct cost_db_memo)); }
-
-void cost_db_memo_free(struct cost_db_memo *m)
-{
-    if (!m) return;
-    free(m->e);
-    free(m);
-}
-
-static uint64_t memo_hash(const cost_op_desc *d, const char *dt)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-#define MIX(v) (h = (h ^ (uint64_t)(v)) * 0x100000001b3ULL)
-    MIX(d->calib_op);
-    for (int i = 0; i < 11; i++) MIX(d->shape[i]);
-    for (const char *p = dt; *p; p++) MIX((unsigned char)*p);
-    uint64_t pb, bb;
-    memcpy(&pb, &d->peak, sizeof pb);
-    memcpy(&bb, &d->bw, sizeof bb);
-    MIX(pb);
-    MIX(bb);
-#undef MIX
-    return h ^ (h >> 29);
-}
-
-static int memo_match(const memo_ent *e, const cost_op_desc *d, const char *dt)
-{
-    return e->op == d->calib_op && memcmp(e->shape, d->shape, sizeof e->shape) == 0 && e->peak == d->peak &&
-           e->bw == d->bw && strcmp(e->dtype, dt) == 0;
-}
-
-/* The slot for d: its entry when cached, else the empty slot to fill. */
-static memo_ent *memo_slot(struct cost_db_memo *m, const cost_op_desc *d, const char *dt)
-{
-    size_t i = (size_t)memo_hash(d, dt) & (m->cap - 1);
-    while (m->e[i].used && !memo_match(&m->e[i], d, dt)) i = (i + 1) & (m->cap - 1);
-    return &m->e[i];
-}
-
-static int memo_grow(struct cost_db_memo *m)
-{
-    size_t nc = m->cap ? m->cap * 2 : 1024;
-    if (nc > MEMO_MAX * 2) { /* cap reached: start over rather than grow without bound */
-        memset(m->e, 0, m->cap * sizeof *m->e);
-        m->n = 0;
-        return 0;
-    }
-    memo_ent *old = m->e;
-    size_t oc = m->cap;
-    m->e = calloc(nc, sizeof *m->e);
-    if (!m->e) {
-        m->e = old;
-        return -1;
-    }
-    m->cap = nc;
-    m->n = 0;
-    for (size_t i = 0; i < oc; i++) {
-        if (!old[i].used) continue;
-        cost_op_desc d = {.calib_op = old[i].op, .peak = old[i].peak, .bw = old[i].bw};
-        memcpy(d.shape, old[i].shape, sizeof d.shape);
-        *memo_slot(m, &d, old[i].dtype) = old[i];
-        m->n++;
-    }
-    free(old);
-    return 0;
-}
-
-static double op_db_lookup(cost_ctx *x, const cost_op_desc *d, model_source *src);
-
-/* Perf-db timing of one execution (memoised); 0 when the db has nothing to say. */
-static double op_db_time(cost_ctx *x, const cost_op_desc *d, model_source *src)
-{
-    struct cost_db_memo *m = x->c->memo;
-    const char *dt = d->calib_dtype ? d->calib_dtype : "bf16";
-    if (!m || strlen(dt) >= sizeof m->e[0].dtype || ((m->n + 1) * 2 > m->cap && memo_grow(m) < 0))
-        return op_db_lookup(x, d, src);
-    memo_ent *e = memo_slot(m, d, dt);
-    if (e->used) {
-        if (e->t > 0) *src = e->src;
-        return e->t;
-    }
-    model_source s = *src;
-    double t = op_db_lookup(x, d, &s);
-    e->used = 1;
-    e->op = d->calib_op;
-    memcpy(e->shape, d->shape, sizeof e->shape);
-    snprintf(e->dtype, sizeof e->dtype, "%s", dt);
-    e->peak = d->peak;
-    e->bw = d->bw;
-    e->t = t;
-    e->src = s;
-    m->n++;
-    if (t > 0) *src = s;
+    const calib_series *s;
+    if ((int)op < 0 || op >= CALIB_OP_COUNT) return 0;
+    if (strcmp(dt, "bf16") == 0) s = c->series[op][0];
+    else if (dt == c->wdtype || strcmp(dt, c->wdtype) == 0) s = c->series[op][1];
+    else s = series_for(c->tab, op, dt);
+    if (!s) return 0;
+    calib_table_status st;
+    double t = calib_series_lookup_memo(s, sh, c->memo, &st);
+    if (!(t > 0)) return 0;
+    *src = st == CALIB_TABLE_FIT ? MODEL_SRC_DB_FIT : MODEL_SRC_DB;
     return t;
 }
 
-/* The perf-db's answer for one execution; 0 when it has nothing to say. */
-static double op_db_lookup(cost_ctx *x, const cost_op_desc *d, model_source *src)
+static double op_db_time(cost_ctx *x, const cost_op_desc *d, model_source *src)
 {
-    const model_cost *c = x->c;
     calib_shape s;
-    calib_lookup_result res;
-    memset(&s, 0, sizeof s);
-    for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) calib_shape_set(&s, f, d->shape[f]);
-    const char *dt = d->calib_dtype ? d->calib_dtype : "bf16";
-    if (calib_db_lookup(c->db, c->db_gpu, (calib_op)d->calib_op, dt, NULL, &s, &res, NULL)) return 0;
-    /* Block-scaled fp8 with no rows of its own: per-tensor fp8 timings stand
-     * in (the block scales add under 4 % to the bytes and nothing to the
-     * tensor-core rate). */
-    if (res.status == CALIB_LOOKUP_NONE && strcmp(dt, "fp8_block") == 0) {
-        dt = "fp8";
-        if (calib_db_lookup(c->db, c->db_gpu, (calib_op)d->calib_op, dt, NULL, &s, &res, NULL)) return 0;
-    }
-    if (!(res.latency_s > 0)) return 0;
-    if (res.status == CALIB_LOOKUP_EXACT || res.status == CALIB_LOOKUP_INTERP) {
-        *src = MODEL_SRC_DB;
-        return res.latency_s;
-    }
-    /* Nearest point (a hole in a sparse grid, such as GEMM (n, k) pairs) or
-     * outside the grid: that point's measured efficiency carried over to this
-     * shape's roofline, never its raw latency (a 24576×7168 GEMM's time is
-     * not a 14336×8192 one's). */
-    if (res.status != CALIB_LOOKUP_OUTSIDE && res.status != CALIB_LOOKUP_NEAREST) return 0;
-    double want = roof_of(calib_op_flops((calib_op)d->calib_op, &s), d->peak,
-                          calib_op_bytes((calib_op)d->calib_op, dt, &s), d->bw);
-    double near = roof_of(calib_op_flops((calib_op)d->calib_op, &res.nearest), d->peak,
-                          calib_op_bytes((calib_op)d->calib_op, dt, &res.nearest), d->bw);
-    if (!(want > 0) || !(near > 0)) return 0;
-    *src = MODEL_SRC_DB_SCALED;
-    return res.latency_s * want / near;
+    memcpy(&s, d->shape, sizeof s); /* the same eleven fields in the same order */
+    return table_time(x->c, (calib_op)d->calib_op, d->calib_dtype ? d->calib_dtype : "bf16", &s, src);
 }
 
 double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
@@ -240,7 +160,7 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
     double t = roof + fl;
     model_source src = MODEL_SRC_ROOFLINE;
     model_bound bound = fl > roof ? MODEL_BOUND_LATENCY : tc >= tm ? MODEL_BOUND_COMPUTE : MODEL_BOUND_MEMORY;
-    if (x->c->db && d->calib_op >= 0) {
+    if (x->c->tab && d->calib_op >= 0) {
         double tdb = op_db_time(x, d, &src);
         if (tdb > 0) {
             t = tdb;
@@ -268,6 +188,18 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
     if (!(count > 0) || n <= 1 || !(bytes > 0)) return 0;
     model_comm_cost cc;
     double t = model_comm_time(&x->c->net, op, n, stride, bytes, &cc);
+    model_source src = MODEL_SRC_ROOFLINE;
+    if (x->c->tab && op == MODEL_COLL_ALL_REDUCE && cc.link == MODEL_LINK_NVLINK) {
+        /* Measured all-reduce rows (bytes per rank, ranks) are single-node. */
+        calib_shape s;
+        memset(&s, 0, sizeof s);
+        s.bytes = (int64_t)ceil(bytes), s.ranks = n;
+        double tdb = table_time(x->c, CALIB_OP_ALLREDUCE, "bf16", &s, &src);
+        if (tdb > 0) {
+            t = tdb;
+            x->used_db = 1;
+        }
+    }
     double total = count * t * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
     x->launches += count * x->time_scale;
@@ -275,8 +207,7 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
     if (x->ops)
         snprintf(detail, sizeof detail, "%s %s %s n=%d %.0fB", model_coll_name(op), model_comm_algo_name(cc.algo),
                  model_comm_link_name(cc.link), n, bytes);
-    op_push(x, name, MODEL_OPC_COMM, count, 0, count * bytes, total - hidden, hidden, MODEL_BOUND_COMM,
-            MODEL_SRC_ROOFLINE, detail);
+    op_push(x, name, MODEL_OPC_COMM, count, 0, count * bytes, total - hidden, hidden, MODEL_BOUND_COMM, src, detail);
     return total - hidden;
 }
 

@@ -27,7 +27,11 @@
 /* Sampling reads/writes fp32 logits about three times (softmax, top-p, pick). */
 #define COST_SAMPLE_PASSES 3.0
 
-struct calib_db;
+struct calib_table;
+struct calib_series;
+
+/* Room for the perf-db op kinds (calib_op.h CALIB_OP_COUNT). */
+#define COST_DB_MAX_OPS 24
 
 struct model_cost {
     model_spec m;
@@ -52,15 +56,21 @@ struct model_cost {
     double *stage_weights;      /* bytes per GPU of each stage */
     double *stage_kv_tok;       /* KV bytes per token per GPU of each stage */
     double kv_tok_instance;
-    /* Perf-db (not owned) and the memo of its answers (owned; mutable
-     * through a const model_cost: the same op shape recurs every iteration). */
-    struct calib_db *db;
-    int64_t db_gpu;
-    struct cost_db_memo *memo;
+    /* Perf-db tables, read-only while timing: borrowed (model_cost_set_tables)
+     * or owned (tab_owned, built by model_cost_set_db). */
+    const struct calib_table *tab;
+    struct calib_table *tab_owned;
+    /* Memo of table lookups (calib_memo): the caller's, one per thread (a
+     * cluster and its cost models run on one thread); NULL = none. */
+    struct calib_memo *memo;
+    /* The tables' series resolved per calib_op: [op][0] bf16, [op][1] the
+     * weights' dtype (fp8 standing in for fp8_block). */
+    const struct calib_series *series[COST_DB_MAX_OPS][2];
+    const char *wdtype;         /* model_dtype_name(l.dtype), for picking [op][1] */
 };
 
-/* Frees the perf-db memo (model_cost_destroy, model_cost_set_db). */
-void cost_db_memo_free(struct cost_db_memo *m);
+/* Detaches the perf-db tables, freeing them when owned (model_cost_destroy). */
+void cost_db_release(model_cost *c);
 
 /* Batch aggregates on the busiest rank. */
 typedef struct {

@@ -284,6 +284,12 @@ static void on_sample(sim_engine *eng, void *ctx, uint64_t arg)
 
 int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
 {
+    return sim_cluster_create_shared(sc, NULL, out, err);
+}
+
+int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *perf_cache, sim_cluster **out,
+                              sim_err *err)
+{
     int rc;
     *out = NULL;
     if (!sc->cache.enabled && strcmp(sc->cache.sharing, "none") != 0)
@@ -291,6 +297,7 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
     sim_cluster *c = calloc(1, sizeof *c);
     if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     c->sc = *sc;
+    c->perf_cache = perf_cache;
     /* Messages start with the key path, so callers can place them in the file. */
     if ((rc = model_catalog_model(sc->model, &c->model, err)) < 0) {
         sim_err_wrap(err, rc, "model");
@@ -555,7 +562,8 @@ void sim_cluster_destroy(sim_cluster *c)
     free(c->sess_since);
     sim_router_destroy(c->back_router);
     for (int p = 0; p < SIM_MAX_POOLS; p++) model_cost_destroy(c->costs[p]);
-    calib_db_close(c->perf_db);
+    if (c->perf_cache_owned) calib_table_cache_free(c->perf_cache);
+    calib_memo_free(c->perf_memo);
     sim_router_destroy(c->router);
     sim_workload_destroy(c->wl);
     sim_metrics_destroy(c->metrics);
@@ -739,6 +747,6 @@ void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len)
     if (off < len)
         off += (size_t)snprintf(buf + off, len - off, ", KV %lld tokens/instance", (long long)c->kv_tokens_per_inst);
     if (off < len)
-        snprintf(buf + off, len - off, ", latencies: %s%s", c->perf_db ? "perf-db " : "analytic roofline",
-                 c->perf_db ? c->perf_db_path : "");
+        snprintf(buf + off, len - off, ", latencies: %s%s", c->perf_db_path[0] ? "perf-db " : "analytic roofline",
+                 c->perf_db_path);
 }

@@ -24,6 +24,12 @@ typedef struct sim_cluster sim_cluster;
 typedef void (*sim_progress_fn)(void *ctx, int64_t completed, int64_t total, double sim_s);
 
 int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err);
+/* Same, taking the perf-db tables from a cache shared with other clusters
+ * (calib/calib_table_cache.h; NULL = a cache of its own). The cache must
+ * outlive the cluster. */
+struct calib_table_cache;
+int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *perf_cache, sim_cluster **out,
+                              sim_err *err);
 void sim_cluster_destroy(sim_cluster *c);
 
 void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx);

@@ -11,7 +11,7 @@
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "model_layout.h"
-#include "calib/calib_db.h"
+#include "calib/calib_table_cache.h"
 #include "sim_af.h"
 #include "sim_engine.h"
 #include "sim_instance.h"
@@ -59,7 +59,9 @@ struct sim_cluster {
     double kv_bytes_per_token; /* what moves per token of context */
     sim_net *net;
     sim_af *af;                /* attention/FFN disaggregation (NULL unless af / pd+af) */
-    calib_db *perf_db;         /* calibrated latencies (NULL = roofline only) */
+    calib_table_cache *perf_cache; /* calibrated latencies' tables (NULL = roofline only) */
+    int perf_cache_owned;
+    calib_memo *perf_memo;     /* this cluster's (this thread's) memo of table lookups */
     char perf_db_path[SIM_PATH_MAX];
     int32_t n_ffn_gpus;
     /* prefix caching and cache-aware routing */

@@ -1,21 +1,52 @@
-/* sim_cluster_perfdb — attaching a calibrated perf-db (SQLite file or .sql
- * dump) to every pool's cost model. See sim_cluster_impl.h. */
+/* sim_cluster_perfdb — attaching calibrated perf-db tables (from a SQLite
+ * file or a .sql dump) to every pool's cost model when the cluster is
+ * built. The tables are built in memory once per (perf-db, GPU, engine,
+ * dtypes) in a calib_table_cache, shared with other clusters when the
+ * caller passes one (a search does), so the event loop never touches
+ * SQLite. Each pool's engine (scheduler.preset vllm/sglang/trtllm) selects
+ * that engine's measured kernels where the perf-db has them. See
+ * sim_cluster_impl.h. */
 #include "sim_cluster_impl.h"
 
-/* ---- perf-db -------------------------------------------------------------- */
+#include <string.h>
 
-/* Opens the scenario's perf-db (a .sql dump is imported into memory) and
- * attaches it to every pool's cost model. */
+/* 4096 memo entries (~0.5 MB): an iteration's GEMM and norm shapes recur. */
+#define PERF_MEMO_SLOTS_LOG2 12
+
+/* "h100-sxm" → "h100", which device names ("NVIDIA H100 80GB HBM3") contain. */
+static void gpu_key(const char *catalogue_name, char *out, size_t len)
+{
+    snprintf(out, len, "%s", catalogue_name);
+    char *dash = strchr(out, '-');
+    if (dash) *dash = 0;
+}
+
 int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err)
 {
     const sim_scenario *sc = &c->sc;
-    int explicit_db = sc->hardware.perf_db[0] != 0;
-    if (explicit_db) snprintf(c->perf_db_path, sizeof c->perf_db_path, "%s", sc->hardware.perf_db);
-    else if (!calib_db_default_path(c->gpu.name, c->perf_db_path, sizeof c->perf_db_path)) return SIM_OK;
-    int rc = calib_db_open_any(c->perf_db_path, &c->perf_db, err);
-    for (int32_t p = 0; rc == 0 && p < sc->deployment.n_pools; p++)
-        if (c->costs[p]) rc = model_cost_set_db(c->costs[p], c->perf_db, NULL, err);
-    if (rc < 0) return sim_err_wrap(err, rc, "hardware.perf_db %s", c->perf_db_path);
+    char path[SIM_PATH_MAX];
+    if (sc->hardware.perf_db[0]) snprintf(path, sizeof path, "%s", sc->hardware.perf_db);
+    else if (!calib_db_default_path(c->gpu.name, path, sizeof path)) return SIM_OK;
+    int rc = SIM_OK;
+    if (!c->perf_cache) {
+        if ((rc = calib_table_cache_create(&c->perf_cache, err)) < 0) return rc;
+        c->perf_cache_owned = 1;
+    }
+    if (!c->perf_memo && (rc = calib_memo_create(PERF_MEMO_SLOTS_LOG2, &c->perf_memo, err)) < 0) return rc;
+    for (int32_t p = 0; rc == 0 && p < sc->deployment.n_pools; p++) {
+        if (!c->costs[p]) continue;
+        const model_gpu *g = model_cost_gpu(c->costs[p]);
+        const char *preset = sc->deployment.pools[p].scheduler.preset;
+        const char *engine = preset[0] && strcmp(preset, "none") != 0 ? preset : NULL;
+        char key[MODEL_NAME_MAX];
+        gpu_key(g->name, key, sizeof key);
+        const char *dts[4];
+        const calib_table *t = NULL;
+        rc = calib_table_cache_get(c->perf_cache, path, key, engine, model_cost_db_dtypes(c->costs[p], dts), g->sms,
+                                   &t, err);
+        if (rc == 0) model_cost_set_tables(c->costs[p], t, c->perf_memo);
+    }
+    if (rc < 0) return sim_err_wrap(err, rc, "hardware.perf_db %s", path);
+    snprintf(c->perf_db_path, sizeof c->perf_db_path, "%s", path);
     return SIM_OK;
 }
-

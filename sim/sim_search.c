@@ -4,6 +4,8 @@
  * Pruning decisions use only the results of finished waves, and the wave
  * size is a constant, so every worker count takes the same decisions. */
 #include "sim_search_impl.h"
+
+#include "calib/calib_table_cache.h"
 #include "sim_clock.h"
 
 #include "sim_cluster.h"
@@ -31,6 +33,11 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
     sim_search *s = calloc(1, sizeof *s);
     if (!s) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     pthread_mutex_init(&s->mu, NULL);
+    if ((rc = calib_table_cache_create(&s->perf_cache, err)) < 0) {
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return rc;
+    }
     s->sc = *sc;
     s->sc.output.db[0] = '\0';
     s->sc.sweep.key[0] = '\0';
@@ -114,6 +121,7 @@ void sim_search_destroy(sim_search *s)
         for (int32_t i = 0; i < s->n; i++) free(s->res[i].probes);
     free(s->res);
     free(s->cands);
+    calib_table_cache_free(s->perf_cache);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -312,7 +320,7 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
             char *params = NULL;
             double t1 = sim_wall_s();
             if ((rc = sim_search_apply(s, i, r->rate * frac[fi], r->requests, sc, err)) < 0) break;
-            if ((rc = sim_cluster_create(sc, &cc, err)) < 0 || (rc = sim_cluster_run(cc, &cs, err)) < 0) {
+            if ((rc = sim_cluster_create_shared(sc, s->perf_cache, &cc, err)) < 0 || (rc = sim_cluster_run(cc, &cs, err)) < 0) {
                 sim_cluster_destroy(cc);
                 break;
             }
@@ -347,7 +355,7 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
         double t0 = sim_wall_s();
         if ((rc = sim_search_apply(s, i, s->closed ? 0 : r->rate, r->requests, sc, err)) < 0) break;
         sc->output.store_requests = 1;
-        if ((rc = sim_cluster_create(sc, &cl, err)) < 0 || (rc = sim_cluster_run(cl, &sum, err)) < 0) {
+        if ((rc = sim_cluster_create_shared(sc, s->perf_cache, &cl, err)) < 0 || (rc = sim_cluster_run(cl, &sum, err)) < 0) {
             sim_cluster_destroy(cl);
             break;
         }

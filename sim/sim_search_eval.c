@@ -115,7 +115,7 @@ static int run_probe(const sim_search *s, int32_t i, double rate, int64_t reques
         return SIM_ENOMEM;
     }
     double t0 = sim_wall_s();
-    if ((rc = sim_search_apply(s, i, rate, requests, sc, &err)) < 0 || (rc = sim_cluster_create(sc, &cl, &err)) < 0 ||
+    if ((rc = sim_search_apply(s, i, rate, requests, sc, &err)) < 0 || (rc = sim_cluster_create_shared(sc, s->perf_cache, &cl, &err)) < 0 ||
         (rc = sim_cluster_run(cl, &pr->sum, &err)) < 0) {
         snprintf(errbuf, el, "%.*s", (int)el - 1, err.msg);
         goto fail;

@@ -58,6 +58,7 @@ struct sim_search {
     const char *scenario_text;
     char session[64];
     pthread_mutex_t mu;
+    struct calib_table_cache *perf_cache; /* perf-db tables, built once for every candidate's cluster */
 };
 
 /* sim_search_space.c */

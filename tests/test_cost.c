@@ -745,7 +745,7 @@ static void test_physics(void)
 }
 
 /* Perf-db rows replace the roofline where they cover an op (source db),
- * scale it outside the grid (db-scaled), and leave other ops alone. */
+ * fall back to the fitted model off the grid (db-fit), and leave other ops alone. */
 static void test_perf_db(void)
 {
     char path[] = "/tmp/test_cost_db_XXXXXX";
@@ -775,7 +775,7 @@ static void test_perf_db(void)
         if (q) CHECK_NEAR(q->time_s, 64 * 20e-6 * (1 + 16 / 256.0), 1e-12);
         /* Other GEMM shapes lie outside the (m) grid: scaled from the nearest
          * point; ops without perf-db keys stay roofline. */
-        CHECK(o && o->source == MODEL_SRC_DB_SCALED);
+        CHECK(o && o->source == MODEL_SRC_DB_FIT);
         CHECK(rp && rp->source == MODEL_SRC_ROOFLINE);
         CHECK(!strcmp(r.source, "db"));
         CHECK(model_cost_iteration(c, &d, NULL) == t);
@@ -784,7 +784,7 @@ static void test_perf_db(void)
         model_batch pb = {1, &big, 0, 0};
         model_cost_breakdown(c, &pb, ops, 128, &n, &r);
         q = find_op(ops, n, "qkv_proj");
-        CHECK(q && q->source == MODEL_SRC_DB_SCALED);
+        CHECK(q && q->source == MODEL_SRC_DB_FIT);
         if (q) CHECK(q->time_s > 64 * 20e-6 * 17 && q->time_s < 64 * 20e-6 * 17 * 2.2);
         CHECK(model_cost_set_db(c, NULL, NULL, &e) == 0);
         model_cost_breakdown(c, &d, ops, 128, &n, &r);
