@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define PRED_MAX_CHUNKS 256
 #define PRED_MAX_OPS 256
@@ -26,7 +27,8 @@ static void pred_usage(FILE *o)
             "                        [--perf-db FILE | --no-perf-db] [--json]\n"
             "       servesim predict SCENARIO.yaml [--set key=value ...] [batch flags] [--json]\n"
             "Prints the op-by-op cost of one iteration (op, count, FLOPs, bytes, time, bottleneck, source)\n"
-            "with totals and the iteration's bottleneck. dtypes: bf16 fp8 fp8_block mxfp8 nvfp4 mxfp4 int4; sp kinds:\n"
+            "with totals and the iteration's bottleneck. dtypes: auto (the checkpoint's, default)\n"
+            "bf16 fp8 fp8_block mxfp8 nvfp4 mxfp4 int4; sp kinds:\n"
             "ulysses ring; ep modes: auto normal low_latency; MoE GEMM: auto contiguous masked.\n"
             "Default batch: --decode 1 --context 1024. Calibrated latencies come from --perf-db FILE (a perf-db\n"
             "or .sql dump), else the scenario's hardware.perf_db, else the newest calib/data/<gpu>-*.sql;\n"
@@ -203,6 +205,7 @@ int model_cli_predict(int argc, char **argv)
             return 2;
         }
         l.overhead_s = 1500e-6;
+        l.dtype_checkpoint = 1;
     }
     /* Flags override the scenario. */
     if (tp >= 0) l.tp = tp;
@@ -220,6 +223,11 @@ int model_cli_predict(int argc, char **argv)
     l.tp_sp |= tp_sp;
     l.comm_fp8 |= comm_fp8;
     l.comm_overlap |= comm_overlap;
+    if (dtype && !strcasecmp(dtype, "auto")) {
+        l.dtype_checkpoint = 1;
+        dtype = NULL;
+    }
+    if (dtype) l.dtype_checkpoint = 0;
     if ((dtype && model_dtype_from_name(dtype, &l.dtype, &e)) ||
         (kv_dtype && model_dtype_from_name(kv_dtype, &l.kv_dtype, &e))) {
         fprintf(stderr, "servesim predict: %s\n", e.msg);

@@ -58,7 +58,10 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
                            m->name, l.overhead_s, l.overhead_per_seq_s);
     if (l.gpus_per_node < 0)
         return sim_err_set(err, SIM_EINVAL, "gpus_per_node must be >= 0 (got %d)", l.gpus_per_node);
-    if ((rc = model_dtype_check(g, l.dtype, m->name, err))) return rc;
+    model_dtype part_dt[MODEL_PART_COUNT];
+    model_part_dtypes(m, l.dtype_checkpoint, l.dtype, part_dt);
+    for (int k = 0; k < MODEL_PART_COUNT; k++)
+        if ((rc = model_dtype_check(g, part_dt[k], m->name, err))) return rc;
     if ((int)l.kv_dtype < 0 || (int)l.kv_dtype >= MODEL_DTYPE_COUNT)
         return sim_err_set(err, SIM_EINVAL, "%s: unknown kv_dtype %d", m->name, (int)l.kv_dtype);
     if ((int)l.sp_kind < 0 || (int)l.sp_kind > 1 || (int)l.ep_mode < 0 || (int)l.ep_mode > 2 ||
@@ -184,6 +187,8 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     c->m = *m;
     c->g = *g;
     c->l = model_layout_resolved(in);
+    model_part_dtypes(m, c->l.dtype_checkpoint, c->l.dtype, c->part_dt);
+    if (c->l.dtype_checkpoint) c->l.dtype = c->part_dt[m->experts > 0 ? MODEL_PART_EXPERT : MODEL_PART_DENSE];
     const model_layout *l = &c->l;
     model_comm_net_init(&c->net, g, l->gpus_per_node);
     c->n_stages = l->pp;
@@ -197,11 +202,14 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
 
     const double tp = l->tp, h = m->hidden;
     c->wb = model_dtype_bytes(l->dtype);
-    c->ab = model_dtype_quantises_acts(l->dtype) ? model_dtype_bytes(l->dtype) : COST_ACT_BYTES;
+    c->ab = model_dtype_act_bytes(g, l->dtype);
     c->kvb = model_dtype_bytes(l->kv_dtype);
-    double eff = l->dtype == MODEL_DTYPE_BF16 ? g->eff_gemm
-                 : l->dtype == MODEL_DTYPE_NVFP4 ? g->eff_gemm_fp4 : g->eff_gemm_fp8;
-    c->peak_gemm = model_dtype_peak(g, l->dtype) * eff;
+    c->peak_gemm = model_dtype_peak(g, l->dtype) * model_dtype_gemm_eff(g, l->dtype);
+    for (int k = 0; k < MODEL_PART_COUNT; k++) {
+        c->wb_part[k] = model_dtype_bytes(c->part_dt[k]);
+        c->ab_part[k] = model_dtype_act_bytes(g, c->part_dt[k]);
+        c->peak_part[k] = model_dtype_peak(g, c->part_dt[k]) * model_dtype_gemm_eff(g, c->part_dt[k]);
+    }
     c->peak_bf16 = g->flops_bf16 * g->eff_gemm;
     c->peak_attn = g->flops_bf16 * g->eff_attn;
     c->bw = g->hbm_bw * g->eff_mem;
@@ -243,11 +251,12 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         if (n > c->stage_layers_max) c->stage_layers_max = n;
         double w = 0, kv = 0;
         for (int32_t i = start; i < start + n; i++) {
-            w += attn_r * c->wb + p.norms * 2.0;
+            w += attn_r * c->wb_part[MODEL_PART_ATTN] + p.norms * 2.0;
             if (layer_is_moe(m, i))
-                w += (c->experts_local * expert_r + shared_r) * c->wb + p.router * 2.0;
+                w += c->experts_local * expert_r * c->wb_part[MODEL_PART_EXPERT] +
+                     shared_r * c->wb_part[MODEL_PART_SHARED] + p.router * 2.0;
             else
-                w += ffn_r * c->wb;
+                w += ffn_r * c->wb_part[MODEL_PART_DENSE];
             kv += layer_is_sliding(m, i) && c->n_full > 0 ? 0 : kv_rank_layer;
         }
         start += n;

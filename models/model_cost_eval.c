@@ -177,13 +177,14 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int sli
     const double qdim = c->mla ? (double)m->nope_dim + m->rope_dim : c->hd;
     const double vdim = c->mla ? (double)m->v_head_dim : c->hd;
     const double kv_tok = c->kv_layer_r / dcp;
+    /* Attention projections in the attention part's weight format. */
+    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
     if (a->Tp > 0) {
         double pairs = sliding ? a->pairs_sw : a->pairs, kvr = sliding ? a->kvpf_sw : a->kvpf;
         if (c->mla) {
             /* Prefill up-projects every cached and new latent to per-head K/V. */
             cost_op_desc up = cost_gemm(c, sliding ? "kv_b_proj_sw" : "kv_b_proj", count, a->kvpf / sp,
-                                        hr * ((double)m->nope_dim + m->v_head_dim), m->kv_lora_rank, c->wb, c->ab,
-                                        c->peak_gemm);
+                                        hr * ((double)m->nope_dim + m->v_head_dim), m->kv_lora_rank, wA, aA, pA);
             cost_op(x, &up, 0);
         }
         double pair_flops = c->mla ? 2.0 * hr * (qdim + vdim) : 4.0 * hr * c->hd;
@@ -229,8 +230,7 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int sli
         if (c->mla) {
             /* Absorbed MLA decode: q through W_UK into the latent, output
              * back through W_UV. */
-            cost_op_desc qa = cost_gemm(c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, c->wb, c->ab,
-                                        c->peak_gemm);
+            cost_op_desc qa = cost_gemm(c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, wA, aA, pA);
             cost_op(x, &qa, 0);
         }
         double pair_flops = c->mla ? 2.0 * hr * (2.0 * m->kv_lora_rank + m->rope_dim) : 4.0 * hr * c->hd;
@@ -252,8 +252,7 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int sli
         d.calib_dtype = "bf16";
         cost_op(x, &d, 0);
         if (c->mla) {
-            cost_op_desc oa = cost_gemm(c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, c->wb, c->ab,
-                                        c->peak_gemm);
+            cost_op_desc oa = cost_gemm(c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);
             cost_op(x, &oa, 0);
         }
     }
@@ -279,12 +278,17 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     const model_layout *l = &c->l;
     const double L = c->n_layers, T = a->T, h = m->hidden, hr = c->heads_r;
     const double Tn = l->tp_sp ? T / l->tp : T; /* tokens the norms see */
-    const int q_acts = model_dtype_quantises_acts(l->dtype);
+    /* Weight formats of the attention and dense-MLP parts (model_quant.h). */
+    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
+    const double wD = c->wb_part[MODEL_PART_DENSE], aD = c->ab_part[MODEL_PART_DENSE];
+    const double pD = c->peak_part[MODEL_PART_DENSE];
+    const int q_acts = aA < COST_ACT_BYTES; /* the QKV/O GEMMs take quantised inputs */
+    const int q_dense = aD < COST_ACT_BYTES;
     const double vdim = c->mla ? (double)m->v_head_dim : c->hd;
     const double qdim = c->mla ? (double)m->nope_dim + m->rope_dim : c->hd;
     /* Fused add + RMSNorm: read x and residual, write both (+ the quantised
      * copy when the next GEMM takes fp8/fp4 activations). */
-    double norm_bytes = Tn * h * (4.0 * COST_ACT_BYTES + (q_acts ? c->ab : 0));
+    double norm_bytes = Tn * h * (4.0 * COST_ACT_BYTES + (q_acts ? aA : 0));
 
     cost_op_desc n1 = elem(c, "input_norm", L, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
     cost_op(x, &n1, 0);
@@ -292,24 +296,23 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     /* QKV projections. */
     cost_op_desc qkv0;
     if (!c->mla) {
-        qkv0 = cost_gemm(c, "qkv_proj", L, T, (hr + 2.0 * c->kv_r) * c->hd, h, c->wb, c->ab, c->peak_gemm);
+        qkv0 = cost_gemm(c, "qkv_proj", L, T, (hr + 2.0 * c->kv_r) * c->hd, h, wA, aA, pA);
         cost_op(x, &qkv0, 0);
     } else {
         double qk = (double)m->nope_dim + m->rope_dim;
         if (m->q_lora_rank > 0) {
-            qkv0 = cost_gemm(c, "q_a_proj", L, T, m->q_lora_rank, h, c->wb, c->ab, c->peak_gemm);
+            qkv0 = cost_gemm(c, "q_a_proj", L, T, m->q_lora_rank, h, wA, aA, pA);
             cost_op(x, &qkv0, 0);
             cost_op_desc qn = elem(c, "q_a_norm", L, T, T * m->q_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
                                    (int64_t)ceil(T), m->q_lora_rank);
             cost_op(x, &qn, 0);
-            cost_op_desc qb = cost_gemm(c, "q_b_proj", L, T, hr * qk, m->q_lora_rank, c->wb, c->ab, c->peak_gemm);
+            cost_op_desc qb = cost_gemm(c, "q_b_proj", L, T, hr * qk, m->q_lora_rank, wA, aA, pA);
             cost_op(x, &qb, 0);
         } else {
-            qkv0 = cost_gemm(c, "q_proj", L, T, hr * qk, h, c->wb, c->ab, c->peak_gemm);
+            qkv0 = cost_gemm(c, "q_proj", L, T, hr * qk, h, wA, aA, pA);
             cost_op(x, &qkv0, 0);
         }
-        cost_op_desc kva = cost_gemm(c, "kv_a_proj", L, T, (double)m->kv_lora_rank + m->rope_dim, h, c->wb, c->ab,
-                                     c->peak_gemm);
+        cost_op_desc kva = cost_gemm(c, "kv_a_proj", L, T, (double)m->kv_lora_rank + m->rope_dim, h, wA, aA, pA);
         cost_op(x, &kva, 0);
         cost_op_desc kvn = elem(c, "kv_a_norm", L, T, T * m->kv_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
                                 (int64_t)ceil(T), m->kv_lora_rank);
@@ -324,25 +327,25 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     if (q_acts) {
         /* Attention writes bf16; the fp8/fp4 O projection needs its own
          * quantisation kernel (norm and SiLU·mul fuse theirs). */
-        cost_op_desc q = elem(c, "o_quant", L, T, T * hr * vdim * (COST_ACT_BYTES + c->ab), CALIB_OP_QUANT_FP8,
+        cost_op_desc q = elem(c, "o_quant", L, T, T * hr * vdim * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
                               (int64_t)ceil(T), (int64_t)(hr * vdim));
         cost_op(x, &q, 0);
     }
-    cost_op_desc o = cost_gemm(c, "o_proj", L, T, h, hr * vdim, c->wb, c->ab, c->peak_gemm);
+    cost_op_desc o = cost_gemm(c, "o_proj", L, T, h, hr * vdim, wA, aA, pA);
     cost_op(x, &o, 0);
 
     /* MLP: dense layers. */
     if (c->n_dense > 0) {
         const double I = m->intermediate / (double)l->tp, Ld = c->n_dense;
-        cost_op_desc gu = cost_gemm(c, "gate_up_proj", Ld, T, 2.0 * I, h, c->wb, c->ab, c->peak_gemm);
+        cost_op_desc gu = cost_gemm(c, "gate_up_proj", Ld, T, 2.0 * I, h, wD, aD, pD);
         tp_reduce(x, "tp_reduce_attn", Ld, T, h, hr * vdim);
         cost_op_desc n2 = elem(c, "post_norm", Ld, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
         cost_op(x, &n2, 0);
         tp_gather(x, "tp_all_gather", Ld, T);
         cost_op(x, &gu, 0);
-        cost_op_desc act = elem(c, "silu_mul", Ld, T, T * I * (3.0 * COST_ACT_BYTES + (q_acts ? c->ab : 0)), -1, 0, 0);
+        cost_op_desc act = elem(c, "silu_mul", Ld, T, T * I * (3.0 * COST_ACT_BYTES + (q_dense ? aD : 0)), -1, 0, 0);
         cost_op(x, &act, 0);
-        cost_op_desc dn = cost_gemm(c, "down_proj", Ld, T, h, I, c->wb, c->ab, c->peak_gemm);
+        cost_op_desc dn = cost_gemm(c, "down_proj", Ld, T, h, I, wD, aD, pD);
         cost_op(x, &dn, 0);
         tp_reduce(x, "tp_reduce_mlp", Ld, T, h, I);
     }

@@ -39,7 +39,9 @@ struct model_cost {
     model_layout l;             /* resolved (no zero defaults) */
     model_comm_net net;
     double peak_gemm, peak_bf16, peak_attn, bw, launch;
-    double wb, ab, kvb;         /* bytes per value: weights, GEMM activations, KV */
+    double wb, ab, kvb;         /* bytes per value: weights, GEMM activations, KV (main part) */
+    model_dtype part_dt[MODEL_PART_COUNT];   /* weight format of each part (model_quant.h) */
+    double wb_part[MODEL_PART_COUNT], ab_part[MODEL_PART_COUNT], peak_part[MODEL_PART_COUNT];
     int mla;
     double heads_r, kv_r, hd;   /* per attention rank (kv_r: heads stored, 1 latent for MLA) */
     double kv_layer_r;          /* KV bytes per token per layer on one rank (before dcp) */

@@ -230,14 +230,16 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
 
     if (m->shared_experts > 0) {
         double Is = (double)m->shared_experts * m->expert_intermediate / l->tp;
-        cost_op_desc sg = cost_gemm(c, "shared_gate_up", count, T, 2.0 * Is, h, c->wb, c->ab, c->peak_gemm);
+        cost_op_desc sg = cost_gemm(c, "shared_gate_up", count, T, 2.0 * Is, h, c->wb_part[MODEL_PART_SHARED],
+                                     c->ab_part[MODEL_PART_SHARED], c->peak_part[MODEL_PART_SHARED]);
         cost_op(x, &sg, 0);
         cost_op_desc sa = act;
         sa.name = "shared_act";
         sa.bytes = T * Is * 3.0 * COST_ACT_BYTES;
         sa.m = T;
         cost_op(x, &sa, 0);
-        cost_op_desc sd = cost_gemm(c, "shared_down", count, T, h, Is, c->wb, c->ab, c->peak_gemm);
+        cost_op_desc sd = cost_gemm(c, "shared_down", count, T, h, Is, c->wb_part[MODEL_PART_SHARED],
+                                     c->ab_part[MODEL_PART_SHARED], c->peak_part[MODEL_PART_SHARED]);
         cost_op(x, &sd, 0);
     }
 }

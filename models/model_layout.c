@@ -22,7 +22,9 @@ int model_layout_from_pool(const sim_scenario *sc, const sim_pool_cfg *pool, mod
     int rc, i;
     const sim_parallel_cfg *p = &pool->parallel;
     memset(&l, 0, sizeof l);
-    if ((rc = model_dtype_from_name(sc->dtype[0] ? sc->dtype : "bf16", &l.dtype, err)))
+    if (!sc->dtype[0] || !strcasecmp(sc->dtype, "auto"))
+        l.dtype_checkpoint = 1;
+    else if ((rc = model_dtype_from_name(sc->dtype, &l.dtype, err)))
         return sim_err_wrap(err, rc, "dtype");
     if ((rc = model_dtype_from_name(sc->kv_dtype[0] ? sc->kv_dtype : "bf16", &l.kv_dtype, err)))
         return sim_err_wrap(err, rc, "kv_dtype");

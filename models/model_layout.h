@@ -61,9 +61,12 @@ typedef struct {
     model_moe_gemm moe_gemm;
     double expert_skew;      /* Zipf exponent of the token load over experts (0 = uniform) */
     int32_t moe_tp;          /* expert TP (0 = tp·dp/ep); tp·dp/(moe_tp·ep) expert-group replicas */
+    int32_t dtype_checkpoint; /* 1: each part's weights in the checkpoint's format (model_spec
+                               * wdtype_*; scenario dtype "auto"), dtype then names the main one */
 } model_layout;
 
-/* Fills *out from the scenario (dtype, kv_dtype, hardware.gpus_per_node)
+/* Fills *out from the scenario (dtype — "auto" or empty: the checkpoint's
+ * formats —, kv_dtype, hardware.gpus_per_node)
  * and one of its pools (parallel.*, scheduler.overhead_us and
  * overhead_per_seq_us). Checks names and ranges; whether the layout fits
  * the model is model_cost_create's job. */

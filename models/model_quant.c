@@ -100,6 +100,13 @@ int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_
     return 0;
 }
 
+void model_part_dtypes(const model_spec *m, int from_checkpoint, model_dtype d, model_dtype out[MODEL_PART_COUNT])
+{
+    const int32_t ck[MODEL_PART_COUNT] = {m->wdtype_attn, m->wdtype_dense, m->wdtype_expert, m->wdtype_shared};
+    for (int p = 0; p < MODEL_PART_COUNT; p++)
+        out[p] = from_checkpoint && ck[p] >= 0 && ck[p] < MODEL_DTYPE_COUNT ? (model_dtype)ck[p] : d;
+}
+
 int model_dtype_quantises_acts(model_dtype d)
 {
     return d != MODEL_DTYPE_BF16 && d != MODEL_DTYPE_INT4 && d != MODEL_DTYPE_MXFP4;

@@ -73,6 +73,14 @@ int model_dtype_for_precision(const char *precision, model_dtype ckpt, model_dty
  * names the model in the message. */
 int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_err *err);
 
+/* The formats the parts of a model's weights run in. */
+typedef enum { MODEL_PART_ATTN = 0, MODEL_PART_DENSE = 1, MODEL_PART_EXPERT = 2, MODEL_PART_SHARED = 3 } model_part;
+#define MODEL_PART_COUNT 4
+
+/* Per part: the checkpoint's format (m->wdtype_*) when from_checkpoint,
+ * else d for every part. */
+void model_part_dtypes(const model_spec *m, int from_checkpoint, model_dtype d, model_dtype out[MODEL_PART_COUNT]);
+
 /* 1 when GEMMs in d take quantised activations (all but bf16 and the
  * weight-only formats; see model_dtype_act_bytes for mxfp4 on Blackwell). */
 int model_dtype_quantises_acts(model_dtype d);

@@ -7,6 +7,7 @@
 #include "model_zoo.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,13 +104,63 @@ static int find_base(const char *org, const char *base)
     return -1;
 }
 
-/* Applies a quantised variant's weight format to the parts the base keeps
- * in bf16. */
+/* model_type of zoo entry i (top level or text_config) into out. */
+static void zoo_model_type(int i, char *out, size_t size)
+{
+    char *text = NULL;
+    size_t len = 0;
+    out[0] = 0;
+    if (model_zoo_read(i, 0, &text, &len, NULL)) return;
+    json_t *root = json_loads(text, 0, NULL);
+    free(text);
+    if (!root) return;
+    const char *t = json_string_value(json_object_get(root, "model_type"));
+    json_t *tc = json_object_get(root, "text_config");
+    if (json_is_object(tc) && json_string_value(json_object_get(tc, "model_type")))
+        t = json_string_value(json_object_get(tc, "model_type"));
+    snprintf(out, size, "%s", t ? t : "");
+    json_decref(root);
+}
+
+/* A shipped checkpoint with a ModelOpt quantisation file that is the same
+ * kind of variant (name suffix, org when given) of the same architecture
+ * (model_type) as base entry b; -1 when none. */
+static int find_quant_sibling(const char *org, const char *suffix, int b)
+{
+    char want[64], type[64];
+    zoo_model_type(b, want, sizeof want);
+    if (!want[0]) return -1;
+    for (int i = 0; i < model_zoo_count(); i++) {
+        const char *stem = model_zoo_stem(i);
+        if (i == b || !model_zoo_has_quant(i) || !ends_with_ci(stem, suffix)) continue;
+        if (org && *org && strncasecmp(stem, org, strlen(org))) continue;
+        zoo_model_type(i, type, sizeof type);
+        if (!strcmp(type, want)) return i;
+    }
+    return -1;
+}
+
+/* Base entry b's config with sibling s's ModelOpt quantisation file. */
+static int load_with_quant_of(int b, int s, model_spec *out, sim_err *err)
+{
+    char *text = NULL, *quant = NULL, origin[300];
+    size_t len = 0, qlen = 0;
+    int rc = model_zoo_read(b, 0, &text, &len, err);
+    if (!rc) rc = model_zoo_read(s, 1, &quant, &qlen, err);
+    snprintf(origin, sizeof origin, "<zoo>/models/hf/%s.json", model_zoo_stem(b));
+    if (!rc) rc = model_hf_parse_quant(text, quant, origin, out, err);
+    free(text);
+    free(quant);
+    return rc;
+}
+
+/* A quantised variant without a shipped sibling: the suffix's format on
+ * every quantisable part (what ModelOpt and llm-compressor do by default:
+ * every Linear but the LM head). */
 static void apply_variant_dtype(model_spec *m, model_dtype d)
 {
     int32_t *parts[] = {&m->wdtype_attn, &m->wdtype_dense, &m->wdtype_expert, &m->wdtype_shared};
-    for (int k = 0; k < 4; k++)
-        if (*parts[k] == MODEL_DTYPE_BF16) *parts[k] = (int32_t)d;
+    for (int k = 0; k < 4; k++) *parts[k] = (int32_t)d;
     if (d == MODEL_DTYPE_INT4 && m->quant_group == 0) m->quant_group = 32;
 }
 
@@ -131,27 +182,35 @@ static int resolve_variant(const char *name, model_spec *out, sim_err *err)
     if (ends_with_ci(base, ".json")) base[strlen(base) - 5] = 0;
     int q = strip_quant(base);
     int tuned = strip_tune(base);
-    if (q < 0) {
-        q = strip_quant(base); /* "-FP8-Instruct" */
-    }
+    if (q < 0) q = strip_quant(base); /* "-FP8-Instruct" */
     int i = find_base(org, base);
-    if (i < 0 && q < 0 && !tuned) return 0;
     if (i < 0) return 0;
-    if (q < 0 && !tuned && model_zoo_find(name) == i) return 0; /* not a variant */
-    int rc = resolve_zoo_entry(i, out, err);
-    if (rc) return rc;
     char id[MODEL_NAME_MAX];
     model_zoo_id(i, id, sizeof id);
+    int rc;
     if (q >= 0) {
         model_dtype d = quant_suffixes[q].dtype;
-        model_spec_note(out,
-                        "%s is not shipped: architecture from %s, weights %s (from the name's %s suffix) on every "
-                        "linear layer %s keeps in bf16 except embedding, LM head and routers",
-                        name, id, model_dtype_name(d), quant_suffixes[q].suffix, id);
-        apply_variant_dtype(out, d);
-        if ((rc = model_spec_derive(out, name, err))) return rc;
+        int sib = find_quant_sibling(org, quant_suffixes[q].suffix, i);
+        if (sib >= 0) {
+            char sid[MODEL_NAME_MAX];
+            model_zoo_id(sib, sid, sizeof sid);
+            if ((rc = load_with_quant_of(i, sib, out, err))) return rc;
+            model_spec_note(out,
+                            "%s is not shipped: architecture from %s, quantisation (which parts are %s) from the "
+                            "shipped %s of the same architecture",
+                            name, id, model_dtype_name(d), sid);
+        } else {
+            if ((rc = resolve_zoo_entry(i, out, err))) return rc;
+            apply_variant_dtype(out, d);
+            model_spec_note(out,
+                            "%s is not shipped: architecture from %s, weights %s (the name's %s suffix) on every "
+                            "linear layer but embedding, LM head and routers",
+                            name, id, model_dtype_name(d), quant_suffixes[q].suffix);
+        }
     } else {
-        model_spec_note(out, "%s is not shipped: resolved to %s (same architecture; fine-tuned weights)", name, id);
+        if ((rc = resolve_zoo_entry(i, out, err))) return rc;
+        model_spec_note(out, "%s is not shipped: resolved to %s (%s)", name, id,
+                        tuned ? "same architecture; fine-tuned weights" : "the same model under its Hugging Face name");
     }
     snprintf(out->name, sizeof out->name, "%s", name);
     return 1;

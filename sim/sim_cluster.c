@@ -7,6 +7,7 @@
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "model_layout.h"
+#include "model_spec.h"
 #include "calib/calib_db.h"
 #include "sim_af.h"
 #include "sim_engine.h"
@@ -731,8 +732,11 @@ void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out)
 
 void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len)
 {
-    size_t off = (size_t)snprintf(buf, len, "%s on %s, %s weights, %d GPU(s):", c->model.name, c->gpu.name,
-                                  c->sc.dtype, c->n_gpus);
+    /* "auto": the checkpoint's formats, named by the main one. */
+    const char *wd = strcmp(c->sc.dtype, "auto") ? c->sc.dtype
+                                                 : model_dtype_name((model_dtype)model_spec_main_dtype(&c->model));
+    size_t off = (size_t)snprintf(buf, len, "%s on %s, %s weights, %d GPU(s):", c->model.name, c->gpu.name, wd,
+                                  c->n_gpus);
     for (int32_t p = 0; p < c->sc.deployment.n_pools && off < len; p++) {
         const sim_pool_cfg *pc = &c->sc.deployment.pools[p];
         const sim_parallel_cfg *pl = &pc->parallel;

@@ -9,7 +9,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     strcpy(sc->name, "unnamed");
     sc->seed = 42;
     strcpy(sc->model, "llama-3.1-8b");
-    strcpy(sc->dtype, "bf16");
+    strcpy(sc->dtype, "auto");
     strcpy(sc->kv_dtype, "bf16");
     strcpy(sc->hardware.gpu, "h100-sxm");
     sc->hardware.gpus_per_node = 8;

@@ -266,7 +266,7 @@ typedef struct sim_scenario {
     char name[SIM_NAME_MAX];
     uint64_t seed;
     char model[SIM_PATH_MAX];  /* catalogue name or path to a HF config.json */
-    char dtype[32];            /* weights/activations dtype: bf16 (default) or fp8 */
+    char dtype[32];            /* weights/activations dtype: auto (the checkpoint's, default), bf16, fp8, ... */
     char kv_dtype[32];         /* KV cache dtype: bf16 (default) or fp8 */
     sim_hardware_cfg hardware;
     sim_workload_cfg workload;

@@ -24,6 +24,7 @@
 
 /* Name lists index the C enums of sim_scenario.h (plus enum_base). */
 static const char *const dtypes[] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
+static const char *const wdtypes[] = {"auto", "bf16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4", "int4"};
 static const char *const sp_kinds[] = {"ulysses", "ring"};
 static const char *const sched_policies[] = {"decode_first", "prefill_first"};
 static const char *const sched_admissions[] = {"optimistic", "reserve"};
@@ -69,10 +70,12 @@ static const sim_schema_field table[] = {
     FLD("name", SIM_SCHEMA_STR, SC(name), ANY, "Scenario name, stored with the results."),
     FLD("seed", SIM_SCHEMA_U64, SC(seed), GE0, "Seed of every random stream (one stream per component)."),
     FLD("model", SIM_SCHEMA_MODEL, SC(model), ANY,
-        "Catalogue model name, or a path to a Hugging Face config.json (.json/.yaml)."),
-    SEN("dtype", SC(dtype), dtypes,
-        "Weights and activations: bf16, fp8 (per-tensor), fp8_block (128-block scales), mxfp8 "
-        "(E8M0 scale per 32), nvfp4."),
+        "Catalogue model name, Hugging Face id of the shipped zoo (e.g. deepseek-ai/DeepSeek-V3), or a path "
+        "to a config.json (.json/.yaml)."),
+    SEN("dtype", SC(dtype), wdtypes,
+        "Weights and activations: auto (the checkpoint's quantisation, per part), bf16, fp8 (per-tensor), "
+        "fp8_block (128-block scales), mxfp8 (E8M0 scale per 32), nvfp4, mxfp4 (weights; W4A16 before "
+        "Blackwell), int4 (group-32 weight-only)."),
     SEN("kv_dtype", SC(kv_dtype), dtypes, "KV cache data type (same names as dtype)."),
 
     SEC("hardware", "Default GPU and node shape."),

@@ -499,7 +499,7 @@ static void launch_vllm(FILE *f, const sim_scenario *sc, const sim_pool_cfg *p, 
                "--long-prefill-token-threshold %d \\\n  --gpu-memory-utilization %.2f --block-size %d",
             (int)p->scheduler.max_seqs, (int)p->scheduler.max_batched_tokens, (int)p->scheduler.chunk_tokens,
             p->scheduler.gpu_mem_util, (int)p->scheduler.block_tokens);
-    if (strcmp(sc->dtype, "bf16") != 0) fprintf(f, " --quantization fp8");
+    if (strcmp(sc->dtype, "bf16") != 0 && strcmp(sc->dtype, "auto") != 0) fprintf(f, " --quantization fp8");
     if (strcmp(sc->kv_dtype, "bf16") != 0) fprintf(f, " --kv-cache-dtype fp8");
     if (sc->cache.enabled) fprintf(f, " --enable-prefix-caching");
     if (pd)
@@ -521,7 +521,7 @@ static void launch_sglang(FILE *f, const sim_scenario *sc, const sim_pool_cfg *p
                "  --mem-fraction-static %.2f --page-size %d",
             (int)p->scheduler.max_seqs, (int)p->scheduler.max_batched_tokens, (int)p->scheduler.chunk_tokens,
             p->scheduler.gpu_mem_util, (int)p->scheduler.block_tokens);
-    if (strcmp(sc->dtype, "bf16") != 0) fprintf(f, " --quantization fp8");
+    if (strcmp(sc->dtype, "bf16") != 0 && strcmp(sc->dtype, "auto") != 0) fprintf(f, " --quantization fp8");
     if (strcmp(sc->kv_dtype, "bf16") != 0) fprintf(f, " --kv-cache-dtype fp8_e4m3");
     if (!sc->cache.enabled) fprintf(f, " --disable-radix-cache");
     if (mode) fprintf(f, " \\\n  --disaggregation-mode %s --disaggregation-transfer-backend mooncake", mode);

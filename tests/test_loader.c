@@ -169,7 +169,7 @@ static void test_value_errors(void)
     m = load_fail("workload: {arrival: {process: bursty}}\n", NULL, 0);
     CHECK_CONTAINS(m, "workload.arrival.process: expected one of poisson|gamma|constant|closed_loop|schedule, got 'bursty'");
     m = load_fail("dtype: int8\n", NULL, 0);
-    CHECK_CONTAINS(m, "t.yaml:1:8: dtype: expected one of bf16|fp8|fp8_block|mxfp8|nvfp4, got 'int8'");
+    CHECK_CONTAINS(m, "t.yaml:1:8: dtype: expected one of auto|bf16|fp8|fp8_block|mxfp8|nvfp4|mxfp4|int4, got 'int8'");
     m = load_fail("deployment: {pools: [{scheduler: {gpu_mem_util: 1.5}}]}\n", NULL, 0);
     CHECK_CONTAINS(m, "deployment.pools.0.scheduler.gpu_mem_util: expected a number in (0, 1], got 1.5");
     load_fail("deployment: {pools: [{scheduler: {gpu_mem_util: 0}}]}\n", NULL, 0);

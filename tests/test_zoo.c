@@ -2,6 +2,9 @@
  * resolver (names, ids, variants, paths, suggestions), checkpoint
  * quantisation and `servesim model show`. */
 #include "model_catalog.h"
+#include "model_cost.h"
+#include "model_layout.h"
+#include "../sim/sim_scenario.h"
 #include "model_hf.h"
 #include "model_quant.h"
 #include "model_resolve.h"
@@ -150,6 +153,165 @@ static void test_unknown_and_paths(void)
     CHECK(model_catalog_model(dir, &m, &e) == SIM_EINVAL);
 }
 
+
+static model_spec load(const char *name)
+{
+    model_spec m;
+    sim_err e = {""};
+    memset(&m, 0, sizeof m);
+    int rc = model_catalog_model(name, &m, &e);
+    CHECK_MSG(rc == 0, "%s: %s", name, e.msg);
+    return m;
+}
+
+/* Checkpoint quantisation: formats per part and the weight bytes they give. */
+static void test_checkpoint_quant(void)
+{
+    static const struct {
+        const char *id;
+        int attn, expert_or_dense;
+        double gb_lo, gb_hi; /* weight bytes as loaded */
+    } q[] = {
+        /* fp8 with weight_block_size: block-128 scales (fp32 per 128 values). */
+        {"deepseek-ai/DeepSeek-V3", MODEL_DTYPE_FP8_BLOCK, MODEL_DTYPE_FP8_BLOCK, 685, 700},
+        /* mxfp4 experts, modules_to_not_convert keeps attention and router in bf16 (65 GB checkpoint). */
+        {"openai/gpt-oss-120b", MODEL_DTYPE_BF16, MODEL_DTYPE_MXFP4, 63, 67},
+        /* compressed-tensors int4 group 32 on the routed experts; ignore keeps attention, shared and dense MLP. */
+        {"moonshotai/Kimi-K2.5", MODEL_DTYPE_BF16, MODEL_DTYPE_INT4, 585, 600},
+        /* ModelOpt NVFP4 (hf_quant.json): attention projections excluded in every layer. */
+        {"nvidia/DeepSeek-V3.1-NVFP4", MODEL_DTYPE_BF16, MODEL_DTYPE_NVFP4, 390, 405},
+        /* ModelOpt FP8 per-tensor. */
+        {"nvidia/Llama-3.1-70B-Instruct-FP8", MODEL_DTYPE_FP8, MODEL_DTYPE_FP8, 70, 75},
+        {"Qwen/Qwen3-235B-A22B-FP8", MODEL_DTYPE_FP8_BLOCK, MODEL_DTYPE_FP8_BLOCK, 238, 248},
+        {"Qwen/Qwen3-32B", MODEL_DTYPE_BF16, MODEL_DTYPE_BF16, 64, 67},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        model_spec m = load(q[i].id);
+        CHECK_MSG(m.wdtype_attn == q[i].attn, "%s attention %s", q[i].id, model_dtype_name((model_dtype)m.wdtype_attn));
+        CHECK_MSG(model_spec_main_dtype(&m) == q[i].expert_or_dense, "%s main %s", q[i].id,
+                  model_dtype_name((model_dtype)model_spec_main_dtype(&m)));
+        double gb = model_spec_weight_bytes(&m, -1, NULL) / 1e9;
+        CHECK_MSG(gb >= q[i].gb_lo && gb <= q[i].gb_hi, "%s weights %.1f GB", q[i].id, gb);
+    }
+    model_spec k = load("moonshotai/Kimi-K2.5");
+    CHECK(k.wdtype_shared == MODEL_DTYPE_BF16 && k.wdtype_dense == MODEL_DTYPE_BF16 && k.quant_group == 32);
+    /* DeepSeek-V3 in bf16 (a scenario's dtype overriding) is 1.34 TB. */
+    model_spec ds = load("deepseek-ai/DeepSeek-V3");
+    double by[MODEL_DTYPE_COUNT];
+    CHECK_NEAR(model_spec_weight_bytes(&ds, MODEL_DTYPE_BF16, by) / 1e9, 1342, 5);
+    model_spec_weight_bytes(&ds, -1, by);
+    CHECK(by[MODEL_DTYPE_BF16] > 3e9 && by[MODEL_DTYPE_BF16] < 5e9); /* embedding, LM head, norms, routers */
+
+    /* The cost model takes the checkpoint's formats when the layout says so:
+     * DeepSeek-V3 fits 8 x H200 in its FP8 checkpoint, not in bf16. */
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    CHECK(!strcmp(sc.dtype, "auto"));
+    model_layout l;
+    sim_err e = {""};
+    sc.deployment.pools[0].parallel.tp = 8;
+    CHECK(model_layout_from_pool(&sc, &sc.deployment.pools[0], &l, &e) == 0 && l.dtype_checkpoint == 1);
+    model_gpu h200;
+    CHECK(model_catalog_gpu("h200-sxm", &h200, &e) == 0);
+    model_cost *c = NULL;
+    CHECK_MSG(model_cost_create(&ds, &h200, &l, &c, &e) == 0, "%s", e.msg);
+    if (c) {
+        int64_t tokens = 0;
+        CHECK_MSG(model_cost_kv_capacity_tokens(c, 0.9, 0, &tokens, &e) == 0 && tokens > 100000, "%s", e.msg);
+        /* Per GPU: 1/8 of the sharded weights plus the replicated MLA down-projections. */
+        CHECK_NEAR(model_cost_weight_bytes_per_gpu(c) * 8 / 1e9, 700, 10);
+        CHECK(model_cost_layout(c)->dtype == MODEL_DTYPE_FP8_BLOCK);
+        model_cost_destroy(c);
+    }
+    snprintf(sc.dtype, sizeof sc.dtype, "bf16");
+    CHECK(model_layout_from_pool(&sc, &sc.deployment.pools[0], &l, &e) == 0 && l.dtype_checkpoint == 0);
+    c = NULL;
+    if (model_cost_create(&ds, &h200, &l, &c, &e) == 0) {
+        int64_t tokens = 0;
+        CHECK(model_cost_kv_capacity_tokens(c, 0.9, 0, &tokens, &e) == SIM_ERANGE);
+        CHECK_CONTAINS(e.msg, "weights need");
+        model_cost_destroy(c);
+    }
+    /* NVFP4 checkpoint on a GPU without FP4 tensor cores: refused with the reason. */
+    model_spec nv = load("nvidia/DeepSeek-V3.1-NVFP4");
+    model_gpu h100;
+    CHECK(model_catalog_gpu("h100-sxm", &h100, &e) == 0);
+    l.dtype_checkpoint = 1;
+    c = NULL;
+    CHECK(model_cost_create(&nv, &h100, &l, &c, &e) == SIM_ENOTSUP);
+    CHECK_CONTAINS(e.msg, "no FP4 tensor cores");
+    model_cost_destroy(c);
+
+    /* The measured tables' precision names map to the checkpoint's formats. */
+    model_dtype d;
+    CHECK(model_dtype_for_precision("fp4", MODEL_DTYPE_MXFP4, &d, &e) == 0 && d == MODEL_DTYPE_MXFP4);
+    CHECK(model_dtype_for_precision("fp4", MODEL_DTYPE_FP8_BLOCK, &d, &e) == 0 && d == MODEL_DTYPE_NVFP4);
+    CHECK(model_dtype_for_precision("fp8", MODEL_DTYPE_FP8_BLOCK, &d, &e) == 0 && d == MODEL_DTYPE_FP8_BLOCK);
+    CHECK(model_dtype_for_precision("fp8", MODEL_DTYPE_BF16, &d, &e) == 0 && d == MODEL_DTYPE_FP8);
+    CHECK(model_dtype_for_precision("", MODEL_DTYPE_INT4, &d, &e) == 0 && d == MODEL_DTYPE_INT4);
+    CHECK(model_dtype_for_precision("bf16", MODEL_DTYPE_NVFP4, &d, &e) == 0 && d == MODEL_DTYPE_BF16);
+    CHECK(model_dtype_for_precision("fp3", MODEL_DTYPE_BF16, &d, &e) == SIM_EINVAL);
+    /* Weight-only formats: bf16 activations before Blackwell, mxfp4 native on it. */
+    model_gpu b200;
+    CHECK(model_catalog_gpu("b200", &b200, &e) == 0);
+    CHECK(model_dtype_act_bytes(&h100, MODEL_DTYPE_MXFP4) == 2.0 && model_dtype_peak(&h100, MODEL_DTYPE_MXFP4) ==
+                                                                         h100.flops_bf16);
+    CHECK(model_dtype_act_bytes(&b200, MODEL_DTYPE_MXFP4) < 1.1 && model_dtype_peak(&b200, MODEL_DTYPE_MXFP4) ==
+                                                                       b200.flops_fp8);
+    CHECK(model_dtype_act_bytes(&b200, MODEL_DTYPE_INT4) == 2.0);
+    CHECK_NEAR(model_dtype_bytes(MODEL_DTYPE_MXFP4), 0.53125, 1e-12);
+    CHECK_NEAR(model_dtype_bytes(MODEL_DTYPE_INT4), 0.5625, 1e-12);
+}
+
+/* quantization_config forms, from inline configs. */
+static void test_quant_configs(void)
+{
+    static const char *base = "{\"num_hidden_layers\": 4, \"hidden_size\": 256, \"num_attention_heads\": 4, "
+                              "\"num_key_value_heads\": 2, \"intermediate_size\": 512, \"vocab_size\": 1000, "
+                              "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, ";
+    char buf[2048];
+    model_spec m;
+    sim_err e = {""};
+    snprintf(buf, sizeof buf, "%s\"quantization_config\": {\"quant_method\": \"fp8\"}}", base);
+    CHECK(model_hf_parse(buf, "a.json", &m, &e) == 0 && m.wdtype_attn == MODEL_DTYPE_FP8 &&
+          m.wdtype_expert == MODEL_DTYPE_FP8);
+    /* A regex ignore list keeps the attention in bf16. */
+    snprintf(buf, sizeof buf,
+             "%s\"quantization_config\": {\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"g\": "
+             "{\"weights\": {\"num_bits\": 4, \"type\": \"int\", \"group_size\": 128}}}, \"ignore\": "
+             "[\"lm_head\", \"re:.*self_attn.*\"]}}",
+             base);
+    CHECK(model_hf_parse(buf, "b.json", &m, &e) == 0 && m.wdtype_attn == MODEL_DTYPE_BF16 &&
+          m.wdtype_expert == MODEL_DTYPE_INT4 && m.quant_group == 128);
+    CHECK_CONTAINS(m.notes, "group size 128");
+    /* Per-layer exclusions in fewer than half the layers are noted, not applied. */
+    snprintf(buf, sizeof buf,
+             "%s\"quantization_config\": {\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\", "
+             "\"exclude_modules\": [\"model.layers.0.self_attn*\"]}}",
+             base);
+    CHECK(model_hf_parse(buf, "c.json", &m, &e) == 0 && m.wdtype_attn == MODEL_DTYPE_NVFP4);
+    CHECK_CONTAINS(m.notes, "attention left unquantised in 1 of 4 layers");
+    /* An hf_quant.json wins over the config. */
+    snprintf(buf, sizeof buf, "%s\"quantization_config\": {\"quant_method\": \"fp8\"}}", base);
+    CHECK(model_hf_parse_quant(buf, "{\"quantization\": {\"quant_algo\": \"MXFP8\", \"exclude_modules\": "
+                                    "[\"lm_head\"]}}",
+                               "d.json", &m, &e) == 0 &&
+          m.wdtype_expert == MODEL_DTYPE_MXFP8);
+    /* Methods servesim does not model are noted, weights stay bf16. */
+    snprintf(buf, sizeof buf, "%s\"quantization_config\": {\"quant_method\": \"bitsandbytes\"}}", base);
+    CHECK(model_hf_parse(buf, "e.json", &m, &e) == 0 && m.wdtype_expert == MODEL_DTYPE_BF16);
+    CHECK_CONTAINS(m.notes, "'bitsandbytes' not modelled");
+    /* Malformed ones name the key. */
+    snprintf(buf, sizeof buf, "%s\"quantization_config\": [1]}", base);
+    CHECK(model_hf_parse(buf, "f.json", &m, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "f.json: key 'quantization_config' must be a mapping");
+    snprintf(buf, sizeof buf, "%s\"quantization_config\": {\"quant_method\": \"fp8\", \"ignored_layers\": 3}}", base);
+    CHECK(model_hf_parse(buf, "g.json", &m, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "'ignored_layers' must be a list");
+    CHECK(model_hf_parse_quant(buf, "{\"quantization\": {}}", "h.json", &m, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "quant_algo' missing");
+}
+
 int main(int argc, char **argv)
 {
     servesim_bin = argc > 1 ? argv[1] : "servesim";
@@ -157,5 +319,7 @@ int main(int argc, char **argv)
     test_every_config_loads();
     test_measured_ids();
     test_unknown_and_paths();
+    test_checkpoint_quant();
+    test_quant_configs();
     return test_finish("test_zoo");
 }
