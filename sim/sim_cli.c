@@ -176,10 +176,11 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
 
 /* A deployment that cannot be built, placed at its key in the file (or the
  * --set that gave it) when the message names one. */
-static void print_build_error(const char *path, const char *const *sets, int n_sets, sim_err *err)
+static void print_build_error(const char *what, const char *path, const char *const *sets, int n_sets,
+                              sim_err *err)
 {
-    if (sim_loader_locate_error(path, sets, n_sets, err)) fprintf(stderr, "servesim: %s\n", err->msg);
-    else fprintf(stderr, "servesim: %s: %s\n", path, err->msg);
+    if (sim_loader_locate_error(path, sets, n_sets, err)) fprintf(stderr, "servesim: %s%s\n", what, err->msg);
+    else fprintf(stderr, "servesim: %s%s: %s\n", what, path, err->msg);
 }
 
 /* The scenario file as read, stored with the run (NULL when it cannot be
@@ -245,13 +246,14 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
     if (a->db) snprintf(sc->output.db, sizeof sc->output.db, "%s", a->db);
     if (a->no_db) sc->output.db[0] = '\0';
     if ((rc = sim_cluster_create(sc, &cl, &err)) < 0) {
-        print_build_error(a->path, sets, n_sets, &err);
+        print_build_error("", a->path, sets, n_sets, &err);
         exit_code = rc == SIM_ENOTSUP ? 1 : EXIT_USAGE;
         goto fail;
     }
     /* Open the DB before running so a bad path fails fast, not after the run. */
-    if (sc->output.db[0] && !*st && sim_store_open(sc->output.db, st, &err) < 0) {
+    if (sc->output.db[0] && !*st && (rc = sim_store_open(sc->output.db, st, &err)) < 0) {
         fprintf(stderr, "servesim: %s\n", err.msg);
+        exit_code = rc == SIM_ENOMEM ? 1 : EXIT_USAGE; /* a bad --db / output.db path or file */
         goto fail;
     }
     progress_state ps = {sim_wall_s(), 0, 0};
@@ -330,14 +332,94 @@ static int split_assign(const char *keys, const char *vals, char out[SWEEP_MAX_K
     return (k || v) ? -1 : n;
 }
 
+/* The sweep's values, trimmed, in order (pointers into vals, which is
+ * modified); returns how many, or -1 past max. */
+static int sweep_values(char *vals, char **out, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+        while (*v == ' ') v++;
+        char *e = v + strlen(v);
+        while (e > v && e[-1] == ' ') *--e = '\0';
+        if (!*v) continue;
+        if (n == max) return -1;
+        out[n++] = v;
+    }
+    return n;
+}
+
+/* The overrides of one sweep run: the command line's, then "k1=v1" ...
+ * ("k1+k2" with values "v1+v2" sets several keys per run, xPyD), then the
+ * sweep cleared. Returns the count, or -1 (message printed) when the value
+ * does not give one value per key. */
+static int sweep_sets(const run_args *a, const char *key, const char *v, const char **sets,
+                      char kv[SWEEP_MAX_KEYS][1400], char *clear)
+{
+    int ns = a->n_sets;
+    memcpy(sets, a->sets, (size_t)ns * sizeof *sets);
+    int nk = split_assign(key, v, kv);
+    if (nk < 0) {
+        fprintf(stderr, "servesim: sweep value '%s' does not give one value per key of '%s' "
+                        "(join keys and values with '+')\n", v, key);
+        return -1;
+    }
+    for (int q = 0; q < nk; q++) sets[ns++] = kv[q];
+    sets[ns++] = clear;
+    return ns;
+}
+
+/* Loads the scenario and builds the deployment for every sweep value
+ * before the first run, so a bad value fails the sweep before anything is
+ * simulated or stored. 0, or EXIT_USAGE / 1 with the message printed. */
+static int sweep_check(const run_args *a, const char *key, char **values, int n)
+{
+    sim_scenario *sc = malloc(sizeof *sc);
+    if (!sc) return 1;
+    int worst = 0;
+    for (int i = 0; i < n && !worst; i++) {
+        const char *sets[MAX_SETS + SWEEP_MAX_KEYS + 1];
+        char kv[SWEEP_MAX_KEYS][1400], clear[] = "sweep.key=";
+        int ns = sweep_sets(a, key, values[i], sets, kv, clear);
+        sim_err err = {{0}};
+        sim_cluster *cl = NULL;
+        int rc;
+        if (ns < 0) {
+            worst = EXIT_USAGE;
+        } else if ((rc = sim_loader_load_file(a->path, sets, ns, sc, &err)) < 0) {
+            fprintf(stderr, "servesim: sweep value %s=%s: %s\n", key, values[i], err.msg);
+            worst = EXIT_USAGE;
+        } else if ((rc = sim_cluster_create(sc, &cl, &err)) < 0) {
+            char what[1500];
+            snprintf(what, sizeof what, "sweep value %.200s=%.1200s: ", key, values[i]);
+            print_build_error(what, a->path, sets, ns, &err);
+            worst = rc == SIM_ENOTSUP || rc == SIM_ENOMEM ? 1 : EXIT_USAGE;
+        }
+        sim_cluster_destroy(cl);
+    }
+    free(sc);
+    if (worst) fprintf(stderr, "servesim: sweep not started: every value is checked before the first run\n");
+    return worst;
+}
+
 /* Runs the scenario once per sweep value and prints one comparison table
  * (or a JSON array). Every run lands in the results DB with its value. */
 static int run_sweep(const run_args *a, const char *key, const char *values)
 {
-    char *vals = strdup(values);
+    char *vals = strdup(values), *vlist[1024];
     sim_store *st = NULL;
     int worst = 0, n = 0;
     if (!vals) return 1;
+    int nv = sweep_values(vals, vlist, (int)(sizeof vlist / sizeof vlist[0]));
+    if (nv <= 0) {
+        fprintf(stderr, "servesim: --sweep %s: %s\n", key, nv < 0 ? "too many values (at most 1024)" : "no values");
+        free(vals);
+        return EXIT_USAGE;
+    }
+    if ((worst = sweep_check(a, key, vlist, nv)) != 0) {
+        free(vals);
+        return worst;
+    }
     if (a->json) printf("[\n");
     else {
         printf("sweep over %s (%s)\n\n", key, a->path);
@@ -345,26 +427,15 @@ static int run_sweep(const run_args *a, const char *key, const char *values)
                "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s/GPU", "util", "preempt",
                "hit", "loadCV");
     }
-    char *save = NULL;
-    for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-        while (*v == ' ') v++;
-        char *e = v + strlen(v);
-        while (e > v && e[-1] == ' ') *--e = '\0';
-        if (!*v) continue;
-        /* "k1+k2" with values "v1+v2" sets several keys per run (xPyD). */
+    for (int vi = 0; vi < nv; vi++) {
+        const char *v = vlist[vi];
         const char *sets[MAX_SETS + SWEEP_MAX_KEYS + 1];
         char kv[SWEEP_MAX_KEYS][1400], clear[] = "sweep.key=";
-        int ns = a->n_sets;
-        memcpy(sets, a->sets, (size_t)ns * sizeof *sets);
-        int nk = split_assign(key, v, kv);
-        if (nk < 0) {
-            fprintf(stderr, "servesim: sweep value '%s' does not give one value per key of '%s' "
-                            "(join keys and values with '+')\n", v, key);
+        int ns = sweep_sets(a, key, v, sets, kv, clear);
+        if (ns < 0) {
             worst = EXIT_USAGE;
             break;
         }
-        for (int q = 0; q < nk; q++) sets[ns++] = kv[q];
-        sets[ns++] = clear;
         sim_summary sum;
         memset(&sum, 0, sizeof sum);
         int rc = run_one(a, sets, ns, 0, &st, &sum, NULL, 0);
@@ -487,7 +558,7 @@ static int cmd_validate(int argc, char **argv)
         goto out;
     }
     if ((rc = sim_cluster_create(sc, &cl, &err)) < 0) {
-        print_build_error(a.path, a.sets, a.n_sets, &err);
+        print_build_error("", a.path, a.sets, a.n_sets, &err);
         if (rc == SIM_ENOTSUP) exit_code = 1;
         goto out;
     }
@@ -524,6 +595,10 @@ int sim_cli_main(int argc, char **argv)
             fputs(usage_schema, stdout);
             return 0;
         }
+        if (argc > 2) {
+            fprintf(stderr, "servesim schema: unexpected argument '%s'\n%s", argv[2], usage_schema);
+            return EXIT_USAGE;
+        }
         sim_loader_write_reference(stdout);
         return 0;
     }
@@ -531,6 +606,10 @@ int sim_cli_main(int argc, char **argv)
         if (argc > 2 && is_help(argv[2])) {
             puts("usage: servesim version\n\nPrints the servesim version.");
             return 0;
+        }
+        if (argc > 2) {
+            fprintf(stderr, "servesim version: unexpected argument '%s'\nusage: servesim version\n", argv[2]);
+            return EXIT_USAGE;
         }
         printf("servesim %s\n", SERVESIM_VERSION);
         return 0;

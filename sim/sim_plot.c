@@ -4,6 +4,8 @@
  * `title columnheader(1)`), then runs gnuplot on the template with the
  * file names and sizes passed as -e variables (argv, no shell). */
 #include "sim_plot.h"
+#include "sim_file.h"
+#include "sim_store.h"
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -527,7 +529,11 @@ int sim_plot_make(const sim_plot_opts *o, sim_err *err)
     if (find_templates(o, kind, tdir, sizeof tdir) < 0)
         return sim_err_set(err, SIM_EIO, "plot: template %s.gp not found (set SERVESIM_PLOTS to servesim's plots/ folder)",
                            kind);
-    if (access(o->db, R_OK) != 0) return sim_err_set(err, SIM_EIO, "plot: %s: %s", o->db, strerror(errno));
+    if (o->note && o->note_size) o->note[0] = '\0';
+    FILE *probe = NULL;
+    int prc = sim_file_open_regular(o->db, "results database", &probe, err);
+    if (prc < 0) return sim_err_wrap(err, prc == SIM_EIO ? SIM_EINVAL : prc, "plot");
+    fclose(probe);
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(o->db, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         int rc = sim_err_set(err, SIM_EIO, "plot: %s: %s", o->db, db ? sqlite3_errmsg(db) : "cannot open");
@@ -535,6 +541,22 @@ int sim_plot_make(const sim_plot_opts *o, sim_err *err)
         return rc;
     }
     sqlite3_busy_timeout(db, 10000);
+    int64_t ntab = 0;
+    sqlite3_stmt *qs = NULL;
+    int qrc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &qs, NULL);
+    if (qrc == SQLITE_OK && sqlite3_step(qs) == SQLITE_ROW) ntab = sqlite3_column_int64(qs, 0);
+    else qrc = SQLITE_NOTADB;
+    sqlite3_finalize(qs);
+    if (qrc != SQLITE_OK || ntab == 0 || (prc = sim_store_check_db(db, o->db, err)) < 0) {
+        if (qrc != SQLITE_OK) prc = sim_err_set(err, SIM_EINVAL, "%s: not an SQLite database (%s)", o->db, sqlite3_errmsg(db));
+        else if (ntab == 0) prc = sim_err_set(err, SIM_EINVAL, "%s: empty database: nothing to plot", o->db);
+        sim_err_wrap(err, prc, "plot");
+        sqlite3_close(db);
+        return prc;
+    }
+    /* Figures of the latest search say when it did not finish. */
+    if (o->note && o->note_size && o->n_runs == 0 && o->kind != SIM_PLOT_SWEEP && o->kind != SIM_PLOT_TIMELINE)
+        sim_store_search_note_db(db, o->db, o->note, o->note_size);
     run_row *rows = NULL;
     int n = 0, series = 0, rc;
     const char *files[] = {"data.dat", "gnuplot.err"};
@@ -606,7 +628,8 @@ static const char *usage =
     "  sweep               goodput and latency against the swept value of the latest --sweep\n"
     "  pareto              goodput per GPU against tokens/s per user of the latest search\n"
     "  timeline            per-instance utilisation and KV occupancy over time (default kind)\n"
-    "Exit status: 0 written, 1 failed (no data, gnuplot missing or failing), 2 bad usage.\n";
+    "Exit status: 0 written, 1 failed (gnuplot missing or failing, I/O), 2 bad usage or input (a DB\n"
+    "that is missing, not a file or not a results DB, or holds no runs of that kind).\n";
 
 int sim_cli_plot(int argc, char **argv)
 {
@@ -651,9 +674,14 @@ int sim_cli_plot(int argc, char **argv)
         return 2;
     }
     sim_err err = {{0}};
-    if (sim_plot_make(&o, &err) < 0) {
+    char note[1024] = "";
+    o.note = note;
+    o.note_size = sizeof note;
+    int rc = sim_plot_make(&o, &err);
+    if (note[0]) fprintf(stderr, "servesim: plot: note: %s\n", note);
+    if (rc < 0) {
         fprintf(stderr, "servesim: %s\n", err.msg);
-        return 1;
+        return rc == SIM_EINVAL ? 2 : 1;
     }
     printf("plot: %s\n", o.out);
     return 0;

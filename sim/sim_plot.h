@@ -13,7 +13,8 @@
  * are looked up in $SERVESIM_PLOTS, then plots/ beside or above the
  * executable's folder, then the source tree the build came from. Library
  * code: errors come back as SIM_E* with a message; a missing gnuplot is
- * SIM_ENOTSUP naming the package to install. */
+ * SIM_ENOTSUP naming the package to install; a DB that is missing, not a
+ * regular file or not a results DB is SIM_EINVAL (or SIM_EIO). */
 #ifndef SIM_PLOT_H
 #define SIM_PLOT_H
 
@@ -40,6 +41,8 @@ typedef struct {
     int64_t runs[SIM_PLOT_MAX_RUNS]; /* run ids (n_runs 0 = chosen per kind) */
     int32_t n_runs;
     const char *title;       /* NULL = derived */
+    char *note;              /* when not NULL: a warning about the data read (an */
+    size_t note_size;        /* interrupted search), "" when there is none */
 } sim_plot_opts;
 
 int sim_plot_make(const sim_plot_opts *o, sim_err *err);

@@ -212,6 +212,7 @@ int sim_cli_search(int argc, char **argv)
     sim_search *s = NULL;
     sim_store *st = NULL;
     char *text = NULL, dbpath[4096] = "";
+    int64_t search_id = 0;
     if (!sc) return 1;
     if (sim_loader_load_file(path, sets, n_sets, sc, &err) < 0) {
         fprintf(stderr, "servesim: %s\n", err.msg);
@@ -243,7 +244,15 @@ int sim_cli_search(int argc, char **argv)
     /* Only rank 0 writes; under MPI the rank is known after the run starts,
      * so open lazily: every rank but 0 (by the launcher's environment) skips. */
     if (dbpath[0] && env_rank == 0) {
-        if (sim_store_open(dbpath, &st, &err) < 0) {
+        int orc = sim_store_open(dbpath, &st, &err);
+        if (orc < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            rc = orc == SIM_ENOMEM ? 1 : EXIT_USAGE; /* a bad --db / output.db path or file */
+            goto out;
+        }
+        char note[1024];
+        if (sim_store_search_note(st, note, sizeof note)) fprintf(stderr, "servesim: note: %s\n", note);
+        if (sim_store_search_begin(st, path, &search_id, &err) < 0) {
             fprintf(stderr, "servesim: %s\n", err.msg);
             goto out;
         }
@@ -267,6 +276,15 @@ int sim_cli_search(int argc, char **argv)
     if (st && sim_search_store_final(s, sc->search.top_k, &err) < 0) {
         fprintf(stderr, "servesim: %s\n", err.msg);
         goto out;
+    }
+    /* Every run is stored: only now does the DB say the search is complete. */
+    if (st && search_id > 0) {
+        int erc = sim_store_search_end(st, search_id, 1, &err);
+        search_id = 0;
+        if (erc < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            goto out;
+        }
     }
     if (json) {
         sim_search_write_json(s, stdout);
@@ -305,6 +323,7 @@ int sim_cli_search(int argc, char **argv)
     }
     rc = have ? 0 : 1;
 out:
+    if (st && search_id > 0) sim_store_search_end(st, search_id, 0, NULL); /* stopped on an error */
     sim_search_destroy(s);
     sim_store_close(st);
     free(text);

@@ -15,12 +15,23 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 struct sim_store {
     sqlite3 *db;
     char path[SIM_PATH_MAX];
 };
+
+/* One row per `servesim search`: 'running' from its first stored run,
+ * 'complete' when it finished, 'failed' when it stopped on an error; a
+ * search killed mid-way stays 'running'. Added to version-1 databases
+ * that lack it (older servesim builds ignore it). */
+#define SEARCHES_SQL                                                                             \
+    "CREATE TABLE IF NOT EXISTS searches("                                                        \
+    " id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, finished_at TEXT, scenario_path TEXT,"    \
+    " status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'failed')),"                 \
+    " first_run_id INTEGER, last_run_id INTEGER);"
 
 static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -40,6 +51,7 @@ static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS metrics("
     " run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL,"
     " PRIMARY KEY (run_id, name));"
+    SEARCHES_SQL
     "CREATE INDEX IF NOT EXISTS requests_run ON requests(run_id);"
     "CREATE INDEX IF NOT EXISTS instance_series_run ON instance_series(run_id, instance, t_s);"
     "CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);";
@@ -98,38 +110,74 @@ fail:
 /* Checks an existing database: servesim's, a version we know, every table
  * present. Version 1 is the first schema, so there is nothing to migrate
  * yet; a future version 2 adds its ALTERs here, keyed on `version`. */
-static int check_schema(sim_store *s, sim_err *err)
+/* "a, b, c": the file's tables (for messages about foreign files). */
+static void table_names(sqlite3 *db, char *buf, size_t size)
 {
-    int exists = 0;
+    sqlite3_stmt *st = NULL;
+    size_t used = 0;
+    buf[0] = '\0';
+    if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", -1, &st,
+                           NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(st) == SQLITE_ROW && used + 64 < size) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        used += (size_t)snprintf(buf + used, size - used, "%s%.40s", used ? ", " : "", t ? (const char *)t : "");
+    }
+    sqlite3_finalize(st);
+}
+
+int sim_store_check_db(sqlite3 *db, const char *path, sim_err *err)
+{
+    int exists = 0, gpus = 0, points = 0, runs = 0;
     int64_t version = 0;
-    if (table_exists(s->db, "meta", &exists) != SQLITE_OK)
-        return sim_err_set(err, SIM_EIO, "%s: %s", s->path, sqlite3_errmsg(s->db));
+    char tables[512];
+    if (table_exists(db, "meta", &exists) != SQLITE_OK || table_exists(db, "gpus", &gpus) != SQLITE_OK ||
+        table_exists(db, "points", &points) != SQLITE_OK || table_exists(db, "runs", &runs) != SQLITE_OK)
+        return sim_err_set(err, SIM_EIO, "%s: %s", path, sqlite3_errmsg(db));
+    /* A perf-db also has meta and schema_version: tell it apart by its tables. */
+    if (gpus && points && !runs)
+        return sim_err_set(err, SIM_EINVAL,
+                           "%s: is a servesim perf-db (calibration data: tables gpus, points), not a results "
+                           "database; give run/search a results DB file (--db), and use the perf-db with "
+                           "perf_db: or servesim db",
+                           path);
+    table_names(db, tables, sizeof tables);
     if (!exists)
         return sim_err_set(err, SIM_EINVAL,
                            "%s: not a servesim results database (SQLite file without a 'meta' "
-                           "table)",
-                           s->path);
-    int rc = query_int(s->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1",
+                           "table; it has tables %s)",
+                           path, tables[0] ? tables : "none");
+    int rc = query_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1",
                        "schema_version", &version);
     if (rc == SQLITE_NOTFOUND)
         return sim_err_set(err, SIM_EINVAL, "%s: results database has no schema_version in 'meta'",
-                           s->path);
-    if (rc != SQLITE_OK) return sim_err_set(err, SIM_EIO, "%s: %s", s->path, sqlite3_errmsg(s->db));
+                           path);
+    if (rc != SQLITE_OK) return sim_err_set(err, SIM_EIO, "%s: %s", path, sqlite3_errmsg(db));
     if (version > SIM_STORE_SCHEMA_VERSION)
         return sim_err_set(err, SIM_ENOTSUP,
                            "%s: results database schema version %lld is newer than this servesim "
                            "supports (%d); use a newer servesim or another database file",
-                           s->path, (long long)version, SIM_STORE_SCHEMA_VERSION);
+                           path, (long long)version, SIM_STORE_SCHEMA_VERSION);
     if (version < 1)
         return sim_err_set(err, SIM_EINVAL, "%s: results database has invalid schema version %lld",
-                           s->path, (long long)version);
+                           path, (long long)version);
     for (size_t i = 0; i < sizeof required_tables / sizeof required_tables[0]; i++) {
-        if (table_exists(s->db, required_tables[i], &exists) != SQLITE_OK)
-            return sim_err_set(err, SIM_EIO, "%s: %s", s->path, sqlite3_errmsg(s->db));
+        if (table_exists(db, required_tables[i], &exists) != SQLITE_OK)
+            return sim_err_set(err, SIM_EIO, "%s: %s", path, sqlite3_errmsg(db));
         if (!exists)
-            return sim_err_set(err, SIM_EINVAL, "%s: results database is missing table '%s'",
-                               s->path, required_tables[i]);
+            return sim_err_set(err, SIM_EINVAL,
+                               "%s: not a servesim results database: missing table '%s' (it has tables %s)",
+                               path, required_tables[i], tables);
     }
+    return 0;
+}
+
+static int check_schema(sim_store *s, sim_err *err)
+{
+    int rc = sim_store_check_db(s->db, s->path, err);
+    if (rc) return rc;
+    if (sqlite3_exec(s->db, SEARCHES_SQL, NULL, NULL, NULL) != SQLITE_OK)
+        return sim_err_set(err, SIM_EIO, "%s: cannot add the searches table: %s", s->path, sqlite3_errmsg(s->db));
     return 0;
 }
 
@@ -144,10 +192,17 @@ int sim_store_open(const char *path, sim_store **out, sim_err *err)
     s = calloc(1, sizeof *s);
     if (!s) return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
     snprintf(s->path, sizeof s->path, "%s", path);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        rc = sim_err_set(err, SIM_EINVAL, "%s: is %s; expected a results database file", path,
+                         S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
+        goto fail;
+    }
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
-        rc = sim_err_set(err, SIM_EIO, "%s: cannot open results database: %s", path,
-                         s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        rc = sim_err_set(err, SIM_EIO, "%s: cannot open results database: %s%s", path,
+                         s->db ? sqlite3_errmsg(s->db) : "out of memory",
+                         stat(path, &sb) != 0 ? " (does its folder exist?)" : "");
         goto fail;
     }
     sqlite3_busy_timeout(s->db, 10000);
@@ -378,4 +433,96 @@ fail:
 fail_no_tx:
     return sim_err_set(err, SIM_EIO, "%s: %s failed, run not stored: %s", s->path, what,
                        sqlite3_errmsg(s->db));
+}
+
+/* ---- searches ------------------------------------------------------------ */
+
+static void utc_now(char *buf, size_t size)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    buf[0] = '\0';
+    if (gmtime_r(&now, &tm)) strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int sim_store_search_begin(sim_store *s, const char *scenario_path, int64_t *search_id, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char created[32];
+    utc_now(created, sizeof created);
+    int rc = sqlite3_prepare_v2(s->db,
+                                "INSERT INTO searches(created_at, scenario_path, status, first_run_id)"
+                                " VALUES (?1, ?2, 'running', (SELECT coalesce(max(id), 0) + 1 FROM runs))",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, created, -1, SQLITE_TRANSIENT);
+        bind_str(st, 2, scenario_path);
+        rc = step_insert(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK)
+        return sim_err_set(err, SIM_EIO, "%s: cannot record the search: %s", s->path, sqlite3_errmsg(s->db));
+    *search_id = sqlite3_last_insert_rowid(s->db);
+    return 0;
+}
+
+int sim_store_search_end(sim_store *s, int64_t search_id, int complete, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    char done[32];
+    utc_now(done, sizeof done);
+    int rc = sqlite3_prepare_v2(s->db,
+                                "UPDATE searches SET status = ?1, finished_at = ?2,"
+                                " last_run_id = (SELECT max(id) FROM runs) WHERE id = ?3",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, complete ? "complete" : "failed", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, done, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 3, search_id);
+        rc = step_insert(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK)
+        return sim_err_set(err, SIM_EIO, "%s: cannot mark the search %s: %s", s->path,
+                           complete ? "complete" : "failed", sqlite3_errmsg(s->db));
+    return 0;
+}
+
+int sim_store_search_latest(sqlite3 *db, int64_t *id, char *status, size_t status_size, char *created,
+                            size_t created_size)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, status, created_at FROM searches ORDER BY id DESC LIMIT 1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return 0; /* no searches table: a database from before searches were recorded */
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(st, 1), *c = sqlite3_column_text(st, 2);
+        *id = sqlite3_column_int64(st, 0);
+        snprintf(status, status_size, "%s", t ? (const char *)t : "");
+        snprintf(created, created_size, "%s", c ? (const char *)c : "");
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+int sim_store_search_note(sim_store *s, char *buf, size_t size)
+{
+    return sim_store_search_note_db(s->db, s->path, buf, size);
+}
+
+int sim_store_search_note_db(sqlite3 *db, const char *path, char *buf, size_t size)
+{
+    int64_t id = 0;
+    char status[16], created[32];
+    buf[0] = '\0';
+    if (!sim_store_search_latest(db, &id, status, sizeof status, created, sizeof created)) return 0;
+    if (strcmp(status, "complete") == 0) return 0;
+    snprintf(buf, size,
+             "%s: the latest search (#%lld, started %s) is not complete (%s): its stored runs are "
+             "partial results",
+             path, (long long)id, created,
+             strcmp(status, "failed") == 0 ? "it stopped on an error" : "it was interrupted or is still running");
+    return 1;
 }

@@ -4,7 +4,9 @@
  * clean run failure (exit 1, nothing stored), the engine's one failure
  * policy; non-regular and oversized input files are refused (exit 2);
  * messages about catalogue names and layouts carry file:line:column or the
- * --set that gave the value. Each binary run happens in a forked child with its own limits;
+ * --set that gave the value; a results
+ * DB refuses a perf-db or foreign file; a sweep is checked whole before its
+ * first run; a killed search stays marked incomplete and readers say so. Each binary run happens in a forked child with its own limits;
  * stdout and stderr are captured into files. */
 #include "test_util.h"
 
@@ -12,6 +14,7 @@
 #include "sim_err.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -265,6 +268,145 @@ static void test_messages_placed(void)
     }
 }
 
+/* ---- item: databases mixed up, interrupted searches, sweeps ---------------- */
+
+static int64_t db_int(const char *db, const char *sql)
+{
+    sqlite3 *h = NULL;
+    int64_t v = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return v;
+}
+
+static void make_db(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    unlink(path);
+    CHECK(sqlite3_open(path, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+}
+
+static void test_db_kinds(void)
+{
+    char sc[1024], perf[300], other[300];
+    path_in_src(sc, sizeof sc, "scenarios/quickstart.yaml");
+    snprintf(perf, sizeof perf, "%s/perf.db", tmpdir);
+    snprintf(other, sizeof other, "%s/other.db", tmpdir);
+    make_db(perf, "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                  "INSERT INTO meta VALUES ('schema_version', '1');"
+                  "CREATE TABLE gpus(id INTEGER PRIMARY KEY, name TEXT);"
+                  "CREATE TABLE points(id INTEGER PRIMARY KEY, gpu_id INTEGER);");
+    make_db(other, "CREATE TABLE t(x);");
+    {
+        const char *a[] = {"run", sc, "--quiet", "--db", perf, NULL};
+        expect_input_error(a, "is a servesim perf-db (calibration data: tables gpus, points), not a results database");
+    }
+    {
+        char png[300];
+        snprintf(png, sizeof png, "%s/x.png", tmpdir);
+        const char *a[] = {"plot", perf, "-o", png, NULL};
+        expect_input_error(a, "is a servesim perf-db");
+    }
+    {
+        const char *a[] = {"run", sc, "--quiet", "--db", other, NULL};
+        expect_input_error(a, "not a servesim results database (SQLite file without a 'meta' table; it has tables t)");
+    }
+    CHECK(db_int(perf, "SELECT count(*) FROM sqlite_master WHERE name = 'runs'") == 0);
+}
+
+static void test_sweep_checked_first(void)
+{
+    char sc[1024], db[300];
+    path_in_src(sc, sizeof sc, "scenarios/quickstart.yaml");
+    snprintf(db, sizeof db, "%s/sweep.db", tmpdir);
+    unlink(db);
+    const char *a[] = {"run", sc, "--quiet", "--db", db, "--sweep", "deployment.pools.0.parallel.tp=1,3", NULL};
+    run_result r = run_bin(0, a);
+    CHECK_MSG(r.status == 2, "exit %d, stderr: %s", r.status, r.err);
+    CHECK_CONTAINS(r.err, "sweep value deployment.pools.0.parallel.tp=3: --set deployment.pools.0.parallel.tp=3: "
+                          "llama-3.1-8b: 32 attention heads are not divisible by tp=3");
+    CHECK_CONTAINS(r.err, "sweep not started");
+    /* Nothing ran, so nothing was stored (the DB is not even created). */
+    CHECK(access(db, F_OK) != 0 || db_int(db, "SELECT count(*) FROM runs") == 0);
+    run_free(&r);
+}
+
+static const char *const small_search[] = {
+    "--quiet", "--set", "search.max_gpus=8", "--set", "search.modes=colocated", "--set", "search.max_seqs=256",
+    "--set", "search.max_batched_tokens=8192", "--set", "search.chunk_tokens=2048", "--set", "search.requests=100",
+    "--set", "search.top_k=1", NULL};
+
+static run_result run_search(const char *sc, const char *db, int small)
+{
+    const char *a[40] = {"search", sc, "--db", db};
+    int n = 4;
+    for (int i = 0; small && small_search[i]; i++) a[n++] = small_search[i];
+    if (!small) a[n++] = "--quiet";
+    a[n] = NULL;
+    return run_bin(0, a);
+}
+
+static void test_interrupted_search(void)
+{
+    char sc[1024], db[300], png[300];
+    path_in_src(sc, sizeof sc, "scenarios/recommend-llama70b-h100.yaml");
+    snprintf(db, sizeof db, "%s/search.db", tmpdir);
+    snprintf(png, sizeof png, "%s/p.png", tmpdir);
+    unlink(db);
+    /* A search that finishes is marked complete. */
+    run_result r = run_search(sc, db, 1);
+    CHECK_MSG(r.status == 0, "small search: exit %d, stderr: %s", r.status, r.err);
+    CHECK(!strstr(r.err, "not complete"));
+    run_free(&r);
+    CHECK(db_int(db, "SELECT count(*) FROM searches WHERE status = 'complete' AND last_run_id >= first_run_id") == 1);
+
+    /* The whole search, killed once it has started storing. */
+    const char *a[] = {"search", sc, "--db", db, "--quiet", NULL};
+    const char *argv[8] = {bin};
+    for (int i = 0; a[i]; i++) argv[i + 1] = a[i];
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int nul = open("/dev/null", O_WRONLY);
+        dup2(nul, 1);
+        dup2(nul, 2);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    CHECK(pid > 0);
+    int seen = 0;
+    for (int i = 0; i < 6000 && !seen; i++) { /* up to 60 s for the search to start */
+        usleep(10000);
+        seen = db_int(db, "SELECT count(*) FROM searches WHERE status = 'running'") == 1;
+    }
+    CHECK_MSG(seen, "the search never recorded itself as running");
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    CHECK(db_int(db, "SELECT count(*) FROM searches") == 2);
+    CHECK(db_int(db, "SELECT count(*) FROM searches WHERE status = 'complete'") == 1);
+
+    /* Readers say the latest search is incomplete. */
+    const char *pa[] = {"plot", db, "--kind", "pareto", "-o", png, NULL};
+    r = run_bin(0, pa);
+    CHECK_CONTAINS(r.err, "the latest search (#2, started ");
+    CHECK_CONTAINS(r.err, "is not complete (it was interrupted or is still running)");
+    run_free(&r);
+    r = run_search(sc, db, 1);
+    CHECK_MSG(r.status == 0, "search after a killed one: exit %d, stderr: %s", r.status, r.err);
+    CHECK_CONTAINS(r.err, "note: ");
+    CHECK_CONTAINS(r.err, "the latest search (#2, started ");
+    run_free(&r);
+    CHECK(db_int(db, "SELECT status = 'complete' FROM searches WHERE id = 3") == 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -283,6 +425,9 @@ int main(int argc, char **argv)
     test_oom_is_clean();
     test_unbounded_reads();
     test_messages_placed();
+    test_db_kinds();
+    test_sweep_checked_first();
+    test_interrupted_search();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
