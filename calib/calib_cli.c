@@ -163,6 +163,7 @@ int calib_cli_calibrate(int argc, char **argv)
     o.log = logf ? logf : (quiet ? NULL : stdout);
     if (db_path && !check_only && (rc = calib_db_open(db_path, CALIB_DB_CREATE, &db, &err))) {
         fprintf(stderr, "servesim calibrate: %s\n", err.msg);
+        code = rc == SIM_ENOMEM ? 1 : 2; /* a bad --db path or file is bad input */
         goto fail;
     }
     calib_run_stats st;

@@ -258,9 +258,11 @@ int model_cli_predict(int argc, char **argv)
     if (perf_db) snprintf(db_path, sizeof db_path, "%s", perf_db);
     else if (!db_path[0]) calib_db_default_path(g.name, db_path, sizeof db_path);
     if (no_db) db_path[0] = 0;
-    if (db_path[0] && (calib_db_open_any(db_path, &db, &e) || model_cost_set_db(c, db, NULL, &e) < 0)) {
-        fprintf(stderr, "servesim predict: perf-db %s: %s\n", db_path, e.msg);
-        rc = 1;
+    int orc = 0;
+    if (db_path[0] && ((orc = calib_db_open_any(db_path, &db, &e)) != 0 || (orc = model_cost_set_db(c, db, NULL, &e)) < 0)) {
+        if (strstr(e.msg, db_path)) fprintf(stderr, "servesim predict: %s\n", e.msg);
+        else fprintf(stderr, "servesim predict: perf-db %s: %s\n", db_path, e.msg);
+        rc = orc == SIM_ENOMEM ? 1 : 2; /* a missing, foreign or invalid perf-db is bad input */
         goto done;
     }
     if (n_decode < 0) n_decode = n_chunks ? 0 : 1;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
@@ -467,6 +468,13 @@ static int run_tree(const op_args *a, int fit)
     c.a = a;
     c.fit = fit;
     char tmp[4096] = "";
+    const char *root = fit ? a->fit : a->score;
+    struct stat rs;
+    if (stat(root, &rs) != 0 || !S_ISDIR(rs.st_mode)) {
+        fprintf(stderr, "servesim op: %s: %s; expected a folder of op tables\n", root,
+                stat(root, &rs) != 0 ? strerror(errno) : "not a directory");
+        return EXIT_USAGE;
+    }
     if (fit) {
         c.w = stdout;
         if (a->write) {

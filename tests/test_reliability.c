@@ -4,7 +4,7 @@
  * clean run failure (exit 1, nothing stored), the engine's one failure
  * policy; non-regular and oversized input files are refused (exit 2);
  * messages about catalogue names and layouts carry file:line:column or the
- * --set that gave the value; a results
+ * --set that gave the value; bad input exits 2 for every verb; a results
  * DB refuses a perf-db or foreign file; a sweep is checked whole before its
  * first run; a killed search stays marked incomplete and readers say so. Each binary run happens in a forked child with its own limits;
  * stdout and stderr are captured into files. */
@@ -268,6 +268,81 @@ static void test_messages_placed(void)
     }
 }
 
+/* ---- item: exit codes ----------------------------------------------------- */
+
+/* Bad input exits 2 for every verb (README "Exit codes"). */
+static void test_exit_codes(void)
+{
+    char d[300], none[300], sc[1024], png[300], sql[300], idb[300];
+    snprintf(d, sizeof d, "%s", tmpdir); /* a directory */
+    snprintf(png, sizeof png, "%s/x.png", tmpdir);
+    snprintf(sql, sizeof sql, "%s/out.sql", tmpdir);
+    snprintf(idb, sizeof idb, "%s/in.db", tmpdir);
+    snprintf(none, sizeof none, "%s/missing", tmpdir);
+    path_in_src(sc, sizeof sc, "scenarios/quickstart.yaml");
+    const char *const cases[][12] = {
+        {"run", none, NULL},
+        {"run", sc, "--db", d, NULL},
+        {"run", sc, "--bogus", NULL},
+        {"validate", none, NULL},
+        {"search", none, NULL},
+        {"search", sc, "--db", d, NULL},
+        {"schema", "extra", NULL},
+        {"version", "extra", NULL},
+        {"predict", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--perf-db", none, NULL},
+        {"predict", "--model", "nope", "--gpu", "h100-sxm", NULL},
+        {"fidelity", "--csv", none, NULL},
+        {"op", "--score", none, NULL},
+        {"op", "--csv", none, "--gpu", "h100-sxm", NULL},
+        {"model", "show", none, NULL},
+        {"plot", none, "-o", png, NULL},
+        {"plot", d, "-o", png, NULL},
+        {"cache-replay", none, NULL},
+        {"calibrate", "--backend", "cpu", "--grid", "tiny", "--db", d, NULL},
+        {"db", "list", none, NULL},
+        {"db", "show", d, NULL},
+        {"db", "export", none, sql, NULL},
+        {"db", "import", idb, none, NULL},
+        {"db", "lookup", none, NULL},
+        {"nosuchverb", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r = run_bin(0, cases[i]);
+        CHECK_MSG(r.status == 2, "servesim %s %s ...: exit %d (want 2), stderr: %.300s", cases[i][0],
+                  cases[i][1] ? cases[i][1] : "", r.status, r.err);
+        CHECK_MSG(r.err[0] != '\0', "servesim %s: no message", cases[i][0]);
+        run_free(&r);
+    }
+}
+
+/* The README's exit-code table has a row for every verb `servesim --help` lists. */
+static void test_exit_table_complete(void)
+{
+    char readme[1024];
+    path_in_src(readme, sizeof readme, "README.md");
+    char *text = test_slurp(readme);
+    CHECK(text != NULL);
+    const char *sec = text ? strstr(text, "### Exit codes") : NULL;
+    CHECK_MSG(sec != NULL, "README has no 'Exit codes' section");
+    const char *end = sec ? strstr(sec + 1, "\n#") : NULL;
+    const char *args[] = {"--help", NULL};
+    run_result r = run_bin(0, args);
+    CHECK(r.status == 0);
+    int verbs = 0;
+    const char *p = r.out ? strstr(r.out, "commands:\n") : NULL;
+    for (p = p ? strchr(p, '\n') : NULL; p && p[1] == ' ' && p[2] == ' '; p = strchr(p + 1, '\n')) {
+        char verb[64], want[80];
+        if (sscanf(p + 1, " %63[a-z-]", verb) != 1) continue;
+        snprintf(want, sizeof want, "| `%s", verb);
+        const char *hit = sec ? strstr(sec, want) : NULL;
+        CHECK_MSG(hit && (!end || hit < end), "README exit-code table has no row for '%s'", verb);
+        verbs++;
+    }
+    CHECK_MSG(verbs >= 12, "only %d verbs found in servesim --help", verbs);
+    run_free(&r);
+    free(text);
+}
+
 /* ---- item: databases mixed up, interrupted searches, sweeps ---------------- */
 
 static int64_t db_int(const char *db, const char *sql)
@@ -425,6 +500,8 @@ int main(int argc, char **argv)
     test_oom_is_clean();
     test_unbounded_reads();
     test_messages_placed();
+    test_exit_codes();
+    test_exit_table_complete();
     test_db_kinds();
     test_sweep_checked_first();
     test_interrupted_search();
