@@ -32,7 +32,7 @@ static void pred_usage(FILE *o)
             "ulysses ring; ep modes: auto normal low_latency; MoE GEMM: auto contiguous masked.\n"
             "Default batch: --decode 1 --context 1024. Calibrated latencies come from --perf-db FILE (a perf-db\n"
             "or .sql dump), else the scenario's hardware.perf_db, else the newest calib/data/<gpu>-*.sql;\n"
-            "--no-perf-db uses the analytic roofline alone.\n");
+            "--no-perf-db (or hardware.perf_db: none) uses the analytic roofline alone.\n");
 }
 
 static int parse_int(const char *flag, const char *v, int32_t *out)
@@ -184,7 +184,8 @@ int model_cli_predict(int argc, char **argv)
         if (!sc) return 2;
         int r = sim_loader_load_file(scenario, sets, n_sets, sc, &e);
         if (!r) r = model_layout_from_pool(sc, &sc->deployment.pools[0], &l, &e);
-        if (!r && !perf_db && sc->hardware.perf_db[0]) snprintf(db_path, sizeof db_path, "%s", sc->hardware.perf_db);
+        if (!r && !perf_db && strcmp(sc->hardware.perf_db, "none") == 0) no_db = 1;
+        else if (!r && !perf_db && sc->hardware.perf_db[0]) snprintf(db_path, sizeof db_path, "%s", sc->hardware.perf_db);
         if (!r) r = model_catalog_model(model ? model : sc->model, &m, &e);
         if (!r) {
             const char *gn = gpu ? gpu : sc->deployment.pools[0].gpu[0] ? sc->deployment.pools[0].gpu : sc->hardware.gpu;
@@ -255,7 +256,8 @@ int model_cli_predict(int argc, char **argv)
         fprintf(stderr, "servesim predict: %s\n", e.msg);
         return 2;
     }
-    if (perf_db) snprintf(db_path, sizeof db_path, "%s", perf_db);
+    if (perf_db && strcmp(perf_db, "none") == 0) no_db = 1;
+    else if (perf_db) snprintf(db_path, sizeof db_path, "%s", perf_db);
     else if (!db_path[0]) calib_db_default_path(g.name, db_path, sizeof db_path);
     if (no_db) db_path[0] = 0;
     int orc = 0;
@@ -277,6 +279,15 @@ int model_cli_predict(int argc, char **argv)
     int64_t kv_tok = 0;
     int kv_ok = model_cost_kv_capacity_tokens(c, 0.9, 2e9, &kv_tok, NULL) == 0;
     model_bound ib = iter_bound(ops, n_ops);
+    /* How much of the iteration the perf-db priced, so a comparison across
+     * GPUs can see when measured and analytic numbers meet. */
+    double db_s = 0, op_s = 0;
+    int32_t db_ops = 0;
+    for (int32_t i = 0; i < n_ops; i++) {
+        op_s += ops[i].time_s;
+        if (ops[i].source != MODEL_SRC_ROOFLINE) db_s += ops[i].time_s, db_ops++;
+    }
+    const char *prices = !db ? "analytic" : db_ops == n_ops ? "perf-db" : db_ops ? "mixed" : "analytic";
     if (json) {
         printf("{\n  \"model\": ");
         json_str(m.name);
@@ -309,7 +320,8 @@ int model_cli_predict(int argc, char **argv)
                total, r.gemm_s, r.attn_s, r.comm_s, r.other_s, r.overhead_s, model_bound_name(ib), r.source);
         printf("  \"perf_db\": ");
         json_str(db_path);
-        printf(",\n");
+        printf(", \"prices\": \"%s\", \"perf_db_ops\": %d, \"perf_db_time_fraction\": %.6g,\n", prices, db_ops,
+               op_s > 0 ? db_s / op_s : 0);
         printf("  \"memory\": {\"weights_per_gpu_bytes\": %.6g, \"kv_bytes_per_token\": %.6g, \"kv_capacity_tokens\": %lld}\n}\n",
                model_cost_weight_bytes_per_gpu(c), model_cost_kv_bytes_per_token(c), kv_ok ? (long long)kv_tok : -1LL);
     } else {
@@ -332,7 +344,11 @@ int model_cli_predict(int argc, char **argv)
         printf("\ntotal %.3f ms: gemm %.3f, attention %.3f, communication %.3f, other %.3f, overhead %.3f ms\n",
                total * 1e3, r.gemm_s * 1e3, r.attn_s * 1e3, r.comm_s * 1e3, r.other_s * 1e3, r.overhead_s * 1e3);
         printf("iteration bound: %s; source: %s\n", model_bound_name(ib), r.source);
-        printf("perf-db: %s\n", db_path[0] ? db_path : "none (analytic roofline)");
+        if (db)
+            printf("perf-db: %s; prices: %s (%d of %d ops, %.0f%% of op time, from measurements; the rest analytic)\n",
+                   db_path, prices, db_ops, n_ops, op_s > 0 ? 100 * db_s / op_s : 0);
+        else
+            printf("perf-db: none; prices: analytic (roofline for every op)\n");
         printf("memory: %.2f GB weights per GPU, %.0f KV bytes per token, ", model_cost_weight_bytes_per_gpu(c) / 1e9,
                model_cost_kv_bytes_per_token(c));
         if (kv_ok) printf("KV capacity %lld tokens (90%% HBM, 2 GB reserve)\n", (long long)kv_tok);

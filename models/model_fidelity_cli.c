@@ -206,7 +206,7 @@ static void fid_usage(FILE *o)
 {
     fprintf(o,
             "usage: servesim fidelity [--csv PATH] [--steady-state] [--set [BACKEND:]KEY=VALUE]... [--jobs N]\n"
-            "                         [--json | --explain ROW_ID]\n"
+            "                         [--no-perf-db] [--json | --explain ROW_ID]\n"
             "Replays every row of a measured-deployment CSV (the column layout of aiconfigurator's silicon\n"
             "samples; aggregated rows as colocated deployments, disaggregated rows as PD deployments with\n"
             "their prefill/decode layouts, worker counts and batch sizes) as closed-loop scenarios and\n"
@@ -222,7 +222,8 @@ static void fid_usage(FILE *o)
             "--jobs N simulates N rows at a time (default: the online CPUs, at most 8). --json prints every\n"
             "row in order (id, status ok|skipped, reason, measured_/predicted_ttft_ms/tpot_ms) and the\n"
             "groups. --explain ROW_ID breaks one row's simulated TTFT and TPOT down (frontend, queueing,\n"
-            "prefill and decode iterations by op family, KV transfer).\n");
+            "prefill and decode iterations by op family, KV transfer). --no-perf-db prices every row with the\n"
+            "analytic roofline (hardware.perf_db=none) even where calib/data/ has the row's GPU measured.\n");
 }
 
 int model_cli_fidelity(int argc, char **argv)
@@ -248,7 +249,13 @@ int model_cli_fidelity(int argc, char **argv)
             jobs = (int)v;
         } else if (!strcmp(argv[i], "--explain") && i + 1 < argc) explain = argv[++i];
         else if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        else if (!strcmp(argv[i], "--no-perf-db")) {
+            if (n_sets == FID_MAX_SETS) {
+                fprintf(stderr, "servesim fidelity: at most %d --set overrides\n", FID_MAX_SETS);
+                return 2;
+            }
+            sets[n_sets++] = "hardware.perf_db=none"; /* the analytic roofline for every row */
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fid_usage(stdout);
             return 0;
         } else {

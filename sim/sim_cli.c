@@ -51,7 +51,7 @@ static const char *usage_main =
 
 static const char *usage_run =
     "usage: servesim run SCENARIO.yaml [--set key.path=value ...] [--seed N] [--json]\n"
-    "                    [--sweep key.path=v1,v2,...] [--db FILE | --no-db] [--quiet]\n"
+    "                    [--sweep key.path=v1,v2,...] [--db FILE | --no-db] [--no-perf-db] [--quiet]\n"
     "\n"
     "Simulates the scenario and prints a summary table (or one JSON object with --json).\n"
     "  --set key.path=value  override any scenario leaf, e.g. --set workload.arrival.rate=40,\n"
@@ -63,6 +63,7 @@ static const char *usage_run =
     "  --json                print the summary as one JSON object on stdout\n"
     "  --db FILE             append the run to this SQLite results DB (overrides output.db)\n"
     "  --no-db               do not write a results DB even if the scenario names one\n"
+    "  --no-perf-db          price every op with the analytic roofline (hardware.perf_db=none)\n"
     "  --quiet               no progress bar\n"
     "  --out DIR             draw plots into DIR (gnuplot): a sweep gets sweep.png,\n"
     "                        throughput-latency.png and cdf.png, a single run cdf.png and\n"
@@ -91,7 +92,7 @@ typedef struct {
     const char *sweep;
     const char *out_dir;
     char out_db[1100];
-    int no_db, json, quiet;
+    int no_db, json, quiet, no_perf_db;
 } run_args;
 
 static int parse_run_args(int argc, char **argv, const char *usage, int allow_run_flags, run_args *a)
@@ -132,6 +133,8 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
             a->quiet = 1;
         } else if (allow_run_flags && strcmp(s, "--no-db") == 0) {
             a->no_db = 1;
+        } else if (allow_run_flags && strcmp(s, "--no-perf-db") == 0) {
+            a->no_perf_db = 1;
         } else if (allow_run_flags && strcmp(s, "--out") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "servesim: --out needs a folder\n");
@@ -170,6 +173,13 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
             return -1;
         }
         a->sets[a->n_sets++] = a->seed_set;
+    }
+    if (a->no_perf_db) {
+        if (a->n_sets == MAX_SETS) {
+            fprintf(stderr, "servesim: too many --set options (max %d)\n", MAX_SETS);
+            return -1;
+        }
+        a->sets[a->n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
     }
     return 0;
 }

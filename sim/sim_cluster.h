@@ -69,5 +69,11 @@ void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out);
 
 /* One-line description of the deployment (model, GPU, layout, KV capacity). */
 void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len);
+/* The perf-db that prices the cluster's ops (path as given or found), or
+ * NULL when every op is priced by the analytic roofline. */
+const char *sim_cluster_perf_db(const sim_cluster *c);
+/* hardware.perf_db value that forces the analytic roofline. */
+#define SIM_PERF_DB_NONE "none"
+int sim_cluster_perf_db_is_none(const char *perf_db);
 
 #endif

@@ -4,8 +4,9 @@
  * dtypes) in a calib_table_cache, shared with other clusters when the
  * caller passes one (a search does), so the event loop never touches
  * SQLite. Each pool's engine (scheduler.preset vllm/sglang/trtllm) selects
- * that engine's measured kernels where the perf-db has them. See
- * sim_cluster_impl.h. */
+ * that engine's measured kernels where the perf-db has them.
+ * hardware.perf_db "none" keeps the analytic roofline even when calib/data/
+ * has a dump for the GPU. See sim_cluster_impl.h. */
 #include "sim_cluster_impl.h"
 
 #include <string.h>
@@ -25,6 +26,7 @@ int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err)
 {
     const sim_scenario *sc = &c->sc;
     char path[SIM_PATH_MAX];
+    if (sim_cluster_perf_db_is_none(sc->hardware.perf_db)) return SIM_OK;
     if (sc->hardware.perf_db[0]) snprintf(path, sizeof path, "%s", sc->hardware.perf_db);
     else if (!calib_db_default_path(c->gpu.name, path, sizeof path)) return SIM_OK;
     int rc = SIM_OK;
@@ -50,3 +52,7 @@ int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err)
     snprintf(c->perf_db_path, sizeof c->perf_db_path, "%s", path);
     return SIM_OK;
 }
+
+int sim_cluster_perf_db_is_none(const char *perf_db) { return strcmp(perf_db, SIM_PERF_DB_NONE) == 0; }
+
+const char *sim_cluster_perf_db(const sim_cluster *c) { return c->perf_db_path[0] ? c->perf_db_path : NULL; }

@@ -160,6 +160,8 @@ static int store_string(ctx *c, const sim_schema_field *f, const sim_yaml_node *
     int is_path = f->type == SIM_SCHEMA_PATH ||
                   (f->type == SIM_SCHEMA_MODEL &&
                    (has_ext(s, ".json") || has_ext(s, ".yaml") || has_ext(s, ".yml")));
+    /* hardware.perf_db: none is a word (the analytic model), not a file. */
+    if (strcmp(f->path, "hardware.perf_db") == 0 && strcmp(s, "none") == 0) is_path = 0;
     if (f->type == SIM_SCHEMA_MODEL && !*s)
         return fail_at(c, n, path, SIM_EINVAL, "expected a model name or config path, got an empty value");
     int w;

@@ -83,7 +83,8 @@ static const sim_schema_field table[] = {
         "GPU catalogue name (e.g. h100-sxm, h200, b200); pools may override it."),
     FLD("hardware.perf_db", SIM_SCHEMA_PATH, SC(hardware.perf_db), ANY,
         "Calibrated perf-db (SQLite file or .sql dump from `servesim db export`); empty = the "
-        "matching GPU's dump under calib/data/ if there is one, else the analytic roofline."),
+        "matching GPU's dump under calib/data/ if there is one, else the analytic roofline; `none` = "
+        "the analytic roofline always (what `--no-perf-db` sets)."),
     FLD("hardware.gpus_per_node", SIM_SCHEMA_I32, SC(hardware.gpus_per_node), IN(1, 1024),
         "GPUs per node (sets which links are NVLink and which are network)."),
 

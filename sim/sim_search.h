@@ -75,6 +75,8 @@ typedef struct {
     double bound_rate;       /* analytic upper bound on the rate (req/s) */
     double bound_score;      /* the objective at bound_rate */
     char bound_by[64];       /* which pool and phase sets the bound, e.g. "decode 1x tp4" */
+    char prices[128];        /* what priced its simulations: "perf-db FILE" (measured where the perf-db
+                              * has the op, analytic otherwise) or "analytic"; "" when not simulated */
     double price;            /* USD per GPU-hour (0 = none) */
     /* set when simulated */
     double rate;             /* highest SLO-meeting rate (fixed mode: the rate) */

@@ -8,6 +8,7 @@
 #include "sim_file.h"
 #include "sim_loader.h"
 #include "sim_search_impl.h"
+#include "sim_cluster.h"
 #include "sim_plot.h"
 #include "sim_store.h"
 
@@ -25,7 +26,7 @@
 static const char *usage =
     "usage: servesim search SCENARIO.yaml [--set key.path=value ...] [--out DIR] [--db FILE | --no-db]\n"
     "                       [--threads N] [--no-prune] [--top K] [--rate R] [--format png|svg]\n"
-    "                       [--json] [--quiet]\n"
+    "                       [--no-perf-db] [--json] [--quiet]\n"
     "\n"
     "Searches deployments of the scenario's model for the one that serves its workload under\n"
     "its SLO with the most goodput per GPU (or lowest cost per token when search.prices are\n"
@@ -38,6 +39,8 @@ static const char *usage =
     "  --no-db          store nothing\n"
     "  --threads N      worker threads (default: search.threads, else one per core)\n"
     "  --no-prune       simulate every feasible candidate (brute force)\n"
+    "  --no-perf-db     price every candidate with the analytic roofline (hardware.perf_db=none),\n"
+    "                   so candidates on GPUs with and without measured data compare alike\n"
     "  --top K          runners-up to list (search.top_k)\n"
     "  --rate R         evaluate every candidate at R req/s instead of finding its max (search.rate)\n"
     "  --format F       plot format png (default) or svg\n"
@@ -142,7 +145,7 @@ int sim_cli_search(int argc, char **argv)
     const char *path = NULL, *out_dir = NULL, *db = NULL, *fmt = "png";
     const char *sets[MAX_SETS + 4];
     char extra[3][64];
-    int n_sets = 0, no_db = 0, json = 0, quiet = 0, no_prune = 0, threads = 0, rc = 1;
+    int n_sets = 0, no_db = 0, json = 0, quiet = 0, no_prune = 0, threads = 0, rc = 1, no_perf_db = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -180,6 +183,8 @@ int sim_cli_search(int argc, char **argv)
             no_db = 1;
         } else if (strcmp(a, "--no-prune") == 0) {
             no_prune = 1;
+        } else if (strcmp(a, "--no-perf-db") == 0) {
+            no_perf_db = 1;
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
         } else if (strcmp(a, "--quiet") == 0) {
@@ -198,6 +203,7 @@ int sim_cli_search(int argc, char **argv)
         fprintf(stderr, "servesim: search: missing SCENARIO.yaml\n%s", usage);
         return EXIT_USAGE;
     }
+    if (no_perf_db) sets[n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE; /* room kept: MAX_SETS + 4 */
     int env_rank = 0, use_mpi = mpi_launched(&env_rank);
 #ifndef SERVESIM_HAVE_MPI
     if (use_mpi) {

@@ -102,7 +102,7 @@ static int judge(const sim_search *s, const sim_summary *sum, char *why, size_t 
 }
 
 static int run_probe(const sim_search *s, int32_t i, double rate, int64_t requests, sim_search_probe *pr,
-                     char *errbuf, size_t el)
+                     char *prices, size_t pl, char *errbuf, size_t el)
 {
     sim_err err = {{0}};
     sim_scenario *sc = malloc(sizeof *sc);
@@ -120,6 +120,9 @@ static int run_probe(const sim_search *s, int32_t i, double rate, int64_t reques
         snprintf(errbuf, el, "%.*s", (int)el - 1, err.msg);
         goto fail;
     }
+    const char *pdb = sim_cluster_perf_db(cl), *base = pdb ? strrchr(pdb, '/') : NULL;
+    if (pdb) snprintf(prices, pl, "perf-db %s", base ? base + 1 : pdb);
+    else snprintf(prices, pl, "analytic");
     pr->sum.wall_time_s = sim_wall_s() - t0;
     pr->pass = judge(s, &pr->sum, pr->why, sizeof pr->why);
 fail:
@@ -164,7 +167,7 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
     if (s->fixed) {
         double rate = s->closed ? 0 : s->sc.search.rate;
         sim_search_probe *pr = &res->probes[res->n_probes];
-        if (run_probe(s, i, rate, res->requests, pr, errbuf, sizeof errbuf) < 0) goto error;
+        if (run_probe(s, i, rate, res->requests, pr, res->prices, sizeof res->prices, errbuf, sizeof errbuf) < 0) goto error;
         res->n_probes = 1;
         res->rate = rate;
         if (pr->pass) {
@@ -188,7 +191,7 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
     while (res->n_probes < SIM_SEARCH_MAX_PROBES) {
         double r = res->n_probes == 0 ? hi * (1 - 0.5 * tol) : 0.5 * (lo + hi);
         sim_search_probe *pr = &res->probes[res->n_probes];
-        if (run_probe(s, i, r, res->requests, pr, errbuf, sizeof errbuf) < 0) goto error;
+        if (run_probe(s, i, r, res->requests, pr, res->prices, sizeof res->prices, errbuf, sizeof errbuf) < 0) goto error;
         res->n_probes++;
         if (pr->pass) {
             lo = r;

@@ -103,14 +103,40 @@ static void reasons_summary(const sim_search *s, FILE *f, sim_cand_status st, co
     }
 }
 
+/* Which source priced the simulated candidates, per GPU type, and a
+ * warning when measured and analytic prices meet in one ranking. */
+static void prices_summary(const sim_search *s, FILE *f)
+{
+    const char *seen_gpu[16], *seen_prices[16];
+    int32_t n = 0, measured = 0, analytic = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        const char *p = s->res[i].prices;
+        if (!p[0]) continue;
+        if (strncmp(p, "perf-db", 7) == 0) measured++;
+        else analytic++;
+        int known = 0;
+        for (int32_t k = 0; k < n && !known; k++)
+            known = strcmp(seen_gpu[k], s->cands[i].gpu) == 0 && strcmp(seen_prices[k], p) == 0;
+        if (!known && n < 16) seen_gpu[n] = s->cands[i].gpu, seen_prices[n++] = p;
+    }
+    if (n == 0) return;
+    fprintf(f, "prices:");
+    for (int32_t k = 0; k < n; k++) fprintf(f, "%s %s %s", k ? ";" : "", seen_gpu[k], seen_prices[k]);
+    if (measured && analytic)
+        fprintf(f, " (measured and analytic prices are mixed in this ranking; --no-perf-db prices every candidate "
+                   "alike)");
+    fputc('\n', f);
+}
+
 static void row(const sim_search *s, FILE *f, int rank, int32_t i, int why)
 {
     const sim_search_cand *c = &s->cands[i];
     const sim_search_result *r = &s->res[i];
     char cost[16] = "-";
     if (r->cost_per_mtok > 0) snprintf(cost, sizeof cost, "%.3f", r->cost_per_mtok);
-    fprintf(f, "%3d  %-62.62s %4d %8.3f %9.1f %7.1f %8.0f %8.1f %7s", rank, c->label, (int)c->gpus, r->rate,
-            r->goodput_per_gpu, r->tok_s_user, r->ttft_ms, r->tpot_ms, cost);
+    fprintf(f, "%3d  %-62.62s %4d %8.3f %9.1f %7.1f %8.0f %8.1f %7s  %-8s", rank, c->label, (int)c->gpus, r->rate,
+            r->goodput_per_gpu, r->tok_s_user, r->ttft_ms, r->tpot_ms, cost,
+            strncmp(r->prices, "perf-db", 7) == 0 ? "perf-db" : r->prices[0] ? r->prices : "-");
     if (why) {
         char w[512];
         sim_search_why_lost(s, i, w, sizeof w);
@@ -122,8 +148,8 @@ static void row(const sim_search *s, FILE *f, int rank, int32_t i, int why)
 static void header(const sim_search *s, FILE *f, int why)
 {
     const char *pn = pct_name(s->percentile);
-    fprintf(f, "%3s  %-62s %4s %8s %9s %7s %5s %3s %5s %3s %7s%s\n", "#", "deployment", "GPUs", "req/s",
-            "tok/s/GPU", "tok/s/u", "TTFT", pn, "TPOT", pn, "$/Mtok", why ? "  limit / why it ranks lower" : "");
+    fprintf(f, "%3s  %-62s %4s %8s %9s %7s %5s %3s %5s %3s %7s  %-8s%s\n", "#", "deployment", "GPUs", "req/s",
+            "tok/s/GPU", "tok/s/u", "TTFT", pn, "TPOT", pn, "$/Mtok", "prices", why ? "  limit / why it ranks lower" : "");
 }
 
 void sim_search_print_tables(const sim_search *s, FILE *f)
@@ -146,6 +172,7 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
                      : "highest SLO-meeting rate per candidate",
             s->objective_cost ? "lowest USD per million output tokens" : "most SLO-meeting output tokens/s per GPU");
     if (st.notes[0]) fprintf(f, "notes: %s\n", st.notes);
+    prices_summary(s, f);
     reasons_summary(s, f, SIM_CAND_INFEASIBLE, "infeasible (most common reasons)");
     reasons_summary(s, f, SIM_CAND_SLO_MISSED, "SLO unreachable analytically");
     int32_t k = s->sc.search.top_k, top[100];
@@ -191,6 +218,7 @@ static json_t *cand_json(const sim_search *s, int32_t i)
     json_object_set_new(o, "gpu", json_string(c->gpu));
     json_object_set_new(o, "mode", json_string(sim_mode_name(c->mode)));
     json_object_set_new(o, "gpus", json_integer(c->gpus));
+    if (r->prices[0]) json_object_set_new(o, "prices", json_string(r->prices));
     json_t *pools = json_array();
     for (int32_t p = 0; p < c->n_pools; p++) {
         char ln[48];
@@ -275,7 +303,7 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
 {
     static const char *const st[] = {"pending", "infeasible", "pruned", "slo_missed", "ok", "error"};
     fprintf(f, "id,status,label,gpu,mode,gpus,requests,bound_rate,rate,goodput_per_gpu,tok_s_user,ttft_ms,tpot_ms,"
-               "cost_per_mtok,probes,reason\n");
+               "cost_per_mtok,probes,prices,reason\n");
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_cand *c = &s->cands[i];
         const sim_search_result *r = &s->res[i];
@@ -284,6 +312,8 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
         fprintf(f, ",%s,%s,%d,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,", c->gpu, sim_mode_name(c->mode), (int)c->gpus,
                 (long long)r->requests, r->bound_rate, r->rate, r->goodput_per_gpu, r->tok_s_user, r->ttft_ms,
                 r->tpot_ms, r->cost_per_mtok, (int)r->n_probes);
+        csv_str(f, r->prices);
+        fputc(',', f);
         csv_str(f, r->reason);
         fputc('\n', f);
     }
