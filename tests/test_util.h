@@ -12,6 +12,7 @@
 #define TEST_UTIL_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,30 +50,43 @@ static int test_checks;
     CHECK_MSG((hay) && strstr((hay), (needle)), "'%s' not in '%s'", (needle), (hay) ? (hay) : "(null)")
 
 /* A precondition that failed: counted as a failed check, reported with
- * its expression, then `action` (return, goto, continue) skips what
- * depends on it. */
+ * its expression, then `action` skips what depends on it: one or more
+ * statements (`return`, `return 1`, `goto out`, `continue`, `break`,
+ * `free(p); return`). An if/else rather than do-while(0), so that
+ * continue and break reach the caller's loop; use it as a statement of
+ * its own (inside an unbraced if it draws a dangling-else warning). */
+static inline int test_require_(int ok, const char *file, int line, const char *expr, int with_msg)
+{
+    test_checks++;
+    if (ok) return 1;
+    test_failures++;
+    fprintf(stderr, "%s:%d: REQUIRE failed: %s%s", file, line, expr, with_msg ? ": " : " (dependent checks skipped)\n");
+    return 0;
+}
+
+static inline int test_require_msg_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int test_require_msg_(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (dependent checks skipped)\n", stderr);
+    return 0;
+}
+
 #define REQUIRE_OR(cond, action)                                                 \
-    do {                                                                         \
-        test_checks++;                                                           \
-        if (!(cond)) {                                                           \
-            test_failures++;                                                     \
-            fprintf(stderr, "%s:%d: REQUIRE failed: %s (dependent checks skipped)\n", \
-                    __FILE__, __LINE__, #cond);                                  \
-            action;                                                              \
-        }                                                                        \
-    } while (0)
+    if (test_require_(!!(cond), __FILE__, __LINE__, #cond, 0)) {                 \
+    } else {                                                                     \
+        action;                                                                  \
+    }
 
 #define REQUIRE_MSG_OR(cond, action, ...)                                        \
-    do {                                                                         \
-        test_checks++;                                                           \
-        if (!(cond)) {                                                           \
-            test_failures++;                                                     \
-            fprintf(stderr, "%s:%d: REQUIRE failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                        \
-            fputs(" (dependent checks skipped)\n", stderr);                      \
-            action;                                                              \
-        }                                                                        \
-    } while (0)
+    if (test_require_(!!(cond), __FILE__, __LINE__, #cond, 1)) {                 \
+    } else if (test_require_msg_(__VA_ARGS__)) {                                 \
+    } else {                                                                     \
+        action;                                                                  \
+    }
 
 /* In a void test function: fail and return when the precondition fails. */
 #define REQUIRE(cond) REQUIRE_OR(cond, return)
