@@ -195,7 +195,10 @@ static void check_csv_round_trip(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) return test_skip("test_op", "needs the servesim binary and the source dir");
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_op SERVESIM SRCDIR\n");
+        return 2;
+    }
     bin = argv[1], src = argv[2];
     check_table("h100_trtllm_gemm_perf.csv", "trtllm");
     check_table("h100_sglang_generation_attention_perf.csv", "sglang");
