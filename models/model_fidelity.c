@@ -10,13 +10,16 @@
  * the waves: the measured TTFT ≈ concurrency × one prefill). The spreads
  * and the presets' fitted values are documented in docs/cost-model.md.
  *
- * Batch sizes. An aggregated worker admits batch_size requests per
- * attention-DP rank (batch_size × dp per instance), or the whole
- * concurrency when the row gives none, so every client is admitted as in
- * the measured runs. A disaggregated row is a PD deployment: a prefill pool
- * of prefill_num_workers instances and a decode pool of decode_num_workers,
- * each with its own layout and batch size (decode without one: the
- * concurrency spread over its workers; prefill without one: the preset's),
+ * Batch sizes. An aggregated worker admits every client (max_seqs = the
+ * concurrency): the rows' batch_size is per attention-DP rank and
+ * batch_size × dp equals the concurrency on 2,263 of the 2,277 silicon-dev
+ * rows that give one; on the other 14 it is a per-GPU share, not an
+ * admission limit (their measured TTFT shows no queueing behind it). A
+ * disaggregated row is a PD deployment: a prefill pool of
+ * prefill_num_workers instances admitting prefill_batch_size per DP rank
+ * (the preset's limit when not given) and a decode pool of
+ * decode_num_workers instances admitting decode_batch_size per DP rank, at
+ * least the concurrency's share per worker; each pool with its own layout;
  * the KV moved whole after the prefill over the cluster network.
  *
  * Rows are independent simulations: with jobs > 1 that many threads take
@@ -136,8 +139,7 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
         sim_pool_cfg *p = &sc->deployment.pools[0];
         set_parallel(&p->parallel, &r->agg);
         if ((rc = set_preset(p, bp->backend, r->agg.dp, err))) return rc;
-        int64_t seqs = r->agg.batch > 0 ? (int64_t)r->agg.batch * r->agg.dp : r->concurrency;
-        p->scheduler.max_seqs = (int32_t)(seqs < r->concurrency ? seqs : r->concurrency);
+        p->scheduler.max_seqs = r->concurrency;
         if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
             p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
     } else {
@@ -156,8 +158,9 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
             return rc;
         if (r->prefill.batch > 0) pp->scheduler.max_seqs = r->prefill.batch * r->prefill.dp;
         int64_t per = (r->concurrency + dp->instances - 1) / dp->instances;
-        int64_t seqs = r->decode.batch > 0 ? (int64_t)r->decode.batch * r->decode.dp : per;
-        dp->scheduler.max_seqs = (int32_t)(seqs < per ? seqs : per);
+        int64_t seqs = (int64_t)r->decode.batch * r->decode.dp;
+        if (seqs < per) seqs = per;
+        dp->scheduler.max_seqs = (int32_t)(seqs < r->concurrency ? seqs : r->concurrency);
         if (dp->scheduler.max_batched_tokens < dp->scheduler.max_seqs)
             dp->scheduler.max_batched_tokens = dp->scheduler.max_seqs;
     }

@@ -8,12 +8,13 @@
  *            -FP8 / -NVFP4 suffix naming the checkpoint's dtype;
  *   GPU      the catalogue entry whose name or alias is the row's system
  *            (b200_sxm → b200);
- *   dtype    gemm_quant_mode, else precision, else the checkpoint's own
- *            (bf16 unless the id's suffix says otherwise); precision fp4
- *            alone means the checkpoint's FP4 format (NVFP4 for the
- *            ModelOpt checkpoints these rows run). One dtype covers the
- *            whole model: where moe_quant_mode differs (fp8 GEMMs with
- *            fp8_block experts) the GEMM mode is taken;
+ *   dtype    the quant mode of the model's main weights as written
+ *            (moe_quant_mode for an MoE model, gemm_quant_mode for a dense
+ *            one), else the precision through the checkpoint: empty is the
+ *            checkpoint's own format, fp4 its FP4 format (mxfp4 for gpt-oss,
+ *            else NVFP4), fp8 its fp8 kind. One dtype covers the whole model
+ *            (a scenario's dtype overrides the checkpoint's per-part formats):
+ *            where the GEMM and MoE modes differ the main weights' is taken;
  *   layout   tp, pp, attention DP, expert TP and EP of each worker, as
  *            model_fidelity_layout.
  *
@@ -23,6 +24,7 @@
 
 #include "model_catalog.h"
 #include "model_quant.h"
+#include "model_spec.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -116,14 +118,18 @@ static void lower_copy(char *dst, size_t len, const char *src)
 }
 
 /* Catalogue model for model_path (see the header comment); *ck_dtype gets
- * the dtype a name suffix implies ("" when none). */
-static void map_model(const char *path, char *name, size_t nlen, char *ck_dtype, size_t dlen)
+ * the checkpoint's main weight format, or the dtype a name suffix implies
+ * ("" when neither is known); *moe whether it has routed experts. */
+static void map_model(const char *path, char *name, size_t nlen, char *ck_dtype, size_t dlen, int *moe)
 {
     ck_dtype[0] = 0;
+    *moe = 0;
     model_spec m;
     sim_err e = {""};
     if (model_catalog_model(path, &m, &e) == 0) {
         snprintf(name, nlen, "%s", path);
+        snprintf(ck_dtype, dlen, "%s", model_dtype_name((model_dtype)model_spec_main_dtype(&m)));
+        *moe = m.experts > 0;
         return;
     }
     const char *slash = strrchr(path, '/');
@@ -142,22 +148,36 @@ static void map_model(const char *path, char *name, size_t nlen, char *ck_dtype,
     snprintf(name, nlen, "%s", low);
 }
 
-/* dtype of the row (header comment); "" with a reason when unknown. */
-static int map_dtype(const char *precision, const char *gemm_q, const char *ck_dtype, char *out, size_t len,
-                     char *why, size_t wlen)
+/* dtype of the row (header comment); -1 with a reason when unknown. The
+ * quant mode of the main weights (the experts' for an MoE model) is taken
+ * as written; the precision column goes through the checkpoint
+ * (model_dtype_for_precision: fp4 → its FP4 format, fp8 → its fp8 kind). */
+static int map_dtype(const char *precision, const char *gemm_q, const char *moe_q, int moe, const char *ck_dtype,
+                     char *out, size_t len, char *why, size_t wlen)
 {
     char q[32];
-    lower_copy(q, sizeof q, *gemm_q ? gemm_q : precision);
-    if (!*q) snprintf(q, sizeof q, "%s", *ck_dtype ? ck_dtype : "bf16");
-    if (!strcmp(q, "fp4")) snprintf(q, sizeof q, "%s", !strcmp(ck_dtype, "mxfp4") ? "mxfp4" : "nvfp4");
+    lower_copy(q, sizeof q, moe && *moe_q ? moe_q : gemm_q);
+    /* Precision fp4 is the checkpoint's FP4 format whatever 4-bit kernel
+     * label the quant modes carry (gpt-oss runs its MXFP4 experts). */
+    if (!strcasecmp(precision, "fp4")) q[0] = 0;
     if (!strcmp(q, "fp16")) snprintf(q, sizeof q, "bf16"); /* same width and rates */
-    model_dtype d;
+    model_dtype d, ck = MODEL_DTYPE_BF16;
     sim_err e = {""};
-    if (model_dtype_from_name(q, &d, &e)) {
+    if (*ck_dtype) model_dtype_from_name(ck_dtype, &ck, &e);
+    int rc;
+    if (*q && strcmp(q, "fp4")) {
+        rc = model_dtype_from_name(q, &d, &e);
+    } else {
+        char p[32];
+        lower_copy(p, sizeof p, *q ? q : precision);
+        if (!strcmp(p, "fp16")) snprintf(p, sizeof p, "bf16");
+        rc = model_dtype_for_precision(p, ck, &d, &e);
+    }
+    if (rc) {
         snprintf(why, wlen, "%.200s", e.msg);
         return -1;
     }
-    snprintf(out, len, "%.15s", q);
+    snprintf(out, len, "%.15s", model_dtype_name(d));
     return 0;
 }
 
@@ -203,15 +223,16 @@ static void parse_row(char **f, int n, const int *col, int lineno, model_fidelit
     else snprintf(r->id, sizeof r->id, "line %d", lineno);
     snprintf(r->backend, sizeof r->backend, "%s", fld_of(f, n, col, C_BACKEND));
     char ck[16];
-    map_model(fld_of(f, n, col, C_MODEL), r->model, sizeof r->model, ck, sizeof ck);
+    int moe = 0;
+    map_model(fld_of(f, n, col, C_MODEL), r->model, sizeof r->model, ck, sizeof ck, &moe);
     const char *system = fld_of(f, n, col, C_SYSTEM);
     model_gpu g;
     sim_err e = {""};
     int gpu_ok = model_catalog_gpu(system, &g, &e) == 0;
     snprintf(r->gpu, sizeof r->gpu, "%.63s", gpu_ok ? g.name : system);
     char why[256] = "";
-    int dt_ok = map_dtype(fld_of(f, n, col, C_PREC), fld_of(f, n, col, C_GEMMQ), ck, r->dtype, sizeof r->dtype, why,
-                          sizeof why) == 0;
+    int dt_ok = map_dtype(fld_of(f, n, col, C_PREC), fld_of(f, n, col, C_GEMMQ), fld_of(f, n, col, C_MOEQ), moe, ck,
+                          r->dtype, sizeof r->dtype, why, sizeof why) == 0;
     /* TensorRT-LLM's quantised recipes quantise the KV cache too; vLLM and
      * SGLang keep it in the model dtype unless asked ("auto"). */
     snprintf(r->kv_dtype, sizeof r->kv_dtype, "%s",
