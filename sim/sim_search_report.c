@@ -134,8 +134,8 @@ static void row(const sim_search *s, FILE *f, int rank, int32_t i, int why)
     const sim_search_result *r = &s->res[i];
     char cost[16] = "-";
     if (r->cost_per_mtok > 0) snprintf(cost, sizeof cost, "%.3f", r->cost_per_mtok);
-    fprintf(f, "%3d  %-62.62s %4d %8.3f %9.1f %7.1f %8.0f %8.1f %7s  %-8s", rank, c->label, (int)c->gpus, r->rate,
-            r->goodput_per_gpu, r->tok_s_user, r->ttft_ms, r->tpot_ms, cost,
+    fprintf(f, "%3d  %-62.62s %4d %8.3f %9.1f %7.1f %8.0f %8.1f %7s  %-*s", rank, c->label, (int)c->gpus, r->rate,
+            r->goodput_per_gpu, r->tok_s_user, r->ttft_ms, r->tpot_ms, cost, why ? 8 : 0,
             strncmp(r->prices, "perf-db", 7) == 0 ? "perf-db" : r->prices[0] ? r->prices : "-");
     if (why) {
         char w[512];
@@ -148,8 +148,9 @@ static void row(const sim_search *s, FILE *f, int rank, int32_t i, int why)
 static void header(const sim_search *s, FILE *f, int why)
 {
     const char *pn = pct_name(s->percentile);
-    fprintf(f, "%3s  %-62s %4s %8s %9s %7s %5s %3s %5s %3s %7s  %-8s%s\n", "#", "deployment", "GPUs", "req/s",
-            "tok/s/GPU", "tok/s/u", "TTFT", pn, "TPOT", pn, "$/Mtok", "prices", why ? "  limit / why it ranks lower" : "");
+    fprintf(f, "%3s  %-62s %4s %8s %9s %7s %5s %3s %5s %3s %7s  %-*s%s\n", "#", "deployment", "GPUs", "req/s",
+            "tok/s/GPU", "tok/s/u", "TTFT", pn, "TPOT", pn, "$/Mtok", why ? 8 : 0, "prices",
+            why ? "  limit / why it ranks lower" : "");
 }
 
 void sim_search_print_tables(const sim_search *s, FILE *f)
