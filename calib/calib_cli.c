@@ -35,6 +35,7 @@ static const char db_usage[] =
     "       servesim db export FILE OUT.sql\n"
     "       servesim db import FILE IN.sql\n"
     "       servesim db lookup FILE --gpu NAME --op OP --dtype DTYPE [--kernel K] FIELD=VALUE...\n"
+    "       servesim db ingest DIR --gpu NAME --db FILE [...]   (see servesim db ingest --help)\n"
     "FILE is a perf-db or, except for import, a .sql dump. list: GPUs and their point counts; show: the points (of one op / GPU);\n"
     "export/import: the text (.sql) form committed to the repository (import\n"
     "merges, keeping rows already present); lookup: the latency the cost model\n"
@@ -65,7 +66,7 @@ static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dty
         fprintf(stderr, "servesim calibrate: --dtype is bf16, fp8, mxfp8 or fp32, not '%s'\n", dtype);
         return 2;
     }
-    for (int op = 0; op < CALIB_OP_COUNT; op++) {
+    for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
         calib_shape *sh = NULL;
         int64_t n = 0;
         if ((ops_mask && !(ops_mask & (1u << op))) || op == CALIB_OP_ALLREDUCE) continue;
@@ -263,6 +264,7 @@ int calib_cli_db(int argc, char **argv)
         fputs(db_usage, stdout);
         return 0;
     }
+    if (argc >= 2 && strcmp(argv[1], "ingest") == 0) return calib_ingest_cli(argc - 1, argv + 1);
     if (argc < 3) {
         fputs(db_usage, stderr);
         return 2;
@@ -311,7 +313,7 @@ int calib_cli_db(int argc, char **argv)
         if (out != stdout && fclose(out) != 0 && !rc) rc = sim_err_set(&err, SIM_EIO, "write error on %s", argv[3]);
     } else if (create) {
         int64_t rows = 0;
-        rc = calib_db_import(db, argv[3], &rows, &err);
+        rc = calib_db_import_any(db, argv[3], &rows, &err);
         if (!rc) printf("imported %lld new rows into %s\n", (long long)rows, path);
     } else {
         rc = db_lookup_cmd(db, argc, argv, &err);

@@ -7,11 +7,14 @@
  *             [--log FILE] [--quiet] --db FILE
  *   db list FILE | db show FILE [--op OP] [--gpu ID] | db export FILE OUT.sql
  *      | db import FILE IN.sql | db lookup FILE --gpu NAME --op OP --dtype T
- *      [--kernel K] SHAPE...   (SHAPE as m=64 n=4096 …) */
+ *      [--kernel K] SHAPE...   (SHAPE as m=64 n=4096 …)
+ *      | db ingest DIR --gpu NAME --db FILE [--ops L] [--dtypes L] [--fastest]
+ *        (calib_ingest_cli.c: argv[0] is "ingest") */
 #ifndef CALIB_CLI_H
 #define CALIB_CLI_H
 
 int calib_cli_calibrate(int argc, char **argv);
 int calib_cli_db(int argc, char **argv);
+int calib_ingest_cli(int argc, char **argv);
 
 #endif

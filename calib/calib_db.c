@@ -259,15 +259,23 @@ void calib_db_bind_point(sqlite3_stmt *st, int64_t gpu_id, const calib_point *p)
 
 int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, sim_err *err)
 {
+    return calib_db_points_insert(db, gpu_id, p, 1, NULL, err);
+}
+
+int calib_db_points_insert(calib_db *db, int64_t gpu_id, const calib_point *pts, size_t n, int64_t *added,
+                           sim_err *err)
+{
     sqlite3_stmt *st = NULL;
     int rc = 0;
+    int64_t changes = 0;
     char why[256];
-    if (calib_point_check(p, why, sizeof why) != 0) {
-        char shape[160];
-        calib_shape_format(&p->shape, shape, sizeof shape);
-        return sim_err_set(err, SIM_EINVAL, "perf-db: point %s %s %s %s not stored: %s", calib_op_name(p->op), p->dtype,
-                           p->kernel, shape, why);
-    }
+    for (size_t i = 0; i < n; i++)
+        if (calib_point_check(&pts[i], why, sizeof why) != 0) {
+            char shape[160];
+            calib_shape_format(&pts[i].shape, shape, sizeof shape);
+            return sim_err_set(err, SIM_EINVAL, "perf-db: point %s %s %s %s not stored: %s", calib_op_name(pts[i].op),
+                               pts[i].dtype, pts[i].kernel, shape, why);
+        }
     if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return calib_db_sqlerr(db, SIM_EIO, "begin", err);
     if (sqlite3_prepare_v2(db->h,
@@ -277,10 +285,14 @@ int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, si
         rc = calib_db_sqlerr(db, SIM_EIO, "insert point", err);
         goto fail;
     }
-    calib_db_bind_point(st, gpu_id, p);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = calib_db_sqlerr(db, SIM_EIO, "insert point", err);
-        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_reset(st);
+        calib_db_bind_point(st, gpu_id, &pts[i]);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            rc = calib_db_sqlerr(db, SIM_EIO, "insert point", err);
+            goto fail;
+        }
+        changes += sqlite3_changes(db->h);
     }
     sqlite3_finalize(st);
     st = NULL;
@@ -289,6 +301,7 @@ int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, si
         goto fail;
     }
     calib_db_cache_clear(db);
+    if (added) *added = changes;
     return 0;
 fail:
     sqlite3_finalize(st);

@@ -74,6 +74,10 @@ int calib_db_gpu_find(calib_db *db, const char *name, const char *backend, int64
 int calib_db_point_exists(calib_db *db, int64_t gpu_id, const calib_point *p, int *exists, sim_err *err);
 /* One transaction per point; an existing identical key is left alone. */
 int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, sim_err *err);
+/* n points in one transaction, all or none: each is checked first
+ * (calib_point_check); *added (may be NULL) gets the rows new to the db. */
+int calib_db_points_insert(calib_db *db, int64_t gpu_id, const calib_point *pts, size_t n, int64_t *added,
+                           sim_err *err);
 
 typedef int (*calib_db_gpu_cb)(void *ctx, int64_t gpu_id, const calib_gpu_id *id, int64_t n_points);
 int calib_db_gpu_foreach(calib_db *db, calib_db_gpu_cb cb, void *ctx, sim_err *err);
@@ -112,7 +116,9 @@ int calib_db_import_text(calib_db *db, const char *text, size_t len, const char 
  * <gpu>-*.sql file with the greatest name under $SERVESIM_CALIB_DATA or the
  * build's calib/data. Returns 1 and writes the path, or 0 when there is none. */
 int calib_db_default_path(const char *gpu, char *out, size_t len);
-/* Opens a perf-db file, or imports a .sql dump into an in-memory one. */
+/* calib_db_import of a .sql dump or a gzip-compressed .sql.gz one. */
+int calib_db_import_any(calib_db *db, const char *path, int64_t *rows, sim_err *err);
+/* Opens a perf-db file, or imports a .sql / .sql.gz dump into an in-memory one. */
 int calib_db_open_any(const char *path, calib_db **out, sim_err *err);
 
 typedef enum {

@@ -4,10 +4,11 @@
  * after the catalogue GPU; the newest name wins so a re-calibration
  * supersedes the old dump without deleting it. `servesim run`, `predict` and
  * `fidelity` all pick their data here, so one GPU gets the same numbers
- * from each. */
+ * from each. Dumps may be gzip-compressed (.sql.gz). */
 #include "calib_db.h"
 
 #include <dirent.h>
+#include <zlib.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,15 +35,60 @@ int calib_db_default_path(const char *gpu, char *out, size_t len)
     return w > 0 && (size_t)w < len;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+int calib_db_import_any(calib_db *db, const char *path, int64_t *rows, sim_err *err)
+{
+    if (!ends_with(path, ".gz")) return calib_db_import(db, path, rows, err);
+    gzFile g = gzopen(path, "rb");
+    if (!g) return sim_err_set(err, SIM_EIO, "%s: cannot open", path);
+    size_t len = 0, cap = 1 << 20;
+    char *text = malloc(cap);
+    int rc = text ? SIM_OK : sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
+    while (rc == SIM_OK) {
+        if (cap - len < (1 << 16)) {
+            if (cap >= (size_t)CALIB_DUMP_MAX_BYTES) {
+                rc = sim_err_set(err, SIM_EINVAL, "%s: dump larger than %lld bytes uncompressed", path,
+                                 (long long)CALIB_DUMP_MAX_BYTES);
+                break;
+            }
+            char *p = realloc(text, cap * 2);
+            if (!p) {
+                rc = sim_err_set(err, SIM_ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            text = p, cap *= 2;
+        }
+        int got = gzread(g, text + len, (unsigned)(cap - len));
+        if (got < 0) {
+            int zerr = 0;
+            rc = sim_err_set(err, SIM_EIO, "%s: %s", path, gzerror(g, &zerr));
+        } else if (got == 0) {
+            int zerr = 0;
+            const char *msg = gzerror(g, &zerr);
+            if (zerr != Z_OK) rc = sim_err_set(err, SIM_EIO, "%s: %s", path, msg); /* truncated stream */
+            break;
+        }
+        len += (size_t)(got > 0 ? got : 0);
+    }
+    gzclose(g);
+    if (rc == SIM_OK) rc = calib_db_import_text(db, text, len, path, rows, err);
+    free(text);
+    return rc;
+}
+
 int calib_db_open_any(const char *path, calib_db **out, sim_err *err)
 {
-    size_t n = strlen(path);
-    int dump = n > 4 && strcmp(path + n - 4, ".sql") == 0;
+    int dump = ends_with(path, ".sql") || ends_with(path, ".sql.gz");
     *out = NULL;
     int rc = calib_db_open(dump ? ":memory:" : path, dump ? CALIB_DB_CREATE : CALIB_DB_READONLY, out, err);
     if (rc == 0 && dump) {
         int64_t rows = 0;
-        if ((rc = calib_db_import(*out, path, &rows, err))) {
+        if ((rc = calib_db_import_any(*out, path, &rows, err))) {
             calib_db_close(*out);
             *out = NULL;
         }

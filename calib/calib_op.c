@@ -7,7 +7,10 @@
 
 static const char *const calib_op_names[CALIB_OP_COUNT] = {
     "gemm", "grouped_contig", "grouped_masked", "attn_prefill", "attn_decode", "lse_merge",
-    "softmax", "rmsnorm", "quant_fp8", "quant_mxfp8", "copy", "allreduce"};
+    "softmax", "rmsnorm", "quant_fp8", "quant_mxfp8", "copy", "allreduce",
+    "allgather", "reduce_scatter", "alltoall", "moe", "mla_prefill", "mla_decode", "mla_module_prefill",
+    "mla_module_decode", "dsa_prefill", "dsa_decode", "mla_bmm_pre", "mla_bmm_post", "gdn_prefill", "gdn_decode",
+    "quant_scale"};
 
 static const char *const calib_field_names[CALIB_SHAPE_FIELDS] = {
     "m", "n", "k", "batch", "ctx", "heads", "kv_heads", "head_dim", "groups", "bytes", "ranks"};
@@ -36,6 +39,15 @@ const char *calib_shape_field_name(int32_t field)
     return field >= 0 && field < CALIB_SHAPE_FIELDS ? calib_field_names[field] : "?";
 }
 
+int calib_shape_cmp(const calib_shape *a, const calib_shape *b)
+{
+    for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) {
+        int64_t x = calib_shape_get(a, f), y = calib_shape_get(b, f);
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return 0;
+}
+
 void calib_shape_format(const calib_shape *s, char *buf, size_t len)
 {
     size_t used = 0;
@@ -61,7 +73,7 @@ int calib_op_from_name(const char *name)
     return -1;
 }
 
-enum { F_M = 0, F_N = 1, F_K = 2, F_BATCH = 3, F_CTX = 4, F_BYTES = 9 };
+enum { F_M = 0, F_N = 1, F_K = 2, F_BATCH = 3, F_CTX = 4, F_HEADS = 5, F_BYTES = 9 };
 
 int32_t calib_op_axes(calib_op op, int32_t axes[CALIB_MAX_AXES])
 {
@@ -88,16 +100,53 @@ int32_t calib_op_axes(calib_op op, int32_t axes[CALIB_MAX_AXES])
         return 2;
     case CALIB_OP_COPY:
     case CALIB_OP_ALLREDUCE:
+    case CALIB_OP_ALLGATHER:
+    case CALIB_OP_REDUCE_SCATTER:
+    case CALIB_OP_ALLTOALL:
         axes[0] = F_BYTES;
         return 1;
+    case CALIB_OP_MOE:
+    case CALIB_OP_QUANT_SCALE:
+        axes[0] = F_M, axes[1] = F_N;
+        return 2;
+    case CALIB_OP_MLA_PREFILL:
+    case CALIB_OP_MLA_MODULE_PREFILL:
+    case CALIB_OP_DSA_PREFILL:
+    case CALIB_OP_GDN_PREFILL:
+        axes[0] = F_BATCH, axes[1] = F_M;
+        return 2;
+    case CALIB_OP_MLA_DECODE:
+    case CALIB_OP_MLA_MODULE_DECODE:
+    case CALIB_OP_DSA_DECODE:
+    case CALIB_OP_GDN_DECODE:
+        axes[0] = F_BATCH, axes[1] = F_CTX;
+        return 2;
+    case CALIB_OP_MLA_BMM_PRE:
+    case CALIB_OP_MLA_BMM_POST:
+        axes[0] = F_M, axes[1] = F_HEADS;
+        return 2;
     default:
         return 0;
     }
 }
 
+/* Heads on one rank of a TP group (ranks 0 or 1: all). */
+static double heads_per_rank(const calib_shape *s)
+{
+    return (double)s->heads / (double)(s->ranks > 1 ? s->ranks : 1);
+}
+
+/* DeepSeek-V3 MLA dimensions (the models these tables measure): latent 512,
+ * rope 64, q/k head 192 (128 nope + 64 rope), v head 128. */
+#define MLA_LATENT 512.0
+#define MLA_ROPE 64.0
+#define MLA_QK 192.0
+#define MLA_V 128.0
+
 int32_t calib_dtype_bytes(const char *dtype)
 {
-    if (strcmp(dtype, "fp8") == 0 || strcmp(dtype, "mxfp8") == 0) return 1;
+    /* fp8, fp8_block, fp8/… (a KV dtype after the slash), mxfp8, int8 */
+    if (strncmp(dtype, "fp8", 3) == 0 || strcmp(dtype, "mxfp8") == 0 || strcmp(dtype, "int8") == 0) return 1;
     if (strcmp(dtype, "fp32") == 0) return 4;
     return 2;
 }
@@ -117,6 +166,24 @@ double calib_op_flops(calib_op op, const calib_shape *s)
     case CALIB_OP_RMSNORM: return 4.0 * m * n;
     case CALIB_OP_QUANT_FP8:
     case CALIB_OP_QUANT_MXFP8: return 3.0 * m * n;
+    case CALIB_OP_QUANT_SCALE: return m * n;
+    case CALIB_OP_MOE: /* gate, up and down GEMMs of each routed token, this rank's share */
+        return 6.0 * m * (double)(s->batch > 0 ? s->batch : 1) * k * n /
+               ((double)(s->ranks > 1 ? s->ranks : 1) * (double)(s->heads > 1 ? s->heads : 1));
+    case CALIB_OP_MLA_PREFILL:
+    case CALIB_OP_MLA_MODULE_PREFILL:
+    case CALIB_OP_DSA_PREFILL:
+        return 2.0 * (MLA_QK + MLA_V) * heads_per_rank(s) * (double)s->batch * (m * (m + 1.0) / 2.0 + m * (double)s->ctx);
+    case CALIB_OP_MLA_DECODE:
+    case CALIB_OP_MLA_MODULE_DECODE:
+    case CALIB_OP_DSA_DECODE:
+        return 2.0 * (2.0 * MLA_LATENT + MLA_ROPE) * heads_per_rank(s) * (double)s->batch * (double)s->ctx;
+    case CALIB_OP_MLA_BMM_PRE:
+    case CALIB_OP_MLA_BMM_POST: return 2.0 * m * (double)s->heads * MLA_LATENT * MLA_V;
+    case CALIB_OP_GDN_PREFILL:
+    case CALIB_OP_GDN_DECODE: /* state update per token and head: k·v */
+        return 4.0 * (m > 0 ? m : (double)s->batch) * (double)s->heads * (double)s->head_dim *
+               (double)(s->groups > 0 ? s->groups : s->head_dim);
     default: return 0.0;
     }
 }
@@ -142,6 +209,32 @@ double calib_op_bytes(calib_op op, const char *dtype, const calib_shape *s)
     case CALIB_OP_ALLREDUCE: /* bus bytes: 2(r−1)/r of the buffer per rank (ring) */
         return s->ranks > 1 ? 2.0 * ((double)s->ranks - 1.0) / (double)s->ranks * (double)s->bytes
                             : (double)s->bytes;
+    case CALIB_OP_ALLGATHER:
+    case CALIB_OP_REDUCE_SCATTER:
+    case CALIB_OP_ALLTOALL: /* bus bytes: (r−1)/r of the buffer */
+        return s->ranks > 1 ? ((double)s->ranks - 1.0) / (double)s->ranks * (double)s->bytes : (double)s->bytes;
+    case CALIB_OP_QUANT_SCALE: return m * n * e + m * 4.0;
+    case CALIB_OP_MOE: { /* the weights of the experts touched on this rank, plus activations */
+        double experts = (double)(s->groups > 0 ? s->groups : 1), ep = (double)(s->ranks > 1 ? s->ranks : 1);
+        double routed = m * (double)(s->batch > 0 ? s->batch : 1);
+        double touched = (routed < experts ? routed : experts) / ep;
+        return touched * 3.0 * k * n / (double)(s->heads > 1 ? s->heads : 1) * e + 4.0 * m * k * 2.0;
+    }
+    case CALIB_OP_MLA_PREFILL:
+    case CALIB_OP_MLA_MODULE_PREFILL:
+    case CALIB_OP_DSA_PREFILL:
+        return b * (m + (double)s->ctx) * heads_per_rank(s) * (MLA_QK + MLA_QK + MLA_V + MLA_V) * e;
+    case CALIB_OP_MLA_DECODE:
+    case CALIB_OP_MLA_MODULE_DECODE:
+    case CALIB_OP_DSA_DECODE: return b * ((double)s->ctx * (MLA_LATENT + MLA_ROPE) + heads_per_rank(s) * 2.0 * MLA_LATENT) * e;
+    case CALIB_OP_MLA_BMM_PRE:
+    case CALIB_OP_MLA_BMM_POST:
+        return ((double)s->heads * MLA_LATENT * MLA_V + m * (double)s->heads * (MLA_LATENT + MLA_V)) * e;
+    case CALIB_OP_GDN_PREFILL:
+    case CALIB_OP_GDN_DECODE: {
+        double tok = m > 0 ? m : b, hk = (double)(s->groups > 0 ? s->groups : s->head_dim);
+        return tok * n * 2.0 * e + (b > 0 ? b : 1) * (double)s->heads * hk * d * 4.0 * 2.0;
+    }
     default: return 0.0;
     }
 }

@@ -21,9 +21,9 @@ int calib_ops_parse(const char *list, uint32_t *mask, sim_err *err)
             return 0;
         }
         int op = calib_op_from_name(tok);
-        if (op < 0) {
+        if (op < 0 || op >= CALIB_OP_HARNESS_COUNT) {
             char names[256] = "";
-            for (int i = 0; i < CALIB_OP_COUNT; i++)
+            for (int i = 0; i < CALIB_OP_HARNESS_COUNT; i++)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", calib_op_name((calib_op)i));
             return sim_err_set(err, SIM_EINVAL, "unknown op '%s' (ops: %s)", tok, names);
         }
@@ -112,7 +112,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
         if ((rc = calib_db_gpu_ensure(db, &id, &gpu_id, err))) return rc;
     }
     /* Plan: grid sizes × kernels, for the progress bar. */
-    for (int op = 0; op < CALIB_OP_COUNT; op++) {
+    for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
         const calib_kernel_desc *ks;
         int32_t nk;
         const char *why;
@@ -123,7 +123,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
         st->planned += ngrid[op] * nk;
     }
     int64_t done = 0;
-    for (int op = 0; op < CALIB_OP_COUNT; op++) {
+    for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
         const calib_kernel_desc *ks;
         int32_t nk;
         const char *why;

@@ -184,19 +184,10 @@ static int collect(void *vctx, int64_t gpu_id, const calib_point *p)
     return 0;
 }
 
-static int shape_cmp(const calib_shape *a, const calib_shape *b)
-{
-    for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) {
-        int64_t x = calib_shape_get(a, f), y = calib_shape_get(b, f);
-        if (x != y) return x < y ? -1 : 1;
-    }
-    return 0;
-}
-
 static int point_cmp(const void *va, const void *vb)
 {
     const calib_point *a = va, *b = vb;
-    int c = shape_cmp(&a->shape, &b->shape);
+    int c = calib_shape_cmp(&a->shape, &b->shape);
     if (c) return c;
     return a->median_s < b->median_s ? -1 : a->median_s > b->median_s;
 }
@@ -250,7 +241,7 @@ static int series_make(calib_series *s, calib_point *pts, size_t n, const char *
     qsort(pts, n, sizeof *pts, point_cmp);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
-        if (u == 0 || shape_cmp(&pts[u - 1].shape, &pts[i].shape) != 0) pts[u++] = pts[i];
+        if (u == 0 || calib_shape_cmp(&pts[u - 1].shape, &pts[i].shape) != 0) pts[u++] = pts[i];
     n = u;
     s->n = (int64_t)n;
     s->pinned = pts[0].shape;

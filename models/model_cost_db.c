@@ -59,12 +59,14 @@ void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct ca
     resolve_series(c);
 }
 
-const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[4])
+const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[5])
 {
     /* bf16 for activations and attention; the weights' dtype for GEMMs;
-     * fp8 standing in for block-scaled fp8 (see op_db_time). */
+     * fp8 standing in for block-scaled fp8 (see op_db_time); fp16
+     * collectives standing in for bf16 ones (NCCL's tables are fp16). */
     int n = 0;
     out[n++] = "bf16";
+    out[n++] = "fp16";
     const char *w = model_dtype_name(c->l.dtype);
     if (strcmp(w, "bf16") != 0) out[n++] = w;
     if (strcmp(w, "fp8_block") == 0) out[n++] = "fp8";
@@ -91,7 +93,7 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
     int64_t id = 0;
     int rc = calib_db_gpu_find(db, gpu_name, backend, &id, err);
     if (rc) return rc;
-    const char *dts[4];
+    const char *dts[5];
     struct calib_table *t = NULL;
     rc = calib_table_build(db, id, NULL, model_cost_db_dtypes(c, dts), c->g.sms, &t, err);
     if (rc < 0) return rc;
@@ -195,6 +197,7 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
         memset(&s, 0, sizeof s);
         s.bytes = (int64_t)ceil(bytes), s.ranks = n;
         double tdb = table_time(x->c, CALIB_OP_ALLREDUCE, "bf16", &s, &src);
+        if (!(tdb > 0)) tdb = table_time(x->c, CALIB_OP_ALLREDUCE, "fp16", &s, &src); /* the same bytes */
         if (tdb > 0) {
             t = tdb;
             x->used_db = 1;

@@ -31,7 +31,7 @@ struct calib_table;
 struct calib_series;
 
 /* Room for the perf-db op kinds (calib_op.h CALIB_OP_COUNT). */
-#define COST_DB_MAX_OPS 24
+#define COST_DB_MAX_OPS 32
 
 struct model_cost {
     model_spec m;

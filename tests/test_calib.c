@@ -57,7 +57,7 @@ static int gpu_cb(void *ctx, int64_t gpu_id, const calib_gpu_id *id, int64_t n_p
 static int64_t cpu_tiny_total(calib_backend *b)
 {
     int64_t total = 0;
-    for (int op = 0; op < CALIB_OP_COUNT; op++) {
+    for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
         const calib_kernel_desc *ks;
         int32_t nk;
         const char *why;

@@ -245,12 +245,13 @@ static void test_walk(const char *src)
     size_t n = 0;
     sim_err err = {{0}};
     CHECK_MSG(calib_optable_walk(root, NULL, log_visit, &w, &n, &err) == 0, "%s", err.msg);
-    CHECK(n == 3 && w.n == 3);
-    CHECK(strcmp(w.seen[0], "h100_sxm|comm|nccl|2.29.2|nccl_perf") == 0);
-    CHECK(strcmp(w.seen[1], "h100_sxm|gemm|trtllm|1.3.0rc20|gemm_perf") == 0);
-    CHECK(strcmp(w.seen[2], "h100_sxm|gemm|vllm|0.24.0|gemm_perf") == 0);
+    CHECK(n == 4 && w.n == 4);
+    CHECK(strcmp(w.seen[0], "h100_sxm|attention|vllm|0.24.0|generation_attention_perf") == 0);
+    CHECK(strcmp(w.seen[1], "h100_sxm|comm|nccl|2.29.2|nccl_perf") == 0);
+    CHECK(strcmp(w.seen[2], "h100_sxm|gemm|trtllm|1.3.0rc20|gemm_perf") == 0);
+    CHECK(strcmp(w.seen[3], "h100_sxm|gemm|vllm|0.24.0|gemm_perf") == 0);
     memset(&w, 0, sizeof w);
-    CHECK(calib_optable_walk(root, "h100_sxm", log_visit, &w, &n, &err) == 0 && n == 3);
+    CHECK(calib_optable_walk(root, "h100_sxm", log_visit, &w, &n, &err) == 0 && n == 4);
     CHECK(calib_optable_walk(root, "b200_sxm", log_visit, &w, &n, &err) < 0);
     CHECK_CONTAINS(err.msg, "no folder for GPU 'b200_sxm'");
     CHECK(calib_optable_walk(root, NULL, stop_visit, NULL, &n, &err) == 7 && n == 1);
