@@ -110,13 +110,15 @@ static double gemm_time(const cost_ctx *x, const cost_op_desc *d)
 
 /* comm_overlap: seconds one execution of a row-parallel GEMM (m rows of
  * n×k, o_proj or down_proj) followed by the collective `op` of `bytes`
+ * (or, mirrored, a tp_sp all-gather followed by its column-parallel GEMM)
  * saves when the GEMM is split into s row chunks and chunk i's collective
  * runs while chunk i+1 computes (GEMM + all-reduce fusion, async TP). The
  * collective consumes its own GEMM's output and the next GEMM consumes the
  * collective's, so the split is the only independent work there is. With
  * g, r the time of one chunk's GEMM and collective, the pipeline takes
- * g + (s−1)·max(g/(1−f), r) + r against G + R unsplit, where f is the SM
- * share the collective takes from the GEMM it overlaps; every chunk re-reads
+ * g + (s−1)·max(r, g + f·r) + r against G + R unsplit: while a collective
+ * runs it holds the share f of the SMs, so the GEMM beside it loses f·r
+ * (or, outlasted by the collective, hides inside it); every chunk re-reads
  * the weights and pays its own launch and collective latency. Chunks are at
  * least one GEMM tile (COST_TILE rows) and s ≤ COST_OVERLAP_MAX_SPLIT; the
  * best s is taken, none when no split pays (so a batch under two tiles, such
@@ -132,7 +134,7 @@ static double overlap_saving(const cost_ctx *x, double m_rows, double n, double 
     for (int s = 2; s <= COST_OVERLAP_MAX_SPLIT && m_rows / s >= COST_TILE; s++) {
         cost_op_desc part = cost_gemm(c, "split", 1, m_rows / s, n, k, c->wb, c->ab, c->peak_gemm);
         double g = gemm_time(x, &part), r = model_comm_time(&c->net, op, c->l.tp, 1, bytes / s, NULL) * x->time_scale;
-        double slowed = g / (1.0 - f), step = slowed > r ? slowed : r;
+        double slowed = g + f * r, step = slowed > r ? slowed : r;
         double saving = base - (g + (s - 1) * step + r);
         if (saving > best) best = saving;
     }
@@ -158,12 +160,17 @@ static void tp_reduce(cost_ctx *x, const char *name, double count, double T, dou
     cost_comm(x, name, count, op, l->tp, 1, T * h * cb, hide);
 }
 
-static void tp_gather(cost_ctx *x, const char *name, double count, double T)
+/* tp_sp all-gather before a column-parallel GEMM of n×k (qkv_proj,
+ * gate_up_proj; k = 0: no overlap). Under comm_overlap the same split as
+ * overlap_saving, mirrored (all-gather + GEMM fusion): chunk i+1 arrives
+ * while chunk i computes, r + (s−1)·max(r, g + f·r) + g. */
+static void tp_gather(cost_ctx *x, const char *name, double count, double T, double n, double k)
 {
     const model_cost *c = x->c;
     if (c->l.tp <= 1 || !c->l.tp_sp || !(T > 0)) return;
-    double cb = c->l.comm_fp8 ? 1.0 : COST_ACT_BYTES;
-    cost_comm(x, name, count, MODEL_COLL_ALL_GATHER, c->l.tp, 1, T * c->m.hidden * cb, 0);
+    double cb = c->l.comm_fp8 ? 1.0 : COST_ACT_BYTES, bytes = T * c->m.hidden * cb;
+    double hide = c->l.comm_overlap && k > 0 ? count * overlap_saving(x, T, n, k, MODEL_COLL_ALL_GATHER, bytes) : 0;
+    cost_comm(x, name, count, MODEL_COLL_ALL_GATHER, c->l.tp, 1, bytes, hide);
 }
 
 /* Attention of one layer class (full or sliding) on aggregates a. */
@@ -292,7 +299,7 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
 
     cost_op_desc n1 = elem(c, "input_norm", L, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
     cost_op(x, &n1, 0);
-    tp_gather(x, "tp_all_gather", L, T);
+    tp_gather(x, "tp_all_gather", L, T, c->mla ? 0 : (hr + 2.0 * c->kv_r) * c->hd, c->mla ? 0 : h);
     /* QKV projections. */
     cost_op_desc qkv0;
     if (!c->mla) {
@@ -341,7 +348,7 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
         tp_reduce(x, "tp_reduce_attn", Ld, T, h, hr * vdim);
         cost_op_desc n2 = elem(c, "post_norm", Ld, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
         cost_op(x, &n2, 0);
-        tp_gather(x, "tp_all_gather", Ld, T);
+        tp_gather(x, "tp_all_gather", Ld, T, 2.0 * I, h);
         cost_op(x, &gu, 0);
         cost_op_desc act = elem(c, "silu_mul", Ld, T, T * I * (3.0 * COST_ACT_BYTES + (q_dense ? aD : 0)), -1, 0, 0);
         cost_op(x, &act, 0);

@@ -183,8 +183,8 @@ static const sim_schema_field table[] = {
     FLD("deployment.pools.*.parallel.comm_fp8", SIM_SCHEMA_BOOL, PL(parallel.comm_fp8), ANY,
         "FP8-compressed collectives (half the bytes, plus quantisation cost)."),
     FLD("deployment.pools.*.parallel.comm_overlap", SIM_SCHEMA_BOOL, PL(parallel.comm_overlap), ANY,
-        "Split o_proj and down_proj into row chunks whose TP collective overlaps the next chunk's GEMM (GEMM + "
-        "all-reduce fusion); no gain under two 128-row tiles (decode at small batch)."),
+        "Split the TP GEMMs into row chunks so that each chunk's collective overlaps the next chunk's GEMM (GEMM "
+        "+ all-reduce / all-gather fusion); no gain under two 128-row tiles (decode at small batch)."),
     FLD("deployment.pools.*.parallel.micro_batches", SIM_SCHEMA_I32, PL(parallel.micro_batches),
         IN(0, 4096), "Pipeline micro-batches (0 = pp)."),
     SEN("deployment.pools.*.parallel.ep_mode", PL(parallel.ep_mode), ep_modes,

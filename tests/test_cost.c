@@ -680,22 +680,30 @@ static void test_physics(void)
         }
         /* An 8k prefill splits: it gains, the GEMMs are untouched, and what
          * a collective hides stays below both its own time and its producing
-         * GEMM's (the pipeline g + (s-1)·max(g', r) + r never beats either). */
+         * GEMM's (the pipeline g + (s-1)·max(r, g + f·r) + r never beats
+         * either); under tp_sp the all-gather before qkv_proj hides too. */
         model_chunk pf = {8192, 0};
         model_batch big = {1, &pf, 0, 0};
         model_iter_cost a, b;
         model_cost_iteration(c, &big, &a);
         model_cost_iteration(c2, &big, &b);
         CHECK_MSG(b.comm_s < a.comm_s && b.gemm_s == a.gemm_s, "comm %.3f vs %.3f ms", b.comm_s * 1e3, a.comm_s * 1e3);
-        model_cost_breakdown(c2, &big, ops, 256, &n, NULL);
-        const char *pairs[2][2] = {{"tp_reduce_attn", "o_proj"}, {"tp_reduce_mlp", "down_proj"}};
-        for (int i = 0; i < 2; i++) {
+        model_layout ls = l;
+        ls.tp_sp = 1;
+        model_cost *c3 = make("qwen3-32b", "h100-sxm", ls);
+        const char *pairs[3][2] = {{"tp_reduce_attn", "o_proj"}, {"tp_reduce_mlp", "down_proj"},
+                                   {"tp_all_gather", "qkv_proj"}};
+        for (int i = 0; i < 3; i++) {
+            const model_cost *cx = i < 2 ? c2 : c3;
+            REQUIRE_OR(cx != NULL, continue);
+            model_cost_breakdown(cx, &big, ops, 256, &n, NULL);
             const model_op *r = find_op(ops, n, pairs[i][0]), *g = find_op(ops, n, pairs[i][1]);
             REQUIRE_OR(r && g, continue);
             CHECK_MSG(r->hidden_s > 0 && r->hidden_s < r->time_s + r->hidden_s && r->hidden_s < g->time_s,
                       "%s hides %.3f ms of %.3f, %s takes %.3f", pairs[i][0], r->hidden_s * 1e3,
                       (r->time_s + r->hidden_s) * 1e3, pairs[i][1], g->time_s * 1e3);
         }
+        model_cost_destroy(c3);
     }
     model_cost_destroy(c);
     model_cost_destroy(c2);
