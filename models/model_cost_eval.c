@@ -13,9 +13,10 @@
  * TP: column-parallel QKV/gate_up, row-parallel O/down, an all-reduce after
  * each (tp_sp: reduce-scatter + all-gather with the norms on 1/tp of the
  * tokens). comm_fp8 halves the collective bytes and adds a quantisation
- * kernel; comm_overlap splits o_proj and down_proj into row chunks whose
- * collectives overlap the next chunk's GEMM (overlap_saving: never the
- * GEMM that consumes the collective's result). PP: either the stages run the batch one after the
+ * kernel; comm_overlap splits o_proj and down_proj (and, under tp_sp, the
+ * GEMMs after the all-gathers) into row chunks whose collectives overlap
+ * another chunk's GEMM (overlap_saving: never the work that waits for the
+ * collective's result). PP: either the stages run the batch one after the
  * other (latency = all layers) or as m micro-batches, latency
  * (m+p−1)·(one micro-batch on the heaviest stage); the cheaper is taken, so
  * prefill-heavy batches pipeline (bubble (p−1)/(m+p−1)) and weight-bound
