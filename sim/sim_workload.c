@@ -248,12 +248,15 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
             goto fail;
         }
     } else {
+        /* An empirical distribution fails on its lengths file: name that key. */
+        int in_file = cfg->input_tokens.dist == SIM_DIST_EMPIRICAL && cfg->input_tokens.path[0];
+        int out_file = cfg->output_tokens.dist == SIM_DIST_EMPIRICAL && cfg->output_tokens.path[0];
         if ((rc = sim_lendist_create(&cfg->input_tokens, &w->dist_in, err))) {
-            sim_err_wrap(err, rc, "workload.input_tokens");
+            sim_err_wrap(err, rc, in_file ? "workload.input_tokens.path" : "workload.input_tokens");
             goto fail;
         }
         if ((rc = sim_lendist_create(&cfg->output_tokens, &w->dist_out, err))) {
-            sim_err_wrap(err, rc, "workload.output_tokens");
+            sim_err_wrap(err, rc, out_file ? "workload.output_tokens.path" : "workload.output_tokens");
             goto fail;
         }
         sim_prefix_kind pk;
