@@ -80,6 +80,13 @@ typedef struct {
      * as the checkpoint ships them; a scenario's dtype overrides them all. */
     int32_t wdtype_attn, wdtype_dense, wdtype_expert, wdtype_shared;
     int32_t quant_group;           /* weight-only formats: values per scale (int4 group size) */
+    /* Layer kinds beyond full/sliding attention (0 = none). */
+    int32_t linear_layers;         /* Gated DeltaNet layers (recurrent state, no KV); the rest attend */
+    int32_t lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* GDN key/value heads, dims, conv kernel */
+    int32_t attn_out_gate;         /* attention output gated by a second q-sized projection (Qwen3.5) */
+    int32_t index_topk;            /* DeepSeek sparse attention: keys each query attends (0 = dense) */
+    int32_t index_heads, index_head_dim; /* DSA lightning-indexer heads and their dimension */
+    int32_t attn_sinks;            /* per-head attention-sink logits (gpt-oss) */
 } model_spec;
 
 /* Looks up a GPU by catalogue name or by one of the aliases its file

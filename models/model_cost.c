@@ -80,6 +80,10 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
                                "only be replicated a whole number of times)",
                                m->name, tp, m->kv_heads);
     }
+    if (m->linear_layers > 0 && (m->lin_v_heads % tp || (m->lin_k_heads % tp && tp % m->lin_k_heads)))
+        return sim_err_set(err, SIM_EINVAL,
+                           "%s: tp=%d must divide the %d linear-attention value heads and divide or be a multiple "
+                           "of the %d key heads", m->name, tp, m->lin_v_heads, m->lin_k_heads);
     if (m->moe_layers < m->layers && m->intermediate % tp)
         return sim_err_set(err, SIM_EINVAL, "%s: FFN intermediate size %d is not divisible by tp=%d", m->name,
                            m->intermediate, tp);
@@ -223,15 +227,18 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     c->kv_r = c->mla ? 1.0 : (l->tp <= m->kv_heads ? m->kv_heads / tp : 1.0);
     c->kv_rep = c->mla ? tp : (l->tp > m->kv_heads ? tp / m->kv_heads : 1.0);
     c->kv_layer_r = c->mla ? ((double)m->kv_lora_rank + m->rope_dim) * c->kvb : 2.0 * c->kv_r * m->head_dim * c->kvb;
+    /* DSA: every rank also keeps the indexer's fp8 key (fp32 scale per 128). */
+    if (m->index_topk > 0) c->kv_layer_r += m->index_head_dim * (1.0 + 4.0 / 128.0);
     c->moe_tp = m->experts > 0 ? l->moe_tp : 1;
     c->experts_local = m->experts > 0 ? m->experts / l->ep : 0;
 
     for (int32_t i = 0; i < m->layers; i++) {
-        int moe = layer_is_moe(m, i), sw = layer_is_sliding(m, i);
+        int moe = layer_is_moe(m, i), lin = model_spec_layer_is_linear(m, i), sw = !lin && layer_is_sliding(m, i);
         c->n_moe += moe;
         c->n_dense += !moe;
+        c->n_lin += lin;
         c->n_sw += sw;
-        c->n_full += !sw;
+        c->n_full += !sw && !lin;
     }
     c->n_layers = m->layers;
 
@@ -241,6 +248,10 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         attn_r = p.attn_replicated + (p.attn - p.attn_replicated) / tp;
     else
         attn_r = 2.0 * h * c->heads_r * m->head_dim + 2.0 * h * c->kv_r * m->head_dim;
+    if (m->attn_out_gate) attn_r += h * c->heads_r * m->head_dim;
+    /* Gated DeltaNet layers split their heads over TP; their state is per sequence. */
+    const double lin_r = p.linear / tp;
+    const double state_r = m->linear_layers > 0 ? model_spec_state_bytes_per_seq(m) / m->linear_layers / tp : 0;
     const double ffn_r = p.dense_ffn / tp;
     const double expert_r = p.expert / c->moe_tp, shared_r = p.shared / tp;
     const double kv_rank_layer = c->kv_layer_r / l->dcp;
@@ -249,15 +260,17 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     for (int32_t s = 0; s < l->pp; s++) {
         int32_t n = m->layers / l->pp + (s < m->layers % l->pp ? 1 : 0);
         if (n > c->stage_layers_max) c->stage_layers_max = n;
-        double w = 0, kv = 0;
+        double w = 0, kv = 0, st = 0;
         for (int32_t i = start; i < start + n; i++) {
-            w += attn_r * c->wb_part[MODEL_PART_ATTN] + p.norms * 2.0;
+            int lin = model_spec_layer_is_linear(m, i);
+            w += (lin ? lin_r : attn_r) * c->wb_part[MODEL_PART_ATTN] + p.norms * 2.0;
+            st += lin ? state_r : 0;
             if (layer_is_moe(m, i))
                 w += c->experts_local * expert_r * c->wb_part[MODEL_PART_EXPERT] +
                      shared_r * c->wb_part[MODEL_PART_SHARED] + p.router * 2.0;
             else
                 w += ffn_r * c->wb_part[MODEL_PART_DENSE];
-            kv += layer_is_sliding(m, i) && c->n_full > 0 ? 0 : kv_rank_layer;
+            kv += lin || (layer_is_sliding(m, i) && c->n_full > 0) ? 0 : kv_rank_layer;
         }
         start += n;
         if (s == 0) w += p.embed / tp * 2.0;
@@ -265,6 +278,7 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         c->stage_weights[s] = w;
         c->stage_kv_tok[s] = kv;
         c->kv_tok_instance += kv * tp;
+        if (st > c->state_seq_gpu) c->state_seq_gpu = st;
     }
     *out = c;
     return 0;
@@ -298,6 +312,11 @@ double model_cost_breakdown(const model_cost *c, const model_batch *b, model_op 
 double model_cost_kv_bytes_per_token(const model_cost *c)
 {
     return c->kv_tok_instance;
+}
+
+double model_cost_state_bytes_per_seq(const model_cost *c)
+{
+    return c->state_seq_gpu;
 }
 
 double model_cost_weight_bytes_per_gpu(const model_cost *c)

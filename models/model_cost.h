@@ -120,6 +120,11 @@ double model_cost_breakdown(const model_cost *c, const model_batch *b, model_op 
 /* KV-cache bytes one token occupies on the whole instance (all ranks). */
 double model_cost_kv_bytes_per_token(const model_cost *c);
 
+/* Recurrent-state bytes one running sequence holds per GPU (Gated
+ * DeltaNet layers; the heaviest stage's); 0 without linear layers. The
+ * engine reserves it per scheduled sequence, apart from the KV blocks. */
+double model_cost_state_bytes_per_seq(const model_cost *c);
+
 /* Weight bytes per GPU of the instance (the heaviest stage's). */
 double model_cost_weight_bytes_per_gpu(const model_cost *c);
 

@@ -32,7 +32,9 @@
 static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *a)
 {
     double Tp = 0, nch = 0, maxc = 0, pairs = 0, pairs_sw = 0, kvpf = 0, kvpf_sw = 0, cached = 0;
-    const double W = c->m.sliding_window;
+    /* Window of the bounded layers: sliding attention, or the keys DeepSeek
+     * sparse attention keeps per query (both read at most W keys). */
+    const double W = c->m.sliding_window > 0 ? c->m.sliding_window : c->m.index_topk;
     memset(a, 0, sizeof *a);
     for (int32_t i = 0; b->chunks && i < b->n_chunks; i++) {
         double t = b->chunks[i].tokens, p = b->chunks[i].cached;
@@ -174,9 +176,16 @@ static void tp_gather(cost_ctx *x, const char *name, double count, double T, dou
     cost_comm(x, name, count, MODEL_COLL_ALL_GATHER, c->l.tp, 1, bytes, hide);
 }
 
-/* Attention of one layer class (full or sliding) on aggregates a. */
-static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int sliding)
+/* Attention layer classes: full, sliding window, DeepSeek sparse (top-k). */
+enum { ATTN_FULL = 0, ATTN_SLIDING = 1, ATTN_SPARSE = 2 };
+
+/* Attention of one layer class on aggregates a. */
+static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kind)
 {
+    static const char *const prefill_names[] = {"attn_prefill", "attn_prefill_sw", "attn_prefill_dsa"};
+    static const char *const decode_names[] = {"attn_decode", "attn_decode_sw", "attn_decode_dsa"};
+    static const char *const kvb_names[] = {"kv_b_proj", "kv_b_proj_sw", "kv_b_proj_dsa"};
+    const int sliding = kind != ATTN_FULL; /* both bounded kinds read at most W keys per query */
     const model_cost *c = x->c;
     const model_spec *m = &c->m;
     const model_layout *l = &c->l;
@@ -191,14 +200,14 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int sli
         double pairs = sliding ? a->pairs_sw : a->pairs, kvr = sliding ? a->kvpf_sw : a->kvpf;
         if (c->mla) {
             /* Prefill up-projects every cached and new latent to per-head K/V. */
-            cost_op_desc up = cost_gemm(c, sliding ? "kv_b_proj_sw" : "kv_b_proj", count, a->kvpf / sp,
+            cost_op_desc up = cost_gemm(c, kvb_names[kind], count, a->kvpf / sp,
                                         hr * ((double)m->nope_dim + m->v_head_dim), m->kv_lora_rank, wA, aA, pA);
             cost_op(x, &up, 0);
         }
         double pair_flops = c->mla ? 2.0 * hr * (qdim + vdim) : 4.0 * hr * c->hd;
         cost_op_desc d;
         memset(&d, 0, sizeof d);
-        d.name = sliding ? "attn_prefill_sw" : "attn_prefill";
+        d.name = prefill_names[kind];
         d.cls = MODEL_OPC_ATTN;
         d.count = count;
         d.flops = pairs * pair_flops / sp;
@@ -244,7 +253,7 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int sli
         double pair_flops = c->mla ? 2.0 * hr * (2.0 * m->kv_lora_rank + m->rope_dim) : 4.0 * hr * c->hd;
         cost_op_desc d;
         memset(&d, 0, sizeof d);
-        d.name = sliding ? "attn_decode_sw" : "attn_decode";
+        d.name = decode_names[kind];
         d.cls = MODEL_OPC_ATTN;
         d.count = count;
         d.flops = ctx * pair_flops;
@@ -278,6 +287,124 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int sli
     }
 }
 
+/* Chunk length of the chunked delta-rule kernel (fla's chunk_gated_delta_rule). */
+#define COST_GDN_CHUNK 64.0
+
+/* Gated DeltaNet layers (Qwen3.5/3.6, Qwen3-Next), count of them: in_proj
+ * (q, k, v, z and the b/a gates), the causal conv (reading and writing each
+ * sequence's conv state), the delta-rule kernel — chunked for prefill (per
+ * token and value head: the state read and update, 4·dk·dv FLOPs, and the
+ * intra-chunk products, 4·C·(dk+dv)), recurrent for decode (≈7·dk·dv FLOPs,
+ * the fp32 state read and written once per step, which makes it memory
+ * bound) —, the gated RMSNorm and out_proj. Heads split over TP. */
+static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    if (!(count > 0)) return;
+    const double tp = c->l.tp, T = a->T, h = m->hidden;
+    const double nk = m->lin_k_heads >= tp ? m->lin_k_heads / tp : 1, nv = m->lin_v_heads / tp;
+    const double dk = m->lin_k_dim, dv = m->lin_v_dim, K = m->lin_conv;
+    const double conv_ch = 2.0 * nk * dk + nv * dv, state = nv * dk * dv * 4.0;
+    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
+    const double seqs = a->n_chunks + a->nd;
+    cost_op_desc in = cost_gemm(c, "gdn_in_proj", count, T, conv_ch + nv * dv + 2.0 * nv, h, wA, aA, pA);
+    cost_op(x, &in, 0);
+    cost_op_desc cv = elem(c, "gdn_conv1d", count, T,
+                           T * conv_ch * 2.0 * COST_ACT_BYTES + seqs * conv_ch * (K > 1 ? K - 1 : 0) * 2.0 *
+                                                                    COST_ACT_BYTES, -1, (int64_t)ceil(T),
+                           (int64_t)conv_ch);
+    cost_op(x, &cv, 0);
+    cost_op_desc d;
+    if (a->Tp > 0) {
+        memset(&d, 0, sizeof d);
+        d.name = "gdn_prefill";
+        d.cls = MODEL_OPC_ATTN;
+        d.count = count;
+        d.flops = a->Tp * nv * (4.0 * dk * dv + 4.0 * COST_GDN_CHUNK * (dk + dv));
+        d.bytes = a->Tp * (2.0 * nk * dk + 2.0 * nv * dv + 2.0 * nv) * COST_ACT_BYTES + a->n_chunks * 2.0 * state;
+        d.peak = c->peak_attn;
+        d.bw = c->bw;
+        d.kernels = 3; /* WY transform, chunk state pass, output */
+        d.m = a->Tp;
+        d.calib_op = -1;
+        d.shape[3] = (int64_t)ceil(a->n_chunks > 0 ? a->n_chunks : 1);
+        d.shape[0] = (int64_t)ceil(a->Tp / (a->n_chunks > 0 ? a->n_chunks : 1));
+        d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
+        d.calib_dtype = "bf16";
+        cost_op(x, &d, 0);
+    }
+    if (a->nd > 0) {
+        memset(&d, 0, sizeof d);
+        d.name = "gdn_decode";
+        d.cls = MODEL_OPC_ATTN;
+        d.count = count;
+        d.flops = a->nd * nv * 7.0 * dk * dv;
+        d.bytes = a->nd * (2.0 * state + (conv_ch + nv * dv + 2.0 * nv) * COST_ACT_BYTES);
+        d.peak = c->peak_attn;
+        d.bw = c->bw;
+        d.kernels = 1;
+        d.m = a->nd;
+        d.calib_op = -1;
+        d.shape[3] = (int64_t)ceil(a->nd);
+        d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
+        d.calib_dtype = "bf16";
+        cost_op(x, &d, 0);
+    }
+    cost_op_desc gn = elem(c, "gdn_norm_gate", count, T, T * nv * dv * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),
+                           (int64_t)(nv * dv));
+    cost_op(x, &gn, 0);
+    cost_op_desc o = cost_gemm(c, "gdn_out_proj", count, T, h, nv * dv, wA, aA, pA);
+    cost_op(x, &o, 0);
+}
+
+/* DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2, GLM-5),
+ * count layers: index queries from the q latent (index_heads × dim), one
+ * key and the per-head weights from the hidden state (the key written to
+ * the fp8 indexer cache), then every query scores every cached key (fp8
+ * logits over the index heads, on every TP rank) and keeps the top
+ * index_topk, which the attention then reads (ATTN_SPARSE). */
+static void eval_dsa_indexer(cost_ctx *x, const cost_agg *a, double count)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    if (!(count > 0)) return;
+    const double T = a->T, h = m->hidden, ih = m->index_heads, id = m->index_head_dim;
+    const double key_bytes = id * (1.0 + 4.0 / 128.0);
+    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
+    const double peak = (c->g.flops_fp8 > 0 ? c->g.flops_fp8 : c->g.flops_bf16) * c->g.eff_attn;
+    cost_op_desc q = cost_gemm(c, "dsa_index_q", count, T, ih * id, m->q_lora_rank > 0 ? m->q_lora_rank : h, wA,
+                               aA, pA);
+    cost_op(x, &q, 0);
+    cost_op_desc k = cost_gemm(c, "dsa_index_k", count, T, id + ih, h, wA, aA, pA);
+    cost_op(x, &k, 0);
+    cost_op_desc d;
+    for (int dec = 0; dec < 2; dec++) {
+        double keys = dec ? a->ctx : a->pairs, rows = dec ? a->nd : a->Tp, kv = dec ? a->ctx : a->kvpf;
+        if (!(rows > 0)) continue;
+        memset(&d, 0, sizeof d);
+        d.name = dec ? "dsa_indexer_decode" : "dsa_indexer_prefill";
+        d.cls = MODEL_OPC_ATTN;
+        d.count = count;
+        d.flops = keys * ih * id * 2.0;
+        d.bytes = kv * key_bytes + rows * ih * id * 1.0 + keys * 4.0;
+        d.peak = peak;
+        d.bw = c->bw;
+        d.kernels = 1;
+        d.m = rows;
+        d.calib_op = -1;
+        d.shape[3] = (int64_t)ceil(dec ? a->nd : (a->n_chunks > 0 ? a->n_chunks : 1));
+        d.shape[4] = (int64_t)(dec ? a->ctx / a->nd : a->cached / (a->n_chunks > 0 ? a->n_chunks : 1));
+        d.shape[5] = (int64_t)ih, d.shape[7] = (int64_t)id;
+        d.calib_dtype = "fp8";
+        cost_op(x, &d, 0);
+        /* Top-k over each query's logits (read once, indices written). */
+        cost_op_desc tk = elem(c, dec ? "dsa_topk_decode" : "dsa_topk_prefill", count, rows,
+                               keys * 4.0 + rows * m->index_topk * 4.0, -1, (int64_t)ceil(rows), m->index_topk);
+        cost_op(x, &tk, 0);
+    }
+}
+
 /* One pass over all layers for aggregates a. */
 static void eval_layers(cost_ctx *x, const cost_agg *a)
 {
@@ -285,6 +412,7 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     const model_spec *m = &c->m;
     const model_layout *l = &c->l;
     const double L = c->n_layers, T = a->T, h = m->hidden, hr = c->heads_r;
+    const double La = c->n_full + c->n_sw; /* attention layers (the rest are linear) */
     const double Tn = l->tp_sp ? T / l->tp : T; /* tokens the norms see */
     /* Weight formats of the attention and dense-MLP parts (model_quant.h). */
     const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
@@ -304,43 +432,51 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     /* QKV projections. */
     cost_op_desc qkv0;
     if (!c->mla) {
-        qkv0 = cost_gemm(c, "qkv_proj", L, T, (hr + 2.0 * c->kv_r) * c->hd, h, wA, aA, pA);
+        /* With an output gate (Qwen3.5) q_proj also yields the gate. */
+        const double qh = m->attn_out_gate ? 2.0 * hr : hr;
+        qkv0 = cost_gemm(c, "qkv_proj", La, T, (qh + 2.0 * c->kv_r) * c->hd, h, wA, aA, pA);
         cost_op(x, &qkv0, 0);
     } else {
         double qk = (double)m->nope_dim + m->rope_dim;
         if (m->q_lora_rank > 0) {
-            qkv0 = cost_gemm(c, "q_a_proj", L, T, m->q_lora_rank, h, wA, aA, pA);
+            qkv0 = cost_gemm(c, "q_a_proj", La, T, m->q_lora_rank, h, wA, aA, pA);
             cost_op(x, &qkv0, 0);
-            cost_op_desc qn = elem(c, "q_a_norm", L, T, T * m->q_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
+            cost_op_desc qn = elem(c, "q_a_norm", La, T, T * m->q_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
                                    (int64_t)ceil(T), m->q_lora_rank);
             cost_op(x, &qn, 0);
-            cost_op_desc qb = cost_gemm(c, "q_b_proj", L, T, hr * qk, m->q_lora_rank, wA, aA, pA);
+            cost_op_desc qb = cost_gemm(c, "q_b_proj", La, T, hr * qk, m->q_lora_rank, wA, aA, pA);
             cost_op(x, &qb, 0);
         } else {
-            qkv0 = cost_gemm(c, "q_proj", L, T, hr * qk, h, wA, aA, pA);
+            qkv0 = cost_gemm(c, "q_proj", La, T, hr * qk, h, wA, aA, pA);
             cost_op(x, &qkv0, 0);
         }
-        cost_op_desc kva = cost_gemm(c, "kv_a_proj", L, T, (double)m->kv_lora_rank + m->rope_dim, h, wA, aA, pA);
+        cost_op_desc kva = cost_gemm(c, "kv_a_proj", La, T, (double)m->kv_lora_rank + m->rope_dim, h, wA, aA, pA);
         cost_op(x, &kva, 0);
-        cost_op_desc kvn = elem(c, "kv_a_norm", L, T, T * m->kv_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
+        cost_op_desc kvn = elem(c, "kv_a_norm", La, T, T * m->kv_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
                                 (int64_t)ceil(T), m->kv_lora_rank);
         cost_op(x, &kvn, 0);
     }
     double kdim = c->mla ? (double)m->rope_dim : c->kv_r * c->hd;
-    cost_op_desc rope = elem(c, "rope_kv_write", L, T,
+    cost_op_desc rope = elem(c, "rope_kv_write", La, T,
                              T * (hr * qdim + kdim) * 2.0 * COST_ACT_BYTES + T * c->kv_layer_r / l->dcp, -1, 0, 0);
     cost_op(x, &rope, 0);
-    eval_attention(x, a, c->n_full, 0);
-    eval_attention(x, a, c->n_sw, 1);
+    if (m->index_topk > 0) {
+        eval_dsa_indexer(x, a, c->n_full);
+        eval_attention(x, a, c->n_full, ATTN_SPARSE);
+    } else {
+        eval_attention(x, a, c->n_full, ATTN_FULL);
+    }
+    eval_attention(x, a, c->n_sw, ATTN_SLIDING);
     if (q_acts) {
         /* Attention writes bf16; the fp8/fp4 O projection needs its own
          * quantisation kernel (norm and SiLU·mul fuse theirs). */
-        cost_op_desc q = elem(c, "o_quant", L, T, T * hr * vdim * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
+        cost_op_desc q = elem(c, "o_quant", La, T, T * hr * vdim * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
                               (int64_t)ceil(T), (int64_t)(hr * vdim));
         cost_op(x, &q, 0);
     }
-    cost_op_desc o = cost_gemm(c, "o_proj", L, T, h, hr * vdim, wA, aA, pA);
+    cost_op_desc o = cost_gemm(c, "o_proj", La, T, h, hr * vdim, wA, aA, pA);
     cost_op(x, &o, 0);
+    eval_gdn(x, a, c->n_lin);
 
     /* MLP: dense layers. */
     if (c->n_dense > 0) {

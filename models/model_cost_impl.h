@@ -47,6 +47,8 @@ struct model_cost {
     double kv_layer_r;          /* KV bytes per token per layer on one rank (before dcp) */
     double kv_rep;              /* how many tp ranks hold the same KV head (dcp shards these) */
     double n_layers, n_full, n_sw, n_dense, n_moe;
+    double n_lin;               /* Gated DeltaNet layers (their own ops, state instead of KV) */
+    double state_seq_gpu;       /* recurrent-state bytes per sequence per GPU (heaviest stage) */
     int32_t stage_layers_max;
     /* MoE: experts ordered by the rank that holds them (ep ranks, E/ep each). */
     int32_t moe_tp, experts_local;

@@ -89,6 +89,24 @@ static void hf_name_from_path(const char *path, char *name, size_t size)
 
 static json_t *hf_text_root(json_t *root);
 
+/* Counts the layers of one kind in layer_types: 1 when the list is given,
+ * 0 when absent, < 0 when it does not have one entry per layer. */
+static int hf_layer_types(json_t *root, const char *origin, int32_t layers, const char *kind, int32_t *count,
+                          sim_err *err)
+{
+    json_t *types = json_object_get(root, "layer_types");
+    if (!json_is_array(types)) return 0;
+    if ((int32_t)json_array_size(types) != layers)
+        return sim_err_set(err, SIM_EINVAL, "%s: key 'layer_types' has %zu entries for %d layers", origin,
+                           json_array_size(types), layers);
+    *count = 0;
+    for (size_t j = 0; j < json_array_size(types); j++) {
+        const char *t = json_string_value(json_array_get(types, j));
+        if (t && !strcmp(t, kind)) (*count)++;
+    }
+    return 1;
+}
+
 static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err)
 {
     int rc;
@@ -96,6 +114,23 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
     /* Multimodal wrappers keep the language model under text_config. */
     root = hf_text_root(root);
 
+    /* Architectures whose layers servesim does not model: refuse rather
+     * than price something else. */
+    static const struct {
+        const char *key, *what;
+    } unmodelled[] = {
+        {"compress_ratios", "DeepSeek-V4 compressed sparse attention"},
+        {"linear_attn_config", "Kimi linear attention (KDA)"},
+        {"layers_block_type", "Mamba-2 hybrid layers (Nemotron-H)"},
+        {"hybrid_override_pattern", "Mamba-2 hybrid layers (Nemotron-H)"},
+        {"block_configs", "per-layer heterogeneous blocks (Nemotron-NAS)"},
+        {"moe_latent_size", "latent-space MoE experts"},
+        {"routed_expert_hidden_size", "latent-space MoE experts"},
+    };
+    for (size_t k = 0; k < sizeof unmodelled / sizeof unmodelled[0]; k++)
+        if (json_object_get(root, unmodelled[k].key))
+            return sim_err_set(err, SIM_ENOTSUP, "%s: %s (key '%s') is not modelled by servesim yet", origin,
+                               unmodelled[k].what, unmodelled[k].key);
     if ((rc = hf_pos(root, origin, "num_hidden_layers", &m->layers, err)) < 0) return rc;
     if ((rc = hf_pos(root, origin, "hidden_size", &m->hidden, err)) < 0) return rc;
     if ((rc = hf_pos(root, origin, "num_attention_heads", &m->heads, err)) < 0) return rc;
@@ -116,6 +151,8 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         return sim_err_set(err, SIM_EINVAL, "%s: key 'head_dim' missing and 'hidden_size' = %d is not a multiple "
                            "of 'num_attention_heads' = %d", origin, m->hidden, m->heads);
     if ((rc = hf_int(root, origin, "intermediate_size", 0, &m->intermediate, err)) < 0) return rc;
+    /* MiniMax-M3 sizes its leading dense layers apart from the experts. */
+    if ((rc = hf_int(root, origin, "dense_intermediate_size", 0, &m->intermediate, err)) < 0) return rc;
 
     json_t *tie = json_object_get(root, "tie_word_embeddings");
     if (tie && !json_is_boolean(tie) && !json_is_null(tie))
@@ -124,13 +161,27 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
 
     /* MoE: the expert count is spelt three ways across families. */
     static const char *const k_experts[] = {"num_local_experts", "num_experts", "n_routed_experts", NULL};
-    static const char *const k_topk[] = {"num_experts_per_tok", "experts_per_token", NULL};
+    static const char *const k_topk[] = {"num_experts_per_tok", "experts_per_token", "num_experts_per_token",
+                                         "top_k_experts", NULL};
+    static const char *const k_shared[] = {"n_shared_experts", "num_shared_experts", NULL};
     if ((rc = hf_int_any(root, origin, k_experts, 0, &m->experts, err)) < 0) return rc;
     if (m->experts > 0) {
         if ((rc = hf_int_any(root, origin, k_topk, 1, &m->top_k, err)) < 0) return rc;
         m->expert_intermediate = m->intermediate; /* Mixtral, gpt-oss */
         if ((rc = hf_int(root, origin, "moe_intermediate_size", 0, &m->expert_intermediate, err)) < 0) return rc;
-        if ((rc = hf_int(root, origin, "n_shared_experts", 0, &m->shared_experts, err)) < 0) return rc;
+        if ((rc = hf_int_any(root, origin, k_shared, 0, &m->shared_experts, err)) < 0) return rc;
+        /* Qwen-MoE and MiniMax give the shared expert block by its width. */
+        int32_t shared_w = 0;
+        static const char *const k_shared_w[] = {"shared_expert_intermediate_size", "shared_intermediate_size", NULL};
+        if ((rc = hf_int_any(root, origin, k_shared_w, 0, &shared_w, err)) < 0) return rc;
+        if (shared_w > 0 && m->shared_experts <= 1 && m->expert_intermediate > 0) {
+            int32_t n = (shared_w + m->expert_intermediate / 2) / m->expert_intermediate;
+            if (n < 1) n = 1;
+            if (n * m->expert_intermediate != shared_w)
+                model_spec_note(m, "shared expert width %d counted as %d expert(s) of %d", shared_w, n,
+                                m->expert_intermediate);
+            m->shared_experts = n;
+        }
         if ((rc = hf_int(root, origin, "first_k_dense_replace", 0, &m->first_dense_layers, err)) < 0) return rc;
         if (m->expert_intermediate <= 0)
             return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_intermediate_size' (or intermediate_size) missing",
@@ -140,7 +191,16 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
          * when (i+1) % decoder_sparse_step == 0; DeepSeek: moe_layer_freq. */
         int32_t step = 1, freq = 1;
         if ((rc = hf_int(root, origin, "decoder_sparse_step", 0, &step, err)) < 0) return rc;
-        if ((rc = hf_int(root, origin, "moe_layer_freq", 0, &freq, err)) < 0) return rc;
+        /* moe_layer_freq: a stride, or one 0/1 per layer (MiniMax-M3, MiMo). */
+        json_t *freq_list = json_object_get(root, "moe_layer_freq");
+        if (json_is_array(freq_list)) {
+            if ((int32_t)json_array_size(freq_list) != m->layers)
+                return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_layer_freq' has %zu entries for %d layers", origin,
+                                   json_array_size(freq_list), m->layers);
+        } else {
+            freq_list = NULL;
+            if ((rc = hf_int(root, origin, "moe_layer_freq", 0, &freq, err)) < 0) return rc;
+        }
         if (step < 1) return sim_err_set(err, SIM_EINVAL, "%s: key 'decoder_sparse_step' must be >= 1", origin);
         if (freq < 1) return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_layer_freq' must be >= 1", origin);
         json_t *only = json_object_get(root, "mlp_only_layers");
@@ -149,6 +209,12 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         int32_t moe = 0;
         for (int32_t i = m->first_dense_layers; i < m->layers; i++) {
             int dense = ((i + 1) % step) != 0 || (i % freq) != 0;
+            if (freq_list) {
+                json_t *f = json_array_get(freq_list, (size_t)i);
+                if (!json_is_integer(f) && !json_is_boolean(f))
+                    return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_layer_freq[%d]' must be 0 or 1", origin, i);
+                dense = json_is_integer(f) ? json_integer_value(f) == 0 : json_is_false(f);
+            }
             for (size_t j = 0; only && json_is_array(only) && j < json_array_size(only); j++) {
                 json_t *e = json_array_get(only, j);
                 if (!json_is_integer(e))
@@ -174,26 +240,53 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         m->head_dim = m->nope_dim + m->rope_dim;
     }
 
+    /* Gated DeltaNet (Qwen3.5/3.6, Qwen3-Next): linear-attention layers with
+     * a full-attention layer every full_attention_interval, or per layer in
+     * layer_types. */
+    if ((rc = hf_int(root, origin, "linear_num_value_heads", 0, &m->lin_v_heads, err)) < 0) return rc;
+    if (m->lin_v_heads > 0) {
+        if ((rc = hf_pos(root, origin, "linear_num_key_heads", &m->lin_k_heads, err)) < 0) return rc;
+        if ((rc = hf_pos(root, origin, "linear_key_head_dim", &m->lin_k_dim, err)) < 0) return rc;
+        if ((rc = hf_pos(root, origin, "linear_value_head_dim", &m->lin_v_dim, err)) < 0) return rc;
+        m->lin_conv = 4;
+        if ((rc = hf_int(root, origin, "linear_conv_kernel_dim", 0, &m->lin_conv, err)) < 0) return rc;
+        int32_t interval = 0;
+        if ((rc = hf_int(root, origin, "full_attention_interval", 0, &interval, err)) < 0) return rc;
+        if ((rc = hf_layer_types(root, origin, m->layers, "linear_attention", &m->linear_layers, err)) < 0) return rc;
+        if (rc == 0 && interval > 0) {
+            m->linear_layers = m->layers - m->layers / interval;
+        } else if (rc == 0) {
+            return sim_err_set(err, SIM_EINVAL, "%s: linear attention configured (linear_num_value_heads) but "
+                               "neither 'layer_types' nor 'full_attention_interval' says which layers use it", origin);
+        }
+    }
+    json_t *gate = json_object_get(root, "attn_output_gate");
+    m->attn_out_gate = json_is_true(gate);
+    /* DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): a lightning indexer
+     * picks index_topk keys per query. */
+    if ((rc = hf_int(root, origin, "index_topk", 0, &m->index_topk, err)) < 0) return rc;
+    if (m->index_topk > 0) {
+        if ((rc = hf_pos(root, origin, "index_n_heads", &m->index_heads, err)) < 0) return rc;
+        if ((rc = hf_pos(root, origin, "index_head_dim", &m->index_head_dim, err)) < 0) return rc;
+    }
+    /* Attention sinks: gpt-oss learns one per head; MiMo adds them to its
+     * sliding layers. */
+    const char *type = json_string_value(json_object_get(root, "model_type"));
+    m->attn_sinks = (type && !strncmp(type, "gpt_oss", 7)) ||
+                    json_is_true(json_object_get(root, "add_swa_attention_sink_bias")) ||
+                    json_is_true(json_object_get(root, "add_full_attention_sink_bias"));
+
     /* Sliding window: gpt-oss lists per-layer types; Mistral-style configs
      * apply the window to every layer unless use_sliding_window is false. */
     int32_t window = 0;
     if ((rc = hf_int(root, origin, "sliding_window", 0, &window, err)) < 0) return rc;
     json_t *use = json_object_get(root, "use_sliding_window");
     if (window > 0 && !(use && json_is_false(use))) {
-        json_t *types = json_object_get(root, "layer_types");
         m->sliding_window = window;
-        if (json_is_array(types)) {
-            if ((int32_t)json_array_size(types) != m->layers)
-                return sim_err_set(err, SIM_EINVAL, "%s: key 'layer_types' has %zu entries for %d layers", origin,
-                                   json_array_size(types), m->layers);
-            for (size_t j = 0; j < json_array_size(types); j++) {
-                const char *t = json_string_value(json_array_get(types, j));
-                if (t && !strcmp(t, "sliding_attention")) m->sliding_layers++;
-            }
-            if (m->sliding_layers == 0) m->sliding_window = 0;
-        } else {
-            m->sliding_layers = m->layers;
-        }
+        if ((rc = hf_layer_types(root, origin, m->layers, "sliding_attention", &m->sliding_layers, err)) < 0)
+            return rc;
+        if (rc == 1 && m->sliding_layers == 0) m->sliding_window = 0;
+        if (rc == 0) m->sliding_layers = m->layers;
     }
     return model_spec_derive(m, origin, err);
 }
@@ -203,6 +296,16 @@ static void hf_notes(json_t *top, json_t *root, model_spec *m)
 {
     if (json_is_object(json_object_get(top, "vision_config")) || json_is_object(json_object_get(top, "visual")))
         model_spec_note(m, "vision tower ignored: only the language model is simulated");
+    if (json_object_get(root, "global_head_dim") || json_object_get(root, "num_global_key_value_heads"))
+        model_spec_note(m, "full-attention layers' own head_dim/KV heads (global_head_dim, num_global_key_value_heads) "
+                        "not modelled: every layer uses head_dim %d and %d KV heads", m->head_dim, m->kv_heads);
+    if (json_object_get(root, "swa_num_key_value_heads") || json_object_get(root, "swa_head_dim"))
+        model_spec_note(m, "sliding layers' own heads (swa_*) not modelled: every layer uses %d KV heads of %d",
+                        m->kv_heads, m->head_dim);
+    if (json_object_get(root, "sparse_attention_config"))
+        model_spec_note(m, "sparse_attention_config not modelled: its layers are priced as dense attention");
+    if (json_is_true(json_object_get(root, "attention_k_eq_v")))
+        model_spec_note(m, "attention_k_eq_v (keys reused as values) not modelled: K and V counted apart");
     static const char *const mtp_keys[] = {"num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules",
                                            NULL};
     for (int k = 0; mtp_keys[k]; k++) {
@@ -252,6 +355,29 @@ static int hf_parse_modelopt(const char *quant_text, const char *origin, json_t 
     return 0;
 }
 
+/* Python's json writes Infinity/-Infinity/NaN (Nemotron's time_step_limit),
+ * which JSON does not allow: a copy with them as 1e308/-1e308/0 outside
+ * strings (same length, so error positions still match). */
+static char *hf_sanitize(const char *text)
+{
+    size_t n = strlen(text);
+    char *t = malloc(n + 1);
+    if (!t) return NULL;
+    memcpy(t, text, n + 1);
+    int in_str = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (in_str) {
+            if (t[i] == '\\' && i + 1 < n) i++;
+            else if (t[i] == '"') in_str = 0;
+            continue;
+        }
+        if (t[i] == '"') in_str = 1;
+        else if (!strncmp(t + i, "Infinity", 8)) memcpy(t + i, "1e308   ", 8), i += 7;
+        else if (!strncmp(t + i, "NaN", 3)) memcpy(t + i, "0  ", 3), i += 2;
+    }
+    return t;
+}
+
 int model_hf_parse_quant(const char *text, const char *quant_text, const char *origin, model_spec *out, sim_err *err)
 {
     json_error_t jerr;
@@ -261,7 +387,13 @@ int model_hf_parse_quant(const char *text, const char *quant_text, const char *o
     hf_name_from_path(origin, m.name, sizeof m.name);
     int rc = hf_parse_modelopt(quant_text, origin, &mo, err);
     if (rc) return rc;
-    json_t *root = json_loads(text, 0, &jerr);
+    char *clean = hf_sanitize(text);
+    if (!clean) {
+        json_decref(mo);
+        return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", origin);
+    }
+    json_t *root = json_loads(clean, 0, &jerr);
+    free(clean);
     if (!root) {
         json_decref(mo);
         return sim_err_set(err, SIM_EINVAL, "%s:%d:%d: JSON error: %s", origin, jerr.line, jerr.column, jerr.text);

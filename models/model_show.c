@@ -74,9 +74,31 @@ json_t *model_show_json(const model_spec *m)
     json_object_set_new(l, "total", json_integer(m->layers));
     json_object_set_new(l, "dense", json_integer(m->layers - m->moe_layers));
     json_object_set_new(l, "moe", json_integer(m->moe_layers));
-    json_object_set_new(l, "full_attention", json_integer(m->layers - m->sliding_layers));
+    int32_t attn = m->layers - m->linear_layers;
+    json_object_set_new(l, "full_attention", json_integer(attn - m->sliding_layers));
     json_object_set_new(l, "sliding_window", json_integer(m->sliding_layers));
+    json_object_set_new(l, "linear_attention", json_integer(m->linear_layers));
+    json_object_set_new(l, "sparse_attention", json_integer(m->index_topk > 0 ? attn : 0));
     json_object_set_new(o, "layers", l);
+    json_object_set_new(o, "state_bytes_per_seq", json_real(model_spec_state_bytes_per_seq(m)));
+    if (m->linear_layers > 0) {
+        json_t *g = json_object();
+        json_object_set_new(g, "key_heads", json_integer(m->lin_k_heads));
+        json_object_set_new(g, "value_heads", json_integer(m->lin_v_heads));
+        json_object_set_new(g, "key_head_dim", json_integer(m->lin_k_dim));
+        json_object_set_new(g, "value_head_dim", json_integer(m->lin_v_dim));
+        json_object_set_new(g, "conv_kernel", json_integer(m->lin_conv));
+        json_object_set_new(o, "gated_deltanet", g);
+    }
+    if (m->index_topk > 0) {
+        json_t *d = json_object();
+        json_object_set_new(d, "index_topk", json_integer(m->index_topk));
+        json_object_set_new(d, "index_heads", json_integer(m->index_heads));
+        json_object_set_new(d, "index_head_dim", json_integer(m->index_head_dim));
+        json_object_set_new(o, "sparse_attention", d);
+    }
+    json_object_set_new(o, "attention_sinks", json_boolean(m->attn_sinks));
+    json_object_set_new(o, "attention_output_gate", json_boolean(m->attn_out_gate));
     json_object_set_new(o, "hidden", json_integer(m->hidden));
     json_object_set_new(o, "heads", json_integer(m->heads));
     json_object_set_new(o, "kv_heads", json_integer(m->kv_heads));
@@ -108,12 +130,14 @@ void model_show_text(const model_spec *m, FILE *o)
 {
     double by[MODEL_DTYPE_COUNT];
     double w = model_spec_weight_bytes(m, -1, by);
-    int32_t dense = m->layers - m->moe_layers, full = m->layers - m->sliding_layers;
+    int32_t dense = m->layers - m->moe_layers, full = m->layers - m->linear_layers - m->sliding_layers;
     fprintf(o, "%s\n", m->name);
     fprintf(o, "  layers        %d:", m->layers);
     if (m->experts > 0) fprintf(o, " %d dense MLP + %d MoE;", dense, m->moe_layers);
     fprintf(o, " %d full attention", full);
+    if (m->index_topk > 0) fprintf(o, " (DeepSeek sparse: top-%d keys per query)", m->index_topk);
     if (m->sliding_layers > 0) fprintf(o, " + %d sliding window (%d tokens)", m->sliding_layers, m->sliding_window);
+    if (m->linear_layers > 0) fprintf(o, " + %d Gated DeltaNet (linear)", m->linear_layers);
     fprintf(o, "\n");
     if (m->kv_lora_rank > 0)
         fprintf(o, "  attention     MLA: %d heads, q_lora_rank %d, kv_lora_rank %d, rope %d, nope %d, v %d\n", m->heads,
@@ -122,6 +146,14 @@ void model_show_text(const model_spec *m, FILE *o)
         fprintf(o, "  attention     %s: %d heads, %d KV heads, head_dim %d\n",
                 m->kv_heads == m->heads ? "MHA" : m->kv_heads == 1 ? "MQA" : "GQA", m->heads, m->kv_heads,
                 m->head_dim);
+    if (m->attn_sinks || m->attn_out_gate)
+        fprintf(o, "                %s%s%s\n", m->attn_sinks ? "attention sinks (per-head logits)" : "",
+                m->attn_sinks && m->attn_out_gate ? ", " : "", m->attn_out_gate ? "gated attention output" : "");
+    if (m->index_topk > 0)
+        fprintf(o, "  indexer       %d heads of %d, top-%d keys\n", m->index_heads, m->index_head_dim, m->index_topk);
+    if (m->linear_layers > 0)
+        fprintf(o, "  DeltaNet      %d key heads x %d, %d value heads x %d, conv %d\n", m->lin_k_heads, m->lin_k_dim,
+                m->lin_v_heads, m->lin_v_dim, m->lin_conv);
     fprintf(o, "  hidden        %d, vocab %d%s\n", m->hidden, m->vocab, m->tied_embeddings ? " (tied embedding)" : "");
     if (dense > 0) fprintf(o, "  dense MLP     intermediate %d\n", m->intermediate);
     if (m->experts > 0)
@@ -141,7 +173,11 @@ void model_show_text(const model_spec *m, FILE *o)
     if (m->shared_experts > 0) fprintf(o, ", shared experts %s", model_dtype_name((model_dtype)m->wdtype_shared));
     fprintf(o, "\n");
     double kv = model_spec_kv_bytes_per_token(m, 2.0);
-    fprintf(o, "  KV cache      %.1f KB per token in bf16 (%.1f KB in fp8)\n", kv / 1e3, kv / 2e3);
+    fprintf(o, "  KV cache      %.1f KB per token in bf16", kv / 1e3);
+    if (m->index_topk > 0) fprintf(o, " (indexer keys included)");
+    fprintf(o, "\n");
+    double st = model_spec_state_bytes_per_seq(m);
+    if (st > 0) fprintf(o, "  state         %.2f MB per sequence (DeltaNet conv bf16 + recurrent fp32)\n", st / 1e6);
     const char *p = m->notes;
     if (*p) fprintf(o, "  notes\n");
     while (*p) {

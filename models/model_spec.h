@@ -16,6 +16,8 @@
 typedef struct {
     double attn;          /* all attention projections of one layer */
     double attn_replicated; /* part not split by TP (MLA down-projections) */
+    double linear;        /* all Gated DeltaNet projections, conv and gates of one linear layer */
+    double indexer;       /* DSA lightning indexer of one layer (inside attn) */
     double norms;         /* RMSNorm weights of one layer */
     double dense_ffn;     /* gate+up+down of a dense layer */
     double expert;        /* gate+up+down of one routed expert */
@@ -35,6 +37,16 @@ void model_spec_note(model_spec *m, const char *fmt, ...) __attribute__((format(
 /* Parameter counts of the pieces of m (m must have been derived). */
 void model_spec_parts_get(const model_spec *m, model_spec_parts *out);
 
+/* Layer kinds: attention layers = layers − linear_layers, of which
+ * sliding_layers use the window; linear layers are spread evenly (Qwen3.5:
+ * every full_attention_interval-th layer attends). */
+int model_spec_layer_is_linear(const model_spec *m, int32_t i);
+
+/* Recurrent-state bytes one sequence holds over all linear layers (conv
+ * state in bf16, the delta-rule state in fp32, as vLLM/SGLang keep them);
+ * 0 for models without linear layers. Independent of its length. */
+double model_spec_state_bytes_per_seq(const model_spec *m);
+
 /* Weight bytes of the whole model as loaded: each part in its checkpoint
  * format (m->wdtype_*), or every quantisable part in `override` when it is
  * >= 0 (a model_dtype); norms, routers, embedding and LM head in bf16.
@@ -46,9 +58,10 @@ double model_spec_weight_bytes(const model_spec *m, int override, double *by_dty
  * MoE model, of the dense MLPs otherwise (a model_dtype value). */
 int model_spec_main_dtype(const model_spec *m);
 
-/* KV-cache bytes one token adds over all layers with kv_value_bytes per
- * stored value (sliding-window layers hold a bounded window and are
- * counted only when no layer is full attention). */
+/* KV-cache bytes one token adds over all attention layers with
+ * kv_value_bytes per stored value (sliding-window layers hold a bounded
+ * window and are counted only when no layer is full attention; linear
+ * layers hold state, not KV; DSA adds the indexer's fp8 key per token). */
 double model_spec_kv_bytes_per_token(const model_spec *m, double kv_value_bytes);
 
 #endif

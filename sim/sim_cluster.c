@@ -374,8 +374,10 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             continue;
         }
         int64_t kv_tokens = 0;
+        /* Linear-attention state is held per running sequence, beside the KV. */
+        double state = (double)pc->scheduler.max_seqs * model_cost_state_bytes_per_seq(c->costs[p]);
         rc = model_cost_kv_capacity_tokens(c->costs[p], pc->scheduler.gpu_mem_util,
-                                           pc->scheduler.reserve_gb * 1e9, &kv_tokens, err);
+                                           pc->scheduler.reserve_gb * 1e9 + state, &kv_tokens, err);
         if (rc < 0) {
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;
