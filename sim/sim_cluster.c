@@ -241,7 +241,7 @@ static void take_samples(sim_cluster *c)
     for (int32_t i = 0; i < c->n_inst; i++) {
         sim_sample s;
         sim_instance_sample(c->inst[i], now, &s);
-        sim_metrics_add_sample(c->metrics, &s);
+        if (sim_metrics_add_sample(c->metrics, &s) < 0) sim_cluster_oom(c, "recording an instance sample");
     }
     c->last_sample = now;
 }

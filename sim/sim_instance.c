@@ -160,7 +160,11 @@ static void finish(sim_instance *in, sim_req *r)
         .kv_bytes = r->kv_bytes,
         .cached_tokens = r->cached_tokens,
     };
-    sim_metrics_add_request(in->metrics, &rec);
+    int mrc = sim_metrics_add_request(in->metrics, &rec);
+    if (mrc < 0) /* a lost record would make every statistic wrong: the run fails */
+        sim_engine_fail(in->eng, mrc, "%s request %llu on instance %d",
+                        mrc == SIM_ENOMEM ? "out of memory recording finished" : "inconsistent timestamps of finished",
+                        (unsigned long long)r->spec.id, in->id);
     in->hooks.on_finish(in->hooks.ctx, r);
 }
 
@@ -397,11 +401,13 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
     int decoded = in->cur_n_decode > 0;
     if (decoded) {
         /* A token's inter-token gap includes prefill-only iterations it sat through. */
-        sim_metrics_add_iteration(in->metrics, in->id, dur + in->stall_ns, in->cur_n_decode);
+        int irc = sim_metrics_add_iteration(in->metrics, in->id, dur + in->stall_ns, in->cur_n_decode);
+        SIM_ASSERT(irc == 0, now); /* it allocates nothing: only bad arguments fail */
         in->stall_ns = 0;
         in->dstep++;
     } else {
-        sim_metrics_add_iteration(in->metrics, in->id, dur, 0);
+        int irc = sim_metrics_add_iteration(in->metrics, in->id, dur, 0);
+        SIM_ASSERT(irc == 0, now);
         if (in->dec_n > 0) in->stall_ns += dur;
     }
     int64_t n = in->dstep;
