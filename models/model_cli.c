@@ -19,9 +19,9 @@
 static void pred_usage(FILE *o)
 {
     fprintf(o,
-            "usage: servesim predict --model M --gpu G [--tp N --pp N --ep N --dp N --dcp N --sp N --sp-kind K\n"
-            "                        --dtype D --kv-dtype D --micro-batches N --ep-mode M --moe-gemm G\n"
-            "                        --expert-skew S --tp-sp --comm-fp8 --comm-overlap --gpus-per-node N\n"
+            "usage: servesim predict --model M --gpu G [--tp N --pp N --ep N --moe-tp N --dp N --dcp N --sp N\n"
+            "                        --sp-kind K --dtype D --kv-dtype D --micro-batches N --ep-mode M\n"
+            "                        --moe-gemm G --expert-skew S --tp-sp --comm-fp8 --comm-overlap --gpus-per-node N\n"
             "                        --overhead-us U --overhead-per-seq-us U --eager-launch-us U]\n"
             "                        [--prefill TOKENS[@CACHED] ...] [--decode N --context C]\n"
             "                        [--perf-db FILE | --no-perf-db] [--json]\n"
@@ -29,7 +29,8 @@ static void pred_usage(FILE *o)
             "Prints the op-by-op cost of one iteration (op, count, FLOPs, bytes, time, bottleneck, source)\n"
             "with totals and the iteration's bottleneck. dtypes: auto (the checkpoint's, default)\n"
             "bf16 fp8 fp8_block mxfp8 nvfp4 mxfp4 int4; sp kinds:\n"
-            "ulysses ring; ep modes: auto normal low_latency; MoE GEMM: auto contiguous masked.\n"
+            "ulysses ring; ep modes: auto normal low_latency; MoE GEMM: auto contiguous masked. --moe-tp is\n"
+            "the expert TP degree (0 = tp*dp/ep; moe_tp*ep < tp*dp replicates the expert groups).\n"
             "Default batch: --decode 1 --context 1024. Calibrated latencies come from --perf-db FILE (a perf-db\n"
             "or .sql dump), else the scenario's hardware.perf_db, else the newest calib/data/<gpu>-*.sql;\n"
             "--no-perf-db (or hardware.perf_db: none) uses the analytic roofline alone.\n");
@@ -101,7 +102,7 @@ int model_cli_predict(int argc, char **argv)
     model_layout l;
     memset(&l, 0, sizeof l);
     l.tp = l.pp = 1;
-    int32_t tp = -1, pp = -1, dp = -1, ep = -1, dcp = -1, sp = -1, mb = -1, gpn = -1;
+    int32_t tp = -1, pp = -1, dp = -1, ep = -1, dcp = -1, sp = -1, mb = -1, gpn = -1, moe_tp = -1;
     int tp_sp = 0, comm_fp8 = 0, comm_overlap = 0;
     double skew = -1, ovh = -1, ovh_seq = -1, eager = -1;
     model_cost *c = NULL;
@@ -133,6 +134,7 @@ int model_cli_predict(int argc, char **argv)
         else if (!strcmp(a, "--pp")) ip = &pp;
         else if (!strcmp(a, "--dp")) ip = &dp;
         else if (!strcmp(a, "--ep")) ip = &ep;
+        else if (!strcmp(a, "--moe-tp")) ip = &moe_tp;
         else if (!strcmp(a, "--dcp")) ip = &dcp;
         else if (!strcmp(a, "--sp")) ip = &sp;
         else if (!strcmp(a, "--micro-batches")) ip = &mb;
@@ -213,6 +215,7 @@ int model_cli_predict(int argc, char **argv)
     if (pp >= 0) l.pp = pp;
     if (dp >= 0) l.dp = dp;
     if (ep >= 0) l.ep = ep;
+    if (moe_tp >= 0) l.moe_tp = moe_tp;
     if (dcp >= 0) l.dcp = dcp;
     if (sp >= 0) l.sp = sp;
     if (mb >= 0) l.micro_batches = mb;
@@ -325,9 +328,9 @@ int model_cli_predict(int argc, char **argv)
         printf("  \"memory\": {\"weights_per_gpu_bytes\": %.6g, \"kv_bytes_per_token\": %.6g, \"kv_capacity_tokens\": %lld}\n}\n",
                model_cost_weight_bytes_per_gpu(c), model_cost_kv_bytes_per_token(c), kv_ok ? (long long)kv_tok : -1LL);
     } else {
-        printf("%s on %s: tp=%d pp=%d dp=%d ep=%d dcp=%d sp=%d (%d GPUs), %s weights, %s KV\n", m.name, g.name, rl->tp,
-               rl->pp, rl->dp, rl->ep, rl->dcp, rl->sp, model_cost_gpus(c), model_dtype_name(rl->dtype),
-               model_dtype_name(rl->kv_dtype));
+        printf("%s on %s: tp=%d pp=%d dp=%d ep=%d moe_tp=%d dcp=%d sp=%d (%d GPUs), %s weights, %s KV\n", m.name,
+               g.name, rl->tp, rl->pp, rl->dp, rl->ep, rl->moe_tp, rl->dcp, rl->sp, model_cost_gpus(c),
+               model_dtype_name(rl->dtype), model_dtype_name(rl->kv_dtype));
         printf("batch: %d prefill chunk(s)", n_chunks);
         for (int32_t i = 0; i < n_chunks; i++) printf(" %d@%d", chunks[i].tokens, chunks[i].cached);
         printf(", %d decode at context %d\n\n", n_decode, context);

@@ -20,7 +20,11 @@
  * (the preset's limit when not given) and a decode pool of
  * decode_num_workers instances admitting decode_batch_size per DP rank, at
  * least the concurrency's share per worker; each pool with its own layout;
- * the KV moved whole after the prefill over the cluster network.
+ * the KV moved whole after the prefill over the cluster network. Its
+ * client sees tokens through the decode worker: TTFT runs to the decode
+ * worker's first step after the KV arrived (queue + prefill + back-pressure
+ * + transfer + that step) and TPOT from there, as the benchmark clients of
+ * SGLang's PD router and Dynamo measure them.
  *
  * Rows are independent simulations: with jobs > 1 that many threads take
  * rows in turn (each writes only its own row), so the result is the same
@@ -199,6 +203,24 @@ static int fid_simulate(model_fidelity_row *r, const model_fidelity_opts *o, sim
         for (int64_t i = 0; i < n; i++) {
             if (steady && rec[i].id < (uint64_t)r->concurrency && n > r->concurrency) continue;
             double v;
+            /* A disaggregated deployment streams every token to the client
+             * through the decode worker (SGLang's PD router, Dynamo): the
+             * client's first token comes with the decode worker's first step
+             * after the KV arrived, and its TPOT counts from there. */
+            if (r->disagg && rec[i].decode_first > 0 && rec[i].output_tokens > 1) {
+                ttft += (double)(rec[i].decode_first - rec[i].arrival) * 1e-6;
+                tpot += (double)(rec[i].finish - rec[i].decode_first) * 1e-6 / (rec[i].output_tokens - 1);
+                np++;
+                if (rec[i].first_scheduled >= 0) {
+                    queue += (double)(rec[i].first_scheduled - rec[i].arrival) * 1e-6 - fe;
+                    prefill += (double)(rec[i].first_token - rec[i].first_scheduled) * 1e-6;
+                }
+                xfer += (double)(rec[i].kv_arrived - rec[i].first_token) * 1e-6;
+                first_dec += (double)(rec[i].decode_first - rec[i].kv_arrived) * 1e-6;
+                nt++;
+                nk++;
+                continue;
+            }
             if (rec[i].first_token >= 0) {
                 ttft += (double)(rec[i].first_token - rec[i].arrival) * 1e-6;
                 if (rec[i].first_scheduled >= 0) {

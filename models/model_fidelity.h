@@ -103,8 +103,9 @@ typedef struct {
     double frontend_ms;         /* per-request frontend delay (API server) */
     double queue_ms;            /* arrival (after the frontend) to the first scheduled iteration */
     double prefill_ms;          /* first scheduled iteration to the first token */
-    double kv_transfer_ms;      /* pd: back-pressure + KV transfer */
-    double first_decode_ms;     /* pd: KV arrived to the first decode-side token */
+    double kv_transfer_ms;      /* pd: back-pressure + KV transfer (part of a PD row's TTFT) */
+    double first_decode_ms;     /* pd: KV arrived to the first decode-side token, where a PD
+                                 * row's client TTFT ends */
     /* Cost-model iterations at the row's typical shapes: one prefill of isl
      * tokens (batch 1) and one decode step of the mean running batch at the
      * mean context, by op family (gemm, attention, comm, other, host). */

@@ -191,15 +191,16 @@ static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_
            x->prefill_ms, r->isl);
     fam_line("prefill iteration", x->prefill_iter_ms, x->prefill_fam_ms, (char(*)[64])x->prefill_top);
     if (r->disagg)
-        printf("  then KV transfer %.3f ms and first decode step %.3f ms (in TPOT, not TTFT)\n", x->kv_transfer_ms,
-               x->first_decode_ms);
+        printf("  KV transfer                    %9.3f ms (back-pressure + transfer to the decode worker)\n"
+               "  first decode step              %9.3f ms (the client's first token comes from the decode worker)\n",
+               x->kv_transfer_ms, x->first_decode_ms);
     printf("TPOT  measured %9.3f ms  simulated %9.3f ms (%+.1f%%)\n", r->meas_tpot_ms, x->tpot_ms,
            rel_err(x->tpot_ms, r->meas_tpot_ms));
     char what[64];
     snprintf(what, sizeof what, "decode step (batch %.1f, ctx %.0f)", x->decode_batch, x->decode_ctx);
     fam_line(what, x->decode_iter_ms, x->decode_fam_ms, (char(*)[64])x->decode_top);
-    printf("  rest of TPOT                   %9.3f ms (prefill chunks sharing iterations, waits%s)\n",
-           x->decode_stall_ms, r->disagg ? ", KV transfer" : "");
+    printf("  rest of TPOT                   %9.3f ms (%s)\n", x->decode_stall_ms,
+           r->disagg ? "batch changes, waits" : "prefill chunks sharing iterations, waits");
 }
 
 static void fid_usage(FILE *o)

@@ -4,12 +4,14 @@
 Usage: servesim fidelity --json > fid.json && scripts/fidelity-tables.py fid.json
 
 Prints the coverage table (rows and simulated rows by model, GPU and mode),
-the error table (MAPE and median APE of TTFT and TPOT by backend, GPU and
-mode, as the command's summary gives them) and the skip reasons with counts.
+the error tables (MAPE and median APE of TTFT and TPOT by backend, GPU and
+mode as the command's summary gives them, then by backend x GPU x mode from
+the rows) and the skip reasons with counts.
 Standard library only."""
 import collections
 import json
 import re
+import statistics
 import sys
 
 
@@ -38,6 +40,20 @@ def main(path):
             label = key if by == "all" else f"{by} {key}"
             print(f"| {label} | {g['rows']} | {g['ttft_mape_pct']:.1f} % | {g['ttft_median_ape_pct']:.1f} % "
                   f"| {g['tpot_mape_pct']:.1f} % | {g['tpot_median_ape_pct']:.1f} % |")
+    print()
+    cross = collections.defaultdict(list)
+    for r in rows:
+        if r["status"] == "ok":
+            cross[(r["backend"], r["gpu"], r["mode"])].append(
+                (abs(r["predicted_ttft_ms"] / r["measured_ttft_ms"] - 1) * 100,
+                 abs(r["predicted_tpot_ms"] / r["measured_tpot_ms"] - 1) * 100))
+    print("| backend | GPU | mode | rows | TTFT MAPE | TTFT median APE | TPOT MAPE | TPOT median APE |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (b, g, mo), v in sorted(cross.items()):
+        t = [x[0] for x in v]
+        p = [x[1] for x in v]
+        print(f"| {b} | {g} | {mo} | {len(v)} | {statistics.mean(t):.1f} % | {statistics.median(t):.1f} % "
+              f"| {statistics.mean(p):.1f} % | {statistics.median(p):.1f} % |")
     print()
     why = collections.Counter()
     for r in rows:

@@ -204,8 +204,10 @@ static void test_explain(void)
     CHECK_NEAR(fd, x.decode_iter_ms, 1e-6 * x.decode_iter_ms + 1e-9);
     CHECK(x.decode_fam_ms[2] > 0); /* EP8 decode moves tokens */
     CHECK(x.decode_top[0][0] != 0);
-    /* TTFT splits into frontend, queueing and prefill. */
-    CHECK_NEAR(x.frontend_ms + x.queue_ms + x.prefill_ms, x.ttft_ms, 1e-6 * x.ttft_ms + 1e-6);
+    /* A PD row's client TTFT: frontend, queueing, prefill, KV transfer and
+     * the decode worker's first step. */
+    CHECK_NEAR(x.frontend_ms + x.queue_ms + x.prefill_ms + x.kv_transfer_ms + x.first_decode_ms, x.ttft_ms,
+               1e-6 * x.ttft_ms + 1e-6);
     CHECK(model_fidelity_explain(fixture, "no-such-row", NULL, &row, &x, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "no row with id 'no-such-row'");
     CHECK(model_fidelity_explain(fixture, "unknown_model_row", NULL, &row, &x, &e) == SIM_EINVAL);
