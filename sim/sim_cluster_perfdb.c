@@ -48,7 +48,9 @@ int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err)
                                    &t, err);
         if (rc == 0) model_cost_set_tables(c->costs[p], t, c->perf_memo);
     }
-    if (rc < 0) return sim_err_wrap(err, rc, "hardware.perf_db %s", path);
+    /* "hardware.perf_db: ..." lets the CLI place the message at that key. */
+    if (rc < 0) return err && strstr(err->msg, path) ? sim_err_wrap(err, rc, "hardware.perf_db")
+                                                     : sim_err_wrap(err, rc, "hardware.perf_db: %s", path);
     snprintf(c->perf_db_path, sizeof c->perf_db_path, "%s", path);
     return SIM_OK;
 }

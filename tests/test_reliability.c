@@ -402,6 +402,19 @@ static void test_db_kinds(void)
         expect_input_error(a, "not a servesim results database (SQLite file without a 'meta' table; it has tables t)");
     }
     CHECK(db_int(perf, "SELECT count(*) FROM sqlite_master WHERE name = 'runs'") == 0);
+    /* The reverse: a results DB given as the perf-db, placed at its --set. */
+    char res[300], set[400];
+    snprintf(res, sizeof res, "%s/results.db", tmpdir);
+    unlink(res);
+    const char *mk[] = {"run", sc, "--quiet", "--db", res, "--set", "workload.requests=20", NULL};
+    run_result r = run_bin(0, mk);
+    CHECK_MSG(r.status == 0, "exit %d: %s", r.status, r.err);
+    run_free(&r);
+    snprintf(set, sizeof set, "hardware.perf_db=%s", res);
+    const char *a[] = {"run", sc, "--no-db", "--set", set, NULL};
+    char want[1200];
+    snprintf(want, sizeof want, "--set %s: perf-db %s: a servesim results DB", set, res);
+    expect_input_error(a, want);
 }
 
 static void test_sweep_checked_first(void)
