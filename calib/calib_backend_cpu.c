@@ -2,8 +2,13 @@
  * host so the harness can be run and tested anywhere. Its check() compares
  * each reference with an independent formulation (bf16 GEMM vs fp32 GEMM of
  * the same values, flash vs naive attention, split-KV + merge vs unsplit,
- * online vs two-pass softmax, quantisation vs its error bound, …). No
- * collectives; timings are wall-clock (CLOCK_MONOTONIC) per execution. */
+ * online vs two-pass softmax, quantisation vs its error bound, …) element
+ * by element (calib_check.h), on outputs poisoned with NaN beforehand and
+ * with a guard canary after every buffer. Data layouts as the GPU backend:
+ * unequal contiguous groups when timed, masked counts below the cap and
+ * −inf LSE partials for the check cases that ask. No collectives, no device
+ * state (sample is NULL); timings are wall-clock (CLOCK_MONOTONIC) per
+ * execution. */
 #include "calib_backend.h"
 #include "../sim/sim_clock.h"
 
@@ -29,14 +34,16 @@
 typedef struct {
     calib_op op;
     int32_t kernel;
+    uint32_t layout;
     calib_shape s;
     void *buf[CPU_BUFS];
+    size_t bytes[CPU_BUFS]; /* each buffer's size; CALIB_CANARY_BYTES of canary follow it */
     int64_t *offs;
     int32_t *ctx, *table;
 } cpu_state;
 
 static const calib_kernel_desc cpu_k_gemm[] = {{"kern_gemm_bf16_ref", 1, "bf16", 0}, {"kern_gemm_fp8_block_ref", 1, "fp8", 0}};
-static const calib_kernel_desc cpu_k_gc[] = {{"kern_grouped_contig_ref", 1, "fp32", 0}};
+static const calib_kernel_desc cpu_k_gc[] = {{"kern_grouped_contig_ref", 2, "fp32", 0}};
 static const calib_kernel_desc cpu_k_gm[] = {{"kern_grouped_masked_ref", 1, "fp32", 0}};
 static const calib_kernel_desc cpu_k_pf[] = {{"kern_attn_flash_ref", 1, "fp32", 0}};
 static const calib_kernel_desc cpu_k_dec[] = {{"kern_decode_split_ref", 1, "fp32", 0}};
@@ -74,7 +81,7 @@ static void cpu_kernels(void *st, calib_op op, const calib_kernel_desc **list, i
 static void cpu_release(void *vst)
 {
     cpu_state *st = vst;
-    for (int i = 0; i < CPU_BUFS; i++) free(st->buf[i]), st->buf[i] = NULL;
+    for (int i = 0; i < CPU_BUFS; i++) free(st->buf[i]), st->buf[i] = NULL, st->bytes[i] = 0;
     free(st->offs), free(st->ctx), free(st->table);
     st->offs = NULL, st->ctx = NULL, st->table = NULL;
 }
@@ -92,11 +99,14 @@ static void cpu_fill(float *p, int64_t n, uint64_t seed, float amp)
 }
 
 /* Allocates buffer i with n elements of size es, filled with random fp32
- * (es 4) / bf16 (es 2) values or zeroed (fill 0). */
+ * (es 4) / bf16 (es 2) values or zeroed (fill 0), and a guard canary after
+ * it. */
 static int cpu_alloc(cpu_state *st, int i, int64_t n, size_t es, int fill, sim_err *err)
 {
-    st->buf[i] = calloc((size_t)(n > 0 ? n : 1), es);
+    st->bytes[i] = (size_t)(n > 0 ? n : 0) * es;
+    st->buf[i] = calloc(1, st->bytes[i] + CALIB_CANARY_BYTES);
     if (!st->buf[i]) return sim_err_set(err, SIM_ENOMEM, "CPU backend: out of memory (%lld elements)", (long long)n);
+    calib_canary_fill((char *)st->buf[i] + st->bytes[i], CALIB_CANARY_BYTES);
     if (fill && es == 4) cpu_fill(st->buf[i], n, 0x1234u + (uint64_t)i * 77u, 1.0f);
     if (fill && es == 2) {
         float *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
@@ -112,12 +122,12 @@ static int cpu_alloc(cpu_state *st, int i, int64_t n, size_t es, int fill, sim_e
 #define H(i) ((uint16_t *)st->buf[i])
 #define B8(i) ((uint8_t *)st->buf[i])
 
-static int cpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape *s, sim_err *err)
+static int cpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape *s, uint32_t layout, sim_err *err)
 {
     cpu_state *st = vst;
     int rc = 0;
     cpu_release(st);
-    st->op = op, st->kernel = kernel, st->s = *s;
+    st->op = op, st->kernel = kernel, st->s = *s, st->layout = layout;
     int64_t m = s->m, n = s->n, k = s->k;
     switch (op) {
     case CALIB_OP_GEMM:
@@ -142,19 +152,19 @@ static int cpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
         int64_t E = s->groups, rows = E * m;
         st->offs = calloc((size_t)E + 1, sizeof *st->offs);
         if (!st->offs) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-        /* Equal groups of m rows: offsets e·m (contiguous) or counts m (masked). */
-        for (int64_t e = 0; e <= E; e++) st->offs[e] = op == CALIB_OP_GROUPED_CONTIG ? e * m : m;
+        calib_group_rows(op, layout, E, m, st->offs); /* offsets (contiguous) or counts (masked) */
         if ((rc = cpu_alloc(st, 0, rows * k, 4, 1, err)) || (rc = cpu_alloc(st, 1, E * k * n, 4, 1, err)) ||
             (rc = cpu_alloc(st, 2, rows * n, 4, 0, err)))
             goto fail;
         break;
     }
-    case CALIB_OP_ATTN_PREFILL: {
-        int64_t nkv = s->ctx + m;
-        if ((rc = cpu_alloc(st, 0, m * s->heads * s->head_dim, 4, 1, err)) ||
-            (rc = cpu_alloc(st, 1, nkv * s->kv_heads * s->head_dim, 4, 1, err)) ||
-            (rc = cpu_alloc(st, 2, nkv * s->kv_heads * s->head_dim, 4, 1, err)) ||
-            (rc = cpu_alloc(st, 3, m * s->heads * s->head_dim, 4, 0, err)) || (rc = cpu_alloc(st, 4, m * s->heads, 4, 0, err)))
+    case CALIB_OP_ATTN_PREFILL: { /* `batch` sequences back to back */
+        int64_t nkv = s->ctx + m, b = s->batch > 0 ? s->batch : 1;
+        if ((rc = cpu_alloc(st, 0, b * m * s->heads * s->head_dim, 4, 1, err)) ||
+            (rc = cpu_alloc(st, 1, b * nkv * s->kv_heads * s->head_dim, 4, 1, err)) ||
+            (rc = cpu_alloc(st, 2, b * nkv * s->kv_heads * s->head_dim, 4, 1, err)) ||
+            (rc = cpu_alloc(st, 3, b * m * s->heads * s->head_dim, 4, 0, err)) ||
+            (rc = cpu_alloc(st, 4, b * m * s->heads, 4, 0, err)))
             goto fail;
         break;
     }
@@ -177,6 +187,10 @@ static int cpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
         if ((rc = cpu_alloc(st, 0, s->ranks * m * s->head_dim, 4, 1, err)) || (rc = cpu_alloc(st, 1, s->ranks * m, 4, 1, err)) ||
             (rc = cpu_alloc(st, 2, m * s->head_dim, 4, 0, err)) || (rc = cpu_alloc(st, 3, m, 4, 0, err)))
             goto fail;
+        if (layout & CALIB_LAYOUT_NEG_INF_LSE)
+            for (int64_t p = 0; p < s->ranks; p++)
+                for (int64_t r = 0; r < m; r++)
+                    if (calib_lse_neg_inf(p, r, s->ranks)) F(1)[p * m + r] = -INFINITY;
         break;
     case CALIB_OP_SOFTMAX:
     case CALIB_OP_RMSNORM:
@@ -216,7 +230,9 @@ static void cpu_exec(cpu_state *st)
     case CALIB_OP_ATTN_PREFILL: {
         kern_prefill_shape ps = {(int32_t)s->m, (int32_t)s->ctx, (int32_t)s->heads, (int32_t)s->kv_heads,
                                  (int32_t)s->head_dim, 1.0f / sqrtf((float)s->head_dim)};
-        kern_attn_flash_ref(&ps, 64, F(0), F(1), F(2), F(3), F(4));
+        int64_t q = s->m * s->heads * s->head_dim, kv = (s->ctx + s->m) * s->kv_heads * s->head_dim;
+        for (int64_t b = 0; b < (s->batch > 0 ? s->batch : 1); b++)
+            kern_attn_flash_ref(&ps, 64, F(0) + b * q, F(1) + b * kv, F(2) + b * kv, F(3) + b * q, F(4) + b * s->m * s->heads);
         break;
     }
     case CALIB_OP_ATTN_DECODE: {
@@ -246,25 +262,39 @@ static int cpu_run(void *vst, double *seconds, sim_err *err)
     return 0;
 }
 
-static float cpu_maxdiff(const float *a, const float *b, int64_t n, float *scale)
+/* The output buffers of the prepared op: poisoned before a checked run. */
+static int cpu_outputs(const cpu_state *st, int out[4])
 {
-    float m = 0.0f, sc = 0.0f;
-    for (int64_t i = 0; i < n; i++) m = fmaxf(m, fabsf(a[i] - b[i])), sc = fmaxf(sc, fabsf(b[i]));
-    if (scale) *scale = sc;
-    return m;
+    switch (st->op) {
+    case CALIB_OP_GEMM: out[0] = st->kernel == 0 ? 2 : 6; return 1;
+    case CALIB_OP_GROUPED_CONTIG:
+    case CALIB_OP_GROUPED_MASKED: out[0] = 2; return 1;
+    case CALIB_OP_ATTN_PREFILL: out[0] = 3, out[1] = 4; return 2;
+    case CALIB_OP_ATTN_DECODE: out[0] = 3, out[1] = 4, out[2] = 5, out[3] = 6; return 4;
+    case CALIB_OP_LSE_MERGE: out[0] = 2, out[1] = 3; return 2;
+    case CALIB_OP_SOFTMAX:
+    case CALIB_OP_RMSNORM:
+    case CALIB_OP_COPY: out[0] = 1; return 1;
+    case CALIB_OP_QUANT_FP8:
+    case CALIB_OP_QUANT_MXFP8: out[0] = 3, out[1] = 4; return 2;
+    default: return 0;
+    }
 }
 
-/* Runs the prepared point and compares it with an independent formulation;
- * *error and *tol are in the same (relative to max |reference|) units. */
-static int cpu_check(void *vst, double *error, double *tol, sim_err *err)
+/* Runs the prepared point on NaN-poisoned outputs and compares it element
+ * by element with an independent formulation (see the header). */
+static int cpu_check(void *vst, calib_check_result *r, sim_err *err)
 {
     cpu_state *st = vst;
     const calib_shape *s = &st->s;
     int64_t m = s->m, n = s->n, k = s->k;
-    float *ref = NULL, *got = NULL, *tmp = NULL, *tmp2 = NULL, sc = 1.0f;
-    int rc = 0;
+    float *ref = NULL, *got = NULL, *tmp = NULL, *tmp2 = NULL;
+    int outs[4], nout = cpu_outputs(st, outs), rc = 0;
+    for (int i = 0; i < nout; i++) memset(st->buf[outs[i]], CALIB_POISON_BYTE, st->bytes[outs[i]]);
     cpu_exec(st);
-    *error = 0.0, *tol = 0.0;
+    int broken = 0;
+    for (int i = 0; i < CPU_BUFS; i++)
+        if (st->buf[i] && !calib_canary_intact((char *)st->buf[i] + st->bytes[i], CALIB_CANARY_BYTES)) broken++;
 #define CPU_TMP(p, cnt)                                                              \
     do {                                                                             \
         (p) = malloc((size_t)((cnt) > 0 ? (cnt) : 1) * sizeof(float));               \
@@ -292,36 +322,56 @@ static int cpu_check(void *vst, double *error, double *tol, sim_err *err)
             kern_bf16_to_f32_n(H(6), got, m * n);
         }
         kern_gemm_f32_ref(m, n, k, A, B, ref);
-        *error = cpu_maxdiff(got, ref, m * n, &sc) / fmaxf(sc, 1e-30f);
-        *tol = 0x1p-7; /* one bf16 rounding of the output, relative to max |C| */
+        /* One bf16 rounding of the output (2^-9 relative) plus accumulation
+         * order, with an absolute floor for cancelled sums. */
+        calib_check_init(r, 0x1p-10 * calib_absmax(ref, m * n), 0x1p-8);
+        calib_check_compare(r, got, ref, m * n, 0, "c");
         break;
     }
     case CALIB_OP_GROUPED_CONTIG:
     case CALIB_OP_GROUPED_MASKED: {
-        int64_t E = s->groups;
+        int64_t E = s->groups, masked = st->op == CALIB_OP_GROUPED_MASKED;
         CPU_TMP(ref, E * m * n);
-        for (int64_t e = 0; e < E; e++)
-            for (int64_t r = 0; r < m; r++) /* one token at a time, expert e's weights */
-                kern_gemm_f32_ref(1, n, k, F(0) + (e * m + r) * k, F(1) + e * k * n, ref + (e * m + r) * n);
-        *error = cpu_maxdiff(F(2), ref, E * m * n, &sc) / fmaxf(sc, 1e-30f);
-        *tol = 1e-5;
+        for (int64_t e = 0; e < E; e++) {
+            int64_t r0 = masked ? e * m : st->offs[e], rows = masked ? st->offs[e] : st->offs[e + 1] - st->offs[e];
+            for (int64_t x = 0; x < rows; x++) /* one token at a time, expert e's weights */
+                kern_gemm_f32_ref(1, n, k, F(0) + (r0 + x) * k, F(1) + e * k * n, ref + (r0 + x) * n);
+        }
+        double sc = 0;
+        for (int64_t e = 0; e < E; e++) {
+            int64_t r0 = masked ? e * m : st->offs[e], rows = masked ? st->offs[e] : st->offs[e + 1] - st->offs[e];
+            for (int64_t i = r0 * n; i < (r0 + rows) * n; i++) sc = fmax(sc, fabs(ref[i]));
+        }
+        calib_check_init(r, 1e-6 * sc, 1e-5);
+        /* The rows each expert owns (masked: rows past its count are never written). */
+        for (int64_t e = 0; e < E; e++) {
+            int64_t r0 = masked ? e * m : st->offs[e], rows = masked ? st->offs[e] : st->offs[e + 1] - st->offs[e];
+            calib_check_compare(r, F(2) + r0 * n, ref + r0 * n, rows * n, r0 * n, "c");
+        }
         break;
     }
     case CALIB_OP_ATTN_PREFILL: {
         kern_prefill_shape ps = {(int32_t)m, (int32_t)s->ctx, (int32_t)s->heads, (int32_t)s->kv_heads,
                                  (int32_t)s->head_dim, 1.0f / sqrtf((float)s->head_dim)};
-        CPU_TMP(ref, m * s->heads * s->head_dim);
-        kern_attn_naive_ref(&ps, F(0), F(1), F(2), ref, NULL);
-        *error = cpu_maxdiff(F(3), ref, m * s->heads * s->head_dim, NULL);
-        *tol = 1e-5;
+        int64_t q = m * s->heads * s->head_dim, kv = (s->ctx + m) * s->kv_heads * s->head_dim, nb = s->batch > 0 ? s->batch : 1;
+        CPU_TMP(ref, q);
+        CPU_TMP(tmp, m * s->heads);
+        calib_check_init(r, 1e-5, 1e-4);
+        for (int64_t b = 0; b < nb; b++) {
+            kern_attn_naive_ref(&ps, F(0) + b * q, F(1) + b * kv, F(2) + b * kv, ref, tmp);
+            calib_check_compare(r, F(3) + b * q, ref, q, b * q, "o");
+            calib_check_compare(r, F(4) + b * m * s->heads, tmp, m * s->heads, b * m * s->heads, "lse");
+        }
         break;
     }
     case CALIB_OP_ATTN_DECODE: {
         int64_t d = s->head_dim, hk = s->kv_heads, row = s->heads * d;
         CPU_TMP(ref, row);
+        CPU_TMP(got, s->heads);
         CPU_TMP(tmp, 2 * s->ctx * hk * d);
         float *kk = tmp, *vv = tmp + s->ctx * hk * d;
         int64_t mp = kern_ceil_div(s->ctx, CPU_PAGE);
+        calib_check_init(r, 1e-5, 1e-4);
         for (int64_t b = 0; b < s->batch; b++) {
             for (int64_t t = 0; t < s->ctx; t++) {
                 int64_t off = ((int64_t)st->table[b * mp + t / CPU_PAGE] * CPU_PAGE + t % CPU_PAGE) * hk * d;
@@ -330,44 +380,54 @@ static int cpu_check(void *vst, double *error, double *tol, sim_err *err)
             }
             kern_prefill_shape ps = {1, (int32_t)s->ctx - 1, (int32_t)s->heads, (int32_t)hk, (int32_t)d,
                                      1.0f / sqrtf((float)d)};
-            kern_attn_naive_ref(&ps, F(0) + b * row, kk, vv, ref, NULL);
-            *error = fmax(*error, cpu_maxdiff(F(5) + b * row, ref, row, NULL));
+            kern_attn_naive_ref(&ps, F(0) + b * row, kk, vv, ref, got);
+            calib_check_compare(r, F(5) + b * row, ref, row, b * row, "o");
+            calib_check_compare(r, F(6) + b * s->heads, got, s->heads, b * s->heads, "lse");
         }
-        *tol = 1e-5;
         break;
     }
     case CALIB_OP_LSE_MERGE: { /* the definition, in double */
         int64_t d = s->head_dim, P = s->ranks;
-        for (int64_t r = 0; r < m; r++) {
+        CPU_TMP(ref, m * d);
+        CPU_TMP(got, m);
+        for (int64_t x = 0; x < m; x++) {
             double mx = -INFINITY, sum = 0.0;
-            for (int64_t p = 0; p < P; p++) mx = fmax(mx, F(1)[p * m + r]);
-            for (int64_t p = 0; p < P; p++) sum += exp(F(1)[p * m + r] - mx);
+            for (int64_t p = 0; p < P; p++) mx = fmax(mx, F(1)[p * m + x]);
+            if (mx == -INFINITY) { /* every partial empty: zeros and −inf */
+                got[x] = -INFINITY;
+                for (int64_t y = 0; y < d; y++) ref[x * d + y] = 0.0f;
+                continue;
+            }
+            for (int64_t p = 0; p < P; p++) sum += exp(F(1)[p * m + x] - mx);
             double lse = mx + log(sum);
-            *error = fmax(*error, fabs(lse - F(3)[r]));
-            for (int64_t x = 0; x < d; x++) {
+            got[x] = (float)lse;
+            for (int64_t y = 0; y < d; y++) {
                 double o = 0.0;
-                for (int64_t p = 0; p < P; p++) o += exp(F(1)[p * m + r] - lse) * F(0)[(p * m + r) * d + x];
-                *error = fmax(*error, fabs(o - F(2)[r * d + x]));
+                for (int64_t p = 0; p < P; p++) o += exp(F(1)[p * m + x] - lse) * F(0)[(p * m + x) * d + y];
+                ref[x * d + y] = (float)o;
             }
         }
-        *tol = 1e-5;
+        calib_check_init(r, 1e-5, 1e-5);
+        calib_check_compare(r, F(2), ref, m * d, 0, "o");
+        calib_check_compare(r, F(3), got, m, 0, "lse");
         break;
     }
     case CALIB_OP_SOFTMAX:
         CPU_TMP(ref, m * n);
         kern_softmax_twopass_ref(F(0), m, n, ref);
-        *error = cpu_maxdiff(F(1), ref, m * n, NULL);
-        *tol = 1e-6;
+        calib_check_init(r, 1e-7, 1e-5);
+        calib_check_compare(r, F(1), ref, m * n, 0, "y");
         break;
     case CALIB_OP_RMSNORM:
-        for (int64_t r = 0; r < m; r++) {
+        CPU_TMP(ref, m * n);
+        for (int64_t x = 0; x < m; x++) {
             double ss = 0.0;
-            for (int64_t c = 0; c < n; c++) ss += (double)F(0)[r * n + c] * F(0)[r * n + c];
+            for (int64_t c = 0; c < n; c++) ss += (double)F(0)[x * n + c] * F(0)[x * n + c];
             double inv = 1.0 / sqrt(ss / (double)n + 1e-6);
-            for (int64_t c = 0; c < n; c++)
-                *error = fmax(*error, fabs(F(0)[r * n + c] * inv * F(2)[c] - F(1)[r * n + c]));
+            for (int64_t c = 0; c < n; c++) ref[x * n + c] = (float)(F(0)[x * n + c] * inv * F(2)[c]);
         }
-        *tol = 1e-5;
+        calib_check_init(r, 1e-6, 1e-5);
+        calib_check_compare(r, F(1), ref, m * n, 0, "y");
         break;
     case CALIB_OP_QUANT_FP8:
     case CALIB_OP_QUANT_MXFP8: { /* error / format bound, ≤ 1 passes */
@@ -376,23 +436,23 @@ static int cpu_check(void *vst, double *error, double *tol, sim_err *err)
         CPU_TMP(got, m * n);
         if (mx) kern_dequant_mxfp8_ref(B8(3), B8(4), m, n, got);
         else kern_dequant_fp8_block128_ref(B8(3), F(4), m, n, got);
-        for (int64_t r = 0; r < m; r++)
+        calib_check_init(r, 0x1p-10, 0x1p-4);
+        for (int64_t x = 0; x < m; x++)
             for (int64_t c = 0; c < n; c++) {
-                float scale = mx ? kern_e8m0_to_f32(B8(4)[r * nb + c / 32]) : F(4)[r * nb + c / 128];
-                float x = F(0)[r * n + c];
-                double bound = 0x1p-4 * fabs(x) + 0x1p-10 * scale * 1.0001;
-                *error = fmax(*error, fabs(x - got[r * n + c]) / bound);
+                float scale = mx ? kern_e8m0_to_f32(B8(4)[x * nb + c / 32]) : F(4)[x * nb + c / 128];
+                float v = F(0)[x * n + c];
+                double bound = 0x1p-4 * fabs(v) + 0x1p-10 * scale * 1.0001;
+                calib_check_ratio(r, fabs(v - got[x * n + c]) / bound, x * n + c, got[x * n + c], v, "dequantised");
             }
-        *tol = 1.0;
         break;
     }
     case CALIB_OP_COPY:
-        *error = memcmp(st->buf[0], st->buf[1], (size_t)s->bytes) ? 1.0 : 0.0;
-        *tol = 0.0;
+        calib_check_bytes(r, st->buf[1], st->buf[0], (size_t)s->bytes, "dst");
         break;
     default: rc = sim_err_set(err, SIM_ENOTSUP, "no check for %s on the CPU", calib_op_name(st->op));
     }
 #undef CPU_TMP
+    r->canary_broken = broken;
 fail:
     free(ref), free(got), free(tmp), free(tmp2);
     return rc;

@@ -17,6 +17,8 @@
 
 #define CALIB_NO_GPU_HINT "use --backend cpu to exercise the harness on the CPU references"
 
+#include "calib_nvml.h"
+
 #include "../kernels/kern_attn_ref.h"
 #include "../kernels/kern_gemm_ref.h"
 #include "../kernels/kern_gpu.h"
@@ -25,41 +27,61 @@
 #include "../kernels/kern_softmax_ref.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
-#define GPU_IN 6    /* input buffers per set */
-#define GPU_OUT 4   /* output buffers */
-#define GPU_SETS 8  /* most rotating input sets */
+#define GPU_IN 4        /* input buffers of a point */
+#define GPU_OUT 4       /* output buffers */
+#define GPU_META 2      /* metadata buffers (group offsets, decode lengths and block table): not rotated */
 #define GPU_PAGE 16
 /* A timed sample spans back-to-back launches adding up to about this long,
  * captured into one CUDA graph where the launches allow it: one launch
  * between two events carries the events' and the host's few-µs floor
  * (6.7 µs for a 64 KB copy on an H200; 4.3 µs with eager back-to-back
  * launches, host-bound), which serving engines, replaying CUDA graphs, do
- * not pay per kernel. */
+ * not pay per kernel. Launch j of a sample uses buffer set j (inputs and
+ * outputs), and the L2 is flushed before every sample (outside the timed
+ * events), so every launch reads and writes memory the L2 does not hold:
+ * the point is measured cold, as the docs say. Where the sets do not fit
+ * in device memory the launches reuse sets and the point is logged warm. */
 #define GPU_SAMPLE_S 200e-6
 #define GPU_MAX_INNER 64
+#define GPU_SET_BUDGET (4ull << 30) /* device bytes for the rotating sets of one point */
+
+typedef struct {
+    size_t bytes;
+    int kind; /* 0 f32, 1 bf16, 2 e4m3 random fill; 3 leave (outputs) */
+    float amp;
+    void *set[GPU_MAX_INNER]; /* each bytes + CALIB_CANARY_BYTES */
+} gpu_buf;
 
 typedef struct {
     kern_gpu_info info;
     kern_gpu_timer *timer;
     kern_gpu_lib *lib;
-    int32_t ndev;
+    calib_nvml *nvml; /* NULL when NVML is not available: clocks unknown, nothing dropped */
+    void *flush;      /* 2 × L2 of scratch, written before every sample */
+    size_t flush_bytes;
+    int32_t ndev, fp8_ok; /* fp8 tensor cores (cc ≥ 8.9); whether this build has code for them, the launch says */
     calib_op op;
-    int32_t kernel, sets, cur, splits;
+    int32_t kernel, splits;
+    uint32_t layout;
+    int64_t max_rows; /* grouped GEMM: the largest group (sizes the grid) */
+    calib_shape s;
+    int32_t nin, nout, sets;
+    gpu_buf in[GPU_IN], out[GPU_OUT];
+    void *meta[GPU_META];
+    size_t meta_bytes[GPU_META];
     int32_t inner; /* launches per timed sample; 0 until the first (warm-up) run sizes it */
     kern_gpu_graph *graph; /* the sample's launches captured once (NULL: eager launches) */
     int graph_tried;
-    calib_shape s;
-    void *in[GPU_SETS][GPU_IN];
-    size_t in_bytes[GPU_IN];
-    void *out[GPU_OUT];
-    size_t out_bytes[GPU_OUT];
+    calib_sample last;
 } gpu_state;
 
 static const calib_kernel_desc gk_gemm[] = {{"kern_gemm_bf16_mma", 1, "bf16", 0}, {"cublas_gemm_ex", 1, "bf16", 1},
                                             {"kern_gemm_fp8_block_mma", 1, "fp8", 0}};
-static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 1, "bf16", 0}};
+/* Version 2: timed with unequal groups (calib_group_rows); version 1 rows had equal groups. */
+static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 2, "bf16", 0}};
 static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 1, "bf16", 0}};
 static const calib_kernel_desc gk_pf[] = {{"kern_attn_prefill_simt", 1, "bf16", 0}};
 static const calib_kernel_desc gk_dec[] = {{"kern_decode_split_simt", 1, "bf16", 0}};
@@ -74,13 +96,12 @@ static const calib_kernel_desc gk_ar[] = {{"nccl_allreduce", 1, "bf16", 1}};
 static void gpu_kernels(void *vst, calib_op op, const calib_kernel_desc **list, int32_t *n, const char **why)
 {
     gpu_state *st = vst;
-    int cc = st->info.cc_major * 10 + st->info.cc_minor;
     *why = NULL;
 #define GK(arr) (*list = (arr), *n = (int32_t)(sizeof(arr) / sizeof((arr)[0])))
     switch (op) {
     case CALIB_OP_GEMM:
         GK(gk_gemm);
-        if (cc < 89) *n = 2; /* no fp8 tensor cores before Ada */
+        if (!st->fp8_ok) *n = 2; /* no fp8 tensor cores before Ada */
         break;
     case CALIB_OP_GROUPED_CONTIG: GK(gk_gc); break;
     case CALIB_OP_GROUPED_MASKED: GK(gk_gm); break;
@@ -109,16 +130,45 @@ static void gpu_kernels(void *vst, calib_op op, const calib_kernel_desc **list, 
 static void gpu_release(void *vst)
 {
     gpu_state *st = vst;
-    for (int s = 0; s < GPU_SETS; s++)
-        for (int i = 0; i < GPU_IN; i++) kern_gpu_free(st->in[s][i]), st->in[s][i] = NULL;
-    for (int i = 0; i < GPU_OUT; i++) kern_gpu_free(st->out[i]), st->out[i] = NULL;
-    memset(st->in_bytes, 0, sizeof st->in_bytes);
-    memset(st->out_bytes, 0, sizeof st->out_bytes);
+    for (int i = 0; i < GPU_IN; i++) {
+        for (int s = 0; s < GPU_MAX_INNER; s++) kern_gpu_free(st->in[i].set[s]);
+        memset(&st->in[i], 0, sizeof st->in[i]);
+    }
+    for (int i = 0; i < GPU_OUT; i++) {
+        for (int s = 0; s < GPU_MAX_INNER; s++) kern_gpu_free(st->out[i].set[s]);
+        memset(&st->out[i], 0, sizeof st->out[i]);
+    }
+    for (int i = 0; i < GPU_META; i++) kern_gpu_free(st->meta[i]), st->meta[i] = NULL, st->meta_bytes[i] = 0;
     kern_gpu_graph_destroy(st->graph); /* it launched on the buffers just freed */
     st->graph = NULL, st->graph_tried = 0;
+    st->nin = st->nout = st->sets = 0, st->inner = 0;
 }
 
-/* Input i: bytes, and how to fill it (0 f32, 1 bf16, 2 e4m3, 3 leave). */
+static int gpu_fill(gpu_buf *b, int idx, int set, sim_err *err)
+{
+    uint64_t seed = 0x9e37u * (uint64_t)(set + 1) + (uint64_t)idx;
+    if (b->kind == 0) return kern_gpu_fill_f32(b->set[set], (int64_t)(b->bytes / 4), seed, b->amp, err);
+    if (b->kind == 1) return kern_gpu_fill_bf16(b->set[set], (int64_t)(b->bytes / 2), seed, b->amp, err);
+    if (b->kind == 2) return kern_gpu_fill_e4m3(b->set[set], (int64_t)b->bytes, seed, b->amp, err);
+    return 0;
+}
+
+/* Allocates (and fills, for inputs) buffer set `set`. */
+static int gpu_add_set(gpu_state *st, int set, sim_err *err)
+{
+    int rc;
+    for (int i = 0; i < st->nin; i++) {
+        if ((rc = kern_gpu_malloc(&st->in[i].set[set], st->in[i].bytes + CALIB_CANARY_BYTES, err))) return rc;
+        if ((rc = gpu_fill(&st->in[i], i, set, err))) return rc;
+    }
+    for (int i = 0; i < st->nout; i++)
+        if ((rc = kern_gpu_malloc(&st->out[i].set[set], st->out[i].bytes + CALIB_CANARY_BYTES, err))) return rc;
+    return 0;
+}
+
+/* The point's buffers: inputs (bytes, fill kind, amplitude) and outputs,
+ * one set for now (gpu_run adds the rotating sets once it knows how many
+ * launches a sample takes). */
 typedef struct {
     size_t bytes;
     int kind;
@@ -127,54 +177,38 @@ typedef struct {
 
 static int gpu_setup(gpu_state *st, const gpu_in_spec *in, int nin, const size_t *out, int nout, sim_err *err)
 {
-    size_t total = 0;
     int rc;
-    for (int i = 0; i < nin; i++) total += in[i].bytes;
-    /* Enough sets that consecutive runs never find their inputs in L2. */
-    int64_t want = total ? (2 * st->info.l2_bytes + (int64_t)total - 1) / (int64_t)total : 1;
-    st->sets = (int32_t)(want < 1 ? 1 : want > GPU_SETS ? GPU_SETS : want);
-    st->cur = 0, st->inner = 0;
-    for (int s = 0; s < st->sets; s++)
-        for (int i = 0; i < nin; i++) {
-            st->in_bytes[i] = in[i].bytes;
-            if ((rc = kern_gpu_malloc(&st->in[s][i], in[i].bytes, err))) return rc;
-            uint64_t seed = 0x9e37u * (uint64_t)(s + 1) + (uint64_t)i;
-            if (in[i].kind == 0) rc = kern_gpu_fill_f32(st->in[s][i], (int64_t)(in[i].bytes / 4), seed, in[i].amp, err);
-            else if (in[i].kind == 1) rc = kern_gpu_fill_bf16(st->in[s][i], (int64_t)(in[i].bytes / 2), seed, in[i].amp, err);
-            else if (in[i].kind == 2) rc = kern_gpu_fill_e4m3(st->in[s][i], (int64_t)in[i].bytes, seed, in[i].amp, err);
-            if (rc) return rc;
-        }
-    for (int i = 0; i < nout; i++) {
-        st->out_bytes[i] = out[i];
-        if ((rc = kern_gpu_malloc(&st->out[i], out[i], err))) return rc;
-    }
+    st->nin = nin, st->nout = nout;
+    for (int i = 0; i < nin; i++) st->in[i].bytes = in[i].bytes, st->in[i].kind = in[i].kind, st->in[i].amp = in[i].amp;
+    for (int i = 0; i < nout; i++) st->out[i].bytes = out[i], st->out[i].kind = 3;
+    if ((rc = gpu_add_set(st, 0, err))) return rc;
+    st->sets = 1, st->inner = 0;
     return kern_gpu_sync(err);
 }
 
-/* Decode splits: enough blocks to fill the SMs twice, at most one per page. */
-static int32_t gpu_decode_splits(const gpu_state *st, const calib_shape *s)
+static int gpu_meta(gpu_state *st, int i, const void *host, size_t bytes, sim_err *err)
 {
-    int64_t blocks = s->batch * s->kv_heads, pages = (s->ctx + GPU_PAGE - 1) / GPU_PAGE;
-    int64_t sp = blocks > 0 ? (2 * st->info.sms + blocks - 1) / blocks : 1;
-    if (sp > pages) sp = pages;
-    if (sp > 64) sp = 64;
-    return (int32_t)(sp < 1 ? 1 : sp);
+    int rc = kern_gpu_malloc(&st->meta[i], bytes + CALIB_CANARY_BYTES, err);
+    st->meta_bytes[i] = bytes;
+    return rc ? rc : kern_gpu_h2d(st->meta[i], host, bytes, err);
 }
 
-static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape *s, sim_err *err)
+static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape *s, uint32_t layout, sim_err *err)
 {
     gpu_state *st = vst;
     int rc;
     gpu_release(st);
-    st->op = op, st->kernel = kernel, st->s = *s;
+    st->op = op, st->kernel = kernel, st->s = *s, st->layout = layout;
     size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k, d = (size_t)s->head_dim;
     switch (op) {
     case CALIB_OP_GEMM:
         if (kernel < 2) {
+            if (n % 8 || k % 8) return sim_err_set(err, SIM_EINVAL, "bf16 GEMM needs N and K multiples of 8");
             gpu_in_spec in[2] = {{m * k * 2, 1, 1.0f}, {k * n * 2, 1, 1.0f}};
             size_t out[1] = {m * n * 2};
             rc = gpu_setup(st, in, 2, out, 1, err);
         } else {
+            if (k % 128 || n % 8) return sim_err_set(err, SIM_EINVAL, "fp8 GEMM needs K a multiple of 128 and N of 8");
             size_t kb = k / 128, nb = (n + 127) / 128;
             gpu_in_spec in[4] = {{m * k, 2, 4.0f}, {m * kb * 4, 0, 1.0f}, {n * k, 2, 4.0f}, {nb * kb * 4, 0, 1.0f}};
             size_t out[1] = {m * n * 2};
@@ -184,13 +218,14 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
     case CALIB_OP_GROUPED_CONTIG:
     case CALIB_OP_GROUPED_MASKED: {
         size_t E = (size_t)s->groups;
+        if (n % 8 || k % 8) return sim_err_set(err, SIM_EINVAL, "grouped GEMM needs N and K multiples of 8");
         gpu_in_spec in[2] = {{E * m * k * 2, 1, 1.0f}, {E * k * n * 2, 1, 1.0f}};
-        size_t out[2] = {E * m * n * 2, (E + 1) * sizeof(int64_t)};
-        if ((rc = gpu_setup(st, in, 2, out, 2, err))) break;
+        size_t out[1] = {E * m * n * 2};
+        if ((rc = gpu_setup(st, in, 2, out, 1, err))) break;
         int64_t *h = malloc((E + 1) * sizeof *h);
         if (!h) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-        for (size_t e = 0; e <= E; e++) h[e] = op == CALIB_OP_GROUPED_CONTIG ? (int64_t)(e * m) : (int64_t)m;
-        rc = kern_gpu_h2d(st->out[1], h, (E + 1) * sizeof *h, err);
+        st->max_rows = calib_group_rows(op, layout, (int64_t)E, (int64_t)m, h);
+        rc = gpu_meta(st, 0, h, (op == CALIB_OP_GROUPED_CONTIG ? E + 1 : E) * sizeof *h, err);
         free(h);
         break;
     }
@@ -205,18 +240,18 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
     case CALIB_OP_ATTN_DECODE: {
         size_t b = (size_t)s->batch, pages = (size_t)((s->ctx + GPU_PAGE - 1) / GPU_PAGE), np = b * pages;
         size_t rows = b * (size_t)s->heads;
-        st->splits = gpu_decode_splits(st, s);
+        st->splits = calib_decode_splits(st->info.sms, s, GPU_PAGE);
         gpu_in_spec in[3] = {{rows * d * 2, 1, 2.0f}, {np * GPU_PAGE * (size_t)s->kv_heads * d * 2, 1, 2.0f},
                              {np * GPU_PAGE * (size_t)s->kv_heads * d * 2, 1, 1.0f}};
         size_t sp = (size_t)st->splits;
-        size_t out[4] = {sp * rows * (d + 1) * 4, rows * (d + 1) * 4, b * 4, np * 4};
+        size_t out[4] = {sp * rows * d * 4, sp * rows * 4, rows * d * 4, rows * 4};
         if ((rc = gpu_setup(st, in, 3, out, 4, err))) break;
         int32_t *h = malloc((b + np) * sizeof *h);
         if (!h) return sim_err_set(err, SIM_ENOMEM, "out of memory");
         for (size_t i = 0; i < b; i++) h[i] = (int32_t)s->ctx;
         for (size_t i = 0; i < np; i++) h[b + i] = (int32_t)((i * 7919) % np); /* scattered pages */
-        rc = kern_gpu_h2d(st->out[2], h, b * 4, err);
-        if (!rc) rc = kern_gpu_h2d(st->out[3], h + b, np * 4, err);
+        rc = gpu_meta(st, 0, h, b * 4, err);
+        if (!rc) rc = gpu_meta(st, 1, h + b, np * 4, err);
         free(h);
         break;
     }
@@ -224,7 +259,15 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
         size_t P = (size_t)s->ranks;
         gpu_in_spec in[2] = {{P * m * d * 4, 0, 1.0f}, {P * m * 4, 0, 3.0f}};
         size_t out[2] = {m * d * 4, m * 4};
-        rc = gpu_setup(st, in, 2, out, 2, err);
+        if ((rc = gpu_setup(st, in, 2, out, 2, err)) || !(layout & CALIB_LAYOUT_NEG_INF_LSE)) break;
+        float *h = malloc(P * m * sizeof *h);
+        if (!h) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+        rc = kern_gpu_d2h(h, st->in[1].set[0], P * m * 4, err);
+        for (size_t p = 0; p < P && !rc; p++)
+            for (size_t r = 0; r < m; r++)
+                if (calib_lse_neg_inf((int64_t)p, (int64_t)r, (int64_t)P)) h[p * m + r] = -INFINITY;
+        if (!rc) rc = kern_gpu_h2d(st->in[1].set[0], h, P * m * 4, err);
+        free(h);
         break;
     }
     case CALIB_OP_SOFTMAX: {
@@ -241,8 +284,11 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
     }
     case CALIB_OP_QUANT_FP8:
     case CALIB_OP_QUANT_MXFP8: {
+        int mx = op == CALIB_OP_QUANT_MXFP8;
+        size_t blk = mx ? 32 : 128;
+        if (n % blk) return sim_err_set(err, SIM_EINVAL, "quantisation needs columns a multiple of %zu", blk);
         gpu_in_spec in[1] = {{m * n * 2, 1, 100.0f}};
-        size_t out[2] = {m * n, m * (n / 32 + 1) * 4};
+        size_t out[2] = {m * n, m * (n / blk) * (mx ? 1 : 4)};
         rc = gpu_setup(st, in, 1, out, 2, err);
         break;
     }
@@ -259,32 +305,33 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
     return rc;
 }
 
-/* Launches the prepared op on input set `set`. */
+/* Launches the prepared op on buffer set `set`. */
 static int gpu_launch(gpu_state *st, int set, sim_err *err)
 {
     const calib_shape *s = &st->s;
-    void **in = st->in[set], **out = st->out;
+    void *in[GPU_IN], *out[GPU_OUT];
+    for (int i = 0; i < GPU_IN; i++) in[i] = st->in[i].set[set];
+    for (int i = 0; i < GPU_OUT; i++) out[i] = st->out[i].set[set];
     switch (st->op) {
     case CALIB_OP_GEMM:
         if (st->kernel == 0) return kern_gpu_gemm_bf16(s->m, s->n, s->k, in[0], in[1], out[0], err);
         if (st->kernel == 1) return kern_gpu_cublas_gemm_bf16(st->lib, s->m, s->n, s->k, in[0], in[1], out[0], err);
         return kern_gpu_gemm_fp8_block(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
     case CALIB_OP_GROUPED_CONTIG:
-        return kern_gpu_grouped_contig((int32_t)s->groups, s->m, s->n, s->k, out[1], in[0], in[1], out[0], err);
+        return kern_gpu_grouped_contig((int32_t)s->groups, st->max_rows, s->n, s->k, st->meta[0], in[0], in[1], out[0], err);
     case CALIB_OP_GROUPED_MASKED:
-        return kern_gpu_grouped_masked((int32_t)s->groups, s->m, s->n, s->k, out[1], in[0], in[1], out[0], err);
+        return kern_gpu_grouped_masked((int32_t)s->groups, s->m, s->n, s->k, st->meta[0], in[0], in[1], out[0], err);
     case CALIB_OP_ATTN_PREFILL:
         return kern_gpu_attn_prefill((int32_t)s->batch, (int32_t)s->m, (int32_t)s->ctx, (int32_t)s->heads,
                                      (int32_t)s->kv_heads, (int32_t)s->head_dim, 1.0f / sqrtf((float)s->head_dim), in[0],
                                      in[1], in[2], out[0], out[1], err);
     case CALIB_OP_ATTN_DECODE: {
         int64_t rows = s->batch * s->heads, d = s->head_dim;
-        float *op = out[0], *lp = op + st->splits * rows * d, *o = out[1], *l = o + rows * d;
         int32_t maxp = (int32_t)((s->ctx + GPU_PAGE - 1) / GPU_PAGE);
         int rc = kern_gpu_decode_split((int32_t)s->batch, (int32_t)s->heads, (int32_t)s->kv_heads, (int32_t)d, GPU_PAGE,
-                                       maxp, 1.0f / sqrtf((float)d), out[2], out[3], st->splits, in[0], in[1], in[2], op,
-                                       lp, err);
-        return rc ? rc : kern_gpu_lse_merge(st->splits, rows, (int32_t)d, op, lp, o, l, err);
+                                       maxp, 1.0f / sqrtf((float)d), st->meta[0], st->meta[1], st->splits, in[0], in[1],
+                                       in[2], out[0], out[1], err);
+        return rc ? rc : kern_gpu_lse_merge(st->splits, rows, (int32_t)d, out[0], out[1], out[2], out[3], err);
     }
     case CALIB_OP_LSE_MERGE:
         return kern_gpu_lse_merge((int32_t)s->ranks, s->m, (int32_t)s->head_dim, in[0], in[1], out[0], out[1], err);
@@ -299,39 +346,90 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
     }
 }
 
+/* After the warm-up run has sized a sample at `inner` launches: one buffer
+ * set per launch, as far as GPU_SET_BUDGET and free memory allow. */
+static int gpu_grow_sets(gpu_state *st, sim_err *err)
+{
+    size_t set_bytes = 0;
+    for (int i = 0; i < st->nin; i++) set_bytes += st->in[i].bytes + CALIB_CANARY_BYTES;
+    for (int i = 0; i < st->nout; i++) set_bytes += st->out[i].bytes + CALIB_CANARY_BYTES;
+    int32_t want = st->inner;
+    if (set_bytes > 0 && (uint64_t)want * set_bytes > GPU_SET_BUDGET) want = (int32_t)(GPU_SET_BUDGET / set_bytes);
+    if (want < 1) want = 1;
+    while (st->sets < want) {
+        sim_err merr;
+        if (gpu_add_set(st, st->sets, &merr)) { /* out of memory: fewer sets, the point is warm */
+            for (int i = 0; i < st->nin; i++) kern_gpu_free(st->in[i].set[st->sets]), st->in[i].set[st->sets] = NULL;
+            for (int i = 0; i < st->nout; i++) kern_gpu_free(st->out[i].set[st->sets]), st->out[i].set[st->sets] = NULL;
+            break;
+        }
+        st->sets++;
+    }
+    return kern_gpu_sync(err);
+}
+
+static void gpu_read_state(gpu_state *st)
+{
+    calib_sample *x = &st->last;
+    memset(x, 0, sizeof *x);
+    x->l2_cold = st->flush && st->sets >= (st->inner > 0 ? st->inner : 1);
+    if (st->nvml && calib_nvml_clocks(st->nvml, &x->sm_mhz, &x->mem_mhz, &x->reasons) == 0) {
+        x->valid = 1;
+        x->throttled = calib_nvml_slowdown(x->reasons);
+    }
+}
+
 static int gpu_run(void *vst, double *seconds, sim_err *err)
 {
     gpu_state *st = vst;
     int rc;
-    if (st->op == CALIB_OP_ALLREDUCE) return kern_gpu_nccl_allreduce(st->lib, (int32_t)st->s.ranks, st->s.bytes, seconds, err);
-    int32_t inner = st->inner > 0 ? st->inner : 1;
-    if (st->inner > 0 && !st->graph_tried) {
+    if (st->op == CALIB_OP_ALLREDUCE) {
+        rc = kern_gpu_nccl_allreduce(st->lib, (int32_t)st->s.ranks, st->s.bytes, seconds, err);
+        gpu_read_state(st);
+        st->last.l2_cold = -1;
+        return rc;
+    }
+    if (st->inner == 0) { /* the warm-up: one eager launch sizes the sample */
+        if ((rc = kern_gpu_timer_start(st->timer, err)) || (rc = gpu_launch(st, 0, err)) ||
+            (rc = kern_gpu_timer_stop(st->timer, seconds, err)))
+            return rc;
+        double want = *seconds > 0 ? ceil(GPU_SAMPLE_S / *seconds) : GPU_MAX_INNER;
+        st->inner = (int32_t)(want < 1 ? 1 : want > GPU_MAX_INNER ? GPU_MAX_INNER : want);
+        if ((rc = gpu_grow_sets(st, err))) return rc;
+        gpu_read_state(st);
+        return 0;
+    }
+    int32_t inner = st->inner;
+    if (!st->graph_tried) {
         /* Capture the sample's launches once; if anything refuses capture,
          * time eager back-to-back launches instead. */
         sim_err cerr;
         st->graph_tried = 1;
         if (kern_gpu_capture_begin(&cerr) == 0) {
             int ok = 1;
-            for (int32_t j = 0; j < inner && ok; j++) ok = gpu_launch(st, (st->cur + 1 + j) % st->sets, &cerr) == 0;
+            for (int32_t j = 0; j < inner && ok; j++) ok = gpu_launch(st, j % st->sets, &cerr) == 0;
             kern_gpu_capture_end(ok, &st->graph, &cerr);
         }
     }
+    /* Flush the L2 outside the timed events: every launch of the sample
+     * then starts from HBM. */
+    if (st->flush && (rc = kern_gpu_memset(st->flush, 0x5a, st->flush_bytes, err))) return rc;
     if ((rc = kern_gpu_timer_start(st->timer, err))) return rc;
     if (st->graph) {
         if ((rc = kern_gpu_graph_launch(st->graph, err))) return rc;
     } else {
-        for (int32_t j = 0; j < inner; j++) {
-            st->cur = (st->cur + 1) % st->sets;
-            if ((rc = gpu_launch(st, st->cur, err))) return rc;
-        }
+        for (int32_t j = 0; j < inner; j++)
+            if ((rc = gpu_launch(st, j % st->sets, err))) return rc;
     }
     if ((rc = kern_gpu_timer_stop(st->timer, seconds, err))) return rc;
-    if (st->inner == 0) {
-        double want = *seconds > 0 ? ceil(GPU_SAMPLE_S / *seconds) : GPU_MAX_INNER;
-        st->inner = (int32_t)(want < 1 ? 1 : want > GPU_MAX_INNER ? GPU_MAX_INNER : want);
-    }
     *seconds /= inner;
+    gpu_read_state(st);
     return 0;
+}
+
+static void gpu_sample(void *vst, calib_sample *out)
+{
+    *out = ((gpu_state *)vst)->last;
 }
 
 /* Downloads n bytes of a device buffer into a new host buffer. */
@@ -352,54 +450,85 @@ static void *gpu_fetch(const void *d, size_t n, int *rc, sim_err *err)
 static float *gpu_bf16_fetch(const void *d, size_t n, int *rc, sim_err *err)
 {
     uint16_t *h = gpu_fetch(d, n * 2, rc, err);
-    float *f = h ? malloc(n * sizeof *f) : NULL;
+    float *f = h ? malloc((n ? n : 1) * sizeof *f) : NULL;
     if (h && !f) *rc = sim_err_set(err, SIM_ENOMEM, "check: out of memory");
     if (f) kern_bf16_to_f32_n(h, f, (int64_t)n);
     free(h);
     return f;
 }
 
-static double gpu_rel(const float *got, const float *ref, size_t n)
+static float *gpu_floats(size_t n)
 {
-    double m = 0.0, sc = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - ref[i]);
-        m = isnan(d) ? INFINITY : fmax(m, d), sc = fmax(sc, fabs(ref[i]));
-    }
-    return m / fmax(sc, 1e-30);
+    return malloc((n > 0 ? n : 1) * sizeof(float));
 }
 
-static double gpu_abs(const float *got, const float *ref, size_t n)
+/* Poisons set 0's outputs and writes a canary after every buffer of set 0
+ * and every metadata buffer. */
+static int gpu_arm(gpu_state *st, sim_err *err)
 {
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - ref[i]);
-        m = isnan(d) ? INFINITY : fmax(m, d);
-    }
-    return m;
+    unsigned char canary[CALIB_CANARY_BYTES];
+    int rc;
+    calib_canary_fill(canary, sizeof canary);
+    for (int i = 0; i < st->nout; i++)
+        if ((rc = kern_gpu_memset(st->out[i].set[0], CALIB_POISON_BYTE, st->out[i].bytes, err))) return rc;
+    for (int i = 0; i < st->nin; i++)
+        if ((rc = kern_gpu_h2d((char *)st->in[i].set[0] + st->in[i].bytes, canary, sizeof canary, err))) return rc;
+    for (int i = 0; i < st->nout; i++)
+        if ((rc = kern_gpu_h2d((char *)st->out[i].set[0] + st->out[i].bytes, canary, sizeof canary, err))) return rc;
+    for (int i = 0; i < GPU_META; i++)
+        if (st->meta[i] && (rc = kern_gpu_h2d((char *)st->meta[i] + st->meta_bytes[i], canary, sizeof canary, err)))
+            return rc;
+    return kern_gpu_sync(err);
 }
 
-/* Runs the prepared point on input set 0 and compares with the CPU
- * reference on the same values. Tolerances by output dtype: bf16 outputs
- * 1e-2 of max |ref| (two roundings plus accumulation order), fp32 1e-4 or
- * better, quantisation its format bound (error/bound ≤ 1). */
-static int gpu_check(void *vst, double *error, double *tol, sim_err *err)
+/* Counts the canaries of set 0 and the metadata that were overwritten. */
+static int gpu_canaries(gpu_state *st, int32_t *broken, sim_err *err)
+{
+    unsigned char got[CALIB_CANARY_BYTES];
+    int rc;
+    *broken = 0;
+    for (int i = 0; i < st->nin + st->nout + GPU_META; i++) {
+        const void *p;
+        size_t bytes;
+        if (i < st->nin) p = st->in[i].set[0], bytes = st->in[i].bytes;
+        else if (i < st->nin + st->nout) p = st->out[i - st->nin].set[0], bytes = st->out[i - st->nin].bytes;
+        else if (st->meta[i - st->nin - st->nout]) p = st->meta[i - st->nin - st->nout], bytes = st->meta_bytes[i - st->nin - st->nout];
+        else continue;
+        if ((rc = kern_gpu_d2h(got, (const char *)p + bytes, sizeof got, err))) return rc;
+        if (!calib_canary_intact(got, sizeof got)) (*broken)++;
+    }
+    return 0;
+}
+
+/* Runs the prepared point once on set 0 — outputs NaN-poisoned, canaries
+ * armed — and compares every output element with the CPU reference on the
+ * same (bf16/fp8-rounded) inputs. Tolerances per output (|x − ref| ≤ atol
+ * + rtol·|ref|): bf16 outputs rtol 2^-7 and atol 2^-9·max|ref| (one bf16
+ * rounding, 2^-9, plus fp32 accumulation order and the fast exp/log of the
+ * attention kernels); fp32 outputs rtol 2e-4 with small atols; quantisation
+ * its format bound (error/bound ≤ 1) and the exact scale; copies exact. */
+static int gpu_check(void *vst, calib_check_result *r, sim_err *err)
 {
     gpu_state *st = vst;
     const calib_shape *s = &st->s;
     size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k, d = (size_t)s->head_dim;
-    void **in = st->in[0];
+    void *in[GPU_IN], *out[GPU_OUT];
     void *h[6] = {0};
     float *f[6] = {0};
+    int32_t broken = 0;
     int rc = 0;
-    *error = INFINITY, *tol = 0.0;
+    calib_check_init(r, 0, 0);
     if (st->op == CALIB_OP_ALLREDUCE)
         return sim_err_set(err, SIM_ENOTSUP, "NCCL all-reduce is a library reference; not checked");
-    if ((rc = gpu_launch(st, 0, err)) || (rc = kern_gpu_sync(err))) return rc;
+    for (int i = 0; i < GPU_IN; i++) in[i] = st->in[i].set[0];
+    for (int i = 0; i < GPU_OUT; i++) out[i] = st->out[i].set[0];
+    if ((rc = gpu_arm(st, err)) || (rc = gpu_launch(st, 0, err)) || (rc = kern_gpu_sync(err)) ||
+        (rc = gpu_canaries(st, &broken, err)))
+        return rc;
 #define FETCH_BF(slot, ptr, cnt) if (!(f[slot] = gpu_bf16_fetch((ptr), (cnt), &rc, err))) goto fail
 #define FETCH(slot, ptr, bytes) if (!(h[slot] = gpu_fetch((ptr), (bytes), &rc, err))) goto fail
 #define ALLOC(slot, cnt)                                                      \
-    if (!(f[slot] = malloc((cnt) * sizeof(float)))) {                         \
+    if (!(f[slot] = gpu_floats(cnt))) {                                       \
         rc = sim_err_set(err, SIM_ENOMEM, "check: out of memory");            \
         goto fail;                                                            \
     }
@@ -408,41 +537,48 @@ static int gpu_check(void *vst, double *error, double *tol, sim_err *err)
         if (st->kernel < 2) {
             FETCH_BF(0, in[0], m * k);
             FETCH_BF(1, in[1], k * n);
-            FETCH_BF(2, st->out[0], m * n);
+            FETCH_BF(2, out[0], m * n);
             ALLOC(3, m * n);
             kern_gemm_f32_ref((int64_t)m, (int64_t)n, (int64_t)k, f[0], f[1], f[3]);
-            *error = gpu_rel(f[2], f[3], m * n);
+            calib_check_init(r, 0x1p-9 * calib_absmax(f[3], (int64_t)(m * n)), 0x1p-7);
+            calib_check_compare(r, f[2], f[3], (int64_t)(m * n), 0, "c");
         } else {
             size_t kb = k / 128, nb = (n + 127) / 128;
             FETCH(0, in[0], m * k);
             FETCH(1, in[1], m * kb * 4);
             FETCH(2, in[2], n * k);
             FETCH(3, in[3], nb * kb * 4);
-            FETCH_BF(0, st->out[0], m * n);
-            uint16_t *ref = malloc(m * n * 2);
+            FETCH_BF(0, out[0], m * n);
+            FETCH(4, out[0], m * n * 2); /* reused below for the reference's bf16 */
             ALLOC(1, m * n);
-            if (!ref) {
-                rc = sim_err_set(err, SIM_ENOMEM, "check: out of memory");
-                goto fail;
-            }
-            kern_gemm_fp8_block_ref((int64_t)m, (int64_t)n, (int64_t)k, h[0], h[1], h[2], h[3], ref);
-            kern_bf16_to_f32_n(ref, f[1], (int64_t)(m * n));
-            free(ref);
-            *error = gpu_rel(f[0], f[1], m * n);
+            kern_gemm_fp8_block_ref((int64_t)m, (int64_t)n, (int64_t)k, h[0], h[1], h[2], h[3], h[4]);
+            kern_bf16_to_f32_n(h[4], f[1], (int64_t)(m * n));
+            calib_check_init(r, 0x1p-9 * calib_absmax(f[1], (int64_t)(m * n)), 0x1p-7);
+            calib_check_compare(r, f[0], f[1], (int64_t)(m * n), 0, "c");
         }
-        *tol = 1e-2;
         break;
     case CALIB_OP_GROUPED_CONTIG:
     case CALIB_OP_GROUPED_MASKED: {
         size_t E = (size_t)s->groups;
+        int masked = st->op == CALIB_OP_GROUPED_MASKED;
         FETCH_BF(0, in[0], E * m * k);
         FETCH_BF(1, in[1], E * k * n);
-        FETCH_BF(2, st->out[0], E * m * n);
+        FETCH_BF(2, out[0], E * m * n);
+        FETCH(0, st->meta[0], st->meta_bytes[0]);
         ALLOC(3, E * m * n);
-        for (size_t e = 0; e < E; e++)
-            kern_gemm_f32_ref((int64_t)m, (int64_t)n, (int64_t)k, f[0] + e * m * k, f[1] + e * k * n, f[3] + e * m * n);
-        *error = gpu_rel(f[2], f[3], E * m * n);
-        *tol = 1e-2;
+        const int64_t *g = h[0];
+        double sc = 0.0;
+        for (size_t e = 0; e < E; e++) {
+            int64_t r0 = masked ? (int64_t)(e * m) : g[e], rows = masked ? g[e] : g[e + 1] - g[e];
+            kern_gemm_f32_ref(rows, (int64_t)n, (int64_t)k, f[0] + r0 * (int64_t)k, f[1] + e * k * n, f[3] + r0 * (int64_t)n);
+            sc = fmax(sc, calib_absmax(f[3] + r0 * (int64_t)n, rows * (int64_t)n));
+        }
+        calib_check_init(r, 0x1p-9 * sc, 0x1p-7);
+        /* The rows each expert owns (masked: rows past its count stay poisoned, unread). */
+        for (size_t e = 0; e < E; e++) {
+            int64_t r0 = masked ? (int64_t)(e * m) : g[e], rows = masked ? g[e] : g[e + 1] - g[e];
+            calib_check_compare(r, f[2] + r0 * (int64_t)n, f[3] + r0 * (int64_t)n, rows * (int64_t)n, r0 * (int64_t)n, "c");
+        }
         break;
     }
     case CALIB_OP_ATTN_PREFILL: {
@@ -450,14 +586,20 @@ static int gpu_check(void *vst, double *error, double *tol, sim_err *err)
         FETCH_BF(0, in[0], b * m * hq * d);
         FETCH_BF(1, in[1], b * nkv * hk * d);
         FETCH_BF(2, in[2], b * nkv * hk * d);
-        FETCH_BF(3, st->out[0], b * m * hq * d);
+        FETCH_BF(3, out[0], b * m * hq * d);
+        FETCH(0, out[1], b * m * hq * 4);
         ALLOC(4, b * m * hq * d);
+        ALLOC(5, b * m * hq);
         kern_prefill_shape ps = {(int32_t)m, (int32_t)s->ctx, (int32_t)hq, (int32_t)hk, (int32_t)d, 1.0f / sqrtf((float)d)};
         for (size_t i = 0; i < b; i++)
             kern_attn_naive_ref(&ps, f[0] + i * m * hq * d, f[1] + i * nkv * hk * d, f[2] + i * nkv * hk * d,
-                                f[4] + i * m * hq * d, NULL);
-        *error = gpu_abs(f[3], f[4], b * m * hq * d);
-        *tol = 2e-2;
+                                f[4] + i * m * hq * d, f[5] + i * m * hq);
+        calib_check_init(r, 0x1p-9 * calib_absmax(f[4], (int64_t)(b * m * hq * d)), 0x1p-7);
+        calib_check_compare(r, f[3], f[4], (int64_t)(b * m * hq * d), 0, "o");
+        double at = r->atol, rt = r->rtol;
+        r->atol = 1e-3, r->rtol = 1e-4; /* lse, fp32 */
+        calib_check_compare(r, h[0], f[5], (int64_t)(b * m * hq), 0, "lse");
+        r->atol = at, r->rtol = rt;
         break;
     }
     case CALIB_OP_ATTN_DECODE: {
@@ -466,88 +608,98 @@ static int gpu_check(void *vst, double *error, double *tol, sim_err *err)
         FETCH_BF(0, in[0], rows * d);
         FETCH_BF(1, in[1], np * GPU_PAGE * hk * d);
         FETCH_BF(2, in[2], np * GPU_PAGE * hk * d);
-        FETCH(0, st->out[1], rows * d * 4);
-        FETCH(1, st->out[2], b * 4);
-        FETCH(2, st->out[3], np * 4);
+        FETCH(0, out[0], sp * rows * d * 4);
+        FETCH(1, out[1], sp * rows * 4);
+        FETCH(2, out[2], rows * d * 4);
+        FETCH(3, out[3], rows * 4);
+        FETCH(4, st->meta[0], b * 4);
+        FETCH(5, st->meta[1], np * 4);
         ALLOC(3, sp * rows * (d + 1));
-        ALLOC(4, rows * d);
+        ALLOC(4, rows * (d + 1));
         kern_paged_shape ps = {(int32_t)b, (int32_t)s->heads, (int32_t)hk, (int32_t)d, GPU_PAGE, (int32_t)pages,
-                               1.0f / sqrtf((float)d), h[1], h[2]};
+                               1.0f / sqrtf((float)d), h[4], h[5]};
+        /* The partials, empty splits (−inf, zeros) included, against the
+         * reference split the same way; the merged output against it merged. */
         kern_decode_split_ref(&ps, (int32_t)sp, f[0], f[1], f[2], f[3], f[3] + sp * rows * d);
-        kern_lse_merge_ref((int32_t)sp, (int64_t)rows, (int32_t)d, f[3], f[3] + sp * rows * d, f[4], NULL);
-        *error = gpu_abs(h[0], f[4], rows * d);
-        *tol = 1e-3;
+        kern_lse_merge_ref((int32_t)sp, (int64_t)rows, (int32_t)d, f[3], f[3] + sp * rows * d, f[4], f[4] + rows * d);
+        calib_check_init(r, 1e-3, 1e-3);
+        calib_check_compare(r, h[0], f[3], (int64_t)(sp * rows * d), 0, "o_part");
+        calib_check_compare(r, h[1], f[3] + sp * rows * d, (int64_t)(sp * rows), 0, "lse_part");
+        calib_check_compare(r, h[2], f[4], (int64_t)(rows * d), 0, "o");
+        calib_check_compare(r, h[3], f[4] + rows * d, (int64_t)rows, 0, "lse");
         break;
     }
     case CALIB_OP_LSE_MERGE: {
         size_t P = (size_t)s->ranks;
         FETCH(0, in[0], P * m * d * 4);
         FETCH(1, in[1], P * m * 4);
-        FETCH(2, st->out[0], m * d * 4);
-        FETCH(3, st->out[1], m * 4);
+        FETCH(2, out[0], m * d * 4);
+        FETCH(3, out[1], m * 4);
         ALLOC(0, m * d);
         ALLOC(1, m);
         kern_lse_merge_ref((int32_t)P, (int64_t)m, (int32_t)d, h[0], h[1], f[0], f[1]);
-        *error = fmax(gpu_abs(h[2], f[0], m * d), gpu_abs(h[3], f[1], m));
-        *tol = 1e-4;
+        calib_check_init(r, 1e-4, 1e-4);
+        calib_check_compare(r, h[2], f[0], (int64_t)(m * d), 0, "o");
+        calib_check_compare(r, h[3], f[1], (int64_t)m, 0, "lse");
         break;
     }
     case CALIB_OP_SOFTMAX:
         FETCH(0, in[0], m * n * 4);
-        FETCH(1, st->out[0], m * n * 4);
+        FETCH(1, out[0], m * n * 4);
         ALLOC(0, m * n);
         kern_softmax_twopass_ref(h[0], (int64_t)m, (int64_t)n, f[0]);
-        *error = gpu_rel(h[1], f[0], m * n);
-        *tol = 1e-4;
+        calib_check_init(r, 1e-5 * calib_absmax(f[0], (int64_t)(m * n)), 2e-4);
+        calib_check_compare(r, h[1], f[0], (int64_t)(m * n), 0, "y");
         break;
     case CALIB_OP_RMSNORM:
         FETCH_BF(0, in[0], m * n);
         FETCH(0, in[1], n * 4);
-        FETCH_BF(1, st->out[0], m * n);
+        FETCH_BF(1, out[0], m * n);
         ALLOC(2, m * n);
         kern_rmsnorm_ref(f[0], h[0], (int64_t)m, (int64_t)n, 1e-6f, f[2]);
-        *error = gpu_rel(f[1], f[2], m * n);
-        *tol = 1e-2;
+        calib_check_init(r, 0x1p-9 * calib_absmax(f[2], (int64_t)(m * n)), 0x1p-7);
+        calib_check_compare(r, f[1], f[2], (int64_t)(m * n), 0, "y");
         break;
     case CALIB_OP_QUANT_FP8:
     case CALIB_OP_QUANT_MXFP8: {
         int mx = st->op == CALIB_OP_QUANT_MXFP8;
         size_t blk = mx ? 32 : 128, nb = n / blk;
         FETCH_BF(0, in[0], m * n);
-        FETCH(0, st->out[0], m * n);
-        FETCH(1, st->out[1], m * nb * (mx ? 1 : 4));
+        FETCH(0, out[0], m * n);
+        FETCH(1, out[1], m * nb * (mx ? 1 : 4));
         ALLOC(1, m * n);
         if (mx) kern_dequant_mxfp8_ref(h[0], h[1], (int64_t)m, (int64_t)n, f[1]);
         else kern_dequant_fp8_block128_ref(h[0], h[1], (int64_t)m, (int64_t)n, f[1]);
-        double worst = 0.0;
-        for (size_t r = 0; r < m; r++)
+        calib_check_init(r, 0x1p-10, 0x1p-4);
+        for (size_t row = 0; row < m; row++)
             for (size_t bi = 0; bi < nb; bi++) {
                 float amax = 0.0f;
-                for (size_t c = bi * blk; c < (bi + 1) * blk; c++) amax = fmaxf(amax, fabsf(f[0][r * n + c]));
-                float sc = mx ? kern_e8m0_to_f32(((uint8_t *)h[1])[r * nb + bi]) : ((float *)h[1])[r * nb + bi];
+                for (size_t c = bi * blk; c < (bi + 1) * blk; c++) amax = fmaxf(amax, fabsf(f[0][row * n + c]));
+                float sc = mx ? kern_e8m0_to_f32(((uint8_t *)h[1])[row * nb + bi]) : ((float *)h[1])[row * nb + bi];
                 float want = mx ? kern_e8m0_to_f32(amax > 0 ? kern_e8m0_ceil_pow2(amax / KERN_E4M3_MAX) : 127)
                                 : (amax > 0 ? amax / KERN_E4M3_MAX : 1.0f);
-                if (fabsf(sc - want) > 1e-6f * want) worst = INFINITY; /* wrong scale */
+                /* The scale exactly (to 1e-6), then every element within the format's bound. */
+                calib_check_ratio(r, fabsf(sc - want) <= 1e-6f * want ? 0.0 : INFINITY, (int64_t)(row * nb + bi), sc, want,
+                                  "scale");
                 for (size_t c = bi * blk; c < (bi + 1) * blk; c++) {
-                    double x = f[0][r * n + c];
-                    worst = fmax(worst, fabs(x - f[1][r * n + c]) / (0x1p-4 * fabs(x) + 0x1p-10 * sc * 1.0001));
+                    double x = f[0][row * n + c];
+                    calib_check_ratio(r, fabs(x - f[1][row * n + c]) / (0x1p-4 * fabs(x) + 0x1p-10 * sc * 1.0001),
+                                      (int64_t)(row * n + c), f[1][row * n + c], x, "dequantised");
                 }
             }
-        *error = worst;
-        *tol = 1.0;
         break;
     }
     case CALIB_OP_COPY:
         FETCH(0, in[0], (size_t)s->bytes);
-        FETCH(1, st->out[0], (size_t)s->bytes);
-        *error = memcmp(h[0], h[1], (size_t)s->bytes) ? 1.0 : 0.0;
-        *tol = 0.0;
+        FETCH(1, out[0], (size_t)s->bytes);
+        calib_check_bytes(r, h[1], h[0], (size_t)s->bytes, "dst");
         break;
     default: rc = sim_err_set(err, SIM_ENOTSUP, "no check for %s", calib_op_name(st->op));
     }
 #undef FETCH_BF
 #undef FETCH
 #undef ALLOC
+    r->canary_broken = broken;
 fail:
     for (int i = 0; i < 6; i++) free(h[i]), free(f[i]);
     return rc;
@@ -561,43 +713,41 @@ static int gpu_identity(void *vst, calib_gpu_id *id, sim_err *err)
     snprintf(id->name, sizeof id->name, "%s", st->info.name);
     id->sms = st->info.sms;
     snprintf(id->cc, sizeof id->cc, "%d.%d", st->info.cc_major, st->info.cc_minor);
-    id->sm_clock_mhz = st->info.sm_clock_mhz;
-    id->mem_clock_mhz = st->info.mem_clock_mhz;
-    snprintf(id->driver, sizeof id->driver, "%d.%d", st->info.driver_version / 1000, st->info.driver_version % 1000 / 10);
+    /* The clocks the GPU is set to run at (application clocks, else its
+     * maximum) and the driver's own version string, from NVML: a GPU with
+     * locked clocks or another driver is another identity. Without NVML,
+     * the CUDA attributes (the maximum SM clock) and the CUDA driver API
+     * version, marked as such. */
+    int32_t sm = 0, mem = 0;
+    if (st->nvml && calib_nvml_target_clocks(st->nvml, &sm, &mem) == 0) {
+        id->sm_clock_mhz = sm, id->mem_clock_mhz = mem;
+    } else {
+        id->sm_clock_mhz = st->info.sm_clock_mhz, id->mem_clock_mhz = st->info.mem_clock_mhz;
+    }
+    char drv[96] = "";
+    if (st->nvml) calib_nvml_driver(st->nvml, drv, sizeof drv);
+    if (drv[0]) snprintf(id->driver, sizeof id->driver, "%s", drv);
+    else
+        snprintf(id->driver, sizeof id->driver, "cuda-api-%d.%d", st->info.driver_version / 1000,
+                 st->info.driver_version % 1000 / 10);
     snprintf(id->cuda, sizeof id->cuda, "%d.%d", st->info.runtime_version / 1000, st->info.runtime_version % 1000 / 10);
     snprintf(id->backend, sizeof id->backend, "gpu");
     return 0;
 }
 
-/* Dense peaks (FLOP/s) and HBM bandwidth from gpu-specs.md, by name. */
-static const struct {
-    const char *key;
-    double bf16, fp8, bw;
-} gpu_peaks[] = {{"A100", 312e12, 0, 2.04e12}, {"H100", 989.4e12, 1979e12, 3.35e12}, {"H200", 989.4e12, 1979e12, 4.8e12},
-                 {"GB200", 2500e12, 5000e12, 8e12}, {"B200", 2250e12, 4500e12, 8e12}, {"B300", 2250e12, 4500e12, 8e12}};
-
-static int gpu_peak_index(const gpu_state *st)
-{
-    for (size_t i = 0; i < sizeof gpu_peaks / sizeof gpu_peaks[0]; i++)
-        if (strstr(st->info.name, gpu_peaks[i].key)) return (int)i;
-    return -1;
-}
-
 static double gpu_peak(void *vst, const char *dtype)
 {
-    int i = gpu_peak_index(vst);
-    if (i < 0) return 0.0;
-    if (strcmp(dtype, "fp8") == 0 || strcmp(dtype, "mxfp8") == 0) return gpu_peaks[i].fp8;
-    if (strcmp(dtype, "fp32") == 0) return gpu_peaks[i].bf16 / 2.0; /* tf32-class: only a bound */
-    return gpu_peaks[i].bf16;
+    return calib_peak_flops(((gpu_state *)vst)->info.name, dtype);
 }
 
 static void gpu_destroy(void *vst)
 {
     gpu_state *st = vst;
     gpu_release(st);
+    kern_gpu_free(st->flush);
     kern_gpu_timer_destroy(st->timer);
     kern_gpu_lib_destroy(st->lib);
+    calib_nvml_close(st->nvml);
     free(st);
 }
 
@@ -609,7 +759,9 @@ __attribute__((visibility("default"))) int calib_gpu_plugin_create(int32_t abi, 
     int rc;
     memset(b, 0, sizeof *b);
     if (abi != CALIB_BACKEND_ABI)
-        return sim_err_set(err, SIM_ENOTSUP, "no NVIDIA GPU backend: the plugin was built for backend ABI %d, this servesim has %d (rebuild both)",
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "no NVIDIA GPU found (the GPU backend plugin was built for backend ABI %d, this servesim has %d: "
+                           "rebuild both); " CALIB_NO_GPU_HINT,
                            (int)CALIB_BACKEND_ABI, (int)abi);
     if (kern_gpu_count(&n, &why) != 0 || n < 1)
         return sim_err_set(err, SIM_ENOTSUP, "no NVIDIA GPU found (%s); " CALIB_NO_GPU_HINT, why.msg);
@@ -619,6 +771,12 @@ __attribute__((visibility("default"))) int calib_gpu_plugin_create(int32_t abi, 
     if ((rc = kern_gpu_select(0, &st->info, err)) || (rc = kern_gpu_timer_create(&st->timer, err)) ||
         (rc = kern_gpu_lib_create(&st->lib, err)))
         goto fail;
+    /* Optional parts: without NVML no clocks are recorded and no sample is
+     * dropped; without the flush buffer every point is measured warm. */
+    if (calib_nvml_open(st->info.pci_bus_id[0] ? st->info.pci_bus_id : NULL, &st->nvml, &why)) st->nvml = NULL;
+    st->flush_bytes = (size_t)(st->info.l2_bytes > 0 ? 2 * st->info.l2_bytes : 0);
+    if (st->flush_bytes && kern_gpu_malloc(&st->flush, st->flush_bytes, &why)) st->flush = NULL, st->flush_bytes = 0;
+    st->fp8_ok = st->info.cc_major * 10 + st->info.cc_minor >= 89;
     b->name = "gpu";
     b->state = st;
     b->identity = gpu_identity;
@@ -626,11 +784,11 @@ __attribute__((visibility("default"))) int calib_gpu_plugin_create(int32_t abi, 
     b->prepare = gpu_prepare;
     b->run = gpu_run;
     b->check = gpu_check;
+    b->sample = gpu_sample;
     b->release = gpu_release;
     b->destroy = gpu_destroy;
     b->peak_flops = gpu_peak;
-    int pi = gpu_peak_index(st);
-    b->peak_bw = pi >= 0 ? gpu_peaks[pi].bw : 0.0;
+    b->peak_bw = calib_peak_bw(st->info.name);
     b->local_ranks = n;
     b->default_warmup = 3;
     b->default_reps = 20;

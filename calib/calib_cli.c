@@ -20,9 +20,11 @@ static const char calib_usage[] =
     "Measures the bundled kernels (and cuBLAS/NCCL references) over a grid of\n"
     "shapes and stores median/p10/p90 latencies in the perf-db FILE (SQLite).\n"
     "Points already in the perf-db are skipped, so an interrupted run resumes.\n"
-    "Every kernel is first checked against its CPU reference; --check runs only\n"
-    "the checks (no --db needed). --backend cpu times the CPU references (tiny\n"
-    "grid by default) to exercise the harness without a GPU. --ops takes a\n"
+    "Every kernel is first checked against its CPU reference at every check case\n"
+    "(each timed variant and the edges), and every point small enough is checked\n"
+    "itself before it is timed; --check runs only the case checks (no --db\n"
+    "needed). --backend cpu times the CPU references (tiny grid by default) to\n"
+    "exercise the harness without a GPU. --ops takes a\n"
     "comma-separated list of: gemm, grouped_contig, grouped_masked, attn_prefill,\n"
     "attn_decode, lse_merge, softmax, rmsnorm, quant_fp8, quant_mxfp8, copy,\n"
     "allreduce. --max-points stops after N new points. --print-grid lists the\n"
@@ -177,9 +179,10 @@ int calib_cli_calibrate(int argc, char **argv)
            b.name, calib_grid_name(o.grid), (long long)st.checks_passed, (long long)st.checks_failed,
            (long long)st.checks_skipped);
     if (!check_only)
-        printf("; points %lld planned, %lld measured, %lld already present, %lld failed%s", (long long)st.planned,
-               (long long)st.measured, (long long)st.skipped, (long long)st.failed,
-               st.stopped ? " (stopped at --max-points; rerun to resume)" : "");
+        printf("; points %lld planned, %lld measured (%lld of them checked themselves), %lld already present, %lld failed%s",
+               (long long)st.planned, (long long)st.measured, (long long)st.points_checked, (long long)st.skipped,
+               (long long)st.failed, st.stopped ? " (stopped at --max-points; rerun to resume)" : "");
+    if (st.samples_dropped) printf("; %lld throttled samples dropped and retaken", (long long)st.samples_dropped);
     printf("\n");
     code = st.checks_failed || st.failed ? 1 : 0;
 fail:

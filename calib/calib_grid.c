@@ -2,6 +2,7 @@
  * value lists, with a memory cap on the attention grids. */
 #include "calib_grid.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,22 +217,94 @@ int calib_grid_build(calib_grid_kind g, calib_op op, int32_t ranks, calib_shape 
     return 0;
 }
 
-void calib_grid_check_shape(calib_op op, calib_shape *s)
+/* Check cases. Small enough for the CPU references to be instant, and
+ * each built to hit one edge (see calib_grid.h). */
+#define CASE_GEMM(m_, n_, k_, what_) {{.m = m_, .n = n_, .k = k_}, CALIB_LAYOUT_TIMED, what_}
+static const calib_check_case cases_gemm[] = {
+    CASE_GEMM(77, 264, 384, "partial M and N tiles"),
+    CASE_GEMM(1, 136, 200, "M = 1, K tail (K % 32 = 8)"),
+    CASE_GEMM(130, 128, 1024, "one row past a tile, long K"),
+};
+#define CASE_GROUPED(e_, m_, n_, k_, lay_, what_) {{.groups = e_, .m = m_, .n = n_, .k = k_}, lay_, what_}
+static const calib_check_case cases_contig[] = {
+    CASE_GROUPED(5, 37, 136, 256, CALIB_LAYOUT_TIMED, "unequal groups as timed, partial tiles"),
+    CASE_GROUPED(6, 20, 64, 200, CALIB_LAYOUT_EMPTY_GROUP, "an expert with no rows, K tail"),
+};
+static const calib_check_case cases_masked[] = {
+    CASE_GROUPED(5, 37, 136, 256, CALIB_LAYOUT_TIMED, "every expert at its cap, as timed"),
+    CASE_GROUPED(6, 40, 64, 256, CALIB_LAYOUT_MASKED_PARTIAL, "counts below the cap, an empty expert"),
+    CASE_GROUPED(3, 130, 64, 200, CALIB_LAYOUT_MASKED_PARTIAL, "counts below a cap past one tile, K tail"),
+};
+#define CASE_ATTN(b_, m_, c_, h_, kv_, d_, what_)                                                                \
+    {{.batch = b_, .m = m_, .ctx = c_, .heads = h_, .kv_heads = kv_, .head_dim = d_}, CALIB_LAYOUT_TIMED, what_}
+static const calib_check_case cases_prefill[] = {
+    CASE_ATTN(2, 45, 0, 8, 2, 64, "d=64 group=4, no prefix"),
+    CASE_ATTN(2, 45, 70, 8, 2, 64, "d=64 group=4, cached prefix"),
+    CASE_ATTN(2, 40, 0, 8, 2, 128, "d=128 group=4, no prefix"),
+    CASE_ATTN(1, 37, 50, 8, 2, 128, "d=128 group=4, cached prefix"),
+    CASE_ATTN(1, 33, 0, 16, 2, 128, "d=128 group=8, no prefix"),
+    CASE_ATTN(1, 19, 40, 8, 1, 128, "d=128 group=8, cached prefix"),
+    CASE_ATTN(1, 35, 0, 4, 4, 64, "d=64 group=1 (MHA), no prefix"),
+    CASE_ATTN(2, 20, 33, 4, 4, 64, "d=64 group=1 (MHA), cached prefix"),
+    CASE_ATTN(1, 35, 0, 4, 4, 128, "d=128 group=1 (MHA), no prefix"),
+    CASE_ATTN(1, 21, 45, 2, 2, 128, "d=128 group=1 (MHA), cached prefix"),
+};
+#define CASE_DEC(b_, c_, h_, kv_, d_, what_)                                                                     \
+    {{.batch = b_, .ctx = c_, .heads = h_, .kv_heads = kv_, .head_dim = d_}, CALIB_LAYOUT_TIMED, what_}
+static const calib_check_case cases_decode[] = {
+    CASE_DEC(3, 300, 8, 2, 128, "d=128 group=4, partial last page"),
+    CASE_DEC(2, 70, 8, 2, 64, "d=64 group=4, 5 pages (empty splits at 4 splits)"),
+    CASE_DEC(1, 1040, 8, 1, 128, "d=128 group=8, 65 pages (empty splits at 34-64 splits)"),
+    CASE_DEC(2, 100, 4, 4, 64, "d=64 group=1 (MHA)"),
+    CASE_DEC(2, 129, 4, 4, 128, "d=128 group=1 (MHA)"),
+};
+static const calib_check_case cases_lse[] = {
+    {{.m = 50, .head_dim = 128, .ranks = 5}, CALIB_LAYOUT_TIMED, "5 partials"},
+    {{.m = 40, .head_dim = 64, .ranks = 3}, CALIB_LAYOUT_NEG_INF_LSE, "-inf partials, one row all -inf"},
+    {{.m = 7, .head_dim = 128, .ranks = 40}, CALIB_LAYOUT_TIMED, "more partials than lanes"},
+};
+static const calib_check_case cases_rows[] = {
+    {{.m = 33, .n = 1000}, CALIB_LAYOUT_TIMED, "columns not a multiple of 32"},
+    {{.m = 5, .n = 20}, CALIB_LAYOUT_TIMED, "rows shorter than a warp"},
+};
+static const calib_check_case cases_rmsnorm[] = {
+    {{.m = 33, .n = 1000}, CALIB_LAYOUT_TIMED, "columns not a multiple of the block"},
+    {{.m = 2, .n = 7168}, CALIB_LAYOUT_TIMED, "long rows"},
+};
+static const calib_check_case cases_quant[] = {
+    {{.m = 9, .n = 512}, CALIB_LAYOUT_TIMED, "magnitudes over 2^-8..2^8"},
+    {{.m = 1, .n = 7168}, CALIB_LAYOUT_TIMED, "one long row"},
+};
+static const calib_check_case cases_copy[] = {
+    {{.bytes = 1 << 20}, CALIB_LAYOUT_TIMED, "1 MiB"},
+    {{.bytes = 1000003}, CALIB_LAYOUT_TIMED, "an odd byte count"},
+};
+
+int32_t calib_check_cases(calib_op op, const calib_check_case **cases)
 {
-    memset(s, 0, sizeof *s);
+#define CASES(a) (*cases = (a), (int32_t)(sizeof(a) / sizeof((a)[0])))
     switch (op) {
-    case CALIB_OP_GEMM: s->m = 77, s->n = 264, s->k = 384; break; /* partial tiles in m and n */
-    case CALIB_OP_GROUPED_CONTIG:
-    case CALIB_OP_GROUPED_MASKED: s->groups = 5, s->m = 37, s->n = 136, s->k = 256; break;
-    case CALIB_OP_ATTN_PREFILL: s->batch = 2, s->m = 45, s->ctx = 70, s->heads = 8, s->kv_heads = 2, s->head_dim = 64; break;
-    case CALIB_OP_ATTN_DECODE: s->batch = 3, s->ctx = 300, s->heads = 8, s->kv_heads = 2, s->head_dim = 128; break;
-    case CALIB_OP_LSE_MERGE: s->m = 50, s->head_dim = 128, s->ranks = 5; break;
-    case CALIB_OP_SOFTMAX:
-    case CALIB_OP_RMSNORM: s->m = 33, s->n = 1000; break;
+    case CALIB_OP_GEMM: return CASES(cases_gemm);
+    case CALIB_OP_GROUPED_CONTIG: return CASES(cases_contig);
+    case CALIB_OP_GROUPED_MASKED: return CASES(cases_masked);
+    case CALIB_OP_ATTN_PREFILL: return CASES(cases_prefill);
+    case CALIB_OP_ATTN_DECODE: return CASES(cases_decode);
+    case CALIB_OP_LSE_MERGE: return CASES(cases_lse);
+    case CALIB_OP_SOFTMAX: return CASES(cases_rows);
+    case CALIB_OP_RMSNORM: return CASES(cases_rmsnorm);
     case CALIB_OP_QUANT_FP8:
-    case CALIB_OP_QUANT_MXFP8: s->m = 9, s->n = 512; break;
-    case CALIB_OP_COPY: s->bytes = 1 << 20; break;
-    case CALIB_OP_ALLREDUCE: s->bytes = 1 << 20, s->ranks = 1; break;
-    default: break;
+    case CALIB_OP_QUANT_MXFP8: return CASES(cases_quant);
+    case CALIB_OP_COPY: return CASES(cases_copy);
+    default: *cases = NULL; return 0; /* all-reduce: a library, not checked */
     }
+#undef CASES
+}
+
+void calib_variant(calib_op op, const calib_shape *s, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (op != CALIB_OP_ATTN_PREFILL && op != CALIB_OP_ATTN_DECODE) return;
+    int64_t group = s->kv_heads > 0 ? s->heads / s->kv_heads : 0;
+    snprintf(buf, len, "d=%lld group=%lld%s", (long long)s->head_dim, (long long)group,
+             op == CALIB_OP_ATTN_PREFILL ? (s->ctx > 0 ? " cached" : " no-prefix") : "");
 }

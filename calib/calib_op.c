@@ -238,3 +238,111 @@ double calib_op_bytes(calib_op op, const char *dtype, const calib_shape *s)
     default: return 0.0;
     }
 }
+
+double calib_op_ideal_s(calib_op op, const char *dtype, const calib_shape *s, double peak_flops, double peak_bw)
+{
+    double fl = calib_op_flops(op, s), by = calib_op_bytes(op, dtype, s);
+    double tc = fl > 0 ? (peak_flops > 0 ? fl / peak_flops : -1.0) : 0.0;
+    double tb = by > 0 ? (peak_bw > 0 ? by / peak_bw : -1.0) : 0.0;
+    if (tc < 0) return 0.0; /* compute work at an unknown compute peak */
+    if (tb < 0) tb = 0.0;   /* a compute-bound estimate stays a bound */
+    return tc > tb ? tc : tb;
+}
+
+double calib_op_check_cost(calib_op op, const calib_shape *s)
+{
+    double fl = calib_op_flops(op, s); /* the references do the same arithmetic, unblocked */
+    return fl > 0 ? fl : calib_op_bytes(op, "bf16", s);
+}
+
+int64_t calib_group_rows(calib_op op, uint32_t layout, int64_t E, int64_t m, int64_t *out)
+{
+    int64_t most = 0;
+    if (op == CALIB_OP_GROUPED_CONTIG) {
+        static const double w[4] = {1.75, 0.25, 1.5, 0.5};
+        double cum = 0.0;
+        out[0] = 0;
+        for (int64_t e = 1; e <= E; e++) {
+            cum += w[(e - 1) % 4];
+            int64_t o = e == E ? E * m : (int64_t)(cum * (double)m + 0.5);
+            if (o > E * m) o = E * m;
+            if (o < out[e - 1]) o = out[e - 1];
+            out[e] = o;
+        }
+        if ((layout & CALIB_LAYOUT_EMPTY_GROUP) && E >= 2) out[1] = out[2]; /* expert 0 takes expert 1's rows */
+        for (int64_t e = 0; e < E; e++)
+            if (out[e + 1] - out[e] > most) most = out[e + 1] - out[e];
+        return most;
+    }
+    for (int64_t e = 0; e < E; e++) {
+        int64_t c = m;
+        if (layout & CALIB_LAYOUT_MASKED_PARTIAL) {
+            static const int32_t kind[5] = {0, 1, 2, 3, 4};
+            switch (kind[e % 5]) {
+            case 0: c = m; break;
+            case 1: c = m - 1; break;
+            case 2: c = 0; break;
+            case 3: c = m / 3; break;
+            default: c = 1; break;
+            }
+        }
+        out[e] = c;
+        if (c > most) most = c;
+    }
+    return most;
+}
+
+int calib_lse_neg_inf(int64_t p, int64_t r, int64_t P)
+{
+    if (r == 0) return 1;
+    return (p + r) % 3 == 0 && p != r % P; /* partial r mod P stays finite */
+}
+
+int32_t calib_decode_splits(int32_t sms, const calib_shape *s, int32_t page)
+{
+    int64_t blocks = s->batch * s->kv_heads, pages = (s->ctx + page - 1) / page;
+    int64_t sp = blocks > 0 ? (2 * (int64_t)sms + blocks - 1) / blocks : 1;
+    if (sp > pages) sp = pages;
+    if (sp > 64) sp = 64;
+    return (int32_t)(sp < 1 ? 1 : sp);
+}
+
+int calib_decode_has_empty_split(const calib_shape *s, int32_t page, int32_t splits)
+{
+    int64_t pages = (s->ctx + page - 1) / page;
+    int64_t pps = (pages + splits - 1) / splits;
+    if (pps < 1) pps = 1;
+    return (int64_t)splits * pps - pages >= pps; /* the last split starts past the end */
+}
+
+/* Dense peaks and HBM bandwidth from gpu-specs.md, by a substring of the
+ * device name (the first match wins: GB200 before B200). */
+static const struct {
+    const char *key;
+    double bf16, fp8, bw;
+} calib_peaks[] = {{"A100", 312e12, 0, 2.04e12},       {"H100", 989.4e12, 1979e12, 3.35e12},
+                   {"H200", 989.4e12, 1979e12, 4.8e12}, {"GB200", 2500e12, 5000e12, 8e12},
+                   {"B200", 2250e12, 4500e12, 8e12},    {"B300", 2250e12, 4500e12, 8e12}};
+
+static int calib_peak_index(const char *device)
+{
+    for (size_t i = 0; device && i < sizeof calib_peaks / sizeof calib_peaks[0]; i++)
+        if (strstr(device, calib_peaks[i].key)) return (int)i;
+    return -1;
+}
+
+double calib_peak_flops(const char *device, const char *dtype)
+{
+    int i = calib_peak_index(device);
+    if (i < 0) return 0.0;
+    if (strcmp(dtype, "fp8") == 0 || strcmp(dtype, "mxfp8") == 0) return calib_peaks[i].fp8;
+    if (strcmp(dtype, "fp32") == 0) return calib_peaks[i].bf16 / 2.0; /* tf32-class: only a bound */
+    if (strcmp(dtype, "bf16") == 0) return calib_peaks[i].bf16;
+    return 0.0;
+}
+
+double calib_peak_bw(const char *device)
+{
+    int i = calib_peak_index(device);
+    return i < 0 ? 0.0 : calib_peaks[i].bw;
+}

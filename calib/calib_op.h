@@ -3,8 +3,9 @@
  * fraction of peak. A shape is a plain struct of counts; fields an op does
  * not use are 0 (so they key the perf-db uniquely). Per op:
  *   gemm            m, n, k
- *   grouped_contig  groups (experts), m (tokens per expert), n, k
- *   grouped_masked  same, m = per-expert capacity (all full)
+ *   grouped_contig  groups (experts), m (mean tokens per expert: the groups
+ *                   are unequal, calib_group_rows), n, k
+ *   grouped_masked  same, m = per-expert capacity (all full when timed)
  *   attn_prefill    batch, m (new tokens per sequence), ctx (cached tokens),
  *                   heads, kv_heads, head_dim
  *   attn_decode     batch, ctx (tokens per request), heads, kv_heads, head_dim
@@ -95,5 +96,46 @@ int32_t calib_op_axes(calib_op op, int32_t axes[CALIB_MAX_AXES]);
 double calib_op_flops(calib_op op, const calib_shape *s);
 double calib_op_bytes(calib_op op, const char *dtype, const calib_shape *s);
 int32_t calib_dtype_bytes(const char *dtype);
+/* Seconds the op would take at the peaks (compute or bandwidth, whichever
+ * binds); 0 when the peak that binds is unknown (peak 0). */
+double calib_op_ideal_s(calib_op op, const char *dtype, const calib_shape *s, double peak_flops, double peak_bw);
+/* Work of checking one point against the CPU reference, in reference
+ * operations (FLOPs, or bytes for data movement). */
+double calib_op_check_cost(calib_op op, const calib_shape *s);
+
+/* Data layouts a point is prepared with (the backends' prepare flags).
+ * TIMED is what the grids time: contiguous groups unequal (so the two MoE
+ * layouts do not time the same thing), masked groups all at their cap. The
+ * others are check-only edges. */
+enum {
+    CALIB_LAYOUT_TIMED = 0,
+    CALIB_LAYOUT_EMPTY_GROUP = 1u << 0,    /* grouped_contig: expert 1 gets no rows */
+    CALIB_LAYOUT_MASKED_PARTIAL = 1u << 1, /* grouped_masked: counts cap, cap−1, 0, cap/3, 1, … */
+    CALIB_LAYOUT_NEG_INF_LSE = 1u << 2     /* lse_merge: −inf partials, row 0 all −inf */
+};
+
+/* Group rows of a grouped GEMM point: contiguous → offsets[E+1] (rows of
+ * expert e are offsets[e] … offsets[e+1]−1, offsets[E] = E·m, sizes in the
+ * repeating pattern 1.75, 0.25, 1.5, 0.5 × m); masked → counts[E] (m each
+ * when timed). Returns the largest group (what sizes the kernel's grid). */
+int64_t calib_group_rows(calib_op op, uint32_t layout, int64_t E, int64_t m, int64_t *out);
+/* True when row r of partial p is a −inf partial under
+ * CALIB_LAYOUT_NEG_INF_LSE: row 0 in every partial (an all-empty row), in
+ * the other rows every third partial but never partial r mod P. */
+int calib_lse_neg_inf(int64_t p, int64_t r, int64_t P);
+
+/* Split-KV decode: the number of splits the GPU backend uses for a shape on
+ * a GPU with `sms` SMs (enough blocks to fill the SMs twice, at most one per
+ * page, at most 64), and whether some split is then left without a page
+ * (its partial is −inf; the merge must ignore it). */
+int32_t calib_decode_splits(int32_t sms, const calib_shape *s, int32_t page);
+int calib_decode_has_empty_split(const calib_shape *s, int32_t page, int32_t splits);
+
+/* Dense peaks of a GPU by device name ("NVIDIA H200", "NVIDIA H100 80GB
+ * HBM3", …; figures of gpu-specs.md): FLOP/s for dtype ("bf16", "fp8",
+ * "mxfp8", "fp32" = half the bf16 tensor rate, a bound) and HBM bytes/s.
+ * 0 when the device or dtype is unknown (no fraction of peak is stored). */
+double calib_peak_flops(const char *device, const char *dtype);
+double calib_peak_bw(const char *device);
 
 #endif

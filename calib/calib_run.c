@@ -55,17 +55,33 @@ static void calib_utc_now(char *buf, size_t len)
  * points (a SIMT attention over a 64k-token context runs for seconds) keep
  * at least CALIB_MIN_REPS samples instead of the full count. */
 #define CALIB_POINT_BUDGET_S 1.0
-#define CALIB_MIN_REPS 5
+
+typedef struct {
+    int32_t dropped, runs;
+    uint64_t reasons;      /* union of the dropped samples' reasons */
+    int32_t sm_mhz, mem_mhz; /* median clocks of the kept samples (0: unknown) */
+    int32_t l2_cold;       /* −1 unknown, else the backend's word for the last sample */
+} calib_time_info;
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
 
 /* Times one prepared point into p (reps ≥ 1); with `adaptive` the
- * repetitions shrink to fit CALIB_POINT_BUDGET_S. */
+ * repetitions shrink to fit CALIB_POINT_BUDGET_S. Samples the backend says
+ * ran during a slowdown are dropped and retaken (up to 3·reps runs). */
 static int calib_time_point(calib_backend *b, int32_t warmup, int32_t reps, int adaptive, calib_point *p,
-                            sim_err *err)
+                            calib_time_info *ti, sim_err *err)
 {
-    double *t = malloc((size_t)reps * sizeof *t), dummy = 0;
+    double *t = NULL, dummy = 0;
+    int32_t *smc = NULL, *memc = NULL;
     calib_stats s;
+    calib_sample smp;
     int rc = 0;
-    if (!t) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    memset(ti, 0, sizeof *ti);
+    ti->l2_cold = -1;
     for (int32_t i = 0; i < warmup && !rc; i++) {
         rc = b->run(b->state, &dummy, err);
         if (adaptive && dummy > CALIB_POINT_BUDGET_S / CALIB_MIN_REPS) break; /* long enough to be warm */
@@ -74,13 +90,48 @@ static int calib_time_point(calib_backend *b, int32_t warmup, int32_t reps, int 
         int32_t fit = (int32_t)(CALIB_POINT_BUDGET_S / dummy);
         reps = fit > CALIB_MIN_REPS ? fit : CALIB_MIN_REPS < reps ? CALIB_MIN_REPS : reps;
     }
-    for (int32_t i = 0; i < reps && !rc; i++) rc = b->run(b->state, &t[i], err);
-    if (!rc && calib_stats_summarise(t, (size_t)reps, &s) != 0) rc = sim_err_set(err, SIM_EINVAL, "no samples");
+    if (rc) return rc;
+    t = malloc((size_t)reps * sizeof *t);
+    smc = malloc((size_t)reps * sizeof *smc);
+    memc = malloc((size_t)reps * sizeof *memc);
+    if (!t || !smc || !memc) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+        goto out;
+    }
+    int32_t kept = 0, nclk = 0;
+    while (kept < reps && ti->runs < 3 * reps && !rc) {
+        double x = 0;
+        if ((rc = b->run(b->state, &x, err))) break;
+        ti->runs++;
+        memset(&smp, 0, sizeof smp);
+        if (b->sample) b->sample(b->state, &smp);
+        if (smp.valid && smp.throttled) {
+            ti->dropped++;
+            ti->reasons |= smp.reasons;
+            continue;
+        }
+        if (smp.valid) smc[nclk] = smp.sm_mhz, memc[nclk] = smp.mem_mhz, nclk++, ti->l2_cold = smp.l2_cold;
+        t[kept++] = x;
+    }
+    if (rc) goto out;
+    int32_t need = reps < CALIB_MIN_REPS ? reps : CALIB_MIN_REPS;
+    if (kept < need) {
+        rc = sim_err_set(err, SIM_EIO, "the GPU was slowed down (clock-event reasons 0x%llx) in %d of %d samples",
+                         (unsigned long long)ti->reasons, (int)ti->dropped, (int)ti->runs);
+        goto out;
+    }
+    if (nclk > 0) {
+        qsort(smc, (size_t)nclk, sizeof *smc, cmp_i32);
+        qsort(memc, (size_t)nclk, sizeof *memc, cmp_i32);
+        ti->sm_mhz = smc[nclk / 2], ti->mem_mhz = memc[nclk / 2];
+    }
+    if (calib_stats_summarise(t, (size_t)kept, &s) != 0) rc = sim_err_set(err, SIM_EINVAL, "no samples");
     if (!rc) {
-        p->reps = reps;
+        p->reps = kept;
         p->median_s = s.median, p->p10_s = s.p10, p->p90_s = s.p90;
     }
-    free(t);
+out:
+    free(t), free(smc), free(memc);
     return rc;
 }
 
@@ -93,8 +144,53 @@ static void calib_fill_rates(calib_backend *b, calib_point *p)
     double pf = b->peak_flops ? b->peak_flops(b->state, p->dtype) : 0.0;
     /* Fraction of the roofline: the time the op would take at peak (compute
      * or bandwidth, whichever binds) over the measured time. */
-    double ideal = fmax(pf > 0 && fl > 0 ? fl / pf : 0.0, b->peak_bw > 0 && by > 0 ? by / b->peak_bw : 0.0);
-    p->frac_of_peak = ideal > 0 && (pf > 0 || fl == 0) ? ideal / t : NAN;
+    double ideal = calib_op_ideal_s(p->op, p->dtype, &p->shape, pf, b->peak_bw);
+    p->frac_of_peak = ideal > 0 ? ideal / t : NAN;
+}
+
+/* Checks every case of (op, kernel); returns 1 when the kernel may be
+ * timed (no case failed, at least one passed — or a library reference
+ * without a check). */
+static int calib_check_kernel(calib_backend *b, const calib_run_opts *o, calib_op op, int32_t ki,
+                              const calib_kernel_desc *kd, calib_run_stats *st)
+{
+    const calib_check_case *cases;
+    int32_t nc = calib_check_cases(op, &cases);
+    int passed = 0, failed = 0, unchecked = 0;
+    for (int32_t ci = 0; ci < nc; ci++) {
+        calib_shape cs = cases[ci].shape;
+        calib_check_result r;
+        char shape_txt[160], detail[400];
+        sim_err cerr = {{0}};
+        calib_check_init(&r, 0, 0);
+        calib_shape_format(&cs, shape_txt, sizeof shape_txt);
+        int crc = b->prepare(b->state, op, ki, &cs, cases[ci].layout, &cerr);
+        int na = crc == SIM_EINVAL; /* the kernel does not take this shape */
+        if (!crc) crc = b->check(b->state, &r, &cerr);
+        b->release(b->state);
+        const char *verdict;
+        if (na) verdict = "n/a", snprintf(detail, sizeof detail, "%.399s", cerr.msg);
+        else if (crc == SIM_ENOTSUP) verdict = "SKIP", st->checks_skipped++, unchecked++, snprintf(detail, sizeof detail, "%.399s", cerr.msg);
+        else if (crc) verdict = "FAIL", st->checks_failed++, failed++, snprintf(detail, sizeof detail, "%.399s", cerr.msg);
+        else {
+            int ok = calib_check_passed(&r);
+            verdict = ok ? "PASS" : "FAIL";
+            if (ok) st->checks_passed++, passed++;
+            else st->checks_failed++, failed++;
+            calib_check_format(&r, detail, sizeof detail);
+        }
+        if (o->log)
+            fprintf(o->log, "check %-15s %-28s %s [%s; %s] %s\n", calib_op_name(op), kd->kernel, verdict, cases[ci].what,
+                    shape_txt, detail);
+    }
+    if (nc == 0) { /* no cases (all-reduce): a library reference is timed unchecked */
+        st->checks_skipped++;
+        if (o->log) fprintf(o->log, "check %-15s %-28s SKIP [no check cases for this op]\n", calib_op_name(op), kd->kernel);
+        return kd->is_library;
+    }
+    if (failed) return 0;
+    if (passed) return 1;
+    return unchecked && kd->is_library; /* a library reference without a check (NCCL) is still timed */
 }
 
 int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run_stats *st, sim_err *err)
@@ -105,6 +201,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
     calib_shape *grid[CALIB_OP_COUNT] = {0};
     int64_t ngrid[CALIB_OP_COUNT] = {0};
     int32_t warmup = o->warmup > 0 ? o->warmup : b->default_warmup, reps = o->reps > 0 ? o->reps : b->default_reps;
+    double budget = o->check_budget == 0 ? CALIB_CHECK_BUDGET : o->check_budget;
     memset(st, 0, sizeof *st);
     if ((rc = b->identity(b->state, &id, err))) return rc;
     if (!o->check_only) {
@@ -132,25 +229,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
         if (nk == 0 && o->log) fprintf(o->log, "skip  %-15s %s\n", calib_op_name((calib_op)op), why ? why : "");
         for (int32_t ki = 0; ki < nk; ki++) {
             /* Check first: a wrong kernel's timings must not count. */
-            calib_shape cs;
-            double e = NAN, tol = NAN;
-            calib_grid_check_shape((calib_op)op, &cs);
-            if (op == CALIB_OP_ALLREDUCE) cs.ranks = b->local_ranks;
-            sim_err cerr;
-            int crc = b->prepare(b->state, (calib_op)op, ki, &cs, &cerr);
-            if (!crc) crc = b->check(b->state, &e, &tol, &cerr);
-            b->release(b->state);
-            /* A library reference without a check (NCCL) is still timed. */
-            int pass = (!crc && e <= tol) || (crc == SIM_ENOTSUP && ks[ki].is_library);
-            if (crc == SIM_ENOTSUP) st->checks_skipped++;
-            else if (pass) st->checks_passed++;
-            else st->checks_failed++;
-            if (o->log) {
-                if (crc) fprintf(o->log, "check %-15s %-28s %s: %s\n", calib_op_name((calib_op)op), ks[ki].kernel,
-                                 crc == SIM_ENOTSUP ? "SKIP" : "FAIL", cerr.msg);
-                else fprintf(o->log, "check %-15s %-28s %s error %.3g (tolerance %.3g)\n", calib_op_name((calib_op)op),
-                             ks[ki].kernel, pass ? "PASS" : "FAIL", e, tol);
-            }
+            int pass = calib_check_kernel(b, o, (calib_op)op, ki, &ks[ki], st);
             if (o->check_only) continue;
             if (!pass) {
                 done += ngrid[op];
@@ -166,7 +245,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
                 snprintf(p.kernel, sizeof p.kernel, "%s", ks[ki].kernel);
                 p.kernel_version = ks[ki].version;
                 p.shape = grid[op][gi];
-                p.check_err = e;
+                p.check_err = NAN;
                 calib_shape_format(&p.shape, shape_txt, sizeof shape_txt);
                 snprintf(what, sizeof what, "%s %s %s", calib_op_name(p.op), p.dtype, shape_txt);
                 calib_progress(o, done, st->planned, what);
@@ -180,10 +259,30 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
                     st->stopped = 1;
                     goto out;
                 }
-                sim_err perr;
-                int prc = b->prepare(b->state, p.op, ki, &p.shape, &perr);
-                if (!prc) prc = calib_time_point(b, warmup, reps, o->reps <= 0, &p, &perr);
+                sim_err perr = {{0}};
+                calib_time_info ti;
+                int checked = 0;
+                int prc = b->prepare(b->state, p.op, ki, &p.shape, CALIB_LAYOUT_TIMED, &perr);
+                if (!prc && budget > 0 && calib_op_check_cost(p.op, &p.shape) <= budget) {
+                    /* The point itself, on its own data, before its timings count. */
+                    calib_check_result r;
+                    calib_check_init(&r, 0, 0);
+                    int crc = b->check(b->state, &r, &perr);
+                    if (!crc && !calib_check_passed(&r)) {
+                        char detail[400];
+                        calib_check_format(&r, detail, sizeof detail);
+                        prc = sim_err_set(&perr, SIM_EINVAL, "failed its own check: %s", detail);
+                    } else if (!crc) {
+                        p.check_err = r.worst, checked = 1;
+                    } else if (crc != SIM_ENOTSUP) {
+                        prc = crc;
+                    }
+                }
+                memset(&ti, 0, sizeof ti);
+                ti.l2_cold = -1;
+                if (!prc) prc = calib_time_point(b, warmup, reps, o->reps <= 0, &p, &ti, &perr);
                 b->release(b->state);
+                st->samples_dropped += ti.dropped;
                 if (prc) { /* e.g. out of device memory at one shape: log, go on */
                     st->failed++;
                     if (o->log) fprintf(o->log, "fail  %s %s: %s\n", what, p.kernel, perr.msg);
@@ -193,9 +292,19 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
                 calib_utc_now(p.measured_at, sizeof p.measured_at);
                 if ((rc = calib_db_point_insert(db, gpu_id, &p, err))) goto fail;
                 st->measured++;
-                if (o->log)
-                    fprintf(o->log, "point %s %s: median %.4g s p10 %.4g p90 %.4g  %.3g TFLOP/s %.3g GB/s\n", what, p.kernel,
+                st->points_checked += checked;
+                if (o->log) {
+                    fprintf(o->log, "point %s %s: median %.4g s p10 %.4g p90 %.4g  %.3g TFLOP/s %.3g GB/s", what, p.kernel,
                             p.median_s, p.p10_s, p.p90_s, p.tflops, p.gbps);
+                    if (checked) fprintf(o->log, "  checked %.3g of tolerance", p.check_err);
+                    else fprintf(o->log, "  unchecked (reference over budget)");
+                    if (ti.sm_mhz > 0) fprintf(o->log, "  sm %d MHz mem %d MHz", (int)ti.sm_mhz, (int)ti.mem_mhz);
+                    if (ti.dropped)
+                        fprintf(o->log, "  %d throttled samples dropped (reasons 0x%llx)", (int)ti.dropped,
+                                (unsigned long long)ti.reasons);
+                    if (ti.l2_cold >= 0) fprintf(o->log, "  %s", ti.l2_cold ? "cold L2" : "warm L2");
+                    fputc('\n', o->log);
+                }
             }
         }
     }

@@ -11,6 +11,7 @@
  * promotion is also where the scales apply). Two cp.async stages in 54 KB of
  * dynamic shared memory; rows padded by 16 bytes for ldmatrix. No wgmma/TMA
  * path for sm_90a yet. */
+#include "kern_arch.h"
 #include "kern_cuda.cuh"
 
 namespace {
@@ -41,7 +42,7 @@ __device__ __forceinline__ void mma_e4m3(float c[4], const uint32_t a[4], uint32
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #else
-    __trap(); /* never launched: the host checks the compute capability */
+    __trap(); /* never launched: the host checks the code the device loaded (kern_gpu_fp8_code) */
 #endif
 }
 
@@ -123,6 +124,20 @@ __global__ void __launch_bounds__(THREADS) gemm_fp8_kernel(const uint8_t *A, con
 
 } // namespace
 
+extern "C" int kern_gpu_fp8_code(int *virtual_arch, sim_err *err)
+{
+    cudaFuncAttributes a;
+    KERN_CU_TRY(cudaFuncGetAttributes(&a, gemm_fp8_kernel), err);
+    *virtual_arch = a.ptxVersion;
+    if (!kern_fp8_mma_ok(a.ptxVersion))
+        return kern_cu_err(err, SIM_ENOTSUP,
+                           "this build runs compute_%d code for the fp8 GEMM on this device, which has no fp8 mma "
+                           "(it would trap): rebuild with the device's architecture in CMAKE_CUDA_ARCHITECTURES "
+                           "(built for %s)",
+                           a.ptxVersion, SERVESIM_CUDA_ARCHS);
+    return 0;
+}
+
 extern "C" int kern_gpu_gemm_fp8_block(int64_t M, int64_t N, int64_t K, const uint8_t *d_Aq, const float *d_sa,
                                        const uint8_t *d_Bq, const float *d_sb, uint16_t *d_C, sim_err *err)
 {
@@ -131,6 +146,8 @@ extern "C" int kern_gpu_gemm_fp8_block(int64_t M, int64_t N, int64_t K, const ui
     if (cc < 89)
         return kern_cu_err(err, SIM_ENOTSUP, "fp8 GEMM needs compute capability 8.9+ (device is %d.%d)", cc / 10,
                            cc % 10);
+    int code = 0;
+    if ((rc = kern_gpu_fp8_code(&code, err))) return rc;
     if (M < 1 || N < 8 || N % 8 || K < BK || K % BK)
         return kern_cu_err(err, SIM_EINVAL, "fp8 GEMM needs K a multiple of 128 and N of 8 (M=%lld N=%lld K=%lld)",
                            (long long)M, (long long)N, (long long)K);

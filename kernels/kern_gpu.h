@@ -26,6 +26,7 @@ extern "C" {
 
 typedef struct {
     char name[256];
+    char pci_bus_id[32]; /* "0000:1B:00.0", for NVML */
     int32_t sms, cc_major, cc_minor;
     int32_t sm_clock_mhz, mem_clock_mhz, mem_bus_bits;
     int64_t l2_bytes, mem_bytes;
@@ -42,6 +43,9 @@ int kern_gpu_h2d(void *d_dst, const void *src, size_t bytes, sim_err *err);
 int kern_gpu_d2h(void *dst, const void *d_src, size_t bytes, sim_err *err);
 int kern_gpu_d2d(void *d_dst, const void *d_src, size_t bytes, sim_err *err);
 int kern_gpu_sync(sim_err *err);
+/* Sets bytes of device memory to `byte` (asynchronous, default stream):
+ * NaN poisoning before a check, L2 flushing between timed samples. */
+int kern_gpu_memset(void *d, int byte, size_t bytes, sim_err *err);
 /* Uniform values in [-amp, amp): fp32, bf16, or e4m3 (then amp ≤ 448). */
 int kern_gpu_fill_f32(float *d, int64_t n, uint64_t seed, float amp, sim_err *err);
 int kern_gpu_fill_bf16(uint16_t *d, int64_t n, uint64_t seed, float amp, sim_err *err);
@@ -74,6 +78,10 @@ int kern_gpu_gemm_bf16(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, con
  * a multiple of 128 and N of 8. */
 int kern_gpu_gemm_fp8_block(int64_t M, int64_t N, int64_t K, const uint8_t *d_Aq, const float *d_sa,
                             const uint8_t *d_Bq, const float *d_sb, uint16_t *d_C, sim_err *err);
+/* The virtual architecture of the fp8 GEMM code this device loaded
+ * (kern_arch.h); SIM_ENOTSUP when it has no fp8 mma (the build lacks the
+ * device's architecture and the driver picked older code that would trap). */
+int kern_gpu_fp8_code(int *virtual_arch, sim_err *err);
 /* Grouped GEMM (bf16) in the two MoE layouts of kern_grouped_ref.h; d_offsets
  * and d_counts live on the device, max_rows (contiguous: the largest group,
  * masked: cap) sizes the grid. */

@@ -34,6 +34,7 @@ extern "C" int kern_gpu_select(int32_t dev, kern_gpu_info *info, sim_err *err)
     KERN_CU_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrGlobalMemoryBusWidth, dev), err);
     info->mem_bus_bits = v;
     info->l2_bytes = p.l2CacheSize;
+    if (cudaDeviceGetPCIBusId(info->pci_bus_id, (int)sizeof info->pci_bus_id, dev) != cudaSuccess) info->pci_bus_id[0] = '\0';
     info->mem_bytes = (int64_t)p.totalGlobalMem;
     KERN_CU_TRY(cudaDriverGetVersion(&v), err);
     info->driver_version = v;
@@ -69,6 +70,12 @@ extern "C" int kern_gpu_d2h(void *dst, const void *d_src, size_t bytes, sim_err 
 extern "C" int kern_gpu_d2d(void *d_dst, const void *d_src, size_t bytes, sim_err *err)
 {
     KERN_CU_TRY(cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, 0), err);
+    return 0;
+}
+
+extern "C" int kern_gpu_memset(void *d, int byte, size_t bytes, sim_err *err)
+{
+    KERN_CU_TRY(cudaMemsetAsync(d, byte, bytes, 0), err);
     return 0;
 }
 

@@ -1,9 +1,14 @@
 /* test_kern_ref — the CPU references against their mathematical definitions
  * and against each other: number formats, quantisation bounds, GEMM forms,
  * grouped GEMM layouts, flash prefill vs naive attention, split-KV decode +
- * LSE merge vs unsplit attention, online vs two-pass softmax, RMSNorm. */
+ * LSE merge vs unsplit attention, online vs two-pass softmax, RMSNorm; and
+ * which code of a CUDA build a device runs (kern_arch): the default
+ * architectures give the fp8 GEMM its mma path on every fp8-capable GPU,
+ * where the former 80;90a;100a made Ada and consumer Blackwell run the
+ * sm_80 code, whose fp8 mma is a trap. */
 #include "test_util.h"
 
+#include "kernels/kern_arch.h"
 #include "kernels/kern_attn_ref.h"
 #include "kernels/kern_gemm_ref.h"
 #include "kernels/kern_grouped_ref.h"
@@ -403,8 +408,33 @@ static void test_softmax_rmsnorm(void)
     CHECK_NEAR(yr[1], 2 / sqrt(10.0), 1e-6);
 }
 
+static void test_arch(void)
+{
+    const char *def = SERVESIM_CUDA_ARCHS_DEFAULT;
+    /* Every GPU with fp8 tensor cores: Ada, Hopper, Blackwell (B200, B300),
+     * consumer Blackwell (RTX 50, RTX PRO 6000). */
+    static const int fp8_ccs[] = {89, 90, 100, 103, 120, 121};
+    for (size_t i = 0; i < sizeof fp8_ccs / sizeof fp8_ccs[0]; i++) {
+        int v = kern_arch_code_for(def, fp8_ccs[i]);
+        CHECK_MSG(kern_fp8_mma_ok(v), "cc %d runs compute_%d of '%s': the fp8 GEMM would trap", fp8_ccs[i], v, def);
+    }
+    CHECK(kern_arch_code_for(def, 89) == 89);   /* its own SASS */
+    CHECK(kern_arch_code_for(def, 90) == 90);   /* sm_90a */
+    CHECK(kern_arch_code_for(def, 120) == 120);
+    CHECK(kern_arch_code_for(def, 103) == 89);  /* no sm_103 code: the compute_89 PTX, JIT-compiled */
+    CHECK(kern_arch_code_for(def, 86) == 80);   /* Ampere runs sm_80 (and has no fp8: the host refuses) */
+    CHECK(kern_arch_code_for(def, 75) == 0);    /* Turing: nothing in the build */
+    /* The former default: Ada and consumer Blackwell got the sm_80 code. */
+    CHECK(kern_arch_code_for("80;90a;100a", 89) == 80 && !kern_fp8_mma_ok(80));
+    CHECK(kern_arch_code_for("80;90a;100a", 120) == 80);
+    CHECK(kern_arch_code_for("80,90a,100a", 100) == 100);
+    CHECK(kern_arch_code_for("90a", 100) == 0); /* arch-specific code runs on its cc only */
+    CHECK(kern_arch_code_for("", 90) == 0);
+}
+
 int main(void)
 {
+    test_arch();
     test_bf16();
     test_e4m3();
     test_quant();
