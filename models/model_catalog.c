@@ -8,6 +8,7 @@
 
 #include "model_catalog_data.h"
 #include "model_hf.h"
+#include "model_quant.h"
 #include "model_resolve.h"
 #include "model_spec.h"
 #include "model_yaml.h"
@@ -94,29 +95,53 @@ static int field_seen(const model_yaml_field *fields, int n, const int *seen, co
     return 0;
 }
 
+/* A catalogue model file: the architecture and its weight formats. */
+typedef struct {
+    model_spec m;
+    char w[5][16]; /* weights.all, .attention, .dense_mlp, .routed_experts, .shared_experts */
+} arch_yaml;
+
 static const model_yaml_field arch_fields[] = {
-    {"name", MODEL_YAML_STR, offsetof(model_spec, name), MODEL_NAME_MAX, 0, 0},
-    {"layers", MODEL_YAML_INT, offsetof(model_spec, layers), 0, 0, 1},
-    {"hidden", MODEL_YAML_INT, offsetof(model_spec, hidden), 0, 0, 1},
-    {"heads", MODEL_YAML_INT, offsetof(model_spec, heads), 0, 0, 1},
-    {"kv_heads", MODEL_YAML_INT, offsetof(model_spec, kv_heads), 0, 0, 0},
-    {"head_dim", MODEL_YAML_INT, offsetof(model_spec, head_dim), 0, 0, 0},
-    {"intermediate", MODEL_YAML_INT, offsetof(model_spec, intermediate), 0, 0, 0},
-    {"vocab", MODEL_YAML_INT, offsetof(model_spec, vocab), 0, 0, 1},
-    {"experts", MODEL_YAML_INT, offsetof(model_spec, experts), 0, 0, 0},
-    {"top_k", MODEL_YAML_INT, offsetof(model_spec, top_k), 0, 0, 0},
-    {"shared_experts", MODEL_YAML_INT, offsetof(model_spec, shared_experts), 0, 0, 0},
-    {"expert_intermediate", MODEL_YAML_INT, offsetof(model_spec, expert_intermediate), 0, 0, 0},
-    {"first_dense_layers", MODEL_YAML_INT, offsetof(model_spec, first_dense_layers), 0, 0, 0},
-    {"moe_layers", MODEL_YAML_INT, offsetof(model_spec, moe_layers), 0, 0, 0},
-    {"q_lora_rank", MODEL_YAML_INT, offsetof(model_spec, q_lora_rank), 0, 0, 0},
-    {"kv_lora_rank", MODEL_YAML_INT, offsetof(model_spec, kv_lora_rank), 0, 0, 0},
-    {"rope_dim", MODEL_YAML_INT, offsetof(model_spec, rope_dim), 0, 0, 0},
-    {"nope_dim", MODEL_YAML_INT, offsetof(model_spec, nope_dim), 0, 0, 0},
-    {"v_head_dim", MODEL_YAML_INT, offsetof(model_spec, v_head_dim), 0, 0, 0},
-    {"sliding_window", MODEL_YAML_INT, offsetof(model_spec, sliding_window), 0, 0, 0},
-    {"sliding_layers", MODEL_YAML_INT, offsetof(model_spec, sliding_layers), 0, 0, 0},
-    {"tied_embeddings", MODEL_YAML_BOOL, offsetof(model_spec, tied_embeddings), 0, 0, 0},
+    {"name", MODEL_YAML_STR, offsetof(arch_yaml, m.name), MODEL_NAME_MAX, 0, 0},
+    {"layers", MODEL_YAML_INT, offsetof(arch_yaml, m.layers), 0, 0, 1},
+    {"hidden", MODEL_YAML_INT, offsetof(arch_yaml, m.hidden), 0, 0, 1},
+    {"heads", MODEL_YAML_INT, offsetof(arch_yaml, m.heads), 0, 0, 1},
+    {"kv_heads", MODEL_YAML_INT, offsetof(arch_yaml, m.kv_heads), 0, 0, 0},
+    {"head_dim", MODEL_YAML_INT, offsetof(arch_yaml, m.head_dim), 0, 0, 0},
+    {"intermediate", MODEL_YAML_INT, offsetof(arch_yaml, m.intermediate), 0, 0, 0},
+    {"vocab", MODEL_YAML_INT, offsetof(arch_yaml, m.vocab), 0, 0, 1},
+    {"experts", MODEL_YAML_INT, offsetof(arch_yaml, m.experts), 0, 0, 0},
+    {"top_k", MODEL_YAML_INT, offsetof(arch_yaml, m.top_k), 0, 0, 0},
+    {"shared_experts", MODEL_YAML_INT, offsetof(arch_yaml, m.shared_experts), 0, 0, 0},
+    {"expert_intermediate", MODEL_YAML_INT, offsetof(arch_yaml, m.expert_intermediate), 0, 0, 0},
+    {"first_dense_layers", MODEL_YAML_INT, offsetof(arch_yaml, m.first_dense_layers), 0, 0, 0},
+    {"moe_layers", MODEL_YAML_INT, offsetof(arch_yaml, m.moe_layers), 0, 0, 0},
+    {"q_lora_rank", MODEL_YAML_INT, offsetof(arch_yaml, m.q_lora_rank), 0, 0, 0},
+    {"kv_lora_rank", MODEL_YAML_INT, offsetof(arch_yaml, m.kv_lora_rank), 0, 0, 0},
+    {"rope_dim", MODEL_YAML_INT, offsetof(arch_yaml, m.rope_dim), 0, 0, 0},
+    {"nope_dim", MODEL_YAML_INT, offsetof(arch_yaml, m.nope_dim), 0, 0, 0},
+    {"v_head_dim", MODEL_YAML_INT, offsetof(arch_yaml, m.v_head_dim), 0, 0, 0},
+    {"sliding_window", MODEL_YAML_INT, offsetof(arch_yaml, m.sliding_window), 0, 0, 0},
+    {"sliding_layers", MODEL_YAML_INT, offsetof(arch_yaml, m.sliding_layers), 0, 0, 0},
+    {"tied_embeddings", MODEL_YAML_BOOL, offsetof(arch_yaml, m.tied_embeddings), 0, 0, 0},
+    /* Layer kinds (model_catalog.h). */
+    {"linear_layers", MODEL_YAML_INT, offsetof(arch_yaml, m.linear_layers), 0, 0, 0},
+    {"linear.key_heads", MODEL_YAML_INT, offsetof(arch_yaml, m.lin_k_heads), 0, 0, 0},
+    {"linear.value_heads", MODEL_YAML_INT, offsetof(arch_yaml, m.lin_v_heads), 0, 0, 0},
+    {"linear.key_head_dim", MODEL_YAML_INT, offsetof(arch_yaml, m.lin_k_dim), 0, 0, 0},
+    {"linear.value_head_dim", MODEL_YAML_INT, offsetof(arch_yaml, m.lin_v_dim), 0, 0, 0},
+    {"linear.conv_kernel", MODEL_YAML_INT, offsetof(arch_yaml, m.lin_conv), 0, 0, 0},
+    {"attn_output_gate", MODEL_YAML_BOOL, offsetof(arch_yaml, m.attn_out_gate), 0, 0, 0},
+    {"attn_sinks", MODEL_YAML_BOOL, offsetof(arch_yaml, m.attn_sinks), 0, 0, 0},
+    {"sparse.index_topk", MODEL_YAML_INT, offsetof(arch_yaml, m.index_topk), 0, 0, 0},
+    {"sparse.index_heads", MODEL_YAML_INT, offsetof(arch_yaml, m.index_heads), 0, 0, 0},
+    {"sparse.index_head_dim", MODEL_YAML_INT, offsetof(arch_yaml, m.index_head_dim), 0, 0, 0},
+    /* The checkpoint's weight formats (model_quant.h names): all parts, or per part. */
+    {"weights.all", MODEL_YAML_STR, offsetof(arch_yaml, w[0]), 16, 0, 0},
+    {"weights.attention", MODEL_YAML_STR, offsetof(arch_yaml, w[1]), 16, 0, 0},
+    {"weights.dense_mlp", MODEL_YAML_STR, offsetof(arch_yaml, w[2]), 16, 0, 0},
+    {"weights.routed_experts", MODEL_YAML_STR, offsetof(arch_yaml, w[3]), 16, 0, 0},
+    {"weights.shared_experts", MODEL_YAML_STR, offsetof(arch_yaml, w[4]), 16, 0, 0},
 };
 #define N_ARCH_FIELDS ((int)(sizeof arch_fields / sizeof arch_fields[0]))
 
@@ -167,11 +192,23 @@ static int catalog_gpu_parse(const char *text, size_t len, const char *origin, c
 static int catalog_arch_parse(const char *text, size_t len, const char *origin, const char *key,
                               model_spec *out, sim_err *err)
 {
-    model_spec m;
+    arch_yaml y;
     int seen[N_ARCH_FIELDS];
-    memset(&m, 0, sizeof m);
-    int rc = model_yaml_load(text, len, origin, arch_fields, N_ARCH_FIELDS, &m, seen, err);
+    memset(&y, 0, sizeof y);
+    int rc = model_yaml_load(text, len, origin, arch_fields, N_ARCH_FIELDS, &y, seen, err);
     if (rc) return rc;
+    model_spec m = y.m;
+    int32_t *parts[] = {&m.wdtype_attn, &m.wdtype_dense, &m.wdtype_expert, &m.wdtype_shared};
+    static const char *const wkeys[] = {"weights.all", "weights.attention", "weights.dense_mlp",
+                                        "weights.routed_experts", "weights.shared_experts"};
+    for (int k = 0; k < 5; k++) {
+        if (!y.w[k][0]) continue;
+        model_dtype d;
+        if ((rc = model_dtype_from_name(y.w[k], &d, err)))
+            return sim_err_wrap(err, rc, "%s: %s", origin, wkeys[k]);
+        for (int p = 0; p < 4; p++)
+            if (k == 0 || p == k - 1) *parts[p] = (int32_t)d;
+    }
     if (key) {
         if (field_seen(arch_fields, N_ARCH_FIELDS, seen, "name") && strcasecmp(m.name, key))
             return sim_err_set(err, SIM_EINVAL, "%s: name '%s' does not match the file name '%s'", origin, m.name,

@@ -210,8 +210,10 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
                 continue;
             }
             if (e->role == SIM_ROLE_FFN) continue;
-            if (model_cost_kv_capacity_tokens(e->cost, pc.scheduler.gpu_mem_util, pc.scheduler.reserve_gb * 1e9,
-                                              &e->kv_tokens, &e2) < 0) {
+            /* As the cluster does: linear-attention state per running sequence. */
+            double state = (double)pc.scheduler.max_seqs * model_cost_state_bytes_per_seq(e->cost);
+            if (model_cost_kv_capacity_tokens(e->cost, pc.scheduler.gpu_mem_util,
+                                              pc.scheduler.reserve_gb * 1e9 + state, &e->kv_tokens, &e2) < 0) {
                 snprintf(e->err, sizeof e->err, "%s %.40s on %.40s: %.200s", sim_role_name(e->role), ln, c->gpu, e2.msg);
                 model_cost_destroy(e->cost);
                 e->cost = NULL;

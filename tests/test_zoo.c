@@ -381,6 +381,33 @@ static void test_architectures(void)
     model_spec m3 = load("MiniMaxAI/MiniMax-M3");
     CHECK(m3.moe_layers == 57 && m3.intermediate == 12288);
     CHECK_CONTAINS(m3.notes, "sparse_attention_config not modelled");
+    /* Catalogue YAML files state the checkpoint's formats too and agree
+     * with the shipped configs. */
+    static const char *const pairs[][2] = {{"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
+                                           {"gpt-oss-120b", "openai/gpt-oss-120b"}};
+    for (int i = 0; i < 2; i++) {
+        model_spec y = load(pairs[i][0]), h = load(pairs[i][1]);
+        CHECK_MSG(y.wdtype_attn == h.wdtype_attn && y.wdtype_expert == h.wdtype_expert &&
+                      (y.moe_layers == y.layers || y.wdtype_dense == h.wdtype_dense) && y.attn_sinks == h.attn_sinks,
+                  "%s formats differ from %s", pairs[i][0], pairs[i][1]);
+        CHECK_NEAR(model_spec_weight_bytes(&y, -1, NULL), model_spec_weight_bytes(&h, -1, NULL), 1);
+    }
+    {
+        char path[] = "/tmp/servesim-zoo-arch-XXXXXX.yaml";
+        int fd = mkstemps(path, 5);
+        CHECK(fd >= 0);
+        if (fd >= 0) {
+            const char *y = "layers: 2\nhidden: 64\nheads: 4\nvocab: 10\nintermediate: 8\nweights:\n  all: fp9\n";
+            CHECK(write(fd, y, strlen(y)) == (ssize_t)strlen(y));
+            close(fd);
+            model_spec m;
+            sim_err e = {""};
+            CHECK(model_catalog_model(path, &m, &e) == SIM_EINVAL);
+            CHECK_CONTAINS(e.msg, "weights.all");
+            CHECK_CONTAINS(e.msg, "unknown dtype 'fp9'");
+            unlink(path);
+        }
+    }
     /* Vision towers are ignored with a note. */
     model_spec k = load("moonshotai/Kimi-K2.5");
     CHECK_CONTAINS(k.notes, "vision tower ignored");
