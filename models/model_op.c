@@ -51,7 +51,7 @@ static const model_op_param_info P_MOE[] = {
      2000},
     {"eff_tc", "fraction", "grouped GEMMs: fraction of the format's tensor-core peak", 0.6, 0.02, 1.2},
     {"eff_mem", "fraction", "fraction of HBM bandwidth reading the touched experts' weights", 0.8, 0.05, 1.5},
-    {"expert_us", "SM*us", "fixed work per touched expert (its tiles' setup, scheduling)", 5, 0.001, 5000},
+    {"k_fill", "elements", "per-tile pipeline fill/drain of the grouped GEMMs, as extra k elements", 64, 1, 8192},
     {"token_us", "SM*us", "fixed work per token-expert pair (permute, gather, combine)", 0.05, 0.0001, 100},
 };
 static const model_op_param_info P_COMM[] = {
@@ -301,7 +301,7 @@ static double t_ctx_attn(const model_gpu *g, double b, double s, double heads, d
     double pairs = b * causal_pairs(s, window);
     double flops = 2.0 * heads * (dqk + dv) * pairs;
     double ctas = b * heads * ceil(s / 128);
-    double tc = flops / (peak * p[1] * wave_eff(ctas, S) * (ctas < S ? ctas / S : 1));
+    double tc = flops / (peak * p[1] * wave_eff(ctas, S));
     double bytes = b * s * (heads * (dqk + dv) * 2.0 + kvh * (dqk + dv) * kvb);
     double tmm = bytes / (g->hbm_bw * p[3]);
     return p[0] * US + (ctas * p[2] + b * p[4]) * US / S + smax(tc, tmm);
@@ -368,14 +368,19 @@ static double t_moe(const model_gpu *g, const model_op_query *q, const double *p
     if (touched < 1) touched = 1;
     if (touched > pairs) touched = pairs > 1 ? pairs : 1;
     double rows = pairs / touched, tm = rows > 64 ? 128 : 64;
-    double padded = touched * ceil(rows / tm) * tm;
-    double flops = 2.0 * padded * H * Ir * 3.0; /* gate+up (2·Ir) and down (Ir) */
-    double tiles = touched * ceil(rows / tm) * ceil(2.0 * Ir / 128);
-    double tc = flops / (f->peak * p[1] * wave_eff(tiles, S) * (tiles < S ? tiles / S : 1));
+    double mt = touched * ceil(rows / tm); /* row tiles over the touched experts */
+    /* Two grouped GEMMs: gate+up (n = 2·Ir, k = H) and down (n = H, k = Ir);
+     * tiles padded to 128 in n, each tile's mainloop pays k_fill. */
+    double t1 = mt * ceil(2.0 * Ir / 128), t2 = mt * ceil(H / 128);
+    double f1 = 2.0 * mt * tm * ceil(2.0 * Ir / 128) * 128 * (H + p[3]);
+    double f2 = 2.0 * mt * tm * ceil(H / 128) * 128 * (Ir + p[3]);
+    double tc = f1 / (f->peak * p[1] * wave_eff(t1, S)) + f2 / (f->peak * p[1] * wave_eff(t2, S));
+    double tiles = t1 < t2 ? t1 : t2;
     double abytes = f->quant_acts ? 1 : 2;
     double bytes = touched * 3.0 * H * Ir * f->wbytes + pairs * (H * abytes + 3.0 * Ir * 2.0 + H * 2.0);
-    double tmm = bytes / (g->hbm_bw * p[2]);
-    return p[0] * US + (touched * p[3] + pairs * p[4]) * US / S + smax(tc, tmm);
+    /* Fewer tiles than SMs stream the weights through fewer SMs. */
+    double tmm = bytes / (g->hbm_bw * p[2] * (tiles < S ? sqrt(tiles / S) : 1));
+    return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm);
 }
 
 static double coll_bytes(const char *dt)
