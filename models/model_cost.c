@@ -394,8 +394,8 @@ const char *model_bound_name(model_bound b)
 
 const char *model_source_name(model_source s)
 {
-    static const char *const names[] = {"roofline", "db", "db-fit"};
-    return (int)s >= 0 && (int)s < 3 ? names[s] : "?";
+    static const char *const names[] = {"roofline", "db", "db-fit", "op-model"};
+    return (int)s >= 0 && (int)s < 4 ? names[s] : "?";
 }
 
 const char *model_op_class_name(model_op_class cl)

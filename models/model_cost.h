@@ -59,7 +59,8 @@ typedef enum {
 typedef enum {
     MODEL_SRC_ROOFLINE = 0,
     MODEL_SRC_DB = 1,        /* perf-db, measured or interpolated on its grid */
-    MODEL_SRC_DB_FIT = 2     /* perf-db series' fitted floor + rate model, off its grid */
+    MODEL_SRC_DB_FIT = 2,    /* perf-db series' fitted floor + rate model, off its grid */
+    MODEL_SRC_OP_MODEL = 3   /* the op model fitted to the engine's measured kernels (model_op.h) */
 } model_source;
 
 typedef enum {

@@ -162,11 +162,21 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
     double t = roof + fl;
     model_source src = MODEL_SRC_ROOFLINE;
     model_bound bound = fl > roof ? MODEL_BOUND_LATENCY : tc >= tm ? MODEL_BOUND_COMPUTE : MODEL_BOUND_MEMORY;
+    int from_db = 0;
     if (x->c->tab && d->calib_op >= 0) {
         double tdb = op_db_time(x, d, &src);
         if (tdb > 0) {
             t = tdb;
             x->used_db = 1;
+            from_db = 1;
+        }
+    }
+    if (!from_db && d->has_op) {
+        double top = cost_op_model_time(x->c, &d->op);
+        if (top > 0) {
+            t = top;
+            src = MODEL_SRC_OP_MODEL;
+            bound = fl > roof ? MODEL_BOUND_LATENCY : bound;
         }
     }
     double total = d->count * t * x->time_scale;
@@ -201,6 +211,13 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
         if (tdb > 0) {
             t = tdb;
             x->used_db = 1;
+        }
+    }
+    if (src == MODEL_SRC_ROOFLINE && cc.link == MODEL_LINK_NVLINK && x->c->l.op_backend[0]) {
+        double top = cost_op_model_comm(x->c, op, n, bytes);
+        if (top > 0) {
+            t = top;
+            src = MODEL_SRC_OP_MODEL;
         }
     }
     double total = count * t * x->time_scale;
@@ -249,5 +266,74 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
     d.shape[1] = (int64_t)n;
     d.shape[2] = (int64_t)k;
     d.calib_dtype = wbytes < COST_ACT_BYTES ? model_dtype_name(c->l.dtype) : "bf16";
+    /* The engine's kernel: the GEMM alone (its activation quantisation is
+     * the norm's / o_quant's op here). */
+    const char *odt = wbytes < COST_ACT_BYTES ? cost_op_dtype(c->l.dtype) : "bfloat16";
+    if (c->l.op_backend[0] && odt) {
+        d.has_op = 1;
+        d.op.kind = MODEL_OPK_GEMM;
+        d.op.f[MODEL_OPF_M] = ceil(m), d.op.f[MODEL_OPF_N] = n, d.op.f[MODEL_OPF_K] = k;
+        snprintf(d.op.dtype, sizeof d.op.dtype, "%s", odt);
+        snprintf(d.op.variant, sizeof d.op.variant, "fused_quant");
+    }
     return d;
+}
+
+const char *cost_op_dtype(model_dtype d)
+{
+    switch (d) {
+    case MODEL_DTYPE_BF16: return "bfloat16";
+    case MODEL_DTYPE_FP8: return "fp8";
+    case MODEL_DTYPE_FP8_BLOCK: return "fp8_block";
+    case MODEL_DTYPE_NVFP4: return "nvfp4";
+    case MODEL_DTYPE_MXFP4: return "w4a16_mxfp4";
+    case MODEL_DTYPE_INT4: return "int4_wo";
+    default: return NULL;
+    }
+}
+
+/* The engine's fitted set for q on this GPU: its backend's, else the set
+ * fitted on most rows. */
+static const model_op_paramset *op_set(const model_cost *c, const model_op_query *q)
+{
+    char v[64];
+    model_op_variant(q, v, sizeof v);
+    const char *be = strcmp(c->l.op_backend, "auto") ? c->l.op_backend : NULL;
+    const model_op_paramset *s = model_op_lookup(&c->g, be, v);
+    if (!s && be) s = model_op_lookup(&c->g, NULL, v);
+    return s;
+}
+
+double cost_op_model_time(const model_cost *c, const model_op_query *q)
+{
+    const model_op_paramset *s = op_set(c, q);
+    return s ? model_op_time(&c->g, q, s->p, NULL) : 0;
+}
+
+double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double bytes)
+{
+    model_op_query q;
+    memset(&q, 0, sizeof q);
+    q.f[MODEL_OPF_GPUS] = n;
+    snprintf(q.dtype, sizeof q.dtype, "bfloat16");
+    q.f[MODEL_OPF_MSG] = bytes / COST_ACT_BYTES;
+    const char *nccl = op == MODEL_COLL_ALL_REDUCE ? "all_reduce" : op == MODEL_COLL_ALL_GATHER ? "all_gather"
+                       : op == MODEL_COLL_REDUCE_SCATTER ? "reduce_scatter" : op == MODEL_COLL_ALL_TO_ALL ? "alltoall"
+                                                                                                        : NULL;
+    if (!nccl) return 0;
+    /* Engines all-reduce through their own one-/two-shot kernels below
+     * their size limit (8 MB in vLLM and SGLang), NCCL above. */
+    if (op == MODEL_COLL_ALL_REDUCE && bytes <= 8e6 && strcmp(c->l.op_backend, "auto")) {
+        q.kind = MODEL_OPK_CUSTOM_AR;
+        snprintf(q.variant, sizeof q.variant, "graph");
+        const model_op_paramset *s = model_op_lookup(&c->g, c->l.op_backend, "custom_allreduce:graph");
+        if (s) return model_op_time(&c->g, &q, s->p, NULL);
+    }
+    q.kind = MODEL_OPK_NCCL;
+    snprintf(q.variant, sizeof q.variant, "%s", nccl);
+    snprintf(q.dtype, sizeof q.dtype, "half");
+    char v[64];
+    snprintf(v, sizeof v, "nccl:%s", nccl);
+    const model_op_paramset *s = model_op_lookup(&c->g, "nccl", v);
+    return s ? model_op_time(&c->g, &q, s->p, NULL) : 0;
 }

@@ -176,6 +176,36 @@ static void tp_gather(cost_ctx *x, const char *name, double count, double T, dou
     cost_comm(x, name, count, MODEL_COLL_ALL_GATHER, c->l.tp, 1, bytes, hide);
 }
 
+/* The attention kernel as model_op prices it (layout.op_backend set): b
+ * sequences of s new tokens after `prefix` cached ones (decode: s = the
+ * context, prefix 0). MLA only in DeepSeek's geometry, which its tables
+ * measure. */
+static void attn_op(const model_cost *c, cost_op_desc *d, int prefill, double b, double s, double prefix, int sliding)
+{
+    const model_spec *m = &c->m;
+    if (!c->l.op_backend[0] || !(b > 0) || !(s > 0)) return;
+    const char *kvdt = cost_op_dtype(c->l.kv_dtype);
+    if (!kvdt) return;
+    model_op_query *q = &d->op;
+    memset(q, 0, sizeof *q);
+    if (c->mla) {
+        if (m->kv_lora_rank != 512 || m->rope_dim != 64 || m->nope_dim != 128 || m->v_head_dim != 128) return;
+        q->kind = prefill ? MODEL_OPK_CTX_MLA : MODEL_OPK_GEN_MLA;
+    } else {
+        q->kind = prefill ? MODEL_OPK_CTX_ATTN : MODEL_OPK_GEN_ATTN;
+        q->f[MODEL_OPF_KV_HEADS] = c->kv_r;
+        q->f[MODEL_OPF_HEAD_DIM] = c->hd;
+        if (sliding && m->sliding_window > 0) q->f[MODEL_OPF_WINDOW] = m->sliding_window;
+    }
+    q->f[MODEL_OPF_BATCH] = ceil(b);
+    q->f[MODEL_OPF_HEADS] = c->heads_r;
+    q->f[MODEL_OPF_ISL] = prefill ? ceil(s) : 1;
+    q->f[MODEL_OPF_STEP] = prefill ? prefix : (s > 1 ? s - 1 : 0);
+    snprintf(q->dtype, sizeof q->dtype, "bfloat16");
+    snprintf(q->kv_dtype, sizeof q->kv_dtype, "%s", kvdt);
+    d->has_op = 1;
+}
+
 /* Attention layer classes: full, sliding window, DeepSeek sparse (top-k). */
 enum { ATTN_FULL = 0, ATTN_SLIDING = 1, ATTN_SPARSE = 2 };
 
@@ -223,6 +253,8 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         d.shape[4] = (int64_t)(a->cached / nch);               /* ctx */
         d.shape[5] = (int64_t)hr, d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
         d.calib_dtype = "bf16";
+        if (sp == 1 && kind != ATTN_SPARSE)
+            attn_op(c, &d, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch, sliding);
         double t_attn = cost_op(x, &d, 0);
         if (sp > 1 && l->sp_kind == MODEL_SP_ULYSSES) {
             /* Sequence shards → head shards before, back after. */
@@ -267,6 +299,7 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         d.shape[4] = (int64_t)(ctx / a->nd);
         d.shape[5] = (int64_t)(hr * dcp), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
         d.calib_dtype = "bf16";
+        if (dcp == 1 && kind != ATTN_SPARSE) attn_op(c, &d, 0, a->nd, ctx / a->nd, 0, sliding);
         cost_op(x, &d, 0);
         if (c->mla) {
             cost_op_desc oa = cost_gemm(c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);

@@ -8,6 +8,7 @@
 
 #include "model_comm.h"
 #include "model_cost.h"
+#include "model_op.h"
 
 #include <stdint.h>
 
@@ -103,6 +104,8 @@ typedef struct {
     int64_t shape[11];          /* calib_shape fields in order */
     const char *calib_dtype;
     double m, n, k;             /* shown as detail for GEMMs */
+    int has_op;                 /* op is the kernel as model_op prices it (layout.op_backend set) */
+    model_op_query op;
 } cost_op_desc;
 
 /* Evaluation state: totals, optional op list. */
@@ -126,6 +129,17 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
 /* A fixed time with no roofline (framework overhead, pipeline bubble). */
 void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound bound, double count,
                 double time_s, double bytes, const char *detail);
+
+/* The shared per-op tables' name of a servesim dtype ("bfloat16", "fp8",
+ * "fp8_block", "nvfp4", "w4a16_mxfp4", "int4_wo"); NULL when none. */
+const char *cost_op_dtype(model_dtype d);
+
+/* Time of op q (one execution) from the fitted set of the layout's
+ * op_backend on this GPU; 0 when no set covers it. */
+double cost_op_model_time(const model_cost *c, const model_op_query *q);
+/* A collective inside one NVLink domain from the fitted NCCL / custom
+ * all-reduce sets; 0 when none covers it. */
+double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double bytes);
 
 /* GEMM descriptor: m×k times k×n with weights in wdt bytes. */
 cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, double m, double n, double k,

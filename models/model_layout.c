@@ -2,6 +2,7 @@
 #include "model_layout.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -73,6 +74,9 @@ int model_layout_from_pool(const sim_scenario *sc, const sim_pool_cfg *pool, mod
     l.overhead_s = pool->scheduler.overhead_us * 1e-6;
     l.overhead_per_seq_s = pool->scheduler.overhead_per_seq_us * 1e-6;
     l.eager_launch_s = pool->scheduler.eager_launch_us * 1e-6;
+    /* An engine preset names the kernels that price the ops. */
+    if (pool->scheduler.preset[0] && strcmp(pool->scheduler.preset, "none"))
+        snprintf(l.op_backend, sizeof l.op_backend, "%s", pool->scheduler.preset);
     l.gpus_per_node = sc->hardware.gpus_per_node;
     *out = l;
     return 0;

@@ -60,6 +60,9 @@ typedef struct {
     model_ep_mode ep_mode;
     model_moe_gemm moe_gemm;
     double expert_skew;      /* Zipf exponent of the token load over experts (0 = uniform) */
+    char op_backend[16];     /* engine whose measured kernels price the ops (model_op.h):
+                              * trtllm | vllm | sglang | auto (the set fitted on most rows);
+                              * "" = the roofline */
     int32_t moe_tp;          /* expert TP (0 = tp·dp/ep); tp·dp/(moe_tp·ep) expert-group replicas */
     int32_t dtype_checkpoint; /* 1: each part's weights in the checkpoint's format (model_spec
                                * wdtype_*; scenario dtype "auto"), dtype then names the main one */

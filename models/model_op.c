@@ -289,20 +289,22 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const double *
     double abytes = f->quant_acts ? 1 : 2;
     double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, abytes, f->peak, p[1], p[2], p[3]);
     /* Dynamic activation quantisation: amax pass + scale pass over m×k. */
-    if (f->quant_acts) t += p[4] * US + m * k * (2.0 + 2.0 + 1.0) / (g->hbm_bw * p[2]);
+    if (f->quant_acts && strcmp(q->variant, "fused_quant")) t += p[4] * US + m * k * (2.0 + 2.0 + 1.0) / (g->hbm_bw * p[2]);
     return t;
 }
 
 /* Context attention (also MLA prefill with its head dims). */
-static double t_ctx_attn(const model_gpu *g, double b, double s, double heads, double kvh, double dqk, double dv,
-                         double window, double peak, double kvb, const double *p)
+static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, double heads, double kvh, double dqk,
+                         double dv, double window, double peak, double kvb, const double *p)
 {
     const double S = g->sms;
-    double pairs = b * causal_pairs(s, window);
+    /* New tokens see the cached prefix (window-capped) and the causal chunk. */
+    double seen = window > 0 && window < prefix ? window : prefix;
+    double pairs = b * (causal_pairs(s, window) + s * seen);
     double flops = 2.0 * heads * (dqk + dv) * pairs;
     double ctas = b * heads * ceil(s / 128);
     double tc = flops / (peak * p[1] * wave_eff(ctas, S));
-    double bytes = b * s * (heads * (dqk + dv) * 2.0 + kvh * (dqk + dv) * kvb);
+    double bytes = b * s * (heads * (dqk + dv) * 2.0 + kvh * (dqk + dv) * kvb) + b * seen * kvh * (dqk + dv) * kvb;
     double tmm = bytes / (g->hbm_bw * p[3]);
     return p[0] * US + (ctas * p[2] + b * p[4]) * US / S + smax(tc, tmm);
 }
@@ -338,7 +340,7 @@ static double t_mla_module(const model_gpu *g, const model_op_query *q, const do
     double attn, tokens, wproj;
     if (ctx_phase) {
         tokens = b * s;
-        attn = t_ctx_attn(g, b, s, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, ap);
+        attn = t_ctx_attn(g, b, s, 0, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, ap);
         /* q_a, kv_a, q_b, kv_b (latent → per-head K/V), o per token. */
         wproj = MLA_HIDDEN * MLA_Q_LORA + MLA_HIDDEN * (MLA_KV_LORA + MLA_ROPE) +
                 MLA_Q_LORA * h * (MLA_NOPE + MLA_ROPE) + MLA_KV_LORA * h * (MLA_NOPE + MLA_V) + h * MLA_V * MLA_HIDDEN;
@@ -461,7 +463,7 @@ double model_op_time(const model_gpu *g, const model_op_query *q, const double *
     case MODEL_OPK_CTX_ATTN: {
         NEED(BATCH); NEED(ISL); NEED(HEADS); NEED(KV_HEADS); NEED(HEAD_DIM);
         double peak = is(q->dtype, "fp8") && g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
-        return t_ctx_attn(g, F(BATCH), F(ISL), F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM), F(WINDOW), peak,
+        return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM), F(WINDOW), peak,
                           kv_bytes(q->kv_dtype), p);
     }
     case MODEL_OPK_GEN_ATTN: {
@@ -474,7 +476,7 @@ double model_op_time(const model_gpu *g, const model_op_query *q, const double *
     }
     case MODEL_OPK_CTX_MLA:
         NEED(BATCH); NEED(ISL); NEED(HEADS);
-        return t_ctx_attn(g, F(BATCH), F(ISL), F(HEADS), F(HEADS), MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16,
+        return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(HEADS), MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16,
                           kv_bytes(q->kv_dtype), p);
     case MODEL_OPK_GEN_MLA: {
         NEED(BATCH); NEED(HEADS);
