@@ -1,6 +1,8 @@
 /* model_quant — see model_quant.h. */
 #include "model_quant.h"
 
+#include "model_spec.h"
+
 #include <strings.h>
 
 static const char *const dtype_names[MODEL_DTYPE_COUNT] = {"bf16",  "fp8",   "fp8_block", "mxfp8",
@@ -103,6 +105,8 @@ int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_
 void model_part_dtypes(const model_spec *m, int from_checkpoint, model_dtype d, model_dtype out[MODEL_PART_COUNT])
 {
     const int32_t ck[MODEL_PART_COUNT] = {m->wdtype_attn, m->wdtype_dense, m->wdtype_expert, m->wdtype_shared};
+    /* Naming the checkpoint's own main format is running the checkpoint. */
+    if ((int)d == model_spec_main_dtype(m)) from_checkpoint = 1;
     for (int p = 0; p < MODEL_PART_COUNT; p++)
         out[p] = from_checkpoint && ck[p] >= 0 && ck[p] < MODEL_DTYPE_COUNT ? (model_dtype)ck[p] : d;
 }

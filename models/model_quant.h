@@ -77,8 +77,10 @@ int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_
 typedef enum { MODEL_PART_ATTN = 0, MODEL_PART_DENSE = 1, MODEL_PART_EXPERT = 2, MODEL_PART_SHARED = 3 } model_part;
 #define MODEL_PART_COUNT 4
 
-/* Per part: the checkpoint's format (m->wdtype_*) when from_checkpoint,
- * else d for every part. */
+/* Per part: the checkpoint's format (m->wdtype_*) when from_checkpoint or
+ * when d is the checkpoint's main format (model_spec_main_dtype: naming it
+ * runs the checkpoint as shipped, its bf16 parts included), else d for
+ * every part. */
 void model_part_dtypes(const model_spec *m, int from_checkpoint, model_dtype d, model_dtype out[MODEL_PART_COUNT]);
 
 /* 1 when GEMMs in d take quantised activations (all but bf16 and the

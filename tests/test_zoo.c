@@ -240,6 +240,16 @@ static void test_checkpoint_quant(void)
         CHECK_CONTAINS(e.msg, "weights need");
         model_cost_destroy(c);
     }
+    /* Naming the checkpoint's own format keeps its bf16 parts; another
+     * format applies to every part. */
+    model_dtype parts[MODEL_PART_COUNT];
+    model_spec oss = load("openai/gpt-oss-120b");
+    model_part_dtypes(&oss, 0, MODEL_DTYPE_MXFP4, parts);
+    CHECK(parts[MODEL_PART_ATTN] == MODEL_DTYPE_BF16 && parts[MODEL_PART_EXPERT] == MODEL_DTYPE_MXFP4);
+    model_part_dtypes(&oss, 0, MODEL_DTYPE_FP8, parts);
+    CHECK(parts[MODEL_PART_ATTN] == MODEL_DTYPE_FP8 && parts[MODEL_PART_EXPERT] == MODEL_DTYPE_FP8);
+    model_part_dtypes(&oss, 1, MODEL_DTYPE_FP8, parts);
+    CHECK(parts[MODEL_PART_ATTN] == MODEL_DTYPE_BF16 && parts[MODEL_PART_EXPERT] == MODEL_DTYPE_MXFP4);
     /* NVFP4 checkpoint on a GPU without FP4 tensor cores: refused with the reason. */
     model_spec nv = load("nvidia/DeepSeek-V3.1-NVFP4");
     model_gpu h100;
