@@ -16,7 +16,7 @@ static const char calib_usage[] =
     "usage: servesim calibrate [--grid tiny|quick|full] [--ops LIST] [--backend gpu|cpu]\n"
     "                          [--check] [--max-points N] [--reps N] [--warmup N]\n"
     "                          [--log FILE] [--quiet] --db FILE\n"
-    "       servesim calibrate --print-grid [--grid G] [--ops LIST] [--dtype D]\n"
+    "       servesim calibrate --print-grid [--grid G] [--ops LIST] [--dtype D] [--peak-of DEVICE]\n"
     "Measures the bundled kernels (and cuBLAS/NCCL references) over a grid of\n"
     "shapes and stores median/p10/p90 latencies in the perf-db FILE (SQLite).\n"
     "Points already in the perf-db are skipped, so an interrupted run resumes.\n"
@@ -29,7 +29,9 @@ static const char calib_usage[] =
     "attn_decode, lse_merge, softmax, rmsnorm, quant_fp8, quant_mxfp8, copy,\n"
     "allreduce. --max-points stops after N new points. --print-grid lists the\n"
     "grid's shapes, one per line with their FLOPs and bytes (in dtype D,\n"
-    "default bf16), for tools that time other libraries on the same grid.\n";
+    "default bf16), for tools that time other libraries on the same grid;\n"
+    "--peak-of DEVICE (a device name, e.g. \"NVIDIA H200\") adds ideal_s, the\n"
+    "time at that GPU's peaks (0 when unknown), for their fraction of peak.\n";
 
 static const char db_usage[] =
     "usage: servesim db list FILE\n"
@@ -53,9 +55,12 @@ static int calib_parse_i64(const char *s, int64_t *out)
     return 0;
 }
 
-/* One line per grid point: "op m=.. n=.. flops=.. bytes=..". All-reduce is
+/* One line per grid point: "op m=.. n=.. flops=.. bytes=..", and with a
+ * device name (--peak-of) the time the point would take at that GPU's
+ * peaks (ideal_s, 0 when they are unknown), from which a tool timing a
+ * library on the grid fills frac_of_peak as the harness does. All-reduce is
  * left out: its grid depends on the GPUs present. */
-static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dtype)
+static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dtype, const char *peak_of)
 {
     calib_grid_kind g;
     sim_err err = {{0}};
@@ -79,8 +84,12 @@ static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dty
         for (int64_t i = 0; i < n; i++) {
             char buf[256];
             calib_shape_format(&sh[i], buf, sizeof buf);
-            printf("%s %s op_flops=%.17g op_bytes=%.17g\n", calib_op_name((calib_op)op), buf,
+            printf("%s %s op_flops=%.17g op_bytes=%.17g", calib_op_name((calib_op)op), buf,
                    calib_op_flops((calib_op)op, &sh[i]), calib_op_bytes((calib_op)op, dtype, &sh[i]));
+            if (peak_of)
+                printf(" ideal_s=%.17g", calib_op_ideal_s((calib_op)op, dtype, &sh[i], calib_peak_flops(peak_of, dtype),
+                                                          calib_peak_bw(peak_of)));
+            putchar('\n');
         }
         free(sh);
     }
@@ -90,7 +99,7 @@ static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dty
 int calib_cli_calibrate(int argc, char **argv)
 {
     const char *db_path = NULL, *backend = "gpu", *grid = NULL, *ops = NULL, *log_path = NULL;
-    const char *dtype = "bf16";
+    const char *dtype = "bf16", *peak_of = NULL;
     int check_only = 0, quiet = 0, code = 1, print_grid = 0;
     int64_t max_points = 0, reps = 0, warmup = 0;
     calib_backend b;
@@ -107,6 +116,7 @@ int calib_cli_calibrate(int argc, char **argv)
         } else if (strcmp(a, "--check") == 0) check_only = 1;
         else if (strcmp(a, "--print-grid") == 0) print_grid = 1;
         else if (v && strcmp(a, "--dtype") == 0) dtype = v, i++;
+        else if (v && strcmp(a, "--peak-of") == 0) peak_of = v, i++;
         else if (strcmp(a, "--quiet") == 0) quiet = 1;
         else if (v && strcmp(a, "--db") == 0) db_path = v, i++;
         else if (v && strcmp(a, "--backend") == 0) backend = v, i++;
@@ -134,7 +144,7 @@ int calib_cli_calibrate(int argc, char **argv)
             fprintf(stderr, "servesim calibrate: %s\n", err.msg);
             return 2;
         }
-        return calib_print_grid(grid, mask, dtype);
+        return calib_print_grid(grid, mask, dtype, peak_of);
     }
     if (strcmp(backend, "gpu") != 0 && strcmp(backend, "cpu") != 0) {
         fprintf(stderr, "servesim calibrate: --backend is gpu or cpu, not '%s'\n", backend);

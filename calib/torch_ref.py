@@ -12,7 +12,9 @@ backends (attn_prefill, attn_decode), torch._scaled_mm (fp8 GEMM, per-tensor
 scales) and torch._grouped_mm (bf16 grouped GEMM, contiguous layout). Every
 kernel is first checked against a float32 reference on fresh random inputs;
 one that fails is not timed. Points already in the perf-db are skipped, so an
-interrupted run resumes. The shapes come from `servesim calibrate
+interrupted run resumes. Rows get frac_of_peak from the peaks servesim knows
+for the device (`--print-grid --peak-of`) and check_err NULL (the point itself
+was not compared with a reference; its kernel passed the check). The shapes come from `servesim calibrate
 --print-grid`, and the GPU row from a `servesim calibrate` run on the same
 perf-db (run that first).
 
@@ -32,15 +34,16 @@ SHAPE = ["m", "n", "k", "batch", "ctx", "heads", "kv_heads", "head_dim", "groups
 KERNEL_VERSION = 1
 
 
-def read_grid(servesim, grid, ops, dtype):
-    """Yields (op, shape dict, flops, bytes) for each point of the grid."""
-    out = subprocess.run([servesim, "calibrate", "--print-grid", "--grid", grid, "--ops", ops, "--dtype", dtype],
-                         check=True, capture_output=True, text=True).stdout
+def read_grid(servesim, grid, ops, dtype, device):
+    """Yields (op, shape dict, flops, bytes, ideal seconds at the device's
+    peaks — 0 when servesim does not know them) for each point of the grid."""
+    out = subprocess.run([servesim, "calibrate", "--print-grid", "--grid", grid, "--ops", ops, "--dtype", dtype,
+                          "--peak-of", device], check=True, capture_output=True, text=True).stdout
     for line in out.splitlines():
         f = line.split()
         kv = dict(x.split("=", 1) for x in f[1:])
         shape = {k: int(kv.get(k, 0)) for k in SHAPE}
-        yield f[0], shape, float(kv["op_flops"]), float(kv["op_bytes"])
+        yield f[0], shape, float(kv["op_flops"]), float(kv["op_bytes"]), float(kv.get("ideal_s", 0))
 
 
 class Timer:
@@ -278,7 +281,7 @@ def main():
         if not ok:
             status = 1
             continue
-        for gop, s, flops, nbytes in read_grid(args.servesim, args.grid, op, dtype):
+        for gop, s, flops, nbytes, ideal_s in read_grid(args.servesim, args.grid, op, dtype, name):
             if not keep(s):
                 continue
             if time.time() > t_end:
@@ -304,7 +307,10 @@ def main():
             db.execute("INSERT OR IGNORE INTO points(gpu_id, op, dtype, kernel, kernel_version, " + ", ".join(SHAPE)
                        + ", reps, median_s, p10_s, p90_s, tflops, gbps, frac_of_peak, check_err, measured_at) VALUES("
                        + ", ".join("?" * (5 + len(SHAPE) + 9)) + ")",
-                       key + [reps, med, p10, p90, tflops, gbps, None, err,
+                       # frac_of_peak as the harness computes it (time at the peaks over the
+                       # measured time); check_err NULL: the kernel passed its check above,
+                       # this point itself was not compared with a reference.
+                       key + [reps, med, p10, p90, tflops, gbps, ideal_s / med if ideal_s > 0 else None, None,
                               datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")])
             db.commit()  # per point, as the harness does: an interrupted run resumes
             measured += 1

@@ -23,6 +23,7 @@
 #include "calib/calib_grid.h"
 #include "calib/calib_nvml.h"
 #include "calib/calib_run.h"
+#include "calib/calib_stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -335,8 +336,25 @@ static void test_nvml(void)
     }
 }
 
+/* p10 ≤ median ≤ p90 whatever the rounding of the interpolations (two or
+ * three nearly equal samples, as a short --reps run gives). */
+static void test_stats_order(void)
+{
+    int bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        double x = 1e-6 * (1.0 + i * 1.37e-4), y[3] = {x, nextafter(x, 1.0), nextafter(nextafter(x, 1.0), 1.0)};
+        calib_stats st;
+        for (size_t n = 2; n <= 3; n++) {
+            double v[3] = {y[0], y[1], y[2]};
+            if (calib_stats_summarise(v, n, &st) != 0 || !(st.p10 <= st.median && st.median <= st.p90)) bad++;
+        }
+    }
+    CHECK_MSG(bad == 0, "%d summaries out of order", bad);
+}
+
 int main(void)
 {
+    test_stats_order();
     test_nvml();
     test_coverage();
     test_compare();

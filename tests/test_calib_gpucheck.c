@@ -4,7 +4,8 @@
  * test means the same on machines that have a GPU — and, with a stand-in
  * nvidia-smi that reports an H200 and the servesim under test as
  * SERVESIM_BIN whose GPU backend cannot load, the arch choice and the same
- * exit 3 with the backend's reason. */
+ * exit 3 with the backend's reason; and calib/torch_ref.py's reading of the
+ * grid with the ideal times it fills frac_of_peak from. */
 #include "test_util.h"
 
 #include <stdio.h>
@@ -73,6 +74,21 @@ int main(int argc, char **argv)
         unlink(smi);
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         CHECK(system(cmd) == 0);
+    }
+    /* calib/torch_ref.py reads the grid with the ideal times at the
+     * device's peaks (its rows' frac_of_peak) from this servesim. */
+    if (system("command -v python3 >/dev/null 2>&1") == 0) {
+        snprintf(cmd, sizeof cmd,
+                 "python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import torch_ref; "
+                 "g = list(torch_ref.read_grid(sys.argv[2], \"quick\", \"gemm\", \"bf16\", \"NVIDIA H200\")); "
+                 "u = list(torch_ref.read_grid(sys.argv[2], \"tiny\", \"softmax\", \"fp32\", \"Unknown GPU\")); "
+                 "print(len(g), min(x[4] for x in g) > 0, g[0][4] == max(g[0][2] / 989.4e12, g[0][3] / 4.8e12), "
+                 "all(x[4] == 0 for x in u))' '%s/calib' '%s' 2>&1",
+                 argv[2], argv[1]);
+        CHECK(run(cmd, buf, sizeof buf) == 0);
+        CHECK_CONTAINS(out, "28 True True True");
+    } else {
+        printf("test_calib_gpucheck: no python3: calib/torch_ref.py's grid reading not tested\n");
     }
     return test_finish("test_calib_gpucheck");
 }
