@@ -54,15 +54,16 @@ double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int3
     /* Per-hop latency of a ring. A ring over several nodes visits every GPU
      * of a node before it leaves (as NCCL builds its rings), so of its n
      * hops only one per node crosses a NIC; the rest are NVLink hops. */
-    double a = nic ? net->nic_alpha_s : net->nvlink_alpha_s;
+    const double a = nic ? net->nic_alpha_s : net->nvlink_alpha_s;
+    double a_ring = a;
     if (nic && stride < net->gpus_per_node) {
         int64_t per_node = net->gpus_per_node / (stride > 0 ? stride : 1);
         double nodes = ceil(nn / (double)per_node);
-        a = (nodes * net->nic_alpha_s + (nn - nodes) * net->nvlink_alpha_s) / nn;
+        a_ring = (nodes * net->nic_alpha_s + (nn - nodes) * net->nvlink_alpha_s) / nn;
     }
     switch (op) {
     case MODEL_COLL_ALL_REDUCE: {
-        double ring = net->base_s + 2.0 * (nn - 1) * a + 2.0 * (nn - 1) / nn * bytes / bw;
+        double ring = net->base_s + 2.0 * (nn - 1) * a_ring + 2.0 * (nn - 1) / nn * bytes / bw;
         double tree = net->base_s + 2.0 * ceil_log2(n) * a + 2.0 * bytes / bw;
         r.time_s = ring;
         if (tree < ring) {
@@ -73,7 +74,7 @@ double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int3
     }
     case MODEL_COLL_ALL_GATHER:
     case MODEL_COLL_REDUCE_SCATTER:
-        r.time_s = net->base_s + (nn - 1) * a + (nn - 1) / nn * bytes / bw;
+        r.time_s = net->base_s + (nn - 1) * a_ring + (nn - 1) / nn * bytes / bw;
         break;
     case MODEL_COLL_ALL_TO_ALL: {
         /* Ranks of the group sharing a node with this one exchange over

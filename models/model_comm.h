@@ -8,7 +8,8 @@
  * bandwidth (link rate × bus-bandwidth efficiency, what nccl-tests calls
  * busbw); every call also pays a fixed launch/synchronisation cost. A ring
  * spanning nodes crosses a NIC once per node and NVLink elsewhere, so its
- * α is the hop-weighted mean of the two (the bandwidth stays the NIC's). For a
+ * α is the hop-weighted mean of the two (the bandwidth stays the NIC's; the
+ * tree keeps the NIC's α per step). For a
  * buffer of B bytes per rank:
  *   ring all-reduce    base + 2(n−1)·α + 2(n−1)/n · B/bw
  *   tree all-reduce    base + 2⌈log2 n⌉·α + 2·B/bw   (double binary tree)

@@ -115,6 +115,17 @@ static void test_comm_domain(void)
     double ta = model_comm_time(&a, MODEL_COLL_ALL_GATHER, 64, 1, 64e6, NULL);
     double tb = model_comm_time(&b, MODEL_COLL_ALL_GATHER, 64, 1, 64e6, NULL);
     CHECK_MSG(tb < ta / 5, "NVL72 all-gather %.3g s vs HGX %.3g s", tb, ta);
+    /* A ring over 8 HGX nodes crosses a NIC once per node: 63 hops at the
+     * hop-weighted mean of 8 NIC and 56 NVLink latencies; the tree keeps
+     * the NIC latency on each of its 2*log2(64) steps. */
+    double ring_a = (8 * hgx.nic_step_s + 56 * hgx.nvlink_step_s) / 64;
+    CHECK_NEAR(model_comm_time(&a, MODEL_COLL_ALL_GATHER, 64, 1, 1, NULL), hgx.comm_base_s + 63 * ring_a, 1e-9);
+    model_comm_cost cc;
+    double tr = model_comm_time(&a, MODEL_COLL_ALL_REDUCE, 64, 1, 1, &cc);
+    double ring = hgx.comm_base_s + 126 * ring_a, tree = hgx.comm_base_s + 12 * hgx.nic_step_s;
+    CHECK_NEAR(tr, ring < tree ? ring : tree, 1e-9);
+    /* Ranks a node apart: every hop is a NIC hop. */
+    CHECK_NEAR(model_comm_time(&a, MODEL_COLL_ALL_GATHER, 4, 8, 1, NULL), hgx.comm_base_s + 3 * hgx.nic_step_s, 1e-9);
 }
 
 /* Routing: two nodes of one NVLink domain talk over NVLink, no latency. */
