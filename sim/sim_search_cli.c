@@ -144,7 +144,7 @@ int sim_cli_search(int argc, char **argv)
 {
     const char *path = NULL, *out_dir = NULL, *db = NULL, *fmt = "png";
     const char *sets[MAX_SETS + 4];
-    char extra[3][64];
+    char extra[3][64] = {"", "", ""};
     int n_sets = 0, no_db = 0, json = 0, quiet = 0, no_prune = 0, threads = 0, rc = 1, no_perf_db = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -172,12 +172,10 @@ int sim_cli_search(int argc, char **argv)
             threads = atoi(v);
             i++;
         } else if (strcmp(a, "--top") == 0 && v && atoi(v) > 0) {
-            snprintf(extra[0], sizeof extra[0], "search.top_k=%d", atoi(v));
-            sets[n_sets++] = extra[0];
+            snprintf(extra[0], sizeof extra[0], "search.top_k=%d", atoi(v)); /* added once, below */
             i++;
         } else if (strcmp(a, "--rate") == 0 && v && atof(v) > 0) {
-            snprintf(extra[1], sizeof extra[1], "search.rate=%s", v);
-            sets[n_sets++] = extra[1];
+            snprintf(extra[1], sizeof extra[1], "search.rate=%.40s", v);
             i++;
         } else if (strcmp(a, "--no-db") == 0) {
             no_db = 1;
@@ -203,7 +201,11 @@ int sim_cli_search(int argc, char **argv)
         fprintf(stderr, "servesim: search: missing SCENARIO.yaml\n%s", usage);
         return EXIT_USAGE;
     }
-    if (no_perf_db) sets[n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE; /* room kept: MAX_SETS + 4 */
+    /* --top, --rate (the last of each wins) and --no-perf-db after the --sets:
+     * at most three more than MAX_SETS, which sets has room for. */
+    if (extra[0][0]) sets[n_sets++] = extra[0];
+    if (extra[1][0]) sets[n_sets++] = extra[1];
+    if (no_perf_db) sets[n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
     int env_rank = 0, use_mpi = mpi_launched(&env_rank);
 #ifndef SERVESIM_HAVE_MPI
     if (use_mpi) {

@@ -273,9 +273,28 @@ static void test_bad_input(void)
     free(sc);
 }
 
+/* The command line's overrides stay within their array: every --set the
+ * limit allows, then --top, --rate and --no-perf-db repeated (the last
+ * --top/--rate wins), on a scenario that does not exist (bad input, 2). */
+static void test_cli_many_overrides(void)
+{
+    enum { N = 1 + 2 * 256 + 6 * 2 + 2 + 1 };
+    char *av[N];
+    int n = 0;
+    av[n++] = "search";
+    for (int i = 0; i < 256; i++) av[n++] = "--set", av[n++] = "search.top_k=3";
+    for (int i = 0; i < 3; i++) av[n++] = "--top", av[n++] = "4", av[n++] = "--rate", av[n++] = "5";
+    av[n++] = "--no-perf-db";
+    av[n++] = "--no-perf-db";
+    av[n++] = "/nonexistent/scenario.yaml";
+    CHECK(n == N);
+    CHECK(sim_cli_search(n, av) == 2);
+}
+
 int main(int argc, char **argv)
 {
     const char *servesim = argc > 1 ? argv[1] : "servesim";
+    test_cli_many_overrides();
     test_brute_force_fixed();
     test_pruning_exact();
     test_recommended_yaml(servesim);
