@@ -87,7 +87,8 @@ typedef int (*calib_db_point_cb)(void *ctx, int64_t gpu_id, const calib_point *p
 int calib_db_point_foreach(calib_db *db, int64_t gpu_id, int op, calib_db_point_cb cb, void *ctx, sim_err *err);
 
 /* The range a stored latency (median, p10, p90) must lie in, seconds: a
- * row outside it, not finite, or with p10 ≤ median ≤ p90 broken is refused
+ * row outside it, not finite, or with p10 ≤ median ≤ p90 broken (beyond a
+ * relative 1e-12 of rounding) is refused
  * on insert, on import and when a perf-db file is opened. */
 #define CALIB_MIN_LATENCY_S 1e-9
 #define CALIB_MAX_LATENCY_S 3600.0

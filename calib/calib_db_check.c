@@ -15,6 +15,8 @@
 
 typedef enum { CK_TEXT, CK_I32, CK_I64, CK_LAT, CK_RATE } calib_col_kind;
 
+#define CALIB_ORDER_SLACK 1e-12 /* relative */
+
 typedef struct {
     const char *name;
     calib_col_kind kind;
@@ -171,7 +173,8 @@ int calib_point_check(const calib_point *p, char *why, size_t len)
                      CALIB_MIN_LATENCY_S, CALIB_MAX_LATENCY_S);
             return -1;
         }
-    if (!(p->p10_s <= p->median_s && p->median_s <= p->p90_s)) {
+    /* Ordered, up to the rounding of a quantile interpolated between equal samples. */
+    if (!(p->p10_s <= p->median_s * (1 + CALIB_ORDER_SLACK) && p->median_s <= p->p90_s * (1 + CALIB_ORDER_SLACK))) {
         snprintf(why, len, "p10_s %g, median_s %g, p90_s %g are out of order (expected p10 ≤ median ≤ p90)", p->p10_s,
                  p->median_s, p->p90_s);
         return -1;

@@ -325,6 +325,16 @@ static void test_stats_and_errors(void)
     CHECK_NEAR(s.p10, 1.9, 1e-12);
     CHECK_NEAR(s.p90, 9.1, 1e-12);
     CHECK(calib_stats_summarise(x, 0, &s) == -1);
+    /* Equal samples: interpolated quantiles must not round past the median
+     * (the perf-db refuses p10 > median). */
+    int out_of_order = 0;
+    for (int k = 0; k < 2000; k++) {
+        double v = 1.0063e-05 * (1 + k * 1e-3), eq[20];
+        for (int i = 0; i < 20; i++) eq[i] = v;
+        CHECK(calib_stats_summarise(eq, 20, &s) == 0);
+        out_of_order += !(s.p10 <= s.median && s.median <= s.p90);
+    }
+    CHECK(out_of_order == 0);
 
     uint32_t mask = 0;
     sim_err err;
