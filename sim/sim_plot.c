@@ -431,7 +431,14 @@ static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f,
     if (!sess[0]) return sim_err_set(err, SIM_EINVAL, "no search runs in %s (run `servesim search` with a DB)", o->db);
     ppoint *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
     if (!p) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    int m = 0, best = -1;
+    /* The recommended candidate is the search's rank-1 final run, by id:
+     * candidates tied on score are told apart only by the search's ranking. */
+    int64_t rec = -1;
+    for (int i = n - 1; i >= 0 && rec < 0; i--)
+        if (r[i].search && jtrue(r[i].search, "final") && (int)jnum(r[i].search, "rank") == 1 &&
+            strcmp(jstr(r[i].search, "session"), sess) == 0)
+            rec = (int64_t)jnum(r[i].search, "candidate");
+    int m = 0, best = -1, by_id = -1;
     for (int i = 0; i < n; i++)
         if (r[i].search && jtrue(r[i].search, "best") && !jtrue(r[i].search, "final") &&
             strcmp(jstr(r[i].search, "session"), sess) == 0) {
@@ -439,8 +446,10 @@ static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f,
             p[m].y = jnum(r[i].search, "goodput_per_gpu");
             snprintf(p[m].label, sizeof p[m].label, "%s", jstr(r[i].search, "label"));
             if (best < 0 || jnum(r[i].search, "score") > jnum(r[best].search, "score")) best = i;
+            if ((int64_t)jnum(r[i].search, "candidate") == rec) by_id = i;
             m++;
         }
+    if (by_id >= 0) best = by_id; /* else (no final runs stored): the highest score */
     if (m == 0) {
         free(p);
         return sim_err_set(err, SIM_EINVAL, "the latest search in %s has no candidate meeting the SLO", o->db);
@@ -511,25 +520,11 @@ static void rm_tree(const char *dir, const char *const *files, int n)
     rmdir(dir);
 }
 
-int sim_plot_make(const sim_plot_opts *o, sim_err *err)
+/* Opens o->db read-only after checking it is a regular file holding a
+ * results DB; *out NULL on failure. */
+static int open_results_db(const sim_plot_opts *o, sqlite3 **out, sim_err *err)
 {
-    const char *kind = sim_plot_kind_name(o->kind);
-    char tdir[PATH_MAX], tmp[] = "/tmp/servesim-plot-XXXXXX", data[PATH_MAX], errf[PATH_MAX], tpl[PATH_MAX + 64];
-    const char *ext = o->out ? strrchr(o->out, '.') : NULL;
-    if (!o->db || !o->out) return sim_err_set(err, SIM_EINVAL, "plot: needs a results DB and an output file");
-    if (!ext || (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
-        return sim_err_set(err, SIM_EINVAL, "plot: output '%s' must end in .png or .svg", o->out);
-    if (strchr(o->out, '\'') || strchr(o->out, '\n'))
-        return sim_err_set(err, SIM_EINVAL, "plot: output path must not contain quotes or newlines");
-    if (!sim_plot_have_gnuplot(o->gnuplot))
-        return sim_err_set(err, SIM_ENOTSUP,
-                           "gnuplot ('%s') was not found or does not run: install the gnuplot-nox package "
-                           "(apt-get install gnuplot-nox) or set SERVESIM_GNUPLOT",
-                           gnuplot_prog(o->gnuplot));
-    if (find_templates(o, kind, tdir, sizeof tdir) < 0)
-        return sim_err_set(err, SIM_EIO, "plot: template %s.gp not found (set SERVESIM_PLOTS to servesim's plots/ folder)",
-                           kind);
-    if (o->note && o->note_size) o->note[0] = '\0';
+    *out = NULL;
     FILE *probe = NULL;
     int prc = sim_file_open_regular(o->db, "results database", &probe, err);
     if (prc < 0) return sim_err_wrap(err, prc == SIM_EIO ? SIM_EINVAL : prc, "plot");
@@ -554,6 +549,59 @@ int sim_plot_make(const sim_plot_opts *o, sim_err *err)
         sqlite3_close(db);
         return prc;
     }
+    *out = db;
+    return 0;
+}
+
+static int write_kind(sqlite3 *db, const sim_plot_opts *o, const run_row *rows, int n, FILE *f, int *series,
+                      char *title, size_t tl, sim_err *err)
+{
+    switch (o->kind) {
+    case SIM_PLOT_CDF: return data_cdf(db, o, rows, n, f, series, err);
+    case SIM_PLOT_THROUGHPUT_LATENCY: return data_tl(db, o, rows, n, f, series, err);
+    case SIM_PLOT_SWEEP: return data_sweep(db, o, f, series, err);
+    case SIM_PLOT_PARETO: return data_pareto(o, rows, n, f, series, err);
+    case SIM_PLOT_TIMELINE: return data_timeline(db, o, rows, n, f, series, title, tl, err);
+    default: return sim_err_set(err, SIM_EINVAL, "plot: unknown kind");
+    }
+}
+
+int sim_plot_write_data(const sim_plot_opts *o, FILE *f, sim_err *err)
+{
+    sqlite3 *db = NULL;
+    run_row *rows = NULL;
+    int n = 0, series = 0, rc;
+    char title[256];
+    if (!o->db) return sim_err_set(err, SIM_EINVAL, "plot: needs a results DB");
+    if ((rc = open_results_db(o, &db, err)) < 0) return rc;
+    if ((rc = load_runs(db, &rows, &n, err)) == 0) rc = write_kind(db, o, rows, n, f, &series, title, sizeof title, err);
+    rows_free(rows, n);
+    sqlite3_close(db);
+    return rc;
+}
+
+int sim_plot_make(const sim_plot_opts *o, sim_err *err)
+{
+    const char *kind = sim_plot_kind_name(o->kind);
+    char tdir[PATH_MAX], tmp[] = "/tmp/servesim-plot-XXXXXX", data[PATH_MAX], errf[PATH_MAX], tpl[PATH_MAX + 64];
+    const char *ext = o->out ? strrchr(o->out, '.') : NULL;
+    if (!o->db || !o->out) return sim_err_set(err, SIM_EINVAL, "plot: needs a results DB and an output file");
+    if (!ext || (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
+        return sim_err_set(err, SIM_EINVAL, "plot: output '%s' must end in .png or .svg", o->out);
+    if (strchr(o->out, '\'') || strchr(o->out, '\n'))
+        return sim_err_set(err, SIM_EINVAL, "plot: output path must not contain quotes or newlines");
+    if (!sim_plot_have_gnuplot(o->gnuplot))
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "gnuplot ('%s') was not found or does not run: install the gnuplot-nox package "
+                           "(apt-get install gnuplot-nox) or set SERVESIM_GNUPLOT",
+                           gnuplot_prog(o->gnuplot));
+    if (find_templates(o, kind, tdir, sizeof tdir) < 0)
+        return sim_err_set(err, SIM_EIO, "plot: template %s.gp not found (set SERVESIM_PLOTS to servesim's plots/ folder)",
+                           kind);
+    if (o->note && o->note_size) o->note[0] = '\0';
+    sqlite3 *db = NULL;
+    int prc = open_results_db(o, &db, err);
+    if (prc < 0) return prc;
     /* Figures of the latest search say when it did not finish. */
     if (o->note && o->note_size && o->n_runs == 0 && o->kind != SIM_PLOT_SWEEP && o->kind != SIM_PLOT_TIMELINE)
         sim_store_search_note_db(db, o->db, o->note, o->note_size);
@@ -577,14 +625,7 @@ int sim_plot_make(const sim_plot_opts *o, sim_err *err)
         rc = sim_err_set(err, SIM_EIO, "plot: %s: %s", data, strerror(errno));
         goto out;
     }
-    switch (o->kind) {
-    case SIM_PLOT_CDF: rc = data_cdf(db, o, rows, n, f, &series, err); break;
-    case SIM_PLOT_THROUGHPUT_LATENCY: rc = data_tl(db, o, rows, n, f, &series, err); break;
-    case SIM_PLOT_SWEEP: rc = data_sweep(db, o, f, &series, err); break;
-    case SIM_PLOT_PARETO: rc = data_pareto(o, rows, n, f, &series, err); break;
-    case SIM_PLOT_TIMELINE: rc = data_timeline(db, o, rows, n, f, &series, title, sizeof title, err); break;
-    default: rc = sim_err_set(err, SIM_EINVAL, "plot: unknown kind");
-    }
+    rc = write_kind(db, o, rows, n, f, &series, title, sizeof title, err);
     if (fclose(f) != 0 && rc == 0) rc = sim_err_set(err, SIM_EIO, "plot: writing %s failed", data);
     if (rc < 0) goto out;
     if (o->title) snprintf(title, sizeof title, "%s", o->title);

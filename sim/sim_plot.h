@@ -21,6 +21,7 @@
 #include "sim_err.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum {
     SIM_PLOT_CDF = 0,
@@ -46,6 +47,10 @@ typedef struct {
 } sim_plot_opts;
 
 int sim_plot_make(const sim_plot_opts *o, sim_err *err);
+
+/* The gnuplot data blocks sim_plot_make() would draw for o->kind from
+ * o->db, written to f (no gnuplot needed; o->out is not used). */
+int sim_plot_write_data(const sim_plot_opts *o, FILE *f, sim_err *err);
 
 /* 1 when the gnuplot program runs (NULL = the default one). */
 int sim_plot_have_gnuplot(const char *gnuplot);

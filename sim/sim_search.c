@@ -239,6 +239,49 @@ int32_t sim_search_ranking(const sim_search *s, int32_t *idx, int32_t max)
     return n;
 }
 
+int sim_search_same_deployment(const sim_search *s, int32_t a, int32_t b)
+{
+    const sim_search_cand *x = &s->cands[a], *y = &s->cands[b];
+    if (x->mode != y->mode || x->n_pools != y->n_pools || strcmp(x->gpu, y->gpu) != 0) return 0;
+    for (int32_t p = 0; p < x->n_pools; p++) {
+        const sim_search_pool *u = &x->pools[p], *v = &y->pools[p];
+        if (u->role != v->role || u->instances != v->instances || u->tp != v->tp || u->pp != v->pp ||
+            u->dp != v->dp || u->ep != v->ep || u->dcp != v->dcp || u->sp != v->sp)
+            return 0;
+    }
+    return 1;
+}
+
+int32_t sim_search_ranking_distinct(const sim_search *s, int32_t *idx, int32_t *variants, int32_t max)
+{
+    int32_t *all = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *all), *head = NULL, *cnt = NULL;
+    if (!all) return 0;
+    int32_t n = sim_search_ranking(s, all, s->n), d = 0;
+    head = malloc((size_t)(n > 0 ? n : 1) * sizeof *head);
+    cnt = calloc((size_t)(n > 0 ? n : 1), sizeof *cnt);
+    if (!head || !cnt) {
+        free(all);
+        free(head);
+        free(cnt);
+        return 0;
+    }
+    /* Ranked best first: the first of each deployment is its best variant. */
+    for (int32_t q = 0; q < n; q++) {
+        int32_t k = 0;
+        while (k < d && !sim_search_same_deployment(s, head[k], all[q])) k++;
+        if (k == d) head[d++] = all[q];
+        cnt[k]++;
+    }
+    for (int32_t k = 0; k < d && k < max; k++) {
+        idx[k] = head[k];
+        if (variants) variants[k] = cnt[k];
+    }
+    free(all);
+    free(head);
+    free(cnt);
+    return d;
+}
+
 /* k-th best score among OK candidates, -inf when fewer than k. */
 static double kth_best(const sim_search *s, int32_t k)
 {
@@ -304,7 +347,7 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
     if (!s->store || s->rank != 0 || k <= 0) return 0;
     int32_t top[100];
     if (k > 100) k = 100;
-    int32_t n = sim_search_ranking(s, top, k);
+    int32_t n = sim_search_ranking_distinct(s, top, NULL, k);
     if (n > k) n = k;
     sim_scenario *sc = malloc(sizeof *sc);
     if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
@@ -409,7 +452,8 @@ int sim_search_run(sim_search *s, sim_err *err)
             sim_search_result *r = &s->res[i];
             if (r->bound_score <= thr) {
                 r->status = SIM_CAND_PRUNED;
-                snprintf(r->reason, sizeof r->reason, "bound %.4g < #%d's %.4g", r->bound_score, (int)k, thr);
+                snprintf(r->reason, sizeof r->reason, "bound %.4g < #%d's %.4g %s", r->bound_score, (int)k, thr,
+                         s->objective_cost ? "tok/s/GPU per USD/GPU-h" : "tok/s/GPU");
                 pruned++;
                 done++;
                 continue;

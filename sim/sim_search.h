@@ -80,7 +80,11 @@ typedef struct {
     double price;            /* USD per GPU-hour (0 = none) */
     /* set when simulated */
     double rate;             /* highest SLO-meeting rate (fixed mode: the rate) */
-    double goodput_per_gpu;  /* SLO-meeting output tokens/s per GPU */
+    double goodput_per_gpu;  /* SLO-meeting output tokens/s per GPU at the offered `rate`:
+                              * rate × (SLO-meeting share) × mean output tokens / GPUs (what ranks) */
+    double run_tok_s_gpu;    /* output tokens/s per GPU as `servesim run` of the same simulation reports
+                              * it: first arrival to last completion, the drain after the last arrival
+                              * included, so lower than goodput_per_gpu on a short run */
     double tok_s_user;       /* decode speed one user sees: 1000 / mean TPOT */
     double ttft_ms, tpot_ms; /* at the SLO percentile, at `rate` */
     double cost_per_mtok;    /* USD per million output tokens (0 without a price) */
@@ -117,8 +121,8 @@ void sim_search_set_store(sim_search *s, struct sim_store *st, const char *scena
 
 int sim_search_run(sim_search *s, sim_err *err);
 
-/* Re-runs the top `k` candidates at their rate with per-request metrics and
- * stores them (params_json search.final = true, search.rank = 1..k). */
+/* Re-runs the best candidate of each of the top `k` distinct deployments
+ * at its rate with per-request metrics and stores them (params_json search.final = true, search.rank = 1..k). */
 int sim_search_store_final(sim_search *s, int32_t k, sim_err *err);
 
 int32_t sim_search_count(const sim_search *s);
@@ -128,6 +132,16 @@ const sim_search_result *sim_search_result_get(const sim_search *s, int32_t i);
 /* Candidate indices ranked best first (OK candidates only); returns how
  * many, fills up to max. */
 int32_t sim_search_ranking(const sim_search *s, int32_t *idx, int32_t max);
+
+/* 1 when candidates a and b are the same deployment (GPU type, mode, and
+ * per pool role, instance count and layout), whatever their scheduler caps
+ * or routing lambda. */
+int sim_search_same_deployment(const sim_search *s, int32_t a, int32_t b);
+
+/* Distinct deployments ranked best first, each by its best OK candidate
+ * (its best scheduler settings); variants[k] (when not NULL) counts the OK
+ * candidates of that deployment. Returns how many deployments, fills up to max. */
+int32_t sim_search_ranking_distinct(const sim_search *s, int32_t *idx, int32_t *variants, int32_t max);
 
 /* Pareto frontier of OK candidates: goodput/GPU (max) against tok/s/user
  * (max, against_ttft 0) or TTFT at the percentile (min, against_ttft 1),

@@ -145,6 +145,7 @@ static void fill_metrics(const sim_search *s, const sim_search_cand *c, sim_sear
         r = res->rate < res->bound_rate ? res->rate : res->bound_rate;
     }
     res->goodput_per_gpu = r * good * res->mean_output / c->gpus;
+    res->run_tok_s_gpu = sum->output_tokens_per_s_per_gpu;
     res->tok_s_user = sum->tpot_ms.mean > 0 ? 1000.0 / sum->tpot_ms.mean : 0;
     res->ttft_ms = pct(&sum->ttft_ms, s->percentile);
     res->tpot_ms = pct(&sum->tpot_ms, s->percentile);

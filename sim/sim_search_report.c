@@ -128,15 +128,18 @@ static void prices_summary(const sim_search *s, FILE *f)
     fputc('\n', f);
 }
 
-static void row(const sim_search *s, FILE *f, int rank, int32_t i, int why)
+/* One table row; var >= 0: the count of SLO-meeting scheduler variants of
+ * this deployment (the top list), -1: no such column value (Pareto). */
+static void row(const sim_search *s, FILE *f, int rank, int32_t i, int why, int32_t var)
 {
     const sim_search_cand *c = &s->cands[i];
     const sim_search_result *r = &s->res[i];
-    char cost[16] = "-";
+    char cost[16] = "-", vs[16] = "";
     if (r->cost_per_mtok > 0) snprintf(cost, sizeof cost, "%.3f", r->cost_per_mtok);
-    fprintf(f, "%3d  %-62.62s %4d %8.3f %9.1f %7.1f %8.0f %8.1f %7s  %-*s", rank, c->label, (int)c->gpus, r->rate,
-            r->goodput_per_gpu, r->tok_s_user, r->ttft_ms, r->tpot_ms, cost, why ? 8 : 0,
-            strncmp(r->prices, "perf-db", 7) == 0 ? "perf-db" : r->prices[0] ? r->prices : "-");
+    if (var >= 0) snprintf(vs, sizeof vs, "%d", (int)var);
+    fprintf(f, "%3d  %-62.62s %4d %8.3f %9.1f %7.1f %7.1f %8.0f %8.1f %7s %3s  %-*s", rank, c->label, (int)c->gpus,
+            r->rate, r->goodput_per_gpu, r->run_tok_s_gpu, r->tok_s_user, r->ttft_ms, r->tpot_ms, cost, vs,
+            why ? 8 : 0, strncmp(r->prices, "perf-db", 7) == 0 ? "perf-db" : r->prices[0] ? r->prices : "-");
     if (why) {
         char w[512];
         sim_search_why_lost(s, i, w, sizeof w);
@@ -148,8 +151,8 @@ static void row(const sim_search *s, FILE *f, int rank, int32_t i, int why)
 static void header(const sim_search *s, FILE *f, int why)
 {
     const char *pn = pct_name(s->percentile);
-    fprintf(f, "%3s  %-62s %4s %8s %9s %7s %5s %3s %5s %3s %7s  %-*s%s\n", "#", "deployment", "GPUs", "req/s",
-            "tok/s/GPU", "tok/s/u", "TTFT", pn, "TPOT", pn, "$/Mtok", why ? 8 : 0, "prices",
+    fprintf(f, "%3s  %-62s %4s %8s %9s %7s %7s %5s %3s %5s %3s %7s %3s  %-*s%s\n", "#", "deployment", "GPUs", "req/s",
+            "tok/s/GPU", "run/GPU", "tok/s/u", "TTFT", pn, "TPOT", pn, "$/Mtok", "var", why ? 8 : 0, "prices",
             why ? "  limit / why it ranks lower" : "");
 }
 
@@ -176,8 +179,8 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
     prices_summary(s, f);
     reasons_summary(s, f, SIM_CAND_INFEASIBLE, "infeasible (most common reasons)");
     reasons_summary(s, f, SIM_CAND_SLO_MISSED, "SLO unreachable analytically");
-    int32_t k = s->sc.search.top_k, top[100];
-    int32_t n = sim_search_ranking(s, top, k > 100 ? 100 : k);
+    int32_t k = s->sc.search.top_k, top[100], var[100];
+    int32_t n = sim_search_ranking_distinct(s, top, var, k > 100 ? 100 : k);
     if (n == 0) {
         fprintf(f, "\nno candidate meets the SLO");
         int32_t shown = 0;
@@ -189,21 +192,27 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
         fputc('\n', f);
         return;
     }
-    fprintf(f, "\ntop %d of %d meeting the SLO (rate: highest that meets it; tok/s/GPU: goodput per GPU; tok/s/u: "
-               "decode speed per user)\n",
-            (int)(n < k ? n : k), (int)n);
+    fprintf(f, "\ntop %d of %d distinct deployments meeting the SLO (%lld candidates with their scheduler variants; "
+               "all in candidates.csv)\n"
+               "  req/s: highest rate that meets the SLO; tok/s/GPU: SLO-meeting output tokens/s per GPU at that "
+               "offered rate (ranks);\n"
+               "  run/GPU: output tokens/s per GPU as `servesim run` reports the same simulation (first arrival to "
+               "last completion,\n"
+               "  the drain after the last arrival included); tok/s/u: decode speed per user; var: SLO-meeting "
+               "scheduler variants\n",
+            (int)(n < k ? n : k), (int)n, (long long)st.ok);
     header(s, f, 1);
-    for (int32_t q = 0; q < n && q < k; q++) row(s, f, q + 1, top[q], 1);
+    for (int32_t q = 0; q < n && q < k; q++) row(s, f, q + 1, top[q], 1, var[q]);
     int32_t *par = malloc((size_t)s->n * sizeof *par);
     if (!par) return;
     int32_t np = sim_search_pareto(s, 0, par, s->n);
     fprintf(f, "\nPareto frontier: goodput/GPU vs tokens/s per user (%d points)\n", (int)np);
     header(s, f, 0);
-    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0);
+    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0, -1);
     np = sim_search_pareto(s, 1, par, s->n);
     fprintf(f, "\nPareto frontier: goodput/GPU vs TTFT %s (%d points)\n", pn, (int)np);
     header(s, f, 0);
-    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0);
+    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0, -1);
     free(par);
 }
 
@@ -239,6 +248,7 @@ static json_t *cand_json(const sim_search *s, int32_t i)
     if (r->status == SIM_CAND_OK) {
         json_object_set_new(o, "rate", json_real(r->rate));
         json_object_set_new(o, "goodput_per_gpu", json_real(r->goodput_per_gpu));
+        json_object_set_new(o, "run_tok_s_gpu", json_real(r->run_tok_s_gpu));
         json_object_set_new(o, "tok_s_user", json_real(r->tok_s_user));
         json_object_set_new(o, "ttft_ms", json_real(r->ttft_ms));
         json_object_set_new(o, "tpot_ms", json_real(r->tpot_ms));
@@ -271,10 +281,14 @@ int sim_search_write_json(const sim_search *s, FILE *f)
     json_object_set_new(o, "objective", json_string(st.objective_cost ? "cost" : "goodput_per_gpu"));
     json_object_set_new(o, "fixed_rate", json_boolean(st.fixed_rate));
     json_object_set_new(o, "notes", json_string(st.notes));
-    int32_t top[100], k = s->sc.search.top_k;
-    int32_t n = sim_search_ranking(s, top, k > 100 ? 100 : k);
+    int32_t top[100], var[100], k = s->sc.search.top_k;
+    int32_t n = sim_search_ranking_distinct(s, top, var, k > 100 ? 100 : k);
     json_t *ta = json_array();
-    for (int32_t q = 0; q < n && q < k; q++) json_array_append_new(ta, cand_json(s, top[q]));
+    for (int32_t q = 0; q < n && q < k; q++) {
+        json_t *c = cand_json(s, top[q]);
+        json_object_set_new(c, "variants_meeting_slo", json_integer(var[q]));
+        json_array_append_new(ta, c);
+    }
     json_object_set_new(o, "top", ta);
     int32_t *par = malloc((size_t)s->n * sizeof *par);
     for (int against = 0; par && against < 2; against++) {
@@ -303,16 +317,30 @@ static void csv_str(FILE *f, const char *v)
 int sim_search_write_csv(const sim_search *s, FILE *f)
 {
     static const char *const st[] = {"pending", "infeasible", "pruned", "slo_missed", "ok", "error"};
-    fprintf(f, "id,status,label,gpu,mode,gpus,requests,bound_rate,rate,goodput_per_gpu,tok_s_user,ttft_ms,tpot_ms,"
-               "cost_per_mtok,probes,prices,reason\n");
+    const char *unit = s->objective_cost ? "SLO-meeting output tokens/s per GPU per USD/GPU-hour (higher is cheaper)"
+                                         : "SLO-meeting output tokens/s per GPU";
+    /* '#' lines: read with pandas.read_csv(..., comment='#') or skip them. */
+    fprintf(f, "# servesim search candidates: every candidate enumerated, one row each (all scheduler variants)\n"
+               "# status: ok (meets the SLO at rate), slo_missed, pruned (its bound cannot reach the top-k), "
+               "infeasible, error\n"
+               "# bound_rate: analytic upper bound on the rate (req/s); rate: highest SLO-meeting rate (req/s)\n"
+               "# goodput_per_gpu: SLO-meeting output tokens/s per GPU at rate; run_tok_s_gpu: output tokens/s per "
+               "GPU as servesim run reports it (drain included)\n"
+               "# score (and the numbers in a pruned reason 'bound B < #K's S'): %s;\n"
+               "#   B is this candidate's bound, S the score of the K-th best simulated candidate when it was pruned\n"
+               "# ttft_ms, tpot_ms: at the SLO percentile (%s); tok_s_user: 1000 / mean TPOT; cost_per_mtok: USD per "
+               "million output tokens (0: no price)\n",
+            unit, pct_name(s->percentile));
+    fprintf(f, "id,status,label,gpu,mode,gpus,requests,bound_rate,rate,goodput_per_gpu,run_tok_s_gpu,tok_s_user,"
+               "ttft_ms,tpot_ms,cost_per_mtok,score,probes,prices,reason\n");
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_cand *c = &s->cands[i];
         const sim_search_result *r = &s->res[i];
         fprintf(f, "%d,%s,", (int)c->id, st[r->status]);
         csv_str(f, c->label);
-        fprintf(f, ",%s,%s,%d,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,", c->gpu, sim_mode_name(c->mode), (int)c->gpus,
-                (long long)r->requests, r->bound_rate, r->rate, r->goodput_per_gpu, r->tok_s_user, r->ttft_ms,
-                r->tpot_ms, r->cost_per_mtok, (int)r->n_probes);
+        fprintf(f, ",%s,%s,%d,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,", c->gpu, sim_mode_name(c->mode),
+                (int)c->gpus, (long long)r->requests, r->bound_rate, r->rate, r->goodput_per_gpu, r->run_tok_s_gpu,
+                r->tok_s_user, r->ttft_ms, r->tpot_ms, r->cost_per_mtok, r->score, (int)r->n_probes);
         csv_str(f, r->prices);
         fputc(',', f);
         csv_str(f, r->reason);
@@ -460,10 +488,14 @@ int sim_search_write_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err)
     fprintf(f, "# Recommended by `servesim search` (%s): %s\n", s->sc.source_path[0] ? s->sc.source_path : "scenario",
             s->cands[i].label);
     if (r->status == SIM_CAND_OK)
-        fprintf(f, "# At %.4g req/s with %lld requests: %.1f output tok/s per GPU meeting the SLO, TTFT %s %.0f ms, "
-                   "TPOT %s %.1f ms.\n# `servesim run` on this file replays the search's simulation exactly.\n",
-                r->rate, (long long)r->requests, r->goodput_per_gpu, pct_name(s->percentile), r->ttft_ms,
-                pct_name(s->percentile), r->tpot_ms);
+        fprintf(f, "# At %.4g req/s with %lld requests: TTFT %s %.0f ms, TPOT %s %.1f ms;\n"
+                   "#   %.1f output tok/s per GPU meeting the SLO at the offered rate (rate x SLO-meeting share x mean\n"
+                   "#   output tokens / GPUs: what the search ranks by);\n"
+                   "#   %.1f output tok/s/GPU as `servesim run` of this file reports it (first arrival to last\n"
+                   "#   completion: the drain after the last arrival included, so lower on a short run).\n"
+                   "# `servesim run` on this file replays the search's simulation exactly.\n",
+                r->rate, (long long)r->requests, pct_name(s->percentile), r->ttft_ms, pct_name(s->percentile),
+                r->tpot_ms, r->goodput_per_gpu, r->run_tok_s_gpu);
     size_t nt;
     const sim_schema_field *t = sim_schema_table(&nt);
     char open[8][64];

@@ -340,6 +340,18 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
         fputs("   (no SLO set)", f);
     }
     fputs("\n", f);
+    /* What `servesim search` ranks by, beside the measured throughput above
+     * (which spans first arrival to last completion: the drain included). */
+    if (sc && sc->slo.ttft_ms + sc->slo.tpot_ms > 0 && sc->workload.trace.format == SIM_TRACE_NONE &&
+        (sc->workload.arrival.process == SIM_ARRIVAL_POISSON || sc->workload.arrival.process == SIM_ARRIVAL_GAMMA ||
+         sc->workload.arrival.process == SIM_ARRIVAL_CONSTANT) &&
+        s->requests_completed > 0 && s->req_per_s > 0 && s->n_gpus > 0)
+        fprintf(f, "           %.1f output tok/s/GPU meeting the SLO at the offered %.4g req/s (what `servesim search` "
+                   "ranks by; the\n           throughput above spans first arrival to last completion, the drain "
+                   "included)\n",
+                sc->workload.arrival.rate * (double)s->requests_good / (double)s->requests_completed *
+                    (s->output_tokens_per_s / s->req_per_s) / s->n_gpus,
+                sc->workload.arrival.rate);
     fprintf(f, "utilization %.1f %%   KV occupancy %.1f %% (means over instances and time)\n",
             100 * s->mean_utilization, 100 * s->mean_kv_occupancy);
     if (s->cache_hit_rate > 0)

@@ -42,6 +42,50 @@ static int starts_with_file(const char *p, const char *magic, size_t n)
     return strstr(buf, magic) != NULL;
 }
 
+/* Candidates tied on score: the "recommended" marker is the candidate the
+ * search ranked first (its final rank-1 run, by id), not the first stored. */
+static void test_pareto_tie(void)
+{
+    char db[] = "/tmp/test_plot_tie_XXXXXX";
+    int fd = mkstemp(db);
+    CHECK(fd >= 0);
+    close(fd);
+    unlink(db);
+    sim_err err = {{0}};
+    sim_store *st = NULL;
+    sim_scenario *sc = malloc(sizeof *sc);
+    CHECK(sim_store_open(db, &st, &err) == 0);
+    CHECK(sim_loader_load_string(yaml, strlen(yaml), "t", NULL, 0, sc, &err) == 0);
+    sim_summary sum;
+    memset(&sum, 0, sizeof sum);
+    for (int c = 0; c < 3; c++) {
+        char params[512];
+        snprintf(params, sizeof params,
+                 "{\"search\": {\"session\": \"s1\", \"candidate\": %d, \"label\": \"cand %d\", \"best\": true, "
+                 "\"score\": 100.0, \"goodput_per_gpu\": 100.0, \"tok_s_user\": %d.5}}",
+                 c, c, 40 + c);
+        CHECK(st && sim_store_write_run(st, sc, NULL, params, &sum, NULL, NULL, &err) == 0);
+    }
+    CHECK(st && sim_store_write_run(st, sc, NULL,
+                                    "{\"search\": {\"session\": \"s1\", \"candidate\": 2, \"label\": \"cand 2\", "
+                                    "\"best\": true, \"final\": true, \"rank\": 1}}",
+                                    &sum, NULL, NULL, &err) == 0);
+    sim_store_close(st);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sim_plot_opts po = {.kind = SIM_PLOT_PARETO, .db = db};
+    CHECK_MSG(sim_plot_write_data(&po, f, &err) == 0, "%s", err.msg);
+    fclose(f);
+    const char *rec = buf ? strstr(buf, "\"recommended\"") : NULL;
+    CHECK(rec != NULL);
+    if (rec) CHECK_CONTAINS(rec, "42.5 100");
+    if (rec) CHECK(strstr(rec, "40.5") == NULL);
+    free(buf);
+    free(sc);
+    unlink(db);
+}
+
 int main(int argc, char **argv)
 {
     const char *src = argc > 2 ? argv[2] : "..";
@@ -56,6 +100,7 @@ int main(int argc, char **argv)
     sim_plot_kind k;
     CHECK(sim_plot_kind_parse("throughput-latency", &k) == 0 && k == SIM_PLOT_THROUGHPUT_LATENCY);
     CHECK(sim_plot_kind_parse("histogram", &k) < 0);
+    test_pareto_tie();
     if (!sim_plot_have_gnuplot(NULL)) {
         return test_skip("test_plot", "gnuplot not installed (gnuplot-nox); the figures were not made");
     }

@@ -43,6 +43,51 @@ static int load(const char *const *sets, int n, sim_scenario *sc)
 
 static double p90(const sim_stat *s) { return s->p90; }
 
+/* The top list ranks distinct deployments (mode + layout + instances), each
+ * by its best scheduler variant; the variants stay in candidates.csv, whose
+ * header explains the score units. */
+static void check_distinct(const sim_search *s)
+{
+    int32_t all[64], top[64], var[64];
+    int32_t n = sim_search_ranking(s, all, 64), d = sim_search_ranking_distinct(s, top, var, 64);
+    CHECK(d > 0 && d <= n);
+    int32_t sum = 0;
+    for (int32_t a = 0; a < d; a++) {
+        sum += var[a];
+        for (int32_t b = 0; b < a; b++) CHECK(!sim_search_same_deployment(s, top[a], top[b]));
+        /* the head is the best-ranked candidate of its deployment */
+        for (int32_t q = 0; q < n && all[q] != top[a]; q++) CHECK(!sim_search_same_deployment(s, all[q], top[a]));
+    }
+    CHECK(sum == n);
+    CHECK_MSG(d < n, "the test space has scheduler variants meeting the SLO (%d ranked, %d deployments)", (int)n, (int)d);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sim_search_print_tables(s, f);
+    fclose(f);
+    CHECK_CONTAINS(buf, "distinct deployments meeting the SLO");
+    CHECK_CONTAINS(buf, "run/GPU");
+    /* no two rows of the top list show the same deployment label before '|' */
+    const char *t = strstr(buf, "limit / why it ranks lower");
+    const char *end = t ? strstr(t, "Pareto frontier") : NULL;
+    int rows = 0;
+    for (const char *l = t ? strchr(t, '\n') : NULL; l && l < end; l = strchr(l + 1, '\n')) rows += l[1] != '\n' && l[1];
+    int32_t k = sim_search_scenario(s)->search.top_k;
+    /* the rows, and the line opening the Pareto table */
+    CHECK_MSG(rows == (d < k ? d : k) + 1, "%d top rows for %d deployments", rows - 1, (int)d);
+    free(buf);
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    CHECK(sim_search_write_csv(s, f) == 0);
+    fclose(f);
+    CHECK_CONTAINS(buf, "# score (and the numbers in a pruned reason 'bound B < #K's S'): SLO-meeting output tokens/s per GPU");
+    CHECK_CONTAINS(buf, "\nid,status,label,");
+    int lines = 0;
+    for (const char *l = buf; (l = strchr(l, '\n')); l++) lines += l[1] && l[1] != '#';
+    CHECK(lines == sim_search_count(s) + 1); /* the header row and one per candidate */
+    free(buf);
+}
+
 /* Fixed rate: the test enumerates the space itself (same order as the
  * search: layout, instance count, max_seqs), runs each deployment with the
  * simulator and keeps the best SLO-meeting goodput per GPU (ties: fewer
@@ -123,6 +168,7 @@ static void test_brute_force_fixed(void)
         /* Out-token mean from the summary vs the drawn requests: same requests, tiny rounding only. */
         CHECK_NEAR(r->goodput_per_gpu, best, 1e-6 * best);
     }
+    check_distinct(s);
     sim_search_destroy(s);
     free(sc);
     free(run);
