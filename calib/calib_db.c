@@ -121,8 +121,12 @@ int calib_db_open(const char *path, int flags, calib_db **out, sim_err *err)
     calib_db *db = calloc(1, sizeof *db);
     if (!db) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     int oflags = flags & CALIB_DB_CREATE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-    if (sqlite3_open_v2(path, &db->h, oflags, NULL) != SQLITE_OK) {
-        rc = sim_err_set(err, SIM_EIO, "perf-db %s: %s", path, db->h ? sqlite3_errmsg(db->h) : "cannot open");
+    int orc = sqlite3_open_v2(path, &db->h, oflags, NULL);
+    if (orc != SQLITE_OK) {
+        /* CANTOPEN is the path's fault (no such folder, not writable): bad input. */
+        rc = sim_err_set(err, (orc & 0xff) == SQLITE_CANTOPEN ? SIM_EINVAL : SIM_EIO, "perf-db %s: %s%s", path,
+                         db->h ? sqlite3_errmsg(db->h) : "cannot open",
+                         (orc & 0xff) == SQLITE_CANTOPEN ? " (does its folder exist, and may it be written?)" : "");
         goto fail;
     }
     sqlite3_busy_timeout(db->h, 5000);

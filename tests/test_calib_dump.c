@@ -392,6 +392,8 @@ static void test_wrong_files(void)
     CHECK(calib_cli_db(3, av_list_v2) == 2);
     CHECK(calib_cli_db(4, av_imp_v2) == 2);
     CHECK(calib_cli_db(4, av_imp_missing) == 2);
+    char *av_imp_nodir[] = {"db", "import", "/nonexistent-folder/x.db", dump};
+    CHECK(calib_cli_db(4, av_imp_nodir) == 2);
     CHECK(access(fresh, F_OK) != 0); /* a failed import leaves no new file behind */
     char *av_imp_ok[] = {"db", "import", fresh, dump};
     CHECK(calib_cli_db(4, av_imp_ok) == 0);
