@@ -142,23 +142,48 @@ typedef struct {
     pthread_mutex_t mu;
 } pfor;
 
+/* Under MPI every rank must take part in each wave's exchange, and a
+ * signal reaches the ranks at different times: a stop is not honoured there. */
+int sim_search_stopping(const sim_search *s) { return s->ranks == 1 && s->opts.stop && *s->opts.stop; }
+
+static int better(const sim_search *s, int32_t a, int32_t b);
+
+/* Progress of one decided candidate (s->mu held). */
+static void report(sim_search *s, int wave_end)
+{
+    if (!s->opts.progress || s->rank != 0) return;
+    sim_search_progress p = {.done = s->done, .total = s->n, .evaluated = s->evaluated, .pruned = s->pruned,
+                             .wave_end = wave_end, .best = s->best,
+                             .best_score = s->best >= 0 ? s->res[s->best].score : 0};
+    s->opts.progress(s->opts.progress_ctx, s, &p);
+}
+
 static void *pfor_worker(void *arg)
 {
     pfor *pf = arg;
+    sim_search *s = pf->s;
     for (;;) {
+        if (!pf->bound && sim_search_stopping(s)) break;
         pthread_mutex_lock(&pf->mu);
         int32_t j = pf->next++;
         pthread_mutex_unlock(&pf->mu);
         if (j >= pf->n) break;
         int32_t i = pf->idx[j];
         if (pf->bound) {
-            sim_search_bound(pf->s, &pf->s->cands[i], &pf->s->res[i]);
+            sim_search_bound(s, &s->cands[i], &s->res[i]);
         } else {
-            sim_search_evaluate(pf->s, i, &pf->s->res[i]);
-            pthread_mutex_lock(&pf->s->mu);
-            pf->s->simulations += pf->s->res[i].n_probes;
-            pf->s->sim_wall_s += pf->s->res[i].wall_s;
-            pthread_mutex_unlock(&pf->s->mu);
+            sim_search_evaluate(s, i, &s->res[i]);
+            pthread_mutex_lock(&s->mu);
+            s->simulations += s->res[i].n_probes;
+            s->sim_wall_s += s->res[i].wall_s;
+            if (s->res[i].status != SIM_CAND_PENDING) {
+                s->done++;
+                s->evaluated++;
+                /* Ranks other than 0 report nothing, so their best is not needed. */
+                if (s->res[i].status == SIM_CAND_OK && (s->best < 0 || better(s, i, s->best))) s->best = i;
+                report(s, 0);
+            }
+            pthread_mutex_unlock(&s->mu);
         }
     }
     return NULL;
@@ -442,9 +467,12 @@ int sim_search_run(sim_search *s, sim_err *err)
     sort_idx(s, idx, n_order, bound_first);
     const int prune = s->sc.search.prune && !s->opts.no_prune;
     const int32_t k = s->sc.search.top_k;
-    int64_t done = s->n - n_order, pruned = 0, evaluated = 0;
     int32_t pos = 0, wave[SIM_SEARCH_WAVE], mine[SIM_SEARCH_WAVE];
+    s->done = s->n - n_order;
+    s->pruned = s->evaluated = 0;
+    s->best = -1;
     while (pos < n_order) {
+        if (sim_search_stopping(s)) break;
         double thr = prune ? kth_best(s, k) : -INFINITY;
         int32_t nw = 0;
         while (pos < n_order && nw < SIM_SEARCH_WAVE) {
@@ -454,8 +482,10 @@ int sim_search_run(sim_search *s, sim_err *err)
                 r->status = SIM_CAND_PRUNED;
                 snprintf(r->reason, sizeof r->reason, "bound %.4g < #%d's %.4g %s", r->bound_score, (int)k, thr,
                          s->objective_cost ? "tok/s/GPU per USD/GPU-h" : "tok/s/GPU");
-                pruned++;
-                done++;
+                pthread_mutex_lock(&s->mu);
+                s->pruned++;
+                s->done++;
+                pthread_mutex_unlock(&s->mu);
                 continue;
             }
             wave[nw++] = i;
@@ -465,13 +495,26 @@ int sim_search_run(sim_search *s, sim_err *err)
             if (j % s->ranks == s->rank) mine[nm++] = wave[j];
         parallel_for(s, mine, nm, 0);
         if (s->ranks > 1 && (rc = sim_search_mpi_wave_exchange(s, wave, nw, err)) < 0) break;
-        evaluated += nw;
-        done += nw;
+        if (s->ranks > 1) {
+            pthread_mutex_lock(&s->mu);
+            for (int32_t j = 0; j < nw; j++)
+                if (j % s->ranks != s->rank && s->res[wave[j]].status != SIM_CAND_PENDING) {
+                    s->done++;
+                    s->evaluated++;
+                    if (s->res[wave[j]].status == SIM_CAND_OK && (s->best < 0 || better(s, wave[j], s->best)))
+                        s->best = wave[j];
+                }
+            pthread_mutex_unlock(&s->mu);
+        }
         if (s->store && s->rank == 0)
-            for (int32_t j = 0; j < nw && rc == 0; j++) rc = store_candidate(s, wave[j], err);
+            for (int32_t j = 0; j < nw && rc == 0; j++)
+                if (s->res[wave[j]].status != SIM_CAND_PENDING) rc = store_candidate(s, wave[j], err);
         if (rc < 0) break;
-        if (s->opts.progress && s->rank == 0) s->opts.progress(s->opts.progress_ctx, done, s->n, evaluated, pruned);
+        pthread_mutex_lock(&s->mu);
+        report(s, 1);
+        pthread_mutex_unlock(&s->mu);
     }
+    s->interrupted = sim_search_stopping(s) && rc == 0;
     free(idx);
     s->wall_s = sim_wall_s() - t0;
     return rc;
@@ -493,6 +536,7 @@ void sim_search_stats_get(const sim_search *s, sim_search_stats *out)
         case SIM_CAND_INFEASIBLE: out->infeasible++; break;
         case SIM_CAND_PRUNED: out->pruned++; break;
         case SIM_CAND_OK: out->ok++; out->evaluated++; break;
+        case SIM_CAND_PENDING: out->undecided++; break;
         case SIM_CAND_SLO_MISSED:
         case SIM_CAND_ERROR:
             if (s->res[i].n_probes > 0) out->evaluated++;
@@ -511,6 +555,7 @@ void sim_search_stats_get(const sim_search *s, sim_search_stats *out)
     out->rank = s->rank;
     out->fixed_rate = s->fixed;
     out->objective_cost = s->objective_cost;
+    out->interrupted = s->interrupted;
     out->percentile = s->percentile;
     snprintf(out->notes, sizeof out->notes, "%s", s->notes);
 }

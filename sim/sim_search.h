@@ -25,6 +25,7 @@
 #include "sim_metrics.h"
 #include "sim_scenario.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -96,16 +97,30 @@ typedef struct {
 
 typedef struct sim_search sim_search;
 
-typedef void (*sim_search_progress_fn)(void *ctx, int64_t done, int64_t total, int64_t evaluated,
-                                       int64_t pruned);
+/* Where a search stands, passed to the progress callback. */
+typedef struct {
+    int64_t done, total;      /* candidates decided (infeasible, pruned or simulated) of all */
+    int64_t evaluated, pruned;
+    int32_t wave_end;         /* 1: called on the searching thread after a wave was stored (results may be
+                               * read and written out); 0: from a worker after one candidate */
+    int32_t best;             /* best SLO-meeting candidate so far (by score), -1 when none yet */
+    double best_score;        /* its score (the objective's unit: tok/s/GPU, or per USD/GPU-h) */
+} sim_search_progress;
+
+typedef void (*sim_search_progress_fn)(void *ctx, const sim_search *s, const sim_search_progress *p);
 
 typedef struct {
     int32_t threads;          /* > 0 overrides search.threads */
     int32_t no_prune;         /* 1: simulate every feasible candidate */
     int32_t use_mpi;          /* 1: spread over MPI ranks (needs SERVESIM_HAVE_MPI and mpirun) */
     int32_t quiet;
-    sim_search_progress_fn progress;
+    sim_search_progress_fn progress; /* serialised: never two calls at once */
     void *progress_ctx;
+    /* When *stop becomes non-zero (a signal handler may set it) the search
+     * stops: candidates being simulated finish their current probe and are
+     * left undecided; sim_search_run() then returns 0 with stats.interrupted.
+     * Not honoured under MPI (the ranks must finish each wave together). */
+    volatile sig_atomic_t *stop;
 } sim_search_opts;
 
 /* Enumerates and bounds the space. Fails with the reason on a bad search
@@ -154,6 +169,8 @@ typedef struct {
     int32_t workers, ranks, rank;
     int32_t fixed_rate;         /* 1: evaluated at search.rate / the closed loop */
     int32_t objective_cost;     /* 1: ranked by cost per million tokens */
+    int32_t interrupted;        /* 1: stopped through opts.stop: the results cover what was decided */
+    int64_t undecided;          /* candidates left pending by an interruption */
     double percentile;
     char notes[1024];           /* what the space ignored or assumed */
 } sim_search_stats;

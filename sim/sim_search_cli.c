@@ -13,6 +13,7 @@
 #include "sim_store.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,22 +48,66 @@ static const char *usage =
     "  --json           print the result as one JSON object\n"
     "Under `mpirun -np N` (servesim built with MPI) the candidates are spread over the ranks\n"
     "and rank 0 reports: the answer is the same as one process.\n"
-    "Exit status: 0 a deployment meets the SLO, 1 none does or the search failed, 2 bad input.\n";
+    "A progress bar on stderr shows candidates decided/left and the best so far; with --out the\n"
+    "partial candidates.csv and search.txt are rewritten as it goes. Ctrl-C stops it: the table of\n"
+    "what was evaluated is printed and written, marked INCOMPLETE (a second Ctrl-C ends at once).\n"
+    "Exit status: 0 a deployment meets the SLO, 1 none does or the search failed, 2 bad input,\n"
+    "130 interrupted (the partial results were printed).\n";
+
+/* Ctrl-C: the first SIGINT asks the search to stop (the handler restores
+ * the default action, so a second one ends the process). A signal handler
+ * can only reach a file-scope flag. */
+static volatile sig_atomic_t interrupt_flag;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupt_flag = 1;
+    signal(SIGINT, SIG_DFL);
+}
 
 typedef struct {
-    double start, last;
-    int drawn;
+    double start, last, last_partial;
+    int drawn, show, tty, finished;
+    const char *out_dir;     /* partial candidates.csv / search.txt written here after each wave */
 } progress_state;
 
-static void progress(void *ctx, int64_t done, int64_t total, int64_t evaluated, int64_t pruned)
+static int write_file(const char *dir, const char *name, int (*fn)(const sim_search *, int32_t, FILE *, sim_err *),
+                      const sim_search *s, int32_t i, char *path, size_t pl, sim_err *err);
+static int w_csv(const sim_search *s, int32_t i, FILE *f, sim_err *err);
+static int w_tables(const sim_search *s, int32_t i, FILE *f, sim_err *err);
+
+/* A bar with candidates decided/left and the best so far: redrawn in place
+ * on a terminal (at most 5 times a second), a line every 10 s otherwise. */
+static void progress(void *ctx, const sim_search *s, const sim_search_progress *p)
 {
-    progress_state *p = ctx;
+    progress_state *ps = ctx;
     double now = sim_wall_s();
-    if (now - p->last < 0.2 && done < total) return;
-    p->last = now;
-    p->drawn = 1;
-    fprintf(stderr, "\rsearch: %lld/%lld candidates decided (%lld simulated, %lld pruned), %.0f s ", (long long)done,
-            (long long)total, (long long)evaluated, (long long)pruned, now - p->start);
+    if (p->wave_end && ps->out_dir && (now - ps->last_partial >= 2 || p->done == p->total)) {
+        char path[4096];
+        sim_err err = {{0}};
+        ps->last_partial = now;
+        if (write_file(ps->out_dir, "candidates.csv", w_csv, s, 0, path, sizeof path, &err) < 0 ||
+            write_file(ps->out_dir, "search.txt", w_tables, s, 0, path, sizeof path, &err) < 0)
+            ps->out_dir = NULL; /* reported when the final files are written */
+    }
+    if (!ps->show) return;
+    if (ps->finished || (now - ps->last < (ps->tty ? 0.2 : 10) && p->done < p->total)) return;
+    ps->finished = p->done == p->total;
+    ps->last = now;
+    char bar[25];
+    int fill = p->total > 0 ? (int)(24 * p->done / p->total) : 24;
+    for (int k = 0; k < 24; k++) bar[k] = k < fill ? '#' : '.';
+    bar[24] = '\0';
+    char best[96] = "best: none yet";
+    if (p->best >= 0) {
+        const sim_search_result *r = sim_search_result_get(s, p->best);
+        snprintf(best, sizeof best, "best %.1f tok/s/GPU %.48s", r->goodput_per_gpu, sim_search_cand_get(s, p->best)->label);
+    }
+    fprintf(stderr, "%ssearch [%s] %lld/%lld decided, %lld left (%lld simulated, %lld pruned) %s, %.0f s%s",
+            ps->tty ? "\r" : "", bar, (long long)p->done, (long long)p->total, (long long)(p->total - p->done),
+            (long long)p->evaluated, (long long)p->pruned, best, now - ps->start, ps->tty ? "\033[K" : "\n");
+    ps->drawn = ps->tty;
 }
 
 /* The scenario file as read, stored with the run (NULL when it cannot be
@@ -227,12 +272,11 @@ int sim_cli_search(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    progress_state ps = {sim_wall_s(), 0, 0};
-    sim_search_opts opts = {.threads = threads, .no_prune = no_prune, .use_mpi = use_mpi, .quiet = quiet};
-    if (!quiet && !json && isatty(2)) {
-        opts.progress = progress;
-        opts.progress_ctx = &ps;
-    }
+    progress_state ps = {.start = sim_wall_s(), .show = !quiet && !json, .tty = isatty(2), .out_dir = out_dir};
+    sim_search_opts opts = {.threads = threads, .no_prune = no_prune, .use_mpi = use_mpi, .quiet = quiet,
+                            .progress = progress, .progress_ctx = &ps, .stop = &interrupt_flag};
+    interrupt_flag = 0;
+    if (!use_mpi) signal(SIGINT, on_sigint);
     if (sim_search_create(sc, &opts, &s, &err) < 0) {
         if (sim_loader_locate_error(path, sets, n_sets, &err)) fprintf(stderr, "servesim: %s\n", err.msg);
         else fprintf(stderr, "servesim: search: %s: %s\n", path, err.msg);
@@ -273,6 +317,7 @@ int sim_cli_search(int argc, char **argv)
         goto out;
     }
     if (ps.drawn) fputc('\n', stderr);
+    signal(SIGINT, SIG_DFL);
     sim_search_stats stats;
     sim_search_stats_get(s, &stats);
     if (stats.rank != 0) {
@@ -281,7 +326,15 @@ int sim_cli_search(int argc, char **argv)
     }
     int32_t best = -1;
     int have = sim_search_ranking(s, &best, 1) > 0;
-    if (st && sim_search_store_final(s, sc->search.top_k, &err) < 0) {
+    if (stats.interrupted) {
+        /* What was decided is printed and written; the DB's searches row
+         * stays 'running' (not complete), and no final re-runs are made. */
+        fprintf(stderr, "servesim: search interrupted: %lld of %lld candidates decided; the results below cover "
+                        "those only%s%s%s\n",
+                (long long)(stats.candidates - stats.undecided), (long long)stats.candidates,
+                st ? " (the DB marks the search as not complete: " : "", st ? dbpath : "", st ? ")" : "");
+        search_id = 0;
+    } else if (st && sim_search_store_final(s, sc->search.top_k, &err) < 0) {
         fprintf(stderr, "servesim: %s\n", err.msg);
         goto out;
     }
@@ -321,7 +374,9 @@ int sim_cli_search(int argc, char **argv)
             if (!json) printf("recommended scenario: %s/recommended.yaml (servesim run accepts it)\n"
                               "launch commands: %s/launch.sh\n", out_dir, out_dir);
         }
-        if (dbpath[0] && have) {
+        if (stats.interrupted) {
+            fprintf(stderr, "servesim: plots skipped: the search was interrupted (no final runs to draw)\n");
+        } else if (dbpath[0] && have) {
             sim_store_close(st); /* flush before gnuplot's extraction reads it */
             st = NULL;
             make_plots(out_dir, dbpath, fmt, quiet || json);
@@ -329,7 +384,7 @@ int sim_cli_search(int argc, char **argv)
             fprintf(stderr, "servesim: plots skipped: they are drawn from the results DB (drop --no-db)\n");
         }
     }
-    rc = have ? 0 : 1;
+    rc = stats.interrupted ? 130 : have ? 0 : 1;
 out:
     if (st && search_id > 0) sim_store_search_end(st, search_id, 0, NULL); /* stopped on an error */
     sim_search_destroy(s);

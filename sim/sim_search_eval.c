@@ -192,6 +192,15 @@ void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)
     while (res->n_probes < SIM_SEARCH_MAX_PROBES) {
         double r = res->n_probes == 0 ? hi * (1 - 0.5 * tol) : 0.5 * (lo + hi);
         sim_search_probe *pr = &res->probes[res->n_probes];
+        if (res->n_probes > 0 && sim_search_stopping(s)) {
+            /* Interrupted mid-bisection: left undecided, its probes dropped. */
+            res->n_probes = 0;
+            res->best_probe = -1;
+            res->status = SIM_CAND_PENDING;
+            snprintf(res->reason, sizeof res->reason, "not decided: the search was interrupted");
+            res->wall_s = sim_wall_s() - t0;
+            return;
+        }
         if (run_probe(s, i, r, res->requests, pr, res->prices, sizeof res->prices, errbuf, sizeof errbuf) < 0) goto error;
         res->n_probes++;
         if (pr->pass) {

@@ -58,6 +58,9 @@ struct sim_search {
     const char *scenario_text;
     char session[64];
     pthread_mutex_t mu;
+    int interrupted;         /* opts.stop was seen */
+    int64_t done, evaluated, pruned; /* progress counters (under mu) */
+    int32_t best;            /* best OK candidate by score so far, -1 (under mu) */
     struct calib_table_cache *perf_cache; /* perf-db tables, built once for every candidate's cluster */
 };
 
@@ -78,6 +81,9 @@ void sim_search_pool_cfg(const sim_search *s, const sim_search_cand *c, int32_t 
 /* Fills res->status/reason (infeasible) or the bound fields. Thread-safe
  * once the costs and lengths are built. */
 void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_result *res);
+
+/* 1 when the caller asked the search to stop (opts.stop). */
+int sim_search_stopping(const sim_search *s);
 
 /* sim_search_eval.c */
 void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res);

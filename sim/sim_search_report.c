@@ -175,6 +175,11 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
             s->fixed ? (s->closed ? "evaluated at the scenario's closed-loop concurrency" : "evaluated at search.rate")
                      : "highest SLO-meeting rate per candidate",
             s->objective_cost ? "lowest USD per million output tokens" : "most SLO-meeting output tokens/s per GPU");
+    if (st.undecided > 0)
+        fprintf(f, "INCOMPLETE: %lld of %lld candidates undecided (%s); the tables cover the %lld decided\n",
+                (long long)st.undecided, (long long)st.candidates,
+                st.interrupted ? "the search was interrupted" : "the search is still running",
+                (long long)(st.candidates - st.undecided));
     if (st.notes[0]) fprintf(f, "notes: %s\n", st.notes);
     prices_summary(s, f);
     reasons_summary(s, f, SIM_CAND_INFEASIBLE, "infeasible (most common reasons)");
@@ -268,6 +273,9 @@ int sim_search_write_json(const sim_search *s, FILE *f)
     sim_search_stats st;
     sim_search_stats_get(s, &st);
     json_t *o = json_object();
+    json_object_set_new(o, "complete", json_boolean(st.undecided == 0));
+    json_object_set_new(o, "interrupted", json_boolean(st.interrupted));
+    json_object_set_new(o, "undecided", json_integer(st.undecided));
     json_object_set_new(o, "candidates", json_integer(st.candidates));
     json_object_set_new(o, "infeasible", json_integer(st.infeasible));
     json_object_set_new(o, "pruned", json_integer(st.pruned));
@@ -319,6 +327,11 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
     static const char *const st[] = {"pending", "infeasible", "pruned", "slo_missed", "ok", "error"};
     const char *unit = s->objective_cost ? "SLO-meeting output tokens/s per GPU per USD/GPU-hour (higher is cheaper)"
                                          : "SLO-meeting output tokens/s per GPU";
+    sim_search_stats ss;
+    sim_search_stats_get(s, &ss);
+    if (ss.undecided > 0)
+        fprintf(f, "# INCOMPLETE: %lld of %lld candidates undecided (status pending: %s)\n", (long long)ss.undecided,
+                (long long)ss.candidates, ss.interrupted ? "the search was interrupted" : "the search is still running");
     /* '#' lines: read with pandas.read_csv(..., comment='#') or skip them. */
     fprintf(f, "# servesim search candidates: every candidate enumerated, one row each (all scheduler variants)\n"
                "# status: ok (meets the SLO at rate), slo_missed, pruned (its bound cannot reach the top-k), "
@@ -487,6 +500,11 @@ int sim_search_write_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err)
     sc->search = def->search; /* the search block is not part of the deployment */
     fprintf(f, "# Recommended by `servesim search` (%s): %s\n", s->sc.source_path[0] ? s->sc.source_path : "scenario",
             s->cands[i].label);
+    sim_search_stats ss;
+    sim_search_stats_get(s, &ss);
+    if (ss.undecided > 0)
+        fprintf(f, "# INCOMPLETE: the best of the candidates decided before the search %s (%lld of %lld undecided).\n",
+                ss.interrupted ? "was interrupted" : "finished", (long long)ss.undecided, (long long)ss.candidates);
     if (r->status == SIM_CAND_OK)
         fprintf(f, "# At %.4g req/s with %lld requests: TTFT %s %.0f ms, TPOT %s %.1f ms;\n"
                    "#   %.1f output tok/s per GPU meeting the SLO at the offered rate (rate x SLO-meeting share x mean\n"

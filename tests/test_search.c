@@ -43,6 +43,21 @@ static int load(const char *const *sets, int n, sim_scenario *sc)
 
 static double p90(const sim_stat *s) { return s->p90; }
 
+/* What a report function writes, as a string (free it). */
+enum { OUT_TABLES, OUT_CSV, OUT_JSON };
+static char *report_text(const sim_search *s, int which)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    if (which == OUT_TABLES) sim_search_print_tables(s, f);
+    else if (which == OUT_CSV) CHECK(sim_search_write_csv(s, f) == 0);
+    else CHECK(sim_search_write_json(s, f) == 0);
+    fclose(f);
+    return buf;
+}
+
 /* The top list ranks distinct deployments (mode + layout + instances), each
  * by its best scheduler variant; the variants stay in candidates.csv, whose
  * header explains the score units. */
@@ -60,11 +75,7 @@ static void check_distinct(const sim_search *s)
     }
     CHECK(sum == n);
     CHECK_MSG(d < n, "the test space has scheduler variants meeting the SLO (%d ranked, %d deployments)", (int)n, (int)d);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    sim_search_print_tables(s, f);
-    fclose(f);
+    char *buf = report_text(s, OUT_TABLES);
     CHECK_CONTAINS(buf, "distinct deployments meeting the SLO");
     CHECK_CONTAINS(buf, "run/GPU");
     /* no two rows of the top list show the same deployment label before '|' */
@@ -76,10 +87,7 @@ static void check_distinct(const sim_search *s)
     /* the rows, and the line opening the Pareto table */
     CHECK_MSG(rows == (d < k ? d : k) + 1, "%d top rows for %d deployments", rows - 1, (int)d);
     free(buf);
-    buf = NULL;
-    f = open_memstream(&buf, &len);
-    CHECK(sim_search_write_csv(s, f) == 0);
-    fclose(f);
+    buf = report_text(s, OUT_CSV);
     CHECK_CONTAINS(buf, "# score (and the numbers in a pruned reason 'bound B < #K's S'): SLO-meeting output tokens/s per GPU");
     CHECK_CONTAINS(buf, "\nid,status,label,");
     int lines = 0;
@@ -279,6 +287,65 @@ static void test_recommended_yaml(const char *servesim)
     free(back);
 }
 
+/* Progress is reported per candidate with the best so far; a stop request
+ * (what Ctrl-C sets) ends the search with what was decided: the tables,
+ * CSV and JSON say INCOMPLETE and rank the candidates evaluated. */
+typedef struct {
+    volatile sig_atomic_t stop;
+    int64_t calls, waves, last_done, monotonic, best_seen;
+} stop_ctx;
+
+static void stop_after_three(void *ctx, const sim_search *s, const sim_search_progress *p)
+{
+    stop_ctx *c = ctx;
+    (void)s;
+    c->calls++;
+    c->waves += p->wave_end;
+    if (p->done < c->last_done) c->monotonic = 0;
+    c->last_done = p->done;
+    if (p->best >= 0) c->best_seen++;
+    if (p->evaluated >= 3) c->stop = 1;
+}
+
+static void test_interrupted(void)
+{
+    static const char *sets[] = {"search.max_gpus=8", "search.layouts=tp1,tp2,tp4", "search.max_seqs=16,64,256"};
+    sim_scenario *sc = malloc(sizeof *sc);
+    CHECK(load(sets, 3, sc) == 0);
+    sim_err err = {{0}};
+    stop_ctx ctx = {.monotonic = 1};
+    sim_search_opts o = {.threads = 2, .no_prune = 1, .progress = stop_after_three, .progress_ctx = &ctx, .stop = &ctx.stop};
+    sim_search *s = NULL;
+    CHECK(sim_search_create(sc, &o, &s, &err) == 0);
+    CHECK(s && sim_search_run(s, &err) == 0);
+    if (s) {
+        sim_search_stats st;
+        sim_search_stats_get(s, &st);
+        CHECK(st.interrupted == 1);
+        CHECK_MSG(st.undecided > 0 && st.evaluated >= 3 && st.evaluated < 16, "%lld evaluated, %lld undecided",
+                  (long long)st.evaluated, (long long)st.undecided);
+        CHECK(ctx.calls >= 4 && ctx.monotonic && ctx.waves == 1); /* per candidate, then the one wave it stopped in */
+        CHECK(ctx.best_seen > 0);
+        int32_t w = -1;
+        CHECK(sim_search_ranking(s, &w, 1) > 0);
+        char *buf = report_text(s, OUT_TABLES);
+        CHECK_CONTAINS(buf, "INCOMPLETE: ");
+        CHECK_CONTAINS(buf, "the search was interrupted");
+        CHECK_CONTAINS(buf, "distinct deployments meeting the SLO");
+        if (w >= 0) CHECK_CONTAINS(buf, sim_search_cand_get(s, w)->label);
+        free(buf);
+        buf = report_text(s, OUT_CSV);
+        CHECK(buf && strncmp(buf, "# INCOMPLETE", 12) == 0);
+        CHECK_CONTAINS(buf, ",pending,");
+        free(buf);
+        buf = report_text(s, OUT_JSON);
+        CHECK_CONTAINS(buf, "\"complete\": false");
+        free(buf);
+    }
+    sim_search_destroy(s);
+    free(sc);
+}
+
 static void test_bad_input(void)
 {
     sim_scenario *sc = malloc(sizeof *sc);
@@ -345,5 +412,6 @@ int main(int argc, char **argv)
     test_pruning_exact();
     test_recommended_yaml(servesim);
     test_bad_input();
+    test_interrupted();
     return test_finish("test_search");
 }
