@@ -49,6 +49,7 @@ typedef struct {
     double pred_ttft_ms, pred_tpot_ms;
     int ok;                     /* 0: skipped (reason in note) */
     char note[256];
+    char assumed[128];          /* what the replay assumed where the row says nothing ("" = none) */
     int32_t line;               /* CSV line */
 } model_fidelity_row;
 

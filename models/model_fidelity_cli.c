@@ -86,9 +86,9 @@ static void fid_print_table(const model_fidelity_result *r)
             printf("skipped: %s\n", x->note);
             continue;
         }
-        printf("%9.1f %9.1f %+6.1f%% | %7.2f %7.2f %+6.1f%%\n", x->meas_ttft_ms, x->pred_ttft_ms,
+        printf("%9.1f %9.1f %+6.1f%% | %7.2f %7.2f %+6.1f%%%s%s\n", x->meas_ttft_ms, x->pred_ttft_ms,
                rel_err(x->pred_ttft_ms, x->meas_ttft_ms), x->meas_tpot_ms, x->pred_tpot_ms,
-               rel_err(x->pred_tpot_ms, x->meas_tpot_ms));
+               rel_err(x->pred_tpot_ms, x->meas_tpot_ms), x->assumed[0] ? "  assumed: " : "", x->assumed);
     }
     printf("\n%-8s %-34s %5s %9s %9s %9s %9s\n", "by", "group", "rows", "TTFT MAPE", "median", "TPOT MAPE", "median");
     print_groups("all", &r->all, 1);
@@ -142,6 +142,7 @@ static int fid_print_json(const model_fidelity_result *r)
         } else {
             json_object_set_new(o, "layout", layout_json(&x->agg));
         }
+        if (x->assumed[0]) json_object_set_new(o, "assumed", json_string(x->assumed));
         if (x->ok) {
             json_object_set_new(o, "measured_ttft_ms", json_real(x->meas_ttft_ms));
             json_object_set_new(o, "measured_tpot_ms", json_real(x->meas_tpot_ms));
@@ -182,6 +183,7 @@ static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_
     row_layout(r, lay, sizeof lay);
     printf("row %s: %s %s on %s, %s, %s, concurrency %d, isl %d, osl %d\n", r->id, r->backend, r->model, r->gpu,
            r->dtype, lay, r->concurrency, r->isl, r->osl);
+    if (r->assumed[0]) printf("assumed: %s\n", r->assumed);
     printf("TTFT  measured %9.2f ms  simulated %9.2f ms (%+.1f%%)\n", r->meas_ttft_ms, x->ttft_ms,
            rel_err(x->ttft_ms, r->meas_ttft_ms));
     printf("  host/frontend                  %9.3f ms\n", x->frontend_ms);

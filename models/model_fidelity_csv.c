@@ -252,11 +252,16 @@ static void parse_row(char **f, int n, const int *col, int lineno, model_fidelit
     r->pp = shown->pp;
     r->dp = shown->dp;
     r->ep = shown->ep;
+    if (r->disagg && (r->prefill.workers == 0 || r->decode.workers == 0))
+        snprintf(r->assumed, sizeof r->assumed, "no %s%s%s: one worker assumed",
+                 r->prefill.workers == 0 ? "prefill_num_workers" : "",
+                 r->prefill.workers == 0 && r->decode.workers == 0 ? "/" : "",
+                 r->decode.workers == 0 ? "decode_num_workers" : "");
     const char *bad = NULL;
     if (r->concurrency < 1) bad = "concurrency";
     else if (r->isl < 1) bad = "isl";
     else if (r->osl < 2) bad = "osl (needs >= 2 for a TPOT)";
-    else if (!lay_ok) bad = "a layout column (non-negative integers)";
+    else if (!lay_ok) bad = "layout (batch, worker and parallel sizes are non-negative integers)";
     else if (!r->disagg && r->agg.tp < 1) bad = "tp_size";
     else if (r->disagg && (r->prefill.tp < 1 || r->decode.tp < 1)) bad = "prefill_tp_size/decode_tp_size";
     else if (!(r->meas_ttft_ms > 0) || !(r->meas_tpot_ms > 0)) bad = "silicon_ttft_ms/silicon_tpot_ms";

@@ -46,6 +46,7 @@ static void test_read(void)
         CHECK(w->agg.tp == 1 && w->agg.dp == 64 && w->agg.moe_tp == 8 && w->agg.ep == 8 && w->agg.batch == 2);
         CHECK(w->concurrency == 128 && w->isl == 1024 && w->osl == 1024);
         CHECK(r.rows[ROW_DENSE].note[0] == 0 && d->note[0] == 0 && w->note[0] == 0);
+        CHECK(d->assumed[0] == 0 && w->assumed[0] == 0);
         /* The disaggregated row's scenario: a prefill pool and five decode
          * instances admitting their batch size each. */
         sim_scenario *sc = malloc(sizeof *sc);
@@ -73,6 +74,25 @@ static void test_read(void)
     fclose(f);
     CHECK(model_fidelity_read(tmp, &r, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, ":1: missing column 'model_path'");
+    /* A disaggregated row without worker counts replays one of each and
+     * says so; a malformed layout field is a reason, not a crash. */
+    f = fopen(tmp, "w");
+    REQUIRE_OR(f != NULL, unlink(tmp); return);
+    fputs("id,concurrency,backend,model_path,system,precision,mode,isl,osl,tp_size,pp_size,attention_dp_size,"
+          "moe_ep_size,prefill_tp_size,decode_tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+          "a,8,sglang,Qwen/Qwen3-32B,h100_sxm,,disagg,1024,128,,,,,2,2,300,12\n"
+          "b,8,sglang,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,2x,1,1,1,,,300,12\n",
+          f);
+    fclose(f);
+    CHECK_MSG(model_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    if (r.n_rows == 2) {
+        CHECK(r.rows[0].disagg && r.rows[0].note[0] == 0);
+        CHECK_CONTAINS(r.rows[0].assumed, "no prefill_num_workers/decode_num_workers: one worker assumed");
+        CHECK_CONTAINS(r.rows[1].note, "line 3: incomplete row: no valid layout (batch, worker and parallel sizes");
+    } else {
+        CHECK(r.n_rows == 2);
+    }
+    model_fidelity_free(&r);
     unlink(tmp);
 }
 
@@ -185,6 +205,19 @@ static void test_json(void)
     CHECK(json_object_get(json_object_get(sum, "mode"), "disagg") != NULL);
     CHECK(json_integer_value(json_object_get(root, "rows_simulated")) == 3);
     json_decref(root);
+    /* Usage errors exit 2; --explain prints one row's breakdown. */
+    char *av1[] = {"fidelity", "--csv", fixture, "--jobs", "0"};
+    CHECK(model_cli_fidelity(5, av1) == 2);
+    char *av2[] = {"fidelity", "--csv", fixture, "--explain", "no-such-row"};
+    CHECK(model_cli_fidelity(5, av2) == 2);
+    snprintf(cmd, sizeof cmd, "'%s' fidelity --csv '%s' --explain dsr1_b200_trtllm_fp4_agg_1024x1024_c128_cfg191",
+             bin, fixture);
+    out = NULL;
+    CHECK(sh(cmd, &out) == 0);
+    CHECK_CONTAINS(out, "tp1dp64ep8mtp8");
+    CHECK_CONTAINS(out, "decode step (batch");
+    CHECK_CONTAINS(out, "moe_all_gather");
+    free(out);
 }
 
 static void test_explain(void)
