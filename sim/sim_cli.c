@@ -52,6 +52,7 @@ static const char *usage_main =
 static const char *usage_run =
     "usage: servesim run SCENARIO.yaml [--set key.path=value ...] [--seed N] [--json]\n"
     "                    [--sweep key.path=v1,v2,...] [--db FILE | --no-db] [--no-perf-db] [--quiet]\n"
+    "                    [--out DIR]\n"
     "\n"
     "Simulates the scenario and prints a summary table (or one JSON object with --json).\n"
     "  --set key.path=value  override any scenario leaf, e.g. --set workload.arrival.rate=40,\n"
@@ -65,9 +66,10 @@ static const char *usage_run =
     "  --no-db               do not write a results DB even if the scenario names one\n"
     "  --no-perf-db          price every op with the analytic roofline (hardware.perf_db=none)\n"
     "  --quiet               no progress bar\n"
-    "  --out DIR             draw plots into DIR (gnuplot): a sweep gets sweep.png,\n"
-    "                        throughput-latency.png and cdf.png, a single run cdf.png and\n"
-    "                        timeline.png; the runs go to DIR/results.db unless --db is given\n"
+    "  --out DIR             draw plots into DIR (gnuplot), named after the scenario: a sweep\n"
+    "                        gets NAME-sweep.png, NAME-throughput-latency.png and NAME-cdf.png,\n"
+    "                        a single run NAME-cdf.png and NAME-timeline.png; the runs go to\n"
+    "                        DIR/NAME.db unless --db is given (relative paths: the working dir)\n"
     "Exit status: 0 ok, 1 failure, 2 bad usage or input, 3 the run stopped on overload\n"
     "(its partial metrics are still printed and stored).\n";
 
@@ -92,6 +94,7 @@ typedef struct {
     const char *sweep;
     const char *out_dir;
     char out_db[1100];
+    char stem[256];          /* file-name stem from the scenario name (run --out) */
     int no_db, json, quiet, no_perf_db;
 } run_args;
 
@@ -240,7 +243,7 @@ static char *params_json(const run_args *a)
 /* One simulation: load with the given overrides, run, print (unless the
  * caller prints a sweep table), store. *st is opened on first use. */
 static int run_one(const run_args *a, const char *const *sets, int n_sets, int print, sim_store **st,
-                   sim_summary *sum, char *label, size_t label_len)
+                   sim_summary *sum, char *label, size_t label_len, char *db_used, size_t db_len)
 {
     sim_err err = {{0}};
     sim_scenario *sc = malloc(sizeof *sc);
@@ -296,6 +299,7 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
             goto fail;
         }
         if (print && !a->json) printf("results: run %lld stored in %s\n", (long long)run_id, sc->output.db);
+        if (db_used) snprintf(db_used, db_len, "%s", sc->output.db);
     }
     exit_code = sum->overloaded ? EXIT_OVERLOAD : 0;
 fail:
@@ -419,6 +423,7 @@ static int run_sweep(const run_args *a, const char *key, const char *values)
     char *vals = strdup(values), *vlist[1024];
     sim_store *st = NULL;
     int worst = 0, n = 0;
+    char stored[1100] = "";
     if (!vals) return 1;
     int nv = sweep_values(vals, vlist, (int)(sizeof vlist / sizeof vlist[0]));
     if (nv <= 0) {
@@ -448,7 +453,7 @@ static int run_sweep(const run_args *a, const char *key, const char *values)
         }
         sim_summary sum;
         memset(&sum, 0, sizeof sum);
-        int rc = run_one(a, sets, ns, 0, &st, &sum, NULL, 0);
+        int rc = run_one(a, sets, ns, 0, &st, &sum, NULL, 0, stored, sizeof stored);
         if (rc == EXIT_USAGE) {
             worst = rc;
             break;
@@ -466,7 +471,7 @@ static int run_sweep(const run_args *a, const char *key, const char *values)
         n++;
     }
     if (a->json) printf("\n]\n");
-    else if (st) printf("\nall %d runs stored in the results DB\n", n);
+    else if (st) printf("\nresults: all %d runs stored in %s\n", n, stored);
     sim_store_close(st);
     free(vals);
     return worst;
@@ -480,8 +485,9 @@ static int draw_plots(const run_args *a, int sweep)
     const sim_plot_kind *kinds = sweep ? sweep_kinds : run_kinds;
     int n = sweep ? 3 : 2, rc = 0;
     for (int i = 0; i < n; i++) {
-        char out[1200];
-        snprintf(out, sizeof out, "%s/%s.png", a->out_dir, sim_plot_kind_name(kinds[i]));
+        char out[1200], name[400];
+        snprintf(name, sizeof name, "%s-%s.png", a->stem, sim_plot_kind_name(kinds[i]));
+        sim_file_join(out, sizeof out, a->out_dir, name);
         sim_plot_opts o = {.kind = kinds[i], .db = a->db, .out = out};
         sim_err err = {{0}};
         if (sim_plot_make(&o, &err) < 0) {
@@ -508,12 +514,28 @@ static int cmd_run(int argc, char **argv)
             fprintf(stderr, "servesim: --out %s: %s\n", a.out_dir, strerror(errno));
             return 1;
         }
-        if (!a.db) {
-            snprintf(a.out_db, sizeof a.out_db, "%s/results.db", a.out_dir);
-            a.db = a.out_db;
-        }
     }
     char key[256] = "", values[1024] = "";
+    /* The scenario (its name names the --out files; it may declare a sweep). */
+    sim_scenario *sc0 = malloc(sizeof *sc0);
+    sim_err err0 = {{0}};
+    if (!sc0) return 1;
+    if (sim_loader_load_file(a.path, a.sets, a.n_sets, sc0, &err0) < 0) {
+        fprintf(stderr, "servesim: %s\n", err0.msg);
+        free(sc0);
+        return EXIT_USAGE;
+    }
+    sim_file_stem(a.stem, sizeof a.stem, sc0->name);
+    char sc_key[256], sc_values[1024];
+    snprintf(sc_key, sizeof sc_key, "%s", sc0->sweep.key);
+    snprintf(sc_values, sizeof sc_values, "%s", sc0->sweep.values);
+    free(sc0);
+    if (a.out_dir && !a.db) {
+        char name[300];
+        snprintf(name, sizeof name, "%s.db", a.stem);
+        sim_file_join(a.out_db, sizeof a.out_db, a.out_dir, name);
+        a.db = a.out_db;
+    }
     if (a.sweep) {
         const char *eq = strchr(a.sweep, '=');
         if (!eq || eq == a.sweep || !eq[1]) {
@@ -524,17 +546,8 @@ static int cmd_run(int argc, char **argv)
         snprintf(values, sizeof values, "%s", eq + 1);
     } else {
         /* The sweep may be declared in the scenario itself. */
-        sim_err err = {{0}};
-        sim_scenario *sc = malloc(sizeof *sc);
-        if (!sc) return 1;
-        if (sim_loader_load_file(a.path, a.sets, a.n_sets, sc, &err) < 0) {
-            fprintf(stderr, "servesim: %s\n", err.msg);
-            free(sc);
-            return EXIT_USAGE;
-        }
-        snprintf(key, sizeof key, "%s", sc->sweep.key);
-        snprintf(values, sizeof values, "%s", sc->sweep.values);
-        free(sc);
+        snprintf(key, sizeof key, "%s", sc_key);
+        snprintf(values, sizeof values, "%s", sc_values);
         if (key[0] && !values[0]) {
             fprintf(stderr, "servesim: %s: sweep.key '%s' is set but sweep.values is empty\n", a.path, key);
             return EXIT_USAGE;
@@ -547,7 +560,7 @@ static int cmd_run(int argc, char **argv)
     }
     sim_store *st = NULL;
     sim_summary sum;
-    int rc = run_one(&a, a.sets, a.n_sets, 1, &st, &sum, NULL, 0);
+    int rc = run_one(&a, a.sets, a.n_sets, 1, &st, &sum, NULL, 0, NULL, 0);
     sim_store_close(st);
     if (a.out_dir && rc != EXIT_USAGE && rc != 1 && draw_plots(&a, 0) && rc == 0) rc = 1;
     return rc;

@@ -92,3 +92,27 @@ fail:
     free(buf);
     return rc;
 }
+
+int sim_file_join(char *dst, size_t len, const char *dir, const char *name)
+{
+    size_t dl = dir ? strlen(dir) : 0;
+    while (dl > 1 && dir[dl - 1] == '/') dl--;
+    while (*name == '/' && dl > 0) name++;
+    int w = dl == 0 ? snprintf(dst, len, "%s", name)
+          : dl == 1 && dir[0] == '/' ? snprintf(dst, len, "/%s", name)
+                                     : snprintf(dst, len, "%.*s/%s", (int)dl, dir, name);
+    return w < 0 || (size_t)w >= len ? SIM_ERANGE : 0;
+}
+
+void sim_file_stem(char *dst, size_t len, const char *name)
+{
+    size_t n = 0;
+    if (!len) return;
+    for (const char *c = name; *c && n + 1 < len; c++) {
+        int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+                 *c == '_' || (*c == '.' && n > 0);
+        dst[n++] = ok ? *c : '_';
+    }
+    dst[n] = '\0';
+    if (n == 0) snprintf(dst, len, "servesim");
+}

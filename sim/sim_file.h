@@ -27,4 +27,13 @@ int sim_file_open_regular(const char *path, const char *what, FILE **out, sim_er
 int sim_file_read_all(const char *path, const char *what, size_t max_bytes, char **text, size_t *len,
                       sim_err *err);
 
+/* dir + "/" + name into dst (len bytes) with no doubled slash ("out/" and
+ * "out" give "out/name"; an empty dir gives name). Returns 0, or SIM_ERANGE
+ * when it does not fit (dst then holds a truncated path). */
+int sim_file_join(char *dst, size_t len, const char *dir, const char *name);
+
+/* A file-name stem from a scenario name: letters, digits, '-', '_' and '.'
+ * kept, anything else '_' ("" gives "servesim"). */
+void sim_file_stem(char *dst, size_t len, const char *name);
+
 #endif

@@ -152,7 +152,8 @@ static int has_ext(const char *s, const char *ext)
 
 /* Copies a string value into its buffer; paths written in the file are
  * resolved against the file's folder (overrides are relative to the
- * current directory, like any other command-line path). */
+ * current directory, like any other command-line path); output paths are
+ * relative to the current directory either way. */
 static int store_string(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, const char *path,
                         char *dst)
 {
@@ -160,6 +161,9 @@ static int store_string(ctx *c, const sim_schema_field *f, const sim_yaml_node *
     int is_path = f->type == SIM_SCHEMA_PATH ||
                   (f->type == SIM_SCHEMA_MODEL &&
                    (has_ext(s, ".json") || has_ext(s, ".yaml") || has_ext(s, ".yml")));
+    /* Outputs (output.db) land where the user is: relative to the current
+     * directory, as on the command line, not beside the scenario. */
+    if (strncmp(f->path, "output.", 7) == 0) is_path = 0;
     /* hardware.perf_db: none is a word (the analytic model), not a file. */
     if (strcmp(f->path, "hardware.perf_db") == 0 && strcmp(s, "none") == 0) is_path = 0;
     if (f->type == SIM_SCHEMA_MODEL && !*s)

@@ -292,7 +292,7 @@ static const sim_schema_field table[] = {
     FLD("slo.tpot_ms", SIM_SCHEMA_F64, SC(slo.tpot_ms), GE0, "Time-per-output-token bound in ms."),
 
     SEC("output", "Where results go."),
-    FLD("output.db", SIM_SCHEMA_PATH, SC(output.db), ANY, "SQLite results database (\"\" = do not store)."),
+    FLD("output.db", SIM_SCHEMA_PATH, SC(output.db), ANY, "SQLite results database (\"\" = do not store); a relative path is relative to the working directory, not the scenario's folder."),
     FLD("output.store_requests", SIM_SCHEMA_BOOL, SC(output.store_requests), ANY,
         "Store one row per request in the database."),
     FLD("output.sample_interval_s", SIM_SCHEMA_F64, SC(output.sample_interval_s), GT0,

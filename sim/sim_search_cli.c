@@ -132,7 +132,7 @@ static int mpi_launched(int *env_rank)
 static int write_file(const char *dir, const char *name, int (*fn)(const sim_search *, int32_t, FILE *, sim_err *),
                       const sim_search *s, int32_t i, char *path, size_t pl, sim_err *err)
 {
-    snprintf(path, pl, "%s/%s", dir, name);
+    if (sim_file_join(path, pl, dir, name) < 0) return sim_err_set(err, SIM_EINVAL, "--out %s: path too long", dir);
     FILE *f = fopen(path, "w");
     if (!f) return sim_err_set(err, SIM_EIO, "%s: %s", path, strerror(errno));
     int rc = fn(s, i, f, err);
@@ -174,8 +174,9 @@ static void make_plots(const char *dir, const char *db, const char *fmt, int qui
         return;
     }
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-        char out[4096];
-        snprintf(out, sizeof out, "%s/%s.%s", dir, sim_plot_kind_name(kinds[k]), fmt);
+        char out[4096], name[64];
+        snprintf(name, sizeof name, "%s.%s", sim_plot_kind_name(kinds[k]), fmt);
+        sim_file_join(out, sizeof out, dir, name);
         sim_plot_opts o = {.kind = kinds[k], .db = db, .out = out};
         sim_err err = {{0}};
         if (sim_plot_make(&o, &err) < 0)
@@ -291,7 +292,7 @@ int sim_cli_search(int argc, char **argv)
     if (!no_db) {
         if (db) snprintf(dbpath, sizeof dbpath, "%s", db);
         else if (sc->output.db[0]) snprintf(dbpath, sizeof dbpath, "%s", sc->output.db);
-        else if (out_dir) snprintf(dbpath, sizeof dbpath, "%s/search.db", out_dir);
+        else if (out_dir) sim_file_join(dbpath, sizeof dbpath, out_dir, "search.db");
     }
     /* Only rank 0 writes; under MPI the rank is known after the run starts,
      * so open lazily: every rank but 0 (by the launcher's environment) skips. */
@@ -359,20 +360,27 @@ int sim_cli_search(int argc, char **argv)
     }
     if (out_dir) {
         char p[4096];
-        if (write_file(out_dir, "candidates.csv", w_csv, s, 0, p, sizeof p, &err) < 0 ||
-            write_file(out_dir, "search.json", w_json, s, 0, p, sizeof p, &err) < 0 ||
-            write_file(out_dir, "search.txt", w_tables, s, 0, p, sizeof p, &err) < 0) {
-            fprintf(stderr, "servesim: %s\n", err.msg);
-            goto out;
-        }
-        if (have) {
-            if (write_file(out_dir, "recommended.yaml", w_yaml, s, best, p, sizeof p, &err) < 0 ||
-                write_file(out_dir, "launch.sh", w_launch, s, best, p, sizeof p, &err) < 0) {
+        static const char *const what[] = {"every candidate, one row each", "the result as JSON", "the tables above"};
+        static const char *const names[] = {"candidates.csv", "search.json", "search.txt"};
+        int (*const fns[])(const sim_search *, int32_t, FILE *, sim_err *) = {w_csv, w_json, w_tables};
+        for (int q = 0; q < 3; q++) {
+            if (write_file(out_dir, names[q], fns[q], s, 0, p, sizeof p, &err) < 0) {
                 fprintf(stderr, "servesim: %s\n", err.msg);
                 goto out;
             }
-            if (!json) printf("recommended scenario: %s/recommended.yaml (servesim run accepts it)\n"
-                              "launch commands: %s/launch.sh\n", out_dir, out_dir);
+            if (!json && !quiet) printf("wrote %s (%s)\n", p, what[q]);
+        }
+        if (have) {
+            if (write_file(out_dir, "recommended.yaml", w_yaml, s, best, p, sizeof p, &err) < 0) {
+                fprintf(stderr, "servesim: %s\n", err.msg);
+                goto out;
+            }
+            if (!json) printf("recommended scenario: %s (servesim run accepts it)\n", p);
+            if (write_file(out_dir, "launch.sh", w_launch, s, best, p, sizeof p, &err) < 0) {
+                fprintf(stderr, "servesim: %s\n", err.msg);
+                goto out;
+            }
+            if (!json) printf("launch commands: %s\n", p);
         }
         if (stats.interrupted) {
             fprintf(stderr, "servesim: plots skipped: the search was interrupted (no final runs to draw)\n");

@@ -270,11 +270,11 @@ static void test_sweep(void)
     int rc = sh(cmd, NULL);
     char path[256];
     struct stat stb;
-    snprintf(path, sizeof path, "%s/results.db", dir);
+    snprintf(path, sizeof path, "%s/quickstart.db", dir);
     CHECK(stat(path, &stb) == 0 && stb.st_size > 0);
     if (system("gnuplot --version >/dev/null 2>&1") == 0) {
         CHECK(rc == 0);
-        const char *pngs[] = {"sweep.png", "throughput-latency.png", "cdf.png"};
+        const char *pngs[] = {"quickstart-sweep.png", "quickstart-throughput-latency.png", "quickstart-cdf.png"};
         for (int i = 0; i < 3; i++) {
             snprintf(path, sizeof path, "%s/%s", dir, pngs[i]);
             CHECK_MSG(stat(path, &stb) == 0 && stb.st_size > 1000, "%s missing or empty", path);
@@ -283,8 +283,29 @@ static void test_sweep(void)
     } else {
         CHECK(rc == 1); /* asked for plots, gnuplot missing: says so and fails */
     }
-    snprintf(path, sizeof path, "%s/results.db", dir);
+    snprintf(path, sizeof path, "%s/quickstart.db", dir);
     unlink(path);
+    /* Relative outputs land in the working directory: the scenario's own
+     * output.db (quickstart.db) and --out given with a trailing slash, each
+     * message naming the file (no doubled slash). */
+    snprintf(cmd, sizeof cmd, "cd %s && %s run %s/scenarios/quickstart.yaml --quiet --set workload.requests=100 2>&1",
+             dir, bin, src);
+    CHECK(sh(cmd, &out) == 0);
+    CHECK_CONTAINS(out, "stored in quickstart.db\n");
+    free(out);
+    snprintf(path, sizeof path, "%s/quickstart.db", dir);
+    CHECK(stat(path, &stb) == 0 && stb.st_size > 0);
+    unlink(path);
+    snprintf(cmd, sizeof cmd, "cd %s && %s run %s/scenarios/quickstart.yaml --quiet --set workload.requests=100 "
+             "--sweep workload.arrival.rate=10,20 --out sub/ 2>&1", dir, bin, src);
+    sh(cmd, &out);
+    CHECK_CONTAINS(out, "results: all 2 runs stored in sub/quickstart.db\n");
+    CHECK(strstr(out, "//") == NULL);
+    free(out);
+    snprintf(path, sizeof path, "%s/sub/quickstart.db", dir);
+    CHECK(stat(path, &stb) == 0 && stb.st_size > 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/sub'", dir);
+    CHECK(system(cmd) == 0);
     rmdir(dir);
     snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --no-db --out /tmp 2>&1", bin, src);
     CHECK(sh(cmd, &out) == 2);

@@ -4,6 +4,7 @@
  * SERVESIM_WRITE_REFERENCE=1 rewrites it). */
 #include "test_util.h"
 
+#include "sim_file.h"
 #include "sim_loader.h"
 #include "sim_schema.h"
 
@@ -116,14 +117,26 @@ static void test_paths(void)
     CHECK_MSG(rc == 0, "%s", err.msg);
     snprintf(want, sizeof want, "%s/tests/data/loader/in.txt", src_dir);
     CHECK_MSG(strcmp(sc.workload.input_tokens.path, want) == 0, "%s", sc.workload.input_tokens.path);
-    snprintf(want, sizeof want, "%s/tests/data/loader/out/results.db", src_dir);
-    CHECK(strcmp(sc.output.db, want) == 0);
+    /* Outputs land in the working directory, not beside the scenario. */
+    CHECK_MSG(strcmp(sc.output.db, "out/results.db") == 0, "%s", sc.output.db);
     CHECK(strcmp(sc.model, "llama-3.1-8b") == 0); /* a catalogue name is not a path */
     CHECK(strcmp(sc.workload.trace.path, "cli.jsonl") == 0); /* --set paths: current directory */
     CHECK(sc.workload.trace.format == SIM_TRACE_CSV);
     /* In-memory documents resolve against the current directory. */
     CHECK(load("output: {db: r.db}\nmodel: m/config.json\n", NULL, 0, &sc, &err) == 0);
     CHECK(strcmp(sc.output.db, "r.db") == 0 && strcmp(sc.model, "m/config.json") == 0);
+    /* Output file names: joined without doubled slashes, stems from names. */
+    char j[64];
+    CHECK(sim_file_join(j, sizeof j, "out/", "a.png") == 0 && strcmp(j, "out/a.png") == 0);
+    CHECK(sim_file_join(j, sizeof j, "out//", "a.png") == 0 && strcmp(j, "out/a.png") == 0);
+    CHECK(sim_file_join(j, sizeof j, "out", "a.png") == 0 && strcmp(j, "out/a.png") == 0);
+    CHECK(sim_file_join(j, sizeof j, "/", "a.png") == 0 && strcmp(j, "/a.png") == 0);
+    CHECK(sim_file_join(j, sizeof j, "", "a.png") == 0 && strcmp(j, "a.png") == 0);
+    CHECK(sim_file_join(j, 4, "out", "a.png") == SIM_ERANGE);
+    sim_file_stem(j, sizeof j, "my run/v2");
+    CHECK(strcmp(j, "my_run_v2") == 0);
+    sim_file_stem(j, sizeof j, "");
+    CHECK(strcmp(j, "servesim") == 0);
     /* Missing file. */
     rc = sim_loader_load_file("/nonexistent/servesim/x.yaml", NULL, 0, &sc, &err);
     CHECK(rc == SIM_EIO);
