@@ -104,12 +104,14 @@ static int find_base(const char *org, const char *base)
     return -1;
 }
 
-/* model_type of zoo entry i (top level or text_config) into out. */
-static void zoo_model_type(int i, char *out, size_t size)
+/* model_type of zoo entry i (top level or text_config) into out; its
+ * quantization_config (a new reference, or NULL) into *qcfg when asked. */
+static void zoo_model_type(int i, char *out, size_t size, json_t **qcfg)
 {
     char *text = NULL;
     size_t len = 0;
     out[0] = 0;
+    if (qcfg) *qcfg = NULL;
     if (model_zoo_read(i, 0, &text, &len, NULL)) return;
     json_t *root = json_loads(text, 0, NULL);
     free(text);
@@ -119,38 +121,59 @@ static void zoo_model_type(int i, char *out, size_t size)
     if (json_is_object(tc) && json_string_value(json_object_get(tc, "model_type")))
         t = json_string_value(json_object_get(tc, "model_type"));
     snprintf(out, size, "%s", t ? t : "");
+    if (qcfg) {
+        json_t *q = json_is_object(tc) ? json_object_get(tc, "quantization_config") : NULL;
+        if (!q) q = json_object_get(root, "quantization_config");
+        if (json_is_object(q)) *qcfg = json_incref(q);
+    }
     json_decref(root);
 }
 
-/* A shipped checkpoint with a ModelOpt quantisation file that is the same
- * kind of variant (name suffix, org when given) of the same architecture
- * (model_type) as base entry b; -1 when none. */
+/* A shipped checkpoint that is the same kind of variant (name suffix, org
+ * when given) of the same architecture (model_type) as base entry b and
+ * says how it is quantised (a ModelOpt file or a quantization_config);
+ * -1 when none. */
 static int find_quant_sibling(const char *org, const char *suffix, int b)
 {
     char want[64], type[64];
-    zoo_model_type(b, want, sizeof want);
+    zoo_model_type(b, want, sizeof want, NULL);
     if (!want[0]) return -1;
     for (int i = 0; i < model_zoo_count(); i++) {
         const char *stem = model_zoo_stem(i);
-        if (i == b || !model_zoo_has_quant(i) || !ends_with_ci(stem, suffix)) continue;
+        if (i == b || !ends_with_ci(stem, suffix)) continue;
         if (org && *org && strncasecmp(stem, org, strlen(org))) continue;
-        zoo_model_type(i, type, sizeof type);
-        if (!strcmp(type, want)) return i;
+        json_t *q = NULL;
+        zoo_model_type(i, type, sizeof type, &q);
+        int quantised = model_zoo_has_quant(i) || q;
+        json_decref(q);
+        if (quantised && !strcmp(type, want)) return i;
     }
     return -1;
 }
 
-/* Base entry b's config with sibling s's ModelOpt quantisation file. */
+/* Base entry b's config with sibling s's quantisation: its ModelOpt file,
+ * else its quantization_config set into the base config. */
 static int load_with_quant_of(int b, int s, model_spec *out, sim_err *err)
 {
-    char *text = NULL, *quant = NULL, origin[300];
+    char *text = NULL, *quant = NULL, *merged = NULL, origin[300], type[64];
     size_t len = 0, qlen = 0;
     int rc = model_zoo_read(b, 0, &text, &len, err);
-    if (!rc) rc = model_zoo_read(s, 1, &quant, &qlen, err);
     snprintf(origin, sizeof origin, "<zoo>/models/hf/%s.json", model_zoo_stem(b));
-    if (!rc) rc = model_hf_parse_quant(text, quant, origin, out, err);
+    if (!rc && model_zoo_has_quant(s)) {
+        rc = model_zoo_read(s, 1, &quant, &qlen, err);
+    } else if (!rc) {
+        json_t *q = NULL, *root = json_loads(text, 0, NULL);
+        zoo_model_type(s, type, sizeof type, &q);
+        if (root && q) json_object_set(root, "quantization_config", q);
+        merged = root && q ? json_dumps(root, JSON_COMPACT) : NULL;
+        json_decref(q);
+        json_decref(root);
+        if (!merged) rc = sim_err_set(err, SIM_EIO, "%s: cannot merge the quantisation of %s", origin, model_zoo_stem(s));
+    }
+    if (!rc) rc = model_hf_parse_quant(merged ? merged : text, quant, origin, out, err);
     free(text);
     free(quant);
+    free(merged);
     return rc;
 }
 
@@ -196,8 +219,8 @@ static int resolve_variant(const char *name, model_spec *out, sim_err *err)
             model_zoo_id(sib, sid, sizeof sid);
             if ((rc = load_with_quant_of(i, sib, out, err))) return rc;
             model_spec_note(out,
-                            "%s is not shipped: architecture from %s, quantisation (which parts are %s) from the "
-                            "shipped %s of the same architecture",
+                            "%s is not shipped: architecture from %s, quantisation (which parts are %s, how) "
+                            "from the shipped %s of the same architecture",
                             name, id, model_dtype_name(d), sid);
         } else {
             if ((rc = resolve_zoo_entry(i, out, err))) return rc;

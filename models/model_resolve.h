@@ -13,9 +13,11 @@
  *      "-Chat", "-it") or the "Meta-" prefix of Llama names resolve to the
  *      shipped base (same config.json); a quantised name ("-FP8", "-NVFP4",
  *      "-MXFP4", "-INT4", "-FP4") resolves to the shipped base's
- *      architecture with the quantisation file of a shipped checkpoint of
- *      the same architecture (model_type), org and suffix when there is one
- *      (nvidia/DeepSeek-R1-NVFP4 takes nvidia/DeepSeek-V3.1-NVFP4's), else
+ *      architecture with the quantisation (ModelOpt file, else
+ *      quantization_config) of a shipped checkpoint of the same
+ *      architecture (model_type), org and suffix when there is one
+ *      (nvidia/DeepSeek-R1-NVFP4 takes nvidia/DeepSeek-V3.1-NVFP4's,
+ *      Qwen/Qwen3-8B-FP8 Qwen/Qwen3-32B-FP8's), else
  *      with the suffix's format on every linear layer but embedding, LM
  *      head and routers.
  * Anything else fails with the nearest names (catalogue and zoo). A path

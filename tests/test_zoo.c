@@ -124,6 +124,13 @@ static void test_measured_ids(void)
     CHECK(model_catalog_model("nvidia/Qwen3-32B-NVFP4", &m, &e) == 0);
     CHECK(m.wdtype_dense == MODEL_DTYPE_NVFP4 && m.wdtype_attn == MODEL_DTYPE_NVFP4);
     CHECK(model_spec_main_dtype(&m) == MODEL_DTYPE_NVFP4);
+    /* A quantised variant takes a shipped sibling's quantisation: its
+     * ModelOpt file, or its quantization_config (Qwen's block-128 fp8). */
+    CHECK(model_catalog_model("nvidia/DeepSeek-R1-NVFP4", &m, &e) == 0 && m.wdtype_attn == MODEL_DTYPE_BF16 &&
+          m.wdtype_expert == MODEL_DTYPE_NVFP4);
+    CHECK_CONTAINS(m.notes, "from the shipped nvidia/DeepSeek-V3.1-NVFP4");
+    CHECK(model_catalog_model("Qwen/Qwen3-8B-FP8", &m, &e) == 0 && m.wdtype_dense == MODEL_DTYPE_FP8_BLOCK);
+    CHECK_CONTAINS(m.notes, "from the shipped Qwen/Qwen3-32B-FP8");
     /* A bare name unique in the zoo. */
     CHECK(model_catalog_model("Kimi-K2.5", &m, &e) == 0 && !strcmp(m.name, "moonshotai/Kimi-K2.5"));
     /* Catalogue names still win over zoo ids. */
