@@ -12,6 +12,7 @@
 #include "sim_search.h"
 
 #include "sim_cluster.h"
+#include "sim_estimate.h"
 #include "sim_file.h"
 #include "sim_loader.h"
 #include "sim_store.h"
@@ -39,6 +40,8 @@ static const char *usage_main =
     "  validate SCENARIO.yaml  check a scenario (keys, types, ranges, catalogue names, memory fit)\n"
     "  schema                  print the scenario reference (every key, type, default, range)\n"
     "  predict                 op-by-op latency of one iteration (model, GPU, layout, batch)\n"
+    "  estimate                TTFT/TPOT/throughput of one deployment (--model --gpu --tp --isl --osl ...)\n"
+    "  init                    write a commented starting scenario with a search block (--model --gpu --slo-*)\n"
     "  model show|list         a model as loaded (layers, params, weight/KV bytes), or every known model\n"
     "  fidelity                replay measured deployments (e2e-dev.csv) and print the error\n"
     "  op OP|--csv|--score|--fit   latency of one op (GEMM, attention, MoE, collectives ...) as priced\n"
@@ -606,6 +609,8 @@ int sim_cli_main(int argc, char **argv)
     if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
     if (strcmp(cmd, "search") == 0) return sim_cli_search(argc - 1, argv + 1);
     if (strcmp(cmd, "plot") == 0) return sim_cli_plot(argc - 1, argv + 1);
+    if (strcmp(cmd, "estimate") == 0) return sim_cli_estimate(argc - 1, argv + 1);
+    if (strcmp(cmd, "init") == 0) return sim_cli_init(argc - 1, argv + 1);
     if (strcmp(cmd, "predict") == 0) return model_cli_predict(argc - 1, argv + 1);
     if (strcmp(cmd, "model") == 0) return model_cli_model(argc - 1, argv + 1);
     if (strcmp(cmd, "fidelity") == 0) return model_cli_fidelity(argc - 1, argv + 1);

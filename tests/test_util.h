@@ -119,6 +119,30 @@ static inline char *test_slurp(const char *path)
 
 /* The exit status of a test binary: 1 when a check failed or when no
  * check ran (a test that checks nothing cannot pass), else 0. */
+/* Runs a shell command; returns its exit status (-1 when it did not exit)
+ * and, when out is not NULL, its stdout (free it). */
+#include <sys/wait.h>
+static inline int test_sh(const char *cmd, char **out)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    if (buf) buf[n] = '\0';
+    int st = pclose(p);
+    if (out) *out = buf;
+    else free(buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 static inline int test_finish(const char *name)
 {
     if (test_failures) {
