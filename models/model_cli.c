@@ -22,7 +22,7 @@ static void pred_usage(FILE *o)
             "usage: servesim predict --model M --gpu G [--tp N --pp N --ep N --moe-tp N --dp N --dcp N --sp N\n"
             "                        --sp-kind K --dtype D --kv-dtype D --micro-batches N --ep-mode M\n"
             "                        --moe-gemm G --expert-skew S --tp-sp --comm-fp8 --comm-overlap --gpus-per-node N\n"
-            "                        --overhead-us U --overhead-per-seq-us U --eager-launch-us U]\n"
+            "                        --overhead-us U --overhead-per-seq-us U --eager-launch-us U --backend B]\n"
             "                        [--prefill TOKENS[@CACHED] ...] [--decode N --context C]\n"
             "                        [--perf-db FILE | --no-perf-db] [--json]\n"
             "       servesim predict SCENARIO.yaml [--set key=value ...] [batch flags] [--json]\n"
@@ -33,7 +33,9 @@ static void pred_usage(FILE *o)
             "the expert TP degree (0 = tp*dp/ep; moe_tp*ep < tp*dp replicates the expert groups).\n"
             "Default batch: --decode 1 --context 1024. Calibrated latencies come from --perf-db FILE (a perf-db\n"
             "or .sql dump), else the scenario's hardware.perf_db, else the newest calib/data/<gpu>-*.sql;\n"
-            "--no-perf-db (or hardware.perf_db: none) uses the analytic roofline alone.\n");
+            "--no-perf-db (or hardware.perf_db: none) uses the analytic roofline alone. --backend trtllm|vllm|\n"
+            "sglang|auto prices GEMMs, attention and NVLink collectives with the op model fitted to that\n"
+            "engine's measured kernels (source op-model; a scenario's scheduler.preset does the same).\n");
 }
 
 static int parse_int(const char *flag, const char *v, int32_t *out)
@@ -93,7 +95,7 @@ int model_cli_predict(int argc, char **argv)
 {
     const char *model = NULL, *gpu = NULL, *scenario = NULL, *sets[PRED_MAX_SETS];
     const char *dtype = NULL, *kv_dtype = NULL, *sp_kind = NULL, *ep_mode = NULL, *moe_gemm = NULL;
-    const char *perf_db = NULL;
+    const char *perf_db = NULL, *op_backend = NULL;
     char db_path[1024] = "";
     calib_db *db = NULL;
     int n_sets = 0, json = 0, rc = 2, no_db = 0;
@@ -130,6 +132,7 @@ int model_cli_predict(int argc, char **argv)
         else if (!strcmp(a, "--sp-kind")) sp_ = &sp_kind;
         else if (!strcmp(a, "--ep-mode")) sp_ = &ep_mode;
         else if (!strcmp(a, "--moe-gemm")) sp_ = &moe_gemm;
+        else if (!strcmp(a, "--backend")) sp_ = &op_backend;
         else if (!strcmp(a, "--tp")) ip = &tp;
         else if (!strcmp(a, "--pp")) ip = &pp;
         else if (!strcmp(a, "--dp")) ip = &dp;
@@ -224,6 +227,15 @@ int model_cli_predict(int argc, char **argv)
     if (ovh >= 0) l.overhead_s = ovh * 1e-6;
     if (ovh_seq >= 0) l.overhead_per_seq_s = ovh_seq * 1e-6;
     if (eager >= 0) l.eager_launch_s = eager * 1e-6;
+    if (op_backend) {
+        if (strcmp(op_backend, "trtllm") && strcmp(op_backend, "vllm") && strcmp(op_backend, "sglang") &&
+            strcmp(op_backend, "auto")) {
+            fprintf(stderr, "servesim predict: --backend must be trtllm, vllm, sglang or auto (got '%s')\n",
+                    op_backend);
+            return 2;
+        }
+        snprintf(l.op_backend, sizeof l.op_backend, "%s", op_backend);
+    }
     l.tp_sp |= tp_sp;
     l.comm_fp8 |= comm_fp8;
     l.comm_overlap |= comm_overlap;
@@ -351,7 +363,9 @@ int model_cli_predict(int argc, char **argv)
             printf("perf-db: %s; prices: %s (%d of %d ops, %.0f%% of op time, from measurements; the rest analytic)\n",
                    db_path, prices, db_ops, n_ops, op_s > 0 ? 100 * db_s / op_s : 0);
         else
-            printf("perf-db: none; prices: analytic (roofline for every op)\n");
+            printf("perf-db: none; prices: analytic (%s)\n",
+                   l.op_backend[0] ? "op model fitted to the engine's kernels where it covers an op, else roofline"
+                                   : "roofline for every op");
         printf("memory: %.2f GB weights per GPU, %.0f KV bytes per token, ", model_cost_weight_bytes_per_gpu(c) / 1e9,
                model_cost_kv_bytes_per_token(c));
         if (kv_ok) printf("KV capacity %lld tokens (90%% HBM, 2 GB reserve)\n", (long long)kv_tok);

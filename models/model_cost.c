@@ -203,6 +203,7 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         goto fail;
     }
     if ((rc = cost_moe_init(c, err))) goto fail;
+    cost_op_sets_init(c);
 
     const double tp = l->tp, h = m->hidden;
     c->wb = model_dtype_bytes(l->dtype);

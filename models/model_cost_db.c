@@ -294,14 +294,48 @@ const char *cost_op_dtype(model_dtype d)
 
 /* The engine's fitted set for q on this GPU: its backend's, else the set
  * fitted on most rows. */
+static const model_op_paramset *op_set_find(const model_cost *c, const char *v)
+{
+    const char *be = strcmp(c->l.op_backend, "auto") ? c->l.op_backend : NULL;
+    if (!strncmp(v, "nccl:", 5)) be = "nccl";
+    const model_op_paramset *s = model_op_lookup(&c->g, be, v);
+    if (!s && be && strncmp(v, "custom_allreduce:", 17)) s = model_op_lookup(&c->g, NULL, v);
+    return s;
+}
+
 static const model_op_paramset *op_set(const model_cost *c, const model_op_query *q)
 {
     char v[64];
     model_op_variant(q, v, sizeof v);
-    const char *be = strcmp(c->l.op_backend, "auto") ? c->l.op_backend : NULL;
-    const model_op_paramset *s = model_op_lookup(&c->g, be, v);
-    if (!s && be) s = model_op_lookup(&c->g, NULL, v);
-    return s;
+    for (int32_t i = 0; i < c->n_op_sets; i++)
+        if (!strcmp(c->op_sets[i].variant, v)) return c->op_sets[i].set;
+    return op_set_find(c, v);
+}
+
+void cost_op_sets_init(model_cost *c)
+{
+    c->n_op_sets = 0;
+    if (!c->l.op_backend[0]) return;
+    const char *kv = cost_op_dtype(c->l.kv_dtype), *w = cost_op_dtype(c->l.dtype);
+    char v[12][64];
+    int n = 0;
+    snprintf(v[n++], 64, "gemm:bfloat16");
+    if (w) snprintf(v[n++], 64, "gemm:%s", w);
+    if (kv) {
+        snprintf(v[n++], 64, "context_attention:bfloat16/%s", kv);
+        snprintf(v[n++], 64, "generation_attention:bfloat16/%s", kv);
+        snprintf(v[n++], 64, "mla_context:bfloat16/%s", kv);
+        snprintf(v[n++], 64, "mla_generation:bfloat16/%s", kv);
+    }
+    snprintf(v[n++], 64, "custom_allreduce:graph");
+    snprintf(v[n++], 64, "nccl:all_reduce");
+    snprintf(v[n++], 64, "nccl:all_gather");
+    snprintf(v[n++], 64, "nccl:reduce_scatter");
+    snprintf(v[n++], 64, "nccl:alltoall");
+    for (int i = 0; i < n && c->n_op_sets < (int32_t)(sizeof c->op_sets / sizeof c->op_sets[0]); i++) {
+        snprintf(c->op_sets[c->n_op_sets].variant, sizeof c->op_sets[0].variant, "%.63s", v[i]);
+        c->op_sets[c->n_op_sets++].set = op_set_find(c, v[i]);
+    }
 }
 
 double cost_op_model_time(const model_cost *c, const model_op_query *q)
@@ -326,14 +360,12 @@ double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double 
     if (op == MODEL_COLL_ALL_REDUCE && bytes <= 8e6 && strcmp(c->l.op_backend, "auto")) {
         q.kind = MODEL_OPK_CUSTOM_AR;
         snprintf(q.variant, sizeof q.variant, "graph");
-        const model_op_paramset *s = model_op_lookup(&c->g, c->l.op_backend, "custom_allreduce:graph");
+        const model_op_paramset *s = op_set(c, &q);
         if (s) return model_op_time(&c->g, &q, s->p, NULL);
     }
     q.kind = MODEL_OPK_NCCL;
     snprintf(q.variant, sizeof q.variant, "%s", nccl);
     snprintf(q.dtype, sizeof q.dtype, "half");
-    char v[64];
-    snprintf(v, sizeof v, "nccl:%s", nccl);
-    const model_op_paramset *s = model_op_lookup(&c->g, "nccl", v);
+    const model_op_paramset *s = op_set(c, &q);
     return s ? model_op_time(&c->g, &q, s->p, NULL) : 0;
 }

@@ -72,7 +72,17 @@ struct model_cost {
      * weights' dtype (fp8 standing in for fp8_block). */
     const struct calib_series *series[COST_DB_MAX_OPS][2];
     const char *wdtype;         /* model_dtype_name(l.dtype), for picking [op][1] */
+    /* Fitted op-model sets of the variants this instance prices, resolved
+     * at create (read-only while timing; cost_op_sets_init). */
+    struct {
+        char variant[64];
+        const model_op_paramset *set; /* NULL: none covers it */
+    } op_sets[16];
+    int32_t n_op_sets;
 };
+
+/* Resolves c->op_sets for the layout's op_backend (model_cost_create). */
+void cost_op_sets_init(model_cost *c);
 
 /* Detaches the perf-db tables, freeing them when owned (model_cost_destroy). */
 void cost_db_release(model_cost *c);
