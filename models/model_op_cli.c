@@ -20,6 +20,7 @@ static const char *usage_op =
     "       servesim op --csv FILE --gpu G [--backend B] [--params-gpu T] [-o OUT]\n"
     "       servesim op --score ROOT [--gpu T] [--params-gpu T]\n"
     "       servesim op --fit ROOT [--gpu T] [--write FILE]\n"
+    "       servesim op --params [--gpu T]\n"
     "\n"
     "The latency of one op as servesim's analytic op model prices it (docs/cost-model.md).\n"
     "OP: gemm, context_attention, generation_attention, mla_context, mla_generation,\n"
@@ -40,14 +41,15 @@ static const char *usage_op =
     "predicted_ms and source added; rows servesim does not model get an empty predicted_ms.\n"
     "--score prints median/p90/bias of predicted/measured - 1 per GPU, family and backend over\n"
     "every table under ROOT (e.g. ../shared/validation/ops). --fit refits every op variant's\n"
-    "parameters (GSL nonlinear least squares) and writes them as C (default stdout).\n";
+    "parameters (GSL nonlinear least squares) and writes them as C (default stdout). --params lists\n"
+    "the fitted sets (Markdown: GPU, backend, variant, each parameter with its unit, rows, error).\n";
 
 static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
 typedef struct {
     const char *op, *gpu, *dtype, *kv_dtype, *gemm_type, *variant, *phase, *distribution, *backend;
     const char *csv, *score, *fit, *out, *write, *params_gpu;
-    int json;
+    int json, params;
     const char *fields[MODEL_OPF_COUNT];
 } op_args;
 
@@ -73,6 +75,9 @@ static int parse_args(int argc, char **argv, op_args *a)
         else if (!strcmp(s, "--params-gpu")) dst = &a->params_gpu;
         else if (!strcmp(s, "--json")) {
             a->json = 1;
+            continue;
+        } else if (!strcmp(s, "--params")) {
+            a->params = 1;
             continue;
         } else if (s[0] == '-') {
             fprintf(stderr, "servesim op: unknown option '%s'\n", s);
@@ -528,6 +533,27 @@ static int run_tree(const op_args *a, int fit)
     return 0;
 }
 
+static int run_params(const op_args *a)
+{
+    printf("| GPU | backend | variant | parameters | rows | median | p90 |\n|---|---|---|---|---|---|---|\n");
+    for (int32_t i = 0; i < model_op_fitted_count; i++) {
+        const model_op_paramset *s = &model_op_fitted[i];
+        if (a->gpu && strcmp(a->gpu, s->gpu)) continue;
+        char kind[64];
+        snprintf(kind, sizeof kind, "%s", s->variant);
+        char *colon = strchr(kind, ':');
+        if (colon) *colon = 0;
+        int k = model_op_kind_from_name(kind);
+        if (k < 0) continue;
+        const model_op_param_info *pi = model_op_params_of((model_op_kind)k);
+        printf("| %s | %s | %s | ", s->gpu, s->backend, s->variant);
+        for (int j = 0; j < model_op_param_count((model_op_kind)k); j++)
+            printf("%s%s %.3g %s", j ? ", " : "", pi[j].name, s->p[j], pi[j].unit);
+        printf(" | %d | %.1f %% | %.1f %% |\n", s->rows, 100 * s->median_err, 100 * s->p90_err);
+    }
+    return 0;
+}
+
 int model_cli_op(int argc, char **argv)
 {
     if (argc >= 2 && is_help(argv[1])) {
@@ -537,13 +563,14 @@ int model_cli_op(int argc, char **argv)
     op_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc;
-    int modes = !!a.csv + !!a.score + !!a.fit + !!a.op;
+    int modes = !!a.csv + !!a.score + !!a.fit + !!a.op + a.params;
     if (modes != 1) {
-        fprintf(stderr, "servesim op: give exactly one of OP, --csv, --score, --fit\n%s", usage_op);
+        fprintf(stderr, "servesim op: give exactly one of OP, --csv, --score, --fit, --params\n%s", usage_op);
         return EXIT_USAGE;
     }
     if (a.csv) return run_csv(&a);
     if (a.score) return run_tree(&a, 0);
     if (a.fit) return run_tree(&a, 1);
+    if (a.params) return run_params(&a);
     return run_single(&a);
 }
