@@ -317,7 +317,7 @@ void cost_op_sets_init(model_cost *c)
     c->n_op_sets = 0;
     if (!c->l.op_backend[0]) return;
     const char *kv = cost_op_dtype(c->l.kv_dtype), *w = cost_op_dtype(c->l.dtype);
-    char v[12][64];
+    char v[16][64];
     int n = 0;
     snprintf(v[n++], 64, "gemm:bfloat16");
     if (w) snprintf(v[n++], 64, "gemm:%s", w);
@@ -326,6 +326,12 @@ void cost_op_sets_init(model_cost *c)
         snprintf(v[n++], 64, "generation_attention:bfloat16/%s", kv);
         snprintf(v[n++], 64, "mla_context:bfloat16/%s", kv);
         snprintf(v[n++], 64, "mla_generation:bfloat16/%s", kv);
+    }
+    if (c->n_lin > 0) {
+        snprintf(v[n++], 64, "gdn:conv/context");
+        snprintf(v[n++], 64, "gdn:conv/generation");
+        snprintf(v[n++], 64, "gdn:delta/context");
+        snprintf(v[n++], 64, "gdn:delta/generation");
     }
     snprintf(v[n++], 64, "custom_allreduce:graph");
     snprintf(v[n++], 64, "nccl:all_reduce");

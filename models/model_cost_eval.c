@@ -330,6 +330,28 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
  * intra-chunk products, 4·C·(dk+dv)), recurrent for decode (≈7·dk·dv FLOPs,
  * the fp32 state read and written once per step, which makes it memory
  * bound) —, the gated RMSNorm and out_proj. Heads split over TP. */
+/* A GDN kernel as model_op prices it (layout.op_backend set). */
+static void gdn_op(const model_cost *c, cost_op_desc *d, const char *variant, int prefill, double b, double tokens,
+                   double nk, double nv)
+{
+    const model_spec *m = &c->m;
+    if (!c->l.op_backend[0] || !(b > 0) || !(tokens > 0)) return;
+    model_op_query *q = &d->op;
+    memset(q, 0, sizeof *q);
+    q->kind = MODEL_OPK_GDN;
+    q->f[MODEL_OPF_BATCH] = ceil(b);
+    q->f[MODEL_OPF_TOKENS] = ceil(tokens);
+    q->f[MODEL_OPF_SEQ_LEN] = ceil(tokens / b);
+    q->f[MODEL_OPF_K_HEADS] = nk, q->f[MODEL_OPF_K_DIM] = m->lin_k_dim;
+    q->f[MODEL_OPF_V_HEADS] = nv, q->f[MODEL_OPF_V_DIM] = m->lin_v_dim;
+    q->f[MODEL_OPF_D_CONV] = m->lin_conv;
+    q->f[MODEL_OPF_D_MODEL] = m->hidden;
+    snprintf(q->variant, sizeof q->variant, "%s", variant);
+    snprintf(q->phase, sizeof q->phase, "%s", prefill ? "context" : "generation");
+    snprintf(q->dtype, sizeof q->dtype, "bfloat16");
+    d->has_op = 1;
+}
+
 static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
 {
     const model_cost *c = x->c;
@@ -347,6 +369,7 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
                            T * conv_ch * 2.0 * COST_ACT_BYTES + seqs * conv_ch * (K > 1 ? K - 1 : 0) * 2.0 *
                                                                     COST_ACT_BYTES, -1, (int64_t)ceil(T),
                            (int64_t)conv_ch);
+    gdn_op(c, &cv, "conv", a->Tp > 0, seqs, T, nk, nv);
     cost_op(x, &cv, 0);
     cost_op_desc d;
     if (a->Tp > 0) {
@@ -365,6 +388,7 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.shape[0] = (int64_t)ceil(a->Tp / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         d.calib_dtype = "bf16";
+        gdn_op(c, &d, "delta", 1, a->n_chunks, a->Tp, nk, nv);
         cost_op(x, &d, 0);
     }
     if (a->nd > 0) {
@@ -382,6 +406,7 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.shape[3] = (int64_t)ceil(a->nd);
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         d.calib_dtype = "bf16";
+        gdn_op(c, &d, "delta", 0, a->nd, a->nd, nk, nv);
         cost_op(x, &d, 0);
     }
     cost_op_desc gn = elem(c, "gdn_norm_gate", count, T, T * nv * dv * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),
