@@ -4,7 +4,9 @@
  * per-op tables) in three regimes — floor-dominated (tiny GEMMs, one-token
  * decode, small collectives), bandwidth-bound (m=1 GEMM over a 1 GB weight,
  * long-context decode, large all-gathers) and compute-bound (8192³ GEMM,
- * long prefill, 16k-token MoE) — must be priced within a tolerance computed
+ * long prefill, 16k-token MoE), for GEMM, context/generation attention, MLA
+ * decode, MLA BMM, MoE, NCCL, custom all-reduce, quantise and GDN kernels —
+ * must be priced within a tolerance computed
  * from the fitted set itself: 3× its in-sample p90 error, so a refit that
  * worsens a regime fails here. The physics is checked on its own: wave
  * quantisation, the activation quantisation of per-tensor fp8, per-request
@@ -205,6 +207,11 @@ int main(int argc, char **argv)
     check_table("h100_vllm_context_attention_perf.csv", "vllm");
     check_table("h100_nccl_perf.csv", "nccl");
     check_table("h100_trtllm_moe_perf.csv", "trtllm");
+    check_table("h100_trtllm_custom_allreduce_perf.csv", "trtllm");
+    check_table("h100_trtllm_scale_matrix_perf.csv", "trtllm");
+    check_table("h100_trtllm_mla_bmm_perf.csv", "trtllm");
+    check_table("h100_trtllm_generation_mla_perf.csv", "trtllm");
+    check_table("h100_vllm_gdn_perf.csv", "vllm");
     check_physics();
     check_csv_round_trip();
     return test_finish("test_op");
