@@ -9,6 +9,7 @@
 #include "model_show.h"
 #include "sim_cache_replay.h"
 #include "sim_plot.h"
+#include "sim_suggest.h"
 #include "sim_search.h"
 
 #include "sim_cluster.h"
@@ -160,7 +161,11 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
             }
             a->db = argv[++i];
         } else if (s[0] == '-' && s[1] != '\0') {
-            fprintf(stderr, "servesim: unknown option '%s'\n%s", s, usage);
+            static const char *const run_flags[] = {"--set", "--seed", "--json", "--sweep", "--db", "--no-db",
+                                                    "--no-perf-db", "--quiet", "--out", "--help"};
+            const char *near = sim_suggest(s, run_flags, allow_run_flags ? 10 : 1);
+            fprintf(stderr, "servesim: unknown option '%s'%s%s%s\n%s", s, near ? " (did you mean '" : "",
+                    near ? near : "", near ? "'?)" : "", usage);
             return -1;
         } else if (!a->path) {
             a->path = s;
@@ -641,6 +646,13 @@ int sim_cli_main(int argc, char **argv)
         }
         printf("servesim %s\n", SERVESIM_VERSION);
         return 0;
+    }
+    static const char *const verbs[] = {"run", "validate", "search", "plot", "estimate", "init", "predict", "model",
+                                        "fidelity", "op", "calibrate", "db", "cache-replay", "schema", "version"};
+    const char *near = sim_suggest(cmd, verbs, sizeof verbs / sizeof verbs[0]);
+    if (near) {
+        fprintf(stderr, "servesim: unknown command '%s' (did you mean '%s'?); `servesim --help` lists them\n", cmd, near);
+        return EXIT_USAGE;
     }
     fprintf(stderr, "servesim: unknown command '%s'\n%s", cmd, usage_main);
     return EXIT_USAGE;

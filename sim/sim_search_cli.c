@@ -11,6 +11,7 @@
 #include "sim_cluster.h"
 #include "sim_plot.h"
 #include "sim_store.h"
+#include "sim_suggest.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -214,13 +215,24 @@ int sim_cli_search(int argc, char **argv)
         } else if (strcmp(a, "--format") == 0 && v && (strcmp(v, "png") == 0 || strcmp(v, "svg") == 0)) {
             fmt = v;
             i++;
-        } else if (strcmp(a, "--threads") == 0 && v && atoi(v) > 0) {
-            threads = atoi(v);
+        } else if ((strcmp(a, "--threads") == 0 || strcmp(a, "--top") == 0) && v) {
+            char *end;
+            long x = strtol(v, &end, 10);
+            long hi = strcmp(a, "--top") == 0 ? 100 : 1024;
+            if (end == v || *end || x < 1 || x > hi) {
+                fprintf(stderr, "servesim: search: %s: expected an integer 1..%ld, got '%s'\n", a, hi, v);
+                return EXIT_USAGE;
+            }
+            if (hi == 100) snprintf(extra[0], sizeof extra[0], "search.top_k=%ld", x); /* added once, below */
+            else threads = (int)x;
             i++;
-        } else if (strcmp(a, "--top") == 0 && v && atoi(v) > 0) {
-            snprintf(extra[0], sizeof extra[0], "search.top_k=%d", atoi(v)); /* added once, below */
-            i++;
-        } else if (strcmp(a, "--rate") == 0 && v && atof(v) > 0) {
+        } else if (strcmp(a, "--rate") == 0 && v) {
+            char *end;
+            double x = strtod(v, &end);
+            if (end == v || *end || !(x > 0)) {
+                fprintf(stderr, "servesim: search: --rate: expected requests/s > 0, got '%s'\n", v);
+                return EXIT_USAGE;
+            }
             snprintf(extra[1], sizeof extra[1], "search.rate=%.40s", v);
             i++;
         } else if (strcmp(a, "--no-db") == 0) {
@@ -234,7 +246,16 @@ int sim_cli_search(int argc, char **argv)
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = 1;
         } else if (a[0] == '-') {
-            fprintf(stderr, "servesim: search: unknown or incomplete option '%s'\n%s", a, usage);
+            static const char *const flags[] = {"--set", "--out", "--db", "--no-db", "--threads", "--no-prune",
+                                                "--top", "--rate", "--format", "--no-perf-db", "--json", "--quiet",
+                                                "--help"};
+            const char *near = sim_suggest(a, flags, sizeof flags / sizeof flags[0]);
+            int known = 0;
+            for (size_t q = 0; q < sizeof flags / sizeof flags[0]; q++) known |= strcmp(flags[q], a) == 0;
+            if (known && v) fprintf(stderr, "servesim: search: %s: invalid value '%s'\n%s", a, v, usage);
+            else if (known) fprintf(stderr, "servesim: search: %s needs a value\n%s", a, usage);
+            else fprintf(stderr, "servesim: search: unknown option '%s'%s%s%s\n%s", a, near ? " (did you mean '" : "",
+                         near ? near : "", near ? "'?)" : "", usage);
             return EXIT_USAGE;
         } else if (!path) {
             path = a;

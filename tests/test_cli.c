@@ -5,6 +5,8 @@
  * intended model change), exit codes, --help, and the results DB. */
 #include "test_util.h"
 
+#include "sim_suggest.h"
+
 #include <dirent.h>
 #include <jansson.h>
 #include <sqlite3.h>
@@ -325,6 +327,35 @@ static void test_db(void)
     unlink(db);
 }
 
+/* Mistyped words get the nearest one; bad values are called bad values. */
+static void test_suggestions(void)
+{
+    static const struct {
+        const char *args, *want;
+    } cases[] = {
+        {"serch x.yaml", "unknown command 'serch' (did you mean 'search'?)"},
+        {"run scenarios/quickstart.yaml --jsn", "unknown option '--jsn' (did you mean '--json'?)"},
+        {"search scenarios/quickstart.yaml --no-prnue", "(did you mean '--no-prune'?)"},
+        {"search scenarios/quickstart.yaml --top 0", "--top: expected an integer 1..100, got '0'"},
+        {"search scenarios/quickstart.yaml --top abc", "--top: expected an integer 1..100, got 'abc'"},
+        {"search scenarios/quickstart.yaml --rate -1", "--rate: expected requests/s > 0, got '-1'"},
+        {"search scenarios/quickstart.yaml --format jpg", "--format: invalid value 'jpg'"},
+        {"run --help", "[--out DIR]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cmd[1024], *out = NULL;
+        snprintf(cmd, sizeof cmd, "cd %s && %s %s 2>&1", src, bin, cases[i].args);
+        int rc = sh(cmd, &out);
+        CHECK_MSG(rc == (strstr(cases[i].args, "--help") ? 0 : 2), "%s: exit %d", cases[i].args, rc);
+        CHECK_CONTAINS(out, cases[i].want);
+        free(out);
+    }
+    const char *const words[] = {"search", "estimate", "predict"};
+    CHECK(sim_suggest("estimat", words, 3) == words[1]);
+    CHECK(sim_suggest("xyz", words, 3) == NULL);
+    CHECK(sim_suggest("search", words, 3) == NULL); /* exact: nothing to suggest */
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -337,5 +368,6 @@ int main(int argc, char **argv)
     test_exit_codes();
     test_sweep();
     test_db();
+    test_suggestions();
     return test_finish("test_cli");
 }
