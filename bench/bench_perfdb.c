@@ -1,6 +1,6 @@
 /* bench_perfdb — the calibrated path against the analytic one, in one run.
  *
- * The same scenario (Llama-3.1-8B, one H200 per instance, lognormal
+ * The same scenario (default Llama-3.1-8B, one H200 per instance, lognormal
  * prompts mean 1,024 tokens, 256 output tokens, Poisson) is simulated
  * with the analytic roofline and with the committed H200 perf-db
  * (calib/data/h200-sxm-*.sql, or the file named by argv[3]); each prints
@@ -9,7 +9,7 @@
  * `repeats` clusters are built and run against one shared table cache, as
  * a search does, so the import is paid once. Last, the cost of one
  * in-memory lookup. Times are CPU seconds of the thread. Usage:
- *   bench_perfdb [requests] [instances] [perf-db]
+ *   bench_perfdb [requests] [instances] [perf-db] [model] [tp]
  * Run pinned to one core for the README figure: taskset -c 0 bench_perfdb */
 #include "calib/calib_db.h"
 #include "calib/calib_table.h"
@@ -30,11 +30,12 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void scenario(sim_scenario *sc, int64_t requests, int32_t instances, const char *perf_db)
+static void scenario(sim_scenario *sc, int64_t requests, int32_t instances, const char *perf_db, const char *model,
+                     int32_t tp)
 {
     sim_scenario_defaults(sc);
     snprintf(sc->name, sizeof sc->name, "bench-perfdb");
-    snprintf(sc->model, sizeof sc->model, "llama-3.1-8b");
+    snprintf(sc->model, sizeof sc->model, "%s", model);
     snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "h200-sxm");
     snprintf(sc->hardware.perf_db, sizeof sc->hardware.perf_db, "%s", perf_db ? perf_db : "");
     sc->workload.requests = requests;
@@ -48,6 +49,7 @@ static void scenario(sim_scenario *sc, int64_t requests, int32_t instances, cons
     sc->workload.output_tokens.dist = SIM_DIST_FIXED;
     sc->workload.output_tokens.value = 256;
     sc->deployment.pools[0].instances = instances;
+    sc->deployment.pools[0].parallel.tp = tp;
     sc->routing.policy = SIM_ROUTE_LEAST_LOADED;
     sc->output.sample_interval_s = 1.0;
 }
@@ -93,16 +95,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_perfdb: no H200 perf-db under calib/data (name one as the third argument)\n");
         return 1;
     }
+    const char *model = argc > 4 ? argv[4] : "llama-3.1-8b";
+    int32_t tp = argc > 5 ? atoi(argv[5]) : 1;
     sim_scenario sc_db, sc_an;
-    scenario(&sc_db, requests, instances, db);
+    scenario(&sc_db, requests, instances, db, model, tp);
     /* The analytic run: no perf-db named and none found by default. */
     setenv("SERVESIM_CALIB_DATA", "/nonexistent-servesim-calib-data", 1);
-    scenario(&sc_an, requests, instances, NULL);
+    scenario(&sc_an, requests, instances, NULL, model, tp);
 
     run_t an, pd;
     if (run_once(&sc_an, NULL, &an) < 0 || run_once(&sc_db, NULL, &pd) < 0) return 1;
-    printf("scenario            %lld requests, %d x Llama-3.1-8B on H200 (TP1), Poisson %.0f req/s\n",
-           (long long)requests, instances, sc_db.workload.arrival.rate);
+    printf("scenario            %lld requests, %d x %s on H200 (TP%d), Poisson %.0f req/s\n", (long long)requests,
+           instances, model, tp, sc_db.workload.arrival.rate);
     const run_t *rs[2] = {&an, &pd};
     for (int i = 0; i < 2; i++)
         printf("%-19s build %6.3f s  run %6.3f s  total %6.3f s  %lld iterations, %.2f us each  (TTFT %.1f ms, TPOT "

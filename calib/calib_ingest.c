@@ -133,7 +133,10 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
         break;
     case TB_ATTN_CTX:
     case TB_ATTN_GEN:
-        if (rl(&r, "beam_width") != 1 || rl(&r, "window_size") != 0) return r.rc ? r.rc : 0;
+        /* Older tables have no beam or window columns: beam 1, full attention. */
+        if ((calib_optable_has(t, "beam_width") && rl(&r, "beam_width") != 1) ||
+            (calib_optable_has(t, "window_size") && rl(&r, "window_size") != 0))
+            return r.rc ? r.rc : 0;
         dtype_pair(p->dtype, sizeof p->dtype, rs(&r, "attn_dtype"), rs(&r, "kv_cache_dtype"));
         s->batch = rl(&r, "batch_size"), s->heads = rl(&r, "num_heads");
         s->kv_heads = rl(&r, "num_key_value_heads"), s->head_dim = rl(&r, "head_dim");

@@ -80,8 +80,25 @@ int calib_ingest_cli(int argc, char **argv)
     sim_err err = {{0}};
     model_gpu g;
     int32_t sms = 0;
-    if (model_catalog_gpu(cat, &g, &err) == 0) sms = g.sms;
-    else fprintf(stderr, "servesim db ingest: note: %s is not in the GPU catalogue; its SM count is left unknown\n", cat);
+    /* The catalogue GPU: the name itself, else the one catalogue name that
+     * starts with its first part (b200_sxm → b200, a100_sxm → a100-sxm-80g). */
+    const char *names[128];
+    int nn = model_catalog_gpu_names(names, 128);
+    const char *match = NULL;
+    size_t first = strcspn(cat, "-");
+    int hits = 0;
+    for (int i = 0; i < nn; i++) {
+        if (strcmp(names[i], cat) == 0) {
+            match = names[i], hits = 1;
+            break;
+        }
+        if (strncmp(names[i], cat, first) == 0 && (names[i][first] == '\0' || names[i][first] == '-'))
+            match = names[i], hits++;
+    }
+    if (hits == 1 && model_catalog_gpu(match, &g, &err) == 0) sms = g.sms;
+    else
+        fprintf(stderr, "servesim db ingest: note: %s names %s catalogue GPU; its SM count is left unknown\n", cat,
+                hits ? "more than one" : "no");
 
     int fresh = access(dbp, F_OK) != 0;
     calib_db *db = NULL;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Regenerates calib/data/engines/<gpu>.sql.gz: the rows of the serving
+# engines' measured per-op tables (../shared/validation/ops, public
+# measurements of TensorRT-LLM, vLLM, SGLang and NCCL kernels) that the cost
+# model prices from — GEMMs in the catalogue's weight dtypes, bf16 prefill
+# and decode attention, all-reduce — keeping per engine version and shape
+# the fastest kernel (servesim db ingest --fastest). Usage:
+#   scripts/ingest-engines.sh [OPS_DIR] [GPU...]   (default ../shared/validation/ops, every GPU there)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+ops=${1:-$root/../shared/validation/ops}
+shift || true
+bin=${SERVESIM_BIN:-$root/build/servesim}
+gpus=("$@")
+[ ${#gpus[@]} -gt 0 ] || mapfile -t gpus < <(ls "$ops")
+mkdir -p "$root/calib/data/engines"
+for g in "${gpus[@]}"; do
+  cat=${g//_/-}
+  tmp=$(mktemp -d)
+  "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
+    --ops gemm --dtypes bf16,fp8,fp8_block,nvfp4
+  "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
+    --ops attn_prefill,attn_decode,allreduce --dtypes bf16,fp16
+  "$bin" db export "$tmp/p.db" - | gzip -n9 > "$root/calib/data/engines/$cat.sql.gz"
+  rm -rf "$tmp"
+  echo "wrote calib/data/engines/$cat.sql.gz ($(du -h "$root/calib/data/engines/$cat.sql.gz" | cut -f1))"
+done
