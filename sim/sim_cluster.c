@@ -340,7 +340,8 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     c->sharing = strcmp(sc->cache.sharing, "pull") == 0 ? 1 : strcmp(sc->cache.sharing, "pool") == 0 ? 2 : 0;
     c->layerwise = strcmp(sc->deployment.kv_transfer, "layerwise") == 0;
     c->front_of = malloc(ni * sizeof *c->front_of);
-    if (!c->front_of) {
+    c->back_of = malloc(ni * sizeof *c->back_of);
+    if (!c->front_of || !c->back_of) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
         goto fail;
     }
@@ -350,6 +351,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
                                 .on_fetch_plan = c->sharing ? sim_cluster_on_fetch_plan : NULL,
                                 .on_fetch_start = c->sharing ? sim_cluster_on_fetch_start : NULL,
                                 .on_cache_evict = c->sharing == 2 ? sim_cluster_on_cache_evict : NULL,
+                                .on_load = sim_cluster_on_load,
                                 .ctx = c};
     int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
     int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;
@@ -418,6 +420,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             c->inst_ngpu[k] = g;
             c->n_gpus += g;
             c->front_of[k] = is_back ? -1 : c->n_front;
+            c->back_of[k] = is_back ? c->n_back : -1;
             sim_instance_count_queued(c->inst[k], &c->queued);
             if (is_back) {
                 c->back[c->n_back] = k;
@@ -518,6 +521,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             goto fail;
         }
     }
+    if ((rc = sim_cluster_attach_loadtrees(c, err)) < 0) goto fail;
     if (sim_keymap_init(&c->sessions, 1024) < 0) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
         goto fail;
@@ -545,6 +549,9 @@ void sim_cluster_destroy(sim_cluster *c)
     free(c->host_tier);
     sim_kvtier_destroy(c->pool_tier);
     free(c->front_of);
+    free(c->back_of);
+    sim_loadtree_destroy(c->front_tree);
+    sim_loadtree_destroy(c->back_tree);
     free(c->inst);
     free(c->inst_pool);
     free(c->inst_gpu0);

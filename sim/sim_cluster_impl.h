@@ -16,6 +16,7 @@
 #include "sim_engine.h"
 #include "sim_instance.h"
 #include "sim_kvtier.h"
+#include "sim_loadtree.h"
 #include "sim_net.h"
 #include "sim_prefix.h"
 #include "sim_prefix_keys.h"
@@ -55,6 +56,10 @@ struct sim_cluster {
     int32_t n_front, n_back;
     sim_router_view *views, *back_views;
     sim_router *back_router;
+    /* least_loaded routers' O(log N) indexes over the views they read (live
+     * or snapshot); NULL for other policies */
+    sim_loadtree *front_tree, *back_tree;
+    int32_t *back_of;          /* instance -> back index (-1 for front instances) */
     int64_t back_kv_tokens;    /* smallest decode-instance KV capacity */
     double kv_bytes_per_token; /* what moves per token of context */
     sim_net *net;
@@ -117,6 +122,8 @@ static inline void sim_cluster_oom(sim_cluster *c, const char *what)
 /* sim_cluster_route.c */
 int sim_cluster_build_keys(sim_cluster *c, sim_req *r); /* SIM_ENOMEM: the run failed */
 void sim_cluster_on_snapshot(sim_engine *eng, void *ctx, uint64_t arg);
+void sim_cluster_on_load(void *ctx, int32_t instance, int64_t outstanding);
+int sim_cluster_attach_loadtrees(sim_cluster *c, sim_err *err); /* SIM_ENOMEM */
 void sim_cluster_fill_cache_views(sim_cluster *c, const sim_req *r);
 void sim_cluster_approx_record(sim_cluster *c, int32_t j, const sim_req *r);
 int32_t sim_cluster_sticky_pick(sim_cluster *c, const sim_req *r);

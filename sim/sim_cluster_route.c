@@ -38,8 +38,44 @@ void sim_cluster_on_snapshot(sim_engine *eng, void *ctx, uint64_t arg)
         c->snap[j].queue_ms = (double)sim_instance_pending_prefill(c->inst[k]) * c->prefill_ms_per_token[k];
     }
     if (c->n_back > 0) memcpy(c->back_snap, c->back_views, (size_t)c->n_back * sizeof *c->back_snap);
+    if (c->front_tree)
+        for (int32_t j = 0; j < c->n_front; j++) sim_loadtree_set(c->front_tree, j, c->snap[j].outstanding_tokens);
+    if (c->back_tree)
+        for (int32_t j = 0; j < c->n_back; j++) sim_loadtree_set(c->back_tree, j, c->back_snap[j].outstanding_tokens);
     if (!(c->arrivals_done && c->in_flight == 0))
         sim_engine_after(eng, (sim_time)(c->sc.routing.snapshot_interval_s * 1e9), sim_cluster_on_snapshot, c, 0);
+}
+
+/* An instance's published load changed: live views keep the least-loaded
+ * indexes current here; snapshot ones are refreshed with the snapshot. */
+void sim_cluster_on_load(void *ctx, int32_t k, int64_t outstanding)
+{
+    sim_cluster *c = ctx;
+    if (c->snap || k >= c->n_inst) return;
+    if (c->front_of[k] >= 0) {
+        if (c->front_tree) sim_loadtree_set(c->front_tree, c->front_of[k], outstanding);
+    } else if (c->back_tree && c->back_of[k] >= 0) {
+        sim_loadtree_set(c->back_tree, c->back_of[k], outstanding);
+    }
+}
+
+/* Builds the least-loaded routers' indexes from the views as they stand
+ * (after every instance published its first view). */
+int sim_cluster_attach_loadtrees(sim_cluster *c, sim_err *err)
+{
+    int front = c->sc.routing.policy == SIM_ROUTE_LEAST_LOADED && c->n_front > 0;
+    int back = c->back_router && c->n_back > 0 && strcmp(c->sc.deployment.decode_routing, "round_robin") != 0;
+    if (front && !(c->front_tree = sim_loadtree_create(c->n_front)))
+        return sim_err_set(err, SIM_ENOMEM, "out of memory building the router's load index");
+    if (back && !(c->back_tree = sim_loadtree_create(c->n_back)))
+        return sim_err_set(err, SIM_ENOMEM, "out of memory building the router's load index");
+    for (int32_t j = 0; front && j < c->n_front; j++)
+        sim_loadtree_set(c->front_tree, j, c->views[j].outstanding_tokens);
+    for (int32_t j = 0; back && j < c->n_back; j++)
+        sim_loadtree_set(c->back_tree, j, c->back_views[j].outstanding_tokens);
+    sim_router_use_loadtree(c->router, c->front_tree);
+    sim_router_use_loadtree(c->back_router, c->back_tree);
+    return SIM_OK;
 }
 
 /* Fills the per-request views of the cache-aware router: load and the

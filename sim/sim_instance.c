@@ -25,6 +25,7 @@ void sim_instance_publish(sim_instance *in)
         in->published->cached_blocks = st.total;
         in->published->active_blocks += st.referenced * in->cbk;
     }
+    if (in->hooks.on_load) in->hooks.on_load(in->hooks.ctx, in->id, in->outstanding);
 }
 
 /* ---- finish heap ------------------------------------------------------- */

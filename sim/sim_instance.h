@@ -51,6 +51,9 @@ typedef struct {
     void (*on_fetch_start)(void *ctx, sim_req *r);
     /* A cached block was evicted here (pool: demote it to a lower tier). */
     void (*on_cache_evict)(void *ctx, int32_t instance, uint64_t key);
+    /* Optional: the published view was rewritten; outstanding is its load
+     * (the cluster keeps its least-loaded index current from this). */
+    void (*on_load)(void *ctx, int32_t instance, int64_t outstanding);
     void *ctx;
 } sim_instance_hooks;
 

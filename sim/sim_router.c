@@ -10,12 +10,18 @@ typedef struct {
     sim_route_policy policy;
     uint32_t cursor; /* round-robin position, also the tie-break rotation */
     gsl_rng *rng;
+    const sim_loadtree *tree; /* least_loaded's O(log N) index (NULL: scan) */
 } builtin_router;
 
-/* Least outstanding tokens, scanning from the rotating cursor. */
+/* Least outstanding tokens, first in cyclic order from the rotating cursor:
+ * through the load tree when one mirrors these views, else by a scan. */
 static int32_t pick_least(builtin_router *b, const sim_router_view *v, int32_t n)
 {
     int32_t start = (int32_t)(b->cursor % (uint32_t)n);
+    if (b->tree && sim_loadtree_size(b->tree) == n) {
+        b->cursor++;
+        return sim_loadtree_first_min_from(b->tree, start);
+    }
     int32_t best = start;
     for (int32_t k = 1; k < n; k++) {
         int32_t i = (start + k) % n;
@@ -59,6 +65,11 @@ static void builtin_destroy(sim_router *r)
 }
 
 static const sim_router_ops builtin_ops = {builtin_pick, builtin_destroy};
+
+void sim_router_use_loadtree(sim_router *r, const sim_loadtree *t)
+{
+    if (r && r->ops == &builtin_ops) ((builtin_router *)r)->tree = t;
+}
 
 int sim_router_create(const sim_routing_cfg *cfg, uint64_t seed, sim_router **out, sim_err *err)
 {

@@ -13,6 +13,7 @@
 #define SIM_ROUTER_H
 
 #include "sim_err.h"
+#include "sim_loadtree.h"
 #include "sim_scenario.h"
 #include "sim_workload.h"
 
@@ -53,6 +54,14 @@ struct sim_router {
 /* The built-in policies; cache_aware comes from sim_router_cache_create
  * (sim_router_cache.h). */
 int sim_router_create(const sim_routing_cfg *cfg, uint64_t seed, sim_router **out, sim_err *err);
+
+/* least_loaded: decide through t in O(log N) instead of scanning the views
+ * (the same pick: sim_loadtree.h). The caller keeps t's leaves equal to the
+ * outstanding_tokens of the views each pick is handed, and t outlives the
+ * router's use of it; a pick whose n differs from t's size scans. NULL
+ * detaches. Other policies, and routers not built by sim_router_create,
+ * ignore it. */
+void sim_router_use_loadtree(sim_router *r, const sim_loadtree *t);
 
 static inline int32_t sim_router_pick(sim_router *r, const sim_request_spec *req,
                                       const sim_router_view *views, int32_t n)
