@@ -10,6 +10,7 @@
 #include "sim_cache_replay.h"
 #include "sim_plot.h"
 #include "sim_suggest.h"
+#include "sim_trace_out.h"
 #include "sim_search.h"
 
 #include "sim_cluster.h"
@@ -56,7 +57,7 @@ static const char *usage_main =
 static const char *usage_run =
     "usage: servesim run SCENARIO.yaml [--set key.path=value ...] [--seed N] [--json]\n"
     "                    [--sweep key.path=v1,v2,...] [--db FILE | --no-db] [--no-perf-db] [--quiet]\n"
-    "                    [--out DIR]\n"
+    "                    [--out DIR] [--trace FILE.json [--trace-window T0:T1] [--trace-max-events N]]\n"
     "\n"
     "Simulates the scenario and prints a summary table (or one JSON object with --json).\n"
     "  --set key.path=value  override any scenario leaf, e.g. --set workload.arrival.rate=40,\n"
@@ -74,6 +75,10 @@ static const char *usage_run =
     "                        gets NAME-sweep.png, NAME-throughput-latency.png and NAME-cdf.png,\n"
     "                        a single run NAME-cdf.png and NAME-timeline.png; the runs go to\n"
     "                        DIR/NAME.db unless --db is given (relative paths: the working dir)\n"
+    "  --trace FILE.json     write a Chrome/Perfetto trace (ui.perfetto.dev): a track per instance\n"
+    "                        with its iterations, KV transfers/fetches as flows, queue and KV\n"
+    "                        counters; only simulated T0..T1 s (--trace-window, default 0:60)\n"
+    "                        and at most N events (--trace-max-events, default 1000000)\n"
     "Exit status: 0 ok, 1 failure, 2 bad usage or input, 3 the run stopped on overload\n"
     "(its partial metrics are still printed and stored).\n";
 
@@ -99,12 +104,17 @@ typedef struct {
     const char *out_dir;
     char out_db[1100];
     char stem[256];          /* file-name stem from the scenario name (run --out) */
+    const char *trace;       /* --trace FILE.json */
+    double trace_t0, trace_t1;
+    long long trace_max;
     int no_db, json, quiet, no_perf_db;
 } run_args;
 
 static int parse_run_args(int argc, char **argv, const char *usage, int allow_run_flags, run_args *a)
 {
     memset(a, 0, sizeof *a);
+    a->trace_t1 = 60;
+    a->trace_max = 1000000;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (is_help(s)) {
@@ -154,6 +164,30 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
                 return -1;
             }
             a->sweep = argv[++i];
+        } else if (allow_run_flags && (strcmp(s, "--trace") == 0 || strcmp(s, "--trace-window") == 0 ||
+                                       strcmp(s, "--trace-max-events") == 0)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "servesim: %s needs a value\n", s);
+                return -1;
+            }
+            const char *v = argv[++i];
+            char *end = NULL;
+            if (s[7] == '\0') {
+                a->trace = v;
+            } else if (s[8] == 'w') {
+                a->trace_t0 = strtod(v, &end);
+                if (end == v || *end != ':' || (a->trace_t1 = strtod(end + 1, &end), *end) || a->trace_t0 < 0 ||
+                    a->trace_t1 <= a->trace_t0) {
+                    fprintf(stderr, "servesim: --trace-window: expected T0:T1 in seconds with T1 > T0 >= 0, got '%s'\n", v);
+                    return -1;
+                }
+            } else {
+                a->trace_max = strtoll(v, &end, 10);
+                if (end == v || *end || a->trace_max < 1) {
+                    fprintf(stderr, "servesim: --trace-max-events: expected a positive integer, got '%s'\n", v);
+                    return -1;
+                }
+            }
         } else if (allow_run_flags && strcmp(s, "--db") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "servesim: --db needs a file name\n");
@@ -162,8 +196,9 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
             a->db = argv[++i];
         } else if (s[0] == '-' && s[1] != '\0') {
             static const char *const run_flags[] = {"--set", "--seed", "--json", "--sweep", "--db", "--no-db",
-                                                    "--no-perf-db", "--quiet", "--out", "--help"};
-            const char *near = sim_suggest(s, run_flags, allow_run_flags ? 10 : 1);
+                                                    "--no-perf-db", "--quiet", "--out", "--help", "--trace",
+                                                    "--trace-window", "--trace-max-events"};
+            const char *near = sim_suggest(s, run_flags, allow_run_flags ? 13 : 1);
             fprintf(stderr, "servesim: unknown option '%s'%s%s%s\n%s", s, near ? " (did you mean '" : "",
                     near ? near : "", near ? "'?)" : "", usage);
             return -1;
@@ -257,6 +292,7 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
     sim_scenario *sc = malloc(sizeof *sc);
     sim_cluster *cl = NULL;
     char *text = NULL, *params = NULL;
+    sim_trace_out *trace = NULL;
     int rc, exit_code = 1;
     if (!sc) goto fail;
     if ((rc = sim_loader_load_file(a->path, sets, n_sets, sc, &err)) < 0) {
@@ -277,6 +313,14 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
         exit_code = rc == SIM_ENOMEM ? 1 : EXIT_USAGE; /* a bad --db / output.db path or file */
         goto fail;
     }
+    if (a->trace && print) {
+        if ((rc = sim_trace_out_open(a->trace, a->trace_t0, a->trace_t1, a->trace_max, &trace, &err)) < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            exit_code = EXIT_USAGE;
+            goto fail;
+        }
+        sim_cluster_set_trace(cl, trace);
+    }
     progress_state ps = {sim_wall_s(), 0, 0};
     if (!a->quiet && isatty(2)) sim_cluster_set_progress(cl, draw_progress, &ps);
     if (label) sim_cluster_describe(cl, label, label_len);
@@ -292,6 +336,18 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
         goto fail;
     }
     if (ps.drawn) fputc('\n', stderr);
+    if (trace) {
+        int64_t nev = 0;
+        int trc = sim_trace_out_close(trace, &nev, &err);
+        trace = NULL;
+        if (trc < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            goto fail;
+        }
+        if (!a->json)
+            fprintf(stderr, "trace: %s (%lld events, simulated %g..%g s; open in ui.perfetto.dev or chrome://tracing)\n",
+                    a->trace, (long long)nev, a->trace_t0, a->trace_t1);
+    }
     if (print && a->json) sim_summary_print_json(stdout, sum);
     else if (print) sim_summary_print_table(stdout, sum, sc);
     if (sum->overloaded) fprintf(stderr, "servesim: overload: %s\n", sum->overload_reason);
@@ -311,6 +367,7 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
     }
     exit_code = sum->overloaded ? EXIT_OVERLOAD : 0;
 fail:
+    if (trace) sim_trace_out_close(trace, NULL, NULL);
     free(text);
     free(params);
     sim_cluster_destroy(cl);
@@ -560,6 +617,10 @@ static int cmd_run(int argc, char **argv)
             fprintf(stderr, "servesim: %s: sweep.key '%s' is set but sweep.values is empty\n", a.path, key);
             return EXIT_USAGE;
         }
+    }
+    if (key[0] && a.trace) {
+        fprintf(stderr, "servesim: --trace records one run: not with a sweep (add --set sweep.key= or drop --sweep)\n");
+        return EXIT_USAGE;
     }
     if (key[0]) {
         int rc = run_sweep(&a, key, values);

@@ -34,6 +34,11 @@ void sim_cluster_destroy(sim_cluster *c);
 
 void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx);
 
+/* Records the run into a Chrome/Perfetto trace (sim_trace_out.h); the
+ * trace stays the caller's and must outlive the run. Names the tracks. */
+struct sim_trace_out;
+void sim_cluster_set_trace(sim_cluster *c, struct sim_trace_out *t);
+
 /* Runs to completion (or overload) and summarises. A run stopped by overload
  * still returns 0 with out->overloaded = 1 and the reason. */
 int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err);

@@ -109,6 +109,7 @@ struct sim_cluster {
     sim_time last_sample;
     sim_progress_fn progress;
     void *progress_ctx;
+    struct sim_trace_out *trace;  /* --trace: the caller's, NULL when none */
     int64_t progress_next;
 };
 

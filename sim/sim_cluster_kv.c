@@ -13,6 +13,7 @@ static void kv_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
     sim_req *r = (sim_req *)(uintptr_t)arg;
     (void)net;
     (void)id;
+    if (c->trace) sim_trace_out_kv_end(c->trace, "KV transfer", r->spec.id, r->instance, sim_engine_now(c->eng));
     sim_instance_release_hold(c->inst[r->prefill_instance], r);
     sim_instance_submit_decode(c->inst[r->instance], r);
 }
@@ -52,6 +53,7 @@ static void start_kv_transfer(sim_cluster *c, sim_req *r)
         double left = t_full > 0 ? bytes * (1.0 - fmin(1.0, window / t_full)) : 0;
         bytes = fmax(bytes / L, left);
     }
+    if (c->trace) sim_trace_out_kv_begin(c->trace, "KV transfer", r->spec.id, p, d, sim_engine_now(c->eng), bytes);
     move_to_instance(c, c->inst_gpu0[p], c->inst_ngpu[p], d, bytes, kv_arrived, r);
 }
 
@@ -128,7 +130,10 @@ static void fetch_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg
     sim_req *r = (sim_req *)(uintptr_t)arg;
     (void)net;
     (void)id;
-    if (--r->fetch_parts == 0) sim_instance_fetch_done(c->inst[r->instance], r);
+    if (--r->fetch_parts == 0) {
+        if (c->trace) sim_trace_out_kv_end(c->trace, "KV fetch", r->spec.id, r->instance, sim_engine_now(c->eng));
+        sim_instance_fetch_done(c->inst[r->instance], r);
+    }
 }
 
 static void fetch_part(sim_cluster *c, sim_req *r, int src0, int n_src, double bytes)
@@ -144,6 +149,9 @@ void sim_cluster_on_fetch_start(void *ctx, sim_req *r)
     int32_t local = r->shared;
     c->fetched_blocks += r->fetch_blocks;
     r->fetch_parts = 0;
+    if (c->trace)
+        sim_trace_out_kv_begin(c->trace, "KV fetch", r->spec.id, c->sharing == 1 ? c->front[r->fetch_src] : -1,
+                               r->instance, sim_engine_now(c->eng), r->fetch_blocks * bpb);
     if (c->sharing == 1) {
         int32_t o = c->front[r->fetch_src];
         fetch_part(c, r, c->inst_gpu0[o], c->inst_ngpu[o], r->fetch_blocks * bpb);

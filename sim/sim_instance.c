@@ -392,6 +392,13 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
     sim_instance *in = ctx;
     sim_time now = sim_engine_now(eng);
     (void)arg;
+    if (in->hooks.on_iteration) {
+        sim_trace_iter it = {.start_ns = in->iter_start, .end_ns = now, .decode_seqs = in->cur_n_decode,
+                             .prefill_seqs = in->cur_batch - in->cur_n_decode, .waiting = in->waiting.n,
+                             .kv_used = in->blocks_total > 0 ? (double)in->blocks_used / (double)in->blocks_total : 0};
+        for (int32_t k = 0; k < it.prefill_seqs && k < in->n_chunks; k++) it.prefill_tokens += in->chunks[k].tokens;
+        in->hooks.on_iteration(in->hooks.ctx, in->id, &it);
+    }
     in->iter++;
     sim_time dur = now - in->iter_start;
     sim_time from = in->iter_start > in->win_start ? in->iter_start : in->win_start;

@@ -29,6 +29,7 @@
 #include "sim_request.h"
 #include "sim_router.h"
 #include "sim_scenario.h"
+#include "sim_trace_out.h"
 
 #include <stdint.h>
 
@@ -54,6 +55,8 @@ typedef struct {
     /* Optional: the published view was rewritten; outstanding is its load
      * (the cluster keeps its least-loaded index current from this). */
     void (*on_load)(void *ctx, int32_t instance, int64_t outstanding);
+    /* An iteration ended (optional; a trace records it). */
+    void (*on_iteration)(void *ctx, int32_t instance, const sim_trace_iter *it);
     void *ctx;
 } sim_instance_hooks;
 
