@@ -239,6 +239,22 @@ static int fid_simulate(model_fidelity_row *r, const model_fidelity_opts *o, sim
                 np++;
             }
         }
+        /* What the engine did: the decode side's KV capacity, preemptions
+         * and the time-averaged batch (for --json and --explain). */
+        sim_cluster_state st;
+        sim_cluster_state_get(cl, &st);
+        int32_t dpool = sim_cluster_n_pools(cl) > 1 ? 1 : 0, nb = 0;
+        int64_t ns = 0;
+        const sim_sample *smp = sim_metrics_samples(sim_cluster_metrics(cl), &ns);
+        double bsum = 0;
+        for (int64_t k = 0; k < ns; k++)
+            if (sim_cluster_instance_pool(cl, smp[k].instance) == dpool && smp[k].utilization > 0) {
+                bsum += smp[k].batch_size;
+                nb++;
+            }
+        r->mean_batch = nb ? bsum / nb : 0;
+        r->preemptions = st.preemptions;
+        r->kv_tokens = sim_cluster_pool_kv_tokens(cl, dpool);
         r->pred_ttft_ms = nt ? ttft / nt : sum.ttft_ms.mean;
         r->pred_tpot_ms = np ? tpot / np : sum.tpot_ms.mean;
         if (!(r->pred_ttft_ms > 0) || !(r->pred_tpot_ms > 0) || !isfinite(r->pred_ttft_ms) ||

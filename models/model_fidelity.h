@@ -47,6 +47,9 @@ typedef struct {
     model_fidelity_layout agg, prefill, decode;
     double meas_ttft_ms, meas_tpot_ms;
     double pred_ttft_ms, pred_tpot_ms;
+    int64_t kv_tokens;          /* simulated: KV capacity of the decode side (tokens, one instance) */
+    int64_t preemptions;        /* simulated: requests preempted (recomputed) over the run */
+    double mean_batch;          /* simulated: time-averaged batch on the decode side (requests) */
     int ok;                     /* 0: skipped (reason in note) */
     char note[256];
     char assumed[128];          /* what the replay assumed where the row says nothing ("" = none) */

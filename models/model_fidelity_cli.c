@@ -148,6 +148,9 @@ static int fid_print_json(const model_fidelity_result *r)
             json_object_set_new(o, "measured_tpot_ms", json_real(x->meas_tpot_ms));
             json_object_set_new(o, "predicted_ttft_ms", json_real(x->pred_ttft_ms));
             json_object_set_new(o, "predicted_tpot_ms", json_real(x->pred_tpot_ms));
+            json_object_set_new(o, "kv_tokens", json_integer(x->kv_tokens));
+            json_object_set_new(o, "preemptions", json_integer(x->preemptions));
+            json_object_set_new(o, "mean_batch", json_real(x->mean_batch));
         } else {
             json_object_set_new(o, "reason", json_string(x->note));
         }
@@ -186,6 +189,10 @@ static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_
     if (r->assumed[0]) printf("assumed: %s\n", r->assumed);
     printf("TTFT  measured %9.2f ms  simulated %9.2f ms (%+.1f%%)\n", r->meas_ttft_ms, x->ttft_ms,
            rel_err(x->ttft_ms, r->meas_ttft_ms));
+    printf("  engine: KV %lld tokens per%s instance (the clients' sequences need %lld at once), %lld preemptions, "
+           "mean batch %.1f\n",
+           (long long)r->kv_tokens, r->disagg ? " decode" : "", (long long)r->concurrency * (r->isl + r->osl),
+           (long long)r->preemptions, r->mean_batch);
     printf("  host/frontend                  %9.3f ms\n", x->frontend_ms);
     printf("  queueing                       %9.3f ms (after the frontend, before the first iteration)\n",
            x->queue_ms);

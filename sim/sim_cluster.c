@@ -720,6 +720,17 @@ int32_t sim_cluster_instance_pool(const sim_cluster *c, int32_t instance)
     return instance >= 0 && instance < c->n_inst ? c->inst_pool[instance] : -1;
 }
 
+int64_t sim_cluster_pool_kv_tokens(const sim_cluster *c, int32_t pool)
+{
+    for (int32_t i = 0; i < c->n_inst; i++)
+        if (c->inst_pool[i] == pool) {
+            sim_instance_stats s;
+            sim_instance_stats_get(c->inst[i], &s);
+            return s.kv_blocks_total * c->sc.deployment.pools[pool].scheduler.block_tokens;
+        }
+    return 0;
+}
+
 void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out)
 {
     memset(out, 0, sizeof *out);

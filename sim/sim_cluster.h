@@ -51,6 +51,8 @@ struct model_cost;
 int32_t sim_cluster_n_pools(const sim_cluster *c);
 const struct model_cost *sim_cluster_pool_cost(const sim_cluster *c, int32_t pool);
 int32_t sim_cluster_instance_pool(const sim_cluster *c, int32_t instance);
+/* KV capacity of one instance of the pool, in tokens (0 when the pool has none). */
+int64_t sim_cluster_pool_kv_tokens(const sim_cluster *c, int32_t pool);
 
 /* What a finished run left behind, for conservation checks. */
 typedef struct {

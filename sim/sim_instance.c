@@ -290,7 +290,10 @@ static void resv_release(sim_instance *in, sim_req *r)
     r->resv_blocks = 0;
 }
 
-static void fill_prefill(sim_instance *in, int64_t budget)
+/* admit 0: only started prefills continue (vLLM V1 schedules no waiting
+ * request in a step that had to preempt, so a request preempted to make
+ * room is not re-admitted into that room at once). */
+static void fill_prefill(sim_instance *in, int64_t budget, int admit)
 {
     in->n_chunks = 0;
     for (sim_req *r = in->prefilling.head; r && budget > 0; r = sim_req_next(r, SIM_PRE_LINK)) {
@@ -300,7 +303,7 @@ static void fill_prefill(sim_instance *in, int64_t budget)
         if (add_chunk(in, r, t) != SIM_OK) return;
         budget -= t;
     }
-    while (budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
+    while (admit && budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
         sim_req *r = in->waiting.head;
         if (!resv_admit(in, r)) break;
         sim_instance_match_prefix(in, r);
@@ -315,8 +318,19 @@ static void fill_prefill(sim_instance *in, int64_t budget)
             in->hooks.on_fetch_start(in->hooks.ctx, r);
             continue;
         }
-        int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
-        if (t == 0) {
+        /* A waiting request is admitted only with its whole first chunk in
+         * free blocks (vLLM allocates a new request's scheduled tokens at
+         * once or leaves it waiting; TensorRT-LLM and SGLang likewise):
+         * squeezing a sliver of a recomputed prompt into the last free
+         * blocks would only have it preempted again at the next step. */
+        int32_t want = min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget);
+        int64_t need = blocks_for(in, (int64_t)r->prefilled + want) - (r->blocks + shared_kv(in, r));
+        int32_t t = need <= 0 || sim_instance_free_blocks(in, need) >= need ? take_chunk(in, r, want) : 0;
+        if (t < want) {
+            if (t > 0) { /* cannot happen: the blocks were free */
+                in->blocks_used -= r->blocks;
+                r->blocks = 0;
+            }
             sim_instance_unmatch_prefix(in, r);
             resv_release(in, r);
             break;
@@ -342,10 +356,11 @@ void sim_instance_schedule(sim_instance *in)
     int64_t n = in->dstep + 1;
     int with_decode = 1;
     if (in->prefill_first && in->dec_n > 0) {
-        fill_prefill(in, in->cfg.max_batched_tokens);
+        fill_prefill(in, in->cfg.max_batched_tokens, 1);
         if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
         if (in->n_chunks > 0) with_decode = 0;
     }
+    int preempted = 0;
     for (; with_decode;) {
         /* Decode first: requests whose context sits on a block boundary need one more. */
         int64_t need;
@@ -353,9 +368,10 @@ void sim_instance_schedule(sim_instance *in)
             need = in->dec_n ? in->res_cnt[mod_bs(in, 1 - n)] : 0;
             if (sim_instance_free_blocks(in, need) >= need) break;
             preempt(in, victim(in));
+            preempted = 1;
         }
         in->blocks_used += need;
-        fill_prefill(in, in->cfg.max_batched_tokens - in->dec_n);
+        fill_prefill(in, in->cfg.max_batched_tokens - in->dec_n, !preempted || in->dec_n == 0);
         if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
         if (in->n_chunks > 0 || in->dec_n > 0) break;
         if (in->running.n == in->fetching) { /* nothing runnable: idle (or waiting for fetches) */

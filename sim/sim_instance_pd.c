@@ -26,15 +26,36 @@ void sim_instance_join_ready(sim_instance *in)
     }
 }
 
+/* Blocks a decode instance with reserve admission promises a request: its
+ * whole sequence (prompt KV plus the tokens still to generate). */
+static int64_t resv_need(const sim_instance *in, const sim_req *r)
+{
+    return blocks_for(in, (int64_t)r->prefill_target + (r->spec.output_tokens - r->generated));
+}
+
 int sim_instance_can_reserve(const sim_instance *in, const sim_req *r)
 {
     int64_t need = blocks_for(in, r->prefill_target);
+    /* reserve admission (TensorRT-LLM's GUARANTEED_NO_EVICT generation
+     * worker, SGLang's decode pre-allocation): take the KV only when the
+     * whole sequence fits beside what running and incoming requests were
+     * promised, so decoding never runs out of blocks (the first request
+     * always gets in). */
+    if (in->reserve && in->running.n + in->reserved > 0 && in->resv_total + resv_need(in, r) > in->blocks_total)
+        return 0;
+    /* Requests preempted here are recomputed before new KV is taken in
+     * (they head the engine's waiting queue). */
+    if (in->waiting.n > 0) return 0;
     return in->blocks_total - in->blocks_used - cached_kv(in) >= need &&
            in->running.n + in->reserved < in->cfg.max_seqs;
 }
 
 void sim_instance_do_reserve(sim_instance *in, sim_req *r)
 {
+    if (in->reserve) {
+        r->resv_blocks = (int32_t)resv_need(in, r);
+        in->resv_total += r->resv_blocks;
+    }
     r->blocks = (int32_t)blocks_for(in, r->prefill_target);
     in->blocks_used += r->blocks;
     in->reserved++;
