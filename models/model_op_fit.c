@@ -4,6 +4,8 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <gsl/gsl_vector.h>
 
 #include <math.h>
@@ -47,12 +49,6 @@ static int resid(const gsl_vector *x, void *data, gsl_vector *f)
     return GSL_SUCCESS;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int model_op_err_stats(const double *e, size_t n, double *median, double *p90, double *bias)
 {
     if (!n) {
@@ -65,12 +61,11 @@ int model_op_err_stats(const double *e, size_t n, double *median, double *p90, d
         return SIM_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) a[i] = fabs(e[i]), b[i] = e[i];
-    qsort(a, n, sizeof *a, cmp_double);
-    qsort(b, n, sizeof *b, cmp_double);
-    size_t i90 = (size_t)floor(0.9 * (double)(n - 1) + 0.5);
-    *median = (n % 2) ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
-    *p90 = a[i90];
-    *bias = (n % 2) ? b[n / 2] : 0.5 * (b[n / 2 - 1] + b[n / 2]);
+    gsl_sort(a, 1, n);
+    gsl_sort(b, 1, n);
+    *median = gsl_stats_median_from_sorted_data(a, 1, n);
+    *p90 = gsl_stats_quantile_from_sorted_data(a, 1, n, 0.9);
+    *bias = gsl_stats_median_from_sorted_data(b, 1, n);
     free(a), free(b);
     return 0;
 }
