@@ -1,7 +1,7 @@
 /* sim_metrics — see sim_metrics.h.
  *
- * Requests and samples live in growable arrays (amortised doubling, ~56 and
- * ~48 bytes per entry), so a million requests cost ~56 MB and no per-request
+ * Requests and samples live in growable arrays (amortised doubling, 96 and
+ * 48 bytes per entry), so a million requests cost ~96 MB and no per-request
  * allocation. Inter-token latency is not stored per token or per iteration:
  * a run can have tens of millions of iterations, so each iteration adds its
  * duration with weight n_decode into a log-spaced histogram (see ITL_* below)

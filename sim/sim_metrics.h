@@ -18,22 +18,24 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Fields ordered so the record has no padding (96 bytes): it is kept for
+ * every finished request. */
 typedef struct {
     uint64_t id;
     int32_t instance;
     int32_t input_tokens, output_tokens;
     int32_t preemptions;
+    int32_t cached_tokens;    /* prompt tokens found in the prefix cache (last admission) */
+    int32_t prefill_instance; /* pd only (-1 otherwise) */
     sim_time arrival;         /* reached the cluster */
     sim_time first_scheduled; /* first iteration that computed any of it */
     sim_time first_token;     /* first output token emitted */
     sim_time finish;          /* last output token emitted */
     /* pd only (-1 / 0 otherwise) */
-    int32_t prefill_instance;
     sim_time kv_reserved;     /* decode blocks granted: end of back-pressure */
     sim_time kv_arrived;      /* KV landed on the decode instance */
     sim_time decode_first;    /* first decode-side token */
     double kv_bytes;          /* KV bytes moved for this request */
-    int32_t cached_tokens;    /* prompt tokens found in the prefix cache (last admission) */
 } sim_req_record;
 
 typedef struct {
