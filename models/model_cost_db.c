@@ -348,21 +348,6 @@ double cost_op_model_time(const model_cost *c, const model_op_query *q)
 {
     const model_op_paramset *s = op_set(c, q);
     if (!s) return 0;
-    if (q->kind == MODEL_OPK_GEMM && !strcmp(q->variant, "fused_quant") && strcmp(q->dtype, "bfloat16")) {
-        /* A low-precision GEMM's tables time it with its activation
-         * quantisation, and the fit cannot tell that kernel's floor from the
-         * GEMM's (both are constants); the GEMM alone has the bf16 kernel's
-         * floor, measured without any quantisation. */
-        model_op_query b = *q;
-        snprintf(b.dtype, sizeof b.dtype, "bfloat16");
-        const model_op_paramset *sb = op_set(c, &b);
-        if (sb) {
-            double p[MODEL_OP_MAX_PARAMS];
-            memcpy(p, s->p, sizeof p);
-            p[0] = sb->p[0];
-            return model_op_time(&c->g, q, p, NULL);
-        }
-    }
     return model_op_time(&c->g, q, s->p, NULL);
 }
 

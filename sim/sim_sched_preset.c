@@ -14,7 +14,7 @@ typedef struct {
 static const preset presets[] = {
     {"vllm", 8192, 2048, 1500, 50, 45000, 0, "decode_first", "optimistic"},
     {"sglang", 8192, 8192, 1500, 0, 0, 0, "prefill_first", "reserve"},
-    {"trtllm", 8192, 8192, 750, 0, 0, 100, "decode_first", "reserve"},
+    {"trtllm", 8192, 8192, 0, 0, 0, 100, "decode_first", "reserve"},
 };
 
 const char *const sim_sched_preset_names[SIM_SCHED_PRESETS] = {"none", "vllm", "sglang", "trtllm"};
