@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Fits the engine presets' host parameters to measured deployments and
+cross-validates them by leaving a GPU or a model out.
+
+Usage: scripts/fit-engine.py [--csv tests/data/fidelity/silicon-subset.csv]
+                             [--servesim build/servesim] [--jobs 2] [--out DIR]
+
+The parameters (per backend, each with a unit and a physical meaning; the
+preset values live in sim/sim_sched_preset.c):
+  overhead_us      µs per iteration: the engine's host scheduling, input
+                   preparation and output processing between GPU steps
+  frontend_us      µs per request before the engine sees it: API server,
+                   tokenisation, process hops, streaming (vLLM, SGLang)
+  eager_launch_us  µs per op launch of an iteration with a context request
+                   (TensorRT-LLM runs those without a CUDA graph)
+
+Procedure: a full grid of GRID_N x GRID_N values of each backend's two
+parameters; every grid point is one `servesim fidelity --csv CSV --json
+--set BACKEND:KEY=VALUE ...` run (the three backends' rows are independent,
+so one run scores one grid point of every backend). The objective of a
+backend is the mean over its rows of |ln(predicted/measured)| of TTFT plus
+that of TPOT (robust to the rows whose TTFT is off by 10-100x, which would
+otherwise decide a MAPE fit). The fit picks the grid point with the lowest
+objective. Cross-validation refits on the rows without one group (a GPU,
+then each model) and scores that group with the refitted values; it needs no
+further simulation, since a row's prediction depends only on its backend's
+grid point. Aggregated rows only (a disaggregated row's pools.0 is its
+prefill pool; its decode pool keeps the preset). Only shared data (silicon-dev.csv rows) are used.
+Standard library only. Prints the fitted values and the CV table
+(markdown)."""
+import argparse
+import csv
+import itertools
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+GRID = {
+    "vllm": {"overhead_us": [1000, 1500, 2000], "frontend_us": [25000, 45000, 65000]},
+    "sglang": {"overhead_us": [1000, 1500, 2000], "frontend_us": [0, 20000, 40000]},
+    "trtllm": {"overhead_us": [0, 1000, 2000], "eager_launch_us": [50, 100, 150]},
+}
+GRID_N = 3
+
+
+def point_sets(i, j):
+    """The --set overrides of grid point (i, j) for every backend."""
+    sets = []
+    for b, ps in GRID.items():
+        (k1, v1), (k2, v2) = ps.items()
+        sets += [f"{b}:deployment.pools.0.scheduler.{k1}={v1[i]}", f"{b}:deployment.pools.0.scheduler.{k2}={v2[j]}"]
+    return sets
+
+
+def run_point(args, i, j):
+    path = os.path.join(args.out, f"grid-{i}-{j}.json")
+    if not os.path.exists(path):
+        cmd = [args.servesim, "fidelity", "--csv", args.csv, "--json", "--jobs", str(args.jobs)]
+        for s in point_sets(i, j):
+            cmd += ["--set", s]
+        with open(path + ".tmp", "w") as f:
+            subprocess.run(cmd, stdout=f, check=True)
+        os.replace(path + ".tmp", path)
+    with open(path) as f:
+        return {r["id"]: r for r in json.load(f)["rows"] if r["status"] == "ok" and r["mode"] == "agg"}
+
+
+def lnerr(r):
+    return (abs(math.log(r["predicted_ttft_ms"] / r["measured_ttft_ms"])),
+            abs(math.log(r["predicted_tpot_ms"] / r["measured_tpot_ms"])))
+
+
+def ape(r):
+    return (100 * abs(r["predicted_ttft_ms"] / r["measured_ttft_ms"] - 1),
+            100 * abs(r["predicted_tpot_ms"] / r["measured_tpot_ms"] - 1))
+
+
+def fit(runs, ids, backend):
+    """Grid point with the lowest objective on `ids` of `backend`."""
+    best, arg = None, None
+    for p, rows in runs.items():
+        v = [lnerr(rows[i]) for i in ids if i in rows and rows[i]["backend"] == backend]
+        if not v:
+            continue
+        obj = sum(a + b for a, b in v) / len(v)
+        if best is None or obj < best:
+            best, arg = obj, p
+    return arg
+
+
+def score(runs, choice, ids):
+    t, p = [], []
+    for i in ids:
+        r = runs[choice[runs_any(runs)[i]["backend"]]].get(i)
+        if r is None:
+            continue
+        a, b = ape(r)
+        t.append(a)
+        p.append(b)
+    if not t:
+        return None
+    return (len(t), statistics.mean(t), statistics.median(t), statistics.mean(p), statistics.median(p))
+
+
+def runs_any(runs):
+    return next(iter(runs.values()))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--csv", default="tests/data/fidelity/silicon-subset.csv")
+    ap.add_argument("--servesim", default="build/servesim")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out", default="fit-engine.out")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    runs = {}
+    for i, j in itertools.product(range(GRID_N), range(GRID_N)):
+        print(f"grid point {i},{j}", file=sys.stderr)
+        runs[(i, j)] = run_point(args, i, j)
+    rows = runs_any(runs)
+    ids = sorted(rows)
+    full = {b: fit(runs, ids, b) for b in GRID}
+    print("## Fitted (all rows)\n")
+    for b, (i, j) in full.items():
+        (k1, v1), (k2, v2) = GRID[b].items()
+        print(f"- {b}: {k1} = {v1[i]} µs, {k2} = {v2[j]} µs")
+    print("\n## Leave-one-group-out cross-validation\n")
+    print("| held out | rows | fitted without it | TTFT MAPE (in-sample) | TTFT median APE (in-sample) "
+          "| TPOT MAPE (in-sample) | TPOT median APE (in-sample) |")
+    print("|---|---|---|---|---|---|---|")
+    folds = [("GPU " + g, lambda r, g=g: r["gpu"] == g) for g in sorted({r["gpu"] for r in rows.values()})]
+    folds += [("model " + m, lambda r, m=m: r["model"] == m) for m in sorted({r["model"] for r in rows.values()})]
+    for name, held in folds:
+        test = [i for i in ids if held(rows[i])]
+        train = [i for i in ids if not held(rows[i])]
+        choice = {b: (fit(runs, train, b) or full[b]) for b in GRID}
+        cv, ins = score(runs, choice, test), score(runs, full, test)
+        moved = ", ".join(f"{b} {'same' if choice[b] == full[b] else 'moved'}" for b in GRID)
+        print(f"| {name} | {cv[0]} | {moved} | {cv[1]:.1f} % ({ins[1]:.1f} %) | {cv[2]:.1f} % ({ins[2]:.1f} %) "
+              f"| {cv[3]:.1f} % ({ins[3]:.1f} %) | {cv[4]:.1f} % ({ins[4]:.1f} %) |")
+
+
+if __name__ == "__main__":
+    main()
