@@ -105,7 +105,9 @@ if [ "${GPU_CHECK_SANITIZER:-1}" != 0 ] && [ -x "$sanitizer" ]; then
     elif [ $rc -eq 124 ]; then echo "gpu-check: compute-sanitizer $tool cut at 90 s (see $out/$tool.log)" | tee -a "$out/summary.txt"
     else
       status=1
-      echo "gpu-check: compute-sanitizer $tool found errors (rc $rc), see $out/$tool.log" | tee -a "$out/summary.txt" >&2
+      what="found errors"
+      [ $rc -ne 9 ] && what="run failed (a check failing under it, or the tool)"
+      echo "gpu-check: compute-sanitizer $tool $what (rc $rc), see $out/$tool.log" | tee -a "$out/summary.txt" >&2
     fi
   done
 else
