@@ -315,6 +315,10 @@ int model_cli_predict(int argc, char **argv)
                rl->comm_fp8, rl->comm_overlap, rl->micro_batches, model_ep_mode_name(rl->ep_mode),
                model_moe_gemm_name(rl->moe_gemm), rl->expert_skew, model_dtype_name(rl->dtype),
                model_dtype_name(rl->kv_dtype), model_cost_gpus(c));
+        int epd = model_cost_ep_mode(c, 0), epp = model_cost_ep_mode(c, 1);
+        printf("  \"ep_mode_decode\": \"%s\", \"ep_mode_prefill\": \"%s\",\n",
+               epd < 0 ? "none" : model_ep_mode_name((model_ep_mode)epd),
+               epp < 0 ? "none" : model_ep_mode_name((model_ep_mode)epp));
         printf("  \"batch\": {\"prefill\": [");
         for (int32_t i = 0; i < n_chunks; i++)
             printf("%s{\"tokens\": %d, \"cached\": %d}", i ? ", " : "", chunks[i].tokens, chunks[i].cached);
@@ -343,6 +347,10 @@ int model_cli_predict(int argc, char **argv)
         printf("%s on %s: tp=%d pp=%d dp=%d ep=%d moe_tp=%d dcp=%d sp=%d (%d GPUs), %s weights, %s KV\n", m.name,
                g.name, rl->tp, rl->pp, rl->dp, rl->ep, rl->moe_tp, rl->dcp, rl->sp, model_cost_gpus(c),
                model_dtype_name(rl->dtype), model_dtype_name(rl->kv_dtype));
+        int epd = model_cost_ep_mode(c, 0), epp = model_cost_ep_mode(c, 1);
+        if (epd >= 0)
+            printf("ep_mode %s: decode %s, prefill %s\n", model_ep_mode_name(rl->ep_mode),
+                   model_ep_mode_name((model_ep_mode)epd), model_ep_mode_name((model_ep_mode)epp));
         printf("batch: %d prefill chunk(s)", n_chunks);
         for (int32_t i = 0; i < n_chunks; i++) printf(" %d@%d", chunks[i].tokens, chunks[i].cached);
         printf(", %d decode at context %d\n\n", n_decode, context);

@@ -1,6 +1,8 @@
 /* model_comm — see model_comm.h. */
 #include "model_comm.h"
 
+#include "model_layout.h"
+
 #include <math.h>
 
 void model_comm_net_init(model_comm_net *net, const model_gpu *g, int32_t gpus_per_node)
@@ -92,6 +94,59 @@ double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int3
     }
     if (out) *out = r;
     return r.time_s;
+}
+
+/* DeepEP constants, fitted to DeepEP's published H800 figures (one 400G
+ * NIC and 200 GB/s NVLink per GPU; /work/shared gpu-specs.md, reproduced
+ * in tests/test_deepep.c, which re-derives them). H800's net in this
+ * model: nvlink 200 × 0.95 = 190 GB/s, NIC 50 × 0.92 = 46 GB/s.
+ * Low latency (128 tokens, hidden 7168, top-8, fp8 dispatch 7.57 MB with
+ * its scales, bf16 combine 14.7 MB): EP8 dispatch 77 µs / combine 114 µs
+ * differ by 7.1 MB · 7/8 over NVLink in 37 µs → 168 GB/s = 0.88 of the
+ * link, and floor + 8·peer = 37.6 µs; EP256 dispatch 194 µs and EP128
+ * combine 369 µs (nearly all over the NIC) then give 47 and 41.5 GB/s
+ * with no per-peer term, and a negative one when solved for exactly, so
+ * the per-peer cost is 0 within the data: 44 GB/s = 0.96 of the NIC. The
+ * growth of LL time with EP is the share of pairs that leaves the node.
+ * Normal (4096 tokens): EP8 153/158 GB/s over NVLink → 0.82 of the link;
+ * EP16-64 43-58 GB/s over RDMA → 50 GB/s, 1.09 of the model's effective
+ * NIC (DeepEP counts its RDMA bytes as this model does: once per remote
+ * node). The normal-mode floor (notify/layout handshake, CPU-synchronised
+ * counts) is not in the published figures, whose 4096-token runs hide
+ * it: 40 µs, from DeepEP's description, unfitted. */
+/* Beside the GPU's per-call comm_base_s (3.8 µs on H100): 37.6 − 3.8. */
+#define DEEPEP_LL_FLOOR_S 33.8e-6
+#define DEEPEP_LL_PEER_S 0.0
+#define DEEPEP_LL_NVL_FRAC 0.88
+#define DEEPEP_LL_NIC_FRAC 0.96
+#define DEEPEP_NORMAL_FLOOR_S 40e-6
+#define DEEPEP_NORMAL_NVL_FRAC 0.82
+#define DEEPEP_NORMAL_NIC_FRAC 1.09
+
+double model_comm_deepep_time(const model_comm_net *net, int mode, int32_t ep, double tokens, double hidden,
+                              double top_k, double bytes_per_val, int32_t *rounds)
+{
+    if (rounds) *rounds = 1;
+    if (ep <= 1 || !(tokens > 0)) return 0;
+    const double n = ep, k = top_k, tok_b = hidden * bytes_per_val;
+    const double g = n < net->gpus_per_node ? n : net->gpus_per_node;
+    const double nodes = ceil(n / g);
+    if (mode == MODEL_EP_NORMAL) {
+        /* Distinct destination ranks of a token on its node (self excluded),
+         * distinct remote nodes. */
+        double ranks = (g - 1) * (1.0 - pow(1.0 - 1.0 / n, k));
+        double remote = (nodes - 1) * (1.0 - pow(1.0 - 1.0 / nodes, k));
+        double tn = tokens * tok_b * ranks / (DEEPEP_NORMAL_NVL_FRAC * net->nvlink_bw);
+        double tr = tokens * tok_b * remote / (DEEPEP_NORMAL_NIC_FRAC * net->nic_bw);
+        return net->base_s + DEEPEP_NORMAL_FLOOR_S + (tn > tr ? tn : tr);
+    }
+    if (mode != MODEL_EP_LOW_LATENCY) return 0;
+    double r = ceil(tokens / MODEL_DEEPEP_LL_MAX_TOKENS);
+    if (rounds) *rounds = (int32_t)r;
+    double per = tokens / r; /* tokens of one round */
+    double tn = per * k * tok_b * (g - 1) / n / (DEEPEP_LL_NVL_FRAC * net->nvlink_bw);
+    double tr = per * k * tok_b * (n - g) / n / (DEEPEP_LL_NIC_FRAC * net->nic_bw);
+    return r * (net->base_s + DEEPEP_LL_FLOOR_S + DEEPEP_LL_PEER_S * n + (tn > tr ? tn : tr));
 }
 
 const char *model_coll_name(model_coll op)

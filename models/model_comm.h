@@ -73,6 +73,24 @@ model_comm_link model_comm_group_link(const model_comm_net *net, int32_t n, int3
 double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int32_t stride, double bytes,
                        model_comm_cost *out);
 
+/* DeepEP expert all-to-all (dispatch or combine) of `tokens` tokens per
+ * rank over ep ranks, hidden values of bytes_per_val each, top_k experts
+ * per token spread uniformly over the ranks. Both modes send over NVLink
+ * to own-node peers and over the NIC to the rest, concurrently.
+ *   normal: a token goes once to each destination rank of its node and
+ *     once to each remote node (forwarded there over NVLink);
+ *     t = floor + max(nvl / (f·nvlink_bw), rdma / (f·nic_bw)).
+ *   low_latency: every (token, expert) pair is written directly, in
+ *     rounds of at most MODEL_DEEPEP_LL_MAX_TOKENS tokens
+ *     (num_max_dispatch_tokens_per_rank); per round
+ *     t = floor + peer·ep + max(nvl / (f·nvlink_bw), nic / (f·nic_bw)).
+ * Constants and their fit: model_comm.c and docs/cost-model.md. Returns
+ * seconds; *rounds (may be NULL) gets the LL rounds (1 for normal).
+ * mode must be MODEL_EP_NORMAL or MODEL_EP_LOW_LATENCY (else 0). */
+#define MODEL_DEEPEP_LL_MAX_TOKENS 128
+double model_comm_deepep_time(const model_comm_net *net, int mode, int32_t ep, double tokens, double hidden,
+                              double top_k, double bytes_per_val, int32_t *rounds);
+
 const char *model_coll_name(model_coll op);
 const char *model_comm_algo_name(model_comm_algo a);
 const char *model_comm_link_name(model_comm_link l);

@@ -146,6 +146,10 @@ int32_t model_cost_gpus(const model_cost *c); /* tp·pp·dp·sp */
 const model_spec *model_cost_model(const model_cost *c);
 const model_gpu *model_cost_gpu(const model_cost *c);
 const model_layout *model_cost_layout(const model_cost *c);
+/* DeepEP mode the expert all-to-all of an iteration with (prefill = 1) or
+ * without prefill takes (ep_mode auto: low_latency for decode, normal
+ * for prefill); -1 when the layout moves no tokens by all-to-all. */
+int model_cost_ep_mode(const model_cost *c, int prefill);
 
 const char *model_bound_name(model_bound b);
 const char *model_source_name(model_source s);

@@ -21,11 +21,11 @@
  * distinct tokens (attention DP or tp_sp) and experts are fully
  * expert-parallel (moe_tp = 1), tokens go out and back by all-to-all, DeepEP
  * style: normal mode is bandwidth-bound (NVLink inside a node, NICs across,
- * a token sent once per remote node however many of its experts live
- * there); low-latency mode sends every (token, expert) pair directly over
- * RDMA with a latency floor that grows with the number of peers (DeepEP
- * on H800: 128 tokens dispatch 77 µs at EP8 … 194 µs at EP256,
- * gpu-specs.md). Otherwise (experts TP-split across distinct-token ranks)
+ * a token sent once per destination rank and once per remote node);
+ * low-latency mode writes every (token, expert) pair directly, in rounds
+ * of at most 128 tokens (model_comm_deepep_time, fitted to DeepEP's H800
+ * figures). ep_mode auto takes low-latency for decode-only iterations and
+ * normal for those with prefill, as SGLang's --deepep-mode auto. Otherwise (experts TP-split across distinct-token ranks)
  * tokens are all-gathered to and reduce-scattered from the tp·dp ranks. */
 #include "model_cost_impl.h"
 
@@ -34,16 +34,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* DeepEP normal-mode kernels: a notify/layout handshake (CPU-synchronised
- * token counts) before moving data; tens of µs. */
-#define EP_NORMAL_FLOOR_S 40e-6
-/* DeepEP low-latency: fixed floor plus a per-peer cost, bandwidth about two
- * NICs' worth (sends and receives overlap): EP8 dispatch of 128 tokens ≈ 80
- * µs, EP256 ≈ 200 µs on a 50 GB/s NIC. */
-#define EP_LL_FLOOR_S 15e-6
-#define EP_LL_PEER_S 0.4e-6
-#define EP_LL_BW_NICS 2.0
 
 typedef struct {
     double rows, active, masked_rows;
@@ -118,37 +108,36 @@ static cost_op_desc grouped(const model_cost *c, const char *name, double count,
     return d;
 }
 
-static double ep_a2a_time(const model_cost *c, double S, double bytes_per_val, model_ep_mode mode, int *chosen)
+/* The DeepEP mode an all-to-all takes: the layout's, or with auto what
+ * SGLang's --deepep-mode auto does: low-latency for a decode-only
+ * iteration, normal for one with prefill. */
+static model_ep_mode ep_mode_for(model_ep_mode m, int prefill)
 {
-    const model_comm_net *net = &c->net;
-    const double ep = c->l.ep, k = c->m.top_k, h = c->m.hidden;
-    const double g = ep < net->gpus_per_node ? ep : net->gpus_per_node;
-    const double nodes = ceil(ep / g);
-    /* Normal: own-node peers over NVLink; each remote node once per token. */
-    double nvl = S * k * h * bytes_per_val * (g - 1) / ep;
-    double remote_nodes = (nodes - 1) * (1.0 - pow(1.0 - 1.0 / nodes, k));
-    double nic = S * h * bytes_per_val * remote_nodes;
-    double tn = nvl / net->nvlink_bw, tr = nic / net->nic_bw;
-    double normal = net->base_s + EP_NORMAL_FLOOR_S + (tn > tr ? tn : tr);
-    double ll = net->base_s + EP_LL_FLOOR_S + EP_LL_PEER_S * ep +
-                S * k * h * bytes_per_val * (ep - 1) / ep / (EP_LL_BW_NICS * net->nic_bw);
-    if (mode == MODEL_EP_NORMAL || (mode == MODEL_EP_AUTO && normal <= ll)) {
-        *chosen = MODEL_EP_NORMAL;
-        return normal;
-    }
-    *chosen = MODEL_EP_LOW_LATENCY;
-    return ll;
+    if (m == MODEL_EP_NORMAL || m == MODEL_EP_LOW_LATENCY) return m;
+    return prefill ? MODEL_EP_NORMAL : MODEL_EP_LOW_LATENCY;
 }
 
-static void ep_emit(cost_ctx *x, const char *name, double count, double S, double bpv)
+int model_cost_ep_mode(const model_cost *c, int prefill)
+{
+    const model_layout *l = &c->l;
+    if (!((l->dp > 1 || l->tp_sp) && c->moe_tp == 1 && l->ep > 1)) return -1;
+    return (int)ep_mode_for(l->ep_mode, prefill);
+}
+
+static void ep_emit(cost_ctx *x, const char *name, double count, double S, double bpv, int prefill)
 {
     const model_cost *c = x->c;
-    int mode = 0;
-    double t = ep_a2a_time(c, S, bpv, c->l.ep_mode, &mode);
+    model_ep_mode mode = ep_mode_for(c->l.ep_mode, prefill);
+    int32_t rounds = 1;
+    double t = model_comm_deepep_time(&c->net, mode, c->l.ep, S, c->m.hidden, c->m.top_k, bpv, &rounds);
     char det[64] = "";
-    if (x->ops)
-        snprintf(det, sizeof det, "all_to_all %s ep=%d tokens=%.0f", model_ep_mode_name((model_ep_mode)mode), c->l.ep,
-                 ceil(S));
+    if (x->ops) {
+        if (rounds > 1)
+            snprintf(det, sizeof det, "all_to_all %s ep=%d tokens=%.0f rounds=%d", model_ep_mode_name(mode),
+                     c->l.ep, ceil(S), rounds);
+        else
+            snprintf(det, sizeof det, "all_to_all %s ep=%d tokens=%.0f", model_ep_mode_name(mode), c->l.ep, ceil(S));
+    }
     /* cost_fixed records the op and its time in the totals. */
     double bytes = S * c->m.top_k * c->m.hidden * bpv * (c->l.ep - 1.0) / c->l.ep;
     cost_fixed(x, name, MODEL_OPC_COMM, MODEL_BOUND_COMM, count, count * t * x->time_scale, count * bytes, det);
@@ -183,9 +172,9 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     const double R = (double)(l->tp * l->dp) / G;
     const double T_all = (a->T_all > 0 ? a->T_all : T * l->dp) / R;
     const double S = l->tp > 1 ? T / l->tp : T;
-    const int a2a = distinct && c->moe_tp == 1 && l->ep > 1;
+    const int a2a = model_cost_ep_mode(c, 0) >= 0;
     const int gathered = distinct && !a2a && G > 1;
-    if (a2a) ep_emit(x, "ep_dispatch", count, S, c->ab);
+    if (a2a) ep_emit(x, "ep_dispatch", count, S, c->ab, a->Tp > 0);
     if (gathered) cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, G, 1, T_all * h * c->ab, 0);
 
     rank_load ld;
@@ -224,7 +213,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     cost_op(x, &act, 0);
     cost_op(x, masked ? &md : &cd, 0);
 
-    if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES);
+    if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES, a->Tp > 0);
     if (gathered)
         cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, G, 1, T_all * h * COST_ACT_BYTES, 0);
 

@@ -188,7 +188,7 @@ static const sim_schema_field table[] = {
     FLD("deployment.pools.*.parallel.micro_batches", SIM_SCHEMA_I32, PL(parallel.micro_batches),
         IN(0, 4096), "Pipeline micro-batches (0 = pp)."),
     SEN("deployment.pools.*.parallel.ep_mode", PL(parallel.ep_mode), ep_modes,
-        "Expert all-to-all: normal (bandwidth-bound), low_latency (decode), auto (by batch size)."),
+        "Expert all-to-all (DeepEP): normal (bandwidth-bound), low_latency (rounds of 128 tokens), auto (low_latency for decode, normal for prefill)."),
     SEN("deployment.pools.*.parallel.moe_gemm", PL(parallel.moe_gemm), moe_gemms,
         "Grouped-GEMM layout for experts: contiguous, masked, auto (cheaper one)."),
     FLD("deployment.pools.*.parallel.expert_skew", SIM_SCHEMA_F64, PL(parallel.expert_skew), GE0,
