@@ -82,12 +82,12 @@ int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_
     /* Weight-only formats dequantise into bf16 GEMMs on any GPU. */
     if (d == MODEL_DTYPE_BF16 || d == MODEL_DTYPE_INT4 || d == MODEL_DTYPE_MXFP4) return 0;
     if (d == MODEL_DTYPE_NVFP4 && g->flops_fp4 <= 0)
-        return sim_err_set(err, SIM_ENOTSUP,
+        return sim_err_set(err, SIM_EINVAL,
                            "%s has no FP4 tensor cores (tflops.fp4 = 0); nvfp4 GEMMs need Blackwell (CC 10.x); run "
                            "%s in fp8 or bf16 on it",
                            g->name, model);
     if (d != MODEL_DTYPE_NVFP4 && g->flops_fp8 <= 0)
-        return sim_err_set(err, SIM_ENOTSUP,
+        return sim_err_set(err, SIM_EINVAL,
                            "%s has no FP8 tensor cores (tflops.fp8 = 0); run %s in bf16 on it or pick a GPU "
                            "with FP8 (Hopper or newer)",
                            g->name, model);
@@ -95,7 +95,7 @@ int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_
      * block-128 by promoting partial sums on CUDA cores, but the E8M0
      * microscaling of MXFP8 is a Blackwell tensor-core feature. */
     if (d == MODEL_DTYPE_MXFP8 && g->cc < 10.0)
-        return sim_err_set(err, SIM_ENOTSUP,
+        return sim_err_set(err, SIM_EINVAL,
                            "%s (CC %.1f) has no MX block-scaled tensor cores; mxfp8 needs Blackwell (CC 10.x); use "
                            "fp8_block on it",
                            g->name, g->cc);

@@ -68,7 +68,8 @@ int model_dtype_is_fp4_class(model_dtype d);
  * as dtypes. ckpt is the checkpoint's main weight format. */
 int model_dtype_for_precision(const char *precision, model_dtype ckpt, model_dtype *out, sim_err *err);
 
-/* 0 when GEMMs in d run on g; SIM_ENOTSUP with the reason otherwise
+/* 0 when GEMMs in d run on g; SIM_EINVAL (bad input: the deployment asks
+ * the GPU for what it cannot do) with the reason otherwise
  * (no fp8/fp4 tensor cores; MX block scaling before Blackwell); `model`
  * names the model in the message. */
 int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_err *err);

@@ -217,7 +217,7 @@ static void test_layouts(void)
     CHECK(model_cost_create(&m, &g, &l, &c, &e) == SIM_EINVAL);
     l = layout(2, 1);
     l.dtype = MODEL_DTYPE_FP8;
-    CHECK(model_cost_create(&m, &a100, &l, &c, &e) == SIM_ENOTSUP);
+    CHECK(model_cost_create(&m, &a100, &l, &c, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "a100-sxm-80g has no FP8");
     CHECK(model_cost_create(&m, &g, &l, &c, &e) == 0);
     if (c) {
@@ -600,10 +600,10 @@ static void test_physics(void)
     CHECK_CONTAINS(e.msg, "unknown dtype 'int3'");
     l = layout(2, 1);
     l.dtype = MODEL_DTYPE_NVFP4;
-    CHECK(model_cost_create(&m, &h100, &l, &c, &e) == SIM_ENOTSUP);
+    CHECK(model_cost_create(&m, &h100, &l, &c, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "no FP4 tensor cores");
     l.dtype = MODEL_DTYPE_MXFP8;
-    CHECK(model_cost_create(&m, &h100, &l, &c, &e) == SIM_ENOTSUP);
+    CHECK(model_cost_create(&m, &h100, &l, &c, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "mxfp8 needs Blackwell");
     model_cost *bf = make("qwen3-32b", "b200", layout(1, 1));
     l = layout(1, 1);

@@ -263,7 +263,7 @@ static void test_checkpoint_quant(void)
     CHECK(model_catalog_gpu("h100-sxm", &h100, &e) == 0);
     l.dtype_checkpoint = 1;
     c = NULL;
-    CHECK(model_cost_create(&nv, &h100, &l, &c, &e) == SIM_ENOTSUP);
+    CHECK(model_cost_create(&nv, &h100, &l, &c, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "no FP4 tensor cores");
     model_cost_destroy(c);
 
