@@ -211,24 +211,48 @@ static double kv_bytes(const char *dt)
     return 2;
 }
 
+/* Appends s to out[0..cap) at *n, keeping room for the NUL (snprintf's
+ * truncation, without its formatting cost: this runs once per priced op). */
+static void variant_put(char *out, size_t cap, size_t *n, const char *s)
+{
+    while (*s && *n + 1 < cap) out[(*n)++] = *s++;
+}
+
+/* "kind:a" or "kind:a/b" into out (cap > 0), truncated as snprintf would. */
+static void variant_join(char *out, size_t cap, const char *k, const char *a, const char *b)
+{
+    size_t n = 0;
+    variant_put(out, cap, &n, k);
+    if (a) {
+        variant_put(out, cap, &n, ":");
+        variant_put(out, cap, &n, a);
+    }
+    if (b) {
+        variant_put(out, cap, &n, "/");
+        variant_put(out, cap, &n, b);
+    }
+    out[n] = '\0';
+}
+
 void model_op_variant(const model_op_query *q, char *out, size_t cap)
 {
+    if (!cap) return;
     const char *k = model_op_kind_name(q->kind);
     switch (q->kind) {
     case MODEL_OPK_GEMM:
-    case MODEL_OPK_MOE: snprintf(out, cap, "%s:%s", k, q->dtype); break;
+    case MODEL_OPK_MOE: variant_join(out, cap, k, q->dtype, NULL); break;
     case MODEL_OPK_CTX_ATTN:
     case MODEL_OPK_GEN_ATTN:
     case MODEL_OPK_CTX_MLA:
-    case MODEL_OPK_GEN_MLA: snprintf(out, cap, "%s:%s/%s", k, q->dtype, q->kv_dtype); break;
+    case MODEL_OPK_GEN_MLA: variant_join(out, cap, k, q->dtype, q->kv_dtype); break;
     case MODEL_OPK_CTX_MLA_MODULE:
-    case MODEL_OPK_GEN_MLA_MODULE: snprintf(out, cap, "%s:%s/%s", k, q->kv_dtype, q->gemm_type); break;
-    case MODEL_OPK_MLA_BMM: snprintf(out, cap, "%s:%s/%s", k, q->variant, q->dtype); break;
+    case MODEL_OPK_GEN_MLA_MODULE: variant_join(out, cap, k, q->kv_dtype, q->gemm_type); break;
+    case MODEL_OPK_MLA_BMM: variant_join(out, cap, k, q->variant, q->dtype); break;
     case MODEL_OPK_NCCL:
     case MODEL_OPK_CUSTOM_AR:
-    case MODEL_OPK_QUANT: snprintf(out, cap, "%s:%s", k, q->variant); break;
-    case MODEL_OPK_GDN: snprintf(out, cap, "%s:%s/%s", k, q->variant, q->phase); break;
-    default: snprintf(out, cap, "?"); break;
+    case MODEL_OPK_QUANT: variant_join(out, cap, k, q->variant, NULL); break;
+    case MODEL_OPK_GDN: variant_join(out, cap, k, q->variant, q->phase); break;
+    default: variant_join(out, cap, "?", NULL, NULL); break;
     }
 }
 
