@@ -222,6 +222,17 @@ static int top_live(sim_engine *e)
     return 0;
 }
 
+/* While one event runs, the next one's context (an instance's state, in a
+ * large cluster no longer in cache between its events) is fetched: its
+ * first PREFETCH_LINES cache lines, the state an event handler reads
+ * first. A hint only: it changes no result. */
+#define PREFETCH_LINES 10
+static inline void prefetch_ctx(const void *ctx)
+{
+    const char *p = ctx;
+    for (int k = 0; k < PREFETCH_LINES; k++) __builtin_prefetch(p + 64 * k);
+}
+
 static void fire_top(sim_engine *e)
 {
     heap_rec r = e->heap[0];
@@ -232,6 +243,7 @@ static void fire_top(sim_engine *e)
     e->live--;
     e->now = r.t;
     e->fired++;
+    if (e->n > 0) prefetch_ctx(e->slots[e->heap[0].slot].ctx);
     sr.fn(e, sr.ctx, sr.arg);
 }
 

@@ -31,7 +31,12 @@ void sim_instance_publish(sim_instance *in)
 /* ---- finish heap ------------------------------------------------------- */
 
 /* Keys live in the heap entries so sifting never touches the requests
- * themselves (they are scattered in memory; the heap is contiguous). */
+ * themselves (they are scattered in memory; the heap is contiguous): no
+ * back-index is kept in the request, because writing one into every moved
+ * entry's request costs a cache miss per level once the cluster's requests
+ * no longer fit in cache. A request leaves from the top when it finishes;
+ * only a preemption looks for it in the heap (a scan of at most the batch,
+ * on a path that already pays for a recompute). */
 
 static void resv_release(sim_instance *in, sim_req *r);
 
@@ -40,25 +45,21 @@ static inline int heap_less(const heap_ent *a, const heap_ent *b)
     return a->finish_iter < b->finish_iter || (a->finish_iter == b->finish_iter && a->id < b->id);
 }
 
-static inline void heap_set(sim_instance *in, int32_t i, heap_ent e)
-{
-    in->heap[i] = e;
-    e.r->heap_idx = i;
-}
-
-static void heap_up(sim_instance *in, int32_t i)
+/* Both return the entry's final position. */
+static int32_t heap_up(sim_instance *in, int32_t i)
 {
     heap_ent x = in->heap[i];
     while (i > 0) {
         int32_t p = (i - 1) / 2;
         if (!heap_less(&x, &in->heap[p])) break;
-        heap_set(in, i, in->heap[p]);
+        in->heap[i] = in->heap[p];
         i = p;
     }
-    heap_set(in, i, x);
+    in->heap[i] = x;
+    return i;
 }
 
-static void heap_down(sim_instance *in, int32_t i)
+static int32_t heap_down(sim_instance *in, int32_t i)
 {
     heap_ent x = in->heap[i];
     for (;;) {
@@ -66,10 +67,11 @@ static void heap_down(sim_instance *in, int32_t i)
         if (c >= in->heap_n) break;
         if (c + 1 < in->heap_n && heap_less(&in->heap[c + 1], &in->heap[c])) c++;
         if (!heap_less(&in->heap[c], &x)) break;
-        heap_set(in, i, in->heap[c]);
+        in->heap[i] = in->heap[c];
         i = c;
     }
-    heap_set(in, i, x);
+    in->heap[i] = x;
+    return i;
 }
 
 static int heap_push(sim_instance *in, sim_req *r)
@@ -81,23 +83,21 @@ static int heap_push(sim_instance *in, sim_req *r)
         in->heap = nh;
         in->heap_cap = nc;
     }
-    heap_set(in, in->heap_n++, (heap_ent){r->finish_iter, r->spec.id, r});
+    in->heap[in->heap_n++] = (heap_ent){r->finish_iter, r->spec.id, r};
     heap_up(in, in->heap_n - 1);
     return SIM_OK;
 }
 
 static void heap_remove(sim_instance *in, sim_req *r)
 {
-    int32_t i = r->heap_idx;
-    SIM_ASSERT(i >= 0 && i < in->heap_n && in->heap[i].r == r, sim_engine_now(in->eng));
+    int32_t i = 0;
+    while (i < in->heap_n && in->heap[i].r != r) i++;
+    SIM_ASSERT(i < in->heap_n, sim_engine_now(in->eng));
     in->heap_n--;
     if (i != in->heap_n) {
-        heap_ent moved = in->heap[in->heap_n];
-        heap_set(in, i, moved);
-        heap_up(in, i);
-        heap_down(in, moved.r->heap_idx);
+        in->heap[i] = in->heap[in->heap_n];
+        heap_down(in, heap_up(in, i));
     }
-    r->heap_idx = -1;
 }
 
 /* ---- decode set -------------------------------------------------------- */
@@ -408,6 +408,12 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
     sim_instance *in = ctx;
     sim_time now = sim_engine_now(eng);
     (void)arg;
+    /* The finish heap's top and this iteration's chunks are read below: with
+     * thousands of instances they are no longer in cache, so ask for all
+     * three lines at once instead of missing on each in turn. */
+    __builtin_prefetch(in->heap);
+    __builtin_prefetch(in->chunks);
+    __builtin_prefetch(in->chunk_req);
     if (in->hooks.on_iteration) {
         sim_trace_iter it = {.start_ns = in->iter_start, .end_ns = now, .decode_seqs = in->cur_n_decode,
                              .prefill_seqs = in->cur_batch - in->cur_n_decode, .waiting = in->waiting.n,
@@ -590,7 +596,6 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     r->prefilled = 0;
     r->generated = 0;
     r->blocks = 0;
-    r->heap_idx = -1;
     r->first_scheduled = -1;
     r->first_token = -1;
     r->prefill_instance = -1;
