@@ -30,9 +30,9 @@ double model_dtype_bytes(model_dtype d)
     switch (d) {
     case MODEL_DTYPE_BF16: return 2.0;
     case MODEL_DTYPE_FP8: return 1.0; /* one scale per tensor: negligible */
-    case MODEL_DTYPE_FP8_BLOCK: return 1.0 + 4.0 / 128.0;
-    case MODEL_DTYPE_MXFP8: return 1.0 + 1.0 / 32.0;
-    case MODEL_DTYPE_NVFP4: return 0.5 + 1.0 / 16.0;
+    case MODEL_DTYPE_FP8_BLOCK: return 1.0 + 4.0 / (128.0 * 128.0); /* fp32 per 128×128 weight tile */
+    case MODEL_DTYPE_MXFP8: return 1.0 + 1.0 / 32.0;               /* e8m0 per 32 */
+    case MODEL_DTYPE_NVFP4: return 0.5 + 1.0 / 16.0; /* e4m3 per 16; the fp32 tensor scale is negligible */
     case MODEL_DTYPE_MXFP4: return 0.5 + 1.0 / 32.0;
     case MODEL_DTYPE_INT4: return 0.5 + 2.0 / 32.0;
     }
@@ -58,9 +58,26 @@ double model_dtype_peak(const model_gpu *g, model_dtype d)
     return 0;
 }
 
+/* Block FP8 on Hopper (DeepGEMM's design): the fp8 MMA has no scale
+ * operands, so every 128 of K the partial sums are promoted to fp32 on the
+ * CUDA cores and multiplied by the two blocks' scales. That step costs this
+ * fraction of the 128-K slice's tensor-core time, per slice, so for K >= 128
+ * a constant fraction of the GEMM. Fitted by tests/test_quant.c from the
+ * shared H100 GEMM tables: TensorRT-LLM's DeepGEMM fp8_block over its
+ * per-tensor fp8 at compute-bound shapes (m, n, k >= 4096), median 1.103
+ * (IQR 1.06-1.16); on B200 the same ratio is 0.92 (block scales consumed by
+ * the tensor cores: no promotion). Dimensionless (s per s of MMA). */
+#define MODEL_FP8_BLOCK_PROMOTE_HOPPER 0.10
+
+double model_dtype_promote_frac(const model_gpu *g, model_dtype d)
+{
+    return d == MODEL_DTYPE_FP8_BLOCK && g->cc < 10.0 ? MODEL_FP8_BLOCK_PROMOTE_HOPPER : 0.0;
+}
+
 double model_dtype_gemm_eff(const model_gpu *g, model_dtype d)
 {
     switch (d) {
+    case MODEL_DTYPE_FP8_BLOCK: return g->eff_gemm_fp8 / (1.0 + model_dtype_promote_frac(g, d));
     case MODEL_DTYPE_BF16:
     case MODEL_DTYPE_INT4: return g->eff_gemm;
     case MODEL_DTYPE_NVFP4: return g->eff_gemm_fp4;
@@ -72,6 +89,8 @@ double model_dtype_gemm_eff(const model_gpu *g, model_dtype d)
 double model_dtype_act_bytes(const model_gpu *g, model_dtype d)
 {
     if (d == MODEL_DTYPE_MXFP4) return has_fp4(g) ? model_dtype_bytes(MODEL_DTYPE_MXFP8) : 2.0;
+    /* Block FP8 activations carry an fp32 scale per 1×128 (weights per 128×128). */
+    if (d == MODEL_DTYPE_FP8_BLOCK) return 1.0 + 4.0 / 128.0;
     return model_dtype_quantises_acts(d) ? model_dtype_bytes(d) : 2.0;
 }
 

@@ -1,7 +1,9 @@
 /* model_quant — number formats of weights, activations and the KV cache.
  *
  * A model_dtype names a storage format: bf16, fp8 with one per-tensor scale,
- * fp8 with a 4-byte scale per 128 values (DeepSeek-style block-128), MXFP8
+ * block fp8 (DeepSeek-style: an fp32 scale per 128×128 weight tile and per
+ * 1×128 activation row slice; on Hopper the GEMM promotes partial sums on
+ * the CUDA cores every 128 of K, see model_dtype_promote_frac), MXFP8
  * (OCP microscaling: a 1-byte E8M0 scale per 32 values), NVFP4 (4-bit
  * E2M1 values with a 1-byte E4M3 scale per 16), MXFP4 (E2M1 with an E8M0
  * scale per 32, as gpt-oss ships its experts) and int4 (group-wise
@@ -37,8 +39,8 @@ typedef enum {
 int model_dtype_from_name(const char *name, model_dtype *out, sim_err *err);
 const char *model_dtype_name(model_dtype d);
 
-/* Bytes one value occupies, scales included (bf16 2, fp8 1, fp8_block
- * 1 + 4/128, mxfp8 1 + 1/32, nvfp4 0.5 + 1/16, mxfp4 0.5 + 1/32, int4
+/* Bytes one stored (weight) value occupies, scales included (bf16 2, fp8 1,
+ * fp8_block 1 + 4/128² (fp32 per 128×128 tile), mxfp8 1 + 1/32, nvfp4 0.5 + 1/16, mxfp4 0.5 + 1/32, int4
  * 0.5 + 2/32). 0 for an unknown value. */
 double model_dtype_bytes(model_dtype d);
 
@@ -49,8 +51,13 @@ double model_dtype_bytes(model_dtype d);
 double model_dtype_peak(const model_gpu *g, model_dtype d);
 
 /* Fraction of that peak good kernels reach (the GPU's eff_gemm,
- * eff_gemm_fp8 or eff_gemm_fp4 by the tensor-core path d takes on g). */
+ * eff_gemm_fp8 or eff_gemm_fp4 by the tensor-core path d takes on g;
+ * fp8_block on Hopper divided by 1 + model_dtype_promote_frac). */
 double model_dtype_gemm_eff(const model_gpu *g, model_dtype d);
+
+/* CUDA-core promotion time per unit of tensor-core time of a GEMM in d on
+ * g: 0.10 for fp8_block below CC 10 (Hopper), 0 otherwise. */
+double model_dtype_promote_frac(const model_gpu *g, model_dtype d);
 
 /* Bytes per value of a GEMM's activations with weights in d on g: 2 (bf16)
  * for bf16 and the weight-only formats, the quantised size otherwise

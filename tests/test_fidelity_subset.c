@@ -27,22 +27,27 @@
 #include <string.h>
 
 /* Reached when these thresholds were set (see docs/cost-model.md,
- * "Accuracy on silicon-dev.csv"), plus 4 % and rounded up to half a point. */
+ * "Accuracy on silicon-dev.csv"), plus 4 % and rounded up to half a point.
+ * SGLang's, B200's and all rows' TTFT MAPE include the two DeepSeek FP8
+ * TP4 rows on one B200 node that fit since block-FP8 weights carry one
+ * scale per 128×128 tile: one of them (16 clients of 8k prompts) gets a KV
+ * pool for a third of its sequences under the default memory fraction and
+ * queues (+3,000 %); SGLang's own memory fraction is not modelled. */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
 } bound;
 
 static const bound backend_bounds[] = {
-    {"sglang", 178.5, 67.0, 32.5, 17.0},
-    {"trtllm", 222.5, 39.0, 39.0, 18.5},
-    {"vllm", 41.5, 22.0, 69.5, 22.0},
+    {"sglang", 224.5, 66.5, 32.0, 16.5},
+    {"trtllm", 222.0, 39.0, 39.0, 18.0},
+    {"vllm", 41.5, 22.0, 69.0, 22.0},
 };
 static const bound gpu_bounds[] = {
-    {"b200", 214.0, 41.5, 40.5, 23.0},
-    {"h100-sxm", 100.5, 31.0, 52.0, 15.5},
+    {"b200", 235.5, 41.0, 39.5, 22.5},
+    {"h100-sxm", 100.5, 31.0, 51.0, 15.0},
 };
-static const bound all_bound = {"all", 162.0, 37.5, 45.5, 19.0};
+static const bound all_bound = {"all", 174.5, 37.5, 45.0, 18.5};
 
 static void check_group(const char *by, const model_fidelity_group *g, const bound *b)
 {
