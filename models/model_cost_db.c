@@ -172,7 +172,7 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
         }
     }
     if (!from_db && d->has_op) {
-        double top = cost_op_model_time(x->c, &d->op);
+        double top = cost_op_model_time(x->c, d->opv, &d->op);
         if (top > 0) {
             t = top;
             src = MODEL_SRC_OP_MODEL;
@@ -271,10 +271,9 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
     const char *odt = wbytes < COST_ACT_BYTES ? cost_op_dtype(c->l.dtype) : "bfloat16";
     if (c->l.op_backend[0] && odt) {
         d.has_op = 1;
+        d.opv = wbytes < COST_ACT_BYTES ? COST_OPV_GEMM_W : COST_OPV_GEMM_BF16;
         d.op.kind = MODEL_OPK_GEMM;
         d.op.f[MODEL_OPF_M] = ceil(m), d.op.f[MODEL_OPF_N] = n, d.op.f[MODEL_OPF_K] = k;
-        snprintf(d.op.dtype, sizeof d.op.dtype, "%s", odt);
-        snprintf(d.op.variant, sizeof d.op.variant, "fused_quant");
     }
     return d;
 }
@@ -303,52 +302,64 @@ static const model_op_paramset *op_set_find(const model_cost *c, const char *v)
     return s;
 }
 
-static const model_op_paramset *op_set(const model_cost *c, const model_op_query *q)
-{
-    char v[64];
-    model_op_variant(q, v, sizeof v);
-    for (int32_t i = 0; i < c->n_op_sets; i++)
-        if (!strcmp(c->op_sets[i].variant, v)) return c->op_sets[i].set;
-    return op_set_find(c, v);
-}
-
 void cost_op_sets_init(model_cost *c)
 {
-    c->n_op_sets = 0;
+    static const char *const nccl[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall"};
+    memset(c->op_sets, 0, sizeof c->op_sets);
     if (!c->l.op_backend[0]) return;
     const char *kv = cost_op_dtype(c->l.kv_dtype), *w = cost_op_dtype(c->l.dtype);
-    char v[16][64];
-    int n = 0;
-    snprintf(v[n++], 64, "gemm:bfloat16");
-    if (w) snprintf(v[n++], 64, "gemm:%s", w);
-    if (kv) {
-        snprintf(v[n++], 64, "context_attention:bfloat16/%s", kv);
-        snprintf(v[n++], 64, "generation_attention:bfloat16/%s", kv);
-        snprintf(v[n++], 64, "mla_context:bfloat16/%s", kv);
-        snprintf(v[n++], 64, "mla_generation:bfloat16/%s", kv);
-    }
-    if (c->n_lin > 0) {
-        snprintf(v[n++], 64, "gdn:conv/context");
-        snprintf(v[n++], 64, "gdn:conv/generation");
-        snprintf(v[n++], 64, "gdn:delta/context");
-        snprintf(v[n++], 64, "gdn:delta/generation");
-    }
-    snprintf(v[n++], 64, "custom_allreduce:graph");
-    snprintf(v[n++], 64, "nccl:all_reduce");
-    snprintf(v[n++], 64, "nccl:all_gather");
-    snprintf(v[n++], 64, "nccl:reduce_scatter");
-    snprintf(v[n++], 64, "nccl:alltoall");
-    for (int i = 0; i < n && c->n_op_sets < (int32_t)(sizeof c->op_sets / sizeof c->op_sets[0]); i++) {
-        snprintf(c->op_sets[c->n_op_sets].variant, sizeof c->op_sets[0].variant, "%.63s", v[i]);
-        c->op_sets[c->n_op_sets++].set = op_set_find(c, v[i]);
+    for (int v = 0; v < COST_OPV_COUNT; v++) {
+        /* The query strings the cost model's ops of this variant carry
+         * (cost_gemm, attn_op, gdn_op, cost_op_model_comm). */
+        model_op_query q;
+        memset(&q, 0, sizeof q);
+        const char *dt = "bfloat16", *kvd = "", *var = "", *phase = "";
+        switch ((cost_opv)v) {
+        case COST_OPV_GEMM_BF16: q.kind = MODEL_OPK_GEMM, var = "fused_quant"; break;
+        case COST_OPV_GEMM_W: q.kind = MODEL_OPK_GEMM, dt = w, var = "fused_quant"; break;
+        case COST_OPV_CTX_ATTN: q.kind = MODEL_OPK_CTX_ATTN, kvd = kv; break;
+        case COST_OPV_GEN_ATTN: q.kind = MODEL_OPK_GEN_ATTN, kvd = kv; break;
+        case COST_OPV_CTX_MLA: q.kind = MODEL_OPK_CTX_MLA, kvd = kv; break;
+        case COST_OPV_GEN_MLA: q.kind = MODEL_OPK_GEN_MLA, kvd = kv; break;
+        case COST_OPV_GDN_CONV_CTX: q.kind = MODEL_OPK_GDN, var = "conv", phase = "context"; break;
+        case COST_OPV_GDN_CONV_GEN: q.kind = MODEL_OPK_GDN, var = "conv", phase = "generation"; break;
+        case COST_OPV_GDN_DELTA_CTX: q.kind = MODEL_OPK_GDN, var = "delta", phase = "context"; break;
+        case COST_OPV_GDN_DELTA_GEN: q.kind = MODEL_OPK_GDN, var = "delta", phase = "generation"; break;
+        /* Engines all-reduce through their own kernels; "auto" names no engine. */
+        case COST_OPV_CUSTOM_AR:
+            if (!strcmp(c->l.op_backend, "auto")) dt = NULL;
+            q.kind = MODEL_OPK_CUSTOM_AR, var = "graph";
+            break;
+        case COST_OPV_NCCL_AR:
+        case COST_OPV_NCCL_AG:
+        case COST_OPV_NCCL_RS:
+        case COST_OPV_NCCL_A2A: q.kind = MODEL_OPK_NCCL, dt = "half", var = nccl[v - COST_OPV_NCCL_AR]; break;
+        default: dt = NULL; break;
+        }
+        if (!dt || !kvd) continue; /* never priced: no dtype of the tables' */
+        snprintf(q.dtype, sizeof q.dtype, "%s", dt);
+        snprintf(q.kv_dtype, sizeof q.kv_dtype, "%s", kvd);
+        snprintf(q.variant, sizeof q.variant, "%s", var);
+        snprintf(q.phase, sizeof q.phase, "%s", phase);
+        char key[64];
+        model_op_variant(&q, key, sizeof key);
+        c->op_sets[v].set = op_set_find(c, key);
+        model_op_resolve(&q, &c->op_sets[v].r);
     }
 }
 
-double cost_op_model_time(const model_cost *c, const model_op_query *q)
+/* Time of q as variant v; *covered says whether a fitted set covers it. */
+static double op_model_time(const model_cost *c, cost_opv v, const model_op_query *q, int *covered)
 {
-    const model_op_paramset *s = op_set(c, q);
-    if (!s) return 0;
-    return model_op_time(&c->g, q, s->p, NULL);
+    const cost_op_set *o = (int)v >= 0 && v < COST_OPV_COUNT ? &c->op_sets[v] : NULL;
+    *covered = o && o->set;
+    return *covered ? model_op_time_resolved(&c->g, q, &o->r, o->set->p, NULL) : 0;
+}
+
+double cost_op_model_time(const model_cost *c, cost_opv v, const model_op_query *q)
+{
+    int covered;
+    return op_model_time(c, v, q, &covered);
 }
 
 double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double bytes)
@@ -356,23 +367,19 @@ double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double 
     model_op_query q;
     memset(&q, 0, sizeof q);
     q.f[MODEL_OPF_GPUS] = n;
-    snprintf(q.dtype, sizeof q.dtype, "bfloat16");
     q.f[MODEL_OPF_MSG] = bytes / COST_ACT_BYTES;
-    const char *nccl = op == MODEL_COLL_ALL_REDUCE ? "all_reduce" : op == MODEL_COLL_ALL_GATHER ? "all_gather"
-                       : op == MODEL_COLL_REDUCE_SCATTER ? "reduce_scatter" : op == MODEL_COLL_ALL_TO_ALL ? "alltoall"
-                                                                                                        : NULL;
-    if (!nccl) return 0;
+    cost_opv v = op == MODEL_COLL_ALL_REDUCE ? COST_OPV_NCCL_AR : op == MODEL_COLL_ALL_GATHER ? COST_OPV_NCCL_AG
+                 : op == MODEL_COLL_REDUCE_SCATTER ? COST_OPV_NCCL_RS : op == MODEL_COLL_ALL_TO_ALL ? COST_OPV_NCCL_A2A
+                                                                                                  : COST_OPV_COUNT;
+    if (v == COST_OPV_COUNT) return 0;
+    int covered;
     /* Engines all-reduce through their own one-/two-shot kernels below
      * their size limit (8 MB in vLLM and SGLang), NCCL above. */
-    if (op == MODEL_COLL_ALL_REDUCE && bytes <= 8e6 && strcmp(c->l.op_backend, "auto")) {
+    if (op == MODEL_COLL_ALL_REDUCE && bytes <= 8e6) {
         q.kind = MODEL_OPK_CUSTOM_AR;
-        snprintf(q.variant, sizeof q.variant, "graph");
-        const model_op_paramset *s = op_set(c, &q);
-        if (s) return model_op_time(&c->g, &q, s->p, NULL);
+        double t = op_model_time(c, COST_OPV_CUSTOM_AR, &q, &covered);
+        if (covered) return t;
     }
     q.kind = MODEL_OPK_NCCL;
-    snprintf(q.variant, sizeof q.variant, "%s", nccl);
-    snprintf(q.dtype, sizeof q.dtype, "half");
-    const model_op_paramset *s = op_set(c, &q);
-    return s ? model_op_time(&c->g, &q, s->p, NULL) : 0;
+    return op_model_time(c, v, &q, &covered);
 }

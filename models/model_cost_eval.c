@@ -191,8 +191,10 @@ static void attn_op(const model_cost *c, cost_op_desc *d, int prefill, double b,
     if (c->mla) {
         if (m->kv_lora_rank != 512 || m->rope_dim != 64 || m->nope_dim != 128 || m->v_head_dim != 128) return;
         q->kind = prefill ? MODEL_OPK_CTX_MLA : MODEL_OPK_GEN_MLA;
+        d->opv = prefill ? COST_OPV_CTX_MLA : COST_OPV_GEN_MLA;
     } else {
         q->kind = prefill ? MODEL_OPK_CTX_ATTN : MODEL_OPK_GEN_ATTN;
+        d->opv = prefill ? COST_OPV_CTX_ATTN : COST_OPV_GEN_ATTN;
         q->f[MODEL_OPF_KV_HEADS] = c->kv_r;
         q->f[MODEL_OPF_HEAD_DIM] = c->hd;
         if (sliding && m->sliding_window > 0) q->f[MODEL_OPF_WINDOW] = m->sliding_window;
@@ -201,9 +203,7 @@ static void attn_op(const model_cost *c, cost_op_desc *d, int prefill, double b,
     q->f[MODEL_OPF_HEADS] = c->heads_r;
     q->f[MODEL_OPF_ISL] = prefill ? ceil(s) : 1;
     q->f[MODEL_OPF_STEP] = prefill ? prefix : (s > 1 ? s - 1 : 0);
-    snprintf(q->dtype, sizeof q->dtype, "bfloat16");
-    snprintf(q->kv_dtype, sizeof q->kv_dtype, "%s", kvdt);
-    d->has_op = 1;
+    d->has_op = 1; /* dtype bfloat16, kv_dtype kvdt: resolved in c->op_sets[d->opv] */
 }
 
 /* Attention layer classes: full, sliding window, DeepSeek sparse (top-k). */
@@ -330,9 +330,10 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
  * intra-chunk products, 4·C·(dk+dv)), recurrent for decode (≈7·dk·dv FLOPs,
  * the fp32 state read and written once per step, which makes it memory
  * bound) —, the gated RMSNorm and out_proj. Heads split over TP. */
-/* A GDN kernel as model_op prices it (layout.op_backend set). */
-static void gdn_op(const model_cost *c, cost_op_desc *d, const char *variant, int prefill, double b, double tokens,
-                   double nk, double nv)
+/* A GDN kernel (conv, else the delta rule) as model_op prices it
+ * (layout.op_backend set). */
+static void gdn_op(const model_cost *c, cost_op_desc *d, int conv, int prefill, double b, double tokens, double nk,
+                   double nv)
 {
     const model_spec *m = &c->m;
     if (!c->l.op_backend[0] || !(b > 0) || !(tokens > 0)) return;
@@ -346,9 +347,8 @@ static void gdn_op(const model_cost *c, cost_op_desc *d, const char *variant, in
     q->f[MODEL_OPF_V_HEADS] = nv, q->f[MODEL_OPF_V_DIM] = m->lin_v_dim;
     q->f[MODEL_OPF_D_CONV] = m->lin_conv;
     q->f[MODEL_OPF_D_MODEL] = m->hidden;
-    snprintf(q->variant, sizeof q->variant, "%s", variant);
-    snprintf(q->phase, sizeof q->phase, "%s", prefill ? "context" : "generation");
-    snprintf(q->dtype, sizeof q->dtype, "bfloat16");
+    d->opv = conv ? (prefill ? COST_OPV_GDN_CONV_CTX : COST_OPV_GDN_CONV_GEN)
+                  : (prefill ? COST_OPV_GDN_DELTA_CTX : COST_OPV_GDN_DELTA_GEN);
     d->has_op = 1;
 }
 
@@ -369,7 +369,7 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
                            T * conv_ch * 2.0 * COST_ACT_BYTES + seqs * conv_ch * (K > 1 ? K - 1 : 0) * 2.0 *
                                                                     COST_ACT_BYTES, -1, (int64_t)ceil(T),
                            (int64_t)conv_ch);
-    gdn_op(c, &cv, "conv", a->Tp > 0, seqs, T, nk, nv);
+    gdn_op(c, &cv, 1, a->Tp > 0, seqs, T, nk, nv);
     cost_op(x, &cv, 0);
     cost_op_desc d;
     if (a->Tp > 0) {
@@ -388,7 +388,7 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.shape[0] = (int64_t)ceil(a->Tp / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         d.calib_dtype = "bf16";
-        gdn_op(c, &d, "delta", 1, a->n_chunks, a->Tp, nk, nv);
+        gdn_op(c, &d, 0, 1, a->n_chunks, a->Tp, nk, nv);
         cost_op(x, &d, 0);
     }
     if (a->nd > 0) {
@@ -406,7 +406,7 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.shape[3] = (int64_t)ceil(a->nd);
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         d.calib_dtype = "bf16";
-        gdn_op(c, &d, "delta", 0, a->nd, a->nd, nk, nv);
+        gdn_op(c, &d, 0, 0, a->nd, a->nd, nk, nv);
         cost_op(x, &d, 0);
     }
     cost_op_desc gn = elem(c, "gdn_norm_gate", count, T, T * nv * dv * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),

@@ -31,6 +31,33 @@
 struct calib_table;
 struct calib_series;
 
+/* The op-model variants the cost model prices (c->op_sets). */
+typedef enum {
+    COST_OPV_GEMM_BF16 = 0,     /* gemm:bfloat16 */
+    COST_OPV_GEMM_W,            /* gemm:<weights' dtype> */
+    COST_OPV_CTX_ATTN,          /* context_attention:bfloat16/<kv dtype> */
+    COST_OPV_GEN_ATTN,
+    COST_OPV_CTX_MLA,
+    COST_OPV_GEN_MLA,
+    COST_OPV_GDN_CONV_CTX,      /* gdn:conv/context */
+    COST_OPV_GDN_CONV_GEN,
+    COST_OPV_GDN_DELTA_CTX,
+    COST_OPV_GDN_DELTA_GEN,
+    COST_OPV_CUSTOM_AR,         /* custom_allreduce:graph */
+    COST_OPV_NCCL_AR,           /* nccl:all_reduce, all_gather, reduce_scatter, alltoall */
+    COST_OPV_NCCL_AG,
+    COST_OPV_NCCL_RS,
+    COST_OPV_NCCL_A2A,
+    COST_OPV_COUNT
+} cost_opv;
+
+/* One variant: its fitted set (NULL: none covers it, or the variant does
+ * not apply to this deployment) and the query strings resolved. */
+typedef struct {
+    const model_op_paramset *set;
+    model_op_resolved r;
+} cost_op_set;
+
 /* Room for the perf-db op kinds (calib_op.h CALIB_OP_COUNT). */
 #define COST_DB_MAX_OPS 32
 
@@ -72,13 +99,10 @@ struct model_cost {
      * weights' dtype (fp8 standing in for fp8_block). */
     const struct calib_series *series[COST_DB_MAX_OPS][2];
     const char *wdtype;         /* model_dtype_name(l.dtype), for picking [op][1] */
-    /* Fitted op-model sets of the variants this instance prices, resolved
-     * at create (read-only while timing; cost_op_sets_init). */
-    struct {
-        char variant[64];
-        const model_op_paramset *set; /* NULL: none covers it */
-    } op_sets[16];
-    int32_t n_op_sets;
+    /* Fitted op-model sets of the variants this instance prices and their
+     * strings resolved, at create (read-only while timing; cost_op_sets_init),
+     * so that pricing an op does no string work. */
+    cost_op_set op_sets[COST_OPV_COUNT];
 };
 
 /* Resolves c->op_sets for the layout's op_backend (model_cost_create). */
@@ -115,6 +139,7 @@ typedef struct {
     const char *calib_dtype;
     double m, n, k;             /* shown as detail for GEMMs */
     int has_op;                 /* op is the kernel as model_op prices it (layout.op_backend set) */
+    cost_opv opv;               /* its variant: op's strings are not filled, c->op_sets[opv] resolves them */
     model_op_query op;
 } cost_op_desc;
 
@@ -144,9 +169,9 @@ void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound b
  * "fp8_block", "nvfp4", "w4a16_mxfp4", "int4_wo"); NULL when none. */
 const char *cost_op_dtype(model_dtype d);
 
-/* Time of op q (one execution) from the fitted set of the layout's
- * op_backend on this GPU; 0 when no set covers it. */
-double cost_op_model_time(const model_cost *c, const model_op_query *q);
+/* Time of op q (one execution, kind and fields) as variant v from the
+ * fitted set of the layout's op_backend on this GPU; 0 when no set covers it. */
+double cost_op_model_time(const model_cost *c, cost_opv v, const model_op_query *q);
 /* A collective inside one NVLink domain from the fitted NCCL / custom
  * all-reduce sets; 0 when none covers it. */
 double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double bytes);

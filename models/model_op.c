@@ -174,32 +174,41 @@ typedef struct {
 
 static int is(const char *a, const char *b) { return a && !strcasecmp(a, b); }
 
-static int fmt_of(const model_gpu *g, const char *dt, op_fmt *f)
+/* GEMM formats (model_op_resolved.fmt). */
+enum { FMT_BF16 = 0, FMT_FP8, FMT_FP8_BLOCK, FMT_NVFP4, FMT_W4A8, FMT_W4A16, FMT_INT8_WO, FMT_W8A8, FMT_FP32 };
+
+static int fmt_index(const char *dt)
+{
+    if (!dt || !*dt || is(dt, "bfloat16") || is(dt, "bf16") || is(dt, "float16") || is(dt, "half") ||
+        is(dt, "fp16"))
+        return FMT_BF16;
+    if (is(dt, "fp8")) return FMT_FP8;
+    if (is(dt, "fp8_block")) return FMT_FP8_BLOCK;
+    if (is(dt, "nvfp4")) return FMT_NVFP4;
+    if (is(dt, "w4a8_mxfp4_mxfp8")) return FMT_W4A8;
+    if (is(dt, "w4a16_mxfp4") || is(dt, "int4_wo")) return FMT_W4A16;
+    if (is(dt, "int8_wo")) return FMT_INT8_WO;
+    if (is(dt, "sq") || is(dt, "int8")) return FMT_W8A8;
+    if (is(dt, "float") || is(dt, "fp32")) return FMT_FP32;
+    return -1;
+}
+
+static int fmt_of(const model_gpu *g, int fmt, op_fmt *f)
 {
     double p16 = g->flops_bf16, p8 = g->flops_fp8 > 0 ? g->flops_fp8 : p16;
     double p4 = g->flops_fp4 > 0 ? g->flops_fp4 : p8;
     memset(f, 0, sizeof *f);
-    if (!dt || !*dt || is(dt, "bfloat16") || is(dt, "bf16") || is(dt, "float16") || is(dt, "half") ||
-        is(dt, "fp16")) {
-        f->wbytes = 2, f->peak = p16;
-    } else if (is(dt, "fp8")) {
-        f->wbytes = 1, f->peak = p8, f->quant_acts = 1;
-    } else if (is(dt, "fp8_block")) {
-        f->wbytes = 1 + 4.0 / 128, f->peak = p8, f->quant_acts = 1;
-    } else if (is(dt, "nvfp4")) {
-        f->wbytes = 0.5 + 1.0 / 16, f->peak = p4, f->quant_acts = 1;
-    } else if (is(dt, "w4a8_mxfp4_mxfp8")) {
-        f->wbytes = 0.5 + 1.0 / 32, f->peak = p8, f->quant_acts = 1;
-    } else if (is(dt, "w4a16_mxfp4") || is(dt, "int4_wo")) {
-        f->wbytes = 0.5 + 1.0 / 32, f->peak = p16; /* dequantised to bf16 in the mainloop */
-    } else if (is(dt, "int8_wo")) {
-        f->wbytes = 1, f->peak = p16;
-    } else if (is(dt, "sq") || is(dt, "int8")) {
-        f->wbytes = 1, f->peak = p8, f->quant_acts = 1; /* SmoothQuant W8A8: int8 tensor cores */
-    } else if (is(dt, "float") || is(dt, "fp32")) {
-        f->wbytes = 4, f->peak = g->flops_fp32 > 0 ? g->flops_fp32 : p16 / 16;
-    } else {
-        return -1;
+    switch (fmt) {
+    case FMT_BF16: f->wbytes = 2, f->peak = p16; break;
+    case FMT_FP8: f->wbytes = 1, f->peak = p8, f->quant_acts = 1; break;
+    case FMT_FP8_BLOCK: f->wbytes = 1 + 4.0 / 128, f->peak = p8, f->quant_acts = 1; break;
+    case FMT_NVFP4: f->wbytes = 0.5 + 1.0 / 16, f->peak = p4, f->quant_acts = 1; break;
+    case FMT_W4A8: f->wbytes = 0.5 + 1.0 / 32, f->peak = p8, f->quant_acts = 1; break;
+    case FMT_W4A16: f->wbytes = 0.5 + 1.0 / 32, f->peak = p16; break; /* dequantised to bf16 in the mainloop */
+    case FMT_INT8_WO: f->wbytes = 1, f->peak = p16; break;
+    case FMT_W8A8: f->wbytes = 1, f->peak = p8, f->quant_acts = 1; break; /* SmoothQuant W8A8: int8 tensor cores */
+    case FMT_FP32: f->wbytes = 4, f->peak = g->flops_fp32 > 0 ? g->flops_fp32 : p16 / 16; break;
+    default: return -1;
     }
     return 0;
 }
@@ -209,6 +218,32 @@ static double kv_bytes(const char *dt)
     if (is(dt, "fp8") || is(dt, "int8")) return 1;
     if (is(dt, "nvfp4") || is(dt, "fp4")) return 0.5625;
     return 2;
+}
+
+static double coll_bytes(const char *dt)
+{
+    if (is(dt, "int8") || is(dt, "fp8")) return 1;
+    if (is(dt, "float") || is(dt, "fp32")) return 4;
+    return 2;
+}
+
+void model_op_resolve(const model_op_query *q, model_op_resolved *r)
+{
+    const char *v = q->variant;
+    memset(r, 0, sizeof *r);
+    r->fmt = (int8_t)fmt_index(q->dtype);
+    r->gemm_fmt = (int8_t)fmt_index(q->gemm_type[0] ? q->gemm_type : "bfloat16");
+    r->attn_fp8 = (int8_t)is(q->dtype, "fp8");
+    r->fused_quant = !strcmp(v, "fused_quant");
+    r->bmm_post = !strcmp(v, "mla_gen_post");
+    r->compute_scale = !strcmp(v, "compute_scale");
+    r->gdn_conv = !strcmp(v, "conv");
+    if (!strncmp(v, "all_reduce", 10) || !strcmp(v, "graph") || !strcmp(v, "eager") || !strcmp(v, "custom"))
+        r->coll = 1;
+    else if (!strcmp(v, "all_gather") || !strcmp(v, "reduce_scatter") || !strcmp(v, "alltoall"))
+        r->coll = 2;
+    r->kv_bytes = kv_bytes(q->kv_dtype);
+    r->coll_bytes = coll_bytes(q->dtype);
 }
 
 /* Appends s to out[0..cap) at *n, keeping room for the NUL (snprintf's
@@ -307,13 +342,14 @@ static double causal_pairs(double s, double w)
 
 /* ---- families --------------------------------------------------------- */
 
-static double t_gemm(const model_gpu *g, const model_op_query *q, const double *p, const op_fmt *f)
+static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
+                     const op_fmt *f)
 {
     double m = F(M), n = F(N), k = F(K);
     double abytes = f->quant_acts ? 1 : 2;
     double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, abytes, f->peak, p[1], p[2], p[3]);
     /* Dynamic activation quantisation: amax pass + scale pass over m×k. */
-    if (f->quant_acts && strcmp(q->variant, "fused_quant")) t += p[4] * US + m * k * (2.0 + 2.0 + 1.0) / (g->hbm_bw * p[2]);
+    if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + 1.0) / (g->hbm_bw * p[2]);
     return t;
 }
 
@@ -351,15 +387,15 @@ static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads,
     return p[0] * US + (ceil(ctas / S) * S * p[2] / S + b * p[4] / S) * US + smax(tc, tmm);
 }
 
-static double t_mla_module(const model_gpu *g, const model_op_query *q, const double *p, int ctx_phase,
-                           sim_err *err)
+static double t_mla_module(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
+                           int ctx_phase, sim_err *err)
 {
     op_fmt gf;
-    if (fmt_of(g, q->gemm_type[0] ? q->gemm_type : "bfloat16", &gf)) {
+    if (fmt_of(g, r->gemm_fmt, &gf)) {
         sim_err_set(err, SIM_EINVAL, "unknown gemm_type '%s'", q->gemm_type);
         return 0;
     }
-    double h = F(HEADS), b = F(BATCH), s = F(ISL), kvb = kv_bytes(q->kv_dtype);
+    double h = F(HEADS), b = F(BATCH), s = F(ISL), kvb = r->kv_bytes;
     double ap[5] = {0, p[1], p[2], p[3], 0};
     double attn, tokens, wproj;
     if (ctx_phase) {
@@ -409,24 +445,17 @@ static double t_moe(const model_gpu *g, const model_op_query *q, const double *p
     return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm);
 }
 
-static double coll_bytes(const char *dt)
+static double t_comm(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
+                     sim_err *err)
 {
-    if (is(dt, "int8") || is(dt, "fp8")) return 1;
-    if (is(dt, "float") || is(dt, "fp32")) return 4;
-    return 2;
-}
-
-static double t_comm(const model_gpu *g, const model_op_query *q, const double *p, sim_err *err)
-{
-    double n = F(GPUS), B = F(MSG) * coll_bytes(q->dtype);
-    const char *op = q->variant;
+    double n = F(GPUS), B = F(MSG) * r->coll_bytes;
     double f;
-    if (!strncmp(op, "all_reduce", 10) || !strcmp(op, "graph") || !strcmp(op, "eager") || !strcmp(op, "custom"))
+    if (r->coll == 1)
         f = 2.0 * (n - 1) / n;
-    else if (!strcmp(op, "all_gather") || !strcmp(op, "reduce_scatter") || !strcmp(op, "alltoall"))
+    else if (r->coll == 2)
         f = (n - 1) / n;
     else {
-        sim_err_set(err, SIM_EINVAL, "unknown collective '%s'", op);
+        sim_err_set(err, SIM_EINVAL, "unknown collective '%s'", q->variant);
         return 0;
     }
     double bw = (g->nvlink_bw > 0 ? g->nvlink_bw : g->nic_bw) * p[2];
@@ -434,20 +463,20 @@ static double t_comm(const model_gpu *g, const model_op_query *q, const double *
     return p[0] * US + (n - 1) * p[1] * US + f * (B + half) / bw;
 }
 
-static double t_quant(const model_gpu *g, const model_op_query *q, const double *p)
+static double t_quant(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
 {
     double mk = F(M) * F(K);
-    double bytes = !strcmp(q->variant, "compute_scale") ? mk * 2.0 : mk * 3.0;
+    double bytes = r->compute_scale ? mk * 2.0 : mk * 3.0;
     double par = F(M) * ceil(F(K) / 4096) < g->sms ? sqrt(F(M) * ceil(F(K) / 4096) / g->sms) : 1;
     return p[0] * US + bytes / (g->hbm_bw * p[1] * par);
 }
 
-static double t_gdn(const model_gpu *g, const model_op_query *q, const double *p)
+static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
 {
     double T = F(TOKENS) > 0 ? F(TOKENS) : F(BATCH) * (F(SEQ_LEN) > 0 ? F(SEQ_LEN) : 1);
     double hk = F(K_HEADS), dk = F(K_DIM), hv = F(V_HEADS), dv = F(V_DIM), b = F(BATCH);
     double chan = 2.0 * hk * dk + hv * dv; /* q, k, v channels through the conv */
-    if (!strcmp(q->variant, "conv")) {
+    if (r->gdn_conv) {
         double bytes = T * chan * 2.0 * 2.0 + b * chan * F(D_CONV) * 2.0 * 2.0;
         return p[0] * US + bytes / (g->hbm_bw * p[2]);
     }
@@ -463,6 +492,14 @@ static double t_gdn(const model_gpu *g, const model_op_query *q, const double *p
 }
 
 double model_op_time(const model_gpu *g, const model_op_query *q, const double *p, sim_err *err)
+{
+    model_op_resolved r;
+    model_op_resolve(q, &r);
+    return model_op_time_resolved(g, q, &r, p, err);
+}
+
+double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const model_op_resolved *r,
+                              const double *p, sim_err *err)
 {
     op_fmt f;
     for (int i = 0; i < MODEL_OPF_COUNT; i++)
@@ -482,13 +519,13 @@ double model_op_time(const model_gpu *g, const model_op_query *q, const double *
     switch (q->kind) {
     case MODEL_OPK_GEMM:
         NEED(M); NEED(N); NEED(K);
-        if (fmt_of(g, q->dtype, &f)) break;
-        return t_gemm(g, q, p, &f);
+        if (fmt_of(g, r->fmt, &f)) break;
+        return t_gemm(g, q, r, p, &f);
     case MODEL_OPK_CTX_ATTN: {
         NEED(BATCH); NEED(ISL); NEED(HEADS); NEED(KV_HEADS); NEED(HEAD_DIM);
-        double peak = is(q->dtype, "fp8") && g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
+        double peak = r->attn_fp8 && g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
         return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM), F(WINDOW), peak,
-                          kv_bytes(q->kv_dtype), p);
+                          r->kv_bytes, p);
     }
     case MODEL_OPK_GEN_ATTN: {
         NEED(BATCH); NEED(HEADS); NEED(KV_HEADS); NEED(HEAD_DIM);
@@ -496,46 +533,46 @@ double model_op_time(const model_gpu *g, const model_op_query *q, const double *
         if (F(WINDOW) > 0 && F(WINDOW) < ctx) ctx = F(WINDOW);
         if (!(ctx > 0)) ctx = 1;
         return t_gen_attn(g, F(BATCH), ctx, F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM),
-                          2.0 * F(KV_HEADS) * F(HEAD_DIM) * kv_bytes(q->kv_dtype), g->flops_bf16, p);
+                          2.0 * F(KV_HEADS) * F(HEAD_DIM) * r->kv_bytes, g->flops_bf16, p);
     }
     case MODEL_OPK_CTX_MLA:
         NEED(BATCH); NEED(ISL); NEED(HEADS);
         return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(HEADS), MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16,
-                          kv_bytes(q->kv_dtype), p);
+                          r->kv_bytes, p);
     case MODEL_OPK_GEN_MLA: {
         NEED(BATCH); NEED(HEADS);
         double ctx = F(ISL) + F(STEP);
         if (!(ctx > 0)) ctx = 1;
         return t_gen_attn(g, F(BATCH), ctx, F(HEADS), 1, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA,
-                          (MLA_KV_LORA + MLA_ROPE) * kv_bytes(q->kv_dtype), g->flops_bf16, p);
+                          (MLA_KV_LORA + MLA_ROPE) * r->kv_bytes, g->flops_bf16, p);
     }
     case MODEL_OPK_CTX_MLA_MODULE:
     case MODEL_OPK_GEN_MLA_MODULE:
         NEED(BATCH); NEED(HEADS);
         if (q->kind == MODEL_OPK_CTX_MLA_MODULE) NEED(ISL);
-        return t_mla_module(g, q, p, q->kind == MODEL_OPK_CTX_MLA_MODULE, err);
+        return t_mla_module(g, q, r, p, q->kind == MODEL_OPK_CTX_MLA_MODULE, err);
     case MODEL_OPK_MLA_BMM: {
         NEED(TOKENS); NEED(HEADS);
-        if (fmt_of(g, q->dtype, &f)) break;
-        int post = !strcmp(q->variant, "mla_gen_post");
+        if (fmt_of(g, r->fmt, &f)) break;
+        int post = r->bmm_post;
         double kk = post ? MLA_KV_LORA : MLA_NOPE, nn = post ? MLA_V : MLA_KV_LORA;
         return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f.wbytes, f.quant_acts ? 1 : 2, f.peak, p[1],
                                      p[2], 0);
     }
     case MODEL_OPK_MOE:
         NEED(TOKENS); NEED(HIDDEN); NEED(INTER); NEED(TOPK); NEED(EXPERTS);
-        if (fmt_of(g, q->dtype, &f)) break;
+        if (fmt_of(g, r->fmt, &f)) break;
         return t_moe(g, q, p, &f);
     case MODEL_OPK_NCCL:
     case MODEL_OPK_CUSTOM_AR:
         NEED(GPUS); NEED(MSG);
-        return t_comm(g, q, p, err);
+        return t_comm(g, q, r, p, err);
     case MODEL_OPK_QUANT:
         NEED(M); NEED(K);
-        return t_quant(g, q, p);
+        return t_quant(g, q, r, p);
     case MODEL_OPK_GDN:
         NEED(BATCH); NEED(K_HEADS); NEED(K_DIM); NEED(V_HEADS); NEED(V_DIM);
-        return t_gdn(g, q, p);
+        return t_gdn(g, q, r, p);
     default:
         sim_err_set(err, SIM_EINVAL, "unknown op kind %d", (int)q->kind);
         return 0;

@@ -109,8 +109,36 @@ void model_op_variant(const model_op_query *q, char *out, size_t cap);
 
 /* Time of one op with parameters p (model_op_param_count(q->kind) values).
  * Returns seconds, 0 with err set when the shape is invalid (non-positive
- * dimensions, unknown dtype). */
+ * dimensions, unknown dtype). Same as model_op_resolve then
+ * model_op_time_resolved. */
 double model_op_time(const model_gpu *g, const model_op_query *q, const double *p, sim_err *err);
+
+/* What model_op_time reads of a query's strings (dtype, kv_dtype,
+ * gemm_type, variant), resolved once by model_op_resolve so that a caller
+ * pricing many shapes of one op variant (the cost model, per iteration)
+ * does no string work per op. Formats are indices internal to model_op.c,
+ * -1 for a name it does not know. */
+typedef struct {
+    int8_t fmt;          /* dtype as a GEMM / MoE / BMM format */
+    int8_t gemm_fmt;     /* gemm_type as a format (MLA modules; "" = bfloat16) */
+    int8_t attn_fp8;     /* dtype fp8: attention at the fp8 tensor-core peak */
+    int8_t fused_quant;  /* GEMM variant fused_quant: no quantisation pass of its own */
+    int8_t bmm_post;     /* MLA BMM variant mla_gen_post */
+    int8_t compute_scale;/* quantise variant compute_scale */
+    int8_t gdn_conv;     /* GDN variant conv */
+    int8_t coll;         /* collective: 1 all-reduce-like, 2 all-gather-like, 0 unknown */
+    double kv_bytes;     /* bytes per KV-cache value (kv_dtype) */
+    double coll_bytes;   /* bytes per collective element (dtype) */
+} model_op_resolved;
+
+/* Fills r from q's strings; never fails (unknown names resolve to what
+ * model_op_time_resolved reports as an error). */
+void model_op_resolve(const model_op_query *q, model_op_resolved *r);
+/* model_op_time with q's strings taken from r (model_op_resolve of a query
+ * with the same strings); q supplies the kind and the fields (and the
+ * names quoted in errors). Returns exactly what model_op_time returns. */
+double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const model_op_resolved *r,
+                              const double *p, sim_err *err);
 
 /* The fitted set for g (matched by table GPU name or architecture) and
  * backend (NULL or "" = the first fitted backend for the variant). Returns

@@ -10,9 +10,11 @@
  * from the fitted set itself: 3× its in-sample p90 error, so a refit that
  * worsens a regime fails here. The physics is checked on its own: wave
  * quantisation, the activation quantisation of per-tensor fp8, per-request
- * decode work, the rank count of collectives. `op --csv` must keep every
- * column and row of a table and add predicted_ms and source; feeding its
- * output back in must reproduce it (round trip); bad input exits 2. */
+ * decode work, the rank count of collectives. A query's strings resolved
+ * once (model_op_resolve) price every fixture row to the bit without being
+ * read again. `op --csv` must keep every column and row of a table and add
+ * predicted_ms and source; feeding its output back in must reproduce it
+ * (round trip); bad input exits 2. */
 #include "test_util.h"
 
 #include "model_op_table.h"
@@ -44,6 +46,16 @@ static void check_table(const char *file, const char *backend)
         const model_op_paramset *ps = model_op_lookup(&g, model_op_row_backend(t, &q, backend), v);
         REQUIRE_MSG_OR(ps != NULL, break, "no fitted set for %s %s", backend, v);
         double pred = model_op_time(&g, &q, ps->p, &err);
+        /* Resolved once, the strings are not read again: a query with them
+         * cleared prices the same, to the bit (the cost model's path). */
+        model_op_resolved r;
+        model_op_resolve(&q, &r);
+        model_op_query bare = q;
+        memset(bare.dtype, 0, sizeof bare.dtype), memset(bare.kv_dtype, 0, sizeof bare.kv_dtype);
+        memset(bare.gemm_type, 0, sizeof bare.gemm_type), memset(bare.variant, 0, sizeof bare.variant);
+        memset(bare.phase, 0, sizeof bare.phase), memset(bare.distribution, 0, sizeof bare.distribution);
+        CHECK_MSG(model_op_time_resolved(&g, &bare, &r, ps->p, NULL) == pred, "%s line %ld (%s): resolved differs",
+                  file, calib_optable_line(t), v);
         double tol = 3.0 * ps->p90_err;
         if (tol < 0.05) tol = 0.05;
         CHECK_MSG(fabs(pred / meas - 1) <= tol, "%s line %ld (%s): predicted %.4g ms, measured %.4g ms, tol %.0f %%",
