@@ -28,9 +28,12 @@
  *
  * Rows are independent simulations: with jobs > 1 that many threads take
  * rows in turn (each writes only its own row), so the result is the same
- * as one thread's. */
+ * as one thread's. Rows whose GPU has a perf-db share its in-memory tables
+ * (one calib_table_cache for the whole replay, as a search shares them over
+ * its candidates): built once, not once per row. */
 #include "model_fidelity.h"
 
+#include "../calib/calib_table_cache.h"
 #include "../sim/sim_clock.h"
 #include "../sim/sim_cluster.h"
 #include "../sim/sim_loader.h"
@@ -177,10 +180,11 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
 }
 
 /* Runs the row's scenario; fills the predictions (and, when x is not NULL,
- * the simulated part of the breakdown). cl_out, when not NULL, receives the
- * cluster (the caller destroys it). */
-static int fid_simulate(model_fidelity_row *r, const model_fidelity_opts *o, sim_cluster **cl_out,
-                        model_fidelity_explain_out *x, sim_err *err)
+ * the simulated part of the breakdown). cache: the perf-db tables shared
+ * with other rows (NULL = the cluster's own). cl_out, when not NULL,
+ * receives the cluster (the caller destroys it). */
+static int fid_simulate(model_fidelity_row *r, const model_fidelity_opts *o, calib_table_cache *cache,
+                        sim_cluster **cl_out, model_fidelity_explain_out *x, sim_err *err)
 {
     sim_scenario *sc = malloc(sizeof *sc);
     if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
@@ -188,7 +192,7 @@ static int fid_simulate(model_fidelity_row *r, const model_fidelity_opts *o, sim
     int steady = o && o->steady;
     sim_cluster *cl = NULL;
     sim_summary sum;
-    if (rc == 0) rc = sim_cluster_create(sc, &cl, err);
+    if (rc == 0) rc = sim_cluster_create_shared(sc, cache, &cl, err);
     if (rc == 0) rc = sim_cluster_run(cl, &sum, err);
     if (rc == 0) {
         /* Like the benchmark clients (vLLM's benchmark_serving, SGLang's
@@ -370,11 +374,12 @@ static int fid_groups(model_fidelity_result *r)
 typedef struct {
     model_fidelity_result *res;
     const model_fidelity_opts *opts;
+    calib_table_cache *cache;
     pthread_mutex_t mu;
     int32_t next;
 } fid_pool;
 
-static void fid_one(model_fidelity_row *r, const model_fidelity_opts *o)
+static void fid_one(model_fidelity_row *r, const model_fidelity_opts *o, calib_table_cache *cache)
 {
     if (r->note[0]) return; /* not simulatable as read */
     if (o && o->only_id && strcmp(o->only_id, r->id)) {
@@ -382,7 +387,7 @@ static void fid_one(model_fidelity_row *r, const model_fidelity_opts *o)
         return;
     }
     sim_err e = {""};
-    if (fid_simulate(r, o, NULL, NULL, &e)) {
+    if (fid_simulate(r, o, cache, NULL, NULL, &e)) {
         snprintf(r->note, sizeof r->note, "%.250s", e.msg);
         return;
     }
@@ -397,7 +402,7 @@ static void *fid_worker(void *arg)
         int32_t i = p->next++;
         pthread_mutex_unlock(&p->mu);
         if (i >= p->res->n_rows) break;
-        fid_one(&p->res->rows[i], p->opts);
+        fid_one(&p->res->rows[i], p->opts, p->cache);
     }
     return NULL;
 }
@@ -429,9 +434,14 @@ int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, mo
     }
     double t0 = sim_wall_s();
     if ((rc = model_fidelity_read(csv_path, out, err))) return rc;
+    calib_table_cache *cache = NULL;
+    if ((rc = calib_table_cache_create(&cache, err)) < 0) {
+        model_fidelity_free(out);
+        return rc;
+    }
     int jobs = opts && opts->jobs > 1 ? opts->jobs : 1;
     if (jobs > 64) jobs = 64;
-    fid_pool pool = {out, opts, PTHREAD_MUTEX_INITIALIZER, 0};
+    fid_pool pool = {out, opts, cache, PTHREAD_MUTEX_INITIALIZER, 0};
     pthread_t th[64];
     int started = 0;
     for (int i = 1; i < jobs; i++)
@@ -439,6 +449,7 @@ int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, mo
     fid_worker(&pool);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     pthread_mutex_destroy(&pool.mu);
+    calib_table_cache_free(cache);
     out->n_ok = 0;
     for (int32_t i = 0; i < out->n_rows; i++) out->n_ok += out->rows[i].ok;
     if ((rc = fid_groups(out))) {
@@ -504,7 +515,7 @@ int model_fidelity_explain(const char *csv_path, const char *id, const model_fid
     if (row->note[0]) return sim_err_set(err, SIM_EINVAL, "row '%s' cannot be simulated: %s", id, row->note);
     memset(x, 0, sizeof *x);
     sim_cluster *cl = NULL;
-    if ((rc = fid_simulate(row, opts, &cl, x, err))) {
+    if ((rc = fid_simulate(row, opts, NULL, &cl, x, err))) {
         snprintf(row->note, sizeof row->note, "%.250s", err ? err->msg : "failed");
         return sim_err_wrap(err, rc, "row '%s' cannot be simulated", id);
     }

@@ -5,7 +5,8 @@
  * decode workers) and a wide-EP row (attention DP 64, expert TP 8 × EP 8 on
  * 64 B200s) replay end to end; an unknown model is skipped with its reason.
  * Checks the CSV parsing, the PD scenario a row becomes, that threads do
- * not change results, the --json fields, --explain, the wide-EP physics
+ * not change results, that rows sharing one perf-db's tables price as a
+ * row building its own does, the --json fields, --explain, the wide-EP physics
  * (one DP rank's prefill chunk is gathered once, not dp times) and the
  * parallel.moe_tp key. Error bounds here are sanity bounds (a factor of
  * two), not accuracy targets: before the wide-EP fix the 64-rank row came
@@ -23,7 +24,7 @@
 #include <unistd.h>
 
 static const char *bin;
-static char fixture[2048];
+static char fixture[2048], srcdir[1024];
 
 enum { ROW_DENSE = 0, ROW_DISAGG = 1, ROW_WIDE_EP = 2, ROW_UNKNOWN = 3, N_ROWS = 4 };
 
@@ -124,6 +125,36 @@ static void test_replay(void)
         for (int i = 0; i < a.n_rows && i < b.n_rows; i++)
             CHECK(a.rows[i].ok == b.rows[i].ok && a.rows[i].pred_ttft_ms == b.rows[i].pred_ttft_ms &&
                   a.rows[i].pred_tpot_ms == b.rows[i].pred_tpot_ms);
+        model_fidelity_free(&b);
+    } else {
+        CHECK_MSG(0, "%s", e.msg);
+    }
+    model_fidelity_free(&a);
+}
+
+/* The replay builds a perf-db's tables once for all its rows (one
+ * calib_table_cache); a row priced from them predicts exactly what the
+ * same row does with tables of its own (--explain builds its own), and the
+ * tables were used (the prediction moves off the op model's). */
+static void test_shared_tables(void)
+{
+    char set[1200];
+    snprintf(set, sizeof set, "hardware.perf_db=%s/calib/data/engines/h100-sxm.sql.gz", srcdir);
+    const char *sets[] = {set};
+    model_fidelity_opts o = {0, sets, 1, 2, NULL}, plain = {0, NULL, 0, 1, NULL};
+    model_fidelity_result a, b;
+    sim_err e = {""};
+    REQUIRE_MSG(model_fidelity_run(fixture, &o, &a, &e) == 0, "%s", e.msg);
+    const model_fidelity_row *x = &a.rows[ROW_DENSE];
+    CHECK_MSG(a.n_rows == N_ROWS && x->ok, "%s", x->note);
+    model_fidelity_row row;
+    model_fidelity_explain_out ex;
+    CHECK_MSG(model_fidelity_explain(fixture, x->id, &o, &row, &ex, &e) == 0, "%s", e.msg);
+    CHECK_MSG(row.pred_ttft_ms == x->pred_ttft_ms && row.pred_tpot_ms == x->pred_tpot_ms,
+              "shared tables: TTFT %.9g TPOT %.9g; own: %.9g %.9g", x->pred_ttft_ms, x->pred_tpot_ms,
+              row.pred_ttft_ms, row.pred_tpot_ms);
+    if (model_fidelity_run(fixture, &plain, &b, &e) == 0) {
+        CHECK(b.rows[ROW_DENSE].ok && b.rows[ROW_DENSE].pred_tpot_ms != x->pred_tpot_ms);
         model_fidelity_free(&b);
     } else {
         CHECK_MSG(0, "%s", e.msg);
@@ -312,9 +343,11 @@ static void test_moe_tp_key(void)
 int main(int argc, char **argv)
 {
     bin = argc > 1 ? argv[1] : "servesim";
-    snprintf(fixture, sizeof fixture, "%s/tests/data/fidelity/silicon-fixture.csv", argc > 2 ? argv[2] : "..");
+    snprintf(srcdir, sizeof srcdir, "%s", argc > 2 ? argv[2] : "..");
+    snprintf(fixture, sizeof fixture, "%s/tests/data/fidelity/silicon-fixture.csv", srcdir);
     test_read();
     test_replay();
+    test_shared_tables();
     test_json();
     test_explain();
     test_wide_ep();
