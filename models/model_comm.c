@@ -96,6 +96,22 @@ double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int3
     return r.time_s;
 }
 
+double model_comm_ring_step_time(const model_comm_net *net, int32_t n, int32_t stride, double bytes,
+                                 int32_t *nic_hops)
+{
+    if (nic_hops) *nic_hops = 0;
+    if (n < 2 || !(bytes > 0)) return 0;
+    if (stride < 1) stride = 1;
+    if (model_comm_group_link(net, n, stride) == MODEL_LINK_NVLINK)
+        return net->base_s + net->nvlink_alpha_s + bytes / net->nvlink_bw;
+    /* Ranks per node; the ring leaves each node it visits once. */
+    int64_t per_node = stride >= net->gpus_per_node ? 1 : net->gpus_per_node / stride;
+    int64_t nodes = (n + per_node - 1) / per_node;
+    if (nodes < 2) nodes = 2; /* a stride that does not divide the node still crosses one boundary */
+    if (nic_hops) *nic_hops = (int32_t)(nodes < n ? nodes : n);
+    return net->base_s + net->nic_alpha_s + bytes / net->nic_bw;
+}
+
 /* DeepEP constants, fitted to DeepEP's published H800 figures (one 400G
  * NIC and 200 GB/s NVLink per GPU; /work/shared gpu-specs.md, reproduced
  * in tests/test_deepep.c, which re-derives them). H800's net in this

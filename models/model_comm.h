@@ -73,6 +73,19 @@ model_comm_link model_comm_group_link(const model_comm_net *net, int32_t n, int3
 double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int32_t stride, double bytes,
                        model_comm_cost *out);
 
+/* One step of a ring pass (ring attention): each of n ranks `stride`
+ * GPUs apart sends `bytes` to the next rank of the ring at once, so the
+ * step lasts as long as its slowest hop. Ranks fill a node before the next
+ * (as placed by the layout): a hop between two ranks of one node goes over
+ * NVLink, one between nodes (the ring's wrap-around included) over the
+ * sending GPU's NIC, so a ring that spans nodes takes
+ * base + α_nic + bytes/bw_nic per step and one inside a node
+ * base + α_nvlink + bytes/bw_nvlink. *nic_hops (may be NULL) gets the
+ * hops of the ring that cross a NIC (0 inside a node, the nodes it spans
+ * otherwise, n when every rank is on its own node). 0 for n < 2. */
+double model_comm_ring_step_time(const model_comm_net *net, int32_t n, int32_t stride, double bytes,
+                                 int32_t *nic_hops);
+
 /* DeepEP expert all-to-all (dispatch or combine) of `tokens` tokens per
  * rank over ep ranks, hidden values of bytes_per_val each, top_k experts
  * per token spread uniformly over the ranks. Both modes send over NVLink

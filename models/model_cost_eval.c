@@ -180,6 +180,21 @@ static void tp_gather(cost_ctx *x, const char *name, double count, double T, dou
  * sequences of s new tokens after `prefix` cached ones (decode: s = the
  * context, prefix 0). MLA only in DeepSeek's geometry, which its tables
  * measure. */
+/* Ulysses: KV heads summed over the sp ranks after the all-to-all. Rank j
+ * holds query heads [j·q, (j+1)·q) of the hr a TP rank has (q = hr/sp) and
+ * needs every KV head those read (GQA groups of g = hr/kv_r query heads);
+ * kv_r when sp divides the KV heads, sp·(1..) once sp > kv_r (a KV head
+ * replicated on each rank of its group). MLA keeps its one latent (kv_r). */
+static double ulysses_kv_heads(const model_cost *c)
+{
+    const int64_t sp = c->l.sp, hr = (int64_t)c->heads_r, kv = (int64_t)c->kv_r;
+    if (c->mla || sp <= 1 || kv < 1 || hr < sp || hr % kv) return c->kv_r;
+    const int64_t q = hr / sp, g = hr / kv;
+    int64_t total = 0;
+    for (int64_t j = 0; j < sp; j++) total += ((j + 1) * q - 1) / g - (j * q) / g + 1;
+    return (double)total;
+}
+
 static void attn_op(const model_cost *c, cost_op_desc *d, int prefill, double b, double s, double prefix, int sliding)
 {
     const model_spec *m = &c->m;
@@ -241,7 +256,9 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         d.cls = MODEL_OPC_ATTN;
         d.count = count;
         d.flops = pairs * pair_flops / sp;
-        d.bytes = (kvr * kv_tok + a->Tp_seq * hr * (qdim + vdim) * COST_ACT_BYTES) / sp;
+        /* Ulysses ranks read the KV heads they were sent (replicated ones too). */
+        const double kv_rep = sp > 1 && l->sp_kind == MODEL_SP_ULYSSES ? ulysses_kv_heads(c) / c->kv_r : 1.0;
+        d.bytes = (kvr * kv_tok * kv_rep + a->Tp_seq * hr * (qdim + vdim) * COST_ACT_BYTES) / sp;
         d.peak = c->peak_attn;
         d.bw = c->bw;
         d.kernels = 1;
@@ -257,8 +274,11 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
             attn_op(c, &d, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch, sliding);
         double t_attn = cost_op(x, &d, 0);
         if (sp > 1 && l->sp_kind == MODEL_SP_ULYSSES) {
-            /* Sequence shards → head shards before, back after. */
-            double in = a->Tp * (hr * qdim + 2.0 * c->kv_r * c->hd) * COST_ACT_BYTES;
+            /* Sequence shards → head shards before, back after. Each rank
+             * gets hr/sp query heads and the KV heads they read: with more
+             * ranks than KV heads (sp > kv_r) a KV head goes to every rank
+             * of its query group, so K/V move sp·⌈…⌉ heads' worth, not kv_r. */
+            double in = a->Tp * (hr * qdim + 2.0 * ulysses_kv_heads(c) * c->hd) * COST_ACT_BYTES;
             double out = a->Tp * hr * vdim * COST_ACT_BYTES;
             cost_comm(x, "sp_a2a_qkv", count, MODEL_COLL_ALL_TO_ALL, l->sp, l->tp, in, 0);
             cost_comm(x, "sp_a2a_out", count, MODEL_COLL_ALL_TO_ALL, l->sp, l->tp, out, 0);
@@ -266,11 +286,15 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
             /* Ring: sp steps, each max(attention on one KV block, passing
              * the block on); the first block is local. */
             double block = kvr / sp * kv_tok;
-            double t_x = model_comm_time(&c->net, MODEL_COLL_SEND_RECV, 2, l->tp, block, NULL) * x->time_scale;
+            /* Every rank passes its block to the next at once: a step lasts
+             * as long as its slowest hop, the NIC's once the ring (sp ranks
+             * tp GPUs apart) leaves a node. */
+            int32_t nic_hops = 0;
+            double t_x = model_comm_ring_step_time(&c->net, l->sp, l->tp, block, &nic_hops) * x->time_scale;
             double step = t_attn / count / sp;
             double extra = count * (sp - 1) * (t_x > step ? t_x - step : 0);
             char det[64] = "";
-            if (x->ops) snprintf(det, sizeof det, "ring n=%d %.0fB/step", l->sp, block);
+            if (x->ops) snprintf(det, sizeof det, "ring n=%d, %d NIC hops, %.0fB/step", l->sp, nic_hops, block);
             cost_fixed(x, "sp_ring_kv", MODEL_OPC_COMM, MODEL_BOUND_COMM, count, extra, count * (sp - 1) * block, det);
         }
     }

@@ -7,6 +7,16 @@
 #include "model_catalog.h"
 #include "model_cost.h"
 
+#include <string.h>
+
+/* The op called name in an iteration's breakdown, or NULL. */
+static inline const model_op *test_find_op(const model_op *ops, int32_t n, const char *name)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (!strcmp(ops[i].name, name)) return &ops[i];
+    return NULL;
+}
+
 /* NULL (with a failed check) when the model, GPU or layout is refused. */
 static inline model_cost *test_cost_model(const char *model, const char *gpu, int tp, double overhead_us)
 {
