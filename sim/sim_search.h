@@ -22,6 +22,7 @@
 #define SIM_SEARCH_H
 
 #include "sim_err.h"
+#include "sim_launch.h"
 #include "sim_metrics.h"
 #include "sim_scenario.h"
 
@@ -191,8 +192,9 @@ int sim_search_write_json(const sim_search *s, FILE *f);
 int sim_search_write_csv(const sim_search *s, FILE *f);
 /* A scenario YAML `servesim run` accepts for candidate i at its rate. */
 int sim_search_write_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err);
-/* Launch commands for vLLM and SGLang for candidate i. */
-void sim_search_write_launch(const sim_search *s, int32_t i, FILE *f);
+/* Launch file k (sim_launch.h: a vLLM, SGLang or TensorRT-LLM script, a
+ * Dynamo DynamoGraphDeployment, llm-d values) for candidate i at its rate. */
+int sim_search_write_launch(const sim_search *s, int32_t i, sim_launch_kind k, FILE *f, sim_err *err);
 /* Why candidate i (an OK one) ranks below the winner: "" for the winner. */
 void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len);
 

@@ -34,8 +34,8 @@ static const char *usage =
     "its SLO with the most goodput per GPU (or lowest cost per token when search.prices are\n"
     "given): modes, layouts, xPyD / A:F ratios, scheduler caps and routing lambda from the\n"
     "scenario's `search:` block (see `servesim schema`), defaults for the model otherwise.\n"
-    "  --out DIR        write recommended.yaml, launch.sh (vLLM/SGLang), candidates.csv,\n"
-    "                   search.json and plots (pareto, throughput-latency, cdf, timeline) there;\n"
+    "  --out DIR        write recommended.yaml, launch-{vllm,sglang,trtllm}.sh, dynamo.yaml,\n"
+    "                   llm-d-values.yaml, candidates.csv, search.json and plots (pareto, throughput-latency, cdf, timeline) there;\n"
     "                   the results DB defaults to DIR/search.db\n"
     "  --db FILE        store every simulation in this results DB (default: output.db)\n"
     "  --no-db          store nothing\n"
@@ -142,13 +142,15 @@ static int write_file(const char *dir, const char *name, int (*fn)(const sim_sea
 }
 
 static int w_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err) { return sim_search_write_yaml(s, i, f, err); }
-static int w_launch(const sim_search *s, int32_t i, FILE *f, sim_err *err)
+static int w_launch(const sim_search *s, int32_t i, sim_launch_kind k, FILE *f, sim_err *err)
 {
-    (void)err;
-    fputs("#!/bin/sh\n", f);
-    sim_search_write_launch(s, i, f);
-    return 0;
+    return sim_search_write_launch(s, i, k, f, err);
 }
+static int w_launch_vllm(const sim_search *s, int32_t i, FILE *f, sim_err *err) { return w_launch(s, i, SIM_LAUNCH_VLLM, f, err); }
+static int w_launch_sglang(const sim_search *s, int32_t i, FILE *f, sim_err *err) { return w_launch(s, i, SIM_LAUNCH_SGLANG, f, err); }
+static int w_launch_trtllm(const sim_search *s, int32_t i, FILE *f, sim_err *err) { return w_launch(s, i, SIM_LAUNCH_TRTLLM, f, err); }
+static int w_launch_dynamo(const sim_search *s, int32_t i, FILE *f, sim_err *err) { return w_launch(s, i, SIM_LAUNCH_DYNAMO, f, err); }
+static int w_launch_llmd(const sim_search *s, int32_t i, FILE *f, sim_err *err) { return w_launch(s, i, SIM_LAUNCH_LLMD, f, err); }
 static int w_csv(const sim_search *s, int32_t i, FILE *f, sim_err *err)
 {
     (void)i;
@@ -375,7 +377,9 @@ int sim_cli_search(int argc, char **argv)
         sim_search_print_tables(s, stdout);
         if (have) {
             printf("\nrecommended: %s\n\n", sim_search_cand_get(s, best)->label);
-            if (!out_dir) sim_search_write_launch(s, best, stdout);
+            if (!out_dir)
+                printf("launch files: give --out DIR for launch-vllm.sh, launch-sglang.sh, launch-trtllm.sh, "
+                       "dynamo.yaml and llm-d-values.yaml\n\n");
         }
         if (dbpath[0]) printf("results: every simulation stored in %s\n", dbpath);
     }
@@ -397,11 +401,24 @@ int sim_cli_search(int argc, char **argv)
                 goto out;
             }
             if (!json) printf("recommended scenario: %s (servesim run accepts it)\n", p);
-            if (write_file(out_dir, "launch.sh", w_launch, s, best, p, sizeof p, &err) < 0) {
-                fprintf(stderr, "servesim: %s\n", err.msg);
-                goto out;
+            int (*const lfns[SIM_LAUNCH_KINDS])(const sim_search *, int32_t, FILE *, sim_err *) = {
+                w_launch_vllm, w_launch_sglang, w_launch_trtllm, w_launch_dynamo, w_launch_llmd};
+            for (int k = 0; k < SIM_LAUNCH_KINDS; k++) {
+                const char *nm = sim_launch_file_name((sim_launch_kind)k);
+                if (write_file(out_dir, nm, lfns[k], s, best, p, sizeof p, &err) < 0) {
+                    fprintf(stderr, "servesim: %s\n", err.msg);
+                    goto out;
+                }
+                if (k <= SIM_LAUNCH_TRTLLM && chmod(p, 0755) < 0) {
+                    fprintf(stderr, "servesim: %s: %s\n", p, strerror(errno));
+                    goto out;
+                }
+                if (!json)
+                    printf("launch file: %s (%s)\n", p,
+                           k == SIM_LAUNCH_DYNAMO ? "Dynamo DynamoGraphDeployment, kubectl apply -f"
+                           : k == SIM_LAUNCH_LLMD ? "llm-d-modelservice Helm values, helm install -f"
+                                                  : "starts the servers and the router: NODES=... NODE_RANK=k sh FILE");
             }
-            if (!json) printf("launch commands: %s\n", p);
         }
         if (stats.interrupted) {
             fprintf(stderr, "servesim: plots skipped: the search was interrupted (no final runs to draw)\n");

@@ -3,9 +3,10 @@
  * frontiers, JSON and CSV, the recommended deployment as a scenario YAML
  * (written from the loader's schema table, keys that differ from the
  * defaults only, so `servesim run` reads back exactly the scenario the
- * search simulated) and launch commands for vLLM and SGLang. */
+ * search simulated) and the launch files of a candidate (sim_launch.h). */
 #include "sim_search_impl.h"
 
+#include "sim_launch.h"
 #include "sim_schema.h"
 
 #include <jansson.h>
@@ -547,112 +548,15 @@ out:
     return rc;
 }
 
-/* ---- launch flags -------------------------------------------------------- */
+/* ---- launch files ---------------------------------------------------------- */
 
-static const char *hf_name(const char *model)
-{
-    static const char *const map[][2] = {
-        {"llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"},
-        {"llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"},
-        {"llama-3.1-405b", "meta-llama/Llama-3.1-405B-Instruct"},
-        {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
-        {"qwen3-32b", "Qwen/Qwen3-32B"},
-        {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
-        {"mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1"},
-        {"gpt-oss-120b", "openai/gpt-oss-120b"},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strcmp(map[i][0], model) == 0) return map[i][1];
-    return model;
-}
-
-static void launch_vllm(FILE *f, const sim_scenario *sc, const sim_pool_cfg *p, const char *role, int pd)
-{
-    const sim_parallel_cfg *par = &p->parallel;
-    fprintf(f, "# %d× %s instance%s (%d GPU%s each)\n", (int)p->instances, role, p->instances > 1 ? "s" : "",
-            (int)(par->tp * par->pp * par->dp * par->sp), par->tp * par->pp * par->dp * par->sp > 1 ? "s" : "");
-    fprintf(f, "vllm serve %s \\\n  --tensor-parallel-size %d --pipeline-parallel-size %d", hf_name(sc->model),
-            (int)par->tp, (int)par->pp);
-    if (par->dp > 1) fprintf(f, " --data-parallel-size %d", (int)par->dp);
-    if (par->ep > 1) fprintf(f, " --enable-expert-parallel");
-    if (par->dcp > 1) fprintf(f, " --decode-context-parallel-size %d", (int)par->dcp);
-    fprintf(f, " \\\n  --max-num-seqs %d --max-num-batched-tokens %d --enable-chunked-prefill "
-               "--long-prefill-token-threshold %d \\\n  --gpu-memory-utilization %.2f --block-size %d",
-            (int)p->scheduler.max_seqs, (int)p->scheduler.max_batched_tokens, (int)p->scheduler.chunk_tokens,
-            p->scheduler.gpu_mem_util, (int)p->scheduler.block_tokens);
-    if (strcmp(sc->dtype, "bf16") != 0 && strcmp(sc->dtype, "auto") != 0) fprintf(f, " --quantization fp8");
-    if (strcmp(sc->kv_dtype, "bf16") != 0) fprintf(f, " --kv-cache-dtype fp8");
-    if (sc->cache.enabled) fprintf(f, " --enable-prefix-caching");
-    if (pd)
-        fprintf(f, " \\\n  --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'");
-    fputs("\n\n", f);
-}
-
-static void launch_sglang(FILE *f, const sim_scenario *sc, const sim_pool_cfg *p, const char *role, const char *mode)
-{
-    const sim_parallel_cfg *par = &p->parallel;
-    /* SGLang counts DP-attention ranks inside --tp-size. */
-    int tp = par->tp * par->dp;
-    fprintf(f, "# %d× %s instance%s\n", (int)p->instances, role, p->instances > 1 ? "s" : "");
-    fprintf(f, "python -m sglang.launch_server --model-path %s \\\n  --tp-size %d", hf_name(sc->model), tp);
-    if (par->pp > 1) fprintf(f, " --pp-size %d", (int)par->pp);
-    if (par->dp > 1) fprintf(f, " --dp-size %d --enable-dp-attention", (int)par->dp);
-    if (par->ep > 1) fprintf(f, " --ep-size %d", (int)par->ep);
-    fprintf(f, " \\\n  --max-running-requests %d --max-prefill-tokens %d --chunked-prefill-size %d \\\n"
-               "  --mem-fraction-static %.2f --page-size %d",
-            (int)p->scheduler.max_seqs, (int)p->scheduler.max_batched_tokens, (int)p->scheduler.chunk_tokens,
-            p->scheduler.gpu_mem_util, (int)p->scheduler.block_tokens);
-    if (strcmp(sc->dtype, "bf16") != 0 && strcmp(sc->dtype, "auto") != 0) fprintf(f, " --quantization fp8");
-    if (strcmp(sc->kv_dtype, "bf16") != 0) fprintf(f, " --kv-cache-dtype fp8_e4m3");
-    if (!sc->cache.enabled) fprintf(f, " --disable-radix-cache");
-    if (mode) fprintf(f, " \\\n  --disaggregation-mode %s --disaggregation-transfer-backend mooncake", mode);
-    fputs("\n\n", f);
-}
-
-void sim_search_write_launch(const sim_search *s, int32_t i, FILE *f)
+int sim_search_write_launch(const sim_search *s, int32_t i, sim_launch_kind k, FILE *f, sim_err *err)
 {
     sim_scenario *sc = malloc(sizeof *sc);
-    if (!sc) return;
+    if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     const sim_search_result *r = &s->res[i];
-    if (sim_search_apply(s, i, r->rate, r->requests, sc, NULL) < 0) {
-        free(sc);
-        return;
-    }
-    const sim_search_cand *c = &s->cands[i];
-    fprintf(f, "# Launch commands for: %s\n# (one command per instance; give each its own GPUs and port)\n\n", c->label);
-    if (c->mode == SIM_MODE_AF || c->mode == SIM_MODE_PD_AF)
-        fprintf(f, "# NOTE: attention/FFN disaggregation has no flag in vLLM or SGLang releases; the attention\n"
-                   "# pools below are shown as plain (DP-attention) instances and the FFN pool has no equivalent.\n\n");
-    fprintf(f, "## vLLM\n");
-    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
-        const sim_pool_cfg *pc = &sc->deployment.pools[p];
-        if (pc->role == SIM_ROLE_FFN) continue;
-        launch_vllm(f, sc, pc, sim_role_name(pc->role), c->mode == SIM_MODE_PD || c->mode == SIM_MODE_PD_AF);
-    }
-    if (c->mode == SIM_MODE_PD)
-        fprintf(f, "# then a P/D proxy in front (e.g. vLLM's disagg proxy / llm-d) sending prompts to prefill\n"
-                   "# instances and decoding on decode instances\n\n");
-    fprintf(f, "## SGLang\n");
-    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
-        const sim_pool_cfg *pc = &sc->deployment.pools[p];
-        if (pc->role == SIM_ROLE_FFN) continue;
-        const char *mode = pc->role == SIM_ROLE_PREFILL ? "prefill"
-                         : (pc->role == SIM_ROLE_DECODE || (pc->role == SIM_ROLE_ATTENTION && c->mode == SIM_MODE_PD_AF))
-                             ? "decode" : NULL;
-        launch_sglang(f, sc, pc, sim_role_name(pc->role), mode);
-    }
-    if (c->mode == SIM_MODE_PD || c->mode == SIM_MODE_PD_AF)
-        fprintf(f, "python -m sglang_router.launch_router --pd-disaggregation \\\n"
-                   "  --prefill http://PREFILL_HOST:PORT ... --decode http://DECODE_HOST:PORT ...\n");
-    else if (sc->routing.policy == SIM_ROUTE_CACHE_AWARE)
-        fprintf(f, "python -m sglang_router.launch_router --worker-urls http://HOST:PORT ... --policy cache_aware \\\n"
-                   "  --cache-threshold %g --balance-abs-threshold %g --balance-rel-threshold %g\n",
-                sc->routing.cache_threshold, sc->routing.balance_abs_threshold, sc->routing.balance_rel_threshold);
-    else
-        fprintf(f, "python -m sglang_router.launch_router --worker-urls http://HOST:PORT ... --policy %s\n",
-                sc->routing.policy == SIM_ROUTE_ROUND_ROBIN ? "round_robin"
-                : sc->routing.policy == SIM_ROUTE_RANDOM    ? "random"
-                : sc->routing.policy == SIM_ROUTE_POWER_OF_TWO ? "power_of_two"
-                                                             : "round_robin");
+    int rc = sim_search_apply(s, i, r->rate, r->requests, sc, err);
+    if (rc == 0) rc = sim_launch_write(k, sc, s->cands[i].label, f, err);
     free(sc);
+    return rc;
 }

@@ -272,14 +272,18 @@ static void test_recommended_yaml(const char *servesim)
         snprintf(cmd, sizeof cmd, "'%s' run '%s' --no-db --quiet > /dev/null", servesim, path);
         CHECK_MSG(system(cmd) == 0, "%s", cmd);
         unlink(path);
-        /* Launch flags name the layout. */
-        char buf[8192] = "";
+        /* The launch scripts carry the winner's layout and caps (tests/test_launch.c checks them in full). */
+        char buf[65536] = "";
         FILE *m = fmemopen(buf, sizeof buf - 1, "w");
-        sim_search_write_launch(s, w, m);
+        CHECK(sim_search_write_launch(s, w, SIM_LAUNCH_VLLM, m, &err) == 0);
         fclose(m);
         const char *text = buf;
         CHECK_CONTAINS(text, "--tensor-parallel-size");
         CHECK_CONTAINS(text, "--max-num-seqs 64");
+        memset(buf, 0, sizeof buf);
+        m = fmemopen(buf, sizeof buf - 1, "w");
+        CHECK(sim_search_write_launch(s, w, SIM_LAUNCH_SGLANG, m, &err) == 0);
+        fclose(m);
         CHECK_CONTAINS(text, "sglang.launch_server");
     }
     sim_search_destroy(s);
