@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #define MODEL_NAME_MAX 128
+/* Most layers a config may list kinds for one by one (Nemotron-H 56B: 118). */
+#define MODEL_LAYERS_LISTED_MAX 512
 
 typedef struct {
     char name[MODEL_NAME_MAX];     /* catalogue key, e.g. "h100-sxm" */
@@ -87,7 +89,33 @@ typedef struct {
     int32_t index_topk;            /* DeepSeek sparse attention: keys each query attends (0 = dense) */
     int32_t index_heads, index_head_dim; /* DSA lightning-indexer heads and their dimension */
     int32_t attn_sinks;            /* per-head attention-sink logits (gpt-oss) */
+    /* Appended with Mamba-2 hybrids, Nemotron-NAS, Kimi linear attention and
+     * latent MoE (0 = absent). A block may lack a token mixer (an FFN-only
+     * block: Nemotron-H's MLP/MoE blocks, NAS's skipped attention) or an FFN
+     * (Nemotron-H's Mamba/attention blocks, NAS's skipped FFN). */
+    int32_t mamba_layers;          /* Mamba-2 SSM mixer layers (recurrent state, no KV) */
+    int32_t mamba_heads, mamba_head_dim, mamba_groups, mamba_state, mamba_conv; /* SSM heads x dim, B/C groups,
+                                    * state size N, conv kernel */
+    int32_t mamba_state_bytes;     /* bytes per SSM-state value as the engine caches it (4 fp32, 2 bf16) */
+    int32_t mixerless_layers;      /* blocks without a token mixer */
+    int32_t ffnless_layers;        /* blocks without an FFN */
+    int32_t ffn_plain;             /* MLPs and experts are up/down (relu^2), not gated gate/up/down */
+    int32_t moe_latent;            /* routed experts work in this width, projected from/to hidden (0 = hidden) */
+    int32_t lin_kda;               /* linear layers are Kimi Delta Attention (per-channel forget gate) */
+    int32_t ffn_widths[16];        /* dense FFN widths of the width classes (NAS: per-layer ffn_mult) */
+    int32_t n_ffn_widths;          /* 0 = every dense layer is `intermediate` wide */
+    /* Per-layer kinds when the config lists them (listed_layers = layers):
+     * layer_mixer[i] a model_mixer_kind, layer_ffn[i] a model_ffn_kind,
+     * layer_width[i] the width class of a dense layer. 0 = not listed: the
+     * counts above place each kind evenly (model_spec.h). */
+    int32_t listed_layers;
+    uint8_t layer_mixer[MODEL_LAYERS_LISTED_MAX], layer_ffn[MODEL_LAYERS_LISTED_MAX];
+    uint8_t layer_width[MODEL_LAYERS_LISTED_MAX];
 } model_spec;
+
+/* Token mixer and FFN of one block. */
+typedef enum { MODEL_MIX_ATTN = 0, MODEL_MIX_LINEAR = 1, MODEL_MIX_MAMBA = 2, MODEL_MIX_NONE = 3 } model_mixer_kind;
+typedef enum { MODEL_FFN_DENSE = 0, MODEL_FFN_MOE = 1, MODEL_FFN_NONE = 2 } model_ffn_kind;
 
 /* Looks up a GPU by catalogue name or by one of the aliases its file
  * declares (`aliases: [b200_sxm, ...]`); case-insensitive, '_' and '-'

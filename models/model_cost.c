@@ -29,13 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Layer i is dense when it is among the leading non-MoE layers; sliding
- * layers are spread evenly (gpt-oss alternates them). */
-static int layer_is_moe(const model_spec *m, int32_t i)
-{
-    return m->experts > 0 && i >= m->layers - m->moe_layers;
-}
-
+/* Sliding layers are spread evenly (gpt-oss alternates them); the other
+ * layer kinds are placed by model_spec_layer_mixer/_ffn. */
 static int layer_is_sliding(const model_spec *m, int32_t i)
 {
     if (m->sliding_layers <= 0) return 0;
@@ -84,9 +79,19 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
         return sim_err_set(err, SIM_EINVAL,
                            "%s: tp=%d must divide the %d linear-attention value heads and divide or be a multiple "
                            "of the %d key heads", m->name, tp, m->lin_v_heads, m->lin_k_heads);
-    if (m->moe_layers < m->layers && m->intermediate % tp)
-        return sim_err_set(err, SIM_EINVAL, "%s: FFN intermediate size %d is not divisible by tp=%d", m->name,
-                           m->intermediate, tp);
+    if (m->mamba_layers > 0 && (m->mamba_heads % tp || (m->mamba_groups % tp && tp % m->mamba_groups)))
+        return sim_err_set(err, SIM_EINVAL,
+                           "%s: tp=%d must divide the %d Mamba-2 heads and divide or be a multiple of its %d groups",
+                           m->name, tp, m->mamba_heads, m->mamba_groups);
+    if (model_spec_dense_layers(m) > 0) {
+        int32_t n_w = m->n_ffn_widths > 0 ? m->n_ffn_widths : 1;
+        for (int32_t k = 0; k < n_w; k++) {
+            int32_t w = m->n_ffn_widths > 0 ? m->ffn_widths[k] : m->intermediate;
+            if (w % tp)
+                return sim_err_set(err, SIM_EINVAL, "%s: FFN intermediate size %d is not divisible by tp=%d", m->name,
+                                   w, tp);
+        }
+    }
     if (l.pp > m->layers)
         return sim_err_set(err, SIM_EINVAL, "%s: pp=%d exceeds the %d layers (each stage needs one)", m->name, l.pp,
                            m->layers);
@@ -234,12 +239,19 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     c->experts_local = m->experts > 0 ? m->experts / l->ep : 0;
 
     for (int32_t i = 0; i < m->layers; i++) {
-        int moe = layer_is_moe(m, i), lin = model_spec_layer_is_linear(m, i), sw = !lin && layer_is_sliding(m, i);
-        c->n_moe += moe;
-        c->n_dense += !moe;
-        c->n_lin += lin;
+        model_mixer_kind mix = model_spec_layer_mixer(m, i);
+        model_ffn_kind ffn = model_spec_layer_ffn(m, i);
+        int attn = mix == MODEL_MIX_ATTN, sw = attn && layer_is_sliding(m, i);
+        c->n_moe += ffn == MODEL_FFN_MOE;
+        c->n_dense += ffn == MODEL_FFN_DENSE;
+        c->n_lin += mix == MODEL_MIX_LINEAR;
+        c->n_mamba += mix == MODEL_MIX_MAMBA;
         c->n_sw += sw;
-        c->n_full += !sw && !lin;
+        c->n_full += attn && !sw;
+        c->n_mix_only += mix != MODEL_MIX_NONE && ffn == MODEL_FFN_NONE;
+        c->n_dense_nomix += mix == MODEL_MIX_NONE && ffn == MODEL_FFN_DENSE;
+        c->n_moe_nomix += mix == MODEL_MIX_NONE && ffn == MODEL_FFN_MOE;
+        if (ffn == MODEL_FFN_DENSE) c->n_dense_w[m->n_ffn_widths > 0 ? m->layer_width[i] : 0]++;
     }
     c->n_layers = m->layers;
 
@@ -251,9 +263,9 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         attn_r = 2.0 * h * c->heads_r * m->head_dim + 2.0 * h * c->kv_r * m->head_dim;
     if (m->attn_out_gate) attn_r += h * c->heads_r * m->head_dim;
     /* Gated DeltaNet layers split their heads over TP; their state is per sequence. */
-    const double lin_r = p.linear / tp;
-    const double state_r = m->linear_layers > 0 ? model_spec_state_bytes_per_seq(m) / m->linear_layers / tp : 0;
-    const double ffn_r = p.dense_ffn / tp;
+    const double lin_r = p.linear / tp, mamba_r = p.mamba / tp;
+    const double state_r = model_spec_linear_state_bytes(m) / tp, mstate_r = model_spec_mamba_state_bytes(m) / tp;
+    const double mats = m->ffn_plain ? 2.0 : 3.0;
     const double expert_r = p.expert / c->moe_tp, shared_r = p.shared / tp;
     const double kv_rank_layer = c->kv_layer_r / l->dcp;
 
@@ -263,15 +275,20 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         if (n > c->stage_layers_max) c->stage_layers_max = n;
         double w = 0, kv = 0, st = 0;
         for (int32_t i = start; i < start + n; i++) {
-            int lin = model_spec_layer_is_linear(m, i);
-            w += (lin ? lin_r : attn_r) * c->wb_part[MODEL_PART_ATTN] + p.norms * 2.0;
-            st += lin ? state_r : 0;
-            if (layer_is_moe(m, i))
-                w += c->experts_local * expert_r * c->wb_part[MODEL_PART_EXPERT] +
+            model_mixer_kind mix = model_spec_layer_mixer(m, i);
+            model_ffn_kind ffn = model_spec_layer_ffn(m, i);
+            double mixer_r = mix == MODEL_MIX_ATTN ? attn_r : mix == MODEL_MIX_LINEAR ? lin_r
+                             : mix == MODEL_MIX_MAMBA ? mamba_r : 0;
+            /* One RMSNorm before each mixer and each FFN (bf16). */
+            w += mixer_r * c->wb_part[MODEL_PART_ATTN] +
+                 h * 2.0 * ((mix != MODEL_MIX_NONE) + (ffn != MODEL_FFN_NONE));
+            st += mix == MODEL_MIX_LINEAR ? state_r : mix == MODEL_MIX_MAMBA ? mstate_r : 0;
+            if (ffn == MODEL_FFN_MOE)
+                w += (c->experts_local * expert_r + p.latent) * c->wb_part[MODEL_PART_EXPERT] +
                      shared_r * c->wb_part[MODEL_PART_SHARED] + p.router * 2.0;
-            else
-                w += ffn_r * c->wb_part[MODEL_PART_DENSE];
-            kv += lin || (layer_is_sliding(m, i) && c->n_full > 0) ? 0 : kv_rank_layer;
+            else if (ffn == MODEL_FFN_DENSE)
+                w += mats * h * model_spec_layer_inter(m, i) / tp * c->wb_part[MODEL_PART_DENSE];
+            kv += mix != MODEL_MIX_ATTN || (layer_is_sliding(m, i) && c->n_full > 0) ? 0 : kv_rank_layer;
         }
         start += n;
         if (s == 0) w += p.embed / tp * 2.0;

@@ -387,7 +387,10 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
     const double conv_ch = 2.0 * nk * dk + nv * dv, state = nv * dk * dv * 4.0;
     const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
     const double seqs = a->n_chunks + a->nd;
-    cost_op_desc in = cost_gemm(c, "gdn_in_proj", count, T, conv_ch + nv * dv + 2.0 * nv, h, wA, aA, pA);
+    /* Gates: GDN's b and a per value head; KDA's per-channel forget gate
+     * and beta per head (both have the output gate z/g of nv·dv). */
+    const double gates = m->lin_kda ? nk * dk + nv : 2.0 * nv;
+    cost_op_desc in = cost_gemm(c, "gdn_in_proj", count, T, conv_ch + nv * dv + gates, h, wA, aA, pA);
     cost_op(x, &in, 0);
     cost_op_desc cv = elem(c, "gdn_conv1d", count, T,
                            T * conv_ch * 2.0 * COST_ACT_BYTES + seqs * conv_ch * (K > 1 ? K - 1 : 0) * 2.0 *
@@ -437,6 +440,75 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
                            (int64_t)(nv * dv));
     cost_op(x, &gn, 0);
     cost_op_desc o = cost_gemm(c, "gdn_out_proj", count, T, h, nv * dv, wA, aA, pA);
+    cost_op(x, &o, 0);
+}
+
+/* Chunk length of the Mamba-2 SSD scan (mamba_chunk_scan_combined). */
+#define COST_SSD_CHUNK 128.0
+
+/* Mamba-2 layers (Nemotron-H), count of them: in_proj (z, x, B, C, dt), the
+ * causal conv over x, B, C (reading and writing each sequence's conv
+ * state), the SSD scan — chunked for prefill (per token and head: the
+ * intra-chunk products C·(N + P) and the state update and read-out 4·N·P
+ * FLOPs; each sequence's state read and written once), recurrent for decode
+ * (selective_state_update: ≈ 6·N·P FLOPs per head, the state read and
+ * written once per step, which makes it memory bound) —, the gated RMSNorm
+ * and out_proj. Heads split over TP; B/C groups split when they divide
+ * over it, replicated otherwise. Roofline-priced (no fitted set yet). */
+static void eval_mamba(cost_ctx *x, const cost_agg *a, double count)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    if (!(count > 0)) return;
+    const double tp = c->l.tp, T = a->T, h = m->hidden;
+    const double nh = m->mamba_heads / tp, P = m->mamba_head_dim, N = m->mamba_state, K = m->mamba_conv;
+    const double g = m->mamba_groups >= tp ? m->mamba_groups / tp : m->mamba_groups;
+    const double di = nh * P, bc = 2.0 * g * N, conv_ch = di + bc;
+    const double state = di * N * m->mamba_state_bytes;
+    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
+    const double seqs = a->n_chunks + a->nd;
+    cost_op_desc in = cost_gemm(c, "mamba_in_proj", count, T, 2.0 * di + bc + nh, h, wA, aA, pA);
+    cost_op(x, &in, 0);
+    cost_op_desc cv = elem(c, "mamba_conv1d", count, T,
+                           T * conv_ch * 2.0 * COST_ACT_BYTES +
+                               seqs * conv_ch * (K > 1 ? K - 1 : 0) * 2.0 * COST_ACT_BYTES,
+                           -1, (int64_t)ceil(T), (int64_t)conv_ch);
+    cost_op(x, &cv, 0);
+    cost_op_desc d;
+    if (a->Tp > 0) {
+        memset(&d, 0, sizeof d);
+        d.name = "mamba_ssd_prefill";
+        d.cls = MODEL_OPC_ATTN;
+        d.count = count;
+        d.flops = a->Tp * nh * (COST_SSD_CHUNK * (N + P) + 4.0 * N * P);
+        d.bytes = a->Tp * (conv_ch + di + nh) * COST_ACT_BYTES + a->n_chunks * 2.0 * state;
+        d.peak = c->peak_attn;
+        d.bw = c->bw;
+        d.kernels = 5; /* chunk cumsum, chunk state, state passing, bmm, chunk scan */
+        d.m = a->Tp;
+        d.calib_op = -1;
+        d.calib_dtype = "bf16";
+        cost_op(x, &d, 0);
+    }
+    if (a->nd > 0) {
+        memset(&d, 0, sizeof d);
+        d.name = "mamba_ssd_decode";
+        d.cls = MODEL_OPC_ATTN;
+        d.count = count;
+        d.flops = a->nd * nh * 6.0 * N * P;
+        d.bytes = a->nd * (2.0 * state + (conv_ch + 2.0 * di + nh) * COST_ACT_BYTES);
+        d.peak = c->peak_attn;
+        d.bw = c->bw;
+        d.kernels = 1;
+        d.m = a->nd;
+        d.calib_op = -1;
+        d.calib_dtype = "bf16";
+        cost_op(x, &d, 0);
+    }
+    cost_op_desc gn = elem(c, "mamba_norm_gate", count, T, T * di * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),
+                           (int64_t)di);
+    cost_op(x, &gn, 0);
+    cost_op_desc o = cost_gemm(c, "mamba_out_proj", count, T, h, di, wA, aA, pA);
     cost_op(x, &o, 0);
 }
 
@@ -508,9 +580,12 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
      * copy when the next GEMM takes fp8/fp4 activations). */
     double norm_bytes = Tn * h * (4.0 * COST_ACT_BYTES + (q_acts ? aA : 0));
 
-    cost_op_desc n1 = elem(c, "input_norm", L, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
+    /* Blocks with a token mixer (all of them, but in Nemotron-H / NAS). */
+    const double Lmix = La + c->n_lin + c->n_mamba;
+    (void)L;
+    cost_op_desc n1 = elem(c, "input_norm", Lmix, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
     cost_op(x, &n1, 0);
-    tp_gather(x, "tp_all_gather", L, T, c->mla ? 0 : (hr + 2.0 * c->kv_r) * c->hd, c->mla ? 0 : h);
+    tp_gather(x, "tp_all_gather", Lmix, T, c->mla ? 0 : (hr + 2.0 * c->kv_r) * c->hd, c->mla ? 0 : h);
     /* QKV projections. */
     cost_op_desc qkv0;
     if (!c->mla) {
@@ -559,24 +634,35 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     cost_op_desc o = cost_gemm(c, "o_proj", La, T, h, hr * vdim, wA, aA, pA);
     cost_op(x, &o, 0);
     eval_gdn(x, a, c->n_lin);
+    eval_mamba(x, a, c->n_mamba);
+    /* Blocks with a mixer and no FFN reduce their mixer's output alone. */
+    if (c->n_mix_only > 0) tp_reduce(x, "tp_reduce_attn", c->n_mix_only, T, h, hr * vdim);
 
-    /* MLP: dense layers. */
+    /* MLP: dense layers, by FFN width class (one unless NAS). Gated
+     * gate/up/down, or up/down with relu² (Nemotron-H). */
     if (c->n_dense > 0) {
-        const double I = m->intermediate / (double)l->tp, Ld = c->n_dense;
-        cost_op_desc gu = cost_gemm(c, "gate_up_proj", Ld, T, 2.0 * I, h, wD, aD, pD);
-        tp_reduce(x, "tp_reduce_attn", Ld, T, h, hr * vdim);
+        const double Ld = c->n_dense, up = m->ffn_plain ? 1.0 : 2.0;
+        if (Ld - c->n_dense_nomix > 0) tp_reduce(x, "tp_reduce_attn", Ld - c->n_dense_nomix, T, h, hr * vdim);
         cost_op_desc n2 = elem(c, "post_norm", Ld, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
         cost_op(x, &n2, 0);
-        tp_gather(x, "tp_all_gather", Ld, T, 2.0 * I, h);
-        cost_op(x, &gu, 0);
-        cost_op_desc act = elem(c, "silu_mul", Ld, T, T * I * (3.0 * COST_ACT_BYTES + (q_dense ? aD : 0)), -1, 0, 0);
-        cost_op(x, &act, 0);
-        cost_op_desc dn = cost_gemm(c, "down_proj", Ld, T, h, I, wD, aD, pD);
-        cost_op(x, &dn, 0);
-        tp_reduce(x, "tp_reduce_mlp", Ld, T, h, I);
+        const int32_t n_w = m->n_ffn_widths > 0 ? m->n_ffn_widths : 1;
+        for (int32_t k = 0; k < n_w; k++) {
+            const double Lk = c->n_dense_w[k];
+            const double I = (m->n_ffn_widths > 0 ? m->ffn_widths[k] : m->intermediate) / (double)l->tp;
+            if (!(Lk > 0)) continue;
+            cost_op_desc gu = cost_gemm(c, m->ffn_plain ? "up_proj" : "gate_up_proj", Lk, T, up * I, h, wD, aD, pD);
+            tp_gather(x, "tp_all_gather", Lk, T, up * I, h);
+            cost_op(x, &gu, 0);
+            cost_op_desc act = elem(c, m->ffn_plain ? "relu2" : "silu_mul", Lk, T,
+                                    T * I * ((up + 1.0) * COST_ACT_BYTES + (q_dense ? aD : 0)), -1, 0, 0);
+            cost_op(x, &act, 0);
+            cost_op_desc dn = cost_gemm(c, "down_proj", Lk, T, h, I, wD, aD, pD);
+            cost_op(x, &dn, 0);
+            tp_reduce(x, "tp_reduce_mlp", Lk, T, h, I);
+        }
     }
     if (c->n_moe > 0) {
-        tp_reduce(x, "tp_reduce_attn", c->n_moe, T, h, hr * vdim);
+        if (c->n_moe - c->n_moe_nomix > 0) tp_reduce(x, "tp_reduce_attn", c->n_moe - c->n_moe_nomix, T, h, hr * vdim);
         cost_op_desc n2 = elem(c, "post_norm", c->n_moe, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn),
                                m->hidden);
         cost_op(x, &n2, 0);

@@ -75,7 +75,11 @@ struct model_cost {
     double kv_layer_r;          /* KV bytes per token per layer on one rank (before dcp) */
     double kv_rep;              /* how many tp ranks hold the same KV head (dcp shards these) */
     double n_layers, n_full, n_sw, n_dense, n_moe;
-    double n_lin;               /* Gated DeltaNet layers (their own ops, state instead of KV) */
+    double n_lin;               /* Gated DeltaNet / KDA layers (their own ops, state instead of KV) */
+    double n_mamba;             /* Mamba-2 layers (their own ops, state instead of KV) */
+    double n_mix_only;          /* blocks with a mixer and no FFN (their TP reduce comes after the mixer) */
+    double n_dense_nomix, n_moe_nomix; /* FFN blocks without a mixer (Nemotron-H MLP/MoE, NAS skipped attention) */
+    double n_dense_w[16];       /* dense layers of each FFN width class (model_spec.ffn_widths) */
     double state_seq_gpu;       /* recurrent-state bytes per sequence per GPU (heaviest stage) */
     int32_t stage_layers_max;
     /* MoE: experts ordered by the rank that holds them (ep ranks, E/ep each). */

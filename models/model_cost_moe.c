@@ -124,12 +124,20 @@ int model_cost_ep_mode(const model_cost *c, int prefill)
     return (int)ep_mode_for(l->ep_mode, prefill);
 }
 
+/* Width of the tokens the routed experts see: the latent width of a
+ * latent MoE (projected before dispatch, back after combine), else hidden. */
+static double expert_width(const model_spec *m)
+{
+    return m->moe_latent > 0 ? m->moe_latent : m->hidden;
+}
+
 static void ep_emit(cost_ctx *x, const char *name, double count, double S, double bpv, int prefill)
 {
     const model_cost *c = x->c;
     model_ep_mode mode = ep_mode_for(c->l.ep_mode, prefill);
     int32_t rounds = 1;
-    double t = model_comm_deepep_time(&c->net, mode, c->l.ep, S, c->m.hidden, c->m.top_k, bpv, &rounds);
+    const double eh = expert_width(&c->m);
+    double t = model_comm_deepep_time(&c->net, mode, c->l.ep, S, eh, c->m.top_k, bpv, &rounds);
     char det[64] = "";
     if (x->ops) {
         if (rounds > 1)
@@ -139,7 +147,7 @@ static void ep_emit(cost_ctx *x, const char *name, double count, double S, doubl
             snprintf(det, sizeof det, "all_to_all %s ep=%d tokens=%.0f", model_ep_mode_name(mode), c->l.ep, ceil(S));
     }
     /* cost_fixed records the op and its time in the totals. */
-    double bytes = S * c->m.top_k * c->m.hidden * bpv * (c->l.ep - 1.0) / c->l.ep;
+    double bytes = S * c->m.top_k * eh * bpv * (c->l.ep - 1.0) / c->l.ep;
     cost_fixed(x, name, MODEL_OPC_COMM, MODEL_BOUND_COMM, count, count * t * x->time_scale, count * bytes, det);
 }
 
@@ -174,27 +182,37 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     const double S = l->tp > 1 ? T / l->tp : T;
     const int a2a = model_cost_ep_mode(c, 0) >= 0;
     const int gathered = distinct && !a2a && G > 1;
+    /* Latent MoE: every rank projects its tokens down before routing them
+     * (weights replicated, in the experts' format) and back up after. */
+    const double eh = expert_width(m), up = m->ffn_plain ? 1.0 : 2.0;
+    if (m->moe_latent > 0) {
+        cost_op_desc ld = cost_gemm(c, "moe_latent_down", count, Tr, eh, h, c->wb_part[MODEL_PART_EXPERT],
+                                    c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
+        cost_op(x, &ld, 0);
+    }
     if (a2a) ep_emit(x, "ep_dispatch", count, S, c->ab, a->Tp > 0);
-    if (gathered) cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, G, 1, T_all * h * c->ab, 0);
+    if (gathered) cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, G, 1, T_all * eh * c->ab, 0);
 
     rank_load ld;
     busiest_load(c, T_all, &ld);
     const double I = m->expert_intermediate / (double)c->moe_tp, El = c->experts_local;
     /* Contiguous: rows packed, permute before and un-permute after. */
-    cost_op_desc cg = grouped(c, "experts_gate_up", count, ld.rows, ld.active, 2.0 * I, h, 0, El);
-    cost_op_desc cd = grouped(c, "experts_down", count, ld.rows, ld.active, h, I, 0, El);
+    cost_op_desc cg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.rows, ld.active, up * I,
+                              eh, 0, El);
+    cost_op_desc cd = grouped(c, "experts_down", count, ld.rows, ld.active, eh, I, 0, El);
     cost_op_desc pm = {0};
     pm.name = "moe_permute";
     pm.cls = MODEL_OPC_OTHER;
     pm.count = count;
-    pm.bytes = 2.0 * ld.rows * h * c->ab + 2.0 * ld.rows * h * COST_ACT_BYTES;
+    pm.bytes = 2.0 * ld.rows * eh * c->ab + 2.0 * ld.rows * eh * COST_ACT_BYTES;
     pm.bw = c->bw;
     pm.kernels = 2;
     pm.m = ld.rows;
     pm.calib_op = -1;
     /* Masked: every touched expert pays whole 64-row tiles. */
-    cost_op_desc mg = grouped(c, "experts_gate_up", count, ld.masked_rows, ld.active, 2.0 * I, h, 1, El);
-    cost_op_desc md = grouped(c, "experts_down", count, ld.masked_rows, ld.active, h, I, 1, El);
+    cost_op_desc mg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.masked_rows, ld.active,
+                              up * I, eh, 1, El);
+    cost_op_desc md = grouped(c, "experts_down", count, ld.masked_rows, ld.active, eh, I, 1, El);
     int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED;
     if (l->moe_gemm == MODEL_MOE_GEMM_AUTO)
         masked = roof_t(x, &mg) + roof_t(x, &md) < roof_t(x, &cg) + roof_t(x, &cd) + roof_t(x, &pm);
@@ -205,7 +223,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     act.name = "experts_act";
     act.cls = MODEL_OPC_OTHER;
     act.count = count;
-    act.bytes = rows * I * (3.0 * COST_ACT_BYTES + (c->ab < COST_ACT_BYTES ? c->ab : 0));
+    act.bytes = rows * I * ((up + 1.0) * COST_ACT_BYTES + (c->ab < COST_ACT_BYTES ? c->ab : 0));
     act.bw = c->bw;
     act.kernels = 1;
     act.m = rows;
@@ -215,16 +233,22 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
 
     if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES, a->Tp > 0);
     if (gathered)
-        cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, G, 1, T_all * h * COST_ACT_BYTES, 0);
+        cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, G, 1, T_all * eh * COST_ACT_BYTES, 0);
+    if (m->moe_latent > 0) {
+        cost_op_desc lu = cost_gemm(c, "moe_latent_up", count, Tr, h, eh, c->wb_part[MODEL_PART_EXPERT],
+                                    c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
+        cost_op(x, &lu, 0);
+    }
 
     if (m->shared_experts > 0) {
         double Is = (double)m->shared_experts * m->expert_intermediate / l->tp;
-        cost_op_desc sg = cost_gemm(c, "shared_gate_up", count, T, 2.0 * Is, h, c->wb_part[MODEL_PART_SHARED],
-                                     c->ab_part[MODEL_PART_SHARED], c->peak_part[MODEL_PART_SHARED]);
+        cost_op_desc sg = cost_gemm(c, m->ffn_plain ? "shared_up" : "shared_gate_up", count, T, up * Is, h,
+                                    c->wb_part[MODEL_PART_SHARED], c->ab_part[MODEL_PART_SHARED],
+                                    c->peak_part[MODEL_PART_SHARED]);
         cost_op(x, &sg, 0);
         cost_op_desc sa = act;
         sa.name = "shared_act";
-        sa.bytes = T * Is * 3.0 * COST_ACT_BYTES;
+        sa.bytes = T * Is * (up + 1.0) * COST_ACT_BYTES;
         sa.m = T;
         cost_op(x, &sa, 0);
         cost_op_desc sd = cost_gemm(c, "shared_down", count, T, h, Is, c->wb_part[MODEL_PART_SHARED],

@@ -1,6 +1,7 @@
 /* model_hf — see model_hf.h. */
 #include "model_hf.h"
 
+#include "model_hf_blocks.h"
 #include "model_hf_quant.h"
 #include "model_spec.h"
 
@@ -119,19 +120,20 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
     static const struct {
         const char *key, *what;
     } unmodelled[] = {
-        {"compress_ratios", "DeepSeek-V4 compressed sparse attention"},
-        {"linear_attn_config", "Kimi linear attention (KDA)"},
-        {"layers_block_type", "Mamba-2 hybrid layers (Nemotron-H)"},
-        {"hybrid_override_pattern", "Mamba-2 hybrid layers (Nemotron-H)"},
-        {"block_configs", "per-layer heterogeneous blocks (Nemotron-NAS)"},
-        {"moe_latent_size", "latent-space MoE experts"},
-        {"routed_expert_hidden_size", "latent-space MoE experts"},
+        {"compress_ratios", "DeepSeek-V4's attention: per-layer KV compression (compress_ratios 4 with the lightning "
+                            "indexer's top-k, 128 attended whole, 0 sliding window only), the grouped low-rank output "
+                            "projection (o_groups, o_lora_rank), hyper-connections (hc_mult) and hash-routed MoE "
+                            "layers (num_hash_layers)"},
     };
     for (size_t k = 0; k < sizeof unmodelled / sizeof unmodelled[0]; k++)
         if (json_object_get(root, unmodelled[k].key))
             return sim_err_set(err, SIM_ENOTSUP, "%s: %s (key '%s') is not modelled by servesim yet", origin,
                                unmodelled[k].what, unmodelled[k].key);
-    if ((rc = hf_pos(root, origin, "num_hidden_layers", &m->layers, err)) < 0) return rc;
+    /* Nemotron-H may give its depth only by the length of its block list. */
+    int listed_depth = json_object_get(root, "layers_block_type") || json_object_get(root, "hybrid_override_pattern");
+    if ((rc = hf_int(root, origin, "num_hidden_layers", !listed_depth, &m->layers, err)) < 0) return rc;
+    if (rc == 1 && m->layers < 1)
+        return sim_err_set(err, SIM_EINVAL, "%s: key 'num_hidden_layers' must be >= 1, got 0", origin);
     if ((rc = hf_pos(root, origin, "hidden_size", &m->hidden, err)) < 0) return rc;
     if ((rc = hf_pos(root, origin, "num_attention_heads", &m->heads, err)) < 0) return rc;
     if ((rc = hf_pos(root, origin, "vocab_size", &m->vocab, err)) < 0) return rc;
@@ -143,7 +145,8 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         return sim_err_set(err, SIM_EINVAL, "%s: key 'num_attention_heads' = %d is not a multiple of "
                            "'num_key_value_heads' = %d (each KV head serves a whole group of query heads)",
                            origin, m->heads, m->kv_heads);
-    if ((rc = hf_int(root, origin, "head_dim", 0, &m->head_dim, err)) < 0) return rc;
+    static const char *const k_head_dim[] = {"head_dim", "attention_head_dim", NULL};
+    if ((rc = hf_int_any(root, origin, k_head_dim, 0, &m->head_dim, err)) < 0) return rc;
     if (rc == 1 && m->head_dim == 0)
         return sim_err_set(err, SIM_EINVAL, "%s: key 'head_dim' must be >= 1, got 0 (omit it for hidden_size / "
                            "num_attention_heads)", origin);
@@ -153,6 +156,11 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
     if ((rc = hf_int(root, origin, "intermediate_size", 0, &m->intermediate, err)) < 0) return rc;
     /* MiniMax-M3 sizes its leading dense layers apart from the experts. */
     if ((rc = hf_int(root, origin, "dense_intermediate_size", 0, &m->intermediate, err)) < 0) return rc;
+
+    /* Per-layer kinds (Nemotron-H, Nemotron-NAS, Kimi linear attention). */
+    model_hf_blocks_info blocks;
+    int listed = model_hf_blocks(root, origin, m, &blocks, err);
+    if (listed < 0) return listed;
 
     json_t *tie = json_object_get(root, "tie_word_embeddings");
     if (tie && !json_is_boolean(tie) && !json_is_null(tie))
@@ -172,7 +180,8 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         if ((rc = hf_int_any(root, origin, k_shared, 0, &m->shared_experts, err)) < 0) return rc;
         /* Qwen-MoE and MiniMax give the shared expert block by its width. */
         int32_t shared_w = 0;
-        static const char *const k_shared_w[] = {"shared_expert_intermediate_size", "shared_intermediate_size", NULL};
+        static const char *const k_shared_w[] = {"shared_expert_intermediate_size", "shared_intermediate_size",
+                                                 "moe_shared_expert_intermediate_size", NULL};
         if ((rc = hf_int_any(root, origin, k_shared_w, 0, &shared_w, err)) < 0) return rc;
         if (shared_w > 0 && m->shared_experts <= 1 && m->expert_intermediate > 0) {
             int32_t n = (shared_w + m->expert_intermediate / 2) / m->expert_intermediate;
@@ -186,6 +195,20 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         if (m->expert_intermediate <= 0)
             return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_intermediate_size' (or intermediate_size) missing",
                                origin);
+        /* Latent MoE: routed experts in a narrower width (Nemotron-3's
+         * moe_latent_size, Kimi's routed_expert_hidden_size). */
+        static const char *const k_latent[] = {"moe_latent_size", "routed_expert_hidden_size", NULL};
+        if ((rc = hf_int_any(root, origin, k_latent, 0, &m->moe_latent, err)) < 0) return rc;
+        if (m->moe_latent >= m->hidden) m->moe_latent = 0;
+    }
+    if (m->experts > 0 && listed && blocks.ffn_listed) {
+        /* The block list already says which layers are MoE. */
+        if (blocks.moe_layers == 0)
+            return sim_err_set(err, SIM_EINVAL, "%s: %d experts configured but no block is MoE", origin, m->experts);
+        m->moe_layers = blocks.moe_layers;
+        m->first_dense_layers = 0;
+    } else if (m->experts > 0) {
+        uint8_t is_moe[MODEL_LAYERS_LISTED_MAX];
 
         /* Qwen-MoE: layer i is sparse unless listed in mlp_only_layers and
          * when (i+1) % decoder_sparse_step == 0; DeepSeek: moe_layer_freq. */
@@ -223,7 +246,10 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
                 if (json_integer_value(e) == i) dense = 1;
             }
             moe += !dense;
+            if (i < MODEL_LAYERS_LISTED_MAX) is_moe[i] = (uint8_t)!dense;
         }
+        for (int32_t i = 0; i < m->first_dense_layers && i < MODEL_LAYERS_LISTED_MAX; i++) is_moe[i] = 0;
+        if (listed) model_hf_blocks_ffn(m, is_moe);
         if (moe == 0)
             return sim_err_set(err, SIM_EINVAL, "%s: %d experts configured but no layer is sparse", origin,
                                m->experts);
@@ -243,8 +269,8 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
     /* Gated DeltaNet (Qwen3.5/3.6, Qwen3-Next): linear-attention layers with
      * a full-attention layer every full_attention_interval, or per layer in
      * layer_types. */
-    if ((rc = hf_int(root, origin, "linear_num_value_heads", 0, &m->lin_v_heads, err)) < 0) return rc;
-    if (m->lin_v_heads > 0) {
+    if (!m->lin_kda && (rc = hf_int(root, origin, "linear_num_value_heads", 0, &m->lin_v_heads, err)) < 0) return rc;
+    if (m->lin_v_heads > 0 && !m->lin_kda) {
         if ((rc = hf_pos(root, origin, "linear_num_key_heads", &m->lin_k_heads, err)) < 0) return rc;
         if ((rc = hf_pos(root, origin, "linear_key_head_dim", &m->lin_k_dim, err)) < 0) return rc;
         if ((rc = hf_pos(root, origin, "linear_value_head_dim", &m->lin_v_dim, err)) < 0) return rc;
@@ -261,7 +287,8 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         }
     }
     json_t *gate = json_object_get(root, "attn_output_gate");
-    m->attn_out_gate = json_is_true(gate);
+    m->attn_out_gate = json_is_true(gate) || (m->kv_lora_rank > 0 && json_is_true(json_object_get(root,
+                                                                                       "mla_use_output_gate")));
     /* DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): a lightning indexer
      * picks index_topk keys per query. */
     if ((rc = hf_int(root, origin, "index_topk", 0, &m->index_topk, err)) < 0) return rc;

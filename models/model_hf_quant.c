@@ -45,9 +45,14 @@ static q_module classify(const model_spec *m, const char *name)
         return r;
     int proj = has(s, "proj") || has(s, "conv1d");
     if (has(s, "shared_expert")) r.part = P_SHARED;
-    else if (has(s, "experts")) r.part = P_EXPERT;
+    else if (has(s, "experts") || has(s, "latent_proj")) r.part = P_EXPERT;
     else if (has(s, "attn") || has(s, "attention") || has(s, "indexer")) r.part = P_ATTN;
     else if (has(s, "mlp") || has(s, "ffn") || has(s, "feed_forward")) r.part = P_DENSE;
+    else if (has(s, "mixer.")) {
+        /* Nemotron-H names every block's module `mixer`: the Mamba-2 and
+         * attention projections are the mixer part, up/down an MLP's. */
+        r.part = has(s, "up_proj") || has(s, "down_proj") ? P_DENSE : P_ATTN;
+    }
     if (proj && !has(s, "(")) {
         /* One projection of the part: its share of the part's matrices. */
         if (r.part == P_ATTN) r.weight = m->kv_lora_rank > 0 ? 1.0 / 5.0 : 1.0 / 4.0;
@@ -58,14 +63,14 @@ static q_module classify(const model_spec *m, const char *name)
 
 static int layer_is_moe(const model_spec *m, int64_t i)
 {
-    return m->experts > 0 && i >= m->layers - m->moe_layers;
+    return model_spec_layer_ffn(m, (int32_t)i) == MODEL_FFN_MOE;
 }
 
 static int part_in_layer(const model_spec *m, int part, int64_t i)
 {
     switch (part) {
-    case P_ATTN: return 1;
-    case P_DENSE: return !layer_is_moe(m, i);
+    case P_ATTN: return model_spec_layer_mixer(m, (int32_t)i) != MODEL_MIX_NONE;
+    case P_DENSE: return model_spec_layer_ffn(m, (int32_t)i) == MODEL_FFN_DENSE;
     case P_EXPERT: return layer_is_moe(m, i);
     case P_SHARED: return layer_is_moe(m, i) && m->shared_experts > 0;
     }
@@ -121,7 +126,7 @@ static int algo_dtype(const char *a)
     if (!a) return -1;
     if (!strcasecmp(a, "FP8") || !strcasecmp(a, "FP8_PER_CHANNEL_PER_TOKEN")) return MODEL_DTYPE_FP8;
     if (!strcasecmp(a, "FP8_BLOCK") || !strcasecmp(a, "FP8_PB_WO")) return MODEL_DTYPE_FP8_BLOCK;
-    if (!strcasecmp(a, "NVFP4") || !strcasecmp(a, "NVFP4_AWQ")) return MODEL_DTYPE_NVFP4;
+    if (!strcasecmp(a, "NVFP4") || !strcasecmp(a, "NVFP4_AWQ") || !strcasecmp(a, "W4A16_NVFP4")) return MODEL_DTYPE_NVFP4;
     if (!strcasecmp(a, "MXFP8")) return MODEL_DTYPE_MXFP8;
     if (!strcasecmp(a, "MXFP4") || !strcasecmp(a, "W4A8_MXFP4_FP8") || !strcasecmp(a, "W4A8_MXFP4_MXFP8"))
         return MODEL_DTYPE_MXFP4;
@@ -156,7 +161,10 @@ static int ct_dtype(json_t *groups, const char *origin, model_spec *m, int *out,
                 model_spec_note(m, "int4 group size %lld: weight bytes counted with servesim's int4 (one bf16 scale "
                                 "per 32 values)", (long long)group);
         } else if (bits == 4 && type && !strcasecmp(type, "float")) {
-            d = MODEL_DTYPE_NVFP4;
+            /* FP4 with one scale per 32 values is MXFP4 (Kimi's
+             * mxfp4-pack-quantized); per 16, NVFP4. */
+            const char *fmt = json_string_value(json_object_get(g, "format"));
+            d = group == 32 || (fmt && strstr(fmt, "mxfp4")) ? MODEL_DTYPE_MXFP4 : MODEL_DTYPE_NVFP4;
         } else if (bits == 8 && type && !strcasecmp(type, "float")) {
             d = strategy && !strcasecmp(strategy, "block") ? MODEL_DTYPE_FP8_BLOCK : MODEL_DTYPE_FP8;
         } else {

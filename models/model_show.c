@@ -62,7 +62,7 @@ json_t *model_show_json(const model_spec *m)
     json_object_set_new(o, "main_dtype", json_string(model_dtype_name((model_dtype)model_spec_main_dtype(m))));
     json_t *parts = json_object();
     json_object_set_new(parts, "attention", json_string(model_dtype_name((model_dtype)m->wdtype_attn)));
-    if (m->layers > m->moe_layers)
+    if (model_spec_dense_layers(m) > 0)
         json_object_set_new(parts, "dense_mlp", json_string(model_dtype_name((model_dtype)m->wdtype_dense)));
     if (m->experts > 0)
         json_object_set_new(parts, "routed_experts", json_string(model_dtype_name((model_dtype)m->wdtype_expert)));
@@ -72,15 +72,43 @@ json_t *model_show_json(const model_spec *m)
     json_object_set_new(o, "kv_bytes_per_token", json_real(model_spec_kv_bytes_per_token(m, 2.0)));
     json_t *l = json_object();
     json_object_set_new(l, "total", json_integer(m->layers));
-    json_object_set_new(l, "dense", json_integer(m->layers - m->moe_layers));
+    json_object_set_new(l, "dense", json_integer(model_spec_dense_layers(m)));
     json_object_set_new(l, "moe", json_integer(m->moe_layers));
-    int32_t attn = m->layers - m->linear_layers;
+    json_object_set_new(l, "no_ffn", json_integer(m->ffnless_layers));
+    int32_t attn = model_spec_attention_layers(m);
     json_object_set_new(l, "full_attention", json_integer(attn - m->sliding_layers));
     json_object_set_new(l, "sliding_window", json_integer(m->sliding_layers));
     json_object_set_new(l, "linear_attention", json_integer(m->linear_layers));
+    json_object_set_new(l, "mamba2", json_integer(m->mamba_layers));
+    json_object_set_new(l, "no_mixer", json_integer(m->mixerless_layers));
     json_object_set_new(l, "sparse_attention", json_integer(m->index_topk > 0 ? attn : 0));
     json_object_set_new(o, "layers", l);
     json_object_set_new(o, "state_bytes_per_seq", json_real(model_spec_state_bytes_per_seq(m)));
+    if (m->mamba_layers > 0) {
+        json_t *g = json_object();
+        json_object_set_new(g, "heads", json_integer(m->mamba_heads));
+        json_object_set_new(g, "head_dim", json_integer(m->mamba_head_dim));
+        json_object_set_new(g, "groups", json_integer(m->mamba_groups));
+        json_object_set_new(g, "state_size", json_integer(m->mamba_state));
+        json_object_set_new(g, "conv_kernel", json_integer(m->mamba_conv));
+        json_object_set_new(g, "state_bytes_per_layer", json_real(model_spec_mamba_state_bytes(m)));
+        json_object_set_new(o, "mamba2", g);
+    }
+    if (m->n_ffn_widths > 0) {
+        json_t *ws = json_array();
+        for (int32_t k = 0; k < m->n_ffn_widths; k++) {
+            int32_t n = 0;
+            for (int32_t i = 0; i < m->layers; i++)
+                n += model_spec_layer_ffn(m, i) == MODEL_FFN_DENSE && m->layer_width[i] == k;
+            json_t *e = json_object();
+            json_object_set_new(e, "intermediate", json_integer(m->ffn_widths[k]));
+            json_object_set_new(e, "layers", json_integer(n));
+            json_array_append_new(ws, e);
+        }
+        json_object_set_new(o, "ffn_widths", ws);
+    }
+    if (m->moe_latent > 0) json_object_set_new(o, "moe_latent", json_integer(m->moe_latent));
+    json_object_set_new(o, "mlp_gated", json_boolean(!m->ffn_plain));
     if (m->linear_layers > 0) {
         json_t *g = json_object();
         json_object_set_new(g, "key_heads", json_integer(m->lin_k_heads));
@@ -88,7 +116,7 @@ json_t *model_show_json(const model_spec *m)
         json_object_set_new(g, "key_head_dim", json_integer(m->lin_k_dim));
         json_object_set_new(g, "value_head_dim", json_integer(m->lin_v_dim));
         json_object_set_new(g, "conv_kernel", json_integer(m->lin_conv));
-        json_object_set_new(o, "gated_deltanet", g);
+        json_object_set_new(o, m->lin_kda ? "kimi_delta_attention" : "gated_deltanet", g);
     }
     if (m->index_topk > 0) {
         json_t *d = json_object();
@@ -130,14 +158,22 @@ void model_show_text(const model_spec *m, FILE *o)
 {
     double by[MODEL_DTYPE_COUNT];
     double w = model_spec_weight_bytes(m, -1, by);
-    int32_t dense = m->layers - m->moe_layers, full = m->layers - m->linear_layers - m->sliding_layers;
+    int32_t dense = model_spec_dense_layers(m), full = model_spec_attention_layers(m) - m->sliding_layers;
     fprintf(o, "%s\n", m->name);
     fprintf(o, "  layers        %d:", m->layers);
-    if (m->experts > 0) fprintf(o, " %d dense MLP + %d MoE;", dense, m->moe_layers);
+    if (m->experts > 0 || m->ffnless_layers > 0) {
+        fprintf(o, " %d dense MLP", dense);
+        if (m->experts > 0) fprintf(o, " + %d MoE", m->moe_layers);
+        if (m->ffnless_layers > 0) fprintf(o, " + %d without FFN", m->ffnless_layers);
+        fprintf(o, ";");
+    }
     fprintf(o, " %d full attention", full);
     if (m->index_topk > 0) fprintf(o, " (DeepSeek sparse: top-%d keys per query)", m->index_topk);
     if (m->sliding_layers > 0) fprintf(o, " + %d sliding window (%d tokens)", m->sliding_layers, m->sliding_window);
-    if (m->linear_layers > 0) fprintf(o, " + %d Gated DeltaNet (linear)", m->linear_layers);
+    if (m->linear_layers > 0)
+        fprintf(o, " + %d %s (linear)", m->linear_layers, m->lin_kda ? "Kimi Delta Attention" : "Gated DeltaNet");
+    if (m->mamba_layers > 0) fprintf(o, " + %d Mamba-2", m->mamba_layers);
+    if (m->mixerless_layers > 0) fprintf(o, " + %d without mixer", m->mixerless_layers);
     fprintf(o, "\n");
     if (m->kv_lora_rank > 0)
         fprintf(o, "  attention     MLA: %d heads, q_lora_rank %d, kv_lora_rank %d, rope %d, nope %d, v %d\n", m->heads,
@@ -152,13 +188,31 @@ void model_show_text(const model_spec *m, FILE *o)
     if (m->index_topk > 0)
         fprintf(o, "  indexer       %d heads of %d, top-%d keys\n", m->index_heads, m->index_head_dim, m->index_topk);
     if (m->linear_layers > 0)
-        fprintf(o, "  DeltaNet      %d key heads x %d, %d value heads x %d, conv %d\n", m->lin_k_heads, m->lin_k_dim,
-                m->lin_v_heads, m->lin_v_dim, m->lin_conv);
+        fprintf(o, "  %s %d key heads x %d, %d value heads x %d, conv %d\n", m->lin_kda ? "KDA          " :
+                "DeltaNet     ", m->lin_k_heads, m->lin_k_dim, m->lin_v_heads, m->lin_v_dim, m->lin_conv);
+    if (m->mamba_layers > 0)
+        fprintf(o, "  Mamba-2       %d heads x %d, %d groups, state %d, conv %d\n", m->mamba_heads, m->mamba_head_dim,
+                m->mamba_groups, m->mamba_state, m->mamba_conv);
     fprintf(o, "  hidden        %d, vocab %d%s\n", m->hidden, m->vocab, m->tied_embeddings ? " (tied embedding)" : "");
-    if (dense > 0) fprintf(o, "  dense MLP     intermediate %d\n", m->intermediate);
-    if (m->experts > 0)
-        fprintf(o, "  experts       %d routed, top-%d, intermediate %d; %d shared\n", m->experts, m->top_k,
-                m->expert_intermediate, m->shared_experts);
+    const char *act = m->ffn_plain ? " (relu^2 up/down)" : "";
+    if (dense > 0 && m->n_ffn_widths > 0) {
+        fprintf(o, "  dense MLP     intermediate");
+        for (int32_t k = 0; k < m->n_ffn_widths; k++) {
+            int32_t n = 0;
+            for (int32_t i = 0; i < m->layers; i++)
+                n += model_spec_layer_ffn(m, i) == MODEL_FFN_DENSE && m->layer_width[i] == k;
+            fprintf(o, "%s %d x %d", k ? "," : "", m->ffn_widths[k], n);
+        }
+        fprintf(o, "%s\n", act);
+    } else if (dense > 0) {
+        fprintf(o, "  dense MLP     intermediate %d%s\n", m->intermediate, act);
+    }
+    if (m->experts > 0) {
+        fprintf(o, "  experts       %d routed, top-%d, intermediate %d; %d shared%s", m->experts, m->top_k,
+                m->expert_intermediate, m->shared_experts, act);
+        if (m->moe_latent > 0) fprintf(o, "; routed in latent %d", m->moe_latent);
+        fprintf(o, "\n");
+    }
     fprintf(o, "  params        %.2f B total, %.2f B active per token\n", m->params / 1e9, m->active_params / 1e9);
     fprintf(o, "  weights       %.1f GB as loaded:", gb(w));
     int first = 1;
@@ -177,7 +231,17 @@ void model_show_text(const model_spec *m, FILE *o)
     if (m->index_topk > 0) fprintf(o, " (indexer keys included)");
     fprintf(o, "\n");
     double st = model_spec_state_bytes_per_seq(m);
-    if (st > 0) fprintf(o, "  state         %.2f MB per sequence (DeltaNet conv bf16 + recurrent fp32)\n", st / 1e6);
+    if (st > 0) {
+        fprintf(o, "  state         %.2f MB per sequence (", st / 1e6);
+        if (m->linear_layers > 0)
+            fprintf(o, "%s conv bf16 + recurrent fp32: %.2f MB/layer", m->lin_kda ? "KDA" : "DeltaNet",
+                    model_spec_linear_state_bytes(m) / 1e6);
+        if (m->linear_layers > 0 && m->mamba_layers > 0) fprintf(o, "; ");
+        if (m->mamba_layers > 0)
+            fprintf(o, "Mamba-2 conv bf16 + SSM %s: %.2f MB/layer", m->mamba_state_bytes == 4 ? "fp32" : "bf16",
+                    model_spec_mamba_state_bytes(m) / 1e6);
+        fprintf(o, ")\n");
+    }
     const char *p = m->notes;
     if (*p) fprintf(o, "  notes\n");
     while (*p) {

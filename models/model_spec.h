@@ -16,7 +16,9 @@
 typedef struct {
     double attn;          /* all attention projections of one layer */
     double attn_replicated; /* part not split by TP (MLA down-projections) */
-    double linear;        /* all Gated DeltaNet projections, conv and gates of one linear layer */
+    double linear;        /* all Gated DeltaNet (or KDA) projections, conv and gates of one linear layer */
+    double mamba;         /* all Mamba-2 projections, conv, gates and norm of one SSM layer */
+    double latent;        /* latent MoE: the hidden->latent and latent->hidden projections of one MoE layer */
     double indexer;       /* DSA lightning indexer of one layer (inside attn) */
     double norms;         /* RMSNorm weights of one layer */
     double dense_ffn;     /* gate+up+down of a dense layer */
@@ -37,15 +39,33 @@ void model_spec_note(model_spec *m, const char *fmt, ...) __attribute__((format(
 /* Parameter counts of the pieces of m (m must have been derived). */
 void model_spec_parts_get(const model_spec *m, model_spec_parts *out);
 
-/* Layer kinds: attention layers = layers − linear_layers, of which
- * sliding_layers use the window; linear layers are spread evenly (Qwen3.5:
- * every full_attention_interval-th layer attends). */
+/* Layer kinds. Each block has a token mixer (attention, linear attention,
+ * Mamba-2, or none) and an FFN (dense, MoE, or none). Attention layers =
+ * layers − linear − Mamba − mixer-less, of which sliding_layers use the
+ * window. A config that lists its kinds per layer (Nemotron-H's pattern,
+ * NAS's block_configs) fills layer_mixer/layer_ffn; otherwise the counts
+ * are placed evenly: the attention layers at the end of even groups
+ * (Qwen3.5: every full_attention_interval-th layer attends), the other
+ * mixers sharing the rest, FFN-less blocks spread evenly and the MoE FFNs
+ * after the first-k dense ones. */
+model_mixer_kind model_spec_layer_mixer(const model_spec *m, int32_t i);
+model_ffn_kind model_spec_layer_ffn(const model_spec *m, int32_t i);
 int model_spec_layer_is_linear(const model_spec *m, int32_t i);
+int32_t model_spec_attention_layers(const model_spec *m);
+int32_t model_spec_dense_layers(const model_spec *m);
+/* FFN width of dense layer i (its width class, or intermediate). */
+int32_t model_spec_layer_inter(const model_spec *m, int32_t i);
+/* Parameters of all dense FFNs (per-layer widths summed). */
+double model_spec_dense_params(const model_spec *m);
 
-/* Recurrent-state bytes one sequence holds over all linear layers (conv
- * state in bf16, the delta-rule state in fp32, as vLLM/SGLang keep them);
- * 0 for models without linear layers. Independent of its length. */
+/* Recurrent-state bytes one sequence holds over all linear and Mamba
+ * layers (conv state in bf16; the delta-rule state in fp32, the SSM state
+ * in mamba_state_bytes, as vLLM/SGLang keep them); 0 for models without
+ * them. Independent of its length. The _linear/_mamba forms give one
+ * layer's. */
 double model_spec_state_bytes_per_seq(const model_spec *m);
+double model_spec_linear_state_bytes(const model_spec *m);
+double model_spec_mamba_state_bytes(const model_spec *m);
 
 /* Weight bytes of the whole model as loaded: each part in its checkpoint
  * format (m->wdtype_*), or every quantisable part in `override` when it is

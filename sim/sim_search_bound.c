@@ -210,7 +210,7 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
                 continue;
             }
             if (e->role == SIM_ROLE_FFN) continue;
-            /* As the cluster does: linear-attention state per running sequence. */
+            /* As the cluster does: recurrent state (linear attention, Mamba-2) per running sequence. */
             double state = (double)pc.scheduler.max_seqs * model_cost_state_bytes_per_seq(e->cost);
             if (model_cost_kv_capacity_tokens(e->cost, pc.scheduler.gpu_mem_util,
                                               pc.scheduler.reserve_gb * 1e9 + state, &e->kv_tokens, &e2) < 0) {
