@@ -109,6 +109,7 @@ int model_cli_predict(int argc, char **argv)
     double skew = -1, ovh = -1, ovh_seq = -1, eager = -1;
     model_cost *c = NULL;
     model_op *ops = NULL;
+    double *pipe = NULL; /* pp > 1: stage and hop times of the batch */
     sim_err e = {""};
 
     for (int i = 1; i < argc; i++) {
@@ -303,6 +304,15 @@ int model_cli_predict(int argc, char **argv)
         if (ops[i].source != MODEL_SRC_ROOFLINE) db_s += ops[i].time_s, db_ops++;
     }
     const char *prices = !db ? "analytic" : db_ops == n_ops ? "perf-db" : db_ops ? "mixed" : "analytic";
+    /* Pipeline parallelism: this batch stage by stage, and the steady state
+     * with micro_batches batches like it in flight. */
+    double pipe_host = 0, pipe_iv = 0;
+    if (rl->pp > 1) {
+        pipe = calloc((size_t)(2 * rl->pp), sizeof *pipe);
+        if (!pipe) goto done;
+        model_cost_pipeline(c, &b, pipe, pipe + rl->pp, &pipe_host);
+        pipe_iv = model_cost_pipeline_interval(c, &b, rl->micro_batches, NULL);
+    }
     if (json) {
         printf("{\n  \"model\": ");
         json_str(m.name);
@@ -341,6 +351,13 @@ int model_cli_predict(int argc, char **argv)
         json_str(db_path);
         printf(", \"prices\": \"%s\", \"perf_db_ops\": %d, \"perf_db_time_fraction\": %.6g,\n", prices, db_ops,
                op_s > 0 ? db_s / op_s : 0);
+        if (pipe) {
+            printf("  \"pipeline\": {\"in_flight\": %d, \"host_s\": %.6g, \"stage_s\": [", rl->micro_batches, pipe_host);
+            for (int32_t s = 0; s < rl->pp; s++) printf("%s%.6g", s ? ", " : "", pipe[s]);
+            printf("], \"hop_s\": [");
+            for (int32_t s = 0; s + 1 < rl->pp; s++) printf("%s%.6g", s ? ", " : "", pipe[rl->pp + s]);
+            printf("], \"interval_s\": %.6g},\n", pipe_iv);
+        }
         printf("  \"memory\": {\"weights_per_gpu_bytes\": %.6g, \"kv_bytes_per_token\": %.6g, \"kv_capacity_tokens\": %lld}\n}\n",
                model_cost_weight_bytes_per_gpu(c), model_cost_kv_bytes_per_token(c), kv_ok ? (long long)kv_tok : -1LL);
     } else {
@@ -367,6 +384,21 @@ int model_cli_predict(int argc, char **argv)
         printf("\ntotal %.3f ms: gemm %.3f, attention %.3f, communication %.3f, other %.3f, overhead %.3f ms\n",
                total * 1e3, r.gemm_s * 1e3, r.attn_s * 1e3, r.comm_s * 1e3, r.other_s * 1e3, r.overhead_s * 1e3);
         printf("iteration bound: %s; source: %s\n", model_bound_name(ib), r.source);
+        if (pipe) {
+            double busiest = pipe_host, hops = 0;
+            printf("pipeline: host %.3f ms, stages", pipe_host * 1e3);
+            for (int32_t s = 0; s < rl->pp; s++) {
+                printf("%s %.3f", s ? " /" : "", pipe[s] * 1e3);
+                if (pipe[s] > busiest) busiest = pipe[s];
+            }
+            for (int32_t s = 0; s + 1 < rl->pp; s++) hops += pipe[rl->pp + s];
+            printf(" ms, hops %.3f ms in all: the batch alone takes %.3f ms\n", hops * 1e3, total * 1e3);
+            printf("          with %d batches like it in flight one leaves every %.3f ms (%s), each request "
+                   "gets a token every %.3f ms\n",
+                   rl->micro_batches, pipe_iv * 1e3, pipe_iv > busiest * (1 + 1e-9) ? "too few batches: bubble"
+                                                                                   : "busiest stage",
+                   pipe_iv * rl->micro_batches * 1e3);
+        }
         if (db)
             printf("perf-db: %s; prices: %s (%d of %d ops, %.0f%% of op time, from measurements; the rest analytic)\n",
                    db_path, prices, db_ops, n_ops, op_s > 0 ? 100 * db_s / op_s : 0);
@@ -385,6 +417,7 @@ int model_cli_predict(int argc, char **argv)
     rc = 0;
 done:
     free(ops);
+    free(pipe);
     model_cost_destroy(c);
     calib_db_close(db);
     return rc;

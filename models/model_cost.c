@@ -318,13 +318,35 @@ void model_cost_destroy(model_cost *c)
 
 double model_cost_iteration(const model_cost *c, const model_batch *b, model_iter_cost *out)
 {
-    return cost_eval(c, b, NULL, 0, NULL, out);
+    return cost_eval(c, b, NULL, 0, NULL, out, NULL, NULL, NULL);
+}
+
+double model_cost_pipeline(const model_cost *c, const model_batch *b, double *stage_s, double *hop_s, double *host_s)
+{
+    return cost_eval(c, b, NULL, 0, NULL, NULL, stage_s, hop_s, host_s);
+}
+
+double model_cost_pipeline_interval(const model_cost *c, const model_batch *b, int32_t in_flight, double *busiest_s)
+{
+    const int32_t p = c->l.pp;
+    double one[2], *buf = p > 1 ? malloc((size_t)(2 * p) * sizeof *buf) : one;
+    if (!buf) return -1;
+    double host = 0, total = cost_eval(c, b, NULL, 0, NULL, NULL, buf, buf + p, &host);
+    if (p <= 1) buf[0] = total;
+    double busiest = p > 1 ? host : 0;
+    for (int32_t s = 0; s < p; s++)
+        if (buf[s] > busiest) busiest = buf[s];
+    if (buf != one) free(buf);
+    if (busiest_s) *busiest_s = busiest;
+    if (in_flight < 1 || p <= 1) in_flight = 1;
+    double cycle = total / in_flight;
+    return cycle > busiest ? cycle : busiest;
 }
 
 double model_cost_breakdown(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
                             model_iter_cost *out)
 {
-    return cost_eval(c, b, ops, max, n_ops, out);
+    return cost_eval(c, b, ops, max, n_ops, out, NULL, NULL, NULL);
 }
 
 double model_cost_kv_bytes_per_token(const model_cost *c)

@@ -118,6 +118,28 @@ double model_cost_iteration(const model_cost *c, const model_batch *b, model_ite
 double model_cost_breakdown(const model_cost *c, const model_batch *b, model_op *ops, int32_t max,
                             int32_t *n_ops, model_iter_cost *out);
 
+/* Pipeline parallelism: one batch's time stage by stage, for an instance
+ * that keeps several batches in flight (sim_instance). stage_s[s] (pp
+ * entries) is stage s's device time: its layers' share of the layer ops,
+ * plus the embedding on the first stage and the final norm, LM head,
+ * logits gather and sampling on the last, each stage held to its own host
+ * launch floor when the batch runs eagerly; hop_s[s] (pp − 1 entries) is
+ * the activation send from stage s to s + 1 over NVLink or the NIC, by
+ * where the stages sit; *host_s the framework's host work before stage 0.
+ * Any of the three may be NULL. Returns the batch's latency alone,
+ * host + Σ stages + Σ hops, which is model_cost_iteration's. */
+double model_cost_pipeline(const model_cost *c, const model_batch *b, double *stage_s, double *hop_s, double *host_s);
+
+/* Steady state of a pipeline kept full of batches like b, in_flight of
+ * them: the time between two batches leaving it, i.e. the busiest stage's
+ * (or the host's) time, or a batch's whole latency over in_flight when
+ * that is longer (too few batches to keep every stage busy: each stage
+ * idles for the difference, the bubble). A decoding request gets a token
+ * every in_flight intervals. *busiest_s (may be NULL) gets the busiest
+ * stage's or the host's time. Without PP: the iteration latency (one
+ * batch at a time). Returns −1 when out of memory. */
+double model_cost_pipeline_interval(const model_cost *c, const model_batch *b, int32_t in_flight, double *busiest_s);
+
 /* KV-cache bytes one token occupies on the whole instance (all ranks). */
 double model_cost_kv_bytes_per_token(const model_cost *c);
 

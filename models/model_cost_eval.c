@@ -16,11 +16,11 @@
  * kernel; comm_overlap splits o_proj and down_proj (and, under tp_sp, the
  * GEMMs after the all-gathers) into row chunks whose collectives overlap
  * another chunk's GEMM (overlap_saving: never the work that waits for the
- * collective's result). PP: either the stages run the batch one after the
- * other (latency = all layers) or as m micro-batches, latency
- * (m+p−1)·(one micro-batch on the heaviest stage); the cheaper is taken, so
- * prefill-heavy batches pipeline (bubble (p−1)/(m+p−1)) and weight-bound
- * decode does not. */
+ * collective's result). PP: one batch traverses the stages in turn (its
+ * latency is every stage plus every activation hop); the overlap of
+ * pipeline parallelism comes from several batches in flight, which the
+ * instance schedules (sim_instance) from the per-stage times that
+ * model_cost_pipeline returns. */
 #include "model_cost_impl.h"
 
 #include "../calib/calib_op.h"
@@ -76,13 +76,6 @@ static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *
     a->T_all = (Tp + nd) / sp;
     a->sampled = a->n_chunks + a->nd;
     a->prefill = Tp > 0;
-}
-
-static void agg_scale(cost_agg *a, double f)
-{
-    a->T *= f, a->Tp *= f, a->nd *= f, a->n_chunks *= f, a->pairs *= f, a->pairs_sw *= f, a->kvpf *= f;
-    a->kvpf_sw *= f, a->cached *= f, a->ctx *= f, a->ctx_sw *= f, a->sampled *= f, a->Tp_seq *= f;
-    a->T_all *= f;
 }
 
 static cost_op_desc elem(const model_cost *c, const char *name, double count, double tokens, double bytes,
@@ -672,16 +665,23 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     }
 }
 
-/* Embedding, final norm, LM head, logits gather, sampling. */
-static void eval_model_ops(cost_ctx *x, const cost_agg *a)
+/* Embedding (the first pipeline stage's). */
+static void eval_embed_ops(cost_ctx *x, const cost_agg *a)
 {
     const model_cost *c = x->c;
-    const model_spec *m = &c->m;
-    const double T = a->T, h = m->hidden, tp = c->l.tp;
+    const double T = a->T, h = c->m.hidden;
     cost_op_desc e = elem(c, "embedding", 1, T, T * h * 2.0 * COST_ACT_BYTES, -1, 0, 0);
     cost_op(x, &e, 0);
     /* Vocab-parallel embedding: partial rows summed over TP. */
     if (c->l.tp > 1) cost_comm(x, "embed_all_reduce", 1, MODEL_COLL_ALL_REDUCE, c->l.tp, 1, T * h * COST_ACT_BYTES, 0);
+}
+
+/* Final norm, LM head, logits gather, sampling (the last stage's). */
+static void eval_head_ops(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const double h = m->hidden, tp = c->l.tp;
     cost_op_desc fn = elem(c, "final_norm", 1, a->sampled, a->sampled * h * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
                            (int64_t)ceil(a->sampled), m->hidden);
     cost_op(x, &fn, 0);
@@ -695,29 +695,49 @@ static void eval_model_ops(cost_ctx *x, const cost_agg *a)
     cost_op(x, &s, 0);
 }
 
-/* Activations between pipeline stages: hidden state and residual. */
-static void eval_pp_sends(cost_ctx *x, const cost_agg *a, double count_scale)
+/* Whether the activation hop after stage s leaves the node (stages hold
+ * tp·dp·sp consecutive GPUs). */
+static int hop_remote(const model_cost *c, int64_t s)
 {
-    const model_cost *c = x->c;
-    const model_layout *l = &c->l;
-    if (l->pp <= 1) return;
-    const int64_t G = (int64_t)l->tp * l->dp * l->sp;
-    double local = 0, remote = 0;
-    for (int64_t s = 0; s + 1 < l->pp; s++) {
-        if ((s * G) / c->net.gpus_per_node == ((s + 1) * G) / c->net.gpus_per_node) local++;
-        else remote++;
-    }
-    double bytes = 2.0 * a->T * c->m.hidden * COST_ACT_BYTES, ts = x->time_scale;
-    x->time_scale = 1;
-    cost_comm(x, "pp_send", local * count_scale, MODEL_COLL_SEND_RECV, 2, 1, bytes, 0);
-    cost_comm(x, "pp_send", remote * count_scale, MODEL_COLL_SEND_RECV, 2, c->net.gpus_per_node, bytes, 0);
-    x->time_scale = ts;
+    const int64_t G = (int64_t)c->l.tp * c->l.dp * c->l.sp;
+    return (s * G) / c->net.gpus_per_node != ((s + 1) * G) / c->net.gpus_per_node;
 }
 
-/* One evaluation; micro = 0 runs the stages one after the other, else m
- * micro-batches through the pipeline. */
-static double eval_run(const model_cost *c, const model_batch *b, const cost_agg *full, int micro, model_op *ops,
-                       int32_t max, int32_t *n_ops, model_iter_cost *out)
+/* Activations between pipeline stages: hidden state and residual, sent
+ * once per stage boundary over NVLink or the NIC by placement. *local_s and
+ * *remote_s get one hop's time over each link (0 when no hop uses it). */
+static void eval_pp_sends(cost_ctx *x, const cost_agg *a, double *local_s, double *remote_s)
+{
+    const model_cost *c = x->c;
+    *local_s = *remote_s = 0;
+    if (c->l.pp <= 1) return;
+    double local = 0, remote = 0;
+    for (int64_t s = 0; s + 1 < c->l.pp; s++) {
+        if (hop_remote(c, s)) remote++;
+        else local++;
+    }
+    double bytes = 2.0 * a->T * c->m.hidden * COST_ACT_BYTES;
+    double tl = cost_comm(x, "pp_send", local, MODEL_COLL_SEND_RECV, 2, 1, bytes, 0);
+    double tr = cost_comm(x, "pp_send", remote, MODEL_COLL_SEND_RECV, 2, c->net.gpus_per_node, bytes, 0);
+    if (local > 0) *local_s = tl / local;
+    if (remote > 0) *remote_s = tr / remote;
+}
+
+static double device_s(const cost_ctx *x) { return x->r.gemm_s + x->r.attn_s + x->r.comm_s + x->r.other_s; }
+
+/* Layers of pipeline stage s (as evenly as possible, the first ones one more). */
+static double stage_layers(const model_cost *c, int32_t s)
+{
+    return (double)(c->m.layers / c->l.pp + (s < c->m.layers % c->l.pp ? 1 : 0));
+}
+
+/* One evaluation. With pp > 1 and stage_s/hop_s given, also stage s's
+ * device time (its layers' share, the embedding on the first, the head on
+ * the last, each held to its own host launch floor when eager) and the
+ * activation hop after it. */
+static double eval_run(const model_cost *c, const model_batch *b, const cost_agg *full, model_op *ops,
+                       int32_t max, int32_t *n_ops, model_iter_cost *out, double *stage_s, double *hop_s,
+                       double *host_s)
 {
     cost_ctx x;
     memset(&x, 0, sizeof x);
@@ -727,29 +747,39 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     x.launch = c->launch * (full->prefill ? 1.0 : COST_GRAPH_LAUNCH_FRACTION);
     x.time_scale = 1;
     cost_agg a = *full;
-    const double p = c->l.pp, mb = c->l.micro_batches;
-    if (micro) {
-        agg_scale(&a, 1.0 / mb);
-        /* Per stage: its layers (the heaviest stage's share) m times. */
-        x.time_scale = mb * c->stage_layers_max / c->n_layers;
-    }
+    const int32_t p = c->l.pp;
     eval_layers(&x, &a);
-    eval_model_ops(&x, &a);
-    if (micro) {
-        double work = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s;
+    const double dev_l = device_s(&x), n_l = x.launches;
+    eval_embed_ops(&x, &a);
+    const double dev_e = device_s(&x) - dev_l, n_e = x.launches - n_l;
+    eval_head_ops(&x, &a);
+    const double dev_h = device_s(&x) - dev_l - dev_e, n_h = x.launches - n_l - n_e;
+    double hop_local = 0, hop_rem = 0;
+    eval_pp_sends(&x, &a, &hop_local, &hop_rem);
+    const int eager = full->prefill && c->l.eager_launch_s > 0;
+    if (p > 1) {
+        /* Each stage's own process launches its kernels: an eager stage
+         * cannot run faster than its host issues them. */
+        double extra = 0, worst = 0, worst_launches = 0;
+        for (int32_t s = 0; s < p; s++) {
+            double f = stage_layers(c, s) / c->n_layers;
+            double dev = f * dev_l + (s == 0 ? dev_e : 0) + (s == p - 1 ? dev_h : 0);
+            double nk = f * n_l + (s == 0 ? n_e : 0) + (s == p - 1 ? n_h : 0);
+            double host = eager ? nk * c->l.eager_launch_s : 0, add = host > dev ? host - dev : 0;
+            extra += add;
+            if (add > worst) worst = add, worst_launches = nk;
+            if (stage_s) stage_s[s] = dev + add;
+            if (hop_s && s + 1 < p) hop_s[s] = hop_remote(c, s) ? hop_rem : hop_local;
+        }
         char det[64] = "";
-        if (ops) snprintf(det, sizeof det, "pp=%d m=%d bubble %.0f%%", c->l.pp, c->l.micro_batches,
-                          100.0 * (p - 1) / (mb + p - 1));
-        double bubble = work * (p - 1) / mb;
-        cost_fixed(&x, "pp_bubble", MODEL_OPC_OTHER, MODEL_BOUND_LATENCY, 1, bubble, 0, det);
-        eval_pp_sends(&x, &a, 1.0 + (mb - 1) / (p - 1));
-    } else {
-        eval_pp_sends(&x, &a, 1.0);
-    }
-    /* Eager iterations (a prefill chunk: no CUDA graph) cannot run faster
-     * than the host launches their kernels. */
-    if (full->prefill && c->l.eager_launch_s > 0) {
-        double device = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s, host = x.launches * c->l.eager_launch_s;
+        if (ops && extra > 0)
+            snprintf(det, sizeof det, "stage %.0f launches x %.0fus > GPU time", worst_launches,
+                     c->l.eager_launch_s * 1e6);
+        if (extra > 0) cost_fixed(&x, "eager_host", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, extra, 0, det);
+    } else if (eager) {
+        /* Eager iterations (a prefill chunk: no CUDA graph) cannot run faster
+         * than the host launches their kernels. */
+        double device = device_s(&x), host = x.launches * c->l.eager_launch_s;
         char det[64] = "";
         if (ops) snprintf(det, sizeof det, "%.0f launches x %.0fus > GPU time", x.launches, c->l.eager_launch_s * 1e6);
         if (host > device)
@@ -761,6 +791,7 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     nreq += b->n_decode > 0 ? b->n_decode : 0;
     double ovh = c->l.overhead_s + nreq * c->l.overhead_per_seq_s;
     cost_fixed(&x, "framework", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, ovh, 0, "scheduling, launch, I/O");
+    if (host_s) *host_s = ovh > 0 ? ovh : 0;
     x.r.total_s = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s + x.r.overhead_s;
     x.r.source = x.used_db ? "db" : "roofline";
     if (n_ops) *n_ops = x.n;
@@ -769,7 +800,7 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
 }
 
 double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
-                 model_iter_cost *out)
+                 model_iter_cost *out, double *stage_s, double *hop_s, double *host_s)
 {
     cost_agg a;
     agg_from_batch(c, b, &a);
@@ -777,13 +808,12 @@ double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32
         model_iter_cost r = {0, 0, 0, 0, 0, 0, "roofline"};
         if (out) *out = r;
         if (n_ops) *n_ops = 0;
+        if (host_s) *host_s = 0;
+        for (int32_t s = 0; s < c->l.pp; s++) {
+            if (stage_s) stage_s[s] = 0;
+            if (hop_s && s + 1 < c->l.pp) hop_s[s] = 0;
+        }
         return 0;
     }
-    int micro = 0;
-    if (c->l.pp > 1 && c->l.micro_batches > 1) {
-        double seq = eval_run(c, b, &a, 0, NULL, 0, NULL, NULL);
-        double pipe = eval_run(c, b, &a, 1, NULL, 0, NULL, NULL);
-        micro = pipe < seq;
-    }
-    return eval_run(c, b, &a, micro, ops, max, n_ops, out);
+    return eval_run(c, b, &a, ops, max, n_ops, out, stage_s, hop_s, host_s);
 }

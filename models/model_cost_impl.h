@@ -154,7 +154,7 @@ typedef struct {
     int32_t max, n;
     model_iter_cost r;
     double launch;              /* per kernel in this iteration */
-    double time_scale;          /* PP: fraction of the layers one stage runs per micro-batch pass */
+    double time_scale;          /* multiplier of every op's time (1: one pass of the batch) */
     double launches;            /* kernel launches so far (eager host-time bound) */
     int used_db;
 } cost_ctx;
@@ -188,8 +188,9 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
 void cost_moe(cost_ctx *x, const cost_agg *a, double count);
 int cost_moe_init(model_cost *c, sim_err *err);
 
-/* Whole-iteration evaluation behind model_cost_iteration/_breakdown. */
+/* Whole-iteration evaluation behind model_cost_iteration/_breakdown/_pipeline
+ * (stage_s, hop_s, host_s may be NULL; see model_cost_pipeline). */
 double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
-                 model_iter_cost *out);
+                 model_iter_cost *out, double *stage_s, double *hop_s, double *host_s);
 
 #endif

@@ -1,7 +1,7 @@
 /* model_layout — how one serving instance spreads a model over its GPUs.
  *
  * tp splits every layer's heads and FFN columns; pp splits the layers into
- * stages run as micro-batches; dp replicates attention (each dp rank holds
+ * stages with up to micro_batches batches in flight; dp replicates attention (each dp rank holds
  * 1/dp of the requests) while experts stay sharded; ep spreads the routed
  * experts over ep of the tp·dp ranks (each expert then split over
  * tp·dp/ep); dcp splits each request's KV by sequence over dcp of the tp
@@ -56,7 +56,7 @@ typedef struct {
     int32_t tp_sp;           /* TP with reduce-scatter + all-gather, norms on 1/tp tokens */
     int32_t comm_fp8;        /* collectives carry fp8 (half the bytes, plus quantisation) */
     int32_t comm_overlap;    /* collectives hidden behind the next GEMM up to its duration */
-    int32_t micro_batches;   /* PP micro-batches (0 = pp) */
+    int32_t micro_batches;   /* PP: batches in flight in the instance (0 = pp) */
     model_ep_mode ep_mode;
     model_moe_gemm moe_gemm;
     double expert_skew;      /* Zipf exponent of the token load over experts (0 = uniform) */

@@ -1,8 +1,11 @@
 /* sim_instance — continuous batching on one replica; see sim_instance.h for
  * the model and the O(log B) bookkeeping. Invariant kept between iterations
- * (decode step n = in->dstep completed): a decoding request r holds
- * blocks_for(r->ctx_base + n) − its shared prefix KV blocks; a waiting/prefilling one holds
- * r->blocks; in->blocks_used is the sum of both. */
+ * of a lane (decode step n = ln->dstep completed): a decoding request r of
+ * that lane holds blocks_for(r->ctx_base + n) − its shared prefix KV
+ * blocks; a waiting/prefilling one holds r->blocks; in->blocks_used is the
+ * sum over every lane. With pp > 1 stages, each lane's batch goes through
+ * the host and every stage in turn, waiting where an earlier batch still
+ * occupies one (sim_instance_schedule). */
 #include "sim_instance_impl.h"
 
 #include <stdlib.h>
@@ -15,7 +18,7 @@ void sim_instance_publish(sim_instance *in)
     if (!in->published) return;
     in->published->outstanding_tokens = in->outstanding;
     in->published->waiting = (int32_t)in->waiting.n;
-    in->published->running = (int32_t)in->running.n;
+    in->published->running = (int32_t)in->running_n;
     in->published->kv_blocks_used = in->blocks_used + cached_kv(in);
     in->published->kv_blocks_total = in->blocks_total;
     in->published->active_blocks = in->blocks_used;
@@ -46,7 +49,7 @@ static inline int heap_less(const heap_ent *a, const heap_ent *b)
 }
 
 /* Both return the entry's final position. */
-static int32_t heap_up(sim_instance *in, int32_t i)
+static int32_t heap_up(sim_lane *in, int32_t i)
 {
     heap_ent x = in->heap[i];
     while (i > 0) {
@@ -59,7 +62,7 @@ static int32_t heap_up(sim_instance *in, int32_t i)
     return i;
 }
 
-static int32_t heap_down(sim_instance *in, int32_t i)
+static int32_t heap_down(sim_lane *in, int32_t i)
 {
     heap_ent x = in->heap[i];
     for (;;) {
@@ -74,7 +77,7 @@ static int32_t heap_down(sim_instance *in, int32_t i)
     return i;
 }
 
-static int heap_push(sim_instance *in, sim_req *r)
+static int heap_push(sim_lane *in, sim_req *r)
 {
     if (in->heap_n == in->heap_cap) {
         int32_t nc = in->heap_cap ? in->heap_cap * 2 : 64;
@@ -88,11 +91,11 @@ static int heap_push(sim_instance *in, sim_req *r)
     return SIM_OK;
 }
 
-static void heap_remove(sim_instance *in, sim_req *r)
+static void heap_remove(sim_engine *eng, sim_lane *in, sim_req *r)
 {
     int32_t i = 0;
     while (i < in->heap_n && in->heap[i].r != r) i++;
-    SIM_ASSERT(i < in->heap_n, sim_engine_now(in->eng));
+    SIM_ASSERT(i < in->heap_n, sim_engine_now(eng));
     in->heap_n--;
     if (i != in->heap_n) {
         in->heap[i] = in->heap[in->heap_n];
@@ -102,19 +105,20 @@ static void heap_remove(sim_instance *in, sim_req *r)
 
 /* ---- decode set -------------------------------------------------------- */
 
-void sim_instance_decode_join(sim_instance *in, sim_req *r)
+void sim_instance_decode_join(sim_instance *in, sim_lane *ln, sim_req *r)
 {
-    int64_t n = in->dstep;
+    int64_t n = ln->dstep;
+    r->lane = ln->idx;
     r->state = SIM_REQ_DECODE;
     r->ctx_base = (int64_t)r->prefill_target - n;
     r->join_iter = n;
     r->generated_at_join = r->generated;
     r->finish_iter = n + (r->spec.output_tokens - r->generated);
     SIM_ASSERT(r->blocks == blocks_for(in, r->ctx_base + n) - shared_kv(in, r), sim_engine_now(in->eng));
-    in->dec_n++;
-    in->dec_base_sum += r->ctx_base;
-    in->res_cnt[mod_bs(in, r->ctx_base)]++;
-    if (heap_push(in, r) != SIM_OK)
+    ln->dec_n++;
+    ln->dec_base_sum += r->ctx_base;
+    ln->res_cnt[mod_bs(in, r->ctx_base)]++;
+    if (heap_push(ln, r) != SIM_OK)
         sim_engine_fail(in->eng, SIM_ENOMEM, "out of memory growing the decode set of instance %d", in->id);
 }
 
@@ -122,14 +126,15 @@ void sim_instance_decode_join(sim_instance *in, sim_req *r)
  * blocks it held (already subtracted from blocks_used). */
 static int64_t decode_leave(sim_instance *in, sim_req *r)
 {
+    sim_lane *ln = lane_of(in, r);
     sim_instance_forget_joined(in, r);
-    int64_t held = blocks_for(in, r->ctx_base + in->dstep) - shared_kv(in, r);
-    heap_remove(in, r);
-    in->dec_n--;
-    in->dec_base_sum -= r->ctx_base;
-    in->res_cnt[mod_bs(in, r->ctx_base)]--;
+    int64_t held = blocks_for(in, r->ctx_base + ln->dstep) - shared_kv(in, r);
+    heap_remove(in->eng, ln, r);
+    ln->dec_n--;
+    ln->dec_base_sum -= r->ctx_base;
+    ln->res_cnt[mod_bs(in, r->ctx_base)]--;
     in->blocks_used -= held;
-    r->generated = r->generated_at_join + (int32_t)(in->dstep - r->join_iter);
+    r->generated = r->generated_at_join + (int32_t)(ln->dstep - r->join_iter);
     r->blocks = 0;
     return held;
 }
@@ -175,16 +180,16 @@ static void preempt(sim_instance *in, sim_req *r)
     int64_t pre_before = r->state == SIM_REQ_PREFILL ? r->prefill_target - r->prefilled : 0;
     if (r->state == SIM_REQ_DECODE) {
         before = r->spec.output_tokens -
-                 (r->generated_at_join + (int32_t)(in->dstep - r->join_iter));
+                 (r->generated_at_join + (int32_t)(lane_of(in, r)->dstep - r->join_iter));
         decode_leave(in, r);
     } else {
         SIM_ASSERT(r->state == SIM_REQ_PREFILL, sim_engine_now(in->eng));
         before = (int64_t)(r->prefill_target - r->prefilled) + (r->spec.output_tokens - r->generated);
         in->blocks_used -= r->blocks;
         r->blocks = 0;
-        sim_req_list_remove(&in->prefilling, r, SIM_PRE_LINK);
+        sim_req_list_remove(&lane_of(in, r)->prefilling, r, SIM_PRE_LINK);
     }
-    sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+    run_remove(in, r);
     resv_release(in, r);
     sim_instance_release_refs(in, r);
     /* Recompute: prompt plus everything generated so far goes through prefill again. */
@@ -222,7 +227,7 @@ static int32_t take_chunk(sim_instance *in, sim_req *r, int32_t want)
 
 
 
-static int add_chunk(sim_instance *in, sim_req *r, int32_t t)
+static int add_chunk(sim_instance *eng_in, sim_lane *in, sim_req *r, int32_t t)
 {
     if (in->n_chunks == in->chunk_cap) {
         int32_t nc = in->chunk_cap ? in->chunk_cap * 2 : 64;
@@ -239,7 +244,7 @@ static int add_chunk(sim_instance *in, sim_req *r, int32_t t)
     in->n_chunks++;
     return SIM_OK;
 nomem:
-    sim_engine_fail(in->eng, SIM_ENOMEM, "out of memory growing the batch of instance %d", in->id);
+    sim_engine_fail(eng_in->eng, SIM_ENOMEM, "out of memory growing the batch of instance %d", eng_in->id);
     return SIM_ENOMEM;
 }
 
@@ -247,9 +252,9 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg);
 
 /* The newest running request that is not waiting for fetched KV (a fetch in
  * flight cannot be called back). */
-static sim_req *victim(sim_instance *in)
+static sim_req *victim(sim_instance *in, sim_lane *ln)
 {
-    sim_req *r = in->running.tail;
+    sim_req *r = ln->running.tail;
     while (r && r->fetching) r = r->run_link.prev;
     SIM_ASSERT(r != NULL, sim_engine_now(in->eng));
     return r;
@@ -278,7 +283,7 @@ static int resv_admit(sim_instance *in, sim_req *r)
     if (!in->reserve) return 1;
     int64_t tokens = (int64_t)r->prefill_target + (in->role == SIM_ROLE_PREFILL ? 0 : r->spec.output_tokens - r->generated);
     int64_t need = blocks_for(in, tokens);
-    if (in->resv_total + need > in->blocks_total && in->running.n > 0) return 0;
+    if (in->resv_total + need > in->blocks_total && in->running_n > 0) return 0;
     r->resv_blocks = (int32_t)need;
     in->resv_total += need;
     return 1;
@@ -293,17 +298,21 @@ static void resv_release(sim_instance *in, sim_req *r)
 /* admit 0: only started prefills continue (vLLM V1 schedules no waiting
  * request in a step that had to preempt, so a request preempted to make
  * room is not re-admitted into that room at once). */
-static void fill_prefill(sim_instance *in, int64_t budget, int admit)
+static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int admit)
 {
-    in->n_chunks = 0;
-    for (sim_req *r = in->prefilling.head; r && budget > 0; r = sim_req_next(r, SIM_PRE_LINK)) {
+    ln->n_chunks = 0;
+    for (sim_req *r = ln->prefilling.head; r && budget > 0; r = sim_req_next(r, SIM_PRE_LINK)) {
         if (r->fetching) continue;
         int32_t t = take_chunk(in, r, min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget));
         if (t == 0) break;
-        if (add_chunk(in, r, t) != SIM_OK) return;
+        if (add_chunk(in, ln, r, t) != SIM_OK) return;
         budget -= t;
     }
-    while (admit && budget > 0 && in->running.n < in->cfg.max_seqs && in->waiting.head) {
+    /* Several lanes: each admits up to its fair share of the requests here,
+     * so the batches in flight stay balanced (vLLM hands a new request to
+     * the virtual engine with the fewest). */
+    int64_t share = in->n_lanes > 1 ? (in->running_n + in->waiting.n + in->n_lanes - 1) / in->n_lanes : INT64_MAX;
+    while (admit && budget > 0 && ln->running.n < in->cfg.max_seqs && ln->running.n < share && in->waiting.head) {
         sim_req *r = in->waiting.head;
         if (!resv_admit(in, r)) break;
         sim_instance_match_prefix(in, r);
@@ -311,10 +320,10 @@ static void fill_prefill(sim_instance *in, int64_t budget, int admit)
             /* Admitted, but its prefill waits for the fetched KV. */
             sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
             queued_add(in, -1);
-            sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
-            sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
+            run_add(in, ln, r);
+            sim_req_list_push_back(&ln->prefilling, r, SIM_PRE_LINK);
             r->state = SIM_REQ_PREFILL;
-            in->fetching++;
+            ln->fetching++;
             in->hooks.on_fetch_start(in->hooks.ctx, r);
             continue;
         }
@@ -337,144 +346,196 @@ static void fill_prefill(sim_instance *in, int64_t budget, int admit)
         }
         sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
         queued_add(in, -1);
-        sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
-        sim_req_list_push_back(&in->prefilling, r, SIM_PRE_LINK);
+        run_add(in, ln, r);
+        sim_req_list_push_back(&ln->prefilling, r, SIM_PRE_LINK);
         r->state = SIM_REQ_PREFILL;
-        if (add_chunk(in, r, t) != SIM_OK) return;
+        if (add_chunk(in, ln, r, t) != SIM_OK) return;
         budget -= t;
     }
 }
 
-/* Builds and starts the next iteration if there is work. decode_first
+/* When lane ln's batch, started now, leaves the last stage: the host
+ * prepares it (framework), then each stage runs it once the stage has
+ * finished the batches ahead of it and the activations have crossed the
+ * hop before it. Batches enter the pipeline in the order they are started
+ * and every stage serves them first come first served, so each one's
+ * times are fixed at its start. */
+static sim_time pipeline_end(sim_instance *in, const model_batch *b, sim_time now)
+{
+    double host = 0;
+    model_cost_pipeline(in->cost, b, in->stage_s, in->hop_s, &host);
+    sim_time t = now > in->host_free ? now : in->host_free;
+    t += (sim_time)(host * 1e9 + 0.5);
+    in->host_free = t;
+    for (int32_t k = 0; k < in->n_stages; k++) {
+        if (t < in->stage_free[k]) t = in->stage_free[k];
+        t += (sim_time)(in->stage_s[k] * 1e9 + 0.5);
+        in->stage_free[k] = t;
+        if (k + 1 < in->n_stages) t += (sim_time)(in->hop_s[k] * 1e9 + 0.5);
+    }
+    return t;
+}
+
+/* Builds and starts lane ln's next iteration if it has work. decode_first
  * (vLLM, Sarathi) gives every decoding request a token and fills the rest
  * of the budget with prefill; prefill_first (SGLang's default) runs a
  * prefill-only iteration whenever prefill work can be scheduled and
- * decodes only otherwise. */
-void sim_instance_schedule(sim_instance *in)
+ * decodes only otherwise. The budget and max_seqs bound each lane's
+ * batch, as they bound one engine step. */
+void sim_instance_schedule(sim_instance *in, sim_lane *ln)
 {
     sim_time now = sim_engine_now(in->eng);
-    int64_t n = in->dstep + 1;
+    int64_t n = ln->dstep + 1;
     int with_decode = 1;
-    if (in->prefill_first && in->dec_n > 0) {
-        fill_prefill(in, in->cfg.max_batched_tokens, 1);
+    if (in->prefill_first && ln->dec_n > 0) {
+        fill_prefill(in, ln, in->cfg.max_batched_tokens, 1);
         if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
-        if (in->n_chunks > 0) with_decode = 0;
+        if (ln->n_chunks > 0) with_decode = 0;
     }
     int preempted = 0;
     for (; with_decode;) {
         /* Decode first: requests whose context sits on a block boundary need one more. */
         int64_t need;
         for (;;) {
-            need = in->dec_n ? in->res_cnt[mod_bs(in, 1 - n)] : 0;
+            need = ln->dec_n ? ln->res_cnt[mod_bs(in, 1 - n)] : 0;
             if (sim_instance_free_blocks(in, need) >= need) break;
-            preempt(in, victim(in));
+            preempt(in, victim(in, ln));
             preempted = 1;
         }
         in->blocks_used += need;
-        fill_prefill(in, in->cfg.max_batched_tokens - in->dec_n, !preempted || in->dec_n == 0);
+        fill_prefill(in, ln, in->cfg.max_batched_tokens - ln->dec_n, !preempted || ln->dec_n == 0);
         if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
-        if (in->n_chunks > 0 || in->dec_n > 0) break;
-        if (in->running.n == in->fetching) { /* nothing runnable: idle (or waiting for fetches) */
+        if (ln->n_chunks > 0 || ln->dec_n > 0) break;
+        if (ln->running.n == ln->fetching) { /* nothing runnable: idle (or waiting for fetches) */
             sim_instance_publish(in);
             return;
         }
         /* Prefills hold every free block and none can grow: make room the way
          * vLLM does, by preempting the newest request. */
         in->blocks_used -= need;
-        preempt(in, victim(in));
+        preempt(in, victim(in, ln));
     }
-    int32_t n_dec = with_decode ? (int32_t)in->dec_n : 0;
+    int32_t n_dec = with_decode ? (int32_t)ln->dec_n : 0;
 
     model_batch b = {
-        .n_chunks = in->n_chunks,
-        .chunks = in->chunks,
+        .n_chunks = ln->n_chunks,
+        .chunks = ln->chunks,
         .n_decode = n_dec,
-        .decode_ctx_sum = n_dec ? in->dec_base_sum + in->dec_n * n : 0,
+        .decode_ctx_sum = n_dec ? ln->dec_base_sum + ln->dec_n * n : 0,
     };
-    double s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, NULL);
-    sim_time dur = (sim_time)(s * 1e9 + 0.5);
+    sim_time dur;
+    if (in->n_stages > 1) {
+        dur = pipeline_end(in, &b, now) - now;
+    } else {
+        double s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, NULL);
+        dur = (sim_time)(s * 1e9 + 0.5);
+    }
     if (dur < 1) dur = 1;
-    in->busy = 1;
-    in->iter_start = now;
-    in->cur_n_decode = n_dec;
-    in->cur_batch = n_dec + in->n_chunks;
+    ln->busy = 1;
+    if (in->busy_lanes++ == 0) in->busy_since = now;
+    ln->iter_start = now;
+    ln->cur_n_decode = n_dec;
+    ln->cur_batch = n_dec + ln->n_chunks;
     /* On failure the engine records it and the run stops. */
-    sim_engine_after(in->eng, dur, on_iter_end, in, 0);
+    sim_engine_after(in->eng, dur, on_iter_end, in, (uint64_t)ln->idx);
     sim_instance_publish(in);
+}
+
+sim_lane *sim_instance_idle_lane(sim_instance *in)
+{
+    for (int32_t k = 0; k < in->n_lanes; k++)
+        if (!in->lanes[k].busy) return &in->lanes[k];
+    return NULL;
+}
+
+void sim_instance_kick(sim_instance *in)
+{
+    int any = 0;
+    for (int32_t k = 0; k < in->n_lanes; k++) {
+        if (in->lanes[k].busy) continue;
+        any = 1;
+        sim_instance_schedule(in, &in->lanes[k]);
+        if (sim_engine_failed(in->eng, NULL)) return;
+    }
+    if (!any) sim_instance_publish(in);
 }
 
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
 {
     sim_instance *in = ctx;
+    sim_lane *ln = &in->lanes[arg];
     sim_time now = sim_engine_now(eng);
-    (void)arg;
     /* The finish heap's top and this iteration's chunks are read below: with
      * thousands of instances they are no longer in cache, so ask for all
      * three lines at once instead of missing on each in turn. */
-    __builtin_prefetch(in->heap);
-    __builtin_prefetch(in->chunks);
-    __builtin_prefetch(in->chunk_req);
+    __builtin_prefetch(ln->heap);
+    __builtin_prefetch(ln->chunks);
+    __builtin_prefetch(ln->chunk_req);
     if (in->hooks.on_iteration) {
-        sim_trace_iter it = {.start_ns = in->iter_start, .end_ns = now, .decode_seqs = in->cur_n_decode,
-                             .prefill_seqs = in->cur_batch - in->cur_n_decode, .waiting = in->waiting.n,
+        sim_trace_iter it = {.start_ns = ln->iter_start, .end_ns = now, .decode_seqs = ln->cur_n_decode,
+                             .prefill_seqs = ln->cur_batch - ln->cur_n_decode, .waiting = in->waiting.n,
                              .kv_used = in->blocks_total > 0 ? (double)in->blocks_used / (double)in->blocks_total : 0};
-        for (int32_t k = 0; k < it.prefill_seqs && k < in->n_chunks; k++) it.prefill_tokens += in->chunks[k].tokens;
+        for (int32_t k = 0; k < it.prefill_seqs && k < ln->n_chunks; k++) it.prefill_tokens += ln->chunks[k].tokens;
         in->hooks.on_iteration(in->hooks.ctx, in->id, &it);
     }
     in->iter++;
-    sim_time dur = now - in->iter_start;
-    sim_time from = in->iter_start > in->win_start ? in->iter_start : in->win_start;
-    in->win_busy += now - from;
-    in->win_batch += (double)(now - from) * in->cur_batch;
-    in->busy_ns += dur;
-    in->outstanding -= in->cur_n_decode;
-    int decoded = in->cur_n_decode > 0;
+    sim_time dur = now - ln->iter_start;
+    sim_time from = ln->iter_start > in->win_start ? ln->iter_start : in->win_start;
+    in->win_batch += (double)(now - from) * ln->cur_batch;
+    if (--in->busy_lanes == 0) {
+        /* Busy time is time with some batch in flight (the union over lanes). */
+        sim_time bf = in->busy_since > in->win_start ? in->busy_since : in->win_start;
+        in->win_busy += now - bf;
+        in->busy_ns += now - in->busy_since;
+    }
+    in->outstanding -= ln->cur_n_decode;
+    int decoded = ln->cur_n_decode > 0;
     if (decoded) {
         /* A token's inter-token gap includes prefill-only iterations it sat through. */
-        int irc = sim_metrics_add_iteration(in->metrics, in->id, dur + in->stall_ns, in->cur_n_decode);
+        int irc = sim_metrics_add_iteration(in->metrics, in->id, dur + ln->stall_ns, ln->cur_n_decode);
         SIM_ASSERT(irc == 0, now); /* it allocates nothing: only bad arguments fail */
-        in->stall_ns = 0;
-        in->dstep++;
+        ln->stall_ns = 0;
+        ln->dstep++;
     } else {
         int irc = sim_metrics_add_iteration(in->metrics, in->id, dur, 0);
         SIM_ASSERT(irc == 0, now);
-        if (in->dec_n > 0) in->stall_ns += dur;
+        if (ln->dec_n > 0) ln->stall_ns += dur;
     }
-    int64_t n = in->dstep;
+    int64_t n = ln->dstep;
 
     /* Decoding requests whose last token was this iteration's. */
-    while (decoded && in->heap_n > 0 && in->heap[0].finish_iter == n) {
-        sim_req *r = in->heap[0].r;
+    while (decoded && ln->heap_n > 0 && ln->heap[0].finish_iter == n) {
+        sim_req *r = ln->heap[0].r;
         decode_leave(in, r);
-        sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+        run_remove(in, r);
         resv_release(in, r);
         finish(in, r);
     }
-    SIM_ASSERT(in->heap_n == 0 || in->heap[0].finish_iter > n, now);
+    SIM_ASSERT(ln->heap_n == 0 || ln->heap[0].finish_iter > n, now);
 
-    for (int32_t i = 0; i < in->n_chunks; i++) {
-        sim_req *r = in->chunk_req[i];
-        int32_t t = in->chunks[i].tokens;
+    for (int32_t i = 0; i < ln->n_chunks; i++) {
+        sim_req *r = ln->chunk_req[i];
+        int32_t t = ln->chunks[i].tokens;
         r->prefilled += t;
         in->outstanding -= t;
         in->pending_prefill -= t;
-        if (r->first_scheduled < 0) r->first_scheduled = in->iter_start;
+        if (r->first_scheduled < 0) r->first_scheduled = ln->iter_start;
         sim_instance_cache_insert(in, r);
         if (r->prefilled < r->prefill_target) continue;
         /* Prefill complete: this iteration sampled the next token. */
-        sim_req_list_remove(&in->prefilling, r, SIM_PRE_LINK);
+        sim_req_list_remove(&ln->prefilling, r, SIM_PRE_LINK);
         r->generated++;
         if (r->first_token < 0) r->first_token = now;
         if (r->generated >= r->spec.output_tokens) {
             if (in->role != SIM_ROLE_PREFILL) in->outstanding--;
             in->blocks_used -= r->blocks;
             r->blocks = 0;
-            sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+            run_remove(in, r);
             resv_release(in, r);
             finish(in, r);
         } else if (in->role == SIM_ROLE_PREFILL) {
             /* Hand over: the blocks stay allocated here until the KV moved. */
-            sim_req_list_remove(&in->running, r, SIM_RUN_LINK);
+            run_remove(in, r);
             resv_release(in, r);
             r->state = SIM_REQ_KV_HOLD;
             r->prefill_instance = in->id;
@@ -486,27 +547,33 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
             in->hooks.on_prefill_done(in->hooks.ctx, r);
         } else {
             in->outstanding--;
-            sim_instance_decode_join(in, r);
+            sim_instance_decode_join(in, ln, r);
         }
     }
     if (in->role == SIM_ROLE_DECODE && decoded) {
         /* The requests that joined at the previous boundary just got their
          * first decode token: stamp it once (TTFT breakdown), then let go. */
-        while (in->just_joined.head) {
-            sim_req *j = in->just_joined.head;
-            sim_req_list_remove(&in->just_joined, j, SIM_PRE_LINK);
+        while (ln->just_joined.head) {
+            sim_req *j = ln->just_joined.head;
+            sim_req_list_remove(&ln->just_joined, j, SIM_PRE_LINK);
             if (j->state == SIM_REQ_DECODE && j->decode_first < 0) j->decode_first = now;
         }
     }
     if (in->role == SIM_ROLE_DECODE) {
-        sim_instance_join_ready(in);
+        sim_instance_join_ready(in, ln);
         sim_instance_grant_pending(in);
     }
-    in->n_chunks = 0;
-    in->busy = 0;
+    ln->n_chunks = 0;
+    ln->busy = 0;
     SIM_ASSERT(in->outstanding >= 0 && in->pending_prefill >= 0 && in->blocks_used >= 0 &&
                    in->blocks_used + cached_kv(in) <= in->blocks_total, now);
-    sim_instance_schedule(in);
+    sim_instance_schedule(in, ln);
+    /* Freed KV or finished requests may let an idle lane start. */
+    for (int32_t k = 0; k < in->n_lanes && !sim_engine_failed(in->eng, NULL); k++) {
+        if (in->lanes[k].busy || k == ln->idx) continue;
+        if (in->role == SIM_ROLE_DECODE) sim_instance_join_ready(in, &in->lanes[k]);
+        sim_instance_schedule(in, &in->lanes[k]);
+    }
 }
 
 /* ---- public ------------------------------------------------------------- */
@@ -529,8 +596,25 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
                            id, (long long)kv_tokens, cfg->block_tokens);
     sim_instance *in = calloc(1, sizeof *in);
     if (!in) goto nomem;
-    in->res_cnt = calloc((size_t)cfg->block_tokens, sizeof *in->res_cnt);
-    if (!in->res_cnt) goto nomem;
+    /* Pipeline parallelism: up to micro_batches batches in flight (the
+     * layout resolves 0 to pp), each through every stage in turn. */
+    const model_layout *ly = cost ? model_cost_layout(cost) : NULL;
+    in->n_stages = ly && ly->pp > 1 ? ly->pp : 1;
+    in->n_lanes = in->n_stages > 1 ? ly->micro_batches : 1;
+    if (in->n_lanes < 1) in->n_lanes = 1;
+    in->lanes = calloc((size_t)in->n_lanes, sizeof *in->lanes);
+    if (!in->lanes) goto nomem;
+    for (int32_t k = 0; k < in->n_lanes; k++) {
+        in->lanes[k].idx = k;
+        in->lanes[k].res_cnt = calloc((size_t)cfg->block_tokens, sizeof *in->lanes[k].res_cnt);
+        if (!in->lanes[k].res_cnt) goto nomem;
+    }
+    if (in->n_stages > 1) {
+        in->stage_free = calloc((size_t)in->n_stages, sizeof *in->stage_free);
+        in->stage_s = calloc((size_t)in->n_stages, sizeof *in->stage_s);
+        in->hop_s = calloc((size_t)in->n_stages, sizeof *in->hop_s);
+        if (!in->stage_free || !in->stage_s || !in->hop_s) goto nomem;
+    }
     in->eng = eng;
     in->id = id;
     in->role = role;
@@ -557,16 +641,25 @@ void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const mo
 {
     in->cost_fn = fn;
     in->cost_ctx = ctx;
+    /* fn prices a whole iteration: one batch at a time, no stage pipeline. */
+    in->n_lanes = 1;
+    in->n_stages = 1;
 }
 
 void sim_instance_destroy(sim_instance *in)
 {
     if (!in) return;
     sim_prefix_destroy(in->pc);
-    free(in->res_cnt);
-    free(in->heap);
-    free(in->chunks);
-    free(in->chunk_req);
+    for (int32_t k = 0; in->lanes && k < in->n_lanes; k++) {
+        free(in->lanes[k].res_cnt);
+        free(in->lanes[k].heap);
+        free(in->lanes[k].chunks);
+        free(in->lanes[k].chunk_req);
+    }
+    free(in->lanes);
+    free(in->stage_free);
+    free(in->stage_s);
+    free(in->hop_s);
     free(in);
 }
 
@@ -578,8 +671,7 @@ int sim_instance_fits(const sim_instance *in, int32_t input_tokens, int32_t outp
 static void enqueue_waiting(sim_instance *in, sim_req *r)
 {
     sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
-    if (!in->busy) sim_instance_schedule(in);
-    else sim_instance_publish(in);
+    sim_instance_kick(in);
 }
 
 static void on_frontend_done(sim_engine *eng, void *ctx, uint64_t arg)
@@ -596,6 +688,7 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     r->prefilled = 0;
     r->generated = 0;
     r->blocks = 0;
+    r->lane = 0;
     r->first_scheduled = -1;
     r->first_token = -1;
     r->prefill_instance = -1;
@@ -639,16 +732,18 @@ void sim_instance_view(const sim_instance *in, sim_router_view *out)
 {
     out->outstanding_tokens = in->outstanding;
     out->waiting = (int32_t)in->waiting.n;
-    out->running = (int32_t)in->running.n;
+    out->running = (int32_t)in->running_n;
 }
 
 void sim_instance_sample(sim_instance *in, sim_time now, sim_sample *out)
 {
-    if (in->busy) {
-        sim_time from = in->iter_start > in->win_start ? in->iter_start : in->win_start;
-        in->win_busy += now - from;
-        in->win_batch += (double)(now - from) * in->cur_batch;
+    for (int32_t k = 0; k < in->n_lanes; k++) {
+        const sim_lane *ln = &in->lanes[k];
+        if (!ln->busy) continue;
+        sim_time from = ln->iter_start > in->win_start ? ln->iter_start : in->win_start;
+        in->win_batch += (double)(now - from) * ln->cur_batch;
     }
+    if (in->busy_lanes > 0) in->win_busy += now - (in->busy_since > in->win_start ? in->busy_since : in->win_start);
     sim_time span = now - in->win_start;
     out->instance = in->id;
     out->t = now;
@@ -673,8 +768,9 @@ void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out)
     out->kv_blocks_total = in->blocks_total;
     out->kv_blocks_used = in->blocks_used;
     out->waiting = in->waiting.n;
-    out->running = in->running.n;
-    out->decoding = in->dec_n;
+    out->running = in->running_n;
+    out->decoding = 0;
+    for (int32_t k = 0; k < in->n_lanes; k++) out->decoding += in->lanes[k].dec_n;
     out->iterations = in->iter;
     out->preemptions = in->preemptions;
     out->outstanding_tokens = in->outstanding;

@@ -131,14 +131,13 @@ void sim_instance_fetch_done(sim_instance *in, sim_req *r)
     SIM_ASSERT(r->fetching && r->state == SIM_REQ_PREFILL, sim_engine_now(in->eng));
     int32_t tokens = (int32_t)(r->fetch_blocks * in->ctok);
     r->fetching = 0;
-    in->fetching--;
+    lane_of(in, r)->fetching--;
     r->prefilled += tokens;
     r->cached_tokens += tokens;
     in->outstanding -= tokens;
     in->pending_prefill -= tokens;
     sim_instance_cache_insert(in, r);
-    if (!in->busy) sim_instance_schedule(in);
-    else sim_instance_publish(in);
+    sim_instance_kick(in);
 }
 
 struct sim_prefix *sim_instance_cache(const sim_instance *in) { return in->pc; }

@@ -17,6 +17,35 @@ typedef struct {
     sim_req *r;
 } heap_ent;
 
+/* One batch slot of the instance: the requests that run in its batches,
+ * their decode set and the batch now in flight. Without pipeline
+ * parallelism an instance has one; with pp stages it has up to
+ * parallel.micro_batches (vLLM's virtual engines, the micro-batches of the
+ * SGLang and TensorRT-LLM PP schedulers), each batch going through every
+ * stage in turn while the others occupy the other stages. A request
+ * belongs to one lane from admission (or decode join) until it leaves. */
+typedef struct {
+    int32_t idx;
+    sim_req_list running;       /* run_link, admission order */
+    sim_req_list prefilling;    /* pre_link, admission order */
+    sim_req_list just_joined;   /* pre_link, decode role: joined at the last boundary */
+    int64_t fetching;           /* admitted requests waiting for fetched prefix KV */
+
+    heap_ent *heap;             /* decoding requests by (finish_iter, id) */
+    int32_t heap_n, heap_cap;
+    int64_t *res_cnt;           /* decoding requests per ctx_base mod bs */
+    int64_t dec_n, dec_base_sum;
+    int64_t dstep;              /* iterations that gave every decoding request a token */
+    sim_time stall_ns;          /* prefill-only time decoding requests sat through */
+
+    int busy;                   /* a batch of this lane is in flight */
+    sim_time iter_start;
+    int32_t cur_n_decode, cur_batch;
+    model_chunk *chunks;
+    sim_req **chunk_req;
+    int32_t n_chunks, chunk_cap;
+} sim_lane;
+
 struct sim_instance {
     sim_engine *eng;
     int32_t id;
@@ -34,32 +63,25 @@ struct sim_instance {
     int64_t ctok, cbk;          /* cache block in tokens, and in KV blocks */
 
     sim_req_list waiting;       /* run_link, FIFO (preempted go to the front) */
-    sim_req_list running;       /* run_link, admission order */
-    sim_req_list prefilling;    /* pre_link, admission order */
     sim_req_list kv_pending;    /* run_link, decode role: waiting for blocks to take KV */
     sim_req_list ready;         /* run_link, decode role: KV arrived, joins at the next boundary */
-    sim_req_list just_joined;   /* pre_link, decode role: joined at the last boundary */
     int64_t reserved;           /* decode role: reserved, KV still in flight */
-    int64_t fetching;           /* admitted requests waiting for fetched prefix KV */
     int64_t held;               /* prefill role: requests whose KV is held here */
 
-    heap_ent *heap;             /* decoding requests by (finish_iter, id) */
-    int32_t heap_n, heap_cap;
-    int64_t *res_cnt;           /* decoding requests per ctx_base mod bs */
-    int64_t dec_n, dec_base_sum;
+    sim_lane *lanes;            /* n_lanes batch slots (1 without pipeline parallelism) */
+    int32_t n_lanes, busy_lanes;
+    int64_t running_n;          /* Σ lanes' running requests */
+    /* Pipeline stages (n_stages = pp > 1): when the host and each stage are
+     * next free, and one batch's per-stage times (model_cost_pipeline). */
+    int32_t n_stages;
+    sim_time host_free, *stage_free;
+    double *stage_s, *hop_s;
 
     int64_t iter;               /* iterations completed */
-    int64_t dstep;              /* iterations that gave every decoding request a token */
     int prefill_first;          /* scheduler.policy prefill_first (SGLang) */
     int reserve;                /* scheduler.admission reserve: admit only what can finish */
     int64_t resv_total;         /* reserve: blocks promised to running requests */
-    sim_time stall_ns;          /* prefill-only time decoding requests sat through */
-    int busy;
-    sim_time iter_start;
-    int32_t cur_n_decode, cur_batch;
-    model_chunk *chunks;
-    sim_req **chunk_req;
-    int32_t n_chunks, chunk_cap;
+    sim_time busy_since;        /* start of the current stretch with a batch in flight */
 
     int64_t outstanding;        /* prefill tokens + output tokens still to compute */
     int64_t pending_prefill;    /* prefill tokens still to compute (queued + partial) */
@@ -70,6 +92,21 @@ struct sim_instance {
     sim_time win_start, win_busy;
     double win_batch;
 };
+
+static inline sim_lane *lane_of(sim_instance *in, const sim_req *r) { return &in->lanes[r->lane]; }
+
+static inline void run_add(sim_instance *in, sim_lane *ln, sim_req *r)
+{
+    r->lane = ln->idx;
+    sim_req_list_push_back(&ln->running, r, SIM_RUN_LINK);
+    in->running_n++;
+}
+
+static inline void run_remove(sim_instance *in, sim_req *r)
+{
+    sim_req_list_remove(&lane_of(in, r)->running, r, SIM_RUN_LINK);
+    in->running_n--;
+}
 
 static inline int64_t blocks_for(const sim_instance *in, int64_t tokens)
 {
@@ -102,9 +139,13 @@ static inline int64_t shared_kv(const sim_instance *in, const sim_req *r)
 }
 
 /* sim_instance.c */
-void sim_instance_schedule(sim_instance *in);
+void sim_instance_schedule(sim_instance *in, sim_lane *ln);
+/* Schedules every idle lane; publishes the view when none is idle. */
+void sim_instance_kick(sim_instance *in);
+/* The first idle lane, NULL when every lane has a batch in flight. */
+sim_lane *sim_instance_idle_lane(sim_instance *in);
 void sim_instance_publish(sim_instance *in);
-void sim_instance_decode_join(sim_instance *in, sim_req *r);
+void sim_instance_decode_join(sim_instance *in, sim_lane *ln, sim_req *r);
 
 /* sim_instance_cache.c */
 void sim_instance_evicted(void *ctx, uint64_t key);
@@ -117,7 +158,7 @@ int sim_instance_plan_fetch(sim_instance *in, sim_req *r);
 
 /* sim_instance_pd.c */
 void sim_instance_forget_joined(sim_instance *in, sim_req *r);
-void sim_instance_join_ready(sim_instance *in);
+void sim_instance_join_ready(sim_instance *in, sim_lane *ln);
 void sim_instance_grant_pending(sim_instance *in);
 
 #endif

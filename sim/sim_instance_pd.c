@@ -8,21 +8,26 @@
 void sim_instance_forget_joined(sim_instance *in, sim_req *r)
 {
     /* A request still on the just-joined list (pre_link) leaves it first. */
-    if (in->role == SIM_ROLE_DECODE && r->state == SIM_REQ_DECODE &&
-        (r->pre_link.prev || r->pre_link.next || in->just_joined.head == r))
-        sim_req_list_remove(&in->just_joined, r, SIM_PRE_LINK);
+    if (in->role != SIM_ROLE_DECODE || r->state != SIM_REQ_DECODE) return;
+    sim_lane *ln = lane_of(in, r);
+    if (r->pre_link.prev || r->pre_link.next || ln->just_joined.head == r)
+        sim_req_list_remove(&ln->just_joined, r, SIM_PRE_LINK);
 }
 
-/* decode role: arrived KV joins the decode set (only between iterations). */
-void sim_instance_join_ready(sim_instance *in)
+/* decode role: arrived KV joins lane ln's decode set (only between its
+ * iterations). */
+void sim_instance_join_ready(sim_instance *in, sim_lane *ln)
 {
-    while (in->ready.head) {
+    /* Several lanes: up to this lane's fair share; the rest join the next
+     * lanes to reach a boundary. */
+    int64_t share = in->n_lanes > 1 ? (in->running_n + in->ready.n + in->n_lanes - 1) / in->n_lanes : INT64_MAX;
+    while (in->ready.head && ln->running.n < share) {
         sim_req *r = in->ready.head;
         sim_req_list_remove(&in->ready, r, SIM_RUN_LINK);
-        sim_req_list_push_back(&in->running, r, SIM_RUN_LINK);
+        run_add(in, ln, r);
         in->reserved--;
-        sim_instance_decode_join(in, r);
-        sim_req_list_push_back(&in->just_joined, r, SIM_PRE_LINK);
+        sim_instance_decode_join(in, ln, r);
+        sim_req_list_push_back(&ln->just_joined, r, SIM_PRE_LINK);
     }
 }
 
@@ -41,13 +46,13 @@ int sim_instance_can_reserve(const sim_instance *in, const sim_req *r)
      * whole sequence fits beside what running and incoming requests were
      * promised, so decoding never runs out of blocks (the first request
      * always gets in). */
-    if (in->reserve && in->running.n + in->reserved > 0 && in->resv_total + resv_need(in, r) > in->blocks_total)
+    if (in->reserve && in->running_n + in->reserved > 0 && in->resv_total + resv_need(in, r) > in->blocks_total)
         return 0;
     /* Requests preempted here are recomputed before new KV is taken in
      * (they head the engine's waiting queue). */
     if (in->waiting.n > 0) return 0;
     return in->blocks_total - in->blocks_used - cached_kv(in) >= need &&
-           in->running.n + in->reserved < in->cfg.max_seqs;
+           in->running_n + in->reserved < (int64_t)in->cfg.max_seqs * in->n_lanes;
 }
 
 void sim_instance_do_reserve(sim_instance *in, sim_req *r)
@@ -84,8 +89,7 @@ void sim_instance_release_hold(sim_instance *in, sim_req *r)
     r->hold_shared = 0;
     in->held--;
     /* Freed memory may let waiting prompts in. */
-    if (!in->busy) sim_instance_schedule(in);
-    else sim_instance_publish(in);
+    sim_instance_kick(in);
 }
 
 int sim_instance_reserve(sim_instance *in, sim_req *r)
@@ -111,9 +115,10 @@ void sim_instance_submit_decode(sim_instance *in, sim_req *r)
     r->state = SIM_REQ_READY;
     r->kv_arrived = sim_engine_now(in->eng);
     sim_req_list_push_back(&in->ready, r, SIM_RUN_LINK);
-    if (!in->busy) {
-        sim_instance_join_ready(in);
-        sim_instance_schedule(in);
+    sim_lane *ln = sim_instance_idle_lane(in);
+    if (ln) {
+        sim_instance_join_ready(in, ln);
+        sim_instance_schedule(in, ln);
     }
 }
 

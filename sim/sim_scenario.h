@@ -105,7 +105,7 @@ typedef struct {
     int32_t tp_sp;             /* TP's sequence-parallel variant: reduce-scatter + all-gather */
     int32_t comm_fp8;          /* FP8-compressed collectives */
     int32_t comm_overlap;      /* overlap collectives with the next GEMM */
-    int32_t micro_batches;     /* PP micro-batches (0 = pp) */
+    int32_t micro_batches;     /* PP: batches in flight in the instance (0 = pp) */
     char ep_mode[16];          /* auto | normal | low_latency (DeepEP-style all-to-all) */
     char moe_gemm[16];         /* auto | contiguous | masked grouped-GEMM layout */
     double expert_skew;        /* Zipf exponent of tokens over experts (0 = uniform) */

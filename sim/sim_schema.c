@@ -186,7 +186,9 @@ static const sim_schema_field table[] = {
         "Split the TP GEMMs into row chunks so that each chunk's collective overlaps the next chunk's GEMM (GEMM "
         "+ all-reduce / all-gather fusion); no gain under two 128-row tiles (decode at small batch)."),
     FLD("deployment.pools.*.parallel.micro_batches", SIM_SCHEMA_I32, PL(parallel.micro_batches),
-        IN(0, 4096), "Pipeline micro-batches (0 = pp)."),
+        IN(0, 4096), "Pipeline parallelism: batches in flight in the instance, each through every stage in turn "
+                     "(0 = pp, as vLLM's virtual engines and the SGLang/TensorRT-LLM PP schedulers; 1 = one batch at "
+                     "a time, paying the whole fill and drain)."),
     SEN("deployment.pools.*.parallel.ep_mode", PL(parallel.ep_mode), ep_modes,
         "Expert all-to-all (DeepEP): normal (bandwidth-bound), low_latency (rounds of 128 tokens), auto (low_latency for decode, normal for prefill)."),
     SEN("deployment.pools.*.parallel.moe_gemm", PL(parallel.moe_gemm), moe_gemms,

@@ -226,6 +226,15 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
 typedef double (*iter_fn)(const void *ctx, const model_batch *b);
 
 static double iter_model(const void *ctx, const model_batch *b) { return model_cost_iteration(ctx, b, NULL); }
+/* With pipeline parallelism the instance keeps micro_batches batches in
+ * flight and delivers one every pipeline interval: what its throughput is
+ * bounded by (its latencies stay iter_model's, a batch's traversal). */
+static double iter_pipe(const void *ctx, const model_batch *b)
+{
+    const model_layout *l = model_cost_layout(ctx);
+    double t = model_cost_pipeline_interval(ctx, b, l->micro_batches, NULL);
+    return t >= 0 ? t : model_cost_iteration(ctx, b, NULL);
+}
 static double iter_af(const void *ctx, const model_batch *b) { return sim_af_parts_get(ctx, b, NULL); }
 
 /* Best prefill seconds per token: a full budget of chunks, or one chunk. */
@@ -258,9 +267,12 @@ static double decode_time(iter_fn fn, const void *ctx, int64_t b, double ctx_tok
 }
 
 /* Best decode tokens/s of one instance; 0 when a single request's iteration
- * already breaks the TPOT bound (sets *why). */
-static double decode_tok_rate(iter_fn fn, const void *ctx, const sim_search_cand *c, int64_t kv_tokens,
-                              const sim_search_lens *L, double tpot_s, int caching, char *why, size_t wl)
+ * already breaks the TPOT bound (sets *why). fn gives a batch's latency,
+ * thr the time per batch delivered (fn's, or the pipeline interval with
+ * `lanes` batches of b in flight). */
+static double decode_tok_rate(iter_fn fn, iter_fn thr, int32_t lanes, const void *ctx, const sim_search_cand *c,
+                              int64_t kv_tokens, const sim_search_lens *L, double tpot_s, int caching, char *why,
+                              size_t wl)
 {
     double t1 = decode_time(fn, ctx, 1, L->in_min);
     if (tpot_s > 0 && t1 > tpot_s) {
@@ -270,7 +282,7 @@ static double decode_tok_rate(iter_fn fn, const void *ctx, const sim_search_cand
     int64_t bmax = c->max_seqs;
     if (c->max_batched_tokens < bmax) bmax = c->max_batched_tokens;
     if (!caching && L->ctx_tok > 0) {
-        int64_t bm = (int64_t)((double)kv_tokens / L->ctx_tok);
+        int64_t bm = (int64_t)((double)kv_tokens / L->ctx_tok) / lanes;
         if (bm < bmax) bmax = bm;
     }
     if (bmax < 1) bmax = 1;
@@ -278,6 +290,7 @@ static double decode_tok_rate(iter_fn fn, const void *ctx, const sim_search_cand
     for (int64_t b = 1;; b = b * 2 > bmax ? bmax : b * 2) {
         double t = decode_time(fn, ctx, b, L->ctx_tok);
         if (b > 1 && tpot_s > 0 && t > TPOT_SLACK * tpot_s) break;
+        if (thr != fn) t = decode_time(thr, ctx, b, L->ctx_tok);
         if ((double)b / t > best) best = (double)b / t;
         if (b == bmax) break;
     }
@@ -334,8 +347,13 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
     for (int32_t p = 0; p < c->n_pools; p++) {
         sim_role role = c->pools[p].role;
         if (role == SIM_ROLE_FFN) continue;
-        iter_fn fn = role == SIM_ROLE_ATTENTION ? iter_af : iter_model;
+        iter_fn fn = role == SIM_ROLE_ATTENTION ? iter_af : iter_model, thr = fn;
         const void *ctx = role == SIM_ROLE_ATTENTION ? (const void *)af : (const void *)ent[p]->cost;
+        int32_t lanes = 1;
+        if (role != SIM_ROLE_ATTENTION && model_cost_layout(ent[p]->cost)->pp > 1) {
+            thr = iter_pipe;
+            lanes = model_cost_layout(ent[p]->cost)->micro_batches;
+        }
         int does_prefill = role == SIM_ROLE_COLOCATED || role == SIM_ROLE_PREFILL ||
                            (role == SIM_ROLE_ATTENTION && c->mode == SIM_MODE_AF);
         int does_decode = role != SIM_ROLE_PREFILL;
@@ -353,12 +371,12 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
                 break;
             }
             if (!caching) {
-                double r = 1.0 / (L->in_mean * prefill_s_per_token(fn, ctx, c));
+                double r = 1.0 / (L->in_mean * prefill_s_per_token(thr, ctx, c));
                 if (r < inst) inst = r;
             }
         }
         if (does_decode && L->out_mean > 1) {
-            double tok = decode_tok_rate(fn, ctx, c, ent[p]->kv_tokens, L, tpot_s, caching, why, sizeof why);
+            double tok = decode_tok_rate(fn, thr, lanes, ctx, c, ent[p]->kv_tokens, L, tpot_s, caching, why, sizeof why);
             if (tok <= 0) {
                 rate = 0;
                 break;

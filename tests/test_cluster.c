@@ -9,6 +9,7 @@
 #include "sim_cluster.h"
 #include "test_util.h"
 #include "test_model_util.h"
+#include "test_cluster_util.h"
 
 #include <stdlib.h>
 
@@ -32,31 +33,6 @@ static void base_scenario(sim_scenario *sc)
     sc->deployment.pools[0].scheduler.chunk_tokens = 512;
     sc->routing.policy = SIM_ROUTE_LEAST_LOADED;
     sc->output.sample_interval_s = 0.5;
-}
-
-typedef struct {
-    sim_summary sum;
-    sim_cluster_state st;
-    sim_req_record *recs;
-    int64_t n;
-} run_result;
-
-static int run(const sim_scenario *sc, run_result *out)
-{
-    sim_err err = {{0}};
-    sim_cluster *c = NULL;
-    memset(out, 0, sizeof *out);
-    int rc = sim_cluster_create(sc, &c, &err);
-    CHECK_MSG(rc == 0, "create: %s", err.msg);
-    if (rc) return rc;
-    rc = sim_cluster_run(c, &out->sum, &err);
-    CHECK_MSG(rc == 0, "run: %s", err.msg);
-    sim_cluster_state_get(c, &out->st);
-    const sim_req_record *r = sim_metrics_requests(sim_cluster_metrics(c), &out->n);
-    out->recs = malloc((size_t)(out->n ? out->n : 1) * sizeof *r);
-    if (out->n) memcpy(out->recs, r, (size_t)out->n * sizeof *r);
-    sim_cluster_destroy(c);
-    return rc;
 }
 
 static int cmp_u64(const void *a, const void *b)

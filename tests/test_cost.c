@@ -708,22 +708,50 @@ static void test_physics(void)
     model_cost_destroy(c);
     model_cost_destroy(c2);
 
-    /* PP: prefill-heavy batches pipeline (bubble), decode runs the stages in turn. */
+    /* PP: one batch traverses the stages in turn; its latency is the host
+     * work, every stage and every activation hop (model_cost_pipeline's
+     * parts add up to model_cost_iteration), no pipeline bubble inside one
+     * batch. A hop between nodes goes over the NIC and costs more. */
     l = layout(2, 4);
-    l.micro_batches = 8;
     c = make("qwen3-32b", "h100-sxm", l);
-    c2 = make("qwen3-32b", "h100-sxm", layout(2, 4));
+    c2 = make("qwen3-32b", "h100-sxm", layout(4, 4)); /* 16 GPUs: the hop after stage 1 leaves the node */
     if (c && c2) {
         model_chunk big[4] = {{8192, 0}, {8192, 0}, {8192, 0}, {8192, 0}};
         model_batch pb = {4, big, 0, 0};
-        model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
-        CHECK(find_op(ops, n, "pp_bubble") != NULL && find_op(ops, n, "pp_send") != NULL);
-        model_cost *c1 = make("qwen3-32b", "h100-sxm", layout(2, 1));
-        if (c1) CHECK(model_cost_iteration(c, &pb, NULL) < 0.5 * model_cost_iteration(c1, &pb, NULL));
-        model_cost_destroy(c1);
         model_batch d1 = {0, NULL, 8, 8000};
-        model_cost_breakdown(c, &d1, ops, 256, &n, NULL);
-        CHECK(find_op(ops, n, "pp_bubble") == NULL);
+        const model_batch *bs[2] = {&pb, &d1};
+        for (int k = 0; k < 2; k++) {
+            model_cost_breakdown(c, bs[k], ops, 256, &n, NULL);
+            CHECK(find_op(ops, n, "pp_bubble") == NULL && find_op(ops, n, "pp_send") != NULL);
+            double st[4], hop[3], host = -1;
+            double tot = model_cost_pipeline(c, bs[k], st, hop, &host);
+            double it = model_cost_iteration(c, bs[k], NULL);
+            CHECK_NEAR(tot, it, 1e-12 * it);
+            CHECK_NEAR(host + st[0] + st[1] + st[2] + st[3] + hop[0] + hop[1] + hop[2], it, 1e-9 * it);
+            /* 64 layers: 16 a stage; the first adds the embedding, the last the LM head. */
+            CHECK(st[0] > st[1] && st[3] > st[1] && st[1] == st[2]);
+            CHECK(hop[0] > 0 && hop[0] == hop[1] && hop[1] == hop[2]);
+            double busiest = 0;
+            double iv = model_cost_pipeline_interval(c, bs[k], 4, &busiest);
+            double top = host;
+            for (int s2 = 0; s2 < 4; s2++) top = st[s2] > top ? st[s2] : top;
+            CHECK_NEAR(busiest, top, 1e-15);
+            CHECK_NEAR(iv, it / 4 > busiest ? it / 4 : busiest, 1e-15);
+            CHECK_NEAR(model_cost_pipeline_interval(c, bs[k], 1, NULL), it, 1e-15);
+            double hop2[3];
+            model_cost_pipeline(c2, bs[k], NULL, hop2, NULL);
+            CHECK_MSG(hop2[1] > 2 * hop2[0] && hop2[0] == hop2[2], "hops %.2f %.2f %.2f us", hop2[0] * 1e6,
+                      hop2[1] * 1e6, hop2[2] * 1e6);
+        }
+        /* Each stage does a quarter of the layers: a stage's time is about a
+         * quarter of the whole model's on the same TP group. */
+        model_cost *c1 = make("qwen3-32b", "h100-sxm", layout(2, 1));
+        if (c1) {
+            double st[4], t1 = model_cost_iteration(c1, &d1, NULL);
+            model_cost_pipeline(c, &d1, st, NULL, NULL);
+            CHECK_MSG(st[1] > 0.2 * t1 && st[1] < 0.25 * t1, "stage %.3f ms of %.3f", st[1] * 1e3, t1 * 1e3);
+        }
+        model_cost_destroy(c1);
     }
     model_cost_destroy(c);
     model_cost_destroy(c2);
