@@ -30,9 +30,8 @@ int sim_af_op_is_ffn(const char *n)
 /* Ops that run once per iteration, not per layer. */
 static int op_is_once(const char *n)
 {
-    static const char *const once[] = {"embedding", "embed_all_reduce", "lm_head", "logits_gather",
-                                       "sampling",  "final_norm",       "framework", "pp_bubble",
-                                       "pp_send"};
+    static const char *const once[] = {"embedding", "embed_all_reduce", "lm_head",    "logits_gather",
+                                       "sampling",  "final_norm",       "framework", "pp_send"};
     for (size_t i = 0; i < sizeof once / sizeof *once; i++)
         if (strcmp(n, once[i]) == 0) return 1;
     return 0;
