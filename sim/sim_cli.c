@@ -55,7 +55,7 @@ static const char *usage_main =
     "Run 'servesim <command> --help' for the options of a command.\n";
 
 static const char *usage_run =
-    "usage: servesim run SCENARIO.yaml [--set key.path=value ...] [--seed N] [--json]\n"
+    "usage: servesim run SCENARIO.yaml [--set key.path=value ...] [--seed N] [--json] [--request-records N]\n"
     "                    [--sweep key.path=v1,v2,...] [--db FILE | --no-db] [--no-perf-db] [--quiet]\n"
     "                    [--out DIR] [--trace FILE.json [--trace-window T0:T1] [--trace-max-events N]]\n"
     "\n"
@@ -63,6 +63,9 @@ static const char *usage_run =
     "  --set key.path=value  override any scenario leaf, e.g. --set workload.arrival.rate=40,\n"
     "                        --set deployment.pools.0.instances=8 (repeatable)\n"
     "  --seed N              override the scenario seed\n"
+    "  --request-records N   keep at most N per-request records (output.request_records): exact\n"
+    "                        percentiles up to N requests, then a sketch within 0.05 %, and memory\n"
+    "                        that stops growing\n"
     "  --sweep key=v1,v2     run once per value (like --set key=v) and print one comparison\n"
     "                        table (a JSON array with --json); also `sweep:` in the scenario;\n"
     "                        several keys at once: --sweep k1+k2=a1+a2,b1+b2\n"
@@ -99,6 +102,7 @@ typedef struct {
     const char *sets[MAX_SETS];
     int n_sets;
     char seed_set[64];
+    char records_set[64];    /* --request-records N */
     const char *db;
     const char *sweep;
     const char *out_dir;
@@ -144,6 +148,16 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
                 return -1;
             }
             snprintf(a->seed_set, sizeof a->seed_set, "seed=%llu", seed);
+        } else if (allow_run_flags && strcmp(s, "--request-records") == 0) {
+            char *end;
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            long long nrec = v ? strtoll(v, &end, 10) : -1;
+            if (!v || *v == '\0' || *end != '\0' || nrec < 0) {
+                fprintf(stderr, "servesim: --request-records: expected a non-negative integer, got '%s'\n",
+                        v ? v : "");
+                return -1;
+            }
+            snprintf(a->records_set, sizeof a->records_set, "output.request_records=%lld", nrec);
         } else if (allow_run_flags && strcmp(s, "--json") == 0) {
             a->json = 1;
         } else if (allow_run_flags && strcmp(s, "--quiet") == 0) {
@@ -197,8 +211,8 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
         } else if (s[0] == '-' && s[1] != '\0') {
             static const char *const run_flags[] = {"--set", "--seed", "--json", "--sweep", "--db", "--no-db",
                                                     "--no-perf-db", "--quiet", "--out", "--help", "--trace",
-                                                    "--trace-window", "--trace-max-events"};
-            const char *near = sim_suggest(s, run_flags, allow_run_flags ? 13 : 1);
+                                                    "--trace-window", "--trace-max-events", "--request-records"};
+            const char *near = sim_suggest(s, run_flags, allow_run_flags ? 14 : 1);
             fprintf(stderr, "servesim: unknown option '%s'%s%s%s\n%s", s, near ? " (did you mean '" : "",
                     near ? near : "", near ? "'?)" : "", usage);
             return -1;
@@ -219,6 +233,13 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
             return -1;
         }
         a->sets[a->n_sets++] = a->seed_set;
+    }
+    if (a->records_set[0]) {
+        if (a->n_sets == MAX_SETS) {
+            fprintf(stderr, "servesim: too many --set options (max %d)\n", MAX_SETS);
+            return -1;
+        }
+        a->sets[a->n_sets++] = a->records_set;
     }
     if (a->no_perf_db) {
         if (a->n_sets == MAX_SETS) {

@@ -438,6 +438,13 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             }
         }
     }
+    /* Bounded memory on long runs: the records kept, and the pools the
+     * sample means are taken over. */
+    if (sim_metrics_set_limits(c->metrics, sc->output.request_records, sc->output.sample_records, &sc->slo) < 0 ||
+        (c->n_inst > 0 && sim_metrics_set_groups(c->metrics, sc->deployment.n_pools, c->inst_pool) < 0)) {
+        rc = sim_err_set(err, SIM_EINVAL, "output.request_records and output.sample_records must be >= 0");
+        goto fail;
+    }
     if ((rc = sim_cluster_attach_perf_db(c, err)) < 0) goto fail;
     if (attn_pool >= 0) {
         if (ffn_pool < 0) {
@@ -611,14 +618,9 @@ void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx)
 static double front_load_cv(const sim_cluster *c)
 {
     if (c->n_front < 2) return 0;
-    int64_t n = 0;
-    const sim_req_record *r = sim_metrics_requests(c->metrics, &n);
     double *load = calloc((size_t)c->n_inst, sizeof *load);
     if (!load) return 0;
-    for (int64_t i = 0; i < n; i++) {
-        int32_t k = r[i].prefill_instance >= 0 ? r[i].prefill_instance : r[i].instance;
-        if (k >= 0 && k < c->n_inst) load[k] += (double)r[i].input_tokens + r[i].output_tokens;
-    }
+    sim_metrics_routed_load(c->metrics, load);
     double sum = 0, sq = 0;
     for (int32_t j = 0; j < c->n_front; j++) sum += load[c->front[j]];
     double mean = sum / c->n_front;
@@ -627,30 +629,17 @@ static double front_load_cv(const sim_cluster *c)
     return mean > 0 ? sqrt(sq / c->n_front) / mean : 0;
 }
 
-/* Per-pool means over the instance samples. */
+/* Per-pool means over the instance samples (every one, kept or not). */
 static void pool_summaries(const sim_cluster *c, sim_summary *out)
 {
-    int64_t n_smp = 0, cnt[SIM_MAX_POOLS] = {0};
-    const sim_sample *smp = sim_metrics_samples(c->metrics, &n_smp);
     out->n_pools = c->sc.deployment.n_pools;
     for (int32_t p = 0; p < out->n_pools; p++) {
         const sim_pool_cfg *pc = &c->sc.deployment.pools[p];
         snprintf(out->pools[p].role, sizeof out->pools[p].role, "%s", sim_role_name(pc->role));
         out->pools[p].instances = pc->instances;
         out->pools[p].gpus = pc->instances * model_cost_gpus(c->costs[p]);
-    }
-    for (int64_t i = 0; i < n_smp; i++) {
-        int32_t p = c->inst_pool[smp[i].instance];
-        out->pools[p].utilization += smp[i].utilization;
-        out->pools[p].kv_occupancy += smp[i].kv_occupancy;
-        out->pools[p].waiting += smp[i].waiting;
-        cnt[p]++;
-    }
-    for (int32_t p = 0; p < out->n_pools; p++) {
-        if (!cnt[p]) continue;
-        out->pools[p].utilization /= (double)cnt[p];
-        out->pools[p].kv_occupancy /= (double)cnt[p];
-        out->pools[p].waiting /= (double)cnt[p];
+        sim_metrics_group_means(c->metrics, p, &out->pools[p].utilization, &out->pools[p].kv_occupancy,
+                                &out->pools[p].waiting);
     }
 }
 

@@ -1,12 +1,20 @@
 /* sim_metrics — see sim_metrics.h.
  *
  * Requests and samples live in growable arrays (amortised doubling, 96 and
- * 48 bytes per entry), so a million requests cost ~96 MB and no per-request
- * allocation. Inter-token latency is not stored per token or per iteration:
- * a run can have tens of millions of iterations, so each iteration adds its
- * duration with weight n_decode into a log-spaced histogram (see ITL_* below)
- * and weighted quantiles are read from it. */
+ * 48 bytes per entry) up to their caps, so a million requests cost ~96 MB
+ * and no per-request allocation. Past the request cap the run is
+ * "streamed": the kept records are replayed once into per-metric sketches
+ * (sim_sketch) and running sums, every later request goes only there, and
+ * the summary is read from them. Below the cap the summary is computed from
+ * the records exactly as before (exact percentiles). Sample sums are always
+ * running sums (in arrival order, so they equal a pass over the samples).
+ * Inter-token latency is not stored per token or per iteration: a run can
+ * have tens of millions of iterations, so each iteration adds its duration
+ * with weight n_decode into a log-spaced sketch (see ITL_* below) and
+ * weighted quantiles are read from it. */
 #include "sim_metrics.h"
+
+#include "sim_sketch.h"
 
 #include <gsl/gsl_statistics_double.h>
 
@@ -14,29 +22,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ITL histogram: bin 0 holds [0, 1 µs), bins 1..ITL_NLOG hold
- * [1 µs·r^(i-1), 1 µs·r^i) with r = 1.001, up to 1000 s, and the last bin
- * holds everything >= 1000 s. A quantile is the geometric centre of the bin
- * that holds the requested rank, clamped to the exact observed min/max, so it
- * is within 0.1 % (relative) of the exact weighted quantile between 1 µs and
- * 1000 s, and within 1 µs (absolute) below 1 µs. The mean is exact (kept as
- * a running sum, not read from the bins). */
+/* ITL sketch: bin 0 holds [0, 1 µs), log bins of ratio r = 1.001 up to
+ * 1000 s, and the last bin holds everything >= 1000 s. A quantile is the
+ * geometric centre of the bin that holds the requested rank, clamped to the
+ * exact observed min/max, so it is within 0.1 % (relative) of the exact
+ * weighted quantile between 1 µs and 1000 s, and within 1 µs (absolute)
+ * below 1 µs. The mean is exact (the sketch's running sum). */
 #define ITL_MIN_NS 1000.0
 #define ITL_MAX_NS 1e12
 #define ITL_RATIO 1.001
-#define ITL_NLOG 20734 /* ceil(ln(1e9) / ln(1.001)) */
-#define ITL_NBINS (ITL_NLOG + 2)
+
+/* Request-metric sketches past the record cap, in ms: 1 ns .. ~11.6 days,
+ * ratio 1.001, so a percentile is within sqrt(1.001) − 1 = 0.05 % of the
+ * exact one (SIM_METRICS_SKETCH_REL_ERROR). 34,557 bins, 276 kB each. */
+#define REQ_MIN_MS 1e-6
+#define REQ_MAX_MS 1e9
+#define REQ_RATIO 1.001
+
+enum { ST_TTFT, ST_TPOT, ST_E2E, ST_QUEUE, ST_PD_TRANSFER, ST_PD_BACKPRESSURE, N_ST };
+
+/* A statistic streamed past the cap: the sketch and the mean by GSL's own
+ * recurrence (gsl_stats_mean), in long double, so the mean is the one a
+ * pass over all records would give. */
+typedef struct {
+    sim_sketch *sk;
+    long double mean;
+    int64_t n;
+} stream_stat;
+
+/* Everything the summary needs from requests, kept by running sums once the
+ * records stop. */
+typedef struct {
+    int64_t n;
+    sim_time t0, t1;
+    int64_t in_tok, out_tok, good, preempt, cached;
+    double *load;        /* tokens served per instance (record.instance) */
+    double *routed_load; /* per instance the request was routed to (prefill instance in pd) */
+    stream_stat st[N_ST];
+    double pd_kv_bytes, pd_q, pd_pf, pd_fd;
+    int64_t pd_nfd;
+} req_stream;
 
 struct sim_metrics {
     int32_t n_instances;
     sim_req_record *req;
-    int64_t n_req, cap_req;
+    int64_t n_req, cap_req, max_req; /* kept, allocated, cap (INT64_MAX: no cap) */
     sim_sample *smp;
-    int64_t n_smp, cap_smp;
-    uint64_t *itl_bins;  /* ITL_NBINS token counts */
-    uint64_t itl_weight; /* tokens counted */
-    double itl_sum_ns;   /* Σ dur·n_decode, for the exact mean */
-    sim_time itl_min, itl_max;
+    int64_t n_smp, cap_smp, max_smp;
+    int64_t seen_smp;                /* samples added, kept or not */
+    sim_sketch *itl;                 /* token-weighted iteration durations, ns */
+    sim_slo_cfg slo;                 /* for the streamed good count */
+    int has_slo;
+    req_stream *rs;                  /* NULL while every request is kept */
+    /* Sample sums in arrival order, overall and per group (pool). */
+    double smp_util, smp_kv;
+    int32_t n_groups;
+    int32_t *group_of;               /* n_instances entries */
+    double *g_util, *g_kv, *g_wait;
+    int64_t *g_cnt;
 };
 
 sim_metrics *sim_metrics_create(int32_t n_instances)
@@ -44,13 +87,23 @@ sim_metrics *sim_metrics_create(int32_t n_instances)
     sim_metrics *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->n_instances = n_instances < 0 ? 0 : n_instances;
-    m->itl_bins = calloc(ITL_NBINS, sizeof *m->itl_bins);
-    if (!m->itl_bins) goto fail;
-    m->itl_min = SIM_TIME_MAX;
+    m->max_req = INT64_MAX;
+    m->max_smp = INT64_MAX;
+    m->itl = sim_sketch_create(ITL_MIN_NS, ITL_MAX_NS, ITL_RATIO);
+    if (!m->itl) goto fail;
     return m;
 fail:
     sim_metrics_destroy(m);
     return NULL;
+}
+
+static void stream_free(req_stream *rs)
+{
+    if (!rs) return;
+    free(rs->load);
+    free(rs->routed_load);
+    for (int i = 0; i < N_ST; i++) sim_sketch_destroy(rs->st[i].sk);
+    free(rs);
 }
 
 void sim_metrics_destroy(sim_metrics *m)
@@ -58,19 +111,139 @@ void sim_metrics_destroy(sim_metrics *m)
     if (!m) return;
     free(m->req);
     free(m->smp);
-    free(m->itl_bins);
+    sim_sketch_destroy(m->itl);
+    stream_free(m->rs);
+    free(m->group_of);
+    free(m->g_util);
+    free(m->g_kv);
+    free(m->g_wait);
+    free(m->g_cnt);
     free(m);
 }
 
-/* Grows *arr (elements of size sz) so it holds at least n + 1 entries. */
-static int grow(void **arr, int64_t *cap, int64_t n, size_t sz)
+int sim_metrics_set_limits(sim_metrics *m, int64_t max_requests, int64_t max_samples, const sim_slo_cfg *slo)
+{
+    if (!m || max_requests < 0 || max_samples < 0 || m->n_req > 0 || m->rs || m->seen_smp > 0)
+        return SIM_EINVAL;
+    m->max_req = max_requests;
+    m->max_smp = max_samples;
+    m->has_slo = slo != NULL;
+    if (slo) m->slo = *slo;
+    return 0;
+}
+
+int sim_metrics_set_groups(sim_metrics *m, int32_t n_groups, const int32_t *group_of)
+{
+    if (!m || n_groups < 1 || !group_of || m->seen_smp > 0 || m->group_of) return SIM_EINVAL;
+    for (int32_t i = 0; i < m->n_instances; i++)
+        if (group_of[i] < 0 || group_of[i] >= n_groups) return SIM_EINVAL;
+    size_t ni = (size_t)(m->n_instances > 0 ? m->n_instances : 1), ng = (size_t)n_groups;
+    m->group_of = malloc(ni * sizeof *m->group_of);
+    m->g_util = calloc(ng, sizeof *m->g_util);
+    m->g_kv = calloc(ng, sizeof *m->g_kv);
+    m->g_wait = calloc(ng, sizeof *m->g_wait);
+    m->g_cnt = calloc(ng, sizeof *m->g_cnt);
+    if (!m->group_of || !m->g_util || !m->g_kv || !m->g_wait || !m->g_cnt) {
+        free(m->group_of);
+        m->group_of = NULL;
+        return SIM_ENOMEM;
+    }
+    if (m->n_instances > 0) memcpy(m->group_of, group_of, (size_t)m->n_instances * sizeof *group_of);
+    m->n_groups = n_groups;
+    return 0;
+}
+
+/* Grows *arr (elements of size sz) so it holds at least n + 1 entries,
+ * never more than max (> n). */
+static int grow(void **arr, int64_t *cap, int64_t n, int64_t max, size_t sz)
 {
     if (n < *cap) return 0;
-    int64_t nc = *cap ? *cap * 2 : 1024;
+    int64_t nc = *cap ? (*cap > max / 2 ? max : *cap * 2) : (max < 1024 ? max : 1024);
     void *p = realloc(*arr, (size_t)nc * sz);
     if (!p) return SIM_ENOMEM;
     *arr = p;
     *cap = nc;
+    return 0;
+}
+
+static double ns_to_ms(sim_time t) { return (double)t / (double)SIM_NS_PER_MS; }
+
+int sim_metrics_request_tpot_ms(const sim_req_record *r, double *out)
+{
+    if (r->output_tokens < 2) return 0;
+    *out = ns_to_ms(r->finish - r->first_token) / (double)(r->output_tokens - 1);
+    return 1;
+}
+
+/* A request meets every bound of slo (NULL: no bound); a one-token reply
+ * has no TPOT, so it cannot miss a TPOT bound. */
+static int request_good(const sim_req_record *r, const sim_slo_cfg *slo)
+{
+    double ttft_bound = slo && slo->ttft_ms > 0 ? slo->ttft_ms : 0;
+    double tpot_bound = slo && slo->tpot_ms > 0 ? slo->tpot_ms : 0;
+    double ttft = ns_to_ms(r->first_token - r->arrival), tpot = 0;
+    int has_tpot = sim_metrics_request_tpot_ms(r, &tpot);
+    return (ttft_bound <= 0 || ttft <= ttft_bound) && (tpot_bound <= 0 || !has_tpot || tpot <= tpot_bound);
+}
+
+static int stream_stat_add(stream_stat *st, double v)
+{
+    st->n++;
+    st->mean += (v - st->mean) / (long double)st->n;
+    return sim_sketch_add(st->sk, v, 1);
+}
+
+/* One request into the running sums (the order of the records). */
+static int stream_add(sim_metrics *m, const sim_req_record *r)
+{
+    req_stream *rs = m->rs;
+    rs->n++;
+    if (r->arrival < rs->t0) rs->t0 = r->arrival;
+    if (r->finish > rs->t1) rs->t1 = r->finish;
+    rs->in_tok += r->input_tokens;
+    rs->out_tok += r->output_tokens;
+    rs->preempt += r->preemptions;
+    rs->cached += r->cached_tokens;
+    rs->good += request_good(r, m->has_slo ? &m->slo : NULL);
+    double tokens = (double)r->input_tokens + r->output_tokens;
+    if (r->instance >= 0 && r->instance < m->n_instances) rs->load[r->instance] += tokens;
+    int32_t k = r->prefill_instance >= 0 ? r->prefill_instance : r->instance;
+    if (k >= 0 && k < m->n_instances) rs->routed_load[k] += tokens;
+    int rc = stream_stat_add(&rs->st[ST_TTFT], ns_to_ms(r->first_token - r->arrival));
+    double tpot;
+    if (!rc && sim_metrics_request_tpot_ms(r, &tpot)) rc = stream_stat_add(&rs->st[ST_TPOT], tpot);
+    if (!rc) rc = stream_stat_add(&rs->st[ST_E2E], ns_to_ms(r->finish - r->arrival));
+    if (!rc) rc = stream_stat_add(&rs->st[ST_QUEUE], ns_to_ms(r->first_scheduled - r->arrival));
+    if (!rc && r->kv_bytes > 0) {
+        rc = stream_stat_add(&rs->st[ST_PD_TRANSFER], ns_to_ms(r->kv_arrived - r->kv_reserved));
+        if (!rc) rc = stream_stat_add(&rs->st[ST_PD_BACKPRESSURE], ns_to_ms(r->kv_reserved - r->first_token));
+        rs->pd_kv_bytes += r->kv_bytes;
+        rs->pd_q += ns_to_ms(r->first_scheduled - r->arrival);
+        rs->pd_pf += ns_to_ms(r->first_token - r->first_scheduled);
+        if (r->decode_first >= 0) {
+            rs->pd_fd += ns_to_ms(r->decode_first - r->kv_arrived);
+            rs->pd_nfd++;
+        }
+    }
+    return rc;
+}
+
+/* The cap is reached: from now on requests are streamed. The kept records
+ * go in first, in their order. */
+static int stream_begin(sim_metrics *m)
+{
+    req_stream *rs = calloc(1, sizeof *rs);
+    if (!rs) return SIM_ENOMEM;
+    m->rs = rs;
+    rs->t0 = SIM_TIME_MAX;
+    size_t ni = (size_t)(m->n_instances > 0 ? m->n_instances : 1);
+    rs->load = calloc(ni, sizeof *rs->load);
+    rs->routed_load = calloc(ni, sizeof *rs->routed_load);
+    if (!rs->load || !rs->routed_load) return SIM_ENOMEM;
+    for (int i = 0; i < N_ST; i++)
+        if (!(rs->st[i].sk = sim_sketch_create(REQ_MIN_MS, REQ_MAX_MS, REQ_RATIO))) return SIM_ENOMEM;
+    for (int64_t i = 0; i < m->n_req; i++)
+        if (stream_add(m, &m->req[i])) return SIM_EINVAL;
     return 0;
 }
 
@@ -80,24 +253,23 @@ int sim_metrics_add_request(sim_metrics *m, const sim_req_record *r)
      * silently; refuse it so the caller sees the bug. */
     if (!m || !r || r->output_tokens < 1 || r->input_tokens < 0 || r->preemptions < 0 ||
         r->first_scheduled < r->arrival || r->first_token < r->first_scheduled ||
-        r->finish < r->first_token)
+        r->finish < r->first_token ||
+        (r->kv_bytes > 0 && (r->kv_reserved < r->first_token || r->kv_arrived < r->kv_reserved)))
         return SIM_EINVAL;
-    void *p = m->req;
-    if (grow(&p, &m->cap_req, m->n_req, sizeof *r)) return SIM_ENOMEM;
-    m->req = p;
-    m->req[m->n_req++] = *r;
-    return 0;
-}
-
-static int itl_bin(sim_time dur)
-{
-    double d = (double)dur;
-    if (d < ITL_MIN_NS) return 0;
-    if (d >= ITL_MAX_NS) return ITL_NBINS - 1;
-    int i = 1 + (int)(log(d / ITL_MIN_NS) / log(ITL_RATIO));
-    if (i < 1) i = 1;
-    if (i > ITL_NLOG) i = ITL_NLOG;
-    return i;
+    if (m->n_req < m->max_req) {
+        void *p = m->req;
+        if (grow(&p, &m->cap_req, m->n_req, m->max_req, sizeof *r)) return SIM_ENOMEM;
+        m->req = p;
+        m->req[m->n_req++] = *r;
+        return m->rs ? stream_add(m, r) : 0;
+    }
+    int rc;
+    if (!m->rs && (rc = stream_begin(m)) < 0) {
+        stream_free(m->rs);
+        m->rs = NULL;
+        return rc;
+    }
+    return stream_add(m, r);
 }
 
 int sim_metrics_add_iteration(sim_metrics *m, int32_t instance, sim_time dur, int32_t n_decode)
@@ -105,21 +277,62 @@ int sim_metrics_add_iteration(sim_metrics *m, int32_t instance, sim_time dur, in
     if (!m || instance < 0 || instance >= m->n_instances || dur < 0 || n_decode < 0)
         return SIM_EINVAL;
     if (n_decode == 0) return 0;
-    m->itl_bins[itl_bin(dur)] += (uint64_t)n_decode;
-    m->itl_weight += (uint64_t)n_decode;
-    m->itl_sum_ns += (double)dur * (double)n_decode;
-    if (dur < m->itl_min) m->itl_min = dur;
-    if (dur > m->itl_max) m->itl_max = dur;
-    return 0;
+    return sim_sketch_add(m->itl, (double)dur, (uint64_t)n_decode);
 }
 
 int sim_metrics_add_sample(sim_metrics *m, const sim_sample *s)
 {
     if (!m || !s || s->instance < 0 || s->instance >= m->n_instances) return SIM_EINVAL;
-    void *p = m->smp;
-    if (grow(&p, &m->cap_smp, m->n_smp, sizeof *s)) return SIM_ENOMEM;
-    m->smp = p;
-    m->smp[m->n_smp++] = *s;
+    if (m->n_smp < m->max_smp) {
+        void *p = m->smp;
+        if (grow(&p, &m->cap_smp, m->n_smp, m->max_smp, sizeof *s)) return SIM_ENOMEM;
+        m->smp = p;
+        m->smp[m->n_smp++] = *s;
+    }
+    m->seen_smp++;
+    m->smp_util += s->utilization;
+    m->smp_kv += s->kv_occupancy;
+    if (m->group_of) {
+        int32_t g = m->group_of[s->instance];
+        m->g_util[g] += s->utilization;
+        m->g_kv[g] += s->kv_occupancy;
+        m->g_wait[g] += s->waiting;
+        m->g_cnt[g]++;
+    }
+    return 0;
+}
+
+int64_t sim_metrics_requests_seen(const sim_metrics *m)
+{
+    return !m ? 0 : m->rs ? m->rs->n : m->n_req;
+}
+
+int64_t sim_metrics_samples_seen(const sim_metrics *m) { return m ? m->seen_smp : 0; }
+
+int sim_metrics_group_means(const sim_metrics *m, int32_t g, double *util, double *kv, double *waiting)
+{
+    if (!m || !m->group_of || g < 0 || g >= m->n_groups) return SIM_EINVAL;
+    if (!m->g_cnt[g]) return 0;
+    *util = m->g_util[g] / (double)m->g_cnt[g];
+    *kv = m->g_kv[g] / (double)m->g_cnt[g];
+    *waiting = m->g_wait[g] / (double)m->g_cnt[g];
+    return 1;
+}
+
+int sim_metrics_routed_load(const sim_metrics *m, double *load)
+{
+    if (!m || !load) return SIM_EINVAL;
+    size_t ni = (size_t)m->n_instances;
+    if (m->rs) {
+        memcpy(load, m->rs->routed_load, ni * sizeof *load);
+        return 0;
+    }
+    memset(load, 0, ni * sizeof *load);
+    for (int64_t i = 0; i < m->n_req; i++) {
+        const sim_req_record *r = &m->req[i];
+        int32_t k = r->prefill_instance >= 0 ? r->prefill_instance : r->instance;
+        if (k >= 0 && k < m->n_instances) load[k] += (double)r->input_tokens + r->output_tokens;
+    }
     return 0;
 }
 
@@ -135,34 +348,10 @@ const sim_sample *sim_metrics_samples(const sim_metrics *m, int64_t *n)
     return m ? m->smp : NULL;
 }
 
-/* Weighted quantile from the ITL histogram, in ns: the value at rank
- * ceil(q·W) of the tokens sorted by latency (inverse CDF). */
-static double itl_quantile_ns(const sim_metrics *m, double q)
-{
-    double rank = ceil(q * (double)m->itl_weight);
-    if (rank < 1) rank = 1;
-    uint64_t need = (uint64_t)rank, cum = 0;
-    int i = 0;
-    for (; i < ITL_NBINS; i++) {
-        cum += m->itl_bins[i];
-        if (cum >= need) break;
-    }
-    double v;
-    if (i == 0)
-        v = ITL_MIN_NS / 2;
-    else if (i >= ITL_NBINS - 1)
-        v = (double)m->itl_max;
-    else
-        v = ITL_MIN_NS * pow(ITL_RATIO, (double)(i - 1)) * sqrt(ITL_RATIO);
-    if (v < (double)m->itl_min) v = (double)m->itl_min;
-    if (v > (double)m->itl_max) v = (double)m->itl_max;
-    return v;
-}
-
 int sim_metrics_itl_quantile_ms(const sim_metrics *m, double q, double *out)
 {
     if (!m || !out || !(q >= 0 && q <= 1)) return SIM_EINVAL;
-    *out = m->itl_weight ? itl_quantile_ns(m, q) / 1e6 : 0;
+    *out = sim_sketch_quantile(m->itl, q) / 1e6;
     return 0;
 }
 
@@ -198,22 +387,25 @@ static void stat_fill(double *v, size_t n, sim_stat *st)
     st->p999 = quantile_select(v, n, 0.999);
 }
 
-static double ns_to_ms(sim_time t) { return (double)t / (double)SIM_NS_PER_MS; }
+/* The span and totals both paths feed into the rates. */
+typedef struct {
+    int64_t n, in_tok, out_tok, good;
+    sim_time t0, t1;
+} req_totals;
 
-int sim_metrics_request_tpot_ms(const sim_req_record *r, double *out)
+static void load_cv_fill(const double *load, int32_t n_instances, sim_summary *out)
 {
-    if (r->output_tokens < 2) return 0;
-    *out = ns_to_ms(r->finish - r->first_token) / (double)(r->output_tokens - 1);
-    return 1;
+    if (!load || n_instances <= 1) return;
+    double mean = gsl_stats_mean(load, 1, (size_t)n_instances);
+    double sd = gsl_stats_sd_with_fixed_mean(load, 1, (size_t)n_instances, mean);
+    out->load_cv = mean > 0 ? sd / mean : 0;
 }
 
-int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t n_gpus,
-                          sim_summary *out, sim_err *err)
+/* Every request kept: exact percentiles from the records. */
+static int summarize_records(const sim_metrics *m, const sim_slo_cfg *slo, sim_summary *out, req_totals *tot,
+                             sim_err *err)
 {
     double *v = NULL;
-    if (!m || !out) return sim_err_set(err, SIM_EINVAL, "metrics: summarize: NULL argument");
-    memset(out, 0, sizeof *out);
-    out->n_gpus = n_gpus;
     int64_t n = m->n_req;
     const sim_req_record *r = m->req;
 
@@ -227,20 +419,13 @@ int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t 
 
     sim_time t0 = SIM_TIME_MAX, t1 = 0;
     int64_t in_tok = 0, out_tok = 0, good = 0, preempt = 0;
-    double ttft_bound = slo && slo->ttft_ms > 0 ? slo->ttft_ms : 0;
-    double tpot_bound = slo && slo->tpot_ms > 0 ? slo->tpot_ms : 0;
     for (int64_t i = 0; i < n; i++) {
         if (r[i].arrival < t0) t0 = r[i].arrival;
         if (r[i].finish > t1) t1 = r[i].finish;
         in_tok += r[i].input_tokens;
         out_tok += r[i].output_tokens;
         preempt += r[i].preemptions;
-        double ttft = ns_to_ms(r[i].first_token - r[i].arrival), tpot = 0;
-        /* A one-token reply has no TPOT, so it cannot miss a TPOT bound. */
-        int has_tpot = sim_metrics_request_tpot_ms(&r[i], &tpot);
-        if ((ttft_bound <= 0 || ttft <= ttft_bound) &&
-            (tpot_bound <= 0 || !has_tpot || tpot <= tpot_bound))
-            good++;
+        good += request_good(&r[i], slo);
     }
     /* Prefix-cache hit rate and load imbalance across instances. */
     int64_t cached = 0;
@@ -251,11 +436,7 @@ int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t 
             load[r[i].instance] += (double)r[i].input_tokens + r[i].output_tokens;
     }
     out->cache_hit_rate = in_tok > 0 ? (double)cached / (double)in_tok : 0;
-    if (load && m->n_instances > 1) {
-        double mean = gsl_stats_mean(load, 1, (size_t)m->n_instances);
-        double sd = gsl_stats_sd_with_fixed_mean(load, 1, (size_t)m->n_instances, mean);
-        out->load_cv = mean > 0 ? sd / mean : 0;
-    }
+    load_cv_fill(load, m->n_instances, out);
     free(load);
     out->requests_completed = n;
     out->requests_good = good;
@@ -301,36 +482,108 @@ int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t 
         stat_fill(v, k, &pd->backpressure_ms);
     }
     free(v);
+    *tot = (req_totals){n, in_tok, out_tok, good, t0, t1};
+    return 0;
+}
 
-    if (m->itl_weight > 0) {
-        out->itl_ms.n = (int64_t)m->itl_weight;
-        out->itl_ms.mean = m->itl_sum_ns / (double)m->itl_weight / 1e6;
-        out->itl_ms.p50 = itl_quantile_ns(m, 0.5) / 1e6;
-        out->itl_ms.p90 = itl_quantile_ns(m, 0.9) / 1e6;
-        out->itl_ms.p99 = itl_quantile_ns(m, 0.99) / 1e6;
-        out->itl_ms.p999 = itl_quantile_ns(m, 0.999) / 1e6;
+static void stream_stat_fill(const stream_stat *st, sim_stat *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = st->n;
+    if (st->n == 0) return;
+    out->mean = (double)st->mean;
+    out->p50 = sim_sketch_quantile_interp(st->sk, 0.5);
+    out->p90 = sim_sketch_quantile_interp(st->sk, 0.9);
+    out->p99 = sim_sketch_quantile_interp(st->sk, 0.99);
+    out->p999 = sim_sketch_quantile_interp(st->sk, 0.999);
+}
+
+static int same_slo(const sim_slo_cfg *a, const sim_slo_cfg *b)
+{
+    double at = a && a->ttft_ms > 0 ? a->ttft_ms : 0, ap = a && a->tpot_ms > 0 ? a->tpot_ms : 0;
+    double bt = b && b->ttft_ms > 0 ? b->ttft_ms : 0, bp = b && b->tpot_ms > 0 ? b->tpot_ms : 0;
+    return at == bt && ap == bp;
+}
+
+/* Past the record cap: the running sums and the sketches. */
+static int summarize_stream(const sim_metrics *m, const sim_slo_cfg *slo, sim_summary *out, req_totals *tot,
+                            sim_err *err)
+{
+    const req_stream *rs = m->rs;
+    if (!same_slo(slo, m->has_slo ? &m->slo : NULL))
+        return sim_err_set(err, SIM_EINVAL,
+                           "metrics: the run kept %lld of %lld request records, so goodput was counted while it "
+                           "ran, under the SLO given to sim_metrics_set_limits; it cannot be recounted under another",
+                           (long long)m->n_req, (long long)rs->n);
+    out->cache_hit_rate = rs->in_tok > 0 ? (double)rs->cached / (double)rs->in_tok : 0;
+    load_cv_fill(m->n_instances > 0 ? rs->load : NULL, m->n_instances, out);
+    out->requests_completed = rs->n;
+    out->requests_good = rs->good;
+    out->preemptions = rs->preempt;
+    stream_stat_fill(&rs->st[ST_TTFT], &out->ttft_ms);
+    stream_stat_fill(&rs->st[ST_TPOT], &out->tpot_ms);
+    stream_stat_fill(&rs->st[ST_E2E], &out->e2e_ms);
+    stream_stat_fill(&rs->st[ST_QUEUE], &out->queue_ms);
+    sim_pd_summary *pd = &out->pd;
+    int64_t k = rs->st[ST_PD_TRANSFER].n;
+    pd->moved = k;
+    pd->enabled = k > 0;
+    if (k > 0) {
+        pd->kv_bytes_moved = rs->pd_kv_bytes;
+        pd->ttft_queue_ms = rs->pd_q / (double)k;
+        pd->ttft_prefill_ms = rs->pd_pf / (double)k;
+        pd->first_decode_ms = rs->pd_nfd ? rs->pd_fd / (double)rs->pd_nfd : 0;
+        stream_stat_fill(&rs->st[ST_PD_TRANSFER], &pd->transfer_ms);
+        stream_stat_fill(&rs->st[ST_PD_BACKPRESSURE], &pd->backpressure_ms);
+    }
+    out->records.capped = 1;
+    out->records.sketch_rel_error = sim_sketch_rel_error(rs->st[ST_TTFT].sk);
+    *tot = (req_totals){rs->n, rs->in_tok, rs->out_tok, rs->good, rs->t0, rs->t1};
+    return 0;
+}
+
+int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t n_gpus,
+                          sim_summary *out, sim_err *err)
+{
+    if (!m || !out) return sim_err_set(err, SIM_EINVAL, "metrics: summarize: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->n_gpus = n_gpus;
+    req_totals tot = {0};
+    int rc = m->rs ? summarize_stream(m, slo, out, &tot, err) : summarize_records(m, slo, out, &tot, err);
+    if (rc < 0) return rc;
+    out->records.requests_kept = m->n_req;
+    out->records.samples_kept = m->n_smp;
+    out->records.samples = m->seen_smp;
+    if (m->n_smp < m->seen_smp) out->records.capped = 1;
+
+    uint64_t itl_n = sim_sketch_count(m->itl);
+    if (itl_n > 0) {
+        out->itl_ms.n = (int64_t)itl_n;
+        out->itl_ms.mean = sim_sketch_sum(m->itl) / (double)itl_n / 1e6;
+        out->itl_ms.p50 = sim_sketch_quantile(m->itl, 0.5) / 1e6;
+        out->itl_ms.p90 = sim_sketch_quantile(m->itl, 0.9) / 1e6;
+        out->itl_ms.p99 = sim_sketch_quantile(m->itl, 0.99) / 1e6;
+        out->itl_ms.p999 = sim_sketch_quantile(m->itl, 0.999) / 1e6;
     }
 
     /* A zero-length span (empty run, or every request finished at its
      * arrival instant) has no meaningful rate: report 0, never inf. */
-    out->sim_time_s = n > 0 ? (double)(t1 - t0) / (double)SIM_NS_PER_S : 0;
+    int64_t n = tot.n;
+    out->sim_time_s = n > 0 ? (double)(tot.t1 - tot.t0) / (double)SIM_NS_PER_S : 0;
     if (out->sim_time_s > 0) {
         double s = out->sim_time_s;
         out->req_per_s = (double)n / s;
-        out->input_tokens_per_s = (double)in_tok / s;
-        out->output_tokens_per_s = (double)out_tok / s;
+        out->input_tokens_per_s = (double)tot.in_tok / s;
+        out->output_tokens_per_s = (double)tot.out_tok / s;
         out->output_tokens_per_s_per_gpu = n_gpus > 0 ? out->output_tokens_per_s / n_gpus : 0;
-        out->goodput_req_per_s = (double)good / s;
+        out->goodput_req_per_s = (double)tot.good / s;
     }
 
-    if (m->n_smp > 0) {
-        double su = 0, sk = 0;
-        for (int64_t i = 0; i < m->n_smp; i++) {
-            su += m->smp[i].utilization;
-            sk += m->smp[i].kv_occupancy;
-        }
-        out->mean_utilization = su / (double)m->n_smp;
-        out->mean_kv_occupancy = sk / (double)m->n_smp;
+    /* Running sums in arrival order: the same figures as a pass over every
+     * sample, kept or not. */
+    if (m->seen_smp > 0) {
+        out->mean_utilization = m->smp_util / (double)m->seen_smp;
+        out->mean_kv_occupancy = m->smp_kv / (double)m->seen_smp;
     }
     return 0;
 }

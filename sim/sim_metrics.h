@@ -7,7 +7,15 @@
  * size, KV occupancy, waiting requests). sim_metrics_summarize() computes
  * percentiles (GSL, on sorted copies), throughput and goodput under the SLO.
  * Times in records are ns; the summary is in ms and seconds as named. The
- * metrics object owns all its records. */
+ * metrics object owns all its records.
+ *
+ * Memory can be bounded (sim_metrics_set_limits): past max_requests the
+ * records stop growing (the first max_requests stay readable) and the
+ * summary comes from running sums and a log-bucket sketch per latency
+ * (sim_sketch): counts, sums, means, goodput, rates and load are still
+ * exact, percentiles are within SIM_METRICS_SKETCH_REL_ERROR (relative) of
+ * the exact ones for values of at least 1 ns. Past max_samples the samples
+ * stop growing; their means stay exact (running sums). */
 #ifndef SIM_METRICS_H
 #define SIM_METRICS_H
 
@@ -74,6 +82,17 @@ typedef struct {
     double transfer_ms_per_iter;   /* activation transfer time per iteration, both ways */
 } sim_af_summary;
 
+/* What the run kept (filled by sim_metrics_summarize). */
+typedef struct {
+    int32_t capped;                /* 1 when some requests or samples were not kept */
+    int64_t requests_kept;         /* records readable with sim_metrics_requests */
+    int64_t samples_kept, samples; /* samples readable / taken */
+    double sketch_rel_error;       /* > 0 when percentiles come from sketches (requests past the cap) */
+} sim_records_summary;
+
+/* sqrt(1.001) − 1: the request-percentile bound past the record cap. */
+#define SIM_METRICS_SKETCH_REL_ERROR 0.000499875
+
 typedef struct {
     char role[16];
     int32_t instances, gpus;
@@ -102,6 +121,7 @@ typedef struct {
     sim_af_summary af;             /* filled by the caller */
     int32_t n_pools;               /* filled by the caller (it knows the pools) */
     sim_pool_summary pools[SIM_MAX_POOLS];
+    sim_records_summary records;
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;
@@ -109,14 +129,33 @@ typedef struct sim_metrics sim_metrics;
 sim_metrics *sim_metrics_create(int32_t n_instances);
 void sim_metrics_destroy(sim_metrics *m);
 
+/* Caps the records kept (0 = none; a new object keeps all) and gives the
+ * SLO goodput is counted under once requests are streamed (NULL = no
+ * bound); summarize must then be called with the same SLO. Only before the
+ * first request or sample; SIM_EINVAL otherwise or for a negative cap. */
+int sim_metrics_set_limits(sim_metrics *m, int64_t max_requests, int64_t max_samples, const sim_slo_cfg *slo);
+/* Groups instances (pools) for sim_metrics_group_means: group_of[i] in
+ * [0, n_groups) for each instance; only before the first sample. */
+int sim_metrics_set_groups(sim_metrics *m, int32_t n_groups, const int32_t *group_of);
+
 int sim_metrics_add_request(sim_metrics *m, const sim_req_record *r);
 /* One instance iteration of duration dur (ns) in which n_decode requests
  * received a token (n_decode may be 0). */
 int sim_metrics_add_iteration(sim_metrics *m, int32_t instance, sim_time dur, int32_t n_decode);
 int sim_metrics_add_sample(sim_metrics *m, const sim_sample *s);
 
+/* The kept records and samples (the first ones, up to the caps). */
 const sim_req_record *sim_metrics_requests(const sim_metrics *m, int64_t *n);
 const sim_sample *sim_metrics_samples(const sim_metrics *m, int64_t *n);
+/* Requests and samples added, kept or not. */
+int64_t sim_metrics_requests_seen(const sim_metrics *m);
+int64_t sim_metrics_samples_seen(const sim_metrics *m);
+/* Means over every sample of group g: returns 1, or 0 (outputs left) when
+ * the group has no sample; SIM_EINVAL without groups or for a bad g. */
+int sim_metrics_group_means(const sim_metrics *m, int32_t g, double *util, double *kv, double *waiting);
+/* Tokens (prompt + output) of every request, kept or not, per instance it
+ * was routed to (its prefill instance in pd): load[0..n_instances). */
+int sim_metrics_routed_load(const sim_metrics *m, double *load);
 
 /* Fills *out (wall_time_s and events are left 0 for the caller). */
 int sim_metrics_summarize(const sim_metrics *m, const sim_slo_cfg *slo, int32_t n_gpus,

@@ -117,6 +117,8 @@ void sim_scenario_defaults(sim_scenario *sc)
     sc->output.db[0] = '\0';
     sc->output.store_requests = 1;
     sc->output.sample_interval_s = 1.0;
+    sc->output.request_records = 1000000;
+    sc->output.sample_records = 1000000;
     sc->overload.enabled = 1;
     sc->overload.max_queue_delay_s = 120;
     sc->overload.max_waiting = 200000;

@@ -218,6 +218,8 @@ typedef struct {
     char db[SIM_PATH_MAX];     /* results DB; empty = do not store */
     int32_t store_requests;    /* 1 = one row per request in the DB */
     double sample_interval_s;  /* per-instance time-series sampling period */
+    int64_t request_records;   /* requests kept as records (exact percentiles); past it a sketch */
+    int64_t sample_records;    /* per-instance samples kept for the DB's time series */
 } sim_output_cfg;
 
 typedef struct {

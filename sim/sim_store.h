@@ -27,7 +27,9 @@ void sim_store_close(sim_store *s);
 
 /* Writes one run. params_json: the overrides/sweep parameters as a JSON
  * object (may be NULL). scenario_text: the scenario file as read (may be
- * NULL). Request rows are written only if sc->output.store_requests. */
+ * NULL). Request rows are written only if sc->output.store_requests: the
+ * records the metrics kept (the first output.request_records requests; the
+ * metric rows records.* say how many when not all were kept). */
 int sim_store_write_run(sim_store *s, const sim_scenario *sc, const char *scenario_text,
                         const char *params_json, const sim_summary *sum,
                         const sim_metrics *m, int64_t *run_id, sim_err *err);

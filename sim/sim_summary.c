@@ -99,6 +99,12 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("pd.ttft_prefill_ms", s->pd.ttft_prefill_ms);
         EMIT("pd.first_decode_ms", s->pd.first_decode_ms);
     }
+    if (s->records.capped) {
+        EMIT("records.requests_kept", s->records.requests_kept);
+        EMIT("records.samples_kept", s->records.samples_kept);
+        EMIT("records.samples", s->records.samples);
+        EMIT("records.relative_error", s->records.sketch_rel_error);
+    }
     if (s->af.enabled) {
         EMIT("af.micro_batches", s->af.micro_batches);
         EMIT("af.attention_util", s->af.attention_util);
@@ -276,6 +282,16 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_real(f, s->af.transfer_ms_per_iter);
         fputs("}", f);
     }
+    /* Only when something was not kept, so runs under the caps print what
+     * they always printed. */
+    if (s->records.capped) {
+        fprintf(f, ",\n  \"records\": {\"requests_kept\": %lld, \"samples_kept\": %lld, \"samples\": %lld, "
+                   "\"percentiles\": \"%s\", \"relative_error\": ",
+                (long long)s->records.requests_kept, (long long)s->records.samples_kept,
+                (long long)s->records.samples, s->records.sketch_rel_error > 0 ? "sketch" : "exact");
+        put_real(f, s->records.sketch_rel_error);
+        fputs("}", f);
+    }
     fputs("\n}\n", f);
 }
 
@@ -380,6 +396,15 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
                    "activation transfers %.1f %% of iteration time (%.3f ms/iteration, %.3f GB)\n",
                 (int)s->af.micro_batches, 100 * s->af.attention_util, 100 * s->af.ffn_util,
                 100 * s->af.comm_fraction, s->af.transfer_ms_per_iter, s->af.activation_bytes / 1e9);
+    if (s->records.capped && s->records.sketch_rel_error > 0)
+        fprintf(f, "\nrecords    %lld of %lld requests kept (output.request_records): percentiles from a sketch, "
+                   "within %.2g %%; counts, means and rates exact\n",
+                (long long)s->records.requests_kept, (long long)s->requests_completed,
+                100 * s->records.sketch_rel_error);
+    if (s->records.capped && s->records.samples_kept < s->records.samples)
+        fprintf(f, "%ssamples    %lld of %lld kept for the time series (output.sample_records); means over all\n",
+                s->records.sketch_rel_error > 0 ? "" : "\n", (long long)s->records.samples_kept,
+                (long long)s->records.samples);
     if (s->overloaded)
         fprintf(f, "WARNING: overloaded, run stopped early: %.*s\n",
                 (int)sizeof s->overload_reason,

@@ -199,6 +199,11 @@ static void test_value_errors(void)
     CHECK_CONTAINS(m, "max_batched_tokens: expected an integer >= 1, got 0");
     m = load_fail("output: {store_requests: maybe}\n", NULL, 0);
     CHECK_CONTAINS(m, "output.store_requests: expected true or false, got 'maybe'");
+    m = load_fail("output: {request_records: -5}\n", NULL, 0);
+    CHECK_CONTAINS(m, "output.request_records: expected an integer >= 0, got -5");
+    CHECK(load("output: {request_records: 0, sample_records: 7}\n", NULL, 0, &sc, &err) == 0 &&
+          sc.output.request_records == 0 && sc.output.sample_records == 7);
+    CHECK(load("{}\n", NULL, 0, &sc, &err) == 0 && sc.output.request_records == 1000000);
     m = load_fail("seed: -1\n", NULL, 0);
     CHECK_CONTAINS(m, "seed: expected an integer >= 0, got '-1'");
     CHECK(load("seed: 18446744073709551615\n", NULL, 0, &sc, &err) == 0 && sc.seed == UINT64_MAX);

@@ -1,6 +1,7 @@
 /* test_metrics — sim_metrics summaries on hand-made records with known
- * answers, the ITL histogram against a brute-force weighted quantile, and
- * the JSON/table printers (JSON parsed back with jansson). */
+ * answers, the ITL histogram against a brute-force weighted quantile, the
+ * JSON/table printers (JSON parsed back with jansson), and runs past the
+ * record caps against the same runs kept whole. */
 #include "sim_metrics.h"
 #include "test_util.h"
 
@@ -429,6 +430,171 @@ static void test_scale(void)
     sim_metrics_destroy(m);
 }
 
+
+static int rel_close(double got, double exact, double rel)
+{
+    return fabs(got - exact) <= rel * fabs(exact) * (1 + 1e-12) + 1e-15;
+}
+
+/* The same 20,000 requests (pd ones among them) and 300 samples kept whole
+ * and past caps of 1,000 / 0 records and 100 samples: everything but the
+ * percentiles is identical, percentiles within the sketch's bound, and the
+ * kept records are the first ones. */
+static void test_capped(void)
+{
+    enum { N = 20000, NS = 300 };
+    static const int64_t caps[] = {1000, 0};
+    sim_slo_cfg slo = {.ttft_ms = 400, .tpot_ms = 25};
+    sim_metrics *whole = sim_metrics_create(4);
+    sim_metrics *capped[2] = {sim_metrics_create(4), sim_metrics_create(4)};
+    REQUIRE_OR(whole && capped[0] && capped[1], goto out);
+    for (int c = 0; c < 2; c++) CHECK(sim_metrics_set_limits(capped[c], caps[c], 100, &slo) == 0);
+    int32_t groups[4] = {0, 0, 1, 1};
+    CHECK(sim_metrics_set_groups(whole, 2, groups) == 0);
+    CHECK(sim_metrics_set_groups(capped[0], 2, groups) == 0);
+    uint64_t st = 99;
+    for (int i = 0; i < N; i++) {
+        double queue = (double)(lcg(&st) % 5000) / 100.0 * (i % 7 == 0 ? 0 : 1); /* some exact zeros */
+        double ttft = queue + 5 + (double)(lcg(&st) % 100000) / 100.0;
+        int32_t out = 1 + (int32_t)(lcg(&st) % 300);
+        sim_req_record r = rec((uint64_t)i, (sim_time)i * 3 * MS, queue, ttft, out, out * (5 + (double)(lcg(&st) % 3000) / 100.0));
+        r.instance = (int32_t)(lcg(&st) % 4);
+        r.prefill_instance = i % 3 == 0 ? (r.instance + 1) % 4 : -1;
+        r.preemptions = (int32_t)(lcg(&st) % 3 == 0);
+        r.cached_tokens = (int32_t)(lcg(&st) % 50);
+        r.kv_reserved = r.kv_arrived = r.decode_first = -1;
+        if (r.prefill_instance >= 0) {
+            r.kv_bytes = 1e6 * (1 + i % 10);
+            r.kv_reserved = r.first_token + (sim_time)(lcg(&st) % 20) * MS;
+            r.kv_arrived = r.kv_reserved + (sim_time)(1 + lcg(&st) % 5000) * 1000;
+            r.decode_first = r.kv_arrived + 2 * MS;
+        }
+        CHECK(sim_metrics_add_request(whole, &r) == 0);
+        for (int c = 0; c < 2; c++) CHECK(sim_metrics_add_request(capped[c], &r) == 0);
+    }
+    for (int i = 0; i < NS; i++) {
+        sim_sample smp = {.instance = i % 4, .t = (sim_time)(i / 4 + 1) * SIM_NS_PER_S,
+                          .utilization = (double)(lcg(&st) % 1000) / 1000, .kv_occupancy = (double)(i % 17) / 17,
+                          .waiting = (int32_t)(lcg(&st) % 9)};
+        CHECK(sim_metrics_add_sample(whole, &smp) == 0);
+        for (int c = 0; c < 2; c++) CHECK(sim_metrics_add_sample(capped[c], &smp) == 0);
+    }
+    sim_summary a, b;
+    CHECK(sim_metrics_summarize(whole, &slo, 4, &a, NULL) == 0);
+    CHECK(a.records.capped == 0 && a.records.requests_kept == N && a.records.sketch_rel_error == 0);
+    const double eps = SIM_METRICS_SKETCH_REL_ERROR;
+    for (int c = 0; c < 2; c++) {
+        sim_err err = {{0}};
+        CHECK_MSG(sim_metrics_summarize(capped[c], &slo, 4, &b, &err) == 0, "%s", err.msg);
+        CHECK(b.records.capped == 1 && b.records.requests_kept == caps[c]);
+        CHECK(b.records.samples_kept == 100 && b.records.samples == NS);
+        CHECK_NEAR(b.records.sketch_rel_error, sqrt(1.001) - 1, 1e-12);
+        CHECK(sim_metrics_requests_seen(capped[c]) == N && sim_metrics_samples_seen(capped[c]) == NS);
+        int64_t kept = -1, ks = -1;
+        const sim_req_record *kr = sim_metrics_requests(capped[c], &kept);
+        sim_metrics_samples(capped[c], &ks);
+        CHECK(kept == caps[c] && ks == 100);
+        CHECK(kept == 0 || (kr[0].id == 0 && kr[kept - 1].id == (uint64_t)(kept - 1)));
+        /* Exact in both modes. */
+        CHECK(b.requests_completed == a.requests_completed && b.requests_good == a.requests_good);
+        CHECK(b.requests_good > N / 10 && b.requests_good < N); /* the SLO bites */
+        CHECK(b.preemptions == a.preemptions);
+        CHECK(b.sim_time_s == a.sim_time_s && b.req_per_s == a.req_per_s && b.goodput_req_per_s == a.goodput_req_per_s);
+        CHECK(b.input_tokens_per_s == a.input_tokens_per_s && b.output_tokens_per_s == a.output_tokens_per_s);
+        CHECK(b.cache_hit_rate == a.cache_hit_rate && b.load_cv == a.load_cv && a.load_cv > 0);
+        CHECK(b.mean_utilization == a.mean_utilization && b.mean_kv_occupancy == a.mean_kv_occupancy);
+        CHECK(b.itl_ms.n == a.itl_ms.n);
+        const sim_stat *sa[] = {&a.ttft_ms, &a.tpot_ms, &a.e2e_ms, &a.queue_ms, &a.pd.transfer_ms, &a.pd.backpressure_ms};
+        const sim_stat *sb[] = {&b.ttft_ms, &b.tpot_ms, &b.e2e_ms, &b.queue_ms, &b.pd.transfer_ms, &b.pd.backpressure_ms};
+        for (int k = 0; k < 6; k++) {
+            CHECK(sb[k]->n == sa[k]->n && sa[k]->n > 0);
+            /* The streamed mean is GSL's recurrence over the same values. */
+            CHECK_MSG(sb[k]->mean == sa[k]->mean, "stat %d mean %.17g vs %.17g", k, sb[k]->mean, sa[k]->mean);
+            CHECK_MSG(rel_close(sb[k]->p50, sa[k]->p50, eps), "stat %d p50 %.9g vs %.9g", k, sb[k]->p50, sa[k]->p50);
+            CHECK_MSG(rel_close(sb[k]->p90, sa[k]->p90, eps), "stat %d p90 %.9g vs %.9g", k, sb[k]->p90, sa[k]->p90);
+            CHECK_MSG(rel_close(sb[k]->p99, sa[k]->p99, eps), "stat %d p99 %.9g vs %.9g", k, sb[k]->p99, sa[k]->p99);
+            CHECK_MSG(rel_close(sb[k]->p999, sa[k]->p999, eps), "stat %d p999 %.9g vs %.9g", k, sb[k]->p999,
+                      sa[k]->p999);
+        }
+        CHECK(b.pd.enabled && b.pd.moved == a.pd.moved && b.pd.kv_bytes_moved == a.pd.kv_bytes_moved);
+        CHECK(b.pd.ttft_queue_ms == a.pd.ttft_queue_ms && b.pd.ttft_prefill_ms == a.pd.ttft_prefill_ms);
+        CHECK(b.pd.first_decode_ms == a.pd.first_decode_ms);
+        /* Routed load: the same per instance, kept or streamed. */
+        double la[4], lb[4];
+        CHECK(sim_metrics_routed_load(whole, la) == 0 && sim_metrics_routed_load(capped[c], lb) == 0);
+        CHECK(memcmp(la, lb, sizeof la) == 0 && la[0] > 0);
+        /* Goodput was counted under the SLO of set_limits: another cannot be applied. */
+        sim_slo_cfg other = {.ttft_ms = 100};
+        CHECK(sim_metrics_summarize(capped[c], &other, 4, &b, &err) == SIM_EINVAL);
+        CHECK_CONTAINS(err.msg, "cannot be recounted");
+    }
+    /* Per-group (pool) sample means: every sample, in arrival order. */
+    double u0, k0, w0, u1, k1, w1;
+    CHECK(sim_metrics_group_means(whole, 0, &u0, &k0, &w0) == 1);
+    CHECK(sim_metrics_group_means(capped[0], 0, &u1, &k1, &w1) == 1);
+    CHECK(u0 == u1 && k0 == k1 && w0 == w1 && u0 > 0);
+    CHECK(sim_metrics_group_means(capped[1], 0, &u1, &k1, &w1) == SIM_EINVAL); /* no groups */
+    CHECK(sim_metrics_group_means(whole, 2, &u1, &k1, &w1) == SIM_EINVAL);
+    /* The output says what was kept. */
+    sim_metrics_summarize(capped[0], &slo, 4, &b, NULL);
+    char *js = print_json(&b);
+    CHECK_CONTAINS(js, "\"records\": {\"requests_kept\": 1000, \"samples_kept\": 100, \"samples\": 300, "
+                       "\"percentiles\": \"sketch\"");
+    json_error_t jerr;
+    json_t *j = json_loads(js, 0, &jerr);
+    CHECK_MSG(j != NULL, "%s", jerr.text);
+    json_decref(j);
+    free(js);
+    js = print_json(&a);
+    CHECK(strstr(js, "records") == NULL); /* nothing capped: the output is as it always was */
+    free(js);
+    /* Limits only before the first record or sample. */
+    CHECK(sim_metrics_set_limits(whole, 10, 10, NULL) == SIM_EINVAL);
+    CHECK(sim_metrics_set_groups(whole, 2, groups) == SIM_EINVAL);
+    sim_metrics *fresh = sim_metrics_create(4);
+    CHECK(sim_metrics_set_limits(fresh, -1, 10, NULL) == SIM_EINVAL);
+    int32_t bad_groups[4] = {0, 1, 2, 5};
+    CHECK(sim_metrics_set_groups(fresh, 3, bad_groups) == SIM_EINVAL);
+    sim_metrics_destroy(fresh);
+out:
+    sim_metrics_destroy(whole);
+    sim_metrics_destroy(capped[0]);
+    sim_metrics_destroy(capped[1]);
+}
+
+/* Past the cap the records do not grow: a million requests into a cap of
+ * 10 keep 10, and the PD timestamps are checked like the others. */
+static void test_capped_bounded(void)
+{
+    sim_metrics *m = sim_metrics_create(1);
+    REQUIRE_OR(m != NULL, return);
+    CHECK(sim_metrics_set_limits(m, 10, 10, NULL) == 0);
+    for (int i = 0; i < 1000000; i++) {
+        sim_req_record r = rec((uint64_t)i, (sim_time)i * MS, 1, 2 + i % 1000, 10, 90);
+        if (sim_metrics_add_request(m, &r)) {
+            CHECK(0);
+            break;
+        }
+    }
+    int64_t n = -1;
+    sim_metrics_requests(m, &n);
+    CHECK(n == 10 && sim_metrics_requests_seen(m) == 1000000);
+    sim_summary s;
+    CHECK(sim_metrics_summarize(m, NULL, 1, &s, NULL) == 0);
+    CHECK(s.requests_completed == 1000000);
+    CHECK_NEAR(s.ttft_ms.mean, 501.5, 1e-6);
+    CHECK(rel_close(s.ttft_ms.p50, 501.5, SIM_METRICS_SKETCH_REL_ERROR));
+    sim_req_record bad = rec(1, 0, 1, 10, 5, 10);
+    bad.kv_bytes = 100;
+    bad.kv_reserved = bad.first_token - 1; /* granted before the prefill finished */
+    bad.kv_arrived = bad.first_token;
+    CHECK(sim_metrics_add_request(m, &bad) == SIM_EINVAL);
+    bad.kv_reserved = bad.first_token;
+    bad.kv_arrived = bad.kv_reserved - 1; /* arrived before it was sent */
+    CHECK(sim_metrics_add_request(m, &bad) == SIM_EINVAL);
+    sim_metrics_destroy(m);
+}
+
 int main(void)
 {
     test_percentiles();
@@ -438,5 +604,7 @@ int main(void)
     test_empty();
     test_json_table();
     test_scale();
+    test_capped();
+    test_capped_bounded();
     return test_finish("test_metrics");
 }

@@ -73,9 +73,12 @@ static int exec(const char *db_path, const char *sql)
     return rc;
 }
 
-static sim_metrics *make_metrics(int n_req, int n_smp)
+/* n_req requests and n_smp samples, of which at most max_req / max_smp
+ * are kept as records. */
+static sim_metrics *make_metrics_kept(int n_req, int n_smp, int64_t max_req, int64_t max_smp)
 {
     sim_metrics *m = sim_metrics_create(2);
+    sim_metrics_set_limits(m, max_req, max_smp, NULL);
     for (int i = 0; i < n_req; i++) {
         sim_req_record r = {0};
         r.id = (uint64_t)(1000 + i);
@@ -100,6 +103,11 @@ static sim_metrics *make_metrics(int n_req, int n_smp)
     }
     sim_metrics_add_iteration(m, 0, 9 * MS, 4);
     return m;
+}
+
+static sim_metrics *make_metrics(int n_req, int n_smp)
+{
+    return make_metrics_kept(n_req, n_smp, INT64_MAX, INT64_MAX);
 }
 
 static int count_metric(const char *name, double value, void *ctx)
@@ -213,6 +221,36 @@ static void test_write_read(void)
     /* NaN is stored as NULL. */
     CHECK(q_int(db, "SELECT value FROM metrics WHERE run_id = 2 AND name = 'tpot_ms.p99'") == -999);
     CHECK(q_int(db, "SELECT count(*) FROM metrics WHERE name = 'itl_ms.n' AND value = 4") == 2);
+    sim_metrics_destroy(m);
+}
+
+/* A run past output.request_records / output.sample_records stores the
+ * records it kept and says so in its metric rows. */
+static void test_capped_rows(void)
+{
+    char db[128];
+    path_in(db, sizeof db, "capped.db");
+    sim_err err = {{0}};
+    sim_store *st = NULL;
+    CHECK_MSG(sim_store_open(db, &st, &err) == 0, "%s", err.msg);
+    if (!st) return;
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    sc.output.store_requests = 1;
+    sim_metrics *m = make_metrics_kept(50, 10, 20, 4);
+    sim_summary sum;
+    CHECK_MSG(sim_metrics_summarize(m, NULL, 1, &sum, &err) == 0, "%s", err.msg);
+    int64_t id = 0;
+    CHECK_MSG(sim_store_write_run(st, &sc, NULL, NULL, &sum, m, &id, &err) == 0, "%s", err.msg);
+    sim_store_close(st);
+    CHECK(q_int(db, "SELECT count(*) FROM requests") == 20);
+    CHECK(q_int(db, "SELECT max(req_id) FROM requests") == 1019); /* the first 20 */
+    CHECK(q_int(db, "SELECT count(*) FROM instance_series") == 4);
+    CHECK(q_int(db, "SELECT value FROM metrics WHERE name = 'requests_completed'") == 50);
+    CHECK(q_int(db, "SELECT value FROM metrics WHERE name = 'records.requests_kept'") == 20);
+    CHECK(q_int(db, "SELECT value FROM metrics WHERE name = 'records.samples_kept'") == 4);
+    CHECK(q_int(db, "SELECT value FROM metrics WHERE name = 'records.samples'") == 10);
+    CHECK(q_real(db, "SELECT value FROM metrics WHERE name = 'records.relative_error'") > 0);
     sim_metrics_destroy(m);
 }
 
@@ -350,7 +388,8 @@ static void rm_dir(void)
 {
     static const char *const names[] = {
         "results.db", "rollback.db", "notes.txt", "other.db",           "newer.db",
-        "nover.db",   "missing.db",  "bulk.db",   "results.db-journal", "rollback.db-journal"};
+        "nover.db",   "missing.db",  "bulk.db",   "results.db-journal", "rollback.db-journal",
+        "capped.db"};
     char p[128];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         path_in(p, sizeof p, names[i]);
@@ -367,6 +406,7 @@ int main(void)
         return 1;
     }
     test_write_read();
+    test_capped_rows();
     test_rollback();
     test_open_errors();
     test_bulk();
