@@ -402,11 +402,15 @@ static void print_sweep_row(const char *value, const sim_summary *s, int rc)
         printf("%-14s  %s\n", value, "failed (see above)");
         return;
     }
-    printf("%-14s %9.3f %9.3f %9.1f %9.1f %8.2f %8.2f %10.1f %6.1f%% %7lld %6.1f%% %6.3f %s\n", value,
+    /* batch: mean running requests / max_seqs of the pool with the least headroom */
+    const sim_pool_summary *fp = s->n_pools > 0 ? &s->pools[sim_summary_fullest_pool(s)] : NULL;
+    char batch[32] = "-";
+    if (fp && fp->max_seqs > 0) snprintf(batch, sizeof batch, "%.0f/%d", fp->mean_batch, (int)fp->max_seqs);
+    printf("%-14s %9.3f %9.3f %9.1f %9.1f %8.2f %8.2f %10.1f %6.1f%% %9s %7lld %6.1f%% %6.3f%s\n", value,
            s->req_per_s, s->goodput_req_per_s, s->ttft_ms.p50, s->ttft_ms.p99, s->tpot_ms.p50,
-           s->tpot_ms.p99, s->output_tokens_per_s_per_gpu, 100.0 * s->mean_utilization,
+           s->tpot_ms.p99, s->output_tokens_per_s_per_gpu, 100.0 * s->mean_utilization, batch,
            (long long)s->preemptions, 100.0 * s->cache_hit_rate, s->load_cv,
-           s->overloaded ? "OVERLOADED" : "");
+           s->overloaded ? " OVERLOADED" : "");
 }
 
 #define SWEEP_MAX_KEYS 8
@@ -524,9 +528,9 @@ static int run_sweep(const run_args *a, const char *key, const char *values)
     if (a->json) printf("[\n");
     else {
         printf("sweep over %s (%s)\n\n", key, a->path);
-        printf("%-14s %9s %9s %9s %9s %8s %8s %10s %7s %7s %7s %6s\n", key[0] ? "value" : "", "req/s",
-               "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s/GPU", "util", "preempt",
-               "hit", "loadCV");
+        printf("%-14s %9s %9s %9s %9s %8s %8s %10s %7s %9s %7s %7s %6s\n", key[0] ? "value" : "", "req/s",
+               "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "tok/s/GPU", "util", "batch",
+               "preempt", "hit", "loadCV");
     }
     for (int vi = 0; vi < nv; vi++) {
         const char *v = vlist[vi];

@@ -78,7 +78,7 @@ struct sim_metrics {
     double smp_util, smp_kv;
     int32_t n_groups;
     int32_t *group_of;               /* n_instances entries */
-    double *g_util, *g_kv, *g_wait;
+    double *g_util, *g_kv, *g_wait, *g_batch;
     int64_t *g_cnt;
 };
 
@@ -117,6 +117,7 @@ void sim_metrics_destroy(sim_metrics *m)
     free(m->g_util);
     free(m->g_kv);
     free(m->g_wait);
+    free(m->g_batch);
     free(m->g_cnt);
     free(m);
 }
@@ -142,8 +143,9 @@ int sim_metrics_set_groups(sim_metrics *m, int32_t n_groups, const int32_t *grou
     m->g_util = calloc(ng, sizeof *m->g_util);
     m->g_kv = calloc(ng, sizeof *m->g_kv);
     m->g_wait = calloc(ng, sizeof *m->g_wait);
+    m->g_batch = calloc(ng, sizeof *m->g_batch);
     m->g_cnt = calloc(ng, sizeof *m->g_cnt);
-    if (!m->group_of || !m->g_util || !m->g_kv || !m->g_wait || !m->g_cnt) {
+    if (!m->group_of || !m->g_util || !m->g_kv || !m->g_wait || !m->g_batch || !m->g_cnt) {
         free(m->group_of);
         m->group_of = NULL;
         return SIM_ENOMEM;
@@ -297,6 +299,7 @@ int sim_metrics_add_sample(sim_metrics *m, const sim_sample *s)
         m->g_util[g] += s->utilization;
         m->g_kv[g] += s->kv_occupancy;
         m->g_wait[g] += s->waiting;
+        m->g_batch[g] += s->batch_size;
         m->g_cnt[g]++;
     }
     return 0;
@@ -316,6 +319,14 @@ int sim_metrics_group_means(const sim_metrics *m, int32_t g, double *util, doubl
     *util = m->g_util[g] / (double)m->g_cnt[g];
     *kv = m->g_kv[g] / (double)m->g_cnt[g];
     *waiting = m->g_wait[g] / (double)m->g_cnt[g];
+    return 1;
+}
+
+int sim_metrics_group_mean_batch(const sim_metrics *m, int32_t g, double *batch)
+{
+    if (!m || !m->group_of || g < 0 || g >= m->n_groups) return SIM_EINVAL;
+    if (!m->g_cnt[g]) return 0;
+    *batch = m->g_batch[g] / (double)m->g_cnt[g];
     return 1;
 }
 

@@ -97,6 +97,8 @@ typedef struct {
     char role[16];
     int32_t instances, gpus;
     double utilization, kv_occupancy, waiting;
+    double mean_batch;             /* time-weighted mean running requests per instance (headroom: vs max_seqs) */
+    int32_t max_seqs;              /* the pool's scheduler.max_seqs */
 } sim_pool_summary;
 
 typedef struct {
@@ -153,6 +155,8 @@ int64_t sim_metrics_samples_seen(const sim_metrics *m);
 /* Means over every sample of group g: returns 1, or 0 (outputs left) when
  * the group has no sample; SIM_EINVAL without groups or for a bad g. */
 int sim_metrics_group_means(const sim_metrics *m, int32_t g, double *util, double *kv, double *waiting);
+/* Mean running requests per instance over every sample of group g (as group_means). */
+int sim_metrics_group_mean_batch(const sim_metrics *m, int32_t g, double *batch);
 /* Tokens (prompt + output) of every request, kept or not, per instance it
  * was routed to (its prefill instance in pd): load[0..n_instances). */
 int sim_metrics_routed_load(const sim_metrics *m, double *load);
@@ -179,6 +183,12 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
 
 /* One JSON object (see README "JSON output"); keys in a fixed order. */
 void sim_summary_print_json(FILE *f, const sim_summary *s);
+/* Batch headroom of a pool in percent: 100 × (1 − mean_batch / max_seqs),
+ * 0 when max_seqs is unknown. */
+double sim_summary_batch_headroom(const sim_pool_summary *p);
+/* The pool with the least batch headroom (the first when none has max_seqs). */
+int32_t sim_summary_fullest_pool(const sim_summary *s);
+
 /* Human-readable table. */
 void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *sc);
 

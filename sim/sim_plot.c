@@ -6,6 +6,7 @@
 #include "sim_plot.h"
 #include "sim_file.h"
 #include "sim_store.h"
+#include "sim_yaml.h"
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -214,10 +215,124 @@ static void quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The SLO bounds a run was simulated with (0 = none): the scenario's
+ * slo.ttft_ms / slo.tpot_ms, overridden by --set slo.*= in params_json. */
+static void run_slo(sqlite3 *db, int64_t run, double *ttft, double *tpot)
+{
+    *ttft = *tpot = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT scenario_text, params_json FROM runs WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(st, 1, run);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 0);
+        sim_yaml_node *root = NULL;
+        if (text && sim_yaml_parse(text, strlen(text), "scenario", &root, NULL) == 0 && root &&
+            root->kind == SIM_YAML_MAP) {
+            sim_yaml_pair *slo = sim_yaml_map_find(root, "slo");
+            if (slo && slo->value->kind == SIM_YAML_MAP) {
+                sim_yaml_pair *a = sim_yaml_map_find(slo->value, "ttft_ms"), *b = sim_yaml_map_find(slo->value, "tpot_ms");
+                if (a && a->value->kind == SIM_YAML_SCALAR) *ttft = atof(a->value->text);
+                if (b && b->value->kind == SIM_YAML_SCALAR) *tpot = atof(b->value->text);
+            }
+        }
+        sim_yaml_free(root);
+        const char *pj = (const char *)sqlite3_column_text(st, 1);
+        json_t *j = pj ? json_loads(pj, 0, NULL) : NULL;
+        json_t *sets = j ? json_object_get(j, "set") : NULL;
+        for (size_t q = 0; json_is_array(sets) && q < json_array_size(sets); q++) {
+            const char *v = json_string_value(json_array_get(sets, q));
+            if (v && strncmp(v, "slo.ttft_ms=", 12) == 0) *ttft = atof(v + 12);
+            if (v && strncmp(v, "slo.tpot_ms=", 12) == 0) *tpot = atof(v + 12);
+        }
+        json_decref(j);
+    }
+    sqlite3_finalize(st);
+    if (!(*ttft > 0) || !isfinite(*ttft)) *ttft = 0;
+    if (!(*tpot > 0) || !isfinite(*tpot)) *tpot = 0;
+}
+
+/* A run's --set values (sweep.key= and seed= left out) joined by '+' into
+ * label, and their keys into key (either may be NULL). */
+static void set_values(const char *params_json, char *label, size_t ll, char *key, size_t kl)
+{
+    if (label) label[0] = '\0';
+    if (key) key[0] = '\0';
+    json_t *j = params_json ? json_loads(params_json, 0, NULL) : NULL;
+    json_t *sets = j ? json_object_get(j, "set") : NULL;
+    size_t m = 0, mk = 0;
+    for (size_t q = 0; json_is_array(sets) && q < json_array_size(sets); q++) {
+        const char *v = json_string_value(json_array_get(sets, q));
+        const char *eq = v ? strchr(v, '=') : NULL;
+        if (!eq || strncmp(v, "sweep.key=", 10) == 0 || strncmp(v, "seed=", 5) == 0) continue;
+        if (label && m < ll) m += (size_t)snprintf(label + m, ll - m, "%s%s", m ? "+" : "", eq + 1);
+        if (key && mk < kl) mk += (size_t)snprintf(key + mk, kl - mk, "%s%.*s", mk ? "+" : "", (int)(eq - v), v);
+    }
+    json_decref(j);
+}
+
+/* The latest `run --sweep`: the last consecutive runs of one scenario name
+ * whose params list "sweep.key=", oldest first, with their swept values as
+ * labels and the swept key(s) in key. Returns how many (up to max). */
+static int latest_sweep(sqlite3 *db, int64_t *ids, char labels[][128], int max, char *key, size_t kl, char *name,
+                        size_t nl)
+{
+    sqlite3_stmt *st = NULL;
+    if (key) key[0] = '\0';
+    if (sqlite3_prepare_v2(db, "SELECT id, name, params_json FROM runs WHERE params_json LIKE '%sweep.key=%' "
+                               "ORDER BY id DESC", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    int64_t rid[64];
+    char rl[64][128], name0[128] = "";
+    int k = 0;
+    int64_t prev = -1;
+    while (sqlite3_step(st) == SQLITE_ROW && k < 64 && k < max) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        const char *nm = (const char *)sqlite3_column_text(st, 1);
+        if (k == 0) snprintf(name0, sizeof name0, "%s", nm ? nm : "");
+        else if (strcmp(name0, nm ? nm : "") != 0 || id != prev - 1) break;
+        prev = id;
+        set_values((const char *)sqlite3_column_text(st, 2), rl[k], sizeof rl[k], k == 0 ? key : NULL, kl);
+        rid[k++] = id;
+    }
+    sqlite3_finalize(st);
+    for (int q = 0; q < k; q++) { /* oldest first: the order the values were given */
+        ids[q] = rid[k - 1 - q];
+        snprintf(labels[q], 128, "%s", rl[k - 1 - q][0] ? rl[k - 1 - q] : "?");
+    }
+    if (name) snprintf(name, nl, "%s", name0);
+    return k;
+}
+
+/* The pool of each instance of a run (instances are numbered pool by pool)
+ * and the pools' role names, from its pools.N.instances/role metrics;
+ * returns the number of pools (0 when the run predates them). */
+static int run_pools(sqlite3 *db, int64_t run, int *first, char roles[][16], int max)
+{
+    int np = 0, next = 0;
+    for (int p = 0; p < max; p++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "pools.%d.instances", p);
+        double n = metric(db, run, nm);
+        if (!(n >= 1)) break;
+        snprintf(nm, sizeof nm, "pools.%d.role", p);
+        double r = metric(db, run, nm);
+        static const char *const names[] = {"colocated", "prefill", "decode", "attention", "ffn"};
+        snprintf(roles[p], 16, "%s", r >= 0 && r <= 4 ? names[(int)r] : "pool");
+        first[p] = next;
+        next += (int)n;
+        np++;
+    }
+    if (np < max) first[np] = next;
+    return np;
+}
+
 /* Runs to draw for cdf/timeline: the ones given, else the latest search's
- * final runs (best first), else the latest run holding `table` rows. */
+ * final runs (best first), else the runs of the latest sweep (cdf: labelled
+ * by their values) when it is the latest run, else the latest run holding
+ * `table` rows. */
 static int pick_runs(sqlite3 *db, const sim_plot_opts *o, const run_row *r, int n, const char *table, int max,
-                     int64_t *ids, char titles[][160])
+                     int64_t *ids, char titles[][160], char *sweep_key)
 {
     int k = 0;
     if (o->n_runs > 0) {
@@ -242,6 +357,18 @@ static int pick_runs(sqlite3 *db, const sim_plot_opts *o, const run_row *r, int 
                 snprintf(titles[k++], 160, "#%d %s", rank, jstr(r[i].search, "label"));
                 break;
             }
+    if (k == 0 && max > 1 && n > 0) {
+        int64_t sid[SIM_PLOT_MAX_RUNS];
+        char sl[SIM_PLOT_MAX_RUNS][128], key[256];
+        int ns = latest_sweep(db, sid, sl, max < SIM_PLOT_MAX_RUNS ? max : SIM_PLOT_MAX_RUNS, key, sizeof key, NULL, 0);
+        if (ns > 0 && sid[ns - 1] == r[n - 1].id)
+            for (int q = 0; q < ns; q++)
+                if (count_rows(db, table, sid[q]) > 0) {
+                    ids[k] = sid[q];
+                    snprintf(titles[k++], 160, "%.150s", sl[q]);
+                    if (sweep_key) snprintf(sweep_key, 256, "%s", key);
+                }
+    }
     for (int i = n - 1; i >= 0 && k == 0; i--)
         if (count_rows(db, table, r[i].id) > 0) {
             ids[k] = r[i].id;
@@ -259,11 +386,13 @@ static int cmp_double(const void *a, const void *b)
 /* ---- data writers, one per kind ----------------------------------------- */
 
 static int data_cdf(sqlite3 *db, const sim_plot_opts *o, const run_row *r, int n, FILE *f, int *series,
-                    sim_err *err)
+                    char *title, size_t tl, sim_err *err)
 {
-    int64_t ids[6];
-    char titles[6][160];
-    int k = pick_runs(db, o, r, n, "requests", 6, ids, titles);
+    int64_t ids[8];
+    char titles[8][160];
+    char key[256] = "";
+    int k = pick_runs(db, o, r, n, "requests", 8, ids, titles, key);
+    if (key[0]) snprintf(title, tl, "Latency distribution over the sweep of %.200s", key);
     if (k == 0) return sim_err_set(err, SIM_EINVAL, "no run with per-request rows (output.store_requests) in %s", o->db);
     static const char *const cols[] = {"ttft_ms", "tpot_ms"};
     for (int c = 0; c < 2; c++)
@@ -334,98 +463,136 @@ static int data_tl(sqlite3 *db, const sim_plot_opts *o, const run_row *r, int n,
                     np++;
                 }
             qsort(pts, (size_t)np, sizeof pts[0], cmp_double);
-            for (int i = 0; i < np; i++) fprintf(f, "%.6g %.6g %.6g\n", pts[i][0], pts[i][1], pts[i][2]);
-            if (np == 0) fputs("0 0 0\n", f);
+            for (int i = 0; i < np; i++) fprintf(f, "%.6g %.6g %.6g \" \"\n", pts[i][0], pts[i][1], pts[i][2]);
+            if (np == 0) fputs("0 0 0 \" \"\n", f);
             fputs("\n\n", f);
         }
     } else {
+        /* The runs of each scenario name in the order they ran (a sweep: the
+         * order of its values, e.g. 2+6 ... 6+2), each point labelled by its
+         * --set values. */
         char names[MAX_SERIES][128];
         for (int i = 0; i < n && k < MAX_SERIES; i++) {
             int seen = 0;
             for (int q = 0; q < k; q++) seen |= strcmp(names[q], r[i].name) == 0;
             if (!seen) snprintf(names[k++], 128, "%s", r[i].name);
         }
+        sqlite3_stmt *pst = NULL;
+        if (sqlite3_prepare_v2(db, "SELECT params_json FROM runs WHERE id = ?1", -1, &pst, NULL) != SQLITE_OK)
+            return sim_err_set(err, SIM_EIO, "results DB: %s", sqlite3_errmsg(db));
         for (int q = 0; q < k; q++) {
             quoted(f, names[q]);
-            fputs(" x y\n", f);
-            double pts[256][3];
+            fputs(" x y label\n", f);
             int np = 0;
             for (int i = 0; i < n && np < 256; i++)
                 if (strcmp(r[i].name, names[q]) == 0) {
-                    pts[np][0] = metric(db, r[i].id, "throughput.req_per_s");
-                    pts[np][1] = metric(db, r[i].id, "ttft_ms.p90");
-                    pts[np][2] = metric(db, r[i].id, "tpot_ms.p90");
+                    char label[128] = "";
+                    sqlite3_reset(pst);
+                    sqlite3_bind_int64(pst, 1, r[i].id);
+                    if (sqlite3_step(pst) == SQLITE_ROW)
+                        set_values((const char *)sqlite3_column_text(pst, 0), label, sizeof label, NULL, 0);
+                    fprintf(f, "%.6g %.6g %.6g ", metric(db, r[i].id, "throughput.req_per_s"),
+                            metric(db, r[i].id, "ttft_ms.p90"), metric(db, r[i].id, "tpot_ms.p90"));
+                    quoted(f, label[0] ? label : " ");
+                    fputc('\n', f);
                     np++;
                 }
-            qsort(pts, (size_t)np, sizeof pts[0], cmp_double);
-            for (int i = 0; i < np; i++) fprintf(f, "%.6g %.6g %.6g\n", pts[i][0], pts[i][1], pts[i][2]);
             fputs("\n\n", f);
         }
+        sqlite3_finalize(pst);
     }
     if (k == 0) return sim_err_set(err, SIM_EINVAL, "no runs in %s", o->db);
     *series = k;
     return 0;
 }
 
-static int data_sweep(sqlite3 *db, const sim_plot_opts *o, FILE *f, int *series, sim_err *err)
+static int is_number(const char *v)
 {
-    /* The latest sweep: runs whose params list "sweep.key=", the last
-     * consecutive ones of the same scenario name; x = the set values that
-     * differ between them. */
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id, name, params_json FROM runs WHERE params_json LIKE '%sweep.key=%' "
-                               "ORDER BY id DESC", -1, &st, NULL) != SQLITE_OK)
-        return sim_err_set(err, SIM_EIO, "results DB: %s", sqlite3_errmsg(db));
+    char *end;
+    if (!*v) return 0;
+    double x = strtod(v, &end);
+    return *end == '\0' && isfinite(x);
+}
+
+static int data_sweep(sqlite3 *db, const sim_plot_opts *o, FILE *f, int *series, char *extra, size_t el,
+                      sim_err *err)
+{
+    /* The latest sweep (x = its values: numeric when they all are numbers,
+     * else one tick per value), and every pool's utilisation. */
     int64_t ids[64];
-    char labels[64][128], name0[128] = "";
-    int k = 0;
-    int64_t prev = -1;
-    while (sqlite3_step(st) == SQLITE_ROW && k < 64) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        const char *nm = (const char *)sqlite3_column_text(st, 1);
-        if (k == 0) snprintf(name0, sizeof name0, "%s", nm ? nm : "");
-        else if (strcmp(name0, nm ? nm : "") != 0 || id != prev - 1) break;
-        prev = id;
-        json_t *j = json_loads((const char *)sqlite3_column_text(st, 2), 0, NULL);
-        json_t *sets = j ? json_object_get(j, "set") : NULL;
-        labels[k][0] = '\0';
-        size_t m = 0;
-        for (size_t q = 0; json_is_array(sets) && q < json_array_size(sets); q++) {
-            const char *v = json_string_value(json_array_get(sets, q));
-            const char *eq = v ? strchr(v, '=') : NULL;
-            if (!eq || strncmp(v, "sweep.key=", 10) == 0 || strncmp(v, "seed=", 5) == 0) continue;
-            if (m < sizeof labels[k]) m += (size_t)snprintf(labels[k] + m, sizeof labels[k] - m, "%s%s", m ? "+" : "", eq + 1);
-        }
-        json_decref(j);
-        ids[k++] = id;
-    }
-    sqlite3_finalize(st);
+    char labels[64][128], key[256], name0[128];
+    int k = latest_sweep(db, ids, labels, 64, key, sizeof key, name0, sizeof name0);
     if (k == 0) return sim_err_set(err, SIM_EINVAL, "no sweep runs in %s (run `servesim run --sweep ...` with a DB)", o->db);
+    int numeric = 1;
+    for (int q = 0; q < k; q++) numeric &= is_number(labels[q]);
+    int first[SIM_PLOT_MAX_RUNS + 1];
+    char roles[SIM_PLOT_MAX_RUNS][16];
+    int np = run_pools(db, ids[k - 1], first, roles, 4);
     quoted(f, name0);
-    fputs(" label goodput tokgpu ttft tpot\n", f);
-    for (int q = k - 1; q >= 0; q--) {
-        fprintf(f, "%d ", k - 1 - q);
-        quoted(f, labels[q][0] ? labels[q] : "?");
-        fprintf(f, " %.6g %.6g %.6g %.6g\n", metric(db, ids[q], "goodput_req_per_s"),
+    fputs(" label goodput tokgpu ttft tpot", f);
+    for (int p = 0; p < np; p++) fprintf(f, " util%d", p);
+    fputc('\n', f);
+    for (int q = 0; q < k; q++) {
+        if (numeric) fprintf(f, "%.9g ", atof(labels[q]));
+        else fprintf(f, "%d ", q);
+        quoted(f, labels[q]);
+        fprintf(f, " %.6g %.6g %.6g %.6g", metric(db, ids[q], "goodput_req_per_s"),
                 metric(db, ids[q], "throughput.output_tokens_per_s_per_gpu"), metric(db, ids[q], "ttft_ms.p90"),
                 metric(db, ids[q], "tpot_ms.p90"));
+        for (int p = 0; p < np; p++) {
+            char nm[64];
+            snprintf(nm, sizeof nm, "pools.%d.utilization", p);
+            double u = metric(db, ids[q], nm);
+            fprintf(f, " %.6g", isfinite(u) ? u : NAN);
+        }
+        fputc('\n', f);
     }
+    char pn[128] = "";
+    size_t m = 0;
+    for (int p = 0; p < np && m < sizeof pn; p++)
+        m += (size_t)snprintf(pn + m, sizeof pn - m, "%s%s", p ? " " : "", roles[p]);
+    for (char *c = key; *c; c++)
+        if (*c == '\'' || *c == '"' || *c == '\\') *c = ' ';
+    snprintf(extra, el, "numeric=%d; sweep_key='%s'; npools=%d; pool_names='%s'; ", numeric, key, np, pn);
     *series = 1;
     return 0;
 }
 
 typedef struct {
-    double x, y;
+    double x, y, ttft;
     char label[160];
+    char mode[16];
+    int rec;                 /* the recommended candidate: first on a frontier among ties */
 } ppoint;
 
+/* x ascending (the frontier is scanned from the right: the recommended one last among ties). */
 static int cmp_ppoint(const void *a, const void *b)
 {
     const ppoint *p = a, *q = b;
-    return p->x < q->x ? -1 : p->x > q->x;
+    return p->x < q->x ? -1 : p->x > q->x ? 1 : p->rec - q->rec;
 }
 
-static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f, int *series, sim_err *err)
+/* TTFT ascending (scanned from the left: the recommended one first among ties). */
+static int cmp_ppoint_ttft(const void *a, const void *b)
+{
+    const ppoint *p = a, *q = b;
+    return p->ttft < q->ttft ? -1 : p->ttft > q->ttft ? 1 : q->rec - p->rec;
+}
+
+/* The deployment part of a candidate label ("pd 12P tp2 + 2D tp4"), quoted;
+ * blank when it repeats the previous frontier point's (prev keeps it). */
+static void short_label(FILE *f, const char *label, char *prev, size_t pl)
+{
+    char b[160];
+    snprintf(b, sizeof b, "%s", label);
+    char *bar = strstr(b, " |");
+    if (bar) *bar = '\0';
+    quoted(f, strcmp(b, prev) == 0 ? " " : b);
+    snprintf(prev, pl, "%s", b);
+}
+
+static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f, int *series, char *extra, size_t el,
+                       sim_err *err)
 {
     const char *sess = latest_session(r, n);
     if (!sess[0]) return sim_err_set(err, SIM_EINVAL, "no search runs in %s (run `servesim search` with a DB)", o->db);
@@ -444,45 +611,95 @@ static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f,
             strcmp(jstr(r[i].search, "session"), sess) == 0) {
             p[m].x = jnum(r[i].search, "tok_s_user");
             p[m].y = jnum(r[i].search, "goodput_per_gpu");
+            p[m].ttft = jnum(r[i].search, "ttft_ms");
             snprintf(p[m].label, sizeof p[m].label, "%s", jstr(r[i].search, "label"));
+            const char *md = jstr(r[i].search, "mode");
+            if (!md[0]) { /* older DBs: the label starts with the mode */
+                static const char *const modes[] = {"pd+af", "colocated", "pd", "af"};
+                for (int q = 0; q < 4 && !md[0]; q++)
+                    if (strncmp(p[m].label, modes[q], strlen(modes[q])) == 0) md = modes[q];
+            }
+            snprintf(p[m].mode, sizeof p[m].mode, "%s", md[0] ? md : "other");
             if (best < 0 || jnum(r[i].search, "score") > jnum(r[best].search, "score")) best = i;
-            if ((int64_t)jnum(r[i].search, "candidate") == rec) by_id = i;
+            p[m].rec = (int64_t)jnum(r[i].search, "candidate") == rec;
+            if (p[m].rec) by_id = i;
             m++;
         }
     if (by_id >= 0) best = by_id; /* else (no final runs stored): the highest score */
+    else if (best >= 0)
+        for (int i = 0; i < m; i++) p[i].rec = strcmp(p[i].label, jstr(r[best].search, "label")) == 0;
     if (m == 0) {
         free(p);
         return sim_err_set(err, SIM_EINVAL, "the latest search in %s has no candidate meeting the SLO", o->db);
     }
+    /* One block per mode present: colocated and disaggregated told apart. */
+    static const char *const mode_order[] = {"colocated", "pd", "af", "pd+af", "other"};
+    int nmodes = 0;
+    for (int q = 0; q < 5; q++) {
+        int any = 0;
+        for (int i = 0; i < m; i++) any |= strcmp(p[i].mode, mode_order[q]) == 0;
+        if (!any) continue;
+        fprintf(f, "\"%s\" x y ttft\n", mode_order[q]);
+        for (int i = 0; i < m; i++)
+            if (strcmp(p[i].mode, mode_order[q]) == 0) fprintf(f, "%.6g %.6g %.6g\n", p[i].x, p[i].y, p[i].ttft);
+        fputs("\n\n", f);
+        nmodes++;
+    }
+    ppoint *fr = malloc((size_t)m * sizeof *fr);
+    if (!fr) {
+        free(p);
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    }
+    /* Frontier against tokens/s per user: from the fastest per-user speed
+     * down, a point is on it when its goodput beats every faster point's. */
     qsort(p, (size_t)m, sizeof *p, cmp_ppoint);
-    fputs("\"candidates meeting the SLO\" x\n", f);
-    for (int i = 0; i < m; i++) fprintf(f, "%.6g %.6g\n", p[i].x, p[i].y);
-    fputs("\n\n\"Pareto frontier\" x\n", f);
-    /* Scan from the fastest per-user speed down: a point is on the frontier
-     * when its goodput beats every faster point's. */
     double top = -1;
     int nf = 0;
-    ppoint *fr = malloc((size_t)m * sizeof *fr);
-    for (int i = m - 1; fr && i >= 0; i--)
+    for (int i = m - 1; i >= 0; i--)
         if (p[i].y > top) {
             top = p[i].y;
             fr[nf++] = p[i];
         }
-    for (int i = nf - 1; fr && i >= 0; i--) fprintf(f, "%.6g %.6g\n", fr[i].x, fr[i].y);
-    fputs("\n\n\"recommended\" x\n", f);
-    fprintf(f, "%.6g %.6g\n", jnum(r[best].search, "tok_s_user"), jnum(r[best].search, "goodput_per_gpu"));
+    char prev[160] = "";
+    fputs("\"Pareto frontier\" x y label\n", f);
+    for (int i = nf - 1; i >= 0; i--) {
+        fprintf(f, "%.6g %.6g ", fr[i].x, fr[i].y);
+        short_label(f, fr[i].label, prev, sizeof prev);
+        fputc('\n', f);
+    }
+    /* Frontier against TTFT: from the lowest TTFT up, on it when its goodput
+     * beats every point with a lower TTFT. */
+    qsort(p, (size_t)m, sizeof *p, cmp_ppoint_ttft);
+    top = -1;
+    nf = 0;
+    for (int i = 0; i < m; i++)
+        if (p[i].y > top) {
+            top = p[i].y;
+            fr[nf++] = p[i];
+        }
+    fputs("\n\n\"Pareto frontier (TTFT)\" ttft y label\n", f);
+    prev[0] = '\0';
+    for (int i = 0; i < nf; i++) {
+        fprintf(f, "%.6g %.6g ", fr[i].ttft, fr[i].y);
+        short_label(f, fr[i].label, prev, sizeof prev);
+        fputc('\n', f);
+    }
+    fputs("\n\n\"recommended\" x y ttft\n", f);
+    fprintf(f, "%.6g %.6g %.6g\n", jnum(r[best].search, "tok_s_user"), jnum(r[best].search, "goodput_per_gpu"),
+            jnum(r[best].search, "ttft_ms"));
     free(fr);
     free(p);
-    *series = 3;
+    snprintf(extra, el, "nmodes=%d; ", nmodes);
+    *series = nmodes + 3;
     return 0;
 }
 
 static int data_timeline(sqlite3 *db, const sim_plot_opts *o, const run_row *r, int n, FILE *f, int *series,
-                         char *title, size_t tl, sim_err *err)
+                         char *title, size_t tl, char *extra, size_t el, sim_err *err)
 {
     int64_t id;
     char t[1][160];
-    if (pick_runs(db, o, r, n, "instance_series", 1, &id, t) == 0)
+    if (pick_runs(db, o, r, n, "instance_series", 1, &id, t, NULL) == 0)
         return sim_err_set(err, SIM_EINVAL, "no run with an instance time series in %s", o->db);
     snprintf(title, tl, "%s", t[0]);
     sqlite3_stmt *st = NULL;
@@ -490,12 +707,23 @@ static int data_timeline(sqlite3 *db, const sim_plot_opts *o, const run_row *r, 
                                "AND instance < 16 ORDER BY instance, t_s", -1, &st, NULL) != SQLITE_OK)
         return sim_err_set(err, SIM_EIO, "results DB: %s", sqlite3_errmsg(db));
     sqlite3_bind_int64(st, 1, id);
+    /* Each instance titled with its pool's role; extra lists the roles so the
+     * template draws prefill and decode pools apart. */
+    int first[SIM_MAX_POOLS + 1];
+    char roles[SIM_MAX_POOLS][16];
+    int np = run_pools(db, id, first, roles, SIM_MAX_POOLS);
     int cur = -1, k = 0;
+    size_t m = (size_t)snprintf(extra, el, "roles='");
     while (sqlite3_step(st) == SQLITE_ROW) {
         int inst = sqlite3_column_int(st, 0);
         if (inst != cur) {
             if (cur >= 0) fputs("\n\n", f);
-            fprintf(f, "\"instance %d\" t u kv\n", inst);
+            const char *role = "";
+            for (int p = 0; p < np; p++)
+                if (inst >= first[p] && inst < first[p + 1]) role = roles[p];
+            if (role[0]) fprintf(f, "\"instance %d (%s)\" t u kv\n", inst, role);
+            else fprintf(f, "\"instance %d\" t u kv\n", inst);
+            if (m < el) m += (size_t)snprintf(extra + m, el - m, "%s%s", k ? " " : "", role[0] ? role : "-");
             cur = inst;
             k++;
         }
@@ -503,6 +731,7 @@ static int data_timeline(sqlite3 *db, const sim_plot_opts *o, const run_row *r, 
                 sqlite3_column_double(st, 3));
     }
     sqlite3_finalize(st);
+    if (m < el) snprintf(extra + m, el - m, "'; ");
     if (k == 0) return sim_err_set(err, SIM_EINVAL, "run %lld has no instance time series", (long long)id);
     *series = k;
     return 0;
@@ -554,14 +783,15 @@ static int open_results_db(const sim_plot_opts *o, sqlite3 **out, sim_err *err)
 }
 
 static int write_kind(sqlite3 *db, const sim_plot_opts *o, const run_row *rows, int n, FILE *f, int *series,
-                      char *title, size_t tl, sim_err *err)
+                      char *title, size_t tl, char *extra, size_t el, sim_err *err)
 {
+    extra[0] = '\0';
     switch (o->kind) {
-    case SIM_PLOT_CDF: return data_cdf(db, o, rows, n, f, series, err);
+    case SIM_PLOT_CDF: return data_cdf(db, o, rows, n, f, series, title, tl, err);
     case SIM_PLOT_THROUGHPUT_LATENCY: return data_tl(db, o, rows, n, f, series, err);
-    case SIM_PLOT_SWEEP: return data_sweep(db, o, f, series, err);
-    case SIM_PLOT_PARETO: return data_pareto(o, rows, n, f, series, err);
-    case SIM_PLOT_TIMELINE: return data_timeline(db, o, rows, n, f, series, title, tl, err);
+    case SIM_PLOT_SWEEP: return data_sweep(db, o, f, series, extra, el, err);
+    case SIM_PLOT_PARETO: return data_pareto(o, rows, n, f, series, extra, el, err);
+    case SIM_PLOT_TIMELINE: return data_timeline(db, o, rows, n, f, series, title, tl, extra, el, err);
     default: return sim_err_set(err, SIM_EINVAL, "plot: unknown kind");
     }
 }
@@ -571,13 +801,25 @@ int sim_plot_write_data(const sim_plot_opts *o, FILE *f, sim_err *err)
     sqlite3 *db = NULL;
     run_row *rows = NULL;
     int n = 0, series = 0, rc;
-    char title[256];
+    char title[256], extra[1024];
     if (!o->db) return sim_err_set(err, SIM_EINVAL, "plot: needs a results DB");
     if ((rc = open_results_db(o, &db, err)) < 0) return rc;
-    if ((rc = load_runs(db, &rows, &n, err)) == 0) rc = write_kind(db, o, rows, n, f, &series, title, sizeof title, err);
+    if ((rc = load_runs(db, &rows, &n, err)) == 0)
+        rc = write_kind(db, o, rows, n, f, &series, title, sizeof title, extra, sizeof extra, err);
     rows_free(rows, n);
     sqlite3_close(db);
     return rc;
+}
+
+int sim_plot_slo(const char *db, int64_t run, double *ttft, double *tpot, sim_err *err)
+{
+    sim_plot_opts o = {.db = db};
+    sqlite3 *h = NULL;
+    int rc = open_results_db(&o, &h, err);
+    if (rc < 0) return rc;
+    run_slo(h, run, ttft, tpot);
+    sqlite3_close(h);
+    return 0;
 }
 
 int sim_plot_make(const sim_plot_opts *o, sim_err *err)
@@ -625,19 +867,24 @@ int sim_plot_make(const sim_plot_opts *o, sim_err *err)
         rc = sim_err_set(err, SIM_EIO, "plot: %s: %s", data, strerror(errno));
         goto out;
     }
-    rc = write_kind(db, o, rows, n, f, &series, title, sizeof title, err);
+    char extra[1024];
+    rc = write_kind(db, o, rows, n, f, &series, title, sizeof title, extra, sizeof extra, err);
     if (fclose(f) != 0 && rc == 0) rc = sim_err_set(err, SIM_EIO, "plot: writing %s failed", data);
     if (rc < 0) goto out;
     if (o->title) snprintf(title, sizeof title, "%s", o->title);
     for (char *c = title; *c; c++)
         if (*c == '\'' || *c == '"' || *c == '\\') *c = ' ';
-    char vars[PATH_MAX * 3];
+    /* The SLO lines: the bounds of the runs drawn (the ones given, else the latest run). */
+    double slo_ttft = 0, slo_tpot = 0;
+    if (n > 0) run_slo(db, o->n_runs > 0 ? o->runs[0] : rows[n - 1].id, &slo_ttft, &slo_tpot);
+    char vars[PATH_MAX * 3 + 2048];
     int svg = strcmp(ext, ".svg") == 0;
     snprintf(vars, sizeof vars,
              "datafile='%s'; outfile='%s'; termtype=\"%s\"; nseries=%d; plottitle='%s'; percentile='p90'; "
-             "templdir='%s'",
+             "templdir='%s'; slo_ttft=%.9g; slo_tpot=%.9g; %s",
              data, o->out,
-             svg ? "svg size 1100,750 dynamic font 'Sans,11'" : "pngcairo size 1100,750 font 'Sans,10'", series, title, tdir);
+             svg ? "svg size 1100,750 dynamic font 'Sans,11'" : "pngcairo size 1100,750 font 'Sans,10'", series, title, tdir,
+             slo_ttft, slo_tpot, extra);
     snprintf(tpl, sizeof tpl, "%s/%s.gp", tdir, kind);
     char *argv[] = {(char *)gnuplot_prog(o->gnuplot), "-e", vars, tpl, NULL};
     int st = run_prog(argv, errf);

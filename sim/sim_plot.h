@@ -1,13 +1,18 @@
 /* sim_plot — gnuplot figures from a results database (`servesim plot`).
  *
- * Kinds: cdf (TTFT and TPOT distributions of runs, from `requests`),
- * throughput-latency (TTFT/TPOT percentiles against goodput per GPU, one
- * curve per deployment: search candidates' probes or sweep runs, from
- * `metrics`), sweep (goodput and latency against the swept value of the
- * latest `run --sweep`), pareto (goodput/GPU against tokens/s per user of
- * the latest search's candidates, frontier highlighted), timeline
- * (per-instance utilisation and KV occupancy over time, from
- * `instance_series`). Data are extracted with SQLite into a temporary
+ * Kinds: cdf (TTFT and TPOT distributions of runs, from `requests`: a
+ * search's top runs, or every run of the latest sweep titled by its value),
+ * throughput-latency (TTFT/TPOT p90 against the load, one curve per
+ * deployment: search candidates' probes, or runs of one scenario in the
+ * order they ran, labelled by their swept values, from `metrics`), sweep
+ * (goodput, latency and each pool's utilisation against the swept value of
+ * the latest `run --sweep`: a numeric axis titled with the key when the
+ * values are numbers), pareto (goodput/GPU against tokens/s per user and
+ * against TTFT of the latest search's candidates, one marker per mode,
+ * both frontiers labelled with their deployments), timeline (per-instance
+ * utilisation and KV occupancy over time, from `instance_series`, each
+ * instance titled with its pool's role). Latency plots draw the runs' SLO
+ * bounds. Data are extracted with SQLite into a temporary
  * folder and drawn by a template plots/<kind>.gp run by gnuplot, which
  * writes PNG (pngcairo) or SVG by the output file's extension. Templates
  * are looked up in $SERVESIM_PLOTS, then plots/ beside or above the
@@ -51,6 +56,11 @@ int sim_plot_make(const sim_plot_opts *o, sim_err *err);
 /* The gnuplot data blocks sim_plot_make() would draw for o->kind from
  * o->db, written to f (no gnuplot needed; o->out is not used). */
 int sim_plot_write_data(const sim_plot_opts *o, FILE *f, sim_err *err);
+
+/* The SLO bounds (ms, 0 = none) run `run` of results DB db was simulated
+ * with, as the plots draw them: the stored scenario's slo.ttft_ms and
+ * slo.tpot_ms, overridden by its --set slo.*= values. */
+int sim_plot_slo(const char *db, int64_t run, double *ttft, double *tpot, sim_err *err);
 
 /* 1 when the gnuplot program runs (NULL = the default one). */
 int sim_plot_have_gnuplot(const char *gnuplot);

@@ -85,6 +85,18 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT(name, s->pools[p].kv_occupancy);
         snprintf(name, sizeof name, "pools.%d.waiting", (int)p);
         EMIT(name, s->pools[p].waiting);
+        snprintf(name, sizeof name, "pools.%d.mean_batch", (int)p);
+        EMIT(name, s->pools[p].mean_batch);
+        snprintf(name, sizeof name, "pools.%d.max_seqs", (int)p);
+        EMIT(name, s->pools[p].max_seqs);
+        snprintf(name, sizeof name, "pools.%d.instances", (int)p);
+        EMIT(name, s->pools[p].instances);
+        /* the role as its sim_role number (0 colocated, 1 prefill, 2 decode, 3 attention, 4 ffn) */
+        int role = -1;
+        for (int r = 0; r <= SIM_ROLE_FFN; r++)
+            if (strcmp(sim_role_name((sim_role)r), s->pools[p].role) == 0) role = r;
+        snprintf(name, sizeof name, "pools.%d.role", (int)p);
+        EMIT(name, role);
     }
     if (s->pd.enabled) {
         EMIT("pd.moved", s->pd.moved);
@@ -251,7 +263,9 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_real(f, ps->kv_occupancy);
         fputs(", \"waiting\": ", f);
         put_real(f, ps->waiting);
-        fputs("}", f);
+        fputs(", \"mean_batch\": ", f);
+        put_real(f, ps->mean_batch);
+        fprintf(f, ", \"max_seqs\": %d}", (int)ps->max_seqs);
     }
     fputs("]", f);
     if (s->pd.enabled) {
@@ -309,6 +323,24 @@ static const char *scenario_gpu(const sim_scenario *sc)
     for (int32_t i = 0; i < sc->deployment.n_pools && i < SIM_MAX_POOLS; i++)
         if (sc->deployment.pools[i].gpu[0]) return sc->deployment.pools[i].gpu;
     return sc->hardware.gpu[0] ? sc->hardware.gpu : "-";
+}
+
+double sim_summary_batch_headroom(const sim_pool_summary *p)
+{
+    if (p->max_seqs <= 0) return 0;
+    double h = 100.0 * (1.0 - p->mean_batch / p->max_seqs);
+    return h < 0 ? 0 : h;
+}
+
+int32_t sim_summary_fullest_pool(const sim_summary *s)
+{
+    int32_t best = 0;
+    for (int32_t p = 1; p < s->n_pools && p < SIM_MAX_POOLS; p++)
+        if (s->pools[p].max_seqs > 0 &&
+            (s->pools[best].max_seqs <= 0 ||
+             s->pools[p].mean_batch / s->pools[p].max_seqs > s->pools[best].mean_batch / s->pools[best].max_seqs))
+            best = p;
+    return best;
 }
 
 void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *sc)
@@ -373,12 +405,16 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
     if (s->cache_hit_rate > 0)
         fprintf(f, "prefix cache hit rate %.1f %% of prompt tokens\n", 100 * s->cache_hit_rate);
     fprintf(f, "load imbalance (CV of tokens per instance) %.3f\n", s->load_cv);
+    if (s->n_pools == 1)
+        fprintf(f, "batch      mean %.1f of max_seqs %d running requests per instance (headroom %.0f %%)\n",
+                s->pools[0].mean_batch, (int)s->pools[0].max_seqs, sim_summary_batch_headroom(&s->pools[0]));
     if (s->n_pools > 1) {
-        fputs("\npool        role        instances  GPUs   util   KV occ  queued\n", f);
+        fputs("\npool        role        instances  GPUs   util   KV occ  queued      batch\n", f);
         for (int32_t p = 0; p < s->n_pools && p < SIM_MAX_POOLS; p++)
-            fprintf(f, "%-11d %-11s %9d %5d %5.1f%% %6.1f%% %7.1f\n", (int)p, s->pools[p].role,
+            fprintf(f, "%-11d %-11s %9d %5d %5.1f%% %6.1f%% %7.1f %5.0f/%-4d\n", (int)p, s->pools[p].role,
                     (int)s->pools[p].instances, (int)s->pools[p].gpus, 100 * s->pools[p].utilization,
-                    100 * s->pools[p].kv_occupancy, s->pools[p].waiting);
+                    100 * s->pools[p].kv_occupancy, s->pools[p].waiting, s->pools[p].mean_batch,
+                    (int)s->pools[p].max_seqs);
     }
     if (s->pd.enabled) {
         fprintf(f, "\nKV moved   %lld requests, %.3f GB; transfer ms mean %.2f p50 %.2f p99 %.2f; "

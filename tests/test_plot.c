@@ -42,28 +42,37 @@ static int starts_with_file(const char *p, const char *magic, size_t n)
     return strstr(buf, magic) != NULL;
 }
 
+/* A new results DB at the mkstemp pattern db, and the test scenario in sc. */
+static sim_store *open_fresh(char *db, sim_scenario *sc)
+{
+    sim_err err = {{0}};
+    sim_store *st = NULL;
+    int fd = mkstemp(db);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    unlink(db);
+    CHECK_MSG(sim_store_open(db, &st, &err) == 0, "%s", err.msg);
+    CHECK_MSG(sim_loader_load_string(yaml, strlen(yaml), "t", NULL, 0, sc, &err) == 0, "%s", err.msg);
+    return st;
+}
+
 /* Candidates tied on score: the "recommended" marker is the candidate the
  * search ranked first (its final rank-1 run, by id), not the first stored. */
 static void test_pareto_tie(void)
 {
     char db[] = "/tmp/test_plot_tie_XXXXXX";
-    int fd = mkstemp(db);
-    CHECK(fd >= 0);
-    close(fd);
-    unlink(db);
     sim_err err = {{0}};
-    sim_store *st = NULL;
     sim_scenario *sc = malloc(sizeof *sc);
-    CHECK(sim_store_open(db, &st, &err) == 0);
-    CHECK(sim_loader_load_string(yaml, strlen(yaml), "t", NULL, 0, sc, &err) == 0);
+    sim_store *st = open_fresh(db, sc);
     sim_summary sum;
     memset(&sum, 0, sizeof sum);
     for (int c = 0; c < 3; c++) {
         char params[512];
         snprintf(params, sizeof params,
                  "{\"search\": {\"session\": \"s1\", \"candidate\": %d, \"label\": \"cand %d\", \"best\": true, "
-                 "\"score\": 100.0, \"goodput_per_gpu\": 100.0, \"tok_s_user\": %d.5}}",
-                 c, c, 40 + c);
+                 "\"score\": 100.0, \"goodput_per_gpu\": 100.0, \"tok_s_user\": %d.5, \"ttft_ms\": %d, "
+                 "\"mode\": \"%s\"}}",
+                 c, c, 40 + c, 300 - 10 * c, c == 1 ? "pd" : "colocated");
         CHECK(st && sim_store_write_run(st, sc, NULL, params, &sum, NULL, NULL, &err) == 0);
     }
     CHECK(st && sim_store_write_run(st, sc, NULL,
@@ -81,7 +90,79 @@ static void test_pareto_tie(void)
     CHECK(rec != NULL);
     if (rec) CHECK_CONTAINS(rec, "42.5 100");
     if (rec) CHECK(strstr(rec, "40.5") == NULL);
+    /* Colocated and PD candidates in blocks of their own; both frontiers, labelled. */
+    CHECK_CONTAINS(buf, "\"colocated\" x y ttft\n40.5 100 300\n42.5 100 280\n");
+    CHECK_CONTAINS(buf, "\"pd\" x y ttft\n41.5 100 290\n");
+    CHECK_CONTAINS(buf, "\"Pareto frontier\" x y label\n42.5 100 \"cand 2\"\n");
+    /* Tied on goodput: the lowest TTFT alone is on the TTFT frontier. */
+    CHECK_CONTAINS(buf, "\"Pareto frontier (TTFT)\" ttft y label\n280 100 \"cand 2\"\n\n");
     free(buf);
+    free(sc);
+    unlink(db);
+}
+
+/* Writes one run with pools (two: prefill and decode) and the given params. */
+static void pd_run(sim_store *st, sim_scenario *sc, const char *params, double rate, double ttft, double u0)
+{
+    sim_err err = {{0}};
+    sim_summary sum;
+    memset(&sum, 0, sizeof sum);
+    sum.req_per_s = rate;
+    sum.goodput_req_per_s = rate;
+    sum.ttft_ms.p90 = ttft;
+    sum.tpot_ms.p90 = 20;
+    sum.n_pools = 2;
+    snprintf(sum.pools[0].role, sizeof sum.pools[0].role, "prefill");
+    snprintf(sum.pools[1].role, sizeof sum.pools[1].role, "decode");
+    sum.pools[0].instances = sum.pools[1].instances = 4;
+    sum.pools[0].utilization = u0;
+    sum.pools[1].utilization = 0.9;
+    CHECK(sim_store_write_run(st, sc, yaml, params, &sum, NULL, NULL, &err) == 0);
+}
+
+/* An xPyD sweep: values that are not numbers get one tick each, in the
+ * order given; the throughput-latency points keep that order even when the
+ * achieved throughput falls along it; every pool's utilisation is drawn;
+ * the SLO the runs were simulated with is read back. */
+static void test_sweep_order(void)
+{
+    char db[] = "/tmp/test_plot_sw_XXXXXX";
+    sim_err err = {{0}};
+    sim_scenario *sc = malloc(sizeof *sc);
+    sim_store *st = open_fresh(db, sc);
+    static const char *const v[][2] = {{"2", "6"}, {"3", "5"}, {"4", "4"}};
+    for (int i = 0; i < 3 && st; i++) {
+        char params[256];
+        snprintf(params, sizeof params,
+                 "{\"set\": [\"deployment.pools.0.instances=%s\", \"deployment.pools.1.instances=%s\", "
+                 "\"slo.ttft_ms=750\", \"sweep.key=\"]}",
+                 v[i][0], v[i][1]);
+        pd_run(st, sc, params, 12 - i, 900 - 100 * i, 0.9 - 0.2 * i);
+    }
+    sim_store_close(st);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sim_plot_opts po = {.kind = SIM_PLOT_SWEEP, .db = db};
+    CHECK_MSG(sim_plot_write_data(&po, f, &err) == 0, "%s", err.msg);
+    fclose(f);
+    CHECK_CONTAINS(buf, "\"t-plot\" label goodput tokgpu ttft tpot util0 util1\n0 \"2+6+750\" 12 0 900 20 0.9 0.9\n"
+                        "1 \"3+5+750\" 11 0 800 20 0.7 0.9\n2 \"4+4+750\" 10 0 700 20 0.5 0.9\n");
+    free(buf);
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    po.kind = SIM_PLOT_THROUGHPUT_LATENCY;
+    CHECK_MSG(sim_plot_write_data(&po, f, &err) == 0, "%s", err.msg);
+    fclose(f);
+    const char *a = buf ? strstr(buf, "\"2+6+750\"") : NULL, *b = buf ? strstr(buf, "\"3+5+750\"") : NULL,
+               *c = buf ? strstr(buf, "\"4+4+750\"") : NULL;
+    CHECK(a && b && c && a < b && b < c);
+    CHECK_CONTAINS(buf, "12 900 20 \"2+6+750\"\n");
+    free(buf);
+    double ttft = -1, tpot = -1;
+    CHECK(sim_plot_slo(db, 1, &ttft, &tpot, &err) == 0);
+    CHECK_NEAR(ttft, 750, 1e-9); /* the --set value over the scenario's 300 */
+    CHECK_NEAR(tpot, 15, 1e-9);  /* the scenario's */
     free(sc);
     unlink(db);
 }
@@ -101,6 +182,7 @@ int main(int argc, char **argv)
     CHECK(sim_plot_kind_parse("throughput-latency", &k) == 0 && k == SIM_PLOT_THROUGHPUT_LATENCY);
     CHECK(sim_plot_kind_parse("histogram", &k) < 0);
     test_pareto_tie();
+    test_sweep_order();
     if (!sim_plot_have_gnuplot(NULL)) {
         return test_skip("test_plot", "gnuplot not installed (gnuplot-nox); the figures were not made");
     }
@@ -142,6 +224,26 @@ int main(int argc, char **argv)
         CHECK(sim_store_write_run(st, sc, NULL, params, &sum, NULL, NULL, &err) == 0);
     }
     sim_store_close(st);
+    /* The lambda sweep's values are numbers: drawn at their values. */
+    {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        sim_plot_opts po = {.kind = SIM_PLOT_SWEEP, .db = db};
+        CHECK_MSG(sim_plot_write_data(&po, f, &err) == 0, "%s", err.msg);
+        fclose(f);
+        CHECK_CONTAINS(buf, "\n1 \"1\" 10 ");
+        CHECK_CONTAINS(buf, "\n3 \"3\" 12 ");
+        free(buf);
+        /* The timeline titles each instance with its pool's role. */
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        po.kind = SIM_PLOT_TIMELINE;
+        CHECK_MSG(sim_plot_write_data(&po, f, &err) == 0, "%s", err.msg);
+        fclose(f);
+        CHECK_CONTAINS(buf, "\"instance 0 (colocated)\" t u kv\n");
+        free(buf);
+    }
 
     static const sim_plot_kind kinds[] = {SIM_PLOT_CDF, SIM_PLOT_THROUGHPUT_LATENCY, SIM_PLOT_SWEEP, SIM_PLOT_PARETO,
                                           SIM_PLOT_TIMELINE};
