@@ -313,7 +313,7 @@ void cost_op_sets_init(model_cost *c)
          * (cost_gemm, attn_op, gdn_op, cost_op_model_comm). */
         model_op_query q;
         memset(&q, 0, sizeof q);
-        const char *dt = "bfloat16", *kvd = "", *var = "", *phase = "";
+        const char *dt = "bfloat16", *kvd = "", *var = "", *phase = "", *gt = "";
         switch ((cost_opv)v) {
         case COST_OPV_GEMM_BF16: q.kind = MODEL_OPK_GEMM, var = "fused_quant"; break;
         case COST_OPV_GEMM_W: q.kind = MODEL_OPK_GEMM, dt = w, var = "fused_quant"; break;
@@ -334,13 +334,19 @@ void cost_op_sets_init(model_cost *c)
         case COST_OPV_NCCL_AG:
         case COST_OPV_NCCL_RS:
         case COST_OPV_NCCL_A2A: q.kind = MODEL_OPK_NCCL, dt = "half", var = nccl[v - COST_OPV_NCCL_AR]; break;
+        /* DSA modules, keyed by KV and projection format; priced by part. */
+        case COST_OPV_DSA_CTX_ATTN: q.kind = MODEL_OPK_CTX_DSA_MODULE, kvd = kv, gt = w, var = "attention"; break;
+        case COST_OPV_DSA_GEN_ATTN: q.kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "attention"; break;
+        case COST_OPV_DSA_CTX_IDX: q.kind = MODEL_OPK_CTX_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
+        case COST_OPV_DSA_GEN_IDX: q.kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
         default: dt = NULL; break;
         }
-        if (!dt || !kvd) continue; /* never priced: no dtype of the tables' */
+        if (!dt || !kvd || !gt) continue; /* never priced: no dtype of the tables' */
         snprintf(q.dtype, sizeof q.dtype, "%s", dt);
         snprintf(q.kv_dtype, sizeof q.kv_dtype, "%s", kvd);
         snprintf(q.variant, sizeof q.variant, "%s", var);
         snprintf(q.phase, sizeof q.phase, "%s", phase);
+        snprintf(q.gemm_type, sizeof q.gemm_type, "%s", gt);
         char key[64];
         model_op_variant(&q, key, sizeof key);
         c->op_sets[v].set = op_set_find(c, key);

@@ -214,6 +214,32 @@ static void attn_op(const model_cost *c, cost_op_desc *d, int prefill, double b,
     d->has_op = 1; /* dtype bfloat16, kv_dtype kvdt: resolved in c->op_sets[d->opv] */
 }
 
+/* A DeepSeek-sparse-attention part as model_op prices it (layout.op_backend
+ * set): the sparse attention (part 1) or the lightning indexer (part 2) of
+ * the DSA modules the tables measure (DeepSeek-V3.2 and GLM-5 rows, one
+ * set for both), in this model's geometry; b sequences of s new tokens
+ * after `prefix` (decode: s = the context). */
+static void dsa_op(const model_cost *c, cost_op_desc *d, int prefill, int part, double b, double s, double prefix)
+{
+    const model_spec *m = &c->m;
+    if (!c->l.op_backend[0] || !(b > 0) || !(s > 0) || !c->mla || m->q_lora_rank <= 0) return;
+    model_op_query *q = &d->op;
+    memset(q, 0, sizeof *q);
+    q->f[MODEL_OPF_HIDDEN] = m->hidden, q->f[MODEL_OPF_Q_LORA] = m->q_lora_rank;
+    q->f[MODEL_OPF_KV_LORA] = m->kv_lora_rank, q->f[MODEL_OPF_ROPE] = m->rope_dim;
+    q->f[MODEL_OPF_NOPE] = m->nope_dim, q->f[MODEL_OPF_V_HEAD] = m->v_head_dim;
+    q->f[MODEL_OPF_IDX_HEADS] = m->index_heads, q->f[MODEL_OPF_IDX_DIM] = m->index_head_dim;
+    q->f[MODEL_OPF_IDX_TOPK] = m->index_topk;
+    q->kind = prefill ? MODEL_OPK_CTX_DSA_MODULE : MODEL_OPK_GEN_DSA_MODULE;
+    d->opv = part == 1 ? (prefill ? COST_OPV_DSA_CTX_ATTN : COST_OPV_DSA_GEN_ATTN)
+                       : (prefill ? COST_OPV_DSA_CTX_IDX : COST_OPV_DSA_GEN_IDX);
+    q->f[MODEL_OPF_BATCH] = ceil(b);
+    q->f[MODEL_OPF_HEADS] = c->heads_r;
+    q->f[MODEL_OPF_ISL] = prefill ? ceil(s) : 1;
+    q->f[MODEL_OPF_STEP] = prefill ? prefix : (s > 1 ? s - 1 : 0);
+    d->has_op = 1; /* strings resolved in c->op_sets[d->opv] */
+}
+
 /* Attention layer classes: full, sliding window, DeepSeek sparse (top-k). */
 enum { ATTN_FULL = 0, ATTN_SLIDING = 1, ATTN_SPARSE = 2 };
 
@@ -265,6 +291,8 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         d.calib_dtype = "bf16";
         if (sp == 1 && kind != ATTN_SPARSE)
             attn_op(c, &d, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch, sliding);
+        else if (sp == 1)
+            dsa_op(c, &d, 1, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch);
         double t_attn = cost_op(x, &d, 0);
         if (sp > 1 && l->sp_kind == MODEL_SP_ULYSSES) {
             /* Sequence shards → head shards before, back after. Each rank
@@ -317,6 +345,8 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         d.shape[5] = (int64_t)(hr * dcp), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
         d.calib_dtype = "bf16";
         if (dcp == 1 && kind != ATTN_SPARSE) attn_op(c, &d, 0, a->nd, ctx / a->nd, 0, sliding);
+        /* The sparse kernel's own context is the whole one (it picks top-k of it). */
+        else if (dcp == 1) dsa_op(c, &d, 0, 1, a->nd, a->ctx / a->nd, 0);
         cost_op(x, &d, 0);
         if (c->mla) {
             cost_op_desc oa = cost_gemm(c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);
@@ -544,6 +574,10 @@ static void eval_dsa_indexer(cost_ctx *x, const cost_agg *a, double count)
         d.shape[4] = (int64_t)(dec ? a->ctx / a->nd : a->cached / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)ih, d.shape[7] = (int64_t)id;
         d.calib_dtype = "fp8";
+        {
+            double nb = dec ? a->nd : (a->n_chunks > 0 ? a->n_chunks : 1);
+            dsa_op(c, &d, !dec, 2, nb, dec ? a->ctx / a->nd : a->Tp_seq / nb, dec ? 0 : a->cached / nb);
+        }
         cost_op(x, &d, 0);
         /* Top-k over each query's logits (read once, indices written). */
         cost_op_desc tk = elem(c, dec ? "dsa_topk_decode" : "dsa_topk_prefill", count, rows,

@@ -48,6 +48,10 @@ typedef enum {
     COST_OPV_NCCL_AG,
     COST_OPV_NCCL_RS,
     COST_OPV_NCCL_A2A,
+    COST_OPV_DSA_CTX_ATTN,      /* dsa_context_module:<kv dtype>/<weights' dtype>, its sparse attention */
+    COST_OPV_DSA_GEN_ATTN,
+    COST_OPV_DSA_CTX_IDX,       /* the same modules' lightning indexer */
+    COST_OPV_DSA_GEN_IDX,
     COST_OPV_COUNT
 } cost_opv;
 

@@ -16,6 +16,11 @@
 #define MLA_ROPE 64.0
 #define MLA_NOPE 128.0
 #define MLA_V 128.0
+/* DeepSeek-V3.2 sparse attention (the tables' DSA rows are DeepSeek-V3.2's):
+ * top-k keys per query, lightning-indexer heads and their dimension. */
+#define DSA_TOPK 2048.0
+#define DSA_IDX_HEADS 64.0
+#define DSA_IDX_DIM 128.0
 
 /* ---- parameter tables ------------------------------------------------ */
 
@@ -73,6 +78,15 @@ static const model_op_param_info P_GDN[] = {
     {"eff_mem", "fraction", "fraction of HBM bandwidth (activations, recurrent state)", 0.6, 0.01, 1.5},
 };
 
+static const model_op_param_info P_DSA_MODULE[] = {
+    {"floor_us", "us", "floor of the module's kernel sequence (projections, indexer, top-k, attention)", 30, 1, 4000},
+    {"eff_tc", "fraction", "sparse attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2},
+    {"cta_us", "SM*us", "sparse attention: fixed work per CTA", 1, 0.001, 1000},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV, indexer keys, logits)", 0.8, 0.05, 1.5},
+    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2},
+    {"eff_idx", "fraction", "indexer logits: fraction of the fp8 tensor-core peak", 0.3, 0.005, 1.2},
+};
+
 #define NP(a) ((int)(sizeof a / sizeof a[0]))
 
 int model_op_param_count(model_op_kind k)
@@ -91,6 +105,8 @@ int model_op_param_count(model_op_kind k)
     case MODEL_OPK_CUSTOM_AR: return NP(P_COMM);
     case MODEL_OPK_QUANT: return NP(P_QUANT);
     case MODEL_OPK_GDN: return NP(P_GDN);
+    case MODEL_OPK_CTX_DSA_MODULE:
+    case MODEL_OPK_GEN_DSA_MODULE: return NP(P_DSA_MODULE);
     default: return 0;
     }
 }
@@ -111,6 +127,8 @@ const model_op_param_info *model_op_params_of(model_op_kind k)
     case MODEL_OPK_CUSTOM_AR: return P_COMM;
     case MODEL_OPK_QUANT: return P_QUANT;
     case MODEL_OPK_GDN: return P_GDN;
+    case MODEL_OPK_CTX_DSA_MODULE:
+    case MODEL_OPK_GEN_DSA_MODULE: return P_DSA_MODULE;
     default: return NULL;
     }
 }
@@ -119,7 +137,8 @@ const model_op_param_info *model_op_params_of(model_op_kind k)
 
 static const char *const KIND_NAMES[MODEL_OPK_COUNT] = {
     "gemm", "context_attention", "generation_attention", "mla_context", "mla_generation", "mla_context_module",
-    "mla_generation_module", "mla_bmm", "moe", "nccl", "custom_allreduce", "quantize", "gdn"};
+    "mla_generation_module", "mla_bmm", "moe", "nccl", "custom_allreduce", "quantize", "gdn", "dsa_context_module",
+    "dsa_generation_module"};
 
 const char *model_op_kind_name(model_op_kind k)
 {
@@ -147,6 +166,10 @@ int model_op_kind_from_op_name(const char *op, const char *src)
     if (!strcmp(op, "moe")) return MODEL_OPK_MOE;
     if (!strcmp(op, "compute_scale") || !strcmp(op, "scale_matrix")) return MODEL_OPK_QUANT;
     if (!strcmp(op, "gdn")) return MODEL_OPK_GDN;
+    if (!strcmp(op, "dsa_context_module") || !strcmp(op, "dsa_context_module_skip_indexer"))
+        return MODEL_OPK_CTX_DSA_MODULE;
+    if (!strcmp(op, "dsa_generation_module") || !strcmp(op, "dsa_generation_module_skip_indexer"))
+        return MODEL_OPK_GEN_DSA_MODULE;
     if (!strcmp(op, "all_reduce") || !strcmp(op, "all_gather") || !strcmp(op, "reduce_scatter") ||
         !strcmp(op, "alltoall"))
         return src && !strcasecmp(src, "NCCL") ? MODEL_OPK_NCCL : MODEL_OPK_CUSTOM_AR;
@@ -157,7 +180,8 @@ static const char *const FIELD_NAMES[MODEL_OPF_COUNT] = {
     "m", "n", "k", "batch_size", "isl", "step", "num_heads", "num_key_value_heads", "head_dim", "window_size",
     "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size", "num_gpus",
     "message_size", "seq_len", "d_model", "d_conv", "num_k_heads", "head_k_dim", "num_v_heads", "head_v_dim",
-    "tp_size"};
+    "tp_size", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "index_n_heads",
+    "index_head_dim", "index_topk"};
 
 const char *model_op_field_name(model_op_field f)
 {
@@ -238,6 +262,7 @@ void model_op_resolve(const model_op_query *q, model_op_resolved *r)
     r->bmm_post = !strcmp(v, "mla_gen_post");
     r->compute_scale = !strcmp(v, "compute_scale");
     r->gdn_conv = !strcmp(v, "conv");
+    r->dsa_part = !strcmp(v, "attention") ? 1 : !strcmp(v, "indexer") ? 2 : !strcmp(v, "skip_indexer") ? 3 : 0;
     if (!strncmp(v, "all_reduce", 10) || !strcmp(v, "graph") || !strcmp(v, "eager") || !strcmp(v, "custom"))
         r->coll = 1;
     else if (!strcmp(v, "all_gather") || !strcmp(v, "reduce_scatter") || !strcmp(v, "alltoall"))
@@ -281,7 +306,9 @@ void model_op_variant(const model_op_query *q, char *out, size_t cap)
     case MODEL_OPK_CTX_MLA:
     case MODEL_OPK_GEN_MLA: variant_join(out, cap, k, q->dtype, q->kv_dtype); break;
     case MODEL_OPK_CTX_MLA_MODULE:
-    case MODEL_OPK_GEN_MLA_MODULE: variant_join(out, cap, k, q->kv_dtype, q->gemm_type); break;
+    case MODEL_OPK_GEN_MLA_MODULE:
+    case MODEL_OPK_CTX_DSA_MODULE:
+    case MODEL_OPK_GEN_DSA_MODULE: variant_join(out, cap, k, q->kv_dtype, q->gemm_type); break;
     case MODEL_OPK_MLA_BMM: variant_join(out, cap, k, q->variant, q->dtype); break;
     case MODEL_OPK_NCCL:
     case MODEL_OPK_CUSTOM_AR:
@@ -387,6 +414,15 @@ static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads,
     return p[0] * US + (ceil(ctas / S) * S * p[2] / S + b * p[4] / S) * US + smax(tc, tmm);
 }
 
+/* Weights an MLA block's projections multiply per token (h heads): q_a,
+ * kv_a, q_b, then prefill kv_b (latent → per-head K/V) or decode the
+ * absorbs (W_UK, W_UV), and o. */
+static double mla_proj(double H, double QL, double KL, double RO, double NO, double V, double h, int ctx)
+{
+    double up = ctx ? KL * h * (NO + V) : 2.0 * h * NO * KL;
+    return H * QL + H * (KL + RO) + QL * h * (NO + RO) + up + h * V * H;
+}
+
 static double t_mla_module(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
                            int ctx_phase, sim_err *err)
 {
@@ -402,20 +438,73 @@ static double t_mla_module(const model_gpu *g, const model_op_query *q, const mo
         tokens = b * s;
         attn = t_ctx_attn(g, b, s, 0, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, ap);
         /* q_a, kv_a, q_b, kv_b (latent → per-head K/V), o per token. */
-        wproj = MLA_HIDDEN * MLA_Q_LORA + MLA_HIDDEN * (MLA_KV_LORA + MLA_ROPE) +
-                MLA_Q_LORA * h * (MLA_NOPE + MLA_ROPE) + MLA_KV_LORA * h * (MLA_NOPE + MLA_V) + h * MLA_V * MLA_HIDDEN;
+        wproj = mla_proj(MLA_HIDDEN, MLA_Q_LORA, MLA_KV_LORA, MLA_ROPE, MLA_NOPE, MLA_V, h, 1);
     } else {
         double ctx = s + F(STEP);
         tokens = b;
         attn = t_gen_attn(g, b, ctx, h, 1, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA, (MLA_KV_LORA + MLA_ROPE) * kvb,
                           g->flops_bf16, ap);
         /* q_a, kv_a, q_b, absorbs (W_UK, W_UV), o. */
-        wproj = MLA_HIDDEN * MLA_Q_LORA + MLA_HIDDEN * (MLA_KV_LORA + MLA_ROPE) +
-                MLA_Q_LORA * h * (MLA_NOPE + MLA_ROPE) + 2.0 * h * MLA_NOPE * MLA_KV_LORA + h * MLA_V * MLA_HIDDEN;
+        wproj = mla_proj(MLA_HIDDEN, MLA_Q_LORA, MLA_KV_LORA, MLA_ROPE, MLA_NOPE, MLA_V, h, 0);
     }
     double tc = 2.0 * tokens * wproj / (gf.peak * p[4]);
     double tmm = (wproj * gf.wbytes + tokens * MLA_HIDDEN * 2.0 * 4) / (g->hbm_bw * p[3]);
     return p[0] * US + attn + smax(tc, tmm);
+}
+
+/* DeepSeek sparse attention module (num_heads per TP rank; the geometry
+ * fields default to DeepSeek-V3.2's; the indexer is replicated on every
+ * rank): the MLA projections
+ * plus the indexer's (q from the q latent, one key and the per-head weights
+ * from the hidden state), the indexer scoring every cached key with every
+ * query (2·64·128 FLOPs per pair at the fp8 peak, the fp8 keys read, one
+ * fp32 logit per pair written and read by the top-k), and the MLA attention
+ * over at most DSA_TOPK keys per query. r->dsa_part selects the sparse
+ * attention alone (with the floor) or the indexer alone, for the cost
+ * model's ops of the same names, or the module without its indexer (the
+ * tables' *_skip_indexer rows: layers reusing another's top-k). */
+static double t_dsa_module(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
+                           int ctx_phase, sim_err *err)
+{
+    op_fmt gf;
+    if (fmt_of(g, r->gemm_fmt, &gf)) {
+        sim_err_set(err, SIM_EINVAL, "unknown gemm_type '%s'", q->gemm_type);
+        return 0;
+    }
+#define GEO(x, d) (F(x) > 0 ? F(x) : (d))
+    const double H = GEO(HIDDEN, MLA_HIDDEN), QL = GEO(Q_LORA, MLA_Q_LORA), KL = GEO(KV_LORA, MLA_KV_LORA);
+    const double RO = GEO(ROPE, MLA_ROPE), NO = GEO(NOPE, MLA_NOPE), V = GEO(V_HEAD, MLA_V);
+    const double IH = GEO(IDX_HEADS, DSA_IDX_HEADS), ID = GEO(IDX_DIM, DSA_IDX_DIM), TK = GEO(IDX_TOPK, DSA_TOPK);
+#undef GEO
+    const double h = F(HEADS), b = F(BATCH), s = F(ISL), kvb = r->kv_bytes;
+    const double p8 = g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
+    double ap[5] = {0, p[1], p[2], p[3], 0};
+    double attn, tokens, wproj, pairs, keys;
+    const double widx = QL * IH * ID + H * (ID + IH);
+    if (ctx_phase) {
+        tokens = b * s;
+        attn = t_ctx_attn(g, b, s, F(STEP), h, h, NO + RO, V, TK, g->flops_bf16, kvb, ap);
+        wproj = mla_proj(H, QL, KL, RO, NO, V, h, 1);
+        pairs = b * (causal_pairs(s, 0) + s * F(STEP));
+        keys = b * (s + F(STEP));
+    } else {
+        double ctx = s + F(STEP);
+        if (!(ctx > 0)) ctx = 1;
+        tokens = b;
+        attn = t_gen_attn(g, b, ctx < TK ? ctx : TK, h, 1, KL + RO, KL, (KL + RO) * kvb, g->flops_bf16, ap);
+        wproj = mla_proj(H, QL, KL, RO, NO, V, h, 0);
+        pairs = b * ctx;
+        keys = b * ctx;
+    }
+    double itc = 2.0 * IH * ID * pairs / (p8 * p[5]);
+    double imm = (keys * ID * (1.0 + 4.0 / 128.0) + pairs * 4.0 * 2.0) / (g->hbm_bw * p[3]);
+    /* skip_indexer: a layer that reuses another layer's top-k selection. */
+    double indexer = r->dsa_part == 3 ? 0 : smax(itc, imm);
+    if (r->dsa_part == 1) return p[0] * US + attn;
+    if (r->dsa_part == 2) return indexer;
+    double tc = 2.0 * tokens * (wproj + widx) / (gf.peak * p[4]);
+    double tmm = ((wproj + widx) * gf.wbytes + tokens * H * 2.0 * 4) / (g->hbm_bw * p[3]);
+    return p[0] * US + attn + indexer + smax(tc, tmm);
 }
 
 static double t_moe(const model_gpu *g, const model_op_query *q, const double *p, const op_fmt *f)
@@ -573,6 +662,11 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
     case MODEL_OPK_GDN:
         NEED(BATCH); NEED(K_HEADS); NEED(K_DIM); NEED(V_HEADS); NEED(V_DIM);
         return t_gdn(g, q, r, p);
+    case MODEL_OPK_CTX_DSA_MODULE:
+    case MODEL_OPK_GEN_DSA_MODULE:
+        NEED(BATCH); NEED(HEADS);
+        if (q->kind == MODEL_OPK_CTX_DSA_MODULE) NEED(ISL);
+        return t_dsa_module(g, q, r, p, q->kind == MODEL_OPK_CTX_DSA_MODULE, err);
     default:
         sim_err_set(err, SIM_EINVAL, "unknown op kind %d", (int)q->kind);
         return 0;

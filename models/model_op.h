@@ -1,8 +1,8 @@
 /* model_op — the analytic latency of one GPU kernel (or engine op) as
  * serving engines run it: GEMMs, context and generation attention, MLA
  * (kernels, BMMs and whole modules), fused MoE, collectives (NCCL and the
- * engines' custom all-reduce), activation quantisation and Gated-DeltaNet
- * kernels.
+ * engines' custom all-reduce), activation quantisation, Gated-DeltaNet
+ * kernels and DeepSeek sparse attention (DSA) modules.
  *
  * Each op family is a formula in the GPU's catalogue specs (peak FLOP/s per
  * format, HBM bandwidth, SM count, NVLink bandwidth) and a few fitted
@@ -48,6 +48,8 @@ typedef enum {
     MODEL_OPK_CUSTOM_AR,     /* an engine's custom all-reduce */
     MODEL_OPK_QUANT,         /* activation quantisation (compute_scale / scale_matrix) */
     MODEL_OPK_GDN,           /* Gated DeltaNet kernels (causal conv1d, delta rule) */
+    MODEL_OPK_CTX_DSA_MODULE,/* whole DeepSeek-sparse-attention block, prefill: projections, indexer, top-k, attention */
+    MODEL_OPK_GEN_DSA_MODULE,/* whole DSA block, decode */
     MODEL_OPK_COUNT
 } model_op_kind;
 
@@ -63,6 +65,9 @@ typedef enum {
     MODEL_OPF_SEQ_LEN, MODEL_OPF_D_MODEL, MODEL_OPF_D_CONV,
     MODEL_OPF_K_HEADS, MODEL_OPF_K_DIM, MODEL_OPF_V_HEADS, MODEL_OPF_V_DIM,
     MODEL_OPF_TP,
+    /* DSA modules' geometry (0 = DeepSeek-V3.2's), named as Hugging Face configs name them. */
+    MODEL_OPF_Q_LORA, MODEL_OPF_KV_LORA, MODEL_OPF_ROPE, MODEL_OPF_NOPE, MODEL_OPF_V_HEAD,
+    MODEL_OPF_IDX_HEADS, MODEL_OPF_IDX_DIM, MODEL_OPF_IDX_TOPK,
     MODEL_OPF_COUNT
 } model_op_field;
 
@@ -126,6 +131,7 @@ typedef struct {
     int8_t bmm_post;     /* MLA BMM variant mla_gen_post */
     int8_t compute_scale;/* quantise variant compute_scale */
     int8_t gdn_conv;     /* GDN variant conv */
+    int8_t dsa_part;     /* DSA module variant: 0 the whole module, 1 "attention" (sparse MLA), 2 "indexer" */
     int8_t coll;         /* collective: 1 all-reduce-like, 2 all-gather-like, 0 unknown */
     double kv_bytes;     /* bytes per KV-cache value (kv_dtype) */
     double coll_bytes;   /* bytes per collective element (dtype) */
@@ -155,11 +161,12 @@ extern const int32_t model_op_fitted_count;
 
 const char *model_op_kind_name(model_op_kind k);
 /* Kind of a table row from its op_name (and kernel_source for NCCL):
- * -1 when the op is not modelled (DSA modules, Mamba2). */
+ * -1 when the op is not modelled (Mamba2, the GLM-5 kernel-level DSA rows). */
 int model_op_kind_from_op_name(const char *op_name, const char *kernel_source);
 /* Kind from the verb's name: gemm, context_attention, generation_attention,
  * mla_context, mla_generation, mla_context_module, mla_generation_module,
- * mla_bmm, moe, nccl, custom_allreduce, quantize, gdn; -1 when unknown. */
+ * mla_bmm, moe, nccl, custom_allreduce, quantize, gdn, dsa_context_module,
+ * dsa_generation_module; -1 when unknown. */
 int model_op_kind_from_name(const char *name);
 /* Column name of a field as the tables spell it. */
 const char *model_op_field_name(model_op_field f);

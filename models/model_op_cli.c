@@ -25,14 +25,16 @@ static const char *usage_op =
     "The latency of one op as servesim's analytic op model prices it (docs/cost-model.md).\n"
     "OP: gemm, context_attention, generation_attention, mla_context, mla_generation,\n"
     "    mla_context_module, mla_generation_module, mla_bmm, moe, nccl, custom_allreduce,\n"
-    "    quantize, gdn.\n"
+    "    quantize, gdn, dsa_context_module, dsa_generation_module.\n"
     "FIELDs are the shared per-op tables' columns: m n k (gemm, quantize); batch_size isl step\n"
     "num_heads num_key_value_heads head_dim window_size (attention; generation context = isl+step);\n"
     "num_tokens hidden_size inter_size topk num_experts moe_tp_size moe_ep_size (moe);\n"
     "num_tokens num_heads (mla_bmm, --variant mla_gen_pre|mla_gen_post); num_gpus message_size\n"
     "(collectives: elements of --dtype; nccl --variant all_reduce|all_gather|reduce_scatter|alltoall,\n"
     "custom_allreduce --variant graph|eager); batch_size num_tokens seq_len num_k_heads head_k_dim\n"
-    "num_v_heads head_v_dim d_conv (gdn, --variant conv|delta, --phase context|generation).\n"
+    "num_v_heads head_v_dim d_conv (gdn, --variant conv|delta, --phase context|generation);\n"
+    "batch_size isl step num_heads (dsa modules: DeepSeek-V3.2, heads per TP rank; --kv-dtype,\n"
+    "--gemm-type; --variant attention|indexer prices that part alone).\n"
     "--dtype as the tables spell it: bfloat16 fp8 fp8_block nvfp4 w4a16_mxfp4 int4_wo ...\n"
     "--backend trtllm|vllm|sglang picks that engine's fitted kernels (default: the set fitted on\n"
     "most rows). Parameters are those fitted on the tables of the GPU's architecture (h100_sxm,\n"
@@ -269,11 +271,13 @@ static int run_csv(const op_args *a)
     fputc('\n', out);
     int rc, code = 0;
     size_t rows = 0, priced = 0;
+    model_op_geometry_cache geo;
+    memset(&geo, 0, sizeof geo);
     while ((rc = calib_optable_next(t, &err)) > 0) {
         model_op_query q;
         double meas;
         const char *why = "op not modelled";
-        rc = model_op_from_row(t, &q, &meas, &why, &err);
+        rc = model_op_from_row_cached(t, &geo, &q, &meas, &why, &err);
         if (rc < 0) break;
         char pred[64] = "", src[160] = "";
         if (rc == 0) {

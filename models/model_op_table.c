@@ -1,6 +1,8 @@
 /* model_op_table — see model_op_table.h. */
 #include "model_op_table.h"
 
+#include "model_catalog.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,38 @@ static const char *first_col(const calib_optable *t, const char *const *names)
     return NULL;
 }
 
+/* Geometry of a DSA model named by a table row, into cache. */
+static void dsa_geometry(const char *name, model_op_geometry_cache *cache)
+{
+    if (!name) name = "";
+    if (!strcmp(cache->model, name) && cache->model[0]) return;
+    snprintf(cache->model, sizeof cache->model, "%s", name);
+    memset(cache->f, 0, sizeof cache->f);
+    cache->found = 0;
+    model_spec m;
+    sim_err e = {""};
+    if (!*name || model_catalog_model(name, &m, &e) || m.kv_lora_rank <= 0 || m.index_topk <= 0) return;
+    cache->found = 1;
+    cache->f[MODEL_OPF_HIDDEN] = m.hidden;
+    cache->f[MODEL_OPF_Q_LORA] = m.q_lora_rank;
+    cache->f[MODEL_OPF_KV_LORA] = m.kv_lora_rank;
+    cache->f[MODEL_OPF_ROPE] = m.rope_dim;
+    cache->f[MODEL_OPF_NOPE] = m.nope_dim;
+    cache->f[MODEL_OPF_V_HEAD] = m.v_head_dim;
+    cache->f[MODEL_OPF_IDX_HEADS] = m.index_heads;
+    cache->f[MODEL_OPF_IDX_DIM] = m.index_head_dim;
+    cache->f[MODEL_OPF_IDX_TOPK] = m.index_topk;
+}
+
 int model_op_from_row(const calib_optable *t, model_op_query *q, double *measured_s, const char **why, sim_err *err)
+{
+    model_op_geometry_cache cache;
+    memset(&cache, 0, sizeof cache);
+    return model_op_from_row_cached(t, &cache, q, measured_s, why, err);
+}
+
+int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *cache, model_op_query *q,
+                             double *measured_s, const char **why, sim_err *err)
 {
     memset(q, 0, sizeof *q);
     *measured_s = 0;
@@ -63,6 +96,14 @@ int model_op_from_row(const calib_optable *t, model_op_query *q, double *measure
         break;
     case MODEL_OPK_GDN:
         copy_str(q->variant, sizeof q->variant, contains_ci(src, "conv") ? "conv" : "delta");
+        break;
+    case MODEL_OPK_CTX_DSA_MODULE:
+    case MODEL_OPK_GEN_DSA_MODULE:
+        copy_str(q->variant, sizeof q->variant, contains_ci(op, "skip_indexer") ? "skip_indexer" : "");
+        dsa_geometry(calib_optable_get(t, "model"), cache);
+        for (int f = MODEL_OPF_Q_LORA; f <= MODEL_OPF_IDX_TOPK; f++)
+            if (q->f[f] == 0) q->f[f] = cache->f[f];
+        if (q->f[MODEL_OPF_HIDDEN] == 0) q->f[MODEL_OPF_HIDDEN] = cache->f[MODEL_OPF_HIDDEN];
         break;
     default: break;
     }
@@ -113,12 +154,14 @@ int model_op_groups_read(const char *path, model_op_groups *out, sim_err *err)
     memset(out, 0, sizeof *out);
     int rc = calib_optable_open(path, &t, err);
     if (rc) return rc;
+    model_op_geometry_cache cache;
+    memset(&cache, 0, sizeof cache);
     for (;;) {
         rc = calib_optable_next(t, err);
         if (rc <= 0) break;
         model_op_query q;
         double ms;
-        rc = model_op_from_row(t, &q, &ms, NULL, err);
+        rc = model_op_from_row_cached(t, &cache, &q, &ms, NULL, err);
         if (rc < 0) break;
         if (rc == 0) {
             out->skipped_unmodelled++;

@@ -20,6 +20,20 @@
 int model_op_from_row(const calib_optable *t, model_op_query *q, double *measured_s, const char **why,
                       sim_err *err);
 
+/* The model a DSA module row names (its `model` column), resolved once per
+ * name: its MLA and indexer geometry fills the row's geometry fields (a
+ * name servesim does not know leaves them 0: DeepSeek-V3.2's). */
+typedef struct {
+    char model[MODEL_NAME_MAX];
+    int found;
+    double f[MODEL_OPF_COUNT]; /* the geometry fields of that model */
+} model_op_geometry_cache;
+
+/* model_op_from_row with cache (zeroed by the caller before the first
+ * row) keeping the last model's geometry. */
+int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *cache, model_op_query *q,
+                             double *measured_s, const char **why, sim_err *err);
+
 /* Backend of a row: the table folder's when given, else the framework
  * column lowercased ("trtllm", "vllm", "sglang"); NCCL rows are "nccl". */
 const char *model_op_row_backend(const calib_optable *t, const model_op_query *q, const char *folder_backend);

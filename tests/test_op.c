@@ -5,7 +5,8 @@
  * decode, small collectives), bandwidth-bound (m=1 GEMM over a 1 GB weight,
  * long-context decode, large all-gathers) and compute-bound (8192³ GEMM,
  * long prefill, 16k-token MoE), for GEMM, context/generation attention, MLA
- * decode, MLA BMM, MoE, NCCL, custom all-reduce, quantise and GDN kernels —
+ * decode, MLA BMM, MoE, NCCL, custom all-reduce, quantise, GDN kernels and
+ * DSA modules —
  * must be priced within a tolerance computed
  * from the fitted set itself: 3× its in-sample p90 error, so a refit that
  * worsens a regime fails here. The physics is checked on its own: wave
@@ -207,6 +208,73 @@ static void check_csv_round_trip(void)
     CHECK(run_cmd(cmd) == 0);
 }
 
+/* DeepSeek sparse attention modules: the row's model gives the geometry
+ * (GLM-5's wider heads and 32 index heads, not DeepSeek-V3.2's), the
+ * attention reads at most index_topk keys while the indexer scores every
+ * cached key, the parts add up to less than the module, a layer that
+ * reuses another's top-k skips its indexer. */
+static void check_dsa(void)
+{
+    model_gpu g;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &g, &err) == 0, "%s", err.msg);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/ops/h100_trtllm_dsa_module_perf.csv", src);
+    calib_optable *t = NULL;
+    REQUIRE_MSG(calib_optable_open(path, &t, &err) == 0, "%s", err.msg);
+    model_op_geometry_cache geo;
+    memset(&geo, 0, sizeof geo);
+    int glm = 0, rc;
+    while ((rc = calib_optable_next(t, &err)) > 0) {
+        model_op_query q;
+        double meas;
+        REQUIRE_OR(model_op_from_row_cached(t, &geo, &q, &meas, NULL, &err) == 1, break);
+        if (!strcmp(calib_optable_get(t, "model"), "zai-org/GLM-5")) {
+            glm++;
+            CHECK(q.f[MODEL_OPF_NOPE] == 192 && q.f[MODEL_OPF_V_HEAD] == 256 && q.f[MODEL_OPF_IDX_HEADS] == 32 &&
+                  q.f[MODEL_OPF_Q_LORA] == 2048 && q.f[MODEL_OPF_HIDDEN] == 6144);
+        } else {
+            CHECK(q.f[MODEL_OPF_NOPE] == 128 && q.f[MODEL_OPF_IDX_TOPK] == 2048 && q.f[MODEL_OPF_IDX_HEADS] == 64);
+        }
+    }
+    CHECK(rc == 0 && glm == 3);
+    calib_optable_close(t);
+
+    model_op_query q;
+    memset(&q, 0, sizeof q);
+    q.kind = MODEL_OPK_GEN_DSA_MODULE;
+    snprintf(q.dtype, sizeof q.dtype, "bfloat16");
+    snprintf(q.kv_dtype, sizeof q.kv_dtype, "bfloat16");
+    snprintf(q.gemm_type, sizeof q.gemm_type, "bfloat16");
+    q.f[MODEL_OPF_BATCH] = 64, q.f[MODEL_OPF_ISL] = 1, q.f[MODEL_OPF_HEADS] = 16;
+    const model_op_paramset *ps = model_op_lookup(&g, "trtllm", "dsa_generation_module:bfloat16/bfloat16");
+    REQUIRE(ps != NULL);
+    double part[4];
+    for (int k = 0; k < 4; k++) {
+        static const char *const v[] = {"", "attention", "indexer", "skip_indexer"};
+        snprintf(q.variant, sizeof q.variant, "%s", v[k]);
+        q.f[MODEL_OPF_STEP] = 65535;
+        part[k] = model_op_time(&g, &q, ps->p, &err);
+        CHECK_MSG(part[k] > 0, "%s: %s", v[k], err.msg);
+    }
+    CHECK(part[1] + part[2] < part[0] && part[3] < part[0]);
+    CHECK_NEAR(part[0] - part[3], part[2], 1e-12); /* skipping the indexer removes exactly its time */
+    /* Past index_topk the attention no longer grows; the indexer does. */
+    double att[2], idx[2];
+    for (int k = 0; k < 2; k++) {
+        q.f[MODEL_OPF_STEP] = k ? 65535 : 8191;
+        snprintf(q.variant, sizeof q.variant, "attention");
+        att[k] = model_op_time(&g, &q, ps->p, NULL);
+        snprintf(q.variant, sizeof q.variant, "indexer");
+        idx[k] = model_op_time(&g, &q, ps->p, NULL);
+    }
+    CHECK_NEAR(att[1], att[0], 1e-12);
+    CHECK_MSG(idx[1] > 4 * idx[0], "indexer %.3g vs %.3g", idx[1], idx[0]);
+    CHECK(model_op_kind_from_op_name("dsa_context_module_skip_indexer", "default") == MODEL_OPK_CTX_DSA_MODULE);
+    CHECK(model_op_kind_from_op_name("glm5_topk_module", "x") == -1);
+    CHECK(model_op_kind_from_name("dsa_generation_module") == MODEL_OPK_GEN_DSA_MODULE);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -224,6 +292,8 @@ int main(int argc, char **argv)
     check_table("h100_trtllm_mla_bmm_perf.csv", "trtllm");
     check_table("h100_trtllm_generation_mla_perf.csv", "trtllm");
     check_table("h100_vllm_gdn_perf.csv", "vllm");
+    check_table("h100_trtllm_dsa_module_perf.csv", "trtllm");
+    check_dsa();
     check_physics();
     check_csv_round_trip();
     return test_finish("test_op");

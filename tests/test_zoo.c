@@ -665,6 +665,42 @@ static void test_layer_ops(void)
     }
     model_cost_destroy(c);
     model_cost_destroy(cd);
+
+    /* With an engine named, the sparse attention and the indexer are priced
+     * by the DSA modules' fitted set, in each model's own geometry
+     * (DeepSeek-V3.2, GLM-5), and the sparse attention still stops growing
+     * past index_topk keys. */
+    static const char *const dsa_models[] = {"deepseek-ai/DeepSeek-V3.2", "zai-org/GLM-5"};
+    for (int k = 0; k < 2; k++) {
+        model_spec dm = load(dsa_models[k]);
+        model_layout lo = l;
+        snprintf(lo.op_backend, sizeof lo.op_backend, "trtllm");
+        c = NULL;
+        CHECK_MSG(model_cost_create(&dm, &b200, &lo, &c, &e) == 0, "%s", e.msg);
+        if (!c) continue;
+        double att[2] = {0, 0};
+        int seen = 0;
+        for (int j = 0; j < 2; j++) {
+            model_batch db = {0, NULL, 64, 64 * (int64_t)(j ? 60000 : 20000)};
+            model_cost_breakdown(c, &db, ops, 128, &n, NULL);
+            for (int32_t i = 0; i < n && i < 128; i++) {
+                if (!strcmp(ops[i].name, "attn_decode_dsa")) {
+                    seen |= ops[i].source == MODEL_SRC_OP_MODEL;
+                    att[j] = ops[i].time_s;
+                }
+                if (!strcmp(ops[i].name, "dsa_indexer_decode")) seen |= (ops[i].source == MODEL_SRC_OP_MODEL) << 1;
+            }
+        }
+        CHECK_MSG(seen == 3, "%s: seen %d", dsa_models[k], seen);
+        CHECK_MSG(att[0] > 0 && fabs(att[1] / att[0] - 1) < 1e-9, "%s: %g vs %g", dsa_models[k], att[1], att[0]);
+        model_cost_breakdown(c, &pre, ops, 128, &n, NULL);
+        int pre_seen = 0;
+        for (int32_t i = 0; i < n && i < 128; i++)
+            if (!strcmp(ops[i].name, "attn_prefill_dsa") || !strcmp(ops[i].name, "dsa_indexer_prefill"))
+                pre_seen += ops[i].source == MODEL_SRC_OP_MODEL;
+        CHECK_MSG(pre_seen == 2, "%s: prefill %d", dsa_models[k], pre_seen);
+        model_cost_destroy(c);
+    }
 }
 
 /* Precise messages for impossible configs (and absurd sizes). */
