@@ -107,7 +107,7 @@ typedef struct {
     double frontend_ms;         /* per-request frontend delay (API server) */
     double queue_ms;            /* arrival (after the frontend) to the first scheduled iteration */
     double prefill_ms;          /* first scheduled iteration to the first token */
-    double kv_transfer_ms;      /* pd: back-pressure + KV transfer (part of a PD row's TTFT) */
+    double kv_transfer_ms;      /* pd: back-pressure + KV transfer + the engine hand-over (part of a PD row's TTFT) */
     double first_decode_ms;     /* pd: KV arrived to the first decode-side token, where a PD
                                  * row's client TTFT ends */
     /* Cost-model iterations at the row's typical shapes: one prefill of isl

@@ -200,7 +200,7 @@ static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_
            x->prefill_ms, r->isl);
     fam_line("prefill iteration", x->prefill_iter_ms, x->prefill_fam_ms, (char(*)[64])x->prefill_top);
     if (r->disagg)
-        printf("  KV transfer                    %9.3f ms (back-pressure + transfer to the decode worker)\n"
+        printf("  KV transfer                    %9.3f ms (back-pressure + transfer + hand-over to the decode worker)\n"
                "  first decode step              %9.3f ms (the client's first token comes from the decode worker)\n",
                x->kv_transfer_ms, x->first_decode_ms);
     printf("TPOT  measured %9.3f ms  simulated %9.3f ms (%+.1f%%)\n", r->meas_tpot_ms, x->tpot_ms,

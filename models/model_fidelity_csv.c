@@ -19,7 +19,18 @@
  *            model_fidelity_layout.
  *
  * A row whose values are incomplete or unknown is kept, not simulated, with
- * the reason in its note. */
+ * the reason in its note.
+ *
+ * A disaggregated row without worker counts that re-records a measurement
+ * the file also holds with its layout (same backend, GPU, ISL, OSL and
+ * concurrency, measured TTFT and TPOT equal to 1e-9) replays that record's
+ * prefill and decode layouts and worker counts, and says so in `assumed`
+ * (fid_adopt_twins). silicon-dev.csv's 2026-03-25/04-06 rows write each
+ * worker's GPU count as tp_size and drop attention DP and the worker
+ * counts; 92 of its 393 such rows are re-records of db-dump rows (TensorRT-
+ * LLM and SGLang DeepSeek-R1), whose layouts show attention DP 8 where the
+ * flat row says tp 8 and 1–7 prefill and 1–6 decode workers. The others
+ * replay one worker of each with the flat layout. */
 #include "model_fidelity.h"
 
 #include "model_catalog.h"
@@ -27,6 +38,7 @@
 #include "model_spec.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +287,34 @@ static void parse_row(char **f, int n, const int *col, int lineno, model_fidelit
     else if (!dt_ok) snprintf(r->note, sizeof r->note, "%.250s", why);
 }
 
+static int same_measure(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(a); }
+
+/* A disaggregated row without worker counts takes the layouts of the row
+ * that records the same measurement with them (header comment). */
+static void fid_adopt_twins(model_fidelity_result *out)
+{
+    for (int32_t i = 0; i < out->n_rows; i++) {
+        model_fidelity_row *r = &out->rows[i];
+        if (!r->disagg || r->note[0] || (r->prefill.workers > 0 && r->decode.workers > 0)) continue;
+        for (int32_t k = 0; k < out->n_rows; k++) {
+            const model_fidelity_row *t = &out->rows[k];
+            if (k == i || !t->disagg || t->note[0] || t->prefill.workers < 1 || t->decode.workers < 1 ||
+                strcmp(t->backend, r->backend) || strcmp(t->gpu, r->gpu) || t->isl != r->isl || t->osl != r->osl ||
+                t->concurrency != r->concurrency || !same_measure(t->meas_ttft_ms, r->meas_ttft_ms) ||
+                !same_measure(t->meas_tpot_ms, r->meas_tpot_ms))
+                continue;
+            r->prefill = t->prefill;
+            r->decode = t->decode;
+            r->tp = t->tp;
+            r->pp = t->pp;
+            r->dp = t->dp;
+            r->ep = t->ep;
+            snprintf(r->assumed, sizeof r->assumed, "layouts and workers of %.80s (same measurement)", t->id);
+            break;
+        }
+    }
+}
+
 int model_fidelity_read(const char *csv_path, model_fidelity_result *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -324,5 +364,6 @@ done:
     free(hdr_line);
     fclose(f);
     if (rc) model_fidelity_free(out);
+    else fid_adopt_twins(out);
     return rc;
 }

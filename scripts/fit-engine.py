@@ -4,6 +4,7 @@ cross-validates them by leaving a GPU or a model out.
 
 Usage: scripts/fit-engine.py [--csv tests/data/fidelity/silicon-subset.csv]
                              [--servesim build/servesim] [--jobs 2] [--out DIR]
+       scripts/fit-engine.py --pd [--csv ../shared/validation/silicon-dev.csv] ...
 
 The parameters (per backend, each with a unit and a physical meaning; the
 preset values live in sim/sim_sched_preset.c):
@@ -26,6 +27,18 @@ then each model) and scores that group with the refitted values; it needs no
 further simulation, since a row's prediction depends only on its backend's
 grid point. Aggregated rows only (a disaggregated row's pools.0 is its
 prefill pool; its decode pool keeps the preset). Only shared data (silicon-dev.csv rows) are used.
+
+--pd fits the prefill-to-decode hand-over of each backend instead, on the
+disaggregated rows of the CSV that give their worker counts (rows that
+replay an assumed one-prefill-one-decode deployment, or that re-record
+another row's measurement, are left out), through the decode pool
+(deployment.pools.1.scheduler):
+  pd_handover_us   µs per request after the KV transfer: completion
+                   notification and polling, the decode side's admission
+  pd_handover_gbs  GB/s per GPU of the engine's KV path (per-page RDMA
+                   writes, NIXL/UCX, Mooncake): a transfer lasts at least
+                   its stripe's bytes / this (0 = the network model's time)
+Same objective, grid search and leave-one-GPU/model-out folds.
 Standard library only. Prints the fitted values and the CV table
 (markdown)."""
 import argparse
@@ -44,6 +57,8 @@ GRID = {
     "trtllm": {"overhead_us": [0, 1000, 2000], "eager_launch_us": [50, 100, 150]},
 }
 GRID_N = 3
+PD_GRID = {"pd_handover_us": [0, 50000, 150000], "pd_handover_gbs": [0, 4, 1]}
+PD_BACKENDS = ("vllm", "sglang", "trtllm")
 
 
 def point_sets(i, j):
@@ -109,14 +124,101 @@ def runs_any(runs):
     return next(iter(runs.values()))
 
 
+def pd_csv(args):
+    """The CSV's disaggregated rows with their own worker counts, written
+    once into args.out (the replay of the whole file would cost 20x)."""
+    path = os.path.join(args.out, "pd-rows.csv")
+    if not os.path.exists(path):
+        with open(args.csv, newline="") as f:
+            rd = csv.DictReader(f)
+            rows = [r for r in rd if r.get("mode") == "disagg" and r.get("prefill_num_workers")
+                    and r.get("decode_num_workers")]
+            fields = rd.fieldnames
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fields)
+            w.writeheader()
+            w.writerows(rows)
+    return path
+
+
+def run_pd_point(args, path, i, j):
+    out = os.path.join(args.out, f"pd-{i}-{j}.json")
+    if not os.path.exists(out):
+        cmd = [args.servesim, "fidelity", "--csv", path, "--json", "--jobs", str(args.jobs)]
+        (k1, v1), (k2, v2) = PD_GRID.items()
+        for b in PD_BACKENDS:
+            # pools.0 first: an override list reaches index 1 only after 0
+            # (the prefill pool ignores the hand-over keys).
+            cmd += ["--set", f"{b}:deployment.pools.0.scheduler.{k1}=0",
+                    "--set", f"{b}:deployment.pools.1.scheduler.{k1}={v1[i]}",
+                    "--set", f"{b}:deployment.pools.1.scheduler.{k2}={v2[j]}"]
+        with open(out + ".tmp", "w") as f:
+            subprocess.run(cmd, stdout=f, check=True)
+        os.replace(out + ".tmp", out)
+    with open(out) as f:
+        return {r["id"]: r for r in json.load(f)["rows"] if r["status"] == "ok" and r["mode"] == "disagg"}
+
+
+def cv_table(runs, full, backends):
+    rows = runs_any(runs)
+    ids = sorted(rows)
+    print("| held out | rows | fitted without it | TTFT MAPE (in-sample) | TTFT median APE (in-sample) "
+          "| TPOT MAPE (in-sample) | TPOT median APE (in-sample) |")
+    print("|---|---|---|---|---|---|---|")
+    folds = [("GPU " + g, lambda r, g=g: r["gpu"] == g) for g in sorted({r["gpu"] for r in rows.values()})]
+    folds += [("model " + m, lambda r, m=m: r["model"] == m) for m in sorted({r["model"] for r in rows.values()})]
+    for name, held in folds:
+        test = [i for i in ids if held(rows[i])]
+        train = [i for i in ids if not held(rows[i])]
+        choice = {b: (fit(runs, train, b) or full[b]) for b in backends}
+        cv, ins = score(runs, choice, test), score(runs, full, test)
+        moved = ", ".join(f"{b} {'same' if choice[b] == full[b] else 'moved'}" for b in backends
+                          if any(rows[i]["backend"] == b for i in test))
+        print(f"| {name} | {cv[0]} | {moved} | {cv[1]:.1f} % ({ins[1]:.1f} %) | {cv[2]:.1f} % ({ins[2]:.1f} %) "
+              f"| {cv[3]:.1f} % ({ins[3]:.1f} %) | {cv[4]:.1f} % ({ins[4]:.1f} %) |")
+
+
+def main_pd(args):
+    path = pd_csv(args)
+    n1, n2 = (len(v) for v in PD_GRID.values())
+    runs = {}
+    for i, j in itertools.product(range(n1), range(n2)):
+        print(f"pd grid point {i},{j}", file=sys.stderr)
+        runs[(i, j)] = run_pd_point(args, path, i, j)
+    rows = runs_any(runs)
+    backends = [b for b in PD_BACKENDS if any(r["backend"] == b for r in rows.values())]
+    full = {b: fit(runs, sorted(rows), b) for b in backends}
+    (k1, v1), (k2, v2) = PD_GRID.items()
+    print("## PD hand-over fitted (all rows)\n")
+    for b, (i, j) in full.items():
+        n = sum(1 for r in rows.values() if r["backend"] == b)
+        print(f"- {b} ({n} rows): {k1} = {v1[i]} µs, {k2} = {v2[j]} GB/s")
+    print("\n## Objective by grid point (mean |ln| TTFT + TPOT)\n")
+    for b in backends:
+        ids = [i for i in rows if rows[i]["backend"] == b]
+        line = []
+        for (i, j), rr in sorted(runs.items()):
+            v = [lnerr(rr[k]) for k in ids if k in rr]
+            line.append(f"{v1[i] / 1000:g}ms/{v2[j]:g}: {sum(a + c for a, c in v) / len(v):.3f}")
+        print(f"- {b}: " + "; ".join(line))
+    print("\n## Leave-one-group-out cross-validation\n")
+    cv_table(runs, full, backends)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--csv", default="tests/data/fidelity/silicon-subset.csv")
+    ap.add_argument("--csv", default=None)
     ap.add_argument("--servesim", default="build/servesim")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="fit-engine.out")
+    ap.add_argument("--pd", action="store_true", help="fit the PD hand-over on the disaggregated rows")
     args = ap.parse_args()
+    if args.csv is None:
+        args.csv = "../shared/validation/silicon-dev.csv" if args.pd else "tests/data/fidelity/silicon-subset.csv"
     os.makedirs(args.out, exist_ok=True)
+    if args.pd:
+        main_pd(args)
+        return
     runs = {}
     for i, j in itertools.product(range(GRID_N), range(GRID_N)):
         print(f"grid point {i},{j}", file=sys.stderr)

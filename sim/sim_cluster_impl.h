@@ -133,6 +133,8 @@ void sim_cluster_sticky_note(sim_cluster *c, const sim_req *r, int32_t j);
 /* sim_cluster_kv.c */
 void sim_cluster_on_prefill_done(void *ctx, sim_req *r);
 void sim_cluster_on_kv_reserved(void *ctx, sim_req *r);
+/* PD hand-over beyond the network's transfer (sim_cluster_kv.c), ns. */
+sim_time sim_cluster_pd_handover(const sim_sched_cfg *s, double stripe_bytes, sim_time moved_ns);
 int32_t sim_cluster_on_fetch_plan(void *ctx, sim_req *r, int32_t local);
 void sim_cluster_on_fetch_start(void *ctx, sim_req *r);
 void sim_cluster_on_cache_evict(void *ctx, int32_t instance, uint64_t key);

@@ -7,15 +7,47 @@
 
 /* ---- prefill/decode disaggregation ----------------------------------- */
 
+/* The hand-over is done: the prefill side frees the KV, the decode side
+ * takes the request in. */
+static void kv_handed_over(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    sim_req *r = (sim_req *)(uintptr_t)arg;
+    (void)eng;
+    sim_instance_release_hold(c->inst[r->prefill_instance], r);
+    sim_instance_submit_decode(c->inst[r->instance], r);
+}
+
+/* What the engine adds to the network's transfer (the decode pool's
+ * scheduler.pd_handover_us and pd_handover_gbs): a fixed per-request
+ * hand-over, and the time by which the engine's KV path, each GPU's stripe
+ * (stripe_bytes) at its own rate, outlasts the transfer the network model
+ * made (moved_ns). */
+sim_time sim_cluster_pd_handover(const sim_sched_cfg *s, double stripe_bytes, sim_time moved_ns)
+{
+    double t = s->pd_handover_us * 1e3;
+    if (s->pd_handover_gbs > 0) {
+        double path = stripe_bytes / s->pd_handover_gbs; /* bytes / (GB/s) = ns */
+        if (path > (double)moved_ns) t += path - (double)moved_ns;
+    }
+    return (sim_time)llround(t);
+}
+
 static void kv_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
 {
     sim_cluster *c = ctx;
     sim_req *r = (sim_req *)(uintptr_t)arg;
     (void)net;
     (void)id;
-    if (c->trace) sim_trace_out_kv_end(c->trace, "KV transfer", r->spec.id, r->instance, sim_engine_now(c->eng));
-    sim_instance_release_hold(c->inst[r->prefill_instance], r);
-    sim_instance_submit_decode(c->inst[r->instance], r);
+    sim_time now = sim_engine_now(c->eng);
+    if (c->trace) sim_trace_out_kv_end(c->trace, "KV transfer", r->spec.id, r->instance, now);
+    const sim_sched_cfg *s = &c->sc.deployment.pools[c->inst_pool[r->instance]].scheduler;
+    sim_time started = r->kv_reserved > r->first_token ? r->kv_reserved : r->first_token;
+    int32_t p = r->prefill_instance, d = r->instance;
+    int k = c->inst_ngpu[p] > c->inst_ngpu[d] ? c->inst_ngpu[p] : c->inst_ngpu[d];
+    sim_time extra = sim_cluster_pd_handover(s, r->kv_bytes / (k > 0 ? k : 1), now - started);
+    if (extra > 0) sim_engine_after(c->eng, extra, kv_handed_over, c, (uint64_t)(uintptr_t)r);
+    else kv_handed_over(c->eng, c, (uint64_t)(uintptr_t)r);
 }
 
 /* Moves bytes from n_src consecutive endpoints starting at src0 to the GPUs

@@ -124,6 +124,8 @@ typedef struct {
     double overhead_per_seq_us; /* extra overhead per request scheduled in the iteration */
     double frontend_us;        /* per-request frontend delay before the engine sees it (API server) */
     double eager_launch_us;    /* host time per kernel launch in prefill iterations (no CUDA graph) */
+    double pd_handover_us;     /* pd decode pool: per-request hand-over after the KV transfer, µs */
+    double pd_handover_gbs;    /* pd decode pool: the engine's KV path per request, GB/s (0 = the network's) */
     char policy[16];           /* decode_first (vLLM) | prefill_first (SGLang) */
     char preset[16];           /* none | vllm | sglang | trtllm (sim_sched_preset.h) */
     char admission[16];        /* optimistic (vLLM: preempt when KV runs out) | reserve (whole sequence) */

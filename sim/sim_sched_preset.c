@@ -9,12 +9,13 @@ typedef struct {
     int32_t max_batched_tokens, chunk_tokens;
     double overhead_us, per_seq_us, frontend_us, eager_launch_us;
     const char *policy, *admission;
+    double pd_handover_us, pd_handover_gbs; /* decode side of a PD deployment (scripts/fit-engine.py --pd) */
 } preset;
 
 static const preset presets[] = {
-    {"vllm", 8192, 2048, 1500, 50, 45000, 0, "decode_first", "optimistic"},
-    {"sglang", 8192, 8192, 1500, 0, 0, 0, "prefill_first", "reserve"},
-    {"trtllm", 8192, 8192, 0, 0, 0, 100, "decode_first", "reserve"},
+    {"vllm", 8192, 2048, 1500, 50, 45000, 0, "decode_first", "optimistic", 0, 0},
+    {"sglang", 8192, 8192, 1500, 0, 0, 0, "prefill_first", "reserve", 0, 0},
+    {"trtllm", 8192, 8192, 0, 0, 0, 100, "decode_first", "reserve", 0, 0},
 };
 
 const char *const sim_sched_preset_names[SIM_SCHED_PRESETS] = {"none", "vllm", "sglang", "trtllm"};
@@ -34,6 +35,8 @@ int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg)
         cfg->overhead_per_seq_us = p->per_seq_us;
         cfg->frontend_us = p->frontend_us;
         cfg->eager_launch_us = p->eager_launch_us;
+        cfg->pd_handover_us = p->pd_handover_us;
+        cfg->pd_handover_gbs = p->pd_handover_gbs;
         snprintf(cfg->policy, sizeof cfg->policy, "%s", p->policy);
         snprintf(cfg->admission, sizeof cfg->admission, "%s", p->admission);
         snprintf(cfg->preset, sizeof cfg->preset, "%s", p->name);

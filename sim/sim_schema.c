@@ -233,6 +233,15 @@ static const sim_schema_field table[] = {
         "Host time per kernel launch, in microseconds, in iterations that carry a prefill chunk and so run "
         "without a CUDA graph (engines that capture graphs only for decode-only batches): such an "
         "iteration lasts at least launches x this. 0 = off (the GPU is never waiting for the host)."),
+    FLD("deployment.pools.*.scheduler.pd_handover_us", SIM_SCHEMA_F64, PL(scheduler.pd_handover_us), GE0,
+        "Decode pool of a pd deployment: per-request time of the prefill-to-decode hand-over after the KV "
+        "transfer, in microseconds (transfer-completion notification and polling, the decode side's admission "
+        "of the arrived request): the request joins the decode batch this much later and both sides hold its "
+        "KV meanwhile. 0 = none."),
+    FLD("deployment.pools.*.scheduler.pd_handover_gbs", SIM_SCHEMA_F64, PL(scheduler.pd_handover_gbs), GE0,
+        "Decode pool of a pd deployment: rate, in GB/s, at which the engine's KV path (per-page RDMA writes, "
+        "NIXL/UCX or Mooncake transfer engine) moves one request's KV: a transfer lasts at least its bytes / "
+        "this, however fast the network is. 0 = the network model's time alone."),
     FLD("deployment.pools.*.scheduler.frontend_us", SIM_SCHEMA_F64, PL(scheduler.frontend_us), GE0,
         "Per-request time in the serving frontend before the engine sees a request, in microseconds "
         "(HTTP, API-server process hops, tokenisation, first-token streaming): it adds to TTFT and E2E "

@@ -17,6 +17,7 @@
 #include "test_util.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,35 @@ static void test_read(void)
         CHECK_CONTAINS(r.rows[1].note, "line 3: incomplete row: no valid layout (batch, worker and parallel sizes");
     } else {
         CHECK(r.n_rows == 2);
+    }
+    model_fidelity_free(&r);
+    /* A flat row that re-records another row's measurement (same backend,
+     * GPU, lengths, concurrency, TTFT and TPOT) replays that row's layouts
+     * and workers; one whose TTFT differs keeps one worker of each. */
+    f = fopen(tmp, "w");
+    REQUIRE_OR(f != NULL, unlink(tmp); return);
+    fputs("id,concurrency,backend,model_path,system,precision,mode,isl,osl,tp_size,pp_size,attention_dp_size,"
+          "moe_ep_size,prefill_num_workers,prefill_tp_size,prefill_attention_dp_size,prefill_moe_ep_size,"
+          "decode_num_workers,decode_tp_size,decode_attention_dp_size,decode_moe_ep_size,silicon_ttft_ms,"
+          "silicon_tpot_ms\n"
+          "full,64,trtllm,deepseek-ai/DeepSeek-V3,b200_sxm,fp8,disagg,1024,1024,,,,,2,1,8,8,3,8,1,8,"
+          "1234.5678901234567,20.5\n"
+          "flat,64,trtllm,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,disagg,1024,1024,,,,,,8,1,8,,8,1,8,"
+          "1234.567890123457,20.5\n"
+          "other,64,trtllm,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,disagg,1024,1024,,,,,,8,1,8,,8,1,8,1234.6,20.5\n",
+          f);
+    fclose(f);
+    CHECK_MSG(model_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    if (r.n_rows == 3) {
+        const model_fidelity_row *t = &r.rows[1], *o = &r.rows[2];
+        CHECK(t->prefill.workers == 2 && t->prefill.tp == 1 && t->prefill.dp == 8 && t->decode.workers == 3 &&
+              t->decode.tp == 8 && t->decode.dp == 1 && t->decode.ep == 8);
+        CHECK_CONTAINS(t->assumed, "layouts and workers of full (same measurement)");
+        CHECK(o->prefill.workers == 0 && o->prefill.tp == 8 && o->prefill.dp == 1);
+        CHECK_CONTAINS(o->assumed, "one worker assumed");
+        CHECK(r.rows[0].assumed[0] == 0);
+    } else {
+        CHECK(r.n_rows == 3);
     }
     model_fidelity_free(&r);
     unlink(tmp);
@@ -272,6 +302,19 @@ static void test_explain(void)
      * the decode worker's first step. */
     CHECK_NEAR(x.frontend_ms + x.queue_ms + x.prefill_ms + x.kv_transfer_ms + x.first_decode_ms, x.ttft_ms,
                1e-6 * x.ttft_ms + 1e-6);
+    /* The decode pool's hand-over adds to every request's KV leg (the
+     * overrides reach pools.1 through pools.0). */
+    const char *sets[] = {"trtllm:deployment.pools.0.scheduler.pd_handover_us=0",
+                          "trtllm:deployment.pools.1.scheduler.pd_handover_us=40000"};
+    model_fidelity_opts o = {0, sets, 2, 1, NULL};
+    model_fidelity_explain_out h;
+    REQUIRE_MSG(model_fidelity_explain(fixture, "dsr1_b200_trtllm_fp4_disagg_1024x1024_c10_cfg320", &o, &row, &h,
+                                       &e) == 0,
+                "%s", e.msg);
+    CHECK_MSG(fabs(h.kv_transfer_ms - x.kv_transfer_ms - 40.0) < 1.0, "KV leg %.3f ms, without the hand-over %.3f",
+              h.kv_transfer_ms, x.kv_transfer_ms);
+    CHECK_MSG(h.ttft_ms > x.ttft_ms + 20.0, "TTFT %.1f ms with a 40 ms hand-over, %.1f without", h.ttft_ms,
+              x.ttft_ms);
     CHECK(model_fidelity_explain(fixture, "no-such-row", NULL, &row, &x, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "no row with id 'no-such-row'");
     CHECK(model_fidelity_explain(fixture, "unknown_model_row", NULL, &row, &x, &e) == SIM_EINVAL);

@@ -1,8 +1,9 @@
 /* test_pd — prefill/decode disaggregation: exact timing of one request
  * against both pools' cost models with (nearly) infinite bandwidth, KV
  * transfer time over a NIC by hand, back-pressure when decode memory is
- * short, and conservation across pools (every request completes once, KV
- * blocks return on both sides). */
+ * short, conservation across pools (every request completes once, KV
+ * blocks return on both sides), and the engine's hand-over after the
+ * transfer (scheduler.pd_handover_us, pd_handover_gbs) by hand. */
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "sim_cluster.h"
@@ -156,6 +157,53 @@ static void test_transfer_time(void)
     CHECK_NEAR(xfer[1] / xfer[0], 4.0, 1e-3);
 }
 
+/* The decode pool's hand-over: a fixed pd_handover_us after the network's
+ * transfer, and an engine KV path of pd_handover_gbs per GPU that makes the
+ * transfer last at least bytes / rate (a faster path adds nothing). One GPU
+ * per node, 100 Gb/s NIC, 7 µs latency, 1,000 tokens of Llama-3.1-8B KV
+ * (131,072 bytes each): the network moves them in 7 µs + 10.486 ms. */
+static void test_handover(void)
+{
+    sim_scenario sc;
+    pd_scenario(&sc);
+    sc.hardware.gpus_per_node = 1;
+    sc.deployment.pools[1].parallel.tp = 1;
+    sc.network.nic_gbps = 100;
+    sc.network.latency_us = 7;
+    sc.workload.requests = 1;
+    sc.workload.input_tokens.dist = SIM_DIST_FIXED;
+    sc.workload.input_tokens.value = 1000;
+    sc.workload.output_tokens.dist = SIM_DIST_FIXED;
+    sc.workload.output_tokens.value = 4;
+    double bytes = 1000 * 131072.0;
+    sim_time net = 7000 + (sim_time)ceil(bytes * 1e9 / (100e9 / 8));
+    model_cost *dec = cost_for(1, sc.deployment.pools[1].scheduler.overhead_us);
+    if (!dec) return;
+    model_batch b1 = {.n_decode = 1, .decode_ctx_sum = 1001};
+    const struct {
+        double us, gbs;
+        sim_time want; /* kv_reserved to the request joining the decode side */
+    } cases[] = {
+        {30000, 0, net + 30000000},                        /* fixed hand-over */
+        {0, 2, (sim_time)llround(bytes / 2)},              /* 2 GB/s path: 65.536 ms */
+        {5000, 2, (sim_time)llround(bytes / 2) + 5000000}, /* both */
+        {0, 20, net},                                      /* path faster than the NIC */
+    };
+    for (int i = 0; i < 4; i++) {
+        sc.deployment.pools[1].scheduler.pd_handover_us = cases[i].us;
+        sc.deployment.pools[1].scheduler.pd_handover_gbs = cases[i].gbs;
+        pd_result r;
+        if (run(&sc, &r) || r.n != 1) break;
+        sim_time got = r.rec0.kv_arrived - r.rec0.kv_reserved;
+        CHECK_MSG(llabs(got - cases[i].want) <= 2, "case %d: hand-over ends %lld ns after the reservation, expected %lld",
+                  i, (long long)got, (long long)cases[i].want);
+        CHECK(r.rec0.kv_reserved == r.rec0.first_token);
+        CHECK(r.rec0.decode_first == r.rec0.kv_arrived + iter_ns(dec, &b1));
+        check_conserved(&r, 1);
+    }
+    model_cost_destroy(dec);
+}
+
 /* A decode pool with little memory makes finished prefills wait. */
 static void test_backpressure_and_conservation(void)
 {
@@ -204,6 +252,7 @@ int main(void)
 {
     test_exact_single();
     test_transfer_time();
+    test_handover();
     test_backpressure_and_conservation();
     test_af_needs_ffn();
     return test_finish("test_pd");
