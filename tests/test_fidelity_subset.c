@@ -32,22 +32,29 @@
  * TP4 rows on one B200 node that fit since block-FP8 weights carry one
  * scale per 128×128 tile: one of them (16 clients of 8k prompts) gets a KV
  * pool for a third of its sequences under the default memory fraction and
- * queues (+3,000 %); SGLang's own memory fraction is not modelled. */
+ * queues (+3,000 %); SGLang's own memory fraction is not modelled.
+ * TTFT median APE of all rows, SGLang, TensorRT-LLM and H100 was reset
+ * (figure + 4 %) when the replay went to ten requests per client at every
+ * concurrency: the first wave (all clients at t = 0) no longer dominates
+ * rows above 153 clients, which lowers their TTFT; where the engine's
+ * decode is priced fast (TensorRT-LLM H100 aggregated at 160-384 clients:
+ * TPOT 19-40 ms simulated for 47-60 ms measured) that inflated first wave
+ * had been hiding it. */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
 } bound;
 
 static const bound backend_bounds[] = {
-    {"sglang", 224.5, 66.5, 32.0, 16.5},
-    {"trtllm", 222.0, 39.0, 39.0, 18.0},
+    {"sglang", 224.5, 70.5, 32.0, 16.5},
+    {"trtllm", 222.0, 43.5, 39.0, 18.0},
     {"vllm", 41.5, 22.0, 69.0, 22.0},
 };
 static const bound gpu_bounds[] = {
     {"b200", 235.5, 41.0, 39.5, 22.5},
-    {"h100-sxm", 100.5, 31.0, 51.0, 15.0},
+    {"h100-sxm", 100.5, 33.0, 51.0, 15.0},
 };
-static const bound all_bound = {"all", 174.5, 37.5, 45.0, 18.5};
+static const bound all_bound = {"all", 174.5, 39.0, 45.0, 18.5};
 
 static void check_group(const char *by, const model_fidelity_group *g, const bound *b)
 {
