@@ -4,13 +4,17 @@
  * output tokens) over 64 Llama-3.1-8B instances on H100 (TP1), Poisson at
  * 1,280 req/s (20 per instance), least-loaded routing, no results DB. Prints wall time, peak
  * RSS, simulated requests and events per wall second. Usage:
- *   bench_sim [requests] [instances] [rate] [policy]
+ *   bench_sim [requests] [instances] [rate] [policy] [request_records]
  *   bench_sim --sweep [requests_per_instance] [policy]
  * --sweep runs 64, 256, 1,024 and 4,096 instances at 20 req/s each with the
  * same requests per instance (default 400) and prints one row each: the
  * CPU ns per event is the figure that must stay flat as the cluster grows
  * (CPU, not wall, time: on a shared machine wall time counts others' turns).
  * policy: least_loaded (default), power_of_two, round_robin, random.
+ * request_records: output.request_records (default 1,000,000: past it the
+ * run keeps no more records and reads percentiles from sketches, so peak
+ * RSS stops growing with the requests; give the request count to keep
+ * every record and get exact percentiles). 
  * Run it pinned to one core for the README figure: taskset -c 0 bench_sim */
 #include "sim_cluster.h"
 
@@ -47,11 +51,12 @@ static double peak_rss_mb(void)
 }
 
 /* One run; fills *s and *st. Returns 0, or 1 after printing the error. */
-static int run_one(int64_t requests, int32_t instances, double rate, sim_route_policy policy, sim_summary *s,
-                   sim_cluster_state *st)
+static int run_one(int64_t requests, int32_t instances, double rate, sim_route_policy policy, int64_t records,
+                   sim_summary *s, sim_cluster_state *st)
 {
     sim_scenario sc;
     sim_scenario_defaults(&sc);
+    if (records >= 0) sc.output.request_records = records;
     snprintf(sc.name, sizeof sc.name, "bench");
     snprintf(sc.model, sizeof sc.model, "llama-3.1-8b");
     snprintf(sc.hardware.gpu, sizeof sc.hardware.gpu, "h100-sxm");
@@ -95,7 +100,7 @@ static int sweep(int64_t per_instance, sim_route_policy policy)
         sim_summary s;
         sim_cluster_state st;
         double c0 = cpu_s();
-        if (run_one(per_instance * sizes[i], sizes[i], 20.0 * sizes[i], policy, &s, &st)) return 1;
+        if (run_one(per_instance * sizes[i], sizes[i], 20.0 * sizes[i], policy, -1, &s, &st)) return 1;
         double cpu = cpu_s() - c0; /* set-up and summary included */
         double ns = cpu * 1e9 / (double)(s.events ? s.events : 1);
         if (i == 0) base = ns;
@@ -115,11 +120,12 @@ int main(int argc, char **argv)
     int32_t instances = argc > 2 ? atoi(argv[2]) : 64;
     double rate = argc > 3 ? atof(argv[3]) : 20.0 * instances;
     sim_route_policy policy = policy_of(argc > 4 ? argv[4] : NULL);
+    int64_t records = argc > 5 ? atoll(argv[5]) : -1;
 
     sim_summary s;
     sim_cluster_state st;
     double c0 = cpu_s();
-    if (run_one(requests, instances, rate, policy, &s, &st)) return 1;
+    if (run_one(requests, instances, rate, policy, records, &s, &st)) return 1;
     double cpu = cpu_s() - c0;
     printf("requests            %lld over %d instances at %.0f req/s%s\n", (long long)s.requests_completed,
            instances, rate, s.overloaded ? " (OVERLOADED)" : "");
@@ -138,5 +144,10 @@ int main(int argc, char **argv)
     printf("CPU ns / event      %.0f\n", cpu * 1e9 / (double)(s.events ? s.events : 1));
     printf("TTFT p50/p99        %.1f / %.1f ms; TPOT p50/p99 %.2f / %.2f ms\n", s.ttft_ms.p50,
            s.ttft_ms.p99, s.tpot_ms.p50, s.tpot_ms.p99);
+    if (s.records.sketch_rel_error > 0)
+        printf("records             %lld of %lld requests kept; percentiles from sketches (within %.2g %%)\n",
+               (long long)s.records.requests_kept, (long long)s.requests_completed, 100 * s.records.sketch_rel_error);
+    else
+        printf("records             every request kept; exact percentiles\n");
     return 0;
 }

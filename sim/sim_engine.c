@@ -1,6 +1,10 @@
-/* sim_engine — 4-ary heap of (time, seq, slot, gen) records plus a slot
- * table holding payloads. Cancelled events free their slot at once (bumping
- * its generation); their heap record is dropped when it reaches the top. */
+/* sim_engine — 4-ary heap of 16-byte (time, seq·slot) records plus a slot
+ * table holding payloads. The heap is laid out so the four children of a
+ * node share one 64-byte cache line (records 1..4, 5..8, ... are
+ * line-aligned): sifting touches one line per level. A record is live while
+ * its slot still holds its seq; cancelled events free their slot at once
+ * (bumping its generation for the handle), their heap record is dropped
+ * when it reaches the top. */
 #include "sim_engine.h"
 
 #include "sim_err.h"
@@ -8,24 +12,31 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* key = seq << SLOT_BITS | slot: ordering by key is ordering by seq. */
+#define SLOT_BITS 24
+#define MAX_SLOTS (1u << SLOT_BITS)          /* pending events at once */
+#define SEQ_LIMIT (UINT64_C(1) << (64 - SLOT_BITS)) /* events scheduled in a run */
+#define NO_SEQ UINT64_MAX
 
 typedef struct {
     sim_time t;
-    uint64_t seq;
-    uint32_t slot;
-    uint32_t gen;
+    uint64_t key;
 } heap_rec;
 
 typedef struct {
     sim_event_fn fn;
     void *ctx;
     uint64_t arg;
+    uint64_t seq;       /* of the pending record; NO_SEQ while free */
     uint32_t gen;
     uint32_t next_free; /* valid while free; UINT32_MAX ends the list */
 } slot_rec;
 
 struct sim_engine {
-    heap_rec *heap;
+    void *heap_mem;      /* allocation holding the heap */
+    heap_rec *heap;      /* heap_mem + 48 bytes: record 1 starts a cache line */
     size_t n, cap;
     slot_rec *slots;
     uint32_t nslots, slot_cap, free_head;
@@ -38,6 +49,9 @@ struct sim_engine {
     char fail_msg[256];
 };
 
+static inline uint32_t rec_slot(const heap_rec *r) { return (uint32_t)(r->key & (MAX_SLOTS - 1)); }
+static inline uint64_t rec_seq(const heap_rec *r) { return r->key >> SLOT_BITS; }
+
 sim_engine *sim_engine_create(void)
 {
     sim_engine *e = calloc(1, sizeof *e);
@@ -49,14 +63,14 @@ sim_engine *sim_engine_create(void)
 void sim_engine_destroy(sim_engine *e)
 {
     if (!e) return;
-    free(e->heap);
+    free(e->heap_mem);
     free(e->slots);
     free(e);
 }
 
 static inline int rec_less(const heap_rec *a, const heap_rec *b)
 {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+    return a->t < b->t || (a->t == b->t && a->key < b->key);
 }
 
 static void sift_up(heap_rec *h, size_t i)
@@ -96,7 +110,7 @@ static uint32_t slot_alloc(sim_engine *e)
         return s;
     }
     if (e->nslots == e->slot_cap) {
-        if (e->slot_cap > UINT32_MAX / 4) return UINT32_MAX;
+        if (e->slot_cap >= MAX_SLOTS) return UINT32_MAX;
         uint32_t nc = e->slot_cap ? e->slot_cap * 2 : 1024;
         slot_rec *ns = realloc(e->slots, (size_t)nc * sizeof *ns);
         if (!ns) return UINT32_MAX;
@@ -111,33 +125,52 @@ static void slot_free(sim_engine *e, uint32_t s)
 {
     e->slots[s].gen++;
     if (e->slots[s].gen == 0) e->slots[s].gen = 1; /* 0 is reserved for "never" */
+    e->slots[s].seq = NO_SEQ;
     e->slots[s].next_free = e->free_head;
     e->free_head = s;
+}
+
+/* Room for one more record, the layout kept cache-line aligned. */
+static int heap_grow(sim_engine *e)
+{
+    size_t nc = e->cap ? e->cap * 2 : 1024;
+    /* 64-aligned block; the heap starts 48 bytes in, so record i starts at
+     * 48 + 16 i: records 4k+1 .. 4k+4 (a node's children) fill one line. */
+    void *mem = aligned_alloc(64, (nc + 4) * sizeof(heap_rec));
+    if (!mem) return SIM_ENOMEM;
+    heap_rec *h = (heap_rec *)((char *)mem + 48);
+    if (e->n) memcpy(h, e->heap, e->n * sizeof *h);
+    free(e->heap_mem);
+    e->heap_mem = mem;
+    e->heap = h;
+    e->cap = nc;
+    return 0;
 }
 
 sim_handle sim_engine_at(sim_engine *e, sim_time t, sim_event_fn fn, void *ctx, uint64_t arg)
 {
     SIM_ASSERT(t >= e->now, e->now);
-    if (e->n == e->cap) {
-        size_t nc = e->cap ? e->cap * 2 : 1024;
-        heap_rec *nh = realloc(e->heap, nc * sizeof *nh);
-        if (!nh) {
-            sim_engine_fail(e, SIM_ENOMEM, "out of memory growing the event queue past %zu events", e->n);
-            return 0;
-        }
-        e->heap = nh;
-        e->cap = nc;
+    if (e->n == e->cap && heap_grow(e) < 0) {
+        sim_engine_fail(e, SIM_ENOMEM, "out of memory growing the event queue past %zu events", e->n);
+        return 0;
+    }
+    if (e->seq >= SEQ_LIMIT) {
+        sim_engine_fail(e, SIM_ERANGE, "more than %llu events scheduled in one run",
+                        (unsigned long long)SEQ_LIMIT);
+        return 0;
     }
     uint32_t s = slot_alloc(e);
     if (s == UINT32_MAX) {
-        sim_engine_fail(e, SIM_ENOMEM, "out of memory growing the event table past %u slots", e->slot_cap);
+        sim_engine_fail(e, SIM_ENOMEM, "out of memory growing the event table past %u pending events",
+                        e->slot_cap);
         return 0;
     }
     slot_rec *sr = &e->slots[s];
     sr->fn = fn;
     sr->ctx = ctx;
     sr->arg = arg;
-    heap_rec r = {t, e->seq++, s, sr->gen};
+    sr->seq = e->seq;
+    heap_rec r = {t, e->seq++ << SLOT_BITS | s};
     e->heap[e->n] = r;
     sift_up(e->heap, e->n);
     e->n++;
@@ -160,7 +193,7 @@ static void heap_compact(sim_engine *e)
 {
     size_t k = 0;
     for (size_t i = 0; i < e->n; i++)
-        if (e->slots[e->heap[i].slot].gen == e->heap[i].gen) e->heap[k++] = e->heap[i];
+        if (e->slots[rec_slot(&e->heap[i])].seq == rec_seq(&e->heap[i])) e->heap[k++] = e->heap[i];
     e->n = k;
     for (size_t i = k; i-- > 0;) sift_down(e->heap, e->n, i);
 }
@@ -216,7 +249,7 @@ static int top_live(sim_engine *e)
 {
     while (e->n > 0) {
         heap_rec *r = &e->heap[0];
-        if (e->slots[r->slot].gen == r->gen) return 1;
+        if (e->slots[rec_slot(r)].seq == rec_seq(r)) return 1;
         heap_pop(e);
     }
     return 0;
@@ -238,12 +271,13 @@ static void fire_top(sim_engine *e)
     heap_rec r = e->heap[0];
     heap_pop(e);
     SIM_ASSERT(r.t >= e->now, e->now);
-    slot_rec sr = e->slots[r.slot];
-    slot_free(e, r.slot);
+    uint32_t slot = rec_slot(&r);
+    slot_rec sr = e->slots[slot];
+    slot_free(e, slot);
     e->live--;
     e->now = r.t;
     e->fired++;
-    if (e->n > 0) prefetch_ctx(e->slots[e->heap[0].slot].ctx);
+    if (e->n > 0) prefetch_ctx(e->slots[rec_slot(&e->heap[0])].ctx);
     sr.fn(e, sr.ctx, sr.arg);
 }
 
