@@ -474,7 +474,9 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
     if (in->hooks.on_iteration) {
         sim_trace_iter it = {.start_ns = ln->iter_start, .end_ns = now, .decode_seqs = ln->cur_n_decode,
                              .prefill_seqs = ln->cur_batch - ln->cur_n_decode, .waiting = in->waiting.n,
-                             .kv_used = in->blocks_total > 0 ? (double)in->blocks_used / (double)in->blocks_total : 0};
+                             .kv_used = in->blocks_total > 0 ? (double)in->blocks_used / (double)in->blocks_total : 0,
+                             .slot = ln->idx,
+                             .slots = in->n_lanes};
         for (int32_t k = 0; k < it.prefill_seqs && k < ln->n_chunks; k++) it.prefill_tokens += ln->chunks[k].tokens;
         in->hooks.on_iteration(in->hooks.ctx, in->id, &it);
     }
@@ -641,7 +643,14 @@ void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const mo
 {
     in->cost_fn = fn;
     in->cost_ctx = ctx;
-    /* fn prices a whole iteration: one batch at a time, no stage pipeline. */
+    /* fn prices a whole iteration: one batch at a time, no stage pipeline
+     * (called before the instance has work, so the other lanes are empty). */
+    for (int32_t k = 1; k < in->n_lanes; k++) {
+        free(in->lanes[k].res_cnt);
+        free(in->lanes[k].heap);
+        free(in->lanes[k].chunks);
+        free(in->lanes[k].chunk_req);
+    }
     in->n_lanes = 1;
     in->n_stages = 1;
 }

@@ -17,6 +17,13 @@
  * crosses a block boundary at iteration n form one residue class, so new
  * block demand is one array read).
  *
+ * Pipeline parallelism (the cost model's pp > 1): the instance keeps up to
+ * micro_batches batch slots ("lanes", sim_instance_impl.h), each with its
+ * own requests, decode set and batch in flight, sharing the KV pool and the
+ * queue; each batch goes through the host and every stage in turn
+ * (model_cost_pipeline), waiting where an earlier batch holds a stage. The
+ * instance counts as busy while any of its batches is in flight.
+ *
  * The instance owns the requests handed to it until on_finish returns them;
  * it does not own the engine, cost model or metrics. Times in ns. */
 #ifndef SIM_INSTANCE_H

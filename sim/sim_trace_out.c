@@ -83,13 +83,30 @@ void sim_trace_out_iteration(sim_trace_out *t, int32_t instance, const sim_trace
 {
     if (!in_window(t, it->start_ns)) return;
     const char *name = it->prefill_seqs && it->decode_seqs ? "prefill+decode" : it->prefill_seqs ? "prefill" : "decode";
-    json_t *e = event(name, "X", instance, it->start_ns);
-    json_object_set_new(e, "dur", json_real((double)(it->end_ns - it->start_ns) * 1e-3));
+    /* Batches of several pipeline slots overlap: each slot's iterations go
+     * on their own async track (begin/end pairs), not as slices of the
+     * instance's thread, which must nest. */
+    int async = it->slots > 1;
+    json_t *e = event(name, async ? "b" : "X", instance, it->start_ns);
+    char id[48];
+    if (async) {
+        snprintf(id, sizeof id, "instance %d slot %d", (int)instance, (int)it->slot);
+        json_object_set_new(e, "cat", json_string("iteration"));
+        json_object_set_new(e, "id", json_string(id));
+    } else {
+        json_object_set_new(e, "dur", json_real((double)(it->end_ns - it->start_ns) * 1e-3));
+    }
     json_object_set_new(e, "args", json_pack("{s:i,s:i,s:i,s:i}", "prefill_tokens", (json_int_t)it->prefill_tokens,
                                              "prefill_seqs", (json_int_t)it->prefill_seqs, "decode_seqs",
                                              (json_int_t)it->decode_seqs, "batch",
                                              (json_int_t)(it->prefill_seqs + it->decode_seqs)));
     emit(t, e, 0);
+    if (async) {
+        e = event(name, "e", instance, it->end_ns);
+        json_object_set_new(e, "cat", json_string("iteration"));
+        json_object_set_new(e, "id", json_string(id));
+        emit(t, e, 0);
+    }
     char cname[64];
     snprintf(cname, sizeof cname, "instance %d queue", (int)instance);
     e = event(cname, "C", instance, it->end_ns);

@@ -27,6 +27,8 @@ typedef struct {
     int32_t prefill_tokens, prefill_seqs, decode_seqs;
     int64_t waiting;          /* requests queued for admission after the iteration */
     double kv_used;           /* fraction of the instance's KV blocks held by requests */
+    int32_t slot, slots;      /* pipeline parallelism: the batch slot and how many the
+                               * instance has (their batches overlap); slots <= 1 without */
 } sim_trace_iter;
 
 /* window in seconds of simulated time (t1 <= t0: no upper bound);

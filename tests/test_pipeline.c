@@ -5,15 +5,19 @@
  * once instead of taking turns; a decode-heavy closed loop on tp2×pp4
  * delivers what the steady-state hand calculation says and within 10 % of
  * four tp2 instances per GPU, while one batch at a time (micro_batches 1)
- * pays the fill/drain bubble; runs are deterministic. */
+ * pays the fill/drain bubble; runs are deterministic; the trace puts each
+ * batch slot's iterations on its own track. */
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "model_layout.h"
 #include "sim_cluster.h"
+#include "sim_trace_out.h"
 #include "test_util.h"
 #include "test_cluster_util.h"
 
+#include <jansson.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Llama-3.1-70B fp8 on H100s (analytic roofline), one pool. */
 static void base(sim_scenario *sc, int tp, int pp, int instances)
@@ -244,11 +248,71 @@ static void test_determinism(void)
     free(c.recs);
 }
 
+/* The trace: overlapping batches of one instance go on one async track per
+ * batch slot, each track's iterations one after the other. */
+static void test_trace_slots(void)
+{
+    sim_scenario sc;
+    base(&sc, 2, 4, 1);
+    fixed_lengths(&sc, 256, 32);
+    sc.workload.requests = 40;
+    sc.workload.arrival.process = SIM_ARRIVAL_CLOSED;
+    sc.workload.arrival.concurrency = 16;
+    char path[] = "/tmp/test_pipeline_trace_XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    sim_err err = {{0}};
+    sim_cluster *cl = NULL;
+    sim_trace_out *t = NULL;
+    sim_summary sum;
+    CHECK_MSG(sim_cluster_create(&sc, &cl, &err) == 0, "%s", err.msg);
+    CHECK_MSG(sim_trace_out_open(path, 0, 0, 0, &t, &err) == 0, "%s", err.msg);
+    if (cl && t) {
+        sim_cluster_set_trace(cl, t);
+        CHECK_MSG(sim_cluster_run(cl, &sum, &err) == 0, "%s", err.msg);
+    }
+    CHECK(sim_trace_out_close(t, NULL, &err) == 0);
+    sim_cluster_destroy(cl);
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    unlink(path);
+    REQUIRE_MSG(j != NULL, "%s", je.text);
+    json_t *ev = json_object_get(j, "traceEvents");
+    int64_t x = 0, b = 0, e = 0, slots_seen = 0, overlap = 0;
+    double last_end[4] = {-1, -1, -1, -1};
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *o = json_array_get(ev, i);
+        const char *ph = json_string_value(json_object_get(o, "ph"));
+        const char *cat = json_string_value(json_object_get(o, "cat"));
+        if (ph && !strcmp(ph, "X")) x++;
+        if (!ph || !cat || strcmp(cat, "iteration")) continue;
+        int slot = -1;
+        if (sscanf(json_string_value(json_object_get(o, "id")), "instance 0 slot %d", &slot) != 1 || slot < 0 ||
+            slot > 3)
+            continue;
+        double ts = json_number_value(json_object_get(o, "ts"));
+        if (!strcmp(ph, "b")) {
+            b++;
+            if (ts < last_end[slot]) overlap++;
+        } else if (!strcmp(ph, "e")) {
+            e++;
+            if (last_end[slot] < 0) slots_seen++;
+            last_end[slot] = ts;
+        }
+    }
+    CHECK_MSG(x == 0 && b > 0 && b == e, "%lld X, %lld begin, %lld end", (long long)x, (long long)b, (long long)e);
+    CHECK_MSG(slots_seen == 4, "%lld batch slots traced", (long long)slots_seen);
+    CHECK_MSG(overlap == 0, "%lld iterations of one slot overlap", (long long)overlap);
+    json_decref(j);
+}
+
 int main(void)
 {
     test_lone_request_pays_the_bubble();
     test_two_batches_in_flight();
     test_steady_state_vs_tp_only();
     test_determinism();
+    test_trace_slots();
     return test_finish("test_pipeline");
 }
