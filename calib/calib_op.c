@@ -190,7 +190,12 @@ double calib_op_flops(calib_op op, const calib_shape *s)
 
 double calib_op_bytes(calib_op op, const char *dtype, const calib_shape *s)
 {
-    double e = (double)calib_dtype_bytes(dtype), m = (double)s->m, n = (double)s->n, k = (double)s->k;
+    return calib_op_bytes_e(op, calib_dtype_bytes(dtype), s);
+}
+
+double calib_op_bytes_e(calib_op op, int32_t elem_bytes, const calib_shape *s)
+{
+    double e = (double)elem_bytes, m = (double)s->m, n = (double)s->n, k = (double)s->k;
     double d = (double)s->head_dim, b = (double)s->batch;
     switch (op) {
     case CALIB_OP_GEMM: return (m * k + k * n) * e + m * n * 2.0; /* output bf16 */

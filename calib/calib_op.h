@@ -95,6 +95,9 @@ int32_t calib_op_axes(calib_op op, int32_t axes[CALIB_MAX_AXES]);
  * of the dtype ("fp8" 1, "bf16" 2, "fp32" 4). */
 double calib_op_flops(calib_op op, const calib_shape *s);
 double calib_op_bytes(calib_op op, const char *dtype, const calib_shape *s);
+/* The same with the element size given (calib_dtype_bytes of the dtype),
+ * for callers that resolve the dtype once. */
+double calib_op_bytes_e(calib_op op, int32_t elem_bytes, const calib_shape *s);
 int32_t calib_dtype_bytes(const char *dtype);
 /* Seconds the op would take at the peaks (compute or bandwidth, whichever
  * binds); 0 when the peak that binds is unknown (peak 0). */

@@ -16,6 +16,7 @@ _Static_assert(sizeof(calib_shape) == CALIB_SHAPE_FIELDS * sizeof(int64_t), "cal
 struct calib_series {
     calib_op op;
     char dtype[16];
+    int32_t elem_bytes;                 /* calib_dtype_bytes(dtype) */
     char kernels[96];
     int32_t sms;
     int32_t nax;
@@ -66,7 +67,7 @@ static void regressors(const calib_series *s, const calib_shape *sh, double x[3]
 {
     x[0] = 1.0;
     x[1] = calib_op_flops(s->op, sh) / wave_eff(s, sh);
-    x[2] = calib_op_bytes(s->op, s->dtype, sh);
+    x[2] = calib_op_bytes_e(s->op, s->elem_bytes, sh);
 }
 
 double calib_series_model(const calib_series *s, const calib_shape *sh)
@@ -217,6 +218,7 @@ static int series_make(calib_series *s, calib_point *pts, size_t n, const char *
     memset(s, 0, sizeof *s);
     s->op = pts[0].op;
     snprintf(s->dtype, sizeof s->dtype, "%s", pts[0].dtype);
+    s->elem_bytes = calib_dtype_bytes(s->dtype);
     s->sms = sms;
     /* Engine rows first when the engine has any for this op and dtype. */
     size_t keep = n;
@@ -534,18 +536,23 @@ void calib_memo_stats(const calib_memo *m, uint64_t *hits, uint64_t *misses)
 double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, calib_memo *m, calib_table_status *status)
 {
     if (!m || !s) return calib_series_lookup(s, sh, status);
-    /* Independent multiplies (no dependent chain): a hit costs a few ns. */
-    static const uint64_t K[CALIB_SHAPE_FIELDS] = {
-        0x9E3779B97F4A7C15ULL, 0xC2B2AE3D27D4EB4FULL, 0x165667B19E3779F9ULL, 0xD6E8FEB86659FD93ULL,
-        0xFF51AFD7ED558CCDULL, 0xC4CEB9FE1A85EC53ULL, 0x94D049BB133111EBULL, 0xBF58476D1CE4E5B9ULL,
-        0x27D4EB2F165667C5ULL, 0x85EBCA77C2B2AE63ULL, 0x9FB21C651E98DF25ULL};
-    int64_t f[CALIB_SHAPE_FIELDS];
-    memcpy(f, sh, sizeof f);
-    uint64_t h = (uint64_t)(uintptr_t)s;
-    for (int32_t i = 0; i < CALIB_SHAPE_FIELDS; i++) h += (uint64_t)f[i] * K[i];
+    /* Independent multiplies and a branch-free compare, written out field
+     * by field (no loop, no call): a hit costs a few ns. */
+    uint64_t h = (uint64_t)(uintptr_t)s + (uint64_t)sh->m * 0x9E3779B97F4A7C15ULL +
+                 (uint64_t)sh->n * 0xC2B2AE3D27D4EB4FULL + (uint64_t)sh->k * 0x165667B19E3779F9ULL +
+                 (uint64_t)sh->batch * 0xD6E8FEB86659FD93ULL + (uint64_t)sh->ctx * 0xFF51AFD7ED558CCDULL +
+                 (uint64_t)sh->heads * 0xC4CEB9FE1A85EC53ULL + (uint64_t)sh->kv_heads * 0x94D049BB133111EBULL +
+                 (uint64_t)sh->head_dim * 0xBF58476D1CE4E5B9ULL + (uint64_t)sh->groups * 0x27D4EB2F165667C5ULL +
+                 (uint64_t)sh->bytes * 0x85EBCA77C2B2AE63ULL + (uint64_t)sh->ranks * 0x9FB21C651E98DF25ULL;
     h ^= h >> 29;
     memo_ent *e = &m->e[(h ^ (h >> 31)) & m->mask];
-    if (e->s == s && memcmp(&e->sh, sh, sizeof *sh) == 0) {
+    const calib_shape *g = &e->sh;
+    uint64_t diff = (uint64_t)(e->s != s) | (uint64_t)(g->m ^ sh->m) | (uint64_t)(g->n ^ sh->n) |
+                    (uint64_t)(g->k ^ sh->k) | (uint64_t)(g->batch ^ sh->batch) | (uint64_t)(g->ctx ^ sh->ctx) |
+                    (uint64_t)(g->heads ^ sh->heads) | (uint64_t)(g->kv_heads ^ sh->kv_heads) |
+                    (uint64_t)(g->head_dim ^ sh->head_dim) | (uint64_t)(g->groups ^ sh->groups) |
+                    (uint64_t)(g->bytes ^ sh->bytes) | (uint64_t)(g->ranks ^ sh->ranks);
+    if (!diff) {
         m->hits++;
         if (status) *status = e->st;
         return e->t;

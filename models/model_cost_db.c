@@ -44,10 +44,11 @@ static const calib_series *series_for(const struct calib_table *t, calib_op op, 
 
 static void resolve_series(model_cost *c)
 {
-    const char *w = c->wdtype = model_dtype_name(c->l.dtype);
+    const char *w = model_dtype_name(c->l.dtype);
     for (int op = 0; op < CALIB_OP_COUNT; op++) {
         c->series[op][0] = series_for(c->tab, (calib_op)op, "bf16");
         c->series[op][1] = series_for(c->tab, (calib_op)op, w);
+        c->series[op][2] = series_for(c->tab, (calib_op)op, "fp16");
     }
 }
 
@@ -130,15 +131,13 @@ static void op_push(cost_ctx *x, const char *name, model_op_class cls, double co
     x->n++;
 }
 
-/* Perf-db timing of one execution of shape sh for (op, dtype); 0 when the
- * tables have no series for it. */
-static double table_time(const model_cost *c, calib_op op, const char *dt, const calib_shape *sh, model_source *src)
+/* Perf-db timing of one execution of shape sh for op in dtype dt (the
+ * column of c->series: 0 bf16, 1 the weights', 2 fp16); 0 when the tables
+ * have no series for it. */
+static double table_time(const model_cost *c, calib_op op, int dt, const calib_shape *sh, model_source *src)
 {
-    const calib_series *s;
     if ((int)op < 0 || op >= CALIB_OP_COUNT) return 0;
-    if (strcmp(dt, "bf16") == 0) s = c->series[op][0];
-    else if (dt == c->wdtype || strcmp(dt, c->wdtype) == 0) s = c->series[op][1];
-    else s = series_for(c->tab, op, dt);
+    const calib_series *s = c->series[op][dt];
     if (!s) return 0;
     calib_table_status st;
     double t = calib_series_lookup_memo(s, sh, c->memo, &st);
@@ -151,7 +150,7 @@ static double op_db_time(cost_ctx *x, const cost_op_desc *d, model_source *src)
 {
     calib_shape s;
     memcpy(&s, d->shape, sizeof s); /* the same eleven fields in the same order */
-    return table_time(x->c, (calib_op)d->calib_op, d->calib_dtype ? d->calib_dtype : "bf16", &s, src);
+    return table_time(x->c, (calib_op)d->calib_op, d->calib_wdt ? 1 : 0, &s, src);
 }
 
 double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
@@ -206,8 +205,8 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
         calib_shape s;
         memset(&s, 0, sizeof s);
         s.bytes = (int64_t)ceil(bytes), s.ranks = n;
-        double tdb = table_time(x->c, CALIB_OP_ALLREDUCE, "bf16", &s, &src);
-        if (!(tdb > 0)) tdb = table_time(x->c, CALIB_OP_ALLREDUCE, "fp16", &s, &src); /* the same bytes */
+        double tdb = table_time(x->c, CALIB_OP_ALLREDUCE, 0, &s, &src);
+        if (!(tdb > 0)) tdb = table_time(x->c, CALIB_OP_ALLREDUCE, 2, &s, &src); /* fp16: the same bytes */
         if (tdb > 0) {
             t = tdb;
             x->used_db = 1;
@@ -265,7 +264,7 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
     d.shape[0] = (int64_t)ceil(m);
     d.shape[1] = (int64_t)n;
     d.shape[2] = (int64_t)k;
-    d.calib_dtype = wbytes < COST_ACT_BYTES ? model_dtype_name(c->l.dtype) : "bf16";
+    d.calib_wdt = wbytes < COST_ACT_BYTES;
     /* The engine's kernel: the GEMM alone (its activation quantisation is
      * the norm's / o_quant's op here). */
     const char *odt = wbytes < COST_ACT_BYTES ? cost_op_dtype(c->l.dtype) : "bfloat16";

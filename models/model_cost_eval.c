@@ -93,7 +93,6 @@ static cost_op_desc elem(const model_cost *c, const char *name, double count, do
     d.calib_op = calib;
     d.shape[0] = rows;
     d.shape[1] = cols;
-    d.calib_dtype = "bf16";
     return d;
 }
 
@@ -288,7 +287,6 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         d.shape[0] = (int64_t)ceil(a->Tp_seq / nch);           /* m */
         d.shape[4] = (int64_t)(a->cached / nch);               /* ctx */
         d.shape[5] = (int64_t)hr, d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
-        d.calib_dtype = "bf16";
         if (sp == 1 && kind != ATTN_SPARSE)
             attn_op(c, &d, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch, sliding);
         else if (sp == 1)
@@ -343,7 +341,6 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         d.shape[3] = (int64_t)ceil(a->nd);
         d.shape[4] = (int64_t)(ctx / a->nd);
         d.shape[5] = (int64_t)(hr * dcp), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
-        d.calib_dtype = "bf16";
         if (dcp == 1 && kind != ATTN_SPARSE) attn_op(c, &d, 0, a->nd, ctx / a->nd, 0, sliding);
         /* The sparse kernel's own context is the whole one (it picks top-k of it). */
         else if (dcp == 1) dsa_op(c, &d, 0, 1, a->nd, a->ctx / a->nd, 0);
@@ -437,7 +434,6 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.shape[3] = (int64_t)ceil(a->n_chunks > 0 ? a->n_chunks : 1);
         d.shape[0] = (int64_t)ceil(a->Tp / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
-        d.calib_dtype = "bf16";
         gdn_op(c, &d, 0, 1, a->n_chunks, a->Tp, nk, nv);
         cost_op(x, &d, 0);
     }
@@ -455,7 +451,6 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.calib_op = -1;
         d.shape[3] = (int64_t)ceil(a->nd);
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
-        d.calib_dtype = "bf16";
         gdn_op(c, &d, 0, 0, a->nd, a->nd, nk, nv);
         cost_op(x, &d, 0);
     }
@@ -510,7 +505,6 @@ static void eval_mamba(cost_ctx *x, const cost_agg *a, double count)
         d.kernels = 5; /* chunk cumsum, chunk state, state passing, bmm, chunk scan */
         d.m = a->Tp;
         d.calib_op = -1;
-        d.calib_dtype = "bf16";
         cost_op(x, &d, 0);
     }
     if (a->nd > 0) {
@@ -525,7 +519,6 @@ static void eval_mamba(cost_ctx *x, const cost_agg *a, double count)
         d.kernels = 1;
         d.m = a->nd;
         d.calib_op = -1;
-        d.calib_dtype = "bf16";
         cost_op(x, &d, 0);
     }
     cost_op_desc gn = elem(c, "mamba_norm_gate", count, T, T * di * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),
@@ -573,7 +566,6 @@ static void eval_dsa_indexer(cost_ctx *x, const cost_agg *a, double count)
         d.shape[3] = (int64_t)ceil(dec ? a->nd : (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[4] = (int64_t)(dec ? a->ctx / a->nd : a->cached / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)ih, d.shape[7] = (int64_t)id;
-        d.calib_dtype = "fp8";
         {
             double nb = dec ? a->nd : (a->n_chunks > 0 ? a->n_chunks : 1);
             dsa_op(c, &d, !dec, 2, nb, dec ? a->ctx / a->nd : a->Tp_seq / nb, dec ? 0 : a->cached / nb);

@@ -104,9 +104,9 @@ struct model_cost {
      * cluster and its cost models run on one thread); NULL = none. */
     struct calib_memo *memo;
     /* The tables' series resolved per calib_op: [op][0] bf16, [op][1] the
-     * weights' dtype (fp8 standing in for fp8_block). */
-    const struct calib_series *series[COST_DB_MAX_OPS][2];
-    const char *wdtype;         /* model_dtype_name(l.dtype), for picking [op][1] */
+     * weights' dtype (fp8 standing in for fp8_block), [op][2] fp16 (NCCL's
+     * tables), so that a lookup does no string work. */
+    const struct calib_series *series[COST_DB_MAX_OPS][3];
     /* Fitted op-model sets of the variants this instance prices and their
      * strings resolved, at create (read-only while timing; cost_op_sets_init),
      * so that pricing an op does no string work. */
@@ -144,7 +144,7 @@ typedef struct {
     double kernels;             /* launches per execution */
     int32_t calib_op;           /* calib_op, −1 = not in the perf-db */
     int64_t shape[11];          /* calib_shape fields in order */
-    const char *calib_dtype;
+    int32_t calib_wdt;          /* its perf-db dtype: 0 bf16, 1 the weights' (c->series[op][1]) */
     double m, n, k;             /* shown as detail for GEMMs */
     int has_op;                 /* op is the kernel as model_op prices it (layout.op_backend set) */
     cost_opv opv;               /* its variant: op's strings are not filled, c->op_sets[opv] resolves them */

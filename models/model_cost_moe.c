@@ -104,7 +104,7 @@ static cost_op_desc grouped(const model_cost *c, const char *name, double count,
     d.shape[0] = groups > 0 ? (int64_t)ceil(rows / groups) : 0;
     d.shape[1] = (int64_t)n;
     d.shape[2] = (int64_t)k;
-    d.calib_dtype = model_dtype_name(c->l.dtype);
+    d.calib_wdt = 1;
     return d;
 }
 
