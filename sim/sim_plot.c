@@ -6,6 +6,7 @@
 #include "sim_plot.h"
 #include "sim_file.h"
 #include "sim_store.h"
+#include "sim_suggest.h"
 #include "sim_yaml.h"
 
 #include <jansson.h>
@@ -931,15 +932,23 @@ int sim_cli_plot(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--kind") == 0 && v) {
             if (sim_plot_kind_parse(v, &o.kind) < 0) {
-                fprintf(stderr, "servesim: plot: unknown kind '%s'\n%s", v, usage);
+                const char *near = sim_suggest(v, kind_names, 5);
+                fprintf(stderr, "servesim: plot: unknown kind '%s'%s%s%s\n%s", v, near ? " (did you mean '" : "",
+                        near ? near : "", near ? "'?)" : "", usage);
                 return 2;
             }
             i++;
         } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) && v) {
             o.out = v;
             i++;
-        } else if (strcmp(a, "--run") == 0 && v && atoll(v) > 0) {
-            if (o.n_runs < SIM_PLOT_MAX_RUNS) o.runs[o.n_runs++] = atoll(v);
+        } else if (strcmp(a, "--run") == 0 && v) {
+            char *end;
+            long long id = strtoll(v, &end, 10);
+            if (end == v || *end || id < 1) {
+                fprintf(stderr, "servesim: plot: --run: expected a run id >= 1, got '%s'\n", v);
+                return 2;
+            }
+            if (o.n_runs < SIM_PLOT_MAX_RUNS) o.runs[o.n_runs++] = id;
             i++;
         } else if (strcmp(a, "--title") == 0 && v) {
             o.title = v;
@@ -948,7 +957,13 @@ int sim_cli_plot(int argc, char **argv)
             o.templates = v;
             i++;
         } else if (a[0] == '-') {
-            fprintf(stderr, "servesim: plot: unknown or incomplete option '%s'\n%s", a, usage);
+            static const char *const flags[] = {"--kind", "-o", "--out", "--run", "--title", "--templates", "--help"};
+            const char *near = sim_suggest(a, flags, sizeof flags / sizeof flags[0]);
+            int known = 0;
+            for (size_t q = 0; q < sizeof flags / sizeof flags[0]; q++) known |= strcmp(flags[q], a) == 0;
+            if (known) fprintf(stderr, "servesim: plot: %s needs a value\n%s", a, usage);
+            else fprintf(stderr, "servesim: plot: unknown option '%s'%s%s%s\n%s", a, near ? " (did you mean '" : "",
+                         near ? near : "", near ? "'?)" : "", usage);
             return 2;
         } else if (!o.db) {
             o.db = a;

@@ -262,6 +262,11 @@ int main(int argc, char **argv)
     snprintf(out, sizeof out, "%s-cli.png", db);
     char *bad[] = {"plot", (char *)db, "--kind", "nope", "-o", out, NULL};
     CHECK(sim_cli_plot(6, bad) == 2);
+    char *bad_run[] = {"plot", (char *)db, "--run", "abc", "-o", out, NULL};
+    CHECK(sim_cli_plot(6, bad_run) == 2);
+    char *bad_flag[] = {"plot", (char *)db, "--titel", "x", "-o", out, NULL};
+    CHECK(sim_cli_plot(6, bad_flag) == 2);
+    CHECK(file_size(out) < 0); /* nothing drawn on bad usage */
     setenv("SERVESIM_PLOTS", tpl, 1);
     char *good[] = {"plot", (char *)db, "--kind", "pareto", "-o", out, NULL};
     CHECK(sim_cli_plot(6, good) == 0);
