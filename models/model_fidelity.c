@@ -20,7 +20,8 @@
  * (the preset's limit when not given) and a decode pool of
  * decode_num_workers instances admitting decode_batch_size per DP rank, at
  * least the concurrency's share per worker; each pool with its own layout;
- * the KV moved whole after the prefill over the cluster network. Its
+ * the KV moved whole after the prefill over the cluster network, then the
+ * decode pool's hand-over (scheduler.pd_handover_us/gbs, the preset's). Its
  * client sees tokens through the decode worker: TTFT runs to the decode
  * worker's first step after the KV arrived (queue + prefill + back-pressure
  * + transfer + that step) and TPOT from there, as the benchmark clients of

@@ -29,7 +29,8 @@ extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
 
 /* Overwrites the preset's fields of *cfg (max_batched_tokens, chunk_tokens,
  * overhead_us, overhead_per_seq_us, frontend_us, eager_launch_us, policy,
- * admission)
+ * admission, and the PD hand-over pd_handover_us / pd_handover_gbs, 0 for
+ * every engine: the shared rows do not identify them, docs/cost-model.md)
  * and records the name. Returns 0, or -1 for an unknown name. */
 int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg);
 

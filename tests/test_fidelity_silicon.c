@@ -120,6 +120,17 @@ static void test_read(void)
         CHECK(o->prefill.workers == 0 && o->prefill.tp == 8 && o->prefill.dp == 1);
         CHECK_CONTAINS(o->assumed, "one worker assumed");
         CHECK(r.rows[0].assumed[0] == 0);
+        /* Ten requests per client at every concurrency (the benchmark
+         * clients' 10 × concurrency prompts), thousands of clients too. */
+        sim_scenario *sc = malloc(sizeof *sc);
+        REQUIRE_OR(sc != NULL, model_fidelity_free(&r); unlink(tmp); return);
+        model_fidelity_row big = r.rows[0];
+        big.concurrency = 4096;
+        CHECK_MSG(model_fidelity_row_scenario(&big, NULL, sc, &e) == 0, "%s", e.msg);
+        CHECK(sc->workload.requests == 40960 && sc->workload.arrival.concurrency == 4096);
+        CHECK(sc->deployment.mode == SIM_MODE_PD && sc->deployment.pools[0].instances == 2 &&
+              sc->deployment.pools[1].instances == 3);
+        free(sc);
     } else {
         CHECK(r.n_rows == 3);
     }
