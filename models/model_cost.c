@@ -203,7 +203,8 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     c->n_stages = l->pp;
     c->stage_weights = calloc((size_t)l->pp, sizeof *c->stage_weights);
     c->stage_kv_tok = calloc((size_t)l->pp, sizeof *c->stage_kv_tok);
-    if (!c->stage_weights || !c->stage_kv_tok) {
+    c->stage_moe = calloc((size_t)l->pp, sizeof *c->stage_moe);
+    if (!c->stage_weights || !c->stage_kv_tok || !c->stage_moe) {
         rc = sim_err_set(err, SIM_ENOMEM, "model_cost: out of memory");
         goto fail;
     }
@@ -283,6 +284,7 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
             w += mixer_r * c->wb_part[MODEL_PART_ATTN] +
                  h * 2.0 * ((mix != MODEL_MIX_NONE) + (ffn != MODEL_FFN_NONE));
             st += mix == MODEL_MIX_LINEAR ? state_r : mix == MODEL_MIX_MAMBA ? mstate_r : 0;
+            c->stage_moe[s] += ffn == MODEL_FFN_MOE;
             if (ffn == MODEL_FFN_MOE)
                 w += (c->experts_local * expert_r + p.latent) * c->wb_part[MODEL_PART_EXPERT] +
                      shared_r * c->wb_part[MODEL_PART_SHARED] + p.router * 2.0;
@@ -298,6 +300,15 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         c->kv_tok_instance += kv * tp;
         if (st > c->state_seq_gpu) c->state_seq_gpu = st;
     }
+    /* DeepEP low-latency buffers: slots for R rows per local expert. */
+    if (model_cost_ep_mode(c, 0) == MODEL_EP_LOW_LATENCY || model_cost_ep_mode(c, 1) == MODEL_EP_LOW_LATENCY) {
+        const double R = (double)MODEL_DEEPEP_LL_MAX_TOKENS * l->ep, I = m->expert_intermediate / (double)c->moe_tp;
+        /* The experts' token width: a latent MoE dispatches its latent. */
+        const double eh = m->moe_latent > 0 ? m->moe_latent : h, up = m->ffn_plain ? 1.0 : 2.0;
+        double row = eh * c->ab + eh * COST_ACT_BYTES;
+        if (l->moe_gemm != MODEL_MOE_GEMM_CONTIGUOUS) row += up * I * COST_ACT_BYTES + I * c->ab;
+        c->expert_buf = c->experts_local * R * row;
+    }
     *out = c;
     return 0;
 fail:
@@ -310,6 +321,7 @@ void model_cost_destroy(model_cost *c)
     if (!c) return;
     free(c->stage_weights);
     free(c->stage_kv_tok);
+    free(c->stage_moe);
     free(c->p);
     free(c->log_miss);
     cost_db_release(c);
@@ -359,6 +371,11 @@ double model_cost_state_bytes_per_seq(const model_cost *c)
     return c->state_seq_gpu;
 }
 
+double model_cost_expert_buffer_bytes(const model_cost *c)
+{
+    return c->expert_buf;
+}
+
 double model_cost_weight_bytes_per_gpu(const model_cost *c)
 {
     double w = 0;
@@ -390,14 +407,18 @@ int model_cost_kv_capacity_tokens(const model_cost *c, double gpu_mem_util, doub
         return sim_err_set(err, SIM_EINVAL, "memory reserve must be >= 0, got %g", reserve_bytes);
     double best = -1;
     for (int32_t s = 0; s < c->n_stages; s++) {
-        double usable = c->g.hbm_bytes * gpu_mem_util - c->stage_weights[s] - reserve_bytes;
-        if (usable <= 0)
+        const double buf = c->stage_moe[s] > 0 ? c->expert_buf : 0;
+        double usable = c->g.hbm_bytes * gpu_mem_util - c->stage_weights[s] - buf - reserve_bytes;
+        if (usable <= 0) {
+            char extra[96] = "";
+            if (buf > 0) snprintf(extra, sizeof extra, " (+ %.1f GB of DeepEP low-latency expert buffers)", buf / 1e9);
             return sim_err_set(err, SIM_ERANGE,
-                               "%s %s weights need %.1f GB per GPU at tp=%d pp=%d dp=%d ep=%d but %s has %.1f GB x "
+                               "%s %s weights need %.1f GB per GPU%s at tp=%d pp=%d dp=%d ep=%d but %s has %.1f GB x "
                                "%.2f - %.1f GB reserve = %.1f GB",
-                               c->m.name, model_dtype_name(c->l.dtype), c->stage_weights[s] / 1e9, c->l.tp, c->l.pp,
-                               c->l.dp, c->l.ep, c->g.name, c->g.hbm_bytes / 1e9, gpu_mem_util, reserve_bytes / 1e9,
-                               (c->g.hbm_bytes * gpu_mem_util - reserve_bytes) / 1e9);
+                               c->m.name, model_dtype_name(c->l.dtype), c->stage_weights[s] / 1e9, extra, c->l.tp,
+                               c->l.pp, c->l.dp, c->l.ep, c->g.name, c->g.hbm_bytes / 1e9, gpu_mem_util,
+                               reserve_bytes / 1e9, (c->g.hbm_bytes * gpu_mem_util - reserve_bytes) / 1e9);
+        }
         /* Every token needs KV on every stage: the tightest stage decides. */
         double t = c->stage_kv_tok[s] > 0 ? usable / c->stage_kv_tok[s] : 0;
         if (best < 0 || t < best) best = t;

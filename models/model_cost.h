@@ -155,7 +155,17 @@ double model_cost_weight_bytes_per_gpu(const model_cost *c);
  * pass of `tokens` tokens (hidden states, the widest intermediate, logits). */
 double model_cost_activation_bytes(const model_cost *c, int64_t tokens);
 
-/* Tokens of KV the instance can hold: (HBM·util − weights − reserve) per GPU,
+/* Bytes per GPU of the static per-expert buffers of DeepEP's low-latency
+ * mode (0 when no iteration takes it): every local expert gets slots for
+ * the most rows it can receive in one round, R = 128 tokens × ep ranks
+ * (num_max_dispatch_tokens_per_rank of each sender), for the dispatch's
+ * receive buffer (hidden values in the GEMM's activation format) and the
+ * combine's send buffer (hidden bf16); with the masked grouped GEMM also
+ * its gate_up output (2·I bf16) and activation output (I in the GEMM's
+ * format). Allocated at start-up, so the KV pool does without them. */
+double model_cost_expert_buffer_bytes(const model_cost *c);
+
+/* Tokens of KV the instance can hold: (HBM·util − weights − expert buffers − reserve) per GPU,
  * over the tightest stage, / per-rank KV bytes per token, times the dp·sp
  * groups that hold distinct requests. Fails with SIM_ERANGE and the reason
  * when the weights do not fit. */

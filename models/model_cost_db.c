@@ -180,7 +180,7 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
     }
     double total = d->count * t * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
-    x->launches += d->count * d->kernels * x->time_scale;
+    if (!d->in_fused_op) x->launches += d->count * d->kernels * x->time_scale;
     char detail[64] = "";
     if (x->ops) {
         if (d->cls == MODEL_OPC_GEMM)

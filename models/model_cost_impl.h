@@ -96,6 +96,8 @@ struct model_cost {
     double *stage_weights;      /* bytes per GPU of each stage */
     double *stage_kv_tok;       /* KV bytes per token per GPU of each stage */
     double kv_tok_instance;
+    double expert_buf;          /* model_cost_expert_buffer_bytes, on every stage with MoE layers */
+    int32_t *stage_moe;         /* MoE layers of each stage */
     /* Perf-db tables, read-only while timing: borrowed (model_cost_set_tables)
      * or owned (tab_owned, built by model_cost_set_db). */
     const struct calib_table *tab;
@@ -142,6 +144,9 @@ typedef struct {
     double flops, bytes;        /* per execution */
     double peak, bw;            /* roofline ceilings */
     double kernels;             /* launches per execution */
+    int in_fused_op;            /* its kernels are launched by a fused op's host call (the MoE
+                                 * permute inside the engines' fused-MoE op): launch floors on
+                                 * the GPU, but no host launches of their own (eager bound) */
     int32_t calib_op;           /* calib_op, −1 = not in the perf-db */
     int64_t shape[11];          /* calib_shape fields in order */
     int32_t calib_wdt;          /* its perf-db dtype: 0 bf16, 1 the weights' (c->series[op][1]) */

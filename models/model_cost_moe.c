@@ -11,9 +11,20 @@
  *
  * Grouped GEMM layouts (DeepGEMM): contiguous packs the rows of all local
  * experts back to back (full tiles) but pays a gather before and a scatter
- * after; masked gives each expert fixed slots, so every touched expert
- * rounds its rows up to a 64-row tile and nothing is permuted. auto takes
- * the cheaper per call.
+ * after (moe_permute); masked gives each expert fixed slots of the most rows
+ * it can get, so every touched expert rounds its rows up to a 64-row tile.
+ * The layout is what the token movement delivers: DeepEP's low-latency
+ * dispatch writes each (token, expert) pair straight into the expert's slot
+ * and the combine reads it back from there, so masked after it needs no
+ * permute; normal dispatch (and tokens replicated or gathered over TP)
+ * deliver tokens by source rank, so the engines sort them into expert
+ * order: contiguous with its permute. auto takes masked exactly when the
+ * iteration's dispatch is low-latency (decode, as DeepEP/SGLang pair them),
+ * contiguous otherwise. A layout forced against its dispatch pays the
+ * conversion: contiguous after low-latency dispatch its permute, masked
+ * without it a scatter into the slots and a gather back (moe_scatter, the
+ * same bytes). The slots' memory (model_cost_expert_buffer_bytes) is taken
+ * from the KV pool.
  *
  * Token movement. When every TP rank holds all tokens (dp = 1, no tp_sp)
  * each rank runs its experts on the tokens routed there and the layer's TP
@@ -74,12 +85,6 @@ static void busiest_load(const model_cost *c, double T, rank_load *out)
             *out = x;
         }
     }
-}
-
-static double roof_t(const cost_ctx *x, const cost_op_desc *d)
-{
-    double tc = d->flops / d->peak, tm = d->bytes / d->bw;
-    return (tc > tm ? tc : tm) + d->kernels * x->launch;
 }
 
 /* Grouped GEMM of `rows` rows over `active` touched experts. */
@@ -207,17 +212,22 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     pm.bytes = 2.0 * ld.rows * eh * c->ab + 2.0 * ld.rows * eh * COST_ACT_BYTES;
     pm.bw = c->bw;
     pm.kernels = 2;
+    /* Launched inside the engines' fused-MoE op (TensorRT-LLM's expand /
+     * finalize kernels), not as host launches of their own. */
+    pm.in_fused_op = 1;
     pm.m = ld.rows;
     pm.calib_op = -1;
     /* Masked: every touched expert pays whole 64-row tiles. */
     cost_op_desc mg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.masked_rows, ld.active,
                               up * I, eh, 1, El);
     cost_op_desc md = grouped(c, "experts_down", count, ld.masked_rows, ld.active, eh, I, 1, El);
-    int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED;
-    if (l->moe_gemm == MODEL_MOE_GEMM_AUTO)
-        masked = roof_t(x, &mg) + roof_t(x, &md) < roof_t(x, &cg) + roof_t(x, &cd) + roof_t(x, &pm);
+    /* Low-latency dispatch delivers the masked layout; anything else
+     * delivers tokens by source and the engines permute them. */
+    const int ll = a2a && ep_mode_for(l->ep_mode, a->Tp > 0) == MODEL_EP_LOW_LATENCY;
+    int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED || (l->moe_gemm == MODEL_MOE_GEMM_AUTO && ll);
     double rows = masked ? ld.masked_rows : ld.rows;
-    if (!masked) cost_op(x, &pm, 0);
+    if (masked && !ll) pm.name = "moe_scatter"; /* into the experts' slots and back */
+    if (!(masked && ll)) cost_op(x, &pm, 0);
     cost_op(x, masked ? &mg : &cg, 0);
     cost_op_desc act = {0};
     act.name = "experts_act";

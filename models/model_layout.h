@@ -33,7 +33,7 @@ typedef enum {
 } model_ep_mode;
 
 typedef enum {
-    MODEL_MOE_GEMM_AUTO = 0,
+    MODEL_MOE_GEMM_AUTO = 0,       /* masked after low-latency dispatch, contiguous otherwise */
     MODEL_MOE_GEMM_CONTIGUOUS = 1, /* tokens gathered per expert, full tiles */
     MODEL_MOE_GEMM_MASKED = 2      /* fixed slots per expert, partly empty tiles */
 } model_moe_gemm;

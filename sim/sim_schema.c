@@ -192,7 +192,7 @@ static const sim_schema_field table[] = {
     SEN("deployment.pools.*.parallel.ep_mode", PL(parallel.ep_mode), ep_modes,
         "Expert all-to-all (DeepEP): normal (bandwidth-bound), low_latency (rounds of 128 tokens), auto (low_latency for decode, normal for prefill)."),
     SEN("deployment.pools.*.parallel.moe_gemm", PL(parallel.moe_gemm), moe_gemms,
-        "Grouped-GEMM layout for experts: contiguous, masked, auto (cheaper one)."),
+        "Grouped-GEMM layout for experts: contiguous (permuted rows), masked (per-expert slots), auto (masked after low-latency dispatch, contiguous otherwise)."),
     FLD("deployment.pools.*.parallel.expert_skew", SIM_SCHEMA_F64, PL(parallel.expert_skew), GE0,
         "Zipf exponent of the token load over experts (0 = uniform)."),
     SEC("deployment.pools.*.scheduler", "Continuous-batching scheduler of each instance."),

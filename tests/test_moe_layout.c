@@ -1,0 +1,141 @@
+/* test_moe_layout — the grouped-GEMM layout the token movement delivers.
+ *
+ * DeepEP's low-latency dispatch writes every (token, expert) pair into the
+ * expert's slot: the masked grouped GEMM runs on it with no permute, and
+ * the slots (128 tokens × ep rows per local expert) are static memory the
+ * KV pool does without. Normal dispatch, and tokens replicated over TP,
+ * arrive by source: contiguous with its gather/scatter (moe_permute). A
+ * layout forced against its dispatch pays the conversion. Sizes checked by
+ * hand for DeepSeek-V3 (256 experts, top-8, hidden 7168, expert
+ * intermediate 2048, 58 MoE layers) in block FP8 at attention DP 8 × EP 8
+ * on one H100 node (H200 for the KV pool). */
+#include "model_catalog.h"
+#include "model_cost.h"
+#include "test_util.h"
+
+#include "test_model_util.h"
+
+#include <math.h>
+
+static model_cost *make_on(const char *gpu, int tp, int dp, int ep, model_ep_mode mode, model_moe_gemm gemm)
+{
+    model_spec m;
+    model_gpu g;
+    model_cost *c = NULL;
+    sim_err e = {{0}};
+    REQUIRE_OR(model_catalog_model("deepseek-v3", &m, &e) == 0 && model_catalog_gpu(gpu, &g, &e) == 0,
+               return NULL);
+    model_layout l = {.tp = tp, .pp = 1, .dp = dp, .ep = ep, .ep_mode = mode, .moe_gemm = gemm,
+                      .dtype = MODEL_DTYPE_FP8_BLOCK, .kv_dtype = MODEL_DTYPE_BF16, .gpus_per_node = 8};
+    CHECK_MSG(model_cost_create(&m, &g, &l, &c, &e) == 0, "%s", e.msg);
+    return c;
+}
+
+static model_cost *make(int tp, int dp, int ep, model_ep_mode mode, model_moe_gemm gemm)
+{
+    return make_on("h100-sxm", tp, dp, ep, mode, gemm);
+}
+
+static const double H = 7168, I = 2048, AB = 1.0 + 4.0 / 128.0, MOE_LAYERS = 58;
+
+static void test_buffer_memory(void)
+{
+    /* H200: attention replicated on 8 DP ranks leaves room for KV (not on H100). */
+    model_cost *ll = make_on("h200-sxm", 1, 8, 8, MODEL_EP_AUTO, MODEL_MOE_GEMM_AUTO);
+    model_cost *nm = make_on("h200-sxm", 1, 8, 8, MODEL_EP_NORMAL, MODEL_MOE_GEMM_AUTO);
+    model_cost *lc = make(1, 8, 8, MODEL_EP_AUTO, MODEL_MOE_GEMM_CONTIGUOUS);
+    model_cost *tp = make(8, 1, 8, MODEL_EP_AUTO, MODEL_MOE_GEMM_AUTO);
+    REQUIRE_OR(ll && nm && lc && tp, goto out);
+    /* 32 local experts × R = 128 × 8 rows × (dispatch receive in block fp8
+     * + combine send in bf16 + gate_up out bf16 + activation out fp8). */
+    const double R = 128.0 * 8, El = 32;
+    double hand = El * R * (H * AB + H * 2 + 2 * I * 2 + I * AB);
+    double got = model_cost_expert_buffer_bytes(ll);
+    printf("DeepEP low-latency masked slots: %.3f GB per GPU (hand %.3f GB)\n", got / 1e9, hand / 1e9);
+    CHECK_NEAR(got, hand, 1e-6 * hand);
+    /* Contiguous after LL dispatch keeps DeepEP's own two buffers only. */
+    CHECK_NEAR(model_cost_expert_buffer_bytes(lc), El * R * (H * AB + H * 2), 1.0);
+    /* Normal mode and TP-replicated tokens have no static slots. */
+    CHECK(model_cost_expert_buffer_bytes(nm) == 0 && model_cost_expert_buffer_bytes(tp) == 0);
+    /* The KV pool loses exactly the slots: per GPU buffer / KV bytes per token, × 8 dp ranks. */
+    int64_t k_ll = 0, k_nm = 0;
+    sim_err e = {{0}};
+    CHECK(model_cost_kv_capacity_tokens(ll, 0.9, 2e9, &k_ll, &e) == 0);
+    CHECK(model_cost_kv_capacity_tokens(nm, 0.9, 2e9, &k_nm, &e) == 0);
+    double lost = (double)(k_nm - k_ll) / 8, expect = hand / model_cost_kv_bytes_per_token(ll);
+    printf("KV pool: %lld tokens with normal mode, %lld with low-latency slots (%.0f per rank lost, hand %.0f)\n",
+           (long long)k_nm, (long long)k_ll, lost, expect);
+    CHECK(fabs(lost - expect) <= 1.0);
+out:
+    model_cost_destroy(ll);
+    model_cost_destroy(nm);
+    model_cost_destroy(lc);
+    model_cost_destroy(tp);
+}
+
+static void test_layout_per_phase(void)
+{
+    model_op ops[256];
+    int32_t n = 0;
+    model_cost *c = make(1, 8, 8, MODEL_EP_AUTO, MODEL_MOE_GEMM_AUTO);
+    model_cost *fc = make(1, 8, 8, MODEL_EP_AUTO, MODEL_MOE_GEMM_CONTIGUOUS);
+    model_cost *tp = make(8, 1, 8, MODEL_EP_AUTO, MODEL_MOE_GEMM_AUTO);
+    model_cost *tpm = make(8, 1, 8, MODEL_EP_AUTO, MODEL_MOE_GEMM_MASKED);
+    REQUIRE_OR(c && fc && tp && tpm, goto out);
+    /* Decode, 64 requests per DP rank (512 in all): low-latency dispatch, masked, no permute. */
+    model_batch dec = {0, NULL, 512, 512 * 2000};
+    model_cost_breakdown(c, &dec, ops, 256, &n, NULL);
+    const model_op *d = test_find_op(ops, n, "ep_dispatch"), *g = test_find_op(ops, n, "experts_gate_up");
+    CHECK(d && strstr(d->detail, "low_latency"));
+    CHECK(test_find_op(ops, n, "moe_permute") == NULL && test_find_op(ops, n, "moe_scatter") == NULL);
+    /* 512 tokens × 8 picks over 256 experts: 16 rows an expert, all 32 local
+     * experts touched, each padded to one 64-row tile: 2048 rows, not 512. */
+    if (g) CHECK_NEAR(g->flops, MOE_LAYERS * 2.0 * 2048 * 2 * I * H, 1e-3 * g->flops);
+    double t_masked = model_cost_iteration(c, &dec, NULL);
+    /* Forced contiguous after LL dispatch: packed rows, but a permute. */
+    model_cost_breakdown(fc, &dec, ops, 256, &n, NULL);
+    const model_op *pm = test_find_op(ops, n, "moe_permute");
+    CHECK(pm != NULL);
+    /* Per layer: gather 512 rows of block fp8 in and out, scatter bf16 in and out. */
+    double rows = 512.0 * 8 * 32 / 256;
+    if (pm) CHECK_NEAR(pm->bytes, MOE_LAYERS * (2 * rows * H * AB + 2 * rows * H * 2), 1.0);
+    printf("decode 512 at DP8xEP8: masked %.3f ms, contiguous %.3f ms (permute %.3f ms)\n", t_masked * 1e3,
+           model_cost_iteration(fc, &dec, NULL) * 1e3, pm ? pm->time_s * 1e3 : -1);
+
+    /* Prefill, 8192 tokens on one DP rank: normal dispatch, contiguous, permute. */
+    model_chunk big = {8192, 0};
+    model_batch pb = {1, &big, 0, 0};
+    model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
+    d = test_find_op(ops, n, "ep_dispatch");
+    CHECK(d && strstr(d->detail, "normal"));
+    pm = test_find_op(ops, n, "moe_permute");
+    CHECK(pm != NULL);
+    rows = 8192.0 * 8 * 32 / 256; /* the rank's share of the 65,536 picks */
+    if (pm) CHECK_NEAR(pm->bytes, MOE_LAYERS * (2 * rows * H * AB + 2 * rows * H * 2), 1.0);
+
+    /* Tokens replicated over TP (no DeepEP): contiguous with a permute in
+     * both phases; masked forced there pays the scatter into its slots. */
+    model_cost_breakdown(tp, &pb, ops, 256, &n, NULL);
+    CHECK(test_find_op(ops, n, "moe_permute") != NULL);
+    double t_tp = model_cost_iteration(tp, &pb, NULL);
+    model_cost_breakdown(tp, &dec, ops, 256, &n, NULL);
+    CHECK(test_find_op(ops, n, "moe_permute") != NULL);
+    model_cost_breakdown(tpm, &pb, ops, 256, &n, NULL);
+    const model_op *sc = test_find_op(ops, n, "moe_scatter");
+    CHECK(sc != NULL && test_find_op(ops, n, "moe_permute") == NULL);
+    /* Masked pads to 64-row tiles and still scatters: never cheaper than
+     * contiguous at this size. */
+    CHECK(model_cost_iteration(tpm, &pb, NULL) >= t_tp);
+out:
+    model_cost_destroy(c);
+    model_cost_destroy(fc);
+    model_cost_destroy(tp);
+    model_cost_destroy(tpm);
+}
+
+int main(void)
+{
+    test_buffer_memory();
+    test_layout_per_phase();
+    return test_finish("test_moe_layout");
+}
