@@ -66,6 +66,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     strcpy(p->scheduler.policy, "decode_first");
     strcpy(p->scheduler.preset, "none");
     strcpy(p->scheduler.admission, "optimistic");
+    strcpy(p->scheduler.mem_fraction_of, "total");
     /* Later pools in a file start from the same scheduler defaults. */
     for (int i = 1; i < SIM_MAX_POOLS; i++) sc->deployment.pools[i] = *p;
 

@@ -129,6 +129,7 @@ typedef struct {
     char policy[16];           /* decode_first (vLLM) | prefill_first (SGLang) */
     char preset[16];           /* none | vllm | sglang | trtllm (sim_sched_preset.h) */
     char admission[16];        /* optimistic (vLLM: preempt when KV runs out) | reserve (whole sequence) */
+    char mem_fraction_of[16];  /* what gpu_mem_util is a fraction of: total | free | sglang (sim_mem_rule.h) */
 } sim_sched_cfg;
 
 typedef struct {

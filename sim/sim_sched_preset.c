@@ -10,12 +10,13 @@ typedef struct {
     double overhead_us, per_seq_us, frontend_us, eager_launch_us;
     const char *policy, *admission;
     double pd_handover_us, pd_handover_gbs; /* decode side of a PD deployment (scripts/fit-engine.py --pd) */
+    const char *mem_fraction_of;            /* sim_mem_rule.h */
 } preset;
 
 static const preset presets[] = {
-    {"vllm", 8192, 2048, 1500, 50, 45000, 0, "decode_first", "optimistic", 0, 0},
-    {"sglang", 8192, 8192, 1500, 0, 0, 0, "prefill_first", "reserve", 0, 0},
-    {"trtllm", 8192, 8192, 0, 0, 0, 100, "decode_first", "reserve", 0, 0},
+    {"vllm", 8192, 2048, 1500, 50, 45000, 0, "decode_first", "optimistic", 0, 0, "total"},
+    {"sglang", 8192, 8192, 1500, 0, 0, 0, "prefill_first", "reserve", 0, 0, "sglang"},
+    {"trtllm", 8192, 8192, 0, 0, 0, 100, "decode_first", "reserve", 0, 0, "free"},
 };
 
 const char *const sim_sched_preset_names[SIM_SCHED_PRESETS] = {"none", "vllm", "sglang", "trtllm"};
@@ -39,6 +40,7 @@ int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg)
         cfg->pd_handover_gbs = p->pd_handover_gbs;
         snprintf(cfg->policy, sizeof cfg->policy, "%s", p->policy);
         snprintf(cfg->admission, sizeof cfg->admission, "%s", p->admission);
+        snprintf(cfg->mem_fraction_of, sizeof cfg->mem_fraction_of, "%s", p->mem_fraction_of);
         snprintf(cfg->preset, sizeof cfg->preset, "%s", p->name);
         return 0;
     }

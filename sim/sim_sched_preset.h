@@ -17,6 +17,9 @@
  *           chunking below it; 2 ms per iteration; iterations with a context
  *           request run eagerly, at least 100 µs per op launch; reserve
  *           admission (its default GUARANTEED_NO_EVICT capacity scheduler).
+ *   Memory (mem_fraction_of, sim_mem_rule.h): vLLM's 0.90 of all GPU
+ *   memory; SGLang's mem_fraction_static from its reservation formula;
+ *   TensorRT-LLM's 0.90 of the memory left after the weights.
  *   none    leaves the settings as they are. */
 #ifndef SIM_SCHED_PRESET_H
 #define SIM_SCHED_PRESET_H
@@ -29,8 +32,9 @@ extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
 
 /* Overwrites the preset's fields of *cfg (max_batched_tokens, chunk_tokens,
  * overhead_us, overhead_per_seq_us, frontend_us, eager_launch_us, policy,
- * admission, and the PD hand-over pd_handover_us / pd_handover_gbs, 0 for
- * every engine: the shared rows do not identify them, docs/cost-model.md)
+ * admission, mem_fraction_of, and the PD hand-over pd_handover_us /
+ * pd_handover_gbs, 0 for every engine: the shared rows do not identify
+ * them, docs/cost-model.md)
  * and records the name. Returns 0, or -1 for an unknown name. */
 int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg);
 

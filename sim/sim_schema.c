@@ -28,6 +28,7 @@ static const char *const wdtypes[] = {"auto", "bf16", "fp8", "fp8_block", "mxfp8
 static const char *const sp_kinds[] = {"ulysses", "ring"};
 static const char *const sched_policies[] = {"decode_first", "prefill_first"};
 static const char *const sched_admissions[] = {"optimistic", "reserve"};
+static const char *const sched_mem_rules[] = {"total", "free", "sglang"};
 static const char *const ep_modes[] = {"auto", "normal", "low_latency"};
 static const char *const moe_gemms[] = {"auto", "contiguous", "masked"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
@@ -215,8 +216,13 @@ static const sim_schema_field table[] = {
      SIM_SCHED_PRESETS, 0,
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
-     "frontend_us, eager_launch_us, policy and admission, and any of those written beside it wins. none = the "
-     "defaults."},
+     "frontend_us, eager_launch_us, policy, admission and mem_fraction_of, and any of those written beside it "
+     "wins. none = the defaults."},
+    SEN("deployment.pools.*.scheduler.mem_fraction_of", PL(scheduler.mem_fraction_of), sched_mem_rules,
+        "What gpu_mem_util is a fraction of: total = all GPU memory, weights included (vLLM's "
+        "gpu_memory_utilization); free = the memory left after the weights and reserve_gb (TensorRT-LLM's "
+        "free_gpu_memory_fraction); sglang = SGLang's own mem_fraction_static, total minus its reservation "
+        "formula (gpu_mem_util and reserve_gb unused)."),
     SEN("deployment.pools.*.scheduler.policy", PL(scheduler.policy), sched_policies,
         "decode_first: every iteration decodes, prefill fills the rest (vLLM, Sarathi); prefill_first: "
         "prefill-only iterations while prompts wait (SGLang's default)."),

@@ -128,8 +128,11 @@ static int run_kv_bound(const char *preset, kv_run *out)
                           "workload.output_tokens.max=1152",
                           p,
                           "deployment.pools.0.scheduler.max_seqs=64",
-                          /* 0.3 × 85.5 GB − 16 GB weights − 2 GB: ~58k tokens, 28 sequences of 2k */
+                          /* 0.3 × 85.5 GB − 16 GB weights − 2 GB: ~58k tokens, 28 sequences of 2k;
+                           * the same budget for every engine (not each one's own rule), so
+                           * only their admission differs */
                           "deployment.pools.0.scheduler.gpu_mem_util=0.3",
+                          "deployment.pools.0.scheduler.mem_fraction_of=total",
                           "output.db="};
     sim_scenario *sc = malloc(sizeof *sc);
     REQUIRE_OR(sc != NULL, return -1);

@@ -1,0 +1,34 @@
+/* sim_mem_rule — see sim_mem_rule.h. */
+#include "sim_mem_rule.h"
+
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+
+int sim_mem_rule_apply(const sim_sched_cfg *s, const model_cost *c, double state_bytes, double *util,
+                       double *reserve_bytes, sim_err *err)
+{
+    const char *rule = s->mem_fraction_of[0] ? s->mem_fraction_of : "total";
+    const double hbm = model_cost_gpu(c)->hbm_bytes, w = model_cost_weight_bytes_per_gpu(c);
+    if (!strcmp(rule, "total")) return 0;
+    if (!strcmp(rule, "free")) {
+        /* KV = util·(HBM − weights − reserve): as a fraction of all of it. */
+        double left = hbm - w - *reserve_bytes;
+        if (left > 0 && hbm > 0) *util = (*util * left + w + *reserve_bytes) / hbm;
+        return 0;
+    }
+    if (!strcmp(rule, "sglang")) {
+        const model_layout *l = model_cost_layout(c);
+        double chunk = s->chunk_tokens > 2048 ? s->chunk_tokens : 2048;
+        double graph_bs = s->max_seqs < 512 ? s->max_seqs : 512;
+        double m = hbm / MIB;
+        /* SGLang's tp_size spans the attention-DP ranks too. */
+        double r = 512.0 + 1.5 * chunk + 2.0 * graph_bs + 1024.0 * (double)l->tp * l->dp * l->pp / 8.0;
+        if (m > r) *util = (m - r) / m;
+        /* Its reservation stands in for reserve_gb; the state stays. */
+        *reserve_bytes = state_bytes;
+        return 0;
+    }
+    return sim_err_set(err, SIM_EINVAL, "scheduler.mem_fraction_of: unknown rule '%s' (expected total, free or sglang)",
+                       rule);
+}

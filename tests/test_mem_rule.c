@@ -1,0 +1,84 @@
+/* test_mem_rule — the engines' memory budgets (sim/sim_mem_rule.h): vLLM's
+ * fraction of all memory, TensorRT-LLM's fraction of what the weights
+ * leave, SGLang's mem_fraction_static from its reservation formula, checked
+ * by hand on the DeepSeek-V3 FP8 TP4 B200 layout of the measured rows, and
+ * an unknown rule refused. */
+#include "test_util.h"
+
+#include "../sim/sim_mem_rule.h"
+#include "model_catalog.h"
+#include "model_cost.h"
+
+#include <string.h>
+
+static model_cost *make(const char *model, const char *gpu, int32_t tp)
+{
+    model_spec m;
+    model_gpu g;
+    sim_err e = {""};
+    if (model_catalog_model(model, &m, &e) || model_catalog_gpu(gpu, &g, &e)) {
+        CHECK_MSG(0, "%s", e.msg);
+        return NULL;
+    }
+    model_layout l;
+    memset(&l, 0, sizeof l);
+    l.tp = tp;
+    l.pp = 1;
+    l.dtype_checkpoint = 1;
+    model_cost *c = NULL;
+    CHECK_MSG(model_cost_create(&m, &g, &l, &c, &e) == 0, "%s", e.msg);
+    return c;
+}
+
+int main(void)
+{
+    sim_sched_cfg s;
+    memset(&s, 0, sizeof s);
+    s.max_seqs = 64;
+    s.chunk_tokens = 8192;
+    sim_err e = {""};
+    model_cost *c = make("deepseek-ai/DeepSeek-V3", "b200", 4);
+    REQUIRE_OR(c != NULL, return test_finish("test_mem_rule"));
+    const double hbm = model_cost_gpu(c)->hbm_bytes, w = model_cost_weight_bytes_per_gpu(c);
+    const double kvt = model_cost_kv_bytes_per_token(c) / 4; /* per GPU */
+
+    /* total: as given. */
+    double util = 0.9, res = 2e9;
+    snprintf(s.mem_fraction_of, sizeof s.mem_fraction_of, "total");
+    CHECK(sim_mem_rule_apply(&s, c, 0, &util, &res, &e) == 0 && util == 0.9 && res == 2e9);
+
+    /* free: 0.9 of what the weights and reserve leave holds the KV. */
+    snprintf(s.mem_fraction_of, sizeof s.mem_fraction_of, "free");
+    CHECK(sim_mem_rule_apply(&s, c, 0, &util, &res, &e) == 0);
+    CHECK_NEAR(hbm * util - w - res, 0.9 * (hbm - w - 2e9), 1.0);
+    int64_t tok = 0;
+    CHECK_MSG(model_cost_kv_capacity_tokens(c, util, res, &tok, &e) == 0, "%s", e.msg);
+    CHECK_NEAR((double)tok, 0.9 * (hbm - w - 2e9) / kvt, 0.02 * tok + 16);
+
+    /* sglang: (M − R)/M with M the GPU's MiB, R = 512 + 1.5·8192 + 2·64 +
+     * 1024·4/8 MiB; its reservation replaces reserve_gb, the state stays. */
+    util = 0.9, res = 2e9 + 5e6;
+    snprintf(s.mem_fraction_of, sizeof s.mem_fraction_of, "sglang");
+    CHECK(sim_mem_rule_apply(&s, c, 5e6, &util, &res, &e) == 0);
+    double M = hbm / (1024.0 * 1024.0), R = 512 + 1.5 * 8192 + 2 * 64 + 1024.0 * 4 / 8;
+    CHECK_NEAR(util, (M - R) / M, 1e-12);
+    CHECK(res == 5e6);
+    /* On B200 (179 GiB) that is 0.928: DeepSeek-V3's 169 GB of FP8 weights
+     * per GPU at TP4 leave ~9 GB of KV, where 0.90 and a 2 GB reserve leave ~3. */
+    CHECK_MSG(util > 0.92 && util < 0.935, "%g", util);
+    int64_t tok_sg = 0, tok_90 = 0;
+    CHECK(model_cost_kv_capacity_tokens(c, util, res, &tok_sg, &e) == 0);
+    CHECK(model_cost_kv_capacity_tokens(c, 0.9, 2e9, &tok_90, &e) == 0);
+    CHECK_MSG(tok_sg > 2.5 * tok_90, "%lld vs %lld tokens", (long long)tok_sg, (long long)tok_90);
+    /* A chunk under 2048 tokens reserves as 2048; the CUDA-graph batch stops at 512. */
+    s.chunk_tokens = 512, s.max_seqs = 4096;
+    util = 0.9;
+    CHECK(sim_mem_rule_apply(&s, c, 0, &util, &res, &e) == 0);
+    CHECK_NEAR(util, (M - (512 + 1.5 * 2048 + 2 * 512 + 512.0)) / M, 1e-12);
+
+    snprintf(s.mem_fraction_of, sizeof s.mem_fraction_of, "half");
+    CHECK(sim_mem_rule_apply(&s, c, 0, &util, &res, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "unknown rule 'half'");
+    model_cost_destroy(c);
+    return test_finish("test_mem_rule");
+}
