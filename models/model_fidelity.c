@@ -3,12 +3,15 @@
  * Each row's engine is the scheduler preset of its backend
  * (sim_sched_preset.h: budgets, chunking, policy, per-iteration and
  * per-request costs, vLLM's frontend, TensorRT-LLM's eager prefill
- * iterations). What stays here is how the benchmark clients drift apart:
- * vLLM's output lengths spread ±12.5 %, TensorRT-LLM's ±2 % (enough to
- * break exact lock-step; its 1k-prompt rows showed partial
- * desynchronisation), SGLang's none (its prefill-first scheduler re-forms
- * the waves: the measured TTFT ≈ concurrency × one prefill). The spreads
- * and the presets' fitted values are documented in docs/cost-model.md.
+ * iterations). What stays here is the benchmark client: InferenceX rows
+ * draw every request's input and output lengths from [0.8 L, L]
+ * (model_fidelity_row.len_lo); the others run the written lengths, and
+ * their clients drift apart as fitted on e2e-dev.csv: vLLM's output lengths
+ * spread ±12.5 %, TensorRT-LLM's ±2 % (enough to break exact lock-step; its
+ * 1k-prompt rows showed partial desynchronisation), SGLang's none (its
+ * prefill-first scheduler re-forms the waves: the measured TTFT ≈
+ * concurrency × one prefill). The spreads and the presets' fitted values
+ * are documented in docs/cost-model.md.
  *
  * Batch sizes. An aggregated worker admits every client (max_seqs = the
  * concurrency): the rows' batch_size is per attention-DP rank and
@@ -136,18 +139,32 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
     w->arrival.process = SIM_ARRIVAL_CLOSED;
     w->arrival.concurrency = r->concurrency;
     w->arrival.think_time_s = 0;
-    w->input_tokens.dist = SIM_DIST_FIXED;
-    w->input_tokens.value = r->isl;
-    if (w->input_tokens.max < r->isl) w->input_tokens.max = r->isl;
-    /* Output lengths jitter ±jitter·osl around osl (same mean): with exactly
-     * equal lengths the simulated clients would stay in lock-step forever,
-     * every wave arriving at once, while real clients drift apart within a
-     * few requests (network, tokenisation and scheduling noise). */
-    int32_t j = (int32_t)(r->osl * bp->jitter);
-    w->output_tokens.dist = j > 0 ? SIM_DIST_UNIFORM : SIM_DIST_FIXED;
-    w->output_tokens.value = r->osl;
-    w->output_tokens.min = r->osl - j;
-    w->output_tokens.max = r->osl + j;
+    /* The client's lengths (model_fidelity_row.len_lo). Drawn from a range
+     * they break lock-step by themselves; drawn exactly, the output lengths
+     * jitter ±jitter·osl around osl (same mean): with exactly equal lengths
+     * the simulated clients would stay in lock-step forever, every wave
+     * arriving at once, while real clients drift apart within a few
+     * requests (network, tokenisation and scheduling noise). */
+    if (r->len_lo < 1) {
+        w->input_tokens.dist = SIM_DIST_UNIFORM;
+        w->input_tokens.min = (int64_t)floor(r->isl * r->len_lo);
+        w->input_tokens.max = r->isl;
+        w->input_tokens.value = r->isl;
+        w->output_tokens.dist = SIM_DIST_UNIFORM;
+        w->output_tokens.min = (int64_t)floor(r->osl * r->len_lo);
+        if (w->output_tokens.min < 2) w->output_tokens.min = 2;
+        w->output_tokens.max = r->osl;
+        w->output_tokens.value = r->osl;
+    } else {
+        w->input_tokens.dist = SIM_DIST_FIXED;
+        w->input_tokens.value = r->isl;
+        if (w->input_tokens.max < r->isl) w->input_tokens.max = r->isl;
+        int32_t j = (int32_t)(r->osl * bp->jitter);
+        w->output_tokens.dist = j > 0 ? SIM_DIST_UNIFORM : SIM_DIST_FIXED;
+        w->output_tokens.value = r->osl;
+        w->output_tokens.min = r->osl - j;
+        w->output_tokens.max = r->osl + j;
+    }
     int rc;
     if (!r->disagg) {
         sim_pool_cfg *p = &sc->deployment.pools[0];
@@ -543,9 +560,13 @@ int model_fidelity_explain(const char *csv_path, const char *id, const model_fid
         }
     x->decode_batch = nb ? batch / nb : row->concurrency;
     if (x->decode_batch < 1) x->decode_batch = 1;
-    x->decode_ctx = row->isl + row->osl / 2.0;
+    /* The client's mean lengths (a range's midpoint). */
+    double isl = row->len_lo < 1 ? 0.5 * (floor(row->isl * row->len_lo) + row->isl) : row->isl;
+    double osl = row->len_lo < 1 ? 0.5 * (floor(row->osl * row->len_lo) + row->osl) : row->osl;
+    x->decode_ctx = isl + osl / 2.0;
     if (pc) {
-        model_chunk ch = {row->isl, 0};
+        model_chunk ch = {(int32_t)llround(isl), 0};
+        x->prefill_tokens = ch.tokens;
         model_batch b = {1, &ch, 0, 0};
         explain_iter(pc, &b, &x->prefill_iter_ms, x->prefill_fam_ms, x->prefill_top);
     }

@@ -43,6 +43,8 @@ typedef struct {
     char kv_dtype[16];
     int disagg;                 /* 1: prefill/decode disaggregated */
     int32_t concurrency, isl, osl;
+    double len_lo;              /* the benchmark client's lengths: uniform integers in [floor(len_lo·L), L]
+                                   for L = isl and osl; 1 = exactly isl and osl */
     int32_t tp, pp, dp, ep;     /* aggregated layout (disaggregated: the decode workers') */
     model_fidelity_layout agg, prefill, decode;
     double meas_ttft_ms, meas_tpot_ms;
@@ -52,7 +54,8 @@ typedef struct {
     double mean_batch;          /* simulated: time-averaged batch on the decode side (requests) */
     int ok;                     /* 0: skipped (reason in note) */
     char note[256];
-    char assumed[128];          /* what the replay assumed where the row says nothing ("" = none) */
+    char assumed[128];          /* what the replay assumed where the row says nothing, or repaired where
+                                   its columns are known to be wrong ("" = none) */
     int32_t line;               /* CSV line */
 } model_fidelity_row;
 
@@ -110,9 +113,11 @@ typedef struct {
     double kv_transfer_ms;      /* pd: back-pressure + KV transfer + the engine hand-over (part of a PD row's TTFT) */
     double first_decode_ms;     /* pd: KV arrived to the first decode-side token, where a PD
                                  * row's client TTFT ends */
-    /* Cost-model iterations at the row's typical shapes: one prefill of isl
-     * tokens (batch 1) and one decode step of the mean running batch at the
-     * mean context, by op family (gemm, attention, comm, other, host). */
+    /* Cost-model iterations at the row's typical shapes: one prefill of the
+     * client's mean input length (batch 1) and one decode step of the mean
+     * running batch at the mean context, by op family (gemm, attention,
+     * comm, other, host). */
+    double prefill_tokens;
     double prefill_iter_ms, prefill_fam_ms[5];
     double decode_iter_ms, decode_fam_ms[5];
     double decode_batch, decode_ctx;

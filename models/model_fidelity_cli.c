@@ -143,6 +143,7 @@ static int fid_print_json(const model_fidelity_result *r)
             json_object_set_new(o, "layout", layout_json(&x->agg));
         }
         if (x->assumed[0]) json_object_set_new(o, "assumed", json_string(x->assumed));
+        if (x->len_lo < 1) json_object_set_new(o, "length_range_ratio", json_real(x->len_lo));
         if (x->ok) {
             json_object_set_new(o, "measured_ttft_ms", json_real(x->meas_ttft_ms));
             json_object_set_new(o, "measured_tpot_ms", json_real(x->meas_tpot_ms));
@@ -187,6 +188,10 @@ static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_
     printf("row %s: %s %s on %s, %s, %s, concurrency %d, isl %d, osl %d\n", r->id, r->backend, r->model, r->gpu,
            r->dtype, lay, r->concurrency, r->isl, r->osl);
     if (r->assumed[0]) printf("assumed: %s\n", r->assumed);
+    if (r->len_lo < 1)
+        printf("client: input lengths uniform in [%.0f, %d], output lengths in [%.0f, %d] (benchmark_serving "
+               "--random-range-ratio %.2g)\n",
+               floor(r->isl * r->len_lo), r->isl, floor(r->osl * r->len_lo), r->osl, r->len_lo);
     printf("TTFT  measured %9.2f ms  simulated %9.2f ms (%+.1f%%)\n", r->meas_ttft_ms, x->ttft_ms,
            rel_err(x->ttft_ms, r->meas_ttft_ms));
     printf("  engine: KV %lld tokens per%s instance (the clients' sequences need %lld at once), %lld preemptions, "
@@ -196,8 +201,8 @@ static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_
     printf("  host/frontend                  %9.3f ms\n", x->frontend_ms);
     printf("  queueing                       %9.3f ms (after the frontend, before the first iteration)\n",
            x->queue_ms);
-    printf("  prefill (first iteration to first token) %.3f ms; for reference one prefill of %d tokens:\n",
-           x->prefill_ms, r->isl);
+    printf("  prefill (first iteration to first token) %.3f ms; for reference one prefill of %.0f tokens:\n",
+           x->prefill_ms, x->prefill_tokens);
     fam_line("prefill iteration", x->prefill_iter_ms, x->prefill_fam_ms, (char(*)[64])x->prefill_top);
     if (r->disagg)
         printf("  KV transfer                    %9.3f ms (back-pressure + transfer + hand-over to the decode worker)\n"

@@ -16,7 +16,9 @@
  *            (a scenario's dtype overrides the checkpoint's per-part formats):
  *            where the GEMM and MoE modes differ the main weights' is taken;
  *   layout   tp, pp, attention DP, expert TP and EP of each worker, as
- *            model_fidelity_layout.
+ *            model_fidelity_layout; an aggregated row of the two exports
+ *            that square the GPU count of expert-parallel runs gets the
+ *            run's layout back (repair_squared_layout, said in `assumed`).
  *
  * A row whose values are incomplete or unknown is kept, not simulated, with
  * the reason in its note.
@@ -45,6 +47,8 @@
 #include <strings.h>
 
 #define FID_MAX_COLS 96
+/* InferenceX's RANDOM_RANGE_RATIO for its fixed-sequence-length runs. */
+#define FID_INFERENCEX_RANGE_RATIO 0.8
 
 /* Splits a CSV line in place; double-quoted fields may hold commas ("" is a
  * quote). Returns the field count. */
@@ -82,7 +86,7 @@ static int csv_split(char *line, char **f, int max)
 }
 
 typedef enum {
-    C_ID, C_CONC, C_BACKEND, C_MODEL, C_SYSTEM, C_PREC, C_GEMMQ, C_MOEQ, C_MODE, C_ISL, C_OSL,
+    C_ID, C_SOURCE, C_CONC, C_BACKEND, C_MODEL, C_SYSTEM, C_PREC, C_GEMMQ, C_MOEQ, C_MODE, C_ISL, C_OSL,
     C_BATCH, C_TP, C_PP, C_DP, C_MOETP, C_EP,
     C_P_BATCH, C_P_WORKERS, C_P_TP, C_P_PP, C_P_DP, C_P_MOETP, C_P_EP,
     C_D_BATCH, C_D_WORKERS, C_D_TP, C_D_PP, C_D_DP, C_D_MOETP, C_D_EP,
@@ -93,7 +97,7 @@ static const struct {
     const char *name;
     int required;
 } cols[C_COUNT] = {
-    {"id", 0}, {"concurrency", 1}, {"backend", 1}, {"model_path", 1}, {"system", 1}, {"precision", 1},
+    {"id", 0}, {"silicon_data_source", 0}, {"concurrency", 1}, {"backend", 1}, {"model_path", 1}, {"system", 1}, {"precision", 1},
     {"gemm_quant_mode", 0}, {"moe_quant_mode", 0}, {"mode", 0}, {"isl", 1}, {"osl", 1},
     {"batch_size", 0}, {"tp_size", 1}, {"pp_size", 1}, {"attention_dp_size", 1}, {"moe_tp_size", 0},
     {"moe_ep_size", 1},
@@ -225,6 +229,81 @@ static int read_agg_layout(char **f, int n, const int *col, model_fidelity_layou
     return 0;
 }
 
+/* The layout an id names: "..._tp8_ep8_..." or "..._tp4_0_ep4_0_..."
+ * (InferenceX's run names). Returns 0 when the id names none. */
+static int id_layout(const char *id, int32_t *tp, int32_t *ep)
+{
+    for (const char *p = strstr(id, "_tp"); p; p = strstr(p + 1, "_tp")) {
+        char *end;
+        long t = strtol(p + 3, &end, 10);
+        if (end == p + 3 || t < 1) continue;
+        if (end[0] == '_' && isdigit((unsigned char)end[1])) { /* "_tp4_0_ep4" */
+            strtol(end + 1, &end, 10);
+        }
+        if (strncmp(end, "_ep", 3)) continue;
+        const char *q = end + 3;
+        long e = strtol(q, &end, 10);
+        if (end == q || e < 1) continue;
+        *tp = (int32_t)t;
+        *ep = (int32_t)e;
+        return 1;
+    }
+    return 0;
+}
+
+static int32_t isqrt_exact(int64_t g)
+{
+    int64_t s = llround(sqrt((double)g));
+    return s * s == g ? (int32_t)s : 0;
+}
+
+/* The expert-parallel layouts of two exports of the same InferenceX runs
+ * (source_file=2026-04-06.csv, and the db-dump/ rows) multiply the GPU count
+ * by the EP size: a run named tp8_ep8 (8 GPUs, experts over all 8) is
+ * written tp_size 64 · moe_tp 8 · ep 8, tp1_ep... with attention DP as
+ * attention_dp_size 64, vLLM's tp4_ep4 as dp 4 · ep 16. Every such row whose
+ * run is also in source_file=2026-03-25.csv (the same measured TTFT and
+ * TPOT to the last digit: 75 of them) has there s = √(tp·dp) GPUs, moe_tp 1
+ * and ep s. Undone here when the id names the run's layout and the columns
+ * are its square, or, for db-dump rows (ids without a layout), when the
+ * columns have that squared form. Returns 1 when repaired, -1 when the id
+ * and the columns disagree otherwise (the row is not trusted), 0 else. */
+static int repair_squared_layout(model_fidelity_layout *l, const char *id, const char *source, char *note,
+                                 size_t len)
+{
+    const int64_t g = (int64_t)l->tp * l->dp;
+    int32_t itp = 0, iep = 0, s = 0;
+    if (l->pp != 1 || l->ep < 2 || g < 4 || (int64_t)(l->moe_tp ? l->moe_tp : 1) * l->ep != g) return 0;
+    if (id_layout(id, &itp, &iep)) {
+        if (g == itp) return 0;
+        if (itp != iep || g != (int64_t)itp * iep) {
+            snprintf(note, len, "layout columns (tp %d, attention DP %d, expert TP %d, EP %d) contradict the id's "
+                     "tp%d_ep%d", l->tp, l->dp, l->moe_tp, l->ep, itp, iep);
+            return -1;
+        }
+        s = itp;
+    } else if (!strncmp(source, "db-dump/", 8)) {
+        s = isqrt_exact(g);
+        if (s < 2 || !(l->moe_tp == l->ep || (l->ep == g && l->tp == l->dp))) return 0;
+    } else {
+        return 0;
+    }
+    model_fidelity_layout was = *l;
+    if (l->dp >= s && l->dp % s == 0) {
+        l->dp /= s;
+        l->batch *= s; /* batch_size is per attention-DP rank */
+    } else if (l->tp % s == 0) {
+        l->tp /= s;
+    } else {
+        return 0;
+    }
+    l->moe_tp = 1;
+    l->ep = s;
+    snprintf(note, len, "%d GPUs (tp %d, DP %d, EP %d): the columns' tp %d x DP %d is the squared count", s, l->tp,
+             l->dp, l->ep, was.tp, was.dp);
+    return 1;
+}
+
 /* Fills one row from its fields; a row that cannot run gets a note. */
 static void parse_row(char **f, int n, const int *col, int lineno, model_fidelity_row *r)
 {
@@ -258,9 +337,23 @@ static void parse_row(char **f, int n, const int *col, int lineno, model_fidelit
     r->concurrency = int_field(fld_of(f, n, col, C_CONC));
     r->isl = int_field(fld_of(f, n, col, C_ISL));
     r->osl = int_field(fld_of(f, n, col, C_OSL));
+    /* The benchmark client. InferenceX runs (their silicon_data_source
+     * carries its run metadata, wip= or workflow_run_id=) use
+     * benchmark_serving's random dataset with --random-range-ratio 0.8:
+     * every request's input and output lengths are uniform integers in
+     * [floor(0.8 L), L] (mean 0.9 L) under --ignore-eos. The other rows
+     * (aiconfigurator's own collector, e2e-dev.csv) ran the lengths as
+     * written. */
+    const char *source = fld_of(f, n, col, C_SOURCE);
+    r->len_lo = strstr(source, "wip=") || strstr(source, "workflow_run_id=") ? FID_INFERENCEX_RANGE_RATIO : 1.0;
     r->meas_ttft_ms = atof(fld_of(f, n, col, C_TTFT));
     r->meas_tpot_ms = atof(fld_of(f, n, col, C_TPOT));
     int lay_ok = read_agg_layout(f, n, col, &r->agg) == 0;
+    char lay_why[200] = "";
+    int squared = !r->disagg && lay_ok ? repair_squared_layout(&r->agg, r->id, source, lay_why,
+                                                               sizeof lay_why)
+                                       : 0;
+    if (squared > 0) snprintf(r->assumed, sizeof r->assumed, "%.127s", lay_why);
     if (r->disagg)
         lay_ok = read_layout(f, n, col, C_P_BATCH, &r->prefill) == 0 &&
                  read_layout(f, n, col, C_D_BATCH, &r->decode) == 0;
@@ -283,6 +376,7 @@ static void parse_row(char **f, int n, const int *col, int lineno, model_fidelit
     else if (r->disagg && (r->prefill.tp < 1 || r->decode.tp < 1)) bad = "prefill_tp_size/decode_tp_size";
     else if (!(r->meas_ttft_ms > 0) || !(r->meas_tpot_ms > 0)) bad = "silicon_ttft_ms/silicon_tpot_ms";
     if (bad) snprintf(r->note, sizeof r->note, "line %d: incomplete row: no valid %s", lineno, bad);
+    else if (squared < 0) snprintf(r->note, sizeof r->note, "line %d: %s", lineno, lay_why);
     else if (!gpu_ok) snprintf(r->note, sizeof r->note, "%.250s", e.msg);
     else if (!dt_ok) snprintf(r->note, sizeof r->note, "%.250s", why);
 }

@@ -13,7 +13,7 @@ preset values live in sim/sim_sched_preset.c):
   frontend_us      µs per request before the engine sees it: API server,
                    tokenisation, process hops, streaming (vLLM, SGLang)
   eager_launch_us  µs per op launch of an iteration with a context request
-                   (TensorRT-LLM runs those without a CUDA graph)
+                   (TensorRT-LLM and SGLang run those without a CUDA graph)
 
 Procedure: a full grid of GRID_N x GRID_N values of each backend's two
 parameters; every grid point is one `servesim fidelity --csv CSV --json
@@ -53,7 +53,7 @@ import sys
 
 GRID = {
     "vllm": {"overhead_us": [1000, 1500, 2000], "frontend_us": [25000, 45000, 65000]},
-    "sglang": {"overhead_us": [1000, 1500, 2000], "frontend_us": [0, 20000, 40000]},
+    "sglang": {"overhead_us": [1000, 1500, 2000], "eager_launch_us": [100, 200, 300]},
     "trtllm": {"overhead_us": [0, 1000, 2000], "eager_launch_us": [50, 100, 150]},
 }
 GRID_N = 3
@@ -118,6 +118,11 @@ def score(runs, choice, ids):
     if not t:
         return None
     return (len(t), statistics.mean(t), statistics.median(t), statistics.mean(p), statistics.median(p))
+
+
+def label(b, point):
+    (k1, v1), (k2, v2) = GRID[b].items()
+    return f"{v1[point[0]]:g}/{v2[point[1]]:g} µs"
 
 
 def runs_any(runs):
@@ -241,7 +246,8 @@ def main():
         train = [i for i in ids if not held(rows[i])]
         choice = {b: (fit(runs, train, b) or full[b]) for b in GRID}
         cv, ins = score(runs, choice, test), score(runs, full, test)
-        moved = ", ".join(f"{b} {'same' if choice[b] == full[b] else 'moved'}" for b in GRID)
+        moved = ", ".join(f"{b} {'same' if choice[b] == full[b] else 'moved to ' + label(b, choice[b])}"
+                          for b in GRID)
         print(f"| {name} | {cv[0]} | {moved} | {cv[1]:.1f} % ({ins[1]:.1f} %) | {cv[2]:.1f} % ({ins[2]:.1f} %) "
               f"| {cv[3]:.1f} % ({ins[3]:.1f} %) | {cv[4]:.1f} % ({ins[4]:.1f} %) |")
 

@@ -13,9 +13,14 @@ typedef struct {
     const char *mem_fraction_of;            /* sim_mem_rule.h */
 } preset;
 
+/* KV memory: vLLM's gpu_memory_utilization 0.9 of HBM (weights, activations
+ * and KV inside it); SGLang's mem_fraction_static (weights and KV; its
+ * default is 0.85-0.9 by GPU size and the recipes set 0.82-0.95: 0.9 kept);
+ * TensorRT-LLM's free_gpu_memory_fraction 0.9 of what the weights and the
+ * activation profile leave free. */
 static const preset presets[] = {
     {"vllm", 8192, 2048, 1500, 50, 45000, 0, "decode_first", "optimistic", 0, 0, "total"},
-    {"sglang", 8192, 8192, 1500, 0, 0, 0, "prefill_first", "reserve", 0, 0, "sglang"},
+    {"sglang", 8192, 8192, 1500, 0, 0, 200, "prefill_first", "reserve", 0, 0, "sglang"},
     {"trtllm", 8192, 8192, 0, 0, 0, 100, "decode_first", "reserve", 0, 0, "free"},
 };
 

@@ -12,9 +12,12 @@
  *           optimistic admission (it preempts by recompute when KV runs out).
  *   sglang  prefill_first, 8,192-token budget and chunks; 1.5 ms per
  *           iteration, no per-request cost (the overlap scheduler hides it);
- *           reserve admission (it admits against KV for the expected output).
+ *           prefill iterations run without CUDA graphs, at least 200 µs per
+ *           op launch (scripts/fit-engine.py); reserve admission (it admits
+ *           against KV for the expected output).
  *   trtllm  decode_first (in-flight batching), max_num_tokens 8,192, no
- *           chunking below it; 2 ms per iteration; iterations with a context
+ *           chunking below it; no per-iteration cost (its executor hides
+ *           it); iterations with a context
  *           request run eagerly, at least 100 µs per op launch; reserve
  *           admission (its default GUARANTEED_NO_EVICT capacity scheduler).
  *   Memory (mem_fraction_of, sim_mem_rule.h): vLLM's 0.90 of all GPU
