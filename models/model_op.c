@@ -334,30 +334,44 @@ static double wave_eff(double ctas, double sms)
 
 /* Tiled GEMM m×k · k×n (batch independent ones): compute time with wave
  * quantisation over the SMs, memory time, their smooth max. Fewer tiles
- * than SMs: split-K spreads k over idle SMs (at least 256 k per split). */
+ * than SMs: split-K (stream-K) spreads k over idle SMs in s splits of at
+ * least 256 k each, and pays for it: every split writes its fp32 partial
+ * tile (m×n×4 bytes) and the reduction (or stream-K fix-up) reads them all
+ * back, 2·s·m·n·4 bytes more traffic. The kernel takes the s (1, powers of
+ * two, the most that fit) that is fastest, so a weight-streaming decode
+ * GEMM with small n·m splits wide and one whose partials rival its weights
+ * (large m·n against k) splits little. split_cost 0 keeps the ideal split
+ * (the most splits, no partials): batched GEMMs (MLA BMMs), whose tables
+ * the reduction term fits worse. */
 static double gemm_core(const model_gpu *g, double batch, double m, double n, double k, double wbytes, double abytes,
-                        double peak, double eff_tc, double eff_mem, double k_fill)
+                        double peak, double eff_tc, double eff_mem, double k_fill, int split_cost)
 {
     const double S = g->sms;
     double tm = m > 64 ? 128 : m > 32 ? 64 : m > 16 ? 32 : 16;
     double tn = 128;
     double tiles = batch * ceil(m / tm) * ceil(n / tn);
-    double par;
-    if (tiles >= S) {
-        par = wave_eff(tiles, S);
-    } else {
-        double splits = floor(S / tiles), kmax = floor(k / 256);
-        if (splits > kmax) splits = kmax;
-        if (splits < 1) splits = 1;
-        par = tiles * splits / S;
-    }
     double flops = 2.0 * batch * ceil(m / tm) * tm * ceil(n / tn) * tn * (k + k_fill);
-    double tc = flops / (peak * eff_tc * par);
     double bytes = batch * (n * k * wbytes + m * k * abytes + m * n * 2.0);
-    /* A grid that cannot fill the SMs cannot saturate HBM either. */
-    double mpar = par < 1 ? sqrt(par) : 1;
-    double tmm = bytes / (g->hbm_bw * eff_mem * mpar);
-    return smax(tc, tmm);
+    if (tiles >= S) {
+        double par = wave_eff(tiles, S), mpar = par < 1 ? sqrt(par) : 1;
+        return smax(flops / (peak * eff_tc * par), bytes / (g->hbm_bw * eff_mem * mpar));
+    }
+    double smax_k = floor(S / tiles), kmax = floor(k / 256);
+    if (smax_k > kmax) smax_k = kmax;
+    if (smax_k < 1) smax_k = 1;
+    const double partial = split_cost ? batch * m * n * 4.0 * 2.0 : 0; /* one split's partial, written and read back */
+    double best = -1;
+    for (double sp = split_cost ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
+        double par = tiles * sp / S;
+        double tc = flops / (peak * eff_tc * par);
+        /* A grid that cannot fill the SMs cannot saturate HBM either. */
+        double mpar = par < 1 ? sqrt(par) : 1;
+        double tmm = (bytes + (sp > 1 ? sp * partial : 0)) / (g->hbm_bw * eff_mem * mpar);
+        double t = smax(tc, tmm);
+        if (best < 0 || t < best) best = t;
+        if (sp >= smax_k) break;
+    }
+    return best;
 }
 
 /* Causal query·key pairs of one sequence of s tokens under window w (0 = none). */
@@ -374,7 +388,7 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
 {
     double m = F(M), n = F(N), k = F(K);
     double abytes = f->quant_acts ? 1 : 2;
-    double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, abytes, f->peak, p[1], p[2], p[3]);
+    double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, abytes, f->peak, p[1], p[2], p[3], 1);
     /* Dynamic activation quantisation: amax pass + scale pass over m×k. */
     if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + 1.0) / (g->hbm_bw * p[2]);
     return t;
@@ -646,7 +660,7 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
         int post = r->bmm_post;
         double kk = post ? MLA_KV_LORA : MLA_NOPE, nn = post ? MLA_V : MLA_KV_LORA;
         return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f.wbytes, f.quant_acts ? 1 : 2, f.peak, p[1],
-                                     p[2], 0);
+                                     p[2], 0, 0);
     }
     case MODEL_OPK_MOE:
         NEED(TOKENS); NEED(HIDDEN); NEED(INTER); NEED(TOPK); NEED(EXPERTS);

@@ -377,7 +377,9 @@ static void test_explain(void)
     /* The decode pool's hand-over adds to every request's KV leg (the
      * overrides reach pools.1 through pools.0); with the client's lengths
      * drawn from [0.8 L, L] the longer leg also shifts a few requests'
-     * back-pressure, by up to about a millisecond on the mean. */
+     * back-pressure, by a few milliseconds on the mean at most (2.3 ms
+     * with the decode step at 6.6 ms; the alignment with the decode
+     * worker's iterations moves with any change of its step time). */
     const char *sets[] = {"trtllm:deployment.pools.0.scheduler.pd_handover_us=0",
                           "trtllm:deployment.pools.1.scheduler.pd_handover_us=40000"};
     model_fidelity_opts o = {0, sets, 2, 1, NULL};
@@ -387,7 +389,7 @@ static void test_explain(void)
                 "%s", e.msg);
     /* The 40 ms are in the leg; what the leg waited without them (the
      * decode worker's iteration in flight, back-pressure) may overlap them. */
-    CHECK_MSG(h.kv_transfer_ms >= 40.0 && h.kv_transfer_ms < 40.0 + x.kv_transfer_ms + 1.0,
+    CHECK_MSG(h.kv_transfer_ms >= 40.0 && h.kv_transfer_ms < 40.0 + x.kv_transfer_ms + 3.0,
               "KV leg %.3f ms, without the hand-over %.3f", h.kv_transfer_ms, x.kv_transfer_ms);
     CHECK_MSG(h.ttft_ms > x.ttft_ms + 20.0, "TTFT %.1f ms with a 40 ms hand-over, %.1f without", h.ttft_ms,
               x.ttft_ms);
