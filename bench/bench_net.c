@@ -17,6 +17,7 @@
  * tp8 an eighth of that.
  *
  * Usage: bench_net [transfers-per-run] (default 200000). */
+#include "sim_hash.h"
 #include "sim_net.h"
 
 #include <stdint.h>
@@ -47,10 +48,7 @@ static double now_s(void)
 
 static uint64_t splitmix(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return sim_hash_mix64(*s += SIM_HASH_GAMMA);
 }
 
 static void start_one(hold *h);

@@ -2,27 +2,17 @@
 #include "sim_prefix_keys.h"
 
 #include "sim_err.h"
+#include "sim_hash.h"
 
 #include <stdlib.h>
 
-/* splitmix64's finaliser: a bijection with full avalanche, so keys built
- * from small consecutive ids still spread over all 64 bits. */
-static uint64_t fmix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    x ^= x >> 31;
-    return x;
-}
 
 uint64_t sim_prefix_key_mix(uint64_t parent, uint64_t v)
 {
-    /* Rotating the parent keeps (p, v) and (v, p) apart; the inner fmix
+    /* Rotating the parent keeps (p, v) and (v, p) apart; the inner mix
      * makes v's low bits reach every bit before they meet the parent. */
     uint64_t p = (parent << 23) | (parent >> 41);
-    return fmix64(p ^ fmix64(v + UINT64_C(0x9e3779b97f4a7c15)));
+    return sim_hash_mix64(p ^ sim_hash_mix64(v + SIM_HASH_GAMMA));
 }
 
 int32_t sim_prefix_keys_count(int32_t input_tokens, int32_t n_hash, int32_t hash_tokens,
@@ -65,7 +55,7 @@ static int64_t slot_of(const sim_keymap *m, uint64_t key)
 {
     /* Keys are usually well mixed already, but tests and callers may use
      * small consecutive ones, which would cluster under linear probing. */
-    return (int64_t)(fmix64(key) & (uint64_t)m->mask);
+    return (int64_t)(sim_hash_mix64(key) & (uint64_t)m->mask);
 }
 
 static int keymap_alloc(sim_keymap *m, int64_t cap)

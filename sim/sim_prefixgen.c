@@ -22,6 +22,7 @@
  * follows the requests in flight. */
 #include "sim_prefixgen.h"
 
+#include "sim_hash.h"
 #include "sim_rng.h"
 
 #include <gsl/gsl_randist.h>
@@ -94,20 +95,9 @@ int sim_prefix_kind_parse(const char *s, sim_prefix_kind *out, sim_err *err)
 
 /* ---- content ids ----------------------------------------------------------- */
 
-/* splitmix64's finaliser: a bijective 64-bit mix. */
-static uint64_t pg_mix(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
 static uint64_t pg_fold(uint64_t h, uint64_t v)
 {
-    return pg_mix(h ^ pg_mix(v + 0x9e3779b97f4a7c15ULL));
+    return sim_hash_mix64(h ^ sim_hash_mix64(v + SIM_HASH_GAMMA));
 }
 
 static uint64_t pg_piece(uint64_t h, int64_t item, int64_t offset, int64_t tokens)
@@ -124,7 +114,7 @@ static uint32_t pg_shared_id(uint64_t h)
 
 uint32_t sim_prefixgen_piece_id(sim_prefix_kind kind, int64_t item, int64_t offset, int64_t tokens)
 {
-    return pg_shared_id(pg_piece(pg_mix((uint64_t)kind + 1), item, offset, tokens));
+    return pg_shared_id(pg_piece(sim_hash_mix64((uint64_t)kind + 1), item, offset, tokens));
 }
 
 static uint32_t pg_fresh(sim_prefixgen *g)
@@ -139,7 +129,7 @@ static void pg_fill_shared(sim_prefixgen *g, const int64_t *items, int32_t n_seg
 {
     int64_t B = g->cfg.block_tokens, shared = (int64_t)n_seg * seg_len;
     int64_t n = (total + B - 1) / B;
-    uint64_t h0 = pg_mix((uint64_t)g->kind + 1);
+    uint64_t h0 = sim_hash_mix64((uint64_t)g->kind + 1);
     for (int64_t i = 0; i < n; i++) {
         int64_t start = i * B, end = start + B;
         if (end > shared) {

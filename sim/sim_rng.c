@@ -2,13 +2,10 @@
  * hash of the stream name, so nearby seeds give unrelated streams. */
 #include "sim_rng.h"
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
+#include "sim_hash.h"
+
+/* One splitmix64 step: the golden increment, then the shared finaliser. */
+static uint64_t splitmix64(uint64_t x) { return sim_hash_mix64(x + SIM_HASH_GAMMA); }
 
 uint64_t sim_rng_derive(uint64_t seed, const char *stream, uint64_t index)
 {
