@@ -1,6 +1,8 @@
 /* calib_optable — streaming CSV(.gz) reader of per-op tables; see the header. */
 #include "calib_optable.h"
 
+#include "../sim/sim_parse.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -285,15 +287,12 @@ static int field_at(const calib_optable *t, const char *name, const char **s, si
 
 int calib_optable_double(const calib_optable *t, const char *name, double *out, sim_err *err)
 {
-    const char *s;
-    size_t pos;
+    const char *s = "";
+    size_t pos = 0;
     int rc = field_at(t, name, &s, &pos, err);
     if (rc < 0) return rc;
-    char *end = NULL;
-    errno = 0;
-    double v = *s ? strtod(s, &end) : 0.0;
-    if (!*s || *end != '\0' || s[0] == ' ' || s[0] == '\t' || !isfinite(v) ||
-        (errno == ERANGE && fabs(v) > 1.0))
+    double v;
+    if (sim_parse_double(s, &v) != SIM_PARSE_OK)
         return sim_err_set(err, SIM_EINVAL, "%s:%ld:%zu: column '%s': expected a finite number, got '%s'",
                            t->path, t->lineno, pos, name, s);
     *out = v;
@@ -302,17 +301,16 @@ int calib_optable_double(const calib_optable *t, const char *name, double *out, 
 
 int calib_optable_long(const calib_optable *t, const char *name, long *out, sim_err *err)
 {
-    const char *s;
-    size_t pos;
+    const char *s = "";
+    size_t pos = 0;
     int rc = field_at(t, name, &s, &pos, err);
     if (rc < 0) return rc;
-    char *end = NULL;
-    errno = 0;
-    long v = *s ? strtol(s, &end, 10) : 0;
-    if (!*s || *end != '\0' || errno == ERANGE || s[0] == ' ' || s[0] == '\t')
+    int64_t v;
+    _Static_assert(sizeof(long) == sizeof(int64_t), "long is 64-bit");
+    if (sim_parse_i64(s, &v) != SIM_PARSE_OK)
         return sim_err_set(err, SIM_EINVAL, "%s:%ld:%zu: column '%s': expected an integer, got '%s'",
                            t->path, t->lineno, pos, name, s);
-    *out = v;
+    *out = (long)v;
     return SIM_OK;
 }
 

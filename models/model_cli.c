@@ -3,6 +3,7 @@
 
 #include "../calib/calib_db.h"
 #include "../sim/sim_loader.h"
+#include "../sim/sim_parse.h"
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "model_layout.h"
@@ -40,9 +41,8 @@ static void pred_usage(FILE *o)
 
 static int parse_int(const char *flag, const char *v, int32_t *out)
 {
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || x < 0 || x > 1 << 30) {
+    int64_t x;
+    if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < 0 || x > 1 << 30) {
         fprintf(stderr, "servesim predict: %s expects a non-negative integer, got '%s'\n", flag, v);
         return -1;
     }
@@ -52,9 +52,8 @@ static int parse_int(const char *flag, const char *v, int32_t *out)
 
 static int parse_num(const char *flag, const char *v, double *out)
 {
-    char *end;
-    double x = strtod(v, &end);
-    if (!*v || *end || !(x >= 0)) {
+    double x;
+    if (sim_parse_double(v, &x) != SIM_PARSE_OK || !(x >= 0)) {
         fprintf(stderr, "servesim predict: %s expects a number >= 0, got '%s'\n", flag, v);
         return -1;
     }

@@ -2,6 +2,7 @@
 #include "model_op_cli.h"
 
 #include "model_op_table.h"
+#include "../sim/sim_parse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -164,10 +165,7 @@ static int run_single(const op_args *a)
     q.kind = (model_op_kind)kind;
     for (int f = 0; f < MODEL_OPF_COUNT; f++) {
         if (!a->fields[f]) continue;
-        char *end = NULL;
-        errno = 0;
-        q.f[f] = strtod(a->fields[f], &end);
-        if (errno || end == a->fields[f] || *end || !isfinite(q.f[f]) || q.f[f] < 0) {
+        if (sim_parse_double(a->fields[f], &q.f[f]) != SIM_PARSE_OK || q.f[f] < 0) {
             fprintf(stderr, "servesim op: %s=%s: expected a number >= 0\n", model_op_field_name((model_op_field)f),
                     a->fields[f]);
             return EXIT_USAGE;

@@ -17,6 +17,7 @@
 #include "sim_estimate.h"
 #include "sim_file.h"
 #include "sim_loader.h"
+#include "sim_parse.h"
 #include "sim_store.h"
 
 #include <errno.h>
@@ -136,28 +137,26 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
             }
             a->sets[a->n_sets++] = v;
         } else if (allow_run_flags && strcmp(s, "--seed") == 0) {
-            char *end;
             if (i + 1 >= argc) {
                 fprintf(stderr, "servesim: --seed needs a value\n");
                 return -1;
             }
             const char *v = argv[++i];
-            unsigned long long seed = strtoull(v, &end, 10);
-            if (*v == '\0' || *end != '\0' || *v == '-') {
+            uint64_t seed;
+            if (sim_parse_u64(v, &seed) != SIM_PARSE_OK) {
                 fprintf(stderr, "servesim: --seed: expected a non-negative integer, got '%s'\n", v);
                 return -1;
             }
-            snprintf(a->seed_set, sizeof a->seed_set, "seed=%llu", seed);
+            snprintf(a->seed_set, sizeof a->seed_set, "seed=%llu", (unsigned long long)seed);
         } else if (allow_run_flags && strcmp(s, "--request-records") == 0) {
-            char *end;
             const char *v = i + 1 < argc ? argv[++i] : NULL;
-            long long nrec = v ? strtoll(v, &end, 10) : -1;
-            if (!v || *v == '\0' || *end != '\0' || nrec < 0) {
+            int64_t nrec = -1;
+            if (!v || sim_parse_i64(v, &nrec) != SIM_PARSE_OK || nrec < 0) {
                 fprintf(stderr, "servesim: --request-records: expected a non-negative integer, got '%s'\n",
                         v ? v : "");
                 return -1;
             }
-            snprintf(a->records_set, sizeof a->records_set, "output.request_records=%lld", nrec);
+            snprintf(a->records_set, sizeof a->records_set, "output.request_records=%lld", (long long)nrec);
         } else if (allow_run_flags && strcmp(s, "--json") == 0) {
             a->json = 1;
         } else if (allow_run_flags && strcmp(s, "--quiet") == 0) {
@@ -185,22 +184,25 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
                 return -1;
             }
             const char *v = argv[++i];
-            char *end = NULL;
             if (s[7] == '\0') {
                 a->trace = v;
             } else if (s[8] == 'w') {
-                a->trace_t0 = strtod(v, &end);
-                if (end == v || *end != ':' || (a->trace_t1 = strtod(end + 1, &end), *end) || a->trace_t0 < 0 ||
+                const char *colon = strchr(v, ':');
+                char t0[64] = "";
+                if (colon && (size_t)(colon - v) < sizeof t0) memcpy(t0, v, (size_t)(colon - v));
+                if (!colon || (size_t)(colon - v) >= sizeof t0 || sim_parse_double(t0, &a->trace_t0) != SIM_PARSE_OK ||
+                    sim_parse_double(colon + 1, &a->trace_t1) != SIM_PARSE_OK || a->trace_t0 < 0 ||
                     a->trace_t1 <= a->trace_t0) {
                     fprintf(stderr, "servesim: --trace-window: expected T0:T1 in seconds with T1 > T0 >= 0, got '%s'\n", v);
                     return -1;
                 }
             } else {
-                a->trace_max = strtoll(v, &end, 10);
-                if (end == v || *end || a->trace_max < 1) {
+                int64_t n;
+                if (sim_parse_i64(v, &n) != SIM_PARSE_OK || n < 1) {
                     fprintf(stderr, "servesim: --trace-max-events: expected a positive integer, got '%s'\n", v);
                     return -1;
                 }
+                a->trace_max = n;
             }
         } else if (allow_run_flags && strcmp(s, "--db") == 0) {
             if (i + 1 >= argc) {

@@ -14,6 +14,7 @@
 #include "sim_clock.h"
 #include "sim_cluster.h"
 #include "sim_loader.h"
+#include "sim_parse.h"
 #include "sim_schema.h"
 
 #include <errno.h>
@@ -99,20 +100,16 @@ static const char *usage_init =
 /* Strict positive integer (the whole string). */
 static int parse_pos(const char *v, long long *out)
 {
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x <= 0) return -1;
+    int64_t x;
+    if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x <= 0) return -1;
     *out = x;
     return 0;
 }
 
 static int parse_posd(const char *v, double *out)
 {
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !(x > 0)) return -1;
+    double x;
+    if (sim_parse_double(v, &x) != SIM_PARSE_OK || !(x > 0)) return -1;
     *out = x;
     return 0;
 }

@@ -7,6 +7,7 @@
  * cross-field checks → copy out. `out` is only written on success. */
 #include "sim_loader.h"
 #include "sim_file.h"
+#include "sim_parse.h"
 #include "sim_sched_preset.h"
 
 #include "sim_schema.h"
@@ -90,39 +91,11 @@ static void join(char *out, size_t size, const char *a, const char *b)
 
 /* ---- scalar conversion ---- */
 
-static int parse_i64(const char *s, int64_t *v)
-{
-    char *end;
-    if (!*s || !(s[0] == '-' || s[0] == '+' || (s[0] >= '0' && s[0] <= '9'))) return -1;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (*end || errno) return -1;
-    *v = x;
-    return 0;
-}
-
-static int parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    if (!*s || !(s[0] == '+' || (s[0] >= '0' && s[0] <= '9'))) return -1;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (*end || errno) return -1;
-    *v = x;
-    return 0;
-}
-
-static int parse_f64(const char *s, double *v)
-{
-    char *end;
-    /* Digits, sign or dot first: rejects "nan"/"inf" words and leading blanks. */
-    if (!*s || !strchr("+-.0123456789", s[0])) return -1;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (*end || !isfinite(x)) return -1;
-    *v = x;
-    return 0;
-}
+/* The schema's number types, through the one strict parser: no blanks,
+ * hex, nan/inf words or trailing text; overflow refused. */
+static int parse_i64(const char *s, int64_t *v) { return sim_parse_i64(s, v) == SIM_PARSE_OK ? 0 : -1; }
+static int parse_u64(const char *s, uint64_t *v) { return sim_parse_u64(s, v) == SIM_PARSE_OK ? 0 : -1; }
+static int parse_f64(const char *s, double *v) { return sim_parse_double(s, v) == SIM_PARSE_OK ? 0 : -1; }
 
 static int parse_bool(const char *s, int32_t *v)
 {

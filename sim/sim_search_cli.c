@@ -7,6 +7,7 @@
 
 #include "sim_file.h"
 #include "sim_loader.h"
+#include "sim_parse.h"
 #include "sim_search_impl.h"
 #include "sim_cluster.h"
 #include "sim_plot.h"
@@ -218,20 +219,18 @@ int sim_cli_search(int argc, char **argv)
             fmt = v;
             i++;
         } else if ((strcmp(a, "--threads") == 0 || strcmp(a, "--top") == 0) && v) {
-            char *end;
-            long x = strtol(v, &end, 10);
+            int64_t x;
             long hi = strcmp(a, "--top") == 0 ? 100 : 1024;
-            if (end == v || *end || x < 1 || x > hi) {
+            if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < 1 || x > hi) {
                 fprintf(stderr, "servesim: search: %s: expected an integer 1..%ld, got '%s'\n", a, hi, v);
                 return EXIT_USAGE;
             }
-            if (hi == 100) snprintf(extra[0], sizeof extra[0], "search.top_k=%ld", x); /* added once, below */
+            if (hi == 100) snprintf(extra[0], sizeof extra[0], "search.top_k=%ld", (long)x); /* added once, below */
             else threads = (int)x;
             i++;
         } else if (strcmp(a, "--rate") == 0 && v) {
-            char *end;
-            double x = strtod(v, &end);
-            if (end == v || *end || !(x > 0)) {
+            double x;
+            if (sim_parse_double(v, &x) != SIM_PARSE_OK || !(x > 0)) {
                 fprintf(stderr, "servesim: search: --rate: expected requests/s > 0, got '%s'\n", v);
                 return EXIT_USAGE;
             }
