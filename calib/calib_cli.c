@@ -4,6 +4,7 @@
 #include "calib_backend.h"
 #include "calib_db.h"
 #include "calib_run.h"
+#include "../sim/sim_parse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -47,10 +48,8 @@ static const char db_usage[] =
 
 static int calib_parse_i64(const char *s, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < 0) return -1;
+    int64_t v;
+    if (sim_parse_i64(s, &v) != SIM_PARSE_OK || v < 0) return -1;
     *out = v;
     return 0;
 }

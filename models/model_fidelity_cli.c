@@ -5,6 +5,7 @@
  * TTFT and TPOT when ok, then the error groups), or with --explain ROW_ID
  * one row's simulated TTFT and TPOT broken down. See model_fidelity.h. */
 #include "model_fidelity.h"
+#include "../sim/sim_parse.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -255,9 +256,8 @@ int model_cli_fidelity(int argc, char **argv)
             }
             sets[n_sets++] = argv[++i];
         } else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
-            char *end = NULL;
-            long v = strtol(argv[++i], &end, 10);
-            if (!end || *end || v < 1 || v > 64) {
+            int64_t v;
+            if (sim_parse_i64(argv[++i], &v) != SIM_PARSE_OK || v < 1 || v > 64) {
                 fprintf(stderr, "servesim fidelity: --jobs: expected 1..64, got '%s'\n", argv[i]);
                 return 2;
             }

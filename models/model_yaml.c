@@ -1,5 +1,6 @@
 /* model_yaml — see model_yaml.h. */
 #include "model_yaml.h"
+#include "../sim/sim_parse.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -54,12 +55,10 @@ static int yaml_scalar_set(yload *y, const model_yaml_field *f, yaml_node_t *v, 
         return sim_err_set(y->err, SIM_EINVAL, "%s:%d:%d: %s: expected a scalar value", y->origin, line,
                            col, path);
     const char *s = (const char *)v->data.scalar.value;
-    char *end = NULL;
     switch (f->type) {
     case MODEL_YAML_DOUBLE: {
-        errno = 0;
-        double d = strtod(s, &end);
-        if (end == s || *end || errno || !isfinite(d))
+        double d;
+        if (sim_parse_double(s, &d) != SIM_PARSE_OK)
             return sim_err_set(y->err, SIM_EINVAL, "%s:%d:%d: %s: expected a number, got '%s'", y->origin,
                                line, col, path, s);
         if (d < 0)
@@ -69,9 +68,8 @@ static int yaml_scalar_set(yload *y, const model_yaml_field *f, yaml_node_t *v, 
         return 0;
     }
     case MODEL_YAML_INT: {
-        errno = 0;
-        long l = strtol(s, &end, 10);
-        if (end == s || *end || errno || l < 0 || l > INT32_MAX)
+        int64_t l;
+        if (sim_parse_i64(s, &l) != SIM_PARSE_OK || l < 0 || l > INT32_MAX)
             return sim_err_set(y->err, SIM_EINVAL, "%s:%d:%d: %s: expected a non-negative integer, got '%s'",
                                y->origin, line, col, path, s);
         *(int32_t *)(y->out + f->offset) = (int32_t)l;

@@ -3,6 +3,7 @@
 #include "sim_clock.h"
 
 #include "sim_prefix_keys.h"
+#include "sim_parse.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -236,10 +237,8 @@ static int add_caps(cli_args *a, const char *s)
 
 static int parse_int(const char *s, int32_t lo, int32_t hi, int32_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi) return SIM_EINVAL;
+    int64_t v;
+    if (sim_parse_i64(s, &v) != SIM_PARSE_OK || v < lo || v > hi) return SIM_EINVAL;
     *out = (int32_t)v;
     return 0;
 }

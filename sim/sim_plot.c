@@ -8,6 +8,7 @@
 #include "sim_store.h"
 #include "sim_suggest.h"
 #include "sim_yaml.h"
+#include "sim_parse.h"
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -509,10 +510,8 @@ static int data_tl(sqlite3 *db, const sim_plot_opts *o, const run_row *r, int n,
 
 static int is_number(const char *v)
 {
-    char *end;
-    if (!*v) return 0;
-    double x = strtod(v, &end);
-    return *end == '\0' && isfinite(x);
+    double x;
+    return sim_parse_double(v, &x) == SIM_PARSE_OK;
 }
 
 static int data_sweep(sqlite3 *db, const sim_plot_opts *o, FILE *f, int *series, char *extra, size_t el,
@@ -942,9 +941,8 @@ int sim_cli_plot(int argc, char **argv)
             o.out = v;
             i++;
         } else if (strcmp(a, "--run") == 0 && v) {
-            char *end;
-            long long id = strtoll(v, &end, 10);
-            if (end == v || *end || id < 1) {
+            int64_t id;
+            if (sim_parse_i64(v, &id) != SIM_PARSE_OK || id < 1) {
                 fprintf(stderr, "servesim: plot: --run: expected a run id >= 1, got '%s'\n", v);
                 return 2;
             }

@@ -4,6 +4,7 @@
  * optionally separated by - _ .), instance counts that fill the GPU budget
  * (or every count up to it when evaluating at a fixed rate). */
 #include "sim_search_impl.h"
+#include "sim_parse.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -44,9 +45,8 @@ int sim_search_parse_ints(const char *list, int32_t *out, int32_t max, const cha
     int n = split_list(list, items, MAX_LIST < max ? MAX_LIST : max);
     if (n < 0) return sim_err_set(err, SIM_EINVAL, "%s: more than %d values", key, (int)max);
     for (int i = 0; i < n; i++) {
-        char *end;
-        long v = strtol(items[i], &end, 10);
-        if (*end || v < 1 || v > 100000000)
+        int64_t v;
+        if (sim_parse_i64(items[i], &v) != SIM_PARSE_OK || v < 1 || v > 100000000)
             return sim_err_set(err, SIM_EINVAL, "%s: '%s' is not a positive integer", key, items[i]);
         out[i] = (int32_t)v;
     }
@@ -59,9 +59,8 @@ int sim_search_parse_doubles(const char *list, double *out, int32_t max, const c
     int n = split_list(list, items, MAX_LIST < max ? MAX_LIST : max);
     if (n < 0) return sim_err_set(err, SIM_EINVAL, "%s: more than %d values", key, (int)max);
     for (int i = 0; i < n; i++) {
-        char *end;
-        double v = strtod(items[i], &end);
-        if (*end || !(v >= 0))
+        double v;
+        if (sim_parse_double(items[i], &v) != SIM_PARSE_OK || !(v >= 0))
             return sim_err_set(err, SIM_EINVAL, "%s: '%s' is not a number >= 0", key, items[i]);
         out[i] = v;
     }
@@ -303,8 +302,9 @@ static int check_prices(const sim_scenario *sc, sim_err *err)
     int n = split_list(sc->search.prices, items, MAX_LIST);
     if (n < 0) return sim_err_set(err, SIM_EINVAL, "search.prices: too many entries");
     for (int i = 0; i < n; i++) {
-        char *eq = strchr(items[i], '='), *end;
-        if (!eq || eq == items[i] || strtod(eq + 1, &end) <= 0 || *end)
+        const char *eq = strchr(items[i], '=');
+        double usd;
+        if (!eq || eq == items[i] || sim_parse_double(eq + 1, &usd) != SIM_PARSE_OK || !(usd > 0))
             return sim_err_set(err, SIM_EINVAL, "search.prices: '%s' is not gpu=USD-per-hour (> 0)", items[i]);
     }
     return 0;
