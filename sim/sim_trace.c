@@ -3,10 +3,11 @@
  * A file is streamed line by line with getline (lines of any length, a NUL
  * byte in a line is just another bad character); a buffer is split into
  * lines here. Only regular files are read (sim_file). Mooncake lines are parsed one by one with jansson;
- * CSV lines by hand (three fields, strtod/strtoll on a bounded copy). Entries
+ * CSV lines by hand (three fields, sim_parse on a bounded copy). Entries
  * and hash ids grow in two doubling arrays owned by the trace. */
 #include "sim_trace.h"
 #include "sim_file.h"
+#include "sim_parse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -242,12 +243,7 @@ static int csv_double(const char *s, size_t len, double *out)
     memcpy(buf, s, len);
     buf[len] = '\0';
     if (memchr(buf, '\0', len)) return -1;
-    char *end;
-    errno = 0;
-    double d = strtod(buf, &end);
-    if (end != buf + len || errno == ERANGE || !isfinite(d)) return -1;
-    *out = d;
-    return 0;
+    return sim_parse_double(buf, out) == SIM_PARSE_OK ? 0 : -1;
 }
 
 /* Parses the whole of s[0..len) as a decimal integer; -1 if it is not one. */
@@ -258,12 +254,7 @@ static int csv_int(const char *s, size_t len, int64_t *out)
     memcpy(buf, s, len);
     buf[len] = '\0';
     if (memchr(buf, '\0', len)) return -1;
-    char *end;
-    errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (end != buf + len || errno == ERANGE) return -1;
-    *out = v;
-    return 0;
+    return sim_parse_i64(buf, out) == SIM_PARSE_OK ? 0 : -1;
 }
 
 static const char *const csv_cols[3] = {"timestamp", "input_tokens", "output_tokens"};
