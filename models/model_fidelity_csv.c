@@ -18,7 +18,8 @@
  *   layout   tp, pp, attention DP, expert TP and EP of each worker, as
  *            model_fidelity_layout; an aggregated row of the two exports
  *            that square the GPU count of expert-parallel runs gets the
- *            run's layout back (repair_squared_layout, said in `assumed`).
+ *            run's layout back (repair_squared_layout, said in `assumed`);
+ *            their disaggregated rows' layouts are read as written.
  *
  * A row whose values are incomplete or unknown is kept, not simulated, with
  * the reason in its note.
@@ -267,7 +268,12 @@ static int32_t isqrt_exact(int64_t g)
  * and ep s. Undone here when the id names the run's layout and the columns
  * are its square, or, for db-dump rows (ids without a layout), when the
  * columns have that squared form. Returns 1 when repaired, -1 when the id
- * and the columns disagree otherwise (the row is not trusted), 0 else. */
+ * and the columns disagree otherwise (the row is not trusted), 0 else.
+ * Aggregated rows only: the same exports' disaggregated rows write their
+ * prefill_* and decode_* layouts as run (all 155 of them with a twin in
+ * 2026-03-25.csv, 112 of 156 and 43 of 64, have the twin's GPU count per
+ * worker), and their ids name the prefill worker's layout, not the
+ * decode worker's (45 decode layouts would read as contradicting it). */
 static int repair_squared_layout(model_fidelity_layout *l, const char *id, const char *source, char *note,
                                  size_t len)
 {

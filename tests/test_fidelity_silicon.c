@@ -12,7 +12,8 @@
  * (one DP rank's prefill chunk is gathered once, not dp times) and the
  * parallel.moe_tp key, and the repair of the squared layouts (an id that
  * names its layout, a db-dump row, a legitimate expert-TP row left alone, an
- * id that contradicts its columns). Error bounds here are sanity bounds (a
+ * id that contradicts its columns; disaggregated rows of those exports read
+ * as written). Error bounds here are sanity bounds (a
  * factor of two), not accuracy targets. */
 #include "model_cost.h"
 #include "model_fidelity.h"
@@ -187,6 +188,44 @@ static void test_read(void)
         CHECK(h->tp == 8 && h->ep == 8 && h->moe_tp == 1 && r.rows[5].assumed[0] == 0 && r.rows[5].note[0] == 0);
     } else {
         CHECK(r.n_rows == 6);
+    }
+    model_fidelity_free(&r);
+    /* The same exports' disaggregated rows write their layouts as run (each
+     * one with a 2026-03-25.csv twin has the twin's GPU count per worker),
+     * so they are read as written: (i) is line 2414 of silicon-dev.csv, id
+     * tp4_ep4 naming its prefill worker (tp 4 · EP 4, 4 GPUs) beside a
+     * decode worker of tp 8 · expert TP 2 · EP 4 (8 GPUs, which the
+     * aggregated rule would call a contradiction of the id); (j) a db-dump
+     * row whose decode columns (attention DP 16 · expert TP 4 · EP 4) have
+     * the shape the aggregated rule reads back as DP 4 · EP 4 stays 16
+     * GPUs. Neither gets a note or a read-back layout. */
+    f = fopen(tmp, "w");
+    REQUIRE_OR(f != NULL, unlink(tmp); return);
+    fputs("id,silicon_data_source,concurrency,backend,model_path,system,precision,mode,isl,osl,batch_size,tp_size,"
+          "pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,prefill_num_workers,"
+          "prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,prefill_moe_ep_size,"
+          "decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,decode_attention_dp_size,"
+          "decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+          "x_c370_tp4_ep4_1211,source_file=2026-04-06.csv; wip=False,370,trtllm,deepseek-ai/DeepSeek-R1,b200_sxm,"
+          "fp4,disagg,8192,1024,,,,,,,,,4,1,1,1,4,,,8,1,1,2,4,8062,15.5\n"
+          "x_cfg7,db-dump/2026-04-27; config_id=7; workflow_run_id=1,64,trtllm,deepseek-ai/DeepSeek-R1,b200_sxm,fp4,"
+          "disagg,1024,1024,,,,,,,1,1,1,1,4,1,4,4,1,1,1,16,4,4,300,12\n",
+          f);
+    fclose(f);
+    CHECK_MSG(model_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    if (r.n_rows == 2) {
+        const model_fidelity_row *i = &r.rows[0], *j = &r.rows[1];
+        CHECK(i->disagg && i->prefill.tp == 4 && i->prefill.dp == 1 && i->prefill.moe_tp == 1 && i->prefill.ep == 4);
+        CHECK(i->decode.tp == 8 && i->decode.dp == 1 && i->decode.moe_tp == 2 && i->decode.ep == 4);
+        /* Its only assumption is the worker count it does not give. */
+        CHECK_MSG(i->note[0] == 0 && !strstr(i->assumed, "squared"), "%s / %s", i->note, i->assumed);
+        CHECK_CONTAINS(i->assumed, "no prefill_num_workers/decode_num_workers: one worker assumed");
+        CHECK(j->disagg && j->prefill.tp == 1 && j->prefill.dp == 4 && j->prefill.moe_tp == 1 && j->prefill.ep == 4);
+        CHECK(j->decode.tp == 1 && j->decode.dp == 16 && j->decode.moe_tp == 4 && j->decode.ep == 4 &&
+              j->decode.batch == 4);
+        CHECK_MSG(j->note[0] == 0 && j->assumed[0] == 0, "%s / %s", j->note, j->assumed);
+    } else {
+        CHECK(r.n_rows == 2);
     }
     model_fidelity_free(&r);
     unlink(tmp);
