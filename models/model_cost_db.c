@@ -11,6 +11,7 @@
  * when they hold all-reduce rows. Every op records which source timed it.
  * Lookups read the tables only: no SQLite, no lock, no allocation. */
 #include "model_cost_impl.h"
+#include "model_gemm_split.h"
 
 #include "../calib/calib_db.h"
 #include "../calib/calib_table.h"
@@ -252,13 +253,23 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
      * is not a multiple of the SM count. */
     double tiles = ceil(m / COST_TILE) * ceil(n / COST_TILE);
     double waves = ceil(tiles / c->g.sms);
-    /* Fewer tiles than SMs: kernels switch to split-K / stream-K, so only
-     * multi-wave GEMMs pay for a ragged last wave. */
     double wave_eff = tiles > c->g.sms ? tiles / (waves * c->g.sms) : 1;
     d.flops = 2.0 * m * n * k;
     d.bytes = n * k * wbytes + m * k * abytes + m * n * COST_ACT_BYTES;
     d.peak = peak * wave_eff;
     d.bw = c->bw;
+    if (tiles < c->g.sms && peak > 0 && c->bw > 0) {
+        /* Fewer tiles than SMs: split-K / stream-K over the idle SMs, paying
+         * its reduction (each split's fp32 partial written and read back),
+         * at the fastest split count, as the op model prices it; the
+         * roofline's max(FLOPs/peak, bytes/bandwidth) then gives the chosen
+         * split's time. */
+        model_gemm_split sp = model_gemm_split_pick(c->g.sms, tiles, k, d.flops / peak, d.bytes, c->bw,
+                                                    2.0 * m * n * 4.0, 0);
+        d.peak = peak * sp.par;
+        d.bw = c->bw * sp.mpar;
+        d.bytes += sp.extra_bytes;
+    }
     d.kernels = 1;
     d.calib_op = CALIB_OP_GEMM;
     d.shape[0] = (int64_t)ceil(m);

@@ -1,6 +1,7 @@
 /* model_op — see model_op.h. The formulas of each family, their parameter
  * tables and the lookup of fitted sets. */
 #include "model_op.h"
+#include "model_gemm_split.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -340,7 +341,8 @@ static double wave_eff(double ctas, double sms)
  * back, 2·s·m·n·4 bytes more traffic. The kernel takes the s (1, powers of
  * two, the most that fit) that is fastest, so a weight-streaming decode
  * GEMM with small n·m splits wide and one whose partials rival its weights
- * (large m·n against k) splits little. split_cost 0 keeps the ideal split
+ * (large m·n against k) splits little (model_gemm_split_pick, which the
+ * cost model's roofline shares). split_cost 0 keeps the ideal split
  * (the most splits, no partials): batched GEMMs (MLA BMMs), whose tables
  * the reduction term fits worse. */
 static double gemm_core(const model_gpu *g, double batch, double m, double n, double k, double wbytes, double abytes,
@@ -356,22 +358,8 @@ static double gemm_core(const model_gpu *g, double batch, double m, double n, do
         double par = wave_eff(tiles, S), mpar = par < 1 ? sqrt(par) : 1;
         return smax(flops / (peak * eff_tc * par), bytes / (g->hbm_bw * eff_mem * mpar));
     }
-    double smax_k = floor(S / tiles), kmax = floor(k / 256);
-    if (smax_k > kmax) smax_k = kmax;
-    if (smax_k < 1) smax_k = 1;
     const double partial = split_cost ? batch * m * n * 4.0 * 2.0 : 0; /* one split's partial, written and read back */
-    double best = -1;
-    for (double sp = split_cost ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
-        double par = tiles * sp / S;
-        double tc = flops / (peak * eff_tc * par);
-        /* A grid that cannot fill the SMs cannot saturate HBM either. */
-        double mpar = par < 1 ? sqrt(par) : 1;
-        double tmm = (bytes + (sp > 1 ? sp * partial : 0)) / (g->hbm_bw * eff_mem * mpar);
-        double t = smax(tc, tmm);
-        if (best < 0 || t < best) best = t;
-        if (sp >= smax_k) break;
-    }
-    return best;
+    return model_gemm_split_pick(S, tiles, k, flops / (peak * eff_tc), bytes, g->hbm_bw * eff_mem, partial, 1).time_s;
 }
 
 /* Causal query·key pairs of one sequence of s tokens under window w (0 = none). */

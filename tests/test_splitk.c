@@ -1,5 +1,7 @@
 /* test_splitk — split-K / stream-K for skinny GEMMs priced with its
- * reduction (model_op's GEMM: fewer 128-wide output tiles than SMs).
+ * reduction (fewer 128-wide output tiles than SMs), in the op model's GEMM
+ * and in the cost model's roofline (no engine named), which share
+ * model_gemm_split_pick.
  *
  * Each of s splits writes an fp32 partial tile (m×n×4 bytes) and the
  * reduction reads them all back: 2·s·m·n·4 more bytes of HBM traffic; the
@@ -8,8 +10,12 @@
  * efficiencies and no floors on H100 (132 SMs, 989 TFLOP/s bf16, 3.35 TB/s):
  * a decode-sized GEMM whose partials are small against its weights still
  * splits 16 ways and pays about 12 %; one whose partials rival its
- * weights nearly doubles. */
+ * weights nearly doubles. The roofline (128×128 tiles, max of compute and
+ * memory, the catalogue's efficiencies, half the launch floor per kernel
+ * in a decode-only iteration) is checked the same way on Llama-3.1-8B's
+ * decode GEMMs at 30 sequences. */
 #include "model_catalog.h"
+#include "model_cost.h"
 #include "model_op.h"
 #include "test_util.h"
 
@@ -41,6 +47,80 @@ static double priced(const model_gpu *g, double m, double n, double k)
     double t = model_op_time(g, &q, p, &e);
     CHECK_MSG(t > 0, "%s", e.msg);
     return t;
+}
+
+/* The roofline's hand calculation of one m×n×k bf16 GEMM with fewer
+ * 128×128 tiles than SMs: the fastest s of 1, 2, 4, … up to the splits
+ * that fill the SMs (≥ 256 k each); *s_out its split count, *bytes_out its
+ * traffic with the partials, *ideal the old ideal split-K time. */
+static double roof_hand(const model_gpu *g, double m, double n, double k, double *s_out, double *bytes_out,
+                        double *ideal)
+{
+    const double peak = g->flops_bf16 * g->eff_gemm, bw = g->hbm_bw * g->eff_mem;
+    double tiles = ceil(m / 128) * ceil(n / 128), fl = 2.0 * m * n * k;
+    double by = n * k * 2 + m * k * 2 + m * n * 2, partial = 2.0 * m * n * 4;
+    double smax_k = floor(g->sms / tiles);
+    if (smax_k > floor(k / 256)) smax_k = floor(k / 256);
+    *ideal = fmax(fl / peak, by / bw);
+    double best = -1;
+    for (double s = 1; s <= smax_k; s *= 2) {
+        double par = tiles * s / g->sms, b = by + (s > 1 ? s * partial : 0);
+        double t = fmax(fl / (peak * par), b / (bw * sqrt(par)));
+        if (best < 0 || t < best) best = t, *s_out = s, *bytes_out = b;
+        if (s * 2 > smax_k && s < smax_k) s = smax_k / 2; /* the last try: the most that fit */
+    }
+    return best;
+}
+
+static const model_op *find_op(const model_op *ops, int32_t n, const char *name)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (!strcmp(ops[i].name, name)) return &ops[i];
+    return NULL;
+}
+
+/* No engine named: Llama-3.1-8B on one H100, 30 decode sequences of 1200
+ * tokens, priced by the roofline alone. */
+static void test_roofline(const model_gpu *g)
+{
+    model_spec m;
+    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16, .gpus_per_node = 8};
+    model_cost *c = NULL;
+    sim_err e = {{0}};
+    REQUIRE_OR(model_catalog_model("llama-3.1-8b", &m, &e) == 0 && model_cost_create(&m, g, &l, &c, &e) == 0, return);
+    model_op ops[128];
+    int32_t n = 0;
+    model_batch b = {0, NULL, 30, 30 * 1200};
+    model_cost_breakdown(c, &b, ops, 128, &n, NULL);
+    /* qkv_proj 48 tiles: 1 or 2 splits; o_proj and down_proj 32 tiles: up
+     * to 4. Hand: the splits each takes, and its cost over ideal split-K. */
+    const struct {
+        const char *name;
+        double n, k, s;
+    } want[] = {{"qkv_proj", 6144, 4096, 2}, {"o_proj", 4096, 4096, 4}, {"down_proj", 4096, 14336, 4}};
+    for (int i = 0; i < 3; i++) {
+        const model_op *o = find_op(ops, n, want[i].name);
+        REQUIRE_OR(o != NULL, continue);
+        double s = 0, by = 0, ideal = 0, t = roof_hand(g, 30, want[i].n, want[i].k, &s, &by, &ideal);
+        double t_op = 32 * (t + 0.5 * g->launch_s), t_ideal = 32 * (ideal + 0.5 * g->launch_s);
+        printf("roofline %s m=30 n=%g k=%g: %.1f us (hand %.1f us, %g splits), ideal split-K %.1f us: +%.1f %%\n",
+               want[i].name, want[i].n, want[i].k, o->time_s * 1e6, t_op * 1e6, s, t_ideal * 1e6,
+               100 * (o->time_s / t_ideal - 1));
+        CHECK(o->source == MODEL_SRC_ROOFLINE && o->count == 32);
+        CHECK(s == want[i].s);
+        CHECK_NEAR(o->time_s, t_op, 1e-9 * t_op);
+        CHECK_NEAR(o->bytes, 32 * by, 1e-9 * 32 * by); /* the partials are in the op's traffic */
+        CHECK(o->time_s > t_ideal * 1.04);
+    }
+    /* gate_up_proj (224 tiles) fills the SMs: no split, no partials. */
+    const model_op *gu = find_op(ops, n, "gate_up_proj");
+    REQUIRE_OR(gu != NULL, goto out);
+    {
+        double by = 28672.0 * 4096 * 2 + 30.0 * 4096 * 2 + 30.0 * 28672 * 2;
+        CHECK_NEAR(gu->bytes, 32 * by, 1e-9 * 32 * by);
+    }
+out:
+    model_cost_destroy(c);
 }
 
 int main(void)
@@ -88,5 +168,7 @@ int main(void)
     double full = smax3(2.0 * 4096 * 4096 * 4096 / (g.flops_bf16 * par),
                         (3.0 * 4096 * 4096 * 2) / (g.hbm_bw * sqrt(par)));
     CHECK_NEAR(t, full, 1e-9 * full);
+
+    test_roofline(&g);
     return test_finish("test_splitk");
 }
