@@ -216,7 +216,8 @@ static const sim_schema_field table[] = {
      SIM_SCHED_PRESETS, 0,
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
-     "frontend_us, eager_launch_us, policy, admission and mem_fraction_of, and any of those written beside it "
+     "frontend_us, eager_launch_us, policy, admission, mem_fraction_of, pd_handover_us and pd_handover_gbs, and any "
+     "of those written beside it "
      "wins. none = the defaults."},
     SEN("deployment.pools.*.scheduler.mem_fraction_of", PL(scheduler.mem_fraction_of), sched_mem_rules,
         "What gpu_mem_util is a fraction of: total = all GPU memory, weights included (vLLM's "
