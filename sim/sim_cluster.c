@@ -289,10 +289,11 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
     return sim_cluster_create_shared(sc, NULL, out, err);
 }
 
+/* Installed on the instances only while a trace is attached. */
 static void on_iteration(void *ctx, int32_t instance, const sim_trace_iter *it)
 {
     sim_cluster *c = ctx;
-    if (c->trace) sim_trace_out_iteration(c->trace, instance, it);
+    sim_trace_out_iteration(c->trace, instance, it);
 }
 
 int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *perf_cache, sim_cluster **out,
@@ -359,7 +360,6 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
                                 .on_fetch_start = c->sharing ? sim_cluster_on_fetch_start : NULL,
                                 .on_cache_evict = c->sharing == 2 ? sim_cluster_on_cache_evict : NULL,
                                 .on_load = sim_cluster_on_load,
-                                .on_iteration = on_iteration,
                                 .ctx = c};
     int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
     int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;
@@ -606,8 +606,10 @@ void sim_cluster_destroy(sim_cluster *c)
 void sim_cluster_set_trace(sim_cluster *c, struct sim_trace_out *t)
 {
     c->trace = t;
-    for (int32_t k = 0; t && k < c->n_inst; k++)
-        sim_trace_out_instance(t, k, sim_role_name(c->sc.deployment.pools[c->inst_pool[k]].role));
+    for (int32_t k = 0; k < c->n_inst; k++) {
+        sim_instance_set_iteration_hook(c->inst[k], t ? on_iteration : NULL);
+        if (t) sim_trace_out_instance(t, k, sim_role_name(c->sc.deployment.pools[c->inst_pool[k]].role));
+    }
 }
 
 void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx)

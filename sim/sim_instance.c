@@ -639,6 +639,12 @@ nomem:
 
 
 
+void sim_instance_set_iteration_hook(sim_instance *in,
+                                     void (*fn)(void *ctx, int32_t instance, const sim_trace_iter *it))
+{
+    in->hooks.on_iteration = fn;
+}
+
 void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx)
 {
     in->cost_fn = fn;

@@ -88,6 +88,11 @@ void sim_instance_fetch_done(sim_instance *in, sim_req *r);
  * e.g. attention/FFN disaggregation (sim_af_iteration). */
 void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx);
 
+/* Sets (fn) or clears (NULL) the on_iteration hook, called with the hooks'
+ * ctx; without one an iteration's end builds no trace record. */
+void sim_instance_set_iteration_hook(sim_instance *in,
+                                     void (*fn)(void *ctx, int32_t instance, const sim_trace_iter *it));
+
 /* The index (NULL without caching), for routers that peek at it. */
 struct sim_prefix *sim_instance_cache(const sim_instance *in);
 
