@@ -5,6 +5,7 @@
  * finished, and the memory kept independent of the number of requests. */
 #include "sim_cluster.h"
 #include "test_util.h"
+#include "test_cluster_util.h"
 
 static void scenario(sim_scenario *sc, int64_t requests)
 {
@@ -29,32 +30,6 @@ static void scenario(sim_scenario *sc, int64_t requests)
     sc->slo.tpot_ms = 12;
 }
 
-typedef struct {
-    sim_summary sum;
-    int64_t kept, kept_samples;
-    uint64_t first_id, last_id;
-} result;
-
-static int run(const sim_scenario *sc, result *out)
-{
-    sim_err err = {{0}};
-    sim_cluster *c = NULL;
-    memset(out, 0, sizeof *out);
-    int rc = sim_cluster_create(sc, &c, &err);
-    CHECK_MSG(rc == 0, "create: %s", err.msg);
-    if (rc) return rc;
-    rc = sim_cluster_run(c, &out->sum, &err);
-    CHECK_MSG(rc == 0, "run: %s", err.msg);
-    const sim_req_record *r = sim_metrics_requests(sim_cluster_metrics(c), &out->kept);
-    if (out->kept > 0) {
-        out->first_id = r[0].id;
-        out->last_id = r[out->kept - 1].id;
-    }
-    sim_metrics_samples(sim_cluster_metrics(c), &out->kept_samples);
-    sim_cluster_destroy(c);
-    return rc;
-}
-
 static int close_rel(double got, double exact)
 {
     return fabs(got - exact) <= SIM_METRICS_SKETCH_REL_ERROR * fabs(exact) * (1 + 1e-12);
@@ -74,18 +49,18 @@ static void test_capped_run(void)
 {
     sim_scenario sc;
     scenario(&sc, 3000);
-    result whole, capped;
-    REQUIRE(run(&sc, &whole) == 0);
-    CHECK(whole.sum.records.capped == 0 && whole.kept == 3000);
+    run_result whole, capped;
+    REQUIRE_OR(run(&sc, &whole) == 0, free(whole.recs); return);
+    CHECK(whole.sum.records.capped == 0 && whole.n == 3000);
     sc.output.request_records = 200;
     sc.output.sample_records = 50;
-    REQUIRE(run(&sc, &capped) == 0);
+    REQUIRE_OR(run(&sc, &capped) == 0, free(whole.recs); free(capped.recs); return);
     const sim_summary *a = &whole.sum, *b = &capped.sum;
-    CHECK(b->records.capped == 1 && b->records.requests_kept == 200 && capped.kept == 200);
-    CHECK(b->records.samples_kept == 50 && capped.kept_samples == 50);
+    CHECK(b->records.capped == 1 && b->records.requests_kept == 200 && capped.n == 200);
+    CHECK(b->records.samples_kept == 50 && capped.n_samples == 50);
     CHECK(b->records.samples == a->records.samples && a->records.samples > 50);
     /* The records kept are the first 200 to finish, as in the whole run. */
-    CHECK(capped.first_id == whole.first_id);
+    CHECK(capped.n > 0 && whole.n > 0 && capped.recs[0].id == whole.recs[0].id);
     /* Identical: the simulation does not depend on what is kept. */
     CHECK(b->requests_completed == 3000 && b->requests_good == a->requests_good);
     CHECK(a->requests_good > 0 && a->requests_good < 3000);
@@ -106,9 +81,13 @@ static void test_capped_run(void)
 
     /* No records at all. */
     sc.output.request_records = 0;
-    REQUIRE(run(&sc, &capped) == 0);
-    CHECK(capped.kept == 0 && capped.sum.requests_good == a->requests_good);
-    check_stat("ttft (no records)", &capped.sum.ttft_ms, &a->ttft_ms);
+    run_result none;
+    REQUIRE_OR(run(&sc, &none) == 0, free(whole.recs); free(capped.recs); free(none.recs); return);
+    CHECK(none.n == 0 && none.sum.requests_good == a->requests_good);
+    check_stat("ttft (no records)", &none.sum.ttft_ms, &a->ttft_ms);
+    free(whole.recs);
+    free(capped.recs);
+    free(none.recs);
 }
 
 /* Same seed, same caps: byte-identical summaries. */
@@ -117,11 +96,13 @@ static void test_deterministic(void)
     sim_scenario sc;
     scenario(&sc, 1500);
     sc.output.request_records = 100;
-    result x, y;
-    REQUIRE(run(&sc, &x) == 0);
-    REQUIRE(run(&sc, &y) == 0);
+    run_result x, y;
+    REQUIRE_OR(run(&sc, &x) == 0, free(x.recs); return);
+    REQUIRE_OR(run(&sc, &y) == 0, free(x.recs); free(y.recs); return);
     x.sum.wall_time_s = y.sum.wall_time_s = 0;
     CHECK(memcmp(&x.sum, &y.sum, sizeof x.sum) == 0);
+    free(x.recs);
+    free(y.recs);
 }
 
 /* The loader refuses a negative cap with the key path. */

@@ -8,6 +8,7 @@
 #include "model_cost.h"
 #include "sim_cluster.h"
 #include "test_util.h"
+#include "test_cluster_util.h"
 #include "test_model_util.h"
 
 #include <stdlib.h>
@@ -40,31 +41,7 @@ static sim_time iter_ns(const model_cost *c, const model_batch *b)
     return (sim_time)(model_cost_iteration(c, b, NULL) * 1e9 + 0.5);
 }
 
-typedef struct {
-    sim_summary sum;
-    sim_cluster_state st;
-    sim_req_record rec0;
-    int64_t n;
-} pd_result;
-
-static int run(const sim_scenario *sc, pd_result *out)
-{
-    sim_err err = {{0}};
-    sim_cluster *c = NULL;
-    memset(out, 0, sizeof *out);
-    int rc = sim_cluster_create(sc, &c, &err);
-    CHECK_MSG(rc == 0, "create: %s", err.msg);
-    if (rc) return rc;
-    rc = sim_cluster_run(c, &out->sum, &err);
-    CHECK_MSG(rc == 0, "run: %s", err.msg);
-    sim_cluster_state_get(c, &out->st);
-    const sim_req_record *r = sim_metrics_requests(sim_cluster_metrics(c), &out->n);
-    if (out->n) out->rec0 = r[0];
-    sim_cluster_destroy(c);
-    return rc;
-}
-
-static void check_conserved(const pd_result *r, int64_t expect)
+static void check_conserved(const run_result *r, int64_t expect)
 {
     CHECK_MSG(r->st.completed == expect, "completed %lld of %lld", (long long)r->st.completed,
               (long long)expect);
@@ -86,33 +63,40 @@ static void test_exact_single(void)
     sc.workload.output_tokens.dist = SIM_DIST_FIXED;
     sc.workload.output_tokens.value = 6;
     sc.deployment.pools[0].scheduler.chunk_tokens = 2048;
-    pd_result r;
-    if (run(&sc, &r) || r.n != 1) return;
+    run_result r;
+    if (run(&sc, &r) || r.n != 1) {
+        free(r.recs);
+        return;
+    }
     model_cost *pre = cost_for(1, sc.deployment.pools[0].scheduler.overhead_us);
     model_cost *dec = cost_for(2, sc.deployment.pools[1].scheduler.overhead_us);
-    if (!pre || !dec) return;
-    sim_time t = r.rec0.arrival;
+    if (!pre || !dec) {
+        free(r.recs);
+        return;
+    }
+    sim_time t = r.recs[0].arrival;
     model_chunk ch1 = {2048, 0}, ch2 = {952, 2048};
     model_batch b1 = {.n_chunks = 1, .chunks = &ch1}, b2 = {.n_chunks = 1, .chunks = &ch2};
     t += iter_ns(pre, &b1) + iter_ns(pre, &b2);
-    CHECK_MSG(r.rec0.first_token == t, "TTFT %lld vs prefill %lld", (long long)r.rec0.first_token,
+    CHECK_MSG(r.recs[0].first_token == t, "TTFT %lld vs prefill %lld", (long long)r.recs[0].first_token,
               (long long)t);
     /* Back-pressure none; transfer below a microsecond. */
-    CHECK(r.rec0.kv_reserved == r.rec0.first_token);
-    CHECK_MSG(r.rec0.kv_arrived - r.rec0.kv_reserved < 1000, "transfer %lld ns",
-              (long long)(r.rec0.kv_arrived - r.rec0.kv_reserved));
-    sim_time d = r.rec0.kv_arrived;
+    CHECK(r.recs[0].kv_reserved == r.recs[0].first_token);
+    CHECK_MSG(r.recs[0].kv_arrived - r.recs[0].kv_reserved < 1000, "transfer %lld ns",
+              (long long)(r.recs[0].kv_arrived - r.recs[0].kv_reserved));
+    sim_time d = r.recs[0].kv_arrived;
     for (int k = 1; k <= 5; k++) {
         model_batch b = {.n_decode = 1, .decode_ctx_sum = 3000 + k};
         d += iter_ns(dec, &b);
-        if (k == 1) CHECK(r.rec0.decode_first == d);
+        if (k == 1) CHECK(r.recs[0].decode_first == d);
     }
-    CHECK_MSG(r.rec0.finish == d, "finish %lld vs decode %lld", (long long)r.rec0.finish, (long long)d);
+    CHECK_MSG(r.recs[0].finish == d, "finish %lld vs decode %lld", (long long)r.recs[0].finish, (long long)d);
     CHECK(r.sum.pd.enabled && r.sum.pd.moved == 1);
     CHECK_NEAR(r.sum.pd.kv_bytes_moved, 3000.0 * 131072.0, 1.0);
     check_conserved(&r, 1);
     model_cost_destroy(pre);
     model_cost_destroy(dec);
+    free(r.recs);
 }
 
 /* One GPU per node: the KV crosses one NIC each way at 100 Gb/s. */
@@ -132,27 +116,36 @@ static void test_transfer_time(void)
     for (int i = 0; i < 2; i++) {
         sc.workload.input_tokens.value = inputs[i];
         sc.workload.output_tokens.value = 4;
-        pd_result r;
-        if (run(&sc, &r) || r.n != 1) return;
+        run_result r;
+        if (run(&sc, &r) || r.n != 1) {
+            free(r.recs);
+            return;
+        }
         double bytes = inputs[i] * 131072.0;
         sim_time want = 7000 + (sim_time)ceil(bytes * 1e9 / (100e9 / 8));
-        sim_time got = r.rec0.kv_arrived - r.rec0.kv_reserved;
+        sim_time got = r.recs[0].kv_arrived - r.recs[0].kv_reserved;
         CHECK_MSG(llabs(got - want) <= 2, "transfer %lld ns, expected %lld", (long long)got, (long long)want);
         xfer[i] = (double)(got - 7000);
         check_conserved(&r, 1);
         /* Layer by layer: only what the link could not move during the
          * prefill is left, and never less than one layer's share. */
         snprintf(sc.deployment.kv_transfer, sizeof sc.deployment.kv_transfer, "layerwise");
-        pd_result lw;
-        if (run(&sc, &lw) || lw.n != 1) return;
-        sim_time lgot = lw.rec0.kv_arrived - lw.rec0.kv_reserved;
-        double window = (double)(lw.rec0.first_token - lw.rec0.first_scheduled) * 31.0 / 32.0;
+        run_result lw;
+        if (run(&sc, &lw) || lw.n != 1) {
+            free(r.recs);
+            free(lw.recs);
+            return;
+        }
+        sim_time lgot = lw.recs[0].kv_arrived - lw.recs[0].kv_reserved;
+        double window = (double)(lw.recs[0].first_token - lw.recs[0].first_scheduled) * 31.0 / 32.0;
         double drain = (double)(want - 7000);
         double left = fmax(bytes / 32, bytes * (1 - fmin(1, window / drain)));
         sim_time lwant = 7000 + (sim_time)ceil(left * 1e9 / (100e9 / 8));
         CHECK_MSG(llabs(lgot - lwant) <= 2 && lgot < got, "layerwise %lld ns, expected %lld (whole %lld)",
                   (long long)lgot, (long long)lwant, (long long)got);
         snprintf(sc.deployment.kv_transfer, sizeof sc.deployment.kv_transfer, "whole");
+        free(r.recs);
+        free(lw.recs);
     }
     CHECK_NEAR(xfer[1] / xfer[0], 4.0, 1e-3);
 }
@@ -192,14 +185,18 @@ static void test_handover(void)
     for (int i = 0; i < 4; i++) {
         sc.deployment.pools[1].scheduler.pd_handover_us = cases[i].us;
         sc.deployment.pools[1].scheduler.pd_handover_gbs = cases[i].gbs;
-        pd_result r;
-        if (run(&sc, &r) || r.n != 1) break;
-        sim_time got = r.rec0.kv_arrived - r.rec0.kv_reserved;
+        run_result r;
+        if (run(&sc, &r) || r.n != 1) {
+            free(r.recs);
+            break;
+        }
+        sim_time got = r.recs[0].kv_arrived - r.recs[0].kv_reserved;
         CHECK_MSG(llabs(got - cases[i].want) <= 2, "case %d: hand-over ends %lld ns after the reservation, expected %lld",
                   i, (long long)got, (long long)cases[i].want);
-        CHECK(r.rec0.kv_reserved == r.rec0.first_token);
-        CHECK(r.rec0.decode_first == r.rec0.kv_arrived + iter_ns(dec, &b1));
+        CHECK(r.recs[0].kv_reserved == r.recs[0].first_token);
+        CHECK(r.recs[0].decode_first == r.recs[0].kv_arrived + iter_ns(dec, &b1));
         check_conserved(&r, 1);
+        free(r.recs);
     }
     model_cost_destroy(dec);
 }
@@ -223,8 +220,11 @@ static void test_backpressure_and_conservation(void)
     sc.network.nic_gbps = 400;
     sc.network.nvlink_gbs = 450;
     sc.network.latency_us = 5;
-    pd_result r;
-    if (run(&sc, &r)) return;
+    run_result r;
+    if (run(&sc, &r)) {
+        free(r.recs);
+        return;
+    }
     CHECK_MSG(!r.sum.overloaded, "%s", r.sum.overload_reason);
     check_conserved(&r, 600 - r.st.rejected);
     CHECK_MSG(r.sum.pd.backpressure_ms.mean > 0, "expected back-pressure, got %g ms",
@@ -232,6 +232,7 @@ static void test_backpressure_and_conservation(void)
     CHECK(r.sum.pd.transfer_ms.n == r.sum.pd.moved && r.sum.pd.moved > 0);
     CHECK(r.sum.n_pools == 2 && strcmp(r.sum.pools[0].role, "prefill") == 0);
     CHECK(r.sum.pools[1].gpus == 1 && r.sum.pools[0].gpus == 2);
+    free(r.recs);
 }
 
 /* pd+af without an ffn pool is refused with the reason. */
