@@ -75,6 +75,9 @@ int sim_cluster_attach_loadtrees(sim_cluster *c, sim_err *err)
         sim_loadtree_set(c->back_tree, j, c->back_views[j].outstanding_tokens);
     sim_router_use_loadtree(c->router, c->front_tree);
     sim_router_use_loadtree(c->back_router, c->back_tree);
+    /* Without a live index to keep current, instances need not report load. */
+    if (c->snap || (!c->front_tree && !c->back_tree))
+        for (int32_t k = 0; k < c->n_inst; k++) sim_instance_set_load_hook(c->inst[k], NULL);
     return SIM_OK;
 }
 

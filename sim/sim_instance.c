@@ -645,6 +645,11 @@ void sim_instance_set_iteration_hook(sim_instance *in,
     in->hooks.on_iteration = fn;
 }
 
+void sim_instance_set_load_hook(sim_instance *in, void (*fn)(void *ctx, int32_t instance, int64_t outstanding))
+{
+    in->hooks.on_load = fn;
+}
+
 void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx)
 {
     in->cost_fn = fn;

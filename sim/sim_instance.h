@@ -93,6 +93,9 @@ void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const mo
 void sim_instance_set_iteration_hook(sim_instance *in,
                                      void (*fn)(void *ctx, int32_t instance, const sim_trace_iter *it));
 
+/* Sets (fn) or clears (NULL) the on_load hook, called with the hooks' ctx. */
+void sim_instance_set_load_hook(sim_instance *in, void (*fn)(void *ctx, int32_t instance, int64_t outstanding));
+
 /* The index (NULL without caching), for routers that peek at it. */
 struct sim_prefix *sim_instance_cache(const sim_instance *in);
 
