@@ -164,7 +164,11 @@ def run_pd_point(args, path, i, j):
         return {r["id"]: r for r in json.load(f)["rows"] if r["status"] == "ok" and r["mode"] == "disagg"}
 
 
-def cv_table(runs, full, backends):
+def cv_table(runs, full, backends, moved_to=None, every_backend=False):
+    """Prints the leave-one-GPU/model-out table. moved_to(backend, point)
+    names the point a refit moved to (else the cell just says "moved");
+    every_backend lists each backend in every fold, not only those with
+    rows in the held-out group."""
     rows = runs_any(runs)
     ids = sorted(rows)
     print("| held out | rows | fitted without it | TTFT MAPE (in-sample) | TTFT median APE (in-sample) "
@@ -177,8 +181,15 @@ def cv_table(runs, full, backends):
         train = [i for i in ids if not held(rows[i])]
         choice = {b: (fit(runs, train, b) or full[b]) for b in backends}
         cv, ins = score(runs, choice, test), score(runs, full, test)
-        moved = ", ".join(f"{b} {'same' if choice[b] == full[b] else 'moved'}" for b in backends
-                          if any(rows[i]["backend"] == b for i in test))
+        cells = []
+        for b in backends:
+            if not every_backend and not any(rows[i]["backend"] == b for i in test):
+                continue
+            if choice[b] == full[b]:
+                cells.append(f"{b} same")
+            else:
+                cells.append(f"{b} moved" + (f" to {moved_to(b, choice[b])}" if moved_to else ""))
+        moved = ", ".join(cells)
         print(f"| {name} | {cv[0]} | {moved} | {cv[1]:.1f} % ({ins[1]:.1f} %) | {cv[2]:.1f} % ({ins[2]:.1f} %) "
               f"| {cv[3]:.1f} % ({ins[3]:.1f} %) | {cv[4]:.1f} % ({ins[4]:.1f} %) |")
 
@@ -236,20 +247,7 @@ def main():
         (k1, v1), (k2, v2) = GRID[b].items()
         print(f"- {b}: {k1} = {v1[i]} µs, {k2} = {v2[j]} µs")
     print("\n## Leave-one-group-out cross-validation\n")
-    print("| held out | rows | fitted without it | TTFT MAPE (in-sample) | TTFT median APE (in-sample) "
-          "| TPOT MAPE (in-sample) | TPOT median APE (in-sample) |")
-    print("|---|---|---|---|---|---|---|")
-    folds = [("GPU " + g, lambda r, g=g: r["gpu"] == g) for g in sorted({r["gpu"] for r in rows.values()})]
-    folds += [("model " + m, lambda r, m=m: r["model"] == m) for m in sorted({r["model"] for r in rows.values()})]
-    for name, held in folds:
-        test = [i for i in ids if held(rows[i])]
-        train = [i for i in ids if not held(rows[i])]
-        choice = {b: (fit(runs, train, b) or full[b]) for b in GRID}
-        cv, ins = score(runs, choice, test), score(runs, full, test)
-        moved = ", ".join(f"{b} {'same' if choice[b] == full[b] else 'moved to ' + label(b, choice[b])}"
-                          for b in GRID)
-        print(f"| {name} | {cv[0]} | {moved} | {cv[1]:.1f} % ({ins[1]:.1f} %) | {cv[2]:.1f} % ({ins[2]:.1f} %) "
-              f"| {cv[3]:.1f} % ({ins[3]:.1f} %) | {cv[4]:.1f} % ({ins[4]:.1f} %) |")
+    cv_table(runs, full, list(GRID), moved_to=label, every_backend=True)
 
 
 if __name__ == "__main__":
