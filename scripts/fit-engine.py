@@ -93,14 +93,20 @@ def ape(r):
             100 * abs(r["predicted_tpot_ms"] / r["measured_tpot_ms"] - 1))
 
 
+def objective(rows, ids, backend):
+    """Mean over the rows of `backend` among `ids` of |ln| TTFT + |ln| TPOT
+    (None when there are none)."""
+    v = [lnerr(rows[i]) for i in ids if i in rows and rows[i]["backend"] == backend]
+    return sum(a + b for a, b in v) / len(v) if v else None
+
+
 def fit(runs, ids, backend):
     """Grid point with the lowest objective on `ids` of `backend`."""
     best, arg = None, None
     for p, rows in runs.items():
-        v = [lnerr(rows[i]) for i in ids if i in rows and rows[i]["backend"] == backend]
-        if not v:
+        obj = objective(rows, ids, backend)
+        if obj is None:
             continue
-        obj = sum(a + b for a, b in v) / len(v)
         if best is None or obj < best:
             best, arg = obj, p
     return arg
@@ -211,11 +217,7 @@ def main_pd(args):
         print(f"- {b} ({n} rows): {k1} = {v1[i]} µs, {k2} = {v2[j]} GB/s")
     print("\n## Objective by grid point (mean |ln| TTFT + TPOT)\n")
     for b in backends:
-        ids = [i for i in rows if rows[i]["backend"] == b]
-        line = []
-        for (i, j), rr in sorted(runs.items()):
-            v = [lnerr(rr[k]) for k in ids if k in rr]
-            line.append(f"{v1[i] / 1000:g}ms/{v2[j]:g}: {sum(a + c for a, c in v) / len(v):.3f}")
+        line = [f"{v1[i] / 1000:g}ms/{v2[j]:g}: {objective(rr, rows, b):.3f}" for (i, j), rr in sorted(runs.items())]
         print(f"- {b}: " + "; ".join(line))
     print("\n## Leave-one-group-out cross-validation\n")
     cv_table(runs, full, backends)
