@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *bin;
@@ -302,32 +301,11 @@ static void test_shared_tables(void)
     model_fidelity_free(&a);
 }
 
-/* Runs a command; returns the exit status and stdout. */
-static int sh(const char *cmd, char **out)
-{
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-        n += got;
-        if (n + 1 == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) break;
-            buf = nb;
-        }
-    }
-    if (buf) buf[n] = 0;
-    int st = pclose(p);
-    *out = buf;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void test_json(void)
 {
     char cmd[4200], *out = NULL;
     snprintf(cmd, sizeof cmd, "'%s' fidelity --csv '%s' --json --jobs 2", bin, fixture);
-    CHECK(sh(cmd, &out) == 0);
+    CHECK(test_sh(cmd, &out) == 0);
     REQUIRE(out != NULL);
     json_error_t je;
     json_t *root = json_loads(out, 0, &je);
@@ -384,7 +362,7 @@ static void test_json(void)
     snprintf(cmd, sizeof cmd, "'%s' fidelity --csv '%s' --explain dsr1_b200_trtllm_fp4_agg_1024x1024_c128_cfg191",
              bin, fixture);
     out = NULL;
-    CHECK(sh(cmd, &out) == 0);
+    CHECK(test_sh(cmd, &out) == 0);
     CHECK_CONTAINS(out, "tp1dp8ep8");
     CHECK_CONTAINS(out, "client: input lengths uniform in [819, 1024], output lengths in [819, 1024]");
     CHECK_CONTAINS(out, "decode step (batch");
