@@ -117,8 +117,6 @@ static inline char *test_slurp(const char *path)
     return s;
 }
 
-/* The exit status of a test binary: 1 when a check failed or when no
- * check ran (a test that checks nothing cannot pass), else 0. */
 /* Runs a shell command; returns its exit status (-1 when it did not exit)
  * and, when out is not NULL, its stdout (free it). */
 #include <sys/wait.h>
@@ -143,6 +141,8 @@ static inline int test_sh(const char *cmd, char **out)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The exit status of a test binary: 1 when a check failed or when no
+ * check ran (a test that checks nothing cannot pass), else 0. */
 static inline int test_finish(const char *name)
 {
     if (test_failures) {
