@@ -78,18 +78,30 @@ static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *
     a->prefill = Tp > 0;
 }
 
-static cost_op_desc elem(const model_cost *c, const char *name, double count, double tokens, double bytes,
-                         int32_t calib, int64_t rows, int64_t cols)
+/* An op of class cls over rows tokens with its roofline inputs (flops at
+ * peak, bytes at the HBM bandwidth) and no calibrated op (calib_op -1). */
+static cost_op_desc roof_desc(const model_cost *c, const char *name, model_op_class cls, double count, double rows,
+                              double flops, double bytes, double peak, double kernels)
 {
     cost_op_desc d;
     memset(&d, 0, sizeof d);
     d.name = name;
-    d.cls = MODEL_OPC_OTHER;
+    d.cls = cls;
     d.count = count;
+    d.flops = flops;
     d.bytes = bytes;
+    d.peak = peak;
     d.bw = c->bw;
-    d.kernels = 1;
-    d.m = tokens;
+    d.kernels = kernels;
+    d.m = rows;
+    d.calib_op = -1;
+    return d;
+}
+
+static cost_op_desc elem(const model_cost *c, const char *name, double count, double tokens, double bytes,
+                         int32_t calib, int64_t rows, int64_t cols)
+{
+    cost_op_desc d = roof_desc(c, name, MODEL_OPC_OTHER, count, tokens, 0, bytes, 0, 1);
     d.calib_op = calib;
     d.shape[0] = rows;
     d.shape[1] = cols;
@@ -420,17 +432,11 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
     cost_op(x, &cv, 0);
     cost_op_desc d;
     if (a->Tp > 0) {
-        memset(&d, 0, sizeof d);
-        d.name = "gdn_prefill";
-        d.cls = MODEL_OPC_ATTN;
-        d.count = count;
-        d.flops = a->Tp * nv * (4.0 * dk * dv + 4.0 * COST_GDN_CHUNK * (dk + dv));
-        d.bytes = a->Tp * (2.0 * nk * dk + 2.0 * nv * dv + 2.0 * nv) * COST_ACT_BYTES + a->n_chunks * 2.0 * state;
-        d.peak = c->peak_attn;
-        d.bw = c->bw;
-        d.kernels = 3; /* WY transform, chunk state pass, output */
-        d.m = a->Tp;
-        d.calib_op = -1;
+        /* 3 kernels: WY transform, chunk state pass, output. */
+        d = roof_desc(c, "gdn_prefill", MODEL_OPC_ATTN, count, a->Tp,
+                      a->Tp * nv * (4.0 * dk * dv + 4.0 * COST_GDN_CHUNK * (dk + dv)),
+                      a->Tp * (2.0 * nk * dk + 2.0 * nv * dv + 2.0 * nv) * COST_ACT_BYTES + a->n_chunks * 2.0 * state,
+                      c->peak_attn, 3);
         d.shape[3] = (int64_t)ceil(a->n_chunks > 0 ? a->n_chunks : 1);
         d.shape[0] = (int64_t)ceil(a->Tp / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
@@ -438,17 +444,8 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         cost_op(x, &d, 0);
     }
     if (a->nd > 0) {
-        memset(&d, 0, sizeof d);
-        d.name = "gdn_decode";
-        d.cls = MODEL_OPC_ATTN;
-        d.count = count;
-        d.flops = a->nd * nv * 7.0 * dk * dv;
-        d.bytes = a->nd * (2.0 * state + (conv_ch + nv * dv + 2.0 * nv) * COST_ACT_BYTES);
-        d.peak = c->peak_attn;
-        d.bw = c->bw;
-        d.kernels = 1;
-        d.m = a->nd;
-        d.calib_op = -1;
+        d = roof_desc(c, "gdn_decode", MODEL_OPC_ATTN, count, a->nd, a->nd * nv * 7.0 * dk * dv,
+                      a->nd * (2.0 * state + (conv_ch + nv * dv + 2.0 * nv) * COST_ACT_BYTES), c->peak_attn, 1);
         d.shape[3] = (int64_t)ceil(a->nd);
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         gdn_op(c, &d, 0, 0, a->nd, a->nd, nk, nv);
@@ -494,31 +491,15 @@ static void eval_mamba(cost_ctx *x, const cost_agg *a, double count)
     cost_op(x, &cv, 0);
     cost_op_desc d;
     if (a->Tp > 0) {
-        memset(&d, 0, sizeof d);
-        d.name = "mamba_ssd_prefill";
-        d.cls = MODEL_OPC_ATTN;
-        d.count = count;
-        d.flops = a->Tp * nh * (COST_SSD_CHUNK * (N + P) + 4.0 * N * P);
-        d.bytes = a->Tp * (conv_ch + di + nh) * COST_ACT_BYTES + a->n_chunks * 2.0 * state;
-        d.peak = c->peak_attn;
-        d.bw = c->bw;
-        d.kernels = 5; /* chunk cumsum, chunk state, state passing, bmm, chunk scan */
-        d.m = a->Tp;
-        d.calib_op = -1;
+        /* 5 kernels: chunk cumsum, chunk state, state passing, bmm, chunk scan. */
+        d = roof_desc(c, "mamba_ssd_prefill", MODEL_OPC_ATTN, count, a->Tp,
+                      a->Tp * nh * (COST_SSD_CHUNK * (N + P) + 4.0 * N * P),
+                      a->Tp * (conv_ch + di + nh) * COST_ACT_BYTES + a->n_chunks * 2.0 * state, c->peak_attn, 5);
         cost_op(x, &d, 0);
     }
     if (a->nd > 0) {
-        memset(&d, 0, sizeof d);
-        d.name = "mamba_ssd_decode";
-        d.cls = MODEL_OPC_ATTN;
-        d.count = count;
-        d.flops = a->nd * nh * 6.0 * N * P;
-        d.bytes = a->nd * (2.0 * state + (conv_ch + 2.0 * di + nh) * COST_ACT_BYTES);
-        d.peak = c->peak_attn;
-        d.bw = c->bw;
-        d.kernels = 1;
-        d.m = a->nd;
-        d.calib_op = -1;
+        d = roof_desc(c, "mamba_ssd_decode", MODEL_OPC_ATTN, count, a->nd, a->nd * nh * 6.0 * N * P,
+                      a->nd * (2.0 * state + (conv_ch + 2.0 * di + nh) * COST_ACT_BYTES), c->peak_attn, 1);
         cost_op(x, &d, 0);
     }
     cost_op_desc gn = elem(c, "mamba_norm_gate", count, T, T * di * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),
@@ -552,17 +533,8 @@ static void eval_dsa_indexer(cost_ctx *x, const cost_agg *a, double count)
     for (int dec = 0; dec < 2; dec++) {
         double keys = dec ? a->ctx : a->pairs, rows = dec ? a->nd : a->Tp, kv = dec ? a->ctx : a->kvpf;
         if (!(rows > 0)) continue;
-        memset(&d, 0, sizeof d);
-        d.name = dec ? "dsa_indexer_decode" : "dsa_indexer_prefill";
-        d.cls = MODEL_OPC_ATTN;
-        d.count = count;
-        d.flops = keys * ih * id * 2.0;
-        d.bytes = kv * key_bytes + rows * ih * id * 1.0 + keys * 4.0;
-        d.peak = peak;
-        d.bw = c->bw;
-        d.kernels = 1;
-        d.m = rows;
-        d.calib_op = -1;
+        d = roof_desc(c, dec ? "dsa_indexer_decode" : "dsa_indexer_prefill", MODEL_OPC_ATTN, count, rows,
+                      keys * ih * id * 2.0, kv * key_bytes + rows * ih * id * 1.0 + keys * 4.0, peak, 1);
         d.shape[3] = (int64_t)ceil(dec ? a->nd : (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[4] = (int64_t)(dec ? a->ctx / a->nd : a->cached / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)ih, d.shape[7] = (int64_t)id;
