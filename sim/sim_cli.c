@@ -214,7 +214,7 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
             static const char *const run_flags[] = {"--set", "--seed", "--json", "--sweep", "--db", "--no-db",
                                                     "--no-perf-db", "--quiet", "--out", "--help", "--trace",
                                                     "--trace-window", "--trace-max-events", "--request-records"};
-            const char *near = sim_suggest(s, run_flags, allow_run_flags ? 14 : 1);
+            const char *near = sim_suggest(s, run_flags, allow_run_flags ? sizeof run_flags / sizeof run_flags[0] : 1);
             fprintf(stderr, "servesim: unknown option '%s'%s%s%s\n%s", s, near ? " (did you mean '" : "",
                     near ? near : "", near ? "'?)" : "", usage);
             return -1;

@@ -28,12 +28,13 @@
 #define MAX_SERIES 16
 
 static const char *const kind_names[] = {"cdf", "throughput-latency", "sweep", "pareto", "timeline"};
+#define N_KINDS (sizeof kind_names / sizeof kind_names[0])
 
-const char *sim_plot_kind_name(sim_plot_kind k) { return (unsigned)k < 5 ? kind_names[k] : "?"; }
+const char *sim_plot_kind_name(sim_plot_kind k) { return (unsigned)k < N_KINDS ? kind_names[k] : "?"; }
 
 int sim_plot_kind_parse(const char *name, sim_plot_kind *out)
 {
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < (int)N_KINDS; i++)
         if (strcmp(name, kind_names[i]) == 0) {
             *out = (sim_plot_kind)i;
             return 0;
@@ -931,7 +932,7 @@ int sim_cli_plot(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--kind") == 0 && v) {
             if (sim_plot_kind_parse(v, &o.kind) < 0) {
-                const char *near = sim_suggest(v, kind_names, 5);
+                const char *near = sim_suggest(v, kind_names, N_KINDS);
                 fprintf(stderr, "servesim: plot: unknown kind '%s'%s%s%s\n%s", v, near ? " (did you mean '" : "",
                         near ? near : "", near ? "'?)" : "", usage);
                 return 2;
