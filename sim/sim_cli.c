@@ -618,9 +618,11 @@ static int cmd_run(int argc, char **argv)
         return EXIT_USAGE;
     }
     sim_file_stem(a.stem, sizeof a.stem, sc0->name);
-    char sc_key[256], sc_values[1024];
-    snprintf(sc_key, sizeof sc_key, "%s", sc0->sweep.key);
-    snprintf(sc_values, sizeof sc_values, "%s", sc0->sweep.values);
+    if (!a.sweep) {
+        /* The sweep may be declared in the scenario itself. */
+        snprintf(key, sizeof key, "%s", sc0->sweep.key);
+        snprintf(values, sizeof values, "%s", sc0->sweep.values);
+    }
     free(sc0);
     if (a.out_dir && !a.db) {
         char name[300];
@@ -636,14 +638,9 @@ static int cmd_run(int argc, char **argv)
         }
         snprintf(key, sizeof key, "%.*s", (int)(eq - a.sweep), a.sweep);
         snprintf(values, sizeof values, "%s", eq + 1);
-    } else {
-        /* The sweep may be declared in the scenario itself. */
-        snprintf(key, sizeof key, "%s", sc_key);
-        snprintf(values, sizeof values, "%s", sc_values);
-        if (key[0] && !values[0]) {
-            fprintf(stderr, "servesim: %s: sweep.key '%s' is set but sweep.values is empty\n", a.path, key);
-            return EXIT_USAGE;
-        }
+    } else if (key[0] && !values[0]) {
+        fprintf(stderr, "servesim: %s: sweep.key '%s' is set but sweep.values is empty\n", a.path, key);
+        return EXIT_USAGE;
     }
     if (key[0] && a.trace) {
         fprintf(stderr, "servesim: --trace records one run: not with a sweep (add --set sweep.key= or drop --sweep)\n");
