@@ -644,8 +644,7 @@ static void pool_summaries(const sim_cluster *c, sim_summary *out)
         out->pools[p].instances = pc->instances;
         out->pools[p].gpus = pc->instances * model_cost_gpus(c->costs[p]);
         sim_metrics_group_means(c->metrics, p, &out->pools[p].utilization, &out->pools[p].kv_occupancy,
-                                &out->pools[p].waiting);
-        sim_metrics_group_mean_batch(c->metrics, p, &out->pools[p].mean_batch);
+                                &out->pools[p].waiting, &out->pools[p].mean_batch);
         out->pools[p].max_seqs = pc->scheduler.max_seqs;
     }
 }

@@ -312,20 +312,14 @@ int64_t sim_metrics_requests_seen(const sim_metrics *m)
 
 int64_t sim_metrics_samples_seen(const sim_metrics *m) { return m ? m->seen_smp : 0; }
 
-int sim_metrics_group_means(const sim_metrics *m, int32_t g, double *util, double *kv, double *waiting)
+int sim_metrics_group_means(const sim_metrics *m, int32_t g, double *util, double *kv, double *waiting,
+                            double *batch)
 {
     if (!m || !m->group_of || g < 0 || g >= m->n_groups) return SIM_EINVAL;
     if (!m->g_cnt[g]) return 0;
     *util = m->g_util[g] / (double)m->g_cnt[g];
     *kv = m->g_kv[g] / (double)m->g_cnt[g];
     *waiting = m->g_wait[g] / (double)m->g_cnt[g];
-    return 1;
-}
-
-int sim_metrics_group_mean_batch(const sim_metrics *m, int32_t g, double *batch)
-{
-    if (!m || !m->group_of || g < 0 || g >= m->n_groups) return SIM_EINVAL;
-    if (!m->g_cnt[g]) return 0;
     *batch = m->g_batch[g] / (double)m->g_cnt[g];
     return 1;
 }

@@ -152,11 +152,11 @@ const sim_sample *sim_metrics_samples(const sim_metrics *m, int64_t *n);
 /* Requests and samples added, kept or not. */
 int64_t sim_metrics_requests_seen(const sim_metrics *m);
 int64_t sim_metrics_samples_seen(const sim_metrics *m);
-/* Means over every sample of group g: returns 1, or 0 (outputs left) when
- * the group has no sample; SIM_EINVAL without groups or for a bad g. */
-int sim_metrics_group_means(const sim_metrics *m, int32_t g, double *util, double *kv, double *waiting);
-/* Mean running requests per instance over every sample of group g (as group_means). */
-int sim_metrics_group_mean_batch(const sim_metrics *m, int32_t g, double *batch);
+/* Means over every sample of group g (batch: running requests per
+ * instance): returns 1, or 0 (outputs left) when the group has no sample;
+ * SIM_EINVAL without groups or for a bad g. */
+int sim_metrics_group_means(const sim_metrics *m, int32_t g, double *util, double *kv, double *waiting,
+                            double *batch);
 /* Tokens (prompt + output) of every request, kept or not, per instance it
  * was routed to (its prefill instance in pd): load[0..n_instances). */
 int sim_metrics_routed_load(const sim_metrics *m, double *load);

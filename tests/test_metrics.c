@@ -529,12 +529,12 @@ static void test_capped(void)
         CHECK_CONTAINS(err.msg, "cannot be recounted");
     }
     /* Per-group (pool) sample means: every sample, in arrival order. */
-    double u0, k0, w0, u1, k1, w1;
-    CHECK(sim_metrics_group_means(whole, 0, &u0, &k0, &w0) == 1);
-    CHECK(sim_metrics_group_means(capped[0], 0, &u1, &k1, &w1) == 1);
-    CHECK(u0 == u1 && k0 == k1 && w0 == w1 && u0 > 0);
-    CHECK(sim_metrics_group_means(capped[1], 0, &u1, &k1, &w1) == SIM_EINVAL); /* no groups */
-    CHECK(sim_metrics_group_means(whole, 2, &u1, &k1, &w1) == SIM_EINVAL);
+    double u0, k0, w0, b0, u1, k1, w1, b1;
+    CHECK(sim_metrics_group_means(whole, 0, &u0, &k0, &w0, &b0) == 1);
+    CHECK(sim_metrics_group_means(capped[0], 0, &u1, &k1, &w1, &b1) == 1);
+    CHECK(u0 == u1 && k0 == k1 && w0 == w1 && b0 == b1 && u0 > 0);
+    CHECK(sim_metrics_group_means(capped[1], 0, &u1, &k1, &w1, &b1) == SIM_EINVAL); /* no groups */
+    CHECK(sim_metrics_group_means(whole, 2, &u1, &k1, &w1, &b1) == SIM_EINVAL);
     /* The output says what was kept. */
     sim_metrics_summarize(capped[0], &slo, 4, &b, NULL);
     char *js = print_json(&b);
