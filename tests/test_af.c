@@ -97,9 +97,13 @@ static void test_af_cluster(void)
     }
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"pipeline_formula", test_pipeline_formula},
+    {"af_cluster", test_af_cluster},
+};
+
+int main(int argc, char **argv)
 {
-    test_pipeline_formula();
-    test_af_cluster();
-    return test_finish("test_af");
+    test_args(argc, argv);
+    return test_run("test_af", cases);
 }

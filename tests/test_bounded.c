@@ -120,8 +120,10 @@ static void test_bad_cap(void)
 
 /* The CLI flag: --request-records N sets output.request_records, and the
  * table and JSON say what was kept. */
-static void test_cli(const char *bin, const char *src)
+static void test_cli(void)
 {
+    const char *bin = test_servesim, *src = test_srcdir;
+    REQUIRE(bin && src); /* ctest passes the binary and the source folder */
     char cmd[2048], *out = NULL;
     snprintf(cmd, sizeof cmd, "cd %s && %s run scenarios/quickstart.yaml --no-db --quiet --json --request-records 50",
              src, bin);
@@ -141,12 +143,15 @@ static void test_cli(const char *bin, const char *src)
     free(out);
 }
 
+static const test_case cases[] = {
+    {"capped_run", test_capped_run},
+    {"deterministic", test_deterministic},
+    {"bad_cap", test_bad_cap},
+    {"cli", test_cli},
+};
+
 int main(int argc, char **argv)
 {
-    test_capped_run();
-    test_deterministic();
-    test_bad_cap();
-    CHECK(argc > 2); /* ctest passes the binary and the source folder */
-    if (argc > 2) test_cli(argv[1], argv[2]);
-    return test_finish("test_bounded");
+    argc = test_args(argc, argv);
+    return test_run("test_bounded", cases);
 }

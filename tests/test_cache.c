@@ -218,13 +218,17 @@ static void test_pull_decision(void)
     }
 }
 
+static const test_case cases[] = {
+    {"reuse_timing", test_reuse_timing},
+    {"mooncake_head", test_mooncake_head},
+    {"synthetic", test_synthetic},
+    {"sharing", test_sharing},
+    {"pull_decision", test_pull_decision},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     src = argc > 2 ? argv[2] : ".";
-    test_reuse_timing();
-    test_mooncake_head();
-    test_synthetic();
-    test_sharing();
-    test_pull_decision();
-    return test_finish("test_cache");
+    return test_run("test_cache", cases);
 }

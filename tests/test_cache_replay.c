@@ -141,8 +141,9 @@ static void test_local_global(void)
 /* The real trace's head: 200 requests, 2.78M prompt tokens. The full trace
  * (145M tokens) needs ~50M to reach its maximum; reuse in the head spans
  * most of its window, so the scaled sizes are 200K (small) and 2.5M. */
-static void test_mooncake_head(const char *src)
+static void test_mooncake_head(void)
 {
+    const char *src = test_srcdir ? test_srcdir : ".";
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/data/workload/mooncake_conversation_head.jsonl", src);
     sim_err err = {{0}};
@@ -280,13 +281,16 @@ static void test_cli(void)
     unlink(tpath);
 }
 
+static const test_case cases[] = {
+    {"exact_small", test_exact_small},
+    {"lru_lfu", test_lru_lfu},
+    {"local_global", test_local_global},
+    {"mooncake_head", test_mooncake_head},
+    {"cli", test_cli},
+};
+
 int main(int argc, char **argv)
 {
-    const char *src = argc > 2 ? argv[2] : ".";
-    test_exact_small();
-    test_lru_lfu();
-    test_local_global();
-    test_mooncake_head(src);
-    test_cli();
-    return test_finish("test_cache_replay");
+    argc = test_args(argc, argv);
+    return test_run("test_cache_replay", cases);
 }

@@ -376,18 +376,23 @@ static void test_stats_and_errors(void)
     }
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"stats_and_errors", test_stats_and_errors},
+    {"lookup", test_lookup},
+    {"cpu_end_to_end", test_cpu_end_to_end},
+};
+
+int main(int argc, char **argv)
 {
+    test_args(argc, argv);
     snprintf(tmpdir, sizeof tmpdir, "%s/servesim_calib_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
         return 1;
     }
-    test_stats_and_errors();
-    test_lookup();
-    test_cpu_end_to_end();
+    int rc = test_run("test_calib", cases);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "test_calib: could not remove %s\n", tmpdir);
-    return test_finish("test_calib");
+    return rc;
 }

@@ -352,12 +352,16 @@ static void test_stats_order(void)
     CHECK_MSG(bad == 0, "%d summaries out of order", bad);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"stats_order", test_stats_order},
+    {"nvml", test_nvml},
+    {"coverage", test_coverage},
+    {"compare", test_compare},
+    {"cpu_run", test_cpu_run},
+};
+
+int main(int argc, char **argv)
 {
-    test_stats_order();
-    test_nvml();
-    test_coverage();
-    test_compare();
-    test_cpu_run();
-    return test_finish("test_calib_check");
+    test_args(argc, argv);
+    return test_run("test_calib_check", cases);
 }

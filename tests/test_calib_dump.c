@@ -408,17 +408,22 @@ static void test_wrong_files(void)
     unlink(results), unlink(dump), unlink(txt), unlink(foreign), unlink(empty), unlink(fresh), unlink(v2);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"hostile_statements", test_hostile_statements},
+    {"bad_values_in_dump", test_bad_values_in_dump},
+    {"bad_values_in_file", test_bad_values_in_file},
+    {"wrong_files", test_wrong_files},
+};
+
+int main(int argc, char **argv)
 {
+    test_args(argc, argv);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/servesim_dump_XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
-    test_hostile_statements();
-    test_bad_values_in_dump();
-    test_bad_values_in_file();
-    test_wrong_files();
+    int rc = test_run("test_calib_dump", cases);
     char bad[300];
     path_in(bad, sizeof bad, "bad.db");
     unlink(bad);
     rmdir(tmpdir);
-    return test_finish("test_calib_dump");
+    return rc;
 }

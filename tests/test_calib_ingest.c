@@ -275,12 +275,16 @@ static void test_prices_by_engine(void)
     calib_db_close(db);
 }
 
+static const test_case cases[] = {
+    {"mapping_and_round_trip", test_mapping_and_round_trip},
+    {"filters", test_filters},
+    {"bad_tables", test_bad_tables},
+    {"prices_by_engine", test_prices_by_engine},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     snprintf(root, sizeof root, "%s/tests/data/optable", argc > 2 ? argv[2] : ".");
-    test_mapping_and_round_trip();
-    test_filters();
-    test_bad_tables();
-    test_prices_by_engine();
-    return test_finish("test_calib_ingest");
+    return test_run("test_calib_ingest", cases);
 }

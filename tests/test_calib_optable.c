@@ -36,8 +36,9 @@ static char *tmp_path(const char *name)
     return path;
 }
 
-static void test_fixture_gemm(const char *src)
+static void test_fixture_gemm(void)
 {
+    const char *src = test_srcdir ? test_srcdir : ".";
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/data/optable/h100_sxm/gemm/vllm-0.24.0/gemm_perf.csv.gz", src);
     sim_err err = {{0}};
@@ -237,8 +238,9 @@ static int stop_visit(const calib_optable_entry *e, void *ctx, sim_err *err)
     return 7;
 }
 
-static void test_walk(const char *src)
+static void test_walk(void)
 {
+    const char *src = test_srcdir ? test_srcdir : ".";
     char root[1024];
     snprintf(root, sizeof root, "%s/tests/data/optable", src);
     walk_log w = {0};
@@ -259,21 +261,25 @@ static void test_walk(const char *src)
     CHECK_CONTAINS(err.msg, "cannot read directory");
 }
 
+static const test_case cases[] = {
+    {"fixture_gemm", test_fixture_gemm},
+    {"strict_numbers", test_strict_numbers},
+    {"gzip_quotes_and_shape_errors", test_gzip_quotes_and_shape_errors},
+    {"walk", test_walk},
+};
+
 int main(int argc, char **argv)
 {
-    const char *src = argc > 2 ? argv[2] : ".";
+    argc = test_args(argc, argv);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/test_calib_optable.XXXXXX");
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
         return 1;
     }
-    test_fixture_gemm(src);
-    test_strict_numbers();
-    test_gzip_quotes_and_shape_errors();
-    test_walk(src);
+    int rc = test_run("test_calib_optable", cases);
     const char *names[] = {"bad.csv", "q.csv.gz", "short.csv", "quote.csv", "dup.csv",
                            "emptycol.csv", "empty.csv", "trunc.csv.gz"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(tmp_path(names[i]));
     rmdir(tmpdir);
-    return test_finish("test_calib_optable");
+    return rc;
 }

@@ -284,11 +284,14 @@ static void test_engine_precedence(void)
     unlink(path);
 }
 
+static const test_case cases[] = {
+    {"fit_and_lookup", test_fit_and_lookup},
+    {"attention_dims", test_attention_dims},
+    {"engine_precedence", test_engine_precedence},
+};
+
 int main(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    test_fit_and_lookup();
-    test_attention_dims();
-    test_engine_precedence();
-    return test_finish("test_calib_table");
+    argc = test_args(argc, argv);
+    return test_run("test_calib_table", cases);
 }

@@ -356,18 +356,22 @@ static void test_suggestions(void)
     CHECK(sim_suggest("search", words, 3) == NULL); /* exact: nothing to suggest */
 }
 
+static const test_case cases[] = {
+    {"json_determinism", test_json_determinism},
+    {"exit_codes", test_exit_codes},
+    {"sweep", test_sweep},
+    {"db", test_db},
+    {"suggestions", test_suggestions},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     if (argc < 3) {
         fprintf(stderr, "usage: test_cli SERVESIM_BIN SOURCE_DIR\n");
         return 2;
     }
     bin = argv[1];
     src = argv[2];
-    test_json_determinism();
-    test_exit_codes();
-    test_sweep();
-    test_db();
-    test_suggestions();
-    return test_finish("test_cli");
+    return test_run("test_cli", cases);
 }

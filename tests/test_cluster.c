@@ -287,8 +287,9 @@ static void test_not_supported_modes(void)
 /* Scheduler policies on a hand-made trace: request B arrives while A
  * decodes. decode_first computes B's prompt in an iteration that also
  * decodes A; prefill_first (SGLang) runs it alone while A waits. */
-static void test_policies(const char *src)
+static void test_policies(void)
 {
+    const char *src = test_srcdir ? test_srcdir : ".";
     model_cost *cost = test_cost_model("llama-3.1-8b", "h100-sxm", 1, 1500);
     if (!cost) return;
     for (int pf = 0; pf < 2; pf++) {
@@ -325,17 +326,21 @@ static void test_policies(const char *src)
     model_cost_destroy(cost);
 }
 
+static const test_case cases[] = {
+    {"conservation_and_little", test_conservation_and_little},
+    {"exact_timing", test_exact_timing},
+    {"frontend_delay", test_frontend_delay},
+    {"preemption", test_preemption},
+    {"rejection", test_rejection},
+    {"closed_loop", test_closed_loop},
+    {"overload", test_overload},
+    {"determinism", test_determinism},
+    {"not_supported_modes", test_not_supported_modes},
+    {"policies", test_policies},
+};
+
 int main(int argc, char **argv)
 {
-    test_conservation_and_little();
-    test_exact_timing();
-    test_frontend_delay();
-    test_preemption();
-    test_rejection();
-    test_closed_loop();
-    test_overload();
-    test_determinism();
-    test_not_supported_modes();
-    test_policies(argc > 2 ? argv[2] : ".");
-    return test_finish("test_cluster");
+    argc = test_args(argc, argv);
+    return test_run("test_cluster", cases);
 }

@@ -870,18 +870,22 @@ done:
     model_cost_destroy(tiny);
 }
 
+static const test_case cases[] = {
+    {"kv_bytes", test_kv_bytes},
+    {"hand_ops", test_hand_ops},
+    {"breakdown_agrees", test_breakdown_agrees},
+    {"physics", test_physics},
+    {"perf_db", test_perf_db},
+    {"layouts", test_layouts},
+    {"memory", test_memory},
+    {"monotonic", test_monotonic},
+    {"fidelity", test_fidelity},
+    {"eager_launch", test_eager_launch},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     snprintf(src_dir, sizeof src_dir, "%s", argc > 2 ? argv[2] : "..");
-    test_kv_bytes();
-    test_hand_ops();
-    test_breakdown_agrees();
-    test_physics();
-    test_perf_db();
-    test_layouts();
-    test_memory();
-    test_monotonic();
-    test_fidelity();
-    test_eager_launch();
-    return test_finish("test_cost");
+    return test_run("test_cost", cases);
 }

@@ -40,8 +40,11 @@ static void near_rel(const char *what, double got, double want, double tol)
     printf("%-34s model %8.1f us  published %8.1f us  %+5.1f %%\n", what, got * 1e6, want * 1e6, 100 * rel);
 }
 
-static void test_low_latency(const model_comm_net *net)
+static void test_low_latency(void)
 {
+    model_comm_net net_;
+    REQUIRE(h800_net(&net_) == 0);
+    const model_comm_net *net = &net_;
     /* 128 tokens per rank (one round): the published latencies. */
     const int LL = MODEL_EP_LOW_LATENCY;
     near_rel("LL dispatch ep8 128 tok", model_comm_deepep_time(net, LL, 8, 128, HID, TOPK, FP8B, NULL), 77e-6, 0.20);
@@ -77,8 +80,11 @@ static void test_low_latency(const model_comm_net *net)
 /* Normal mode at 4096 tokens: published as bandwidths over the bytes
  * DeepEP counts (a token once per destination rank over NVLink, once per
  * remote node over RDMA); the time is those bytes over the bandwidth. */
-static void test_normal(const model_comm_net *net)
+static void test_normal(void)
 {
+    model_comm_net net_;
+    REQUIRE(h800_net(&net_) == 0);
+    const model_comm_net *net = &net_;
     const int N = MODEL_EP_NORMAL;
     const double S = 4096;
     double ranks8 = 7 * (1 - pow(1 - 1.0 / 8, TOPK));
@@ -106,8 +112,11 @@ static void test_normal(const model_comm_net *net)
 /* The fit, redone from the published figures: the two EP8 latencies give
  * the LL NVLink rate and floor; the two large-EP ones the NIC rate. The
  * model's constants must agree with what the figures say. */
-static void test_fit(const model_comm_net *net)
+static void test_fit(void)
 {
+    model_comm_net net_;
+    REQUIRE(h800_net(&net_) == 0);
+    const model_comm_net *net = &net_;
     double bd = 128 * TOPK * HID * FP8B, bc = 128 * TOPK * HID * BF16B;
     double bw_nvl = (bc - bd) * 7.0 / 8.0 / (114e-6 - 77e-6);
     double floor8 = 77e-6 - bd * 7.0 / 8.0 / bw_nvl;
@@ -177,8 +186,10 @@ static void test_auto(void)
 }
 
 /* predict shows the mode each phase takes. */
-static void test_predict(const char *bin)
+static void test_predict(void)
 {
+    const char *bin = test_servesim;
+    REQUIRE_MSG(bin, "needs the servesim binary as argv[1]");
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "%s predict --model deepseek-v3 --gpu h100-sxm --dp 32 --ep 32 --decode 64 --context 2000 2>&1", bin);
@@ -193,14 +204,16 @@ static void test_predict(const char *bin)
     CHECK_CONTAINS(buf, "ep_mode auto: decode low_latency, prefill normal");
 }
 
+static const test_case cases[] = {
+    {"low_latency", test_low_latency},
+    {"normal", test_normal},
+    {"fit", test_fit},
+    {"auto", test_auto},
+    {"predict", test_predict},
+};
+
 int main(int argc, char **argv)
 {
-    model_comm_net net;
-    REQUIRE_OR(h800_net(&net) == 0, return test_finish("test_deepep"));
-    test_low_latency(&net);
-    test_normal(&net);
-    test_fit(&net);
-    test_auto();
-    if (argc > 1) test_predict(argv[1]);
-    return test_finish("test_deepep");
+    argc = test_args(argc, argv);
+    return test_run("test_deepep", cases);
 }

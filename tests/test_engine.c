@@ -730,15 +730,19 @@ static void test_two_engines(void)
     sim_engine_destroy(NULL); /* allowed */
 }
 
+static const test_case cases[] = {
+    {"ordering", test_ordering},
+    {"cancel", test_cancel},
+    {"callbacks", test_callbacks},
+    {"run_until_stop_step", test_run_until_stop_step},
+    {"past_asserts", test_past_asserts},
+    {"determinism", test_determinism},
+    {"reference", test_reference},
+    {"two_engines", test_two_engines},
+};
+
 int main(int argc, char **argv)
 {
-    test_ordering();
-    test_cancel();
-    test_callbacks();
-    test_run_until_stop_step();
-    test_past_asserts();
-    test_determinism();
-    test_reference();
-    test_two_engines();
-    return test_finish("test_engine");
+    argc = test_args(argc, argv);
+    return test_run("test_engine", cases);
 }

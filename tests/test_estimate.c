@@ -124,10 +124,14 @@ static void test_init(void)
     rmdir(dir);
 }
 
+static const test_case cases[] = {
+    {"estimate", test_estimate},
+    {"init", test_init},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     bin = argc > 1 ? argv[1] : "servesim";
-    test_estimate();
-    test_init();
-    return test_finish("test_estimate");
+    return test_run("test_estimate", cases);
 }

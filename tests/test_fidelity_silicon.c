@@ -478,17 +478,21 @@ static void test_moe_tp_key(void)
     free(sc);
 }
 
+static const test_case cases[] = {
+    {"read", test_read},
+    {"replay", test_replay},
+    {"shared_tables", test_shared_tables},
+    {"json", test_json},
+    {"explain", test_explain},
+    {"wide_ep", test_wide_ep},
+    {"moe_tp_key", test_moe_tp_key},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     bin = argc > 1 ? argv[1] : "servesim";
     snprintf(srcdir, sizeof srcdir, "%s", argc > 2 ? argv[2] : "..");
     snprintf(fixture, sizeof fixture, "%s/tests/data/fidelity/silicon-fixture.csv", srcdir);
-    test_read();
-    test_replay();
-    test_shared_tables();
-    test_json();
-    test_explain();
-    test_wide_ep();
-    test_moe_tp_key();
-    return test_finish("test_fidelity_silicon");
+    return test_run("test_fidelity_silicon", cases);
 }

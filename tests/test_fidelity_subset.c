@@ -72,8 +72,9 @@ static const bound *find(const bound *bs, int n, const char *key)
     return NULL;
 }
 
-static void test_subset(const char *src)
+static void test_subset(void)
 {
+    const char *src = test_srcdir ? test_srcdir : "..";
     char path[2048];
     snprintf(path, sizeof path, "%s/tests/data/fidelity/silicon-subset.csv", src);
     model_fidelity_result r;
@@ -180,10 +181,13 @@ static void test_kv_bound_no_thrash(void)
     }
 }
 
+static const test_case cases[] = {
+    {"kv_bound_no_thrash", test_kv_bound_no_thrash},
+    {"subset", test_subset},
+};
+
 int main(int argc, char **argv)
 {
-    const char *src = argc > 2 ? argv[2] : "..";
-    test_kv_bound_no_thrash();
-    test_subset(src);
-    return test_finish("test_fidelity_subset");
+    argc = test_args(argc, argv);
+    return test_run("test_fidelity_subset", cases);
 }

@@ -151,12 +151,16 @@ static void test_topo_domain(void)
     sim_net_topo_destroy(t);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"aliases", test_aliases},
+    {"user_aliases", test_user_aliases},
+    {"gb300", test_gb300},
+    {"comm_domain", test_comm_domain},
+    {"topo_domain", test_topo_domain},
+};
+
+int main(int argc, char **argv)
 {
-    test_aliases();
-    test_user_aliases();
-    test_gb300();
-    test_comm_domain();
-    test_topo_domain();
-    return test_finish("test_gpu_catalog");
+    test_args(argc, argv);
+    return test_run("test_gpu_catalog", cases);
 }

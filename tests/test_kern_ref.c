@@ -432,16 +432,20 @@ static void test_arch(void)
     CHECK(kern_arch_code_for("", 90) == 0);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"arch", test_arch},
+    {"bf16", test_bf16},
+    {"e4m3", test_e4m3},
+    {"quant", test_quant},
+    {"gemm", test_gemm},
+    {"grouped", test_grouped},
+    {"prefill", test_prefill},
+    {"decode_split_and_merge", test_decode_split_and_merge},
+    {"softmax_rmsnorm", test_softmax_rmsnorm},
+};
+
+int main(int argc, char **argv)
 {
-    test_arch();
-    test_bf16();
-    test_e4m3();
-    test_quant();
-    test_gemm();
-    test_grouped();
-    test_prefill();
-    test_decode_split_and_merge();
-    test_softmax_rmsnorm();
-    return test_finish("test_kern_ref");
+    test_args(argc, argv);
+    return test_run("test_kern_ref", cases);
 }

@@ -523,19 +523,23 @@ static void test_presets(void)
     CHECK_NEAR(base.deployment.pools[0].scheduler.frontend_us, 10, 0);
 }
 
+static const test_case cases[] = {
+    {"defaults", test_defaults},
+    {"full_file", test_full_file},
+    {"paths", test_paths},
+    {"key_errors", test_key_errors},
+    {"value_errors", test_value_errors},
+    {"document_errors", test_document_errors},
+    {"cross_field", test_cross_field},
+    {"overrides", test_overrides},
+    {"presets", test_presets},
+    {"schema_names", test_schema_names},
+    {"reference", test_reference},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     if (argc > 2) src_dir = argv[2];
-    test_defaults();
-    test_full_file();
-    test_paths();
-    test_key_errors();
-    test_value_errors();
-    test_document_errors();
-    test_cross_field();
-    test_overrides();
-    test_presets();
-    test_schema_names();
-    test_reference();
-    return test_finish("test_loader");
+    return test_run("test_loader", cases);
 }

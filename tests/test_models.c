@@ -215,12 +215,16 @@ static void test_env_catalog(void)
     }
 }
 
+static const test_case cases[] = {
+    {"gpus", test_gpus},
+    {"models", test_models},
+    {"hf_errors", test_hf_errors},
+    {"env_catalog", test_env_catalog},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     snprintf(src_dir, sizeof src_dir, "%s", argc > 2 ? argv[2] : "..");
-    test_gpus();
-    test_models();
-    test_hf_errors();
-    test_env_catalog();
-    return test_finish("test_models");
+    return test_run("test_models", cases);
 }

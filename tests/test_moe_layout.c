@@ -133,9 +133,13 @@ out:
     model_cost_destroy(tpm);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"buffer_memory", test_buffer_memory},
+    {"layout_per_phase", test_layout_per_phase},
+};
+
+int main(int argc, char **argv)
 {
-    test_buffer_memory();
-    test_layout_per_phase();
-    return test_finish("test_moe_layout");
+    test_args(argc, argv);
+    return test_run("test_moe_layout", cases);
 }

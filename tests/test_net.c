@@ -687,19 +687,22 @@ static void test_random(void)
     rnd_free(&a);
 }
 
+static const test_case cases[] = {
+    {"single_flow", test_single_flow},
+    {"hand_link", test_hand_link},
+    {"two_share", test_two_share},
+    {"maxmin_textbook", test_maxmin_textbook},
+    {"maxmin_cancel", test_maxmin_cancel},
+    {"paths_and_scaling", test_paths_and_scaling},
+    {"striping", test_striping},
+    {"components", test_components},
+    {"reentrant", test_reentrant},
+    {"random", test_random},
+};
+
 int main(int argc, char **argv)
 {
-    (void)argc;
+    argc = test_args(argc, argv);
     (void)argv;
-    test_single_flow();
-    test_hand_link();
-    test_two_share();
-    test_maxmin_textbook();
-    test_maxmin_cancel();
-    test_paths_and_scaling();
-    test_striping();
-    test_components();
-    test_reentrant();
-    test_random();
-    return test_finish("test_net");
+    return test_run("test_net", cases);
 }

@@ -275,26 +275,41 @@ static void check_dsa(void)
     CHECK(model_op_kind_from_name("dsa_generation_module") == MODEL_OPK_GEN_DSA_MODULE);
 }
 
+/* Every fixture table of tests/data/ops. */
+static void check_tables(void)
+{
+    static const struct {
+        const char *file, *backend;
+    } tables[] = {
+        {"h100_trtllm_gemm_perf.csv", "trtllm"},
+        {"h100_sglang_generation_attention_perf.csv", "sglang"},
+        {"h100_vllm_context_attention_perf.csv", "vllm"},
+        {"h100_nccl_perf.csv", "nccl"},
+        {"h100_trtllm_moe_perf.csv", "trtllm"},
+        {"h100_trtllm_custom_allreduce_perf.csv", "trtllm"},
+        {"h100_trtllm_scale_matrix_perf.csv", "trtllm"},
+        {"h100_trtllm_mla_bmm_perf.csv", "trtllm"},
+        {"h100_trtllm_generation_mla_perf.csv", "trtllm"},
+        {"h100_vllm_gdn_perf.csv", "vllm"},
+        {"h100_trtllm_dsa_module_perf.csv", "trtllm"},
+    };
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) check_table(tables[i].file, tables[i].backend);
+}
+
+static const test_case cases[] = {
+    {"tables", check_tables},
+    {"dsa", check_dsa},
+    {"physics", check_physics},
+    {"csv_round_trip", check_csv_round_trip},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     if (argc < 3) {
         fprintf(stderr, "usage: test_op SERVESIM SRCDIR\n");
         return 2;
     }
     bin = argv[1], src = argv[2];
-    check_table("h100_trtllm_gemm_perf.csv", "trtllm");
-    check_table("h100_sglang_generation_attention_perf.csv", "sglang");
-    check_table("h100_vllm_context_attention_perf.csv", "vllm");
-    check_table("h100_nccl_perf.csv", "nccl");
-    check_table("h100_trtllm_moe_perf.csv", "trtllm");
-    check_table("h100_trtllm_custom_allreduce_perf.csv", "trtllm");
-    check_table("h100_trtllm_scale_matrix_perf.csv", "trtllm");
-    check_table("h100_trtllm_mla_bmm_perf.csv", "trtllm");
-    check_table("h100_trtllm_generation_mla_perf.csv", "trtllm");
-    check_table("h100_vllm_gdn_perf.csv", "vllm");
-    check_table("h100_trtllm_dsa_module_perf.csv", "trtllm");
-    check_dsa();
-    check_physics();
-    check_csv_round_trip();
-    return test_finish("test_op");
+    return test_run("test_op", cases);
 }

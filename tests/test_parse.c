@@ -1,7 +1,5 @@
 /* test_parse — the strict number parser (sim_parse) and the shared hash
- * finaliser (sim_hash), as named cases: `test_parse [NAME]` runs the cases
- * whose name contains NAME (all when absent or when NAME is a path, as
- * ctest passes the servesim binary first). */
+ * finaliser (sim_hash). */
 #include "sim_hash.h"
 #include "sim_parse.h"
 #include "test_util.h"
@@ -128,10 +126,7 @@ static void case_hash_mix64(void)
     CHECK(flips > 16 && flips < 48);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const test_case cases[] = {
     {"valid", case_valid},         {"trailing_junk", case_trailing_junk},
     {"overflow", case_overflow},   {"empty", case_empty},
     {"sign", case_sign},           {"hex_inf_nan", case_hex_inf_nan},
@@ -140,12 +135,6 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    const char *filter = argc > 1 && !strchr(argv[1], '/') ? argv[1] : NULL;
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        if (filter && !strstr(cases[k].name, filter)) continue;
-        int before = test_failures;
-        cases[k].fn();
-        printf("%s: %s\n", cases[k].name, test_failures == before ? "OK" : "FAIL");
-    }
-    return test_finish("test_parse");
+    test_args(argc, argv);
+    return test_run("test_parse", cases);
 }

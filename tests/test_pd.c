@@ -249,12 +249,16 @@ static void test_af_needs_ffn(void)
     CHECK(c == NULL);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"exact_single", test_exact_single},
+    {"transfer_time", test_transfer_time},
+    {"handover", test_handover},
+    {"backpressure_and_conservation", test_backpressure_and_conservation},
+    {"af_needs_ffn", test_af_needs_ffn},
+};
+
+int main(int argc, char **argv)
 {
-    test_exact_single();
-    test_transfer_time();
-    test_handover();
-    test_backpressure_and_conservation();
-    test_af_needs_ffn();
-    return test_finish("test_pd");
+    test_args(argc, argv);
+    return test_run("test_pd", cases);
 }

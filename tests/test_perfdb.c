@@ -23,6 +23,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The temporary data folder, the perf-db made in it, its .sql dump and
+ * that dump renamed as the default for the GPU (set up by main). */
+static char pdb_dir[] = "/tmp/servesim_perfdb_XXXXXX";
+static char pdb_path[512], pdb_sql[600], pdb_dump[600];
+
 static int make_db(const char *path)
 {
     calib_db *db = NULL;
@@ -72,8 +77,11 @@ static int first_gpu(void *ctx, int64_t gpu_id, const calib_gpu_id *id, int64_t 
 /* The whole path: `servesim calibrate` (CPU references, tiny grid) writes
  * a perf-db that the cost model then reads (GEMMs scaled from the measured
  * points instead of the roofline). */
-static void test_harness_db(const char *bin, const char *dir)
+static void test_harness_db(void)
 {
+    const char *bin = test_servesim;
+    const char *dir = pdb_dir;
+    REQUIRE_MSG(bin, "needs the servesim binary as argv[1]");
     char db_path[600], cmd[2000];
     snprintf(db_path, sizeof db_path, "%.500s/harness.db", dir);
     snprintf(cmd, sizeof cmd, "'%s' calibrate --backend cpu --grid tiny --ops gemm --quiet --db '%s' >/dev/null 2>&1",
@@ -121,8 +129,10 @@ static double cli_ttft(const char *bin, const char *yaml, const char *extra)
 }
 
 /* A scenario whose perf-db holds a bad latency is refused with the row. */
-static void test_bad_perf_db(const char *dir, const char *good_db, const char *good_dump)
+static void test_bad_perf_db(void)
 {
+    const char *dir = pdb_dir, *good_db = pdb_path, *good_dump = pdb_dump;
+    REQUIRE_MSG(access(good_dump, R_OK) == 0, "%s: made by the selection case", good_dump);
     char bad_db[600], bad_dump[600], cmd[1400];
     snprintf(bad_db, sizeof bad_db, "%.500s/bad.db", dir);
     snprintf(bad_dump, sizeof bad_dump, "%.500s/bad.sql", dir);
@@ -239,17 +249,13 @@ static void test_search_prices(void)
     }
 }
 
-int main(int argc, char **argv)
+/* The scenario's perf_db picks what prices it: the file, its dump and the
+ * newest dump named after the GPU give the measured latencies, "" without a
+ * dump and `none` (also on the command line) the roofline. Leaves the dump
+ * at `dump` for the cases after it. */
+static void test_selection(void)
 {
-    char dir[] = "/tmp/servesim_perfdb_XXXXXX";
-    REQUIRE_OR(mkdtemp(dir) != NULL, return test_finish("test_perfdb"));
-    setenv("SERVESIM_CALIB_DATA", dir, 1); /* keep the repo's calib/data out of the baseline */
-    char path[512], sql[600], dump[600];
-    snprintf(path, sizeof path, "%s/h100.db", dir);
-    snprintf(sql, sizeof sql, "%.500s.sql", path);
-    if (make_db(path)) return test_finish("test_perfdb");
-    if (argc > 1) test_harness_db(argv[1], dir);
-
+    const char *dir = pdb_dir, *path = pdb_path, *sql = pdb_sql, *dump = pdb_dump;
     char desc_buf[1024];
     const char *desc = desc_buf;
     double roof = run_ttft("", desc_buf, sizeof desc_buf);
@@ -260,7 +266,6 @@ int main(int argc, char **argv)
     CHECK_NEAR(run_ttft(sql, NULL, 0), measured, 1e-9 * measured);
 
     /* The default: the newest dump named after the GPU in the data folder. */
-    snprintf(dump, sizeof dump, "%.500s/h100-sxm-2026-11-29.sql", dir);
     CHECK(rename(sql, dump) == 0);
     double dflt = run_ttft("", desc_buf, sizeof desc_buf);
     CHECK_CONTAINS(desc, "h100-sxm-2026-11-29.sql");
@@ -273,31 +278,33 @@ int main(int argc, char **argv)
     char yaml[600];
     snprintf(yaml, sizeof yaml, "%.500s/none.yaml", dir);
     FILE *yf = fopen(yaml, "w");
-    REQUIRE_OR(yf != NULL, return test_finish("test_perfdb"));
+    REQUIRE_OR(yf != NULL, return);
     fputs("name: none\nhardware: {gpu: h100-sxm, perf_db: none}\nworkload: {requests: 200}\n", yf);
     fclose(yf);
     sim_scenario *ysc = malloc(sizeof *ysc);
     sim_err yerr = {{0}};
-    REQUIRE_OR(ysc != NULL, return test_finish("test_perfdb"));
+    REQUIRE_OR(ysc != NULL, return);
     CHECK_MSG(sim_loader_load_file(yaml, NULL, 0, ysc, &yerr) == 0, "%s", yerr.msg);
     CHECK_MSG(strcmp(ysc->hardware.perf_db, "none") == 0, "perf_db read as '%s'", ysc->hardware.perf_db);
     free(ysc);
-    if (argc > 1) {
+    if (test_servesim) {
         /* The same through the command line: the file's `none`, then
          * --no-perf-db over a scenario that would use the dump. */
-        CHECK_NEAR(cli_ttft(argv[1], yaml, ""), roof, 1e-6 * roof);
+        CHECK_NEAR(cli_ttft(test_servesim, yaml, ""), roof, 1e-6 * roof);
         yf = fopen(yaml, "w");
-        REQUIRE_OR(yf != NULL, return test_finish("test_perfdb"));
+        REQUIRE_OR(yf != NULL, return);
         fputs("name: dflt\nhardware: {gpu: h100-sxm}\nworkload: {requests: 200}\n", yf);
         fclose(yf);
-        CHECK_NEAR(cli_ttft(argv[1], yaml, ""), measured, 1e-6 * measured);
-        CHECK_NEAR(cli_ttft(argv[1], yaml, "--no-perf-db"), roof, 1e-6 * roof);
+        CHECK_NEAR(cli_ttft(test_servesim, yaml, ""), measured, 1e-6 * measured);
+        CHECK_NEAR(cli_ttft(test_servesim, yaml, "--no-perf-db"), roof, 1e-6 * roof);
     }
     unlink(yaml);
+}
 
-    test_bad_perf_db(dir, path, dump);
-    test_search_prices();
-
+/* A perf_db path that does not exist is refused, naming the key. */
+static void test_missing_db(void)
+{
+    const char *dir = pdb_dir;
     sim_scenario sc;
     sim_scenario_defaults(&sc);
     snprintf(sc.hardware.perf_db, sizeof sc.hardware.perf_db, "%s/missing.db", dir);
@@ -305,8 +312,29 @@ int main(int argc, char **argv)
     sim_err err = {{0}};
     CHECK(sim_cluster_create(&sc, &c, &err) < 0 && c == NULL);
     CHECK_CONTAINS(err.msg, "hardware.perf_db");
-    unlink(path);
-    unlink(dump);
-    rmdir(dir);
-    return test_finish("test_perfdb");
+}
+
+static const test_case cases[] = {
+    {"harness_db", test_harness_db},
+    {"selection", test_selection},
+    {"bad_perf_db", test_bad_perf_db},
+    {"search_prices", test_search_prices},
+    {"missing_db", test_missing_db},
+};
+
+int main(int argc, char **argv)
+{
+    test_args(argc, argv);
+    REQUIRE_OR(mkdtemp(pdb_dir) != NULL, return test_finish("test_perfdb"));
+    setenv("SERVESIM_CALIB_DATA", pdb_dir, 1); /* keep the repo's calib/data out of the baseline */
+    snprintf(pdb_path, sizeof pdb_path, "%s/h100.db", pdb_dir);
+    snprintf(pdb_sql, sizeof pdb_sql, "%.500s.sql", pdb_path);
+    snprintf(pdb_dump, sizeof pdb_dump, "%.500s/h100-sxm-2026-11-29.sql", pdb_dir);
+    if (make_db(pdb_path)) return test_finish("test_perfdb");
+    int rc = test_run("test_perfdb", cases);
+    unlink(pdb_path);
+    unlink(pdb_sql);
+    unlink(pdb_dump);
+    rmdir(pdb_dir);
+    return rc;
 }

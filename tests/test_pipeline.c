@@ -307,12 +307,16 @@ static void test_trace_slots(void)
     json_decref(j);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"lone_request_pays_the_bubble", test_lone_request_pays_the_bubble},
+    {"two_batches_in_flight", test_two_batches_in_flight},
+    {"steady_state_vs_tp_only", test_steady_state_vs_tp_only},
+    {"determinism", test_determinism},
+    {"trace_slots", test_trace_slots},
+};
+
+int main(int argc, char **argv)
 {
-    test_lone_request_pays_the_bubble();
-    test_two_batches_in_flight();
-    test_steady_state_vs_tp_only();
-    test_determinism();
-    test_trace_slots();
-    return test_finish("test_pipeline");
+    test_args(argc, argv);
+    return test_run("test_pipeline", cases);
 }

@@ -526,20 +526,23 @@ static void test_tier_conservation(void)
     sim_kvtier_destroy(h.pool);
 }
 
+static const test_case cases[] = {
+    {"keys_counts", test_keys_counts},
+    {"keys_chain", test_keys_chain},
+    {"keys_mixing", test_keys_mixing},
+    {"keymap", test_keymap},
+    {"index_basic", test_index_basic},
+    {"index_order", test_index_order},
+    {"index_bounded", test_index_bounded},
+    {"index_negative_ref", test_index_negative_ref},
+    {"index_random", test_index_random},
+    {"tier_lru", test_tier_lru},
+    {"tier_conservation", test_tier_conservation},
+};
+
 int main(int argc, char **argv)
 {
-    (void)argc;
+    argc = test_args(argc, argv);
     (void)argv;
-    test_keys_counts();
-    test_keys_chain();
-    test_keys_mixing();
-    test_keymap();
-    test_index_basic();
-    test_index_order();
-    test_index_bounded();
-    test_index_negative_ref();
-    test_index_random();
-    test_tier_lru();
-    test_tier_conservation();
-    return test_finish("test_prefix");
+    return test_run("test_prefix", cases);
 }

@@ -734,16 +734,19 @@ static void test_errors(void)
     expect_error(&c, "not a trace");
 }
 
+static const test_case cases[] = {
+    {"none_unchanged", test_none_unchanged},
+    {"system_prompt", test_system_prompt},
+    {"multi_turn", test_multi_turn},
+    {"rag", test_rag},
+    {"determinism", test_determinism},
+    {"memory", test_memory},
+    {"errors", test_errors},
+};
+
 int main(int argc, char **argv)
 {
-    (void)argc;
+    argc = test_args(argc, argv);
     (void)argv;
-    test_none_unchanged();
-    test_system_prompt();
-    test_multi_turn();
-    test_rag();
-    test_determinism();
-    test_memory();
-    test_errors();
-    return test_finish("test_prefixgen");
+    return test_run("test_prefixgen", cases);
 }

@@ -183,8 +183,9 @@ static void test_hopper_gemm(void)
  * TensorRT-LLM's kernels at compute-bound shapes, H100 (promotion) against
  * B200 (native block scales). The constant must stay within 0.03 of what
  * the H100 table says; B200 must show no promotion cost. */
-static void test_promote_fit(const char *src)
+static void test_promote_fit(void)
 {
+    const char *src = test_srcdir ? test_srcdir : ".";
     char h[2048], b[2048];
     snprintf(h, sizeof h, "%s/../shared/validation/ops/h100_sxm/gemm/trtllm-1.3.0rc20/gemm_perf.csv.gz", src);
     snprintf(b, sizeof b, "%s/../shared/validation/ops/b200_sxm/gemm/trtllm-1.3.0rc20/gemm_perf.csv.gz", src);
@@ -207,10 +208,14 @@ static void test_promote_fit(const char *src)
     CHECK_MSG(rb > 0 && rb < 1.0, "b200 ratio %.3f", rb);
 }
 
+static const test_case cases[] = {
+    {"bytes", test_bytes},
+    {"hopper_gemm", test_hopper_gemm},
+    {"promote_fit", test_promote_fit},
+};
+
 int main(int argc, char **argv)
 {
-    test_bytes();
-    test_hopper_gemm();
-    test_promote_fit(argc > 2 ? argv[2] : ".");
-    return test_finish("test_quant");
+    argc = test_args(argc, argv);
+    return test_run("test_quant", cases);
 }

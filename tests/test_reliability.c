@@ -509,8 +509,22 @@ static void test_interrupted_search(void)
     CHECK(db_int(db, "SELECT status = 'complete' FROM searches WHERE id = 3") == 1);
 }
 
+static const test_case cases[] = {
+    {"engine_fail_policy", test_engine_fail_policy},
+    {"overload_bounded", test_overload_bounded},
+    {"oom_is_clean", test_oom_is_clean},
+    {"unbounded_reads", test_unbounded_reads},
+    {"messages_placed", test_messages_placed},
+    {"exit_codes", test_exit_codes},
+    {"exit_table_complete", test_exit_table_complete},
+    {"db_kinds", test_db_kinds},
+    {"sweep_checked_first", test_sweep_checked_first},
+    {"interrupted_search", test_interrupted_search},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     if (argc < 3) {
         fprintf(stderr, "usage: test_reliability SERVESIM_BIN SOURCE_DIR\n");
         return 2;
@@ -522,18 +536,9 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
-    test_engine_fail_policy();
-    test_overload_bounded();
-    test_oom_is_clean();
-    test_unbounded_reads();
-    test_messages_placed();
-    test_exit_codes();
-    test_exit_table_complete();
-    test_db_kinds();
-    test_sweep_checked_first();
-    test_interrupted_search();
+    int rc = test_run("test_reliability", cases);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
-    return test_finish("test_reliability");
+    return rc;
 }

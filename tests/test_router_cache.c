@@ -487,17 +487,21 @@ static void test_bad_config(void)
     CHECK(sim_router_cache_validate(&c, 16, NULL) == SIM_EINVAL);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"score_rule", test_score_rule},
+    {"score_limits_random", test_score_limits_random},
+    {"sglang", test_sglang},
+    {"dynamo_logit", test_dynamo_logit},
+    {"dynamo_argmin", test_dynamo_argmin},
+    {"dynamo_softmax", test_dynamo_softmax},
+    {"llmd", test_llmd},
+    {"router_dispatch", test_router_dispatch},
+    {"determinism", test_determinism},
+    {"bad_config", test_bad_config},
+};
+
+int main(int argc, char **argv)
 {
-    test_score_rule();
-    test_score_limits_random();
-    test_sglang();
-    test_dynamo_logit();
-    test_dynamo_argmin();
-    test_dynamo_softmax();
-    test_llmd();
-    test_router_dispatch();
-    test_determinism();
-    test_bad_config();
-    return test_finish("test_router_cache");
+    test_args(argc, argv);
+    return test_run("test_router_cache", cases);
 }

@@ -246,10 +246,14 @@ static void test_pd_decode_router(void)
     CHECK_MSG(a.digest != b.digest, "decode routing ignored the snapshot");
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"router_on_snapshot", test_router_on_snapshot},
+    {"intervals_change_results", test_intervals_change_results},
+    {"pd_decode_router", test_pd_decode_router},
+};
+
+int main(int argc, char **argv)
 {
-    test_router_on_snapshot();
-    test_intervals_change_results();
-    test_pd_decode_router();
-    return test_finish("test_router_views");
+    test_args(argc, argv);
+    return test_run("test_router_views", cases);
 }

@@ -238,8 +238,9 @@ out:
 
 /* The recommended scenario is a file `servesim run` accepts and that
  * replays the search's simulation exactly. */
-static void test_recommended_yaml(const char *servesim)
+static void test_recommended_yaml(void)
 {
+    const char *servesim = test_servesim ? test_servesim : "servesim";
     static const char *sets[] = {"search.layouts=tp1,tp2", "search.max_seqs=64"};
     sim_scenario *sc = malloc(sizeof *sc), *back = malloc(sizeof *back);
     CHECK(load(sets, 2, sc) == 0);
@@ -408,14 +409,17 @@ static void test_cli_many_overrides(void)
     CHECK(sim_cli_search(n, av) == 2);
 }
 
+static const test_case cases[] = {
+    {"cli_many_overrides", test_cli_many_overrides},
+    {"brute_force_fixed", test_brute_force_fixed},
+    {"pruning_exact", test_pruning_exact},
+    {"recommended_yaml", test_recommended_yaml},
+    {"bad_input", test_bad_input},
+    {"interrupted", test_interrupted},
+};
+
 int main(int argc, char **argv)
 {
-    const char *servesim = argc > 1 ? argv[1] : "servesim";
-    test_cli_many_overrides();
-    test_brute_force_fixed();
-    test_pruning_exact();
-    test_recommended_yaml(servesim);
-    test_bad_input();
-    test_interrupted();
-    return test_finish("test_search");
+    argc = test_args(argc, argv);
+    return test_run("test_search", cases);
 }

@@ -161,11 +161,15 @@ static void test_edges(void)
     sim_sketch_destroy(NULL);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"against_exact", test_against_exact},
+    {"is_approximate", test_is_approximate},
+    {"merge", test_merge},
+    {"edges", test_edges},
+};
+
+int main(int argc, char **argv)
 {
-    test_against_exact();
-    test_is_approximate();
-    test_merge();
-    test_edges();
-    return test_finish("test_sketch");
+    test_args(argc, argv);
+    return test_run("test_sketch", cases);
 }

@@ -147,10 +147,14 @@ static void test_ulysses_kv_replication(void)
     CHECK(kvread[2] > 0.5 * kvread[1]);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"ring_step", test_ring_step},
+    {"ring_across_nodes", test_ring_across_nodes},
+    {"ulysses_kv_replication", test_ulysses_kv_replication},
+};
+
+int main(int argc, char **argv)
 {
-    test_ring_step();
-    test_ring_across_nodes();
-    test_ulysses_kv_replication();
-    return test_finish("test_sp");
+    test_args(argc, argv);
+    return test_run("test_sp", cases);
 }

@@ -398,18 +398,23 @@ static void rm_dir(void)
     rmdir(dir);
 }
 
-int main(void)
+static const test_case cases[] = {
+    {"write_read", test_write_read},
+    {"capped_rows", test_capped_rows},
+    {"rollback", test_rollback},
+    {"open_errors", test_open_errors},
+    {"bulk", test_bulk},
+};
+
+int main(int argc, char **argv)
 {
+    test_args(argc, argv);
     snprintf(dir, sizeof dir, "/tmp/servesim_store_XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
     }
-    test_write_read();
-    test_capped_rows();
-    test_rollback();
-    test_open_errors();
-    test_bulk();
+    int rc = test_run("test_store", cases);
     rm_dir();
-    return test_finish("test_store");
+    return rc;
 }

@@ -2,9 +2,11 @@
  * CHECK fails the binary; a failed REQUIRE fails it and skips the checks
  * that depend on it; a binary that ran no check fails; test_skip exits 77
  * (ctest's skip code) only when nothing failed before it; REQUIRE_OR's
- * action may be continue, break, goto or several statements. Each case runs
- * in a child (this binary with `--case NAME`) whose exit status and output
- * are checked. */
+ * action may be continue, break, goto or several statements; test_run runs
+ * named cases with OK/FAIL/SKIP lines, the -o name filter and -l, fails a
+ * case that ran no check and a filter that matches nothing. Each scenario
+ * runs in a child (this binary with `--case NAME`, or `--table` and
+ * harness flags) whose exit status and output are checked. */
 #include "test_util.h"
 
 #include <stdio.h>
@@ -80,11 +82,36 @@ static int run_case(const char *name)
     return test_finish("case");
 }
 
-/* The exit status and output of `self --case name`. */
-static int child(const char *self, const char *name, char *out, size_t cap)
+/* The cases test_run runs in `--table` mode. */
+static void table_good(void) { CHECK(1); }
+static void table_bad(void) { CHECK(0); }
+static void table_empty_case(void) {}
+static void table_setup(void)
+{
+    REQUIRE(0);
+    printf("reached after a failed REQUIRE\n");
+    CHECK(1);
+}
+static void table_skipping(void)
+{
+    CHECK(1);
+    test_case_skip("no tool");
+}
+
+static int run_table(void)
+{
+    static const test_case table[] = {
+        {"good", table_good},   {"bad", table_bad},           {"empty_case", table_empty_case},
+        {"setup", table_setup}, {"skipping", table_skipping},
+    };
+    return test_run("table", table);
+}
+
+/* The exit status and output of `self x x ARGS`. */
+static int child(const char *self, const char *args, char *out, size_t cap)
 {
     char cmd[4400];
-    snprintf(cmd, sizeof cmd, "'%s' x x --case %s 2>&1", self, name);
+    snprintf(cmd, sizeof cmd, "'%s' x x %s 2>&1", self, args);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     size_t n = fread(out, 1, cap - 1, p);
@@ -93,13 +120,10 @@ static int child(const char *self, const char *name, char *out, size_t cap)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-int main(int argc, char **argv)
+static char self[4096];
+
+static void case_checks(void)
 {
-    if (argc > 4 && !strcmp(argv[3], "--case")) return run_case(argv[4]);
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    REQUIRE_OR(n > 0, return test_finish("test_testutil"));
-    self[n] = '\0';
     static const struct {
         const char *name;
         int status;
@@ -116,14 +140,62 @@ int main(int argc, char **argv)
         {"skip", 77, "SKIPPED: on purpose (1 checks passed before the skip)", "failed"},
         {"skip_after_fail", 1, "case: 1 of 1 checks failed", "SKIPPED"},
     };
-    static char out[1 << 14];
+    static char out[1 << 14], args[200];
     const char *o = out; /* a pointer: CHECK_CONTAINS tests it for NULL */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int st = child(self, cases[i].name, out, sizeof out);
+        snprintf(args, sizeof args, "--case %s", cases[i].name);
+        int st = child(self, args, out, sizeof out);
         CHECK_MSG(st == cases[i].status, "case %s: exit %d, expected %d; output:\n%s", cases[i].name, st,
                   cases[i].status, out);
         CHECK_CONTAINS(o, cases[i].has);
         CHECK_MSG(!strstr(out, cases[i].lacks), "case %s: '%s' in '%s'", cases[i].name, cases[i].lacks, out);
     }
-    return test_finish("test_testutil");
+}
+
+static void case_named_cases(void)
+{
+    static const struct {
+        const char *args;
+        int status;
+        const char *has, *has2, *lacks;
+    } runs[] = {
+        {"--table", 1, "good: OK", "bad: FAIL", "reached"},
+        {"--table -o good", 0, "good: OK", "table: 1 of 1 cases OK, 0 failed, 0 skipped", "bad"},
+        {"-o good --table", 0, "good: OK", "table: all 1 checks passed", "bad"},
+        {"--table -o goo,setup", 1, "good: OK", "setup: FAIL", "reached"},
+        {"--table -o setup", 1, "REQUIRE failed: 0 (dependent checks skipped)", "table: 1 of 1 checks failed", "setup: OK"},
+        {"--table -o empty_case", 1, "empty_case: FAIL (no check ran)", "0 of 1 cases OK, 1 failed", "passed"},
+        {"--table -o nomatch", 1, "table: no case matches -o nomatch", "-l lists them", "OK"},
+        {"--table -o skipping", 77, "skipping: SKIP (no tool)", "SKIPPED: 1 case(s) (1 checks passed)", "FAIL"},
+        {"--table -o good,skipping", 77, "good: OK", "skipping: SKIP (no tool)", "FAIL"},
+        {"--table -o bad,skipping", 1, "bad: FAIL", "skipping: SKIP (no tool)", "SKIPPED"},
+        {"--table -l", 0, "empty_case\nsetup\nskipping", "good\nbad", ": OK"},
+        {"--table -o", 2, "-o needs a case name", "-o NAME[,NAME...]", "OK"},
+    };
+    static char out[1 << 14];
+    const char *o = out; /* a pointer: CHECK_CONTAINS tests it for NULL */
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        int st = child(self, runs[i].args, out, sizeof out);
+        CHECK_MSG(st == runs[i].status, "%s: exit %d, expected %d; output:\n%s", runs[i].args, st,
+                  runs[i].status, out);
+        CHECK_CONTAINS(o, runs[i].has);
+        CHECK_CONTAINS(o, runs[i].has2);
+        CHECK_MSG(!strstr(out, runs[i].lacks), "%s: '%s' in '%s'", runs[i].args, runs[i].lacks, out);
+    }
+}
+
+static const test_case cases[] = {
+    {"checks", case_checks},
+    {"named_cases", case_named_cases},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    if (argc > 4 && !strcmp(argv[3], "--case")) return run_case(argv[4]);
+    if (argc > 3 && !strcmp(argv[3], "--table")) return run_table();
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    REQUIRE_OR(n > 0, return test_finish("test_testutil"));
+    self[n] = '\0';
+    return test_run("test_testutil", cases);
 }

@@ -180,8 +180,9 @@ static void test_long_line(void)
     free(s);
 }
 
-static void test_files(const char *src)
+static void test_files(void)
 {
+    const char *src = test_srcdir ? test_srcdir : ".";
     char path[4096];
     sim_err err = {{0}};
     sim_trace *t = NULL;
@@ -228,14 +229,17 @@ static void test_files(const char *src)
     CHECK_CONTAINS(err.msg, "sample.csv:1:");
 }
 
+static const test_case cases[] = {
+    {"mooncake_small", test_mooncake_small},
+    {"csv_small", test_csv_small},
+    {"errors", test_errors},
+    {"nul_bytes", test_nul_bytes},
+    {"long_line", test_long_line},
+    {"files", test_files},
+};
+
 int main(int argc, char **argv)
 {
-    const char *src = argc > 2 ? argv[2] : ".";
-    test_mooncake_small();
-    test_csv_small();
-    test_errors();
-    test_nul_bytes();
-    test_long_line();
-    test_files(src);
-    return test_finish("test_trace");
+    argc = test_args(argc, argv);
+    return test_run("test_trace", cases);
 }

@@ -1,13 +1,29 @@
-/* test_util — tiny assertion helpers shared by the ctest executables.
- * CHECK records a failure and continues. REQUIRE states a precondition
- * (a setup step the following checks depend on): when it fails it records
- * a failure and returns from the enclosing void function, so the dependent
- * checks are skipped loudly rather than vanishing; REQUIRE_OR runs another
- * action instead (`return 1`, `goto out`, `continue`). The test's main
- * returns test_finish(), non-zero when any check failed or when no check
- * ran at all; test_skip() is the one deliberate way to skip (exit 77, with
- * the reason printed). Tests receive argv[1] = path of the servesim binary
- * and argv[2] = source directory. */
+/* test_util — the one harness of the ctest executables: checks, named
+ * cases, a name filter and the exit status.
+ *
+ * Checks: CHECK records a failure and continues. REQUIRE states a
+ * precondition (a setup step the following checks depend on): when it fails
+ * it records a failure and returns from the enclosing void function (a
+ * case), so the dependent checks are skipped loudly rather than vanishing
+ * or crashing; REQUIRE_OR runs another action instead (`return 1`,
+ * `goto out`, `continue`).
+ *
+ * Cases: a test is a table of named cases (void functions) run by
+ * test_run(), which prints `NAME: OK`, `NAME: FAIL` or `NAME: SKIP (why)`
+ * per case and a summary line; a case that ran no check fails, and so does
+ * a binary that ran none (a test that checks nothing cannot pass).
+ * test_case_skip() is the one deliberate way to skip a case (with its
+ * reason); a binary whose cases passed but one skipped exits 77 (ctest's
+ * SKIP_RETURN_CODE), a failure anywhere exits 1.
+ *
+ * Command line: tests receive argv[1] = path of the servesim binary and
+ * argv[2] = source directory (test_servesim and test_srcdir once test_args()
+ * has run). test_args() takes the harness's own flags out of argv first:
+ *   -o NAME[,NAME...]  run only the cases whose name contains one of NAMEs
+ *                      (as ggml's test-backend-ops -o); none matching fails
+ *   -l                 list the case names and exit
+ * e.g. `build/test_parse -o overflow,sign` or
+ * `build/test_cli build/servesim . -o exit_codes`. */
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
 
@@ -19,6 +35,13 @@
 
 static int test_failures;
 static int test_checks;
+static const char *test_filter_;     /* -o NAME[,NAME...], NULL for all */
+static int test_list_;               /* -l */
+static const char *test_skip_why_;   /* set by test_case_skip in the running case */
+/* argv[1] (the servesim binary) and argv[2] (the source directory) once
+ * test_args has run; NULL when not given. */
+static const char *test_servesim;
+static const char *test_srcdir;
 
 #define CHECK(cond)                                                              \
     do {                                                                         \
@@ -165,5 +188,98 @@ static inline int test_skip(const char *name, const char *why)
     printf("%s: SKIPPED: %s (%d checks passed before the skip)\n", name, why, test_checks);
     return 77;
 }
+
+/* Harness flags out of argv (they may stand anywhere); returns the new
+ * argc, argv[argc] stays NULL. Exits 2 on `-o` without a name. */
+static inline int test_args(int argc, char **argv)
+{
+    int n = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o")) {
+            if (i + 1 >= argc || !argv[i + 1][0]) {
+                fprintf(stderr, "%s: -o needs a case name (-o NAME[,NAME...])\n", argv[0]);
+                exit(2);
+            }
+            test_filter_ = argv[++i];
+        } else if (!strcmp(argv[i], "-l")) {
+            test_list_ = 1;
+        } else {
+            argv[n++] = argv[i];
+        }
+    }
+    argv[n] = NULL;
+    test_servesim = n > 1 ? argv[1] : NULL;
+    test_srcdir = n > 2 ? argv[2] : NULL;
+    return n;
+}
+
+/* Whether a case name contains one of the comma-separated filter names. */
+static inline int test_selected_(const char *name)
+{
+    if (!test_filter_) return 1;
+    for (const char *p = test_filter_; *p;) {
+        size_t len = strcspn(p, ",");
+        for (const char *h = name; len && *h; h++)
+            if (!strncmp(h, p, len)) return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+/* Marks the running case skipped, with its reason; the checks it ran so
+ * far still count (a failure among them fails the case). Return from the
+ * case after calling it. */
+static inline void test_case_skip(const char *why) { test_skip_why_ = why; }
+
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} test_case;
+
+/* Runs the selected cases in order and returns the binary's exit status:
+ * 1 when a check failed, a case ran no check or no case matched the
+ * filter, 77 when a case skipped and nothing failed, else 0. */
+static inline int test_run_(const char *name, const test_case *cases, size_t n)
+{
+    if (test_list_) {
+        for (size_t k = 0; k < n; k++) printf("%s\n", cases[k].name);
+        return 0;
+    }
+    int ran = 0, ok = 0, failed = 0, skipped = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!test_selected_(cases[k].name)) continue;
+        int f0 = test_failures, c0 = test_checks;
+        test_skip_why_ = NULL;
+        cases[k].fn();
+        ran++;
+        fflush(stderr);
+        if (test_failures != f0) {
+            failed++;
+            printf("%s: FAIL\n", cases[k].name);
+        } else if (test_skip_why_) {
+            skipped++;
+            printf("%s: SKIP (%s)\n", cases[k].name, test_skip_why_);
+        } else if (test_checks == c0) {
+            failed++;
+            test_failures++;
+            printf("%s: FAIL (no check ran)\n", cases[k].name);
+        } else {
+            ok++;
+            printf("%s: OK\n", cases[k].name);
+        }
+        fflush(stdout);
+    }
+    if (!ran) {
+        fprintf(stderr, "%s: no case matches -o %s (-l lists them)\n", name, test_filter_ ? test_filter_ : "");
+        return 1;
+    }
+    printf("%s: %d of %d cases OK, %d failed, %d skipped\n", name, ok, ran, failed, skipped);
+    if (skipped && !test_failures) {
+        printf("%s: SKIPPED: %d case(s) (%d checks passed)\n", name, skipped, test_checks);
+        return 77;
+    }
+    return test_finish(name);
+}
+#define test_run(name, cases) test_run_((name), (cases), sizeof(cases) / sizeof((cases)[0]))
 
 #endif

@@ -655,21 +655,25 @@ static void test_rate_schedule(void)
     }
 }
 
+static const test_case cases[] = {
+    {"fixed_uniform", test_fixed_uniform},
+    {"normal", test_normal},
+    {"lognormal", test_lognormal},
+    {"zipf", test_zipf},
+    {"empirical", test_empirical},
+    {"lendist_errors", test_lendist_errors},
+    {"arrivals", test_arrivals},
+    {"limits", test_limits},
+    {"determinism", test_determinism},
+    {"trace_replay", test_trace_replay},
+    {"closed_loop", test_closed_loop},
+    {"create_errors", test_create_errors},
+    {"rate_schedule", test_rate_schedule},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     if (argc > 2) src_dir = argv[2];
-    test_fixed_uniform();
-    test_normal();
-    test_lognormal();
-    test_zipf();
-    test_empirical();
-    test_lendist_errors();
-    test_arrivals();
-    test_limits();
-    test_determinism();
-    test_trace_replay();
-    test_closed_loop();
-    test_create_errors();
-    test_rate_schedule();
-    return test_finish("test_workload");
+    return test_run("test_workload", cases);
 }

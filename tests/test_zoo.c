@@ -815,19 +815,23 @@ static void test_model_show(void)
     unlink(tmp);
 }
 
+static const test_case cases[] = {
+    {"every_config_loads", test_every_config_loads},
+    {"measured_ids", test_measured_ids},
+    {"unknown_and_paths", test_unknown_and_paths},
+    {"checkpoint_quant", test_checkpoint_quant},
+    {"quant_configs", test_quant_configs},
+    {"published_params", test_published_params},
+    {"architectures", test_architectures},
+    {"layer_ops", test_layer_ops},
+    {"config_messages", test_config_messages},
+    {"model_show", test_model_show},
+};
+
 int main(int argc, char **argv)
 {
+    argc = test_args(argc, argv);
     servesim_bin = argc > 1 ? argv[1] : "servesim";
     snprintf(src_dir, sizeof src_dir, "%s", argc > 2 ? argv[2] : "..");
-    test_every_config_loads();
-    test_measured_ids();
-    test_unknown_and_paths();
-    test_checkpoint_quant();
-    test_quant_configs();
-    test_published_params();
-    test_architectures();
-    test_layer_ops();
-    test_config_messages();
-    test_model_show();
-    return test_finish("test_zoo");
+    return test_run("test_zoo", cases);
 }
