@@ -170,7 +170,12 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
     case TB_MODULE_GEN: {
         int module = td->kind == TB_MODULE_CTX || td->kind == TB_MODULE_GEN;
         dtype_pair(p->dtype, sizeof p->dtype, rs(&r, module ? "gemm_type" : "mla_dtype"), rs(&r, "kv_cache_dtype"));
-        s->batch = rl(&r, "batch_size"), s->heads = rl(&r, "num_heads"), s->ranks = rl(&r, "tp_size");
+        s->batch = rl(&r, "batch_size"), s->heads = rl(&r, "num_heads");
+        /* The kernels' num_heads are already one rank's heads (tp_size
+         * only records the layout they came from); modules keep tp_size,
+         * their projections depend on it. */
+        long tp = rl(&r, "tp_size");
+        s->ranks = module ? tp : 0;
         if (td->kind == TB_MLA_CTX || td->kind == TB_MODULE_CTX) s->m = rl(&r, "isl"), s->ctx = rl(&r, "step");
         else s->ctx = rl(&r, "isl") + rl(&r, "step");
         if (module) {
@@ -189,9 +194,12 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
         break;
     }
     case TB_GDN: {
+        /* Two kernels per phase: the causal conv1d (causal_conv1d_fn /
+         * _update) and the delta rule (chunk_… / fused_recurrent_…). */
         const char *phase = rs(&r, "phase");
-        if (strcmp(phase, "context") == 0) p->op = CALIB_OP_GDN_PREFILL;
-        else if (strcmp(phase, "generation") == 0) p->op = CALIB_OP_GDN_DECODE;
+        int conv = strstr(ks, "conv1d") != NULL;
+        if (strcmp(phase, "context") == 0) p->op = conv ? CALIB_OP_GDN_CONV_PREFILL : CALIB_OP_GDN_PREFILL;
+        else if (strcmp(phase, "generation") == 0) p->op = conv ? CALIB_OP_GDN_CONV_DECODE : CALIB_OP_GDN_DECODE;
         else return r.rc ? r.rc : 0;
         snprintf(p->dtype, sizeof p->dtype, "bf16");
         s->batch = rl(&r, "batch_size"), s->m = rl(&r, "num_tokens"), s->ctx = rl(&r, "seq_len");

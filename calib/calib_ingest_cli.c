@@ -1,8 +1,11 @@
 /* calib_ingest_cli — `servesim db ingest DIR --gpu NAME --db FILE`: a
  * serving engine's measured per-op tables (calib_ingest.h) into a perf-db.
- * The GPU's SM count comes from the catalogue (NAME as the folder,
- * h100_sxm, or the catalogue name, h100-sxm). A perf-db the command
- * created is removed again when it fails, so no half-written file stays. */
+ * NAME is resolved by the GPU catalogue (its name or an alias: h100_sxm,
+ * h100-sxm, hgx-h100; an unknown name is refused with the catalogue's
+ * suggestions, exit 2), which gives the SM count; the tables' folder is
+ * NAME, the catalogue name or an alias with '-' as '_'. A perf-db the
+ * command created is removed again when it fails, so no half-written file
+ * stays. */
 #include "calib_cli.h"
 
 #include "calib_ingest.h"
@@ -11,17 +14,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char ingest_usage[] =
     "usage: servesim db ingest DIR --gpu NAME --db FILE [--ops LIST] [--dtypes LIST] [--fastest] [--quiet]\n"
     "Reads DIR/<gpu>/<family>/<backend>-<version>/*.csv[.gz] (the layout of\n"
-    "../shared/validation/ops) for GPU NAME (the folder name, e.g. h100_sxm, or\n"
-    "the catalogue name h100-sxm) into the perf-db FILE (created if missing),\n"
+    "../shared/validation/ops) for GPU NAME (a catalogue name or alias: h100-sxm,\n"
+    "h100_sxm, hgx-h100) into the perf-db FILE (created if missing),\n"
     "one point per row, its kernel named <backend>-<version>:<kernel_source>.\n"
     "--ops / --dtypes keep only those servesim ops (gemm,attn_prefill,...) and\n"
     "dtypes (bf16,fp8,...); --fastest keeps per engine version and shape only\n"
     "the fastest kernel (what the cost model reads: a compact dump).\n";
+
+/* name with '-' as '_' into out; 1 when DIR/out is a folder. */
+static int folder_try(const char *dir, const char *name, char *out, size_t len)
+{
+    snprintf(out, len, "%s", name);
+    for (char *p = out; *p; p++)
+        if (*p == '-') *p = '_';
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, out);
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The tables' folder of GPU g under dir: the name given, the catalogue
+ * name or one of its aliases; 0 when none is a folder. */
+static int ingest_folder(const char *dir, const char *given, const model_gpu *g, char *out, size_t len)
+{
+    if (folder_try(dir, given, out, len) || folder_try(dir, g->name, out, len)) return 1;
+    char list[sizeof g->aliases];
+    snprintf(list, sizeof list, "%s", g->aliases);
+    for (char *save = NULL, *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+        if (folder_try(dir, tok, out, len)) return 1;
+    return 0;
+}
 
 /* Splits a comma list into a NULL-terminated array (in buf). */
 static const char **split_list(char *buf, const char **out, int max)
@@ -69,36 +97,23 @@ int calib_ingest_cli(int argc, char **argv)
                 return 2;
             }
     }
-    /* Folder and catalogue spellings of the GPU. */
-    char folder[128], cat[128];
-    snprintf(folder, sizeof folder, "%s", gpu);
-    snprintf(cat, sizeof cat, "%s", gpu);
-    for (char *p = folder; *p; p++)
-        if (*p == '-') *p = '_';
-    for (char *p = cat; *p; p++)
-        if (*p == '_') *p = '-';
+    /* The catalogue GPU (its name or any alias, '_' and '-' alike; an
+     * unknown name gets the catalogue's error with suggestions), then the
+     * tables' folder: NAME itself, else the catalogue name or an alias
+     * spelt with '_' (h100-sxm → h100_sxm) that is a folder under DIR. */
     sim_err err = {{0}};
     model_gpu g;
-    int32_t sms = 0;
-    /* The catalogue GPU: the name itself, else the one catalogue name that
-     * starts with its first part (b200_sxm → b200, a100_sxm → a100-sxm-80g). */
-    const char *names[128];
-    int nn = model_catalog_gpu_names(names, 128);
-    const char *match = NULL;
-    size_t first = strcspn(cat, "-");
-    int hits = 0;
-    for (int i = 0; i < nn; i++) {
-        if (strcmp(names[i], cat) == 0) {
-            match = names[i], hits = 1;
-            break;
-        }
-        if (strncmp(names[i], cat, first) == 0 && (names[i][first] == '\0' || names[i][first] == '-'))
-            match = names[i], hits++;
+    if (model_catalog_gpu(gpu, &g, &err) < 0) {
+        fprintf(stderr, "servesim db ingest: --gpu: %s\n", err.msg);
+        return 2;
     }
-    if (hits == 1 && model_catalog_gpu(match, &g, &err) == 0) sms = g.sms;
-    else
-        fprintf(stderr, "servesim db ingest: note: %s names %s catalogue GPU; its SM count is left unknown\n", cat,
-                hits ? "more than one" : "no");
+    char folder[300];
+    if (!ingest_folder(dir, gpu, &g, folder, sizeof folder)) {
+        fprintf(stderr, "servesim db ingest: %s: no folder for GPU %s (tried %s and its aliases %s, '-' as '_')\n",
+                dir, gpu, g.name, g.aliases[0] ? g.aliases : "(none)");
+        return 2;
+    }
+    const int32_t sms = g.sms;
 
     int fresh = access(dbp, F_OK) != 0;
     calib_db *db = NULL;

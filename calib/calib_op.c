@@ -10,7 +10,7 @@ static const char *const calib_op_names[CALIB_OP_COUNT] = {
     "softmax", "rmsnorm", "quant_fp8", "quant_mxfp8", "copy", "allreduce",
     "allgather", "reduce_scatter", "alltoall", "moe", "mla_prefill", "mla_decode", "mla_module_prefill",
     "mla_module_decode", "dsa_prefill", "dsa_decode", "mla_bmm_pre", "mla_bmm_post", "gdn_prefill", "gdn_decode",
-    "quant_scale"};
+    "quant_scale", "gdn_conv_prefill", "gdn_conv_decode"};
 
 static const char *const calib_field_names[CALIB_SHAPE_FIELDS] = {
     "m", "n", "k", "batch", "ctx", "heads", "kv_heads", "head_dim", "groups", "bytes", "ranks"};
@@ -113,12 +113,14 @@ int32_t calib_op_axes(calib_op op, int32_t axes[CALIB_MAX_AXES])
     case CALIB_OP_MLA_MODULE_PREFILL:
     case CALIB_OP_DSA_PREFILL:
     case CALIB_OP_GDN_PREFILL:
+    case CALIB_OP_GDN_CONV_PREFILL:
         axes[0] = F_BATCH, axes[1] = F_M;
         return 2;
     case CALIB_OP_MLA_DECODE:
     case CALIB_OP_MLA_MODULE_DECODE:
     case CALIB_OP_DSA_DECODE:
     case CALIB_OP_GDN_DECODE:
+    case CALIB_OP_GDN_CONV_DECODE:
         axes[0] = F_BATCH, axes[1] = F_CTX;
         return 2;
     case CALIB_OP_MLA_BMM_PRE:
@@ -142,6 +144,13 @@ static double heads_per_rank(const calib_shape *s)
 #define MLA_ROPE 64.0
 #define MLA_QK 192.0
 #define MLA_V 128.0
+
+/* Channels of a gated-delta-net causal conv: q and k (k heads × k head
+ * dim, in groups) and v (v heads × v head dim, in head_dim). */
+static double gdn_conv_channels(const calib_shape *s)
+{
+    return 2.0 * (double)s->kv_heads * (double)s->groups + (double)s->heads * (double)s->head_dim;
+}
 
 int32_t calib_dtype_bytes(const char *dtype)
 {
@@ -184,6 +193,9 @@ double calib_op_flops(calib_op op, const calib_shape *s)
     case CALIB_OP_GDN_DECODE: /* state update per token and head: k·v */
         return 4.0 * (m > 0 ? m : (double)s->batch) * (double)s->heads * (double)s->head_dim *
                (double)(s->groups > 0 ? s->groups : s->head_dim);
+    case CALIB_OP_GDN_CONV_PREFILL:
+    case CALIB_OP_GDN_CONV_DECODE: /* a d_conv-tap filter per token and channel */
+        return 2.0 * (m > 0 ? m : (double)s->batch) * gdn_conv_channels(s) * (double)(s->k > 0 ? s->k : 1);
     default: return 0.0;
     }
 }
@@ -239,6 +251,11 @@ double calib_op_bytes_e(calib_op op, int32_t elem_bytes, const calib_shape *s)
     case CALIB_OP_GDN_DECODE: {
         double tok = m > 0 ? m : b, hk = (double)(s->groups > 0 ? s->groups : s->head_dim);
         return tok * n * 2.0 * e + (b > 0 ? b : 1) * (double)s->heads * hk * d * 4.0 * 2.0;
+    }
+    case CALIB_OP_GDN_CONV_PREFILL:
+    case CALIB_OP_GDN_CONV_DECODE: { /* channels in and out per token, each sequence's conv state read and written */
+        double tok = m > 0 ? m : b, ch = gdn_conv_channels(s), taps = (double)(s->k > 1 ? s->k - 1 : 0);
+        return tok * ch * 2.0 * e + (b > 0 ? b : 1) * ch * taps * 2.0 * e;
     }
     default: return 0.0;
     }

@@ -24,9 +24,11 @@
  *                   the whole attention module of the named model (DeepSeek
  *                   V3 MLA, V3.2 sparse attention), same fields
  *   mla_bmm_pre, mla_bmm_post   m tokens, heads (absorbed MLA batched GEMMs)
- *   gdn_prefill, gdn_decode     one gated-delta-net kernel: batch, m tokens,
- *                   ctx sequence length, n d_model, k d_conv, heads v heads,
- *                   kv_heads k heads, head_dim v head dim, groups k head dim
+ *   gdn_prefill, gdn_decode     the gated-delta-net delta-rule kernel
+ *                   (chunked / recurrent): batch, m tokens, ctx sequence
+ *                   length, n d_model, k d_conv, heads v heads, kv_heads k
+ *                   heads, head_dim v head dim, groups k head dim
+ *   gdn_conv_prefill, gdn_conv_decode   its causal conv1d kernel, same fields
  *   quant_scale     computing fp8 scales of an m×n matrix
  * Units: FLOPs, bytes, seconds. Interpolation axes (log space) and the
  * fields that must match exactly are listed per op for calib_db lookups. */
@@ -65,7 +67,9 @@ typedef enum {
     CALIB_OP_GDN_PREFILL = 24,
     CALIB_OP_GDN_DECODE = 25,
     CALIB_OP_QUANT_SCALE = 26,
-    CALIB_OP_COUNT = 27
+    CALIB_OP_GDN_CONV_PREFILL = 27,
+    CALIB_OP_GDN_CONV_DECODE = 28,
+    CALIB_OP_COUNT = 29
 } calib_op;
 
 typedef struct {

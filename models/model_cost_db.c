@@ -47,9 +47,10 @@ static void resolve_series(model_cost *c)
 {
     const char *w = model_dtype_name(c->l.dtype);
     for (int op = 0; op < CALIB_OP_COUNT; op++) {
-        c->series[op][0] = series_for(c->tab, (calib_op)op, "bf16");
-        c->series[op][1] = series_for(c->tab, (calib_op)op, w);
-        c->series[op][2] = series_for(c->tab, (calib_op)op, "fp16");
+        c->series[op][COST_DB_BF16] = series_for(c->tab, (calib_op)op, "bf16");
+        c->series[op][COST_DB_WEIGHTS] = series_for(c->tab, (calib_op)op, w);
+        c->series[op][COST_DB_FP16] = series_for(c->tab, (calib_op)op, "fp16");
+        c->series[op][COST_DB_FP8] = series_for(c->tab, (calib_op)op, "fp8");
     }
 }
 
@@ -71,7 +72,9 @@ const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[5])
     out[n++] = "fp16";
     const char *w = model_dtype_name(c->l.dtype);
     if (strcmp(w, "bf16") != 0) out[n++] = w;
-    if (strcmp(w, "fp8_block") == 0) out[n++] = "fp8";
+    /* fp8: block-scaled fp8's stand-in, and the output of the activation
+     * quantisation that fp8/fp4 GEMMs and fp8 collectives need. */
+    if (strcmp(w, "fp8") != 0 && (strcmp(w, "bf16") != 0 || c->l.comm_fp8)) out[n++] = "fp8";
     out[n] = NULL;
     return out;
 }
@@ -133,8 +136,8 @@ static void op_push(cost_ctx *x, const char *name, model_op_class cls, double co
 }
 
 /* Perf-db timing of one execution of shape sh for op in dtype dt (the
- * column of c->series: 0 bf16, 1 the weights', 2 fp16); 0 when the tables
- * have no series for it. */
+ * column of c->series, COST_DB_*); 0 when the tables have no series for
+ * it. */
 static double table_time(const model_cost *c, calib_op op, int dt, const calib_shape *sh, model_source *src)
 {
     if ((int)op < 0 || op >= CALIB_OP_COUNT) return 0;
@@ -147,11 +150,64 @@ static double table_time(const model_cost *c, calib_op op, int dt, const calib_s
     return t;
 }
 
+/* The desc's engine op first (has_db_op), then its calib_op. Measured
+ * activation quantisation is the scale's computation (quant_scale rows,
+ * where the tables have them: vLLM's are dynamic minus static
+ * quantisation) plus applying it (quant_fp8). */
 static double op_db_time(cost_ctx *x, const cost_op_desc *d, model_source *src)
 {
     calib_shape s;
+    if (d->has_db_op) {
+        memcpy(&s, d->db_shape, sizeof s);
+        double t = table_time(x->c, (calib_op)d->db_op, d->db_dt, &s, src);
+        if (t > 0 && d->db_op == CALIB_OP_QUANT_FP8) {
+            model_source s2 = MODEL_SRC_DB;
+            double ts = table_time(x->c, CALIB_OP_QUANT_SCALE, d->db_dt, &s, &s2);
+            if (ts > 0) {
+                t += ts;
+                if (s2 == MODEL_SRC_DB_FIT) *src = s2;
+            }
+        }
+        if (t > 0) return t;
+    }
+    if (d->calib_op < 0) return 0;
     memcpy(&s, d->shape, sizeof s); /* the same eleven fields in the same order */
-    return table_time(x->c, (calib_op)d->calib_op, d->calib_wdt ? 1 : 0, &s, src);
+    return table_time(x->c, (calib_op)d->calib_op, d->calib_wdt ? COST_DB_WEIGHTS : COST_DB_BF16, &s, src);
+}
+
+void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[11])
+{
+    d->has_db_op = 1;
+    d->db_op = op;
+    d->db_dt = dt;
+    memcpy(d->db_shape, s, sizeof d->db_shape);
+}
+
+double cost_moe_db(cost_ctx *x, double count, double tokens, double width, double launches)
+{
+    const model_cost *c = x->c;
+    if (!c->tab || !(count > 0) || !(tokens > 0)) return 0;
+    calib_shape s;
+    memset(&s, 0, sizeof s);
+    s.m = (int64_t)ceil(tokens);
+    s.k = (int64_t)width;
+    s.n = c->m.expert_intermediate;
+    s.batch = c->m.top_k;
+    s.groups = c->m.experts;
+    s.ranks = c->l.ep;
+    s.heads = c->moe_tp;
+    model_source src = MODEL_SRC_DB;
+    double t = table_time(c, CALIB_OP_MOE, COST_DB_WEIGHTS, &s, &src);
+    if (!(t > 0)) return 0;
+    x->used_db = 1;
+    double total = count * t * x->time_scale;
+    x->launches += count * launches * x->time_scale;
+    char detail[64] = "";
+    if (x->ops) snprintf(detail, sizeof detail, "fused tokens=%lld experts=%lld", (long long)s.m, (long long)s.groups);
+    op_push(x, "experts_fused", MODEL_OPC_GEMM, count, count * calib_op_flops(CALIB_OP_MOE, &s),
+            count * calib_op_bytes(CALIB_OP_MOE, model_dtype_name(c->l.dtype), &s), total, 0, MODEL_BOUND_COMPUTE,
+            src, detail);
+    return total;
 }
 
 double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
@@ -163,7 +219,7 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
     model_source src = MODEL_SRC_ROOFLINE;
     model_bound bound = fl > roof ? MODEL_BOUND_LATENCY : tc >= tm ? MODEL_BOUND_COMPUTE : MODEL_BOUND_MEMORY;
     int from_db = 0;
-    if (x->c->tab && d->calib_op >= 0) {
+    if (x->c->tab && (d->calib_op >= 0 || d->has_db_op)) {
         double tdb = op_db_time(x, d, &src);
         if (tdb > 0) {
             t = tdb;
@@ -206,8 +262,8 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
         calib_shape s;
         memset(&s, 0, sizeof s);
         s.bytes = (int64_t)ceil(bytes), s.ranks = n;
-        double tdb = table_time(x->c, CALIB_OP_ALLREDUCE, 0, &s, &src);
-        if (!(tdb > 0)) tdb = table_time(x->c, CALIB_OP_ALLREDUCE, 2, &s, &src); /* fp16: the same bytes */
+        double tdb = table_time(x->c, CALIB_OP_ALLREDUCE, COST_DB_BF16, &s, &src);
+        if (!(tdb > 0)) tdb = table_time(x->c, CALIB_OP_ALLREDUCE, COST_DB_FP16, &s, &src); /* the same bytes */
         if (tdb > 0) {
             t = tdb;
             x->used_db = 1;

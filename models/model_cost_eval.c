@@ -105,7 +105,23 @@ static cost_op_desc elem(const model_cost *c, const char *name, double count, do
     d.calib_op = calib;
     d.shape[0] = rows;
     d.shape[1] = cols;
+    /* Quantisation rows are stored by their output dtype, fp8. */
+    if (calib == CALIB_OP_QUANT_FP8) cost_db_alt(&d, CALIB_OP_QUANT_FP8, COST_DB_FP8, d.shape);
     return d;
+}
+
+/* The perf-db shape of a gated-delta-net kernel (the tables' gdn rows): b
+ * sequences of `tokens` tokens in all, this rank's nk key and nv value
+ * heads. */
+static void gdn_db_shape(const model_cost *c, double b, double tokens, double nk, double nv, int64_t out[11])
+{
+    memset(out, 0, 11 * sizeof *out);
+    out[3] = (int64_t)ceil(b);                    /* batch */
+    out[0] = (int64_t)ceil(tokens);               /* m: tokens */
+    out[4] = b > 0 ? (int64_t)ceil(tokens / b) : 0; /* ctx: sequence length */
+    out[1] = c->m.hidden, out[2] = c->m.lin_conv; /* n d_model, k d_conv */
+    out[5] = (int64_t)nv, out[6] = (int64_t)nk;   /* heads: v heads, kv_heads: k heads */
+    out[7] = c->m.lin_v_dim, out[8] = c->m.lin_k_dim;
 }
 
 /* Roofline time of a GEMM (for overlap budgets). */
@@ -299,6 +315,12 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         d.shape[0] = (int64_t)ceil(a->Tp_seq / nch);           /* m */
         d.shape[4] = (int64_t)(a->cached / nch);               /* ctx */
         d.shape[5] = (int64_t)hr, d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
+        if (c->mla && sp == 1 && kind != ATTN_SPARSE) {
+            /* The MLA prefill kernel's rows: batch, new tokens, cached, this rank's heads. */
+            int64_t ms[11] = {0};
+            ms[0] = d.shape[0], ms[3] = d.shape[3], ms[4] = d.shape[4], ms[5] = d.shape[5];
+            cost_db_alt(&d, CALIB_OP_MLA_PREFILL, COST_DB_BF16, ms);
+        }
         if (sp == 1 && kind != ATTN_SPARSE)
             attn_op(c, &d, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch, sliding);
         else if (sp == 1)
@@ -335,6 +357,9 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
             /* Absorbed MLA decode: q through W_UK into the latent, output
              * back through W_UV. */
             cost_op_desc qa = cost_gemm(c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, wA, aA, pA);
+            int64_t bs[11] = {0};
+            bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr; /* the absorb BMM's rows: tokens, heads */
+            cost_db_alt(&qa, CALIB_OP_MLA_BMM_PRE, qa.calib_wdt ? COST_DB_WEIGHTS : COST_DB_BF16, bs);
             cost_op(x, &qa, 0);
         }
         double pair_flops = c->mla ? 2.0 * hr * (2.0 * m->kv_lora_rank + m->rope_dim) : 4.0 * hr * c->hd;
@@ -353,12 +378,21 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         d.shape[3] = (int64_t)ceil(a->nd);
         d.shape[4] = (int64_t)(ctx / a->nd);
         d.shape[5] = (int64_t)(hr * dcp), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
+        if (c->mla && dcp == 1 && kind != ATTN_SPARSE) {
+            /* The MLA decode kernel's rows: batch, context, this rank's heads. */
+            int64_t ms[11] = {0};
+            ms[3] = d.shape[3], ms[4] = d.shape[4], ms[5] = d.shape[5];
+            cost_db_alt(&d, CALIB_OP_MLA_DECODE, COST_DB_BF16, ms);
+        }
         if (dcp == 1 && kind != ATTN_SPARSE) attn_op(c, &d, 0, a->nd, ctx / a->nd, 0, sliding);
         /* The sparse kernel's own context is the whole one (it picks top-k of it). */
         else if (dcp == 1) dsa_op(c, &d, 0, 1, a->nd, a->ctx / a->nd, 0);
         cost_op(x, &d, 0);
         if (c->mla) {
             cost_op_desc oa = cost_gemm(c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);
+            int64_t bs[11] = {0};
+            bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr;
+            cost_db_alt(&oa, CALIB_OP_MLA_BMM_POST, oa.calib_wdt ? COST_DB_WEIGHTS : COST_DB_BF16, bs);
             cost_op(x, &oa, 0);
         }
     }
@@ -429,6 +463,11 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
                                                                     COST_ACT_BYTES, -1, (int64_t)ceil(T),
                            (int64_t)conv_ch);
     gdn_op(c, &cv, 1, a->Tp > 0, seqs, T, nk, nv);
+    {
+        int64_t gs[11];
+        gdn_db_shape(c, seqs, T, nk, nv, gs);
+        cost_db_alt(&cv, a->Tp > 0 ? CALIB_OP_GDN_CONV_PREFILL : CALIB_OP_GDN_CONV_DECODE, COST_DB_BF16, gs);
+    }
     cost_op(x, &cv, 0);
     cost_op_desc d;
     if (a->Tp > 0) {
@@ -441,6 +480,9 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.shape[0] = (int64_t)ceil(a->Tp / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         gdn_op(c, &d, 0, 1, a->n_chunks, a->Tp, nk, nv);
+        int64_t gs[11];
+        gdn_db_shape(c, a->n_chunks > 0 ? a->n_chunks : 1, a->Tp, nk, nv, gs);
+        cost_db_alt(&d, CALIB_OP_GDN_PREFILL, COST_DB_BF16, gs);
         cost_op(x, &d, 0);
     }
     if (a->nd > 0) {
@@ -449,6 +491,9 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.shape[3] = (int64_t)ceil(a->nd);
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         gdn_op(c, &d, 0, 0, a->nd, a->nd, nk, nv);
+        int64_t gs[11];
+        gdn_db_shape(c, a->nd, a->nd, nk, nv, gs);
+        cost_db_alt(&d, CALIB_OP_GDN_DECODE, COST_DB_BF16, gs);
         cost_op(x, &d, 0);
     }
     cost_op_desc gn = elem(c, "gdn_norm_gate", count, T, T * nv * dv * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),

@@ -64,6 +64,10 @@ typedef struct {
 
 /* Room for the perf-db op kinds (calib_op.h CALIB_OP_COUNT). */
 #define COST_DB_MAX_OPS 32
+/* Perf-db dtype columns of an op (model_cost.series): bf16, the weights',
+ * fp16, fp8. */
+#define COST_DB_DTYPES 4
+enum { COST_DB_BF16 = 0, COST_DB_WEIGHTS = 1, COST_DB_FP16 = 2, COST_DB_FP8 = 3 };
 
 struct model_cost {
     model_spec m;
@@ -107,8 +111,9 @@ struct model_cost {
     struct calib_memo *memo;
     /* The tables' series resolved per calib_op: [op][0] bf16, [op][1] the
      * weights' dtype (fp8 standing in for fp8_block), [op][2] fp16 (NCCL's
-     * tables), so that a lookup does no string work. */
-    const struct calib_series *series[COST_DB_MAX_OPS][3];
+     * tables), [op][3] fp8 (activation quantisation's output), so that a
+     * lookup does no string work. */
+    const struct calib_series *series[COST_DB_MAX_OPS][COST_DB_DTYPES];
     /* Fitted op-model sets of the variants this instance prices and their
      * strings resolved, at create (read-only while timing; cost_op_sets_init),
      * so that pricing an op does no string work. */
@@ -150,6 +155,13 @@ typedef struct {
     int32_t calib_op;           /* calib_op, −1 = not in the perf-db */
     int64_t shape[11];          /* calib_shape fields in order */
     int32_t calib_wdt;          /* its perf-db dtype: 0 bf16, 1 the weights' (c->series[op][1]) */
+    /* A serving engine's measured op that prices this one ahead of
+     * calib_op when the tables hold it (an MLA kernel for MLA attention,
+     * the GDN kernels, the MLA absorb BMMs, quantisation rows in fp8):
+     * db_op (calib_op) with its own shape and dtype column (COST_DB_*). */
+    int has_db_op;
+    int32_t db_op, db_dt;
+    int64_t db_shape[11];
     double m, n, k;             /* shown as detail for GEMMs */
     int has_op;                 /* op is the kernel as model_op prices it (layout.op_backend set) */
     cost_opv opv;               /* its variant: op's strings are not filled, c->op_sets[opv] resolves them */
@@ -195,6 +207,18 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
 
 /* The MoE block of one layer class (count layers) on aggregates a. */
 void cost_moe(cost_ctx *x, const cost_agg *a, double count);
+/* d is priced by the engine op `op` of shape s (calib_shape's fields in
+ * order) in dtype column dt
+ * (COST_DB_*) when the perf-db tables hold it (cost_op_desc.has_db_op). */
+void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[11]);
+/* The routed experts of count MoE layers — both grouped GEMMs, the
+ * activation and the permutes around them, what the engines' fused-MoE op
+ * runs — as one op priced from the tables' moe rows: tokens the expert
+ * group routes, the experts' input width, the full expert intermediate,
+ * top-k, experts, EP and expert-TP sizes, in the weights' dtype. Records
+ * the op ("experts_fused", `launches` host launches each) and returns its
+ * time; 0 (nothing recorded) when the tables have no moe rows for it. */
+double cost_moe_db(cost_ctx *x, double count, double tokens, double width, double launches);
 int cost_moe_init(model_cost *c, sim_err *err);
 
 /* Whole-iteration evaluation behind model_cost_iteration/_breakdown/_pipeline

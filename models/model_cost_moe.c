@@ -227,8 +227,11 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED || (l->moe_gemm == MODEL_MOE_GEMM_AUTO && ll);
     double rows = masked ? ld.masked_rows : ld.rows;
     if (masked && !ll) pm.name = "moe_scatter"; /* into the experts' slots and back */
-    if (!(masked && ll)) cost_op(x, &pm, 0);
-    cost_op(x, masked ? &mg : &cg, 0);
+    /* Measured fused-MoE rows (the engine's, else the fastest) price the
+     * experts whole: permutes, both GEMMs and the activation. */
+    const int fused_db = cost_moe_db(x, count, T_all, eh, 3) > 0;
+    if (!fused_db && !(masked && ll)) cost_op(x, &pm, 0);
+    if (!fused_db) cost_op(x, masked ? &mg : &cg, 0);
     cost_op_desc act = {0};
     act.name = "experts_act";
     act.cls = MODEL_OPC_OTHER;
@@ -238,8 +241,10 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     act.kernels = 1;
     act.m = rows;
     act.calib_op = -1;
-    cost_op(x, &act, 0);
-    cost_op(x, masked ? &md : &cd, 0);
+    if (!fused_db) {
+        cost_op(x, &act, 0);
+        cost_op(x, masked ? &md : &cd, 0);
+    }
 
     if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES, a->Tp > 0);
     if (gathered)

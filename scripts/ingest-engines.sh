@@ -2,9 +2,11 @@
 # Regenerates calib/data/engines/<gpu>.sql.gz: the rows of the serving
 # engines' measured per-op tables (../shared/validation/ops, public
 # measurements of TensorRT-LLM, vLLM, SGLang and NCCL kernels) that the cost
-# model prices from — GEMMs in the catalogue's weight dtypes, bf16 prefill
-# and decode attention, all-reduce — keeping per engine version and shape
-# the fastest kernel (servesim db ingest --fastest). Usage:
+# model prices from — GEMMs and fused MoE in the catalogue's weight dtypes,
+# bf16 prefill and decode attention, MLA kernels, MLA absorb BMMs,
+# gated-delta-net kernels, fp8 activation quantisation, all-reduce —
+# keeping per engine version and shape the fastest kernel (servesim db
+# ingest --fastest). Usage:
 #   scripts/ingest-engines.sh [OPS_DIR] [GPU...]   (default ../shared/validation/ops, every GPU there)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +23,12 @@ for g in "${gpus[@]}"; do
     --ops gemm --dtypes bf16,fp8,fp8_block,nvfp4
   "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
     --ops attn_prefill,attn_decode,allreduce --dtypes bf16,fp16
+  "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
+    --ops moe,mla_bmm_pre,mla_bmm_post --dtypes bf16,fp8,fp8_block,nvfp4
+  "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
+    --ops mla_prefill,mla_decode,gdn_prefill,gdn_decode,gdn_conv_prefill,gdn_conv_decode --dtypes bf16
+  "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
+    --ops quant_fp8,quant_scale --dtypes fp8
   "$bin" db export "$tmp/p.db" - | gzip -n9 > "$root/calib/data/engines/$cat.sql.gz"
   rm -rf "$tmp"
   echo "wrote calib/data/engines/$cat.sql.gz ($(du -h "$root/calib/data/engines/$cat.sql.gz" | cut -f1))"

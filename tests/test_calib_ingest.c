@@ -5,7 +5,8 @@
  * step, message elements × dtype size, sliding-window rows skipped), and
  * round-trips through a dump (plain and gzip); a bad table fails whole with
  * file:line:column; the cost model prices a deployment from its engine's
- * rows, else from the fastest kernel of all. */
+ * rows, else from the fastest kernel of all; `db ingest --gpu` takes
+ * catalogue names and aliases and refuses unknown ones with suggestions. */
 #include "../calib/calib_db.h"
 #include "../calib/calib_ingest.h"
 #include "../calib/calib_table.h"
@@ -275,11 +276,43 @@ static void test_prices_by_engine(void)
     calib_db_close(db);
 }
 
+/* `db ingest --gpu` resolves the name through the GPU catalogue: an alias
+ * finds the tables' folder, an unknown name gets the catalogue's error with
+ * suggestions (exit 2, no perf-db left behind). */
+static void test_cli_gpu_names(void)
+{
+    const char *bin = test_servesim;
+    REQUIRE(bin != NULL);
+    char db[] = "/tmp/test_calib_ingest_cli_XXXXXX", cmd[4096];
+    int fd = mkstemp(db);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    close(fd);
+    unlink(db);
+    char *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s db ingest %s --gpu hgx-h100 --db %s --quiet 2>&1", bin, root, db);
+    CHECK(test_sh(cmd, &out) == 0);
+    CHECK_CONTAINS(out, "ingested 4 tables of h100_sxm");
+    free(out);
+    unlink(db);
+    snprintf(cmd, sizeof cmd, "%s db ingest %s --gpu h1OO-sxm --db %s 2>&1", bin, root, db);
+    CHECK(test_sh(cmd, &out) == 2);
+    CHECK_CONTAINS(out, "--gpu: unknown GPU 'h1OO-sxm' (did you mean 'h100-sxm'?)");
+    free(out);
+    CHECK(access(db, F_OK) != 0);
+    snprintf(cmd, sizeof cmd, "%s db ingest %s --gpu b200 --db %s 2>&1", bin, root, db);
+    CHECK(test_sh(cmd, &out) == 2);
+    CHECK_CONTAINS(out, "no folder for GPU b200");
+    free(out);
+    CHECK(access(db, F_OK) != 0);
+}
+
 static const test_case cases[] = {
     {"mapping_and_round_trip", test_mapping_and_round_trip},
     {"filters", test_filters},
     {"bad_tables", test_bad_tables},
     {"prices_by_engine", test_prices_by_engine},
+    {"cli_gpu_names", test_cli_gpu_names},
 };
 
 int main(int argc, char **argv)
