@@ -415,8 +415,47 @@ static int64_t find_tuple(const calib_series *s, const int32_t *want)
     return -1;
 }
 
-double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_table_status *status)
+/* What an in-grid interpolation used, kept per series in a memo so that
+ * the next query inside the same grid cell (decode attention: the mean
+ * context moves by about one token an iteration) re-weights the same
+ * corners instead of searching the grid again. */
+#define BRACKET_MAX_SPLIT 4
+typedef struct {
+    const calib_series *s;
+    int64_t q[CALIB_SHAPE_FIELDS];        /* the query it was made for */
+    int32_t nsplit;
+    int32_t split[BRACKET_MAX_SPLIT];     /* axis index of each split */
+    int32_t field[BRACKET_MAX_SPLIT];     /* its shape field */
+    int64_t lo_v[BRACKET_MAX_SPLIT], hi_v[BRACKET_MAX_SPLIT];
+    double lx_lo[BRACKET_MAX_SPLIT], lx_span[BRACKET_MAX_SPLIT];
+    double res[1 << BRACKET_MAX_SPLIT];   /* residual of each corner */
+    uint32_t measured;                    /* bit c: corner c was measured */
+} bracket;
+
+/* The interpolated answer at q from bracket b's corners with weights w_hi. */
+static double bracket_answer(const calib_series *s, const bracket *b, const double *w_hi, const calib_shape *sh)
 {
+    double acc = 0.0, wsum = 0.0;
+    for (int32_t corner = 0; corner < (1 << b->nsplit); corner++) {
+        if (!((b->measured >> corner) & 1)) continue;
+        double w = 1.0;
+        for (int32_t k = 0; k < b->nsplit; k++) w *= (corner >> k) & 1 ? w_hi[k] : 1.0 - w_hi[k];
+        if (w <= 0.0) continue;
+        acc += w * b->res[corner];
+        wsum += w;
+    }
+    double r = wsum > 0 ? acc / wsum : 0.0;
+    double mdl = calib_series_model(s, sh);
+    double t = (mdl > 0 ? mdl : s->floor_s) * (r != 0.0 ? exp(r) : 1.0);
+    return t > s->floor_s ? t : s->floor_s;
+}
+
+/* The lookup; when br is not NULL and the answer is an in-grid
+ * interpolation over at most BRACKET_MAX_SPLIT split axes, its corners are
+ * recorded there (br->s set; NULL otherwise). */
+static double lookup_full(const calib_series *s, const calib_shape *sh, calib_table_status *status, bracket *br)
+{
+    if (br) br->s = NULL;
     if (status) *status = CALIB_TABLE_NONE;
     if (!s || s->n == 0) return 0.0;
     int64_t q[CALIB_SHAPE_FIELDS], pin[CALIB_SHAPE_FIELDS];
@@ -467,6 +506,18 @@ double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_t
             return s->med[row]; /* exactly what was measured */
         }
     }
+    const int keep = br && out_d2 == 0.0 && nsplit <= BRACKET_MAX_SPLIT;
+    if (keep) {
+        memcpy(br->q, q, sizeof br->q);
+        br->nsplit = nsplit;
+        br->measured = 0;
+        for (int32_t b = 0; b < nsplit; b++) {
+            int32_t a = split[b];
+            br->split[b] = a, br->field[b] = s->ax[a];
+            br->lo_v[b] = s->raw[a][lo[a]], br->hi_v[b] = s->raw[a][hi[a]];
+            br->lx_lo[b] = s->lx[a][lo[a]], br->lx_span[b] = s->lx[a][hi[a]] - s->lx[a][lo[a]];
+        }
+    }
     double acc = 0.0, wsum = 0.0;
     for (int32_t corner = 0; corner < (1 << nsplit); corner++) {
         double w = 1.0;
@@ -476,18 +527,49 @@ double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_t
             tuple[a] = up ? hi[a] : lo[a];
             w *= up ? w_hi[a] : 1.0 - w_hi[a];
         }
-        if (w <= 0.0) continue;
-        int64_t row = find_tuple(s, tuple);
+        int64_t row = (w > 0.0 || keep) ? find_tuple(s, tuple) : -1;
         if (row < 0) continue;
+        if (keep) br->res[corner] = s->res[row], br->measured |= 1u << corner;
+        if (w <= 0.0) continue;
         acc += w * s->res[row];
         wsum += w;
     }
+    if (keep) br->s = s;
     double r = wsum > 0 ? acc / wsum : 0.0;
     if (out_d2 > 0) r *= fmax(0.0, 1.0 - sqrt(out_d2) / M_LN2); /* fades over a factor 2 */
     double mdl = calib_series_model(s, sh);
     double t = (mdl > 0 ? mdl : s->floor_s) * (r != 0.0 ? exp(r) : 1.0);
     if (status) *status = out_d2 > 0 ? CALIB_TABLE_FIT : CALIB_TABLE_INTERP;
     return t > s->floor_s ? t : s->floor_s;
+}
+
+double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_table_status *status)
+{
+    return lookup_full(s, sh, status, NULL);
+}
+
+/* The answer at sh from bracket b when sh lies in the same cell: every
+ * field the bracket did not split equal to its query's, every split one
+ * strictly inside its corners. 1 and *t set, else 0. */
+static int bracket_reuse(const bracket *b, const calib_shape *sh, double *t)
+{
+    const calib_series *s = b->s;
+    int64_t q[CALIB_SHAPE_FIELDS];
+    memcpy(q, sh, sizeof q);
+    uint32_t split_mask = 0;
+    double w_hi[BRACKET_MAX_SPLIT];
+    for (int32_t k = 0; k < b->nsplit; k++) {
+        int64_t v = q[b->field[k]];
+        if (!(v > b->lo_v[k] && v < b->hi_v[k])) return 0;
+        split_mask |= 1u << b->field[k];
+        w_hi[k] = v == b->q[b->field[k]] ? -1.0 : (log1p((double)v) - b->lx_lo[k]) / b->lx_span[k];
+    }
+    for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++)
+        if (!((split_mask >> f) & 1) && q[f] != b->q[f]) return 0;
+    for (int32_t k = 0; k < b->nsplit; k++)
+        if (w_hi[k] < 0) w_hi[k] = (log1p((double)q[b->field[k]]) - b->lx_lo[k]) / b->lx_span[k];
+    *t = bracket_answer(s, b, w_hi, sh);
+    return 1;
 }
 
 /* ---- memo ---------------------------------------------------------------- */
@@ -499,10 +581,14 @@ typedef struct {
     calib_table_status st;
 } memo_ent;
 
+/* Brackets kept per memo, direct-mapped by series. */
+#define MEMO_BRACKETS 64
+
 struct calib_memo {
     memo_ent *e;
     uint64_t mask;
-    uint64_t hits, misses;
+    uint64_t hits, misses, bracket_hits;
+    bracket br[MEMO_BRACKETS];
 };
 
 int calib_memo_create(int32_t slots_log2, calib_memo **out, sim_err *err)
@@ -533,6 +619,8 @@ void calib_memo_stats(const calib_memo *m, uint64_t *hits, uint64_t *misses)
     if (misses) *misses = m ? m->misses : 0;
 }
 
+uint64_t calib_memo_bracket_hits(const calib_memo *m) { return m ? m->bracket_hits : 0; }
+
 double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, calib_memo *m, calib_table_status *status)
 {
     if (!m || !s) return calib_series_lookup(s, sh, status);
@@ -559,7 +647,16 @@ double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, ca
     }
     m->misses++;
     calib_table_status st;
-    double t = calib_series_lookup(s, sh, &st);
+    double t;
+    /* A miss inside the grid cell of this series' last interpolation
+     * re-weights its corners. */
+    bracket *b = &m->br[((uintptr_t)s >> 4) % MEMO_BRACKETS];
+    if (b->s == s && bracket_reuse(b, sh, &t)) {
+        m->bracket_hits++;
+        st = CALIB_TABLE_INTERP;
+    } else {
+        t = lookup_full(s, sh, &st, b);
+    }
     e->s = s, e->sh = *sh, e->t = t, e->st = st; /* direct-mapped: a collision replaces */
     if (status) *status = st;
     return t;

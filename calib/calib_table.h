@@ -85,13 +85,19 @@ double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_t
 double calib_series_model(const calib_series *s, const calib_shape *sh);
 
 /* A memo of lookups: 2^slots_log2 direct-mapped entries allocated once,
- * never grown (a colliding shape replaces the entry). A memo belongs to one
- * thread (a cluster and its cost models are run by one thread); the tables
- * stay shared and read-only. */
+ * never grown (a colliding shape replaces the entry), and per series the
+ * grid cell of its last in-grid interpolation (its corners' residuals), so
+ * that a miss inside the same cell — decode attention's mean context moves
+ * by about a token an iteration — re-weights those corners instead of
+ * searching the grid (the same answer). A memo belongs to one thread (a
+ * cluster and its cost models are run by one thread); the tables stay
+ * shared and read-only. */
 typedef struct calib_memo calib_memo;
 int calib_memo_create(int32_t slots_log2, calib_memo **out, sim_err *err);
 void calib_memo_free(calib_memo *m);
 void calib_memo_stats(const calib_memo *m, uint64_t *hits, uint64_t *misses);
+/* Misses answered from a kept grid cell. */
+uint64_t calib_memo_bracket_hits(const calib_memo *m);
 /* calib_series_lookup through memo m (NULL = no memo); the same answer. */
 double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, calib_memo *m,
                                 calib_table_status *status);

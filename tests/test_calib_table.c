@@ -179,6 +179,19 @@ static void test_fit_and_lookup(void)
     calib_memo_stats(memo, &hits, &misses);
     CHECK(hits > 0 && misses > 0 && hits + misses == 3 * 29);
     calib_memo_free(memo);
+    /* A sweep inside one grid cell (m from 65 to 127 between the measured
+     * 64 and 128, n and k between grid points too, as decode attention's
+     * context moves an iteration at a time) is answered from the kept cell,
+     * bit for bit the full lookup's answer; leaving the cell searches again. */
+    CHECK(calib_memo_create(10, &memo, &e) == 0);
+    for (int64_t m = 65; m < 260; m++) {
+        calib_shape q = gemm(m, 3000, 1500);
+        calib_table_status s1, s2;
+        double a = calib_series_lookup_memo(s, &q, memo, &s1), b = calib_series_lookup(s, &q, &s2);
+        CHECK_MSG(a == b && s1 == s2, "m=%lld: memo %.17g vs %.17g", (long long)m, a, b);
+    }
+    CHECK(calib_memo_bracket_hits(memo) > 100);
+    calib_memo_free(memo);
     CHECK(calib_memo_create(2, &memo, &e) < 0);
     CHECK(calib_series_lookup(NULL, &tiny, &st) == 0 && st == CALIB_TABLE_NONE);
 done:
