@@ -111,6 +111,19 @@ typedef struct {
     int32_t listed_layers;
     uint8_t layer_mixer[MODEL_LAYERS_LISTED_MAX], layer_ffn[MODEL_LAYERS_LISTED_MAX];
     uint8_t layer_width[MODEL_LAYERS_LISTED_MAX];
+    /* Appended with DeepSeek-V4 (0 = absent). comp_attn: shared-KV MQA (one
+     * KV head of head_dim read as both K and V, queries through q_lora_rank,
+     * per-head sinks) with a sliding_window branch on every attention layer;
+     * sliding_layers of them have only that, csa_layers add compressed
+     * sparse attention (one KV entry per csa_ratio tokens, index_topk of
+     * them picked by the lightning indexer, index_* fields) and hca_layers
+     * heavily compressed attention (one entry per hca_ratio tokens, all
+     * attended). */
+    int32_t comp_attn;
+    int32_t csa_layers, hca_layers, csa_ratio, hca_ratio;
+    int32_t o_groups, o_lora_rank; /* grouped low-rank O: heads in o_groups groups, each to o_lora_rank, then mixed to hidden */
+    int32_t hc_mult;               /* hyper-connections: residual streams per token (0 = a plain residual) */
+    int32_t hash_layers;           /* the first MoE layers route by a token-id table instead of a top-k of the gate */
 } model_spec;
 
 /* Token mixer and FFN of one block. */

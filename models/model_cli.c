@@ -410,7 +410,7 @@ int model_cli_predict(int argc, char **argv)
         if (kv_ok) printf("KV capacity %lld tokens (90%% HBM, 2 GB reserve)\n", (long long)kv_tok);
         else printf("weights do not fit at 90%% HBM\n");
         if (model_cost_state_bytes_per_seq(c) > 0)
-            printf("        %.2f MB of recurrent state (linear attention, Mamba-2) per running sequence per GPU (beside the KV)\n",
+            printf("        %.2f MB of per-sequence state (linear attention, Mamba-2, sliding windows of compressed attention) per running sequence per GPU (beside the KV)\n",
                    model_cost_state_bytes_per_seq(c) / 1e6);
     }
     rc = 0;

@@ -75,6 +75,10 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
                                "only be replicated a whole number of times)",
                                m->name, tp, m->kv_heads);
     }
+    if (m->comp_attn && (l.dcp > 1 || l.sp > 1))
+        return sim_err_set(err, SIM_ENOTSUP, "%s: decode context parallelism (dcp=%d) and sequence parallelism "
+                           "(sp=%d) of DeepSeek-V4's compressed attention are not modelled by servesim", m->name, l.dcp,
+                           l.sp);
     if (m->linear_layers > 0 && (m->lin_v_heads % tp || (m->lin_k_heads % tp && tp % m->lin_k_heads)))
         return sim_err_set(err, SIM_EINVAL,
                            "%s: tp=%d must divide the %d linear-attention value heads and divide or be a multiple "
@@ -235,7 +239,13 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     c->kv_rep = c->mla ? tp : (l->tp > m->kv_heads ? tp / m->kv_heads : 1.0);
     c->kv_layer_r = c->mla ? ((double)m->kv_lora_rank + m->rope_dim) * c->kvb : 2.0 * c->kv_r * m->head_dim * c->kvb;
     /* DSA: every rank also keeps the indexer's fp8 key (fp32 scale per 128). */
-    if (m->index_topk > 0) c->kv_layer_r += m->index_head_dim * (1.0 + 4.0 / 128.0);
+    if (m->index_topk > 0 && !m->comp_attn) c->kv_layer_r += m->index_head_dim * (1.0 + 4.0 / 128.0);
+    /* DeepSeek-V4: the one K=V head's compressed entries (every rank holds
+     * them all), the mean over the compressed layers; the window-only
+     * layers count as sliding (bounded: their window is per-sequence state). */
+    if (m->comp_attn && m->csa_layers + m->hca_layers > 0)
+        c->kv_layer_r = (m->csa_layers * model_spec_csa_kv_bytes(m, c->kvb) +
+                         m->hca_layers * model_spec_hca_kv_bytes(m, c->kvb)) / (m->csa_layers + m->hca_layers);
     c->moe_tp = m->experts > 0 ? l->moe_tp : 1;
     c->experts_local = m->experts > 0 ? m->experts / l->ep : 0;
 
@@ -263,6 +273,18 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     else
         attn_r = 2.0 * h * c->heads_r * m->head_dim + 2.0 * h * c->kv_r * m->head_dim;
     if (m->attn_out_gate) attn_r += h * c->heads_r * m->head_dim;
+    /* DeepSeek-V4: heads (q_b, grouped O) split over TP, the rest whole on
+     * each rank; compressors and hyper-connections by their mean per
+     * attention layer. */
+    double win_state = 0;
+    if (m->comp_attn) {
+        const double La = model_spec_attention_layers(m);
+        attn_r = p.attn_replicated + (p.attn - p.attn_replicated) / tp +
+                 (m->csa_layers * p.comp_csa + m->hca_layers * p.comp_hca + m->layers * p.hc) / La;
+        win_state = (m->sliding_layers * model_spec_window_state_bytes(m, 0) +
+                     m->csa_layers * model_spec_window_state_bytes(m, 1) +
+                     m->hca_layers * model_spec_window_state_bytes(m, 2)) / La;
+    }
     /* Gated DeltaNet layers split their heads over TP; their state is per sequence. */
     const double lin_r = p.linear / tp, mamba_r = p.mamba / tp;
     const double state_r = model_spec_linear_state_bytes(m) / tp, mstate_r = model_spec_mamba_state_bytes(m) / tp;
@@ -284,6 +306,7 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
             w += mixer_r * c->wb_part[MODEL_PART_ATTN] +
                  h * 2.0 * ((mix != MODEL_MIX_NONE) + (ffn != MODEL_FFN_NONE));
             st += mix == MODEL_MIX_LINEAR ? state_r : mix == MODEL_MIX_MAMBA ? mstate_r : 0;
+            st += mix == MODEL_MIX_ATTN ? win_state : 0;
             c->stage_moe[s] += ffn == MODEL_FFN_MOE;
             if (ffn == MODEL_FFN_MOE)
                 w += (c->experts_local * expert_r + p.latent) * c->wb_part[MODEL_PART_EXPERT] +

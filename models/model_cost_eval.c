@@ -595,6 +595,145 @@ static void eval_dsa_indexer(cost_ctx *x, const cost_agg *a, double count)
     }
 }
 
+/* DeepSeek-V4's attention (comp_attn), all La attention layers: q through
+ * its low-rank pair, the one K=V head (written to the window cache), the
+ * compressors of the compressed layers (kv and gate projections, pooled
+ * into one entry per ratio tokens) and CSA's lightning indexer (its own
+ * compressor, index queries from the q latent, scores over the compressed
+ * keys, top index_topk), the attention of each layer kind over its window
+ * plus its compressed entries (CSA: the top-k picked, HCA: all), and the
+ * grouped low-rank O (each of o_groups head groups to o_lora_rank as one
+ * batched GEMM, then to hidden). No shared op table measures these
+ * kernels: the attention, pooling and indexer ops are roofline-priced (the
+ * GEMMs go through the GEMM op model like any other). Heads split over TP;
+ * the K=V head, compressors and indexer keys are whole on every rank. */
+static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const double T = a->T, h = m->hidden, hr = c->heads_r, hd = m->head_dim, La = c->n_full + c->n_sw;
+    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
+    const double kvb = c->kvb, ql = m->q_lora_rank;
+    const double n_csa = m->csa_layers, n_hca = m->hca_layers, n_swa = m->sliding_layers;
+    cost_op_desc g = cost_gemm(c, "q_a_proj", La, T, ql, h, wA, aA, pA);
+    cost_op(x, &g, 0);
+    cost_op_desc qn = elem(c, "q_a_norm", La, T, T * ql * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM, (int64_t)ceil(T),
+                           m->q_lora_rank);
+    cost_op(x, &qn, 0);
+    g = cost_gemm(c, "q_b_proj", La, T, hr * hd, ql, wA, aA, pA);
+    cost_op(x, &g, 0);
+    g = cost_gemm(c, "kv_proj", La, T, hd, h, wA, aA, pA);
+    cost_op(x, &g, 0);
+    /* q norm, RoPE on q and the K=V head, the window-cache write. */
+    cost_op_desc rope = elem(c, "qkv_norm_rope_write", La, T, T * (hr * hd + hd) * 2.0 * COST_ACT_BYTES + T * hd * kvb,
+                             -1, 0, 0);
+    cost_op(x, &rope, 0);
+    /* Compressors: CSA's two overlapping series (2·head_dim each of kv and
+     * gate), HCA's one; pooling reads them and writes an entry per ratio. */
+    static const char *const proj_names[2] = {"csa_compress_proj", "hca_compress_proj"};
+    static const char *const pool_names[2] = {"csa_compress_pool", "hca_compress_pool"};
+    const double n_k[2] = {n_csa, n_hca}, ratio[2] = {m->csa_ratio, m->hca_ratio};
+    const double width[2] = {4.0 * hd, 2.0 * hd};
+    for (int k = 0; k < 2; k++) {
+        if (!(n_k[k] > 0) || !(ratio[k] > 0)) continue;
+        g = cost_gemm(c, proj_names[k], n_k[k], T, width[k], h, wA, aA, pA);
+        cost_op(x, &g, 0);
+        cost_op_desc pool = elem(c, pool_names[k], n_k[k], T,
+                                 T * width[k] * COST_ACT_BYTES + T / ratio[k] * hd * kvb, -1, 0, 0);
+        cost_op(x, &pool, 0);
+    }
+    /* CSA's lightning indexer: index heads over TP. */
+    const double ih = m->index_heads / c->l.tp >= 1 ? m->index_heads / (double)c->l.tp : 1, id = m->index_head_dim;
+    const double ikey = id * (1.0 + 4.0 / 128.0);
+    if (n_csa > 0 && m->index_topk > 0) {
+        const double r = m->csa_ratio;
+        g = cost_gemm(c, "csa_index_compress_proj", n_csa, T, 4.0 * id + m->index_heads, h, wA, aA, pA);
+        cost_op(x, &g, 0);
+        cost_op_desc pool = elem(c, "csa_index_pool", n_csa, T, T * 4.0 * id * COST_ACT_BYTES + T / r * ikey, -1, 0,
+                                 0);
+        cost_op(x, &pool, 0);
+        g = cost_gemm(c, "csa_index_q", n_csa, T, ih * id, ql, wA, aA, pA);
+        cost_op(x, &g, 0);
+        const double peak8 = (c->g.flops_fp8 > 0 ? c->g.flops_fp8 : c->g.flops_bf16) * c->g.eff_attn;
+        for (int dec = 0; dec < 2; dec++) {
+            double rows = dec ? a->nd : a->Tp, keys = (dec ? a->ctx : a->pairs) / r, kv = (dec ? a->ctx : a->kvpf) / r;
+            if (!(rows > 0)) continue;
+            cost_op_desc d = roof_desc(c, dec ? "csa_indexer_decode" : "csa_indexer_prefill", MODEL_OPC_ATTN, n_csa,
+                                       rows, keys * ih * id * 2.0, kv * ikey + rows * ih * id + keys * 4.0, peak8, 1);
+            cost_op(x, &d, 0);
+            cost_op_desc tk = elem(c, dec ? "csa_topk_decode" : "csa_topk_prefill", n_csa, rows,
+                                   keys * 4.0 + rows * m->index_topk * 4.0, -1, (int64_t)ceil(rows), m->index_topk);
+            cost_op(x, &tk, 0);
+        }
+    }
+    /* Attention per layer kind: the window's keys plus the compressed
+     * entries (CSA at most index_topk per query). Shared K=V: one read
+     * serves both products (4·head_dim FLOPs per head and key). */
+    static const char *const pre_names[3] = {"attn_prefill_sw", "attn_prefill_csa", "attn_prefill_hca"};
+    static const char *const dec_names[3] = {"attn_decode_sw", "attn_decode_csa", "attn_decode_hca"};
+    const double n_kind[3] = {n_swa, n_csa, n_hca}, r_kind[3] = {0, m->csa_ratio, m->hca_ratio};
+    for (int k = 0; k < 3; k++) {
+        if (!(n_kind[k] > 0)) continue;
+        const double r = r_kind[k], topk = k == 1 && m->index_topk > 0 ? m->index_topk : INFINITY;
+        if (a->Tp > 0) {
+            double comp = r > 0 ? fmin(a->pairs / r, a->Tp * topk) : 0, comp_kv = r > 0 ? fmin(a->kvpf / r, a->Tp * topk) : 0;
+            double keys = a->pairs_sw + comp;
+            cost_op_desc d = roof_desc(c, pre_names[k], MODEL_OPC_ATTN, n_kind[k], a->Tp, keys * 4.0 * hr * hd,
+                                       (a->kvpf_sw + comp_kv) * hd * kvb + a->Tp * hr * 2.0 * hd * COST_ACT_BYTES,
+                                       c->peak_attn, 1);
+            cost_op(x, &d, 0);
+        }
+        if (a->nd > 0) {
+            double comp = r > 0 ? fmin(a->ctx / r, a->nd * topk) : 0, keys = a->ctx_sw + comp;
+            cost_op_desc d = roof_desc(c, dec_names[k], MODEL_OPC_ATTN, n_kind[k], a->nd, keys * 4.0 * hr * hd,
+                                       keys * hd * kvb + a->nd * hr * 2.0 * hd * COST_ACT_BYTES, c->peak_attn, 1);
+            cost_op(x, &d, 0);
+        }
+    }
+    if (aA < COST_ACT_BYTES) {
+        cost_op_desc q = elem(c, "o_quant", La, T, T * hr * hd * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
+                              (int64_t)ceil(T), (int64_t)(hr * hd));
+        cost_op(x, &q, 0);
+    }
+    if (m->o_groups > 0) {
+        /* The groups this rank's heads fill, each (heads/groups)·head_dim → o_lora_rank. */
+        const double gr = m->o_groups * hr / m->heads, per = hd * m->heads / m->o_groups;
+        g = cost_gemm(c, "o_a_proj_grouped", La, T, gr * m->o_lora_rank, per, wA, aA, pA);
+        cost_op(x, &g, 0);
+        g = cost_gemm(c, "o_b_proj", La, T, h, gr * m->o_lora_rank, wA, aA, pA);
+        cost_op(x, &g, 0);
+    } else {
+        g = cost_gemm(c, "o_proj", La, T, h, hr * hd, wA, aA, pA);
+        cost_op(x, &g, 0);
+    }
+}
+
+/* Hyper-connections (hc_mult = n streams of hidden per token): before each
+ * attention and MoE block the n streams are normed and projected to the
+ * (2+n)·n mixing weights (fp32), Sinkhorn-normalised and collapsed to the
+ * block's input; after it the output is expanded back and added to the
+ * mixed streams; the last layer's streams collapse once before the head.
+ * Each token's streams are on every TP rank. Roofline (fused kernels in the
+ * engines, no table measures them). */
+static void eval_hyper_connections(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    if (m->hc_mult <= 0 || !(a->T > 0)) return;
+    const double n = m->hc_mult, h = m->hidden, T = c->l.tp_sp ? a->T / c->l.tp : a->T, blocks = 2.0 * c->n_layers;
+    const double mix = (2.0 + n) * n;
+    const double peak = c->g.flops_fp32 > 0 ? c->g.flops_fp32 * c->g.eff_gemm : c->peak_bf16;
+    cost_op_desc pre = roof_desc(c, "hc_pre", MODEL_OPC_OTHER, blocks, T, 2.0 * T * n * h * mix,
+                                 T * n * h * COST_ACT_BYTES + T * h * COST_ACT_BYTES + mix * n * h * 4.0 + T * mix * 4.0,
+                                 peak, 2);
+    cost_op(x, &pre, 0);
+    cost_op_desc post = elem(c, "hc_post", blocks, T, T * (2.0 * n * h + h) * COST_ACT_BYTES + T * mix * 4.0, -1, 0, 0);
+    cost_op(x, &post, 0);
+    cost_op_desc head = roof_desc(c, "hc_head", MODEL_OPC_OTHER, 1, a->sampled, 2.0 * a->sampled * n * h * n,
+                                  a->sampled * (n + 1.0) * h * COST_ACT_BYTES + n * n * h * 4.0, peak, 1);
+    cost_op(x, &head, 0);
+}
+
 /* One pass over all layers for aggregates a. */
 static void eval_layers(cost_ctx *x, const cost_agg *a)
 {
@@ -624,7 +763,9 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     tp_gather(x, "tp_all_gather", Lmix, T, c->mla ? 0 : (hr + 2.0 * c->kv_r) * c->hd, c->mla ? 0 : h);
     /* QKV projections. */
     cost_op_desc qkv0;
-    if (!c->mla) {
+    if (m->comp_attn) {
+        eval_v4_attention(x, a);
+    } else if (!c->mla) {
         /* With an output gate (Qwen3.5) q_proj also yields the gate. */
         const double qh = m->attn_out_gate ? 2.0 * hr : hr;
         qkv0 = cost_gemm(c, "qkv_proj", La, T, (qh + 2.0 * c->kv_r) * c->hd, h, wA, aA, pA);
@@ -649,26 +790,29 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
                                 (int64_t)ceil(T), m->kv_lora_rank);
         cost_op(x, &kvn, 0);
     }
-    double kdim = c->mla ? (double)m->rope_dim : c->kv_r * c->hd;
-    cost_op_desc rope = elem(c, "rope_kv_write", La, T,
-                             T * (hr * qdim + kdim) * 2.0 * COST_ACT_BYTES + T * c->kv_layer_r / l->dcp, -1, 0, 0);
-    cost_op(x, &rope, 0);
-    if (m->index_topk > 0) {
-        eval_dsa_indexer(x, a, c->n_full);
-        eval_attention(x, a, c->n_full, ATTN_SPARSE);
-    } else {
-        eval_attention(x, a, c->n_full, ATTN_FULL);
+    if (!m->comp_attn) {
+        double kdim = c->mla ? (double)m->rope_dim : c->kv_r * c->hd;
+        cost_op_desc rope = elem(c, "rope_kv_write", La, T,
+                                 T * (hr * qdim + kdim) * 2.0 * COST_ACT_BYTES + T * c->kv_layer_r / l->dcp, -1, 0, 0);
+        cost_op(x, &rope, 0);
+        if (m->index_topk > 0) {
+            eval_dsa_indexer(x, a, c->n_full);
+            eval_attention(x, a, c->n_full, ATTN_SPARSE);
+        } else {
+            eval_attention(x, a, c->n_full, ATTN_FULL);
+        }
+        eval_attention(x, a, c->n_sw, ATTN_SLIDING);
+        if (q_acts) {
+            /* Attention writes bf16; the fp8/fp4 O projection needs its own
+             * quantisation kernel (norm and SiLU·mul fuse theirs). */
+            cost_op_desc q = elem(c, "o_quant", La, T, T * hr * vdim * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
+                                  (int64_t)ceil(T), (int64_t)(hr * vdim));
+            cost_op(x, &q, 0);
+        }
+        cost_op_desc o = cost_gemm(c, "o_proj", La, T, h, hr * vdim, wA, aA, pA);
+        cost_op(x, &o, 0);
     }
-    eval_attention(x, a, c->n_sw, ATTN_SLIDING);
-    if (q_acts) {
-        /* Attention writes bf16; the fp8/fp4 O projection needs its own
-         * quantisation kernel (norm and SiLU·mul fuse theirs). */
-        cost_op_desc q = elem(c, "o_quant", La, T, T * hr * vdim * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
-                              (int64_t)ceil(T), (int64_t)(hr * vdim));
-        cost_op(x, &q, 0);
-    }
-    cost_op_desc o = cost_gemm(c, "o_proj", La, T, h, hr * vdim, wA, aA, pA);
-    cost_op(x, &o, 0);
+    eval_hyper_connections(x, a);
     eval_gdn(x, a, c->n_lin);
     eval_mamba(x, a, c->n_mamba);
     /* Blocks with a mixer and no FFN reduce their mixer's output alone. */
@@ -759,7 +903,8 @@ static void eval_pp_sends(cost_ctx *x, const cost_agg *a, double *local_s, doubl
         if (hop_remote(c, s)) remote++;
         else local++;
     }
-    double bytes = 2.0 * a->T * c->m.hidden * COST_ACT_BYTES;
+    /* Hidden state and residual, or the hyper-connection streams. */
+    double bytes = (c->m.hc_mult > 0 ? c->m.hc_mult : 2.0) * a->T * c->m.hidden * COST_ACT_BYTES;
     double tl = cost_comm(x, "pp_send", local, MODEL_COLL_SEND_RECV, 2, 1, bytes, 0);
     double tr = cost_comm(x, "pp_send", remote, MODEL_COLL_SEND_RECV, 2, c->net.gpus_per_node, bytes, 0);
     if (local > 0) *local_s = tl / local;

@@ -3,6 +3,7 @@
 
 #include "model_hf_blocks.h"
 #include "model_hf_quant.h"
+#include "model_quant.h"
 #include "model_spec.h"
 
 #include <errno.h>
@@ -108,6 +109,81 @@ static int hf_layer_types(json_t *root, const char *origin, int32_t layers, cons
     return 1;
 }
 
+/* DeepSeek-V4's attention and residual (config keys of deepseek_v4):
+ * compress_ratios gives each layer's KV compression (0: the sliding window
+ * only; the smaller ratio: compressed sparse attention with the lightning
+ * indexer; the larger: heavily compressed attention), with one more entry
+ * for the multi-token-prediction layer; o_groups/o_lora_rank the grouped
+ * output projection; hc_mult the hyper-connection streams; num_hash_layers
+ * the hash-routed MoE layers. 0 when the config has no compress_ratios. */
+static int hf_deepseek_v4(json_t *root, const char *origin, model_spec *m, sim_err *err)
+{
+    json_t *cr = json_object_get(root, "compress_ratios");
+    int rc;
+    if (!cr) return 0;
+    if (!json_is_array(cr))
+        return sim_err_set(err, SIM_EINVAL, "%s: key 'compress_ratios' must be a list of one ratio per layer", origin);
+    size_t n = json_array_size(cr);
+    if (n != (size_t)m->layers && n != (size_t)m->layers + 1)
+        return sim_err_set(err, SIM_EINVAL, "%s: key 'compress_ratios' has %zu entries for %d layers (expected %d, "
+                           "or one more for the MTP layer)", origin, n, m->layers, m->layers);
+    if (m->sliding_window <= 0)
+        return sim_err_set(err, SIM_EINVAL, "%s: key 'compress_ratios' needs 'sliding_window' (every layer attends to "
+                           "its window)", origin);
+    int32_t lo = 0, hi = 0;
+    for (int32_t i = 0; i < m->layers; i++) {
+        json_t *v = json_array_get(cr, (size_t)i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1 << 20)
+            return sim_err_set(err, SIM_EINVAL, "%s: key 'compress_ratios[%d]' must be a ratio >= 0 (0 = sliding "
+                               "window only)", origin, i);
+        int32_t r = (int32_t)json_integer_value(v);
+        if (r == 0 || r == lo || r == hi) continue;
+        if (r == 1)
+            return sim_err_set(err, SIM_EINVAL, "%s: key 'compress_ratios[%d]' = 1 compresses nothing (expected 0 or "
+                               ">= 2)", origin, i);
+        if (!lo) lo = r;
+        else if (!hi) hi = r;
+        else
+            return sim_err_set(err, SIM_ENOTSUP, "%s: key 'compress_ratios[%d]' = %d: a third compression ratio (after "
+                               "%d and %d) is not modelled by servesim", origin, i, r, lo, hi);
+    }
+    if (lo && hi && lo > hi) {
+        int32_t t = lo;
+        lo = hi, hi = t;
+    }
+    if (lo && !hi && m->index_topk <= 0) hi = lo, lo = 0; /* one ratio and no indexer: heavily compressed only */
+    m->comp_attn = 1;
+    m->csa_ratio = lo, m->hca_ratio = hi;
+    m->csa_layers = m->hca_layers = m->sliding_layers = 0;
+    for (int32_t i = 0; i < m->layers; i++) {
+        int32_t r = (int32_t)json_integer_value(json_array_get(cr, (size_t)i));
+        m->csa_layers += r && r == lo;
+        m->hca_layers += r && r == hi;
+        m->sliding_layers += r == 0;
+    }
+    if (m->csa_layers > 0 && m->index_topk <= 0)
+        return sim_err_set(err, SIM_EINVAL, "%s: compressed sparse layers (compress_ratios %d) need the lightning "
+                           "indexer's 'index_topk', 'index_n_heads', 'index_head_dim'", origin, lo);
+    if ((rc = hf_pos(root, origin, "q_lora_rank", &m->q_lora_rank, err)) < 0) return rc;
+    if ((rc = hf_int(root, origin, "qk_rope_head_dim", 0, &m->rope_dim, err)) < 0) return rc;
+    if ((rc = hf_int(root, origin, "o_groups", 0, &m->o_groups, err)) < 0) return rc;
+    if (m->o_groups > 0) {
+        if ((rc = hf_pos(root, origin, "o_lora_rank", &m->o_lora_rank, err)) < 0) return rc;
+        if (m->heads % m->o_groups)
+            return sim_err_set(err, SIM_EINVAL, "%s: key 'o_groups' = %d does not divide 'num_attention_heads' = %d",
+                               origin, m->o_groups, m->heads);
+    }
+    if ((rc = hf_int(root, origin, "hc_mult", 0, &m->hc_mult, err)) < 0) return rc;
+    if (m->hc_mult == 1) m->hc_mult = 0; /* one stream is a plain residual */
+    if (m->hc_mult > 64)
+        return sim_err_set(err, SIM_EINVAL, "%s: key 'hc_mult' = %d residual streams (at most 64)", origin, m->hc_mult);
+    if ((rc = hf_int(root, origin, "num_hash_layers", 0, &m->hash_layers, err)) < 0) return rc;
+    if (m->hash_layers > m->moe_layers)
+        return sim_err_set(err, SIM_EINVAL, "%s: key 'num_hash_layers' = %d exceeds the %d MoE layers", origin,
+                           m->hash_layers, m->moe_layers);
+    return 1;
+}
+
 static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err)
 {
     int rc;
@@ -115,20 +191,6 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
     /* Multimodal wrappers keep the language model under text_config. */
     root = hf_text_root(root);
 
-    /* Architectures whose layers servesim does not model: refuse rather
-     * than price something else. */
-    static const struct {
-        const char *key, *what;
-    } unmodelled[] = {
-        {"compress_ratios", "DeepSeek-V4's attention: per-layer KV compression (compress_ratios 4 with the lightning "
-                            "indexer's top-k, 128 attended whole, 0 sliding window only), the grouped low-rank output "
-                            "projection (o_groups, o_lora_rank), hyper-connections (hc_mult) and hash-routed MoE "
-                            "layers (num_hash_layers)"},
-    };
-    for (size_t k = 0; k < sizeof unmodelled / sizeof unmodelled[0]; k++)
-        if (json_object_get(root, unmodelled[k].key))
-            return sim_err_set(err, SIM_ENOTSUP, "%s: %s (key '%s') is not modelled by servesim yet", origin,
-                               unmodelled[k].what, unmodelled[k].key);
     /* Nemotron-H may give its depth only by the length of its block list. */
     int listed_depth = json_object_get(root, "layers_block_type") || json_object_get(root, "hybrid_override_pattern");
     if ((rc = hf_int(root, origin, "num_hidden_layers", !listed_depth, &m->layers, err)) < 0) return rc;
@@ -154,7 +216,10 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         return sim_err_set(err, SIM_EINVAL, "%s: key 'head_dim' missing and 'hidden_size' = %d is not a multiple "
                            "of 'num_attention_heads' = %d", origin, m->hidden, m->heads);
     if ((rc = hf_int(root, origin, "intermediate_size", 0, &m->intermediate, err)) < 0) return rc;
-    /* MiniMax-M3 sizes its leading dense layers apart from the experts. */
+    /* MiniMax-M3 sizes its leading dense layers apart from the experts:
+     * intermediate_size is then the experts' width (the NVFP4 export gives
+     * no moe_intermediate_size, only this). */
+    const int32_t plain_inter = m->intermediate;
     if ((rc = hf_int(root, origin, "dense_intermediate_size", 0, &m->intermediate, err)) < 0) return rc;
 
     /* Per-layer kinds (Nemotron-H, Nemotron-NAS, Kimi linear attention). */
@@ -175,7 +240,7 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
     if ((rc = hf_int_any(root, origin, k_experts, 0, &m->experts, err)) < 0) return rc;
     if (m->experts > 0) {
         if ((rc = hf_int_any(root, origin, k_topk, 1, &m->top_k, err)) < 0) return rc;
-        m->expert_intermediate = m->intermediate; /* Mixtral, gpt-oss */
+        m->expert_intermediate = plain_inter; /* Mixtral, gpt-oss, MiniMax-M3 */
         if ((rc = hf_int(root, origin, "moe_intermediate_size", 0, &m->expert_intermediate, err)) < 0) return rc;
         if ((rc = hf_int_any(root, origin, k_shared, 0, &m->shared_experts, err)) < 0) return rc;
         /* Qwen-MoE and MiniMax give the shared expert block by its width. */
@@ -315,6 +380,7 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         if (rc == 1 && m->sliding_layers == 0) m->sliding_window = 0;
         if (rc == 0) m->sliding_layers = m->layers;
     }
+    if ((rc = hf_deepseek_v4(root, origin, m, err)) < 0) return rc;
     return model_spec_derive(m, origin, err);
 }
 
@@ -361,6 +427,14 @@ static int hf_build(json_t *root, json_t *modelopt, const char *origin, model_sp
     json_t *qcfg = json_object_get(text, "quantization_config");
     if (!qcfg) qcfg = json_object_get(root, "quantization_config");
     if ((rc = model_hf_quant_apply(qcfg, modelopt, origin, m, err))) return rc;
+    /* DeepSeek-V4 ships its routed experts in FP4 (e2m1, ue8m0 scale per 32:
+     * MXFP4) beside FP8 blocks elsewhere; a ModelOpt export names its own. */
+    const char *edt = json_string_value(json_object_get(text, "expert_dtype"));
+    if (edt && !strcmp(edt, "fp4") && m->experts > 0 && m->wdtype_expert != MODEL_DTYPE_NVFP4 &&
+        m->wdtype_expert != MODEL_DTYPE_MXFP4) {
+        m->wdtype_expert = MODEL_DTYPE_MXFP4;
+        model_spec_note(m, "routed experts in FP4 (expert_dtype fp4: e2m1 with a ue8m0 scale per 32, as mxfp4)");
+    }
     hf_notes(root, text, m);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* model_hf — loads a model architecture from a Hugging Face config.json.
  *
  * Reads the keys of Llama/Mistral/Qwen2/Qwen3 (dense), Mixtral, Qwen2/3-MoE,
- * DeepSeek-V2/V3 (MLA + shared experts) and gpt-oss configs with jansson,
+ * DeepSeek-V2/V3 (MLA + shared experts), DeepSeek-V4 (compressed attention,
+ * grouped low-rank O, hyper-connections, hash-routed MoE) and gpt-oss configs with jansson,
  * choosing by the keys present rather than by model_type so close relatives
  * load too, then derives params via model_spec_derive(). The model name is
  * the folder holding config.json, or the file's stem for other names.

@@ -81,8 +81,25 @@ json_t *model_show_json(const model_spec *m)
     json_object_set_new(l, "linear_attention", json_integer(m->linear_layers));
     json_object_set_new(l, "mamba2", json_integer(m->mamba_layers));
     json_object_set_new(l, "no_mixer", json_integer(m->mixerless_layers));
-    json_object_set_new(l, "sparse_attention", json_integer(m->index_topk > 0 ? attn : 0));
+    json_object_set_new(l, "sparse_attention", json_integer(m->index_topk > 0 && !m->comp_attn ? attn : 0));
+    json_object_set_new(l, "compressed_sparse_attention", json_integer(m->csa_layers));
+    json_object_set_new(l, "heavily_compressed_attention", json_integer(m->hca_layers));
+    json_object_set_new(l, "hash_moe", json_integer(m->hash_layers));
     json_object_set_new(o, "layers", l);
+    if (m->comp_attn) {
+        /* DeepSeek-V4's attention, output projection and residual. */
+        json_t *v = json_object();
+        json_object_set_new(v, "q_lora_rank", json_integer(m->q_lora_rank));
+        json_object_set_new(v, "sliding_window", json_integer(m->sliding_window));
+        json_object_set_new(v, "csa_ratio", json_integer(m->csa_ratio));
+        json_object_set_new(v, "hca_ratio", json_integer(m->hca_ratio));
+        json_object_set_new(v, "csa_kv_bytes_per_token", json_real(model_spec_csa_kv_bytes(m, 2.0)));
+        json_object_set_new(v, "hca_kv_bytes_per_token", json_real(model_spec_hca_kv_bytes(m, 2.0)));
+        json_object_set_new(v, "o_groups", json_integer(m->o_groups));
+        json_object_set_new(v, "o_lora_rank", json_integer(m->o_lora_rank));
+        json_object_set_new(o, "compressed_attention", v);
+    }
+    json_object_set_new(o, "hyper_connections", json_integer(m->hc_mult));
     json_object_set_new(o, "state_bytes_per_seq", json_real(model_spec_state_bytes_per_seq(m)));
     if (m->mamba_layers > 0) {
         json_t *g = json_object();
@@ -167,9 +184,17 @@ void model_show_text(const model_spec *m, FILE *o)
         if (m->ffnless_layers > 0) fprintf(o, " + %d without FFN", m->ffnless_layers);
         fprintf(o, ";");
     }
-    fprintf(o, " %d full attention", full);
-    if (m->index_topk > 0) fprintf(o, " (DeepSeek sparse: top-%d keys per query)", m->index_topk);
-    if (m->sliding_layers > 0) fprintf(o, " + %d sliding window (%d tokens)", m->sliding_layers, m->sliding_window);
+    if (m->comp_attn) {
+        /* DeepSeek-V4: every layer attends its window; most add compressed KV. */
+        fprintf(o, " %d compressed sparse (1 KV entry per %d tokens, top-%d by the indexer) + %d heavily compressed "
+                   "(1 per %d tokens)", m->csa_layers, m->csa_ratio, m->index_topk, m->hca_layers, m->hca_ratio);
+        if (m->sliding_layers > 0) fprintf(o, " + %d sliding window only", m->sliding_layers);
+        fprintf(o, "; every layer also attends its last %d tokens", m->sliding_window);
+    } else {
+        fprintf(o, " %d full attention", full);
+        if (m->index_topk > 0) fprintf(o, " (DeepSeek sparse: top-%d keys per query)", m->index_topk);
+        if (m->sliding_layers > 0) fprintf(o, " + %d sliding window (%d tokens)", m->sliding_layers, m->sliding_window);
+    }
     if (m->linear_layers > 0)
         fprintf(o, " + %d %s (linear)", m->linear_layers, m->lin_kda ? "Kimi Delta Attention" : "Gated DeltaNet");
     if (m->mamba_layers > 0) fprintf(o, " + %d Mamba-2", m->mamba_layers);
@@ -178,10 +203,19 @@ void model_show_text(const model_spec *m, FILE *o)
     if (m->kv_lora_rank > 0)
         fprintf(o, "  attention     MLA: %d heads, q_lora_rank %d, kv_lora_rank %d, rope %d, nope %d, v %d\n", m->heads,
                 m->q_lora_rank, m->kv_lora_rank, m->rope_dim, m->nope_dim, m->v_head_dim);
+    else if (m->comp_attn)
+        fprintf(o, "  attention     shared-KV MQA (K = V): %d heads, head_dim %d (rope %d), q_lora_rank %d\n", m->heads,
+                m->head_dim, m->rope_dim, m->q_lora_rank);
     else
         fprintf(o, "  attention     %s: %d heads, %d KV heads, head_dim %d\n",
                 m->kv_heads == m->heads ? "MHA" : m->kv_heads == 1 ? "MQA" : "GQA", m->heads, m->kv_heads,
                 m->head_dim);
+    if (m->o_groups > 0)
+        fprintf(o, "  output proj   grouped low-rank: %d groups of %d heads, each to %d, then %d -> %d\n", m->o_groups,
+                m->heads / m->o_groups, m->o_lora_rank, m->o_groups * m->o_lora_rank, m->hidden);
+    if (m->hc_mult > 0)
+        fprintf(o, "  residual      hyper-connections: %d streams of %d per token, mixed before and after each "
+                   "attention and MoE block\n", m->hc_mult, m->hidden);
     if (m->attn_sinks || m->attn_out_gate)
         fprintf(o, "                %s%s%s\n", m->attn_sinks ? "attention sinks (per-head logits)" : "",
                 m->attn_sinks && m->attn_out_gate ? ", " : "", m->attn_out_gate ? "gated attention output" : "");
@@ -211,6 +245,8 @@ void model_show_text(const model_spec *m, FILE *o)
         fprintf(o, "  experts       %d routed, top-%d, intermediate %d; %d shared%s", m->experts, m->top_k,
                 m->expert_intermediate, m->shared_experts, act);
         if (m->moe_latent > 0) fprintf(o, "; routed in latent %d", m->moe_latent);
+        if (m->hash_layers > 0)
+            fprintf(o, "; first %d MoE layers hash-routed (a token-id table picks the experts)", m->hash_layers);
         fprintf(o, "\n");
     }
     fprintf(o, "  params        %.2f B total, %.2f B active per token\n", m->params / 1e9, m->active_params / 1e9);
@@ -229,6 +265,9 @@ void model_show_text(const model_spec *m, FILE *o)
     double kv = model_spec_kv_bytes_per_token(m, 2.0);
     fprintf(o, "  KV cache      %.1f KB per token in bf16", kv / 1e3);
     if (m->index_topk > 0) fprintf(o, " (indexer keys included)");
+    if (m->comp_attn)
+        fprintf(o, ": %.0f B per compressed-sparse layer, %.0f B per heavily compressed one", model_spec_csa_kv_bytes(m, 2.0),
+                model_spec_hca_kv_bytes(m, 2.0));
     fprintf(o, "\n");
     double st = model_spec_state_bytes_per_seq(m);
     if (st > 0) {
@@ -240,6 +279,9 @@ void model_show_text(const model_spec *m, FILE *o)
         if (m->mamba_layers > 0)
             fprintf(o, "Mamba-2 conv bf16 + SSM %s: %.2f MB/layer", m->mamba_state_bytes == 4 ? "fp32" : "bf16",
                     model_spec_mamba_state_bytes(m) / 1e6);
+        if (m->comp_attn)
+            fprintf(o, "%ssliding-window K=V and pending compressor tokens, bf16", m->linear_layers + m->mamba_layers ?
+                    "; " : "");
         fprintf(o, ")\n");
     }
     const char *p = m->notes;

@@ -33,17 +33,44 @@ void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
         p->attn = q + kv_a + kv_b + o;
         /* vLLM keeps the down-projections (q_a, kv_a) replicated under TP. */
         p->attn_replicated = (m->q_lora_rank > 0 ? h * m->q_lora_rank + m->q_lora_rank : 0) + kv_a;
+    } else if (m->comp_attn) {
+        /* DeepSeek-V4: q_a (+ norm) and q_b, one K=V head (+ norm), the
+         * grouped O (each group's heads to o_lora_rank, then all groups to
+         * hidden; a plain O without o_groups), one sink per head. */
+        double hd = m->head_dim, qkv = h * m->q_lora_rank + m->q_lora_rank + (double)m->q_lora_rank * m->heads * hd +
+                                      h * hd + hd;
+        double o = m->o_groups > 0 ? (double)m->heads * hd * m->o_lora_rank + (double)m->o_groups * m->o_lora_rank * h
+                                   : (double)m->heads * hd * h;
+        p->attn = qkv + o + m->heads;
+        /* The K=V head and the low-rank down-projection are whole on every TP rank. */
+        p->attn_replicated = h * m->q_lora_rank + m->q_lora_rank + h * hd + hd;
     } else {
         double hd = m->head_dim;
         p->attn = h * m->heads * hd + 2.0 * h * m->kv_heads * hd + (double)m->heads * hd * h;
         p->attn_replicated = 0;
     }
+    p->comp_csa = p->comp_hca = p->hc = p->hc_head = 0;
+    if (m->comp_attn) {
+        const double hd = m->head_dim, ihd = m->index_head_dim;
+        /* Compressor: kv and gate projections with a position bias per slot
+         * and a norm; CSA's windows overlap, so it projects two series. */
+        p->comp_hca = m->hca_ratio > 0 ? 2.0 * h * hd + (double)m->hca_ratio * hd + hd : 0;
+        p->indexer = m->csa_layers > 0 ? 2.0 * h * 2.0 * ihd + (double)m->csa_ratio * 2.0 * ihd + ihd +
+                                             (double)m->q_lora_rank * m->index_heads * ihd + h * m->index_heads
+                                       : 0;
+        p->comp_csa = m->csa_layers > 0 ? 2.0 * h * 2.0 * hd + (double)m->csa_ratio * 2.0 * hd + hd + p->indexer : 0;
+        /* Each mapping projects the n·hidden streams to n pre, n post and
+         * n×n mixing weights (+ bias, 3 scales); the head to n weights. */
+        const double n = m->hc_mult;
+        p->hc = n > 0 ? 2.0 * ((2.0 + n) * n * n * h + (2.0 + n) * n + 3.0) : 0;
+        p->hc_head = n > 0 ? n * n * h + n + 1.0 : 0;
+    }
     /* Output gate: a second q-sized projection (Qwen3.5 full attention), or
      * the size of the attention output (Kimi's gated MLA). */
     if (m->attn_out_gate) p->attn += h * m->heads * (double)(m->kv_lora_rank > 0 ? m->v_head_dim : m->head_dim);
     /* DSA indexer: q from the q latent (or hidden), one shared key, head weights. */
-    p->indexer = 0;
-    if (m->index_topk > 0) {
+    if (!m->comp_attn) p->indexer = 0;
+    if (m->index_topk > 0 && !m->comp_attn) {
         double qin = m->q_lora_rank > 0 ? m->q_lora_rank : h;
         p->indexer = qin * m->index_heads * (double)m->index_head_dim + h * m->index_head_dim +
                      2.0 * m->index_head_dim + h * m->index_heads;
@@ -177,7 +204,7 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
     }
     if (m->moe_layers + m->ffnless_layers < m->layers && m->n_ffn_widths == 0) NEED_POS(intermediate);
 
-    if (m->sliding_window > 0 && m->sliding_layers == 0) m->sliding_layers = m->layers;
+    if (m->sliding_window > 0 && m->sliding_layers == 0 && !m->comp_attn) m->sliding_layers = m->layers;
     if (m->sliding_layers > m->layers)
         return sim_err_set(err, SIM_EINVAL, "%s: model '%s': sliding_layers %d exceeds layers %d",
                            origin, m->name, m->sliding_layers, m->layers);
@@ -257,6 +284,30 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
         NEED_POS(index_heads);
         NEED_POS(index_head_dim);
     }
+    if (m->comp_attn) {
+        NEED_POS(q_lora_rank);
+        NEED_POS(sliding_window);
+        NEED_NONNEG(csa_layers);
+        NEED_NONNEG(hca_layers);
+        NEED_NONNEG(hc_mult);
+        NEED_NONNEG(hash_layers);
+        NEED_NONNEG(o_groups);
+        if (m->csa_layers > 0) NEED_POS(csa_ratio);
+        if (m->hca_layers > 0) NEED_POS(hca_ratio);
+        if (m->o_groups > 0 && (m->o_lora_rank <= 0 || m->heads % m->o_groups))
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': o_groups %d must divide the %d heads, with o_lora_rank "
+                               "> 0", origin, m->name, m->o_groups, m->heads);
+        if ((int64_t)m->csa_layers + m->hca_layers + m->sliding_layers != model_spec_attention_layers(m))
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': %d compressed-sparse, %d heavily compressed and %d "
+                               "window-only layers are not the %d attention layers", origin, m->name, m->csa_layers,
+                               m->hca_layers, m->sliding_layers, model_spec_attention_layers(m));
+        if (m->kv_heads != 1)
+            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': compressed attention shares one K=V head (got %d KV "
+                               "heads)", origin, m->name, m->kv_heads);
+    }
+    if (m->hash_layers > m->moe_layers)
+        return sim_err_set(err, SIM_EINVAL, "%s: model '%s': %d hash-routed layers exceed the %d MoE layers", origin,
+                           m->name, m->hash_layers, m->moe_layers);
 
     model_spec_parts p;
     model_spec_parts_get(m, &p);
@@ -268,8 +319,10 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
     /* Embedding and LM head both count as active: the head is a full GEMM
      * per token and the lookup is one row, but the convention of the model
      * cards we check against (Mixtral 12.9B) counts both. */
-    double outer = p.embed + p.lm_head + m->hidden; /* final norm */
-    double mixers = attn_layers * p.attn + m->linear_layers * p.linear + m->mamba_layers * p.mamba;
+    double outer = p.embed + p.lm_head + m->hidden + p.hc_head; /* final norm (and hyper-connection head) */
+    double mixers = attn_layers * p.attn + m->linear_layers * p.linear + m->mamba_layers * p.mamba +
+                    m->csa_layers * p.comp_csa + m->hca_layers * p.comp_hca;
+    norms += m->layers * p.hc;
     double dense = model_spec_dense_params(m);
     m->params = outer + norms + mixers + dense + m->moe_layers * moe_total;
     m->active_params = outer + norms + mixers + dense + m->moe_layers * moe_active;
@@ -342,7 +395,7 @@ double model_spec_weight_bytes(const model_spec *m, int override, double *by_dty
     const double Lmoe = m->moe_layers;
     /* The mixers (attention, linear attention, Mamba) are the attention part. */
     const double mixers = model_spec_attention_layers(m) * p.attn + m->linear_layers * p.linear +
-                          m->mamba_layers * p.mamba;
+                          m->mamba_layers * p.mamba + m->csa_layers * p.comp_csa + m->hca_layers * p.comp_hca;
     /* Latent projections sit with the routed experts they feed. */
     const double part_params[4] = {mixers, model_spec_dense_params(m), Lmoe * (m->experts * p.expert + p.latent),
                                    Lmoe * p.shared};
@@ -357,6 +410,8 @@ double model_spec_weight_bytes(const model_spec *m, int override, double *by_dty
     }
     const double norms = (double)(m->layers - m->mixerless_layers + m->layers - m->ffnless_layers) * m->hidden;
     b[MODEL_DTYPE_BF16] += 2.0 * (norms + Lmoe * p.router + p.embed + p.lm_head + m->hidden);
+    /* Hyper-connection mappings stay fp32 (counted with the bf16 part). */
+    b[MODEL_DTYPE_BF16] += 4.0 * (m->layers * p.hc + p.hc_head);
     double total = 0;
     for (int d = 0; d < MODEL_DTYPE_COUNT; d++) total += b[d];
     return total;
@@ -367,8 +422,37 @@ int model_spec_main_dtype(const model_spec *m)
     return m->experts > 0 ? m->wdtype_expert : m->wdtype_dense;
 }
 
+double model_spec_csa_kv_bytes(const model_spec *m, double kv_value_bytes)
+{
+    if (!m->comp_attn || m->csa_ratio <= 0) return 0;
+    return (m->head_dim * kv_value_bytes + m->index_head_dim * (1.0 + 4.0 / 128.0)) / m->csa_ratio;
+}
+
+double model_spec_hca_kv_bytes(const model_spec *m, double kv_value_bytes)
+{
+    if (!m->comp_attn || m->hca_ratio <= 0) return 0;
+    return m->head_dim * kv_value_bytes / m->hca_ratio;
+}
+
+double model_spec_window_state_bytes(const model_spec *m, int compressed_kind)
+{
+    if (!m->comp_attn) return 0;
+    const double hd = m->head_dim, window = (double)m->sliding_window * hd * 2.0;
+    /* Pending tokens: kv and gate per token; CSA's two overlapping series
+     * (2·head_dim each) for the window and the previous one, and the
+     * indexer's own (2·index_head_dim). */
+    if (compressed_kind == 1)
+        return window + 2.0 * m->csa_ratio * 2.0 * (2.0 * hd + 2.0 * m->index_head_dim) * 2.0;
+    if (compressed_kind == 2) return window + (double)m->hca_ratio * 2.0 * hd * 2.0;
+    return window;
+}
+
 double model_spec_kv_bytes_per_token(const model_spec *m, double kv_value_bytes)
 {
+    /* DeepSeek-V4: only the compressed entries grow with the context. */
+    if (m->comp_attn)
+        return m->csa_layers * model_spec_csa_kv_bytes(m, kv_value_bytes) +
+               m->hca_layers * model_spec_hca_kv_bytes(m, kv_value_bytes);
     double per_layer = m->kv_lora_rank > 0 ? (double)m->kv_lora_rank + m->rope_dim
                                            : 2.0 * m->kv_heads * (double)m->head_dim;
     int32_t attn = model_spec_attention_layers(m), full = attn - m->sliding_layers;
@@ -403,5 +487,7 @@ double model_spec_mamba_state_bytes(const model_spec *m)
 
 double model_spec_state_bytes_per_seq(const model_spec *m)
 {
-    return m->linear_layers * model_spec_linear_state_bytes(m) + m->mamba_layers * model_spec_mamba_state_bytes(m);
+    return m->linear_layers * model_spec_linear_state_bytes(m) + m->mamba_layers * model_spec_mamba_state_bytes(m) +
+           m->sliding_layers * model_spec_window_state_bytes(m, 0) + m->csa_layers * model_spec_window_state_bytes(m, 1) +
+           m->hca_layers * model_spec_window_state_bytes(m, 2);
 }

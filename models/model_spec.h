@@ -27,6 +27,13 @@ typedef struct {
     double router;        /* router weights of one MoE layer */
     double embed;         /* embedding table */
     double lm_head;       /* 0 when tied to the embedding */
+    /* DeepSeek-V4 (comp_attn): attn is what every attention layer has (q
+     * low-rank pair, the shared K=V projection, grouped O, sinks); a
+     * compressed layer adds its compressor (csa: with the indexer, which
+     * `indexer` also gives; hca: without). hc: the two hyper-connection
+     * mappings of one layer (kept with the norms, in fp32 in checkpoints);
+     * hc_head: the final one before the LM head. */
+    double comp_csa, comp_hca, hc, hc_head;
 } model_spec_parts;
 
 /* Validates m and fills head_dim/moe_layers/sliding_layers defaults and
@@ -83,5 +90,18 @@ int model_spec_main_dtype(const model_spec *m);
  * window and are counted only when no layer is full attention; linear
  * layers hold state, not KV; DSA adds the indexer's fp8 key per token). */
 double model_spec_kv_bytes_per_token(const model_spec *m, double kv_value_bytes);
+
+/* DeepSeek-V4: KV bytes one token adds to one compressed layer of each
+ * kind (the entry of csa_ratio tokens, with the indexer's fp8 key; the entry
+ * of hca_ratio tokens), 0 for other models. */
+double model_spec_csa_kv_bytes(const model_spec *m, double kv_value_bytes);
+double model_spec_hca_kv_bytes(const model_spec *m, double kv_value_bytes);
+
+/* DeepSeek-V4: bytes one sequence holds per attention layer whatever its
+ * length: the sliding window's K=V entries (bf16) and, on compressed
+ * layers, the compressor's pending tokens (kv and gate of the window not
+ * yet closed, bf16; CSA's overlapping window and indexer included). The
+ * all-layer sum is in model_spec_state_bytes_per_seq. */
+double model_spec_window_state_bytes(const model_spec *m, int compressed_kind);
 
 #endif
