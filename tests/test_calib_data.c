@@ -115,11 +115,11 @@ static void check_dump(const char *dir, const char *file)
     calib_db_close(db);
 }
 
-int main(int argc, char **argv)
+/* Every dump under calib/data, and at least the H200 one. */
+static void case_dumps(void)
 {
-    if (argc < 3) return 2;
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/calib/data", argv[2]);
+    snprintf(dir, sizeof dir, "%s/calib/data", test_srcdir);
     setenv("SERVESIM_CALIB_DATA", dir, 1);
     DIR *d = opendir(dir);
     CHECK(d != NULL);
@@ -134,5 +134,15 @@ int main(int argc, char **argv)
     if (d) closedir(d);
     fprintf(stderr, "test_calib_data: %d dump(s) checked\n", dumps);
     CHECK(dumps >= 1); /* the H200 dump ships with servesim */
-    return test_finish("test_calib_data");
+}
+
+static const test_case cases[] = {
+    {"dumps", case_dumps},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    if (argc < 3) return 2;
+    return test_run("test_calib_data", cases);
 }

@@ -25,29 +25,45 @@ static int run(const char *cmd, char *out, size_t len)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-int main(int argc, char **argv)
+/* No output folder: usage, exit 2. */
+static void case_usage(void)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: test_calib_gpucheck SERVESIM SRCDIR\n");
-        return 2;
-    }
-    char cmd[1024], buf[4096], dir[256];
+    char cmd[1024], buf[4096];
     const char *out = buf; /* a pointer: CHECK_CONTAINS tests it for NULL */
-    snprintf(cmd, sizeof cmd, "bash '%s/scripts/gpu-check.sh' 2>&1", argv[2]);
+    snprintf(cmd, sizeof cmd, "bash '%s/scripts/gpu-check.sh' 2>&1", test_srcdir);
     CHECK(run(cmd, buf, sizeof buf) == 2);
     CHECK_CONTAINS(out, "usage: scripts/gpu-check.sh OUTDIR");
+}
 
+/* No nvidia-smi: exit 3 before anything is written. */
+static void case_no_nvidia_smi(void)
+{
+    char cmd[1024], buf[4096], dir[256];
+    const char *out = buf; /* a pointer: CHECK_CONTAINS tests it for NULL */
     snprintf(dir, sizeof dir, "/tmp/servesim_gpucheck_%d", (int)getpid());
-    snprintf(cmd, sizeof cmd, "NVIDIA_SMI=/nonexistent/nvidia-smi bash '%s/scripts/gpu-check.sh' '%s' 2>&1", argv[2], dir);
+    snprintf(cmd, sizeof cmd, "NVIDIA_SMI=/nonexistent/nvidia-smi bash '%s/scripts/gpu-check.sh' '%s' 2>&1", test_srcdir, dir);
     CHECK(run(cmd, buf, sizeof buf) == 3);
     CHECK_CONTAINS(out, "needs a machine with an NVIDIA GPU");
     CHECK_CONTAINS(out, "--backend cpu");
     CHECK(access(dir, F_OK) != 0); /* nothing written before the GPU is confirmed */
+}
 
+static void case_no_device(void)
+{
+    char cmd[1024], buf[4096], dir[256];
+    const char *out = buf; /* a pointer: CHECK_CONTAINS tests it for NULL */
+    snprintf(dir, sizeof dir, "/tmp/servesim_gpucheck_%d", (int)getpid());
     /* An nvidia-smi that finds no device fails the same way. */
-    snprintf(cmd, sizeof cmd, "NVIDIA_SMI=false bash '%s/scripts/gpu-check.sh' '%s' 2>&1", argv[2], dir);
+    snprintf(cmd, sizeof cmd, "NVIDIA_SMI=false bash '%s/scripts/gpu-check.sh' '%s' 2>&1", test_srcdir, dir);
     CHECK(run(cmd, buf, sizeof buf) == 3);
     CHECK_CONTAINS(out, "found no usable GPU");
+}
+
+static void case_backend_cannot_load(void)
+{
+    char cmd[1024], buf[4096], dir[256];
+    const char *out = buf; /* a pointer: CHECK_CONTAINS tests it for NULL */
+    snprintf(dir, sizeof dir, "/tmp/servesim_gpucheck_%d", (int)getpid());
     /* A stand-in nvidia-smi reporting an H200 with a servesim whose GPU
      * backend cannot load: the script picks the arch, takes the prebuilt
      * binary, and stops with exit 3 and the backend's reason. */
@@ -62,7 +78,7 @@ int main(int argc, char **argv)
         snprintf(cmd, sizeof cmd,
                  "NVIDIA_SMI='%s' SERVESIM_BIN='%s' SERVESIM_GPU_LIB=/nonexistent/libservesim_gpu.so GPU_CHECK_TORCH_S=0 "
                  "GPU_CHECK_SANITIZER=0 GPU_CHECK_GRID_S=20 bash '%s/scripts/gpu-check.sh' '%s' 2>&1",
-                 smi, argv[1], argv[2], dir);
+                 smi, test_servesim, test_srcdir, dir);
         CHECK(run(cmd, buf, sizeof buf) == 3);
         CHECK_CONTAINS(out, "NVIDIA H200, 9.0, 580.159 → target sm_90a");
         CHECK_CONTAINS(out, "using the prebuilt");
@@ -75,6 +91,12 @@ int main(int argc, char **argv)
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         CHECK(system(cmd) == 0);
     }
+}
+
+static void case_torch_ref_grid(void)
+{
+    char cmd[1024], buf[4096];
+    const char *out = buf; /* a pointer: CHECK_CONTAINS tests it for NULL */
     /* calib/torch_ref.py reads the grid with the ideal times at the
      * device's peaks (its rows' frac_of_peak) from this servesim. */
     if (system("command -v python3 >/dev/null 2>&1") == 0) {
@@ -84,11 +106,28 @@ int main(int argc, char **argv)
                  "u = list(torch_ref.read_grid(sys.argv[2], \"tiny\", \"softmax\", \"fp32\", \"Unknown GPU\")); "
                  "print(len(g), min(x[4] for x in g) > 0, g[0][4] == max(g[0][2] / 989.4e12, g[0][3] / 4.8e12), "
                  "all(x[4] == 0 for x in u))' '%s/calib' '%s' 2>&1",
-                 argv[2], argv[1]);
+                 test_srcdir, test_servesim);
         CHECK(run(cmd, buf, sizeof buf) == 0);
         CHECK_CONTAINS(out, "28 True True True");
     } else {
-        printf("test_calib_gpucheck: no python3: calib/torch_ref.py's grid reading not tested\n");
+        test_case_skip("no python3: calib/torch_ref.py's grid reading not tested");
     }
-    return test_finish("test_calib_gpucheck");
+}
+
+static const test_case cases[] = {
+    {"usage", case_usage},
+    {"no_nvidia_smi", case_no_nvidia_smi},
+    {"no_device", case_no_device},
+    {"backend_cannot_load", case_backend_cannot_load},
+    {"torch_ref_grid", case_torch_ref_grid},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_calib_gpucheck SERVESIM SRCDIR\n");
+        return 2;
+    }
+    return test_run("test_calib_gpucheck", cases);
 }

@@ -132,16 +132,33 @@ static void check_no_gpu_lib(const char *path)
     printf("test_calib_link: %s needs %d libraries, no CUDA one\n", path, l.n);
 }
 
-int main(int argc, char **argv)
+/* servesim needs no CUDA library; the GPU plugin, when built beside it, is where cuBLAS is. */
+static void case_servesim(void)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: test_calib_link SERVESIM SRCDIR\n");
-        return 2;
+    check_no_gpu_lib(test_servesim);
+    /* The plugin, when built, is where the CUDA libraries are. */
+    char plugin[4200];
+    snprintf(plugin, sizeof plugin, "%s", test_servesim);
+    char *slash = strrchr(plugin, '/');
+    snprintf(slash ? slash + 1 : plugin, sizeof plugin - (size_t)(slash ? slash + 1 - plugin : 0), "libservesim_gpu.so");
+    if (access(plugin, F_OK) == 0) {
+        needed_list l;
+        char why[512];
+        int rc = elf_needed(plugin, &l, why, sizeof why);
+        CHECK_MSG(rc == 0, "%s", why);
+        CHECK(l.type == ET_DYN);
+        CHECK_MSG(has_prefix(&l, "libcublas"), "%s does not need cuBLAS: is it the GPU plugin?", plugin);
+        printf("test_calib_link: %s needs %d libraries, cuBLAS among them\n", plugin, l.n);
+    } else {
+        printf("test_calib_link: no GPU plugin built beside %s (-DSERVESIM_CUDA=ON builds it)\n", test_servesim);
     }
-    check_no_gpu_lib(argv[1]);
+}
+
+static void case_tests_and_benchmarks(void)
+{
     /* The tests and benchmarks built beside servesim. */
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", argv[1]);
+    snprintf(dir, sizeof dir, "%s", test_servesim);
     char *ds = strrchr(dir, '/');
     if (ds) *ds = '\0';
     else snprintf(dir, sizeof dir, ".");
@@ -158,7 +175,10 @@ int main(int argc, char **argv)
     }
     if (dp) closedir(dp);
     CHECK(others >= 1); /* this test at least */
+}
 
+static void case_not_elf(void)
+{
     /* The parser refuses what is not an ELF file. */
     needed_list l;
     char why[512], tmp[] = "/tmp/servesim_link_XXXXXX";
@@ -173,20 +193,20 @@ int main(int argc, char **argv)
         unlink(tmp);
     }
     CHECK(elf_needed("/nonexistent/servesim", &l, why, sizeof why) == -1);
+}
 
-    /* The plugin, when built, is where the CUDA libraries are. */
-    char plugin[4200];
-    snprintf(plugin, sizeof plugin, "%s", argv[1]);
-    char *slash = strrchr(plugin, '/');
-    snprintf(slash ? slash + 1 : plugin, sizeof plugin - (size_t)(slash ? slash + 1 - plugin : 0), "libservesim_gpu.so");
-    if (access(plugin, F_OK) == 0) {
-        int rc = elf_needed(plugin, &l, why, sizeof why);
-        CHECK_MSG(rc == 0, "%s", why);
-        CHECK(l.type == ET_DYN);
-        CHECK_MSG(has_prefix(&l, "libcublas"), "%s does not need cuBLAS: is it the GPU plugin?", plugin);
-        printf("test_calib_link: %s needs %d libraries, cuBLAS among them\n", plugin, l.n);
-    } else {
-        printf("test_calib_link: no GPU plugin built beside %s (-DSERVESIM_CUDA=ON builds it)\n", argv[1]);
+static const test_case cases[] = {
+    {"servesim", case_servesim},
+    {"tests_and_benchmarks", case_tests_and_benchmarks},
+    {"not_elf", case_not_elf},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_calib_link SERVESIM SRCDIR\n");
+        return 2;
     }
-    return test_finish("test_calib_link");
+    return test_run("test_calib_link", cases);
 }

@@ -17,10 +17,11 @@
 #define MAX_TPOT_MAPE 13.0
 #define MAX_TTFT_MAPE 21.0
 
-int main(int argc, char **argv)
+/* The 484 e2e-dev rows replay within the MAPE bounds; a BACKEND: override moves only that backend's rows. */
+static void case_replay(void)
 {
     char path[2048];
-    snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", argc > 2 ? argv[2] : "..");
+    snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", test_srcdir ? test_srcdir : "..");
     model_fidelity_result r;
     sim_err e = {""};
     /* Two threads take rows in turn; the results do not depend on it
@@ -72,6 +73,15 @@ int main(int argc, char **argv)
         }
         model_fidelity_free(&r);
     }
+}
+
+/* A misspelt override key, a missing file and an unknown flag are refused. */
+static void case_bad_input(void)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", test_srcdir ? test_srcdir : "..");
+    model_fidelity_result r;
+    sim_err e = {""};
     const char *bad[] = {"trtllm:deployment.pools.0.scheduler.eager_launch_ms=5"};
     model_fidelity_opts ob = {0, bad, 1, 1, NULL};
     CHECK(model_fidelity_run(path, &ob, &r, &e) < 0);
@@ -80,6 +90,10 @@ int main(int argc, char **argv)
     CHECK_CONTAINS(e.msg, "cannot open");
     char *av[] = {"fidelity", "--bogus"};
     CHECK(model_cli_fidelity(2, av) == 2);
+}
+
+static void case_unrunnable_rows(void)
+{
     /* Rows that cannot run are skipped with a reason; none at all is exit 1. */
     char tmp[] = "/tmp/servesim-fid-XXXXXX";
     int fd = mkstemp(tmp);
@@ -96,5 +110,16 @@ int main(int argc, char **argv)
         CHECK(model_cli_fidelity(3, av2) == 1);
         unlink(tmp);
     }
-    return test_finish("test_fidelity");
+}
+
+static const test_case cases[] = {
+    {"replay", case_replay},
+    {"bad_input", case_bad_input},
+    {"unrunnable_rows", case_unrunnable_rows},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    return test_run("test_fidelity", cases);
 }

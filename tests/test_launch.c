@@ -425,14 +425,13 @@ static int run_fake(const char *dir, const char *script, int hold, int stop, int
     return started;
 }
 
-int main(void)
-{
-    char dir[] = "/tmp/test_launch_XXXXXX";
-    REQUIRE_OR(mkdtemp(dir) != NULL, return test_finish("test_launch"));
-    sim_err err = {{0}};
-    sim_scenario *sc = malloc(sizeof *sc);
-    char *t[3];
+/* The folder the scripts are written to and the scenario each case loads
+ * (made by main). */
+static char launch_dir[] = "/tmp/test_launch_XXXXXX";
+static sim_scenario *launch_sc;
 
+static void case_flag_table(void)
+{
     /* The known-flag table: every program has a version and flags. */
     int nsets = 0;
     const sim_launch_flagset *fs = sim_launch_flagsets(&nsets);
@@ -441,9 +440,15 @@ int main(void)
     CHECK(sim_launch_flag_known("vllm serve", "--max-num-seqs") == 1);
     CHECK(sim_launch_flag_known("vllm serve", "--max-num-seq") == 0);
     CHECK(sim_launch_flag_known("nonsense", "--x") == -1);
+}
 
+static void case_pd(void)
+{
+    sim_scenario *sc = launch_sc;
+    char *dir = launch_dir, *t[3];
+    sim_err err = {{0}};
     /* PD: 12 prefill tp2 + 2 decode tp4 on 4 nodes of 8 H100s. */
-    REQUIRE_OR(sim_loader_load_string(pd_yaml, strlen(pd_yaml), "pd", NULL, 0, sc, &err) == 0, return test_finish("test_launch"));
+    REQUIRE(sim_loader_load_string(pd_yaml, strlen(pd_yaml), "pd", NULL, 0, sc, &err) == 0);
     scripts(sc, dir, t);
     if (t[0]) {
         check_placement(t[0], 8, 14);
@@ -475,10 +480,15 @@ int main(void)
     }
     for (int k = 0; k < 3; k++) free(t[k]);
     check_k8s_pd(sc, dir);
+}
 
+static void case_colocated(void)
+{
+    sim_scenario *sc = launch_sc;
+    char *dir = launch_dir, *t[3];
+    sim_err err = {{0}};
     /* Colocated, cache-aware (SGLang's rule), prefix caching on, prefill-first with reserve admission. */
-    REQUIRE_OR(sim_loader_load_string(colo_yaml, strlen(colo_yaml), "colo", NULL, 0, sc, &err) == 0,
-               return test_finish("test_launch"));
+    REQUIRE(sim_loader_load_string(colo_yaml, strlen(colo_yaml), "colo", NULL, 0, sc, &err) == 0);
     scripts(sc, dir, t);
     if (t[0]) {
         check_placement(t[0], 8, 4);
@@ -510,10 +520,15 @@ int main(void)
         CHECK_MSG(run_fake(dir, sp, 60, 1, expect) == expect, "%s (stopped)", sp);
     }
     for (int k = 0; k < 3; k++) free(t[k]);
+}
 
+static void case_moe(void)
+{
+    sim_scenario *sc = launch_sc;
+    char *dir = launch_dir, *t[3];
+    sim_err err = {{0}};
     /* MoE with attention DP and EP, FP8 KV. */
-    REQUIRE_OR(sim_loader_load_string(moe_yaml, strlen(moe_yaml), "moe", NULL, 0, sc, &err) == 0,
-               return test_finish("test_launch"));
+    REQUIRE(sim_loader_load_string(moe_yaml, strlen(moe_yaml), "moe", NULL, 0, sc, &err) == 0);
     scripts(sc, dir, t);
     if (t[0]) {
         CHECK(count(t[0], "--data-parallel-size 8") == 2);
@@ -528,10 +543,15 @@ int main(void)
     }
     if (t[2]) CHECK(count(t[2], "enable_attention_dp: true") == 2);
     for (int k = 0; k < 3; k++) free(t[k]);
+}
 
+static void case_multi_node(void)
+{
+    sim_scenario *sc = launch_sc;
+    char *dir = launch_dir, *t[3];
+    sim_err err = {{0}};
     /* An instance larger than a node: SGLang spans two nodes, vLLM and TensorRT-LLM refuse with the reason. */
-    REQUIRE_OR(sim_loader_load_string(big_yaml, strlen(big_yaml), "big", NULL, 0, sc, &err) == 0,
-               return test_finish("test_launch"));
+    REQUIRE(sim_loader_load_string(big_yaml, strlen(big_yaml), "big", NULL, 0, sc, &err) == 0);
     scripts(sc, dir, t);
     if (t[1]) {
         CHECK(count(t[1], "--nnodes 2") == 2);
@@ -544,10 +564,26 @@ int main(void)
             CHECK_CONTAINS(t[k], "exit 2");
         }
     for (int k = 0; k < 3; k++) free(t[k]);
+}
 
-    free(sc);
+static const test_case cases[] = {
+    {"flag_table", case_flag_table},
+    {"pd", case_pd},
+    {"colocated", case_colocated},
+    {"moe", case_moe},
+    {"multi_node", case_multi_node},
+};
+
+int main(int argc, char **argv)
+{
+    test_args(argc, argv);
+    REQUIRE_OR(mkdtemp(launch_dir) != NULL, return test_finish("test_launch"));
+    launch_sc = malloc(sizeof *launch_sc);
+    REQUIRE_OR(launch_sc != NULL, return test_finish("test_launch"));
+    int rc = test_run("test_launch", cases);
+    free(launch_sc);
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", launch_dir);
     CHECK(system(cmd) == 0);
-    return test_finish("test_launch");
+    return test_failures ? 1 : rc; /* the clean-up's check counts too */
 }

@@ -51,21 +51,25 @@ static void check_size(int32_t n, uint64_t seed)
     sim_loadtree_destroy(t);
 }
 
-int main(void)
+/* The index against a scan at sizes around the fan-out; none of size 0. */
+static void case_sizes(void)
 {
     CHECK(sim_loadtree_create(0) == NULL);
     const int32_t sizes[] = {1, 2, 3, 7, 8, 9, 64, 100, 257};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) check_size(sizes[i], 17 + i);
+}
 
+static void case_router_same_picks(void)
+{
     /* The router: the same sequence of picks with and without the index. */
     enum { N = 37 };
     sim_routing_cfg cfg = {.policy = SIM_ROUTE_LEAST_LOADED};
     sim_router *scan = NULL, *fast = NULL;
     sim_err err;
-    REQUIRE_OR(sim_router_create(&cfg, 5, &scan, &err) == 0, return test_finish("test_loadtree"));
-    REQUIRE_OR(sim_router_create(&cfg, 5, &fast, &err) == 0, return test_finish("test_loadtree"));
+    REQUIRE(sim_router_create(&cfg, 5, &scan, &err) == 0);
+    REQUIRE(sim_router_create(&cfg, 5, &fast, &err) == 0);
     sim_loadtree *t = sim_loadtree_create(N);
-    REQUIRE_OR(t != NULL, return test_finish("test_loadtree"));
+    REQUIRE(t != NULL);
     sim_router_use_loadtree(fast, t);
     sim_router_view v[N] = {{0}};
     sim_request_spec req = {0};
@@ -90,5 +94,15 @@ int main(void)
     sim_router_destroy(scan);
     sim_router_destroy(fast);
     sim_loadtree_destroy(t);
-    return test_finish("test_loadtree");
+}
+
+static const test_case cases[] = {
+    {"sizes", case_sizes},
+    {"router_same_picks", case_router_same_picks},
+};
+
+int main(int argc, char **argv)
+{
+    test_args(argc, argv);
+    return test_run("test_loadtree", cases);
 }

@@ -30,35 +30,54 @@ static model_cost *make(const char *model, const char *gpu, int32_t tp)
     return c;
 }
 
-int main(void)
+/* DeepSeek-V3 FP8 at TP4 on B200 (made by main), and the scheduler each
+ * case starts from: 64 sequences, 8192-token chunks. */
+static model_cost *cost;
+
+static sim_sched_cfg sched(const char *rule)
 {
     sim_sched_cfg s;
     memset(&s, 0, sizeof s);
     s.max_seqs = 64;
     s.chunk_tokens = 8192;
+    snprintf(s.mem_fraction_of, sizeof s.mem_fraction_of, "%s", rule);
+    return s;
+}
+
+/* total: as given. */
+static void case_total(void)
+{
+    sim_sched_cfg s = sched("total");
     sim_err e = {""};
-    model_cost *c = make("deepseek-ai/DeepSeek-V3", "b200", 4);
-    REQUIRE_OR(c != NULL, return test_finish("test_mem_rule"));
+    double util = 0.9, res = 2e9;
+    CHECK(sim_mem_rule_apply(&s, cost, 0, &util, &res, &e) == 0 && util == 0.9 && res == 2e9);
+}
+
+/* free: 0.9 of what the weights and reserve leave holds the KV. */
+static void case_free(void)
+{
+    model_cost *c = cost;
     const double hbm = model_cost_gpu(c)->hbm_bytes, w = model_cost_weight_bytes_per_gpu(c);
     const double kvt = model_cost_kv_bytes_per_token(c) / 4; /* per GPU */
-
-    /* total: as given. */
+    sim_sched_cfg s = sched("free");
+    sim_err e = {""};
     double util = 0.9, res = 2e9;
-    snprintf(s.mem_fraction_of, sizeof s.mem_fraction_of, "total");
-    CHECK(sim_mem_rule_apply(&s, c, 0, &util, &res, &e) == 0 && util == 0.9 && res == 2e9);
-
-    /* free: 0.9 of what the weights and reserve leave holds the KV. */
-    snprintf(s.mem_fraction_of, sizeof s.mem_fraction_of, "free");
     CHECK(sim_mem_rule_apply(&s, c, 0, &util, &res, &e) == 0);
     CHECK_NEAR(hbm * util - w - res, 0.9 * (hbm - w - 2e9), 1.0);
     int64_t tok = 0;
     CHECK_MSG(model_cost_kv_capacity_tokens(c, util, res, &tok, &e) == 0, "%s", e.msg);
     CHECK_NEAR((double)tok, 0.9 * (hbm - w - 2e9) / kvt, 0.02 * tok + 16);
+}
 
-    /* sglang: (M − R)/M with M the GPU's MiB, R = 512 + 1.5·8192 + 2·64 +
-     * 1024·4/8 MiB; its reservation replaces reserve_gb, the state stays. */
-    util = 0.9, res = 2e9 + 5e6;
-    snprintf(s.mem_fraction_of, sizeof s.mem_fraction_of, "sglang");
+/* sglang: (M − R)/M with M the GPU's MiB, R = 512 + 1.5·8192 + 2·64 +
+ * 1024·4/8 MiB; its reservation replaces reserve_gb, the state stays. */
+static void case_sglang(void)
+{
+    model_cost *c = cost;
+    const double hbm = model_cost_gpu(c)->hbm_bytes;
+    sim_sched_cfg s = sched("sglang");
+    sim_err e = {""};
+    double util = 0.9, res = 2e9 + 5e6;
     CHECK(sim_mem_rule_apply(&s, c, 5e6, &util, &res, &e) == 0);
     double M = hbm / (1024.0 * 1024.0), R = 512 + 1.5 * 8192 + 2 * 64 + 1024.0 * 4 / 8;
     CHECK_NEAR(util, (M - R) / M, 1e-12);
@@ -75,10 +94,31 @@ int main(void)
     util = 0.9;
     CHECK(sim_mem_rule_apply(&s, c, 0, &util, &res, &e) == 0);
     CHECK_NEAR(util, (M - (512 + 1.5 * 2048 + 2 * 512 + 512.0)) / M, 1e-12);
+}
 
-    snprintf(s.mem_fraction_of, sizeof s.mem_fraction_of, "half");
-    CHECK(sim_mem_rule_apply(&s, c, 0, &util, &res, &e) == SIM_EINVAL);
+/* An unknown rule is refused. */
+static void case_unknown(void)
+{
+    sim_sched_cfg s = sched("half");
+    sim_err e = {""};
+    double util = 0.9, res = 2e9;
+    CHECK(sim_mem_rule_apply(&s, cost, 0, &util, &res, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "unknown rule 'half'");
-    model_cost_destroy(c);
-    return test_finish("test_mem_rule");
+}
+
+static const test_case cases[] = {
+    {"total", case_total},
+    {"free", case_free},
+    {"sglang", case_sglang},
+    {"unknown", case_unknown},
+};
+
+int main(int argc, char **argv)
+{
+    test_args(argc, argv);
+    cost = make("deepseek-ai/DeepSeek-V3", "b200", 4);
+    REQUIRE_OR(cost != NULL, return test_finish("test_mem_rule"));
+    int rc = test_run("test_mem_rule", cases);
+    model_cost_destroy(cost);
+    return rc;
 }

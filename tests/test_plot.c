@@ -167,13 +167,9 @@ static void test_sweep_order(void)
     unlink(db);
 }
 
-int main(int argc, char **argv)
+static void case_gnuplot_missing_and_kinds(void)
 {
-    const char *src = argc > 2 ? argv[2] : "..";
-    char tpl[4096], db[] = "/tmp/test_plot_XXXXXX";
-    snprintf(tpl, sizeof tpl, "%s/plots", src);
     sim_err err = {{0}};
-
     /* Missing gnuplot: a clear error naming the package. */
     sim_plot_opts miss = {.kind = SIM_PLOT_PARETO, .db = "x.db", .out = "/tmp/x.png", .gnuplot = "/nonexistent/gnuplot"};
     CHECK(sim_plot_make(&miss, &err) == SIM_ENOTSUP);
@@ -181,10 +177,18 @@ int main(int argc, char **argv)
     sim_plot_kind k;
     CHECK(sim_plot_kind_parse("throughput-latency", &k) == 0 && k == SIM_PLOT_THROUGHPUT_LATENCY);
     CHECK(sim_plot_kind_parse("histogram", &k) < 0);
-    test_pareto_tie();
-    test_sweep_order();
+}
+
+/* Every kind drawn as PNG and SVG from a DB of a search and a sweep; an empty DB and bad usage refused (needs gnuplot). */
+static void case_figures(void)
+{
+    const char *src = test_srcdir ? test_srcdir : "..";
+    char tpl[4096], db[] = "/tmp/test_plot_XXXXXX";
+    snprintf(tpl, sizeof tpl, "%s/plots", src);
+    sim_err err = {{0}};
     if (!sim_plot_have_gnuplot(NULL)) {
-        return test_skip("test_plot", "gnuplot not installed (gnuplot-nox); the figures were not made");
+        test_case_skip("gnuplot not installed (gnuplot-nox); the figures were not made");
+        return;
     }
 
     int fd = mkstemp(db);
@@ -274,5 +278,17 @@ int main(int argc, char **argv)
     unlink(out);
     unlink(db);
     free(sc);
-    return test_finish("test_plot");
+}
+
+static const test_case cases[] = {
+    {"gnuplot_missing_and_kinds", case_gnuplot_missing_and_kinds},
+    {"pareto_tie", test_pareto_tie},
+    {"sweep_order", test_sweep_order},
+    {"figures", case_figures},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    return test_run("test_plot", cases);
 }

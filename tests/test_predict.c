@@ -32,11 +32,9 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The op table of a TP4 prefill and decode step. */
+static void case_table(void)
 {
-    const char *src = argc > 2 ? argv[2] : "..";
-    out = calloc(1, OUT_MAX);
-    REQUIRE_OR(out != NULL, return test_finish("test_predict"));
     char *a1[] = {"predict", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--tp", "4", "--prefill", "1024@512",
                   "--decode", "16", "--context", "2000"};
     CHECK(run(13, a1) == 0);
@@ -46,7 +44,11 @@ int main(int argc, char **argv)
     CHECK_CONTAINS(out, "tp_reduce_mlp");
     CHECK_CONTAINS(out, "iteration bound:");
     CHECK_CONTAINS(out, "roofline");
+}
 
+/* JSON, with decode context parallelism and block FP8. */
+static void case_json(void)
+{
     char *a2[] = {"predict", "--model", "deepseek-v3", "--gpu", "b200", "--tp", "8", "--dcp", "8", "--dtype",
                   "fp8_block", "--decode", "32", "--context", "8000", "--json"};
     CHECK(run(16, a2) == 0);
@@ -54,7 +56,10 @@ int main(int argc, char **argv)
     CHECK_CONTAINS(out, "\"dtype\": \"fp8_block\"");
     CHECK_CONTAINS(out, "\"total_s\":");
     CHECK_CONTAINS(out, "\"kv_capacity_tokens\":");
+}
 
+static void case_errors(void)
+{
     /* Errors exit 2 with the reason on stderr. */
     char *e1[] = {"predict", "--model", "nope", "--gpu", "h100-sxm"};
     CHECK(run(5, e1) == 2);
@@ -70,14 +75,33 @@ int main(int argc, char **argv)
     char *h[] = {"predict", "--help"};
     CHECK(run(2, h) == 0);
     CHECK_CONTAINS(out, "usage: servesim predict");
+}
 
+static void case_scenario(void)
+{
     /* From a scenario file, with --set. */
+    const char *src = test_srcdir ? test_srcdir : "..";
     char path[2048];
     snprintf(path, sizeof path, "%s/scenarios/quickstart.yaml", src);
     char *s1[] = {"predict", path, "--set", "deployment.pools.0.parallel.tp=2", "--decode", "8"};
     int rc = run(6, s1);
     CHECK_MSG(rc == 0, "predict %s", path);
     CHECK_CONTAINS(out, "tp=2");
+}
+
+static const test_case cases[] = {
+    {"table", case_table},
+    {"json", case_json},
+    {"errors", case_errors},
+    {"scenario", case_scenario},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    out = calloc(1, OUT_MAX);
+    REQUIRE_OR(out != NULL, return test_finish("test_predict"));
+    int rc = test_run("test_predict", cases);
     free(out);
-    return test_finish("test_predict");
+    return rc;
 }

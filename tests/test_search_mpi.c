@@ -57,20 +57,10 @@ out:
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The same search in one process and over two MPI ranks gives the same candidates, counts, top list and Pareto fronts. */
+static void case_one_process_vs_two_ranks(void)
 {
     int rank = 0;
-    if (argc > 3 && strcmp(argv[3], "--child") == 0) {
-        int rc = search_json(1, argv[4], &rank);
-        sim_search_mpi_finish();
-        return rc < 0 ? 1 : 0;
-    }
-#ifndef SERVESIM_HAVE_MPI
-    return test_skip("test_search_mpi", "servesim built without MPI (SERVESIM_MPI=OFF or OpenMPI not found)");
-#endif
-    if (system("command -v mpirun > /dev/null 2>&1") != 0) {
-        return test_skip("test_search_mpi", "mpirun not found");
-    }
     char one[] = "/tmp/test_search_mpi1_XXXXXX", two[] = "/tmp/test_search_mpi2_XXXXXX";
     int f1 = mkstemp(one), f2 = mkstemp(two);
     CHECK(f1 >= 0 && f2 >= 0);
@@ -90,7 +80,7 @@ int main(int argc, char **argv)
              "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -x LSAN_OPTIONS "
              "-x ASAN_OPTIONS "
              "-np 2 '%s' x x --child '%s'",
-             argc > 2 ? argv[2] : ".", self, two);
+             test_srcdir ? test_srcdir : ".", self, two);
     CHECK_MSG(system(cmd) == 0, "%s", cmd);
     json_error_t je;
     json_t *a = json_load_file(one, 0, &je), *b = json_load_file(two, 0, &je);
@@ -107,5 +97,26 @@ int main(int argc, char **argv)
     json_decref(b);
     unlink(one);
     unlink(two);
-    return test_finish("test_search_mpi");
+}
+
+static const test_case cases[] = {
+    {"one_process_vs_two_ranks", case_one_process_vs_two_ranks},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    int rank = 0;
+    if (argc > 3 && strcmp(argv[3], "--child") == 0) {
+        int rc = search_json(1, argv[4], &rank);
+        sim_search_mpi_finish();
+        return rc < 0 ? 1 : 0;
+    }
+#ifndef SERVESIM_HAVE_MPI
+    return test_skip("test_search_mpi", "servesim built without MPI (SERVESIM_MPI=OFF or OpenMPI not found)");
+#endif
+    if (system("command -v mpirun > /dev/null 2>&1") != 0) {
+        return test_skip("test_search_mpi", "mpirun not found");
+    }
+    return test_run("test_search_mpi", cases);
 }

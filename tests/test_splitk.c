@@ -123,13 +123,19 @@ out:
     model_cost_destroy(c);
 }
 
-int main(void)
+static void case_h100_sms(void)
 {
     model_gpu g;
     sim_err e = {{0}};
-    REQUIRE_OR(model_catalog_gpu("h100-sxm", &g, &e) == 0, return test_finish("test_splitk"));
+    REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
     CHECK(g.sms == 132);
+}
 
+static void case_decode(void)
+{
+    model_gpu g;
+    sim_err e = {{0}};
+    REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
     /* Decode: m = 16, n = 1024, k = 8192: 8 tiles, up to 16 splits. The
      * 16 partials are 16 × 131 kB = 2.1 MB against 16.8 MB of weights. */
     double best = -1, best_s = 0;
@@ -143,32 +149,63 @@ int main(void)
     CHECK_NEAR(t, best, 1e-9 * best);
     CHECK(best_s == 16);
     CHECK(t > ideal * 1.05 && t < ideal * 1.20); /* the reduction's bytes: +12.5 % of the traffic */
+}
 
+static void case_wide_skinny(void)
+{
+    model_gpu g;
+    sim_err e = {{0}};
+    REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
     /* Wide skinny output: m = 64, n = 4096, k = 1024: 32 tiles, up to 4
      * splits; each split's partial (1 MB, written and read back) is a
      * quarter of the 8.4 MB of weights, so the reduction nearly doubles
      * the traffic; splitting less would leave the SMs idle, so 4 still wins.
      * (Partials that stay in L2 would cost less: not modelled.) */
-    best = -1;
+    double best = -1, best_s = 0;
     for (double s = 1; s <= 4; s *= 2) {
         double ts = hand(&g, 64, 4096, 1024, s, 1);
         if (best < 0 || ts < best) best = ts, best_s = s;
     }
-    t = priced(&g, 64, 4096, 1024);
-    ideal = hand(&g, 64, 4096, 1024, 4, 0);
+    double t = priced(&g, 64, 4096, 1024);
+    double ideal = hand(&g, 64, 4096, 1024, 4, 0);
     printf("m=64 n=4096 k=1024: %.2f us (hand %.2f us at %g splits), ideal split-K %.2f us: +%.1f %%\n", t * 1e6,
            best * 1e6, best_s, ideal * 1e6, 100 * (t / ideal - 1));
     CHECK_NEAR(t, best, 1e-9 * best);
     CHECK(best_s == 4);
     CHECK(t > ideal * 1.5 && t < ideal * 2.1);
+}
 
+static void case_fills_sms(void)
+{
+    model_gpu g;
+    sim_err e = {{0}};
+    REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
     /* A GEMM that fills the SMs does not split and pays nothing more. */
-    t = priced(&g, 4096, 4096, 4096);
+    double t = priced(&g, 4096, 4096, 4096);
     double tiles = 32.0 * 32, waves = ceil(tiles / 132), par = tiles / (waves * 132);
     double full = smax3(2.0 * 4096 * 4096 * 4096 / (g.flops_bf16 * par),
                         (3.0 * 4096 * 4096 * 2) / (g.hbm_bw * sqrt(par)));
     CHECK_NEAR(t, full, 1e-9 * full);
+}
 
+static void case_roofline(void)
+{
+    model_gpu g;
+    sim_err e = {{0}};
+    REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
     test_roofline(&g);
-    return test_finish("test_splitk");
+}
+
+static const test_case cases[] = {
+    {"h100_sms", case_h100_sms},
+    {"decode", case_decode},
+    {"wide_skinny", case_wide_skinny},
+    {"fills_sms", case_fills_sms},
+    {"roofline", case_roofline},
+};
+
+int main(int argc, char **argv)
+{
+    test_args(argc, argv);
+    return test_run("test_splitk", cases);
 }

@@ -10,7 +10,6 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MS SIM_NS_PER_MS
@@ -373,13 +372,8 @@ static void test_bulk(void)
     sim_metrics *m = make_metrics(N, 0);
     sim_summary sum;
     sim_metrics_summarize(m, NULL, 1, &sum, NULL);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     CHECK_MSG(sim_store_write_run(st, &sc, NULL, NULL, &sum, m, NULL, &err) == 0, "%s", err.msg);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     sim_store_close(st);
-    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    printf("test_store: wrote %d request rows in %.3f s (%.0f rows/s)\n", N, s, N / s);
     CHECK(q_int(db, "SELECT count(*) FROM requests") == N);
     sim_metrics_destroy(m);
 }

@@ -71,16 +71,17 @@ static counts count(json_t *j)
     return k;
 }
 
-int main(int argc, char **argv)
+/* A traced PD run: per instance its iterations, counters and KV transfers, one event per request phase, nothing dropped. */
+/* The servesim binary and source folder (argv), and the trace file the
+ * cases write (made by main). */
+static const char *bin, *src;
+static char trace_path[] = "/tmp/test_trace_out_XXXXXX";
+
+static void case_events(void)
 {
-    const char *bin = argc > 1 ? argv[1] : "servesim", *src = argc > 2 ? argv[2] : "..";
-    char path[] = "/tmp/test_trace_out_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
     sim_summary sum;
     int64_t written = 0;
-    json_t *j = run_traced(path, 0, &sum, &written);
+    json_t *j = run_traced(trace_path, 0, &sum, &written);
     counts k = count(j);
     CHECK(k.names == 3);                                  /* 1 prefill + 2 decode instances */
     CHECK(k.x > 0 && k.batch_ok == k.x);
@@ -91,21 +92,31 @@ int main(int argc, char **argv)
     CHECK(json_integer_value(json_object_get(json_object_get(j, "otherData"), "dropped_events")) == 0);
     CHECK((int64_t)json_array_size(json_object_get(j, "traceEvents")) == written);
     json_decref(j);
+}
+
+static void case_cap(void)
+{
     /* The cap: truncated, said so, still JSON. */
-    j = run_traced(path, 50, &sum, &written);
+    sim_summary sum;
+    int64_t written = 0;
+    json_t *j = run_traced(trace_path, 50, &sum, &written);
     CHECK(json_integer_value(json_object_get(json_object_get(j, "otherData"), "dropped_events")) > 0);
     counts kc = count(j);
     CHECK(kc.x + kc.c + kc.b + kc.e + kc.s + kc.f == 50);
     json_decref(j);
-    unlink(path);
-    /* CLI: a window, and no trace of a sweep. */
+    unlink(trace_path);
+}
+
+static void case_cli_window(void)
+{
+    /* CLI: a window. */
     char cmd[2048], *out = NULL;
     snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --no-db --quiet --set workload.requests=200 "
-             "--trace %s --trace-window 1:2 2>&1", bin, src, path);
+             "--trace %s --trace-window 1:2 2>&1", bin, src, trace_path);
     CHECK(test_sh(cmd, &out) == 0);
     CHECK_CONTAINS(out, "trace: ");
     free(out);
-    j = json_load_file(path, 0, NULL);
+    json_t *j = json_load_file(trace_path, 0, NULL);
     CHECK(j != NULL);
     json_t *ev = json_object_get(j, "traceEvents");
     int inside = 1, nx = 0;
@@ -119,9 +130,15 @@ int main(int argc, char **argv)
     }
     CHECK(nx > 0 && inside);
     json_decref(j);
-    unlink(path);
+    unlink(trace_path);
+}
+
+/* No trace of a sweep; a window that ends before it starts. */
+static void case_cli_refusals(void)
+{
+    char cmd[2048], *out = NULL;
     snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --no-db --sweep workload.arrival.rate=1,2 "
-             "--trace %s 2>&1", bin, src, path);
+             "--trace %s 2>&1", bin, src, trace_path);
     CHECK(test_sh(cmd, &out) == 2);
     CHECK_CONTAINS(out, "--trace records one run");
     free(out);
@@ -129,5 +146,23 @@ int main(int argc, char **argv)
     CHECK(test_sh(cmd, &out) == 2);
     CHECK_CONTAINS(out, "--trace-window");
     free(out);
-    return test_finish("test_trace_out");
+}
+
+static const test_case cases[] = {
+    {"events", case_events},
+    {"cap", case_cap},
+    {"cli_window", case_cli_window},
+    {"cli_refusals", case_cli_refusals},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    bin = argc > 1 ? argv[1] : "servesim", src = argc > 2 ? argv[2] : "..";
+    int fd = mkstemp(trace_path);
+    REQUIRE_OR(fd >= 0, return test_finish("test_trace_out"));
+    close(fd);
+    int rc = test_run("test_trace_out", cases);
+    unlink(trace_path);
+    return rc;
 }
