@@ -14,7 +14,7 @@
  * against its reference before any of its timings count. It covers every
  * code path the grids time — calib_variant names the path a shape takes
  * (attention: the head_dim template and the GQA group size; prefill also
- * with and without a cached prefix), and tests/test_calib.c asserts that
+ * with and without a cached prefix), and tests/model/test_calib.c asserts that
  * every variant of every grid is among the check cases' — plus the edges no
  * grid point has: partial M/N tiles, K tails, M = 1, masked groups below
  * their cap and empty experts, unequal contiguous groups, decode splits

@@ -114,7 +114,7 @@ double model_comm_ring_step_time(const model_comm_net *net, int32_t n, int32_t s
 
 /* DeepEP constants, fitted to DeepEP's published H800 figures (one 400G
  * NIC and 200 GB/s NVLink per GPU; /work/shared gpu-specs.md, reproduced
- * in tests/test_deepep.c, which re-derives them). H800's net in this
+ * in tests/model/test_deepep.c, which re-derives them). H800's net in this
  * model: nvlink 200 × 0.95 = 190 GB/s, NIC 50 × 0.92 = 46 GB/s.
  * Low latency (128 tokens, hidden 7168, top-8, fp8 dispatch 7.57 MB with
  * its scales, bf16 combine 14.7 MB): EP8 dispatch 77 µs / combine 114 µs

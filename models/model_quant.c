@@ -62,7 +62,7 @@ double model_dtype_peak(const model_gpu *g, model_dtype d)
  * operands, so every 128 of K the partial sums are promoted to fp32 on the
  * CUDA cores and multiplied by the two blocks' scales. That step costs this
  * fraction of the 128-K slice's tensor-core time, per slice, so for K >= 128
- * a constant fraction of the GEMM. Fitted by tests/test_quant.c from the
+ * a constant fraction of the GEMM. Fitted by tests/model/test_quant.c from the
  * shared H100 GEMM tables: TensorRT-LLM's DeepGEMM fp8_block over its
  * per-tensor fp8 at compute-bound shapes (m, n, k >= 4096), median 1.103
  * (IQR 1.06-1.16); on B200 the same ratio is 0.92 (block scales consumed by

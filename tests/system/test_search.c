@@ -273,7 +273,7 @@ static void test_recommended_yaml(void)
         snprintf(cmd, sizeof cmd, "'%s' run '%s' --no-db --quiet > /dev/null", servesim, path);
         CHECK_MSG(system(cmd) == 0, "%s", cmd);
         unlink(path);
-        /* The launch scripts carry the winner's layout and caps (tests/test_launch.c checks them in full). */
+        /* The launch scripts carry the winner's layout and caps (tests/system/test_launch.c checks them in full). */
         char buf[65536] = "";
         FILE *m = fmemopen(buf, sizeof buf - 1, "w");
         CHECK(sim_search_write_launch(s, w, SIM_LAUNCH_VLLM, m, &err) == 0);

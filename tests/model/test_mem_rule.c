@@ -5,7 +5,7 @@
  * an unknown rule refused. */
 #include "test_util.h"
 
-#include "../sim/sim_mem_rule.h"
+#include "sim/sim_mem_rule.h"
 #include "model_catalog.h"
 #include "model_cost.h"
 

@@ -4,7 +4,7 @@
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "model_layout.h"
-#include "../sim/sim_scenario.h"
+#include "sim/sim_scenario.h"
 #include "model_hf.h"
 #include "model_quant.h"
 #include "model_resolve.h"
