@@ -19,10 +19,22 @@
  * rows that give one; on the other 14 it is a per-GPU share, not an
  * admission limit (their measured TTFT shows no queueing behind it). A
  * disaggregated row is a PD deployment: a prefill pool of
- * prefill_num_workers instances admitting prefill_batch_size per DP rank
- * (the preset's limit when not given) and a decode pool of
- * decode_num_workers instances admitting decode_batch_size per DP rank, at
- * least the concurrency's share per worker; each pool with its own layout;
+ * prefill_num_workers instances and a decode pool of decode_num_workers
+ * instances admitting decode_batch_size per DP rank, at least the
+ * concurrency's share per worker; each pool with its own layout. Both batch
+ * columns are operating points, not the engines' caps: decode_batch_size ×
+ * decode_num_workers × decode DP is the concurrency on every InferenceX
+ * row that gives them, and prefill_batch_size is 1 on every disaggregated
+ * row of silicon-dev.csv (aiconfigurator's estimator runs one prompt per
+ * prefill iteration). A context server schedules every waiting prompt its
+ * token budget holds (TensorRT-LLM's max_num_tokens, SGLang's
+ * chunked-prefill size, vLLM's max-num-batched-tokens, per DP rank), so
+ * the prefill pool admits up to the concurrency, bounded by that budget.
+ * Capped at one prompt per rank, TensorRT-LLM's DP4 context worker for 1k
+ * prompts ran four per eager iteration (its 121 ms launch floor: 33
+ * requests/s) where 88 were measured at 4,096 clients, while its 169 ms
+ * TTFT at 10 clients shows the floor is there (docs/cost-model.md,
+ * "Disaggregated rows");
  * the KV moved whole after the prefill over the cluster network, then the
  * decode pool's hand-over (scheduler.pd_handover_us/gbs, the preset's). Its
  * client sees tokens through the decode worker: TTFT runs to the decode
@@ -187,7 +199,13 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
         if ((rc = set_preset(pp, bp->backend, r->prefill.dp, err)) ||
             (rc = set_preset(dp, bp->backend, r->decode.dp, err)))
             return rc;
-        if (r->prefill.batch > 0) pp->scheduler.max_seqs = r->prefill.batch * r->prefill.dp;
+        /* The prefill worker admits every waiting prompt its token budget
+         * holds (header comment, "Batch sizes"): prefill_batch_size is an
+         * operating point, like decode_batch_size, not the engine's cap. */
+        int64_t pseqs = (int64_t)r->prefill.batch * r->prefill.dp;
+        if (pseqs < r->concurrency) pseqs = r->concurrency;
+        if (pseqs > pp->scheduler.max_batched_tokens) pseqs = pp->scheduler.max_batched_tokens;
+        pp->scheduler.max_seqs = (int32_t)pseqs;
         int64_t per = (r->concurrency + dp->instances - 1) / dp->instances;
         int64_t seqs = (int64_t)r->decode.batch * r->decode.dp;
         if (seqs < per) seqs = per;

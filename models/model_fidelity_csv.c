@@ -32,8 +32,14 @@
  * worker's GPU count as tp_size and drop attention DP and the worker
  * counts; 92 of its 393 such rows are re-records of db-dump rows (TensorRT-
  * LLM and SGLang DeepSeek-R1), whose layouts show attention DP 8 where the
- * flat row says tp 8 and 1–7 prefill and 1–6 decode workers. The others
- * replay one worker of each with the flat layout. */
+ * flat row says tp 8 and 1–7 prefill and 1–6 decode workers. The other 301
+ * are kept, not simulated, as "layout unknown": nothing in such a row gives
+ * the worker counts (no total GPU count, no per-GPU throughput), the
+ * re-recorded ones show that rows of one sweep with the same flat columns
+ * ran different worker counts at different concurrencies (1P + 5D, 1P + 6D,
+ * 1P + 2D and 1P + 1D in one TensorRT-LLM sweep), and replaying one worker
+ * of each scored a fiction (TTFT MAPE 356 %, a 1P + 1D deployment the
+ * measurements did not have). */
 #include "model_fidelity.h"
 
 #include "model_catalog.h"
@@ -368,11 +374,6 @@ static void parse_row(char **f, int n, const int *col, int lineno, model_fidelit
     r->pp = shown->pp;
     r->dp = shown->dp;
     r->ep = shown->ep;
-    if (r->disagg && (r->prefill.workers == 0 || r->decode.workers == 0))
-        snprintf(r->assumed, sizeof r->assumed, "no %s%s%s: one worker assumed",
-                 r->prefill.workers == 0 ? "prefill_num_workers" : "",
-                 r->prefill.workers == 0 && r->decode.workers == 0 ? "/" : "",
-                 r->decode.workers == 0 ? "decode_num_workers" : "");
     const char *bad = NULL;
     if (r->concurrency < 1) bad = "concurrency";
     else if (r->isl < 1) bad = "isl";
@@ -412,6 +413,15 @@ static void fid_adopt_twins(model_fidelity_result *out)
             snprintf(r->assumed, sizeof r->assumed, "layouts and workers of %.80s (same measurement)", t->id);
             break;
         }
+        if (r->prefill.workers > 0 && r->decode.workers > 0) continue;
+        /* Still without worker counts: the layout is unknown. */
+        snprintf(r->note, sizeof r->note,
+                 "line %d: layout unknown: no %s and no row that records the same measurement with them (a "
+                 "worker's GPU count does not say how many workers ran)",
+                 r->line,
+                 r->prefill.workers == 0 && r->decode.workers == 0 ? "prefill_num_workers/decode_num_workers"
+                 : r->prefill.workers == 0                          ? "prefill_num_workers"
+                                                                    : "decode_num_workers");
     }
 }
 

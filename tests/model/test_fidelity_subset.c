@@ -36,14 +36,21 @@
  * holds it is kept. TensorRT-LLM's TTFT median is the one bound that rose
  * (41.5 → 45.5): over its 102 rows it sits between the 69 aggregated rows
  * (median about 26 %) and the 33 disaggregated ones (about 75 %), and moved
- * from about 40 to 43.5 % with the disaggregated rows' client lengths. */
+ * from about 40 to 43.5 % with the disaggregated rows' client lengths.
+ * SGLang's TTFT median rose once more (46.5 → 54.5, at 52.3 %) when the
+ * 28 subset rows whose PD layout is unknown stopped being simulated (they
+ * had replayed a 1P + 1D deployment the measurements did not have; the 8
+ * SGLang H100 ones happened to score about 19 % there) and PD prefill
+ * workers began admitting prompts to their token budget (SGLang's B200 PD
+ * prefill, priced fast already, got faster: its 23 rows with worker counts
+ * 64.6 → 69.7 % median on silicon-dev.csv). */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
 } bound;
 
 static const bound backend_bounds[] = {
-    {"sglang", 170.5, 46.5, 31.5, 15.0},
+    {"sglang", 170.5, 54.5, 31.5, 15.0},
     {"trtllm", 215.0, 45.5, 38.0, 18.5},
     {"vllm", 32.5, 21.0, 71.0, 18.5},
 };
@@ -82,8 +89,11 @@ static void test_subset(void)
     model_fidelity_opts o = {0, NULL, 0, 2, NULL};
     REQUIRE_MSG(model_fidelity_run(path, &o, &r, &e) == 0, "%s", e.msg);
     printf("%d of %d subset rows simulated\n", r.n_ok, r.n_rows);
+    /* The 28 disaggregated rows without worker counts and without a row of
+     * the same measurement in the subset are not simulated (layout
+     * unknown); every other row is. */
     CHECK(r.n_rows == 221);
-    CHECK_MSG(r.n_ok >= 219, "%d rows simulated", r.n_ok);
+    CHECK_MSG(r.n_ok >= 193, "%d rows simulated", r.n_ok);
     check_group("all", &r.all, &all_bound);
     CHECK(r.n_backends == 3 && r.n_gpus == 2);
     for (int i = 0; i < r.n_backends; i++) {

@@ -3,7 +3,9 @@
  * transfer time over a NIC by hand, back-pressure when decode memory is
  * short, conservation across pools (every request completes once, KV
  * blocks return on both sides), and the engine's hand-over after the
- * transfer (scheduler.pd_handover_us, pd_handover_gbs) by hand. */
+ * transfer (scheduler.pd_handover_us, pd_handover_gbs) by hand, and an
+ * eager context worker's launch floor paid once per iteration of batched
+ * prompts. */
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "sim_cluster.h"
@@ -201,6 +203,69 @@ static void test_handover(void)
     model_cost_destroy(dec);
 }
 
+/* An eager context worker pays its launch floor once per iteration, not per
+ * prompt (docs/cost-model.md, "Disaggregated rows"). The prefill pool runs
+ * iterations with a prefill without a CUDA graph at 5 ms per op launch, so
+ * an iteration lasts its launches x 5 ms whatever it carries; 8 prompts of
+ * 1,000 tokens arrive at once; the first starts an iteration alone (the
+ * engine does not wait for more), the other 7 wait for it. Admitting every
+ * prompt the 8,192-token budget holds, those 7 share the next iteration,
+ * which lasts within 1 % of one chunk's (the floor): first tokens at f1 and
+ * f1 + f7, the cost model's iterations of 1 and 7 chunks, a mean of
+ * (8 f1 + 7 f7) / 8, about 1.9 floors. Capped at one prompt per iteration
+ * (a batch size read as the engine's cap), the k-th first token comes
+ * after k single-chunk iterations: a mean of 4.5 floors. */
+static void test_context_worker_floor(void)
+{
+    sim_scenario sc;
+    pd_scenario(&sc);
+    sc.workload.requests = 8;
+    sc.workload.arrival.process = SIM_ARRIVAL_CLOSED;
+    sc.workload.arrival.concurrency = 8;
+    sc.workload.input_tokens.dist = SIM_DIST_FIXED;
+    sc.workload.input_tokens.value = 1000;
+    sc.workload.output_tokens.dist = SIM_DIST_FIXED;
+    sc.workload.output_tokens.value = 2;
+    sim_sched_cfg *ps = &sc.deployment.pools[0].scheduler;
+    ps->eager_launch_us = 5000;
+    ps->max_batched_tokens = 8192;
+    ps->chunk_tokens = 8192;
+    model_spec m;
+    model_gpu g;
+    model_cost *pre = NULL;
+    sim_err err = {{0}};
+    REQUIRE(model_catalog_model("llama-3.1-8b", &m, &err) == 0 && model_catalog_gpu("h100-sxm", &g, &err) == 0);
+    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
+                      .overhead_s = ps->overhead_us * 1e-6, .eager_launch_s = 5e-3, .gpus_per_node = 8};
+    REQUIRE_MSG(model_cost_create(&m, &g, &l, &pre, &err) == 0, "%s", err.msg);
+    model_chunk one = {1000, 0}, seven[7];
+    for (int i = 0; i < 7; i++) seven[i] = one;
+    model_batch b1 = {.n_chunks = 1, .chunks = &one}, b7 = {.n_chunks = 7, .chunks = seven};
+    const sim_time f1 = iter_ns(pre, &b1), f7 = iter_ns(pre, &b7);
+    CHECK_MSG(f7 < 1.01 * f1 && f1 > 100000000, "one chunk %lld ns, seven %lld ns: not floor-bound",
+              (long long)f1, (long long)f7);
+    for (int cap = 8; cap >= 1; cap -= 7) {
+        ps->max_seqs = cap;
+        run_result r;
+        if (run(&sc, &r) || r.n != 8) {
+            free(r.recs);
+            break;
+        }
+        double mean = 0;
+        for (int64_t i = 0; i < r.n; i++) {
+            sim_time ttft = r.recs[i].first_token - r.recs[i].arrival;
+            sim_time want = cap == 8 ? (i == 0 ? f1 : f1 + f7) : (sim_time)(i + 1) * f1;
+            CHECK_MSG(ttft == want, "cap %d, request %lld: first token after %lld ns, expected %lld", cap,
+                      (long long)i, (long long)ttft, (long long)want);
+            mean += (double)ttft / (double)r.n;
+        }
+        CHECK_NEAR(mean / (double)f1, cap == 8 ? (8.0 * f1 + 7.0 * f7) / (8.0 * f1) : 4.5, 1e-6);
+        check_conserved(&r, 8);
+        free(r.recs);
+    }
+    model_cost_destroy(pre);
+}
+
 /* A decode pool with little memory makes finished prefills wait. */
 static void test_backpressure_and_conservation(void)
 {
@@ -253,6 +318,7 @@ static const test_case cases[] = {
     {"exact_single", test_exact_single},
     {"transfer_time", test_transfer_time},
     {"handover", test_handover},
+    {"context_worker_floor", test_context_worker_floor},
     {"backpressure_and_conservation", test_backpressure_and_conservation},
     {"af_needs_ffn", test_af_needs_ffn},
 };
