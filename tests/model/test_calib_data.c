@@ -71,8 +71,7 @@ static void check_dump(const char *dir, const char *file)
     snprintf(path, sizeof path, "%.1023s/%.255s", dir, file);
     model_gpu g;
     int named = gpu_of_file(file, &g);
-    CHECK_MSG(named, "%s: not named <catalogue gpu>-<date>.sql", file);
-    if (!named) return;
+    REQUIRE_MSG(named, "%s: not named <catalogue gpu>-<date>.sql", file);
     calib_db *db = NULL;
     sim_err e = {""};
     CHECK_MSG(calib_db_open_any(path, &db, &e) == 0, "%s: %s", file, e.msg);

@@ -285,8 +285,7 @@ static void test_cli_gpu_names(void)
     REQUIRE(bin != NULL);
     char db[] = "/tmp/test_calib_ingest_cli_XXXXXX", cmd[4096];
     int fd = mkstemp(db);
-    CHECK(fd >= 0);
-    if (fd < 0) return;
+    REQUIRE(fd >= 0);
     close(fd);
     unlink(db);
     char *out = NULL;

@@ -16,14 +16,12 @@ static void write_file(const char *name, const char *text, int gz)
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     if (gz) {
         gzFile g = gzopen(path, "wb");
-        CHECK(g != NULL);
-        if (!g) return;
+        REQUIRE(g != NULL);
         gzputs(g, text);
         gzclose(g);
     } else {
         FILE *f = fopen(path, "w");
-        CHECK(f != NULL);
-        if (!f) return;
+        REQUIRE(f != NULL);
         fputs(text, f);
         fclose(f);
     }

@@ -49,8 +49,7 @@ static void test_user_aliases(void)
     CHECK(mkdir(sub, 0700) == 0);
     snprintf(path, sizeof path, "%s/my-gpu.yaml", sub);
     FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f) return;
+    REQUIRE(f != NULL);
     fputs("name: my-gpu\naliases: [lab_card_v2, lab-card]\narch: hopper\ncc: 9.0\n"
           "tflops:\n  fp32: 60\n  bf16: 900\nhbm_gb: 96\nhbm_tbps: 4\nsms: 120\nnvlink_gbps: 400\nnic_gbps: 50\n"
           "efficiency:\n  gemm: 0.7\n  attn: 0.5\n  mem: 0.8\n  nvlink: 0.9\n  launch_us: 4\n",
@@ -133,8 +132,7 @@ static void test_topo_domain(void)
 {
     sim_err e = {""};
     sim_net_topo *t = sim_net_topo_build(4, 4, 900e9, 50e9, 5e-6, 0, 0, &e);
-    CHECK_MSG(t != NULL, "%s", e.msg);
-    if (!t) return;
+    REQUIRE_MSG(t != NULL, "%s", e.msg);
     int links[SIM_NET_MAX_PATH];
     sim_time lat = -1;
     int a = sim_net_topo_gpu(t, 0, 0), b = sim_net_topo_gpu(t, 1, 0), c = sim_net_topo_gpu(t, 2, 0);

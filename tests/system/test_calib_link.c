@@ -124,8 +124,7 @@ static void check_no_gpu_lib(const char *path)
     needed_list l;
     char why[512] = "";
     int rc = elf_needed(path, &l, why, sizeof why);
-    CHECK_MSG(rc == 0, "%s", why);
-    if (rc) return;
+    REQUIRE_MSG(rc == 0, "%s", why);
     CHECK_MSG(has_prefix(&l, "libc.so"), "%s: libc.so.* not among its %d DT_NEEDED entries: the parser is wrong", path, l.n);
     const char *bad = gpu_lib_in(&l);
     CHECK_MSG(bad == NULL, "%s needs %s: CUDA libraries belong in the GPU plugin only", path, bad ? bad : "");

@@ -149,8 +149,7 @@ static void test_mooncake_head(void)
     sim_err err = {{0}};
     sim_trace *t = NULL;
     int rc = sim_trace_load(path, SIM_TRACE_MOONCAKE, &t, &err);
-    CHECK_MSG(rc == 0, "%s", err.msg);
-    if (rc) return;
+    REQUIRE_MSG(rc == 0, "%s", err.msg);
     sim_cache_replay_cfg cfg;
     sim_cache_replay_cfg_defaults(&cfg);
     sim_cache_replay *r = NULL;
@@ -216,8 +215,7 @@ static void test_cli(void)
     char *out = buf; /* a pointer, so CHECK_CONTAINS's NULL test is meaningful */
     char tpath[] = "/tmp/test_cache_replay_XXXXXX";
     int fd = mkstemp(tpath);
-    CHECK(fd >= 0);
-    if (fd < 0) return;
+    REQUIRE(fd >= 0);
     CHECK(write(fd, trace_lfu, strlen(trace_lfu)) == (ssize_t)strlen(trace_lfu));
     close(fd);
 

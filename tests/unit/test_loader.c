@@ -51,8 +51,7 @@ static void test_full_file(void)
     sim_err err;
     snprintf(path, sizeof path, "%s/tests/data/loader/full.yaml", src_dir);
     int rc = sim_loader_load_file(path, NULL, 0, &sc, &err);
-    CHECK_MSG(rc == 0, "%s", err.msg);
-    if (rc) return;
+    REQUIRE_MSG(rc == 0, "%s", err.msg);
     CHECK(strcmp(sc.name, "full-test") == 0);
     CHECK(sc.seed == 12345678901234ULL);
     snprintf(want, sizeof want, "%s/tests/data/loader/configs/qwen3.json", src_dir);
@@ -423,14 +422,12 @@ static void test_schema_names(void)
 static void test_reference(void)
 {
     FILE *f = tmpfile();
-    CHECK(f != NULL);
-    if (!f) return;
+    REQUIRE(f != NULL);
     sim_loader_write_reference(f);
     long len;
     char *ref = test_read_stream(f, &len);
     fclose(f);
-    CHECK(ref != NULL);
-    if (!ref) return;
+    REQUIRE(ref != NULL);
     size_t n;
     const sim_schema_field *t = sim_schema_table(&n);
     for (size_t i = 0; i < n; i++) {

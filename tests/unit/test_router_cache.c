@@ -76,8 +76,7 @@ static void test_score_rule(void)
 static void test_score_limits_random(void)
 {
     gsl_rng *g = sim_rng_create(7, "test", 0);
-    CHECK(g != NULL);
-    if (!g) return;
+    REQUIRE(g != NULL);
     int ok_long = 1, ok_load = 1;
     for (int t = 0; t < 2000; t++) {
         sim_router_view v[6];

@@ -35,8 +35,7 @@ static void test_mooncake_small(void)
                     "{\"timestamp\": 1500.5, \"input_length\": 131000, \"output_length\": 1}\n"
                     "  {\"hash_ids\": [4294967295, 7], \"output_length\": 3.0, \"input_length\": 2, \"timestamp\": 1500.5}";
     sim_trace *t = parse(s, SIM_TRACE_MOONCAKE, &err);
-    CHECK_MSG(t != NULL, "%s", err.msg);
-    if (!t) return;
+    REQUIRE_MSG(t != NULL, "%s", err.msg);
     CHECK(t->n == 3);
     CHECK(t->n_hashes == 5);
     CHECK_NEAR(t->entries[0].timestamp_s, 0.0, 0);
@@ -56,8 +55,7 @@ static void test_csv_small(void)
 {
     sim_err err = {{0}};
     sim_trace *t = parse("1,2,3\n1.25,  40 ,50\n", SIM_TRACE_CSV, &err);
-    CHECK_MSG(t != NULL, "%s", err.msg);
-    if (!t) return;
+    REQUIRE_MSG(t != NULL, "%s", err.msg);
     CHECK(t->n == 2 && t->n_hashes == 0);
     CHECK_NEAR(t->entries[0].timestamp_s, 1.0, 0);
     CHECK(t->entries[0].input_tokens == 2 && t->entries[0].output_tokens == 3);
@@ -162,8 +160,7 @@ static void test_long_line(void)
     const int n = 200000;
     size_t cap = (size_t)n * 8 + 200;
     char *s = malloc(cap);
-    CHECK(s != NULL);
-    if (!s) return;
+    REQUIRE(s != NULL);
     size_t p = (size_t)snprintf(s, cap, "{\"timestamp\": 3, \"input_length\": 130000, \"output_length\": 2, \"hash_ids\": [");
     for (int i = 0; i < n; i++) p += (size_t)snprintf(s + p, cap - p, i ? ",%d" : "%d", i);
     p += (size_t)snprintf(s + p, cap - p, "]}\n");
