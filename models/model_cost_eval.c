@@ -80,8 +80,11 @@ static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *
 
 /* An op of class cls over rows tokens with its roofline inputs (flops at
  * peak, bytes at the HBM bandwidth) and no calibrated op (calib_op -1). */
-static cost_op_desc roof_desc(const model_cost *c, const char *name, model_op_class cls, double count, double rows,
-                              double flops, double bytes, double peak, double kernels)
+/* Always inlined, here and in elem: a descriptor is about 1.5 kB, and a
+ * call would zero it in the callee and copy it out twice per op priced. */
+#define COST_DESC_INLINE static inline __attribute__((always_inline))
+COST_DESC_INLINE cost_op_desc roof_desc(const model_cost *c, const char *name, model_op_class cls, double count,
+                                        double rows, double flops, double bytes, double peak, double kernels)
 {
     cost_op_desc d;
     memset(&d, 0, sizeof d);
@@ -98,8 +101,8 @@ static cost_op_desc roof_desc(const model_cost *c, const char *name, model_op_cl
     return d;
 }
 
-static cost_op_desc elem(const model_cost *c, const char *name, double count, double tokens, double bytes,
-                         int32_t calib, int64_t rows, int64_t cols)
+COST_DESC_INLINE cost_op_desc elem(const model_cost *c, const char *name, double count, double tokens, double bytes,
+                              int32_t calib, int64_t rows, int64_t cols)
 {
     cost_op_desc d = roof_desc(c, name, MODEL_OPC_OTHER, count, tokens, 0, bytes, 0, 1);
     d.calib_op = calib;
@@ -846,7 +849,21 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
         cost_op_desc n2 = elem(c, "post_norm", c->n_moe, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn),
                                m->hidden);
         cost_op(x, &n2, 0);
-        cost_moe(x, a, c->n_moe);
+        /* DeepSeek-V4's hash-routed layers: a fixed token-id table spreads
+         * the tokens over the experts, so expert_skew (the learned
+         * router's hot experts) does not apply to them: priced at uniform
+         * load (their gate GEMM still weighs the experts, so it stays). */
+        const double n_hash = m->hash_layers > 0 && !c->uniform ? m->hash_layers : 0;
+        if (n_hash > 0) {
+            model_cost flat = *c;
+            flat.uniform = 1;
+            cost_ctx xh = *x;
+            xh.c = &flat;
+            cost_moe(&xh, a, n_hash);
+            xh.c = c;
+            *x = xh;
+        }
+        cost_moe(x, a, c->n_moe - n_hash);
         /* Experts' partial sums (and, without EP all-to-all, the combine). */
         tp_reduce(x, "tp_reduce_moe", c->n_moe, T, h, 0); /* grouped expert GEMMs: not split */
     }

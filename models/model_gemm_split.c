@@ -22,7 +22,14 @@ model_gemm_split model_gemm_split_pick(double sms, double tiles, double k, doubl
         double mpar = par < 1 ? sqrt(par) : 1;
         double extra = sp > 1 ? sp * partial : 0;
         double tc = tc_full / par, tm = (bytes + extra) / (bw * mpar);
-        double t = smooth ? cbrt(tc * tc * tc + tm * tm * tm) : tc > tm ? tc : tm;
+        double lower = tc > tm ? tc : tm;
+        /* The smooth max is never below the max (but for rounding, which
+         * the margin covers): a split that cannot win needs no cbrt. */
+        if (best.time_s >= 0 && lower > best.time_s * (1.0 + 1e-12)) {
+            if (sp >= smax_k) break;
+            continue;
+        }
+        double t = smooth ? cbrt(tc * tc * tc + tm * tm * tm) : lower;
         if (best.time_s < 0 || t < best.time_s) {
             best.splits = sp, best.par = par, best.mpar = mpar, best.extra_bytes = extra, best.time_s = t;
         }

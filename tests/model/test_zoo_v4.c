@@ -180,6 +180,37 @@ static void test_ops(void)
      * and pending tokens per running sequence. */
     CHECK_NEAR(model_cost_state_bytes_per_seq(c), model_spec_state_bytes_per_seq(&f), 1e-3);
     model_cost_destroy(c);
+    /* Hash-routed layers: uniform load whatever expert_skew says (a fixed
+     * token-id table), the learned ones skewed: two MoE classes, the hash
+     * one priced as at expert_skew 0. */
+    model_batch hdec = {0, NULL, 256, 256 * 4000};
+    double uniform_layer = 0;
+    c = NULL;
+    CHECK_MSG(model_cost_create(&f, &b200, &l, &c, &e) == 0, "%s", e.msg);
+    if (c) {
+        model_cost_breakdown(c, &hdec, ops, 160, &n, NULL);
+        const model_op *u = find_op(ops, n, "experts_gate_up");
+        if (u) uniform_layer = u->time_s / u->count;
+        model_cost_destroy(c);
+    }
+    l.expert_skew = 1.2;
+    c = NULL;
+    CHECK_MSG(model_cost_create(&f, &b200, &l, &c, &e) == 0, "%s", e.msg);
+    if (c) {
+        model_cost_breakdown(c, &hdec, ops, 160, &n, NULL);
+        double per_layer[2] = {0, 0};
+        int classes = 0;
+        for (int32_t i = 0; i < n && i < 160; i++)
+            if (!strcmp(ops[i].name, "experts_gate_up") && classes < 2) {
+                CHECK(ops[i].count == (classes ? 40 : 3));
+                per_layer[classes++] = ops[i].time_s / ops[i].count;
+            }
+        CHECK_MSG(classes == 2 && uniform_layer > 0 && fabs(per_layer[0] / uniform_layer - 1) < 1e-12 &&
+                      fabs(per_layer[1] / uniform_layer - 1) > 1e-3,
+                  "%d classes, %g and %g vs uniform %g", classes, per_layer[0], per_layer[1], uniform_layer);
+        model_cost_destroy(c);
+    }
+    l.expert_skew = 0;
     /* DCP and SP of the compressed attention are refused, not priced as something else. */
     l.dcp = 2;
     c = NULL;
