@@ -11,9 +11,9 @@
  * in-memory lookup. Times are CPU seconds of the thread. Usage:
  *   bench_perfdb [requests] [instances] [perf-db] [model] [tp]
  * Run pinned to one core for the README figure: taskset -c 0 bench_perfdb */
-#include "calib/calib_db.h"
-#include "calib/calib_table.h"
-#include "calib/calib_table_cache.h"
+#include "calib_db.h"
+#include "calib_table.h"
+#include "calib_table_cache.h"
 #include "sim_cluster.h"
 
 #include <stdio.h>

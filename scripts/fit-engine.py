@@ -7,7 +7,7 @@ Usage: scripts/fit-engine.py [--csv tests/data/fidelity/silicon-subset.csv]
        scripts/fit-engine.py --pd [--csv ../shared/validation/silicon-dev.csv] ...
 
 The parameters (per backend, each with a unit and a physical meaning; the
-preset values live in sim/sim_sched_preset.c):
+preset values live in sim/config/sim_sched_preset.c):
   overhead_us      µs per iteration: the engine's host scheduling, input
                    preparation and output processing between GPU steps
   frontend_us      µs per request before the engine sees it: API server,

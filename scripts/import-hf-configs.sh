@@ -2,7 +2,7 @@
 # Copies the Hugging Face model configs of a folder (default ../shared/hf-configs:
 # `org--name.json`, ModelOpt quantisation configs as `org--name.hf_quant.json`)
 # into models/hf/ as gzip files (gzip -9n: no name or time stamp, so the bytes
-# are reproducible), which the build embeds into servesim (models/models.cmake).
+# are reproducible), which the build embeds into servesim (models/catalog/CMakeLists.txt).
 # Run it again after adding configs to the source folder; it removes files of
 # models/hf/ whose source is gone. `zcat models/hf/X.json.gz` shows one.
 set -euo pipefail

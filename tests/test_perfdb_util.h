@@ -4,7 +4,7 @@
 #ifndef TEST_PERFDB_UTIL_H
 #define TEST_PERFDB_UTIL_H
 
-#include "calib/calib_db.h"
+#include "calib_db.h"
 
 #include <math.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * one must hold only rows calib_point_check accepts, and its export must
  * import again into another perf-db and export to the same text (so what
  * the reader accepts is exactly what the writer can write). */
-#include "calib/calib_db.h"
+#include "calib_db.h"
 
 #include <stdint.h>
 #include <stdio.h>

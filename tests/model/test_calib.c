@@ -5,11 +5,11 @@
  * kernel, statistics, the no-GPU error, and the CLI exit codes. */
 #include "test_util.h"
 
-#include "calib/calib_backend.h"
-#include "calib/calib_cli.h"
-#include "calib/calib_db.h"
-#include "calib/calib_run.h"
-#include "calib/calib_stats.h"
+#include "calib_backend.h"
+#include "calib_cli.h"
+#include "calib_db.h"
+#include "calib_run.h"
+#include "calib_stats.h"
 
 #include <math.h>
 #include <sqlite3.h>

@@ -17,13 +17,13 @@
  *     a point that stays throttled fails instead of being stored. */
 #include "test_util.h"
 
-#include "calib/calib_backend.h"
-#include "calib/calib_check.h"
-#include "calib/calib_db.h"
-#include "calib/calib_grid.h"
-#include "calib/calib_nvml.h"
-#include "calib/calib_run.h"
-#include "calib/calib_stats.h"
+#include "calib_backend.h"
+#include "calib_check.h"
+#include "calib_db.h"
+#include "calib_grid.h"
+#include "calib_nvml.h"
+#include "calib_run.h"
+#include "calib_stats.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,9 +6,9 @@
  * silently skew every simulation of that GPU, so it fails here instead.
  * Also checks that the cost model picks the dump up by default and that
  * calibrated op times stay within a factor of the roofline's. */
-#include "calib/calib_db.h"
-#include "models/model_catalog.h"
-#include "models/model_cost.h"
+#include "calib_db.h"
+#include "model_catalog.h"
+#include "model_cost.h"
 #include "test_util.h"
 
 #include <dirent.h>

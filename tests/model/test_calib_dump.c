@@ -10,8 +10,8 @@
  * a results DB (exit 2 from the db verbs). */
 #include "test_util.h"
 
-#include "calib/calib_cli.h"
-#include "calib/calib_db.h"
+#include "calib_cli.h"
+#include "calib_db.h"
 #include "sim_store.h"
 
 #include <math.h>

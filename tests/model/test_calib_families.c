@@ -10,9 +10,9 @@
  * the fastest kernel of all, between grid points an interpolation that
  * stays between its neighbours and above the floor, and with no rows at all
  * the analytic path. */
-#include "calib/calib_db.h"
-#include "calib/calib_ingest.h"
-#include "calib/calib_table.h"
+#include "calib_db.h"
+#include "calib_ingest.h"
+#include "calib_table.h"
 #include "test_util.h"
 #include "test_model_util.h"
 

@@ -7,9 +7,9 @@
  * file:line:column; the cost model prices a deployment from its engine's
  * rows, else from the fastest kernel of all; `db ingest --gpu` takes
  * catalogue names and aliases and refuses unknown ones with suggestions. */
-#include "calib/calib_db.h"
-#include "calib/calib_ingest.h"
-#include "calib/calib_table.h"
+#include "calib_db.h"
+#include "calib_ingest.h"
+#include "calib_table.h"
 #include "test_util.h"
 #include "test_model_util.h"
 

@@ -2,7 +2,7 @@
  * column name, strict numbers with file:line:column errors, plain and gzip
  * files, quoted fields, and the walk of a <gpu>/<family>/<backend>-<version>
  * tree (tests/data/optable, a few real rows of the shared H100 tables). */
-#include "calib/calib_optable.h"
+#include "calib_optable.h"
 #include "test_util.h"
 
 #include <unistd.h>

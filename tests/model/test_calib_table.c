@@ -4,8 +4,8 @@
  * the residual band of the fitted model, every varying dimension (batch,
  * head_dim for attention) is interpolated, engines' kernels take
  * precedence, invalid medians never price, and the memo answers the same. */
-#include "calib/calib_db.h"
-#include "calib/calib_table.h"
+#include "calib_db.h"
+#include "calib_table.h"
 #include "test_util.h"
 
 #include <unistd.h>

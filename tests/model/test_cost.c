@@ -2,7 +2,7 @@
  * checks, memory, monotonicity, and an end-to-end sanity check of decode
  * TPOT against measured Qwen3-32B deployments on H100 (e2e-dev.csv rows
  * copied to tests/data/models/qwen3-32b-h100-e2e.csv). */
-#include "calib/calib_db.h"
+#include "calib_db.h"
 #include "model_comm.h"
 #include "model_cost.h"
 #include "test_util.h"

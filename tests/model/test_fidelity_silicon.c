@@ -19,6 +19,7 @@
 #include "model_fidelity.h"
 #include "sim_loader.h"
 #include "test_util.h"
+#include "sim_pool_layout.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -467,7 +468,7 @@ static void test_moe_tp_key(void)
     CHECK(sc->deployment.pools[0].parallel.moe_tp == 2);
     /* moe_tp·ep = 8 of 16 ranks: two replicated expert groups. */
     model_layout l;
-    CHECK(model_layout_from_pool(sc, &sc->deployment.pools[0], &l, &e) == 0 && l.moe_tp == 2);
+    CHECK(sim_pool_layout(sc, &sc->deployment.pools[0], &l, &e) == 0 && l.moe_tp == 2);
     model_spec m;
     model_gpu g;
     model_cost *c = NULL;

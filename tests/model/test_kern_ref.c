@@ -8,13 +8,13 @@
  * sm_80 code, whose fp8 mma is a trap. */
 #include "test_util.h"
 
-#include "kernels/kern_arch.h"
-#include "kernels/kern_attn_ref.h"
-#include "kernels/kern_gemm_ref.h"
-#include "kernels/kern_grouped_ref.h"
-#include "kernels/kern_num.h"
-#include "kernels/kern_quant_ref.h"
-#include "kernels/kern_softmax_ref.h"
+#include "kern_arch.h"
+#include "kern_attn_ref.h"
+#include "kern_gemm_ref.h"
+#include "kern_grouped_ref.h"
+#include "kern_num.h"
+#include "kern_quant_ref.h"
+#include "kern_softmax_ref.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,11 +1,11 @@
-/* test_mem_rule — the engines' memory budgets (sim/sim_mem_rule.h): vLLM's
+/* test_mem_rule — the engines' memory budgets (sim/cluster/sim_mem_rule.h): vLLM's
  * fraction of all memory, TensorRT-LLM's fraction of what the weights
  * leave, SGLang's mem_fraction_static from its reservation formula, checked
  * by hand on the DeepSeek-V3 FP8 TP4 B200 layout of the measured rows, and
  * an unknown rule refused. */
 #include "test_util.h"
 
-#include "sim/sim_mem_rule.h"
+#include "sim_mem_rule.h"
 #include "model_catalog.h"
 #include "model_cost.h"
 

@@ -1,4 +1,4 @@
-/* test_op — the analytic op model (models/model_op.h) and `servesim op`.
+/* test_op — the analytic op model (models/cost/model_op.h) and `servesim op`.
  *
  * Hand-picked measured rows (tests/data/ops/, copied from the shared H100
  * per-op tables) in three regimes — floor-dominated (tiny GEMMs, one-token

@@ -7,7 +7,7 @@
  * there; a perf-db with a latency that is not finite and positive is
  * refused before it prices anything; search says per candidate what
  * priced it. */
-#include "calib/calib_db.h"
+#include "calib_db.h"
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "sim_cluster.h"

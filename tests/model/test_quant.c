@@ -5,10 +5,10 @@
  * fraction (model_dtype_promote_frac) from the shared H100 GEMM tables,
  * read with calib_optable: TensorRT-LLM's fp8_block kernel over its
  * per-tensor fp8 kernel at compute-bound shapes. */
-#include "calib/calib_optable.h"
+#include "calib_optable.h"
 #include "model_catalog.h"
 #include "model_cost.h"
-#include "model_quant.h"
+#include "model_dtype.h"
 #include "test_util.h"
 
 #include <gsl/gsl_sort.h>

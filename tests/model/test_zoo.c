@@ -4,9 +4,10 @@
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "model_layout.h"
-#include "sim/sim_scenario.h"
+#include "sim_pool_layout.h"
+#include "sim_scenario.h"
 #include "model_hf.h"
-#include "model_quant.h"
+#include "model_dtype.h"
 #include "model_resolve.h"
 #include "model_show.h"
 #include "model_spec.h"
@@ -199,7 +200,7 @@ static void test_checkpoint_quant(void)
     model_layout l;
     sim_err e = {""};
     sc.deployment.pools[0].parallel.tp = 8;
-    CHECK(model_layout_from_pool(&sc, &sc.deployment.pools[0], &l, &e) == 0 && l.dtype_checkpoint == 1);
+    CHECK(sim_pool_layout(&sc, &sc.deployment.pools[0], &l, &e) == 0 && l.dtype_checkpoint == 1);
     model_gpu h200;
     CHECK(model_catalog_gpu("h200-sxm", &h200, &e) == 0);
     model_cost *c = NULL;
@@ -213,7 +214,7 @@ static void test_checkpoint_quant(void)
         model_cost_destroy(c);
     }
     snprintf(sc.dtype, sizeof sc.dtype, "bf16");
-    CHECK(model_layout_from_pool(&sc, &sc.deployment.pools[0], &l, &e) == 0 && l.dtype_checkpoint == 0);
+    CHECK(sim_pool_layout(&sc, &sc.deployment.pools[0], &l, &e) == 0 && l.dtype_checkpoint == 0);
     c = NULL;
     if (model_cost_create(&ds, &h200, &l, &c, &e) == 0) {
         int64_t tokens = 0;

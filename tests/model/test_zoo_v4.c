@@ -8,7 +8,7 @@
 #include "model_cost.h"
 #include "model_hf.h"
 #include "model_layout.h"
-#include "model_quant.h"
+#include "model_dtype.h"
 #include "model_show.h"
 #include "model_spec.h"
 #include "test_util.h"

@@ -10,6 +10,7 @@
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "model_layout.h"
+#include "sim_pool_layout.h"
 #include "sim_cluster.h"
 #include "sim_trace_out.h"
 #include "test_util.h"
@@ -51,7 +52,7 @@ static model_cost *pool_cost(const sim_scenario *sc)
     sim_err err = {{0}};
     REQUIRE_MSG_OR(model_catalog_model(sc->model, &m, &err) == 0, return NULL, "%s", err.msg);
     REQUIRE_MSG_OR(model_catalog_gpu(sc->hardware.gpu, &g, &err) == 0, return NULL, "%s", err.msg);
-    REQUIRE_MSG_OR(model_layout_from_pool(sc, &sc->deployment.pools[0], &l, &err) == 0, return NULL, "%s", err.msg);
+    REQUIRE_MSG_OR(sim_pool_layout(sc, &sc->deployment.pools[0], &l, &err) == 0, return NULL, "%s", err.msg);
     REQUIRE_MSG_OR(model_cost_create(&m, &g, &l, &c, &err) == 0, return NULL, "%s", err.msg);
     return c;
 }

@@ -1,0 +1,229 @@
+/* model_cost_impl — internals shared by the files of the cost model
+ * (model_cost.c: create, validation, memory; model_cost_eval.c: the op
+ * graph of an iteration; model_cost_moe.c: routed experts and EP;
+ * model_cost_db.c: op timing from the roofline or the perf-db). Not a
+ * public interface. */
+#ifndef MODEL_COST_IMPL_H
+#define MODEL_COST_IMPL_H
+
+#include "model_comm.h"
+#include "model_cost.h"
+#include "model_op.h"
+
+#include <stdint.h>
+
+/* Activations and collectives travel in bf16 unless comm_fp8. */
+#define COST_ACT_BYTES 2.0
+/* Decode-only iterations replay a CUDA graph: fraction of launch_s left. */
+#define COST_GRAPH_LAUNCH_FRACTION 0.5
+/* GEMM output tile edge (tile quantisation against the SM count). */
+#define COST_TILE 128.0
+/* comm_overlap: SMs a collective occupies while it runs beside a GEMM (one
+ * CTA per NCCL channel; NVLink nodes use about 16) and the most row chunks
+ * a GEMM + collective fusion splits a GEMM into. */
+#define COST_COMM_SMS 16.0
+#define COST_OVERLAP_MAX_SPLIT 8
+/* Grouped GEMM M tile of masked layouts (DeepGEMM masked decode: 64). */
+#define COST_MASKED_TILE 64.0
+/* Sampling reads/writes fp32 logits about three times (softmax, top-p, pick). */
+#define COST_SAMPLE_PASSES 3.0
+
+struct calib_table;
+struct calib_series;
+
+/* The op-model variants the cost model prices (c->op_sets). */
+typedef enum {
+    COST_OPV_GEMM_BF16 = 0,     /* gemm:bfloat16 */
+    COST_OPV_GEMM_W,            /* gemm:<weights' dtype> */
+    COST_OPV_CTX_ATTN,          /* context_attention:bfloat16/<kv dtype> */
+    COST_OPV_GEN_ATTN,
+    COST_OPV_CTX_MLA,
+    COST_OPV_GEN_MLA,
+    COST_OPV_GDN_CONV_CTX,      /* gdn:conv/context */
+    COST_OPV_GDN_CONV_GEN,
+    COST_OPV_GDN_DELTA_CTX,
+    COST_OPV_GDN_DELTA_GEN,
+    COST_OPV_CUSTOM_AR,         /* custom_allreduce:graph */
+    COST_OPV_NCCL_AR,           /* nccl:all_reduce, all_gather, reduce_scatter, alltoall */
+    COST_OPV_NCCL_AG,
+    COST_OPV_NCCL_RS,
+    COST_OPV_NCCL_A2A,
+    COST_OPV_DSA_CTX_ATTN,      /* dsa_context_module:<kv dtype>/<weights' dtype>, its sparse attention */
+    COST_OPV_DSA_GEN_ATTN,
+    COST_OPV_DSA_CTX_IDX,       /* the same modules' lightning indexer */
+    COST_OPV_DSA_GEN_IDX,
+    COST_OPV_COUNT
+} cost_opv;
+
+/* One variant: its fitted set (NULL: none covers it, or the variant does
+ * not apply to this deployment) and the query strings resolved. */
+typedef struct {
+    const model_op_paramset *set;
+    model_op_resolved r;
+} cost_op_set;
+
+/* Room for the perf-db op kinds (calib_op.h CALIB_OP_COUNT). */
+#define COST_DB_MAX_OPS 32
+/* Perf-db dtype columns of an op (model_cost.series): bf16, the weights',
+ * fp16, fp8. */
+#define COST_DB_DTYPES 4
+enum { COST_DB_BF16 = 0, COST_DB_WEIGHTS = 1, COST_DB_FP16 = 2, COST_DB_FP8 = 3 };
+
+struct model_cost {
+    model_spec m;
+    model_gpu g;
+    model_layout l;             /* resolved (no zero defaults) */
+    model_comm_net net;
+    double peak_gemm, peak_bf16, peak_attn, bw, launch;
+    double wb, ab, kvb;         /* bytes per value: weights, GEMM activations, KV (main part) */
+    model_dtype part_dt[MODEL_PART_COUNT];   /* weight format of each part (model_dtype.h) */
+    double wb_part[MODEL_PART_COUNT], ab_part[MODEL_PART_COUNT], peak_part[MODEL_PART_COUNT];
+    int mla;
+    double heads_r, kv_r, hd;   /* per attention rank (kv_r: heads stored, 1 latent for MLA) */
+    double kv_layer_r;          /* KV bytes per token per layer on one rank (before dcp) */
+    double kv_rep;              /* how many tp ranks hold the same KV head (dcp shards these) */
+    double n_layers, n_full, n_sw, n_dense, n_moe;
+    double n_lin;               /* Gated DeltaNet / KDA layers (their own ops, state instead of KV) */
+    double n_mamba;             /* Mamba-2 layers (their own ops, state instead of KV) */
+    double n_mix_only;          /* blocks with a mixer and no FFN (their TP reduce comes after the mixer) */
+    double n_dense_nomix, n_moe_nomix; /* FFN blocks without a mixer (Nemotron-H MLP/MoE, NAS skipped attention) */
+    double n_dense_w[16];       /* dense layers of each FFN width class (model_spec.ffn_widths) */
+    double state_seq_gpu;       /* recurrent-state bytes per sequence per GPU (heaviest stage) */
+    int32_t stage_layers_max;
+    /* MoE: experts ordered by the rank that holds them (ep ranks, E/ep each). */
+    int32_t moe_tp, experts_local;
+    int uniform;                /* expert_skew 0: every expert equally loaded */
+    double *p;                  /* routing probability of each expert (Σ = 1) */
+    double *log_miss;           /* log(1 − min(1, top_k·p)): a token misses the expert */
+    /* Memory. */
+    int32_t n_stages;
+    double *stage_weights;      /* bytes per GPU of each stage */
+    double *stage_kv_tok;       /* KV bytes per token per GPU of each stage */
+    double kv_tok_instance;
+    double expert_buf;          /* model_cost_expert_buffer_bytes, on every stage with MoE layers */
+    int32_t *stage_moe;         /* MoE layers of each stage */
+    /* Perf-db tables, read-only while timing: borrowed (model_cost_set_tables)
+     * or owned (tab_owned, built by model_cost_set_db). */
+    const struct calib_table *tab;
+    struct calib_table *tab_owned;
+    /* Memo of table lookups (calib_memo): the caller's, one per thread (a
+     * cluster and its cost models run on one thread); NULL = none. */
+    struct calib_memo *memo;
+    /* The tables' series resolved per calib_op: [op][0] bf16, [op][1] the
+     * weights' dtype (fp8 standing in for fp8_block), [op][2] fp16 (NCCL's
+     * tables), [op][3] fp8 (activation quantisation's output), so that a
+     * lookup does no string work. */
+    const struct calib_series *series[COST_DB_MAX_OPS][COST_DB_DTYPES];
+    /* Fitted op-model sets of the variants this instance prices and their
+     * strings resolved, at create (read-only while timing; cost_op_sets_init),
+     * so that pricing an op does no string work. */
+    cost_op_set op_sets[COST_OPV_COUNT];
+};
+
+/* Resolves c->op_sets for the layout's op_backend (model_cost_create). */
+void cost_op_sets_init(model_cost *c);
+
+/* Detaches the perf-db tables, freeing them when owned (model_cost_destroy). */
+void cost_db_release(model_cost *c);
+
+/* Batch aggregates on the busiest rank. */
+typedef struct {
+    double T;                   /* tokens through the linear layers */
+    double Tp, nd;              /* prefill tokens, decode requests */
+    double n_chunks;
+    double pairs, pairs_sw;     /* causal query·key pairs of prefill (full / sliding layers) */
+    double kvpf, kvpf_sw;       /* KV tokens prefill attention reads */
+    double cached;              /* cached-context tokens of the chunks */
+    double ctx, ctx_sw;         /* Σ decode context (sliding layers capped at the window) */
+    double sampled;             /* rows through the LM head */
+    double Tp_seq;              /* prefill tokens of the whole sequence group (before sp split) */
+    double T_all;               /* tokens of all dp ranks of one sp group: what the experts see */
+    int prefill;                /* any prefill: eager launches */
+} cost_agg;
+
+/* Description of one op for cost_op(). */
+typedef struct {
+    const char *name;
+    model_op_class cls;
+    double count;               /* executions per iteration */
+    double flops, bytes;        /* per execution */
+    double peak, bw;            /* roofline ceilings */
+    double kernels;             /* launches per execution */
+    int in_fused_op;            /* its kernels are launched by a fused op's host call (the MoE
+                                 * permute inside the engines' fused-MoE op): launch floors on
+                                 * the GPU, but no host launches of their own (eager bound) */
+    int32_t calib_op;           /* calib_op, −1 = not in the perf-db */
+    int64_t shape[11];          /* calib_shape fields in order */
+    int32_t calib_wdt;          /* its perf-db dtype: 0 bf16, 1 the weights' (c->series[op][1]) */
+    /* A serving engine's measured op that prices this one ahead of
+     * calib_op when the tables hold it (an MLA kernel for MLA attention,
+     * the GDN kernels, the MLA absorb BMMs, quantisation rows in fp8):
+     * db_op (calib_op) with its own shape and dtype column (COST_DB_*). */
+    int has_db_op;
+    int32_t db_op, db_dt;
+    int64_t db_shape[11];
+    double m, n, k;             /* shown as detail for GEMMs */
+    int has_op;                 /* op is the kernel as model_op prices it (layout.op_backend set) */
+    cost_opv opv;               /* its variant: op's strings are not filled, c->op_sets[opv] resolves them */
+    model_op_query op;
+} cost_op_desc;
+
+/* Evaluation state: totals, optional op list. */
+typedef struct {
+    const model_cost *c;
+    model_op *ops;
+    int32_t max, n;
+    model_iter_cost r;
+    double launch;              /* per kernel in this iteration */
+    double time_scale;          /* multiplier of every op's time (1: one pass of the batch) */
+    double launches;            /* kernel launches so far (eager host-time bound) */
+    int used_db;
+} cost_ctx;
+
+/* Times one op (perf-db or roofline), adds it to the totals and the list.
+ * hide: seconds of this op that overlap other work (taken off). */
+double cost_op(cost_ctx *x, const cost_op_desc *d, double hide);
+/* Collective over n ranks `stride` apart; hide as above. */
+double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int32_t n, int32_t stride,
+                 double bytes, double hide);
+/* A fixed time with no roofline (framework overhead, pipeline bubble). */
+void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound bound, double count,
+                double time_s, double bytes, const char *detail);
+
+/* The shared per-op tables' name of a servesim dtype ("bfloat16", "fp8",
+ * "fp8_block", "nvfp4", "w4a16_mxfp4", "int4_wo"); NULL when none. */
+const char *cost_op_dtype(model_dtype d);
+
+/* Time of op q (one execution, kind and fields) as variant v from the
+ * fitted set of the layout's op_backend on this GPU; 0 when no set covers it. */
+double cost_op_model_time(const model_cost *c, cost_opv v, const model_op_query *q);
+/* A collective inside one NVLink domain from the fitted NCCL / custom
+ * all-reduce sets; 0 when none covers it. */
+double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double bytes);
+
+/* GEMM descriptor: m×k times k×n with weights in wdt bytes. */
+cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, double m, double n, double k,
+                       double wbytes, double abytes, double peak);
+
+/* The MoE block of one layer class (count layers) on aggregates a. */
+void cost_moe(cost_ctx *x, const cost_agg *a, double count);
+/* d is priced by the engine op `op` of shape s (calib_shape's fields in
+ * order) in dtype column dt
+ * (COST_DB_*) when the perf-db tables hold it (cost_op_desc.has_db_op). */
+void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[11]);
+/* The routed experts of count MoE layers — both grouped GEMMs, the
+ * activation and the permutes around them, what the engines' fused-MoE op
+ * runs — as one op priced from the tables' moe rows: tokens the expert
+ * group routes, the experts' input width, the full expert intermediate,
+ * top-k, experts, EP and expert-TP sizes, in the weights' dtype. Records
+ * the op ("experts_fused", `launches` host launches each) and returns its
+ * time; 0 (nothing recorded) when the tables have no moe rows for it. */
+double cost_moe_db(cost_ctx *x, double count, double tokens, double width, double launches);
+int cost_moe_init(model_cost *c, sim_err *err);
+
+/* Whole-iteration evaluation behind model_cost_iteration/_breakdown/_pipeline
+ * (stage_s, hop_s, host_s may be NULL; see model_cost_pipeline). */
+double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
+                 model_iter_cost *out, double *stage_s, double *hop_s, double *host_s);
+
+#endif

@@ -1,0 +1,273 @@
+/* model_cost_moe — routed experts of one MoE layer class.
+ *
+ * Token load: each token picks top_k of E experts; expert i receives a
+ * share p_i of the assignments, Zipf(expert_skew) over a fixed pseudo-random
+ * placement (uniform at skew 0). Of the T tokens the EP group routes, expert
+ * i gets A_i = T·k·p_i rows and is touched (its weights read) with
+ * probability 1 − (1 − k·p_i)^T. Experts live E/ep to a rank, each split
+ * over moe_tp ranks (default tp·dp/ep; when moe_tp·ep < tp·dp the expert
+ * groups are replicated and each serves its share of the tokens); the
+ * busiest rank sets the time.
+ *
+ * Grouped GEMM layouts (DeepGEMM): contiguous packs the rows of all local
+ * experts back to back (full tiles) but pays a gather before and a scatter
+ * after (moe_permute); masked gives each expert fixed slots of the most rows
+ * it can get, so every touched expert rounds its rows up to a 64-row tile.
+ * The layout is what the token movement delivers: DeepEP's low-latency
+ * dispatch writes each (token, expert) pair straight into the expert's slot
+ * and the combine reads it back from there, so masked after it needs no
+ * permute; normal dispatch (and tokens replicated or gathered over TP)
+ * deliver tokens by source rank, so the engines sort them into expert
+ * order: contiguous with its permute. auto takes masked exactly when the
+ * iteration's dispatch is low-latency (decode, as DeepEP/SGLang pair them),
+ * contiguous otherwise. A layout forced against its dispatch pays the
+ * conversion: contiguous after low-latency dispatch its permute, masked
+ * without it a scatter into the slots and a gather back (moe_scatter, the
+ * same bytes). The slots' memory (model_cost_expert_buffer_bytes) is taken
+ * from the KV pool.
+ *
+ * Token movement. When every TP rank holds all tokens (dp = 1, no tp_sp)
+ * each rank runs its experts on the tokens routed there and the layer's TP
+ * all-reduce sums the partial outputs: nothing extra moves. When ranks hold
+ * distinct tokens (attention DP or tp_sp) and experts are fully
+ * expert-parallel (moe_tp = 1), tokens go out and back by all-to-all, DeepEP
+ * style: normal mode is bandwidth-bound (NVLink inside a node, NICs across,
+ * a token sent once per destination rank and once per remote node);
+ * low-latency mode writes every (token, expert) pair directly, in rounds
+ * of at most 128 tokens (model_comm_deepep_time, fitted to DeepEP's H800
+ * figures). ep_mode auto takes low-latency for decode-only iterations and
+ * normal for those with prefill, as SGLang's --deepep-mode auto. Otherwise (experts TP-split across distinct-token ranks)
+ * tokens are all-gathered to and reduce-scattered from the tp·dp ranks. */
+#include "model_cost_impl.h"
+
+#include "calib_op.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    double rows, active, masked_rows;
+} rank_load;
+
+/* Load of the busiest rank: rows, touched experts, masked rows. */
+static void busiest_load(const model_cost *c, double T, rank_load *out)
+{
+    const double k = c->m.top_k, E = c->m.experts, El = c->experts_local;
+    memset(out, 0, sizeof *out);
+    if (!(T > 0)) return;
+    if (c->uniform) {
+        double miss = log1p(-k / E);
+        double pa = k >= E ? 1.0 : -expm1(T * miss);
+        double per = T * k / E;
+        out->rows = El * per;
+        out->active = El * pa;
+        out->masked_rows = El * pa * ceil(per / pa / COST_MASKED_TILE) * COST_MASKED_TILE;
+        return;
+    }
+    double best = -1;
+    for (int32_t r = 0; r < c->l.ep; r++) {
+        rank_load x = {0, 0, 0};
+        for (int32_t j = 0; j < c->experts_local; j++) {
+            int32_t i = r * c->experts_local + j;
+            double Ai = T * k * c->p[i];
+            double pa = isinf(c->log_miss[i]) ? 1.0 : -expm1(T * c->log_miss[i]);
+            if (!(pa > 0)) continue;
+            x.rows += Ai;
+            x.active += pa;
+            x.masked_rows += pa * ceil(Ai / pa / COST_MASKED_TILE) * COST_MASKED_TILE;
+        }
+        /* Rows decide prefill, touched experts decide decode: rank by the
+         * larger of the two normalised loads. */
+        double score = x.rows / (T * k / E * El + 1e-30) + x.active / (El + 1e-30);
+        if (score > best) {
+            best = score;
+            *out = x;
+        }
+    }
+}
+
+/* Grouped GEMM of `rows` rows over `active` touched experts. */
+static cost_op_desc grouped(const model_cost *c, const char *name, double count, double rows, double active,
+                            double n, double k, int masked, double groups)
+{
+    cost_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.cls = MODEL_OPC_GEMM;
+    d.count = count;
+    d.m = rows;
+    d.n = n;
+    d.k = k;
+    d.flops = 2.0 * rows * n * k;
+    d.bytes = active * n * k * c->wb + rows * k * c->ab + rows * n * COST_ACT_BYTES;
+    d.peak = c->peak_gemm;
+    d.bw = c->bw;
+    d.kernels = 1;
+    d.calib_op = masked ? CALIB_OP_GROUPED_MASKED : CALIB_OP_GROUPED_CONTIG;
+    d.shape[8] = (int64_t)groups;
+    d.shape[0] = groups > 0 ? (int64_t)ceil(rows / groups) : 0;
+    d.shape[1] = (int64_t)n;
+    d.shape[2] = (int64_t)k;
+    d.calib_wdt = 1;
+    return d;
+}
+
+/* The DeepEP mode an all-to-all takes: the layout's, or with auto what
+ * SGLang's --deepep-mode auto does: low-latency for a decode-only
+ * iteration, normal for one with prefill. */
+static model_ep_mode ep_mode_for(model_ep_mode m, int prefill)
+{
+    if (m == MODEL_EP_NORMAL || m == MODEL_EP_LOW_LATENCY) return m;
+    return prefill ? MODEL_EP_NORMAL : MODEL_EP_LOW_LATENCY;
+}
+
+int model_cost_ep_mode(const model_cost *c, int prefill)
+{
+    const model_layout *l = &c->l;
+    if (!((l->dp > 1 || l->tp_sp) && c->moe_tp == 1 && l->ep > 1)) return -1;
+    return (int)ep_mode_for(l->ep_mode, prefill);
+}
+
+/* Width of the tokens the routed experts see: the latent width of a
+ * latent MoE (projected before dispatch, back after combine), else hidden. */
+static double expert_width(const model_spec *m)
+{
+    return m->moe_latent > 0 ? m->moe_latent : m->hidden;
+}
+
+static void ep_emit(cost_ctx *x, const char *name, double count, double S, double bpv, int prefill)
+{
+    const model_cost *c = x->c;
+    model_ep_mode mode = ep_mode_for(c->l.ep_mode, prefill);
+    int32_t rounds = 1;
+    const double eh = expert_width(&c->m);
+    double t = model_comm_deepep_time(&c->net, mode, c->l.ep, S, eh, c->m.top_k, bpv, &rounds);
+    char det[64] = "";
+    if (x->ops) {
+        if (rounds > 1)
+            snprintf(det, sizeof det, "all_to_all %s ep=%d tokens=%.0f rounds=%d", model_ep_mode_name(mode),
+                     c->l.ep, ceil(S), rounds);
+        else
+            snprintf(det, sizeof det, "all_to_all %s ep=%d tokens=%.0f", model_ep_mode_name(mode), c->l.ep, ceil(S));
+    }
+    /* cost_fixed records the op and its time in the totals. */
+    double bytes = S * c->m.top_k * eh * bpv * (c->l.ep - 1.0) / c->l.ep;
+    cost_fixed(x, name, MODEL_OPC_COMM, MODEL_BOUND_COMM, count, count * t * x->time_scale, count * bytes, det);
+}
+
+void cost_moe(cost_ctx *x, const cost_agg *a, double count)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    const double T = a->T, h = m->hidden;
+    if (!(count > 0) || !(T > 0)) return;
+    const int distinct = l->dp > 1 || l->tp_sp;
+    const double Tr = l->tp_sp ? T / l->tp : T; /* tokens this rank routes */
+    cost_op_desc rt = cost_gemm(c, "router", count, Tr, m->experts, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
+    cost_op(x, &rt, 0);
+    cost_op_desc tk = {0};
+    tk.name = "topk";
+    tk.cls = MODEL_OPC_OTHER;
+    tk.count = count;
+    tk.bytes = Tr * m->experts * 4.0 * 2.0;
+    tk.bw = c->bw;
+    tk.kernels = 1;
+    tk.m = Tr;
+    tk.calib_op = -1;
+    cost_op(x, &tk, 0);
+
+    /* The tp·dp ranks form R = tp·dp/(moe_tp·ep) replicated expert groups
+     * of moe_tp·ep ranks; a group serves 1/R of the tokens (all of them
+     * when R = 1). S is one rank's share of what it sends. */
+    const int32_t G = c->moe_tp * l->ep;
+    const double R = (double)(l->tp * l->dp) / G;
+    const double T_all = (a->T_all > 0 ? a->T_all : T * l->dp) / R;
+    const double S = l->tp > 1 ? T / l->tp : T;
+    const int a2a = model_cost_ep_mode(c, 0) >= 0;
+    const int gathered = distinct && !a2a && G > 1;
+    /* Latent MoE: every rank projects its tokens down before routing them
+     * (weights replicated, in the experts' format) and back up after. */
+    const double eh = expert_width(m), up = m->ffn_plain ? 1.0 : 2.0;
+    if (m->moe_latent > 0) {
+        cost_op_desc ld = cost_gemm(c, "moe_latent_down", count, Tr, eh, h, c->wb_part[MODEL_PART_EXPERT],
+                                    c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
+        cost_op(x, &ld, 0);
+    }
+    if (a2a) ep_emit(x, "ep_dispatch", count, S, c->ab, a->Tp > 0);
+    if (gathered) cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, G, 1, T_all * eh * c->ab, 0);
+
+    rank_load ld;
+    busiest_load(c, T_all, &ld);
+    const double I = m->expert_intermediate / (double)c->moe_tp, El = c->experts_local;
+    /* Contiguous: rows packed, permute before and un-permute after. */
+    cost_op_desc cg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.rows, ld.active, up * I,
+                              eh, 0, El);
+    cost_op_desc cd = grouped(c, "experts_down", count, ld.rows, ld.active, eh, I, 0, El);
+    cost_op_desc pm = {0};
+    pm.name = "moe_permute";
+    pm.cls = MODEL_OPC_OTHER;
+    pm.count = count;
+    pm.bytes = 2.0 * ld.rows * eh * c->ab + 2.0 * ld.rows * eh * COST_ACT_BYTES;
+    pm.bw = c->bw;
+    pm.kernels = 2;
+    /* Launched inside the engines' fused-MoE op (TensorRT-LLM's expand /
+     * finalize kernels), not as host launches of their own. */
+    pm.in_fused_op = 1;
+    pm.m = ld.rows;
+    pm.calib_op = -1;
+    /* Masked: every touched expert pays whole 64-row tiles. */
+    cost_op_desc mg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.masked_rows, ld.active,
+                              up * I, eh, 1, El);
+    cost_op_desc md = grouped(c, "experts_down", count, ld.masked_rows, ld.active, eh, I, 1, El);
+    /* Low-latency dispatch delivers the masked layout; anything else
+     * delivers tokens by source and the engines permute them. */
+    const int ll = a2a && ep_mode_for(l->ep_mode, a->Tp > 0) == MODEL_EP_LOW_LATENCY;
+    int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED || (l->moe_gemm == MODEL_MOE_GEMM_AUTO && ll);
+    double rows = masked ? ld.masked_rows : ld.rows;
+    if (masked && !ll) pm.name = "moe_scatter"; /* into the experts' slots and back */
+    /* Measured fused-MoE rows (the engine's, else the fastest) price the
+     * experts whole: permutes, both GEMMs and the activation. */
+    const int fused_db = cost_moe_db(x, count, T_all, eh, 3) > 0;
+    if (!fused_db && !(masked && ll)) cost_op(x, &pm, 0);
+    if (!fused_db) cost_op(x, masked ? &mg : &cg, 0);
+    cost_op_desc act = {0};
+    act.name = "experts_act";
+    act.cls = MODEL_OPC_OTHER;
+    act.count = count;
+    act.bytes = rows * I * ((up + 1.0) * COST_ACT_BYTES + (c->ab < COST_ACT_BYTES ? c->ab : 0));
+    act.bw = c->bw;
+    act.kernels = 1;
+    act.m = rows;
+    act.calib_op = -1;
+    if (!fused_db) {
+        cost_op(x, &act, 0);
+        cost_op(x, masked ? &md : &cd, 0);
+    }
+
+    if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES, a->Tp > 0);
+    if (gathered)
+        cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, G, 1, T_all * eh * COST_ACT_BYTES, 0);
+    if (m->moe_latent > 0) {
+        cost_op_desc lu = cost_gemm(c, "moe_latent_up", count, Tr, h, eh, c->wb_part[MODEL_PART_EXPERT],
+                                    c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
+        cost_op(x, &lu, 0);
+    }
+
+    if (m->shared_experts > 0) {
+        double Is = (double)m->shared_experts * m->expert_intermediate / l->tp;
+        cost_op_desc sg = cost_gemm(c, m->ffn_plain ? "shared_up" : "shared_gate_up", count, T, up * Is, h,
+                                    c->wb_part[MODEL_PART_SHARED], c->ab_part[MODEL_PART_SHARED],
+                                    c->peak_part[MODEL_PART_SHARED]);
+        cost_op(x, &sg, 0);
+        cost_op_desc sa = act;
+        sa.name = "shared_act";
+        sa.bytes = T * Is * (up + 1.0) * COST_ACT_BYTES;
+        sa.m = T;
+        cost_op(x, &sa, 0);
+        cost_op_desc sd = cost_gemm(c, "shared_down", count, T, h, Is, c->wb_part[MODEL_PART_SHARED],
+                                     c->ab_part[MODEL_PART_SHARED], c->peak_part[MODEL_PART_SHARED]);
+        cost_op(x, &sd, 0);
+    }
+}

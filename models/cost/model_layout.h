@@ -1,0 +1,82 @@
+/* model_layout — how one serving instance spreads a model over its GPUs.
+ *
+ * tp splits every layer's heads and FFN columns; pp splits the layers into
+ * stages with up to micro_batches batches in flight; dp replicates attention (each dp rank holds
+ * 1/dp of the requests) while experts stay sharded; ep spreads the routed
+ * experts over ep of the tp·dp ranks (each expert then split over
+ * tp·dp/ep); dcp splits each request's KV by sequence over dcp of the tp
+ * ranks (using the KV-head replicas TP leaves); sp adds ranks that split long
+ * prefills by sequence (Ulysses all-to-all or Ring). An instance uses
+ * tp·pp·dp·sp GPUs. Zero in dp/ep/dcp/sp means 1 and micro_batches 0 means
+ * pp, so a layout written with designated initialisers for tp/pp alone is
+ * the plain TP×PP layout. sim_pool_layout() (sim/cluster) fills one from a
+ * scenario pool (dtype names, overheads, gpus_per_node). Units: seconds.
+ * Plain data, caller-owned. */
+#ifndef MODEL_LAYOUT_H
+#define MODEL_LAYOUT_H
+
+#include "sim_err.h"
+#include "model_dtype.h"
+
+#include <stdint.h>
+
+typedef enum {
+    MODEL_SP_ULYSSES = 0, /* all-to-all turns sequence shards into head shards */
+    MODEL_SP_RING = 1     /* KV blocks passed around the ring */
+} model_sp_kind;
+
+typedef enum {
+    MODEL_EP_AUTO = 0,       /* the cheaper of the two per call */
+    MODEL_EP_NORMAL = 1,     /* DeepEP normal: bandwidth-bound, per-node dedup */
+    MODEL_EP_LOW_LATENCY = 2 /* DeepEP low-latency: RDMA direct, latency floor */
+} model_ep_mode;
+
+typedef enum {
+    MODEL_MOE_GEMM_AUTO = 0,       /* masked after low-latency dispatch, contiguous otherwise */
+    MODEL_MOE_GEMM_CONTIGUOUS = 1, /* tokens gathered per expert, full tiles */
+    MODEL_MOE_GEMM_MASKED = 2      /* fixed slots per expert, partly empty tiles */
+} model_moe_gemm;
+
+typedef struct {
+    int32_t tp, pp;
+    model_dtype dtype;       /* weights and activations */
+    model_dtype kv_dtype;
+    double overhead_s;       /* per-iteration framework overhead */
+    int32_t gpus_per_node;   /* 0 = 8 */
+    double overhead_per_seq_s; /* added per scheduled request (prefill chunk or decode) per
+                                * iteration: CPU-side input preparation and output
+                                * processing that scales with the batch (vLLM ≈ 50 µs) */
+    double eager_launch_s;   /* host time per kernel launch in iterations with a prefill
+                              * chunk (no CUDA graph): such an iteration lasts at least
+                              * launches × this (0 = off) */
+    /* Appended with the full layout model (0 = default). */
+    int32_t dp, ep, dcp, sp;
+    model_sp_kind sp_kind;
+    int32_t tp_sp;           /* TP with reduce-scatter + all-gather, norms on 1/tp tokens */
+    int32_t comm_fp8;        /* collectives carry fp8 (half the bytes, plus quantisation) */
+    int32_t comm_overlap;    /* collectives hidden behind the next GEMM up to its duration */
+    int32_t micro_batches;   /* PP: batches in flight in the instance (0 = pp) */
+    model_ep_mode ep_mode;
+    model_moe_gemm moe_gemm;
+    double expert_skew;      /* Zipf exponent of the token load over experts (0 = uniform) */
+    char op_backend[16];     /* engine whose measured kernels price the ops (model_op.h):
+                              * trtllm | vllm | sglang | auto (the set fitted on most rows);
+                              * "" = the roofline */
+    int32_t moe_tp;          /* expert TP (0 = tp·dp/ep); tp·dp/(moe_tp·ep) expert-group replicas */
+    int32_t dtype_checkpoint; /* 1: each part's weights in the checkpoint's format (model_spec
+                               * wdtype_*; scenario dtype "auto"), dtype then names the main one */
+} model_layout;
+
+
+/* Copy of l with the zero defaults resolved (dp/ep/dcp/sp 1, micro_batches
+ * pp, gpus_per_node 8, moe_tp tp·dp/ep when ep divides tp·dp). */
+model_layout model_layout_resolved(const model_layout *l);
+
+/* GPUs of one instance: tp·pp·dp·sp. */
+int32_t model_layout_gpus(const model_layout *l);
+
+const char *model_sp_kind_name(model_sp_kind k);
+const char *model_ep_mode_name(model_ep_mode m);
+const char *model_moe_gemm_name(model_moe_gemm g);
+
+#endif

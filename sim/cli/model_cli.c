@@ -1,0 +1,427 @@
+/* model_cli — see model_cli.h. */
+#include "model_cli.h"
+
+#include "calib_db.h"
+#include "sim_loader.h"
+#include "sim_parse.h"
+#include "model_catalog.h"
+#include "model_cost.h"
+#include "model_layout.h"
+#include "sim_pool_layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define PRED_MAX_CHUNKS 256
+#define PRED_MAX_OPS 256
+#define PRED_MAX_SETS 64
+
+static void pred_usage(FILE *o)
+{
+    fprintf(o,
+            "usage: servesim predict --model M --gpu G [--tp N --pp N --ep N --moe-tp N --dp N --dcp N --sp N\n"
+            "                        --sp-kind K --dtype D --kv-dtype D --micro-batches N --ep-mode M\n"
+            "                        --moe-gemm G --expert-skew S --tp-sp --comm-fp8 --comm-overlap --gpus-per-node N\n"
+            "                        --overhead-us U --overhead-per-seq-us U --eager-launch-us U --backend B]\n"
+            "                        [--prefill TOKENS[@CACHED] ...] [--decode N --context C]\n"
+            "                        [--perf-db FILE | --no-perf-db] [--json]\n"
+            "       servesim predict SCENARIO.yaml [--set key=value ...] [batch flags] [--json]\n"
+            "Prints the op-by-op cost of one iteration (op, count, FLOPs, bytes, time, bottleneck, source)\n"
+            "with totals and the iteration's bottleneck. dtypes: auto (the checkpoint's, default)\n"
+            "bf16 fp8 fp8_block mxfp8 nvfp4 mxfp4 int4; sp kinds:\n"
+            "ulysses ring; ep modes: auto normal low_latency; MoE GEMM: auto contiguous masked. --moe-tp is\n"
+            "the expert TP degree (0 = tp*dp/ep; moe_tp*ep < tp*dp replicates the expert groups).\n"
+            "Default batch: --decode 1 --context 1024. Calibrated latencies come from --perf-db FILE (a perf-db\n"
+            "or .sql dump), else the scenario's hardware.perf_db, else the newest calib/data/<gpu>-*.sql;\n"
+            "--no-perf-db (or hardware.perf_db: none) uses the analytic roofline alone. --backend trtllm|vllm|\n"
+            "sglang|auto prices GEMMs, attention and NVLink collectives with the op model fitted to that\n"
+            "engine's measured kernels (source op-model; a scenario's scheduler.preset does the same).\n");
+}
+
+static int parse_int(const char *flag, const char *v, int32_t *out)
+{
+    int64_t x;
+    if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < 0 || x > 1 << 30) {
+        fprintf(stderr, "servesim predict: %s expects a non-negative integer, got '%s'\n", flag, v);
+        return -1;
+    }
+    *out = (int32_t)x;
+    return 0;
+}
+
+static int parse_num(const char *flag, const char *v, double *out)
+{
+    double x;
+    if (sim_parse_double(v, &x) != SIM_PARSE_OK || !(x >= 0)) {
+        fprintf(stderr, "servesim predict: %s expects a number >= 0, got '%s'\n", flag, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static const char *human(double v, char *buf, size_t n, const char *unit)
+{
+    const char *pre[] = {"", "K", "M", "G", "T", "P"};
+    int i = 0;
+    while (v >= 1000 && i < 5) v /= 1000, i++;
+    snprintf(buf, n, "%.3g%s%s", v, pre[i], unit);
+    return buf;
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') putchar('\\');
+        if ((unsigned char)*s >= 0x20) putchar(*s);
+    }
+    putchar('"');
+}
+
+static model_bound iter_bound(const model_op *ops, int32_t n)
+{
+    double t[5] = {0};
+    for (int32_t i = 0; i < n; i++) t[ops[i].bound] += ops[i].time_s;
+    int best = 0;
+    for (int i = 1; i < 5; i++)
+        if (t[i] > t[best]) best = i;
+    return (model_bound)best;
+}
+
+int model_cli_predict(int argc, char **argv)
+{
+    const char *model = NULL, *gpu = NULL, *scenario = NULL, *sets[PRED_MAX_SETS];
+    const char *dtype = NULL, *kv_dtype = NULL, *sp_kind = NULL, *ep_mode = NULL, *moe_gemm = NULL;
+    const char *perf_db = NULL, *op_backend = NULL;
+    char db_path[1024] = "";
+    calib_db *db = NULL;
+    int n_sets = 0, json = 0, rc = 2, no_db = 0;
+    model_chunk chunks[PRED_MAX_CHUNKS];
+    int32_t n_chunks = 0, n_decode = -1, context = 1024;
+    model_layout l;
+    memset(&l, 0, sizeof l);
+    l.tp = l.pp = 1;
+    int32_t tp = -1, pp = -1, dp = -1, ep = -1, dcp = -1, sp = -1, mb = -1, gpn = -1, moe_tp = -1;
+    int tp_sp = 0, comm_fp8 = 0, comm_overlap = 0;
+    double skew = -1, ovh = -1, ovh_seq = -1, eager = -1;
+    model_cost *c = NULL;
+    model_op *ops = NULL;
+    double *pipe = NULL; /* pp > 1: stage and hop times of the batch */
+    sim_err e = {""};
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int32_t *ip = NULL;
+        double *dpp = NULL;
+        const char **sp_ = NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            pred_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--tp-sp")) tp_sp = 1;
+        else if (!strcmp(a, "--comm-fp8")) comm_fp8 = 1;
+        else if (!strcmp(a, "--comm-overlap")) comm_overlap = 1;
+        else if (!strcmp(a, "--no-perf-db")) no_db = 1;
+        else if (!strcmp(a, "--perf-db")) sp_ = &perf_db;
+        else if (!strcmp(a, "--model")) sp_ = &model;
+        else if (!strcmp(a, "--gpu")) sp_ = &gpu;
+        else if (!strcmp(a, "--dtype")) sp_ = &dtype;
+        else if (!strcmp(a, "--kv-dtype")) sp_ = &kv_dtype;
+        else if (!strcmp(a, "--sp-kind")) sp_ = &sp_kind;
+        else if (!strcmp(a, "--ep-mode")) sp_ = &ep_mode;
+        else if (!strcmp(a, "--moe-gemm")) sp_ = &moe_gemm;
+        else if (!strcmp(a, "--backend")) sp_ = &op_backend;
+        else if (!strcmp(a, "--tp")) ip = &tp;
+        else if (!strcmp(a, "--pp")) ip = &pp;
+        else if (!strcmp(a, "--dp")) ip = &dp;
+        else if (!strcmp(a, "--ep")) ip = &ep;
+        else if (!strcmp(a, "--moe-tp")) ip = &moe_tp;
+        else if (!strcmp(a, "--dcp")) ip = &dcp;
+        else if (!strcmp(a, "--sp")) ip = &sp;
+        else if (!strcmp(a, "--micro-batches")) ip = &mb;
+        else if (!strcmp(a, "--gpus-per-node")) ip = &gpn;
+        else if (!strcmp(a, "--decode")) ip = &n_decode;
+        else if (!strcmp(a, "--context")) ip = &context;
+        else if (!strcmp(a, "--expert-skew")) dpp = &skew;
+        else if (!strcmp(a, "--overhead-us")) dpp = &ovh;
+        else if (!strcmp(a, "--overhead-per-seq-us")) dpp = &ovh_seq;
+        else if (!strcmp(a, "--eager-launch-us")) dpp = &eager;
+        else if (!strcmp(a, "--set")) {
+            if (!v || n_sets >= PRED_MAX_SETS) goto usage;
+            sets[n_sets++] = argv[++i];
+            continue;
+        } else if (!strcmp(a, "--prefill")) {
+            if (!v || n_chunks >= PRED_MAX_CHUNKS) goto usage;
+            int32_t t = 0, cached = 0;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", v);
+            char *at = strchr(buf, '@');
+            if (at) *at++ = 0;
+            if (parse_int("--prefill", buf, &t) || (at && parse_int("--prefill @CACHED", at, &cached))) return 2;
+            chunks[n_chunks++] = (model_chunk){t, cached};
+            i++;
+            continue;
+        } else if (a[0] != '-' && !scenario) {
+            scenario = a;
+            continue;
+        } else {
+            fprintf(stderr, "servesim predict: unknown argument '%s'\n", a);
+            goto usage;
+        }
+        if (sp_ || ip || dpp) {
+            if (!v) {
+                fprintf(stderr, "servesim predict: %s needs a value\n", a);
+                goto usage;
+            }
+            if (sp_) *sp_ = v;
+            if (ip && parse_int(a, v, ip)) return 2;
+            if (dpp && parse_num(a, v, dpp)) return 2;
+            i++;
+        }
+    }
+
+    model_spec m;
+    model_gpu g;
+    if (scenario) {
+        sim_scenario *sc = malloc(sizeof *sc);
+        if (!sc) return 2;
+        int r = sim_loader_load_file(scenario, sets, n_sets, sc, &e);
+        if (!r) r = sim_pool_layout(sc, &sc->deployment.pools[0], &l, &e);
+        if (!r && !perf_db && strcmp(sc->hardware.perf_db, "none") == 0) no_db = 1;
+        else if (!r && !perf_db && sc->hardware.perf_db[0]) snprintf(db_path, sizeof db_path, "%s", sc->hardware.perf_db);
+        if (!r) r = model_catalog_model(model ? model : sc->model, &m, &e);
+        if (!r) {
+            const char *gn = gpu ? gpu : sc->deployment.pools[0].gpu[0] ? sc->deployment.pools[0].gpu : sc->hardware.gpu;
+            r = model_catalog_gpu(gn, &g, &e);
+        }
+        free(sc);
+        if (r) {
+            fprintf(stderr, "servesim predict: %s\n", e.msg);
+            return 2;
+        }
+    } else {
+        if (!model || !gpu) {
+            fprintf(stderr, "servesim predict: --model and --gpu are required (or give a scenario file)\n");
+            goto usage;
+        }
+        if (model_catalog_model(model, &m, &e) || model_catalog_gpu(gpu, &g, &e)) {
+            fprintf(stderr, "servesim predict: %s\n", e.msg);
+            return 2;
+        }
+        l.overhead_s = 1500e-6;
+        l.dtype_checkpoint = 1;
+    }
+    /* Flags override the scenario. */
+    if (tp >= 0) l.tp = tp;
+    if (pp >= 0) l.pp = pp;
+    if (dp >= 0) l.dp = dp;
+    if (ep >= 0) l.ep = ep;
+    if (moe_tp >= 0) l.moe_tp = moe_tp;
+    if (dcp >= 0) l.dcp = dcp;
+    if (sp >= 0) l.sp = sp;
+    if (mb >= 0) l.micro_batches = mb;
+    if (gpn >= 0) l.gpus_per_node = gpn;
+    if (skew >= 0) l.expert_skew = skew;
+    if (ovh >= 0) l.overhead_s = ovh * 1e-6;
+    if (ovh_seq >= 0) l.overhead_per_seq_s = ovh_seq * 1e-6;
+    if (eager >= 0) l.eager_launch_s = eager * 1e-6;
+    if (op_backend) {
+        if (strcmp(op_backend, "trtllm") && strcmp(op_backend, "vllm") && strcmp(op_backend, "sglang") &&
+            strcmp(op_backend, "auto")) {
+            fprintf(stderr, "servesim predict: --backend must be trtllm, vllm, sglang or auto (got '%s')\n",
+                    op_backend);
+            return 2;
+        }
+        snprintf(l.op_backend, sizeof l.op_backend, "%s", op_backend);
+    }
+    l.tp_sp |= tp_sp;
+    l.comm_fp8 |= comm_fp8;
+    l.comm_overlap |= comm_overlap;
+    if (dtype && !strcasecmp(dtype, "auto")) {
+        l.dtype_checkpoint = 1;
+        dtype = NULL;
+    }
+    if (dtype) l.dtype_checkpoint = 0;
+    if ((dtype && model_dtype_from_name(dtype, &l.dtype, &e)) ||
+        (kv_dtype && model_dtype_from_name(kv_dtype, &l.kv_dtype, &e))) {
+        fprintf(stderr, "servesim predict: %s\n", e.msg);
+        return 2;
+    }
+    {
+        /* Enum names through the scenario parser so both accept the same. */
+        sim_scenario tmp;
+        sim_scenario_defaults(&tmp);
+        sim_pool_cfg pc = tmp.deployment.pools[0];
+        snprintf(pc.parallel.sp_kind, sizeof pc.parallel.sp_kind, "%s", sp_kind ? sp_kind : model_sp_kind_name(l.sp_kind));
+        snprintf(pc.parallel.ep_mode, sizeof pc.parallel.ep_mode, "%s", ep_mode ? ep_mode : model_ep_mode_name(l.ep_mode));
+        snprintf(pc.parallel.moe_gemm, sizeof pc.parallel.moe_gemm, "%s",
+                 moe_gemm ? moe_gemm : model_moe_gemm_name(l.moe_gemm));
+        model_layout t;
+        if (sim_pool_layout(&tmp, &pc, &t, &e)) {
+            fprintf(stderr, "servesim predict: %s\n", e.msg);
+            return 2;
+        }
+        l.sp_kind = t.sp_kind;
+        l.ep_mode = t.ep_mode;
+        l.moe_gemm = t.moe_gemm;
+    }
+    if (model_cost_create(&m, &g, &l, &c, &e)) {
+        fprintf(stderr, "servesim predict: %s\n", e.msg);
+        return 2;
+    }
+    if (perf_db && strcmp(perf_db, "none") == 0) no_db = 1;
+    else if (perf_db) snprintf(db_path, sizeof db_path, "%s", perf_db);
+    else if (!db_path[0]) calib_db_default_path(g.name, db_path, sizeof db_path);
+    if (no_db) db_path[0] = 0;
+    int orc = 0;
+    if (db_path[0] && ((orc = calib_db_open_any(db_path, &db, &e)) != 0 || (orc = model_cost_set_db(c, db, NULL, &e)) < 0)) {
+        if (strstr(e.msg, db_path)) fprintf(stderr, "servesim predict: %s\n", e.msg);
+        else fprintf(stderr, "servesim predict: perf-db %s: %s\n", db_path, e.msg);
+        rc = orc == SIM_ENOMEM ? 1 : 2; /* a missing, foreign or invalid perf-db is bad input */
+        goto done;
+    }
+    if (n_decode < 0) n_decode = n_chunks ? 0 : 1;
+    model_batch b = {n_chunks, chunks, n_decode, (int64_t)n_decode * context};
+    ops = calloc(PRED_MAX_OPS, sizeof *ops);
+    if (!ops) goto done;
+    int32_t n_ops = 0;
+    model_iter_cost r;
+    double total = model_cost_breakdown(c, &b, ops, PRED_MAX_OPS, &n_ops, &r);
+    if (n_ops > PRED_MAX_OPS) n_ops = PRED_MAX_OPS;
+    const model_layout *rl = model_cost_layout(c);
+    int64_t kv_tok = 0;
+    int kv_ok = model_cost_kv_capacity_tokens(c, 0.9, 2e9, &kv_tok, NULL) == 0;
+    model_bound ib = iter_bound(ops, n_ops);
+    /* How much of the iteration the perf-db priced, so a comparison across
+     * GPUs can see when measured and analytic numbers meet. */
+    double db_s = 0, op_s = 0;
+    int32_t db_ops = 0;
+    for (int32_t i = 0; i < n_ops; i++) {
+        op_s += ops[i].time_s;
+        if (ops[i].source != MODEL_SRC_ROOFLINE) db_s += ops[i].time_s, db_ops++;
+    }
+    const char *prices = !db ? "analytic" : db_ops == n_ops ? "perf-db" : db_ops ? "mixed" : "analytic";
+    /* Pipeline parallelism: this batch stage by stage, and the steady state
+     * with micro_batches batches like it in flight. */
+    double pipe_host = 0, pipe_iv = 0;
+    if (rl->pp > 1) {
+        pipe = calloc((size_t)(2 * rl->pp), sizeof *pipe);
+        if (!pipe) goto done;
+        model_cost_pipeline(c, &b, pipe, pipe + rl->pp, &pipe_host);
+        pipe_iv = model_cost_pipeline_interval(c, &b, rl->micro_batches, NULL);
+    }
+    if (json) {
+        printf("{\n  \"model\": ");
+        json_str(m.name);
+        printf(", \"gpu\": ");
+        json_str(g.name);
+        printf(",\n  \"layout\": {\"tp\": %d, \"pp\": %d, \"dp\": %d, \"ep\": %d, \"dcp\": %d, \"sp\": %d, \"sp_kind\": \"%s\", "
+               "\"tp_sp\": %d, \"comm_fp8\": %d, \"comm_overlap\": %d, \"micro_batches\": %d, \"ep_mode\": \"%s\", "
+               "\"moe_gemm\": \"%s\", \"expert_skew\": %g, \"dtype\": \"%s\", \"kv_dtype\": \"%s\", \"gpus\": %d},\n",
+               rl->tp, rl->pp, rl->dp, rl->ep, rl->dcp, rl->sp, model_sp_kind_name(rl->sp_kind), rl->tp_sp,
+               rl->comm_fp8, rl->comm_overlap, rl->micro_batches, model_ep_mode_name(rl->ep_mode),
+               model_moe_gemm_name(rl->moe_gemm), rl->expert_skew, model_dtype_name(rl->dtype),
+               model_dtype_name(rl->kv_dtype), model_cost_gpus(c));
+        int epd = model_cost_ep_mode(c, 0), epp = model_cost_ep_mode(c, 1);
+        printf("  \"ep_mode_decode\": \"%s\", \"ep_mode_prefill\": \"%s\",\n",
+               epd < 0 ? "none" : model_ep_mode_name((model_ep_mode)epd),
+               epp < 0 ? "none" : model_ep_mode_name((model_ep_mode)epp));
+        printf("  \"batch\": {\"prefill\": [");
+        for (int32_t i = 0; i < n_chunks; i++)
+            printf("%s{\"tokens\": %d, \"cached\": %d}", i ? ", " : "", chunks[i].tokens, chunks[i].cached);
+        printf("], \"decode\": %d, \"context\": %d},\n  \"ops\": [\n", n_decode, context);
+        for (int32_t i = 0; i < n_ops; i++) {
+            const model_op *o = &ops[i];
+            printf("    {\"op\": ");
+            json_str(o->name);
+            printf(", \"class\": \"%s\", \"count\": %d, \"flops\": %.6g, \"bytes\": %.6g, \"time_s\": %.6g, "
+                   "\"hidden_s\": %.6g, \"bound\": \"%s\", \"source\": \"%s\", \"detail\": ",
+                   model_op_class_name(o->cls), o->count, o->flops, o->bytes, o->time_s, o->hidden_s,
+                   model_bound_name(o->bound), model_source_name(o->source));
+            json_str(o->detail);
+            printf("}%s\n", i + 1 < n_ops ? "," : "");
+        }
+        printf("  ],\n  \"total_s\": %.6g, \"gemm_s\": %.6g, \"attn_s\": %.6g, \"comm_s\": %.6g, \"other_s\": %.6g, "
+               "\"overhead_s\": %.6g, \"bound\": \"%s\", \"source\": \"%s\",\n",
+               total, r.gemm_s, r.attn_s, r.comm_s, r.other_s, r.overhead_s, model_bound_name(ib), r.source);
+        printf("  \"perf_db\": ");
+        json_str(db_path);
+        printf(", \"prices\": \"%s\", \"perf_db_ops\": %d, \"perf_db_time_fraction\": %.6g,\n", prices, db_ops,
+               op_s > 0 ? db_s / op_s : 0);
+        if (pipe) {
+            printf("  \"pipeline\": {\"in_flight\": %d, \"host_s\": %.6g, \"stage_s\": [", rl->micro_batches, pipe_host);
+            for (int32_t s = 0; s < rl->pp; s++) printf("%s%.6g", s ? ", " : "", pipe[s]);
+            printf("], \"hop_s\": [");
+            for (int32_t s = 0; s + 1 < rl->pp; s++) printf("%s%.6g", s ? ", " : "", pipe[rl->pp + s]);
+            printf("], \"interval_s\": %.6g},\n", pipe_iv);
+        }
+        printf("  \"memory\": {\"weights_per_gpu_bytes\": %.6g, \"kv_bytes_per_token\": %.6g, \"kv_capacity_tokens\": %lld}\n}\n",
+               model_cost_weight_bytes_per_gpu(c), model_cost_kv_bytes_per_token(c), kv_ok ? (long long)kv_tok : -1LL);
+    } else {
+        printf("%s on %s: tp=%d pp=%d dp=%d ep=%d moe_tp=%d dcp=%d sp=%d (%d GPUs), %s weights, %s KV\n", m.name,
+               g.name, rl->tp, rl->pp, rl->dp, rl->ep, rl->moe_tp, rl->dcp, rl->sp, model_cost_gpus(c),
+               model_dtype_name(rl->dtype), model_dtype_name(rl->kv_dtype));
+        int epd = model_cost_ep_mode(c, 0), epp = model_cost_ep_mode(c, 1);
+        if (epd >= 0)
+            printf("ep_mode %s: decode %s, prefill %s\n", model_ep_mode_name(rl->ep_mode),
+                   model_ep_mode_name((model_ep_mode)epd), model_ep_mode_name((model_ep_mode)epp));
+        printf("batch: %d prefill chunk(s)", n_chunks);
+        for (int32_t i = 0; i < n_chunks; i++) printf(" %d@%d", chunks[i].tokens, chunks[i].cached);
+        printf(", %d decode at context %d\n\n", n_decode, context);
+        printf("%-20s %5s %9s %9s %10s %6s %-13s %-9s %s\n", "op", "count", "FLOPs", "bytes", "time", "%", "bound",
+               "source", "detail");
+        char f1[32], f2[32];
+        for (int32_t i = 0; i < n_ops; i++) {
+            const model_op *o = &ops[i];
+            printf("%-20s %5d %9s %9s %8.1fus %5.1f%% %-13s %-9s %s%s\n", o->name, o->count,
+                   human(o->flops, f1, sizeof f1, ""), human(o->bytes, f2, sizeof f2, "B"), o->time_s * 1e6,
+                   total > 0 ? 100 * o->time_s / total : 0, model_bound_name(o->bound), model_source_name(o->source),
+                   o->detail, o->hidden_s > 0 ? " (part hidden)" : "");
+        }
+        printf("\ntotal %.3f ms: gemm %.3f, attention %.3f, communication %.3f, other %.3f, overhead %.3f ms\n",
+               total * 1e3, r.gemm_s * 1e3, r.attn_s * 1e3, r.comm_s * 1e3, r.other_s * 1e3, r.overhead_s * 1e3);
+        printf("iteration bound: %s; source: %s\n", model_bound_name(ib), r.source);
+        if (pipe) {
+            double busiest = pipe_host, hops = 0;
+            printf("pipeline: host %.3f ms, stages", pipe_host * 1e3);
+            for (int32_t s = 0; s < rl->pp; s++) {
+                printf("%s %.3f", s ? " /" : "", pipe[s] * 1e3);
+                if (pipe[s] > busiest) busiest = pipe[s];
+            }
+            for (int32_t s = 0; s + 1 < rl->pp; s++) hops += pipe[rl->pp + s];
+            printf(" ms, hops %.3f ms in all: the batch alone takes %.3f ms\n", hops * 1e3, total * 1e3);
+            printf("          with %d batches like it in flight one leaves every %.3f ms (%s), each request "
+                   "gets a token every %.3f ms\n",
+                   rl->micro_batches, pipe_iv * 1e3, pipe_iv > busiest * (1 + 1e-9) ? "too few batches: bubble"
+                                                                                   : "busiest stage",
+                   pipe_iv * rl->micro_batches * 1e3);
+        }
+        if (db)
+            printf("perf-db: %s; prices: %s (%d of %d ops, %.0f%% of op time, from measurements; the rest analytic)\n",
+                   db_path, prices, db_ops, n_ops, op_s > 0 ? 100 * db_s / op_s : 0);
+        else
+            printf("perf-db: none; prices: analytic (%s)\n",
+                   l.op_backend[0] ? "op model fitted to the engine's kernels where it covers an op, else roofline"
+                                   : "roofline for every op");
+        printf("memory: %.2f GB weights per GPU, %.0f KV bytes per token, ", model_cost_weight_bytes_per_gpu(c) / 1e9,
+               model_cost_kv_bytes_per_token(c));
+        if (kv_ok) printf("KV capacity %lld tokens (90%% HBM, 2 GB reserve)\n", (long long)kv_tok);
+        else printf("weights do not fit at 90%% HBM\n");
+        if (model_cost_state_bytes_per_seq(c) > 0)
+            printf("        %.2f MB of per-sequence state (linear attention, Mamba-2, sliding windows of compressed attention) per running sequence per GPU (beside the KV)\n",
+                   model_cost_state_bytes_per_seq(c) / 1e6);
+    }
+    rc = 0;
+done:
+    free(ops);
+    free(pipe);
+    model_cost_destroy(c);
+    calib_db_close(db);
+    return rc;
+usage:
+    pred_usage(stderr);
+    return 2;
+}

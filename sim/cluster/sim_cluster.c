@@ -1,0 +1,786 @@
+/* sim_cluster — see sim_cluster.h. Arrivals are pulled lazily from the
+ * workload one at a time (one pending arrival event), so memory follows the
+ * requests in flight; finished requests go back to a free list. */
+#include "sim_cluster.h"
+#include "sim_clock.h"
+
+#include "model_catalog.h"
+#include "model_cost.h"
+#include "model_layout.h"
+#include "sim_pool_layout.h"
+#include "model_spec.h"
+#include "calib_db.h"
+#include "sim_af.h"
+#include "sim_engine.h"
+#include "sim_instance.h"
+#include "sim_kvtier.h"
+#include "sim_net.h"
+#include "sim_prefix.h"
+#include "sim_prefix_keys.h"
+#include "sim_router_cache.h"
+#include "sim_request.h"
+#include "sim_router.h"
+#include "sim_workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_cluster_impl.h"
+#include "sim_mem_rule.h"
+
+/* ---- request pool ------------------------------------------------------- */
+
+static sim_req *req_alloc(sim_cluster *c)
+{
+    if (!c->free_reqs) {
+        req_slab *s = malloc(sizeof *s);
+        if (!s) return NULL;
+        s->next = c->slabs;
+        c->slabs = s;
+        for (int i = REQ_SLAB - 1; i >= 0; i--) {
+            s->reqs[i].free_next = c->free_reqs;
+            c->free_reqs = &s->reqs[i];
+        }
+    }
+    sim_req *r = c->free_reqs;
+    c->free_reqs = r->free_next;
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* Integrates the number of requests in the system up to now. */
+static void area_advance(sim_cluster *c)
+{
+    sim_time now = sim_engine_now(c->eng);
+    c->in_flight_area += (double)c->in_flight * (double)(now - c->area_last);
+    c->area_last = now;
+}
+
+static void req_free(sim_cluster *c, sim_req *r)
+{
+    r->free_next = c->free_reqs;
+    c->free_reqs = r;
+}
+
+/* ---- traffic ------------------------------------------------------------ */
+
+static void client_next(sim_engine *eng, void *ctx, uint64_t client);
+
+static void maybe_done(sim_cluster *c)
+{
+    if (c->arrivals_done && c->in_flight == 0) sim_engine_stop(c->eng);
+}
+
+static void report_progress(sim_cluster *c)
+{
+    if (c->progress && c->completed >= c->progress_next) {
+        c->progress(c->progress_ctx, c->completed, c->total,
+                    (double)sim_engine_now(c->eng) / SIM_NS_PER_S);
+        c->progress_next = c->completed + 1024;
+    }
+}
+
+/* Overload by queue length, checked in O(1) each time a request is queued
+ * so that memory stays bounded by overload.max_waiting whatever the rate. */
+static void check_queue(sim_cluster *c)
+{
+    if (!c->sc.overload.enabled || c->overloaded || c->queued <= c->sc.overload.max_waiting) return;
+    snprintf(c->overload_reason, sizeof c->overload_reason,
+             "at t=%.3f s %lld requests were queued (> overload.max_waiting = %lld): "
+             "arrivals exceed what the deployment serves",
+             (double)sim_engine_now(c->eng) / SIM_NS_PER_S, (long long)c->queued,
+             (long long)c->sc.overload.max_waiting);
+    c->overloaded = 1;
+    sim_engine_stop(c->eng);
+}
+
+/* Routes one request spec into an instance; rejected ones are counted. */
+static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t client)
+{
+    sim_req *r = req_alloc(c);
+    if (!r) {
+        sim_workload_release(c->wl, spec);
+        sim_cluster_oom(c, "allocating a request");
+        return;
+    }
+    c->issued++;
+    r->spec = *spec;
+    r->client = client;
+    if (sim_cluster_build_keys(c, r) < 0) {
+        sim_workload_release(c->wl, &r->spec);
+        req_free(c, r);
+        return;
+    }
+    int32_t j = sim_cluster_sticky_pick(c, r);
+    if (j < 0) {
+        if (c->cache_route) {
+            sim_cluster_fill_cache_views(c, r);
+            j = sim_router_pick(c->router, spec, c->rviews, c->n_front);
+        } else {
+            j = sim_router_pick(c->router, spec, c->snap ? c->snap : c->views, c->n_front);
+        }
+    }
+    SIM_ASSERT(j >= 0 && j < c->n_front, sim_engine_now(c->eng));
+    int32_t k = c->front[j];
+    int fits = c->n_back == 0
+                   ? sim_instance_fits(c->inst[k], spec->input_tokens, spec->output_tokens)
+                   : sim_instance_fits(c->inst[k], spec->input_tokens, 1) &&
+                         (int64_t)spec->input_tokens + spec->output_tokens <= c->back_kv_tokens;
+    if (!fits) {
+        /* Longer than the KV cache can ever hold: a real engine rejects it. */
+        c->rejected++;
+        free(r->keys);
+        sim_workload_release(c->wl, &r->spec);
+        req_free(c, r);
+        if (client >= 0)
+            sim_engine_after(c->eng, (sim_time)(c->sc.workload.arrival.think_time_s * 1e9),
+                             client_next, c, (uint64_t)client);
+        return;
+    }
+    sim_cluster_sticky_note(c, r, j);
+    sim_cluster_approx_record(c, j, r);
+    area_advance(c);
+    c->in_flight++;
+    sim_instance_submit(c->inst[k], r);
+    check_queue(c);
+}
+
+static void on_arrival(sim_engine *eng, void *ctx, uint64_t arg);
+
+/* A workload that cannot produce requests (out of memory) ends the run. */
+static void workload_failed(sim_cluster *c, int rc)
+{
+    c->arrivals_done = 1;
+    sim_engine_fail(c->eng, rc, "the workload ran out of memory generating requests");
+}
+
+/* 1 when the workload produced a request; otherwise ends the arrivals
+ * (exhausted) or the run (failed). */
+static int workload_gave(sim_cluster *c, int wrc)
+{
+    if (wrc < 0) {
+        workload_failed(c, wrc);
+        return 0;
+    }
+    if (wrc == 0) {
+        c->arrivals_done = 1;
+        maybe_done(c);
+        return 0;
+    }
+    return 1;
+}
+
+static void pull_next_arrival(sim_cluster *c)
+{
+    sim_request_spec spec;
+    if (!workload_gave(c, sim_workload_next(c->wl, &spec))) return;
+    /* The spec is re-read from the workload at fire time; stash it. */
+    sim_req *holder = req_alloc(c);
+    if (!holder) {
+        sim_workload_release(c->wl, &spec);
+        sim_cluster_oom(c, "allocating a request");
+        return;
+    }
+    holder->spec = spec;
+    sim_time t = spec.arrival < sim_engine_now(c->eng) ? sim_engine_now(c->eng) : spec.arrival;
+    if (!sim_engine_at(c->eng, t, on_arrival, c, (uint64_t)(uintptr_t)holder)) {
+        /* The engine recorded the failure and stops the run. */
+        sim_workload_release(c->wl, &holder->spec);
+        req_free(c, holder);
+    }
+}
+
+static void on_arrival(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    sim_req *holder = (sim_req *)(uintptr_t)arg;
+    sim_request_spec spec = holder->spec;
+    (void)eng;
+    req_free(c, holder);
+    spec.arrival = sim_engine_now(c->eng);
+    dispatch(c, &spec, -1);
+    pull_next_arrival(c);
+}
+
+static void client_next(sim_engine *eng, void *ctx, uint64_t client)
+{
+    sim_cluster *c = ctx;
+    sim_request_spec spec;
+    if (!workload_gave(c, sim_workload_sample_client(c->wl, sim_engine_now(eng), (int32_t)client, &spec)))
+        return;
+    dispatch(c, &spec, (int32_t)client);
+}
+
+static void on_finish(void *ctx, sim_req *r)
+{
+    sim_cluster *c = ctx;
+    c->completed++;
+    area_advance(c);
+    c->in_flight--;
+    c->in_tok_done += r->spec.input_tokens;
+    c->out_tok_done += r->spec.output_tokens;
+    int32_t client = r->client;
+    free(r->keys);
+    r->keys = NULL;
+    sim_workload_release(c->wl, &r->spec);
+    req_free(c, r);
+    if (client >= 0 && !c->arrivals_done)
+        sim_engine_after(c->eng, (sim_time)(c->sc.workload.arrival.think_time_s * 1e9), client_next,
+                         c, (uint64_t)client);
+    report_progress(c);
+    maybe_done(c);
+}
+
+/* ---- sampling and overload ---------------------------------------------- */
+
+static void take_samples(sim_cluster *c)
+{
+    sim_time now = sim_engine_now(c->eng);
+    if (now <= c->last_sample) return;
+    for (int32_t i = 0; i < c->n_inst; i++) {
+        sim_sample s;
+        sim_instance_sample(c->inst[i], now, &s);
+        if (sim_metrics_add_sample(c->metrics, &s) < 0) sim_cluster_oom(c, "recording an instance sample");
+    }
+    c->last_sample = now;
+}
+
+static void on_sample(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    sim_time now = sim_engine_now(eng);
+    (void)arg;
+    take_samples(c);
+    if (c->sc.overload.enabled && !c->overloaded) {
+        int64_t waiting = c->queued;
+        sim_time oldest = -1;
+        for (int32_t i = 0; i < c->n_inst; i++) {
+            sim_time o = sim_instance_oldest_waiting(c->inst[i]);
+            if (o >= 0 && (oldest < 0 || o < oldest)) oldest = o;
+        }
+        double age_s = oldest >= 0 ? (double)(now - oldest) / SIM_NS_PER_S : 0;
+        if (age_s > c->sc.overload.max_queue_delay_s) {
+            snprintf(c->overload_reason, sizeof c->overload_reason,
+                     "at t=%.1f s the oldest queued request had waited %.1f s (> overload.max_queue_delay_s = %g): "
+                     "arrivals exceed what the deployment serves",
+                     (double)now / SIM_NS_PER_S, age_s, c->sc.overload.max_queue_delay_s);
+            c->overloaded = 1;
+        } else if (waiting > c->sc.overload.max_waiting) {
+            snprintf(c->overload_reason, sizeof c->overload_reason,
+                     "at t=%.1f s %lld requests were queued (> overload.max_waiting = %lld)",
+                     (double)now / SIM_NS_PER_S, (long long)waiting,
+                     (long long)c->sc.overload.max_waiting);
+            c->overloaded = 1;
+        }
+        if (c->overloaded) {
+            sim_engine_stop(eng);
+            return;
+        }
+    }
+    if (!(c->arrivals_done && c->in_flight == 0)) sim_engine_after(eng, c->sample_ns, on_sample, c, 0);
+}
+
+/* ---- build -------------------------------------------------------------- */
+
+int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
+{
+    return sim_cluster_create_shared(sc, NULL, out, err);
+}
+
+/* Installed on the instances only while a trace is attached. */
+static void on_iteration(void *ctx, int32_t instance, const sim_trace_iter *it)
+{
+    sim_cluster *c = ctx;
+    sim_trace_out_iteration(c->trace, instance, it);
+}
+
+int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *perf_cache, sim_cluster **out,
+                              sim_err *err)
+{
+    int rc;
+    *out = NULL;
+    if (!sc->cache.enabled && strcmp(sc->cache.sharing, "none") != 0)
+        return sim_err_set(err, SIM_EINVAL, "cache.sharing '%s' needs cache.enabled: true", sc->cache.sharing);
+    sim_cluster *c = calloc(1, sizeof *c);
+    if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    c->sc = *sc;
+    c->perf_cache = perf_cache;
+    /* Messages start with the key path, so callers can place them in the file. */
+    if ((rc = model_catalog_model(sc->model, &c->model, err)) < 0) {
+        sim_err_wrap(err, rc, "model");
+        goto fail;
+    }
+    if ((rc = model_catalog_gpu(sc->hardware.gpu, &c->gpu, err)) < 0) {
+        sim_err_wrap(err, rc, "hardware.gpu");
+        goto fail;
+    }
+
+    /* FFN pools are a shared resource inside the attention instances' cost,
+     * not simulated instances. */
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++)
+        if (sc->deployment.pools[p].role != SIM_ROLE_FFN) c->n_inst += sc->deployment.pools[p].instances;
+    size_t ni = (size_t)c->n_inst;
+    c->inst = calloc(ni, sizeof *c->inst);
+    c->inst_pool = calloc(ni, sizeof *c->inst_pool);
+    c->inst_gpu0 = calloc(ni, sizeof *c->inst_gpu0);
+    c->inst_ngpu = calloc(ni, sizeof *c->inst_ngpu);
+    c->front = calloc(ni, sizeof *c->front);
+    c->back = calloc(ni, sizeof *c->back);
+    c->views = calloc(ni, sizeof *c->views);
+    c->back_views = calloc(ni, sizeof *c->back_views);
+    c->rviews = calloc(ni, sizeof *c->rviews);
+    c->prefill_ms_per_token = calloc(ni, sizeof *c->prefill_ms_per_token);
+    c->caching = sc->cache.enabled;
+    c->cache_route = sc->routing.policy == SIM_ROUTE_CACHE_AWARE;
+    c->cache_tokens = sc->cache.block_tokens;
+    /* Trace hash ids (Mooncake) and generated ones share workload.prefix.block_tokens. */
+    c->hash_tokens = sc->workload.prefix.block_tokens;
+    c->eng = sim_engine_create();
+    c->metrics = sim_metrics_create(c->n_inst);
+    if (!c->inst || !c->inst_pool || !c->inst_gpu0 || !c->inst_ngpu || !c->front || !c->back ||
+        !c->views || !c->back_views || !c->rviews || !c->prefill_ms_per_token || !c->eng ||
+        !c->metrics) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
+        goto fail;
+    }
+    c->sharing = strcmp(sc->cache.sharing, "pull") == 0 ? 1 : strcmp(sc->cache.sharing, "pool") == 0 ? 2 : 0;
+    c->layerwise = strcmp(sc->deployment.kv_transfer, "layerwise") == 0;
+    c->front_of = malloc(ni * sizeof *c->front_of);
+    c->back_of = malloc(ni * sizeof *c->back_of);
+    if (!c->front_of || !c->back_of) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
+        goto fail;
+    }
+    sim_instance_hooks hooks = {.on_finish = on_finish,
+                                .on_prefill_done = sim_cluster_on_prefill_done,
+                                .on_kv_reserved = sim_cluster_on_kv_reserved,
+                                .on_fetch_plan = c->sharing ? sim_cluster_on_fetch_plan : NULL,
+                                .on_fetch_start = c->sharing ? sim_cluster_on_fetch_start : NULL,
+                                .on_cache_evict = c->sharing == 2 ? sim_cluster_on_cache_evict : NULL,
+                                .on_load = sim_cluster_on_load,
+                                .ctx = c};
+    int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
+    int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;
+    c->back_kv_tokens = INT64_MAX;
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
+        const sim_pool_cfg *pc = &sc->deployment.pools[p];
+        model_gpu pool_gpu = c->gpu;
+        if (pc->gpu[0] && (rc = model_catalog_gpu(pc->gpu, &pool_gpu, err)) < 0) {
+            sim_err_wrap(err, rc, "deployment.pools.%d.gpu", p);
+            goto fail;
+        }
+        model_layout l;
+        if ((rc = sim_pool_layout(sc, pc, &l, err)) < 0 ||
+            (rc = model_cost_create(&c->model, &pool_gpu, &l, &c->costs[p], err)) < 0) {
+            sim_err_wrap(err, rc, "deployment.pools.%d", p);
+            goto fail;
+        }
+        if (pc->role == SIM_ROLE_FFN) {
+            ffn_pool = p;
+            n_ffn += pc->instances;
+            c->n_ffn_gpus += pc->instances * model_cost_gpus(c->costs[p]);
+            continue;
+        }
+        int64_t kv_tokens = 0;
+        /* Linear-attention state is held per running sequence, beside the KV. */
+        double state = (double)pc->scheduler.max_seqs * model_cost_state_bytes_per_seq(c->costs[p]);
+        /* The engine's memory budget (sim_mem_rule.h) as a fraction of all of it. */
+        double util = pc->scheduler.gpu_mem_util, reserve = pc->scheduler.reserve_gb * 1e9 + state;
+        rc = sim_mem_rule_apply(&pc->scheduler, c->costs[p], state, &util, &reserve, err);
+        if (rc == 0) rc = model_cost_kv_capacity_tokens(c->costs[p], util, reserve, &kv_tokens, err);
+        if (rc < 0) {
+            sim_err_wrap(err, rc, "deployment.pools.%d", p);
+            goto fail;
+        }
+        if (p == 0) {
+            c->kv_tokens_per_inst = kv_tokens;
+            c->kv_bytes_per_token = model_cost_kv_bytes_per_token(c->costs[p]);
+        }
+        int32_t g = model_cost_gpus(c->costs[p]);
+        /* Attention instances serve like colocated ones (af) or take KV from
+         * a prefill pool (pd+af); their iteration cost is the AF pipeline. */
+        sim_role role = pc->role;
+        if (role == SIM_ROLE_ATTENTION) {
+            role = pd_af ? SIM_ROLE_DECODE : SIM_ROLE_COLOCATED;
+            attn_pool = p;
+            n_attn += pc->instances;
+        }
+        int is_back = role == SIM_ROLE_DECODE;
+        /* Prefill cost per token of a full chunk: what a cached prefix saves
+         * and what queued prompts cost, for the cache-aware router. */
+        model_chunk probe = {.tokens = pc->scheduler.chunk_tokens, .cached = 0};
+        model_batch pb = {.n_chunks = 1, .chunks = &probe};
+        double ms_per_tok = model_cost_iteration(c->costs[p], &pb, NULL) * 1e3 / probe.tokens;
+        if (is_back && kv_tokens < c->back_kv_tokens) c->back_kv_tokens = kv_tokens;
+        for (int32_t i = 0; i < pc->instances; i++, k++) {
+            rc = sim_instance_create(c->eng, k, role, &pc->scheduler, c->costs[p], kv_tokens,
+                                     c->metrics, hooks, &c->inst[k], err);
+            if (rc < 0) {
+                sim_err_wrap(err, rc, "deployment.pools.%d", p);
+                goto fail;
+            }
+            if (c->caching && !is_back &&
+                (rc = sim_instance_enable_cache(c->inst[k], c->cache_tokens, sc->cache.policy, err)) < 0)
+                goto fail;
+            c->prefill_ms_per_token[k] = ms_per_tok;
+            c->inst_pool[k] = p;
+            c->inst_gpu0[k] = c->n_gpus;
+            c->inst_ngpu[k] = g;
+            c->n_gpus += g;
+            c->front_of[k] = is_back ? -1 : c->n_front;
+            c->back_of[k] = is_back ? c->n_back : -1;
+            sim_instance_count_queued(c->inst[k], &c->queued);
+            if (is_back) {
+                c->back[c->n_back] = k;
+                sim_instance_publish_view(c->inst[k], &c->back_views[c->n_back++]);
+            } else {
+                c->front[c->n_front] = k;
+                sim_instance_publish_view(c->inst[k], &c->views[c->n_front++]);
+            }
+        }
+    }
+    /* Bounded memory on long runs: the records kept, and the pools the
+     * sample means are taken over. */
+    if (sim_metrics_set_limits(c->metrics, sc->output.request_records, sc->output.sample_records, &sc->slo) < 0 ||
+        (c->n_inst > 0 && sim_metrics_set_groups(c->metrics, sc->deployment.n_pools, c->inst_pool) < 0)) {
+        rc = sim_err_set(err, SIM_EINVAL, "output.request_records and output.sample_records must be >= 0");
+        goto fail;
+    }
+    if ((rc = sim_cluster_attach_perf_db(c, err)) < 0) goto fail;
+    if (attn_pool >= 0) {
+        if (ffn_pool < 0) {
+            rc = sim_err_set(err, SIM_EINVAL, "deployment: mode %s needs an ffn pool",
+                             sim_mode_name(sc->deployment.mode));
+            goto fail;
+        }
+        double nic = sc->network.nic_gbps > 0 ? sc->network.nic_gbps * 1e9 / 8 : c->gpu.nic_bw;
+        rc = sim_af_create(c->costs[attn_pool], c->costs[ffn_pool], n_attn, n_ffn,
+                           sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &c->af, err);
+        if (rc < 0) goto fail;
+        for (int32_t i = 0; i < c->n_inst; i++)
+            if (c->inst_pool[i] == attn_pool) sim_instance_set_cost_fn(c->inst[i], sim_af_iteration, c->af);
+        c->n_gpus += c->n_ffn_gpus;
+    }
+    if (c->n_back > 0 || c->sharing) {
+        /* The shared network: instances packed onto nodes in pool order;
+         * pool sharing adds a host-DRAM tier per node and a remote pool. */
+        int gpn = sc->hardware.gpus_per_node > 0 ? sc->hardware.gpus_per_node : 8;
+        int nodes = (c->n_gpus + gpn - 1) / gpn;
+        double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : c->gpu.nvlink_bw;
+        double nic = sc->network.nic_gbps > 0 ? sc->network.nic_gbps * 1e9 / 8 : c->gpu.nic_bw;
+        double host = c->sharing == 2 ? sc->cache.host_gbps * 1e9 : 0;
+        /* cache.pool_gbps is per instance; the pool's link carries them all. */
+        double pool = c->sharing == 2 ? sc->cache.pool_gbps * 1e9 * c->n_front : 0;
+        sim_net_topo *topo = sim_net_topo_build(nodes, gpn, nvl, nic, sc->network.latency_us * 1e-6,
+                                                host, pool, err);
+        if (!topo) {
+            rc = SIM_EINVAL;
+            goto fail;
+        }
+        /* A rack-scale NVLink fabric (NVL72) spans several nodes. */
+        if (c->gpu.nvlink_domain > gpn &&
+            (rc = sim_net_topo_set_nvlink_domain(topo, c->gpu.nvlink_domain / gpn, err)) < 0) {
+            sim_net_topo_destroy(topo);
+            goto fail;
+        }
+        c->net = sim_net_create(c->eng, topo, err);
+        sim_net_topo_destroy(topo);
+        if (!c->net) {
+            rc = SIM_ENOMEM;
+            goto fail;
+        }
+        c->n_nodes = nodes;
+        if (c->sharing == 2) {
+            double bpb = (double)c->cache_tokens * c->kv_bytes_per_token;
+            c->host_tier = calloc((size_t)nodes, sizeof *c->host_tier);
+            if (!c->host_tier) {
+                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+                goto fail;
+            }
+            for (int nd = 0; nd < nodes; nd++)
+                if ((rc = sim_kvtier_create((int64_t)(sc->cache.host_gb * 1e9 / bpb), &c->host_tier[nd], err)) < 0)
+                    goto fail;
+            if ((rc = sim_kvtier_create((int64_t)(sc->cache.pool_gb * 1e9 / bpb), &c->pool_tier, err)) < 0)
+                goto fail;
+        }
+    }
+    if (c->n_back > 0) {
+        sim_routing_cfg back_cfg = {.policy = strcmp(sc->deployment.decode_routing, "round_robin") == 0
+                                                  ? SIM_ROUTE_ROUND_ROBIN
+                                                  : SIM_ROUTE_LEAST_LOADED};
+        if ((rc = sim_router_create(&back_cfg, sc->seed ^ 0x5eedULL, &c->back_router, err)) < 0) goto fail;
+    }
+    if ((rc = sim_workload_create(&sc->workload, sc->seed, &c->wl, err)) < 0) goto fail;
+    if (c->cache_route) {
+        rc = sim_router_cache_create(&sc->routing, c->cache_tokens, sc->seed, &c->router, err);
+        if (rc < 0) goto fail;
+        if (strcmp(sc->routing.view, "approximate") == 0) {
+            c->approx = calloc((size_t)c->n_front, sizeof *c->approx);
+            if (!c->approx) {
+                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+                goto fail;
+            }
+            int64_t cap = c->kv_tokens_per_inst / c->cache_tokens;
+            for (int32_t j = 0; j < c->n_front; j++)
+                if ((rc = sim_prefix_create(cap > 0 ? cap : 1, SIM_PREFIX_LRU, &c->approx[j], err)) < 0) goto fail;
+        }
+    } else if ((rc = sim_router_create(&sc->routing, sc->seed, &c->router, err)) < 0) {
+        goto fail;
+    }
+    if (sc->routing.snapshot_interval_s > 0) {
+        /* Every router (front and decode) decides on the snapshot. */
+        c->snap = calloc((size_t)c->n_front + 1, sizeof *c->snap);
+        c->back_snap = calloc((size_t)c->n_back + 1, sizeof *c->back_snap);
+        if (!c->snap || !c->back_snap) {
+            rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+            goto fail;
+        }
+    }
+    if ((rc = sim_cluster_attach_loadtrees(c, err)) < 0) goto fail;
+    if (sim_keymap_init(&c->sessions, 1024) < 0) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+        goto fail;
+    }
+    c->closed = sim_workload_is_closed(c->wl);
+    c->total = sim_workload_total(c->wl);
+    c->sample_ns = (sim_time)(sc->output.sample_interval_s * 1e9);
+    if (c->sample_ns < 1) c->sample_ns = SIM_NS_PER_S;
+    *out = c;
+    return SIM_OK;
+fail:
+    sim_cluster_destroy(c);
+    return rc;
+}
+
+void sim_cluster_destroy(sim_cluster *c)
+{
+    if (!c) return;
+    if (c->inst)
+        for (int32_t i = 0; i < c->n_inst; i++) sim_instance_destroy(c->inst[i]);
+    sim_net_destroy(c->net);
+    sim_af_destroy(c->af);
+    if (c->host_tier)
+        for (int32_t nd = 0; nd < c->n_nodes; nd++) sim_kvtier_destroy(c->host_tier[nd]);
+    free(c->host_tier);
+    sim_kvtier_destroy(c->pool_tier);
+    free(c->front_of);
+    free(c->back_of);
+    sim_loadtree_destroy(c->front_tree);
+    sim_loadtree_destroy(c->back_tree);
+    free(c->inst);
+    free(c->inst_pool);
+    free(c->inst_gpu0);
+    free(c->inst_ngpu);
+    free(c->front);
+    free(c->back);
+    free(c->views);
+    free(c->back_views);
+    free(c->rviews);
+    free(c->prefill_ms_per_token);
+    free(c->snap);
+    free(c->back_snap);
+    if (c->approx)
+        for (int32_t j = 0; j < c->n_front; j++) sim_prefix_destroy(c->approx[j]);
+    free(c->approx);
+    sim_keymap_fini(&c->sessions);
+    free(c->sess_inst);
+    free(c->sess_since);
+    sim_router_destroy(c->back_router);
+    for (int p = 0; p < SIM_MAX_POOLS; p++) model_cost_destroy(c->costs[p]);
+    if (c->perf_cache_owned) calib_table_cache_free(c->perf_cache);
+    calib_memo_free(c->perf_memo);
+    sim_router_destroy(c->router);
+    sim_workload_destroy(c->wl);
+    sim_metrics_destroy(c->metrics);
+    sim_engine_destroy(c->eng);
+    while (c->slabs) {
+        req_slab *n = c->slabs->next;
+        free(c->slabs);
+        c->slabs = n;
+    }
+    free(c);
+}
+
+void sim_cluster_set_trace(sim_cluster *c, struct sim_trace_out *t)
+{
+    c->trace = t;
+    for (int32_t k = 0; k < c->n_inst; k++) {
+        sim_instance_set_iteration_hook(c->inst[k], t ? on_iteration : NULL);
+        if (t) sim_trace_out_instance(t, k, sim_role_name(c->sc.deployment.pools[c->inst_pool[k]].role));
+    }
+}
+
+void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx)
+{
+    c->progress = fn;
+    c->progress_ctx = ctx;
+}
+
+/* Load imbalance across the instances the router chooses among: CV of the
+ * tokens each served (prompt where it was prefilled, plus its output). */
+static double front_load_cv(const sim_cluster *c)
+{
+    if (c->n_front < 2) return 0;
+    double *load = calloc((size_t)c->n_inst, sizeof *load);
+    if (!load) return 0;
+    sim_metrics_routed_load(c->metrics, load);
+    double sum = 0, sq = 0;
+    for (int32_t j = 0; j < c->n_front; j++) sum += load[c->front[j]];
+    double mean = sum / c->n_front;
+    for (int32_t j = 0; j < c->n_front; j++) sq += (load[c->front[j]] - mean) * (load[c->front[j]] - mean);
+    free(load);
+    return mean > 0 ? sqrt(sq / c->n_front) / mean : 0;
+}
+
+/* Per-pool means over the instance samples (every one, kept or not). */
+static void pool_summaries(const sim_cluster *c, sim_summary *out)
+{
+    out->n_pools = c->sc.deployment.n_pools;
+    for (int32_t p = 0; p < out->n_pools; p++) {
+        const sim_pool_cfg *pc = &c->sc.deployment.pools[p];
+        snprintf(out->pools[p].role, sizeof out->pools[p].role, "%s", sim_role_name(pc->role));
+        out->pools[p].instances = pc->instances;
+        out->pools[p].gpus = pc->instances * model_cost_gpus(c->costs[p]);
+        sim_metrics_group_means(c->metrics, p, &out->pools[p].utilization, &out->pools[p].kv_occupancy,
+                                &out->pools[p].waiting, &out->pools[p].mean_batch);
+        out->pools[p].max_seqs = pc->scheduler.max_seqs;
+    }
+}
+
+int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
+{
+    double t0 = sim_wall_s();
+    if (c->closed) {
+        for (int32_t i = 0; i < c->sc.workload.arrival.concurrency && !c->arrivals_done; i++)
+            client_next(c->eng, c, (uint64_t)i);
+    } else {
+        pull_next_arrival(c);
+    }
+    sim_engine_after(c->eng, c->sample_ns, on_sample, c, 0);
+    if (c->snap) sim_cluster_on_snapshot(c->eng, c, 0);
+    sim_engine_run(c->eng, SIM_TIME_MAX);
+    take_samples(c);
+    const char *why = NULL;
+    int frc = sim_engine_failed(c->eng, &why);
+    if (frc < 0)
+        return sim_err_set(err, frc, "the run failed at t=%.3f s (%lld requests issued, %lld in flight): %s",
+                           (double)sim_engine_now(c->eng) / SIM_NS_PER_S, (long long)c->issued,
+                           (long long)c->in_flight, why);
+    if (!c->overloaded) {
+        SIM_ASSERT(c->in_flight == 0, sim_engine_now(c->eng));
+    }
+    int rc = sim_metrics_summarize(c->metrics, &c->sc.slo, c->n_gpus, out, err);
+    if (rc < 0) return rc;
+    out->wall_time_s = sim_wall_s() - t0;
+    out->events = sim_engine_events_fired(c->eng);
+    out->n_gpus = c->n_gpus;
+    out->requests_rejected = c->rejected;
+    pool_summaries(c, out);
+    out->load_cv = front_load_cv(c);
+    if (c->af) {
+        sim_af_stats as;
+        sim_af_stats_get(c->af, &as);
+        out->af.enabled = 1;
+        out->af.micro_batches = c->sc.deployment.af_micro_batches;
+        if (as.time_s > 0) {
+            out->af.attention_util = as.attn_busy_s / as.time_s;
+            out->af.ffn_util = as.ffn_busy_s / as.time_s;
+            out->af.comm_fraction = as.comm_s / as.time_s;
+        }
+        out->af.activation_bytes = as.bytes;
+        out->af.transfer_ms_per_iter = as.iterations ? as.comm_s / (double)as.iterations * 1e3 : 0;
+        for (int32_t p = 0; p < out->n_pools; p++)
+            if (c->sc.deployment.pools[p].role == SIM_ROLE_FFN) out->pools[p].utilization = out->af.ffn_util;
+    }
+    out->overloaded = c->overloaded;
+    snprintf(out->overload_reason, sizeof out->overload_reason, "%s", c->overload_reason);
+    if (c->progress) c->progress(c->progress_ctx, c->completed, c->total,
+                                 (double)sim_engine_now(c->eng) / SIM_NS_PER_S);
+    return SIM_OK;
+}
+
+const sim_metrics *sim_cluster_metrics(const sim_cluster *c) { return c->metrics; }
+
+int32_t sim_cluster_n_pools(const sim_cluster *c) { return c->sc.deployment.n_pools; }
+
+const model_cost *sim_cluster_pool_cost(const sim_cluster *c, int32_t pool)
+{
+    return pool >= 0 && pool < c->sc.deployment.n_pools && pool < SIM_MAX_POOLS ? c->costs[pool] : NULL;
+}
+
+int32_t sim_cluster_instance_pool(const sim_cluster *c, int32_t instance)
+{
+    return instance >= 0 && instance < c->n_inst ? c->inst_pool[instance] : -1;
+}
+
+int64_t sim_cluster_pool_kv_tokens(const sim_cluster *c, int32_t pool)
+{
+    for (int32_t i = 0; i < c->n_inst; i++)
+        if (c->inst_pool[i] == pool) {
+            sim_instance_stats s;
+            sim_instance_stats_get(c->inst[i], &s);
+            return s.kv_blocks_total * c->sc.deployment.pools[pool].scheduler.block_tokens;
+        }
+    return 0;
+}
+
+void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out)
+{
+    memset(out, 0, sizeof *out);
+    out->issued = c->issued;
+    out->completed = c->completed;
+    out->rejected = c->rejected;
+    out->in_flight = c->in_flight;
+    out->input_tokens_done = c->in_tok_done;
+    out->output_tokens_done = c->out_tok_done;
+    out->n_instances = c->n_inst;
+    out->n_gpus = c->n_gpus;
+    out->in_flight_area_s = c->in_flight_area / SIM_NS_PER_S;
+    out->fetched_blocks = c->fetched_blocks;
+    if (c->host_tier)
+        for (int32_t nd = 0; nd < c->n_nodes; nd++) out->tier_blocks += sim_kvtier_size(c->host_tier[nd]);
+    if (c->pool_tier) out->tier_blocks += sim_kvtier_size(c->pool_tier);
+    for (int32_t i = 0; i < c->n_inst; i++) {
+        sim_instance_stats s;
+        sim_instance_stats_get(c->inst[i], &s);
+        out->kv_blocks_used += s.kv_blocks_used;
+        out->kv_blocks_total += s.kv_blocks_total;
+        out->outstanding_tokens += s.outstanding_tokens;
+        out->waiting += s.waiting;
+        out->running += s.running;
+        out->iterations += s.iterations;
+        out->preemptions += s.preemptions;
+        out->kv_pending += s.kv_pending;
+        out->held += s.held;
+        out->cache_referenced += s.cache_referenced;
+        out->cached_blocks += s.cached_blocks;
+    }
+}
+
+void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len)
+{
+    /* "auto": the checkpoint's formats, named by the main one. */
+    const char *wd = strcmp(c->sc.dtype, "auto") ? c->sc.dtype
+                                                 : model_dtype_name((model_dtype)model_spec_main_dtype(&c->model));
+    size_t off = (size_t)snprintf(buf, len, "%s on %s, %s weights, %d GPU(s):", c->model.name, c->gpu.name, wd,
+                                  c->n_gpus);
+    for (int32_t p = 0; p < c->sc.deployment.n_pools && off < len; p++) {
+        const sim_pool_cfg *pc = &c->sc.deployment.pools[p];
+        const sim_parallel_cfg *pl = &pc->parallel;
+        off += (size_t)snprintf(buf + off, len - off, "%s %d x %s tp=%d", p ? ";" : "", pc->instances,
+                                sim_role_name(pc->role), pl->tp);
+        /* Only the degrees that differ from 1, so plain layouts read plainly. */
+        const char *names[] = {"pp", "dp", "ep", "dcp", "sp"};
+        const int32_t deg[] = {pl->pp, pl->dp, pl->ep, pl->dcp, pl->sp};
+        for (int i = 0; i < 5 && off < len; i++)
+            if (deg[i] > 1) off += (size_t)snprintf(buf + off, len - off, " %s=%d", names[i], deg[i]);
+    }
+    if (off < len)
+        off += (size_t)snprintf(buf + off, len - off, ", KV %lld tokens/instance", (long long)c->kv_tokens_per_inst);
+    if (off < len)
+        snprintf(buf + off, len - off, ", latencies: %s%s", c->perf_db_path[0] ? "perf-db " : "analytic roofline",
+                 c->perf_db_path);
+}

@@ -1,0 +1,86 @@
+/* sim_cluster — builds a simulated deployment from a scenario and runs it.
+ *
+ * Wires the workload (open or closed loop) through the router into the
+ * instances of the deployment's pools, samples every instance periodically
+ * (utilisation, batch size, KV occupancy, queue), watches for overload
+ * (queues growing without bound: the oldest waiting request older than
+ * overload.max_queue_delay_s, or more than overload.max_waiting queued) and
+ * stops the run when it sees it. The cluster owns the engine, workload,
+ * router, cost models, instances and metrics it creates; the scenario is
+ * copied. Only the colocated mode is built here; pd/af/pd+af report
+ * SIM_ENOTSUP. */
+#ifndef SIM_CLUSTER_H
+#define SIM_CLUSTER_H
+
+#include "sim_err.h"
+#include "sim_metrics.h"
+#include "sim_scenario.h"
+
+#include <stdint.h>
+
+typedef struct sim_cluster sim_cluster;
+
+/* Progress: requests completed so far of `total` (-1 if unknown), simulated seconds. */
+typedef void (*sim_progress_fn)(void *ctx, int64_t completed, int64_t total, double sim_s);
+
+int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err);
+/* Same, taking the perf-db tables from a cache shared with other clusters
+ * (calib/db/calib_table_cache.h; NULL = a cache of its own). The cache must
+ * outlive the cluster. */
+struct calib_table_cache;
+int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *perf_cache, sim_cluster **out,
+                              sim_err *err);
+void sim_cluster_destroy(sim_cluster *c);
+
+void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx);
+
+/* Records the run into a Chrome/Perfetto trace (sim_trace_out.h); the
+ * trace stays the caller's and must outlive the run. Names the tracks. */
+struct sim_trace_out;
+void sim_cluster_set_trace(sim_cluster *c, struct sim_trace_out *t);
+
+/* Runs to completion (or overload) and summarises. A run stopped by overload
+ * still returns 0 with out->overloaded = 1 and the reason. */
+int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err);
+
+const sim_metrics *sim_cluster_metrics(const sim_cluster *c);
+
+/* The deployment's pools: their count, the cost model of one (NULL when out
+ * of range; owned by the cluster) and the pool of an instance (-1). */
+struct model_cost;
+int32_t sim_cluster_n_pools(const sim_cluster *c);
+const struct model_cost *sim_cluster_pool_cost(const sim_cluster *c, int32_t pool);
+int32_t sim_cluster_instance_pool(const sim_cluster *c, int32_t instance);
+/* KV capacity of one instance of the pool, in tokens (0 when the pool has none). */
+int64_t sim_cluster_pool_kv_tokens(const sim_cluster *c, int32_t pool);
+
+/* What a finished run left behind, for conservation checks. */
+typedef struct {
+    int64_t issued, completed, rejected, in_flight;
+    int64_t kv_blocks_used;      /* summed over instances; 0 after a full run */
+    int64_t outstanding_tokens;  /* summed over instances; 0 after a full run */
+    int64_t waiting, running;
+    int64_t kv_pending, held;    /* pd: waiting for decode blocks; KV held on prefill side */
+    int64_t cache_referenced;    /* prefix-cache blocks still referenced (0 after a run) */
+    int64_t cached_blocks;       /* KV blocks held by prefix caches in HBM */
+    int64_t fetched_blocks;      /* cache blocks fetched from peers or tiers */
+    int64_t tier_blocks;         /* cache blocks held in host/pool tiers */
+    int64_t iterations, preemptions;
+    int64_t input_tokens_done, output_tokens_done;
+    int32_t n_instances, n_gpus;
+    int64_t kv_blocks_total;
+    double in_flight_area_s;     /* ∫ requests in system dt, request·seconds */
+} sim_cluster_state;
+
+void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out);
+
+/* One-line description of the deployment (model, GPU, layout, KV capacity). */
+void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len);
+/* The perf-db that prices the cluster's ops (path as given or found), or
+ * NULL when every op is priced by the analytic roofline. */
+const char *sim_cluster_perf_db(const sim_cluster *c);
+/* hardware.perf_db value that forces the analytic roofline. */
+#define SIM_PERF_DB_NONE "none"
+int sim_cluster_perf_db_is_none(const char *perf_db);
+
+#endif

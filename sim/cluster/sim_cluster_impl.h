@@ -1,0 +1,145 @@
+/* sim_cluster_impl — the cluster's internal state, shared by the files
+ * that implement it: sim_cluster.c (build, traffic, sampling, run),
+ * sim_cluster_route.c (prefix keys and the cache-aware router's views),
+ * sim_cluster_kv.c (KV moving between instances: PD transfers and KV
+ * sharing) and sim_cluster_perfdb.c (calibrated latencies). Not a public
+ * header: only those files include it. */
+#ifndef SIM_CLUSTER_IMPL_H
+#define SIM_CLUSTER_IMPL_H
+
+#include "sim_cluster.h"
+#include "model_catalog.h"
+#include "model_cost.h"
+#include "model_layout.h"
+#include "calib_table_cache.h"
+#include "sim_af.h"
+#include "sim_engine.h"
+#include "sim_instance.h"
+#include "sim_kvtier.h"
+#include "sim_loadtree.h"
+#include "sim_net.h"
+#include "sim_prefix.h"
+#include "sim_prefix_keys.h"
+#include "sim_router_cache.h"
+#include "sim_request.h"
+#include "sim_router.h"
+#include "sim_workload.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define REQ_SLAB 4096
+
+typedef struct req_slab {
+    struct req_slab *next;
+    sim_req reqs[REQ_SLAB];
+} req_slab;
+
+struct sim_cluster {
+    sim_scenario sc;
+    sim_engine *eng;
+    sim_workload *wl;
+    sim_router *router;
+    sim_metrics *metrics;
+    model_spec model;
+    model_gpu gpu;
+    model_cost *costs[SIM_MAX_POOLS];
+    sim_instance **inst;
+    int32_t *inst_pool;        /* pool index of each instance */
+    int32_t *inst_gpu0;        /* first GPU (global index) of each instance */
+    int32_t *inst_ngpu;
+    /* Front instances take new requests (colocated or prefill); back ones
+     * take KV after prefill (pd). Each set has its own contiguous views. */
+    int32_t *front, *back;
+    int32_t n_front, n_back;
+    sim_router_view *views, *back_views;
+    sim_router *back_router;
+    /* least_loaded routers' O(log N) indexes over the views they read (live
+     * or snapshot); NULL for other policies */
+    sim_loadtree *front_tree, *back_tree;
+    int32_t *back_of;          /* instance -> back index (-1 for front instances) */
+    int64_t back_kv_tokens;    /* smallest decode-instance KV capacity */
+    double kv_bytes_per_token; /* what moves per token of context */
+    sim_net *net;
+    sim_af *af;                /* attention/FFN disaggregation (NULL unless af / pd+af) */
+    calib_table_cache *perf_cache; /* calibrated latencies' tables (NULL = roofline only) */
+    int perf_cache_owned;
+    calib_memo *perf_memo;     /* this cluster's (this thread's) memo of table lookups */
+    char perf_db_path[SIM_PATH_MAX];
+    int32_t n_ffn_gpus;
+    /* prefix caching and cache-aware routing */
+    int caching;               /* instances hold prefix caches */
+    int cache_route;           /* routing.policy cache_aware */
+    int32_t cache_tokens, hash_tokens;
+    double *prefill_ms_per_token; /* per instance, for saved_ms / queue_ms */
+    sim_router_view *rviews;   /* per-request views handed to the cache-aware router */
+    sim_router_view *snap;     /* what every router reads when routing.snapshot_interval_s > 0: */
+    sim_router_view *back_snap; /* front and decode views as of the last refresh (else NULL) */
+    sim_prefix **approx;       /* routing.view approximate: the router's own indexes */
+    int sharing;               /* 0 none, 1 pull, 2 pool */
+    int layerwise;             /* pd: KV moves layer by layer during prefill */
+    int32_t *front_of;         /* instance -> front index (-1 for back instances) */
+    sim_kvtier **host_tier;    /* pool: host-DRAM tier per node */
+    sim_kvtier *pool_tier;     /* pool: remote pool */
+    int32_t n_nodes;
+    int64_t fetched_blocks;
+    sim_keymap sessions;       /* session -> slot (stickiness) */
+    int32_t *sess_inst;
+    sim_time *sess_since;
+    int64_t n_sess, sess_cap;
+    int32_t n_inst, n_gpus;
+    int64_t kv_tokens_per_inst;
+
+    req_slab *slabs;
+    sim_req *free_reqs;
+
+    int closed;
+    int arrivals_done;
+    int64_t issued, completed, rejected, in_flight;
+    int64_t in_tok_done, out_tok_done;
+    double in_flight_area;     /* ∫ in_flight dt in request·ns (Little's law check) */
+    sim_time area_last;
+    int64_t total;             /* expected requests, -1 unknown */
+    int overloaded;
+    int64_t queued;            /* requests submitted to an instance and not yet admitted */
+    char overload_reason[256];
+    sim_time sample_ns;
+    sim_time last_sample;
+    sim_progress_fn progress;
+    void *progress_ctx;
+    struct sim_trace_out *trace;  /* --trace: the caller's, NULL when none */
+    int64_t progress_next;
+};
+
+/* Ends the run on an allocation failure inside the event loop (the one
+ * policy: the engine records it, stops, and sim_cluster_run returns it). */
+static inline void sim_cluster_oom(sim_cluster *c, const char *what)
+{
+    sim_engine_fail(c->eng, SIM_ENOMEM, "out of memory %s", what);
+}
+
+/* sim_cluster_route.c */
+int sim_cluster_build_keys(sim_cluster *c, sim_req *r); /* SIM_ENOMEM: the run failed */
+void sim_cluster_on_snapshot(sim_engine *eng, void *ctx, uint64_t arg);
+void sim_cluster_on_load(void *ctx, int32_t instance, int64_t outstanding);
+int sim_cluster_attach_loadtrees(sim_cluster *c, sim_err *err); /* SIM_ENOMEM */
+void sim_cluster_fill_cache_views(sim_cluster *c, const sim_req *r);
+void sim_cluster_approx_record(sim_cluster *c, int32_t j, const sim_req *r);
+int32_t sim_cluster_sticky_pick(sim_cluster *c, const sim_req *r);
+void sim_cluster_sticky_note(sim_cluster *c, const sim_req *r, int32_t j);
+
+/* sim_cluster_kv.c */
+void sim_cluster_on_prefill_done(void *ctx, sim_req *r);
+void sim_cluster_on_kv_reserved(void *ctx, sim_req *r);
+/* PD hand-over beyond the network's transfer (sim_cluster_kv.c), ns. */
+sim_time sim_cluster_pd_handover(const sim_sched_cfg *s, double stripe_bytes, sim_time moved_ns);
+int32_t sim_cluster_on_fetch_plan(void *ctx, sim_req *r, int32_t local);
+void sim_cluster_on_fetch_start(void *ctx, sim_req *r);
+void sim_cluster_on_cache_evict(void *ctx, int32_t instance, uint64_t key);
+
+/* sim_cluster_perfdb.c */
+int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err);
+
+#endif

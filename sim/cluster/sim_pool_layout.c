@@ -1,0 +1,84 @@
+/* sim_pool_layout — see sim_pool_layout.h. */
+#include "sim_pool_layout.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *ep_mode_name(int i) { return model_ep_mode_name((model_ep_mode)i); }
+static const char *moe_gemm_name(int i) { return model_moe_gemm_name((model_moe_gemm)i); }
+static const char *sp_kind_name(int i) { return model_sp_kind_name((model_sp_kind)i); }
+
+/* Index of s among the n names name(0..n-1) (case-insensitive), or -1. */
+static int name_index(const char *s, const char *(*name)(int), int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(s, name(i))) return i;
+    return -1;
+}
+
+int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layout *out, sim_err *err)
+{
+    model_layout l;
+    int rc, i;
+    const sim_parallel_cfg *p = &pool->parallel;
+    memset(&l, 0, sizeof l);
+    if (!sc->dtype[0] || !strcasecmp(sc->dtype, "auto"))
+        l.dtype_checkpoint = 1;
+    else if ((rc = model_dtype_from_name(sc->dtype, &l.dtype, err)))
+        return sim_err_wrap(err, rc, "dtype");
+    if ((rc = model_dtype_from_name(sc->kv_dtype[0] ? sc->kv_dtype : "bf16", &l.kv_dtype, err)))
+        return sim_err_wrap(err, rc, "kv_dtype");
+    const int32_t deg[] = {p->tp, p->pp, p->dp, p->ep, p->dcp, p->sp};
+    const char *deg_names[] = {"tp", "pp", "dp", "ep", "dcp", "sp"};
+    for (i = 0; i < 6; i++)
+        if (deg[i] < 1)
+            return sim_err_set(err, SIM_EINVAL, "parallel.%s must be >= 1 (got %d)", deg_names[i], deg[i]);
+    if (p->moe_tp < 0)
+        return sim_err_set(err, SIM_EINVAL, "parallel.moe_tp must be >= 0 (0 = tp*dp/ep; got %d)", p->moe_tp);
+    if (p->micro_batches < 0)
+        return sim_err_set(err, SIM_EINVAL, "parallel.micro_batches must be >= 0 (got %d)", p->micro_batches);
+    if (!(p->expert_skew >= 0) || !isfinite(p->expert_skew))
+        return sim_err_set(err, SIM_EINVAL, "parallel.expert_skew must be a finite number >= 0 (got %g)",
+                           p->expert_skew);
+    if ((i = name_index(p->sp_kind[0] ? p->sp_kind : "ulysses", sp_kind_name, 2)) < 0)
+        return sim_err_set(err, SIM_EINVAL, "parallel.sp_kind: expected ulysses or ring, got '%s'", p->sp_kind);
+    l.sp_kind = (model_sp_kind)i;
+    if ((i = name_index(p->ep_mode[0] ? p->ep_mode : "auto", ep_mode_name, 3)) < 0)
+        return sim_err_set(err, SIM_EINVAL, "parallel.ep_mode: expected auto, normal or low_latency, got '%s'",
+                           p->ep_mode);
+    l.ep_mode = (model_ep_mode)i;
+    if ((i = name_index(p->moe_gemm[0] ? p->moe_gemm : "auto", moe_gemm_name, 3)) < 0)
+        return sim_err_set(err, SIM_EINVAL, "parallel.moe_gemm: expected auto, contiguous or masked, got '%s'",
+                           p->moe_gemm);
+    l.moe_gemm = (model_moe_gemm)i;
+    if (!(pool->scheduler.overhead_us >= 0) || !(pool->scheduler.overhead_per_seq_us >= 0) ||
+        !(pool->scheduler.eager_launch_us >= 0))
+        return sim_err_set(err, SIM_EINVAL,
+                           "scheduler.overhead_us, overhead_per_seq_us and eager_launch_us must be >= 0");
+    if (sc->hardware.gpus_per_node < 0)
+        return sim_err_set(err, SIM_EINVAL, "hardware.gpus_per_node must be >= 0 (0 = 8; got %d)",
+                           sc->hardware.gpus_per_node);
+    l.tp = p->tp;
+    l.pp = p->pp;
+    l.dp = p->dp;
+    l.ep = p->ep;
+    l.dcp = p->dcp;
+    l.sp = p->sp;
+    l.tp_sp = p->tp_sp != 0;
+    l.comm_fp8 = p->comm_fp8 != 0;
+    l.comm_overlap = p->comm_overlap != 0;
+    l.micro_batches = p->micro_batches;
+    l.expert_skew = p->expert_skew;
+    l.moe_tp = p->moe_tp;
+    l.overhead_s = pool->scheduler.overhead_us * 1e-6;
+    l.overhead_per_seq_s = pool->scheduler.overhead_per_seq_us * 1e-6;
+    l.eager_launch_s = pool->scheduler.eager_launch_us * 1e-6;
+    /* An engine preset names the kernels that price the ops. */
+    if (pool->scheduler.preset[0] && strcmp(pool->scheduler.preset, "none"))
+        snprintf(l.op_backend, sizeof l.op_backend, "%s", pool->scheduler.preset);
+    l.gpus_per_node = sc->hardware.gpus_per_node;
+    *out = l;
+    return 0;
+}

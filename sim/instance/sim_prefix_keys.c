@@ -1,0 +1,50 @@
+/* sim_prefix_keys — see sim_prefix_keys.h. */
+#include "sim_prefix_keys.h"
+
+#include "sim_err.h"
+#include "sim_hash.h"
+
+#include <stdlib.h>
+
+
+uint64_t sim_prefix_key_mix(uint64_t parent, uint64_t v)
+{
+    /* Rotating the parent keeps (p, v) and (v, p) apart; the inner mix
+     * makes v's low bits reach every bit before they meet the parent. */
+    uint64_t p = (parent << 23) | (parent >> 41);
+    return sim_hash_mix64(p ^ sim_hash_mix64(v + SIM_HASH_GAMMA));
+}
+
+int32_t sim_prefix_keys_count(int32_t input_tokens, int32_t n_hash, int32_t hash_tokens,
+                              int32_t block_tokens)
+{
+    if (input_tokens <= 0 || n_hash <= 0 || hash_tokens <= 0 || block_tokens <= 0) return 0;
+    int64_t by_input = (int64_t)input_tokens / block_tokens;
+    int64_t by_hash = (int64_t)n_hash * hash_tokens / block_tokens;
+    int64_t n = by_input < by_hash ? by_input : by_hash;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
+}
+
+int32_t sim_prefix_keys_build(const uint32_t *hash_ids, int32_t n_hash, int32_t input_tokens,
+                              int32_t hash_tokens, int32_t block_tokens, uint64_t *out,
+                              int32_t cap)
+{
+    int32_t n = sim_prefix_keys_count(input_tokens, n_hash, hash_tokens, block_tokens);
+    if (n > cap) n = cap < 0 ? 0 : cap;
+    const int64_t C = block_tokens, H = hash_tokens;
+    uint64_t k = SIM_PREFIX_KEY_ROOT;
+    for (int32_t j = 0; j < n; j++) {
+        int64_t start = (int64_t)j * C, end = start + C;
+        for (int64_t h = start / H; h * H < end; h++) {
+            int64_t lo = (start > h * H ? start : h * H) - h * H;
+            int64_t hi = (end < (h + 1) * H ? end : (h + 1) * H) - h * H;
+            /* The range inside the hash block tells sub-blocks of one id
+             * apart (C < H) and partial overlaps apart (C not a multiple
+             * of H); for C == H it is always [0, H). */
+            k = sim_prefix_key_mix(k, hash_ids[h]);
+            k = sim_prefix_key_mix(k, ((uint64_t)lo << 32) | (uint64_t)hi);
+        }
+        out[j] = k;
+    }
+    return n;
+}

@@ -1,0 +1,415 @@
+/* sim_search_bound — feasibility and analytic upper bounds (see
+ * sim_search.h).
+ *
+ * A candidate is infeasible when the cost model cannot build one of its
+ * instances (weights do not fit, heads or experts not divisible) or an
+ * instance's KV cache cannot hold the longest request simulated. Its SLO is
+ * unreachable when even one request alone breaks it: the shortest prompt's
+ * prefill exceeds the TTFT bound, or a one-request decode iteration exceeds
+ * the TPOT bound (every TPOT is at least that).
+ *
+ * The rate bound is work conservation on the cheapest iteration shapes:
+ * a prompt needs in_mean tokens of prefill at the best per-token cost the
+ * scheduler allows (a full token budget of chunks, or one chunk; with
+ * prefix caching on, prefill is taken as free), and a reply needs
+ * out_mean − 1 decode steps at the best tokens/s of a decode batch b/t(b),
+ * with b capped by max_seqs, the token budget and KV capacity / the
+ * token-weighted context floor, and — with a TPOT bound S — by t(b) ≤ 1.5·S
+ * (the token-weighted mean iteration time a request sees is its TPOT; the
+ * 1.5 leaves room for percentiles above the mean). A colocated instance is
+ * bounded by the smaller of its prefill and decode rates; disaggregated
+ * deployments by the smaller of their pools' rates. The context used for
+ * attention is a floor (prompt length only), so the bound stays above what
+ * the simulator can reach. */
+#include "sim_search_impl.h"
+
+#include "model_layout.h"
+#include "sim_pool_layout.h"
+#include "sim_af.h"
+#include "sim_mem_rule.h"
+#include "sim_workload.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TPOT_SLACK 1.5
+
+static const sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p,
+                                          sim_role role);
+
+/* Requests one simulation needs to reach steady state: a decode instance
+ * at capacity holds about min(max_seqs, KV capacity / mean context)
+ * requests, and a run whose arrivals cover only that many per instance
+ * never queues, so it would pass at any rate. Four times the deployment's
+ * steady concurrency (and at least 40 per instance, and search.requests)
+ * gives arrivals spanning about four request lifetimes. */
+int64_t sim_search_requests_for(const sim_search *s, const sim_search_cand *c)
+{
+    int64_t front = 0, conc = 0;
+    const sim_search_lens *L = s->n_lens > 0 ? &s->lens[0] : NULL;
+    for (int32_t p = 0; p < c->n_pools; p++) {
+        sim_role role = c->pools[p].role;
+        if (role == SIM_ROLE_FFN) continue;
+        front += c->pools[p].instances;
+        if (role == SIM_ROLE_PREFILL) continue;
+        int64_t b = c->max_seqs;
+        const sim_search_costent *e = cost_find(s, c->gpu, &c->pools[p], role);
+        if (e && e->cost && L && !s->sc.cache.enabled) {
+            double ctx = L->in_mean + 0.5 * L->out_mean;
+            int64_t bm = (int64_t)((double)e->kv_tokens / (ctx > 1 ? ctx : 1));
+            if (bm < b) b = bm;
+        }
+        conc += b * c->pools[p].instances;
+    }
+    int64_t n = s->sc.search.requests;
+    if (n < 40 * front) n = 40 * front;
+    if (n < 4 * conc) n = 4 * conc;
+    if (n > 1000000) n = 1000000;
+    return n;
+}
+
+static int lens_compute(const sim_search *s, int64_t requests, sim_search_lens *L, sim_err *err)
+{
+    sim_workload_cfg w = s->sc.workload;
+    sim_workload *wl = NULL;
+    int rc;
+    w.requests = requests;
+    w.trace.time_scale = 1.0;
+    w.trace.rate_scale = 1.0;
+    if ((rc = sim_workload_create(&w, s->sc.seed, &wl, err)) < 0) return rc;
+    int closed = sim_workload_is_closed(wl);
+    double sin = 0, sout = 0, sio = 0;
+    sim_time t0 = 0, t1 = 0;
+    memset(L, 0, sizeof *L);
+    L->n = 0;
+    L->in_min = 1e300;
+    for (;;) {
+        sim_request_spec r;
+        int got = closed ? sim_workload_sample(wl, 0, &r) : sim_workload_next(wl, &r);
+        if (got < 0) {
+            sim_workload_destroy(wl);
+            return sim_err_set(err, got, "out of memory drawing the workload");
+        }
+        if (got == 0) break;
+        if (L->n == 0) t0 = r.arrival;
+        t1 = r.arrival;
+        L->n++;
+        sin += r.input_tokens;
+        sout += r.output_tokens;
+        sio += (double)r.input_tokens * r.output_tokens;
+        if (r.input_tokens < L->in_min) L->in_min = r.input_tokens;
+        if (r.input_tokens + r.output_tokens > L->longest) L->longest = r.input_tokens + r.output_tokens;
+        sim_workload_release(wl, &r);
+    }
+    sim_workload_destroy(wl);
+    if (L->n == 0) return sim_err_set(err, SIM_EINVAL, "search: the workload produces no requests");
+    L->in_mean = sin / (double)L->n;
+    L->out_mean = sout / (double)L->n;
+    L->ctx_tok = sout > 0 ? sio / sout : L->in_mean;
+    if (L->ctx_tok > L->in_mean) L->ctx_tok = L->in_mean;
+    if (s->sc.workload.trace.format != SIM_TRACE_NONE && L->n > 1 && t1 > t0)
+        L->base_rate = (double)(L->n - 1) / ((double)(t1 - t0) / SIM_NS_PER_S);
+    return 0;
+}
+
+int sim_search_lens_get(sim_search *s, int64_t requests, const sim_search_lens **out, sim_err *err)
+{
+    for (int32_t i = 0; i < s->n_lens; i++)
+        if (s->lens[i].n_req_key == requests) {
+            *out = &s->lens[i];
+            return 0;
+        }
+    if (s->n_lens == (int32_t)(sizeof s->lens / sizeof s->lens[0]))
+        return sim_err_set(err, SIM_ERANGE, "search: too many distinct request counts");
+    sim_search_lens *L = &s->lens[s->n_lens];
+    int rc = lens_compute(s, requests, L, err);
+    if (rc < 0) return rc;
+    L->n_req_key = requests;
+    s->n_lens++;
+    *out = L;
+    return 0;
+}
+
+static const sim_search_lens *lens_find(const sim_search *s, int64_t requests)
+{
+    for (int32_t i = 0; i < s->n_lens; i++)
+        if (s->lens[i].n_req_key == requests) return &s->lens[i];
+    return NULL;
+}
+
+/* The scenario pool of the same role, else the first: its scheduler
+ * settings (memory utilisation, reserve, overheads, block size) and the
+ * layout options the search does not vary carry over. */
+static const sim_pool_cfg *template_pool(const sim_scenario *sc, sim_role role, int32_t *idx)
+{
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++)
+        if (sc->deployment.pools[p].role == role) {
+            *idx = p;
+            return &sc->deployment.pools[p];
+        }
+    *idx = 0;
+    return &sc->deployment.pools[0];
+}
+
+void sim_search_pool_cfg(const sim_search *s, const sim_search_cand *c, int32_t p, sim_pool_cfg *out)
+{
+    const sim_search_pool *sp = &c->pools[p];
+    int32_t ti;
+    *out = *template_pool(&s->sc, sp->role, &ti);
+    out->role = sp->role;
+    out->instances = sp->instances;
+    out->gpu[0] = '\0';
+    out->parallel.tp = sp->tp;
+    out->parallel.pp = sp->pp;
+    out->parallel.dp = sp->dp;
+    out->parallel.ep = sp->ep;
+    out->parallel.dcp = sp->dcp;
+    out->parallel.sp = sp->sp;
+    out->scheduler.max_seqs = c->max_seqs;
+    out->scheduler.max_batched_tokens = c->max_batched_tokens;
+    out->scheduler.chunk_tokens = c->chunk_tokens;
+}
+
+static const sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p,
+                                          sim_role role)
+{
+    for (int32_t i = 0; i < s->n_costs; i++) {
+        const sim_search_costent *e = &s->costs[i];
+        if (e->tp == p->tp && e->pp == p->pp && e->dp == p->dp && e->ep == p->ep && e->dcp == p->dcp &&
+            e->sp == p->sp && e->role == role && strcmp(e->gpu, gpu) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+int sim_search_costs_build(sim_search *s, sim_err *err)
+{
+    for (int32_t i = 0; i < s->n; i++) {
+        const sim_search_cand *c = &s->cands[i];
+        for (int32_t p = 0; p < c->n_pools; p++) {
+            if (cost_find(s, c->gpu, &c->pools[p], c->pools[p].role)) continue;
+            if (s->n_costs == (int32_t)(sizeof s->costs / sizeof s->costs[0]))
+                return sim_err_set(err, SIM_ERANGE, "search: more than %d distinct (gpu, layout, role) combinations",
+                                   (int)(sizeof s->costs / sizeof s->costs[0]));
+            sim_search_costent *e = &s->costs[s->n_costs++];
+            memset(e, 0, sizeof *e);
+            snprintf(e->gpu, sizeof e->gpu, "%s", c->gpu);
+            e->tp = c->pools[p].tp, e->pp = c->pools[p].pp, e->dp = c->pools[p].dp;
+            e->ep = c->pools[p].ep, e->dcp = c->pools[p].dcp, e->sp = c->pools[p].sp;
+            e->role = c->pools[p].role;
+            sim_pool_cfg pc;
+            sim_search_pool_cfg(s, c, p, &pc);
+            model_gpu g;
+            model_layout l;
+            sim_err e2 = {{0}};
+            char ln[48];
+            sim_search_layout_name(&c->pools[p], ln, sizeof ln);
+            if (model_catalog_gpu(c->gpu, &g, &e2) < 0 || sim_pool_layout(&s->sc, &pc, &l, &e2) < 0 ||
+                model_cost_create(&s->model, &g, &l, &e->cost, &e2) < 0) {
+                snprintf(e->err, sizeof e->err, "%s %.40s: %.250s", sim_role_name(e->role), ln, e2.msg);
+                e->cost = NULL;
+                continue;
+            }
+            if (e->role == SIM_ROLE_FFN) continue;
+            /* As the cluster does: recurrent state (linear attention, Mamba-2) per running sequence. */
+            double state = (double)pc.scheduler.max_seqs * model_cost_state_bytes_per_seq(e->cost);
+            double util = pc.scheduler.gpu_mem_util, reserve = pc.scheduler.reserve_gb * 1e9 + state;
+            if (sim_mem_rule_apply(&pc.scheduler, e->cost, state, &util, &reserve, &e2) < 0 ||
+                model_cost_kv_capacity_tokens(e->cost, util, reserve, &e->kv_tokens, &e2) < 0) {
+                snprintf(e->err, sizeof e->err, "%s %.40s on %.40s: %.200s", sim_role_name(e->role), ln, c->gpu, e2.msg);
+                model_cost_destroy(e->cost);
+                e->cost = NULL;
+            }
+        }
+    }
+    return 0;
+}
+
+typedef double (*iter_fn)(const void *ctx, const model_batch *b);
+
+static double iter_model(const void *ctx, const model_batch *b) { return model_cost_iteration(ctx, b, NULL); }
+/* With pipeline parallelism the instance keeps micro_batches batches in
+ * flight and delivers one every pipeline interval: what its throughput is
+ * bounded by (its latencies stay iter_model's, a batch's traversal). */
+static double iter_pipe(const void *ctx, const model_batch *b)
+{
+    const model_layout *l = model_cost_layout(ctx);
+    double t = model_cost_pipeline_interval(ctx, b, l->micro_batches, NULL);
+    return t >= 0 ? t : model_cost_iteration(ctx, b, NULL);
+}
+static double iter_af(const void *ctx, const model_batch *b) { return sim_af_parts_get(ctx, b, NULL); }
+
+/* Best prefill seconds per token: a full budget of chunks, or one chunk. */
+static double prefill_s_per_token(iter_fn fn, const void *ctx, const sim_search_cand *c)
+{
+    model_chunk ch[256];
+    int32_t chunk = c->chunk_tokens, budget = c->max_batched_tokens;
+    int32_t n = (budget + chunk - 1) / chunk;
+    if (n > c->max_seqs) n = c->max_seqs;
+    if (n > 256) n = 256;
+    int32_t left = budget, tot = 0;
+    for (int32_t i = 0; i < n; i++) {
+        ch[i].tokens = left < chunk ? left : chunk;
+        ch[i].cached = 0;
+        left -= ch[i].tokens;
+        tot += ch[i].tokens;
+    }
+    model_batch full = {.n_chunks = n, .chunks = ch};
+    double best = fn(ctx, &full) / tot;
+    model_batch one = {.n_chunks = 1, .chunks = ch};
+    double t1 = fn(ctx, &one) / ch[0].tokens;
+    return t1 < best ? t1 : best;
+}
+
+static double decode_time(iter_fn fn, const void *ctx, int64_t b, double ctx_tok)
+{
+    model_batch mb = {.n_decode = (int32_t)b, .decode_ctx_sum = (int64_t)(ctx_tok * (double)b)};
+    if (mb.decode_ctx_sum < b) mb.decode_ctx_sum = b;
+    return fn(ctx, &mb);
+}
+
+/* Best decode tokens/s of one instance; 0 when a single request's iteration
+ * already breaks the TPOT bound (sets *why). fn gives a batch's latency,
+ * thr the time per batch delivered (fn's, or the pipeline interval with
+ * `lanes` batches of b in flight). */
+static double decode_tok_rate(iter_fn fn, iter_fn thr, int32_t lanes, const void *ctx, const sim_search_cand *c,
+                              int64_t kv_tokens, const sim_search_lens *L, double tpot_s, int caching, char *why,
+                              size_t wl)
+{
+    double t1 = decode_time(fn, ctx, 1, L->in_min);
+    if (tpot_s > 0 && t1 > tpot_s) {
+        snprintf(why, wl, "one request's decode step takes %.1f ms > TPOT bound %.1f ms", t1 * 1e3, tpot_s * 1e3);
+        return 0;
+    }
+    int64_t bmax = c->max_seqs;
+    if (c->max_batched_tokens < bmax) bmax = c->max_batched_tokens;
+    if (!caching && L->ctx_tok > 0) {
+        int64_t bm = (int64_t)((double)kv_tokens / L->ctx_tok) / lanes;
+        if (bm < bmax) bmax = bm;
+    }
+    if (bmax < 1) bmax = 1;
+    double best = 0;
+    for (int64_t b = 1;; b = b * 2 > bmax ? bmax : b * 2) {
+        double t = decode_time(fn, ctx, b, L->ctx_tok);
+        if (b > 1 && tpot_s > 0 && t > TPOT_SLACK * tpot_s) break;
+        if (thr != fn) t = decode_time(thr, ctx, b, L->ctx_tok);
+        if ((double)b / t > best) best = (double)b / t;
+        if (b == bmax) break;
+    }
+    return best;
+}
+
+void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_result *res)
+{
+    const sim_scenario *sc = &s->sc;
+    const sim_search_lens *L = lens_find(s, res->requests);
+    const sim_search_costent *ent[SIM_SEARCH_MAX_POOLS] = {0};
+    sim_af *af = NULL;
+    const double ttft_s = sc->slo.ttft_ms * 1e-3, tpot_s = sc->slo.tpot_ms * 1e-3;
+    const int caching = sc->cache.enabled;
+    if (!L) {
+        res->status = SIM_CAND_ERROR;
+        snprintf(res->reason, sizeof res->reason, "internal: no workload statistics for %lld requests",
+                 (long long)res->requests);
+        return;
+    }
+    res->mean_output = L->out_mean;
+    for (int32_t p = 0; p < c->n_pools; p++) {
+        ent[p] = cost_find(s, c->gpu, &c->pools[p], c->pools[p].role);
+        if (!ent[p] || !ent[p]->cost) {
+            res->status = SIM_CAND_INFEASIBLE;
+            snprintf(res->reason, sizeof res->reason, "%.250s", ent[p] ? ent[p]->err : "no cost model");
+            return;
+        }
+        if (c->pools[p].role != SIM_ROLE_FFN && ent[p]->kv_tokens < L->longest) {
+            char ln[48];
+            sim_search_layout_name(&c->pools[p], ln, sizeof ln);
+            res->status = SIM_CAND_INFEASIBLE;
+            snprintf(res->reason, sizeof res->reason,
+                     "%s %s: KV cache holds %lld tokens, the longest request needs %lld", sim_role_name(c->pools[p].role),
+                     ln, (long long)ent[p]->kv_tokens, (long long)L->longest);
+            return;
+        }
+    }
+    if (c->mode == SIM_MODE_AF || c->mode == SIM_MODE_PD_AF) {
+        int32_t a = c->mode == SIM_MODE_AF ? 0 : 1, f = a + 1;
+        model_gpu g;
+        sim_err e2 = {{0}};
+        double nic = 0;
+        if (model_catalog_gpu(c->gpu, &g, &e2) == 0) nic = sc->network.nic_gbps > 0 ? sc->network.nic_gbps * 1e9 / 8 : g.nic_bw;
+        if (sim_af_create(ent[a]->cost, ent[f]->cost, c->pools[a].instances, c->pools[f].instances,
+                          sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &af, &e2) < 0) {
+            res->status = SIM_CAND_INFEASIBLE;
+            snprintf(res->reason, sizeof res->reason, "attention/ffn: %.200s", e2.msg);
+            return;
+        }
+    }
+    double rate = INFINITY;
+    char why[200] = "";
+    for (int32_t p = 0; p < c->n_pools; p++) {
+        sim_role role = c->pools[p].role;
+        if (role == SIM_ROLE_FFN) continue;
+        iter_fn fn = role == SIM_ROLE_ATTENTION ? iter_af : iter_model, thr = fn;
+        const void *ctx = role == SIM_ROLE_ATTENTION ? (const void *)af : (const void *)ent[p]->cost;
+        int32_t lanes = 1;
+        if (role != SIM_ROLE_ATTENTION && model_cost_layout(ent[p]->cost)->pp > 1) {
+            thr = iter_pipe;
+            lanes = model_cost_layout(ent[p]->cost)->micro_batches;
+        }
+        int does_prefill = role == SIM_ROLE_COLOCATED || role == SIM_ROLE_PREFILL ||
+                           (role == SIM_ROLE_ATTENTION && c->mode == SIM_MODE_AF);
+        int does_decode = role != SIM_ROLE_PREFILL;
+        double inst = INFINITY;
+        const char *phase = "prefill";
+        if (does_prefill) {
+            /* TTFT is at least the shortest prompt's prefill on an idle instance. */
+            model_chunk one = {.tokens = (int32_t)(L->in_min < c->chunk_tokens ? L->in_min : c->chunk_tokens)};
+            model_batch b1 = {.n_chunks = 1, .chunks = &one};
+            double t_first = fn(ctx, &b1);
+            if (ttft_s > 0 && t_first > ttft_s && L->in_min <= c->chunk_tokens) {
+                snprintf(why, sizeof why, "the shortest prompt alone takes %.0f ms to prefill > TTFT bound %.0f ms",
+                         t_first * 1e3, ttft_s * 1e3);
+                rate = 0;
+                break;
+            }
+            if (!caching) {
+                double r = 1.0 / (L->in_mean * prefill_s_per_token(thr, ctx, c));
+                if (r < inst) inst = r;
+            }
+        }
+        if (does_decode && L->out_mean > 1) {
+            double tok = decode_tok_rate(fn, thr, lanes, ctx, c, ent[p]->kv_tokens, L, tpot_s, caching, why, sizeof why);
+            if (tok <= 0) {
+                rate = 0;
+                break;
+            }
+            double r = tok / (L->out_mean - 1);
+            if (r < inst) {
+                inst = r;
+                phase = "decode";
+            }
+        }
+        double pool_rate = inst * c->pools[p].instances;
+        if (pool_rate < rate) {
+            char ln[48];
+            rate = pool_rate;
+            sim_search_layout_name(&c->pools[p], ln, sizeof ln);
+            snprintf(res->bound_by, sizeof res->bound_by, "%s of %dx %s", phase, (int)c->pools[p].instances, ln);
+        }
+    }
+    sim_af_destroy(af);
+    if (rate == 0) {
+        res->status = SIM_CAND_SLO_MISSED;
+        snprintf(res->reason, sizeof res->reason, "SLO unreachable: %s", why);
+        res->bound_rate = 0;
+        res->bound_score = 0;
+        return;
+    }
+    if (!isfinite(rate)) rate = 1e6; /* nothing bounds it: let the bisection search widely */
+    res->bound_rate = rate;
+    double r = rate;
+    if (s->fixed && !s->closed && sc->search.rate < r) r = sc->search.rate;
+    double gpg = r * L->out_mean / c->gpus;
+    res->bound_score = s->objective_cost ? gpg / res->price : gpg;
+}

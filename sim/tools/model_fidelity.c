@@ -1,0 +1,598 @@
+/* model_fidelity — see model_fidelity.h.
+ *
+ * Each row's engine is the scheduler preset of its backend
+ * (sim_sched_preset.h: budgets, chunking, policy, per-iteration and
+ * per-request costs, vLLM's frontend, TensorRT-LLM's eager prefill
+ * iterations). What stays here is the benchmark client: InferenceX rows
+ * draw every request's input and output lengths from [0.8 L, L]
+ * (model_fidelity_row.len_lo); the others run the written lengths, and
+ * their clients drift apart as fitted on e2e-dev.csv: vLLM's output lengths
+ * spread ±12.5 %, TensorRT-LLM's ±2 % (enough to break exact lock-step; its
+ * 1k-prompt rows showed partial desynchronisation), SGLang's none (its
+ * prefill-first scheduler re-forms the waves: the measured TTFT ≈
+ * concurrency × one prefill). The spreads and the presets' fitted values
+ * are documented in docs/cost-model.md.
+ *
+ * Batch sizes. An aggregated worker admits every client (max_seqs = the
+ * concurrency): the rows' batch_size is per attention-DP rank and
+ * batch_size × dp equals the concurrency on 2,263 of the 2,277 silicon-dev
+ * rows that give one; on the other 14 it is a per-GPU share, not an
+ * admission limit (their measured TTFT shows no queueing behind it). A
+ * disaggregated row is a PD deployment: a prefill pool of
+ * prefill_num_workers instances and a decode pool of decode_num_workers
+ * instances admitting decode_batch_size per DP rank, at least the
+ * concurrency's share per worker; each pool with its own layout. Both batch
+ * columns are operating points, not the engines' caps: decode_batch_size ×
+ * decode_num_workers × decode DP is the concurrency on every InferenceX
+ * row that gives them, and prefill_batch_size is 1 on every disaggregated
+ * row of silicon-dev.csv (aiconfigurator's estimator runs one prompt per
+ * prefill iteration). A context server schedules every waiting prompt its
+ * token budget holds (TensorRT-LLM's max_num_tokens, SGLang's
+ * chunked-prefill size, vLLM's max-num-batched-tokens, per DP rank), so
+ * the prefill pool admits up to the concurrency, bounded by that budget.
+ * Capped at one prompt per rank, TensorRT-LLM's DP4 context worker for 1k
+ * prompts ran four per eager iteration (its 121 ms launch floor: 33
+ * requests/s) where 88 were measured at 4,096 clients, while its 169 ms
+ * TTFT at 10 clients shows the floor is there (docs/cost-model.md,
+ * "Disaggregated rows");
+ * the KV moved whole after the prefill over the cluster network, then the
+ * decode pool's hand-over (scheduler.pd_handover_us/gbs, the preset's). Its
+ * client sees tokens through the decode worker: TTFT runs to the decode
+ * worker's first step after the KV arrived (queue + prefill + back-pressure
+ * + transfer + that step) and TPOT from there, as the benchmark clients of
+ * SGLang's PD router and Dynamo measure them.
+ *
+ * Rows are independent simulations: with jobs > 1 that many threads take
+ * rows in turn (each writes only its own row), so the result is the same
+ * as one thread's. Rows whose GPU has a perf-db share its in-memory tables
+ * (one calib_table_cache for the whole replay, as a search shares them over
+ * its candidates): built once, not once per row. */
+#include "model_fidelity.h"
+
+#include "calib_table_cache.h"
+#include "sim_clock.h"
+#include "sim_cluster.h"
+#include "sim_loader.h"
+#include "sim_metrics.h"
+#include "sim_sched_preset.h"
+#include "model_cost.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct {
+    const char *backend; /* also the scheduler preset's name */
+    double jitter;       /* output-length spread, fraction of osl (see model_fidelity_row_scenario) */
+} backend_profile;
+
+static const backend_profile profiles[] = {{"vllm", 0.125}, {"sglang", 0}, {"trtllm", 0.02}};
+#define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
+
+/* Requests per client, as in the common `--num-prompts 10×concurrency`
+ * benchmark runs, at every concurrency: with fewer waves the first one (every
+ * client sending at t = 0 into an empty engine) dominates the means, and at
+ * a concurrency above the old 1,536-request cap each client sent a single
+ * request (TensorRT-LLM PD at 1,920 clients: 14.7 s simulated TTFT for 2.4 s
+ * measured; 2.0 s with ten waves). FID_MAX_REQUESTS only bounds a run whose
+ * concurrency no measured row has (10 × 10,860 is the largest in
+ * silicon-dev.csv). */
+#define FID_WAVES 10
+#define FID_MAX_REQUESTS 2000000
+#define FID_MAX_SETS 64
+
+static const backend_profile *profile_for(const char *backend)
+{
+    for (int i = 0; i < N_PROFILES; i++)
+        if (!strcasecmp(profiles[i].backend, backend)) return &profiles[i];
+    return NULL;
+}
+
+/* The overrides that apply to a backend's rows, prefixes stripped. */
+static int fid_sets_for(const model_fidelity_opts *o, const char *backend, const char **out)
+{
+    int n = 0;
+    for (int i = 0; o && i < o->n_sets && n < FID_MAX_SETS; i++) {
+        const char *s = o->sets[i], *colon = strchr(s, ':'), *eq = strchr(s, '=');
+        if (colon && (!eq || colon < eq)) {
+            size_t bl = (size_t)(colon - s);
+            if (strlen(backend) == bl && !strncasecmp(s, backend, bl)) out[n++] = colon + 1;
+        } else {
+            out[n++] = s;
+        }
+    }
+    return n;
+}
+
+static void set_parallel(sim_parallel_cfg *p, const model_fidelity_layout *l)
+{
+    p->tp = l->tp;
+    p->pp = l->pp;
+    p->dp = l->dp;
+    p->ep = l->ep;
+    p->moe_tp = l->moe_tp;
+}
+
+/* The backend's preset; with attention DP every rank schedules its own
+ * batch under the engine's token budget (TensorRT-LLM's max_num_tokens and
+ * SGLang's chunked-prefill size are per DP rank), so the instance's budget
+ * is dp times the preset's. */
+static int set_preset(sim_pool_cfg *p, const char *backend, int32_t dp, sim_err *err)
+{
+    if (sim_sched_preset_apply(backend, &p->scheduler))
+        return sim_err_set(err, SIM_ENOTSUP, "no scheduler preset for backend '%s'", backend);
+    if (dp > 1) {
+        int64_t b = (int64_t)p->scheduler.max_batched_tokens * dp;
+        p->scheduler.max_batched_tokens = (int32_t)(b < (1 << 30) ? b : (1 << 30));
+    }
+    return 0;
+}
+
+int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelity_opts *o, sim_scenario *sc,
+                                sim_err *err)
+{
+    const backend_profile *bp = profile_for(r->backend);
+    if (!bp) return sim_err_set(err, SIM_ENOTSUP, "no scheduler profile for backend '%s'", r->backend);
+    sim_scenario_defaults(sc);
+    snprintf(sc->name, sizeof sc->name, "fidelity");
+    snprintf(sc->model, sizeof sc->model, "%s", r->model);
+    snprintf(sc->dtype, sizeof sc->dtype, "%s", r->dtype);
+    snprintf(sc->kv_dtype, sizeof sc->kv_dtype, "%s", r->kv_dtype);
+    snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "%s", r->gpu);
+    sc->hardware.gpus_per_node = 8;
+    sim_workload_cfg *w = &sc->workload;
+    int64_t reqs = (int64_t)FID_WAVES * r->concurrency;
+    w->requests = reqs < FID_MAX_REQUESTS ? reqs : (r->concurrency > FID_MAX_REQUESTS ? r->concurrency : FID_MAX_REQUESTS);
+    w->arrival.process = SIM_ARRIVAL_CLOSED;
+    w->arrival.concurrency = r->concurrency;
+    w->arrival.think_time_s = 0;
+    /* The client's lengths (model_fidelity_row.len_lo). Drawn from a range
+     * they break lock-step by themselves; drawn exactly, the output lengths
+     * jitter ±jitter·osl around osl (same mean): with exactly equal lengths
+     * the simulated clients would stay in lock-step forever, every wave
+     * arriving at once, while real clients drift apart within a few
+     * requests (network, tokenisation and scheduling noise). */
+    if (r->len_lo < 1) {
+        w->input_tokens.dist = SIM_DIST_UNIFORM;
+        w->input_tokens.min = (int64_t)floor(r->isl * r->len_lo);
+        w->input_tokens.max = r->isl;
+        w->input_tokens.value = r->isl;
+        w->output_tokens.dist = SIM_DIST_UNIFORM;
+        w->output_tokens.min = (int64_t)floor(r->osl * r->len_lo);
+        if (w->output_tokens.min < 2) w->output_tokens.min = 2;
+        w->output_tokens.max = r->osl;
+        w->output_tokens.value = r->osl;
+    } else {
+        w->input_tokens.dist = SIM_DIST_FIXED;
+        w->input_tokens.value = r->isl;
+        if (w->input_tokens.max < r->isl) w->input_tokens.max = r->isl;
+        int32_t j = (int32_t)(r->osl * bp->jitter);
+        w->output_tokens.dist = j > 0 ? SIM_DIST_UNIFORM : SIM_DIST_FIXED;
+        w->output_tokens.value = r->osl;
+        w->output_tokens.min = r->osl - j;
+        w->output_tokens.max = r->osl + j;
+    }
+    int rc;
+    if (!r->disagg) {
+        sim_pool_cfg *p = &sc->deployment.pools[0];
+        set_parallel(&p->parallel, &r->agg);
+        if ((rc = set_preset(p, bp->backend, r->agg.dp, err))) return rc;
+        p->scheduler.max_seqs = r->concurrency;
+        if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
+            p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
+    } else {
+        sc->deployment.mode = SIM_MODE_PD;
+        sc->deployment.n_pools = 2;
+        sim_pool_cfg *pp = &sc->deployment.pools[0], *dp = &sc->deployment.pools[1];
+        *dp = *pp;
+        pp->role = SIM_ROLE_PREFILL;
+        dp->role = SIM_ROLE_DECODE;
+        pp->instances = r->prefill.workers > 0 ? r->prefill.workers : 1;
+        dp->instances = r->decode.workers > 0 ? r->decode.workers : 1;
+        set_parallel(&pp->parallel, &r->prefill);
+        set_parallel(&dp->parallel, &r->decode);
+        if ((rc = set_preset(pp, bp->backend, r->prefill.dp, err)) ||
+            (rc = set_preset(dp, bp->backend, r->decode.dp, err)))
+            return rc;
+        /* The prefill worker admits every waiting prompt its token budget
+         * holds (header comment, "Batch sizes"): prefill_batch_size is an
+         * operating point, like decode_batch_size, not the engine's cap. */
+        int64_t pseqs = (int64_t)r->prefill.batch * r->prefill.dp;
+        if (pseqs < r->concurrency) pseqs = r->concurrency;
+        if (pseqs > pp->scheduler.max_batched_tokens) pseqs = pp->scheduler.max_batched_tokens;
+        pp->scheduler.max_seqs = (int32_t)pseqs;
+        int64_t per = (r->concurrency + dp->instances - 1) / dp->instances;
+        int64_t seqs = (int64_t)r->decode.batch * r->decode.dp;
+        if (seqs < per) seqs = per;
+        dp->scheduler.max_seqs = (int32_t)(seqs < r->concurrency ? seqs : r->concurrency);
+        if (dp->scheduler.max_batched_tokens < dp->scheduler.max_seqs)
+            dp->scheduler.max_batched_tokens = dp->scheduler.max_seqs;
+    }
+    sc->output.db[0] = 0;
+    sc->overload.enabled = 0;
+    const char *sets[FID_MAX_SETS];
+    int n_sets = fid_sets_for(o, bp->backend, sets);
+    if (n_sets > 0 && (rc = sim_loader_overlay(sc, sets, n_sets, sc, err))) return rc;
+    return 0;
+}
+
+/* Runs the row's scenario; fills the predictions (and, when x is not NULL,
+ * the simulated part of the breakdown). cache: the perf-db tables shared
+ * with other rows (NULL = the cluster's own). cl_out, when not NULL,
+ * receives the cluster (the caller destroys it). */
+static int fid_simulate(model_fidelity_row *r, const model_fidelity_opts *o, calib_table_cache *cache,
+                        sim_cluster **cl_out, model_fidelity_explain_out *x, sim_err *err)
+{
+    sim_scenario *sc = malloc(sizeof *sc);
+    if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    int rc = model_fidelity_row_scenario(r, o, sc, err);
+    int steady = o && o->steady;
+    sim_cluster *cl = NULL;
+    sim_summary sum;
+    if (rc == 0) rc = sim_cluster_create_shared(sc, cache, &cl, err);
+    if (rc == 0) rc = sim_cluster_run(cl, &sum, err);
+    if (rc == 0) {
+        /* Like the benchmark clients (vLLM's benchmark_serving, SGLang's
+         * bench_serving, genai-perf), the mean is over every request,
+         * the first wave (all clients sending at t = 0 into an empty engine)
+         * included; `steady` leaves that wave out. */
+        int64_t n = 0;
+        const sim_req_record *rec = sim_metrics_requests(sim_cluster_metrics(cl), &n);
+        double ttft = 0, tpot = 0, queue = 0, prefill = 0, xfer = 0, first_dec = 0;
+        int64_t nt = 0, np = 0, nk = 0;
+        const double fe = sc->deployment.pools[0].scheduler.frontend_us * 1e-3;
+        for (int64_t i = 0; i < n; i++) {
+            if (steady && rec[i].id < (uint64_t)r->concurrency && n > r->concurrency) continue;
+            double v;
+            /* A disaggregated deployment streams every token to the client
+             * through the decode worker (SGLang's PD router, Dynamo): the
+             * client's first token comes with the decode worker's first step
+             * after the KV arrived, and its TPOT counts from there. */
+            if (r->disagg && rec[i].decode_first > 0 && rec[i].output_tokens > 1) {
+                ttft += (double)(rec[i].decode_first - rec[i].arrival) * 1e-6;
+                tpot += (double)(rec[i].finish - rec[i].decode_first) * 1e-6 / (rec[i].output_tokens - 1);
+                np++;
+                if (rec[i].first_scheduled >= 0) {
+                    queue += (double)(rec[i].first_scheduled - rec[i].arrival) * 1e-6 - fe;
+                    prefill += (double)(rec[i].first_token - rec[i].first_scheduled) * 1e-6;
+                }
+                xfer += (double)(rec[i].kv_arrived - rec[i].first_token) * 1e-6;
+                first_dec += (double)(rec[i].decode_first - rec[i].kv_arrived) * 1e-6;
+                nt++;
+                nk++;
+                continue;
+            }
+            if (rec[i].first_token >= 0) {
+                ttft += (double)(rec[i].first_token - rec[i].arrival) * 1e-6;
+                if (rec[i].first_scheduled >= 0) {
+                    queue += (double)(rec[i].first_scheduled - rec[i].arrival) * 1e-6 - fe;
+                    prefill += (double)(rec[i].first_token - rec[i].first_scheduled) * 1e-6;
+                }
+                nt++;
+            }
+            if (rec[i].kv_arrived > 0 && rec[i].decode_first > 0) {
+                xfer += (double)(rec[i].kv_arrived - rec[i].first_token) * 1e-6;
+                first_dec += (double)(rec[i].decode_first - rec[i].kv_arrived) * 1e-6;
+                nk++;
+            }
+            if (sim_metrics_request_tpot_ms(&rec[i], &v)) {
+                tpot += v;
+                np++;
+            }
+        }
+        /* What the engine did: the decode side's KV capacity, preemptions
+         * and the time-averaged batch (for --json and --explain). */
+        sim_cluster_state st;
+        sim_cluster_state_get(cl, &st);
+        int32_t dpool = sim_cluster_n_pools(cl) > 1 ? 1 : 0, nb = 0;
+        int64_t ns = 0;
+        const sim_sample *smp = sim_metrics_samples(sim_cluster_metrics(cl), &ns);
+        double bsum = 0;
+        for (int64_t k = 0; k < ns; k++)
+            if (sim_cluster_instance_pool(cl, smp[k].instance) == dpool && smp[k].utilization > 0) {
+                bsum += smp[k].batch_size;
+                nb++;
+            }
+        r->mean_batch = nb ? bsum / nb : 0;
+        r->preemptions = st.preemptions;
+        r->kv_tokens = sim_cluster_pool_kv_tokens(cl, dpool);
+        r->pred_ttft_ms = nt ? ttft / nt : sum.ttft_ms.mean;
+        r->pred_tpot_ms = np ? tpot / np : sum.tpot_ms.mean;
+        if (!(r->pred_ttft_ms > 0) || !(r->pred_tpot_ms > 0) || !isfinite(r->pred_ttft_ms) ||
+            !isfinite(r->pred_tpot_ms))
+            rc = sim_err_set(err, SIM_ERANGE, "the simulation completed no request with a first token and a TPOT");
+        if (x) {
+            x->ttft_ms = r->pred_ttft_ms;
+            x->tpot_ms = r->pred_tpot_ms;
+            x->frontend_ms = fe;
+            x->queue_ms = nt ? queue / nt : 0;
+            x->prefill_ms = nt ? prefill / nt : 0;
+            x->kv_transfer_ms = nk ? xfer / nk : 0;
+            x->first_decode_ms = nk ? first_dec / nk : 0;
+        }
+    }
+    free(sc);
+    if (cl_out && rc == 0) *cl_out = cl;
+    else sim_cluster_destroy(cl);
+    return rc;
+}
+
+/* ---- groups ------------------------------------------------------------- */
+
+typedef struct {
+    double *ttft, *tpot;
+    int32_t n, cap;
+} ape_list;
+
+static int ape_push(ape_list *a, double ttft, double tpot)
+{
+    if (a->n == a->cap) {
+        int32_t nc = a->cap ? a->cap * 2 : 64;
+        double *t1 = realloc(a->ttft, (size_t)nc * sizeof *t1);
+        if (!t1) return -1;
+        a->ttft = t1;
+        double *t2 = realloc(a->tpot, (size_t)nc * sizeof *t2);
+        if (!t2) return -1;
+        a->tpot = t2;
+        a->cap = nc;
+    }
+    a->ttft[a->n] = ttft;
+    a->tpot[a->n] = tpot;
+    a->n++;
+    return 0;
+}
+
+static void ape_finish(ape_list *a, model_fidelity_group *g)
+{
+    g->n = a->n;
+    if (a->n > 0) {
+        g->ttft_mape = gsl_stats_mean(a->ttft, 1, (size_t)a->n);
+        g->tpot_mape = gsl_stats_mean(a->tpot, 1, (size_t)a->n);
+        gsl_sort(a->ttft, 1, (size_t)a->n);
+        gsl_sort(a->tpot, 1, (size_t)a->n);
+        g->ttft_mdape = gsl_stats_median_from_sorted_data(a->ttft, 1, (size_t)a->n);
+        g->tpot_mdape = gsl_stats_median_from_sorted_data(a->tpot, 1, (size_t)a->n);
+    }
+    free(a->ttft);
+    free(a->tpot);
+    memset(a, 0, sizeof *a);
+}
+
+/* Groups rows by key (one group per distinct key, first-seen order). */
+static int group_by(const model_fidelity_result *r, const char *(*key)(const model_fidelity_row *),
+                    model_fidelity_group *gs, int32_t *n_out)
+{
+    int32_t n = 0;
+    ape_list lists[MODEL_FID_MAX_GROUPS];
+    memset(lists, 0, sizeof lists);
+    int rc = 0;
+    for (int32_t i = 0; i < r->n_rows && rc == 0; i++) {
+        const model_fidelity_row *x = &r->rows[i];
+        if (!x->ok) continue;
+        const char *k = key ? key(x) : "all";
+        int32_t g = 0;
+        while (g < n && strcmp(gs[g].backend, k)) g++;
+        if (g == n) {
+            if (n == MODEL_FID_MAX_GROUPS) continue; /* more groups than kept: in "all" only */
+            memset(&gs[n], 0, sizeof gs[n]);
+            snprintf(gs[n].backend, sizeof gs[n].backend, "%s", k);
+            n++;
+        }
+        rc = ape_push(&lists[g], 100.0 * fabs(x->pred_ttft_ms / x->meas_ttft_ms - 1.0),
+                      100.0 * fabs(x->pred_tpot_ms / x->meas_tpot_ms - 1.0));
+    }
+    for (int32_t g = 0; g < n; g++) ape_finish(&lists[g], &gs[g]);
+    *n_out = n;
+    return rc ? SIM_ENOMEM : 0;
+}
+
+static const char *key_backend(const model_fidelity_row *x) { return x->backend; }
+static const char *key_gpu(const model_fidelity_row *x) { return x->gpu; }
+static const char *key_model(const model_fidelity_row *x) { return x->model; }
+static const char *key_mode(const model_fidelity_row *x) { return x->disagg ? "disagg" : "agg"; }
+
+static int fid_groups(model_fidelity_result *r)
+{
+    int32_t one = 0;
+    int rc = group_by(r, NULL, &r->all, &one);
+    if (one == 0) {
+        memset(&r->all, 0, sizeof r->all);
+        snprintf(r->all.backend, sizeof r->all.backend, "all");
+    }
+    if (!rc) rc = group_by(r, key_backend, r->backends, &r->n_backends);
+    if (!rc) rc = group_by(r, key_gpu, r->gpus, &r->n_gpus);
+    if (!rc) rc = group_by(r, key_model, r->models, &r->n_models);
+    if (!rc) rc = group_by(r, key_mode, r->modes, &r->n_modes);
+    return rc;
+}
+
+/* ---- replay -------------------------------------------------------------- */
+
+typedef struct {
+    model_fidelity_result *res;
+    const model_fidelity_opts *opts;
+    calib_table_cache *cache;
+    pthread_mutex_t mu;
+    int32_t next;
+} fid_pool;
+
+static void fid_one(model_fidelity_row *r, const model_fidelity_opts *o, calib_table_cache *cache)
+{
+    if (r->note[0]) return; /* not simulatable as read */
+    if (o && o->only_id && strcmp(o->only_id, r->id)) {
+        snprintf(r->note, sizeof r->note, "not selected");
+        return;
+    }
+    sim_err e = {""};
+    if (fid_simulate(r, o, cache, NULL, NULL, &e)) {
+        snprintf(r->note, sizeof r->note, "%.250s", e.msg);
+        return;
+    }
+    r->ok = 1;
+}
+
+static void *fid_worker(void *arg)
+{
+    fid_pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        int32_t i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= p->res->n_rows) break;
+        fid_one(&p->res->rows[i], p->opts, p->cache);
+    }
+    return NULL;
+}
+
+static int fid_check_sets(const model_fidelity_opts *opts, sim_err *err)
+{
+    for (int b = 0; opts && opts->n_sets > 0 && b < N_PROFILES; b++) {
+        const char *sets[FID_MAX_SETS];
+        int n = fid_sets_for(opts, profiles[b].backend, sets);
+        if (n == 0) continue;
+        sim_scenario *a = malloc(sizeof *a);
+        if (!a) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+        sim_scenario_defaults(a);
+        int rc = sim_loader_overlay(a, sets, n, a, err);
+        free(a);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, model_fidelity_result *out,
+                       sim_err *err)
+{
+    /* Bad overrides fail once, up front, not once per row. */
+    int rc = fid_check_sets(opts, err);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    double t0 = sim_wall_s();
+    if ((rc = model_fidelity_read(csv_path, out, err))) return rc;
+    calib_table_cache *cache = NULL;
+    if ((rc = calib_table_cache_create(&cache, err)) < 0) {
+        model_fidelity_free(out);
+        return rc;
+    }
+    int jobs = opts && opts->jobs > 1 ? opts->jobs : 1;
+    if (jobs > 64) jobs = 64;
+    fid_pool pool = {out, opts, cache, PTHREAD_MUTEX_INITIALIZER, 0};
+    pthread_t th[64];
+    int started = 0;
+    for (int i = 1; i < jobs; i++)
+        if (pthread_create(&th[started], NULL, fid_worker, &pool) == 0) started++;
+    fid_worker(&pool);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&pool.mu);
+    calib_table_cache_free(cache);
+    out->n_ok = 0;
+    for (int32_t i = 0; i < out->n_rows; i++) out->n_ok += out->rows[i].ok;
+    if ((rc = fid_groups(out))) {
+        model_fidelity_free(out);
+        return sim_err_set(err, rc, "out of memory");
+    }
+    out->wall_s = sim_wall_s() - t0;
+    return 0;
+}
+
+void model_fidelity_free(model_fidelity_result *r)
+{
+    free(r->rows);
+    r->rows = NULL;
+    r->n_rows = r->n_ok = 0;
+}
+
+/* ---- explain ------------------------------------------------------------- */
+
+static int fam_of(model_op_class c)
+{
+    return c == MODEL_OPC_GEMM ? 0 : c == MODEL_OPC_ATTN ? 1 : c == MODEL_OPC_COMM ? 2 : c == MODEL_OPC_OTHER ? 3 : 4;
+}
+
+/* One iteration of pool `pool`'s cost model, by op family and top ops. */
+static void explain_iter(const model_cost *c, const model_batch *b, double *total_ms, double fam[5], char top[3][64])
+{
+    model_op ops[256];
+    int32_t n = 0;
+    model_iter_cost ic;
+    *total_ms = model_cost_breakdown(c, b, ops, 256, &n, &ic) * 1e3;
+    if (n > 256) n = 256;
+    for (int i = 0; i < 5; i++) fam[i] = 0;
+    for (int32_t i = 0; i < n; i++) fam[fam_of(ops[i].cls)] += ops[i].time_s * 1e3;
+    int picked[3] = {-1, -1, -1};
+    for (int k = 0; k < 3; k++) {
+        int best = -1;
+        for (int32_t i = 0; i < n; i++) {
+            if (i == picked[0] || i == picked[1]) continue;
+            if (best < 0 || ops[i].time_s > ops[best].time_s) best = (int)i;
+        }
+        picked[k] = best;
+        if (best >= 0) snprintf(top[k], 64, "%s %.3f ms", ops[best].name, ops[best].time_s * 1e3);
+        else top[k][0] = 0;
+    }
+}
+
+int model_fidelity_explain(const char *csv_path, const char *id, const model_fidelity_opts *opts,
+                           model_fidelity_row *row, model_fidelity_explain_out *x, sim_err *err)
+{
+    int rc = fid_check_sets(opts, err);
+    if (rc) return rc;
+    model_fidelity_result res;
+    if ((rc = model_fidelity_read(csv_path, &res, err))) return rc;
+    int32_t i = 0;
+    while (i < res.n_rows && strcmp(res.rows[i].id, id)) i++;
+    if (i == res.n_rows) {
+        model_fidelity_free(&res);
+        return sim_err_set(err, SIM_EINVAL, "%s: no row with id '%s'", csv_path, id);
+    }
+    *row = res.rows[i];
+    model_fidelity_free(&res);
+    if (row->note[0]) return sim_err_set(err, SIM_EINVAL, "row '%s' cannot be simulated: %s", id, row->note);
+    memset(x, 0, sizeof *x);
+    sim_cluster *cl = NULL;
+    if ((rc = fid_simulate(row, opts, NULL, &cl, x, err))) {
+        snprintf(row->note, sizeof row->note, "%.250s", err ? err->msg : "failed");
+        return sim_err_wrap(err, rc, "row '%s' cannot be simulated", id);
+    }
+    row->ok = 1;
+    /* The cost model at the row's shapes: a prefill of isl tokens, and a
+     * decode step of the mean running batch at the mean context. */
+    int32_t n_pools = sim_cluster_n_pools(cl);
+    const model_cost *pc = sim_cluster_pool_cost(cl, 0);
+    const model_cost *dc = sim_cluster_pool_cost(cl, n_pools > 1 ? 1 : 0);
+    double batch = 0;
+    int64_t ns = 0;
+    const sim_sample *s = sim_metrics_samples(sim_cluster_metrics(cl), &ns);
+    int32_t dpool = n_pools > 1 ? 1 : 0, nb = 0;
+    for (int64_t k = 0; k < ns; k++)
+        if (sim_cluster_instance_pool(cl, s[k].instance) == dpool && s[k].utilization > 0) {
+            batch += s[k].batch_size;
+            nb++;
+        }
+    x->decode_batch = nb ? batch / nb : row->concurrency;
+    if (x->decode_batch < 1) x->decode_batch = 1;
+    /* The client's mean lengths (a range's midpoint). */
+    double isl = row->len_lo < 1 ? 0.5 * (floor(row->isl * row->len_lo) + row->isl) : row->isl;
+    double osl = row->len_lo < 1 ? 0.5 * (floor(row->osl * row->len_lo) + row->osl) : row->osl;
+    x->decode_ctx = isl + osl / 2.0;
+    if (pc) {
+        model_chunk ch = {(int32_t)llround(isl), 0};
+        x->prefill_tokens = ch.tokens;
+        model_batch b = {1, &ch, 0, 0};
+        explain_iter(pc, &b, &x->prefill_iter_ms, x->prefill_fam_ms, x->prefill_top);
+    }
+    if (dc) {
+        model_batch b = {0, NULL, (int32_t)llround(x->decode_batch), (int64_t)llround(x->decode_batch * x->decode_ctx)};
+        explain_iter(dc, &b, &x->decode_iter_ms, x->decode_fam_ms, x->decode_top);
+    }
+    x->decode_stall_ms = x->tpot_ms - x->decode_iter_ms;
+    sim_cluster_destroy(cl);
+    return 0;
+}

@@ -1,0 +1,137 @@
+/* model_fidelity — replays measured deployments through the simulator.
+ *
+ * Reads a CSV of measured serving runs in the column layout of
+ * ai-dynamo/aiconfigurator's silicon samples (Apache-2.0): id, concurrency,
+ * backend, model_path, system, precision, gemm_quant_mode, moe_quant_mode,
+ * mode (agg | disagg), isl, osl, the aggregated layout (batch_size,
+ * tp_size, pp_size, attention_dp_size, moe_tp_size, moe_ep_size) or the
+ * disaggregated one (prefill_* and decode_* of the same, plus
+ * *_num_workers), silicon_ttft_ms and silicon_tpot_ms. Columns are found by
+ * name; id, mode, the quant modes and the disaggregated columns are
+ * optional (e2e-dev.csv has none of them). Every row becomes a closed-loop
+ * scenario (model_fidelity_row_scenario: the row's model, GPU, dtype and
+ * layout, the backend's scheduler preset; a disaggregated row a PD
+ * deployment of prefill and decode pools with their own layouts, worker
+ * counts and batch sizes), runs through sim_cluster, and its mean TTFT and
+ * TPOT are compared with the measured ones. Rows that cannot be simulated
+ * are kept with status skipped and the reason.
+ *
+ * model_fidelity_run() is the library part (no printing; free the result
+ * with model_fidelity_free); model_fidelity_explain() breaks one row's
+ * simulated TTFT and TPOT down; model_cli_fidelity() is the `servesim
+ * fidelity` command (model_fidelity_cli.c). Units: milliseconds, percent. */
+#ifndef MODEL_FIDELITY_H
+#define MODEL_FIDELITY_H
+
+#include "sim_err.h"
+#include "sim_scenario.h"
+
+#include <stdint.h>
+
+/* One worker's layout as the CSV writes it: GPUs = tp·pp·dp = moe_tp·ep·pp;
+ * batch is per attention-DP rank (0 = not given); workers 0 = not given. */
+typedef struct {
+    int32_t tp, pp, dp, moe_tp, ep, batch, workers;
+} model_fidelity_layout;
+
+typedef struct {
+    char id[128];               /* the CSV's id, or "line N" when it has none */
+    char backend[16];
+    char model[128];            /* what the scenario's model: names (catalogue name or HF id) */
+    char gpu[64];               /* catalogue name of the row's system */
+    char dtype[16];             /* weights/activations */
+    char kv_dtype[16];
+    int disagg;                 /* 1: prefill/decode disaggregated */
+    int32_t concurrency, isl, osl;
+    double len_lo;              /* the benchmark client's lengths: uniform integers in [floor(len_lo·L), L]
+                                   for L = isl and osl; 1 = exactly isl and osl */
+    int32_t tp, pp, dp, ep;     /* aggregated layout (disaggregated: the decode workers') */
+    model_fidelity_layout agg, prefill, decode;
+    double meas_ttft_ms, meas_tpot_ms;
+    double pred_ttft_ms, pred_tpot_ms;
+    int64_t kv_tokens;          /* simulated: KV capacity of the decode side (tokens, one instance) */
+    int64_t preemptions;        /* simulated: requests preempted (recomputed) over the run */
+    double mean_batch;          /* simulated: time-averaged batch on the decode side (requests) */
+    int ok;                     /* 0: skipped (reason in note) */
+    char note[256];
+    char assumed[128];          /* what the replay assumed where the row says nothing, or repaired where
+                                   its columns are known to be wrong ("" = none) */
+    int32_t line;               /* CSV line */
+} model_fidelity_row;
+
+/* Error statistics of a group of simulated rows (percent). */
+typedef struct {
+    char backend[64];           /* the group's key (backend, GPU, model or mode; "all") */
+    int32_t n;
+    double ttft_mape, tpot_mape;
+    double ttft_mdape, tpot_mdape; /* median absolute percentage error */
+} model_fidelity_group;
+
+#define MODEL_FID_MAX_GROUPS 32
+
+typedef struct {
+    model_fidelity_row *rows;
+    int32_t n_rows, n_ok;
+    model_fidelity_group all;
+    model_fidelity_group backends[MODEL_FID_MAX_GROUPS];
+    int32_t n_backends;
+    model_fidelity_group gpus[MODEL_FID_MAX_GROUPS], models[MODEL_FID_MAX_GROUPS], modes[MODEL_FID_MAX_GROUPS];
+    int32_t n_gpus, n_models, n_modes;
+    double wall_s;
+} model_fidelity_result;
+
+typedef struct {
+    int steady;               /* leave each row's first wave of requests out of the means */
+    const char *const *sets;  /* scenario overrides for every row ("key=value"), or for one
+                               * backend's rows ("vllm:key=value") */
+    int n_sets;
+    int jobs;                 /* rows simulated in parallel (0 = 1) */
+    const char *only_id;      /* simulate only the row with this id (others: skipped) */
+} model_fidelity_opts;
+
+/* Replays every row of the CSV at path (opts may be NULL). Overrides that
+ * do not load fail the whole run before any row, with the loader's message;
+ * so do a missing file, a missing required column and a malformed line. */
+int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, model_fidelity_result *out,
+                       sim_err *err);
+void model_fidelity_free(model_fidelity_result *r);
+
+/* Parses the CSV into rows (no simulation; every row's ok is 0 and its note
+ * empty, or the reason it cannot be simulated). */
+int model_fidelity_read(const char *csv_path, model_fidelity_result *out, sim_err *err);
+
+/* The scenario a row replays as (overrides applied); 0 or the reason. */
+int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelity_opts *opts, sim_scenario *sc,
+                                sim_err *err);
+
+/* Where one row's simulated time goes (ms; means over its requests). */
+typedef struct {
+    double ttft_ms, tpot_ms;
+    double frontend_ms;         /* per-request frontend delay (API server) */
+    double queue_ms;            /* arrival (after the frontend) to the first scheduled iteration */
+    double prefill_ms;          /* first scheduled iteration to the first token */
+    double kv_transfer_ms;      /* pd: back-pressure + KV transfer + the engine hand-over (part of a PD row's TTFT) */
+    double first_decode_ms;     /* pd: KV arrived to the first decode-side token, where a PD
+                                 * row's client TTFT ends */
+    /* Cost-model iterations at the row's typical shapes: one prefill of the
+     * client's mean input length (batch 1) and one decode step of the mean
+     * running batch at the mean context, by op family (gemm, attention,
+     * comm, other, host). */
+    double prefill_tokens;
+    double prefill_iter_ms, prefill_fam_ms[5];
+    double decode_iter_ms, decode_fam_ms[5];
+    double decode_batch, decode_ctx;
+    double decode_stall_ms;     /* TPOT − decode step: prefill chunks in the batch, waits */
+    char prefill_top[3][64], decode_top[3][64]; /* the three costliest ops, "name 1.23 ms" */
+} model_fidelity_explain_out;
+
+/* Simulates the row with id `id` of the CSV and breaks it down. */
+int model_fidelity_explain(const char *csv_path, const char *id, const model_fidelity_opts *opts,
+                           model_fidelity_row *row, model_fidelity_explain_out *out, sim_err *err);
+
+/* `servesim fidelity [--csv PATH] [--steady-state] [--set [BACKEND:]KEY=VALUE]... [--jobs N] [--json]
+ * [--explain ROW_ID]`; argv[0] = "fidelity". Prints; returns the exit code
+ * (0 ok, 1 no row could be simulated, 2 usage or input error). */
+int model_cli_fidelity(int argc, char **argv);
+
+#endif

@@ -1,0 +1,320 @@
+/* model_fidelity_cli — the `servesim fidelity` command: runs
+ * model_fidelity_run() over a CSV and prints a per-row table (or, with
+ * --json, one JSON object via jansson: every CSV row in order with its id,
+ * status ok|skipped, the reason when skipped and the measured/predicted
+ * TTFT and TPOT when ok, then the error groups), or with --explain ROW_ID
+ * one row's simulated TTFT and TPOT broken down. See model_fidelity.h. */
+#include "model_fidelity.h"
+#include "sim_parse.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FID_MAX_SETS 64
+
+static double rel_err(double pred, double meas)
+{
+    return (pred / meas - 1.0) * 100.0;
+}
+
+/* Indices of the k rows with the largest |error| of TTFT (which 0) or TPOT (1). */
+static int worst_rows(const model_fidelity_result *r, int which, int *idx, int k)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_rows; i++) {
+        const model_fidelity_row *x = &r->rows[i];
+        if (!x->ok) continue;
+        double e = fabs(which ? rel_err(x->pred_tpot_ms, x->meas_tpot_ms) : rel_err(x->pred_ttft_ms, x->meas_ttft_ms));
+        int pos = n < k ? n++ : k;
+        while (pos > 0) {
+            const model_fidelity_row *y = &r->rows[idx[pos - 1]];
+            double ey = fabs(which ? rel_err(y->pred_tpot_ms, y->meas_tpot_ms)
+                                   : rel_err(y->pred_ttft_ms, y->meas_ttft_ms));
+            if (ey >= e) break;
+            if (pos < k) idx[pos] = idx[pos - 1];
+            pos--;
+        }
+        if (pos < k) idx[pos] = i;
+    }
+    return n;
+}
+
+static void layout_str(const model_fidelity_layout *l, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "tp%d", l->tp);
+    if (l->pp > 1) n += snprintf(buf + n, len - (size_t)n, "pp%d", l->pp);
+    if (l->dp > 1) n += snprintf(buf + n, len - (size_t)n, "dp%d", l->dp);
+    if (l->ep > 1) n += snprintf(buf + n, len - (size_t)n, "ep%d", l->ep);
+    if (l->moe_tp > 0 && l->ep > 1) n += snprintf(buf + n, len - (size_t)n, "mtp%d", l->moe_tp);
+    if (l->workers > 1) snprintf(buf + n, len - (size_t)n, "x%d", l->workers);
+}
+
+/* "tp4dp2ep8" or "P tp4 x2 / D tp8dp8ep8" */
+static void row_layout(const model_fidelity_row *x, char *buf, size_t len)
+{
+    if (!x->disagg) {
+        layout_str(&x->agg, buf, len);
+        return;
+    }
+    char p[48], d[48];
+    layout_str(&x->prefill, p, sizeof p);
+    layout_str(&x->decode, d, sizeof d);
+    snprintf(buf, len, "P:%.47s D:%.47s", p, d);
+}
+
+static void print_groups(const char *title, const model_fidelity_group *g, int n)
+{
+    for (int i = 0; i < n; i++)
+        printf("%-8s %-34.34s %5d %8.1f%% %8.1f%% %8.1f%% %8.1f%%\n", title, g[i].backend, g[i].n, g[i].ttft_mape,
+               g[i].ttft_mdape, g[i].tpot_mape, g[i].tpot_mdape);
+}
+
+static void fid_print_table(const model_fidelity_result *r)
+{
+    printf("%-44s %-7s %-22s %-9s %-7s %-26s %5s %5s %5s | %9s %9s %7s | %7s %7s %7s\n", "id", "backend", "model",
+           "gpu", "dtype", "layout", "conc", "isl", "osl", "TTFT ms", "pred", "err%", "TPOT ms", "pred", "err%");
+    for (int i = 0; i < r->n_rows; i++) {
+        const model_fidelity_row *x = &r->rows[i];
+        char lay[112];
+        row_layout(x, lay, sizeof lay);
+        printf("%-44.44s %-7s %-22.22s %-9s %-7s %-26s %5d %5d %5d | ", x->id, x->backend, x->model, x->gpu, x->dtype,
+               lay, x->concurrency, x->isl, x->osl);
+        if (!x->ok) {
+            printf("skipped: %s\n", x->note);
+            continue;
+        }
+        printf("%9.1f %9.1f %+6.1f%% | %7.2f %7.2f %+6.1f%%%s%s\n", x->meas_ttft_ms, x->pred_ttft_ms,
+               rel_err(x->pred_ttft_ms, x->meas_ttft_ms), x->meas_tpot_ms, x->pred_tpot_ms,
+               rel_err(x->pred_tpot_ms, x->meas_tpot_ms), x->assumed[0] ? "  assumed: " : "", x->assumed);
+    }
+    printf("\n%-8s %-34s %5s %9s %9s %9s %9s\n", "by", "group", "rows", "TTFT MAPE", "median", "TPOT MAPE", "median");
+    print_groups("all", &r->all, 1);
+    print_groups("backend", r->backends, r->n_backends);
+    print_groups("gpu", r->gpus, r->n_gpus);
+    print_groups("mode", r->modes, r->n_modes);
+    print_groups("model", r->models, r->n_models);
+    for (int which = 0; which < 2; which++) {
+        int idx[5];
+        int n = worst_rows(r, which, idx, 5);
+        printf("\nlargest %s misses:\n", which ? "TPOT" : "TTFT");
+        for (int i = 0; i < n; i++) {
+            const model_fidelity_row *x = &r->rows[idx[i]];
+            double meas = which ? x->meas_tpot_ms : x->meas_ttft_ms, pred = which ? x->pred_tpot_ms : x->pred_ttft_ms;
+            printf("  %-56.56s measured %9.2f ms, predicted %9.2f ms (%+.1f%%)\n", x->id, meas, pred,
+                   rel_err(pred, meas));
+        }
+    }
+    printf("\n%d of %d rows simulated in %.1f s\n", r->n_ok, r->n_rows, r->wall_s);
+}
+
+static json_t *layout_json(const model_fidelity_layout *l)
+{
+    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "tp", l->tp, "pp", l->pp, "dp", l->dp, "moe_tp",
+                     l->moe_tp, "ep", l->ep, "batch", l->batch, "workers", l->workers);
+}
+
+static json_t *groups_json(const model_fidelity_group *g, int n)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < n; i++)
+        json_object_set_new(o, g[i].backend,
+                            json_pack("{s:i, s:f, s:f, s:f, s:f}", "rows", g[i].n, "ttft_mape_pct", g[i].ttft_mape,
+                                      "ttft_median_ape_pct", g[i].ttft_mdape, "tpot_mape_pct", g[i].tpot_mape,
+                                      "tpot_median_ape_pct", g[i].tpot_mdape));
+    return o;
+}
+
+static int fid_print_json(const model_fidelity_result *r)
+{
+    json_t *root = json_object(), *rows = json_array();
+    for (int i = 0; i < r->n_rows; i++) {
+        const model_fidelity_row *x = &r->rows[i];
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i}", "id", x->id, "status",
+                              x->ok ? "ok" : "skipped", "backend", x->backend, "model", x->model, "gpu", x->gpu,
+                              "dtype", x->dtype, "mode", x->disagg ? "disagg" : "agg", "concurrency", x->concurrency,
+                              "isl", x->isl, "osl", x->osl);
+        if (x->disagg) {
+            json_object_set_new(o, "prefill", layout_json(&x->prefill));
+            json_object_set_new(o, "decode", layout_json(&x->decode));
+        } else {
+            json_object_set_new(o, "layout", layout_json(&x->agg));
+        }
+        if (x->assumed[0]) json_object_set_new(o, "assumed", json_string(x->assumed));
+        if (x->len_lo < 1) json_object_set_new(o, "length_range_ratio", json_real(x->len_lo));
+        if (x->ok) {
+            json_object_set_new(o, "measured_ttft_ms", json_real(x->meas_ttft_ms));
+            json_object_set_new(o, "measured_tpot_ms", json_real(x->meas_tpot_ms));
+            json_object_set_new(o, "predicted_ttft_ms", json_real(x->pred_ttft_ms));
+            json_object_set_new(o, "predicted_tpot_ms", json_real(x->pred_tpot_ms));
+            json_object_set_new(o, "kv_tokens", json_integer(x->kv_tokens));
+            json_object_set_new(o, "preemptions", json_integer(x->preemptions));
+            json_object_set_new(o, "mean_batch", json_real(x->mean_batch));
+        } else {
+            json_object_set_new(o, "reason", json_string(x->note));
+        }
+        json_array_append_new(rows, o);
+    }
+    json_object_set_new(root, "rows", rows);
+    json_t *sum = json_object();
+    json_object_set_new(sum, "all", groups_json(&r->all, 1));
+    json_object_set_new(sum, "backend", groups_json(r->backends, r->n_backends));
+    json_object_set_new(sum, "gpu", groups_json(r->gpus, r->n_gpus));
+    json_object_set_new(sum, "model", groups_json(r->models, r->n_models));
+    json_object_set_new(sum, "mode", groups_json(r->modes, r->n_modes));
+    json_object_set_new(root, "summary", sum);
+    json_object_set_new(root, "rows_total", json_integer(r->n_rows));
+    json_object_set_new(root, "rows_simulated", json_integer(r->n_ok));
+    json_object_set_new(root, "wall_s", json_real(r->wall_s));
+    int rc = json_dumpf(root, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    putchar('\n');
+    json_decref(root);
+    return rc;
+}
+
+static void fam_line(const char *what, double total, const double f[5], char top[3][64])
+{
+    printf("  %-30s %9.3f ms = gemm %.3f + attention %.3f + comm %.3f + other %.3f + host %.3f\n", what, total, f[0],
+           f[1], f[2], f[3], f[4]);
+    printf("  %-30s costliest: %s; %s; %s\n", "", top[0], top[1], top[2]);
+}
+
+static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_explain_out *x)
+{
+    char lay[112];
+    row_layout(r, lay, sizeof lay);
+    printf("row %s: %s %s on %s, %s, %s, concurrency %d, isl %d, osl %d\n", r->id, r->backend, r->model, r->gpu,
+           r->dtype, lay, r->concurrency, r->isl, r->osl);
+    if (r->assumed[0]) printf("assumed: %s\n", r->assumed);
+    if (r->len_lo < 1)
+        printf("client: input lengths uniform in [%.0f, %d], output lengths in [%.0f, %d] (benchmark_serving "
+               "--random-range-ratio %.2g)\n",
+               floor(r->isl * r->len_lo), r->isl, floor(r->osl * r->len_lo), r->osl, r->len_lo);
+    printf("TTFT  measured %9.2f ms  simulated %9.2f ms (%+.1f%%)\n", r->meas_ttft_ms, x->ttft_ms,
+           rel_err(x->ttft_ms, r->meas_ttft_ms));
+    printf("  engine: KV %lld tokens per%s instance (the clients' sequences need %lld at once), %lld preemptions, "
+           "mean batch %.1f\n",
+           (long long)r->kv_tokens, r->disagg ? " decode" : "", (long long)r->concurrency * (r->isl + r->osl),
+           (long long)r->preemptions, r->mean_batch);
+    printf("  host/frontend                  %9.3f ms\n", x->frontend_ms);
+    printf("  queueing                       %9.3f ms (after the frontend, before the first iteration)\n",
+           x->queue_ms);
+    printf("  prefill (first iteration to first token) %.3f ms; for reference one prefill of %.0f tokens:\n",
+           x->prefill_ms, x->prefill_tokens);
+    fam_line("prefill iteration", x->prefill_iter_ms, x->prefill_fam_ms, (char(*)[64])x->prefill_top);
+    if (r->disagg)
+        printf("  KV transfer                    %9.3f ms (back-pressure + transfer + hand-over to the decode worker)\n"
+               "  first decode step              %9.3f ms (the client's first token comes from the decode worker)\n",
+               x->kv_transfer_ms, x->first_decode_ms);
+    printf("TPOT  measured %9.3f ms  simulated %9.3f ms (%+.1f%%)\n", r->meas_tpot_ms, x->tpot_ms,
+           rel_err(x->tpot_ms, r->meas_tpot_ms));
+    char what[64];
+    snprintf(what, sizeof what, "decode step (batch %.1f, ctx %.0f)", x->decode_batch, x->decode_ctx);
+    fam_line(what, x->decode_iter_ms, x->decode_fam_ms, (char(*)[64])x->decode_top);
+    printf("  rest of TPOT                   %9.3f ms (%s)\n", x->decode_stall_ms,
+           r->disagg ? "batch changes, waits" : "prefill chunks sharing iterations, waits");
+}
+
+static void fid_usage(FILE *o)
+{
+    fprintf(o,
+            "usage: servesim fidelity [--csv PATH] [--steady-state] [--set [BACKEND:]KEY=VALUE]... [--jobs N]\n"
+            "                         [--no-perf-db] [--json | --explain ROW_ID]\n"
+            "Replays every row of a measured-deployment CSV (the column layout of aiconfigurator's silicon\n"
+            "samples; aggregated rows as colocated deployments, disaggregated rows as PD deployments with\n"
+            "their prefill/decode layouts, worker counts and batch sizes) as closed-loop scenarios and\n"
+            "compares mean TTFT/TPOT with the measurements; prints per-row results, MAPE and median APE by\n"
+            "backend, GPU, mode and model, and the largest misses. Default CSV:\n"
+            "../shared/validation/silicon-dev.csv, else ../shared/validation/e2e-dev.csv, else\n"
+            "tests/data/models/e2e-dev.csv. Means are over every request (10 per client, the first wave\n"
+            "included, as benchmark clients report them); --steady-state leaves the first wave out. Each row\n"
+            "runs its backend's scheduler preset; --set overrides scenario keys for every row, or with a\n"
+            "BACKEND: prefix for that backend's rows only (pools.0 is a PD row's prefill pool, pools.1 its\n"
+            "decode pool), e.g. to fit a preset to your own measurements:\n"
+            "  --set vllm:deployment.pools.0.scheduler.frontend_us=30000\n"
+            "--jobs N simulates N rows at a time (default: the online CPUs, at most 8). --json prints every\n"
+            "row in order (id, status ok|skipped, reason, measured_/predicted_ttft_ms/tpot_ms) and the\n"
+            "groups. --explain ROW_ID breaks one row's simulated TTFT and TPOT down (frontend, queueing,\n"
+            "prefill and decode iterations by op family, KV transfer). --no-perf-db prices every row with the\n"
+            "analytic roofline (hardware.perf_db=none) even where calib/data/ has the row's GPU measured.\n");
+}
+
+int model_cli_fidelity(int argc, char **argv)
+{
+    const char *csv = NULL, *sets[FID_MAX_SETS], *explain = NULL;
+    int json = 0, steady = 0, n_sets = 0, jobs = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+        else if (!strcmp(argv[i], "--steady-state")) steady = 1;
+        else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+            if (n_sets == FID_MAX_SETS) {
+                fprintf(stderr, "servesim fidelity: at most %d --set overrides\n", FID_MAX_SETS);
+                return 2;
+            }
+            sets[n_sets++] = argv[++i];
+        } else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
+            int64_t v;
+            if (sim_parse_i64(argv[++i], &v) != SIM_PARSE_OK || v < 1 || v > 64) {
+                fprintf(stderr, "servesim fidelity: --jobs: expected 1..64, got '%s'\n", argv[i]);
+                return 2;
+            }
+            jobs = (int)v;
+        } else if (!strcmp(argv[i], "--explain") && i + 1 < argc) explain = argv[++i];
+        else if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--no-perf-db")) {
+            if (n_sets == FID_MAX_SETS) {
+                fprintf(stderr, "servesim fidelity: at most %d --set overrides\n", FID_MAX_SETS);
+                return 2;
+            }
+            sets[n_sets++] = "hardware.perf_db=none"; /* the analytic roofline for every row */
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fid_usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "servesim fidelity: unknown argument '%s'\n", argv[i]);
+            fid_usage(stderr);
+            return 2;
+        }
+    }
+    if (!csv) {
+        static const char *defaults[] = {"../shared/validation/silicon-dev.csv", "../shared/validation/e2e-dev.csv",
+                                         "tests/data/models/e2e-dev.csv"};
+        for (int i = 0; i < 3 && !csv; i++)
+            if (access(defaults[i], R_OK) == 0) csv = defaults[i];
+        if (!csv) {
+            fprintf(stderr, "servesim fidelity: no CSV found (tried ../shared/validation/silicon-dev.csv, "
+                            "../shared/validation/e2e-dev.csv and tests/data/models/e2e-dev.csv); pass --csv PATH\n");
+            return 2;
+        }
+    }
+    if (jobs == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = n < 1 ? 1 : n > 8 ? 8 : (int)n;
+    }
+    sim_err e = {""};
+    model_fidelity_opts o = {steady, sets, n_sets, jobs, NULL};
+    if (explain) {
+        model_fidelity_row row;
+        model_fidelity_explain_out x;
+        if (model_fidelity_explain(csv, explain, &o, &row, &x, &e)) {
+            fprintf(stderr, "servesim fidelity: %s\n", e.msg);
+            return 2;
+        }
+        fid_print_explain(&row, &x);
+        return 0;
+    }
+    model_fidelity_result r;
+    if (model_fidelity_run(csv, &o, &r, &e)) {
+        fprintf(stderr, "servesim fidelity: %s\n", e.msg);
+        return 2;
+    }
+    if (json) fid_print_json(&r);
+    else fid_print_table(&r);
+    int none = r.n_ok == 0;
+    if (none) fprintf(stderr, "servesim fidelity: %s: no row could be simulated (reasons above)\n", csv);
+    model_fidelity_free(&r);
+    return none ? 1 : 0;
+}
