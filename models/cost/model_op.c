@@ -26,66 +26,84 @@
 /* ---- parameter tables ------------------------------------------------ */
 
 static const model_op_param_info P_GEMM[] = {
-    {"floor_us", "us", "kernel floor: launch, prologue, epilogue of the smallest GEMM", 3, 0.5, 200},
-    {"eff_tc", "fraction", "fraction of the format's tensor-core peak a full wave of tiles reaches", 0.8, 0.05, 1.2},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth when streaming weights", 0.85, 0.05, 1.5},
-    {"k_fill", "elements", "per-tile pipeline fill/drain, as extra k elements", 64, 1, 4096},
-    {"quant_us", "us", "floor of the activation quantisation run before a non-bf16 GEMM", 2, 0.01, 400},
+    {"floor_us", "us", "kernel floor: launch, prologue, epilogue of the smallest GEMM", 3, 0.5, 200, 0},
+    {"eff_tc", "fraction", "fraction of the format's tensor-core peak a full wave of tiles reaches", 0.8, 0.05, 1.2, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth when streaming weights", 0.85, 0.05, 1.5, 0},
+    {"k_fill", "elements", "per-tile pipeline fill/drain, as extra k elements", 64, 1, 4096, 0},
+    {"quant_us", "us", "floor of the activation quantisation run before a non-bf16 GEMM", 2, 0.01, 400, 0},
 };
 static const model_op_param_info P_ATTN[] = {
-    {"floor_us", "us", "kernel floor", 5, 0.5, 500},
-    {"eff_tc", "fraction", "fraction of the tensor-core peak (bf16, or fp8 for fp8 attention)", 0.5, 0.02, 1.2},
+    {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0},
+    {"eff_tc", "fraction", "fraction of the tensor-core peak (bf16, or fp8 for fp8 attention)", 0.5, 0.02, 1.2, 0},
     {"cta_us", "SM*us", "fixed work per CTA (one sequence x head x 128-query tile; decode: request x KV head)", 1,
-     0.001, 1000},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth reading Q/K/V (decode: the KV cache)", 0.8, 0.05, 1.5},
-    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000},
+     0.001, 1000, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading Q/K/V (decode: the KV cache)", 0.8, 0.05, 1.5, 0},
+    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000, 0},
+};
+/* Generation attention (GQA/MHA decode): P_ATTN plus the head-group limit
+ * of the grouped kernel and the CUDA-core rate of the per-head kernel that
+ * runs beyond it. */
+static const model_op_param_info P_GEN_ATTN[] = {
+    {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0},
+    {"eff_tc", "fraction", "grouped kernel: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0},
+    {"cta_us", "SM*us", "fixed work per CTA (request x KV head; per-head kernel: request x query head)", 1, 0.001,
+     1000, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the KV cache", 0.8, 0.05, 1.5, 0},
+    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000, 0},
+    {"grp_max", "heads", "largest query-head group per KV head the grouped kernel serves; larger groups run a "
+     "per-query-head kernel", 40, 2, 1024, 900},
+    {"eff_cc", "fraction", "per-query-head kernel: fraction of the FP32 (CUDA-core) peak for its dot products", 0.2,
+     0.005, 1.2, 0},
 };
 static const model_op_param_info P_MLA_MODULE[] = {
-    {"floor_us", "us", "floor of the module's kernel sequence (about ten launches)", 30, 1, 2000},
-    {"eff_tc", "fraction", "attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2},
-    {"cta_us", "SM*us", "attention: fixed work per CTA", 1, 0.001, 1000},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV)", 0.8, 0.05, 1.5},
-    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2},
+    {"floor_us", "us", "floor of the module's kernel sequence (about ten launches)", 30, 1, 2000, 0},
+    {"eff_tc", "fraction", "attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0},
+    {"cta_us", "SM*us", "attention: fixed work per CTA", 1, 0.001, 1000, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV)", 0.8, 0.05, 1.5, 0},
+    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2, 0},
 };
 static const model_op_param_info P_BMM[] = {
-    {"floor_us", "us", "kernel floor", 4, 0.5, 500},
-    {"eff_tc", "fraction", "fraction of the tensor-core peak", 0.5, 0.02, 1.2},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.8, 0.05, 1.5},
+    {"floor_us", "us", "kernel floor", 4, 0.5, 500, 0},
+    {"eff_tc", "fraction", "fraction of the tensor-core peak", 0.5, 0.02, 1.2, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.8, 0.05, 1.5, 0},
 };
 static const model_op_param_info P_MOE[] = {
     {"floor_us", "us", "floor of the fused-MoE kernel sequence (routing, permute, 2 GEMMs, act, finalize)", 20, 1,
-     2000},
-    {"eff_tc", "fraction", "grouped GEMMs: fraction of the format's tensor-core peak", 0.6, 0.02, 1.2},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the touched experts' weights", 0.8, 0.05, 1.5},
-    {"k_fill", "elements", "per-tile pipeline fill/drain of the grouped GEMMs, as extra k elements", 64, 1, 8192},
-    {"token_us", "SM*us", "fixed work per token-expert pair (permute, gather, combine)", 0.05, 0.0001, 100},
+     2000, 0},
+    {"eff_tc", "fraction", "grouped GEMMs: fraction of the format's tensor-core peak", 0.6, 0.02, 1.2, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the touched experts' weights", 0.8, 0.05, 1.5, 0},
+    {"k_fill", "elements", "per-tile pipeline fill/drain of the grouped GEMMs, as extra k elements", 64, 1, 8192, 0},
+    {"token_us", "SM*us", "fixed work per token-expert pair (permute, gather, combine)", 0.05, 0.0001, 100, 0},
 };
 static const model_op_param_info P_COMM[] = {
-    {"base_us", "us", "per-call launch and synchronisation", 5, 0.1, 500},
-    {"step_us", "us", "latency per rank step (the algorithm's n-1 hops)", 1, 0.001, 100},
-    {"eff_bw", "fraction", "bus bandwidth as a fraction of the one-way NVLink rate (NVLS can exceed 1)", 0.8, 0.02,
-     4},
-    {"half_kb", "KB", "message size at which a protocol reaches half its bandwidth (LL/LL128 -> Simple ramp)", 64,
-     0.01, 1e6},
+    {"base_us", "us", "per-call launch and synchronisation", 5, 0.1, 500, 0},
+    {"step_us", "us", "latency per rank step (the algorithm's n-1 hops)", 1, 0.001, 100, 0},
+    {"eff_bw", "fraction", "bulk regime (NCCL Simple, two-shot): bus bandwidth as a fraction of the one-way NVLink rate",
+     0.8, 0.02, 4, 0},
+    {"eff_lo", "fraction", "low-latency regime (NCCL LL/LL128, one-shot): link bandwidth as a fraction of NVLink", 0.4,
+     0.01, 4, 0},
+    {"ramp_us", "us", "bulk regime's extra fixed time (pipeline fill over its chunks and channels)", 20, 0.01, 1000, 0},
+    {"eff_loc", "fraction", "bulk regime: each rank's pass over its whole buffer (staging copies, reduction), as a "
+     "fraction of HBM bandwidth", 0.3, 0.01, 4, 0},
 };
 static const model_op_param_info P_QUANT[] = {
-    {"floor_us", "us", "kernel floor", 3, 0.1, 500},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.7, 0.02, 1.5},
+    {"floor_us", "us", "kernel floor", 3, 0.1, 500, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.7, 0.02, 1.5, 0},
 };
 static const model_op_param_info P_GDN[] = {
-    {"floor_us", "us", "kernel floor", 5, 0.1, 2000},
+    {"floor_us", "us", "kernel floor", 5, 0.1, 2000, 0},
     {"eff_tc", "fraction", "delta rule: fraction of the bf16 tensor-core peak for its chunked matmuls", 0.2, 0.001,
-     1.2},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth (activations, recurrent state)", 0.6, 0.01, 1.5},
+     1.2, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth (activations, recurrent state)", 0.6, 0.01, 1.5, 0},
 };
 
 static const model_op_param_info P_DSA_MODULE[] = {
-    {"floor_us", "us", "floor of the module's kernel sequence (projections, indexer, top-k, attention)", 30, 1, 4000},
-    {"eff_tc", "fraction", "sparse attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2},
-    {"cta_us", "SM*us", "sparse attention: fixed work per CTA", 1, 0.001, 1000},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV, indexer keys, logits)", 0.8, 0.05, 1.5},
-    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2},
-    {"eff_idx", "fraction", "indexer logits: fraction of the fp8 tensor-core peak", 0.3, 0.005, 1.2},
+    {"floor_us", "us", "floor of the module's kernel sequence (projections, indexer, top-k, attention)", 30, 1, 4000, 0},
+    {"eff_tc", "fraction", "sparse attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0},
+    {"cta_us", "SM*us", "sparse attention: fixed work per CTA", 1, 0.001, 1000, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV, indexer keys, logits)", 0.8, 0.05, 1.5, 0},
+    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2, 0},
+    {"eff_idx", "fraction", "indexer logits: fraction of the fp8 tensor-core peak", 0.3, 0.005, 1.2, 0},
 };
 
 #define NP(a) ((int)(sizeof a / sizeof a[0]))
@@ -94,8 +112,8 @@ int model_op_param_count(model_op_kind k)
 {
     switch (k) {
     case MODEL_OPK_GEMM: return NP(P_GEMM);
+    case MODEL_OPK_GEN_ATTN: return NP(P_GEN_ATTN);
     case MODEL_OPK_CTX_ATTN:
-    case MODEL_OPK_GEN_ATTN:
     case MODEL_OPK_CTX_MLA:
     case MODEL_OPK_GEN_MLA: return NP(P_ATTN);
     case MODEL_OPK_CTX_MLA_MODULE:
@@ -116,8 +134,8 @@ const model_op_param_info *model_op_params_of(model_op_kind k)
 {
     switch (k) {
     case MODEL_OPK_GEMM: return P_GEMM;
+    case MODEL_OPK_GEN_ATTN: return P_GEN_ATTN;
     case MODEL_OPK_CTX_ATTN:
-    case MODEL_OPK_GEN_ATTN:
     case MODEL_OPK_CTX_MLA:
     case MODEL_OPK_GEN_MLA: return P_ATTN;
     case MODEL_OPK_CTX_MLA_MODULE:
@@ -399,12 +417,12 @@ static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, 
 }
 
 /* Generation attention: one query token per request against ctx cached
- * tokens; split-KV spreads long contexts over idle SMs. */
-static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads, double kvh, double dqk, double dv,
-                         double kv_tok_bytes, double peak, const double *p)
+ * tokens; split-KV spreads long contexts over idle SMs. `ctas` CTAs (one
+ * per request × KV head for the grouped kernels) share `peak` at p[1]. */
+static double gen_attn_core(const model_gpu *g, double b, double ctx, double heads, double ctas, double dqk, double dv,
+                            double kv_tok_bytes, double peak, const double *p)
 {
     const double S = g->sms;
-    double ctas = b * kvh;
     double splits = ctas < S ? floor(S / ctas) : 1, smax_split = ceil(ctx / 256);
     if (splits > smax_split) splits = smax_split;
     if (splits < 1) splits = 1;
@@ -414,6 +432,31 @@ static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads,
     double flops = 2.0 * b * heads * (dqk + dv) * ctx;
     double tc = flops / (peak * p[1] * par);
     return p[0] * US + (ceil(ctas / S) * S * p[2] / S + b * p[4] / S) * US + smax(tc, tmm);
+}
+
+static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads, double kvh, double dqk, double dv,
+                         double kv_tok_bytes, double peak, const double *p)
+{
+    return gen_attn_core(g, b, ctx, heads, b * kvh, dqk, dv, kv_tok_bytes, peak, p);
+}
+
+/* GQA/MHA decode (P_GEN_ATTN): the grouped kernel (one CTA per request ×
+ * KV head, its query heads on the tensor cores) serves head groups up to
+ * grp_max; larger groups (TensorRT-LLM beyond its XQA kernels' group sizes)
+ * run a kernel of one CTA per request × query head with its dot products
+ * on the CUDA cores (eff_cc of the FP32 peak), the KV of a shared head
+ * re-read from L2. A steep logistic in log(group / grp_max) joins the two,
+ * so the fit can move grp_max. */
+static double t_gqa_decode(const model_gpu *g, double b, double ctx, double heads, double kvh, double d,
+                           double kv_tok_bytes, const double *p)
+{
+    double grouped = gen_attn_core(g, b, ctx, heads, b * kvh, d, d, kv_tok_bytes, g->flops_bf16, p);
+    double grp = heads / kvh, w = 1.0 / (1.0 + pow(p[5] / grp, 8.0));
+    if (w < 1e-9) return grouped;
+    double cc[5] = {p[0], p[6], p[2], p[3], p[4]};
+    double fp32 = g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16;
+    double perhead = gen_attn_core(g, b, ctx, heads, b * heads, d, d, kv_tok_bytes, fp32, cc);
+    return (1 - w) * grouped + w * perhead;
 }
 
 /* Weights an MLA block's projections multiply per token (h heads): q_a,
@@ -536,22 +579,32 @@ static double t_moe(const model_gpu *g, const model_op_query *q, const double *p
     return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm);
 }
 
+/* A collective as the libraries run it: two regimes, the cheaper taken (as
+ * NCCL's tuner picks LL/LL128 or Simple, and the engines' custom all-reduce
+ * one-shot or two-shot). Both pay base + (n-1)·step. The low-latency regime
+ * moves f_lo·B over the links at eff_lo of NVLink (NCCL LL/LL128: the same
+ * bytes as the bulk algorithm, half of LL's being flags; one-shot custom
+ * all-reduce: every rank reads all n-1 peers' buffers, f_lo = n-1); the bulk
+ * regime moves f·B at eff_bw, plus each rank's own pass over its B bytes at
+ * eff_loc of HBM (which is why bus bandwidth rises with n: the per-rank
+ * share of that pass falls against f), plus ramp_us of pipeline fill. */
 static double t_comm(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
                      sim_err *err)
 {
     double n = F(GPUS), B = F(MSG) * r->coll_bytes;
-    double f;
+    double f, f_lo;
     if (r->coll == 1)
-        f = 2.0 * (n - 1) / n;
+        f = 2.0 * (n - 1) / n, f_lo = q->kind == MODEL_OPK_CUSTOM_AR ? n - 1 : f;
     else if (r->coll == 2)
-        f = (n - 1) / n;
+        f = f_lo = (n - 1) / n;
     else {
         sim_err_set(err, SIM_EINVAL, "unknown collective '%s'", q->variant);
         return 0;
     }
-    double bw = (g->nvlink_bw > 0 ? g->nvlink_bw : g->nic_bw) * p[2];
-    double half = p[3] * 1e3;
-    return p[0] * US + (n - 1) * p[1] * US + f * (B + half) / bw;
+    double link = g->nvlink_bw > 0 ? g->nvlink_bw : g->nic_bw;
+    double lo = f_lo * B / (link * p[3]);
+    double bulk = p[4] * US + f * B / (link * p[2]) + B / (g->hbm_bw * p[5]);
+    return p[0] * US + (n - 1) * p[1] * US + (lo < bulk ? lo : bulk);
 }
 
 static double t_quant(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
@@ -623,8 +676,8 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
         double ctx = F(ISL) + F(STEP);
         if (F(WINDOW) > 0 && F(WINDOW) < ctx) ctx = F(WINDOW);
         if (!(ctx > 0)) ctx = 1;
-        return t_gen_attn(g, F(BATCH), ctx, F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM),
-                          2.0 * F(KV_HEADS) * F(HEAD_DIM) * r->kv_bytes, g->flops_bf16, p);
+        return t_gqa_decode(g, F(BATCH), ctx, F(HEADS), F(KV_HEADS), F(HEAD_DIM),
+                            2.0 * F(KV_HEADS) * F(HEAD_DIM) * r->kv_bytes, p);
     }
     case MODEL_OPK_CTX_MLA:
         NEED(BATCH); NEED(ISL); NEED(HEADS);

@@ -85,13 +85,15 @@ typedef struct {
     char distribution[MODEL_OP_STR]; /* MoE routing: balanced | power_law_<a> */
 } model_op_query;
 
-#define MODEL_OP_MAX_PARAMS 6
+#define MODEL_OP_MAX_PARAMS 7
 
 /* Meaning of a kind's parameters, in order (unit names what the YAML /
  * table stores; scale converts that unit to what the formula uses). */
 typedef struct {
     const char *name, *unit, *meaning;
     double init, lo, hi;
+    double alt; /* > 0: a second start of the fit (a switch the other start cannot reach: model_op_fit keeps the
+                   better of the two) */
 } model_op_param_info;
 
 int model_op_param_count(model_op_kind k);

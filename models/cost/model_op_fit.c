@@ -93,6 +93,46 @@ int model_op_score(const model_gpu *g, const model_op_sample *s, size_t n, const
     return rc ? sim_err_set(err, rc, "out of memory") : 0;
 }
 
+/* One Levenberg-Marquardt run of c's rows from start; the best point into
+ * out, its Σ residual² into *cost. Returns the GSL status (GSL_ENOMEM when
+ * the workspace cannot be had). */
+static int fit_from(const fit_ctx *c, const double *start, double *out, double *cost, int *iters)
+{
+    const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    fp.trs = gsl_multifit_nlinear_trs_lm;
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, c->n, (size_t)c->np);
+    gsl_vector *x = gsl_vector_alloc((size_t)c->np);
+    if (!w || !x) {
+        if (w) gsl_multifit_nlinear_free(w);
+        if (x) gsl_vector_free(x);
+        return GSL_ENOMEM;
+    }
+    for (int i = 0; i < c->np; i++) gsl_vector_set(x, (size_t)i, from_param(&c->info[i], start[i]));
+    gsl_multifit_nlinear_fdf fdf;
+    memset(&fdf, 0, sizeof fdf);
+    fdf.f = resid;
+    fdf.df = NULL; /* finite differences */
+    fdf.n = c->n;
+    fdf.p = (size_t)c->np;
+    fdf.params = (void *)c;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int info_code = 0;
+    int rc = gsl_multifit_nlinear_init(x, &fdf, w);
+    if (rc == GSL_SUCCESS) rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &info_code, w);
+    gsl_set_error_handler(old);
+    /* Reaching the iteration cap still leaves the best point found. */
+    const gsl_vector *best = gsl_multifit_nlinear_position(w);
+    for (int i = 0; i < c->np; i++) out[i] = to_param(&c->info[i], gsl_vector_get(best, (size_t)i));
+    double chi = 0;
+    gsl_blas_ddot(gsl_multifit_nlinear_residual(w), gsl_multifit_nlinear_residual(w), &chi);
+    *cost = chi;
+    *iters = (int)gsl_multifit_nlinear_niter(w);
+    gsl_multifit_nlinear_free(w);
+    gsl_vector_free(x);
+    return rc;
+}
+
 int model_op_fit(const model_gpu *g, const model_op_sample *s, size_t n, size_t max_rows, double *p,
                  model_op_fit_stats *st, sim_err *err)
 {
@@ -108,41 +148,31 @@ int model_op_fit(const model_gpu *g, const model_op_sample *s, size_t n, size_t 
     for (size_t i = 0; i < use; i++) idx[i] = (size_t)((double)i * (double)n / (double)use);
     fit_ctx c = {g, s, idx, use, info, np};
 
-    double start[MODEL_OP_MAX_PARAMS];
+    double start[MODEL_OP_MAX_PARAMS] = {0};
     for (int i = 0; i < np; i++) start[i] = p && p[i] > 0 ? p[i] : info[i].init;
+    int alt = -1;
+    for (int i = 0; i < np; i++)
+        if (info[i].alt > 0) alt = i;
 
-    const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
-    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
-    fp.trs = gsl_multifit_nlinear_trs_lm;
-    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, use, (size_t)np);
-    gsl_vector *x = gsl_vector_alloc((size_t)np);
-    if (!w || !x) {
-        if (w) gsl_multifit_nlinear_free(w);
-        if (x) gsl_vector_free(x);
-        free(idx);
-        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    double out[MODEL_OP_MAX_PARAMS], cost = 0;
+    int iters = 0;
+    int rc = fit_from(&c, start, out, &cost, &iters);
+    if (alt >= 0 && (rc == GSL_SUCCESS || rc == GSL_EMAXITER || rc == GSL_ENOPROG)) {
+        /* The other side of a kernel switch: the same fit from its second start, the better kept. */
+        double s2[MODEL_OP_MAX_PARAMS], o2[MODEL_OP_MAX_PARAMS], c2 = 0;
+        int it2 = 0;
+        memcpy(s2, start, sizeof s2);
+        s2[alt] = info[alt].alt;
+        int rc2 = fit_from(&c, s2, o2, &c2, &it2);
+        if ((rc2 == GSL_SUCCESS || rc2 == GSL_EMAXITER || rc2 == GSL_ENOPROG) && c2 < cost) {
+            memcpy(out, o2, sizeof out);
+            cost = c2, iters += it2, rc = rc2;
+        } else {
+            iters += it2;
+        }
     }
-    for (int i = 0; i < np; i++) gsl_vector_set(x, (size_t)i, from_param(&info[i], start[i]));
-    gsl_multifit_nlinear_fdf fdf;
-    memset(&fdf, 0, sizeof fdf);
-    fdf.f = resid;
-    fdf.df = NULL; /* finite differences */
-    fdf.n = use;
-    fdf.p = (size_t)np;
-    fdf.params = &c;
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
-    int info_code = 0;
-    int rc = gsl_multifit_nlinear_init(x, &fdf, w);
-    if (rc == GSL_SUCCESS) rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &info_code, w);
-    gsl_set_error_handler(old);
-    /* Reaching the iteration cap still leaves the best point found. */
-    const gsl_vector *best = gsl_multifit_nlinear_position(w);
-    double out[MODEL_OP_MAX_PARAMS];
-    for (int i = 0; i < np; i++) out[i] = to_param(&info[i], gsl_vector_get(best, (size_t)i));
-    int iters = (int)gsl_multifit_nlinear_niter(w);
-    gsl_multifit_nlinear_free(w);
-    gsl_vector_free(x);
     free(idx);
+    if (rc == GSL_ENOMEM) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     if (rc != GSL_SUCCESS && rc != GSL_EMAXITER && rc != GSL_ENOPROG)
         return sim_err_set(err, SIM_EINVAL, "fit failed: %s", gsl_strerror(rc));
     if (p) memcpy(p, out, (size_t)np * sizeof *p);
