@@ -13,9 +13,11 @@
  *   softmax, rmsnorm, quant_fp8, quant_mxfp8   m rows, n columns
  *   copy            bytes (device-to-device, read + write counted)
  *   allreduce       bytes per rank, ranks
+ *   allgather, reduce_scatter, alltoall   bytes per rank (each rank's
+ *                   whole buffer: all-gather's output, reduce-scatter's
+ *                   input, all-to-all's send = receive buffer), ranks
  * Ops only read from serving engines' measured tables (calib_ingest.h;
  * the harness does not time them, CALIB_OP_HARNESS_COUNT):
- *   allgather, reduce_scatter, alltoall   bytes per rank, ranks
  *   moe             whole MoE block: m tokens, k hidden, n intermediate,
  *                   groups experts, batch top-k, ranks EP size, heads TP size
  *   mla_prefill     batch, m new tokens, heads, ranks TP size (kernel only)
@@ -51,10 +53,10 @@ typedef enum {
     CALIB_OP_QUANT_MXFP8 = 9,
     CALIB_OP_COPY = 10,
     CALIB_OP_ALLREDUCE = 11,
-    CALIB_OP_HARNESS_COUNT = 12, /* ops below this the harness measures */
     CALIB_OP_ALLGATHER = 12,
     CALIB_OP_REDUCE_SCATTER = 13,
     CALIB_OP_ALLTOALL = 14,
+    CALIB_OP_HARNESS_COUNT = 15, /* ops below this the harness measures */
     CALIB_OP_MOE = 15,
     CALIB_OP_MLA_PREFILL = 16,
     CALIB_OP_MLA_DECODE = 17,

@@ -92,6 +92,21 @@ static const calib_kernel_desc gk_q8[] = {{"kern_quant_fp8_block128", 1, "fp8", 
 static const calib_kernel_desc gk_mx[] = {{"kern_quant_mxfp8", 1, "mxfp8", 0}};
 static const calib_kernel_desc gk_copy[] = {{"cuda_memcpy_d2d", 1, "u8", 1}};
 static const calib_kernel_desc gk_ar[] = {{"nccl_allreduce", 1, "bf16", 1}};
+static const calib_kernel_desc gk_ag[] = {{"nccl_allgather", 1, "bf16", 1}};
+static const calib_kernel_desc gk_rs[] = {{"nccl_reduce_scatter", 1, "bf16", 1}};
+static const calib_kernel_desc gk_a2a[] = {{"nccl_alltoall", 1, "bf16", 1}};
+
+/* The NCCL collective of a harness op (kern_gpu.h), -1 for other ops. */
+static int gpu_collective(calib_op op)
+{
+    switch (op) {
+    case CALIB_OP_ALLREDUCE: return KERN_COLL_ALL_REDUCE;
+    case CALIB_OP_ALLGATHER: return KERN_COLL_ALL_GATHER;
+    case CALIB_OP_REDUCE_SCATTER: return KERN_COLL_REDUCE_SCATTER;
+    case CALIB_OP_ALLTOALL: return KERN_COLL_ALL_TO_ALL;
+    default: return -1;
+    }
+}
 
 static void gpu_kernels(void *vst, calib_op op, const calib_kernel_desc **list, int32_t *n, const char **why)
 {
@@ -114,13 +129,19 @@ static void gpu_kernels(void *vst, calib_op op, const calib_kernel_desc **list, 
     case CALIB_OP_QUANT_MXFP8: GK(gk_mx); break;
     case CALIB_OP_COPY: GK(gk_copy); break;
     case CALIB_OP_ALLREDUCE:
-        /* A one-rank all-reduce is a no-op NCCL short-cuts: its "bandwidth"
-         * would be meaningless and TP=1 layouts have no collective to price. */
+    case CALIB_OP_ALLGATHER:
+    case CALIB_OP_REDUCE_SCATTER:
+    case CALIB_OP_ALLTOALL:
+        /* A one-rank collective is a no-op NCCL short-cuts: its "bandwidth"
+         * would be meaningless and one-GPU layouts have none to price. */
         if (st->ndev < 2) {
-            *list = NULL, *n = 0, *why = "all-reduce needs at least 2 GPUs on this host; not measured";
+            *list = NULL, *n = 0, *why = "collectives need at least 2 GPUs on this host; not measured";
             break;
         }
-        GK(gk_ar);
+        if (op == CALIB_OP_ALLREDUCE) GK(gk_ar);
+        else if (op == CALIB_OP_ALLGATHER) GK(gk_ag);
+        else if (op == CALIB_OP_REDUCE_SCATTER) GK(gk_rs);
+        else GK(gk_a2a);
         break;
     default: *list = NULL, *n = 0, *why = "unknown op";
     }
@@ -298,7 +319,10 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
         rc = gpu_setup(st, in, 1, out, 1, err);
         break;
     }
-    case CALIB_OP_ALLREDUCE: rc = 0; break; /* buffers live in the NCCL context */
+    case CALIB_OP_ALLREDUCE:
+    case CALIB_OP_ALLGATHER:
+    case CALIB_OP_REDUCE_SCATTER:
+    case CALIB_OP_ALLTOALL: rc = 0; break; /* buffers live in the NCCL context */
     default: rc = sim_err_set(err, SIM_ENOTSUP, "GPU backend: op %s not supported", calib_op_name(op));
     }
     if (rc) gpu_release(st);
@@ -383,8 +407,9 @@ static int gpu_run(void *vst, double *seconds, sim_err *err)
 {
     gpu_state *st = vst;
     int rc;
-    if (st->op == CALIB_OP_ALLREDUCE) {
-        rc = kern_gpu_nccl_allreduce(st->lib, (int32_t)st->s.ranks, st->s.bytes, seconds, err);
+    if (gpu_collective(st->op) >= 0) {
+        rc = kern_gpu_nccl_collective(st->lib, gpu_collective(st->op), (int32_t)st->s.ranks, st->s.bytes, seconds,
+                                      err);
         gpu_read_state(st);
         st->last.l2_cold = -1;
         return rc;
@@ -518,8 +543,8 @@ static int gpu_check(void *vst, calib_check_result *r, sim_err *err)
     int32_t broken = 0;
     int rc = 0;
     calib_check_init(r, 0, 0);
-    if (st->op == CALIB_OP_ALLREDUCE)
-        return sim_err_set(err, SIM_ENOTSUP, "NCCL all-reduce is a library reference; not checked");
+    if (gpu_collective(st->op) >= 0)
+        return sim_err_set(err, SIM_ENOTSUP, "NCCL %s is a library reference; not checked", calib_op_name(st->op));
     for (int i = 0; i < GPU_IN; i++) in[i] = st->in[i].set[0];
     for (int i = 0; i < GPU_OUT; i++) out[i] = st->out[i].set[0];
     if ((rc = gpu_arm(st, err)) || (rc = gpu_launch(st, 0, err)) || (rc = kern_gpu_sync(err)) ||

@@ -178,12 +178,13 @@ static int grid_bytes(calib_grid_kind g, calib_op op, int32_t ranks, calib_list 
 {
     calib_shape s = {0};
     int rc = 0;
-    if (op == CALIB_OP_ALLREDUCE && ranks < 1) return 0;
+    const int coll = op != CALIB_OP_COPY;
+    if (coll && ranks < 1) return 0;
     int64_t lo = g == CALIB_GRID_TINY ? 1 << 16 : 1 << 10, hi = g == CALIB_GRID_TINY ? 1 << 20 : 1 << 30;
     int step = g == CALIB_GRID_FULL ? 1 : 2; /* powers of 2 (full) or of 4 */
     if (op == CALIB_OP_COPY && g != CALIB_GRID_TINY) lo = 1 << 16;
     for (int64_t b = lo; b <= hi && !rc; b <<= step) {
-        s.bytes = b, s.ranks = op == CALIB_OP_ALLREDUCE ? ranks : 0;
+        s.bytes = b, s.ranks = coll ? ranks : 0;
         rc = calib_list_push(l, &s);
     }
     return rc;
@@ -205,7 +206,10 @@ int calib_grid_build(calib_grid_kind g, calib_op op, int32_t ranks, calib_shape 
     case CALIB_OP_QUANT_FP8:
     case CALIB_OP_QUANT_MXFP8: rc = grid_rows(g, op, &l); break;
     case CALIB_OP_COPY:
-    case CALIB_OP_ALLREDUCE: rc = grid_bytes(g, op, ranks, &l); break;
+    case CALIB_OP_ALLREDUCE:
+    case CALIB_OP_ALLGATHER:
+    case CALIB_OP_REDUCE_SCATTER:
+    case CALIB_OP_ALLTOALL: rc = grid_bytes(g, op, ranks, &l); break;
     default: return sim_err_set(err, SIM_EINVAL, "no grid for op %d", (int)op);
     }
     if (rc) {
@@ -295,7 +299,7 @@ int32_t calib_check_cases(calib_op op, const calib_check_case **cases)
     case CALIB_OP_QUANT_FP8:
     case CALIB_OP_QUANT_MXFP8: return CASES(cases_quant);
     case CALIB_OP_COPY: return CASES(cases_copy);
-    default: *cases = NULL; return 0; /* all-reduce: a library, not checked */
+    default: *cases = NULL; return 0; /* the NCCL collectives: a library, not checked */
     }
 #undef CASES
 }

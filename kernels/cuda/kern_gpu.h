@@ -121,16 +121,22 @@ int kern_gpu_quant_mxfp8(const uint16_t *d_x, int64_t rows, int64_t cols, uint8_
                          sim_err *err);
 
 /* Library references. The cuBLAS handle is created on first use and kept
- * in the opaque context; NCCL all-reduce runs over `ranks` local devices
- * (single process, one communicator per device). */
+ * in the opaque context; the NCCL collectives run over `ranks` local
+ * devices (single process, one communicator per device). */
 typedef struct kern_gpu_lib kern_gpu_lib;
 int kern_gpu_lib_create(kern_gpu_lib **lib, sim_err *err);
 void kern_gpu_lib_destroy(kern_gpu_lib *lib);
 int kern_gpu_cublas_gemm_bf16(kern_gpu_lib *lib, int64_t M, int64_t N, int64_t K, const uint16_t *d_A,
                               const uint16_t *d_B, uint16_t *d_C, sim_err *err);
-/* All-reduce (sum, bf16) of `bytes` per rank across `ranks` devices, timed
- * inside (events on device 0); buffers are allocated on first use. */
-int kern_gpu_nccl_allreduce(kern_gpu_lib *lib, int32_t ranks, int64_t bytes, double *seconds, sim_err *err);
+/* NCCL collectives in bf16 over `ranks` devices; `bytes` is each rank's
+ * whole buffer: all-reduce (sum) in place, all-gather's output (each rank
+ * contributes bytes/ranks), reduce-scatter's input (sum; each rank keeps
+ * bytes/ranks), all-to-all's send and receive buffers (bytes/ranks to and
+ * from each peer, grouped ncclSend/ncclRecv). Timed inside (events on
+ * device 0); buffers are allocated on first use. */
+enum { KERN_COLL_ALL_REDUCE = 0, KERN_COLL_ALL_GATHER = 1, KERN_COLL_REDUCE_SCATTER = 2, KERN_COLL_ALL_TO_ALL = 3 };
+int kern_gpu_nccl_collective(kern_gpu_lib *lib, int kind, int32_t ranks, int64_t bytes, double *seconds,
+                             sim_err *err);
 
 #ifdef __cplusplus
 }

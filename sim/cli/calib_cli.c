@@ -57,8 +57,8 @@ static int calib_parse_i64(const char *s, int64_t *out)
 /* One line per grid point: "op m=.. n=.. flops=.. bytes=..", and with a
  * device name (--peak-of) the time the point would take at that GPU's
  * peaks (ideal_s, 0 when they are unknown), from which a tool timing a
- * library on the grid fills frac_of_peak as the harness does. All-reduce is
- * left out: its grid depends on the GPUs present. */
+ * library on the grid fills frac_of_peak as the harness does. The
+ * collectives are left out: their grids depend on the GPUs present. */
 static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dtype, const char *peak_of)
 {
     calib_grid_kind g;
@@ -75,7 +75,7 @@ static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dty
     for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
         calib_shape *sh = NULL;
         int64_t n = 0;
-        if ((ops_mask && !(ops_mask & (1u << op))) || op == CALIB_OP_ALLREDUCE) continue;
+        if ((ops_mask && !(ops_mask & (1u << op))) || (op >= CALIB_OP_ALLREDUCE && op <= CALIB_OP_ALLTOALL)) continue;
         if (calib_grid_build(g, (calib_op)op, 0, &sh, &n, &err)) {
             fprintf(stderr, "servesim calibrate: %s\n", err.msg);
             return 1;

@@ -47,7 +47,20 @@ static void test_coverage(void)
     sim_err err;
     for (int g = CALIB_GRID_TINY; g <= CALIB_GRID_FULL; g++)
         for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) { /* the ops the harness times */
-            if (op == CALIB_OP_ALLREDUCE) continue; /* a library: nothing of ours to check */
+            if (op >= CALIB_OP_ALLREDUCE && op <= CALIB_OP_ALLTOALL) { /* NCCL: nothing of ours to check */
+                /* Timed whenever the host has 2 GPUs or more: a grid over
+                 * bytes at the local rank count, none without ranks. */
+                calib_shape *sh = NULL;
+                int64_t n = 0;
+                CHECK(calib_grid_build((calib_grid_kind)g, (calib_op)op, 2, &sh, &n, &err) == 0);
+                CHECK_MSG(n >= 3, "%s: %lld grid points at 2 ranks", calib_op_name((calib_op)op), (long long)n);
+                for (int64_t i = 0; i < n; i++) CHECK(sh[i].ranks == 2 && sh[i].bytes >= 1024);
+                free(sh);
+                sh = NULL;
+                CHECK(calib_grid_build((calib_grid_kind)g, (calib_op)op, 0, &sh, &n, &err) == 0 && n == 0);
+                free(sh);
+                continue;
+            }
             const calib_check_case *c;
             CHECK_MSG(calib_check_cases((calib_op)op, &c) >= 1, "%s has no check case", calib_op_name((calib_op)op));
             calib_shape *sh = NULL;
