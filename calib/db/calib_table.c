@@ -15,6 +15,7 @@ _Static_assert(sizeof(calib_shape) == CALIB_SHAPE_FIELDS * sizeof(int64_t), "cal
 
 struct calib_series {
     calib_op op;
+    int32_t slot;                       /* its index in the table (memo brackets) */
     char dtype[16];
     int32_t elem_bytes;                 /* calib_dtype_bytes(dtype) */
     char kernels[96];
@@ -343,6 +344,7 @@ int calib_table_build(calib_db *db, int64_t gpu_id, const char *engine, const ch
         }
         t->s = ns;
         rc = series_make(&t->s[t->n], x.p + i, j - i, engine, sms, err);
+        t->s[t->n].slot = t->n;
         t->n++;
         i = j;
     }
@@ -548,6 +550,62 @@ double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_t
     return lookup_full(s, sh, status, NULL);
 }
 
+/* Prediction of point i from the points one grid step below and above it
+ * along every axis of mask (the others equal), weighted as a lookup
+ * weights the two measured corners of that cell; 0 when either is not
+ * measured or i sits on an edge of one of the axes. */
+static int holdout_one(const calib_series *s, int64_t i, uint32_t mask, double *err)
+{
+    const size_t na = (size_t)s->nax;
+    const int32_t *row = s->idx + (size_t)i * na;
+    int32_t lo[CALIB_SHAPE_FIELDS], hi[CALIB_SHAPE_FIELDS];
+    double wl = 1.0, wh = 1.0;
+    memcpy(lo, row, na * sizeof *lo);
+    memcpy(hi, row, na * sizeof *hi);
+    for (size_t a = 0; a < na; a++) {
+        if (!((mask >> a) & 1)) continue;
+        if (row[a] == 0 || row[a] == s->nv[a] - 1) return 0;
+        lo[a] = row[a] - 1, hi[a] = row[a] + 1;
+        const double *lx = s->lx[a];
+        double w = (lx[row[a]] - lx[row[a] - 1]) / (lx[row[a] + 1] - lx[row[a] - 1]);
+        wl *= 1.0 - w, wh *= w;
+    }
+    int64_t r1 = find_tuple(s, lo), r2 = find_tuple(s, hi);
+    if (r1 < 0 || r2 < 0) return 0;
+    calib_shape sh = s->pinned;
+    for (size_t a = 0; a < na; a++) calib_shape_set(&sh, s->ax[a], s->raw[a][row[a]]);
+    double r = (wl * s->res[r1] + wh * s->res[r2]) / (wl + wh);
+    double mdl = calib_series_model(s, &sh);
+    double pred = (mdl > 0 ? mdl : s->floor_s) * exp(r);
+    if (pred < s->floor_s) pred = s->floor_s;
+    *err = fabs(pred / s->med[i] - 1.0);
+    return 1;
+}
+
+int64_t calib_series_holdout(const calib_series *s, double *err, int64_t max)
+{
+    if (!s || s->nax == 0) return 0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < s->n; i++) {
+        int got = 0;
+        double e;
+        for (int32_t a = 0; a < s->nax; a++)
+            if (holdout_one(s, i, 1u << a, &e)) {
+                if (n < max) err[n] = e;
+                n++, got = 1;
+            }
+        /* Axes that move together (GDN prefill: tokens = batch × length;
+         * MLA: the context with the step): the diagonal neighbours. */
+        for (int32_t a = 0; !got && a < s->nax; a++)
+            for (int32_t b = a + 1; !got && b < s->nax; b++)
+                if (holdout_one(s, i, (1u << a) | (1u << b), &e)) {
+                    if (n < max) err[n] = e;
+                    n++, got = 1;
+                }
+    }
+    return n;
+}
+
 /* The answer at sh from bracket b when sh lies in the same cell: every
  * field the bracket did not split equal to its query's, every split one
  * strictly inside its corners. 1 and *t set, else 0. */
@@ -581,14 +639,18 @@ typedef struct {
     calib_table_status st;
 } memo_ent;
 
-/* Brackets kept per memo, direct-mapped by series. */
-#define MEMO_BRACKETS 64
+/* Brackets kept per memo: a set of MEMO_WAYS per series (by its index in
+ * its table), so that the instances of a cluster (each at its own decode
+ * context) and the GEMM shapes of one iteration each keep their cell. */
+#define MEMO_SERIES_SETS 32
+#define MEMO_WAYS 8
 
 struct calib_memo {
     memo_ent *e;
     uint64_t mask;
     uint64_t hits, misses, bracket_hits;
-    bracket br[MEMO_BRACKETS];
+    bracket br[MEMO_SERIES_SETS][MEMO_WAYS];
+    uint8_t next[MEMO_SERIES_SETS]; /* the way a new cell replaces (round robin) */
 };
 
 int calib_memo_create(int32_t slots_log2, calib_memo **out, sim_err *err)
@@ -648,14 +710,20 @@ double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, ca
     m->misses++;
     calib_table_status st;
     double t;
-    /* A miss inside the grid cell of this series' last interpolation
-     * re-weights its corners. */
-    bracket *b = &m->br[((uintptr_t)s >> 4) % MEMO_BRACKETS];
-    if (b->s == s && bracket_reuse(b, sh, &t)) {
+    /* A miss inside the grid cell of one of this series' recent
+     * interpolations re-weights that cell's corners. */
+    const int32_t set = s->slot % MEMO_SERIES_SETS;
+    bracket *ways = m->br[set];
+    int reused = 0;
+    for (int32_t w = 0; w < MEMO_WAYS && !reused; w++)
+        reused = ways[w].s == s && bracket_reuse(&ways[w], sh, &t);
+    if (reused) {
         m->bracket_hits++;
         st = CALIB_TABLE_INTERP;
     } else {
+        bracket *b = &ways[m->next[set]];
         t = lookup_full(s, sh, &st, b);
+        if (b->s) m->next[set] = (uint8_t)((m->next[set] + 1) % MEMO_WAYS); /* kept: the next cell goes elsewhere */
     }
     e->s = s, e->sh = *sh, e->t = t, e->st = st; /* direct-mapped: a collision replaces */
     if (status) *status = st;

@@ -81,6 +81,15 @@ const calib_series *calib_table_series_at(const calib_table *t, int32_t i);
 /* Latency (s) of shape sh; status may be NULL. Thread-safe, allocation-free.
  * A NULL series answers 0 with CALIB_TABLE_NONE. */
 double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_table_status *status);
+/* Leave-one-out check of the in-grid interpolation: every measured point
+ * whose two neighbours one grid step below and above along an axis (all
+ * other fields equal) are measured too is predicted from those two alone,
+ * as a lookup between them answers (the fitted model times the log-space
+ * interpolated residual, floored), and |predicted / measured − 1| written
+ * to err (at most max values): one value per (point, axis); a point with
+ * no such axis is tried along pairs of axes that move together (the
+ * diagonal neighbours), one value. Returns how many values there are. */
+int64_t calib_series_holdout(const calib_series *s, double *err, int64_t max);
 /* The fitted model alone at shape sh (not floored). */
 double calib_series_model(const calib_series *s, const calib_shape *sh);
 

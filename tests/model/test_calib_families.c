@@ -49,6 +49,12 @@ static double measured(calib_db *db, calib_op op, const char *engine, calib_shap
     return x.best;
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 static calib_db *ingest(void)
 {
     calib_db *db = NULL;
@@ -225,11 +231,61 @@ static void test_quant(void)
     model_cost_destroy(c);
 }
 
+/* In-grid error on the fixture (a fixed subset of the shared tables): each
+ * measured point predicted from its two measured neighbours along an axis
+ * (calib_series_holdout), per engine and family; the median must stay
+ * within the 5 % the perf-db aims at inside its grid. */
+static void test_in_grid_error(void)
+{
+    calib_db *db = fixture_db;
+    REQUIRE(db != NULL);
+    sim_err e = {{0}};
+    int64_t gid = 0;
+    REQUIRE(calib_db_gpu_find(db, "h100", "gpu", &gid, &e) == 0);
+    static const char *const engines[] = {"vllm", "sglang", "trtllm"};
+    static const calib_op fams[][4] = {{CALIB_OP_MOE},
+                                       {CALIB_OP_MLA_PREFILL, CALIB_OP_MLA_DECODE},
+                                       {CALIB_OP_GDN_PREFILL, CALIB_OP_GDN_DECODE, CALIB_OP_GDN_CONV_PREFILL,
+                                        CALIB_OP_GDN_CONV_DECODE},
+                                       {CALIB_OP_QUANT_FP8, CALIB_OP_QUANT_SCALE}};
+    static const int nfam[] = {1, 2, 4, 2};
+    static const char *const fam_names[] = {"moe", "mla", "gdn", "quant"};
+    int families_seen = 0;
+    for (int en = 0; en < 3; en++) {
+        calib_table *t = NULL;
+        REQUIRE(calib_table_build(db, gid, engines[en], NULL, 132, &t, &e) == 0);
+        for (int f = 0; f < 4; f++) {
+            double err[4096];
+            int64_t n = 0;
+            for (int k = 0; k < nfam[f]; k++)
+                for (int32_t i = 0; i < calib_table_n_series(t); i++) {
+                    const calib_series *s = calib_table_series_at(t, i);
+                    calib_op op;
+                    calib_series_info in;
+                    calib_series_describe(s, &op, NULL, &in);
+                    if (op != fams[f][k] || strncmp(in.kernels, engines[en], strlen(engines[en]))) continue;
+                    int64_t got = calib_series_holdout(s, err + n, 4096 - n);
+                    n += got < 4096 - n ? got : 4096 - n;
+                }
+            if (n < 5) continue;
+            qsort(err, (size_t)n, sizeof *err, dbl_cmp);
+            double med = n % 2 ? err[n / 2] : 0.5 * (err[n / 2 - 1] + err[n / 2]);
+            fprintf(stderr, "in-grid error %-6s %-5s: %3lld held out, median %.2f %%, worst %.1f %%\n", engines[en],
+                    fam_names[f], (long long)n, 100 * med, 100 * err[n - 1]);
+            CHECK_MSG(med <= 0.05, "%s %s: in-grid median error %.2f %% > 5 %%", engines[en], fam_names[f], 100 * med);
+            families_seen++;
+        }
+        calib_table_free(t);
+    }
+    CHECK(families_seen >= 6);
+}
+
 static const test_case cases[] = {
     {"moe", test_moe},
     {"mla", test_mla},
     {"gdn", test_gdn},
     {"quant", test_quant},
+    {"in_grid_error", test_in_grid_error},
 };
 
 int main(int argc, char **argv)
