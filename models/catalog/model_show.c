@@ -76,7 +76,8 @@ json_t *model_show_json(const model_spec *m)
     json_object_set_new(l, "moe", json_integer(m->moe_layers));
     json_object_set_new(l, "no_ffn", json_integer(m->ffnless_layers));
     int32_t attn = model_spec_attention_layers(m);
-    json_object_set_new(l, "full_attention", json_integer(attn - m->sliding_layers));
+    /* DeepSeek-V4's attention layers are all bounded or compressed (keys below). */
+    json_object_set_new(l, "full_attention", json_integer(m->comp_attn ? 0 : attn - m->sliding_layers));
     json_object_set_new(l, "sliding_window", json_integer(m->sliding_layers));
     json_object_set_new(l, "linear_attention", json_integer(m->linear_layers));
     json_object_set_new(l, "mamba2", json_integer(m->mamba_layers));

@@ -240,6 +240,7 @@ static void test_show_predict_run(void)
     CHECK(json_integer_value(json_object_get(layers, "compressed_sparse_attention")) == 21);
     CHECK(json_integer_value(json_object_get(layers, "heavily_compressed_attention")) == 20);
     CHECK(json_integer_value(json_object_get(layers, "sliding_window")) == 2);
+    CHECK(json_integer_value(json_object_get(layers, "full_attention")) == 0);
     CHECK(json_integer_value(json_object_get(layers, "hash_moe")) == 3);
     CHECK(json_integer_value(json_object_get(o, "hyper_connections")) == 4);
     json_t *ca = json_object_get(o, "compressed_attention");
