@@ -8,6 +8,7 @@
 #include "sim_engine.h"
 
 #include "sim_err.h"
+#include "sim_heap.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,39 +69,14 @@ void sim_engine_destroy(sim_engine *e)
     free(e);
 }
 
-static inline int rec_less(const heap_rec *a, const heap_rec *b)
+static inline int rec_less(const void *ctx, const heap_rec *a, const heap_rec *b)
 {
+    (void)ctx;
     return a->t < b->t || (a->t == b->t && a->key < b->key);
 }
 
-static void sift_up(heap_rec *h, size_t i)
-{
-    heap_rec x = h[i];
-    while (i > 0) {
-        size_t p = (i - 1) >> 2;
-        if (!rec_less(&x, &h[p])) break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = x;
-}
-
-static void sift_down(heap_rec *h, size_t n, size_t i)
-{
-    heap_rec x = h[i];
-    for (;;) {
-        size_t c = 4 * i + 1;
-        if (c >= n) break;
-        size_t best = c;
-        size_t end = c + 4 < n ? c + 4 : n;
-        for (size_t k = c + 1; k < end; k++)
-            if (rec_less(&h[k], &h[best])) best = k;
-        if (!rec_less(&h[best], &x)) break;
-        h[i] = h[best];
-        i = best;
-    }
-    h[i] = x;
-}
+/* 4-ary: a record's four children share one cache line. */
+SIM_HEAP_DEFINE(rec_heap, heap_rec, 4, const void *, rec_less, SIM_HEAP_NO_PLACE)
 
 static uint32_t slot_alloc(sim_engine *e)
 {
@@ -172,7 +148,7 @@ sim_handle sim_engine_at(sim_engine *e, sim_time t, sim_event_fn fn, void *ctx, 
     sr->seq = e->seq;
     heap_rec r = {t, e->seq++ << SLOT_BITS | s};
     e->heap[e->n] = r;
-    sift_up(e->heap, e->n);
+    rec_heap_up(NULL, e->heap, e->n);
     e->n++;
     e->live++;
     return ((uint64_t)sr->gen << 32) | (uint64_t)(s + 1);
@@ -195,7 +171,7 @@ static void heap_compact(sim_engine *e)
     for (size_t i = 0; i < e->n; i++)
         if (e->slots[rec_slot(&e->heap[i])].seq == rec_seq(&e->heap[i])) e->heap[k++] = e->heap[i];
     e->n = k;
-    for (size_t i = k; i-- > 0;) sift_down(e->heap, e->n, i);
+    rec_heap_heapify(NULL, e->heap, e->n);
 }
 
 int sim_engine_cancel(sim_engine *e, sim_handle h)
@@ -238,10 +214,7 @@ int sim_engine_failed(const sim_engine *e, const char **msg)
 static void heap_pop(sim_engine *e)
 {
     e->n--;
-    if (e->n > 0) {
-        e->heap[0] = e->heap[e->n];
-        sift_down(e->heap, e->n, 0);
-    }
+    rec_heap_remove(NULL, e->heap, e->n, 0);
 }
 
 /* Drops cancelled records from the top; returns 1 if a live one is there. */

@@ -8,6 +8,8 @@
  * occupies one (sim_instance_schedule). */
 #include "sim_instance_impl.h"
 
+#include "sim_heap.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,39 +45,13 @@ void sim_instance_publish(sim_instance *in)
 
 static void resv_release(sim_instance *in, sim_req *r);
 
-static inline int heap_less(const heap_ent *a, const heap_ent *b)
+static inline int heap_less(const void *ctx, const heap_ent *a, const heap_ent *b)
 {
+    (void)ctx;
     return a->finish_iter < b->finish_iter || (a->finish_iter == b->finish_iter && a->id < b->id);
 }
 
-/* Both return the entry's final position. */
-static int32_t heap_up(sim_lane *in, int32_t i)
-{
-    heap_ent x = in->heap[i];
-    while (i > 0) {
-        int32_t p = (i - 1) / 2;
-        if (!heap_less(&x, &in->heap[p])) break;
-        in->heap[i] = in->heap[p];
-        i = p;
-    }
-    in->heap[i] = x;
-    return i;
-}
-
-static int32_t heap_down(sim_lane *in, int32_t i)
-{
-    heap_ent x = in->heap[i];
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= in->heap_n) break;
-        if (c + 1 < in->heap_n && heap_less(&in->heap[c + 1], &in->heap[c])) c++;
-        if (!heap_less(&in->heap[c], &x)) break;
-        in->heap[i] = in->heap[c];
-        i = c;
-    }
-    in->heap[i] = x;
-    return i;
-}
+SIM_HEAP_DEFINE(finish_heap, heap_ent, 2, const void *, heap_less, SIM_HEAP_NO_PLACE)
 
 static int heap_push(sim_lane *in, sim_req *r)
 {
@@ -87,7 +63,7 @@ static int heap_push(sim_lane *in, sim_req *r)
         in->heap_cap = nc;
     }
     in->heap[in->heap_n++] = (heap_ent){r->finish_iter, r->spec.id, r};
-    heap_up(in, in->heap_n - 1);
+    finish_heap_up(NULL, in->heap, (size_t)in->heap_n - 1);
     return SIM_OK;
 }
 
@@ -97,10 +73,7 @@ static void heap_remove(sim_engine *eng, sim_lane *in, sim_req *r)
     while (i < in->heap_n && in->heap[i].r != r) i++;
     SIM_ASSERT(i < in->heap_n, sim_engine_now(eng));
     in->heap_n--;
-    if (i != in->heap_n) {
-        in->heap[i] = in->heap[in->heap_n];
-        heap_down(in, heap_up(in, i));
-    }
+    finish_heap_remove(NULL, in->heap, (size_t)in->heap_n, (size_t)i);
 }
 
 /* ---- decode set -------------------------------------------------------- */

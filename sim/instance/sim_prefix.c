@@ -2,6 +2,7 @@
 #include "sim_prefix.h"
 
 #include "sim_prefix_keys.h"
+#include "sim_heap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,45 +58,20 @@ static int before(const sim_prefix *idx, const node *a, const node *b)
     return a->tick < b->tick;
 }
 
-static void heap_set(sim_prefix *idx, int32_t pos, int32_t ni)
+static inline int heap_before(const sim_prefix *idx, const int32_t *a, const int32_t *b)
 {
-    idx->heap[pos] = ni;
-    idx->nodes[ni].heap = pos;
+    return before(idx, &idx->nodes[*a], &idx->nodes[*b]);
 }
 
-static void heap_up(sim_prefix *idx, int32_t pos)
-{
-    int32_t ni = idx->heap[pos];
-    while (pos > 0) {
-        int32_t up = (pos - 1) / 2;
-        if (!before(idx, &idx->nodes[ni], &idx->nodes[idx->heap[up]])) break;
-        heap_set(idx, pos, idx->heap[up]);
-        pos = up;
-    }
-    heap_set(idx, pos, ni);
-}
-
-static void heap_down(sim_prefix *idx, int32_t pos)
-{
-    int32_t ni = idx->heap[pos];
-    for (;;) {
-        int32_t c = 2 * pos + 1;
-        if (c >= idx->heap_n) break;
-        if (c + 1 < idx->heap_n &&
-            before(idx, &idx->nodes[idx->heap[c + 1]], &idx->nodes[idx->heap[c]]))
-            c++;
-        if (!before(idx, &idx->nodes[idx->heap[c]], &idx->nodes[ni])) break;
-        heap_set(idx, pos, idx->heap[c]);
-        pos = c;
-    }
-    heap_set(idx, pos, ni);
-}
+/* Intrusive: a node keeps its heap position. */
+#define HEAP_PLACE(idx, h, i) ((idx)->nodes[(h)[i]].heap = (int32_t)(i))
+SIM_HEAP_DEFINE(evict_heap, int32_t, 2, sim_prefix *, heap_before, HEAP_PLACE)
 
 static void heap_push(sim_prefix *idx, int32_t ni)
 {
     SIM_ASSERT(idx->nodes[ni].heap < 0, idx->nodes[ni].last);
-    heap_set(idx, idx->heap_n++, ni);
-    heap_up(idx, idx->heap_n - 1);
+    idx->heap[idx->heap_n++] = ni;
+    evict_heap_up(idx, idx->heap, (size_t)idx->heap_n - 1);
 }
 
 static void heap_remove(sim_prefix *idx, int32_t ni)
@@ -103,11 +79,8 @@ static void heap_remove(sim_prefix *idx, int32_t ni)
     int32_t pos = idx->nodes[ni].heap;
     SIM_ASSERT(pos >= 0 && pos < idx->heap_n, idx->nodes[ni].last);
     idx->nodes[ni].heap = -1;
-    int32_t last = idx->heap[--idx->heap_n];
-    if (pos == idx->heap_n) return;
-    heap_set(idx, pos, last);
-    heap_up(idx, pos);
-    heap_down(idx, idx->nodes[last].heap);
+    idx->heap_n--;
+    evict_heap_remove(idx, idx->heap, (size_t)idx->heap_n, (size_t)pos);
 }
 
 /* Puts ni in or out of the heap to match "unreferenced leaf". */
@@ -129,7 +102,7 @@ static void touch(sim_prefix *idx, int32_t ni, sim_time now, int hit)
     if (now > nd->last) nd->last = now;
     nd->tick = ++idx->tick;
     if (hit) nd->hits++;
-    if (nd->heap >= 0) heap_down(idx, nd->heap);
+    if (nd->heap >= 0) evict_heap_down(idx, idx->heap, (size_t)idx->heap_n, (size_t)nd->heap);
 }
 
 /* Makes room for `more` further nodes without reallocating later, so an

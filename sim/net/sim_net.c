@@ -16,6 +16,8 @@
  * statistics), so a flow's bytes are credited exactly once per link. */
 #include "sim_net_impl.h"
 
+#include "sim_heap.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -352,40 +354,22 @@ static void drain_event(sim_engine *eng, void *ctx, uint64_t arg)
     flow_to_latency(net, fi);
 }
 
-static inline int ent_less(const heap_ent *a, const heap_ent *b)
+static inline int ent_less(const sim_net *net, const heap_ent *a, const heap_ent *b)
 {
+    (void)net;
     return a->key < b->key || (a->key == b->key && a->link < b->link);
 }
 
-static void heap_place(sim_net *net, int32_t i, heap_ent e)
-{
-    net->heap[i] = e;
-    net->links[e.link].hpos = i;
-}
-
-static void heap_sift_down(sim_net *net, int32_t i)
-{
-    heap_ent e = net->heap[i];
-    int32_t n = net->nheap;
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && ent_less(&net->heap[c + 1], &net->heap[c])) c++;
-        if (!ent_less(&net->heap[c], &e)) break;
-        heap_place(net, i, net->heap[c]);
-        i = c;
-    }
-    heap_place(net, i, e);
-}
+/* Intrusive: a link keeps its slot in the solver heap. */
+#define ENT_PLACE(net, h, i) ((net)->links[(h)[i].link].hpos = (int32_t)(i))
+SIM_HEAP_DEFINE(link_heap, heap_ent, 2, sim_net *, ent_less, ENT_PLACE)
 
 static heap_ent heap_pop(sim_net *net)
 {
     heap_ent top = net->heap[0];
     net->links[top.link].hpos = -1;
-    if (--net->nheap > 0) {
-        heap_place(net, 0, net->heap[net->nheap]);
-        heap_sift_down(net, 0);
-    }
+    net->nheap--;
+    link_heap_remove(net, net->heap, (size_t)net->nheap, 0);
     return top;
 }
 
@@ -462,10 +446,12 @@ static void solve_event(sim_engine *eng, void *ctx, uint64_t arg)
         l->hpos = -1;
         if (l->nun > 0) {
             heap_ent e = {l->rem / l->nun, li};
-            heap_place(net, net->nheap++, e);
+            net->heap[net->nheap] = e;
+            ENT_PLACE(net, net->heap, net->nheap);
+            net->nheap++;
         }
     }
-    for (int32_t i = net->nheap / 2; i-- > 0;) heap_sift_down(net, i);
+    link_heap_heapify(net, net->heap, (size_t)net->nheap);
     while (net->nheap > 0) {
         heap_ent e = heap_pop(net);
         link_rt *l = &net->links[e.link];
@@ -484,7 +470,7 @@ static void solve_event(sim_engine *eng, void *ctx, uint64_t arg)
                 m->nun--;
                 SIM_ASSERT(m->hpos >= 0, now);
                 net->heap[m->hpos].key = m->nun > 0 ? m->rem / m->nun : INFINITY;
-                heap_sift_down(net, m->hpos);
+                link_heap_down(net, net->heap, (size_t)net->nheap, (size_t)m->hpos);
             }
         }
         l->nun = 0;
