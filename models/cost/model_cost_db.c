@@ -228,7 +228,8 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
         }
     }
     if (!from_db && d->has_op) {
-        double top = cost_op_model_time(x->c, d->opv, &d->op);
+        double top = d->op.kind == MODEL_OPK_MOE ? cost_op_model_moe(x->c, &d->op, &d->moe_load)
+                                                 : cost_op_model_time(x->c, d->opv, &d->op);
         if (top > 0) {
             t = top;
             src = MODEL_SRC_OP_MODEL;
@@ -405,6 +406,10 @@ void cost_op_sets_init(model_cost *c)
         case COST_OPV_DSA_GEN_ATTN: q.kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "attention"; break;
         case COST_OPV_DSA_CTX_IDX: q.kind = MODEL_OPK_CTX_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
         case COST_OPV_DSA_GEN_IDX: q.kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
+        /* The routed experts' format (the checkpoint's expert part). */
+        case COST_OPV_MOE:
+            q.kind = MODEL_OPK_MOE, dt = c->m.experts > 0 ? cost_op_dtype(c->part_dt[MODEL_PART_EXPERT]) : NULL;
+            break;
         default: dt = NULL; break;
         }
         if (!dt || !kvd || !gt) continue; /* never priced: no dtype of the tables' */
@@ -432,6 +437,12 @@ double cost_op_model_time(const model_cost *c, cost_opv v, const model_op_query 
 {
     int covered;
     return op_model_time(c, v, q, &covered);
+}
+
+double cost_op_model_moe(const model_cost *c, const model_op_query *q, const model_op_moe_load *ld)
+{
+    const cost_op_set *o = &c->op_sets[COST_OPV_MOE];
+    return o->set ? model_op_moe_time_load(&c->g, q, &o->r, o->set->p, ld, NULL) : 0;
 }
 
 double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double bytes)

@@ -52,6 +52,7 @@ typedef enum {
     COST_OPV_DSA_GEN_ATTN,
     COST_OPV_DSA_CTX_IDX,       /* the same modules' lightning indexer */
     COST_OPV_DSA_GEN_IDX,
+    COST_OPV_MOE,               /* moe:<experts' dtype>: the engine's fused-MoE op */
     COST_OPV_COUNT
 } cost_opv;
 
@@ -166,6 +167,7 @@ typedef struct {
     int has_op;                 /* op is the kernel as model_op prices it (layout.op_backend set) */
     cost_opv opv;               /* its variant: op's strings are not filled, c->op_sets[opv] resolves them */
     model_op_query op;
+    model_op_moe_load moe_load; /* op.kind MOE: the busiest rank's load under the layout's routing */
 } cost_op_desc;
 
 /* Evaluation state: totals, optional op list. */
@@ -197,6 +199,9 @@ const char *cost_op_dtype(model_dtype d);
 /* Time of op q (one execution, kind and fields) as variant v from the
  * fitted set of the layout's op_backend on this GPU; 0 when no set covers it. */
 double cost_op_model_time(const model_cost *c, cost_opv v, const model_op_query *q);
+/* The fused-MoE op q for the explicit load ld from the layout's
+ * op_backend set (COST_OPV_MOE); 0 when no set covers it. */
+double cost_op_model_moe(const model_cost *c, const model_op_query *q, const model_op_moe_load *ld);
 /* A collective inside one NVLink domain from the fitted NCCL / custom
  * all-reduce sets; 0 when none covers it. */
 double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double bytes);

@@ -9,6 +9,12 @@
  * groups are replicated and each serves its share of the tokens); the
  * busiest rank sets the time.
  *
+ * With layout.op_backend naming an engine whose fitted moe:<experts'
+ * format> set exists (and no perf-db grouped-GEMM series), the experts are
+ * one op, experts_fused_moe: the op model's fused-MoE formula for the
+ * busiest rank's rows, touched experts and row tiles (model_op_moe_time_load),
+ * as the engines run and the per-op tables measure them. Otherwise:
+ *
  * Grouped GEMM layouts (DeepGEMM): contiguous packs the rows of all local
  * experts back to back (full tiles) but pays a gather before and a scatter
  * after (moe_permute); masked gives each expert fixed slots of the most rows
@@ -48,6 +54,7 @@
 
 typedef struct {
     double rows, active, masked_rows;
+    double tiles128;            /* 128-row tiles over the touched experts (masked_rows / 64: 64-row ones) */
 } rank_load;
 
 /* Load of the busiest rank: rows, touched experts, masked rows. */
@@ -63,11 +70,12 @@ static void busiest_load(const model_cost *c, double T, rank_load *out)
         out->rows = El * per;
         out->active = El * pa;
         out->masked_rows = El * pa * ceil(per / pa / COST_MASKED_TILE) * COST_MASKED_TILE;
+        out->tiles128 = El * pa * ceil(per / pa / 128.0);
         return;
     }
     double best = -1;
     for (int32_t r = 0; r < c->l.ep; r++) {
-        rank_load x = {0, 0, 0};
+        rank_load x = {0, 0, 0, 0};
         for (int32_t j = 0; j < c->experts_local; j++) {
             int32_t i = r * c->experts_local + j;
             double Ai = T * k * c->p[i];
@@ -76,6 +84,7 @@ static void busiest_load(const model_cost *c, double T, rank_load *out)
             x.rows += Ai;
             x.active += pa;
             x.masked_rows += pa * ceil(Ai / pa / COST_MASKED_TILE) * COST_MASKED_TILE;
+            x.tiles128 += pa * ceil(Ai / pa / 128.0);
         }
         /* Rows decide prefill, touched experts decide decode: rank by the
          * larger of the two normalised loads. */
@@ -156,6 +165,51 @@ static void ep_emit(cost_ctx *x, const char *name, double count, double S, doubl
     cost_fixed(x, name, MODEL_OPC_COMM, MODEL_BOUND_COMM, count, count * t * x->time_scale, count * bytes, det);
 }
 
+/* The routed experts as the engine's fused-MoE op prices them (the op
+ * model's moe:<dtype> set of layout.op_backend: routing glue, permute, both
+ * grouped GEMMs, activation and finalize, fitted to the engines' measured
+ * kernels) for the busiest rank's load ld. Returns 1 when it priced them,
+ * 0 when no set covers the experts' format, the experts are not gated
+ * (ffn_plain: the op model's GEMMs are gate+up and down) or the perf-db has
+ * grouped-GEMM series (they price the GEMMs then). */
+static int fused_moe(cost_ctx *x, const rank_load *ld, double count, double eh, double up)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    if (!c->op_sets[COST_OPV_MOE].set || m->ffn_plain || !(ld->rows > 0) || !(ld->active > 0)) return 0;
+    if (c->tab && (c->series[CALIB_OP_GROUPED_CONTIG][1] || c->series[CALIB_OP_GROUPED_CONTIG][0] ||
+                   c->series[CALIB_OP_GROUPED_MASKED][1] || c->series[CALIB_OP_GROUPED_MASKED][0]))
+        return 0;
+    const double I = m->expert_intermediate / (double)c->moe_tp;
+    cost_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = "experts_fused_moe";
+    d.cls = MODEL_OPC_GEMM;
+    d.count = count;
+    d.m = ld->rows;
+    d.n = up * I;
+    d.k = eh;
+    d.flops = 2.0 * ld->rows * (up + 1.0) * I * eh;
+    d.bytes = ld->active * (up + 1.0) * I * eh * c->wb + ld->rows * eh * (c->ab + COST_ACT_BYTES);
+    d.peak = c->peak_gemm;
+    d.bw = c->bw;
+    d.kernels = 3; /* host launches: the GEMMs and the activation (permute and finalize ride inside) */
+    d.calib_op = -1;
+    d.has_op = 1;
+    d.opv = COST_OPV_MOE;
+    d.op.kind = MODEL_OPK_MOE;
+    d.op.f[MODEL_OPF_HIDDEN] = eh;
+    d.op.f[MODEL_OPF_INTER] = m->expert_intermediate;
+    d.op.f[MODEL_OPF_MOE_TP] = c->moe_tp;
+    d.moe_load.pairs = ld->rows;
+    d.moe_load.touched = ld->active;
+    d.moe_load.tile_m = ld->rows / ld->active > 64 ? 128 : 64;
+    d.moe_load.row_tiles = d.moe_load.tile_m > 64 ? ld->tiles128 : ld->masked_rows / COST_MASKED_TILE;
+    d.moe_load.hot = ld->rows / ld->active;
+    cost_op(x, &d, 0);
+    return 1;
+}
+
 void cost_moe(cost_ctx *x, const cost_agg *a, double count)
 {
     const model_cost *c = x->c;
@@ -202,50 +256,49 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     busiest_load(c, T_all, &ld);
     const double I = m->expert_intermediate / (double)c->moe_tp, El = c->experts_local;
     /* Contiguous: rows packed, permute before and un-permute after. */
-    cost_op_desc cg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.rows, ld.active, up * I,
-                              eh, 0, El);
-    cost_op_desc cd = grouped(c, "experts_down", count, ld.rows, ld.active, eh, I, 0, El);
-    cost_op_desc pm = {0};
-    pm.name = "moe_permute";
-    pm.cls = MODEL_OPC_OTHER;
-    pm.count = count;
-    pm.bytes = 2.0 * ld.rows * eh * c->ab + 2.0 * ld.rows * eh * COST_ACT_BYTES;
-    pm.bw = c->bw;
-    pm.kernels = 2;
-    /* Launched inside the engines' fused-MoE op (TensorRT-LLM's expand /
-     * finalize kernels), not as host launches of their own. */
-    pm.in_fused_op = 1;
-    pm.m = ld.rows;
-    pm.calib_op = -1;
-    /* Masked: every touched expert pays whole 64-row tiles. */
-    cost_op_desc mg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.masked_rows, ld.active,
-                              up * I, eh, 1, El);
-    cost_op_desc md = grouped(c, "experts_down", count, ld.masked_rows, ld.active, eh, I, 1, El);
-    /* Low-latency dispatch delivers the masked layout; anything else
-     * delivers tokens by source and the engines permute them. */
-    const int ll = a2a && ep_mode_for(l->ep_mode, a->Tp > 0) == MODEL_EP_LOW_LATENCY;
-    int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED || (l->moe_gemm == MODEL_MOE_GEMM_AUTO && ll);
-    double rows = masked ? ld.masked_rows : ld.rows;
-    if (masked && !ll) pm.name = "moe_scatter"; /* into the experts' slots and back */
     /* Measured fused-MoE rows (the engine's, else the fastest) price the
-     * experts whole: permutes, both GEMMs and the activation. */
-    const int fused_db = cost_moe_db(x, count, T_all, eh, 3) > 0;
-    if (!fused_db && !(masked && ll)) cost_op(x, &pm, 0);
-    if (!fused_db) cost_op(x, masked ? &mg : &cg, 0);
-    cost_op_desc act = {0};
-    act.name = "experts_act";
-    act.cls = MODEL_OPC_OTHER;
-    act.count = count;
-    act.bytes = rows * I * ((up + 1.0) * COST_ACT_BYTES + (c->ab < COST_ACT_BYTES ? c->ab : 0));
-    act.bw = c->bw;
-    act.kernels = 1;
-    act.m = rows;
-    act.calib_op = -1;
-    if (!fused_db) {
+     * experts whole: permutes, both GEMMs and the activation; else the
+     * engine's fitted fused-MoE op model; else the grouped GEMMs. */
+    if (!(cost_moe_db(x, count, T_all, eh, 3) > 0) && !fused_moe(x, &ld, count, eh, up)) {
+        cost_op_desc cg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.rows, ld.active, up * I,
+                                  eh, 0, El);
+        cost_op_desc cd = grouped(c, "experts_down", count, ld.rows, ld.active, eh, I, 0, El);
+        cost_op_desc pm = {0};
+        pm.name = "moe_permute";
+        pm.cls = MODEL_OPC_OTHER;
+        pm.count = count;
+        pm.bytes = 2.0 * ld.rows * eh * c->ab + 2.0 * ld.rows * eh * COST_ACT_BYTES;
+        pm.bw = c->bw;
+        pm.kernels = 2;
+        /* Launched inside the engines' fused-MoE op (TensorRT-LLM's expand /
+         * finalize kernels), not as host launches of their own. */
+        pm.in_fused_op = 1;
+        pm.m = ld.rows;
+        pm.calib_op = -1;
+        /* Masked: every touched expert pays whole 64-row tiles. */
+        cost_op_desc mg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.masked_rows, ld.active,
+                                  up * I, eh, 1, El);
+        cost_op_desc md = grouped(c, "experts_down", count, ld.masked_rows, ld.active, eh, I, 1, El);
+        /* Low-latency dispatch delivers the masked layout; anything else
+         * delivers tokens by source and the engines permute them. */
+        const int ll = a2a && ep_mode_for(l->ep_mode, a->Tp > 0) == MODEL_EP_LOW_LATENCY;
+        int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED || (l->moe_gemm == MODEL_MOE_GEMM_AUTO && ll);
+        double rows = masked ? ld.masked_rows : ld.rows;
+        if (masked && !ll) pm.name = "moe_scatter"; /* into the experts' slots and back */
+        if (!(masked && ll)) cost_op(x, &pm, 0);
+        cost_op(x, masked ? &mg : &cg, 0);
+        cost_op_desc act = {0};
+        act.name = "experts_act";
+        act.cls = MODEL_OPC_OTHER;
+        act.count = count;
+        act.bytes = rows * I * ((up + 1.0) * COST_ACT_BYTES + (c->ab < COST_ACT_BYTES ? c->ab : 0));
+        act.bw = c->bw;
+        act.kernels = 1;
+        act.m = rows;
+        act.calib_op = -1;
         cost_op(x, &act, 0);
         cost_op(x, masked ? &md : &cd, 0);
     }
-
     if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES, a->Tp > 0);
     if (gathered)
         cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, G, 1, T_all * eh * COST_ACT_BYTES, 0);
@@ -261,10 +314,15 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
                                     c->wb_part[MODEL_PART_SHARED], c->ab_part[MODEL_PART_SHARED],
                                     c->peak_part[MODEL_PART_SHARED]);
         cost_op(x, &sg, 0);
-        cost_op_desc sa = act;
+        cost_op_desc sa = {0};
         sa.name = "shared_act";
+        sa.cls = MODEL_OPC_OTHER;
+        sa.count = count;
         sa.bytes = T * Is * (up + 1.0) * COST_ACT_BYTES;
+        sa.bw = c->bw;
+        sa.kernels = 1;
         sa.m = T;
+        sa.calib_op = -1;
         cost_op(x, &sa, 0);
         cost_op_desc sd = cost_gemm(c, "shared_down", count, T, h, Is, c->wb_part[MODEL_PART_SHARED],
                                      c->ab_part[MODEL_PART_SHARED], c->peak_part[MODEL_PART_SHARED]);

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -270,6 +271,19 @@ static double coll_bytes(const char *dt)
     return 2;
 }
 
+/* Power-law exponent of a MoE routing distribution: 0 balanced (or none
+ * named), a of "power_law_<a>", −1 unknown. */
+static double moe_alpha(const char *d)
+{
+    if (!d || !*d || is(d, "balanced") || is(d, "uniform")) return 0;
+    if (!strncasecmp(d, "power_law_", 10)) {
+        char *end;
+        double a = strtod(d + 10, &end);
+        if (end != d + 10 && !*end && a > 0 && isfinite(a)) return a;
+    }
+    return -1;
+}
+
 void model_op_resolve(const model_op_query *q, model_op_resolved *r)
 {
     const char *v = q->variant;
@@ -286,6 +300,7 @@ void model_op_resolve(const model_op_query *q, model_op_resolved *r)
         r->coll = 1;
     else if (!strcmp(v, "all_gather") || !strcmp(v, "reduce_scatter") || !strcmp(v, "alltoall"))
         r->coll = 2;
+    r->moe_alpha = moe_alpha(q->distribution);
     r->kv_bytes = kv_bytes(q->kv_dtype);
     r->coll_bytes = coll_bytes(q->dtype);
 }
@@ -552,19 +567,112 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
     return p[0] * US + attn + indexer + smax(tc, tmm);
 }
 
-static double t_moe(const model_gpu *g, const model_op_query *q, const double *p, const op_fmt *f)
+/* Inverse CDF of the power law x^(−a) on [lo, hi] at u ∈ [0, 1]. */
+static double power_law_inv(double u, double a, double lo, double hi)
 {
-    const double S = g->sms;
-    double T = F(TOKENS), H = F(HIDDEN), I = F(INTER), K = F(TOPK), E = F(EXPERTS);
-    double tp = F(MOE_TP) > 0 ? F(MOE_TP) : 1, ep = F(MOE_EP) > 0 ? F(MOE_EP) : 1;
-    double El = E / ep, Ir = I / tp;
-    double pairs = T * K / ep;
-    /* Experts of this rank touched by at least one of the T·K picks (uniform routing). */
-    double touched = El * (1.0 - exp(-T * K / E));
+    if (fabs(a - 1) < 1e-9) return lo * pow(hi / lo, u);
+    double e = 1 - a, l = pow(lo, e), h = pow(hi, e);
+    return pow((h - l) * u + l, 1 / e);
+}
+
+#define MOE_MAX_EXPERTS 4096
+/* Random placements averaged for the busiest rank's expected load. */
+#define MOE_DRAWS 16
+
+void model_op_moe_load_of(double T, double K, double E, double ep, double alpha, model_op_moe_load *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!(T > 0) || !(K > 0) || !(E > 0)) return;
+    if (!(ep >= 1)) ep = 1;
+    if (ep > E) ep = E;
+    const double P = T * K, El = E / ep;
+    if (alpha <= 0 || E > MOE_MAX_EXPERTS) {
+        /* Balanced: every expert gets P/E rows; fewer picks than experts
+         * touch P distinct experts, P/ep of them on this rank. */
+        double per = P / E;
+        out->pairs = P / ep;
+        out->touched = per >= 1 ? El : ceil(P / ep);
+        if (out->touched < 1) out->touched = 1;
+        if (out->touched > El) out->touched = El;
+        double rows = out->pairs / out->touched;
+        out->tile_m = rows > 64 ? 128 : 64;
+        double lo = floor(rows), frac = rows - lo;
+        out->row_tiles = out->touched * ((1 - frac) * ceil(lo / out->tile_m) + frac * ceil((lo + 1) / out->tile_m));
+        if (out->row_tiles < out->touched) out->row_tiles = out->touched;
+        out->hot = ceil(rows);
+        return;
+    }
+    const int32_t n = (int32_t)E, step = (int32_t)ep;
+    double lo = P > E ? 1.0 : 0.01, hi = P > E ? 0.8 * T : 2.0;
+    if (hi <= lo) hi = lo * 1.0001;
+    double c[MOE_MAX_EXPERTS], sum = 0;
+    for (int32_t i = 0; i < n; i++) {
+        c[i] = power_law_inv(1.0 - (i + 0.5) / E, alpha, lo, hi); /* descending */
+        sum += c[i];
+    }
+    /* Scaled to P pairs, rounded to whole rows; the rounding's deficit goes
+     * to the hottest experts, its surplus comes off the coldest non-empty. */
+    double tot = 0;
+    for (int32_t i = 0; i < n; i++) tot += c[i] = nearbyint(c[i] / sum * P);
+    int32_t delta = (int32_t)(P - tot);
+    for (int32_t i = 0; delta > 0; i = (i + 1) % n, delta--) c[i] += 1;
+    for (int32_t i = n - 1; delta < 0 && i >= 0; i--)
+        while (delta < 0 && c[i] > 0) c[i] -= 1, delta++;
+    /* The busiest rank: the generator places the experts at random and
+     * measures the rank with the most pairs. Its expectation, over
+     * MOE_DRAWS placements of the profile by a fixed-seed shuffle
+     * (deterministic; no placement with ep = 1). */
+    double pairs = 0, touched = 0, t64 = 0, t128 = 0, hot = 0;
+    const int32_t draws = step > 1 ? MOE_DRAWS : 1, El_i = n / step;
+    int32_t perm[MOE_MAX_EXPERTS];
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    for (int32_t d = 0; d < draws; d++) {
+        for (int32_t i = 0; i < n; i++) perm[i] = i;
+        for (int32_t i = n - 1; draws > 1 && i > 0; i--) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            int32_t j = (int32_t)(rng % (uint64_t)(i + 1)), t = perm[i];
+            perm[i] = perm[j], perm[j] = t;
+        }
+        double best = -1, bt = 0, b64 = 0, b128 = 0, bh = 0;
+        for (int32_t r = 0; r < step; r++) {
+            double sp = 0, st = 0, s64 = 0, s128 = 0, sh = 0;
+            for (int32_t j = r * El_i; j < (r + 1) * El_i; j++) {
+                double x = c[perm[j]];
+                sp += x, st += x > 0, s64 += ceil(x / 64), s128 += ceil(x / 128);
+                if (x > sh) sh = x;
+            }
+            if (sp > best) best = sp, bt = st, b64 = s64, b128 = s128, bh = sh;
+        }
+        pairs += best, touched += bt, t64 += b64, t128 += b128, hot += bh;
+    }
+    pairs /= draws, touched /= draws, t64 /= draws, t128 /= draws, hot /= draws;
     if (touched < 1) touched = 1;
-    if (touched > pairs) touched = pairs > 1 ? pairs : 1;
-    double rows = pairs / touched, tm = rows > 64 ? 128 : 64;
-    double mt = touched * ceil(rows / tm); /* row tiles over the touched experts */
+    out->pairs = pairs > 0 ? pairs : 1;
+    out->touched = touched;
+    out->tile_m = out->pairs / touched > 64 ? 128 : 64;
+    double tiles = out->tile_m > 64 ? t128 : t64;
+    out->row_tiles = tiles > 1 ? tiles : 1;
+    out->hot = hot > 1 ? hot : 1;
+}
+
+double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const model_op_resolved *r,
+                              const double *p, const model_op_moe_load *ld, sim_err *err)
+{
+    op_fmt fm;
+    if (fmt_of(g, r->fmt, &fm)) {
+        sim_err_set(err, SIM_EINVAL, "moe: unknown dtype '%s'", q->dtype);
+        return 0;
+    }
+    if (!(F(HIDDEN) > 0) || !(F(INTER) > 0) || !(ld->pairs > 0) || !(ld->touched > 0) || !(ld->row_tiles > 0)) {
+        sim_err_set(err, SIM_EINVAL, "moe: hidden_size, inter_size and the load must be > 0");
+        return 0;
+    }
+    const op_fmt *f = &fm;
+    const double S = g->sms;
+    double H = F(HIDDEN), I = F(INTER);
+    double tp = F(MOE_TP) > 0 ? F(MOE_TP) : 1;
+    double Ir = I / tp, pairs = ld->pairs, touched = ld->touched, tm = ld->tile_m > 0 ? ld->tile_m : 64;
+    double mt = ld->row_tiles; /* row tiles over the touched experts */
     /* Two grouped GEMMs: gate+up (n = 2·Ir, k = H) and down (n = H, k = Ir);
      * tiles padded to 128 in n, each tile's mainloop pays k_fill. */
     double t1 = mt * ceil(2.0 * Ir / 128), t2 = mt * ceil(H / 128);
@@ -577,6 +685,30 @@ static double t_moe(const model_gpu *g, const model_op_query *q, const double *p
     /* Fewer tiles than SMs stream the weights through fewer SMs. */
     double tmm = bytes / (g->hbm_bw * p[2] * (tiles < S ? sqrt(tiles / S) : 1));
     return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm);
+}
+
+static double moe_alpha(const char *d);
+
+static double t_moe(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
+                    sim_err *err)
+{
+    if (r->moe_alpha < 0) {
+        sim_err_set(err, SIM_EINVAL, "moe: unknown distribution '%s' (balanced or power_law_<alpha>)",
+                    q->distribution);
+        return 0;
+    }
+    if (q->moe_load.pairs > 0) return model_op_moe_time_load(g, q, r, p, &q->moe_load, err);
+    model_op_moe_load ld;
+    model_op_moe_load_of(F(TOKENS), F(TOPK), F(EXPERTS), F(MOE_EP) > 0 ? F(MOE_EP) : 1, r->moe_alpha, &ld);
+    return model_op_moe_time_load(g, q, r, p, &ld, err);
+}
+
+void model_op_moe_load_fill(model_op_query *q)
+{
+    memset(&q->moe_load, 0, sizeof q->moe_load);
+    double a = moe_alpha(q->distribution);
+    if (q->kind != MODEL_OPK_MOE || a < 0) return;
+    model_op_moe_load_of(F(TOKENS), F(TOPK), F(EXPERTS), F(MOE_EP) > 0 ? F(MOE_EP) : 1, a, &q->moe_load);
 }
 
 /* A collective as the libraries run it: two regimes, the cheaper taken (as
@@ -706,7 +838,7 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
     case MODEL_OPK_MOE:
         NEED(TOKENS); NEED(HIDDEN); NEED(INTER); NEED(TOPK); NEED(EXPERTS);
         if (fmt_of(g, r->fmt, &f)) break;
-        return t_moe(g, q, p, &f);
+        return t_moe(g, q, r, p, err);
     case MODEL_OPK_NCCL:
     case MODEL_OPK_CUSTOM_AR:
         NEED(GPUS); NEED(MSG);

@@ -73,6 +73,15 @@ typedef enum {
 
 #define MODEL_OP_STR 24
 
+/* Load of the busiest expert-parallel rank in a fused-MoE op: the
+ * (token, expert) pairs it receives, the local experts that receive at
+ * least one, and the grouped GEMMs' row tiles of `tile_m` rows over them
+ * (each touched expert rounds its rows up to whole tiles), plus the rows of
+ * the hottest local expert. */
+typedef struct {
+    double pairs, touched, row_tiles, tile_m, hot;
+} model_op_moe_load;
+
 typedef struct {
     model_op_kind kind;
     double f[MODEL_OPF_COUNT];
@@ -83,6 +92,8 @@ typedef struct {
                                      scale_matrix), graph/eager for custom all-reduce, the GDN kernel */
     char phase[MODEL_OP_STR];     /* GDN: context | generation */
     char distribution[MODEL_OP_STR]; /* MoE routing: balanced | power_law_<a> */
+    model_op_moe_load moe_load;   /* MoE: the busiest rank's load when known (pairs > 0: used as is),
+                                     else derived from the fields and distribution per call */
 } model_op_query;
 
 #define MODEL_OP_MAX_PARAMS 7
@@ -135,6 +146,8 @@ typedef struct {
     int8_t gdn_conv;     /* GDN variant conv */
     int8_t dsa_part;     /* DSA module variant: 0 the whole module, 1 "attention" (sparse MLA), 2 "indexer" */
     int8_t coll;         /* collective: 1 all-reduce-like, 2 all-gather-like, 0 unknown */
+    double moe_alpha;    /* MoE routing: 0 balanced, > 0 the power-law exponent of power_law_<a>,
+                            -1 a distribution it does not know */
     double kv_bytes;     /* bytes per KV-cache value (kv_dtype) */
     double coll_bytes;   /* bytes per collective element (dtype) */
 } model_op_resolved;
@@ -147,6 +160,34 @@ void model_op_resolve(const model_op_query *q, model_op_resolved *r);
  * names quoted in errors). Returns exactly what model_op_time returns. */
 double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const model_op_resolved *r,
                               const double *p, sim_err *err);
+
+
+/* The load the shared MoE tables' routing produces (their benchmark's
+ * generator): T tokens each picking topk of E experts, experts E/ep to a
+ * rank. alpha 0: balanced (token i picks experts i + j·⌈E/topk⌉ mod E, so
+ * every expert gets T·topk/E rows and min(E, T·topk) are touched). alpha >
+ * 0: power_law_<alpha> — each expert's weight a draw of the power law
+ * x^(−alpha) on [1, 0.8·T] (on [0.01, 2] when T·topk ≤ E), scaled to
+ * T·topk pairs and rounded to whole rows; here the draws are the law's
+ * quantiles at (i − ½)/E (the expected profile, no sampling), and the rank
+ * measured is the busiest (the generator places the experts at random and
+ * swaps the rank with the most pairs to rank 0): its expected load over 16
+ * fixed-seed random placements of the profile. tile_m is the grouped GEMMs' row tile (64, 128 above 64
+ * rows per touched expert). Cost O(E) pow() and 16·E additions. */
+void model_op_moe_load_of(double T, double topk, double E, double ep, double alpha, model_op_moe_load *out);
+
+/* Fills q->moe_load from q's fields and distribution (model_op_moe_load_of)
+ * so that pricing q again does not derive it (the fit prices each row many
+ * times). Leaves it empty for a non-MoE query or an unknown distribution. */
+void model_op_moe_load_fill(model_op_query *q);
+
+/* The fused-MoE op for an explicit load (the cost model's own routing
+ * model; model_op_time derives the load from the query's distribution).
+ * q supplies the shape (hidden_size, inter_size, moe_tp_size); p the MoE
+ * parameters; r the format (model_op_resolve). Seconds, 0 with err set on
+ * a bad shape or format. */
+double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const model_op_resolved *r,
+                              const double *p, const model_op_moe_load *ld, sim_err *err);
 
 /* The fitted set for g (matched by table GPU name or architecture) and
  * backend (NULL or "" = the first fitted backend for the variant). Returns

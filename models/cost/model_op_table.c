@@ -87,6 +87,8 @@ int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *ca
     copy_str(q->gemm_type, sizeof q->gemm_type, calib_optable_get(t, "gemm_type"));
     copy_str(q->phase, sizeof q->phase, calib_optable_get(t, "phase"));
     copy_str(q->distribution, sizeof q->distribution, calib_optable_get(t, "distribution"));
+    /* The routing load once per row, not once per pricing. */
+    if (q->kind == MODEL_OPK_MOE) model_op_moe_load_fill(q);
     switch (q->kind) {
     case MODEL_OPK_NCCL:
     case MODEL_OPK_MLA_BMM:

@@ -8,9 +8,12 @@
  * layout forced against its dispatch pays the conversion. Sizes checked by
  * hand for DeepSeek-V3 (256 experts, top-8, hidden 7168, expert
  * intermediate 2048, 58 MoE layers) in block FP8 at attention DP 8 × EP 8
- * on one H100 node (H200 for the KV pool). */
+ * on one H100 node (H200 for the KV pool). With an engine named, the
+ * experts are that engine's fused-MoE op from the op model, for the
+ * busiest rank's load (TP8 x EP8 on B200, checked against the op model). */
 #include "model_catalog.h"
 #include "model_cost.h"
+#include "model_op.h"
 #include "test_util.h"
 
 #include "test_model_util.h"
@@ -133,9 +136,63 @@ out:
     model_cost_destroy(tpm);
 }
 
+/* With an engine named (layout.op_backend), the routed experts are the
+ * engine's fused-MoE op priced by its fitted moe:<format> set for the
+ * busiest rank's load: one op, source op-model, its time the op model's for
+ * that load to the bit, and no separate grouped GEMMs, permute or
+ * activation. DeepSeek-V3 at TP8 × EP8 on B200 with SGLang's set, 8192
+ * prefill tokens: 8192 × 8 / 8 = 8192 pairs on a rank, all 32 local experts
+ * touched, 256 rows each → 2 tiles of 128 rows apiece = 64 row tiles. */
+static void test_fused_moe(void)
+{
+    model_spec m;
+    model_gpu g;
+    model_cost *c = NULL;
+    sim_err e = {{0}};
+    REQUIRE(model_catalog_model("deepseek-v3", &m, &e) == 0 && model_catalog_gpu("b200-sxm", &g, &e) == 0);
+    model_layout l = {.tp = 8, .pp = 1, .dp = 1, .ep = 8, .dtype = MODEL_DTYPE_FP8_BLOCK,
+                      .kv_dtype = MODEL_DTYPE_BF16, .gpus_per_node = 8};
+    snprintf(l.op_backend, sizeof l.op_backend, "sglang");
+    REQUIRE_MSG(model_cost_create(&m, &g, &l, &c, &e) == 0, "%s", e.msg);
+    model_op ops[256];
+    int32_t n = 0;
+    model_chunk big = {8192, 0};
+    model_batch pb = {1, &big, 0, 0};
+    model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
+    const model_op *f = test_find_op(ops, n, "experts_fused_moe");
+    REQUIRE_OR(f != NULL, goto out);
+    CHECK(f->source == MODEL_SRC_OP_MODEL);
+    CHECK(test_find_op(ops, n, "experts_gate_up") == NULL && test_find_op(ops, n, "moe_permute") == NULL &&
+          test_find_op(ops, n, "experts_act") == NULL);
+    const model_op_paramset *ps = model_op_lookup(&g, "sglang", "moe:fp8_block");
+    REQUIRE_OR(ps != NULL, goto out);
+    model_op_query q;
+    memset(&q, 0, sizeof q);
+    q.kind = MODEL_OPK_MOE;
+    snprintf(q.dtype, sizeof q.dtype, "fp8_block");
+    q.f[MODEL_OPF_HIDDEN] = H, q.f[MODEL_OPF_INTER] = I, q.f[MODEL_OPF_MOE_TP] = 1;
+    model_op_resolved r;
+    model_op_resolve(&q, &r);
+    model_op_moe_load ld = {.pairs = 8192, .touched = 32, .row_tiles = 64, .tile_m = 128, .hot = 256};
+    double one = model_op_moe_time_load(&g, &q, &r, ps->p, &ld, &e);
+    REQUIRE(one > 0);
+    CHECK_NEAR(f->time_s, MOE_LAYERS * one, 1e-9 * f->time_s);
+    printf("fused MoE, DeepSeek-V3 TP8xEP8 on B200 (SGLang), 8192 prefill tokens: %.3f ms a layer\n", one * 1e3);
+    /* Without an engine: the grouped GEMMs on the roofline, as before. */
+    model_cost_destroy(c);
+    c = NULL;
+    l.op_backend[0] = '\0';
+    REQUIRE(model_cost_create(&m, &g, &l, &c, &e) == 0);
+    model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
+    CHECK(test_find_op(ops, n, "experts_fused_moe") == NULL && test_find_op(ops, n, "experts_gate_up") != NULL);
+out:
+    model_cost_destroy(c);
+}
+
 static const test_case cases[] = {
     {"buffer_memory", test_buffer_memory},
     {"layout_per_phase", test_layout_per_phase},
+    {"fused_moe", test_fused_moe},
 };
 
 int main(int argc, char **argv)
