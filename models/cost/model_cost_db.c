@@ -406,10 +406,16 @@ void cost_op_sets_init(model_cost *c)
         case COST_OPV_DSA_GEN_ATTN: q.kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "attention"; break;
         case COST_OPV_DSA_CTX_IDX: q.kind = MODEL_OPK_CTX_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
         case COST_OPV_DSA_GEN_IDX: q.kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
-        /* The routed experts' format (the checkpoint's expert part). */
-        case COST_OPV_MOE:
-            q.kind = MODEL_OPK_MOE, dt = c->m.experts > 0 ? cost_op_dtype(c->part_dt[MODEL_PART_EXPERT]) : NULL;
+        /* The routed experts' format. An fp8 run of a checkpoint whose
+         * experts ship block-scaled fp8 runs the engine's block-scaled
+         * kernels (the label "fp8" does not tell them apart; per-tensor fp8
+         * MoE kernels are others, with other prices). */
+        case COST_OPV_MOE: {
+            model_dtype e = c->part_dt[MODEL_PART_EXPERT];
+            if (e == MODEL_DTYPE_FP8 && c->m.wdtype_expert == MODEL_DTYPE_FP8_BLOCK) e = MODEL_DTYPE_FP8_BLOCK;
+            q.kind = MODEL_OPK_MOE, dt = c->m.experts > 0 ? cost_op_dtype(e) : NULL;
             break;
+        }
         default: dt = NULL; break;
         }
         if (!dt || !kvd || !gt) continue; /* never priced: no dtype of the tables' */
@@ -421,6 +427,12 @@ void cost_op_sets_init(model_cost *c)
         char key[64];
         model_op_variant(&q, key, sizeof key);
         c->op_sets[v].set = op_set_find(c, key);
+        if (!c->op_sets[v].set && v == COST_OPV_MOE) {
+            /* Formats only Marlin's dequantising kernels run (int4). */
+            snprintf(q.variant, sizeof q.variant, "marlin");
+            model_op_variant(&q, key, sizeof key);
+            c->op_sets[v].set = op_set_find(c, key);
+        }
         model_op_resolve(&q, &c->op_sets[v].r);
     }
 }

@@ -9,9 +9,9 @@
  * groups are replicated and each serves its share of the tokens); the
  * busiest rank sets the time.
  *
- * With layout.op_backend naming an engine whose fitted moe:<experts'
- * format> set exists (and no perf-db grouped-GEMM series), the experts are
- * one op, experts_fused_moe: the op model's fused-MoE formula for the
+ * In an iteration with prefill, with layout.op_backend naming an engine
+ * whose fitted moe:<experts' format> set exists (and no perf-db grouped-GEMM
+ * series), the experts are one op, experts_fused_moe: the op model's fused-MoE formula for the
  * busiest rank's rows, touched experts and row tiles (model_op_moe_time_load),
  * as the engines run and the per-op tables measure them. Otherwise:
  *
@@ -170,13 +170,18 @@ static void ep_emit(cost_ctx *x, const char *name, double count, double S, doubl
  * grouped GEMMs, activation and finalize, fitted to the engines' measured
  * kernels) for the busiest rank's load ld. Returns 1 when it priced them,
  * 0 when no set covers the experts' format, the experts are not gated
- * (ffn_plain: the op model's GEMMs are gate+up and down) or the perf-db has
- * grouped-GEMM series (they price the GEMMs then). */
-static int fused_moe(cost_ctx *x, const rank_load *ld, double count, double eh, double up)
+ * (ffn_plain: the op model's GEMMs are gate+up and down), the perf-db has
+ * grouped-GEMM series (they price the GEMMs then), or the iteration is
+ * decode-only: there the tables' fused-MoE prices exceed what the measured
+ * decode steps allow (gpt-oss-120b on B200, vLLM: the table's kernel costs
+ * 0.38 ms a layer at 32 tokens, 13.6 ms for 36 layers, against a measured
+ * TPOT of 7.9 ms), so decode keeps the grouped GEMMs until the routing of
+ * real decode batches is known (docs/cost-model.md, "Latency sources"). */
+static int fused_moe(cost_ctx *x, const rank_load *ld, double count, double eh, double up, int prefill)
 {
     const model_cost *c = x->c;
     const model_spec *m = &c->m;
-    if (!c->op_sets[COST_OPV_MOE].set || m->ffn_plain || !(ld->rows > 0) || !(ld->active > 0)) return 0;
+    if (!prefill || !c->op_sets[COST_OPV_MOE].set || m->ffn_plain || !(ld->rows > 0) || !(ld->active > 0)) return 0;
     if (c->tab && (c->series[CALIB_OP_GROUPED_CONTIG][1] || c->series[CALIB_OP_GROUPED_CONTIG][0] ||
                    c->series[CALIB_OP_GROUPED_MASKED][1] || c->series[CALIB_OP_GROUPED_MASKED][0]))
         return 0;
@@ -259,7 +264,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     /* Measured fused-MoE rows (the engine's, else the fastest) price the
      * experts whole: permutes, both GEMMs and the activation; else the
      * engine's fitted fused-MoE op model; else the grouped GEMMs. */
-    if (!(cost_moe_db(x, count, T_all, eh, 3) > 0) && !fused_moe(x, &ld, count, eh, up)) {
+    if (!(cost_moe_db(x, count, T_all, eh, 3) > 0) && !fused_moe(x, &ld, count, eh, up, a->Tp > 0)) {
         cost_op_desc cg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.rows, ld.active, up * I,
                                   eh, 0, El);
         cost_op_desc cd = grouped(c, "experts_down", count, ld.rows, ld.active, eh, I, 0, El);

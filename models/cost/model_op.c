@@ -301,6 +301,7 @@ void model_op_resolve(const model_op_query *q, model_op_resolved *r)
     else if (!strcmp(v, "all_gather") || !strcmp(v, "reduce_scatter") || !strcmp(v, "alltoall"))
         r->coll = 2;
     r->moe_alpha = moe_alpha(q->distribution);
+    r->moe_plain = !strcmp(v, "nongated");
     r->kv_bytes = kv_bytes(q->kv_dtype);
     r->coll_bytes = coll_bytes(q->dtype);
 }
@@ -333,8 +334,8 @@ void model_op_variant(const model_op_query *q, char *out, size_t cap)
     if (!cap) return;
     const char *k = model_op_kind_name(q->kind);
     switch (q->kind) {
-    case MODEL_OPK_GEMM:
-    case MODEL_OPK_MOE: variant_join(out, cap, k, q->dtype, NULL); break;
+    case MODEL_OPK_GEMM: variant_join(out, cap, k, q->dtype, NULL); break;
+    case MODEL_OPK_MOE: variant_join(out, cap, k, q->dtype, !strcmp(q->variant, "marlin") ? "marlin" : NULL); break;
     case MODEL_OPK_CTX_ATTN:
     case MODEL_OPK_GEN_ATTN:
     case MODEL_OPK_CTX_MLA:
@@ -673,15 +674,17 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
     double tp = F(MOE_TP) > 0 ? F(MOE_TP) : 1;
     double Ir = I / tp, pairs = ld->pairs, touched = ld->touched, tm = ld->tile_m > 0 ? ld->tile_m : 64;
     double mt = ld->row_tiles; /* row tiles over the touched experts */
-    /* Two grouped GEMMs: gate+up (n = 2·Ir, k = H) and down (n = H, k = Ir);
-     * tiles padded to 128 in n, each tile's mainloop pays k_fill. */
-    double t1 = mt * ceil(2.0 * Ir / 128), t2 = mt * ceil(H / 128);
-    double f1 = 2.0 * mt * tm * ceil(2.0 * Ir / 128) * 128 * (H + p[3]);
+    /* Two grouped GEMMs: gate+up (n = 2·Ir, k = H; up alone, n = Ir, for
+     * non-gated experts) and down (n = H, k = Ir); tiles padded to 128 in
+     * n, each tile's mainloop pays k_fill. */
+    const double up = r->moe_plain ? 1.0 : 2.0;
+    double t1 = mt * ceil(up * Ir / 128), t2 = mt * ceil(H / 128);
+    double f1 = 2.0 * mt * tm * ceil(up * Ir / 128) * 128 * (H + p[3]);
     double f2 = 2.0 * mt * tm * ceil(H / 128) * 128 * (Ir + p[3]);
     double tc = f1 / (f->peak * p[1] * wave_eff(t1, S)) + f2 / (f->peak * p[1] * wave_eff(t2, S));
     double tiles = t1 < t2 ? t1 : t2;
     double abytes = f->quant_acts ? 1 : 2;
-    double bytes = touched * 3.0 * H * Ir * f->wbytes + pairs * (H * abytes + 3.0 * Ir * 2.0 + H * 2.0);
+    double bytes = touched * (up + 1.0) * H * Ir * f->wbytes + pairs * (H * abytes + (up + 1.0) * Ir * 2.0 + H * 2.0);
     /* Fewer tiles than SMs stream the weights through fewer SMs. */
     double tmm = bytes / (g->hbm_bw * p[2] * (tiles < S ? sqrt(tiles / S) : 1));
     return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm);

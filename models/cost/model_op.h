@@ -89,7 +89,9 @@ typedef struct {
     char kv_dtype[MODEL_OP_STR];  /* attention KV-cache dtype */
     char gemm_type[MODEL_OP_STR]; /* MLA modules: projection GEMM dtype */
     char variant[MODEL_OP_STR];   /* op_name where it selects the kernel (all_reduce, mla_gen_pre,
-                                     scale_matrix), graph/eager for custom all-reduce, the GDN kernel */
+                                     scale_matrix), graph/eager for custom all-reduce, the GDN kernel,
+                                     MoE: marlin (the Marlin dequantising kernels, a set of their own)
+                                     or nongated (experts without a gate: up and down) */
     char phase[MODEL_OP_STR];     /* GDN: context | generation */
     char distribution[MODEL_OP_STR]; /* MoE routing: balanced | power_law_<a> */
     model_op_moe_load moe_load;   /* MoE: the busiest rank's load when known (pairs > 0: used as is),
@@ -146,6 +148,7 @@ typedef struct {
     int8_t gdn_conv;     /* GDN variant conv */
     int8_t dsa_part;     /* DSA module variant: 0 the whole module, 1 "attention" (sparse MLA), 2 "indexer" */
     int8_t coll;         /* collective: 1 all-reduce-like, 2 all-gather-like, 0 unknown */
+    int8_t moe_plain;    /* MoE variant nongated: up and down only (no gate) */
     double moe_alpha;    /* MoE routing: 0 balanced, > 0 the power-law exponent of power_law_<a>,
                             -1 a distribution it does not know */
     double kv_bytes;     /* bytes per KV-cache value (kv_dtype) */
