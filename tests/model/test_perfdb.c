@@ -6,7 +6,8 @@
  * --no-perf-db`) prices with the analytic roofline although a dump is
  * there; a perf-db with a latency that is not finite and positive is
  * refused before it prices anything; search says per candidate what
- * priced it. */
+ * priced it. The cases run in order: bad_perf_db and search_prices use the
+ * dump the selection case leaves (alone, they fail on that precondition). */
 #include "calib_db.h"
 #include "model_catalog.h"
 #include "model_cost.h"
@@ -200,6 +201,7 @@ static void test_search_prices(void)
         "slo: {ttft_ms: 1000, tpot_ms: 100}\n"
         "search: {gpus: \"h100-sxm,a100-sxm-80g\", max_gpus: 1, modes: colocated, layouts: tp1, max_seqs: \"64\","
         " max_batched_tokens: \"4096\", chunk_tokens: \"1024\", requests: 100, rate: 10}\n";
+    REQUIRE_MSG(access(pdb_dump, R_OK) == 0, "%s: made by the selection case", pdb_dump);
     for (int pass = 0; pass < 2; pass++) {
         const char *sets[] = {"hardware.perf_db=none"};
         sim_scenario *sc = malloc(sizeof *sc);
