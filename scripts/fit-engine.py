@@ -5,6 +5,7 @@ cross-validates them by leaving a GPU or a model out.
 Usage: scripts/fit-engine.py [--csv tests/data/fidelity/silicon-subset.csv]
                              [--servesim build/servesim] [--jobs 2] [--out DIR]
        scripts/fit-engine.py --pd [--csv ../shared/validation/silicon-dev.csv] ...
+       scripts/fit-engine.py --recv [--csv ../shared/validation/silicon-dev.csv] ...
 
 The parameters (per backend, each with a unit and a physical meaning; the
 preset values live in sim/config/sim_sched_preset.c):
@@ -39,6 +40,18 @@ another row's measurement, are left out), through the decode pool
                    writes, NIXL/UCX, Mooncake): a transfer lasts at least
                    its stripe's bytes / this (0 = the network model's time)
 Same objective, grid search and leave-one-GPU/model-out folds.
+
+--recv fits SGLang's poll interval of the InferenceX recipes instead, on the
+aggregated SGLang rows of InferenceX runs (silicon_data_source with wip= or
+workflow_run_id=; the replay gives only those the recipe's interval,
+aiconfigurator's collector runs the engine's default of 1):
+  recv_interval    steps: the scheduler reads new requests only when its
+                   counter (1 per decode-only step, the whole interval
+                   after a step with a prefill) reaches this
+                   (--scheduler-recv-interval; the recipes write 10 or a
+                   per-run variable)
+One dimension (RECV_GRID), same objective and folds (all these rows are
+B200: only the model folds hold anything out).
 Standard library only. Prints the fitted values and the CV table
 (markdown)."""
 import argparse
@@ -59,6 +72,7 @@ GRID = {
 GRID_N = 3
 PD_GRID = {"pd_handover_us": [0, 50000, 150000], "pd_handover_gbs": [0, 4, 1]}
 PD_BACKENDS = ("vllm", "sglang", "trtllm")
+RECV_GRID = [1, 10, 20, 30, 40]
 
 
 def point_sets(i, j):
@@ -185,6 +199,9 @@ def cv_table(runs, full, backends, moved_to=None, every_backend=False):
     for name, held in folds:
         test = [i for i in ids if held(rows[i])]
         train = [i for i in ids if not held(rows[i])]
+        if not train:
+            print(f"| {name} | {len(test)} | nothing left to fit on | | | | |")
+            continue
         choice = {b: (fit(runs, train, b) or full[b]) for b in backends}
         cv, ins = score(runs, choice, test), score(runs, full, test)
         cells = []
@@ -223,6 +240,49 @@ def main_pd(args):
     cv_table(runs, full, backends)
 
 
+def inferencex_sglang_csv(args):
+    """The CSV's aggregated SGLang rows of InferenceX runs, written once."""
+    path = os.path.join(args.out, "recv-rows.csv")
+    if not os.path.exists(path):
+        with open(args.csv, newline="") as f:
+            rd = csv.DictReader(f)
+            src = lambda r: r.get("silicon_data_source") or ""
+            rows = [r for r in rd if r.get("mode") == "agg" and r.get("backend") == "sglang"
+                    and ("wip=" in src(r) or "workflow_run_id=" in src(r))]
+            fields = rd.fieldnames
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fields)
+            w.writeheader()
+            w.writerows(rows)
+    return path
+
+
+def main_recv(args):
+    path = inferencex_sglang_csv(args)
+    runs = {}
+    for i, v in enumerate(RECV_GRID):
+        out = os.path.join(args.out, f"recv-{v}.json")
+        if not os.path.exists(out):
+            print(f"recv_interval {v}", file=sys.stderr)
+            cmd = [args.servesim, "fidelity", "--csv", path, "--json", "--jobs", str(args.jobs),
+                   "--set", f"sglang:deployment.pools.0.scheduler.recv_interval={v}"]
+            with open(out + ".tmp", "w") as f:
+                subprocess.run(cmd, stdout=f, check=True)
+            os.replace(out + ".tmp", out)
+        with open(out) as f:
+            runs[i] = {r["id"]: r for r in json.load(f)["rows"] if r["status"] == "ok" and r["mode"] == "agg"}
+    rows = runs_any(runs)
+    full = {"sglang": fit(runs, sorted(rows), "sglang")}
+    print(f"## SGLang recv_interval fitted ({len(rows)} rows): {RECV_GRID[full['sglang']]} steps\n")
+    print("## Objective and error by grid point (mean |ln| TTFT + TPOT; TTFT / TPOT MAPE)\n")
+    for i, v in enumerate(RECV_GRID):
+        sc = score(runs, {"sglang": i}, sorted(rows))
+        print(f"- {v}: {objective(runs[i], rows, 'sglang'):.3f}; TTFT {sc[1]:.1f} % (median {sc[2]:.1f} %), "
+              f"TPOT {sc[3]:.1f} % (median {sc[4]:.1f} %)")
+    print("\n## Leave-one-group-out cross-validation\n")
+    cv_table(runs, full, ["sglang"], moved_to=lambda b, i: f"{RECV_GRID[i]} steps")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", default=None)
@@ -230,12 +290,17 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="fit-engine.out")
     ap.add_argument("--pd", action="store_true", help="fit the PD hand-over on the disaggregated rows")
+    ap.add_argument("--recv", action="store_true", help="fit SGLang's recv_interval on its InferenceX rows")
     args = ap.parse_args()
     if args.csv is None:
-        args.csv = "../shared/validation/silicon-dev.csv" if args.pd else "tests/data/fidelity/silicon-subset.csv"
+        full_file = args.pd or args.recv
+        args.csv = "../shared/validation/silicon-dev.csv" if full_file else "tests/data/fidelity/silicon-subset.csv"
     os.makedirs(args.out, exist_ok=True)
     if args.pd:
         main_pd(args)
+        return
+    if args.recv:
+        main_recv(args)
         return
     runs = {}
     for i, j in itertools.product(range(GRID_N), range(GRID_N)):

@@ -126,6 +126,12 @@ typedef struct {
     double eager_launch_us;    /* host time per kernel launch in prefill iterations (no CUDA graph) */
     double pd_handover_us;     /* pd decode pool: per-request hand-over after the KV transfer, µs */
     double pd_handover_gbs;    /* pd decode pool: the engine's KV path per request, GB/s (0 = the network's) */
+    int32_t recv_interval;     /* decode-only steps between polls for new requests (SGLang's
+                                * --scheduler-recv-interval; <= 1 = every step) */
+    int32_t adp_timeout_iters; /* attention-DP balancing: most steps context requests wait for every
+                                * rank to have one (TensorRT-LLM's timeout_iters; 0 = off) */
+    int32_t adp_wait_iters;    /* attention-DP balancing: further steps to batch them while every rank
+                                * decodes (batching_wait_iters) */
     char policy[16];           /* decode_first (vLLM) | prefill_first (SGLang) */
     char preset[16];           /* none | vllm | sglang | trtllm (sim_sched_preset.h) */
     char admission[16];        /* optimistic (vLLM: preempt when KV runs out) | reserve (whole sequence) */

@@ -43,6 +43,12 @@ int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg)
         cfg->eager_launch_us = p->eager_launch_us;
         cfg->pd_handover_us = p->pd_handover_us;
         cfg->pd_handover_gbs = p->pd_handover_gbs;
+        /* The engines' defaults: SGLang polls every step (--scheduler-recv-interval 1),
+         * TensorRT-LLM's attention-DP balancing is off; serving recipes set them
+         * (the fidelity replay sets the InferenceX recipes', model_fidelity.c). */
+        cfg->recv_interval = 1;
+        cfg->adp_timeout_iters = 0;
+        cfg->adp_wait_iters = 0;
         snprintf(cfg->policy, sizeof cfg->policy, "%s", p->policy);
         snprintf(cfg->admission, sizeof cfg->admission, "%s", p->admission);
         snprintf(cfg->mem_fraction_of, sizeof cfg->mem_fraction_of, "%s", p->mem_fraction_of);

@@ -216,7 +216,8 @@ static const sim_schema_field table[] = {
      SIM_SCHED_PRESETS, 0,
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
-     "frontend_us, eager_launch_us, policy, admission, mem_fraction_of, pd_handover_us and pd_handover_gbs, and any "
+     "frontend_us, eager_launch_us, policy, admission, mem_fraction_of, pd_handover_us, pd_handover_gbs, "
+     "recv_interval, adp_timeout_iters and adp_wait_iters, and any "
      "of those written beside it "
      "wins. none = the defaults."},
     SEN("deployment.pools.*.scheduler.mem_fraction_of", PL(scheduler.mem_fraction_of), sched_mem_rules,
@@ -249,6 +250,21 @@ static const sim_schema_field table[] = {
         "Decode pool of a pd deployment: rate, in GB/s, at which the engine's KV path (per-page RDMA writes, "
         "NIXL/UCX or Mooncake transfer engine) moves one request's KV: a transfer lasts at least its bytes / "
         "this, however fast the network is. 0 = the network model's time alone."),
+    FLD("deployment.pools.*.scheduler.recv_interval", SIM_SCHEMA_I32, PL(scheduler.recv_interval), IN(0, 1000000),
+        "Steps between the scheduler's polls for new requests (SGLang's --scheduler-recv-interval): a decode-only "
+        "step counts 1, a step with a prefill the whole interval, so requests that arrive while the batch only "
+        "decodes wait up to interval - 1 steps before they can be scheduled; an idle instance polls at once. "
+        "0 or 1 = every step."),
+    FLD("deployment.pools.*.scheduler.adp_timeout_iters", SIM_SCHEMA_I32, PL(scheduler.adp_timeout_iters),
+        IN(0, 1000000),
+        "Attention-DP balancing (TensorRT-LLM's attention_dp_config, enable_balance, timeout_iters), with "
+        "parallel.dp > 1: new requests start their prefill only when there are at least dp of them (one per "
+        "rank) or this many steps have passed since the last ones started, or some rank has nothing to decode. "
+        "0 = off."),
+    FLD("deployment.pools.*.scheduler.adp_wait_iters", SIM_SCHEMA_I32, PL(scheduler.adp_wait_iters),
+        IN(0, 1000000),
+        "Attention-DP balancing (batching_wait_iters): once every rank has a new request and every rank "
+        "decodes, wait this many more steps to batch more of them. Needs adp_timeout_iters > 0."),
     FLD("deployment.pools.*.scheduler.frontend_us", SIM_SCHEMA_F64, PL(scheduler.frontend_us), GE0,
         "Per-request time in the serving frontend before the engine sees a request, in microseconds "
         "(HTTP, API-server process hops, tokenisation, first-token streaming): it adds to TTFT and E2E "

@@ -285,7 +285,8 @@ static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int adm
      * so the batches in flight stay balanced (vLLM hands a new request to
      * the virtual engine with the fewest). */
     int64_t share = in->n_lanes > 1 ? (in->running_n + in->waiting.n + in->n_lanes - 1) / in->n_lanes : INT64_MAX;
-    while (admit && budget > 0 && ln->running.n < in->cfg.max_seqs && ln->running.n < share && in->waiting.head) {
+    while (admit && budget > 0 && ln->running.n < in->cfg.max_seqs && ln->running.n < share &&
+           in->waiting.n > in->unseen) {
         sim_req *r = in->waiting.head;
         if (!resv_admit(in, r)) break;
         sim_instance_match_prefix(in, r);
@@ -360,8 +361,9 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
     sim_time now = sim_engine_now(in->eng);
     int64_t n = ln->dstep + 1;
     int with_decode = 1;
+    const int may_admit = sim_instance_gate_admit(in, ln);
     if (in->prefill_first && ln->dec_n > 0) {
-        fill_prefill(in, ln, in->cfg.max_batched_tokens, 1);
+        fill_prefill(in, ln, in->cfg.max_batched_tokens, may_admit);
         if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
         if (ln->n_chunks > 0) with_decode = 0;
     }
@@ -376,7 +378,7 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
             preempted = 1;
         }
         in->blocks_used += need;
-        fill_prefill(in, ln, in->cfg.max_batched_tokens - ln->dec_n, !preempted || ln->dec_n == 0);
+        fill_prefill(in, ln, in->cfg.max_batched_tokens - ln->dec_n, may_admit && (!preempted || ln->dec_n == 0));
         if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
         if (ln->n_chunks > 0 || ln->dec_n > 0) break;
         if (ln->running.n == ln->fetching) { /* nothing runnable: idle (or waiting for fetches) */
@@ -465,6 +467,7 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
     }
     in->outstanding -= ln->cur_n_decode;
     int decoded = ln->cur_n_decode > 0;
+    sim_instance_gate_step_end(in, ln);
     if (decoded) {
         /* A token's inter-token gap includes prefill-only iterations it sat through. */
         int irc = sim_metrics_add_iteration(in->metrics, in->id, dur + ln->stall_ns, ln->cur_n_decode);
@@ -575,6 +578,7 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
      * layout resolves 0 to pp), each through every stage in turn. */
     const model_layout *ly = cost ? model_cost_layout(cost) : NULL;
     in->n_stages = ly && ly->pp > 1 ? ly->pp : 1;
+    in->dp_ranks = ly && ly->dp > 1 ? ly->dp : 1;
     in->n_lanes = in->n_stages > 1 ? ly->micro_batches : 1;
     if (in->n_lanes < 1) in->n_lanes = 1;
     in->lanes = calloc((size_t)in->n_lanes, sizeof *in->lanes);
@@ -664,6 +668,7 @@ int sim_instance_fits(const sim_instance *in, int32_t input_tokens, int32_t outp
 static void enqueue_waiting(sim_instance *in, sim_req *r)
 {
     sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
+    sim_instance_gate_arrival(in);
     sim_instance_kick(in);
 }
 

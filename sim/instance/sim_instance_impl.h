@@ -88,10 +88,22 @@ struct sim_instance {
     sim_router_view *published; /* where the router reads this instance's load */
     int64_t *queued;            /* caller's count of queued requests (NULL = none) */
     int64_t preemptions;
+    /* Admission holds (sim_instance_gate.c). */
+    int32_t dp_ranks;           /* attention-DP ranks of the layout (1 = none) */
+    int64_t unseen;             /* waiting queue's tail not yet received (recv_interval) */
+    int64_t recv_count;         /* SGLang's recv counter since the last poll */
+    int64_t adp_wait, adp_batching; /* TensorRT-LLM's attention-DP balancing step counters */
     sim_time busy_ns;
     sim_time win_start, win_busy;
     double win_batch;
 };
+
+/* Admission holds (sim_instance_gate.c): a request joined the waiting
+ * queue; a step of lane ln ended; whether this step may admit waiting
+ * requests (it also polls for new ones). */
+void sim_instance_gate_arrival(sim_instance *in);
+void sim_instance_gate_step_end(sim_instance *in, const sim_lane *ln);
+int sim_instance_gate_admit(sim_instance *in, const sim_lane *ln);
 
 static inline sim_lane *lane_of(sim_instance *in, const sim_req *r) { return &in->lanes[r->lane]; }
 

@@ -85,6 +85,10 @@ static const backend_profile profiles[] = {{"vllm", 0.125}, {"sglang", 0}, {"trt
 #define FID_WAVES 10
 #define FID_MAX_REQUESTS 2000000
 #define FID_MAX_SETS 64
+/* The InferenceX recipes' engine settings (set_recipe). */
+#define FID_SGLANG_RECV_INTERVAL 10
+#define FID_TRTLLM_ADP_TIMEOUT_ITERS 60
+#define FID_TRTLLM_ADP_WAIT_ITERS 0
 
 static const backend_profile *profile_for(const char *backend)
 {
@@ -116,6 +120,22 @@ static void set_parallel(sim_parallel_cfg *p, const model_fidelity_layout *l)
     p->dp = l->dp;
     p->ep = l->ep;
     p->moe_tp = l->moe_tp;
+}
+
+/* What the InferenceX serving recipes (len_lo < 1 marks their runs) set
+ * beyond the engine's defaults, on aggregated workers: SGLang's
+ * --scheduler-recv-interval (FID_SGLANG_RECV_INTERVAL, the value of the
+ * DeepSeek and Qwen3.5 recipes), and with attention DP TensorRT-LLM's
+ * attention_dp_config (enable_balance, timeout_iters 60,
+ * batching_wait_iters 0). aiconfigurator's collector runs the defaults. */
+static void set_recipe(sim_sched_cfg *s, const model_fidelity_row *r)
+{
+    if (r->len_lo >= 1) return;
+    if (!strcasecmp(r->backend, "sglang")) s->recv_interval = FID_SGLANG_RECV_INTERVAL;
+    if (!strcasecmp(r->backend, "trtllm") && r->agg.dp > 1) {
+        s->adp_timeout_iters = FID_TRTLLM_ADP_TIMEOUT_ITERS;
+        s->adp_wait_iters = FID_TRTLLM_ADP_WAIT_ITERS;
+    }
 }
 
 /* The backend's preset; with attention DP every rank schedules its own
@@ -185,6 +205,7 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
         p->scheduler.max_seqs = r->concurrency;
         if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
             p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
+        set_recipe(&p->scheduler, r);
     } else {
         sc->deployment.mode = SIM_MODE_PD;
         sc->deployment.n_pools = 2;
