@@ -126,6 +126,8 @@ typedef struct {
     double eager_launch_us;    /* host time per kernel launch in prefill iterations (no CUDA graph) */
     double pd_handover_us;     /* pd decode pool: per-request hand-over after the KV transfer, µs */
     double pd_handover_gbs;    /* pd decode pool: the engine's KV path per request, GB/s (0 = the network's) */
+    int32_t preempt_keeps_kv;  /* a preempted request's freed KV stays cached until overwritten (vLLM V1's
+                                * and SGLang's prefix caches): re-admitted, it recomputes only the rest */
     int32_t recv_interval;     /* decode-only steps between polls for new requests (SGLang's
                                 * --scheduler-recv-interval; <= 1 = every step) */
     int32_t adp_timeout_iters; /* attention-DP balancing: most steps context requests wait for every

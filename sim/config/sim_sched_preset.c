@@ -47,6 +47,9 @@ int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg)
          * TensorRT-LLM's attention-DP balancing is off; serving recipes set them
          * (the fidelity replay sets the InferenceX recipes', model_fidelity.c). */
         cfg->recv_interval = 1;
+        /* vLLM V1 and SGLang cache KV blocks by default (prefix caching, the
+         * radix cache): a preempted request's blocks stay findable. */
+        cfg->preempt_keeps_kv = strcmp(p->name, "trtllm") != 0;
         cfg->adp_timeout_iters = 0;
         cfg->adp_wait_iters = 0;
         snprintf(cfg->policy, sizeof cfg->policy, "%s", p->policy);

@@ -20,6 +20,11 @@
  *           it); iterations with a context
  *           request run eagerly, at least 100 µs per op launch; reserve
  *           admission (its default GUARANTEED_NO_EVICT capacity scheduler).
+ *   vllm and sglang keep a preempted request's KV cached (preempt_keeps_kv:
+ *   V1's prefix cache, the radix cache), trtllm never preempts.
+ *   Every preset leaves recv_interval at 1 (SGLang polls for new requests
+ *   every step by default) and attention-DP balancing off (adp_timeout_iters
+ *   0, TensorRT-LLM's default): serving recipes set them (sim_instance_gate.c).
  *   Memory (mem_fraction_of, sim_mem_rule.h): vLLM's 0.90 of all GPU
  *   memory; SGLang's mem_fraction_static from its reservation formula;
  *   TensorRT-LLM's 0.90 of the memory left after the weights.
@@ -35,9 +40,10 @@ extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
 
 /* Overwrites the preset's fields of *cfg (max_batched_tokens, chunk_tokens,
  * overhead_us, overhead_per_seq_us, frontend_us, eager_launch_us, policy,
- * admission, mem_fraction_of, and the PD hand-over pd_handover_us /
+ * admission, mem_fraction_of, the PD hand-over pd_handover_us /
  * pd_handover_gbs, 0 for every engine: the shared rows do not identify
- * them, docs/cost-model.md)
+ * them, docs/cost-model.md, and the admission holds recv_interval,
+ * adp_timeout_iters, adp_wait_iters at the engines' defaults)
  * and records the name. Returns 0, or -1 for an unknown name. */
 int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg);
 

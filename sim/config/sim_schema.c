@@ -217,7 +217,7 @@ static const sim_schema_field table[] = {
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
      "frontend_us, eager_launch_us, policy, admission, mem_fraction_of, pd_handover_us, pd_handover_gbs, "
-     "recv_interval, adp_timeout_iters and adp_wait_iters, and any "
+     "preempt_keeps_kv, recv_interval, adp_timeout_iters and adp_wait_iters, and any "
      "of those written beside it "
      "wins. none = the defaults."},
     SEN("deployment.pools.*.scheduler.mem_fraction_of", PL(scheduler.mem_fraction_of), sched_mem_rules,
@@ -250,6 +250,11 @@ static const sim_schema_field table[] = {
         "Decode pool of a pd deployment: rate, in GB/s, at which the engine's KV path (per-page RDMA writes, "
         "NIXL/UCX or Mooncake transfer engine) moves one request's KV: a transfer lasts at least its bytes / "
         "this, however fast the network is. 0 = the network model's time alone."),
+    FLD("deployment.pools.*.scheduler.preempt_keeps_kv", SIM_SCHEMA_BOOL, PL(scheduler.preempt_keeps_kv), ANY,
+        "A preempted request's freed KV blocks stay in the engine's prefix cache (vLLM V1 and SGLang cache full "
+        "blocks by default): they are reused by other requests only after the blocks freed before them, from "
+        "the end of the sequence, and when the request is admitted again it recomputes only the part other "
+        "allocations overwrote meanwhile. false = preemption recomputes the whole prompt and output so far."),
     FLD("deployment.pools.*.scheduler.recv_interval", SIM_SCHEMA_I32, PL(scheduler.recv_interval), IN(0, 1000000),
         "Steps between the scheduler's polls for new requests (SGLang's --scheduler-recv-interval): a decode-only "
         "step counts 1, a step with a prefill the whole interval, so requests that arrive while the batch only "

@@ -151,6 +151,11 @@ static void preempt(sim_instance *in, sim_req *r)
 {
     int64_t before;
     int64_t pre_before = r->state == SIM_REQ_PREFILL ? r->prefill_target - r->prefilled : 0;
+    /* preempt_keeps_kv: its full blocks stay cached (kept_tokens); the
+     * blocks free before it and its partial last block are reused first. */
+    int64_t in_kv = r->state == SIM_REQ_DECODE ? r->ctx_base + lane_of(in, r)->dstep : r->prefilled;
+    r->kept_blocks = in->cfg.preempt_keeps_kv && !in->pc ? (int32_t)(in_kv / in->bs) : 0;
+    r->kept_mark = in->blocks_taken + (in->blocks_total - in->blocks_used) + (in_kv % in->bs != 0);
     if (r->state == SIM_REQ_DECODE) {
         before = r->spec.output_tokens -
                  (r->generated_at_join + (int32_t)(lane_of(in, r)->dstep - r->join_iter));
@@ -193,6 +198,7 @@ static int32_t take_chunk(sim_instance *in, sim_req *r, int32_t want)
     if (need > 0) {
         r->blocks += (int32_t)need;
         in->blocks_used += need;
+        in->blocks_taken += need;
     }
     return want;
 }
@@ -268,6 +274,36 @@ static void resv_release(sim_instance *in, sim_req *r)
     r->resv_blocks = 0;
 }
 
+/* scheduler.preempt_keeps_kv (vLLM V1 and SGLang cache a request's full
+ * KV blocks when it is preempted): its freed blocks go to the end of the
+ * free list, the blocks freed before them are reused first, and its own
+ * are overwritten from the end of the sequence, so what other allocations
+ * took since the preemption is lost from its end and the rest is found in
+ * the cache again: the tokens a preempted request, re-admitted now, need
+ * not recompute (at least one is always computed). */
+static int64_t kept_tokens(const sim_instance *in, const sim_req *r)
+{
+    if (r->kept_blocks <= 0 || r->prefilled > 0 || r->blocks > 0) return 0;
+    int64_t lost = in->blocks_taken - r->kept_mark;
+    int64_t left = r->kept_blocks - (lost > 0 ? lost : 0);
+    int64_t most = (r->prefill_target - 1) / in->bs;
+    if (left > most) left = most;
+    return left > 0 ? left * in->bs : 0;
+}
+
+/* Takes the surviving blocks back (they were counted free) as prefilled. */
+static void reuse_kept(sim_instance *in, sim_req *r, int64_t tokens)
+{
+    r->kept_blocks = 0;
+    if (tokens <= 0) return;
+    int64_t b = tokens / in->bs;
+    r->blocks += (int32_t)b;
+    in->blocks_used += b;
+    r->prefilled += (int32_t)tokens;
+    in->outstanding -= tokens;
+    in->pending_prefill -= tokens;
+}
+
 /* admit 0: only started prefills continue (vLLM V1 schedules no waiting
  * request in a step that had to preempt, so a request preempted to make
  * room is not re-admitted into that room at once). */
@@ -306,13 +342,21 @@ static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int adm
          * once or leaves it waiting; TensorRT-LLM and SGLang likewise):
          * squeezing a sliver of a recomputed prompt into the last free
          * blocks would only have it preempted again at the next step. */
-        int32_t want = min3(r->prefill_target - r->prefilled, in->cfg.chunk_tokens, budget);
-        int64_t need = blocks_for(in, (int64_t)r->prefilled + want) - (r->blocks + shared_kv(in, r));
-        int32_t t = need <= 0 || sim_instance_free_blocks(in, need) >= need ? take_chunk(in, r, want) : 0;
+        int64_t reuse = kept_tokens(in, r);
+        int32_t want = min3(r->prefill_target - r->prefilled - reuse, in->cfg.chunk_tokens, budget);
+        int64_t need = blocks_for(in, (int64_t)r->prefilled + reuse + want) - (r->blocks + shared_kv(in, r));
+        int32_t t = 0;
+        if (need <= 0 || sim_instance_free_blocks(in, need) >= need) {
+            reuse_kept(in, r, reuse);
+            t = take_chunk(in, r, want);
+        }
         if (t < want) {
-            if (t > 0) { /* cannot happen: the blocks were free */
+            if (t > 0 || r->blocks > 0) { /* cannot happen: the blocks were free */
                 in->blocks_used -= r->blocks;
                 r->blocks = 0;
+                in->outstanding += r->prefilled;
+                in->pending_prefill += r->prefilled;
+                r->prefilled = 0;
             }
             sim_instance_unmatch_prefix(in, r);
             resv_release(in, r);
@@ -378,6 +422,7 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
             preempted = 1;
         }
         in->blocks_used += need;
+        in->blocks_taken += need;
         fill_prefill(in, ln, in->cfg.max_batched_tokens - ln->dec_n, may_admit && (!preempted || ln->dec_n == 0));
         if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
         if (ln->n_chunks > 0 || ln->dec_n > 0) break;
@@ -388,6 +433,7 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         /* Prefills hold every free block and none can grow: make room the way
          * vLLM does, by preempting the newest request. */
         in->blocks_used -= need;
+        in->blocks_taken -= need;
         preempt(in, victim(in, ln));
     }
     int32_t n_dec = with_decode ? (int32_t)ln->dec_n : 0;
@@ -696,6 +742,8 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     r->kv_bytes = 0;
     r->shared = r->hold_shared = 0;
     r->cached_tokens = 0;
+    r->kept_blocks = 0;
+    r->kept_mark = 0;
     r->fetching = r->fetch_blocks = r->fetch_parts = 0;
     /* A prefill instance only owes the prompt; decode work is owed downstream. */
     in->outstanding += (int64_t)r->spec.input_tokens +

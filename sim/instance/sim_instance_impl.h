@@ -88,6 +88,7 @@ struct sim_instance {
     sim_router_view *published; /* where the router reads this instance's load */
     int64_t *queued;            /* caller's count of queued requests (NULL = none) */
     int64_t preemptions;
+    int64_t blocks_taken;       /* blocks ever allocated from the free pool (preempt_keeps_kv) */
     /* Admission holds (sim_instance_gate.c). */
     int32_t dp_ranks;           /* attention-DP ranks of the layout (1 = none) */
     int64_t unseen;             /* waiting queue's tail not yet received (recv_interval) */

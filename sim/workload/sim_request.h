@@ -70,6 +70,11 @@ struct sim_req {
     int32_t shared;
     int32_t hold_shared;     /* pd: references still held on the prefill instance */
     int32_t cached_tokens;
+    /* scheduler.preempt_keeps_kv: the full KV blocks it held when last
+     * preempted, and the instance's blocks_taken then (what other
+     * allocations have overwritten since) */
+    int32_t kept_blocks;
+    int64_t kept_mark;
     /* KV sharing: blocks being fetched from a peer or a tier before prefill */
     int32_t fetching;        /* 1 while a fetch is in flight */
     int32_t fetch_blocks;    /* cache blocks the fetch brings */

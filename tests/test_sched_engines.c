@@ -1,0 +1,238 @@
+/* test_sched_engines — engine behaviours of the instance scheduler, each
+ * against a hand calculation on one instance whose every iteration lasts
+ * exactly D = 10 ms (a fixed cost function in place of the cost model,
+ * which also logs every prefill chunk):
+ *
+ * - SGLang's --scheduler-recv-interval (scheduler.recv_interval): request A
+ *   arrives at t = 0 into an idle instance (received at once), request B at
+ *   12 ms, during A's first decode-only step. Polling every step, B is
+ *   scheduled at the step boundary at 20 ms and its prefill ends at 30 ms
+ *   (TTFT 18 ms). With interval 4 the counter, reset by the poll after A's
+ *   prefill step at 10 ms, reaches 4 only after the decode steps ending at
+ *   20, 30, 40 and 50 ms: B is scheduled at 50 ms, first token at 60 ms
+ *   (TTFT 48 ms). A step with a prefill sets the counter due at once: with
+ *   B arriving at 5 ms, during A's prefill, it is scheduled at 10 ms either way.
+ * - TensorRT-LLM's attention-DP balancing (scheduler.adp_timeout_iters,
+ *   adp_wait_iters) on an instance of 2 attention-DP ranks: A and B arrive
+ *   at t = 0; A finds the instance idle and starts alone, B follows at the
+ *   boundary at 10 ms (while fewer than two decode, nothing is held): TTFT
+ *   10 and 20 ms either way. Then C arrives at 12 ms: one context request
+ *   for two ranks while both decode, so it waits; the step counter, reset
+ *   by B's release at 10 ms, reaches the timeout of 3 at the boundary at
+ *   40 ms: C's prefill runs 40–50 ms (TTFT 38 ms; 18 ms without
+ *   balancing, or without attention DP). With C and D both at 12 ms (one
+ *   per rank) they go at once at 20 ms (TTFT 18), unless adp_wait_iters = 2
+ *   holds them for two more steps (to 40 ms, TTFT 38).
+ * - A preempted request's cached KV (scheduler.preempt_keeps_kv, vLLM V1's
+ *   and SGLang's prefix caches): KV of 10 blocks of 16 tokens, A and B of 64
+ *   prompt and 60 output tokens arriving at t = 0. A prefills in step 1 and
+ *   takes a block for its context 64; B prefills in step 2 (4 blocks) and
+ *   takes its fifth at context 64 in step 3: the KV is full. At step 18 A's
+ *   context reaches 80 and needs a block: B (the newest) is preempted with
+ *   79 tokens in KV (generated 16, so it must recompute 64 + 16 = 80) and
+ *   4 full blocks cached. Nothing was free before; its partial fifth block
+ *   is reused first (A's block at 80), then A's blocks at 96 and 112 take
+ *   two of its full ones from the end. A finishes after step 60 (60
+ *   tokens), B is admitted at step 61 and finds 2 blocks, 32 tokens, cached:
+ *   its re-admission prefills 48 tokens after 32 cached (80 from scratch
+ *   without the cache). */
+#include "model_cost.h"
+#include "sim_engine.h"
+#include "sim_instance.h"
+#include "sim_metrics.h"
+#include "sim_scenario.h"
+#include "test_util.h"
+#include "test_model_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define D_NS 10000000LL /* one iteration */
+#define MS 1000000LL
+
+static double fixed_cost(void *ctx, const model_batch *b)
+{
+    (void)ctx;
+    (void)b;
+    return D_NS * 1e-9;
+}
+
+static void on_finish(void *ctx, sim_req *r)
+{
+    (void)r;
+    (*(int *)ctx)++;
+}
+
+typedef struct {
+    sim_instance *in;
+    sim_req *r;
+} arrival;
+
+static void on_arrival(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    arrival *a = ctx;
+    sim_instance_submit(a->in, a->r);
+}
+
+/* Every prefill chunk the instance ran, in order. */
+typedef struct {
+    int n;
+    int32_t tokens[64], cached[64];
+} chunk_log;
+
+static double logged_cost(void *ctx, const model_batch *b)
+{
+    chunk_log *lg = ctx;
+    for (int32_t i = 0; b->chunks && i < b->n_chunks; i++)
+        if (lg->n < 64) {
+            lg->tokens[lg->n] = b->chunks[i].tokens;
+            lg->cached[lg->n++] = b->chunks[i].cached;
+        }
+    return fixed_cost(NULL, b);
+}
+
+typedef struct {
+    int recv_interval, adp_timeout, adp_wait, dp; /* dp: the layout's attention-DP ranks */
+    int output_tokens;                           /* 0 = 20 */
+    int64_t kv_tokens;                           /* 0 = plenty */
+    int keeps_kv;                                /* scheduler.preempt_keeps_kv */
+} gate_setup;
+
+/* Runs requests arriving at arrive_ms[i] (input 64 tokens) on one
+ * decode_first instance set up as u says; fills ttft_ms[i] and, when lg is
+ * not NULL, the chunk log. Returns 0 when the run completed. */
+static int run_sched(int n, const double *arrive_ms, const gate_setup *u, double *ttft_ms, chunk_log *lg)
+{
+    const int recv_interval = u->recv_interval, adp_timeout = u->adp_timeout, adp_wait = u->adp_wait,
+              dp = u->dp > 1 ? u->dp : 1;
+    sim_sched_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_seqs = 16;
+    cfg.max_batched_tokens = 4096;
+    cfg.chunk_tokens = 4096;
+    cfg.block_tokens = 16;
+    snprintf(cfg.policy, sizeof cfg.policy, "decode_first");
+    snprintf(cfg.admission, sizeof cfg.admission, "optimistic");
+    cfg.recv_interval = recv_interval;
+    cfg.adp_timeout_iters = adp_timeout;
+    cfg.adp_wait_iters = adp_wait;
+    cfg.preempt_keeps_kv = u->keeps_kv;
+    /* The layout only tells the instance its attention-DP ranks; the fixed
+     * cost function prices every iteration. */
+    model_spec m;
+    model_gpu g;
+    model_cost *cost = NULL;
+    sim_err err = {{0}};
+    REQUIRE_OR(model_catalog_model("qwen3-30b-a3b", &m, &err) == 0, return -1);
+    REQUIRE_OR(model_catalog_gpu("h100-sxm", &g, &err) == 0, return -1);
+    model_layout l = {.tp = 1, .pp = 1, .dp = dp, .ep = dp, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
+                      .gpus_per_node = 8};
+    int rc = model_cost_create(&m, &g, &l, &cost, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc) return -1;
+    sim_engine *eng = sim_engine_create();
+    sim_metrics *met = sim_metrics_create(1);
+    int done = 0;
+    sim_instance_hooks hooks = {.on_finish = on_finish, .ctx = &done};
+    sim_instance *in = NULL;
+    rc = eng && met ? sim_instance_create(eng, 0, SIM_ROLE_COLOCATED, &cfg, cost, u->kv_tokens > 0 ? u->kv_tokens : 1 << 20, met,
+                                          hooks, &in, &err)
+                    : -1;
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    sim_req *reqs = calloc((size_t)n, sizeof *reqs);
+    arrival *arr = calloc((size_t)n, sizeof *arr);
+    if (rc == 0 && reqs && arr) {
+        if (lg) memset(lg, 0, sizeof *lg);
+        if (lg) sim_instance_set_cost_fn(in, logged_cost, lg);
+        else sim_instance_set_cost_fn(in, fixed_cost, NULL);
+        for (int i = 0; i < n; i++) {
+            reqs[i].spec.id = (uint64_t)i;
+            reqs[i].spec.arrival = (sim_time)(arrive_ms[i] * MS);
+            reqs[i].spec.input_tokens = 64;
+            reqs[i].spec.output_tokens = u->output_tokens > 0 ? u->output_tokens : 20;
+            reqs[i].client = -1;
+            arr[i] = (arrival){in, &reqs[i]};
+            sim_engine_at(eng, reqs[i].spec.arrival, on_arrival, &arr[i], 0);
+        }
+        sim_engine_run(eng, (sim_time)10 * 1000 * MS);
+        CHECK_MSG(!sim_engine_failed(eng, NULL), "the run failed");
+        CHECK_MSG(done == n, "%d of %d requests finished", done, n);
+        for (int i = 0; i < n; i++) ttft_ms[i] = (double)(reqs[i].first_token - reqs[i].spec.arrival) / MS;
+    } else {
+        rc = -1;
+    }
+    sim_instance_destroy(in);
+    free(reqs);
+    free(arr);
+    sim_metrics_destroy(met);
+    sim_engine_destroy(eng);
+    model_cost_destroy(cost);
+    return rc == 0 && done == n ? 0 : -1;
+}
+
+static void test_recv_interval(void)
+{
+    const double at[] = {0, 12};
+    double t[2];
+    REQUIRE(run_sched(2, at, &(gate_setup){1, 0, 0, 1, 0, 0, 0}, t, NULL) == 0);
+    CHECK_MSG(t[0] == 10 && t[1] == 18, "polling every step: TTFT %.1f / %.1f ms, expected 10 / 18", t[0], t[1]);
+    REQUIRE(run_sched(2, at, &(gate_setup){4, 0, 0, 1, 0, 0, 0}, t, NULL) == 0);
+    CHECK_MSG(t[0] == 10 && t[1] == 48, "interval 4: TTFT %.1f / %.1f ms, expected 10 / 48", t[0], t[1]);
+    /* Arriving during a prefill step: the poll after it is immediate. */
+    const double during[] = {0, 5};
+    REQUIRE(run_sched(2, during, &(gate_setup){4, 0, 0, 1, 0, 0, 0}, t, NULL) == 0);
+    CHECK_MSG(t[1] == 15, "interval 4, arrival in a prefill step: TTFT %.1f ms, expected 15", t[1]);
+}
+
+static void test_adp_balance(void)
+{
+    const double one[] = {0, 0, 12};
+    double t[4];
+    REQUIRE(run_sched(3, one, &(gate_setup){1, 0, 0, 2, 0, 0, 0}, t, NULL) == 0);
+    CHECK_MSG(t[0] == 10 && t[1] == 20 && t[2] == 18, "no balancing: TTFT %.1f / %.1f / %.1f ms", t[0], t[1], t[2]);
+    REQUIRE(run_sched(3, one, &(gate_setup){1, 3, 0, 2, 0, 0, 0}, t, NULL) == 0);
+    CHECK_MSG(t[0] == 10 && t[1] == 20, "fewer than two decoding: TTFT %.1f / %.1f ms, expected 10 / 20", t[0], t[1]);
+    CHECK_MSG(t[2] == 38, "one context request for two ranks: TTFT %.1f ms, expected 38 (timeout 3 steps)", t[2]);
+    /* Without attention DP the same settings hold nothing. */
+    REQUIRE(run_sched(3, one, &(gate_setup){1, 3, 0, 1, 0, 0, 0}, t, NULL) == 0);
+    CHECK_MSG(t[2] == 18, "dp 1: TTFT %.1f ms, expected 18", t[2]);
+    const double two[] = {0, 0, 12, 12};
+    REQUIRE(run_sched(4, two, &(gate_setup){1, 3, 0, 2, 0, 0, 0}, t, NULL) == 0);
+    CHECK_MSG(t[2] == 18 && t[3] == 18, "one per rank: TTFT %.1f / %.1f ms, expected 18", t[2], t[3]);
+    REQUIRE(run_sched(4, two, &(gate_setup){1, 3, 2, 2, 0, 0, 0}, t, NULL) == 0);
+    CHECK_MSG(t[2] == 38 && t[3] == 38, "batching wait 2: TTFT %.1f / %.1f ms, expected 38", t[2], t[3]);
+}
+
+static void test_preempt_keeps_kv(void)
+{
+    const double at[] = {0, 0};
+    double t[2];
+    chunk_log lg;
+    for (int keep = 0; keep <= 1; keep++) {
+        gate_setup u = {.output_tokens = 60, .kv_tokens = 160, .keeps_kv = keep};
+        REQUIRE(run_sched(2, at, &u, t, &lg) == 0);
+        /* A's and B's prefills, then B's re-admission after its preemption. */
+        REQUIRE_MSG(lg.n == 3, "%d prefill chunks, expected 3", lg.n);
+        CHECK(lg.tokens[0] == 64 && lg.cached[0] == 0 && lg.tokens[1] == 64 && lg.cached[1] == 0);
+        if (keep)
+            CHECK_MSG(lg.tokens[2] == 48 && lg.cached[2] == 32, "re-admission: %d tokens after %d cached, expected 48 "
+                      "after 32", lg.tokens[2], lg.cached[2]);
+        else
+            CHECK_MSG(lg.tokens[2] == 80 && lg.cached[2] == 0, "re-admission without the cache: %d tokens after %d, "
+                      "expected 80 after 0", lg.tokens[2], lg.cached[2]);
+    }
+}
+
+static const test_case cases[] = {
+    {"recv_interval", test_recv_interval},
+    {"adp_balance", test_adp_balance},
+    {"preempt_keeps_kv", test_preempt_keeps_kv},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    return test_run("test_sched_engines", cases);
+}
