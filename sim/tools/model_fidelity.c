@@ -85,8 +85,10 @@ static const backend_profile profiles[] = {{"vllm", 0.125}, {"sglang", 0}, {"trt
 #define FID_WAVES 10
 #define FID_MAX_REQUESTS 2000000
 #define FID_MAX_SETS 64
-/* The InferenceX recipes' engine settings (set_recipe). */
-#define FID_SGLANG_RECV_INTERVAL 10
+/* The InferenceX recipes' engine settings (set_recipe): SGLang's poll
+ * interval fitted in the recipes' range (docs/cost-model.md), TensorRT-LLM's
+ * attention_dp_config as its DeepSeek recipes write it. */
+#define FID_SGLANG_RECV_INTERVAL 30
 #define FID_TRTLLM_ADP_TIMEOUT_ITERS 60
 #define FID_TRTLLM_ADP_WAIT_ITERS 0
 
@@ -124,8 +126,10 @@ static void set_parallel(sim_parallel_cfg *p, const model_fidelity_layout *l)
 
 /* What the InferenceX serving recipes (len_lo < 1 marks their runs) set
  * beyond the engine's defaults, on aggregated workers: SGLang's
- * --scheduler-recv-interval (FID_SGLANG_RECV_INTERVAL, the value of the
- * DeepSeek and Qwen3.5 recipes), and with attention DP TensorRT-LLM's
+ * --scheduler-recv-interval (FID_SGLANG_RECV_INTERVAL steps: the recipes
+ * write 10 or a per-run value, the InferenceX sweeps 10-30;
+ * `scripts/fit-engine.py --recv` picks 30 in that range), and with attention
+ * DP TensorRT-LLM's
  * attention_dp_config (enable_balance, timeout_iters 60,
  * batching_wait_iters 0). aiconfigurator's collector runs the defaults. */
 static void set_recipe(sim_sched_cfg *s, const model_fidelity_row *r)
