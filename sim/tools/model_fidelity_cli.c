@@ -182,7 +182,29 @@ static void fam_line(const char *what, double total, const double f[5], char top
     printf("  %-30s costliest: %s; %s; %s\n", "", top[0], top[1], top[2]);
 }
 
-static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_explain_out *x)
+/* The admission holds the row's engine runs with (scheduler.recv_interval,
+ * adp_timeout_iters / adp_wait_iters), when any is on. */
+static void print_holds(const model_fidelity_row *r, const model_fidelity_opts *o)
+{
+    sim_scenario *sc = malloc(sizeof *sc);
+    sim_err e = {""};
+    if (!sc || model_fidelity_row_scenario(r, o, sc, &e)) {
+        free(sc);
+        return;
+    }
+    const sim_sched_cfg *s = &sc->deployment.pools[0].scheduler;
+    if (s->recv_interval > 1)
+        printf("  engine: polls for new requests every %d decode-only steps (scheduler.recv_interval)\n",
+               s->recv_interval);
+    if (s->adp_timeout_iters > 0 && r->agg.dp > 1)
+        printf("  engine: attention-DP balancing, new prefills wait for one per rank up to %d steps, then %d more "
+               "(scheduler.adp_timeout_iters, adp_wait_iters)\n",
+               s->adp_timeout_iters, s->adp_wait_iters);
+    free(sc);
+}
+
+static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_explain_out *x,
+                              const model_fidelity_opts *o)
 {
     char lay[112];
     row_layout(r, lay, sizeof lay);
@@ -199,6 +221,7 @@ static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_
            "mean batch %.1f\n",
            (long long)r->kv_tokens, r->disagg ? " decode" : "", (long long)r->concurrency * (r->isl + r->osl),
            (long long)r->preemptions, r->mean_batch);
+    print_holds(r, o);
     printf("  host/frontend                  %9.3f ms\n", x->frontend_ms);
     printf("  queueing                       %9.3f ms (after the frontend, before the first iteration)\n",
            x->queue_ms);
@@ -303,7 +326,7 @@ int model_cli_fidelity(int argc, char **argv)
             fprintf(stderr, "servesim fidelity: %s\n", e.msg);
             return 2;
         }
-        fid_print_explain(&row, &x);
+        fid_print_explain(&row, &x, &o);
         return 0;
     }
     model_fidelity_result r;

@@ -73,10 +73,10 @@ static const bound backend_bounds[] = {
     {"vllm", 38.0, 22.5, 74.5, 20.0},
 };
 static const bound gpu_bounds[] = {
-    {"b200", 201.0, 39.5, 39.0, 20.0},
-    {"h100-sxm", 98.0, 28.5, 52.0, 15.5},
+    {"b200", 182.0, 33.0, 33.5, 16.5},
+    {"h100-sxm", 98.0, 28.5, 52.0, 15.0},
 };
-static const bound all_bound = {"all", 154.5, 35.0, 45.0, 17.0};
+static const bound all_bound = {"all", 144.5, 29.5, 42.0, 15.5};
 
 static void check_group(const char *by, const model_fidelity_group *g, const bound *b)
 {
