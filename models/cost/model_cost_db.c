@@ -315,7 +315,12 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
     d.bytes = n * k * wbytes + m * k * abytes + m * n * COST_ACT_BYTES;
     d.peak = peak * wave_eff;
     d.bw = c->bw;
-    if (tiles < c->g.sms && peak > 0 && c->bw > 0) {
+    /* With the perf-db's GEMM series attached the lookup prices this GEMM
+     * (never below the series' floor), so the split-K search below, the
+     * dearest part of the roofline descriptor, is skipped: the unsplit
+     * ceilings then serve only the roofline overlap budgets. */
+    const int db_priced = c->tab && c->series[CALIB_OP_GEMM][wbytes < COST_ACT_BYTES ? COST_DB_WEIGHTS : COST_DB_BF16];
+    if (!db_priced && tiles < c->g.sms && peak > 0 && c->bw > 0) {
         /* Fewer tiles than SMs: split-K / stream-K over the idle SMs, paying
          * its reduction (each split's fp32 partial written and read back),
          * at the fastest split count, as the op model prices it; the
