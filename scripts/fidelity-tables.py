@@ -6,7 +6,8 @@ Usage: servesim fidelity --json > fid.json && scripts/fidelity-tables.py fid.jso
 Prints the coverage table (rows and simulated rows by model, GPU and mode),
 the error tables (MAPE and median APE of TTFT and TPOT by backend, GPU and
 mode as the command's summary gives them, then by backend x GPU x mode from
-the rows) and the skip reasons with counts.
+the rows; rows of unknown layout, scored apart, in their own group and as
+mode "disagg, layout unknown") and the skip reasons with counts.
 Standard library only."""
 import collections
 import json
@@ -35,16 +36,21 @@ def main(path):
     print("| group | rows | TTFT MAPE | TTFT median APE | TPOT MAPE | TPOT median APE |")
     print("|---|---|---|---|---|---|")
     s = d["summary"]
-    for by in ("all", "backend", "gpu", "mode"):
+    for by in ("all", "backend", "gpu", "mode", "layout_unknown"):
         for key, g in s[by].items():
-            label = key if by == "all" else f"{by} {key}"
+            label = key if by in ("all", "layout_unknown") else f"{by} {key}"
+            if by == "layout_unknown":
+                if g["rows"] == 0:
+                    continue
+                label = "layout unknown (scored apart)"
             print(f"| {label} | {g['rows']} | {g['ttft_mape_pct']:.1f} % | {g['ttft_median_ape_pct']:.1f} % "
                   f"| {g['tpot_mape_pct']:.1f} % | {g['tpot_median_ape_pct']:.1f} % |")
     print()
     cross = collections.defaultdict(list)
     for r in rows:
         if r["status"] == "ok":
-            cross[(r["backend"], r["gpu"], r["mode"])].append(
+            mode = r["mode"] + (", layout unknown" if r.get("layout_unknown") else "")
+            cross[(r["backend"], r["gpu"], mode)].append(
                 (abs(r["predicted_ttft_ms"] / r["measured_ttft_ms"] - 1) * 100,
                  abs(r["predicted_tpot_ms"] / r["measured_tpot_ms"] - 1) * 100))
     print("| backend | GPU | mode | rows | TTFT MAPE | TTFT median APE | TPOT MAPE | TPOT median APE |")

@@ -388,8 +388,9 @@ static void ape_finish(ape_list *a, model_fidelity_group *g)
     memset(a, 0, sizeof *a);
 }
 
-/* Groups rows by key (one group per distinct key, first-seen order). */
-static int group_by(const model_fidelity_result *r, const char *(*key)(const model_fidelity_row *),
+/* Groups the simulated rows whose layout_unknown is `unknown` by key (one
+ * group per distinct key, first-seen order). */
+static int group_by(const model_fidelity_result *r, int unknown, const char *(*key)(const model_fidelity_row *),
                     model_fidelity_group *gs, int32_t *n_out)
 {
     int32_t n = 0;
@@ -398,8 +399,8 @@ static int group_by(const model_fidelity_result *r, const char *(*key)(const mod
     int rc = 0;
     for (int32_t i = 0; i < r->n_rows && rc == 0; i++) {
         const model_fidelity_row *x = &r->rows[i];
-        if (!x->ok) continue;
-        const char *k = key ? key(x) : "all";
+        if (!x->ok || x->layout_unknown != unknown) continue;
+        const char *k = key ? key(x) : unknown ? "layout_unknown" : "all";
         int32_t g = 0;
         while (g < n && strcmp(gs[g].backend, k)) g++;
         if (g == n) {
@@ -423,16 +424,21 @@ static const char *key_mode(const model_fidelity_row *x) { return x->disagg ? "d
 
 static int fid_groups(model_fidelity_result *r)
 {
-    int32_t one = 0;
-    int rc = group_by(r, NULL, &r->all, &one);
+    int32_t one = 0, unk = 0;
+    int rc = group_by(r, 0, NULL, &r->all, &one);
     if (one == 0) {
         memset(&r->all, 0, sizeof r->all);
         snprintf(r->all.backend, sizeof r->all.backend, "all");
     }
-    if (!rc) rc = group_by(r, key_backend, r->backends, &r->n_backends);
-    if (!rc) rc = group_by(r, key_gpu, r->gpus, &r->n_gpus);
-    if (!rc) rc = group_by(r, key_model, r->models, &r->n_models);
-    if (!rc) rc = group_by(r, key_mode, r->modes, &r->n_modes);
+    if (!rc) rc = group_by(r, 1, NULL, &r->layout_unknown, &unk);
+    if (!rc && unk == 0) {
+        memset(&r->layout_unknown, 0, sizeof r->layout_unknown);
+        snprintf(r->layout_unknown.backend, sizeof r->layout_unknown.backend, "layout_unknown");
+    }
+    if (!rc) rc = group_by(r, 0, key_backend, r->backends, &r->n_backends);
+    if (!rc) rc = group_by(r, 0, key_gpu, r->gpus, &r->n_gpus);
+    if (!rc) rc = group_by(r, 0, key_model, r->models, &r->n_models);
+    if (!rc) rc = group_by(r, 0, key_mode, r->modes, &r->n_modes);
     return rc;
 }
 

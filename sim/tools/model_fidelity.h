@@ -56,6 +56,8 @@ typedef struct {
     char note[256];
     char assumed[128];          /* what the replay assumed where the row says nothing, or repaired where
                                    its columns are known to be wrong ("" = none) */
+    int layout_unknown;         /* 1: a disaggregated row without worker counts, replayed as one prefill and
+                                   one decode worker and scored only in model_fidelity_result.layout_unknown */
     int32_t line;               /* CSV line */
 } model_fidelity_row;
 
@@ -72,7 +74,8 @@ typedef struct {
 typedef struct {
     model_fidelity_row *rows;
     int32_t n_rows, n_ok;
-    model_fidelity_group all;
+    model_fidelity_group all;   /* every simulated row of known layout; the groups below too */
+    model_fidelity_group layout_unknown; /* the simulated rows of unknown layout (model_fidelity_row.layout_unknown) */
     model_fidelity_group backends[MODEL_FID_MAX_GROUPS];
     int32_t n_backends;
     model_fidelity_group gpus[MODEL_FID_MAX_GROUPS], models[MODEL_FID_MAX_GROUPS], modes[MODEL_FID_MAX_GROUPS];

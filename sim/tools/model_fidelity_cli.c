@@ -27,7 +27,7 @@ static int worst_rows(const model_fidelity_result *r, int which, int *idx, int k
     int n = 0;
     for (int i = 0; i < r->n_rows; i++) {
         const model_fidelity_row *x = &r->rows[i];
-        if (!x->ok) continue;
+        if (!x->ok || x->layout_unknown) continue; /* scored apart */
         double e = fabs(which ? rel_err(x->pred_tpot_ms, x->meas_tpot_ms) : rel_err(x->pred_ttft_ms, x->meas_ttft_ms));
         int pos = n < k ? n++ : k;
         while (pos > 0) {
@@ -97,6 +97,11 @@ static void fid_print_table(const model_fidelity_result *r)
     print_groups("gpu", r->gpus, r->n_gpus);
     print_groups("mode", r->modes, r->n_modes);
     print_groups("model", r->models, r->n_models);
+    if (r->layout_unknown.n > 0) {
+        printf("\nscored apart: disaggregated rows without worker counts, replayed as one prefill and one decode "
+               "worker\n");
+        print_groups("layout", &r->layout_unknown, 1);
+    }
     for (int which = 0; which < 2; which++) {
         int idx[5];
         int n = worst_rows(r, which, idx, 5);
@@ -108,7 +113,8 @@ static void fid_print_table(const model_fidelity_result *r)
                    rel_err(pred, meas));
         }
     }
-    printf("\n%d of %d rows simulated in %.1f s\n", r->n_ok, r->n_rows, r->wall_s);
+    printf("\n%d of %d rows simulated in %.1f s (%d of unknown layout, scored apart)\n", r->n_ok, r->n_rows, r->wall_s,
+           r->layout_unknown.n);
 }
 
 static json_t *layout_json(const model_fidelity_layout *l)
@@ -144,6 +150,7 @@ static int fid_print_json(const model_fidelity_result *r)
             json_object_set_new(o, "layout", layout_json(&x->agg));
         }
         if (x->assumed[0]) json_object_set_new(o, "assumed", json_string(x->assumed));
+        if (x->layout_unknown) json_object_set_new(o, "layout_unknown", json_true());
         if (x->len_lo < 1) json_object_set_new(o, "length_range_ratio", json_real(x->len_lo));
         if (x->ok) {
             json_object_set_new(o, "measured_ttft_ms", json_real(x->meas_ttft_ms));
@@ -165,6 +172,7 @@ static int fid_print_json(const model_fidelity_result *r)
     json_object_set_new(sum, "gpu", groups_json(r->gpus, r->n_gpus));
     json_object_set_new(sum, "model", groups_json(r->models, r->n_models));
     json_object_set_new(sum, "mode", groups_json(r->modes, r->n_modes));
+    json_object_set_new(sum, "layout_unknown", groups_json(&r->layout_unknown, 1));
     json_object_set_new(root, "summary", sum);
     json_object_set_new(root, "rows_total", json_integer(r->n_rows));
     json_object_set_new(root, "rows_simulated", json_integer(r->n_ok));
@@ -250,7 +258,8 @@ static void fid_usage(FILE *o)
             "samples; aggregated rows as colocated deployments, disaggregated rows as PD deployments with\n"
             "their prefill/decode layouts, worker counts and batch sizes) as closed-loop scenarios and\n"
             "compares mean TTFT/TPOT with the measurements; prints per-row results, MAPE and median APE by\n"
-            "backend, GPU, mode and model, and the largest misses. Default CSV:\n"
+            "backend, GPU, mode and model, and the largest misses; disaggregated rows without worker counts\n"
+            "replay one prefill and one decode worker and are scored apart (group layout_unknown). Default CSV:\n"
             "../shared/validation/silicon-dev.csv, else ../shared/validation/e2e-dev.csv, else\n"
             "tests/data/models/e2e-dev.csv. Means are over every request (10 per client, the first wave\n"
             "included, as benchmark clients report them); --steady-state leaves the first wave out. Each row\n"

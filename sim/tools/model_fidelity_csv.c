@@ -33,13 +33,15 @@
  * counts; 92 of its 393 such rows are re-records of db-dump rows (TensorRT-
  * LLM and SGLang DeepSeek-R1), whose layouts show attention DP 8 where the
  * flat row says tp 8 and 1–7 prefill and 1–6 decode workers. The other 301
- * are kept, not simulated, as "layout unknown": nothing in such a row gives
- * the worker counts (no total GPU count, no per-GPU throughput), the
- * re-recorded ones show that rows of one sweep with the same flat columns
- * ran different worker counts at different concurrencies (1P + 5D, 1P + 6D,
- * 1P + 2D and 1P + 1D in one TensorRT-LLM sweep), and replaying one worker
- * of each scored a fiction (TTFT MAPE 356 %, a 1P + 1D deployment the
- * measurements did not have). */
+ * are "layout unknown": nothing in such a row gives the worker counts (no
+ * total GPU count, no per-GPU throughput), and the re-recorded ones show
+ * that rows of one sweep with the same flat columns ran different worker
+ * counts at different concurrencies (1P + 5D, 1P + 6D, 1P + 2D and 1P + 1D
+ * in one TensorRT-LLM sweep). They are replayed as one worker of each (the
+ * smallest deployment their layouts describe; every row can be expressed)
+ * and scored apart: their error is that of a deployment the measurement did
+ * not have (TTFT MAPE 356 % on silicon-dev.csv), not the model's, so they
+ * are in no group of the summary but their own (layout_unknown). */
 #include "model_fidelity.h"
 
 #include "model_catalog.h"
@@ -414,11 +416,11 @@ static void fid_adopt_twins(model_fidelity_result *out)
             break;
         }
         if (r->prefill.workers > 0 && r->decode.workers > 0) continue;
-        /* Still without worker counts: the layout is unknown. */
-        snprintf(r->note, sizeof r->note,
-                 "line %d: layout unknown: no %s and no row that records the same measurement with them (a "
-                 "worker's GPU count does not say how many workers ran)",
-                 r->line,
+        /* Still without worker counts: the layout is unknown. The row is
+         * replayed as one prefill and one decode worker and scored apart
+         * (model_fidelity_row.layout_unknown). */
+        r->layout_unknown = 1;
+        snprintf(r->assumed, sizeof r->assumed, "layout unknown: no %s; one worker of each replayed, scored apart",
                  r->prefill.workers == 0 && r->decode.workers == 0 ? "prefill_num_workers/decode_num_workers"
                  : r->prefill.workers == 0                          ? "prefill_num_workers"
                                                                     : "decode_num_workers");

@@ -92,9 +92,9 @@ static void test_read(void)
     fclose(f);
     CHECK(model_fidelity_read(tmp, &r, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, ":1: missing column 'model_path'");
-    /* A disaggregated row without worker counts is not simulated: its
-     * layout is unknown, said in its note; a malformed layout field is a
-     * reason, not a crash. */
+    /* A disaggregated row without worker counts is of unknown layout:
+     * replayed as one worker of each, said in `assumed`, scored apart; a
+     * malformed layout field is a reason, not a crash. */
     f = fopen(tmp, "w");
     REQUIRE_OR(f != NULL, unlink(tmp); return);
     fputs("id,concurrency,backend,model_path,system,precision,mode,isl,osl,tp_size,pp_size,attention_dp_size,"
@@ -105,9 +105,10 @@ static void test_read(void)
     fclose(f);
     CHECK_MSG(model_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
     if (r.n_rows == 2) {
-        CHECK(r.rows[0].disagg && r.rows[0].assumed[0] == 0);
-        CHECK_CONTAINS(r.rows[0].note, "line 2: layout unknown: no prefill_num_workers/decode_num_workers and no row "
-                                       "that records the same measurement with them");
+        CHECK(r.rows[0].disagg && r.rows[0].note[0] == 0 && r.rows[0].layout_unknown == 1);
+        CHECK_CONTAINS(r.rows[0].assumed, "layout unknown: no prefill_num_workers/decode_num_workers; one worker of "
+                                          "each replayed, scored apart");
+        CHECK(r.rows[1].layout_unknown == 0);
         CHECK_CONTAINS(r.rows[1].note, "line 3: incomplete row: no valid layout (batch, worker and parallel sizes");
     } else {
         CHECK(r.n_rows == 2);
@@ -136,8 +137,9 @@ static void test_read(void)
               t->decode.tp == 8 && t->decode.dp == 1 && t->decode.ep == 8);
         CHECK_CONTAINS(t->assumed, "layouts and workers of full (same measurement)");
         CHECK(o->prefill.workers == 0 && o->prefill.tp == 8 && o->prefill.dp == 1);
-        CHECK_CONTAINS(o->note, "layout unknown");
-        CHECK(t->note[0] == 0);
+        CHECK_CONTAINS(o->assumed, "layout unknown");
+        CHECK(o->layout_unknown == 1 && o->note[0] == 0);
+        CHECK(t->note[0] == 0 && t->layout_unknown == 0);
         CHECK(r.rows[0].assumed[0] == 0);
         /* Ten requests per client at every concurrency (the benchmark
          * clients' 10 × concurrency prompts), thousands of clients too. */
@@ -226,7 +228,8 @@ static void test_read(void)
         CHECK(i->decode.tp == 8 && i->decode.dp == 1 && i->decode.moe_tp == 2 && i->decode.ep == 4);
         /* Nothing is read back; what it lacks is the worker counts. */
         CHECK_MSG(!strstr(i->assumed, "squared"), "%s", i->assumed);
-        CHECK_CONTAINS(i->note, "layout unknown: no prefill_num_workers/decode_num_workers");
+        CHECK_CONTAINS(i->assumed, "layout unknown: no prefill_num_workers/decode_num_workers");
+        CHECK(i->layout_unknown == 1 && i->note[0] == 0);
         CHECK(j->disagg && j->prefill.tp == 1 && j->prefill.dp == 4 && j->prefill.moe_tp == 1 && j->prefill.ep == 4);
         CHECK(j->decode.tp == 1 && j->decode.dp == 16 && j->decode.moe_tp == 4 && j->decode.ep == 4 &&
               j->decode.batch == 4);
