@@ -456,7 +456,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
                              sim_mode_name(sc->deployment.mode));
             goto fail;
         }
-        double nic = sc->network.nic_gbps > 0 ? sc->network.nic_gbps * 1e9 / 8 : c->gpu.nic_bw;
+        double nic = sim_network_nic_Bps(&sc->network, c->gpu.nic_bw);
         rc = sim_af_create(c->costs[attn_pool], c->costs[ffn_pool], n_attn, n_ffn,
                            sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &c->af, err);
         if (rc < 0) goto fail;
@@ -467,10 +467,10 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     if (c->n_back > 0 || c->sharing) {
         /* The shared network: instances packed onto nodes in pool order;
          * pool sharing adds a host-DRAM tier per node and a remote pool. */
-        int gpn = sc->hardware.gpus_per_node > 0 ? sc->hardware.gpus_per_node : 8;
+        int gpn = sim_hardware_gpus_per_node(&sc->hardware);
         int nodes = (c->n_gpus + gpn - 1) / gpn;
         double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : c->gpu.nvlink_bw;
-        double nic = sc->network.nic_gbps > 0 ? sc->network.nic_gbps * 1e9 / 8 : c->gpu.nic_bw;
+        double nic = sim_network_nic_Bps(&sc->network, c->gpu.nic_bw);
         double host = c->sharing == 2 ? sc->cache.host_gbps * 1e9 : 0;
         /* cache.pool_gbps is per instance; the pool's link carries them all. */
         double pool = c->sharing == 2 ? sc->cache.pool_gbps * 1e9 * c->n_front : 0;

@@ -104,7 +104,7 @@ void sim_cluster_on_kv_reserved(void *ctx, sim_req *r) { start_kv_transfer((sim_
 
 static int node_of(const sim_cluster *c, int32_t k)
 {
-    int gpn = c->sc.hardware.gpus_per_node > 0 ? c->sc.hardware.gpus_per_node : 8;
+    int gpn = sim_hardware_gpus_per_node(&c->sc.hardware);
     return c->inst_gpu0[k] / gpn;
 }
 

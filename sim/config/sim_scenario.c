@@ -12,7 +12,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     strcpy(sc->dtype, "auto");
     strcpy(sc->kv_dtype, "bf16");
     strcpy(sc->hardware.gpu, "h100-sxm");
-    sc->hardware.gpus_per_node = 8;
+    sc->hardware.gpus_per_node = SIM_DEFAULT_GPUS_PER_NODE;
 
     sim_workload_cfg *w = &sc->workload;
     w->requests = 1000;
@@ -165,4 +165,14 @@ const char *sim_mode_name(sim_deploy_mode m)
 {
     static const char *n[] = {"colocated", "pd", "af", "pd+af"};
     return (unsigned)m < 4 ? n[m] : "?";
+}
+
+int32_t sim_hardware_gpus_per_node(const sim_hardware_cfg *hw)
+{
+    return hw->gpus_per_node > 0 ? hw->gpus_per_node : SIM_DEFAULT_GPUS_PER_NODE;
+}
+
+double sim_network_nic_Bps(const sim_network_cfg *net, double gpu_nic_Bps)
+{
+    return net->nic_gbps > 0 ? net->nic_gbps * 1e9 / 8 : gpu_nic_Bps;
 }

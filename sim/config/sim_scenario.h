@@ -298,6 +298,17 @@ typedef struct sim_scenario {
 /* Fills every field with its documented default (one colocated pool). */
 void sim_scenario_defaults(sim_scenario *sc);
 
+/* hardware.gpus_per_node's default, and what a value below 1 (a scenario
+ * built in code, as the schema refuses it in a file) stands for. */
+#define SIM_DEFAULT_GPUS_PER_NODE 8
+
+/* The "0 = default" rules of the hardware and network blocks, written once:
+ * GPUs per NVLink node (below 1: SIM_DEFAULT_GPUS_PER_NODE), and the
+ * per-GPU NIC bandwidth in bytes/s (network.nic_gbps when above 0, else the
+ * GPU catalogue's gpu_nic_Bps). Pure. */
+int32_t sim_hardware_gpus_per_node(const sim_hardware_cfg *hw);
+double sim_network_nic_Bps(const sim_network_cfg *net, double gpu_nic_Bps);
+
 const char *sim_role_name(sim_role r);
 const char *sim_route_policy_name(sim_route_policy p);
 const char *sim_arrival_name(sim_arrival_kind k);

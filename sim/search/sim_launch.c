@@ -126,7 +126,7 @@ const char *launch_pd_role(const sim_scenario *sc, const sim_pool_cfg *p)
 int launch_plan_make(const sim_scenario *sc, launch_plan *pl, sim_err *err)
 {
     memset(pl, 0, sizeof *pl);
-    int gpn = sc->hardware.gpus_per_node > 0 ? sc->hardware.gpus_per_node : 8;
+    int gpn = sim_hardware_gpus_per_node(&sc->hardware);
     int64_t total = 0, nodes_max = 1;
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
         const sim_pool_cfg *pc = &sc->deployment.pools[p];

@@ -57,7 +57,7 @@ static void header(FILE *f, const sim_scenario *sc, const char *label, const cha
     fprintf(f, "# written by servesim %s; field and flag names checked against %s.\n", SERVESIM_VERSION, checked);
     fprintf(f, "# Simulated: %s, %s on %s (%d GPUs per node); routing %s; prefix caching %s\n", sc->model,
             sim_mode_name(sc->deployment.mode), sc->hardware.gpu,
-            sc->hardware.gpus_per_node > 0 ? sc->hardware.gpus_per_node : 8, sim_route_policy_name(sc->routing.policy),
+            sim_hardware_gpus_per_node(&sc->hardware), sim_route_policy_name(sc->routing.policy),
             sc->cache.enabled ? "on" : "off");
     launch_common_notes(f, sc);
 }
@@ -70,7 +70,7 @@ static const char *component_type(const sim_scenario *sc, const sim_pool_cfg *p)
 
 int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_err *err)
 {
-    int gpn = sc->hardware.gpus_per_node > 0 ? sc->hardware.gpus_per_node : 8;
+    int gpn = sim_hardware_gpus_per_node(&sc->hardware);
     header(f, sc, label, "Dynamo DynamoGraphDeployment", sim_launch_flag_version("dynamo.frontend"));
     /* The frontend's router. */
     launch_args F = {.n = 0};
@@ -152,7 +152,7 @@ int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_
 
 int launch_write_llmd(const sim_scenario *sc, const char *label, FILE *f, sim_err *err)
 {
-    int gpn = sc->hardware.gpus_per_node > 0 ? sc->hardware.gpus_per_node : 8;
+    int gpn = sim_hardware_gpus_per_node(&sc->hardware);
     header(f, sc, label, "llm-d-modelservice Helm values", "the llm-d-modelservice chart (llm-d 0.3)");
     int pd = launch_is_pd(sc), multinode = 0;
     for (int32_t p = 0; p < sc->deployment.n_pools; p++)

@@ -337,7 +337,7 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
         model_gpu g;
         sim_err e2 = {{0}};
         double nic = 0;
-        if (model_catalog_gpu(c->gpu, &g, &e2) == 0) nic = sc->network.nic_gbps > 0 ? sc->network.nic_gbps * 1e9 / 8 : g.nic_bw;
+        if (model_catalog_gpu(c->gpu, &g, &e2) == 0) nic = sim_network_nic_Bps(&sc->network, g.nic_bw);
         if (sim_af_create(ent[a]->cost, ent[f]->cost, c->pools[a].instances, c->pools[f].instances,
                           sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &af, &e2) < 0) {
             res->status = SIM_CAND_INFEASIBLE;

@@ -137,7 +137,7 @@ static int add_layout(sim_search_pool *out, int n, int32_t tp, int32_t pp, int32
  * the cost model, with the reason. */
 static int default_layouts(const sim_search *s, sim_role role, sim_search_pool *out)
 {
-    int gpn = s->sc.hardware.gpus_per_node > 0 ? s->sc.hardware.gpus_per_node : 8;
+    int gpn = sim_hardware_gpus_per_node(&s->sc.hardware);
     int32_t G = s->sc.search.max_gpus;
     int moe = s->model.experts > 0, n = 0;
     if (role == SIM_ROLE_FFN) {

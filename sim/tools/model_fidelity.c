@@ -168,7 +168,7 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
     snprintf(sc->dtype, sizeof sc->dtype, "%s", r->dtype);
     snprintf(sc->kv_dtype, sizeof sc->kv_dtype, "%s", r->kv_dtype);
     snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "%s", r->gpu);
-    sc->hardware.gpus_per_node = 8;
+    sc->hardware.gpus_per_node = SIM_DEFAULT_GPUS_PER_NODE;
     sim_workload_cfg *w = &sc->workload;
     int64_t reqs = (int64_t)FID_WAVES * r->concurrency;
     w->requests = reqs < FID_MAX_REQUESTS ? reqs : (r->concurrency > FID_MAX_REQUESTS ? r->concurrency : FID_MAX_REQUESTS);
