@@ -7,6 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+void sim_yaml_write_quoted(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\x%02X", (unsigned)*p);
+            else fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+void sim_yaml_write_comment_text(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) fputc(*p < 0x20 || *p == 0x7f ? ' ' : *p, f);
+}
+
 sim_yaml_node *sim_yaml_node_new(sim_yaml_kind kind, const char *origin)
 {
     sim_yaml_node *n = calloc(1, sizeof *n);

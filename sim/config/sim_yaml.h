@@ -17,6 +17,7 @@
 #include "sim_err.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define SIM_YAML_MAX_DEPTH 64
 
@@ -70,5 +71,15 @@ void sim_yaml_where(const sim_yaml_node *n, char *buf, size_t size);
 /* Short description for messages: "a mapping", "a list", "an empty value"
  * or the scalar text quoted ('fast'), truncated to fit. */
 void sim_yaml_describe(const sim_yaml_node *n, char *buf, size_t size);
+
+/* Writes s to f as a YAML double-quoted scalar (with the quotes): '"' and
+ * '\\' are escaped, newline, tab and carriage return as \\n, \\t, \\r and
+ * every other control character (and DEL) as \\xHH, so any string reads
+ * back unchanged. Bytes from 0x80 up are copied (UTF-8 passes through). */
+void sim_yaml_write_quoted(FILE *f, const char *s);
+
+/* Writes s to f for the inside of a '#' comment: each control character
+ * (a newline included) becomes a space, so the comment stays one line. */
+void sim_yaml_write_comment_text(FILE *f, const char *s);
 
 #endif

@@ -8,6 +8,7 @@
  * --data-parallel-size from parallelism and the GPU resources from it).
  * Both are written as YAML text; every string is double-quoted. */
 #include "sim_launch_impl.h"
+#include "sim_yaml.h"
 
 #include <string.h>
 
@@ -15,21 +16,11 @@
 int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_err *err);
 int launch_write_llmd(const sim_scenario *sc, const char *label, FILE *f, sim_err *err);
 
-static void yq(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void yaml_list(FILE *f, const char *indent, const launch_args *A)
 {
     for (int i = 0; i < A->n; i++) {
         fprintf(f, "%s- ", indent);
-        yq(f, A->a[i]);
+        sim_yaml_write_quoted(f, A->a[i]);
         fputc('\n', f);
     }
 }
@@ -53,9 +44,14 @@ static void k8s_name(const char *in, const char *suffix, char *out, size_t len)
 
 static void header(FILE *f, const sim_scenario *sc, const char *label, const char *what, const char *checked)
 {
-    fprintf(f, "# %s for servesim's deployment\n#   %s\n", what, label && *label ? label : sc->name);
-    fprintf(f, "# written by servesim %s; field and flag names checked against %s.\n", SERVESIM_VERSION, checked);
-    fprintf(f, "# Simulated: %s, %s on %s (%d GPUs per node); routing %s; prefix caching %s\n", sc->model,
+    /* The scenario's own strings go through sim_yaml_write_comment_text so
+     * that a newline in them cannot end the comment. */
+    fprintf(f, "# %s for servesim's deployment\n#   ", what);
+    sim_yaml_write_comment_text(f, label && *label ? label : sc->name);
+    fprintf(f, "\n# written by servesim %s; field and flag names checked against %s.\n", SERVESIM_VERSION, checked);
+    fputs("# Simulated: ", f);
+    sim_yaml_write_comment_text(f, sc->model);
+    fprintf(f, ", %s on %s (%d GPUs per node); routing %s; prefix caching %s\n",
             sim_mode_name(sc->deployment.mode), sc->hardware.gpu,
             sim_hardware_gpus_per_node(&sc->hardware), sim_route_policy_name(sc->routing.policy),
             sc->cache.enabled ? "on" : "off");
@@ -113,7 +109,7 @@ int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_
             name);
     fprintf(f, "    - name: Frontend\n      type: frontend\n      replicas: 1\n      podTemplate:\n        spec:\n"
                "          containers:\n            - name: main\n              image: ");
-    yq(f, image);
+    sim_yaml_write_quoted(f, image);
     fputs("\n              command:\n                - \"python3\"\n                - \"-m\"\n"
           "                - \"dynamo.frontend\"\n              args:\n",
           f);
@@ -138,7 +134,7 @@ int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_
         fputs("      podTemplate:\n        spec:\n          containers:\n            - name: main\n"
               "              image: ",
               f);
-        yq(f, image);
+        sim_yaml_write_quoted(f, image);
         fputs("\n              command:\n                - \"python3\"\n                - \"-m\"\n"
               "                - \"dynamo.vllm\"\n              args:\n",
               f);
@@ -185,11 +181,11 @@ int launch_write_llmd(const sim_scenario *sc, const char *label, FILE *f, sim_er
     (void)n_pools_served;
     fprintf(f, "multinode: %s\n", multinode ? "true" : "false");
     fputs("modelArtifacts:\n  name: ", f);
-    yq(f, launch_hf_name(sc->model));
+    sim_yaml_write_quoted(f, launch_hf_name(sc->model));
     fputs("\n  uri: ", f);
     char uri[600];
     snprintf(uri, sizeof uri, "hf://%s", launch_hf_name(sc->model));
-    yq(f, uri);
+    sim_yaml_write_quoted(f, uri);
     fprintf(f, "\nrouting:\n  servicePort: 8000\n  proxy:\n    enabled: %s\n", pd ? "true" : "false");
     for (int side = 0; side < 2; side++) { /* 0 decode (or colocated), 1 prefill */
         const sim_pool_cfg *pc = NULL;

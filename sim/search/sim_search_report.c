@@ -8,6 +8,7 @@
 
 #include "sim_launch.h"
 #include "sim_schema.h"
+#include "sim_yaml.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -365,20 +366,6 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
 
 /* ---- scenario YAML from the schema table -------------------------------- */
 
-static void yaml_quote(FILE *f, const char *v)
-{
-    fputc('"', f);
-    for (; *v; v++) {
-        if (*v == '"' || *v == '\\') fputc('\\', f);
-        if (*v == '\n') {
-            fputs("\\n", f);
-            continue;
-        }
-        fputc(*v, f);
-    }
-    fputc('"', f);
-}
-
 static void yaml_value(FILE *f, const sim_schema_field *fd, const void *p)
 {
     int32_t i32;
@@ -395,10 +382,10 @@ static void yaml_value(FILE *f, const sim_schema_field *fd, const void *p)
          * absolute so the file works from wherever it is saved. */
         int is_path = fd->type == SIM_SCHEMA_PATH || strstr(v, ".json") || strstr(v, ".yaml") || strstr(v, ".yml");
         if (is_path && v[0] && v[0] != '/' && realpath(v, abs)) v = abs;
-        yaml_quote(f, v);
+        sim_yaml_write_quoted(f, v);
         break;
     }
-    case SIM_SCHEMA_STR: yaml_quote(f, p); break;
+    case SIM_SCHEMA_STR: sim_yaml_write_quoted(f, p); break;
     case SIM_SCHEMA_STRENUM: fputs(p, f); break;
     case SIM_SCHEMA_I32: memcpy(&i32, p, sizeof i32); fprintf(f, "%d", (int)i32); break;
     case SIM_SCHEMA_I64: memcpy(&i64, p, sizeof i64); fprintf(f, "%lld", (long long)i64); break;

@@ -566,12 +566,39 @@ static void case_multi_node(void)
     for (int k = 0; k < 3; k++) free(t[k]);
 }
 
+/* A model name holding a newline, quotes, a backslash, a tab and a control
+ * character reads back unchanged from the Dynamo and llm-d YAML (the header
+ * comment naming it stays one line). */
+static void case_k8s_quoting(void)
+{
+    sim_scenario *sc = launch_sc;
+    sim_err err = {{0}};
+    static const char odd[] = "org/we\"ird\\name\nline: 2\t#x\x01\"";
+    REQUIRE(sim_loader_load_string(pd_yaml, strlen(pd_yaml), "pd", NULL, 0, sc, &err) == 0);
+    snprintf(sc->model, sizeof sc->model, "%s", odd);
+    yaml_document_t d;
+    char *p = write_kind(sc, SIM_LAUNCH_LLMD, launch_dir);
+    if (p && yload(p, &d)) {
+        CHECK_MSG(strcmp(yscalar(&d, "modelArtifacts.name"), odd) == 0, "name reads back as '%s'",
+                  yscalar(&d, "modelArtifacts.name"));
+        CHECK(strcmp(yscalar(&d, "modelArtifacts.uri"), "hf://org/we\"ird\\name\nline: 2\t#x\x01\"") == 0);
+        yaml_document_delete(&d);
+    }
+    p = write_kind(sc, SIM_LAUNCH_DYNAMO, launch_dir);
+    if (p && yload(p, &d)) {
+        CHECK(strcmp(yscalar(&d, "spec.components.1.podTemplate.spec.containers.0.args.0"), "--model") == 0);
+        CHECK(strcmp(yscalar(&d, "spec.components.1.podTemplate.spec.containers.0.args.1"), odd) == 0);
+        yaml_document_delete(&d);
+    }
+}
+
 static const test_case cases[] = {
     {"flag_table", case_flag_table},
     {"pd", case_pd},
     {"colocated", case_colocated},
     {"moe", case_moe},
     {"multi_node", case_multi_node},
+    {"k8s_quoting", case_k8s_quoting},
 };
 
 int main(int argc, char **argv)
