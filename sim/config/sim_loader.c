@@ -29,6 +29,7 @@ typedef struct {
     sim_err *err;
     const char *dir;     /* scenario file's folder; "" = leave relative paths as they are */
     sim_yaml_node *root;
+    size_t base_items;   /* overlay: items of the base's deployment.pools (0 = no base) */
 } ctx;
 
 /* ---- messages ---- */
@@ -383,6 +384,13 @@ static int apply_set(ctx *c, const char *set, const char *origin)
             if ((rc = ensure_kind(c, slot, SIM_YAML_SEQ, origin, path))) return rc;
             sim_yaml_node *seq = *slot;
             size_t idx = (size_t)strtoul(comp, NULL, 10);
+            /* Over a base scenario its own items can be named alone: the
+             * items before stand as empty mappings (the base's, unchanged). */
+            while (seq->n < idx && seq->n < c->base_items) {
+                sim_yaml_node *keep = sim_yaml_node_new(SIM_YAML_MAP, origin);
+                if (!keep) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
+                if ((rc = sim_yaml_seq_add(seq, keep, c->err))) return rc;
+            }
             if (idx > seq->n)
                 return sim_err_set(c->err, SIM_EINVAL,
                                    "%s: index %zu is past the end of %s (it has %zu items; %zu adds one)",
@@ -574,7 +582,7 @@ static int check_deployment(ctx *c)
 static int load(const char *text, size_t len, const char *name, const char *dir, const char *source,
                 const char *const *sets, int n_sets, const sim_scenario *base, sim_scenario *out, sim_err *err)
 {
-    ctx c = {NULL, err, dir, NULL};
+    ctx c = {NULL, err, dir, NULL, base && base->deployment.n_pools > 0 ? (size_t)base->deployment.n_pools : 0};
     char **origins = NULL;
     int rc = 0;
     if (!name) name = "<scenario>";
@@ -711,7 +719,7 @@ int sim_loader_locate_error(const char *path, const char *const *sets, int n_set
     char *text = NULL, **origins = n_sets > 0 ? calloc((size_t)n_sets, sizeof *origins) : NULL;
     size_t len = 0;
     sim_err scratch = {{0}};
-    ctx c = {sc, &scratch, "", NULL};
+    ctx c = {sc, &scratch, "", NULL, 0};
     int found = 0;
     if (!sc || (n_sets > 0 && !origins)) goto out;
     sim_scenario_defaults(sc);

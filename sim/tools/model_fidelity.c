@@ -100,19 +100,41 @@ static const backend_profile *profile_for(const char *backend)
 }
 
 /* The overrides that apply to a backend's rows, prefixes stripped. */
-static int fid_sets_for(const model_fidelity_opts *o, const char *backend, const char **out)
+/* The pool an override names ("deployment.pools.K...."): K, or -1. */
+static long fid_set_pool(const char *s)
+{
+    static const char pre[] = "deployment.pools.";
+    if (strncmp(s, pre, sizeof pre - 1) || s[sizeof pre - 1] < '0' || s[sizeof pre - 1] > '9') return -1;
+    return strtol(s + sizeof pre - 1, NULL, 10);
+}
+
+/* The overrides for a backend's rows of n_pools pools (BACKEND: prefixes
+ * stripped); one naming a pool the row does not have (pools.1 on an
+ * aggregated row) is left out for that row. */
+static int fid_sets_for(const model_fidelity_opts *o, const char *backend, int32_t n_pools, const char **out)
 {
     int n = 0;
     for (int i = 0; o && i < o->n_sets && n < FID_MAX_SETS; i++) {
-        const char *s = o->sets[i], *colon = strchr(s, ':'), *eq = strchr(s, '=');
+        const char *s = o->sets[i], *colon = strchr(s, ':'), *eq = strchr(s, '='), *v = s;
         if (colon && (!eq || colon < eq)) {
             size_t bl = (size_t)(colon - s);
-            if (strlen(backend) == bl && !strncasecmp(s, backend, bl)) out[n++] = colon + 1;
-        } else {
-            out[n++] = s;
+            if (strlen(backend) != bl || strncasecmp(s, backend, bl)) continue;
+            v = colon + 1;
         }
+        if (fid_set_pool(v) < n_pools) out[n++] = v;
     }
     return n;
+}
+
+/* A disaggregated row's shape: pool 0 prefill, pool 1 decode (a copy of
+ * pool 0 until the row's layout is set). */
+static void fid_pd_shape(sim_scenario *sc)
+{
+    sc->deployment.mode = SIM_MODE_PD;
+    sc->deployment.n_pools = 2;
+    sc->deployment.pools[1] = sc->deployment.pools[0];
+    sc->deployment.pools[0].role = SIM_ROLE_PREFILL;
+    sc->deployment.pools[1].role = SIM_ROLE_DECODE;
 }
 
 static void set_parallel(sim_parallel_cfg *p, const model_fidelity_layout *l)
@@ -211,12 +233,8 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
             p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
         set_recipe(&p->scheduler, r);
     } else {
-        sc->deployment.mode = SIM_MODE_PD;
-        sc->deployment.n_pools = 2;
+        fid_pd_shape(sc);
         sim_pool_cfg *pp = &sc->deployment.pools[0], *dp = &sc->deployment.pools[1];
-        *dp = *pp;
-        pp->role = SIM_ROLE_PREFILL;
-        dp->role = SIM_ROLE_DECODE;
         pp->instances = r->prefill.workers > 0 ? r->prefill.workers : 1;
         dp->instances = r->decode.workers > 0 ? r->decode.workers : 1;
         set_parallel(&pp->parallel, &r->prefill);
@@ -241,7 +259,7 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
     sc->output.db[0] = 0;
     sc->overload.enabled = 0;
     const char *sets[FID_MAX_SETS];
-    int n_sets = fid_sets_for(o, bp->backend, sets);
+    int n_sets = fid_sets_for(o, bp->backend, sc->deployment.n_pools, sets);
     if (n_sets > 0 && (rc = sim_loader_overlay(sc, sets, n_sets, sc, err))) return rc;
     return 0;
 }
@@ -484,11 +502,19 @@ static int fid_check_sets(const model_fidelity_opts *opts, sim_err *err)
 {
     for (int b = 0; opts && opts->n_sets > 0 && b < N_PROFILES; b++) {
         const char *sets[FID_MAX_SETS];
-        int n = fid_sets_for(opts, profiles[b].backend, sets);
+        /* Checked on a disaggregated row's shape, so that pools.1 (the
+         * decode pool) can be set alone. */
+        int n = fid_sets_for(opts, profiles[b].backend, SIM_MAX_POOLS, sets);
         if (n == 0) continue;
+        for (int i = 0; i < n; i++)
+            if (fid_set_pool(sets[i]) >= 2)
+                return sim_err_set(err, SIM_EINVAL,
+                                   "--set %s: a replayed row has pools 0 (aggregated or prefill) and 1 (decode) only",
+                                   sets[i]);
         sim_scenario *a = malloc(sizeof *a);
         if (!a) return sim_err_set(err, SIM_ENOMEM, "out of memory");
         sim_scenario_defaults(a);
+        fid_pd_shape(a);
         int rc = sim_loader_overlay(a, sets, n, a, err);
         free(a);
         if (rc) return rc;

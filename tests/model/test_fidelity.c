@@ -92,6 +92,50 @@ static void case_bad_input(void)
     CHECK(model_cli_fidelity(2, av) == 2);
 }
 
+/* An override of pool 1 alone (a disaggregated row's decode pool) is
+ * accepted: it moves the PD rows' TPOT and leaves the aggregated rows, which
+ * have no pool 1, exactly as they were. An unknown key under pool 1 still
+ * fails with its key path, and a pool past the decode one is refused. */
+static void case_decode_pool_set(void)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/tests/data/fidelity/silicon-fixture.csv", test_srcdir ? test_srcdir : "..");
+    model_fidelity_result a, b;
+    sim_err e = {""};
+    model_fidelity_opts o0 = {0, NULL, 0, 2, NULL};
+    REQUIRE(model_fidelity_run(path, &o0, &a, &e) == 0);
+    const char *sets[] = {"deployment.pools.1.scheduler.overhead_us=5000"};
+    model_fidelity_opts o = {0, sets, 1, 2, NULL};
+    int rc = model_fidelity_run(path, &o, &b, &e);
+    CHECK_MSG(rc == 0, "%s", e.msg);
+    if (rc == 0) {
+        int pd = 0, agg = 0;
+        for (int i = 0; i < a.n_rows && i < b.n_rows; i++) {
+            CHECK_MSG(a.rows[i].ok == b.rows[i].ok, "row %s: %s", b.rows[i].id, b.rows[i].note);
+            if (!a.rows[i].ok || !b.rows[i].ok) continue; /* the fixture's unknown model */
+            double d = b.rows[i].pred_tpot_ms - a.rows[i].pred_tpot_ms;
+            if (a.rows[i].disagg) {
+                CHECK_MSG(d > 3, "PD row %s: TPOT moved %.2f ms", a.rows[i].id, d);
+                pd++;
+            } else {
+                CHECK_MSG(d == 0 && b.rows[i].pred_ttft_ms == a.rows[i].pred_ttft_ms, "row %s moved", a.rows[i].id);
+                agg++;
+            }
+        }
+        CHECK(pd >= 1 && agg >= 1);
+        model_fidelity_free(&b);
+    }
+    model_fidelity_free(&a);
+    const char *bad[] = {"deployment.pools.1.scheduler.overhead_usec=5000"};
+    model_fidelity_opts ob = {0, bad, 1, 1, NULL};
+    CHECK(model_fidelity_run(path, &ob, &b, &e) < 0);
+    CHECK_CONTAINS(e.msg, "deployment.pools.1.scheduler.overhead_usec");
+    const char *past[] = {"deployment.pools.2.scheduler.overhead_us=5000"};
+    model_fidelity_opts op = {0, past, 1, 1, NULL};
+    CHECK(model_fidelity_run(path, &op, &b, &e) < 0);
+    CHECK_CONTAINS(e.msg, "pools 0 (aggregated or prefill) and 1 (decode) only");
+}
+
 static void case_unrunnable_rows(void)
 {
     /* Rows that cannot run are skipped with a reason; none at all is exit 1. */
@@ -115,6 +159,7 @@ static void case_unrunnable_rows(void)
 static const test_case cases[] = {
     {"replay", case_replay},
     {"bad_input", case_bad_input},
+    {"decode_pool_set", case_decode_pool_set},
     {"unrunnable_rows", case_unrunnable_rows},
 };
 

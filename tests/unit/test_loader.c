@@ -518,6 +518,20 @@ static void test_presets(void)
     CHECK(strcmp(base.deployment.pools[0].scheduler.preset, "vllm") == 0 && base.deployment.pools[1].instances == 3);
     CHECK(sim_loader_overlay(&base, bad, 1, &base, &err) < 0);
     CHECK_NEAR(base.deployment.pools[0].scheduler.frontend_us, 10, 0);
+    /* The base's second pool can be named alone (pool 0 stays as it was);
+     * one past the base's pools still needs the ones before it. */
+    const char *p1[] = {"deployment.pools.1.scheduler.frontend_us=30000"};
+    CHECK_MSG(sim_loader_overlay(&base, p1, 1, &out, &err) == 0, "%s", err.msg);
+    CHECK(out.deployment.n_pools == 2 && out.deployment.pools[0].instances == 2);
+    CHECK_NEAR(out.deployment.pools[0].scheduler.frontend_us, 10, 0);
+    CHECK_NEAR(out.deployment.pools[1].scheduler.frontend_us, 30000, 0);
+    CHECK(out.deployment.pools[1].instances == 3);
+    const char *p1bad[] = {"deployment.pools.1.scheduler.frontend_usec=1"};
+    CHECK(sim_loader_overlay(&base, p1bad, 1, &out, &err) < 0);
+    CHECK_CONTAINS(err.msg, "deployment.pools.1.scheduler.frontend_usec");
+    const char *p3[] = {"deployment.pools.3.instances=1"};
+    CHECK(sim_loader_overlay(&base, p3, 1, &out, &err) < 0);
+    CHECK_CONTAINS(err.msg, "past the end of deployment.pools");
 }
 
 static const test_case cases[] = {
