@@ -37,7 +37,7 @@ def main(path):
     print("|---|---|---|---|---|---|")
     s = d["summary"]
     for by in ("all", "backend", "gpu", "mode", "layout_unknown"):
-        for key, g in s[by].items():
+        for key, g in s.get(by, {}).items():
             label = key if by in ("all", "layout_unknown") else f"{by} {key}"
             if by == "layout_unknown":
                 if g["rows"] == 0:
