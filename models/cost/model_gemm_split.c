@@ -4,6 +4,57 @@
 
 #include <math.h>
 
+/* Split count sp's share of the SMs, of the HBM rate and partials'
+ * traffic (time_s left 0), with its compute and memory times. */
+static inline void candidate(double sms, double tiles, double tc_full, double bytes, double bw, double partial,
+                             double sp, model_gemm_split *c, double *tc, double *tm)
+{
+    double par = tiles * sp / sms;
+    if (par > 1) par = 1;
+    double mpar = par < 1 ? sqrt(par) : 1;
+    double extra = sp > 1 ? sp * partial : 0;
+    c->splits = sp, c->par = par, c->mpar = mpar, c->extra_bytes = extra, c->time_s = 0;
+    *tc = tc_full / par, *tm = (bytes + extra) / (bw * mpar);
+}
+
+/* The smooth max (a³+b³)^⅓ of every candidate, compared by a³+b³: cbrt
+ * is within an ulp of the exact root, so a sum more than SUM_TIE apart from
+ * the best one orders the roots the same way, and only near-ties take
+ * their roots to compare them exactly as the roots themselves would be
+ * compared. The chosen split and its time are those the roots give. */
+#define SUM_TIE 1e-9
+static model_gemm_split pick_smooth(double sms, double tiles, double tc_full, double bytes, double bw,
+                                    double partial, double smax_k, model_gemm_split best)
+{
+    double best_sum = 0;
+    int have = 0, rooted = 0;
+    for (double sp = partial > 0 ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
+        model_gemm_split cand;
+        double tc, tm;
+        candidate(sms, tiles, tc_full, bytes, bw, partial, sp, &cand, &tc, &tm);
+        double sum = tc * tc * tc + tm * tm * tm;
+        int take;
+        if (!have) {
+            take = 1;
+        } else if (sum < best_sum * (1.0 - SUM_TIE)) {
+            take = 1;
+        } else if (sum > best_sum * (1.0 + SUM_TIE)) {
+            take = 0;
+        } else {
+            if (!rooted) best.time_s = cbrt(best_sum), rooted = 1;
+            double t = cbrt(sum);
+            take = t < best.time_s;
+        }
+        if (take) {
+            best = cand;
+            best_sum = sum, have = 1, rooted = 0;
+        }
+        if (sp >= smax_k) break;
+    }
+    if (!rooted) best.time_s = cbrt(best_sum);
+    return best;
+}
+
 model_gemm_split model_gemm_split_pick(double sms, double tiles, double k, double tc_full, double bytes, double bw,
                                        double partial, int smooth)
 {
@@ -15,23 +66,15 @@ model_gemm_split model_gemm_split_pick(double sms, double tiles, double k, doubl
     double smax_k = floor(sms / tiles), kmax = floor(k / 256);
     if (smax_k > kmax) smax_k = kmax;
     if (smax_k < 1) smax_k = 1;
+    if (smooth) return pick_smooth(sms, tiles, tc_full, bytes, bw, partial, smax_k, best);
     /* With no partials more splits are always faster: only the most. */
     for (double sp = partial > 0 ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
-        double par = tiles * sp / sms;
-        if (par > 1) par = 1;
-        double mpar = par < 1 ? sqrt(par) : 1;
-        double extra = sp > 1 ? sp * partial : 0;
-        double tc = tc_full / par, tm = (bytes + extra) / (bw * mpar);
-        double lower = tc > tm ? tc : tm;
-        /* The smooth max is never below the max (but for rounding, which
-         * the margin covers): a split that cannot win needs no cbrt. */
-        if (best.time_s >= 0 && lower > best.time_s * (1.0 + 1e-12)) {
-            if (sp >= smax_k) break;
-            continue;
-        }
-        double t = smooth ? cbrt(tc * tc * tc + tm * tm * tm) : lower;
+        model_gemm_split cand;
+        double tc, tm;
+        candidate(sms, tiles, tc_full, bytes, bw, partial, sp, &cand, &tc, &tm);
+        double t = tc > tm ? tc : tm;
         if (best.time_s < 0 || t < best.time_s) {
-            best.splits = sp, best.par = par, best.mpar = mpar, best.extra_bytes = extra, best.time_s = t;
+            best = cand, best.time_s = t;
         }
         if (sp >= smax_k) break;
     }
