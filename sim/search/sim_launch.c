@@ -379,10 +379,30 @@ static void sh_setup(const sh_ctx *c)
             c->pl->nodes, c->pl->nodes, c->pl->gpn);
 }
 
+/* Ends a server's command line: output to $LOG_DIR/LOG.log, in the
+ * background, its PID kept for the trap. */
+static void sh_background(FILE *f, const char *log)
+{
+    fprintf(f, " \\\n    > \"$LOG_DIR/%s.log\" 2>&1 &\n  PIDS=\"$PIDS $!\"\n", log);
+}
+
 /* The PID variable of an instance started on this node (for wait_health). */
 static void sh_start_tail(FILE *f, const char *name)
 {
-    fprintf(f, " \\\n    > \"$LOG_DIR/%s.log\" 2>&1 &\n  PIDS=\"$PIDS $!\"\n  PID_%s=$!\n", name, name);
+    sh_background(f, name);
+    fprintf(f, "  PID_%s=$!\n", name);
+}
+
+/* --host 0.0.0.0 --port P: an instance's port PORT_BASE + slot, or the
+ * router's $ROUTER_PORT (slot LISTEN_ROUTER). */
+#define LISTEN_ROUTER (-1)
+static void listen_args(launch_args *A, int slot)
+{
+    launch_arg(A, "--host");
+    launch_arg(A, "0.0.0.0");
+    launch_arg(A, "--port");
+    if (slot == LISTEN_ROUTER) launch_arg_raw(A, "\"$ROUTER_PORT\"");
+    else launch_arg_raw(A, "$((PORT_BASE + %d))", slot);
 }
 
 static void pid_var(char *name)
@@ -403,10 +423,7 @@ static void vllm_instance(const sh_ctx *c, const launch_inst *x)
     gpu_list(x, 0, c->pl->gpn, gl, sizeof gl);
     launch_args A = {.n = 0};
     launch_arg_raw(&A, "\"$MODEL\"");
-    launch_arg(&A, "--host");
-    launch_arg(&A, "0.0.0.0");
-    launch_arg(&A, "--port");
-    launch_arg_raw(&A, "$((PORT_BASE + %d))", x->slot);
+    listen_args(&A, x->slot);
     launch_vllm_engine_args(&A, c->sc, pc, 0);
     fprintf(f, "\n# %s instance %d of %d: node %d, GPUs %s, port PORT_BASE+%d\n", sim_role_name(pc->role), x->idx,
             (int)pc->instances, x->node, gl, x->slot);
@@ -450,10 +467,7 @@ static void sglang_instance(const sh_ctx *c, const launch_inst *x)
         launch_args A = {.n = 0};
         launch_arg(&A, "--model-path");
         launch_arg_raw(&A, "\"$MODEL\"");
-        launch_arg(&A, "--host");
-        launch_arg(&A, "0.0.0.0");
-        launch_arg(&A, "--port");
-        launch_arg_raw(&A, "$((PORT_BASE + %d))", x->slot);
+        listen_args(&A, x->slot);
         /* SGLang counts the DP-attention ranks inside --tp-size. */
         launch_arg(&A, "--tp-size");
         launch_arg(&A, "%d", (int)(par->tp * par->dp));
@@ -556,10 +570,7 @@ static void trtllm_instance(const sh_ctx *c, const launch_inst *x)
     fputs("EOF\n", f);
     launch_args A = {.n = 0};
     launch_arg_raw(&A, "\"$MODEL\"");
-    launch_arg(&A, "--host");
-    launch_arg(&A, "0.0.0.0");
-    launch_arg(&A, "--port");
-    launch_arg_raw(&A, "$((PORT_BASE + %d))", x->slot);
+    listen_args(&A, x->slot);
     launch_arg(&A, "--backend");
     launch_arg(&A, "pytorch");
     /* Attention DP counts its ranks inside tp_size. */
@@ -697,10 +708,7 @@ static void sh_router(const sh_ctx *c)
     }
     if (c->k == SIM_LAUNCH_VLLM && pd) {
         launch_args A = {.n = 0};
-        launch_arg(&A, "--host");
-        launch_arg(&A, "0.0.0.0");
-        launch_arg(&A, "--port");
-        launch_arg_raw(&A, "\"$ROUTER_PORT\"");
+        listen_args(&A, LISTEN_ROUTER);
         for (int side = 0; side < 2; side++) {
             launch_arg(&A, side ? "--decoder-hosts" : "--prefiller-hosts");
             for (int i = 0; i < pl->n; i++) {
@@ -715,7 +723,7 @@ static void sh_router(const sh_ctx *c)
         }
         fputs("  python \"$VLLM_SRC/tests/v1/kv_connector/nixl_integration/toy_proxy_server.py\"", f);
         sh_args(f, &A, "    ");
-        fputs(" \\\n    > \"$LOG_DIR/proxy.log\" 2>&1 &\n  PIDS=\"$PIDS $!\"\n", f);
+        sh_background(f, "proxy");
         fputs("  echo \"launch: serving on http://$(host 0):$ROUTER_PORT (OpenAI API, PD proxy)\"\n", f);
     } else if (c->k == SIM_LAUNCH_SGLANG && (pd || pl->n > 1)) {
         launch_args A = {.n = 0};
@@ -749,13 +757,10 @@ static void sh_router(const sh_ctx *c)
             launch_arg(&A, "--balance-rel-threshold");
             launch_arg(&A, "%g", sc->routing.balance_rel_threshold);
         }
-        launch_arg(&A, "--host");
-        launch_arg(&A, "0.0.0.0");
-        launch_arg(&A, "--port");
-        launch_arg_raw(&A, "\"$ROUTER_PORT\"");
+        listen_args(&A, LISTEN_ROUTER);
         fputs("  python -m sglang_router.launch_router", f);
         sh_args(f, &A, "    ");
-        fputs(" \\\n    > \"$LOG_DIR/router.log\" 2>&1 &\n  PIDS=\"$PIDS $!\"\n", f);
+        sh_background(f, "router");
         fputs("  wait_health \"http://$(host 0):$ROUTER_PORT\"\n", f);
         fputs("  echo \"launch: serving on http://$(host 0):$ROUTER_PORT (OpenAI API, sglang_router)\"\n", f);
     } else if (c->k == SIM_LAUNCH_TRTLLM && pd) {
