@@ -64,7 +64,7 @@ static inline int heap_before(const sim_prefix *idx, const int32_t *a, const int
 }
 
 /* Intrusive: a node keeps its heap position. */
-#define HEAP_PLACE(idx, h, i) ((idx)->nodes[(h)[i]].heap = (int32_t)(i))
+#define HEAP_PLACE(idx, ni, i) ((idx)->nodes[(ni)].heap = (int32_t)(i))
 SIM_HEAP_DEFINE(evict_heap, int32_t, 2, sim_prefix *, heap_before, HEAP_PLACE)
 
 static void heap_push(sim_prefix *idx, int32_t ni)

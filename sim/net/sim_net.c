@@ -361,7 +361,7 @@ static inline int ent_less(const sim_net *net, const heap_ent *a, const heap_ent
 }
 
 /* Intrusive: a link keeps its slot in the solver heap. */
-#define ENT_PLACE(net, h, i) ((net)->links[(h)[i].link].hpos = (int32_t)(i))
+#define ENT_PLACE(net, e, i) ((net)->links[(e).link].hpos = (int32_t)(i))
 SIM_HEAP_DEFINE(link_heap, heap_ent, 2, sim_net *, ent_less, ENT_PLACE)
 
 static heap_ent heap_pop(sim_net *net)
@@ -447,7 +447,7 @@ static void solve_event(sim_engine *eng, void *ctx, uint64_t arg)
         if (l->nun > 0) {
             heap_ent e = {l->rem / l->nun, li};
             net->heap[net->nheap] = e;
-            ENT_PLACE(net, net->heap, net->nheap);
+            ENT_PLACE(net, e, net->nheap);
             net->nheap++;
         }
     }

@@ -21,7 +21,7 @@ static inline int ent_less(owner *o, const ent *a, const ent *b)
     (void)o;
     return a->key < b->key || (a->key == b->key && a->id < b->id);
 }
-#define ENT_PLACE(o, h, i) ((o)->pos[(h)[i].id] = (int32_t)(i))
+#define ENT_PLACE(o, e, i) ((o)->pos[(e).id] = (int32_t)(i))
 SIM_HEAP_DEFINE(h2, ent, 2, owner *, ent_less, ENT_PLACE)
 SIM_HEAP_DEFINE(h4, ent, 4, owner *, ent_less, ENT_PLACE)
 
