@@ -42,11 +42,20 @@
 
 #define SIM_HEAP_NO_PLACE(ctx, x, i) ((void)(ctx), (void)(i))
 
+/* A user of the heap calls only the functions it needs; clang warns about
+ * unused static inline functions defined in a .c file (where the macro
+ * expands), so the generated ones are marked as possibly unused. */
+#if defined(__GNUC__)
+#define SIM_HEAP_FN static inline __attribute__((unused))
+#else
+#define SIM_HEAP_FN static inline
+#endif
+
 /* The element being moved is held in a local (x_ / v_) and handed to PLACE
  * by value, so the hook never re-reads the array after a store (a store to
  * the owner's position field may alias the array and force a reload). */
 #define SIM_HEAP_DEFINE(name, T, D, CTX, LESS, PLACE)                                  \
-    static inline size_t name##_up_from(CTX ctx, T *h, size_t i, T x_)                 \
+    SIM_HEAP_FN size_t name##_up_from(CTX ctx, T *h, size_t i, T x_)                   \
     {                                                                                  \
         while (i > 0) {                                                                \
             size_t p_ = (i - 1) / (D);                                                 \
@@ -60,7 +69,7 @@
         PLACE(ctx, x_, i);                                                             \
         return i;                                                                      \
     }                                                                                  \
-    static inline size_t name##_down_from(CTX ctx, T *h, size_t n, size_t i, T x_)     \
+    SIM_HEAP_FN size_t name##_down_from(CTX ctx, T *h, size_t n, size_t i, T x_)       \
     {                                                                                  \
         for (;;) {                                                                     \
             size_t c_ = (D) * i + 1;                                                   \
@@ -87,15 +96,15 @@
         PLACE(ctx, x_, i);                                                             \
         return i;                                                                      \
     }                                                                                  \
-    static inline size_t name##_up(CTX ctx, T *h, size_t i)                            \
+    SIM_HEAP_FN size_t name##_up(CTX ctx, T *h, size_t i)                              \
     {                                                                                  \
         return name##_up_from(ctx, h, i, h[i]);                                        \
     }                                                                                  \
-    static inline size_t name##_down(CTX ctx, T *h, size_t n, size_t i)                \
+    SIM_HEAP_FN size_t name##_down(CTX ctx, T *h, size_t n, size_t i)                  \
     {                                                                                  \
         return name##_down_from(ctx, h, n, i, h[i]);                                   \
     }                                                                                  \
-    static inline size_t name##_remove(CTX ctx, T *h, size_t n, size_t i)              \
+    SIM_HEAP_FN size_t name##_remove(CTX ctx, T *h, size_t n, size_t i)                \
     {                                                                                  \
         /* h[n] fills the hole and goes up or down, never both: where it rose  \
          * to, its children are no less than the ancestor it displaced, which   \
@@ -106,7 +115,7 @@
             return name##_up_from(ctx, h, i, x_);                                      \
         return name##_down_from(ctx, h, n, i, x_);                                     \
     }                                                                                  \
-    static inline void name##_heapify(CTX ctx, T *h, size_t n)                         \
+    SIM_HEAP_FN void name##_heapify(CTX ctx, T *h, size_t n)                           \
     {                                                                                  \
         /* Every node with a child: D·i + 1 < n. */                                   \
         for (size_t i_ = (n + (D) - 2) / (D); i_-- > 0;) name##_down(ctx, h, n, i_);   \
