@@ -385,12 +385,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             continue;
         }
         int64_t kv_tokens = 0;
-        /* Linear-attention state is held per running sequence, beside the KV. */
-        double state = (double)pc->scheduler.max_seqs * model_cost_state_bytes_per_seq(c->costs[p]);
-        /* The engine's memory budget (sim_mem_rule.h) as a fraction of all of it. */
-        double util = pc->scheduler.gpu_mem_util, reserve = pc->scheduler.reserve_gb * 1e9 + state;
-        rc = sim_mem_rule_apply(&pc->scheduler, c->costs[p], state, &util, &reserve, err);
-        if (rc == 0) rc = model_cost_kv_capacity_tokens(c->costs[p], util, reserve, &kv_tokens, err);
+        rc = sim_mem_rule_kv_tokens(&pc->scheduler, c->costs[p], &kv_tokens, err);
         if (rc < 0) {
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;

@@ -32,3 +32,12 @@ int sim_mem_rule_apply(const sim_sched_cfg *s, const model_cost *c, double state
     return sim_err_set(err, SIM_EINVAL, "scheduler.mem_fraction_of: unknown rule '%s' (expected total, free or sglang)",
                        rule);
 }
+
+int sim_mem_rule_kv_tokens(const sim_sched_cfg *s, const model_cost *c, int64_t *tokens, sim_err *err)
+{
+    /* Linear-attention state is held per running sequence, beside the KV. */
+    double state = (double)s->max_seqs * model_cost_state_bytes_per_seq(c);
+    double util = s->gpu_mem_util, reserve = s->reserve_gb * 1e9 + state;
+    int rc = sim_mem_rule_apply(s, c, state, &util, &reserve, err);
+    return rc < 0 ? rc : model_cost_kv_capacity_tokens(c, util, reserve, tokens, err);
+}

@@ -31,4 +31,11 @@
 int sim_mem_rule_apply(const sim_sched_cfg *s, const model_cost *c, double state_bytes, double *util,
                        double *reserve_bytes, sim_err *err);
 
+/* A pool instance's KV capacity in tokens (*tokens) under its scheduler
+ * config s on cost model c: the reserve is reserve_gb plus the recurrent
+ * state of max_seqs running sequences, through the pool's rule
+ * (sim_mem_rule_apply) into model_cost_kv_capacity_tokens(). 0, or that
+ * function's or the rule's error. */
+int sim_mem_rule_kv_tokens(const sim_sched_cfg *s, const model_cost *c, int64_t *tokens, sim_err *err);
+
 #endif

@@ -212,11 +212,8 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
                 continue;
             }
             if (e->role == SIM_ROLE_FFN) continue;
-            /* As the cluster does: recurrent state (linear attention, Mamba-2) per running sequence. */
-            double state = (double)pc.scheduler.max_seqs * model_cost_state_bytes_per_seq(e->cost);
-            double util = pc.scheduler.gpu_mem_util, reserve = pc.scheduler.reserve_gb * 1e9 + state;
-            if (sim_mem_rule_apply(&pc.scheduler, e->cost, state, &util, &reserve, &e2) < 0 ||
-                model_cost_kv_capacity_tokens(e->cost, util, reserve, &e->kv_tokens, &e2) < 0) {
+            /* As the cluster does (recurrent state per running sequence included). */
+            if (sim_mem_rule_kv_tokens(&pc.scheduler, e->cost, &e->kv_tokens, &e2) < 0) {
                 snprintf(e->err, sizeof e->err, "%s %.40s on %.40s: %.200s", sim_role_name(e->role), ln, c->gpu, e2.msg);
                 model_cost_destroy(e->cost);
                 e->cost = NULL;
