@@ -14,8 +14,6 @@
 #include "sim_yaml.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
