@@ -691,8 +691,6 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
     return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm);
 }
 
-static double moe_alpha(const char *d);
-
 static double t_moe(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
                     sim_err *err)
 {
