@@ -854,16 +854,8 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
          * router's hot experts) does not apply to them: priced at uniform
          * load (their gate GEMM still weighs the experts, so it stays). */
         const double n_hash = m->hash_layers > 0 && !c->uniform ? m->hash_layers : 0;
-        if (n_hash > 0) {
-            model_cost flat = *c;
-            flat.uniform = 1;
-            cost_ctx xh = *x;
-            xh.c = &flat;
-            cost_moe(&xh, a, n_hash);
-            xh.c = c;
-            *x = xh;
-        }
-        cost_moe(x, a, c->n_moe - n_hash);
+        if (n_hash > 0) cost_moe(x, a, n_hash, 1);
+        cost_moe(x, a, c->n_moe - n_hash, c->uniform);
         /* Experts' partial sums (and, without EP all-to-all, the combine). */
         tp_reduce(x, "tp_reduce_moe", c->n_moe, T, h, 0); /* grouped expert GEMMs: not split */
     }

@@ -210,8 +210,9 @@ double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double 
 cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, double m, double n, double k,
                        double wbytes, double abytes, double peak);
 
-/* The MoE block of one layer class (count layers) on aggregates a. */
-void cost_moe(cost_ctx *x, const cost_agg *a, double count);
+/* The MoE block of one layer class (count layers) on aggregates a; uniform:
+ * every expert equally loaded (c->uniform, or 1 for hash-routed layers). */
+void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform);
 /* d is priced by the engine op `op` of shape s (calib_shape's fields in
  * order) in dtype column dt
  * (COST_DB_*) when the perf-db tables hold it (cost_op_desc.has_db_op). */

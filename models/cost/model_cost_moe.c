@@ -57,13 +57,14 @@ typedef struct {
     double tiles128;            /* 128-row tiles over the touched experts (masked_rows / 64: 64-row ones) */
 } rank_load;
 
-/* Load of the busiest rank: rows, touched experts, masked rows. */
-static void busiest_load(const model_cost *c, double T, rank_load *out)
+/* Load of the busiest rank: rows, touched experts, masked rows; uniform:
+ * every expert equally loaded, else the routing probabilities c->p. */
+static void busiest_load(const model_cost *c, double T, int uniform, rank_load *out)
 {
     const double k = c->m.top_k, E = c->m.experts, El = c->experts_local;
     memset(out, 0, sizeof *out);
     if (!(T > 0)) return;
-    if (c->uniform) {
+    if (uniform) {
         double miss = log1p(-k / E);
         double pa = k >= E ? 1.0 : -expm1(T * miss);
         double per = T * k / E;
@@ -215,7 +216,7 @@ static int fused_moe(cost_ctx *x, const rank_load *ld, double count, double eh, 
     return 1;
 }
 
-void cost_moe(cost_ctx *x, const cost_agg *a, double count)
+void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
 {
     const model_cost *c = x->c;
     const model_spec *m = &c->m;
@@ -258,7 +259,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count)
     if (gathered) cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, G, 1, T_all * eh * c->ab, 0);
 
     rank_load ld;
-    busiest_load(c, T_all, &ld);
+    busiest_load(c, T_all, uniform, &ld);
     const double I = m->expert_intermediate / (double)c->moe_tp, El = c->experts_local;
     /* Contiguous: rows packed, permute before and un-permute after. */
     /* Measured fused-MoE rows (the engine's, else the fastest) price the
