@@ -18,6 +18,7 @@
 #include "model_cost.h"
 #include "model_op.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -72,13 +73,6 @@ static double roof_hand(const model_gpu *g, double m, double n, double k, double
     return best;
 }
 
-static const model_op *find_op(const model_op *ops, int32_t n, const char *name)
-{
-    for (int32_t i = 0; i < n; i++)
-        if (!strcmp(ops[i].name, name)) return &ops[i];
-    return NULL;
-}
-
 /* No engine named: Llama-3.1-8B on one H100, 30 decode sequences of 1200
  * tokens, priced by the roofline alone. */
 static void test_roofline(const model_gpu *g)
@@ -99,7 +93,7 @@ static void test_roofline(const model_gpu *g)
         double n, k, s;
     } want[] = {{"qkv_proj", 6144, 4096, 2}, {"o_proj", 4096, 4096, 4}, {"down_proj", 4096, 14336, 4}};
     for (int i = 0; i < 3; i++) {
-        const model_op *o = find_op(ops, n, want[i].name);
+        const model_op *o = test_find_op(ops, n, want[i].name);
         REQUIRE_OR(o != NULL, continue);
         double s = 0, by = 0, ideal = 0, t = roof_hand(g, 30, want[i].n, want[i].k, &s, &by, &ideal);
         double t_op = 32 * (t + 0.5 * g->launch_s), t_ideal = 32 * (ideal + 0.5 * g->launch_s);
@@ -113,7 +107,7 @@ static void test_roofline(const model_gpu *g)
         CHECK(o->time_s > t_ideal * 1.04);
     }
     /* gate_up_proj (224 tiles) fills the SMs: no split, no partials. */
-    const model_op *gu = find_op(ops, n, "gate_up_proj");
+    const model_op *gu = test_find_op(ops, n, "gate_up_proj");
     REQUIRE_OR(gu != NULL, goto out);
     {
         double by = 28672.0 * 4096 * 2 + 30.0 * 4096 * 2 + 30.0 * 28672 * 2;

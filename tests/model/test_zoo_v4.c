@@ -12,6 +12,7 @@
 #include "model_show.h"
 #include "model_spec.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -113,13 +114,6 @@ static void test_kv_and_state(void)
     CHECK(model_spec_csa_kv_bytes(&v32, 2.0) == 0 && model_spec_window_state_bytes(&v32, 0) == 0);
 }
 
-static const model_op *find_op(const model_op *ops, int32_t n, const char *name)
-{
-    for (int32_t i = 0; i < n; i++)
-        if (!strcmp(ops[i].name, name)) return &ops[i];
-    return NULL;
-}
-
 /* The cost model prices V4's own ops: each layer kind's attention over its
  * window and compressed entries, the compressors and the indexer, the
  * grouped O, the hyper-connections; on the roofline where no table
@@ -151,18 +145,18 @@ static void test_ops(void)
                                            "attn_decode_csa", "attn_decode_hca", "o_a_proj_grouped", "o_b_proj",
                                            "hc_pre", "hc_post", "hc_head", "router", "experts_gate_up"};
         for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
-            CHECK_MSG(find_op(ops, n, want[k]) != NULL, "no op %s", want[k]);
+            CHECK_MSG(test_find_op(ops, n, want[k]) != NULL, "no op %s", want[k]);
         /* No op of the MLA/GQA paths. */
-        CHECK(!find_op(ops, n, "qkv_proj") && !find_op(ops, n, "o_proj") && !find_op(ops, n, "attn_decode_dsa"));
-        const model_op *a = find_op(ops, n, "attn_decode_csa"), *hc = find_op(ops, n, "hca_compress_proj");
+        CHECK(!test_find_op(ops, n, "qkv_proj") && !test_find_op(ops, n, "o_proj") && !test_find_op(ops, n, "attn_decode_dsa"));
+        const model_op *a = test_find_op(ops, n, "attn_decode_csa"), *hc = test_find_op(ops, n, "hca_compress_proj");
         if (a) {
             CHECK(a->count == 21 && a->source == MODEL_SRC_ROOFLINE);
             csa_ctx[j] = a->bytes;
         }
         if (hc) CHECK(hc->count == 20);
-        if ((a = find_op(ops, n, "attn_decode_hca"))) hca_ctx[j] = a->bytes;
-        if ((a = find_op(ops, n, "hc_pre"))) CHECK(a->count == 86 && a->source == MODEL_SRC_ROOFLINE);
-        if ((a = find_op(ops, n, "attn_decode_sw"))) CHECK(a->count == 2);
+        if ((a = test_find_op(ops, n, "attn_decode_hca"))) hca_ctx[j] = a->bytes;
+        if ((a = test_find_op(ops, n, "hc_pre"))) CHECK(a->count == 86 && a->source == MODEL_SRC_ROOFLINE);
+        if ((a = test_find_op(ops, n, "attn_decode_sw"))) CHECK(a->count == 2);
     }
     /* Past 4·index_topk = 2048 tokens CSA reads index_topk entries plus the
      * window whatever the context; HCA grows by one entry per 128 tokens
@@ -174,8 +168,8 @@ static void test_ops(void)
     model_chunk ch = {4096, 2048};
     model_batch pre = {1, &ch, 0, 0};
     model_cost_breakdown(c, &pre, ops, 160, &n, NULL);
-    CHECK(find_op(ops, n, "attn_prefill_csa") && find_op(ops, n, "attn_prefill_hca") &&
-          find_op(ops, n, "csa_indexer_prefill") && find_op(ops, n, "attn_prefill_sw"));
+    CHECK(test_find_op(ops, n, "attn_prefill_csa") && test_find_op(ops, n, "attn_prefill_hca") &&
+          test_find_op(ops, n, "csa_indexer_prefill") && test_find_op(ops, n, "attn_prefill_sw"));
     /* Memory: the compressed KV on every rank (one K=V head), the windows
      * and pending tokens per running sequence. */
     CHECK_NEAR(model_cost_state_bytes_per_seq(c), model_spec_state_bytes_per_seq(&f), 1e-3);
@@ -189,7 +183,7 @@ static void test_ops(void)
     CHECK_MSG(model_cost_create(&f, &b200, &l, &c, &e) == 0, "%s", e.msg);
     if (c) {
         model_cost_breakdown(c, &hdec, ops, 160, &n, NULL);
-        const model_op *u = find_op(ops, n, "experts_gate_up");
+        const model_op *u = test_find_op(ops, n, "experts_gate_up");
         if (u) uniform_layer = u->time_s / u->count;
         model_cost_destroy(c);
     }
@@ -223,7 +217,7 @@ static void test_ops(void)
     if (c) {
         model_batch dec = {0, NULL, 8, 8 * 1000};
         model_cost_breakdown(c, &dec, ops, 160, &n, NULL);
-        const model_op *s = find_op(ops, n, "pp_send");
+        const model_op *s = test_find_op(ops, n, "pp_send");
         CHECK(s && fabs(s->bytes - 4.0 * 8 * 4096 * 2.0) < 1);
         model_cost_destroy(c);
     }
