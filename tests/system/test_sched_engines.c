@@ -105,8 +105,7 @@ typedef struct {
  * not NULL, the chunk log. Returns 0 when the run completed. */
 static int run_sched(int n, const double *arrive_ms, const gate_setup *u, double *ttft_ms, chunk_log *lg)
 {
-    const int recv_interval = u->recv_interval, adp_timeout = u->adp_timeout, adp_wait = u->adp_wait,
-              dp = u->dp > 1 ? u->dp : 1;
+    const int dp = u->dp > 1 ? u->dp : 1;
     sim_sched_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.max_seqs = 16;
@@ -115,9 +114,9 @@ static int run_sched(int n, const double *arrive_ms, const gate_setup *u, double
     cfg.block_tokens = 16;
     snprintf(cfg.policy, sizeof cfg.policy, "decode_first");
     snprintf(cfg.admission, sizeof cfg.admission, "optimistic");
-    cfg.recv_interval = recv_interval;
-    cfg.adp_timeout_iters = adp_timeout;
-    cfg.adp_wait_iters = adp_wait;
+    cfg.recv_interval = u->recv_interval;
+    cfg.adp_timeout_iters = u->adp_timeout;
+    cfg.adp_wait_iters = u->adp_wait;
     cfg.preempt_keeps_kv = u->keeps_kv;
     /* The layout only tells the instance its attention-DP ranks; the fixed
      * cost function prices every iteration. */
