@@ -35,6 +35,18 @@ static double hand(const model_gpu *g, double m, double n, double k, double s, i
     return smax3(tc, bytes / (g->hbm_bw * sqrt(par)));
 }
 
+/* The fastest of hand()'s times with reduction over 1, 2, 4 … smax
+ * splits (the first on a tie); *s_out gets its split count. */
+static double hand_best(const model_gpu *g, double m, double n, double k, double smax, double *s_out)
+{
+    double best = -1;
+    for (double s = 1; s <= smax; s *= 2) {
+        double t = hand(g, m, n, k, s, 1);
+        if (best < 0 || t < best) best = t, *s_out = s;
+    }
+    return best;
+}
+
 static double priced(const model_gpu *g, double m, double n, double k)
 {
     model_op_query q;
@@ -132,11 +144,7 @@ static void case_decode(void)
     REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
     /* Decode: m = 16, n = 1024, k = 8192: 8 tiles, up to 16 splits. The
      * 16 partials are 16 × 131 kB = 2.1 MB against 16.8 MB of weights. */
-    double best = -1, best_s = 0;
-    for (double s = 1; s <= 16; s *= 2) {
-        double t = hand(&g, 16, 1024, 8192, s, 1);
-        if (best < 0 || t < best) best = t, best_s = s;
-    }
+    double best_s = 0, best = hand_best(&g, 16, 1024, 8192, 16, &best_s);
     double t = priced(&g, 16, 1024, 8192), ideal = hand(&g, 16, 1024, 8192, 16, 0);
     printf("m=16 n=1024 k=8192: %.2f us (hand %.2f us at %g splits), ideal split-K %.2f us: +%.1f %%\n", t * 1e6,
            best * 1e6, best_s, ideal * 1e6, 100 * (t / ideal - 1));
@@ -155,11 +163,7 @@ static void case_wide_skinny(void)
      * quarter of the 8.4 MB of weights, so the reduction nearly doubles
      * the traffic; splitting less would leave the SMs idle, so 4 still wins.
      * (Partials that stay in L2 would cost less: not modelled.) */
-    double best = -1, best_s = 0;
-    for (double s = 1; s <= 4; s *= 2) {
-        double ts = hand(&g, 64, 4096, 1024, s, 1);
-        if (best < 0 || ts < best) best = ts, best_s = s;
-    }
+    double best_s = 0, best = hand_best(&g, 64, 4096, 1024, 4, &best_s);
     double t = priced(&g, 64, 4096, 1024);
     double ideal = hand(&g, 64, 4096, 1024, 4, 0);
     printf("m=64 n=4096 k=1024: %.2f us (hand %.2f us at %g splits), ideal split-K %.2f us: +%.1f %%\n", t * 1e6,
