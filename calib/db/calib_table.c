@@ -620,12 +620,11 @@ static int bracket_reuse(const bracket *b, const calib_shape *sh, double *t)
         int64_t v = q[b->field[k]];
         if (!(v > b->lo_v[k] && v < b->hi_v[k])) return 0;
         split_mask |= 1u << b->field[k];
-        w_hi[k] = v == b->q[b->field[k]] ? -1.0 : (log1p((double)v) - b->lx_lo[k]) / b->lx_span[k];
     }
     for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++)
         if (!((split_mask >> f) & 1) && q[f] != b->q[f]) return 0;
     for (int32_t k = 0; k < b->nsplit; k++)
-        if (w_hi[k] < 0) w_hi[k] = (log1p((double)q[b->field[k]]) - b->lx_lo[k]) / b->lx_span[k];
+        w_hi[k] = (log1p((double)q[b->field[k]]) - b->lx_lo[k]) / b->lx_span[k];
     *t = bracket_answer(s, b, w_hi, sh);
     return 1;
 }
