@@ -434,6 +434,15 @@ typedef struct {
     uint32_t measured;                    /* bit c: corner c was measured */
 } bracket;
 
+/* The fitted model at sh times exp(r), r the interpolated log residual,
+ * floored at the series' floor. */
+static double with_residual(const calib_series *s, const calib_shape *sh, double r)
+{
+    double mdl = calib_series_model(s, sh);
+    double t = (mdl > 0 ? mdl : s->floor_s) * (r != 0.0 ? exp(r) : 1.0);
+    return t > s->floor_s ? t : s->floor_s;
+}
+
 /* The interpolated answer at q from bracket b's corners with weights w_hi. */
 static double bracket_answer(const calib_series *s, const bracket *b, const double *w_hi, const calib_shape *sh)
 {
@@ -446,10 +455,7 @@ static double bracket_answer(const calib_series *s, const bracket *b, const doub
         acc += w * b->res[corner];
         wsum += w;
     }
-    double r = wsum > 0 ? acc / wsum : 0.0;
-    double mdl = calib_series_model(s, sh);
-    double t = (mdl > 0 ? mdl : s->floor_s) * (r != 0.0 ? exp(r) : 1.0);
-    return t > s->floor_s ? t : s->floor_s;
+    return with_residual(s, sh, wsum > 0 ? acc / wsum : 0.0);
 }
 
 /* The lookup; when br is not NULL and the answer is an in-grid
@@ -539,10 +545,8 @@ static double lookup_full(const calib_series *s, const calib_shape *sh, calib_ta
     if (keep) br->s = s;
     double r = wsum > 0 ? acc / wsum : 0.0;
     if (out_d2 > 0) r *= fmax(0.0, 1.0 - sqrt(out_d2) / M_LN2); /* fades over a factor 2 */
-    double mdl = calib_series_model(s, sh);
-    double t = (mdl > 0 ? mdl : s->floor_s) * (r != 0.0 ? exp(r) : 1.0);
     if (status) *status = out_d2 > 0 ? CALIB_TABLE_FIT : CALIB_TABLE_INTERP;
-    return t > s->floor_s ? t : s->floor_s;
+    return with_residual(s, sh, r);
 }
 
 double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_table_status *status)
