@@ -17,8 +17,9 @@ static inline const model_op *test_find_op(const model_op *ops, int32_t n, const
     return NULL;
 }
 
-/* NULL (with a failed check) when the model, GPU or layout is refused. */
-static inline model_cost *test_cost_model(const char *model, const char *gpu, int tp, double overhead_us)
+/* The cost model of a catalogue model and GPU with layout l; NULL (with a
+ * failed check) when the model, GPU or layout is refused. */
+static inline model_cost *test_cost_layout(const char *model, const char *gpu, const model_layout *l)
 {
     model_spec m;
     model_gpu g;
@@ -26,10 +27,16 @@ static inline model_cost *test_cost_model(const char *model, const char *gpu, in
     sim_err err = {{0}};
     CHECK_MSG(model_catalog_model(model, &m, &err) == 0, "%s", err.msg);
     CHECK_MSG(model_catalog_gpu(gpu, &g, &err) == 0, "%s", err.msg);
+    CHECK_MSG(model_cost_create(&m, &g, l, &c, &err) == 0, "%s", err.msg);
+    return c;
+}
+
+/* NULL (with a failed check) when the model, GPU or layout is refused. */
+static inline model_cost *test_cost_model(const char *model, const char *gpu, int tp, double overhead_us)
+{
     model_layout l = {.tp = tp, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
                       .overhead_s = overhead_us * 1e-6, .gpus_per_node = 8};
-    CHECK_MSG(model_cost_create(&m, &g, &l, &c, &err) == 0, "%s", err.msg);
-    return c;
+    return test_cost_layout(model, gpu, &l);
 }
 
 #endif

@@ -53,6 +53,10 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
                            m->name, l.overhead_s, l.overhead_per_seq_s);
     if (l.gpus_per_node < 0)
         return sim_err_set(err, SIM_EINVAL, "gpus_per_node must be >= 0 (got %d)", l.gpus_per_node);
+    for (int f = 0; f < MODEL_FAM_COUNT; f++)
+        if (!(l.op_speedup[f] > 0) || !isfinite(l.op_speedup[f]))
+            return sim_err_set(err, SIM_EINVAL, "op_speedup.%s must be a finite number > 0 (got %g)",
+                               model_op_family_name((model_op_family)f), l.op_speedup[f]);
     model_dtype part_dt[MODEL_PART_COUNT];
     model_part_dtypes(m, l.dtype_checkpoint, l.dtype, part_dt);
     for (int k = 0; k < MODEL_PART_COUNT; k++)
@@ -200,6 +204,7 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     c->m = *m;
     c->g = *g;
     c->l = model_layout_resolved(in);
+    for (int f = 0; f < MODEL_FAM_COUNT; f++) c->fam_time[f] = 1.0 / c->l.op_speedup[f];
     model_part_dtypes(m, c->l.dtype_checkpoint, c->l.dtype, c->part_dt);
     if (c->l.dtype_checkpoint) c->l.dtype = c->part_dt[m->experts > 0 ? MODEL_PART_EXPERT : MODEL_PART_DENSE];
     const model_layout *l = &c->l;

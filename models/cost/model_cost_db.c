@@ -200,7 +200,7 @@ double cost_moe_db(cost_ctx *x, double count, double tokens, double width, doubl
     double t = table_time(c, CALIB_OP_MOE, COST_DB_WEIGHTS, &s, &src);
     if (!(t > 0)) return 0;
     x->used_db = 1;
-    double total = count * t * x->time_scale;
+    double total = count * t * c->fam_time[MODEL_FAM_MOE] * x->time_scale;
     x->launches += count * launches * x->time_scale;
     char detail[64] = "";
     if (x->ops) snprintf(detail, sizeof detail, "fused tokens=%lld experts=%lld", (long long)s.m, (long long)s.groups);
@@ -208,6 +208,31 @@ double cost_moe_db(cost_ctx *x, double count, double tokens, double width, doubl
             count * calib_op_bytes(CALIB_OP_MOE, model_dtype_name(c->l.dtype), &s), total, 0, MODEL_BOUND_COMPUTE,
             src, detail);
     return total;
+}
+
+model_op_family cost_op_family(const cost_op_desc *d)
+{
+    switch (d->cls) {
+    case MODEL_OPC_ATTN: return MODEL_FAM_ATTENTION;
+    case MODEL_OPC_GEMM:
+        /* The routed experts: grouped GEMMs (their perf-db ops) or the engine's fused-MoE op. */
+        if (d->calib_op == CALIB_OP_GROUPED_CONTIG || d->calib_op == CALIB_OP_GROUPED_MASKED ||
+            d->calib_op == CALIB_OP_MOE || (d->has_op && d->op.kind == MODEL_OPK_MOE))
+            return MODEL_FAM_MOE;
+        return MODEL_FAM_GEMM;
+    default: return MODEL_FAM_OTHER;
+    }
+}
+
+model_op_family cost_coll_family(model_coll op)
+{
+    switch (op) {
+    case MODEL_COLL_ALL_REDUCE: return MODEL_FAM_ALL_REDUCE;
+    case MODEL_COLL_ALL_GATHER: return MODEL_FAM_ALL_GATHER;
+    case MODEL_COLL_REDUCE_SCATTER: return MODEL_FAM_REDUCE_SCATTER;
+    case MODEL_COLL_ALL_TO_ALL: return MODEL_FAM_ALL_TO_ALL;
+    default: return MODEL_FAM_SEND_RECV;
+    }
 }
 
 double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
@@ -236,7 +261,7 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
             bound = fl > roof ? MODEL_BOUND_LATENCY : bound;
         }
     }
-    double total = d->count * t * x->time_scale;
+    double total = d->count * t * x->c->fam_time[cost_op_family(d)] * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
     if (!d->in_fused_op) x->launches += d->count * d->kernels * x->time_scale;
     char detail[64] = "";
@@ -277,7 +302,7 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
             src = MODEL_SRC_OP_MODEL;
         }
     }
-    double total = count * t * x->time_scale;
+    double total = count * t * x->c->fam_time[cost_coll_family(op)] * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
     x->launches += count * x->time_scale;
     char detail[64] = "";

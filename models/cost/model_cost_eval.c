@@ -346,7 +346,8 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
              * as long as its slowest hop, the NIC's once the ring (sp ranks
              * tp GPUs apart) leaves a node. */
             int32_t nic_hops = 0;
-            double t_x = model_comm_ring_step_time(&c->net, l->sp, l->tp, block, &nic_hops) * x->time_scale;
+            double t_x = model_comm_ring_step_time(&c->net, l->sp, l->tp, block, &nic_hops) * c->fam_time[MODEL_FAM_SEND_RECV] *
+                         x->time_scale;
             double step = t_attn / count / sp;
             double extra = count * (sp - 1) * (t_x > step ? t_x - step : 0);
             char det[64] = "";

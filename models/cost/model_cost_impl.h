@@ -119,6 +119,9 @@ struct model_cost {
      * strings resolved, at create (read-only while timing; cost_op_sets_init),
      * so that pricing an op does no string work. */
     cost_op_set op_sets[COST_OPV_COUNT];
+    /* Time multiplier of each op family: 1 / layout.op_speedup (exactly 1
+     * when not scaled, so an unscaled op's time is unchanged bit for bit). */
+    double fam_time[MODEL_FAM_COUNT];
 };
 
 /* Resolves c->op_sets for the layout's op_backend (model_cost_create). */
@@ -181,6 +184,11 @@ typedef struct {
     double launches;            /* kernel launches so far (eager host-time bound) */
     int used_db;
 } cost_ctx;
+
+/* The family of op d as cost_op prices it (model_op_family.h). */
+model_op_family cost_op_family(const cost_op_desc *d);
+/* The family of a collective. */
+model_op_family cost_coll_family(model_coll op);
 
 /* Times one op (perf-db or roofline), adds it to the totals and the list.
  * hide: seconds of this op that overlap other work (taken off). */

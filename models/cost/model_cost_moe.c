@@ -163,7 +163,8 @@ static void ep_emit(cost_ctx *x, const char *name, double count, double S, doubl
     }
     /* cost_fixed records the op and its time in the totals. */
     double bytes = S * c->m.top_k * eh * bpv * (c->l.ep - 1.0) / c->l.ep;
-    cost_fixed(x, name, MODEL_OPC_COMM, MODEL_BOUND_COMM, count, count * t * x->time_scale, count * bytes, det);
+    cost_fixed(x, name, MODEL_OPC_COMM, MODEL_BOUND_COMM, count, count * t * c->fam_time[MODEL_FAM_ALL_TO_ALL] * x->time_scale,
+               count * bytes, det);
 }
 
 /* The routed experts as the engine's fused-MoE op prices them (the op

@@ -20,6 +20,8 @@ model_layout model_layout_resolved(const model_layout *in)
     if (l.micro_batches < 1) l.micro_batches = l.pp;
     if (l.moe_tp < 1 && l.tp > 0 && (l.tp * l.dp) % l.ep == 0) l.moe_tp = l.tp * l.dp / l.ep;
     if (l.gpus_per_node < 1) l.gpus_per_node = 8;
+    for (int f = 0; f < MODEL_FAM_COUNT; f++)
+        if (l.op_speedup[f] == 0) l.op_speedup[f] = 1;
     return l;
 }
 

@@ -17,6 +17,7 @@
 
 #include "sim_err.h"
 #include "model_dtype.h"
+#include "model_op_family.h"
 
 #include <stdint.h>
 
@@ -65,11 +66,13 @@ typedef struct {
     int32_t moe_tp;          /* expert TP (0 = tp·dp/ep); tp·dp/(moe_tp·ep) expert-group replicas */
     int32_t dtype_checkpoint; /* 1: each part's weights in the checkpoint's format (model_spec
                                * wdtype_*; scenario dtype "auto"), dtype then names the main one */
+    double op_speedup[MODEL_FAM_COUNT]; /* each op family's time divided by this (model_op_family.h;
+                                         * 0 = 1: as priced) */
 } model_layout;
 
 
 /* Copy of l with the zero defaults resolved (dp/ep/dcp/sp 1, micro_batches
- * pp, gpus_per_node 8, moe_tp tp·dp/ep when ep divides tp·dp). */
+ * pp, gpus_per_node 8, moe_tp tp·dp/ep when ep divides tp·dp, op_speedup 1). */
 model_layout model_layout_resolved(const model_layout *l);
 
 /* GPUs of one instance: tp·pp·dp·sp. */

@@ -75,6 +75,13 @@ int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layo
     l.overhead_s = pool->scheduler.overhead_us * 1e-6;
     l.overhead_per_seq_s = pool->scheduler.overhead_per_seq_us * 1e-6;
     l.eager_launch_s = pool->scheduler.eager_launch_us * 1e-6;
+    _Static_assert(SIM_OP_FAMILIES == MODEL_FAM_COUNT, "hardware.op_speedup has one entry per op family");
+    for (int f = 0; f < MODEL_FAM_COUNT; f++) {
+        if (!(sc->hardware.op_speedup[f] > 0) || !isfinite(sc->hardware.op_speedup[f]))
+            return sim_err_set(err, SIM_EINVAL, "hardware.op_speedup.%s must be a finite number > 0 (got %g)",
+                               model_op_family_name((model_op_family)f), sc->hardware.op_speedup[f]);
+        l.op_speedup[f] = sc->hardware.op_speedup[f];
+    }
     /* An engine preset names the kernels that price the ops. */
     if (pool->scheduler.preset[0] && strcmp(pool->scheduler.preset, "none"))
         snprintf(l.op_backend, sizeof l.op_backend, "%s", pool->scheduler.preset);

@@ -13,6 +13,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     strcpy(sc->kv_dtype, "bf16");
     strcpy(sc->hardware.gpu, "h100-sxm");
     sc->hardware.gpus_per_node = SIM_DEFAULT_GPUS_PER_NODE;
+    for (int f = 0; f < SIM_OP_FAMILIES; f++) sc->hardware.op_speedup[f] = 1;
 
     sim_workload_cfg *w = &sc->workload;
     w->requests = 1000;

@@ -15,6 +15,8 @@
 #define SIM_NAME_MAX 128
 #define SIM_PATH_MAX 1024
 #define SIM_MAX_POOLS 8
+/* Op families whose price hardware.op_speedup scales (MODEL_FAM_COUNT). */
+#define SIM_OP_FAMILIES 9
 
 typedef enum {
     SIM_ARRIVAL_POISSON = 0,
@@ -243,6 +245,10 @@ typedef struct {
     char gpu[SIM_NAME_MAX];
     int32_t gpus_per_node;
     char perf_db[SIM_PATH_MAX]; /* calibrated perf-db or .sql dump ("" = calib/data/ default) */
+    /* Speedup of each op family, in model_op_family order (models/cost/model_op_family.h:
+     * gemm, moe, attention, all_reduce, all_gather, reduce_scatter, all_to_all, send_recv,
+     * other): that family's op times are divided by it (1 = as priced). */
+    double op_speedup[SIM_OP_FAMILIES];
 } sim_hardware_cfg;
 
 /* `search:` — the deployment search space of `servesim search` (sim_search.h).

@@ -88,6 +88,17 @@ static const sim_schema_field table[] = {
         "the analytic roofline always (what `--no-perf-db` sets)."),
     FLD("hardware.gpus_per_node", SIM_SCHEMA_I32, SC(hardware.gpus_per_node), IN(1, 1024),
         "GPUs per node (sets which links are NVLink and which are network)."),
+    SEC("hardware.op_speedup", "What a faster kernel is worth: each op family's time (perf-db, op model or "
+                               "roofline) divided by its speedup (1 = as priced; `servesim sensitivity` sweeps one)."),
+    FLD("hardware.op_speedup.gemm", SIM_SCHEMA_F64, SC(hardware.op_speedup[0]), GT0, "Speedup of dense GEMMs (projections, dense MLP, router, shared experts, LM head)."),
+    FLD("hardware.op_speedup.moe", SIM_SCHEMA_F64, SC(hardware.op_speedup[1]), GT0, "Speedup of the routed experts (grouped GEMMs or the fused-MoE op)."),
+    FLD("hardware.op_speedup.attention", SIM_SCHEMA_F64, SC(hardware.op_speedup[2]), GT0, "Speedup of attention kernels (context, generation, MLA, DSA modules)."),
+    FLD("hardware.op_speedup.all_reduce", SIM_SCHEMA_F64, SC(hardware.op_speedup[3]), GT0, "Speedup of all-reduce collectives."),
+    FLD("hardware.op_speedup.all_gather", SIM_SCHEMA_F64, SC(hardware.op_speedup[4]), GT0, "Speedup of all-gather collectives."),
+    FLD("hardware.op_speedup.reduce_scatter", SIM_SCHEMA_F64, SC(hardware.op_speedup[5]), GT0, "Speedup of reduce-scatter collectives."),
+    FLD("hardware.op_speedup.all_to_all", SIM_SCHEMA_F64, SC(hardware.op_speedup[6]), GT0, "Speedup of all-to-all (DeepEP dispatch/combine, Ulysses sequence parallelism)."),
+    FLD("hardware.op_speedup.send_recv", SIM_SCHEMA_F64, SC(hardware.op_speedup[7]), GT0, "Speedup of point-to-point sends (pipeline stages, ring sequence parallelism)."),
+    FLD("hardware.op_speedup.other", SIM_SCHEMA_F64, SC(hardware.op_speedup[8]), GT0, "Speedup of every other GPU op (norms, activations, RoPE/KV writes, quantisation, embedding, sampling, MoE permutes)."),
 
     SEC("workload", "What requests are sent, when, and how long they are."),
     FLD("workload.requests", SIM_SCHEMA_I64, SC(workload.requests), GE0,
