@@ -2,19 +2,19 @@
 #include "sim_cli.h"
 #include "sim_clock.h"
 
-#include "calib_cli.h"
-#include "model_cli.h"
+#include "sim_cli_calib.h"
+#include "sim_cli_predict.h"
 #include "model_op_cli.h"
-#include "model_fidelity.h"
+#include "sim_fidelity.h"
 #include "model_show.h"
 #include "sim_cache_replay.h"
 #include "sim_plot.h"
 #include "sim_suggest.h"
 #include "sim_trace_out.h"
-#include "sim_search.h"
+#include "sim_cli_search.h"
 
 #include "sim_cluster.h"
-#include "sim_estimate.h"
+#include "sim_cli_estimate.h"
 #include "sim_file.h"
 #include "sim_loader.h"
 #include "sim_parse.h"
@@ -701,12 +701,12 @@ int sim_cli_main(int argc, char **argv)
     if (strcmp(cmd, "plot") == 0) return sim_cli_plot(argc - 1, argv + 1);
     if (strcmp(cmd, "estimate") == 0) return sim_cli_estimate(argc - 1, argv + 1);
     if (strcmp(cmd, "init") == 0) return sim_cli_init(argc - 1, argv + 1);
-    if (strcmp(cmd, "predict") == 0) return model_cli_predict(argc - 1, argv + 1);
+    if (strcmp(cmd, "predict") == 0) return sim_cli_predict(argc - 1, argv + 1);
     if (strcmp(cmd, "model") == 0) return model_cli_model(argc - 1, argv + 1);
-    if (strcmp(cmd, "fidelity") == 0) return model_cli_fidelity(argc - 1, argv + 1);
+    if (strcmp(cmd, "fidelity") == 0) return sim_cli_fidelity(argc - 1, argv + 1);
     if (strcmp(cmd, "op") == 0) return model_cli_op(argc - 1, argv + 1);
-    if (strcmp(cmd, "calibrate") == 0) return calib_cli_calibrate(argc - 1, argv + 1);
-    if (strcmp(cmd, "db") == 0) return calib_cli_db(argc - 1, argv + 1);
+    if (strcmp(cmd, "calibrate") == 0) return sim_cli_calibrate(argc - 1, argv + 1);
+    if (strcmp(cmd, "db") == 0) return sim_cli_db(argc - 1, argv + 1);
     if (strcmp(cmd, "cache-replay") == 0) return sim_cli_cache_replay(argc - 1, argv + 1);
     if (strcmp(cmd, "schema") == 0) {
         if (argc > 2 && is_help(argv[2])) {

@@ -45,7 +45,7 @@ int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg)
         cfg->pd_handover_gbs = p->pd_handover_gbs;
         /* The engines' defaults: SGLang polls every step (--scheduler-recv-interval 1),
          * TensorRT-LLM's attention-DP balancing is off; serving recipes set them
-         * (the fidelity replay sets the InferenceX recipes', model_fidelity.c). */
+         * (the fidelity replay sets the InferenceX recipes', sim_fidelity.c). */
         cfg->recv_interval = 1;
         /* vLLM V1 and SGLang cache KV blocks by default (prefix caching, the
          * radix cache): a preempted request's blocks stay findable. */

@@ -15,7 +15,7 @@ typedef struct {
 
 /* ---- preset none ---------------------------------------------------- */
 
-int32_t sim_route_pick_score(const sim_router_view *v, int32_t n, double lambda)
+int32_t sim_router_cache_pick_score(const sim_router_view *v, int32_t n, double lambda)
 {
     int32_t best = 0;
     double best_s = v[0].saved_ms - lambda * v[0].queue_ms;
@@ -38,8 +38,8 @@ static int64_t sglang_load(const sim_router_view *v)
     return (int64_t)v->running + (int64_t)v->waiting;
 }
 
-int sim_route_sglang_imbalanced(const sim_router_view *v, int32_t n, double abs_threshold,
-                                double rel_threshold)
+int sim_router_cache_sglang_imbalanced(const sim_router_view *v, int32_t n, double abs_threshold,
+                                       double rel_threshold)
 {
     int64_t lo = sglang_load(&v[0]), hi = lo;
     for (int32_t i = 1; i < n; i++) {
@@ -51,12 +51,12 @@ int sim_route_sglang_imbalanced(const sim_router_view *v, int32_t n, double abs_
     return (double)(hi - lo) > abs_threshold && (double)hi > rel_threshold * (double)lo;
 }
 
-int32_t sim_route_pick_sglang(const sim_routing_cfg *cfg, int32_t input_tokens,
-                              const sim_router_view *v, int32_t n, sim_sglang_branch *why)
+int32_t sim_router_cache_pick_sglang(const sim_routing_cfg *cfg, int32_t input_tokens,
+                                     const sim_router_view *v, int32_t n, sim_sglang_branch *why)
 {
     int32_t best = 0;
-    if (sim_route_sglang_imbalanced(v, n, cfg->balance_abs_threshold,
-                                    cfg->balance_rel_threshold)) {
+    if (sim_router_cache_sglang_imbalanced(v, n, cfg->balance_abs_threshold,
+                                           cfg->balance_rel_threshold)) {
         for (int32_t i = 1; i < n; i++)
             if (sglang_load(&v[i]) < sglang_load(&v[best])) best = i;
         if (why) *why = SIM_SGLANG_IMBALANCED;
@@ -81,8 +81,8 @@ int32_t sim_route_pick_sglang(const sim_routing_cfg *cfg, int32_t input_tokens,
 
 /* ---- Dynamo KV router ----------------------------------------------- */
 
-double sim_route_dynamo_logit(const sim_router_view *v, int32_t input_tokens, int32_t block_tokens,
-                              double overlap_weight)
+double sim_router_cache_dynamo_logit(const sim_router_view *v, int32_t input_tokens, int32_t block_tokens,
+                                     double overlap_weight)
 {
     double bt = (double)block_tokens;
     double prefill_tokens = (double)input_tokens - (double)v->matched_tokens;
@@ -97,11 +97,11 @@ static int32_t dynamo_argmin(const sim_routing_cfg *cfg, int32_t input_tokens,
                              int32_t block_tokens, const sim_router_view *v, int32_t n)
 {
     int32_t best = 0;
-    double best_l = sim_route_dynamo_logit(&v[0], input_tokens, block_tokens,
-                                           cfg->overlap_score_weight);
+    double best_l = sim_router_cache_dynamo_logit(&v[0], input_tokens, block_tokens,
+                                                  cfg->overlap_score_weight);
     for (int32_t i = 1; i < n; i++) {
-        double l = sim_route_dynamo_logit(&v[i], input_tokens, block_tokens,
-                                          cfg->overlap_score_weight);
+        double l = sim_router_cache_dynamo_logit(&v[i], input_tokens, block_tokens,
+                                                 cfg->overlap_score_weight);
         /* Dynamo breaks ties by the smaller tree, then at random; the lowest
          * index replaces the coin so runs stay reproducible. */
         if (l < best_l || (l == best_l && v[i].cached_blocks < v[best].cached_blocks)) {
@@ -125,15 +125,15 @@ static void dynamo_range(const sim_routing_cfg *cfg, int32_t input_tokens, int32
     *lo = INFINITY;
     *hi = -INFINITY;
     for (int32_t i = 0; i < n; i++) {
-        double l = sim_route_dynamo_logit(&v[i], input_tokens, block_tokens,
-                                          cfg->overlap_score_weight);
+        double l = sim_router_cache_dynamo_logit(&v[i], input_tokens, block_tokens,
+                                                 cfg->overlap_score_weight);
         if (l < *lo) *lo = l;
         if (l > *hi) *hi = l;
     }
 }
 
-void sim_route_dynamo_probs(const sim_routing_cfg *cfg, int32_t input_tokens, int32_t block_tokens,
-                            const sim_router_view *v, int32_t n, double *probs)
+void sim_router_cache_dynamo_probs(const sim_routing_cfg *cfg, int32_t input_tokens, int32_t block_tokens,
+                                   const sim_router_view *v, int32_t n, double *probs)
 {
     if (cfg->temperature <= 0) {
         int32_t b = dynamo_argmin(cfg, input_tokens, block_tokens, v, n);
@@ -143,16 +143,16 @@ void sim_route_dynamo_probs(const sim_routing_cfg *cfg, int32_t input_tokens, in
     double lo, hi, sum = 0;
     dynamo_range(cfg, input_tokens, block_tokens, v, n, &lo, &hi);
     for (int32_t i = 0; i < n; i++) {
-        double l = sim_route_dynamo_logit(&v[i], input_tokens, block_tokens,
-                                          cfg->overlap_score_weight);
+        double l = sim_router_cache_dynamo_logit(&v[i], input_tokens, block_tokens,
+                                                 cfg->overlap_score_weight);
         probs[i] = dynamo_weight(l, lo, hi, cfg->temperature);
         sum += probs[i];
     }
     for (int32_t i = 0; i < n; i++) probs[i] /= sum;
 }
 
-int32_t sim_route_pick_dynamo(const sim_routing_cfg *cfg, int32_t input_tokens,
-                              int32_t block_tokens, const sim_router_view *v, int32_t n, double u)
+int32_t sim_router_cache_pick_dynamo(const sim_routing_cfg *cfg, int32_t input_tokens,
+                                     int32_t block_tokens, const sim_router_view *v, int32_t n, double u)
 {
     if (cfg->temperature <= 0) return dynamo_argmin(cfg, input_tokens, block_tokens, v, n);
     /* Three passes over the views instead of a scratch array: logits are a
@@ -160,13 +160,13 @@ int32_t sim_route_pick_dynamo(const sim_routing_cfg *cfg, int32_t input_tokens,
     double lo, hi, sum = 0;
     dynamo_range(cfg, input_tokens, block_tokens, v, n, &lo, &hi);
     for (int32_t i = 0; i < n; i++)
-        sum += dynamo_weight(sim_route_dynamo_logit(&v[i], input_tokens, block_tokens,
-                                                    cfg->overlap_score_weight),
+        sum += dynamo_weight(sim_router_cache_dynamo_logit(&v[i], input_tokens, block_tokens,
+                                                           cfg->overlap_score_weight),
                              lo, hi, cfg->temperature);
     double target = u * sum, cum = 0;
     for (int32_t i = 0; i < n; i++) {
-        cum += dynamo_weight(sim_route_dynamo_logit(&v[i], input_tokens, block_tokens,
-                                                    cfg->overlap_score_weight),
+        cum += dynamo_weight(sim_router_cache_dynamo_logit(&v[i], input_tokens, block_tokens,
+                                                           cfg->overlap_score_weight),
                              lo, hi, cfg->temperature);
         if (target < cum) return i;
     }
@@ -175,8 +175,8 @@ int32_t sim_route_pick_dynamo(const sim_routing_cfg *cfg, int32_t input_tokens,
 
 /* ---- llm-d weighted scorers ----------------------------------------- */
 
-double sim_route_llmd_score(const sim_routing_cfg *cfg, int32_t input_tokens,
-                            const sim_router_view *v, int32_t n, int32_t i)
+double sim_router_cache_llmd_score(const sim_routing_cfg *cfg, int32_t input_tokens,
+                                   const sim_router_view *v, int32_t n, int32_t i)
 {
     int32_t wmin = v[0].waiting, wmax = v[0].waiting;
     for (int32_t k = 1; k < n; k++) {
@@ -193,13 +193,13 @@ double sim_route_llmd_score(const sim_routing_cfg *cfg, int32_t input_tokens,
     return cfg->w_prefix * prefix + cfg->w_load * queue + cfg->w_kv * kv;
 }
 
-int32_t sim_route_pick_llmd(const sim_routing_cfg *cfg, int32_t input_tokens,
-                            const sim_router_view *v, int32_t n)
+int32_t sim_router_cache_pick_llmd(const sim_routing_cfg *cfg, int32_t input_tokens,
+                                   const sim_router_view *v, int32_t n)
 {
     int32_t best = 0;
-    double best_s = sim_route_llmd_score(cfg, input_tokens, v, n, 0);
+    double best_s = sim_router_cache_llmd_score(cfg, input_tokens, v, n, 0);
     for (int32_t i = 1; i < n; i++) {
-        double s = sim_route_llmd_score(cfg, input_tokens, v, n, i);
+        double s = sim_router_cache_llmd_score(cfg, input_tokens, v, n, i);
         if (s > best_s) {
             best = i;
             best_s = s;
@@ -217,16 +217,16 @@ static int32_t cache_pick(sim_router *r, const sim_request_spec *req, const sim_
     if (n <= 1) return 0;
     switch (c->cfg.preset) {
     case SIM_PRESET_NONE:
-        return sim_route_pick_score(v, n, c->cfg.lambda);
+        return sim_router_cache_pick_score(v, n, c->cfg.lambda);
     case SIM_PRESET_SGLANG:
-        return sim_route_pick_sglang(&c->cfg, req->input_tokens, v, n, NULL);
+        return sim_router_cache_pick_sglang(&c->cfg, req->input_tokens, v, n, NULL);
     case SIM_PRESET_DYNAMO: {
         /* Draw only when sampling, so temperature 0 leaves the stream alone. */
         double u = c->cfg.temperature > 0 ? gsl_rng_uniform(c->rng) : 0.0;
-        return sim_route_pick_dynamo(&c->cfg, req->input_tokens, c->block_tokens, v, n, u);
+        return sim_router_cache_pick_dynamo(&c->cfg, req->input_tokens, c->block_tokens, v, n, u);
     }
     case SIM_PRESET_LLMD:
-        return sim_route_pick_llmd(&c->cfg, req->input_tokens, v, n);
+        return sim_router_cache_pick_llmd(&c->cfg, req->input_tokens, v, n);
     }
     return 0; /* unreachable: the preset was validated at create */
 }

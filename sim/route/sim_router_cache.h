@@ -37,7 +37,7 @@ int sim_router_cache_validate(const sim_routing_cfg *cfg, int32_t block_tokens, 
 
 /* Preset none: highest saved_ms − lambda·queue_ms; ties → lower queue_ms,
  * then the lowest index. */
-int32_t sim_route_pick_score(const sim_router_view *v, int32_t n, double lambda);
+int32_t sim_router_cache_pick_score(const sim_router_view *v, int32_t n, double lambda);
 
 /* SGLang: which branch decided the pick. */
 typedef enum {
@@ -47,20 +47,20 @@ typedef enum {
 } sim_sglang_branch;
 
 /* 1 when SGLang would call the loads (running + waiting) imbalanced. */
-int sim_route_sglang_imbalanced(const sim_router_view *v, int32_t n, double abs_threshold,
-                                double rel_threshold);
+int sim_router_cache_sglang_imbalanced(const sim_router_view *v, int32_t n, double abs_threshold,
+                                       double rel_threshold);
 
 /* SGLang cache_aware pick; *why (may be NULL) gets the branch taken. */
-int32_t sim_route_pick_sglang(const sim_routing_cfg *cfg, int32_t input_tokens,
-                              const sim_router_view *v, int32_t n, sim_sglang_branch *why);
+int32_t sim_router_cache_pick_sglang(const sim_routing_cfg *cfg, int32_t input_tokens,
+                                     const sim_router_view *v, int32_t n, sim_sglang_branch *why);
 
 /* Dynamo's cost of sending the request to one instance:
  * overlap_weight·(input − matched)/block_tokens + active_blocks +
  * ceil(input/block_tokens). Prefill blocks are fractional as in Dynamo's
  * DefaultWorkerSelector; the request's own decode blocks are the same on
  * every instance, so they shift all logits alike and change no decision. */
-double sim_route_dynamo_logit(const sim_router_view *v, int32_t input_tokens, int32_t block_tokens,
-                              double overlap_weight);
+double sim_router_cache_dynamo_logit(const sim_router_view *v, int32_t input_tokens, int32_t block_tokens,
+                                     double overlap_weight);
 
 /* Selection probabilities over n instances (probs[n], caller-owned).
  * temperature 0: 1 on the argmin (ties → fewest cached_blocks, then lowest
@@ -68,23 +68,23 @@ double sim_route_dynamo_logit(const sim_router_view *v, int32_t input_tokens, in
  * softmax_sample, p_i ∝ exp(−(l_i − l_min) / ((l_max − l_min)·T)), uniform
  * when all logits are equal; dividing by the logit range makes T
  * independent of the logits' scale and offset. */
-void sim_route_dynamo_probs(const sim_routing_cfg *cfg, int32_t input_tokens, int32_t block_tokens,
-                            const sim_router_view *v, int32_t n, double *probs);
+void sim_router_cache_dynamo_probs(const sim_routing_cfg *cfg, int32_t input_tokens, int32_t block_tokens,
+                                   const sim_router_view *v, int32_t n, double *probs);
 
 /* Dynamo pick. u is a uniform draw in [0, 1), used only when temperature >
  * 0: the first index whose cumulative probability exceeds u. */
-int32_t sim_route_pick_dynamo(const sim_routing_cfg *cfg, int32_t input_tokens,
-                              int32_t block_tokens, const sim_router_view *v, int32_t n, double u);
+int32_t sim_router_cache_pick_dynamo(const sim_routing_cfg *cfg, int32_t input_tokens,
+                                     int32_t block_tokens, const sim_router_view *v, int32_t n, double u);
 
 /* llm-d total score of instance i among v[0..n): w_prefix·matched/input +
  * w_load·(max_w − waiting_i)/(max_w − min_w) (1 when all queues are equal,
  * llm-d's min-max queue scorer) + w_kv·(1 − kv_blocks_used/kv_blocks_total)
  * (0 free when kv_blocks_total is 0). */
-double sim_route_llmd_score(const sim_routing_cfg *cfg, int32_t input_tokens,
-                            const sim_router_view *v, int32_t n, int32_t i);
+double sim_router_cache_llmd_score(const sim_routing_cfg *cfg, int32_t input_tokens,
+                                   const sim_router_view *v, int32_t n, int32_t i);
 
 /* llm-d pick: highest total score, ties → lowest index. */
-int32_t sim_route_pick_llmd(const sim_routing_cfg *cfg, int32_t input_tokens,
-                            const sim_router_view *v, int32_t n);
+int32_t sim_router_cache_pick_llmd(const sim_routing_cfg *cfg, int32_t input_tokens,
+                                   const sim_router_view *v, int32_t n);
 
 #endif

@@ -202,7 +202,4 @@ void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len);
  * otherwise and without MPI support). */
 void sim_search_mpi_finish(void);
 
-/* `servesim search`: argv[0] is the verb. */
-int sim_cli_search(int argc, char **argv);
-
 #endif

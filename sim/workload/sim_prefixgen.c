@@ -77,7 +77,7 @@ struct sim_prefixgen {
     size_t bytes;
 };
 
-int sim_prefix_kind_parse(const char *s, sim_prefix_kind *out, sim_err *err)
+int sim_prefixgen_kind_parse(const char *s, sim_prefix_kind *out, sim_err *err)
 {
     static const char *const names[] = {"none", "system_prompt", "multi_turn", "rag"};
     if (!s[0]) {
@@ -336,7 +336,7 @@ int sim_prefixgen_create(const sim_prefix_cfg *cfg, int32_t slots, uint64_t seed
     sim_prefix_kind kind;
     double *w = NULL;
     *out = NULL;
-    if ((rc = sim_prefix_kind_parse(cfg->kind, &kind, err))) return rc;
+    if ((rc = sim_prefixgen_kind_parse(cfg->kind, &kind, err))) return rc;
     if ((rc = pg_validate(cfg, kind, slots, err))) return rc;
     sim_prefixgen *g = calloc(1, sizeof *g);
     if (!g) return sim_err_set(err, SIM_ENOMEM, "workload.prefix: out of memory");

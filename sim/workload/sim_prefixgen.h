@@ -38,7 +38,7 @@ typedef enum {
 #define SIM_PREFIX_SHARED_BIT 0x80000000u
 
 /* Parses workload.prefix.kind; "" reads as none (zeroed configs). */
-int sim_prefix_kind_parse(const char *s, sim_prefix_kind *out, sim_err *err);
+int sim_prefixgen_kind_parse(const char *s, sim_prefix_kind *out, sim_err *err);
 
 typedef struct sim_prefixgen sim_prefixgen;
 

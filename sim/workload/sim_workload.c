@@ -137,7 +137,7 @@ static int wl_validate(const sim_workload_cfg *c, sim_err *err)
         return sim_err_set(err, SIM_EINVAL,
                            "workload: unbounded (set requests > 0, duration_s > 0, or a trace)");
     sim_prefix_kind pk;
-    int rc = sim_prefix_kind_parse(c->prefix.kind, &pk, err);
+    int rc = sim_prefixgen_kind_parse(c->prefix.kind, &pk, err);
     if (rc) return rc;
     if (traced && pk != SIM_PREFIX_NONE)
         return sim_err_set(err, SIM_EINVAL,
@@ -260,7 +260,7 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
             goto fail;
         }
         sim_prefix_kind pk;
-        if ((rc = sim_prefix_kind_parse(cfg->prefix.kind, &pk, err))) goto fail;
+        if ((rc = sim_prefixgen_kind_parse(cfg->prefix.kind, &pk, err))) goto fail;
         if (pk != SIM_PREFIX_NONE) {
             int32_t slots = w->closed ? cfg->arrival.concurrency : cfg->prefix.sessions;
             if ((rc = sim_prefixgen_create(&cfg->prefix, slots, seed, &w->pg, err))) goto fail;

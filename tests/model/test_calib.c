@@ -6,7 +6,7 @@
 #include "test_util.h"
 
 #include "calib_backend.h"
-#include "calib_cli.h"
+#include "sim_cli_calib.h"
 #include "calib_db.h"
 #include "calib_run.h"
 #include "calib_stats.h"
@@ -89,7 +89,7 @@ static void test_cpu_end_to_end(void)
 
     /* Interrupted run: stops after 10 new points, each already committed. */
     char *argv1[] = {"calibrate", "--backend", "cpu", "--grid", "tiny", "--db", dbp, "--quiet", "--max-points", "10", "--reps", "2"};
-    CHECK(calib_cli_calibrate(12, argv1) == 0);
+    CHECK(sim_cli_calibrate(12, argv1) == 0);
     calib_db *db = NULL;
     CHECK(calib_db_open(dbp, CALIB_DB_READONLY, &db, &err) == 0);
     if (db) CHECK(count_points(db) == 10);
@@ -143,9 +143,9 @@ static void test_cpu_end_to_end(void)
     char *argv_e1[] = {"db", "export", dbp, dump1};
     char *argv_i[] = {"db", "import", dbp2, dump1};
     char *argv_e2[] = {"db", "export", dbp2, dump2};
-    CHECK(calib_cli_db(4, argv_e1) == 0);
-    CHECK(calib_cli_db(4, argv_i) == 0);
-    CHECK(calib_cli_db(4, argv_e2) == 0);
+    CHECK(sim_cli_db(4, argv_e1) == 0);
+    CHECK(sim_cli_db(4, argv_i) == 0);
+    CHECK(sim_cli_db(4, argv_e2) == 0);
     char *t1 = test_slurp(dump1), *t2 = test_slurp(dump2);
     CHECK(t1 && t2 && strlen(t1) > 1000);
     CHECK_MSG(t1 && t2 && strcmp(t1, t2) == 0, "export → import → export differs");
@@ -176,25 +176,25 @@ static void test_cpu_end_to_end(void)
 
     /* CLI: checks only; db list/show; usage errors. */
     char *argv_chk[] = {"calibrate", "--backend", "cpu", "--check", "--quiet"};
-    CHECK(calib_cli_calibrate(5, argv_chk) == 0);
+    CHECK(sim_cli_calibrate(5, argv_chk) == 0);
     char *argv_nodb[] = {"calibrate", "--backend", "cpu"};
-    CHECK(calib_cli_calibrate(3, argv_nodb) == 2);
+    CHECK(sim_cli_calibrate(3, argv_nodb) == 2);
     char *argv_badop[] = {"calibrate", "--backend", "cpu", "--ops", "gemm,nope", "--db", dbp};
-    CHECK(calib_cli_calibrate(7, argv_badop) == 2);
+    CHECK(sim_cli_calibrate(7, argv_badop) == 2);
     char *argv_help[] = {"calibrate", "--help"};
-    CHECK(calib_cli_calibrate(2, argv_help) == 0);
+    CHECK(sim_cli_calibrate(2, argv_help) == 0);
     char *argv_list[] = {"db", "list", dbp};
-    CHECK(calib_cli_db(3, argv_list) == 0);
+    CHECK(sim_cli_db(3, argv_list) == 0);
     char *argv_show[] = {"db", "show", dbp, "--op", "softmax"};
-    CHECK(calib_cli_db(5, argv_show) == 0);
+    CHECK(sim_cli_db(5, argv_show) == 0);
     char *argv_lk[] = {"db", "lookup", dbp, "--gpu", "", "--op", "gemm", "--dtype", "fp8", "m=8", "n=100", "k=200"};
-    CHECK(calib_cli_db(12, argv_lk) == 0);
+    CHECK(sim_cli_db(12, argv_lk) == 0);
     char *argv_bad[] = {"db", "frobnicate", dbp};
-    CHECK(calib_cli_db(3, argv_bad) == 2);
+    CHECK(sim_cli_db(3, argv_bad) == 2);
     char missing[300];
     path_in(missing, sizeof missing, "missing.db");
     char *argv_missing[] = {"db", "list", missing};
-    CHECK(calib_cli_db(3, argv_missing) == 2); /* a missing file is bad input */
+    CHECK(sim_cli_db(3, argv_missing) == 2); /* a missing file is bad input */
     CHECK(access(missing, F_OK) != 0); /* read-only open creates nothing */
     b.destroy(b.state);
 }
@@ -372,7 +372,7 @@ static void test_stats_and_errors(void)
         char dbp[300];
         path_in(dbp, sizeof dbp, "gpu.db");
         char *argv_gpu[] = {"calibrate", "--db", dbp, "--quiet"};
-        CHECK(calib_cli_calibrate(4, argv_gpu) == 1);
+        CHECK(sim_cli_calibrate(4, argv_gpu) == 1);
     }
 }
 

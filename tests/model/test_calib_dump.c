@@ -10,7 +10,7 @@
  * a results DB (exit 2 from the db verbs). */
 #include "test_util.h"
 
-#include "calib_cli.h"
+#include "sim_cli_calib.h"
 #include "calib_db.h"
 #include "sim_store.h"
 
@@ -286,7 +286,7 @@ static void test_bad_values_in_file(void)
         CHECK(calib_db_open(path, CALIB_DB_CREATE, &db, &err) == SIM_EINVAL && db == NULL);
         /* db list / show / export refuse it as bad input. */
         char *av[] = {"db", "show", path};
-        CHECK(calib_cli_db(3, av) == 2);
+        CHECK(sim_cli_db(3, av) == 2);
     }
     /* The harness cannot store such a point either. */
     calib_db *db = one_point_db(":memory:", "cpu", CALIB_OP_COPY);
@@ -342,7 +342,7 @@ static void test_wrong_files(void)
     CHECK_CONTAINS(err.msg, "a servesim results DB");
     CHECK(calib_db_open(results, CALIB_DB_CREATE, &db, &err) == SIM_EINVAL);
     char *av_imp[] = {"db", "import", results, dump};
-    CHECK(calib_cli_db(4, av_imp) == 2);
+    CHECK(sim_cli_db(4, av_imp) == 2);
     sqlite3 *h = NULL;
     CHECK(sqlite3_open(results, &h) == SQLITE_OK);
     sqlite3_stmt *q = NULL;
@@ -378,29 +378,29 @@ static void test_wrong_files(void)
     char *av_show_dir[] = {"db", "show", tmpdir};
     char *av_export_missing[] = {"db", "export", fresh, dump};
     char *av_list_results[] = {"db", "list", results};
-    CHECK(calib_cli_db(3, av_list_missing) == 2);
-    CHECK(calib_cli_db(3, av_show_dir) == 2);
-    CHECK(calib_cli_db(4, av_export_missing) == 2);
-    CHECK(calib_cli_db(3, av_list_results) == 2);
+    CHECK(sim_cli_db(3, av_list_missing) == 2);
+    CHECK(sim_cli_db(3, av_show_dir) == 2);
+    CHECK(sim_cli_db(4, av_export_missing) == 2);
+    CHECK(sim_cli_db(3, av_list_results) == 2);
     write_file(v2, "-- servesim perf-db dump\n-- schema_version 2\nCOMMIT;\n");
     char *av_list_v2[] = {"db", "list", v2};
     char *av_imp_v2[] = {"db", "import", fresh, v2};
     char missing_sql[300];
     path_in(missing_sql, sizeof missing_sql, "missing.sql");
     char *av_imp_missing[] = {"db", "import", fresh, missing_sql};
-    CHECK(calib_cli_db(3, av_list_v2) == 2);
-    CHECK(calib_cli_db(4, av_imp_v2) == 2);
-    CHECK(calib_cli_db(4, av_imp_missing) == 2);
+    CHECK(sim_cli_db(3, av_list_v2) == 2);
+    CHECK(sim_cli_db(4, av_imp_v2) == 2);
+    CHECK(sim_cli_db(4, av_imp_missing) == 2);
     char *av_imp_nodir[] = {"db", "import", "/nonexistent-folder/x.db", dump};
-    CHECK(calib_cli_db(4, av_imp_nodir) == 2);
+    CHECK(sim_cli_db(4, av_imp_nodir) == 2);
     CHECK(access(fresh, F_OK) != 0); /* a failed import leaves no new file behind */
     char *av_imp_ok[] = {"db", "import", fresh, dump};
-    CHECK(calib_cli_db(4, av_imp_ok) == 0);
+    CHECK(sim_cli_db(4, av_imp_ok) == 0);
     CHECK(calib_db_open(fresh, CALIB_DB_READONLY, &db, &err) == 0);
     CHECK(count_rows(db, "points") == 1);
     calib_db_close(db);
     /* A failed import into an existing perf-db keeps it as it was. */
-    CHECK(calib_cli_db(4, av_imp_v2) == 2);
+    CHECK(sim_cli_db(4, av_imp_v2) == 2);
     CHECK(calib_db_open(fresh, CALIB_DB_READONLY, &db, &err) == 0);
     CHECK(count_rows(db, "points") == 1);
     calib_db_close(db);

@@ -5,7 +5,7 @@
  * worse fails. Also checks the command's error handling. Its speed is
  * not asserted here (a busy machine must not fail it): the figure is in
  * the README's Speed table. */
-#include "model_fidelity.h"
+#include "sim_fidelity.h"
 #include "test_util.h"
 
 #include <stdio.h>
@@ -22,12 +22,12 @@ static void case_replay(void)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", test_srcdir ? test_srcdir : "..");
-    model_fidelity_result r;
+    sim_fidelity_result r;
     sim_err e = {""};
     /* Two threads take rows in turn; the results do not depend on it
      * (test_fidelity_silicon checks that). */
-    model_fidelity_opts o2 = {0, NULL, 0, 2, NULL};
-    int rc = model_fidelity_run(path, &o2, &r, &e);
+    sim_fidelity_opts o2 = {0, NULL, 0, 2, NULL};
+    int rc = sim_fidelity_run(path, &o2, &r, &e);
     CHECK_MSG(rc == 0, "%s", e.msg);
     if (rc == 0) {
         printf("%d rows: TTFT MAPE %.1f%%, TPOT MAPE %.1f%% (%.1f s)\n", r.n_ok, r.all.ttft_mape, r.all.tpot_mape,
@@ -47,12 +47,12 @@ static void case_replay(void)
      * 100 ms longer vLLM frontend raises every vLLM TTFT, by about 100 ms on
      * average (arrivals also shift against iteration boundaries), and leaves
      * the other backends exactly as they were (the run above is the base). */
-    model_fidelity_result b;
+    sim_fidelity_result b;
     const char *sets[] = {"vllm:deployment.pools.0.scheduler.frontend_us=145000"};
-    model_fidelity_opts o = {0, sets, 1, 2, NULL};
+    sim_fidelity_opts o = {0, sets, 1, 2, NULL};
     if (rc == 0) {
-        const model_fidelity_result *a = &r;
-        int rc_b = model_fidelity_run(path, &o, &b, &e);
+        const sim_fidelity_result *a = &r;
+        int rc_b = sim_fidelity_run(path, &o, &b, &e);
         CHECK_MSG(rc_b == 0, "%s", e.msg);
         if (rc_b == 0) {
             CHECK(a->n_rows == b.n_rows);
@@ -69,9 +69,9 @@ static void case_replay(void)
             }
             CHECK(nv == 93);
             CHECK_MSG(nv && sum / nv > 80 && sum / nv < 160, "mean vLLM TTFT shift %.1f ms", nv ? sum / nv : 0);
-            model_fidelity_free(&b);
+            sim_fidelity_free(&b);
         }
-        model_fidelity_free(&r);
+        sim_fidelity_free(&r);
     }
 }
 
@@ -80,16 +80,16 @@ static void case_bad_input(void)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", test_srcdir ? test_srcdir : "..");
-    model_fidelity_result r;
+    sim_fidelity_result r;
     sim_err e = {""};
     const char *bad[] = {"trtllm:deployment.pools.0.scheduler.eager_launch_ms=5"};
-    model_fidelity_opts ob = {0, bad, 1, 1, NULL};
-    CHECK(model_fidelity_run(path, &ob, &r, &e) < 0);
+    sim_fidelity_opts ob = {0, bad, 1, 1, NULL};
+    CHECK(sim_fidelity_run(path, &ob, &r, &e) < 0);
     CHECK_CONTAINS(e.msg, "eager_launch_us");
-    CHECK(model_fidelity_run("/nonexistent/e2e.csv", NULL, &r, &e) == SIM_EIO);
+    CHECK(sim_fidelity_run("/nonexistent/e2e.csv", NULL, &r, &e) == SIM_EIO);
     CHECK_CONTAINS(e.msg, "cannot open");
     char *av[] = {"fidelity", "--bogus"};
-    CHECK(model_cli_fidelity(2, av) == 2);
+    CHECK(sim_cli_fidelity(2, av) == 2);
 }
 
 /* An override of pool 1 alone (a disaggregated row's decode pool) is
@@ -100,13 +100,13 @@ static void case_decode_pool_set(void)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/tests/data/fidelity/silicon-fixture.csv", test_srcdir ? test_srcdir : "..");
-    model_fidelity_result a, b;
+    sim_fidelity_result a, b;
     sim_err e = {""};
-    model_fidelity_opts o0 = {0, NULL, 0, 2, NULL};
-    REQUIRE(model_fidelity_run(path, &o0, &a, &e) == 0);
+    sim_fidelity_opts o0 = {0, NULL, 0, 2, NULL};
+    REQUIRE(sim_fidelity_run(path, &o0, &a, &e) == 0);
     const char *sets[] = {"deployment.pools.1.scheduler.overhead_us=5000"};
-    model_fidelity_opts o = {0, sets, 1, 2, NULL};
-    int rc = model_fidelity_run(path, &o, &b, &e);
+    sim_fidelity_opts o = {0, sets, 1, 2, NULL};
+    int rc = sim_fidelity_run(path, &o, &b, &e);
     CHECK_MSG(rc == 0, "%s", e.msg);
     if (rc == 0) {
         int pd = 0, agg = 0;
@@ -123,16 +123,16 @@ static void case_decode_pool_set(void)
             }
         }
         CHECK(pd >= 1 && agg >= 1);
-        model_fidelity_free(&b);
+        sim_fidelity_free(&b);
     }
-    model_fidelity_free(&a);
+    sim_fidelity_free(&a);
     const char *bad[] = {"deployment.pools.1.scheduler.overhead_usec=5000"};
-    model_fidelity_opts ob = {0, bad, 1, 1, NULL};
-    CHECK(model_fidelity_run(path, &ob, &b, &e) < 0);
+    sim_fidelity_opts ob = {0, bad, 1, 1, NULL};
+    CHECK(sim_fidelity_run(path, &ob, &b, &e) < 0);
     CHECK_CONTAINS(e.msg, "deployment.pools.1.scheduler.overhead_usec");
     const char *past[] = {"deployment.pools.2.scheduler.overhead_us=5000"};
-    model_fidelity_opts op = {0, past, 1, 1, NULL};
-    CHECK(model_fidelity_run(path, &op, &b, &e) < 0);
+    sim_fidelity_opts op = {0, past, 1, 1, NULL};
+    CHECK(sim_fidelity_run(path, &op, &b, &e) < 0);
     CHECK_CONTAINS(e.msg, "pools 0 (aggregated or prefill) and 1 (decode) only");
 }
 
@@ -151,7 +151,7 @@ static void case_unrunnable_rows(void)
               f);
         fclose(f);
         char *av2[] = {"fidelity", "--csv", tmp};
-        CHECK(model_cli_fidelity(3, av2) == 1);
+        CHECK(sim_cli_fidelity(3, av2) == 1);
         unlink(tmp);
     }
 }

@@ -16,7 +16,7 @@
  * as written). Error bounds here are sanity bounds (a
  * factor of two), not accuracy targets. */
 #include "model_cost.h"
-#include "model_fidelity.h"
+#include "sim_fidelity.h"
 #include "sim_loader.h"
 #include "test_util.h"
 #include "sim_pool_layout.h"
@@ -35,12 +35,12 @@ enum { ROW_DENSE = 0, ROW_DISAGG = 1, ROW_WIDE_EP = 2, ROW_UNKNOWN = 3, N_ROWS =
 
 static void test_read(void)
 {
-    model_fidelity_result r;
+    sim_fidelity_result r;
     sim_err e = {""};
-    REQUIRE_MSG(model_fidelity_read(fixture, &r, &e) == 0, "%s", e.msg);
+    REQUIRE_MSG(sim_fidelity_read(fixture, &r, &e) == 0, "%s", e.msg);
     CHECK(r.n_rows == N_ROWS);
     if (r.n_rows == N_ROWS) {
-        const model_fidelity_row *d = &r.rows[ROW_DISAGG], *w = &r.rows[ROW_WIDE_EP];
+        const sim_fidelity_row *d = &r.rows[ROW_DISAGG], *w = &r.rows[ROW_WIDE_EP];
         CHECK(!strcmp(d->id, "dsr1_b200_trtllm_fp4_disagg_1024x1024_c10_cfg320"));
         CHECK(d->disagg && !w->disagg && !r.rows[ROW_DENSE].disagg);
         CHECK(!strcmp(d->gpu, "b200") && !strcmp(r.rows[ROW_DENSE].gpu, "h100-sxm"));
@@ -59,8 +59,8 @@ static void test_read(void)
         /* The disaggregated row's scenario: a prefill pool and five decode
          * instances admitting their batch size each. */
         sim_scenario *sc = malloc(sizeof *sc);
-        REQUIRE_OR(sc != NULL, model_fidelity_free(&r); return);
-        CHECK_MSG(model_fidelity_row_scenario(d, NULL, sc, &e) == 0, "%s", e.msg);
+        REQUIRE_OR(sc != NULL, sim_fidelity_free(&r); return);
+        CHECK_MSG(sim_fidelity_row_scenario(d, NULL, sc, &e) == 0, "%s", e.msg);
         CHECK(sc->deployment.mode == SIM_MODE_PD && sc->deployment.n_pools == 2);
         CHECK(sc->deployment.pools[0].role == SIM_ROLE_PREFILL && sc->deployment.pools[0].instances == 1);
         CHECK(sc->deployment.pools[1].role == SIM_ROLE_DECODE && sc->deployment.pools[1].instances == 5);
@@ -72,7 +72,7 @@ static void test_read(void)
          * bounding each iteration. */
         CHECK(sc->deployment.pools[0].scheduler.max_batched_tokens == 4 * 8192);
         CHECK(sc->deployment.pools[0].scheduler.max_seqs == 10);
-        CHECK_MSG(model_fidelity_row_scenario(w, NULL, sc, &e) == 0, "%s", e.msg);
+        CHECK_MSG(sim_fidelity_row_scenario(w, NULL, sc, &e) == 0, "%s", e.msg);
         CHECK(sc->deployment.mode == SIM_MODE_COLOCATED && sc->deployment.pools[0].parallel.dp == 8);
         CHECK(sc->deployment.pools[0].scheduler.max_seqs == 128);
         /* The InferenceX client: lengths uniform in [0.8 L, L]. */
@@ -82,7 +82,7 @@ static void test_read(void)
               sc->workload.output_tokens.max == 1024);
         free(sc);
     }
-    model_fidelity_free(&r);
+    sim_fidelity_free(&r);
     /* Missing required columns and short lines are errors with the place. */
     char tmp[] = "/tmp/servesim-fidsil-XXXXXX";
     int fd = mkstemp(tmp);
@@ -90,7 +90,7 @@ static void test_read(void)
     REQUIRE(f != NULL);
     fputs("id,concurrency,backend\nx,1,vllm\n", f);
     fclose(f);
-    CHECK(model_fidelity_read(tmp, &r, &e) == SIM_EINVAL);
+    CHECK(sim_fidelity_read(tmp, &r, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, ":1: missing column 'model_path'");
     /* A disaggregated row without worker counts is of unknown layout:
      * replayed as one worker of each, said in `assumed`, scored apart; a
@@ -103,7 +103,7 @@ static void test_read(void)
           "b,8,sglang,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,2x,1,1,1,,,300,12\n",
           f);
     fclose(f);
-    CHECK_MSG(model_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
     if (r.n_rows == 2) {
         CHECK(r.rows[0].disagg && r.rows[0].note[0] == 0 && r.rows[0].layout_unknown == 1);
         CHECK_CONTAINS(r.rows[0].assumed, "layout unknown: no prefill_num_workers/decode_num_workers; one worker of "
@@ -113,7 +113,7 @@ static void test_read(void)
     } else {
         CHECK(r.n_rows == 2);
     }
-    model_fidelity_free(&r);
+    sim_fidelity_free(&r);
     /* A flat row that re-records another row's measurement (same backend,
      * GPU, lengths, concurrency, TTFT and TPOT) replays that row's layouts
      * and workers; one whose TTFT differs has no layout to replay. */
@@ -130,9 +130,9 @@ static void test_read(void)
           "other,64,trtllm,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,disagg,1024,1024,,,,,,8,1,8,,8,1,8,1234.6,20.5\n",
           f);
     fclose(f);
-    CHECK_MSG(model_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
     if (r.n_rows == 3) {
-        const model_fidelity_row *t = &r.rows[1], *o = &r.rows[2];
+        const sim_fidelity_row *t = &r.rows[1], *o = &r.rows[2];
         CHECK(t->prefill.workers == 2 && t->prefill.tp == 1 && t->prefill.dp == 8 && t->decode.workers == 3 &&
               t->decode.tp == 8 && t->decode.dp == 1 && t->decode.ep == 8);
         CHECK_CONTAINS(t->assumed, "layouts and workers of full (same measurement)");
@@ -144,10 +144,10 @@ static void test_read(void)
         /* Ten requests per client at every concurrency (the benchmark
          * clients' 10 × concurrency prompts), thousands of clients too. */
         sim_scenario *sc = malloc(sizeof *sc);
-        REQUIRE_OR(sc != NULL, model_fidelity_free(&r); unlink(tmp); return);
-        model_fidelity_row big = r.rows[0];
+        REQUIRE_OR(sc != NULL, sim_fidelity_free(&r); unlink(tmp); return);
+        sim_fidelity_row big = r.rows[0];
         big.concurrency = 4096;
-        CHECK_MSG(model_fidelity_row_scenario(&big, NULL, sc, &e) == 0, "%s", e.msg);
+        CHECK_MSG(sim_fidelity_row_scenario(&big, NULL, sc, &e) == 0, "%s", e.msg);
         CHECK(sc->workload.requests == 40960 && sc->workload.arrival.concurrency == 4096);
         CHECK(sc->deployment.mode == SIM_MODE_PD && sc->deployment.pools[0].instances == 2 &&
               sc->deployment.pools[1].instances == 3);
@@ -155,7 +155,7 @@ static void test_read(void)
     } else {
         CHECK(r.n_rows == 3);
     }
-    model_fidelity_free(&r);
+    sim_fidelity_free(&r);
     /* The squared layouts of the 2026-04-06 and db-dump exports, worked by
      * hand: (c) names tp8_ep8 and writes tp 64 · moe_tp 8 · ep 8 → 8 GPUs,
      * tp 8, EP 8, expert TP 1; (d) vLLM's tp4_ep4 written dp 4 · ep 16 →
@@ -183,9 +183,9 @@ static void test_read(void)
           "agg,1024,1024,4,8,1,1,1,8,188,8\n",
           f);
     fclose(f);
-    CHECK_MSG(model_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
     if (r.n_rows == 6) {
-        const model_fidelity_layout *c = &r.rows[0].agg, *d = &r.rows[1].agg, *x = &r.rows[2].agg,
+        const sim_fidelity_layout *c = &r.rows[0].agg, *d = &r.rows[1].agg, *x = &r.rows[2].agg,
                                     *g = &r.rows[3].agg, *h = &r.rows[5].agg;
         CHECK(c->tp == 8 && c->dp == 1 && c->moe_tp == 1 && c->ep == 8 && c->batch == 4);
         CHECK_CONTAINS(r.rows[0].assumed, "8 GPUs (tp 8, DP 1, EP 8): the columns' tp 64 x DP 1");
@@ -198,7 +198,7 @@ static void test_read(void)
     } else {
         CHECK(r.n_rows == 6);
     }
-    model_fidelity_free(&r);
+    sim_fidelity_free(&r);
     /* The same exports' disaggregated rows write their layouts as run (each
      * one with a 2026-03-25.csv twin has the twin's GPU count per worker),
      * so they are read as written: (i) is line 2414 of silicon-dev.csv, id
@@ -221,9 +221,9 @@ static void test_read(void)
           "disagg,1024,1024,,,,,,,1,1,1,1,4,1,4,4,1,1,1,16,4,4,300,12\n",
           f);
     fclose(f);
-    CHECK_MSG(model_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
     if (r.n_rows == 2) {
-        const model_fidelity_row *i = &r.rows[0], *j = &r.rows[1];
+        const sim_fidelity_row *i = &r.rows[0], *j = &r.rows[1];
         CHECK(i->disagg && i->prefill.tp == 4 && i->prefill.dp == 1 && i->prefill.moe_tp == 1 && i->prefill.ep == 4);
         CHECK(i->decode.tp == 8 && i->decode.dp == 1 && i->decode.moe_tp == 2 && i->decode.ep == 4);
         /* Nothing is read back; what it lacks is the worker counts. */
@@ -237,19 +237,19 @@ static void test_read(void)
     } else {
         CHECK(r.n_rows == 2);
     }
-    model_fidelity_free(&r);
+    sim_fidelity_free(&r);
     unlink(tmp);
 }
 
 static void test_replay(void)
 {
-    model_fidelity_result a, b;
+    sim_fidelity_result a, b;
     sim_err e = {""};
-    model_fidelity_opts o1 = {0, NULL, 0, 1, NULL}, o2 = {0, NULL, 0, 2, NULL};
-    REQUIRE_MSG(model_fidelity_run(fixture, &o1, &a, &e) == 0, "%s", e.msg);
+    sim_fidelity_opts o1 = {0, NULL, 0, 1, NULL}, o2 = {0, NULL, 0, 2, NULL};
+    REQUIRE_MSG(sim_fidelity_run(fixture, &o1, &a, &e) == 0, "%s", e.msg);
     CHECK(a.n_rows == N_ROWS && a.n_ok == 3);
     for (int i = 0; i < a.n_rows && a.n_rows == N_ROWS; i++) {
-        const model_fidelity_row *x = &a.rows[i];
+        const sim_fidelity_row *x = &a.rows[i];
         if (i == ROW_UNKNOWN) {
             CHECK(!x->ok);
             CHECK_CONTAINS(x->note, "unknown model");
@@ -271,15 +271,15 @@ static void test_replay(void)
     CHECK(a.all.n == 3 && a.n_modes == 2 && a.n_gpus == 2 && a.n_models == 2 && a.n_backends == 1);
     CHECK(a.all.ttft_mdape > 0 && a.all.ttft_mdape <= a.all.ttft_mape * 3 && a.all.tpot_mdape > 0);
     /* Threads take rows in turn; each row's simulation is the same. */
-    if (model_fidelity_run(fixture, &o2, &b, &e) == 0) {
+    if (sim_fidelity_run(fixture, &o2, &b, &e) == 0) {
         for (int i = 0; i < a.n_rows && i < b.n_rows; i++)
             CHECK(a.rows[i].ok == b.rows[i].ok && a.rows[i].pred_ttft_ms == b.rows[i].pred_ttft_ms &&
                   a.rows[i].pred_tpot_ms == b.rows[i].pred_tpot_ms);
-        model_fidelity_free(&b);
+        sim_fidelity_free(&b);
     } else {
         CHECK_MSG(0, "%s", e.msg);
     }
-    model_fidelity_free(&a);
+    sim_fidelity_free(&a);
 }
 
 /* The replay builds a perf-db's tables once for all its rows (one
@@ -291,25 +291,25 @@ static void test_shared_tables(void)
     char set[1200];
     snprintf(set, sizeof set, "hardware.perf_db=%s/calib/data/engines/h100-sxm.sql.gz", srcdir);
     const char *sets[] = {set};
-    model_fidelity_opts o = {0, sets, 1, 2, NULL}, plain = {0, NULL, 0, 1, NULL};
-    model_fidelity_result a, b;
+    sim_fidelity_opts o = {0, sets, 1, 2, NULL}, plain = {0, NULL, 0, 1, NULL};
+    sim_fidelity_result a, b;
     sim_err e = {""};
-    REQUIRE_MSG(model_fidelity_run(fixture, &o, &a, &e) == 0, "%s", e.msg);
-    const model_fidelity_row *x = &a.rows[ROW_DENSE];
+    REQUIRE_MSG(sim_fidelity_run(fixture, &o, &a, &e) == 0, "%s", e.msg);
+    const sim_fidelity_row *x = &a.rows[ROW_DENSE];
     CHECK_MSG(a.n_rows == N_ROWS && x->ok, "%s", x->note);
-    model_fidelity_row row;
-    model_fidelity_explain_out ex;
-    CHECK_MSG(model_fidelity_explain(fixture, x->id, &o, &row, &ex, &e) == 0, "%s", e.msg);
+    sim_fidelity_row row;
+    sim_fidelity_explain_out ex;
+    CHECK_MSG(sim_fidelity_explain(fixture, x->id, &o, &row, &ex, &e) == 0, "%s", e.msg);
     CHECK_MSG(row.pred_ttft_ms == x->pred_ttft_ms && row.pred_tpot_ms == x->pred_tpot_ms,
               "shared tables: TTFT %.9g TPOT %.9g; own: %.9g %.9g", x->pred_ttft_ms, x->pred_tpot_ms,
               row.pred_ttft_ms, row.pred_tpot_ms);
-    if (model_fidelity_run(fixture, &plain, &b, &e) == 0) {
+    if (sim_fidelity_run(fixture, &plain, &b, &e) == 0) {
         CHECK(b.rows[ROW_DENSE].ok && b.rows[ROW_DENSE].pred_tpot_ms != x->pred_tpot_ms);
-        model_fidelity_free(&b);
+        sim_fidelity_free(&b);
     } else {
         CHECK_MSG(0, "%s", e.msg);
     }
-    model_fidelity_free(&a);
+    sim_fidelity_free(&a);
 }
 
 static void test_json(void)
@@ -367,9 +367,9 @@ static void test_json(void)
     json_decref(root);
     /* Usage errors exit 2; --explain prints one row's breakdown. */
     char *av1[] = {"fidelity", "--csv", fixture, "--jobs", "0"};
-    CHECK(model_cli_fidelity(5, av1) == 2);
+    CHECK(sim_cli_fidelity(5, av1) == 2);
     char *av2[] = {"fidelity", "--csv", fixture, "--explain", "no-such-row"};
-    CHECK(model_cli_fidelity(5, av2) == 2);
+    CHECK(sim_cli_fidelity(5, av2) == 2);
     snprintf(cmd, sizeof cmd, "'%s' fidelity --csv '%s' --explain dsr1_b200_trtllm_fp4_agg_1024x1024_c128_cfg191",
              bin, fixture);
     out = NULL;
@@ -383,11 +383,11 @@ static void test_json(void)
 
 static void test_explain(void)
 {
-    model_fidelity_row row;
-    model_fidelity_explain_out x;
+    sim_fidelity_row row;
+    sim_fidelity_explain_out x;
     sim_err e = {""};
-    REQUIRE_MSG(model_fidelity_explain(fixture, "dsr1_b200_trtllm_fp4_disagg_1024x1024_c10_cfg320", NULL, &row, &x,
-                                       &e) == 0,
+    REQUIRE_MSG(sim_fidelity_explain(fixture, "dsr1_b200_trtllm_fp4_disagg_1024x1024_c10_cfg320", NULL, &row, &x,
+                                     &e) == 0,
                 "%s", e.msg);
     CHECK(row.ok && row.disagg);
     CHECK(x.kv_transfer_ms > 0 && x.first_decode_ms > 0);
@@ -410,10 +410,10 @@ static void test_explain(void)
      * worker's iterations moves with any change of its step time). */
     const char *sets[] = {"trtllm:deployment.pools.0.scheduler.pd_handover_us=0",
                           "trtllm:deployment.pools.1.scheduler.pd_handover_us=40000"};
-    model_fidelity_opts o = {0, sets, 2, 1, NULL};
-    model_fidelity_explain_out h;
-    REQUIRE_MSG(model_fidelity_explain(fixture, "dsr1_b200_trtllm_fp4_disagg_1024x1024_c10_cfg320", &o, &row, &h,
-                                       &e) == 0,
+    sim_fidelity_opts o = {0, sets, 2, 1, NULL};
+    sim_fidelity_explain_out h;
+    REQUIRE_MSG(sim_fidelity_explain(fixture, "dsr1_b200_trtllm_fp4_disagg_1024x1024_c10_cfg320", &o, &row, &h,
+                                     &e) == 0,
                 "%s", e.msg);
     /* The 40 ms are in the leg; what the leg waited without them (the
      * decode worker's iteration in flight, back-pressure) may overlap them. */
@@ -421,9 +421,9 @@ static void test_explain(void)
               "KV leg %.3f ms, without the hand-over %.3f", h.kv_transfer_ms, x.kv_transfer_ms);
     CHECK_MSG(h.ttft_ms > x.ttft_ms + 20.0, "TTFT %.1f ms with a 40 ms hand-over, %.1f without", h.ttft_ms,
               x.ttft_ms);
-    CHECK(model_fidelity_explain(fixture, "no-such-row", NULL, &row, &x, &e) == SIM_EINVAL);
+    CHECK(sim_fidelity_explain(fixture, "no-such-row", NULL, &row, &x, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "no row with id 'no-such-row'");
-    CHECK(model_fidelity_explain(fixture, "unknown_model_row", NULL, &row, &x, &e) == SIM_EINVAL);
+    CHECK(sim_fidelity_explain(fixture, "unknown_model_row", NULL, &row, &x, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "cannot be simulated");
 }
 

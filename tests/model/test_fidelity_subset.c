@@ -26,7 +26,7 @@
  *    average (the H100 tp2 8k/1k row at 64 clients was preempted 5 times
  *    per request with every recompute paid in full, its TPOT 3.2x the
  *    measured), and TPOT stays within a factor of two of the measured. */
-#include "model_fidelity.h"
+#include "sim_fidelity.h"
 #include "sim_cluster.h"
 #include "sim_loader.h"
 #include "test_util.h"
@@ -86,7 +86,7 @@ static const bound gpu_bounds[] = {
 };
 static const bound all_bound = {"all", 136.5, 29.5, 42.0, 15.5};
 
-static void check_group(const char *by, const model_fidelity_group *g, const bound *b)
+static void check_group(const char *by, const sim_fidelity_group *g, const bound *b)
 {
     printf("  %-8s %-9s %3d rows: TTFT MAPE %6.1f%% (<= %.1f) median %5.1f%% (<= %.1f); TPOT MAPE %5.1f%% (<= %.1f) "
            "median %5.1f%% (<= %.1f)\n",
@@ -110,10 +110,10 @@ static void test_subset(void)
     const char *src = test_srcdir ? test_srcdir : "..";
     char path[2048];
     snprintf(path, sizeof path, "%s/tests/data/fidelity/silicon-subset.csv", src);
-    model_fidelity_result r;
+    sim_fidelity_result r;
     sim_err e = {""};
-    model_fidelity_opts o = {0, NULL, 0, 2, NULL};
-    REQUIRE_MSG(model_fidelity_run(path, &o, &r, &e) == 0, "%s", e.msg);
+    sim_fidelity_opts o = {0, NULL, 0, 2, NULL};
+    REQUIRE_MSG(sim_fidelity_run(path, &o, &r, &e) == 0, "%s", e.msg);
     printf("%d of %d subset rows simulated\n", r.n_ok, r.n_rows);
     /* Every row simulates; the 28 disaggregated rows without worker counts
      * and without a row of the same measurement in the subset replay one
@@ -139,7 +139,7 @@ static void test_subset(void)
         if (r.rows[i].ok)
             CHECK_MSG(r.rows[i].pred_ttft_ms > 0 && r.rows[i].pred_tpot_ms > 0 && r.rows[i].kv_tokens > 0,
                       "%s", r.rows[i].id);
-    model_fidelity_free(&r);
+    sim_fidelity_free(&r);
 }
 
 /* One KV-bound closed-loop run under a preset. */
@@ -239,13 +239,13 @@ static void test_issue_rows_no_thrash(void)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/tests/data/fidelity/kv-bound-rows.csv", test_srcdir ? test_srcdir : "..");
-    model_fidelity_result r;
+    sim_fidelity_result r;
     sim_err e = {""};
-    model_fidelity_opts o = {0, NULL, 0, 2, NULL};
-    REQUIRE_MSG(model_fidelity_run(path, &o, &r, &e) == 0, "%s", e.msg);
+    sim_fidelity_opts o = {0, NULL, 0, 2, NULL};
+    REQUIRE_MSG(sim_fidelity_run(path, &o, &r, &e) == 0, "%s", e.msg);
     CHECK(r.n_rows == 5 && r.n_ok == 5);
     for (int i = 0; i < r.n_rows; i++) {
-        const model_fidelity_row *x = &r.rows[i];
+        const sim_fidelity_row *x = &r.rows[i];
         if (!x->ok) continue;
         double per_req = (double)x->preemptions / (10.0 * x->concurrency), tpot = x->pred_tpot_ms / x->meas_tpot_ms;
         printf("  %s: %.2f preemptions per request, TPOT %.1f ms against %.1f measured (%.2fx), TTFT %.0f / %.0f ms\n",
@@ -253,7 +253,7 @@ static void test_issue_rows_no_thrash(void)
         CHECK_MSG(per_req <= 1.5, "%s: %.2f preemptions per request", x->id, per_req);
         CHECK_MSG(tpot > 0.5 && tpot < 2.0, "%s: TPOT %.2fx the measured", x->id, tpot);
     }
-    model_fidelity_free(&r);
+    sim_fidelity_free(&r);
 }
 
 static const test_case cases[] = {

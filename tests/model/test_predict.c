@@ -1,6 +1,6 @@
-/* test_predict — the `predict` command (model_cli_predict) in-process:
+/* test_predict — the `predict` command (sim_cli_predict) in-process:
  * table and JSON output, flags, scenario input, and clear exit-2 errors. */
-#include "model_cli.h"
+#include "sim_cli_predict.h"
 #include "test_util.h"
 
 #include <stdio.h>
@@ -20,7 +20,7 @@ static int run(int argc, char **argv)
     fflush(stdout);
     int saved = dup(1);
     dup2(fd, 1);
-    int rc = model_cli_predict(argc, argv);
+    int rc = sim_cli_predict(argc, argv);
     fflush(stdout);
     dup2(saved, 1);
     close(saved);

@@ -61,7 +61,7 @@ static void test_router_on_snapshot(void)
     }
     CHECK(sim_router_pick(r, &req, live, 2) == 1);
     CHECK(sim_router_pick(r, &req, snap, 2) == 0);
-    CHECK(sim_route_pick_score(live, 2, 1) == 1 && sim_route_pick_score(snap, 2, 1) == 0);
+    CHECK(sim_router_cache_pick_score(live, 2, 1) == 1 && sim_router_cache_pick_score(snap, 2, 1) == 0);
     sim_router_destroy(r);
 }
 

@@ -8,6 +8,7 @@
 #include "sim_cluster.h"
 #include "sim_loader.h"
 #include "sim_search.h"
+#include "sim_cli_search.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -46,30 +46,30 @@ static void test_score_rule(void)
     v[0].matched_tokens = 100; v[0].saved_ms = 10; v[0].queue_ms = 0;
     v[1].matched_tokens = 300; v[1].saved_ms = 30; v[1].queue_ms = 50;
     v[2].matched_tokens = 200; v[2].saved_ms = 20; v[2].queue_ms = 10;
-    CHECK(sim_route_pick_score(v, 3, 0.0) == 1);   /* λ = 0: longest match */
-    CHECK(sim_route_pick_score(v, 3, 1e12) == 0);  /* λ → ∞: least queueing */
+    CHECK(sim_router_cache_pick_score(v, 3, 0.0) == 1);   /* λ = 0: longest match */
+    CHECK(sim_router_cache_pick_score(v, 3, 1e12) == 0);  /* λ → ∞: least queueing */
     /* in between: 30 − 50λ vs 20 − 10λ vs 10: λ = 0.1 → 25, 19, 10 */
-    CHECK(sim_route_pick_score(v, 3, 0.1) == 1);
+    CHECK(sim_router_cache_pick_score(v, 3, 0.1) == 1);
     /* λ = 0.5 → 5, 15, 10 */
-    CHECK(sim_route_pick_score(v, 3, 0.5) == 2);
+    CHECK(sim_router_cache_pick_score(v, 3, 0.5) == 2);
 
     /* crossover of two instances: 100 − 60λ vs 0 */
     sim_router_view w[2];
     memset(w, 0, sizeof w);
     w[0].saved_ms = 100; w[0].queue_ms = 60;
-    CHECK(sim_route_pick_score(w, 2, 1.0) == 0);
-    CHECK(sim_route_pick_score(w, 2, 2.0) == 1);
+    CHECK(sim_router_cache_pick_score(w, 2, 1.0) == 0);
+    CHECK(sim_router_cache_pick_score(w, 2, 2.0) == 1);
 
     /* λ = 0 and no match anywhere: the shorter queue, then the lowest index */
     memset(v, 0, sizeof v);
     v[0].queue_ms = 5; v[1].queue_ms = 2; v[2].queue_ms = 2;
-    CHECK(sim_route_pick_score(v, 3, 0.0) == 1);
+    CHECK(sim_router_cache_pick_score(v, 3, 0.0) == 1);
     /* λ huge and equal queues: the saved time still decides */
     v[2].saved_ms = 100;
-    CHECK(sim_route_pick_score(v, 3, 1e12) == 2);
+    CHECK(sim_router_cache_pick_score(v, 3, 1e12) == 2);
     /* all equal: lowest index */
     memset(v, 0, sizeof v);
-    CHECK(sim_route_pick_score(v, 3, 1.0) == 0);
+    CHECK(sim_router_cache_pick_score(v, 3, 1.0) == 0);
 }
 
 /* λ limits hold on many random clusters, not only the hand-made ones. */
@@ -94,8 +94,8 @@ static void test_score_limits_random(void)
                 lm = i;
             if (v[i].queue_ms < v[lq].queue_ms) lq = i;
         }
-        if (sim_route_pick_score(v, n, 0.0) != lm) ok_long = 0;
-        if (sim_route_pick_score(v, n, 1e12) != lq) ok_load = 0;
+        if (sim_router_cache_pick_score(v, n, 0.0) != lm) ok_long = 0;
+        if (sim_router_cache_pick_score(v, n, 1e12) != lq) ok_load = 0;
     }
     CHECK_MSG(ok_long, "lambda = 0 did not always pick the longest match");
     CHECK_MSG(ok_load, "lambda = 1e12 did not always pick the least queueing delay");
@@ -122,57 +122,57 @@ static void test_sglang(void)
     v[1].cached_blocks = 10;
     set_load(&v[0], 30, 10); /* 40 */
     set_load(&v[1], 5, 2);   /* 7: diff 33 > 32 and 40 > 1.0001·7 */
-    CHECK(sim_route_sglang_imbalanced(v, 2, 32, 1.0001));
-    CHECK(sim_route_pick_sglang(&c, 1000, v, 2, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
+    CHECK(sim_router_cache_sglang_imbalanced(v, 2, 32, 1.0001));
+    CHECK(sim_router_cache_pick_sglang(&c, 1000, v, 2, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
     set_load(&v[0], 30, 9);  /* 39: diff 32, not > 32 → balanced → the match */
-    CHECK(!sim_route_sglang_imbalanced(v, 2, 32, 1.0001));
-    CHECK(sim_route_pick_sglang(&c, 1000, v, 2, &why) == 0 && why == SIM_SGLANG_CACHE_HIT);
+    CHECK(!sim_router_cache_sglang_imbalanced(v, 2, 32, 1.0001));
+    CHECK(sim_router_cache_pick_sglang(&c, 1000, v, 2, &why) == 0 && why == SIM_SGLANG_CACHE_HIT);
 
     /* relative threshold: abs 2, rel 1.5, min load 10 */
     c.balance_abs_threshold = 2;
     c.balance_rel_threshold = 1.5;
     set_load(&v[0], 15, 0);  /* 15 = 1.5·10, not > → balanced */
     set_load(&v[1], 10, 0);
-    CHECK(sim_route_pick_sglang(&c, 1000, v, 2, &why) == 0 && why == SIM_SGLANG_CACHE_HIT);
+    CHECK(sim_router_cache_pick_sglang(&c, 1000, v, 2, &why) == 0 && why == SIM_SGLANG_CACHE_HIT);
     set_load(&v[0], 16, 0);  /* 16 > 15 and diff 6 > 2 → imbalanced */
-    CHECK(sim_route_pick_sglang(&c, 1000, v, 2, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
+    CHECK(sim_router_cache_pick_sglang(&c, 1000, v, 2, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
     /* both conditions are needed: rel holds (16 > 1.5·10) but abs 6 ≤ 6 fails */
     c.balance_abs_threshold = 6;
-    CHECK(sim_route_pick_sglang(&c, 1000, v, 2, &why) == 0 && why == SIM_SGLANG_CACHE_HIT);
+    CHECK(sim_router_cache_pick_sglang(&c, 1000, v, 2, &why) == 0 && why == SIM_SGLANG_CACHE_HIT);
     c.balance_abs_threshold = 5.9;
-    CHECK(sim_route_pick_sglang(&c, 1000, v, 2, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
+    CHECK(sim_router_cache_pick_sglang(&c, 1000, v, 2, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
 
     /* cache threshold, balanced loads: rate 0.5 is not > 0.5 */
     c = base_cfg(SIM_PRESET_SGLANG);
     memset(v, 0, sizeof v);
     v[0].cached_blocks = 40; v[1].cached_blocks = 30; v[2].cached_blocks = 20;
     v[1].matched_tokens = 50;
-    CHECK(sim_route_pick_sglang(&c, 100, v, 3, &why) == 2 && why == SIM_SGLANG_SMALLEST);
+    CHECK(sim_router_cache_pick_sglang(&c, 100, v, 3, &why) == 2 && why == SIM_SGLANG_SMALLEST);
     v[1].matched_tokens = 51;
-    CHECK(sim_route_pick_sglang(&c, 100, v, 3, &why) == 1 && why == SIM_SGLANG_CACHE_HIT);
+    CHECK(sim_router_cache_pick_sglang(&c, 100, v, 3, &why) == 1 && why == SIM_SGLANG_CACHE_HIT);
     c.cache_threshold = 0.6;
-    CHECK(sim_route_pick_sglang(&c, 100, v, 3, &why) == 2 && why == SIM_SGLANG_SMALLEST);
+    CHECK(sim_router_cache_pick_sglang(&c, 100, v, 3, &why) == 2 && why == SIM_SGLANG_SMALLEST);
 
     /* ties: equal best matches → lowest index; equal trees → lowest index;
      * equal least loads → lowest index */
     c = base_cfg(SIM_PRESET_SGLANG);
     memset(v, 0, sizeof v);
     v[1].matched_tokens = v[2].matched_tokens = 90;
-    CHECK(sim_route_pick_sglang(&c, 100, v, 3, &why) == 1 && why == SIM_SGLANG_CACHE_HIT);
+    CHECK(sim_router_cache_pick_sglang(&c, 100, v, 3, &why) == 1 && why == SIM_SGLANG_CACHE_HIT);
     v[1].matched_tokens = v[2].matched_tokens = 0;
     v[0].cached_blocks = 9; v[1].cached_blocks = 3; v[2].cached_blocks = 3;
-    CHECK(sim_route_pick_sglang(&c, 100, v, 3, &why) == 1 && why == SIM_SGLANG_SMALLEST);
+    CHECK(sim_router_cache_pick_sglang(&c, 100, v, 3, &why) == 1 && why == SIM_SGLANG_SMALLEST);
     set_load(&v[0], 100, 0);
-    CHECK(sim_route_pick_sglang(&c, 100, v, 3, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
+    CHECK(sim_router_cache_pick_sglang(&c, 100, v, 3, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
     /* min load 0: the relative test always holds, only abs matters */
     memset(v, 0, sizeof v);
     set_load(&v[0], 33, 0);
     v[0].matched_tokens = 100;
-    CHECK(sim_route_pick_sglang(&c, 100, v, 2, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
+    CHECK(sim_router_cache_pick_sglang(&c, 100, v, 2, &why) == 1 && why == SIM_SGLANG_IMBALANCED);
     /* an empty prompt matches nothing */
     memset(v, 0, sizeof v);
     v[1].cached_blocks = 5;
-    CHECK(sim_route_pick_sglang(&c, 0, v, 2, &why) == 0 && why == SIM_SGLANG_SMALLEST);
+    CHECK(sim_router_cache_pick_sglang(&c, 0, v, 2, &why) == 0 && why == SIM_SGLANG_SMALLEST);
 }
 
 /* ---- Dynamo --------------------------------------------------------- */
@@ -184,13 +184,13 @@ static void test_dynamo_logit(void)
     v.matched_tokens = 32;
     v.active_blocks = 10;
     /* (100 − 32)/16 = 4.25 prefill blocks; 10 + ceil(100/16) = 17 decode */
-    CHECK_NEAR(sim_route_dynamo_logit(&v, 100, 16, 1.0), 21.25, 1e-12);
-    CHECK_NEAR(sim_route_dynamo_logit(&v, 100, 16, 2.0), 25.5, 1e-12);
-    CHECK_NEAR(sim_route_dynamo_logit(&v, 100, 16, 0.0), 17.0, 1e-12);
+    CHECK_NEAR(sim_router_cache_dynamo_logit(&v, 100, 16, 1.0), 21.25, 1e-12);
+    CHECK_NEAR(sim_router_cache_dynamo_logit(&v, 100, 16, 2.0), 25.5, 1e-12);
+    CHECK_NEAR(sim_router_cache_dynamo_logit(&v, 100, 16, 0.0), 17.0, 1e-12);
     v.matched_tokens = 100; /* full hit: no prefill */
-    CHECK_NEAR(sim_route_dynamo_logit(&v, 100, 16, 1.0), 17.0, 1e-12);
+    CHECK_NEAR(sim_router_cache_dynamo_logit(&v, 100, 16, 1.0), 17.0, 1e-12);
     v.matched_tokens = 120; /* a stale view past the prompt never goes negative */
-    CHECK_NEAR(sim_route_dynamo_logit(&v, 100, 16, 1.0), 17.0, 1e-12);
+    CHECK_NEAR(sim_router_cache_dynamo_logit(&v, 100, 16, 1.0), 17.0, 1e-12);
 }
 
 static void test_dynamo_argmin(void)
@@ -202,24 +202,24 @@ static void test_dynamo_argmin(void)
     v[0].matched_tokens = 160; v[0].active_blocks = 30; /* 0 + 40 = 40 (w = 1) */
     v[1].matched_tokens = 0;   v[1].active_blocks = 5;  /* 10 + 15 = 25 */
     v[2].matched_tokens = 96;  v[2].active_blocks = 12; /* 4 + 22 = 26 */
-    CHECK(sim_route_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 1);
+    CHECK(sim_router_cache_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 1);
     c.overlap_score_weight = 2.0; /* 40, 35, 30 */
-    CHECK(sim_route_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 2);
+    CHECK(sim_router_cache_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 2);
     c.overlap_score_weight = 10.0; /* 40, 115, 62 */
-    CHECK(sim_route_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 0);
+    CHECK(sim_router_cache_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 0);
     c.overlap_score_weight = 0.0; /* pure decode load: 40, 15, 22 */
-    CHECK(sim_route_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 1);
+    CHECK(sim_router_cache_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 1);
     double p[3];
-    sim_route_dynamo_probs(&c, 160, 16, v, 3, p);
+    sim_router_cache_dynamo_probs(&c, 160, 16, v, 3, p);
     CHECK(p[0] == 0.0 && p[1] == 1.0 && p[2] == 0.0);
 
     /* ties: the smaller tree, then the lowest index */
     memset(v, 0, sizeof v);
     v[0].cached_blocks = 7; v[1].cached_blocks = 3; v[2].cached_blocks = 3;
     c.overlap_score_weight = 1.0;
-    CHECK(sim_route_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 1);
+    CHECK(sim_router_cache_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 1);
     v[1].cached_blocks = 7; v[2].cached_blocks = 7;
-    CHECK(sim_route_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 0);
+    CHECK(sim_router_cache_pick_dynamo(&c, 160, 16, v, 3, 0.0) == 0);
 }
 
 /* Views with Dynamo logits 10, 13, 19 (bt 1, input 10, full match). */
@@ -243,33 +243,33 @@ static void test_dynamo_softmax(void)
     double e[3] = {exp(0.0), exp(-1.0 / 3.0), exp(-1.0)};
     for (int i = 0; i < 3; i++) z += e[i];
     for (int i = 0; i < 3; i++) want[i] = e[i] / z;
-    sim_route_dynamo_probs(&c, 10, 1, v, 3, p);
+    sim_router_cache_dynamo_probs(&c, 10, 1, v, 3, p);
     for (int i = 0; i < 3; i++) CHECK_NEAR(p[i], want[i], 1e-12);
 
     /* scale-free: logits 10, 40, 100 have the same normalised spread */
     double q[3];
     dynamo_views(v, 10);
-    sim_route_dynamo_probs(&c, 10, 1, v, 3, q);
+    sim_router_cache_dynamo_probs(&c, 10, 1, v, 3, q);
     for (int i = 0; i < 3; i++) CHECK_NEAR(q[i], want[i], 1e-12);
 
     /* the temperature sharpens: T = 0.1 puts almost all mass on the argmin */
     c.temperature = 0.1;
-    sim_route_dynamo_probs(&c, 10, 1, v, 3, q);
+    sim_router_cache_dynamo_probs(&c, 10, 1, v, 3, q);
     CHECK(q[0] > 0.95 && q[2] < 1e-4);
     CHECK_NEAR(q[1] / q[0], exp(-(1.0 / 3.0) / 0.1), 1e-12);
     c.temperature = 1.0;
 
     /* equal logits: uniform */
     memset(v, 0, sizeof v);
-    sim_route_dynamo_probs(&c, 10, 1, v, 3, q);
+    sim_router_cache_dynamo_probs(&c, 10, 1, v, 3, q);
     for (int i = 0; i < 3; i++) CHECK_NEAR(q[i], 1.0 / 3.0, 1e-12);
 
     /* the inverse-CDF pick at the edges of u */
     dynamo_views(v, 1);
-    CHECK(sim_route_pick_dynamo(&c, 10, 1, v, 3, 0.0) == 0);
-    CHECK(sim_route_pick_dynamo(&c, 10, 1, v, 3, want[0] - 1e-9) == 0);
-    CHECK(sim_route_pick_dynamo(&c, 10, 1, v, 3, want[0] + 1e-9) == 1);
-    CHECK(sim_route_pick_dynamo(&c, 10, 1, v, 3, 0.999999) == 2);
+    CHECK(sim_router_cache_pick_dynamo(&c, 10, 1, v, 3, 0.0) == 0);
+    CHECK(sim_router_cache_pick_dynamo(&c, 10, 1, v, 3, want[0] - 1e-9) == 0);
+    CHECK(sim_router_cache_pick_dynamo(&c, 10, 1, v, 3, want[0] + 1e-9) == 1);
+    CHECK(sim_router_cache_pick_dynamo(&c, 10, 1, v, 3, 0.999999) == 2);
 
     /* sampling through the router: frequencies match softmax */
     sim_router *r = NULL;
@@ -308,35 +308,35 @@ static void test_llmd(void)
     sim_routing_cfg c = base_cfg(SIM_PRESET_LLMD);
     sim_router_view v[3];
     llmd_views(v);
-    CHECK_NEAR(sim_route_llmd_score(&c, 100, v, 3, 0), 0.9, 1e-12);
-    CHECK_NEAR(sim_route_llmd_score(&c, 100, v, 3, 1), 1.9, 1e-12);
-    CHECK_NEAR(sim_route_llmd_score(&c, 100, v, 3, 2), 1.4, 1e-12);
-    CHECK(sim_route_pick_llmd(&c, 100, v, 3) == 1);
+    CHECK_NEAR(sim_router_cache_llmd_score(&c, 100, v, 3, 0), 0.9, 1e-12);
+    CHECK_NEAR(sim_router_cache_llmd_score(&c, 100, v, 3, 1), 1.9, 1e-12);
+    CHECK_NEAR(sim_router_cache_llmd_score(&c, 100, v, 3, 2), 1.4, 1e-12);
+    CHECK(sim_router_cache_pick_llmd(&c, 100, v, 3) == 1);
     c.w_prefix = 10; /* 8.1, 1.9, 5.4 */
-    CHECK_NEAR(sim_route_llmd_score(&c, 100, v, 3, 0), 8.1, 1e-12);
-    CHECK(sim_route_pick_llmd(&c, 100, v, 3) == 0);
+    CHECK_NEAR(sim_router_cache_llmd_score(&c, 100, v, 3, 0), 8.1, 1e-12);
+    CHECK(sim_router_cache_pick_llmd(&c, 100, v, 3) == 0);
     c.w_prefix = 3; c.w_load = 0.5; c.w_kv = 0; /* 2.4, 0.5, 1.45 */
-    CHECK_NEAR(sim_route_llmd_score(&c, 100, v, 3, 2), 1.45, 1e-12);
-    CHECK(sim_route_pick_llmd(&c, 100, v, 3) == 0);
+    CHECK_NEAR(sim_router_cache_llmd_score(&c, 100, v, 3, 2), 1.45, 1e-12);
+    CHECK(sim_router_cache_pick_llmd(&c, 100, v, 3) == 0);
     c.w_prefix = 0; c.w_load = 0; c.w_kv = 1; /* kv only: most free */
-    CHECK(sim_route_pick_llmd(&c, 100, v, 3) == 1);
+    CHECK(sim_router_cache_pick_llmd(&c, 100, v, 3) == 1);
     c.w_prefix = 1; c.w_load = 4; c.w_kv = 0; /* .8, 4, 2.4 */
-    CHECK(sim_route_pick_llmd(&c, 100, v, 3) == 1);
+    CHECK(sim_router_cache_pick_llmd(&c, 100, v, 3) == 1);
 
     /* queue scorer: min-max over the candidates, 1 when all equal */
     c = base_cfg(SIM_PRESET_LLMD);
     c.w_prefix = 0; c.w_kv = 0;
     v[0].waiting = 2; v[1].waiting = 4; v[2].waiting = 6;
-    CHECK_NEAR(sim_route_llmd_score(&c, 100, v, 3, 0), 1.0, 1e-12);
-    CHECK_NEAR(sim_route_llmd_score(&c, 100, v, 3, 1), 0.5, 1e-12);
-    CHECK_NEAR(sim_route_llmd_score(&c, 100, v, 3, 2), 0.0, 1e-12);
+    CHECK_NEAR(sim_router_cache_llmd_score(&c, 100, v, 3, 0), 1.0, 1e-12);
+    CHECK_NEAR(sim_router_cache_llmd_score(&c, 100, v, 3, 1), 0.5, 1e-12);
+    CHECK_NEAR(sim_router_cache_llmd_score(&c, 100, v, 3, 2), 0.0, 1e-12);
     v[0].waiting = v[1].waiting = v[2].waiting = 3;
-    for (int32_t i = 0; i < 3; i++) CHECK_NEAR(sim_route_llmd_score(&c, 100, v, 3, i), 1.0, 1e-12);
-    CHECK(sim_route_pick_llmd(&c, 100, v, 3) == 0); /* all tied: lowest index */
+    for (int32_t i = 0; i < 3; i++) CHECK_NEAR(sim_router_cache_llmd_score(&c, 100, v, 3, i), 1.0, 1e-12);
+    CHECK(sim_router_cache_pick_llmd(&c, 100, v, 3) == 0); /* all tied: lowest index */
     /* no KV capacity known: the kv scorer contributes 0, not a division by 0 */
     c = base_cfg(SIM_PRESET_LLMD);
     memset(v, 0, sizeof v);
-    CHECK_NEAR(sim_route_llmd_score(&c, 0, v, 3, 0), 1.0, 1e-12);
+    CHECK_NEAR(sim_router_cache_llmd_score(&c, 0, v, 3, 0), 1.0, 1e-12);
 }
 
 /* ---- the router through the vtable ---------------------------------- */

@@ -1,5 +1,5 @@
-/* model_cli — see model_cli.h. */
-#include "model_cli.h"
+/* sim_cli_predict — see sim_cli_predict.h. */
+#include "sim_cli_predict.h"
 
 #include "calib_db.h"
 #include "sim_loader.h"
@@ -91,7 +91,7 @@ static model_bound iter_bound(const model_op *ops, int32_t n)
     return (model_bound)best;
 }
 
-int model_cli_predict(int argc, char **argv)
+int sim_cli_predict(int argc, char **argv)
 {
     const char *model = NULL, *gpu = NULL, *scenario = NULL, *sets[PRED_MAX_SETS];
     const char *dtype = NULL, *kv_dtype = NULL, *sp_kind = NULL, *ep_mode = NULL, *moe_gemm = NULL;

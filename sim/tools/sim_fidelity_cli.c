@@ -1,10 +1,10 @@
-/* model_fidelity_cli — the `servesim fidelity` command: runs
- * model_fidelity_run() over a CSV and prints a per-row table (or, with
+/* sim_fidelity_cli — the `servesim fidelity` command: runs
+ * sim_fidelity_run() over a CSV and prints a per-row table (or, with
  * --json, one JSON object via jansson: every CSV row in order with its id,
  * status ok|skipped, the reason when skipped and the measured/predicted
  * TTFT and TPOT when ok, then the error groups), or with --explain ROW_ID
- * one row's simulated TTFT and TPOT broken down. See model_fidelity.h. */
-#include "model_fidelity.h"
+ * one row's simulated TTFT and TPOT broken down. See sim_fidelity.h. */
+#include "sim_fidelity.h"
 #include "sim_parse.h"
 
 #include <jansson.h>
@@ -22,16 +22,16 @@ static double rel_err(double pred, double meas)
 }
 
 /* Indices of the k rows with the largest |error| of TTFT (which 0) or TPOT (1). */
-static int worst_rows(const model_fidelity_result *r, int which, int *idx, int k)
+static int worst_rows(const sim_fidelity_result *r, int which, int *idx, int k)
 {
     int n = 0;
     for (int i = 0; i < r->n_rows; i++) {
-        const model_fidelity_row *x = &r->rows[i];
+        const sim_fidelity_row *x = &r->rows[i];
         if (!x->ok || x->layout_unknown) continue; /* scored apart */
         double e = fabs(which ? rel_err(x->pred_tpot_ms, x->meas_tpot_ms) : rel_err(x->pred_ttft_ms, x->meas_ttft_ms));
         int pos = n < k ? n++ : k;
         while (pos > 0) {
-            const model_fidelity_row *y = &r->rows[idx[pos - 1]];
+            const sim_fidelity_row *y = &r->rows[idx[pos - 1]];
             double ey = fabs(which ? rel_err(y->pred_tpot_ms, y->meas_tpot_ms)
                                    : rel_err(y->pred_ttft_ms, y->meas_ttft_ms));
             if (ey >= e) break;
@@ -43,7 +43,7 @@ static int worst_rows(const model_fidelity_result *r, int which, int *idx, int k
     return n;
 }
 
-static void layout_str(const model_fidelity_layout *l, char *buf, size_t len)
+static void layout_str(const sim_fidelity_layout *l, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "tp%d", l->tp);
     if (l->pp > 1) n += snprintf(buf + n, len - (size_t)n, "pp%d", l->pp);
@@ -54,7 +54,7 @@ static void layout_str(const model_fidelity_layout *l, char *buf, size_t len)
 }
 
 /* "tp4dp2ep8" or "P tp4 x2 / D tp8dp8ep8" */
-static void row_layout(const model_fidelity_row *x, char *buf, size_t len)
+static void row_layout(const sim_fidelity_row *x, char *buf, size_t len)
 {
     if (!x->disagg) {
         layout_str(&x->agg, buf, len);
@@ -66,19 +66,19 @@ static void row_layout(const model_fidelity_row *x, char *buf, size_t len)
     snprintf(buf, len, "P:%.47s D:%.47s", p, d);
 }
 
-static void print_groups(const char *title, const model_fidelity_group *g, int n)
+static void print_groups(const char *title, const sim_fidelity_group *g, int n)
 {
     for (int i = 0; i < n; i++)
         printf("%-8s %-34.34s %5d %8.1f%% %8.1f%% %8.1f%% %8.1f%%\n", title, g[i].backend, g[i].n, g[i].ttft_mape,
                g[i].ttft_mdape, g[i].tpot_mape, g[i].tpot_mdape);
 }
 
-static void fid_print_table(const model_fidelity_result *r)
+static void fid_print_table(const sim_fidelity_result *r)
 {
     printf("%-44s %-7s %-22s %-9s %-7s %-26s %5s %5s %5s | %9s %9s %7s | %7s %7s %7s\n", "id", "backend", "model",
            "gpu", "dtype", "layout", "conc", "isl", "osl", "TTFT ms", "pred", "err%", "TPOT ms", "pred", "err%");
     for (int i = 0; i < r->n_rows; i++) {
-        const model_fidelity_row *x = &r->rows[i];
+        const sim_fidelity_row *x = &r->rows[i];
         char lay[112];
         row_layout(x, lay, sizeof lay);
         printf("%-44.44s %-7s %-22.22s %-9s %-7s %-26s %5d %5d %5d | ", x->id, x->backend, x->model, x->gpu, x->dtype,
@@ -107,7 +107,7 @@ static void fid_print_table(const model_fidelity_result *r)
         int n = worst_rows(r, which, idx, 5);
         printf("\nlargest %s misses:\n", which ? "TPOT" : "TTFT");
         for (int i = 0; i < n; i++) {
-            const model_fidelity_row *x = &r->rows[idx[i]];
+            const sim_fidelity_row *x = &r->rows[idx[i]];
             double meas = which ? x->meas_tpot_ms : x->meas_ttft_ms, pred = which ? x->pred_tpot_ms : x->pred_ttft_ms;
             printf("  %-56.56s measured %9.2f ms, predicted %9.2f ms (%+.1f%%)\n", x->id, meas, pred,
                    rel_err(pred, meas));
@@ -117,13 +117,13 @@ static void fid_print_table(const model_fidelity_result *r)
            r->layout_unknown.n);
 }
 
-static json_t *layout_json(const model_fidelity_layout *l)
+static json_t *layout_json(const sim_fidelity_layout *l)
 {
     return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "tp", l->tp, "pp", l->pp, "dp", l->dp, "moe_tp",
                      l->moe_tp, "ep", l->ep, "batch", l->batch, "workers", l->workers);
 }
 
-static json_t *groups_json(const model_fidelity_group *g, int n)
+static json_t *groups_json(const sim_fidelity_group *g, int n)
 {
     json_t *o = json_object();
     for (int i = 0; i < n; i++)
@@ -134,11 +134,11 @@ static json_t *groups_json(const model_fidelity_group *g, int n)
     return o;
 }
 
-static int fid_print_json(const model_fidelity_result *r)
+static int fid_print_json(const sim_fidelity_result *r)
 {
     json_t *root = json_object(), *rows = json_array();
     for (int i = 0; i < r->n_rows; i++) {
-        const model_fidelity_row *x = &r->rows[i];
+        const sim_fidelity_row *x = &r->rows[i];
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i}", "id", x->id, "status",
                               x->ok ? "ok" : "skipped", "backend", x->backend, "model", x->model, "gpu", x->gpu,
                               "dtype", x->dtype, "mode", x->disagg ? "disagg" : "agg", "concurrency", x->concurrency,
@@ -192,11 +192,11 @@ static void fam_line(const char *what, double total, const double f[5], char top
 
 /* The admission holds the row's engine runs with (scheduler.recv_interval,
  * adp_timeout_iters / adp_wait_iters), when any is on. */
-static void print_holds(const model_fidelity_row *r, const model_fidelity_opts *o)
+static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
 {
     sim_scenario *sc = malloc(sizeof *sc);
     sim_err e = {""};
-    if (!sc || model_fidelity_row_scenario(r, o, sc, &e)) {
+    if (!sc || sim_fidelity_row_scenario(r, o, sc, &e)) {
         free(sc);
         return;
     }
@@ -211,8 +211,8 @@ static void print_holds(const model_fidelity_row *r, const model_fidelity_opts *
     free(sc);
 }
 
-static void fid_print_explain(const model_fidelity_row *r, const model_fidelity_explain_out *x,
-                              const model_fidelity_opts *o)
+static void fid_print_explain(const sim_fidelity_row *r, const sim_fidelity_explain_out *x,
+                              const sim_fidelity_opts *o)
 {
     char lay[112];
     row_layout(r, lay, sizeof lay);
@@ -275,7 +275,7 @@ static void fid_usage(FILE *o)
             "analytic roofline (hardware.perf_db=none) even where calib/data/ has the row's GPU measured.\n");
 }
 
-int model_cli_fidelity(int argc, char **argv)
+int sim_cli_fidelity(int argc, char **argv)
 {
     const char *csv = NULL, *sets[FID_MAX_SETS], *explain = NULL;
     int json = 0, steady = 0, n_sets = 0, jobs = 0;
@@ -328,19 +328,19 @@ int model_cli_fidelity(int argc, char **argv)
         jobs = n < 1 ? 1 : n > 8 ? 8 : (int)n;
     }
     sim_err e = {""};
-    model_fidelity_opts o = {steady, sets, n_sets, jobs, NULL};
+    sim_fidelity_opts o = {steady, sets, n_sets, jobs, NULL};
     if (explain) {
-        model_fidelity_row row;
-        model_fidelity_explain_out x;
-        if (model_fidelity_explain(csv, explain, &o, &row, &x, &e)) {
+        sim_fidelity_row row;
+        sim_fidelity_explain_out x;
+        if (sim_fidelity_explain(csv, explain, &o, &row, &x, &e)) {
             fprintf(stderr, "servesim fidelity: %s\n", e.msg);
             return 2;
         }
         fid_print_explain(&row, &x, &o);
         return 0;
     }
-    model_fidelity_result r;
-    if (model_fidelity_run(csv, &o, &r, &e)) {
+    sim_fidelity_result r;
+    if (sim_fidelity_run(csv, &o, &r, &e)) {
         fprintf(stderr, "servesim fidelity: %s\n", e.msg);
         return 2;
     }
@@ -348,6 +348,6 @@ int model_cli_fidelity(int argc, char **argv)
     else fid_print_table(&r);
     int none = r.n_ok == 0;
     if (none) fprintf(stderr, "servesim fidelity: %s: no row could be simulated (reasons above)\n", csv);
-    model_fidelity_free(&r);
+    sim_fidelity_free(&r);
     return none ? 1 : 0;
 }

@@ -1,11 +1,11 @@
-/* model_fidelity — see model_fidelity.h.
+/* sim_fidelity — see sim_fidelity.h.
  *
  * Each row's engine is the scheduler preset of its backend
  * (sim_sched_preset.h: budgets, chunking, policy, per-iteration and
  * per-request costs, vLLM's frontend, TensorRT-LLM's eager prefill
  * iterations). What stays here is the benchmark client: InferenceX rows
  * draw every request's input and output lengths from [0.8 L, L]
- * (model_fidelity_row.len_lo); the others run the written lengths, and
+ * (sim_fidelity_row.len_lo); the others run the written lengths, and
  * their clients drift apart as fitted on e2e-dev.csv: vLLM's output lengths
  * spread ±12.5 %, TensorRT-LLM's ±2 % (enough to break exact lock-step; its
  * 1k-prompt rows showed partial desynchronisation), SGLang's none (its
@@ -47,7 +47,7 @@
  * as one thread's. Rows whose GPU has a perf-db share its in-memory tables
  * (one calib_table_cache for the whole replay, as a search shares them over
  * its candidates): built once, not once per row. */
-#include "model_fidelity.h"
+#include "sim_fidelity.h"
 
 #include "calib_table_cache.h"
 #include "sim_clock.h"
@@ -68,7 +68,7 @@
 
 typedef struct {
     const char *backend; /* also the scheduler preset's name */
-    double jitter;       /* output-length spread, fraction of osl (see model_fidelity_row_scenario) */
+    double jitter;       /* output-length spread, fraction of osl (see sim_fidelity_row_scenario) */
 } backend_profile;
 
 static const backend_profile profiles[] = {{"vllm", 0.125}, {"sglang", 0}, {"trtllm", 0.02}};
@@ -111,7 +111,7 @@ static long fid_set_pool(const char *s)
 /* The overrides for a backend's rows of n_pools pools (BACKEND: prefixes
  * stripped); one naming a pool the row does not have (pools.1 on an
  * aggregated row) is left out for that row. */
-static int fid_sets_for(const model_fidelity_opts *o, const char *backend, int32_t n_pools, const char **out)
+static int fid_sets_for(const sim_fidelity_opts *o, const char *backend, int32_t n_pools, const char **out)
 {
     int n = 0;
     for (int i = 0; o && i < o->n_sets && n < FID_MAX_SETS; i++) {
@@ -137,7 +137,7 @@ static void fid_pd_shape(sim_scenario *sc)
     sc->deployment.pools[1].role = SIM_ROLE_DECODE;
 }
 
-static void set_parallel(sim_parallel_cfg *p, const model_fidelity_layout *l)
+static void set_parallel(sim_parallel_cfg *p, const sim_fidelity_layout *l)
 {
     p->tp = l->tp;
     p->pp = l->pp;
@@ -154,7 +154,7 @@ static void set_parallel(sim_parallel_cfg *p, const model_fidelity_layout *l)
  * DP TensorRT-LLM's
  * attention_dp_config (enable_balance, timeout_iters 60,
  * batching_wait_iters 0). aiconfigurator's collector runs the defaults. */
-static void set_recipe(sim_sched_cfg *s, const model_fidelity_row *r)
+static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
 {
     if (r->len_lo >= 1) return;
     if (!strcasecmp(r->backend, "sglang")) s->recv_interval = FID_SGLANG_RECV_INTERVAL;
@@ -179,8 +179,8 @@ static int set_preset(sim_pool_cfg *p, const char *backend, int32_t dp, sim_err 
     return 0;
 }
 
-int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelity_opts *o, sim_scenario *sc,
-                                sim_err *err)
+int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts *o, sim_scenario *sc,
+                              sim_err *err)
 {
     const backend_profile *bp = profile_for(r->backend);
     if (!bp) return sim_err_set(err, SIM_ENOTSUP, "no scheduler profile for backend '%s'", r->backend);
@@ -197,7 +197,7 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
     w->arrival.process = SIM_ARRIVAL_CLOSED;
     w->arrival.concurrency = r->concurrency;
     w->arrival.think_time_s = 0;
-    /* The client's lengths (model_fidelity_row.len_lo). Drawn from a range
+    /* The client's lengths (sim_fidelity_row.len_lo). Drawn from a range
      * they break lock-step by themselves; drawn exactly, the output lengths
      * jitter ±jitter·osl around osl (same mean): with exactly equal lengths
      * the simulated clients would stay in lock-step forever, every wave
@@ -268,12 +268,12 @@ int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelit
  * the simulated part of the breakdown). cache: the perf-db tables shared
  * with other rows (NULL = the cluster's own). cl_out, when not NULL,
  * receives the cluster (the caller destroys it). */
-static int fid_simulate(model_fidelity_row *r, const model_fidelity_opts *o, calib_table_cache *cache,
-                        sim_cluster **cl_out, model_fidelity_explain_out *x, sim_err *err)
+static int fid_simulate(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_table_cache *cache,
+                        sim_cluster **cl_out, sim_fidelity_explain_out *x, sim_err *err)
 {
     sim_scenario *sc = malloc(sizeof *sc);
     if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    int rc = model_fidelity_row_scenario(r, o, sc, err);
+    int rc = sim_fidelity_row_scenario(r, o, sc, err);
     int steady = o && o->steady;
     sim_cluster *cl = NULL;
     sim_summary sum;
@@ -390,7 +390,7 @@ static int ape_push(ape_list *a, double ttft, double tpot)
     return 0;
 }
 
-static void ape_finish(ape_list *a, model_fidelity_group *g)
+static void ape_finish(ape_list *a, sim_fidelity_group *g)
 {
     g->n = a->n;
     if (a->n > 0) {
@@ -408,21 +408,21 @@ static void ape_finish(ape_list *a, model_fidelity_group *g)
 
 /* Groups the simulated rows whose layout_unknown is `unknown` by key (one
  * group per distinct key, first-seen order). */
-static int group_by(const model_fidelity_result *r, int unknown, const char *(*key)(const model_fidelity_row *),
-                    model_fidelity_group *gs, int32_t *n_out)
+static int group_by(const sim_fidelity_result *r, int unknown, const char *(*key)(const sim_fidelity_row *),
+                    sim_fidelity_group *gs, int32_t *n_out)
 {
     int32_t n = 0;
-    ape_list lists[MODEL_FID_MAX_GROUPS];
+    ape_list lists[SIM_FID_MAX_GROUPS];
     memset(lists, 0, sizeof lists);
     int rc = 0;
     for (int32_t i = 0; i < r->n_rows && rc == 0; i++) {
-        const model_fidelity_row *x = &r->rows[i];
+        const sim_fidelity_row *x = &r->rows[i];
         if (!x->ok || x->layout_unknown != unknown) continue;
         const char *k = key ? key(x) : unknown ? "layout_unknown" : "all";
         int32_t g = 0;
         while (g < n && strcmp(gs[g].backend, k)) g++;
         if (g == n) {
-            if (n == MODEL_FID_MAX_GROUPS) continue; /* more groups than kept: in "all" only */
+            if (n == SIM_FID_MAX_GROUPS) continue; /* more groups than kept: in "all" only */
             memset(&gs[n], 0, sizeof gs[n]);
             snprintf(gs[n].backend, sizeof gs[n].backend, "%s", k);
             n++;
@@ -435,12 +435,12 @@ static int group_by(const model_fidelity_result *r, int unknown, const char *(*k
     return rc ? SIM_ENOMEM : 0;
 }
 
-static const char *key_backend(const model_fidelity_row *x) { return x->backend; }
-static const char *key_gpu(const model_fidelity_row *x) { return x->gpu; }
-static const char *key_model(const model_fidelity_row *x) { return x->model; }
-static const char *key_mode(const model_fidelity_row *x) { return x->disagg ? "disagg" : "agg"; }
+static const char *key_backend(const sim_fidelity_row *x) { return x->backend; }
+static const char *key_gpu(const sim_fidelity_row *x) { return x->gpu; }
+static const char *key_model(const sim_fidelity_row *x) { return x->model; }
+static const char *key_mode(const sim_fidelity_row *x) { return x->disagg ? "disagg" : "agg"; }
 
-static int fid_groups(model_fidelity_result *r)
+static int fid_groups(sim_fidelity_result *r)
 {
     int32_t one = 0, unk = 0;
     int rc = group_by(r, 0, NULL, &r->all, &one);
@@ -463,14 +463,14 @@ static int fid_groups(model_fidelity_result *r)
 /* ---- replay -------------------------------------------------------------- */
 
 typedef struct {
-    model_fidelity_result *res;
-    const model_fidelity_opts *opts;
+    sim_fidelity_result *res;
+    const sim_fidelity_opts *opts;
     calib_table_cache *cache;
     pthread_mutex_t mu;
     int32_t next;
 } fid_pool;
 
-static void fid_one(model_fidelity_row *r, const model_fidelity_opts *o, calib_table_cache *cache)
+static void fid_one(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_table_cache *cache)
 {
     if (r->note[0]) return; /* not simulatable as read */
     if (o && o->only_id && strcmp(o->only_id, r->id)) {
@@ -498,7 +498,7 @@ static void *fid_worker(void *arg)
     return NULL;
 }
 
-static int fid_check_sets(const model_fidelity_opts *opts, sim_err *err)
+static int fid_check_sets(const sim_fidelity_opts *opts, sim_err *err)
 {
     for (int b = 0; opts && opts->n_sets > 0 && b < N_PROFILES; b++) {
         const char *sets[FID_MAX_SETS];
@@ -522,8 +522,8 @@ static int fid_check_sets(const model_fidelity_opts *opts, sim_err *err)
     return 0;
 }
 
-int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, model_fidelity_result *out,
-                       sim_err *err)
+int sim_fidelity_run(const char *csv_path, const sim_fidelity_opts *opts, sim_fidelity_result *out,
+                     sim_err *err)
 {
     /* Bad overrides fail once, up front, not once per row. */
     int rc = fid_check_sets(opts, err);
@@ -532,10 +532,10 @@ int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, mo
         return rc;
     }
     double t0 = sim_wall_s();
-    if ((rc = model_fidelity_read(csv_path, out, err))) return rc;
+    if ((rc = sim_fidelity_read(csv_path, out, err))) return rc;
     calib_table_cache *cache = NULL;
     if ((rc = calib_table_cache_create(&cache, err)) < 0) {
-        model_fidelity_free(out);
+        sim_fidelity_free(out);
         return rc;
     }
     int jobs = opts && opts->jobs > 1 ? opts->jobs : 1;
@@ -552,14 +552,14 @@ int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, mo
     out->n_ok = 0;
     for (int32_t i = 0; i < out->n_rows; i++) out->n_ok += out->rows[i].ok;
     if ((rc = fid_groups(out))) {
-        model_fidelity_free(out);
+        sim_fidelity_free(out);
         return sim_err_set(err, rc, "out of memory");
     }
     out->wall_s = sim_wall_s() - t0;
     return 0;
 }
 
-void model_fidelity_free(model_fidelity_result *r)
+void sim_fidelity_free(sim_fidelity_result *r)
 {
     free(r->rows);
     r->rows = NULL;
@@ -596,21 +596,21 @@ static void explain_iter(const model_cost *c, const model_batch *b, double *tota
     }
 }
 
-int model_fidelity_explain(const char *csv_path, const char *id, const model_fidelity_opts *opts,
-                           model_fidelity_row *row, model_fidelity_explain_out *x, sim_err *err)
+int sim_fidelity_explain(const char *csv_path, const char *id, const sim_fidelity_opts *opts,
+                           sim_fidelity_row *row, sim_fidelity_explain_out *x, sim_err *err)
 {
     int rc = fid_check_sets(opts, err);
     if (rc) return rc;
-    model_fidelity_result res;
-    if ((rc = model_fidelity_read(csv_path, &res, err))) return rc;
+    sim_fidelity_result res;
+    if ((rc = sim_fidelity_read(csv_path, &res, err))) return rc;
     int32_t i = 0;
     while (i < res.n_rows && strcmp(res.rows[i].id, id)) i++;
     if (i == res.n_rows) {
-        model_fidelity_free(&res);
+        sim_fidelity_free(&res);
         return sim_err_set(err, SIM_EINVAL, "%s: no row with id '%s'", csv_path, id);
     }
     *row = res.rows[i];
-    model_fidelity_free(&res);
+    sim_fidelity_free(&res);
     if (row->note[0]) return sim_err_set(err, SIM_EINVAL, "row '%s' cannot be simulated: %s", id, row->note);
     memset(x, 0, sizeof *x);
     sim_cluster *cl = NULL;

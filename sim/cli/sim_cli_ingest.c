@@ -1,4 +1,4 @@
-/* calib_ingest_cli — `servesim db ingest DIR --gpu NAME --db FILE`: a
+/* sim_cli_ingest — `servesim db ingest DIR --gpu NAME --db FILE`: a
  * serving engine's measured per-op tables (calib_ingest.h) into a perf-db.
  * NAME is resolved by the GPU catalogue (its name or an alias: h100_sxm,
  * h100-sxm, hgx-h100; an unknown name is refused with the catalogue's
@@ -6,7 +6,7 @@
  * NAME, the catalogue name or an alias with '-' as '_'. A perf-db the
  * command created is removed again when it fails, so no half-written file
  * stays. */
-#include "calib_cli.h"
+#include "sim_cli_ingest.h"
 
 #include "calib_ingest.h"
 #include "model_catalog.h"
@@ -61,7 +61,7 @@ static const char **split_list(char *buf, const char **out, int max)
     return out;
 }
 
-int calib_ingest_cli(int argc, char **argv)
+int sim_cli_ingest(int argc, char **argv)
 {
     const char *dir = NULL, *gpu = NULL, *dbp = NULL;
     char ops_buf[512] = "", dt_buf[512] = "";

@@ -1,7 +1,8 @@
-/* sim_search_cli — `servesim search` (see sim_search.h): loads the
+/* sim_cli_search — `servesim search` (see sim_cli_search.h): loads the
  * scenario, runs the search (threads; MPI ranks under mpirun when built
  * with MPI), prints the tables or JSON and, with --out DIR, writes the
  * recommended scenario, launch commands, CSV/JSON and plots there. */
+#include "sim_cli_search.h"
 #include "sim_search.h"
 #include "sim_clock.h"
 

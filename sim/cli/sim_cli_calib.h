@@ -1,4 +1,4 @@
-/* calib_cli — the `servesim calibrate` and `servesim db` commands (the lead
+/* sim_cli_calib — the `servesim calibrate` and `servesim db` commands (the lead
  * wires them into servesim's main). argv[0] is the verb; both print to
  * stdout/stderr and return the process exit code: 0 success, 1 failure
  * (including failed kernel checks), 2 usage error. --help prints usage.
@@ -9,12 +9,11 @@
  *      | db import FILE IN.sql | db lookup FILE --gpu NAME --op OP --dtype T
  *      [--kernel K] SHAPE...   (SHAPE as m=64 n=4096 …)
  *      | db ingest DIR --gpu NAME --db FILE [--ops L] [--dtypes L] [--fastest]
- *        (calib_ingest_cli.c: argv[0] is "ingest") */
-#ifndef CALIB_CLI_H
-#define CALIB_CLI_H
+ *        (sim_cli_ingest.c: argv[0] is "ingest") */
+#ifndef SIM_CLI_CALIB_H
+#define SIM_CLI_CALIB_H
 
-int calib_cli_calibrate(int argc, char **argv);
-int calib_cli_db(int argc, char **argv);
-int calib_ingest_cli(int argc, char **argv);
+int sim_cli_calibrate(int argc, char **argv);
+int sim_cli_db(int argc, char **argv);
 
 #endif

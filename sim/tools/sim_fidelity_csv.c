@@ -1,5 +1,5 @@
-/* model_fidelity_csv — reads the measured-deployment CSV into
- * model_fidelity_row (see model_fidelity.h): columns by name, one row per
+/* sim_fidelity_csv — reads the measured-deployment CSV into
+ * sim_fidelity_row (see sim_fidelity.h): columns by name, one row per
  * line, and the mapping of the row's names onto servesim's:
  *
  *   model    the CSV's model_path when the catalogue resolves it (a
@@ -16,7 +16,7 @@
  *            (a scenario's dtype overrides the checkpoint's per-part formats):
  *            where the GEMM and MoE modes differ the main weights' is taken;
  *   layout   tp, pp, attention DP, expert TP and EP of each worker, as
- *            model_fidelity_layout; an aggregated row of the two exports
+ *            sim_fidelity_layout; an aggregated row of the two exports
  *            that square the GPU count of expert-parallel runs gets the
  *            run's layout back (repair_squared_layout, said in `assumed`);
  *            their disaggregated rows' layouts are read as written.
@@ -42,7 +42,7 @@
  * and scored apart: their error is that of a deployment the measurement did
  * not have (TTFT MAPE 356 % on silicon-dev.csv), not the model's, so they
  * are in no group of the summary but their own (layout_unknown). */
-#include "model_fidelity.h"
+#include "sim_fidelity.h"
 
 #include "model_catalog.h"
 #include "model_dtype.h"
@@ -206,7 +206,7 @@ static int map_dtype(const char *precision, const char *gemm_q, const char *moe_
     return 0;
 }
 
-static int read_layout(char **f, int n, const int *col, fid_col first, model_fidelity_layout *l)
+static int read_layout(char **f, int n, const int *col, fid_col first, sim_fidelity_layout *l)
 {
     /* batch, workers, tp, pp, dp, moe_tp, ep in column order from first. */
     int32_t v[7];
@@ -222,7 +222,7 @@ static int read_layout(char **f, int n, const int *col, fid_col first, model_fid
     return 0;
 }
 
-static int read_agg_layout(char **f, int n, const int *col, model_fidelity_layout *l)
+static int read_agg_layout(char **f, int n, const int *col, sim_fidelity_layout *l)
 {
     int32_t v[6];
     const fid_col c[6] = {C_BATCH, C_TP, C_PP, C_DP, C_MOETP, C_EP};
@@ -282,7 +282,7 @@ static int32_t isqrt_exact(int64_t g)
  * 2026-03-25.csv, 112 of 156 and 43 of 64, have the twin's GPU count per
  * worker), and their ids name the prefill worker's layout, not the
  * decode worker's (45 decode layouts would read as contradicting it). */
-static int repair_squared_layout(model_fidelity_layout *l, const char *id, const char *source, char *note,
+static int repair_squared_layout(sim_fidelity_layout *l, const char *id, const char *source, char *note,
                                  size_t len)
 {
     const int64_t g = (int64_t)l->tp * l->dp;
@@ -302,7 +302,7 @@ static int repair_squared_layout(model_fidelity_layout *l, const char *id, const
     } else {
         return 0;
     }
-    model_fidelity_layout was = *l;
+    sim_fidelity_layout was = *l;
     if (l->dp >= s && l->dp % s == 0) {
         l->dp /= s;
         l->batch *= s; /* batch_size is per attention-DP rank */
@@ -319,7 +319,7 @@ static int repair_squared_layout(model_fidelity_layout *l, const char *id, const
 }
 
 /* Fills one row from its fields; a row that cannot run gets a note. */
-static void parse_row(char **f, int n, const int *col, int lineno, model_fidelity_row *r)
+static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_row *r)
 {
     memset(r, 0, sizeof *r);
     r->line = lineno;
@@ -371,7 +371,7 @@ static void parse_row(char **f, int n, const int *col, int lineno, model_fidelit
     if (r->disagg)
         lay_ok = read_layout(f, n, col, C_P_BATCH, &r->prefill) == 0 &&
                  read_layout(f, n, col, C_D_BATCH, &r->decode) == 0;
-    const model_fidelity_layout *shown = r->disagg ? &r->decode : &r->agg;
+    const sim_fidelity_layout *shown = r->disagg ? &r->decode : &r->agg;
     r->tp = shown->tp;
     r->pp = shown->pp;
     r->dp = shown->dp;
@@ -394,13 +394,13 @@ static int same_measure(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(
 
 /* A disaggregated row without worker counts takes the layouts of the row
  * that records the same measurement with them (header comment). */
-static void fid_adopt_twins(model_fidelity_result *out)
+static void fid_adopt_twins(sim_fidelity_result *out)
 {
     for (int32_t i = 0; i < out->n_rows; i++) {
-        model_fidelity_row *r = &out->rows[i];
+        sim_fidelity_row *r = &out->rows[i];
         if (!r->disagg || r->note[0] || (r->prefill.workers > 0 && r->decode.workers > 0)) continue;
         for (int32_t k = 0; k < out->n_rows; k++) {
-            const model_fidelity_row *t = &out->rows[k];
+            const sim_fidelity_row *t = &out->rows[k];
             if (k == i || !t->disagg || t->note[0] || t->prefill.workers < 1 || t->decode.workers < 1 ||
                 strcmp(t->backend, r->backend) || strcmp(t->gpu, r->gpu) || t->isl != r->isl || t->osl != r->osl ||
                 t->concurrency != r->concurrency || !same_measure(t->meas_ttft_ms, r->meas_ttft_ms) ||
@@ -418,7 +418,7 @@ static void fid_adopt_twins(model_fidelity_result *out)
         if (r->prefill.workers > 0 && r->decode.workers > 0) continue;
         /* Still without worker counts: the layout is unknown. The row is
          * replayed as one prefill and one decode worker and scored apart
-         * (model_fidelity_row.layout_unknown). */
+         * (sim_fidelity_row.layout_unknown). */
         r->layout_unknown = 1;
         snprintf(r->assumed, sizeof r->assumed, "layout unknown: no %s; one worker of each replayed, scored apart",
                  r->prefill.workers == 0 && r->decode.workers == 0 ? "prefill_num_workers/decode_num_workers"
@@ -427,7 +427,7 @@ static void fid_adopt_twins(model_fidelity_result *out)
     }
 }
 
-int model_fidelity_read(const char *csv_path, model_fidelity_result *out, sim_err *err)
+int sim_fidelity_read(const char *csv_path, sim_fidelity_result *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(csv_path, "r");
@@ -461,7 +461,7 @@ int model_fidelity_read(const char *csv_path, model_fidelity_result *out, sim_er
         }
         if (out->n_rows == cap) {
             int nc = cap ? cap * 2 : 256;
-            model_fidelity_row *nr = realloc(out->rows, (size_t)nc * sizeof *nr);
+            sim_fidelity_row *nr = realloc(out->rows, (size_t)nc * sizeof *nr);
             if (!nr) {
                 rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
                 goto done;
@@ -475,7 +475,7 @@ done:
     free(line);
     free(hdr_line);
     fclose(f);
-    if (rc) model_fidelity_free(out);
+    if (rc) sim_fidelity_free(out);
     else fid_adopt_twins(out);
     return rc;
 }

@@ -1,5 +1,6 @@
-/* calib_cli — see calib_cli.h. */
-#include "calib_cli.h"
+/* sim_cli_calib — see sim_cli_calib.h. */
+#include "sim_cli_calib.h"
+#include "sim_cli_ingest.h"
 
 #include "calib_backend.h"
 #include "calib_db.h"
@@ -95,7 +96,7 @@ static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dty
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
-int calib_cli_calibrate(int argc, char **argv)
+int sim_cli_calibrate(int argc, char **argv)
 {
     const char *db_path = NULL, *backend = "gpu", *grid = NULL, *ops = NULL, *log_path = NULL;
     const char *dtype = "bf16", *peak_of = NULL;
@@ -267,7 +268,7 @@ static int db_lookup_cmd(calib_db *db, int argc, char **argv, sim_err *err)
     return 0;
 }
 
-int calib_cli_db(int argc, char **argv)
+int sim_cli_db(int argc, char **argv)
 {
     sim_err err = {{0}};
     calib_db *db = NULL;
@@ -276,7 +277,7 @@ int calib_cli_db(int argc, char **argv)
         fputs(db_usage, stdout);
         return 0;
     }
-    if (argc >= 2 && strcmp(argv[1], "ingest") == 0) return calib_ingest_cli(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "ingest") == 0) return sim_cli_ingest(argc - 1, argv + 1);
     if (argc < 3) {
         fputs(db_usage, stderr);
         return 2;

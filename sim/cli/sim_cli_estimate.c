@@ -1,4 +1,4 @@
-/* sim_estimate — `servesim estimate` (TTFT, TPOT and throughput of one
+/* sim_cli_estimate — `servesim estimate` (TTFT, TPOT and throughput of one
  * deployment from flags, the AIConfigurator `estimate` habit) and
  * `servesim init` (a commented starting scenario with a `search:` block).
  *
@@ -9,7 +9,7 @@
  * '-' read as '_') when the schema table has it, so every parallel and
  * scheduler key of the reference is a flag. Errors: messages on stderr,
  * exit 2 for bad usage or input, 1 when the run or a write fails. */
-#include "sim_estimate.h"
+#include "sim_cli_estimate.h"
 
 #include "sim_clock.h"
 #include "sim_cluster.h"

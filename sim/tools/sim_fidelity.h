@@ -1,4 +1,4 @@
-/* model_fidelity — replays measured deployments through the simulator.
+/* sim_fidelity — replays measured deployments through the simulator.
  *
  * Reads a CSV of measured serving runs in the column layout of
  * ai-dynamo/aiconfigurator's silicon samples (Apache-2.0): id, concurrency,
@@ -9,19 +9,19 @@
  * *_num_workers), silicon_ttft_ms and silicon_tpot_ms. Columns are found by
  * name; id, mode, the quant modes and the disaggregated columns are
  * optional (e2e-dev.csv has none of them). Every row becomes a closed-loop
- * scenario (model_fidelity_row_scenario: the row's model, GPU, dtype and
+ * scenario (sim_fidelity_row_scenario: the row's model, GPU, dtype and
  * layout, the backend's scheduler preset; a disaggregated row a PD
  * deployment of prefill and decode pools with their own layouts, worker
  * counts and batch sizes), runs through sim_cluster, and its mean TTFT and
  * TPOT are compared with the measured ones. Rows that cannot be simulated
  * are kept with status skipped and the reason.
  *
- * model_fidelity_run() is the library part (no printing; free the result
- * with model_fidelity_free); model_fidelity_explain() breaks one row's
- * simulated TTFT and TPOT down; model_cli_fidelity() is the `servesim
- * fidelity` command (model_fidelity_cli.c). Units: milliseconds, percent. */
-#ifndef MODEL_FIDELITY_H
-#define MODEL_FIDELITY_H
+ * sim_fidelity_run() is the library part (no printing; free the result
+ * with sim_fidelity_free); sim_fidelity_explain() breaks one row's
+ * simulated TTFT and TPOT down; sim_cli_fidelity() is the `servesim
+ * fidelity` command (sim_fidelity_cli.c). Units: milliseconds, percent. */
+#ifndef SIM_FIDELITY_H
+#define SIM_FIDELITY_H
 
 #include "sim_err.h"
 #include "sim_scenario.h"
@@ -32,7 +32,7 @@
  * batch is per attention-DP rank (0 = not given); workers 0 = not given. */
 typedef struct {
     int32_t tp, pp, dp, moe_tp, ep, batch, workers;
-} model_fidelity_layout;
+} sim_fidelity_layout;
 
 typedef struct {
     char id[128];               /* the CSV's id, or "line N" when it has none */
@@ -46,7 +46,7 @@ typedef struct {
     double len_lo;              /* the benchmark client's lengths: uniform integers in [floor(len_lo·L), L]
                                    for L = isl and osl; 1 = exactly isl and osl */
     int32_t tp, pp, dp, ep;     /* aggregated layout (disaggregated: the decode workers') */
-    model_fidelity_layout agg, prefill, decode;
+    sim_fidelity_layout agg, prefill, decode;
     double meas_ttft_ms, meas_tpot_ms;
     double pred_ttft_ms, pred_tpot_ms;
     int64_t kv_tokens;          /* simulated: KV capacity of the decode side (tokens, one instance) */
@@ -57,9 +57,9 @@ typedef struct {
     char assumed[128];          /* what the replay assumed where the row says nothing, or repaired where
                                    its columns are known to be wrong ("" = none) */
     int layout_unknown;         /* 1: a disaggregated row without worker counts, replayed as one prefill and
-                                   one decode worker and scored only in model_fidelity_result.layout_unknown */
+                                   one decode worker and scored only in sim_fidelity_result.layout_unknown */
     int32_t line;               /* CSV line */
-} model_fidelity_row;
+} sim_fidelity_row;
 
 /* Error statistics of a group of simulated rows (percent). */
 typedef struct {
@@ -67,21 +67,21 @@ typedef struct {
     int32_t n;
     double ttft_mape, tpot_mape;
     double ttft_mdape, tpot_mdape; /* median absolute percentage error */
-} model_fidelity_group;
+} sim_fidelity_group;
 
-#define MODEL_FID_MAX_GROUPS 32
+#define SIM_FID_MAX_GROUPS 32
 
 typedef struct {
-    model_fidelity_row *rows;
+    sim_fidelity_row *rows;
     int32_t n_rows, n_ok;
-    model_fidelity_group all;   /* every simulated row of known layout; the groups below too */
-    model_fidelity_group layout_unknown; /* the simulated rows of unknown layout (model_fidelity_row.layout_unknown) */
-    model_fidelity_group backends[MODEL_FID_MAX_GROUPS];
+    sim_fidelity_group all;   /* every simulated row of known layout; the groups below too */
+    sim_fidelity_group layout_unknown; /* the simulated rows of unknown layout (sim_fidelity_row.layout_unknown) */
+    sim_fidelity_group backends[SIM_FID_MAX_GROUPS];
     int32_t n_backends;
-    model_fidelity_group gpus[MODEL_FID_MAX_GROUPS], models[MODEL_FID_MAX_GROUPS], modes[MODEL_FID_MAX_GROUPS];
+    sim_fidelity_group gpus[SIM_FID_MAX_GROUPS], models[SIM_FID_MAX_GROUPS], modes[SIM_FID_MAX_GROUPS];
     int32_t n_gpus, n_models, n_modes;
     double wall_s;
-} model_fidelity_result;
+} sim_fidelity_result;
 
 typedef struct {
     int steady;               /* leave each row's first wave of requests out of the means */
@@ -90,22 +90,22 @@ typedef struct {
     int n_sets;
     int jobs;                 /* rows simulated in parallel (0 = 1) */
     const char *only_id;      /* simulate only the row with this id (others: skipped) */
-} model_fidelity_opts;
+} sim_fidelity_opts;
 
 /* Replays every row of the CSV at path (opts may be NULL). Overrides that
  * do not load fail the whole run before any row, with the loader's message;
  * so do a missing file, a missing required column and a malformed line. */
-int model_fidelity_run(const char *csv_path, const model_fidelity_opts *opts, model_fidelity_result *out,
-                       sim_err *err);
-void model_fidelity_free(model_fidelity_result *r);
+int sim_fidelity_run(const char *csv_path, const sim_fidelity_opts *opts, sim_fidelity_result *out,
+                     sim_err *err);
+void sim_fidelity_free(sim_fidelity_result *r);
 
 /* Parses the CSV into rows (no simulation; every row's ok is 0 and its note
  * empty, or the reason it cannot be simulated). */
-int model_fidelity_read(const char *csv_path, model_fidelity_result *out, sim_err *err);
+int sim_fidelity_read(const char *csv_path, sim_fidelity_result *out, sim_err *err);
 
 /* The scenario a row replays as (overrides applied); 0 or the reason. */
-int model_fidelity_row_scenario(const model_fidelity_row *r, const model_fidelity_opts *opts, sim_scenario *sc,
-                                sim_err *err);
+int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts *opts, sim_scenario *sc,
+                              sim_err *err);
 
 /* Where one row's simulated time goes (ms; means over its requests). */
 typedef struct {
@@ -126,15 +126,15 @@ typedef struct {
     double decode_batch, decode_ctx;
     double decode_stall_ms;     /* TPOT − decode step: prefill chunks in the batch, waits */
     char prefill_top[3][64], decode_top[3][64]; /* the three costliest ops, "name 1.23 ms" */
-} model_fidelity_explain_out;
+} sim_fidelity_explain_out;
 
 /* Simulates the row with id `id` of the CSV and breaks it down. */
-int model_fidelity_explain(const char *csv_path, const char *id, const model_fidelity_opts *opts,
-                           model_fidelity_row *row, model_fidelity_explain_out *out, sim_err *err);
+int sim_fidelity_explain(const char *csv_path, const char *id, const sim_fidelity_opts *opts,
+                           sim_fidelity_row *row, sim_fidelity_explain_out *out, sim_err *err);
 
 /* `servesim fidelity [--csv PATH] [--steady-state] [--set [BACKEND:]KEY=VALUE]... [--jobs N] [--json]
  * [--explain ROW_ID]`; argv[0] = "fidelity". Prints; returns the exit code
  * (0 ok, 1 no row could be simulated, 2 usage or input error). */
-int model_cli_fidelity(int argc, char **argv);
+int sim_cli_fidelity(int argc, char **argv);
 
 #endif
