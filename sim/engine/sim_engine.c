@@ -28,6 +28,7 @@ typedef struct {
 
 typedef struct {
     sim_event_fn fn;
+    sim_warm_fn warm;   /* NULL: the event loop prefetches ctx's first lines instead */
     void *ctx;
     uint64_t arg;
     uint64_t seq;       /* of the pending record; NO_SEQ while free */
@@ -123,7 +124,8 @@ static int heap_grow(sim_engine *e)
     return 0;
 }
 
-sim_handle sim_engine_at(sim_engine *e, sim_time t, sim_event_fn fn, void *ctx, uint64_t arg)
+sim_handle sim_engine_at_warm(sim_engine *e, sim_time t, sim_event_fn fn, sim_warm_fn warm, void *ctx,
+                              uint64_t arg)
 {
     SIM_ASSERT(t >= e->now, e->now);
     if (e->n == e->cap && heap_grow(e) < 0) {
@@ -143,6 +145,7 @@ sim_handle sim_engine_at(sim_engine *e, sim_time t, sim_event_fn fn, void *ctx, 
     }
     slot_rec *sr = &e->slots[s];
     sr->fn = fn;
+    sr->warm = warm;
     sr->ctx = ctx;
     sr->arg = arg;
     sr->seq = e->seq;
@@ -154,12 +157,23 @@ sim_handle sim_engine_at(sim_engine *e, sim_time t, sim_event_fn fn, void *ctx, 
     return ((uint64_t)sr->gen << 32) | (uint64_t)(s + 1);
 }
 
-sim_handle sim_engine_after(sim_engine *e, sim_time delay, sim_event_fn fn, void *ctx, uint64_t arg)
+sim_handle sim_engine_at(sim_engine *e, sim_time t, sim_event_fn fn, void *ctx, uint64_t arg)
+{
+    return sim_engine_at_warm(e, t, fn, NULL, ctx, arg);
+}
+
+sim_handle sim_engine_after_warm(sim_engine *e, sim_time delay, sim_event_fn fn, sim_warm_fn warm, void *ctx,
+                                 uint64_t arg)
 {
     SIM_ASSERT(delay >= 0, e->now);
     /* Saturate instead of overflowing: "never" stays at the end of time. */
     sim_time t = delay > SIM_TIME_MAX - e->now ? SIM_TIME_MAX : e->now + delay;
-    return sim_engine_at(e, t, fn, ctx, arg);
+    return sim_engine_at_warm(e, t, fn, warm, ctx, arg);
+}
+
+sim_handle sim_engine_after(sim_engine *e, sim_time delay, sim_event_fn fn, void *ctx, uint64_t arg)
+{
+    return sim_engine_after_warm(e, delay, fn, NULL, ctx, arg);
 }
 
 /* Drops cancelled records and re-heapifies in O(n). Called when dead records
@@ -228,15 +242,33 @@ static int top_live(sim_engine *e)
     return 0;
 }
 
-/* While one event runs, the next one's context (an instance's state, in a
- * large cluster no longer in cache between its events) is fetched: its
- * first PREFETCH_LINES cache lines, the state an event handler reads
- * first. A hint only: it changes no result. */
+/* While one event runs, the contexts of the next two are fetched (in a
+ * large cluster an instance's state is no longer in cache between its
+ * events): the one after next, the smallest of the root's four children
+ * (one cache line), gets its first PREFETCH_LINES lines asked for; the
+ * next one, whose first lines were asked for one event earlier, gets its
+ * warm function, which asks for the lines those point to (or, without
+ * one, its first lines again, in case it was not the guess). Hints only:
+ * they change no result. */
 #define PREFETCH_LINES 10
 static inline void prefetch_ctx(const void *ctx)
 {
     const char *p = ctx;
     for (int k = 0; k < PREFETCH_LINES; k++) __builtin_prefetch(p + 64 * k);
+}
+
+static inline void prefetch_ahead(const sim_engine *e)
+{
+    const slot_rec *next = &e->slots[rec_slot(&e->heap[0])];
+    if (next->warm && next->seq == rec_seq(&e->heap[0])) /* a cancelled one's ctx may be gone */
+        next->warm(next->ctx, next->arg);
+    else
+        prefetch_ctx(next->ctx);
+    if (e->n < 2) return;
+    size_t last = e->n - 1 < 4 ? e->n - 1 : 4, best = 1;
+    for (size_t j = 2; j <= last; j++)
+        if (rec_less(NULL, &e->heap[j], &e->heap[best])) best = j;
+    prefetch_ctx(e->slots[rec_slot(&e->heap[best])].ctx);
 }
 
 static void fire_top(sim_engine *e)
@@ -250,7 +282,7 @@ static void fire_top(sim_engine *e)
     e->live--;
     e->now = r.t;
     e->fired++;
-    if (e->n > 0) prefetch_ctx(e->slots[rec_slot(&e->heap[0])].ctx);
+    if (e->n > 0) prefetch_ahead(e);
     sr.fn(e, sr.ctx, sr.arg);
 }
 

@@ -27,6 +27,13 @@ typedef uint64_t sim_handle;
 
 typedef void (*sim_event_fn)(sim_engine *eng, void *ctx, uint64_t arg);
 
+/* Optional prefetch hint of an event: called with the event's ctx and arg
+ * while the event before it runs (its ctx's first cache lines were asked
+ * for one event earlier still), to ask for the lines the event will read
+ * through ctx's pointers (__builtin_prefetch). It must only read ctx and
+ * change nothing: firing order and results never depend on it. */
+typedef void (*sim_warm_fn)(const void *ctx, uint64_t arg);
+
 sim_engine *sim_engine_create(void);
 void sim_engine_destroy(sim_engine *eng);
 
@@ -39,6 +46,12 @@ sim_handle sim_engine_at(sim_engine *eng, sim_time t, sim_event_fn fn, void *ctx
 /* Same, at now + delay (delay >= 0). */
 sim_handle sim_engine_after(sim_engine *eng, sim_time delay, sim_event_fn fn, void *ctx,
                             uint64_t arg);
+
+/* sim_engine_at / _after with a prefetch hint (sim_warm_fn; NULL = none). */
+sim_handle sim_engine_at_warm(sim_engine *eng, sim_time t, sim_event_fn fn, sim_warm_fn warm, void *ctx,
+                              uint64_t arg);
+sim_handle sim_engine_after_warm(sim_engine *eng, sim_time delay, sim_event_fn fn, sim_warm_fn warm,
+                                 void *ctx, uint64_t arg);
 
 /* Cancels a pending event in O(1). Returns 1 if it was pending, 0 if it had
  * already fired or been cancelled (stale handles are harmless). */

@@ -228,6 +228,7 @@ nomem:
 }
 
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg);
+static void iter_end_warm(const void *ctx, uint64_t arg);
 
 /* The newest running request that is not waiting for fetched KV (a fetch in
  * flight cannot be called back). */
@@ -458,7 +459,7 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
     ln->cur_n_decode = n_dec;
     ln->cur_batch = n_dec + ln->n_chunks;
     /* On failure the engine records it and the run stops. */
-    sim_engine_after(in->eng, dur, on_iter_end, in, (uint64_t)ln->idx);
+    sim_engine_after_warm(in->eng, dur, on_iter_end, iter_end_warm, in, (uint64_t)ln->idx);
     sim_instance_publish(in);
 }
 
@@ -481,17 +482,46 @@ void sim_instance_kick(sim_instance *in)
     if (!any) sim_instance_publish(in);
 }
 
+/* The prefetch hint of an iteration's end (sim_warm_fn), called while the
+ * event before it runs: the instance's first lines (its lane among them
+ * without pipeline parallelism) were asked for an event earlier; this asks
+ * for the rest of the instance and for what its pointers lead to — the
+ * finish heap's top, the iteration's chunks and their requests' slots, the
+ * block-boundary counts, the router's view. With thousands of instances
+ * none of it stays in cache between two iterations of one instance. */
+static void iter_end_warm(const void *ctx, uint64_t arg)
+{
+    const sim_instance *in = ctx;
+    const char *p = ctx;
+    for (size_t off = 640; off < sizeof *in; off += 64) __builtin_prefetch(p + off);
+    const sim_lane *ln = &in->lanes[arg];
+    /* The finish heap's top levels, which a removal sifts through. */
+    const char *h = (const char *)ln->heap;
+    size_t hb = (size_t)ln->heap_n * sizeof *ln->heap;
+    for (size_t off = 0; off < hb && off < 6 * 64; off += 64) __builtin_prefetch(h + off);
+    __builtin_prefetch(ln->chunks);
+    __builtin_prefetch(ln->chunk_req);
+    __builtin_prefetch(ln->res_cnt);
+    __builtin_prefetch(in->published);
+}
+
+/* A request's lines that its finish or its prefill's end read and write. */
+static inline void prefetch_req(const sim_req *r)
+{
+    const char *p = (const char *)r;
+    for (size_t off = 0; off < sizeof *r; off += 64) __builtin_prefetch(p + off, 1);
+}
+
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
 {
     sim_instance *in = ctx;
     sim_lane *ln = &in->lanes[arg];
     sim_time now = sim_engine_now(eng);
-    /* The finish heap's top and this iteration's chunks are read below: with
-     * thousands of instances they are no longer in cache, so ask for all
-     * three lines at once instead of missing on each in turn. */
-    __builtin_prefetch(ln->heap);
-    __builtin_prefetch(ln->chunks);
-    __builtin_prefetch(ln->chunk_req);
+    /* The requests read below (the first to finish, the chunks'), whose
+     * addresses iter_end_warm brought into cache: ask for them at once
+     * instead of missing on each in turn. */
+    if (ln->heap_n > 0) prefetch_req(ln->heap[0].r);
+    for (int32_t i = 0; i < ln->n_chunks; i++) prefetch_req(ln->chunk_req[i]);
     if (in->hooks.on_iteration) {
         sim_trace_iter it = {.start_ns = ln->iter_start, .end_ns = now, .decode_seqs = ln->cur_n_decode,
                              .prefill_seqs = ln->cur_batch - ln->cur_n_decode, .waiting = in->waiting.n,
@@ -627,7 +657,7 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     in->dp_ranks = ly && ly->dp > 1 ? ly->dp : 1;
     in->n_lanes = in->n_stages > 1 ? ly->micro_batches : 1;
     if (in->n_lanes < 1) in->n_lanes = 1;
-    in->lanes = calloc((size_t)in->n_lanes, sizeof *in->lanes);
+    in->lanes = in->n_lanes == 1 ? &in->lane0 : calloc((size_t)in->n_lanes, sizeof *in->lanes);
     if (!in->lanes) goto nomem;
     for (int32_t k = 0; k < in->n_lanes; k++) {
         in->lanes[k].idx = k;
@@ -699,7 +729,7 @@ void sim_instance_destroy(sim_instance *in)
         free(in->lanes[k].chunks);
         free(in->lanes[k].chunk_req);
     }
-    free(in->lanes);
+    if (in->lanes != &in->lane0) free(in->lanes);
     free(in->stage_free);
     free(in->stage_s);
     free(in->hop_s);

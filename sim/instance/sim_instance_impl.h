@@ -50,6 +50,11 @@ struct sim_instance {
     sim_engine *eng;
     int32_t id;
     sim_role role;
+    /* The one lane of an instance without pipeline parallelism (lanes
+     * points here): kept inside the instance, so an iteration's end finds
+     * it in the lines the event loop fetched ahead for the instance instead
+     * of missing on a separate allocation. */
+    sim_lane lane0;
     sim_sched_cfg cfg;
     const model_cost *cost;
     double (*cost_fn)(void *ctx, const model_batch *b);
