@@ -17,6 +17,8 @@ uint64_t sim_rng_derive(uint64_t seed, const char *stream, uint64_t index)
     return splitmix64(splitmix64(seed ^ h) + index);
 }
 
+uint64_t sim_rng_replication_seed(uint64_t seed, uint64_t i) { return sim_rng_derive(seed, "replication", i) >> 11; }
+
 gsl_rng *sim_rng_create(uint64_t seed, const char *stream, uint64_t index)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);

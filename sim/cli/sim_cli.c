@@ -1,5 +1,6 @@
 /* sim_cli — see sim_cli.h. */
 #include "sim_cli.h"
+#include "sim_cli_replications.h"
 #include "sim_clock.h"
 
 #include "sim_cli_calib.h"
@@ -59,6 +60,7 @@ static const char *usage_run =
     "usage: servesim run SCENARIO.yaml [--set key.path=value ...] [--seed N] [--json] [--request-records N]\n"
     "                    [--sweep key.path=v1,v2,...] [--db FILE | --no-db] [--no-perf-db] [--quiet]\n"
     "                    [--out DIR] [--trace FILE.json [--trace-window T0:T1] [--trace-max-events N]]\n"
+    "                    [--replications N [--jobs J]]\n"
     "\n"
     "Simulates the scenario and prints a summary table (or one JSON object with --json).\n"
     "  --set key.path=value  override any scenario leaf, e.g. --set workload.arrival.rate=40,\n"
@@ -83,6 +85,11 @@ static const char *usage_run =
     "                        with its iterations, KV transfers/fetches as flows, queue and KV\n"
     "                        counters; only simulated T0..T1 s (--trace-window, default 0:60)\n"
     "                        and at most N events (--trace-max-events, default 1000000)\n"
+    "  --replications N      run the scenario N >= 2 times with independent seeds derived from\n"
+    "                        its seed and print every headline figure (TTFT/TPOT/E2E mean and\n"
+    "                        percentiles, throughput, goodput, goodput/GPU, SLO attainment)\n"
+    "                        with a 95 %% Student-t interval (--json: an `intervals` object);\n"
+    "                        on J threads (--jobs, default one per CPU); no results DB\n"
     "Exit status: 0 ok, 1 failure, 2 bad usage or input, 3 the run stopped on overload\n"
     "(its partial metrics are still printed and stored).\n";
 
@@ -113,6 +120,7 @@ typedef struct {
     double trace_t0, trace_t1;
     long long trace_max;
     int no_db, json, quiet, no_perf_db;
+    int32_t replications, jobs; /* --replications N (0 = one run), --jobs J (0 = one per CPU) */
 } run_args;
 
 static int parse_run_args(int argc, char **argv, const char *usage, int allow_run_flags, run_args *a)
@@ -204,6 +212,17 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
                 }
                 a->trace_max = n;
             }
+        } else if (allow_run_flags && (strcmp(s, "--replications") == 0 || strcmp(s, "--jobs") == 0)) {
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            int64_t k = -1;
+            int reps = s[2] == 'r';
+            if (!v || sim_parse_i64(v, &k) != SIM_PARSE_OK || k < (reps ? 2 : 1) || k > (reps ? 100000 : 1024)) {
+                fprintf(stderr, "servesim: %s: expected an integer in %s, got '%s'\n", s,
+                        reps ? "2..100000" : "1..1024", v ? v : "");
+                return -1;
+            }
+            if (reps) a->replications = (int32_t)k;
+            else a->jobs = (int32_t)k;
         } else if (allow_run_flags && strcmp(s, "--db") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "servesim: --db needs a file name\n");
@@ -213,7 +232,8 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
         } else if (s[0] == '-' && s[1] != '\0') {
             static const char *const run_flags[] = {"--set", "--seed", "--json", "--sweep", "--db", "--no-db",
                                                     "--no-perf-db", "--quiet", "--out", "--help", "--trace",
-                                                    "--trace-window", "--trace-max-events", "--request-records"};
+                                                    "--trace-window", "--trace-max-events", "--request-records",
+                                                    "--replications", "--jobs"};
             const char *near = sim_suggest(s, run_flags, allow_run_flags ? sizeof run_flags / sizeof run_flags[0] : 1);
             fprintf(stderr, "servesim: unknown option '%s'%s%s%s\n%s", s, near ? " (did you mean '" : "",
                     near ? near : "", near ? "'?)" : "", usage);
@@ -645,6 +665,20 @@ static int cmd_run(int argc, char **argv)
     if (key[0] && a.trace) {
         fprintf(stderr, "servesim: --trace records one run: not with a sweep (add --set sweep.key= or drop --sweep)\n");
         return EXIT_USAGE;
+    }
+    if (a.jobs && !a.replications) {
+        fprintf(stderr, "servesim: --jobs runs replications in parallel: give --replications N too\n");
+        return EXIT_USAGE;
+    }
+    if (a.replications) {
+        const char *clash = key[0] ? (a.sweep ? "--sweep" : "a sweep (add --set sweep.key=)") : a.trace ? "--trace"
+                            : a.out_dir ? "--out" : a.db ? "--db" : NULL;
+        if (clash) {
+            fprintf(stderr, "servesim: --replications prints intervals over runs that are not stored: not with %s\n",
+                    clash);
+            return EXIT_USAGE;
+        }
+        return sim_cli_replications(a.path, a.sets, a.n_sets, a.replications, a.jobs, a.json);
     }
     if (key[0]) {
         int rc = run_sweep(&a, key, values);

@@ -7,6 +7,7 @@
 
 #include "calib_table_cache.h"
 #include "sim_clock.h"
+#include "sim_pfor.h"
 
 #include "sim_cluster.h"
 
@@ -137,9 +138,7 @@ void sim_search_set_store(sim_search *s, struct sim_store *st, const char *scena
 typedef struct {
     sim_search *s;
     const int32_t *idx;
-    int32_t n, next;
     int bound;                 /* 1: bound, 0: evaluate */
-    pthread_mutex_t mu;
 } pfor;
 
 /* Under MPI every rank must take part in each wave's exchange, and a
@@ -158,50 +157,34 @@ static void report(sim_search *s, int wave_end)
     s->opts.progress(s->opts.progress_ctx, s, &p);
 }
 
-static void *pfor_worker(void *arg)
+static void pfor_item(void *arg, int64_t j)
 {
     pfor *pf = arg;
     sim_search *s = pf->s;
-    for (;;) {
-        if (!pf->bound && sim_search_stopping(s)) break;
-        pthread_mutex_lock(&pf->mu);
-        int32_t j = pf->next++;
-        pthread_mutex_unlock(&pf->mu);
-        if (j >= pf->n) break;
-        int32_t i = pf->idx[j];
-        if (pf->bound) {
-            sim_search_bound(s, &s->cands[i], &s->res[i]);
-        } else {
-            sim_search_evaluate(s, i, &s->res[i]);
-            pthread_mutex_lock(&s->mu);
-            s->simulations += s->res[i].n_probes;
-            s->sim_wall_s += s->res[i].wall_s;
-            if (s->res[i].status != SIM_CAND_PENDING) {
-                s->done++;
-                s->evaluated++;
-                /* Ranks other than 0 report nothing, so their best is not needed. */
-                if (s->res[i].status == SIM_CAND_OK && (s->best < 0 || better(s, i, s->best))) s->best = i;
-                report(s, 0);
-            }
-            pthread_mutex_unlock(&s->mu);
-        }
+    if (!pf->bound && sim_search_stopping(s)) return; /* the rest are left undecided */
+    int32_t i = pf->idx[j];
+    if (pf->bound) {
+        sim_search_bound(s, &s->cands[i], &s->res[i]);
+        return;
     }
-    return NULL;
+    sim_search_evaluate(s, i, &s->res[i]);
+    pthread_mutex_lock(&s->mu);
+    s->simulations += s->res[i].n_probes;
+    s->sim_wall_s += s->res[i].wall_s;
+    if (s->res[i].status != SIM_CAND_PENDING) {
+        s->done++;
+        s->evaluated++;
+        /* Ranks other than 0 report nothing, so their best is not needed. */
+        if (s->res[i].status == SIM_CAND_OK && (s->best < 0 || better(s, i, s->best))) s->best = i;
+        report(s, 0);
+    }
+    pthread_mutex_unlock(&s->mu);
 }
 
 static void parallel_for(sim_search *s, const int32_t *idx, int32_t n, int bound)
 {
-    pfor pf = {.s = s, .idx = idx, .n = n, .bound = bound};
-    pthread_mutex_init(&pf.mu, NULL);
-    int32_t nt = s->threads < n ? s->threads : n;
-    pthread_t th[256];
-    if (nt > 256) nt = 256;
-    int32_t started = 0;
-    for (int32_t t = 1; t < nt; t++)
-        if (pthread_create(&th[started], NULL, pfor_worker, &pf) == 0) started++;
-    pfor_worker(&pf); /* the calling thread works too */
-    for (int32_t t = 0; t < started; t++) pthread_join(th[t], NULL);
-    pthread_mutex_destroy(&pf.mu);
+    pfor pf = {.s = s, .idx = idx, .bound = bound};
+    sim_pfor(n, s->threads > 0 ? s->threads : 1, pfor_item, &pf);
 }
 
 /* ---- ranking ------------------------------------------------------------ */

@@ -48,6 +48,7 @@
  * (one calib_table_cache for the whole replay, as a search shares them over
  * its candidates): built once, not once per row. */
 #include "sim_fidelity.h"
+#include "sim_pfor.h"
 
 #include "calib_table_cache.h"
 #include "sim_clock.h"
@@ -60,7 +61,6 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,8 +466,6 @@ typedef struct {
     sim_fidelity_result *res;
     const sim_fidelity_opts *opts;
     calib_table_cache *cache;
-    pthread_mutex_t mu;
-    int32_t next;
 } fid_pool;
 
 static void fid_one(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_table_cache *cache)
@@ -485,17 +483,10 @@ static void fid_one(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_table
     r->ok = 1;
 }
 
-static void *fid_worker(void *arg)
+static void fid_item(void *arg, int64_t i)
 {
     fid_pool *p = arg;
-    for (;;) {
-        pthread_mutex_lock(&p->mu);
-        int32_t i = p->next++;
-        pthread_mutex_unlock(&p->mu);
-        if (i >= p->res->n_rows) break;
-        fid_one(&p->res->rows[i], p->opts, p->cache);
-    }
-    return NULL;
+    fid_one(&p->res->rows[i], p->opts, p->cache);
 }
 
 static int fid_check_sets(const sim_fidelity_opts *opts, sim_err *err)
@@ -540,14 +531,8 @@ int sim_fidelity_run(const char *csv_path, const sim_fidelity_opts *opts, sim_fi
     }
     int jobs = opts && opts->jobs > 1 ? opts->jobs : 1;
     if (jobs > 64) jobs = 64;
-    fid_pool pool = {out, opts, cache, PTHREAD_MUTEX_INITIALIZER, 0};
-    pthread_t th[64];
-    int started = 0;
-    for (int i = 1; i < jobs; i++)
-        if (pthread_create(&th[started], NULL, fid_worker, &pool) == 0) started++;
-    fid_worker(&pool);
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&pool.mu);
+    fid_pool pool = {out, opts, cache};
+    sim_pfor(out->n_rows, jobs, fid_item, &pool);
     calib_table_cache_free(cache);
     out->n_ok = 0;
     for (int32_t i = 0; i < out->n_rows; i++) out->n_ok += out->rows[i].ok;
