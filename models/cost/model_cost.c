@@ -394,6 +394,12 @@ double model_cost_kv_bytes_per_token(const model_cost *c)
     return c->kv_tok_instance;
 }
 
+double model_cost_kv_copies(const model_cost *c)
+{
+    double k = c->kv_rep / (c->l.dcp > 1 ? c->l.dcp : 1);
+    return k > 1 ? k : 1;
+}
+
 double model_cost_state_bytes_per_seq(const model_cost *c)
 {
     return c->state_seq_gpu;

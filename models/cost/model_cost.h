@@ -143,6 +143,13 @@ double model_cost_pipeline_interval(const model_cost *c, const model_batch *b, i
 /* KV-cache bytes one token occupies on the whole instance (all ranks). */
 double model_cost_kv_bytes_per_token(const model_cost *c);
 
+/* How many attention-TP ranks of one DP rank hold the same KV bytes (≥ 1):
+ * MLA's latent is on every TP rank, a GQA head on tp / kv_heads of them
+ * when tp exceeds the KV heads, decode context parallelism (dcp) splits
+ * such copies into distinct token shards. kv_bytes_per_token / this is the
+ * distinct KV one token has on the instance. */
+double model_cost_kv_copies(const model_cost *c);
+
 /* Recurrent-state bytes one running sequence holds per GPU (Gated
  * DeltaNet layers; the heaviest stage's); 0 without linear layers. The
  * engine reserves it per scheduled sequence, apart from the KV blocks. */

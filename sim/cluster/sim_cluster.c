@@ -144,6 +144,13 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
     sim_cluster_approx_record(c, j, r);
     area_advance(c);
     c->in_flight++;
+    r->decode_pick = -1;
+    if (c->n_back > 0 && c->decode_at_arrival) {
+        /* deployment.decode_pick arrival: both workers get the request now. */
+        r->decode_pick = sim_cluster_pick_decode(c, r);
+        SIM_ASSERT(r->decode_pick >= 0 && r->decode_pick < c->n_back, sim_engine_now(c->eng));
+        sim_instance_claim(c->inst[c->back[r->decode_pick]], r);
+    }
     sim_instance_submit(c->inst[k], r);
     check_queue(c);
 }
@@ -348,6 +355,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     }
     c->sharing = strcmp(sc->cache.sharing, "pull") == 0 ? 1 : strcmp(sc->cache.sharing, "pool") == 0 ? 2 : 0;
     c->layerwise = strcmp(sc->deployment.kv_transfer, "layerwise") == 0;
+    c->decode_at_arrival = strcmp(sc->deployment.decode_pick, "arrival") == 0;
     c->front_of = malloc(ni * sizeof *c->front_of);
     c->back_of = malloc(ni * sizeof *c->back_of);
     if (!c->front_of || !c->back_of) {

@@ -62,6 +62,7 @@ struct sim_cluster {
     int32_t *back_of;          /* instance -> back index (-1 for front instances) */
     int64_t back_kv_tokens;    /* smallest decode-instance KV capacity */
     double kv_bytes_per_token; /* what moves per token of context */
+    int decode_at_arrival;     /* deployment.decode_pick arrival */
     sim_net *net;
     sim_af *af;                /* attention/FFN disaggregation (NULL unless af / pd+af) */
     calib_table_cache *perf_cache; /* calibrated latencies' tables (NULL = roofline only) */
@@ -133,6 +134,11 @@ void sim_cluster_sticky_note(sim_cluster *c, const sim_req *r, int32_t j);
 /* sim_cluster_kv.c */
 void sim_cluster_on_prefill_done(void *ctx, sim_req *r);
 void sim_cluster_on_kv_reserved(void *ctx, sim_req *r);
+/* The decode-pool index deployment.decode_routing picks for r now. */
+int32_t sim_cluster_pick_decode(sim_cluster *c, const sim_req *r);
+/* The GPUs of instance k holding distinct KV of a request (rank key), in
+ * stage order, into out (at most cap); returns their count. */
+int sim_cluster_kv_ranks(const sim_cluster *c, int32_t k, uint64_t key, int *out, int cap);
 /* PD hand-over beyond the network's transfer (sim_cluster_kv.c), ns. */
 sim_time sim_cluster_pd_handover(const sim_sched_cfg *s, double stripe_bytes, sim_time moved_ns);
 int32_t sim_cluster_on_fetch_plan(void *ctx, sim_req *r, int32_t local);

@@ -33,6 +33,42 @@ sim_time sim_cluster_pd_handover(const sim_sched_cfg *s, double stripe_bytes, si
     return (sim_time)llround(t);
 }
 
+/* The GPUs of instance k that hold distinct KV of one request, in stage
+ * order, into out (at most cap); returns their count. A request's KV lives
+ * on one attention-DP rank (rank = key mod dp: a rotation over requests, as
+ * SGLang's round-robin DP dispatch makes, and TensorRT-LLM's
+ * fewest-requests rank choice under equal load), split by pipeline stage
+ * (each stage its own layers) and over that rank's TP (and sequence-
+ * parallel) GPUs by KV head or token; of the GPUs that hold the same bytes
+ * (model_cost_kv_copies: MLA's latent on every TP rank, a GQA head on
+ * tp / kv_heads of them) one sends or takes them. An instance numbers its
+ * GPUs stage-major: stage s, DP rank d, sequence rank q, TP rank t is GPU
+ * ((s·dp + d)·sp + q)·tp + t. */
+int sim_cluster_kv_ranks(const sim_cluster *c, int32_t k, uint64_t key, int *out, int cap)
+{
+    const model_cost *mc = c->costs[c->inst_pool[k]];
+    const model_layout *l = model_cost_layout(mc);
+    int tp = l->tp > 0 ? l->tp : 1, pp = l->pp > 0 ? l->pp : 1, dp = l->dp > 1 ? l->dp : 1;
+    int sp = l->sp > 1 ? l->sp : 1;
+    int step = (int)llround(model_cost_kv_copies(mc));
+    if (step < 1 || step > tp) step = step < 1 ? 1 : tp;
+    int d = (int)(key % (uint64_t)dp), n = 0;
+    for (int s = 0; s < pp; s++)
+        for (int q = 0; q < sp; q++)
+            for (int t = 0; t < tp && n < cap; t += step) out[n++] = c->inst_gpu0[k] + ((s * dp + d) * sp + q) * tp + t;
+    return n;
+}
+
+/* The stripes a request's KV moves in from instance p to instance d: one
+ * per holding GPU of the side with more of them. */
+static int kv_stripes(const sim_cluster *c, int32_t p, int32_t d)
+{
+    int tmp[SIM_NET_MAX_STRIPES];
+    int ns = sim_cluster_kv_ranks(c, p, 0, tmp, SIM_NET_MAX_STRIPES);
+    int nd = sim_cluster_kv_ranks(c, d, 0, tmp, SIM_NET_MAX_STRIPES);
+    return ns > nd ? ns : nd;
+}
+
 static void kv_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
 {
     sim_cluster *c = ctx;
@@ -43,8 +79,7 @@ static void kv_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
     if (c->trace) sim_trace_out_kv_end(c->trace, "KV transfer", r->spec.id, r->instance, now);
     const sim_sched_cfg *s = &c->sc.deployment.pools[c->inst_pool[r->instance]].scheduler;
     sim_time started = r->kv_reserved > r->first_token ? r->kv_reserved : r->first_token;
-    int32_t p = r->prefill_instance, d = r->instance;
-    int k = c->inst_ngpu[p] > c->inst_ngpu[d] ? c->inst_ngpu[p] : c->inst_ngpu[d];
+    int k = kv_stripes(c, r->prefill_instance, r->instance);
     sim_time extra = sim_cluster_pd_handover(s, r->kv_bytes / (k > 0 ? k : 1), now - started);
     if (extra > 0) sim_engine_after(c->eng, extra, kv_handed_over, c, (uint64_t)(uintptr_t)r);
     else kv_handed_over(c->eng, c, (uint64_t)(uintptr_t)r);
@@ -65,37 +100,51 @@ static void move_to_instance(sim_cluster *c, int src0, int n_src, int32_t dst, d
     if (rc < 0) sim_engine_fail(c->eng, rc, "moving KV to instance %d: %s", dst, err.msg);
 }
 
-/* Blocks are reserved on r->instance: move the KV from the prefill GPUs to
- * the decode GPUs. */
+/* Blocks are reserved on r->instance: move the KV from the prefill GPUs
+ * that hold it to the decode GPUs that take it (sim_cluster_kv_ranks; the
+ * decode side's DP rank rotates over requests like the prefill side's). */
 static void start_kv_transfer(sim_cluster *c, sim_req *r)
 {
     int32_t p = r->prefill_instance, d = r->instance;
-    r->kv_bytes = (double)r->prefill_target * c->kv_bytes_per_token;
+    const model_cost *pc = c->costs[c->inst_pool[p]];
+    int src[SIM_NET_MAX_STRIPES], dst[SIM_NET_MAX_STRIPES];
+    int ns = sim_cluster_kv_ranks(c, p, (uint64_t)r->spec.id, src, SIM_NET_MAX_STRIPES);
+    int nd = sim_cluster_kv_ranks(c, d, (uint64_t)r->spec.id, dst, SIM_NET_MAX_STRIPES);
+    int k = ns > nd ? ns : nd;
+    /* The distinct KV: copies held on several TP ranks move once. */
+    r->kv_bytes = (double)r->prefill_target * model_cost_kv_bytes_per_token(pc) / model_cost_kv_copies(pc);
     double bytes = r->kv_bytes;
     if (c->layerwise && r->kv_reserved == r->first_token) {
         /* Layer-by-layer: while the prefill ran, each finished layer's KV
          * was already moving, so what is left after the last layer is
-         * whatever the link could not absorb during (L-1)/L of the prefill,
-         * and at least the last layer. (Blocks reserved late, after
-         * back-pressure, get no overlap.) */
+         * whatever the links could not absorb during (L-1)/L of the
+         * prefill, and at least the last layer. (Blocks reserved late,
+         * after back-pressure, get no overlap.) */
         int L = c->model.layers > 0 ? c->model.layers : 1;
-        int k = c->inst_ngpu[p] > c->inst_ngpu[d] ? c->inst_ngpu[p] : c->inst_ngpu[d];
-        double t_full = (double)sim_net_estimate(c->net, c->inst_gpu0[p], c->inst_gpu0[d], bytes / k);
+        double t_full = (double)sim_net_estimate(c->net, src[0], dst[0], bytes / k);
         double window = (double)(r->first_token - r->first_scheduled) * (L - 1) / L;
         double left = t_full > 0 ? bytes * (1.0 - fmin(1.0, window / t_full)) : 0;
         bytes = fmax(bytes / L, left);
     }
     if (c->trace) sim_trace_out_kv_begin(c->trace, "KV transfer", r->spec.id, p, d, sim_engine_now(c->eng), bytes);
-    move_to_instance(c, c->inst_gpu0[p], c->inst_ngpu[p], d, bytes, kv_arrived, r);
+    sim_net_xfer id;
+    sim_err err;
+    int rc = sim_net_transfer_striped(c->net, src, ns, dst, nd, bytes, kv_arrived, c, (uint64_t)(uintptr_t)r, &id, &err);
+    if (rc < 0) sim_engine_fail(c->eng, rc, "moving KV to instance %d: %s", d, err.msg);
 }
 
 void sim_cluster_on_prefill_done(void *ctx, sim_req *r)
 {
     sim_cluster *c = ctx;
-    int32_t j = sim_router_pick(c->back_router, &r->spec, c->back_snap ? c->back_snap : c->back_views, c->n_back);
+    int32_t j = r->decode_pick >= 0 ? r->decode_pick : sim_cluster_pick_decode(c, r);
     SIM_ASSERT(j >= 0 && j < c->n_back, sim_engine_now(c->eng));
     if (sim_instance_reserve(c->inst[c->back[j]], r)) start_kv_transfer(c, r);
     /* else: back-pressure; sim_cluster_on_kv_reserved fires when blocks free up there */
+}
+
+int32_t sim_cluster_pick_decode(sim_cluster *c, const sim_req *r)
+{
+    return sim_router_pick(c->back_router, &r->spec, c->back_snap ? c->back_snap : c->back_views, c->n_back);
 }
 
 void sim_cluster_on_kv_reserved(void *ctx, sim_req *r) { start_kv_transfer((sim_cluster *)ctx, r); }

@@ -101,6 +101,7 @@ void sim_scenario_defaults(sim_scenario *sc)
 
     strcpy(sc->deployment.kv_transfer, "whole");
     strcpy(sc->deployment.decode_routing, "least_loaded");
+    strcpy(sc->deployment.decode_pick, "prefill_end");
     sc->deployment.af_micro_batches = 2;
 
     sim_prefix_cfg *px = &sc->workload.prefix;

@@ -163,6 +163,7 @@ typedef struct {
     sim_pool_cfg pools[SIM_MAX_POOLS];
     char kv_transfer[16];      /* pd: whole | layerwise (overlapped with prefill compute) */
     char decode_routing[16];   /* pd: how a finished prefill picks its decode instance */
+    char decode_pick[16];      /* pd: prefill_end | arrival: when the decode instance is chosen */
     int32_t af_micro_batches;  /* af: micro-batches in ping-pong between attention and FFN */
 } sim_deploy_cfg;
 

@@ -45,6 +45,7 @@ static const char *const sharings[] = {"none", "pull", "pool"};
 static const char *const prefix_kinds[] = {"none", "system_prompt", "multi_turn", "rag"};
 static const char *const kv_transfers[] = {"whole", "layerwise"};
 static const char *const decode_routings[] = {"round_robin", "least_loaded"};
+static const char *const decode_picks[] = {"prefill_end", "arrival"};
 static const char *const search_objectives[] = {"auto", "goodput_per_gpu", "cost"};
 
 #define LEN_DIST(sec, m)                                                                          \
@@ -160,6 +161,11 @@ static const sim_schema_field table[] = {
         "pd: KV moves whole after prefill, or layer by layer overlapping prefill compute."),
     SEN("deployment.decode_routing", SC(deployment.decode_routing), decode_routings,
         "pd: how a finished prefill picks its decode instance."),
+    SEN("deployment.decode_pick", SC(deployment.decode_pick), decode_picks,
+        "pd: when decode_routing chooses a request's decode instance: prefill_end (TensorRT-LLM's "
+        "disaggregated server, Dynamo with vLLM or TensorRT-LLM, vLLM's proxy: the decode request "
+        "is sent when the prefill returns) or arrival (SGLang's router and Dynamo with SGLang send "
+        "it to both workers at once); the decode instance's load counts it from then."),
     FLD("deployment.af_micro_batches", SIM_SCHEMA_I32, SC(deployment.af_micro_batches), IN(1, 64),
         "af: micro-batches in ping-pong between attention and FFN instances."),
     {"deployment.pools", SIM_SCHEMA_LIST, 0, 0, 0, IN(1, SIM_MAX_POOLS), NULL, 0, 0,

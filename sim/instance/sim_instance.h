@@ -120,6 +120,12 @@ void sim_instance_release_hold(sim_instance *in, sim_req *r);
  * instance's FIFO until blocks free up (on_kv_reserved fires then). */
 int sim_instance_reserve(sim_instance *in, sim_req *r);
 
+/* decode role: r (still before or in its prefill elsewhere) will come here
+ * (deployment.decode_pick arrival): its decode work counts in this
+ * instance's load from now; sim_instance_reserve then does not count it
+ * again. */
+void sim_instance_claim(sim_instance *in, sim_req *r);
+
 /* decode role: r's KV has arrived into its reserved blocks; it joins decode
  * at the next iteration boundary. */
 void sim_instance_submit_decode(sim_instance *in, sim_req *r);

@@ -92,11 +92,21 @@ void sim_instance_release_hold(sim_instance *in, sim_req *r)
     sim_instance_kick(in);
 }
 
+void sim_instance_claim(sim_instance *in, sim_req *r)
+{
+    SIM_ASSERT(in->role == SIM_ROLE_DECODE && r->decode_pick >= 0, sim_engine_now(in->eng));
+    in->outstanding += r->spec.output_tokens;
+    sim_instance_publish(in);
+}
+
 int sim_instance_reserve(sim_instance *in, sim_req *r)
 {
     SIM_ASSERT(in->role == SIM_ROLE_DECODE, sim_engine_now(in->eng));
-    /* Decode-side work counts from the moment a request is assigned here. */
-    in->outstanding += r->spec.output_tokens - r->generated;
+    /* Decode-side work counts from the moment a request is assigned here
+     * (at its arrival when claimed then: the prompt's one prefill token is
+     * generated before it comes, so that token leaves the claim now). */
+    if (r->decode_pick >= 0) in->outstanding -= r->generated;
+    else in->outstanding += r->spec.output_tokens - r->generated;
     r->instance = in->id;
     if (!in->kv_pending.head && sim_instance_can_reserve(in, r)) {
         sim_instance_do_reserve(in, r);

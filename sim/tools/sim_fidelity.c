@@ -67,11 +67,21 @@
 #include <strings.h>
 
 typedef struct {
-    const char *backend; /* also the scheduler preset's name */
-    double jitter;       /* output-length spread, fraction of osl (see sim_fidelity_row_scenario) */
+    const char *backend;     /* also the scheduler preset's name */
+    double jitter;           /* output-length spread, fraction of osl (see sim_fidelity_row_scenario) */
+    const char *decode_pick; /* PD: when the engine's router chooses the decode worker */
 } backend_profile;
 
-static const backend_profile profiles[] = {{"vllm", 0.125}, {"sglang", 0}, {"trtllm", 0.02}};
+/* decode_pick (deployment.decode_pick): SGLang's router (sgl-model-gateway,
+ * PD mode) picks a prefill and a decode worker per request at arrival and
+ * sends it to both (the decode side pre-allocates while the prefill runs),
+ * and Dynamo does the same with SGLang workers (bootstrap_info); TensorRT-
+ * LLM's disaggregated server sends the generation request when the context
+ * server answers, as Dynamo's PrefillRouter does with vLLM and TensorRT-LLM
+ * workers and vLLM's disaggregation proxy (docs/cost-model.md,
+ * "Disaggregated rows"). */
+static const backend_profile profiles[] = {
+    {"vllm", 0.125, "prefill_end"}, {"sglang", 0, "arrival"}, {"trtllm", 0.02, "prefill_end"}};
 #define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
 
 /* Requests per client, as in the common `--num-prompts 10×concurrency`
@@ -234,6 +244,7 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
         set_recipe(&p->scheduler, r);
     } else {
         fid_pd_shape(sc);
+        snprintf(sc->deployment.decode_pick, sizeof sc->deployment.decode_pick, "%s", bp->decode_pick);
         sim_pool_cfg *pp = &sc->deployment.pools[0], *dp = &sc->deployment.pools[1];
         pp->instances = r->prefill.workers > 0 ? r->prefill.workers : 1;
         dp->instances = r->decode.workers > 0 ? r->decode.workers : 1;

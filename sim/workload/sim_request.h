@@ -58,6 +58,7 @@ struct sim_req {
     sim_time first_scheduled, first_token, finish;
     /* pd: where the KV was computed and when it moved */
     int32_t prefill_instance;
+    int32_t decode_pick;     /* decode-pool index chosen at arrival (deployment.decode_pick), -1 = at prefill end */
     int32_t hold_blocks;     /* blocks still held on the prefill instance */
     int32_t resv_blocks;     /* scheduler.admission reserve: blocks promised to it at admission */
     sim_time kv_reserved, kv_arrived, decode_first;

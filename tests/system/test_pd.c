@@ -5,7 +5,9 @@
  * blocks return on both sides), and the engine's hand-over after the
  * transfer (scheduler.pd_handover_us, pd_handover_gbs) by hand, and an
  * eager context worker's launch floor paid once per iteration of batched
- * prompts. */
+ * prompts; the KV of one request moving over the GPUs that hold it (one
+ * attention-DP rank's NIC, the distinct TP shards) by hand, and the decode
+ * instance chosen at arrival or at prefill end (deployment.decode_pick). */
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "sim_cluster.h"
@@ -300,6 +302,124 @@ static void test_backpressure_and_conservation(void)
     free(r.recs);
 }
 
+/* The KV moves over the GPUs that hold it, by hand. One GPU per node, a
+ * 1 Gb/s NIC each, 7 µs latency, Llama-3.1-8B (8 KV heads, 131,072 bytes
+ * a token), 1,000-token prompts: 131.072 MB cross one NIC in 7 µs +
+ * 1.0486 s.
+ * (a) Attention DP 4 on both sides, two clients: the transfers overlap
+ *     (a prefill is far shorter than a transfer); each request's KV is on
+ *     one DP rank (ranks rotate over requests), so each crosses its own
+ *     rank's NIC at full rate: 7 µs + 1.0486 s each, where striping both
+ *     over the four GPUs of each side would take about half that.
+ * (b) Prefill TP 2 (two distinct KV-head shards) into a decode DP 2 rank
+ *     of one GPU: two stripes of half the bytes meet on the one receiving
+ *     NIC, 7 µs + 1.0486 s, where striping over the decode instance's two
+ *     GPUs would take half that. */
+static void test_transfer_ranks(void)
+{
+    const struct {
+        int ptp, pdp, dtp, ddp, clients;
+    } cases[] = {{1, 4, 1, 4, 2}, {2, 1, 1, 2, 1}};
+    double bytes = 1000 * 131072.0;
+    sim_time want = 7000 + (sim_time)ceil(bytes * 1e9 / (1e9 / 8));
+    for (int i = 0; i < 2; i++) {
+        sim_scenario sc;
+        pd_scenario(&sc);
+        sc.hardware.gpus_per_node = 1;
+        sc.network.nic_gbps = 1;
+        sc.network.latency_us = 7;
+        sc.deployment.pools[0].parallel.tp = cases[i].ptp;
+        sc.deployment.pools[0].parallel.dp = cases[i].pdp;
+        sc.deployment.pools[1].parallel.tp = cases[i].dtp;
+        sc.deployment.pools[1].parallel.dp = cases[i].ddp;
+        sc.workload.requests = cases[i].clients;
+        sc.workload.arrival.process = SIM_ARRIVAL_CLOSED;
+        sc.workload.arrival.concurrency = cases[i].clients;
+        sc.workload.input_tokens.dist = SIM_DIST_FIXED;
+        sc.workload.input_tokens.value = 1000;
+        sc.workload.output_tokens.dist = SIM_DIST_FIXED;
+        sc.workload.output_tokens.value = 4;
+        run_result r;
+        if (run(&sc, &r) || r.n != cases[i].clients) {
+            CHECK_MSG(0, "case %d: %lld requests recorded", i, (long long)r.n);
+            free(r.recs);
+            continue;
+        }
+        for (int64_t j = 0; j < r.n; j++) {
+            sim_time got = r.recs[j].kv_arrived - r.recs[j].kv_reserved;
+            CHECK_MSG(llabs(got - want) <= 2, "case %d request %lld: transfer %lld ns, expected %lld", i,
+                      (long long)r.recs[j].id, (long long)got, (long long)want);
+            CHECK_NEAR(r.recs[j].kv_bytes, bytes, 1.0);
+        }
+        if (r.n == 2) /* the two transfers overlap */
+            CHECK(r.recs[0].kv_reserved < r.recs[1].kv_arrived && r.recs[1].kv_reserved < r.recs[0].kv_arrived);
+        check_conserved(&r, cases[i].clients);
+        free(r.recs);
+    }
+    /* A request's distinct KV: a GQA head repeated on tp / kv_heads ranks
+     * and MLA's latent on every TP rank move once. */
+    model_cost *c1 = cost_for(1, 0), *c16 = cost_for(16, 0);
+    model_cost *mla = test_cost_model("deepseek-v3", "h100-sxm", 8, 0);
+    if (c1 && c16) {
+        CHECK_NEAR(model_cost_kv_copies(c1), 1.0, 0);
+        CHECK_NEAR(model_cost_kv_copies(c16), 2.0, 0);
+        CHECK_NEAR(model_cost_kv_bytes_per_token(c16) / model_cost_kv_copies(c16), 131072.0, 1e-6);
+    }
+    if (mla) CHECK_NEAR(model_cost_kv_copies(mla), 8.0, 0);
+    model_cost_destroy(c1);
+    model_cost_destroy(c16);
+    model_cost_destroy(mla);
+}
+
+/* When the decode instance is chosen (deployment.decode_pick). Three
+ * prefill instances, two decode instances picked least-loaded; A (4,000
+ * tokens, 400 out) arrives at 0, B and C (100 tokens, 200 out) at 1 and
+ * 2 ms, each on its own prefill instance, so B's and C's prefills end long
+ * before A's. At arrival: A takes one decode instance (400 tokens to go),
+ * B the other (200), C joins B (200 < 400). At prefill end: B picks first,
+ * C then takes the instance B is not on, A comes last. */
+static void test_decode_pick(void)
+{
+    const char *src = test_srcdir ? test_srcdir : ".";
+    for (int at_arrival = 0; at_arrival < 2; at_arrival++) {
+        sim_scenario sc;
+        pd_scenario(&sc);
+        sc.deployment.pools[0].instances = 3;
+        sc.deployment.pools[1].instances = 2;
+        sc.deployment.pools[1].parallel.tp = 1;
+        snprintf(sc.deployment.decode_pick, sizeof sc.deployment.decode_pick, "%s",
+                 at_arrival ? "arrival" : "prefill_end");
+        sc.workload.requests = 0;
+        sc.workload.trace.format = SIM_TRACE_CSV;
+        snprintf(sc.workload.trace.path, sizeof sc.workload.trace.path, "%s/tests/data/pd/pick.csv", src);
+        run_result r;
+        if (run(&sc, &r) || r.n != 3) {
+            CHECK_MSG(0, "%lld requests recorded", (long long)r.n);
+            free(r.recs);
+            continue;
+        }
+        const sim_req_record *q[3] = {NULL, NULL, NULL};
+        for (int j = 0; j < 3; j++)
+            if (r.recs[j].id < 3) q[r.recs[j].id] = &r.recs[j];
+        if (!q[0] || !q[1] || !q[2]) {
+            CHECK_MSG(0, "request ids not 0..2");
+            free(r.recs);
+            continue;
+        }
+        CHECK(q[1]->first_token < q[0]->first_token && q[2]->first_token < q[0]->first_token);
+        CHECK(q[0]->prefill_instance != q[1]->prefill_instance && q[1]->prefill_instance != q[2]->prefill_instance);
+        if (at_arrival) {
+            CHECK_MSG(q[1]->instance == q[2]->instance && q[0]->instance != q[1]->instance,
+                      "arrival: decode instances A %d B %d C %d", q[0]->instance, q[1]->instance, q[2]->instance);
+        } else {
+            CHECK_MSG(q[1]->instance != q[2]->instance, "prefill_end: decode instances B %d C %d", q[1]->instance,
+                      q[2]->instance);
+        }
+        check_conserved(&r, 3);
+        free(r.recs);
+    }
+}
+
 /* pd+af without an ffn pool is refused with the reason. */
 static void test_af_needs_ffn(void)
 {
@@ -320,6 +440,8 @@ static const test_case cases[] = {
     {"handover", test_handover},
     {"context_worker_floor", test_context_worker_floor},
     {"backpressure_and_conservation", test_backpressure_and_conservation},
+    {"transfer_ranks", test_transfer_ranks},
+    {"decode_pick", test_decode_pick},
     {"af_needs_ffn", test_af_needs_ffn},
 };
 
