@@ -2,9 +2,11 @@
 # Regenerates calib/data/engines/<gpu>.sql.gz: the rows of the serving
 # engines' measured per-op tables (../shared/validation/ops, public
 # measurements of TensorRT-LLM, vLLM, SGLang and NCCL kernels) that the cost
-# model prices from — GEMMs and fused MoE in the catalogue's weight dtypes,
-# bf16 prefill and decode attention, MLA kernels, MLA absorb BMMs,
-# gated-delta-net kernels, fp8 activation quantisation, all-reduce —
+# model prices from — GEMMs and fused MoE in the catalogue's weight dtypes
+# (fused MoE also in the engines' mxfp4 and int4 expert formats), bf16
+# prefill and decode attention, MLA kernels, MLA absorb BMMs,
+# gated-delta-net kernels, fp8 activation quantisation, all-reduce,
+# all-gather, reduce-scatter and all-to-all —
 # keeping per engine version and shape the fastest kernel (servesim db
 # ingest --fastest). Usage:
 #   scripts/ingest-engines.sh [OPS_DIR] [GPU...]   (default ../shared/validation/ops, every GPU there)
@@ -22,9 +24,11 @@ for g in "${gpus[@]}"; do
   "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
     --ops gemm --dtypes bf16,fp8,fp8_block,nvfp4
   "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
-    --ops attn_prefill,attn_decode,allreduce --dtypes bf16,fp16
+    --ops attn_prefill,attn_decode,allreduce,allgather,reduce_scatter,alltoall --dtypes bf16,fp16
   "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
     --ops moe,mla_bmm_pre,mla_bmm_post --dtypes bf16,fp8,fp8_block,nvfp4
+  "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
+    --ops moe --dtypes w4a16_mxfp4,w4a8_mxfp4_mxfp8,int4_wo
   "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
     --ops mla_prefill,mla_decode,gdn_prefill,gdn_decode,gdn_conv_prefill,gdn_conv_decode --dtypes bf16
   "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \

@@ -43,9 +43,13 @@ typedef struct {
     char backend[16];            /* "gpu" | "cpu" */
 } calib_gpu_id;
 
+/* Longest dtype name a point holds, with its NUL ("w4a8_mxfp4_mxfp8",
+ * "fp8_block/fp8"). */
+#define CALIB_DTYPE_MAX 24
+
 typedef struct {
     calib_op op;
-    char dtype[16];
+    char dtype[CALIB_DTYPE_MAX];
     char kernel[64];
     int32_t kernel_version;
     calib_shape shape;

@@ -13,7 +13,7 @@ typedef struct {
     int used;
     int64_t gpu_id;
     calib_op op;
-    char dtype[16], kernel[64]; /* kernel "" = fastest of all */
+    char dtype[CALIB_DTYPE_MAX], kernel[64]; /* kernel "" = fastest of all */
     calib_point *pts;
     int64_t n;
     uint64_t stamp;

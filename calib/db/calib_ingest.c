@@ -126,9 +126,10 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
     char kernel[sizeof p->kernel - 16]; /* room for "<backend>-<version>:" */
     snprintf(kernel, sizeof kernel, "%s", ks);
     calib_shape *s = &p->shape;
+    char dt[64] = ""; /* the dtype, checked against the point's room below */
     switch (td->kind) {
     case TB_GEMM:
-        snprintf(p->dtype, sizeof p->dtype, "%s", calib_ingest_dtype(rs(&r, "gemm_dtype")));
+        snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(rs(&r, "gemm_dtype")));
         s->m = rl(&r, "m"), s->n = rl(&r, "n"), s->k = rl(&r, "k");
         break;
     case TB_ATTN_CTX:
@@ -137,7 +138,7 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
         if ((calib_optable_has(t, "beam_width") && rl(&r, "beam_width") != 1) ||
             (calib_optable_has(t, "window_size") && rl(&r, "window_size") != 0))
             return r.rc ? r.rc : 0;
-        dtype_pair(p->dtype, sizeof p->dtype, rs(&r, "attn_dtype"), rs(&r, "kv_cache_dtype"));
+        dtype_pair(dt, sizeof dt, rs(&r, "attn_dtype"), rs(&r, "kv_cache_dtype"));
         s->batch = rl(&r, "batch_size"), s->heads = rl(&r, "num_heads");
         s->kv_heads = rl(&r, "num_key_value_heads"), s->head_dim = rl(&r, "head_dim");
         if (td->kind == TB_ATTN_CTX) s->m = rl(&r, "isl"), s->ctx = rl(&r, "step");
@@ -145,21 +146,21 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
         break;
     case TB_COMM: {
         const char *op = rs(&r, "op_name");
-        const char *dt = calib_optable_has(t, "nccl_dtype") ? rs(&r, "nccl_dtype") : rs(&r, "allreduce_dtype");
+        const char *cdt = calib_optable_has(t, "nccl_dtype") ? rs(&r, "nccl_dtype") : rs(&r, "allreduce_dtype");
         if (r.rc) return r.rc;
         if (strcmp(op, "all_reduce") == 0) p->op = CALIB_OP_ALLREDUCE;
         else if (strcmp(op, "all_gather") == 0) p->op = CALIB_OP_ALLGATHER;
         else if (strcmp(op, "reduce_scatter") == 0) p->op = CALIB_OP_REDUCE_SCATTER;
         else if (strcmp(op, "alltoall") == 0 || strcmp(op, "all_to_all") == 0) p->op = CALIB_OP_ALLTOALL;
         else return 0;
-        snprintf(p->dtype, sizeof p->dtype, "%s", calib_ingest_dtype(dt));
-        s->bytes = rl(&r, "message_size") * elem_bytes(p->dtype);
+        snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(cdt));
+        s->bytes = rl(&r, "message_size") * elem_bytes(dt);
         s->ranks = rl(&r, "num_gpus");
         break;
     }
     case TB_MOE:
         if (strcmp(rs(&r, "distribution"), "balanced") != 0) return r.rc ? r.rc : 0;
-        snprintf(p->dtype, sizeof p->dtype, "%s", calib_ingest_dtype(rs(&r, "moe_dtype")));
+        snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(rs(&r, "moe_dtype")));
         s->m = rl(&r, "num_tokens"), s->k = rl(&r, "hidden_size"), s->n = rl(&r, "inter_size");
         s->batch = rl(&r, "topk"), s->groups = rl(&r, "num_experts");
         s->ranks = rl(&r, "moe_ep_size"), s->heads = rl(&r, "moe_tp_size");
@@ -169,7 +170,7 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
     case TB_MODULE_CTX:
     case TB_MODULE_GEN: {
         int module = td->kind == TB_MODULE_CTX || td->kind == TB_MODULE_GEN;
-        dtype_pair(p->dtype, sizeof p->dtype, rs(&r, module ? "gemm_type" : "mla_dtype"), rs(&r, "kv_cache_dtype"));
+        dtype_pair(dt, sizeof dt, rs(&r, module ? "gemm_type" : "mla_dtype"), rs(&r, "kv_cache_dtype"));
         s->batch = rl(&r, "batch_size"), s->heads = rl(&r, "num_heads");
         /* The kernels' num_heads are already one rank's heads (tp_size
          * only records the layout they came from); modules keep tp_size,
@@ -189,7 +190,7 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
         if (strcmp(op, "mla_gen_pre") == 0) p->op = CALIB_OP_MLA_BMM_PRE;
         else if (strcmp(op, "mla_gen_post") == 0) p->op = CALIB_OP_MLA_BMM_POST;
         else return r.rc ? r.rc : 0;
-        snprintf(p->dtype, sizeof p->dtype, "%s", calib_ingest_dtype(rs(&r, "bmm_dtype")));
+        snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(rs(&r, "bmm_dtype")));
         s->m = rl(&r, "num_tokens"), s->heads = rl(&r, "num_heads");
         break;
     }
@@ -201,20 +202,24 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
         if (strcmp(phase, "context") == 0) p->op = conv ? CALIB_OP_GDN_CONV_PREFILL : CALIB_OP_GDN_PREFILL;
         else if (strcmp(phase, "generation") == 0) p->op = conv ? CALIB_OP_GDN_CONV_DECODE : CALIB_OP_GDN_DECODE;
         else return r.rc ? r.rc : 0;
-        snprintf(p->dtype, sizeof p->dtype, "bf16");
+        snprintf(dt, sizeof dt, "bf16");
         s->batch = rl(&r, "batch_size"), s->m = rl(&r, "num_tokens"), s->ctx = rl(&r, "seq_len");
         s->n = rl(&r, "d_model"), s->k = rl(&r, "d_conv"), s->heads = rl(&r, "num_v_heads");
         s->kv_heads = rl(&r, "num_k_heads"), s->head_dim = rl(&r, "head_v_dim"), s->groups = rl(&r, "head_k_dim");
         break;
     }
     case TB_QUANT:
-        snprintf(p->dtype, sizeof p->dtype, "%s", calib_ingest_dtype(rs(&r, "quant_dtype")));
+        snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(rs(&r, "quant_dtype")));
         s->m = rl(&r, "m"), s->n = rl(&r, "k");
         break;
     }
     double ms = 0;
     if (r.rc == 0) r.rc = calib_optable_double(t, "latency", &ms, err);
     if (r.rc) return r.rc;
+    if (strlen(dt) >= sizeof p->dtype)
+        return sim_err_set(err, SIM_EINVAL, "%s:%ld: dtype '%s' is longer than the %zu characters a perf-db point holds",
+                           calib_optable_path(t), calib_optable_line(t), dt, sizeof p->dtype - 1);
+    memcpy(p->dtype, dt, strlen(dt) + 1);
     /* Six significant digits: beyond the tables' timing resolution (CUDA
      * events, averaged), and a compact dump. */
     char buf[32];

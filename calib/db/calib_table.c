@@ -16,7 +16,7 @@ _Static_assert(sizeof(calib_shape) == CALIB_SHAPE_FIELDS * sizeof(int64_t), "cal
 struct calib_series {
     calib_op op;
     int32_t slot;                       /* its index in the table (memo brackets) */
-    char dtype[16];
+    char dtype[CALIB_DTYPE_MAX];
     int32_t elem_bytes;                 /* calib_dtype_bytes(dtype) */
     char kernels[96];
     int32_t sms;

@@ -107,8 +107,10 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
 struct calib_table;
 struct calib_memo;
 void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct calib_memo *memo);
-/* The dtypes c looks up in a perf-db (NULL-terminated, stored in out). */
-const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[5]);
+/* The dtypes c looks up in a perf-db (NULL-terminated, stored in out, at
+ * most MODEL_COST_DB_DTYPES_MAX entries with the NULL). */
+#define MODEL_COST_DB_DTYPES_MAX 10
+const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[MODEL_COST_DB_DTYPES_MAX]);
 
 /* Iteration latency in seconds with its breakdown (out may be NULL). */
 double model_cost_iteration(const model_cost *c, const model_batch *b, model_iter_cost *out);

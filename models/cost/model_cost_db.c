@@ -7,8 +7,11 @@
  * grid the fitted model (source db-fit), never below the op's floor;
  * (2) with no series for the op and dtype, the roofline max(FLOPs/peak,
  * bytes/bandwidth) with the catalogue's efficiency factors, plus a launch
- * floor per kernel. Intra-node all-reduces are priced from the tables too
- * when they hold all-reduce rows. Every op records which source timed it.
+ * floor per kernel. Intra-node all-reduces, all-gathers, reduce-scatters
+ * and all-to-alls are priced from the tables too when they hold rows of
+ * that collective. A GEMM reads its part's weight format, the fused MoE
+ * the routed experts' (cost_db_expert_dtype). Every op records which
+ * source timed it.
  * Lookups read the tables only: no SQLite, no lock, no allocation. */
 #include "model_cost_impl.h"
 #include "model_gemm_split.h"
@@ -51,6 +54,9 @@ static void resolve_series(model_cost *c)
         c->series[op][COST_DB_WEIGHTS] = series_for(c->tab, (calib_op)op, w);
         c->series[op][COST_DB_FP16] = series_for(c->tab, (calib_op)op, "fp16");
         c->series[op][COST_DB_FP8] = series_for(c->tab, (calib_op)op, "fp8");
+        c->series[op][COST_DB_EXPERT] = series_for(c->tab, (calib_op)op, cost_db_expert_dtype(c));
+        for (int k = 0; k < MODEL_PART_COUNT; k++)
+            c->series[op][COST_DB_PART + k] = series_for(c->tab, (calib_op)op, model_dtype_name(c->part_dt[k]));
     }
 }
 
@@ -62,19 +68,31 @@ void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct ca
     resolve_series(c);
 }
 
-const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[5])
+static int dtype_add(const char **out, int n, const char *d)
 {
-    /* bf16 for activations and attention; the weights' dtype for GEMMs;
-     * fp8 standing in for block-scaled fp8 (see op_db_time); fp16
-     * collectives standing in for bf16 ones (NCCL's tables are fp16). */
+    for (int i = 0; i < n; i++)
+        if (strcmp(out[i], d) == 0) return n;
+    out[n] = d;
+    return n + 1;
+}
+
+const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[MODEL_COST_DB_DTYPES_MAX])
+{
+    /* bf16 for activations and attention; the weights' dtype for GEMMs,
+     * and each part's own (a model's parts may differ); fp8 standing in
+     * for block-scaled fp8 (see op_db_time); fp16 collectives standing in
+     * for bf16 ones (NCCL's tables are fp16). */
     int n = 0;
-    out[n++] = "bf16";
-    out[n++] = "fp16";
+    n = dtype_add(out, n, "bf16");
+    n = dtype_add(out, n, "fp16");
     const char *w = model_dtype_name(c->l.dtype);
-    if (strcmp(w, "bf16") != 0) out[n++] = w;
+    n = dtype_add(out, n, w);
+    for (int k = 0; k < MODEL_PART_COUNT; k++) n = dtype_add(out, n, model_dtype_name(c->part_dt[k]));
     /* fp8: block-scaled fp8's stand-in, and the output of the activation
      * quantisation that fp8/fp4 GEMMs and fp8 collectives need. */
-    if (strcmp(w, "fp8") != 0 && (strcmp(w, "bf16") != 0 || c->l.comm_fp8)) out[n++] = "fp8";
+    if (n > 2 || c->l.comm_fp8) n = dtype_add(out, n, "fp8");
+    /* The routed experts' format as the fused-MoE rows name it. */
+    if (c->m.experts > 0) n = dtype_add(out, n, cost_db_expert_dtype(c));
     out[n] = NULL;
     return out;
 }
@@ -98,7 +116,7 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
     int64_t id = 0;
     int rc = calib_db_gpu_find(db, gpu_name, backend, &id, err);
     if (rc) return rc;
-    const char *dts[5];
+    const char *dts[MODEL_COST_DB_DTYPES_MAX];
     struct calib_table *t = NULL;
     rc = calib_table_build(db, id, NULL, model_cost_db_dtypes(c, dts), c->g.sms, &t, err);
     if (rc < 0) return rc;
@@ -172,7 +190,7 @@ static double op_db_time(cost_ctx *x, const cost_op_desc *d, model_source *src)
     }
     if (d->calib_op < 0) return 0;
     memcpy(&s, d->shape, sizeof s); /* the same eleven fields in the same order */
-    return table_time(x->c, (calib_op)d->calib_op, d->calib_wdt ? COST_DB_WEIGHTS : COST_DB_BF16, &s, src);
+    return table_time(x->c, (calib_op)d->calib_op, d->calib_wdt, &s, src);
 }
 
 void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[11])
@@ -197,7 +215,7 @@ double cost_moe_db(cost_ctx *x, double count, double tokens, double width, doubl
     s.ranks = c->l.ep;
     s.heads = c->moe_tp;
     model_source src = MODEL_SRC_DB;
-    double t = table_time(c, CALIB_OP_MOE, COST_DB_WEIGHTS, &s, &src);
+    double t = table_time(c, CALIB_OP_MOE, COST_DB_EXPERT, &s, &src);
     if (!(t > 0)) return 0;
     x->used_db = 1;
     double total = count * t * c->fam_time[MODEL_FAM_MOE] * x->time_scale;
@@ -205,7 +223,7 @@ double cost_moe_db(cost_ctx *x, double count, double tokens, double width, doubl
     char detail[64] = "";
     if (x->ops) snprintf(detail, sizeof detail, "fused tokens=%lld experts=%lld", (long long)s.m, (long long)s.groups);
     op_push(x, "experts_fused", MODEL_OPC_GEMM, count, count * calib_op_flops(CALIB_OP_MOE, &s),
-            count * calib_op_bytes(CALIB_OP_MOE, model_dtype_name(c->l.dtype), &s), total, 0, MODEL_BOUND_COMPUTE,
+            count * calib_op_bytes(CALIB_OP_MOE, cost_db_expert_dtype(c), &s), total, 0, MODEL_BOUND_COMPUTE,
             src, detail);
     return total;
 }
@@ -276,6 +294,21 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
     return total - hidden;
 }
 
+/* The perf-db op of a collective: all-reduce, all-gather, reduce-scatter
+ * and all-to-all have the same byte convention in both (calib_op.h,
+ * model_comm.h: the whole buffer of a rank, all-gather's output,
+ * reduce-scatter's input, all-to-all's send buffer); -1 for send/recv. */
+static calib_op coll_calib_op(model_coll op)
+{
+    switch (op) {
+    case MODEL_COLL_ALL_REDUCE: return CALIB_OP_ALLREDUCE;
+    case MODEL_COLL_ALL_GATHER: return CALIB_OP_ALLGATHER;
+    case MODEL_COLL_REDUCE_SCATTER: return CALIB_OP_REDUCE_SCATTER;
+    case MODEL_COLL_ALL_TO_ALL: return CALIB_OP_ALLTOALL;
+    default: return (calib_op)-1;
+    }
+}
+
 double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int32_t n, int32_t stride, double bytes,
                  double hide)
 {
@@ -283,13 +316,16 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
     model_comm_cost cc;
     double t = model_comm_time(&x->c->net, op, n, stride, bytes, &cc);
     model_source src = MODEL_SRC_ROOFLINE;
-    if (x->c->tab && op == MODEL_COLL_ALL_REDUCE && cc.link == MODEL_LINK_NVLINK) {
-        /* Measured all-reduce rows (bytes per rank, ranks) are single-node. */
+    const calib_op cop = coll_calib_op(op);
+    if (x->c->tab && (int)cop >= 0 && cc.link == MODEL_LINK_NVLINK) {
+        /* Measured collective rows (bytes per rank as model_comm counts
+         * them, ranks) are single-node; keyed by bytes, so fp16 (NCCL's
+         * tables) stands in for bf16. */
         calib_shape s;
         memset(&s, 0, sizeof s);
         s.bytes = (int64_t)ceil(bytes), s.ranks = n;
-        double tdb = table_time(x->c, CALIB_OP_ALLREDUCE, COST_DB_BF16, &s, &src);
-        if (!(tdb > 0)) tdb = table_time(x->c, CALIB_OP_ALLREDUCE, COST_DB_FP16, &s, &src); /* the same bytes */
+        double tdb = table_time(x->c, cop, COST_DB_BF16, &s, &src);
+        if (!(tdb > 0)) tdb = table_time(x->c, cop, COST_DB_FP16, &s, &src);
         if (tdb > 0) {
             t = tdb;
             x->used_db = 1;
@@ -320,6 +356,20 @@ void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound b
     op_push(x, name, cls, count, 0, bytes, time_s, 0, bound, MODEL_SRC_ROOFLINE, detail);
 }
 
+/* The perf-db column of a GEMM whose weights take wbytes per value at
+ * peak: bf16 weights read the bf16 rows; the layout dtype's bytes and peak
+ * its column; else the part whose format has these bytes and peak (a
+ * model's parts may differ: DeepSeek-V4-Flash's fp8_block attention beside
+ * mxfp4 experts; bytes alone do not tell nvfp4 from int4, the peak does). */
+static int32_t gemm_db_column(const model_cost *c, double wbytes, double peak)
+{
+    if (!(wbytes < COST_ACT_BYTES)) return COST_DB_BF16;
+    if (wbytes == c->wb && peak == c->peak_gemm) return COST_DB_WEIGHTS;
+    for (int k = 0; k < MODEL_PART_COUNT; k++)
+        if (wbytes == c->wb_part[k] && peak == c->peak_part[k]) return COST_DB_PART + k;
+    return COST_DB_WEIGHTS;
+}
+
 cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, double m, double n, double k,
                        double wbytes, double abytes, double peak)
 {
@@ -344,7 +394,8 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
      * (never below the series' floor), so the split-K search below, the
      * dearest part of the roofline descriptor, is skipped: the unsplit
      * ceilings then serve only the roofline overlap budgets. */
-    const int db_priced = c->tab && c->series[CALIB_OP_GEMM][wbytes < COST_ACT_BYTES ? COST_DB_WEIGHTS : COST_DB_BF16];
+    const int32_t col = gemm_db_column(c, wbytes, peak);
+    const int db_priced = c->tab && c->series[CALIB_OP_GEMM][col];
     if (!db_priced && tiles < c->g.sms && peak > 0 && c->bw > 0) {
         /* Fewer tiles than SMs: split-K / stream-K over the idle SMs, paying
          * its reduction (each split's fp32 partial written and read back),
@@ -362,7 +413,7 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
     d.shape[0] = (int64_t)ceil(m);
     d.shape[1] = (int64_t)n;
     d.shape[2] = (int64_t)k;
-    d.calib_wdt = wbytes < COST_ACT_BYTES;
+    d.calib_wdt = col;
     /* The engine's kernel: the GEMM alone (its activation quantisation is
      * the norm's / o_quant's op here). */
     const char *odt = wbytes < COST_ACT_BYTES ? cost_op_dtype(c->l.dtype) : "bfloat16";
@@ -385,6 +436,23 @@ const char *cost_op_dtype(model_dtype d)
     case MODEL_DTYPE_MXFP4: return "w4a16_mxfp4";
     case MODEL_DTYPE_INT4: return "int4_wo";
     default: return NULL;
+    }
+}
+
+model_dtype cost_expert_dtype(const model_cost *c)
+{
+    model_dtype e = c->part_dt[MODEL_PART_EXPERT];
+    if (e == MODEL_DTYPE_FP8 && c->m.wdtype_expert == MODEL_DTYPE_FP8_BLOCK) e = MODEL_DTYPE_FP8_BLOCK;
+    return e;
+}
+
+const char *cost_db_expert_dtype(const model_cost *c)
+{
+    model_dtype e = cost_expert_dtype(c);
+    switch (e) {
+    case MODEL_DTYPE_MXFP4: return model_dtype_act_bytes(&c->g, e) < COST_ACT_BYTES ? "w4a8_mxfp4_mxfp8" : "w4a16_mxfp4";
+    case MODEL_DTYPE_INT4: return "int4_wo";
+    default: return model_dtype_name(e);
     }
 }
 
@@ -440,12 +508,7 @@ void cost_op_sets_init(model_cost *c)
          * experts ship block-scaled fp8 runs the engine's block-scaled
          * kernels (the label "fp8" does not tell them apart; per-tensor fp8
          * MoE kernels are others, with other prices). */
-        case COST_OPV_MOE: {
-            model_dtype e = c->part_dt[MODEL_PART_EXPERT];
-            if (e == MODEL_DTYPE_FP8 && c->m.wdtype_expert == MODEL_DTYPE_FP8_BLOCK) e = MODEL_DTYPE_FP8_BLOCK;
-            q.kind = MODEL_OPK_MOE, dt = c->m.experts > 0 ? cost_op_dtype(e) : NULL;
-            break;
-        }
+        case COST_OPV_MOE: q.kind = MODEL_OPK_MOE, dt = c->m.experts > 0 ? cost_op_dtype(cost_expert_dtype(c)) : NULL; break;
         default: dt = NULL; break;
         }
         if (!dt || !kvd || !gt) continue; /* never priced: no dtype of the tables' */

@@ -363,7 +363,7 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
             cost_op_desc qa = cost_gemm(c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, wA, aA, pA);
             int64_t bs[11] = {0};
             bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr; /* the absorb BMM's rows: tokens, heads */
-            cost_db_alt(&qa, CALIB_OP_MLA_BMM_PRE, qa.calib_wdt ? COST_DB_WEIGHTS : COST_DB_BF16, bs);
+            cost_db_alt(&qa, CALIB_OP_MLA_BMM_PRE, qa.calib_wdt, bs);
             cost_op(x, &qa, 0);
         }
         double pair_flops = c->mla ? 2.0 * hr * (2.0 * m->kv_lora_rank + m->rope_dim) : 4.0 * hr * c->hd;
@@ -396,7 +396,7 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
             cost_op_desc oa = cost_gemm(c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);
             int64_t bs[11] = {0};
             bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr;
-            cost_db_alt(&oa, CALIB_OP_MLA_BMM_POST, oa.calib_wdt ? COST_DB_WEIGHTS : COST_DB_BF16, bs);
+            cost_db_alt(&oa, CALIB_OP_MLA_BMM_POST, oa.calib_wdt, bs);
             cost_op(x, &oa, 0);
         }
     }

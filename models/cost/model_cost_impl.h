@@ -65,10 +65,11 @@ typedef struct {
 
 /* Room for the perf-db op kinds (calib_op.h CALIB_OP_COUNT). */
 #define COST_DB_MAX_OPS 32
-/* Perf-db dtype columns of an op (model_cost.series): bf16, the weights',
- * fp16, fp8. */
-#define COST_DB_DTYPES 4
-enum { COST_DB_BF16 = 0, COST_DB_WEIGHTS = 1, COST_DB_FP16 = 2, COST_DB_FP8 = 3 };
+/* Perf-db dtype columns of an op (model_cost.series): bf16, the weights'
+ * (layout dtype), fp16, fp8, the routed experts' (cost_db_expert_dtype),
+ * then one per model part (COST_DB_PART + model_part: its weight format). */
+enum { COST_DB_BF16 = 0, COST_DB_WEIGHTS = 1, COST_DB_FP16 = 2, COST_DB_FP8 = 3, COST_DB_EXPERT = 4, COST_DB_PART = 5 };
+#define COST_DB_DTYPES (COST_DB_PART + MODEL_PART_COUNT)
 
 struct model_cost {
     model_spec m;
@@ -112,8 +113,10 @@ struct model_cost {
     struct calib_memo *memo;
     /* The tables' series resolved per calib_op: [op][0] bf16, [op][1] the
      * weights' dtype (fp8 standing in for fp8_block), [op][2] fp16 (NCCL's
-     * tables), [op][3] fp8 (activation quantisation's output), so that a
-     * lookup does no string work. */
+     * tables), [op][3] fp8 (activation quantisation's output), [op][4] the
+     * routed experts' format as the engines' tables name it
+     * (cost_db_expert_dtype), [op][5 + part] each part's weight format,
+     * so that a lookup does no string work. */
     const struct calib_series *series[COST_DB_MAX_OPS][COST_DB_DTYPES];
     /* Fitted op-model sets of the variants this instance prices and their
      * strings resolved, at create (read-only while timing; cost_op_sets_init),
@@ -158,7 +161,7 @@ typedef struct {
                                  * the GPU, but no host launches of their own (eager bound) */
     int32_t calib_op;           /* calib_op, −1 = not in the perf-db */
     int64_t shape[11];          /* calib_shape fields in order */
-    int32_t calib_wdt;          /* its perf-db dtype: 0 bf16, 1 the weights' (c->series[op][1]) */
+    int32_t calib_wdt;          /* its perf-db dtype column (COST_DB_*: c->series[op][calib_wdt]) */
     /* A serving engine's measured op that prices this one ahead of
      * calib_op when the tables hold it (an MLA kernel for MLA attention,
      * the GDN kernels, the MLA absorb BMMs, quantisation rows in fp8):
@@ -203,6 +206,15 @@ void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound b
 /* The shared per-op tables' name of a servesim dtype ("bfloat16", "fp8",
  * "fp8_block", "nvfp4", "w4a16_mxfp4", "int4_wo"); NULL when none. */
 const char *cost_op_dtype(model_dtype d);
+/* The format the routed experts' kernels run: the experts' part format,
+ * block-scaled fp8 for an "fp8" run of a checkpoint whose experts ship
+ * block-scaled (the engines then run their block-scaled kernels). */
+model_dtype cost_expert_dtype(const model_cost *c);
+/* That format as the engines' measured MoE tables name it (perf-db
+ * dtype): mxfp4 is w4a8_mxfp4_mxfp8 on GPUs with FP4 tensor cores (MXFP4
+ * weights × MXFP8 activations), w4a16_mxfp4 elsewhere; int4 is int4_wo;
+ * the others by their own names. */
+const char *cost_db_expert_dtype(const model_cost *c);
 
 /* Time of op q (one execution, kind and fields) as variant v from the
  * fitted set of the layout's op_backend on this GPU; 0 when no set covers it. */

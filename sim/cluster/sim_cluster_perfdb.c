@@ -42,7 +42,7 @@ int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err)
         const char *engine = preset[0] && strcmp(preset, "none") != 0 ? preset : NULL;
         char key[MODEL_NAME_MAX];
         gpu_key(g->name, key, sizeof key);
-        const char *dts[5];
+        const char *dts[MODEL_COST_DB_DTYPES_MAX];
         const calib_table *t = NULL;
         rc = calib_table_cache_get(c->perf_cache, path, key, engine, model_cost_db_dtypes(c->costs[p], dts), g->sms,
                                    &t, err);
