@@ -8,6 +8,7 @@
 #include "model_cost.h"
 #include "model_layout.h"
 #include "sim_pool_layout.h"
+#include "sim_schema.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,22 @@ static int parse_num(const char *flag, const char *v, double *out)
     double x;
     if (sim_parse_double(v, &x) != SIM_PARSE_OK || !(x >= 0)) {
         fprintf(stderr, "servesim predict: %s expects a number >= 0, got '%s'\n", flag, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* An enum flag by the schema of its scenario key, so the flag and the
+ * scenario accept the same names. */
+static int parse_enum(const char *flag, const char *key, const char *v, int *out)
+{
+    const sim_schema_field *f = sim_schema_lookup(key);
+    int x = f ? sim_schema_enum_value(f, v) : -1;
+    if (x < 0) {
+        char expect[256] = "a known name";
+        if (f) sim_schema_expect(f, expect, sizeof expect);
+        fprintf(stderr, "servesim predict: %s expects %s, got '%s'\n", flag, expect, v);
         return -1;
     }
     *out = x;
@@ -250,23 +267,33 @@ int sim_cli_predict(int argc, char **argv)
         fprintf(stderr, "servesim predict: %s\n", e.msg);
         return 2;
     }
-    {
-        /* Enum names through the scenario parser so both accept the same. */
+    if (sp_kind || ep_mode || moe_gemm) {
+        /* The enum flags through the scenario's schema and pool layout, so
+         * a flag and a scenario key mean the same. */
         sim_scenario tmp;
         sim_scenario_defaults(&tmp);
         sim_pool_cfg pc = tmp.deployment.pools[0];
-        snprintf(pc.parallel.sp_kind, sizeof pc.parallel.sp_kind, "%s", sp_kind ? sp_kind : model_sp_kind_name(l.sp_kind));
-        snprintf(pc.parallel.ep_mode, sizeof pc.parallel.ep_mode, "%s", ep_mode ? ep_mode : model_ep_mode_name(l.ep_mode));
-        snprintf(pc.parallel.moe_gemm, sizeof pc.parallel.moe_gemm, "%s",
-                 moe_gemm ? moe_gemm : model_moe_gemm_name(l.moe_gemm));
+        int v;
+        if (sp_kind) {
+            if (parse_enum("--sp-kind", "deployment.pools.*.parallel.sp_kind", sp_kind, &v)) return 2;
+            pc.parallel.sp_kind = (sim_sp_kind)v;
+        }
+        if (ep_mode) {
+            if (parse_enum("--ep-mode", "deployment.pools.*.parallel.ep_mode", ep_mode, &v)) return 2;
+            pc.parallel.ep_mode = (sim_ep_mode)v;
+        }
+        if (moe_gemm) {
+            if (parse_enum("--moe-gemm", "deployment.pools.*.parallel.moe_gemm", moe_gemm, &v)) return 2;
+            pc.parallel.moe_gemm = (sim_moe_gemm)v;
+        }
         model_layout t;
         if (sim_pool_layout(&tmp, &pc, &t, &e)) {
             fprintf(stderr, "servesim predict: %s\n", e.msg);
             return 2;
         }
-        l.sp_kind = t.sp_kind;
-        l.ep_mode = t.ep_mode;
-        l.moe_gemm = t.moe_gemm;
+        if (sp_kind) l.sp_kind = t.sp_kind;
+        if (ep_mode) l.ep_mode = t.ep_mode;
+        if (moe_gemm) l.moe_gemm = t.moe_gemm;
     }
     if (model_cost_create(&m, &g, &l, &c, &e)) {
         fprintf(stderr, "servesim predict: %s\n", e.msg);

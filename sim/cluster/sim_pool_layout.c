@@ -6,15 +6,34 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *ep_mode_name(int i) { return model_ep_mode_name((model_ep_mode)i); }
-static const char *moe_gemm_name(int i) { return model_moe_gemm_name((model_moe_gemm)i); }
-static const char *sp_kind_name(int i) { return model_sp_kind_name((model_sp_kind)i); }
-
-/* Index of s among the n names name(0..n-1) (case-insensitive), or -1. */
-static int name_index(const char *s, const char *(*name)(int), int n)
+/* The parallel block's enums as the cost model's; -1 for a value outside
+ * the enum (a scenario built in code). */
+static int sp_kind_of(sim_sp_kind k)
 {
-    for (int i = 0; i < n; i++)
-        if (!strcasecmp(s, name(i))) return i;
+    switch (k) {
+    case SIM_SP_ULYSSES: return MODEL_SP_ULYSSES;
+    case SIM_SP_RING: return MODEL_SP_RING;
+    }
+    return -1;
+}
+
+static int ep_mode_of(sim_ep_mode m)
+{
+    switch (m) {
+    case SIM_EP_AUTO: return MODEL_EP_AUTO;
+    case SIM_EP_NORMAL: return MODEL_EP_NORMAL;
+    case SIM_EP_LOW_LATENCY: return MODEL_EP_LOW_LATENCY;
+    }
+    return -1;
+}
+
+static int moe_gemm_of(sim_moe_gemm g)
+{
+    switch (g) {
+    case SIM_MOE_GEMM_AUTO: return MODEL_MOE_GEMM_AUTO;
+    case SIM_MOE_GEMM_CONTIGUOUS: return MODEL_MOE_GEMM_CONTIGUOUS;
+    case SIM_MOE_GEMM_MASKED: return MODEL_MOE_GEMM_MASKED;
+    }
     return -1;
 }
 
@@ -42,16 +61,17 @@ int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layo
     if (!(p->expert_skew >= 0) || !isfinite(p->expert_skew))
         return sim_err_set(err, SIM_EINVAL, "parallel.expert_skew must be a finite number >= 0 (got %g)",
                            p->expert_skew);
-    if ((i = name_index(p->sp_kind[0] ? p->sp_kind : "ulysses", sp_kind_name, 2)) < 0)
-        return sim_err_set(err, SIM_EINVAL, "parallel.sp_kind: expected ulysses or ring, got '%s'", p->sp_kind);
+    if ((i = sp_kind_of(p->sp_kind)) < 0)
+        return sim_err_set(err, SIM_EINVAL, "parallel.sp_kind: expected ulysses or ring, got value %d",
+                           (int)p->sp_kind);
     l.sp_kind = (model_sp_kind)i;
-    if ((i = name_index(p->ep_mode[0] ? p->ep_mode : "auto", ep_mode_name, 3)) < 0)
-        return sim_err_set(err, SIM_EINVAL, "parallel.ep_mode: expected auto, normal or low_latency, got '%s'",
-                           p->ep_mode);
+    if ((i = ep_mode_of(p->ep_mode)) < 0)
+        return sim_err_set(err, SIM_EINVAL, "parallel.ep_mode: expected auto, normal or low_latency, got value %d",
+                           (int)p->ep_mode);
     l.ep_mode = (model_ep_mode)i;
-    if ((i = name_index(p->moe_gemm[0] ? p->moe_gemm : "auto", moe_gemm_name, 3)) < 0)
-        return sim_err_set(err, SIM_EINVAL, "parallel.moe_gemm: expected auto, contiguous or masked, got '%s'",
-                           p->moe_gemm);
+    if ((i = moe_gemm_of(p->moe_gemm)) < 0)
+        return sim_err_set(err, SIM_EINVAL, "parallel.moe_gemm: expected auto, contiguous or masked, got value %d",
+                           (int)p->moe_gemm);
     l.moe_gemm = (model_moe_gemm)i;
     if (!(pool->scheduler.overhead_us >= 0) || !(pool->scheduler.overhead_per_seq_us >= 0) ||
         !(pool->scheduler.eager_launch_us >= 0))

@@ -170,18 +170,18 @@ static int convert(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, co
     const char *s = n->text;
     switch (f->type) {
     case SIM_SCHEMA_STRENUM:
-    case SIM_SCHEMA_ENUM:
         for (int i = 0; i < f->n_names; i++) {
             if (strcmp(s, f->names[i]) != 0) continue;
-            if (f->type == SIM_SCHEMA_STRENUM) {
-                snprintf(dst, f->size, "%s", s);
-            } else {
-                int v = f->enum_base + i;
-                memcpy(dst, &v, sizeof v);
-            }
+            snprintf(dst, f->size, "%s", s);
             return 0;
         }
         return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+    case SIM_SCHEMA_ENUM: {
+        int v = sim_schema_enum_value(f, s);
+        if (v < 0) return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+        memcpy(dst, &v, sizeof v);
+        return 0;
+    }
     case SIM_SCHEMA_BOOL: {
         int32_t v;
         if (parse_bool(s, &v)) return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);

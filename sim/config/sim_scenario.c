@@ -48,13 +48,13 @@ void sim_scenario_defaults(sim_scenario *sc)
     p->parallel.ep = 1;
     p->parallel.dcp = 1;
     p->parallel.sp = 1;
-    strcpy(p->parallel.sp_kind, "ulysses");
+    p->parallel.sp_kind = SIM_SP_ULYSSES;
     p->parallel.tp_sp = 0;
     p->parallel.comm_fp8 = 0;
     p->parallel.comm_overlap = 0;
     p->parallel.micro_batches = 0;
-    strcpy(p->parallel.ep_mode, "auto");
-    strcpy(p->parallel.moe_gemm, "auto");
+    p->parallel.ep_mode = SIM_EP_AUTO;
+    p->parallel.moe_gemm = SIM_MOE_GEMM_AUTO;
     p->parallel.expert_skew = 0.0;
     p->parallel.moe_tp = 0;
     p->scheduler.max_seqs = 256;
@@ -138,6 +138,16 @@ void sim_scenario_defaults(sim_scenario *sc)
     strcpy(se->objective, "auto");
     se->max_candidates = 20000;
 }
+
+const char *const sim_sp_kind_names[SIM_SP_KINDS] = {"ulysses", "ring"};
+const char *const sim_ep_mode_names[SIM_EP_MODES] = {"auto", "normal", "low_latency"};
+const char *const sim_moe_gemm_names[SIM_MOE_GEMMS] = {"auto", "contiguous", "masked"};
+
+static const char *name_of(const char *const *names, int n, int v) { return v >= 0 && v < n ? names[v] : "?"; }
+
+const char *sim_sp_kind_name(sim_sp_kind k) { return name_of(sim_sp_kind_names, SIM_SP_KINDS, (int)k); }
+const char *sim_ep_mode_name(sim_ep_mode m) { return name_of(sim_ep_mode_names, SIM_EP_MODES, (int)m); }
+const char *sim_moe_gemm_name(sim_moe_gemm g) { return name_of(sim_moe_gemm_names, SIM_MOE_GEMMS, (int)g); }
 
 const char *sim_role_name(sim_role r)
 {

@@ -97,19 +97,41 @@ typedef enum {
     SIM_ROLE_FFN = 4
 } sim_role;
 
+/* The parallel block's names (deployment.pools.*.parallel), parsed once by
+ * the loader; sim_pool_layout turns them into the cost model's enums. */
+typedef enum {
+    SIM_SP_ULYSSES = 0,        /* all-to-all of heads */
+    SIM_SP_RING = 1            /* ring attention: KV passed around the ranks */
+} sim_sp_kind;
+#define SIM_SP_KINDS 2
+
+typedef enum {
+    SIM_EP_AUTO = 0,           /* the engines' choice: low_latency for decode, normal for prefill */
+    SIM_EP_NORMAL = 1,
+    SIM_EP_LOW_LATENCY = 2     /* DeepEP-style all-to-all */
+} sim_ep_mode;
+#define SIM_EP_MODES 3
+
+typedef enum {
+    SIM_MOE_GEMM_AUTO = 0,
+    SIM_MOE_GEMM_CONTIGUOUS = 1,
+    SIM_MOE_GEMM_MASKED = 2
+} sim_moe_gemm;
+#define SIM_MOE_GEMMS 3
+
 typedef struct {
     int32_t tp, pp;
     int32_t dp;                /* attention data parallel (MoE): attention replicated, experts sharded */
     int32_t ep;                /* expert parallel degree; divides tp·dp */
     int32_t dcp;               /* decode context parallel: KV split by sequence over dcp of the tp ranks */
     int32_t sp;                /* sequence parallel degree for prefill (extra ranks) */
-    char sp_kind[16];          /* ulysses | ring */
+    sim_sp_kind sp_kind;
     int32_t tp_sp;             /* TP's sequence-parallel variant: reduce-scatter + all-gather */
     int32_t comm_fp8;          /* FP8-compressed collectives */
     int32_t comm_overlap;      /* overlap collectives with the next GEMM */
     int32_t micro_batches;     /* PP: batches in flight in the instance (0 = pp) */
-    char ep_mode[16];          /* auto | normal | low_latency (DeepEP-style all-to-all) */
-    char moe_gemm[16];         /* auto | contiguous | masked grouped-GEMM layout */
+    sim_ep_mode ep_mode;       /* the MoE all-to-all */
+    sim_moe_gemm moe_gemm;     /* grouped-GEMM layout */
     double expert_skew;        /* Zipf exponent of tokens over experts (0 = uniform) */
     int32_t moe_tp;            /* expert TP: each expert split over moe_tp ranks (0 = tp·dp/ep);
                                 * moe_tp·ep divides tp·dp, fewer = replicated expert groups */
@@ -316,6 +338,15 @@ void sim_scenario_defaults(sim_scenario *sc);
 int32_t sim_hardware_gpus_per_node(const sim_hardware_cfg *hw);
 double sim_network_nic_Bps(const sim_network_cfg *net, double gpu_nic_Bps);
 
+/* One name table per enum, indexed by its value: the schema parses with
+ * them and the *_name functions print with them ("?" out of range). */
+extern const char *const sim_sp_kind_names[SIM_SP_KINDS];
+extern const char *const sim_ep_mode_names[SIM_EP_MODES];
+extern const char *const sim_moe_gemm_names[SIM_MOE_GEMMS];
+
+const char *sim_sp_kind_name(sim_sp_kind k);
+const char *sim_ep_mode_name(sim_ep_mode m);
+const char *sim_moe_gemm_name(sim_moe_gemm g);
 const char *sim_role_name(sim_role r);
 const char *sim_route_policy_name(sim_route_policy p);
 const char *sim_arrival_name(sim_arrival_kind k);

@@ -25,12 +25,9 @@
 /* Name lists index the C enums of sim_scenario.h (plus enum_base). */
 static const char *const dtypes[] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
 static const char *const wdtypes[] = {"auto", "bf16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4", "int4"};
-static const char *const sp_kinds[] = {"ulysses", "ring"};
 static const char *const sched_policies[] = {"decode_first", "prefill_first"};
 static const char *const sched_admissions[] = {"optimistic", "reserve"};
 static const char *const sched_mem_rules[] = {"total", "free", "sglang"};
-static const char *const ep_modes[] = {"auto", "normal", "low_latency"};
-static const char *const moe_gemms[] = {"auto", "contiguous", "masked"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
 static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
 static const char *const traces[] = {"mooncake", "csv"}; /* base 1: 0 is "no trace" */
@@ -194,7 +191,7 @@ static const sim_schema_field table[] = {
         "Decode context parallel: KV split by sequence over dcp of the tp ranks; must divide tp."),
     FLD("deployment.pools.*.parallel.sp", SIM_SCHEMA_I32, PL(parallel.sp), IN(1, 1024),
         "Sequence-parallel degree for prefill (extra ranks per instance)."),
-    SEN("deployment.pools.*.parallel.sp_kind", PL(parallel.sp_kind), sp_kinds,
+    ENM("deployment.pools.*.parallel.sp_kind", PL(parallel.sp_kind), sim_sp_kind_names, 0,
         "Sequence parallelism: ulysses (all-to-all; heads must divide) or ring (KV passed around)."),
     FLD("deployment.pools.*.parallel.tp_sp", SIM_SCHEMA_BOOL, PL(parallel.tp_sp), ANY,
         "TP with sequence parallelism: reduce-scatter + all-gather instead of all-reduce."),
@@ -207,9 +204,9 @@ static const sim_schema_field table[] = {
         IN(0, 4096), "Pipeline parallelism: batches in flight in the instance, each through every stage in turn "
                      "(0 = pp, as vLLM's virtual engines and the SGLang/TensorRT-LLM PP schedulers; 1 = one batch at "
                      "a time, paying the whole fill and drain)."),
-    SEN("deployment.pools.*.parallel.ep_mode", PL(parallel.ep_mode), ep_modes,
+    ENM("deployment.pools.*.parallel.ep_mode", PL(parallel.ep_mode), sim_ep_mode_names, 0,
         "Expert all-to-all (DeepEP): normal (bandwidth-bound), low_latency (rounds of 128 tokens), auto (low_latency for decode, normal for prefill)."),
-    SEN("deployment.pools.*.parallel.moe_gemm", PL(parallel.moe_gemm), moe_gemms,
+    ENM("deployment.pools.*.parallel.moe_gemm", PL(parallel.moe_gemm), sim_moe_gemm_names, 0,
         "Grouped-GEMM layout for experts: contiguous (permuted rows), masked (per-expert slots), auto (masked after low-latency dispatch, contiguous otherwise)."),
     FLD("deployment.pools.*.parallel.expert_skew", SIM_SCHEMA_F64, PL(parallel.expert_skew), GE0,
         "Zipf exponent of the token load over experts (0 = uniform)."),
@@ -560,6 +557,14 @@ const char *sim_schema_enum_name(const sim_schema_field *f, int value)
     int i = value - f->enum_base;
     if (f->type != SIM_SCHEMA_ENUM || i < 0 || i >= f->n_names) return NULL;
     return f->names[i];
+}
+
+int sim_schema_enum_value(const sim_schema_field *f, const char *name)
+{
+    if (f->type != SIM_SCHEMA_ENUM) return -1;
+    for (int i = 0; i < f->n_names; i++)
+        if (strcmp(name, f->names[i]) == 0) return f->enum_base + i;
+    return -1;
 }
 
 void sim_schema_default(const sim_schema_field *f, const sim_scenario *def, char *buf, size_t size)

@@ -80,4 +80,8 @@ void sim_schema_default(const sim_schema_field *f, const sim_scenario *def, char
 /* Name of an enum value of an ENUM field, or NULL when it has none. */
 const char *sim_schema_enum_name(const sim_schema_field *f, int value);
 
+/* Value of an ENUM field's name, by the loader's rule (the exact name), or
+ * -1 when it is not one of f's names. */
+int sim_schema_enum_value(const sim_schema_field *f, const char *name);
+
 #endif

@@ -239,7 +239,7 @@ void launch_common_notes(FILE *f, const sim_scenario *sc)
         if (pc->parallel.sp > 1)
             fprintf(f, "# NOTE: pool %d was simulated with %d-way prefill sequence parallelism (%s), which these\n"
                        "#       engines have no flag for: its instances run on tp*pp*dp = %d GPUs without it.\n",
-                    (int)p, (int)pc->parallel.sp, pc->parallel.sp_kind, launch_pool_gpus(pc));
+                    (int)p, (int)pc->parallel.sp, sim_sp_kind_name(pc->parallel.sp_kind), launch_pool_gpus(pc));
         if (pc->gpu[0] && strcmp(pc->gpu, sc->hardware.gpu) != 0)
             fprintf(f, "# NOTE: pool %d was simulated on %s (the rest on %s): give its nodes those GPUs.\n", (int)p,
                     pc->gpu, sc->hardware.gpu);

@@ -70,6 +70,11 @@ static void case_errors(void)
     CHECK(run(11, e3) == 2);
     char *e4[] = {"predict", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--dtype", "int3"};
     CHECK(run(7, e4) == 2);
+    /* An enum flag takes the scenario key's names, exactly as the loader does. */
+    char *e6[] = {"predict", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--sp-kind", "Ring"};
+    CHECK(run(7, e6) == 2);
+    char *e7[] = {"predict", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--ep-mode", "fast"};
+    CHECK(run(7, e7) == 2);
     char *e5[] = {"predict", "--wat"};
     CHECK(run(2, e5) == 2);
     char *h[] = {"predict", "--help"};

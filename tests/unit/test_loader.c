@@ -419,6 +419,41 @@ static void test_schema_names(void)
     CHECK(sim_schema_edit_distance("kitten", "sitting") == 3);
 }
 
+/* The names the schema parses once into the scenario's C enums: the
+ * value lands in the struct, a wrong name is refused with the key path and
+ * the names, and every table entry prints back as its own name. */
+static void test_typed_enums(void)
+{
+    sim_scenario sc;
+    sim_err err;
+    REQUIRE(load("deployment: {pools: [{parallel: {sp_kind: ring, ep_mode: low_latency, moe_gemm: masked}}]}\n",
+                 NULL, 0, &sc, &err) == 0);
+    const sim_parallel_cfg *p = &sc.deployment.pools[0].parallel;
+    CHECK(p->sp_kind == SIM_SP_RING && p->ep_mode == SIM_EP_LOW_LATENCY && p->moe_gemm == SIM_MOE_GEMM_MASKED);
+    REQUIRE(load("model: llama-3.1-8b\n", NULL, 0, &sc, &err) == 0);
+    p = &sc.deployment.pools[0].parallel;
+    CHECK(p->sp_kind == SIM_SP_ULYSSES && p->ep_mode == SIM_EP_AUTO && p->moe_gemm == SIM_MOE_GEMM_AUTO);
+    const char *m = load_fail("deployment: {pools: [{parallel: {sp_kind: Ring}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:43: deployment.pools.0.parallel.sp_kind: expected one of ulysses|ring, got 'Ring'");
+    const char *set[] = {"deployment.pools.0.parallel.ep_mode=fast"};
+    m = load_fail("model: llama-3.1-8b\n", set, 1);
+    CHECK_CONTAINS(m, "parallel.ep_mode=fast: expected one of auto|normal|low_latency, got 'fast'");
+    m = load_fail("deployment: {pools: [{parallel: {moe_gemm: 1}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "parallel.moe_gemm: expected one of auto|contiguous|masked, got '1'");
+    const sim_schema_field *f = sim_schema_lookup("deployment.pools.*.parallel.ep_mode");
+    REQUIRE(f != NULL);
+    CHECK(sim_schema_enum_value(f, "normal") == SIM_EP_NORMAL);
+    CHECK(sim_schema_enum_value(f, "Normal") == -1 && sim_schema_enum_value(f, "") == -1);
+    for (int i = 0; i < SIM_SP_KINDS; i++) CHECK(strcmp(sim_sp_kind_name((sim_sp_kind)i), sim_sp_kind_names[i]) == 0);
+    for (int i = 0; i < SIM_EP_MODES; i++) {
+        CHECK(strcmp(sim_ep_mode_name((sim_ep_mode)i), sim_ep_mode_names[i]) == 0);
+        CHECK(sim_schema_enum_value(f, sim_ep_mode_names[i]) == i);
+    }
+    for (int i = 0; i < SIM_MOE_GEMMS; i++)
+        CHECK(strcmp(sim_moe_gemm_name((sim_moe_gemm)i), sim_moe_gemm_names[i]) == 0);
+    CHECK(strcmp(sim_ep_mode_name((sim_ep_mode)7), "?") == 0);
+}
+
 static void test_reference(void)
 {
     FILE *f = tmpfile();
@@ -545,6 +580,7 @@ static const test_case cases[] = {
     {"overrides", test_overrides},
     {"presets", test_presets},
     {"schema_names", test_schema_names},
+    {"typed_enums", test_typed_enums},
     {"reference", test_reference},
 };
 

@@ -1,7 +1,12 @@
 /* test_scenario_rules — the "0 = default" rules of the scenario written
- * once (sim_scenario.h): GPUs per node and the per-GPU NIC bandwidth. */
+ * once (sim_scenario.h): GPUs per node and the per-GPU NIC bandwidth; and
+ * the pool's typed parallel names as the cost model's layout enums
+ * (sim_pool_layout). */
+#include "sim_pool_layout.h"
 #include "sim_scenario.h"
 #include "test_util.h"
+
+#include <string.h>
 
 static void case_gpus_per_node(void)
 {
@@ -29,9 +34,41 @@ static void case_nic(void)
     CHECK(sim_network_nic_Bps(&sc.network, 25e9) == 25e9);
 }
 
+/* Each parallel enum value becomes its cost-model enum of the same name; a
+ * value outside the enum (a scenario built in code) is refused with the key. */
+static void case_pool_layout_enums(void)
+{
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    sim_pool_cfg *p = &sc.deployment.pools[0];
+    model_layout l;
+    sim_err e = {""};
+    REQUIRE(sim_pool_layout(&sc, p, &l, &e) == 0);
+    CHECK(l.sp_kind == MODEL_SP_ULYSSES && l.ep_mode == MODEL_EP_AUTO && l.moe_gemm == MODEL_MOE_GEMM_AUTO);
+    for (int i = 0; i < SIM_SP_KINDS; i++) {
+        p->parallel.sp_kind = (sim_sp_kind)i;
+        CHECK(sim_pool_layout(&sc, p, &l, &e) == 0 &&
+              strcmp(model_sp_kind_name(l.sp_kind), sim_sp_kind_name((sim_sp_kind)i)) == 0);
+    }
+    for (int i = 0; i < SIM_EP_MODES; i++) {
+        p->parallel.ep_mode = (sim_ep_mode)i;
+        CHECK(sim_pool_layout(&sc, p, &l, &e) == 0 &&
+              strcmp(model_ep_mode_name(l.ep_mode), sim_ep_mode_name((sim_ep_mode)i)) == 0);
+    }
+    for (int i = 0; i < SIM_MOE_GEMMS; i++) {
+        p->parallel.moe_gemm = (sim_moe_gemm)i;
+        CHECK(sim_pool_layout(&sc, p, &l, &e) == 0 &&
+              strcmp(model_moe_gemm_name(l.moe_gemm), sim_moe_gemm_name((sim_moe_gemm)i)) == 0);
+    }
+    p->parallel.ep_mode = (sim_ep_mode)SIM_EP_MODES;
+    CHECK(sim_pool_layout(&sc, p, &l, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "parallel.ep_mode");
+}
+
 static const test_case cases[] = {
     {"gpus_per_node", case_gpus_per_node},
     {"nic", case_nic},
+    {"pool_layout_enums", case_pool_layout_enums},
 };
 
 int main(int argc, char **argv)
