@@ -1,6 +1,7 @@
 /* sim_cli — see sim_cli.h. */
 #include "sim_cli.h"
 #include "sim_cli_replications.h"
+#include "sim_cli_sensitivity.h"
 #include "sim_clock.h"
 
 #include "sim_cli_calib.h"
@@ -40,6 +41,8 @@ static const char *usage_main =
     "commands:\n"
     "  run SCENARIO.yaml       simulate a deployment and print its metrics\n"
     "  search SCENARIO.yaml    find the deployment with the most goodput per GPU under the SLO\n"
+    "  sensitivity SCENARIO.yaml --op FAMILY --speedup S,...   what a faster kernel (GEMM,\n"
+    "                          attention, MoE, a collective ...) changes in TTFT, TPOT, goodput/GPU\n"
     "  plot DB -o FILE         draw cdf/throughput-latency/sweep/pareto/timeline figures (gnuplot)\n"
     "  validate SCENARIO.yaml  check a scenario (keys, types, ranges, catalogue names, memory fit)\n"
     "  schema                  print the scenario reference (every key, type, default, range)\n"
@@ -732,6 +735,7 @@ int sim_cli_main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
     if (strcmp(cmd, "search") == 0) return sim_cli_search(argc - 1, argv + 1);
+    if (strcmp(cmd, "sensitivity") == 0) return sim_cli_sensitivity(argc - 1, argv + 1);
     if (strcmp(cmd, "plot") == 0) return sim_cli_plot(argc - 1, argv + 1);
     if (strcmp(cmd, "estimate") == 0) return sim_cli_estimate(argc - 1, argv + 1);
     if (strcmp(cmd, "init") == 0) return sim_cli_init(argc - 1, argv + 1);
@@ -766,7 +770,7 @@ int sim_cli_main(int argc, char **argv)
         printf("servesim %s\n", SERVESIM_VERSION);
         return 0;
     }
-    static const char *const verbs[] = {"run", "validate", "search", "plot", "estimate", "init", "predict", "model",
+    static const char *const verbs[] = {"run", "validate", "search", "sensitivity", "plot", "estimate", "init", "predict", "model",
                                         "fidelity", "op", "calibrate", "db", "cache-replay", "schema", "version"};
     const char *near = sim_suggest(cmd, verbs, sizeof verbs / sizeof verbs[0]);
     if (near) {
