@@ -508,7 +508,16 @@ void cost_op_sets_init(model_cost *c)
          * experts ship block-scaled fp8 runs the engine's block-scaled
          * kernels (the label "fp8" does not tell them apart; per-tensor fp8
          * MoE kernels are others, with other prices). */
-        case COST_OPV_MOE: q.kind = MODEL_OPK_MOE, dt = c->m.experts > 0 ? cost_op_dtype(cost_expert_dtype(c)) : NULL; break;
+        case COST_OPV_MOE: {
+            model_dtype e = cost_expert_dtype(c);
+            q.kind = MODEL_OPK_MOE, dt = c->m.experts > 0 ? cost_op_dtype(e) : NULL;
+            /* MXFP4 experts where the activations run in MXFP8 (Blackwell:
+             * the fp4 × fp8 tensor-core path; cost_db_expert_dtype) take
+             * those kernels: 3.8× faster than the bf16-activation one at
+             * 8192 tokens on gpt-oss-120b's shape, 1.3× at 32. */
+            if (dt && e == MODEL_DTYPE_MXFP4) dt = cost_db_expert_dtype(c);
+            break;
+        }
         default: dt = NULL; break;
         }
         if (!dt || !kvd || !gt) continue; /* never priced: no dtype of the tables' */
@@ -519,11 +528,17 @@ void cost_op_sets_init(model_cost *c)
         snprintf(q.gemm_type, sizeof q.gemm_type, "%s", gt);
         char key[64];
         model_op_variant(&q, key, sizeof key);
-        c->op_sets[v].set = op_set_find(c, key);
-        if (!c->op_sets[v].set && v == COST_OPV_MOE) {
-            /* Formats only Marlin's dequantising kernels run (int4). */
-            snprintf(q.variant, sizeof q.variant, "marlin");
-            model_op_variant(&q, key, sizeof key);
+        if (v == COST_OPV_MOE) {
+            /* The fused-MoE kernel the engine runs on this architecture
+             * (model_op_lookup_moe: Marlin only for formats no other kernel
+             * runs), its backend's set, else the set fitted on most rows. */
+            const char *be = strcmp(c->l.op_backend, "auto") ? c->l.op_backend : NULL;
+            c->op_sets[v].set = model_op_lookup_moe(&c->g, NULL, be, &q);
+            if (!c->op_sets[v].set && be) {
+                q.variant[0] = '\0';
+                c->op_sets[v].set = model_op_lookup_moe(&c->g, NULL, NULL, &q);
+            }
+        } else {
             c->op_sets[v].set = op_set_find(c, key);
         }
         model_op_resolve(&q, &c->op_sets[v].r);

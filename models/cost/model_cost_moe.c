@@ -179,7 +179,7 @@ static void ep_emit(cost_ctx *x, const char *name, double count, double S, doubl
  * 0.38 ms a layer at 32 tokens, 13.6 ms for 36 layers, against a measured
  * TPOT of 7.9 ms), so decode keeps the grouped GEMMs until the routing of
  * real decode batches is known (docs/cost-model.md, "Latency sources"). */
-static int fused_moe(cost_ctx *x, const rank_load *ld, double count, double eh, double up, int prefill)
+static int fused_moe(cost_ctx *x, const rank_load *ld, double seen, double count, double eh, double up, int prefill)
 {
     const model_cost *c = x->c;
     const model_spec *m = &c->m;
@@ -213,6 +213,7 @@ static int fused_moe(cost_ctx *x, const rank_load *ld, double count, double eh, 
     d.moe_load.tile_m = ld->rows / ld->active > 64 ? 128 : 64;
     d.moe_load.row_tiles = d.moe_load.tile_m > 64 ? ld->tiles128 : ld->masked_rows / COST_MASKED_TILE;
     d.moe_load.hot = ld->rows / ld->active;
+    d.moe_load.seen_pairs = seen;
     cost_op(x, &d, 0);
     return 1;
 }
@@ -266,7 +267,11 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
     /* Measured fused-MoE rows (the engine's, else the fastest) price the
      * experts whole: permutes, both GEMMs and the activation; else the
      * engine's fitted fused-MoE op model; else the grouped GEMMs. */
-    if (!(cost_moe_db(x, count, T_all, eh, 3) > 0) && !fused_moe(x, &ld, count, eh, up, a->Tp > 0)) {
+    /* The pairs the rank's fused-MoE kernels see: only its own after an
+     * all-to-all dispatch, else those of every token it holds (replicated or
+     * gathered), other ranks' experts' masked. */
+    const double seen = a2a ? ld.rows : T_all * m->top_k;
+    if (!(cost_moe_db(x, count, T_all, eh, 3) > 0) && !fused_moe(x, &ld, seen, count, eh, up, a->Tp > 0)) {
         cost_op_desc cg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.rows, ld.active, up * I,
                                   eh, 0, El);
         cost_op_desc cd = grouped(c, "experts_down", count, ld.rows, ld.active, eh, I, 0, El);

@@ -76,6 +76,9 @@ static const model_op_param_info P_MOE[] = {
     {"eff_mem", "fraction", "fraction of HBM bandwidth reading the touched experts' weights", 0.8, 0.05, 1.5, 0},
     {"k_fill", "elements", "per-tile pipeline fill/drain of the grouped GEMMs, as extra k elements", 64, 1, 8192, 0},
     {"token_us", "SM*us", "fixed work per token-expert pair (permute, gather, combine)", 0.05, 0.0001, 100, 0},
+    {"pair_pass", "passes", "element-wise passes over every routed pair's hidden + intermediate row (bf16) the "
+     "rank's kernels make, masked pairs of other ranks' experts included (activation, zero-filled outputs, "
+     "reduction)", 1, 0.001, 20, 0},
 };
 static const model_op_param_info P_COMM[] = {
     {"base_us", "us", "per-call launch and synchronisation", 5, 0.1, 500, 0},
@@ -314,6 +317,60 @@ static void variant_put(char *out, size_t cap, size_t *n, const char *s)
     while (*s && *n + 1 < cap) out[(*n)++] = *s++;
 }
 
+/* The fused-MoE kernel families a set is fitted per ("" = the engine's own
+ * MoE op with no family named: TensorRT-LLM's torch flow), in the order an
+ * engine on each architecture takes them when none is named: Blackwell
+ * runs the TensorRT-LLM-gen kernels (FlashInfer's trtllm backend), Hopper
+ * and Ampere Triton's fused_moe, else CUTLASS; Marlin only for formats no
+ * other kernel runs (int4). */
+static const char *const MOE_KERNELS_BLACKWELL[] = {"trtllm", "", "cutlass", "triton", "marlin", NULL};
+static const char *const MOE_KERNELS_OTHER[] = {"triton", "cutlass", "", "trtllm", "marlin", NULL};
+
+int model_op_moe_kernel_known(const char *v)
+{
+    for (const char *const *k = MOE_KERNELS_OTHER; *k; k++)
+        if (**k && !strcmp(v, *k)) return 1;
+    return 0;
+}
+
+static int has_ci(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (!strncasecmp(s, needle, n)) return 1;
+    return 0;
+}
+
+const char *model_op_moe_kernel_of(const char *kernel_source)
+{
+    const char *s = kernel_source ? kernel_source : "";
+    if (has_ci(s, "marlin")) return "marlin";
+    if (has_ci(s, "triton")) return "triton";
+    if (has_ci(s, "flashinfer_trtllm")) return "trtllm";
+    if (has_ci(s, "cutlass")) return "cutlass";
+    return "";
+}
+
+const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *table_gpu, const char *backend,
+                                             model_op_query *q)
+{
+    const char *tg = table_gpu ? table_gpu : model_op_table_gpu(g);
+    char v[64];
+    if (model_op_moe_kernel_known(q->variant) || !strcmp(q->variant, "nongated")) {
+        model_op_variant(q, v, sizeof v);
+        return model_op_lookup_gpu(tg, backend, v);
+    }
+    int bw = (tg && !strncmp(tg, "b200", 4)) || (!tg && g && !strcasecmp(g->arch, "blackwell"));
+    for (const char *const *k = bw ? MOE_KERNELS_BLACKWELL : MOE_KERNELS_OTHER; *k; k++) {
+        snprintf(q->variant, sizeof q->variant, "%s", *k);
+        model_op_variant(q, v, sizeof v);
+        const model_op_paramset *s = model_op_lookup_gpu(tg, backend, v);
+        if (s) return s;
+    }
+    q->variant[0] = '\0';
+    return NULL;
+}
+
 /* "kind:a" or "kind:a/b" into out (cap > 0), truncated as snprintf would. */
 static void variant_join(char *out, size_t cap, const char *k, const char *a, const char *b)
 {
@@ -336,7 +393,7 @@ void model_op_variant(const model_op_query *q, char *out, size_t cap)
     const char *k = model_op_kind_name(q->kind);
     switch (q->kind) {
     case MODEL_OPK_GEMM: variant_join(out, cap, k, q->dtype, NULL); break;
-    case MODEL_OPK_MOE: variant_join(out, cap, k, q->dtype, !strcmp(q->variant, "marlin") ? "marlin" : NULL); break;
+    case MODEL_OPK_MOE: variant_join(out, cap, k, q->dtype, model_op_moe_kernel_known(q->variant) ? q->variant : NULL); break;
     case MODEL_OPK_CTX_ATTN:
     case MODEL_OPK_GEN_ATTN:
     case MODEL_OPK_CTX_MLA:
@@ -588,6 +645,7 @@ void model_op_moe_load_of(double T, double K, double E, double ep, double alpha,
     if (!(ep >= 1)) ep = 1;
     if (ep > E) ep = E;
     const double P = T * K, El = E / ep;
+    out->seen_pairs = P;
     if (alpha <= 0 || E > MOE_MAX_EXPERTS) {
         /* Balanced: every expert gets P/E rows; fewer picks than experts
          * touch P distinct experts, P/ep of them on this rank. */
@@ -688,7 +746,14 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
     double bytes = touched * (up + 1.0) * H * Ir * f->wbytes + pairs * (H * abytes + (up + 1.0) * Ir * 2.0 + H * 2.0);
     /* Fewer tiles than SMs stream the weights through fewer SMs. */
     double tmm = bytes / (g->hbm_bw * p[2] * (tiles < S ? sqrt(tiles / S) : 1));
-    return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm);
+    /* Every pair the rank's kernels see (all T·k with the tokens
+     * replicated over the EP ranks, as the tables run them) pays the
+     * element-wise passes over its rows at HBM bandwidth: the activation's
+     * intermediates, the zero-filled rows of experts held elsewhere, the
+     * top-k reduction. */
+    double gp = ld->seen_pairs > pairs ? ld->seen_pairs : pairs;
+    double tpass = gp * p[5] * (H + up * Ir) * 2.0 / g->hbm_bw;
+    return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm) + tpass;
 }
 
 static double t_moe(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,

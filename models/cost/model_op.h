@@ -80,6 +80,8 @@ typedef enum {
  * the hottest local expert. */
 typedef struct {
     double pairs, touched, row_tiles, tile_m, hot;
+    double seen_pairs; /* pairs the rank's kernels see, masked ones of other ranks' experts included (the tables
+                          replicate all T tokens over the EP ranks: T·k); 0 or below pairs: pairs */
 } model_op_moe_load;
 
 typedef struct {
@@ -122,6 +124,18 @@ typedef struct {
     double median_err;      /* in-sample median |pred/meas − 1| */
     double p90_err;         /* in-sample 90th percentile of |pred/meas − 1| */
 } model_op_paramset;
+
+/* MoE kernel families: whether v names one ("triton", "cutlass", "trtllm",
+ * "marlin"; a set of its own, "moe:<dtype>/<kernel>"), the family of a
+ * table's kernel_source ("" when it names none), and the set for q: the
+ * kernel q->variant names, else the first of the architecture's order
+ * (Blackwell: trtllm, the engine's own, cutlass, triton, marlin; others:
+ * triton, cutlass, the engine's own, trtllm, marlin) that has a set, written
+ * back to q->variant. table_gpu NULL: g's. NULL when none has a set. */
+int model_op_moe_kernel_known(const char *v);
+const char *model_op_moe_kernel_of(const char *kernel_source);
+const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *table_gpu, const char *backend,
+                                             model_op_query *q);
 
 /* The variant key of a query, e.g. "gemm:fp8", "ctx_attn:bfloat16/fp8",
  * "nccl:all_reduce", "custom_ar:graph", "gdn:conv/context". */

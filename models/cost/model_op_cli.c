@@ -130,8 +130,19 @@ static int gpu_of(const char *name, model_gpu *g)
 /* Parameters for q on g: the backend's set, else any backend's, of the
  * table GPU (params_gpu or g's architecture). */
 static const model_op_paramset *params_for(const model_gpu *g, const char *params_gpu, const char *backend,
-                                           const model_op_query *q)
+                                           model_op_query *q)
 {
+    if (q->kind == MODEL_OPK_MOE) {
+        /* The kernel named, else the architecture's order (model_op_lookup_moe). */
+        char named[MODEL_OP_STR];
+        snprintf(named, sizeof named, "%s", q->variant);
+        const model_op_paramset *s = model_op_lookup_moe(g, params_gpu, backend, q);
+        if (!s && backend && *backend) {
+            snprintf(q->variant, sizeof q->variant, "%s", named);
+            s = model_op_lookup_moe(g, params_gpu, NULL, q);
+        }
+        return s;
+    }
     char v[64];
     model_op_variant(q, v, sizeof v);
     const char *tg = params_gpu ? params_gpu : model_op_table_gpu(g);

@@ -87,9 +87,10 @@ int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *ca
     copy_str(q->gemm_type, sizeof q->gemm_type, calib_optable_get(t, "gemm_type"));
     copy_str(q->phase, sizeof q->phase, calib_optable_get(t, "phase"));
     copy_str(q->distribution, sizeof q->distribution, calib_optable_get(t, "distribution"));
-    /* MoE kernels: Marlin's dequantising GEMMs are a set of their own;
-     * non-gated experts run up and down only. */
-    if (q->kind == MODEL_OPK_MOE && contains_ci(src, "marlin")) copy_str(q->variant, sizeof q->variant, "marlin");
+    /* MoE kernels: each kernel family (Triton, CUTLASS, TensorRT-LLM-gen,
+     * Marlin's dequantising GEMMs) is a set of its own; non-gated experts
+     * run up and down only. */
+    if (q->kind == MODEL_OPK_MOE) copy_str(q->variant, sizeof q->variant, model_op_moe_kernel_of(src));
     if (q->kind == MODEL_OPK_MOE && contains_ci(src, "nongated")) copy_str(q->variant, sizeof q->variant, "nongated");
     /* The routing load once per row, not once per pricing. */
     if (q->kind == MODEL_OPK_MOE) model_op_moe_load_fill(q);

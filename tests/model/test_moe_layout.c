@@ -142,7 +142,8 @@ out:
  * that load to the bit, and no separate grouped GEMMs, permute or
  * activation. DeepSeek-V3 at TP8 × EP8 on B200 with SGLang's set, 8192
  * prefill tokens: 8192 × 8 / 8 = 8192 pairs on a rank, all 32 local experts
- * touched, 256 rows each → 2 tiles of 128 rows apiece = 64 row tiles. */
+ * touched, 256 rows each → 2 tiles of 128 rows apiece = 64 row tiles; the
+ * kernels see all 8192 × 8 pairs (tokens replicated, no all-to-all). */
 static void test_fused_moe(void)
 {
     model_spec m;
@@ -164,16 +165,21 @@ static void test_fused_moe(void)
     CHECK(f->source == MODEL_SRC_OP_MODEL);
     CHECK(test_find_op(ops, n, "experts_gate_up") == NULL && test_find_op(ops, n, "moe_permute") == NULL &&
           test_find_op(ops, n, "experts_act") == NULL);
-    const model_op_paramset *ps = model_op_lookup(&g, "sglang", "moe:fp8_block");
-    REQUIRE_OR(ps != NULL, goto out);
     model_op_query q;
     memset(&q, 0, sizeof q);
     q.kind = MODEL_OPK_MOE;
     snprintf(q.dtype, sizeof q.dtype, "fp8_block");
+    /* The kernel SGLang runs on Blackwell: the TensorRT-LLM-gen one. */
+    const model_op_paramset *ps = model_op_lookup_moe(&g, NULL, "sglang", &q);
+    REQUIRE_OR(ps != NULL, goto out);
+    CHECK(!strcmp(q.variant, "trtllm"));
     q.f[MODEL_OPF_HIDDEN] = H, q.f[MODEL_OPF_INTER] = I, q.f[MODEL_OPF_MOE_TP] = 1;
     model_op_resolved r;
     model_op_resolve(&q, &r);
-    model_op_moe_load ld = {.pairs = 8192, .touched = 32, .row_tiles = 64, .tile_m = 128, .hot = 256};
+    /* Tokens replicated over the TP ranks: the kernels see all 65536 pairs,
+     * those of the other ranks' experts masked. */
+    model_op_moe_load ld = {.pairs = 8192, .touched = 32, .row_tiles = 64, .tile_m = 128, .hot = 256,
+                            .seen_pairs = 65536};
     double one = model_op_moe_time_load(&g, &q, &r, ps->p, &ld, &e);
     REQUIRE(one > 0);
     CHECK_NEAR(f->time_s, MOE_LAYERS * one, 1e-9 * f->time_s);
