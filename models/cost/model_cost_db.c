@@ -370,26 +370,18 @@ static int32_t gemm_db_column(const model_cost *c, double wbytes, double peak)
     return COST_DB_WEIGHTS;
 }
 
-cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, double m, double n, double k,
-                       double wbytes, double abytes, double peak)
+void cost_gemm(cost_op_desc *d, const model_cost *c, const char *name, double count, double m, double n, double k,
+               double wbytes, double abytes, double peak)
 {
-    cost_op_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = name;
-    d.cls = MODEL_OPC_GEMM;
-    d.count = count;
-    d.m = m;
-    d.n = n;
-    d.k = k;
     /* Tile quantisation: a wave of tiles leaves SMs idle when the tile count
      * is not a multiple of the SM count. */
     double tiles = ceil(m / COST_TILE) * ceil(n / COST_TILE);
     double waves = ceil(tiles / c->g.sms);
     double wave_eff = tiles > c->g.sms ? tiles / (waves * c->g.sms) : 1;
-    d.flops = 2.0 * m * n * k;
-    d.bytes = n * k * wbytes + m * k * abytes + m * n * COST_ACT_BYTES;
-    d.peak = peak * wave_eff;
-    d.bw = c->bw;
+    cost_roof_desc(d, c, name, MODEL_OPC_GEMM, count, m, 2.0 * m * n * k,
+                   n * k * wbytes + m * k * abytes + m * n * COST_ACT_BYTES, peak * wave_eff, 1);
+    d->n = n;
+    d->k = k;
     /* With the perf-db's GEMM series attached the lookup prices this GEMM
      * (never below the series' floor), so the split-K search below, the
      * dearest part of the roofline descriptor, is skipped: the unsplit
@@ -402,28 +394,27 @@ cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, doub
          * at the fastest split count, as the op model prices it; the
          * roofline's max(FLOPs/peak, bytes/bandwidth) then gives the chosen
          * split's time. */
-        model_gemm_split sp = model_gemm_split_pick(c->g.sms, tiles, k, d.flops / peak, d.bytes, c->bw,
+        model_gemm_split sp = model_gemm_split_pick(c->g.sms, tiles, k, d->flops / peak, d->bytes, c->bw,
                                                     2.0 * m * n * 4.0, 0);
-        d.peak = peak * sp.par;
-        d.bw = c->bw * sp.mpar;
-        d.bytes += sp.extra_bytes;
+        d->peak = peak * sp.par;
+        d->bw = c->bw * sp.mpar;
+        d->bytes += sp.extra_bytes;
     }
-    d.kernels = 1;
-    d.calib_op = CALIB_OP_GEMM;
-    d.shape[0] = (int64_t)ceil(m);
-    d.shape[1] = (int64_t)n;
-    d.shape[2] = (int64_t)k;
-    d.calib_wdt = col;
+    d->calib_op = CALIB_OP_GEMM;
+    d->shape[0] = (int64_t)ceil(m);
+    d->shape[1] = (int64_t)n;
+    d->shape[2] = (int64_t)k;
+    d->calib_wdt = col;
     /* The engine's kernel: the GEMM alone (its activation quantisation is
      * the norm's / o_quant's op here). */
     const char *odt = wbytes < COST_ACT_BYTES ? cost_op_dtype(c->l.dtype) : "bfloat16";
     if (c->l.op_backend[0] && odt) {
-        d.has_op = 1;
-        d.opv = wbytes < COST_ACT_BYTES ? COST_OPV_GEMM_W : COST_OPV_GEMM_BF16;
-        d.op.kind = MODEL_OPK_GEMM;
-        d.op.f[MODEL_OPF_M] = ceil(m), d.op.f[MODEL_OPF_N] = n, d.op.f[MODEL_OPF_K] = k;
+        memset(&d->op, 0, sizeof d->op);
+        d->has_op = 1;
+        d->opv = wbytes < COST_ACT_BYTES ? COST_OPV_GEMM_W : COST_OPV_GEMM_BF16;
+        d->op.kind = MODEL_OPK_GEMM;
+        d->op.f[MODEL_OPF_M] = ceil(m), d->op.f[MODEL_OPF_N] = n, d->op.f[MODEL_OPF_K] = k;
     }
-    return d;
 }
 
 const char *cost_op_dtype(model_dtype d)

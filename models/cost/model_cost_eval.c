@@ -78,39 +78,15 @@ static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *
     a->prefill = Tp > 0;
 }
 
-/* An op of class cls over rows tokens with its roofline inputs (flops at
- * peak, bytes at the HBM bandwidth) and no calibrated op (calib_op -1). */
-/* Always inlined, here and in elem: a descriptor is about 1.5 kB, and a
- * call would zero it in the callee and copy it out twice per op priced. */
-#define COST_DESC_INLINE static inline __attribute__((always_inline))
-COST_DESC_INLINE cost_op_desc roof_desc(const model_cost *c, const char *name, model_op_class cls, double count,
-                                        double rows, double flops, double bytes, double peak, double kernels)
+static inline void elem(cost_op_desc *d, const model_cost *c, const char *name, double count, double tokens,
+                        double bytes, int32_t calib, int64_t rows, int64_t cols)
 {
-    cost_op_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = name;
-    d.cls = cls;
-    d.count = count;
-    d.flops = flops;
-    d.bytes = bytes;
-    d.peak = peak;
-    d.bw = c->bw;
-    d.kernels = kernels;
-    d.m = rows;
-    d.calib_op = -1;
-    return d;
-}
-
-COST_DESC_INLINE cost_op_desc elem(const model_cost *c, const char *name, double count, double tokens, double bytes,
-                              int32_t calib, int64_t rows, int64_t cols)
-{
-    cost_op_desc d = roof_desc(c, name, MODEL_OPC_OTHER, count, tokens, 0, bytes, 0, 1);
-    d.calib_op = calib;
-    d.shape[0] = rows;
-    d.shape[1] = cols;
+    cost_roof_desc(d, c, name, MODEL_OPC_OTHER, count, tokens, 0, bytes, 0, 1);
+    d->calib_op = calib;
+    d->shape[0] = rows;
+    d->shape[1] = cols;
     /* Quantisation rows are stored by their output dtype, fp8. */
-    if (calib == CALIB_OP_QUANT_FP8) cost_db_alt(&d, CALIB_OP_QUANT_FP8, COST_DB_FP8, d.shape);
-    return d;
+    if (calib == CALIB_OP_QUANT_FP8) cost_db_alt(d, CALIB_OP_QUANT_FP8, COST_DB_FP8, d->shape);
 }
 
 /* The perf-db shape of a gated-delta-net kernel (the tables' gdn rows): b
@@ -154,11 +130,13 @@ static double overlap_saving(const cost_ctx *x, double m_rows, double n, double 
 {
     const model_cost *c = x->c;
     const double f = c->g.sms > COST_COMM_SMS ? COST_COMM_SMS / c->g.sms : 0.5;
-    cost_op_desc whole = cost_gemm(c, "split", 1, m_rows, n, k, c->wb, c->ab, c->peak_gemm);
+    cost_op_desc whole;
+    cost_gemm(&whole, c, "split", 1, m_rows, n, k, c->wb, c->ab, c->peak_gemm);
     double base = gemm_time(x, &whole) + model_comm_time(&c->net, op, c->l.tp, 1, bytes, NULL) * x->time_scale;
     double best = 0;
     for (int s = 2; s <= COST_OVERLAP_MAX_SPLIT && m_rows / s >= COST_TILE; s++) {
-        cost_op_desc part = cost_gemm(c, "split", 1, m_rows / s, n, k, c->wb, c->ab, c->peak_gemm);
+        cost_op_desc part;
+        cost_gemm(&part, c, "split", 1, m_rows / s, n, k, c->wb, c->ab, c->peak_gemm);
         double g = gemm_time(x, &part), r = model_comm_time(&c->net, op, c->l.tp, 1, bytes / s, NULL) * x->time_scale;
         double slowed = g + f * r, step = slowed > r ? slowed : r;
         double saving = base - (g + (s - 1) * step + r);
@@ -177,8 +155,9 @@ static void tp_reduce(cost_ctx *x, const char *name, double count, double T, dou
     if (l->tp <= 1 || !(T > 0)) return;
     double cb = l->comm_fp8 ? 1.0 : COST_ACT_BYTES, h = c->m.hidden;
     if (l->comm_fp8) {
-        cost_op_desc q = elem(c, "comm_quant", count, T, T * h * (COST_ACT_BYTES + 1.0), CALIB_OP_QUANT_FP8,
-                              (int64_t)ceil(T), c->m.hidden);
+        cost_op_desc q;
+        elem(&q, c, "comm_quant", count, T, T * h * (COST_ACT_BYTES + 1.0), CALIB_OP_QUANT_FP8,
+             (int64_t)ceil(T), c->m.hidden);
         cost_op(x, &q, 0);
     }
     model_coll op = l->tp_sp ? MODEL_COLL_REDUCE_SCATTER : MODEL_COLL_ALL_REDUCE;
@@ -294,13 +273,14 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         double pairs = sliding ? a->pairs_sw : a->pairs, kvr = sliding ? a->kvpf_sw : a->kvpf;
         if (c->mla) {
             /* Prefill up-projects every cached and new latent to per-head K/V. */
-            cost_op_desc up = cost_gemm(c, kvb_names[kind], count, a->kvpf / sp,
-                                        hr * ((double)m->nope_dim + m->v_head_dim), m->kv_lora_rank, wA, aA, pA);
+            cost_op_desc up;
+            cost_gemm(&up, c, kvb_names[kind], count, a->kvpf / sp,
+                      hr * ((double)m->nope_dim + m->v_head_dim), m->kv_lora_rank, wA, aA, pA);
             cost_op(x, &up, 0);
         }
         double pair_flops = c->mla ? 2.0 * hr * (qdim + vdim) : 4.0 * hr * c->hd;
         cost_op_desc d;
-        memset(&d, 0, sizeof d);
+        cost_desc_init(&d);
         d.name = prefill_names[kind];
         d.cls = MODEL_OPC_ATTN;
         d.count = count;
@@ -360,7 +340,8 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         if (c->mla) {
             /* Absorbed MLA decode: q through W_UK into the latent, output
              * back through W_UV. */
-            cost_op_desc qa = cost_gemm(c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, wA, aA, pA);
+            cost_op_desc qa;
+            cost_gemm(&qa, c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, wA, aA, pA);
             int64_t bs[11] = {0};
             bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr; /* the absorb BMM's rows: tokens, heads */
             cost_db_alt(&qa, CALIB_OP_MLA_BMM_PRE, qa.calib_wdt, bs);
@@ -368,7 +349,7 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         }
         double pair_flops = c->mla ? 2.0 * hr * (2.0 * m->kv_lora_rank + m->rope_dim) : 4.0 * hr * c->hd;
         cost_op_desc d;
-        memset(&d, 0, sizeof d);
+        cost_desc_init(&d);
         d.name = decode_names[kind];
         d.cls = MODEL_OPC_ATTN;
         d.count = count;
@@ -393,7 +374,8 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         else if (dcp == 1) dsa_op(c, &d, 0, 1, a->nd, a->ctx / a->nd, 0);
         cost_op(x, &d, 0);
         if (c->mla) {
-            cost_op_desc oa = cost_gemm(c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);
+            cost_op_desc oa;
+            cost_gemm(&oa, c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);
             int64_t bs[11] = {0};
             bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr;
             cost_db_alt(&oa, CALIB_OP_MLA_BMM_POST, oa.calib_wdt, bs);
@@ -406,8 +388,9 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
         double Ta = a->T;
         double bytes = Ta * hr * dcp * (qdim + vdim + 2.0) * COST_ACT_BYTES;
         cost_comm(x, "dcp_gather", count, MODEL_COLL_ALL_GATHER, l->dcp, 1, bytes, 0);
-        cost_op_desc mg = elem(c, "lse_merge", count, Ta, Ta * hr * dcp * (vdim * COST_ACT_BYTES + 4.0) * 2.0,
-                               CALIB_OP_LSE_MERGE, (int64_t)ceil(Ta * hr), 0);
+        cost_op_desc mg;
+        elem(&mg, c, "lse_merge", count, Ta, Ta * hr * dcp * (vdim * COST_ACT_BYTES + 4.0) * 2.0,
+             CALIB_OP_LSE_MERGE, (int64_t)ceil(Ta * hr), 0);
         mg.shape[7] = (int64_t)vdim;
         mg.shape[10] = l->dcp;
         cost_op(x, &mg, 0);
@@ -460,12 +443,14 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
     /* Gates: GDN's b and a per value head; KDA's per-channel forget gate
      * and beta per head (both have the output gate z/g of nv·dv). */
     const double gates = m->lin_kda ? nk * dk + nv : 2.0 * nv;
-    cost_op_desc in = cost_gemm(c, "gdn_in_proj", count, T, conv_ch + nv * dv + gates, h, wA, aA, pA);
+    cost_op_desc in;
+    cost_gemm(&in, c, "gdn_in_proj", count, T, conv_ch + nv * dv + gates, h, wA, aA, pA);
     cost_op(x, &in, 0);
-    cost_op_desc cv = elem(c, "gdn_conv1d", count, T,
-                           T * conv_ch * 2.0 * COST_ACT_BYTES + seqs * conv_ch * (K > 1 ? K - 1 : 0) * 2.0 *
-                                                                    COST_ACT_BYTES, -1, (int64_t)ceil(T),
-                           (int64_t)conv_ch);
+    cost_op_desc cv;
+    elem(&cv, c, "gdn_conv1d", count, T,
+         T * conv_ch * 2.0 * COST_ACT_BYTES + seqs * conv_ch * (K > 1 ? K - 1 : 0) * 2.0 *
+         COST_ACT_BYTES, -1, (int64_t)ceil(T),
+         (int64_t)conv_ch);
     gdn_op(c, &cv, 1, a->Tp > 0, seqs, T, nk, nv);
     {
         int64_t gs[11];
@@ -476,10 +461,10 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
     cost_op_desc d;
     if (a->Tp > 0) {
         /* 3 kernels: WY transform, chunk state pass, output. */
-        d = roof_desc(c, "gdn_prefill", MODEL_OPC_ATTN, count, a->Tp,
-                      a->Tp * nv * (4.0 * dk * dv + 4.0 * COST_GDN_CHUNK * (dk + dv)),
-                      a->Tp * (2.0 * nk * dk + 2.0 * nv * dv + 2.0 * nv) * COST_ACT_BYTES + a->n_chunks * 2.0 * state,
-                      c->peak_attn, 3);
+        cost_roof_desc(&d, c, "gdn_prefill", MODEL_OPC_ATTN, count, a->Tp,
+                  a->Tp * nv * (4.0 * dk * dv + 4.0 * COST_GDN_CHUNK * (dk + dv)),
+                  a->Tp * (2.0 * nk * dk + 2.0 * nv * dv + 2.0 * nv) * COST_ACT_BYTES + a->n_chunks * 2.0 * state,
+                  c->peak_attn, 3);
         d.shape[3] = (int64_t)ceil(a->n_chunks > 0 ? a->n_chunks : 1);
         d.shape[0] = (int64_t)ceil(a->Tp / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
@@ -490,8 +475,8 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         cost_op(x, &d, 0);
     }
     if (a->nd > 0) {
-        d = roof_desc(c, "gdn_decode", MODEL_OPC_ATTN, count, a->nd, a->nd * nv * 7.0 * dk * dv,
-                      a->nd * (2.0 * state + (conv_ch + nv * dv + 2.0 * nv) * COST_ACT_BYTES), c->peak_attn, 1);
+        cost_roof_desc(&d, c, "gdn_decode", MODEL_OPC_ATTN, count, a->nd, a->nd * nv * 7.0 * dk * dv,
+                  a->nd * (2.0 * state + (conv_ch + nv * dv + 2.0 * nv) * COST_ACT_BYTES), c->peak_attn, 1);
         d.shape[3] = (int64_t)ceil(a->nd);
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         gdn_op(c, &d, 0, 0, a->nd, a->nd, nk, nv);
@@ -500,10 +485,12 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         cost_db_alt(&d, CALIB_OP_GDN_DECODE, COST_DB_BF16, gs);
         cost_op(x, &d, 0);
     }
-    cost_op_desc gn = elem(c, "gdn_norm_gate", count, T, T * nv * dv * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),
-                           (int64_t)(nv * dv));
+    cost_op_desc gn;
+    elem(&gn, c, "gdn_norm_gate", count, T, T * nv * dv * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),
+         (int64_t)(nv * dv));
     cost_op(x, &gn, 0);
-    cost_op_desc o = cost_gemm(c, "gdn_out_proj", count, T, h, nv * dv, wA, aA, pA);
+    cost_op_desc o;
+    cost_gemm(&o, c, "gdn_out_proj", count, T, h, nv * dv, wA, aA, pA);
     cost_op(x, &o, 0);
 }
 
@@ -531,30 +518,34 @@ static void eval_mamba(cost_ctx *x, const cost_agg *a, double count)
     const double state = di * N * m->mamba_state_bytes;
     const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
     const double seqs = a->n_chunks + a->nd;
-    cost_op_desc in = cost_gemm(c, "mamba_in_proj", count, T, 2.0 * di + bc + nh, h, wA, aA, pA);
+    cost_op_desc in;
+    cost_gemm(&in, c, "mamba_in_proj", count, T, 2.0 * di + bc + nh, h, wA, aA, pA);
     cost_op(x, &in, 0);
-    cost_op_desc cv = elem(c, "mamba_conv1d", count, T,
-                           T * conv_ch * 2.0 * COST_ACT_BYTES +
-                               seqs * conv_ch * (K > 1 ? K - 1 : 0) * 2.0 * COST_ACT_BYTES,
-                           -1, (int64_t)ceil(T), (int64_t)conv_ch);
+    cost_op_desc cv;
+    elem(&cv, c, "mamba_conv1d", count, T,
+         T * conv_ch * 2.0 * COST_ACT_BYTES +
+         seqs * conv_ch * (K > 1 ? K - 1 : 0) * 2.0 * COST_ACT_BYTES,
+         -1, (int64_t)ceil(T), (int64_t)conv_ch);
     cost_op(x, &cv, 0);
     cost_op_desc d;
     if (a->Tp > 0) {
         /* 5 kernels: chunk cumsum, chunk state, state passing, bmm, chunk scan. */
-        d = roof_desc(c, "mamba_ssd_prefill", MODEL_OPC_ATTN, count, a->Tp,
-                      a->Tp * nh * (COST_SSD_CHUNK * (N + P) + 4.0 * N * P),
-                      a->Tp * (conv_ch + di + nh) * COST_ACT_BYTES + a->n_chunks * 2.0 * state, c->peak_attn, 5);
+        cost_roof_desc(&d, c, "mamba_ssd_prefill", MODEL_OPC_ATTN, count, a->Tp,
+                  a->Tp * nh * (COST_SSD_CHUNK * (N + P) + 4.0 * N * P),
+                  a->Tp * (conv_ch + di + nh) * COST_ACT_BYTES + a->n_chunks * 2.0 * state, c->peak_attn, 5);
         cost_op(x, &d, 0);
     }
     if (a->nd > 0) {
-        d = roof_desc(c, "mamba_ssd_decode", MODEL_OPC_ATTN, count, a->nd, a->nd * nh * 6.0 * N * P,
-                      a->nd * (2.0 * state + (conv_ch + 2.0 * di + nh) * COST_ACT_BYTES), c->peak_attn, 1);
+        cost_roof_desc(&d, c, "mamba_ssd_decode", MODEL_OPC_ATTN, count, a->nd, a->nd * nh * 6.0 * N * P,
+                  a->nd * (2.0 * state + (conv_ch + 2.0 * di + nh) * COST_ACT_BYTES), c->peak_attn, 1);
         cost_op(x, &d, 0);
     }
-    cost_op_desc gn = elem(c, "mamba_norm_gate", count, T, T * di * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),
-                           (int64_t)di);
+    cost_op_desc gn;
+    elem(&gn, c, "mamba_norm_gate", count, T, T * di * 3.0 * COST_ACT_BYTES, -1, (int64_t)ceil(T),
+         (int64_t)di);
     cost_op(x, &gn, 0);
-    cost_op_desc o = cost_gemm(c, "mamba_out_proj", count, T, h, di, wA, aA, pA);
+    cost_op_desc o;
+    cost_gemm(&o, c, "mamba_out_proj", count, T, h, di, wA, aA, pA);
     cost_op(x, &o, 0);
 }
 
@@ -573,17 +564,19 @@ static void eval_dsa_indexer(cost_ctx *x, const cost_agg *a, double count)
     const double key_bytes = id * (1.0 + 4.0 / 128.0);
     const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
     const double peak = (c->g.flops_fp8 > 0 ? c->g.flops_fp8 : c->g.flops_bf16) * c->g.eff_attn;
-    cost_op_desc q = cost_gemm(c, "dsa_index_q", count, T, ih * id, m->q_lora_rank > 0 ? m->q_lora_rank : h, wA,
-                               aA, pA);
+    cost_op_desc q;
+    cost_gemm(&q, c, "dsa_index_q", count, T, ih * id, m->q_lora_rank > 0 ? m->q_lora_rank : h, wA,
+              aA, pA);
     cost_op(x, &q, 0);
-    cost_op_desc k = cost_gemm(c, "dsa_index_k", count, T, id + ih, h, wA, aA, pA);
+    cost_op_desc k;
+    cost_gemm(&k, c, "dsa_index_k", count, T, id + ih, h, wA, aA, pA);
     cost_op(x, &k, 0);
     cost_op_desc d;
     for (int dec = 0; dec < 2; dec++) {
         double keys = dec ? a->ctx : a->pairs, rows = dec ? a->nd : a->Tp, kv = dec ? a->ctx : a->kvpf;
         if (!(rows > 0)) continue;
-        d = roof_desc(c, dec ? "dsa_indexer_decode" : "dsa_indexer_prefill", MODEL_OPC_ATTN, count, rows,
-                      keys * ih * id * 2.0, kv * key_bytes + rows * ih * id * 1.0 + keys * 4.0, peak, 1);
+        cost_roof_desc(&d, c, dec ? "dsa_indexer_decode" : "dsa_indexer_prefill", MODEL_OPC_ATTN, count, rows,
+                  keys * ih * id * 2.0, kv * key_bytes + rows * ih * id * 1.0 + keys * 4.0, peak, 1);
         d.shape[3] = (int64_t)ceil(dec ? a->nd : (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[4] = (int64_t)(dec ? a->ctx / a->nd : a->cached / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)ih, d.shape[7] = (int64_t)id;
@@ -593,8 +586,9 @@ static void eval_dsa_indexer(cost_ctx *x, const cost_agg *a, double count)
         }
         cost_op(x, &d, 0);
         /* Top-k over each query's logits (read once, indices written). */
-        cost_op_desc tk = elem(c, dec ? "dsa_topk_decode" : "dsa_topk_prefill", count, rows,
-                               keys * 4.0 + rows * m->index_topk * 4.0, -1, (int64_t)ceil(rows), m->index_topk);
+        cost_op_desc tk;
+        elem(&tk, c, dec ? "dsa_topk_decode" : "dsa_topk_prefill", count, rows,
+             keys * 4.0 + rows * m->index_topk * 4.0, -1, (int64_t)ceil(rows), m->index_topk);
         cost_op(x, &tk, 0);
     }
 }
@@ -619,18 +613,21 @@ static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
     const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
     const double kvb = c->kvb, ql = m->q_lora_rank;
     const double n_csa = m->csa_layers, n_hca = m->hca_layers, n_swa = m->sliding_layers;
-    cost_op_desc g = cost_gemm(c, "q_a_proj", La, T, ql, h, wA, aA, pA);
+    cost_op_desc g;
+    cost_gemm(&g, c, "q_a_proj", La, T, ql, h, wA, aA, pA);
     cost_op(x, &g, 0);
-    cost_op_desc qn = elem(c, "q_a_norm", La, T, T * ql * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM, (int64_t)ceil(T),
-                           m->q_lora_rank);
+    cost_op_desc qn;
+    elem(&qn, c, "q_a_norm", La, T, T * ql * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM, (int64_t)ceil(T),
+         m->q_lora_rank);
     cost_op(x, &qn, 0);
-    g = cost_gemm(c, "q_b_proj", La, T, hr * hd, ql, wA, aA, pA);
+    cost_gemm(&g, c, "q_b_proj", La, T, hr * hd, ql, wA, aA, pA);
     cost_op(x, &g, 0);
-    g = cost_gemm(c, "kv_proj", La, T, hd, h, wA, aA, pA);
+    cost_gemm(&g, c, "kv_proj", La, T, hd, h, wA, aA, pA);
     cost_op(x, &g, 0);
     /* q norm, RoPE on q and the K=V head, the window-cache write. */
-    cost_op_desc rope = elem(c, "qkv_norm_rope_write", La, T, T * (hr * hd + hd) * 2.0 * COST_ACT_BYTES + T * hd * kvb,
-                             -1, 0, 0);
+    cost_op_desc rope;
+    elem(&rope, c, "qkv_norm_rope_write", La, T, T * (hr * hd + hd) * 2.0 * COST_ACT_BYTES + T * hd * kvb,
+         -1, 0, 0);
     cost_op(x, &rope, 0);
     /* Compressors: CSA's two overlapping series (2·head_dim each of kv and
      * gate), HCA's one; pooling reads them and writes an entry per ratio. */
@@ -640,10 +637,11 @@ static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
     const double width[2] = {4.0 * hd, 2.0 * hd};
     for (int k = 0; k < 2; k++) {
         if (!(n_k[k] > 0) || !(ratio[k] > 0)) continue;
-        g = cost_gemm(c, proj_names[k], n_k[k], T, width[k], h, wA, aA, pA);
+        cost_gemm(&g, c, proj_names[k], n_k[k], T, width[k], h, wA, aA, pA);
         cost_op(x, &g, 0);
-        cost_op_desc pool = elem(c, pool_names[k], n_k[k], T,
-                                 T * width[k] * COST_ACT_BYTES + T / ratio[k] * hd * kvb, -1, 0, 0);
+        cost_op_desc pool;
+        elem(&pool, c, pool_names[k], n_k[k], T,
+             T * width[k] * COST_ACT_BYTES + T / ratio[k] * hd * kvb, -1, 0, 0);
         cost_op(x, &pool, 0);
     }
     /* CSA's lightning indexer: index heads over TP. */
@@ -651,22 +649,25 @@ static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
     const double ikey = id * (1.0 + 4.0 / 128.0);
     if (n_csa > 0 && m->index_topk > 0) {
         const double r = m->csa_ratio;
-        g = cost_gemm(c, "csa_index_compress_proj", n_csa, T, 4.0 * id + m->index_heads, h, wA, aA, pA);
+        cost_gemm(&g, c, "csa_index_compress_proj", n_csa, T, 4.0 * id + m->index_heads, h, wA, aA, pA);
         cost_op(x, &g, 0);
-        cost_op_desc pool = elem(c, "csa_index_pool", n_csa, T, T * 4.0 * id * COST_ACT_BYTES + T / r * ikey, -1, 0,
-                                 0);
+        cost_op_desc pool;
+        elem(&pool, c, "csa_index_pool", n_csa, T, T * 4.0 * id * COST_ACT_BYTES + T / r * ikey, -1, 0,
+             0);
         cost_op(x, &pool, 0);
-        g = cost_gemm(c, "csa_index_q", n_csa, T, ih * id, ql, wA, aA, pA);
+        cost_gemm(&g, c, "csa_index_q", n_csa, T, ih * id, ql, wA, aA, pA);
         cost_op(x, &g, 0);
         const double peak8 = (c->g.flops_fp8 > 0 ? c->g.flops_fp8 : c->g.flops_bf16) * c->g.eff_attn;
         for (int dec = 0; dec < 2; dec++) {
             double rows = dec ? a->nd : a->Tp, keys = (dec ? a->ctx : a->pairs) / r, kv = (dec ? a->ctx : a->kvpf) / r;
             if (!(rows > 0)) continue;
-            cost_op_desc d = roof_desc(c, dec ? "csa_indexer_decode" : "csa_indexer_prefill", MODEL_OPC_ATTN, n_csa,
-                                       rows, keys * ih * id * 2.0, kv * ikey + rows * ih * id + keys * 4.0, peak8, 1);
+            cost_op_desc d;
+            cost_roof_desc(&d, c, dec ? "csa_indexer_decode" : "csa_indexer_prefill", MODEL_OPC_ATTN, n_csa,
+                      rows, keys * ih * id * 2.0, kv * ikey + rows * ih * id + keys * 4.0, peak8, 1);
             cost_op(x, &d, 0);
-            cost_op_desc tk = elem(c, dec ? "csa_topk_decode" : "csa_topk_prefill", n_csa, rows,
-                                   keys * 4.0 + rows * m->index_topk * 4.0, -1, (int64_t)ceil(rows), m->index_topk);
+            cost_op_desc tk;
+            elem(&tk, c, dec ? "csa_topk_decode" : "csa_topk_prefill", n_csa, rows,
+                 keys * 4.0 + rows * m->index_topk * 4.0, -1, (int64_t)ceil(rows), m->index_topk);
             cost_op(x, &tk, 0);
         }
     }
@@ -682,32 +683,35 @@ static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
         if (a->Tp > 0) {
             double comp = r > 0 ? fmin(a->pairs / r, a->Tp * topk) : 0, comp_kv = r > 0 ? fmin(a->kvpf / r, a->Tp * topk) : 0;
             double keys = a->pairs_sw + comp;
-            cost_op_desc d = roof_desc(c, pre_names[k], MODEL_OPC_ATTN, n_kind[k], a->Tp, keys * 4.0 * hr * hd,
-                                       (a->kvpf_sw + comp_kv) * hd * kvb + a->Tp * hr * 2.0 * hd * COST_ACT_BYTES,
-                                       c->peak_attn, 1);
+            cost_op_desc d;
+            cost_roof_desc(&d, c, pre_names[k], MODEL_OPC_ATTN, n_kind[k], a->Tp, keys * 4.0 * hr * hd,
+                      (a->kvpf_sw + comp_kv) * hd * kvb + a->Tp * hr * 2.0 * hd * COST_ACT_BYTES,
+                      c->peak_attn, 1);
             cost_op(x, &d, 0);
         }
         if (a->nd > 0) {
             double comp = r > 0 ? fmin(a->ctx / r, a->nd * topk) : 0, keys = a->ctx_sw + comp;
-            cost_op_desc d = roof_desc(c, dec_names[k], MODEL_OPC_ATTN, n_kind[k], a->nd, keys * 4.0 * hr * hd,
-                                       keys * hd * kvb + a->nd * hr * 2.0 * hd * COST_ACT_BYTES, c->peak_attn, 1);
+            cost_op_desc d;
+            cost_roof_desc(&d, c, dec_names[k], MODEL_OPC_ATTN, n_kind[k], a->nd, keys * 4.0 * hr * hd,
+                      keys * hd * kvb + a->nd * hr * 2.0 * hd * COST_ACT_BYTES, c->peak_attn, 1);
             cost_op(x, &d, 0);
         }
     }
     if (aA < COST_ACT_BYTES) {
-        cost_op_desc q = elem(c, "o_quant", La, T, T * hr * hd * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
-                              (int64_t)ceil(T), (int64_t)(hr * hd));
+        cost_op_desc q;
+        elem(&q, c, "o_quant", La, T, T * hr * hd * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
+             (int64_t)ceil(T), (int64_t)(hr * hd));
         cost_op(x, &q, 0);
     }
     if (m->o_groups > 0) {
         /* The groups this rank's heads fill, each (heads/groups)·head_dim → o_lora_rank. */
         const double gr = m->o_groups * hr / m->heads, per = hd * m->heads / m->o_groups;
-        g = cost_gemm(c, "o_a_proj_grouped", La, T, gr * m->o_lora_rank, per, wA, aA, pA);
+        cost_gemm(&g, c, "o_a_proj_grouped", La, T, gr * m->o_lora_rank, per, wA, aA, pA);
         cost_op(x, &g, 0);
-        g = cost_gemm(c, "o_b_proj", La, T, h, gr * m->o_lora_rank, wA, aA, pA);
+        cost_gemm(&g, c, "o_b_proj", La, T, h, gr * m->o_lora_rank, wA, aA, pA);
         cost_op(x, &g, 0);
     } else {
-        g = cost_gemm(c, "o_proj", La, T, h, hr * hd, wA, aA, pA);
+        cost_gemm(&g, c, "o_proj", La, T, h, hr * hd, wA, aA, pA);
         cost_op(x, &g, 0);
     }
 }
@@ -727,14 +731,17 @@ static void eval_hyper_connections(cost_ctx *x, const cost_agg *a)
     const double n = m->hc_mult, h = m->hidden, T = c->l.tp_sp ? a->T / c->l.tp : a->T, blocks = 2.0 * c->n_layers;
     const double mix = (2.0 + n) * n;
     const double peak = c->g.flops_fp32 > 0 ? c->g.flops_fp32 * c->g.eff_gemm : c->peak_bf16;
-    cost_op_desc pre = roof_desc(c, "hc_pre", MODEL_OPC_OTHER, blocks, T, 2.0 * T * n * h * mix,
-                                 T * n * h * COST_ACT_BYTES + T * h * COST_ACT_BYTES + mix * n * h * 4.0 + T * mix * 4.0,
-                                 peak, 2);
+    cost_op_desc pre;
+    cost_roof_desc(&pre, c, "hc_pre", MODEL_OPC_OTHER, blocks, T, 2.0 * T * n * h * mix,
+              T * n * h * COST_ACT_BYTES + T * h * COST_ACT_BYTES + mix * n * h * 4.0 + T * mix * 4.0,
+              peak, 2);
     cost_op(x, &pre, 0);
-    cost_op_desc post = elem(c, "hc_post", blocks, T, T * (2.0 * n * h + h) * COST_ACT_BYTES + T * mix * 4.0, -1, 0, 0);
+    cost_op_desc post;
+    elem(&post, c, "hc_post", blocks, T, T * (2.0 * n * h + h) * COST_ACT_BYTES + T * mix * 4.0, -1, 0, 0);
     cost_op(x, &post, 0);
-    cost_op_desc head = roof_desc(c, "hc_head", MODEL_OPC_OTHER, 1, a->sampled, 2.0 * a->sampled * n * h * n,
-                                  a->sampled * (n + 1.0) * h * COST_ACT_BYTES + n * n * h * 4.0, peak, 1);
+    cost_op_desc head;
+    cost_roof_desc(&head, c, "hc_head", MODEL_OPC_OTHER, 1, a->sampled, 2.0 * a->sampled * n * h * n,
+              a->sampled * (n + 1.0) * h * COST_ACT_BYTES + n * n * h * 4.0, peak, 1);
     cost_op(x, &head, 0);
 }
 
@@ -762,7 +769,8 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     /* Blocks with a token mixer (all of them, but in Nemotron-H / NAS). */
     const double Lmix = La + c->n_lin + c->n_mamba;
     (void)L;
-    cost_op_desc n1 = elem(c, "input_norm", Lmix, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
+    cost_op_desc n1;
+    elem(&n1, c, "input_norm", Lmix, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
     cost_op(x, &n1, 0);
     tp_gather(x, "tp_all_gather", Lmix, T, c->mla ? 0 : (hr + 2.0 * c->kv_r) * c->hd, c->mla ? 0 : h);
     /* QKV projections. */
@@ -772,32 +780,37 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     } else if (!c->mla) {
         /* With an output gate (Qwen3.5) q_proj also yields the gate. */
         const double qh = m->attn_out_gate ? 2.0 * hr : hr;
-        qkv0 = cost_gemm(c, "qkv_proj", La, T, (qh + 2.0 * c->kv_r) * c->hd, h, wA, aA, pA);
+        cost_gemm(&qkv0, c, "qkv_proj", La, T, (qh + 2.0 * c->kv_r) * c->hd, h, wA, aA, pA);
         cost_op(x, &qkv0, 0);
     } else {
         double qk = (double)m->nope_dim + m->rope_dim;
         if (m->q_lora_rank > 0) {
-            qkv0 = cost_gemm(c, "q_a_proj", La, T, m->q_lora_rank, h, wA, aA, pA);
+            cost_gemm(&qkv0, c, "q_a_proj", La, T, m->q_lora_rank, h, wA, aA, pA);
             cost_op(x, &qkv0, 0);
-            cost_op_desc qn = elem(c, "q_a_norm", La, T, T * m->q_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
-                                   (int64_t)ceil(T), m->q_lora_rank);
+            cost_op_desc qn;
+            elem(&qn, c, "q_a_norm", La, T, T * m->q_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
+                 (int64_t)ceil(T), m->q_lora_rank);
             cost_op(x, &qn, 0);
-            cost_op_desc qb = cost_gemm(c, "q_b_proj", La, T, hr * qk, m->q_lora_rank, wA, aA, pA);
+            cost_op_desc qb;
+            cost_gemm(&qb, c, "q_b_proj", La, T, hr * qk, m->q_lora_rank, wA, aA, pA);
             cost_op(x, &qb, 0);
         } else {
-            qkv0 = cost_gemm(c, "q_proj", La, T, hr * qk, h, wA, aA, pA);
+            cost_gemm(&qkv0, c, "q_proj", La, T, hr * qk, h, wA, aA, pA);
             cost_op(x, &qkv0, 0);
         }
-        cost_op_desc kva = cost_gemm(c, "kv_a_proj", La, T, (double)m->kv_lora_rank + m->rope_dim, h, wA, aA, pA);
+        cost_op_desc kva;
+        cost_gemm(&kva, c, "kv_a_proj", La, T, (double)m->kv_lora_rank + m->rope_dim, h, wA, aA, pA);
         cost_op(x, &kva, 0);
-        cost_op_desc kvn = elem(c, "kv_a_norm", La, T, T * m->kv_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
-                                (int64_t)ceil(T), m->kv_lora_rank);
+        cost_op_desc kvn;
+        elem(&kvn, c, "kv_a_norm", La, T, T * m->kv_lora_rank * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
+             (int64_t)ceil(T), m->kv_lora_rank);
         cost_op(x, &kvn, 0);
     }
     if (!m->comp_attn) {
         double kdim = c->mla ? (double)m->rope_dim : c->kv_r * c->hd;
-        cost_op_desc rope = elem(c, "rope_kv_write", La, T,
-                                 T * (hr * qdim + kdim) * 2.0 * COST_ACT_BYTES + T * c->kv_layer_r / l->dcp, -1, 0, 0);
+        cost_op_desc rope;
+        elem(&rope, c, "rope_kv_write", La, T,
+             T * (hr * qdim + kdim) * 2.0 * COST_ACT_BYTES + T * c->kv_layer_r / l->dcp, -1, 0, 0);
         cost_op(x, &rope, 0);
         if (m->index_topk > 0) {
             eval_dsa_indexer(x, a, c->n_full);
@@ -809,11 +822,13 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
         if (q_acts) {
             /* Attention writes bf16; the fp8/fp4 O projection needs its own
              * quantisation kernel (norm and SiLU·mul fuse theirs). */
-            cost_op_desc q = elem(c, "o_quant", La, T, T * hr * vdim * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
-                                  (int64_t)ceil(T), (int64_t)(hr * vdim));
+            cost_op_desc q;
+            elem(&q, c, "o_quant", La, T, T * hr * vdim * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
+                 (int64_t)ceil(T), (int64_t)(hr * vdim));
             cost_op(x, &q, 0);
         }
-        cost_op_desc o = cost_gemm(c, "o_proj", La, T, h, hr * vdim, wA, aA, pA);
+        cost_op_desc o;
+        cost_gemm(&o, c, "o_proj", La, T, h, hr * vdim, wA, aA, pA);
         cost_op(x, &o, 0);
     }
     eval_hyper_connections(x, a);
@@ -827,28 +842,33 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     if (c->n_dense > 0) {
         const double Ld = c->n_dense, up = m->ffn_plain ? 1.0 : 2.0;
         if (Ld - c->n_dense_nomix > 0) tp_reduce(x, "tp_reduce_attn", Ld - c->n_dense_nomix, T, h, hr * vdim);
-        cost_op_desc n2 = elem(c, "post_norm", Ld, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
+        cost_op_desc n2;
+        elem(&n2, c, "post_norm", Ld, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
         cost_op(x, &n2, 0);
         const int32_t n_w = m->n_ffn_widths > 0 ? m->n_ffn_widths : 1;
         for (int32_t k = 0; k < n_w; k++) {
             const double Lk = c->n_dense_w[k];
             const double I = (m->n_ffn_widths > 0 ? m->ffn_widths[k] : m->intermediate) / (double)l->tp;
             if (!(Lk > 0)) continue;
-            cost_op_desc gu = cost_gemm(c, m->ffn_plain ? "up_proj" : "gate_up_proj", Lk, T, up * I, h, wD, aD, pD);
+            cost_op_desc gu;
+            cost_gemm(&gu, c, m->ffn_plain ? "up_proj" : "gate_up_proj", Lk, T, up * I, h, wD, aD, pD);
             tp_gather(x, "tp_all_gather", Lk, T, up * I, h);
             cost_op(x, &gu, 0);
-            cost_op_desc act = elem(c, m->ffn_plain ? "relu2" : "silu_mul", Lk, T,
-                                    T * I * ((up + 1.0) * COST_ACT_BYTES + (q_dense ? aD : 0)), -1, 0, 0);
+            cost_op_desc act;
+            elem(&act, c, m->ffn_plain ? "relu2" : "silu_mul", Lk, T,
+                 T * I * ((up + 1.0) * COST_ACT_BYTES + (q_dense ? aD : 0)), -1, 0, 0);
             cost_op(x, &act, 0);
-            cost_op_desc dn = cost_gemm(c, "down_proj", Lk, T, h, I, wD, aD, pD);
+            cost_op_desc dn;
+            cost_gemm(&dn, c, "down_proj", Lk, T, h, I, wD, aD, pD);
             cost_op(x, &dn, 0);
             tp_reduce(x, "tp_reduce_mlp", Lk, T, h, I);
         }
     }
     if (c->n_moe > 0) {
         if (c->n_moe - c->n_moe_nomix > 0) tp_reduce(x, "tp_reduce_attn", c->n_moe - c->n_moe_nomix, T, h, hr * vdim);
-        cost_op_desc n2 = elem(c, "post_norm", c->n_moe, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn),
-                               m->hidden);
+        cost_op_desc n2;
+        elem(&n2, c, "post_norm", c->n_moe, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn),
+             m->hidden);
         cost_op(x, &n2, 0);
         /* DeepSeek-V4's hash-routed layers: a fixed token-id table spreads
          * the tokens over the experts, so expert_skew (the learned
@@ -867,7 +887,8 @@ static void eval_embed_ops(cost_ctx *x, const cost_agg *a)
 {
     const model_cost *c = x->c;
     const double T = a->T, h = c->m.hidden;
-    cost_op_desc e = elem(c, "embedding", 1, T, T * h * 2.0 * COST_ACT_BYTES, -1, 0, 0);
+    cost_op_desc e;
+    elem(&e, c, "embedding", 1, T, T * h * 2.0 * COST_ACT_BYTES, -1, 0, 0);
     cost_op(x, &e, 0);
     /* Vocab-parallel embedding: partial rows summed over TP. */
     if (c->l.tp > 1) cost_comm(x, "embed_all_reduce", 1, MODEL_COLL_ALL_REDUCE, c->l.tp, 1, T * h * COST_ACT_BYTES, 0);
@@ -879,16 +900,19 @@ static void eval_head_ops(cost_ctx *x, const cost_agg *a)
     const model_cost *c = x->c;
     const model_spec *m = &c->m;
     const double h = m->hidden, tp = c->l.tp;
-    cost_op_desc fn = elem(c, "final_norm", 1, a->sampled, a->sampled * h * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
-                           (int64_t)ceil(a->sampled), m->hidden);
+    cost_op_desc fn;
+    elem(&fn, c, "final_norm", 1, a->sampled, a->sampled * h * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
+         (int64_t)ceil(a->sampled), m->hidden);
     cost_op(x, &fn, 0);
     /* LM head stays in bf16 as checkpoints keep it. */
-    cost_op_desc lm = cost_gemm(c, "lm_head", 1, a->sampled, m->vocab / tp, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
+    cost_op_desc lm;
+    cost_gemm(&lm, c, "lm_head", 1, a->sampled, m->vocab / tp, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
     cost_op(x, &lm, 0);
     if (c->l.tp > 1)
         cost_comm(x, "logits_gather", 1, MODEL_COLL_ALL_GATHER, c->l.tp, 1, a->sampled * m->vocab * 4.0, 0);
-    cost_op_desc s = elem(c, "sampling", 1, a->sampled, a->sampled * COST_SAMPLE_PASSES * 4.0 * m->vocab,
-                          CALIB_OP_SOFTMAX, (int64_t)ceil(a->sampled), m->vocab);
+    cost_op_desc s;
+    elem(&s, c, "sampling", 1, a->sampled, a->sampled * COST_SAMPLE_PASSES * 4.0 * m->vocab,
+         CALIB_OP_SOFTMAX, (int64_t)ceil(a->sampled), m->vocab);
     cost_op(x, &s, 0);
 }
 

@@ -10,7 +10,9 @@
 #include "model_cost.h"
 #include "model_op.h"
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Activations and collectives travel in bf16 unless comm_fp8. */
 #define COST_ACT_BYTES 2.0
@@ -148,7 +150,11 @@ typedef struct {
     int prefill;                /* any prefill: eager launches */
 } cost_agg;
 
-/* Description of one op for cost_op(). */
+/* Description of one op for cost_op(). cost_desc_init zeroes what every
+ * op reads (everything before db_shape, about 200 of its 800 bytes);
+ * the parts after it are read only under their flags and written whole by
+ * whoever sets the flag: db_shape with has_db_op (cost_db_alt), op with
+ * has_op (zeroed, then filled), moe_load with op.kind MOE. */
 typedef struct {
     const char *name;
     model_op_class cls;
@@ -160,21 +166,44 @@ typedef struct {
                                  * permute inside the engines' fused-MoE op): launch floors on
                                  * the GPU, but no host launches of their own (eager bound) */
     int32_t calib_op;           /* calib_op, −1 = not in the perf-db */
-    int64_t shape[11];          /* calib_shape fields in order */
     int32_t calib_wdt;          /* its perf-db dtype column (COST_DB_*: c->series[op][calib_wdt]) */
     /* A serving engine's measured op that prices this one ahead of
      * calib_op when the tables hold it (an MLA kernel for MLA attention,
      * the GDN kernels, the MLA absorb BMMs, quantisation rows in fp8):
-     * db_op (calib_op) with its own shape and dtype column (COST_DB_*). */
+     * db_op (calib_op) with its own shape (db_shape) and dtype column (COST_DB_*). */
     int has_db_op;
     int32_t db_op, db_dt;
-    int64_t db_shape[11];
     double m, n, k;             /* shown as detail for GEMMs */
     int has_op;                 /* op is the kernel as model_op prices it (layout.op_backend set) */
     cost_opv opv;               /* its variant: op's strings are not filled, c->op_sets[opv] resolves them */
+    int64_t shape[11];          /* calib_shape fields in order */
+    /* Read only under their flags (see above). */
+    int64_t db_shape[11];
     model_op_query op;
     model_op_moe_load moe_load; /* op.kind MOE: the busiest rank's load under the layout's routing */
 } cost_op_desc;
+
+/* Zeroes what every op reads (the fields before db_shape). */
+static inline void cost_desc_init(cost_op_desc *d) { memset(d, 0, offsetof(cost_op_desc, db_shape)); }
+
+/* Fills *d with an op of class cls over rows tokens with its roofline
+ * inputs (flops at peak, bytes at the HBM bandwidth) and no calibrated op
+ * (calib_op -1). Through a pointer: a descriptor is about 800 bytes. */
+static inline void cost_roof_desc(cost_op_desc *d, const model_cost *c, const char *name, model_op_class cls,
+                                  double count, double rows, double flops, double bytes, double peak, double kernels)
+{
+    cost_desc_init(d);
+    d->name = name;
+    d->cls = cls;
+    d->count = count;
+    d->flops = flops;
+    d->bytes = bytes;
+    d->peak = peak;
+    d->bw = c->bw;
+    d->kernels = kernels;
+    d->m = rows;
+    d->calib_op = -1;
+}
 
 /* Evaluation state: totals, optional op list. */
 typedef struct {
@@ -226,9 +255,10 @@ double cost_op_model_moe(const model_cost *c, const model_op_query *q, const mod
  * all-reduce sets; 0 when none covers it. */
 double cost_op_model_comm(const model_cost *c, model_coll op, int32_t n, double bytes);
 
-/* GEMM descriptor: m×k times k×n with weights in wdt bytes. */
-cost_op_desc cost_gemm(const model_cost *c, const char *name, double count, double m, double n, double k,
-                       double wbytes, double abytes, double peak);
+/* Fills *d with the GEMM descriptor: m×k times k×n with weights in wdt
+ * bytes (through a pointer: a descriptor is about 800 bytes). */
+void cost_gemm(cost_op_desc *d, const model_cost *c, const char *name, double count, double m, double n, double k,
+               double wbytes, double abytes, double peak);
 
 /* The MoE block of one layer class (count layers) on aggregates a; uniform:
  * every expert equally loaded (c->uniform, or 1 for hash-routed layers). */

@@ -227,7 +227,8 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
     if (!(count > 0) || !(T > 0)) return;
     const int distinct = l->dp > 1 || l->tp_sp;
     const double Tr = l->tp_sp ? T / l->tp : T; /* tokens this rank routes */
-    cost_op_desc rt = cost_gemm(c, "router", count, Tr, m->experts, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
+    cost_op_desc rt;
+    cost_gemm(&rt, c, "router", count, Tr, m->experts, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
     cost_op(x, &rt, 0);
     cost_op_desc tk = {0};
     tk.name = "topk";
@@ -253,8 +254,9 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
      * (weights replicated, in the experts' format) and back up after. */
     const double eh = expert_width(m), up = m->ffn_plain ? 1.0 : 2.0;
     if (m->moe_latent > 0) {
-        cost_op_desc ld = cost_gemm(c, "moe_latent_down", count, Tr, eh, h, c->wb_part[MODEL_PART_EXPERT],
-                                    c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
+        cost_op_desc ld;
+        cost_gemm(&ld, c, "moe_latent_down", count, Tr, eh, h, c->wb_part[MODEL_PART_EXPERT],
+                  c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
         cost_op(x, &ld, 0);
     }
     if (a2a) ep_emit(x, "ep_dispatch", count, S, c->ab, a->Tp > 0);
@@ -315,16 +317,18 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
     if (gathered)
         cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, G, 1, T_all * eh * COST_ACT_BYTES, 0);
     if (m->moe_latent > 0) {
-        cost_op_desc lu = cost_gemm(c, "moe_latent_up", count, Tr, h, eh, c->wb_part[MODEL_PART_EXPERT],
-                                    c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
+        cost_op_desc lu;
+        cost_gemm(&lu, c, "moe_latent_up", count, Tr, h, eh, c->wb_part[MODEL_PART_EXPERT],
+                  c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
         cost_op(x, &lu, 0);
     }
 
     if (m->shared_experts > 0) {
         double Is = (double)m->shared_experts * m->expert_intermediate / l->tp;
-        cost_op_desc sg = cost_gemm(c, m->ffn_plain ? "shared_up" : "shared_gate_up", count, T, up * Is, h,
-                                    c->wb_part[MODEL_PART_SHARED], c->ab_part[MODEL_PART_SHARED],
-                                    c->peak_part[MODEL_PART_SHARED]);
+        cost_op_desc sg;
+        cost_gemm(&sg, c, m->ffn_plain ? "shared_up" : "shared_gate_up", count, T, up * Is, h,
+                  c->wb_part[MODEL_PART_SHARED], c->ab_part[MODEL_PART_SHARED],
+                  c->peak_part[MODEL_PART_SHARED]);
         cost_op(x, &sg, 0);
         cost_op_desc sa = {0};
         sa.name = "shared_act";
@@ -336,8 +340,9 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
         sa.m = T;
         sa.calib_op = -1;
         cost_op(x, &sa, 0);
-        cost_op_desc sd = cost_gemm(c, "shared_down", count, T, h, Is, c->wb_part[MODEL_PART_SHARED],
-                                     c->ab_part[MODEL_PART_SHARED], c->peak_part[MODEL_PART_SHARED]);
+        cost_op_desc sd;
+        cost_gemm(&sd, c, "shared_down", count, T, h, Is, c->wb_part[MODEL_PART_SHARED],
+                  c->ab_part[MODEL_PART_SHARED], c->peak_part[MODEL_PART_SHARED]);
         cost_op(x, &sd, 0);
     }
 }
