@@ -141,6 +141,7 @@ typedef struct {
     int32_t max_seqs;
     int32_t max_batched_tokens;
     int32_t chunk_tokens;      /* max prefill tokens of one request per iteration */
+    int32_t whole_prompts;     /* a waiting prompt joins an iteration only whole (no chunked prefill) */
     int32_t block_tokens;      /* paged KV block size */
     double gpu_mem_util;       /* fraction of HBM the engine may use */
     double reserve_gb;         /* activation/workspace reserve per GPU */

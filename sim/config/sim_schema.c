@@ -217,6 +217,12 @@ static const sim_schema_field table[] = {
         PL(scheduler.max_batched_tokens), GE1, "Token budget of one iteration."),
     FLD("deployment.pools.*.scheduler.chunk_tokens", SIM_SCHEMA_I32, PL(scheduler.chunk_tokens), GE1,
         "Most prefill tokens of one request per iteration (<= max_batched_tokens)."),
+    FLD("deployment.pools.*.scheduler.whole_prompts", SIM_SCHEMA_BOOL, PL(scheduler.whole_prompts), ANY,
+        "A waiting prompt joins an iteration only whole: one that does not fit what the prompts "
+        "already there leave of the token budget waits for a later iteration, first come first "
+        "served (TensorRT-LLM without enable_chunked_prefill, its default); a prompt longer than "
+        "the budget or chunk_tokens still runs, alone, in chunks. false = the rest of the budget "
+        "takes a chunk of the next prompt (chunked prefill)."),
     FLD("deployment.pools.*.scheduler.block_tokens", SIM_SCHEMA_I32, PL(scheduler.block_tokens),
         IN(1, 1024), "Paged KV cache block size in tokens."),
     {"deployment.pools.*.scheduler.gpu_mem_util", SIM_SCHEMA_F64, PL(scheduler.gpu_mem_util),

@@ -345,6 +345,12 @@ static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int adm
          * blocks would only have it preempted again at the next step. */
         int64_t reuse = kept_tokens(in, r);
         int32_t want = min3(r->prefill_target - r->prefilled - reuse, in->cfg.chunk_tokens, budget);
+        if (in->cfg.whole_prompts && ln->n_chunks > 0 && want < r->prefill_target - r->prefilled - reuse) {
+            /* scheduler.whole_prompts: it waits for an iteration it fits. */
+            sim_instance_unmatch_prefix(in, r);
+            resv_release(in, r);
+            break;
+        }
         int64_t need = blocks_for(in, (int64_t)r->prefilled + reuse + want) - (r->blocks + shared_kv(in, r));
         int32_t t = 0;
         if (need <= 0 || sim_instance_free_blocks(in, need) >= need) {

@@ -29,7 +29,8 @@
  * prefill iteration). A context server schedules every waiting prompt its
  * token budget holds (TensorRT-LLM's max_num_tokens, SGLang's
  * chunked-prefill size, vLLM's max-num-batched-tokens, per DP rank), so
- * the prefill pool admits up to the concurrency, bounded by that budget.
+ * the prefill pool admits up to the concurrency, bounded by that budget
+ * (TensorRT-LLM's only with whole prompts: scheduler.whole_prompts).
  * Capped at one prompt per rank, TensorRT-LLM's DP4 context worker for 1k
  * prompts ran four per eager iteration (its 121 ms launch floor: 33
  * requests/s) where 88 were measured at 4,096 clients, while its 169 ms
@@ -260,6 +261,12 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
         if (pseqs < r->concurrency) pseqs = r->concurrency;
         if (pseqs > pp->scheduler.max_batched_tokens) pseqs = pp->scheduler.max_batched_tokens;
         pp->scheduler.max_seqs = (int32_t)pseqs;
+        /* TensorRT-LLM's context server schedules a prompt only whole
+         * (enable_chunked_prefill is off by default and in the recipes):
+         * with 8k prompts and an 8,192-token budget per rank, a second
+         * prompt does not share a rank's iteration by taking a chunk of
+         * what is left (header comment, "Batch sizes"). */
+        if (!strcasecmp(r->backend, "trtllm")) pp->scheduler.whole_prompts = 1;
         int64_t per = (r->concurrency + dp->instances - 1) / dp->instances;
         int64_t seqs = (int64_t)r->decode.batch * r->decode.dp;
         if (seqs < per) seqs = per;

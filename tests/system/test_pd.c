@@ -7,7 +7,8 @@
  * eager context worker's launch floor paid once per iteration of batched
  * prompts; the KV of one request moving over the GPUs that hold it (one
  * attention-DP rank's NIC, the distinct TP shards) by hand, and the decode
- * instance chosen at arrival or at prefill end (deployment.decode_pick). */
+ * instance chosen at arrival or at prefill end (deployment.decode_pick),
+ * and a context worker scheduling prompts only whole (whole_prompts). */
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "sim_cluster.h"
@@ -420,6 +421,50 @@ static void test_decode_pick(void)
     }
 }
 
+/* scheduler.whole_prompts (TensorRT-LLM's context server without chunked
+ * prefill) against the cost model's iterations. A prefill worker with a
+ * 1,500-token budget; three 1,000-token prompts A, B, C at t = 0. A starts
+ * an iteration alone (the engine does not wait for more). Chunked: B and
+ * 500 tokens of C share the next iteration, C's other 500 the one after.
+ * Whole: B runs alone, then C: B's first token one single-prompt iteration
+ * after A's, C's another after B's. */
+static void test_whole_prompts(void)
+{
+    const char *src = test_srcdir ? test_srcdir : ".";
+    model_cost *pre = NULL;
+    for (int whole = 0; whole < 2; whole++) {
+        sim_scenario sc;
+        pd_scenario(&sc);
+        sc.deployment.pools[0].scheduler.max_batched_tokens = 1500;
+        sc.deployment.pools[0].scheduler.chunk_tokens = 1500;
+        sc.deployment.pools[0].scheduler.whole_prompts = whole;
+        sc.workload.requests = 0;
+        sc.workload.trace.format = SIM_TRACE_CSV;
+        snprintf(sc.workload.trace.path, sizeof sc.workload.trace.path, "%s/tests/data/pd/three.csv", src);
+        if (!pre && !(pre = cost_for(1, sc.deployment.pools[0].scheduler.overhead_us))) return;
+        run_result r;
+        if (run(&sc, &r) || r.n != 3) {
+            CHECK_MSG(0, "%lld requests recorded", (long long)r.n);
+            free(r.recs);
+            continue;
+        }
+        sim_time ft[3] = {0, 0, 0};
+        for (int j = 0; j < 3; j++)
+            if (r.recs[j].id < 3) ft[r.recs[j].id] = r.recs[j].first_token;
+        model_chunk one = {1000, 0}, two[2] = {{1000, 0}, {500, 0}}, rest = {500, 500};
+        model_batch b_one = {.n_chunks = 1, .chunks = &one}, b_two = {.n_chunks = 2, .chunks = two};
+        model_batch b_rest = {.n_chunks = 1, .chunks = &rest};
+        sim_time want_b = ft[0] + (whole ? iter_ns(pre, &b_one) : iter_ns(pre, &b_two));
+        sim_time want_c = want_b + (whole ? iter_ns(pre, &b_one) : iter_ns(pre, &b_rest));
+        CHECK_MSG(ft[1] == want_b && ft[2] == want_c, "%s: B's first token %lld (want %lld), C's %lld (want %lld)",
+                  whole ? "whole" : "chunked", (long long)ft[1], (long long)want_b, (long long)ft[2],
+                  (long long)want_c);
+        check_conserved(&r, 3);
+        free(r.recs);
+    }
+    model_cost_destroy(pre);
+}
+
 /* pd+af without an ffn pool is refused with the reason. */
 static void test_af_needs_ffn(void)
 {
@@ -442,6 +487,7 @@ static const test_case cases[] = {
     {"backpressure_and_conservation", test_backpressure_and_conservation},
     {"transfer_ranks", test_transfer_ranks},
     {"decode_pick", test_decode_pick},
+    {"whole_prompts", test_whole_prompts},
     {"af_needs_ffn", test_af_needs_ffn},
 };
 
