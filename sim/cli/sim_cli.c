@@ -90,7 +90,7 @@ static const char *usage_run =
     "  --replications N      run the scenario N >= 2 times with independent seeds derived from\n"
     "                        its seed and print every headline figure (TTFT/TPOT/E2E mean and\n"
     "                        percentiles, throughput, goodput, goodput/GPU, SLO attainment)\n"
-    "                        with a 95 %% Student-t interval (--json: an `intervals` object);\n"
+    "                        with a 95 % Student-t interval (--json: an `intervals` object);\n"
     "                        on J threads (--jobs, default one per CPU); no results DB\n"
     "Exit status: 0 ok, 1 failure, 2 bad usage or input, 3 the run stopped on overload\n"
     "(its partial metrics are still printed and stored).\n";

@@ -30,7 +30,7 @@
 static const char *usage =
     "usage: servesim search SCENARIO.yaml [--set key.path=value ...] [--out DIR] [--db FILE | --no-db]\n"
     "                       [--threads N] [--no-prune] [--top K] [--rate R] [--format png|svg]\n"
-    "                       [--no-perf-db] [--json] [--quiet]\n"
+    "                       [--no-perf-db] [--replications N] [--json] [--quiet]\n"
     "\n"
     "Searches deployments of the scenario's model for the one that serves its workload under\n"
     "its SLO with the most goodput per GPU (or lowest cost per token when search.prices are\n"
@@ -47,6 +47,9 @@ static const char *usage =
     "                   so candidates on GPUs with and without measured data compare alike\n"
     "  --top K          runners-up to list (search.top_k)\n"
     "  --rate R         evaluate every candidate at R req/s instead of finding its max (search.rate)\n"
+    "  --replications N re-run the top deployments with N independent seeds at their rates: the\n"
+    "                   ranking follows the means, overlapping 95 % intervals are reported as\n"
+    "                   statistically indistinguishable (search.replications)\n"
     "  --format F       plot format png (default) or svg\n"
     "  --json           print the result as one JSON object\n"
     "Under `mpirun -np N` (servesim built with MPI) the candidates are spread over the ranks\n"
@@ -194,7 +197,7 @@ static void make_plots(const char *dir, const char *db, const char *fmt, int qui
 int sim_cli_search(int argc, char **argv)
 {
     const char *path = NULL, *out_dir = NULL, *db = NULL, *fmt = "png";
-    const char *sets[MAX_SETS + 4];
+    const char *sets[MAX_SETS + 5];
     char extra[3][64] = {"", "", ""};
     int n_sets = 0, no_db = 0, json = 0, quiet = 0, no_prune = 0, threads = 0, rc = 1, no_perf_db = 0;
     for (int i = 1; i < argc; i++) {
@@ -218,6 +221,14 @@ int sim_cli_search(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--format") == 0 && v && (strcmp(v, "png") == 0 || strcmp(v, "svg") == 0)) {
             fmt = v;
+            i++;
+        } else if (strcmp(a, "--replications") == 0 && v) {
+            int64_t x;
+            if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < 2 || x > 10000) {
+                fprintf(stderr, "servesim: search: --replications: expected an integer 2..10000, got '%s'\n", v);
+                return EXIT_USAGE;
+            }
+            snprintf(extra[2], sizeof extra[2], "search.replications=%lld", (long long)x);
             i++;
         } else if ((strcmp(a, "--threads") == 0 || strcmp(a, "--top") == 0) && v) {
             int64_t x;
@@ -250,7 +261,7 @@ int sim_cli_search(int argc, char **argv)
         } else if (a[0] == '-') {
             static const char *const flags[] = {"--set", "--out", "--db", "--no-db", "--threads", "--no-prune",
                                                 "--top", "--rate", "--format", "--no-perf-db", "--json", "--quiet",
-                                                "--help"};
+                                                "--replications", "--help"};
             const char *near = sim_suggest(a, flags, sizeof flags / sizeof flags[0]);
             int known = 0;
             for (size_t q = 0; q < sizeof flags / sizeof flags[0]; q++) known |= strcmp(flags[q], a) == 0;
@@ -270,10 +281,11 @@ int sim_cli_search(int argc, char **argv)
         fprintf(stderr, "servesim: search: missing SCENARIO.yaml\n%s", usage);
         return EXIT_USAGE;
     }
-    /* --top, --rate (the last of each wins) and --no-perf-db after the --sets:
-     * at most three more than MAX_SETS, which sets has room for. */
+    /* --top, --rate, --replications (the last of each wins) and --no-perf-db
+     * after the --sets: at most four more than MAX_SETS, which sets has room for. */
     if (extra[0][0]) sets[n_sets++] = extra[0];
     if (extra[1][0]) sets[n_sets++] = extra[1];
+    if (extra[2][0]) sets[n_sets++] = extra[2];
     if (no_perf_db) sets[n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
     int env_rank = 0, use_mpi = mpi_launched(&env_rank);
 #ifndef SERVESIM_HAVE_MPI

@@ -303,6 +303,7 @@ typedef struct {
     int32_t prune;             /* analytic-bound pruning on */
     char objective[32];        /* auto | goodput_per_gpu | cost */
     int32_t max_candidates;    /* refuse spaces larger than this */
+    int32_t replications;      /* >= 2: re-run the top_k deployments with this many seeds (0 = off) */
 } sim_search_cfg;
 
 typedef struct sim_scenario {

@@ -415,6 +415,11 @@ static const sim_schema_field table[] = {
         "Runners-up listed; pruning keeps this many exact."),
     FLD("search.threads", SIM_SCHEMA_I32, SC(search.threads), IN(0, 1024),
         "Worker threads per process (0 = one per core, shared among MPI ranks on a node)."),
+    FLD("search.replications", SIM_SCHEMA_I32, SC(search.replications), IN(0, 10000),
+        "0 = off; N >= 2: after the search, the best candidate of each of the top_k distinct deployments "
+        "runs N more times with independent seeds at its rate, the ranking follows the mean objective, "
+        "and candidates whose 95 % intervals overlap the leader's are reported as statistically "
+        "indistinguishable."),
     FLD("search.prune", SIM_SCHEMA_BOOL, SC(search.prune), ANY,
         "Skip candidates whose analytic throughput bound cannot reach the top-k."),
     SEN("search.objective", SC(search.objective), search_objectives,

@@ -51,6 +51,10 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         goto fail;
     }
     s->percentile = p;
+    if (cfg->replications == 1) {
+        rc = sim_err_set(err, SIM_EINVAL, "search.replications: 1 run gives no interval; expected 0 (off) or >= 2");
+        goto fail;
+    }
     if (sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_SCHEDULE) {
         /* The search varies workload.arrival.rate, which a schedule ignores. */
         rc = sim_err_set(err, SIM_EINVAL,
@@ -192,6 +196,9 @@ static void parallel_for(sim_search *s, const int32_t *idx, int32_t n, int bound
 static int better(const sim_search *s, int32_t a, int32_t b)
 {
     const sim_search_result *ra = &s->res[a], *rb = &s->res[b];
+    /* Replicated candidates (after the search) first, by their mean over the seeds. */
+    if ((ra->rep_n >= 2) != (rb->rep_n >= 2)) return ra->rep_n >= 2;
+    if (ra->rep_n >= 2 && ra->rep_mean != rb->rep_mean) return ra->rep_mean > rb->rep_mean;
     if (ra->score != rb->score) return ra->score > rb->score;
     if (s->cands[a].gpus != s->cands[b].gpus) return s->cands[a].gpus < s->cands[b].gpus;
     /* Equal objective (same rate on the same GPUs): prefer what users feel,
@@ -499,6 +506,7 @@ int sim_search_run(sim_search *s, sim_err *err)
     }
     s->interrupted = sim_search_stopping(s) && rc == 0;
     free(idx);
+    if (rc == 0 && !s->interrupted && s->sc.search.replications >= 2) rc = sim_search_replicate(s, err);
     s->wall_s = sim_wall_s() - t0;
     return rc;
 }

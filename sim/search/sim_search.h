@@ -91,6 +91,12 @@ typedef struct {
     double ttft_ms, tpot_ms; /* at the SLO percentile, at `rate` */
     double cost_per_mtok;    /* USD per million output tokens (0 without a price) */
     double score;            /* higher is better */
+    /* search.replications >= 2 (the best candidate of each of the top_k distinct deployments only):
+     * the objective over that many independently seeded runs at `rate`, a 95 % Student-t interval */
+    int32_t rep_n;           /* runs; 0 when not replicated */
+    double rep_mean, rep_half, rep_low, rep_high;
+    int32_t rep_tied;        /* 1: its interval overlaps the replicated leader's (statistically
+                              * indistinguishable from it); the leader itself 0 */
     int32_t n_probes, best_probe; /* best_probe -1 when nothing passed */
     double wall_s;           /* simulation time spent */
     sim_search_probe *probes; /* n_probes entries, owned by the search (NULL until simulated) */
@@ -146,7 +152,10 @@ const sim_search_cand *sim_search_cand_get(const sim_search *s, int32_t i);
 const sim_search_result *sim_search_result_get(const sim_search *s, int32_t i);
 
 /* Candidate indices ranked best first (OK candidates only); returns how
- * many, fills up to max. */
+ * many, fills up to max. After replications (search.replications >= 2)
+ * the replicated candidates come first, by their mean objective over the
+ * seeds (ties the single-seed scores could not resolve are broken by the
+ * means), then the rest as before. */
 int32_t sim_search_ranking(const sim_search *s, int32_t *idx, int32_t max);
 
 /* 1 when candidates a and b are the same deployment (GPU type, mode, and

@@ -64,6 +64,11 @@ struct sim_search {
     struct calib_table_cache *perf_cache; /* perf-db tables, built once for every candidate's cluster */
 };
 
+/* sim_search_replicate.c: the top_k distinct deployments' best candidates
+ * re-run search.replications times with independent seeds at their rates
+ * (res rep_* fields); the ranking then follows the means. */
+int sim_search_replicate(sim_search *s, sim_err *err);
+
 /* sim_search_space.c */
 int sim_search_enumerate(sim_search *s, sim_err *err);
 int sim_search_parse_ints(const char *list, int32_t *out, int32_t max, const char *key, sim_err *err);

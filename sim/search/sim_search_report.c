@@ -158,6 +158,25 @@ static void header(const sim_search *s, FILE *f, int why)
             why ? "  limit / why it ranks lower" : "");
 }
 
+/* search.replications: the top deployments' objective over the seeds. */
+static void replications_table(const sim_search *s, FILE *f, const int32_t *top, int32_t n)
+{
+    if (s->sc.search.replications < 2 || n <= 0 || s->res[top[0]].rep_n < 2) return;
+    const char *unit = s->objective_cost ? "tok/s/GPU per USD/GPU-h" : "tok/s/GPU";
+    fprintf(f, "\nreplications: each re-run with %d independent seeds at its rate; the ranking above follows the means "
+               "(95 %% intervals, %s)\n",
+            (int)s->sc.search.replications, unit);
+    fprintf(f, "  %-3s %-58s %10s %10s %9s %21s\n", "#", "deployment", "one seed", "mean", "± half", "interval");
+    for (int32_t q = 0; q < n; q++) {
+        const sim_search_result *r = &s->res[top[q]];
+        if (r->rep_n < 2) continue;
+        char iv[64];
+        snprintf(iv, sizeof iv, "[%.1f, %.1f]", r->rep_low, r->rep_high);
+        fprintf(f, "  %-3d %-58.58s %10.1f %10.1f %9.1f %21s%s\n", (int)q + 1, s->cands[top[q]].label, r->score,
+                r->rep_mean, r->rep_half, iv, r->rep_tied ? "  indistinguishable from #1" : "");
+    }
+}
+
 void sim_search_print_tables(const sim_search *s, FILE *f)
 {
     sim_search_stats st;
@@ -210,6 +229,7 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
             (int)(n < k ? n : k), (int)n, (long long)st.ok);
     header(s, f, 1);
     for (int32_t q = 0; q < n && q < k; q++) row(s, f, q + 1, top[q], 1, var[q]);
+    replications_table(s, f, top, n < k ? n : k);
     int32_t *par = malloc((size_t)s->n * sizeof *par);
     if (!par) return;
     int32_t np = sim_search_pareto(s, 0, par, s->n);
@@ -261,6 +281,16 @@ static json_t *cand_json(const sim_search *s, int32_t i)
         json_object_set_new(o, "tpot_ms", json_real(r->tpot_ms));
         if (r->cost_per_mtok > 0) json_object_set_new(o, "cost_per_mtok", json_real(r->cost_per_mtok));
         json_object_set_new(o, "score", json_real(r->score));
+        if (r->rep_n >= 2) {
+            json_t *rp = json_object();
+            json_object_set_new(rp, "n", json_integer(r->rep_n));
+            json_object_set_new(rp, "mean", json_real(r->rep_mean));
+            json_object_set_new(rp, "half_width", json_real(r->rep_half));
+            json_object_set_new(rp, "low", json_real(r->rep_low));
+            json_object_set_new(rp, "high", json_real(r->rep_high));
+            json_object_set_new(rp, "indistinguishable_from_best", json_boolean(r->rep_tied));
+            json_object_set_new(o, "replications", rp);
+        }
     }
     json_object_set_new(o, "probes", json_integer(r->n_probes));
     json_object_set_new(o, "reason", json_string(r->reason));
@@ -291,6 +321,7 @@ int sim_search_write_json(const sim_search *s, FILE *f)
     json_object_set_new(o, "objective", json_string(st.objective_cost ? "cost" : "goodput_per_gpu"));
     json_object_set_new(o, "fixed_rate", json_boolean(st.fixed_rate));
     json_object_set_new(o, "notes", json_string(st.notes));
+    json_object_set_new(o, "replications", json_integer(s->sc.search.replications));
     int32_t top[100], var[100], k = s->sc.search.top_k;
     int32_t n = sim_search_ranking_distinct(s, top, var, k > 100 ? 100 : k);
     json_t *ta = json_array();
