@@ -354,8 +354,8 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
         goto fail;
     }
     c->sharing = strcmp(sc->cache.sharing, "pull") == 0 ? 1 : strcmp(sc->cache.sharing, "pool") == 0 ? 2 : 0;
-    c->layerwise = strcmp(sc->deployment.kv_transfer, "layerwise") == 0;
-    c->decode_at_arrival = strcmp(sc->deployment.decode_pick, "arrival") == 0;
+    c->layerwise = sc->deployment.kv_transfer == SIM_KV_LAYERWISE;
+    c->decode_at_arrival = sc->deployment.decode_pick == SIM_DECODE_PICK_ARRIVAL;
     c->front_of = malloc(ni * sizeof *c->front_of);
     c->back_of = malloc(ni * sizeof *c->back_of);
     if (!c->front_of || !c->back_of) {
@@ -511,7 +511,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
         }
     }
     if (c->n_back > 0) {
-        sim_routing_cfg back_cfg = {.policy = strcmp(sc->deployment.decode_routing, "round_robin") == 0
+        sim_routing_cfg back_cfg = {.policy = sc->deployment.decode_routing == SIM_DECODE_ROUND_ROBIN
                                                   ? SIM_ROUTE_ROUND_ROBIN
                                                   : SIM_ROUTE_LEAST_LOADED};
         if ((rc = sim_router_create(&back_cfg, sc->seed ^ 0x5eedULL, &c->back_router, err)) < 0) goto fail;

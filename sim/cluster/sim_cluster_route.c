@@ -64,7 +64,7 @@ void sim_cluster_on_load(void *ctx, int32_t k, int64_t outstanding)
 int sim_cluster_attach_loadtrees(sim_cluster *c, sim_err *err)
 {
     int front = c->sc.routing.policy == SIM_ROUTE_LEAST_LOADED && c->n_front > 0;
-    int back = c->back_router && c->n_back > 0 && strcmp(c->sc.deployment.decode_routing, "round_robin") != 0;
+    int back = c->back_router && c->n_back > 0 && c->sc.deployment.decode_routing != SIM_DECODE_ROUND_ROBIN;
     if (front && !(c->front_tree = sim_loadtree_create(c->n_front)))
         return sim_err_set(err, SIM_ENOMEM, "out of memory building the router's load index");
     if (back && !(c->back_tree = sim_loadtree_create(c->n_back)))

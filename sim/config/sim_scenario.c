@@ -99,9 +99,9 @@ void sim_scenario_defaults(sim_scenario *sc)
     sc->network.nvlink_gbs = 0;
     sc->network.latency_us = 5;
 
-    strcpy(sc->deployment.kv_transfer, "whole");
-    strcpy(sc->deployment.decode_routing, "least_loaded");
-    strcpy(sc->deployment.decode_pick, "prefill_end");
+    sc->deployment.kv_transfer = SIM_KV_WHOLE;
+    sc->deployment.decode_routing = SIM_DECODE_LEAST_LOADED;
+    sc->deployment.decode_pick = SIM_DECODE_PICK_PREFILL_END;
     sc->deployment.af_micro_batches = 2;
 
     sim_prefix_cfg *px = &sc->workload.prefix;
@@ -142,12 +142,24 @@ void sim_scenario_defaults(sim_scenario *sc)
 const char *const sim_sp_kind_names[SIM_SP_KINDS] = {"ulysses", "ring"};
 const char *const sim_ep_mode_names[SIM_EP_MODES] = {"auto", "normal", "low_latency"};
 const char *const sim_moe_gemm_names[SIM_MOE_GEMMS] = {"auto", "contiguous", "masked"};
+const char *const sim_kv_transfer_names[SIM_KV_TRANSFERS] = {"whole", "layerwise"};
+const char *const sim_decode_routing_names[SIM_DECODE_ROUTINGS] = {"round_robin", "least_loaded"};
+const char *const sim_decode_pick_names[SIM_DECODE_PICKS] = {"prefill_end", "arrival"};
 
 static const char *name_of(const char *const *names, int n, int v) { return v >= 0 && v < n ? names[v] : "?"; }
 
 const char *sim_sp_kind_name(sim_sp_kind k) { return name_of(sim_sp_kind_names, SIM_SP_KINDS, (int)k); }
 const char *sim_ep_mode_name(sim_ep_mode m) { return name_of(sim_ep_mode_names, SIM_EP_MODES, (int)m); }
 const char *sim_moe_gemm_name(sim_moe_gemm g) { return name_of(sim_moe_gemm_names, SIM_MOE_GEMMS, (int)g); }
+const char *sim_kv_transfer_name(sim_kv_transfer k)
+{
+    return name_of(sim_kv_transfer_names, SIM_KV_TRANSFERS, (int)k);
+}
+const char *sim_decode_routing_name(sim_decode_routing r)
+{
+    return name_of(sim_decode_routing_names, SIM_DECODE_ROUTINGS, (int)r);
+}
+const char *sim_decode_pick_name(sim_decode_pick p) { return name_of(sim_decode_pick_names, SIM_DECODE_PICKS, (int)p); }
 
 const char *sim_role_name(sim_role r)
 {

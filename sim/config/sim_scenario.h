@@ -180,13 +180,32 @@ typedef enum {
     SIM_MODE_PD_AF = 3
 } sim_deploy_mode;
 
+/* PD hand-over (deployment.*). */
+typedef enum {
+    SIM_KV_WHOLE = 0,          /* the KV moves after the prefill */
+    SIM_KV_LAYERWISE = 1       /* layer by layer, overlapped with the prefill's compute */
+} sim_kv_transfer;
+#define SIM_KV_TRANSFERS 2
+
+typedef enum {
+    SIM_DECODE_ROUND_ROBIN = 0,
+    SIM_DECODE_LEAST_LOADED = 1
+} sim_decode_routing;
+#define SIM_DECODE_ROUTINGS 2
+
+typedef enum {
+    SIM_DECODE_PICK_PREFILL_END = 0, /* the decode instance is chosen when the prefill ends */
+    SIM_DECODE_PICK_ARRIVAL = 1      /* at arrival, with the prefill instance */
+} sim_decode_pick;
+#define SIM_DECODE_PICKS 2
+
 typedef struct {
     sim_deploy_mode mode;
     int32_t n_pools;
     sim_pool_cfg pools[SIM_MAX_POOLS];
-    char kv_transfer[16];      /* pd: whole | layerwise (overlapped with prefill compute) */
-    char decode_routing[16];   /* pd: how a finished prefill picks its decode instance */
-    char decode_pick[16];      /* pd: prefill_end | arrival: when the decode instance is chosen */
+    sim_kv_transfer kv_transfer;       /* pd */
+    sim_decode_routing decode_routing; /* pd: how the decode instance is picked */
+    sim_decode_pick decode_pick;       /* pd: when the decode instance is picked */
     int32_t af_micro_batches;  /* af: micro-batches in ping-pong between attention and FFN */
 } sim_deploy_cfg;
 
@@ -345,10 +364,16 @@ double sim_network_nic_Bps(const sim_network_cfg *net, double gpu_nic_Bps);
 extern const char *const sim_sp_kind_names[SIM_SP_KINDS];
 extern const char *const sim_ep_mode_names[SIM_EP_MODES];
 extern const char *const sim_moe_gemm_names[SIM_MOE_GEMMS];
+extern const char *const sim_kv_transfer_names[SIM_KV_TRANSFERS];
+extern const char *const sim_decode_routing_names[SIM_DECODE_ROUTINGS];
+extern const char *const sim_decode_pick_names[SIM_DECODE_PICKS];
 
 const char *sim_sp_kind_name(sim_sp_kind k);
 const char *sim_ep_mode_name(sim_ep_mode m);
 const char *sim_moe_gemm_name(sim_moe_gemm g);
+const char *sim_kv_transfer_name(sim_kv_transfer k);
+const char *sim_decode_routing_name(sim_decode_routing r);
+const char *sim_decode_pick_name(sim_decode_pick p);
 const char *sim_role_name(sim_role r);
 const char *sim_route_policy_name(sim_route_policy p);
 const char *sim_arrival_name(sim_arrival_kind k);

@@ -40,9 +40,6 @@ static const char *const views[] = {"exact", "approximate"};
 static const char *const cache_policies[] = {"lru", "lfu"};
 static const char *const sharings[] = {"none", "pull", "pool"};
 static const char *const prefix_kinds[] = {"none", "system_prompt", "multi_turn", "rag"};
-static const char *const kv_transfers[] = {"whole", "layerwise"};
-static const char *const decode_routings[] = {"round_robin", "least_loaded"};
-static const char *const decode_picks[] = {"prefill_end", "arrival"};
 static const char *const search_objectives[] = {"auto", "goodput_per_gpu", "cost"};
 
 #define LEN_DIST(sec, m)                                                                          \
@@ -154,11 +151,11 @@ static const sim_schema_field table[] = {
     SEC("deployment", "How the model is served: the mode and its pools of instances."),
     ENM("deployment.mode", SC(deployment.mode), modes, 0,
         "colocated, pd (prefill/decode), af (attention/FFN) or pd+af."),
-    SEN("deployment.kv_transfer", SC(deployment.kv_transfer), kv_transfers,
+    ENM("deployment.kv_transfer", SC(deployment.kv_transfer), sim_kv_transfer_names, 0,
         "pd: KV moves whole after prefill, or layer by layer overlapping prefill compute."),
-    SEN("deployment.decode_routing", SC(deployment.decode_routing), decode_routings,
+    ENM("deployment.decode_routing", SC(deployment.decode_routing), sim_decode_routing_names, 0,
         "pd: how a finished prefill picks its decode instance."),
-    SEN("deployment.decode_pick", SC(deployment.decode_pick), decode_picks,
+    ENM("deployment.decode_pick", SC(deployment.decode_pick), sim_decode_pick_names, 0,
         "pd: when decode_routing chooses a request's decode instance: prefill_end (TensorRT-LLM's "
         "disaggregated server, Dynamo with vLLM or TensorRT-LLM, vLLM's proxy: the decode request "
         "is sent when the prefill returns) or arrival (SGLang's router and Dynamo with SGLang send "

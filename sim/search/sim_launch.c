@@ -306,8 +306,8 @@ static void sh_prelude(const sh_ctx *c, const char *label)
                 launch_pool_served(pc) ? "" : " (not launched)");
     }
     fprintf(f, "#   routing %s%s%s; prefix caching %s\n#\n", sim_route_policy_name(sc->routing.policy),
-            launch_is_pd(sc) ? ", decode routing " : "", launch_is_pd(sc) ? sc->deployment.decode_routing : "",
-            sc->cache.enabled ? "on" : "off");
+            launch_is_pd(sc) ? ", decode routing " : "",
+            launch_is_pd(sc) ? sim_decode_routing_name(sc->deployment.decode_routing) : "", sc->cache.enabled ? "on" : "off");
     fprintf(f, "# Run the same file on each node, node 0 first in NODES:\n"
                "#   NODES=\"host0 host1 ...\" NODE_RANK=k sh %s\n"
                "# (one node: plain `sh %s`). Every node starts its instances in the background, logs in\n"
@@ -661,7 +661,7 @@ static void engine_notes(const sh_ctx *c, int *refuse)
         if (pd)
             fprintf(f, "# NOTE: the PD proxy is vLLM's NIXL example (toy_proxy_server.py, round robin over "
                        "prefill and over decode\n#       instances); servesim simulated routing %s and decode "
-                       "routing %s.\n", pol, sc->deployment.decode_routing);
+                       "routing %s.\n", pol, sim_decode_routing_name(sc->deployment.decode_routing));
         else if (n_served > 1)
             fprintf(f, "# NOTE: vLLM has no router of its own: put a load balancer over the instance ports below "
                        "(servesim\n#       simulated routing %s).\n", pol);
@@ -675,7 +675,7 @@ static void engine_notes(const sh_ctx *c, int *refuse)
                     sc->routing.preset == SIM_PRESET_DYNAMO ? "dynamo" : sc->routing.preset == SIM_PRESET_LLMD ? "llmd"
                                                                                                                 : "none",
                     sc->routing.lambda);
-        if (pd && strcmp(sc->deployment.decode_routing, "least_loaded") == 0)
+        if (pd && sc->deployment.decode_routing == SIM_DECODE_LEAST_LOADED)
             fputs("# NOTE: decode routing least_loaded was simulated; --decode-policy power_of_two stands in.\n", f);
     } else {
         if (pd && (rp == SIM_ROUTE_RANDOM || rp == SIM_ROUTE_CACHE_AWARE))
@@ -740,8 +740,8 @@ static void sh_router(const sh_ctx *c)
             launch_arg(&A, "--prefill-policy");
             launch_arg(&A, "%s", sglang_policy(sc->routing.policy));
             launch_arg(&A, "--decode-policy");
-            launch_arg(&A, "%s", strcmp(sc->deployment.decode_routing, "round_robin") == 0 ? "round_robin"
-                                                                                            : "power_of_two");
+            launch_arg(&A, "%s",
+                       sc->deployment.decode_routing == SIM_DECODE_ROUND_ROBIN ? "round_robin" : "power_of_two");
         } else {
             launch_arg(&A, "--worker-urls");
             for (int i = 0; i < pl->n; i++)
@@ -773,8 +773,7 @@ static void sh_router(const sh_ctx *c)
             }
             fprintf(f, "%s:\n  num_instances: %d\n  router:\n    type: %s\n  urls:\n",
                     side ? "generation_servers" : "context_servers", n,
-                    side ? (strcmp(sc->deployment.decode_routing, "round_robin") == 0 ? "round_robin"
-                                                                                      : "load_balancing")
+                    side ? (sc->deployment.decode_routing == SIM_DECODE_ROUND_ROBIN ? "round_robin" : "load_balancing")
                          : trtllm_router(sc->routing.policy));
             for (int i = 0; i < pl->n; i++) {
                 const char *r = launch_pd_role(sc, &sc->deployment.pools[pl->inst[i].pool]);

@@ -98,7 +98,7 @@ int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_
     }
     if (launch_is_pd(sc))
         fprintf(f, "# NOTE: Dynamo picks decode workers with its own router (servesim simulated decode routing "
-                   "%s).\n", sc->deployment.decode_routing);
+                   "%s).\n", sim_decode_routing_name(sc->deployment.decode_routing));
     char name[64];
     k8s_name(sc->name, "", name, sizeof name);
     const char *image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.0";

@@ -70,7 +70,7 @@
 typedef struct {
     const char *backend;     /* also the scheduler preset's name */
     double jitter;           /* output-length spread, fraction of osl (see sim_fidelity_row_scenario) */
-    const char *decode_pick; /* PD: when the engine's router chooses the decode worker */
+    sim_decode_pick decode_pick; /* PD: when the engine's router chooses the decode worker */
 } backend_profile;
 
 /* decode_pick (deployment.decode_pick): SGLang's router (sgl-model-gateway,
@@ -82,7 +82,9 @@ typedef struct {
  * workers and vLLM's disaggregation proxy (docs/cost-model.md,
  * "Disaggregated rows"). */
 static const backend_profile profiles[] = {
-    {"vllm", 0.125, "prefill_end"}, {"sglang", 0, "arrival"}, {"trtllm", 0.02, "prefill_end"}};
+    {"vllm", 0.125, SIM_DECODE_PICK_PREFILL_END},
+    {"sglang", 0, SIM_DECODE_PICK_ARRIVAL},
+    {"trtllm", 0.02, SIM_DECODE_PICK_PREFILL_END}};
 #define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
 
 /* Requests per client, as in the common `--num-prompts 10×concurrency`
@@ -245,7 +247,7 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
         set_recipe(&p->scheduler, r);
     } else {
         fid_pd_shape(sc);
-        snprintf(sc->deployment.decode_pick, sizeof sc->deployment.decode_pick, "%s", bp->decode_pick);
+        sc->deployment.decode_pick = bp->decode_pick;
         sim_pool_cfg *pp = &sc->deployment.pools[0], *dp = &sc->deployment.pools[1];
         pp->instances = r->prefill.workers > 0 ? r->prefill.workers : 1;
         dp->instances = r->decode.workers > 0 ? r->decode.workers : 1;

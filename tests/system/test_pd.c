@@ -134,7 +134,7 @@ static void test_transfer_time(void)
         check_conserved(&r, 1);
         /* Layer by layer: only what the link could not move during the
          * prefill is left, and never less than one layer's share. */
-        snprintf(sc.deployment.kv_transfer, sizeof sc.deployment.kv_transfer, "layerwise");
+        sc.deployment.kv_transfer = SIM_KV_LAYERWISE;
         run_result lw;
         if (run(&sc, &lw) || lw.n != 1) {
             free(r.recs);
@@ -148,7 +148,7 @@ static void test_transfer_time(void)
         sim_time lwant = 7000 + (sim_time)ceil(left * 1e9 / (100e9 / 8));
         CHECK_MSG(llabs(lgot - lwant) <= 2 && lgot < got, "layerwise %lld ns, expected %lld (whole %lld)",
                   (long long)lgot, (long long)lwant, (long long)got);
-        snprintf(sc.deployment.kv_transfer, sizeof sc.deployment.kv_transfer, "whole");
+        sc.deployment.kv_transfer = SIM_KV_WHOLE;
         free(r.recs);
         free(lw.recs);
     }
@@ -388,8 +388,7 @@ static void test_decode_pick(void)
         sc.deployment.pools[0].instances = 3;
         sc.deployment.pools[1].instances = 2;
         sc.deployment.pools[1].parallel.tp = 1;
-        snprintf(sc.deployment.decode_pick, sizeof sc.deployment.decode_pick, "%s",
-                 at_arrival ? "arrival" : "prefill_end");
+        sc.deployment.decode_pick = at_arrival ? SIM_DECODE_PICK_ARRIVAL : SIM_DECODE_PICK_PREFILL_END;
         sc.workload.requests = 0;
         sc.workload.trace.format = SIM_TRACE_CSV;
         snprintf(sc.workload.trace.path, sizeof sc.workload.trace.path, "%s/tests/data/pd/pick.csv", src);

@@ -452,6 +452,20 @@ static void test_typed_enums(void)
     for (int i = 0; i < SIM_MOE_GEMMS; i++)
         CHECK(strcmp(sim_moe_gemm_name((sim_moe_gemm)i), sim_moe_gemm_names[i]) == 0);
     CHECK(strcmp(sim_ep_mode_name((sim_ep_mode)7), "?") == 0);
+
+    /* The PD hand-over's names. */
+    REQUIRE(load("model: llama-3.1-8b\n", NULL, 0, &sc, &err) == 0);
+    CHECK(sc.deployment.kv_transfer == SIM_KV_WHOLE && sc.deployment.decode_routing == SIM_DECODE_LEAST_LOADED &&
+          sc.deployment.decode_pick == SIM_DECODE_PICK_PREFILL_END);
+    REQUIRE(load("deployment: {kv_transfer: layerwise, decode_routing: round_robin, decode_pick: arrival}\n", NULL, 0,
+                 &sc, &err) == 0);
+    CHECK(sc.deployment.kv_transfer == SIM_KV_LAYERWISE && sc.deployment.decode_routing == SIM_DECODE_ROUND_ROBIN &&
+          sc.deployment.decode_pick == SIM_DECODE_PICK_ARRIVAL);
+    m = load_fail("deployment: {decode_routing: random}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:30: deployment.decode_routing: expected one of round_robin|least_loaded, got 'random'");
+    CHECK(strcmp(sim_kv_transfer_name(SIM_KV_LAYERWISE), "layerwise") == 0);
+    CHECK(strcmp(sim_decode_routing_name(SIM_DECODE_LEAST_LOADED), "least_loaded") == 0);
+    CHECK(strcmp(sim_decode_pick_name(SIM_DECODE_PICK_ARRIVAL), "arrival") == 0);
 }
 
 static void test_reference(void)
