@@ -6,8 +6,9 @@
  * --no-perf-db`) prices with the analytic roofline although a dump is
  * there; a perf-db with a latency that is not finite and positive is
  * refused before it prices anything; search says per candidate what
- * priced it. The cases run in order: bad_perf_db and search_prices use the
- * dump the selection case leaves (alone, they fail on that precondition). */
+ * priced it. main makes the perf-db and its dump once; each case then sets
+ * up the default dump it needs (place_default_dump, remove_default_dump),
+ * so every case runs alone (-o NAME) or in any order. */
 #include "calib_db.h"
 #include "model_catalog.h"
 #include "model_cost.h"
@@ -24,8 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The temporary data folder, the perf-db made in it, its .sql dump and
- * that dump renamed as the default for the GPU (set up by main). */
+/* The temporary data folder, the perf-db made in it (by main), its .sql
+ * dump and the path at which a copy of that dump is the GPU's default. */
 static char pdb_dir[] = "/tmp/servesim_perfdb_XXXXXX";
 static char pdb_path[512], pdb_sql[600], pdb_dump[600];
 
@@ -48,6 +49,21 @@ static int make_db(const char *path)
     calib_db_close(db);
     return 0;
 }
+
+/* Puts a copy of the dump where the data folder's default for h100-sxm is
+ * looked up; 0 or -1. */
+static int place_default_dump(void)
+{
+    char *text = test_slurp(pdb_sql);
+    FILE *f = text ? fopen(pdb_dump, "w") : NULL;
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0) ok = 0;
+    free(text);
+    return ok ? 0 : -1;
+}
+
+/* No default dump for h100-sxm in the data folder. */
+static int remove_default_dump(void) { return unlink(pdb_dump) == 0 || access(pdb_dump, F_OK) != 0 ? 0 : -1; }
 
 static double run_ttft(const char *perf_db, char *desc, size_t dlen)
 {
@@ -132,8 +148,8 @@ static double cli_ttft(const char *bin, const char *yaml, const char *extra)
 /* A scenario whose perf-db holds a bad latency is refused with the row. */
 static void test_bad_perf_db(void)
 {
-    const char *dir = pdb_dir, *good_db = pdb_path, *good_dump = pdb_dump;
-    REQUIRE_MSG(access(good_dump, R_OK) == 0, "%s: made by the selection case", good_dump);
+    const char *dir = pdb_dir, *good_db = pdb_path, *good_dump = pdb_sql;
+    REQUIRE_MSG(access(good_dump, R_OK) == 0, "%s: made by main", good_dump);
     char bad_db[600], bad_dump[600], cmd[1400];
     snprintf(bad_db, sizeof bad_db, "%.500s/bad.db", dir);
     snprintf(bad_dump, sizeof bad_dump, "%.500s/bad.sql", dir);
@@ -201,7 +217,7 @@ static void test_search_prices(void)
         "slo: {ttft_ms: 1000, tpot_ms: 100}\n"
         "search: {gpus: \"h100-sxm,a100-sxm-80g\", max_gpus: 1, modes: colocated, layouts: tp1, max_seqs: \"64\","
         " max_batched_tokens: \"4096\", chunk_tokens: \"1024\", requests: 100, rate: 10}\n";
-    REQUIRE_MSG(access(pdb_dump, R_OK) == 0, "%s: made by the selection case", pdb_dump);
+    REQUIRE_MSG(place_default_dump() == 0, "%s: cannot copy %s there", pdb_dump, pdb_sql);
     for (int pass = 0; pass < 2; pass++) {
         const char *sets[] = {"hardware.perf_db=none"};
         sim_scenario *sc = malloc(sizeof *sc);
@@ -249,15 +265,16 @@ static void test_search_prices(void)
         sim_search_destroy(s);
         free(sc);
     }
+    remove_default_dump();
 }
 
 /* The scenario's perf_db picks what prices it: the file, its dump and the
  * newest dump named after the GPU give the measured latencies, "" without a
- * dump and `none` (also on the command line) the roofline. Leaves the dump
- * at `dump` for the cases after it. */
+ * dump and `none` (also on the command line) the roofline. */
 static void test_selection(void)
 {
-    const char *dir = pdb_dir, *path = pdb_path, *sql = pdb_sql, *dump = pdb_dump;
+    const char *dir = pdb_dir, *path = pdb_path, *sql = pdb_sql;
+    REQUIRE_MSG(remove_default_dump() == 0, "cannot remove %s", pdb_dump);
     char desc_buf[1024];
     const char *desc = desc_buf;
     double roof = run_ttft("", desc_buf, sizeof desc_buf);
@@ -268,7 +285,7 @@ static void test_selection(void)
     CHECK_NEAR(run_ttft(sql, NULL, 0), measured, 1e-9 * measured);
 
     /* The default: the newest dump named after the GPU in the data folder. */
-    CHECK(rename(sql, dump) == 0);
+    REQUIRE(place_default_dump() == 0);
     double dflt = run_ttft("", desc_buf, sizeof desc_buf);
     CHECK_CONTAINS(desc, "h100-sxm-2026-11-29.sql");
     CHECK_NEAR(dflt, measured, 1e-9 * measured);
@@ -301,6 +318,7 @@ static void test_selection(void)
         CHECK_NEAR(cli_ttft(test_servesim, yaml, "--no-perf-db"), roof, 1e-6 * roof);
     }
     unlink(yaml);
+    remove_default_dump();
 }
 
 /* A perf_db path that does not exist is refused, naming the key. */
