@@ -7,7 +7,8 @@ Prints the coverage table (rows and simulated rows by model, GPU and mode),
 the error tables (MAPE and median APE of TTFT and TPOT by backend, GPU and
 mode as the command's summary gives them, then by backend x GPU x mode from
 the rows; rows of unknown layout, scored apart, in their own group and as
-mode "disagg, layout unknown") and the skip reasons with counts.
+mode "disagg, layout unknown"; so the aggregated rows of inconsistent
+measurement, as mode "agg, inconsistent") and the skip reasons with counts.
 Standard library only."""
 import collections
 import json
@@ -36,20 +37,23 @@ def main(path):
     print("| group | rows | TTFT MAPE | TTFT median APE | TPOT MAPE | TPOT median APE |")
     print("|---|---|---|---|---|---|")
     s = d["summary"]
-    for by in ("all", "backend", "gpu", "mode", "layout_unknown"):
+    apart = {"layout_unknown": "layout unknown (scored apart)",
+             "inconsistent": "inconsistent measurement (scored apart)"}
+    for by in ("all", "backend", "gpu", "mode", "layout_unknown", "inconsistent"):
         for key, g in s.get(by, {}).items():
-            label = key if by in ("all", "layout_unknown") else f"{by} {key}"
-            if by == "layout_unknown":
+            label = key if by == "all" else f"{by} {key}"
+            if by in apart:
                 if g["rows"] == 0:
                     continue
-                label = "layout unknown (scored apart)"
+                label = apart[by]
             print(f"| {label} | {g['rows']} | {g['ttft_mape_pct']:.1f} % | {g['ttft_median_ape_pct']:.1f} % "
                   f"| {g['tpot_mape_pct']:.1f} % | {g['tpot_median_ape_pct']:.1f} % |")
     print()
     cross = collections.defaultdict(list)
     for r in rows:
         if r["status"] == "ok":
-            mode = r["mode"] + (", layout unknown" if r.get("layout_unknown") else "")
+            mode = r["mode"] + (", layout unknown" if r.get("layout_unknown") else
+                                ", inconsistent" if r.get("inconsistent") else "")
             cross[(r["backend"], r["gpu"], mode)].append(
                 (abs(r["predicted_ttft_ms"] / r["measured_ttft_ms"] - 1) * 100,
                  abs(r["predicted_tpot_ms"] / r["measured_tpot_ms"] - 1) * 100))

@@ -27,7 +27,8 @@ objective. Cross-validation refits on the rows without one group (a GPU,
 then each model) and scores that group with the refitted values; it needs no
 further simulation, since a row's prediction depends only on its backend's
 grid point. Aggregated rows only (a disaggregated row's pools.0 is its
-prefill pool; its decode pool keeps the preset). Only shared data (silicon-dev.csv rows) are used.
+prefill pool; its decode pool keeps the preset), without the rows of an
+inconsistent measurement (`servesim fidelity` scores them apart). Only shared data (silicon-dev.csv rows) are used.
 
 --pd fits the prefill-to-decode hand-over of each backend instead, on the
 disaggregated rows of the CSV that give their worker counts (rows that
@@ -65,11 +66,11 @@ import subprocess
 import sys
 
 GRID = {
-    "vllm": {"overhead_us": [1000, 1500, 2000], "frontend_us": [25000, 45000, 65000]},
-    "sglang": {"overhead_us": [1000, 1500, 2000], "eager_launch_us": [100, 200, 300]},
-    "trtllm": {"overhead_us": [0, 1000, 2000], "eager_launch_us": [50, 100, 150]},
+    "vllm": {"overhead_us": [250, 500, 1000, 1500], "frontend_us": [25000, 35000, 45000, 65000]},
+    "sglang": {"overhead_us": [500, 1000, 1500, 2000], "eager_launch_us": [50, 100, 200, 300]},
+    "trtllm": {"overhead_us": [0, 500, 1000, 2000], "eager_launch_us": [50, 75, 100, 150]},
 }
-GRID_N = 3
+GRID_N = 4
 PD_GRID = {"pd_handover_us": [0, 50000, 150000], "pd_handover_gbs": [0, 4, 1]}
 PD_BACKENDS = ("vllm", "sglang", "trtllm")
 RECV_GRID = [1, 10, 20, 30]  # the InferenceX recipes write 10 to 30 (40 tried: docs/cost-model.md)
@@ -94,7 +95,8 @@ def run_point(args, i, j):
             subprocess.run(cmd, stdout=f, check=True)
         os.replace(path + ".tmp", path)
     with open(path) as f:
-        return {r["id"]: r for r in json.load(f)["rows"] if r["status"] == "ok" and r["mode"] == "agg"}
+        return {r["id"]: r for r in json.load(f)["rows"] if r["status"] == "ok" and r["mode"] == "agg"
+                and not r.get("inconsistent")}
 
 
 def lnerr(r):

@@ -426,9 +426,21 @@ static void ape_finish(ape_list *a, sim_fidelity_group *g)
     memset(a, 0, sizeof *a);
 }
 
-/* Groups the simulated rows whose layout_unknown is `unknown` by key (one
- * group per distinct key, first-seen order). */
-static int group_by(const sim_fidelity_result *r, int unknown, const char *(*key)(const sim_fidelity_row *),
+/* Where a simulated row is scored: 0 with the others, 1 apart for its
+ * unknown layout, 2 apart for its inconsistent measurement. */
+enum { FID_SCORED, FID_APART_LAYOUT, FID_APART_INCONSISTENT };
+
+static int apart_class(const sim_fidelity_row *x)
+{
+    return x->layout_unknown ? FID_APART_LAYOUT : x->inconsistent[0] ? FID_APART_INCONSISTENT : FID_SCORED;
+}
+
+static const char *const apart_names[] = {"all", "layout_unknown", "inconsistent"};
+
+/* Groups the simulated rows of scoring class `cls` (apart_class) by key
+ * (one group per distinct key, first-seen order; no key: one group named
+ * after the class). */
+static int group_by(const sim_fidelity_result *r, int cls, const char *(*key)(const sim_fidelity_row *),
                     sim_fidelity_group *gs, int32_t *n_out)
 {
     int32_t n = 0;
@@ -437,8 +449,8 @@ static int group_by(const sim_fidelity_result *r, int unknown, const char *(*key
     int rc = 0;
     for (int32_t i = 0; i < r->n_rows && rc == 0; i++) {
         const sim_fidelity_row *x = &r->rows[i];
-        if (!x->ok || x->layout_unknown != unknown) continue;
-        const char *k = key ? key(x) : unknown ? "layout_unknown" : "all";
+        if (!x->ok || apart_class(x) != cls) continue;
+        const char *k = key ? key(x) : apart_names[cls];
         int32_t g = 0;
         while (g < n && strcmp(gs[g].backend, k)) g++;
         if (g == n) {
@@ -460,23 +472,27 @@ static const char *key_gpu(const sim_fidelity_row *x) { return x->gpu; }
 static const char *key_model(const sim_fidelity_row *x) { return x->model; }
 static const char *key_mode(const sim_fidelity_row *x) { return x->disagg ? "disagg" : "agg"; }
 
+/* The one group of a scoring class, empty (named) when it has no row. */
+static int class_group(const sim_fidelity_result *r, int cls, sim_fidelity_group *g)
+{
+    int32_t n = 0;
+    int rc = group_by(r, cls, NULL, g, &n);
+    if (!rc && n == 0) {
+        memset(g, 0, sizeof *g);
+        snprintf(g->backend, sizeof g->backend, "%s", apart_names[cls]);
+    }
+    return rc;
+}
+
 static int fid_groups(sim_fidelity_result *r)
 {
-    int32_t one = 0, unk = 0;
-    int rc = group_by(r, 0, NULL, &r->all, &one);
-    if (one == 0) {
-        memset(&r->all, 0, sizeof r->all);
-        snprintf(r->all.backend, sizeof r->all.backend, "all");
-    }
-    if (!rc) rc = group_by(r, 1, NULL, &r->layout_unknown, &unk);
-    if (!rc && unk == 0) {
-        memset(&r->layout_unknown, 0, sizeof r->layout_unknown);
-        snprintf(r->layout_unknown.backend, sizeof r->layout_unknown.backend, "layout_unknown");
-    }
-    if (!rc) rc = group_by(r, 0, key_backend, r->backends, &r->n_backends);
-    if (!rc) rc = group_by(r, 0, key_gpu, r->gpus, &r->n_gpus);
-    if (!rc) rc = group_by(r, 0, key_model, r->models, &r->n_models);
-    if (!rc) rc = group_by(r, 0, key_mode, r->modes, &r->n_modes);
+    int rc = class_group(r, FID_SCORED, &r->all);
+    if (!rc) rc = class_group(r, FID_APART_LAYOUT, &r->layout_unknown);
+    if (!rc) rc = class_group(r, FID_APART_INCONSISTENT, &r->inconsistent);
+    if (!rc) rc = group_by(r, FID_SCORED, key_backend, r->backends, &r->n_backends);
+    if (!rc) rc = group_by(r, FID_SCORED, key_gpu, r->gpus, &r->n_gpus);
+    if (!rc) rc = group_by(r, FID_SCORED, key_model, r->models, &r->n_models);
+    if (!rc) rc = group_by(r, FID_SCORED, key_mode, r->modes, &r->n_modes);
     return rc;
 }
 

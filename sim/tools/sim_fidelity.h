@@ -58,6 +58,9 @@ typedef struct {
                                    its columns are known to be wrong ("" = none) */
     int layout_unknown;         /* 1: a disaggregated row without worker counts, replayed as one prefill and
                                    one decode worker and scored only in sim_fidelity_result.layout_unknown */
+    char inconsistent[192];     /* non-empty: why the measurement contradicts its deployment's other rows
+                                   (sim_fidelity_flag_inconsistent); simulated, scored only in
+                                   sim_fidelity_result.inconsistent */
     int32_t line;               /* CSV line */
 } sim_fidelity_row;
 
@@ -76,6 +79,8 @@ typedef struct {
     int32_t n_rows, n_ok;
     sim_fidelity_group all;   /* every simulated row of known layout; the groups below too */
     sim_fidelity_group layout_unknown; /* the simulated rows of unknown layout (sim_fidelity_row.layout_unknown) */
+    sim_fidelity_group inconsistent;   /* the simulated rows of known layout whose measurement contradicts
+                                          their deployment's other rows (sim_fidelity_row.inconsistent) */
     sim_fidelity_group backends[SIM_FID_MAX_GROUPS];
     int32_t n_backends;
     sim_fidelity_group gpus[SIM_FID_MAX_GROUPS], models[SIM_FID_MAX_GROUPS], modes[SIM_FID_MAX_GROUPS];
@@ -102,6 +107,14 @@ void sim_fidelity_free(sim_fidelity_result *r);
 /* Parses the CSV into rows (no simulation; every row's ok is 0 and its note
  * empty, or the reason it cannot be simulated). */
 int sim_fidelity_read(const char *csv_path, sim_fidelity_result *out, sim_err *err);
+
+/* Marks the aggregated rows whose measured TPOT is under half what the same
+ * deployment (backend, model, GPU, dtype, layout, lengths, client) measured
+ * with fewer clients than the row's Little's-law decoding count c·D/(TTFT+D),
+ * D = (mean output length − 1)·TPOT: a larger batch decoding that much
+ * faster is no run of c clients all served (sim_fidelity_consistency.c).
+ * sim_fidelity_read calls it. */
+void sim_fidelity_flag_inconsistent(sim_fidelity_result *out);
 
 /* The scenario a row replays as (overrides applied); 0 or the reason. */
 int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts *opts, sim_scenario *sc,

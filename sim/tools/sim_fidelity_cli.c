@@ -27,7 +27,7 @@ static int worst_rows(const sim_fidelity_result *r, int which, int *idx, int k)
     int n = 0;
     for (int i = 0; i < r->n_rows; i++) {
         const sim_fidelity_row *x = &r->rows[i];
-        if (!x->ok || x->layout_unknown) continue; /* scored apart */
+        if (!x->ok || x->layout_unknown || x->inconsistent[0]) continue; /* scored apart */
         double e = fabs(which ? rel_err(x->pred_tpot_ms, x->meas_tpot_ms) : rel_err(x->pred_ttft_ms, x->meas_ttft_ms));
         int pos = n < k ? n++ : k;
         while (pos > 0) {
@@ -87,9 +87,10 @@ static void fid_print_table(const sim_fidelity_result *r)
             printf("skipped: %s\n", x->note);
             continue;
         }
-        printf("%9.1f %9.1f %+6.1f%% | %7.2f %7.2f %+6.1f%%%s%s\n", x->meas_ttft_ms, x->pred_ttft_ms,
+        printf("%9.1f %9.1f %+6.1f%% | %7.2f %7.2f %+6.1f%%%s%s%s%s\n", x->meas_ttft_ms, x->pred_ttft_ms,
                rel_err(x->pred_ttft_ms, x->meas_ttft_ms), x->meas_tpot_ms, x->pred_tpot_ms,
-               rel_err(x->pred_tpot_ms, x->meas_tpot_ms), x->assumed[0] ? "  assumed: " : "", x->assumed);
+               rel_err(x->pred_tpot_ms, x->meas_tpot_ms), x->assumed[0] ? "  assumed: " : "", x->assumed,
+               x->inconsistent[0] ? "  scored apart: " : "", x->inconsistent);
     }
     printf("\n%-8s %-34s %5s %9s %9s %9s %9s\n", "by", "group", "rows", "TTFT MAPE", "median", "TPOT MAPE", "median");
     print_groups("all", &r->all, 1);
@@ -102,6 +103,11 @@ static void fid_print_table(const sim_fidelity_result *r)
                "worker\n");
         print_groups("layout", &r->layout_unknown, 1);
     }
+    if (r->inconsistent.n > 0) {
+        printf("\nscored apart: aggregated rows whose measured TPOT is under half what the same deployment "
+               "measured with fewer clients than were decoding (a run of these clients not all served)\n");
+        print_groups("measure", &r->inconsistent, 1);
+    }
     for (int which = 0; which < 2; which++) {
         int idx[5];
         int n = worst_rows(r, which, idx, 5);
@@ -113,8 +119,9 @@ static void fid_print_table(const sim_fidelity_result *r)
                    rel_err(pred, meas));
         }
     }
-    printf("\n%d of %d rows simulated in %.1f s (%d of unknown layout, scored apart)\n", r->n_ok, r->n_rows, r->wall_s,
-           r->layout_unknown.n);
+    printf("\n%d of %d rows simulated in %.1f s (%d of unknown layout and %d inconsistent measurements, scored "
+           "apart)\n",
+           r->n_ok, r->n_rows, r->wall_s, r->layout_unknown.n, r->inconsistent.n);
 }
 
 static json_t *layout_json(const sim_fidelity_layout *l)
@@ -151,6 +158,7 @@ static int fid_print_json(const sim_fidelity_result *r)
         }
         if (x->assumed[0]) json_object_set_new(o, "assumed", json_string(x->assumed));
         if (x->layout_unknown) json_object_set_new(o, "layout_unknown", json_true());
+        if (x->inconsistent[0]) json_object_set_new(o, "inconsistent", json_string(x->inconsistent));
         if (x->len_lo < 1) json_object_set_new(o, "length_range_ratio", json_real(x->len_lo));
         if (x->ok) {
             json_object_set_new(o, "measured_ttft_ms", json_real(x->meas_ttft_ms));
@@ -173,6 +181,7 @@ static int fid_print_json(const sim_fidelity_result *r)
     json_object_set_new(sum, "model", groups_json(r->models, r->n_models));
     json_object_set_new(sum, "mode", groups_json(r->modes, r->n_modes));
     json_object_set_new(sum, "layout_unknown", groups_json(&r->layout_unknown, 1));
+    json_object_set_new(sum, "inconsistent", groups_json(&r->inconsistent, 1));
     json_object_set_new(root, "summary", sum);
     json_object_set_new(root, "rows_total", json_integer(r->n_rows));
     json_object_set_new(root, "rows_simulated", json_integer(r->n_ok));
@@ -219,6 +228,7 @@ static void fid_print_explain(const sim_fidelity_row *r, const sim_fidelity_expl
     printf("row %s: %s %s on %s, %s, %s, concurrency %d, isl %d, osl %d\n", r->id, r->backend, r->model, r->gpu,
            r->dtype, lay, r->concurrency, r->isl, r->osl);
     if (r->assumed[0]) printf("assumed: %s\n", r->assumed);
+    if (r->inconsistent[0]) printf("scored apart (inconsistent measurement): %s\n", r->inconsistent);
     if (r->len_lo < 1)
         printf("client: input lengths uniform in [%.0f, %d], output lengths in [%.0f, %d] (benchmark_serving "
                "--random-range-ratio %.2g)\n",
@@ -259,7 +269,10 @@ static void fid_usage(FILE *o)
             "their prefill/decode layouts, worker counts and batch sizes) as closed-loop scenarios and\n"
             "compares mean TTFT/TPOT with the measurements; prints per-row results, MAPE and median APE by\n"
             "backend, GPU, mode and model, and the largest misses; disaggregated rows without worker counts\n"
-            "replay one prefill and one decode worker and are scored apart (group layout_unknown). Default CSV:\n"
+            "replay one prefill and one decode worker and are scored apart (group layout_unknown), so are\n"
+            "aggregated rows whose measured TPOT is under half what the same deployment measured with fewer\n"
+            "clients than Little's law says were decoding (group inconsistent: not a run of all its clients\n"
+            "served). Default CSV:\n"
             "../shared/validation/silicon-dev.csv, else ../shared/validation/e2e-dev.csv, else\n"
             "tests/data/models/e2e-dev.csv. Means are over every request (10 per client, the first wave\n"
             "included, as benchmark clients report them); --steady-state leaves the first wave out. Each row\n"

@@ -41,7 +41,12 @@
  * smallest deployment their layouts describe; every row can be expressed)
  * and scored apart: their error is that of a deployment the measurement did
  * not have (TTFT MAPE 356 % on silicon-dev.csv), not the model's, so they
- * are in no group of the summary but their own (layout_unknown). */
+ * are in no group of the summary but their own (layout_unknown).
+ *
+ * An aggregated row whose measurement contradicts its deployment's other
+ * rows (a TPOT too fast for the batch its clients must have formed,
+ * sim_fidelity_consistency.c) is simulated and scored apart the same way
+ * (inconsistent). */
 #include "sim_fidelity.h"
 
 #include "model_catalog.h"
@@ -476,6 +481,9 @@ done:
     free(hdr_line);
     fclose(f);
     if (rc) sim_fidelity_free(out);
-    else fid_adopt_twins(out);
+    else {
+        fid_adopt_twins(out);
+        sim_fidelity_flag_inconsistent(out);
+    }
     return rc;
 }

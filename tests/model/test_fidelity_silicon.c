@@ -13,7 +13,8 @@
  * parallel.moe_tp key, and the repair of the squared layouts (an id that
  * names its layout, a db-dump row, a legitimate expert-TP row left alone, an
  * id that contradicts its columns; disaggregated rows of those exports read
- * as written). Error bounds here are sanity bounds (a
+ * as written), and a measurement that contradicts its deployment's other
+ * rows scored apart. Error bounds here are sanity bounds (a
  * factor of two), not accuracy targets. */
 #include "model_cost.h"
 #include "sim_fidelity.h"
@@ -489,8 +490,49 @@ static void test_moe_tp_key(void)
     free(sc);
 }
 
+/* A run whose TPOT is too fast for the batch its clients must have formed
+ * is scored apart (sim_fidelity_flag_inconsistent), worked by hand on
+ * silicon-dev's vLLM gpt-oss-120b H100 tp2 1k/1k rows: at 512 clients TTFT
+ * 23,793.3 ms, TPOT 5.61 ms, outputs of mean 0.9 × 1,024 = 921.6 tokens:
+ * D = 920.6 × 5.61 = 5,164.6 ms, 512 × 5,164.6 / (23,793.3 + 5,164.6) =
+ * 91.3 decoding, and 64 clients (64 ≤ 91.3) measured 14.83 ms: 5.61 <
+ * 0.5 × 14.83. Not flagged: 128 clients at 8.0 ms (not under 7.415), 512
+ * clients with a 200 s TTFT (11.5 decoding: no row of ≤ 11 clients), the
+ * same TPOT at tp4 (no other tp4 row), and the 64-client row itself. */
+static void test_inconsistent(void)
+{
+    char tmp[] = "/tmp/fid_incons_XXXXXX.csv";
+    int fd = mkstemps(tmp, 4);
+    REQUIRE(fd >= 0);
+    close(fd);
+    FILE *f = fopen(tmp, "w");
+    REQUIRE_OR(f != NULL, unlink(tmp); return);
+    fputs("id,silicon_data_source,concurrency,backend,model_path,system,precision,mode,isl,osl,batch_size,tp_size,"
+          "pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+          "c64,wip=False,64,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,64,2,1,1,2,1,169.0,14.83\n"
+          "c512,wip=False,512,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,512,2,1,1,2,1,23793.3,5.61\n"
+          "c128,wip=False,128,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,128,2,1,1,2,1,300.0,8.0\n"
+          "slow,wip=False,512,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,512,2,1,1,2,1,200000,5.0\n"
+          "tp4,wip=False,512,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,512,4,1,1,4,1,23793.3,5.61\n",
+          f);
+    fclose(f);
+    sim_fidelity_result r;
+    sim_err e = {""};
+    CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    unlink(tmp);
+    REQUIRE_OR(r.n_rows == 5, sim_fidelity_free(&r); return);
+    for (int i = 0; i < 5; i++) CHECK_MSG(r.rows[i].note[0] == 0, "%s: %s", r.rows[i].id, r.rows[i].note);
+    CHECK_CONTAINS(r.rows[1].inconsistent, "TPOT 5.61 ms with 91 of 512 clients decoding (Little's law) is under "
+                                           "half the 14.83 ms this deployment measured with 64 clients");
+    CHECK(r.rows[0].inconsistent[0] == 0 && r.rows[2].inconsistent[0] == 0);
+    CHECK(r.rows[3].inconsistent[0] == 0 && r.rows[4].inconsistent[0] == 0);
+    CHECK(r.rows[1].layout_unknown == 0);
+    sim_fidelity_free(&r);
+}
+
 static const test_case cases[] = {
     {"read", test_read},
+    {"inconsistent", test_inconsistent},
     {"replay", test_replay},
     {"shared_tables", test_shared_tables},
     {"json", test_json},

@@ -79,7 +79,13 @@
  * (32.0 → 36.5) and SGLang's 43.3 → 46.0 % (45.5 → 48.0) — DeepSeek-R1/V3
  * fp8 on B200, whose prefill was already under-predicted (−30 … −70 %), now
  * priced by the TensorRT-LLM-gen kernel's own set (fitted alone it is faster
- * than the blend with SGLang's Triton rows it had been). */
+ * than the blend with SGLang's Triton rows it had been).
+ * Tightened when the vLLM gpt-oss-120b H100 512-client row, whose measured
+ * TPOT is under half its deployment's at 64 clients, left the groups
+ * (scored apart as inconsistent; predicted 15× its TPOT): vLLM TPOT MAPE
+ * 47.3 % (73.5 → 49.5), median 18.3 % (20.0 → 19.5), TTFT MAPE 30.5 %
+ * (33.0 → 32.0); H100 TPOT MAPE 34.9 % (52.0 → 36.5); all rows' TPOT MAPE
+ * 32.8 % (42.0 → 34.5). */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
@@ -88,13 +94,13 @@ typedef struct {
 static const bound backend_bounds[] = {
     {"sglang", 164.0, 48.0, 17.5, 9.5},
     {"trtllm", 187.5, 36.5, 32.5, 15.5},
-    {"vllm", 33.0, 21.0, 73.5, 20.0},
+    {"vllm", 32.0, 21.0, 49.5, 19.5},
 };
 static const bound gpu_bounds[] = {
     {"b200", 168.0, 31.5, 33.0, 16.0},
-    {"h100-sxm", 98.0, 28.0, 52.0, 15.0},
+    {"h100-sxm", 98.0, 28.0, 36.5, 15.0},
 };
-static const bound all_bound = {"all", 135.5, 29.5, 42.0, 15.5};
+static const bound all_bound = {"all", 135.5, 29.5, 34.5, 15.5};
 
 static void check_group(const char *by, const sim_fidelity_group *g, const bound *b)
 {
@@ -128,11 +134,14 @@ static void test_subset(void)
     /* Every row simulates; the 28 disaggregated rows without worker counts
      * and without a row of the same measurement in the subset replay one
      * worker of each and are scored apart (layout unknown), in no group
-     * the bounds hold. */
+     * the bounds hold. So is the vLLM gpt-oss-120b H100 tp4 8k/1k row at
+     * 512 clients (TPOT 5.46 ms with 88 decoding, its 64-client row of the
+     * subset 16.74 ms: an inconsistent measurement). */
     CHECK(r.n_rows == 221);
     CHECK_MSG(r.n_ok >= 219, "%d rows simulated", r.n_ok);
     CHECK_MSG(r.layout_unknown.n == 28, "%d rows of unknown layout", r.layout_unknown.n);
-    CHECK(r.all.n + r.layout_unknown.n == r.n_ok);
+    CHECK_MSG(r.inconsistent.n == 1, "%d inconsistent measurements", r.inconsistent.n);
+    CHECK(r.all.n + r.layout_unknown.n + r.inconsistent.n == r.n_ok);
     check_group("all", &r.all, &all_bound);
     CHECK(r.n_backends == 3 && r.n_gpus == 2);
     for (int i = 0; i < r.n_backends; i++) {
