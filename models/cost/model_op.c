@@ -319,12 +319,13 @@ static void variant_put(char *out, size_t cap, size_t *n, const char *s)
 
 /* The fused-MoE kernel families a set is fitted per ("" = the engine's own
  * MoE op with no family named: TensorRT-LLM's torch flow), in the order an
- * engine on each architecture takes them when none is named: Blackwell
- * runs the TensorRT-LLM-gen kernels (FlashInfer's trtllm backend), Hopper
- * and Ampere Triton's fused_moe, else CUTLASS; Marlin only for formats no
- * other kernel runs (int4). */
-static const char *const MOE_KERNELS_BLACKWELL[] = {"trtllm", "", "cutlass", "triton", "marlin", NULL};
+ * engine takes them when none is named: on Blackwell the TensorRT-LLM-gen
+ * kernels (FlashInfer's trtllm backend; TensorRT-LLM's own TRTLLMGen MoE),
+ * on Hopper and Ampere Triton's fused_moe (TensorRT-LLM: CUTLASS), then
+ * the others; Marlin only for formats no other kernel runs (int4). */
+static const char *const MOE_KERNELS_BLACKWELL[] = {"trtllm", "cutlass", "", "triton", "marlin", NULL};
 static const char *const MOE_KERNELS_OTHER[] = {"triton", "cutlass", "", "trtllm", "marlin", NULL};
+static const char *const MOE_KERNELS_TRTLLM_OTHER[] = {"cutlass", "", "trtllm", "marlin", NULL};
 
 int model_op_moe_kernel_known(const char *v)
 {
@@ -361,10 +362,15 @@ const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *tab
         return model_op_lookup_gpu(tg, backend, v);
     }
     int bw = (tg && !strncmp(tg, "b200", 4)) || (!tg && g && !strcasecmp(g->arch, "blackwell"));
-    for (const char *const *k = bw ? MOE_KERNELS_BLACKWELL : MOE_KERNELS_OTHER; *k; k++) {
+    int trt = backend && !strcmp(backend, "trtllm");
+    const char *const *order = bw ? MOE_KERNELS_BLACKWELL : trt ? MOE_KERNELS_TRTLLM_OTHER : MOE_KERNELS_OTHER;
+    /* The kernel decides the price: the backend's set of it, else another
+     * backend's set of the same kernel, before the next kernel. */
+    for (const char *const *k = order; *k; k++) {
         snprintf(q->variant, sizeof q->variant, "%s", *k);
         model_op_variant(q, v, sizeof v);
         const model_op_paramset *s = model_op_lookup_gpu(tg, backend, v);
+        if (!s && backend && *backend) s = model_op_lookup_gpu(tg, NULL, v);
         if (s) return s;
     }
     q->variant[0] = '\0';

@@ -128,10 +128,12 @@ typedef struct {
 /* MoE kernel families: whether v names one ("triton", "cutlass", "trtllm",
  * "marlin"; a set of its own, "moe:<dtype>/<kernel>"), the family of a
  * table's kernel_source ("" when it names none), and the set for q: the
- * kernel q->variant names, else the first of the architecture's order
- * (Blackwell: trtllm, the engine's own, cutlass, triton, marlin; others:
- * triton, cutlass, the engine's own, trtllm, marlin) that has a set, written
- * back to q->variant. table_gpu NULL: g's. NULL when none has a set. */
+ * kernel q->variant names (backend's set), else the first kernel of the
+ * engine's order on the architecture (Blackwell: trtllm, cutlass, the
+ * engine's own, triton, marlin; others: triton — TensorRT-LLM: none —,
+ * cutlass, the engine's own, trtllm, marlin) that the backend, else any
+ * backend, has a set of, written back to q->variant. table_gpu NULL: g's.
+ * NULL when none has a set. */
 int model_op_moe_kernel_known(const char *v);
 const char *model_op_moe_kernel_of(const char *kernel_source);
 const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *table_gpu, const char *backend,

@@ -418,7 +418,9 @@ static void check_moe_routing(void)
 /* Fused-MoE kernel families and the pairs a rank's kernels see. The
  * tables' kernel_source names the family; an engine on Blackwell takes the
  * TensorRT-LLM-gen kernels, on Hopper Triton's (TensorRT-LLM: CUTLASS), and
- * Marlin only for int4. Under EP with the tokens replicated every rank's
+ * Marlin only for int4; the kernel decides: TensorRT-LLM on B200 takes
+ * another backend's TensorRT-LLM-gen set before its own torch-flow set,
+ * fitted on one shape. Under EP with the tokens replicated every rank's
  * kernels pass over all T·k pairs (masked rows of other ranks' experts
  * zero-filled, activated, reduced): SGLang's H100 Triton bf16 kernel at
  * 16384 tokens, 4096/1536, top-8 of 128 experts, EP 128 (one expert, 1024
@@ -441,7 +443,7 @@ static void check_moe_kernels(void)
         const char *backend, *dtype, *kernel;
     } order[] = {{&b, "sglang", "bfloat16", "trtllm"}, {&h, "sglang", "bfloat16", "triton"},
                  {&h, "trtllm", "fp8", "cutlass"},    {&h, "sglang", "int4_wo", "marlin"},
-                 {&b, "vllm", "fp8_block", "trtllm"}};
+                 {&b, "vllm", "fp8_block", "trtllm"}, {&b, "trtllm", "w4a8_mxfp4_mxfp8", "trtllm"}};
     model_op_query q;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         memset(&q, 0, sizeof q);
