@@ -309,8 +309,9 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
 {
     int rc;
     *out = NULL;
-    if (!sc->cache.enabled && strcmp(sc->cache.sharing, "none") != 0)
-        return sim_err_set(err, SIM_EINVAL, "cache.sharing '%s' needs cache.enabled: true", sc->cache.sharing);
+    if (!sc->cache.enabled && sc->cache.sharing != SIM_SHARING_NONE)
+        return sim_err_set(err, SIM_EINVAL, "cache.sharing '%s' needs cache.enabled: true",
+                           sim_cache_sharing_name(sc->cache.sharing));
     sim_cluster *c = calloc(1, sizeof *c);
     if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     c->sc = *sc;
@@ -353,7 +354,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
         goto fail;
     }
-    c->sharing = strcmp(sc->cache.sharing, "pull") == 0 ? 1 : strcmp(sc->cache.sharing, "pool") == 0 ? 2 : 0;
+    c->sharing = sc->cache.sharing;
     c->layerwise = sc->deployment.kv_transfer == SIM_KV_LAYERWISE;
     c->decode_at_arrival = sc->deployment.decode_pick == SIM_DECODE_PICK_ARRIVAL;
     c->front_of = malloc(ni * sizeof *c->front_of);
@@ -365,9 +366,9 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     sim_instance_hooks hooks = {.on_finish = on_finish,
                                 .on_prefill_done = sim_cluster_on_prefill_done,
                                 .on_kv_reserved = sim_cluster_on_kv_reserved,
-                                .on_fetch_plan = c->sharing ? sim_cluster_on_fetch_plan : NULL,
-                                .on_fetch_start = c->sharing ? sim_cluster_on_fetch_start : NULL,
-                                .on_cache_evict = c->sharing == 2 ? sim_cluster_on_cache_evict : NULL,
+                                .on_fetch_plan = c->sharing != SIM_SHARING_NONE ? sim_cluster_on_fetch_plan : NULL,
+                                .on_fetch_start = c->sharing != SIM_SHARING_NONE ? sim_cluster_on_fetch_start : NULL,
+                                .on_cache_evict = c->sharing == SIM_SHARING_POOL ? sim_cluster_on_cache_evict : NULL,
                                 .on_load = sim_cluster_on_load,
                                 .ctx = c};
     int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
@@ -426,7 +427,9 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
                 goto fail;
             }
             if (c->caching && !is_back &&
-                (rc = sim_instance_enable_cache(c->inst[k], c->cache_tokens, sc->cache.policy, err)) < 0)
+                (rc = sim_instance_enable_cache(c->inst[k], c->cache_tokens,
+                                            sc->cache.policy == SIM_CACHE_LFU ? SIM_PREFIX_LFU : SIM_PREFIX_LRU,
+                                            err)) < 0)
                 goto fail;
             c->prefill_ms_per_token[k] = ms_per_tok;
             c->inst_pool[k] = p;
@@ -467,16 +470,16 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             if (c->inst_pool[i] == attn_pool) sim_instance_set_cost_fn(c->inst[i], sim_af_iteration, c->af);
         c->n_gpus += c->n_ffn_gpus;
     }
-    if (c->n_back > 0 || c->sharing) {
+    if (c->n_back > 0 || c->sharing != SIM_SHARING_NONE) {
         /* The shared network: instances packed onto nodes in pool order;
          * pool sharing adds a host-DRAM tier per node and a remote pool. */
         int gpn = sim_hardware_gpus_per_node(&sc->hardware);
         int nodes = (c->n_gpus + gpn - 1) / gpn;
         double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : c->gpu.nvlink_bw;
         double nic = sim_network_nic_Bps(&sc->network, c->gpu.nic_bw);
-        double host = c->sharing == 2 ? sc->cache.host_gbps * 1e9 : 0;
+        double host = c->sharing == SIM_SHARING_POOL ? sc->cache.host_gbps * 1e9 : 0;
         /* cache.pool_gbps is per instance; the pool's link carries them all. */
-        double pool = c->sharing == 2 ? sc->cache.pool_gbps * 1e9 * c->n_front : 0;
+        double pool = c->sharing == SIM_SHARING_POOL ? sc->cache.pool_gbps * 1e9 * c->n_front : 0;
         sim_net_topo *topo = sim_net_topo_build(nodes, gpn, nvl, nic, sc->network.latency_us * 1e-6,
                                                 host, pool, err);
         if (!topo) {
@@ -496,7 +499,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             goto fail;
         }
         c->n_nodes = nodes;
-        if (c->sharing == 2) {
+        if (c->sharing == SIM_SHARING_POOL) {
             double bpb = (double)c->cache_tokens * c->kv_bytes_per_token;
             c->host_tier = calloc((size_t)nodes, sizeof *c->host_tier);
             if (!c->host_tier) {
@@ -520,7 +523,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     if (c->cache_route) {
         rc = sim_router_cache_create(&sc->routing, c->cache_tokens, sc->seed, &c->router, err);
         if (rc < 0) goto fail;
-        if (strcmp(sc->routing.view, "approximate") == 0) {
+        if (sc->routing.view == SIM_VIEW_APPROXIMATE) {
             c->approx = calloc((size_t)c->n_front, sizeof *c->approx);
             if (!c->approx) {
                 rc = sim_err_set(err, SIM_ENOMEM, "out of memory");

@@ -79,7 +79,7 @@ struct sim_cluster {
     sim_router_view *snap;     /* what every router reads when routing.snapshot_interval_s > 0: */
     sim_router_view *back_snap; /* front and decode views as of the last refresh (else NULL) */
     sim_prefix **approx;       /* routing.view approximate: the router's own indexes */
-    int sharing;               /* 0 none, 1 pull, 2 pool */
+    sim_cache_sharing sharing; /* cache.sharing */
     int layerwise;             /* pd: KV moves layer by layer during prefill */
     int32_t *front_of;         /* instance -> front index (-1 for back instances) */
     sim_kvtier **host_tier;    /* pool: host-DRAM tier per node */

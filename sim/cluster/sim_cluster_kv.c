@@ -171,7 +171,7 @@ int32_t sim_cluster_on_fetch_plan(void *ctx, sim_req *r, int32_t local)
     int32_t k = r->instance, x = 0;
     sim_time est = 0;
     double bpb = (double)c->cache_tokens * c->kv_bytes_per_token; /* bytes per cache block */
-    if (c->sharing == 1) {
+    if (c->sharing == SIM_SHARING_PULL) {
         int32_t best = local, src = -1;
         for (int32_t j = 0; j < c->n_front; j++) {
             int32_t o = c->front[j];
@@ -231,9 +231,9 @@ void sim_cluster_on_fetch_start(void *ctx, sim_req *r)
     c->fetched_blocks += r->fetch_blocks;
     r->fetch_parts = 0;
     if (c->trace)
-        sim_trace_out_kv_begin(c->trace, "KV fetch", r->spec.id, c->sharing == 1 ? c->front[r->fetch_src] : -1,
+        sim_trace_out_kv_begin(c->trace, "KV fetch", r->spec.id, c->sharing == SIM_SHARING_PULL ? c->front[r->fetch_src] : -1,
                                r->instance, sim_engine_now(c->eng), r->fetch_blocks * bpb);
-    if (c->sharing == 1) {
+    if (c->sharing == SIM_SHARING_PULL) {
         int32_t o = c->front[r->fetch_src];
         fetch_part(c, r, c->inst_gpu0[o], c->inst_ngpu[o], r->fetch_blocks * bpb);
         return;
@@ -263,7 +263,7 @@ static void pool_evicted(void *ctx, uint64_t key)
 void sim_cluster_on_cache_evict(void *ctx, int32_t instance, uint64_t key)
 {
     sim_cluster *c = ctx;
-    if (c->sharing != 2) return;
+    if (c->sharing != SIM_SHARING_POOL) return;
     if (sim_kvtier_insert(c->host_tier[node_of(c, instance)], key, pool_evicted, c) < 0)
         sim_cluster_oom(c, "growing a host-DRAM KV tier");
 }

@@ -83,13 +83,13 @@ void sim_scenario_defaults(sim_scenario *sc)
     sc->routing.w_load = 1.0;
     sc->routing.w_kv = 1.0;
     sc->routing.snapshot_interval_s = 0;
-    strcpy(sc->routing.view, "exact");
+    sc->routing.view = SIM_VIEW_EXACT;
     sc->routing.min_dwell_s = 0;
 
     sc->cache.enabled = 0;
     sc->cache.block_tokens = 512;
-    strcpy(sc->cache.policy, "lru");
-    strcpy(sc->cache.sharing, "none");
+    sc->cache.policy = SIM_CACHE_LRU;
+    sc->cache.sharing = SIM_SHARING_NONE;
     sc->cache.host_gb = 0;
     sc->cache.host_gbps = 50;
     sc->cache.pool_gb = 0;
@@ -135,7 +135,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     se->top_k = 5;
     se->threads = 0;
     se->prune = 1;
-    strcpy(se->objective, "auto");
+    se->objective = SIM_OBJECTIVE_AUTO;
     se->max_candidates = 20000;
 }
 
@@ -145,6 +145,10 @@ const char *const sim_moe_gemm_names[SIM_MOE_GEMMS] = {"auto", "contiguous", "ma
 const char *const sim_kv_transfer_names[SIM_KV_TRANSFERS] = {"whole", "layerwise"};
 const char *const sim_decode_routing_names[SIM_DECODE_ROUTINGS] = {"round_robin", "least_loaded"};
 const char *const sim_decode_pick_names[SIM_DECODE_PICKS] = {"prefill_end", "arrival"};
+const char *const sim_route_view_names[SIM_ROUTE_VIEWS] = {"exact", "approximate"};
+const char *const sim_cache_policy_names[SIM_CACHE_POLICIES] = {"lru", "lfu"};
+const char *const sim_cache_sharing_names[SIM_CACHE_SHARINGS] = {"none", "pull", "pool"};
+const char *const sim_search_objective_names[SIM_SEARCH_OBJECTIVES] = {"auto", "goodput_per_gpu", "cost"};
 
 static const char *name_of(const char *const *names, int n, int v) { return v >= 0 && v < n ? names[v] : "?"; }
 
@@ -160,6 +164,10 @@ const char *sim_decode_routing_name(sim_decode_routing r)
     return name_of(sim_decode_routing_names, SIM_DECODE_ROUTINGS, (int)r);
 }
 const char *sim_decode_pick_name(sim_decode_pick p) { return name_of(sim_decode_pick_names, SIM_DECODE_PICKS, (int)p); }
+const char *sim_cache_sharing_name(sim_cache_sharing s)
+{
+    return name_of(sim_cache_sharing_names, SIM_CACHE_SHARINGS, (int)s);
+}
 
 const char *sim_role_name(sim_role r)
 {

@@ -224,6 +224,12 @@ typedef enum {
     SIM_PRESET_LLMD = 3        /* llm-d weighted scorers */
 } sim_route_preset;
 
+typedef enum {
+    SIM_VIEW_EXACT = 0,        /* the router reads the instances' caches */
+    SIM_VIEW_APPROXIMATE = 1   /* the router's own index of what it routed */
+} sim_route_view;
+#define SIM_ROUTE_VIEWS 2
+
 typedef struct {
     sim_route_policy policy;
     sim_route_preset preset;   /* cache_aware only */
@@ -239,15 +245,28 @@ typedef struct {
     double w_prefix, w_load, w_kv;
     /* the router's view of the caches */
     double snapshot_interval_s; /* 0 = live view */
-    char view[16];             /* exact | approximate (router's own index of what it routed) */
+    sim_route_view view;
     double min_dwell_s;        /* session stickiness: keep a session on its instance this long */
 } sim_routing_cfg;
+
+typedef enum {
+    SIM_CACHE_LRU = 0,         /* least recently used first */
+    SIM_CACHE_LFU = 1          /* fewest hits first, then least recently used */
+} sim_cache_policy;
+#define SIM_CACHE_POLICIES 2
+
+typedef enum {
+    SIM_SHARING_NONE = 0,      /* each instance its own cache */
+    SIM_SHARING_PULL = 1,      /* fetch a prefix from the peer that holds it */
+    SIM_SHARING_POOL = 2       /* host-DRAM tier per node and a remote pool below HBM */
+} sim_cache_sharing;
+#define SIM_CACHE_SHARINGS 3
 
 typedef struct {
     int32_t enabled;           /* prefix caching on */
     int32_t block_tokens;      /* prefix-cache block, a multiple of the KV block */
-    char policy[8];            /* lru | lfu */
-    char sharing[8];           /* none | pull | pool */
+    sim_cache_policy policy;   /* eviction of unreferenced blocks */
+    sim_cache_sharing sharing;
     double host_gb;            /* pool: host-DRAM tier per node, GB (0 = none) */
     double host_gbps;          /* pool: host DRAM <-> GPU bandwidth, GB/s */
     double pool_gb;            /* pool: remote pool capacity, GB (0 = none) */
@@ -294,6 +313,13 @@ typedef struct {
     double op_speedup[SIM_OP_FAMILIES];
 } sim_hardware_cfg;
 
+typedef enum {
+    SIM_OBJECTIVE_AUTO = 0,    /* cost when every GPU searched has a price, else goodput_per_gpu */
+    SIM_OBJECTIVE_GOODPUT_PER_GPU = 1,
+    SIM_OBJECTIVE_COST = 2     /* per USD/GPU-hour; needs search.prices */
+} sim_search_objective;
+#define SIM_SEARCH_OBJECTIVES 3
+
 /* `search:` — the deployment search space of `servesim search` (sim_search.h).
  * List-valued settings are comma-separated strings; empty = the default
  * space derived from the model, GPU and budget. */
@@ -320,7 +346,7 @@ typedef struct {
     int32_t top_k;             /* runners-up shown (and kept exact by pruning) */
     int32_t threads;           /* worker threads (0 = one per core) */
     int32_t prune;             /* analytic-bound pruning on */
-    char objective[32];        /* auto | goodput_per_gpu | cost */
+    sim_search_objective objective;
     int32_t max_candidates;    /* refuse spaces larger than this */
     int32_t replications;      /* >= 2: re-run the top_k deployments with this many seeds (0 = off) */
 } sim_search_cfg;
@@ -367,6 +393,10 @@ extern const char *const sim_moe_gemm_names[SIM_MOE_GEMMS];
 extern const char *const sim_kv_transfer_names[SIM_KV_TRANSFERS];
 extern const char *const sim_decode_routing_names[SIM_DECODE_ROUTINGS];
 extern const char *const sim_decode_pick_names[SIM_DECODE_PICKS];
+extern const char *const sim_route_view_names[SIM_ROUTE_VIEWS];
+extern const char *const sim_cache_policy_names[SIM_CACHE_POLICIES];
+extern const char *const sim_cache_sharing_names[SIM_CACHE_SHARINGS];
+extern const char *const sim_search_objective_names[SIM_SEARCH_OBJECTIVES];
 
 const char *sim_sp_kind_name(sim_sp_kind k);
 const char *sim_ep_mode_name(sim_ep_mode m);
@@ -374,6 +404,7 @@ const char *sim_moe_gemm_name(sim_moe_gemm g);
 const char *sim_kv_transfer_name(sim_kv_transfer k);
 const char *sim_decode_routing_name(sim_decode_routing r);
 const char *sim_decode_pick_name(sim_decode_pick p);
+const char *sim_cache_sharing_name(sim_cache_sharing s);
 const char *sim_role_name(sim_role r);
 const char *sim_route_policy_name(sim_route_policy p);
 const char *sim_arrival_name(sim_arrival_kind k);

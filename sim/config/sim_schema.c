@@ -36,11 +36,7 @@ static const char *const roles[] = {"colocated", "prefill", "decode", "attention
 static const char *const policies[] = {"round_robin", "random", "least_loaded", "power_of_two",
                                        "cache_aware"};
 static const char *const presets[] = {"none", "sglang", "dynamo", "llmd"};
-static const char *const views[] = {"exact", "approximate"};
-static const char *const cache_policies[] = {"lru", "lfu"};
-static const char *const sharings[] = {"none", "pull", "pool"};
 static const char *const prefix_kinds[] = {"none", "system_prompt", "multi_turn", "rag"};
-static const char *const search_objectives[] = {"auto", "goodput_per_gpu", "cost"};
 
 #define LEN_DIST(sec, m)                                                                          \
     SEC("workload." sec, "Length distribution in tokens; every kind is clamped to [min, max]."), \
@@ -315,7 +311,7 @@ static const sim_schema_field table[] = {
         "Every router (and pd's decode router) decides on instance load (queues, outstanding tokens, KV "
         "blocks, pending prefill) as of a snapshot refreshed this often (0 = live); the prefix match follows "
         "routing.view."),
-    SEN("routing.view", SC(routing.view), views,
+    ENM("routing.view", SC(routing.view), sim_route_view_names, 0,
         "exact: the instances' real caches; approximate: the router's own index of what it routed."),
     FLD("routing.min_dwell_s", SIM_SCHEMA_F64, SC(routing.min_dwell_s), GE0,
         "Session stickiness: a session stays on its instance at least this long (0 = off)."),
@@ -324,8 +320,8 @@ static const sim_schema_field table[] = {
     FLD("cache.enabled", SIM_SCHEMA_BOOL, SC(cache.enabled), ANY, "Reuse the KV of cached prompt prefixes."),
     FLD("cache.block_tokens", SIM_SCHEMA_I32, SC(cache.block_tokens), IN(1, 65536),
         "Prefix-cache block in tokens (a multiple of the KV block); trace hash blocks map onto it."),
-    SEN("cache.policy", SC(cache.policy), cache_policies, "Eviction of unreferenced blocks."),
-    SEN("cache.sharing", SC(cache.sharing), sharings,
+    ENM("cache.policy", SC(cache.policy), sim_cache_policy_names, 0, "Eviction of unreferenced blocks."),
+    ENM("cache.sharing", SC(cache.sharing), sim_cache_sharing_names, 0,
         "none; pull (fetch a prefix another instance holds when faster than recomputing); pool (tiered)."),
     FLD("cache.host_gb", SIM_SCHEMA_F64, SC(cache.host_gb), GE0, "pool: host-DRAM tier per node in GB."),
     FLD("cache.host_gbps", SIM_SCHEMA_F64, SC(cache.host_gbps), GT0, "pool: host DRAM to GPU bandwidth, GB/s."),
@@ -419,7 +415,7 @@ static const sim_schema_field table[] = {
         "indistinguishable."),
     FLD("search.prune", SIM_SCHEMA_BOOL, SC(search.prune), ANY,
         "Skip candidates whose analytic throughput bound cannot reach the top-k."),
-    SEN("search.objective", SC(search.objective), search_objectives,
+    ENM("search.objective", SC(search.objective), sim_search_objective_names, 0,
         "goodput_per_gpu, cost (USD per million output tokens; needs prices) or auto (cost when "
         "every GPU has a price)."),
     FLD("search.max_candidates", SIM_SCHEMA_I32, SC(search.max_candidates), IN(1, 10000000),

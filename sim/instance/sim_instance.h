@@ -33,6 +33,7 @@
 #include "sim_engine.h"
 #include "sim_err.h"
 #include "sim_metrics.h"
+#include "sim_prefix.h"
 #include "sim_request.h"
 #include "sim_router.h"
 #include "sim_scenario.h"
@@ -76,9 +77,9 @@ void sim_instance_destroy(sim_instance *in);
 
 /* Turns on prefix caching: an index of cache blocks of cache_tokens tokens
  * (a multiple of the KV block) sharing the KV memory with running
- * requests; unreferenced blocks are evicted (policy "lru" or "lfu") when an
- * allocation needs room. Requests with keys reuse their cached prefix. */
-int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, const char *policy, sim_err *err);
+ * requests; unreferenced blocks are evicted by policy when an allocation
+ * needs room. Requests with keys reuse their cached prefix. */
+int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, sim_prefix_policy policy, sim_err *err);
 
 /* The fetched blocks of r have arrived: they join the local cache and r's
  * prefill continues after them. */

@@ -110,16 +110,13 @@ int sim_instance_plan_fetch(sim_instance *in, sim_req *r)
     return 1;
 }
 
-int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, const char *policy, sim_err *err)
+int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, sim_prefix_policy policy, sim_err *err)
 {
-    sim_prefix_policy pol;
     if (cache_tokens < 1 || cache_tokens % in->bs != 0)
         return sim_err_set(err, SIM_EINVAL,
                            "cache.block_tokens (%d) must be a positive multiple of the KV block "
                            "(scheduler.block_tokens = %lld)", cache_tokens, (long long)in->bs);
-    if (sim_prefix_policy_parse(policy, &pol) < 0)
-        return sim_err_set(err, SIM_EINVAL, "cache.policy: expected lru or lfu, got '%s'", policy);
-    int rc = sim_prefix_create(0, pol, &in->pc, err);
+    int rc = sim_prefix_create(0, policy, &in->pc, err);
     if (rc < 0) return rc;
     in->ctok = cache_tokens;
     in->cbk = cache_tokens / in->bs;

@@ -244,10 +244,10 @@ void launch_common_notes(FILE *f, const sim_scenario *sc)
             fprintf(f, "# NOTE: pool %d was simulated on %s (the rest on %s): give its nodes those GPUs.\n", (int)p,
                     pc->gpu, sc->hardware.gpu);
     }
-    if (sc->cache.enabled && strcmp(sc->cache.sharing, "none") != 0)
+    if (sc->cache.enabled && sc->cache.sharing != SIM_SHARING_NONE)
         fprintf(f, "# NOTE: cache.sharing '%s' (KV fetched from peers or a host/remote pool) has no flag here: these\n"
                    "#       instances keep local prefix caches only (an LMCache or Mooncake store would add it).\n",
-                sc->cache.sharing);
+                sim_cache_sharing_name(sc->cache.sharing));
 }
 
 /* ---- the shell scripts --------------------------------------------------- */

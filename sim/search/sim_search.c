@@ -81,11 +81,11 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
     int priced = 1;
     for (int32_t i = 0; i < s->n; i++)
         if (sim_search_price(&s->sc, s->cands[i].gpu) <= 0) priced = 0;
-    if (strcmp(cfg->objective, "cost") == 0 && !priced) {
+    if (cfg->objective == SIM_OBJECTIVE_COST && !priced) {
         rc = sim_err_set(err, SIM_EINVAL, "search.objective cost needs search.prices for every GPU searched");
         goto fail;
     }
-    s->objective_cost = strcmp(cfg->objective, "cost") == 0 || (strcmp(cfg->objective, "auto") == 0 && priced);
+    s->objective_cost = cfg->objective == SIM_OBJECTIVE_COST || (cfg->objective == SIM_OBJECTIVE_AUTO && priced);
     s->res = calloc((size_t)s->n, sizeof *s->res);
     if (!s->res) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");

@@ -111,7 +111,7 @@ static void test_mooncake_head(void)
     }
     sc.routing.preset = SIM_PRESET_NONE;
     sc.routing.lambda = 1;
-    snprintf(sc.routing.view, sizeof sc.routing.view, "approximate");
+    sc.routing.view = SIM_VIEW_APPROXIMATE;
     sc.routing.snapshot_interval_s = 2;
     sim_summary ap;
     if (run(&sc, &ap, &st, NULL)) return;
@@ -162,18 +162,18 @@ static void test_sharing(void)
     sim_summary none, pull, pool;
     sim_cluster_state st;
     if (run(&sc, &none, &st, NULL)) return;
-    snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "pull");
+    sc.cache.sharing = SIM_SHARING_PULL;
     if (run(&sc, &pull, &st, NULL)) return;
     CHECK_MSG(pull.cache_hit_rate > none.cache_hit_rate, "pull %.3f vs none %.3f", pull.cache_hit_rate,
               none.cache_hit_rate);
     CHECK(st.fetched_blocks > 0);
     /* Small HBM caches (more evictions) over a host tier and a pool. */
-    snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "pool");
+    sc.cache.sharing = SIM_SHARING_POOL;
     sc.deployment.pools[0].scheduler.gpu_mem_util = 0.3;
     sc.cache.host_gb = 20;
     sc.cache.pool_gb = 200;
     if (run(&sc, &pool, &st, NULL)) return;
-    snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "none");
+    sc.cache.sharing = SIM_SHARING_NONE;
     sim_summary small;
     if (run(&sc, &small, &st, NULL)) return;
     CHECK_MSG(pool.cache_hit_rate > small.cache_hit_rate, "pool %.3f vs local %.3f", pool.cache_hit_rate,
@@ -201,7 +201,7 @@ static void test_pull_decision(void)
         base(&sc, "tests/data/cache/pull.jsonl");
         sc.deployment.pools[0].instances = 2;
         sc.hardware.gpus_per_node = 1; /* instances on different nodes: the NIC path */
-        snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "pull");
+        sc.cache.sharing = SIM_SHARING_PULL;
         sc.network.nic_gbps = even_gbps * factor[i];
         sc.network.latency_us = 0;
         sim_summary sum;

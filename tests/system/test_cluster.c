@@ -276,7 +276,7 @@ static void test_not_supported_modes(void)
     sim_scenario sc;
     base_scenario(&sc);
     sc.cache.enabled = 0;
-    snprintf(sc.cache.sharing, sizeof sc.cache.sharing, "pull");
+    sc.cache.sharing = SIM_SHARING_PULL;
     sim_cluster *c = NULL;
     sim_err err = {{0}};
     CHECK(sim_cluster_create(&sc, &c, &err) == SIM_EINVAL);

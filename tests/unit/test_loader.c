@@ -466,6 +466,20 @@ static void test_typed_enums(void)
     CHECK(strcmp(sim_kv_transfer_name(SIM_KV_LAYERWISE), "layerwise") == 0);
     CHECK(strcmp(sim_decode_routing_name(SIM_DECODE_LEAST_LOADED), "least_loaded") == 0);
     CHECK(strcmp(sim_decode_pick_name(SIM_DECODE_PICK_ARRIVAL), "arrival") == 0);
+
+    /* The router's view, the prefix cache's eviction and sharing, the search's objective. */
+    CHECK(sc.routing.view == SIM_VIEW_EXACT && sc.cache.policy == SIM_CACHE_LRU &&
+          sc.cache.sharing == SIM_SHARING_NONE && sc.search.objective == SIM_OBJECTIVE_AUTO);
+    REQUIRE(load("routing: {view: approximate}\ncache: {enabled: true, policy: lfu, sharing: pool}\n"
+                 "search: {objective: cost}\n",
+                 NULL, 0, &sc, &err) == 0);
+    CHECK(sc.routing.view == SIM_VIEW_APPROXIMATE && sc.cache.policy == SIM_CACHE_LFU &&
+          sc.cache.sharing == SIM_SHARING_POOL && sc.search.objective == SIM_OBJECTIVE_COST);
+    m = load_fail("cache: {sharing: peers}\n", NULL, 0);
+    CHECK_CONTAINS(m, "cache.sharing: expected one of none|pull|pool, got 'peers'");
+    m = load_fail("search: {objective: speed}\n", NULL, 0);
+    CHECK_CONTAINS(m, "search.objective: expected one of auto|goodput_per_gpu|cost, got 'speed'");
+    CHECK(strcmp(sim_cache_sharing_name(SIM_SHARING_PULL), "pull") == 0);
 }
 
 static void test_reference(void)
