@@ -473,7 +473,15 @@ void cost_op_sets_init(model_cost *c)
         switch ((cost_opv)v) {
         case COST_OPV_GEMM_BF16: q.kind = MODEL_OPK_GEMM, var = "fused_quant"; break;
         case COST_OPV_GEMM_W: q.kind = MODEL_OPK_GEMM, dt = w, var = "fused_quant"; break;
-        case COST_OPV_CTX_ATTN: q.kind = MODEL_OPK_CTX_ATTN, kvd = kv; break;
+        case COST_OPV_CTX_ATTN:
+            q.kind = MODEL_OPK_CTX_ATTN, kvd = kv;
+            /* SGLang's FlashAttention-3 backend, its default on Hopper,
+             * casts the queries to an fp8 KV cache's dtype: its fp8-KV
+             * prefill runs the fp8/fp8 kernel (the tables' bfloat16/fp8
+             * rows time its Triton backend, 3-7x slower at 4k prompts). */
+            if (kv && !strcmp(kv, "fp8") && !strcmp(c->l.op_backend, "sglang") && !strcmp(c->g.arch, "hopper"))
+                dt = "fp8";
+            break;
         case COST_OPV_GEN_ATTN: q.kind = MODEL_OPK_GEN_ATTN, kvd = kv; break;
         case COST_OPV_CTX_MLA: q.kind = MODEL_OPK_CTX_MLA, kvd = kv; break;
         case COST_OPV_GEN_MLA: q.kind = MODEL_OPK_GEN_MLA, kvd = kv; break;
