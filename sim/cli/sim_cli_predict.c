@@ -108,27 +108,33 @@ static model_bound iter_bound(const model_op *ops, int32_t n)
     return (model_bound)best;
 }
 
-int sim_cli_predict(int argc, char **argv)
-{
-    const char *model = NULL, *gpu = NULL, *scenario = NULL, *sets[PRED_MAX_SETS];
-    const char *dtype = NULL, *kv_dtype = NULL, *sp_kind = NULL, *ep_mode = NULL, *moe_gemm = NULL;
-    const char *perf_db = NULL, *op_backend = NULL;
-    char db_path[1024] = "";
-    calib_db *db = NULL;
-    int n_sets = 0, json = 0, rc = 2, no_db = 0;
+/* The command line as parsed (pred_parse); -1 in a number = not given. */
+typedef struct {
+    const char *model, *gpu, *scenario, *sets[PRED_MAX_SETS];
+    const char *dtype, *kv_dtype, *sp_kind, *ep_mode, *moe_gemm;
+    const char *perf_db, *op_backend;
+    int n_sets, json, no_db;
     model_chunk chunks[PRED_MAX_CHUNKS];
-    int32_t n_chunks = 0, n_decode = -1, context = 1024;
-    model_layout l;
-    memset(&l, 0, sizeof l);
-    l.tp = l.pp = 1;
-    int32_t tp = -1, pp = -1, dp = -1, ep = -1, dcp = -1, sp = -1, mb = -1, gpn = -1, moe_tp = -1;
-    int tp_sp = 0, comm_fp8 = 0, comm_overlap = 0;
-    double skew = -1, ovh = -1, ovh_seq = -1, eager = -1;
-    model_cost *c = NULL;
-    model_op *ops = NULL;
-    double *pipe = NULL; /* pp > 1: stage and hop times of the batch */
-    sim_err e = {""};
+    int32_t n_chunks, n_decode, context;
+    int32_t tp, pp, dp, ep, dcp, sp, mb, gpn, moe_tp;
+    int tp_sp, comm_fp8, comm_overlap;
+    double skew, ovh, ovh_seq, eager;
+} pred_args;
 
+static int pred_bad_usage(void)
+{
+    pred_usage(stderr);
+    return 2;
+}
+
+/* Reads argv into *A; -1 to go on, else the exit code (0 after --help). */
+static int pred_parse(int argc, char **argv, pred_args *A)
+{
+    memset(A, 0, sizeof *A);
+    A->n_decode = -1;
+    A->context = 1024;
+    A->tp = A->pp = A->dp = A->ep = A->dcp = A->sp = A->mb = A->gpn = A->moe_tp = -1;
+    A->skew = A->ovh = A->ovh_seq = A->eager = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int32_t *ip = NULL;
@@ -137,61 +143,61 @@ int sim_cli_predict(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             pred_usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--tp-sp")) tp_sp = 1;
-        else if (!strcmp(a, "--comm-fp8")) comm_fp8 = 1;
-        else if (!strcmp(a, "--comm-overlap")) comm_overlap = 1;
-        else if (!strcmp(a, "--no-perf-db")) no_db = 1;
-        else if (!strcmp(a, "--perf-db")) sp_ = &perf_db;
-        else if (!strcmp(a, "--model")) sp_ = &model;
-        else if (!strcmp(a, "--gpu")) sp_ = &gpu;
-        else if (!strcmp(a, "--dtype")) sp_ = &dtype;
-        else if (!strcmp(a, "--kv-dtype")) sp_ = &kv_dtype;
-        else if (!strcmp(a, "--sp-kind")) sp_ = &sp_kind;
-        else if (!strcmp(a, "--ep-mode")) sp_ = &ep_mode;
-        else if (!strcmp(a, "--moe-gemm")) sp_ = &moe_gemm;
-        else if (!strcmp(a, "--backend")) sp_ = &op_backend;
-        else if (!strcmp(a, "--tp")) ip = &tp;
-        else if (!strcmp(a, "--pp")) ip = &pp;
-        else if (!strcmp(a, "--dp")) ip = &dp;
-        else if (!strcmp(a, "--ep")) ip = &ep;
-        else if (!strcmp(a, "--moe-tp")) ip = &moe_tp;
-        else if (!strcmp(a, "--dcp")) ip = &dcp;
-        else if (!strcmp(a, "--sp")) ip = &sp;
-        else if (!strcmp(a, "--micro-batches")) ip = &mb;
-        else if (!strcmp(a, "--gpus-per-node")) ip = &gpn;
-        else if (!strcmp(a, "--decode")) ip = &n_decode;
-        else if (!strcmp(a, "--context")) ip = &context;
-        else if (!strcmp(a, "--expert-skew")) dpp = &skew;
-        else if (!strcmp(a, "--overhead-us")) dpp = &ovh;
-        else if (!strcmp(a, "--overhead-per-seq-us")) dpp = &ovh_seq;
-        else if (!strcmp(a, "--eager-launch-us")) dpp = &eager;
+        } else if (!strcmp(a, "--json")) A->json = 1;
+        else if (!strcmp(a, "--tp-sp")) A->tp_sp = 1;
+        else if (!strcmp(a, "--comm-fp8")) A->comm_fp8 = 1;
+        else if (!strcmp(a, "--comm-overlap")) A->comm_overlap = 1;
+        else if (!strcmp(a, "--no-perf-db")) A->no_db = 1;
+        else if (!strcmp(a, "--perf-db")) sp_ = &A->perf_db;
+        else if (!strcmp(a, "--model")) sp_ = &A->model;
+        else if (!strcmp(a, "--gpu")) sp_ = &A->gpu;
+        else if (!strcmp(a, "--dtype")) sp_ = &A->dtype;
+        else if (!strcmp(a, "--kv-dtype")) sp_ = &A->kv_dtype;
+        else if (!strcmp(a, "--sp-kind")) sp_ = &A->sp_kind;
+        else if (!strcmp(a, "--ep-mode")) sp_ = &A->ep_mode;
+        else if (!strcmp(a, "--moe-gemm")) sp_ = &A->moe_gemm;
+        else if (!strcmp(a, "--backend")) sp_ = &A->op_backend;
+        else if (!strcmp(a, "--tp")) ip = &A->tp;
+        else if (!strcmp(a, "--pp")) ip = &A->pp;
+        else if (!strcmp(a, "--dp")) ip = &A->dp;
+        else if (!strcmp(a, "--ep")) ip = &A->ep;
+        else if (!strcmp(a, "--moe-tp")) ip = &A->moe_tp;
+        else if (!strcmp(a, "--dcp")) ip = &A->dcp;
+        else if (!strcmp(a, "--sp")) ip = &A->sp;
+        else if (!strcmp(a, "--micro-batches")) ip = &A->mb;
+        else if (!strcmp(a, "--gpus-per-node")) ip = &A->gpn;
+        else if (!strcmp(a, "--decode")) ip = &A->n_decode;
+        else if (!strcmp(a, "--context")) ip = &A->context;
+        else if (!strcmp(a, "--expert-skew")) dpp = &A->skew;
+        else if (!strcmp(a, "--overhead-us")) dpp = &A->ovh;
+        else if (!strcmp(a, "--overhead-per-seq-us")) dpp = &A->ovh_seq;
+        else if (!strcmp(a, "--eager-launch-us")) dpp = &A->eager;
         else if (!strcmp(a, "--set")) {
-            if (!v || n_sets >= PRED_MAX_SETS) goto usage;
-            sets[n_sets++] = argv[++i];
+            if (!v || A->n_sets >= PRED_MAX_SETS) return pred_bad_usage();
+            A->sets[A->n_sets++] = argv[++i];
             continue;
         } else if (!strcmp(a, "--prefill")) {
-            if (!v || n_chunks >= PRED_MAX_CHUNKS) goto usage;
+            if (!v || A->n_chunks >= PRED_MAX_CHUNKS) return pred_bad_usage();
             int32_t t = 0, cached = 0;
             char buf[64];
             snprintf(buf, sizeof buf, "%s", v);
             char *at = strchr(buf, '@');
             if (at) *at++ = 0;
             if (parse_int("--prefill", buf, &t) || (at && parse_int("--prefill @CACHED", at, &cached))) return 2;
-            chunks[n_chunks++] = (model_chunk){t, cached};
+            A->chunks[A->n_chunks++] = (model_chunk){t, cached};
             i++;
             continue;
-        } else if (a[0] != '-' && !scenario) {
-            scenario = a;
+        } else if (a[0] != '-' && !A->scenario) {
+            A->scenario = a;
             continue;
         } else {
             fprintf(stderr, "servesim predict: unknown argument '%s'\n", a);
-            goto usage;
+            return pred_bad_usage();
         }
         if (sp_ || ip || dpp) {
             if (!v) {
                 fprintf(stderr, "servesim predict: %s needs a value\n", a);
-                goto usage;
+                return pred_bad_usage();
             }
             if (sp_) *sp_ = v;
             if (ip && parse_int(a, v, ip)) return 2;
@@ -199,20 +205,28 @@ int sim_cli_predict(int argc, char **argv)
             i++;
         }
     }
+    return -1;
+}
 
-    model_spec m;
-    model_gpu g;
+/* The model, GPU and layout to price: a scenario's first pool (with its
+ * --set overrides and perf_db, which fill *no_db and db_path) or --model and
+ * --gpu with the defaults; -1 to go on, else the exit code. */
+static int pred_load(const pred_args *A, model_spec *m, model_gpu *g, model_layout *l, int *no_db, char *db_path,
+                     size_t db_len)
+{
+    const char *model = A->model, *gpu = A->gpu, *scenario = A->scenario, *perf_db = A->perf_db;
+    sim_err e = {""};
     if (scenario) {
         sim_scenario *sc = malloc(sizeof *sc);
         if (!sc) return 2;
-        int r = sim_loader_load_file(scenario, sets, n_sets, sc, &e);
-        if (!r) r = sim_pool_layout(sc, &sc->deployment.pools[0], &l, &e);
-        if (!r && !perf_db && strcmp(sc->hardware.perf_db, "none") == 0) no_db = 1;
-        else if (!r && !perf_db && sc->hardware.perf_db[0]) snprintf(db_path, sizeof db_path, "%s", sc->hardware.perf_db);
-        if (!r) r = model_catalog_model(model ? model : sc->model, &m, &e);
+        int r = sim_loader_load_file(scenario, A->sets, A->n_sets, sc, &e);
+        if (!r) r = sim_pool_layout(sc, &sc->deployment.pools[0], l, &e);
+        if (!r && !perf_db && strcmp(sc->hardware.perf_db, "none") == 0) *no_db = 1;
+        else if (!r && !perf_db && sc->hardware.perf_db[0]) snprintf(db_path, db_len, "%s", sc->hardware.perf_db);
+        if (!r) r = model_catalog_model(model ? model : sc->model, m, &e);
         if (!r) {
             const char *gn = gpu ? gpu : sc->deployment.pools[0].gpu[0] ? sc->deployment.pools[0].gpu : sc->hardware.gpu;
-            r = model_catalog_gpu(gn, &g, &e);
+            r = model_catalog_gpu(gn, g, &e);
         }
         free(sc);
         if (r) {
@@ -222,29 +236,42 @@ int sim_cli_predict(int argc, char **argv)
     } else {
         if (!model || !gpu) {
             fprintf(stderr, "servesim predict: --model and --gpu are required (or give a scenario file)\n");
-            goto usage;
+            return pred_bad_usage();
         }
-        if (model_catalog_model(model, &m, &e) || model_catalog_gpu(gpu, &g, &e)) {
+        if (model_catalog_model(model, m, &e) || model_catalog_gpu(gpu, g, &e)) {
             fprintf(stderr, "servesim predict: %s\n", e.msg);
             return 2;
         }
-        l.overhead_s = 1500e-6;
-        l.dtype_checkpoint = 1;
+        l->overhead_s = 1500e-6;
+        l->dtype_checkpoint = 1;
     }
+    return -1;
+}
+
+/* The layout and dtype flags over the loaded layout; -1 to go on, else 2. */
+static int pred_apply_flags(const pred_args *A, model_layout *l)
+{
+    const int32_t tp = A->tp, pp = A->pp, dp = A->dp, ep = A->ep, moe_tp = A->moe_tp, dcp = A->dcp, sp = A->sp,
+                  mb = A->mb, gpn = A->gpn;
+    const double skew = A->skew, ovh = A->ovh, ovh_seq = A->ovh_seq, eager = A->eager;
+    const char *dtype = A->dtype, *kv_dtype = A->kv_dtype, *op_backend = A->op_backend;
+    const char *sp_kind = A->sp_kind, *ep_mode = A->ep_mode, *moe_gemm = A->moe_gemm;
+    const int tp_sp = A->tp_sp, comm_fp8 = A->comm_fp8, comm_overlap = A->comm_overlap;
+    sim_err e = {""};
     /* Flags override the scenario. */
-    if (tp >= 0) l.tp = tp;
-    if (pp >= 0) l.pp = pp;
-    if (dp >= 0) l.dp = dp;
-    if (ep >= 0) l.ep = ep;
-    if (moe_tp >= 0) l.moe_tp = moe_tp;
-    if (dcp >= 0) l.dcp = dcp;
-    if (sp >= 0) l.sp = sp;
-    if (mb >= 0) l.micro_batches = mb;
-    if (gpn >= 0) l.gpus_per_node = gpn;
-    if (skew >= 0) l.expert_skew = skew;
-    if (ovh >= 0) l.overhead_s = ovh * 1e-6;
-    if (ovh_seq >= 0) l.overhead_per_seq_s = ovh_seq * 1e-6;
-    if (eager >= 0) l.eager_launch_s = eager * 1e-6;
+    if (tp >= 0) l->tp = tp;
+    if (pp >= 0) l->pp = pp;
+    if (dp >= 0) l->dp = dp;
+    if (ep >= 0) l->ep = ep;
+    if (moe_tp >= 0) l->moe_tp = moe_tp;
+    if (dcp >= 0) l->dcp = dcp;
+    if (sp >= 0) l->sp = sp;
+    if (mb >= 0) l->micro_batches = mb;
+    if (gpn >= 0) l->gpus_per_node = gpn;
+    if (skew >= 0) l->expert_skew = skew;
+    if (ovh >= 0) l->overhead_s = ovh * 1e-6;
+    if (ovh_seq >= 0) l->overhead_per_seq_s = ovh_seq * 1e-6;
+    if (eager >= 0) l->eager_launch_s = eager * 1e-6;
     if (op_backend) {
         if (strcmp(op_backend, "trtllm") && strcmp(op_backend, "vllm") && strcmp(op_backend, "sglang") &&
             strcmp(op_backend, "auto")) {
@@ -252,18 +279,18 @@ int sim_cli_predict(int argc, char **argv)
                     op_backend);
             return 2;
         }
-        snprintf(l.op_backend, sizeof l.op_backend, "%s", op_backend);
+        snprintf(l->op_backend, sizeof l->op_backend, "%s", op_backend);
     }
-    l.tp_sp |= tp_sp;
-    l.comm_fp8 |= comm_fp8;
-    l.comm_overlap |= comm_overlap;
+    l->tp_sp |= tp_sp;
+    l->comm_fp8 |= comm_fp8;
+    l->comm_overlap |= comm_overlap;
     if (dtype && !strcasecmp(dtype, "auto")) {
-        l.dtype_checkpoint = 1;
+        l->dtype_checkpoint = 1;
         dtype = NULL;
     }
-    if (dtype) l.dtype_checkpoint = 0;
-    if ((dtype && model_dtype_from_name(dtype, &l.dtype, &e)) ||
-        (kv_dtype && model_dtype_from_name(kv_dtype, &l.kv_dtype, &e))) {
+    if (dtype) l->dtype_checkpoint = 0;
+    if ((dtype && model_dtype_from_name(dtype, &l->dtype, &e)) ||
+        (kv_dtype && model_dtype_from_name(kv_dtype, &l->kv_dtype, &e))) {
         fprintf(stderr, "servesim predict: %s\n", e.msg);
         return 2;
     }
@@ -291,10 +318,167 @@ int sim_cli_predict(int argc, char **argv)
             fprintf(stderr, "servesim predict: %s\n", e.msg);
             return 2;
         }
-        if (sp_kind) l.sp_kind = t.sp_kind;
-        if (ep_mode) l.ep_mode = t.ep_mode;
-        if (moe_gemm) l.moe_gemm = t.moe_gemm;
+        if (sp_kind) l->sp_kind = t.sp_kind;
+        if (ep_mode) l->ep_mode = t.ep_mode;
+        if (moe_gemm) l->moe_gemm = t.moe_gemm;
     }
+    return -1;
+}
+
+/* What one evaluation prints from. */
+typedef struct {
+    const model_spec *m;
+    const model_gpu *g;
+    const model_layout *l;     /* as asked for (its op_backend) */
+    const model_layout *rl;    /* as the cost model resolved it */
+    model_cost *c;
+    const model_chunk *chunks;
+    int32_t n_chunks, n_decode, context;
+    const model_op *ops;
+    int32_t n_ops;
+    model_iter_cost r;
+    double total;
+    model_bound ib;
+    const char *db_path, *prices;
+    int has_db;
+    int32_t db_ops;
+    double db_s, op_s;         /* op time priced by the perf-db, all op time */
+    const double *pipe;        /* pp > 1: stage and hop times; NULL otherwise */
+    double pipe_host, pipe_iv;
+    int64_t kv_tok;
+    int kv_ok;
+} pred_report;
+
+
+static void pred_print_json(const pred_report *p)
+{
+    printf("{\n  \"model\": ");
+    json_str(p->m->name);
+    printf(", \"gpu\": ");
+    json_str(p->g->name);
+    printf(",\n  \"layout\": {\"tp\": %d, \"pp\": %d, \"dp\": %d, \"ep\": %d, \"dcp\": %d, \"sp\": %d, \"sp_kind\": \"%s\", "
+           "\"tp_sp\": %d, \"comm_fp8\": %d, \"comm_overlap\": %d, \"micro_batches\": %d, \"ep_mode\": \"%s\", "
+           "\"moe_gemm\": \"%s\", \"expert_skew\": %g, \"dtype\": \"%s\", \"kv_dtype\": \"%s\", \"gpus\": %d},\n",
+           p->rl->tp, p->rl->pp, p->rl->dp, p->rl->ep, p->rl->dcp, p->rl->sp, model_sp_kind_name(p->rl->sp_kind), p->rl->tp_sp,
+           p->rl->comm_fp8, p->rl->comm_overlap, p->rl->micro_batches, model_ep_mode_name(p->rl->ep_mode),
+           model_moe_gemm_name(p->rl->moe_gemm), p->rl->expert_skew, model_dtype_name(p->rl->dtype),
+           model_dtype_name(p->rl->kv_dtype), model_cost_gpus(p->c));
+    int epd = model_cost_ep_mode(p->c, 0), epp = model_cost_ep_mode(p->c, 1);
+    printf("  \"ep_mode_decode\": \"%s\", \"ep_mode_prefill\": \"%s\",\n",
+           epd < 0 ? "none" : model_ep_mode_name((model_ep_mode)epd),
+           epp < 0 ? "none" : model_ep_mode_name((model_ep_mode)epp));
+    printf("  \"batch\": {\"prefill\": [");
+    for (int32_t i = 0; i < p->n_chunks; i++)
+        printf("%s{\"tokens\": %d, \"cached\": %d}", i ? ", " : "", p->chunks[i].tokens, p->chunks[i].cached);
+    printf("], \"decode\": %d, \"context\": %d},\n  \"ops\": [\n", p->n_decode, p->context);
+    for (int32_t i = 0; i < p->n_ops; i++) {
+        const model_op *o = &p->ops[i];
+        printf("    {\"op\": ");
+        json_str(o->name);
+        printf(", \"class\": \"%s\", \"count\": %d, \"flops\": %.6g, \"bytes\": %.6g, \"time_s\": %.6g, "
+               "\"hidden_s\": %.6g, \"bound\": \"%s\", \"source\": \"%s\", \"detail\": ",
+               model_op_class_name(o->cls), o->count, o->flops, o->bytes, o->time_s, o->hidden_s,
+               model_bound_name(o->bound), model_source_name(o->source));
+        json_str(o->detail);
+        printf("}%s\n", i + 1 < p->n_ops ? "," : "");
+    }
+    printf("  ],\n  \"total_s\": %.6g, \"gemm_s\": %.6g, \"attn_s\": %.6g, \"comm_s\": %.6g, \"other_s\": %.6g, "
+           "\"overhead_s\": %.6g, \"bound\": \"%s\", \"source\": \"%s\",\n",
+           p->total, p->r.gemm_s, p->r.attn_s, p->r.comm_s, p->r.other_s, p->r.overhead_s, model_bound_name(p->ib), p->r.source);
+    printf("  \"perf_db\": ");
+    json_str(p->db_path);
+    printf(", \"prices\": \"%s\", \"perf_db_ops\": %d, \"perf_db_time_fraction\": %.6g,\n", p->prices, p->db_ops,
+           p->op_s > 0 ? p->db_s / p->op_s : 0);
+    if (p->pipe) {
+        printf("  \"pipeline\": {\"in_flight\": %d, \"host_s\": %.6g, \"stage_s\": [", p->rl->micro_batches, p->pipe_host);
+        for (int32_t s = 0; s < p->rl->pp; s++) printf("%s%.6g", s ? ", " : "", p->pipe[s]);
+        printf("], \"hop_s\": [");
+        for (int32_t s = 0; s + 1 < p->rl->pp; s++) printf("%s%.6g", s ? ", " : "", p->pipe[p->rl->pp + s]);
+        printf("], \"interval_s\": %.6g},\n", p->pipe_iv);
+    }
+    printf("  \"memory\": {\"weights_per_gpu_bytes\": %.6g, \"kv_bytes_per_token\": %.6g, \"kv_capacity_tokens\": %lld}\n}\n",
+           model_cost_weight_bytes_per_gpu(p->c), model_cost_kv_bytes_per_token(p->c), p->kv_ok ? (long long)p->kv_tok : -1LL);
+}
+
+static void pred_print_table(const pred_report *p)
+{
+    printf("%s on %s: tp=%d pp=%d dp=%d ep=%d moe_tp=%d dcp=%d sp=%d (%d GPUs), %s weights, %s KV\n", p->m->name,
+           p->g->name, p->rl->tp, p->rl->pp, p->rl->dp, p->rl->ep, p->rl->moe_tp, p->rl->dcp, p->rl->sp, model_cost_gpus(p->c),
+           model_dtype_name(p->rl->dtype), model_dtype_name(p->rl->kv_dtype));
+    int epd = model_cost_ep_mode(p->c, 0), epp = model_cost_ep_mode(p->c, 1);
+    if (epd >= 0)
+        printf("ep_mode %s: decode %s, prefill %s\n", model_ep_mode_name(p->rl->ep_mode),
+               model_ep_mode_name((model_ep_mode)epd), model_ep_mode_name((model_ep_mode)epp));
+    printf("batch: %d prefill chunk(s)", p->n_chunks);
+    for (int32_t i = 0; i < p->n_chunks; i++) printf(" %d@%d", p->chunks[i].tokens, p->chunks[i].cached);
+    printf(", %d decode at context %d\n\n", p->n_decode, p->context);
+    printf("%-20s %5s %9s %9s %10s %6s %-13s %-9s %s\n", "op", "count", "FLOPs", "bytes", "time", "%", "bound",
+           "source", "detail");
+    char f1[32], f2[32];
+    for (int32_t i = 0; i < p->n_ops; i++) {
+        const model_op *o = &p->ops[i];
+        printf("%-20s %5d %9s %9s %8.1fus %5.1f%% %-13s %-9s %s%s\n", o->name, o->count,
+               human(o->flops, f1, sizeof f1, ""), human(o->bytes, f2, sizeof f2, "B"), o->time_s * 1e6,
+               p->total > 0 ? 100 * o->time_s / p->total : 0, model_bound_name(o->bound), model_source_name(o->source),
+               o->detail, o->hidden_s > 0 ? " (part hidden)" : "");
+    }
+    printf("\ntotal %.3f ms: gemm %.3f, attention %.3f, communication %.3f, other %.3f, overhead %.3f ms\n",
+           p->total * 1e3, p->r.gemm_s * 1e3, p->r.attn_s * 1e3, p->r.comm_s * 1e3, p->r.other_s * 1e3, p->r.overhead_s * 1e3);
+    printf("iteration bound: %s; source: %s\n", model_bound_name(p->ib), p->r.source);
+    if (p->pipe) {
+        double busiest = p->pipe_host, hops = 0;
+        printf("pipeline: host %.3f ms, stages", p->pipe_host * 1e3);
+        for (int32_t s = 0; s < p->rl->pp; s++) {
+            printf("%s %.3f", s ? " /" : "", p->pipe[s] * 1e3);
+            if (p->pipe[s] > busiest) busiest = p->pipe[s];
+        }
+        for (int32_t s = 0; s + 1 < p->rl->pp; s++) hops += p->pipe[p->rl->pp + s];
+        printf(" ms, hops %.3f ms in all: the batch alone takes %.3f ms\n", hops * 1e3, p->total * 1e3);
+        printf("          with %d batches like it in flight one leaves every %.3f ms (%s), each request "
+               "gets a token every %.3f ms\n",
+               p->rl->micro_batches, p->pipe_iv * 1e3, p->pipe_iv > busiest * (1 + 1e-9) ? "too few batches: bubble"
+                                                                               : "busiest stage",
+               p->pipe_iv * p->rl->micro_batches * 1e3);
+    }
+    if (p->has_db)
+        printf("perf-db: %s; prices: %s (%d of %d ops, %.0f%% of op time, from measurements; the rest analytic)\n",
+               p->db_path, p->prices, p->db_ops, p->n_ops, p->op_s > 0 ? 100 * p->db_s / p->op_s : 0);
+    else
+        printf("perf-db: none; prices: analytic (%s)\n",
+               p->l->op_backend[0] ? "op model fitted to the engine's kernels where it covers an op, else roofline"
+                               : "roofline for every op");
+    printf("memory: %.2f GB weights per GPU, %.0f KV bytes per token, ", model_cost_weight_bytes_per_gpu(p->c) / 1e9,
+           model_cost_kv_bytes_per_token(p->c));
+    if (p->kv_ok) printf("KV capacity %lld tokens (90%% HBM, 2 GB reserve)\n", (long long)p->kv_tok);
+    else printf("weights do not fit at 90%% HBM\n");
+    if (model_cost_state_bytes_per_seq(p->c) > 0)
+        printf("        %.2f MB of per-sequence state (linear attention, Mamba-2, sliding windows of compressed attention) per running sequence per GPU (beside the KV)\n",
+               model_cost_state_bytes_per_seq(p->c) / 1e6);
+}
+
+int sim_cli_predict(int argc, char **argv)
+{
+    pred_args A;
+    int rc = pred_parse(argc, argv, &A);
+    if (rc >= 0) return rc;
+    char db_path[1024] = "";
+    calib_db *db = NULL;
+    int no_db = A.no_db;
+    model_layout l;
+    memset(&l, 0, sizeof l);
+    l.tp = l.pp = 1;
+    model_spec m;
+    model_gpu g;
+    if ((rc = pred_load(&A, &m, &g, &l, &no_db, db_path, sizeof db_path)) >= 0) return rc;
+    if ((rc = pred_apply_flags(&A, &l)) >= 0) return rc;
+    rc = 2;
+    const char *perf_db = A.perf_db;
+    const model_chunk *chunks = A.chunks;
+    int32_t n_chunks = A.n_chunks, n_decode = A.n_decode, context = A.context;
+    model_cost *c = NULL;
+    model_op *ops = NULL;
+    double *pipe = NULL; /* pp > 1: stage and hop times of the batch */
+    sim_err e = {""};
     if (model_cost_create(&m, &g, &l, &c, &e)) {
         fprintf(stderr, "servesim predict: %s\n", e.msg);
         return 2;
@@ -340,107 +524,10 @@ int sim_cli_predict(int argc, char **argv)
         model_cost_pipeline(c, &b, pipe, pipe + rl->pp, &pipe_host);
         pipe_iv = model_cost_pipeline_interval(c, &b, rl->micro_batches, NULL);
     }
-    if (json) {
-        printf("{\n  \"model\": ");
-        json_str(m.name);
-        printf(", \"gpu\": ");
-        json_str(g.name);
-        printf(",\n  \"layout\": {\"tp\": %d, \"pp\": %d, \"dp\": %d, \"ep\": %d, \"dcp\": %d, \"sp\": %d, \"sp_kind\": \"%s\", "
-               "\"tp_sp\": %d, \"comm_fp8\": %d, \"comm_overlap\": %d, \"micro_batches\": %d, \"ep_mode\": \"%s\", "
-               "\"moe_gemm\": \"%s\", \"expert_skew\": %g, \"dtype\": \"%s\", \"kv_dtype\": \"%s\", \"gpus\": %d},\n",
-               rl->tp, rl->pp, rl->dp, rl->ep, rl->dcp, rl->sp, model_sp_kind_name(rl->sp_kind), rl->tp_sp,
-               rl->comm_fp8, rl->comm_overlap, rl->micro_batches, model_ep_mode_name(rl->ep_mode),
-               model_moe_gemm_name(rl->moe_gemm), rl->expert_skew, model_dtype_name(rl->dtype),
-               model_dtype_name(rl->kv_dtype), model_cost_gpus(c));
-        int epd = model_cost_ep_mode(c, 0), epp = model_cost_ep_mode(c, 1);
-        printf("  \"ep_mode_decode\": \"%s\", \"ep_mode_prefill\": \"%s\",\n",
-               epd < 0 ? "none" : model_ep_mode_name((model_ep_mode)epd),
-               epp < 0 ? "none" : model_ep_mode_name((model_ep_mode)epp));
-        printf("  \"batch\": {\"prefill\": [");
-        for (int32_t i = 0; i < n_chunks; i++)
-            printf("%s{\"tokens\": %d, \"cached\": %d}", i ? ", " : "", chunks[i].tokens, chunks[i].cached);
-        printf("], \"decode\": %d, \"context\": %d},\n  \"ops\": [\n", n_decode, context);
-        for (int32_t i = 0; i < n_ops; i++) {
-            const model_op *o = &ops[i];
-            printf("    {\"op\": ");
-            json_str(o->name);
-            printf(", \"class\": \"%s\", \"count\": %d, \"flops\": %.6g, \"bytes\": %.6g, \"time_s\": %.6g, "
-                   "\"hidden_s\": %.6g, \"bound\": \"%s\", \"source\": \"%s\", \"detail\": ",
-                   model_op_class_name(o->cls), o->count, o->flops, o->bytes, o->time_s, o->hidden_s,
-                   model_bound_name(o->bound), model_source_name(o->source));
-            json_str(o->detail);
-            printf("}%s\n", i + 1 < n_ops ? "," : "");
-        }
-        printf("  ],\n  \"total_s\": %.6g, \"gemm_s\": %.6g, \"attn_s\": %.6g, \"comm_s\": %.6g, \"other_s\": %.6g, "
-               "\"overhead_s\": %.6g, \"bound\": \"%s\", \"source\": \"%s\",\n",
-               total, r.gemm_s, r.attn_s, r.comm_s, r.other_s, r.overhead_s, model_bound_name(ib), r.source);
-        printf("  \"perf_db\": ");
-        json_str(db_path);
-        printf(", \"prices\": \"%s\", \"perf_db_ops\": %d, \"perf_db_time_fraction\": %.6g,\n", prices, db_ops,
-               op_s > 0 ? db_s / op_s : 0);
-        if (pipe) {
-            printf("  \"pipeline\": {\"in_flight\": %d, \"host_s\": %.6g, \"stage_s\": [", rl->micro_batches, pipe_host);
-            for (int32_t s = 0; s < rl->pp; s++) printf("%s%.6g", s ? ", " : "", pipe[s]);
-            printf("], \"hop_s\": [");
-            for (int32_t s = 0; s + 1 < rl->pp; s++) printf("%s%.6g", s ? ", " : "", pipe[rl->pp + s]);
-            printf("], \"interval_s\": %.6g},\n", pipe_iv);
-        }
-        printf("  \"memory\": {\"weights_per_gpu_bytes\": %.6g, \"kv_bytes_per_token\": %.6g, \"kv_capacity_tokens\": %lld}\n}\n",
-               model_cost_weight_bytes_per_gpu(c), model_cost_kv_bytes_per_token(c), kv_ok ? (long long)kv_tok : -1LL);
-    } else {
-        printf("%s on %s: tp=%d pp=%d dp=%d ep=%d moe_tp=%d dcp=%d sp=%d (%d GPUs), %s weights, %s KV\n", m.name,
-               g.name, rl->tp, rl->pp, rl->dp, rl->ep, rl->moe_tp, rl->dcp, rl->sp, model_cost_gpus(c),
-               model_dtype_name(rl->dtype), model_dtype_name(rl->kv_dtype));
-        int epd = model_cost_ep_mode(c, 0), epp = model_cost_ep_mode(c, 1);
-        if (epd >= 0)
-            printf("ep_mode %s: decode %s, prefill %s\n", model_ep_mode_name(rl->ep_mode),
-                   model_ep_mode_name((model_ep_mode)epd), model_ep_mode_name((model_ep_mode)epp));
-        printf("batch: %d prefill chunk(s)", n_chunks);
-        for (int32_t i = 0; i < n_chunks; i++) printf(" %d@%d", chunks[i].tokens, chunks[i].cached);
-        printf(", %d decode at context %d\n\n", n_decode, context);
-        printf("%-20s %5s %9s %9s %10s %6s %-13s %-9s %s\n", "op", "count", "FLOPs", "bytes", "time", "%", "bound",
-               "source", "detail");
-        char f1[32], f2[32];
-        for (int32_t i = 0; i < n_ops; i++) {
-            const model_op *o = &ops[i];
-            printf("%-20s %5d %9s %9s %8.1fus %5.1f%% %-13s %-9s %s%s\n", o->name, o->count,
-                   human(o->flops, f1, sizeof f1, ""), human(o->bytes, f2, sizeof f2, "B"), o->time_s * 1e6,
-                   total > 0 ? 100 * o->time_s / total : 0, model_bound_name(o->bound), model_source_name(o->source),
-                   o->detail, o->hidden_s > 0 ? " (part hidden)" : "");
-        }
-        printf("\ntotal %.3f ms: gemm %.3f, attention %.3f, communication %.3f, other %.3f, overhead %.3f ms\n",
-               total * 1e3, r.gemm_s * 1e3, r.attn_s * 1e3, r.comm_s * 1e3, r.other_s * 1e3, r.overhead_s * 1e3);
-        printf("iteration bound: %s; source: %s\n", model_bound_name(ib), r.source);
-        if (pipe) {
-            double busiest = pipe_host, hops = 0;
-            printf("pipeline: host %.3f ms, stages", pipe_host * 1e3);
-            for (int32_t s = 0; s < rl->pp; s++) {
-                printf("%s %.3f", s ? " /" : "", pipe[s] * 1e3);
-                if (pipe[s] > busiest) busiest = pipe[s];
-            }
-            for (int32_t s = 0; s + 1 < rl->pp; s++) hops += pipe[rl->pp + s];
-            printf(" ms, hops %.3f ms in all: the batch alone takes %.3f ms\n", hops * 1e3, total * 1e3);
-            printf("          with %d batches like it in flight one leaves every %.3f ms (%s), each request "
-                   "gets a token every %.3f ms\n",
-                   rl->micro_batches, pipe_iv * 1e3, pipe_iv > busiest * (1 + 1e-9) ? "too few batches: bubble"
-                                                                                   : "busiest stage",
-                   pipe_iv * rl->micro_batches * 1e3);
-        }
-        if (db)
-            printf("perf-db: %s; prices: %s (%d of %d ops, %.0f%% of op time, from measurements; the rest analytic)\n",
-                   db_path, prices, db_ops, n_ops, op_s > 0 ? 100 * db_s / op_s : 0);
-        else
-            printf("perf-db: none; prices: analytic (%s)\n",
-                   l.op_backend[0] ? "op model fitted to the engine's kernels where it covers an op, else roofline"
-                                   : "roofline for every op");
-        printf("memory: %.2f GB weights per GPU, %.0f KV bytes per token, ", model_cost_weight_bytes_per_gpu(c) / 1e9,
-               model_cost_kv_bytes_per_token(c));
-        if (kv_ok) printf("KV capacity %lld tokens (90%% HBM, 2 GB reserve)\n", (long long)kv_tok);
-        else printf("weights do not fit at 90%% HBM\n");
-        if (model_cost_state_bytes_per_seq(c) > 0)
-            printf("        %.2f MB of per-sequence state (linear attention, Mamba-2, sliding windows of compressed attention) per running sequence per GPU (beside the KV)\n",
-                   model_cost_state_bytes_per_seq(c) / 1e6);
-    }
+    pred_report rep = {&m, &g, &l, rl, c, chunks, n_chunks, n_decode, context, ops, n_ops, r, total, ib,
+                       db_path, prices, db != NULL, db_ops, db_s, op_s, pipe, pipe_host, pipe_iv, kv_tok, kv_ok};
+    if (A.json) pred_print_json(&rep);
+    else pred_print_table(&rep);
     rc = 0;
 done:
     free(ops);
@@ -448,7 +535,4 @@ done:
     model_cost_destroy(c);
     calib_db_close(db);
     return rc;
-usage:
-    pred_usage(stderr);
-    return 2;
 }
