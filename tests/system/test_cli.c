@@ -176,6 +176,11 @@ static void test_exit_codes(void)
     }
     if (d) closedir(d);
     CHECK(n_sc >= 10);
+    /* The README's speed comparison with Vidur runs this one. */
+    snprintf(cmd, sizeof cmd, "%s validate %s/bench/vidur-compare.yaml 2>&1", bin, src);
+    CHECK_MSG(sh(cmd, &out) == 0, "bench/vidur-compare.yaml: %s", out ? out : "");
+    CHECK_CONTAINS(out, "valid");
+    free(out);
     snprintf(cmd, sizeof cmd,
              "%s validate %s/scenarios/quickstart.yaml --set workload.arrival.rate=fast 2>&1", bin, src);
     CHECK(sh(cmd, &out) == 2);
