@@ -7,7 +7,7 @@
 /* Split count sp's share of the SMs, of the HBM rate and partials'
  * traffic (time_s left 0), with its compute and memory times. */
 static inline void candidate(double sms, double tiles, double tc_full, double bytes, double bw, double partial,
-                             double sp, model_gemm_split *c, double *tc, double *tm)
+                             double cta_s, double sp, model_gemm_split *c, double *tc, double *tm)
 {
     double par = tiles * sp / sms;
     if (par > 1) par = 1;
@@ -15,6 +15,7 @@ static inline void candidate(double sms, double tiles, double tc_full, double by
     double extra = sp > 1 ? sp * partial : 0;
     c->splits = sp, c->par = par, c->mpar = mpar, c->extra_bytes = extra, c->time_s = 0;
     *tc = tc_full / par, *tm = (bytes + extra) / (bw * mpar);
+    if (cta_s / sp > *tm) *tm = cta_s / sp; /* each CTA's own stream of its k/sp */
 }
 
 /* The smooth max (a³+b³)^⅓ of every candidate, compared by a³+b³: cbrt
@@ -24,14 +25,14 @@ static inline void candidate(double sms, double tiles, double tc_full, double by
  * compared. The chosen split and its time are those the roots give. */
 #define SUM_TIE 1e-9
 static model_gemm_split pick_smooth(double sms, double tiles, double tc_full, double bytes, double bw,
-                                    double partial, double smax_k, model_gemm_split best)
+                                    double partial, double cta_s, double smax_k, model_gemm_split best)
 {
     double best_sum = 0;
     int have = 0, rooted = 0;
     for (double sp = partial > 0 ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
         model_gemm_split cand;
         double tc, tm;
-        candidate(sms, tiles, tc_full, bytes, bw, partial, sp, &cand, &tc, &tm);
+        candidate(sms, tiles, tc_full, bytes, bw, partial, cta_s, sp, &cand, &tc, &tm);
         double sum = tc * tc * tc + tm * tm * tm;
         int take;
         if (!have) {
@@ -55,8 +56,39 @@ static model_gemm_split pick_smooth(double sms, double tiles, double tc_full, do
     return best;
 }
 
+/* The same with a fixed cost split_s on every split of s > 1: the roots
+ * are compared as times (the sums no longer order them). */
+static model_gemm_split pick_smooth_fixed(double sms, double tiles, double tc_full, double bytes, double bw,
+                                          double partial, double cta_s, double split_s, double smax_k,
+                                          model_gemm_split best)
+{
+    for (double sp = partial > 0 ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
+        model_gemm_split cand;
+        double tc, tm;
+        candidate(sms, tiles, tc_full, bytes, bw, partial, cta_s, sp, &cand, &tc, &tm);
+        double fixed = sp > 1 ? split_s : 0, lo = (tc > tm ? tc : tm) + fixed;
+        /* The root is at least the larger term: a candidate whose bound
+         * already loses needs none. */
+        if (best.time_s >= 0 && lo >= best.time_s) {
+            if (sp >= smax_k) break;
+            continue;
+        }
+        cand.time_s = cbrt(tc * tc * tc + tm * tm * tm) + fixed;
+        if (best.time_s < 0 || cand.time_s < best.time_s) best = cand;
+        if (sp >= smax_k) break;
+    }
+    return best;
+}
+
 model_gemm_split model_gemm_split_pick(double sms, double tiles, double k, double tc_full, double bytes, double bw,
                                        double partial, int smooth)
+{
+    return model_gemm_split_pick_capped(sms, tiles, k, tc_full, bytes, bw, partial, smooth, 0, 0, 0);
+}
+
+model_gemm_split model_gemm_split_pick_capped(double sms, double tiles, double k, double tc_full, double bytes,
+                                              double bw, double partial, int smooth, double split_max, double cta_s,
+                                              double split_s)
 {
     model_gemm_split best = {1, 1, 1, 0, -1};
     if (!(tiles > 0) || !(sms > 0)) {
@@ -65,14 +97,17 @@ model_gemm_split model_gemm_split_pick(double sms, double tiles, double k, doubl
     }
     double smax_k = floor(sms / tiles), kmax = floor(k / 256);
     if (smax_k > kmax) smax_k = kmax;
+    if (split_max > 0 && smax_k > split_max) smax_k = split_max;
     if (smax_k < 1) smax_k = 1;
-    if (smooth) return pick_smooth(sms, tiles, tc_full, bytes, bw, partial, smax_k, best);
+    if (smooth && split_s > 0)
+        return pick_smooth_fixed(sms, tiles, tc_full, bytes, bw, partial, cta_s, split_s, smax_k, best);
+    if (smooth) return pick_smooth(sms, tiles, tc_full, bytes, bw, partial, cta_s, smax_k, best);
     /* With no partials more splits are always faster: only the most. */
     for (double sp = partial > 0 ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
         model_gemm_split cand;
         double tc, tm;
-        candidate(sms, tiles, tc_full, bytes, bw, partial, sp, &cand, &tc, &tm);
-        double t = tc > tm ? tc : tm;
+        candidate(sms, tiles, tc_full, bytes, bw, partial, cta_s, sp, &cand, &tc, &tm);
+        double t = (tc > tm ? tc : tm) + (sp > 1 ? split_s : 0);
         if (best.time_s < 0 || t < best.time_s) {
             best = cand, best.time_s = t;
         }

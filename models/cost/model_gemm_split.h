@@ -32,4 +32,13 @@ typedef struct {
 model_gemm_split model_gemm_split_pick(double sms, double tiles, double k, double tc_full, double bytes, double bw,
                                        double partial, int smooth);
 
+/* The same with the kernel's limits: at most split_max splits (0: no cap;
+ * non-integer caps interpolate, for a smooth fit) and each CTA streaming
+ * its operands for the whole k in cta_s seconds (0: unbounded), so s
+ * splits take at least cta_s/s; a split (s > 1) adds split_s seconds, its
+ * reduction's launch or fix-up pass. */
+model_gemm_split model_gemm_split_pick_capped(double sms, double tiles, double k, double tc_full, double bytes,
+                                              double bw, double partial, int smooth, double split_max, double cta_s,
+                                              double split_s);
+
 #endif

@@ -33,6 +33,13 @@ static const model_op_param_info P_GEMM[] = {
     {"eff_mem", "fraction", "fraction of HBM bandwidth when streaming weights", 0.85, 0.05, 1.5, 0},
     {"k_fill", "elements", "per-tile pipeline fill/drain, as extra k elements", 64, 1, 4096, 0},
     {"quant_us", "us", "floor of the activation quantisation run before a non-bf16 GEMM", 2, 0.01, 400, 0},
+    {"quant_mem", "fraction", "fraction of HBM bandwidth the activation quantisation's passes reach", 0.7, 0.02, 1.5,
+     0},
+    {"cta_bw", "HBM/SMs", "operand stream one CTA (one SM) sustains over its k loop, in multiples of the HBM "
+     "bandwidth's per-SM share: bounds grids that cannot fill the SMs", 5, 0.2, 200, 0},
+    {"split_max", "splits", "largest split-K factor the kernel uses (1: none, each CTA runs its tile's whole k)", 256,
+     1, 1024, 1.001},
+    {"split_us", "us", "fixed cost of a split-K GEMM's reduction (its second kernel or fix-up pass)", 1, 0.01, 50, 0},
 };
 static const model_op_param_info P_ATTN[] = {
     {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0},
@@ -94,6 +101,8 @@ static const model_op_param_info P_COMM[] = {
 static const model_op_param_info P_QUANT[] = {
     {"floor_us", "us", "kernel floor", 3, 0.1, 500, 0},
     {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.7, 0.02, 1.5, 0},
+    {"cta_bw", "HBM/SMs", "one CTA's stream over its row chunk, in multiples of the HBM bandwidth's per-SM share", 1,
+     0.02, 100, 0},
 };
 static const model_op_param_info P_GDN[] = {
     {"floor_us", "us", "kernel floor", 5, 0.1, 2000, 0},
@@ -434,17 +443,24 @@ static double wave_eff(double ctas, double sms)
 /* Tiled GEMM m×k · k×n (batch independent ones): compute time with wave
  * quantisation over the SMs, memory time, their smooth max. Fewer tiles
  * than SMs: split-K (stream-K) spreads k over idle SMs in s splits of at
- * least 256 k each, and pays for it: every split writes its fp32 partial
- * tile (m×n×4 bytes) and the reduction (or stream-K fix-up) reads them all
- * back, 2·s·m·n·4 bytes more traffic. The kernel takes the s (1, powers of
- * two, the most that fit) that is fastest, so a weight-streaming decode
- * GEMM with small n·m splits wide and one whose partials rival its weights
- * (large m·n against k) splits little (model_gemm_split_pick, which the
- * cost model's roofline shares). split_cost 0 keeps the ideal split
+ * least 256 k each (at most split_max: 1 for kernels without split-K), and
+ * pays for it: every split writes its fp32 partial tile (m×n×4 bytes) and
+ * the reduction (or stream-K fix-up) reads them all back, 2·s·m·n·4 bytes
+ * more traffic. The kernel takes the s (1, powers of two, the most that
+ * fit) that is fastest, so a weight-streaming decode GEMM with small n·m
+ * splits wide and one whose partials rival its weights (large m·n against
+ * k) splits little (model_gemm_split_pick, which the cost model's roofline
+ * shares); a split (s > 1) also pays split_s, its reduction's launch or
+ * fix-up pass. Each CTA streams its operand tiles (tn weight columns and tm
+ * activation rows per k) at most at cta_bw times the HBM rate's per-SM
+ * share (cta_bw 0: unbounded), so a grid of few CTAs over a long k takes
+ * waves·k·(tn·wbytes+tm·abytes)/(s·cta_bw·HBM/SMs) whatever the HBM could
+ * give. split_cost 0 keeps the ideal split
  * (the most splits, no partials): batched GEMMs (MLA BMMs), whose tables
  * the reduction term fits worse. */
 static double gemm_core(const model_gpu *g, double batch, double m, double n, double k, double wbytes, double abytes,
-                        double peak, double eff_tc, double eff_mem, double k_fill, int split_cost)
+                        double peak, double eff_tc, double eff_mem, double k_fill, int split_cost, double cta_bw,
+                        double split_max, double split_s)
 {
     const double S = g->sms;
     double tm = m > 64 ? 128 : m > 32 ? 64 : m > 16 ? 32 : 16;
@@ -452,12 +468,17 @@ static double gemm_core(const model_gpu *g, double batch, double m, double n, do
     double tiles = batch * ceil(m / tm) * ceil(n / tn);
     double flops = 2.0 * batch * ceil(m / tm) * tm * ceil(n / tn) * tn * (k + k_fill);
     double bytes = batch * (n * k * wbytes + m * k * abytes + m * n * 2.0);
+    /* One CTA's whole-k operand stream at cta_bw times the HBM rate's per-SM share. */
+    double cta_s = cta_bw > 0 ? k * (tn * wbytes + tm * abytes) / (cta_bw * g->hbm_bw / S) : 0;
     if (tiles >= S) {
         double par = wave_eff(tiles, S), mpar = par < 1 ? sqrt(par) : 1;
-        return smax(flops / (peak * eff_tc * par), bytes / (g->hbm_bw * eff_mem * mpar));
+        double tmem = bytes / (g->hbm_bw * eff_mem * mpar), tcta = ceil(tiles / S) * cta_s;
+        return smax(flops / (peak * eff_tc * par), tmem > tcta ? tmem : tcta);
     }
     const double partial = split_cost ? batch * m * n * 4.0 * 2.0 : 0; /* one split's partial, written and read back */
-    return model_gemm_split_pick(S, tiles, k, flops / (peak * eff_tc), bytes, g->hbm_bw * eff_mem, partial, 1).time_s;
+    return model_gemm_split_pick_capped(S, tiles, k, flops / (peak * eff_tc), bytes, g->hbm_bw * eff_mem, partial, 1,
+                                        split_max, cta_s, split_s)
+        .time_s;
 }
 
 /* Causal query·key pairs of one sequence of s tokens under window w (0 = none). */
@@ -474,9 +495,9 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
 {
     double m = F(M), n = F(N), k = F(K);
     double abytes = f->quant_acts ? 1 : 2;
-    double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, abytes, f->peak, p[1], p[2], p[3], 1);
+    double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, abytes, f->peak, p[1], p[2], p[3], 1, p[6], p[7], p[8] * US);
     /* Dynamic activation quantisation: amax pass + scale pass over m×k. */
-    if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + 1.0) / (g->hbm_bw * p[2]);
+    if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + 1.0) / (g->hbm_bw * p[5]);
     return t;
 }
 
@@ -812,12 +833,23 @@ static double t_comm(const model_gpu *g, const model_op_query *q, const model_op
     return p[0] * US + (n - 1) * p[1] * US + (lo < bulk ? lo : bulk);
 }
 
+/* Quantisation kernels: scale_matrix (static scale) runs chunks of 4096
+ * of a row per CTA; compute_scale (the tables' per-token dynamic scale
+ * minus the static kernel: one more read of the bf16 row for its amax)
+ * one CTA per token. A grid short of the SMs reaches √(busy fraction) of
+ * HBM, and each CTA streams its chunk at most at cta_bw times the HBM
+ * rate's per-SM share, so few long rows are CTA-bound (m = 1, k = 65536:
+ * 7.8 µs on vLLM B200 for 131 KB). */
 static double t_quant(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
 {
     double mk = F(M) * F(K);
-    double bytes = r->compute_scale ? mk * 2.0 : mk * 3.0;
-    double par = F(M) * ceil(F(K) / 4096) < g->sms ? sqrt(F(M) * ceil(F(K) / 4096) / g->sms) : 1;
-    return p[0] * US + bytes / (g->hbm_bw * p[1] * par);
+    double per = r->compute_scale ? 2.0 : 3.0; /* bytes per element */
+    double chunks = r->compute_scale ? 1 : ceil(F(K) / 4096);
+    double ctas = F(M) * chunks, S = g->sms;
+    double par = ctas < S ? sqrt(ctas / S) : 1;
+    double tm = mk * per / (g->hbm_bw * p[1] * par);
+    double tcta = p[2] > 0 ? ceil(ctas / S) * (F(K) / chunks) * per / (p[2] * g->hbm_bw / S) : 0;
+    return p[0] * US + (tm > tcta ? tm : tcta);
 }
 
 static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
@@ -910,7 +942,7 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
         int post = r->bmm_post;
         double kk = post ? MLA_KV_LORA : MLA_NOPE, nn = post ? MLA_V : MLA_KV_LORA;
         return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f.wbytes, f.quant_acts ? 1 : 2, f.peak, p[1],
-                                     p[2], 0, 0);
+                                     p[2], 0, 0, 0, 0, 0);
     }
     case MODEL_OPK_MOE:
         NEED(TOKENS); NEED(HIDDEN); NEED(INTER); NEED(TOPK); NEED(EXPERTS);

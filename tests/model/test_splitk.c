@@ -47,7 +47,11 @@ static double hand_best(const model_gpu *g, double m, double n, double k, double
     return best;
 }
 
-static double priced(const model_gpu *g, double m, double n, double k)
+/* The op model's bf16 GEMM with unit efficiencies, no floors, and the
+ * kernel limits given: cta_bw (× HBM/SMs, 0 = unbounded), split_max (0 =
+ * no cap), split_us. */
+static double priced_lim(const model_gpu *g, double m, double n, double k, double cta_bw, double split_max,
+                         double split_us)
 {
     model_op_query q;
     memset(&q, 0, sizeof q);
@@ -55,12 +59,15 @@ static double priced(const model_gpu *g, double m, double n, double k)
     q.f[MODEL_OPF_M] = m, q.f[MODEL_OPF_N] = n, q.f[MODEL_OPF_K] = k;
     strcpy(q.dtype, "bfloat16");
     strcpy(q.variant, "fused_quant");
-    const double p[5] = {0, 1, 1, 0, 0}; /* floor, eff_tc, eff_mem, k_fill, quant */
+    /* floor, eff_tc, eff_mem, k_fill, quant_us, quant_mem, cta_bw, split_max, split_us */
+    const double p[MODEL_OP_MAX_PARAMS] = {0, 1, 1, 0, 0, 1, cta_bw, split_max, split_us};
     sim_err e = {{0}};
     double t = model_op_time(g, &q, p, &e);
     CHECK_MSG(t > 0, "%s", e.msg);
     return t;
 }
+
+static double priced(const model_gpu *g, double m, double n, double k) { return priced_lim(g, m, n, k, 0, 0, 0); }
 
 /* The roofline's hand calculation of one m×n×k bf16 GEMM with fewer
  * 128×128 tiles than SMs: the fastest s of 1, 2, 4, … up to the splits
@@ -186,6 +193,37 @@ static void case_fills_sms(void)
     CHECK_NEAR(t, full, 1e-9 * full);
 }
 
+/* The kernel's limits, by hand on H100 (m = 16, n = 1024, k = 8192: 8
+ * tiles of 16×128). Without split-K (split_max 1) each of the 8 CTAs
+ * streams its 8192 × (128 + 16) × 2 bytes at cta_bw = 2 times the HBM
+ * share of one SM (3.35 TB/s / 132): 46.5 µs, above the 20.7 µs the
+ * grid's √(8/132) of HBM gives its 16.8 MB; with splits allowed the same bound falls by the split
+ * count and a split pays split_us once. */
+static void case_kernel_limits(void)
+{
+    model_gpu g;
+    sim_err e = {{0}};
+    REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
+    const double m = 16, n = 1024, k = 8192, cta_bw = 2;
+    double cta_s = k * (128 * 2 + 16 * 2) / (cta_bw * g.hbm_bw / g.sms);
+    double one = priced_lim(&g, m, n, k, cta_bw, 1, 0);
+    double tc = 2.0 * m * n * k / (g.flops_bf16 * 8 / g.sms);
+    double tm = (n * k * 2 + m * k * 2 + m * n * 2) / (g.hbm_bw * sqrt(8.0 / g.sms));
+    printf("no split-K: %.2f us (CTA stream %.2f us, grid's HBM %.2f us)\n", one * 1e6, cta_s * 1e6, tm * 1e6);
+    CHECK_NEAR(one, smax3(tc, fmax(tm, cta_s)), 1e-9 * one);
+    CHECK(one > 45e-6 && one < 50e-6);
+    /* Splits allowed, no fixed cost: 16 splits, the CTA bound 16 times smaller. */
+    double split = priced_lim(&g, m, n, k, cta_bw, 0, 0);
+    CHECK(split < one / 4);
+    /* A fixed 3 µs per split: the same 16-way split plus 3 µs (splitting
+     * still wins by far). */
+    double fixed = priced_lim(&g, m, n, k, cta_bw, 0, 3);
+    CHECK_NEAR(fixed, split + 3e-6, 1e-9);
+    /* A cap of 4 splits: the CTA bound a quarter of the unsplit one. */
+    double four = priced_lim(&g, m, n, k, cta_bw, 4, 0);
+    CHECK(four >= cta_s / 4 * (1 - 1e-9) && four < one);
+}
+
 static void case_roofline(void)
 {
     model_gpu g;
@@ -199,6 +237,7 @@ static const test_case cases[] = {
     {"decode", case_decode},
     {"wide_skinny", case_wide_skinny},
     {"fills_sms", case_fills_sms},
+    {"kernel_limits", case_kernel_limits},
     {"roofline", case_roofline},
 };
 
