@@ -32,8 +32,11 @@
  *   gdn_perf                   gdn_prefill / gdn_decode (per sub-kernel)
  *   scale_matrix_perf, computescale_perf   quant_fp8 / quant_scale: m, k → n
  * dtype: the op's dtype column mapped to servesim's names (bfloat16 →
- * bf16, half/float16 → fp16, fp8_e4m3 → fp8, …), with "/<kv dtype>"
- * appended where the KV cache's differs (attention, MLA, DSA). Other
+ * bf16, half/float16 → fp16, fp8_e4m3 → fp8, …; names servesim has no
+ * other for, such as the MoE tables' w4a16_mxfp4, w4a8_mxfp4_mxfp8 and
+ * int4_wo, kept), with "/<kv dtype>" appended where the KV cache's differs
+ * (attention, MLA, DSA); a dtype longer than a point holds
+ * (CALIB_DTYPE_MAX) is an error naming file:line, never cut. Other
  * tables (mamba2, GLM-5 DSA parts) are skipped and counted, as are rows
  * whose latency is not a valid positive time or whose routing, window or
  * beam width servesim does not model.

@@ -97,7 +97,9 @@ void model_cost_destroy(model_cost *c);
  * as calib_db_gpu_find does) replace the roofline where they cover an op;
  * db NULL detaches. With gpu_name NULL the catalogue GPU's name is matched
  * against GPU-backend rows only; a name given explicitly matches any
- * backend. The db must outlive c. */
+ * backend. When the layout names an engine (op_backend vllm, sglang or
+ * trtllm) that engine's rows price an op where it has some (calib_table.h).
+ * The db must outlive c. */
 struct calib_db;
 int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, sim_err *err);
 /* Attaches perf-db tables built elsewhere (calib/db/calib_table.h; shared,

@@ -118,7 +118,10 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
     if (rc) return rc;
     const char *dts[MODEL_COST_DB_DTYPES_MAX];
     struct calib_table *t = NULL;
-    rc = calib_table_build(db, id, NULL, model_cost_db_dtypes(c, dts), c->g.sms, &t, err);
+    /* The layout's engine (op_backend, as a scenario's scheduler.preset
+     * sets it) prefers its own rows, as a cluster's tables do. */
+    const char *engine = c->l.op_backend[0] && strcmp(c->l.op_backend, "auto") != 0 ? c->l.op_backend : NULL;
+    rc = calib_table_build(db, id, engine, model_cost_db_dtypes(c, dts), c->g.sms, &t, err);
     if (rc < 0) return rc;
     c->tab = c->tab_owned = t;
     resolve_series(c);

@@ -38,7 +38,8 @@ static void pred_usage(FILE *o)
             "or .sql dump), else the scenario's hardware.perf_db, else the newest calib/data/<gpu>-*.sql;\n"
             "--no-perf-db (or hardware.perf_db: none) uses the analytic roofline alone. --backend trtllm|vllm|\n"
             "sglang|auto prices GEMMs, attention and NVLink collectives with the op model fitted to that\n"
-            "engine's measured kernels (source op-model; a scenario's scheduler.preset does the same).\n");
+            "engine's measured kernels (source op-model; a scenario's scheduler.preset does the same), and\n"
+            "a perf-db holding that engine's ingested rows prices from them ahead of other engines'.\n");
 }
 
 static int parse_int(const char *flag, const char *v, int32_t *out)

@@ -177,6 +177,25 @@ static void test_moe(void)
     double mid = op_time(c, db, "vllm", &b24, "experts_fused", &si);
     CHECK(si == MODEL_SRC_DB);
     CHECK_MSG(mid >= fmin(lo, hi) * 0.999 && mid <= fmax(lo, hi) * 1.001, "%g not within [%g, %g]", mid, lo, hi);
+    /* model_cost_set_db (servesim predict) prefers the layout's engine too. */
+    for (int en = 0; en < 2; en++) {
+        model_spec ms;
+        model_gpu g;
+        model_cost *ce = NULL;
+        sim_err err = {{0}};
+        CHECK(model_catalog_model("mixtral-8x7b", &ms, &err) == 0 && model_catalog_gpu("h100-sxm", &g, &err) == 0);
+        model_layout l = {.tp = 1, .pp = 1, .kv_dtype = MODEL_DTYPE_BF16, .gpus_per_node = 8};
+        snprintf(l.op_backend, sizeof l.op_backend, "%s", en ? "trtllm" : "vllm");
+        REQUIRE(model_cost_create(&ms, &g, &l, &ce, &err) == 0);
+        CHECK_MSG(model_cost_set_db(ce, db, "h100", &err) == 0, "%s", err.msg);
+        model_op ops[256];
+        int32_t n = 0;
+        model_cost_breakdown(ce, &b, ops, 256, &n, NULL);
+        const model_op *o = test_find_op(ops, n, "experts_fused");
+        CHECK(o != NULL);
+        if (o) CHECK_NEAR(o->time_s / o->count, en ? mt : mv, 1e-15);
+        model_cost_destroy(ce);
+    }
     /* No tables: the grouped GEMMs of the analytic path. */
     double g = op_time(c, NULL, NULL, &b, "experts_fused", &sn);
     CHECK(g < 0);

@@ -207,6 +207,18 @@ static void test_bad_tables(void)
     }
     CHECK(calib_ingest(db, dir, "g_x", NULL, &st, &e) < 0);
     CHECK_CONTAINS(e.msg, "no column 'k'");
+    /* a dtype longer than a point holds: refused, never cut (a cut name
+     * matches no filter and no lookup) */
+    f = fopen(p, "w");
+    if (f) {
+        fputs("framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency\n"
+              "V,1,Dev,gemm,k1,w4a8_mxfp4_mxfp8,1,64,64,0.003\n"
+              "V,1,Dev,gemm,k1,w4a8_mxfp4_mxfp8_with_a_long_tail,2,64,64,0.003\n",
+              f);
+        fclose(f);
+    }
+    CHECK(calib_ingest(db, dir, "g_x", NULL, &st, &e) < 0);
+    CHECK_CONTAINS(e.msg, "gemm_perf.csv:3: dtype 'w4a8_mxfp4_mxfp8_with_a_long_tail' is longer than the 23 characters");
     CHECK(calib_ingest(db, dir, "nope", NULL, &st, &e) < 0);
     CHECK_CONTAINS(e.msg, "no folder for GPU 'nope'");
     unlink(p);
