@@ -204,7 +204,10 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     c->m = *m;
     c->g = *g;
     c->l = model_layout_resolved(in);
-    for (int f = 0; f < MODEL_FAM_COUNT; f++) c->fam_time[f] = 1.0 / c->l.op_speedup[f];
+    for (int f = 0; f < MODEL_FAM_COUNT; f++) {
+        c->fam_time[f] = 1.0 / c->l.op_speedup[f];
+        c->fam_scaled |= c->l.op_speedup[f] != 1;
+    }
     model_part_dtypes(m, c->l.dtype_checkpoint, c->l.dtype, c->part_dt);
     if (c->l.dtype_checkpoint) c->l.dtype = c->part_dt[m->experts > 0 ? MODEL_PART_EXPERT : MODEL_PART_DENSE];
     const model_layout *l = &c->l;

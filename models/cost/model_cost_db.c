@@ -221,7 +221,8 @@ double cost_moe_db(cost_ctx *x, double count, double tokens, double width, doubl
     double t = table_time(c, CALIB_OP_MOE, COST_DB_EXPERT, &s, &src);
     if (!(t > 0)) return 0;
     x->used_db = 1;
-    double total = count * t * c->fam_time[MODEL_FAM_MOE] * x->time_scale;
+    double total = count * t * x->time_scale;
+    if (c->fam_scaled) total *= c->fam_time[MODEL_FAM_MOE];
     x->launches += count * launches * x->time_scale;
     char detail[64] = "";
     if (x->ops) snprintf(detail, sizeof detail, "fused tokens=%lld experts=%lld", (long long)s.m, (long long)s.groups);
@@ -282,7 +283,8 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
             bound = fl > roof ? MODEL_BOUND_LATENCY : bound;
         }
     }
-    double total = d->count * t * x->c->fam_time[cost_op_family(d)] * x->time_scale;
+    double total = d->count * t * x->time_scale;
+    if (x->c->fam_scaled) total *= x->c->fam_time[cost_op_family(d)];
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
     if (!d->in_fused_op) x->launches += d->count * d->kernels * x->time_scale;
     char detail[64] = "";
@@ -341,7 +343,8 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
             src = MODEL_SRC_OP_MODEL;
         }
     }
-    double total = count * t * x->c->fam_time[cost_coll_family(op)] * x->time_scale;
+    double total = count * t * x->time_scale;
+    if (x->c->fam_scaled) total *= x->c->fam_time[cost_coll_family(op)];
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
     x->launches += count * x->time_scale;
     char detail[64] = "";

@@ -124,9 +124,11 @@ struct model_cost {
      * strings resolved, at create (read-only while timing; cost_op_sets_init),
      * so that pricing an op does no string work. */
     cost_op_set op_sets[COST_OPV_COUNT];
-    /* Time multiplier of each op family: 1 / layout.op_speedup (exactly 1
-     * when not scaled, so an unscaled op's time is unchanged bit for bit). */
+    /* Time multiplier of each op family: 1 / layout.op_speedup, applied only
+     * when some family is scaled (fam_scaled), so an unscaled model prices
+     * every op bit for bit and at the same cost as without the feature. */
     double fam_time[MODEL_FAM_COUNT];
+    int fam_scaled;
 };
 
 /* Resolves c->op_sets for the layout's op_backend (model_cost_create). */
