@@ -88,13 +88,21 @@ static int parse_layout(const char *s, sim_search_pool *p, const char *key, sim_
             return sim_err_set(err, SIM_EINVAL,
                                "%s: layout '%s': expected tpN, ppN, dpN, epN, dcpN or spN at '%s'", key, s, q);
         q += strlen(names[k]);
-        char *end;
-        long v = strtol(q, &end, 10);
-        if (v < 1 || v > 1024 || seen[k])
+        size_t nd = 0;
+        while (isdigit((unsigned char)q[nd])) nd++;
+        char digits[24];
+        int64_t v = 0;
+        int prc = SIM_PARSE_RANGE;
+        if (nd < sizeof digits) {
+            memcpy(digits, q, nd);
+            digits[nd] = '\0';
+            prc = sim_parse_i64(digits, &v);
+        }
+        if (prc != SIM_PARSE_OK || v < 1 || v > 1024 || seen[k])
             return sim_err_set(err, SIM_EINVAL, "%s: layout '%s': bad or repeated %s", key, s, names[k]);
         seen[k] = 1;
         *fields[k] = (int32_t)v;
-        q = end;
+        q += nd;
     }
     p->gpus = p->tp * p->pp * p->dp * p->sp;
     return 0;
@@ -291,7 +299,8 @@ double sim_search_price(const sim_scenario *sc, const char *gpu)
         char *eq = strchr(items[i], '=');
         if (!eq) continue;
         *eq = '\0';
-        if (strcasecmp(items[i], gpu) == 0) return atof(eq + 1);
+        double usd; /* check_prices refused a bad price before any lookup */
+        if (strcasecmp(items[i], gpu) == 0) return sim_parse_double(eq + 1, &usd) == SIM_PARSE_OK ? usd : 0;
     }
     return 0;
 }

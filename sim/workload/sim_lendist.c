@@ -8,9 +8,9 @@
  * finite form (fixed, uniform, zipf, empirical). */
 #include "sim_workload.h"
 #include "sim_file.h"
+#include "sim_parse.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -79,11 +79,14 @@ static int lendist_read_empirical(const char *path, int64_t **values, double **w
         }
         char *comma = strchr(s, ',');
         if (comma) *comma = '\0';
-        char *end;
-        errno = 0;
-        long long val = strtoll(s, &end, 10);
-        while (end < (comma ? comma : e) && isspace((unsigned char)*end)) end++;
-        if (end == s || end != (comma ? comma : e) || errno == ERANGE || val < 1 || val > INT32_MAX) {
+        char *ve = comma ? comma : e; /* the value field, blanks before the comma left out */
+        while (ve > s && isspace((unsigned char)ve[-1])) ve--;
+        char vsave = *ve;
+        *ve = '\0';
+        int64_t val = 0;
+        int vrc = sim_parse_i64(s, &val);
+        *ve = vsave;
+        if (vrc != SIM_PARSE_OK || val < 1 || val > INT32_MAX) {
             rc = sim_err_set(err, SIM_EINVAL,
                              "%s:%lld: column 1 (value): expected an integer length in [1, %d], got '%.40s'",
                              path, lineno, INT32_MAX, s);
@@ -92,10 +95,9 @@ static int lendist_read_empirical(const char *path, int64_t **values, double **w
         double wt = 1.0;
         if (comma) {
             char *ws = comma + 1;
-            errno = 0;
-            wt = strtod(ws, &end);
-            while (end < e && isspace((unsigned char)*end)) end++;
-            if (end == ws || end != e || errno == ERANGE || !isfinite(wt) || wt < 0) {
+            const char *wp = ws; /* blanks after the comma skipped; the line's end is already trimmed */
+            while (isspace((unsigned char)*wp)) wp++;
+            if (sim_parse_double(wp, &wt) != SIM_PARSE_OK || wt < 0) {
                 rc = sim_err_set(err, SIM_EINVAL,
                                  "%s:%lld: column 2 (weight): expected a number >= 0, got '%.40s'",
                                  path, lineno, ws);

@@ -13,11 +13,14 @@
 
 #include "sim_prefixgen.h"
 #include "sim_rng.h"
+#include "sim_parse.h"
 #include "sim_trace.h"
 
+#include <ctype.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Arrivals past this many seconds (~290 years) cannot be held in int64 ns;
  * a workload whose next arrival lands there is exhausted. */
@@ -59,6 +62,17 @@ static sim_time wl_trace_arrival(const sim_workload *w, int64_t i)
 }
 
 
+/* The n characters at p as one number (sim_parse's rules). The schedule
+ * text is a sim_scenario field of 1024 bytes, so a token always fits. */
+static int wl_token_double(const char *p, size_t n, double *out)
+{
+    char tok[1024];
+    if (n >= sizeof tok) return SIM_PARSE_RANGE;
+    memcpy(tok, p, n);
+    tok[n] = '\0';
+    return sim_parse_double(tok, out);
+}
+
 static int wl_schedule_parse(const char *text, wl_schedule *out, sim_err *err)
 {
     out->n = 0;
@@ -67,15 +81,21 @@ static int wl_schedule_parse(const char *text, wl_schedule *out, sim_err *err)
     while (*p) {
         while (*p == ' ' || *p == ',') p++;
         if (!*p) break;
-        char *end;
-        double t = strtod(p, &end);
-        if (end == p || *end != ':')
+        while (isspace((unsigned char)*p)) p++;
+        size_t tn = strcspn(p, ":");
+        double t;
+        if (p[tn] != ':' || wl_token_double(p, tn, &t) != SIM_PARSE_OK)
             return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: expected time_s:rate at '%.40s'", p);
-        p = end + 1;
-        double r = strtod(p, &end);
-        if (end == p)
+        p += tn + 1;
+        while (isspace((unsigned char)*p)) p++;
+        size_t rn = strcspn(p, " ,");
+        double r;
+        if (rn == 0)
             return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: expected a rate after '%g:'", t);
-        p = end;
+        if (wl_token_double(p, rn, &r) != SIM_PARSE_OK)
+            return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: expected a rate after '%g:', got '%.*s'",
+                               t, (int)(rn < 40 ? rn : 40), p);
+        p += rn;
         if (!isfinite(t) || t < 0 || !isfinite(r) || r < 0)
             return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: times and rates must be >= 0 (%g:%g)",
                                t, r);

@@ -361,6 +361,15 @@ static void test_bad_input(void)
     CHECK(load(bad_layout, 1, sc) == 0);
     CHECK(sim_search_create(sc, NULL, &s, &err) == SIM_EINVAL);
     CHECK_CONTAINS(err.msg, "tq4");
+    /* A layout's count is a whole number in 1..1024, said once per axis. */
+    static const char *bad_counts[] = {"search.layouts=tp0", "search.layouts=tp2048",
+                                       "search.layouts=tp99999999999999999999999", "search.layouts=tp2tp4"};
+    for (size_t i = 0; i < sizeof bad_counts / sizeof *bad_counts; i++) {
+        CHECK(load(&bad_counts[i], 1, sc) == 0);
+        CHECK_MSG(sim_search_create(sc, NULL, &s, &err) == SIM_EINVAL, "'%s' accepted", bad_counts[i]);
+        CHECK_CONTAINS(err.msg, "search.layouts: layout 'tp");
+        CHECK_CONTAINS(err.msg, "bad or repeated tp");
+    }
     static const char *bad_pct[] = {"search.percentile=95"};
     CHECK(load(bad_pct, 1, sc) == 0);
     CHECK(sim_search_create(sc, NULL, &s, &err) == SIM_EINVAL);

@@ -237,6 +237,10 @@ static void test_empirical(void)
     expect_empirical_error("10,1\n20,-1\n", SIM_EINVAL, ":2: column 2 (weight): expected a number >= 0, got '-1'");
     expect_empirical_error("10,x\n", SIM_EINVAL, ":1: column 2 (weight)");
     expect_empirical_error("10,1,2\n", SIM_EINVAL, ":1: column 2 (weight)");
+    expect_empirical_error("10,0x1\n", SIM_EINVAL, ":1: column 2 (weight): expected a number >= 0, got '0x1'");
+    expect_empirical_error("10,1e999\n", SIM_EINVAL, ":1: column 2 (weight)");
+    expect_empirical_error("99999999999999999999\n", SIM_EINVAL, ":1: column 1 (value)");
+    expect_empirical_error("0x10\n", SIM_EINVAL, ":1: column 1 (value)");
     expect_empirical_error("", SIM_EINVAL, "no lengths with positive weight");
     expect_empirical_error("5,0\n6,0\n", SIM_EINVAL, "no lengths with positive weight");
 
@@ -645,13 +649,21 @@ static void test_rate_schedule(void)
     CHECK(seg[1] == 0);
     CHECK_MSG(fabs(seg[2] - 20000.0) < 4 * sqrt(20000.0), "last segment %lld arrivals", (long long)seg[2]);
     sim_workload_destroy(w);
-    const char *bad[] = {"", "0:0", "10:5, 5:3", "0:5; 10:2", "0:-1", "x:1"};
+    const char *bad[] = {"", "0:0", "10:5, 5:3", "0:5; 10:2", "0:-1", "x:1", "0x10:5", "0:5x", "0:", "inf:1", "0:1e999"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         snprintf(c.arrival.schedule, sizeof c.arrival.schedule, "%s", bad[i]);
         w = NULL;
         CHECK_MSG(sim_workload_create(&c, 1, &w, &err) == SIM_EINVAL && w == NULL, "'%s' accepted", bad[i]);
         CHECK_CONTAINS(err.msg, "workload.arrival.schedule");
     }
+    snprintf(c.arrival.schedule, sizeof c.arrival.schedule, "%s", "0:5x");
+    CHECK(sim_workload_create(&c, 1, &w, &err) == SIM_EINVAL);
+    CHECK_CONTAINS(err.msg, "workload.arrival.schedule: expected a rate after '0:', got '5x'");
+    /* Blanks around a rate and tabs before a time are read as before. */
+    snprintf(c.arrival.schedule, sizeof c.arrival.schedule, "%s", "\t0: 50 ,100:0");
+    w = NULL;
+    CHECK(sim_workload_create(&c, 1, &w, &err) == 0 && w != NULL);
+    sim_workload_destroy(w);
 }
 
 static const test_case cases[] = {
