@@ -235,26 +235,14 @@ static void trim(const char **s, size_t *len)
     while (*len && isspace((unsigned char)(*s)[*len - 1])) (*len)--;
 }
 
-/* Parses the whole of s[0..len) as a double; -1 if it is not one. */
-static int csv_double(const char *s, size_t len, double *out)
+/* s[0..len) copied into num as one NUL-terminated field for sim_parse;
+ * 0 when it cannot be one number (empty, too long, or holding a NUL). */
+static int csv_field(const char *s, size_t len, char num[TRACE_NUM_MAX])
 {
-    char buf[TRACE_NUM_MAX];
-    if (len == 0 || len >= sizeof buf) return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    if (memchr(buf, '\0', len)) return -1;
-    return sim_parse_double(buf, out) == SIM_PARSE_OK ? 0 : -1;
-}
-
-/* Parses the whole of s[0..len) as a decimal integer; -1 if it is not one. */
-static int csv_int(const char *s, size_t len, int64_t *out)
-{
-    char buf[TRACE_NUM_MAX];
-    if (len == 0 || len >= sizeof buf) return -1;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    if (memchr(buf, '\0', len)) return -1;
-    return sim_parse_i64(buf, out) == SIM_PARSE_OK ? 0 : -1;
+    if (len == 0 || len >= TRACE_NUM_MAX || memchr(s, '\0', len)) return 0;
+    memcpy(num, s, len);
+    num[len] = '\0';
+    return 1;
 }
 
 static const char *const csv_cols[3] = {"timestamp", "input_tokens", "output_tokens"};
@@ -302,8 +290,9 @@ static int csv_line(trace_builder *b, int64_t line, const char *s, size_t len)
                            b->name, (long long)line, nf);
 
     sim_trace_entry e = {0};
+    char num[TRACE_NUM_MAX];
     double ts;
-    if (csv_double(f[0], flen[0], &ts) != 0 || ts < 0)
+    if (!csv_field(f[0], flen[0], num) || sim_parse_double(num, &ts) != SIM_PARSE_OK || ts < 0)
         return sim_err_set(b->err, SIM_EINVAL,
                            "%s:%lld: column 1 (timestamp): expected a number of seconds >= 0, got '%s'",
                            b->name, (long long)line, trace_quote(f[0], flen[0], q, sizeof q));
@@ -312,7 +301,7 @@ static int csv_line(trace_builder *b, int64_t line, const char *s, size_t len)
     if (rc) return rc;
     for (int i = 1; i < 3; i++) {
         int64_t v;
-        if (csv_int(f[i], flen[i], &v) != 0 || v < 1 || v > INT32_MAX)
+        if (!csv_field(f[i], flen[i], num) || sim_parse_i64(num, &v) != SIM_PARSE_OK || v < 1 || v > INT32_MAX)
             return sim_err_set(b->err, SIM_EINVAL,
                                "%s:%lld: column %d (%s): expected an integer in [1, %d], got '%s'",
                                b->name, (long long)line, i + 1, csv_cols[i], INT32_MAX,
