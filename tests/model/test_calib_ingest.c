@@ -230,13 +230,6 @@ static void test_bad_tables(void)
     calib_db_close(db);
 }
 
-static const model_op *find_op(const model_op *ops, int32_t n, const char *name)
-{
-    for (int32_t i = 0; i < n; i++)
-        if (!strcmp(ops[i].name, name)) return &ops[i];
-    return NULL;
-}
-
 /* The qkv_proj time of a Llama-3.1-8B TP1 decode batch priced from tables
  * built for engine (NULL: no engine). */
 static double qkv_time(calib_db *db, int64_t gid, const char *engine, model_source *src)
@@ -252,7 +245,7 @@ static double qkv_time(calib_db *db, int64_t gid, const char *engine, model_sour
         int32_t n = 0;
         model_batch b = {0, NULL, 16, 16 * 512};
         model_cost_breakdown(c, &b, ops, 128, &n, NULL);
-        const model_op *q = find_op(ops, n, "qkv_proj");
+        const model_op *q = test_find_op(ops, n, "qkv_proj");
         CHECK(q != NULL);
         if (q) v = q->time_s / q->count, *src = q->source;
     }

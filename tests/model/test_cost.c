@@ -7,6 +7,7 @@
 #include "model_cost.h"
 #include "test_util.h"
 #include "test_perfdb_util.h"
+#include "test_model_util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -77,13 +78,6 @@ static void test_kv_bytes(void)
     model_cost_destroy(c);
 }
 
-static const model_op *find_op(const model_op *ops, int32_t n, const char *name)
-{
-    for (int32_t i = 0; i < n; i++)
-        if (!strcmp(ops[i].name, name)) return &ops[i];
-    return NULL;
-}
-
 /* FLOPs, bytes and times of single ops against hand computation
  * (Llama-3.1-8B on one H100, bf16). */
 static void test_hand_ops(void)
@@ -102,7 +96,7 @@ static void test_hand_ops(void)
     double tot = model_cost_breakdown(c, &b, ops, 128, &n, &r);
     CHECK(n > 10 && n < 128);
     /* QKV: m=4096, n=(32+2*8)*128=6144, k=4096; 1536 tiles on 132 SMs → 12 waves. */
-    const model_op *q = find_op(ops, n, "qkv_proj");
+    const model_op *q = test_find_op(ops, n, "qkv_proj");
     CHECK(q != NULL);
     if (q) {
         double fl = 2.0 * 4096 * 6144 * 4096, by = 6144.0 * 4096 * 2 + 4096.0 * 4096 * 2 + 4096.0 * 6144 * 2;
@@ -114,7 +108,7 @@ static void test_hand_ops(void)
         CHECK(q->bound == MODEL_BOUND_COMPUTE && q->source == MODEL_SRC_ROOFLINE);
     }
     /* Causal prefill attention: 4·heads·head_dim per pair, 4096·2048 pairs. */
-    const model_op *at = find_op(ops, n, "attn_prefill");
+    const model_op *at = test_find_op(ops, n, "attn_prefill");
     CHECK(at != NULL);
     if (at) CHECK_NEAR(at->flops / (32 * 4.0 * 32 * 128 * 4096 * 2048.0), 1.0, 1e-12);
     if (at) CHECK_NEAR(at->time_s / (32 * (at->flops / 32 / pa + g.launch_s)), 1.0, 1e-9);
@@ -130,7 +124,7 @@ static void test_hand_ops(void)
     /* Decode 8 × 1000: paged attention streams the KV of 8000 tokens. */
     model_batch d = {0, NULL, 8, 8000};
     model_cost_breakdown(c, &d, ops, 128, &n, &r);
-    const model_op *ad = find_op(ops, n, "attn_decode");
+    const model_op *ad = test_find_op(ops, n, "attn_decode");
     CHECK(ad != NULL);
     if (ad) {
         double by = 8000.0 * 2 * 8 * 128 * 2 + 8.0 * 32 * 256 * 2;
@@ -139,7 +133,7 @@ static void test_hand_ops(void)
         /* Decode replays a CUDA graph: half the launch floor. */
         CHECK_NEAR(ad->time_s / (32 * (by / bw + 0.5 * g.launch_s)), 1.0, 1e-9);
     }
-    const model_op *lm = find_op(ops, n, "lm_head");
+    const model_op *lm = test_find_op(ops, n, "lm_head");
     CHECK(lm && lm->count == 1 && fabs(lm->flops - 2.0 * 8 * 128256 * 4096) < 1);
     model_cost_destroy(c);
 
@@ -148,7 +142,7 @@ static void test_hand_ops(void)
     if (!c) return;
     model_batch one = {0, NULL, 1, 100};
     model_cost_breakdown(c, &one, ops, 128, &n, &r);
-    const model_op *eg = find_op(ops, n, "experts_gate_up");
+    const model_op *eg = test_find_op(ops, n, "experts_gate_up");
     CHECK(eg != NULL);
     if (eg) CHECK_NEAR(eg->bytes / (32 * (2.0 * (2 * 14336.0 * 4096) * 2 + 2 * 4096 * 2 + 2 * 2 * 14336 * 2.0)), 1.0,
                        1e-9);
@@ -447,17 +441,17 @@ static void test_physics(void)
     if (c && c2) {
         CHECK_NEAR(model_cost_kv_bytes_per_token(c) * 8, model_cost_kv_bytes_per_token(c2), 1e-6);
         model_cost_breakdown(c, &dec, ops, 256, &n, NULL);
-        const model_op *a8 = find_op(ops, n, "attn_decode"), *g8 = find_op(ops, n, "dcp_gather");
+        const model_op *a8 = test_find_op(ops, n, "attn_decode"), *g8 = test_find_op(ops, n, "dcp_gather");
         model_op ops1[256];
         int32_t n1 = 0;
         model_cost_breakdown(c2, &dec, ops1, 256, &n1, NULL);
-        const model_op *a1 = find_op(ops1, n1, "attn_decode");
-        CHECK(a8 && a1 && g8 && find_op(ops, n, "lse_merge"));
+        const model_op *a1 = test_find_op(ops1, n1, "attn_decode");
+        CHECK(a8 && a1 && g8 && test_find_op(ops, n, "lse_merge"));
         if (a8 && a1) CHECK_NEAR(a8->flops, a1->flops, 1e-3 * a1->flops);
         if (a8 && a1) CHECK(a8->bytes < 0.2 * a1->bytes);
         model_batch dec2 = {0, NULL, 32, 32 * 64000};
         model_cost_breakdown(c, &dec2, ops1, 256, &n1, NULL);
-        const model_op *g8b = find_op(ops1, n1, "dcp_gather");
+        const model_op *g8b = test_find_op(ops1, n1, "dcp_gather");
         if (g8 && g8b) CHECK(g8->bytes == g8b->bytes); /* independent of context */
     }
     model_cost_destroy(c);
@@ -498,8 +492,8 @@ static void test_physics(void)
         model_chunk big = {8192, 0};
         model_batch pb = {1, &big, 0, 0};
         model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
-        const model_op *a2a = find_op(ops, n, "sp_a2a_qkv");
-        CHECK(a2a && a2a->count == 64 && find_op(ops, n, "sp_a2a_out"));
+        const model_op *a2a = test_find_op(ops, n, "sp_a2a_qkv");
+        CHECK(a2a && a2a->count == 64 && test_find_op(ops, n, "sp_a2a_out"));
     }
     model_cost_destroy(c);
     c = NULL;
@@ -529,14 +523,14 @@ static void test_physics(void)
     if (c) {
         model_batch small = {0, NULL, 64, 64 * 1000};
         model_cost_breakdown(c, &small, ops, 256, &n, NULL);
-        const model_op *dsp = find_op(ops, n, "ep_dispatch");
+        const model_op *dsp = test_find_op(ops, n, "ep_dispatch");
         CHECK(dsp && strstr(dsp->detail, "low_latency"));
-        CHECK(find_op(ops, n, "ep_combine") != NULL);
+        CHECK(test_find_op(ops, n, "ep_combine") != NULL);
         model_chunk big[8];
         for (int i = 0; i < 8; i++) big[i] = (model_chunk){8192, 0};
         model_batch bb = {8, big, 0, 0};
         model_cost_breakdown(c, &bb, ops, 256, &n, NULL);
-        dsp = find_op(ops, n, "ep_dispatch");
+        dsp = test_find_op(ops, n, "ep_dispatch");
         CHECK(dsp && strstr(dsp->detail, "normal"));
         /* Forced modes cost more where auto would not pick them. */
         model_layout ll = l;
@@ -559,10 +553,10 @@ static void test_physics(void)
         model_chunk big = {8192, 0};
         model_batch pb = {1, &big, 0, 0};
         model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
-        const model_op *u = find_op(ops, n, "experts_gate_up");
+        const model_op *u = test_find_op(ops, n, "experts_gate_up");
         double ur = u ? u->flops : 0;
         model_cost_breakdown(c2, &pb, ops, 256, &n, NULL);
-        const model_op *sk = find_op(ops, n, "experts_gate_up");
+        const model_op *sk = test_find_op(ops, n, "experts_gate_up");
         CHECK(u && sk && sk->flops > 1.5 * ur);
         /* Uniform: 8192 tokens × top-8 / 8 ranks rows per rank. */
         CHECK_NEAR(ur / (94 * 2.0 * 8192 * 8 / 8 * 2 * 1536 * 4096), 1.0, 1e-9);
@@ -580,10 +574,10 @@ static void test_physics(void)
     if (c) {
         model_batch sm = {0, NULL, 4, 4000};
         model_cost_breakdown(c, &sm, ops, 256, &n, NULL);
-        const model_op *g = find_op(ops, n, "experts_gate_up");
+        const model_op *g = test_find_op(ops, n, "experts_gate_up");
         CHECK(g && g->flops > 4 * 4.0 * 8 / 8 * 2 * 2 * 1536 * 4096 * 94);
-        CHECK(find_op(ops, n, "moe_permute") == NULL);
-        CHECK(find_op(ops, n, "moe_scatter") != NULL); /* no LL dispatch fills the slots */
+        CHECK(test_find_op(ops, n, "moe_permute") == NULL);
+        CHECK(test_find_op(ops, n, "moe_scatter") != NULL); /* no LL dispatch fills the slots */
     }
     model_cost_destroy(c);
     c = NULL;
@@ -620,7 +614,7 @@ static void test_physics(void)
         model_chunk big = {8192, 0};
         model_batch pb = {1, &big, 0, 0};
         model_cost_breakdown(f8, &pb, ops, 256, &n, NULL);
-        CHECK(find_op(ops, n, "o_quant") != NULL); /* activation quantisation before fp8 GEMMs */
+        CHECK(test_find_op(ops, n, "o_quant") != NULL); /* activation quantisation before fp8 GEMMs */
         CHECK(model_cost_iteration(f4, &pb, NULL) < model_cost_iteration(f8, &pb, NULL));
         CHECK(model_cost_iteration(f8, &pb, NULL) < model_cost_iteration(bf, &pb, NULL));
     }
@@ -657,11 +651,11 @@ static void test_physics(void)
     c2 = make("qwen3-32b", "h100-sxm", l);
     if (c && c2) {
         model_cost_breakdown(c, &mid, ops, 256, &n, NULL);
-        const model_op *a = find_op(ops, n, "tp_reduce_mlp");
+        const model_op *a = test_find_op(ops, n, "tp_reduce_mlp");
         double b16 = a ? a->bytes : 0;
         model_cost_breakdown(c2, &mid, ops, 256, &n, NULL);
-        const model_op *f = find_op(ops, n, "tp_reduce_mlp");
-        CHECK(a && f && f->bytes * 2 == b16 && find_op(ops, n, "comm_quant"));
+        const model_op *f = test_find_op(ops, n, "tp_reduce_mlp");
+        CHECK(a && f && f->bytes * 2 == b16 && test_find_op(ops, n, "comm_quant"));
     }
     model_cost_destroy(c2);
     l.comm_fp8 = 0;
@@ -697,7 +691,7 @@ static void test_physics(void)
             const model_cost *cx = i < 2 ? c2 : c3;
             REQUIRE_OR(cx != NULL, continue);
             model_cost_breakdown(cx, &big, ops, 256, &n, NULL);
-            const model_op *r = find_op(ops, n, pairs[i][0]), *g = find_op(ops, n, pairs[i][1]);
+            const model_op *r = test_find_op(ops, n, pairs[i][0]), *g = test_find_op(ops, n, pairs[i][1]);
             REQUIRE_OR(r && g, continue);
             CHECK_MSG(r->hidden_s > 0 && r->hidden_s < r->time_s + r->hidden_s && r->hidden_s < g->time_s,
                       "%s hides %.3f ms of %.3f, %s takes %.3f", pairs[i][0], r->hidden_s * 1e3,
@@ -722,7 +716,7 @@ static void test_physics(void)
         const model_batch *bs[2] = {&pb, &d1};
         for (int k = 0; k < 2; k++) {
             model_cost_breakdown(c, bs[k], ops, 256, &n, NULL);
-            CHECK(find_op(ops, n, "pp_bubble") == NULL && find_op(ops, n, "pp_send") != NULL);
+            CHECK(test_find_op(ops, n, "pp_bubble") == NULL && test_find_op(ops, n, "pp_send") != NULL);
             double st[4], hop[3], host = -1;
             double tot = model_cost_pipeline(c, bs[k], st, hop, &host);
             double it = model_cost_iteration(c, bs[k], NULL);
@@ -805,8 +799,8 @@ static void test_perf_db(void)
         model_iter_cost r;
         model_batch d = {0, NULL, 16, 16 * 1000};
         double t = model_cost_breakdown(c, &d, ops, 128, &n, &r);
-        const model_op *q = find_op(ops, n, "qkv_proj"), *o = find_op(ops, n, "o_proj"),
-                       *rp = find_op(ops, n, "rope_kv_write");
+        const model_op *q = test_find_op(ops, n, "qkv_proj"), *o = test_find_op(ops, n, "o_proj"),
+                       *rp = test_find_op(ops, n, "rope_kv_write");
         CHECK(q && q->source == MODEL_SRC_DB);
         if (q) CHECK_NEAR(q->time_s, 64 * 20e-6 * (1 + 16 / 256.0), 1e-12);
         /* Other GEMM shapes lie outside the (m) grid: scaled from the nearest
@@ -819,7 +813,7 @@ static void test_perf_db(void)
         model_chunk big = {8192, 0};
         model_batch pb = {1, &big, 0, 0};
         model_cost_breakdown(c, &pb, ops, 128, &n, &r);
-        q = find_op(ops, n, "qkv_proj");
+        q = test_find_op(ops, n, "qkv_proj");
         CHECK(q && q->source == MODEL_SRC_DB_FIT);
         if (q) CHECK(q->time_s > 64 * 20e-6 * 17 && q->time_s < 64 * 20e-6 * 17 * 2.2);
         CHECK(model_cost_set_db(c, NULL, NULL, &e) == 0);
