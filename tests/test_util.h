@@ -18,7 +18,8 @@
  *
  * Command line: tests receive argv[1] = path of the servesim binary and
  * argv[2] = source directory (test_servesim and test_srcdir once test_args()
- * has run). test_args() takes the harness's own flags out of argv first:
+ * has run; test_src_dir() is the source directory with a fallback for a run
+ * by hand). test_args() takes the harness's own flags out of argv first:
  *   -o NAME[,NAME...]  run only the cases whose name contains one of NAMEs
  *                      (as ggml's test-backend-ops -o); none matching fails
  *   -l                 list the case names and exit
@@ -211,6 +212,18 @@ static inline int test_args(int argc, char **argv)
     test_servesim = n > 1 ? argv[1] : NULL;
     test_srcdir = n > 2 ? argv[2] : NULL;
     return n;
+}
+
+/* The source directory: argv[2] once test_args has run; without it (a
+ * run by hand) "." when it holds tests/test_util.h (run from the
+ * checkout), else ".." (run from build/). */
+static inline const char *test_src_dir(void)
+{
+    if (test_srcdir) return test_srcdir;
+    FILE *f = fopen("tests/test_util.h", "r");
+    if (!f) return "..";
+    fclose(f);
+    return ".";
 }
 
 /* Whether a case name contains one of the comma-separated filter names. */

@@ -172,7 +172,7 @@ static void check_dump(const char *dir, const char *file)
 static void case_dumps(void)
 {
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/calib/data", test_srcdir);
+    snprintf(dir, sizeof dir, "%s/calib/data", test_src_dir());
     setenv("SERVESIM_CALIB_DATA", dir, 1);
     DIR *d = opendir(dir);
     CHECK(d != NULL);

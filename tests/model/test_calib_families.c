@@ -465,7 +465,7 @@ static const test_case cases[] = {
 int main(int argc, char **argv)
 {
     argc = test_args(argc, argv);
-    snprintf(root, sizeof root, "%s/tests/data/optable-families", argc > 2 ? argv[2] : ".");
+    snprintf(root, sizeof root, "%s/tests/data/optable-families", test_src_dir());
     fixture_db = ingest();
     int rc = test_run("test_calib_families", cases);
     calib_db_close(fixture_db);

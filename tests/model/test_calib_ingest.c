@@ -322,6 +322,6 @@ static const test_case cases[] = {
 int main(int argc, char **argv)
 {
     argc = test_args(argc, argv);
-    snprintf(root, sizeof root, "%s/tests/data/optable", argc > 2 ? argv[2] : ".");
+    snprintf(root, sizeof root, "%s/tests/data/optable", test_src_dir());
     return test_run("test_calib_ingest", cases);
 }

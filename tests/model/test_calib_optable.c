@@ -36,7 +36,7 @@ static char *tmp_path(const char *name)
 
 static void test_fixture_gemm(void)
 {
-    const char *src = test_srcdir ? test_srcdir : ".";
+    const char *src = test_src_dir();
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/data/optable/h100_sxm/gemm/vllm-0.24.0/gemm_perf.csv.gz", src);
     sim_err err = {{0}};
@@ -238,7 +238,7 @@ static int stop_visit(const calib_optable_entry *e, void *ctx, sim_err *err)
 
 static void test_walk(void)
 {
-    const char *src = test_srcdir ? test_srcdir : ".";
+    const char *src = test_src_dir();
     char root[1024];
     snprintf(root, sizeof root, "%s/tests/data/optable", src);
     walk_log w = {0};

@@ -21,7 +21,7 @@
 static void case_replay(void)
 {
     char path[2048];
-    snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", test_srcdir ? test_srcdir : "..");
+    snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", test_src_dir());
     sim_fidelity_result r;
     sim_err e = {""};
     /* Two threads take rows in turn; the results do not depend on it
@@ -79,7 +79,7 @@ static void case_replay(void)
 static void case_bad_input(void)
 {
     char path[2048];
-    snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", test_srcdir ? test_srcdir : "..");
+    snprintf(path, sizeof path, "%s/tests/data/models/e2e-dev.csv", test_src_dir());
     sim_fidelity_result r;
     sim_err e = {""};
     const char *bad[] = {"trtllm:deployment.pools.0.scheduler.eager_launch_ms=5"};
@@ -99,7 +99,7 @@ static void case_bad_input(void)
 static void case_decode_pool_set(void)
 {
     char path[2048];
-    snprintf(path, sizeof path, "%s/tests/data/fidelity/silicon-fixture.csv", test_srcdir ? test_srcdir : "..");
+    snprintf(path, sizeof path, "%s/tests/data/fidelity/silicon-fixture.csv", test_src_dir());
     sim_fidelity_result a, b;
     sim_err e = {""};
     sim_fidelity_opts o0 = {0, NULL, 0, 2, NULL};

@@ -545,7 +545,7 @@ int main(int argc, char **argv)
 {
     argc = test_args(argc, argv);
     bin = argc > 1 ? argv[1] : "servesim";
-    snprintf(srcdir, sizeof srcdir, "%s", argc > 2 ? argv[2] : "..");
+    snprintf(srcdir, sizeof srcdir, "%s", test_src_dir());
     snprintf(fixture, sizeof fixture, "%s/tests/data/fidelity/silicon-fixture.csv", srcdir);
     return test_run("test_fidelity_silicon", cases);
 }

@@ -155,7 +155,7 @@ static const bound *find(const bound *bs, int n, const char *key)
 
 static void test_subset(void)
 {
-    const char *src = test_srcdir ? test_srcdir : "..";
+    const char *src = test_src_dir();
     char path[2048];
     snprintf(path, sizeof path, "%s/tests/data/fidelity/silicon-subset.csv", src);
     sim_fidelity_result r;
@@ -289,7 +289,7 @@ static void test_kv_bound_no_thrash(void)
 static void test_issue_rows_no_thrash(void)
 {
     char path[2048];
-    snprintf(path, sizeof path, "%s/tests/data/fidelity/kv-bound-rows.csv", test_srcdir ? test_srcdir : "..");
+    snprintf(path, sizeof path, "%s/tests/data/fidelity/kv-bound-rows.csv", test_src_dir());
     sim_fidelity_result r;
     sim_err e = {""};
     sim_fidelity_opts o = {0, NULL, 0, 2, NULL};

@@ -225,6 +225,6 @@ static const test_case cases[] = {
 int main(int argc, char **argv)
 {
     argc = test_args(argc, argv);
-    snprintf(src_dir, sizeof src_dir, "%s", argc > 2 ? argv[2] : "..");
+    snprintf(src_dir, sizeof src_dir, "%s", test_src_dir());
     return test_run("test_models", cases);
 }

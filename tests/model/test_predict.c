@@ -85,7 +85,7 @@ static void case_errors(void)
 static void case_scenario(void)
 {
     /* From a scenario file, with --set. */
-    const char *src = test_srcdir ? test_srcdir : "..";
+    const char *src = test_src_dir();
     char path[2048];
     snprintf(path, sizeof path, "%s/scenarios/quickstart.yaml", src);
     char *s1[] = {"predict", path, "--set", "deployment.pools.0.parallel.tp=2", "--decode", "8"};

@@ -185,7 +185,7 @@ static void test_hopper_gemm(void)
  * the H100 table says; B200 must show no promotion cost. */
 static void test_promote_fit(void)
 {
-    const char *src = test_srcdir ? test_srcdir : ".";
+    const char *src = test_src_dir();
     char h[2048], b[2048];
     snprintf(h, sizeof h, "%s/../shared/validation/ops/h100_sxm/gemm/trtllm-1.3.0rc20/gemm_perf.csv.gz", src);
     snprintf(b, sizeof b, "%s/../shared/validation/ops/b200_sxm/gemm/trtllm-1.3.0rc20/gemm_perf.csv.gz", src);

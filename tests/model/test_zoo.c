@@ -841,6 +841,6 @@ int main(int argc, char **argv)
 {
     argc = test_args(argc, argv);
     servesim_bin = argc > 1 ? argv[1] : "servesim";
-    snprintf(src_dir, sizeof src_dir, "%s", argc > 2 ? argv[2] : "..");
+    snprintf(src_dir, sizeof src_dir, "%s", test_src_dir());
     return test_run("test_zoo", cases);
 }

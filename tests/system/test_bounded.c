@@ -122,7 +122,7 @@ static void test_bad_cap(void)
  * table and JSON say what was kept. */
 static void test_cli(void)
 {
-    const char *bin = test_servesim, *src = test_srcdir;
+    const char *bin = test_servesim, *src = test_src_dir();
     REQUIRE(bin && src); /* ctest passes the binary and the source folder */
     char cmd[2048], *out = NULL;
     snprintf(cmd, sizeof cmd, "cd %s && %s run scenarios/quickstart.yaml --no-db --quiet --json --request-records 50",

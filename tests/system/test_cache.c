@@ -229,6 +229,6 @@ static const test_case cases[] = {
 int main(int argc, char **argv)
 {
     argc = test_args(argc, argv);
-    src = argc > 2 ? argv[2] : ".";
+    src = test_src_dir();
     return test_run("test_cache", cases);
 }

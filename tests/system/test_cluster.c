@@ -289,7 +289,7 @@ static void test_not_supported_modes(void)
  * decodes A; prefill_first (SGLang) runs it alone while A waits. */
 static void test_policies(void)
 {
-    const char *src = test_srcdir ? test_srcdir : ".";
+    const char *src = test_src_dir();
     model_cost *cost = test_cost_model("llama-3.1-8b", "h100-sxm", 1, 1500);
     if (!cost) return;
     for (int pf = 0; pf < 2; pf++) {

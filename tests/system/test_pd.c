@@ -381,7 +381,7 @@ static void test_transfer_ranks(void)
  * C then takes the instance B is not on, A comes last. */
 static void test_decode_pick(void)
 {
-    const char *src = test_srcdir ? test_srcdir : ".";
+    const char *src = test_src_dir();
     for (int at_arrival = 0; at_arrival < 2; at_arrival++) {
         sim_scenario sc;
         pd_scenario(&sc);
@@ -429,7 +429,7 @@ static void test_decode_pick(void)
  * after A's, C's another after B's. */
 static void test_whole_prompts(void)
 {
-    const char *src = test_srcdir ? test_srcdir : ".";
+    const char *src = test_src_dir();
     model_cost *pre = NULL;
     for (int whole = 0; whole < 2; whole++) {
         sim_scenario sc;

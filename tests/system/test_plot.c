@@ -182,7 +182,7 @@ static void case_gnuplot_missing_and_kinds(void)
 /* Every kind drawn as PNG and SVG from a DB of a search and a sweep; an empty DB and bad usage refused (needs gnuplot). */
 static void case_figures(void)
 {
-    const char *src = test_srcdir ? test_srcdir : "..";
+    const char *src = test_src_dir();
     char tpl[4096], db[] = "/tmp/test_plot_XXXXXX";
     snprintf(tpl, sizeof tpl, "%s/plots", src);
     sim_err err = {{0}};

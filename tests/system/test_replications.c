@@ -29,7 +29,7 @@
 static void case_md1_coverage(void)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/scenarios/replications-md1.yaml", test_srcdir);
+    snprintf(path, sizeof path, "%s/scenarios/replications-md1.yaml", test_src_dir());
     sim_scenario *sc = malloc(sizeof *sc);
     REQUIRE(sc);
     sim_err err = {{0}};
@@ -67,7 +67,7 @@ static void case_md1_coverage(void)
 static char *run_cmd(const char *args, int *status)
 {
     char cmd[2048], *out = NULL;
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>/dev/null", test_srcdir, test_servesim, args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>/dev/null", test_src_dir(), test_servesim, args);
     *status = test_sh(cmd, &out);
     return out;
 }
@@ -165,7 +165,7 @@ static void case_usage(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int st;
         char cmd[1024], *err = NULL;
-        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1 >/dev/null", test_srcdir, test_servesim, bad[i]);
+        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1 >/dev/null", test_src_dir(), test_servesim, bad[i]);
         st = test_sh(cmd, &err);
         CHECK_MSG(st == 2, "%s: exit %d", bad[i], st);
         CHECK_MSG(err && strstr(err, "--"), "%s: %s", bad[i], err ? err : "");

@@ -80,7 +80,7 @@ static void case_one_process_vs_two_ranks(void)
              "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -x LSAN_OPTIONS "
              "-x ASAN_OPTIONS "
              "-np 2 '%s' x x --child '%s'",
-             test_srcdir ? test_srcdir : ".", self, two);
+             test_src_dir(), self, two);
     CHECK_MSG(system(cmd) == 0, "%s", cmd);
     json_error_t je;
     json_t *a = json_load_file(one, 0, &je), *b = json_load_file(two, 0, &je);

@@ -19,7 +19,7 @@ static json_t *search_json(const char *extra, int *status)
     char cmd[2048], *out = NULL;
     snprintf(cmd, sizeof cmd,
              "cd '%s' && '%s' search scenarios/sensitivity-llama70b-h100.yaml --no-db --quiet --json %s 2>/dev/null",
-             test_srcdir, test_servesim, extra);
+             test_src_dir(), test_servesim, extra);
     *status = test_sh(cmd, &out);
     json_t *o = out ? json_loads(out, 0, NULL) : NULL;
     free(out);
@@ -113,7 +113,7 @@ static void case_refusals(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[1024], *err = NULL;
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' search scenarios/sensitivity-llama70b-h100.yaml --no-db %s 2>&1 >/dev/null",
-                 test_srcdir, test_servesim, bad[i]);
+                 test_src_dir(), test_servesim, bad[i]);
         int st = test_sh(cmd, &err);
         CHECK_MSG(st == 2, "%s: exit %d", bad[i], st);
         CHECK_MSG(err && strstr(err, "replications"), "%s: %s", bad[i], err ? err : "");

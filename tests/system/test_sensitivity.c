@@ -25,7 +25,7 @@
 static json_t *run_json(const char *args, int *status)
 {
     char cmd[2048], *out = NULL;
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' sensitivity %s --json 2>/dev/null", test_srcdir, test_servesim, args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' sensitivity %s --json 2>/dev/null", test_src_dir(), test_servesim, args);
     *status = test_sh(cmd, &out);
     json_t *o = out ? json_loads(out, 0, NULL) : NULL;
     free(out);
@@ -69,7 +69,7 @@ static void case_prefill_by_hand(void)
     json_decref(o);
     /* The same iteration from the cost model the cluster builds for the pool. */
     char path[1024];
-    snprintf(path, sizeof path, "%s/scenarios/replications-md1.yaml", test_srcdir);
+    snprintf(path, sizeof path, "%s/scenarios/replications-md1.yaml", test_src_dir());
     sim_scenario *sc = malloc(sizeof *sc);
     REQUIRE(sc);
     sim_err err = {{0}};
@@ -117,7 +117,7 @@ static void case_usage(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char cmd[1024], *err = NULL;
-        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' sensitivity %s 2>&1 >/dev/null", test_srcdir, test_servesim,
+        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' sensitivity %s 2>&1 >/dev/null", test_src_dir(), test_servesim,
                  bad[i].args);
         int st = test_sh(cmd, &err);
         CHECK_MSG(st == 2, "%s: exit %d", bad[i].args, st);

@@ -158,7 +158,7 @@ static const test_case cases[] = {
 int main(int argc, char **argv)
 {
     argc = test_args(argc, argv);
-    bin = argc > 1 ? argv[1] : "servesim", src = argc > 2 ? argv[2] : "..";
+    bin = argc > 1 ? argv[1] : "servesim", src = test_src_dir();
     int fd = mkstemp(trace_path);
     REQUIRE_OR(fd >= 0, return test_finish("test_trace_out"));
     close(fd);

@@ -143,7 +143,7 @@ static void test_local_global(void)
  * most of its window, so the scaled sizes are 200K (small) and 2.5M. */
 static void test_mooncake_head(void)
 {
-    const char *src = test_srcdir ? test_srcdir : ".";
+    const char *src = test_src_dir();
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/data/workload/mooncake_conversation_head.jsonl", src);
     sim_err err = {{0}};

@@ -179,7 +179,7 @@ static void test_long_line(void)
 
 static void test_files(void)
 {
-    const char *src = test_srcdir ? test_srcdir : ".";
+    const char *src = test_src_dir();
     char path[4096];
     sim_err err = {{0}};
     sim_trace *t = NULL;

@@ -685,6 +685,6 @@ static const test_case cases[] = {
 int main(int argc, char **argv)
 {
     argc = test_args(argc, argv);
-    if (argc > 2) src_dir = argv[2];
+    src_dir = test_src_dir();
     return test_run("test_workload", cases);
 }
