@@ -25,8 +25,8 @@ static inline model_cost *test_cost_layout(const char *model, const char *gpu, c
     model_gpu g;
     model_cost *c = NULL;
     sim_err err = {{0}};
-    CHECK_MSG(model_catalog_model(model, &m, &err) == 0, "%s", err.msg);
-    CHECK_MSG(model_catalog_gpu(gpu, &g, &err) == 0, "%s", err.msg);
+    REQUIRE_MSG_OR(model_catalog_model(model, &m, &err) == 0, return NULL, "%s", err.msg);
+    REQUIRE_MSG_OR(model_catalog_gpu(gpu, &g, &err) == 0, return NULL, "%s", err.msg);
     CHECK_MSG(model_cost_create(&m, &g, l, &c, &err) == 0, "%s", err.msg);
     return c;
 }
