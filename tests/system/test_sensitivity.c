@@ -11,11 +11,10 @@
  * usage: an unknown family names the valid ones; bad speedups are refused.
  * search: --search reports a recommendation per speedup, and faster GEMMs
  * never lower its score. */
-#include "model_catalog.h"
-#include "model_cost.h"
 #include "sim_loader.h"
 #include "sim_pool_layout.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -73,16 +72,15 @@ static void case_prefill_by_hand(void)
     sim_scenario *sc = malloc(sizeof *sc);
     REQUIRE(sc);
     sim_err err = {{0}};
-    model_spec m;
-    model_gpu g;
     model_layout l;
     model_cost *c = NULL;
-    int ok = sim_loader_load_file(path, NULL, 0, sc, &err) == 0 && model_catalog_model(sc->model, &m, &err) == 0 &&
-             model_catalog_gpu(sc->hardware.gpu, &g, &err) == 0 &&
-             sim_pool_layout(sc, &sc->deployment.pools[0], &l, &err) == 0 && model_cost_create(&m, &g, &l, &c, &err) == 0;
+    int ok = sim_loader_load_file(path, NULL, 0, sc, &err) == 0 &&
+             sim_pool_layout(sc, &sc->deployment.pools[0], &l, &err) == 0;
+    if (ok) c = test_cost_layout(sc->model, sc->hardware.gpu, &l);
     int isl = (int)sc->workload.input_tokens.value;
     free(sc);
     REQUIRE_MSG(ok, "%s", err.msg);
+    REQUIRE(c);
     model_chunk ch = {isl, 0};
     model_batch b = {.n_chunks = 1, .chunks = &ch};
     model_op ops[256];
