@@ -122,6 +122,7 @@ static void case_replay(void)
     double ttft = json_real_value(json_object_get(json_object_get(run1, "figures"), "ttft_ms.p99"));
     double gput = json_real_value(json_object_get(json_object_get(run1, "figures"), "goodput_req_per_s"));
     json_decref(o);
+    CHECK_MSG(seed > 0 && ttft > 0 && gput > 0, "run 1: seed %lld, ttft_ms.p99 %g, goodput %g", seed, ttft, gput);
     char args[512];
     snprintf(args, sizeof args, QS " --no-db --json --seed %lld", seed);
     out = run_cmd(args, &st);
