@@ -343,21 +343,20 @@ int model_op_moe_kernel_known(const char *v)
     return 0;
 }
 
-static int has_ci(const char *s, const char *needle)
+int model_op_name_has(const char *s, const char *needle)
 {
     size_t n = strlen(needle);
-    for (; *s; s++)
+    for (; s && *s; s++)
         if (!strncasecmp(s, needle, n)) return 1;
     return 0;
 }
 
 const char *model_op_moe_kernel_of(const char *kernel_source)
 {
-    const char *s = kernel_source ? kernel_source : "";
-    if (has_ci(s, "marlin")) return "marlin";
-    if (has_ci(s, "triton")) return "triton";
-    if (has_ci(s, "flashinfer_trtllm")) return "trtllm";
-    if (has_ci(s, "cutlass")) return "cutlass";
+    if (model_op_name_has(kernel_source, "marlin")) return "marlin";
+    if (model_op_name_has(kernel_source, "triton")) return "triton";
+    if (model_op_name_has(kernel_source, "flashinfer_trtllm")) return "trtllm";
+    if (model_op_name_has(kernel_source, "cutlass")) return "cutlass";
     return "";
 }
 

@@ -125,6 +125,10 @@ typedef struct {
     double p90_err;         /* in-sample 90th percentile of |pred/meas − 1| */
 } model_op_paramset;
 
+/* Whether s (a table's kernel_source or op name column; NULL: none)
+ * contains needle, case-insensitively. */
+int model_op_name_has(const char *s, const char *needle);
+
 /* MoE kernel families: whether v names one ("triton", "cutlass", "trtllm",
  * "marlin"; a set of its own, "moe:<dtype>/<kernel>"), the family of a
  * table's kernel_source ("" when it names none), and the set for q: the

@@ -6,15 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-static int contains_ci(const char *s, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; s && *s; s++)
-        if (!strncasecmp(s, needle, n)) return 1;
-    return 0;
-}
 
 static void copy_str(char *dst, size_t cap, const char *src) { snprintf(dst, cap, "%s", src ? src : ""); }
 
@@ -91,7 +82,7 @@ int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *ca
      * Marlin's dequantising GEMMs) is a set of its own; non-gated experts
      * run up and down only. */
     if (q->kind == MODEL_OPK_MOE) copy_str(q->variant, sizeof q->variant, model_op_moe_kernel_of(src));
-    if (q->kind == MODEL_OPK_MOE && contains_ci(src, "nongated")) copy_str(q->variant, sizeof q->variant, "nongated");
+    if (q->kind == MODEL_OPK_MOE && model_op_name_has(src, "nongated")) copy_str(q->variant, sizeof q->variant, "nongated");
     /* The routing load once per row, not once per pricing. */
     if (q->kind == MODEL_OPK_MOE) model_op_moe_load_fill(q);
     switch (q->kind) {
@@ -99,14 +90,14 @@ int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *ca
     case MODEL_OPK_MLA_BMM:
     case MODEL_OPK_QUANT: copy_str(q->variant, sizeof q->variant, op); break;
     case MODEL_OPK_CUSTOM_AR:
-        copy_str(q->variant, sizeof q->variant, contains_ci(src, "eager") ? "eager" : "graph");
+        copy_str(q->variant, sizeof q->variant, model_op_name_has(src, "eager") ? "eager" : "graph");
         break;
     case MODEL_OPK_GDN:
-        copy_str(q->variant, sizeof q->variant, contains_ci(src, "conv") ? "conv" : "delta");
+        copy_str(q->variant, sizeof q->variant, model_op_name_has(src, "conv") ? "conv" : "delta");
         break;
     case MODEL_OPK_CTX_DSA_MODULE:
     case MODEL_OPK_GEN_DSA_MODULE:
-        copy_str(q->variant, sizeof q->variant, contains_ci(op, "skip_indexer") ? "skip_indexer" : "");
+        copy_str(q->variant, sizeof q->variant, model_op_name_has(op, "skip_indexer") ? "skip_indexer" : "");
         dsa_geometry(calib_optable_get(t, "model"), cache);
         for (int f = MODEL_OPF_Q_LORA; f <= MODEL_OPF_IDX_TOPK; f++)
             if (q->f[f] == 0) q->f[f] = cache->f[f];
