@@ -531,8 +531,6 @@ void cost_op_sets_init(model_cost *c)
         snprintf(q.variant, sizeof q.variant, "%s", var);
         snprintf(q.phase, sizeof q.phase, "%s", phase);
         snprintf(q.gemm_type, sizeof q.gemm_type, "%s", gt);
-        char key[64];
-        model_op_variant(&q, key, sizeof key);
         if (v == COST_OPV_MOE) {
             /* The fused-MoE kernel the engine runs on this architecture
              * (model_op_lookup_moe: Marlin only for formats no other kernel
@@ -544,6 +542,8 @@ void cost_op_sets_init(model_cost *c)
                 c->op_sets[v].set = model_op_lookup_moe(&c->g, NULL, NULL, &q);
             }
         } else {
+            char key[64];
+            model_op_variant(&q, key, sizeof key);
             c->op_sets[v].set = op_set_find(c, key);
         }
         model_op_resolve(&q, &c->op_sets[v].r);
