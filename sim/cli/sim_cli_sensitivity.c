@@ -179,15 +179,6 @@ static void print_table(const sens_job *j, int n, const char *path)
     }
 }
 
-static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
-static json_t *figures_json(const double *v)
-{
-    json_t *o = json_object();
-    for (int h = 0; h < SIM_HL_COUNT; h++) json_object_set_new(o, sim_headline_key((sim_headline)h), real_or_null(v[h]));
-    return o;
-}
-
 static json_t *search_json(const sens_point *p, const sens_point *b)
 {
     if (!p->searched) return json_null();
@@ -209,18 +200,18 @@ static void print_json(const sens_job *j, int n)
     json_object_set_new(o, "family", json_string(model_op_family_name(j->fam)));
     json_t *base = json_object();
     json_object_set_new(base, "overloaded", json_boolean(b->overloaded));
-    json_object_set_new(base, "figures", figures_json(b->v));
+    json_object_set_new(base, "figures", sim_headline_json(b->v));
     if (j->search) json_object_set_new(base, "search", search_json(b, b));
     json_object_set_new(o, "base", base);
     for (int i = 1; i < n; i++) {
         const sens_point *p = &j->pts[i];
-        json_t *q = json_object(), *ch = json_object();
+        json_t *q = json_object();
+        double ch[SIM_HL_COUNT];
+        for (int h = 0; h < SIM_HL_COUNT; h++) ch[h] = change_pct(p->v[h], b->v[h]);
         json_object_set_new(q, "speedup", json_real(p->speedup));
         json_object_set_new(q, "overloaded", json_boolean(p->overloaded));
-        json_object_set_new(q, "figures", figures_json(p->v));
-        for (int h = 0; h < SIM_HL_COUNT; h++)
-            json_object_set_new(ch, sim_headline_key((sim_headline)h), real_or_null(change_pct(p->v[h], b->v[h])));
-        json_object_set_new(q, "change_pct", ch);
+        json_object_set_new(q, "figures", sim_headline_json(p->v));
+        json_object_set_new(q, "change_pct", sim_headline_json(ch));
         if (j->search) json_object_set_new(q, "search", search_json(p, b));
         json_array_append_new(pts, q);
     }

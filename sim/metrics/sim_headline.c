@@ -54,3 +54,11 @@ void sim_headline_values(const sim_summary *s, double v[SIM_HL_COUNT])
     v[SIM_HL_GOODPUT_TOK_S_GPU] = s->output_tokens_per_s_per_gpu * att;
     v[SIM_HL_SLO_ATTAINMENT] = att;
 }
+
+json_t *sim_headline_json(const double v[SIM_HL_COUNT])
+{
+    json_t *o = json_object();
+    for (int h = 0; h < SIM_HL_COUNT; h++)
+        json_object_set_new(o, figs[h].key, isfinite(v[h]) ? json_real(v[h]) : json_null());
+    return o;
+}

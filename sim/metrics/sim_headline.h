@@ -5,11 +5,13 @@
  *   goodput_tok_s_per_gpu  output tokens/s per GPU over the run (first arrival to
  *                          last completion) × the SLO attainment
  *   slo_attainment         requests within the SLO / requests completed (0..1)
- * Pure functions, no heap. */
+ * Pure functions, no heap, except sim_headline_json's object (the caller's). */
 #ifndef SIM_HEADLINE_H
 #define SIM_HEADLINE_H
 
 #include "sim_metrics.h"
+
+#include <jansson.h>
 
 typedef enum {
     SIM_HL_TTFT_MEAN = 0, SIM_HL_TTFT_P50, SIM_HL_TTFT_P90, SIM_HL_TTFT_P99, SIM_HL_TTFT_P999,
@@ -27,5 +29,9 @@ const char *sim_headline_label(sim_headline h);
 /* Every figure of s, in sim_headline order, into v[SIM_HL_COUNT]; NAN for
  * a latency with no sample (TPOT when every answer is one token). */
 void sim_headline_values(const sim_summary *s, double v[SIM_HL_COUNT]);
+
+/* v[SIM_HL_COUNT] as one JSON object, key by key in sim_headline order, a
+ * non-finite figure as null; a new reference (NULL on ENOMEM). */
+json_t *sim_headline_json(const double v[SIM_HL_COUNT]);
 
 #endif

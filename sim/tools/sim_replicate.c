@@ -135,8 +135,6 @@ void sim_replicate_print_table(FILE *f, const sim_replicate_result *r)
                 (int)r->n_overloaded, (int)r->n);
 }
 
-static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
 /* {mean, half_width, low, high, sd, n}; nulls when fewer than two runs had the figure. */
 static json_t *interval_json(const sim_interval *iv)
 {
@@ -173,12 +171,10 @@ int sim_replicate_write_json(FILE *f, const sim_replicate_result *r, const sim_s
         json_object_set_new(ivs, sim_headline_key((sim_headline)h), interval_json(&r->iv[h]));
     json_object_set_new(o, "intervals", ivs);
     for (int32_t i = 0; i < r->n; i++) {
-        json_t *run = json_object(), *fig = json_object();
+        json_t *run = json_object();
         json_object_set_new(run, "seed", json_integer((json_int_t)r->seeds[i]));
         json_object_set_new(run, "overloaded", json_boolean(r->overloaded[i]));
-        for (int h = 0; h < SIM_HL_COUNT; h++)
-            json_object_set_new(fig, sim_headline_key((sim_headline)h), real_or_null(r->values[i][h]));
-        json_object_set_new(run, "figures", fig);
+        json_object_set_new(run, "figures", sim_headline_json(r->values[i]));
         json_array_append_new(runs, run);
     }
     json_object_set_new(o, "runs", runs);
