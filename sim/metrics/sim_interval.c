@@ -7,6 +7,11 @@
 #include <math.h>
 #include <string.h>
 
+double sim_interval_t_quantile(double level, int64_t n)
+{
+    return gsl_cdf_tdist_Pinv(1 - (1 - level) / 2, (double)(n - 1));
+}
+
 int sim_interval_t(const double *x, int64_t n, double level, sim_interval *out)
 {
     memset(out, 0, sizeof *out);
@@ -16,8 +21,7 @@ int sim_interval_t(const double *x, int64_t n, double level, sim_interval *out)
         if (!isfinite(x[i])) return SIM_EINVAL;
     out->mean = gsl_stats_mean(x, 1, (size_t)n);
     out->sd = gsl_stats_sd_m(x, 1, (size_t)n, out->mean);
-    double t = gsl_cdf_tdist_Pinv(1 - (1 - level) / 2, (double)(n - 1));
-    out->half_width = t * out->sd / sqrt((double)n);
+    out->half_width = sim_interval_t_quantile(level, n) * out->sd / sqrt((double)n);
     out->low = out->mean - out->half_width;
     out->high = out->mean + out->half_width;
     return 0;

@@ -20,6 +20,10 @@ typedef struct {
  * range or some x is not finite. */
 int sim_interval_t(const double *x, int64_t n, double level, sim_interval *out);
 
+/* The t quantile of a `level` interval over n >= 2 observations:
+ * t(1 − (1 − level)/2, n − 1), what half_width multiplies sd / √n by. */
+double sim_interval_t_quantile(double level, int64_t n);
+
 /* 1 when the two intervals share a point ([low, high] closed). */
 int sim_interval_overlap(const sim_interval *a, const sim_interval *b);
 

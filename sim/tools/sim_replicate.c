@@ -6,7 +6,6 @@
 #include "sim_pfor.h"
 #include "sim_rng.h"
 
-#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -114,7 +113,7 @@ out:
 
 void sim_replicate_print_table(FILE *f, const sim_replicate_result *r)
 {
-    double t = gsl_cdf_tdist_Pinv(1 - (1 - r->level) / 2, (double)(r->n - 1));
+    double t = sim_interval_t_quantile(r->level, r->n);
     fprintf(f, "replications %d, seeds derived from %llu (replay one: --seed %llu for the first); "
                "%.0f %% Student-t intervals, t = %.3f\n\n",
             (int)r->n, (unsigned long long)r->base_seed, (unsigned long long)r->seeds[0], 100 * r->level, t);
