@@ -41,6 +41,11 @@ static void stat5(const sim_stat *st, double *v)
     v[0] = st->mean, v[1] = st->p50, v[2] = st->p90, v[3] = st->p99, v[4] = st->p999;
 }
 
+double sim_headline_attainment(const sim_summary *s)
+{
+    return s->requests_completed > 0 ? (double)s->requests_good / (double)s->requests_completed : 0;
+}
+
 void sim_headline_values(const sim_summary *s, double v[SIM_HL_COUNT])
 {
     stat5(&s->ttft_ms, v + SIM_HL_TTFT_MEAN);
@@ -50,7 +55,7 @@ void sim_headline_values(const sim_summary *s, double v[SIM_HL_COUNT])
     v[SIM_HL_OUT_TOK_S] = s->output_tokens_per_s;
     v[SIM_HL_OUT_TOK_S_GPU] = s->output_tokens_per_s_per_gpu;
     v[SIM_HL_GOODPUT_REQ_S] = s->goodput_req_per_s;
-    double att = s->requests_completed > 0 ? (double)s->requests_good / (double)s->requests_completed : 0;
+    double att = sim_headline_attainment(s);
     v[SIM_HL_GOODPUT_TOK_S_GPU] = s->output_tokens_per_s_per_gpu * att;
     v[SIM_HL_SLO_ATTAINMENT] = att;
 }

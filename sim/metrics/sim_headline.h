@@ -30,6 +30,10 @@ const char *sim_headline_label(sim_headline h);
  * a latency with no sample (TPOT when every answer is one token). */
 void sim_headline_values(const sim_summary *s, double v[SIM_HL_COUNT]);
 
+/* The SLO attainment of s: requests within the SLO / requests completed
+ * (0 when none completed). */
+double sim_headline_attainment(const sim_summary *s);
+
 /* v[SIM_HL_COUNT] as one JSON object, key by key in sim_headline order, a
  * non-finite figure as null; a new reference (NULL on ENOMEM). */
 json_t *sim_headline_json(const double v[SIM_HL_COUNT]);

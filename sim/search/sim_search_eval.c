@@ -14,6 +14,7 @@
 #include "sim_clock.h"
 
 #include "sim_cluster.h"
+#include "sim_headline.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -131,10 +132,15 @@ fail:
     return rc;
 }
 
+double sim_search_score_of(const sim_search *s, double goodput_per_gpu, double price)
+{
+    return s->objective_cost ? (price > 0 ? goodput_per_gpu / price : 0) : goodput_per_gpu;
+}
+
 static void fill_metrics(const sim_search *s, const sim_search_cand *c, sim_search_result *res)
 {
     const sim_summary *sum = &res->probes[res->best_probe].sum;
-    double good = sum->requests_completed > 0 ? (double)sum->requests_good / (double)sum->requests_completed : 0;
+    double good = sim_headline_attainment(sum);
     double r;
     if (s->closed) {
         /* Closed loop: measured, never above the bound. */
@@ -150,7 +156,7 @@ static void fill_metrics(const sim_search *s, const sim_search_cand *c, sim_sear
     res->ttft_ms = pct(&sum->ttft_ms, s->percentile);
     res->tpot_ms = pct(&sum->tpot_ms, s->percentile);
     res->cost_per_mtok = res->price > 0 && res->goodput_per_gpu > 0 ? res->price / 3600.0 / res->goodput_per_gpu * 1e6 : 0;
-    res->score = s->objective_cost ? (res->price > 0 ? res->goodput_per_gpu / res->price : 0) : res->goodput_per_gpu;
+    res->score = sim_search_score_of(s, res->goodput_per_gpu, res->price);
 }
 
 void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)

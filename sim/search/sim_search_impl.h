@@ -64,6 +64,11 @@ struct sim_search {
     struct calib_table_cache *perf_cache; /* perf-db tables, built once for every candidate's cluster */
 };
 
+/* sim_search_eval.c: the search's score of a goodput per GPU (tok/s/GPU)
+ * under its objective: per USD/GPU-h for cost (0 without a price), else
+ * the goodput itself. */
+double sim_search_score_of(const sim_search *s, double goodput_per_gpu, double price);
+
 /* sim_search_replicate.c: the top_k distinct deployments' best candidates
  * re-run search.replications times with independent seeds at their rates
  * (res rep_* fields); the ranking then follows the means. */

@@ -16,6 +16,7 @@
 #include "sim_search_impl.h"
 
 #include "sim_cluster.h"
+#include "sim_headline.h"
 #include "sim_interval.h"
 #include "sim_pfor.h"
 #include "sim_rng.h"
@@ -37,9 +38,9 @@ static double run_objective(const sim_search *s, int32_t i, const sim_summary *s
     const sim_search_cand *c = &s->cands[i];
     const sim_search_result *r = &s->res[i];
     double out = sum->req_per_s > 0 ? sum->output_tokens_per_s / sum->req_per_s : r->mean_output;
-    double good = sum->requests_completed > 0 ? (double)sum->requests_good / (double)sum->requests_completed : 0;
+    double good = sim_headline_attainment(sum);
     double g = s->closed ? sum->goodput_req_per_s * out / c->gpus : r->rate * good * out / c->gpus;
-    return s->objective_cost ? (r->price > 0 ? g / r->price : 0) : g;
+    return sim_search_score_of(s, g, r->price);
 }
 
 static void rep_one(void *arg, int64_t k)
