@@ -90,15 +90,8 @@ static calib_db *ingest(void)
 
 static model_cost *cost_on(const char *gpu, const char *model, model_layout l)
 {
-    model_spec m;
-    model_gpu g;
-    model_cost *c = NULL;
-    sim_err err = {{0}};
-    CHECK_MSG(model_catalog_model(model, &m, &err) == 0, "%s", err.msg);
-    CHECK_MSG(model_catalog_gpu(gpu, &g, &err) == 0, "%s", err.msg);
     l.pp = 1, l.kv_dtype = MODEL_DTYPE_BF16, l.gpus_per_node = 8;
-    CHECK_MSG(model_cost_create(&m, &g, &l, &c, &err) == 0, "%s", err.msg);
-    return c;
+    return test_cost_layout(model, gpu, &l);
 }
 
 static model_cost *cost_of(const char *model, int tp, model_dtype dt)
@@ -179,14 +172,11 @@ static void test_moe(void)
     CHECK_MSG(mid >= fmin(lo, hi) * 0.999 && mid <= fmax(lo, hi) * 1.001, "%g not within [%g, %g]", mid, lo, hi);
     /* model_cost_set_db (servesim predict) prefers the layout's engine too. */
     for (int en = 0; en < 2; en++) {
-        model_spec ms;
-        model_gpu g;
-        model_cost *ce = NULL;
         sim_err err = {{0}};
-        CHECK(model_catalog_model("mixtral-8x7b", &ms, &err) == 0 && model_catalog_gpu("h100-sxm", &g, &err) == 0);
-        model_layout l = {.tp = 1, .pp = 1, .kv_dtype = MODEL_DTYPE_BF16, .gpus_per_node = 8};
+        model_layout l = {.tp = 1};
         snprintf(l.op_backend, sizeof l.op_backend, "%s", en ? "trtllm" : "vllm");
-        REQUIRE(model_cost_create(&ms, &g, &l, &ce, &err) == 0);
+        model_cost *ce = cost_on("h100-sxm", "mixtral-8x7b", l);
+        REQUIRE(ce);
         CHECK_MSG(model_cost_set_db(ce, db, "h100", &err) == 0, "%s", err.msg);
         model_op ops[256];
         int32_t n = 0;
