@@ -151,21 +151,27 @@ def runs_any(runs):
     return next(iter(runs.values()))
 
 
-def pd_csv(args):
-    """The CSV's disaggregated rows with their own worker counts, written
-    once into args.out (the replay of the whole file would cost 20x)."""
-    path = os.path.join(args.out, "pd-rows.csv")
+def subset_csv(args, name, keep):
+    """The CSV's rows that keep(row) accepts, written once into args.out/name
+    (later runs reuse the file)."""
+    path = os.path.join(args.out, name)
     if not os.path.exists(path):
         with open(args.csv, newline="") as f:
             rd = csv.DictReader(f)
-            rows = [r for r in rd if r.get("mode") == "disagg" and r.get("prefill_num_workers")
-                    and r.get("decode_num_workers")]
+            rows = [r for r in rd if keep(r)]
             fields = rd.fieldnames
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fields)
             w.writeheader()
             w.writerows(rows)
     return path
+
+
+def pd_csv(args):
+    """The CSV's disaggregated rows with their own worker counts, written
+    once into args.out (the replay of the whole file would cost 20x)."""
+    return subset_csv(args, "pd-rows.csv", lambda r: r.get("mode") == "disagg" and r.get("prefill_num_workers")
+                      and r.get("decode_num_workers"))
 
 
 def run_pd_point(args, path, i, j):
@@ -244,19 +250,9 @@ def main_pd(args):
 
 def inferencex_sglang_csv(args):
     """The CSV's aggregated SGLang rows of InferenceX runs, written once."""
-    path = os.path.join(args.out, "recv-rows.csv")
-    if not os.path.exists(path):
-        with open(args.csv, newline="") as f:
-            rd = csv.DictReader(f)
-            src = lambda r: r.get("silicon_data_source") or ""
-            rows = [r for r in rd if r.get("mode") == "agg" and r.get("backend") == "sglang"
-                    and ("wip=" in src(r) or "workflow_run_id=" in src(r))]
-            fields = rd.fieldnames
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fields)
-            w.writeheader()
-            w.writerows(rows)
-    return path
+    src = lambda r: r.get("silicon_data_source") or ""
+    return subset_csv(args, "recv-rows.csv", lambda r: r.get("mode") == "agg" and r.get("backend") == "sglang"
+                      and ("wip=" in src(r) or "workflow_run_id=" in src(r)))
 
 
 def main_recv(args):
