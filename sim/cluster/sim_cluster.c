@@ -71,8 +71,12 @@ static void client_next(sim_engine *eng, void *ctx, uint64_t client);
 
 static void maybe_done(sim_cluster *c)
 {
-    if (c->arrivals_done && c->in_flight == 0) sim_engine_stop(c->eng);
+    /* An open session still has a turn or sub-request to come (it may be
+     * waiting out a think gap with nothing in flight). */
+    if (c->arrivals_done && c->in_flight == 0 && sim_workload_sessions_open(c->wl) == 0) sim_engine_stop(c->eng);
 }
+
+static void session_finished(sim_cluster *c, const sim_req *r, int dropped);
 
 static void report_progress(sim_cluster *c)
 {
@@ -133,6 +137,8 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
         /* Longer than the KV cache can ever hold: a real engine rejects it. */
         c->rejected++;
         free(r->keys);
+        r->keys = NULL;
+        session_finished(c, r, 1);
         sim_workload_release(c->wl, &r->spec);
         req_free(c, r);
         if (client >= 0)
@@ -221,6 +227,60 @@ static void client_next(sim_engine *eng, void *ctx, uint64_t client)
     dispatch(c, &spec, (int32_t)client);
 }
 
+/* ---- sessions ------------------------------------------------------------- */
+
+static void on_followup(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    sim_cluster *c = ctx;
+    sim_req *holder = (sim_req *)(uintptr_t)arg;
+    sim_request_spec spec = holder->spec;
+    req_free(c, holder);
+    spec.arrival = sim_engine_now(eng);
+    dispatch(c, &spec, -1);
+}
+
+/* A session's next request: held until its arrival like pull_next_arrival's. */
+static int followup_emit(void *ctx, sim_request_spec *spec)
+{
+    sim_cluster *c = ctx;
+    sim_req *holder = req_alloc(c);
+    if (!holder) {
+        sim_workload_release(c->wl, spec);
+        return SIM_ENOMEM;
+    }
+    holder->spec = *spec;
+    sim_time now = sim_engine_now(c->eng);
+    if (!sim_engine_at(c->eng, spec->arrival < now ? now : spec->arrival, on_followup, c,
+                       (uint64_t)(uintptr_t)holder)) {
+        sim_workload_release(c->wl, &holder->spec);
+        req_free(c, holder);
+        return SIM_ENOMEM;
+    }
+    return 0;
+}
+
+/* Request r of a session finished (or was dropped: it never fits): its
+ * session goes on, and the per-session figures take it. */
+static void session_finished(sim_cluster *c, const sim_req *r, int dropped)
+{
+    if (!c->sess_stats) return;
+    sim_session_done_info info;
+    sim_time now = sim_engine_now(c->eng);
+    int rc = sim_workload_request_done(c->wl, &r->spec, now, followup_emit, c, &info);
+    if (rc < 0) {
+        sim_cluster_oom(c, "generating a session's next request");
+        return;
+    }
+    if (rc == 0) return;
+    if (dropped) sim_session_stats_add_dropped(c->sess_stats);
+    else if (!info.is_turn) sim_session_stats_add_sub(c->sess_stats);
+    else if (sim_session_stats_add_turn(c->sess_stats, info.turn, r->spec.arrival, r->first_token,
+                                        r->spec.input_tokens, r->cached_tokens) < 0)
+        sim_engine_fail(c->eng, SIM_EINVAL, "a session turn's times go backwards");
+    if (info.ended && sim_session_stats_add_session(c->sess_stats, info.start, now, info.turns) < 0)
+        sim_engine_fail(c->eng, SIM_EINVAL, "a session ended before it started");
+}
+
 static void on_finish(void *ctx, sim_req *r)
 {
     sim_cluster *c = ctx;
@@ -232,6 +292,7 @@ static void on_finish(void *ctx, sim_req *r)
     int32_t client = r->client;
     free(r->keys);
     r->keys = NULL;
+    session_finished(c, r, 0);
     sim_workload_release(c->wl, &r->spec);
     req_free(c, r);
     if (client >= 0 && !c->arrivals_done)
@@ -551,6 +612,10 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
         goto fail;
     }
     c->closed = sim_workload_is_closed(c->wl);
+    if (sim_workload_has_sessions(c->wl) && !(c->sess_stats = sim_session_stats_create())) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+        goto fail;
+    }
     c->total = sim_workload_total(c->wl);
     c->sample_ns = (sim_time)(sc->output.sample_interval_s * 1e9);
     if (c->sample_ns < 1) c->sample_ns = SIM_NS_PER_S;
@@ -600,6 +665,7 @@ void sim_cluster_destroy(sim_cluster *c)
     calib_memo_free(c->perf_memo);
     sim_router_destroy(c->router);
     sim_workload_destroy(c->wl);
+    sim_session_stats_destroy(c->sess_stats);
     sim_metrics_destroy(c->metrics);
     sim_engine_destroy(c->eng);
     while (c->slabs) {
@@ -617,6 +683,11 @@ void sim_cluster_set_trace(sim_cluster *c, struct sim_trace_out *t)
         sim_instance_set_iteration_hook(c->inst[k], t ? on_iteration : NULL);
         if (t) sim_trace_out_instance(t, k, sim_role_name(c->sc.deployment.pools[c->inst_pool[k]].role));
     }
+}
+
+void sim_cluster_set_cost_fn(sim_cluster *c, double (*fn)(void *ctx, const model_batch *b), void *ctx)
+{
+    for (int32_t k = 0; k < c->n_inst; k++) sim_instance_set_cost_fn(c->inst[k], fn, ctx);
 }
 
 void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx)
@@ -701,6 +772,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
         for (int32_t p = 0; p < out->n_pools; p++)
             if (c->sc.deployment.pools[p].role == SIM_ROLE_FFN) out->pools[p].utilization = out->af.ffn_util;
     }
+    if (c->sess_stats) sim_session_stats_summarize(c->sess_stats, &out->sessions);
     out->overloaded = c->overloaded;
     snprintf(out->overload_reason, sizeof out->overload_reason, "%s", c->overload_reason);
     if (c->progress) c->progress(c->progress_ctx, c->completed, c->total,

@@ -12,6 +12,7 @@
 #ifndef SIM_CLUSTER_H
 #define SIM_CLUSTER_H
 
+#include "model_cost.h"
 #include "sim_err.h"
 #include "sim_metrics.h"
 #include "sim_scenario.h"
@@ -42,6 +43,11 @@ void sim_cluster_set_trace(sim_cluster *c, struct sim_trace_out *t);
 /* Runs to completion (or overload) and summarises. A run stopped by overload
  * still returns 0 with out->overloaded = 1 and the reason. */
 int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err);
+
+/* Prices every instance's iterations with fn(ctx, batch) seconds instead of
+ * its cost model (sim_instance_set_cost_fn), e.g. a fixed time per
+ * iteration for hand-computed timelines; call before sim_cluster_run. */
+void sim_cluster_set_cost_fn(sim_cluster *c, double (*fn)(void *ctx, const model_batch *b), void *ctx);
 
 const sim_metrics *sim_cluster_metrics(const sim_cluster *c);
 

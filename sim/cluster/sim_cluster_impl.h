@@ -23,6 +23,8 @@
 #include "sim_router_cache.h"
 #include "sim_request.h"
 #include "sim_router.h"
+#include "sim_session.h"
+#include "sim_session_stats.h"
 #include "sim_workload.h"
 #include <math.h>
 #include <stdio.h>
@@ -98,6 +100,7 @@ struct sim_cluster {
 
     int closed;
     int arrivals_done;
+    sim_session_stats *sess_stats; /* per-session figures; NULL without sessions */
     int64_t issued, completed, rejected, in_flight;
     int64_t in_tok_done, out_tok_done;
     double in_flight_area;     /* ∫ in_flight dt in request·ns (Little's law check) */

@@ -528,7 +528,27 @@ static int check_workload(ctx *c)
     if (w->trace.format != SIM_TRACE_NONE && !w->trace.path[0])
         return fail_key(c, "workload.trace.format", "trace format %s needs workload.trace.path",
                         w->trace.format == SIM_TRACE_MOONCAKE ? "mooncake" : "csv");
-    if (w->trace.format == SIM_TRACE_NONE && w->requests == 0 && w->duration_s == 0)
+    if (w->sessions.count > 0) {
+        static const char *const secs[5] = {"sessions.turns", "sessions.user_tokens", "sessions.think_ms",
+                                            "sessions.child_input_tokens", "sessions.child_output_tokens"};
+        const sim_len_dist *ds[5] = {&w->sessions.turns, &w->sessions.user_tokens, &w->sessions.think_ms,
+                                     &w->sessions.child_input_tokens, &w->sessions.child_output_tokens};
+        for (int i = 0; i < 5; i++)
+            if ((rc = check_len(c, secs[i], ds[i]))) return rc;
+        if (w->arrival.process == SIM_ARRIVAL_CLOSED)
+            return fail_key(c, "workload.sessions.count",
+                            "sessions are their own closed loop (each turn waits for the previous one); "
+                            "use an open-loop arrival.process to time session starts, not closed_loop");
+        if (w->trace.format != SIM_TRACE_NONE)
+            return fail_key(c, "workload.sessions.count",
+                            "synthetic sessions and a trace exclude each other (a Mooncake trace with "
+                            "session_id fields carries its own sessions)");
+        if (w->prefix.kind[0] && strcmp(w->prefix.kind, "none") != 0)
+            return fail_key(c, "workload.prefix.kind",
+                            "prefix.kind %s and workload.sessions exclude each other (sessions build their own "
+                            "context chains; set prefix.kind none)", w->prefix.kind);
+    }
+    if (w->trace.format == SIM_TRACE_NONE && w->requests == 0 && w->duration_s == 0 && w->sessions.count == 0)
         return fail_key(c, "workload.requests",
                         "requests 0 means the whole trace, but no trace is set and duration_s is 0: "
                         "the run would never end");

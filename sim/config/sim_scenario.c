@@ -33,6 +33,19 @@ void sim_scenario_defaults(sim_scenario *sc)
     w->output_tokens.min = 1;
     w->output_tokens.max = 32768;
     w->output_tokens.s = 1.1;
+    /* workload.sessions (off until count > 0): every distribution starts
+     * from the output_tokens defaults with its own fixed value. */
+    sim_session_cfg *ss = &w->sessions;
+    ss->count = 0;
+    ss->fan_out = 0;
+    sim_len_dist *sd[5] = {&ss->turns, &ss->user_tokens, &ss->think_ms, &ss->child_input_tokens,
+                           &ss->child_output_tokens};
+    const double sv[5] = {4, 256, 1000, 128, 128};
+    for (int i = 0; i < 5; i++) {
+        *sd[i] = w->output_tokens;
+        sd[i]->value = sv[i];
+        sd[i]->max = i == 2 ? 3600000 : 131072;
+    }
     w->trace.format = SIM_TRACE_NONE;
     w->trace.time_scale = 1.0;
     w->trace.rate_scale = 1.0;

@@ -79,6 +79,18 @@ typedef struct {
     int32_t docs_per_request;  /* rag: documents in each prompt */
 } sim_prefix_cfg;
 
+/* workload.sessions: synthetic agentic / multi-turn sessions (see
+ * sim_session.h). On when count > 0; arrival.* then times session starts. */
+typedef struct {
+    int64_t count;                   /* sessions to start (0 = off) */
+    sim_len_dist turns;              /* turns per session */
+    sim_len_dist user_tokens;        /* new user tokens of each turn after the first */
+    sim_len_dist think_ms;           /* gap (ms) between a turn's end (its sub-requests joined) and the next turn */
+    int32_t fan_out;                 /* sub-requests each turn but the last fans out */
+    sim_len_dist child_input_tokens; /* a sub-request's own tokens after its parent's context */
+    sim_len_dist child_output_tokens;
+} sim_session_cfg;
+
 typedef struct {
     int64_t requests;      /* number of requests to send (0 = whole trace) */
     double duration_s;     /* stop sending after this simulated time (0 = no limit) */
@@ -87,6 +99,7 @@ typedef struct {
     sim_len_dist output_tokens;
     sim_trace_cfg trace;
     sim_prefix_cfg prefix;
+    sim_session_cfg sessions;
 } sim_workload_cfg;
 
 typedef enum {

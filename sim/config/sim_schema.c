@@ -38,8 +38,9 @@ static const char *const policies[] = {"round_robin", "random", "least_loaded", 
 static const char *const presets[] = {"none", "sglang", "dynamo", "llmd"};
 static const char *const prefix_kinds[] = {"none", "system_prompt", "multi_turn", "rag"};
 
-#define LEN_DIST(sec, m)                                                                          \
-    SEC("workload." sec, "Length distribution in tokens; every kind is clamped to [min, max]."), \
+#define LEN_DIST(sec, m) LEN_DIST_D(sec, m, "Length distribution in tokens; every kind is clamped to [min, max].")
+#define LEN_DIST_D(sec, m, d)                                                                     \
+    SEC("workload." sec, d),                                                                      \
     ENM("workload." sec ".dist", SC(workload.m.dist), dists, 0,                                  \
         "Distribution kind; it decides which of the keys below are used."),                                         \
     FLD("workload." sec ".value", SIM_SCHEMA_F64, SC(workload.m.value), ANY,                      \
@@ -93,7 +94,8 @@ static const sim_schema_field table[] = {
 
     SEC("workload", "What requests are sent, when, and how long they are."),
     FLD("workload.requests", SIM_SCHEMA_I64, SC(workload.requests), GE0,
-        "Number of requests to send (0 = the whole trace)."),
+        "Number of requests to send (0 = the whole trace; unused with workload.sessions, which counts "
+        "sessions)."),
     FLD("workload.duration_s", SIM_SCHEMA_F64, SC(workload.duration_s), GE0,
         "Stop sending after this much simulated time (0 = no limit)."),
     SEC("workload.arrival", "Arrival process (ignored when a trace is replayed)."),
@@ -143,6 +145,24 @@ static const sim_schema_field table[] = {
         "rag: tokens per document."),
     FLD("workload.prefix.docs_per_request", SIM_SCHEMA_I32, SC(workload.prefix.docs_per_request),
         IN(1, 1000), "rag: documents in each prompt."),
+    SEC("workload.sessions", "Agentic / multi-turn sessions: each turn's prompt is the previous context plus its "
+                             "answer (plus its sub-requests' answers) plus new user tokens, so the prefix cache can "
+                             "hit the previous turn's KV; the arrival process times session starts. Off while count is 0."),
+    FLD("workload.sessions.count", SIM_SCHEMA_I64, SC(workload.sessions.count), GE0,
+        "Sessions to start (0 = off); workload.requests is then unused and duration_s bounds session starts."),
+    LEN_DIST_D("sessions.turns", sessions.turns, "Turns per session (a length distribution, clamped to [min, max])."),
+    LEN_DIST_D("sessions.user_tokens", sessions.user_tokens,
+               "New user tokens of each turn after the first (the first turn's prompt is workload.input_tokens)."),
+    LEN_DIST_D("sessions.think_ms", sessions.think_ms,
+               "Think / tool-call gap in ms between a turn's end (its sub-requests joined) and the next turn "
+               "(a length distribution in ms; empirical reads measured gaps from a file)."),
+    FLD("workload.sessions.fan_out", SIM_SCHEMA_I32, SC(workload.sessions.fan_out), IN(0, 1024),
+        "Parallel sub-requests each turn but the last fans out when it finishes; the next turn waits for the "
+        "last of them."),
+    LEN_DIST_D("sessions.child_input_tokens", sessions.child_input_tokens,
+               "A sub-request's own tokens after its parent's context (prompt + answer)."),
+    LEN_DIST_D("sessions.child_output_tokens", sessions.child_output_tokens,
+               "A sub-request's answer; the answers join the next turn's context."),
 
     SEC("deployment", "How the model is served: the mode and its pools of instances."),
     ENM("deployment.mode", SC(deployment.mode), modes, 0,

@@ -82,6 +82,30 @@ typedef struct {
     double transfer_ms_per_iter;   /* activation transfer time per iteration, both ways */
 } sim_af_summary;
 
+/* Agentic / multi-turn sessions (filled by the caller from a
+ * sim_session_stats; enabled only for a workload with sessions). Turn bins
+ * are turn indices from the first; the last bin also holds every later
+ * turn. */
+#define SIM_SESSION_TURN_BINS 16
+typedef struct {
+    int64_t n;                     /* turns finished at this index */
+    sim_stat ttft_ms;
+    double cache_hit_rate;         /* prompt tokens found cached / prompt tokens, over these turns */
+    double cached_tokens_mean;     /* prompt tokens found cached, per turn */
+    double input_tokens_mean;      /* prompt tokens, per turn */
+} sim_turn_summary;
+
+typedef struct {
+    int32_t enabled;
+    int64_t completed;             /* sessions that ended */
+    int64_t turns, sub_requests;   /* requests finished, by kind */
+    int64_t dropped;               /* requests of sessions that never fit an instance (the session went on) */
+    double turns_per_session;      /* mean over ended sessions */
+    sim_stat latency_ms;           /* session end-to-end: first arrival to its last request's last token */
+    int32_t n_turn_bins;           /* bins holding a turn */
+    sim_turn_summary by_turn[SIM_SESSION_TURN_BINS];
+} sim_session_summary;
+
 /* What the run kept (filled by sim_metrics_summarize). */
 typedef struct {
     int32_t capped;                /* 1 when some requests or samples were not kept */
@@ -124,6 +148,7 @@ typedef struct {
     int32_t n_pools;               /* filled by the caller (it knows the pools) */
     sim_pool_summary pools[SIM_MAX_POOLS];
     sim_records_summary records;
+    sim_session_summary sessions;  /* filled by the caller */
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;

@@ -125,6 +125,29 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("af.activation_bytes", s->af.activation_bytes);
         EMIT("af.transfer_ms_per_iter", s->af.transfer_ms_per_iter);
     }
+    if (s->sessions.enabled) {
+        const sim_session_summary *ss = &s->sessions;
+        EMIT("sessions.completed", ss->completed);
+        EMIT("sessions.turns", ss->turns);
+        EMIT("sessions.sub_requests", ss->sub_requests);
+        EMIT("sessions.dropped", ss->dropped);
+        EMIT("sessions.turns_per_session", ss->turns_per_session);
+        for (int j = 0; j < 6; j++) {
+            snprintf(name, sizeof name, "sessions.latency_ms.%s", stat_keys[j]);
+            EMIT(name, stat_field(&ss->latency_ms, j));
+        }
+        for (int32_t t = 0; t < ss->n_turn_bins && t < SIM_SESSION_TURN_BINS; t++) {
+            const sim_turn_summary *ts = &ss->by_turn[t];
+            for (int j = 0; j < 6; j++) {
+                snprintf(name, sizeof name, "sessions.turn%d.ttft_ms.%s", (int)t + 1, stat_keys[j]);
+                EMIT(name, stat_field(&ts->ttft_ms, j));
+            }
+            snprintf(name, sizeof name, "sessions.turn%d.cache_hit_rate", (int)t + 1);
+            EMIT(name, ts->cache_hit_rate);
+            snprintf(name, sizeof name, "sessions.turn%d.cached_tokens_mean", (int)t + 1);
+            EMIT(name, ts->cached_tokens_mean);
+        }
+    }
 #undef EMIT
     return 0;
 }
@@ -296,6 +319,30 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_real(f, s->af.transfer_ms_per_iter);
         fputs("}", f);
     }
+    if (s->sessions.enabled) {
+        const sim_session_summary *ss = &s->sessions;
+        fprintf(f, ",\n  \"sessions\": {\"completed\": %lld, \"turns\": %lld, \"sub_requests\": %lld, "
+                   "\"dropped\": %lld, \"turns_per_session\": ",
+                (long long)ss->completed, (long long)ss->turns, (long long)ss->sub_requests,
+                (long long)ss->dropped);
+        put_real(f, ss->turns_per_session);
+        fputs(",\n    ", f);
+        put_stat_inline(f, "latency_ms", &ss->latency_ms);
+        fputs(",\n    \"by_turn\": [", f);
+        for (int32_t t = 0; t < ss->n_turn_bins && t < SIM_SESSION_TURN_BINS; t++) {
+            const sim_turn_summary *ts = &ss->by_turn[t];
+            fprintf(f, "%s\n      {\"turn\": %d, \"n\": %lld, ", t ? "," : "", (int)t + 1, (long long)ts->n);
+            put_stat_inline(f, "ttft_ms", &ts->ttft_ms);
+            fputs(", \"cache_hit_rate\": ", f);
+            put_real(f, ts->cache_hit_rate);
+            fputs(", \"cached_tokens_mean\": ", f);
+            put_real(f, ts->cached_tokens_mean);
+            fputs(", \"input_tokens_mean\": ", f);
+            put_real(f, ts->input_tokens_mean);
+            fputs("}", f);
+        }
+        fputs("]}", f);
+    }
     /* Only when something was not kept, so runs under the caps print what
      * they always printed. */
     if (s->records.capped) {
@@ -391,6 +438,7 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
     /* What `servesim search` ranks by, beside the measured throughput above
      * (which spans first arrival to last completion: the drain included). */
     if (sc && sc->slo.ttft_ms + sc->slo.tpot_ms > 0 && sc->workload.trace.format == SIM_TRACE_NONE &&
+        sc->workload.sessions.count == 0 &&
         (sc->workload.arrival.process == SIM_ARRIVAL_POISSON || sc->workload.arrival.process == SIM_ARRIVAL_GAMMA ||
          sc->workload.arrival.process == SIM_ARRIVAL_CONSTANT) &&
         s->requests_completed > 0 && s->req_per_s > 0 && s->n_gpus > 0)
@@ -426,6 +474,28 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
                    "transfer %.2f + first decode step %.2f ms\n",
                 s->pd.ttft_queue_ms, s->pd.ttft_prefill_ms, s->pd.backpressure_ms.mean,
                 s->pd.transfer_ms.mean, s->pd.first_decode_ms);
+    }
+    if (s->sessions.enabled) {
+        const sim_session_summary *ss = &s->sessions;
+        fprintf(f, "\nsessions   %lld ended, %.2f turns each; %lld turns, %lld sub-requests", (long long)ss->completed,
+                ss->turns_per_session, (long long)ss->turns, (long long)ss->sub_requests);
+        if (ss->dropped) fprintf(f, ", %lld dropped (never fit)", (long long)ss->dropped);
+        fprintf(f, "\n%-10s %10s %10s %10s %10s %10s %10s\n", "session ms", "mean", "p50", "p90", "p99", "p99.9",
+                "n");
+        fprintf(f, "%-10s", "latency");
+        for (int j = 0; j < 5; j++) put_cell(f, stat_field(&ss->latency_ms, j), ss->latency_ms.n > 0);
+        fprintf(f, " %10lld\n", (long long)ss->latency_ms.n);
+        fprintf(f, "%-10s %10s %10s %10s %10s %10s %10s %10s\n", "turn", "n", "TTFT mean", "p50", "p90", "p99",
+                "hit %", "prompt");
+        for (int32_t t = 0; t < ss->n_turn_bins && t < SIM_SESSION_TURN_BINS; t++) {
+            const sim_turn_summary *ts = &ss->by_turn[t];
+            char lab[16];
+            snprintf(lab, sizeof lab, t == SIM_SESSION_TURN_BINS - 1 ? "%d+" : "%d", (int)t + 1);
+            fprintf(f, "%-10s %10lld", lab, (long long)ts->n);
+            for (int j = 0; j < 4; j++) put_cell(f, stat_field(&ts->ttft_ms, j), ts->n > 0);
+            put_cell(f, 100 * ts->cache_hit_rate, ts->n > 0);
+            fprintf(f, " %10.0f\n", ts->input_tokens_mean);
+        }
     }
     if (s->af.enabled)
         fprintf(f, "\nAF         %d micro-batches: attention side busy %.1f %%, FFN side busy %.1f %%, "

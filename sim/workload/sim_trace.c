@@ -28,7 +28,19 @@ typedef struct {
     int64_t cap_hashes;
     const char *name;
     sim_err *err;
+    /* session structure: session_id -> session index, id -> entry index,
+     * and per session its latest turn and that turn's latest sub-request */
+    json_t *sess_map, *id_map;
+    int64_t *sess_turn, *sess_child;
+    int64_t cap_sess;
 } trace_builder;
+
+/* An entry outside any session. */
+static void entry_init(sim_trace_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    e->session = e->parent = e->next = e->first_child = e->next_child = -1;
+}
 
 /* Copies at most TRACE_QUOTE_MAX printable bytes of s[0..len) into out for an
  * error message; non-printable bytes become '?'. */
@@ -181,6 +193,138 @@ static int mooncake_hashes(trace_builder *b, int64_t line, const json_t *obj, si
     return 0;
 }
 
+/* A session_id / id / parent_id value as a map key: an integer >= 0 in
+ * decimal (so 7 and "7" name the same thing) or a non-empty string. */
+static int session_key(trace_builder *b, int64_t line, const char *field, const json_t *v, char *out,
+                       size_t cap)
+{
+    int64_t x;
+    if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) < cap &&
+        !memchr(json_string_value(v), '\0', json_string_length(v))) {
+        snprintf(out, cap, "%s", json_string_value(v));
+        return 0;
+    }
+    if (!json_is_string(v) && json_get_integral(v, &x) == 0 && x >= 0) {
+        snprintf(out, cap, "%lld", (long long)x);
+        return 0;
+    }
+    return sim_err_set(b->err, SIM_EINVAL,
+                       "%s:%lld: field '%s': expected an integer >= 0 or a non-empty string (under %zu bytes), "
+                       "got %s",
+                       b->name, (long long)line, field, cap, json_kind(v));
+}
+
+static int session_grow(trace_builder *b)
+{
+    if (b->t->n_sessions < b->cap_sess) return 0;
+    int64_t cap = b->cap_sess ? b->cap_sess * 2 : 256;
+    int64_t *a = realloc(b->sess_turn, (size_t)cap * sizeof *a);
+    if (!a) return sim_err_set(b->err, SIM_ENOMEM, "%s: out of memory", b->name);
+    b->sess_turn = a;
+    a = realloc(b->sess_child, (size_t)cap * sizeof *a);
+    if (!a) return sim_err_set(b->err, SIM_ENOMEM, "%s: out of memory", b->name);
+    b->sess_child = a;
+    b->cap_sess = cap;
+    return 0;
+}
+
+/* Reads session_id, id, parent_id and delay into e (entry index b->t->n to
+ * be) and sets *follow_up when the line continues an earlier session. The
+ * links to earlier entries are made by session_link once the line parsed. */
+static int session_fields(trace_builder *b, int64_t line, const json_t *obj, sim_trace_entry *e, int *follow_up,
+                          char *id_key, size_t id_cap)
+{
+    char key[256];
+    const json_t *sid = json_object_get(obj, "session_id");
+    const json_t *id = json_object_get(obj, "id");
+    const json_t *pid = json_object_get(obj, "parent_id");
+    const json_t *delay = json_object_get(obj, "delay");
+    int rc;
+    *follow_up = 0;
+    id_key[0] = '\0';
+    if (!sid) {
+        const char *f = pid ? "parent_id" : delay ? "delay" : NULL;
+        if (f)
+            return sim_err_set(b->err, SIM_EINVAL, "%s:%lld: field '%s' needs 'session_id' on the same line",
+                               b->name, (long long)line, f);
+        if (id && (rc = session_key(b, line, "id", id, id_key, id_cap))) return rc;
+        return 0;
+    }
+    if ((rc = session_key(b, line, "session_id", sid, key, sizeof key))) return rc;
+    if (id && (rc = session_key(b, line, "id", id, id_key, id_cap))) return rc;
+    if (!b->sess_map && !(b->sess_map = json_object()))
+        return sim_err_set(b->err, SIM_ENOMEM, "%s: out of memory", b->name);
+    const json_t *known = json_object_get(b->sess_map, key);
+    if (known) {
+        e->session = (int64_t)json_integer_value(known);
+        *follow_up = 1;
+    } else {
+        if ((rc = session_grow(b))) return rc;
+        e->session = b->t->n_sessions;
+        if (json_object_set_new(b->sess_map, key, json_integer(e->session)))
+            return sim_err_set(b->err, SIM_ENOMEM, "%s: out of memory", b->name);
+        b->sess_turn[e->session] = b->sess_child[e->session] = -1;
+        b->t->n_sessions++;
+    }
+    if (delay) {
+        double ms = json_is_number(delay) ? json_number_value(delay) : -1;
+        if (!json_is_number(delay) || !(ms >= 0) || !isfinite(ms))
+            return sim_err_set(b->err, SIM_EINVAL, "%s:%lld: field 'delay': expected a number of ms >= 0, got %s",
+                               b->name, (long long)line, json_kind(delay));
+        e->delay_s = ms / 1000.0;
+    }
+    if (pid) {
+        char pkey[256];
+        if ((rc = session_key(b, line, "parent_id", pid, pkey, sizeof pkey))) return rc;
+        const json_t *pe = b->id_map ? json_object_get(b->id_map, pkey) : NULL;
+        if (!pe)
+            return sim_err_set(b->err, SIM_EINVAL,
+                               "%s:%lld: field 'parent_id': no earlier line has id '%s' (a sub-request follows "
+                               "the turn it fans out from)",
+                               b->name, (long long)line, pkey);
+        int64_t p = (int64_t)json_integer_value(pe);
+        const sim_trace_entry *pt = &b->t->entries[p];
+        if (pt->session != e->session || b->sess_turn[e->session] != p || pt->parent >= 0)
+            return sim_err_set(b->err, SIM_EINVAL,
+                               "%s:%lld: field 'parent_id': '%s' is not the latest turn of session '%s' "
+                               "(expected the id of that session's latest line without parent_id: "
+                               "sub-requests follow their turn, before the next turn, and do not nest)",
+                               b->name, (long long)line, pkey, key);
+        e->parent = p;
+        e->turn = pt->turn;
+    } else if (*follow_up) {
+        e->turn = b->t->entries[b->sess_turn[e->session]].turn + 1;
+    }
+    return 0;
+}
+
+/* Links entry b->t->n - 1 (just pushed) into its session and id map. */
+static int session_link(trace_builder *b, const char *id_key)
+{
+    int64_t i = b->t->n - 1;
+    sim_trace_entry *e = &b->t->entries[i];
+    if (id_key[0]) {
+        if (!b->id_map && !(b->id_map = json_object()))
+            return sim_err_set(b->err, SIM_ENOMEM, "%s: out of memory", b->name);
+        if (json_object_set_new(b->id_map, id_key, json_integer(i)))
+            return sim_err_set(b->err, SIM_ENOMEM, "%s: out of memory", b->name);
+    }
+    if (e->session < 0) return 0;
+    if (e->parent >= 0) {
+        int64_t last = b->sess_child[e->session];
+        if (last >= 0) b->t->entries[last].next_child = i;
+        else b->t->entries[e->parent].first_child = i;
+        b->t->entries[e->parent].n_children++;
+        b->sess_child[e->session] = i;
+    } else {
+        int64_t last = b->sess_turn[e->session];
+        if (last >= 0) b->t->entries[last].next = i;
+        b->sess_turn[e->session] = i;
+        b->sess_child[e->session] = -1;
+    }
+    return 0;
+}
+
 static int mooncake_line(trace_builder *b, int64_t line, const char *s, size_t len)
 {
     json_error_t jerr;
@@ -195,8 +339,28 @@ static int mooncake_line(trace_builder *b, int64_t line, const char *s, size_t l
         goto fail;
     }
 
-    sim_trace_entry e = {0};
+    sim_trace_entry e;
+    entry_init(&e);
+    char id_key[256];
+    int follow_up;
+    if ((rc = session_fields(b, line, obj, &e, &follow_up, id_key, sizeof id_key))) goto fail;
+    if (id_key[0] && b->id_map && json_object_get(b->id_map, id_key)) {
+        rc = sim_err_set(b->err, SIM_EINVAL, "%s:%lld: field 'id': '%s' is already the id of an earlier line",
+                         b->name, (long long)line, id_key);
+        goto fail;
+    }
+    rc = SIM_EINVAL;
     const json_t *ts = json_object_get(obj, "timestamp");
+    if (follow_up && (!ts || json_is_number(ts))) {
+        /* A follow-up arrives by its delay: its timestamp is not used. */
+        if ((rc = mooncake_length(b, line, obj, "input_length", &e.input_tokens))) goto fail;
+        if ((rc = mooncake_length(b, line, obj, "output_length", &e.output_tokens))) goto fail;
+        if ((rc = mooncake_hashes(b, line, obj, &e))) goto fail;
+        if (b->t->n > 0) e.timestamp_s = b->t->entries[b->t->n - 1].timestamp_s;
+        if ((rc = trace_push_entry(b, &e))) goto fail;
+        rc = session_link(b, id_key);
+        goto fail;
+    }
     if (!ts) {
         sim_err_set(b->err, SIM_EINVAL, "%s:%lld: missing field 'timestamp' (expected a number of ms >= 0)",
                     b->name, (long long)line);
@@ -218,7 +382,8 @@ static int mooncake_line(trace_builder *b, int64_t line, const char *s, size_t l
     if ((rc = mooncake_length(b, line, obj, "input_length", &e.input_tokens))) goto fail;
     if ((rc = mooncake_length(b, line, obj, "output_length", &e.output_tokens))) goto fail;
     if ((rc = mooncake_hashes(b, line, obj, &e))) goto fail;
-    rc = trace_push_entry(b, &e);
+    if ((rc = trace_push_entry(b, &e))) goto fail;
+    rc = session_link(b, id_key);
 fail:
     json_decref(obj);
     return rc;
@@ -289,7 +454,8 @@ static int csv_line(trace_builder *b, int64_t line, const char *s, size_t len)
                            "%s:%lld: expected 3 columns (timestamp,input_tokens,output_tokens), got %d",
                            b->name, (long long)line, nf);
 
-    sim_trace_entry e = {0};
+    sim_trace_entry e;
+    entry_init(&e);
     char num[TRACE_NUM_MAX];
     double ts;
     if (!csv_field(f[0], flen[0], num) || sim_parse_double(num, &ts) != SIM_PARSE_OK || ts < 0)
@@ -366,6 +532,10 @@ static int parser_line(trace_parser *p, const char *s, size_t l)
 /* Hands the trace over on success; frees it on failure (rc != 0). */
 static int parser_end(trace_parser *p, int rc, sim_trace **out)
 {
+    json_decref(p->b.sess_map);
+    json_decref(p->b.id_map);
+    free(p->b.sess_turn);
+    free(p->b.sess_child);
     if (rc == 0 && p->b.t->n == 0)
         rc = sim_err_set(p->b.err, SIM_EINVAL, "%s: trace is empty (expected at least one %s entry)", p->b.name,
                          p->fmt == SIM_TRACE_MOONCAKE ? "JSON" : "CSV");

@@ -13,6 +13,7 @@
 
 #include "sim_prefixgen.h"
 #include "sim_rng.h"
+#include "sim_session.h"
 #include "sim_parse.h"
 #include "sim_trace.h"
 
@@ -41,6 +42,9 @@ struct sim_workload {
     sim_lendist *dist_in, *dist_out; /* NULL in trace mode */
     sim_trace *trace;                /* NULL without a trace */
     sim_prefixgen *pg;               /* NULL when workload.prefix.kind is none */
+    sim_session *ss;                 /* NULL without workload.sessions or a session trace */
+    int64_t started;                 /* sessions: sessions opened (synthetic) */
+    int64_t cursor;                  /* session trace: next entry to look at */
     int64_t limit;                   /* requests to issue at most; -1 = unbounded */
     int64_t total;                   /* sim_workload_total() */
     sim_time duration_ns;            /* 0 = no limit */
@@ -153,7 +157,7 @@ static int wl_validate(const sim_workload_cfg *c, sim_err *err)
     if (!isfinite(c->duration_s) || c->duration_s < 0 || c->duration_s > WL_MAX_SECONDS)
         return sim_err_set(err, SIM_EINVAL, "workload.duration_s: must be in [0, %g] (got %g)",
                            WL_MAX_SECONDS, c->duration_s);
-    if (!traced && c->requests == 0 && c->duration_s == 0)
+    if (!traced && c->requests == 0 && c->duration_s == 0 && c->sessions.count == 0)
         return sim_err_set(err, SIM_EINVAL,
                            "workload: unbounded (set requests > 0, duration_s > 0, or a trace)");
     sim_prefix_kind pk;
@@ -163,6 +167,22 @@ static int wl_validate(const sim_workload_cfg *c, sim_err *err)
         return sim_err_set(err, SIM_EINVAL,
                            "workload.prefix.kind: %s needs synthetic requests, not a trace (a trace "
                            "carries its own hash_ids)", c->prefix.kind);
+    if (c->sessions.count < 0)
+        return sim_err_set(err, SIM_EINVAL, "workload.sessions.count: must be >= 0 (got %lld)",
+                           (long long)c->sessions.count);
+    if (c->sessions.count > 0) {
+        if (closed)
+            return sim_err_set(err, SIM_EINVAL,
+                               "workload.sessions.count: sessions need an open-loop arrival.process (it times "
+                               "session starts), not closed_loop");
+        if (traced)
+            return sim_err_set(err, SIM_EINVAL,
+                               "workload.sessions.count: synthetic sessions and a trace exclude each other");
+        if (pk != SIM_PREFIX_NONE)
+            return sim_err_set(err, SIM_EINVAL,
+                               "workload.prefix.kind: %s and workload.sessions exclude each other (set none)",
+                               c->prefix.kind);
+    }
     if (traced && c->trace.format != SIM_TRACE_MOONCAKE && c->trace.format != SIM_TRACE_CSV)
         return sim_err_set(err, SIM_EINVAL, "workload.trace.format: unknown format %d",
                            (int)c->trace.format);
@@ -209,7 +229,11 @@ static int64_t wl_constant_count(const sim_workload *w)
 
 static void wl_compute_total(sim_workload *w)
 {
-    if (w->trace) {
+    if (w->ss) {
+        /* Synthetic sessions draw their turns as they go; a session trace
+         * holds every request, but a duration cuts whole sessions. */
+        w->total = w->trace && w->duration_ns == 0 ? w->trace->n : -1;
+    } else if (w->trace) {
         int64_t n = w->limit;
         if (w->duration_ns > 0 && !w->closed) {
             /* Arrivals are monotone: count those before the duration. */
@@ -261,6 +285,23 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
         if (w->limit < 0 || w->limit > w->trace->n) w->limit = w->trace->n;
         w->trace_t0_s = w->trace->entries[0].timestamp_s;
         w->trace_factor = w->closed ? 0 : cfg->trace.time_scale / cfg->trace.rate_scale;
+        if (w->trace->n_sessions > 0) {
+            if (w->closed) {
+                rc = sim_err_set(err, SIM_EINVAL,
+                                 "workload.arrival.process: %s has session_id fields; a session trace is "
+                                 "replayed open loop (its turns wait for each other), not closed_loop",
+                                 cfg->trace.path);
+                goto fail;
+            }
+            if (cfg->requests > 0) {
+                rc = sim_err_set(err, SIM_EINVAL,
+                                 "workload.requests: %s has session_id fields and is replayed whole "
+                                 "(set requests 0, or bound session starts with duration_s)",
+                                 cfg->trace.path);
+                goto fail;
+            }
+            if ((rc = sim_session_create(cfg, w->trace, w->trace_factor, seed, &w->ss, err))) goto fail;
+        }
         if (!w->closed && (w->trace->entries[w->limit - 1].timestamp_s - w->trace_t0_s) *
                                   w->trace_factor > WL_MAX_SECONDS) {
             rc = sim_err_set(err, SIM_ERANGE, "workload.trace: %s spans more than %g s after scaling",
@@ -285,6 +326,10 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
             int32_t slots = w->closed ? cfg->arrival.concurrency : cfg->prefix.sessions;
             if ((rc = sim_prefixgen_create(&cfg->prefix, slots, seed, &w->pg, err))) goto fail;
         }
+        if (cfg->sessions.count > 0) {
+            if ((rc = sim_session_create(cfg, NULL, 0, seed, &w->ss, err))) goto fail;
+            w->limit = cfg->sessions.count;
+        }
     }
     wl_compute_total(w);
     *out = w;
@@ -304,6 +349,7 @@ void sim_workload_destroy(sim_workload *w)
     sim_lendist_destroy(w->dist_out);
     sim_trace_destroy(w->trace);
     sim_prefixgen_destroy(w->pg);
+    sim_session_destroy(w->ss);
     free(w);
 }
 
@@ -355,9 +401,61 @@ static double wl_gap(sim_workload *w)
     }
 }
 
+/* Session trace: the next line that is not a follow-up (a session's first
+ * line, or a line outside any session), as a request. */
+static int wl_next_session_trace(sim_workload *w, sim_request_spec *out)
+{
+    const sim_trace *t = w->trace;
+    while (w->cursor < t->n) {
+        const sim_trace_entry *e = &t->entries[w->cursor];
+        if (e->session < 0 || (e->turn == 0 && e->parent < 0)) break;
+        w->cursor++;
+    }
+    if (w->exhausted || w->cursor >= t->n) return 0;
+    sim_time at = wl_trace_arrival(w, w->cursor);
+    if (w->duration_ns > 0 && at >= w->duration_ns) {
+        w->exhausted = 1;
+        return 0;
+    }
+    const sim_trace_entry *e = &t->entries[w->cursor];
+    if (e->session >= 0) {
+        if (sim_session_start(w->ss, w->cursor, at, out)) return SIM_ENOMEM;
+    } else {
+        memset(out, 0, sizeof *out);
+        out->arrival = at;
+        out->input_tokens = e->input_tokens;
+        out->output_tokens = e->output_tokens;
+        out->n_hash = e->n_hash;
+        out->hash_ids = e->n_hash ? t->hashes + e->hash_off : NULL;
+    }
+    out->id = (uint64_t)w->issued++;
+    w->cursor++;
+    return 1;
+}
+
 int sim_workload_next(sim_workload *w, sim_request_spec *out)
 {
     SIM_ASSERT(!w->closed, w->issued);
+    if (w->ss && w->trace) return wl_next_session_trace(w, out);
+    if (w->ss) {
+        /* Synthetic sessions: the arrival process times session starts. */
+        if (w->exhausted || w->started >= w->limit) return 0;
+        if (w->cfg.arrival.process == SIM_ARRIVAL_CONSTANT)
+            w->t_s = (double)(w->started + 1) / w->cfg.arrival.rate;
+        else if (w->cfg.arrival.process == SIM_ARRIVAL_SCHEDULE)
+            w->t_s = wl_schedule_next(&w->sched, w->t_s, gsl_ran_exponential(w->rng_arrival, 1.0));
+        else
+            w->t_s += wl_gap(w);
+        sim_time at = wl_seconds_to_ns(w->t_s);
+        if (!(w->t_s <= WL_MAX_SECONDS) || (w->duration_ns > 0 && at >= w->duration_ns)) {
+            w->exhausted = 1;
+            return 0;
+        }
+        if (sim_session_start(w->ss, -1, at, out)) return SIM_ENOMEM;
+        out->id = (uint64_t)w->issued++;
+        w->started++;
+        return 1;
+    }
     if (w->exhausted || (w->limit >= 0 && w->issued >= w->limit)) return 0;
     sim_time t;
     if (w->trace) {
@@ -407,14 +505,48 @@ int sim_workload_sample(sim_workload *w, sim_time now, sim_request_spec *out)
 void sim_workload_release(sim_workload *w, const sim_request_spec *spec)
 {
     if (w->pg) sim_prefixgen_release(w->pg, spec);
+    if (w->ss && spec->session) sim_session_release(w->ss, spec);
 }
 
 int64_t sim_workload_ids_live(const sim_workload *w)
 {
-    return w->pg ? sim_prefixgen_live(w->pg) : 0;
+    return w->pg ? sim_prefixgen_live(w->pg) : w->ss ? sim_session_live(w->ss) : 0;
 }
 
 size_t sim_workload_ids_bytes(const sim_workload *w)
 {
-    return w->pg ? sim_prefixgen_bytes(w->pg) : 0;
+    return w->pg ? sim_prefixgen_bytes(w->pg) : w->ss ? sim_session_bytes(w->ss) : 0;
+}
+
+int sim_workload_has_sessions(const sim_workload *w)
+{
+    return w->ss != NULL;
+}
+
+int64_t sim_workload_sessions_open(const sim_workload *w)
+{
+    return w->ss ? sim_session_open(w->ss) : 0;
+}
+
+typedef struct {
+    sim_workload *w;
+    sim_workload_emit_fn emit;
+    void *ctx;
+} wl_emit_ctx;
+
+static int wl_emit(void *ctx, sim_request_spec *spec)
+{
+    wl_emit_ctx *e = ctx;
+    spec->id = (uint64_t)e->w->issued++;
+    return e->emit(e->ctx, spec);
+}
+
+int sim_workload_request_done(sim_workload *w, const sim_request_spec *spec, sim_time now,
+                              sim_workload_emit_fn emit, void *ctx, struct sim_session_done_info *info)
+{
+    memset(info, 0, sizeof *info);
+    if (!w->ss || spec->session == 0) return 0;
+    wl_emit_ctx e = {w, emit, ctx};
+    int rc = sim_session_done(w->ss, spec, now, wl_emit, &e, info);
+    return rc < 0 ? rc : 1;
 }

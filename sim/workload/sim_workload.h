@@ -34,6 +34,10 @@ typedef struct {
     int32_t n_hash;           /* prefix block hashes (trace or workload.prefix), else 0 */
     const uint32_t *hash_ids; /* owned by the workload; valid until sim_workload_release(spec) */
     uint64_t session;         /* multi-turn session id + 1 (0 = none) */
+    /* workload.sessions or a session trace (sim_session.h); 0 otherwise */
+    int32_t sess_slot;        /* the session's slot in sim_session */
+    int32_t turn;             /* turn index in the session, from 0 */
+    int32_t sub;              /* 1 for a sub-request fanned out from turn `turn` */
 } sim_request_spec;
 
 typedef struct sim_workload sim_workload;
@@ -81,6 +85,29 @@ void sim_workload_release(sim_workload *w, const sim_request_spec *spec);
  * structure. For leak and memory checks. */
 int64_t sim_workload_ids_live(const sim_workload *w);
 size_t sim_workload_ids_bytes(const sim_workload *w);
+
+/* Sessions (workload.sessions, or a Mooncake trace with session_id fields;
+ * sim_session.h): sim_workload_next() then gives each session's first
+ * request at the session's start (synthetic: the arrival process times
+ * session starts, workload.sessions.count of them; a trace: its session
+ * starts and lines outside sessions at their timestamps), and every other
+ * request of a session comes from sim_workload_request_done(). */
+int sim_workload_has_sessions(const sim_workload *w);
+/* Sessions opened and not yet ended (0 without sessions): the run is over
+ * only when this is 0 too. */
+int64_t sim_workload_sessions_open(const sim_workload *w);
+
+/* Receives one follow-up request (id and arrival set); returns 0 or a
+ * negative error. */
+typedef int (*sim_workload_emit_fn)(void *ctx, sim_request_spec *spec);
+struct sim_session_done_info;
+/* Tells the workload request spec finished (or was dropped) at now. For a
+ * request of a session it emits the requests that now follow, fills *info
+ * (sim_session.h) and returns 1; otherwise it zeroes *info and returns 0.
+ * Negative: SIM_ENOMEM or emit's error (the run should stop). Call it
+ * before sim_workload_release of the same spec. */
+int sim_workload_request_done(sim_workload *w, const sim_request_spec *spec, sim_time now,
+                              sim_workload_emit_fn emit, void *ctx, struct sim_session_done_info *info);
 
 /* Requests the workload will issue in total, or -1 if bounded only by time.
  * Exact for trace replay and constant rate; for Poisson/gamma with both a
