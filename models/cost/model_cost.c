@@ -364,6 +364,11 @@ double model_cost_iteration(const model_cost *c, const model_batch *b, model_ite
     return cost_eval(c, b, NULL, 0, NULL, out, NULL, NULL, NULL);
 }
 
+double model_cost_verify_iteration(const model_cost *c, const model_batch *b, int32_t width, model_iter_cost *out)
+{
+    return cost_eval_width(c, b, width, NULL, 0, NULL, out, NULL, NULL, NULL);
+}
+
 double model_cost_pipeline(const model_cost *c, const model_batch *b, double *stage_s, double *hop_s, double *host_s)
 {
     return cost_eval(c, b, NULL, 0, NULL, NULL, stage_s, hop_s, host_s);

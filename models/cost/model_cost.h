@@ -117,6 +117,17 @@ const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[MOD
 /* Iteration latency in seconds with its breakdown (out may be NULL). */
 double model_cost_iteration(const model_cost *c, const model_batch *b, model_iter_cost *out);
 
+/* A speculative verify step: each decode request runs `width` tokens (the
+ * last sampled one and width − 1 drafts). The linear layers, MoE and LM
+ * head see n_decode·width rows; full, sliding and DSA decode attention
+ * reads each request's KV once for its width positions, taken as width
+ * times the query heads (FlashMLA's s_q·h_q, the generation kernels'
+ * spec-decoding mode: width times the maths); the other mixers (linear
+ * attention, Mamba, DeepSeek-V4's compressed attention) price each position
+ * as a decode row of its own; the framework's per-request work counts each
+ * request once. width <= 1 = model_cost_iteration. */
+double model_cost_verify_iteration(const model_cost *c, const model_batch *b, int32_t width, model_iter_cost *out);
+
 /* Same evaluation, also listing up to max ops into ops (*n_ops = the
  * number of ops, which may exceed max). Returns the same total. */
 double model_cost_breakdown(const model_cost *c, const model_batch *b, model_op *ops, int32_t max,

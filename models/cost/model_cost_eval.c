@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *a)
+static void agg_from_batch(const model_cost *c, const model_batch *b, int32_t width_in, cost_agg *a)
 {
     double Tp = 0, nch = 0, maxc = 0, pairs = 0, pairs_sw = 0, kvpf = 0, kvpf_sw = 0, cached = 0;
     /* Window of the bounded layers: sliding attention, or the keys DeepSeek
@@ -53,8 +53,11 @@ static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *
             kvpf_sw += (p + t < W ? p + t : W);
         }
     }
-    const double nd = b->n_decode > 0 ? b->n_decode : 0;
-    const double ctx = nd > 0 && b->decode_ctx_sum > 0 ? (double)b->decode_ctx_sum : 0;
+    /* A verify step's decode_width positions each count as a decode row. */
+    const double width = width_in > 1 ? width_in : 1;
+    double nd = b->n_decode > 0 ? b->n_decode : 0;
+    double ctx = nd > 0 && b->decode_ctx_sum > 0 ? (double)b->decode_ctx_sum : 0;
+    if (width > 1) nd *= width, ctx *= width;
     const double dp = c->l.dp, sp = c->l.sp;
     double fpf = Tp > 0 ? 1.0 / dp : 0;
     if (Tp > 0 && maxc / Tp > fpf) fpf = maxc / Tp;
@@ -75,6 +78,7 @@ static void agg_from_batch(const model_cost *c, const model_batch *b, cost_agg *
      * rank's: a prefill chunk on one rank adds its tokens once. */
     a->T_all = (Tp + nd) / sp;
     a->sampled = a->n_chunks + a->nd;
+    a->dw = width;
     a->prefill = Tp > 0;
 }
 
@@ -348,30 +352,35 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
             cost_op(x, &qa, 0);
         }
         double pair_flops = c->mla ? 2.0 * hr * (2.0 * m->kv_lora_rank + m->rope_dim) : 4.0 * hr * c->hd;
+        /* A verify step's dw positions of a request read its KV once: the
+         * kernel takes them as dw times the query heads (FlashMLA's s_q·h_q,
+         * the generation kernels' spec-decoding mode), dw times the maths. */
+        const double dw = a->dw > 1 ? a->dw : 1, nreq = a->nd / dw, ctx_req = ctx / dw;
         cost_op_desc d;
         cost_desc_init(&d);
         d.name = decode_names[kind];
         d.cls = MODEL_OPC_ATTN;
         d.count = count;
         d.flops = ctx * pair_flops;
-        d.bytes = ctx * kv_tok + a->nd * hr * dcp * (qdim + vdim) * COST_ACT_BYTES;
+        d.bytes = ctx_req * kv_tok + a->nd * hr * dcp * (qdim + vdim) * COST_ACT_BYTES;
         d.peak = c->peak_attn;
         d.bw = c->bw;
         d.kernels = 1;
         d.m = a->nd;
         d.calib_op = CALIB_OP_ATTN_DECODE;
-        d.shape[3] = (int64_t)ceil(a->nd);
-        d.shape[4] = (int64_t)(ctx / a->nd);
-        d.shape[5] = (int64_t)(hr * dcp), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
+        d.shape[3] = (int64_t)ceil(nreq);
+        d.shape[4] = (int64_t)(ctx_req / nreq);
+        d.shape[5] = (int64_t)(hr * dcp * dw), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
         if (c->mla && dcp == 1 && kind != ATTN_SPARSE) {
             /* The MLA decode kernel's rows: batch, context, this rank's heads. */
             int64_t ms[11] = {0};
             ms[3] = d.shape[3], ms[4] = d.shape[4], ms[5] = d.shape[5];
             cost_db_alt(&d, CALIB_OP_MLA_DECODE, COST_DB_BF16, ms);
         }
-        if (dcp == 1 && kind != ATTN_SPARSE) attn_op(c, &d, 0, a->nd, ctx / a->nd, 0, sliding);
+        if (dcp == 1 && kind != ATTN_SPARSE) attn_op(c, &d, 0, nreq, ctx_req / nreq, 0, sliding);
         /* The sparse kernel's own context is the whole one (it picks top-k of it). */
-        else if (dcp == 1) dsa_op(c, &d, 0, 1, a->nd, a->ctx / a->nd, 0);
+        else if (dcp == 1) dsa_op(c, &d, 0, 1, nreq, a->ctx / a->nd, 0);
+        if (dw > 1 && d.has_op) d.op.f[MODEL_OPF_HEADS] *= dw;
         cost_op(x, &d, 0);
         if (c->mla) {
             cost_op_desc oa;
@@ -1021,11 +1030,11 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     return x.r.total_s;
 }
 
-double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
+double cost_eval_width(const model_cost *c, const model_batch *b, int32_t width, model_op *ops, int32_t max, int32_t *n_ops,
                  model_iter_cost *out, double *stage_s, double *hop_s, double *host_s)
 {
     cost_agg a;
-    agg_from_batch(c, b, &a);
+    agg_from_batch(c, b, width, &a);
     if (!(a.T > 0)) {
         model_iter_cost r = {0, 0, 0, 0, 0, 0, "roofline"};
         if (out) *out = r;
@@ -1038,4 +1047,10 @@ double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32
         return 0;
     }
     return eval_run(c, b, &a, ops, max, n_ops, out, stage_s, hop_s, host_s);
+}
+
+double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
+                 model_iter_cost *out, double *stage_s, double *hop_s, double *host_s)
+{
+    return cost_eval_width(c, b, 1, ops, max, n_ops, out, stage_s, hop_s, host_s);
 }

@@ -147,6 +147,7 @@ typedef struct {
     double cached;              /* cached-context tokens of the chunks */
     double ctx, ctx_sw;         /* Σ decode context (sliding layers capped at the window) */
     double sampled;             /* rows through the LM head */
+    double dw;                  /* decode width: rows per decode request (speculative verify; 1 = plain decode) */
     double Tp_seq;              /* prefill tokens of the whole sequence group (before sp split) */
     double T_all;               /* tokens of all dp ranks of one sp group: what the experts see */
     int prefill;                /* any prefill: eager launches */
@@ -282,6 +283,9 @@ int cost_moe_init(model_cost *c, sim_err *err);
 /* Whole-iteration evaluation behind model_cost_iteration/_breakdown/_pipeline
  * (stage_s, hop_s, host_s may be NULL; see model_cost_pipeline). */
 double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
+                 model_iter_cost *out, double *stage_s, double *hop_s, double *host_s);
+/* The same with each decode request running `width` tokens (model_cost_verify_iteration). */
+double cost_eval_width(const model_cost *c, const model_batch *b, int32_t width, model_op *ops, int32_t max, int32_t *n_ops,
                  model_iter_cost *out, double *stage_s, double *hop_s, double *host_s);
 
 #endif

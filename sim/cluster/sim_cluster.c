@@ -455,11 +455,23 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             continue;
         }
         int64_t kv_tokens = 0;
-        rc = sim_mem_rule_kv_tokens(&pc->scheduler, c->costs[p], &kv_tokens, err);
+        sim_sched_cfg mem_cfg = pc->scheduler;
+        if (pc->scheduler.spec.draft_tokens > 0) {
+            /* The draft's weights come out of the KV pool's memory, and each
+             * token then holds the draft's KV beside the target's. */
+            if ((rc = sim_spec_draft_cost(&pc->scheduler.spec, &c->model, &pool_gpu, &l, &c->draft_costs[p], err)) < 0) {
+                sim_err_wrap(err, rc, "deployment.pools.%d", p);
+                goto fail;
+            }
+            mem_cfg.reserve_gb +=
+                sim_spec_draft_weight_bytes(&pc->scheduler.spec, &c->model, &pool_gpu, &l, c->draft_costs[p]) / 1e9;
+        }
+        rc = sim_mem_rule_kv_tokens(&mem_cfg, c->costs[p], &kv_tokens, err);
         if (rc < 0) {
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;
         }
+        if (c->draft_costs[p]) kv_tokens = sim_spec_kv_tokens(kv_tokens, c->costs[p], c->draft_costs[p]);
         if (p == 0) {
             c->kv_tokens_per_inst = kv_tokens;
             c->kv_bytes_per_token = model_cost_kv_bytes_per_token(c->costs[p]);
@@ -486,6 +498,14 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             if (rc < 0) {
                 sim_err_wrap(err, rc, "deployment.pools.%d", p);
                 goto fail;
+            }
+            if (c->draft_costs[p]) {
+                sim_spec *spec = NULL;
+                if ((rc = sim_spec_create(&pc->scheduler.spec, c->draft_costs[p], sc->seed, k, &spec, err)) < 0 ||
+                    (rc = sim_instance_enable_spec(c->inst[k], spec, err)) < 0) {
+                    sim_err_wrap(err, rc, "deployment.pools.%d.scheduler.speculative", p);
+                    goto fail;
+                }
             }
             if (c->caching && !is_back &&
                 (rc = sim_instance_enable_cache(c->inst[k], c->cache_tokens,
@@ -660,7 +680,10 @@ void sim_cluster_destroy(sim_cluster *c)
     free(c->sess_inst);
     free(c->sess_since);
     sim_router_destroy(c->back_router);
-    for (int p = 0; p < SIM_MAX_POOLS; p++) model_cost_destroy(c->costs[p]);
+    for (int p = 0; p < SIM_MAX_POOLS; p++) {
+        model_cost_destroy(c->costs[p]);
+        model_cost_destroy(c->draft_costs[p]);
+    }
     if (c->perf_cache_owned) calib_table_cache_free(c->perf_cache);
     calib_memo_free(c->perf_memo);
     sim_router_destroy(c->router);

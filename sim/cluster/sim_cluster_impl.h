@@ -48,6 +48,7 @@ struct sim_cluster {
     model_spec model;
     model_gpu gpu;
     model_cost *costs[SIM_MAX_POOLS];
+    model_cost *draft_costs[SIM_MAX_POOLS]; /* scheduler.speculative: the draft's cost model (NULL = off) */
     sim_instance **inst;
     int32_t *inst_pool;        /* pool index of each instance */
     int32_t *inst_gpu0;        /* first GPU (global index) of each instance */

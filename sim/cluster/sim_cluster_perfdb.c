@@ -47,6 +47,13 @@ int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err)
         rc = calib_table_cache_get(c->perf_cache, path, key, engine, model_cost_db_dtypes(c->costs[p], dts), g->sms,
                                    &t, err);
         if (rc == 0) model_cost_set_tables(c->costs[p], t, c->perf_memo);
+        /* The draft runs the same engine's kernels on the same GPUs. */
+        if (rc == 0 && c->draft_costs[p]) {
+            const calib_table *td = NULL;
+            rc = calib_table_cache_get(c->perf_cache, path, key, engine, model_cost_db_dtypes(c->draft_costs[p], dts),
+                                       g->sms, &td, err);
+            if (rc == 0) model_cost_set_tables(c->draft_costs[p], td, c->perf_memo);
+        }
     }
     /* "hardware.perf_db: ..." lets the CLI place the message at that key. */
     if (rc < 0) return err && strstr(err->msg, path) ? sim_err_wrap(err, rc, "hardware.perf_db")

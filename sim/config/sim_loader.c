@@ -152,6 +152,35 @@ static int store_string(ctx *c, const sim_schema_field *f, const sim_yaml_node *
     return 0;
 }
 
+/* A number, or a list of numbers (sim_f64_list), each in the field's range. */
+static int convert_f64s(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, const char *path, char *dst,
+                        const char *expect)
+{
+    char got[128];
+    sim_f64_list l = {0};
+    const sim_yaml_node *one = n;
+    size_t count = 1;
+    if (n->kind == SIM_YAML_SEQ) {
+        count = n->n;
+        if (count < 1 || count > SIM_SPEC_MAX_DRAFT) {
+            sim_yaml_describe(n, got, sizeof got);
+            return fail_at(c, n, path, SIM_EINVAL, "expected %s, got a list of %zu", expect, count);
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (n->kind == SIM_YAML_SEQ) one = n->items[i];
+        sim_yaml_describe(one, got, sizeof got);
+        double v;
+        if (one->kind != SIM_YAML_SCALAR || one->is_null || parse_f64(one->text, &v))
+            return fail_at(c, one, path, SIM_EINVAL, "expected %s, got %s", expect, got);
+        if (!in_range(f, v)) return fail_at(c, one, path, SIM_ERANGE, "expected %s, got %.60s", expect, one->text);
+        l.v[i] = v;
+    }
+    l.n = (int32_t)count;
+    memcpy(dst, &l, sizeof l);
+    return 0;
+}
+
 /* Checks and writes one leaf value into the scenario. */
 static int convert(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, const char *path,
                    int pool)
@@ -161,6 +190,7 @@ static int convert(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, co
     sim_yaml_describe(n, got, sizeof got);
     char *base = f->in_pool ? (char *)&c->sc->deployment.pools[pool] : (char *)c->sc;
     char *dst = base + f->offset;
+    if (f->type == SIM_SCHEMA_F64S) return convert_f64s(c, f, n, path, dst, expect);
     if (n->kind != SIM_YAML_SCALAR)
         return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
     if (f->type == SIM_SCHEMA_STR || f->type == SIM_SCHEMA_PATH || f->type == SIM_SCHEMA_MODEL)
@@ -555,6 +585,31 @@ static int check_workload(ctx *c)
     return 0;
 }
 
+/* scheduler.speculative: what it needs, and where it is not modelled yet. */
+static int check_spec(ctx *c, const sim_deploy_cfg *d, const sim_pool_cfg *pl, int i)
+{
+    const sim_spec_cfg *sp = &pl->scheduler.spec;
+    char p[PATH_BUF];
+    if (sp->draft_tokens <= 0) return 0;
+    snprintf(p, sizeof p, "deployment.pools.%d.scheduler.speculative.acceptance", i);
+    if (sp->acceptance.n < 1)
+        return fail_key(c, p, "required when draft_tokens > 0: the acceptance rate per draft position");
+    if (sp->acceptance.n != 1 && sp->acceptance.n != sp->draft_tokens)
+        return fail_key(c, p, "expected one rate or one per draft position (%d), got a list of %d",
+                        (int)sp->draft_tokens, (int)sp->acceptance.n);
+    snprintf(p, sizeof p, "deployment.pools.%d.scheduler.speculative.draft_model", i);
+    if (sp->method == SIM_SPEC_DRAFT && !sp->draft_model[0])
+        return fail_key(c, p, "method draft needs the draft model (a catalogue name or config path)");
+    snprintf(p, sizeof p, "deployment.pools.%d.scheduler.speculative.draft_tokens", i);
+    if (d->mode == SIM_MODE_AF || d->mode == SIM_MODE_PD_AF)
+        return fail_key(c, p, "speculative decoding is not modelled with attention/FFN disaggregation (mode %s)",
+                        sim_mode_name(d->mode));
+    if (pl->parallel.pp > 1)
+        return fail_key(c, p, "speculative decoding is not modelled with pipeline parallelism (parallel.pp %d)",
+                        (int)pl->parallel.pp);
+    return 0;
+}
+
 static int check_deployment(ctx *c)
 {
     const sim_deploy_cfg *d = &c->sc->deployment;
@@ -586,6 +641,8 @@ static int check_deployment(ctx *c)
         if (pl->scheduler.chunk_tokens > pl->scheduler.max_batched_tokens)
             return fail_key(c, p, "chunk_tokens (%d) must be <= max_batched_tokens (%d)",
                             (int)pl->scheduler.chunk_tokens, (int)pl->scheduler.max_batched_tokens);
+        int rc = check_spec(c, d, pl, i);
+        if (rc) return rc;
     }
     for (int r = 0; r < 5; r++)
         if ((allowed[mode] & (1u << r)) && !(seen & (1u << r)))
@@ -789,6 +846,7 @@ static const char *type_name(sim_schema_type t)
     case SIM_SCHEMA_I64:
     case SIM_SCHEMA_U64: return "integer";
     case SIM_SCHEMA_F64: return "number";
+    case SIM_SCHEMA_F64S: return "number or list";
     case SIM_SCHEMA_BOOL: return "bool";
     case SIM_SCHEMA_ENUM:
     case SIM_SCHEMA_STRENUM: return "enum";

@@ -81,6 +81,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     strcpy(p->scheduler.preset, "none");
     strcpy(p->scheduler.admission, "optimistic");
     strcpy(p->scheduler.mem_fraction_of, "total");
+    p->scheduler.spec.mtp_layers = 1;
     /* Later pools in a file start from the same scheduler defaults. */
     for (int i = 1; i < SIM_MAX_POOLS; i++) sc->deployment.pools[i] = *p;
 

@@ -150,6 +150,26 @@ typedef struct {
                                 * moe_tp·ep divides tp·dp, fewer = replicated expert groups */
 } sim_parallel_cfg;
 
+/* Speculative decoding (scheduler.speculative): each decode step verifies
+ * the draft's k tokens beside the last sampled one in one target forward
+ * pass of 1 + k tokens per request and keeps the accepted prefix of the
+ * drafts plus one token of its own (sim_spec.h). */
+#define SIM_SPEC_MAX_DRAFT 8
+typedef enum { SIM_SPEC_MTP = 0, SIM_SPEC_DRAFT = 1 } sim_spec_method;
+typedef struct {
+    int32_t n;                 /* values given (1 = one for every position) */
+    double v[SIM_SPEC_MAX_DRAFT];
+} sim_f64_list;
+typedef struct {
+    int32_t draft_tokens;      /* k draft tokens per step (0 = off) */
+    sim_spec_method method;    /* mtp: the model's own MTP layer(s); draft: a separate draft model */
+    int32_t mtp_layers;        /* mtp: layers of one MTP module (DeepSeek-V3/R1: 1) */
+    char draft_model[128];     /* draft: catalogue name or config path of the draft model */
+    sim_f64_list acceptance;   /* P(draft token i accepted | tokens before it accepted), per position */
+    double acceptance_concentration; /* > 0: each request draws its acceptance scale from a Beta of this
+                                      * concentration around the mean (0 = the same for every request) */
+} sim_spec_cfg;
+
 typedef struct {
     int32_t max_seqs;
     int32_t max_batched_tokens;
@@ -176,6 +196,7 @@ typedef struct {
     char preset[16];           /* none | vllm | sglang | trtllm (sim_sched_preset.h) */
     char admission[16];        /* optimistic (vLLM: preempt when KV runs out) | reserve (whole sequence) */
     char mem_fraction_of[16];  /* what gpu_mem_util is a fraction of: total | free | sglang (sim_mem_rule.h) */
+    sim_spec_cfg spec;         /* speculative decoding (off: draft_tokens 0) */
 } sim_sched_cfg;
 
 typedef struct {

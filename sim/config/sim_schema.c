@@ -28,6 +28,7 @@ static const char *const wdtypes[] = {"auto", "bf16", "fp8", "fp8_block", "mxfp8
 static const char *const sched_policies[] = {"decode_first", "prefill_first"};
 static const char *const sched_admissions[] = {"optimistic", "reserve"};
 static const char *const sched_mem_rules[] = {"total", "free", "sglang"};
+static const char *const spec_methods[] = {"mtp", "draft"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
 static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
 static const char *const traces[] = {"mooncake", "csv"}; /* base 1: 0 is "no trace" */
@@ -307,6 +308,38 @@ static const sim_schema_field table[] = {
         "Per-request time in the serving frontend before the engine sees a request, in microseconds "
         "(HTTP, API-server process hops, tokenisation, first-token streaming): it adds to TTFT and E2E "
         "but holds no GPU. 0 = none."),
+    SEC("deployment.pools.*.scheduler.speculative",
+        "Speculative decoding (off unless draft_tokens > 0): every decode step runs the draft for draft_tokens "
+        "tokens per request, then one target pass verifies them beside the last sampled token (1 + draft_tokens "
+        "tokens per request through the model, and KV for all of them), and keeps the accepted drafts plus one "
+        "token of its own; the draft also runs once over every prefill chunk. Accepted drafts per step are drawn "
+        "with the scenario's seed. Not modelled with pipeline parallelism or attention/FFN disaggregation. "
+        "docs/cost-model.md, "
+        "\"Speculative decoding\"."),
+    FLD("deployment.pools.*.scheduler.speculative.draft_tokens", SIM_SCHEMA_I32, PL(scheduler.spec.draft_tokens),
+        IN(0, SIM_SPEC_MAX_DRAFT),
+        "Draft tokens k per request per step (TensorRT-LLM's num_nextn_predict_layers with MTP, vLLM's and "
+        "SGLang's num_speculative_tokens / speculative_num_draft_tokens - 1). 0 = off."),
+    ENM("deployment.pools.*.scheduler.speculative.method", PL(scheduler.spec.method), spec_methods, 0,
+        "mtp: the model's multi-token-prediction module (DeepSeek-V3/R1's MTP layer, EAGLE-style heads) drafts: "
+        "each draft token costs one pass of mtp_layers transformer layers of the model itself plus its LM head, "
+        "priced by the same cost model; draft: a separate draft model (draft_model) drafts, each draft token one "
+        "decode step of that model on the same GPUs and layout."),
+    FLD("deployment.pools.*.scheduler.speculative.mtp_layers", SIM_SCHEMA_I32, PL(scheduler.spec.mtp_layers),
+        IN(1, 8), "mtp: transformer layers in the MTP module (DeepSeek-V3/R1: 1; num_nextn_predict_layers)."),
+    FLD("deployment.pools.*.scheduler.speculative.draft_model", SIM_SCHEMA_MODEL, PL(scheduler.spec.draft_model),
+        ANY, "draft: the draft model, a catalogue name or a config path (.json/.yaml); its weights and KV share "
+        "the GPUs' memory with the target's."),
+    {"deployment.pools.*.scheduler.speculative.acceptance", SIM_SCHEMA_F64S, PL(scheduler.spec.acceptance),
+     IN(0, 1), NULL, 0, 0,
+     "Acceptance rate per draft position: the probability that draft token i is accepted given that the ones "
+     "before it were (one number for every position, or a list of draft_tokens numbers). Expected tokens per "
+     "step = 1 + a1 + a1*a2 + ... (= sum of a^i, i = 0..k, for one rate a). Required when draft_tokens > 0."},
+    FLD("deployment.pools.*.scheduler.speculative.acceptance_concentration", SIM_SCHEMA_F64,
+        PL(scheduler.spec.acceptance_concentration), GE0,
+        "Spread of acceptance over requests: > 0 = each request draws its first-position rate from a Beta "
+        "distribution with mean acceptance[0] and this concentration (alpha + beta), the later positions keeping "
+        "their ratio to the first; 0 = every request has the given rates."),
 
     SEC("routing", "How requests are spread over instances."),
     ENM("routing.policy", SC(routing.policy), policies, 0, "Routing policy."),
@@ -573,6 +606,10 @@ void sim_schema_expect(const sim_schema_field *f, char *buf, size_t size)
         snprintf(buf, size, "%s%s%s%s", is_int_type(f->type) ? "an integer" : "a number",
                  range[0] ? " " : "", range[0] && both ? "in " : "", range);
         break;
+    case SIM_SCHEMA_F64S:
+        snprintf(buf, size, "a number or a list of at most %d numbers%s%s%s", SIM_SPEC_MAX_DRAFT,
+                 range[0] ? ", each " : "", range[0] && both ? "in " : "", range);
+        break;
     }
 }
 
@@ -589,6 +626,22 @@ int sim_schema_enum_value(const sim_schema_field *f, const char *name)
     for (int i = 0; i < f->n_names; i++)
         if (strcmp(name, f->names[i]) == 0) return f->enum_base + i;
     return -1;
+}
+
+void sim_schema_f64s_format(const void *p, char *buf, size_t size)
+{
+    sim_f64_list l;
+    memcpy(&l, p, sizeof l);
+    size_t n = 0;
+    buf[0] = '\0';
+    if (l.n == 1) {
+        snprintf(buf, size, "%.10g", l.v[0]);
+        return;
+    }
+    n += (size_t)snprintf(buf, size, "[");
+    for (int32_t i = 0; i < l.n && i < SIM_SPEC_MAX_DRAFT && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%.10g", i ? ", " : "", l.v[i]);
+    if (n < size) snprintf(buf + n, size - n, "]");
 }
 
 void sim_schema_default(const sim_schema_field *f, const sim_scenario *def, char *buf, size_t size)
@@ -614,6 +667,7 @@ void sim_schema_default(const sim_schema_field *f, const sim_scenario *def, char
         snprintf(buf, size, "%llu", (unsigned long long)u64);
         break;
     case SIM_SCHEMA_F64: memcpy(&d, p, sizeof d); snprintf(buf, size, "%.10g", d); break;
+    case SIM_SCHEMA_F64S: sim_schema_f64s_format(p, buf, size); break;
     case SIM_SCHEMA_BOOL: memcpy(&i32, p, sizeof i32); snprintf(buf, size, "%s", i32 ? "true" : "false"); break;
     case SIM_SCHEMA_ENUM: {
         memcpy(&e, p, sizeof e);

@@ -83,6 +83,20 @@ void sim_instance_decode_join(sim_instance *in, sim_lane *ln, sim_req *r)
     int64_t n = ln->dstep;
     r->lane = ln->idx;
     r->state = SIM_REQ_DECODE;
+    if (in->spec) {
+        /* Its KV tokens now; finish_iter is the bound of one token a step. */
+        SIM_ASSERT(r->blocks == blocks_for(in, r->prefill_target) - shared_kv(in, r), sim_engine_now(in->eng));
+        r->ctx_base = r->prefill_target;
+        r->join_iter = n;
+        r->generated_at_join = r->generated;
+        r->finish_iter = n + (r->spec.output_tokens - r->generated);
+        r->spec_scale = sim_spec_request_scale(in->spec);
+        ln->dec_n++;
+        ln->dec_base_sum += r->ctx_base;
+        if (heap_push(ln, r) != SIM_OK)
+            sim_engine_fail(in->eng, SIM_ENOMEM, "out of memory growing the decode set of instance %d", in->id);
+        return;
+    }
     r->ctx_base = (int64_t)r->prefill_target - n;
     r->join_iter = n;
     r->generated_at_join = r->generated;
@@ -101,6 +115,15 @@ static int64_t decode_leave(sim_instance *in, sim_req *r)
 {
     sim_lane *ln = lane_of(in, r);
     sim_instance_forget_joined(in, r);
+    if (in->spec) {
+        int64_t held = r->blocks;
+        heap_remove(in->eng, ln, r);
+        ln->dec_n--;
+        ln->dec_base_sum -= r->ctx_base;
+        in->blocks_used -= held;
+        r->blocks = 0;
+        return held;
+    }
     int64_t held = blocks_for(in, r->ctx_base + ln->dstep) - shared_kv(in, r);
     heap_remove(in->eng, ln, r);
     ln->dec_n--;
@@ -153,12 +176,14 @@ static void preempt(sim_instance *in, sim_req *r)
     int64_t pre_before = r->state == SIM_REQ_PREFILL ? r->prefill_target - r->prefilled : 0;
     /* preempt_keeps_kv: its full blocks stay cached (kept_tokens); the
      * blocks free before it and its partial last block are reused first. */
-    int64_t in_kv = r->state == SIM_REQ_DECODE ? r->ctx_base + lane_of(in, r)->dstep : r->prefilled;
+    int64_t in_kv = r->state != SIM_REQ_DECODE ? r->prefilled
+                    : in->spec                ? r->ctx_base
+                                              : r->ctx_base + lane_of(in, r)->dstep;
     r->kept_blocks = in->cfg.preempt_keeps_kv && !in->pc ? (int32_t)(in_kv / in->bs) : 0;
     r->kept_mark = in->blocks_taken + (in->blocks_total - in->blocks_used) + (in_kv % in->bs != 0);
     if (r->state == SIM_REQ_DECODE) {
         before = r->spec.output_tokens -
-                 (r->generated_at_join + (int32_t)(lane_of(in, r)->dstep - r->join_iter));
+                 (in->spec ? r->generated : r->generated_at_join + (int32_t)(lane_of(in, r)->dstep - r->join_iter));
         decode_leave(in, r);
     } else {
         SIM_ASSERT(r->state == SIM_REQ_PREFILL, sim_engine_now(in->eng));
@@ -262,6 +287,7 @@ static int resv_admit(sim_instance *in, sim_req *r)
 {
     if (!in->reserve) return 1;
     int64_t tokens = (int64_t)r->prefill_target + (in->role == SIM_ROLE_PREFILL ? 0 : r->spec.output_tokens - r->generated);
+    if (in->spec && in->role != SIM_ROLE_PREFILL) tokens += in->spec_k; /* the last step's draft KV */
     int64_t need = blocks_for(in, tokens);
     if (in->resv_total + need > in->blocks_total && in->running_n > 0) return 0;
     r->resv_blocks = (int32_t)need;
@@ -401,6 +427,30 @@ static sim_time pipeline_end(sim_instance *in, const model_batch *b, sim_time no
     return t;
 }
 
+/* Speculative decoding: blocks the decode set needs beyond what it holds
+ * for this step's verify (each request's KV tokens + 1 + k). */
+static int64_t spec_need(const sim_instance *in, const sim_lane *ln)
+{
+    int64_t need = 0;
+    for (int32_t i = 0; i < ln->heap_n; i++) {
+        const sim_req *r = ln->heap[i].r;
+        int64_t want = blocks_for(in, r->ctx_base + 1 + in->spec_k) - shared_kv(in, r) - r->blocks;
+        if (want > 0) need += want;
+    }
+    return need;
+}
+
+/* Hands each decoding request the blocks spec_need counted (the caller
+ * adds their sum to blocks_used). */
+static void spec_take(sim_instance *in, sim_lane *ln)
+{
+    for (int32_t i = 0; i < ln->heap_n; i++) {
+        sim_req *r = ln->heap[i].r;
+        int64_t want = blocks_for(in, r->ctx_base + 1 + in->spec_k) - shared_kv(in, r);
+        if (want > r->blocks) r->blocks = (int32_t)want;
+    }
+}
+
 /* Builds and starts lane ln's next iteration if it has work. decode_first
  * (vLLM, Sarathi) gives every decoding request a token and fills the rest
  * of the budget with prefill; prefill_first (SGLang's default) runs a
@@ -423,11 +473,12 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         /* Decode first: requests whose context sits on a block boundary need one more. */
         int64_t need;
         for (;;) {
-            need = ln->dec_n ? ln->res_cnt[mod_bs(in, 1 - n)] : 0;
+            need = in->spec ? spec_need(in, ln) : ln->dec_n ? ln->res_cnt[mod_bs(in, 1 - n)] : 0;
             if (sim_instance_free_blocks(in, need) >= need) break;
             preempt(in, victim(in, ln));
             preempted = 1;
         }
+        if (in->spec) spec_take(in, ln);
         in->blocks_used += need;
         in->blocks_taken += need;
         fill_prefill(in, ln, in->cfg.max_batched_tokens - ln->dec_n, may_admit && (!preempted || ln->dec_n == 0));
@@ -443,6 +494,10 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         in->blocks_taken -= need;
         preempt(in, victim(in, ln));
     }
+    /* Speculative verify: 1 + k tokens per decoding request, Σ ctx counted
+     * from each one's KV tokens plus the token it feeds; the draft's k
+     * passes run before it. */
+    if (in->spec) n = 1;
     int32_t n_dec = with_decode ? (int32_t)ln->dec_n : 0;
 
     model_batch b = {
@@ -455,7 +510,11 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
     if (in->n_stages > 1) {
         dur = pipeline_end(in, &b, now) - now;
     } else {
-        double s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, NULL);
+        double s;
+        if (in->spec)
+            s = model_cost_verify_iteration(in->cost, &b, 1 + in->spec_k, NULL) + sim_spec_draft_s(in->spec, &b);
+        else
+            s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, NULL);
         dur = (sim_time)(s * 1e9 + 0.5);
     }
     if (dur < 1) dur = 1;
@@ -518,6 +577,29 @@ static inline void prefetch_req(const sim_req *r)
     for (size_t off = 0; off < sizeof *r; off += 64) __builtin_prefetch(p + off, 1);
 }
 
+/* A verify step ended: every decoding request keeps 1 + its accepted
+ * drafts (at most what it still owes); those that are done get this step
+ * as their finish_iter, the rest a later one, so the finish loop below
+ * takes exactly the finished ones off the heap. Blocks stay as taken for
+ * the step (they cover ctx + 1 + k ≥ the new KV). */
+static void spec_step_end(sim_instance *in, sim_lane *ln)
+{
+    const int64_t n = ln->dstep + 1; /* the step index once this step counts */
+    for (int32_t i = 0; i < ln->heap_n; i++) {
+        sim_req *r = ln->heap[i].r;
+        int32_t left = r->spec.output_tokens - r->generated;
+        int32_t e = 1 + sim_spec_accepted(in->spec, r->spec_scale);
+        if (e > left) e = left;
+        r->generated += e;
+        r->ctx_base += e;
+        ln->dec_base_sum += e;
+        in->outstanding -= e;
+        r->finish_iter = r->generated >= r->spec.output_tokens ? n : n + (r->spec.output_tokens - r->generated);
+        ln->heap[i].finish_iter = r->finish_iter;
+    }
+    finish_heap_heapify(NULL, ln->heap, (size_t)ln->heap_n);
+}
+
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
 {
     sim_instance *in = ctx;
@@ -547,8 +629,9 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         in->win_busy += now - bf;
         in->busy_ns += now - in->busy_since;
     }
-    in->outstanding -= ln->cur_n_decode;
     int decoded = ln->cur_n_decode > 0;
+    if (in->spec && decoded) spec_step_end(in, ln);
+    else in->outstanding -= ln->cur_n_decode;
     sim_instance_gate_step_end(in, ln);
     if (decoded) {
         /* A token's inter-token gap includes prefill-only iterations it sat through. */
@@ -698,6 +781,20 @@ nomem:
 
 
 
+int sim_instance_enable_spec(sim_instance *in, sim_spec *spec, sim_err *err)
+{
+    if (in->n_stages > 1 || in->cost_fn) {
+        sim_spec_destroy(spec);
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "instance %d: speculative decoding is not modelled with pipeline stages or attention/FFN "
+                           "disaggregation", in->id);
+    }
+    sim_spec_destroy(in->spec);
+    in->spec = spec;
+    in->spec_k = spec ? sim_spec_k(spec) : 0;
+    return SIM_OK;
+}
+
 void sim_instance_set_iteration_hook(sim_instance *in,
                                      void (*fn)(void *ctx, int32_t instance, const sim_trace_iter *it))
 {
@@ -729,6 +826,7 @@ void sim_instance_destroy(sim_instance *in)
 {
     if (!in) return;
     sim_prefix_destroy(in->pc);
+    sim_spec_destroy(in->spec);
     for (int32_t k = 0; in->lanes && k < in->n_lanes; k++) {
         free(in->lanes[k].res_cnt);
         free(in->lanes[k].heap);
@@ -744,7 +842,7 @@ void sim_instance_destroy(sim_instance *in)
 
 int sim_instance_fits(const sim_instance *in, int32_t input_tokens, int32_t output_tokens)
 {
-    return blocks_for(in, (int64_t)input_tokens + output_tokens) <= in->blocks_total;
+    return blocks_for(in, (int64_t)input_tokens + output_tokens + in->spec_k) <= in->blocks_total;
 }
 
 static void enqueue_waiting(sim_instance *in, sim_req *r)

@@ -37,6 +37,7 @@
 #include "sim_request.h"
 #include "sim_router.h"
 #include "sim_scenario.h"
+#include "sim_spec.h"
 #include "sim_trace_out.h"
 
 #include <stdint.h>
@@ -84,6 +85,11 @@ int sim_instance_enable_cache(sim_instance *in, int32_t cache_tokens, sim_prefix
 /* The fetched blocks of r have arrived: they join the local cache and r's
  * prefill continues after them. */
 void sim_instance_fetch_done(sim_instance *in, sim_req *r);
+
+/* Turns on speculative decoding (sim_spec.h) before any request arrives;
+ * the instance owns spec from now on. Not with pipeline stages or a cost
+ * function (SIM_ENOTSUP). */
+int sim_instance_enable_spec(sim_instance *in, sim_spec *spec, sim_err *err);
 
 /* Replaces the cost model's iteration latency (seconds) by fn(ctx, batch),
  * e.g. attention/FFN disaggregation (sim_af_iteration). */

@@ -7,6 +7,7 @@
 
 #include "sim_instance.h"
 #include "sim_prefix.h"
+#include "sim_spec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,11 @@ struct sim_instance {
     int64_t unseen;             /* waiting queue's tail not yet received (recv_interval) */
     int64_t recv_count;         /* SGLang's recv counter since the last poll */
     int64_t adp_wait, adp_batching; /* TensorRT-LLM's attention-DP balancing step counters */
+    /* Speculative decoding (NULL = off): a decoding request's ctx_base is
+     * then its KV tokens now, not a base (its tokens per step are drawn),
+     * r->blocks its blocks, and every step visits the decode set. */
+    sim_spec *spec;
+    int32_t spec_k;
     sim_time busy_ns;
     sim_time win_start, win_busy;
     double win_batch;

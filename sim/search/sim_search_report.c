@@ -422,6 +422,12 @@ static void yaml_value(FILE *f, const sim_schema_field *fd, const void *p)
     case SIM_SCHEMA_I64: memcpy(&i64, p, sizeof i64); fprintf(f, "%lld", (long long)i64); break;
     case SIM_SCHEMA_U64: memcpy(&u64, p, sizeof u64); fprintf(f, "%llu", (unsigned long long)u64); break;
     case SIM_SCHEMA_F64: memcpy(&d, p, sizeof d); fprintf(f, "%.17g", d); break;
+    case SIM_SCHEMA_F64S: {
+        char buf[256];
+        sim_schema_f64s_format(p, buf, sizeof buf);
+        fputs(buf, f);
+        break;
+    }
     case SIM_SCHEMA_BOOL: memcpy(&i32, p, sizeof i32); fputs(i32 ? "true" : "false", f); break;
     case SIM_SCHEMA_ENUM: {
         memcpy(&e, p, sizeof e);

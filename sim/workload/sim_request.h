@@ -55,6 +55,7 @@ struct sim_req {
     int32_t generated_at_join;
     int64_t finish_iter;     /* iteration that emits the last token */
     int32_t lane;            /* the instance's batch slot it runs in (sim_instance_impl.h) */
+    float spec_scale;        /* speculative decoding: this request's acceptance scale (sim_spec.h) */
     sim_time first_scheduled, first_token, finish;
     /* pd: where the KV was computed and when it moved */
     int32_t prefill_instance;
