@@ -55,6 +55,10 @@ static const model_yaml_field gpu_fields[] = {
     {"efficiency.nic", MODEL_YAML_DOUBLE, offsetof(model_gpu, eff_nic), 0, 1, 0},
     {"aliases", MODEL_YAML_STRLIST, offsetof(model_gpu, aliases), 256, 0, 0},
     {"nvlink_domain", MODEL_YAML_INT, offsetof(model_gpu, nvlink_domain), 0, 0, 0},
+    {"power.idle_w", MODEL_YAML_DOUBLE, offsetof(model_gpu, power_idle_w), 0, 1, 0},
+    {"power.max_w", MODEL_YAML_DOUBLE, offsetof(model_gpu, power_max_w), 0, 1, 0},
+    {"power.mem_share", MODEL_YAML_DOUBLE, offsetof(model_gpu, power_mem_share), 0, 1, 0},
+    {"power.host_w_per_gpu", MODEL_YAML_DOUBLE, offsetof(model_gpu, power_host_w), 0, 1, 0},
 };
 #define N_GPU_FIELDS ((int)(sizeof gpu_fields / sizeof gpu_fields[0]))
 
@@ -184,6 +188,12 @@ static int catalog_gpu_parse(const char *text, size_t len, const char *origin, c
     if (g.nvlink_domain == 1 || g.nvlink_domain > 1 << 16)
         return sim_err_set(err, SIM_EINVAL, "%s: nvlink_domain must be 0 (the node) or 2..65536 GPUs, got %d",
                            origin, g.nvlink_domain);
+    if (g.power_idle_w < 0 || g.power_host_w < 0 || g.power_mem_share < 0 || g.power_mem_share > 1 ||
+        (g.power_max_w > 0 && g.power_max_w < g.power_idle_w) || (g.power_max_w > 0) != (g.power_idle_w > 0))
+        return sim_err_set(err, SIM_EINVAL,
+                           "%s: power needs idle_w and max_w together with 0 < idle_w <= max_w, mem_share in "
+                           "[0, 1] and host_w_per_gpu >= 0 (got idle %g W, max %g W, mem_share %g, host %g W)",
+                           origin, g.power_idle_w, g.power_max_w, g.power_mem_share, g.power_host_w);
 #undef SEEN
     *out = g;
     return 0;

@@ -54,6 +54,13 @@ typedef struct {
     char aliases[256];             /* other names it is looked up by, ", "-joined ("b200_sxm, hgx-b200") */
     int32_t nvlink_domain;         /* GPUs one NVLink fabric connects (72 on an NVL72 rack);
                                     * 0 = the node (hardware.gpus_per_node) */
+    /* Added with the energy model (sim_energy.h; 0 = not catalogued, so a
+     * run that asks for energy on this GPU fails with that reason): board
+     * power in watts at idle and at the power limit, the share of the
+     * dynamic range (max − idle) a kernel streaming HBM at the derated
+     * bandwidth draws, and the host's share per GPU of a node (CPUs, DRAM,
+     * NICs, switches, fans, conversion losses) in watts. */
+    double power_idle_w, power_max_w, power_mem_share, power_host_w;
 } model_gpu;
 
 typedef struct {

@@ -374,6 +374,12 @@ double model_cost_pipeline(const model_cost *c, const model_batch *b, double *st
     return cost_eval(c, b, NULL, 0, NULL, NULL, stage_s, hop_s, host_s);
 }
 
+double model_cost_pipeline_cost(const model_cost *c, const model_batch *b, double *stage_s, double *hop_s,
+                                double *host_s, model_iter_cost *out)
+{
+    return cost_eval(c, b, NULL, 0, NULL, out, stage_s, hop_s, host_s);
+}
+
 double model_cost_pipeline_interval(const model_cost *c, const model_batch *b, int32_t in_flight, double *busiest_s)
 {
     const int32_t p = c->l.pp;

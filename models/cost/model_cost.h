@@ -46,6 +46,13 @@ typedef struct {
     double total_s;          /* iteration latency including overhead */
     double gemm_s, attn_s, comm_s, other_s, overhead_s;
     const char *source;      /* "roofline", "db" (some op from the perf-db) */
+    /* Seconds the busiest rank's tensor/CUDA cores and its HBM would be
+     * busy at the roofline's derated peaks: Σ over ops of flops / peak and
+     * bytes / bandwidth (a collective's bytes count as HBM traffic), however
+     * the op was priced. Divided by total_s they are the iteration's busy
+     * fractions of compute and of memory bandwidth (the energy model's
+     * input, sim_energy.h); they may exceed total_s where ops overlap. */
+    double compute_busy_s, mem_busy_s;
 } model_iter_cost;
 
 typedef enum {
@@ -144,6 +151,9 @@ double model_cost_breakdown(const model_cost *c, const model_batch *b, model_op 
  * Any of the three may be NULL. Returns the batch's latency alone,
  * host + Σ stages + Σ hops, which is model_cost_iteration's. */
 double model_cost_pipeline(const model_cost *c, const model_batch *b, double *stage_s, double *hop_s, double *host_s);
+/* The same, also filling *out (may be NULL) as model_cost_iteration does. */
+double model_cost_pipeline_cost(const model_cost *c, const model_batch *b, double *stage_s, double *hop_s,
+                                double *host_s, model_iter_cost *out);
 
 /* Steady state of a pipeline kept full of batches like b, in_flight of
  * them: the time between two batches leaving it, i.e. the busiest stage's

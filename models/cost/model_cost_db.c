@@ -226,9 +226,11 @@ double cost_moe_db(cost_ctx *x, double count, double tokens, double width, doubl
     x->launches += count * launches * x->time_scale;
     char detail[64] = "";
     if (x->ops) snprintf(detail, sizeof detail, "fused tokens=%lld experts=%lld", (long long)s.m, (long long)s.groups);
-    op_push(x, "experts_fused", MODEL_OPC_GEMM, count, count * calib_op_flops(CALIB_OP_MOE, &s),
-            count * calib_op_bytes(CALIB_OP_MOE, cost_db_expert_dtype(c), &s), total, 0, MODEL_BOUND_COMPUTE,
-            src, detail);
+    const double fl = count * calib_op_flops(CALIB_OP_MOE, &s),
+                 by = count * calib_op_bytes(CALIB_OP_MOE, cost_db_expert_dtype(c), &s);
+    if (c->peak_gemm > 0) x->r.compute_busy_s += fl / c->peak_gemm * x->time_scale;
+    x->r.mem_busy_s += by / c->bw * x->time_scale;
+    op_push(x, "experts_fused", MODEL_OPC_GEMM, count, fl, by, total, 0, MODEL_BOUND_COMPUTE, src, detail);
     return total;
 }
 
@@ -285,6 +287,11 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
     }
     double total = d->count * t * x->time_scale;
     if (x->c->fam_scaled) total *= x->c->fam_time[cost_op_family(d)];
+    /* Busy at the whole GPU's rates: SMs a partial wave or a split leaves
+     * idle, and the HBM rate such a grid cannot reach, draw no power. */
+    const double pf = d->peak_full > 0 ? d->peak_full : d->peak;
+    if (pf > 0) x->r.compute_busy_s += d->count * d->flops / pf * x->time_scale;
+    x->r.mem_busy_s += d->count * d->bytes / x->c->bw * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
     if (!d->in_fused_op) x->launches += d->count * d->kernels * x->time_scale;
     char detail[64] = "";
@@ -345,6 +352,7 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
     }
     double total = count * t * x->time_scale;
     if (x->c->fam_scaled) total *= x->c->fam_time[cost_coll_family(op)];
+    x->r.mem_busy_s += count * bytes / x->c->bw * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
     x->launches += count * x->time_scale;
     char detail[64] = "";
@@ -359,6 +367,7 @@ void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound b
                 double bytes, const char *detail)
 {
     if (!(time_s > 0)) return;
+    if (cls == MODEL_OPC_COMM) x->r.mem_busy_s += bytes / x->c->bw * x->time_scale; /* bytes: already × count */
     op_push(x, name, cls, count, 0, bytes, time_s, 0, bound, MODEL_SRC_ROOFLINE, detail);
 }
 
@@ -386,6 +395,7 @@ void cost_gemm(cost_op_desc *d, const model_cost *c, const char *name, double co
     double wave_eff = tiles > c->g.sms ? tiles / (waves * c->g.sms) : 1;
     cost_roof_desc(d, c, name, MODEL_OPC_GEMM, count, m, 2.0 * m * n * k,
                    n * k * wbytes + m * k * abytes + m * n * COST_ACT_BYTES, peak * wave_eff, 1);
+    d->peak_full = peak;
     d->n = n;
     d->k = k;
     /* With the perf-db's GEMM series attached the lookup prices this GEMM

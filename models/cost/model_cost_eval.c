@@ -1036,7 +1036,7 @@ double cost_eval_width(const model_cost *c, const model_batch *b, int32_t width,
     cost_agg a;
     agg_from_batch(c, b, width, &a);
     if (!(a.T > 0)) {
-        model_iter_cost r = {0, 0, 0, 0, 0, 0, "roofline"};
+        model_iter_cost r = {0, 0, 0, 0, 0, 0, "roofline", 0, 0};
         if (out) *out = r;
         if (n_ops) *n_ops = 0;
         if (host_s) *host_s = 0;

@@ -164,6 +164,8 @@ typedef struct {
     double count;               /* executions per iteration */
     double flops, bytes;        /* per execution */
     double peak, bw;            /* roofline ceilings */
+    double peak_full;           /* the peak with every SM busy (before tile waves and split-K
+                                 * occupancy): the energy model's busy time, model_iter_cost */
     double kernels;             /* launches per execution */
     int in_fused_op;            /* its kernels are launched by a fused op's host call (the MoE
                                  * permute inside the engines' fused-MoE op): launch floors on
@@ -202,6 +204,7 @@ static inline void cost_roof_desc(cost_op_desc *d, const model_cost *c, const ch
     d->flops = flops;
     d->bytes = bytes;
     d->peak = peak;
+    d->peak_full = peak;
     d->bw = c->bw;
     d->kernels = kernels;
     d->m = rows;

@@ -359,6 +359,8 @@ int sim_cluster_create(const sim_scenario *sc, sim_cluster **out, sim_err *err)
 }
 
 /* Installed on the instances only while a trace is attached. */
+static int enable_energy(sim_cluster *c, sim_err *err);
+
 static void on_iteration(void *ctx, int32_t instance, const sim_trace_iter *it)
 {
     sim_cluster *c = ctx;
@@ -551,6 +553,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             if (c->inst_pool[i] == attn_pool) sim_instance_set_cost_fn(c->inst[i], sim_af_iteration, c->af);
         c->n_gpus += c->n_ffn_gpus;
     }
+    if (sc->energy.enabled && (rc = enable_energy(c, err)) < 0) goto fail;
     if (c->n_back > 0 || c->sharing != SIM_SHARING_NONE) {
         /* The shared network: instances packed onto nodes in pool order;
          * pool sharing adds a host-DRAM tier per node and a remote pool. */
@@ -719,6 +722,52 @@ void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx)
     c->progress_ctx = ctx;
 }
 
+/* energy.enabled: every pool's GPU needs its catalogue power figures, and
+ * every instance accounts its iterations' busy time. */
+static int enable_energy(sim_cluster *c, sim_err *err)
+{
+    for (int32_t p = 0; p < c->sc.deployment.n_pools; p++) {
+        const model_gpu *g = model_cost_gpu(c->costs[p]);
+        if (!(g->power_max_w > 0))
+            return sim_err_set(err, SIM_EINVAL,
+                               "energy: GPU '%s' (deployment.pools.%d) has no power figures in its catalogue "
+                               "entry (power.idle_w, power.max_w)",
+                               g->name, (int)p);
+    }
+    for (int32_t k = 0; k < c->n_inst; k++) {
+        const model_gpu *g = model_cost_gpu(c->costs[c->inst_pool[k]]);
+        int rc = sim_instance_enable_energy(c->inst[k], g->power_mem_share, err);
+        if (rc < 0) return rc;
+    }
+    return SIM_OK;
+}
+
+/* The run's energy over its span (first arrival to last completion):
+ * every GPU's idle power, each pool's iterations' dynamic part, and the
+ * hosts' share (sim_energy.h). */
+static void energy_summary(const sim_cluster *c, sim_summary *out)
+{
+    sim_energy_summary *e = &out->energy;
+    memset(e, 0, sizeof *e);
+    const double span = out->sim_time_s, host_node = c->sc.energy.host_w_per_node;
+    for (int32_t p = 0; p < c->sc.deployment.n_pools; p++) {
+        const model_gpu *g = model_cost_gpu(c->costs[p]);
+        const sim_power pw = {g->power_idle_w, g->power_max_w, g->power_mem_share, g->power_host_w};
+        const int32_t per = model_cost_gpus(c->costs[p]);
+        double busy = 0;
+        for (int32_t k = 0; k < c->n_inst; k++)
+            if (c->inst_pool[k] == p) {
+                sim_instance_stats st;
+                sim_instance_stats_get(c->inst[k], &st);
+                busy += st.energy_busy_s * per;
+            }
+        sim_energy_add_pool(e, &pw, c->sc.deployment.pools[p].instances * per, span, busy, host_node > 0);
+    }
+    const int32_t gpn = sim_hardware_gpus_per_node(&c->sc.hardware);
+    sim_energy_finish(e, span, (c->n_gpus + gpn - 1) / gpn, host_node, out->requests_completed,
+                      out->input_tokens_per_s * span, out->output_tokens_per_s * span);
+}
+
 /* Load imbalance across the instances the router chooses among: CV of the
  * tokens each served (prompt where it was prefilled, plus its output). */
 static double front_load_cv(const sim_cluster *c)
@@ -779,6 +828,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     out->n_gpus = c->n_gpus;
     out->requests_rejected = c->rejected;
     pool_summaries(c, out);
+    if (c->sc.energy.enabled) energy_summary(c, out);
     out->load_cv = front_load_cv(c);
     if (c->af) {
         sim_af_stats as;

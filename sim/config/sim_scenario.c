@@ -162,7 +162,7 @@ const char *const sim_decode_pick_names[SIM_DECODE_PICKS] = {"prefill_end", "arr
 const char *const sim_route_view_names[SIM_ROUTE_VIEWS] = {"exact", "approximate"};
 const char *const sim_cache_policy_names[SIM_CACHE_POLICIES] = {"lru", "lfu"};
 const char *const sim_cache_sharing_names[SIM_CACHE_SHARINGS] = {"none", "pull", "pool"};
-const char *const sim_search_objective_names[SIM_SEARCH_OBJECTIVES] = {"auto", "goodput_per_gpu", "cost"};
+const char *const sim_search_objective_names[SIM_SEARCH_OBJECTIVES] = {"auto", "goodput_per_gpu", "cost", "energy"};
 
 static const char *name_of(const char *const *names, int n, int v) { return v >= 0 && v < n ? names[v] : "?"; }
 

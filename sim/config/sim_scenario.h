@@ -350,9 +350,10 @@ typedef struct {
 typedef enum {
     SIM_OBJECTIVE_AUTO = 0,    /* cost when every GPU searched has a price, else goodput_per_gpu */
     SIM_OBJECTIVE_GOODPUT_PER_GPU = 1,
-    SIM_OBJECTIVE_COST = 2     /* per USD/GPU-hour; needs search.prices */
+    SIM_OBJECTIVE_COST = 2,    /* per USD/GPU-hour; needs search.prices */
+    SIM_OBJECTIVE_ENERGY = 3   /* fewest joules per output token at the SLO-meeting rate (turns energy on) */
 } sim_search_objective;
-#define SIM_SEARCH_OBJECTIVES 3
+#define SIM_SEARCH_OBJECTIVES 4
 
 /* `search:` — the deployment search space of `servesim search` (sim_search.h).
  * List-valued settings are comma-separated strings; empty = the default
@@ -385,6 +386,12 @@ typedef struct {
     int32_t replications;      /* >= 2: re-run the top_k deployments with this many seeds (0 = off) */
 } sim_search_cfg;
 
+/* `energy:` — the power model (sim/metrics/sim_energy.h): off by default. */
+typedef struct {
+    int32_t enabled;           /* report the run's energy (--json "energy", the table, the results DB) */
+    double host_w_per_node;    /* host power per node in W (0 = the catalogue's power.host_w_per_gpu × GPUs per node) */
+} sim_energy_cfg;
+
 typedef struct sim_scenario {
     char name[SIM_NAME_MAX];
     uint64_t seed;
@@ -403,6 +410,7 @@ typedef struct sim_scenario {
     sim_overload_cfg overload;
     char source_path[SIM_PATH_MAX]; /* scenario file it came from ("" if built in code) */
     sim_search_cfg search;     /* servesim search only */
+    sim_energy_cfg energy;
 } sim_scenario;
 
 /* Fills every field with its documented default (one colocated pool). */

@@ -418,6 +418,14 @@ static const sim_schema_field table[] = {
     FLD("overload.max_waiting", SIM_SCHEMA_I64, SC(overload.max_waiting), GE1,
         "Overloaded when more requests than this wait across the cluster."),
 
+    SEC("energy", "Energy of the run from the GPU catalogue's power figures (README \"Energy\"); off by default."),
+    FLD("energy.enabled", SIM_SCHEMA_BOOL, SC(energy.enabled), ANY,
+        "Report joules, joules per output token, mean power (--json `energy`, the table, the results DB). "
+        "search.objective energy turns it on."),
+    FLD("energy.host_w_per_node", SIM_SCHEMA_F64, SC(energy.host_w_per_node), GE0,
+        "Host power per node in W, charged for the whole run (0 = the GPU catalogue's power.host_w_per_gpu "
+        "times hardware.gpus_per_node)."),
+
     SEC("search", "Deployment search space of `servesim search` (ignored by `run`). Lists are "
                   "comma-separated; an empty list means the default space for the model and GPU."),
     FLD("search.gpus", SIM_SCHEMA_STR, SC(search.gpus), ANY,
@@ -469,7 +477,8 @@ static const sim_schema_field table[] = {
     FLD("search.prune", SIM_SCHEMA_BOOL, SC(search.prune), ANY,
         "Skip candidates whose analytic throughput bound cannot reach the top-k."),
     ENM("search.objective", SC(search.objective), sim_search_objective_names, 0,
-        "goodput_per_gpu, cost (USD per million output tokens; needs prices) or auto (cost when "
+        "goodput_per_gpu, cost (USD per million output tokens; needs prices), energy (fewest joules per "
+        "output token at the highest SLO-meeting rate; turns energy.enabled on) or auto (cost when "
         "every GPU has a price)."),
     FLD("search.max_candidates", SIM_SCHEMA_I32, SC(search.max_candidates), IN(1, 10000000),
         "Refuse a search space larger than this."),

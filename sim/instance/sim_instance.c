@@ -8,6 +8,7 @@
  * occupies one (sim_instance_schedule). */
 #include "sim_instance_impl.h"
 
+#include "sim_energy.h"
 #include "sim_heap.h"
 
 #include <stdlib.h>
@@ -414,7 +415,17 @@ static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int adm
 static sim_time pipeline_end(sim_instance *in, const model_batch *b, sim_time now)
 {
     double host = 0;
-    model_cost_pipeline(in->cost, b, in->stage_s, in->hop_s, &host);
+    if (in->energy_on) {
+        /* Each stage's GPUs run 1/pp of the batch's layers. */
+        model_iter_cost ic;
+        model_cost_pipeline_cost(in->cost, b, in->stage_s, in->hop_s, &host, &ic);
+        double dev = 0;
+        for (int32_t k = 0; k < in->n_stages; k++) dev += in->stage_s[k];
+        in->energy_busy_s += sim_energy_busy_s(dev, ic.compute_busy_s, ic.mem_busy_s, in->energy_mem_share) /
+                             in->n_stages;
+    } else {
+        model_cost_pipeline(in->cost, b, in->stage_s, in->hop_s, &host);
+    }
     sim_time t = now > in->host_free ? now : in->host_free;
     t += (sim_time)(host * 1e9 + 0.5);
     in->host_free = t;
@@ -511,10 +522,15 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         dur = pipeline_end(in, &b, now) - now;
     } else {
         double s;
+        /* Energy: the iteration's busy seconds (a speculative step's draft
+         * model, priced apart, adds time but no busy seconds). */
+        model_iter_cost ic;
+        model_iter_cost *icp = in->energy_on && !in->cost_fn ? &ic : NULL;
         if (in->spec)
-            s = model_cost_verify_iteration(in->cost, &b, 1 + in->spec_k, NULL) + sim_spec_draft_s(in->spec, &b);
+            s = model_cost_verify_iteration(in->cost, &b, 1 + in->spec_k, icp) + sim_spec_draft_s(in->spec, &b);
         else
-            s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, NULL);
+            s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, icp);
+        if (icp) in->energy_busy_s += sim_energy_busy_s(s, ic.compute_busy_s, ic.mem_busy_s, in->energy_mem_share);
         dur = (sim_time)(s * 1e9 + 0.5);
     }
     if (dur < 1) dur = 1;
@@ -806,6 +822,16 @@ void sim_instance_set_load_hook(sim_instance *in, void (*fn)(void *ctx, int32_t 
     in->hooks.on_load = fn;
 }
 
+int sim_instance_enable_energy(sim_instance *in, double mem_share, sim_err *err)
+{
+    if (in->cost_fn)
+        return sim_err_set(err, SIM_EINVAL,
+                           "energy: not modelled for attention/FFN disaggregation (deployment.mode af or pd+af)");
+    in->energy_on = 1;
+    in->energy_mem_share = mem_share;
+    return SIM_OK;
+}
+
 void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx)
 {
     in->cost_fn = fn;
@@ -964,4 +990,5 @@ void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out)
         out->cache_referenced = st.referenced;
     }
     out->busy_ns = in->busy_ns;
+    out->energy_busy_s = in->energy_busy_s;
 }

@@ -103,6 +103,13 @@ void sim_instance_set_iteration_hook(sim_instance *in,
 /* Sets (fn) or clears (NULL) the on_load hook, called with the hooks' ctx. */
 void sim_instance_set_load_hook(sim_instance *in, void (*fn)(void *ctx, int32_t instance, int64_t outstanding));
 
+/* Turns on the energy accounting: each iteration adds sim_energy_busy_s
+ * (sim_energy.h) of its cost-model busy seconds, per GPU of the instance
+ * (a pipeline stage's GPUs run 1/pp of a batch's layers), read back as
+ * sim_instance_stats.energy_busy_s. Not for an instance whose iteration
+ * cost is replaced (sim_instance_set_cost_fn): SIM_EINVAL. */
+int sim_instance_enable_energy(sim_instance *in, double mem_share, sim_err *err);
+
 /* The index (NULL without caching), for routers that peek at it. */
 struct sim_prefix *sim_instance_cache(const sim_instance *in);
 
@@ -161,6 +168,7 @@ typedef struct {
     int64_t cached_blocks;     /* KV blocks held by the prefix cache */
     int64_t cache_referenced;  /* cache blocks referenced by requests */
     sim_time busy_ns;
+    double energy_busy_s;      /* seconds at the full dynamic power per GPU (energy on; else 0) */
 } sim_instance_stats;
 
 void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out);

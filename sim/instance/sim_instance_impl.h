@@ -108,6 +108,10 @@ struct sim_instance {
     sim_time busy_ns;
     sim_time win_start, win_busy;
     double win_batch;
+    /* Energy (sim_instance_enable_energy): on, the catalogue's mem_share,
+     * and Σ over iterations of sim_energy_busy_s per GPU. */
+    int energy_on;
+    double energy_mem_share, energy_busy_s;
 };
 
 /* Admission holds (sim_instance_gate.c): a request joined the waiting

@@ -19,6 +19,7 @@
 #ifndef SIM_METRICS_H
 #define SIM_METRICS_H
 
+#include "sim_energy.h"
 #include "sim_engine.h"
 #include "sim_err.h"
 #include "sim_scenario.h"
@@ -149,6 +150,7 @@ typedef struct {
     sim_pool_summary pools[SIM_MAX_POOLS];
     sim_records_summary records;
     sim_session_summary sessions;  /* filled by the caller */
+    sim_energy_summary energy;     /* filled by the caller when energy.enabled (sim_energy.h) */
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;

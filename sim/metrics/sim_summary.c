@@ -148,6 +148,17 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
             EMIT(name, ts->cached_tokens_mean);
         }
     }
+    if (s->energy.enabled) {
+        EMIT("energy.joules", s->energy.joules);
+        EMIT("energy.joules_per_output_token", s->energy.joules_per_output_token);
+        EMIT("energy.mean_power_w", s->energy.mean_power_w);
+        EMIT("energy.joules_per_request", s->energy.joules_per_request);
+        EMIT("energy.joules_per_million_tokens", s->energy.joules_per_million_tokens);
+        EMIT("energy.kwh_per_million_output_tokens", s->energy.kwh_per_million_output_tokens);
+        EMIT("energy.gpu_idle_joules", s->energy.gpu_idle_j);
+        EMIT("energy.gpu_dynamic_joules", s->energy.gpu_dynamic_j);
+        EMIT("energy.host_joules", s->energy.host_j);
+    }
 #undef EMIT
     return 0;
 }
@@ -343,6 +354,29 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         }
         fputs("]}", f);
     }
+    /* Only with energy.enabled, so other runs print what they always printed. */
+    if (s->energy.enabled) {
+        const sim_energy_summary *e = &s->energy;
+        fputs(",\n  \"energy\": {\"joules\": ", f);
+        put_real(f, e->joules);
+        fputs(", \"joules_per_output_token\": ", f);
+        put_real(f, e->joules_per_output_token);
+        fputs(", \"mean_power_w\": ", f);
+        put_real(f, e->mean_power_w);
+        fputs(",\n    \"joules_per_request\": ", f);
+        put_real(f, e->joules_per_request);
+        fputs(", \"joules_per_million_tokens\": ", f);
+        put_real(f, e->joules_per_million_tokens);
+        fputs(", \"kwh_per_million_output_tokens\": ", f);
+        put_real(f, e->kwh_per_million_output_tokens);
+        fputs(",\n    \"gpu_idle_joules\": ", f);
+        put_real(f, e->gpu_idle_j);
+        fputs(", \"gpu_dynamic_joules\": ", f);
+        put_real(f, e->gpu_dynamic_j);
+        fputs(", \"host_joules\": ", f);
+        put_real(f, e->host_j);
+        fputs("}", f);
+    }
     /* Only when something was not kept, so runs under the caps print what
      * they always printed. */
     if (s->records.capped) {
@@ -502,6 +536,14 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
                    "activation transfers %.1f %% of iteration time (%.3f ms/iteration, %.3f GB)\n",
                 (int)s->af.micro_batches, 100 * s->af.attention_util, 100 * s->af.ffn_util,
                 100 * s->af.comm_fraction, s->af.transfer_ms_per_iter, s->af.activation_bytes / 1e9);
+    if (s->energy.enabled) {
+        const sim_energy_summary *e = &s->energy;
+        const double T = e->span_s > 0 ? e->span_s : 1;
+        fprintf(f, "\nenergy     %.4g kJ over %.3f s: mean %.0f W (GPUs idle %.0f + dynamic %.0f W, hosts %.0f W)\n",
+                e->joules / 1e3, e->span_s, e->mean_power_w, e->gpu_idle_j / T, e->gpu_dynamic_j / T, e->host_j / T);
+        fprintf(f, "           %.4g J per output token, %.4g kWh per million output tokens, %.4g J per request\n",
+                e->joules_per_output_token, e->kwh_per_million_output_tokens, e->joules_per_request);
+    }
     if (s->records.capped && s->records.sketch_rel_error > 0)
         fprintf(f, "\nrecords    %lld of %lld requests kept (output.request_records): percentiles from a sketch, "
                    "within %.2g %%; counts, means and rates exact\n",

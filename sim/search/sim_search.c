@@ -86,6 +86,15 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         goto fail;
     }
     s->objective_cost = cfg->objective == SIM_OBJECTIVE_COST || (cfg->objective == SIM_OBJECTIVE_AUTO && priced);
+    s->objective_energy = cfg->objective == SIM_OBJECTIVE_ENERGY;
+    if (s->objective_energy) {
+        /* Every probe reports its energy; the throughput bound says nothing
+         * about joules per token, so it cannot prune. */
+        s->sc.energy.enabled = 1;
+        s->sc.search.prune = 0;
+        note(s, "objective energy: every feasible candidate is simulated (the throughput bound does not bound "
+                "joules per token, so nothing is pruned). ");
+    }
     s->res = calloc((size_t)s->n, sizeof *s->res);
     if (!s->res) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
@@ -546,6 +555,7 @@ void sim_search_stats_get(const sim_search *s, sim_search_stats *out)
     out->rank = s->rank;
     out->fixed_rate = s->fixed;
     out->objective_cost = s->objective_cost;
+    out->objective_energy = s->objective_energy;
     out->interrupted = s->interrupted;
     out->percentile = s->percentile;
     snprintf(out->notes, sizeof out->notes, "%s", s->notes);

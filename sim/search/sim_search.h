@@ -91,6 +91,7 @@ typedef struct {
     double ttft_ms, tpot_ms; /* at the SLO percentile, at `rate` */
     double cost_per_mtok;    /* USD per million output tokens (0 without a price) */
     double score;            /* higher is better */
+    double joules_per_token; /* energy per output token of the best probe (energy on; else 0) */
     /* search.replications >= 2 (the best candidate of each of the top_k distinct deployments only):
      * the objective over that many independently seeded runs at `rate`, a 95 % Student-t interval */
     int32_t rep_n;           /* runs; 0 when not replicated */
@@ -179,6 +180,7 @@ typedef struct {
     int32_t workers, ranks, rank;
     int32_t fixed_rate;         /* 1: evaluated at search.rate / the closed loop */
     int32_t objective_cost;     /* 1: ranked by cost per million tokens */
+    int32_t objective_energy;   /* 1: ranked by output tokens per joule (search.objective energy) */
     int32_t interrupted;        /* 1: stopped through opts.stop: the results cover what was decided */
     int64_t undecided;          /* candidates left pending by an interruption */
     double percentile;

@@ -132,8 +132,9 @@ fail:
     return rc;
 }
 
-double sim_search_score_of(const sim_search *s, double goodput_per_gpu, double price)
+double sim_search_score_of(const sim_search *s, double goodput_per_gpu, double price, double joules_per_token)
 {
+    if (s->objective_energy) return joules_per_token > 0 ? 1.0 / joules_per_token : 0;
     return s->objective_cost ? (price > 0 ? goodput_per_gpu / price : 0) : goodput_per_gpu;
 }
 
@@ -156,7 +157,8 @@ static void fill_metrics(const sim_search *s, const sim_search_cand *c, sim_sear
     res->ttft_ms = pct(&sum->ttft_ms, s->percentile);
     res->tpot_ms = pct(&sum->tpot_ms, s->percentile);
     res->cost_per_mtok = res->price > 0 && res->goodput_per_gpu > 0 ? res->price / 3600.0 / res->goodput_per_gpu * 1e6 : 0;
-    res->score = sim_search_score_of(s, res->goodput_per_gpu, res->price);
+    res->joules_per_token = sum->energy.enabled ? sum->energy.joules_per_output_token : 0;
+    res->score = sim_search_score_of(s, res->goodput_per_gpu, res->price, res->joules_per_token);
 }
 
 void sim_search_evaluate(const sim_search *s, int32_t i, sim_search_result *res)

@@ -49,6 +49,7 @@ struct sim_search {
     int fixed;               /* evaluate at search.rate (or the closed loop's own load) */
     int closed;
     int objective_cost;
+    int objective_energy;    /* search.objective energy: score = output tokens per joule */
     int32_t threads;
     int32_t rank, ranks;
     int64_t simulations;
@@ -67,7 +68,7 @@ struct sim_search {
 /* sim_search_eval.c: the search's score of a goodput per GPU (tok/s/GPU)
  * under its objective: per USD/GPU-h for cost (0 without a price), else
  * the goodput itself. */
-double sim_search_score_of(const sim_search *s, double goodput_per_gpu, double price);
+double sim_search_score_of(const sim_search *s, double goodput_per_gpu, double price, double joules_per_token);
 
 /* sim_search_replicate.c: the top_k distinct deployments' best candidates
  * re-run search.replications times with independent seeds at their rates

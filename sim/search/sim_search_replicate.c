@@ -40,7 +40,7 @@ static double run_objective(const sim_search *s, int32_t i, const sim_summary *s
     double out = sum->req_per_s > 0 ? sum->output_tokens_per_s / sum->req_per_s : r->mean_output;
     double good = sim_headline_attainment(sum);
     double g = s->closed ? sum->goodput_req_per_s * out / c->gpus : r->rate * good * out / c->gpus;
-    return sim_search_score_of(s, g, r->price);
+    return sim_search_score_of(s, g, r->price, sum->energy.enabled ? sum->energy.joules_per_output_token : 0);
 }
 
 static void rep_one(void *arg, int64_t k)

@@ -43,7 +43,9 @@ void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len)
         PUT("%s", ra->reason);
         return;
     }
-    if (s->objective_cost)
+    if (s->objective_energy)
+        PUT("%+.1f%% J/token", 100.0 * (ra->joules_per_token / rb->joules_per_token - 1));
+    else if (s->objective_cost)
         PUT("%+.1f%% cost/Mtok", 100.0 * (ra->cost_per_mtok / rb->cost_per_mtok - 1));
     else
         PUT("%+.1f%% goodput/GPU", 100.0 * (ra->goodput_per_gpu / rb->goodput_per_gpu - 1));
@@ -137,7 +139,11 @@ static void row(const sim_search *s, FILE *f, int rank, int32_t i, int why, int3
     const sim_search_cand *c = &s->cands[i];
     const sim_search_result *r = &s->res[i];
     char cost[16] = "-", vs[16] = "";
-    if (r->cost_per_mtok > 0) snprintf(cost, sizeof cost, "%.3f", r->cost_per_mtok);
+    if (s->objective_energy) {
+        if (r->joules_per_token > 0) snprintf(cost, sizeof cost, "%.4f", r->joules_per_token);
+    } else if (r->cost_per_mtok > 0) {
+        snprintf(cost, sizeof cost, "%.3f", r->cost_per_mtok);
+    }
     if (var >= 0) snprintf(vs, sizeof vs, "%d", (int)var);
     fprintf(f, "%3d  %-62.62s %4d %8.3f %9.1f %7.1f %7.1f %8.0f %8.1f %7s %3s  %-*s", rank, c->label, (int)c->gpus,
             r->rate, r->goodput_per_gpu, r->run_tok_s_gpu, r->tok_s_user, r->ttft_ms, r->tpot_ms, cost, vs,
@@ -154,7 +160,7 @@ static void header(const sim_search *s, FILE *f, int why)
 {
     const char *pn = pct_name(s->percentile);
     fprintf(f, "%3s  %-62s %4s %8s %9s %7s %7s %5s %3s %5s %3s %7s %3s  %-*s%s\n", "#", "deployment", "GPUs", "req/s",
-            "tok/s/GPU", "run/GPU", "tok/s/u", "TTFT", pn, "TPOT", pn, "$/Mtok", "var", why ? 8 : 0, "prices",
+            "tok/s/GPU", "run/GPU", "tok/s/u", "TTFT", pn, "TPOT", pn, s->objective_energy ? "J/tok" : "$/Mtok", "var", why ? 8 : 0, "prices",
             why ? "  limit / why it ranks lower" : "");
 }
 
@@ -162,7 +168,8 @@ static void header(const sim_search *s, FILE *f, int why)
 static void replications_table(const sim_search *s, FILE *f, const int32_t *top, int32_t n)
 {
     if (s->sc.search.replications < 2 || n <= 0 || s->res[top[0]].rep_n < 2) return;
-    const char *unit = s->objective_cost ? "tok/s/GPU per USD/GPU-h" : "tok/s/GPU";
+    const char *unit = s->objective_energy ? "output tokens per joule"
+                       : s->objective_cost ? "tok/s/GPU per USD/GPU-h" : "tok/s/GPU";
     fprintf(f, "\nreplications: each re-run with %d independent seeds at its rate; the ranking above follows the means "
                "(95 %% intervals, %s)\n",
             (int)s->sc.search.replications, unit);
@@ -195,7 +202,8 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
     fprintf(f, "%s; objective: %s\n",
             s->fixed ? (s->closed ? "evaluated at the scenario's closed-loop concurrency" : "evaluated at search.rate")
                      : "highest SLO-meeting rate per candidate",
-            s->objective_cost ? "lowest USD per million output tokens" : "most SLO-meeting output tokens/s per GPU");
+            s->objective_energy ? "fewest joules per output token at the highest SLO-meeting rate"
+            : s->objective_cost ? "lowest USD per million output tokens" : "most SLO-meeting output tokens/s per GPU");
     if (st.undecided > 0)
         fprintf(f, "INCOMPLETE: %lld of %lld candidates undecided (%s); the tables cover the %lld decided\n",
                 (long long)st.undecided, (long long)st.candidates,
@@ -280,6 +288,7 @@ static json_t *cand_json(const sim_search *s, int32_t i)
         json_object_set_new(o, "ttft_ms", json_real(r->ttft_ms));
         json_object_set_new(o, "tpot_ms", json_real(r->tpot_ms));
         if (r->cost_per_mtok > 0) json_object_set_new(o, "cost_per_mtok", json_real(r->cost_per_mtok));
+        if (r->joules_per_token > 0) json_object_set_new(o, "joules_per_output_token", json_real(r->joules_per_token));
         json_object_set_new(o, "score", json_real(r->score));
         if (r->rep_n >= 2) {
             json_t *rp = json_object();
@@ -318,7 +327,7 @@ int sim_search_write_json(const sim_search *s, FILE *f)
     json_object_set_new(o, "workers", json_integer(st.workers));
     json_object_set_new(o, "ranks", json_integer(st.ranks));
     json_object_set_new(o, "percentile", json_real(st.percentile));
-    json_object_set_new(o, "objective", json_string(st.objective_cost ? "cost" : "goodput_per_gpu"));
+    json_object_set_new(o, "objective", json_string(st.objective_energy ? "energy" : st.objective_cost ? "cost" : "goodput_per_gpu"));
     json_object_set_new(o, "fixed_rate", json_boolean(st.fixed_rate));
     json_object_set_new(o, "notes", json_string(st.notes));
     json_object_set_new(o, "replications", json_integer(s->sc.search.replications));
@@ -358,8 +367,10 @@ static void csv_str(FILE *f, const char *v)
 int sim_search_write_csv(const sim_search *s, FILE *f)
 {
     static const char *const st[] = {"pending", "infeasible", "pruned", "slo_missed", "ok", "error"};
-    const char *unit = s->objective_cost ? "SLO-meeting output tokens/s per GPU per USD/GPU-hour (higher is cheaper)"
-                                         : "SLO-meeting output tokens/s per GPU";
+    const char *unit = s->objective_energy ? "output tokens per joule at the highest SLO-meeting rate (higher uses "
+                                             "less energy)"
+                       : s->objective_cost ? "SLO-meeting output tokens/s per GPU per USD/GPU-hour (higher is cheaper)"
+                                           : "SLO-meeting output tokens/s per GPU";
     sim_search_stats ss;
     sim_search_stats_get(s, &ss);
     if (ss.undecided > 0)

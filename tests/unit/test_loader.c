@@ -478,7 +478,7 @@ static void test_typed_enums(void)
     m = load_fail("cache: {sharing: peers}\n", NULL, 0);
     CHECK_CONTAINS(m, "cache.sharing: expected one of none|pull|pool, got 'peers'");
     m = load_fail("search: {objective: speed}\n", NULL, 0);
-    CHECK_CONTAINS(m, "search.objective: expected one of auto|goodput_per_gpu|cost, got 'speed'");
+    CHECK_CONTAINS(m, "search.objective: expected one of auto|goodput_per_gpu|cost|energy, got 'speed'");
     CHECK(strcmp(sim_cache_sharing_name(SIM_SHARING_PULL), "pull") == 0);
 }
 
