@@ -78,23 +78,20 @@ static void run_point(void *arg, int64_t i)
     sens_job *j = arg;
     sens_point *p = &j->pts[i];
     sim_scenario *sc = malloc(sizeof *sc);
-    sim_cluster *cl = NULL;
     sim_summary sum;
     sim_err err = {{0}};
-    memset(&sum, 0, sizeof sum);
     if (!sc) {
         p->rc = SIM_ENOMEM;
         snprintf(p->err, sizeof p->err, "out of memory");
         return;
     }
     point_scenario(j, p, sc);
-    if ((p->rc = sim_cluster_create_shared(sc, j->cache, &cl, &err)) == 0) p->rc = sim_cluster_run(cl, &sum, &err);
+    p->rc = sim_cluster_simulate(sc, j->cache, &sum, NULL, &err);
     if (p->rc < 0) snprintf(p->err, sizeof p->err, "%.290s", err.msg);
     else {
         sim_headline_values(&sum, p->v);
         p->overloaded = sum.overloaded != 0;
     }
-    sim_cluster_destroy(cl);
     free(sc);
 }
 

@@ -49,6 +49,16 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err);
  * iteration for hand-computed timelines; call before sim_cluster_run. */
 void sim_cluster_set_cost_fn(sim_cluster *c, double (*fn)(void *ctx, const model_batch *b), void *ctx);
 
+/* A scenario simulated in one call: sim_cluster_create_shared (perf_cache
+ * as there, NULL = the cluster's own), sim_cluster_run into *out (zeroed
+ * first; wall_time_s is the seconds building and running took), then
+ * sim_cluster_destroy. keep NULL destroys the cluster; otherwise *keep
+ * receives it when the call succeeds (the caller destroys it, e.g. after
+ * reading its metrics) and NULL when it fails. Returns 0 or the negative
+ * SIM_E* of the step that failed, its message in err. */
+int sim_cluster_simulate(const sim_scenario *sc, struct calib_table_cache *perf_cache, sim_summary *out,
+                         sim_cluster **keep, sim_err *err);
+
 const sim_metrics *sim_cluster_metrics(const sim_cluster *c);
 
 /* The deployment's pools: their count, the cost model of one (NULL when out

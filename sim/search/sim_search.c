@@ -382,17 +382,10 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
         /* A throughput-latency curve below the rate found (open loop). */
         static const double frac[] = {0.2, 0.4, 0.6, 0.8, 0.9};
         for (size_t fi = 0; fi < sizeof frac / sizeof frac[0] && !s->closed && rc == 0; fi++) {
-            sim_cluster *cc = NULL;
             sim_summary cs;
             char *params = NULL;
-            double t1 = sim_wall_s();
             if ((rc = sim_search_apply(s, i, r->rate * frac[fi], r->requests, sc, err)) < 0) break;
-            if ((rc = sim_cluster_create_shared(sc, s->perf_cache, &cc, err)) < 0 || (rc = sim_cluster_run(cc, &cs, err)) < 0) {
-                sim_cluster_destroy(cc);
-                break;
-            }
-            cs.wall_time_s = sim_wall_s() - t1;
-            sim_cluster_destroy(cc);
+            if ((rc = sim_cluster_simulate(sc, s->perf_cache, &cs, NULL, err)) < 0) break;
             if ((rc = sim_search_probe_params(s, i, -1, 0, 0, &params)) < 0) {
                 rc = sim_err_set(err, rc, "out of memory");
                 break;
@@ -419,14 +412,9 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
         sim_cluster *cl = NULL;
         sim_summary sum;
         char *params = NULL;
-        double t0 = sim_wall_s();
         if ((rc = sim_search_apply(s, i, s->closed ? 0 : r->rate, r->requests, sc, err)) < 0) break;
         sc->output.store_requests = 1;
-        if ((rc = sim_cluster_create_shared(sc, s->perf_cache, &cl, err)) < 0 || (rc = sim_cluster_run(cl, &sum, err)) < 0) {
-            sim_cluster_destroy(cl);
-            break;
-        }
-        sum.wall_time_s = sim_wall_s() - t0;
+        if ((rc = sim_cluster_simulate(sc, s->perf_cache, &sum, &cl, err)) < 0) break;
         if ((rc = sim_search_probe_params(s, i, r->best_probe, 1, q + 1, &params)) < 0)
             rc = sim_err_set(err, rc, "out of memory");
         else

@@ -115,16 +115,14 @@ static int run_probe(const sim_search *s, int32_t i, double rate, int64_t reques
         snprintf(errbuf, el, "out of memory");
         return SIM_ENOMEM;
     }
-    double t0 = sim_wall_s();
-    if ((rc = sim_search_apply(s, i, rate, requests, sc, &err)) < 0 || (rc = sim_cluster_create_shared(sc, s->perf_cache, &cl, &err)) < 0 ||
-        (rc = sim_cluster_run(cl, &pr->sum, &err)) < 0) {
+    if ((rc = sim_search_apply(s, i, rate, requests, sc, &err)) < 0 ||
+        (rc = sim_cluster_simulate(sc, s->perf_cache, &pr->sum, &cl, &err)) < 0) {
         snprintf(errbuf, el, "%.*s", (int)el - 1, err.msg);
         goto fail;
     }
     const char *pdb = sim_cluster_perf_db(cl), *base = pdb ? strrchr(pdb, '/') : NULL;
     if (pdb) snprintf(prices, pl, "perf-db %s", base ? base + 1 : pdb);
     else snprintf(prices, pl, "analytic");
-    pr->sum.wall_time_s = sim_wall_s() - t0;
     pr->pass = judge(s, &pr->sum, pr->why, sizeof pr->why);
 fail:
     sim_cluster_destroy(cl);

@@ -50,20 +50,16 @@ static void rep_one(void *arg, int64_t k)
     int32_t i = j->cand[k / j->reps];
     sim_err err = {{0}};
     sim_scenario *sc = malloc(sizeof *sc);
-    sim_cluster *cl = NULL;
     sim_summary sum;
-    memset(&sum, 0, sizeof sum);
     int rc = sc ? sim_search_apply(s, i, s->closed ? 0 : s->res[i].rate, s->res[i].requests, sc, &err)
                 : sim_err_set(&err, SIM_ENOMEM, "out of memory");
     if (rc == 0) {
         sc->seed = sim_rng_replication_seed(s->sc.seed, (uint64_t)(k % j->reps));
-        rc = sim_cluster_create_shared(sc, s->perf_cache, &cl, &err);
+        rc = sim_cluster_simulate(sc, s->perf_cache, &sum, NULL, &err);
     }
-    if (rc == 0) rc = sim_cluster_run(cl, &sum, &err);
     j->rc[k] = rc;
     if (rc < 0) snprintf(j->msg[k], sizeof j->msg[k], "%.250s", err.msg);
     else j->score[k] = run_objective(s, i, &sum);
-    sim_cluster_destroy(cl);
     free(sc);
 }
 

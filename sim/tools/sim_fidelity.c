@@ -297,8 +297,7 @@ static int fid_simulate(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_t
     int steady = o && o->steady;
     sim_cluster *cl = NULL;
     sim_summary sum;
-    if (rc == 0) rc = sim_cluster_create_shared(sc, cache, &cl, err);
-    if (rc == 0) rc = sim_cluster_run(cl, &sum, err);
+    if (rc == 0) rc = sim_cluster_simulate(sc, cache, &sum, &cl, err);
     if (rc == 0) {
         /* Like the benchmark clients (vLLM's benchmark_serving, SGLang's
          * bench_serving, genai-perf), the mean is over every request,

@@ -26,7 +26,6 @@ static void rep_one(void *arg, int64_t i)
     sim_scenario *sc = malloc(sizeof *sc);
     sim_cluster *cl = NULL;
     sim_summary sum;
-    memset(&sum, 0, sizeof sum);
     if (!sc) {
         j->rc[i] = SIM_ENOMEM;
         snprintf(j->msg[i], sizeof j->msg[i], "out of memory");
@@ -35,9 +34,9 @@ static void rep_one(void *arg, int64_t i)
     *sc = *j->sc;
     sc->seed = j->r->seeds[i];
     sc->output.db[0] = '\0';
-    int rc = sim_cluster_create_shared(sc, j->cache, &cl, &err);
-    if (rc == 0 && i == 0) sim_cluster_describe(cl, j->r->describe, sizeof j->r->describe);
-    if (rc == 0) rc = sim_cluster_run(cl, &sum, &err);
+    /* The first replication keeps its cluster to describe the deployment. */
+    int rc = sim_cluster_simulate(sc, j->cache, &sum, i == 0 ? &cl : NULL, &err);
+    if (cl) sim_cluster_describe(cl, j->r->describe, sizeof j->r->describe);
     j->rc[i] = rc;
     if (rc < 0) {
         snprintf(j->msg[i], sizeof j->msg[i], "%.250s", err.msg);
