@@ -90,15 +90,8 @@ static int parse_layout(const char *s, sim_search_pool *p, const char *key, sim_
         q += strlen(names[k]);
         size_t nd = 0;
         while (isdigit((unsigned char)q[nd])) nd++;
-        char digits[24];
         int64_t v = 0;
-        int prc = SIM_PARSE_RANGE;
-        if (nd < sizeof digits) {
-            memcpy(digits, q, nd);
-            digits[nd] = '\0';
-            prc = sim_parse_i64(digits, &v);
-        }
-        if (prc != SIM_PARSE_OK || v < 1 || v > 1024 || seen[k])
+        if (sim_parse_i64_n(q, nd, &v) != SIM_PARSE_OK || v < 1 || v > 1024 || seen[k])
             return sim_err_set(err, SIM_EINVAL, "%s: layout '%s': bad or repeated %s", key, s, names[k]);
         seen[k] = 1;
         *fields[k] = (int32_t)v;
@@ -194,11 +187,11 @@ static int parse_ratios(const char *list, ratio *out, const char *key, sim_err *
     int n = split_list(list, items, MAX_LIST);
     if (n < 0) return sim_err_set(err, SIM_EINVAL, "%s: more than %d ratios", key, MAX_LIST);
     for (int i = 0; i < n; i++) {
-        int x = 0, y = 0, used = 0;
-        if (sscanf(items[i], "%d:%d%n", &x, &y, &used) != 2 || items[i][used] || x < 1 || y < 1)
+        int64_t x = 0, y = 0;
+        if (sim_parse_ratio(items[i], &x, &y) != SIM_PARSE_OK || x < 1 || y < 1 || x > INT32_MAX || y > INT32_MAX)
             return sim_err_set(err, SIM_EINVAL, "%s: '%s' is not a ratio like 1:3", key, items[i]);
-        out[i].x = x;
-        out[i].y = y;
+        out[i].x = (int32_t)x;
+        out[i].y = (int32_t)y;
     }
     return n;
 }

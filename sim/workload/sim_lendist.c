@@ -81,11 +81,8 @@ static int lendist_read_empirical(const char *path, int64_t **values, double **w
         if (comma) *comma = '\0';
         char *ve = comma ? comma : e; /* the value field, blanks before the comma left out */
         while (ve > s && isspace((unsigned char)ve[-1])) ve--;
-        char vsave = *ve;
-        *ve = '\0';
         int64_t val = 0;
-        int vrc = sim_parse_i64(s, &val);
-        *ve = vsave;
+        int vrc = sim_parse_i64_n(s, (size_t)(ve - s), &val);
         if (vrc != SIM_PARSE_OK || val < 1 || val > INT32_MAX) {
             rc = sim_err_set(err, SIM_EINVAL,
                              "%s:%lld: column 1 (value): expected an integer length in [1, %d], got '%.40s'",

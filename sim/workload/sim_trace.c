@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Longest numeric CSV field accepted; anything longer is not a number. */
-#define TRACE_NUM_MAX 128
 /* How much of an offending value an error message quotes. */
 #define TRACE_QUOTE_MAX 40
 
@@ -400,16 +398,6 @@ static void trim(const char **s, size_t *len)
     while (*len && isspace((unsigned char)(*s)[*len - 1])) (*len)--;
 }
 
-/* s[0..len) copied into num as one NUL-terminated field for sim_parse;
- * 0 when it cannot be one number (empty, too long, or holding a NUL). */
-static int csv_field(const char *s, size_t len, char num[TRACE_NUM_MAX])
-{
-    if (len == 0 || len >= TRACE_NUM_MAX || memchr(s, '\0', len)) return 0;
-    memcpy(num, s, len);
-    num[len] = '\0';
-    return 1;
-}
-
 static const char *const csv_cols[3] = {"timestamp", "input_tokens", "output_tokens"};
 
 /* A first line is a header when its first field reads like a word, not a
@@ -456,9 +444,8 @@ static int csv_line(trace_builder *b, int64_t line, const char *s, size_t len)
 
     sim_trace_entry e;
     entry_init(&e);
-    char num[TRACE_NUM_MAX];
     double ts;
-    if (!csv_field(f[0], flen[0], num) || sim_parse_double(num, &ts) != SIM_PARSE_OK || ts < 0)
+    if (sim_parse_double_n(f[0], flen[0], &ts) != SIM_PARSE_OK || ts < 0)
         return sim_err_set(b->err, SIM_EINVAL,
                            "%s:%lld: column 1 (timestamp): expected a number of seconds >= 0, got '%s'",
                            b->name, (long long)line, trace_quote(f[0], flen[0], q, sizeof q));
@@ -467,7 +454,7 @@ static int csv_line(trace_builder *b, int64_t line, const char *s, size_t len)
     if (rc) return rc;
     for (int i = 1; i < 3; i++) {
         int64_t v;
-        if (!csv_field(f[i], flen[i], num) || sim_parse_i64(num, &v) != SIM_PARSE_OK || v < 1 || v > INT32_MAX)
+        if (sim_parse_i64_n(f[i], flen[i], &v) != SIM_PARSE_OK || v < 1 || v > INT32_MAX)
             return sim_err_set(b->err, SIM_EINVAL,
                                "%s:%lld: column %d (%s): expected an integer in [1, %d], got '%s'",
                                b->name, (long long)line, i + 1, csv_cols[i], INT32_MAX,

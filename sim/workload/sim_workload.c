@@ -66,17 +66,6 @@ static sim_time wl_trace_arrival(const sim_workload *w, int64_t i)
 }
 
 
-/* The n characters at p as one number (sim_parse's rules). The schedule
- * text is a sim_scenario field of 1024 bytes, so a token always fits. */
-static int wl_token_double(const char *p, size_t n, double *out)
-{
-    char tok[1024];
-    if (n >= sizeof tok) return SIM_PARSE_RANGE;
-    memcpy(tok, p, n);
-    tok[n] = '\0';
-    return sim_parse_double(tok, out);
-}
-
 static int wl_schedule_parse(const char *text, wl_schedule *out, sim_err *err)
 {
     out->n = 0;
@@ -88,7 +77,7 @@ static int wl_schedule_parse(const char *text, wl_schedule *out, sim_err *err)
         while (isspace((unsigned char)*p)) p++;
         size_t tn = strcspn(p, ":");
         double t;
-        if (p[tn] != ':' || wl_token_double(p, tn, &t) != SIM_PARSE_OK)
+        if (p[tn] != ':' || sim_parse_double_n(p, tn, &t) != SIM_PARSE_OK)
             return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: expected time_s:rate at '%.40s'", p);
         p += tn + 1;
         while (isspace((unsigned char)*p)) p++;
@@ -96,7 +85,7 @@ static int wl_schedule_parse(const char *text, wl_schedule *out, sim_err *err)
         double r;
         if (rn == 0)
             return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: expected a rate after '%g:'", t);
-        if (wl_token_double(p, rn, &r) != SIM_PARSE_OK)
+        if (sim_parse_double_n(p, rn, &r) != SIM_PARSE_OK)
             return sim_err_set(err, SIM_EINVAL, "workload.arrival.schedule: expected a rate after '%g:', got '%.*s'",
                                t, (int)(rn < 40 ? rn : 40), p);
         p += rn;

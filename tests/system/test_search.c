@@ -370,6 +370,17 @@ static void test_bad_input(void)
         CHECK_CONTAINS(err.msg, "search.layouts: layout 'tp");
         CHECK_CONTAINS(err.msg, "bad or repeated tp");
     }
+    /* A ratio is two whole numbers >= 1 joined by one ':', nothing else. */
+    static const char *bad_ratios[] = {"search.pd_ratios=1:1,1:0",      "search.pd_ratios=1:3:5",
+                                       "search.pd_ratios=1:x",          "search.pd_ratios=3",
+                                       "search.pd_ratios=1.5:2",        "search.af_ratios=2147483648:1",
+                                       "search.af_ratios=99999999999999999999:1", "search.af_ratios=2:-1"};
+    for (size_t i = 0; i < sizeof bad_ratios / sizeof *bad_ratios; i++) {
+        CHECK(load(&bad_ratios[i], 1, sc) == 0);
+        CHECK_MSG(sim_search_create(sc, NULL, &s, &err) == SIM_EINVAL, "'%s' accepted", bad_ratios[i]);
+        CHECK_CONTAINS(err.msg, "is not a ratio like 1:3");
+        CHECK_CONTAINS(err.msg, i < 5 ? "search.pd_ratios: '" : "search.af_ratios: '");
+    }
     static const char *bad_pct[] = {"search.percentile=95"};
     CHECK(load(bad_pct, 1, sc) == 0);
     CHECK(sim_search_create(sc, NULL, &s, &err) == SIM_EINVAL);

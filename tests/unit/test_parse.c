@@ -115,6 +115,74 @@ static void case_hex_inf_nan(void)
     CHECK(d == 7 && i == 7 && u == 7);
 }
 
+/* A field of a longer text: only s[0..len) is read, the rest of the line is
+ * not part of the number. */
+static void case_field_n(void)
+{
+    const char line[] = "12.5,300,-7,x";
+    double d = 7;
+    int64_t i = 7;
+    uint64_t u = 7;
+    CHECK(sim_parse_double_n(line, 4, &d) == SIM_PARSE_OK && d == 12.5);
+    CHECK(sim_parse_i64_n(line + 5, 3, &i) == SIM_PARSE_OK && i == 300);
+    CHECK(sim_parse_u64_n(line + 5, 2, &u) == SIM_PARSE_OK && u == 30);
+    CHECK(sim_parse_i64_n(line + 9, 2, &i) == SIM_PARSE_OK && i == -7);
+    CHECK(sim_parse_double_n(line, 2, &d) == SIM_PARSE_OK && d == 12.0);
+    /* not NUL-terminated at all: a field at the very end of a buffer */
+    const char tail[3] = {'4', '2', '9'};
+    CHECK(sim_parse_i64_n(tail, 2, &i) == SIM_PARSE_OK && i == 42);
+    CHECK(sim_parse_double_n(tail, 3, &d) == SIM_PARSE_OK && d == 429.0);
+    d = 7;
+    i = 7;
+    u = 7;
+    CHECK(sim_parse_double_n(line, 0, &d) == SIM_PARSE_EMPTY);
+    CHECK(sim_parse_i64_n(line, 0, &i) == SIM_PARSE_EMPTY);
+    CHECK(sim_parse_double_n(line, 5, &d) == SIM_PARSE_SYNTAX); /* "12.5," */
+    CHECK(sim_parse_i64_n(line, 4, &i) == SIM_PARSE_SYNTAX);    /* "12.5" */
+    CHECK(sim_parse_u64_n(line + 9, 2, &u) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_i64_n(line + 12, 1, &i) == SIM_PARSE_SYNTAX);
+    const char nul[] = {'1', '\0', '2'};
+    CHECK(sim_parse_double_n(nul, 3, &d) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_i64_n(nul, 3, &i) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_i64_n("99999999999999999999", 20, &i) == SIM_PARSE_RANGE);
+    CHECK(sim_parse_u64_n("18446744073709551616", 20, &u) == SIM_PARSE_RANGE);
+    CHECK(sim_parse_i64_n("99999999999999999999x", 21, &i) == SIM_PARSE_SYNTAX); /* junk wins over range */
+    CHECK(d == 7 && i == 7 && u == 7);
+    /* integers have no length limit: leading zeros are still one number */
+    char zeros[300];
+    memset(zeros, '0', sizeof zeros);
+    zeros[sizeof zeros - 1] = '5';
+    CHECK(sim_parse_i64_n(zeros, sizeof zeros, &i) == SIM_PARSE_OK && i == 5);
+    /* a double field has one: SIM_PARSE_FIELD_MAX - 1 characters */
+    char longd[SIM_PARSE_FIELD_MAX + 1];
+    memset(longd, '0', sizeof longd);
+    longd[0] = '1';
+    longd[1] = '.';
+    CHECK(sim_parse_double_n(longd, SIM_PARSE_FIELD_MAX - 1, &d) == SIM_PARSE_OK && d == 1.0);
+    CHECK(sim_parse_double_n(longd, SIM_PARSE_FIELD_MAX, &d) == SIM_PARSE_RANGE);
+}
+
+static void case_ratio(void)
+{
+    int64_t x = 7, y = 7;
+    CHECK(sim_parse_ratio("1:3", &x, &y) == SIM_PARSE_OK && x == 1 && y == 3);
+    CHECK(sim_parse_ratio("12:+4", &x, &y) == SIM_PARSE_OK && x == 12 && y == 4);
+    CHECK(sim_parse_ratio("-2:0", &x, &y) == SIM_PARSE_OK && x == -2 && y == 0); /* ranges are the caller's */
+    x = y = 7;
+    CHECK(sim_parse_ratio("", &x, &y) == SIM_PARSE_EMPTY);
+    CHECK(sim_parse_ratio("13", &x, &y) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_ratio("1:", &x, &y) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_ratio(":3", &x, &y) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_ratio("1:3:5", &x, &y) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_ratio("1:3x", &x, &y) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_ratio("1: 3", &x, &y) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_ratio(" 1:3", &x, &y) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_ratio("1.5:3", &x, &y) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_ratio("a:b", &x, &y) == SIM_PARSE_SYNTAX);
+    CHECK(sim_parse_ratio("99999999999999999999:1", &x, &y) == SIM_PARSE_RANGE);
+    CHECK(x == 7 && y == 7);
+}
+
 static void case_hash_mix64(void)
 {
     /* splitmix64's published first outputs for seed 0 (state += gamma, then mix) */
@@ -130,6 +198,7 @@ static const test_case cases[] = {
     {"valid", case_valid},         {"trailing_junk", case_trailing_junk},
     {"overflow", case_overflow},   {"empty", case_empty},
     {"sign", case_sign},           {"hex_inf_nan", case_hex_inf_nan},
+    {"field_n", case_field_n},     {"ratio", case_ratio},
     {"hash_mix64", case_hash_mix64},
 };
 
