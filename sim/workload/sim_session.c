@@ -12,9 +12,17 @@
  * carries its index and the session id so a stale spec is caught.
  *
  * Synthetic id arrays are malloc'ed per request with a small header in a
- * live list (freed on release, all of them on destroy). */
+ * live list (freed on release, all of them on destroy).
+ *
+ * Synthetic draws come from one taus2 generator re-seeded at each step of
+ * a session (its start, a fan-out, its next turn) from the stream
+ * "session", the session id and the step, so a session's turns, lengths
+ * and gaps do not depend on the order in which other sessions' requests
+ * finish: two runs that differ only in the deployment (the cache on or
+ * off, more instances) see the same sessions. */
 #include "sim_session.h"
 
+#include "sim_hash.h"
 #include "sim_prefixgen.h"
 #include "sim_rng.h"
 
@@ -41,6 +49,8 @@ typedef struct {
     int64_t ctx;         /* synthetic: context tokens (prompts, answers, joined answers) */
     int64_t last_prompt; /* synthetic: the current turn's prompt tokens */
     int32_t last_out;    /* synthetic: the current turn's answer tokens */
+    uint64_t rng_base;   /* synthetic: this session's seed */
+    uint64_t rng_step;   /* synthetic: steps drawn so far */
     uint32_t *chain;     /* synthetic: ids of the context's full blocks */
     int64_t n_chain, cap_chain;
     int32_t free_next;
@@ -51,6 +61,7 @@ struct sim_session {
     double delay_factor;
     sim_session_cfg cfg;
     int32_t block_tokens;
+    uint64_t seed;
     gsl_rng *rng;
     sim_lendist *first_in, *out, *turns, *user, *think, *child_in, *child_out;
     ss_slot *slots;
@@ -92,7 +103,8 @@ int sim_session_create(const sim_workload_cfg *cfg, const sim_trace *trace, doub
                              (int)s->cfg.fan_out);
             goto fail;
         }
-        if (!(s->rng = sim_rng_create(seed, "session", 0))) {
+        s->seed = seed;
+        if (!(s->rng = gsl_rng_alloc(gsl_rng_taus2))) {
             rc = sim_err_set(err, SIM_ENOMEM, "workload.sessions: out of memory");
             goto fail;
         }
@@ -233,6 +245,12 @@ static void ss_spec_base(const ss_slot *sl, int32_t slot, sim_request_spec *spec
     spec->turn = sl->turn;
 }
 
+/* The draws of the slot's next step. */
+static void ss_reseed(sim_session *s, ss_slot *sl)
+{
+    gsl_rng_set(s->rng, (unsigned long)sim_hash_mix64(sl->rng_base + SIM_HASH_GAMMA * ++sl->rng_step));
+}
+
 static sim_time ss_ms_to_ns(double ms)
 {
     return (sim_time)llround(ms * 1e6);
@@ -262,6 +280,7 @@ static int ss_synth_next_turn(sim_session *s, int32_t slot, sim_time now, sim_se
                               sim_session_done_info *info)
 {
     ss_slot *sl = &s->slots[slot];
+    ss_reseed(s, sl);
     int32_t own = sim_lendist_draw(s->user, s->rng);
     if (sl->turn + 1 >= sl->turns || sl->ctx + own > SIM_SESSION_MAX_CONTEXT) {
         info->ended = 1;
@@ -296,6 +315,7 @@ static int ss_synth_done(sim_session *s, const sim_request_spec *spec, sim_time 
      * good) and add their own tokens, which no later prompt holds. */
     int64_t kept = sl->ctx / s->block_tokens;
     if (ss_chain_extend(s, sl, kept)) return SIM_ENOMEM;
+    ss_reseed(s, sl);
     sl->pending = fan;
     sl->joined = 0;
     for (int32_t i = 0; i < fan; i++) {
@@ -397,6 +417,9 @@ int sim_session_start(sim_session *s, int64_t entry, sim_time arrival, sim_reque
         ss_trace_spec(s, sl, slot, entry, out);
         out->arrival = arrival;
     } else {
+        sl->rng_base = sim_rng_derive(s->seed, "session", sl->sid);
+        sl->rng_step = 0;
+        ss_reseed(s, sl);
         sl->turns = sim_lendist_draw(s->turns, s->rng);
         if (ss_synth_turn(s, slot, sim_lendist_draw(s->first_in, s->rng), arrival, out)) {
             sl->open = 0;

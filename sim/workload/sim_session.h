@@ -10,7 +10,8 @@
  * after the LAST of them finished (a join), or after the turn itself when
  * it fanned out nothing. Two sources: synthetic (workload.sessions: turns,
  * user tokens, think gap and sub-request lengths from sim_lendist
- * distributions drawn on the stream "session"; every turn but the last fans
+ * distributions drawn per session from the stream "session", so a
+ * session's draws do not depend on other sessions; every turn but the last fans
  * out workload.sessions.fan_out sub-requests) and a Mooncake trace with
  * session fields (sim_trace.h: the trace's turns, sub-requests, lengths,
  * hash ids and delays, the delays scaled like its timestamps).
