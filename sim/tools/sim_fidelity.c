@@ -104,6 +104,13 @@ static const backend_profile profiles[] = {
 #define FID_SGLANG_RECV_INTERVAL 30
 #define FID_TRTLLM_ADP_TIMEOUT_ITERS 60
 #define FID_TRTLLM_ADP_WAIT_ITERS 0
+/* TensorRT-LLM's DeepSeek-R1 recipes on B200 (dsr1_fp8/fp4_b200_trt):
+ * max_num_tokens = (concurrency + isl + 127) rounded down to 64, at least
+ * 8,192 from the 1.2.0rc6.post2 images on (InferenceX PRs 594 and 620
+ * moved both recipes from 1.1.0rc2.post2; the 1.1 scripts have no floor);
+ * enable_chunked_prefill left off (whole prompts). */
+#define FID_TRTLLM_DSR1_FLOOR 8192
+#define FID_TRTLLM_DSR1_FLOOR_FROM 102
 
 static const backend_profile *profile_for(const char *backend)
 {
@@ -159,6 +166,29 @@ static void set_parallel(sim_parallel_cfg *p, const sim_fidelity_layout *l)
     p->moe_tp = l->moe_tp;
 }
 
+/* "major.minor" of an engine version ("1.2.0rc6.post2" → 102); 0 when
+ * not given or not a version. */
+static int version_code(const char *v)
+{
+    char *end;
+    long major = strtol(v, &end, 10);
+    if (end == v || *end != '.' || major < 0 || major > 999) return 0;
+    const char *m = end + 1;
+    long minor = strtol(m, &end, 10);
+    if (end == m || minor < 0 || minor > 99) return 0;
+    return (int)(major * 100 + minor);
+}
+
+int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r)
+{
+    if (r->len_lo >= 1 || r->disagg || strcasecmp(r->backend, "trtllm")) return 0;
+    if (strcasecmp(r->model, "deepseek-ai/DeepSeek-R1") && strcasecmp(r->model, "deepseek-ai/DeepSeek-V3")) return 0;
+    int64_t b = ((int64_t)r->concurrency + r->isl + 64 + 63) / 64 * 64;
+    int v = version_code(r->version);
+    if ((v == 0 || v >= FID_TRTLLM_DSR1_FLOOR_FROM) && b < FID_TRTLLM_DSR1_FLOOR) b = FID_TRTLLM_DSR1_FLOOR;
+    return (int32_t)(b < (1 << 30) ? b : (1 << 30));
+}
+
 /* What the InferenceX serving recipes (len_lo < 1 marks their runs) set
  * beyond the engine's defaults, on aggregated workers: SGLang's
  * --scheduler-recv-interval (FID_SGLANG_RECV_INTERVAL steps: the recipes
@@ -174,6 +204,13 @@ static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
     if (!strcasecmp(r->backend, "trtllm") && r->agg.dp > 1) {
         s->adp_timeout_iters = FID_TRTLLM_ADP_TIMEOUT_ITERS;
         s->adp_wait_iters = FID_TRTLLM_ADP_WAIT_ITERS;
+    }
+    int32_t budget = sim_fidelity_trtllm_dsr1_tokens(r);
+    if (budget > 0) {
+        int64_t b = (int64_t)budget * (r->agg.dp > 1 ? r->agg.dp : 1);
+        s->max_batched_tokens = (int32_t)(b < (1 << 30) ? b : (1 << 30));
+        s->chunk_tokens = budget;
+        s->whole_prompts = 1;
     }
 }
 

@@ -37,6 +37,7 @@ typedef struct {
 typedef struct {
     char id[128];               /* the CSV's id, or "line N" when it has none */
     char backend[16];
+    char version[32];           /* the engine's version (backend_version column; "" = not given) */
     char model[128];            /* what the scenario's model: names (catalogue name or HF id) */
     char gpu[64];               /* catalogue name of the row's system */
     char dtype[16];             /* weights/activations */
@@ -115,6 +116,14 @@ int sim_fidelity_read(const char *csv_path, sim_fidelity_result *out, sim_err *e
  * faster is no run of c clients all served (sim_fidelity_consistency.c).
  * sim_fidelity_read calls it. */
 void sim_fidelity_flag_inconsistent(sim_fidelity_result *out);
+
+/* TensorRT-LLM's token budget (max_num_tokens, per attention-DP rank) as
+ * its InferenceX DeepSeek-R1 recipe sets it for an aggregated row:
+ * (concurrency + isl + 127) rounded down to 64, at least 8,192 from
+ * version 1.2 on (and where the row names no version); 0 for every other
+ * row (the engine preset's budget). Such rows also schedule prompts only
+ * whole (the recipe leaves enable_chunked_prefill off). */
+int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r);
 
 /* The scenario a row replays as (overrides applied); 0 or the reason. */
 int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts *opts, sim_scenario *sc,

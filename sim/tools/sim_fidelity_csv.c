@@ -100,7 +100,7 @@ static int csv_split(char *line, char **f, int max)
 }
 
 typedef enum {
-    C_ID, C_SOURCE, C_CONC, C_BACKEND, C_MODEL, C_SYSTEM, C_PREC, C_GEMMQ, C_MOEQ, C_MODE, C_ISL, C_OSL,
+    C_ID, C_SOURCE, C_CONC, C_BACKEND, C_VERSION, C_MODEL, C_SYSTEM, C_PREC, C_GEMMQ, C_MOEQ, C_MODE, C_ISL, C_OSL,
     C_BATCH, C_TP, C_PP, C_DP, C_MOETP, C_EP,
     C_P_BATCH, C_P_WORKERS, C_P_TP, C_P_PP, C_P_DP, C_P_MOETP, C_P_EP,
     C_D_BATCH, C_D_WORKERS, C_D_TP, C_D_PP, C_D_DP, C_D_MOETP, C_D_EP,
@@ -111,7 +111,7 @@ static const struct {
     const char *name;
     int required;
 } cols[C_COUNT] = {
-    {"id", 0}, {"silicon_data_source", 0}, {"concurrency", 1}, {"backend", 1}, {"model_path", 1}, {"system", 1}, {"precision", 1},
+    {"id", 0}, {"silicon_data_source", 0}, {"concurrency", 1}, {"backend", 1}, {"backend_version", 0}, {"model_path", 1}, {"system", 1}, {"precision", 1},
     {"gemm_quant_mode", 0}, {"moe_quant_mode", 0}, {"mode", 0}, {"isl", 1}, {"osl", 1},
     {"batch_size", 0}, {"tp_size", 1}, {"pp_size", 1}, {"attention_dp_size", 1}, {"moe_tp_size", 0},
     {"moe_ep_size", 1},
@@ -332,6 +332,7 @@ static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_
     if (*id) snprintf(r->id, sizeof r->id, "%s", id);
     else snprintf(r->id, sizeof r->id, "line %d", lineno);
     snprintf(r->backend, sizeof r->backend, "%s", fld_of(f, n, col, C_BACKEND));
+    snprintf(r->version, sizeof r->version, "%.31s", fld_of(f, n, col, C_VERSION));
     char ck[16];
     int moe = 0;
     map_model(fld_of(f, n, col, C_MODEL), r->model, sizeof r->model, ck, sizeof ck, &moe);

@@ -530,7 +530,48 @@ static void test_inconsistent(void)
     sim_fidelity_free(&r);
 }
 
+/* TensorRT-LLM's DeepSeek-R1 B200 recipes (InferenceX dsr1_fp8/fp4_b200_trt):
+ * max_num_tokens = (concurrency + isl + 64 + 63) / 64 · 64, at least 8,192
+ * from the 1.2 images on, per attention-DP rank, prompts only whole. Worked
+ * on the fixture's attention-DP row (128 clients, 1k prompts, DP 8):
+ * (128 + 1024 + 127) / 64 = 19 → 1,216 tokens under 1.1.0rc2.post2
+ * (9,728 for the instance), 8,192 under 1.2.0rc6.post2 and where no version
+ * is given; aiconfigurator's collector rows (len_lo 1), disaggregated rows
+ * and other models keep the preset's 8,192 per rank with chunking. */
+static void test_trtllm_recipe(void)
+{
+    sim_fidelity_result r;
+    sim_err e = {""};
+    REQUIRE_MSG(sim_fidelity_read(fixture, &r, &e) == 0, "%s", e.msg);
+    REQUIRE_OR(r.n_rows == N_ROWS, sim_fidelity_free(&r); return);
+    sim_fidelity_row w = r.rows[ROW_WIDE_EP];
+    CHECK(!strcmp(w.version, "1.2.0rc6.post2") && !strcmp(r.rows[ROW_DISAGG].version, "0.8.1.post1"));
+    CHECK(sim_fidelity_trtllm_dsr1_tokens(&w) == 8192);
+    sim_scenario *sc = malloc(sizeof *sc);
+    REQUIRE_OR(sc != NULL, sim_fidelity_free(&r); return);
+    snprintf(w.version, sizeof w.version, "1.1.0rc2.post2");
+    CHECK(sim_fidelity_trtllm_dsr1_tokens(&w) == 1216);
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    const sim_sched_cfg *s = &sc->deployment.pools[0].scheduler;
+    CHECK(s->max_batched_tokens == 8 * 1216 && s->chunk_tokens == 1216 && s->whole_prompts == 1);
+    w.version[0] = '\0';
+    CHECK(sim_fidelity_trtllm_dsr1_tokens(&w) == 8192);
+    w.isl = 8192;
+    CHECK(sim_fidelity_trtllm_dsr1_tokens(&w) == 8384); /* (128 + 8192 + 127) / 64 = 131 */
+    w.len_lo = 1.0;
+    CHECK(sim_fidelity_trtllm_dsr1_tokens(&w) == 0);
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->max_batched_tokens == 8 * 8192 && s->whole_prompts == 0);
+    w.len_lo = 0.8;
+    snprintf(w.model, sizeof w.model, "Qwen/Qwen3-32B");
+    CHECK(sim_fidelity_trtllm_dsr1_tokens(&w) == 0);
+    CHECK(sim_fidelity_trtllm_dsr1_tokens(&r.rows[ROW_DISAGG]) == 0);
+    free(sc);
+    sim_fidelity_free(&r);
+}
+
 static const test_case cases[] = {
+    {"trtllm_recipe", test_trtllm_recipe},
     {"read", test_read},
     {"inconsistent", test_inconsistent},
     {"replay", test_replay},
