@@ -133,9 +133,15 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
                    ? sim_instance_fits(c->inst[k], spec->input_tokens, spec->output_tokens)
                    : sim_instance_fits(c->inst[k], spec->input_tokens, 1) &&
                          (int64_t)spec->input_tokens + spec->output_tokens <= c->back_kv_tokens;
+    int shed = 0;
     if (!fits) {
         /* Longer than the KV cache can ever hold: a real engine rejects it. */
         c->rejected++;
+        if (c->n_classes > 0) c->class_rejected[spec->cls]++;
+    } else if (c->admission && !sim_cluster_admit(c, r, k)) {
+        shed = 1; /* admission control refused it (counted there) */
+    }
+    if (!fits || shed) {
         free(r->keys);
         r->keys = NULL;
         session_finished(c, r, 1);
@@ -539,6 +545,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
         goto fail;
     }
     if ((rc = sim_cluster_attach_perf_db(c, err)) < 0) goto fail;
+    if ((rc = sim_cluster_admit_init(c, err)) < 0) goto fail;
     if (attn_pool >= 0) {
         if (ffn_pool < 0) {
             rc = sim_err_set(err, SIM_EINVAL, "deployment: mode %s needs an ffn pool",
@@ -693,6 +700,7 @@ void sim_cluster_destroy(sim_cluster *c)
     sim_workload_destroy(c->wl);
     sim_session_stats_destroy(c->sess_stats);
     sim_metrics_destroy(c->metrics);
+    sim_cluster_admit_fini(c);
     sim_engine_destroy(c->eng);
     while (c->slabs) {
         req_slab *n = c->slabs->next;
@@ -827,6 +835,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     out->events = sim_engine_events_fired(c->eng);
     out->n_gpus = c->n_gpus;
     out->requests_rejected = c->rejected;
+    if ((rc = sim_cluster_class_summaries(c, out, err)) < 0) return rc;
     pool_summaries(c, out);
     if (c->sc.energy.enabled) energy_summary(c, out);
     out->load_cv = front_load_cv(c);
@@ -884,6 +893,7 @@ void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out)
     out->issued = c->issued;
     out->completed = c->completed;
     out->rejected = c->rejected;
+    out->shed = c->shed;
     out->in_flight = c->in_flight;
     out->input_tokens_done = c->in_tok_done;
     out->output_tokens_done = c->out_tok_done;

@@ -73,6 +73,7 @@ int64_t sim_cluster_pool_kv_tokens(const sim_cluster *c, int32_t pool);
 /* What a finished run left behind, for conservation checks. */
 typedef struct {
     int64_t issued, completed, rejected, in_flight;
+    int64_t shed;                /* refused by admission control (workload.admission, class buckets) */
     int64_t kv_blocks_used;      /* summed over instances; 0 after a full run */
     int64_t outstanding_tokens;  /* summed over instances; 0 after a full run */
     int64_t waiting, running;

@@ -2,7 +2,8 @@
  * that implement it: sim_cluster.c (build, traffic, sampling, run),
  * sim_cluster_route.c (prefix keys and the cache-aware router's views),
  * sim_cluster_kv.c (KV moving between instances: PD transfers and KV
- * sharing) and sim_cluster_perfdb.c (calibrated latencies). Not a public
+ * sharing), sim_cluster_perfdb.c (calibrated latencies) and
+ * sim_cluster_admit.c (SLO classes and admission control). Not a public
  * header: only those files include it. */
 #ifndef SIM_CLUSTER_IMPL_H
 #define SIM_CLUSTER_IMPL_H
@@ -38,6 +39,12 @@ typedef struct req_slab {
     struct req_slab *next;
     sim_req reqs[REQ_SLAB];
 } req_slab;
+
+/* A token bucket's state (sim_cluster_admit.c). */
+typedef struct {
+    double level;              /* tokens now */
+    sim_time last;             /* when level was last brought up to date */
+} sim_bucket_state;
 
 struct sim_cluster {
     sim_scenario sc;
@@ -116,6 +123,12 @@ struct sim_cluster {
     void *progress_ctx;
     struct sim_trace_out *trace;  /* --trace: the caller's, NULL when none */
     int64_t progress_next;
+    /* SLO classes and admission control (sim_cluster_admit.c) */
+    int admission;             /* some bucket or the SLO test can shed */
+    sim_bucket_state bucket, class_bucket[SIM_MAX_CLASSES];
+    int32_t n_classes;
+    sim_metrics *class_metrics[SIM_MAX_CLASSES];
+    int64_t shed, class_shed[SIM_MAX_CLASSES], class_rejected[SIM_MAX_CLASSES];
 };
 
 /* Ends the run on an allocation failure inside the event loop (the one
@@ -148,6 +161,16 @@ sim_time sim_cluster_pd_handover(const sim_sched_cfg *s, double stripe_bytes, si
 int32_t sim_cluster_on_fetch_plan(void *ctx, sim_req *r, int32_t local);
 void sim_cluster_on_fetch_start(void *ctx, sim_req *r);
 void sim_cluster_on_cache_evict(void *ctx, int32_t instance, uint64_t key);
+
+/* sim_cluster_admit.c: builds the class metrics and buckets (SIM_ENOMEM);
+ * frees them; 1 when r, routed to instance k, is admitted, 0 when shed
+ * (counted); r's predicted TTFT on k in ms; fills the summary's shed count
+ * and classes, and judges the headline's good requests by their classes. */
+int sim_cluster_admit_init(sim_cluster *c, sim_err *err);
+void sim_cluster_admit_fini(sim_cluster *c);
+int sim_cluster_admit(sim_cluster *c, const sim_req *r, int32_t k);
+double sim_cluster_predicted_ttft_ms(const sim_cluster *c, const sim_req *r, int32_t k);
+int sim_cluster_class_summaries(const sim_cluster *c, sim_summary *out, sim_err *err);
 
 /* sim_cluster_perfdb.c */
 int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err);

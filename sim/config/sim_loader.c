@@ -28,6 +28,7 @@ typedef struct {
     const char *dir;     /* scenario file's folder; "" = leave relative paths as they are */
     sim_yaml_node *root;
     size_t base_items;   /* overlay: items of the base's deployment.pools (0 = no base) */
+    size_t base_classes; /* overlay: items of the base's workload.classes */
 } ctx;
 
 /* ---- messages ---- */
@@ -188,7 +189,9 @@ static int convert(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, co
     char expect[512], got[128];
     sim_schema_expect(f, expect, sizeof expect);
     sim_yaml_describe(n, got, sizeof got);
-    char *base = f->in_pool ? (char *)&c->sc->deployment.pools[pool] : (char *)c->sc;
+    char *base = f->in_pool == SIM_SCHEMA_IN_POOL    ? (char *)&c->sc->deployment.pools[pool]
+                 : f->in_pool == SIM_SCHEMA_IN_CLASS ? (char *)&c->sc->workload.classes[pool]
+                                                     : (char *)c->sc;
     char *dst = base + f->offset;
     if (f->type == SIM_SCHEMA_F64S) return convert_f64s(c, f, n, path, dst, expect);
     if (n->kind != SIM_YAML_SCALAR)
@@ -279,8 +282,20 @@ static int walk_map(ctx *c, const sim_yaml_node *n, const char *pattern, const c
         if (sim_sched_preset_apply(sc->preset, sc))
             return fail_at(c, p->value, cpath, SIM_EINVAL, "internal: preset '%s' has no settings", sc->preset);
     }
-    for (size_t i = 0; i < n->n; i++) {
-        const sim_yaml_pair *p = &n->pairs[i];
+    /* workload.classes items start from the workload's own keys: they are
+     * walked after the rest of the workload, wherever the file puts them. */
+    int wl = !strcmp(pattern, "workload");
+    for (size_t j = 0; j < n->n + (size_t)wl; j++) {
+        size_t i = j < n->n ? j : 0;
+        const sim_yaml_pair *p = NULL;
+        if (j == n->n) { /* the second pass: classes, if the workload has them */
+            for (size_t k = 0; k < n->n; k++)
+                if (!strcmp(n->pairs[k].key, "classes")) p = &n->pairs[k];
+            if (!p) break;
+        } else {
+            p = &n->pairs[i];
+            if (wl && !strcmp(p->key, "classes")) continue;
+        }
         char cpat[PATH_BUF], cpath[PATH_BUF], where[PATH_BUF + 64];
         if (sched && !strcmp(p->key, "preset")) continue;
         const sim_schema_field *cf = NULL;
@@ -313,8 +328,15 @@ static int walk_list(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, 
     }
     if ((double)n->n < f->min || (double)n->n > f->max)
         return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %zu", expect, n->n);
-    /* Only deployment.pools is a list; its items fill pools[i]. */
-    c->sc->deployment.n_pools = (int32_t)n->n;
+    /* deployment.pools items fill pools[i], workload.classes items classes[i]. */
+    int classes = !strcmp(pattern, "workload.classes");
+    if (classes) {
+        c->sc->workload.n_classes = (int32_t)n->n;
+        /* New items start from the workload's keys (an overlay keeps its base's items). */
+        for (size_t i = c->base_classes; i < n->n; i++) sim_class_from_workload(&c->sc->workload.classes[i], &c->sc->workload);
+    } else {
+        c->sc->deployment.n_pools = (int32_t)n->n;
+    }
     char ipat[PATH_BUF];
     join(ipat, sizeof ipat, pattern, "*");
     for (size_t i = 0; i < n->n; i++) {
@@ -414,7 +436,8 @@ static int apply_set(ctx *c, const char *set, const char *origin)
             size_t idx = (size_t)strtoul(comp, NULL, 10);
             /* Over a base scenario its own items can be named alone: the
              * items before stand as empty mappings (the base's, unchanged). */
-            while (seq->n < idx && seq->n < c->base_items) {
+            size_t base_n = !strcmp(pattern, "workload.classes") ? c->base_classes : c->base_items;
+            while (seq->n < idx && seq->n < base_n) {
                 sim_yaml_node *keep = sim_yaml_node_new(SIM_YAML_MAP, origin);
                 if (!keep) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
                 if ((rc = sim_yaml_seq_add(seq, keep, c->err))) return rc;
@@ -518,7 +541,7 @@ static int check_len(ctx *c, const char *sec, const sim_len_dist *d)
 {
     char p[PATH_BUF];
     const char *dn = sim_dist_name(d->dist);
-#define KEY(k) (snprintf(p, sizeof p, "workload.%s.%s", sec, k), p)
+#define KEY(k) (snprintf(p, sizeof p, "%s%s.%s", strncmp(sec, "workload.", 9) ? "workload." : "", sec, k), p)
     if (d->min > d->max)
         return fail_key(c, KEY("max"), "dist %s needs min <= max, got min %lld and max %lld", dn,
                         (long long)d->min, (long long)d->max);
@@ -541,6 +564,66 @@ static int check_len(ctx *c, const char *sec, const sim_len_dist *d)
         break;
     }
 #undef KEY
+    return 0;
+}
+
+static int check_bucket(ctx *c, const char *sec, const sim_bucket_cfg *b)
+{
+    char p[PATH_BUF + 8];
+    snprintf(p, sizeof p, "%s.burst", sec);
+    if (b->rate > 0 && !(b->burst >= 1))
+        return fail_key(c, p, "a token bucket with rate %g needs burst >= 1 (one request's token), got %g", b->rate,
+                        b->burst);
+    return 0;
+}
+
+/* workload.classes: names, open-loop synthetic arrivals, bounded, lengths. */
+static int check_classes(ctx *c)
+{
+    const sim_workload_cfg *w = &c->sc->workload;
+    char p[PATH_BUF], sec[PATH_BUF];
+    int rc;
+    if (w->n_classes == 0) return 0;
+    if (w->trace.format != SIM_TRACE_NONE)
+        return fail_key(c, "workload.classes", "classes generate their own arrivals; they cannot be mixed with "
+                                               "workload.trace (a trace carries no classes)");
+    if (w->arrival.process == SIM_ARRIVAL_CLOSED)
+        return fail_key(c, "workload.classes", "classes are open loop; workload.arrival.process closed_loop "
+                                               "cannot be split into classes");
+    if (w->sessions.count > 0)
+        return fail_key(c, "workload.classes", "classes with workload.sessions are not supported (a session's turns "
+                                               "would need one class); set sessions.count 0 or drop the classes");
+    if (strcmp(w->prefix.kind, "none") != 0)
+        return fail_key(c, "workload.classes", "classes with workload.prefix.kind %s are not supported (each "
+                                               "class would need its own prefix structure); use kind none",
+                        w->prefix.kind);
+    for (int32_t i = 0; i < w->n_classes; i++) {
+        const sim_class_cfg *cl = &w->classes[i];
+        snprintf(p, sizeof p, "workload.classes.%d.name", (int)i);
+        if (!cl->name[0]) return fail_key(c, p, "every class needs a name");
+        for (const char *q = cl->name; *q; q++)
+            if (!(isalnum((unsigned char)*q) || *q == '_' || *q == '-'))
+                return fail_key(c, p, "class name '%s': expected letters, digits, '_' or '-' (it becomes a JSON "
+                                      "and results-DB key)", cl->name);
+        for (int32_t j = 0; j < i; j++)
+            if (!strcmp(w->classes[j].name, cl->name))
+                return fail_key(c, p, "class name '%s' is used twice (also workload.classes.%d)", cl->name, (int)j);
+        snprintf(p, sizeof p, "workload.classes.%d.arrival.process", (int)i);
+        if (cl->arrival.process == SIM_ARRIVAL_CLOSED)
+            return fail_key(c, p, "classes are open loop: expected poisson, gamma, constant or schedule");
+        snprintf(p, sizeof p, "workload.classes.%d.arrival.schedule", (int)i);
+        if (cl->arrival.process == SIM_ARRIVAL_SCHEDULE && !cl->arrival.schedule[0])
+            return fail_key(c, p, "process schedule needs a schedule \"t0:r0, t1:r1, ...\"");
+        snprintf(p, sizeof p, "workload.classes.%d.requests", (int)i);
+        if (cl->requests == 0 && cl->duration_s == 0)
+            return fail_key(c, p, "requests 0 and duration_s 0: the class would never stop sending");
+        snprintf(sec, sizeof sec, "workload.classes.%d.input_tokens", (int)i);
+        if ((rc = check_len(c, sec, &cl->input_tokens))) return rc;
+        snprintf(sec, sizeof sec, "workload.classes.%d.output_tokens", (int)i);
+        if ((rc = check_len(c, sec, &cl->output_tokens))) return rc;
+        snprintf(sec, sizeof sec, "workload.classes.%d.admission", (int)i);
+        if ((rc = check_bucket(c, sec, &cl->admission))) return rc;
+    }
     return 0;
 }
 
@@ -582,7 +665,15 @@ static int check_workload(ctx *c)
         return fail_key(c, "workload.requests",
                         "requests 0 means the whole trace, but no trace is set and duration_s is 0: "
                         "the run would never end");
-    return 0;
+    if ((rc = check_bucket(c, "workload.admission", &w->admission.bucket))) return rc;
+    if (w->admission.slo_factor > 0 && !(c->sc->slo.ttft_ms > 0)) {
+        int any = 0;
+        for (int32_t i = 0; i < w->n_classes; i++) any |= w->classes[i].slo.ttft_ms > 0;
+        if (!any)
+            return fail_key(c, "workload.admission.slo_factor",
+                            "shedding by predicted TTFT needs a TTFT bound (slo.ttft_ms or a class's slo.ttft_ms)");
+    }
+    return check_classes(c);
 }
 
 /* scheduler.speculative: what it needs, and where it is not modelled yet. */
@@ -657,7 +748,8 @@ static int check_deployment(ctx *c)
 static int load(const char *text, size_t len, const char *name, const char *dir, const char *source,
                 const char *const *sets, int n_sets, const sim_scenario *base, sim_scenario *out, sim_err *err)
 {
-    ctx c = {NULL, err, dir, NULL, base && base->deployment.n_pools > 0 ? (size_t)base->deployment.n_pools : 0};
+    ctx c = {NULL, err, dir, NULL, base && base->deployment.n_pools > 0 ? (size_t)base->deployment.n_pools : 0,
+             base && base->workload.n_classes > 0 ? (size_t)base->workload.n_classes : 0};
     char **origins = NULL;
     int rc = 0;
     if (!name) name = "<scenario>";
@@ -697,6 +789,7 @@ static int load(const char *text, size_t len, const char *name, const char *dir,
     if ((rc = walk(&c, c.root, "", "", 0))) goto fail;
     /* An overlay naming pool 0 keeps the base's other pools. */
     if (base && c.sc->deployment.n_pools < base->deployment.n_pools) c.sc->deployment.n_pools = base->deployment.n_pools;
+    if (base && c.sc->workload.n_classes < base->workload.n_classes) c.sc->workload.n_classes = base->workload.n_classes;
     if ((rc = check_workload(&c))) goto fail;
     if ((rc = check_deployment(&c))) goto fail;
     snprintf(c.sc->source_path, sizeof c.sc->source_path, "%s", source);
@@ -794,7 +887,7 @@ int sim_loader_locate_error(const char *path, const char *const *sets, int n_set
     char *text = NULL, **origins = n_sets > 0 ? calloc((size_t)n_sets, sizeof *origins) : NULL;
     size_t len = 0;
     sim_err scratch = {{0}};
-    ctx c = {sc, &scratch, "", NULL, 0};
+    ctx c = {sc, &scratch, "", NULL, 0, 0};
     int found = 0;
     if (!sc || (n_sets > 0 && !origins)) goto out;
     sim_scenario_defaults(sc);
@@ -897,8 +990,10 @@ void sim_loader_write_reference(FILE *f)
             if (!leaf) continue;
             char def_s[SIM_PATH_MAX + 8], range[512];
             sim_schema_default(&t[j], &def, def_s, sizeof def_s);
-            if (t[j].type == SIM_SCHEMA_LIST)
+            if (t[j].type == SIM_SCHEMA_LIST && !strcmp(t[j].path, "deployment.pools"))
                 snprintf(def_s, sizeof def_s, "%d item", (int)def.deployment.n_pools);
+            else if (t[j].type == SIM_SCHEMA_LIST)
+                snprintf(def_s, sizeof def_s, "none");
             sim_schema_range(&t[j], range, sizeof range);
             fprintf(f, "| `%s` | %s | ", leaf, type_name(t[j].type));
             if (def_s[0]) {

@@ -3,6 +3,35 @@
 
 #include <string.h>
 
+void sim_class_from_workload(sim_class_cfg *cl, const sim_workload_cfg *w)
+{
+    memset(cl, 0, sizeof *cl);
+    cl->requests = w->requests;
+    cl->duration_s = w->duration_s;
+    cl->arrival = w->arrival;
+    cl->input_tokens = w->input_tokens;
+    cl->output_tokens = w->output_tokens;
+}
+
+sim_slo_cfg sim_class_slo(const sim_scenario *sc, int32_t i)
+{
+    sim_slo_cfg s = sc->slo;
+    if (i < 0 || i >= sc->workload.n_classes) return s;
+    const sim_slo_cfg *c = &sc->workload.classes[i].slo;
+    if (c->ttft_ms > 0) s.ttft_ms = c->ttft_ms;
+    if (c->tpot_ms > 0) s.tpot_ms = c->tpot_ms;
+    if (c->e2e_ms > 0) s.e2e_ms = c->e2e_ms;
+    return s;
+}
+
+int sim_admission_enabled(const sim_workload_cfg *w)
+{
+    if (w->admission.bucket.rate > 0 || w->admission.slo_factor > 0) return 1;
+    for (int32_t i = 0; i < w->n_classes && i < SIM_MAX_CLASSES; i++)
+        if (w->classes[i].admission.rate > 0) return 1;
+    return 0;
+}
+
 void sim_scenario_defaults(sim_scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
@@ -131,6 +160,10 @@ void sim_scenario_defaults(sim_scenario *sc)
     px->docs_per_request = 2;
     sc->slo.ttft_ms = 0;
     sc->slo.tpot_ms = 0;
+    sc->slo.e2e_ms = 0;
+    /* Class items start from the workload's keys (the loader copies them
+     * in again over a file's workload); these are what the reference shows. */
+    for (int i = 0; i < SIM_MAX_CLASSES; i++) sim_class_from_workload(&w->classes[i], w);
     sc->output.db[0] = '\0';
     sc->output.store_requests = 1;
     sc->output.sample_interval_s = 1.0;

@@ -92,6 +92,43 @@ typedef struct {
 } sim_session_cfg;
 
 typedef struct {
+    double ttft_ms, tpot_ms;   /* 0 = no bound on that metric */
+    double e2e_ms;             /* end to end (arrival to last token); 0 = no bound */
+} sim_slo_cfg;
+
+/* A token bucket (admission control): it holds `burst` tokens at t = 0,
+ * refills at `rate` tokens/s up to `burst`, and each admitted request
+ * takes one; a request finding less than one token is shed. */
+typedef struct {
+    double rate;               /* tokens (requests) per second; 0 = no bucket */
+    double burst;              /* bucket size in requests (>= 1 when rate > 0) */
+} sim_bucket_cfg;
+
+#define SIM_MAX_CLASSES 8
+#define SIM_CLASS_NAME_MAX 32
+
+/* One SLO class of a mixed workload (workload.classes.*): its own arrival
+ * process, lengths, request budget, SLO and priority. The loader starts each
+ * item from the workload's own keys, so a class names only what differs. */
+typedef struct {
+    char name[SIM_CLASS_NAME_MAX];
+    int32_t priority;          /* 0 is served first; larger numbers after smaller */
+    int64_t requests;          /* requests this class sends (0 = bounded by duration_s only) */
+    double duration_s;
+    sim_arrival_cfg arrival;   /* open loop only */
+    sim_len_dist input_tokens;
+    sim_len_dist output_tokens;
+    sim_slo_cfg slo;           /* 0 = the scenario's slo.* bound */
+    sim_bucket_cfg admission;  /* the class's own token bucket */
+} sim_class_cfg;
+
+/* workload.admission: what the cluster sheds at arrival. */
+typedef struct {
+    sim_bucket_cfg bucket;     /* one bucket for every request (rate 0 = none) */
+    double slo_factor;         /* > 0: shed a request whose predicted TTFT exceeds slo_factor × its TTFT bound */
+} sim_admission_cfg;
+
+typedef struct {
     int64_t requests;      /* number of requests to send (0 = whole trace) */
     double duration_s;     /* stop sending after this simulated time (0 = no limit) */
     sim_arrival_cfg arrival;
@@ -100,6 +137,9 @@ typedef struct {
     sim_trace_cfg trace;
     sim_prefix_cfg prefix;
     sim_session_cfg sessions;
+    int32_t n_classes;     /* 0 = one class: the keys above */
+    sim_class_cfg classes[SIM_MAX_CLASSES];
+    sim_admission_cfg admission;
 } sim_workload_cfg;
 
 typedef enum {
@@ -320,10 +360,6 @@ typedef struct {
 } sim_sweep_cfg;
 
 typedef struct {
-    double ttft_ms, tpot_ms;   /* 0 = no bound on that metric */
-} sim_slo_cfg;
-
-typedef struct {
     char db[SIM_PATH_MAX];     /* results DB; empty = do not store */
     int32_t store_requests;    /* 1 = one row per request in the DB */
     double sample_interval_s;  /* per-instance time-series sampling period */
@@ -452,5 +488,13 @@ const char *sim_route_policy_name(sim_route_policy p);
 const char *sim_arrival_name(sim_arrival_kind k);
 const char *sim_dist_name(sim_dist_kind k);
 const char *sim_mode_name(sim_deploy_mode m);
+
+/* A class item as the workload's own keys describe it (name "", priority 0,
+ * no SLO or bucket of its own). */
+void sim_class_from_workload(sim_class_cfg *cl, const sim_workload_cfg *w);
+/* Class i's SLO with the scenario's slo.* filling the bounds it leaves 0. */
+sim_slo_cfg sim_class_slo(const sim_scenario *sc, int32_t i);
+/* 1 when workload.admission or a class's bucket can shed requests. */
+int sim_admission_enabled(const sim_workload_cfg *w);
 
 #endif

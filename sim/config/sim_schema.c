@@ -8,7 +8,9 @@
 
 #define NAMES(a) a, (int)(sizeof a / sizeof a[0])
 #define SC(m) 0, offsetof(sim_scenario, m), sizeof(((sim_scenario *)0)->m)
-#define PL(m) 1, offsetof(sim_pool_cfg, m), sizeof(((sim_pool_cfg *)0)->m)
+#define PL(m) SIM_SCHEMA_IN_POOL, offsetof(sim_pool_cfg, m), sizeof(((sim_pool_cfg *)0)->m)
+#define CL(m) SIM_SCHEMA_IN_CLASS, offsetof(sim_class_cfg, m), sizeof(((sim_class_cfg *)0)->m)
+#define SC_WL(m) SC(workload.m)
 
 /* Ranges: flags, min, max. */
 #define ANY 0, 0, 0
@@ -39,25 +41,28 @@ static const char *const policies[] = {"round_robin", "random", "least_loaded", 
 static const char *const presets[] = {"none", "sglang", "dynamo", "llmd"};
 static const char *const prefix_kinds[] = {"none", "system_prompt", "multi_turn", "rag"};
 
-#define LEN_DIST(sec, m) LEN_DIST_D(sec, m, "Length distribution in tokens; every kind is clamped to [min, max].")
-#define LEN_DIST_D(sec, m, d)                                                                     \
-    SEC("workload." sec, d),                                                                      \
-    ENM("workload." sec ".dist", SC(workload.m.dist), dists, 0,                                  \
-        "Distribution kind; it decides which of the keys below are used."),                                         \
-    FLD("workload." sec ".value", SIM_SCHEMA_F64, SC(workload.m.value), ANY,                      \
+/* One length distribution at key path `sec` described by `d`, stored through LOC(m.field). */
+#define LEN_DIST_AT(sec, LOC, m, d)                                                               \
+    SEC(sec, d),                                                                                  \
+    ENM(sec ".dist", LOC(m.dist), dists, 0,                                                       \
+        "Distribution kind; it decides which of the keys below are used."),                      \
+    FLD(sec ".value", SIM_SCHEMA_F64, LOC(m.value), ANY,                                          \
         "fixed: the length (>= 1)."),                                                             \
-    FLD("workload." sec ".mean", SIM_SCHEMA_F64, SC(workload.m.mean), ANY,                        \
+    FLD(sec ".mean", SIM_SCHEMA_F64, LOC(m.mean), ANY,                                            \
         "normal, lognormal: mean length (> 0)."),                                                 \
-    FLD("workload." sec ".std", SIM_SCHEMA_F64, SC(workload.m.std), GE0,                          \
+    FLD(sec ".std", SIM_SCHEMA_F64, LOC(m.std), GE0,                                              \
         "normal, lognormal: standard deviation of the length itself."),                           \
-    FLD("workload." sec ".s", SIM_SCHEMA_F64, SC(workload.m.s), ANY,                              \
+    FLD(sec ".s", SIM_SCHEMA_F64, LOC(m.s), ANY,                                                  \
         "zipf: exponent s (> 0), P(k) ~ k^-s over k = min..max."),                                \
-    FLD("workload." sec ".min", SIM_SCHEMA_I64, SC(workload.m.min), GE1,                          \
+    FLD(sec ".min", SIM_SCHEMA_I64, LOC(m.min), GE1,                                              \
         "Smallest length (uniform and zipf range, clamp for the others)."),                       \
-    FLD("workload." sec ".max", SIM_SCHEMA_I64, SC(workload.m.max), GE1,                          \
+    FLD(sec ".max", SIM_SCHEMA_I64, LOC(m.max), GE1,                                              \
         "Largest length (uniform and zipf range, clamp for the others)."),                        \
-    FLD("workload." sec ".path", SIM_SCHEMA_PATH, SC(workload.m.path), ANY,                       \
+    FLD(sec ".path", SIM_SCHEMA_PATH, LOC(m.path), ANY,                                           \
         "empirical: file with one length per line, or `length,weight`.")
+#define LEN_DIST_TOKENS "Length distribution in tokens; every kind is clamped to [min, max]."
+#define LEN_DIST_D(sec, m, d) LEN_DIST_AT("workload." sec, SC_WL, m, d)
+#define LEN_DIST(sec, m) LEN_DIST_D(sec, m, LEN_DIST_TOKENS)
 
 static const sim_schema_field table[] = {
     SEC("", "Top-level keys. Every key has a default, so `{}` is a valid scenario."),
@@ -164,6 +169,53 @@ static const sim_schema_field table[] = {
                "A sub-request's own tokens after its parent's context (prompt + answer)."),
     LEN_DIST_D("sessions.child_output_tokens", sessions.child_output_tokens,
                "A sub-request's answer; the answers join the next turn's context."),
+    SEC("workload.admission", "Admission control at the cluster's door: a request it refuses is shed (counted, "
+                              "never served)."),
+    FLD("workload.admission.rate", SIM_SCHEMA_F64, SC(workload.admission.bucket.rate), GE0,
+        "Token bucket over every request: refill rate in requests/s (0 = no bucket)."),
+    FLD("workload.admission.burst", SIM_SCHEMA_F64, SC(workload.admission.bucket.burst), GE0,
+        "Token bucket size in requests (>= 1 with a rate), full at t = 0."),
+    FLD("workload.admission.slo_factor", SIM_SCHEMA_F64, SC(workload.admission.slo_factor), GE0,
+        "Shed a request whose predicted TTFT on the instance it is routed to (the prefill tokens queued there "
+        "ahead of it, i.e. not those of less urgent classes under priority scheduling, plus its own, at the pool's "
+        "prefill rate, plus the frontend delay) exceeds slo_factor x its class's TTFT "
+        "bound (0 = off; needs a TTFT bound)."),
+    {"workload.classes", SIM_SCHEMA_LIST, 0, 0, 0, IN(1, SIM_MAX_CLASSES), NULL, 0, 0,
+     "SLO classes of a mixed workload, each with its own arrivals, lengths, SLO and priority; every item "
+     "starts from the workload's own keys above (requests, duration_s, arrival, input_tokens, output_tokens), "
+     "which then describe no requests of their own. Open-loop synthetic arrivals only."},
+    SEC("workload.classes.*", "One class (list item)."),
+    FLD("workload.classes.*.name", SIM_SCHEMA_STR, CL(name), ANY,
+        "Class name (required, unique): the key of its figures in --json `classes` and the results DB."),
+    FLD("workload.classes.*.priority", SIM_SCHEMA_I32, CL(priority), IN(0, 1000000),
+        "Scheduling priority: instances order their waiting queue by priority (0 first), then arrival, and "
+        "preempt the lowest priority's newest request first (vLLM's priority policy)."),
+    FLD("workload.classes.*.requests", SIM_SCHEMA_I64, CL(requests), GE0,
+        "Requests this class sends (0 = until duration_s)."),
+    FLD("workload.classes.*.duration_s", SIM_SCHEMA_F64, CL(duration_s), GE0,
+        "Stop this class's arrivals after this much simulated time (0 = no limit)."),
+    SEC("workload.classes.*.arrival", "The class's arrival process (open loop)."),
+    ENM("workload.classes.*.arrival.process", CL(arrival.process), arrivals, 0,
+        "poisson, gamma, constant or schedule (closed_loop is refused with classes)."),
+    FLD("workload.classes.*.arrival.rate", SIM_SCHEMA_F64, CL(arrival.rate), GT0, "Mean arrival rate in requests/s."),
+    FLD("workload.classes.*.arrival.schedule", SIM_SCHEMA_STR, CL(arrival.schedule), ANY,
+        "schedule: \"t0:r0, t1:r1, ...\" as workload.arrival.schedule."),
+    FLD("workload.classes.*.arrival.cv", SIM_SCHEMA_F64, CL(arrival.cv), GT0, "gamma: coefficient of variation."),
+    FLD("workload.classes.*.arrival.concurrency", SIM_SCHEMA_I32, CL(arrival.concurrency), IN(0, 10000000),
+        "Unused (classes are open loop)."),
+    FLD("workload.classes.*.arrival.think_time_s", SIM_SCHEMA_F64, CL(arrival.think_time_s), GE0,
+        "Unused (classes are open loop)."),
+    LEN_DIST_AT("workload.classes.*.input_tokens", CL, input_tokens, LEN_DIST_TOKENS),
+    LEN_DIST_AT("workload.classes.*.output_tokens", CL, output_tokens, LEN_DIST_TOKENS),
+    SEC("workload.classes.*.slo", "The class's SLO; a bound left 0 is the scenario's slo.* bound."),
+    FLD("workload.classes.*.slo.ttft_ms", SIM_SCHEMA_F64, CL(slo.ttft_ms), GE0, "Time-to-first-token bound in ms."),
+    FLD("workload.classes.*.slo.tpot_ms", SIM_SCHEMA_F64, CL(slo.tpot_ms), GE0, "Time-per-output-token bound in ms."),
+    FLD("workload.classes.*.slo.e2e_ms", SIM_SCHEMA_F64, CL(slo.e2e_ms), GE0, "End-to-end latency bound in ms."),
+    SEC("workload.classes.*.admission", "The class's own token bucket (beside workload.admission's)."),
+    FLD("workload.classes.*.admission.rate", SIM_SCHEMA_F64, CL(admission.rate), GE0,
+        "Refill rate in requests/s (0 = no bucket)."),
+    FLD("workload.classes.*.admission.burst", SIM_SCHEMA_F64, CL(admission.burst), GE0,
+        "Bucket size in requests (>= 1 with a rate), full at t = 0."),
 
     SEC("deployment", "How the model is served: the mode and its pools of instances."),
     ENM("deployment.mode", SC(deployment.mode), modes, 0,
@@ -395,6 +447,7 @@ static const sim_schema_field table[] = {
     SEC("slo", "Service-level objectives for goodput (0 = no bound)."),
     FLD("slo.ttft_ms", SIM_SCHEMA_F64, SC(slo.ttft_ms), GE0, "Time-to-first-token bound in ms."),
     FLD("slo.tpot_ms", SIM_SCHEMA_F64, SC(slo.tpot_ms), GE0, "Time-per-output-token bound in ms."),
+    FLD("slo.e2e_ms", SIM_SCHEMA_F64, SC(slo.e2e_ms), GE0, "End-to-end latency bound in ms (arrival to last token)."),
 
     SEC("output", "Where results go."),
     FLD("output.db", SIM_SCHEMA_PATH, SC(output.db), ANY, "SQLite results database (\"\" = do not store); a relative path is relative to the working directory, not the scenario's folder."),
@@ -655,7 +708,9 @@ void sim_schema_f64s_format(const void *p, char *buf, size_t size)
 
 void sim_schema_default(const sim_schema_field *f, const sim_scenario *def, char *buf, size_t size)
 {
-    const char *base = f->in_pool ? (const char *)&def->deployment.pools[0] : (const char *)def;
+    const char *base = f->in_pool == SIM_SCHEMA_IN_POOL    ? (const char *)&def->deployment.pools[0]
+                       : f->in_pool == SIM_SCHEMA_IN_CLASS ? (const char *)&def->workload.classes[0]
+                                                           : (const char *)def;
     const void *p = base + f->offset;
     int32_t i32;
     int64_t i64;

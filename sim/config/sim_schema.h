@@ -3,7 +3,7 @@
  * Each entry gives a key path ("workload.arrival.rate"; "*" stands for a
  * list index, as in "deployment.pools.*.instances"), its type, where it
  * lives in sim_scenario (byte offset; pool keys are offsets into
- * sim_pool_cfg), its allowed range or names and a one-line description.
+ * sim_pool_cfg, class keys into sim_class_cfg), its allowed range or names and a one-line description.
  * Mapping and list entries describe sections. The loader validates and
  * converts with this table and prints the Markdown reference from it, and
  * defaults shown in the reference are read from sim_scenario_defaults, so
@@ -39,10 +39,17 @@ enum {
     SIM_SCHEMA_MAX_EXCL = 8
 };
 
+/* Where a field's offset points (sim_schema_field.in_pool). */
+enum {
+    SIM_SCHEMA_IN_SCENARIO = 0,
+    SIM_SCHEMA_IN_POOL = 1,  /* sim_pool_cfg (path under deployment.pools.*) */
+    SIM_SCHEMA_IN_CLASS = 2  /* sim_class_cfg (path under workload.classes.*) */
+};
+
 typedef struct {
     const char *path;
     sim_schema_type type;
-    int in_pool;             /* offset is into sim_pool_cfg (path under deployment.pools.*) */
+    int in_pool;             /* SIM_SCHEMA_IN_*: what offset is into */
     size_t offset, size;
     unsigned flags;          /* SIM_SCHEMA_HAS_MIN ... */
     double min, max;         /* numbers: value range; LIST: item count range */

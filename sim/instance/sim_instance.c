@@ -164,6 +164,8 @@ static void finish(sim_instance *in, sim_req *r)
         .cached_tokens = r->cached_tokens,
     };
     int mrc = sim_metrics_add_request(in->metrics, &rec);
+    if (mrc >= 0 && in->class_metrics && r->spec.cls >= 0 && r->spec.cls < in->n_class_metrics)
+        mrc = sim_metrics_add_request(in->class_metrics[r->spec.cls], &rec);
     if (mrc < 0) /* a lost record would make every statistic wrong: the run fails */
         sim_engine_fail(in->eng, mrc, "%s request %llu on instance %d",
                         mrc == SIM_ENOMEM ? "out of memory recording finished" : "inconsistent timestamps of finished",
@@ -205,7 +207,8 @@ static void preempt(sim_instance *in, sim_req *r)
     int64_t after = (int64_t)r->prefill_target + (r->spec.output_tokens - r->generated);
     in->outstanding += after - before;
     in->pending_prefill += r->prefill_target - pre_before;
-    sim_req_list_push_front(&in->waiting, r, SIM_RUN_LINK);
+    if (in->by_priority) sim_instance_waiting_place(in, r);
+    else sim_req_list_push_front(&in->waiting, r, SIM_RUN_LINK);
     queued_add(in, 1);
 }
 
@@ -260,6 +263,11 @@ static void iter_end_warm(const void *ctx, uint64_t arg);
  * flight cannot be called back). */
 static sim_req *victim(sim_instance *in, sim_lane *ln)
 {
+    if (in->by_priority) {
+        sim_req *v = sim_instance_priority_victim(in, ln);
+        SIM_ASSERT(v != NULL, sim_engine_now(in->eng));
+        return v;
+    }
     sim_req *r = ln->running.tail;
     while (r && r->fetching) r = r->run_link.prev;
     SIM_ASSERT(r != NULL, sim_engine_now(in->eng));
@@ -873,7 +881,9 @@ int sim_instance_fits(const sim_instance *in, int32_t input_tokens, int32_t outp
 
 static void enqueue_waiting(sim_instance *in, sim_req *r)
 {
-    sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
+    /* Unreceived arrivals (recv_interval) wait at the tail in arrival order. */
+    if (in->by_priority && in->cfg.recv_interval <= 1) sim_instance_waiting_place(in, r);
+    else sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
     sim_instance_gate_arrival(in);
     sim_instance_kick(in);
 }
@@ -964,8 +974,15 @@ void sim_instance_sample(sim_instance *in, sim_time now, sim_sample *out)
 
 int64_t sim_instance_pending_prefill(const sim_instance *in) { return in->pending_prefill; }
 
+void sim_instance_set_class_metrics(sim_instance *in, sim_metrics **m, int32_t n)
+{
+    in->class_metrics = m;
+    in->n_class_metrics = m ? n : 0;
+}
+
 sim_time sim_instance_oldest_waiting(const sim_instance *in)
 {
+    if (in->by_priority) return sim_instance_priority_oldest(in);
     return in->waiting.head ? in->waiting.head->spec.arrival : -1;
 }
 

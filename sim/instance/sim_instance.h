@@ -109,6 +109,13 @@ void sim_instance_set_load_hook(sim_instance *in, void (*fn)(void *ctx, int32_t 
  * sim_instance_stats.energy_busy_s. Not for an instance whose iteration
  * cost is replaced (sim_instance_set_cost_fn): SIM_EINVAL. */
 int sim_instance_enable_energy(sim_instance *in, double mem_share, sim_err *err);
+/* Priority scheduling on (workload.classes): the waiting queue is ordered
+ * by (spec.priority, arrival) and preemption takes the least urgent first
+ * (sim_instance_priority.c). Before the first request. */
+void sim_instance_set_priority(sim_instance *in, int on);
+/* Per-class metrics (the caller's, n of them, outliving the instance): each
+ * finished request's record also goes to m[spec.cls]. */
+void sim_instance_set_class_metrics(sim_instance *in, sim_metrics **m, int32_t n);
 
 /* The index (NULL without caching), for routers that peek at it. */
 struct sim_prefix *sim_instance_cache(const sim_instance *in);
@@ -153,6 +160,10 @@ void sim_instance_sample(sim_instance *in, sim_time now, sim_sample *out);
 
 /* Prefill tokens queued or partly done here (for expected-delay estimates). */
 int64_t sim_instance_pending_prefill(const sim_instance *in);
+/* The prefill tokens served before a new request of this priority would be:
+ * all of them without priority scheduling, else all but those of waiting
+ * requests of a larger priority number (which it would overtake). */
+int64_t sim_instance_pending_prefill_before(const sim_instance *in, int32_t priority);
 
 /* Arrival time of the longest-waiting queued request, or -1 if none waits. */
 sim_time sim_instance_oldest_waiting(const sim_instance *in);

@@ -44,6 +44,7 @@ int sim_instance_gate_admit(sim_instance *in, const sim_lane *ln)
     /* The poll happens whenever the counter is due, whether or not
      * anything arrived, and resets it. */
     if (in->cfg.recv_interval > 1 && (in->running_n == 0 || in->recv_count >= in->cfg.recv_interval)) {
+        sim_instance_waiting_receive(in); /* priority order: the received take their places */
         in->unseen = 0;
         in->recv_count = 0;
     }

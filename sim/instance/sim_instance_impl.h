@@ -1,7 +1,7 @@
 /* sim_instance_impl — the instance's state, shared by the files that
  * implement it: sim_instance.c (iterations, scheduling, lifecycle),
- * sim_instance_cache.c (prefix cache and KV fetches) and sim_instance_pd.c
- * (prefill/decode hand-over). Not a public header. */
+ * sim_instance_cache.c (prefix cache and KV fetches), sim_instance_pd.c
+ * (prefill/decode hand-over) and sim_instance_priority.c (priority order). Not a public header. */
 #ifndef SIM_INSTANCE_IMPL_H
 #define SIM_INSTANCE_IMPL_H
 
@@ -105,6 +105,9 @@ struct sim_instance {
      * r->blocks its blocks, and every step visits the decode set. */
     sim_spec *spec;
     int32_t spec_k;
+    int by_priority;            /* workload.classes: waiting queue by priority (sim_instance_priority.c) */
+    sim_metrics **class_metrics; /* the cluster's per-class metrics (NULL = none), indexed by spec.cls */
+    int32_t n_class_metrics;
     sim_time busy_ns;
     sim_time win_start, win_busy;
     double win_batch;
@@ -118,6 +121,14 @@ struct sim_instance {
  * queue; a step of lane ln ended; whether this step may admit waiting
  * requests (it also polls for new ones). */
 void sim_instance_gate_arrival(sim_instance *in);
+/* Priority scheduling (sim_instance_priority.c): r into its place in the
+ * received part of the waiting queue; the unseen tail into its places (at
+ * a poll); the running request of lane ln to preempt first (NULL when all
+ * are fetching); the earliest arrival among the waiting (-1 when none). */
+void sim_instance_waiting_place(sim_instance *in, sim_req *r);
+void sim_instance_waiting_receive(sim_instance *in);
+sim_req *sim_instance_priority_victim(const sim_instance *in, const sim_lane *ln);
+sim_time sim_instance_priority_oldest(const sim_instance *in);
 void sim_instance_gate_step_end(sim_instance *in, const sim_lane *ln);
 int sim_instance_gate_admit(sim_instance *in, const sim_lane *ln);
 

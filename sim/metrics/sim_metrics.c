@@ -183,9 +183,11 @@ static int request_good(const sim_req_record *r, const sim_slo_cfg *slo)
 {
     double ttft_bound = slo && slo->ttft_ms > 0 ? slo->ttft_ms : 0;
     double tpot_bound = slo && slo->tpot_ms > 0 ? slo->tpot_ms : 0;
+    double e2e_bound = slo && slo->e2e_ms > 0 ? slo->e2e_ms : 0;
     double ttft = ns_to_ms(r->first_token - r->arrival), tpot = 0;
     int has_tpot = sim_metrics_request_tpot_ms(r, &tpot);
-    return (ttft_bound <= 0 || ttft <= ttft_bound) && (tpot_bound <= 0 || !has_tpot || tpot <= tpot_bound);
+    return (ttft_bound <= 0 || ttft <= ttft_bound) && (tpot_bound <= 0 || !has_tpot || tpot <= tpot_bound) &&
+           (e2e_bound <= 0 || ns_to_ms(r->finish - r->arrival) <= e2e_bound);
 }
 
 static int stream_stat_add(stream_stat *st, double v)
@@ -507,7 +509,8 @@ static int same_slo(const sim_slo_cfg *a, const sim_slo_cfg *b)
 {
     double at = a && a->ttft_ms > 0 ? a->ttft_ms : 0, ap = a && a->tpot_ms > 0 ? a->tpot_ms : 0;
     double bt = b && b->ttft_ms > 0 ? b->ttft_ms : 0, bp = b && b->tpot_ms > 0 ? b->tpot_ms : 0;
-    return at == bt && ap == bp;
+    double ae = a && a->e2e_ms > 0 ? a->e2e_ms : 0, be = b && b->e2e_ms > 0 ? b->e2e_ms : 0;
+    return at == bt && ap == bp && ae == be;
 }
 
 /* Past the record cap: the running sums and the sketches. */

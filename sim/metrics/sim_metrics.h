@@ -126,9 +126,23 @@ typedef struct {
     int32_t max_seqs;              /* the pool's scheduler.max_seqs */
 } sim_pool_summary;
 
+/* One SLO class's figures (workload.classes), filled by the caller. */
+typedef struct {
+    char name[SIM_CLASS_NAME_MAX];
+    int32_t priority;
+    sim_slo_cfg slo;               /* the bounds its requests were judged by */
+    int64_t requests_completed, requests_good;
+    int64_t requests_shed;         /* refused by admission control */
+    int64_t requests_rejected;     /* never fit an instance's KV cache */
+    sim_stat ttft_ms, tpot_ms, e2e_ms, queue_ms;
+    double goodput_req_per_s;      /* requests within its SLO / the run's span (sim_time_s) */
+    double slo_attainment;         /* requests within its SLO / requests completed (0 when none) */
+    double output_tokens_per_s;    /* its output tokens / the run's span */
+} sim_class_summary;
+
 typedef struct {
     int64_t requests_completed;
-    int64_t requests_good;         /* met every SLO bound */
+    int64_t requests_good;         /* met every SLO bound (with classes: its class's) */
     int64_t requests_rejected;     /* could never fit an instance's KV cache (set by the caller) */
     int64_t preemptions;
     sim_stat ttft_ms, tpot_ms, itl_ms, e2e_ms, queue_ms;
@@ -151,6 +165,12 @@ typedef struct {
     sim_records_summary records;
     sim_session_summary sessions;  /* filled by the caller */
     sim_energy_summary energy;     /* filled by the caller when energy.enabled (sim_energy.h) */
+    /* Admission control and classes (filled by the caller; printed only
+     * when admission is on or the workload has classes). */
+    int32_t shed_reported;         /* 1: print requests_shed */
+    int64_t requests_shed;
+    int32_t n_classes;
+    sim_class_summary classes[SIM_MAX_CLASSES];
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;

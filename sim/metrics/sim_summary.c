@@ -46,9 +46,21 @@ static const sim_stat *stat_at(const sim_summary *s, size_t i)
     return (const sim_stat *)((const char *)s + stat_descs[i].off);
 }
 
+/* The six fields of one statistic as "<key>.mean" ... "<key>.n". */
+static int emit_stat(sim_summary_metric_fn fn, void *ctx, const char *key, const sim_stat *st)
+{
+    char name[128];
+    int rc;
+    for (int j = 0; j < 6; j++) {
+        snprintf(name, sizeof name, "%s.%s", key, stat_keys[j]);
+        if ((rc = fn(name, stat_field(st, j), ctx))) return rc;
+    }
+    return 0;
+}
+
 int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
 {
-    char name[64];
+    char name[64 + SIM_CLASS_NAME_MAX];
     int rc;
 #define EMIT(n, v)                                   \
     do {                                             \
@@ -57,13 +69,10 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
     EMIT("requests_completed", s->requests_completed);
     EMIT("requests_good", s->requests_good);
     EMIT("requests_rejected", s->requests_rejected);
+    if (s->shed_reported) EMIT("requests_shed", s->requests_shed);
     EMIT("preemptions", s->preemptions);
-    for (size_t i = 0; i < N_STATS; i++) {
-        for (int j = 0; j < 6; j++) {
-            snprintf(name, sizeof name, "%s.%s", stat_descs[i].key, stat_keys[j]);
-            EMIT(name, stat_field(stat_at(s, i), j));
-        }
-    }
+    for (size_t i = 0; i < N_STATS; i++)
+        if ((rc = emit_stat(fn, ctx, stat_descs[i].key, stat_at(s, i)))) return rc;
     EMIT("throughput.req_per_s", s->req_per_s);
     EMIT("throughput.input_tokens_per_s", s->input_tokens_per_s);
     EMIT("throughput.output_tokens_per_s", s->output_tokens_per_s);
@@ -101,6 +110,7 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
     if (s->pd.enabled) {
         EMIT("pd.moved", s->pd.moved);
         EMIT("pd.kv_bytes_moved", s->pd.kv_bytes_moved);
+        /* transfer and back-pressure interleaved, field by field (the DB's row order) */
         for (int j = 0; j < 6; j++) {
             snprintf(name, sizeof name, "pd.transfer_ms.%s", stat_keys[j]);
             EMIT(name, stat_field(&s->pd.transfer_ms, j));
@@ -158,6 +168,29 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("energy.gpu_idle_joules", s->energy.gpu_idle_j);
         EMIT("energy.gpu_dynamic_joules", s->energy.gpu_dynamic_j);
         EMIT("energy.host_joules", s->energy.host_j);
+    }
+    for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
+        const sim_class_summary *cs = &s->classes[c];
+#define CLASS_EMIT(key, v)                                                  \
+    do {                                                                    \
+        snprintf(name, sizeof name, "classes.%s.%s", cs->name, (key));      \
+        EMIT(name, (v));                                                    \
+    } while (0)
+        CLASS_EMIT("priority", cs->priority);
+        CLASS_EMIT("requests_completed", cs->requests_completed);
+        CLASS_EMIT("requests_good", cs->requests_good);
+        CLASS_EMIT("requests_shed", cs->requests_shed);
+        CLASS_EMIT("requests_rejected", cs->requests_rejected);
+        CLASS_EMIT("slo_attainment", cs->slo_attainment);
+        CLASS_EMIT("goodput_req_per_s", cs->goodput_req_per_s);
+        CLASS_EMIT("output_tokens_per_s", cs->output_tokens_per_s);
+        const sim_stat *cst[4] = {&cs->ttft_ms, &cs->tpot_ms, &cs->e2e_ms, &cs->queue_ms};
+        static const char *const ckeys[4] = {"ttft_ms", "tpot_ms", "e2e_ms", "queue_ms"};
+        for (int i = 0; i < 4; i++) {
+            snprintf(name, sizeof name, "classes.%s.%s", cs->name, ckeys[i]);
+            if ((rc = emit_stat(fn, ctx, name, cst[i]))) return rc;
+        }
+#undef CLASS_EMIT
     }
 #undef EMIT
     return 0;
@@ -247,6 +280,7 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
     fprintf(f, "  \"requests_completed\": %lld,\n", (long long)s->requests_completed);
     fprintf(f, "  \"requests_good\": %lld,\n", (long long)s->requests_good);
     fprintf(f, "  \"requests_rejected\": %lld,\n", (long long)s->requests_rejected);
+    if (s->shed_reported) fprintf(f, "  \"requests_shed\": %lld,\n", (long long)s->requests_shed);
     fprintf(f, "  \"preemptions\": %lld,\n", (long long)s->preemptions);
     for (size_t i = 0; i < N_STATS; i++) put_stat(f, stat_descs[i].key, stat_at(s, i));
     fputs("  \"throughput\": {\"req_per_s\": ", f);
@@ -387,6 +421,39 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_real(f, s->records.sketch_rel_error);
         fputs("}", f);
     }
+    if (s->n_classes > 0) {
+        fputs(",\n  \"classes\": {", f);
+        for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
+            const sim_class_summary *cs = &s->classes[c];
+            fputs(c ? ",\n    " : "\n    ", f);
+            put_string(f, cs->name);
+            fprintf(f, ": {\"priority\": %d, \"slo\": {\"ttft_ms\": ", (int)cs->priority);
+            put_real(f, cs->slo.ttft_ms);
+            fputs(", \"tpot_ms\": ", f);
+            put_real(f, cs->slo.tpot_ms);
+            fputs(", \"e2e_ms\": ", f);
+            put_real(f, cs->slo.e2e_ms);
+            fprintf(f, "}, \"requests_completed\": %lld, \"requests_good\": %lld, \"requests_shed\": %lld, "
+                       "\"requests_rejected\": %lld,\n      ",
+                    (long long)cs->requests_completed, (long long)cs->requests_good, (long long)cs->requests_shed,
+                    (long long)cs->requests_rejected);
+            put_stat_inline(f, "ttft_ms", &cs->ttft_ms);
+            fputs(",\n      ", f);
+            put_stat_inline(f, "tpot_ms", &cs->tpot_ms);
+            fputs(",\n      ", f);
+            put_stat_inline(f, "e2e_ms", &cs->e2e_ms);
+            fputs(",\n      ", f);
+            put_stat_inline(f, "queue_ms", &cs->queue_ms);
+            fputs(",\n      \"goodput_req_per_s\": ", f);
+            put_real(f, cs->goodput_req_per_s);
+            fputs(", \"slo_attainment\": ", f);
+            put_real(f, cs->slo_attainment);
+            fputs(", \"output_tokens_per_s\": ", f);
+            put_real(f, cs->output_tokens_per_s);
+            fputs("}", f);
+        }
+        fputs("\n  }", f);
+    }
     fputs("\n}\n", f);
 }
 
@@ -459,11 +526,15 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
             s->req_per_s, s->input_tokens_per_s, s->output_tokens_per_s,
             s->output_tokens_per_s_per_gpu);
     fprintf(f, "goodput    %.3f req/s", s->goodput_req_per_s);
-    if (sc && (sc->slo.ttft_ms > 0 || sc->slo.tpot_ms > 0)) {
+    if (sc && sc->workload.n_classes > 0) {
+        fputs("   (each request judged by its class's SLO: see the classes below)", f);
+    } else if (sc && (sc->slo.ttft_ms > 0 || sc->slo.tpot_ms > 0 || sc->slo.e2e_ms > 0)) {
         fputs("   (SLO:", f);
         if (sc->slo.ttft_ms > 0) fprintf(f, " TTFT <= %g ms", sc->slo.ttft_ms);
         if (sc->slo.ttft_ms > 0 && sc->slo.tpot_ms > 0) fputs(",", f);
         if (sc->slo.tpot_ms > 0) fprintf(f, " TPOT <= %g ms", sc->slo.tpot_ms);
+        if (sc->slo.e2e_ms > 0) fprintf(f, "%s E2E <= %g ms", sc->slo.ttft_ms + sc->slo.tpot_ms > 0 ? "," : "",
+                                        sc->slo.e2e_ms);
         fputs(")", f);
     } else if (sc) {
         fputs("   (no SLO set)", f);
@@ -473,6 +544,7 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
      * (which spans first arrival to last completion: the drain included). */
     if (sc && sc->slo.ttft_ms + sc->slo.tpot_ms > 0 && sc->workload.trace.format == SIM_TRACE_NONE &&
         sc->workload.sessions.count == 0 &&
+        sc->workload.n_classes == 0 &&
         (sc->workload.arrival.process == SIM_ARRIVAL_POISSON || sc->workload.arrival.process == SIM_ARRIVAL_GAMMA ||
          sc->workload.arrival.process == SIM_ARRIVAL_CONSTANT) &&
         s->requests_completed > 0 && s->req_per_s > 0 && s->n_gpus > 0)
@@ -553,6 +625,24 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
         fprintf(f, "%ssamples    %lld of %lld kept for the time series (output.sample_records); means over all\n",
                 s->records.sketch_rel_error > 0 ? "" : "\n", (long long)s->records.samples_kept,
                 (long long)s->records.samples);
+    if (s->shed_reported)
+        fprintf(f, "admission  %lld requests shed (workload.admission, class buckets)\n", (long long)s->requests_shed);
+    if (s->n_classes > 0) {
+        fprintf(f, "\n%-14s %4s %9s %6s %6s %8s %10s %10s %10s %10s\n", "class", "prio", "completed", "shed",
+                "SLO %", "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "E2E p99");
+        for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
+            const sim_class_summary *cs = &s->classes[c];
+            fprintf(f, "%-14s %4d %9lld %6lld %6.1f %8.3f", cs->name, (int)cs->priority,
+                    (long long)cs->requests_completed, (long long)cs->requests_shed, 100 * cs->slo_attainment,
+                    cs->goodput_req_per_s);
+            put_cell(f, cs->ttft_ms.p50, cs->ttft_ms.n > 0);
+            put_cell(f, cs->ttft_ms.p99, cs->ttft_ms.n > 0);
+            put_cell(f, cs->tpot_ms.p50, cs->tpot_ms.n > 0);
+            put_cell(f, cs->e2e_ms.p99, cs->e2e_ms.n > 0);
+            fputc('\n', f);
+        }
+        fputs("(ms; goodput in req/s within the class's SLO over the run's span)\n", f);
+    }
     if (s->overloaded)
         fprintf(f, "WARNING: overloaded, run stopped early: %.*s\n",
                 (int)sizeof s->overload_reason,

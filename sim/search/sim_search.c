@@ -63,8 +63,20 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         goto fail;
     }
     s->closed = sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_CLOSED;
+    s->classes = sc->workload.n_classes > 0;
+    if (s->classes && cfg->rate > 0) {
+        rc = sim_err_set(err, SIM_EINVAL, "search.rate: with workload.classes every class keeps its own arrival rate; "
+                                          "leave search.rate 0");
+        goto fail;
+    }
+    /* Classes, like a closed loop, bring their own arrivals: measured at them. */
+    if (s->classes) s->closed = 1;
     s->fixed = cfg->rate > 0 || s->closed;
-    if (s->closed)
+    if (s->classes)
+        note(s, "workload.classes: each candidate is evaluated at the classes' own arrival rates and request counts "
+                "(no rate bisection, and search.requests is not used); it passes when every class meets its own SLO at "
+                "search.percentile with nothing shed or rejected, and goodput counts each request by its class's SLO. ");
+    else if (s->closed)
         note(s, "closed-loop workload: each candidate is evaluated at the scenario's concurrency (no rate bisection). ");
     if (!s->fixed && sc->slo.ttft_ms <= 0 && sc->slo.tpot_ms <= 0) {
         rc = sim_err_set(err, SIM_EINVAL,

@@ -90,6 +90,29 @@ static int judge(const sim_search *s, const sim_summary *sum, char *why, size_t 
         snprintf(why, wl, "%lld requests never fit the KV cache", (long long)sum->requests_rejected);
         return 0;
     }
+    if (sum->requests_shed > 0) {
+        snprintf(why, wl, "%lld requests shed by admission control", (long long)sum->requests_shed);
+        return 0;
+    }
+    /* workload.classes: every class against its own SLO. */
+    for (int32_t c = 0; c < sum->n_classes; c++) {
+        const sim_class_summary *cs = &sum->classes[c];
+        double ct = pct(&cs->ttft_ms, s->percentile), cd = pct(&cs->tpot_ms, s->percentile);
+        double ce = pct(&cs->e2e_ms, s->percentile);
+        if (cs->slo.ttft_ms > 0 && cs->ttft_ms.n > 0 && ct > cs->slo.ttft_ms) {
+            snprintf(why, wl, "class %s: TTFT %s %.0f ms > %.0f ms", cs->name, pn, ct, cs->slo.ttft_ms);
+            return 0;
+        }
+        if (cs->slo.tpot_ms > 0 && cs->tpot_ms.n > 0 && cd > cs->slo.tpot_ms) {
+            snprintf(why, wl, "class %s: TPOT %s %.1f ms > %.1f ms", cs->name, pn, cd, cs->slo.tpot_ms);
+            return 0;
+        }
+        if (cs->slo.e2e_ms > 0 && cs->e2e_ms.n > 0 && ce > cs->slo.e2e_ms) {
+            snprintf(why, wl, "class %s: E2E %s %.0f ms > %.0f ms", cs->name, pn, ce, cs->slo.e2e_ms);
+            return 0;
+        }
+    }
+    if (sum->n_classes > 0) return 1;
     double t = pct(&sum->ttft_ms, s->percentile), d = pct(&sum->tpot_ms, s->percentile);
     if (slo->ttft_ms > 0 && t > slo->ttft_ms) {
         snprintf(why, wl, "TTFT %s %.0f ms > %.0f ms", pn, t, slo->ttft_ms);

@@ -47,7 +47,8 @@ struct sim_search {
     sim_search_costent costs[256];
     double percentile;
     int fixed;               /* evaluate at search.rate (or the closed loop's own load) */
-    int closed;
+    int closed;              /* the workload brings its own arrivals: closed loop, or workload.classes */
+    int classes;             /* workload.classes: judged per class */
     int objective_cost;
     int objective_energy;    /* search.objective energy: score = output tokens per joule */
     int32_t threads;

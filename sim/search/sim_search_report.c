@@ -198,9 +198,12 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
     char tb[32] = "any", db[32] = "any";
     if (slo->ttft_ms > 0) snprintf(tb, sizeof tb, "%g ms", slo->ttft_ms);
     if (slo->tpot_ms > 0) snprintf(db, sizeof db, "%g ms", slo->tpot_ms);
-    fprintf(f, "SLO: TTFT %s <= %s, TPOT %s <= %s; ", pn, tb, pn, db);
+    if (s->classes) fprintf(f, "SLO: every class's own (workload.classes.*.slo) at %s; ", pn);
+    else fprintf(f, "SLO: TTFT %s <= %s, TPOT %s <= %s; ", pn, tb, pn, db);
     fprintf(f, "%s; objective: %s\n",
-            s->fixed ? (s->closed ? "evaluated at the scenario's closed-loop concurrency" : "evaluated at search.rate")
+            s->fixed ? (s->classes  ? "evaluated at the classes' own arrival rates"
+                       : s->closed ? "evaluated at the scenario's closed-loop concurrency"
+                                   : "evaluated at search.rate")
                      : "highest SLO-meeting rate per candidate",
             s->objective_energy ? "fewest joules per output token at the highest SLO-meeting rate"
             : s->objective_cost ? "lowest USD per million output tokens" : "most SLO-meeting output tokens/s per GPU");
@@ -501,7 +504,8 @@ static void yaml_pools(FILE *f, const sim_scenario *sc, const sim_scenario *def)
         char open[8][64];
         int n_open = 0, first = 1;
         for (size_t i = 0; i < nt; i++) {
-            if (!t[i].in_pool || t[i].type == SIM_SCHEMA_MAP || t[i].type == SIM_SCHEMA_LIST) continue;
+            if (t[i].in_pool != SIM_SCHEMA_IN_POOL || t[i].type == SIM_SCHEMA_MAP || t[i].type == SIM_SCHEMA_LIST)
+                continue;
             if (strncmp(t[i].path, pre, strlen(pre)) != 0) continue;
             const char *rel = t[i].path + strlen(pre);
             const void *v = (const char *)pc + t[i].offset, *dv = (const char *)&def->deployment.pools[0] + t[i].offset;
@@ -512,6 +516,32 @@ static void yaml_pools(FILE *f, const sim_scenario *sc, const sim_scenario *def)
                 strcmp(rel, "parallel.pp") != 0 && strcmp(rel, "parallel.dp") != 0 && strcmp(rel, "parallel.ep") != 0 &&
                 strcmp(rel, "parallel.dcp") != 0)
                 continue;
+            yaml_key(f, rel, open, &n_open, 6, "- ", &first);
+            fputc(' ', f);
+            yaml_value(f, &t[i], v);
+            fputc('\n', f);
+        }
+    }
+}
+
+/* workload.classes: each item's keys that differ from what the loader
+ * starts the item from (the workload's own keys), and its name. */
+static void yaml_classes(FILE *f, const sim_scenario *sc)
+{
+    size_t nt;
+    const sim_schema_field *t = sim_schema_table(&nt);
+    const char *pre = "workload.classes.*.";
+    for (int32_t c = 0; c < sc->workload.n_classes; c++) {
+        const sim_class_cfg *cl = &sc->workload.classes[c];
+        sim_class_cfg start;
+        sim_class_from_workload(&start, &sc->workload);
+        char open[8][64];
+        int n_open = 0, first = 1;
+        for (size_t i = 0; i < nt; i++) {
+            if (t[i].in_pool != SIM_SCHEMA_IN_CLASS || t[i].type == SIM_SCHEMA_MAP) continue;
+            const char *rel = t[i].path + strlen(pre);
+            const void *v = (const char *)cl + t[i].offset, *dv = (const char *)&start + t[i].offset;
+            if (strcmp(rel, "name") != 0 && !differs(&t[i], v, dv)) continue;
             yaml_key(f, rel, open, &n_open, 6, "- ", &first);
             fputc(' ', f);
             yaml_value(f, &t[i], v);
@@ -558,6 +588,14 @@ int sim_search_write_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err)
         const sim_schema_field *fd = &t[k];
         if (fd->in_pool) continue;
         if (strncmp(fd->path, "search", 6) == 0 || strncmp(fd->path, "sweep", 5) == 0) continue;
+        if (fd->type == SIM_SCHEMA_LIST && !strcmp(fd->path, "workload.classes")) {
+            if (sc->workload.n_classes == 0) continue;
+            yaml_key(f, fd->path, open, &n_open, 0, NULL, &dummy);
+            fputc('\n', f);
+            n_open = 0;
+            yaml_classes(f, sc);
+            continue;
+        }
         if (fd->type == SIM_SCHEMA_LIST) {
             yaml_key(f, "deployment.pools", open, &n_open, 0, NULL, &dummy);
             fputc('\n', f);

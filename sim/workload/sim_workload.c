@@ -53,6 +53,11 @@ struct sim_workload {
     int64_t issued;
     double t_s;                      /* open loop synthetic: last arrival, seconds */
     int exhausted;
+    /* workload.classes: one workload per class and each one's next request */
+    int32_t n_sub;
+    sim_workload **sub;
+    sim_request_spec *next;
+    int8_t *has_next;                /* 1 next[i] is held, 0 not pulled yet, -1 class exhausted */
 };
 
 static sim_time wl_seconds_to_ns(double s)
@@ -244,11 +249,14 @@ static void wl_compute_total(sim_workload *w)
     }
 }
 
+static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out, sim_err *err);
+
 int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out,
                         sim_err *err)
 {
     int rc;
     *out = NULL;
+    if (cfg->n_classes > 0) return wl_create_classes(cfg, seed, out, err);
     if ((rc = wl_validate(cfg, err))) return rc;
     sim_workload *w = calloc(1, sizeof *w);
     if (!w) return sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
@@ -328,9 +336,84 @@ fail:
     return rc;
 }
 
+/* The class's own workload: the base keys with the class's arrivals,
+ * lengths and budget; closed loop, traces and prefix structure are refused
+ * with classes by the loader (and here). */
+static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out, sim_err *err)
+{
+    int rc;
+    if (cfg->n_classes > SIM_MAX_CLASSES)
+        return sim_err_set(err, SIM_EINVAL, "workload.classes: at most %d classes (got %d)", SIM_MAX_CLASSES,
+                           (int)cfg->n_classes);
+    if (cfg->trace.format != SIM_TRACE_NONE || cfg->arrival.process == SIM_ARRIVAL_CLOSED ||
+        strcmp(cfg->prefix.kind, "none") != 0 || cfg->sessions.count > 0)
+        return sim_err_set(err, SIM_EINVAL, "workload.classes: classes need open-loop synthetic arrivals without "
+                                            "a trace, prefix structure or sessions");
+    sim_workload *w = calloc(1, sizeof *w);
+    if (!w) return sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
+    w->cfg = *cfg;
+    w->n_sub = cfg->n_classes;
+    w->sub = calloc((size_t)w->n_sub, sizeof *w->sub);
+    w->next = calloc((size_t)w->n_sub, sizeof *w->next);
+    w->has_next = calloc((size_t)w->n_sub, sizeof *w->has_next);
+    if (!w->sub || !w->next || !w->has_next) {
+        rc = sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
+        goto fail;
+    }
+    w->total = 0;
+    for (int32_t i = 0; i < w->n_sub; i++) {
+        const sim_class_cfg *cl = &cfg->classes[i];
+        sim_workload_cfg sub = *cfg;
+        sub.n_classes = 0;
+        sub.requests = cl->requests;
+        sub.duration_s = cl->duration_s;
+        sub.arrival = cl->arrival;
+        sub.input_tokens = cl->input_tokens;
+        sub.output_tokens = cl->output_tokens;
+        char stream[SIM_CLASS_NAME_MAX + 8];
+        snprintf(stream, sizeof stream, "class.%s", cl->name);
+        if ((rc = sim_workload_create(&sub, sim_rng_derive(seed, stream, 0), &w->sub[i], err)) < 0) {
+            sim_err_wrap(err, rc, "workload.classes.%d (%s)", (int)i, cl->name);
+            goto fail;
+        }
+        int64_t t = sim_workload_total(w->sub[i]);
+        w->total = w->total < 0 || t < 0 ? -1 : w->total + t;
+    }
+    *out = w;
+    return 0;
+fail:
+    sim_workload_destroy(w);
+    return rc;
+}
+
+/* Classes: the earliest of the classes' next requests. */
+static int wl_next_merged(sim_workload *w, sim_request_spec *out)
+{
+    int32_t best = -1;
+    for (int32_t i = 0; i < w->n_sub; i++) {
+        if (w->has_next[i] == 0) {
+            int rc = sim_workload_next(w->sub[i], &w->next[i]);
+            if (rc < 0) return rc;
+            w->has_next[i] = rc == 1 ? 1 : -1;
+        }
+        if (w->has_next[i] == 1 && (best < 0 || w->next[i].arrival < w->next[best].arrival)) best = i;
+    }
+    if (best < 0) return 0;
+    *out = w->next[best];
+    w->has_next[best] = 0;
+    out->id = (uint64_t)w->issued++;
+    out->cls = best;
+    out->priority = w->cfg.classes[best].priority;
+    return 1;
+}
+
 void sim_workload_destroy(sim_workload *w)
 {
     if (!w) return;
+    for (int32_t i = 0; i < w->n_sub; i++) sim_workload_destroy(w->sub[i]);
+    free(w->sub);
+    free(w->next);
+    free(w->has_next);
     if (w->rng_arrival) gsl_rng_free(w->rng_arrival);
     if (w->rng_in) gsl_rng_free(w->rng_in);
     if (w->rng_out) gsl_rng_free(w->rng_out);
@@ -358,6 +441,8 @@ static int wl_fill(sim_workload *w, int32_t client, sim_request_spec *out)
 {
     out->id = (uint64_t)w->issued;
     out->session = 0;
+    out->cls = 0;
+    out->priority = 0;
     if (w->trace) {
         const sim_trace_entry *e = &w->trace->entries[w->issued];
         out->input_tokens = e->input_tokens;
@@ -425,6 +510,7 @@ static int wl_next_session_trace(sim_workload *w, sim_request_spec *out)
 int sim_workload_next(sim_workload *w, sim_request_spec *out)
 {
     SIM_ASSERT(!w->closed, w->issued);
+    if (w->n_sub > 0) return wl_next_merged(w, out);
     if (w->ss && w->trace) return wl_next_session_trace(w, out);
     if (w->ss) {
         /* Synthetic sessions: the arrival process times session starts. */
@@ -493,6 +579,10 @@ int sim_workload_sample(sim_workload *w, sim_time now, sim_request_spec *out)
 
 void sim_workload_release(sim_workload *w, const sim_request_spec *spec)
 {
+    if (w->n_sub > 0) {
+        if (spec->cls >= 0 && spec->cls < w->n_sub) sim_workload_release(w->sub[spec->cls], spec);
+        return;
+    }
     if (w->pg) sim_prefixgen_release(w->pg, spec);
     if (w->ss && spec->session) sim_session_release(w->ss, spec);
 }

@@ -16,7 +16,13 @@
  * request's own part (its text after the system prompt, the new user
  * message, the question) and input_tokens adds the shared or context part.
  * Generated hash-id arrays are owned by the workload and stay valid until
- * the caller hands the request back with sim_workload_release(). */
+ * the caller hands the request back with sim_workload_release().
+ * With workload.classes, each class is a workload of its own (its arrivals
+ * and lengths from its own streams, derived from the seed and the class
+ * name, so adding a class leaves the others' draws alone) and
+ * sim_workload_next merges them in arrival order (ties: the earlier class),
+ * numbering the merged stream 0, 1, 2, ... and tagging each request with
+ * its class and priority. */
 #ifndef SIM_WORKLOAD_H
 #define SIM_WORKLOAD_H
 
@@ -38,6 +44,8 @@ typedef struct {
     int32_t sess_slot;        /* the session's slot in sim_session */
     int32_t turn;             /* turn index in the session, from 0 */
     int32_t sub;              /* 1 for a sub-request fanned out from turn `turn` */
+    int32_t cls;              /* workload.classes index (0 without classes) */
+    int32_t priority;         /* its class's priority (0 without classes) */
 } sim_request_spec;
 
 typedef struct sim_workload sim_workload;

@@ -597,7 +597,76 @@ static void test_presets(void)
     CHECK_CONTAINS(err.msg, "past the end of deployment.pools");
 }
 
+/* workload.classes: items start from the workload's keys (wherever the
+ * file puts them), and the loader refuses what classes cannot do with the
+ * key path of the offending item. */
+static void test_classes(void)
+{
+    sim_scenario sc;
+    sim_err err;
+    const char *ok = "workload:\n"
+                     "  classes:\n"
+                     "    - {name: chat, priority: 0, slo: {ttft_ms: 200}}\n"
+                     "    - {name: batch, priority: 2, arrival: {rate: 1}, admission: {rate: 0.5, burst: 4}}\n"
+                     "  arrival: {process: constant, rate: 7}\n"
+                     "  input_tokens: {dist: fixed, value: 300}\n"
+                     "  admission: {rate: 3, burst: 5, slo_factor: 2}\n";
+    REQUIRE_MSG(load(ok, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    CHECK(sc.workload.n_classes == 2);
+    CHECK(strcmp(sc.workload.classes[1].name, "batch") == 0 && sc.workload.classes[1].priority == 2);
+    /* inherited from the workload (walked after it), then overridden */
+    CHECK(sc.workload.classes[0].arrival.process == SIM_ARRIVAL_CONSTANT && sc.workload.classes[0].arrival.rate == 7);
+    CHECK(sc.workload.classes[1].arrival.process == SIM_ARRIVAL_CONSTANT && sc.workload.classes[1].arrival.rate == 1);
+    CHECK(sc.workload.classes[1].input_tokens.value == 300);
+    CHECK(sc.workload.classes[1].admission.rate == 0.5 && sc.workload.classes[1].admission.burst == 4);
+    CHECK(sc.workload.admission.bucket.rate == 3 && sc.workload.admission.slo_factor == 2);
+    sim_slo_cfg s0 = sim_class_slo(&sc, 0), s1 = sim_class_slo(&sc, 1);
+    CHECK(s0.ttft_ms == 200 && s1.ttft_ms == 0);
+    const char *set[] = {"workload.classes.1.slo.e2e_ms=9000", "slo.ttft_ms=50"};
+    REQUIRE_MSG(load(ok, set, 2, &sc, &err) == 0, "%s", err.msg);
+    s0 = sim_class_slo(&sc, 0);
+    s1 = sim_class_slo(&sc, 1);
+    CHECK(s0.ttft_ms == 200 && s1.ttft_ms == 50 && s1.e2e_ms == 9000);
+
+    const char *m = load_fail("workload:\n  classes:\n    - {priority: 1}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:3:7: workload.classes.0.name: every class needs a name");
+    m = load_fail("workload:\n  classes:\n    - {name: a}\n    - {name: a}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.1.name: class name 'a' is used twice (also workload.classes.0)");
+    m = load_fail("workload:\n  classes:\n    - {name: a b}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.0.name: class name 'a b': expected letters, digits");
+    m = load_fail("workload:\n  classes:\n    - {name: a, arrival: {process: closed_loop}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.0.arrival.process: classes are open loop");
+    m = load_fail("workload:\n  classes:\n    - {name: a, priority: -1}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.0.priority: expected an integer in 0..1000000, got -1");
+    m = load_fail("workload:\n  classes:\n    - {name: a, arrival: {rate: 0}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.0.arrival.rate: expected a number > 0, got 0");
+    m = load_fail("workload:\n  classes:\n    - {name: a, input_tokens: {dist: uniform, min: 9, max: 3}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.0.input_tokens.max: dist uniform needs min <= max");
+    m = load_fail("workload:\n  classes:\n    - {name: a, admission: {rate: 2}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.0.admission.burst: a token bucket with rate 2 needs burst >= 1");
+    m = load_fail("workload:\n  classes:\n    - {name: a, requests: 0}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.0.requests: requests 0 and duration_s 0");
+    m = load_fail("workload:\n  classes:\n    - {name: a, sloo: {}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "unknown key 'sloo' at workload.classes.0.sloo (did you mean 'slo'?)");
+    m = load_fail("workload:\n  classes: []\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes: expected a list of 1..8 items, got 0");
+    m = load_fail("workload:\n  trace: {format: csv, path: t.csv}\n  classes:\n    - {name: a}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes: classes generate their own arrivals");
+    m = load_fail("workload:\n  prefix: {kind: rag}\n  classes:\n    - {name: a}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes: classes with workload.prefix.kind rag are not supported");
+    m = load_fail("workload:\n  sessions: {count: 3}\n  classes:\n    - {name: a}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes: classes with workload.sessions are not supported");
+    m = load_fail("workload: {admission: {slo_factor: 2}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.admission.slo_factor: shedding by predicted TTFT needs a TTFT bound");
+    m = load_fail("workload: {admission: {rate: 1, burst: 0.5}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.admission.burst: a token bucket with rate 1 needs burst >= 1");
+    const char *bad_set[] = {"workload.classes.3.name=x"};
+    m = load_fail(ok, bad_set, 1);
+    CHECK_CONTAINS(m, "index 3 is past the end of workload.classes (it has 2 items; 2 adds one)");
+}
+
 static const test_case cases[] = {
+    {"classes", test_classes},
     {"defaults", test_defaults},
     {"full_file", test_full_file},
     {"paths", test_paths},
