@@ -776,6 +776,29 @@ static void energy_summary(const sim_cluster *c, sim_summary *out)
                       out->input_tokens_per_s * span, out->output_tokens_per_s * span);
 }
 
+/* The API-server worker pools (pools with scheduler.tokenizer_workers). */
+static void frontend_summary(const sim_cluster *c, sim_summary *out)
+{
+    sim_frontend_summary *f = &out->frontend;
+    memset(f, 0, sizeof *f);
+    sim_time wait = 0, svc = 0;
+    for (int32_t k = 0; k < c->n_inst; k++) {
+        const sim_pool_cfg *pc = &c->sc.deployment.pools[c->inst_pool[k]];
+        if (pc->scheduler.tokenizer_workers <= 0 || pc->role == SIM_ROLE_DECODE) continue;
+        sim_instance_stats st;
+        sim_instance_stats_get(c->inst[k], &st);
+        f->enabled = 1;
+        f->workers += pc->scheduler.tokenizer_workers;
+        f->jobs += st.fe_jobs;
+        wait += st.fe_wait_ns;
+        svc += st.fe_service_ns;
+    }
+    if (!f->enabled) return;
+    f->wait_ms = f->jobs ? (double)wait / (double)f->jobs * 1e-6 : 0;
+    f->service_ms = f->jobs ? (double)svc / (double)f->jobs * 1e-6 : 0;
+    f->utilization = out->sim_time_s > 0 ? (double)svc * 1e-9 / (f->workers * out->sim_time_s) : 0;
+}
+
 /* Load imbalance across the instances the router chooses among: CV of the
  * tokens each served (prompt where it was prefilled, plus its output). */
 static double front_load_cv(const sim_cluster *c)
@@ -838,6 +861,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     if ((rc = sim_cluster_class_summaries(c, out, err)) < 0) return rc;
     pool_summaries(c, out);
     if (c->sc.energy.enabled) energy_summary(c, out);
+    frontend_summary(c, out);
     out->load_cv = front_load_cv(c);
     if (c->af) {
         sim_af_stats as;

@@ -237,6 +237,11 @@ typedef struct {
     char admission[16];        /* optimistic (vLLM: preempt when KV runs out) | reserve (whole sequence) */
     char mem_fraction_of[16];  /* what gpu_mem_util is a fraction of: total | free | sglang (sim_mem_rule.h) */
     sim_spec_cfg spec;         /* speculative decoding (off: draft_tokens 0) */
+    /* The API server's CPU workers (0 = none: frontend_us alone): each
+     * request waits for a free worker (FIFO), which spends api_us plus
+     * tokenize_us_per_token per prompt token on it before the engine sees it. */
+    int32_t tokenizer_workers;
+    double api_us, tokenize_us_per_token;
 } sim_sched_cfg;
 
 typedef struct {

@@ -360,6 +360,17 @@ static const sim_schema_field table[] = {
         "Per-request time in the serving frontend before the engine sees a request, in microseconds "
         "(HTTP, API-server process hops, tokenisation, first-token streaming): it adds to TTFT and E2E "
         "but holds no GPU. 0 = none."),
+    FLD("deployment.pools.*.scheduler.tokenizer_workers", SIM_SCHEMA_I32, PL(scheduler.tokenizer_workers),
+        IN(0, 100000),
+        "CPU workers of each instance's API server (0 = none). A request waits for a free worker (first come, "
+        "first served), which spends api_us + tokenize_us_per_token x prompt tokens on it; then frontend_us "
+        "(kept as it is, the engine presets' fitted value) and the engine's queue. The wait and the service "
+        "show in the run's `frontend` figures and in fidelity --explain."),
+    FLD("deployment.pools.*.scheduler.api_us", SIM_SCHEMA_F64, PL(scheduler.api_us), GE0,
+        "With tokenizer_workers: a worker's fixed time per request (HTTP parsing, validation, the request "
+        "object), in microseconds."),
+    FLD("deployment.pools.*.scheduler.tokenize_us_per_token", SIM_SCHEMA_F64, PL(scheduler.tokenize_us_per_token),
+        GE0, "With tokenizer_workers: a worker's time per prompt token (tokenisation), in microseconds."),
     SEC("deployment.pools.*.scheduler.speculative",
         "Speculative decoding (off unless draft_tokens > 0): every decode step runs the draft for draft_tokens "
         "tokens per request, then one target pass verifies them beside the last sampled token (1 + draft_tokens "

@@ -789,6 +789,7 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     in->prefill_first = strcmp(cfg->policy, "prefill_first") == 0;
     in->reserve = strcmp(cfg->admission, "reserve") == 0;
     in->cfg = *cfg;
+    in->fe_idle = cfg->tokenizer_workers > 0 ? cfg->tokenizer_workers : 0;
     in->cost = cost;
     in->metrics = metrics;
     in->hooks = hooks;
@@ -894,6 +895,43 @@ static void on_frontend_done(sim_engine *eng, void *ctx, uint64_t arg)
     enqueue_waiting(ctx, (sim_req *)(uintptr_t)arg);
 }
 
+/* After the worker pool (if any): the fixed frontend delay, then the queue. */
+static void frontend_delay(sim_instance *in, sim_req *r)
+{
+    sim_time fe = (sim_time)(in->cfg.frontend_us * 1e3);
+    /* A frontend event that cannot be scheduled failed the run (the engine records it). */
+    if (fe > 0) sim_engine_after(in->eng, fe, on_frontend_done, in, (uint64_t)(uintptr_t)r);
+    else enqueue_waiting(in, r);
+}
+
+static void on_worker_done(sim_engine *eng, void *ctx, uint64_t arg);
+
+/* A worker takes r now: api_us + tokenize_us_per_token per prompt token;
+ * r waited since it was submitted (its arrival). */
+static void worker_start(sim_instance *in, sim_req *r)
+{
+    sim_time now = sim_engine_now(in->eng);
+    sim_time svc = (sim_time)((in->cfg.api_us + in->cfg.tokenize_us_per_token * r->spec.input_tokens) * 1e3 + 0.5);
+    in->fe_jobs++;
+    in->fe_wait_ns += now > r->spec.arrival ? now - r->spec.arrival : 0;
+    in->fe_service_ns += svc;
+    sim_engine_after(in->eng, svc, on_worker_done, in, (uint64_t)(uintptr_t)r);
+}
+
+static void on_worker_done(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    sim_instance *in = ctx;
+    sim_req *next = in->fe_queue.head;
+    if (next) {
+        sim_req_list_remove(&in->fe_queue, next, SIM_RUN_LINK);
+        worker_start(in, next);
+    } else {
+        in->fe_idle++;
+    }
+    frontend_delay(in, (sim_req *)(uintptr_t)arg);
+}
+
 void sim_instance_submit(sim_instance *in, sim_req *r)
 {
     r->instance = in->id;
@@ -923,10 +961,19 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     /* The frontend (API server, tokenisation) holds the request first: it
      * counts as this instance's load for routers at once, but joins the
      * queue only when the frontend hands it over. */
-    sim_time fe = (sim_time)(in->cfg.frontend_us * 1e3);
-    /* A frontend event that cannot be scheduled failed the run (the engine records it). */
-    if (fe > 0 && in->role != SIM_ROLE_DECODE) sim_engine_after(in->eng, fe, on_frontend_done, in, (uint64_t)(uintptr_t)r);
-    else enqueue_waiting(in, r);
+    if (in->role == SIM_ROLE_DECODE) {
+        enqueue_waiting(in, r);
+    } else if (in->cfg.tokenizer_workers > 0) {
+        /* The API server's workers, first come first served. */
+        if (in->fe_idle > 0) {
+            in->fe_idle--;
+            worker_start(in, r);
+        } else {
+            sim_req_list_push_back(&in->fe_queue, r, SIM_RUN_LINK);
+        }
+    } else {
+        frontend_delay(in, r);
+    }
 }
 
 
@@ -1008,4 +1055,7 @@ void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out)
     }
     out->busy_ns = in->busy_ns;
     out->energy_busy_s = in->energy_busy_s;
+    out->fe_jobs = in->fe_jobs;
+    out->fe_wait_ns = in->fe_wait_ns;
+    out->fe_service_ns = in->fe_service_ns;
 }

@@ -180,6 +180,10 @@ typedef struct {
     int64_t cache_referenced;  /* cache blocks referenced by requests */
     sim_time busy_ns;
     double energy_busy_s;      /* seconds at the full dynamic power per GPU (energy on; else 0) */
+    /* API-server workers (scheduler.tokenizer_workers): requests served,
+     * their waits for a worker and their service, summed. */
+    int64_t fe_jobs;
+    sim_time fe_wait_ns, fe_service_ns;
 } sim_instance_stats;
 
 void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out);

@@ -115,6 +115,13 @@ struct sim_instance {
      * and Σ over iterations of sim_energy_busy_s per GPU. */
     int energy_on;
     double energy_mem_share, energy_busy_s;
+    /* The API server's worker pool (cfg.tokenizer_workers > 0): idle
+     * workers, requests waiting for one (run_link, FIFO), and per job the
+     * wait and service summed. */
+    int32_t fe_idle;
+    sim_req_list fe_queue;
+    int64_t fe_jobs;
+    sim_time fe_wait_ns, fe_service_ns;
 };
 
 /* Admission holds (sim_instance_gate.c): a request joined the waiting

@@ -107,6 +107,16 @@ typedef struct {
     sim_turn_summary by_turn[SIM_SESSION_TURN_BINS];
 } sim_session_summary;
 
+/* The API servers' worker pools (scheduler.tokenizer_workers): requests
+ * served, mean wait for a worker and mean service (api_us + tokenisation),
+ * and the workers' busy share over the run. */
+typedef struct {
+    int32_t enabled;
+    int32_t workers;               /* over every instance that has them */
+    int64_t jobs;
+    double wait_ms, service_ms, utilization;
+} sim_frontend_summary;
+
 /* What the run kept (filled by sim_metrics_summarize). */
 typedef struct {
     int32_t capped;                /* 1 when some requests or samples were not kept */
@@ -171,6 +181,7 @@ typedef struct {
     int64_t requests_shed;
     int32_t n_classes;
     sim_class_summary classes[SIM_MAX_CLASSES];
+    sim_frontend_summary frontend; /* filled by the caller when some pool has tokenizer_workers */
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;

@@ -158,6 +158,13 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
             EMIT(name, ts->cached_tokens_mean);
         }
     }
+    if (s->frontend.enabled) {
+        EMIT("frontend.workers", s->frontend.workers);
+        EMIT("frontend.jobs", s->frontend.jobs);
+        EMIT("frontend.wait_ms", s->frontend.wait_ms);
+        EMIT("frontend.service_ms", s->frontend.service_ms);
+        EMIT("frontend.utilization", s->frontend.utilization);
+    }
     if (s->energy.enabled) {
         EMIT("energy.joules", s->energy.joules);
         EMIT("energy.joules_per_output_token", s->energy.joules_per_output_token);
@@ -388,6 +395,17 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         }
         fputs("]}", f);
     }
+    /* Only with tokenizer_workers, so other runs print what they always printed. */
+    if (s->frontend.enabled) {
+        fprintf(f, ",\n  \"frontend\": {\"workers\": %d, \"jobs\": %lld, \"wait_ms\": ", (int)s->frontend.workers,
+                (long long)s->frontend.jobs);
+        put_real(f, s->frontend.wait_ms);
+        fputs(", \"service_ms\": ", f);
+        put_real(f, s->frontend.service_ms);
+        fputs(", \"utilization\": ", f);
+        put_real(f, s->frontend.utilization);
+        fputs("}", f);
+    }
     /* Only with energy.enabled, so other runs print what they always printed. */
     if (s->energy.enabled) {
         const sim_energy_summary *e = &s->energy;
@@ -608,6 +626,11 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
                    "activation transfers %.1f %% of iteration time (%.3f ms/iteration, %.3f GB)\n",
                 (int)s->af.micro_batches, 100 * s->af.attention_util, 100 * s->af.ffn_util,
                 100 * s->af.comm_fraction, s->af.transfer_ms_per_iter, s->af.activation_bytes / 1e9);
+    if (s->frontend.enabled)
+        fprintf(f, "\nfrontend   %d API-server workers: %lld requests, wait for a worker %.3f ms + service %.3f ms "
+                   "(means, in TTFT), workers busy %.1f %%\n",
+                (int)s->frontend.workers, (long long)s->frontend.jobs, s->frontend.wait_ms, s->frontend.service_ms,
+                100 * s->frontend.utilization);
     if (s->energy.enabled) {
         const sim_energy_summary *e = &s->energy;
         const double T = e->span_s > 0 ? e->span_s : 1;

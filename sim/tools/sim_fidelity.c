@@ -344,7 +344,10 @@ static int fid_simulate(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_t
         const sim_req_record *rec = sim_metrics_requests(sim_cluster_metrics(cl), &n);
         double ttft = 0, tpot = 0, queue = 0, prefill = 0, xfer = 0, first_dec = 0;
         int64_t nt = 0, np = 0, nk = 0;
-        const double fe = sc->deployment.pools[0].scheduler.frontend_us * 1e-3;
+        /* The frontend: the fixed delay, plus the API-server workers' mean
+         * wait and service where the pool has them. */
+        const double fe = sc->deployment.pools[0].scheduler.frontend_us * 1e-3 +
+                          (sum.frontend.enabled ? sum.frontend.wait_ms + sum.frontend.service_ms : 0);
         for (int64_t i = 0; i < n; i++) {
             if (steady && rec[i].id < (uint64_t)r->concurrency && n > r->concurrency) continue;
             double v;
@@ -409,6 +412,8 @@ static int fid_simulate(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_t
             x->ttft_ms = r->pred_ttft_ms;
             x->tpot_ms = r->pred_tpot_ms;
             x->frontend_ms = fe;
+            x->worker_wait_ms = sum.frontend.enabled ? sum.frontend.wait_ms : 0;
+            x->worker_service_ms = sum.frontend.enabled ? sum.frontend.service_ms : 0;
             x->queue_ms = nt ? queue / nt : 0;
             x->prefill_ms = nt ? prefill / nt : 0;
             x->kv_transfer_ms = nk ? xfer / nk : 0;

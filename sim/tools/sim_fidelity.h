@@ -148,6 +148,9 @@ typedef struct {
     double decode_batch, decode_ctx;
     double decode_stall_ms;     /* TPOT − decode step: prefill chunks in the batch, waits */
     char prefill_top[3][64], decode_top[3][64]; /* the three costliest ops, "name 1.23 ms" */
+    /* scheduler.tokenizer_workers: the part of frontend_ms spent waiting
+     * for an API-server worker and being served by one (0 without them). */
+    double worker_wait_ms, worker_service_ms;
 } sim_fidelity_explain_out;
 
 /* Simulates the row with id `id` of the CSV and breaks it down. */

@@ -241,6 +241,9 @@ static void fid_print_explain(const sim_fidelity_row *r, const sim_fidelity_expl
            (long long)r->preemptions, r->mean_batch);
     print_holds(r, o);
     printf("  host/frontend                  %9.3f ms\n", x->frontend_ms);
+    if (x->worker_wait_ms + x->worker_service_ms > 0)
+        printf("    of which API-server workers  %9.3f ms (wait for a worker %.3f + api_us and tokenisation %.3f)\n",
+               x->worker_wait_ms + x->worker_service_ms, x->worker_wait_ms, x->worker_service_ms);
     printf("  queueing                       %9.3f ms (after the frontend, before the first iteration)\n",
            x->queue_ms);
     printf("  prefill (first iteration to first token) %.3f ms; for reference one prefill of %.0f tokens:\n",
