@@ -69,11 +69,17 @@ static void req_free(sim_cluster *c, sim_req *r)
 
 static void client_next(sim_engine *eng, void *ctx, uint64_t client);
 
+/* 1 when nothing is left to arrive or run. An open session still has a
+ * turn or sub-request to come (it may be waiting out a think gap with
+ * nothing in flight). */
+static int run_over(const sim_cluster *c)
+{
+    return c->arrivals_done && c->in_flight == 0 && sim_workload_sessions_open(c->wl) == 0;
+}
+
 static void maybe_done(sim_cluster *c)
 {
-    /* An open session still has a turn or sub-request to come (it may be
-     * waiting out a think gap with nothing in flight). */
-    if (c->arrivals_done && c->in_flight == 0 && sim_workload_sessions_open(c->wl) == 0) sim_engine_stop(c->eng);
+    if (run_over(c)) sim_engine_stop(c->eng);
 }
 
 static void session_finished(sim_cluster *c, const sim_req *r, int dropped);
@@ -354,7 +360,7 @@ static void on_sample(sim_engine *eng, void *ctx, uint64_t arg)
             return;
         }
     }
-    if (!(c->arrivals_done && c->in_flight == 0)) sim_engine_after(eng, c->sample_ns, on_sample, c, 0);
+    if (!run_over(c)) sim_engine_after(eng, c->sample_ns, on_sample, c, 0);
 }
 
 /* ---- build -------------------------------------------------------------- */

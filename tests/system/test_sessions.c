@@ -215,6 +215,38 @@ static void test_synthetic(void)
     free(buf);
 }
 
+/* A think gap with nothing in flight does not end the run's time series:
+ * one session, turn 1 at 1 s, turn 2 five seconds after it, samples every
+ * second all the way to turn 2's end (a sample each second from 1 to 6 s,
+ * plus the closing one). */
+static void test_samples_through_gaps(void)
+{
+    sim_scenario sc;
+    base(&sc, NULL);
+    sim_workload_cfg *w = &sc.workload;
+    w->arrival.process = SIM_ARRIVAL_CONSTANT;
+    w->arrival.rate = 1;
+    w->input_tokens.dist = SIM_DIST_FIXED;
+    w->input_tokens.value = 100;
+    w->output_tokens.dist = SIM_DIST_FIXED;
+    w->output_tokens.value = 3;
+    w->sessions.count = 1;
+    w->sessions.turns.value = 2;
+    w->sessions.think_ms.value = 5000;
+    sim_err err = {{0}};
+    sim_cluster *c = NULL;
+    CHECK_MSG(sim_cluster_create(&sc, &c, &err) == 0, "%s", err.msg);
+    if (!c) return;
+    sim_cluster_set_cost_fn(c, fixed_cost, NULL);
+    sim_summary sum;
+    CHECK_MSG(sim_cluster_run(c, &sum, &err) == 0, "%s", err.msg);
+    /* turn 1: 1.00-1.03 s; turn 2 arrives at 6.03 s and ends at 6.06 s */
+    CHECK_NEAR(sum.sessions.latency_ms.mean, 5060.0, 1e-6);
+    int64_t n = sim_metrics_samples_seen(sim_cluster_metrics(c));
+    CHECK_MSG(n >= 7, "%lld samples over a 6.06 s run sampled every second", (long long)n);
+    sim_cluster_destroy(c);
+}
+
 static int find_metric(const char *name, double v, void *ctx)
 {
     (void)v;
@@ -248,6 +280,7 @@ static const test_case cases[] = {
     {"second_turn_hits", test_second_turn_hits},
     {"fan_out_join", test_fan_out_join},
     {"synthetic", test_synthetic},
+    {"samples_through_gaps", test_samples_through_gaps},
     {"off", test_off},
 };
 
