@@ -75,7 +75,8 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
     if (s->classes)
         note(s, "workload.classes: each candidate is evaluated at the classes' own arrival rates and request counts "
                 "(no rate bisection, and search.requests is not used); it passes when every class meets its own SLO at "
-                "search.percentile with nothing shed or rejected, and goodput counts each request by its class's SLO. ");
+                "search.percentile over the requests served with none rejected, and goodput counts each request by its "
+                "class's SLO (a shed request is not good). ");
     else if (s->closed)
         note(s, "closed-loop workload: each candidate is evaluated at the scenario's concurrency (no rate bisection). ");
     if (!s->fixed && sc->slo.ttft_ms <= 0 && sc->slo.tpot_ms <= 0) {

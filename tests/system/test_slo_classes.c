@@ -389,7 +389,48 @@ static void test_shipped_scenario(void)
     free(f.recs);
 }
 
+/* servesim search with classes: evaluated at the classes' own rates,
+ * each candidate judged by every class's own SLO (the one-GPU layouts
+ * miss a class's bound and say which), the classes written back into
+ * recommended.yaml, which replays. */
+static void test_search(void)
+{
+    REQUIRE_OR(test_servesim != NULL, return);
+    char cmd[4096], dir[] = "/tmp/test_slo_classes_XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    snprintf(cmd, sizeof cmd, "%s search %s/tests/data/slo/search-classes.yaml --no-db --quiet --out %s 2>&1",
+             test_servesim, test_src_dir(), dir);
+    char *out = NULL;
+    CHECK(test_sh(cmd, &out) == 0);
+    CHECK_CONTAINS(out, "SLO: every class's own (workload.classes.*.slo) at p99");
+    CHECK_CONTAINS(out, "workload.classes: each candidate is evaluated at the classes' own arrival rates");
+    CHECK_CONTAINS(out, "recommended: colocated 1x tp2");
+    free(out);
+    char path[600];
+    snprintf(path, sizeof path, "%s/candidates.csv", dir);
+    char *csv = test_slurp(path);
+    REQUIRE(csv != NULL);
+    CHECK_CONTAINS(csv, "slo_missed,\"colocated 1x tp1 | seqs 64 mbt 8192 chunk 2048\"");
+    CHECK_CONTAINS(csv, "\"class interactive: TTFT p99 ");
+    free(csv);
+    snprintf(path, sizeof path, "%s/recommended.yaml", dir);
+    sim_scenario sc;
+    sim_err err = {{0}};
+    REQUIRE_MSG(sim_loader_load_file(path, NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    CHECK(sc.workload.n_classes == 2 && strcmp(sc.workload.classes[1].name, "batch") == 0);
+    CHECK(sc.workload.classes[1].priority == 1 && sc.workload.classes[1].arrival.rate == 4);
+    CHECK(sc.workload.classes[0].slo.ttft_ms == 300 && sc.workload.classes[1].slo.e2e_ms == 60000);
+    CHECK(sc.workload.classes[0].requests == 300 && sc.workload.classes[1].input_tokens.value == 4096);
+    run_result r;
+    REQUIRE(run(&sc, &r) == 0);
+    CHECK(r.sum.requests_completed == 600 && r.sum.requests_good == 600);
+    free(r.recs);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(test_sh(cmd, NULL) == 0);
+}
+
 static const test_case cases[] = {
+    {"search", test_search},
     {"shipped_scenario", test_shipped_scenario},
     {"merge", test_merge},
     {"priority_overtakes", test_priority_overtakes},
