@@ -896,6 +896,16 @@ const sim_metrics *sim_cluster_metrics(const sim_cluster *c) { return c->metrics
 
 int32_t sim_cluster_n_pools(const sim_cluster *c) { return c->sc.deployment.n_pools; }
 
+const model_cost *sim_cluster_pool_draft_cost(const sim_cluster *c, int32_t pool)
+{
+    return pool >= 0 && pool < c->sc.deployment.n_pools && pool < SIM_MAX_POOLS ? c->draft_costs[pool] : NULL;
+}
+
+const sim_spec_cfg *sim_cluster_pool_spec(const sim_cluster *c, int32_t pool)
+{
+    return sim_cluster_pool_draft_cost(c, pool) ? &c->sc.deployment.pools[pool].scheduler.spec : NULL;
+}
+
 const model_cost *sim_cluster_pool_cost(const sim_cluster *c, int32_t pool)
 {
     return pool >= 0 && pool < c->sc.deployment.n_pools && pool < SIM_MAX_POOLS ? c->costs[pool] : NULL;
@@ -968,6 +978,11 @@ void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len)
         const int32_t deg[] = {pl->pp, pl->dp, pl->ep, pl->dcp, pl->sp};
         for (int i = 0; i < 5 && off < len; i++)
             if (deg[i] > 1) off += (size_t)snprintf(buf + off, len - off, " %s=%d", names[i], deg[i]);
+        const sim_spec_cfg *sp = &pc->scheduler.spec;
+        if (sp->draft_tokens > 0 && off < len)
+            off += (size_t)snprintf(buf + off, len - off, " speculative %s k=%d (%.2f tokens/step expected)",
+                                    sp->method == SIM_SPEC_MTP ? "mtp" : sp->draft_model, sp->draft_tokens,
+                                    sim_spec_expected_tokens(sp));
     }
     if (off < len)
         off += (size_t)snprintf(buf + off, len - off, ", KV %lld tokens/instance", (long long)c->kv_tokens_per_inst);

@@ -66,6 +66,10 @@ const sim_metrics *sim_cluster_metrics(const sim_cluster *c);
 struct model_cost;
 int32_t sim_cluster_n_pools(const sim_cluster *c);
 const struct model_cost *sim_cluster_pool_cost(const sim_cluster *c, int32_t pool);
+/* The draft's cost model of a pool that decodes speculatively (NULL when
+ * it does not) and that pool's speculative settings (NULL likewise). */
+const struct model_cost *sim_cluster_pool_draft_cost(const sim_cluster *c, int32_t pool);
+const sim_spec_cfg *sim_cluster_pool_spec(const sim_cluster *c, int32_t pool);
 int32_t sim_cluster_instance_pool(const sim_cluster *c, int32_t instance);
 /* KV capacity of one instance of the pool, in tokens (0 when the pool has none). */
 int64_t sim_cluster_pool_kv_tokens(const sim_cluster *c, int32_t pool);

@@ -57,6 +57,7 @@
 #include "sim_loader.h"
 #include "sim_metrics.h"
 #include "sim_sched_preset.h"
+#include "sim_spec.h"
 #include "model_cost.h"
 
 #include <gsl/gsl_sort.h>
@@ -199,6 +200,14 @@ int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r)
  * batching_wait_iters 0). aiconfigurator's collector runs the defaults. */
 static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
 {
+    if (r->mtp_tokens > 0) {
+        /* The row's engine image decoded with MTP (sim_fidelity_row.mtp_tokens). */
+        s->spec.draft_tokens = r->mtp_tokens;
+        s->spec.method = SIM_SPEC_MTP;
+        s->spec.mtp_layers = 1;
+        s->spec.acceptance.n = 1;
+        s->spec.acceptance.v[0] = r->mtp_accept;
+    }
     if (r->len_lo >= 1) return;
     if (!strcasecmp(r->backend, "sglang")) s->recv_interval = FID_SGLANG_RECV_INTERVAL;
     if (!strcasecmp(r->backend, "trtllm") && r->agg.dp > 1) {
@@ -710,8 +719,22 @@ int sim_fidelity_explain(const char *csv_path, const char *id, const sim_fidelit
     if (dc) {
         model_batch b = {0, NULL, (int32_t)llround(x->decode_batch), (int64_t)llround(x->decode_batch * x->decode_ctx)};
         explain_iter(dc, &b, &x->decode_iter_ms, x->decode_fam_ms, x->decode_top);
+        const model_cost *draft = sim_cluster_pool_draft_cost(cl, dpool);
+        const sim_spec_cfg *sp = sim_cluster_pool_spec(cl, dpool);
+        if (draft && sp) {
+            /* The same batch as a verify step, its draft passes, per token. */
+            sim_spec *spec = NULL;
+            if (sim_spec_create(sp, draft, 0, 0, &spec, NULL) == 0) {
+                x->spec_k = sp->draft_tokens;
+                x->spec_tokens = sim_spec_expected_tokens(sp);
+                x->spec_verify_ms = model_cost_verify_iteration(dc, &b, 1 + sp->draft_tokens, NULL) * 1e3;
+                x->spec_draft_ms = sim_spec_draft_s(spec, &b) * 1e3;
+                sim_spec_destroy(spec);
+            }
+        }
     }
-    x->decode_stall_ms = x->tpot_ms - x->decode_iter_ms;
+    x->decode_stall_ms = x->tpot_ms - (x->spec_tokens > 0 ? (x->spec_verify_ms + x->spec_draft_ms) / x->spec_tokens
+                                                           : x->decode_iter_ms);
     sim_cluster_destroy(cl);
     return 0;
 }

@@ -47,6 +47,8 @@ typedef struct {
     double len_lo;              /* the benchmark client's lengths: uniform integers in [floor(len_lo·L), L]
                                    for L = isl and osl; 1 = exactly isl and osl */
     int32_t tp, pp, dp, ep;     /* aggregated layout (disaggregated: the decode workers') */
+    int32_t mtp_tokens;         /* draft tokens the engine image's MTP ran (0 = none; sim_fidelity_csv.c) */
+    double mtp_accept;          /* their acceptance rate per draft position */
     sim_fidelity_layout agg, prefill, decode;
     double meas_ttft_ms, meas_tpot_ms;
     double pred_ttft_ms, pred_tpot_ms;
@@ -146,7 +148,11 @@ typedef struct {
     double prefill_iter_ms, prefill_fam_ms[5];
     double decode_iter_ms, decode_fam_ms[5];
     double decode_batch, decode_ctx;
-    double decode_stall_ms;     /* TPOT − decode step: prefill chunks in the batch, waits */
+    double decode_stall_ms;     /* TPOT − decode step (per token): prefill chunks in the batch, waits */
+    /* Speculative decoding (spec_tokens 0 = off): one step's verify pass of
+     * 1 + k tokens per request and draft passes, and the tokens it emits. */
+    double spec_verify_ms, spec_draft_ms, spec_tokens;
+    int32_t spec_k;
     char prefill_top[3][64], decode_top[3][64]; /* the three costliest ops, "name 1.23 ms" */
     /* scheduler.tokenizer_workers: the part of frontend_ms spent waiting
      * for an API-server worker and being served by one (0 without them). */

@@ -6,6 +6,7 @@
  * one row's simulated TTFT and TPOT broken down. See sim_fidelity.h. */
 #include "sim_fidelity.h"
 #include "sim_parse.h"
+#include "sim_spec.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -213,6 +214,11 @@ static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
     if (s->recv_interval > 1)
         printf("  engine: polls for new requests every %d decode-only steps (scheduler.recv_interval)\n",
                s->recv_interval);
+    if (s->spec.draft_tokens > 0)
+        printf("  engine: speculative decoding, %s drafts %d tokens a step at %.2f acceptance per position "
+               "(%.2f tokens/step expected; scheduler.speculative)\n",
+               s->spec.method == SIM_SPEC_MTP ? "the MTP module" : s->spec.draft_model, s->spec.draft_tokens,
+               s->spec.acceptance.v[0], sim_spec_expected_tokens(&s->spec));
     if (s->adp_timeout_iters > 0 && r->agg.dp > 1)
         printf("  engine: attention-DP balancing, new prefills wait for one per rank up to %d steps, then %d more "
                "(scheduler.adp_timeout_iters, adp_wait_iters)\n",
@@ -258,6 +264,11 @@ static void fid_print_explain(const sim_fidelity_row *r, const sim_fidelity_expl
     char what[64];
     snprintf(what, sizeof what, "decode step (batch %.1f, ctx %.0f)", x->decode_batch, x->decode_ctx);
     fam_line(what, x->decode_iter_ms, x->decode_fam_ms, (char(*)[64])x->decode_top);
+    if (x->spec_tokens > 0)
+        printf("  speculative step               %9.3f ms = verify %.3f (1 + %d tokens per request) + draft %.3f; "
+               "per token %.3f ms (/ %.2f tokens/step)\n",
+               x->spec_verify_ms + x->spec_draft_ms, x->spec_verify_ms, x->spec_k, x->spec_draft_ms,
+               (x->spec_verify_ms + x->spec_draft_ms) / x->spec_tokens, x->spec_tokens);
     printf("  rest of TPOT                   %9.3f ms (%s)\n", x->decode_stall_ms,
            r->disagg ? "batch changes, waits" : "prefill chunks sharing iterations, waits");
 }

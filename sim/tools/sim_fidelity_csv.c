@@ -63,6 +63,19 @@
 #define FID_MAX_COLS 96
 /* InferenceX's RANDOM_RANGE_RATIO for its fixed-sequence-length runs. */
 #define FID_INFERENCEX_RANGE_RATIO 0.8
+/* The TensorRT-LLM image whose DeepSeek-R1 runs drafted with the model's
+ * MTP module (docs/cost-model.md, "Speculative decoding"; fitted by
+ * scripts/fit-mtp.py): the draft tokens and the acceptance per position. */
+#define FID_TRTLLM_MTP_IMAGE "tensorrt-llm/release:1.2.0rc6.post3"
+#define FID_TRTLLM_MTP_TOKENS 2
+#define FID_TRTLLM_MTP_ACCEPT 0.78
+
+/* Appends "; text" (or text) to a row's assumed note, cut at its size. */
+static void assume(sim_fidelity_row *r, const char *text)
+{
+    size_t n = strlen(r->assumed);
+    snprintf(r->assumed + n, sizeof r->assumed - n, "%s%s", n ? "; " : "", text);
+}
 
 /* Splits a CSV line in place; double-quoted fields may hold commas ("" is a
  * quote). Returns the field count. */
@@ -374,6 +387,17 @@ static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_
                                                                sizeof lay_why)
                                        : 0;
     if (squared > 0) snprintf(r->assumed, sizeof r->assumed, "%.127s", lay_why);
+    /* An engine-version behaviour: the image's aggregated DeepSeek-R1/V3
+     * runs decoded with MTP (the CSV has no column for it). */
+    if (!strcasecmp(r->backend, "trtllm") && !r->disagg && strstr(source, FID_TRTLLM_MTP_IMAGE) &&
+        (strstr(r->model, "DeepSeek-R1") || strstr(r->model, "DeepSeek-V3"))) {
+        char t[96];
+        r->mtp_tokens = FID_TRTLLM_MTP_TOKENS;
+        r->mtp_accept = FID_TRTLLM_MTP_ACCEPT;
+        snprintf(t, sizeof t, "MTP %d draft tokens at %.2f acceptance (image 1.2.0rc6.post3)", r->mtp_tokens,
+                 r->mtp_accept);
+        assume(r, t);
+    }
     if (r->disagg)
         lay_ok = read_layout(f, n, col, C_P_BATCH, &r->prefill) == 0 &&
                  read_layout(f, n, col, C_D_BATCH, &r->decode) == 0;
