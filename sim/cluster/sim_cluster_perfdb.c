@@ -38,8 +38,8 @@ int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err)
     for (int32_t p = 0; rc == 0 && p < sc->deployment.n_pools; p++) {
         if (!c->costs[p]) continue;
         const model_gpu *g = model_cost_gpu(c->costs[p]);
-        const char *preset = sc->deployment.pools[p].scheduler.preset;
-        const char *engine = preset[0] && strcmp(preset, "none") != 0 ? preset : NULL;
+        sim_sched_preset preset = sc->deployment.pools[p].scheduler.preset;
+        const char *engine = preset != SIM_SCHED_PRESET_NONE ? sim_sched_preset_name(preset) : NULL;
         char key[MODEL_NAME_MAX];
         gpu_key(g->name, key, sizeof key);
         const char *dts[MODEL_COST_DB_DTYPES_MAX];

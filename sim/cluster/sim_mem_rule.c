@@ -8,16 +8,16 @@
 int sim_mem_rule_apply(const sim_sched_cfg *s, const model_cost *c, double state_bytes, double *util,
                        double *reserve_bytes, sim_err *err)
 {
-    const char *rule = s->mem_fraction_of[0] ? s->mem_fraction_of : "total";
     const double hbm = model_cost_gpu(c)->hbm_bytes, w = model_cost_weight_bytes_per_gpu(c);
-    if (!strcmp(rule, "total")) return 0;
-    if (!strcmp(rule, "free")) {
+    switch (s->mem_fraction_of) {
+    case SIM_MEM_OF_TOTAL: return 0;
+    case SIM_MEM_OF_FREE: {
         /* KV = util·(HBM − weights − reserve): as a fraction of all of it. */
         double left = hbm - w - *reserve_bytes;
         if (left > 0 && hbm > 0) *util = (*util * left + w + *reserve_bytes) / hbm;
         return 0;
     }
-    if (!strcmp(rule, "sglang")) {
+    case SIM_MEM_OF_SGLANG: {
         const model_layout *l = model_cost_layout(c);
         double chunk = s->chunk_tokens > 2048 ? s->chunk_tokens : 2048;
         double graph_bs = s->max_seqs < 512 ? s->max_seqs : 512;
@@ -29,8 +29,9 @@ int sim_mem_rule_apply(const sim_sched_cfg *s, const model_cost *c, double state
         *reserve_bytes = state_bytes;
         return 0;
     }
-    return sim_err_set(err, SIM_EINVAL, "scheduler.mem_fraction_of: unknown rule '%s' (expected total, free or sglang)",
-                       rule);
+    }
+    return sim_err_set(err, SIM_EINVAL, "scheduler.mem_fraction_of: unknown rule %d (expected total, free or sglang)",
+                       (int)s->mem_fraction_of);
 }
 
 int sim_mem_rule_kv_tokens(const sim_sched_cfg *s, const model_cost *c, int64_t *tokens, sim_err *err)

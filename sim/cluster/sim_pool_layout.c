@@ -103,8 +103,8 @@ int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layo
         l.op_speedup[f] = sc->hardware.op_speedup[f];
     }
     /* An engine preset names the kernels that price the ops. */
-    if (pool->scheduler.preset[0] && strcmp(pool->scheduler.preset, "none"))
-        snprintf(l.op_backend, sizeof l.op_backend, "%s", pool->scheduler.preset);
+    if (pool->scheduler.preset != SIM_SCHED_PRESET_NONE)
+        snprintf(l.op_backend, sizeof l.op_backend, "%s", sim_sched_preset_name(pool->scheduler.preset));
     l.gpus_per_node = sc->hardware.gpus_per_node;
     *out = l;
     return 0;

@@ -280,7 +280,8 @@ static int walk_map(ctx *c, const sim_yaml_node *n, const char *pattern, const c
         if (rc) return rc;
         sim_sched_cfg *sc = &c->sc->deployment.pools[pool].scheduler;
         if (sim_sched_preset_apply(sc->preset, sc))
-            return fail_at(c, p->value, cpath, SIM_EINVAL, "internal: preset '%s' has no settings", sc->preset);
+            return fail_at(c, p->value, cpath, SIM_EINVAL, "internal: preset '%s' has no settings",
+                           sim_sched_preset_name(sc->preset));
     }
     /* workload.classes items start from the workload's own keys: they are
      * walked after the rest of the workload, wherever the file puts them. */
@@ -593,10 +594,10 @@ static int check_classes(ctx *c)
     if (w->sessions.count > 0)
         return fail_key(c, "workload.classes", "classes with workload.sessions are not supported (a session's turns "
                                                "would need one class); set sessions.count 0 or drop the classes");
-    if (strcmp(w->prefix.kind, "none") != 0)
+    if (w->prefix.kind != SIM_PREFIX_NONE)
         return fail_key(c, "workload.classes", "classes with workload.prefix.kind %s are not supported (each "
                                                "class would need its own prefix structure); use kind none",
-                        w->prefix.kind);
+                        sim_prefix_kind_name(w->prefix.kind));
     for (int32_t i = 0; i < w->n_classes; i++) {
         const sim_class_cfg *cl = &w->classes[i];
         snprintf(p, sizeof p, "workload.classes.%d.name", (int)i);
@@ -656,10 +657,10 @@ static int check_workload(ctx *c)
             return fail_key(c, "workload.sessions.count",
                             "synthetic sessions and a trace exclude each other (a Mooncake trace with "
                             "session_id fields carries its own sessions)");
-        if (w->prefix.kind[0] && strcmp(w->prefix.kind, "none") != 0)
+        if (w->prefix.kind != SIM_PREFIX_NONE)
             return fail_key(c, "workload.prefix.kind",
                             "prefix.kind %s and workload.sessions exclude each other (sessions build their own "
-                            "context chains; set prefix.kind none)", w->prefix.kind);
+                            "context chains; set prefix.kind none)", sim_prefix_kind_name(w->prefix.kind));
     }
     if (w->trace.format == SIM_TRACE_NONE && w->requests == 0 && w->duration_s == 0 && w->sessions.count == 0)
         return fail_key(c, "workload.requests",

@@ -106,10 +106,10 @@ void sim_scenario_defaults(sim_scenario *sc)
     p->scheduler.gpu_mem_util = 0.90;
     p->scheduler.reserve_gb = 2.0;
     p->scheduler.overhead_us = 1500;
-    strcpy(p->scheduler.policy, "decode_first");
-    strcpy(p->scheduler.preset, "none");
-    strcpy(p->scheduler.admission, "optimistic");
-    strcpy(p->scheduler.mem_fraction_of, "total");
+    p->scheduler.policy = SIM_POLICY_DECODE_FIRST;
+    p->scheduler.preset = SIM_SCHED_PRESET_NONE;
+    p->scheduler.admission = SIM_ADMISSION_OPTIMISTIC;
+    p->scheduler.mem_fraction_of = SIM_MEM_OF_TOTAL;
     p->scheduler.spec.mtp_layers = 1;
     /* Later pools in a file start from the same scheduler defaults. */
     for (int i = 1; i < SIM_MAX_POOLS; i++) sc->deployment.pools[i] = *p;
@@ -148,7 +148,7 @@ void sim_scenario_defaults(sim_scenario *sc)
     sc->deployment.af_micro_batches = 2;
 
     sim_prefix_cfg *px = &sc->workload.prefix;
-    strcpy(px->kind, "none");
+    px->kind = SIM_PREFIX_NONE;
     px->block_tokens = 512;
     px->prompts = 16;
     px->prompt_tokens = 2048;
@@ -186,6 +186,11 @@ void sim_scenario_defaults(sim_scenario *sc)
     se->max_candidates = 20000;
 }
 
+const char *const sim_prefix_kind_names[SIM_PREFIX_KINDS] = {"none", "system_prompt", "multi_turn", "rag"};
+const char *const sim_sched_policy_names[SIM_SCHED_POLICIES] = {"decode_first", "prefill_first"};
+const char *const sim_admission_names[SIM_ADMISSIONS] = {"optimistic", "reserve"};
+const char *const sim_mem_fraction_of_names[SIM_MEM_FRACTIONS_OF] = {"total", "free", "sglang"};
+const char *const sim_sched_preset_names[SIM_SCHED_PRESETS] = {"none", "vllm", "sglang", "trtllm"};
 const char *const sim_sp_kind_names[SIM_SP_KINDS] = {"ulysses", "ring"};
 const char *const sim_ep_mode_names[SIM_EP_MODES] = {"auto", "normal", "low_latency"};
 const char *const sim_moe_gemm_names[SIM_MOE_GEMMS] = {"auto", "contiguous", "masked"};
@@ -199,6 +204,23 @@ const char *const sim_search_objective_names[SIM_SEARCH_OBJECTIVES] = {"auto", "
 
 static const char *name_of(const char *const *names, int n, int v) { return v >= 0 && v < n ? names[v] : "?"; }
 
+const char *sim_prefix_kind_name(sim_prefix_kind k)
+{
+    return name_of(sim_prefix_kind_names, SIM_PREFIX_KINDS, (int)k);
+}
+const char *sim_sched_policy_name(sim_sched_policy p)
+{
+    return name_of(sim_sched_policy_names, SIM_SCHED_POLICIES, (int)p);
+}
+const char *sim_admission_name(sim_admission a) { return name_of(sim_admission_names, SIM_ADMISSIONS, (int)a); }
+const char *sim_mem_fraction_of_name(sim_mem_fraction_of m)
+{
+    return name_of(sim_mem_fraction_of_names, SIM_MEM_FRACTIONS_OF, (int)m);
+}
+const char *sim_sched_preset_name(sim_sched_preset p)
+{
+    return name_of(sim_sched_preset_names, SIM_SCHED_PRESETS, (int)p);
+}
 const char *sim_sp_kind_name(sim_sp_kind k) { return name_of(sim_sp_kind_names, SIM_SP_KINDS, (int)k); }
 const char *sim_ep_mode_name(sim_ep_mode m) { return name_of(sim_ep_mode_names, SIM_EP_MODES, (int)m); }
 const char *sim_moe_gemm_name(sim_moe_gemm g) { return name_of(sim_moe_gemm_names, SIM_MOE_GEMMS, (int)g); }

@@ -66,8 +66,18 @@ typedef struct {
     double rate_scale;  /* multiply the arrival rate (divides timestamps); combines with time_scale */
 } sim_trace_cfg;
 
+/* workload.prefix.kind, parsed once by the loader (0 = none, as in a
+ * zeroed config). */
+typedef enum {
+    SIM_PREFIX_NONE = 0,
+    SIM_PREFIX_SYSTEM_PROMPT = 1,
+    SIM_PREFIX_MULTI_TURN = 2,
+    SIM_PREFIX_RAG = 3
+} sim_prefix_kind;
+#define SIM_PREFIX_KINDS 4
+
 typedef struct {
-    char kind[16];             /* none | system_prompt | multi_turn | rag */
+    sim_prefix_kind kind;
     int32_t block_tokens;      /* tokens per generated hash block (Mooncake: 512) */
     int32_t prompts;           /* system_prompt: distinct shared prompts */
     int32_t prompt_tokens;     /* system_prompt: length of each shared prompt */
@@ -210,6 +220,35 @@ typedef struct {
                                       * concentration around the mean (0 = the same for every request) */
 } sim_spec_cfg;
 
+/* The scheduler's names (deployment.pools.*.scheduler), parsed once by the
+ * loader; 0 is each key's default, as in a zeroed config. */
+typedef enum {
+    SIM_POLICY_DECODE_FIRST = 0,   /* every iteration decodes, prefill fills the rest (vLLM) */
+    SIM_POLICY_PREFILL_FIRST = 1   /* prefill-only iterations while prompts wait (SGLang) */
+} sim_sched_policy;
+#define SIM_SCHED_POLICIES 2
+
+typedef enum {
+    SIM_ADMISSION_OPTIMISTIC = 0,  /* preempt when KV runs out (vLLM) */
+    SIM_ADMISSION_RESERVE = 1      /* admit only what the whole sequence fits (TensorRT-LLM) */
+} sim_admission;
+#define SIM_ADMISSIONS 2
+
+typedef enum {
+    SIM_MEM_OF_TOTAL = 0,          /* gpu_mem_util of all GPU memory (sim_mem_rule.h) */
+    SIM_MEM_OF_FREE = 1,           /* of what the weights and reserve leave */
+    SIM_MEM_OF_SGLANG = 2          /* SGLang's reservation formula */
+} sim_mem_fraction_of;
+#define SIM_MEM_FRACTIONS_OF 3
+
+typedef enum {
+    SIM_SCHED_PRESET_NONE = 0,     /* sim_sched_preset.h */
+    SIM_SCHED_PRESET_VLLM = 1,
+    SIM_SCHED_PRESET_SGLANG = 2,
+    SIM_SCHED_PRESET_TRTLLM = 3
+} sim_sched_preset;
+#define SIM_SCHED_PRESETS 4
+
 typedef struct {
     int32_t max_seqs;
     int32_t max_batched_tokens;
@@ -232,10 +271,10 @@ typedef struct {
                                 * rank to have one (TensorRT-LLM's timeout_iters; 0 = off) */
     int32_t adp_wait_iters;    /* attention-DP balancing: further steps to batch them while every rank
                                 * decodes (batching_wait_iters) */
-    char policy[16];           /* decode_first (vLLM) | prefill_first (SGLang) */
-    char preset[16];           /* none | vllm | sglang | trtllm (sim_sched_preset.h) */
-    char admission[16];        /* optimistic (vLLM: preempt when KV runs out) | reserve (whole sequence) */
-    char mem_fraction_of[16];  /* what gpu_mem_util is a fraction of: total | free | sglang (sim_mem_rule.h) */
+    sim_sched_policy policy;
+    sim_sched_preset preset;   /* the engine whose defaults were applied (also its kernels' prices) */
+    sim_admission admission;
+    sim_mem_fraction_of mem_fraction_of; /* what gpu_mem_util is a fraction of */
     sim_spec_cfg spec;         /* speculative decoding (off: draft_tokens 0) */
     /* The API server's CPU workers (0 = none: frontend_us alone): each
      * request waits for a free worker (FIFO), which spends api_us plus
@@ -470,6 +509,11 @@ double sim_network_nic_Bps(const sim_network_cfg *net, double gpu_nic_Bps);
 
 /* One name table per enum, indexed by its value: the schema parses with
  * them and the *_name functions print with them ("?" out of range). */
+extern const char *const sim_prefix_kind_names[SIM_PREFIX_KINDS];
+extern const char *const sim_sched_policy_names[SIM_SCHED_POLICIES];
+extern const char *const sim_admission_names[SIM_ADMISSIONS];
+extern const char *const sim_mem_fraction_of_names[SIM_MEM_FRACTIONS_OF];
+extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
 extern const char *const sim_sp_kind_names[SIM_SP_KINDS];
 extern const char *const sim_ep_mode_names[SIM_EP_MODES];
 extern const char *const sim_moe_gemm_names[SIM_MOE_GEMMS];
@@ -481,6 +525,11 @@ extern const char *const sim_cache_policy_names[SIM_CACHE_POLICIES];
 extern const char *const sim_cache_sharing_names[SIM_CACHE_SHARINGS];
 extern const char *const sim_search_objective_names[SIM_SEARCH_OBJECTIVES];
 
+const char *sim_prefix_kind_name(sim_prefix_kind k);
+const char *sim_sched_policy_name(sim_sched_policy p);
+const char *sim_admission_name(sim_admission a);
+const char *sim_mem_fraction_of_name(sim_mem_fraction_of m);
+const char *sim_sched_preset_name(sim_sched_preset p);
 const char *sim_sp_kind_name(sim_sp_kind k);
 const char *sim_ep_mode_name(sim_ep_mode m);
 const char *sim_moe_gemm_name(sim_moe_gemm g);

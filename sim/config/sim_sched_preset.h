@@ -34,9 +34,8 @@
 
 #include "sim_scenario.h"
 
-/* The preset names, for the schema ("none" first). */
-#define SIM_SCHED_PRESETS 4
-extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
+/* The presets are the sim_sched_preset enum of sim_scenario.h (names in
+ * sim_sched_preset_names, "none" first). */
 
 /* Overwrites the preset's fields of *cfg (max_batched_tokens, chunk_tokens,
  * overhead_us, overhead_per_seq_us, frontend_us, eager_launch_us, policy,
@@ -44,7 +43,7 @@ extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
  * pd_handover_gbs, 0 for every engine: the shared rows do not identify
  * them, docs/cost-model.md, and the admission holds recv_interval,
  * adp_timeout_iters, adp_wait_iters at the engines' defaults)
- * and records the name. Returns 0, or -1 for an unknown name. */
-int sim_sched_preset_apply(const char *name, sim_sched_cfg *cfg);
+ * and records the preset. Returns 0, or -1 for a value outside the enum. */
+int sim_sched_preset_apply(sim_sched_preset name, sim_sched_cfg *cfg);
 
 #endif

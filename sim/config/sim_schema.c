@@ -27,9 +27,6 @@
 /* Name lists index the C enums of sim_scenario.h (plus enum_base). */
 static const char *const dtypes[] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
 static const char *const wdtypes[] = {"auto", "bf16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4", "int4"};
-static const char *const sched_policies[] = {"decode_first", "prefill_first"};
-static const char *const sched_admissions[] = {"optimistic", "reserve"};
-static const char *const sched_mem_rules[] = {"total", "free", "sglang"};
 static const char *const spec_methods[] = {"mtp", "draft"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
 static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
@@ -39,7 +36,6 @@ static const char *const roles[] = {"colocated", "prefill", "decode", "attention
 static const char *const policies[] = {"round_robin", "random", "least_loaded", "power_of_two",
                                        "cache_aware"};
 static const char *const presets[] = {"none", "sglang", "dynamo", "llmd"};
-static const char *const prefix_kinds[] = {"none", "system_prompt", "multi_turn", "rag"};
 
 /* One length distribution at key path `sec` described by `d`, stored through LOC(m.field). */
 #define LEN_DIST_AT(sec, LOC, m, d)                                                               \
@@ -130,7 +126,7 @@ static const sim_schema_field table[] = {
     FLD("workload.trace.rate_scale", SIM_SCHEMA_F64, SC(workload.trace.rate_scale), GT0,
         "Multiply the arrival rate (divides timestamps); combines with time_scale."),
     SEC("workload.prefix", "Synthetic prefix structure (hash blocks like Mooncake's) for prefix caching."),
-    SEN("workload.prefix.kind", SC(workload.prefix.kind), prefix_kinds,
+    ENM("workload.prefix.kind", SC(workload.prefix.kind), sim_prefix_kind_names, 0,
         "none; system_prompt (shared prompts, Zipf popularity); multi_turn (each turn extends the "
         "previous context and answer); rag (shared documents, Zipf popularity)."),
     FLD("workload.prefix.block_tokens", SIM_SCHEMA_I32, SC(workload.prefix.block_tokens), IN(1, 65536),
@@ -298,23 +294,22 @@ static const sim_schema_field table[] = {
         "Activation/workspace reserve per GPU in GB."),
     FLD("deployment.pools.*.scheduler.overhead_us", SIM_SCHEMA_F64, PL(scheduler.overhead_us), GE0,
         "Per-iteration framework overhead in microseconds (scheduling, launch, sampling)."),
-    {"deployment.pools.*.scheduler.preset", SIM_SCHEMA_STRENUM, PL(scheduler.preset), ANY, sim_sched_preset_names,
-     SIM_SCHED_PRESETS, 0,
+    ENM("deployment.pools.*.scheduler.preset", PL(scheduler.preset), sim_sched_preset_names, 0,
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
      "frontend_us, eager_launch_us, policy, admission, mem_fraction_of, pd_handover_us, pd_handover_gbs, "
      "preempt_keeps_kv, recv_interval, adp_timeout_iters and adp_wait_iters, and any "
      "of those written beside it "
-     "wins. none = the defaults."},
-    SEN("deployment.pools.*.scheduler.mem_fraction_of", PL(scheduler.mem_fraction_of), sched_mem_rules,
+     "wins. none = the defaults."),
+    ENM("deployment.pools.*.scheduler.mem_fraction_of", PL(scheduler.mem_fraction_of), sim_mem_fraction_of_names, 0,
         "What gpu_mem_util is a fraction of: total = all GPU memory, weights included (vLLM's "
         "gpu_memory_utilization); free = the memory left after the weights and reserve_gb (TensorRT-LLM's "
         "free_gpu_memory_fraction); sglang = SGLang's own mem_fraction_static, total minus its reservation "
         "formula (gpu_mem_util and reserve_gb unused)."),
-    SEN("deployment.pools.*.scheduler.policy", PL(scheduler.policy), sched_policies,
+    ENM("deployment.pools.*.scheduler.policy", PL(scheduler.policy), sim_sched_policy_names, 0,
         "decode_first: every iteration decodes, prefill fills the rest (vLLM, Sarathi); prefill_first: "
         "prefill-only iterations while prompts wait (SGLang's default)."),
-    SEN("deployment.pools.*.scheduler.admission", PL(scheduler.admission), sched_admissions,
+    ENM("deployment.pools.*.scheduler.admission", PL(scheduler.admission), sim_admission_names, 0,
         "optimistic: admit while the prompt fits and preempt (recompute) the newest request when decoding runs "
         "out of KV (vLLM); reserve: admit only when the whole sequence (prompt + output) fits beside what the "
         "running requests were promised, so nothing is preempted and the rest queue (TensorRT-LLM's "

@@ -786,8 +786,8 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     in->eng = eng;
     in->id = id;
     in->role = role;
-    in->prefill_first = strcmp(cfg->policy, "prefill_first") == 0;
-    in->reserve = strcmp(cfg->admission, "reserve") == 0;
+    in->prefill_first = cfg->policy == SIM_POLICY_PREFILL_FIRST;
+    in->reserve = cfg->admission == SIM_ADMISSION_RESERVE;
     in->cfg = *cfg;
     in->fe_idle = cfg->tokenizer_workers > 0 ? cfg->tokenizer_workers : 0;
     in->cost = cost;

@@ -302,7 +302,7 @@ static void sh_prelude(const sh_ctx *c, const char *label)
                    "chunk_tokens %d, %s%s\n",
                 (int)p, (int)pc->instances, sim_role_name(pc->role), (int)par->tp, (int)par->pp, (int)par->dp,
                 (int)par->ep, (int)par->dcp, (int)pc->scheduler.max_seqs, (int)pc->scheduler.max_batched_tokens,
-                (int)pc->scheduler.chunk_tokens, pc->scheduler.policy,
+                (int)pc->scheduler.chunk_tokens, sim_sched_policy_name(pc->scheduler.policy),
                 launch_pool_served(pc) ? "" : " (not launched)");
     }
     fprintf(f, "#   routing %s%s%s; prefix caching %s\n#\n", sim_route_policy_name(sc->routing.policy),
@@ -499,7 +499,7 @@ static void sglang_instance(const sh_ctx *c, const launch_inst *x)
         launch_arg(&A, "--chunked-prefill-size");
         launch_arg(&A, "%d", (int)s->chunk_tokens);
         /* decode_first = decoding requests ride along every prefill iteration: SGLang's mixed chunks. */
-        if (strcmp(s->policy, "decode_first") == 0) launch_arg(&A, "--enable-mixed-chunk");
+        if (s->policy == SIM_POLICY_DECODE_FIRST) launch_arg(&A, "--enable-mixed-chunk");
         launch_arg(&A, "--schedule-policy");
         launch_arg(&A, "fcfs");
         launch_arg(&A, "--mem-fraction-static");
@@ -560,7 +560,7 @@ static void trtllm_instance(const sh_ctx *c, const launch_inst *x)
             c->sc->cache.enabled ? "true" : "false", s->gpu_mem_util);
     if (strcmp(c->sc->kv_dtype, "bf16") != 0) fputs("  dtype: fp8\n", f);
     fprintf(f, "scheduler_config:\n  capacity_scheduler_policy: %s\n",
-            strcmp(s->admission, "reserve") == 0 ? "GUARANTEED_NO_EVICT" : "MAX_UTILIZATION");
+            s->admission == SIM_ADMISSION_RESERVE ? "GUARANTEED_NO_EVICT" : "MAX_UTILIZATION");
     if (par->dp > 1) fputs("enable_attention_dp: true\n", f);
     if (role) {
         fputs("cache_transceiver_config:\n  backend: UCX\n", f);
@@ -625,17 +625,17 @@ static void engine_notes(const sh_ctx *c, int *refuse)
             *refuse = 1;
         }
         if (c->k == SIM_LAUNCH_VLLM) {
-            if (strcmp(s->policy, "prefill_first") == 0)
+            if (s->policy == SIM_POLICY_PREFILL_FIRST)
                 fprintf(f, "# NOTE: pool %d was simulated prefill_first; vLLM's scheduler always decodes first.\n",
                         (int)p);
-            if (strcmp(s->admission, "reserve") == 0)
+            if (s->admission == SIM_ADMISSION_RESERVE)
                 fprintf(f, "# NOTE: pool %d was simulated with reserve admission; vLLM admits optimistically and "
                            "preempts.\n", (int)p);
         } else if (c->k == SIM_LAUNCH_SGLANG) {
             if (pc->parallel.dcp > 1)
                 fprintf(f, "# NOTE: pool %d was simulated with decode context parallelism %d; SGLang has no flag "
                            "for it.\n", (int)p, (int)pc->parallel.dcp);
-            if (strcmp(s->admission, "reserve") == 0)
+            if (s->admission == SIM_ADMISSION_RESERVE)
                 fprintf(f, "# NOTE: pool %d was simulated with reserve admission; SGLang has no exact "
                            "equivalent (see --schedule-conservativeness).\n", (int)p);
         } else {
@@ -646,7 +646,7 @@ static void engine_notes(const sh_ctx *c, int *refuse)
                 fprintf(f, "# NOTE: pool %d caps one request's prefill chunk at %d tokens; TensorRT-LLM chunks at "
                            "--max_num_tokens (%d) only.\n", (int)p, (int)s->chunk_tokens,
                         (int)s->max_batched_tokens);
-            if (strcmp(s->policy, "prefill_first") == 0)
+            if (s->policy == SIM_POLICY_PREFILL_FIRST)
                 fprintf(f, "# NOTE: pool %d was simulated prefill_first; TensorRT-LLM's in-flight batching mixes "
                            "context and generation.\n", (int)p);
             fprintf(f, "# NOTE: pool %d: free_gpu_memory_fraction %.2f is of the memory left after the weights "

@@ -69,7 +69,8 @@
 #include <strings.h>
 
 typedef struct {
-    const char *backend;     /* also the scheduler preset's name */
+    const char *backend;     /* the CSV's backend column, lowercased */
+    sim_sched_preset preset; /* the engine's scheduler preset */
     double jitter;           /* output-length spread, fraction of osl (see sim_fidelity_row_scenario) */
     sim_decode_pick decode_pick; /* PD: when the engine's router chooses the decode worker */
 } backend_profile;
@@ -83,9 +84,9 @@ typedef struct {
  * workers and vLLM's disaggregation proxy (docs/cost-model.md,
  * "Disaggregated rows"). */
 static const backend_profile profiles[] = {
-    {"vllm", 0.125, SIM_DECODE_PICK_PREFILL_END},
-    {"sglang", 0, SIM_DECODE_PICK_ARRIVAL},
-    {"trtllm", 0.02, SIM_DECODE_PICK_PREFILL_END}};
+    {"vllm", SIM_SCHED_PRESET_VLLM, 0.125, SIM_DECODE_PICK_PREFILL_END},
+    {"sglang", SIM_SCHED_PRESET_SGLANG, 0, SIM_DECODE_PICK_ARRIVAL},
+    {"trtllm", SIM_SCHED_PRESET_TRTLLM, 0.02, SIM_DECODE_PICK_PREFILL_END}};
 #define N_PROFILES ((int)(sizeof profiles / sizeof profiles[0]))
 
 /* Requests per client, as in the common `--num-prompts 10×concurrency`
@@ -227,10 +228,10 @@ static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
  * batch under the engine's token budget (TensorRT-LLM's max_num_tokens and
  * SGLang's chunked-prefill size are per DP rank), so the instance's budget
  * is dp times the preset's. */
-static int set_preset(sim_pool_cfg *p, const char *backend, int32_t dp, sim_err *err)
+static int set_preset(sim_pool_cfg *p, sim_sched_preset preset, int32_t dp, sim_err *err)
 {
-    if (sim_sched_preset_apply(backend, &p->scheduler))
-        return sim_err_set(err, SIM_ENOTSUP, "no scheduler preset for backend '%s'", backend);
+    if (sim_sched_preset_apply(preset, &p->scheduler))
+        return sim_err_set(err, SIM_ENOTSUP, "no scheduler preset %d", (int)preset);
     if (dp > 1) {
         int64_t b = (int64_t)p->scheduler.max_batched_tokens * dp;
         p->scheduler.max_batched_tokens = (int32_t)(b < (1 << 30) ? b : (1 << 30));
@@ -286,7 +287,7 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
     if (!r->disagg) {
         sim_pool_cfg *p = &sc->deployment.pools[0];
         set_parallel(&p->parallel, &r->agg);
-        if ((rc = set_preset(p, bp->backend, r->agg.dp, err))) return rc;
+        if ((rc = set_preset(p, bp->preset, r->agg.dp, err))) return rc;
         p->scheduler.max_seqs = r->concurrency;
         if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
             p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
@@ -299,8 +300,8 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
         dp->instances = r->decode.workers > 0 ? r->decode.workers : 1;
         set_parallel(&pp->parallel, &r->prefill);
         set_parallel(&dp->parallel, &r->decode);
-        if ((rc = set_preset(pp, bp->backend, r->prefill.dp, err)) ||
-            (rc = set_preset(dp, bp->backend, r->decode.dp, err)))
+        if ((rc = set_preset(pp, bp->preset, r->prefill.dp, err)) ||
+            (rc = set_preset(dp, bp->preset, r->decode.dp, err)))
             return rc;
         /* The prefill worker admits every waiting prompt its token budget
          * holds (header comment, "Batch sizes"): prefill_batch_size is an

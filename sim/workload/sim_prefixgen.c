@@ -77,22 +77,6 @@ struct sim_prefixgen {
     size_t bytes;
 };
 
-int sim_prefixgen_kind_parse(const char *s, sim_prefix_kind *out, sim_err *err)
-{
-    static const char *const names[] = {"none", "system_prompt", "multi_turn", "rag"};
-    if (!s[0]) {
-        *out = SIM_PREFIX_NONE;
-        return 0;
-    }
-    for (int i = 0; i < 4; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *out = (sim_prefix_kind)i;
-            return 0;
-        }
-    return sim_err_set(err, SIM_EINVAL,
-                       "workload.prefix.kind: unknown kind '%s' (none|system_prompt|multi_turn|rag)", s);
-}
-
 /* ---- content ids ----------------------------------------------------------- */
 
 static uint64_t pg_fold(uint64_t h, uint64_t v)
@@ -323,8 +307,10 @@ static int pg_validate(const sim_prefix_cfg *c, sim_prefix_kind kind, int32_t sl
             return sim_err_set(err, SIM_EINVAL, "workload.prefix.docs: at most %d with zipf_s > 0 (got %d)",
                                PG_TABLE_MAX, (int)c->docs);
         break;
-    default:
+    case SIM_PREFIX_NONE:
         return sim_err_set(err, SIM_EINVAL, "workload.prefix.kind: none generates no prefix structure");
+    default:
+        return sim_err_set(err, SIM_EINVAL, "workload.prefix.kind: unknown kind %d", (int)kind);
     }
     return 0;
 }
@@ -333,10 +319,9 @@ int sim_prefixgen_create(const sim_prefix_cfg *cfg, int32_t slots, uint64_t seed
                          sim_prefixgen **out, sim_err *err)
 {
     int rc;
-    sim_prefix_kind kind;
+    sim_prefix_kind kind = cfg->kind;
     double *w = NULL;
     *out = NULL;
-    if ((rc = sim_prefixgen_kind_parse(cfg->kind, &kind, err))) return rc;
     if ((rc = pg_validate(cfg, kind, slots, err))) return rc;
     sim_prefixgen *g = calloc(1, sizeof *g);
     if (!g) return sim_err_set(err, SIM_ENOMEM, "workload.prefix: out of memory");

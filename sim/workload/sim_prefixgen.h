@@ -27,18 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum {
-    SIM_PREFIX_NONE = 0,
-    SIM_PREFIX_SYSTEM_PROMPT = 1,
-    SIM_PREFIX_MULTI_TURN = 2,
-    SIM_PREFIX_RAG = 3
-} sim_prefix_kind;
-
 /* Ids at or above this bit mark blocks of shared content. */
 #define SIM_PREFIX_SHARED_BIT 0x80000000u
-
-/* Parses workload.prefix.kind; "" reads as none (zeroed configs). */
-int sim_prefixgen_kind_parse(const char *s, sim_prefix_kind *out, sim_err *err);
 
 typedef struct sim_prefixgen sim_prefixgen;
 

@@ -154,13 +154,13 @@ static int wl_validate(const sim_workload_cfg *c, sim_err *err)
     if (!traced && c->requests == 0 && c->duration_s == 0 && c->sessions.count == 0)
         return sim_err_set(err, SIM_EINVAL,
                            "workload: unbounded (set requests > 0, duration_s > 0, or a trace)");
-    sim_prefix_kind pk;
-    int rc = sim_prefixgen_kind_parse(c->prefix.kind, &pk, err);
-    if (rc) return rc;
+    sim_prefix_kind pk = c->prefix.kind;
+    if ((unsigned)pk >= SIM_PREFIX_KINDS)
+        return sim_err_set(err, SIM_EINVAL, "workload.prefix.kind: unknown kind %d", (int)pk);
     if (traced && pk != SIM_PREFIX_NONE)
         return sim_err_set(err, SIM_EINVAL,
                            "workload.prefix.kind: %s needs synthetic requests, not a trace (a trace "
-                           "carries its own hash_ids)", c->prefix.kind);
+                           "carries its own hash_ids)", sim_prefix_kind_name(pk));
     if (c->sessions.count < 0)
         return sim_err_set(err, SIM_EINVAL, "workload.sessions.count: must be >= 0 (got %lld)",
                            (long long)c->sessions.count);
@@ -175,7 +175,7 @@ static int wl_validate(const sim_workload_cfg *c, sim_err *err)
         if (pk != SIM_PREFIX_NONE)
             return sim_err_set(err, SIM_EINVAL,
                                "workload.prefix.kind: %s and workload.sessions exclude each other (set none)",
-                               c->prefix.kind);
+                               sim_prefix_kind_name(pk));
     }
     if (traced && c->trace.format != SIM_TRACE_MOONCAKE && c->trace.format != SIM_TRACE_CSV)
         return sim_err_set(err, SIM_EINVAL, "workload.trace.format: unknown format %d",
@@ -317,9 +317,7 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
             sim_err_wrap(err, rc, out_file ? "workload.output_tokens.path" : "workload.output_tokens");
             goto fail;
         }
-        sim_prefix_kind pk;
-        if ((rc = sim_prefixgen_kind_parse(cfg->prefix.kind, &pk, err))) goto fail;
-        if (pk != SIM_PREFIX_NONE) {
+        if (cfg->prefix.kind != SIM_PREFIX_NONE) {
             int32_t slots = w->closed ? cfg->arrival.concurrency : cfg->prefix.sessions;
             if ((rc = sim_prefixgen_create(&cfg->prefix, slots, seed, &w->pg, err))) goto fail;
         }
@@ -346,7 +344,7 @@ static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_wor
         return sim_err_set(err, SIM_EINVAL, "workload.classes: at most %d classes (got %d)", SIM_MAX_CLASSES,
                            (int)cfg->n_classes);
     if (cfg->trace.format != SIM_TRACE_NONE || cfg->arrival.process == SIM_ARRIVAL_CLOSED ||
-        strcmp(cfg->prefix.kind, "none") != 0 || cfg->sessions.count > 0)
+        cfg->prefix.kind != SIM_PREFIX_NONE || cfg->sessions.count > 0)
         return sim_err_set(err, SIM_EINVAL, "workload.classes: classes need open-loop synthetic arrivals without "
                                             "a trace, prefix structure or sessions");
     sim_workload *w = calloc(1, sizeof *w);

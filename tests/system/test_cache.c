@@ -129,7 +129,7 @@ static void test_synthetic(void)
     sc.workload.input_tokens.dist = SIM_DIST_FIXED;
     sc.workload.input_tokens.value = 256;
     sc.workload.output_tokens.value = 32;
-    snprintf(sc.workload.prefix.kind, sizeof sc.workload.prefix.kind, "system_prompt");
+    sc.workload.prefix.kind = SIM_PREFIX_SYSTEM_PROMPT;
     sc.workload.prefix.prompts = 4;
     sc.workload.prefix.prompt_tokens = 2048;
     sim_summary sum;
@@ -140,7 +140,7 @@ static void test_synthetic(void)
     CHECK_MSG(sum.cache_hit_rate > 0.95 * ideal && sum.cache_hit_rate <= ideal + 1e-9,
               "hit rate %.4f, ideal %.4f", sum.cache_hit_rate, ideal);
 
-    snprintf(sc.workload.prefix.kind, sizeof sc.workload.prefix.kind, "multi_turn");
+    sc.workload.prefix.kind = SIM_PREFIX_MULTI_TURN;
     sc.workload.prefix.block_tokens = 64;
     sc.cache.block_tokens = 64;
     sc.workload.arrival.process = SIM_ARRIVAL_CLOSED;

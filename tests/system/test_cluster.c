@@ -193,8 +193,7 @@ static void test_preemption(void)
     CHECK(r.sum.preemptions == r.st.preemptions);
     /* The same load with reserve admission: nothing is preempted and every
      * request still completes (the queue absorbs the difference). */
-    snprintf(sc.deployment.pools[0].scheduler.admission, sizeof sc.deployment.pools[0].scheduler.admission,
-             "reserve");
+    sc.deployment.pools[0].scheduler.admission = SIM_ADMISSION_RESERVE;
     run_result q;
     if (run(&sc, &q) == 0) {
         check_conservation(&q, 400 - q.st.rejected);
@@ -300,8 +299,7 @@ static void test_policies(void)
         sc.workload.requests = 0;
         sc.workload.trace.format = SIM_TRACE_CSV;
         snprintf(sc.workload.trace.path, sizeof sc.workload.trace.path, "%s/tests/data/sched/two.csv", src);
-        snprintf(sc.deployment.pools[0].scheduler.policy, sizeof sc.deployment.pools[0].scheduler.policy, "%s",
-                 pf ? "prefill_first" : "decode_first");
+        sc.deployment.pools[0].scheduler.policy = pf ? SIM_POLICY_PREFILL_FIRST : SIM_POLICY_DECODE_FIRST;
         run_result r;
         REQUIRE(run(&sc, &r) == 0);
         REQUIRE_MSG(r.n == 2, "%lld requests recorded", (long long)r.n);

@@ -112,8 +112,8 @@ static int run_sched(int n, const double *arrive_ms, const gate_setup *u, double
     cfg.max_batched_tokens = 4096;
     cfg.chunk_tokens = 4096;
     cfg.block_tokens = 16;
-    snprintf(cfg.policy, sizeof cfg.policy, "decode_first");
-    snprintf(cfg.admission, sizeof cfg.admission, "optimistic");
+    cfg.policy = SIM_POLICY_DECODE_FIRST;
+    cfg.admission = SIM_ADMISSION_OPTIMISTIC;
     cfg.recv_interval = u->recv_interval;
     cfg.adp_timeout_iters = u->adp_timeout;
     cfg.adp_wait_iters = u->adp_wait;

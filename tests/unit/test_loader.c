@@ -482,6 +482,56 @@ static void test_typed_enums(void)
     CHECK(strcmp(sim_cache_sharing_name(SIM_SHARING_PULL), "pull") == 0);
 }
 
+/* workload.prefix.kind and the scheduler's names: parsed once into their
+ * enums, refused with file:line:column, the key path and the names, and
+ * printed back from the same tables. */
+static void test_typed_enums_workload_scheduler(void)
+{
+    sim_scenario sc;
+    sim_err err;
+    REQUIRE(load("model: llama-3.1-8b\n", NULL, 0, &sc, &err) == 0);
+    const sim_sched_cfg *s = &sc.deployment.pools[0].scheduler;
+    CHECK(sc.workload.prefix.kind == SIM_PREFIX_NONE);
+    CHECK(s->policy == SIM_POLICY_DECODE_FIRST && s->admission == SIM_ADMISSION_OPTIMISTIC &&
+          s->mem_fraction_of == SIM_MEM_OF_TOTAL && s->preset == SIM_SCHED_PRESET_NONE);
+    REQUIRE(load("workload: {prefix: {kind: rag}}\n"
+                 "deployment: {pools: [{scheduler: {policy: prefill_first, admission: reserve, "
+                 "mem_fraction_of: free}}]}\n",
+                 NULL, 0, &sc, &err) == 0);
+    CHECK(sc.workload.prefix.kind == SIM_PREFIX_RAG);
+    CHECK(s->policy == SIM_POLICY_PREFILL_FIRST && s->admission == SIM_ADMISSION_RESERVE &&
+          s->mem_fraction_of == SIM_MEM_OF_FREE && s->preset == SIM_SCHED_PRESET_NONE);
+    const char *m = load_fail("workload: {prefix: {kind: chat}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:27: workload.prefix.kind: expected one of none|system_prompt|multi_turn|rag, got 'chat'");
+    m = load_fail("deployment: {pools: [{scheduler: {policy: fifo}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:43: deployment.pools.0.scheduler.policy: expected one of decode_first|prefill_first, "
+                      "got 'fifo'");
+    m = load_fail("deployment: {pools: [{}, {scheduler: {admission: Reserve}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "deployment.pools.1.scheduler.admission: expected one of optimistic|reserve, got 'Reserve'");
+    m = load_fail("deployment: {pools: [{scheduler: {preset: tgi}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:43: deployment.pools.0.scheduler.preset: expected one of none|vllm|sglang|trtllm, "
+                      "got 'tgi'");
+    const char *set[] = {"deployment.pools.0.scheduler.mem_fraction_of=all"};
+    m = load_fail("model: llama-3.1-8b\n", set, 1);
+    CHECK_CONTAINS(m, "scheduler.mem_fraction_of=all: expected one of total|free|sglang, got 'all'");
+    m = load_fail("deployment: {pools: [{scheduler: {policy: 1}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "scheduler.policy: expected one of decode_first|prefill_first, got '1'");
+    for (int i = 0; i < SIM_PREFIX_KINDS; i++)
+        CHECK(strcmp(sim_prefix_kind_name((sim_prefix_kind)i), sim_prefix_kind_names[i]) == 0);
+    for (int i = 0; i < SIM_SCHED_POLICIES; i++)
+        CHECK(strcmp(sim_sched_policy_name((sim_sched_policy)i), sim_sched_policy_names[i]) == 0);
+    for (int i = 0; i < SIM_ADMISSIONS; i++)
+        CHECK(strcmp(sim_admission_name((sim_admission)i), sim_admission_names[i]) == 0);
+    for (int i = 0; i < SIM_MEM_FRACTIONS_OF; i++)
+        CHECK(strcmp(sim_mem_fraction_of_name((sim_mem_fraction_of)i), sim_mem_fraction_of_names[i]) == 0);
+    for (int i = 0; i < SIM_SCHED_PRESETS; i++)
+        CHECK(strcmp(sim_sched_preset_name((sim_sched_preset)i), sim_sched_preset_names[i]) == 0);
+    CHECK(strcmp(sim_sched_preset_name((sim_sched_preset)9), "?") == 0);
+    const sim_schema_field *f = sim_schema_lookup("deployment.pools.*.scheduler.preset");
+    REQUIRE(f != NULL);
+    CHECK(sim_schema_enum_value(f, "sglang") == SIM_SCHED_PRESET_SGLANG);
+}
+
 static void test_reference(void)
 {
     FILE *f = tmpfile();
@@ -537,24 +587,24 @@ static void test_presets(void)
     const sim_sched_cfg *s = &sc.deployment.pools[0].scheduler;
     CHECK_MSG(load("deployment:\n  pools:\n    - scheduler: {preset: vllm}\n", NULL, 0, &sc, &err) == 0, "%s",
               err.msg);
-    CHECK(strcmp(s->preset, "vllm") == 0 && strcmp(s->policy, "decode_first") == 0);
+    CHECK(s->preset == SIM_SCHED_PRESET_VLLM && s->policy == SIM_POLICY_DECODE_FIRST);
     CHECK(s->chunk_tokens == 2048 && s->max_batched_tokens == 8192);
     CHECK_NEAR(s->frontend_us, 45000, 0);
     CHECK_NEAR(s->overhead_per_seq_us, 50, 0);
     CHECK(load("deployment:\n  pools:\n    - scheduler: {chunk_tokens: 512, preset: sglang, frontend_us: 7}\n",
                NULL, 0, &sc, &err) == 0);
-    CHECK(strcmp(s->policy, "prefill_first") == 0 && s->chunk_tokens == 512);
+    CHECK(s->policy == SIM_POLICY_PREFILL_FIRST && s->chunk_tokens == 512);
     CHECK_NEAR(s->frontend_us, 7, 0);
     const char *set[] = {"deployment.pools.0.scheduler.preset=trtllm"};
     CHECK(load("model: m\n", set, 1, &sc, &err) == 0);
-    CHECK(strcmp(s->preset, "trtllm") == 0);
+    CHECK(s->preset == SIM_SCHED_PRESET_TRTLLM);
     CHECK_NEAR(s->eager_launch_us, 100, 0);
     CHECK_NEAR(s->overhead_us, 0, 0); /* the default is 1500 */
-    CHECK(strcmp(s->admission, "reserve") == 0);
+    CHECK(s->admission == SIM_ADMISSION_RESERVE);
     /* A second pool keeps the defaults. */
     CHECK(load("deployment:\n  pools:\n    - scheduler: {preset: vllm}\n    - instances: 1\n", NULL, 0, &sc,
                &err) == 0);
-    CHECK(strcmp(sc.deployment.pools[1].scheduler.preset, "none") == 0);
+    CHECK(sc.deployment.pools[1].scheduler.preset == SIM_SCHED_PRESET_NONE);
     CHECK_NEAR(sc.deployment.pools[1].scheduler.frontend_us, 0, 0);
     const char *msg = load_fail("deployment:\n  pools:\n    - scheduler: {preset: vlm}\n", NULL, 0);
     CHECK_MSG(strstr(msg, "t.yaml:3:") && strstr(msg, "vllm"), "%s", msg);
@@ -570,7 +620,7 @@ static void test_presets(void)
     CHECK(strcmp(out.model, "llama-3.1-70b") == 0 && out.seed == 5);
     CHECK(out.deployment.n_pools == 2 && out.deployment.pools[1].instances == 3);
     CHECK(out.deployment.pools[0].instances == 2);
-    CHECK(strcmp(out.deployment.pools[0].scheduler.preset, "vllm") == 0);
+    CHECK(out.deployment.pools[0].scheduler.preset == SIM_SCHED_PRESET_VLLM);
     CHECK(out.deployment.pools[0].scheduler.chunk_tokens == 2048);
     CHECK_NEAR(out.deployment.pools[0].scheduler.frontend_us, 10, 0);
     const char *bad[] = {"deployment.pools.0.scheduler.frontend_us=-1"};
@@ -578,7 +628,7 @@ static void test_presets(void)
     CHECK_CONTAINS(err.msg, "frontend_us");
     /* In place: the result replaces the base; a failure leaves it alone. */
     CHECK(sim_loader_overlay(&base, ov, 2, &base, &err) == 0);
-    CHECK(strcmp(base.deployment.pools[0].scheduler.preset, "vllm") == 0 && base.deployment.pools[1].instances == 3);
+    CHECK(base.deployment.pools[0].scheduler.preset == SIM_SCHED_PRESET_VLLM && base.deployment.pools[1].instances == 3);
     CHECK(sim_loader_overlay(&base, bad, 1, &base, &err) < 0);
     CHECK_NEAR(base.deployment.pools[0].scheduler.frontend_us, 10, 0);
     /* The base's second pool can be named alone (pool 0 stays as it was);
@@ -678,6 +728,7 @@ static const test_case cases[] = {
     {"presets", test_presets},
     {"schema_names", test_schema_names},
     {"typed_enums", test_typed_enums},
+    {"typed_enums_workload_scheduler", test_typed_enums_workload_scheduler},
     {"reference", test_reference},
 };
 

@@ -243,7 +243,7 @@ static void test_refusals(void)
     CHECK(sim_workload_create(&sc.workload, 1, &wl, &err) < 0 && wl == NULL);
     CHECK_CONTAINS(err.msg, "workload.sessions.count: sessions need an open-loop arrival.process");
     sc.workload.arrival.process = SIM_ARRIVAL_POISSON;
-    snprintf(sc.workload.prefix.kind, sizeof sc.workload.prefix.kind, "multi_turn");
+    sc.workload.prefix.kind = SIM_PREFIX_MULTI_TURN;
     CHECK(sim_workload_create(&sc.workload, 1, &wl, &err) < 0);
     CHECK_CONTAINS(err.msg, "workload.prefix.kind: multi_turn and workload.sessions exclude each other");
 
