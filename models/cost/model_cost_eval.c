@@ -1020,7 +1020,12 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     double nreq = 0;
     for (int32_t i = 0; b->chunks && i < b->n_chunks; i++) nreq += b->chunks[i].tokens > 0;
     nreq += b->n_decode > 0 ? b->n_decode : 0;
-    double ovh = c->l.overhead_s + nreq * c->l.overhead_per_seq_s;
+    double per_req = nreq * c->l.overhead_per_seq_s;
+    /* Async scheduling: the host prepares the next batch's requests while
+     * the GPU runs this one, so their work costs only what the device time
+     * does not cover. */
+    if (c->l.host_overlap) per_req = per_req > device_s(&x) ? per_req - device_s(&x) : 0;
+    double ovh = c->l.overhead_s + per_req;
     cost_fixed(&x, "framework", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, ovh, 0, "scheduling, launch, I/O");
     if (host_s) *host_s = ovh > 0 ? ovh : 0;
     x.r.total_s = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s + x.r.overhead_s;

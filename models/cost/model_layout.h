@@ -47,6 +47,9 @@ typedef struct {
     double overhead_per_seq_s; /* added per scheduled request (prefill chunk or decode) per
                                 * iteration: CPU-side input preparation and output
                                 * processing that scales with the batch (vLLM ≈ 50 µs) */
+    int32_t host_overlap;    /* 1: the per-request host work (overhead_per_seq_s) overlaps the
+                              * iteration's device time, only the excess adds (vLLM's async
+                              * scheduling); 0: it adds in full */
     double eager_launch_s;   /* host time per kernel launch in iterations with a prefill
                               * chunk (no CUDA graph): such an iteration lasts at least
                               * launches × this (0 = off) */

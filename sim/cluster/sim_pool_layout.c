@@ -95,6 +95,7 @@ int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layo
     l.overhead_s = pool->scheduler.overhead_us * 1e-6;
     l.overhead_per_seq_s = pool->scheduler.overhead_per_seq_us * 1e-6;
     l.eager_launch_s = pool->scheduler.eager_launch_us * 1e-6;
+    l.host_overlap = pool->scheduler.async_scheduling != 0;
     _Static_assert(SIM_OP_FAMILIES == MODEL_FAM_COUNT, "hardware.op_speedup has one entry per op family");
     for (int f = 0; f < MODEL_FAM_COUNT; f++) {
         if (!(sc->hardware.op_speedup[f] > 0) || !isfinite(sc->hardware.op_speedup[f]))

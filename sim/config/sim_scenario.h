@@ -265,6 +265,9 @@ typedef struct {
     double pd_handover_gbs;    /* pd decode pool: the engine's KV path per request, GB/s (0 = the network's) */
     int32_t preempt_keeps_kv;  /* a preempted request's freed KV stays cached until overwritten (vLLM V1's
                                 * and SGLang's prefix caches): re-admitted, it recomputes only the rest */
+    int32_t async_scheduling;  /* the host prepares the next iteration while the GPU runs this one
+                                * (vLLM >= 0.14's default): the per-request host work is hidden
+                                * behind the device time, the per-iteration part is not */
     int32_t recv_interval;     /* decode-only steps between polls for new requests (SGLang's
                                 * --scheduler-recv-interval; <= 1 = every step) */
     int32_t adp_timeout_iters; /* attention-DP balancing: most steps context requests wait for every

@@ -52,6 +52,10 @@ int sim_sched_preset_apply(sim_sched_preset name, sim_sched_cfg *cfg)
         /* vLLM V1 and SGLang cache KV blocks by default (prefix caching, the
          * radix cache): a preempted request's blocks stay findable. */
         cfg->preempt_keeps_kv = p->name != SIM_SCHED_PRESET_TRTLLM;
+        /* Every preset prices the host work in line with the GPU's (vLLM
+         * before 0.14; the replay turns vLLM >= 0.14's async scheduling on
+         * per row, sim_fidelity.c). */
+        cfg->async_scheduling = 0;
         cfg->adp_timeout_iters = 0;
         cfg->adp_wait_iters = 0;
         cfg->policy = p->policy;

@@ -42,7 +42,8 @@
  * admission, mem_fraction_of, the PD hand-over pd_handover_us /
  * pd_handover_gbs, 0 for every engine: the shared rows do not identify
  * them, docs/cost-model.md, and the admission holds recv_interval,
- * adp_timeout_iters, adp_wait_iters at the engines' defaults)
+ * adp_timeout_iters, adp_wait_iters at the engines' defaults, and
+ * async_scheduling off)
  * and records the preset. Returns 0, or -1 for a value outside the enum. */
 int sim_sched_preset_apply(sim_sched_preset name, sim_sched_cfg *cfg);
 

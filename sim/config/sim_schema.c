@@ -298,7 +298,7 @@ static const sim_schema_field table[] = {
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
      "frontend_us, eager_launch_us, policy, admission, mem_fraction_of, pd_handover_us, pd_handover_gbs, "
-     "preempt_keeps_kv, recv_interval, adp_timeout_iters and adp_wait_iters, and any "
+     "preempt_keeps_kv, async_scheduling, recv_interval, adp_timeout_iters and adp_wait_iters, and any "
      "of those written beside it "
      "wins. none = the defaults."),
     ENM("deployment.pools.*.scheduler.mem_fraction_of", PL(scheduler.mem_fraction_of), sim_mem_fraction_of_names, 0,
@@ -336,6 +336,11 @@ static const sim_schema_field table[] = {
         "blocks by default): they are reused by other requests only after the blocks freed before them, from "
         "the end of the sequence, and when the request is admitted again it recomputes only the part other "
         "allocations overwrote meanwhile. false = preemption recomputes the whole prompt and output so far."),
+    FLD("deployment.pools.*.scheduler.async_scheduling", SIM_SCHEMA_BOOL, PL(scheduler.async_scheduling), ANY,
+        "The engine's host prepares the next iteration while the GPU runs this one (vLLM's async scheduling, "
+        "its default from 0.14): the per-request host work (overhead_per_seq_us) is hidden behind the "
+        "iteration's device time and only what exceeds it lengthens the iteration; overhead_us stays in "
+        "line. false = all host work adds to the device time (vLLM before 0.14)."),
     FLD("deployment.pools.*.scheduler.recv_interval", SIM_SCHEMA_I32, PL(scheduler.recv_interval), IN(0, 1000000),
         "Steps between the scheduler's polls for new requests (SGLang's --scheduler-recv-interval): a decode-only "
         "step counts 1, a step with a prefill the whole interval, so requests that arrive while the batch only "

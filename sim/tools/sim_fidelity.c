@@ -224,6 +224,21 @@ static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
     }
 }
 
+/* What the row's engine version changes in its preset: vLLM schedules
+ * asynchronously by default from v0.14.0 (its release notes: the engine
+ * core prepares the next step while the GPU runs this one), so its
+ * per-request host work overlaps the device time (scheduler.async_scheduling);
+ * nightly builds are later than that. A row without a version keeps the
+ * preset's synchronous engine. */
+int sim_fidelity_async_scheduling(const char *backend, const char *version)
+{
+    if (strcasecmp(backend, "vllm") || !version || !*version) return 0;
+    if (!strncasecmp(version, "nightly", 7)) return 1;
+    int major = 0, minor = 0;
+    if (sscanf(version, "%d.%d", &major, &minor) != 2) return 0;
+    return major > 0 || minor >= 14;
+}
+
 /* The backend's preset; with attention DP every rank schedules its own
  * batch under the engine's token budget (TensorRT-LLM's max_num_tokens and
  * SGLang's chunked-prefill size are per DP rank), so the instance's budget
@@ -288,6 +303,7 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
         sim_pool_cfg *p = &sc->deployment.pools[0];
         set_parallel(&p->parallel, &r->agg);
         if ((rc = set_preset(p, bp->preset, r->agg.dp, err))) return rc;
+        p->scheduler.async_scheduling = sim_fidelity_async_scheduling(r->backend, r->version);
         p->scheduler.max_seqs = r->concurrency;
         if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
             p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
@@ -303,6 +319,8 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
         if ((rc = set_preset(pp, bp->preset, r->prefill.dp, err)) ||
             (rc = set_preset(dp, bp->preset, r->decode.dp, err)))
             return rc;
+        pp->scheduler.async_scheduling = dp->scheduler.async_scheduling =
+            sim_fidelity_async_scheduling(r->backend, r->version);
         /* The prefill worker admits every waiting prompt its token budget
          * holds (header comment, "Batch sizes"): prefill_batch_size is an
          * operating point, like decode_batch_size, not the engine's cap. */

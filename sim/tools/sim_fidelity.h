@@ -127,6 +127,11 @@ void sim_fidelity_flag_inconsistent(sim_fidelity_result *out);
  * whole (the recipe leaves enable_chunked_prefill off). */
 int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r);
 
+/* 1 when the row's engine and version schedule asynchronously by default
+ * (vLLM from 0.14.0 and its nightly builds; scheduler.async_scheduling), 0
+ * otherwise (other engines, older or unknown versions). */
+int sim_fidelity_async_scheduling(const char *backend, const char *version);
+
 /* The scenario a row replays as (overrides applied); 0 or the reason. */
 int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts *opts, sim_scenario *sc,
                               sim_err *err);

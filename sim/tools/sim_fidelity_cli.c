@@ -201,7 +201,7 @@ static void fam_line(const char *what, double total, const double f[5], char top
 }
 
 /* The admission holds the row's engine runs with (scheduler.recv_interval,
- * adp_timeout_iters / adp_wait_iters), when any is on. */
+ * adp_timeout_iters / adp_wait_iters) and its async scheduling, when any is on. */
 static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
 {
     sim_scenario *sc = malloc(sizeof *sc);
@@ -223,6 +223,10 @@ static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
         printf("  engine: attention-DP balancing, new prefills wait for one per rank up to %d steps, then %d more "
                "(scheduler.adp_timeout_iters, adp_wait_iters)\n",
                s->adp_timeout_iters, s->adp_wait_iters);
+    if (s->async_scheduling)
+        printf("  engine: async scheduling (%s %s), per-request host work hidden behind each step's GPU time "
+               "(scheduler.async_scheduling)\n",
+               r->backend, r->version);
     free(sc);
 }
 

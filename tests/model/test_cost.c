@@ -863,6 +863,38 @@ done:
     model_cost_destroy(tiny);
 }
 
+/* Async scheduling (host_overlap): the per-request host work overlaps the
+ * iteration's device time. By hand, for a decode step of n requests with
+ * device time D (the step's time without host work), per-iteration cost o
+ * and per-request cost q: synchronous D + o + n·q; overlapped
+ * D + o + max(0, n·q − D). */
+static void test_host_overlap(void)
+{
+    model_layout l = layout(1, 1);
+    l.overhead_s = 1.5e-3;
+    l.overhead_per_seq_s = 50e-6;
+    model_cost *sync = make("llama-3.1-8b", "h100-sxm", l);
+    l.host_overlap = 1;
+    model_cost *async = make("llama-3.1-8b", "h100-sxm", l);
+    l.overhead_per_seq_s = 10.0; /* absurd on purpose: host work far beyond the GPU's */
+    model_cost *slow = make("llama-3.1-8b", "h100-sxm", l);
+    if (!sync || !async || !slow) goto done;
+    model_iter_cost rs, ra, rw;
+    const int n = 64;
+    double ts = decode(sync, n, 2000, &rs), ta = decode(async, n, 2000, &ra), tw = decode(slow, n, 2000, &rw);
+    double dev = rs.gemm_s + rs.attn_s + rs.comm_s + rs.other_s;
+    CHECK(dev > n * 50e-6); /* this step's device time covers the 3.2 ms of per-request work */
+    CHECK_NEAR(ts, dev + 1.5e-3 + n * 50e-6, 1e-12);
+    CHECK_NEAR(ta, dev + 1.5e-3, 1e-12);       /* hidden: only the per-iteration part adds */
+    CHECK_NEAR(ra.overhead_s, 1.5e-3, 1e-12);
+    CHECK_NEAR(tw, 1.5e-3 + n * 10.0, 1e-9);   /* host-bound: the host's time, the GPU's inside it */
+    CHECK_NEAR(rw.gemm_s, rs.gemm_s, 1e-15);   /* the op times themselves are unchanged */
+done:
+    model_cost_destroy(sync);
+    model_cost_destroy(async);
+    model_cost_destroy(slow);
+}
+
 static const test_case cases[] = {
     {"kv_bytes", test_kv_bytes},
     {"hand_ops", test_hand_ops},
@@ -874,6 +906,7 @@ static const test_case cases[] = {
     {"monotonic", test_monotonic},
     {"fidelity", test_fidelity},
     {"eager_launch", test_eager_launch},
+    {"host_overlap", test_host_overlap},
 };
 
 int main(int argc, char **argv)

@@ -156,11 +156,32 @@ static void case_unrunnable_rows(void)
     }
 }
 
+/* vLLM's async scheduling is its default from v0.14.0: a row of 0.14 or
+ * later (or a nightly build) replays with scheduler.async_scheduling, older,
+ * unknown and other engines' versions without. */
+static void case_engine_versions(void)
+{
+    CHECK(!sim_fidelity_async_scheduling("vllm", "0.11.2"));
+    CHECK(!sim_fidelity_async_scheduling("vllm", "0.12.0"));
+    CHECK(!sim_fidelity_async_scheduling("vllm", "0.13.9"));
+    CHECK(sim_fidelity_async_scheduling("vllm", "0.14.0"));
+    CHECK(sim_fidelity_async_scheduling("vllm", "0.15.1"));
+    CHECK(sim_fidelity_async_scheduling("VLLM", "0.19.0"));
+    CHECK(sim_fidelity_async_scheduling("vllm", "1.0"));
+    CHECK(sim_fidelity_async_scheduling("vllm", "nightly-5b8c30d62b754b57"));
+    CHECK(!sim_fidelity_async_scheduling("vllm", ""));
+    CHECK(!sim_fidelity_async_scheduling("vllm", NULL));
+    CHECK(!sim_fidelity_async_scheduling("vllm", "main"));
+    CHECK(!sim_fidelity_async_scheduling("sglang", "0.5.9"));
+    CHECK(!sim_fidelity_async_scheduling("trtllm", "1.2.0rc6"));
+}
+
 static const test_case cases[] = {
     {"replay", case_replay},
     {"bad_input", case_bad_input},
     {"decode_pool_set", case_decode_pool_set},
     {"unrunnable_rows", case_unrunnable_rows},
+    {"engine_versions", case_engine_versions},
 };
 
 int main(int argc, char **argv)
