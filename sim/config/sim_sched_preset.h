@@ -9,7 +9,9 @@
  *           Python scheduler and I/O processing scale with the batch);
  *           45 ms of frontend per request (API server, process hops,
  *           streaming); mixed batches run under piecewise CUDA graphs;
- *           optimistic admission (it preempts by recompute when KV runs out).
+ *           optimistic admission (it preempts by recompute when KV runs out);
+ *           synchronous host work (async_scheduling off, vLLM before 0.14;
+ *           the replay turns it on for rows of 0.14 and later).
  *   sglang  prefill_first, 8,192-token budget and chunks; 1.5 ms per
  *           iteration, no per-request cost (the overlap scheduler hides it);
  *           prefill iterations run without CUDA graphs, at least 200 µs per

@@ -24,6 +24,10 @@
  * A row whose values are incomplete or unknown is kept, not simulated, with
  * the reason in its note.
  *
+ * A row of exact lengths that re-records an InferenceX run's measurement
+ * (to two decimals of a millisecond) replays that run's client and recipe
+ * (fid_adopt_clients).
+ *
  * A disaggregated row without worker counts that re-records a measurement
  * the file also holds with its layout (same backend, GPU, ISL, OSL and
  * concurrency, measured TTFT and TPOT equal to 1e-9) replays that record's
@@ -457,6 +461,38 @@ static void fid_adopt_twins(sim_fidelity_result *out)
     }
 }
 
+/* Equal to the precision of a record that rounds its milliseconds to two
+ * decimals (half a unit of the last digit). */
+static int same_rounded_ms(double a, double b) { return fabs(a - b) <= 0.005 + 1e-9 * fabs(a); }
+
+/* A row of exact lengths (no benchmark run metadata in its source) that
+ * re-records the measurement of an InferenceX row (same backend, model,
+ * GPU, mode, ISL, OSL and concurrency, measured TTFT and TPOT equal to two
+ * decimals) is that run: it replays that run's client (its lengths drawn
+ * from [len_lo·L, L]) and recipe, and says so in `assumed`. silicon-dev.csv's
+ * qwen3.5-397b-gap-analysis.csv rows re-record 60 of the InferenceX
+ * Qwen3.5-397B-A17B SGLang B200 measurements with their TTFT and TPOT
+ * rounded to 10 µs. */
+static void fid_adopt_clients(sim_fidelity_result *out)
+{
+    for (int32_t i = 0; i < out->n_rows; i++) {
+        sim_fidelity_row *r = &out->rows[i];
+        if (r->note[0] || r->len_lo < 1) continue;
+        for (int32_t k = 0; k < out->n_rows; k++) {
+            const sim_fidelity_row *t = &out->rows[k];
+            if (k == i || t->note[0] || !(t->len_lo < 1) || t->disagg != r->disagg || strcmp(t->backend, r->backend) ||
+                strcmp(t->model, r->model) || strcmp(t->gpu, r->gpu) || t->isl != r->isl || t->osl != r->osl ||
+                t->concurrency != r->concurrency || !same_rounded_ms(t->meas_ttft_ms, r->meas_ttft_ms) ||
+                !same_rounded_ms(t->meas_tpot_ms, r->meas_tpot_ms))
+                continue;
+            r->len_lo = t->len_lo;
+            if (!r->assumed[0])
+                snprintf(r->assumed, sizeof r->assumed, "client and recipe of %.80s (same measurement)", t->id);
+            break;
+        }
+    }
+}
+
 int sim_fidelity_read(const char *csv_path, sim_fidelity_result *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -508,6 +544,7 @@ done:
     if (rc) sim_fidelity_free(out);
     else {
         fid_adopt_twins(out);
+        fid_adopt_clients(out);
         sim_fidelity_flag_inconsistent(out);
     }
     return rc;

@@ -176,12 +176,49 @@ static void case_engine_versions(void)
     CHECK(!sim_fidelity_async_scheduling("trtllm", "1.2.0rc6"));
 }
 
+/* A row of exact lengths that re-records an InferenceX run's measurement
+ * (TTFT and TPOT rounded to two decimals) replays that run's client and
+ * recipe; a row whose measurement differs by more than the rounding, or
+ * whose concurrency differs, keeps its own. */
+static void case_same_measurement_client(void)
+{
+    char tmp[] = "/tmp/servesim-fid-XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("concurrency,id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+          "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+          "64,run,source_file=x.csv; wip=False,sglang,0.5.9,Qwen/Qwen3-32B,h100_sxm,bf16,agg,1024,1024,64,2,1,1,2,1,"
+          "2178.3912,33.1703\n"
+          "64,copy,source_file=gap.csv,sglang,0.5.9,Qwen/Qwen3-32B,h100_sxm,bf16,agg,1024,1024,64,2,1,1,2,1,"
+          "2178.39,33.17\n"
+          "64,other,source_file=gap.csv,sglang,0.5.9,Qwen/Qwen3-32B,h100_sxm,bf16,agg,1024,1024,64,2,1,1,2,1,"
+          "2178.40,33.17\n"
+          "32,conc,source_file=gap.csv,sglang,0.5.9,Qwen/Qwen3-32B,h100_sxm,bf16,agg,1024,1024,32,2,1,1,2,1,"
+          "2178.39,33.17\n",
+          f);
+    fclose(f);
+    sim_fidelity_result r;
+    sim_err e = {""};
+    int rc = sim_fidelity_read(tmp, &r, &e);
+    unlink(tmp);
+    REQUIRE_MSG(rc == 0 && r.n_rows == 4, "%s", e.msg);
+    CHECK(r.rows[0].len_lo < 1);
+    CHECK_NEAR(r.rows[1].len_lo, r.rows[0].len_lo, 0);
+    CHECK_CONTAINS(r.rows[1].assumed, "client and recipe of run (same measurement)");
+    CHECK(r.rows[2].len_lo == 1 && !r.rows[2].assumed[0]); /* 0.0088 ms apart: not the same record */
+    CHECK(r.rows[3].len_lo == 1);
+    sim_fidelity_free(&r);
+}
+
 static const test_case cases[] = {
     {"replay", case_replay},
     {"bad_input", case_bad_input},
     {"decode_pool_set", case_decode_pool_set},
     {"unrunnable_rows", case_unrunnable_rows},
     {"engine_versions", case_engine_versions},
+    {"same_measurement_client", case_same_measurement_client},
 };
 
 int main(int argc, char **argv)

@@ -130,7 +130,20 @@
  * scripts/fit-mtp.py): TensorRT-LLM TPOT MAPE 33.3 → 31.0 % (bound 35.0 →
  * 32.5), median 12.8 → 12.7 %; B200 TPOT MAPE 32.0 → 30.1 % (33.5 → 31.5),
  * median 16.6 → 16.0 % (17.5 → 17.0); all rows' TPOT MAPE 31.9 % (34.5 →
- * 33.5); TTFT unchanged at the printed precision. */
+ * 33.5); TTFT unchanged at the printed precision.
+ * Reset when vLLM rows of 0.14 and later replay with async scheduling (the
+ * per-request host work hidden behind the step's GPU time): tightened vLLM
+ * TPOT MAPE 42.6 → 37.8 % (bound 44.5 → 39.5) and median 12.4 → 9.2 %
+ * (13.0 → 10.0), H100 TPOT MAPE 32.6 % (35.5 → 34.0) and median 9.2 %
+ * (11.5 → 10.0), B200 TPOT MAPE 30.6 % (33.5 → 32.0) and median 16.0 %
+ * (17.5 → 17.0), all rows' TPOT MAPE 31.5 % (34.5 → 33.0) and median
+ * 12.5 % (13.5 → 13.0); one bound loosened, vLLM's TTFT median, at
+ * 19.02 % (19.0 → 20.0): shorter decode steps shorten the queueing of
+ * prompts, and rows already predicted low in TTFT fall further (on the
+ * full replay vLLM TTFT MAPE 23.9 → 24.5 %, median 18.5 → 19.4 %).
+ * With the MTP rows beside it: all rows' TPOT MAPE 30.5 % (33.0 → 32.0) and
+ * median 12.0 % (13.0 → 12.5), B200 TPOT MAPE 28.7 % (31.5 → 30.0) and
+ * median 14.6 % (17.0 → 15.5). */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
@@ -139,13 +152,13 @@ typedef struct {
 static const bound backend_bounds[] = {
     {"sglang", 59.0, 48.0, 20.5, 14.0},
     {"trtllm", 205.0, 31.0, 32.5, 13.5},
-    {"vllm", 29.5, 19.0, 44.5, 13.0},
+    {"vllm", 29.5, 20.0, 39.5, 10.0},
 };
 static const bound gpu_bounds[] = {
-    {"b200", 181.0, 27.5, 31.5, 17.0},
-    {"h100-sxm", 41.5, 26.0, 35.5, 11.5},
+    {"b200", 181.0, 27.5, 30.0, 15.5},
+    {"h100-sxm", 41.5, 26.0, 34.0, 10.0},
 };
-static const bound all_bound = {"all", 118.5, 27.0, 33.5, 13.5};
+static const bound all_bound = {"all", 118.5, 27.0, 32.0, 12.5};
 
 static void check_group(const char *by, const sim_fidelity_group *g, const bound *b)
 {
