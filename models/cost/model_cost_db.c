@@ -128,9 +128,15 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
     return 0;
 }
 
-static void op_push(cost_ctx *x, const char *name, model_op_class cls, double count, double flops, double bytes,
-                    double time_s, double hidden_s, model_bound bound, model_source src, const char *detail)
+/* Records one priced op: its class's time, the energy model's busy
+ * seconds (flops at `peak`, 0 = none; bytes at the HBM bandwidth, a
+ * collective's bytes counting as HBM traffic) and, with x->ops, its row. */
+static void op_push(cost_ctx *x, const char *name, model_op_class cls, double count, double flops, double peak,
+                    double bytes, double time_s, double hidden_s, model_bound bound, model_source src,
+                    const char *detail)
 {
+    if (peak > 0) x->r.compute_busy_s += flops / peak * x->time_scale;
+    x->r.mem_busy_s += bytes / x->c->bw * x->time_scale;
     switch (cls) {
     case MODEL_OPC_GEMM: x->r.gemm_s += time_s; break;
     case MODEL_OPC_ATTN: x->r.attn_s += time_s; break;
@@ -226,11 +232,9 @@ double cost_moe_db(cost_ctx *x, double count, double tokens, double width, doubl
     x->launches += count * launches * x->time_scale;
     char detail[64] = "";
     if (x->ops) snprintf(detail, sizeof detail, "fused tokens=%lld experts=%lld", (long long)s.m, (long long)s.groups);
-    const double fl = count * calib_op_flops(CALIB_OP_MOE, &s),
-                 by = count * calib_op_bytes(CALIB_OP_MOE, cost_db_expert_dtype(c), &s);
-    if (c->peak_gemm > 0) x->r.compute_busy_s += fl / c->peak_gemm * x->time_scale;
-    x->r.mem_busy_s += by / c->bw * x->time_scale;
-    op_push(x, "experts_fused", MODEL_OPC_GEMM, count, fl, by, total, 0, MODEL_BOUND_COMPUTE, src, detail);
+    op_push(x, "experts_fused", MODEL_OPC_GEMM, count, count * calib_op_flops(CALIB_OP_MOE, &s), c->peak_gemm,
+            count * calib_op_bytes(CALIB_OP_MOE, cost_db_expert_dtype(c), &s), total, 0, MODEL_BOUND_COMPUTE, src,
+            detail);
     return total;
 }
 
@@ -287,11 +291,6 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
     }
     double total = d->count * t * x->time_scale;
     if (x->c->fam_scaled) total *= x->c->fam_time[cost_op_family(d)];
-    /* Busy at the whole GPU's rates: SMs a partial wave or a split leaves
-     * idle, and the HBM rate such a grid cannot reach, draw no power. */
-    const double pf = d->peak_full > 0 ? d->peak_full : d->peak;
-    if (pf > 0) x->r.compute_busy_s += d->count * d->flops / pf * x->time_scale;
-    x->r.mem_busy_s += d->count * d->bytes / x->c->bw * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
     if (!d->in_fused_op) x->launches += d->count * d->kernels * x->time_scale;
     char detail[64] = "";
@@ -301,8 +300,10 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
         else if (d->m > 0)
             snprintf(detail, sizeof detail, "tokens=%.0f", ceil(d->m));
     }
-    op_push(x, d->name, d->cls, d->count, d->count * d->flops, d->count * d->bytes, total - hidden, hidden, bound,
-            src, detail);
+    /* Busy at the whole GPU's rates: SMs a partial wave or a split leaves
+     * idle, and the HBM rate such a grid cannot reach, draw no power. */
+    op_push(x, d->name, d->cls, d->count, d->count * d->flops, d->peak_full > 0 ? d->peak_full : d->peak,
+            d->count * d->bytes, total - hidden, hidden, bound, src, detail);
     return total - hidden;
 }
 
@@ -352,14 +353,14 @@ double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int
     }
     double total = count * t * x->time_scale;
     if (x->c->fam_scaled) total *= x->c->fam_time[cost_coll_family(op)];
-    x->r.mem_busy_s += count * bytes / x->c->bw * x->time_scale;
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
     x->launches += count * x->time_scale;
     char detail[64] = "";
     if (x->ops)
         snprintf(detail, sizeof detail, "%s %s %s n=%d %.0fB", model_coll_name(op), model_comm_algo_name(cc.algo),
                  model_comm_link_name(cc.link), n, bytes);
-    op_push(x, name, MODEL_OPC_COMM, count, 0, count * bytes, total - hidden, hidden, MODEL_BOUND_COMM, src, detail);
+    op_push(x, name, MODEL_OPC_COMM, count, 0, 0, count * bytes, total - hidden, hidden, MODEL_BOUND_COMM, src,
+            detail);
     return total - hidden;
 }
 
@@ -367,8 +368,7 @@ void cost_fixed(cost_ctx *x, const char *name, model_op_class cls, model_bound b
                 double bytes, const char *detail)
 {
     if (!(time_s > 0)) return;
-    if (cls == MODEL_OPC_COMM) x->r.mem_busy_s += bytes / x->c->bw * x->time_scale; /* bytes: already × count */
-    op_push(x, name, cls, count, 0, bytes, time_s, 0, bound, MODEL_SRC_ROOFLINE, detail);
+    op_push(x, name, cls, count, 0, 0, bytes, time_s, 0, bound, MODEL_SRC_ROOFLINE, detail); /* bytes: already × count */
 }
 
 /* The perf-db column of a GEMM whose weights take wbytes per value at
