@@ -1,12 +1,14 @@
 /* test_cluster_util — one cluster run of a scenario for the simulator's
  * end-to-end tests: its summary, final state, a copy of every finished
  * request's record kept (the caller frees recs) and the number of samples
- * kept. Include after test_util.h. */
+ * kept; optionally on a fixed iteration cost in place of the cost model.
+ * Also a summary's --json text. Include after test_util.h. */
 #ifndef TEST_CLUSTER_UTIL_H
 #define TEST_CLUSTER_UTIL_H
 
 #include "sim_cluster.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +20,11 @@ typedef struct {
     int64_t n_samples;
 } run_result;
 
-/* Non-zero (with a failed check) when the cluster cannot be built or run. */
-static inline int run(const sim_scenario *sc, run_result *out)
+/* Non-zero (with a failed check) when the cluster cannot be built or run;
+ * cost_fn, when not NULL, replaces every instance's cost model
+ * (sim_cluster_set_cost_fn). A run that fails still fills out. */
+static inline int run_with_cost(const sim_scenario *sc, double (*cost_fn)(void *ctx, const model_batch *b),
+                                void *cost_ctx, run_result *out)
 {
     sim_err err = {{0}};
     sim_cluster *c = NULL;
@@ -27,6 +32,7 @@ static inline int run(const sim_scenario *sc, run_result *out)
     int rc = sim_cluster_create(sc, &c, &err);
     CHECK_MSG(rc == 0, "create: %s", err.msg);
     if (rc) return rc;
+    if (cost_fn) sim_cluster_set_cost_fn(c, cost_fn, cost_ctx);
     rc = sim_cluster_run(c, &out->sum, &err);
     CHECK_MSG(rc == 0, "run: %s", err.msg);
     sim_cluster_state_get(c, &out->st);
@@ -36,6 +42,23 @@ static inline int run(const sim_scenario *sc, run_result *out)
     sim_metrics_samples(sim_cluster_metrics(c), &out->n_samples);
     sim_cluster_destroy(c);
     return rc;
+}
+
+static inline int run(const sim_scenario *sc, run_result *out) { return run_with_cost(sc, NULL, NULL, out); }
+
+/* A summary as `servesim run --json` prints it (free it); NULL when out of
+ * memory. noinline: inlined, gcc 12 takes the returned text for a pointer
+ * to the local `buf` (-Wdangling-pointer false positive); unused: not every
+ * test that includes this prints JSON. */
+__attribute__((noinline, unused)) static char *test_summary_json(const sim_summary *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    sim_summary_print_json(f, s);
+    fclose(f);
+    return buf;
 }
 
 #endif

@@ -5,6 +5,7 @@
  * figures reach the summary, its JSON and its metric walk. */
 #include "sim_cluster.h"
 #include "test_util.h"
+#include "test_cluster_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,26 +38,18 @@ static void base(sim_scenario *sc, const char *trace)
 
 /* Runs sc (fixed iteration cost when fixed) and copies the records, by id,
  * into rec[0..cap). Returns the number of records, -1 on failure. */
-static int64_t run(const sim_scenario *sc, int fixed, sim_summary *sum, sim_req_record *rec, int64_t cap)
+static int64_t run_by_id(const sim_scenario *sc, int fixed, sim_summary *sum, sim_req_record *rec, int64_t cap)
 {
-    sim_err err = {{0}};
-    sim_cluster *c = NULL;
-    int rc = sim_cluster_create(sc, &c, &err);
-    CHECK_MSG(rc == 0, "create: %s", err.msg);
-    if (rc) return -1;
-    if (fixed) sim_cluster_set_cost_fn(c, fixed_cost, NULL);
-    rc = sim_cluster_run(c, sum, &err);
-    CHECK_MSG(rc == 0, "run: %s", err.msg);
-    int64_t n = 0;
-    const sim_req_record *r = sim_metrics_requests(sim_cluster_metrics(c), &n);
+    run_result r;
+    int rc = run_with_cost(sc, fixed ? fixed_cost : NULL, NULL, &r);
+    if (rc && !r.recs) return -1; /* not built */
+    *sum = r.sum;
     memset(rec, 0, (size_t)cap * sizeof *rec);
-    for (int64_t i = 0; i < n; i++)
-        if ((int64_t)r[i].id < cap) rec[r[i].id] = r[i];
-    sim_cluster_state st;
-    sim_cluster_state_get(c, &st);
-    CHECK(st.in_flight == 0 && st.kv_blocks_used == 0 && st.cache_referenced == 0);
-    sim_cluster_destroy(c);
-    return rc ? -1 : n;
+    for (int64_t i = 0; i < r.n; i++)
+        if ((int64_t)r.recs[i].id < cap) rec[r.recs[i].id] = r.recs[i];
+    CHECK(r.st.in_flight == 0 && r.st.kv_blocks_used == 0 && r.st.cache_referenced == 0);
+    free(r.recs);
+    return rc ? -1 : r.n;
 }
 
 /* Turn 1: 2048 tokens = 4 hash blocks [11..14]; turn 2 (100 ms after turn
@@ -70,7 +63,7 @@ static void test_second_turn_hits(void)
     sc.cache.block_tokens = 512;
     sim_summary sum;
     sim_req_record r[2];
-    if (run(&sc, 0, &sum, r, 2) != 2) return;
+    if (run_by_id(&sc, 0, &sum, r, 2) != 2) return;
     CHECK_MSG(r[0].cached_tokens == 0 && r[1].cached_tokens == 4 * 512, "cached %d then %d", r[0].cached_tokens,
               r[1].cached_tokens);
     CHECK(r[1].input_tokens == 3000);
@@ -85,7 +78,7 @@ static void test_second_turn_hits(void)
 
     /* The cache off: the same session, nothing found. */
     sc.cache.enabled = 0;
-    if (run(&sc, 0, &sum, r, 2) != 2) return;
+    if (run_by_id(&sc, 0, &sum, r, 2) != 2) return;
     CHECK(r[1].cached_tokens == 0 && sum.sessions.by_turn[1].cache_hit_rate == 0);
 }
 
@@ -102,7 +95,7 @@ static void test_fan_out_join(void)
     base(&sc, "tests/data/sessions/fan_out.jsonl");
     sim_summary sum;
     sim_req_record r[4];
-    if (run(&sc, 1, &sum, r, 4) != 4) return;
+    if (run_by_id(&sc, 1, &sum, r, 4) != 4) return;
     static const long long want[4][3] = {{0, 10, 30}, {30, 40, 50}, {35, 50, 90}, {190, 200, 210}};
     for (int i = 0; i < 4; i++)
         CHECK_MSG(r[i].arrival == want[i][0] * MS && r[i].first_token == want[i][1] * MS &&
@@ -133,7 +126,7 @@ static void test_fan_out_join(void)
           f);
     fclose(f);
     snprintf(sc.workload.trace.path, sizeof sc.workload.trace.path, "%s", path);
-    if (run(&sc, 1, &sum, r, 4) != 4) return;
+    if (run_by_id(&sc, 1, &sum, r, 4) != 4) return;
     CHECK(r[1].finish == 50 * MS && r[2].finish == 60 * MS);
     CHECK_MSG(r[3].arrival == 160 * MS && r[3].finish == 180 * MS, "answer %lld..%lld", (long long)r[3].arrival,
               (long long)r[3].finish);
@@ -168,7 +161,7 @@ static void test_synthetic(void)
     sim_summary sum;
     sim_req_record r[32];
     /* per session: 3 turns + 2 × 2 sub-requests */
-    int64_t n = run(&sc, 1, &sum, r, 32);
+    int64_t n = run_by_id(&sc, 1, &sum, r, 32);
     CHECK(n == 14);
     if (n != 14) return;
     const sim_session_summary *ss = &sum.sessions;
@@ -204,11 +197,7 @@ static void test_synthetic(void)
     CHECK_MSG(joins == 4, "%d joins", joins);
 
     /* The figures reach the JSON and the metric walk (the results DB). */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    sim_summary_print_json(f, &sum);
-    fclose(f);
+    char *buf = test_summary_json(&sum);
     CHECK_CONTAINS(buf, "\"sessions\": {\"completed\": 2, \"turns\": 6, \"sub_requests\": 8");
     CHECK_CONTAINS(buf, "\"by_turn\": [");
     CHECK_CONTAINS(buf, "{\"turn\": 3, \"n\": 2, \"ttft_ms\": {");
@@ -261,7 +250,7 @@ static void test_off(void)
     sc.workload.requests = 50;
     sim_summary sum;
     sim_req_record r[1];
-    if (run(&sc, 0, &sum, r, 1) < 0) return;
+    if (run_by_id(&sc, 0, &sum, r, 1) < 0) return;
     CHECK(!sum.sessions.enabled);
     char *buf = NULL;
     size_t len = 0;

@@ -336,12 +336,8 @@ static void test_json(void)
     run_result r;
     two_class(&sc, 2, 0);
     REQUIRE(run(&sc, &r) == 0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    REQUIRE(f != NULL);
-    sim_summary_print_json(f, &r.sum);
-    fclose(f);
+    char *buf = test_summary_json(&r.sum);
+    REQUIRE(buf != NULL);
     CHECK_CONTAINS(buf, "\"requests_shed\": 0,");
     CHECK_CONTAINS(buf, "\"classes\": {\n    \"batch\": {\"priority\": 2, \"slo\": {\"ttft_ms\": 0, \"tpot_ms\": 0, "
                         "\"e2e_ms\": 0}, \"requests_completed\": 5,");
@@ -354,11 +350,8 @@ static void test_json(void)
     snprintf(sc.hardware.perf_db, sizeof sc.hardware.perf_db, "none");
     sc.workload.requests = 20;
     REQUIRE(run(&sc, &r) == 0);
-    buf = NULL;
-    f = open_memstream(&buf, &len);
-    REQUIRE(f != NULL);
-    sim_summary_print_json(f, &r.sum);
-    fclose(f);
+    buf = test_summary_json(&r.sum);
+    REQUIRE(buf != NULL);
     CHECK(strstr(buf, "classes") == NULL && strstr(buf, "shed") == NULL);
     free(buf);
     free(r.recs);

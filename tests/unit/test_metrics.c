@@ -4,6 +4,7 @@
  * record caps against the same runs kept whole. */
 #include "sim_metrics.h"
 #include "test_util.h"
+#include "test_cluster_util.h"
 
 #include <jansson.h>
 
@@ -217,18 +218,6 @@ static void test_itl(void)
     sim_metrics_destroy(m);
 }
 
-/* noinline: inlined, gcc 12 takes the returned text for a pointer to the
- * local `buf` (-Wdangling-pointer false positive). */
-__attribute__((noinline)) static char *print_json(const sim_summary *s)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    sim_summary_print_json(f, s);
-    fclose(f);
-    return buf;
-}
-
 static void test_empty(void)
 {
     sim_metrics *m = sim_metrics_create(0);
@@ -239,7 +228,7 @@ static void test_empty(void)
     CHECK(s.ttft_ms.mean == 0 && s.ttft_ms.p99 == 0 && s.e2e_ms.p999 == 0);
     CHECK(s.sim_time_s == 0 && s.req_per_s == 0 && s.goodput_req_per_s == 0);
     CHECK(s.mean_utilization == 0 && s.n_gpus == 8 && s.overloaded == 0);
-    char *js = print_json(&s);
+    char *js = test_summary_json(&s);
     json_error_t jerr;
     json_t *j = json_loads(js, 0, &jerr);
     CHECK_MSG(j != NULL, "%s", jerr.text);
@@ -308,7 +297,7 @@ static void test_json_table(void)
     s.tpot_ms.p999 = NAN; /* must come out as null, never nan */
     s.mean_kv_occupancy = INFINITY;
 
-    char *js = print_json(&s);
+    char *js = test_summary_json(&s);
     CHECK(strstr(js, "nan") == NULL && strstr(js, "inf") == NULL);
     json_error_t jerr;
     json_t *j = json_loads(js, 0, &jerr);
@@ -379,7 +368,7 @@ static void test_json_table(void)
 
     /* Not overloaded: reason is null even if the buffer has text. */
     s.overloaded = 0;
-    js = print_json(&s);
+    js = test_summary_json(&s);
     j = json_loads(js, 0, &jerr);
     CHECK(j && json_is_null(json_object_get(j, "overload_reason")) &&
           json_is_false(json_object_get(j, "overloaded")));
@@ -539,7 +528,7 @@ static void test_capped(void)
     CHECK(sim_metrics_group_means(whole, 2, &u1, &k1, &w1, &b1) == SIM_EINVAL);
     /* The output says what was kept. */
     sim_metrics_summarize(capped[0], &slo, 4, &b, NULL);
-    char *js = print_json(&b);
+    char *js = test_summary_json(&b);
     CHECK_CONTAINS(js, "\"records\": {\"requests_kept\": 1000, \"samples_kept\": 100, \"samples\": 300, "
                        "\"percentiles\": \"sketch\"");
     json_error_t jerr;
@@ -547,7 +536,7 @@ static void test_capped(void)
     CHECK_MSG(j != NULL, "%s", jerr.text);
     json_decref(j);
     free(js);
-    js = print_json(&a);
+    js = test_summary_json(&a);
     CHECK(strstr(js, "records") == NULL); /* nothing capped: the output is as it always was */
     free(js);
     /* Limits only before the first record or sample. */
