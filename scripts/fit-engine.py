@@ -6,6 +6,7 @@ Usage: scripts/fit-engine.py [--csv tests/data/fidelity/silicon-subset.csv]
                              [--servesim build/servesim] [--jobs 2] [--out DIR]
        scripts/fit-engine.py --pd [--csv ../shared/validation/silicon-dev.csv] ...
        scripts/fit-engine.py --recv [--csv ../shared/validation/silicon-dev.csv] ...
+       scripts/fit-engine.py --floor [--csv ../shared/validation/silicon-dev.csv] ...
 
 The parameters (per backend, each with a unit and a physical meaning; the
 preset values live in sim/config/sim_sched_preset.c):
@@ -53,6 +54,15 @@ aiconfigurator's collector runs the engine's default of 1):
                    per-run variable)
 One dimension (RECV_GRID), same objective and folds (all these rows are
 B200: only the model folds hold anything out).
+
+--floor fits SGLang's prefill host floor and poll interval together, on
+all aggregated SGLang rows (overhead_us stays at the preset's):
+  eager_launch_us  µs per op launch of an iteration with a prefill (every
+                   SGLang row)
+  recv_interval    steps, as --recv (only the InferenceX rows take it; the
+                   others keep the engine's 1)
+FLOOR_GRID x FLOOR_RECV points; the InferenceX rows are replayed at every
+point, the others once per eager_launch_us. Same objective and folds.
 Standard library only. Prints the fitted values and the CV table
 (markdown)."""
 import argparse
@@ -73,7 +83,9 @@ GRID = {
 GRID_N = 4
 PD_GRID = {"pd_handover_us": [0, 50000, 150000], "pd_handover_gbs": [0, 4, 1]}
 PD_BACKENDS = ("vllm", "sglang", "trtllm")
-RECV_GRID = [1, 10, 20, 30]  # the InferenceX recipes write 10 to 30 (40 tried: docs/cost-model.md)
+RECV_GRID = [1, 10, 20, 30]
+FLOOR_GRID = [50, 100, 150, 200]  # µs per op launch (--floor)
+FLOOR_RECV = [10, 30]  # steps (--floor; 1 is the collector runs' default; 20 scored between 10 and 30 in --recv)
 
 
 def point_sets(i, j):
@@ -85,11 +97,14 @@ def point_sets(i, j):
     return sets
 
 
-def run_point(args, i, j):
-    path = os.path.join(args.out, f"grid-{i}-{j}.json")
+def run_agg(args, csv_path, name, sets):
+    """One `servesim fidelity` run of csv_path with the --set overrides
+    `sets`, cached in args.out/name: its aggregated rows scored ok and not
+    inconsistent, by id."""
+    path = os.path.join(args.out, name)
     if not os.path.exists(path):
-        cmd = [args.servesim, "fidelity", "--csv", args.csv, "--json", "--jobs", str(args.jobs)]
-        for s in point_sets(i, j):
+        cmd = [args.servesim, "fidelity", "--csv", csv_path, "--json", "--jobs", str(args.jobs)]
+        for s in sets:
             cmd += ["--set", s]
         with open(path + ".tmp", "w") as f:
             subprocess.run(cmd, stdout=f, check=True)
@@ -97,6 +112,10 @@ def run_point(args, i, j):
     with open(path) as f:
         return {r["id"]: r for r in json.load(f)["rows"] if r["status"] == "ok" and r["mode"] == "agg"
                 and not r.get("inconsistent")}
+
+
+def run_point(args, i, j):
+    return run_agg(args, args.csv, f"grid-{i}-{j}.json", point_sets(i, j))
 
 
 def lnerr(r):
@@ -281,6 +300,47 @@ def main_recv(args):
     cv_table(runs, full, ["sglang"], moved_to=lambda b, i: f"{RECV_GRID[i]} steps")
 
 
+def floor_csvs(args):
+    """The CSV's aggregated SGLang rows, InferenceX runs and the others apart."""
+    src = lambda r: r.get("silicon_data_source") or ""
+    ix = lambda r: "wip=" in src(r) or "workflow_run_id=" in src(r)
+    agg = lambda r: r.get("mode") == "agg" and r.get("backend") == "sglang"
+    return (subset_csv(args, "floor-ix-rows.csv", lambda r: agg(r) and ix(r)),
+            subset_csv(args, "floor-other-rows.csv", lambda r: agg(r) and not ix(r)))
+
+
+def run_floor(args, path, name, sets):
+    print(name, file=sys.stderr)
+    return run_agg(args, path, name, ["sglang:deployment.pools.0.scheduler." + s for s in sets])
+
+
+def main_floor(args):
+    ix_csv, other_csv = floor_csvs(args)
+    runs = {}
+    for e in FLOOR_GRID:
+        other = run_floor(args, other_csv, f"floor-other-{e}.json", [f"eager_launch_us={e}"])
+        for r in FLOOR_RECV:
+            rows = dict(other)
+            rows.update(run_floor(args, ix_csv, f"floor-ix-{e}-{r}.json",
+                                  [f"eager_launch_us={e}", f"recv_interval={r}"]))
+            runs[(e, r)] = rows
+    rows = runs_any(runs)
+    ids = sorted(rows)
+    full = {"sglang": fit(runs, ids, "sglang")}
+    e, r = full["sglang"]
+    print(f"## SGLang fitted ({len(ids)} rows): eager_launch_us = {e} µs, recv_interval = {r} steps\n")
+    print("## Objective and error by grid point (mean |ln| TTFT + TPOT; TTFT / TPOT MAPE; TTFT MAPE by GPU)\n")
+    gpus = sorted({rows[i]["gpu"] for i in ids})
+    for p in sorted(runs):
+        sc = score(runs, {"sglang": p}, ids)
+        by = ", ".join(f"{g} {score(runs, {'sglang': p}, [i for i in ids if rows[i]['gpu'] == g])[1]:.1f} %"
+                       for g in gpus)
+        print(f"- {p[0]} µs / {p[1]} steps: {objective(runs[p], ids, 'sglang'):.3f}; TTFT {sc[1]:.1f} % "
+              f"(median {sc[2]:.1f} %), TPOT {sc[3]:.1f} % (median {sc[4]:.1f} %); TTFT {by}")
+    print("\n## Leave-one-group-out cross-validation\n")
+    cv_table(runs, full, ["sglang"], moved_to=lambda b, p: f"{p[0]} µs / {p[1]} steps")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", default=None)
@@ -289,9 +349,11 @@ def main():
     ap.add_argument("--out", default="fit-engine.out")
     ap.add_argument("--pd", action="store_true", help="fit the PD hand-over on the disaggregated rows")
     ap.add_argument("--recv", action="store_true", help="fit SGLang's recv_interval on its InferenceX rows")
+    ap.add_argument("--floor", action="store_true",
+                    help="fit SGLang's eager_launch_us and recv_interval together on its aggregated rows")
     args = ap.parse_args()
     if args.csv is None:
-        full_file = args.pd or args.recv
+        full_file = args.pd or args.recv or args.floor
         args.csv = "../shared/validation/silicon-dev.csv" if full_file else "tests/data/fidelity/silicon-subset.csv"
     os.makedirs(args.out, exist_ok=True)
     if args.pd:
@@ -299,6 +361,9 @@ def main():
         return
     if args.recv:
         main_recv(args)
+        return
+    if args.floor:
+        main_floor(args)
         return
     runs = {}
     for i, j in itertools.product(range(GRID_N), range(GRID_N)):
