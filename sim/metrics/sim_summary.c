@@ -142,16 +142,11 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("sessions.sub_requests", ss->sub_requests);
         EMIT("sessions.dropped", ss->dropped);
         EMIT("sessions.turns_per_session", ss->turns_per_session);
-        for (int j = 0; j < 6; j++) {
-            snprintf(name, sizeof name, "sessions.latency_ms.%s", stat_keys[j]);
-            EMIT(name, stat_field(&ss->latency_ms, j));
-        }
+        if ((rc = emit_stat(fn, ctx, "sessions.latency_ms", &ss->latency_ms))) return rc;
         for (int32_t t = 0; t < ss->n_turn_bins && t < SIM_SESSION_TURN_BINS; t++) {
             const sim_turn_summary *ts = &ss->by_turn[t];
-            for (int j = 0; j < 6; j++) {
-                snprintf(name, sizeof name, "sessions.turn%d.ttft_ms.%s", (int)t + 1, stat_keys[j]);
-                EMIT(name, stat_field(&ts->ttft_ms, j));
-            }
+            snprintf(name, sizeof name, "sessions.turn%d.ttft_ms", (int)t + 1);
+            if ((rc = emit_stat(fn, ctx, name, &ts->ttft_ms))) return rc;
             snprintf(name, sizeof name, "sessions.turn%d.cache_hit_rate", (int)t + 1);
             EMIT(name, ts->cache_hit_rate);
             snprintf(name, sizeof name, "sessions.turn%d.cached_tokens_mean", (int)t + 1);
