@@ -473,6 +473,25 @@ static double wl_gap(sim_workload *w)
     }
 }
 
+/* Open-loop synthetic arrivals: advances the arrival clock to the n-th
+ * arrival (0-based; constant rate places it at (n + 1) / rate) and gives
+ * its time in *at; 0 (and the workload exhausted) past WL_MAX_SECONDS. */
+static int wl_next_arrival(sim_workload *w, int64_t n, sim_time *at)
+{
+    if (w->cfg.arrival.process == SIM_ARRIVAL_CONSTANT)
+        w->t_s = (double)(n + 1) / w->cfg.arrival.rate;
+    else if (w->cfg.arrival.process == SIM_ARRIVAL_SCHEDULE)
+        w->t_s = wl_schedule_next(&w->sched, w->t_s, gsl_ran_exponential(w->rng_arrival, 1.0));
+    else
+        w->t_s += wl_gap(w);
+    if (!(w->t_s <= WL_MAX_SECONDS)) {
+        w->exhausted = 1;
+        return 0;
+    }
+    *at = wl_seconds_to_ns(w->t_s);
+    return 1;
+}
+
 /* Session trace: the next line that is not a follow-up (a session's first
  * line, or a line outside any session), as a request. */
 static int wl_next_session_trace(sim_workload *w, sim_request_spec *out)
@@ -512,15 +531,9 @@ int sim_workload_next(sim_workload *w, sim_request_spec *out)
     if (w->ss && w->trace) return wl_next_session_trace(w, out);
     if (w->ss) {
         /* Synthetic sessions: the arrival process times session starts. */
-        if (w->exhausted || w->started >= w->limit) return 0;
-        if (w->cfg.arrival.process == SIM_ARRIVAL_CONSTANT)
-            w->t_s = (double)(w->started + 1) / w->cfg.arrival.rate;
-        else if (w->cfg.arrival.process == SIM_ARRIVAL_SCHEDULE)
-            w->t_s = wl_schedule_next(&w->sched, w->t_s, gsl_ran_exponential(w->rng_arrival, 1.0));
-        else
-            w->t_s += wl_gap(w);
-        sim_time at = wl_seconds_to_ns(w->t_s);
-        if (!(w->t_s <= WL_MAX_SECONDS) || (w->duration_ns > 0 && at >= w->duration_ns)) {
+        sim_time at;
+        if (w->exhausted || w->started >= w->limit || !wl_next_arrival(w, w->started, &at)) return 0;
+        if (w->duration_ns > 0 && at >= w->duration_ns) {
             w->exhausted = 1;
             return 0;
         }
@@ -533,18 +546,8 @@ int sim_workload_next(sim_workload *w, sim_request_spec *out)
     sim_time t;
     if (w->trace) {
         t = wl_trace_arrival(w, w->issued);
-    } else {
-        if (w->cfg.arrival.process == SIM_ARRIVAL_CONSTANT)
-            w->t_s = (double)(w->issued + 1) / w->cfg.arrival.rate;
-        else if (w->cfg.arrival.process == SIM_ARRIVAL_SCHEDULE)
-            w->t_s = wl_schedule_next(&w->sched, w->t_s, gsl_ran_exponential(w->rng_arrival, 1.0));
-        else
-            w->t_s += wl_gap(w);
-        if (!(w->t_s <= WL_MAX_SECONDS)) {
-            w->exhausted = 1;
-            return 0;
-        }
-        t = wl_seconds_to_ns(w->t_s);
+    } else if (!wl_next_arrival(w, w->issued, &t)) {
+        return 0;
     }
     if (w->duration_ns > 0 && t >= w->duration_ns) {
         w->exhausted = 1;
