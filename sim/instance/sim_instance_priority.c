@@ -29,17 +29,7 @@ void sim_instance_waiting_place(sim_instance *in, sim_req *r)
     sim_req *after = in->waiting.tail;
     for (int64_t k = 0; k < in->unseen && after; k++) after = after->run_link.prev;
     while (after && req_before(r, after)) after = after->run_link.prev;
-    if (!after) {
-        sim_req_list_push_front(&in->waiting, r, SIM_RUN_LINK);
-        return;
-    }
-    sim_req *next = after->run_link.next;
-    r->run_link.prev = after;
-    r->run_link.next = next;
-    after->run_link.next = r;
-    if (next) next->run_link.prev = r;
-    else in->waiting.tail = r;
-    in->waiting.n++;
+    sim_req_list_insert_after(&in->waiting, after, r, SIM_RUN_LINK);
 }
 
 void sim_instance_waiting_receive(sim_instance *in)

@@ -109,6 +109,22 @@ static inline void sim_req_list_push_front(sim_req_list *l, sim_req *r, size_t l
     l->n++;
 }
 
+/* r into l right after `after` (a member of l), or at the front when after is NULL. */
+static inline void sim_req_list_insert_after(sim_req_list *l, sim_req *after, sim_req *r, size_t link_off)
+{
+    if (!after) {
+        sim_req_list_push_front(l, r, link_off);
+        return;
+    }
+    sim_link *lk = (sim_link *)((char *)r + link_off), *al = (sim_link *)((char *)after + link_off);
+    lk->prev = after;
+    lk->next = al->next;
+    if (al->next) ((sim_link *)((char *)al->next + link_off))->prev = r;
+    else l->tail = r;
+    al->next = r;
+    l->n++;
+}
+
 static inline void sim_req_list_remove(sim_req_list *l, sim_req *r, size_t link_off)
 {
     sim_link *lk = (sim_link *)((char *)r + link_off);
