@@ -234,9 +234,7 @@ int sim_fidelity_async_scheduling(const char *backend, const char *version)
 {
     if (strcasecmp(backend, "vllm") || !version || !*version) return 0;
     if (!strncasecmp(version, "nightly", 7)) return 1;
-    int major = 0, minor = 0;
-    if (sscanf(version, "%d.%d", &major, &minor) != 2) return 0;
-    return major > 0 || minor >= 14;
+    return version_code(version) >= 14; /* 0.14 on; 0 when not a version */
 }
 
 /* The backend's preset; with attention DP every rank schedules its own
