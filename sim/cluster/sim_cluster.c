@@ -286,7 +286,7 @@ static void session_finished(sim_cluster *c, const sim_req *r, int dropped)
     if (rc == 0) return;
     if (dropped) sim_session_stats_add_dropped(c->sess_stats);
     else if (!info.is_turn) sim_session_stats_add_sub(c->sess_stats);
-    else if (sim_session_stats_add_turn(c->sess_stats, info.turn, r->spec.arrival, r->first_token,
+    else if (sim_session_stats_add_turn(c->sess_stats, info.turn, r->spec.arrival, r->first_token + r->stream_first,
                                         r->spec.input_tokens, r->cached_tokens) < 0)
         sim_engine_fail(c->eng, SIM_EINVAL, "a session turn's times go backwards");
     if (info.ended && sim_session_stats_add_session(c->sess_stats, info.start, now, info.turns) < 0)
@@ -805,6 +805,30 @@ static void frontend_summary(const sim_cluster *c, sim_summary *out)
     f->utilization = out->sim_time_s > 0 ? (double)svc * 1e-9 / (f->workers * out->sim_time_s) : 0;
 }
 
+/* The detokenise-and-stream workers (pools with scheduler.detokenizer_workers). */
+static void detok_summary(const sim_cluster *c, sim_summary *out)
+{
+    sim_detok_summary *d = &out->detok;
+    memset(d, 0, sizeof *d);
+    double wait = 0, svc = 0;
+    for (int32_t k = 0; k < c->n_inst; k++) {
+        const sim_pool_cfg *pc = &c->sc.deployment.pools[c->inst_pool[k]];
+        if (pc->scheduler.detokenizer_workers <= 0) continue;
+        sim_instance_stats st;
+        sim_instance_stats_get(c->inst[k], &st);
+        d->enabled = 1;
+        d->workers += pc->scheduler.detokenizer_workers;
+        d->jobs += st.dt_jobs;
+        d->tokens += st.dt_tokens;
+        wait += st.dt_wait_ns;
+        svc += st.dt_service_ns;
+    }
+    if (!d->enabled) return;
+    d->wait_ms = d->jobs ? wait / (double)d->jobs * 1e-6 : 0;
+    d->service_ms = d->jobs ? svc / (double)d->jobs * 1e-6 : 0;
+    d->utilization = out->sim_time_s > 0 ? svc * 1e-9 / (d->workers * out->sim_time_s) : 0;
+}
+
 /* Load imbalance across the instances the router chooses among: CV of the
  * tokens each served (prompt where it was prefilled, plus its output). */
 static double front_load_cv(const sim_cluster *c)
@@ -868,6 +892,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     pool_summaries(c, out);
     if (c->sc.energy.enabled) energy_summary(c, out);
     frontend_summary(c, out);
+    detok_summary(c, out);
     out->load_cv = front_load_cv(c);
     if (c->af) {
         sim_af_stats as;

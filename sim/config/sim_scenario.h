@@ -284,6 +284,12 @@ typedef struct {
      * tokenize_us_per_token per prompt token on it before the engine sees it. */
     int32_t tokenizer_workers;
     double api_us, tokenize_us_per_token;
+    /* The output side (0 workers = none): each iteration's sampled tokens
+     * are detokenised and streamed by detokenizer_workers CPU workers, one
+     * job per request (detokenize_us_per_token + stream_us_per_token per
+     * token); the client sees a token when its job ends (sim_detok.h). */
+    int32_t detokenizer_workers;
+    double detokenize_us_per_token, stream_us_per_token;
 } sim_sched_cfg;
 
 typedef struct {

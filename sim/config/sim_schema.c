@@ -371,6 +371,19 @@ static const sim_schema_field table[] = {
         "object), in microseconds."),
     FLD("deployment.pools.*.scheduler.tokenize_us_per_token", SIM_SCHEMA_F64, PL(scheduler.tokenize_us_per_token),
         GE0, "With tokenizer_workers: a worker's time per prompt token (tokenisation), in microseconds."),
+    FLD("deployment.pools.*.scheduler.detokenizer_workers", SIM_SCHEMA_I32, PL(scheduler.detokenizer_workers),
+        IN(0, 100000),
+        "CPU workers that detokenise and stream each instance's output (0 = none: tokens reach the client when "
+        "sampled). Every iteration hands them one job per request that sampled tokens, costing "
+        "detokenize_us_per_token + stream_us_per_token per token; the client sees a token when its job ends, so "
+        "TTFT, TPOT and E2E include the wait when the workers are saturated. A separate pool from "
+        "tokenizer_workers. Shows in the run's `detokenizer` figures."),
+    FLD("deployment.pools.*.scheduler.detokenize_us_per_token", SIM_SCHEMA_F64,
+        PL(scheduler.detokenize_us_per_token), GE0,
+        "With detokenizer_workers: a worker's time per output token (detokenisation), in microseconds."),
+    FLD("deployment.pools.*.scheduler.stream_us_per_token", SIM_SCHEMA_F64, PL(scheduler.stream_us_per_token), GE0,
+        "With detokenizer_workers: a worker's time per output token to stream it (response framing, the send), "
+        "in microseconds."),
     SEC("deployment.pools.*.scheduler.speculative",
         "Speculative decoding (off unless draft_tokens > 0): every decode step runs the draft for draft_tokens "
         "tokens per request, then one target pass verifies them beside the last sampled token (1 + draft_tokens "
@@ -467,7 +480,7 @@ static const sim_schema_field table[] = {
     FLD("output.sample_interval_s", SIM_SCHEMA_F64, SC(output.sample_interval_s), GT0,
         "Per-instance time-series sampling period in s."),
     FLD("output.request_records", SIM_SCHEMA_I64, SC(output.request_records), GE0,
-        "Finished requests kept as records (96 bytes each; the DB's per-request rows are these). Percentiles are "
+        "Finished requests kept as records (112 bytes each; the DB's per-request rows are these). Percentiles are "
         "exact while a run has at most this many; past it memory stops growing: counts, means, goodput and "
         "rates stay exact and percentiles come from a log-bucket sketch, within 0.05 % of the exact value "
         "(the output says so under `records`). 0 = no records, the sketch from the start. CLI: "

@@ -139,13 +139,17 @@ static int64_t decode_leave(sim_instance *in, sim_req *r)
 /* ---- lifecycle ---------------------------------------------------------- */
 
 
-static void finish(sim_instance *in, sim_req *r)
+/* r's last token was sampled now; the client sees it `seen` later
+ * (sim_detok_step). */
+static void finish(sim_instance *in, sim_req *r, sim_time seen)
 {
     sim_time now = sim_engine_now(in->eng);
     sim_instance_release_refs(in, r);
     r->state = SIM_REQ_DONE;
     r->finish = now;
     SIM_ASSERT(r->generated == r->spec.output_tokens, now);
+    /* The client sees its tokens in order. */
+    if (now + seen < r->first_token + r->stream_first) seen = r->first_token + r->stream_first - now;
     sim_req_record rec = {
         .id = r->spec.id,
         .instance = in->id,
@@ -162,6 +166,8 @@ static void finish(sim_instance *in, sim_req *r)
         .decode_first = r->decode_first,
         .kv_bytes = r->kv_bytes,
         .cached_tokens = r->cached_tokens,
+        .stream_first = r->stream_first,
+        .stream_last = seen,
     };
     int mrc = sim_metrics_add_request(in->metrics, &rec);
     if (mrc >= 0 && in->class_metrics && r->spec.cls >= 0 && r->spec.cls < in->n_class_metrics)
@@ -606,15 +612,17 @@ static inline void prefetch_req(const sim_req *r)
  * as their finish_iter, the rest a later one, so the finish loop below
  * takes exactly the finished ones off the heap. Blocks stay as taken for
  * the step (they cover ctx + 1 + k ≥ the new KV). */
-static void spec_step_end(sim_instance *in, sim_lane *ln)
+static int64_t spec_step_end(sim_instance *in, sim_lane *ln)
 {
     const int64_t n = ln->dstep + 1; /* the step index once this step counts */
+    int64_t tokens = 0;
     for (int32_t i = 0; i < ln->heap_n; i++) {
         sim_req *r = ln->heap[i].r;
         int32_t left = r->spec.output_tokens - r->generated;
         int32_t e = 1 + sim_spec_accepted(in->spec, r->spec_scale);
         if (e > left) e = left;
         r->generated += e;
+        tokens += e;
         r->ctx_base += e;
         ln->dec_base_sum += e;
         in->outstanding -= e;
@@ -622,6 +630,7 @@ static void spec_step_end(sim_instance *in, sim_lane *ln)
         ln->heap[i].finish_iter = r->finish_iter;
     }
     finish_heap_heapify(NULL, ln->heap, (size_t)ln->heap_n);
+    return tokens;
 }
 
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
@@ -654,8 +663,19 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         in->busy_ns += now - in->busy_since;
     }
     int decoded = ln->cur_n_decode > 0;
-    if (in->spec && decoded) spec_step_end(in, ln);
+    int64_t step_tokens = ln->cur_n_decode;
+    if (in->spec && decoded) step_tokens = spec_step_end(in, ln);
     else in->outstanding -= ln->cur_n_decode;
+    /* The detokenise-and-stream workers: one job per request that sampled
+     * tokens this iteration (the decoding ones, and each finished prefill's
+     * first token); the client sees them `seen` after now. */
+    sim_time seen = 0;
+    if (in->detok.workers > 0) {
+        int64_t jobs = ln->cur_n_decode;
+        for (int32_t i = 0; i < ln->n_chunks; i++)
+            if (ln->chunk_req[i]->prefilled + ln->chunks[i].tokens >= ln->chunk_req[i]->prefill_target) jobs++;
+        seen = sim_detok_step(&in->detok, now, jobs, step_tokens + (jobs - ln->cur_n_decode));
+    }
     sim_instance_gate_step_end(in, ln);
     if (decoded) {
         /* A token's inter-token gap includes prefill-only iterations it sat through. */
@@ -676,7 +696,7 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         decode_leave(in, r);
         run_remove(in, r);
         resv_release(in, r);
-        finish(in, r);
+        finish(in, r, seen);
     }
     SIM_ASSERT(ln->heap_n == 0 || ln->heap[0].finish_iter > n, now);
 
@@ -692,14 +712,17 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         /* Prefill complete: this iteration sampled the next token. */
         sim_req_list_remove(&ln->prefilling, r, SIM_PRE_LINK);
         r->generated++;
-        if (r->first_token < 0) r->first_token = now;
+        if (r->first_token < 0) {
+            r->first_token = now;
+            r->stream_first = seen;
+        }
         if (r->generated >= r->spec.output_tokens) {
             if (in->role != SIM_ROLE_PREFILL) in->outstanding--;
             in->blocks_used -= r->blocks;
             r->blocks = 0;
             run_remove(in, r);
             resv_release(in, r);
-            finish(in, r);
+            finish(in, r, seen);
         } else if (in->role == SIM_ROLE_PREFILL) {
             /* Hand over: the blocks stay allocated here until the KV moved. */
             run_remove(in, r);
@@ -790,6 +813,7 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     in->reserve = cfg->admission == SIM_ADMISSION_RESERVE;
     in->cfg = *cfg;
     in->fe_idle = cfg->tokenizer_workers > 0 ? cfg->tokenizer_workers : 0;
+    sim_detok_init(&in->detok, cfg);
     in->cost = cost;
     in->metrics = metrics;
     in->hooks = hooks;
@@ -943,6 +967,7 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     r->lane = 0;
     r->first_scheduled = -1;
     r->first_token = -1;
+    r->stream_first = 0;
     r->prefill_instance = -1;
     r->hold_blocks = 0;
     r->resv_blocks = 0;
@@ -1058,4 +1083,8 @@ void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out)
     out->fe_jobs = in->fe_jobs;
     out->fe_wait_ns = in->fe_wait_ns;
     out->fe_service_ns = in->fe_service_ns;
+    out->dt_jobs = in->detok.jobs;
+    out->dt_tokens = in->detok.tokens;
+    out->dt_wait_ns = in->detok.wait_ns;
+    out->dt_service_ns = in->detok.service_ns;
 }

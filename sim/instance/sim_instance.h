@@ -184,6 +184,11 @@ typedef struct {
      * their waits for a worker and their service, summed. */
     int64_t fe_jobs;
     sim_time fe_wait_ns, fe_service_ns;
+    /* Detokenise-and-stream workers (scheduler.detokenizer_workers): jobs
+     * (a request's tokens of one iteration), tokens, and the jobs' waits and
+     * service summed, in ns. */
+    int64_t dt_jobs, dt_tokens;
+    double dt_wait_ns, dt_service_ns;
 } sim_instance_stats;
 
 void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out);

@@ -7,6 +7,7 @@
 
 #include "sim_instance.h"
 #include "sim_prefix.h"
+#include "sim_detok.h"
 #include "sim_spec.h"
 
 #include <stdlib.h>
@@ -122,6 +123,7 @@ struct sim_instance {
     sim_req_list fe_queue;
     int64_t fe_jobs;
     sim_time fe_wait_ns, fe_service_ns;
+    sim_detok detok;           /* scheduler.detokenizer_workers (off: workers 0) */
 };
 
 /* Admission holds (sim_instance_gate.c): a request joined the waiting

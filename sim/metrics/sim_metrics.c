@@ -173,7 +173,7 @@ static double ns_to_ms(sim_time t) { return (double)t / (double)SIM_NS_PER_MS; }
 int sim_metrics_request_tpot_ms(const sim_req_record *r, double *out)
 {
     if (r->output_tokens < 2) return 0;
-    *out = ns_to_ms(r->finish - r->first_token) / (double)(r->output_tokens - 1);
+    *out = ns_to_ms(sim_req_record_last_seen(r) - sim_req_record_first_seen(r)) / (double)(r->output_tokens - 1);
     return 1;
 }
 
@@ -184,10 +184,10 @@ static int request_good(const sim_req_record *r, const sim_slo_cfg *slo)
     double ttft_bound = slo && slo->ttft_ms > 0 ? slo->ttft_ms : 0;
     double tpot_bound = slo && slo->tpot_ms > 0 ? slo->tpot_ms : 0;
     double e2e_bound = slo && slo->e2e_ms > 0 ? slo->e2e_ms : 0;
-    double ttft = ns_to_ms(r->first_token - r->arrival), tpot = 0;
+    double ttft = ns_to_ms(sim_req_record_first_seen(r) - r->arrival), tpot = 0;
     int has_tpot = sim_metrics_request_tpot_ms(r, &tpot);
     return (ttft_bound <= 0 || ttft <= ttft_bound) && (tpot_bound <= 0 || !has_tpot || tpot <= tpot_bound) &&
-           (e2e_bound <= 0 || ns_to_ms(r->finish - r->arrival) <= e2e_bound);
+           (e2e_bound <= 0 || ns_to_ms(sim_req_record_last_seen(r) - r->arrival) <= e2e_bound);
 }
 
 static int stream_stat_add(stream_stat *st, double v)
@@ -203,7 +203,7 @@ static int stream_add(sim_metrics *m, const sim_req_record *r)
     req_stream *rs = m->rs;
     rs->n++;
     if (r->arrival < rs->t0) rs->t0 = r->arrival;
-    if (r->finish > rs->t1) rs->t1 = r->finish;
+    if (sim_req_record_last_seen(r) > rs->t1) rs->t1 = sim_req_record_last_seen(r);
     rs->in_tok += r->input_tokens;
     rs->out_tok += r->output_tokens;
     rs->preempt += r->preemptions;
@@ -213,10 +213,10 @@ static int stream_add(sim_metrics *m, const sim_req_record *r)
     if (r->instance >= 0 && r->instance < m->n_instances) rs->load[r->instance] += tokens;
     int32_t k = r->prefill_instance >= 0 ? r->prefill_instance : r->instance;
     if (k >= 0 && k < m->n_instances) rs->routed_load[k] += tokens;
-    int rc = stream_stat_add(&rs->st[ST_TTFT], ns_to_ms(r->first_token - r->arrival));
+    int rc = stream_stat_add(&rs->st[ST_TTFT], ns_to_ms(sim_req_record_first_seen(r) - r->arrival));
     double tpot;
     if (!rc && sim_metrics_request_tpot_ms(r, &tpot)) rc = stream_stat_add(&rs->st[ST_TPOT], tpot);
-    if (!rc) rc = stream_stat_add(&rs->st[ST_E2E], ns_to_ms(r->finish - r->arrival));
+    if (!rc) rc = stream_stat_add(&rs->st[ST_E2E], ns_to_ms(sim_req_record_last_seen(r) - r->arrival));
     if (!rc) rc = stream_stat_add(&rs->st[ST_QUEUE], ns_to_ms(r->first_scheduled - r->arrival));
     if (!rc && r->kv_bytes > 0) {
         rc = stream_stat_add(&rs->st[ST_PD_TRANSFER], ns_to_ms(r->kv_arrived - r->kv_reserved));
@@ -257,7 +257,7 @@ int sim_metrics_add_request(sim_metrics *m, const sim_req_record *r)
      * silently; refuse it so the caller sees the bug. */
     if (!m || !r || r->output_tokens < 1 || r->input_tokens < 0 || r->preemptions < 0 ||
         r->first_scheduled < r->arrival || r->first_token < r->first_scheduled ||
-        r->finish < r->first_token ||
+        r->finish < r->first_token || r->stream_first < 0 || r->stream_last < 0 ||
         (r->kv_bytes > 0 && (r->kv_reserved < r->first_token || r->kv_arrived < r->kv_reserved)))
         return SIM_EINVAL;
     if (m->n_req < m->max_req) {
@@ -428,7 +428,7 @@ static int summarize_records(const sim_metrics *m, const sim_slo_cfg *slo, sim_s
     int64_t in_tok = 0, out_tok = 0, good = 0, preempt = 0;
     for (int64_t i = 0; i < n; i++) {
         if (r[i].arrival < t0) t0 = r[i].arrival;
-        if (r[i].finish > t1) t1 = r[i].finish;
+        if (sim_req_record_last_seen(&r[i]) > t1) t1 = sim_req_record_last_seen(&r[i]);
         in_tok += r[i].input_tokens;
         out_tok += r[i].output_tokens;
         preempt += r[i].preemptions;
@@ -449,13 +449,13 @@ static int summarize_records(const sim_metrics *m, const sim_slo_cfg *slo, sim_s
     out->requests_good = good;
     out->preemptions = preempt;
 
-    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(r[i].first_token - r[i].arrival);
+    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(sim_req_record_first_seen(&r[i]) - r[i].arrival);
     stat_fill(v, (size_t)n, &out->ttft_ms);
     size_t k = 0;
     for (int64_t i = 0; i < n; i++)
         if (sim_metrics_request_tpot_ms(&r[i], &v[k])) k++;
     stat_fill(v, k, &out->tpot_ms);
-    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(r[i].finish - r[i].arrival);
+    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(sim_req_record_last_seen(&r[i]) - r[i].arrival);
     stat_fill(v, (size_t)n, &out->e2e_ms);
     for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(r[i].first_scheduled - r[i].arrival);
     stat_fill(v, (size_t)n, &out->queue_ms);

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Fields ordered so the record has no padding (96 bytes): it is kept for
+/* Fields ordered so the record has no padding (112 bytes): it is kept for
  * every finished request. */
 typedef struct {
     uint64_t id;
@@ -45,7 +45,15 @@ typedef struct {
     sim_time kv_arrived;      /* KV landed on the decode instance */
     sim_time decode_first;    /* first decode-side token */
     double kv_bytes;          /* KV bytes moved for this request */
+    /* scheduler.detokenizer_workers: the client sees the first and the last
+     * token this long after first_token and finish (0 without them); TTFT,
+     * TPOT and E2E are taken at what the client sees. */
+    sim_time stream_first, stream_last;
 } sim_req_record;
+
+/* When the client sees r's first and last token. */
+static inline sim_time sim_req_record_first_seen(const sim_req_record *r) { return r->first_token + r->stream_first; }
+static inline sim_time sim_req_record_last_seen(const sim_req_record *r) { return r->finish + r->stream_last; }
 
 typedef struct {
     int32_t instance;
@@ -117,6 +125,16 @@ typedef struct {
     double wait_ms, service_ms, utilization;
 } sim_frontend_summary;
 
+/* The detokenise-and-stream workers (scheduler.detokenizer_workers):
+ * jobs (a request's tokens of one iteration) and tokens handed over, a
+ * job's mean wait for a worker and mean service, the workers' busy share. */
+typedef struct {
+    int32_t enabled;
+    int32_t workers;               /* over every instance that has them */
+    int64_t jobs, tokens;
+    double wait_ms, service_ms, utilization;
+} sim_detok_summary;
+
 /* What the run kept (filled by sim_metrics_summarize). */
 typedef struct {
     int32_t capped;                /* 1 when some requests or samples were not kept */
@@ -182,6 +200,7 @@ typedef struct {
     int32_t n_classes;
     sim_class_summary classes[SIM_MAX_CLASSES];
     sim_frontend_summary frontend; /* filled by the caller when some pool has tokenizer_workers */
+    sim_detok_summary detok;       /* filled by the caller when some pool has detokenizer_workers */
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;

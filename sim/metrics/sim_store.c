@@ -331,12 +331,12 @@ static int insert_requests(sqlite3 *db, const sim_metrics *m, int64_t id)
         sqlite3_bind_double(st, 4, (double)r[i].arrival / (double)SIM_NS_PER_S);
         sqlite3_bind_int(st, 5, r[i].input_tokens);
         sqlite3_bind_int(st, 6, r[i].output_tokens);
-        sqlite3_bind_double(st, 7, (double)(r[i].first_token - r[i].arrival) / SIM_NS_PER_MS);
+        sqlite3_bind_double(st, 7, (double)(sim_req_record_first_seen(&r[i]) - r[i].arrival) / SIM_NS_PER_MS);
         if (sim_metrics_request_tpot_ms(&r[i], &tpot))
             sqlite3_bind_double(st, 8, tpot);
         else
             sqlite3_bind_null(st, 8); /* one-token reply: no TPOT */
-        sqlite3_bind_double(st, 9, (double)(r[i].finish - r[i].arrival) / SIM_NS_PER_MS);
+        sqlite3_bind_double(st, 9, (double)(sim_req_record_last_seen(&r[i]) - r[i].arrival) / SIM_NS_PER_MS);
         sqlite3_bind_double(st, 10, (double)(r[i].first_scheduled - r[i].arrival) / SIM_NS_PER_MS);
         sqlite3_bind_int(st, 11, r[i].preemptions);
         rc = step_insert(st);

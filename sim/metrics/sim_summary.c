@@ -160,6 +160,14 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("frontend.service_ms", s->frontend.service_ms);
         EMIT("frontend.utilization", s->frontend.utilization);
     }
+    if (s->detok.enabled) {
+        EMIT("detokenizer.workers", s->detok.workers);
+        EMIT("detokenizer.jobs", s->detok.jobs);
+        EMIT("detokenizer.tokens", s->detok.tokens);
+        EMIT("detokenizer.wait_ms", s->detok.wait_ms);
+        EMIT("detokenizer.service_ms", s->detok.service_ms);
+        EMIT("detokenizer.utilization", s->detok.utilization);
+    }
     if (s->energy.enabled) {
         EMIT("energy.joules", s->energy.joules);
         EMIT("energy.joules_per_output_token", s->energy.joules_per_output_token);
@@ -401,6 +409,17 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_real(f, s->frontend.utilization);
         fputs("}", f);
     }
+    /* Only with detokenizer_workers, so other runs print what they always printed. */
+    if (s->detok.enabled) {
+        fprintf(f, ",\n  \"detokenizer\": {\"workers\": %d, \"jobs\": %lld, \"tokens\": %lld, \"wait_ms\": ",
+                (int)s->detok.workers, (long long)s->detok.jobs, (long long)s->detok.tokens);
+        put_real(f, s->detok.wait_ms);
+        fputs(", \"service_ms\": ", f);
+        put_real(f, s->detok.service_ms);
+        fputs(", \"utilization\": ", f);
+        put_real(f, s->detok.utilization);
+        fputs("}", f);
+    }
     /* Only with energy.enabled, so other runs print what they always printed. */
     if (s->energy.enabled) {
         const sim_energy_summary *e = &s->energy;
@@ -626,6 +645,12 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
                    "(means, in TTFT), workers busy %.1f %%\n",
                 (int)s->frontend.workers, (long long)s->frontend.jobs, s->frontend.wait_ms, s->frontend.service_ms,
                 100 * s->frontend.utilization);
+    if (s->detok.enabled)
+        fprintf(f, "%sdetokenizer %d workers: %lld jobs (%lld tokens), wait for a worker %.3f ms + service %.3f ms "
+                   "(means per job, in TTFT/TPOT/E2E), workers busy %.1f %%\n",
+                s->frontend.enabled ? "" : "\n", (int)s->detok.workers, (long long)s->detok.jobs,
+                (long long)s->detok.tokens, s->detok.wait_ms,
+                s->detok.service_ms, 100 * s->detok.utilization);
     if (s->energy.enabled) {
         const sim_energy_summary *e = &s->energy;
         const double T = e->span_s > 0 ? e->span_s : 1;

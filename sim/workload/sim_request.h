@@ -57,6 +57,7 @@ struct sim_req {
     int32_t lane;            /* the instance's batch slot it runs in (sim_instance_impl.h) */
     float spec_scale;        /* speculative decoding: this request's acceptance scale (sim_spec.h) */
     sim_time first_scheduled, first_token, finish;
+    sim_time stream_first;   /* detokenizer_workers: first token seen this long after first_token */
     /* pd: where the KV was computed and when it moved */
     int32_t prefill_instance;
     int32_t decode_pick;     /* decode-pool index chosen at arrival (deployment.decode_pick), -1 = at prefill end */
