@@ -361,23 +361,23 @@ void model_cost_destroy(model_cost *c)
 
 double model_cost_iteration(const model_cost *c, const model_batch *b, model_iter_cost *out)
 {
-    return cost_eval(c, b, NULL, 0, NULL, out, NULL, NULL, NULL);
+    return cost_eval(c, b, 1, NULL, 0, NULL, out, NULL, NULL, NULL);
 }
 
 double model_cost_verify_iteration(const model_cost *c, const model_batch *b, int32_t width, model_iter_cost *out)
 {
-    return cost_eval_width(c, b, width, NULL, 0, NULL, out, NULL, NULL, NULL);
+    return cost_eval(c, b, width, NULL, 0, NULL, out, NULL, NULL, NULL);
 }
 
 double model_cost_pipeline(const model_cost *c, const model_batch *b, double *stage_s, double *hop_s, double *host_s)
 {
-    return cost_eval(c, b, NULL, 0, NULL, NULL, stage_s, hop_s, host_s);
+    return cost_eval(c, b, 1, NULL, 0, NULL, NULL, stage_s, hop_s, host_s);
 }
 
 double model_cost_pipeline_cost(const model_cost *c, const model_batch *b, double *stage_s, double *hop_s,
                                 double *host_s, model_iter_cost *out)
 {
-    return cost_eval(c, b, NULL, 0, NULL, out, stage_s, hop_s, host_s);
+    return cost_eval(c, b, 1, NULL, 0, NULL, out, stage_s, hop_s, host_s);
 }
 
 double model_cost_pipeline_interval(const model_cost *c, const model_batch *b, int32_t in_flight, double *busiest_s)
@@ -385,7 +385,7 @@ double model_cost_pipeline_interval(const model_cost *c, const model_batch *b, i
     const int32_t p = c->l.pp;
     double one[2], *buf = p > 1 ? malloc((size_t)(2 * p) * sizeof *buf) : one;
     if (!buf) return -1;
-    double host = 0, total = cost_eval(c, b, NULL, 0, NULL, NULL, buf, buf + p, &host);
+    double host = 0, total = cost_eval(c, b, 1, NULL, 0, NULL, NULL, buf, buf + p, &host);
     if (p <= 1) buf[0] = total;
     double busiest = p > 1 ? host : 0;
     for (int32_t s = 0; s < p; s++)
@@ -400,7 +400,7 @@ double model_cost_pipeline_interval(const model_cost *c, const model_batch *b, i
 double model_cost_breakdown(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
                             model_iter_cost *out)
 {
-    return cost_eval(c, b, ops, max, n_ops, out, NULL, NULL, NULL);
+    return cost_eval(c, b, 1, ops, max, n_ops, out, NULL, NULL, NULL);
 }
 
 double model_cost_kv_bytes_per_token(const model_cost *c)

@@ -1035,8 +1035,8 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     return x.r.total_s;
 }
 
-double cost_eval_width(const model_cost *c, const model_batch *b, int32_t width, model_op *ops, int32_t max, int32_t *n_ops,
-                 model_iter_cost *out, double *stage_s, double *hop_s, double *host_s)
+double cost_eval(const model_cost *c, const model_batch *b, int32_t width, model_op *ops, int32_t max,
+                 int32_t *n_ops, model_iter_cost *out, double *stage_s, double *hop_s, double *host_s)
 {
     cost_agg a;
     agg_from_batch(c, b, width, &a);
@@ -1052,10 +1052,4 @@ double cost_eval_width(const model_cost *c, const model_batch *b, int32_t width,
         return 0;
     }
     return eval_run(c, b, &a, ops, max, n_ops, out, stage_s, hop_s, host_s);
-}
-
-double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
-                 model_iter_cost *out, double *stage_s, double *hop_s, double *host_s)
-{
-    return cost_eval_width(c, b, 1, ops, max, n_ops, out, stage_s, hop_s, host_s);
 }

@@ -283,12 +283,10 @@ void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[11]);
 double cost_moe_db(cost_ctx *x, double count, double tokens, double width, double launches);
 int cost_moe_init(model_cost *c, sim_err *err);
 
-/* Whole-iteration evaluation behind model_cost_iteration/_breakdown/_pipeline
- * (stage_s, hop_s, host_s may be NULL; see model_cost_pipeline). */
-double cost_eval(const model_cost *c, const model_batch *b, model_op *ops, int32_t max, int32_t *n_ops,
-                 model_iter_cost *out, double *stage_s, double *hop_s, double *host_s);
-/* The same with each decode request running `width` tokens (model_cost_verify_iteration). */
-double cost_eval_width(const model_cost *c, const model_batch *b, int32_t width, model_op *ops, int32_t max, int32_t *n_ops,
-                 model_iter_cost *out, double *stage_s, double *hop_s, double *host_s);
+/* Whole-iteration evaluation behind model_cost_iteration/_breakdown/_pipeline,
+ * each decode request running `width` tokens (model_cost_verify_iteration;
+ * 1 = plain decode). stage_s, hop_s, host_s may be NULL; see model_cost_pipeline. */
+double cost_eval(const model_cost *c, const model_batch *b, int32_t width, model_op *ops, int32_t max,
+                 int32_t *n_ops, model_iter_cost *out, double *stage_s, double *hop_s, double *host_s);
 
 #endif
