@@ -36,6 +36,23 @@ static void base(sim_scenario *sc, const char *trace)
     sc->output.sample_interval_s = 1;
 }
 
+/* base() with synthetic sessions: count sessions of `turns` turns, think_ms
+ * between them; one request a second, 100-token prompts, 3-token answers. */
+static void synthetic(sim_scenario *sc, int32_t count, int32_t turns, double think_ms)
+{
+    base(sc, NULL);
+    sim_workload_cfg *w = &sc->workload;
+    w->arrival.process = SIM_ARRIVAL_CONSTANT;
+    w->arrival.rate = 1;
+    w->input_tokens.dist = SIM_DIST_FIXED;
+    w->input_tokens.value = 100;
+    w->output_tokens.dist = SIM_DIST_FIXED;
+    w->output_tokens.value = 3;
+    w->sessions.count = count;
+    w->sessions.turns.value = turns;
+    w->sessions.think_ms.value = think_ms;
+}
+
 /* Runs sc (fixed iteration cost when fixed) and copies the records, by id,
  * into rec[0..cap). Returns the number of records, -1 on failure. */
 static int64_t run_by_id(const sim_scenario *sc, int fixed, sim_summary *sum, sim_req_record *rec, int64_t cap)
@@ -140,18 +157,9 @@ static void test_fan_out_join(void)
 static void test_synthetic(void)
 {
     sim_scenario sc;
-    base(&sc, NULL);
+    synthetic(&sc, 2, 3, 40);
     sim_workload_cfg *w = &sc.workload;
-    w->arrival.process = SIM_ARRIVAL_CONSTANT;
-    w->arrival.rate = 1;
-    w->input_tokens.dist = SIM_DIST_FIXED;
-    w->input_tokens.value = 100;
-    w->output_tokens.dist = SIM_DIST_FIXED;
-    w->output_tokens.value = 3;
     w->prefix.block_tokens = 16;
-    w->sessions.count = 2;
-    w->sessions.turns.value = 3;
-    w->sessions.think_ms.value = 40;
     w->sessions.fan_out = 2;
     w->sessions.child_output_tokens.dist = SIM_DIST_UNIFORM;
     w->sessions.child_output_tokens.min = 1;
@@ -211,17 +219,7 @@ static void test_synthetic(void)
 static void test_samples_through_gaps(void)
 {
     sim_scenario sc;
-    base(&sc, NULL);
-    sim_workload_cfg *w = &sc.workload;
-    w->arrival.process = SIM_ARRIVAL_CONSTANT;
-    w->arrival.rate = 1;
-    w->input_tokens.dist = SIM_DIST_FIXED;
-    w->input_tokens.value = 100;
-    w->output_tokens.dist = SIM_DIST_FIXED;
-    w->output_tokens.value = 3;
-    w->sessions.count = 1;
-    w->sessions.turns.value = 2;
-    w->sessions.think_ms.value = 5000;
+    synthetic(&sc, 1, 2, 5000);
     sim_err err = {{0}};
     sim_cluster *c = NULL;
     CHECK_MSG(sim_cluster_create(&sc, &c, &err) == 0, "%s", err.msg);
