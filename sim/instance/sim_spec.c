@@ -180,8 +180,10 @@ double sim_spec_draft_s(const sim_spec *s, const model_batch *b)
     if (!s->draft || (b->n_chunks <= 0 && b->n_decode <= 0)) return 0;
     double t = draft_pass(s->draft, b);
     if (b->n_decode > 0 && s->k > 1) {
+        /* The later passes run the decoding requests alone: a decode-only
+         * step's first pass already priced that batch. */
         model_batch dec = {.n_decode = b->n_decode, .decode_ctx_sum = b->decode_ctx_sum};
-        t += (s->k - 1) * draft_pass(s->draft, &dec);
+        t += (s->k - 1) * (b->n_chunks > 0 ? draft_pass(s->draft, &dec) : t);
     }
     return t;
 }
