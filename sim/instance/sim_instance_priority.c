@@ -67,9 +67,14 @@ sim_time sim_instance_priority_oldest(const sim_instance *in)
 
 int64_t sim_instance_pending_prefill_before(const sim_instance *in, int32_t priority)
 {
-    int64_t t = in->pending_prefill;
+    int64_t t = in->pending_prefill, k = 0;
     if (!in->by_priority) return t;
-    for (const sim_req *r = in->waiting.tail; r; r = r->run_link.prev)
+    /* From the tail: the unseen arrivals in any order, then the received
+     * part in (priority, arrival, id) order, so the first received request
+     * of a priority <= this one ends the less urgent ones. */
+    for (const sim_req *r = in->waiting.tail; r; r = r->run_link.prev, k++) {
         if (r->spec.priority > priority) t -= r->prefill_target - r->prefilled;
+        else if (k >= in->unseen) break;
+    }
     return t;
 }
