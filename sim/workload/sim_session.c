@@ -76,7 +76,7 @@ struct sim_session {
 static int ss_dist(const sim_len_dist *d, const char *key, sim_lendist **out, sim_err *err)
 {
     int rc = sim_lendist_create(d, out, err);
-    if (rc) sim_err_wrap(err, rc, key);
+    if (rc) sim_err_wrap(err, rc, "%s", key);
     return rc;
 }
 
