@@ -1,6 +1,7 @@
 /* sim_session_stats — see sim_session_stats.h. Sketches share the request
- * latency sketches' range and ratio (sim_metrics.c), so their percentiles
- * carry the same relative error. */
+ * latency sketches' ratio (sim_metrics.c), so their percentiles carry the
+ * same relative error; their range reaches 1e12 ms (the request sketches
+ * stop at 1e9) because a session's latency spans all its think gaps. */
 #include "sim_session_stats.h"
 #include "sim_sketch.h"
 
