@@ -782,51 +782,34 @@ static void energy_summary(const sim_cluster *c, sim_summary *out)
                       out->input_tokens_per_s * span, out->output_tokens_per_s * span);
 }
 
-/* The API-server worker pools (pools with scheduler.tokenizer_workers). */
-static void frontend_summary(const sim_cluster *c, sim_summary *out)
+/* One worker pool's summary over the instances that have it: `input` the
+ * API-server workers (scheduler.tokenizer_workers, not on decode pools),
+ * else the detokenise-and-stream workers (scheduler.detokenizer_workers). */
+static void workers_summary(const sim_cluster *c, int input, double sim_time_s, sim_workers_summary *w)
 {
-    sim_frontend_summary *f = &out->frontend;
-    memset(f, 0, sizeof *f);
-    sim_time wait = 0, svc = 0;
+    memset(w, 0, sizeof *w);
+    sim_time in_wait = 0, in_svc = 0; /* the input workers count whole ns */
+    double out_wait = 0, out_svc = 0;
     for (int32_t k = 0; k < c->n_inst; k++) {
         const sim_pool_cfg *pc = &c->sc.deployment.pools[c->inst_pool[k]];
-        if (pc->scheduler.tokenizer_workers <= 0 || pc->role == SIM_ROLE_DECODE) continue;
+        const int32_t n = input ? pc->scheduler.tokenizer_workers : pc->scheduler.detokenizer_workers;
+        if (n <= 0 || (input && pc->role == SIM_ROLE_DECODE)) continue;
         sim_instance_stats st;
         sim_instance_stats_get(c->inst[k], &st);
-        f->enabled = 1;
-        f->workers += pc->scheduler.tokenizer_workers;
-        f->jobs += st.fe_jobs;
-        wait += st.fe_wait_ns;
-        svc += st.fe_service_ns;
+        w->enabled = 1;
+        w->workers += n;
+        w->jobs += input ? st.fe_jobs : st.dt_jobs;
+        w->tokens += input ? 0 : st.dt_tokens;
+        in_wait += st.fe_wait_ns;
+        in_svc += st.fe_service_ns;
+        out_wait += st.dt_wait_ns;
+        out_svc += st.dt_service_ns;
     }
-    if (!f->enabled) return;
-    f->wait_ms = f->jobs ? (double)wait / (double)f->jobs * 1e-6 : 0;
-    f->service_ms = f->jobs ? (double)svc / (double)f->jobs * 1e-6 : 0;
-    f->utilization = out->sim_time_s > 0 ? (double)svc * 1e-9 / (f->workers * out->sim_time_s) : 0;
-}
-
-/* The detokenise-and-stream workers (pools with scheduler.detokenizer_workers). */
-static void detok_summary(const sim_cluster *c, sim_summary *out)
-{
-    sim_detok_summary *d = &out->detok;
-    memset(d, 0, sizeof *d);
-    double wait = 0, svc = 0;
-    for (int32_t k = 0; k < c->n_inst; k++) {
-        const sim_pool_cfg *pc = &c->sc.deployment.pools[c->inst_pool[k]];
-        if (pc->scheduler.detokenizer_workers <= 0) continue;
-        sim_instance_stats st;
-        sim_instance_stats_get(c->inst[k], &st);
-        d->enabled = 1;
-        d->workers += pc->scheduler.detokenizer_workers;
-        d->jobs += st.dt_jobs;
-        d->tokens += st.dt_tokens;
-        wait += st.dt_wait_ns;
-        svc += st.dt_service_ns;
-    }
-    if (!d->enabled) return;
-    d->wait_ms = d->jobs ? wait / (double)d->jobs * 1e-6 : 0;
-    d->service_ms = d->jobs ? svc / (double)d->jobs * 1e-6 : 0;
-    d->utilization = out->sim_time_s > 0 ? svc * 1e-9 / (d->workers * out->sim_time_s) : 0;
+    if (!w->enabled) return;
+    const double wait = input ? (double)in_wait : out_wait, svc = input ? (double)in_svc : out_svc;
+    w->wait_ms = w->jobs ? wait / (double)w->jobs * 1e-6 : 0;
+    w->service_ms = w->jobs ? svc / (double)w->jobs * 1e-6 : 0;
+    w->utilization = sim_time_s > 0 ? svc * 1e-9 / (w->workers * sim_time_s) : 0;
 }
 
 /* Load imbalance across the instances the router chooses among: CV of the
@@ -891,8 +874,8 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     if ((rc = sim_cluster_class_summaries(c, out, err)) < 0) return rc;
     pool_summaries(c, out);
     if (c->sc.energy.enabled) energy_summary(c, out);
-    frontend_summary(c, out);
-    detok_summary(c, out);
+    workers_summary(c, 1, out->sim_time_s, &out->frontend);
+    workers_summary(c, 0, out->sim_time_s, &out->detok);
     out->load_cv = front_load_cv(c);
     if (c->af) {
         sim_af_stats as;

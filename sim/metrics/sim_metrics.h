@@ -115,25 +115,18 @@ typedef struct {
     sim_turn_summary by_turn[SIM_SESSION_TURN_BINS];
 } sim_session_summary;
 
-/* The API servers' worker pools (scheduler.tokenizer_workers): requests
- * served, mean wait for a worker and mean service (api_us + tokenisation),
- * and the workers' busy share over the run. */
+/* A pool of CPU workers beside each instance: the API servers' input
+ * workers (scheduler.tokenizer_workers: a job is a request, its service
+ * api_us + tokenisation) or the detokenise-and-stream workers
+ * (scheduler.detokenizer_workers: a job is a request's tokens of one
+ * iteration). Jobs and tokens handed over, a job's mean wait for a worker
+ * and mean service, the workers' busy share over the run. */
 typedef struct {
     int32_t enabled;
     int32_t workers;               /* over every instance that has them */
-    int64_t jobs;
+    int64_t jobs, tokens;          /* tokens: detokenizer workers only */
     double wait_ms, service_ms, utilization;
-} sim_frontend_summary;
-
-/* The detokenise-and-stream workers (scheduler.detokenizer_workers):
- * jobs (a request's tokens of one iteration) and tokens handed over, a
- * job's mean wait for a worker and mean service, the workers' busy share. */
-typedef struct {
-    int32_t enabled;
-    int32_t workers;               /* over every instance that has them */
-    int64_t jobs, tokens;
-    double wait_ms, service_ms, utilization;
-} sim_detok_summary;
+} sim_workers_summary;
 
 /* What the run kept (filled by sim_metrics_summarize). */
 typedef struct {
@@ -199,8 +192,8 @@ typedef struct {
     int64_t requests_shed;
     int32_t n_classes;
     sim_class_summary classes[SIM_MAX_CLASSES];
-    sim_frontend_summary frontend; /* filled by the caller when some pool has tokenizer_workers */
-    sim_detok_summary detok;       /* filled by the caller when some pool has detokenizer_workers */
+    sim_workers_summary frontend;  /* filled by the caller when some pool has tokenizer_workers */
+    sim_workers_summary detok;     /* filled by the caller when some pool has detokenizer_workers */
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;

@@ -64,7 +64,7 @@ static void test_by_hand_idle(void)
     CHECK_NEAR(b.sum.ttft_ms.mean - a.sum.ttft_ms.mean, 0.15, 1e-9);
     CHECK_NEAR(b.sum.e2e_ms.mean - a.sum.e2e_ms.mean, 0.15, 1e-9);
     CHECK_NEAR(b.sum.tpot_ms.mean, a.sum.tpot_ms.mean, 1e-9);
-    const sim_detok_summary *d = &b.sum.detok;
+    const sim_workers_summary *d = &b.sum.detok;
     CHECK(d->enabled && d->workers == 1 && d->jobs == 5 && d->tokens == 5);
     CHECK_NEAR(d->wait_ms, 0, 1e-12);
     CHECK_NEAR(d->service_ms, 0.15, 1e-12);

@@ -91,7 +91,7 @@ static void test_mmc(void)
         pool_scenario(&sc, lens, lambda, 200000, c, us_tok);
         run_result r;
         if (run(&sc, &r)) break;
-        const sim_frontend_summary *f = &r.sum.frontend;
+        const sim_workers_summary *f = &r.sum.frontend;
         CHECK(f->enabled && f->workers == c && f->jobs == 200000);
         const double wq = erlang_c(c, a) / (c * mu - lambda) * 1e3;
         CHECK_MSG(fabs(f->wait_ms / wq - 1) < 0.06, "rho %.2f: mean wait %.4f ms, Erlang C %.4f ms", rhos[i],
