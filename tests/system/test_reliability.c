@@ -82,7 +82,11 @@ static run_result run_bin(long as_mb, const char *const *args)
                 if (setrlimit(RLIMIT_AS, &rl) < 0) _exit(126);
             }
         }
-        alarm(120); /* a hang is a failure, not a stuck test */
+        /* A spinning hang is a failure, not a stuck test: a limit on CPU
+         * seconds (SIGXCPU), not on wall time, so a loaded machine cannot
+         * trip it; a blocked hang is caught by ctest's TIMEOUT. */
+        struct rlimit cpu = {120, 120};
+        if (setrlimit(RLIMIT_CPU, &cpu) < 0) _exit(126);
         execv(bin, (char *const *)argv);
         _exit(127);
     }
