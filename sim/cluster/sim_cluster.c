@@ -77,6 +77,8 @@ static int run_over(const sim_cluster *c)
     return c->arrivals_done && c->in_flight == 0 && sim_workload_sessions_open(c->wl) == 0;
 }
 
+int sim_cluster_run_over(const sim_cluster *c) { return run_over(c); }
+
 static void maybe_done(sim_cluster *c)
 {
     if (run_over(c)) sim_engine_stop(c->eng);
@@ -126,7 +128,9 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
     }
     int32_t j = sim_cluster_sticky_pick(c, r);
     if (j < 0) {
-        if (c->cache_route) {
+        if (c->as) {
+            j = sim_cluster_as_pick_front(c, spec, c->snap ? c->snap : c->views);
+        } else if (c->cache_route) {
             sim_cluster_fill_cache_views(c, r);
             j = sim_router_pick(c->router, spec, c->rviews, c->n_front);
         } else {
@@ -301,12 +305,13 @@ static void on_finish(void *ctx, sim_req *r)
     c->in_flight--;
     c->in_tok_done += r->spec.input_tokens;
     c->out_tok_done += r->spec.output_tokens;
-    int32_t client = r->client;
+    int32_t client = r->client, k = r->instance;
     free(r->keys);
     r->keys = NULL;
     session_finished(c, r, 0);
     sim_workload_release(c->wl, &r->spec);
     req_free(c, r);
+    if (c->as) sim_cluster_as_touched(c, k);
     if (client >= 0 && !c->arrivals_done)
         sim_engine_after(c->eng, (sim_time)(c->sc.workload.arrival.think_time_s * 1e9), client_next,
                          c, (uint64_t)client);
@@ -322,6 +327,7 @@ static void take_samples(sim_cluster *c)
     if (now <= c->last_sample) return;
     for (int32_t i = 0; i < c->n_inst; i++) {
         sim_sample s;
+        if (c->as && !sim_cluster_as_sampled(c, i)) continue; /* holds no serving engine */
         sim_instance_sample(c->inst[i], now, &s);
         if (sim_metrics_add_sample(c->metrics, &s) < 0) sim_cluster_oom(c, "recording an instance sample");
     }
@@ -390,6 +396,14 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     sim_cluster *c = calloc(1, sizeof *c);
     if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     c->sc = *sc;
+    /* An autoscaled pool is built at its max; the rest wait switched off.
+     * From here on the build reads the cluster's copy. */
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
+        sim_pool_cfg *pc = &c->sc.deployment.pools[p];
+        c->as_initial[p] = pc->instances;
+        if (pc->autoscale.enabled && pc->autoscale.max > pc->instances) pc->instances = pc->autoscale.max;
+    }
+    sc = &c->sc;
     c->perf_cache = perf_cache;
     /* Messages start with the key path, so callers can place them in the file. */
     if ((rc = model_catalog_model(sc->model, &c->model, err)) < 0) {
@@ -552,6 +566,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     }
     if ((rc = sim_cluster_attach_perf_db(c, err)) < 0) goto fail;
     if ((rc = sim_cluster_admit_init(c, err)) < 0) goto fail;
+    if ((rc = sim_cluster_as_init(c, err)) < 0) goto fail;
     if (attn_pool >= 0) {
         if (ffn_pool < 0) {
             rc = sim_err_set(err, SIM_EINVAL, "deployment: mode %s needs an ffn pool",
@@ -707,6 +722,7 @@ void sim_cluster_destroy(sim_cluster *c)
     sim_session_stats_destroy(c->sess_stats);
     sim_metrics_destroy(c->metrics);
     sim_cluster_admit_fini(c);
+    sim_cluster_as_fini(c);
     sim_engine_destroy(c->eng);
     while (c->slabs) {
         req_slab *n = c->slabs->next;
@@ -854,6 +870,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     }
     sim_engine_after(c->eng, c->sample_ns, on_sample, c, 0);
     if (c->snap) sim_cluster_on_snapshot(c->eng, c, 0);
+    if (c->as) sim_cluster_as_start(c);
     sim_engine_run(c->eng, SIM_TIME_MAX);
     take_samples(c);
     const char *why = NULL;
@@ -877,6 +894,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     workers_summary(c, 1, out->sim_time_s, &out->frontend);
     workers_summary(c, 0, out->sim_time_s, &out->detok);
     out->load_cv = front_load_cv(c);
+    if (c->as) sim_cluster_as_summary(c, out);
     if (c->af) {
         sim_af_stats as;
         sim_af_stats_get(c->af, &as);
@@ -981,6 +999,10 @@ void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len)
         const sim_parallel_cfg *pl = &pc->parallel;
         off += (size_t)snprintf(buf + off, len - off, "%s %d x %s tp=%d", p ? ";" : "", pc->instances,
                                 sim_role_name(pc->role), pl->tp);
+        if (pc->autoscale.enabled && off < len)
+            off += (size_t)snprintf(buf + off, len - off, " (autoscaled %d..%d by %s, starting at %d)",
+                                    pc->autoscale.min, pc->autoscale.max,
+                                    sim_autoscale_metric_name(pc->autoscale.metric), c->as_initial[p]);
         /* Only the degrees that differ from 1, so plain layouts read plainly. */
         const char *names[] = {"pp", "dp", "ep", "dcp", "sp"};
         const int32_t deg[] = {pl->pp, pl->dp, pl->ep, pl->dcp, pl->sp};

@@ -3,7 +3,9 @@
  * sim_cluster_route.c (prefix keys and the cache-aware router's views),
  * sim_cluster_kv.c (KV moving between instances: PD transfers and KV
  * sharing), sim_cluster_perfdb.c (calibrated latencies) and
- * sim_cluster_admit.c (SLO classes and admission control). Not a public
+ * sim_cluster_admit.c (SLO classes and admission control) and
+ * sim_cluster_autoscale.c (instances of autoscaled pools coming and
+ * going). Not a public
  * header: only those files include it. */
 #ifndef SIM_CLUSTER_IMPL_H
 #define SIM_CLUSTER_IMPL_H
@@ -129,6 +131,10 @@ struct sim_cluster {
     int32_t n_classes;
     sim_metrics *class_metrics[SIM_MAX_CLASSES];
     int64_t shed, class_shed[SIM_MAX_CLASSES], class_rejected[SIM_MAX_CLASSES];
+    /* Autoscaling (sim_cluster_autoscale.c): NULL when no pool autoscales;
+     * an autoscaled pool is built at its max and starts with as_initial. */
+    struct sim_cluster_as *as;
+    int32_t as_initial[SIM_MAX_POOLS];
 };
 
 /* Ends the run on an allocation failure inside the event loop (the one
@@ -171,6 +177,27 @@ void sim_cluster_admit_fini(sim_cluster *c);
 int sim_cluster_admit(sim_cluster *c, const sim_req *r, int32_t k);
 double sim_cluster_predicted_ttft_ms(const sim_cluster *c, const sim_req *r, int32_t k);
 int sim_cluster_class_summaries(const sim_cluster *c, sim_summary *out, sim_err *err);
+
+/* sim_cluster.c: 1 when nothing is left to arrive or run. */
+int sim_cluster_run_over(const sim_cluster *c);
+
+/* sim_cluster_autoscale.c (every call but init needs c->as): builds the
+ * states once the instances exist (SIM_ENOMEM; nothing when no pool
+ * autoscales); frees them; schedules the pools' first decisions; 1 when
+ * instance k is sampled (active or draining); 1 when front index j takes new
+ * requests; the front (back) index a router picks among the active
+ * instances from these views; instance k let go of a request (a draining
+ * one leaves when empty); fills out->autoscale at the run's end. */
+typedef struct sim_cluster_as sim_cluster_as;
+int sim_cluster_as_init(sim_cluster *c, sim_err *err);
+void sim_cluster_as_fini(sim_cluster *c);
+void sim_cluster_as_start(sim_cluster *c);
+int sim_cluster_as_sampled(const sim_cluster *c, int32_t k);
+int sim_cluster_as_routable_front(const sim_cluster *c, int32_t j);
+int32_t sim_cluster_as_pick_front(sim_cluster *c, const sim_request_spec *spec, const sim_router_view *views);
+int32_t sim_cluster_as_pick_back(sim_cluster *c, const sim_request_spec *spec, const sim_router_view *views);
+void sim_cluster_as_touched(sim_cluster *c, int32_t k);
+void sim_cluster_as_summary(sim_cluster *c, sim_summary *out);
 
 /* sim_cluster_perfdb.c */
 int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err);

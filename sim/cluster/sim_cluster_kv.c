@@ -16,6 +16,7 @@ static void kv_handed_over(sim_engine *eng, void *ctx, uint64_t arg)
     (void)eng;
     sim_instance_release_hold(c->inst[r->prefill_instance], r);
     sim_instance_submit_decode(c->inst[r->instance], r);
+    if (c->as) sim_cluster_as_touched(c, r->prefill_instance);
 }
 
 /* What the engine adds to the network's transfer (the decode pool's
@@ -144,7 +145,9 @@ void sim_cluster_on_prefill_done(void *ctx, sim_req *r)
 
 int32_t sim_cluster_pick_decode(sim_cluster *c, const sim_req *r)
 {
-    return sim_router_pick(c->back_router, &r->spec, c->back_snap ? c->back_snap : c->back_views, c->n_back);
+    const sim_router_view *v = c->back_snap ? c->back_snap : c->back_views;
+    if (c->as) return sim_cluster_as_pick_back(c, &r->spec, v);
+    return sim_router_pick(c->back_router, &r->spec, v, c->n_back);
 }
 
 void sim_cluster_on_kv_reserved(void *ctx, sim_req *r) { start_kv_transfer((sim_cluster *)ctx, r); }

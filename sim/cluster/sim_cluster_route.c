@@ -133,6 +133,8 @@ int32_t sim_cluster_sticky_pick(sim_cluster *c, const sim_req *r)
     int32_t slot = sim_keymap_get(&c->sessions, r->spec.session);
     if (slot < 0) return -1;
     sim_time now = sim_engine_now(c->eng);
+    /* A session whose instance drains or left goes where the router says. */
+    if (c->as && !sim_cluster_as_routable_front(c, c->sess_inst[slot])) return -1;
     if ((double)(now - c->sess_since[slot]) < c->sc.routing.min_dwell_s * 1e9) return c->sess_inst[slot];
     return -1;
 }

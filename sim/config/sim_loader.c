@@ -702,6 +702,69 @@ static int check_spec(ctx *c, const sim_deploy_cfg *d, const sim_pool_cfg *pl, i
     return 0;
 }
 
+/* deployment.pools.*.autoscale: a complete policy, and only where the
+ * cluster models instances coming and going. */
+static int check_autoscale(ctx *c, const sim_deploy_cfg *d, const sim_pool_cfg *pl, int i)
+{
+    const sim_autoscale_cfg *a = &pl->autoscale;
+    const sim_scenario *sc = c->sc;
+    char p[PATH_BUF];
+#define AKEY(k) (snprintf(p, sizeof p, "deployment.pools.%d.autoscale." k, i), p)
+    if (!a->enabled) return 0;
+    if (d->mode == SIM_MODE_AF || d->mode == SIM_MODE_PD_AF)
+        return fail_key(c, AKEY("enabled"), "autoscaling is not modelled with attention/FFN disaggregation (mode "
+                        "%s): colocated pools and the prefill and decode pools of mode pd only",
+                        sim_mode_name(d->mode));
+    if (a->max == 0)
+        return fail_key(c, AKEY("max"), "required when autoscale.enabled: the most instances the pool may hold");
+    if (a->min > pl->instances)
+        return fail_key(c, AKEY("min"), "min (%d) must be <= the pool's instances (%d), the count it starts with",
+                        (int)a->min, (int)pl->instances);
+    if (a->max < pl->instances)
+        return fail_key(c, AKEY("max"), "max (%d) must be >= the pool's instances (%d), the count it starts with",
+                        (int)a->max, (int)pl->instances);
+    if (sc->cache.enabled)
+        return fail_key(c, AKEY("enabled"), "autoscaling with cache.enabled is not modelled (an instance that "
+                        "leaves and starts again would keep its prefix cache); set cache.enabled false");
+    if (sc->routing.policy == SIM_ROUTE_CACHE_AWARE)
+        return fail_key(c, AKEY("enabled"), "autoscaling with routing.policy cache_aware is not modelled; use "
+                        "round_robin, random, least_loaded or power_of_two");
+    if (sc->energy.enabled)
+        return fail_key(c, AKEY("enabled"), "autoscaling with energy.enabled is not modelled (the energy model "
+                        "charges a fixed fleet's idle power); set energy.enabled false");
+    const double th[2] = {a->up_threshold, a->down_threshold};
+    static const char *const names[2] = {"up_threshold", "down_threshold"};
+    int unit = a->metric != SIM_AS_QUEUE && a->metric != SIM_AS_CONCURRENCY;
+    for (int k = 0; k < 2; k++) {
+        snprintf(p, sizeof p, "deployment.pools.%d.autoscale.%s", i, names[k]);
+        if (!(th[k] == -1 || (th[k] >= 0 && (!unit || th[k] <= 1))))
+            return fail_key(c, p, "expected -1 (the metric's default) or %s, got %g",
+                            unit ? "a share in [0, 1]" : "a number >= 0", th[k]);
+    }
+    double up, down;
+    sim_autoscale_thresholds(a, &up, &down);
+    if (a->metric == SIM_AS_SLO ? !(up <= down) : !(down < up))
+        return fail_key(c, AKEY("down_threshold"), "metric %s needs %s (up_threshold %g, down_threshold %g)",
+                        sim_autoscale_metric_name(a->metric),
+                        a->metric == SIM_AS_SLO ? "up_threshold <= down_threshold (attainment: up when below, down "
+                                                  "when at or above)"
+                                                : "down_threshold < up_threshold",
+                        up, down);
+    if (a->metric == SIM_AS_SLO) {
+        const sim_slo_cfg *s = &sc->slo;
+        int ok = pl->role == SIM_ROLE_PREFILL  ? s->ttft_ms > 0
+                 : pl->role == SIM_ROLE_DECODE ? s->tpot_ms > 0
+                                               : s->ttft_ms > 0 || s->tpot_ms > 0 || s->e2e_ms > 0;
+        if (!ok)
+            return fail_key(c, AKEY("metric"), "metric slo on a %s pool needs %s", sim_role_name(pl->role),
+                            pl->role == SIM_ROLE_PREFILL  ? "slo.ttft_ms > 0 (a prefill pool answers for TTFT)"
+                            : pl->role == SIM_ROLE_DECODE ? "slo.tpot_ms > 0 (a decode pool answers for TPOT)"
+                                                          : "an SLO bound (slo.ttft_ms, slo.tpot_ms or slo.e2e_ms)");
+    }
+#undef AKEY
+    return 0;
+}
+
 static int check_deployment(ctx *c)
 {
     const sim_deploy_cfg *d = &c->sc->deployment;
@@ -735,6 +798,7 @@ static int check_deployment(ctx *c)
                             (int)pl->scheduler.chunk_tokens, (int)pl->scheduler.max_batched_tokens);
         int rc = check_spec(c, d, pl, i);
         if (rc) return rc;
+        if ((rc = check_autoscale(c, d, pl, i))) return rc;
     }
     for (int r = 0; r < 5; r++)
         if ((allowed[mode] & (1u << r)) && !(seen & (1u << r)))

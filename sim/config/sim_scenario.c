@@ -111,6 +111,18 @@ void sim_scenario_defaults(sim_scenario *sc)
     p->scheduler.admission = SIM_ADMISSION_OPTIMISTIC;
     p->scheduler.mem_fraction_of = SIM_MEM_OF_TOTAL;
     p->scheduler.spec.mtp_layers = 1;
+    p->autoscale.min = 1;
+    p->autoscale.max = 0;
+    p->autoscale.metric = SIM_AS_QUEUE;
+    p->autoscale.up_threshold = -1;
+    p->autoscale.down_threshold = -1;
+    p->autoscale.step = 1;
+    p->autoscale.interval_s = 15;  /* Kubernetes HPA's sync period */
+    p->autoscale.window_s = 60;
+    p->autoscale.lag_s = 15;       /* one Prometheus scrape interval */
+    p->autoscale.cooldown_s = 60;
+    p->autoscale.storage_gbs = 5;  /* one NVMe Gen4 x4 drive's sustained read */
+    p->autoscale.startup_s = 30;
     /* Later pools in a file start from the same scheduler defaults. */
     for (int i = 1; i < SIM_MAX_POOLS; i++) sc->deployment.pools[i] = *p;
 
@@ -231,6 +243,15 @@ const char *sim_kv_transfer_name(sim_kv_transfer k)
 const char *sim_decode_routing_name(sim_decode_routing r)
 {
     return name_of(sim_decode_routing_names, SIM_DECODE_ROUTINGS, (int)r);
+}
+static const char *const autoscale_metric_names[5] = {"queue", "concurrency", "utilization", "kv", "slo"};
+const char *sim_autoscale_metric_name(sim_autoscale_metric m) { return name_of(autoscale_metric_names, 5, (int)m); }
+void sim_autoscale_thresholds(const sim_autoscale_cfg *a, double *up, double *down)
+{
+    static const double def_up[5] = {4, 0.8, 0.8, 0.8, 0.9}, def_down[5] = {0.5, 0.3, 0.3, 0.3, 0.99};
+    int m = (unsigned)a->metric < 5 ? (int)a->metric : 0;
+    *up = a->up_threshold >= 0 ? a->up_threshold : def_up[m];
+    *down = a->down_threshold >= 0 ? a->down_threshold : def_down[m];
 }
 const char *sim_decode_pick_name(sim_decode_pick p) { return name_of(sim_decode_pick_names, SIM_DECODE_PICKS, (int)p); }
 const char *sim_cache_sharing_name(sim_cache_sharing s)

@@ -292,12 +292,40 @@ typedef struct {
     double detokenize_us_per_token, stream_us_per_token;
 } sim_sched_cfg;
 
+/* What an autoscaler watches (deployment.pools.*.autoscale.metric). */
+typedef enum {
+    SIM_AS_QUEUE = 0,          /* requests waiting per serving instance */
+    SIM_AS_CONCURRENCY = 1,    /* requests in a serving instance / its max_seqs */
+    SIM_AS_UTILIZATION = 2,    /* busy share of the serving instances' time */
+    SIM_AS_KV = 3,             /* KV blocks used / KV blocks of the serving instances */
+    SIM_AS_SLO = 4             /* share of the requests finished that met the SLO */
+} sim_autoscale_metric;
+
+/* deployment.pools.*.autoscale: add or remove instances of the pool from a
+ * lagged, windowed metric (sim/cluster/sim_autoscale.h). The pool's
+ * `instances` is the count it starts with. */
+typedef struct {
+    int32_t enabled;
+    int32_t min, max;          /* instances held (starting, serving or draining) */
+    sim_autoscale_metric metric;
+    double up_threshold;       /* -1 = the metric's default */
+    double down_threshold;     /* -1 = the metric's default */
+    int32_t step;              /* instances added per scale-up decision */
+    double interval_s;         /* between metric samples and decisions */
+    double window_s;           /* samples averaged per decision */
+    double lag_s;              /* age of the newest sample a decision sees */
+    double cooldown_s;         /* after a decision, none before this long */
+    double storage_gbs;        /* per GPU, weights from storage to HBM (GB/s) */
+    double startup_s;          /* engine start-up besides loading the weights */
+} sim_autoscale_cfg;
+
 typedef struct {
     sim_role role;
     int32_t instances;
     sim_parallel_cfg parallel;
     sim_sched_cfg scheduler;
     char gpu[SIM_NAME_MAX];    /* empty = hardware.gpu */
+    sim_autoscale_cfg autoscale;
 } sim_pool_cfg;
 
 typedef enum {
@@ -544,6 +572,10 @@ const char *sim_ep_mode_name(sim_ep_mode m);
 const char *sim_moe_gemm_name(sim_moe_gemm g);
 const char *sim_kv_transfer_name(sim_kv_transfer k);
 const char *sim_decode_routing_name(sim_decode_routing r);
+const char *sim_autoscale_metric_name(sim_autoscale_metric m);
+/* The thresholds an autoscaler uses: as written, or the metric's default
+ * for a -1 (deployment.pools.*.autoscale.up_threshold, down_threshold). */
+void sim_autoscale_thresholds(const sim_autoscale_cfg *a, double *up, double *down);
 const char *sim_decode_pick_name(sim_decode_pick p);
 const char *sim_cache_sharing_name(sim_cache_sharing s);
 const char *sim_role_name(sim_role r);

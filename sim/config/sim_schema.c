@@ -28,6 +28,7 @@
 static const char *const dtypes[] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
 static const char *const wdtypes[] = {"auto", "bf16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4", "int4"};
 static const char *const spec_methods[] = {"mtp", "draft"};
+static const char *const as_metrics[] = {"queue", "concurrency", "utilization", "kv", "slo"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
 static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
 static const char *const traces[] = {"mooncake", "csv"}; /* base 1: 0 is "no trace" */
@@ -416,6 +417,57 @@ static const sim_schema_field table[] = {
         "Spread of acceptance over requests: > 0 = each request draws its first-position rate from a Beta "
         "distribution with mean acceptance[0] and this concentration (alpha + beta), the later positions keeping "
         "their ratio to the first; 0 = every request has the given rates."),
+
+    SEC("deployment.pools.*.autoscale",
+        "Autoscaling (off unless enabled): every interval_s the pool's metric is sampled over its serving "
+        "instances and a decision reads the samples of the window_s that ended lag_s ago; above up_threshold it "
+        "starts step instances (each serving after its cold start: weight bytes per GPU / storage_gbs + "
+        "startup_s), below down_threshold it drains one (no new requests; it leaves when empty), never outside "
+        "min..max instances held and never within cooldown_s of its last decision. The pool's instances is the "
+        "count it starts with. Colocated pools and the prefill and decode pools of pd; not af or pd+af. README, "
+        "\"Autoscaling\"."),
+    FLD("deployment.pools.*.autoscale.enabled", SIM_SCHEMA_BOOL, PL(autoscale.enabled), ANY,
+        "Scale this pool's instance count with its metric."),
+    FLD("deployment.pools.*.autoscale.min", SIM_SCHEMA_I32, PL(autoscale.min), IN(1, 100000),
+        "Fewest instances held (starting, serving or draining); at most the pool's instances."),
+    FLD("deployment.pools.*.autoscale.max", SIM_SCHEMA_I32, PL(autoscale.max), IN(0, 100000),
+        "Most instances held, the fleet GPU-hours are compared with; at least the pool's instances (required "
+        "when enabled; 0 = unset)."),
+    ENM("deployment.pools.*.autoscale.metric", PL(autoscale.metric), as_metrics, 0,
+        "queue: requests waiting (not yet admitted; decode pools: also waiting for KV blocks) per serving "
+        "instance, at each sample; concurrency: requests in the serving instances (waiting, running, waiting for "
+        "KV) / their scheduler.max_seqs, at each sample (Knative's and KServe's concurrency target, as a share of "
+        "the batch); utilization: share of the serving instances' time spent in iterations over "
+        "each interval; kv: KV blocks used / KV blocks of the serving instances, at each sample; slo: share of "
+        "the requests finished in each interval that met the SLO (slo.*: colocated pools every bound, prefill "
+        "pools slo.ttft_ms, decode pools slo.tpot_ms). A window's value pools its samples (sum of numerators / "
+        "sum of denominators)."),
+    FLD("deployment.pools.*.autoscale.up_threshold", SIM_SCHEMA_F64, PL(autoscale.up_threshold), ANY,
+        "Scale up when the window's value is above this (slo: below it). -1 = the metric's default: queue 4, "
+        "concurrency 0.8, utilization 0.8, kv 0.8, slo 0.9."),
+    FLD("deployment.pools.*.autoscale.down_threshold", SIM_SCHEMA_F64, PL(autoscale.down_threshold), ANY,
+        "Scale down (drain one) when the window's value is below this (slo: at or above it). -1 = the metric's "
+        "default: queue 0.5, concurrency 0.3, utilization 0.3, kv 0.3, slo 0.99."),
+    FLD("deployment.pools.*.autoscale.step", SIM_SCHEMA_I32, PL(autoscale.step), IN(1, 100000),
+        "Instances started by one scale-up decision (fewer when max is reached)."),
+    FLD("deployment.pools.*.autoscale.interval_s", SIM_SCHEMA_F64, PL(autoscale.interval_s), GT0,
+        "Seconds between samples of the metric and between decisions (15: Kubernetes' HPA sync period)."),
+    FLD("deployment.pools.*.autoscale.window_s", SIM_SCHEMA_F64, PL(autoscale.window_s), GT0,
+        "Seconds of samples one decision averages: those taken in (t - lag_s - window_s, t - lag_s]."),
+    FLD("deployment.pools.*.autoscale.lag_s", SIM_SCHEMA_F64, PL(autoscale.lag_s), GE0,
+        "Metrics pipeline delay in seconds: a decision at t sees no sample newer than t - lag_s (15: one "
+        "Prometheus scrape interval)."),
+    FLD("deployment.pools.*.autoscale.cooldown_s", SIM_SCHEMA_F64, PL(autoscale.cooldown_s), GE0,
+        "Seconds after a scale-up or scale-down decision of this pool before its next one."),
+    FLD("deployment.pools.*.autoscale.storage_gbs", SIM_SCHEMA_F64, PL(autoscale.storage_gbs), GT0,
+        "GB/s at which each GPU of a starting instance loads its share of the weights from storage through the "
+        "host (5: one NVMe Gen4 x4 drive's sustained sequential read, the narrowest link of storage -> host -> "
+        "PCIe Gen5 x16; a network file system or object store is slower). Load time = the cost model's weight "
+        "bytes per GPU / this."),
+    FLD("deployment.pools.*.autoscale.startup_s", SIM_SCHEMA_F64, PL(autoscale.startup_s), GE0,
+        "Seconds of engine start-up besides the weights (process and CUDA context, KV-cache profiling and "
+        "allocation, CUDA-graph capture, compilation; 30 is an assumption of the order engines log, not a "
+        "measurement: set it from your engine's start-up log)."),
 
     SEC("routing", "How requests are spread over instances."),
     ENM("routing.policy", SC(routing.policy), policies, 0, "Routing policy."),

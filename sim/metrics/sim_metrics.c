@@ -80,6 +80,8 @@ struct sim_metrics {
     int32_t *group_of;               /* n_instances entries */
     double *g_util, *g_kv, *g_wait, *g_batch;
     int64_t *g_cnt;
+    sim_metrics_observer_fn observer;  /* sees every record added (NULL = none) */
+    void *observer_ctx;
 };
 
 sim_metrics *sim_metrics_create(int32_t n_instances)
@@ -179,7 +181,7 @@ int sim_metrics_request_tpot_ms(const sim_req_record *r, double *out)
 
 /* A request meets every bound of slo (NULL: no bound); a one-token reply
  * has no TPOT, so it cannot miss a TPOT bound. */
-static int request_good(const sim_req_record *r, const sim_slo_cfg *slo)
+int sim_metrics_request_good(const sim_req_record *r, const sim_slo_cfg *slo)
 {
     double ttft_bound = slo && slo->ttft_ms > 0 ? slo->ttft_ms : 0;
     double tpot_bound = slo && slo->tpot_ms > 0 ? slo->tpot_ms : 0;
@@ -208,7 +210,7 @@ static int stream_add(sim_metrics *m, const sim_req_record *r)
     rs->out_tok += r->output_tokens;
     rs->preempt += r->preemptions;
     rs->cached += r->cached_tokens;
-    rs->good += request_good(r, m->has_slo ? &m->slo : NULL);
+    rs->good += sim_metrics_request_good(r, m->has_slo ? &m->slo : NULL);
     double tokens = (double)r->input_tokens + r->output_tokens;
     if (r->instance >= 0 && r->instance < m->n_instances) rs->load[r->instance] += tokens;
     int32_t k = r->prefill_instance >= 0 ? r->prefill_instance : r->instance;
@@ -260,6 +262,7 @@ int sim_metrics_add_request(sim_metrics *m, const sim_req_record *r)
         r->finish < r->first_token || r->stream_first < 0 || r->stream_last < 0 ||
         (r->kv_bytes > 0 && (r->kv_reserved < r->first_token || r->kv_arrived < r->kv_reserved)))
         return SIM_EINVAL;
+    if (m->observer) m->observer(m->observer_ctx, r);
     if (m->n_req < m->max_req) {
         void *p = m->req;
         if (grow(&p, &m->cap_req, m->n_req, m->max_req, sizeof *r)) return SIM_ENOMEM;
@@ -274,6 +277,12 @@ int sim_metrics_add_request(sim_metrics *m, const sim_req_record *r)
         return rc;
     }
     return stream_add(m, r);
+}
+
+void sim_metrics_set_observer(sim_metrics *m, sim_metrics_observer_fn fn, void *ctx)
+{
+    m->observer = fn;
+    m->observer_ctx = ctx;
 }
 
 int sim_metrics_add_iteration(sim_metrics *m, int32_t instance, sim_time dur, int32_t n_decode)
@@ -432,7 +441,7 @@ static int summarize_records(const sim_metrics *m, const sim_slo_cfg *slo, sim_s
         in_tok += r[i].input_tokens;
         out_tok += r[i].output_tokens;
         preempt += r[i].preemptions;
-        good += request_good(&r[i], slo);
+        good += sim_metrics_request_good(&r[i], slo);
     }
     /* Prefix-cache hit rate and load imbalance across instances. */
     int64_t cached = 0;

@@ -24,6 +24,8 @@
 #include "sim_err.h"
 #include "sim_scenario.h"
 
+#include "sim_autoscale_out.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -194,6 +196,7 @@ typedef struct {
     sim_class_summary classes[SIM_MAX_CLASSES];
     sim_workers_summary frontend;  /* filled by the caller when some pool has tokenizer_workers */
     sim_workers_summary detok;     /* filled by the caller when some pool has detokenizer_workers */
+    sim_autoscale_summary autoscale; /* filled by the caller when some pool autoscales */
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;
@@ -211,6 +214,13 @@ int sim_metrics_set_limits(sim_metrics *m, int64_t max_requests, int64_t max_sam
 int sim_metrics_set_groups(sim_metrics *m, int32_t n_groups, const int32_t *group_of);
 
 int sim_metrics_add_request(sim_metrics *m, const sim_req_record *r);
+/* fn(ctx, r) for every valid record added from now on (NULL stops), before
+ * it is kept or streamed: e.g. an autoscaler counting SLO attainment. */
+typedef void (*sim_metrics_observer_fn)(void *ctx, const sim_req_record *r);
+void sim_metrics_set_observer(sim_metrics *m, sim_metrics_observer_fn fn, void *ctx);
+/* 1 when r meets every bound of slo (NULL or 0 bounds: none); a one-token
+ * reply has no TPOT, so it cannot miss a TPOT bound. */
+int sim_metrics_request_good(const sim_req_record *r, const sim_slo_cfg *slo);
 /* One instance iteration of duration dur (ns) in which n_decode requests
  * received a token (n_decode may be 0). */
 int sim_metrics_add_iteration(sim_metrics *m, int32_t instance, sim_time dur, int32_t n_decode);

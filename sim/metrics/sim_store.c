@@ -33,6 +33,14 @@ struct sim_store {
     " status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'failed')),"                 \
     " first_run_id INTEGER, last_run_id INTEGER);"
 
+/* One row per autoscaling event (deployment.pools.*.autoscale): the pool's
+ * timeline, the counts after each event, the window value at a decision.
+ * Added to databases that lack it, like searches. */
+#define AUTOSCALE_SQL                                                                              \
+    "CREATE TABLE IF NOT EXISTS autoscale_events("                                                  \
+    " run_id INTEGER NOT NULL REFERENCES runs(id), pool INTEGER, t_s REAL, event TEXT,"            \
+    " instance INTEGER, held INTEGER, serving INTEGER, value REAL);"
+
 static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS runs("
@@ -52,6 +60,7 @@ static const char *const schema_sql =
     " run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL,"
     " PRIMARY KEY (run_id, name));"
     SEARCHES_SQL
+    AUTOSCALE_SQL
     "CREATE INDEX IF NOT EXISTS requests_run ON requests(run_id);"
     "CREATE INDEX IF NOT EXISTS instance_series_run ON instance_series(run_id, instance, t_s);"
     "CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);";
@@ -178,6 +187,9 @@ static int check_schema(sim_store *s, sim_err *err)
     if (rc) return rc;
     if (sqlite3_exec(s->db, SEARCHES_SQL, NULL, NULL, NULL) != SQLITE_OK)
         return sim_err_set(err, SIM_EIO, "%s: cannot add the searches table: %s", s->path, sqlite3_errmsg(s->db));
+    if (sqlite3_exec(s->db, AUTOSCALE_SQL, NULL, NULL, NULL) != SQLITE_OK)
+        return sim_err_set(err, SIM_EIO, "%s: cannot add the autoscale_events table: %s", s->path,
+                           sqlite3_errmsg(s->db));
     return 0;
 }
 
@@ -390,6 +402,31 @@ static int insert_metrics(sqlite3 *db, const sim_summary *sum, int64_t id)
     return rc;
 }
 
+static int insert_autoscale(sqlite3 *db, const sim_autoscale_summary *a, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "INSERT INTO autoscale_events(run_id, pool, t_s, event, instance, held, serving, value) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_int64(st, 1, id);
+    for (int32_t p = 0; p < a->n_pools && p < SIM_MAX_POOLS && rc == SQLITE_OK; p++)
+        for (int32_t e = 0; e < a->pools[p].n_events && e < SIM_AUTOSCALE_MAX_EVENTS && rc == SQLITE_OK; e++) {
+            const sim_as_event *ev = &a->pools[p].events[e];
+            sqlite3_bind_int(st, 2, a->pools[p].pool);
+            bind_real(st, 3, ev->t_s);
+            sqlite3_bind_text(st, 4, sim_as_event_name(ev->kind), -1, SQLITE_STATIC);
+            sqlite3_bind_int(st, 5, ev->instance);
+            sqlite3_bind_int(st, 6, ev->held);
+            sqlite3_bind_int(st, 7, ev->serving);
+            bind_real(st, 8, ev->value);
+            rc = step_insert(st);
+        }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int sim_store_write_run(sim_store *s, const sim_scenario *sc, const char *scenario_text,
                         const char *params_json, const sim_summary *sum,
                         const sim_metrics *m, int64_t *run_id, sim_err *err)
@@ -420,6 +457,8 @@ int sim_store_write_run(sim_store *s, const sim_scenario *sc, const char *scenar
     if (m && (rc = insert_series(s->db, m, id)) != SQLITE_OK) goto fail;
     what = "writing summary metrics";
     if ((rc = insert_metrics(s->db, sum, id)) != SQLITE_OK) goto fail;
+    what = "writing the autoscaling events";
+    if (sum->autoscale.enabled && (rc = insert_autoscale(s->db, &sum->autoscale, id)) != SQLITE_OK) goto fail;
     what = "committing";
     if ((rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK) goto fail;
     if (run_id) *run_id = id;

@@ -179,6 +179,7 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("energy.gpu_dynamic_joules", s->energy.gpu_dynamic_j);
         EMIT("energy.host_joules", s->energy.host_j);
     }
+    if (s->autoscale.enabled && (rc = sim_autoscale_each_metric(&s->autoscale, fn, ctx))) return rc;
     for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
         const sim_class_summary *cs = &s->classes[c];
 #define CLASS_EMIT(key, v)                                                  \
@@ -453,6 +454,10 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_real(f, s->records.sketch_rel_error);
         fputs("}", f);
     }
+    if (s->autoscale.enabled) {
+        fputs(",\n  \"autoscale\": ", f);
+        sim_autoscale_print_json(f, &s->autoscale);
+    }
     if (s->n_classes > 0) {
         fputs(",\n  \"classes\": {", f);
         for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
@@ -659,6 +664,7 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
         fprintf(f, "           %.4g J per output token, %.4g kWh per million output tokens, %.4g J per request\n",
                 e->joules_per_output_token, e->kwh_per_million_output_tokens, e->joules_per_request);
     }
+    if (s->autoscale.enabled) sim_autoscale_print_table(f, &s->autoscale, s->requests_completed, s->requests_good);
     if (s->records.capped && s->records.sketch_rel_error > 0)
         fprintf(f, "\nrecords    %lld of %lld requests kept (output.request_records): percentiles from a sketch, "
                    "within %.2g %%; counts, means and rates exact\n",

@@ -55,6 +55,18 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         rc = sim_err_set(err, SIM_EINVAL, "search.replications: 1 run gives no interval; expected 0 (off) or >= 2");
         goto fail;
     }
+    for (int32_t q = 0; q < sc->deployment.n_pools; q++)
+        if (sc->deployment.pools[q].autoscale.enabled) {
+            /* Candidates are fixed fleets ranked at one rate; an autoscaled
+             * pool's worth shows over a time-varying rate (a schedule), which
+             * the search does not vary. */
+            rc = sim_err_set(err, SIM_ENOTSUP,
+                             "deployment.pools.%d.autoscale.enabled: the search ranks fixed fleets at one arrival "
+                             "rate and does not evaluate autoscaled pools; run the scenario (servesim run) to compare "
+                             "its GPU-hours and SLO with the fleet at max, or set autoscale.enabled false",
+                             (int)q);
+            goto fail;
+        }
     if (sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_SCHEDULE) {
         /* The search varies workload.arrival.rate, which a schedule ignores. */
         rc = sim_err_set(err, SIM_EINVAL,
