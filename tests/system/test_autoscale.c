@@ -278,6 +278,27 @@ static void test_pd_decode(void)
               (int)s->pools[1].scale_ups, (int)s->pools[1].peak_instances);
     for (int64_t k = 0; k < r.n; k++) CHECK(r.recs[k].prefill_instance == 0 && r.recs[k].instance >= 1);
     free(r.recs);
+    /* Both pools at once: two prefill instances, one drained at the first
+     * decision (t = 1 s): it takes no prompt after that, holds KV until its
+     * last hand-over, and leaves; nothing is lost. The decode pool's
+     * instances are numbered after the prefill pool's max. */
+    sc.deployment.pools[0].instances = 2;
+    policy(&sc, 1, 2, 1000, 0.5, 1, 1, 0, 0);
+    REQUIRE(run(&sc, &r) == 0);
+    s = &r.sum.autoscale;
+    CHECK(r.st.completed == 3000 && r.st.in_flight == 0 && r.st.kv_blocks_used == 0 && r.st.held == 0);
+    const sim_as_event *drain = event_of(&s->pools[0], SIM_AS_EV_DRAIN, 0), *gone = event_of(&s->pools[0], SIM_AS_EV_LEAVE, 0);
+    REQUIRE(drain != NULL && gone != NULL && drain->instance == gone->instance);
+    CHECK(drain->t_s == 1.0 && gone->t_s >= drain->t_s && s->pools[0].least_instances == 1);
+    for (int64_t k = 0; k < r.n; k++) {
+        const sim_req_record *q = &r.recs[k];
+        CHECK(q->instance >= 2 && q->prefill_instance < 2);
+        if (q->prefill_instance == drain->instance) {
+            CHECK(q->arrival <= (sim_time)(drain->t_s * S));
+            CHECK(q->kv_arrived <= (sim_time)llround(gone->t_s * S));
+        }
+    }
+    free(r.recs);
 }
 
 static void expect_error(const char *yaml, const char *key, const char *what)
