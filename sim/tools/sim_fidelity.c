@@ -16,8 +16,16 @@
  * Batch sizes. An aggregated worker admits every client (max_seqs = the
  * concurrency): the rows' batch_size is per attention-DP rank and
  * batch_size × dp equals the concurrency on 2,263 of the 2,277 silicon-dev
- * rows that give one; on the other 14 it is a per-GPU share, not an
- * admission limit (their measured TTFT shows no queueing behind it). A
+ * rows that give one. Of the other 14, 12 rows of the aiconfigurator
+ * gap-analysis exports write concurrency = batch × TP (a per-GPU share, not
+ * an admission limit: their measured TTFT shows no queueing behind it, and
+ * one instance is within the roofline), one is a db-dump row whose squared
+ * layout was repaired, and one (TensorRT-LLM Qwen3-32B NVFP4 TP2, 416
+ * clients at batch 13) is 32 replicas: one instance would need 3.7× two
+ * B200s' FP4 peak for its measured TTFT (sim_fidelity_consistency.c). A
+ * row found to be k replicas (sim_fidelity_row.replicas) replays k
+ * instances of its layout behind the round-robin router, each admitting
+ * its share of the clients. A
  * disaggregated row is a PD deployment: a prefill pool of
  * prefill_num_workers instances and a decode pool of decode_num_workers
  * instances admitting decode_batch_size per DP rank, at least the
@@ -302,7 +310,10 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
         set_parallel(&p->parallel, &r->agg);
         if ((rc = set_preset(p, bp->preset, r->agg.dp, err))) return rc;
         p->scheduler.async_scheduling = sim_fidelity_async_scheduling(r->backend, r->version);
-        p->scheduler.max_seqs = r->concurrency;
+        /* Replicas (sim_fidelity_row.replicas): the clients spread over k
+         * instances of the layout, each admitting its share. */
+        p->instances = r->replicas > 1 ? r->replicas : 1;
+        p->scheduler.max_seqs = (r->concurrency + p->instances - 1) / p->instances;
         if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
             p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
         set_recipe(&p->scheduler, r);

@@ -61,9 +61,13 @@ typedef struct {
                                    its columns are known to be wrong ("" = none) */
     int layout_unknown;         /* 1: a disaggregated row without worker counts, replayed as one prefill and
                                    one decode worker and scored only in sim_fidelity_result.layout_unknown */
-    char inconsistent[192];     /* non-empty: why the measurement contradicts its deployment's other rows
-                                   (sim_fidelity_flag_inconsistent); simulated, scored only in
+    char inconsistent[256];     /* non-empty: why the measurement cannot be a run of the stated deployment
+                                   (sim_fidelity_flag_inconsistent: beyond the GPUs' roofline, or faster
+                                   than its deployment's other rows); simulated, scored only in
                                    sim_fidelity_result.inconsistent */
+    int32_t replicas;           /* aggregated: instances of the layout the clients were spread over (1, or
+                                   k where concurrency = k·batch·DP and one instance beats the roofline;
+                                   sim_fidelity_flag_inconsistent, said in `assumed`) */
     int32_t line;               /* CSV line */
 } sim_fidelity_row;
 
@@ -111,11 +115,50 @@ void sim_fidelity_free(sim_fidelity_result *r);
  * empty, or the reason it cannot be simulated). */
 int sim_fidelity_read(const char *csv_path, sim_fidelity_result *out, sim_err *err);
 
-/* Marks the aggregated rows whose measured TPOT is under half what the same
- * deployment (backend, model, GPU, dtype, layout, lengths, client) measured
- * with fewer clients than the row's Little's-law decoding count c·D/(TTFT+D),
- * D = (mean output length − 1)·TPOT: a larger batch decoding that much
- * faster is no run of c clients all served (sim_fidelity_consistency.c).
+/* What one row's measurement demands of its GPUs (sim_fidelity_roofline):
+ * by Little's law its c clients complete r = c/(TTFT + D) requests/s,
+ * D = (mean output length − 1)·TPOT, and c·D/(TTFT + D) are decoding at
+ * once. Per GPU of the busiest rank (the cost model's op list at the row's
+ * layout: FLOPs and HBM bytes, collectives left out) it must do r's
+ * prefill FLOPs plus 1/TPOT decode steps' FLOPs a second, and read 1/TPOT
+ * decode steps' bytes (weights and the decoding batch's KV) a second
+ * (tokens per step: 1 + the row's MTP draft tokens). The loads are those
+ * rates over the catalogue GPU's dense peak at the row's dtype and its
+ * HBM bandwidth; above 1 no such deployment could have measured it.
+ * Disaggregated rows: the prefill pool's FLOPs and the decode pool's
+ * steps, each spread over its workers. */
+typedef struct {
+    int32_t replicas;           /* instances assumed (aggregated rows) */
+    double rate_per_s;          /* implied completed requests/s, whole deployment */
+    double decoding;            /* implied decoding requests per decode instance */
+    double prefill_flops;       /* FLOPs of one mean prompt on the busiest GPU (per request) */
+    double decode_flops, decode_bytes; /* one decode step of the implied batch, busiest GPU */
+    double peak_flops, hbm_bw;  /* the catalogue GPU's dense peak at the row's dtype, its HBM bandwidth */
+    double compute_load;        /* needed FLOP/s over peak (prefill and decode; the prefill pool for PD) */
+    double prefill_load;        /* the prefill part of compute_load (PD: the prefill pool's only) */
+    double memory_load;         /* needed HBM bytes/s over bandwidth (the decode side) */
+    int gpus;                   /* GPUs of one (decode, for PD) instance */
+} sim_fidelity_roofline;
+
+/* Fills *out for row r as if its clients were spread over `replicas`
+ * instances of its layout (aggregated rows; 1 for disaggregated ones).
+ * Returns 0, or an error when the row's model, GPU or layout does not
+ * build a cost model (the row is then not checked). */
+int sim_fidelity_roofline_of(const sim_fidelity_row *r, int32_t replicas, sim_fidelity_roofline *out,
+                             sim_err *err);
+
+/* Marks the rows whose measurement no deployment of their stated layout
+ * could have produced (sim_fidelity_consistency.c):
+ * *  - roofline: a load of sim_fidelity_roofline above FID_ROOF_SLACK (10/9).
+ *    An aggregated row whose concurrency is k·batch·DP (k ≥ 2) and whose
+ *    load at k instances is within the bound replays k replicas
+ *    (sim_fidelity_row.replicas, said in `assumed`); any other such row is
+ *    scored apart with the bound and the figures in `inconsistent`;
+ *  - deployment: an aggregated row whose measured TPOT is under half what
+ *    the same deployment (backend, model, GPU, dtype, layout, lengths,
+ *    client) measured with fewer clients than its Little's-law decoding
+ *    count: a larger batch decoding that much faster is no run of c
+ *    clients all served.
  * sim_fidelity_read calls it. */
 void sim_fidelity_flag_inconsistent(sim_fidelity_result *out);
 

@@ -105,8 +105,9 @@ static void fid_print_table(const sim_fidelity_result *r)
         print_groups("layout", &r->layout_unknown, 1);
     }
     if (r->inconsistent.n > 0) {
-        printf("\nscored apart: aggregated rows whose measured TPOT is under half what the same deployment "
-               "measured with fewer clients than were decoding (a run of these clients not all served)\n");
+        printf("\nscored apart: rows whose measurement no deployment of their layout could produce (the work "
+               "Little's law implies beyond the GPUs' peak FLOP/s or HBM bandwidth, or a TPOT under half what "
+               "the same deployment measured with fewer clients than were decoding)\n");
         print_groups("measure", &r->inconsistent, 1);
     }
     for (int which = 0; which < 2; which++) {
@@ -288,9 +289,15 @@ static void fid_usage(FILE *o)
             "compares mean TTFT/TPOT with the measurements; prints per-row results, MAPE and median APE by\n"
             "backend, GPU, mode and model, and the largest misses; disaggregated rows without worker counts\n"
             "replay one prefill and one decode worker and are scored apart (group layout_unknown), so are\n"
-            "aggregated rows whose measured TPOT is under half what the same deployment measured with fewer\n"
-            "clients than Little's law says were decoding (group inconsistent: not a run of all its clients\n"
-            "served). Default CSV:\n"
+            "rows no deployment of their layout could have measured (group inconsistent, the reason in the\n"
+            "row): by Little's law c clients complete c/(TTFT + D) requests/s with c.D/(TTFT + D) decoding,\n"
+            "D = (output - 1) x TPOT; that prefill and decode work (the cost model's FLOPs and HBM bytes\n"
+            "at the layout, the routed experts' bytes at one request's top-k) needing over 10/9 of the\n"
+            "GPU's dense peak or HBM bandwidth (10/9: a client's last request may end a lifetime early),\n"
+            "or a TPOT under half what the same aggregated deployment measured with fewer clients than\n"
+            "were decoding. An aggregated row beyond that bound whose concurrency is k x batch_size x\n"
+            "attention DP (k >= 2) and which is within it at k instances replays k replicas (\"assumed\").\n"
+            "Default CSV:\n"
             "../shared/validation/silicon-dev.csv, else ../shared/validation/e2e-dev.csv, else\n"
             "tests/data/models/e2e-dev.csv. Means are over every request (10 per client, the first wave\n"
             "included, as benchmark clients report them); --steady-state leaves the first wave out. Each row\n"

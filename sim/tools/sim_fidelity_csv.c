@@ -47,10 +47,12 @@
  * not have (TTFT MAPE 356 % on silicon-dev.csv), not the model's, so they
  * are in no group of the summary but their own (layout_unknown).
  *
- * An aggregated row whose measurement contradicts its deployment's other
- * rows (a TPOT too fast for the batch its clients must have formed,
- * sim_fidelity_consistency.c) is simulated and scored apart the same way
- * (inconsistent). */
+ * A row whose measurement no deployment of its layout could have produced
+ * (the work Little's law implies beyond its GPUs' roofline, or a TPOT too
+ * fast for the batch its clients must have formed; sim_fidelity_consistency.c)
+ * is simulated and scored apart the same way (inconsistent); an aggregated
+ * one whose columns describe k replicas that would be within the roofline
+ * replays them (sim_fidelity_row.replicas). */
 #include "sim_fidelity.h"
 
 #include "model_catalog.h"
