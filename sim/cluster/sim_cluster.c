@@ -836,12 +836,20 @@ static double front_load_cv(const sim_cluster *c)
     double *load = calloc((size_t)c->n_inst, sizeof *load);
     if (!load) return 0;
     sim_metrics_routed_load(c->metrics, load);
+    /* Autoscaled: over the instances that served at all (the others were
+     * never started). */
     double sum = 0, sq = 0;
-    for (int32_t j = 0; j < c->n_front; j++) sum += load[c->front[j]];
-    double mean = sum / c->n_front;
-    for (int32_t j = 0; j < c->n_front; j++) sq += (load[c->front[j]] - mean) * (load[c->front[j]] - mean);
+    int32_t n = 0;
+    for (int32_t j = 0; j < c->n_front; j++)
+        if (!c->as || load[c->front[j]] > 0) {
+            sum += load[c->front[j]];
+            n++;
+        }
+    double mean = n > 0 ? sum / n : 0;
+    for (int32_t j = 0; j < c->n_front; j++)
+        if (!c->as || load[c->front[j]] > 0) sq += (load[c->front[j]] - mean) * (load[c->front[j]] - mean);
     free(load);
-    return mean > 0 ? sqrt(sq / c->n_front) / mean : 0;
+    return mean > 0 ? sqrt(sq / n) / mean : 0;
 }
 
 /* Per-pool means over the instance samples (every one, kept or not). */

@@ -33,7 +33,7 @@ typedef struct {
     sim_slo_cfg slo;           /* the bounds the pool answers for (metric slo) */
     double held_area;          /* ∫ instances held dt, instance·ns */
     sim_time area_last;
-    sim_as_pool_summary out;   /* counters and events as they happen */
+    sim_as_pool_summary out;   /* counters as they happen */
 } as_pool;
 
 struct sim_cluster_as {
@@ -44,6 +44,8 @@ struct sim_cluster_as {
     int32_t n_act_front, n_act_back;
     sim_router_view *cviews;   /* the active instances' views handed to a router */
     as_pool pools[SIM_MAX_POOLS];
+    int32_t n_events, events_dropped; /* the run's timeline, every pool's, in time order */
+    sim_as_event events[SIM_AUTOSCALE_MAX_EVENTS];
 };
 
 static int32_t held(const as_pool *P) { return P->starting + P->active + P->draining; }
@@ -67,20 +69,23 @@ static void rebuild_routable(sim_cluster *c)
 /* Records an event with the counts after it. */
 static void log_event(sim_cluster *c, as_pool *P, int kind, int32_t k, double value)
 {
+    sim_cluster_as *a = c->as;
     sim_as_pool_summary *o = &P->out;
     int32_t h = held(P);
     if (h > o->peak_instances) o->peak_instances = h;
     if (h < o->least_instances) o->least_instances = h;
-    if (o->n_events >= SIM_AUTOSCALE_MAX_EVENTS) {
-        o->events_dropped++;
+    o->n_events++;
+    if (a->n_events >= SIM_AUTOSCALE_MAX_EVENTS) {
+        a->events_dropped++;
         return;
     }
-    o->events[o->n_events++] = (sim_as_event){.t_s = (double)sim_engine_now(c->eng) / SIM_NS_PER_S,
+    a->events[a->n_events++] = (sim_as_event){.t_s = (double)sim_engine_now(c->eng) / SIM_NS_PER_S,
                                               .value = value,
                                               .instance = k,
                                               .kind = (int16_t)kind,
                                               .held = (int16_t)h,
-                                              .serving = (int16_t)P->active};
+                                              .serving = (int16_t)P->active,
+                                              .pool = (int16_t)c->inst_pool[k]};
 }
 
 /* Instance k holds nothing any more. */
@@ -394,4 +399,7 @@ void sim_cluster_as_summary(sim_cluster *c, sim_summary *out)
         s->fixed_gpu_hours += o->fixed_gpu_hours;
     }
     s->saved_fraction = s->fixed_gpu_hours > 0 ? 1 - s->gpu_hours / s->fixed_gpu_hours : 0;
+    s->n_events = c->as->n_events;
+    s->events_dropped = c->as->events_dropped;
+    memcpy(s->events, c->as->events, (size_t)s->n_events * sizeof *s->events);
 }

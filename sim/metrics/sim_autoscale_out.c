@@ -46,21 +46,27 @@ void sim_autoscale_print_json(FILE *f, const sim_autoscale_summary *a)
         put_num(f, s->fixed_gpu_hours);
         fputs(", \"mean_instances\": ", f);
         put_num(f, s->mean_instances);
+        int32_t kept = 0;
+        for (int32_t e = 0; e < a->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) kept += a->events[e].pool == s->pool;
         fprintf(f, ", \"peak_instances\": %d, \"least_instances\": %d,\n       \"scale_ups\": %d, \"scale_downs\": %d, "
                    "\"up_blocked_at_max\": %d, \"events_dropped\": %d,\n       \"timeline\": [",
                 (int)s->peak_instances, (int)s->least_instances, (int)s->scale_ups, (int)s->scale_downs,
-                (int)s->up_blocked, (int)s->events_dropped);
+                (int)s->up_blocked, (int)(s->n_events - kept));
         /* [t_s, held, serving]: the counts from t = 0 and after every event */
         fprintf(f, "[0, %d, %d]", (int)s->initial, (int)s->initial);
-        for (int32_t e = 0; e < s->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) {
+        for (int32_t e = 0; e < a->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) {
+            if (a->events[e].pool != s->pool) continue;
             fputs(", [", f);
-            put_num(f, s->events[e].t_s);
-            fprintf(f, ", %d, %d]", (int)s->events[e].held, (int)s->events[e].serving);
+            put_num(f, a->events[e].t_s);
+            fprintf(f, ", %d, %d]", (int)a->events[e].held, (int)a->events[e].serving);
         }
         fputs("],\n       \"events\": [", f);
-        for (int32_t e = 0; e < s->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) {
-            const sim_as_event *ev = &s->events[e];
-            fprintf(f, "%s\n         {\"t_s\": ", e ? "," : "");
+        int first = 1;
+        for (int32_t e = 0; e < a->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) {
+            const sim_as_event *ev = &a->events[e];
+            if (ev->pool != s->pool) continue;
+            fprintf(f, "%s\n         {\"t_s\": ", first ? "" : ",");
+            first = 0;
             put_num(f, ev->t_s);
             fprintf(f, ", \"event\": \"%s\", \"instance\": %d, \"held\": %d, \"serving\": %d", sim_as_event_name(ev->kind),
                     (int)ev->instance, (int)ev->held, (int)ev->serving);
@@ -70,7 +76,7 @@ void sim_autoscale_print_json(FILE *f, const sim_autoscale_summary *a)
             }
             fputs("}", f);
         }
-        fputs(s->n_events ? "\n       ]}" : "]}", f);
+        fputs(first ? "]}" : "\n       ]}", f);
     }
     fputs("\n    ]}", f);
 }
@@ -90,13 +96,15 @@ void sim_autoscale_print_table(FILE *f, const sim_autoscale_summary *a, int64_t 
                 (int)s->initial, s->mean_instances, (int)s->peak_instances, (int)s->least_instances, (int)s->scale_ups,
                 (int)s->scale_downs, (int)s->up_blocked, s->cold_start_s, s->load_s);
         fputs("    timeline (t s: held/serving):", f);
-        for (int32_t e = 0; e < s->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) {
-            const sim_as_event *ev = &s->events[e];
-            fprintf(f, "%s %.1f %s#%d %d/%d", e ? "," : "", ev->t_s, sim_as_event_name(ev->kind), (int)ev->instance,
-                    (int)ev->held, (int)ev->serving);
+        int32_t kept = 0;
+        for (int32_t e = 0; e < a->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) {
+            const sim_as_event *ev = &a->events[e];
+            if (ev->pool != s->pool) continue;
+            fprintf(f, "%s %.1f %s#%d %d/%d", kept++ ? "," : "", ev->t_s, sim_as_event_name(ev->kind),
+                    (int)ev->instance, (int)ev->held, (int)ev->serving);
         }
         if (s->n_events == 0) fputs(" no change", f);
-        if (s->events_dropped) fprintf(f, " (+%d events not kept)", (int)s->events_dropped);
+        if (s->n_events > kept) fprintf(f, " (+%d events not kept)", (int)(s->n_events - kept));
         fputc('\n', f);
     }
 }

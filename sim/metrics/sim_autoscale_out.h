@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Events kept per pool; later ones are counted in events_dropped. */
+/* Events kept per run (all pools); later ones are counted in
+ * events_dropped. The summary is copied by value (the search keeps one per
+ * probe), so the timeline stays small. */
 #define SIM_AUTOSCALE_MAX_EVENTS 64
 
 typedef enum {
@@ -30,7 +32,7 @@ typedef struct {
     int16_t kind;              /* sim_as_event_kind */
     int16_t held;              /* instances held after it (starting + serving + draining) */
     int16_t serving;           /* instances taking new requests after it */
-    int16_t pad;
+    int16_t pool;
 } sim_as_event;
 
 typedef struct {
@@ -49,8 +51,7 @@ typedef struct {
     int32_t peak_instances, least_instances;
     int32_t scale_ups, scale_downs;   /* decisions */
     int32_t up_blocked;        /* scale-up decisions with max instances already held */
-    int32_t n_events, events_dropped;
-    sim_as_event events[SIM_AUTOSCALE_MAX_EVENTS];
+    int32_t n_events;          /* events of this pool, kept or not */
 } sim_as_pool_summary;
 
 typedef struct {
@@ -60,6 +61,8 @@ typedef struct {
     double saved_fraction;     /* 1 - gpu_hours / fixed_gpu_hours */
     int32_t n_pools;
     sim_as_pool_summary pools[SIM_MAX_POOLS];
+    int32_t n_events, events_dropped; /* kept in time order, every pool's */
+    sim_as_event events[SIM_AUTOSCALE_MAX_EVENTS];
 } sim_autoscale_summary;
 
 const char *sim_as_event_name(int kind);

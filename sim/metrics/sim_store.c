@@ -411,18 +411,17 @@ static int insert_autoscale(sqlite3 *db, const sim_autoscale_summary *a, int64_t
                                 -1, &st, NULL);
     if (rc != SQLITE_OK) return rc;
     sqlite3_bind_int64(st, 1, id);
-    for (int32_t p = 0; p < a->n_pools && p < SIM_MAX_POOLS && rc == SQLITE_OK; p++)
-        for (int32_t e = 0; e < a->pools[p].n_events && e < SIM_AUTOSCALE_MAX_EVENTS && rc == SQLITE_OK; e++) {
-            const sim_as_event *ev = &a->pools[p].events[e];
-            sqlite3_bind_int(st, 2, a->pools[p].pool);
-            bind_real(st, 3, ev->t_s);
-            sqlite3_bind_text(st, 4, sim_as_event_name(ev->kind), -1, SQLITE_STATIC);
-            sqlite3_bind_int(st, 5, ev->instance);
-            sqlite3_bind_int(st, 6, ev->held);
-            sqlite3_bind_int(st, 7, ev->serving);
-            bind_real(st, 8, ev->value);
-            rc = step_insert(st);
-        }
+    for (int32_t e = 0; e < a->n_events && e < SIM_AUTOSCALE_MAX_EVENTS && rc == SQLITE_OK; e++) {
+        const sim_as_event *ev = &a->events[e];
+        sqlite3_bind_int(st, 2, ev->pool);
+        bind_real(st, 3, ev->t_s);
+        sqlite3_bind_text(st, 4, sim_as_event_name(ev->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 5, ev->instance);
+        sqlite3_bind_int(st, 6, ev->held);
+        sqlite3_bind_int(st, 7, ev->serving);
+        bind_real(st, 8, ev->value);
+        rc = step_insert(st);
+    }
     sqlite3_finalize(st);
     return rc;
 }

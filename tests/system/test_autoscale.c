@@ -101,10 +101,11 @@ static sim_autoscale_cfg *policy(sim_scenario *sc, int min, int max, double up, 
     return a;
 }
 
-static const sim_as_event *event_of(const sim_as_pool_summary *p, int kind, int nth)
+/* The nth event of a kind of pool p (in time order), or NULL. */
+static const sim_as_event *event_of(const sim_autoscale_summary *s, int p, int kind, int nth)
 {
-    for (int32_t e = 0; e < p->n_events; e++)
-        if (p->events[e].kind == kind && nth-- == 0) return &p->events[e];
+    for (int32_t e = 0; e < s->n_events; e++)
+        if (s->events[e].pool == p && s->events[e].kind == kind && nth-- == 0) return &s->events[e];
     return NULL;
 }
 
@@ -142,7 +143,7 @@ static void test_step_up(void)
     const sim_autoscale_summary *s = &r.sum.autoscale;
     REQUIRE(s->enabled && s->n_pools == 1);
     const sim_as_pool_summary *ps = &s->pools[0];
-    const sim_as_event *start = event_of(ps, SIM_AS_EV_START, 0), *ready = event_of(ps, SIM_AS_EV_READY, 0);
+    const sim_as_event *start = event_of(&r.sum.autoscale, 0, SIM_AS_EV_START, 0), *ready = event_of(&r.sum.autoscale, 0, SIM_AS_EV_READY, 0);
     REQUIRE(start != NULL && ready != NULL);
     CHECK_MSG(start->t_s == 35.0 && start->instance == 1 && start->held == 2 && start->serving == 1,
               "start at %.9f s of instance %d", start->t_s, start->instance);
@@ -192,11 +193,12 @@ static void check_drains(int min)
     CHECK_MSG(ps->scale_downs == 3 - min && ps->least_instances == min && ps->peak_instances == 3,
               "%d drains, least %d", (int)ps->scale_downs, (int)ps->least_instances);
     for (int d = 0; d < 3 - min; d++) {
-        const sim_as_event *drain = event_of(ps, SIM_AS_EV_DRAIN, d), *gone = NULL;
+        const sim_as_event *drain = event_of(&r.sum.autoscale, 0, SIM_AS_EV_DRAIN, d), *gone = NULL;
         REQUIRE(drain != NULL);
         CHECK(drain->t_s == d + 1.0);
-        for (int32_t e = 0; e < ps->n_events; e++)
-            if (ps->events[e].kind == SIM_AS_EV_LEAVE && ps->events[e].instance == drain->instance) gone = &ps->events[e];
+        const sim_autoscale_summary *as = &r.sum.autoscale;
+        for (int32_t e = 0; e < as->n_events; e++)
+            if (as->events[e].kind == SIM_AS_EV_LEAVE && as->events[e].instance == drain->instance) gone = &as->events[e];
         REQUIRE(gone != NULL);
         const sim_time t_drain = (sim_time)llround(drain->t_s * S);
         sim_time last = t_drain;
@@ -210,7 +212,7 @@ static void check_drains(int min)
         CHECK_MSG(fabs(gone->t_s - (double)last / S) < 1e-9, "instance %d left at %.9f s, its last request ended %.9f",
                   drain->instance, gone->t_s, (double)last / S);
     }
-    CHECK(event_of(ps, SIM_AS_EV_DRAIN, 3 - min) == NULL);
+    CHECK(event_of(&r.sum.autoscale, 0, SIM_AS_EV_DRAIN, 3 - min) == NULL);
     free(r.recs);
 }
 
@@ -236,7 +238,8 @@ static void test_max(void)
     REQUIRE(run(&sc, &r) == 0);
     const sim_as_pool_summary *ps = &r.sum.autoscale.pools[0];
     CHECK(ps->peak_instances == 3 && ps->scale_ups == 1 && ps->up_blocked > 0);
-    for (int32_t e = 0; e < ps->n_events; e++) CHECK(ps->events[e].held <= 3 && ps->events[e].held >= 1);
+    for (int32_t e = 0; e < r.sum.autoscale.n_events; e++)
+        CHECK(r.sum.autoscale.events[e].held <= 3 && r.sum.autoscale.events[e].held >= 1);
     CHECK(r.st.completed == 2000 && r.st.in_flight == 0);
     free(r.recs);
 }
@@ -287,7 +290,7 @@ static void test_pd_decode(void)
     REQUIRE(run(&sc, &r) == 0);
     s = &r.sum.autoscale;
     CHECK(r.st.completed == 3000 && r.st.in_flight == 0 && r.st.kv_blocks_used == 0 && r.st.held == 0);
-    const sim_as_event *drain = event_of(&s->pools[0], SIM_AS_EV_DRAIN, 0), *gone = event_of(&s->pools[0], SIM_AS_EV_LEAVE, 0);
+    const sim_as_event *drain = event_of(s, 0, SIM_AS_EV_DRAIN, 0), *gone = event_of(s, 0, SIM_AS_EV_LEAVE, 0);
     REQUIRE(drain != NULL && gone != NULL && drain->instance == gone->instance);
     CHECK(drain->t_s == 1.0 && gone->t_s >= drain->t_s && s->pools[0].least_instances == 1);
     for (int64_t k = 0; k < r.n; k++) {
@@ -407,7 +410,7 @@ static void test_results_db(void)
                                -1, &q, NULL) == SQLITE_OK);
     sqlite3_bind_int64(q, 1, id);
     REQUIRE(sqlite3_step(q) == SQLITE_ROW);
-    CHECK(sqlite3_column_int(q, 0) == r.sum.autoscale.pools[0].n_events && sqlite3_column_int(q, 0) == 4);
+    CHECK(sqlite3_column_int(q, 0) == r.sum.autoscale.n_events && sqlite3_column_int(q, 0) == 4);
     CHECK(sqlite3_column_double(q, 1) == r.sum.autoscale.gpu_hours);
     CHECK(sqlite3_column_int(q, 2) == 2);
     sqlite3_finalize(q);
