@@ -63,6 +63,23 @@ typedef struct {
     double power_idle_w, power_max_w, power_mem_share, power_host_w;
 } model_gpu;
 
+/* A model's vision tower (models/catalog/model_vision.h), read from a
+ * Hugging Face config's vision_config; family 0 = the config has none. The
+ * widths are the tower's own (hidden, heads, MLP) and its merger's or
+ * projector's; out_hidden is what it hands the language model. */
+typedef struct {
+    int32_t family;                /* model_vision_family */
+    char type[32];                 /* vision_config.model_type (or the wrapper's), for messages */
+    char why[192];                 /* family MODEL_VISION_UNSUPPORTED: why it is not priced */
+    int32_t layers, hidden, heads, head_dim, intermediate;
+    int32_t gated;                 /* MLP gate/up/down (1) or fc1/fc2 (0) */
+    int32_t patch, merge, temporal_patch, in_channels;
+    int32_t mergers;               /* merger MLPs (Qwen3-VL: 1 + the DeepStack ones) */
+    int32_t merger_inter;          /* merger's intermediate width (0 = a single projection) */
+    int32_t out_hidden;            /* embedding width handed to the language model */
+    int32_t max_tokens;            /* Gemma: soft tokens per image at most */
+} model_vision;
+
 typedef struct {
     char name[MODEL_NAME_MAX];
     int32_t layers;
@@ -131,6 +148,7 @@ typedef struct {
     int32_t o_groups, o_lora_rank; /* grouped low-rank O: heads in o_groups groups, each to o_lora_rank, then mixed to hidden */
     int32_t hc_mult;               /* hyper-connections: residual streams per token (0 = a plain residual) */
     int32_t hash_layers;           /* the first MoE layers route by a token-id table instead of a top-k of the gate */
+    model_vision vision;           /* the vision tower (family 0 = none) */
 } model_spec;
 
 /* Token mixer and FFN of one block. */

@@ -1,5 +1,6 @@
 /* model_hf — see model_hf.h. */
 #include "model_hf.h"
+#include "model_vision.h"
 
 #include "model_hf_blocks.h"
 #include "model_hf_quant.h"
@@ -387,8 +388,8 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
 /* Notes of what a config describes that servesim leaves out. */
 static void hf_notes(json_t *top, json_t *root, model_spec *m)
 {
-    if (json_is_object(json_object_get(top, "vision_config")) || json_is_object(json_object_get(top, "visual")))
-        model_spec_note(m, "vision tower ignored: only the language model is simulated");
+    /* The vision tower (if any): priced for image inputs, or noted as not. */
+    model_vision_from_hf(top, m);
     if (json_object_get(root, "global_head_dim") || json_object_get(root, "num_global_key_value_heads"))
         model_spec_note(m, "full-attention layers' own head_dim/KV heads (global_head_dim, num_global_key_value_heads) "
                         "not modelled: every layer uses head_dim %d and %d KV heads", m->head_dim, m->kv_heads);

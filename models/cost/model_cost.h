@@ -215,6 +215,17 @@ const model_layout *model_cost_layout(const model_cost *c);
  * for prefill); -1 when the layout moves no tokens by all-to-all. */
 int model_cost_ep_mode(const model_cost *c, int prefill);
 
+/* The vision tower's pass over `items` images or videos of grid g
+ * (model_vision.h) on this instance's GPU type, its perf-db and its
+ * engine's op model: the busiest of `ranks` GPUs encoding whole items
+ * data-parallel (model_cost_vision.c lists the ops). Seconds; ops and
+ * *n_ops as model_cost_breakdown (ops may be NULL), out as there (compute
+ * and HBM busy seconds for the energy model). 0 for no items or a tower
+ * that is not priced (the caller checks model_vision_check first). */
+struct model_media_grid;
+double model_cost_encode(const model_cost *c, const model_vision *v, const struct model_media_grid *g, int32_t items,
+                         int32_t ranks, model_op *ops, int32_t max, int32_t *n_ops, model_iter_cost *out);
+
 const char *model_bound_name(model_bound b);
 const char *model_source_name(model_source s);
 const char *model_op_class_name(model_op_class c);

@@ -121,6 +121,8 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
     c->issued++;
     r->spec = *spec;
     r->client = client;
+    sim_cluster_encode_attach(c, r);
+    spec = &r->spec; /* with its image tokens */
     if (sim_cluster_build_keys(c, r) < 0) {
         sim_workload_release(c->wl, &r->spec);
         req_free(c, r);
@@ -173,7 +175,7 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
         SIM_ASSERT(r->decode_pick >= 0 && r->decode_pick < c->n_back, sim_engine_now(c->eng));
         sim_instance_claim(c->inst[c->back[r->decode_pick]], r);
     }
-    sim_instance_submit(c->inst[k], r);
+    if (!sim_cluster_encode_route(c, r, k)) sim_instance_submit(c->inst[k], r);
     check_queue(c);
 }
 
@@ -581,8 +583,9 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             if (c->inst_pool[i] == attn_pool) sim_instance_set_cost_fn(c->inst[i], sim_af_iteration, c->af);
         c->n_gpus += c->n_ffn_gpus;
     }
+    if ((rc = sim_cluster_encode_init(c, err)) < 0) goto fail;
     if (sc->energy.enabled && (rc = enable_energy(c, err)) < 0) goto fail;
-    if (c->n_back > 0 || c->sharing != SIM_SHARING_NONE) {
+    if (c->n_back > 0 || c->sharing != SIM_SHARING_NONE || c->enc_n > 0) {
         /* The shared network: instances packed onto nodes in pool order;
          * pool sharing adds a host-DRAM tier per node and a remote pool. */
         int gpn = sim_hardware_gpus_per_node(&sc->hardware);
@@ -683,6 +686,7 @@ void sim_cluster_destroy(sim_cluster *c)
     if (c->inst)
         for (int32_t i = 0; i < c->n_inst; i++) sim_instance_destroy(c->inst[i]);
     sim_net_destroy(c->net);
+    sim_cluster_encode_destroy(c);
     sim_af_destroy(c->af);
     if (c->host_tier)
         for (int32_t nd = 0; nd < c->n_nodes; nd++) sim_kvtier_destroy(c->host_tier[nd]);
@@ -901,6 +905,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     if (c->sc.energy.enabled) energy_summary(c, out);
     workers_summary(c, 1, out->sim_time_s, &out->frontend);
     workers_summary(c, 0, out->sim_time_s, &out->detok);
+    sim_cluster_encode_summary(c, out);
     out->load_cv = front_load_cv(c);
     if (c->as) sim_cluster_as_summary(c, out);
     if (c->af) {

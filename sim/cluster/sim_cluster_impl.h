@@ -14,6 +14,7 @@
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "model_layout.h"
+#include "model_vision.h"
 #include "calib_table_cache.h"
 #include "sim_af.h"
 #include "sim_engine.h"
@@ -29,6 +30,7 @@
 #include "sim_session.h"
 #include "sim_session_stats.h"
 #include "sim_workload.h"
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,12 @@ typedef struct {
     double level;              /* tokens now */
     sim_time last;             /* when level was last brought up to date */
 } sim_bucket_state;
+
+/* The vision tower's price for some item count (sim_cluster_encode.c). */
+typedef struct {
+    double s, compute_s, mem_s;    /* seconds; busy seconds for the energy model */
+} sim_enc_price;
+#define SIM_ENC_MEMO 64            /* item counts memoised per pool */
 
 struct sim_cluster {
     sim_scenario sc;
@@ -135,6 +143,21 @@ struct sim_cluster {
      * an autoscaled pool is built at its max and starts with as_initial. */
     struct sim_cluster_as *as;
     int32_t as_initial[SIM_MAX_POOLS];
+    /* workload.images (sim_cluster_encode.c) */
+    int images;                /* requests carry images */
+    model_media_grid media;    /* one item's grid and tokens */
+    sim_lendist *img_count;
+    gsl_rng *img_rng;
+    sim_enc_price enc_memo[SIM_MAX_POOLS + 1][SIM_ENC_MEMO]; /* per pool, then the encode pool; s < 0 = not priced */
+    int32_t enc_n, enc_idle;   /* encode pool GPUs (0 = colocated) and how many are idle */
+    int32_t enc_gpu0;          /* global index of the first encoder GPU */
+    int32_t enc_cost_pool;     /* the pool whose cost model prices the encoders */
+    uint8_t *enc_busy;
+    sim_req_list enc_queue;    /* requests waiting for an encoder (run_link) */
+    double enc_bytes_per_token; /* embedding bytes per image token */
+    int64_t enc_reqs, enc_items, enc_tokens;
+    double enc_s_sum, enc_bytes;
+    sim_time enc_wait_ns, enc_xfer_ns, enc_busy_ns;
 };
 
 /* Ends the run on an allocation failure inside the event loop (the one
@@ -143,6 +166,18 @@ static inline void sim_cluster_oom(sim_cluster *c, const char *what)
 {
     sim_engine_fail(c->eng, SIM_ENOMEM, "out of memory %s", what);
 }
+
+/* sim_cluster_encode.c: validates workload.images against the model and
+ * sets up colocated or pool encoding (after the instances, before the
+ * network: encoders add GPUs); destroy frees it; attach draws a request's
+ * images into its spec; route takes r (bound for front instance k) into the
+ * encode pool and returns 1, or marks it for colocated encoding and returns
+ * 0 (the caller submits it); summary fills out->encode. */
+int sim_cluster_encode_init(sim_cluster *c, sim_err *err);
+void sim_cluster_encode_destroy(sim_cluster *c);
+void sim_cluster_encode_attach(sim_cluster *c, sim_req *r);
+int sim_cluster_encode_route(sim_cluster *c, sim_req *r, int32_t k);
+void sim_cluster_encode_summary(const sim_cluster *c, sim_summary *out);
 
 /* sim_cluster_route.c */
 int sim_cluster_build_keys(sim_cluster *c, sim_req *r); /* SIM_ENOMEM: the run failed */

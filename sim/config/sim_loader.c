@@ -662,6 +662,16 @@ static int check_workload(ctx *c)
                             "prefix.kind %s and workload.sessions exclude each other (sessions build their own "
                             "context chains; set prefix.kind none)", sim_prefix_kind_name(w->prefix.kind));
     }
+    if (sim_images_enabled(&w->images)) {
+        if ((rc = check_len(c, "images.per_request", &w->images.per_request))) return rc;
+        if (w->images.width < 1 || w->images.height < 1)
+            return fail_key(c, w->images.width < 1 ? "workload.images.width" : "workload.images.height",
+                            "images need a width and a height in pixels (>= 1)");
+    } else if (w->images.width || w->images.height || w->images.frames) {
+        return fail_key(c, "workload.images.per_request",
+                        "images.width/height/frames are set but per_request is not (give per_request.value >= 1 "
+                        "or a distribution)");
+    }
     if (w->trace.format == SIM_TRACE_NONE && w->requests == 0 && w->duration_s == 0 && w->sessions.count == 0)
         return fail_key(c, "workload.requests",
                         "requests 0 means the whole trace, but no trace is set and duration_s is 0: "

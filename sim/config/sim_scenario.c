@@ -75,6 +75,10 @@ void sim_scenario_defaults(sim_scenario *sc)
         sd[i]->value = sv[i];
         sd[i]->max = i == 2 ? 3600000 : 131072;
     }
+    /* workload.images (off: per_request fixed at 0). */
+    w->images.per_request = w->output_tokens;
+    w->images.per_request.value = 0;
+    w->images.per_request.max = 1024;
     w->trace.format = SIM_TRACE_NONE;
     w->trace.time_scale = 1.0;
     w->trace.rate_scale = 1.0;

@@ -101,6 +101,18 @@ typedef struct {
     sim_len_dist child_output_tokens;
 } sim_session_cfg;
 
+/* workload.images: image or video inputs of a model with a vision tower
+ * (models/catalog/model_vision.h). On when per_request is given; every
+ * request then carries per_request items of width × height pixels (videos
+ * of `frames` frames when frames > 0), whose tokens the cluster adds to
+ * its prompt and whose encoder pass it prices (deployment.encode). */
+typedef struct {
+    int32_t enabled;                 /* set by the loader when per_request is given */
+    sim_len_dist per_request;        /* images (videos) per request: fixed or a distribution */
+    int32_t width, height;           /* pixels of each item as the processor receives it */
+    int32_t frames;                  /* 0 = images; > 0 = each item a video of this many frames */
+} sim_media_cfg;
+
 typedef struct {
     double ttft_ms, tpot_ms;   /* 0 = no bound on that metric */
     double e2e_ms;             /* end to end (arrival to last token); 0 = no bound */
@@ -147,6 +159,7 @@ typedef struct {
     sim_trace_cfg trace;
     sim_prefix_cfg prefix;
     sim_session_cfg sessions;
+    sim_media_cfg images;
     int32_t n_classes;     /* 0 = one class: the keys above */
     sim_class_cfg classes[SIM_MAX_CLASSES];
     sim_admission_cfg admission;
@@ -362,6 +375,12 @@ typedef struct {
     sim_decode_routing decode_routing; /* pd: how the decode instance is picked */
     sim_decode_pick decode_pick;       /* pd: when the decode instance is picked */
     int32_t af_micro_batches;  /* af: micro-batches in ping-pong between attention and FFN */
+    /* workload.images' encoder: 0 instances = in each instance before the
+     * request's prefill (colocated); > 0 = a pool of that many one-GPU
+     * encoders of encode_gpu ("" = hardware.gpu) whose embeddings travel
+     * the network to the prefill instance (encode -> prefill -> decode). */
+    int32_t encode_instances;
+    char encode_gpu[SIM_NAME_MAX];
 } sim_deploy_cfg;
 
 typedef enum {
@@ -583,6 +602,12 @@ const char *sim_route_policy_name(sim_route_policy p);
 const char *sim_arrival_name(sim_arrival_kind k);
 const char *sim_dist_name(sim_dist_kind k);
 const char *sim_mode_name(sim_deploy_mode m);
+
+/* 1 when workload.images sends images (per_request not fixed at 0). */
+static inline int sim_images_enabled(const sim_media_cfg *m)
+{
+    return !(m->per_request.dist == SIM_DIST_FIXED && m->per_request.value == 0);
+}
 
 /* A class item as the workload's own keys describe it (name "", priority 0,
  * no SLO or bucket of its own). */

@@ -166,6 +166,17 @@ static const sim_schema_field table[] = {
                "A sub-request's own tokens after its parent's context (prompt + answer)."),
     LEN_DIST_D("sessions.child_output_tokens", sessions.child_output_tokens,
                "A sub-request's answer; the answers join the next turn's context."),
+    SEC("workload.images", "Image or video inputs of a model with a vision tower (README \"Multimodal "
+                           "inputs\"): each item's tokens join the prompt and the tower's pass is priced. Off "
+                           "while per_request is fixed at 0."),
+    LEN_DIST_D("images.per_request", images.per_request,
+               "Images (or videos) per request: fixed or a distribution, clamped to [min, max]."),
+    FLD("workload.images.width", SIM_SCHEMA_I32, SC(workload.images.width), IN(1, 65536),
+        "Width in pixels of each image (video frame) as the processor receives it."),
+    FLD("workload.images.height", SIM_SCHEMA_I32, SC(workload.images.height), IN(1, 65536),
+        "Height in pixels of each image (video frame)."),
+    FLD("workload.images.frames", SIM_SCHEMA_I32, SC(workload.images.frames), IN(0, 100000),
+        "0 = each item is an image; > 0 = a video of this many frames (Qwen3-VL's temporal patches)."),
     SEC("workload.admission", "Admission control at the cluster's door: a request it refuses is shed (counted, "
                               "never served)."),
     FLD("workload.admission.rate", SIM_SCHEMA_F64, SC(workload.admission.bucket.rate), GE0,
@@ -226,6 +237,14 @@ static const sim_schema_field table[] = {
         "disaggregated server, Dynamo with vLLM or TensorRT-LLM, vLLM's proxy: the decode request "
         "is sent when the prefill returns) or arrival (SGLang's router and Dynamo with SGLang send "
         "it to both workers at once); the decode instance's load counts it from then."),
+    SEC("deployment.encode", "Where workload.images' vision tower runs: in each instance before the request's "
+                             "prefill (instances 0), or a pool of one-GPU encoders whose embeddings cross the "
+                             "network to the prefill instance (encode -> prefill -> decode)."),
+    FLD("deployment.encode.instances", SIM_SCHEMA_I32, SC(deployment.encode_instances), IN(0, 100000),
+        "Encoder GPUs of the encode pool (0 = colocated: the instance encodes)."),
+    FLD("deployment.encode.gpu", SIM_SCHEMA_STR, SC(deployment.encode_gpu), ANY,
+        "GPU of the encoders (empty = hardware.gpu); some pool must run on it (its cost model prices the "
+        "tower)."),
     FLD("deployment.af_micro_batches", SIM_SCHEMA_I32, SC(deployment.af_micro_batches), IN(1, 64),
         "af: micro-batches in ping-pong between attention and FFN instances."),
     {"deployment.pools", SIM_SCHEMA_LIST, 0, 0, 0, IN(1, SIM_MAX_POOLS), NULL, 0, 0,

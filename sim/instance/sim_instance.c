@@ -476,6 +476,22 @@ static void spec_take(sim_instance *in, sim_lane *ln)
     }
 }
 
+/* Colocated encoding: the vision tower's seconds for the requests of lane
+ * ln's chunks that still owe it (their first chunk), energy included. */
+static double encode_due(sim_instance *in, const sim_lane *ln)
+{
+    double s = 0;
+    for (int32_t i = 0; i < ln->n_chunks; i++) {
+        sim_req *r = ln->chunk_req[i];
+        if (!r->encode_due) continue;
+        double cs = 0, ms = 0, e = in->enc_fn(in->enc_ctx, r, &cs, &ms);
+        r->encode_due = 0;
+        if (in->energy_on) in->energy_busy_s += sim_energy_busy_s(e, cs, ms, in->energy_mem_share);
+        s += e;
+    }
+    return s;
+}
+
 /* Builds and starts lane ln's next iteration if it has work. decode_first
  * (vLLM, Sarathi) gives every decoding request a token and fills the rest
  * of the budget with prefill; prefill_first (SGLang's default) runs a
@@ -532,6 +548,8 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         .decode_ctx_sum = n_dec ? ln->dec_base_sum + ln->dec_n * n : 0,
     };
     sim_time dur;
+    /* The vision tower runs before the forward pass that takes its embeddings. */
+    const double enc_s = in->enc_fn && ln->n_chunks > 0 ? encode_due(in, ln) : 0;
     if (in->n_stages > 1) {
         dur = pipeline_end(in, &b, now) - now;
     } else {
@@ -545,7 +563,7 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         else
             s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, icp);
         if (icp) in->energy_busy_s += sim_energy_busy_s(s, ic.compute_busy_s, ic.mem_busy_s, in->energy_mem_share);
-        dur = (sim_time)(s * 1e9 + 0.5);
+        dur = (sim_time)((s + enc_s) * 1e9 + 0.5);
     }
     if (dur < 1) dur = 1;
     ln->busy = 1;
@@ -863,6 +881,12 @@ int sim_instance_enable_energy(sim_instance *in, double mem_share, sim_err *err)
     in->energy_on = 1;
     in->energy_mem_share = mem_share;
     return SIM_OK;
+}
+
+void sim_instance_set_encoder(sim_instance *in, sim_encode_fn fn, void *ctx)
+{
+    in->enc_fn = fn;
+    in->enc_ctx = ctx;
 }
 
 void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx)

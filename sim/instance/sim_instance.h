@@ -95,6 +95,15 @@ int sim_instance_enable_spec(sim_instance *in, sim_spec *spec, sim_err *err);
  * e.g. attention/FFN disaggregation (sim_af_iteration). */
 void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx);
 
+/* Colocated encoding (workload.images): an iteration holding the first
+ * prefill chunk of a request with r->encode_due set runs the vision tower
+ * for it first, fn(ctx, r, &compute_s, &mem_s) seconds (the busy seconds
+ * for the energy model), added to the iteration; r->encode_due is then
+ * cleared (the embeddings stay cached for a recompute after preemption).
+ * NULL clears it. */
+typedef double (*sim_encode_fn)(void *ctx, const struct sim_req *r, double *compute_s, double *mem_s);
+void sim_instance_set_encoder(sim_instance *in, sim_encode_fn fn, void *ctx);
+
 /* Sets (fn) or clears (NULL) the on_iteration hook, called with the hooks'
  * ctx; without one an iteration's end builds no trace record. */
 void sim_instance_set_iteration_hook(sim_instance *in,

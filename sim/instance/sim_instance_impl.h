@@ -61,6 +61,8 @@ struct sim_instance {
     const model_cost *cost;
     double (*cost_fn)(void *ctx, const model_batch *b);
     void *cost_ctx;
+    sim_encode_fn enc_fn;       /* colocated encoding (NULL = none) */
+    void *enc_ctx;
     sim_metrics *metrics;
     sim_instance_hooks hooks;
 

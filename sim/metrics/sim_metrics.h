@@ -130,6 +130,25 @@ typedef struct {
     double wait_ms, service_ms, utilization;
 } sim_workers_summary;
 
+/* Multimodal inputs (workload.images; filled by the caller, enabled only
+ * with images): what the requests carried, the vision tower's pass per
+ * request with images (its TTFT share), and with an encode pool the wait
+ * for an encoder, the embedding transfer and the encoders' busy share. */
+typedef struct {
+    int32_t enabled;
+    int32_t pool;                  /* 1: an encode pool (deployment.encode.instances > 0); 0: in the instance */
+    int32_t encoders;              /* the encode pool's GPUs */
+    char family[16];               /* the tower's family (model_vision.h) */
+    int64_t tokens_per_item;       /* language-model tokens one image (video) becomes */
+    int64_t requests, items, tokens; /* requests with images encoded, their items and image tokens */
+    double encode_ms;              /* mean encoder pass per request encoded */
+    double wait_ms;                /* pool: mean wait for a free encoder */
+    double transfer_ms;            /* pool: mean embedding transfer to the prefill instance */
+    double embedding_bytes;        /* pool: embedding bytes moved */
+    double utilization;            /* pool: busy share of the encoders over the run */
+    double ttft_share;             /* (encode + wait + transfer) per request / mean TTFT */
+} sim_encode_summary;
+
 /* What the run kept (filled by sim_metrics_summarize). */
 typedef struct {
     int32_t capped;                /* 1 when some requests or samples were not kept */
@@ -197,6 +216,7 @@ typedef struct {
     sim_workers_summary frontend;  /* filled by the caller when some pool has tokenizer_workers */
     sim_workers_summary detok;     /* filled by the caller when some pool has detokenizer_workers */
     sim_autoscale_summary autoscale; /* filled by the caller when some pool autoscales */
+    sim_encode_summary encode;     /* filled by the caller when workload.images is on */
 } sim_summary;
 
 typedef struct sim_metrics sim_metrics;

@@ -168,6 +168,21 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("detokenizer.service_ms", s->detok.service_ms);
         EMIT("detokenizer.utilization", s->detok.utilization);
     }
+    if (s->encode.enabled) {
+        const sim_encode_summary *en = &s->encode;
+        EMIT("encode.pool", en->pool);
+        EMIT("encode.encoders", en->encoders);
+        EMIT("encode.tokens_per_item", en->tokens_per_item);
+        EMIT("encode.requests", en->requests);
+        EMIT("encode.items", en->items);
+        EMIT("encode.tokens", en->tokens);
+        EMIT("encode.encode_ms", en->encode_ms);
+        EMIT("encode.wait_ms", en->wait_ms);
+        EMIT("encode.transfer_ms", en->transfer_ms);
+        EMIT("encode.embedding_bytes", en->embedding_bytes);
+        EMIT("encode.utilization", en->utilization);
+        EMIT("encode.ttft_share", en->ttft_share);
+    }
     if (s->energy.enabled) {
         EMIT("energy.joules", s->energy.joules);
         EMIT("energy.joules_per_output_token", s->energy.joules_per_output_token);
@@ -421,6 +436,26 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_real(f, s->detok.utilization);
         fputs("}", f);
     }
+    /* Only with workload.images, so other runs print what they always printed. */
+    if (s->encode.enabled) {
+        const sim_encode_summary *en = &s->encode;
+        fprintf(f, ",\n  \"encode\": {\"family\": \"%s\", \"pool\": %s, \"encoders\": %d, \"tokens_per_item\": %lld, "
+                   "\"requests\": %lld, \"items\": %lld, \"tokens\": %lld, \"encode_ms\": ",
+                en->family, en->pool ? "true" : "false", (int)en->encoders, (long long)en->tokens_per_item,
+                (long long)en->requests, (long long)en->items, (long long)en->tokens);
+        put_real(f, en->encode_ms);
+        fputs(", \"wait_ms\": ", f);
+        put_real(f, en->wait_ms);
+        fputs(", \"transfer_ms\": ", f);
+        put_real(f, en->transfer_ms);
+        fputs(", \"embedding_bytes\": ", f);
+        put_real(f, en->embedding_bytes);
+        fputs(", \"utilization\": ", f);
+        put_real(f, en->utilization);
+        fputs(", \"ttft_share\": ", f);
+        put_real(f, en->ttft_share);
+        fputs("}", f);
+    }
     /* Only with energy.enabled, so other runs print what they always printed. */
     if (s->energy.enabled) {
         const sim_energy_summary *e = &s->energy;
@@ -656,6 +691,17 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
                 s->frontend.enabled ? "" : "\n", (int)s->detok.workers, (long long)s->detok.jobs,
                 (long long)s->detok.tokens, s->detok.wait_ms,
                 s->detok.service_ms, 100 * s->detok.utilization);
+    if (s->encode.enabled) {
+        const sim_encode_summary *en = &s->encode;
+        fprintf(f, "\nencode     %s tower %s: %lld requests, %lld items x %lld tokens; encoder pass %.3f ms per request",
+                en->family, en->pool ? "in an encode pool" : "in the instance", (long long)en->requests,
+                (long long)en->items, (long long)en->tokens_per_item, en->encode_ms);
+        if (en->pool)
+            fprintf(f, " + wait %.3f ms + embedding transfer %.3f ms (%.3f GB); %d encoders busy %.1f %%",
+                    en->wait_ms, en->transfer_ms, en->embedding_bytes / 1e9, (int)en->encoders,
+                    100 * en->utilization);
+        fprintf(f, "\n           %.1f %% of mean TTFT\n", 100 * en->ttft_share);
+    }
     if (s->energy.enabled) {
         const sim_energy_summary *e = &s->energy;
         const double T = e->span_s > 0 ? e->span_s : 1;

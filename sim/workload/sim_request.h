@@ -83,6 +83,13 @@ struct sim_req {
     int32_t fetch_blocks;    /* cache blocks the fetch brings */
     int32_t fetch_src;       /* pull: front index of the peer; pool: host-tier blocks */
     int32_t fetch_parts;     /* transfers still in flight */
+    /* workload.images: the instance runs the vision tower in the iteration
+     * of its first prefill chunk (colocated encoding); with an encode pool,
+     * the front instance it goes to, the encoder that serves it and when
+     * its wait or transfer began */
+    int32_t encode_due;
+    int32_t enc_target, enc_unit;
+    sim_time enc_t0;
     sim_link run_link;       /* waiting list or running list */
     sim_link pre_link;       /* prefilling list */
     sim_req *free_next;      /* pool free list */

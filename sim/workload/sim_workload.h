@@ -46,6 +46,8 @@ typedef struct {
     int32_t sub;              /* 1 for a sub-request fanned out from turn `turn` */
     int32_t cls;              /* workload.classes index (0 without classes) */
     int32_t priority;         /* its class's priority (0 without classes) */
+    int32_t images;           /* workload.images: items it carries (set by the cluster; 0 = text only) */
+    int32_t image_tokens;     /* their tokens, already counted in input_tokens */
 } sim_request_spec;
 
 typedef struct sim_workload sim_workload;

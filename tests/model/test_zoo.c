@@ -418,9 +418,9 @@ static void test_architectures(void)
             unlink(path);
         }
     }
-    /* Vision towers are ignored with a note. */
+    /* Vision towers are noted with what prices them (model_vision.h). */
     model_spec k = load("moonshotai/Kimi-K2.5");
-    CHECK_CONTAINS(k.notes, "vision tower ignored");
+    CHECK_CONTAINS(k.notes, "vision tower kimi_k25: 27 layers x 1152");
 
     /* Nemotron-H: one block per letter (23 Mamba-2, 6 attention, 23 MoE),
      * relu² experts, shared expert of twice the width. */
@@ -797,7 +797,7 @@ static void test_model_show(void)
     fclose(f);
     CHECK_CONTAINS(buf, "routed experts int4");
     CHECK_CONTAINS(buf, "MLA: 64 heads");
-    CHECK_CONTAINS(buf, "vision tower ignored");
+    CHECK_CONTAINS(buf, "vision tower kimi_k25");
     free(buf);
     /* The CLI: exit codes and JSON. */
     char cmd[2400], tmp[] = "/tmp/servesim-zoo-XXXXXX";

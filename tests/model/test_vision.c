@@ -1,0 +1,198 @@
+/* test_vision — vision towers from the shipped configs: the families read,
+ * image and video token counts by each family's formula (model_vision.h)
+ * worked by hand, towers refused with their reason, and the encoder pass
+ * (model_cost_encode) against the tower's FLOPs counted by hand from the
+ * config and priced over the roofline. */
+#include "model_catalog.h"
+#include "model_cost.h"
+#include "model_vision.h"
+#include "test_util.h"
+
+static model_spec load(const char *name)
+{
+    model_spec m;
+    sim_err e = {""};
+    memset(&m, 0, sizeof m);
+    CHECK_MSG(model_catalog_model(name, &m, &e) == 0, "%s: %s", name, e.msg);
+    return m;
+}
+
+static void test_families(void)
+{
+    model_spec q = load("Qwen/Qwen3-VL-8B-Instruct");
+    const model_vision *v = &q.vision;
+    CHECK(v->family == MODEL_VISION_QWEN3_VL);
+    CHECK(v->layers == 27 && v->hidden == 1152 && v->heads == 16 && v->head_dim == 72 && v->intermediate == 4304);
+    CHECK(v->patch == 16 && v->merge == 2 && v->temporal_patch == 2 && v->in_channels == 3 && !v->gated);
+    CHECK(v->mergers == 4 && v->merger_inter == 4608 && v->out_hidden == 4096); /* 3 DeepStack mergers */
+    CHECK_CONTAINS(q.notes, "vision tower qwen3_vl");
+    model_spec k = load("moonshotai/Kimi-K2.5");
+    CHECK(k.vision.family == MODEL_VISION_KIMI_K25 && k.vision.patch == 14 && k.vision.merge == 2);
+    CHECK(k.vision.out_hidden == 7168 && k.vision.merger_inter == 4608 && k.vision.mergers == 1);
+    model_spec g = load("google/gemma-4-26B-A4B");
+    CHECK(g.vision.family == MODEL_VISION_GEMMA4 && g.vision.gated && g.vision.merge == 3);
+    CHECK(g.vision.max_tokens == 280 && g.vision.head_dim == 72 && g.vision.out_hidden == g.hidden);
+    /* The Qwen3.5 family carries the same tower form (no DeepStack). */
+    model_spec q35 = load("Qwen/Qwen3.5-27B");
+    CHECK(q35.vision.family == MODEL_VISION_QWEN3_VL);
+    sim_err e = {""};
+    CHECK(model_vision_check(&q, "workload.images", &e) == 0);
+}
+
+static void test_refused(void)
+{
+    sim_err e = {""};
+    model_spec l = load("llama-3.1-8b");
+    CHECK(l.vision.family == MODEL_VISION_NONE);
+    CHECK(model_vision_check(&l, "workload.images", &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "workload.images");
+    CHECK_CONTAINS(e.msg, "no vision_config");
+    model_spec mm = load("nvidia/MiniMax-M3-NVFP4");
+    CHECK(mm.vision.family == MODEL_VISION_UNSUPPORTED);
+    CHECK(model_vision_check(&mm, "workload.images", &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "clip_vision_model");
+    CHECK_CONTAINS(mm.notes, "vision tower not priced");
+    /* Video where the config does not say how frames are pooled. */
+    model_spec k = load("moonshotai/Kimi-K2.5");
+    model_media_grid g;
+    CHECK(model_vision_grid(&k.vision, 640, 480, 8, &g, "workload.images", &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "video inputs on the kimi_k25 tower");
+    CHECK(model_vision_grid(&k.vision, 0, 480, 0, &g, "workload.images", &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "width and height");
+}
+
+static void test_token_counts(void)
+{
+    sim_err e = {""};
+    model_media_grid g;
+    model_spec q = load("Qwen/Qwen3-VL-8B-Instruct");
+    /* f = 16 x 2 = 32: 768 and 1024 are multiples: 48 x 64 patches, / 2². */
+    REQUIRE(model_vision_grid(&q.vision, 1024, 768, 0, &g, "x", &e) == 0);
+    CHECK(g.t == 1 && g.h == 48 && g.w == 64 && g.patches == 3072 && g.tokens == 768 && g.seqs == 1 &&
+          g.seq_len == 3072);
+    /* 1000 x 700: nearest multiples of 32 are 992 and 704: 62 x 44 patches. */
+    REQUIRE(model_vision_grid(&q.vision, 1000, 700, 0, &g, "x", &e) == 0);
+    CHECK(g.h == 44 && g.w == 62 && g.patches == 2728 && g.tokens == 682);
+    /* Video: 8 frames of 640 x 480 = ⌈8/2⌉ = 4 temporal patches of 30 x 40. */
+    REQUIRE(model_vision_grid(&q.vision, 640, 480, 8, &g, "x", &e) == 0);
+    CHECK(g.t == 4 && g.h == 30 && g.w == 40 && g.patches == 4800 && g.tokens == 1200 && g.seqs == 4 &&
+          g.seq_len == 1200);
+    REQUIRE(model_vision_grid(&q.vision, 640, 480, 7, &g, "x", &e) == 0); /* padded to 8 frames */
+    CHECK(g.t == 4 && g.tokens == 1200);
+    REQUIRE(model_vision_grid(&q.vision, 10, 10, 0, &g, "x", &e) == 0); /* at least one merged patch */
+    CHECK(g.h == 2 && g.w == 2 && g.tokens == 1);
+    /* Kimi-K2.5: sides padded up to multiples of 14 x 2 = 28: 784 x 1036. */
+    model_spec k = load("moonshotai/Kimi-K2.5");
+    REQUIRE(model_vision_grid(&k.vision, 1024, 768, 0, &g, "x", &e) == 0);
+    CHECK(g.h == 56 && g.w == 74 && g.patches == 4144 && g.tokens == 1036);
+    /* Gemma-4: at most 280·3² patches of 16²: scale sqrt(645120 / 786432) =
+     * 0.9057; 695.6 / 48 -> 14, 927.4 / 48 -> 19 pooled rows and columns. */
+    model_spec gm = load("google/gemma-4-26B-A4B");
+    REQUIRE(model_vision_grid(&gm.vision, 1024, 768, 0, &g, "x", &e) == 0);
+    CHECK(g.h == 42 && g.w == 57 && g.patches == 2394 && g.tokens == 266);
+    REQUIRE(model_vision_grid(&gm.vision, 100, 100, 0, &g, "x", &e) == 0); /* never scaled up */
+    CHECK(g.h == 6 && g.w == 6 && g.tokens == 4);
+    REQUIRE(model_vision_grid(&gm.vision, 8000, 8000, 0, &g, "x", &e) == 0); /* 803.2 / 48 -> 16 each way */
+    CHECK(g.h == 48 && g.w == 48 && g.tokens == 256);
+}
+
+/* The Qwen3-VL-8B tower's FLOPs for n images of grid g, from the config by hand. */
+static void qwen_flops(int n, const model_media_grid *g, double *gemm, double *attn)
+{
+    const double P = (double)n * g->patches, V = (double)n * g->tokens, L = (double)g->seq_len;
+    const double H = 1152, I = 4304, Ly = 27, Mi = 4 * H, out = 4096, mergers = 4;
+    *gemm = 2 * P * H * (3 * 2 * 16 * 16) + Ly * (2 * P * 3 * H * H + 2 * P * H * H + 2 * 2 * P * I * H) +
+            mergers * (2 * V * Mi * Mi + 2 * V * out * Mi);
+    *attn = Ly * 4 * H * L * L * n * g->seqs;
+}
+
+/* One op over the roofline by hand: count × (max(FLOPs / peak, bytes / HBM)
+ * + one launch); a GEMM m×n×k of bf16 weights and activations at the bf16
+ * peak times its tile-wave efficiency (128² output tiles over the SMs). */
+typedef struct {
+    double peak, attn_peak, bw, launch, sms;
+} roof;
+static double gemm_t(const roof *r, double count, double m, double n, double k)
+{
+    double tiles = ceil(m / 128) * ceil(n / 128), waves = ceil(tiles / r->sms);
+    double we = tiles > r->sms ? tiles / (waves * r->sms) : 1;
+    double tc = 2 * m * n * k / (r->peak * we), tm = (n * k + m * k + m * n) * 2 / r->bw;
+    return count * ((tc > tm ? tc : tm) + r->launch);
+}
+static double elem_t(const roof *r, double count, double bytes) { return count * (bytes / r->bw + r->launch); }
+
+static void test_encoder_roofline(void)
+{
+    model_spec m = load("Qwen/Qwen3-VL-8B-Instruct");
+    model_gpu gpu;
+    sim_err e = {""};
+    REQUIRE(model_catalog_gpu("h100-sxm", &gpu, &e) == 0);
+    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16, .gpus_per_node = 8};
+    model_cost *c = NULL;
+    REQUIRE_MSG(model_cost_create(&m, &gpu, &l, &c, &e) == 0, "%s", e.msg);
+    model_media_grid g;
+    REQUIRE_OR(model_vision_grid(&m.vision, 1024, 768, 0, &g, "x", &e) == 0, model_cost_destroy(c); return);
+    model_op ops[64];
+    int32_t n_ops = 0;
+    model_iter_cost ic;
+    const double t4 = model_cost_encode(c, &m.vision, &g, 4, 1, ops, 64, &n_ops, &ic);
+    REQUIRE_OR(n_ops > 10 && n_ops <= 64, model_cost_destroy(c); return);
+    double fl = 0, fl_gemm = 0, fl_attn = 0, sum_t = 0;
+    for (int32_t i = 0; i < n_ops; i++) {
+        fl += ops[i].flops;
+        sum_t += ops[i].time_s;
+        if (ops[i].cls == MODEL_OPC_GEMM) fl_gemm += ops[i].flops;
+        if (ops[i].cls == MODEL_OPC_ATTN) fl_attn += ops[i].flops;
+    }
+    double hg, ha;
+    qwen_flops(4, &g, &hg, &ha);
+    CHECK_MSG(fabs(fl_gemm / hg - 1) < 1e-12, "GEMM FLOPs %.6g, by hand %.6g", fl_gemm, hg);
+    CHECK_MSG(fabs(fl_attn / ha - 1) < 1e-12, "attention FLOPs %.6g, by hand %.6g", fl_attn, ha);
+    CHECK(fabs(fl - hg - ha) < 1e-6 * fl); /* the elementwise ops move bytes only */
+    CHECK_NEAR(sum_t, t4, 1e-12 * t4);
+    CHECK(!strcmp(ic.source, "roofline"));
+    /* Compute-bound: the FLOPs over the derated peaks (GEMMs at eff_gemm,
+     * attention at eff_attn of the bf16 peak), plus what the tile waves,
+     * the HBM-bound norms/activations and the launches add. */
+    const double ideal = hg / (gpu.flops_bf16 * gpu.eff_gemm) + ha / (gpu.flops_bf16 * gpu.eff_attn);
+    printf("Qwen3-VL-8B tower, 4 images 1024x768 on H100: %.3f TFLOP, %.3f ms (FLOPs over the roofline %.3f ms, "
+           "%+.2f %%)\n", (hg + ha) / 1e12, t4 * 1e3, ideal * 1e3, 100 * (t4 / ideal - 1));
+    CHECK(t4 >= ideal);
+    /* Op by op by hand from the config: 12,288 patches (4 x 48 x 64) of
+     * 3·2·16² values, 27 layers of width 1152, 16 heads of 72, MLP 4304;
+     * 4 mergers over 3,072 merged tokens 4608 -> 4608 -> 4096. */
+    const roof r = {gpu.flops_bf16 * gpu.eff_gemm, gpu.flops_bf16 * gpu.eff_attn, gpu.hbm_bw * gpu.eff_mem,
+                    gpu.launch_s, gpu.sms};
+    const double P = 4.0 * 3072, V = 4.0 * 768, H = 1152, I = 4304, Ly = 27, L = 3072;
+    double hand = gemm_t(&r, 1, P, H, 1536);
+    hand += elem_t(&r, 2 * Ly, 2 * P * H * 2);                          /* norm1, norm2 */
+    hand += gemm_t(&r, Ly, P, 3 * H, H) + gemm_t(&r, Ly, P, H, H);      /* qkv, o_proj */
+    const double at_c = 4 * H * L * L * 4 / r.attn_peak, at_m = 4 * 4 * L * H * 2 / r.bw;
+    hand += Ly * ((at_c > at_m ? at_c : at_m) + r.launch);             /* attention, compute-bound */
+    hand += gemm_t(&r, Ly, P, I, H) + elem_t(&r, Ly, 2 * P * I * 2) + gemm_t(&r, Ly, P, H, I); /* MLP */
+    hand += elem_t(&r, 4, 2 * P * H * 2) + gemm_t(&r, 4, V, 4 * H, 4 * H) + elem_t(&r, 4, 2 * V * 4 * H * 2) +
+            gemm_t(&r, 4, V, 4096, 4 * H);                              /* mergers */
+    printf("op by op by hand: %.4f ms, model %.4f ms\n", hand * 1e3, t4 * 1e3);
+    CHECK_MSG(fabs(t4 / hand - 1) < 1e-9, "encoder %.6f ms vs the roofline by hand %.6f ms", t4 * 1e3, hand * 1e3);
+    /* Data-parallel over the instance's GPUs: 4 images on tp 2 = 2 per GPU. */
+    const double t2 = model_cost_encode(c, &m.vision, &g, 2, 1, NULL, 0, NULL, NULL);
+    CHECK_NEAR(model_cost_encode(c, &m.vision, &g, 4, 2, NULL, 0, NULL, NULL), t2, 1e-15);
+    CHECK_NEAR(model_cost_encode(c, &m.vision, &g, 3, 2, NULL, 0, NULL, NULL), t2, 1e-15);
+    CHECK(model_cost_encode(c, &m.vision, &g, 0, 1, NULL, 0, NULL, NULL) == 0);
+    /* Busy seconds for the energy model: the FLOPs at the derated peaks. */
+    CHECK(ic.compute_busy_s > 0.9 * ideal && ic.compute_busy_s <= t4);
+    model_cost_destroy(c);
+}
+
+static const test_case cases[] = {
+    {"families", test_families},
+    {"refused", test_refused},
+    {"token_counts", test_token_counts},
+    {"encoder_roofline", test_encoder_roofline},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    return test_run("test_vision", cases);
+}

@@ -1,0 +1,247 @@
+/* test_encode — multimodal requests end to end (workload.images,
+ * deployment.encode; sim_cluster_encode.c).
+ *
+ * Colocated: one Qwen3-VL-8B request with two 1024 x 768 images (2 x 768
+ * tokens) against the same request sent as text of the same total length:
+ * its first token comes later by exactly the tower's pass, which is
+ * model_cost_encode's price for two images on that GPU, and nothing else
+ * moves. Encode pool (E -> P -> D): the encoder on a node of its own, so
+ * the embeddings (1,536 tokens x 4096 x 2 bytes) cross the NIC: the
+ * transfer is the network latency plus bytes over the NIC by hand, the
+ * request reaches its prefill instance encode + transfer later, and the
+ * pool's busy share is that encode over the run. Refusals: images on a
+ * text-only model, on an unpriced tower, video on a tower without frame
+ * pooling, an encode pool without images or on a GPU no pool runs, energy
+ * with a pool, pipeline stages with colocated encoding, and the loader's
+ * key checks. */
+#include "model_cost.h"
+#include "model_vision.h"
+#include "sim_cluster.h"
+#include "sim_loader.h"
+#include "test_util.h"
+#include "test_cluster_util.h"
+
+static void vl_scenario(sim_scenario *sc, int images, int text_tokens)
+{
+    sim_scenario_defaults(sc);
+    snprintf(sc->model, sizeof sc->model, "Qwen/Qwen3-VL-8B-Instruct");
+    snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "h100-sxm");
+    snprintf(sc->hardware.perf_db, sizeof sc->hardware.perf_db, "none");
+    sc->workload.requests = 1;
+    sc->workload.input_tokens.dist = SIM_DIST_FIXED;
+    sc->workload.input_tokens.value = text_tokens;
+    sc->workload.output_tokens.dist = SIM_DIST_FIXED;
+    sc->workload.output_tokens.value = 4;
+    if (images > 0) {
+        sc->workload.images.per_request.dist = SIM_DIST_FIXED;
+        sc->workload.images.per_request.value = images;
+        sc->workload.images.width = 1024;
+        sc->workload.images.height = 768;
+    }
+    sc->deployment.pools[0].instances = 1;
+    sc->deployment.pools[0].scheduler.chunk_tokens = 8192;
+    sc->deployment.pools[0].scheduler.max_batched_tokens = 8192;
+}
+
+/* The tower's seconds for n images of 1024 x 768 on one H100. */
+static double tower_s(int n)
+{
+    model_spec m;
+    model_gpu g;
+    sim_err e = {""};
+    memset(&m, 0, sizeof m);
+    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16, .gpus_per_node = 8};
+    model_cost *c = NULL;
+    model_media_grid grid;
+    if (model_catalog_model("Qwen/Qwen3-VL-8B-Instruct", &m, &e) || model_catalog_gpu("h100-sxm", &g, &e) ||
+        model_cost_create(&m, &g, &l, &c, &e) || model_vision_grid(&m.vision, 1024, 768, 0, &grid, "x", &e)) {
+        CHECK_MSG(0, "tower: %s", e.msg);
+        model_cost_destroy(c);
+        return -1;
+    }
+    double s = model_cost_encode(c, &m.vision, &grid, n, 1, NULL, 0, NULL, NULL);
+    model_cost_destroy(c);
+    return s;
+}
+
+static void test_colocated_ttft(void)
+{
+    sim_scenario sc;
+    run_result a, b;
+    vl_scenario(&sc, 2, 500);
+    if (run(&sc, &a)) return;
+    vl_scenario(&sc, 0, 500 + 2 * 768);
+    if (run(&sc, &b)) {
+        free(a.recs);
+        return;
+    }
+    REQUIRE_OR(a.n == 1 && b.n == 1, free(a.recs); free(b.recs); return);
+    const double enc = tower_s(2);
+    const sim_encode_summary *en = &a.sum.encode;
+    CHECK(en->enabled && !en->pool && en->requests == 1 && en->items == 2 && en->tokens == 1536 &&
+          en->tokens_per_item == 768 && !strcmp(en->family, "qwen3_vl"));
+    CHECK(!b.sum.encode.enabled);
+    CHECK(a.recs[0].input_tokens == 2036 && b.recs[0].input_tokens == 2036);
+    CHECK_NEAR(en->encode_ms, enc * 1e3, 1e-9);
+    /* The first iteration (the whole prompt) takes the tower's pass longer:
+     * within the two iterations' rounding to whole ns. */
+    const sim_time dt = (a.recs[0].first_token - a.recs[0].arrival) - (b.recs[0].first_token - b.recs[0].arrival);
+    const sim_time want = (sim_time)(enc * 1e9 + 0.5);
+    CHECK_MSG(llabs(dt - want) <= 1, "TTFT grew by %lld ns, the tower takes %lld ns", (long long)dt,
+              (long long)want);
+    CHECK(a.recs[0].first_scheduled - a.recs[0].arrival == b.recs[0].first_scheduled - b.recs[0].arrival);
+    CHECK(a.recs[0].finish - a.recs[0].first_token == b.recs[0].finish - b.recs[0].first_token);
+    CHECK_NEAR(en->ttft_share, en->encode_ms / a.sum.ttft_ms.mean, 1e-12);
+    printf("colocated: TTFT %.3f ms with two images, %.3f ms as text; tower %.3f ms\n", a.sum.ttft_ms.mean,
+           b.sum.ttft_ms.mean, enc * 1e3);
+    char *js = test_summary_json(&a.sum);
+    CHECK(js && strstr(js, "\"encode\": {\"family\": \"qwen3_vl\", \"pool\": false"));
+    free(js);
+    free(a.recs);
+    free(b.recs);
+}
+
+static void pd_scenario(sim_scenario *sc, int images, int text_tokens, int encoders)
+{
+    vl_scenario(sc, images, text_tokens);
+    sc->hardware.gpus_per_node = 2;
+    sc->network.nic_gbps = 400;
+    sc->network.latency_us = 5;
+    sc->deployment.mode = SIM_MODE_PD;
+    sc->deployment.n_pools = 2;
+    sc->deployment.pools[1] = sc->deployment.pools[0];
+    sc->deployment.pools[0].role = SIM_ROLE_PREFILL;
+    sc->deployment.pools[1].role = SIM_ROLE_DECODE;
+    sc->deployment.encode_instances = encoders;
+}
+
+static void test_epd_transfer(void)
+{
+    sim_scenario sc;
+    run_result a, b;
+    /* Prefill GPU 0 and decode GPU 1 on node 0, the encoder GPU 2 on node 1. */
+    pd_scenario(&sc, 2, 500, 1);
+    if (run(&sc, &a)) return;
+    pd_scenario(&sc, 0, 500 + 2 * 768, 0);
+    if (run(&sc, &b)) {
+        free(a.recs);
+        return;
+    }
+    REQUIRE_OR(a.n == 1 && b.n == 1, free(a.recs); free(b.recs); return);
+    const sim_encode_summary *en = &a.sum.encode;
+    CHECK(en->enabled && en->pool && en->encoders == 1 && en->requests == 1 && en->wait_ms == 0);
+    CHECK(a.sum.n_gpus == 3 && b.sum.n_gpus == 2);
+    const double bytes = 1536.0 * 4096 * 2;
+    CHECK_NEAR(en->embedding_bytes, bytes, 1e-3);
+    /* Alone on the NIC (400 Gb/s = 50 GB/s): 5 us + ⌈bytes / 50 GB/s⌉ ns. */
+    const sim_time xfer = 5000 + (sim_time)ceil(bytes * 1e9 / 50e9);
+    CHECK_NEAR(en->transfer_ms, xfer * 1e-6, 1e-9);
+    const double enc = tower_s(2);
+    CHECK_NEAR(en->encode_ms, enc * 1e3, 1e-9);
+    const sim_time svc = (sim_time)(enc * 1e9 + 0.5);
+    /* The prefill instance sees the request encode + transfer later; the
+     * prefill, KV move and decode after it are the text request's. */
+    const sim_time dq = (a.recs[0].first_scheduled - a.recs[0].arrival) - (b.recs[0].first_scheduled - b.recs[0].arrival);
+    CHECK_MSG(dq == svc + xfer, "reached the prefill %lld ns later, encode %lld + transfer %lld", (long long)dq,
+              (long long)svc, (long long)xfer);
+    CHECK(a.recs[0].first_token - a.recs[0].first_scheduled == b.recs[0].first_token - b.recs[0].first_scheduled);
+    CHECK(a.recs[0].finish - a.recs[0].first_token == b.recs[0].finish - b.recs[0].first_token);
+    CHECK(a.recs[0].kv_bytes == b.recs[0].kv_bytes && a.recs[0].kv_bytes > 0);
+    CHECK_NEAR(en->utilization, svc * 1e-9 / a.sum.sim_time_s, 1e-12);
+    printf("E->P->D: encode %.3f ms, embeddings %.1f MB over the NIC %.4f ms\n", en->encode_ms, bytes / 1e6,
+           en->transfer_ms);
+    free(a.recs);
+    free(b.recs);
+}
+
+/* The pool under load: a second request waits for the one encoder. */
+static void test_pool_queue(void)
+{
+    sim_scenario sc;
+    run_result a;
+    pd_scenario(&sc, 1, 100, 1);
+    sc.workload.requests = 2;
+    sc.workload.arrival.process = SIM_ARRIVAL_CONSTANT;
+    sc.workload.arrival.rate = 1e6; /* 1 us apart */
+    if (run(&sc, &a)) return;
+    const double enc = tower_s(1);
+    const sim_encode_summary *en = &a.sum.encode;
+    CHECK(en->requests == 2 && en->items == 2);
+    /* The second waits the first's encode less the 1 us between them. */
+    CHECK_NEAR(en->wait_ms, ((sim_time)(enc * 1e9 + 0.5) - 1000) * 1e-6 / 2, 1e-6);
+    free(a.recs);
+}
+
+static void refuse(sim_scenario *sc, const char *a, const char *b)
+{
+    sim_err err = {{0}};
+    sim_cluster *c = NULL;
+    int rc = sim_cluster_create(sc, &c, &err);
+    CHECK_MSG(rc == SIM_EINVAL && c == NULL, "expected a refusal mentioning %s", a);
+    CHECK_CONTAINS(err.msg, a);
+    if (b) CHECK_CONTAINS(err.msg, b);
+    sim_cluster_destroy(c);
+}
+
+static void test_refused(void)
+{
+    sim_scenario sc;
+    vl_scenario(&sc, 1, 100);
+    snprintf(sc.model, sizeof sc.model, "llama-3.1-8b");
+    refuse(&sc, "workload.images", "no vision_config");
+    vl_scenario(&sc, 1, 100);
+    snprintf(sc.model, sizeof sc.model, "nvidia/MiniMax-M3-NVFP4");
+    snprintf(sc.hardware.gpu, sizeof sc.hardware.gpu, "b200");
+    sc.deployment.pools[0].parallel.tp = 8;
+    refuse(&sc, "workload.images", "clip_vision_model");
+    vl_scenario(&sc, 1, 100);
+    snprintf(sc.model, sizeof sc.model, "nvidia/Kimi-K2.5-NVFP4");
+    snprintf(sc.hardware.gpu, sizeof sc.hardware.gpu, "b200");
+    sc.deployment.pools[0].parallel.tp = 8;
+    sc.workload.images.frames = 16;
+    refuse(&sc, "workload.images", "video inputs on the kimi_k25 tower");
+    vl_scenario(&sc, 0, 100);
+    sc.deployment.encode_instances = 2;
+    refuse(&sc, "deployment.encode.instances", "needs image inputs");
+    vl_scenario(&sc, 1, 100);
+    sc.deployment.encode_instances = 2;
+    snprintf(sc.deployment.encode_gpu, sizeof sc.deployment.encode_gpu, "b200");
+    refuse(&sc, "deployment.encode.gpu", "runs no pool");
+    vl_scenario(&sc, 1, 100);
+    sc.deployment.encode_instances = 1;
+    sc.energy.enabled = 1;
+    refuse(&sc, "energy.enabled", "encode pool");
+    vl_scenario(&sc, 1, 100);
+    sc.deployment.pools[0].parallel.pp = 2;
+    refuse(&sc, "deployment.pools.0.parallel.pp", "pipeline stages");
+    /* The loader's own checks, with key paths. */
+    const char *bad[][2] = {
+        {"model: Qwen/Qwen3-VL-8B-Instruct\nworkload: {images: {width: 640, height: 480}}\n",
+         "workload.images.per_request"},
+        {"model: Qwen/Qwen3-VL-8B-Instruct\nworkload: {images: {per_request: {value: 2}}}\n",
+         "workload.images.width"},
+        {"model: Qwen/Qwen3-VL-8B-Instruct\nworkload: {images: {per_request: {value: 2}, width: 0, height: 4}}\n",
+         "workload.images.width"},
+        {"model: Qwen/Qwen3-VL-8B-Instruct\ndeployment: {encode: {instances: -1}}\n", "deployment.encode.instances"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sim_scenario s2;
+        sim_err e = {""};
+        CHECK_MSG(sim_loader_load_string(bad[i][0], strlen(bad[i][0]), "t.yaml", NULL, 0, &s2, &e) < 0,
+                  "accepted: %s", bad[i][0]);
+        CHECK_CONTAINS(e.msg, bad[i][1]);
+    }
+}
+
+static const test_case cases[] = {
+    {"colocated_ttft", test_colocated_ttft},
+    {"epd_transfer", test_epd_transfer},
+    {"pool_queue", test_pool_queue},
+    {"refused", test_refused},
+};
+
+int main(int argc, char **argv)
+{
+    argc = test_args(argc, argv);
+    return test_run("test_encode", cases);
+}
