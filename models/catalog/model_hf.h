@@ -9,7 +9,7 @@
  * model_hf_load also reads the ModelOpt quantisation file beside the config
  * (hf_quant_config.json beside config.json, <stem>.hf_quant.json beside
  * <stem>.json). The checkpoint's quantisation sets the weight formats
- * (model_hf_quant.h); what is left out (vision towers, MTP layers) is noted
+ * (model_hf_quant.h); what is left out (MTP layers) is noted; a vision tower is read by model_vision.h
  * in the model's notes. Errors name the file and the key. Fills a
  * caller-owned struct. */
 #ifndef MODEL_HF_H
