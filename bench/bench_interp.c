@@ -7,8 +7,11 @@
  * built as a deployment of each engine gets them (harness dumps: no
  * engine). Prints
  * per (dump, engine, family) the number of held-out points, the median and
- * the 90th percentile of |predicted / measured − 1|. Usage:
- *   bench_interp [DUMP...] */
+ * the 90th percentile of |predicted / measured − 1|; with --series, also
+ * one line per series (op, dtype, points, the RMS relative error of its
+ * fitted floor + rate model, which prices shapes outside the grid, and its
+ * held-out error). Usage:
+ *   bench_interp [--series] [DUMP...] */
 #include "calib_db.h"
 #include "calib_table.h"
 
@@ -88,7 +91,7 @@ static int gpu_cb(void *vctx, int64_t gpu_id, const calib_gpu_id *id, int64_t n_
     return 0;
 }
 
-static int bench_dump(const char *path)
+static int bench_dump(const char *path, int per_series)
 {
     sim_err err = {{0}};
     calib_db *db = NULL;
@@ -119,7 +122,8 @@ static int bench_dump(const char *path)
                 const calib_series *s = calib_table_series_at(t, i);
                 calib_op op;
                 calib_series_info in;
-                calib_series_describe(s, &op, NULL, &in);
+                const char *dtype = NULL;
+                calib_series_describe(s, &op, &dtype, &in);
                 /* Only the engine's own rows (the fastest kernel of all
                  * where it has none would be counted again per engine). */
                 if (eng && strncmp(in.kernels, eng, strlen(eng))) continue;
@@ -128,6 +132,14 @@ static int bench_dump(const char *path)
                 double *v = malloc((size_t)n * sizeof *v);
                 if (!v) continue;
                 calib_series_holdout(s, v, n);
+                if (per_series) {
+                    gsl_sort(v, 1, (size_t)n);
+                    printf("%-36s %-7s series %-18s %-18s %7lld points  fit rms %6.2f %%  held out %7lld  median "
+                           "%5.2f %%  p90 %6.2f %%\n",
+                           path, eng ? eng : "-", calib_op_name(op), dtype, (long long)in.n_points, 100 * in.rms_rel,
+                           (long long)n, 100 * gsl_stats_median_from_sorted_data(v, 1, (size_t)n),
+                           100 * gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.9));
+                }
                 vec_push(&fam[family_of(op)], v, (size_t)n);
                 free(v);
             }
@@ -168,9 +180,9 @@ static int list_dumps(const char *dir, const char *suffix, char **out, int max)
 
 int main(int argc, char **argv)
 {
-    int rc = 0;
-    if (argc > 1) {
-        for (int i = 1; i < argc; i++) rc |= bench_dump(argv[i]) < 0;
+    int rc = 0, per_series = argc > 1 && !strcmp(argv[1], "--series"), first = 1 + per_series;
+    if (argc > first) {
+        for (int i = first; i < argc; i++) rc |= bench_dump(argv[i], per_series) < 0;
         return rc;
     }
     char *dumps[64];
@@ -181,7 +193,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int i = 0; i < n; i++) {
-        rc |= bench_dump(dumps[i]) < 0;
+        rc |= bench_dump(dumps[i], per_series) < 0;
         free(dumps[i]);
     }
     return rc;

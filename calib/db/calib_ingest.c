@@ -109,10 +109,10 @@ static const char *rs(row_rd *r, const char *col)
     return r->rc == 0 ? s : "";
 }
 
-/* Element size of a collective's dtype. */
-static int64_t elem_bytes(const char *dtype)
+/* Bytes of a collective's message of `count` elements of dtype. */
+static int64_t message_bytes(long count, const char *dtype)
 {
-    return calib_dtype_bytes(dtype);
+    return (int64_t)llround((double)count * calib_dtype_bytes(dtype));
 }
 
 /* Fills p from the current row; 1 = a point, 0 = row skipped, < 0 error. */
@@ -154,7 +154,7 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
         else if (strcmp(op, "alltoall") == 0 || strcmp(op, "all_to_all") == 0) p->op = CALIB_OP_ALLTOALL;
         else return 0;
         snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(cdt));
-        s->bytes = rl(&r, "message_size") * elem_bytes(dt);
+        s->bytes = message_bytes(rl(&r, "message_size"), dt);
         s->ranks = rl(&r, "num_gpus");
         break;
     }

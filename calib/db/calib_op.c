@@ -152,12 +152,45 @@ static double gdn_conv_channels(const calib_shape *s)
     return 2.0 * (double)s->kv_heads * (double)s->groups + (double)s->heads * (double)s->head_dim;
 }
 
-int32_t calib_dtype_bytes(const char *dtype)
+/* The 4-bit formats as the tables and the harness name them, with their
+ * block scales (bytes per value, scales amortised):
+ *   nvfp4             E2M1 values + one E4M3 scale per 16 (NVIDIA's NVFP4;
+ *                     the fp32 per-tensor scale is negligible): 0.5 + 1/16;
+ *                     its GEMMs quantise the activations to NVFP4 too (W4A4)
+ *   mxfp4             E2M1 + one E8M0 scale per 32 (OCP Microscaling
+ *                     Formats v1.0): 0.5 + 1/32
+ *   w4a16_mxfp4       mxfp4 weights, bf16 activations
+ *   w4a8_mxfp4_mxfp8  mxfp4 weights, MXFP8 activations (1 + 1/32)
+ *   int4_wo / int4*   int4 weights with one fp16 scale per group of 128
+ *                     along k (AWQ's and GPTQ's default group size, as
+ *                     TensorRT-LLM's W4A16 AWQ and vLLM's Marlin run
+ *                     them): 0.5 + 2/128; bf16 activations
+ *   w4afp8            TensorRT-LLM's W4A8 AWQ: int4 weights, groups of 128,
+ *                     fp8 activations */
+#define NVFP4_BYTES (0.5 + 1.0 / 16.0)
+#define MXFP4_BYTES (0.5 + 1.0 / 32.0)
+#define MXFP8_ACT_BYTES (1.0 + 1.0 / 32.0)
+#define INT4_G128_BYTES (0.5 + 2.0 / 128.0)
+
+double calib_dtype_bytes(const char *dtype)
 {
+    if (strcmp(dtype, "nvfp4") == 0) return NVFP4_BYTES;
+    if (strcmp(dtype, "mxfp4") == 0 || strcmp(dtype, "w4a16_mxfp4") == 0 || strcmp(dtype, "w4a8_mxfp4_mxfp8") == 0)
+        return MXFP4_BYTES;
+    if (strncmp(dtype, "int4", 4) == 0 || strcmp(dtype, "w4afp8") == 0) return INT4_G128_BYTES;
     /* fp8, fp8_block, fp8/… (a KV dtype after the slash), mxfp8, int8 */
     if (strncmp(dtype, "fp8", 3) == 0 || strcmp(dtype, "mxfp8") == 0 || strcmp(dtype, "int8") == 0) return 1;
     if (strcmp(dtype, "fp32") == 0) return 4;
     return 2;
+}
+
+double calib_dtype_act_bytes(const char *dtype)
+{
+    if (strcmp(dtype, "nvfp4") == 0) return NVFP4_BYTES;
+    if (strcmp(dtype, "w4a8_mxfp4_mxfp8") == 0) return MXFP8_ACT_BYTES;
+    if (strcmp(dtype, "w4afp8") == 0) return 1;
+    if (strcmp(dtype, "mxfp4") == 0 || strcmp(dtype, "w4a16_mxfp4") == 0 || strncmp(dtype, "int4", 4) == 0) return 2;
+    return calib_dtype_bytes(dtype);
 }
 
 double calib_op_flops(calib_op op, const calib_shape *s)
@@ -202,17 +235,19 @@ double calib_op_flops(calib_op op, const calib_shape *s)
 
 double calib_op_bytes(calib_op op, const char *dtype, const calib_shape *s)
 {
-    return calib_op_bytes_e(op, calib_dtype_bytes(dtype), s);
+    return calib_op_bytes_e(op, calib_dtype_bytes(dtype), calib_dtype_act_bytes(dtype), s);
 }
 
-double calib_op_bytes_e(calib_op op, int32_t elem_bytes, const calib_shape *s)
+double calib_op_bytes_e(calib_op op, double elem_bytes, double act_bytes, const calib_shape *s)
 {
-    double e = (double)elem_bytes, m = (double)s->m, n = (double)s->n, k = (double)s->k;
+    /* e: a stored operand's (weights, KV) bytes per value; a: a GEMM's
+     * activations' (the same but for the 4-bit weight formats). */
+    double e = elem_bytes, a = act_bytes, m = (double)s->m, n = (double)s->n, k = (double)s->k;
     double d = (double)s->head_dim, b = (double)s->batch;
     switch (op) {
-    case CALIB_OP_GEMM: return (m * k + k * n) * e + m * n * 2.0; /* output bf16 */
+    case CALIB_OP_GEMM: return m * k * a + k * n * e + m * n * 2.0; /* output bf16 */
     case CALIB_OP_GROUPED_CONTIG:
-    case CALIB_OP_GROUPED_MASKED: return (double)s->groups * ((m * k + k * n) * e + m * n * e);
+    case CALIB_OP_GROUPED_MASKED: return (double)s->groups * (m * k * a + k * n * e + m * n * a);
     case CALIB_OP_ATTN_PREFILL:
         return b * (2.0 * m * (double)s->heads * d + 2.0 * ((double)s->ctx + m) * (double)s->kv_heads * d) * e;
     case CALIB_OP_ATTN_DECODE:
@@ -246,7 +281,7 @@ double calib_op_bytes_e(calib_op op, int32_t elem_bytes, const calib_shape *s)
     case CALIB_OP_DSA_DECODE: return b * ((double)s->ctx * (MLA_LATENT + MLA_ROPE) + heads_per_rank(s) * 2.0 * MLA_LATENT) * e;
     case CALIB_OP_MLA_BMM_PRE:
     case CALIB_OP_MLA_BMM_POST:
-        return ((double)s->heads * MLA_LATENT * MLA_V + m * (double)s->heads * (MLA_LATENT + MLA_V)) * e;
+        return (double)s->heads * MLA_LATENT * MLA_V * e + m * (double)s->heads * (MLA_LATENT + MLA_V) * a;
     case CALIB_OP_GDN_PREFILL:
     case CALIB_OP_GDN_DECODE: {
         double tok = m > 0 ? m : b, hk = (double)(s->groups > 0 ? s->groups : s->head_dim);
@@ -338,13 +373,14 @@ int calib_decode_has_empty_split(const calib_shape *s, int32_t page, int32_t spl
 }
 
 /* Dense peaks and HBM bandwidth from gpu-specs.md, by a substring of the
- * device name (the first match wins: GB200 before B200). */
+ * device name (the first match wins: GB200 before B200); fp4 0 before
+ * Blackwell (B300: the low end of its 13,000–15,000 TFLOP/s). */
 static const struct {
     const char *key;
-    double bf16, fp8, bw;
-} calib_peaks[] = {{"A100", 312e12, 0, 2.04e12},       {"H100", 989.4e12, 1979e12, 3.35e12},
-                   {"H200", 989.4e12, 1979e12, 4.8e12}, {"GB200", 2500e12, 5000e12, 8e12},
-                   {"B200", 2250e12, 4500e12, 8e12},    {"B300", 2250e12, 4500e12, 8e12}};
+    double bf16, fp8, fp4, bw;
+} calib_peaks[] = {{"A100", 312e12, 0, 0, 2.04e12},          {"H100", 989.4e12, 1979e12, 0, 3.35e12},
+                   {"H200", 989.4e12, 1979e12, 0, 4.8e12},   {"GB200", 2500e12, 5000e12, 10000e12, 8e12},
+                   {"B200", 2250e12, 4500e12, 9000e12, 8e12}, {"B300", 2250e12, 4500e12, 13000e12, 8e12}};
 
 static int calib_peak_index(const char *device)
 {
@@ -357,9 +393,14 @@ double calib_peak_flops(const char *device, const char *dtype)
 {
     int i = calib_peak_index(device);
     if (i < 0) return 0.0;
-    if (strcmp(dtype, "fp8") == 0 || strcmp(dtype, "mxfp8") == 0) return calib_peaks[i].fp8;
+    if (strcmp(dtype, "fp8") == 0 || strcmp(dtype, "mxfp8") == 0 || strcmp(dtype, "w4a8_mxfp4_mxfp8") == 0 ||
+        strcmp(dtype, "w4afp8") == 0)
+        return calib_peaks[i].fp8;
+    if (strcmp(dtype, "nvfp4") == 0) return calib_peaks[i].fp4;
     if (strcmp(dtype, "fp32") == 0) return calib_peaks[i].bf16 / 2.0; /* tf32-class: only a bound */
-    if (strcmp(dtype, "bf16") == 0) return calib_peaks[i].bf16;
+    /* bf16, and the weight-only 4-bit formats (dequantised to bf16 in the mainloop) */
+    if (strcmp(dtype, "bf16") == 0 || strcmp(dtype, "w4a16_mxfp4") == 0 || strncmp(dtype, "int4", 4) == 0)
+        return calib_peaks[i].bf16;
     return 0.0;
 }
 

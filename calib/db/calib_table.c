@@ -17,7 +17,7 @@ struct calib_series {
     calib_op op;
     int32_t slot;                       /* its index in the table (memo brackets) */
     char dtype[CALIB_DTYPE_MAX];
-    int32_t elem_bytes;                 /* calib_dtype_bytes(dtype) */
+    double elem_bytes, act_bytes;       /* calib_dtype_bytes / calib_dtype_act_bytes (dtype) */
     char kernels[96];
     int32_t sms;
     int32_t nax;
@@ -68,7 +68,7 @@ static void regressors(const calib_series *s, const calib_shape *sh, double x[3]
 {
     x[0] = 1.0;
     x[1] = calib_op_flops(s->op, sh) / wave_eff(s, sh);
-    x[2] = calib_op_bytes_e(s->op, s->elem_bytes, sh);
+    x[2] = calib_op_bytes_e(s->op, s->elem_bytes, s->act_bytes, sh);
 }
 
 double calib_series_model(const calib_series *s, const calib_shape *sh)
@@ -219,7 +219,7 @@ static int series_make(calib_series *s, calib_point *pts, size_t n, const char *
     memset(s, 0, sizeof *s);
     s->op = pts[0].op;
     snprintf(s->dtype, sizeof s->dtype, "%s", pts[0].dtype);
-    s->elem_bytes = calib_dtype_bytes(s->dtype);
+    s->elem_bytes = calib_dtype_bytes(s->dtype), s->act_bytes = calib_dtype_act_bytes(s->dtype);
     s->sms = sms;
     /* Engine rows first when the engine has any for this op and dtype. */
     size_t keep = n;

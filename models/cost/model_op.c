@@ -225,6 +225,7 @@ const char *model_op_field_name(model_op_field f)
 
 typedef struct {
     double wbytes;   /* bytes per weight value, scales included */
+    double abytes;   /* bytes per activation value the mainloop reads, scales included */
     double peak;     /* tensor-core FLOP/s the GEMM runs at */
     int quant_acts;  /* activations quantised on the fly */
 } op_fmt;
@@ -232,7 +233,8 @@ typedef struct {
 static int is(const char *a, const char *b) { return a && !strcasecmp(a, b); }
 
 /* GEMM formats (model_op_resolved.fmt). */
-enum { FMT_BF16 = 0, FMT_FP8, FMT_FP8_BLOCK, FMT_NVFP4, FMT_W4A8, FMT_W4A16, FMT_INT8_WO, FMT_W8A8, FMT_FP32 };
+enum { FMT_BF16 = 0, FMT_FP8, FMT_FP8_BLOCK, FMT_NVFP4, FMT_W4A8, FMT_W4A16, FMT_INT8_WO, FMT_W8A8, FMT_FP32,
+       FMT_INT4_WO };
 
 static int fmt_index(const char *dt)
 {
@@ -243,7 +245,8 @@ static int fmt_index(const char *dt)
     if (is(dt, "fp8_block")) return FMT_FP8_BLOCK;
     if (is(dt, "nvfp4")) return FMT_NVFP4;
     if (is(dt, "w4a8_mxfp4_mxfp8")) return FMT_W4A8;
-    if (is(dt, "w4a16_mxfp4") || is(dt, "int4_wo")) return FMT_W4A16;
+    if (is(dt, "w4a16_mxfp4")) return FMT_W4A16;
+    if (is(dt, "int4_wo")) return FMT_INT4_WO;
     if (is(dt, "int8_wo")) return FMT_INT8_WO;
     if (is(dt, "sq") || is(dt, "int8")) return FMT_W8A8;
     if (is(dt, "float") || is(dt, "fp32")) return FMT_FP32;
@@ -255,18 +258,25 @@ static int fmt_of(const model_gpu *g, int fmt, op_fmt *f)
     double p16 = g->flops_bf16, p8 = g->flops_fp8 > 0 ? g->flops_fp8 : p16;
     double p4 = g->flops_fp4 > 0 ? g->flops_fp4 : p8;
     memset(f, 0, sizeof *f);
+    /* 4-bit formats with their block scales: NVFP4 an E4M3 scale per 16
+     * values (its GEMMs quantise the activations to NVFP4 as well), MXFP4 an
+     * E8M0 scale per 32 (OCP MX v1.0; W4A8 against MXFP8 activations, also
+     * an E8M0 per 32), int4 weight-only an fp16 scale per group of 128
+     * (AWQ/GPTQ's default, TensorRT-LLM's W4A16 AWQ). */
     switch (fmt) {
     case FMT_BF16: f->wbytes = 2, f->peak = p16; break;
     case FMT_FP8: f->wbytes = 1, f->peak = p8, f->quant_acts = 1; break;
     case FMT_FP8_BLOCK: f->wbytes = 1 + 4.0 / 128, f->peak = p8, f->quant_acts = 1; break;
-    case FMT_NVFP4: f->wbytes = 0.5 + 1.0 / 16, f->peak = p4, f->quant_acts = 1; break;
-    case FMT_W4A8: f->wbytes = 0.5 + 1.0 / 32, f->peak = p8, f->quant_acts = 1; break;
+    case FMT_NVFP4: f->wbytes = f->abytes = 0.5 + 1.0 / 16, f->peak = p4, f->quant_acts = 1; break;
+    case FMT_W4A8: f->wbytes = 0.5 + 1.0 / 32, f->abytes = 1 + 1.0 / 32, f->peak = p8, f->quant_acts = 1; break;
     case FMT_W4A16: f->wbytes = 0.5 + 1.0 / 32, f->peak = p16; break; /* dequantised to bf16 in the mainloop */
+    case FMT_INT4_WO: f->wbytes = 0.5 + 2.0 / 128, f->peak = p16; break;
     case FMT_INT8_WO: f->wbytes = 1, f->peak = p16; break;
     case FMT_W8A8: f->wbytes = 1, f->peak = p8, f->quant_acts = 1; break; /* SmoothQuant W8A8: int8 tensor cores */
     case FMT_FP32: f->wbytes = 4, f->peak = g->flops_fp32 > 0 ? g->flops_fp32 : p16 / 16; break;
     default: return -1;
     }
+    if (f->abytes == 0) f->abytes = f->quant_acts ? 1 : 2; /* fp8 / int8, else bf16 */
     return 0;
 }
 
@@ -493,10 +503,10 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
                      const op_fmt *f)
 {
     double m = F(M), n = F(N), k = F(K);
-    double abytes = f->quant_acts ? 1 : 2;
-    double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, abytes, f->peak, p[1], p[2], p[3], 1, p[6], p[7], p[8] * US);
-    /* Dynamic activation quantisation: amax pass + scale pass over m×k. */
-    if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + 1.0) / (g->hbm_bw * p[5]);
+    double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, f->abytes, f->peak, p[1], p[2], p[3], 1, p[6], p[7], p[8] * US);
+    /* Dynamic activation quantisation: amax pass (bf16 read) + scale pass
+     * (bf16 read, quantised write) over m×k. */
+    if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + f->abytes) / (g->hbm_bw * p[5]);
     return t;
 }
 
@@ -768,8 +778,7 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
     double f2 = 2.0 * mt * tm * ceil(H / 128) * 128 * (Ir + p[3]);
     double tc = f1 / (f->peak * p[1] * wave_eff(t1, S)) + f2 / (f->peak * p[1] * wave_eff(t2, S));
     double tiles = t1 < t2 ? t1 : t2;
-    double abytes = f->quant_acts ? 1 : 2;
-    double bytes = touched * (up + 1.0) * H * Ir * f->wbytes + pairs * (H * abytes + (up + 1.0) * Ir * 2.0 + H * 2.0);
+    double bytes = touched * (up + 1.0) * H * Ir * f->wbytes + pairs * (H * f->abytes + (up + 1.0) * Ir * 2.0 + H * 2.0);
     /* Fewer tiles than SMs stream the weights through fewer SMs. */
     double tmm = bytes / (g->hbm_bw * p[2] * (tiles < S ? sqrt(tiles / S) : 1));
     /* Every pair the rank's kernels see (all T·k with the tokens
@@ -940,7 +949,7 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
         if (fmt_of(g, r->fmt, &f)) break;
         int post = r->bmm_post;
         double kk = post ? MLA_KV_LORA : MLA_NOPE, nn = post ? MLA_V : MLA_KV_LORA;
-        return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f.wbytes, f.quant_acts ? 1 : 2, f.peak, p[1],
+        return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f.wbytes, f.abytes, f.peak, p[1],
                                      p[2], 0, 0, 0, 0, 0);
     }
     case MODEL_OPK_MOE:

@@ -29,12 +29,13 @@ static int64_t add_gpu(calib_db *db)
     return gid;
 }
 
-static void add_point(calib_db *db, int64_t gid, calib_op op, const char *kernel, calib_shape sh, double t)
+static void add_point_dt(calib_db *db, int64_t gid, calib_op op, const char *dtype, const char *kernel,
+                         calib_shape sh, double t)
 {
     calib_point p;
     memset(&p, 0, sizeof p);
     p.op = op;
-    snprintf(p.dtype, sizeof p.dtype, "bf16");
+    snprintf(p.dtype, sizeof p.dtype, "%s", dtype);
     snprintf(p.kernel, sizeof p.kernel, "%s", kernel);
     p.shape = sh;
     p.reps = 1;
@@ -43,6 +44,11 @@ static void add_point(calib_db *db, int64_t gid, calib_op op, const char *kernel
     snprintf(p.measured_at, sizeof p.measured_at, "2026-12-01T00:00:00Z");
     sim_err e = {{0}};
     CHECK_MSG(calib_db_point_insert(db, gid, &p, &e) == 0, "%s", e.msg);
+}
+
+static void add_point(calib_db *db, int64_t gid, calib_op op, const char *kernel, calib_shape sh, double t)
+{
+    add_point_dt(db, gid, op, "bf16", kernel, sh, t);
 }
 
 /* The physical model the fit should recover (η_wave as calib_table.h). */
@@ -297,10 +303,80 @@ static void test_engine_precedence(void)
     unlink(path);
 }
 
+/* 4-bit formats count half a byte per value plus their block scales (nvfp4
+ * an E4M3 per 16, mxfp4 an E8M0 per 32, int4 an fp16 per group of 128), and
+ * the activations of weight-only formats stay bf16; a series measured at
+ * a known bandwidth gets that bandwidth back from the fit (counting 2 bytes
+ * per value, as before, the fitted rate came out 3.6× too high). */
+static void test_four_bit_bytes(void)
+{
+    CHECK(calib_dtype_bytes("nvfp4") == 0.5 + 1.0 / 16 && calib_dtype_act_bytes("nvfp4") == 0.5 + 1.0 / 16);
+    CHECK(calib_dtype_bytes("mxfp4") == 0.5 + 1.0 / 32 && calib_dtype_act_bytes("mxfp4") == 2);
+    CHECK(calib_dtype_bytes("w4a16_mxfp4") == 0.5 + 1.0 / 32 && calib_dtype_act_bytes("w4a16_mxfp4") == 2);
+    CHECK(calib_dtype_bytes("w4a8_mxfp4_mxfp8") == 0.5 + 1.0 / 32 &&
+          calib_dtype_act_bytes("w4a8_mxfp4_mxfp8") == 1 + 1.0 / 32);
+    CHECK(calib_dtype_bytes("int4_wo") == 0.5 + 2.0 / 128 && calib_dtype_act_bytes("int4_wo") == 2);
+    CHECK(calib_dtype_bytes("w4afp8") == 0.5 + 2.0 / 128 && calib_dtype_act_bytes("w4afp8") == 1);
+    /* The other formats keep their sizes, activations and weights alike. */
+    CHECK(calib_dtype_bytes("bf16") == 2 && calib_dtype_act_bytes("bf16") == 2);
+    CHECK(calib_dtype_bytes("fp8_block") == 1 && calib_dtype_act_bytes("fp8") == 1);
+    CHECK(calib_dtype_bytes("int8") == 1 && calib_dtype_bytes("fp32") == 4 && calib_dtype_bytes("bf16/fp8") == 2);
+    calib_shape g = gemm(4, 4096, 8192);
+    CHECK_NEAR(calib_op_bytes(CALIB_OP_GEMM, "nvfp4", &g), 4.0 * 8192 * 0.5625 + 8192.0 * 4096 * 0.5625 + 4.0 * 4096 * 2,
+               1e-6);
+    CHECK_NEAR(calib_op_bytes(CALIB_OP_GEMM, "w4a16_mxfp4", &g),
+               4.0 * 8192 * 2 + 8192.0 * 4096 * 0.53125 + 4.0 * 4096 * 2, 1e-6);
+    CHECK(calib_op_bytes(CALIB_OP_GEMM, "bf16", &g) == (4.0 * 8192 + 8192.0 * 4096) * 2 + 4.0 * 4096 * 2);
+    /* Fused MoE: 16 tokens × top-4 of 64 experts on one rank touch all 64
+     * experts' gate, up and down weights, plus the bf16 activations. */
+    calib_shape moe;
+    memset(&moe, 0, sizeof moe);
+    moe.m = 16, moe.k = 2880, moe.n = 2880, moe.batch = 4, moe.groups = 64;
+    CHECK_NEAR(calib_op_bytes(CALIB_OP_MOE, "int4_wo", &moe),
+               64.0 * 3 * 2880 * 2880 * 0.515625 + 4.0 * 16 * 2880 * 2, 1e-3);
+    /* Peaks: nvfp4 the FP4 one (Blackwell only), weight-only formats bf16,
+     * W4A8 fp8. */
+    CHECK(calib_peak_flops("NVIDIA B200", "nvfp4") == 9000e12);
+    CHECK(calib_peak_flops("NVIDIA H100 80GB HBM3", "nvfp4") == 0);
+    CHECK(calib_peak_flops("NVIDIA H100 80GB HBM3", "int4_wo") == 989.4e12);
+    CHECK(calib_peak_flops("NVIDIA B200", "w4a8_mxfp4_mxfp8") == 4500e12);
+
+    char path[64];
+    calib_db *db = fresh_db(path);
+    if (!db) return;
+    int64_t gid = add_gpu(db);
+    /* Decode-sized nvfp4 GEMMs streaming their weights at BW, the bytes
+     * written out here (not through calib_op_bytes). */
+    static const int64_t ms[] = {1, 2, 4, 8, 16}, ns[] = {2048, 4096, 8192};
+    for (size_t i = 0; i < 5; i++)
+        for (size_t j = 0; j < 3; j++)
+            for (size_t l = 0; l < 3; l++) {
+                double m = (double)ms[i], n = (double)ns[j], k = (double)ns[l];
+                double bytes = (m * k + k * n) * (0.5 + 1.0 / 16) + m * n * 2;
+                add_point_dt(db, gid, CALIB_OP_GEMM, "nvfp4", "kern_fp4", gemm(ms[i], ns[j], ns[l]), T0 + bytes / BW);
+            }
+    sim_err e = {{0}};
+    calib_table *t = NULL;
+    CHECK_MSG(calib_table_build(db, gid, NULL, NULL, 0, &t, &e) == 0, "%s", e.msg);
+    const calib_series *s = t ? calib_table_series(t, CALIB_OP_GEMM, "nvfp4") : NULL;
+    CHECK(s != NULL);
+    if (s) {
+        calib_series_info in;
+        calib_series_describe(s, NULL, NULL, &in);
+        CHECK_NEAR(in.s_per_byte * BW, 1.0, 0.05);
+        CHECK_NEAR(in.t0_s / T0, 1.0, 0.05);
+        CHECK(in.rms_rel < 0.01);
+    }
+    calib_table_free(t);
+    calib_db_close(db);
+    unlink(path);
+}
+
 static const test_case cases[] = {
     {"fit_and_lookup", test_fit_and_lookup},
     {"attention_dims", test_attention_dims},
     {"engine_precedence", test_engine_precedence},
+    {"four_bit_bytes", test_four_bit_bytes},
 };
 
 int main(int argc, char **argv)

@@ -543,11 +543,47 @@ static void check_tables(void)
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) check_table(tables[i].file, tables[i].backend);
 }
 
+/* 4-bit GEMM formats stream their weights at half a byte per value plus
+ * block scales (nvfp4 an E4M3 per 16, mxfp4 an E8M0 per 32, int4_wo an
+ * fp16 per group of 128) and read their activations at the size the
+ * kernel takes them (nvfp4 quantised to NVFP4, W4A16 bf16): with a
+ * parameter set that leaves only the memory term (no floor, compute and
+ * quantisation passes out of reach), a 1 × 8192 × 8192 GEMM's time over
+ * the bf16 one's is exactly their bytes' ratio (the bandwidth its 64 tiles
+ * reach is the same for both). */
+static void check_four_bit(void)
+{
+    model_gpu g;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("b200_sxm", &g, &err) == 0, "%s", err.msg);
+    const double p[MODEL_OP_MAX_PARAMS] = {0, 1e9, 1, 0, 0, 1e9, 0, 1, 0};
+    static const struct {
+        const char *dtype;
+        double wbytes, abytes;
+    } f[] = {{"nvfp4", 0.5625, 0.5625}, {"w4a16_mxfp4", 0.53125, 2}, {"int4_wo", 0.515625, 2},
+             {"w4a8_mxfp4_mxfp8", 0.53125, 1.03125}, {"bfloat16", 2, 2}};
+    const double m = 1, n = 8192, k = 8192;
+    double t16 = 0, b16 = n * k * 2 + m * k * 2 + m * n * 2;
+    for (size_t i = sizeof f / sizeof f[0]; i-- > 0;) {
+        model_op_query q;
+        memset(&q, 0, sizeof q);
+        q.kind = MODEL_OPK_GEMM;
+        snprintf(q.dtype, sizeof q.dtype, "%s", f[i].dtype);
+        q.f[MODEL_OPF_M] = m, q.f[MODEL_OPF_N] = n, q.f[MODEL_OPF_K] = k;
+        double t = model_op_time(&g, &q, p, &err);
+        double bytes = n * k * f[i].wbytes + m * k * f[i].abytes + m * n * 2;
+        if (!t16) t16 = t; /* bfloat16, last in the list, priced first */
+        CHECK_MSG(t > 0 && fabs((t / t16) / (bytes / b16) - 1) < 1e-6, "%s: %.6g s against bf16 %.6g s, bytes ratio %.6g",
+                  f[i].dtype, t, t16, bytes / b16);
+    }
+}
+
 static const test_case cases[] = {
     {"vllm_b200_fp8", check_vllm_b200_fp8},
     {"tables", check_tables},
     {"dsa", check_dsa},
     {"physics", check_physics},
+    {"four_bit", check_four_bit},
     {"comm", check_comm},
     {"gqa_decode", check_gqa_decode},
     {"moe_routing", check_moe_routing},
