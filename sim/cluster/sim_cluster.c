@@ -465,12 +465,37 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
     int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;
     c->back_kv_tokens = INT64_MAX;
+    /* A heterogeneous fleet (pools on different GPU types): a node holds one
+     * GPU type, so each pool whose type differs from the pool placed before
+     * it starts on a fresh node (a fresh NVLink domain on rack-scale GPUs),
+     * and those nodes get that type's NVLink and NIC bandwidth. With one GPU
+     * type the GPUs pack in pool order as always. */
+    const int gpn_place = sim_hardware_gpus_per_node(&sc->hardware);
+    model_gpu pool_gpus[SIM_MAX_POOLS];
+    int32_t pool_slot0[SIM_MAX_POOLS], slot = 0, prev_placed = -1;
+    int hetero = 0, same_domain = 1;
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
         const sim_pool_cfg *pc = &sc->deployment.pools[p];
-        model_gpu pool_gpu = c->gpu;
-        if (pc->gpu[0] && (rc = model_catalog_gpu(pc->gpu, &pool_gpu, err)) < 0) {
+        pool_gpus[p] = c->gpu;
+        pool_slot0[p] = 0;
+        if (pc->gpu[0] && (rc = model_catalog_gpu(pc->gpu, &pool_gpus[p], err)) < 0) {
             sim_err_wrap(err, rc, "deployment.pools.%d.gpu", p);
             goto fail;
+        }
+        if (strcmp(pool_gpus[p].name, c->gpu.name) != 0) hetero = 1;
+        if (pool_gpus[p].nvlink_domain != c->gpu.nvlink_domain) same_domain = 0;
+    }
+    const int32_t place_unit = hetero && same_domain && c->gpu.nvlink_domain > gpn_place
+                                   ? c->gpu.nvlink_domain / gpn_place * gpn_place
+                                   : gpn_place;
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
+        const sim_pool_cfg *pc = &sc->deployment.pools[p];
+        model_gpu pool_gpu = pool_gpus[p];
+        if (hetero && pc->role != SIM_ROLE_FFN) {
+            if (prev_placed >= 0 && strcmp(pool_gpus[prev_placed].name, pool_gpu.name) != 0)
+                slot = (slot + place_unit - 1) / place_unit * place_unit;
+            prev_placed = p;
+            pool_slot0[p] = slot;
         }
         model_layout l;
         if ((rc = sim_pool_layout(sc, pc, &l, err)) < 0 ||
@@ -544,9 +569,10 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
                 goto fail;
             c->prefill_ms_per_token[k] = ms_per_tok;
             c->inst_pool[k] = p;
-            c->inst_gpu0[k] = c->n_gpus;
+            c->inst_gpu0[k] = hetero ? slot : c->n_gpus;
             c->inst_ngpu[k] = g;
             c->n_gpus += g;
+            slot += g;
             c->front_of[k] = is_back ? -1 : c->n_front;
             c->back_of[k] = is_back ? c->n_back : -1;
             sim_instance_count_queued(c->inst[k], &c->queued);
@@ -575,7 +601,10 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
                              sim_mode_name(sc->deployment.mode));
             goto fail;
         }
-        double nic = sim_network_nic_Bps(&sc->network, c->gpu.nic_bw);
+        /* Activations cross between the two pools' GPUs: the slower NIC of the two. */
+        double nic = sim_network_nic_Bps(&sc->network, pool_gpus[attn_pool].nic_bw);
+        double nic_f = sim_network_nic_Bps(&sc->network, pool_gpus[ffn_pool].nic_bw);
+        if (nic_f < nic) nic = nic_f;
         rc = sim_af_create(c->costs[attn_pool], c->costs[ffn_pool], n_attn, n_ffn,
                            sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &c->af, err);
         if (rc < 0) goto fail;
@@ -590,6 +619,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
          * pool sharing adds a host-DRAM tier per node and a remote pool. */
         int gpn = sim_hardware_gpus_per_node(&sc->hardware);
         int nodes = (c->n_gpus + gpn - 1) / gpn;
+        if (hetero && (slot + gpn - 1) / gpn > nodes) nodes = (slot + gpn - 1) / gpn;
         double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : c->gpu.nvlink_bw;
         double nic = sim_network_nic_Bps(&sc->network, c->gpu.nic_bw);
         double host = c->sharing == SIM_SHARING_POOL ? sc->cache.host_gbps * 1e9 : 0;
@@ -601,8 +631,23 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             rc = SIM_EINVAL;
             goto fail;
         }
-        /* A rack-scale NVLink fabric (NVL72) spans several nodes. */
-        if (c->gpu.nvlink_domain > gpn &&
+        /* The nodes of pools on another GPU type carry that type's links. */
+        for (int32_t p = 0; hetero && p < sc->deployment.n_pools; p++) {
+            const sim_pool_cfg *pc = &sc->deployment.pools[p];
+            if (pc->role == SIM_ROLE_FFN || strcmp(pool_gpus[p].name, c->gpu.name) == 0 || !c->costs[p]) continue;
+            int32_t end = pool_slot0[p] + pc->instances * model_cost_gpus(c->costs[p]);
+            double pnvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : pool_gpus[p].nvlink_bw;
+            double pnic = sim_network_nic_Bps(&sc->network, pool_gpus[p].nic_bw);
+            for (int32_t n = pool_slot0[p] / gpn; n * gpn < end && rc == 0; n++)
+                rc = sim_net_topo_set_node_gpu_links(topo, n, pnvl, pnic, err);
+            if (rc < 0) {
+                sim_net_topo_destroy(topo);
+                goto fail;
+            }
+        }
+        /* A rack-scale NVLink fabric (NVL72) spans several nodes (with several
+         * GPU types, only when every type has the same fabric). */
+        if (c->gpu.nvlink_domain > gpn && (!hetero || same_domain) &&
             (rc = sim_net_topo_set_nvlink_domain(topo, c->gpu.nvlink_domain / gpn, err)) < 0) {
             sim_net_topo_destroy(topo);
             goto fail;

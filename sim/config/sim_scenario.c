@@ -1,6 +1,7 @@
 /* sim_scenario — defaults and enum names; see sim_scenario.h. */
 #include "sim_scenario.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void sim_class_from_workload(sim_class_cfg *cl, const sim_workload_cfg *w)
@@ -301,4 +302,30 @@ int32_t sim_hardware_gpus_per_node(const sim_hardware_cfg *hw)
 double sim_network_nic_Bps(const sim_network_cfg *net, double gpu_nic_Bps)
 {
     return net->nic_gbps > 0 ? net->nic_gbps * 1e9 / 8 : gpu_nic_Bps;
+}
+
+const char *sim_scenario_gpu_label(const sim_scenario *sc, char *buf, size_t len)
+{
+    const char *first = NULL, *hw = sc->hardware.gpu;
+    int mixed = 0;
+    for (int32_t i = 0; i < sc->deployment.n_pools && i < SIM_MAX_POOLS; i++) {
+        const char *g = sc->deployment.pools[i].gpu[0] ? sc->deployment.pools[i].gpu : hw;
+        if (!first) first = g;
+        else if (strcmp(first, g) != 0) mixed = 1;
+    }
+    if (!mixed) {
+        for (int32_t i = 0; i < sc->deployment.n_pools && i < SIM_MAX_POOLS; i++)
+            if (sc->deployment.pools[i].gpu[0]) return sc->deployment.pools[i].gpu;
+        return hw;
+    }
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int32_t i = 0; i < sc->deployment.n_pools && i < SIM_MAX_POOLS && n < len; i++) {
+        const char *g = sc->deployment.pools[i].gpu[0] ? sc->deployment.pools[i].gpu : hw;
+        int seen = 0;
+        for (int32_t j = 0; j < i; j++)
+            seen |= strcmp(sc->deployment.pools[j].gpu[0] ? sc->deployment.pools[j].gpu : hw, g) == 0;
+        if (!seen) n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "+" : "", g);
+    }
+    return buf;
 }

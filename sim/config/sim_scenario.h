@@ -10,6 +10,7 @@
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SIM_NAME_MAX 128
@@ -497,6 +498,12 @@ typedef enum {
 typedef struct {
     char gpus[256];            /* GPU catalogue names ("" = hardware.gpu) */
     char prices[256];          /* gpu=USD per GPU-hour pairs, e.g. "h100-sxm=2.5,h200-sxm=3.4" */
+    /* Per-role GPU types (heterogeneous fleets): each pool of that role may
+     * run on any GPU listed; "" = the candidate's GPU from search.gpus. */
+    char prefill_gpus[256];
+    char decode_gpus[256];
+    char attention_gpus[256];
+    char ffn_gpus[256];
     int32_t max_gpus;          /* GPU budget of one deployment */
     char modes[64];            /* colocated, pd, af, pd+af ("" = colocated,pd (+af for MoE)) */
     char layouts[512];         /* layouts for every role, e.g. "tp4,tp8,tp4pp2,tp1dp8ep8" */
@@ -562,6 +569,12 @@ void sim_scenario_defaults(sim_scenario *sc);
  * GPU catalogue's gpu_nic_Bps). Pure. */
 int32_t sim_hardware_gpus_per_node(const sim_hardware_cfg *hw);
 double sim_network_nic_Bps(const sim_network_cfg *net, double gpu_nic_Bps);
+
+/* The GPU type a deployment runs on, for tables and the results DB: the
+ * first pool's own type (else hardware.gpu) when every pool runs on one
+ * type, else the distinct types in pool order joined by '+' (a
+ * heterogeneous fleet, written to buf). Pure; never NULL. */
+const char *sim_scenario_gpu_label(const sim_scenario *sc, char *buf, size_t len);
 
 /* One name table per enum, indexed by its value: the schema parses with
  * them and the *_name functions print with them ("?" out of range). */

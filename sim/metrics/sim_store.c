@@ -267,12 +267,6 @@ static int step_insert(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-static const char *run_gpu(const sim_scenario *sc)
-{
-    for (int32_t i = 0; i < sc->deployment.n_pools && i < SIM_MAX_POOLS; i++)
-        if (sc->deployment.pools[i].gpu[0]) return sc->deployment.pools[i].gpu;
-    return sc->hardware.gpu;
-}
 
 static int insert_run(sqlite3 *db, const sim_scenario *sc, const char *scenario_text,
                       const char *params_json, const sim_summary *sum, int64_t *id)
@@ -307,7 +301,8 @@ static int insert_run(sqlite3 *db, const sim_scenario *sc, const char *scenario_
         sqlite3_bind_text(st, 3, seed, -1, SQLITE_TRANSIENT);
     }
     bind_str(st, 4, sc->model);
-    bind_str(st, 5, run_gpu(sc));
+    char gl[4 * SIM_NAME_MAX];
+    bind_str(st, 5, sim_scenario_gpu_label(sc, gl, sizeof gl));
     bind_str(st, 6, sim_mode_name(sc->deployment.mode));
     bind_str(st, 7, sc->source_path);
     bind_str(st, 8, scenario_text);

@@ -538,11 +538,10 @@ static void put_cell(FILE *f, double v, int have)
         fprintf(f, " %10.2f", v);
 }
 
-static const char *scenario_gpu(const sim_scenario *sc)
+static const char *scenario_gpu(const sim_scenario *sc, char *buf, size_t len)
 {
-    for (int32_t i = 0; i < sc->deployment.n_pools && i < SIM_MAX_POOLS; i++)
-        if (sc->deployment.pools[i].gpu[0]) return sc->deployment.pools[i].gpu;
-    return sc->hardware.gpu[0] ? sc->hardware.gpu : "-";
+    const char *g = sim_scenario_gpu_label(sc, buf, len);
+    return g[0] ? g : "-";
 }
 
 double sim_summary_batch_headroom(const sim_pool_summary *p)
@@ -566,9 +565,10 @@ int32_t sim_summary_fullest_pool(const sim_summary *s)
 void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *sc)
 {
     if (sc) {
+        char gl[4 * SIM_NAME_MAX];
         fprintf(f, "scenario   %s\n", sc->name[0] ? sc->name : "(unnamed)");
         fprintf(f, "model      %s\n", sc->model[0] ? sc->model : "-");
-        fprintf(f, "gpu        %s x %d   mode %s\n", scenario_gpu(sc), (int)s->n_gpus,
+        fprintf(f, "gpu        %s x %d   mode %s\n", scenario_gpu(sc, gl, sizeof gl), (int)s->n_gpus,
                 sim_mode_name(sc->deployment.mode));
     } else {
         fprintf(f, "gpus       %d\n", (int)s->n_gpus);

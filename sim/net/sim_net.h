@@ -112,6 +112,12 @@ sim_net_topo *sim_net_topo_build(int n_nodes, int gpus_per_node, double nvlink_B
  * Returns 0 or SIM_EINVAL. */
 int sim_net_topo_set_nvlink_domain(sim_net_topo *topo, int nodes, sim_err *err);
 
+/* Sets the NVLink and NIC capacities (bytes/s, one way) of every GPU of
+ * one node of a built topology: a node of another GPU type than the rest
+ * (a heterogeneous fleet). Returns 0 or SIM_EINVAL. */
+int sim_net_topo_set_node_gpu_links(sim_net_topo *topo, int node, double nvlink_Bps, double nic_Bps,
+                                    sim_err *err);
+
 int sim_net_topo_n_links(const sim_net_topo *topo);
 int sim_net_topo_n_endpoints(const sim_net_topo *topo);
 double sim_net_topo_link_capacity(const sim_net_topo *topo, int link); /* 0 if no such link */

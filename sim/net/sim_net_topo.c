@@ -152,6 +152,21 @@ int sim_net_topo_set_nvlink_domain(sim_net_topo *t, int nodes, sim_err *err)
     return 0;
 }
 
+int sim_net_topo_set_node_gpu_links(sim_net_topo *t, int node, double nvlink_Bps, double nic_Bps, sim_err *err)
+{
+    if (t->b_gpn < 1 || node < 0 || node >= t->b_nodes)
+        return sim_err_set(err, SIM_EINVAL, "net: no node %d in the built topology", node);
+    if (!pos_finite(nvlink_Bps) || !pos_finite(nic_Bps))
+        return sim_err_set(err, SIM_EINVAL, "net: NVLink %g and NIC %g B/s must be finite and > 0", nvlink_Bps,
+                           nic_Bps);
+    for (int g = 0; g < t->b_gpn; g++) {
+        const sim_net_endpoint *e = &t->ep[node * t->b_gpn + g];
+        t->cap[e->nvl_out] = t->cap[e->nvl_in] = nvlink_Bps;
+        t->cap[e->ext_out] = t->cap[e->ext_in] = nic_Bps;
+    }
+    return 0;
+}
+
 /* Do two endpoints share an NVLink fabric (same node, or same rack domain)? */
 static int nvlink_peers(const sim_net_topo *t, const sim_net_endpoint *a, const sim_net_endpoint *b)
 {

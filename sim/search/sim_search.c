@@ -104,10 +104,19 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
     if ((rc = sim_search_enumerate(s, err)) < 0) goto fail;
     /* Objective: cost needs a price for every GPU type searched. */
     int priced = 1;
-    for (int32_t i = 0; i < s->n; i++)
-        if (sim_search_price(&s->sc, s->cands[i].gpu) <= 0) priced = 0;
+    const char *unpriced = "";
+    for (int32_t i = 0; i < s->n && priced; i++) {
+        unpriced = sim_search_unpriced_gpu(&s->sc, &s->cands[i]);
+        if (unpriced[0]) priced = 0;
+    }
     if (cfg->objective == SIM_OBJECTIVE_COST && !priced) {
-        rc = sim_err_set(err, SIM_EINVAL, "search.objective cost needs search.prices for every GPU searched");
+        if (s->hetero)
+            rc = sim_err_set(err, SIM_EINVAL,
+                             "search.prices: no price for GPU type '%s'; search.objective cost needs a price for every "
+                             "GPU type a role may run on (search.gpus and search.*_gpus)",
+                             unpriced);
+        else
+            rc = sim_err_set(err, SIM_EINVAL, "search.objective cost needs search.prices for every GPU searched");
         goto fail;
     }
     s->objective_cost = cfg->objective == SIM_OBJECTIVE_COST || (cfg->objective == SIM_OBJECTIVE_AUTO && priced);
@@ -129,10 +138,11 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
     const sim_search_lens *L0;
     if ((rc = sim_search_costs_build(s, err)) < 0) goto fail;
     if ((rc = sim_search_lens_get(s, cfg->requests, &L0, err)) < 0) goto fail;
+    if (s->hetero && (rc = sim_search_check_role_gpus(s, err)) < 0) goto fail;
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_lens *L;
         s->res[i].requests = sim_search_requests_for(s, &s->cands[i]);
-        s->res[i].price = sim_search_price(&s->sc, s->cands[i].gpu);
+        s->res[i].price = sim_search_fleet_price(&s->sc, &s->cands[i]);
         s->res[i].best_probe = -1;
         if ((rc = sim_search_lens_get(s, s->res[i].requests, &L, err)) < 0) goto fail;
     }
@@ -295,7 +305,7 @@ int sim_search_same_deployment(const sim_search *s, int32_t a, int32_t b)
     for (int32_t p = 0; p < x->n_pools; p++) {
         const sim_search_pool *u = &x->pools[p], *v = &y->pools[p];
         if (u->role != v->role || u->instances != v->instances || u->tp != v->tp || u->pp != v->pp ||
-            u->dp != v->dp || u->ep != v->ep || u->dcp != v->dcp || u->sp != v->sp)
+            u->dp != v->dp || u->ep != v->ep || u->dcp != v->dcp || u->sp != v->sp || strcmp(u->gpu, v->gpu) != 0)
             return 0;
     }
     return 1;
@@ -570,6 +580,7 @@ void sim_search_stats_get(const sim_search *s, sim_search_stats *out)
     out->objective_cost = s->objective_cost;
     out->objective_energy = s->objective_energy;
     out->interrupted = s->interrupted;
+    out->hetero = s->hetero;
     out->percentile = s->percentile;
     snprintf(out->notes, sizeof out->notes, "%s", s->notes);
 }

@@ -47,11 +47,13 @@ typedef struct {
     int32_t instances;
     int32_t tp, pp, dp, ep, dcp, sp;
     int32_t gpus;            /* per instance: tp·pp·dp·sp */
+    char gpu[SIM_NAME_MAX];  /* GPU type of this pool (the candidate's own unless the search has
+                              * search.prefill_gpus, decode_gpus, attention_gpus or ffn_gpus) */
 } sim_search_pool;
 
 typedef struct {
     int32_t id;              /* index in enumeration order */
-    char gpu[SIM_NAME_MAX];
+    char gpu[SIM_NAME_MAX];  /* the first pool's GPU type (hardware.gpu of the scenario it runs as) */
     sim_deploy_mode mode;
     int32_t n_pools;
     sim_search_pool pools[SIM_SEARCH_MAX_POOLS];
@@ -79,7 +81,8 @@ typedef struct {
     char bound_by[64];       /* which pool and phase sets the bound, e.g. "decode 1x tp4" */
     char prices[128];        /* what priced its simulations: "perf-db FILE" (measured where the perf-db
                               * has the op, analytic otherwise) or "analytic"; "" when not simulated */
-    double price;            /* USD per GPU-hour (0 = none) */
+    double price;            /* USD per GPU-hour, averaged over the fleet's GPUs by type (0 = a GPU
+                              * type without a price); the fleet costs price × gpus per hour */
     /* set when simulated */
     double rate;             /* highest SLO-meeting rate (fixed mode: the rate) */
     double goodput_per_gpu;  /* SLO-meeting output tokens/s per GPU at the offered `rate`:
@@ -160,7 +163,7 @@ const sim_search_result *sim_search_result_get(const sim_search *s, int32_t i);
 int32_t sim_search_ranking(const sim_search *s, int32_t *idx, int32_t max);
 
 /* 1 when candidates a and b are the same deployment (GPU type, mode, and
- * per pool role, instance count and layout), whatever their scheduler caps
+ * per pool role, GPU type, instance count and layout), whatever their scheduler caps
  * or routing lambda. */
 int sim_search_same_deployment(const sim_search *s, int32_t a, int32_t b);
 
@@ -182,6 +185,7 @@ typedef struct {
     int32_t objective_cost;     /* 1: ranked by cost per million tokens */
     int32_t objective_energy;   /* 1: ranked by output tokens per joule (search.objective energy) */
     int32_t interrupted;        /* 1: stopped through opts.stop: the results cover what was decided */
+    int32_t hetero;             /* 1: per-role GPU types searched (search.prefill_gpus etc.) */
     int64_t undecided;          /* candidates left pending by an interruption */
     double percentile;
     char notes[1024];           /* what the space ignored or assumed */

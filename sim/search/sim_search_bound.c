@@ -54,7 +54,7 @@ int64_t sim_search_requests_for(const sim_search *s, const sim_search_cand *c)
         front += c->pools[p].instances;
         if (role == SIM_ROLE_PREFILL) continue;
         int64_t b = c->max_seqs;
-        const sim_search_costent *e = cost_find(s, c->gpu, &c->pools[p], role);
+        const sim_search_costent *e = cost_find(s, c->pools[p].gpu, &c->pools[p], role);
         if (e && e->cost && L && !s->sc.cache.enabled) {
             double ctx = L->in_mean + 0.5 * L->out_mean;
             int64_t bm = (int64_t)((double)e->kv_tokens / (ctx > 1 ? ctx : 1));
@@ -188,13 +188,14 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_cand *c = &s->cands[i];
         for (int32_t p = 0; p < c->n_pools; p++) {
-            if (cost_find(s, c->gpu, &c->pools[p], c->pools[p].role)) continue;
+            if (cost_find(s, c->pools[p].gpu, &c->pools[p], c->pools[p].role)) continue;
             if (s->n_costs == (int32_t)(sizeof s->costs / sizeof s->costs[0]))
                 return sim_err_set(err, SIM_ERANGE, "search: more than %d distinct (gpu, layout, role) combinations",
                                    (int)(sizeof s->costs / sizeof s->costs[0]));
             sim_search_costent *e = &s->costs[s->n_costs++];
             memset(e, 0, sizeof *e);
-            snprintf(e->gpu, sizeof e->gpu, "%s", c->gpu);
+            const char *gpu = c->pools[p].gpu;
+            snprintf(e->gpu, sizeof e->gpu, "%s", gpu);
             e->tp = c->pools[p].tp, e->pp = c->pools[p].pp, e->dp = c->pools[p].dp;
             e->ep = c->pools[p].ep, e->dcp = c->pools[p].dcp, e->sp = c->pools[p].sp;
             e->role = c->pools[p].role;
@@ -205,16 +206,19 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
             sim_err e2 = {{0}};
             char ln[48];
             sim_search_layout_name(&c->pools[p], ln, sizeof ln);
-            if (model_catalog_gpu(c->gpu, &g, &e2) < 0 || sim_pool_layout(&s->sc, &pc, &l, &e2) < 0 ||
+            if (model_catalog_gpu(gpu, &g, &e2) < 0 || sim_pool_layout(&s->sc, &pc, &l, &e2) < 0 ||
                 model_cost_create(&s->model, &g, &l, &e->cost, &e2) < 0) {
-                snprintf(e->err, sizeof e->err, "%s %.40s: %.250s", sim_role_name(e->role), ln, e2.msg);
+                if (s->hetero)
+                    snprintf(e->err, sizeof e->err, "%s %.40s on %.40s: %.200s", sim_role_name(e->role), ln, gpu, e2.msg);
+                else
+                    snprintf(e->err, sizeof e->err, "%s %.40s: %.250s", sim_role_name(e->role), ln, e2.msg);
                 e->cost = NULL;
                 continue;
             }
             if (e->role == SIM_ROLE_FFN) continue;
             /* As the cluster does (recurrent state per running sequence included). */
             if (sim_mem_rule_kv_tokens(&pc.scheduler, e->cost, &e->kv_tokens, &e2) < 0) {
-                snprintf(e->err, sizeof e->err, "%s %.40s on %.40s: %.200s", sim_role_name(e->role), ln, c->gpu, e2.msg);
+                snprintf(e->err, sizeof e->err, "%s %.40s on %.40s: %.200s", sim_role_name(e->role), ln, gpu, e2.msg);
                 model_cost_destroy(e->cost);
                 e->cost = NULL;
             }
@@ -313,7 +317,7 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
     }
     res->mean_output = L->out_mean;
     for (int32_t p = 0; p < c->n_pools; p++) {
-        ent[p] = cost_find(s, c->gpu, &c->pools[p], c->pools[p].role);
+        ent[p] = cost_find(s, c->pools[p].gpu, &c->pools[p], c->pools[p].role);
         if (!ent[p] || !ent[p]->cost) {
             res->status = SIM_CAND_INFEASIBLE;
             snprintf(res->reason, sizeof res->reason, "%.250s", ent[p] ? ent[p]->err : "no cost model");
@@ -322,6 +326,7 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
         if (c->pools[p].role != SIM_ROLE_FFN && ent[p]->kv_tokens < L->longest) {
             char ln[48];
             sim_search_layout_name(&c->pools[p], ln, sizeof ln);
+            if (s->hetero) snprintf(ln + strlen(ln), sizeof ln - strlen(ln), " on %.30s", c->pools[p].gpu);
             res->status = SIM_CAND_INFEASIBLE;
             snprintf(res->reason, sizeof res->reason,
                      "%s %s: KV cache holds %lld tokens, the longest request needs %lld", sim_role_name(c->pools[p].role),
@@ -334,7 +339,12 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
         model_gpu g;
         sim_err e2 = {{0}};
         double nic = 0;
-        if (model_catalog_gpu(c->gpu, &g, &e2) == 0) nic = sim_network_nic_Bps(&sc->network, g.nic_bw);
+        /* Activations cross between the two pools' GPUs: the slower NIC of the two. */
+        if (model_catalog_gpu(c->pools[a].gpu, &g, &e2) == 0) nic = sim_network_nic_Bps(&sc->network, g.nic_bw);
+        if (strcmp(c->pools[f].gpu, c->pools[a].gpu) != 0 && model_catalog_gpu(c->pools[f].gpu, &g, &e2) == 0) {
+            double nf = sim_network_nic_Bps(&sc->network, g.nic_bw);
+            if (nf < nic) nic = nf;
+        }
         if (sim_af_create(ent[a]->cost, ent[f]->cost, c->pools[a].instances, c->pools[f].instances,
                           sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &af, &e2) < 0) {
             res->status = SIM_CAND_INFEASIBLE;

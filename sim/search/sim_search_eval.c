@@ -33,7 +33,12 @@ int sim_search_apply(const sim_search *s, int32_t i, double rate, int64_t reques
     out->deployment.n_pools = c->n_pools;
     sim_pool_cfg pools[SIM_SEARCH_MAX_POOLS];
     for (int32_t p = 0; p < c->n_pools; p++) sim_search_pool_cfg(s, c, p, &pools[p]);
-    for (int32_t p = 0; p < c->n_pools; p++) out->deployment.pools[p] = pools[p];
+    for (int32_t p = 0; p < c->n_pools; p++) {
+        out->deployment.pools[p] = pools[p];
+        /* A pool on another GPU type than the first (a heterogeneous fleet) names its own. */
+        if (strcmp(c->pools[p].gpu, c->gpu) != 0)
+            snprintf(out->deployment.pools[p].gpu, sizeof out->deployment.pools[p].gpu, "%s", c->pools[p].gpu);
+    }
     if (c->lambda >= 0) out->routing.lambda = c->lambda;
     out->workload.requests = requests > 0 ? requests : sim_search_requests_for(s, c);
     out->sweep.key[0] = '\0';
@@ -294,6 +299,20 @@ int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int b
         json_object_set_new(q, "percentile", json_real(s->percentile));
         json_object_set_new(q, "bound_rate", json_real(r->bound_rate));
         if (r->cost_per_mtok > 0) json_object_set_new(q, "cost_per_mtok", json_real(r->cost_per_mtok));
+        if (s->hetero && r->price > 0) json_object_set_new(q, "usd_per_hour", json_real(r->price * c->gpus));
+    }
+    if (s->hetero) {
+        /* Each role's GPU type and count (the run's scenario names them too). */
+        json_t *fleet = json_array();
+        for (int32_t p = 0; p < c->n_pools; p++) {
+            json_t *po = json_object();
+            json_object_set_new(po, "role", json_string(sim_role_name(c->pools[p].role)));
+            json_object_set_new(po, "gpu", json_string(c->pools[p].gpu));
+            json_object_set_new(po, "instances", json_integer(c->pools[p].instances));
+            json_object_set_new(po, "gpus", json_integer(c->pools[p].instances * c->pools[p].gpus));
+            json_array_append_new(fleet, po);
+        }
+        json_object_set_new(q, "fleet", fleet);
     }
     if (final_rank > 0) {
         json_object_set_new(q, "final", json_true());

@@ -51,6 +51,7 @@ struct sim_search {
     int classes;             /* workload.classes: judged per class */
     int objective_cost;
     int objective_energy;    /* search.objective energy: score = output tokens per joule */
+    int hetero;              /* search.{prefill,decode,attention,ffn}_gpus given: pools pick GPU types */
     int32_t threads;
     int32_t rank, ranks;
     int64_t simulations;
@@ -82,6 +83,14 @@ int sim_search_parse_ints(const char *list, int32_t *out, int32_t max, const cha
 int sim_search_parse_doubles(const char *list, double *out, int32_t max, const char *key, sim_err *err);
 void sim_search_layout_name(const sim_search_pool *p, char *buf, size_t len);
 double sim_search_price(const sim_scenario *sc, const char *gpu);
+/* The candidate's fleet price per GPU-hour averaged over its GPUs (each
+ * pool's GPUs at its type's search.prices entry); 0 when a type has none. */
+double sim_search_fleet_price(const sim_scenario *sc, const sim_search_cand *c);
+/* "" when every GPU type of candidate c has a price, else the first one without. */
+const char *sim_search_unpriced_gpu(const sim_scenario *sc, const sim_search_cand *c);
+/* After the costs and lengths are built: fails, naming the key, when a GPU
+ * type listed for a role fits none of that role's layouts searched. */
+int sim_search_check_role_gpus(const sim_search *s, sim_err *err);
 
 /* sim_search_bound.c */
 int sim_search_lens_get(sim_search *s, int64_t requests, const sim_search_lens **out, sim_err *err);

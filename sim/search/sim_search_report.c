@@ -57,9 +57,10 @@ void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len)
     do {                                                                        \
         if (m < sizeof d) m += (size_t)snprintf(d + m, sizeof d - m, __VA_ARGS__); \
     } while (0)
-    if (strcmp(a->gpu, b->gpu) != 0) DIFF(", %s", a->gpu);
+    if (strcmp(a->gpu, b->gpu) != 0 && !s->hetero) DIFF(", %s", a->gpu);
     if (a->mode != b->mode) {
         DIFF(", %s not %s", sim_mode_name(a->mode), sim_mode_name(b->mode));
+        if (s->hetero && strcmp(a->gpu, b->gpu) != 0) DIFF(", %s", a->gpu);
     } else {
         for (int32_t p = 0; p < a->n_pools; p++) {
             char la[48], lb[48];
@@ -69,6 +70,8 @@ void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len)
             if (strcmp(la, lb) != 0) DIFF(", %s %s not %s", role, la, lb);
             if (a->pools[p].instances != b->pools[p].instances)
                 DIFF(", %d %s not %d", (int)a->pools[p].instances, role, (int)b->pools[p].instances);
+            if (strcmp(a->pools[p].gpu, b->pools[p].gpu) != 0)
+                DIFF(", %s on %s not %s", role, a->pools[p].gpu, b->pools[p].gpu);
         }
     }
     if (a->max_seqs != b->max_seqs) DIFF(", max_seqs %d", (int)a->max_seqs);
@@ -164,6 +167,38 @@ static void header(const sim_search *s, FILE *f, int why)
             why ? "  limit / why it ranks lower" : "");
 }
 
+/* Fills buf with "2 × prefill tp4 on h100-sxm (8 GPUs) + ..." for candidate c. */
+static void fleet_name(const sim_search_cand *c, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int32_t p = 0; p < c->n_pools && n < len; p++) {
+        char ln[48];
+        const sim_search_pool *pp = &c->pools[p];
+        sim_search_layout_name(pp, ln, sizeof ln);
+        n += (size_t)snprintf(buf + n, len - n, "%s%d × %s %s on %s (%d GPUs)", p ? " + " : "", (int)pp->instances,
+                              sim_role_name(pp->role), ln, pp->gpu, (int)(pp->instances * pp->gpus));
+    }
+}
+
+/* Heterogeneous searches: each top fleet's GPU type and count per role and
+ * what it costs (search.prices). */
+static void fleets_table(const sim_search *s, FILE *f, const int32_t *top, int32_t n)
+{
+    fprintf(f, "\nfleets (GPU type and count per role; USD/h = Σ GPUs × search.prices; $/Mtok at the SLO-meeting "
+               "rate):\n");
+    fprintf(f, "  %-3s %10s %8s  %s\n", "#", "USD/h", "$/Mtok", "fleet");
+    for (int32_t q = 0; q < n; q++) {
+        const sim_search_cand *c = &s->cands[top[q]];
+        const sim_search_result *r = &s->res[top[q]];
+        char fl[400], usd[24] = "-", mt[24] = "-";
+        fleet_name(c, fl, sizeof fl);
+        if (r->price > 0) snprintf(usd, sizeof usd, "%.2f", r->price * c->gpus);
+        if (r->cost_per_mtok > 0) snprintf(mt, sizeof mt, "%.3f", r->cost_per_mtok);
+        fprintf(f, "  %-3d %10s %8s  %s\n", (int)q + 1, usd, mt, fl);
+    }
+}
+
 /* search.replications: the top deployments' objective over the seeds. */
 static void replications_table(const sim_search *s, FILE *f, const int32_t *top, int32_t n)
 {
@@ -240,6 +275,7 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
             (int)(n < k ? n : k), (int)n, (long long)st.ok);
     header(s, f, 1);
     for (int32_t q = 0; q < n && q < k; q++) row(s, f, q + 1, top[q], 1, var[q]);
+    if (s->hetero) fleets_table(s, f, top, n < k ? n : k);
     replications_table(s, f, top, n < k ? n : k);
     int32_t *par = malloc((size_t)s->n * sizeof *par);
     if (!par) return;
@@ -275,6 +311,10 @@ static json_t *cand_json(const sim_search *s, int32_t i)
         json_object_set_new(po, "role", json_string(sim_role_name(c->pools[p].role)));
         json_object_set_new(po, "instances", json_integer(c->pools[p].instances));
         json_object_set_new(po, "layout", json_string(ln));
+        if (s->hetero) {
+            json_object_set_new(po, "gpu", json_string(c->pools[p].gpu));
+            json_object_set_new(po, "gpus", json_integer(c->pools[p].instances * c->pools[p].gpus));
+        }
         json_array_append_new(pools, po);
     }
     json_object_set_new(o, "pools", pools);
@@ -291,6 +331,7 @@ static json_t *cand_json(const sim_search *s, int32_t i)
         json_object_set_new(o, "ttft_ms", json_real(r->ttft_ms));
         json_object_set_new(o, "tpot_ms", json_real(r->tpot_ms));
         if (r->cost_per_mtok > 0) json_object_set_new(o, "cost_per_mtok", json_real(r->cost_per_mtok));
+        if (s->hetero && r->price > 0) json_object_set_new(o, "usd_per_hour", json_real(r->price * c->gpus));
         if (r->joules_per_token > 0) json_object_set_new(o, "joules_per_output_token", json_real(r->joules_per_token));
         json_object_set_new(o, "score", json_real(r->score));
         if (r->rep_n >= 2) {
@@ -398,7 +439,11 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
         const sim_search_result *r = &s->res[i];
         fprintf(f, "%d,%s,", (int)c->id, st[r->status]);
         csv_str(f, c->label);
-        fprintf(f, ",%s,%s,%d,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,", c->gpu, sim_mode_name(c->mode),
+        char gl[200];
+        snprintf(gl, sizeof gl, "%s", c->gpu);
+        for (int32_t p = 1; s->hetero && p < c->n_pools; p++)
+            snprintf(gl + strlen(gl), sizeof gl - strlen(gl), "+%s", c->pools[p].gpu);
+        fprintf(f, ",%s,%s,%d,%lld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,", gl, sim_mode_name(c->mode),
                 (int)c->gpus, (long long)r->requests, r->bound_rate, r->rate, r->goodput_per_gpu, r->run_tok_s_gpu,
                 r->tok_s_user, r->ttft_ms, r->tpot_ms, r->cost_per_mtok, r->score, (int)r->n_probes);
         csv_str(f, r->prices);

@@ -248,12 +248,13 @@ typedef struct {
 } sched3;
 
 /* Fills labels and totals, then one candidate per scheduler combination and λ. */
-static int emit(sim_search *s, sim_search_cand *base, const sched3 *sch, int nsch, const double *lams,
-                int nl, int multi_gpu, sim_err *err)
+static int emit(sim_search *s, sim_search_cand *base, const char *const *gpu, const sched3 *sch, int nsch,
+                const double *lams, int nl, int multi_gpu, sim_err *err)
 {
-    char pools[160] = "";
+    char pools[200] = "";
     int n = 0;
     base->gpus = 0;
+    for (int32_t p = 0; p < base->n_pools; p++) snprintf(base->pools[p].gpu, sizeof base->pools[p].gpu, "%s", gpu[p]);
     for (int32_t p = 0; p < base->n_pools; p++) {
         char ln[48];
         const sim_search_pool *pp = &base->pools[p];
@@ -261,8 +262,12 @@ static int emit(sim_search *s, sim_search_cand *base, const sched3 *sch, int nsc
         sim_search_layout_name(pp, ln, sizeof ln);
         const char *tag = pp->role == SIM_ROLE_PREFILL ? "P" : pp->role == SIM_ROLE_DECODE ? "D"
                         : pp->role == SIM_ROLE_ATTENTION ? "A" : pp->role == SIM_ROLE_FFN ? "F" : "x";
-        n += snprintf(pools + n, sizeof pools - (size_t)n, "%s%d%s %s", p ? " + " : "", (int)pp->instances,
-                      tag, ln);
+        if (s->hetero)
+            n += snprintf(pools + n, sizeof pools - (size_t)n, "%s%d%s %s@%.24s", p ? " + " : "", (int)pp->instances,
+                          tag, ln, pp->gpu);
+        else
+            n += snprintf(pools + n, sizeof pools - (size_t)n, "%s%d%s %s", p ? " + " : "", (int)pp->instances,
+                          tag, ln);
         if (n >= (int)sizeof pools) break;
     }
     for (int i = 0; i < nsch; i++) {
@@ -274,8 +279,8 @@ static int emit(sim_search *s, sim_search_cand *base, const sched3 *sch, int nsc
             c.lambda = nl ? lams[j] : -1;
             char lam[32] = "";
             if (nl) snprintf(lam, sizeof lam, " | lambda %g", lams[j]);
-            snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s", multi_gpu ? c.gpu : "",
-                     multi_gpu ? ": " : "", sim_mode_name(c.mode), pools, (int)c.max_seqs,
+            snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s",
+                     multi_gpu && !s->hetero ? c.gpu : "", multi_gpu && !s->hetero ? ": " : "", sim_mode_name(c.mode), pools, (int)c.max_seqs,
                      (int)c.max_batched_tokens, (int)c.chunk_tokens, lam);
             int rc = push_cand(s, &c, err);
             if (rc < 0) return rc;
@@ -296,6 +301,32 @@ double sim_search_price(const sim_scenario *sc, const char *gpu)
         if (strcasecmp(items[i], gpu) == 0) return sim_parse_double(eq + 1, &usd) == SIM_PARSE_OK ? usd : 0;
     }
     return 0;
+}
+
+double sim_search_fleet_price(const sim_scenario *sc, const sim_search_cand *c)
+{
+    double usd = 0;
+    int32_t gpus = 0;
+    for (int32_t p = 0; p < c->n_pools; p++) {
+        const sim_search_pool *pp = &c->pools[p];
+        double price = sim_search_price(sc, pp->gpu[0] ? pp->gpu : c->gpu);
+        if (price <= 0) return 0;
+        usd += price * pp->instances * pp->gpus;
+        gpus += pp->instances * pp->gpus;
+    }
+    if (gpus <= 0) return 0;
+    /* One GPU type: its price exactly (no rounding through the sum). */
+    int one = 1;
+    for (int32_t p = 0; p < c->n_pools; p++) one &= !c->pools[p].gpu[0] || strcmp(c->pools[p].gpu, c->gpu) == 0;
+    return one ? sim_search_price(sc, c->gpu) : usd / gpus;
+}
+
+const char *sim_search_unpriced_gpu(const sim_scenario *sc, const sim_search_cand *c)
+{
+    if (sim_search_price(sc, c->gpu) <= 0) return c->gpu;
+    for (int32_t p = 0; p < c->n_pools; p++)
+        if (c->pools[p].gpu[0] && sim_search_price(sc, c->pools[p].gpu) <= 0) return c->pools[p].gpu;
+    return "";
 }
 
 static int check_prices(const sim_scenario *sc, sim_err *err)
@@ -321,6 +352,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
     double lams[MAX_LIST];
     sched3 sch[512];
     ratio pdr[MAX_LIST], afr[MAX_LIST];
+    char (*asg)[SIM_SEARCH_MAX_POOLS][64] = NULL;
     sim_search_pool *lay = malloc(5 * MAX_LAYOUTS * sizeof *lay);
     if (!lay) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     sim_search_pool *lc = lay, *lp = lay + MAX_LAYOUTS, *ld = lay + 2 * MAX_LAYOUTS, *la = lay + 3 * MAX_LAYOUTS,
@@ -340,6 +372,39 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
         }
     }
     if ((rc = check_prices(&s->sc, err)) < 0) goto fail;
+    /* Per-role GPU types: each list checked against the catalogue, its key named. */
+    static const char *const role_keys[4] = {"search.prefill_gpus", "search.decode_gpus", "search.attention_gpus",
+                                              "search.ffn_gpus"};
+    const char *role_lists[4] = {cfg->prefill_gpus, cfg->decode_gpus, cfg->attention_gpus, cfg->ffn_gpus};
+    char rg[4][16][64];
+    int nrg[4];
+    s->hetero = 0;
+    for (int r = 0; r < 4; r++) {
+        nrg[r] = 0;
+        if (!role_lists[r][0]) continue;
+        nrg[r] = split_list(role_lists[r], rg[r], 16);
+        if (nrg[r] < 0) {
+            rc = sim_err_set(err, SIM_EINVAL, "%s: more than 16 GPU types", role_keys[r]);
+            goto fail;
+        }
+        if (nrg[r] == 0) {
+            rc = sim_err_set(err, SIM_EINVAL, "%s: expected a comma-separated list of GPU catalogue names", role_keys[r]);
+            goto fail;
+        }
+        for (int g = 0; g < nrg[r]; g++) {
+            model_gpu mg;
+            for (int h = 0; h < g; h++)
+                if (strcasecmp(rg[r][h], rg[r][g]) == 0) {
+                    rc = sim_err_set(err, SIM_EINVAL, "%s: '%s' listed twice", role_keys[r], rg[r][g]);
+                    goto fail;
+                }
+            if ((rc = model_catalog_gpu(rg[r][g], &mg, err)) < 0) {
+                sim_err_wrap(err, rc, "%s", role_keys[r]);
+                goto fail;
+            }
+        }
+        s->hetero = 1;
+    }
     const char *mode_list = cfg->modes[0] ? cfg->modes : s->model.experts > 0 ? "colocated,pd,af" : "colocated,pd";
     int nm = split_list(mode_list, modes, 8);
     if (nm <= 0) {
@@ -397,12 +462,50 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
     const int32_t G = cfg->max_gpus;
     const int fixed = s->fixed;
     ratio cnt[4096];
+    /* GPU type assignments per mode: one per search.gpus type (every pool on
+     * it), or, where the mode's roles have their own lists, every
+     * combination of those lists (a role without one takes every
+     * search.gpus type), enumerated once. */
+    asg = malloc(4096 * sizeof *asg);
+    if (!asg) {
+        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+        goto fail;
+    }
     for (int g = 0; g < ng; g++) {
         for (int m = 0; m < nm; m++) {
+            const char *mn = modes[m];
+            /* The roles (role_keys index) of the mode's pools. */
+            int roles[SIM_SEARCH_MAX_POOLS] = {-1, -1, -1}, npr = 0;
+            if (strcmp(mn, "pd") == 0) roles[0] = 0, roles[1] = 1, npr = 2;
+            else if (strcmp(mn, "af") == 0) roles[0] = 2, roles[1] = 3, npr = 2;
+            else if (strcmp(mn, "pd+af") == 0) roles[0] = 0, roles[1] = 2, roles[2] = 3, npr = 3;
+            int het = 0;
+            for (int p = 0; p < npr; p++) het |= nrg[roles[p]] > 0;
+            int na = 0;
+            if (!het) {
+                for (int p = 0; p < SIM_SEARCH_MAX_POOLS; p++) snprintf(asg[0][p], 64, "%s", gpus[g]);
+                na = 1;
+            } else if (g == 0) {
+                int idx[SIM_SEARCH_MAX_POOLS] = {0, 0, 0}, done = 0;
+                while (!done && na < 4096) {
+                    for (int p = 0; p < npr; p++) {
+                        int r = roles[p];
+                        snprintf(asg[na][p], 64, "%s", nrg[r] ? rg[r][idx[p]] : gpus[idx[p]]);
+                    }
+                    na++;
+                    done = 1;
+                    for (int p = npr - 1; p >= 0 && done; p--) {
+                        int lim = nrg[roles[p]] ? nrg[roles[p]] : ng;
+                        if (++idx[p] < lim) done = 0;
+                        else idx[p] = 0;
+                    }
+                }
+            }
+            for (int ai = 0; ai < na; ai++) {
             sim_search_cand c;
             memset(&c, 0, sizeof c);
-            snprintf(c.gpu, sizeof c.gpu, "%.63s", gpus[g]);
-            const char *mn = modes[m];
+            snprintf(c.gpu, sizeof c.gpu, "%.63s", asg[ai][0]);
+            const char *const pool_gpu[SIM_SEARCH_MAX_POOLS] = {asg[ai][0], asg[ai][1], asg[ai][2]};
             if (strcmp(mn, "colocated") == 0) {
                 c.mode = SIM_MODE_COLOCATED;
                 c.n_pools = 1;
@@ -411,7 +514,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                     for (int32_t k = fixed ? 1 : kmax; k >= 1 && k <= kmax; k++) {
                         c.pools[0] = lc[i];
                         c.pools[0].instances = k;
-                        if ((rc = emit(s, &c, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
+                        if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
                     }
                 }
             } else if (strcmp(mn, "pd") == 0 || strcmp(mn, "af") == 0) {
@@ -421,6 +524,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                 sim_search_pool *L0 = pd ? lp : la, *L1 = pd ? ld : lf;
                 int n0 = pd ? nlp : nla, n1 = pd ? nld : nlf;
                 if (!pd && n1 == 0) {
+                    if (ai > 0) continue;
                     size_t o = strlen(s->notes);
                     snprintf(s->notes + o, sizeof s->notes - o, "af skipped: no ffn layouts. ");
                     continue;
@@ -434,7 +538,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                             c.pools[0].instances = cnt[q].x;
                             c.pools[1] = L1[j];
                             c.pools[1].instances = cnt[q].y;
-                            if ((rc = emit(s, &c, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
+                            if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
                         }
                     }
             } else if (strcmp(mn, "pd+af") == 0) {
@@ -469,12 +573,13 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                                         c.pools[1].instances = a;
                                         c.pools[2] = lf[k];
                                         c.pools[2].instances = f;
-                                        if ((rc = emit(s, &c, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
+                                        if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
                                     }
                         }
             } else {
                 rc = sim_err_set(err, SIM_EINVAL, "search.modes: unknown mode '%s' (colocated, pd, af, pd+af)", mn);
                 goto fail;
+            }
             }
         }
     }
@@ -485,9 +590,53 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                          (int)G);
         goto fail;
     }
+    free(asg);
     free(lay);
     return 0;
 fail:
+    free(asg);
     free(lay);
     return rc;
+}
+
+int sim_search_check_role_gpus(const sim_search *s, sim_err *err)
+{
+    static const char *const keys[4] = {"search.prefill_gpus", "search.decode_gpus", "search.attention_gpus",
+                                         "search.ffn_gpus"};
+    static const sim_role roles[4] = {SIM_ROLE_PREFILL, SIM_ROLE_DECODE, SIM_ROLE_ATTENTION, SIM_ROLE_FFN};
+    const sim_search_cfg *cfg = &s->sc.search;
+    const char *lists[4] = {cfg->prefill_gpus, cfg->decode_gpus, cfg->attention_gpus, cfg->ffn_gpus};
+    int64_t longest = 0;
+    for (int32_t k = 0; k < s->n_lens; k++)
+        if (s->lens[k].n_req_key == cfg->requests) longest = s->lens[k].longest;
+    for (int r = 0; r < 4; r++) {
+        char items[16][64];
+        int n = lists[r][0] ? split_list(lists[r], items, 16) : 0;
+        for (int g = 0; g < n; g++) {
+            int seen = 0, fits = 0;
+            const char *why = "";
+            for (int32_t i = 0; i < s->n_costs && !fits; i++) {
+                const sim_search_costent *e = &s->costs[i];
+                if (e->role != roles[r] || strcmp(e->gpu, items[g]) != 0) continue;
+                seen = 1;
+                if (!e->cost) {
+                    if (!why[0]) why = e->err;
+                } else if (roles[r] == SIM_ROLE_FFN || e->kv_tokens >= longest) {
+                    fits = 1;
+                } else if (!why[0]) {
+                    why = "its KV cache cannot hold the longest request";
+                }
+            }
+            if (!seen)
+                return sim_err_set(err, SIM_EINVAL, "%s: no mode in search.modes (%s) has %s pools to put on '%s'",
+                                   keys[r], cfg->modes[0] ? cfg->modes : "the default", sim_role_name(roles[r]),
+                                   items[g]);
+            if (!fits)
+                return sim_err_set(err, SIM_EINVAL,
+                                   "%s: %s does not fit GPU type '%s' as a %s instance at any layout searched "
+                                   "(first reason: %.200s); drop it from the list or add larger layouts",
+                                   keys[r], s->sc.model, items[g], sim_role_name(roles[r]), why);
+        }
+    }
+    return 0;
 }
