@@ -7,6 +7,7 @@ Usage: scripts/fit-engine.py [--csv tests/data/fidelity/silicon-subset.csv]
        scripts/fit-engine.py --pd [--csv ../shared/validation/silicon-dev.csv] ...
        scripts/fit-engine.py --recv [--csv ../shared/validation/silicon-dev.csv] ...
        scripts/fit-engine.py --floor [--csv ../shared/validation/silicon-dev.csv] ...
+       scripts/fit-engine.py --stream [--csv ../shared/validation/silicon-dev.csv] ...
 
 The parameters (per backend, each with a unit and a physical meaning; the
 preset values live in sim/config/sim_sched_preset.c):
@@ -63,6 +64,16 @@ all aggregated SGLang rows (overhead_us stays at the preset's):
                    others keep the engine's 1)
 FLOOR_GRID x FLOOR_RECV points; the InferenceX rows are replayed at every
 point, the others once per eager_launch_us. Same objective and folds.
+--stream fits TensorRT-LLM's output stage instead, on all aggregated
+TensorRT-LLM rows: one detokenise-and-stream worker per instance (the
+OpenAI server's single process handles every streamed token) costing
+  stream_us_per_token  µs per output token: detokenisation, response
+                   framing and the send; the client sees a token when the
+                   worker has served it and sends its next request after
+                   its last one, so a saturated worker caps the run's
+                   output tokens/s and the queue lands in TTFT
+One dimension (STREAM_GRID), same objective and folds; the objective and
+TTFT/TPOT MAPE by GPU at every grid point.
 Standard library only. Prints the fitted values and the CV table
 (markdown)."""
 import argparse
@@ -85,6 +96,7 @@ PD_GRID = {"pd_handover_us": [0, 50000, 150000], "pd_handover_gbs": [0, 4, 1]}
 PD_BACKENDS = ("vllm", "sglang", "trtllm")
 RECV_GRID = [1, 10, 20, 30]
 FLOOR_GRID = [50, 100, 150, 200]  # µs per op launch (--floor)
+STREAM_GRID = [0, 30, 50, 70]  # µs per output token (--stream)
 FLOOR_RECV = [10, 30]  # steps (--floor; 1 is the collector runs' default; 20 scored between 10 and 30 in --recv)
 
 
@@ -341,6 +353,32 @@ def main_floor(args):
     cv_table(runs, full, ["sglang"], moved_to=lambda b, p: f"{p[0]} µs / {p[1]} steps")
 
 
+def main_stream(args):
+    path = subset_csv(args, "stream-rows.csv", lambda r: r.get("mode") == "agg" and r.get("backend") == "trtllm")
+    runs = {}
+    for v in STREAM_GRID:
+        print(f"stream_us_per_token {v}", file=sys.stderr)
+        runs[v] = run_agg(args, path, f"stream-{v}.json",
+                          ["trtllm:deployment.pools.0.scheduler.detokenizer_workers=1",
+                           f"trtllm:deployment.pools.0.scheduler.stream_us_per_token={v}"])
+    rows = runs_any(runs)
+    ids = sorted(rows)
+    full = {"trtllm": fit(runs, ids, "trtllm")}
+    print(f"## TensorRT-LLM fitted ({len(ids)} rows): stream_us_per_token = {full['trtllm']} µs, one worker\n")
+    print("## Objective and error by grid point (mean |ln| TTFT + TPOT; TTFT / TPOT MAPE; by GPU)\n")
+    gpus = sorted({rows[i]["gpu"] for i in ids})
+    for v in STREAM_GRID:
+        sc = score(runs, {"trtllm": v}, ids)
+        by = []
+        for g in gpus:
+            gs = score(runs, {"trtllm": v}, [i for i in ids if rows[i]["gpu"] == g])
+            by.append(f"{g} TTFT {gs[1]:.1f} % / TPOT {gs[3]:.1f} %")
+        print(f"- {v} µs: {objective(runs[v], ids, 'trtllm'):.3f}; TTFT {sc[1]:.1f} % (median {sc[2]:.1f} %), "
+              f"TPOT {sc[3]:.1f} % (median {sc[4]:.1f} %); " + ", ".join(by))
+    print("\n## Leave-one-group-out cross-validation\n")
+    cv_table(runs, full, ["trtllm"], moved_to=lambda b, v: f"{v} µs")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", default=None)
@@ -349,11 +387,13 @@ def main():
     ap.add_argument("--out", default="fit-engine.out")
     ap.add_argument("--pd", action="store_true", help="fit the PD hand-over on the disaggregated rows")
     ap.add_argument("--recv", action="store_true", help="fit SGLang's recv_interval on its InferenceX rows")
+    ap.add_argument("--stream", action="store_true",
+                    help="fit TensorRT-LLM's per-token output stage (stream_us_per_token) on its aggregated rows")
     ap.add_argument("--floor", action="store_true",
                     help="fit SGLang's eager_launch_us and recv_interval together on its aggregated rows")
     args = ap.parse_args()
     if args.csv is None:
-        full_file = args.pd or args.recv or args.floor
+        full_file = args.pd or args.recv or args.floor or args.stream
         args.csv = "../shared/validation/silicon-dev.csv" if full_file else "tests/data/fidelity/silicon-subset.csv"
     os.makedirs(args.out, exist_ok=True)
     if args.pd:
@@ -364,6 +404,9 @@ def main():
         return
     if args.floor:
         main_floor(args)
+        return
+    if args.stream:
+        main_stream(args)
         return
     runs = {}
     for i, j in itertools.product(range(GRID_N), range(GRID_N)):

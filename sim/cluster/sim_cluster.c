@@ -278,12 +278,15 @@ static int followup_emit(void *ctx, sim_request_spec *spec)
 }
 
 /* Request r of a session finished (or was dropped: it never fits): its
- * session goes on, and the per-session figures take it. */
+ * session goes on, and the per-session figures take it. The client is done
+ * with it when it has seen the last token (scheduler.detokenizer_workers:
+ * stream_last after the engine emitted it), so the next turn's think gap
+ * starts there. */
 static void session_finished(sim_cluster *c, const sim_req *r, int dropped)
 {
     if (!c->sess_stats) return;
     sim_session_done_info info;
-    sim_time now = sim_engine_now(c->eng);
+    sim_time now = sim_engine_now(c->eng) + (dropped ? 0 : r->stream_last);
     int rc = sim_workload_request_done(c->wl, &r->spec, now, followup_emit, c, &info);
     if (rc < 0) {
         sim_cluster_oom(c, "generating a session's next request");
@@ -308,6 +311,10 @@ static void on_finish(void *ctx, sim_req *r)
     c->in_tok_done += r->spec.input_tokens;
     c->out_tok_done += r->spec.output_tokens;
     int32_t client = r->client, k = r->instance;
+    /* A closed-loop client sends its next request once it has seen the
+     * last token (scheduler.detokenizer_workers: stream_last after the
+     * engine emitted it), then thinks. */
+    sim_time seen = r->stream_last;
     free(r->keys);
     r->keys = NULL;
     session_finished(c, r, 0);
@@ -315,7 +322,7 @@ static void on_finish(void *ctx, sim_req *r)
     req_free(c, r);
     if (c->as) sim_cluster_as_touched(c, k);
     if (client >= 0 && !c->arrivals_done)
-        sim_engine_after(c->eng, (sim_time)(c->sc.workload.arrival.think_time_s * 1e9), client_next,
+        sim_engine_after(c->eng, seen + (sim_time)(c->sc.workload.arrival.think_time_s * 1e9), client_next,
                          c, (uint64_t)client);
     report_progress(c);
     maybe_done(c);

@@ -396,8 +396,8 @@ static const sim_schema_field table[] = {
         "CPU workers that detokenise and stream each instance's output (0 = none: tokens reach the client when "
         "sampled). Every iteration hands them one job per request that sampled tokens, costing "
         "detokenize_us_per_token + stream_us_per_token per token; the client sees a token when its job ends, so "
-        "TTFT, TPOT and E2E include the wait when the workers are saturated. A separate pool from "
-        "tokenizer_workers. Shows in the run's `detokenizer` figures."),
+        "TTFT, TPOT and E2E include the wait when the workers are saturated; a closed-loop client or a session "
+        "sends its next request when it has seen the last token. A separate pool from tokenizer_workers. Shows in the run's `detokenizer` figures."),
     FLD("deployment.pools.*.scheduler.detokenize_us_per_token", SIM_SCHEMA_F64,
         PL(scheduler.detokenize_us_per_token), GE0,
         "With detokenizer_workers: a worker's time per output token (detokenisation), in microseconds."),

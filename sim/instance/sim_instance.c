@@ -169,6 +169,7 @@ static void finish(sim_instance *in, sim_req *r, sim_time seen)
         .stream_first = r->stream_first,
         .stream_last = seen,
     };
+    r->stream_last = seen;
     int mrc = sim_metrics_add_request(in->metrics, &rec);
     if (mrc >= 0 && in->class_metrics && r->spec.cls >= 0 && r->spec.cls < in->n_class_metrics)
         mrc = sim_metrics_add_request(in->class_metrics[r->spec.cls], &rec);
@@ -992,6 +993,7 @@ void sim_instance_submit(sim_instance *in, sim_req *r)
     r->first_scheduled = -1;
     r->first_token = -1;
     r->stream_first = 0;
+    r->stream_last = 0;
     r->prefill_instance = -1;
     r->hold_blocks = 0;
     r->resv_blocks = 0;

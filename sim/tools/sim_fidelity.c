@@ -407,7 +407,9 @@ static int fid_simulate(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_t
                 continue;
             }
             if (rec[i].first_token >= 0) {
-                ttft += (double)(rec[i].first_token - rec[i].arrival) * 1e-6;
+                /* The client's first token (after the detokenizer workers'
+                 * wait, where the pool has them). */
+                ttft += (double)(sim_req_record_first_seen(&rec[i]) - rec[i].arrival) * 1e-6;
                 if (rec[i].first_scheduled >= 0) {
                     queue += (double)(rec[i].first_scheduled - rec[i].arrival) * 1e-6 - fe;
                     prefill += (double)(rec[i].first_token - rec[i].first_scheduled) * 1e-6;

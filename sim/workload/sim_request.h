@@ -58,6 +58,7 @@ struct sim_req {
     float spec_scale;        /* speculative decoding: this request's acceptance scale (sim_spec.h) */
     sim_time first_scheduled, first_token, finish;
     sim_time stream_first;   /* detokenizer_workers: first token seen this long after first_token */
+    sim_time stream_last;    /* detokenizer_workers: last token seen this long after finish (set when it finishes) */
     /* pd: where the KV was computed and when it moved */
     int32_t prefill_instance;
     int32_t decode_pick;     /* decode-pool index chosen at arrival (deployment.decode_pick), -1 = at prefill end */

@@ -263,7 +263,26 @@ static void test_off(void)
     CHECK(sim_summary_each_metric(&sum, find_metric, (void *)"sessions.completed") == 1);
 }
 
+/* The same session with one detokenize-and-stream worker at 20 ms a
+ * token: turn 2 comes 100 ms after the client saw turn 1's last token, not
+ * after the engine emitted it. */
+static void test_next_turn_after_last_seen(void)
+{
+    sim_scenario sc;
+    base(&sc, "tests/data/sessions/two_turns.jsonl");
+    sim_sched_cfg *s = &sc.deployment.pools[0].scheduler;
+    s->detokenizer_workers = 1;
+    s->stream_us_per_token = 20000;
+    sim_summary sum;
+    sim_req_record r[2];
+    if (run_by_id(&sc, 0, &sum, r, 2) != 2) return;
+    CHECK(r[0].stream_last >= 20 * MS);
+    CHECK_MSG(r[1].arrival == sim_req_record_last_seen(&r[0]) + 100 * MS, "turn 2 at %lld, turn 1 seen done at %lld",
+              (long long)r[1].arrival, (long long)sim_req_record_last_seen(&r[0]));
+}
+
 static const test_case cases[] = {
+    {"next_turn_after_last_seen", test_next_turn_after_last_seen},
     {"second_turn_hits", test_second_turn_hits},
     {"fan_out_join", test_fan_out_join},
     {"synthetic", test_synthetic},
