@@ -65,6 +65,10 @@ typedef struct {
                                    (sim_fidelity_flag_inconsistent: beyond the GPUs' roofline, or faster
                                    than its deployment's other rows); simulated, scored only in
                                    sim_fidelity_result.inconsistent */
+    double roof_compute, roof_memory; /* the measurement's loads on the replayed layout's roofline
+                                   (sim_fidelity_roofline compute_load, memory_load); roof_checked 0: not
+                                   computed (the row's cost model does not build) */
+    int roof_checked;
     int32_t replicas;           /* aggregated: instances of the layout the clients were spread over (1, or
                                    k where concurrency = k·batch·DP and one instance beats the roofline;
                                    sim_fidelity_flag_inconsistent, said in `assumed`) */

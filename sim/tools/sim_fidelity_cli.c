@@ -162,6 +162,9 @@ static int fid_print_json(const sim_fidelity_result *r)
         if (x->layout_unknown) json_object_set_new(o, "layout_unknown", json_true());
         if (x->inconsistent[0]) json_object_set_new(o, "inconsistent", json_string(x->inconsistent));
         if (x->len_lo < 1) json_object_set_new(o, "length_range_ratio", json_real(x->len_lo));
+        if (x->roof_checked)
+            json_object_set_new(o, "roofline", json_pack("{s:f, s:f}", "compute_load", x->roof_compute, "memory_load",
+                                                         x->roof_memory));
         if (x->ok) {
             json_object_set_new(o, "measured_ttft_ms", json_real(x->meas_ttft_ms));
             json_object_set_new(o, "measured_tpot_ms", json_real(x->meas_tpot_ms));
@@ -240,6 +243,10 @@ static void fid_print_explain(const sim_fidelity_row *r, const sim_fidelity_expl
            r->dtype, lay, r->concurrency, r->isl, r->osl);
     if (r->assumed[0]) printf("assumed: %s\n", r->assumed);
     if (r->inconsistent[0]) printf("scored apart (inconsistent measurement): %s\n", r->inconsistent);
+    if (r->roof_checked)
+        printf("roofline: by Little's law the measurement needs %.2f of the GPUs' peak FLOP/s and %.2f of their HBM "
+               "bandwidth on the replayed layout (more than 10/9 is no run of it)\n",
+               r->roof_compute, r->roof_memory);
     if (r->len_lo < 1)
         printf("client: input lengths uniform in [%.0f, %d], output lengths in [%.0f, %d] (benchmark_serving "
                "--random-range-ratio %.2g)\n",
@@ -307,8 +314,8 @@ static void fid_usage(FILE *o)
             "to fit a preset to your own measurements:\n"
             "  --set vllm:deployment.pools.0.scheduler.frontend_us=30000\n"
             "--jobs N simulates N rows at a time (default: the online CPUs, at most 8). --json prints every\n"
-            "row in order (id, status ok|skipped, reason, measured_/predicted_ttft_ms/tpot_ms) and the\n"
-            "groups. --explain ROW_ID breaks one row's simulated TTFT and TPOT down (frontend, queueing,\n"
+            "row in order (id, status ok|skipped, reason, measured_/predicted_ttft_ms/tpot_ms, roofline\n"
+            "compute_load/memory_load) and the groups. --explain ROW_ID breaks one row's simulated TTFT and TPOT down (frontend, queueing,\n"
             "prefill and decode iterations by op family, KV transfer). --no-perf-db prices every row with the\n"
             "analytic roofline (hardware.perf_db=none) even where calib/data/ has the row's GPU measured.\n");
 }

@@ -271,10 +271,16 @@ static void roof_reason(const sim_fidelity_row *r, const sim_fidelity_roofline *
 /* Check 1 (header comment): beyond the roofline, replicas or apart. */
 static void flag_roofline(sim_fidelity_row *r)
 {
-    if (r->note[0] || r->layout_unknown) return;
+    if (r->note[0]) return;
     sim_fidelity_roofline f;
     sim_err e = {""};
-    if (sim_fidelity_roofline_of(r, 1, &f, &e) || load_of(&f) <= FID_ROOF_SLACK) return;
+    if (sim_fidelity_roofline_of(r, 1, &f, &e)) return;
+    r->roof_checked = 1;
+    r->roof_compute = f.compute_load;
+    r->roof_memory = f.memory_load;
+    /* A row of unknown layout replays a deployment it may not have had:
+     * its loads are the replayed one's, and it is scored apart already. */
+    if (r->layout_unknown || load_of(&f) <= FID_ROOF_SLACK) return;
     int64_t per = (int64_t)r->agg.batch * r->agg.dp;
     if (!r->disagg && per > 0 && r->concurrency % per == 0 && r->concurrency / per >= 2) {
         int32_t k = (int32_t)(r->concurrency / per);
@@ -282,6 +288,8 @@ static void flag_roofline(sim_fidelity_row *r)
         if (sim_fidelity_roofline_of(r, k, &fk, &e) == 0 && load_of(&fk) <= FID_ROOF_SLACK) {
             char t[128];
             r->replicas = k;
+            r->roof_compute = fk.compute_load;
+            r->roof_memory = fk.memory_load;
             r->agg.workers = k; /* shown as the layout's "xK" */
             snprintf(t, sizeof t, "%d replicas of %" PRId64 " clients (one instance would need %.1fx its roofline)",
                      k, per, load_of(&f));

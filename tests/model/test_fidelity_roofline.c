@@ -170,6 +170,9 @@ static void test_real_rows(void)
     CHECK_CONTAINS(q->assumed, "32 replicas of 13 clients (one instance would need 3.7x its roofline)");
     CHECK(sim_fidelity_roofline_of(q, 1, &f, &e) == 0 && f.compute_load > 3.0 && f.prefill_load > 3.0);
     CHECK(sim_fidelity_roofline_of(q, 32, &f, &e) == 0 && f.compute_load < 0.25 && f.memory_load < 0.25);
+    /* The row keeps the loads of the layout it replays (--json "roofline"). */
+    CHECK(q->roof_checked && q->roof_compute == f.compute_load && q->roof_memory == f.memory_load);
+    CHECK(r.rows[1].roof_checked && r.rows[1].roof_memory > 1.4);
     CHECK(r.rows[1].replicas <= 1);
     CHECK_CONTAINS(r.rows[1].inconsistent, "215 decoding a worker:");
     CHECK_CONTAINS(r.rows[1].inconsistent, "1.5x h100-sxm's 3.35 TB/s");
