@@ -183,6 +183,7 @@ static void on_encoded(sim_engine *eng, void *ctx, uint64_t arg)
     sim_req *next = c->enc_queue.head;
     if (next) {
         sim_req_list_remove(&c->enc_queue, next, SIM_RUN_LINK);
+        c->queued--;
         enc_start(c, e, next);
     } else {
         c->enc_busy[e] = 0;
@@ -218,7 +219,9 @@ int sim_cluster_encode_route(sim_cluster *c, sim_req *r, int32_t k)
         c->enc_idle--;
         enc_start(c, e, r);
     } else {
+        /* Waiting for an encoder counts as queued (overload.max_waiting). */
         sim_req_list_push_back(&c->enc_queue, r, SIM_RUN_LINK);
+        c->queued++;
     }
     return 1;
 }

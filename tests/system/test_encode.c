@@ -9,11 +9,12 @@
  * the embeddings (1,536 tokens x 4096 x 2 bytes) cross the NIC: the
  * transfer is the network latency plus bytes over the NIC by hand, the
  * request reaches its prefill instance encode + transfer later, and the
- * pool's busy share is that encode over the run. Refusals: images on a
- * text-only model, on an unpriced tower, video on a tower without frame
- * pooling, an encode pool without images or on a GPU no pool runs, energy
- * with a pool, pipeline stages with colocated encoding, and the loader's
- * key checks. */
+ * pool's busy share is that encode over the run; a second request waits
+ * for the one encoder, and an encoder backlog overloads the run.
+ * Refusals: images on a text-only model, on an unpriced tower, video on a
+ * tower without frame pooling, an encode pool without images or on a GPU
+ * no pool runs, energy with a pool, pipeline stages with colocated
+ * encoding, and the loader's key checks. */
 #include "model_cost.h"
 #include "model_vision.h"
 #include "sim_cluster.h"
@@ -169,6 +170,20 @@ static void test_pool_queue(void)
     CHECK(en->requests == 2 && en->items == 2);
     /* The second waits the first's encode less the 1 us between them. */
     CHECK_NEAR(en->wait_ms, ((sim_time)(enc * 1e9 + 0.5) - 1000) * 1e-6 / 2, 1e-6);
+    free(a.recs);
+    /* A backlog at the encoder counts as queued: 300 req/s against one
+     * encoder of ~130 per second overloads the run (with prefix-cache keys
+     * on the requests left queued, freed at destroy). */
+    pd_scenario(&sc, 1, 100, 1);
+    sc.workload.requests = 5000;
+    sc.workload.arrival.process = SIM_ARRIVAL_POISSON;
+    sc.workload.arrival.rate = 300;
+    sc.overload.enabled = 1;
+    sc.overload.max_waiting = 50;
+    sc.cache.enabled = 1;
+    if (run(&sc, &a)) return;
+    CHECK(a.sum.overloaded == 1);
+    CHECK_CONTAINS(a.sum.overload_reason, "overload.max_waiting");
     free(a.recs);
 }
 
