@@ -67,6 +67,15 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
                              (int)q);
             goto fail;
         }
+    if (sc->deployment.encode_instances > 0) {
+        /* Candidates' GPU budgets, layouts and bounds count the serving
+         * pools only; an encode pool's GPUs would ride along uncounted. */
+        rc = sim_err_set(err, SIM_ENOTSUP,
+                         "deployment.encode.instances: the search counts the serving pools' GPUs only and does not "
+                         "size an encode pool; set it to 0 (each instance runs its requests' encoder passes, which "
+                         "the search prices) or run the scenario (servesim run) with the pool");
+        goto fail;
+    }
     if (sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_SCHEDULE) {
         /* The search varies workload.arrival.rate, which a schedule ignores. */
         rc = sim_err_set(err, SIM_EINVAL,

@@ -19,6 +19,7 @@
 #include "model_vision.h"
 #include "sim_cluster.h"
 #include "sim_loader.h"
+#include "sim_search.h"
 #include "test_util.h"
 #include "test_cluster_util.h"
 
@@ -229,6 +230,17 @@ static void test_refused(void)
     vl_scenario(&sc, 1, 100);
     sc.deployment.pools[0].parallel.pp = 2;
     refuse(&sc, "deployment.pools.0.parallel.pp", "pipeline stages");
+    /* The search sizes serving pools only: an encode pool is refused, not
+     * carried uncounted into every candidate. */
+    vl_scenario(&sc, 1, 100);
+    sc.deployment.encode_instances = 2;
+    {
+        sim_search *s = NULL;
+        sim_err e = {""};
+        CHECK(sim_search_create(&sc, NULL, &s, &e) == SIM_ENOTSUP && s == NULL);
+        CHECK_CONTAINS(e.msg, "deployment.encode.instances");
+        CHECK_CONTAINS(e.msg, "does not size an encode pool");
+    }
     /* The loader's own checks, with key paths. */
     const char *bad[][2] = {
         {"model: Qwen/Qwen3-VL-8B-Instruct\nworkload: {images: {width: 640, height: 480}}\n",
