@@ -56,14 +56,17 @@ aiconfigurator's collector runs the engine's default of 1):
 One dimension (RECV_GRID), same objective and folds (all these rows are
 B200: only the model folds hold anything out).
 
---floor fits SGLang's prefill host floor and poll interval together, on
-all aggregated SGLang rows (overhead_us stays at the preset's):
+--floor fits SGLang's prefill host floor, its form and the poll interval
+together, on all aggregated SGLang rows (overhead_us stays at the preset's):
   eager_launch_us  µs per op launch of an iteration with a prefill (every
                    SGLang row)
+  eager_serial     fraction of the shorter of that iteration's host launch
+                   time and GPU time that does not overlap the longer
+                   (0: max of the two; 1: their sum)
   recv_interval    steps, as --recv (only the InferenceX rows take it; the
                    others keep the engine's 1)
-FLOOR_GRID x FLOOR_RECV points; the InferenceX rows are replayed at every
-point, the others once per eager_launch_us. Same objective and folds.
+FLOOR_POINTS; the InferenceX rows are replayed at every point, the others
+once per (eager_launch_us, eager_serial). Same objective and folds.
 --stream fits TensorRT-LLM's output stage instead, on all aggregated
 TensorRT-LLM rows: one detokenise-and-stream worker per instance (the
 OpenAI server's single process handles every streamed token) costing
@@ -95,9 +98,13 @@ GRID_N = 4
 PD_GRID = {"pd_handover_us": [0, 50000, 150000], "pd_handover_gbs": [0, 4, 1]}
 PD_BACKENDS = ("vllm", "sglang", "trtllm")
 RECV_GRID = [1, 10, 20, 30]
-FLOOR_GRID = [50, 100, 150, 200]  # µs per op launch (--floor)
 STREAM_GRID = [0, 30, 50, 70]  # µs per output token (--stream)
-FLOOR_RECV = [10, 30]  # steps (--floor; 1 is the collector runs' default; 20 scored between 10 and 30 in --recv)
+# --floor grid points (eager_launch_us µs per op launch, eager_serial fraction, recv_interval steps; 1 is
+# the collector runs' default, 20 scored between 10 and 30 in --recv). The overlapped form (eager_serial 0)
+# was searched over 50-200 µs x 10/30 steps before (200 µs / 30 best: docs/cost-model.md), so its best
+# point and its 10-step neighbour stay as the reference; the serial form is tried at the poll interval
+# the overlapped form prefers.
+FLOOR_POINTS = [(200, 0.0, 10), (200, 0.0, 30), (50, 1.0, 30), (100, 0.5, 30)]
 
 
 def point_sets(i, j):
@@ -329,28 +336,27 @@ def run_floor(args, path, name, sets):
 def main_floor(args):
     ix_csv, other_csv = floor_csvs(args)
     runs = {}
-    for e in FLOOR_GRID:
-        other = run_floor(args, other_csv, f"floor-other-{e}.json", [f"eager_launch_us={e}"])
-        for r in FLOOR_RECV:
-            rows = dict(other)
-            rows.update(run_floor(args, ix_csv, f"floor-ix-{e}-{r}.json",
-                                  [f"eager_launch_us={e}", f"recv_interval={r}"]))
-            runs[(e, r)] = rows
+    for e, sr, r in FLOOR_POINTS:
+        sets = [f"eager_launch_us={e}", f"eager_serial={sr:g}"]
+        rows = dict(run_floor(args, other_csv, f"floor-other-{e}-{sr:g}.json", sets))
+        rows.update(run_floor(args, ix_csv, f"floor-ix-{e}-{sr:g}-{r}.json", sets + [f"recv_interval={r}"]))
+        runs[(e, sr, r)] = rows
     rows = runs_any(runs)
     ids = sorted(rows)
     full = {"sglang": fit(runs, ids, "sglang")}
-    e, r = full["sglang"]
-    print(f"## SGLang fitted ({len(ids)} rows): eager_launch_us = {e} µs, recv_interval = {r} steps\n")
+    e, sr, r = full["sglang"]
+    print(f"## SGLang fitted ({len(ids)} rows): eager_launch_us = {e} µs, eager_serial = {sr:g}, "
+          f"recv_interval = {r} steps\n")
     print("## Objective and error by grid point (mean |ln| TTFT + TPOT; TTFT / TPOT MAPE; TTFT MAPE by GPU)\n")
     gpus = sorted({rows[i]["gpu"] for i in ids})
     for p in sorted(runs):
         sc = score(runs, {"sglang": p}, ids)
         by = ", ".join(f"{g} {score(runs, {'sglang': p}, [i for i in ids if rows[i]['gpu'] == g])[1]:.1f} %"
                        for g in gpus)
-        print(f"- {p[0]} µs / {p[1]} steps: {objective(runs[p], ids, 'sglang'):.3f}; TTFT {sc[1]:.1f} % "
+        print(f"- {p[0]} µs / serial {p[1]:g} / {p[2]} steps: {objective(runs[p], ids, 'sglang'):.3f}; TTFT {sc[1]:.1f} % "
               f"(median {sc[2]:.1f} %), TPOT {sc[3]:.1f} % (median {sc[4]:.1f} %); TTFT {by}")
     print("\n## Leave-one-group-out cross-validation\n")
-    cv_table(runs, full, ["sglang"], moved_to=lambda b, p: f"{p[0]} µs / {p[1]} steps")
+    cv_table(runs, full, ["sglang"], moved_to=lambda b, p: f"{p[0]} µs / serial {p[1]:g} / {p[2]} steps")
 
 
 def main_stream(args):

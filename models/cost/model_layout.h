@@ -71,6 +71,10 @@ typedef struct {
                                * wdtype_*; scenario dtype "auto"), dtype then names the main one */
     double op_speedup[MODEL_FAM_COUNT]; /* each op family's time divided by this (model_op_family.h;
                                          * 0 = 1: as priced) */
+    double eager_serial;     /* fraction of the shorter of an eager iteration's host launch time
+                              * (eager_launch_s x launches) and device time that does not overlap
+                              * the longer: 0 = the longer of the two (the host runs ahead of the
+                              * GPU), 1 = their sum (host-GPU synchronisations inside the forward) */
 } model_layout;
 
 

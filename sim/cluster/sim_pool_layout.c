@@ -77,6 +77,9 @@ int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layo
         !(pool->scheduler.eager_launch_us >= 0))
         return sim_err_set(err, SIM_EINVAL,
                            "scheduler.overhead_us, overhead_per_seq_us and eager_launch_us must be >= 0");
+    if (!(pool->scheduler.eager_serial >= 0 && pool->scheduler.eager_serial <= 1))
+        return sim_err_set(err, SIM_EINVAL, "scheduler.eager_serial must be in [0, 1] (got %g)",
+                           pool->scheduler.eager_serial);
     if (sc->hardware.gpus_per_node < 0)
         return sim_err_set(err, SIM_EINVAL, "hardware.gpus_per_node must be >= 0 (0 = 8; got %d)",
                            sc->hardware.gpus_per_node);
@@ -95,6 +98,7 @@ int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layo
     l.overhead_s = pool->scheduler.overhead_us * 1e-6;
     l.overhead_per_seq_s = pool->scheduler.overhead_per_seq_us * 1e-6;
     l.eager_launch_s = pool->scheduler.eager_launch_us * 1e-6;
+    l.eager_serial = pool->scheduler.eager_serial;
     l.host_overlap = pool->scheduler.async_scheduling != 0;
     _Static_assert(SIM_OP_FAMILIES == MODEL_FAM_COUNT, "hardware.op_speedup has one entry per op family");
     for (int f = 0; f < MODEL_FAM_COUNT; f++) {

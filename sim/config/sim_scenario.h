@@ -275,6 +275,9 @@ typedef struct {
     double overhead_per_seq_us; /* extra overhead per request scheduled in the iteration */
     double frontend_us;        /* per-request frontend delay before the engine sees it (API server) */
     double eager_launch_us;    /* host time per kernel launch in prefill iterations (no CUDA graph) */
+    double eager_serial;       /* fraction of the shorter of an eager iteration's host launch time and GPU
+                                * time that does not overlap the longer (0: the host runs ahead, the
+                                * iteration lasts the longer one; 1: they serialise, it lasts their sum) */
     double pd_handover_us;     /* pd decode pool: per-request hand-over after the KV transfer, µs */
     double pd_handover_gbs;    /* pd decode pool: the engine's KV path per request, GB/s (0 = the network's) */
     int32_t preempt_keeps_kv;  /* a preempted request's freed KV stays cached until overwritten (vLLM V1's

@@ -8,6 +8,7 @@ typedef struct {
     sim_sched_preset name;
     int32_t max_batched_tokens, chunk_tokens;
     double overhead_us, per_seq_us, frontend_us, eager_launch_us;
+    double eager_serial; /* sim_scenario.h; SGLang's fitted by scripts/fit-engine.py --floor */
     sim_sched_policy policy;
     sim_admission admission;
     double pd_handover_us, pd_handover_gbs; /* decode side of a PD deployment (scripts/fit-engine.py --pd) */
@@ -20,11 +21,11 @@ typedef struct {
  * TensorRT-LLM's free_gpu_memory_fraction 0.9 of what the weights and the
  * activation profile leave free. */
 static const preset presets[] = {
-    {SIM_SCHED_PRESET_VLLM, 8192, 2048, 1500, 50, 45000, 0, SIM_POLICY_DECODE_FIRST, SIM_ADMISSION_OPTIMISTIC, 0, 0,
+    {SIM_SCHED_PRESET_VLLM, 8192, 2048, 1500, 50, 45000, 0, 0, SIM_POLICY_DECODE_FIRST, SIM_ADMISSION_OPTIMISTIC, 0, 0,
      SIM_MEM_OF_TOTAL},
-    {SIM_SCHED_PRESET_SGLANG, 8192, 8192, 1500, 0, 0, 200, SIM_POLICY_PREFILL_FIRST, SIM_ADMISSION_RESERVE, 0, 0,
+    {SIM_SCHED_PRESET_SGLANG, 8192, 8192, 1500, 0, 0, 200, 0, SIM_POLICY_PREFILL_FIRST, SIM_ADMISSION_RESERVE, 0, 0,
      SIM_MEM_OF_SGLANG},
-    {SIM_SCHED_PRESET_TRTLLM, 8192, 8192, 0, 0, 0, 100, SIM_POLICY_DECODE_FIRST, SIM_ADMISSION_RESERVE, 0, 0,
+    {SIM_SCHED_PRESET_TRTLLM, 8192, 8192, 0, 0, 0, 100, 0, SIM_POLICY_DECODE_FIRST, SIM_ADMISSION_RESERVE, 0, 0,
      SIM_MEM_OF_FREE},
 };
 
@@ -43,6 +44,7 @@ int sim_sched_preset_apply(sim_sched_preset name, sim_sched_cfg *cfg)
         cfg->overhead_per_seq_us = p->per_seq_us;
         cfg->frontend_us = p->frontend_us;
         cfg->eager_launch_us = p->eager_launch_us;
+        cfg->eager_serial = p->eager_serial;
         cfg->pd_handover_us = p->pd_handover_us;
         cfg->pd_handover_gbs = p->pd_handover_gbs;
         /* The engines' defaults: SGLang polls every step (--scheduler-recv-interval 1),

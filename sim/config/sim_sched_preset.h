@@ -15,7 +15,8 @@
  *   sglang  prefill_first, 8,192-token budget and chunks; 1.5 ms per
  *           iteration, no per-request cost (the overlap scheduler hides it);
  *           prefill iterations run without CUDA graphs, at least 200 µs per
- *           op launch (scripts/fit-engine.py); reserve admission (it admits
+ *           op launch, the host overlapping the GPU (eager_serial 0; both
+ *           scripts/fit-engine.py --floor); reserve admission (it admits
  *           against KV for the expected output).
  *   trtllm  decode_first (in-flight batching), max_num_tokens 8,192, no
  *           chunking below it; no per-iteration cost (its executor hides
@@ -40,7 +41,7 @@
  * sim_sched_preset_names, "none" first). */
 
 /* Overwrites the preset's fields of *cfg (max_batched_tokens, chunk_tokens,
- * overhead_us, overhead_per_seq_us, frontend_us, eager_launch_us, policy,
+ * overhead_us, overhead_per_seq_us, frontend_us, eager_launch_us, eager_serial, policy,
  * admission, mem_fraction_of, the PD hand-over pd_handover_us /
  * pd_handover_gbs, 0 for every engine: the shared rows do not identify
  * them, docs/cost-model.md, and the admission holds recv_interval,

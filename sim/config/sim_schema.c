@@ -317,7 +317,7 @@ static const sim_schema_field table[] = {
     ENM("deployment.pools.*.scheduler.preset", PL(scheduler.preset), sim_sched_preset_names, 0,
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
-     "frontend_us, eager_launch_us, policy, admission, mem_fraction_of, pd_handover_us, pd_handover_gbs, "
+     "frontend_us, eager_launch_us, eager_serial, policy, admission, mem_fraction_of, pd_handover_us, pd_handover_gbs, "
      "preempt_keeps_kv, async_scheduling, recv_interval, adp_timeout_iters and adp_wait_iters, and any "
      "of those written beside it "
      "wins. none = the defaults."),
@@ -342,6 +342,10 @@ static const sim_schema_field table[] = {
         "Host time per kernel launch, in microseconds, in iterations that carry a prefill chunk and so run "
         "without a CUDA graph (engines that capture graphs only for decode-only batches): such an "
         "iteration lasts at least launches x this. 0 = off (the GPU is never waiting for the host)."),
+    FLD("deployment.pools.*.scheduler.eager_serial", SIM_SCHEMA_F64, PL(scheduler.eager_serial), IN(0, 1),
+        "Fraction of the shorter of an eager iteration's host launch time (launches x eager_launch_us) and its "
+     "GPU time that does not overlap the longer: 0 = the iteration lasts the longer of the two (the host runs "
+     "ahead of the GPU), 1 = their sum (host-GPU synchronisations inside the forward serialise them)."),
     FLD("deployment.pools.*.scheduler.pd_handover_us", SIM_SCHEMA_F64, PL(scheduler.pd_handover_us), GE0,
         "Decode pool of a pd deployment: per-request time of the prefill-to-decode hand-over after the KV "
         "transfer, in microseconds (transfer-completion notification and polling, the decode side's admission "

@@ -863,6 +863,49 @@ done:
     model_cost_destroy(tiny);
 }
 
+/* eager_serial: the fraction s of the shorter of an eager iteration's host
+ * launch time H (launches x eager_launch_s) and its device time D that
+ * does not overlap the longer. By hand, with framework overhead o:
+ * max(H, D) + s·min(H, D) + o. The launch count n comes from a 1 s launch
+ * cost (H = n seconds, far beyond D), then H is set to D/2 and 2·D. */
+static void test_eager_serial(void)
+{
+    model_layout l = layout(8, 1);
+    l.ep = 8;
+    model_cost *base = make("qwen3-235b-a22b", "h100-sxm", l);
+    l.eager_launch_s = 1.0;
+    model_cost *count = make("qwen3-235b-a22b", "h100-sxm", l);
+    model_cost *c[6] = {0};
+    if (!base || !count) goto done;
+    model_chunk ch = {2048, 0};
+    model_batch pre = {1, &ch, 0, 0};
+    model_iter_cost rb;
+    double tb = model_cost_iteration(base, &pre, &rb);
+    const double o = rb.overhead_s, dev = rb.gemm_s + rb.attn_s + rb.comm_s + rb.other_s;
+    CHECK_NEAR(tb, dev + o, 1e-12);
+    const double n = floor(model_cost_iteration(count, &pre, NULL) - o + 0.5);
+    CHECK(n > 94 * 10);
+    /* {H/D, s, expected (total - o) / D} */
+    const double cases[6][3] = {{0.5, 0, 1.0}, {0.5, 0.5, 1.25}, {0.5, 1, 1.5},
+                                {2.0, 0, 2.0}, {2.0, 0.5, 2.5}, {2.0, 1, 3.0}};
+    for (int i = 0; i < 6; i++) {
+        l.eager_launch_s = cases[i][0] * dev / n;
+        l.eager_serial = cases[i][1];
+        c[i] = make("qwen3-235b-a22b", "h100-sxm", l);
+        if (!c[i]) goto done;
+        model_iter_cost r;
+        double t = model_cost_iteration(c[i], &pre, &r);
+        CHECK_NEAR((t - o) / dev, cases[i][2], 1e-9);
+        CHECK_NEAR(r.gemm_s, rb.gemm_s, 1e-15); /* the op times themselves are unchanged */
+        /* decode-only steps replay a CUDA graph: no eager term at any s */
+        CHECK_NEAR(decode(c[i], 16, 2000, NULL), decode(base, 16, 2000, NULL), 1e-12);
+    }
+done:
+    model_cost_destroy(base);
+    model_cost_destroy(count);
+    for (int i = 0; i < 6; i++) model_cost_destroy(c[i]);
+}
+
 /* Async scheduling (host_overlap): the per-request host work overlaps the
  * iteration's device time. By hand, for a decode step of n requests with
  * device time D (the step's time without host work), per-iteration cost o
@@ -907,6 +950,7 @@ static const test_case cases[] = {
     {"fidelity", test_fidelity},
     {"eager_launch", test_eager_launch},
     {"host_overlap", test_host_overlap},
+    {"eager_serial", test_eager_serial},
 };
 
 int main(int argc, char **argv)
