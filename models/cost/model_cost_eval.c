@@ -954,8 +954,6 @@ static void eval_pp_sends(cost_ctx *x, const cost_agg *a, double *local_s, doubl
     if (remote > 0) *remote_s = tr / remote;
 }
 
-static double device_s(const cost_ctx *x) { return x->r.gemm_s + x->r.attn_s + x->r.comm_s + x->r.other_s; }
-
 /* Time an eager iteration (or pipeline stage) adds to its device time dev
  * when its host spends `host` launching the kernels: the longer of the two
  * bounds it (the GPU cannot run a kernel before its launch, the host never
@@ -985,20 +983,15 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
                        double *host_s)
 {
     cost_ctx x;
-    memset(&x, 0, sizeof x);
-    x.c = c;
-    x.ops = ops;
-    x.max = max;
-    x.launch = c->launch * (full->prefill ? 1.0 : COST_GRAPH_LAUNCH_FRACTION);
-    x.time_scale = 1;
+    cost_ctx_start(&x, c, ops, max, c->launch * (full->prefill ? 1.0 : COST_GRAPH_LAUNCH_FRACTION));
     cost_agg a = *full;
     const int32_t p = c->l.pp;
     eval_layers(&x, &a);
-    const double dev_l = device_s(&x), n_l = x.launches;
+    const double dev_l = cost_device_s(&x), n_l = x.launches;
     eval_embed_ops(&x, &a);
-    const double dev_e = device_s(&x) - dev_l, n_e = x.launches - n_l;
+    const double dev_e = cost_device_s(&x) - dev_l, n_e = x.launches - n_l;
     eval_head_ops(&x, &a);
-    const double dev_h = device_s(&x) - dev_l - dev_e, n_h = x.launches - n_l - n_e;
+    const double dev_h = cost_device_s(&x) - dev_l - dev_e, n_h = x.launches - n_l - n_e;
     double hop_local = 0, hop_rem = 0;
     eval_pp_sends(&x, &a, &hop_local, &hop_rem);
     const int eager = full->prefill && c->l.eager_launch_s > 0;
@@ -1024,7 +1017,7 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     } else if (eager) {
         /* Eager iterations (a prefill chunk: no CUDA graph) cannot run faster
          * than the host launches their kernels. */
-        double device = device_s(&x), host = x.launches * c->l.eager_launch_s, add = eager_extra(c, host, device);
+        double device = cost_device_s(&x), host = x.launches * c->l.eager_launch_s, add = eager_extra(c, host, device);
         char det[64] = "";
         if (ops) {
             if (c->l.eager_serial > 0)
@@ -1043,15 +1036,11 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     /* Async scheduling: the host prepares the next batch's requests while
      * the GPU runs this one, so their work costs only what the device time
      * does not cover. */
-    if (c->l.host_overlap) per_req = per_req > device_s(&x) ? per_req - device_s(&x) : 0;
+    if (c->l.host_overlap) per_req = per_req > cost_device_s(&x) ? per_req - cost_device_s(&x) : 0;
     double ovh = c->l.overhead_s + per_req;
     cost_fixed(&x, "framework", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, ovh, 0, "scheduling, launch, I/O");
     if (host_s) *host_s = ovh > 0 ? ovh : 0;
-    x.r.total_s = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s + x.r.overhead_s;
-    x.r.source = x.used_db ? "db" : "roofline";
-    if (n_ops) *n_ops = x.n;
-    if (out) *out = x.r;
-    return x.r.total_s;
+    return cost_ctx_finish(&x, n_ops, out);
 }
 
 double cost_eval(const model_cost *c, const model_batch *b, int32_t width, model_op *ops, int32_t max,

@@ -223,6 +223,33 @@ typedef struct {
     int used_db;
 } cost_ctx;
 
+/* Starts *x on cost model c: no ops yet, `launch` seconds per kernel, one
+ * pass of the batch (time_scale 1); ops may be NULL (max then 0). */
+static inline void cost_ctx_start(cost_ctx *x, const model_cost *c, model_op *ops, int32_t max, double launch)
+{
+    memset(x, 0, sizeof *x);
+    x->c = c;
+    x->ops = ops;
+    x->max = max;
+    x->launch = launch;
+    x->time_scale = 1;
+}
+
+/* Device seconds so far: GEMMs, attention, collectives and the other ops
+ * (not the host overheads). */
+static inline double cost_device_s(const cost_ctx *x) { return x->r.gemm_s + x->r.attn_s + x->r.comm_s + x->r.other_s; }
+
+/* Closes *x: its total (device and overheads) and source; *n_ops and *out
+ * as model_cost_breakdown (either may be NULL). Returns the total. */
+static inline double cost_ctx_finish(cost_ctx *x, int32_t *n_ops, model_iter_cost *out)
+{
+    x->r.total_s = cost_device_s(x) + x->r.overhead_s;
+    x->r.source = x->used_db ? "db" : "roofline";
+    if (n_ops) *n_ops = x->n;
+    if (out) *out = x->r;
+    return x->r.total_s;
+}
+
 /* The family of op d as cost_op prices it (model_op_family.h). */
 model_op_family cost_op_family(const cost_op_desc *d);
 /* The family of a collective. */

@@ -29,7 +29,6 @@
 #include "calib_op.h"
 
 #include <math.h>
-#include <string.h>
 
 /* An HBM-bound elementwise op reading and writing `bytes` in all. */
 static void vis_elem(cost_ctx *x, const char *name, double count, double rows, double bytes)
@@ -50,12 +49,7 @@ double model_cost_encode(const model_cost *c, const model_vision *v, const model
                          int32_t ranks, model_op *ops, int32_t max, int32_t *n_ops, model_iter_cost *out)
 {
     cost_ctx x;
-    memset(&x, 0, sizeof x);
-    x.c = c;
-    x.ops = ops;
-    x.max = max;
-    x.launch = c->launch;
-    x.time_scale = 1;
+    cost_ctx_start(&x, c, ops, max, c->launch);
     const int known = v->family == MODEL_VISION_QWEN3_VL || v->family == MODEL_VISION_KIMI_K25 ||
                       v->family == MODEL_VISION_GEMMA4;
     if (items < 1 || !known || g->patches < 1) {
@@ -115,13 +109,9 @@ double model_cost_encode(const model_cost *c, const model_vision *v, const model
         vis_gemm(&x, "vis_proj", 1, V, v->out_hidden, H);
     }
     /* Eager: the host launches every kernel. */
-    const double device = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s;
+    const double device = cost_device_s(&x);
     const double host = x.launches * c->l.eager_launch_s;
     if (host > device) cost_fixed(&x, "eager_host", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, host - device, 0,
                                   "tower launches > GPU time");
-    x.r.total_s = x.r.gemm_s + x.r.attn_s + x.r.comm_s + x.r.other_s + x.r.overhead_s;
-    x.r.source = x.used_db ? "db" : "roofline";
-    if (n_ops) *n_ops = x.n;
-    if (out) *out = x.r;
-    return x.r.total_s;
+    return cost_ctx_finish(&x, n_ops, out);
 }
