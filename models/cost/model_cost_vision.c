@@ -70,17 +70,8 @@ double model_cost_encode(const model_cost *c, const model_vision *v, const model
      * attention rows are causal (L²/2 pairs for L new tokens), so the
      * L² pairs are looked up as twice the sequences. */
     cost_op_desc a;
-    cost_desc_init(&a);
-    a.name = "vis_attn";
-    a.cls = MODEL_OPC_ATTN;
-    a.count = Ly;
-    a.flops = 4.0 * nd * L * L * S;
-    a.bytes = 4.0 * S * L * nd * B;
-    a.peak = c->peak_attn;
-    a.peak_full = c->peak_attn;
-    a.bw = c->bw;
-    a.kernels = 1;
-    a.m = P;
+    cost_roof_desc(&a, c, "vis_attn", MODEL_OPC_ATTN, Ly, P, 4.0 * nd * L * L * S, 4.0 * S * L * nd * B,
+                   c->peak_attn, 1);
     a.calib_op = CALIB_OP_ATTN_PREFILL;
     a.shape[0] = (int64_t)L;
     a.shape[3] = (int64_t)(2 * S);
