@@ -601,13 +601,13 @@ static void test_presets(void)
     CHECK_NEAR(s->eager_launch_us, 100, 0);
     CHECK_NEAR(s->eager_serial, 0, 0); /* every preset overlaps host and GPU (docs/cost-model.md) */
     CHECK_NEAR(s->overhead_us, 0, 0); /* the default is 1500 */
+    CHECK(s->admission == SIM_ADMISSION_RESERVE);
     CHECK(load("deployment:\n  pools:\n    - scheduler: {preset: sglang, eager_serial: 0.25}\n", NULL, 0, &sc,
                &err) == 0);
     CHECK_NEAR(s->eager_serial, 0.25, 0);
     CHECK_NEAR(s->eager_launch_us, 200, 0);
     const char *over = load_fail("deployment:\n  pools:\n    - scheduler: {eager_serial: 1.5}\n", NULL, 0);
     CHECK_MSG(strstr(over, "t.yaml:3:") && strstr(over, "eager_serial"), "%s", over);
-    CHECK(s->admission == SIM_ADMISSION_RESERVE);
     /* A second pool keeps the defaults. */
     CHECK(load("deployment:\n  pools:\n    - scheduler: {preset: vllm}\n    - instances: 1\n", NULL, 0, &sc,
                &err) == 0);
