@@ -105,7 +105,7 @@ static void case_types_per_role(void)
     REQUIRE(s);
     REQUIRE_MSG(w >= 0, "no fleet meets the SLO");
     CHECK(sim_search_count(s) == 4);
-    /* Exactly the two fleets decoding on H200 meet the 5 ms TPOT. */
+    /* Exactly the two fleets decoding on H200 meet the 6.8 ms TPOT bound. */
     int ok = 0;
     for (int32_t i = 0; i < sim_search_count(s); i++) {
         const sim_search_result *r = sim_search_result_get(s, i);
