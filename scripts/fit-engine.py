@@ -396,7 +396,7 @@ def main():
     ap.add_argument("--stream", action="store_true",
                     help="fit TensorRT-LLM's per-token output stage (stream_us_per_token) on its aggregated rows")
     ap.add_argument("--floor", action="store_true",
-                    help="fit SGLang's eager_launch_us and recv_interval together on its aggregated rows")
+                    help="fit SGLang's eager_launch_us, eager_serial and recv_interval together on its aggregated rows")
     args = ap.parse_args()
     if args.csv is None:
         full_file = args.pd or args.recv or args.floor or args.stream
