@@ -22,6 +22,7 @@
 #include "sim_search.h"
 #include "test_util.h"
 #include "test_cluster_util.h"
+#include "test_model_util.h"
 
 static void vl_scenario(sim_scenario *sc, int images, int text_tokens)
 {
@@ -48,20 +49,14 @@ static void vl_scenario(sim_scenario *sc, int images, int text_tokens)
 /* The tower's seconds for n images of 1024 x 768 on one H100. */
 static double tower_s(int n)
 {
-    model_spec m;
-    model_gpu g;
-    sim_err e = {""};
-    memset(&m, 0, sizeof m);
-    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16, .gpus_per_node = 8};
-    model_cost *c = NULL;
+    model_cost *c = test_cost_model("Qwen/Qwen3-VL-8B-Instruct", "h100-sxm", 1, 0);
+    if (!c) return -1;
+    const model_vision *v = &model_cost_model(c)->vision;
     model_media_grid grid;
-    if (model_catalog_model("Qwen/Qwen3-VL-8B-Instruct", &m, &e) || model_catalog_gpu("h100-sxm", &g, &e) ||
-        model_cost_create(&m, &g, &l, &c, &e) || model_vision_grid(&m.vision, 1024, 768, 0, &grid, "x", &e)) {
-        CHECK_MSG(0, "tower: %s", e.msg);
-        model_cost_destroy(c);
-        return -1;
-    }
-    double s = model_cost_encode(c, &m.vision, &grid, n, 1, NULL, 0, NULL, NULL);
+    sim_err e = {""};
+    double s = -1;
+    if (model_vision_grid(v, 1024, 768, 0, &grid, "x", &e)) CHECK_MSG(0, "tower: %s", e.msg);
+    else s = model_cost_encode(c, v, &grid, n, 1, NULL, 0, NULL, NULL);
     model_cost_destroy(c);
     return s;
 }
