@@ -14,7 +14,7 @@
  * Refusals: images on a text-only model, on an unpriced tower, video on a
  * tower without frame pooling, an encode pool without images or on a GPU
  * no pool runs, energy with a pool, pipeline stages with colocated
- * encoding, and the loader's key checks. */
+ * encoding, an encode pool in a search, and the loader's key checks. */
 #include "model_cost.h"
 #include "model_vision.h"
 #include "sim_cluster.h"
