@@ -275,7 +275,7 @@ static void test_next_turn_after_last_seen(void)
     s->stream_us_per_token = 20000;
     sim_summary sum;
     sim_req_record r[2];
-    if (run_by_id(&sc, 0, &sum, r, 2) != 2) return;
+    REQUIRE(run_by_id(&sc, 0, &sum, r, 2) == 2); /* both turns ran: a turn 2 never sent fails here */
     CHECK(r[0].stream_last >= 20 * MS);
     CHECK_MSG(r[1].arrival == sim_req_record_last_seen(&r[0]) + 100 * MS, "turn 2 at %lld, turn 1 seen done at %lld",
               (long long)r[1].arrival, (long long)sim_req_record_last_seen(&r[0]));
