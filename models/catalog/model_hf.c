@@ -386,10 +386,8 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
 }
 
 /* Notes of what a config describes that servesim leaves out. */
-static void hf_notes(json_t *top, json_t *root, model_spec *m)
+static void hf_notes(json_t *root, model_spec *m)
 {
-    /* The vision tower (if any): priced for image inputs, or noted as not. */
-    model_vision_from_hf(top, m);
     if (json_object_get(root, "global_head_dim") || json_object_get(root, "num_global_key_value_heads"))
         model_spec_note(m, "full-attention layers' own head_dim/KV heads (global_head_dim, num_global_key_value_heads) "
                         "not modelled: every layer uses head_dim %d and %d KV heads", m->head_dim, m->kv_heads);
@@ -436,7 +434,9 @@ static int hf_build(json_t *root, json_t *modelopt, const char *origin, model_sp
         m->wdtype_expert = MODEL_DTYPE_MXFP4;
         model_spec_note(m, "routed experts in FP4 (expert_dtype fp4: e2m1 with a ue8m0 scale per 32, as mxfp4)");
     }
-    hf_notes(root, text, m);
+    /* The vision tower (if any): priced for image inputs, or noted as not. */
+    model_vision_from_hf(root, m);
+    hf_notes(text, m);
     return 0;
 }
 
