@@ -190,18 +190,10 @@ static void on_encoded(sim_engine *eng, void *ctx, uint64_t arg)
         c->enc_idle++;
     }
     /* The embeddings go to the front instance's GPUs. */
-    const int32_t k = r->enc_target;
-    int src = c->enc_gpu0 + e, dsts[1024];
-    int nd = c->inst_ngpu[k] < 1024 ? c->inst_ngpu[k] : 1024;
-    for (int i = 0; i < nd; i++) dsts[i] = c->inst_gpu0[k] + i;
     const double bytes = (double)r->spec.image_tokens * c->enc_bytes_per_token;
     c->enc_bytes += bytes;
     r->enc_t0 = sim_engine_now(eng);
-    sim_net_xfer id;
-    sim_err err;
-    int rc = sim_net_transfer_striped(c->net, &src, 1, dsts, nd, bytes, on_embedded, c, (uint64_t)(uintptr_t)r, &id,
-                                      &err);
-    if (rc < 0) sim_engine_fail(c->eng, rc, "moving image embeddings to instance %d: %s", k, err.msg);
+    sim_cluster_move_to_instance(c, c->enc_gpu0 + e, 1, r->enc_target, bytes, on_embedded, r, "image embeddings");
 }
 
 int sim_cluster_encode_route(sim_cluster *c, sim_req *r, int32_t k)

@@ -197,6 +197,11 @@ int32_t sim_cluster_pick_decode(sim_cluster *c, const sim_req *r);
 /* The GPUs of instance k holding distinct KV of a request (rank key), in
  * stage order, into out (at most cap); returns their count. */
 int sim_cluster_kv_ranks(const sim_cluster *c, int32_t k, uint64_t key, int *out, int cap);
+/* Moves bytes from n_src consecutive endpoints starting at src0 to the GPUs
+ * of instance dst, striped over both sides; cb(r) fires on arrival. A
+ * network failure stops the run ("moving <what> to instance ..."). */
+void sim_cluster_move_to_instance(sim_cluster *c, int src0, int n_src, int32_t dst, double bytes,
+                                  sim_net_done_fn cb, sim_req *r, const char *what);
 /* PD hand-over beyond the network's transfer (sim_cluster_kv.c), ns. */
 sim_time sim_cluster_pd_handover(const sim_sched_cfg *s, double stripe_bytes, sim_time moved_ns);
 int32_t sim_cluster_on_fetch_plan(void *ctx, sim_req *r, int32_t local);

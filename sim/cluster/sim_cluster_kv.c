@@ -86,10 +86,8 @@ static void kv_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg)
     else kv_handed_over(c->eng, c, (uint64_t)(uintptr_t)r);
 }
 
-/* Moves bytes from n_src consecutive endpoints starting at src0 to the GPUs
- * of instance dst, striped over both sides; cb(r) fires on arrival. */
-static void move_to_instance(sim_cluster *c, int src0, int n_src, int32_t dst, double bytes,
-                             sim_net_done_fn cb, sim_req *r)
+void sim_cluster_move_to_instance(sim_cluster *c, int src0, int n_src, int32_t dst, double bytes,
+                                  sim_net_done_fn cb, sim_req *r, const char *what)
 {
     int src[1024], dsts[1024];
     int ns = n_src < 1024 ? n_src : 1024, nd = c->inst_ngpu[dst] < 1024 ? c->inst_ngpu[dst] : 1024;
@@ -98,7 +96,7 @@ static void move_to_instance(sim_cluster *c, int src0, int n_src, int32_t dst, d
     sim_net_xfer id;
     sim_err err;
     int rc = sim_net_transfer_striped(c->net, src, ns, dsts, nd, bytes, cb, c, (uint64_t)(uintptr_t)r, &id, &err);
-    if (rc < 0) sim_engine_fail(c->eng, rc, "moving KV to instance %d: %s", dst, err.msg);
+    if (rc < 0) sim_engine_fail(c->eng, rc, "moving %s to instance %d: %s", what, dst, err.msg);
 }
 
 /* Blocks are reserved on r->instance: move the KV from the prefill GPUs
@@ -223,7 +221,7 @@ static void fetch_arrived(sim_net *net, sim_net_xfer id, void *ctx, uint64_t arg
 static void fetch_part(sim_cluster *c, sim_req *r, int src0, int n_src, double bytes)
 {
     r->fetch_parts++;
-    move_to_instance(c, src0, n_src, r->instance, bytes, fetch_arrived, r);
+    sim_cluster_move_to_instance(c, src0, n_src, r->instance, bytes, fetch_arrived, r, "KV");
 }
 
 void sim_cluster_on_fetch_start(void *ctx, sim_req *r)
