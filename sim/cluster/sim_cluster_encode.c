@@ -40,15 +40,21 @@ static sim_enc_price enc_price(sim_cluster *c, int32_t slot, int32_t n)
     return e;
 }
 
+/* The summary's sums take r's tower pass of s seconds. */
+static void count_pass(sim_cluster *c, const sim_req *r, double s)
+{
+    c->enc_reqs++;
+    c->enc_items += r->spec.images;
+    c->enc_tokens += r->spec.image_tokens;
+    c->enc_s_sum += s;
+}
+
 /* Colocated encoding (sim_encode_fn): the instance's tower pass for r. */
 static double enc_colocated(void *ctx, const sim_req *r, double *compute_s, double *mem_s)
 {
     sim_cluster *c = ctx;
     const sim_enc_price e = enc_price(c, c->inst_pool[r->instance], r->spec.images);
-    c->enc_reqs++;
-    c->enc_items += r->spec.images;
-    c->enc_tokens += r->spec.image_tokens;
-    c->enc_s_sum += e.s;
+    count_pass(c, r, e.s);
     *compute_s = e.compute_s;
     *mem_s = e.mem_s;
     return e.s;
@@ -168,10 +174,7 @@ static void enc_start(sim_cluster *c, int32_t e, sim_req *r)
     sim_time svc = (sim_time)(p.s * 1e9 + 0.5);
     if (svc < 1) svc = 1;
     c->enc_busy_ns += svc;
-    c->enc_s_sum += p.s;
-    c->enc_reqs++;
-    c->enc_items += r->spec.images;
-    c->enc_tokens += r->spec.image_tokens;
+    count_pass(c, r, p.s);
     sim_engine_after(c->eng, svc, on_encoded, c, (uint64_t)(uintptr_t)r);
 }
 
