@@ -33,8 +33,10 @@ int sim_cluster_attach_perf_db(sim_cluster *c, sim_err *err)
     for (int32_t p = 0; p < sc->deployment.n_pools; p++)
         if (c->costs[p] && strcmp(model_cost_gpu(c->costs[p])->name, c->gpu.name) != 0) other_types = 1;
     if (sc->hardware.perf_db[0]) snprintf(path, sizeof path, "%s", sc->hardware.perf_db);
-    else if (!calib_db_default_path(c->gpu.name, path, sizeof path) && !other_types) return SIM_OK;
-    else if (!calib_db_default_path(c->gpu.name, path, sizeof path)) path[0] = '\0';
+    else if (!calib_db_default_path(c->gpu.name, path, sizeof path)) {
+        if (!other_types) return SIM_OK;
+        path[0] = '\0';
+    }
     int rc = SIM_OK;
     if (!c->perf_cache) {
         if ((rc = calib_table_cache_create(&c->perf_cache, err)) < 0) return rc;
