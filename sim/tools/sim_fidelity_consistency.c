@@ -117,11 +117,11 @@ static int expert_op(const model_op *o)
 }
 
 /* FLOPs and HBM bytes of one iteration on the busiest GPU, the collectives
- * (bytes sent, not read) and the host's overhead left out; with
- * experts_bytes 0 the routed experts' ops add FLOPs only (their bytes are
- * counted apart, decode_work). */
-static int op_work_ex(const model_cost *c, const model_batch *b, int experts_bytes, double *flops, double *bytes,
-                      sim_err *err)
+ * (bytes sent, not read) and the host's overhead left out: every op's
+ * bytes, and dense_bytes those of the ops other than the routed experts'
+ * (whose bytes decode_work counts apart). */
+static int op_work(const model_cost *c, const model_batch *b, double *flops, double *bytes, double *dense_bytes,
+                   sim_err *err)
 {
     model_op buf[FID_OPS], *ops = buf;
     int32_t n = 0;
@@ -132,19 +132,15 @@ static int op_work_ex(const model_cost *c, const model_batch *b, int experts_byt
         model_cost_breakdown(c, b, ops, m, &n, NULL);
         if (n > m) n = m;
     }
-    *flops = *bytes = 0;
+    *flops = *bytes = *dense_bytes = 0;
     for (int32_t i = 0; i < n; i++) {
         if (ops[i].cls == MODEL_OPC_COMM || ops[i].cls == MODEL_OPC_OVERHEAD) continue;
         *flops += ops[i].flops;
-        if (experts_bytes || !expert_op(&ops[i])) *bytes += ops[i].bytes;
+        *bytes += ops[i].bytes;
+        if (!expert_op(&ops[i])) *dense_bytes += ops[i].bytes;
     }
     if (ops != buf) free(ops);
     return 0;
-}
-
-static int op_work(const model_cost *c, const model_batch *b, double *flops, double *bytes, sim_err *err)
-{
-    return op_work_ex(c, b, 1, flops, bytes, err);
 }
 
 /* One decode step of n requests at context ctx on the busiest GPU: its
@@ -159,10 +155,9 @@ static int decode_work(const model_cost *c, double n, double ctx, double *flops,
     if (k < 1) k = 1;
     model_batch b = {0, NULL, k, (int64_t)llround(k * ctx)};
     model_batch one = {0, NULL, 1, (int64_t)llround(ctx)};
-    double f1 = 0, b1 = 0, fe = 0, be = 0;
-    int rc = op_work_ex(c, &b, 0, flops, bytes, err);
-    if (rc == 0) rc = op_work_ex(c, &one, 1, &f1, &b1, err);
-    if (rc == 0) rc = op_work_ex(c, &one, 0, &fe, &be, err);
+    double all = 0, f1 = 0, b1 = 0, be = 0;
+    int rc = op_work(c, &b, flops, &all, bytes, err);
+    if (rc == 0) rc = op_work(c, &one, &f1, &b1, &be, err);
     if (rc == 0) *bytes += b1 - be; /* the experts' bytes of one request */
     return rc;
 }
@@ -187,8 +182,8 @@ static int prefill_work(const model_cost *c, double isl, double *flops, sim_err 
     if (!ch) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     for (int32_t i = 0; i < dp; i++) ch[i] = (model_chunk){(int32_t)llround(isl), 0};
     model_batch b = {dp, ch, 0, 0};
-    double bytes = 0;
-    int rc = op_work(c, &b, flops, &bytes, err);
+    double bytes = 0, dense_bytes = 0;
+    int rc = op_work(c, &b, flops, &bytes, &dense_bytes, err);
     free(ch);
     return rc;
 }
