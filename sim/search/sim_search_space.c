@@ -18,6 +18,20 @@ static const char *default_seqs = "64,128,256,512";
 static const char *default_mbt = "8192,16384";
 static const char *default_chunk = "2048";
 
+/* The per-role GPU type lists (search.{prefill,decode,attention,ffn}_gpus),
+ * in this order, their keys and roles. */
+static const char *const role_gpu_keys[4] = {"search.prefill_gpus", "search.decode_gpus", "search.attention_gpus",
+                                             "search.ffn_gpus"};
+static const sim_role role_gpu_roles[4] = {SIM_ROLE_PREFILL, SIM_ROLE_DECODE, SIM_ROLE_ATTENTION, SIM_ROLE_FFN};
+
+static void role_gpu_lists(const sim_search_cfg *cfg, const char *lists[4])
+{
+    lists[0] = cfg->prefill_gpus;
+    lists[1] = cfg->decode_gpus;
+    lists[2] = cfg->attention_gpus;
+    lists[3] = cfg->ffn_gpus;
+}
+
 /* Splits a comma list into trimmed items; returns the count or -1 if more
  * than max. */
 static int split_list(const char *list, char items[][64], int max)
@@ -373,9 +387,8 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
     }
     if ((rc = check_prices(&s->sc, err)) < 0) goto fail;
     /* Per-role GPU types: each list checked against the catalogue, its key named. */
-    static const char *const role_keys[4] = {"search.prefill_gpus", "search.decode_gpus", "search.attention_gpus",
-                                              "search.ffn_gpus"};
-    const char *role_lists[4] = {cfg->prefill_gpus, cfg->decode_gpus, cfg->attention_gpus, cfg->ffn_gpus};
+    const char *role_lists[4];
+    role_gpu_lists(cfg, role_lists);
     char rg[4][16][64];
     int nrg[4];
     s->hetero = 0;
@@ -384,22 +397,23 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
         if (!role_lists[r][0]) continue;
         nrg[r] = split_list(role_lists[r], rg[r], 16);
         if (nrg[r] < 0) {
-            rc = sim_err_set(err, SIM_EINVAL, "%s: more than 16 GPU types", role_keys[r]);
+            rc = sim_err_set(err, SIM_EINVAL, "%s: more than 16 GPU types", role_gpu_keys[r]);
             goto fail;
         }
         if (nrg[r] == 0) {
-            rc = sim_err_set(err, SIM_EINVAL, "%s: expected a comma-separated list of GPU catalogue names", role_keys[r]);
+            rc = sim_err_set(err, SIM_EINVAL, "%s: expected a comma-separated list of GPU catalogue names",
+                             role_gpu_keys[r]);
             goto fail;
         }
         for (int g = 0; g < nrg[r]; g++) {
             model_gpu mg;
             for (int h = 0; h < g; h++)
                 if (strcasecmp(rg[r][h], rg[r][g]) == 0) {
-                    rc = sim_err_set(err, SIM_EINVAL, "%s: '%s' listed twice", role_keys[r], rg[r][g]);
+                    rc = sim_err_set(err, SIM_EINVAL, "%s: '%s' listed twice", role_gpu_keys[r], rg[r][g]);
                     goto fail;
                 }
             if ((rc = model_catalog_gpu(rg[r][g], &mg, err)) < 0) {
-                sim_err_wrap(err, rc, "%s", role_keys[r]);
+                sim_err_wrap(err, rc, "%s", role_gpu_keys[r]);
                 goto fail;
             }
         }
@@ -474,7 +488,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
     for (int g = 0; g < ng; g++) {
         for (int m = 0; m < nm; m++) {
             const char *mn = modes[m];
-            /* The roles (role_keys index) of the mode's pools. */
+            /* The roles (role_gpu_keys index) of the mode's pools. */
             int roles[SIM_SEARCH_MAX_POOLS] = {-1, -1, -1}, npr = 0;
             if (strcmp(mn, "pd") == 0) roles[0] = 0, roles[1] = 1, npr = 2;
             else if (strcmp(mn, "af") == 0) roles[0] = 2, roles[1] = 3, npr = 2;
@@ -601,11 +615,9 @@ fail:
 
 int sim_search_check_role_gpus(const sim_search *s, sim_err *err)
 {
-    static const char *const keys[4] = {"search.prefill_gpus", "search.decode_gpus", "search.attention_gpus",
-                                         "search.ffn_gpus"};
-    static const sim_role roles[4] = {SIM_ROLE_PREFILL, SIM_ROLE_DECODE, SIM_ROLE_ATTENTION, SIM_ROLE_FFN};
     const sim_search_cfg *cfg = &s->sc.search;
-    const char *lists[4] = {cfg->prefill_gpus, cfg->decode_gpus, cfg->attention_gpus, cfg->ffn_gpus};
+    const char *lists[4];
+    role_gpu_lists(cfg, lists);
     int64_t longest = 0;
     for (int32_t k = 0; k < s->n_lens; k++)
         if (s->lens[k].n_req_key == cfg->requests) longest = s->lens[k].longest;
@@ -617,11 +629,11 @@ int sim_search_check_role_gpus(const sim_search *s, sim_err *err)
             const char *why = "";
             for (int32_t i = 0; i < s->n_costs && !fits; i++) {
                 const sim_search_costent *e = &s->costs[i];
-                if (e->role != roles[r] || strcmp(e->gpu, items[g]) != 0) continue;
+                if (e->role != role_gpu_roles[r] || strcmp(e->gpu, items[g]) != 0) continue;
                 seen = 1;
                 if (!e->cost) {
                     if (!why[0]) why = e->err;
-                } else if (roles[r] == SIM_ROLE_FFN || e->kv_tokens >= longest) {
+                } else if (role_gpu_roles[r] == SIM_ROLE_FFN || e->kv_tokens >= longest) {
                     fits = 1;
                 } else if (!why[0]) {
                     why = "its KV cache cannot hold the longest request";
@@ -629,13 +641,13 @@ int sim_search_check_role_gpus(const sim_search *s, sim_err *err)
             }
             if (!seen)
                 return sim_err_set(err, SIM_EINVAL, "%s: no mode in search.modes (%s) has %s pools to put on '%s'",
-                                   keys[r], cfg->modes[0] ? cfg->modes : "the default", sim_role_name(roles[r]),
-                                   items[g]);
+                                   role_gpu_keys[r], cfg->modes[0] ? cfg->modes : "the default",
+                                   sim_role_name(role_gpu_roles[r]), items[g]);
             if (!fits)
                 return sim_err_set(err, SIM_EINVAL,
                                    "%s: %s does not fit GPU type '%s' as a %s instance at any layout searched "
                                    "(first reason: %.200s); drop it from the list or add larger layouts",
-                                   keys[r], s->sc.model, items[g], sim_role_name(roles[r]), why);
+                                   role_gpu_keys[r], s->sc.model, items[g], sim_role_name(role_gpu_roles[r]), why);
         }
     }
     return 0;
