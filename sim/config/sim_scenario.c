@@ -249,8 +249,11 @@ const char *sim_decode_routing_name(sim_decode_routing r)
 {
     return name_of(sim_decode_routing_names, SIM_DECODE_ROUTINGS, (int)r);
 }
-static const char *const autoscale_metric_names[5] = {"queue", "concurrency", "utilization", "kv", "slo"};
-const char *sim_autoscale_metric_name(sim_autoscale_metric m) { return name_of(autoscale_metric_names, 5, (int)m); }
+const char *const sim_autoscale_metric_names[SIM_AS_METRICS] = {"queue", "concurrency", "utilization", "kv", "slo"};
+const char *sim_autoscale_metric_name(sim_autoscale_metric m)
+{
+    return name_of(sim_autoscale_metric_names, SIM_AS_METRICS, (int)m);
+}
 void sim_autoscale_thresholds(const sim_autoscale_cfg *a, double *up, double *down)
 {
     static const double def_up[5] = {4, 0.8, 0.8, 0.8, 0.9}, def_down[5] = {0.5, 0.3, 0.3, 0.3, 0.99};

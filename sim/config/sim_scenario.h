@@ -317,6 +317,7 @@ typedef enum {
     SIM_AS_KV = 3,             /* KV blocks used / KV blocks of the serving instances */
     SIM_AS_SLO = 4             /* share of the requests finished that met the SLO */
 } sim_autoscale_metric;
+#define SIM_AS_METRICS 5
 
 /* deployment.pools.*.autoscale: add or remove instances of the pool from a
  * lagged, windowed metric (sim/cluster/sim_autoscale.h). The pool's
@@ -596,6 +597,7 @@ extern const char *const sim_route_view_names[SIM_ROUTE_VIEWS];
 extern const char *const sim_cache_policy_names[SIM_CACHE_POLICIES];
 extern const char *const sim_cache_sharing_names[SIM_CACHE_SHARINGS];
 extern const char *const sim_search_objective_names[SIM_SEARCH_OBJECTIVES];
+extern const char *const sim_autoscale_metric_names[SIM_AS_METRICS];
 
 const char *sim_prefix_kind_name(sim_prefix_kind k);
 const char *sim_sched_policy_name(sim_sched_policy p);

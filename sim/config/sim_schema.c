@@ -28,7 +28,6 @@
 static const char *const dtypes[] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
 static const char *const wdtypes[] = {"auto", "bf16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4", "int4"};
 static const char *const spec_methods[] = {"mtp", "draft"};
-static const char *const as_metrics[] = {"queue", "concurrency", "utilization", "kv", "slo"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
 static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
 static const char *const traces[] = {"mooncake", "csv"}; /* base 1: 0 is "no trace" */
@@ -456,7 +455,7 @@ static const sim_schema_field table[] = {
     FLD("deployment.pools.*.autoscale.max", SIM_SCHEMA_I32, PL(autoscale.max), IN(0, 100000),
         "Most instances held, the fleet GPU-hours are compared with; at least the pool's instances (required "
         "when enabled; 0 = unset)."),
-    ENM("deployment.pools.*.autoscale.metric", PL(autoscale.metric), as_metrics, 0,
+    ENM("deployment.pools.*.autoscale.metric", PL(autoscale.metric), sim_autoscale_metric_names, 0,
         "queue: requests waiting (not yet admitted; decode pools: also waiting for KV blocks) per serving "
         "instance, at each sample; concurrency: requests in the serving instances (waiting, running, waiting for "
         "KV) / their scheduler.max_seqs, at each sample (Knative's and KServe's concurrency target, as a share of "
