@@ -80,7 +80,7 @@ static void test_second_turn_hits(void)
     sc.cache.block_tokens = 512;
     sim_summary sum;
     sim_req_record r[2];
-    if (run_by_id(&sc, 0, &sum, r, 2) != 2) return;
+    REQUIRE(run_by_id(&sc, 0, &sum, r, 2) == 2);
     CHECK_MSG(r[0].cached_tokens == 0 && r[1].cached_tokens == 4 * 512, "cached %d then %d", r[0].cached_tokens,
               r[1].cached_tokens);
     CHECK(r[1].input_tokens == 3000);
@@ -95,7 +95,7 @@ static void test_second_turn_hits(void)
 
     /* The cache off: the same session, nothing found. */
     sc.cache.enabled = 0;
-    if (run_by_id(&sc, 0, &sum, r, 2) != 2) return;
+    REQUIRE(run_by_id(&sc, 0, &sum, r, 2) == 2);
     CHECK(r[1].cached_tokens == 0 && sum.sessions.by_turn[1].cache_hit_rate == 0);
 }
 
@@ -112,7 +112,7 @@ static void test_fan_out_join(void)
     base(&sc, "tests/data/sessions/fan_out.jsonl");
     sim_summary sum;
     sim_req_record r[4];
-    if (run_by_id(&sc, 1, &sum, r, 4) != 4) return;
+    REQUIRE(run_by_id(&sc, 1, &sum, r, 4) == 4);
     static const long long want[4][3] = {{0, 10, 30}, {30, 40, 50}, {35, 50, 90}, {190, 200, 210}};
     for (int i = 0; i < 4; i++)
         CHECK_MSG(r[i].arrival == want[i][0] * MS && r[i].first_token == want[i][1] * MS &&
@@ -143,7 +143,7 @@ static void test_fan_out_join(void)
           f);
     fclose(f);
     snprintf(sc.workload.trace.path, sizeof sc.workload.trace.path, "%s", path);
-    if (run_by_id(&sc, 1, &sum, r, 4) != 4) return;
+    REQUIRE(run_by_id(&sc, 1, &sum, r, 4) == 4);
     CHECK(r[1].finish == 50 * MS && r[2].finish == 60 * MS);
     CHECK_MSG(r[3].arrival == 160 * MS && r[3].finish == 180 * MS, "answer %lld..%lld", (long long)r[3].arrival,
               (long long)r[3].finish);
@@ -248,7 +248,7 @@ static void test_off(void)
     sc.workload.requests = 50;
     sim_summary sum;
     sim_req_record r[1];
-    if (run_by_id(&sc, 0, &sum, r, 1) < 0) return;
+    REQUIRE(run_by_id(&sc, 0, &sum, r, 1) >= 0);
     CHECK(!sum.sessions.enabled);
     char *buf = NULL;
     size_t len = 0;
