@@ -4,7 +4,9 @@
  * engine's op model when attached, else the roofline with tile waves and
  * split-K), the bidirectional attention as a context-attention op, norms,
  * activations and pooling as HBM-bound elementwise ops; then the eager host
- * floor (the tower runs without CUDA graphs) as eval_run applies it.
+ * floor (the tower runs without CUDA graphs): the longer of the host's
+ * launch time and the device time, eval_run's overlapped form
+ * (scheduler.eager_serial is not applied to the tower).
  *
  * Ops, for P patches (items × t·h·w), S attention sequences of L patches
  * and V merged tokens, tower width H, heads n of head_dim d, MLP width I,
