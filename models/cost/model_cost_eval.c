@@ -954,20 +954,6 @@ static void eval_pp_sends(cost_ctx *x, const cost_agg *a, double *local_s, doubl
     if (remote > 0) *remote_s = tr / remote;
 }
 
-/* Time an eager iteration (or pipeline stage) adds to its device time dev
- * when its host spends `host` launching the kernels: the longer of the two
- * bounds it (the GPU cannot run a kernel before its launch, the host never
- * waits while it runs ahead), and the fraction eager_serial of the shorter
- * does not overlap the longer (synchronisations inside the forward make the
- * host wait for the GPU and the GPU then wait for the next launches):
- * max(host, dev) + s·min(host, dev) − dev. */
-static double eager_extra(const model_cost *c, double host, double dev)
-{
-    if (!(host > 0)) return 0;
-    const double s = c->l.eager_serial;
-    return (host > dev ? host - dev : 0) + s * (host < dev ? host : dev);
-}
-
 /* Layers of pipeline stage s (as evenly as possible, the first ones one more). */
 static double stage_layers(const model_cost *c, int32_t s)
 {
@@ -1003,7 +989,7 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
             double f = stage_layers(c, s) / c->n_layers;
             double dev = f * dev_l + (s == 0 ? dev_e : 0) + (s == p - 1 ? dev_h : 0);
             double nk = f * n_l + (s == 0 ? n_e : 0) + (s == p - 1 ? n_h : 0);
-            double host = eager ? nk * c->l.eager_launch_s : 0, add = eager_extra(c, host, dev);
+            double host = eager ? nk * c->l.eager_launch_s : 0, add = cost_eager_extra(c, host, dev);
             extra += add;
             if (add > worst) worst = add, worst_launches = nk;
             if (stage_s) stage_s[s] = dev + add;
@@ -1017,7 +1003,8 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     } else if (eager) {
         /* Eager iterations (a prefill chunk: no CUDA graph) cannot run faster
          * than the host launches their kernels. */
-        double device = cost_device_s(&x), host = x.launches * c->l.eager_launch_s, add = eager_extra(c, host, device);
+        double device = cost_device_s(&x), host = x.launches * c->l.eager_launch_s;
+        double add = cost_eager_extra(c, host, device);
         char det[64] = "";
         if (ops) {
             if (c->l.eager_serial > 0)

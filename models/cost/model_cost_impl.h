@@ -239,6 +239,20 @@ static inline void cost_ctx_start(cost_ctx *x, const model_cost *c, model_op *op
  * (not the host overheads). */
 static inline double cost_device_s(const cost_ctx *x) { return x->r.gemm_s + x->r.attn_s + x->r.comm_s + x->r.other_s; }
 
+/* Time an eager iteration (or pipeline stage) adds to its device time dev
+ * when its host spends `host` launching the kernels: the longer of the two
+ * bounds it (the GPU cannot run a kernel before its launch, the host never
+ * waits while it runs ahead), and the fraction eager_serial of the shorter
+ * does not overlap the longer (synchronisations inside the forward make the
+ * host wait for the GPU and the GPU then wait for the next launches):
+ * max(host, dev) + s·min(host, dev) − dev. */
+static inline double cost_eager_extra(const model_cost *c, double host, double dev)
+{
+    if (!(host > 0)) return 0;
+    const double s = c->l.eager_serial;
+    return (host > dev ? host - dev : 0) + s * (host < dev ? host : dev);
+}
+
 /* Closes *x: its total (device and overheads) and source; *n_ops and *out
  * as model_cost_breakdown (either may be NULL). Returns the total. */
 static inline double cost_ctx_finish(cost_ctx *x, int32_t *n_ops, model_iter_cost *out)

@@ -4,9 +4,9 @@
  * engine's op model when attached, else the roofline with tile waves and
  * split-K), the bidirectional attention as a context-attention op, norms,
  * activations and pooling as HBM-bound elementwise ops; then the eager host
- * floor (the tower runs without CUDA graphs): the longer of the host's
- * launch time and the device time, eval_run's overlapped form
- * (scheduler.eager_serial is not applied to the tower).
+ * floor (the tower runs without CUDA graphs) in eval_run's form,
+ * cost_eager_extra: the longer of the host's launch time and the device
+ * time, plus scheduler.eager_serial of the shorter.
  *
  * Ops, for P patches (items × t·h·w), S attention sequences of L patches
  * and V merged tokens, tower width H, heads n of head_dim d, MLP width I,
@@ -103,8 +103,8 @@ double model_cost_encode(const model_cost *c, const model_vision *v, const model
     }
     /* Eager: the host launches every kernel. */
     const double device = cost_device_s(&x);
-    const double host = x.launches * c->l.eager_launch_s;
-    if (host > device) cost_fixed(&x, "eager_host", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, host - device, 0,
-                                  "tower launches > GPU time");
+    const double add = cost_eager_extra(c, x.launches * c->l.eager_launch_s, device);
+    if (add > 0)
+        cost_fixed(&x, "eager_host", MODEL_OPC_OVERHEAD, MODEL_BOUND_HOST, 1, add, 0, "tower launches > GPU time");
     return cost_ctx_finish(&x, n_ops, out);
 }
