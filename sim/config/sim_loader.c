@@ -742,6 +742,11 @@ static int check_autoscale(ctx *c, const sim_deploy_cfg *d, const sim_pool_cfg *
     if (sc->energy.enabled)
         return fail_key(c, AKEY("enabled"), "autoscaling with energy.enabled is not modelled (the energy model "
                         "charges a fixed fleet's idle power); set energy.enabled false");
+    if (d->encode_instances > 0)
+        return fail_key(c, AKEY("enabled"), "autoscaling with an encode pool (deployment.encode.instances %d) is not "
+                        "modelled (a request at an encoder or in transit is not yet held by its instance, which "
+                        "could drain and leave under it); set encode.instances 0 (encoders in the instances)",
+                        (int)d->encode_instances);
     const double th[2] = {a->up_threshold, a->down_threshold};
     static const char *const names[2] = {"up_threshold", "down_threshold"};
     int unit = a->metric != SIM_AS_QUEUE && a->metric != SIM_AS_CONCURRENCY;

@@ -330,6 +330,9 @@ static void test_bad_config(void)
                  "cache.enabled");
     expect_error("energy: {enabled: true}\n" POOL "{enabled: true, max: 4}\n", "deployment.pools.0.autoscale.enabled",
                  "energy.enabled");
+    expect_error("deployment:\n  encode: {instances: 1}\n  pools:\n    - {instances: 2, autoscale: {enabled: true, "
+                 "max: 4}}\n",
+                 "deployment.pools.0.autoscale.enabled", "encode pool");
     expect_error("deployment:\n  mode: af\n  pools:\n    - {role: attention, autoscale: {enabled: true, max: 2}}\n"
                  "    - {role: ffn}\n",
                  "deployment.pools.0.autoscale.enabled", "attention/FFN");
