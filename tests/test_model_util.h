@@ -17,6 +17,17 @@ static inline const model_op *test_find_op(const model_op *ops, int32_t n, const
     return NULL;
 }
 
+/* A catalogue model's spec (zeroed, then filled); a failed check names the
+ * model and the reason when the catalogue refuses it. */
+static inline model_spec test_model_spec(const char *name)
+{
+    model_spec m;
+    sim_err e = {""};
+    memset(&m, 0, sizeof m);
+    CHECK_MSG(model_catalog_model(name, &m, &e) == 0, "%s: %s", name, e.msg);
+    return m;
+}
+
 /* The cost model of a catalogue model and GPU with layout l; NULL (with a
  * failed check) when the model, GPU or layout is refused. */
 static inline model_cost *test_cost_layout(const char *model, const char *gpu, const model_layout *l)

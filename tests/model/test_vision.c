@@ -7,33 +7,25 @@
 #include "model_cost.h"
 #include "model_vision.h"
 #include "test_util.h"
-
-static model_spec load(const char *name)
-{
-    model_spec m;
-    sim_err e = {""};
-    memset(&m, 0, sizeof m);
-    CHECK_MSG(model_catalog_model(name, &m, &e) == 0, "%s: %s", name, e.msg);
-    return m;
-}
+#include "test_model_util.h"
 
 static void test_families(void)
 {
-    model_spec q = load("Qwen/Qwen3-VL-8B-Instruct");
+    model_spec q = test_model_spec("Qwen/Qwen3-VL-8B-Instruct");
     const model_vision *v = &q.vision;
     CHECK(v->family == MODEL_VISION_QWEN3_VL);
     CHECK(v->layers == 27 && v->hidden == 1152 && v->heads == 16 && v->head_dim == 72 && v->intermediate == 4304);
     CHECK(v->patch == 16 && v->merge == 2 && v->temporal_patch == 2 && v->in_channels == 3 && !v->gated);
     CHECK(v->mergers == 4 && v->merger_inter == 4608 && v->out_hidden == 4096); /* 3 DeepStack mergers */
     CHECK_CONTAINS(q.notes, "vision tower qwen3_vl");
-    model_spec k = load("moonshotai/Kimi-K2.5");
+    model_spec k = test_model_spec("moonshotai/Kimi-K2.5");
     CHECK(k.vision.family == MODEL_VISION_KIMI_K25 && k.vision.patch == 14 && k.vision.merge == 2);
     CHECK(k.vision.out_hidden == 7168 && k.vision.merger_inter == 4608 && k.vision.mergers == 1);
-    model_spec g = load("google/gemma-4-26B-A4B");
+    model_spec g = test_model_spec("google/gemma-4-26B-A4B");
     CHECK(g.vision.family == MODEL_VISION_GEMMA4 && g.vision.gated && g.vision.merge == 3);
     CHECK(g.vision.max_tokens == 280 && g.vision.head_dim == 72 && g.vision.out_hidden == g.hidden);
     /* The Qwen3.5 family carries the same tower form (no DeepStack). */
-    model_spec q35 = load("Qwen/Qwen3.5-27B");
+    model_spec q35 = test_model_spec("Qwen/Qwen3.5-27B");
     CHECK(q35.vision.family == MODEL_VISION_QWEN3_VL);
     sim_err e = {""};
     CHECK(model_vision_check(&q, "workload.images", &e) == 0);
@@ -42,18 +34,18 @@ static void test_families(void)
 static void test_refused(void)
 {
     sim_err e = {""};
-    model_spec l = load("llama-3.1-8b");
+    model_spec l = test_model_spec("llama-3.1-8b");
     CHECK(l.vision.family == MODEL_VISION_NONE);
     CHECK(model_vision_check(&l, "workload.images", &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "workload.images");
     CHECK_CONTAINS(e.msg, "no vision_config");
-    model_spec mm = load("nvidia/MiniMax-M3-NVFP4");
+    model_spec mm = test_model_spec("nvidia/MiniMax-M3-NVFP4");
     CHECK(mm.vision.family == MODEL_VISION_UNSUPPORTED);
     CHECK(model_vision_check(&mm, "workload.images", &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "clip_vision_model");
     CHECK_CONTAINS(mm.notes, "vision tower not priced");
     /* Video where the config does not say how frames are pooled. */
-    model_spec k = load("moonshotai/Kimi-K2.5");
+    model_spec k = test_model_spec("moonshotai/Kimi-K2.5");
     model_media_grid g;
     CHECK(model_vision_grid(&k.vision, 640, 480, 8, &g, "workload.images", &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "video inputs on the kimi_k25 tower");
@@ -65,7 +57,7 @@ static void test_token_counts(void)
 {
     sim_err e = {""};
     model_media_grid g;
-    model_spec q = load("Qwen/Qwen3-VL-8B-Instruct");
+    model_spec q = test_model_spec("Qwen/Qwen3-VL-8B-Instruct");
     /* f = 16 x 2 = 32: 768 and 1024 are multiples: 48 x 64 patches, / 2². */
     REQUIRE(model_vision_grid(&q.vision, 1024, 768, 0, &g, "x", &e) == 0);
     CHECK(g.t == 1 && g.h == 48 && g.w == 64 && g.patches == 3072 && g.tokens == 768 && g.seqs == 1 &&
@@ -82,12 +74,12 @@ static void test_token_counts(void)
     REQUIRE(model_vision_grid(&q.vision, 10, 10, 0, &g, "x", &e) == 0); /* at least one merged patch */
     CHECK(g.h == 2 && g.w == 2 && g.tokens == 1);
     /* Kimi-K2.5: sides padded up to multiples of 14 x 2 = 28: 784 x 1036. */
-    model_spec k = load("moonshotai/Kimi-K2.5");
+    model_spec k = test_model_spec("moonshotai/Kimi-K2.5");
     REQUIRE(model_vision_grid(&k.vision, 1024, 768, 0, &g, "x", &e) == 0);
     CHECK(g.h == 56 && g.w == 74 && g.patches == 4144 && g.tokens == 1036);
     /* Gemma-4: at most 280·3² patches of 16²: scale sqrt(645120 / 786432) =
      * 0.9057; 695.6 / 48 -> 14, 927.4 / 48 -> 19 pooled rows and columns. */
-    model_spec gm = load("google/gemma-4-26B-A4B");
+    model_spec gm = test_model_spec("google/gemma-4-26B-A4B");
     REQUIRE(model_vision_grid(&gm.vision, 1024, 768, 0, &g, "x", &e) == 0);
     CHECK(g.h == 42 && g.w == 57 && g.patches == 2394 && g.tokens == 266);
     REQUIRE(model_vision_grid(&gm.vision, 100, 100, 0, &g, "x", &e) == 0); /* never scaled up */
@@ -123,7 +115,7 @@ static double elem_t(const roof *r, double count, double bytes) { return count *
 
 static void test_encoder_roofline(void)
 {
-    model_spec m = load("Qwen/Qwen3-VL-8B-Instruct");
+    model_spec m = test_model_spec("Qwen/Qwen3-VL-8B-Instruct");
     model_gpu gpu;
     sim_err e = {""};
     REQUIRE(model_catalog_gpu("h100-sxm", &gpu, &e) == 0);

@@ -13,6 +13,7 @@
 #include "model_spec.h"
 #include "model_zoo.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,16 +144,6 @@ static void test_unknown_and_paths(void)
 }
 
 
-static model_spec load(const char *name)
-{
-    model_spec m;
-    sim_err e = {""};
-    memset(&m, 0, sizeof m);
-    int rc = model_catalog_model(name, &m, &e);
-    CHECK_MSG(rc == 0, "%s: %s", name, e.msg);
-    return m;
-}
-
 /* Checkpoint quantisation: formats per part and the weight bytes they give. */
 static void test_checkpoint_quant(void)
 {
@@ -176,17 +167,17 @@ static void test_checkpoint_quant(void)
         {"Qwen/Qwen3-32B", MODEL_DTYPE_BF16, MODEL_DTYPE_BF16, 64, 67},
     };
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
-        model_spec m = load(q[i].id);
+        model_spec m = test_model_spec(q[i].id);
         CHECK_MSG(m.wdtype_attn == q[i].attn, "%s attention %s", q[i].id, model_dtype_name((model_dtype)m.wdtype_attn));
         CHECK_MSG(model_spec_main_dtype(&m) == q[i].expert_or_dense, "%s main %s", q[i].id,
                   model_dtype_name((model_dtype)model_spec_main_dtype(&m)));
         double gb = model_spec_weight_bytes(&m, -1, NULL) / 1e9;
         CHECK_MSG(gb >= q[i].gb_lo && gb <= q[i].gb_hi, "%s weights %.1f GB", q[i].id, gb);
     }
-    model_spec k = load("moonshotai/Kimi-K2.5");
+    model_spec k = test_model_spec("moonshotai/Kimi-K2.5");
     CHECK(k.wdtype_shared == MODEL_DTYPE_BF16 && k.wdtype_dense == MODEL_DTYPE_BF16 && k.quant_group == 32);
     /* DeepSeek-V3 in bf16 (a scenario's dtype overriding) is 1.34 TB. */
-    model_spec ds = load("deepseek-ai/DeepSeek-V3");
+    model_spec ds = test_model_spec("deepseek-ai/DeepSeek-V3");
     double by[MODEL_DTYPE_COUNT];
     CHECK_NEAR(model_spec_weight_bytes(&ds, MODEL_DTYPE_BF16, by) / 1e9, 1342, 5);
     model_spec_weight_bytes(&ds, -1, by);
@@ -225,7 +216,7 @@ static void test_checkpoint_quant(void)
     /* Naming the checkpoint's own format keeps its bf16 parts; another
      * format applies to every part. */
     model_dtype parts[MODEL_PART_COUNT];
-    model_spec oss = load("openai/gpt-oss-120b");
+    model_spec oss = test_model_spec("openai/gpt-oss-120b");
     model_part_dtypes(&oss, 0, MODEL_DTYPE_MXFP4, parts);
     CHECK(parts[MODEL_PART_ATTN] == MODEL_DTYPE_BF16 && parts[MODEL_PART_EXPERT] == MODEL_DTYPE_MXFP4);
     model_part_dtypes(&oss, 0, MODEL_DTYPE_FP8, parts);
@@ -233,7 +224,7 @@ static void test_checkpoint_quant(void)
     model_part_dtypes(&oss, 1, MODEL_DTYPE_FP8, parts);
     CHECK(parts[MODEL_PART_ATTN] == MODEL_DTYPE_BF16 && parts[MODEL_PART_EXPERT] == MODEL_DTYPE_MXFP4);
     /* NVFP4 checkpoint on a GPU without FP4 tensor cores: refused with the reason. */
-    model_spec nv = load("nvidia/DeepSeek-V3.1-NVFP4");
+    model_spec nv = test_model_spec("nvidia/DeepSeek-V3.1-NVFP4");
     model_gpu h100;
     CHECK(model_catalog_gpu("h100-sxm", &h100, &e) == 0);
     l.dtype_checkpoint = 1;
@@ -337,7 +328,7 @@ static void test_published_params(void)
         {"MiniMaxAI/MiniMax-M3", 428e9, 23e9, 1},
     };
     for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
-        model_spec m = load(ref[i].id);
+        model_spec m = test_model_spec(ref[i].id);
         double active = m.active_params - (ref[i].minus_embedding ? (double)m.vocab * m.hidden : 0);
         CHECK_MSG(fabs(m.params / ref[i].total - 1) < 0.03, "%s total %.4g vs %.4g", ref[i].id, m.params,
                   ref[i].total);
@@ -355,7 +346,7 @@ static void test_published_params(void)
 static void test_architectures(void)
 {
     /* Qwen3.5: Gated DeltaNet with a full-attention layer every 4th. */
-    model_spec q = load("Qwen/Qwen3.5-397B-A17B");
+    model_spec q = test_model_spec("Qwen/Qwen3.5-397B-A17B");
     CHECK(q.linear_layers == 45 && q.layers == 60 && q.lin_v_heads == 64 && q.lin_k_heads == 16 && q.attn_out_gate);
     CHECK(q.shared_experts == 1 && q.experts == 512 && q.top_k == 10 && q.moe_layers == 60);
     int full = 0;
@@ -367,27 +358,27 @@ static void test_architectures(void)
     double st = model_spec_state_bytes_per_seq(&q);
     CHECK(st > 45 * 64 * 128 * 128 * 4.0 && st < 45 * 64 * 128 * 128 * 4.0 * 1.05);
     /* DeepSeek sparse attention: indexer and top-k; its fp8 key adds to the KV. */
-    model_spec d = load("deepseek-ai/DeepSeek-V3.2"), v3 = load("deepseek-ai/DeepSeek-V3");
+    model_spec d = test_model_spec("deepseek-ai/DeepSeek-V3.2"), v3 = test_model_spec("deepseek-ai/DeepSeek-V3");
     CHECK(d.index_topk == 2048 && d.index_heads == 64 && d.index_head_dim == 128 && d.kv_lora_rank == 512);
     CHECK_NEAR(model_spec_kv_bytes_per_token(&d, 2.0) - model_spec_kv_bytes_per_token(&v3, 2.0),
                61 * 128 * (1 + 4.0 / 128), 1e-6);
-    model_spec g5 = load("zai-org/GLM-5");
+    model_spec g5 = test_model_spec("zai-org/GLM-5");
     CHECK(g5.index_topk == 2048 && g5.first_dense_layers == 3 && g5.moe_layers == 75);
     /* gpt-oss: alternating sliding/full layers with attention sinks. */
-    model_spec o = load("openai/gpt-oss-120b");
+    model_spec o = test_model_spec("openai/gpt-oss-120b");
     CHECK(o.sliding_layers == 18 && o.sliding_window == 128 && o.attn_sinks);
     /* MoE with shared experts, first-k dense layers. */
     CHECK(v3.first_dense_layers == 3 && v3.shared_experts == 1 && v3.moe_layers == 58);
     /* MiniMax-M2: GQA MoE, 256 experts top-8, no shared expert. */
-    model_spec mm = load("MiniMaxAI/MiniMax-M2.5");
+    model_spec mm = test_model_spec("MiniMaxAI/MiniMax-M2.5");
     CHECK(mm.experts == 256 && mm.top_k == 8 && mm.shared_experts == 0 && mm.kv_heads == 8 && mm.layers == 62);
     /* Per-layer MoE list (MiniMax-M3: moe_layer_freq), its dense layers' own width. */
-    model_spec m3 = load("MiniMaxAI/MiniMax-M3");
+    model_spec m3 = test_model_spec("MiniMaxAI/MiniMax-M3");
     CHECK(m3.moe_layers == 57 && m3.intermediate == 12288 && m3.expert_intermediate == 3072);
     /* The NVFP4 export gives the experts' width only as intermediate_size
      * (beside dense_intermediate_size): the same 426 B model, not 12288-wide
      * experts (1.7 T). */
-    model_spec m3q = load("nvidia/MiniMax-M3-NVFP4");
+    model_spec m3q = test_model_spec("nvidia/MiniMax-M3-NVFP4");
     CHECK_MSG(m3q.params == m3.params && m3q.expert_intermediate == 3072 && m3q.shared_experts == 1,
               "MiniMax-M3-NVFP4 %.4g params, experts %d wide", m3q.params, m3q.expert_intermediate);
     CHECK_CONTAINS(m3.notes, "sparse_attention_config not modelled");
@@ -396,7 +387,7 @@ static void test_architectures(void)
     static const char *const pairs[][2] = {{"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
                                            {"gpt-oss-120b", "openai/gpt-oss-120b"}};
     for (int i = 0; i < 2; i++) {
-        model_spec y = load(pairs[i][0]), h = load(pairs[i][1]);
+        model_spec y = test_model_spec(pairs[i][0]), h = test_model_spec(pairs[i][1]);
         CHECK_MSG(y.wdtype_attn == h.wdtype_attn && y.wdtype_expert == h.wdtype_expert &&
                       (y.moe_layers == y.layers || y.wdtype_dense == h.wdtype_dense) && y.attn_sinks == h.attn_sinks,
                   "%s formats differ from %s", pairs[i][0], pairs[i][1]);
@@ -419,12 +410,12 @@ static void test_architectures(void)
         }
     }
     /* Vision towers are noted with what prices them (model_vision.h). */
-    model_spec k = load("moonshotai/Kimi-K2.5");
+    model_spec k = test_model_spec("moonshotai/Kimi-K2.5");
     CHECK_CONTAINS(k.notes, "vision tower kimi_k25: 27 layers x 1152");
 
     /* Nemotron-H: one block per letter (23 Mamba-2, 6 attention, 23 MoE),
      * relu² experts, shared expert of twice the width. */
-    model_spec nh = load("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+    model_spec nh = test_model_spec("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
     CHECK(nh.layers == 52 && nh.mamba_layers == 23 && model_spec_attention_layers(&nh) == 6 && nh.moe_layers == 23);
     CHECK(nh.mixerless_layers == 23 && nh.ffnless_layers == 29 && nh.ffn_plain && nh.shared_experts == 2);
     CHECK(model_spec_layer_mixer(&nh, 0) == MODEL_MIX_MAMBA && model_spec_layer_ffn(&nh, 1) == MODEL_FFN_MOE &&
@@ -435,24 +426,24 @@ static void test_architectures(void)
      * steps, bf16) + SSM state 64 heads x 64 x 128 in fp32. */
     CHECK_NEAR(model_spec_state_bytes_per_seq(&nh), 23 * ((4096 + 2048) * 3 * 2.0 + 4096 * 128 * 4.0), 1e-3);
     /* Nemotron-H 56B: dense relu² MLP blocks, SSM state in bf16 (no cache dtype). */
-    model_spec h56 = load("nvidia/Nemotron-H-56B-Base-8K");
+    model_spec h56 = test_model_spec("nvidia/Nemotron-H-56B-Base-8K");
     CHECK(h56.experts == 0 && h56.mamba_layers == 54 && model_spec_dense_layers(&h56) == 54 &&
           h56.mamba_state_bytes == 2 && h56.head_dim == 128);
     /* Latent MoE: experts in 1024 wide, hidden -> latent -> hidden. */
-    model_spec sup = load("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8");
+    model_spec sup = test_model_spec("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8");
     CHECK(sup.moe_latent == 1024 && sup.experts == 512 && sup.top_k == 22 && sup.layers == 88);
-    model_spec ult = load("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16");
+    model_spec ult = test_model_spec("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16");
     CHECK(ult.layers == 108 && ult.mamba_layers == 48 && ult.moe_latent == 2048); /* depth from layers_block_type */
     /* Nemotron-NAS: 31 blocks without attention, 6 FFN widths from ffn_mult
      * (5.25 x 8192 -> 28672), 8 KV heads from n_heads_in_group 8. */
-    model_spec nas = load("nvidia/Llama-3_3-Nemotron-Super-49B-v1");
+    model_spec nas = test_model_spec("nvidia/Llama-3_3-Nemotron-Super-49B-v1");
     CHECK(nas.mixerless_layers == 31 && nas.ffnless_layers == 0 && nas.n_ffn_widths == 6 && nas.kv_heads == 8);
     CHECK(nas.intermediate == 28672 && model_spec_layer_inter(&nas, 0) == 14336 && model_spec_layer_inter(&nas, 1) == 28672);
     CHECK_NEAR(model_spec_kv_bytes_per_token(&nas, 2.0), 49 * 2 * 8 * 128 * 2.0, 1e-6);
     CHECK_CONTAINS(nas.notes, "Nemotron-NAS blocks: 49 attention, 31 without attention");
     /* Kimi linear attention: 69 KDA layers beside 24 gated MLA layers;
      * latent MoE experts; MXFP4 (group-32 FP4) experts. */
-    model_spec k3 = load("moonshotai/Kimi-K3");
+    model_spec k3 = test_model_spec("moonshotai/Kimi-K3");
     CHECK(k3.linear_layers == 69 && k3.lin_kda && k3.lin_v_heads == 96 && k3.lin_k_dim == 128 && k3.kv_lora_rank == 512);
     CHECK(k3.moe_latent == 3584 && k3.attn_out_gate && model_spec_layer_mixer(&k3, 3) == MODEL_MIX_ATTN &&
           model_spec_layer_mixer(&k3, 92) == MODEL_MIX_ATTN && model_spec_layer_ffn(&k3, 0) == MODEL_FFN_DENSE);
@@ -476,7 +467,7 @@ static void test_layer_ops(void)
     model_chunk ch = {4096, 0};
     model_batch pre = {1, &ch, 0, 0}, dec = {0, NULL, 64, 64 * 20000};
 
-    model_spec q = load("Qwen/Qwen3.5-397B-A17B");
+    model_spec q = test_model_spec("Qwen/Qwen3.5-397B-A17B");
     model_cost *c = NULL;
     CHECK_MSG(model_cost_create(&q, &b200, &l, &c, &e) == 0, "%s", e.msg);
     if (c) {
@@ -511,7 +502,7 @@ static void test_layer_ops(void)
     /* Nemotron-H with latent MoE: Mamba-2 layers price their scan, the
      * MoE blocks project into the latent width, only the 8 attention
      * layers attend; mixer-only blocks reduce their own output. */
-    model_spec sup = load("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8");
+    model_spec sup = test_model_spec("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8");
     c = NULL;
     l.tp = 4;
     CHECK_MSG(model_cost_create(&sup, &b200, &l, &c, &e) == 0, "%s", e.msg);
@@ -566,7 +557,7 @@ static void test_layer_ops(void)
     CHECK_CONTAINS(e.msg, "Mamba-2 heads");
     /* Nemotron-NAS: one dense MLP op set per FFN width class, attention in
      * the 49 attending blocks only. */
-    model_spec nas = load("nvidia/Llama-3_3-Nemotron-Super-49B-v1");
+    model_spec nas = test_model_spec("nvidia/Llama-3_3-Nemotron-Super-49B-v1");
     l.tp = 8;
     c = NULL;
     CHECK_MSG(model_cost_create(&nas, &b200, &l, &c, &e) == 0, "%s", e.msg);
@@ -591,7 +582,7 @@ static void test_layer_ops(void)
         model_cost_destroy(c);
     }
     /* Kimi linear attention: KDA layers through the delta-rule ops beside MLA. */
-    model_spec k3 = load("moonshotai/Kimi-K3");
+    model_spec k3 = test_model_spec("moonshotai/Kimi-K3");
     c = NULL;
     CHECK_MSG(model_cost_create(&k3, &b200, &l, &c, &e) == 0, "%s", e.msg);
     if (c) {
@@ -613,7 +604,7 @@ static void test_layer_ops(void)
     }
     l.tp = 8;
 
-    model_spec d = load("deepseek-ai/DeepSeek-V3.2");
+    model_spec d = test_model_spec("deepseek-ai/DeepSeek-V3.2");
     c = NULL;
     CHECK_MSG(model_cost_create(&d, &b200, &l, &c, &e) == 0, "%s", e.msg);
     /* The same model without the sparse selection, for comparison. */
@@ -658,7 +649,7 @@ static void test_layer_ops(void)
      * past index_topk keys. */
     static const char *const dsa_models[] = {"deepseek-ai/DeepSeek-V3.2", "zai-org/GLM-5"};
     for (int k = 0; k < 2; k++) {
-        model_spec dm = load(dsa_models[k]);
+        model_spec dm = test_model_spec(dsa_models[k]);
         model_layout lo = l;
         snprintf(lo.op_backend, sizeof lo.op_backend, "trtllm");
         c = NULL;
@@ -775,7 +766,7 @@ static void test_config_messages(void)
 /* `servesim model show` as text and JSON. */
 static void test_model_show(void)
 {
-    model_spec m = load("Qwen/Qwen3.5-397B-A17B");
+    model_spec m = test_model_spec("Qwen/Qwen3.5-397B-A17B");
     json_t *o = model_show_json(&m);
     CHECK(json_is_object(o));
     CHECK_NEAR(json_real_value(json_object_get(o, "total_params")), m.params, 1);
@@ -792,7 +783,7 @@ static void test_model_show(void)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    model_spec k = load("moonshotai/Kimi-K2.5");
+    model_spec k = test_model_spec("moonshotai/Kimi-K2.5");
     model_show_text(&k, f);
     fclose(f);
     CHECK_CONTAINS(buf, "routed experts int4");

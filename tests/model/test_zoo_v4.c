@@ -23,15 +23,6 @@
 static const char *servesim_bin;
 static char src_dir[1024];
 
-static model_spec load(const char *name)
-{
-    model_spec m;
-    sim_err e = {""};
-    memset(&m, 0, sizeof m);
-    CHECK_MSG(model_catalog_model(name, &m, &e) == 0, "%s: %s", name, e.msg);
-    return m;
-}
-
 /* Every V4 config: the kinds per layer from compress_ratios (the entry
  * after the last layer is the MTP layer's), the published sizes (V4-Flash
  * 284 B total / 13 B active, V4-Pro 1.6 T / 49 B; DeepSeek counts active
@@ -51,7 +42,7 @@ static void test_kinds_and_sizes(void)
         {"sgl-project/DeepSeek-V4-Pro-FP8", 61, 30, 31, 0, 16, 128, 1.6e12, 49e9},
     };
     for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
-        model_spec m = load(ref[i].id);
+        model_spec m = test_model_spec(ref[i].id);
         CHECK_MSG(m.comp_attn && m.layers == ref[i].layers && m.csa_layers == ref[i].csa &&
                       m.hca_layers == ref[i].hca && m.sliding_layers == ref[i].swa,
                   "%s: %d layers, %d CSA %d HCA %d window-only", ref[i].id, m.layers, m.csa_layers, m.hca_layers,
@@ -64,12 +55,13 @@ static void test_kinds_and_sizes(void)
         double active = m.active_params - (double)m.vocab * m.hidden;
         CHECK_MSG(fabs(active / ref[i].active - 1) < 0.03, "%s active %.4g vs %.4g", ref[i].id, active,
                   ref[i].active);
-        model_spec base = load(ref[i].layers == 43 ? "deepseek-ai/DeepSeek-V4-Flash" : "deepseek-ai/DeepSeek-V4-Pro");
+        model_spec base =
+            test_model_spec(ref[i].layers == 43 ? "deepseek-ai/DeepSeek-V4-Flash" : "deepseek-ai/DeepSeek-V4-Pro");
         CHECK_MSG(m.params == base.params, "%s params differ from the original", ref[i].id);
     }
     /* The parameter count by parts (V4-Flash, one CSA layer): q_a + norm,
      * q_b, K=V + norm, grouped O, sinks; CSA's compressor and indexer. */
-    model_spec f = load("deepseek-ai/DeepSeek-V4-Flash");
+    model_spec f = test_model_spec("deepseek-ai/DeepSeek-V4-Flash");
     model_spec_parts p;
     model_spec_parts_get(&f, &p);
     const double h = 4096, hd = 512;
@@ -82,8 +74,8 @@ static void test_kinds_and_sizes(void)
      * the FP8 repack all FP8; the NVFP4 one NVFP4 experts. */
     CHECK(f.wdtype_expert == MODEL_DTYPE_MXFP4 && f.wdtype_attn == MODEL_DTYPE_FP8_BLOCK);
     CHECK_CONTAINS(f.notes, "expert_dtype fp4");
-    CHECK(load("sgl-project/DeepSeek-V4-Flash-FP8").wdtype_expert == MODEL_DTYPE_FP8_BLOCK);
-    CHECK(load("nvidia/DeepSeek-V4-Flash-NVFP4").wdtype_expert == MODEL_DTYPE_NVFP4);
+    CHECK(test_model_spec("sgl-project/DeepSeek-V4-Flash-FP8").wdtype_expert == MODEL_DTYPE_FP8_BLOCK);
+    CHECK(test_model_spec("nvidia/DeepSeek-V4-Flash-NVFP4").wdtype_expert == MODEL_DTYPE_NVFP4);
     double w = model_spec_weight_bytes(&f, -1, NULL);
     CHECK_MSG(w > 150e9 && w < 165e9, "V4-Flash weights %.4g", w);
 }
@@ -94,13 +86,13 @@ static void test_kinds_and_sizes(void)
  * per-sequence state. */
 static void test_kv_and_state(void)
 {
-    model_spec f = load("deepseek-ai/DeepSeek-V4-Flash");
+    model_spec f = test_model_spec("deepseek-ai/DeepSeek-V4-Flash");
     const double csa = (512 * 2.0 + 128 * (1 + 4.0 / 128)) / 4, hca = 512 * 2.0 / 128;
     CHECK_NEAR(model_spec_csa_kv_bytes(&f, 2.0), csa, 1e-9);
     CHECK_NEAR(model_spec_hca_kv_bytes(&f, 2.0), hca, 1e-9);
     CHECK_NEAR(model_spec_kv_bytes_per_token(&f, 2.0), 21 * csa + 20 * hca, 1e-9);
     /* About a tenth of DeepSeek-V3.2's (the model card's claim for V4-Pro). */
-    model_spec pro = load("deepseek-ai/DeepSeek-V4-Pro"), v32 = load("deepseek-ai/DeepSeek-V3.2");
+    model_spec pro = test_model_spec("deepseek-ai/DeepSeek-V4-Pro"), v32 = test_model_spec("deepseek-ai/DeepSeek-V3.2");
     double ratio = model_spec_kv_bytes_per_token(&pro, 2.0) / model_spec_kv_bytes_per_token(&v32, 2.0);
     CHECK_MSG(ratio > 0.08 && ratio < 0.14, "V4-Pro / V3.2 KV %.3f", ratio);
     double window = 128 * 512 * 2.0;
@@ -130,7 +122,7 @@ static void test_ops(void)
     l.ep = 4;
     l.dtype_checkpoint = 1;
     snprintf(l.op_backend, sizeof l.op_backend, "sglang");
-    model_spec f = load("deepseek-ai/DeepSeek-V4-Flash");
+    model_spec f = test_model_spec("deepseek-ai/DeepSeek-V4-Flash");
     model_cost *c = NULL;
     REQUIRE_MSG(model_cost_create(&f, &b200, &l, &c, &e) == 0, "%s", e.msg);
     model_op ops[160];
@@ -227,7 +219,7 @@ static void test_ops(void)
  * predicts and runs a V4 scenario end to end. */
 static void test_show_predict_run(void)
 {
-    model_spec f = load("deepseek-ai/DeepSeek-V4-Flash");
+    model_spec f = test_model_spec("deepseek-ai/DeepSeek-V4-Flash");
     json_t *o = model_show_json(&f);
     REQUIRE(json_is_object(o));
     json_t *layers = json_object_get(o, "layers");
