@@ -91,6 +91,10 @@ typedef struct {
     model_bound bound;
     model_source source;
     char detail[64];         /* shape or algorithm, e.g. "m=8 n=1280 k=5120", "ring nvlink n=4" */
+    /* This op's share of model_iter_cost's compute_busy_s and mem_busy_s
+     * (seconds at the derated peaks; the energy model's input per op, e.g.
+     * for splitting an iteration between attention and FFN GPUs). */
+    double compute_busy_s, mem_busy_s;
 } model_op;
 
 typedef struct model_cost model_cost;

@@ -135,8 +135,9 @@ static void op_push(cost_ctx *x, const char *name, model_op_class cls, double co
                     double bytes, double time_s, double hidden_s, model_bound bound, model_source src,
                     const char *detail)
 {
-    if (peak > 0) x->r.compute_busy_s += flops / peak * x->time_scale;
-    x->r.mem_busy_s += bytes / x->c->bw * x->time_scale;
+    const double cbusy = peak > 0 ? flops / peak * x->time_scale : 0, mbusy = bytes / x->c->bw * x->time_scale;
+    x->r.compute_busy_s += cbusy;
+    x->r.mem_busy_s += mbusy;
     switch (cls) {
     case MODEL_OPC_GEMM: x->r.gemm_s += time_s; break;
     case MODEL_OPC_ATTN: x->r.attn_s += time_s; break;
@@ -157,6 +158,8 @@ static void op_push(cost_ctx *x, const char *name, model_op_class cls, double co
         o->hidden_s = hidden_s;
         o->bound = bound;
         o->source = src;
+        o->compute_busy_s = cbusy;
+        o->mem_busy_s = mbusy;
         snprintf(o->detail, sizeof o->detail, "%s", detail ? detail : "");
     }
     x->n++;

@@ -619,6 +619,8 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             if (c->inst_pool[i] == attn_pool) sim_instance_set_cost_fn(c->inst[i], sim_af_iteration, c->af);
         c->n_gpus += c->n_ffn_gpus;
     }
+    c->af_attn_pool = c->af ? attn_pool : -1;
+    c->af_ffn_pool = c->af ? ffn_pool : -1;
     if ((rc = sim_cluster_encode_init(c, err)) < 0) goto fail;
     if (sc->energy.enabled && (rc = enable_energy(c, err)) < 0) goto fail;
     if (c->n_back > 0 || c->sharing != SIM_SHARING_NONE || c->enc_n > 0) {
@@ -809,7 +811,9 @@ void sim_cluster_set_progress(sim_cluster *c, sim_progress_fn fn, void *ctx)
 }
 
 /* energy.enabled: every pool's GPU needs its catalogue power figures, and
- * every instance accounts its iterations' busy time. */
+ * every instance accounts its iterations' busy time (the AF pipeline both
+ * of its pools', sim_af; the encode pool's encoders theirs,
+ * sim_cluster_encode.c). */
 static int enable_energy(sim_cluster *c, sim_err *err)
 {
     for (int32_t p = 0; p < c->sc.deployment.n_pools; p++) {
@@ -821,11 +825,39 @@ static int enable_energy(sim_cluster *c, sim_err *err)
                                g->name, (int)p);
     }
     for (int32_t k = 0; k < c->n_inst; k++) {
+        if (c->inst_pool[k] == c->af_attn_pool) continue; /* priced by the AF pipeline */
         const model_gpu *g = model_cost_gpu(c->costs[c->inst_pool[k]]);
         int rc = sim_instance_enable_energy(c->inst[k], g->power_mem_share, err);
         if (rc < 0) return rc;
     }
+    if (c->af)
+        sim_af_enable_energy(c->af, model_cost_gpu(c->costs[c->af_attn_pool])->power_mem_share,
+                             model_cost_gpu(c->costs[c->af_ffn_pool])->power_mem_share);
     return SIM_OK;
+}
+
+/* The busy GPU-seconds of pool p's GPUs at the full dynamic range. */
+static double pool_energy_busy(const sim_cluster *c, int32_t p)
+{
+    if (c->af && (p == c->af_attn_pool || p == c->af_ffn_pool)) {
+        sim_af_stats as;
+        sim_af_stats_get(c->af, &as);
+        return p == c->af_attn_pool ? as.attn_energy_gpu_s : as.ffn_energy_gpu_s;
+    }
+    const int32_t per = model_cost_gpus(c->costs[p]);
+    double busy = 0;
+    for (int32_t k = 0; k < c->n_inst; k++)
+        if (c->inst_pool[k] == p) {
+            sim_instance_stats st;
+            sim_instance_stats_get(c->inst[k], &st);
+            busy += st.energy_busy_s * per;
+        }
+    return busy;
+}
+
+static sim_power power_of(const model_gpu *g)
+{
+    return (sim_power){g->power_idle_w, g->power_max_w, g->power_mem_share, g->power_host_w};
 }
 
 /* The run's energy over its span (first arrival to last completion):
@@ -837,17 +869,14 @@ static void energy_summary(const sim_cluster *c, sim_summary *out)
     memset(e, 0, sizeof *e);
     const double span = out->sim_time_s, host_node = c->sc.energy.host_w_per_node;
     for (int32_t p = 0; p < c->sc.deployment.n_pools; p++) {
-        const model_gpu *g = model_cost_gpu(c->costs[p]);
-        const sim_power pw = {g->power_idle_w, g->power_max_w, g->power_mem_share, g->power_host_w};
+        const sim_power pw = power_of(model_cost_gpu(c->costs[p]));
         const int32_t per = model_cost_gpus(c->costs[p]);
-        double busy = 0;
-        for (int32_t k = 0; k < c->n_inst; k++)
-            if (c->inst_pool[k] == p) {
-                sim_instance_stats st;
-                sim_instance_stats_get(c->inst[k], &st);
-                busy += st.energy_busy_s * per;
-            }
-        sim_energy_add_pool(e, &pw, c->sc.deployment.pools[p].instances * per, span, busy, host_node > 0);
+        sim_energy_add_pool(e, &pw, c->sc.deployment.pools[p].instances * per, span, pool_energy_busy(c, p),
+                            host_node > 0);
+    }
+    if (c->enc_n > 0) { /* the encode pool's one-GPU encoders */
+        const sim_power pw = power_of(model_cost_gpu(c->costs[c->enc_cost_pool]));
+        sim_energy_add_pool(e, &pw, c->enc_n, span, c->enc_energy_gpu_s, host_node > 0);
     }
     const int32_t gpn = sim_hardware_gpus_per_node(&c->sc.hardware);
     sim_energy_finish(e, span, (c->n_gpus + gpn - 1) / gpn, host_node, out->requests_completed,

@@ -19,6 +19,7 @@
  * Encoder seconds are memoised per pool and item count. Sums for the
  * summary (sim_encode_summary) are kept here. */
 #include "sim_cluster_impl.h"
+#include "sim_energy.h"
 #include "sim_rng.h"
 
 #include <gsl/gsl_rng.h>
@@ -101,9 +102,6 @@ int sim_cluster_encode_init(sim_cluster *c, sim_err *err)
             if (c->front_of[k] >= 0) sim_instance_set_encoder(c->inst[k], enc_colocated, c);
         return 0;
     }
-    if (sc->energy.enabled)
-        return sim_err_set(err, SIM_EINVAL, "energy.enabled: the encode pool's GPUs have no power model yet; "
-                           "turn energy off or encode in the instances (deployment.encode.instances 0)");
     /* The encoders' GPU must be some pool's: its cost model prices them. */
     model_gpu eg;
     const char *gname = d->encode_gpu[0] ? d->encode_gpu : sc->hardware.gpu;
@@ -174,6 +172,9 @@ static void enc_start(sim_cluster *c, int32_t e, sim_req *r)
     sim_time svc = (sim_time)(p.s * 1e9 + 0.5);
     if (svc < 1) svc = 1;
     c->enc_busy_ns += svc;
+    if (c->sc.energy.enabled) /* enable_energy checked the GPU's power figures */
+        c->enc_energy_gpu_s += sim_energy_busy_s(p.s, p.compute_s, p.mem_s,
+                                                 model_cost_gpu(c->costs[c->enc_cost_pool])->power_mem_share);
     count_pass(c, r, p.s);
     sim_engine_after(c->eng, svc, on_encoded, c, (uint64_t)(uintptr_t)r);
 }

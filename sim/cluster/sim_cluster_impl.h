@@ -90,6 +90,7 @@ struct sim_cluster {
     calib_memo *perf_memo;     /* this cluster's (this thread's) memo of table lookups */
     char perf_db_path[SIM_PATH_MAX];
     int32_t n_ffn_gpus;
+    int32_t af_attn_pool, af_ffn_pool; /* the AF pools (-1 without AF) */
     /* prefix caching and cache-aware routing */
     int caching;               /* instances hold prefix caches */
     int cache_route;           /* routing.policy cache_aware */
@@ -158,6 +159,7 @@ struct sim_cluster {
     int64_t enc_reqs, enc_items, enc_tokens;
     double enc_s_sum, enc_bytes;
     sim_time enc_wait_ns, enc_xfer_ns, enc_busy_ns;
+    double enc_energy_gpu_s;   /* encode pool: GPU-seconds at the full dynamic range (energy.enabled) */
 };
 
 /* Ends the run on an allocation failure inside the event loop (the one

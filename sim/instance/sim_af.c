@@ -1,5 +1,6 @@
 /* sim_af — see sim_af.h. */
 #include "sim_af.h"
+#include "sim_energy.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@ struct sim_af {
     int32_t n_attn, n_ffn, m;
     double attn_Bps, ffn_Bps, latency;
     int32_t layers, hidden;
+    int energy;
+    double attn_share, ffn_share; /* power.mem_share of each side's GPU */
     sim_af_stats st;
 };
 
@@ -81,18 +84,25 @@ static model_batch scale_batch(const model_batch *b, double s, model_chunk *buf,
     return o;
 }
 
-/* Attention-side per-layer time, FFN-side per-layer time and once-ops. */
-static void split_ops(const model_cost *c, const model_batch *b, double *attn, double *ffn, double *once)
+/* One side of an iteration's ops: their time and their compute and HBM
+ * busy seconds (the energy model's input). */
+typedef struct {
+    double t, compute, mem;
+} af_side;
+
+/* Attention-side, FFN-side and once-op times and busy seconds. */
+static void split_ops(const model_cost *c, const model_batch *b, af_side *attn, af_side *ffn, af_side *once)
 {
     model_op ops[AF_MAX_OPS];
     int32_t n = 0;
     model_cost_breakdown(c, b, ops, AF_MAX_OPS, &n, NULL);
     if (n > AF_MAX_OPS) n = AF_MAX_OPS;
-    *attn = *ffn = *once = 0;
+    *attn = *ffn = *once = (af_side){0, 0, 0};
     for (int32_t i = 0; i < n; i++) {
-        if (op_is_once(ops[i].name)) *once += ops[i].time_s;
-        else if (sim_af_op_is_ffn(ops[i].name)) *ffn += ops[i].time_s;
-        else *attn += ops[i].time_s;
+        af_side *side = op_is_once(ops[i].name) ? once : sim_af_op_is_ffn(ops[i].name) ? ffn : attn;
+        side->t += ops[i].time_s;
+        side->compute += ops[i].compute_busy_s;
+        side->mem += ops[i].mem_busy_s;
     }
 }
 
@@ -102,21 +112,26 @@ double sim_af_parts_get(const sim_af *af, const model_batch *b, sim_af_parts *ou
     double inv_m = 1.0 / af->m;
     model_batch mb = scale_batch(b, inv_m, buf_mb, 256);
     model_batch fb = scale_batch(&mb, (double)af->n_attn / af->n_ffn, buf_f, 256);
-    double a_all, f_unused, once, a_unused, f_all, once_unused;
-    split_ops(af->attn, &mb, &a_all, &f_unused, &once_unused);
-    split_ops(af->ffn, &fb, &a_unused, &f_all, &once_unused);
+    af_side a_all, f_all, once, unused1, unused2;
+    split_ops(af->attn, &mb, &a_all, &unused1, &unused2);
+    split_ops(af->ffn, &fb, &unused1, &f_all, &unused2);
     /* Once-per-iteration work runs on the whole batch. */
-    double x, y;
-    split_ops(af->attn, b, &x, &y, &once);
+    split_ops(af->attn, b, &unused1, &unused2, &once);
     double tokens = mb.n_decode;
     for (int32_t i = 0; i < mb.n_chunks; i++) tokens += mb.chunks[i].tokens;
     double bytes = tokens * af->hidden * 2.0; /* bf16 activations */
     double bw = af->attn_Bps < af->ffn_Bps ? af->attn_Bps : af->ffn_Bps;
     sim_af_parts p;
-    p.a = a_all / af->layers;
-    p.f = f_all / af->layers;
+    p.a = a_all.t / af->layers;
+    p.f = f_all.t / af->layers;
     p.c = bytes / bw + af->latency;
-    p.once = once;
+    p.once = once.t;
+    p.a_compute = a_all.compute / af->layers;
+    p.a_mem = a_all.mem / af->layers;
+    p.f_compute = f_all.compute / af->layers;
+    p.f_mem = f_all.mem / af->layers;
+    p.once_compute = once.compute;
+    p.once_mem = once.mem;
     double mx = p.a > p.f ? p.a : p.f;
     if (p.c > mx) mx = p.c;
     double serial = p.a + 2 * p.c + p.f;
@@ -138,7 +153,23 @@ double sim_af_iteration(void *ctx, const model_batch *b)
     af->st.ffn_busy_s += af->layers * af->m * p.f;
     af->st.comm_s += 2.0 * af->layers * af->m * p.c;
     af->st.bytes += p.bytes;
+    if (af->energy) {
+        /* Each micro-batch of each layer once on either side. */
+        const double rounds = (double)af->layers * af->m;
+        af->st.attn_energy_gpu_s += sim_energy_busy_s(t, rounds * p.a_compute + p.once_compute,
+                                                      rounds * p.a_mem + p.once_mem, af->attn_share) *
+                                    model_cost_gpus(af->attn);
+        af->st.ffn_energy_gpu_s += sim_energy_busy_s(t, rounds * p.f_compute, rounds * p.f_mem, af->ffn_share) *
+                                   model_cost_gpus(af->ffn) * (double)af->n_ffn / (double)af->n_attn;
+    }
     return t;
+}
+
+void sim_af_enable_energy(sim_af *af, double attn_mem_share, double ffn_mem_share)
+{
+    af->energy = 1;
+    af->attn_share = attn_mem_share;
+    af->ffn_share = ffn_mem_share;
 }
 
 void sim_af_stats_get(const sim_af *af, sim_af_stats *out) { *out = af->st; }

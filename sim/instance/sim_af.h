@@ -30,6 +30,9 @@ typedef struct {
     double layer;            /* one layer with pipelining */
     double total;            /* the iteration */
     double bytes;            /* activation bytes moved in the iteration (both ways) */
+    /* The energy model's busy seconds at the derated peaks (compute, HBM;
+     * model_op.compute_busy_s, mem_busy_s) of a, of f and of the once-ops. */
+    double a_compute, a_mem, f_compute, f_mem, once_compute, once_mem;
 } sim_af_parts;
 
 typedef struct {
@@ -39,6 +42,10 @@ typedef struct {
     double ffn_busy_s;       /* Σ FFN-side compute (per FFN instance) */
     double comm_s;           /* Σ activation transfer time (both ways) */
     double bytes;            /* activation bytes moved */
+    /* With sim_af_enable_energy: GPU-seconds at the full dynamic range of
+     * the attention instances' GPUs and of the FFN pool's GPUs, each GPU's
+     * per iteration capped at the iteration (sim_energy_busy_s). */
+    double attn_energy_gpu_s, ffn_energy_gpu_s;
 } sim_af_stats;
 
 /* attn, ffn: cost models of an attention instance and an FFN instance;
@@ -47,6 +54,13 @@ int sim_af_create(const model_cost *attn, const model_cost *ffn, int32_t n_attn,
                   int32_t micro_batches, double link_Bps, double latency_s, sim_af **out,
                   sim_err *err);
 void sim_af_destroy(sim_af *af);
+
+/* Accounts the iterations' energy busy time from now on, with each side's
+ * GPU's share of the dynamic power at full HBM bandwidth (the catalogue's
+ * power.mem_share, 0..1). An FFN instance serves n_attn / n_ffn attention
+ * instances, so each attention iteration charges that share of one FFN
+ * round to the FFN pool. */
+void sim_af_enable_energy(sim_af *af, double attn_mem_share, double ffn_mem_share);
 
 /* Iteration time of batch b on one attention instance (no statistics). */
 double sim_af_parts_get(const sim_af *af, const model_batch *b, sim_af_parts *out);

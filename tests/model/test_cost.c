@@ -184,9 +184,20 @@ static void test_breakdown_agrees(void)
             CHECK_MSG(fast == slow && a.comm_s == b.comm_s && a.gemm_s == b.gemm_s, "case %zu batch %d: %.17g vs %.17g",
                       i, k, fast, slow);
             CHECK(n > 0 && n <= 256 && fast > 0 && isfinite(fast));
-            double sum = 0;
-            for (int32_t j = 0; j < n; j++) sum += ops[j].time_s;
+            double sum = 0, cb = 0, mb = 0;
+            for (int32_t j = 0; j < n; j++) {
+                sum += ops[j].time_s;
+                cb += ops[j].compute_busy_s;
+                mb += ops[j].mem_busy_s;
+                CHECK(ops[j].compute_busy_s >= 0 && ops[j].mem_busy_s >= 0);
+            }
             CHECK_MSG(fabs(sum / slow - 1) < 1e-12, "case %zu batch %d ops sum %.9g total %.9g", i, k, sum, slow);
+            /* The ops' busy seconds are the iteration's, split (the AF energy split relies on it). */
+            CHECK_MSG(b.compute_busy_s > 0 && fabs(cb / b.compute_busy_s - 1) < 1e-12 &&
+                          fabs(mb / b.mem_busy_s - 1) < 1e-12 && a.compute_busy_s == b.compute_busy_s &&
+                          a.mem_busy_s == b.mem_busy_s,
+                      "case %zu batch %d busy: ops %.9g / %.9g, iteration %.9g / %.9g", i, k, cb, mb,
+                      b.compute_busy_s, b.mem_busy_s);
         }
         model_cost_destroy(c);
     }

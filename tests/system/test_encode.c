@@ -13,7 +13,7 @@
  * for the one encoder, and an encoder backlog overloads the run.
  * Refusals: images on a text-only model, on an unpriced tower, video on a
  * tower without frame pooling, an encode pool without images or on a GPU
- * no pool runs, energy with a pool, pipeline stages with colocated
+ * no pool runs, pipeline stages with colocated
  * encoding, an encode pool in a search, and the loader's key checks. */
 #include "model_cost.h"
 #include "model_vision.h"
@@ -218,10 +218,6 @@ static void test_refused(void)
     sc.deployment.encode_instances = 2;
     snprintf(sc.deployment.encode_gpu, sizeof sc.deployment.encode_gpu, "b200");
     refuse(&sc, "deployment.encode.gpu", "runs no pool");
-    vl_scenario(&sc, 1, 100);
-    sc.deployment.encode_instances = 1;
-    sc.energy.enabled = 1;
-    refuse(&sc, "energy.enabled", "encode pool");
     vl_scenario(&sc, 1, 100);
     sc.deployment.pools[0].parallel.pp = 2;
     refuse(&sc, "deployment.pools.0.parallel.pp", "pipeline stages");

@@ -3,8 +3,10 @@
  * against a hand count of its FLOPs and bytes over the roofline; an idle
  * run draws idle power × time × GPUs plus the hosts' share; a saturated
  * compute-bound run approaches the boards' maximum while a decode-bound one
- * stays well under it; the per-node host override; energy off leaves the
- * summary without it; a mode it cannot price is refused. */
+ * stays well under it; the per-node host override; attention/FFN
+ * disaggregation and an encode pool price the same ops as a colocated
+ * instance; energy off leaves the summary without it; autoscaling, which
+ * it cannot price, is refused. */
 #include "model_catalog.h"
 #include "sim_cluster.h"
 #include "sim_loader.h"
@@ -171,6 +173,107 @@ static void test_saturated(void)
     free(r.recs);
 }
 
+/* One one-token request on attention/FFN disaggregation (one attention
+ * and n_ffn FFN instances of one H100 each, m micro-batches): the
+ * attention GPU runs the attention side and the once-per-iteration ops,
+ * the FFN GPUs the MLPs, each side's busy time from its own ops. */
+static int run_af(int32_t n_ffn, int32_t m, run_result *r)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nenergy: {enabled: true}\n"
+             "workload: {requests: 1, arrival: {process: poisson, rate: 1},\n"
+             "  input_tokens: {dist: fixed, value: 1}, output_tokens: {dist: fixed, value: 1}}\n"
+             "deployment: {mode: af, af_micro_batches: %d, pools: [{role: attention, instances: 1},"
+             " {role: ffn, instances: %d}]}\n",
+             (int)m, (int)n_ffn);
+    sim_scenario sc;
+    sim_err err = {{0}};
+    int rc = sim_loader_load_string(yaml, strlen(yaml), "af.yaml", NULL, 0, &sc, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc) return rc;
+    return run(&sc, r);
+}
+
+/* With one micro-batch and one FFN instance the split moves work between
+ * GPUs and changes no op: the dynamic energy is the colocated run's, and so
+ * the hand count of test_hand_iteration; the idle and host parts are two
+ * GPUs'. Two micro-batches of the one-token batch are two one-token
+ * passes (each reads the layers' weights), and two FFN instances each
+ * read their MLP weights for the attention instance's tokens: more
+ * dynamic energy, at most twice. */
+static void test_af_pipeline(void)
+{
+    sim_scenario sc;
+    base(&sc, 1, 1, 1);
+    run_result col, af, af2, wide;
+    if (run(&sc, &col)) return;
+    if (run_af(1, 1, &af)) {
+        free(col.recs);
+        return;
+    }
+    REQUIRE(af.n == 1 && af.sum.energy.enabled);
+    const sim_energy_summary *e = &af.sum.energy;
+    CHECK_MSG(fabs(e->gpu_dynamic_j / col.sum.energy.gpu_dynamic_j - 1) < 1e-9, "af %.9g J, colocated %.9g J",
+              e->gpu_dynamic_j, col.sum.energy.gpu_dynamic_j);
+    const double span = e->span_s;
+    CHECK(span > 0);
+    CHECK_NEAR(e->gpu_idle_j, 2 * IDLE_W * span, 1e-9);
+    CHECK_NEAR(e->host_j, 2 * HOST_W * span, 1e-9);
+    if (run_af(1, 2, &af2) == 0) {
+        const double d2 = af2.sum.energy.gpu_dynamic_j;
+        CHECK_MSG(d2 > 1.5 * e->gpu_dynamic_j && d2 <= 2 * e->gpu_dynamic_j * (1 + 1e-9),
+                  "two micro-batches: %.6g J against %.6g J", d2, e->gpu_dynamic_j);
+        free(af2.recs);
+    }
+    if (run_af(2, 1, &wide) == 0) {
+        const double dw = wide.sum.energy.gpu_dynamic_j;
+        CHECK_MSG(dw > e->gpu_dynamic_j && dw < 2 * e->gpu_dynamic_j, "two FFN instances: %.6g J against %.6g J", dw,
+                  e->gpu_dynamic_j);
+        CHECK_NEAR(wide.sum.energy.gpu_idle_j, 3 * IDLE_W * wide.sum.energy.span_s, 1e-9);
+        free(wide.recs);
+    }
+    free(col.recs);
+    free(af.recs);
+}
+
+/* Requests 5 s apart, one image each, on one tp-1 instance: the tower's
+ * passes cost the same dynamic energy in an encode pool as inside the
+ * instance (the same ops on the same GPU type, nothing overlapping), and
+ * the pool's encoder GPUs draw idle power over the whole run. */
+static void test_encode_pool(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scenarios/multimodal-qwen3vl-h100.yaml", test_src_dir());
+    const char *sets[] = {"energy.enabled=true",
+                          "workload.requests=12",
+                          "workload.arrival.process=constant",
+                          "workload.arrival.rate=0.2",
+                          "workload.images.per_request.dist=fixed",
+                          "workload.images.per_request.value=1",
+                          "deployment.pools.0.instances=1",
+                          "deployment.encode.instances=0"};
+    const int n = (int)(sizeof sets / sizeof *sets);
+    sim_scenario col, pool;
+    sim_err err = {{0}};
+    REQUIRE(sim_loader_load_file(path, sets, n, &col, &err) == 0);
+    const char *two[] = {"deployment.encode.instances=2"};
+    REQUIRE(sim_loader_overlay(&col, two, 1, &pool, &err) == 0);
+    run_result a, b;
+    if (run(&col, &a)) return;
+    if (run(&pool, &b)) {
+        free(a.recs);
+        return;
+    }
+    REQUIRE(a.n == 12 && b.n == 12 && b.sum.encode.pool);
+    CHECK_MSG(fabs(b.sum.energy.gpu_dynamic_j / a.sum.energy.gpu_dynamic_j - 1) < 1e-9,
+              "encode pool %.9g J, colocated %.9g J", b.sum.energy.gpu_dynamic_j, a.sum.energy.gpu_dynamic_j);
+    CHECK_NEAR(b.sum.energy.gpu_idle_j, 3 * IDLE_W * b.sum.energy.span_s, 1e-9);
+    CHECK_NEAR(a.sum.energy.gpu_idle_j, 1 * IDLE_W * a.sum.energy.span_s, 1e-9);
+    free(a.recs);
+    free(b.recs);
+}
+
 static void test_off_and_refused(void)
 {
     sim_scenario sc;
@@ -180,16 +283,13 @@ static void test_off_and_refused(void)
     if (run(&sc, &r)) return;
     CHECK(!r.sum.energy.enabled && r.sum.energy.joules == 0);
     free(r.recs);
-    /* Attention/FFN disaggregation has no per-iteration busy time to price. */
+    /* An autoscaled pool's GPUs are not powered for the whole run. */
     char path[1024];
-    snprintf(path, sizeof path, "%s/scenarios/af-deepseek-v3.yaml", test_src_dir());
-    const char *sets[] = {"energy.enabled=true", "workload.requests=10"};
+    snprintf(path, sizeof path, "%s/scenarios/autoscale-step.yaml", test_src_dir());
+    const char *sets[] = {"energy.enabled=true"};
     sim_err err = {{0}};
-    REQUIRE(sim_loader_load_file(path, sets, 2, &sc, &err) == 0);
-    sim_cluster *c = NULL;
-    CHECK(sim_cluster_create(&sc, &c, &err) == SIM_EINVAL);
-    CHECK_CONTAINS(err.msg, "energy: not modelled for attention/FFN disaggregation");
-    CHECK(c == NULL);
+    CHECK(sim_loader_load_file(path, sets, 1, &sc, &err) == SIM_EINVAL);
+    CHECK_CONTAINS(err.msg, "autoscaling with energy.enabled is not modelled");
 }
 
 static const test_case cases[] = {
@@ -197,6 +297,8 @@ static const test_case cases[] = {
     {"hand_iteration", test_hand_iteration},
     {"idle_run", test_idle_run},
     {"saturated", test_saturated},
+    {"af_pipeline", test_af_pipeline},
+    {"encode_pool", test_encode_pool},
     {"off_and_refused", test_off_and_refused},
 };
 
