@@ -63,7 +63,7 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
         if ((rc = model_dtype_check(g, part_dt[k], m->name, err))) return rc;
     if ((int)l.kv_dtype < 0 || (int)l.kv_dtype >= MODEL_DTYPE_COUNT)
         return sim_err_set(err, SIM_EINVAL, "%s: unknown kv_dtype %d", m->name, (int)l.kv_dtype);
-    if ((int)l.sp_kind < 0 || (int)l.sp_kind > 1 || (int)l.ep_mode < 0 || (int)l.ep_mode > 2 ||
+    if ((int)l.sp_kind < 0 || (int)l.sp_kind > 1 || (int)l.ep_mode < 0 || (int)l.ep_mode >= MODEL_EP_MODES ||
         (int)l.moe_gemm < 0 || (int)l.moe_gemm > 2 || !(l.expert_skew >= 0) || !isfinite(l.expert_skew))
         return sim_err_set(err, SIM_EINVAL, "%s: bad sp_kind/ep_mode/moe_gemm/expert_skew", m->name);
     if (m->heads % tp)

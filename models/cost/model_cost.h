@@ -214,9 +214,12 @@ int32_t model_cost_gpus(const model_cost *c); /* tp·pp·dp·sp */
 const model_spec *model_cost_model(const model_cost *c);
 const model_gpu *model_cost_gpu(const model_cost *c);
 const model_layout *model_cost_layout(const model_cost *c);
-/* DeepEP mode the expert all-to-all of an iteration with (prefill = 1) or
- * without prefill takes (ep_mode auto: low_latency for decode, normal
- * for prefill); -1 when the layout moves no tokens by all-to-all. */
+/* The mode (model_ep_mode) that moves an iteration's tokens to their
+ * experts' ranks and back, with (prefill = 1) or without prefill: DeepEP
+ * normal or low_latency (ep_mode auto: low_latency for decode, normal for
+ * prefill), NCCL alltoall or allgather; -1 when the layout moves no
+ * tokens between expert ranks (tokens replicated over TP, or experts
+ * TP-split, where they are all-gathered and reduce-scattered anyway). */
 int model_cost_ep_mode(const model_cost *c, int prefill);
 
 /* The vision tower's pass over `items` images or videos of grid g

@@ -42,8 +42,17 @@
  * low-latency mode writes every (token, expert) pair directly, in rounds
  * of at most 128 tokens (model_comm_deepep_time, fitted to DeepEP's H800
  * figures). ep_mode auto takes low-latency for decode-only iterations and
- * normal for those with prefill, as SGLang's --deepep-mode auto. Otherwise (experts TP-split across distinct-token ranks)
- * tokens are all-gathered to and reduce-scattered from the tp·dp ranks. */
+ * normal for those with prefill, as SGLang's --deepep-mode auto. Engines
+ * without DeepEP move them with NCCL: ep_mode alltoall sends every (token,
+ * expert) pair, packed by destination rank (ep_pack), in one all-to-all
+ * each way (cost_comm: the α–β all-to-all, or the perf-db's alltoall rows
+ * for a rank's whole send buffer of S·top_k rows) and un-permutes and
+ * weights the k returned rows after the combine (ep_unpack), as
+ * Megatron's alltoall token dispatcher; ep_mode allgather takes the
+ * gathered path below, as vLLM's allgather_reducescatter backend.
+ * Otherwise (experts TP-split across distinct-token ranks, or ep_mode
+ * allgather) tokens are all-gathered to and reduce-scattered from the
+ * expert group's ranks. */
 #include "model_cost_impl.h"
 
 #include "calib_op.h"
@@ -125,10 +134,10 @@ static cost_op_desc grouped(const model_cost *c, const char *name, double count,
 
 /* The DeepEP mode an all-to-all takes: the layout's, or with auto what
  * SGLang's --deepep-mode auto does: low-latency for a decode-only
- * iteration, normal for one with prefill. */
+ * iteration, normal for one with prefill; the NCCL modes are what they say. */
 static model_ep_mode ep_mode_for(model_ep_mode m, int prefill)
 {
-    if (m == MODEL_EP_NORMAL || m == MODEL_EP_LOW_LATENCY) return m;
+    if (m != MODEL_EP_AUTO) return m;
     return prefill ? MODEL_EP_NORMAL : MODEL_EP_LOW_LATENCY;
 }
 
@@ -146,12 +155,34 @@ static double expert_width(const model_spec *m)
     return m->moe_latent > 0 ? m->moe_latent : m->hidden;
 }
 
+/* A memory-bound op of one kernel moving `bytes` over `rows` rows. */
+static void mem_op(cost_ctx *x, const char *name, double count, double rows, double bytes)
+{
+    cost_op_desc d = {0};
+    d.name = name;
+    d.cls = MODEL_OPC_OTHER;
+    d.count = count;
+    d.bytes = bytes;
+    d.bw = x->c->bw;
+    d.kernels = 1;
+    d.m = rows;
+    d.calib_op = -1;
+    cost_op(x, &d, 0);
+}
+
+/* The dispatch (or combine) of S tokens a rank sends, bpv bytes a value. */
 static void ep_emit(cost_ctx *x, const char *name, double count, double S, double bpv, int prefill)
 {
     const model_cost *c = x->c;
     model_ep_mode mode = ep_mode_for(c->l.ep_mode, prefill);
     int32_t rounds = 1;
     const double eh = expert_width(&c->m);
+    if (mode == MODEL_EP_ALLTOALL) {
+        /* NCCL all-to-all: the whole send buffer, S·k rows grouped by
+         * destination rank (a 1/ep share of them stays on the rank). */
+        cost_comm(x, name, count, MODEL_COLL_ALL_TO_ALL, c->l.ep, 1, S * c->m.top_k * eh * bpv, 0);
+        return;
+    }
     double t = model_comm_deepep_time(&c->net, mode, c->l.ep, S, eh, c->m.top_k, bpv, &rounds);
     char det[64] = "";
     if (x->ops) {
@@ -248,7 +279,8 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
     const double R = (double)(l->tp * l->dp) / G;
     const double T_all = (a->T_all > 0 ? a->T_all : T * l->dp) / R;
     const double S = l->tp > 1 ? T / l->tp : T;
-    const int a2a = model_cost_ep_mode(c, 0) >= 0;
+    const int a2a = model_cost_ep_mode(c, 0) >= 0 && l->ep_mode != MODEL_EP_ALLGATHER;
+    const int nccl_a2a = a2a && l->ep_mode == MODEL_EP_ALLTOALL;
     const int gathered = distinct && !a2a && G > 1;
     /* Latent MoE: every rank projects its tokens down before routing them
      * (weights replicated, in the experts' format) and back up after. */
@@ -259,6 +291,10 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
                   c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
         cost_op(x, &ld, 0);
     }
+    /* NCCL all-to-all: the S tokens copied out to S·k rows in destination
+     * order (read once, written k times), and after the combine the k rows
+     * read back and summed with the routing weights into S. */
+    if (nccl_a2a) mem_op(x, "ep_pack", count, S * m->top_k, S * eh * c->ab * (1.0 + m->top_k));
     if (a2a) ep_emit(x, "ep_dispatch", count, S, c->ab, a->Tp > 0);
     if (gathered) cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, G, 1, T_all * eh * c->ab, 0);
 
@@ -314,6 +350,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
         cost_op(x, masked ? &md : &cd, 0);
     }
     if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES, a->Tp > 0);
+    if (nccl_a2a) mem_op(x, "ep_unpack", count, S * m->top_k, S * eh * COST_ACT_BYTES * (1.0 + m->top_k));
     if (gathered)
         cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, G, 1, T_all * eh * COST_ACT_BYTES, 0);
     if (m->moe_latent > 0) {

@@ -7,7 +7,7 @@
 #include <strings.h>
 
 static const char *const sp_names[] = {"ulysses", "ring"};
-static const char *const ep_names[] = {"auto", "normal", "low_latency"};
+static const char *const ep_names[MODEL_EP_MODES] = {"auto", "normal", "low_latency", "alltoall", "allgather"};
 static const char *const gemm_names[] = {"auto", "contiguous", "masked"};
 
 model_layout model_layout_resolved(const model_layout *in)
@@ -38,7 +38,7 @@ const char *model_sp_kind_name(model_sp_kind k)
 
 const char *model_ep_mode_name(model_ep_mode m)
 {
-    return (int)m >= 0 && (int)m < 3 ? ep_names[m] : "?";
+    return (int)m >= 0 && (int)m < MODEL_EP_MODES ? ep_names[m] : "?";
 }
 
 const char *model_moe_gemm_name(model_moe_gemm g)

@@ -27,10 +27,15 @@ typedef enum {
 } model_sp_kind;
 
 typedef enum {
-    MODEL_EP_AUTO = 0,       /* the cheaper of the two per call */
-    MODEL_EP_NORMAL = 1,     /* DeepEP normal: bandwidth-bound, per-node dedup */
-    MODEL_EP_LOW_LATENCY = 2 /* DeepEP low-latency: RDMA direct, latency floor */
+    MODEL_EP_AUTO = 0,        /* DeepEP: low_latency for decode-only iterations, normal with prefill */
+    MODEL_EP_NORMAL = 1,      /* DeepEP normal: bandwidth-bound, per-node dedup */
+    MODEL_EP_LOW_LATENCY = 2, /* DeepEP low-latency: RDMA direct, latency floor */
+    MODEL_EP_ALLTOALL = 3,    /* NCCL all-to-all of every (token, expert) pair, packed by
+                               * destination rank before and un-permuted after */
+    MODEL_EP_ALLGATHER = 4    /* NCCL all-gather of every rank's tokens, reduce-scatter of
+                               * the partial outputs (each rank runs its experts on all) */
 } model_ep_mode;
+#define MODEL_EP_MODES 5
 
 typedef enum {
     MODEL_MOE_GEMM_AUTO = 0,       /* masked after low-latency dispatch, contiguous otherwise */

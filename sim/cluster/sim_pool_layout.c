@@ -23,6 +23,8 @@ static int ep_mode_of(sim_ep_mode m)
     case SIM_EP_AUTO: return MODEL_EP_AUTO;
     case SIM_EP_NORMAL: return MODEL_EP_NORMAL;
     case SIM_EP_LOW_LATENCY: return MODEL_EP_LOW_LATENCY;
+    case SIM_EP_ALLTOALL: return MODEL_EP_ALLTOALL;
+    case SIM_EP_ALLGATHER: return MODEL_EP_ALLGATHER;
     }
     return -1;
 }
@@ -66,7 +68,8 @@ int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layo
                            (int)p->sp_kind);
     l.sp_kind = (model_sp_kind)i;
     if ((i = ep_mode_of(p->ep_mode)) < 0)
-        return sim_err_set(err, SIM_EINVAL, "parallel.ep_mode: expected auto, normal or low_latency, got value %d",
+        return sim_err_set(err, SIM_EINVAL,
+                           "parallel.ep_mode: expected auto, normal, low_latency, alltoall or allgather, got value %d",
                            (int)p->ep_mode);
     l.ep_mode = (model_ep_mode)i;
     if ((i = moe_gemm_of(p->moe_gemm)) < 0)

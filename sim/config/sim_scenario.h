@@ -184,10 +184,12 @@ typedef enum {
 
 typedef enum {
     SIM_EP_AUTO = 0,           /* the engines' choice: low_latency for decode, normal for prefill */
-    SIM_EP_NORMAL = 1,
-    SIM_EP_LOW_LATENCY = 2     /* DeepEP-style all-to-all */
+    SIM_EP_NORMAL = 1,         /* DeepEP normal */
+    SIM_EP_LOW_LATENCY = 2,    /* DeepEP low-latency */
+    SIM_EP_ALLTOALL = 3,       /* NCCL all-to-all (engines without DeepEP) */
+    SIM_EP_ALLGATHER = 4       /* NCCL all-gather + reduce-scatter */
 } sim_ep_mode;
-#define SIM_EP_MODES 3
+#define SIM_EP_MODES 5
 
 typedef enum {
     SIM_MOE_GEMM_AUTO = 0,

@@ -90,7 +90,7 @@ static const sim_schema_field table[] = {
     FLD("hardware.op_speedup.all_reduce", SIM_SCHEMA_F64, SC(hardware.op_speedup[3]), GT0, "Speedup of all-reduce collectives."),
     FLD("hardware.op_speedup.all_gather", SIM_SCHEMA_F64, SC(hardware.op_speedup[4]), GT0, "Speedup of all-gather collectives."),
     FLD("hardware.op_speedup.reduce_scatter", SIM_SCHEMA_F64, SC(hardware.op_speedup[5]), GT0, "Speedup of reduce-scatter collectives."),
-    FLD("hardware.op_speedup.all_to_all", SIM_SCHEMA_F64, SC(hardware.op_speedup[6]), GT0, "Speedup of all-to-all (DeepEP dispatch/combine, Ulysses sequence parallelism)."),
+    FLD("hardware.op_speedup.all_to_all", SIM_SCHEMA_F64, SC(hardware.op_speedup[6]), GT0, "Speedup of all-to-all (EP dispatch/combine: DeepEP or NCCL, Ulysses sequence parallelism)."),
     FLD("hardware.op_speedup.send_recv", SIM_SCHEMA_F64, SC(hardware.op_speedup[7]), GT0, "Speedup of point-to-point sends (pipeline stages, ring sequence parallelism)."),
     FLD("hardware.op_speedup.other", SIM_SCHEMA_F64, SC(hardware.op_speedup[8]), GT0, "Speedup of every other GPU op (norms, activations, RoPE/KV writes, quantisation, embedding, sampling, MoE permutes)."),
 
@@ -286,7 +286,10 @@ static const sim_schema_field table[] = {
                      "(0 = pp, as vLLM's virtual engines and the SGLang/TensorRT-LLM PP schedulers; 1 = one batch at "
                      "a time, paying the whole fill and drain)."),
     ENM("deployment.pools.*.parallel.ep_mode", PL(parallel.ep_mode), sim_ep_mode_names, 0,
-        "Expert all-to-all (DeepEP): normal (bandwidth-bound), low_latency (rounds of 128 tokens), auto (low_latency for decode, normal for prefill)."),
+        "How tokens reach their experts' ranks and back under attention DP: DeepEP normal (bandwidth-bound), "
+        "low_latency (rounds of 128 tokens), auto (low_latency for decode, normal for prefill); or NCCL, for "
+        "engines without DeepEP: alltoall (every (token, expert) pair, one all-to-all each way), allgather "
+        "(all-gather of all ranks' tokens, reduce-scatter of the outputs)."),
     ENM("deployment.pools.*.parallel.moe_gemm", PL(parallel.moe_gemm), sim_moe_gemm_names, 0,
         "Grouped-GEMM layout for experts: contiguous (permuted rows), masked (per-expert slots), auto (masked after low-latency dispatch, contiguous otherwise)."),
     FLD("deployment.pools.*.parallel.expert_skew", SIM_SCHEMA_F64, PL(parallel.expert_skew), GE0,

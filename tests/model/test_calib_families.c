@@ -5,7 +5,8 @@
  * w4a16_mxfp4 fused MoE of gpt-oss-120b at EP 8, TensorRT-LLM and SGLang
  * MLA kernels at 16 heads a rank, vLLM and SGLang gated-delta-net kernels
  * of Qwen3.5-27B, vLLM and TensorRT-LLM fp8 quantisation, NCCL all-gather,
- * reduce-scatter and all-to-all on 8 GPUs; of the B200 tables: TensorRT-LLM
+ * reduce-scatter and all-to-all on 8 GPUs (the last also as the EP
+ * dispatch and combine of ep_mode alltoall); of the B200 tables: TensorRT-LLM
  * 1.3.0rc23's and SGLang's w4a8_mxfp4_mxfp8 fused MoE of DeepSeek-V4-Flash
  * at EP 8 and SGLang's fp8_block GEMMs of its 4096 → 1024 projections) is
  * ingested, and a batch of each model priced from tables built for each
@@ -392,6 +393,38 @@ static void test_collectives(void)
     model_cost_destroy(u);
 }
 
+/* Expert parallelism by NCCL all-to-all (ep_mode alltoall) from NCCL's
+ * alltoall rows, whose size is a rank's whole send buffer: Mixtral-8x7B in
+ * bf16 at attention DP 8 × EP 8, a decode batch of 512 (64 tokens a rank,
+ * top-2, hidden 4096) sends 64 × 2 × 4096 × 2 = 1 MiB a rank each way, a
+ * measured size: dispatch and combine each cost its row's median, in a
+ * table built for vLLM too (no vLLM alltoall rows: the fastest kernel's,
+ * NCCL's). No tables: the α–β model, another price. */
+static void test_ep_alltoall(void)
+{
+    calib_db *db = fixture_db;
+    REQUIRE(db != NULL);
+    model_cost *c = cost_on("h100-sxm", "mixtral-8x7b",
+                            (model_layout){.tp = 1, .dp = 8, .ep = 8, .ep_mode = MODEL_EP_ALLTOALL,
+                                           .dtype = MODEL_DTYPE_BF16});
+    REQUIRE(c != NULL);
+    model_batch bt = {0, NULL, 512, 512 * 1024};
+    calib_shape sh = {.bytes = 64 * 2 * 4096 * 2, .ranks = 8};
+    double row = measured(db, CALIB_OP_ALLTOALL, NULL, sh);
+    CHECK(row > 0);
+    model_source s1, s2, s3, s4;
+    CHECK_NEAR(op_time(c, db, NULL, &bt, "ep_dispatch", &s1), row, 1e-15);
+    CHECK_NEAR(op_time(c, db, NULL, &bt, "ep_combine", &s2), row, 1e-15);
+    CHECK(s1 == MODEL_SRC_DB && s2 == MODEL_SRC_DB);
+    CHECK_NEAR(op_time(c, db, "vllm", &bt, "ep_dispatch", &s3), row, 1e-15);
+    CHECK(s3 == MODEL_SRC_DB);
+    double an = op_time(c, NULL, NULL, &bt, "ep_dispatch", &s4);
+    CHECK(an > 0 && s4 == MODEL_SRC_ROOFLINE && an != row);
+    printf("Mixtral-8x7B EP8 NCCL all-to-all of 1 MiB a rank: measured %.2f us, analytic %.2f us\n", row * 1e6,
+           an * 1e6);
+    model_cost_destroy(c);
+}
+
 /* In-grid error on the fixture (a fixed subset of the shared tables): each
  * measured point predicted from its two measured neighbours along an axis
  * (calib_series_holdout), per engine and family; the median must stay
@@ -449,6 +482,7 @@ static const test_case cases[] = {
     {"moe_expert_dtype", test_moe_expert_dtype},
     {"w4a8_mxfp4_b200", test_w4a8_mxfp4_b200},
     {"collectives", test_collectives},
+    {"ep_alltoall", test_ep_alltoall},
     {"in_grid_error", test_in_grid_error},
 };
 

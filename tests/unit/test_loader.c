@@ -437,7 +437,11 @@ static void test_typed_enums(void)
     CHECK_CONTAINS(m, "t.yaml:1:43: deployment.pools.0.parallel.sp_kind: expected one of ulysses|ring, got 'Ring'");
     const char *set[] = {"deployment.pools.0.parallel.ep_mode=fast"};
     m = load_fail("model: llama-3.1-8b\n", set, 1);
-    CHECK_CONTAINS(m, "parallel.ep_mode=fast: expected one of auto|normal|low_latency, got 'fast'");
+    CHECK_CONTAINS(m, "parallel.ep_mode=fast: expected one of auto|normal|low_latency|alltoall|allgather, got 'fast'");
+    REQUIRE(load("deployment: {pools: [{parallel: {ep_mode: alltoall}}, {parallel: {ep_mode: allgather}}]}\n", NULL,
+                 0, &sc, &err) == 0);
+    CHECK(sc.deployment.pools[0].parallel.ep_mode == SIM_EP_ALLTOALL &&
+          sc.deployment.pools[1].parallel.ep_mode == SIM_EP_ALLGATHER);
     m = load_fail("deployment: {pools: [{parallel: {moe_gemm: 1}}]}\n", NULL, 0);
     CHECK_CONTAINS(m, "parallel.moe_gemm: expected one of auto|contiguous|masked, got '1'");
     const sim_schema_field *f = sim_schema_lookup("deployment.pools.*.parallel.ep_mode");
