@@ -517,23 +517,14 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             continue;
         }
         int64_t kv_tokens = 0;
-        sim_sched_cfg mem_cfg = pc->scheduler;
-        if (pc->scheduler.spec.draft_tokens > 0) {
-            /* The draft's weights come out of the KV pool's memory, and each
-             * token then holds the draft's KV beside the target's. */
-            if ((rc = sim_spec_draft_cost(&pc->scheduler.spec, &c->model, &pool_gpu, &l, &c->draft_costs[p], err)) < 0) {
-                sim_err_wrap(err, rc, "deployment.pools.%d", p);
-                goto fail;
-            }
-            mem_cfg.reserve_gb +=
-                sim_spec_draft_weight_bytes(&pc->scheduler.spec, &c->model, &pool_gpu, &l, c->draft_costs[p]) / 1e9;
-        }
-        rc = sim_mem_rule_kv_tokens(&mem_cfg, c->costs[p], &kv_tokens, err);
+        /* With speculative decoding the draft's weights come out of the KV
+         * pool's memory, and each token holds the draft's KV beside the target's. */
+        rc = sim_mem_rule_pool_kv_tokens(&pc->scheduler, &c->model, &pool_gpu, &l, c->costs[p], &c->draft_costs[p],
+                                         &kv_tokens, err);
         if (rc < 0) {
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;
         }
-        if (c->draft_costs[p]) kv_tokens = sim_spec_kv_tokens(kv_tokens, c->costs[p], c->draft_costs[p]);
         if (p == 0) {
             c->kv_tokens_per_inst = kv_tokens;
             c->kv_bytes_per_token = model_cost_kv_bytes_per_token(c->costs[p]);

@@ -1,6 +1,8 @@
 /* sim_mem_rule — see sim_mem_rule.h. */
 #include "sim_mem_rule.h"
 
+#include "sim_spec.h"
+
 #include <string.h>
 
 #define MIB (1024.0 * 1024.0)
@@ -41,4 +43,24 @@ int sim_mem_rule_kv_tokens(const sim_sched_cfg *s, const model_cost *c, int64_t 
     double util = s->gpu_mem_util, reserve = s->reserve_gb * 1e9 + state;
     int rc = sim_mem_rule_apply(s, c, state, &util, &reserve, err);
     return rc < 0 ? rc : model_cost_kv_capacity_tokens(c, util, reserve, tokens, err);
+}
+
+int sim_mem_rule_pool_kv_tokens(const sim_sched_cfg *s, const model_spec *target, const model_gpu *g,
+                                const model_layout *l, const model_cost *c, model_cost **draft, int64_t *tokens,
+                                sim_err *err)
+{
+    *draft = NULL;
+    sim_sched_cfg mem = *s;
+    int rc;
+    if (s->spec.draft_tokens > 0) {
+        if ((rc = sim_spec_draft_cost(&s->spec, target, g, l, draft, err)) < 0) return rc;
+        mem.reserve_gb += sim_spec_draft_weight_bytes(&s->spec, target, g, l, *draft) / 1e9;
+    }
+    if ((rc = sim_mem_rule_kv_tokens(&mem, c, tokens, err)) < 0) {
+        model_cost_destroy(*draft);
+        *draft = NULL;
+        return rc;
+    }
+    if (*draft) *tokens = sim_spec_kv_tokens(*tokens, c, *draft);
+    return 0;
 }

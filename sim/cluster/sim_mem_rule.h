@@ -16,7 +16,9 @@
  *           scheduler.chunk_tokens, the CUDA-graph batch max_seqs up to 512.
  * sim_mem_rule_apply turns any of them into the fraction of all memory and
  * the reserve that model_cost_kv_capacity_tokens() takes. Pure function;
- * fails (SIM_EINVAL) only for an unknown rule name. */
+ * fails (SIM_EINVAL) only for an unknown rule name. With speculative
+ * decoding, sim_mem_rule_pool_kv_tokens also builds the draft's cost model
+ * (owned by the caller) and fails with its error. */
 #ifndef SIM_MEM_RULE_H
 #define SIM_MEM_RULE_H
 
@@ -37,5 +39,16 @@ int sim_mem_rule_apply(const sim_sched_cfg *s, const model_cost *c, double state
  * (sim_mem_rule_apply) into model_cost_kv_capacity_tokens(). 0, or that
  * function's or the rule's error. */
 int sim_mem_rule_kv_tokens(const sim_sched_cfg *s, const model_cost *c, int64_t *tokens, sim_err *err);
+
+/* The same with the pool's speculative decoding (s->spec.draft_tokens > 0;
+ * sim_spec.h): the draft's cost model on the target's GPU g and layout l
+ * goes to *draft (the caller owns it; NULL when the pool does not
+ * speculate), its weights come out of the memory the KV would take, and
+ * each token then holds the draft's KV beside the target's. The cluster and
+ * the search's bounds size a pool with this one function. 0, or the draft's
+ * or the rule's error (*draft NULL then). */
+int sim_mem_rule_pool_kv_tokens(const sim_sched_cfg *s, const model_spec *target, const model_gpu *g,
+                                const model_layout *l, const model_cost *c, model_cost **draft, int64_t *tokens,
+                                sim_err *err);
 
 #endif

@@ -619,6 +619,13 @@ static const sim_schema_field table[] = {
         "scheduler.chunk_tokens values to try (\"\" = 2048)."),
     FLD("search.lambdas", SIM_SCHEMA_STR, SC(search.lambdas), ANY,
         "routing.lambda values to try (routing.policy cache_aware only)."),
+    FLD("search.draft_tokens", SIM_SCHEMA_STR, SC(search.draft_tokens), ANY,
+        "Speculative decoding as a search dimension: scheduler.speculative.draft_tokens values (0..8) to try in "
+        "the pools that decode (colocated and decode; prefill pools keep their own), e.g. \"0,1,2,3\"; the method, "
+        "acceptance and draft model come from the scenario's pool of the same role (deployment.pools.*.scheduler."
+        "speculative, with draft_tokens 0 there if the scenario itself should not speculate). Values > 0 are not "
+        "tried with modes af and pd+af or pipeline-parallel layouts (not modelled). \"\" = every candidate as the "
+        "scenario's pool has it."),
     FLD("search.rate", SIM_SCHEMA_F64, SC(search.rate), GE0,
         "Evaluate every candidate at this arrival rate in req/s (0 = find the highest rate that meets the SLO)."),
     FLD("search.percentile", SIM_SCHEMA_F64, SC(search.percentile), IN(50, 99.9),

@@ -111,6 +111,7 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         goto fail;
     }
     if ((rc = sim_search_enumerate(s, err)) < 0) goto fail;
+    if ((rc = sim_search_spec_check(s, err)) < 0) goto fail;
     /* Objective: cost needs a price for every GPU type searched. */
     int priced = 1;
     const char *unpriced = "";
@@ -174,7 +175,10 @@ fail:
 void sim_search_destroy(sim_search *s)
 {
     if (!s) return;
-    for (int32_t i = 0; i < s->n_costs; i++) model_cost_destroy(s->costs[i].cost);
+    for (int32_t i = 0; i < s->n_costs; i++) {
+        model_cost_destroy(s->costs[i].cost);
+        model_cost_destroy(s->costs[i].draft);
+    }
     if (s->res)
         for (int32_t i = 0; i < s->n; i++) free(s->res[i].probes);
     free(s->res);

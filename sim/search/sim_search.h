@@ -59,6 +59,8 @@ typedef struct {
     sim_search_pool pools[SIM_SEARCH_MAX_POOLS];
     int32_t max_seqs, max_batched_tokens, chunk_tokens;
     double lambda;           /* < 0: routing.lambda left as the scenario has it */
+    int32_t draft_tokens;    /* speculative draft tokens of the pools that decode (search.draft_tokens);
+                              * < 0: scheduler.speculative left as the scenario's pools have it */
     int32_t gpus;            /* whole deployment */
     char label[256];         /* e.g. "pd 2P tp4 + 6D tp4 | seqs 256 mbt 8192 chunk 2048" */
 } sim_search_cand;
@@ -163,8 +165,8 @@ const sim_search_result *sim_search_result_get(const sim_search *s, int32_t i);
 int32_t sim_search_ranking(const sim_search *s, int32_t *idx, int32_t max);
 
 /* 1 when candidates a and b are the same deployment (GPU type, mode, and
- * per pool role, GPU type, instance count and layout), whatever their scheduler caps
- * or routing lambda. */
+ * per pool role, GPU type, instance count and layout), whatever their scheduler caps,
+ * draft tokens or routing lambda. */
 int sim_search_same_deployment(const sim_search *s, int32_t a, int32_t b);
 
 /* Distinct deployments ranked best first, each by its best OK candidate

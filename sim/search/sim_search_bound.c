@@ -20,13 +20,25 @@
  * bounded by the smaller of its prefill and decode rates; disaggregated
  * deployments by the smaller of their pools' rates. The context used for
  * attention is a floor (prompt length only), so the bound stays above what
- * the simulator can reach. */
+ * the simulator can reach.
+ *
+ * A pool that decodes speculatively (scheduler.speculative, or the
+ * candidate's search.draft_tokens k) is priced as sim_instance prices it: a
+ * step verifies 1 + k tokens per decoding request after the draft's passes
+ * (model_cost_verify_iteration + sim_spec_draft_s), and yields E tokens per
+ * request, E = 1 + a1 + a1·a2 + ... the expected accepted drafts plus one
+ * (sim_spec_expected_tokens). Its decode rate is b·E / t(b), a request's
+ * TPOT is t(b) / E (so the one-request check is t(1) / E against the bound
+ * and the batch cap t(b) / E ≤ 1.5·S), its KV holds the draft's beside the
+ * target's (sim_mem_rule_pool_kv_tokens) and the longest request needs k
+ * tokens more. */
 #include "sim_search_impl.h"
 
 #include "model_layout.h"
 #include "sim_pool_layout.h"
 #include "sim_af.h"
 #include "sim_mem_rule.h"
+#include "sim_spec.h"
 #include "sim_workload.h"
 
 #include <math.h>
@@ -36,7 +48,13 @@
 #define TPOT_SLACK 1.5
 
 static const sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p,
-                                          sim_role role);
+                                          sim_role role, int spec);
+
+/* The cost entry of candidate c's pool p (its GPU, layout, role and whether it speculates). */
+static const sim_search_costent *pool_cost(const sim_search *s, const sim_search_cand *c, int32_t p)
+{
+    return cost_find(s, c->pools[p].gpu, &c->pools[p], c->pools[p].role, sim_search_spec_pool_k(s, c, p) > 0);
+}
 
 /* Requests one simulation needs to reach steady state: a decode instance
  * at capacity holds about min(max_seqs, KV capacity / mean context)
@@ -54,7 +72,7 @@ int64_t sim_search_requests_for(const sim_search *s, const sim_search_cand *c)
         front += c->pools[p].instances;
         if (role == SIM_ROLE_PREFILL) continue;
         int64_t b = c->max_seqs;
-        const sim_search_costent *e = cost_find(s, c->pools[p].gpu, &c->pools[p], role);
+        const sim_search_costent *e = pool_cost(s, c, p);
         if (e && e->cost && L && !s->sc.cache.enabled) {
             double ctx = L->in_mean + 0.5 * L->out_mean;
             int64_t bm = (int64_t)((double)e->kv_tokens / (ctx > 1 ? ctx : 1));
@@ -141,7 +159,7 @@ static const sim_search_lens *lens_find(const sim_search *s, int64_t requests)
 /* The scenario pool of the same role, else the first: its scheduler
  * settings (memory utilisation, reserve, overheads, block size) and the
  * layout options the search does not vary carry over. */
-static const sim_pool_cfg *template_pool(const sim_scenario *sc, sim_role role, int32_t *idx)
+const sim_pool_cfg *sim_search_template_pool(const sim_scenario *sc, sim_role role, int32_t *idx)
 {
     for (int32_t p = 0; p < sc->deployment.n_pools; p++)
         if (sc->deployment.pools[p].role == role) {
@@ -156,7 +174,7 @@ void sim_search_pool_cfg(const sim_search *s, const sim_search_cand *c, int32_t 
 {
     const sim_search_pool *sp = &c->pools[p];
     int32_t ti;
-    *out = *template_pool(&s->sc, sp->role, &ti);
+    *out = *sim_search_template_pool(&s->sc, sp->role, &ti);
     out->role = sp->role;
     out->instances = sp->instances;
     out->gpu[0] = '\0';
@@ -169,15 +187,16 @@ void sim_search_pool_cfg(const sim_search *s, const sim_search_cand *c, int32_t 
     out->scheduler.max_seqs = c->max_seqs;
     out->scheduler.max_batched_tokens = c->max_batched_tokens;
     out->scheduler.chunk_tokens = c->chunk_tokens;
+    sim_search_spec_apply(c, p, out);
 }
 
 static const sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p,
-                                          sim_role role)
+                                          sim_role role, int spec)
 {
     for (int32_t i = 0; i < s->n_costs; i++) {
         const sim_search_costent *e = &s->costs[i];
         if (e->tp == p->tp && e->pp == p->pp && e->dp == p->dp && e->ep == p->ep && e->dcp == p->dcp &&
-            e->sp == p->sp && e->role == role && strcmp(e->gpu, gpu) == 0)
+            e->sp == p->sp && e->role == role && e->spec == spec && strcmp(e->gpu, gpu) == 0)
             return e;
     }
     return NULL;
@@ -188,7 +207,7 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_cand *c = &s->cands[i];
         for (int32_t p = 0; p < c->n_pools; p++) {
-            if (cost_find(s, c->pools[p].gpu, &c->pools[p], c->pools[p].role)) continue;
+            if (pool_cost(s, c, p)) continue;
             if (s->n_costs == (int32_t)(sizeof s->costs / sizeof s->costs[0]))
                 return sim_err_set(err, SIM_ERANGE, "search: more than %d distinct (gpu, layout, role) combinations",
                                    (int)(sizeof s->costs / sizeof s->costs[0]));
@@ -201,6 +220,7 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
             e->role = c->pools[p].role;
             sim_pool_cfg pc;
             sim_search_pool_cfg(s, c, p, &pc);
+            e->spec = pc.scheduler.spec.draft_tokens > 0;
             model_gpu g;
             model_layout l;
             sim_err e2 = {{0}};
@@ -216,8 +236,10 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
                 continue;
             }
             if (e->role == SIM_ROLE_FFN) continue;
-            /* As the cluster does (recurrent state per running sequence included). */
-            if (sim_mem_rule_kv_tokens(&pc.scheduler, e->cost, &e->kv_tokens, &e2) < 0) {
+            /* As the cluster does (recurrent state per running sequence included;
+             * a speculating pool's draft beside the target). */
+            if (sim_mem_rule_pool_kv_tokens(&pc.scheduler, &s->model, &g, &l, e->cost, &e->draft, &e->kv_tokens,
+                                            &e2) < 0) {
                 snprintf(e->err, sizeof e->err, "%s %.40s on %.40s: %.200s", sim_role_name(e->role), ln, gpu, e2.msg);
                 model_cost_destroy(e->cost);
                 e->cost = NULL;
@@ -240,6 +262,18 @@ static double iter_pipe(const void *ctx, const model_batch *b)
     return t >= 0 ? t : model_cost_iteration(ctx, b, NULL);
 }
 static double iter_af(const void *ctx, const model_batch *b) { return sim_af_parts_get(ctx, b, NULL); }
+/* A speculating instance's step, as sim_instance prices it: the target
+ * verifies 1 + k tokens per decoding request, after the draft's passes. */
+typedef struct {
+    const model_cost *cost;
+    const sim_spec *spec;
+    int32_t width;           /* 1 + k */
+} spec_step;
+static double iter_spec(const void *ctx, const model_batch *b)
+{
+    const spec_step *x = ctx;
+    return model_cost_verify_iteration(x->cost, b, x->width, NULL) + sim_spec_draft_s(x->spec, b);
+}
 
 /* Best prefill seconds per token: a full budget of chunks, or one chunk. */
 static double prefill_s_per_token(iter_fn fn, const void *ctx, const sim_search_cand *c)
@@ -273,14 +307,21 @@ static double decode_time(iter_fn fn, const void *ctx, int64_t b, double ctx_tok
 /* Best decode tokens/s of one instance; 0 when a single request's iteration
  * already breaks the TPOT bound (sets *why). fn gives a batch's latency,
  * thr the time per batch delivered (fn's, or the pipeline interval with
- * `lanes` batches of b in flight). */
+ * `lanes` batches of b in flight). Each request gains step_tokens tokens a
+ * step: 1, or with speculative decoding the expected 1 + accepted drafts,
+ * so its TPOT is the step's time over step_tokens. */
 static double decode_tok_rate(iter_fn fn, iter_fn thr, int32_t lanes, const void *ctx, const sim_search_cand *c,
-                              int64_t kv_tokens, const sim_search_lens *L, double tpot_s, int caching, char *why,
-                              size_t wl)
+                              int64_t kv_tokens, const sim_search_lens *L, double tpot_s, double step_tokens,
+                              int caching, char *why, size_t wl)
 {
     double t1 = decode_time(fn, ctx, 1, L->in_min);
-    if (tpot_s > 0 && t1 > tpot_s) {
-        snprintf(why, wl, "one request's decode step takes %.1f ms > TPOT bound %.1f ms", t1 * 1e3, tpot_s * 1e3);
+    if (tpot_s > 0 && t1 / step_tokens > tpot_s) {
+        if (step_tokens > 1)
+            snprintf(why, wl, "one request's speculative decode step takes %.1f ms for %.2f expected tokens: "
+                     "%.2f ms a token > TPOT bound %.1f ms", t1 * 1e3, step_tokens, t1 / step_tokens * 1e3,
+                     tpot_s * 1e3);
+        else
+            snprintf(why, wl, "one request's decode step takes %.1f ms > TPOT bound %.1f ms", t1 * 1e3, tpot_s * 1e3);
         return 0;
     }
     int64_t bmax = c->max_seqs;
@@ -293,9 +334,9 @@ static double decode_tok_rate(iter_fn fn, iter_fn thr, int32_t lanes, const void
     double best = 0;
     for (int64_t b = 1;; b = b * 2 > bmax ? bmax : b * 2) {
         double t = decode_time(fn, ctx, b, L->ctx_tok);
-        if (b > 1 && tpot_s > 0 && t > TPOT_SLACK * tpot_s) break;
+        if (b > 1 && tpot_s > 0 && t / step_tokens > TPOT_SLACK * tpot_s) break;
         if (thr != fn) t = decode_time(thr, ctx, b, L->ctx_tok);
-        if ((double)b / t > best) best = (double)b / t;
+        if ((double)b * step_tokens / t > best) best = (double)b * step_tokens / t;
         if (b == bmax) break;
     }
     return best;
@@ -316,21 +357,24 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
         return;
     }
     res->mean_output = L->out_mean;
+    int32_t spec_k[SIM_SEARCH_MAX_POOLS] = {0};
     for (int32_t p = 0; p < c->n_pools; p++) {
-        ent[p] = cost_find(s, c->pools[p].gpu, &c->pools[p], c->pools[p].role);
+        ent[p] = pool_cost(s, c, p);
         if (!ent[p] || !ent[p]->cost) {
             res->status = SIM_CAND_INFEASIBLE;
             snprintf(res->reason, sizeof res->reason, "%.250s", ent[p] ? ent[p]->err : "no cost model");
             return;
         }
-        if (c->pools[p].role != SIM_ROLE_FFN && ent[p]->kv_tokens < L->longest) {
+        /* A speculating instance holds a request's k draft tokens' KV beside its own. */
+        if (ent[p]->draft) spec_k[p] = sim_search_spec_pool_k(s, c, p);
+        if (c->pools[p].role != SIM_ROLE_FFN && ent[p]->kv_tokens < L->longest + spec_k[p]) {
             char ln[48];
             sim_search_layout_name(&c->pools[p], ln, sizeof ln);
             if (s->hetero) snprintf(ln + strlen(ln), sizeof ln - strlen(ln), " on %.30s", c->pools[p].gpu);
             res->status = SIM_CAND_INFEASIBLE;
             snprintf(res->reason, sizeof res->reason,
                      "%s %s: KV cache holds %lld tokens, the longest request needs %lld", sim_role_name(c->pools[p].role),
-                     ln, (long long)ent[p]->kv_tokens, (long long)L->longest);
+                     ln, (long long)ent[p]->kv_tokens, (long long)(L->longest + spec_k[p]));
             return;
         }
     }
@@ -364,6 +408,20 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
             thr = iter_pipe;
             lanes = model_cost_layout(ent[p]->cost)->micro_batches;
         }
+        /* Speculative decoding (where the simulator models it: no PP, no AF). */
+        spec_step sx = {0};
+        sim_spec *sp = NULL;
+        double step_tokens = 1;
+        if (spec_k[p] > 0 && thr == fn && role != SIM_ROLE_ATTENTION) {
+            sim_pool_cfg pc;
+            sim_search_pool_cfg(s, c, p, &pc);
+            if (sim_spec_create(&pc.scheduler.spec, ent[p]->draft, 0, 0, &sp, NULL) == 0) {
+                sx = (spec_step){ent[p]->cost, sp, 1 + spec_k[p]};
+                fn = thr = iter_spec;
+                ctx = &sx;
+                step_tokens = sim_spec_expected_tokens(&pc.scheduler.spec);
+            }
+        }
         int does_prefill = role == SIM_ROLE_COLOCATED || role == SIM_ROLE_PREFILL ||
                            (role == SIM_ROLE_ATTENTION && c->mode == SIM_MODE_AF);
         int does_decode = role != SIM_ROLE_PREFILL;
@@ -378,6 +436,7 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
                 snprintf(why, sizeof why, "the shortest prompt alone takes %.0f ms to prefill > TTFT bound %.0f ms",
                          t_first * 1e3, ttft_s * 1e3);
                 rate = 0;
+                sim_spec_destroy(sp);
                 break;
             }
             if (!caching) {
@@ -386,9 +445,11 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
             }
         }
         if (does_decode && L->out_mean > 1) {
-            double tok = decode_tok_rate(fn, thr, lanes, ctx, c, ent[p]->kv_tokens, L, tpot_s, caching, why, sizeof why);
+            double tok = decode_tok_rate(fn, thr, lanes, ctx, c, ent[p]->kv_tokens, L, tpot_s, step_tokens, caching,
+                                         why, sizeof why);
             if (tok <= 0) {
                 rate = 0;
+                sim_spec_destroy(sp);
                 break;
             }
             double r = tok / (L->out_mean - 1);
@@ -397,6 +458,7 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
                 phase = "decode";
             }
         }
+        sim_spec_destroy(sp);
         double pool_rate = inst * c->pools[p].instances;
         if (pool_rate < rate) {
             char ln[48];

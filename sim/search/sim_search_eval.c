@@ -285,6 +285,7 @@ int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int b
     json_object_set_new(q, "label", json_string(c->label));
     json_object_set_new(q, "mode", json_string(sim_mode_name(c->mode)));
     json_object_set_new(q, "gpus", json_integer(c->gpus));
+    if (c->draft_tokens >= 0) json_object_set_new(q, "draft_tokens", json_integer(c->draft_tokens));
     json_object_set_new(q, "probe", json_integer(probe));
     json_object_set_new(q, "rate", json_real(pr->rate));
     json_object_set_new(q, "pass", json_boolean(pr->pass));

@@ -29,7 +29,9 @@ typedef struct {
     char gpu[SIM_NAME_MAX];
     int32_t tp, pp, dp, ep, dcp, sp;
     sim_role role;           /* the scheduler template (overheads) depends on it */
+    int32_t spec;            /* 1: the pool speculates (its draft's weights and KV share the memory) */
     model_cost *cost;        /* NULL when it cannot be built */
+    model_cost *draft;       /* spec: the draft's cost model (NULL otherwise) */
     int64_t kv_tokens;       /* for non-FFN roles */
     char err[320];
 } sim_search_costent;
@@ -52,6 +54,8 @@ struct sim_search {
     int objective_cost;
     int objective_energy;    /* search.objective energy: score = output tokens per joule */
     int hetero;              /* search.{prefill,decode,attention,ffn}_gpus given: pools pick GPU types */
+    int32_t n_drafts;        /* search.draft_tokens values (0: the dimension is off) */
+    int64_t spec_skipped;    /* candidates not emitted with draft tokens > 0: they cannot speculate */
     int32_t threads;
     int32_t rank, ranks;
     int64_t simulations;
@@ -80,6 +84,9 @@ int sim_search_replicate(sim_search *s, sim_err *err);
 /* sim_search_space.c */
 int sim_search_enumerate(sim_search *s, sim_err *err);
 int sim_search_parse_ints(const char *list, int32_t *out, int32_t max, const char *key, sim_err *err);
+/* The same for integers in [lo, hi]. */
+int sim_search_parse_ints_in(const char *list, int32_t *out, int32_t max, int32_t lo, int32_t hi, const char *key,
+                             sim_err *err);
 int sim_search_parse_doubles(const char *list, double *out, int32_t max, const char *key, sim_err *err);
 void sim_search_layout_name(const sim_search_pool *p, char *buf, size_t len);
 double sim_search_price(const sim_scenario *sc, const char *gpu);
@@ -92,7 +99,30 @@ const char *sim_search_unpriced_gpu(const sim_scenario *sc, const sim_search_can
  * type listed for a role fits none of that role's layouts searched. */
 int sim_search_check_role_gpus(const sim_search *s, sim_err *err);
 
+/* sim_search_spec.c: speculative decoding as a search dimension. */
+/* search.draft_tokens parsed into out (values 0..SIM_SPEC_MAX_DRAFT, none
+ * twice); returns the count (0 for ""), or an error naming the key. */
+int sim_search_spec_parse(const sim_search_cfg *cfg, int32_t *out, int32_t max, sim_err *err);
+/* 1 when candidate c may speculate: not af or pd+af, and no pool that
+ * decodes is pipeline-parallel (neither is modelled with speculation). */
+int sim_search_spec_possible(const sim_search_cand *c);
+/* The draft tokens pool p of candidate c runs with: the candidate's for
+ * colocated and decode pools when the dimension is on, else the scenario
+ * pool's (the one sim_search_pool_cfg copies). */
+int32_t sim_search_spec_pool_k(const sim_search *s, const sim_search_cand *c, int32_t p);
+/* Sets out's scheduler.speculative to the draft tokens of pool p of c
+ * (a per-position acceptance list cut to its first k rates). */
+void sim_search_spec_apply(const sim_search_cand *c, int32_t p, sim_pool_cfg *out);
+/* After enumeration: refuses (key paths) a list no candidate can use and
+ * scenario pools the speculating candidates take an incomplete
+ * scheduler.speculative from (no acceptance, too short a list, method
+ * draft without draft_model); notes the candidates skipped. */
+int sim_search_spec_check(sim_search *s, sim_err *err);
+
 /* sim_search_bound.c */
+/* The scenario pool whose settings a pool of that role takes: the first of
+ * the same role, else the first pool (*idx its index). */
+const sim_pool_cfg *sim_search_template_pool(const sim_scenario *sc, sim_role role, int32_t *idx);
 int sim_search_lens_get(sim_search *s, int64_t requests, const sim_search_lens **out, sim_err *err);
 int64_t sim_search_requests_for(const sim_search *s, const sim_search_cand *c);
 int sim_search_costs_build(sim_search *s, sim_err *err);

@@ -78,6 +78,7 @@ void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len)
     if (a->max_batched_tokens != b->max_batched_tokens) DIFF(", mbt %d", (int)a->max_batched_tokens);
     if (a->chunk_tokens != b->chunk_tokens) DIFF(", chunk %d", (int)a->chunk_tokens);
     if (a->lambda != b->lambda) DIFF(", lambda %g", a->lambda);
+    if (a->draft_tokens != b->draft_tokens) DIFF(", draft %d not %d", (int)a->draft_tokens, (int)b->draft_tokens);
     if (d[0]) PUT("; differs:%s", d + 1);
 #undef DIFF
 #undef PUT
@@ -322,6 +323,7 @@ static json_t *cand_json(const sim_search *s, int32_t i)
     json_object_set_new(o, "max_batched_tokens", json_integer(c->max_batched_tokens));
     json_object_set_new(o, "chunk_tokens", json_integer(c->chunk_tokens));
     if (c->lambda >= 0) json_object_set_new(o, "lambda", json_real(c->lambda));
+    if (c->draft_tokens >= 0) json_object_set_new(o, "draft_tokens", json_integer(c->draft_tokens));
     json_object_set_new(o, "bound_rate", json_real(r->bound_rate));
     if (r->status == SIM_CAND_OK) {
         json_object_set_new(o, "rate", json_real(r->rate));
@@ -432,8 +434,11 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
                "# ttft_ms, tpot_ms: at the SLO percentile (%s); tok_s_user: 1000 / mean TPOT; cost_per_mtok: USD per "
                "million output tokens (0: no price)\n",
             unit, pct_name(s->percentile));
+    if (s->n_drafts > 0)
+        fprintf(f, "# draft_tokens: speculative draft tokens per step of the pools that decode (search.draft_tokens)\n");
     fprintf(f, "id,status,label,gpu,mode,gpus,requests,bound_rate,rate,goodput_per_gpu,run_tok_s_gpu,tok_s_user,"
-               "ttft_ms,tpot_ms,cost_per_mtok,score,probes,prices,reason\n");
+               "ttft_ms,tpot_ms,cost_per_mtok,score,probes,prices,reason%s\n",
+            s->n_drafts > 0 ? ",draft_tokens" : "");
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_cand *c = &s->cands[i];
         const sim_search_result *r = &s->res[i];
@@ -449,6 +454,7 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
         csv_str(f, r->prices);
         fputc(',', f);
         csv_str(f, r->reason);
+        if (s->n_drafts > 0) fprintf(f, ",%d", (int)c->draft_tokens);
         fputc('\n', f);
     }
     return ferror(f) ? SIM_EIO : 0;

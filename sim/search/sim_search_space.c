@@ -53,18 +53,28 @@ static int split_list(const char *list, char items[][64], int max)
     return n;
 }
 
-int sim_search_parse_ints(const char *list, int32_t *out, int32_t max, const char *key, sim_err *err)
+int sim_search_parse_ints_in(const char *list, int32_t *out, int32_t max, int32_t lo, int32_t hi, const char *key,
+                             sim_err *err)
 {
     char items[MAX_LIST][64];
     int n = split_list(list, items, MAX_LIST < max ? MAX_LIST : max);
     if (n < 0) return sim_err_set(err, SIM_EINVAL, "%s: more than %d values", key, (int)max);
     for (int i = 0; i < n; i++) {
         int64_t v;
-        if (sim_parse_i64(items[i], &v) != SIM_PARSE_OK || v < 1 || v > 100000000)
-            return sim_err_set(err, SIM_EINVAL, "%s: '%s' is not a positive integer", key, items[i]);
+        if (sim_parse_i64(items[i], &v) != SIM_PARSE_OK || v < lo || v > hi) {
+            if (lo == 1 && hi == 100000000)
+                return sim_err_set(err, SIM_EINVAL, "%s: '%s' is not a positive integer", key, items[i]);
+            return sim_err_set(err, SIM_EINVAL, "%s: '%s' is not an integer from %d to %d", key, items[i], (int)lo,
+                               (int)hi);
+        }
         out[i] = (int32_t)v;
     }
     return n;
+}
+
+int sim_search_parse_ints(const char *list, int32_t *out, int32_t max, const char *key, sim_err *err)
+{
+    return sim_search_parse_ints_in(list, out, max, 1, 100000000, key, err);
 }
 
 int sim_search_parse_doubles(const char *list, double *out, int32_t max, const char *key, sim_err *err)
@@ -262,8 +272,13 @@ typedef struct {
 } sched3;
 
 /* Fills labels and totals, then one candidate per scheduler combination and λ. */
+typedef struct {
+    const int32_t *v;
+    int n;                     /* 0: search.draft_tokens off */
+} drafts;
+
 static int emit(sim_search *s, sim_search_cand *base, const char *const *gpu, const sched3 *sch, int nsch,
-                const double *lams, int nl, int multi_gpu, sim_err *err)
+                const double *lams, int nl, const drafts *dr, int multi_gpu, sim_err *err)
 {
     char pools[200] = "";
     int n = 0;
@@ -284,20 +299,30 @@ static int emit(sim_search *s, sim_search_cand *base, const char *const *gpu, co
                           tag, ln);
         if (n >= (int)sizeof pools) break;
     }
+    const int can_spec = sim_search_spec_possible(base);
     for (int i = 0; i < nsch; i++) {
         for (int j = 0; j < (nl ? nl : 1); j++) {
-            sim_search_cand c = *base;
-            c.max_seqs = sch[i].seqs;
-            c.max_batched_tokens = sch[i].mbt;
-            c.chunk_tokens = sch[i].chunk;
-            c.lambda = nl ? lams[j] : -1;
-            char lam[32] = "";
-            if (nl) snprintf(lam, sizeof lam, " | lambda %g", lams[j]);
-            snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s",
-                     multi_gpu && !s->hetero ? c.gpu : "", multi_gpu && !s->hetero ? ": " : "", sim_mode_name(c.mode), pools, (int)c.max_seqs,
-                     (int)c.max_batched_tokens, (int)c.chunk_tokens, lam);
-            int rc = push_cand(s, &c, err);
-            if (rc < 0) return rc;
+            for (int d = 0; d < (dr->n ? dr->n : 1); d++) {
+                sim_search_cand c = *base;
+                c.max_seqs = sch[i].seqs;
+                c.max_batched_tokens = sch[i].mbt;
+                c.chunk_tokens = sch[i].chunk;
+                c.lambda = nl ? lams[j] : -1;
+                c.draft_tokens = dr->n ? dr->v[d] : -1;
+                if (c.draft_tokens > 0 && !can_spec) {
+                    s->spec_skipped++;
+                    continue;
+                }
+                char lam[32] = "", dt[24] = "";
+                if (nl) snprintf(lam, sizeof lam, " | lambda %g", lams[j]);
+                if (dr->n) snprintf(dt, sizeof dt, " | draft %d", (int)c.draft_tokens);
+                snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s%s",
+                         multi_gpu && !s->hetero ? c.gpu : "", multi_gpu && !s->hetero ? ": " : "",
+                         sim_mode_name(c.mode), pools, (int)c.max_seqs, (int)c.max_batched_tokens,
+                         (int)c.chunk_tokens, lam, dt);
+                int rc = push_cand(s, &c, err);
+                if (rc < 0) return rc;
+            }
         }
     }
     return 0;
@@ -458,6 +483,15 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                      sim_route_policy_name(s->sc.routing.policy));
         }
     }
+    int32_t draft_v[SIM_SPEC_MAX_DRAFT + 1];
+    int ndr = sim_search_spec_parse(cfg, draft_v, SIM_SPEC_MAX_DRAFT + 1, err);
+    if (ndr < 0) {
+        rc = ndr;
+        goto fail;
+    }
+    const drafts dr = {draft_v, ndr};
+    s->n_drafts = ndr;
+    s->spec_skipped = 0;
     int npd = parse_ratios(cfg->pd_ratios, pdr, "search.pd_ratios", err);
     int naf = npd < 0 ? npd : parse_ratios(cfg->af_ratios, afr, "search.af_ratios", err);
     if (naf < 0) {
@@ -528,7 +562,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                     for (int32_t k = fixed ? 1 : kmax; k >= 1 && k <= kmax; k++) {
                         c.pools[0] = lc[i];
                         c.pools[0].instances = k;
-                        if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
+                        if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, &dr, ng > 1, err)) < 0) goto fail;
                     }
                 }
             } else if (strcmp(mn, "pd") == 0 || strcmp(mn, "af") == 0) {
@@ -552,7 +586,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                             c.pools[0].instances = cnt[q].x;
                             c.pools[1] = L1[j];
                             c.pools[1].instances = cnt[q].y;
-                            if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
+                            if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, &dr, ng > 1, err)) < 0) goto fail;
                         }
                     }
             } else if (strcmp(mn, "pd+af") == 0) {
@@ -587,7 +621,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                                         c.pools[1].instances = a;
                                         c.pools[2] = lf[k];
                                         c.pools[2].instances = f;
-                                        if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, ng > 1, err)) < 0) goto fail;
+                                        if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, &dr, ng > 1, err)) < 0) goto fail;
                                     }
                         }
             } else {
