@@ -243,6 +243,12 @@ void launch_common_notes(FILE *f, const sim_scenario *sc)
         if (pc->gpu[0] && strcmp(pc->gpu, sc->hardware.gpu) != 0)
             fprintf(f, "# NOTE: pool %d was simulated on %s (the rest on %s): give its nodes those GPUs.\n", (int)p,
                     pc->gpu, sc->hardware.gpu);
+        const sim_spec_cfg *sp = &pc->scheduler.spec;
+        if (sp->draft_tokens > 0)
+            fprintf(f, "# NOTE: pool %d was simulated decoding speculatively (%s, %d draft tokens a step), which this\n"
+                       "#       file does not set up: add the engine's speculative-decoding options for that draft.\n",
+                    (int)p, sp->method == SIM_SPEC_MTP ? "the model's MTP module" : sp->draft_model,
+                    (int)sp->draft_tokens);
     }
     if (sc->cache.enabled && sc->cache.sharing != SIM_SHARING_NONE)
         fprintf(f, "# NOTE: cache.sharing '%s' (KV fetched from peers or a host/remote pool) has no flag here: these\n"

@@ -111,7 +111,6 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         goto fail;
     }
     if ((rc = sim_search_enumerate(s, err)) < 0) goto fail;
-    if ((rc = sim_search_spec_check(s, err)) < 0) goto fail;
     /* Objective: cost needs a price for every GPU type searched. */
     int priced = 1;
     const char *unpriced = "";

@@ -113,7 +113,7 @@ int32_t sim_search_spec_pool_k(const sim_search *s, const sim_search_cand *c, in
 /* Sets out's scheduler.speculative to the draft tokens of pool p of c
  * (a per-position acceptance list cut to its first k rates). */
 void sim_search_spec_apply(const sim_search_cand *c, int32_t p, sim_pool_cfg *out);
-/* After enumeration: refuses (key paths) a list no candidate can use and
+/* At the end of enumeration (before an empty space is refused): refuses (key paths) a list no candidate can use and
  * scenario pools the speculating candidates take an incomplete
  * scheduler.speculative from (no acceptance, too short a list, method
  * draft without draft_model); notes the candidates skipped. */

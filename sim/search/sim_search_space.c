@@ -631,6 +631,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
             }
         }
     }
+    if ((rc = sim_search_spec_check(s, err)) < 0) goto fail;
     if (s->n == 0) {
         rc = sim_err_set(err, SIM_EINVAL,
                          "the search space is empty: no layout fits search.max_gpus = %d with the modes "
