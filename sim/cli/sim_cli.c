@@ -91,7 +91,8 @@ static const char *usage_run =
     "                        its seed and print every headline figure (TTFT/TPOT/E2E mean and\n"
     "                        percentiles, throughput, goodput, goodput/GPU, SLO attainment)\n"
     "                        with a 95 % Student-t interval (--json: an `intervals` object);\n"
-    "                        on J threads (--jobs, default one per CPU); no results DB\n"
+    "                        on J threads (--jobs, default one per CPU); each figure's mean and\n"
+    "                        interval go to the results DB (tables replication_sets, intervals)\n"
     "Exit status: 0 ok, 1 failure, 2 bad usage or input, 3 the run stopped on overload\n"
     "(its partial metrics are still printed and stored).\n";
 
@@ -674,13 +675,15 @@ static int cmd_run(int argc, char **argv)
     }
     if (a.replications) {
         const char *clash = key[0] ? (a.sweep ? "--sweep" : "a sweep (add --set sweep.key=)") : a.trace ? "--trace"
-                            : a.out_dir ? "--out" : a.db ? "--db" : NULL;
+                            : a.out_dir ? "--out" : NULL;
         if (clash) {
-            fprintf(stderr, "servesim: --replications prints intervals over runs that are not stored: not with %s\n",
+            fprintf(stderr, "servesim: --replications stores intervals over runs, not the runs: not with %s\n",
                     clash);
             return EXIT_USAGE;
         }
-        return sim_cli_replications(a.path, a.sets, a.n_sets, a.replications, a.jobs, a.json);
+        sim_cli_replications_args ra = {.path = a.path, .sets = a.sets, .n_sets = a.n_sets, .n = a.replications,
+                                        .jobs = a.jobs, .json = a.json, .db = a.db, .no_db = a.no_db};
+        return sim_cli_replications(&ra);
     }
     if (key[0]) {
         int rc = run_sweep(&a, key, values);

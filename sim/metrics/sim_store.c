@@ -41,6 +41,20 @@ struct sim_store {
     " run_id INTEGER NOT NULL REFERENCES runs(id), pool INTEGER, t_s REAL, event TEXT,"            \
     " instance INTEGER, held INTEGER, serving INTEGER, value REAL);"
 
+/* One row per set of replications (`run --replications N`, the search's
+ * search.replications re-runs) in replication_sets, and per figure its
+ * mean and Student-t interval in intervals. Added to databases that lack
+ * them, like searches. */
+#define REPLICATIONS_SQL                                                                           \
+    "CREATE TABLE IF NOT EXISTS replication_sets("                                                  \
+    " id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, name TEXT,"                                  \
+    " seed /* the base seed: as runs.seed */, model TEXT, gpu TEXT, mode TEXT, scenario_path TEXT,"  \
+    " scenario_text TEXT, params_json TEXT, replications INTEGER NOT NULL, level REAL NOT NULL,"     \
+    " overloaded INTEGER NOT NULL);"                                                                 \
+    "CREATE TABLE IF NOT EXISTS intervals("                                                          \
+    " set_id INTEGER NOT NULL REFERENCES replication_sets(id), figure TEXT NOT NULL, mean REAL,"    \
+    " half_width REAL, low REAL, high REAL, sd REAL, n INTEGER, PRIMARY KEY (set_id, figure));"
+
 static const char *const schema_sql =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS runs("
@@ -61,6 +75,7 @@ static const char *const schema_sql =
     " PRIMARY KEY (run_id, name));"
     SEARCHES_SQL
     AUTOSCALE_SQL
+    REPLICATIONS_SQL
     "CREATE INDEX IF NOT EXISTS requests_run ON requests(run_id);"
     "CREATE INDEX IF NOT EXISTS instance_series_run ON instance_series(run_id, instance, t_s);"
     "CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);";
@@ -190,6 +205,9 @@ static int check_schema(sim_store *s, sim_err *err)
     if (sqlite3_exec(s->db, AUTOSCALE_SQL, NULL, NULL, NULL) != SQLITE_OK)
         return sim_err_set(err, SIM_EIO, "%s: cannot add the autoscale_events table: %s", s->path,
                            sqlite3_errmsg(s->db));
+    if (sqlite3_exec(s->db, REPLICATIONS_SQL, NULL, NULL, NULL) != SQLITE_OK)
+        return sim_err_set(err, SIM_EIO, "%s: cannot add the replication_sets and intervals tables: %s", s->path,
+                           sqlite3_errmsg(s->db));
     return 0;
 }
 
@@ -268,25 +286,23 @@ static int step_insert(sqlite3_stmt *st)
 }
 
 
-static int insert_run(sqlite3 *db, const sim_scenario *sc, const char *scenario_text,
-                      const char *params_json, const sim_summary *sum, int64_t *id)
+/* The UTC time now as 2026-01-31T12:00:00Z ("" if it cannot be had). */
+static void utc_now(char *buf, size_t size)
 {
-    sqlite3_stmt *st = NULL;
-    char created[32] = "";
-    char reason[sizeof sum->overload_reason + 1];
     time_t now = time(NULL);
     struct tm tm;
-    if (gmtime_r(&now, &tm)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    memcpy(reason, sum->overload_reason, sizeof sum->overload_reason);
-    reason[sizeof sum->overload_reason] = 0;
+    buf[0] = '\0';
+    if (gmtime_r(&now, &tm)) strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
 
-    int rc = sqlite3_prepare_v2(
-        db,
-        "INSERT INTO runs(name, created_at, seed, model, gpu, mode, scenario_path, scenario_text,"
-        " params_json, status, overload_reason, sim_time_s, wall_time_s, events)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-        -1, &st, NULL);
-    if (rc != SQLITE_OK) return rc;
+/* The columns a run and a replication set share, bound to ?1..?9: name,
+ * created_at (now), seed, model, gpu, mode, scenario_path, scenario_text,
+ * params_json. */
+static void bind_scenario(sqlite3_stmt *st, const sim_scenario *sc, const char *scenario_text,
+                          const char *params_json)
+{
+    char created[32];
+    utc_now(created, sizeof created);
     bind_str(st, 1, sc->name);
     sqlite3_bind_text(st, 2, created, -1, SQLITE_TRANSIENT);
     /* SQLite integers are signed 64-bit: a seed above INT64_MAX is kept
@@ -307,6 +323,24 @@ static int insert_run(sqlite3 *db, const sim_scenario *sc, const char *scenario_
     bind_str(st, 7, sc->source_path);
     bind_str(st, 8, scenario_text);
     bind_str(st, 9, params_json);
+}
+
+static int insert_run(sqlite3 *db, const sim_scenario *sc, const char *scenario_text,
+                      const char *params_json, const sim_summary *sum, int64_t *id)
+{
+    sqlite3_stmt *st = NULL;
+    char reason[sizeof sum->overload_reason + 1];
+    memcpy(reason, sum->overload_reason, sizeof sum->overload_reason);
+    reason[sizeof sum->overload_reason] = 0;
+
+    int rc = sqlite3_prepare_v2(
+        db,
+        "INSERT INTO runs(name, created_at, seed, model, gpu, mode, scenario_path, scenario_text,"
+        " params_json, status, overload_reason, sim_time_s, wall_time_s, events)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    bind_scenario(st, sc, scenario_text, params_json);
     sqlite3_bind_text(st, 10, sum->overloaded ? "overloaded" : "ok", -1, SQLITE_STATIC);
     bind_str(st, 11, sum->overloaded ? reason : NULL);
     bind_real(st, 12, sum->sim_time_s);
@@ -421,6 +455,21 @@ static int insert_autoscale(sqlite3 *db, const sim_autoscale_summary *a, int64_t
     return rc;
 }
 
+/* Checked before writing so every params_json in the database is
+ * queryable with SQLite's json_extract (NULL is allowed). */
+static int check_params(const sim_store *s, const char *params_json, sim_err *err)
+{
+    if (!params_json) return 0;
+    json_error_t jerr;
+    json_t *j = json_loads(params_json, JSON_REJECT_DUPLICATES, &jerr);
+    int parsed = j != NULL, is_obj = j && json_is_object(j);
+    json_decref(j);
+    if (!is_obj)
+        return sim_err_set(err, SIM_EINVAL, "%s: params_json is not a JSON object: %s", s->path,
+                           parsed ? "another JSON value" : jerr.text);
+    return 0;
+}
+
 int sim_store_write_run(sim_store *s, const sim_scenario *sc, const char *scenario_text,
                         const char *params_json, const sim_summary *sum,
                         const sim_metrics *m, int64_t *run_id, sim_err *err)
@@ -429,17 +478,7 @@ int sim_store_write_run(sim_store *s, const sim_scenario *sc, const char *scenar
     int rc;
     const char *what = "starting the transaction";
     if (!s || !sc || !sum) return sim_err_set(err, SIM_EINVAL, "results database: NULL argument");
-    if (params_json) {
-        /* Checked here so every params_json in the database is queryable
-         * with SQLite's json_extract. */
-        json_error_t jerr;
-        json_t *j = json_loads(params_json, JSON_REJECT_DUPLICATES, &jerr);
-        int parsed = j != NULL, is_obj = j && json_is_object(j);
-        json_decref(j);
-        if (!is_obj)
-            return sim_err_set(err, SIM_EINVAL, "%s: params_json is not a JSON object: %s",
-                               s->path, parsed ? "another JSON value" : jerr.text);
-    }
+    if ((rc = check_params(s, params_json, err)) < 0) return rc;
     rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc != SQLITE_OK) goto fail_no_tx;
     what = "writing the run row";
@@ -468,15 +507,81 @@ fail_no_tx:
                        sqlite3_errmsg(s->db));
 }
 
-/* ---- searches ------------------------------------------------------------ */
+/* ---- replications --------------------------------------------------------- */
 
-static void utc_now(char *buf, size_t size)
+static int insert_intervals(sqlite3 *db, const sim_store_replications *r, int64_t id)
 {
-    time_t now = time(NULL);
-    struct tm tm;
-    buf[0] = '\0';
-    if (gmtime_r(&now, &tm)) strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "INSERT INTO intervals(set_id, figure, mean, half_width, low, high, sd, n)"
+                                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_int64(st, 1, id);
+    for (int32_t f = 0; f < r->n_figures && rc == SQLITE_OK; f++) {
+        const sim_interval *iv = &r->iv[f];
+        /* Fewer than two runs had the figure: no interval (NULLs), n says how many. */
+        const int have = iv->n >= 2;
+        sqlite3_bind_text(st, 2, r->figures[f], -1, SQLITE_TRANSIENT);
+        bind_real(st, 3, have ? iv->mean : NAN);
+        bind_real(st, 4, have ? iv->half_width : NAN);
+        bind_real(st, 5, have ? iv->low : NAN);
+        bind_real(st, 6, have ? iv->high : NAN);
+        bind_real(st, 7, have ? iv->sd : NAN);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)iv->n);
+        rc = step_insert(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
 }
+
+int sim_store_write_replications(sim_store *s, const sim_scenario *sc, const char *scenario_text,
+                                 const char *params_json, const sim_store_replications *r, int64_t *set_id,
+                                 sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    const char *what = "starting the transaction";
+    if (!s || !sc || !r || (r->n_figures > 0 && (!r->figures || !r->iv)))
+        return sim_err_set(err, SIM_EINVAL, "results database: NULL argument");
+    if ((rc = check_params(s, params_json, err)) < 0) return rc;
+    if ((rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) != SQLITE_OK)
+        return sim_err_set(err, SIM_EIO, "%s: %s failed, replications not stored: %s", s->path, what,
+                           sqlite3_errmsg(s->db));
+    what = "writing the replication set";
+    rc = sqlite3_prepare_v2(s->db,
+                            "INSERT INTO replication_sets(name, created_at, seed, model, gpu, mode, scenario_path,"
+                            " scenario_text, params_json, replications, level, overloaded)"
+                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                            -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        bind_scenario(st, sc, scenario_text, params_json);
+        sqlite3_bind_int(st, 10, r->n);
+        bind_real(st, 11, r->level);
+        sqlite3_bind_int(st, 12, r->overloaded);
+        rc = step_insert(st);
+    }
+    sqlite3_finalize(st);
+    int64_t id = sqlite3_last_insert_rowid(s->db);
+    if (rc == SQLITE_OK) {
+        what = "writing the intervals";
+        rc = insert_intervals(s->db, r, id);
+    }
+    if (rc == SQLITE_OK) {
+        what = "committing";
+        rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    }
+    if (rc != SQLITE_OK) {
+        sim_err_set(err, SIM_EIO, "%s: %s failed, replications not stored: %s", s->path, what,
+                    sqlite3_errmsg(s->db));
+        if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return SIM_EIO;
+    }
+    if (set_id) *set_id = id;
+    return 0;
+}
+
+/* ---- searches ------------------------------------------------------------ */
 
 int sim_store_search_begin(sim_store *s, const char *scenario_path, int64_t *search_id, sim_err *err)
 {

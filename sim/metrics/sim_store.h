@@ -3,6 +3,8 @@
  * Schema-versioned (table `meta`, key `schema_version`); tables `runs`
  * (one row per run with its scenario text, parameters and status),
  * `searches` (one row per search: running, complete or failed),
+ * `replication_sets` and `intervals` (replications: a row per set of runs,
+ * a row per figure with its mean and 95 % interval),
  * `requests` (per-request metrics), `instance_series` (per-instance samples
  * over time) and `metrics` (summary name/value pairs per run). A run is
  * written in one transaction: on any error it is rolled back, so a database
@@ -13,6 +15,7 @@
 #define SIM_STORE_H
 
 #include "sim_err.h"
+#include "sim_interval.h"
 #include "sim_metrics.h"
 #include "sim_scenario.h"
 
@@ -33,6 +36,28 @@ void sim_store_close(sim_store *s);
 int sim_store_write_run(sim_store *s, const sim_scenario *sc, const char *scenario_text,
                         const char *params_json, const sim_summary *sum,
                         const sim_metrics *m, int64_t *run_id, sim_err *err);
+
+/* A set of replications of one scenario (`run --replications N`, or one
+ * deployment re-run by search.replications): runs n, the interval level,
+ * how many runs stopped on overload, and per figure (names such as
+ * "ttft_ms.p99", sim_headline.h) its mean and Student-t interval
+ * (sim_interval.h; fewer than two runs with the figure: NULLs, n kept). */
+typedef struct {
+    int32_t n;
+    double level;
+    int32_t overloaded;
+    int32_t n_figures;
+    const char *const *figures;
+    const sim_interval *iv;
+} sim_store_replications;
+
+/* Writes one row of replication_sets (the scenario as a run's row has it,
+ * seed the base seed the replication seeds derive from, params_json as
+ * for a run) and one row of intervals per figure, in one transaction;
+ * *set_id (may be NULL) gets the set's id. */
+int sim_store_write_replications(sim_store *s, const sim_scenario *sc, const char *scenario_text,
+                                 const char *params_json, const sim_store_replications *r, int64_t *set_id,
+                                 sim_err *err);
 
 /* Searches: begin records one as 'running' (the runs it stores follow);
  * end marks it 'complete' (complete = 1) or 'failed', with the range of

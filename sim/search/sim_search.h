@@ -101,6 +101,8 @@ typedef struct {
      * the objective over that many independently seeded runs at `rate`, a 95 % Student-t interval */
     int32_t rep_n;           /* runs; 0 when not replicated */
     double rep_mean, rep_half, rep_low, rep_high;
+    double rep_sd;           /* sample standard deviation over the runs */
+    int32_t rep_overloaded;  /* runs that stopped on overload */
     int32_t rep_tied;        /* 1: its interval overlaps the replicated leader's (statistically
                               * indistinguishable from it); the leader itself 0 */
     int32_t n_probes, best_probe; /* best_probe -1 when nothing passed */

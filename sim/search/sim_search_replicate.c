@@ -12,7 +12,10 @@
  * loop: its goodput), per USD/GPU-h for the cost objective. The ranking
  * then follows the means, and a candidate whose 95 % interval overlaps the
  * leader's is marked indistinguishable (rep_tied). The runs go to the
- * search's threads (sim_pfor); the result does not depend on their count. */
+ * search's threads (sim_pfor); the result does not depend on their count.
+ * With a results store each deployment's interval is written as a
+ * replication set (tables replication_sets and intervals, figure
+ * "search.score"); the runs themselves are not stored. */
 #include "sim_search_impl.h"
 
 #include "sim_cluster.h"
@@ -21,6 +24,7 @@
 #include "sim_pfor.h"
 #include "sim_rng.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +33,7 @@ typedef struct {
     const int32_t *cand;     /* candidate of each deployment */
     int32_t reps;
     double *score;           /* [deployment × reps] */
+    int *over;               /* [deployment × reps]: 1 when the run stopped on overload */
     int *rc;
     char (*msg)[256];
 } rep_job;
@@ -41,6 +46,46 @@ static double run_objective(const sim_search *s, int32_t i, const sim_summary *s
     double good = sim_headline_attainment(sum);
     double g = s->closed ? sum->goodput_req_per_s * out / c->gpus : r->rate * good * out / c->gpus;
     return sim_search_score_of(s, g, r->price, sum->energy.enabled ? sum->energy.joules_per_output_token : 0);
+}
+
+/* With a results store: one replication set per replicated deployment
+ * (sim_store_write_replications), its objective as figure "search.score"
+ * with its interval, params_json.search naming the session, candidate,
+ * rank and rate and whether it is indistinguishable from the leader. */
+static int store_sets(sim_search *s, const int32_t *top, int32_t n, sim_err *err)
+{
+    static const char *const fig[] = {"search.score"};
+    const char *objective = s->objective_energy ? "energy" : s->objective_cost ? "cost" : "goodput_per_gpu";
+    int rc = 0;
+    sim_scenario *sc = malloc(sizeof *sc);
+    if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    for (int32_t d = 0; d < n && rc == 0; d++) {
+        int32_t i = top[d];
+        const sim_search_result *r = &s->res[i];
+        if (r->rep_n < 2) continue;
+        if ((rc = sim_search_apply(s, i, s->closed ? 0 : r->rate, r->requests, sc, err)) < 0) break;
+        json_t *o = json_object(), *q = json_object();
+        json_object_set_new(q, "session", json_string(s->session));
+        json_object_set_new(q, "candidate", json_integer(i));
+        json_object_set_new(q, "label", json_string(s->cands[i].label));
+        json_object_set_new(q, "rank", json_integer(d + 1));
+        json_object_set_new(q, "rate", json_real(r->rate));
+        json_object_set_new(q, "objective", json_string(objective));
+        json_object_set_new(q, "single_seed_score", json_real(r->score));
+        json_object_set_new(q, "indistinguishable_from_best", json_boolean(r->rep_tied));
+        json_object_set_new(o, "search", q);
+        char *params = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(o);
+        sim_interval iv = {.mean = r->rep_mean, .half_width = r->rep_half, .low = r->rep_low, .high = r->rep_high,
+                           .sd = r->rep_sd, .n = r->rep_n};
+        sim_store_replications rows = {.n = r->rep_n, .level = 0.95, .overloaded = r->rep_overloaded, .n_figures = 1,
+                                       .figures = fig, .iv = &iv};
+        rc = params ? sim_store_write_replications(s->store, sc, s->scenario_text, params, &rows, NULL, err)
+                    : sim_err_set(err, SIM_ENOMEM, "out of memory");
+        free(params);
+    }
+    free(sc);
+    return rc;
 }
 
 static void rep_one(void *arg, int64_t k)
@@ -58,8 +103,12 @@ static void rep_one(void *arg, int64_t k)
         rc = sim_cluster_simulate(sc, s->perf_cache, &sum, NULL, &err);
     }
     j->rc[k] = rc;
-    if (rc < 0) snprintf(j->msg[k], sizeof j->msg[k], "%.250s", err.msg);
-    else j->score[k] = run_objective(s, i, &sum);
+    if (rc < 0) {
+        snprintf(j->msg[k], sizeof j->msg[k], "%.250s", err.msg);
+    } else {
+        j->score[k] = run_objective(s, i, &sum);
+        j->over[k] = sum.overloaded != 0;
+    }
     free(sc);
 }
 
@@ -72,10 +121,11 @@ int sim_search_replicate(sim_search *s, sim_err *err)
     if (n > k) n = k;
     int64_t total = (int64_t)n * reps;
     rep_job j = {.s = s, .cand = top, .reps = reps, .score = calloc((size_t)(total > 0 ? total : 1), sizeof(double)),
+                 .over = calloc((size_t)(total > 0 ? total : 1), sizeof(int)),
                  .rc = calloc((size_t)(total > 0 ? total : 1), sizeof(int)),
                  .msg = calloc((size_t)(total > 0 ? total : 1), sizeof *j.msg)};
     int rc = 0;
-    if (!j.score || !j.rc || !j.msg) {
+    if (!j.score || !j.over || !j.rc || !j.msg) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
         goto out;
     }
@@ -94,6 +144,9 @@ int sim_search_replicate(sim_search *s, sim_err *err)
         if (sim_interval_t(j.score + (int64_t)d * reps, reps, 0.95, &iv) < 0) continue;
         r->rep_n = reps;
         r->rep_mean = iv.mean, r->rep_half = iv.half_width, r->rep_low = iv.low, r->rep_high = iv.high;
+        r->rep_sd = iv.sd;
+        r->rep_overloaded = 0;
+        for (int32_t q = 0; q < reps; q++) r->rep_overloaded += j.over[(int64_t)d * reps + q];
         if (lead < 0 || r->rep_mean > s->res[lead].rep_mean) lead = top[d];
     }
     for (int32_t d = 0; lead >= 0 && d < n; d++) {
@@ -103,9 +156,11 @@ int sim_search_replicate(sim_search *s, sim_err *err)
         r->rep_tied = top[d] != lead && r->rep_n >= 2 && sim_interval_overlap(&a, &b);
     }
     if (lead >= 0) s->best = lead;
+    if (s->store && s->rank == 0) rc = store_sets(s, top, n, err);
 out:
     free(top);
     free(j.score);
+    free(j.over);
     free(j.rc);
     free(j.msg);
     return rc;

@@ -15,16 +15,22 @@
  * cli_json, replay, jobs_invariant, usage: the JSON's `intervals` object
  * (every headline key, n, low <= mean <= high, the mean of the runs'
  * figures), a replication replayed with `--seed`, the same output on 1 and
- * 3 threads, and the refusals (N < 2, with a sweep, --jobs alone). */
+ * 3 threads, and the refusals (N < 2, with a sweep or --out, --jobs
+ * alone). stored_in_db: the sets in the results DB (tables
+ * replication_sets and intervals), read back with SQLite; a DB path that
+ * cannot be opened fails before the runs (exit 2). */
 #include "sim_cluster.h"
 #include "sim_loader.h"
 #include "sim_replicate.h"
 #include "test_util.h"
 
 #include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void case_md1_coverage(void)
 {
@@ -77,7 +83,7 @@ static char *run_cmd(const char *args, int *status)
 static void case_cli_json(void)
 {
     int st;
-    char *out = run_cmd(QS " --replications 4 --jobs 2 --json", &st);
+    char *out = run_cmd(QS " --replications 4 --jobs 2 --json --no-db", &st);
     REQUIRE(out);
     CHECK(st == 0);
     json_error_t je;
@@ -112,7 +118,7 @@ static void case_cli_json(void)
 static void case_replay(void)
 {
     int st;
-    char *out = run_cmd(QS " --replications 2 --json", &st);
+    char *out = run_cmd(QS " --replications 2 --json --no-db", &st);
     REQUIRE(out && st == 0);
     json_t *o = json_loads(out, 0, NULL);
     free(out);
@@ -138,19 +144,20 @@ static void case_replay(void)
 static void case_jobs_invariant(void)
 {
     int s1, s3;
-    char *a = run_cmd(QS " --replications 5 --jobs 1 --json", &s1), *b = run_cmd(QS " --replications 5 --jobs 3 --json", &s3);
+    char *a = run_cmd(QS " --replications 5 --jobs 1 --json --no-db", &s1),
+         *b = run_cmd(QS " --replications 5 --jobs 3 --json --no-db", &s3);
     REQUIRE(a && b);
     CHECK(s1 == 0 && s3 == 0);
     CHECK(strcmp(a, b) == 0);
     free(a);
     free(b);
-    char *t = run_cmd(QS " --replications 3", &s1);
+    char *t = run_cmd(QS " --replications 3 --no-db", &s1);
     REQUIRE(t);
     CHECK(s1 == 0);
     CHECK_CONTAINS(t, "replications 3, seeds derived from 42");
     CHECK_CONTAINS(t, "TTFT p99 (ms)");
     CHECK_CONTAINS(t, "goodput tok/s/GPU");
-    CHECK_CONTAINS(t, "not stored in quickstart.db");
+    CHECK(!strstr(t, "results:"));
     free(t);
 }
 
@@ -160,7 +167,7 @@ static void case_usage(void)
         QS " --replications 1",
         QS " --replications x",
         QS " --replications 3 --sweep workload.arrival.rate=10,20",
-        QS " --replications 3 --db /tmp/x.db",
+        QS " --replications 3 --out /tmp/x-replications",
         QS " --jobs 2",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -174,12 +181,91 @@ static void case_usage(void)
     }
 }
 
+/* The set stored in the results DB, read back with SQLite: one row of
+ * replication_sets per `run --replications`, and one row of intervals per
+ * headline figure holding the mean and half-width the JSON printed. */
+static void case_stored_in_db(void)
+{
+    char path[] = "/tmp/test_replications_db_XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    unlink(path); /* a new database at that path */
+    char args[512];
+    int st;
+    snprintf(args, sizeof args, QS " --replications 3 --jobs 2 --db %s", path);
+    char *t = run_cmd(args, &st);
+    REQUIRE(t);
+    CHECK(st == 0);
+    CHECK_CONTAINS(t, "results: replication set 1 (3 runs");
+    free(t);
+    snprintf(args, sizeof args, QS " --replications 4 --jobs 2 --json --db %s", path);
+    char *out = run_cmd(args, &st);
+    REQUIRE(out && st == 0);
+    json_t *o = json_loads(out, 0, NULL);
+    free(out);
+    REQUIRE(o);
+    json_t *ivs = json_object_get(o, "intervals");
+    sqlite3 *db = NULL;
+    REQUIRE_OR(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK, {
+        json_decref(o);
+        return;
+    });
+    sqlite3_stmt *q = NULL;
+    CHECK(sqlite3_prepare_v2(db, "SELECT id, name, seed, replications, level, overloaded,"
+                                 " json_extract(params_json, '$.replications.base_seed'),"
+                                 " json_extract(params_json, '$.set[0]') FROM replication_sets ORDER BY id",
+                             -1, &q, NULL) == SQLITE_OK);
+    int rows = 0;
+    while (q && sqlite3_step(q) == SQLITE_ROW) {
+        rows++;
+        CHECK(sqlite3_column_int64(q, 0) == rows);
+        CHECK(strcmp((const char *)sqlite3_column_text(q, 1), "quickstart") == 0);
+        CHECK(sqlite3_column_int64(q, 2) == 42 && sqlite3_column_int64(q, 6) == 42);
+        CHECK(sqlite3_column_int(q, 3) == (rows == 1 ? 3 : 4));
+        CHECK(sqlite3_column_double(q, 4) == 0.95);
+        CHECK(sqlite3_column_int(q, 5) == 0);
+        CHECK(strcmp((const char *)sqlite3_column_text(q, 7), "workload.requests=300") == 0);
+    }
+    sqlite3_finalize(q);
+    CHECK(rows == 2);
+    /* Set 2: every figure of the JSON, with its mean and half-width. */
+    CHECK(sqlite3_prepare_v2(db, "SELECT figure, mean, half_width, low, high, sd, n FROM intervals WHERE set_id = 2",
+                             -1, &q, NULL) == SQLITE_OK);
+    int figs = 0;
+    while (q && sqlite3_step(q) == SQLITE_ROW) {
+        const char *fig = (const char *)sqlite3_column_text(q, 0);
+        json_t *iv = json_object_get(ivs, fig);
+        REQUIRE_MSG_OR(json_is_object(iv), break, "figure %s not in the JSON", fig);
+        figs++;
+        CHECK(sqlite3_column_int(q, 6) == json_integer_value(json_object_get(iv, "n")));
+        if (json_is_null(json_object_get(iv, "mean"))) {
+            CHECK(sqlite3_column_type(q, 1) == SQLITE_NULL && sqlite3_column_type(q, 2) == SQLITE_NULL);
+            continue;
+        }
+        static const char *const keys[] = {"mean", "half_width", "low", "high", "sd"};
+        for (int k = 0; k < 5; k++) {
+            double want = json_number_value(json_object_get(iv, keys[k]));
+            CHECK_NEAR(sqlite3_column_double(q, 1 + k), want, 1e-8 * (1 + fabs(want)));
+        }
+    }
+    sqlite3_finalize(q);
+    CHECK(figs == (int)json_object_size(ivs) && figs > 20);
+    sqlite3_close(db);
+    json_decref(o);
+    unlink(path);
+    char *e = run_cmd(QS " --replications 3 --db /nonexistent-dir/x.db", &st);
+    CHECK(st == 2);
+    free(e);
+}
+
 static const test_case cases[] = {
     {"md1_coverage", case_md1_coverage},
     {"cli_json", case_cli_json},
     {"replay", case_replay},
     {"jobs_invariant", case_jobs_invariant},
     {"usage", case_usage},
+    {"stored_in_db", case_stored_in_db},
 };
 
 int main(int argc, char **argv)

@@ -6,13 +6,17 @@
  * indistinguishable_from_best}, the top list is ordered by the means, the
  * leader is never marked and every other entry is marked exactly when its
  * interval overlaps the leader's; the answer is the same on 1 and 3
- * threads; without replications the JSON has no such objects; 1 is refused. */
+ * threads; without replications the JSON has no such objects; 1 is refused;
+ * with a results DB every replicated deployment's interval is stored. */
 #include "test_util.h"
 
 #include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static json_t *search_json(const char *extra, int *status)
 {
@@ -121,11 +125,71 @@ static void case_refusals(void)
     }
 }
 
+/* With a results DB each replicated deployment is one replication set:
+ * its objective's mean and interval (figure search.score) as the JSON has
+ * them, params_json.search naming its rank, label and tie; read back with
+ * SQLite. */
+static void case_stored_in_db(void)
+{
+    char path[] = "/tmp/test_search_replications_XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    unlink(path);
+    char cmd[2048], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' search scenarios/sensitivity-llama70b-h100.yaml --db %s --quiet --json --replications 4 "
+             "--threads 2 2>/dev/null",
+             test_src_dir(), test_servesim, path);
+    int st = test_sh(cmd, &out);
+    json_t *o = out ? json_loads(out, 0, NULL) : NULL;
+    free(out);
+    REQUIRE(o);
+    CHECK(st == 0);
+    json_t *top = json_object_get(o, "top");
+    sqlite3 *db = NULL;
+    REQUIRE_OR(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK, {
+        json_decref(o);
+        return;
+    });
+    sqlite3_stmt *q = NULL;
+    CHECK(sqlite3_prepare_v2(db,
+                             "SELECT s.replications, s.level, json_extract(s.params_json, '$.search.rank'),"
+                             " json_extract(s.params_json, '$.search.label'),"
+                             " json_extract(s.params_json, '$.search.indistinguishable_from_best'),"
+                             " i.figure, i.mean, i.half_width, i.low, i.high, i.n"
+                             " FROM replication_sets s JOIN intervals i ON i.set_id = s.id ORDER BY s.id",
+                             -1, &q, NULL) == SQLITE_OK);
+    size_t rows = 0;
+    while (q && sqlite3_step(q) == SQLITE_ROW) {
+        json_t *c = json_array_get(top, rows), *r = json_object_get(c, "replications");
+        rows++;
+        REQUIRE_MSG_OR(json_is_object(r), break, "set %zu: no such top entry", rows);
+        CHECK(sqlite3_column_int(q, 0) == 4 && sqlite3_column_double(q, 1) == 0.95);
+        CHECK(sqlite3_column_int64(q, 2) == (sqlite3_int64)rows);
+        CHECK(strcmp((const char *)sqlite3_column_text(q, 3), json_string_value(json_object_get(c, "label"))) == 0);
+        CHECK(sqlite3_column_int(q, 4) == json_is_true(json_object_get(r, "indistinguishable_from_best")));
+        CHECK(strcmp((const char *)sqlite3_column_text(q, 5), "search.score") == 0);
+        CHECK(sqlite3_column_int(q, 10) == 4);
+        static const char *const keys[] = {"mean", "half_width", "low", "high"};
+        for (int k = 0; k < 4; k++) {
+            double want = num(r, keys[k]);
+            CHECK_NEAR(sqlite3_column_double(q, 6 + k), want, 1e-9 * (1 + fabs(want)));
+        }
+    }
+    sqlite3_finalize(q);
+    CHECK_MSG(rows == json_array_size(top) && rows >= 2, "%zu sets for %zu top entries", rows, json_array_size(top));
+    sqlite3_close(db);
+    json_decref(o);
+    unlink(path);
+}
+
 static const test_case cases[] = {
     {"intervals_and_ties", case_intervals_and_ties},
     {"threads_invariant", case_threads_invariant},
     {"off_by_default", case_off_by_default},
     {"refusals", case_refusals},
+    {"stored_in_db", case_stored_in_db},
 };
 
 int main(int argc, char **argv)
