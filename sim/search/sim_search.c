@@ -61,9 +61,13 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
              * pool's worth shows over a time-varying rate (a schedule), which
              * the search does not vary. */
             rc = sim_err_set(err, SIM_ENOTSUP,
-                             "deployment.pools.%d.autoscale.enabled: the search ranks fixed fleets at one arrival "
-                             "rate and does not evaluate autoscaled pools; run the scenario (servesim run) to compare "
-                             "its GPU-hours and SLO with the fleet at max, or set autoscale.enabled false",
+                             "deployment.pools.%d.autoscale.enabled: the search does not evaluate autoscaled pools: "
+                             "it ranks fixed fleets by the SLO-meeting load they sustain at one steady arrival rate, "
+                             "where an autoscaler would only sit at a fixed size, while an autoscaler's worth is the "
+                             "GPU-hours it saves against the SLO over a rate that changes in time (a schedule), "
+                             "which the search does not vary; run the scenario (servesim run) to compare its "
+                             "GPU-hours and SLO with the fleet at max, or set autoscale.enabled false to search "
+                             "fixed fleets",
                              (int)q);
             goto fail;
         }
