@@ -520,9 +520,11 @@ static const char *const apart_names[] = {"all", "layout_unknown", "inconsistent
 /* Groups the simulated rows of scoring class `cls` (apart_class) by key
  * (one group per distinct key, first-seen order; no key: one group named
  * after the class). */
-static int group_by(const sim_fidelity_result *r, int cls, const char *(*key)(const sim_fidelity_row *),
-                    sim_fidelity_group *gs, int32_t *n_out)
+typedef void (*fid_key_fn)(const sim_fidelity_row *x, char *buf, size_t n);
+
+static int group_by(const sim_fidelity_result *r, int cls, fid_key_fn key, sim_fidelity_group *gs, int32_t *n_out)
 {
+    char kb[sizeof gs->backend];
     int32_t n = 0;
     ape_list lists[SIM_FID_MAX_GROUPS];
     memset(lists, 0, sizeof lists);
@@ -530,7 +532,11 @@ static int group_by(const sim_fidelity_result *r, int cls, const char *(*key)(co
     for (int32_t i = 0; i < r->n_rows && rc == 0; i++) {
         const sim_fidelity_row *x = &r->rows[i];
         if (!x->ok || apart_class(x) != cls) continue;
-        const char *k = key ? key(x) : apart_names[cls];
+        const char *k = apart_names[cls];
+        if (key) {
+            key(x, kb, sizeof kb);
+            k = kb;
+        }
         int32_t g = 0;
         while (g < n && strcmp(gs[g].backend, k)) g++;
         if (g == n) {
@@ -547,10 +553,15 @@ static int group_by(const sim_fidelity_result *r, int cls, const char *(*key)(co
     return rc ? SIM_ENOMEM : 0;
 }
 
-static const char *key_backend(const sim_fidelity_row *x) { return x->backend; }
-static const char *key_gpu(const sim_fidelity_row *x) { return x->gpu; }
-static const char *key_model(const sim_fidelity_row *x) { return x->model; }
-static const char *key_mode(const sim_fidelity_row *x) { return x->disagg ? "disagg" : "agg"; }
+static void key_backend(const sim_fidelity_row *x, char *b, size_t n) { snprintf(b, n, "%s", x->backend); }
+static void key_gpu(const sim_fidelity_row *x, char *b, size_t n) { snprintf(b, n, "%s", x->gpu); }
+static void key_model(const sim_fidelity_row *x, char *b, size_t n) { snprintf(b, n, "%s", x->model); }
+static void key_mode(const sim_fidelity_row *x, char *b, size_t n) { snprintf(b, n, "%s", x->disagg ? "disagg" : "agg"); }
+static void key_backend_gpu(const sim_fidelity_row *x, char *b, size_t n) { snprintf(b, n, "%s %s", x->backend, x->gpu); }
+static void key_version(const sim_fidelity_row *x, char *b, size_t n)
+{
+    snprintf(b, n, "%s %s", x->backend, x->version[0] ? x->version : "(no version)");
+}
 
 /* The one group of a scoring class, empty (named) when it has no row. */
 static int class_group(const sim_fidelity_result *r, int cls, sim_fidelity_group *g)
@@ -573,6 +584,8 @@ static int fid_groups(sim_fidelity_result *r)
     if (!rc) rc = group_by(r, FID_SCORED, key_gpu, r->gpus, &r->n_gpus);
     if (!rc) rc = group_by(r, FID_SCORED, key_model, r->models, &r->n_models);
     if (!rc) rc = group_by(r, FID_SCORED, key_mode, r->modes, &r->n_modes);
+    if (!rc) rc = group_by(r, FID_SCORED, key_backend_gpu, r->backend_gpus, &r->n_backend_gpus);
+    if (!rc) rc = group_by(r, FID_SCORED, key_version, r->versions, &r->n_versions);
     return rc;
 }
 

@@ -77,13 +77,13 @@ typedef struct {
 
 /* Error statistics of a group of simulated rows (percent). */
 typedef struct {
-    char backend[64];           /* the group's key (backend, GPU, model or mode; "all") */
+    char backend[64];           /* the group's key (backend, GPU, model, mode, backend and GPU, or version; "all") */
     int32_t n;
     double ttft_mape, tpot_mape;
     double ttft_mdape, tpot_mdape; /* median absolute percentage error */
 } sim_fidelity_group;
 
-#define SIM_FID_MAX_GROUPS 32
+#define SIM_FID_MAX_GROUPS 48
 
 typedef struct {
     sim_fidelity_row *rows;
@@ -96,6 +96,10 @@ typedef struct {
     int32_t n_backends;
     sim_fidelity_group gpus[SIM_FID_MAX_GROUPS], models[SIM_FID_MAX_GROUPS], modes[SIM_FID_MAX_GROUPS];
     int32_t n_gpus, n_models, n_modes;
+    /* The targets' unit (each backend on each GPU, "vllm b200") and the engine
+     * versions ("trtllm 1.0.0rc3"; "sglang (no version)" where the CSV gives none). */
+    sim_fidelity_group backend_gpus[SIM_FID_MAX_GROUPS], versions[SIM_FID_MAX_GROUPS];
+    int32_t n_backend_gpus, n_versions;
     double wall_s;
 } sim_fidelity_result;
 

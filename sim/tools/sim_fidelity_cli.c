@@ -99,6 +99,8 @@ static void fid_print_table(const sim_fidelity_result *r)
     print_groups("gpu", r->gpus, r->n_gpus);
     print_groups("mode", r->modes, r->n_modes);
     print_groups("model", r->models, r->n_models);
+    print_groups("back+gpu", r->backend_gpus, r->n_backend_gpus);
+    print_groups("version", r->versions, r->n_versions);
     if (r->layout_unknown.n > 0) {
         printf("\nscored apart: disaggregated rows without worker counts, replayed as one prefill and one decode "
                "worker\n");
@@ -152,6 +154,7 @@ static int fid_print_json(const sim_fidelity_result *r)
                               x->ok ? "ok" : "skipped", "backend", x->backend, "model", x->model, "gpu", x->gpu,
                               "dtype", x->dtype, "mode", x->disagg ? "disagg" : "agg", "concurrency", x->concurrency,
                               "isl", x->isl, "osl", x->osl);
+        json_object_set_new(o, "version", json_string(x->version));
         if (x->disagg) {
             json_object_set_new(o, "prefill", layout_json(&x->prefill));
             json_object_set_new(o, "decode", layout_json(&x->decode));
@@ -185,6 +188,8 @@ static int fid_print_json(const sim_fidelity_result *r)
     json_object_set_new(sum, "gpu", groups_json(r->gpus, r->n_gpus));
     json_object_set_new(sum, "model", groups_json(r->models, r->n_models));
     json_object_set_new(sum, "mode", groups_json(r->modes, r->n_modes));
+    json_object_set_new(sum, "backend_gpu", groups_json(r->backend_gpus, r->n_backend_gpus));
+    json_object_set_new(sum, "version", groups_json(r->versions, r->n_versions));
     json_object_set_new(sum, "layout_unknown", groups_json(&r->layout_unknown, 1));
     json_object_set_new(sum, "inconsistent", groups_json(&r->inconsistent, 1));
     json_object_set_new(root, "summary", sum);
@@ -314,8 +319,9 @@ static void fid_usage(FILE *o)
             "to fit a preset to your own measurements:\n"
             "  --set vllm:deployment.pools.0.scheduler.frontend_us=30000\n"
             "--jobs N simulates N rows at a time (default: the online CPUs, at most 8). --json prints every\n"
-            "row in order (id, status ok|skipped, reason, measured_/predicted_ttft_ms/tpot_ms, roofline\n"
-            "compute_load/memory_load) and the groups. --explain ROW_ID breaks one row's simulated TTFT and TPOT down (frontend, queueing,\n"
+            "row in order (id, status ok|skipped, reason, version, measured_/predicted_ttft_ms/tpot_ms, roofline\n"
+            "compute_load/memory_load) and the groups (all, backend, gpu, model, mode, backend_gpu: each\n"
+            "backend on each GPU, version: each engine version). --explain ROW_ID breaks one row's simulated TTFT and TPOT down (frontend, queueing,\n"
             "prefill and decode iterations by op family, KV transfer). --no-perf-db prices every row with the\n"
             "analytic roofline (hardware.perf_db=none) even where calib/data/ has the row's GPU measured.\n");
 }

@@ -270,6 +270,20 @@ static void test_replay(void)
                   x->meas_tpot_ms);
     }
     CHECK(a.all.n == 3 && a.n_modes == 2 && a.n_gpus == 2 && a.n_models == 2 && a.n_backends == 1);
+    /* Each backend on each GPU (the targets' unit) and each engine version:
+     * one H100 row of 1.0.0rc3, two B200 rows of 0.8.1.post1 and 1.2.0rc6.post2. */
+    CHECK(a.n_backend_gpus == 2 && a.n_versions == 3);
+    if (a.n_backend_gpus == 2 && a.n_versions == 3) {
+        CHECK(!strcmp(a.backend_gpus[0].backend, "trtllm h100-sxm") && a.backend_gpus[0].n == 1);
+        CHECK(!strcmp(a.backend_gpus[1].backend, "trtllm b200") && a.backend_gpus[1].n == 2);
+        CHECK(!strcmp(a.versions[0].backend, "trtllm 1.0.0rc3") && a.versions[0].n == 1);
+        CHECK(!strcmp(a.versions[1].backend, "trtllm 0.8.1.post1") && a.versions[1].n == 1);
+        CHECK(!strcmp(a.versions[2].backend, "trtllm 1.2.0rc6.post2") && a.versions[2].n == 1);
+        /* A one-row group's errors are that row's. */
+        const sim_fidelity_row *d = &a.rows[ROW_DENSE];
+        CHECK_NEAR(a.versions[0].ttft_mape, 100.0 * fabs(d->pred_ttft_ms / d->meas_ttft_ms - 1.0), 1e-9);
+        CHECK_NEAR(a.backend_gpus[0].tpot_mdape, 100.0 * fabs(d->pred_tpot_ms / d->meas_tpot_ms - 1.0), 1e-9);
+    }
     CHECK(a.all.ttft_mdape > 0 && a.all.ttft_mdape <= a.all.ttft_mape * 3 && a.all.tpot_mdape > 0);
     /* Threads take rows in turn; each row's simulation is the same. */
     if (sim_fidelity_run(fixture, &o2, &b, &e) == 0) {
@@ -349,8 +363,8 @@ static void test_json(void)
     }
     CHECK(!strcmp(json_string_value(json_object_get(json_array_get(rows, ROW_DISAGG), "mode")), "disagg"));
     json_t *sum = json_object_get(root, "summary");
-    static const char *const by[] = {"all", "backend", "gpu", "model", "mode"};
-    for (int k = 0; k < 5; k++) {
+    static const char *const by[] = {"all", "backend", "gpu", "model", "mode", "backend_gpu", "version"};
+    for (int k = 0; k < 7; k++) {
         json_t *g = json_object_get(sum, by[k]);
         CHECK_MSG(json_is_object(g) && json_object_size(g) > 0, "summary.%s", by[k]);
         const char *key;
@@ -364,6 +378,10 @@ static void test_json(void)
         }
     }
     CHECK(json_object_get(json_object_get(sum, "mode"), "disagg") != NULL);
+    CHECK(json_object_get(json_object_get(sum, "backend_gpu"), "trtllm b200") != NULL);
+    CHECK(json_object_get(json_object_get(sum, "version"), "trtllm 1.0.0rc3") != NULL);
+    const char *v0 = json_string_value(json_object_get(json_array_get(rows, ROW_DENSE), "version"));
+    CHECK(v0 && !strcmp(v0, "1.0.0rc3"));
     CHECK(json_integer_value(json_object_get(root, "rows_simulated")) == 3);
     json_decref(root);
     /* Usage errors exit 2; --explain prints one row's breakdown. */
