@@ -40,6 +40,9 @@ typedef struct {
     const model_chunk *chunks;
     int32_t n_decode;        /* decode requests, one new token each */
     int64_t decode_ctx_sum;  /* Σ context length (tokens in KV) over decode requests */
+    int32_t n_pad;           /* of n_decode, rows that pad a CUDA graph's batch (dummy sequences, their
+                              * context in decode_ctx_sum): priced as decode rows, but no request's
+                              * host work (overhead_per_seq_s) */
 } model_batch;
 
 typedef struct {

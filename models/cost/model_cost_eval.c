@@ -1018,7 +1018,9 @@ static double eval_run(const model_cost *c, const model_batch *b, const cost_agg
     /* CPU-side framework work: per iteration and per scheduled request. */
     double nreq = 0;
     for (int32_t i = 0; b->chunks && i < b->n_chunks; i++) nreq += b->chunks[i].tokens > 0;
-    nreq += b->n_decode > 0 ? b->n_decode : 0;
+    /* Padding rows of a CUDA graph are not requests. */
+    double nreal = b->n_decode - (b->n_pad > 0 ? b->n_pad : 0);
+    nreq += nreal > 0 ? nreal : 0;
     double per_req = nreq * c->l.overhead_per_seq_s;
     /* Async scheduling: the host prepares the next batch's requests while
      * the GPU runs this one, so their work costs only what the device time

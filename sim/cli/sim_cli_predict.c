@@ -497,7 +497,7 @@ int sim_cli_predict(int argc, char **argv)
         goto done;
     }
     if (n_decode < 0) n_decode = n_chunks ? 0 : 1;
-    model_batch b = {n_chunks, chunks, n_decode, (int64_t)n_decode * context};
+    model_batch b = {n_chunks, chunks, n_decode, (int64_t)n_decode * context, 0};
     ops = calloc(PRED_MAX_OPS, sizeof *ops);
     if (!ops) goto done;
     int32_t n_ops = 0;

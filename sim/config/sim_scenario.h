@@ -265,6 +265,14 @@ typedef enum {
 } sim_sched_preset;
 #define SIM_SCHED_PRESETS 4
 
+typedef enum {
+    SIM_GRAPH_NONE = 0,            /* no CUDA graphs: decode batches run unpadded (sim_graph_sizes.h) */
+    SIM_GRAPH_VLLM = 1,            /* the capture sizes each engine generates */
+    SIM_GRAPH_SGLANG = 2,
+    SIM_GRAPH_TRTLLM = 3
+} sim_graph_rule;
+#define SIM_GRAPH_RULES 4
+
 typedef struct {
     int32_t max_seqs;
     int32_t max_batched_tokens;
@@ -298,6 +306,11 @@ typedef struct {
     sim_admission admission;
     sim_mem_fraction_of mem_fraction_of; /* what gpu_mem_util is a fraction of */
     sim_spec_cfg spec;         /* speculative decoding (off: draft_tokens 0) */
+    /* CUDA graphs of decode-only iterations (sim_graph_sizes.h): the rule
+     * whose captured batch sizes a decode batch is padded up to, and the
+     * largest captured size (0 = the rule's default; above it, no graph). */
+    sim_graph_rule cuda_graph_sizes;
+    int32_t cuda_graph_max_bs;
     /* The API server's CPU workers (0 = none: frontend_us alone): each
      * request waits for a free worker (FIFO), which spends api_us plus
      * tokenize_us_per_token per prompt token on it before the engine sees it. */
@@ -591,6 +604,7 @@ extern const char *const sim_sched_policy_names[SIM_SCHED_POLICIES];
 extern const char *const sim_admission_names[SIM_ADMISSIONS];
 extern const char *const sim_mem_fraction_of_names[SIM_MEM_FRACTIONS_OF];
 extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
+extern const char *const sim_graph_rule_names[SIM_GRAPH_RULES];
 extern const char *const sim_sp_kind_names[SIM_SP_KINDS];
 extern const char *const sim_ep_mode_names[SIM_EP_MODES];
 extern const char *const sim_moe_gemm_names[SIM_MOE_GEMMS];

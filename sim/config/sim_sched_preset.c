@@ -63,6 +63,13 @@ int sim_sched_preset_apply(sim_sched_preset name, sim_sched_cfg *cfg)
         cfg->policy = p->policy;
         cfg->admission = p->admission;
         cfg->mem_fraction_of = p->mem_fraction_of;
+        /* Decode-only iterations replay CUDA graphs of the engine's default
+         * capture sizes, padded up (sim_graph_sizes.h); the largest size is
+         * the engine's default, resolved per pool (GPU memory, TP). */
+        cfg->cuda_graph_sizes = p->name == SIM_SCHED_PRESET_VLLM     ? SIM_GRAPH_VLLM
+                                : p->name == SIM_SCHED_PRESET_SGLANG ? SIM_GRAPH_SGLANG
+                                                                     : SIM_GRAPH_TRTLLM;
+        cfg->cuda_graph_max_bs = 0;
         cfg->preset = p->name;
         return 0;
     }

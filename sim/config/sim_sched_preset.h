@@ -31,6 +31,9 @@
  *   Memory (mem_fraction_of, sim_mem_rule.h): vLLM's 0.90 of all GPU
  *   memory; SGLang's mem_fraction_static from its reservation formula;
  *   TensorRT-LLM's 0.90 of the memory left after the weights.
+ *   Every preset pads decode-only batches to its engine's CUDA-graph
+ *   capture sizes (cuda_graph_sizes vllm, sglang or trtllm, the largest
+ *   size cuda_graph_max_bs 0: the engine's default; sim_graph_sizes.h).
  *   none    leaves the settings as they are. */
 #ifndef SIM_SCHED_PRESET_H
 #define SIM_SCHED_PRESET_H
@@ -45,8 +48,9 @@
  * admission, mem_fraction_of, the PD hand-over pd_handover_us /
  * pd_handover_gbs, 0 for every engine: the shared rows do not identify
  * them, docs/cost-model.md, and the admission holds recv_interval,
- * adp_timeout_iters, adp_wait_iters at the engines' defaults, and
- * async_scheduling off)
+ * adp_timeout_iters, adp_wait_iters at the engines' defaults,
+ * async_scheduling off, and cuda_graph_sizes the engine's rule with
+ * cuda_graph_max_bs 0)
  * and records the preset. Returns 0, or -1 for a value outside the enum. */
 int sim_sched_preset_apply(sim_sched_preset name, sim_sched_cfg *cfg);
 

@@ -320,7 +320,8 @@ static const sim_schema_field table[] = {
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
      "frontend_us, eager_launch_us, eager_serial, policy, admission, mem_fraction_of, pd_handover_us, pd_handover_gbs, "
-     "preempt_keeps_kv, async_scheduling, recv_interval, adp_timeout_iters and adp_wait_iters, and any "
+     "preempt_keeps_kv, async_scheduling, recv_interval, adp_timeout_iters, adp_wait_iters, cuda_graph_sizes "
+     "(the engine's) and cuda_graph_max_bs (0), and any "
      "of those written beside it "
      "wins. none = the defaults."),
     ENM("deployment.pools.*.scheduler.mem_fraction_of", PL(scheduler.mem_fraction_of), sim_mem_fraction_of_names, 0,
@@ -382,6 +383,19 @@ static const sim_schema_field table[] = {
         IN(0, 1000000),
         "Attention-DP balancing (batching_wait_iters): once every rank has a new request and every rank "
         "decodes, wait this many more steps to batch more of them. Needs adp_timeout_iters > 0."),
+    ENM("deployment.pools.*.scheduler.cuda_graph_sizes", PL(scheduler.cuda_graph_sizes), sim_graph_rule_names, 0,
+        "CUDA graphs of decode-only iterations: the batch sizes captured, as the named engine generates them "
+        "(vllm: 1, 2, 4, multiples of 8 below 256, of 16 from 256; sglang: 1, 2, 4, 8, 12, multiples of 8 to "
+        "256, of 16 to 496, of 32 from 512, and the largest; trtllm: 1, 2, 4, multiples of 8 to 128, steps of 64 "
+        "above, and the largest). A decode-only batch runs as the smallest captured size >= its sequences per "
+        "attention-DP rank, the extra rows dummy sequences of 1 token of context (their GEMM rows and attention, "
+        "no per-request host work); a batch above cuda_graph_max_bs, or one with a prefill, runs unpadded. "
+        "none = no padding. The presets set their engine's."),
+    FLD("deployment.pools.*.scheduler.cuda_graph_max_bs", SIM_SCHEMA_I32, PL(scheduler.cuda_graph_max_bs),
+        IN(0, 1048576),
+        "Largest captured CUDA-graph batch per attention-DP rank (vLLM's max_cudagraph_capture_size, SGLang's "
+        "--cuda-graph-max-bs, TensorRT-LLM's cuda_graph_config.max_batch_size); 0 = the engine's default: vllm "
+        "min(2 x max_seqs, 512), sglang by GPU memory and TP (256 below 160 GiB at tp < 4, else 512), trtllm 128."),
     FLD("deployment.pools.*.scheduler.frontend_us", SIM_SCHEMA_F64, PL(scheduler.frontend_us), GE0,
         "Per-request time in the serving frontend before the engine sees a request, in microseconds "
         "(HTTP, API-server process hops, tokenisation, first-token streaming): it adds to TTFT and E2E "

@@ -75,6 +75,7 @@ static model_batch scale_batch(const model_batch *b, double s, model_chunk *buf,
     model_batch o = *b;
     o.n_decode = (int32_t)ceil(b->n_decode * s);
     o.decode_ctx_sum = (int64_t)ceil((double)b->decode_ctx_sum * s);
+    o.n_pad = (int32_t)floor(b->n_pad * s);
     o.n_chunks = b->n_chunks < cap ? b->n_chunks : cap;
     for (int32_t i = 0; i < o.n_chunks; i++) {
         buf[i] = b->chunks[i];

@@ -9,6 +9,7 @@
 #include "sim_instance_impl.h"
 
 #include "sim_energy.h"
+#include "sim_graph_sizes.h"
 #include "sim_heap.h"
 
 #include <stdlib.h>
@@ -493,6 +494,23 @@ static double encode_due(sim_instance *in, const sim_lane *ln)
     return s;
 }
 
+/* A decode-only iteration replays the CUDA graph of the smallest captured
+ * batch that holds it (sim_graph_sizes.h): each attention-DP rank runs the
+ * graph of its share of the batch (the ranks pad to the same size), the
+ * extra rows dummy sequences of 1 token of context. A batch above the
+ * largest captured size runs without a graph, as it is. */
+static void graph_pad(const sim_instance *in, model_batch *b)
+{
+    if (in->graph_max_bs <= 0 || b->n_decode <= 0) return;
+    const int32_t dp = in->dp_ranks, per = (b->n_decode + dp - 1) / dp;
+    if (per > in->graph_max_bs) return;
+    const int32_t pad = sim_graph_sizes_pad(in->cfg.cuda_graph_sizes, in->graph_max_bs, per) * dp - b->n_decode;
+    if (pad <= 0) return;
+    b->n_decode += pad;
+    b->decode_ctx_sum += pad;
+    b->n_pad = pad;
+}
+
 /* Builds and starts lane ln's next iteration if it has work. decode_first
  * (vLLM, Sarathi) gives every decoding request a token and fills the rest
  * of the budget with prefill; prefill_first (SGLang's default) runs a
@@ -548,6 +566,7 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         .n_decode = n_dec,
         .decode_ctx_sum = n_dec ? ln->dec_base_sum + ln->dec_n * n : 0,
     };
+    if (ln->n_chunks == 0) graph_pad(in, &b);
     sim_time dur;
     /* The vision tower runs before the forward pass that takes its embeddings. */
     const double enc_s = in->enc_fn && ln->n_chunks > 0 ? encode_due(in, ln) : 0;
@@ -810,6 +829,15 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     const model_layout *ly = cost ? model_cost_layout(cost) : NULL;
     in->n_stages = ly && ly->pp > 1 ? ly->pp : 1;
     in->dp_ranks = ly && ly->dp > 1 ? ly->dp : 1;
+    if (cfg->cuda_graph_sizes != SIM_GRAPH_NONE) {
+        int32_t gmax = cfg->cuda_graph_max_bs;
+        if (gmax <= 0) {
+            const double gib = cost ? model_cost_gpu(cost)->hbm_bytes / (1024.0 * 1024.0 * 1024.0) : 0;
+            gmax = sim_graph_sizes_default_max(cfg->cuda_graph_sizes, cfg->max_seqs, gib,
+                                               ly ? ly->tp * in->dp_ranks : 1);
+        }
+        in->graph_max_bs = gmax;
+    }
     in->n_lanes = in->n_stages > 1 ? ly->micro_batches : 1;
     if (in->n_lanes < 1) in->n_lanes = 1;
     in->lanes = in->n_lanes == 1 ? &in->lane0 : calloc((size_t)in->n_lanes, sizeof *in->lanes);

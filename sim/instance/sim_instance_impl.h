@@ -100,6 +100,8 @@ struct sim_instance {
     int64_t blocks_taken;       /* blocks ever allocated from the free pool (preempt_keeps_kv) */
     /* Admission holds (sim_instance_gate.c). */
     int32_t dp_ranks;           /* attention-DP ranks of the layout (1 = none) */
+    int32_t graph_max_bs;       /* largest captured CUDA-graph batch per DP rank (0 = no graphs;
+                                 * scheduler.cuda_graph_sizes, sim_graph_sizes.h) */
     int64_t unseen;             /* waiting queue's tail not yet received (recv_interval) */
     int64_t recv_count;         /* SGLang's recv counter since the last poll */
     int64_t adp_wait, adp_batching; /* TensorRT-LLM's attention-DP balancing step counters */

@@ -182,7 +182,7 @@ double sim_spec_draft_s(const sim_spec *s, const model_batch *b)
     if (b->n_decode > 0 && s->k > 1) {
         /* The later passes run the decoding requests alone: a decode-only
          * step's first pass already priced that batch. */
-        model_batch dec = {.n_decode = b->n_decode, .decode_ctx_sum = b->decode_ctx_sum};
+        model_batch dec = {.n_decode = b->n_decode, .decode_ctx_sum = b->decode_ctx_sum, .n_pad = b->n_pad};
         t += (s->k - 1) * (b->n_chunks > 0 ? draft_pass(s->draft, &dec) : t);
     }
     return t;

@@ -756,11 +756,12 @@ int sim_fidelity_explain(const char *csv_path, const char *id, const sim_fidelit
     if (pc) {
         model_chunk ch = {(int32_t)llround(isl), 0};
         x->prefill_tokens = ch.tokens;
-        model_batch b = {1, &ch, 0, 0};
+        model_batch b = {1, &ch, 0, 0, 0};
         explain_iter(pc, &b, &x->prefill_iter_ms, x->prefill_fam_ms, x->prefill_top);
     }
     if (dc) {
-        model_batch b = {0, NULL, (int32_t)llround(x->decode_batch), (int64_t)llround(x->decode_batch * x->decode_ctx)};
+        model_batch b = {.n_decode = (int32_t)llround(x->decode_batch),
+                         .decode_ctx_sum = (int64_t)llround(x->decode_batch * x->decode_ctx)};
         explain_iter(dc, &b, &x->decode_iter_ms, x->decode_fam_ms, x->decode_top);
         const model_cost *draft = sim_cluster_pool_draft_cost(cl, dpool);
         const sim_spec_cfg *sp = sim_cluster_pool_spec(cl, dpool);

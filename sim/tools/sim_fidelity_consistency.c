@@ -153,8 +153,8 @@ static int decode_work(const model_cost *c, double n, double ctx, double *flops,
 {
     int32_t k = (int32_t)llround(n);
     if (k < 1) k = 1;
-    model_batch b = {0, NULL, k, (int64_t)llround(k * ctx)};
-    model_batch one = {0, NULL, 1, (int64_t)llround(ctx)};
+    model_batch b = {0, NULL, k, (int64_t)llround(k * ctx), 0};
+    model_batch one = {0, NULL, 1, (int64_t)llround(ctx), 0};
     double all = 0, f1 = 0, b1 = 0, be = 0;
     int rc = op_work(c, &b, flops, &all, bytes, err);
     if (rc == 0) rc = op_work(c, &one, &f1, &b1, &be, err);
@@ -181,7 +181,7 @@ static int prefill_work(const model_cost *c, double isl, double *flops, sim_err 
     model_chunk *ch = malloc((size_t)dp * sizeof *ch);
     if (!ch) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     for (int32_t i = 0; i < dp; i++) ch[i] = (model_chunk){(int32_t)llround(isl), 0};
-    model_batch b = {dp, ch, 0, 0};
+    model_batch b = {dp, ch, 0, 0, 0};
     double bytes = 0, dense_bytes = 0;
     int rc = op_work(c, &b, flops, &bytes, &dense_bytes, err);
     free(ch);

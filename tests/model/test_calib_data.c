@@ -152,7 +152,7 @@ static void check_dump(const char *dir, const char *file)
     CHECK(model_cost_create(&m, &g, &l, &c, &e) == 0);
     if (c) {
         model_chunk ch = {2048, 0};
-        model_batch pre = {1, &ch, 0, 0}, dec = {0, NULL, 32, 32 * 2048};
+        model_batch pre = {1, &ch, 0, 0, 0}, dec = {0, NULL, 32, 32 * 2048, 0};
         double r_pre = model_cost_iteration(c, &pre, NULL), r_dec = model_cost_iteration(c, &dec, NULL);
         CHECK(model_cost_set_db(c, db, NULL, &e) == 0);
         double d_pre = model_cost_iteration(c, &pre, NULL), d_dec = model_cost_iteration(c, &dec, NULL);

@@ -150,7 +150,7 @@ static void test_moe(void)
     model_cost *c = cost_of("mixtral-8x7b", 1, MODEL_DTYPE_BF16);
     if (!c) return;
     /* 16 decode tokens: T_all = 16, a measured num_tokens. */
-    model_batch b = {0, NULL, 16, 16 * 512};
+    model_batch b = {0, NULL, 16, 16 * 512, 0};
     calib_shape sh = {.m = 16, .n = 14336, .k = 4096, .batch = 2, .groups = 8, .ranks = 1, .heads = 1};
     double mv = measured(db, CALIB_OP_MOE, "vllm-", sh), mt = measured(db, CALIB_OP_MOE, "trtllm-", sh);
     CHECK(mv > 0 && mt > 0 && mv != mt);
@@ -163,7 +163,7 @@ static void test_moe(void)
     CHECK_NEAR(t, mt, 1e-15);
     CHECK_NEAR(s, fmin(mv, mt), 1e-15); /* no SGLang rows: the fastest kernel */
     /* 24 tokens: between the measured 16 and 32. */
-    model_batch b24 = {0, NULL, 24, 24 * 512};
+    model_batch b24 = {0, NULL, 24, 24 * 512, 0};
     calib_shape s32 = sh;
     s32.m = 32;
     double lo = measured(db, CALIB_OP_MOE, "vllm-", sh), hi = measured(db, CALIB_OP_MOE, "vllm-", s32);
@@ -201,7 +201,7 @@ static void test_mla(void)
     model_cost *c = cost_of("deepseek-v3", 8, MODEL_DTYPE_BF16);
     if (!c) return;
     /* 8 decode requests of 1,024 tokens: 16 heads a rank. */
-    model_batch b = {0, NULL, 8, 8 * 1024};
+    model_batch b = {0, NULL, 8, 8 * 1024, 0};
     calib_shape sh = {.batch = 8, .ctx = 1024, .heads = 16};
     double mt = measured(db, CALIB_OP_MLA_DECODE, "trtllm-", sh), ms = measured(db, CALIB_OP_MLA_DECODE, "sglang-", sh);
     CHECK(mt > 0 && ms > 0 && mt != ms);
@@ -214,7 +214,7 @@ static void test_mla(void)
     CHECK_NEAR(v, fmin(mt, ms), 1e-15);
     /* Prefill of one 1,024-token chunk. */
     model_chunk ch = {1024, 0};
-    model_batch bp = {1, &ch, 0, 0};
+    model_batch bp = {1, &ch, 0, 0, 0};
     calib_shape sp = {.batch = 1, .m = 1024, .heads = 16};
     double mp = measured(db, CALIB_OP_MLA_PREFILL, "trtllm-", sp);
     CHECK(mp > 0);
@@ -232,7 +232,7 @@ static void test_gdn(void)
     REQUIRE(db != NULL);
     model_cost *c = cost_of("Qwen/Qwen3.5-27B", 1, MODEL_DTYPE_BF16);
     if (!c) return;
-    model_batch b = {0, NULL, 8, 8 * 512};
+    model_batch b = {0, NULL, 8, 8 * 512, 0};
     calib_shape sh = {.batch = 8, .m = 8, .ctx = 1, .n = 5120, .k = 4, .heads = 48, .kv_heads = 16,
                       .head_dim = 128, .groups = 128};
     double dv = measured(db, CALIB_OP_GDN_DECODE, "vllm-", sh), ds = measured(db, CALIB_OP_GDN_DECODE, "sglang-", sh);
@@ -245,7 +245,7 @@ static void test_gdn(void)
     CHECK_NEAR(op_time(c, db, "vllm", &b, "gdn_conv1d", &s3), cv, 1e-15);
     CHECK(s1 == MODEL_SRC_DB && s2 == MODEL_SRC_DB && s3 == MODEL_SRC_DB);
     model_chunk ch = {1024, 0};
-    model_batch bp = {1, &ch, 0, 0};
+    model_batch bp = {1, &ch, 0, 0, 0};
     calib_shape sp = {.batch = 1, .m = 1024, .ctx = 1024, .n = 5120, .k = 4, .heads = 48, .kv_heads = 16,
                       .head_dim = 128, .groups = 128};
     double pv = measured(db, CALIB_OP_GDN_PREFILL, "vllm-", sp);
@@ -263,7 +263,7 @@ static void test_quant(void)
     if (!c) return;
     /* o_quant of 1,024 prefill tokens × 4,096: scale computed + applied. */
     model_chunk ch = {1024, 0};
-    model_batch b = {1, &ch, 0, 0};
+    model_batch b = {1, &ch, 0, 0, 0};
     calib_shape sh = {.m = 1024, .n = 4096};
     double av = measured(db, CALIB_OP_QUANT_FP8, "vllm-", sh), sv_ = measured(db, CALIB_OP_QUANT_SCALE, "vllm-", sh);
     double at = measured(db, CALIB_OP_QUANT_FP8, "trtllm-", sh), st_ = measured(db, CALIB_OP_QUANT_SCALE, "trtllm-", sh);
@@ -274,7 +274,7 @@ static void test_quant(void)
     CHECK(s1 == MODEL_SRC_DB && s2 == MODEL_SRC_DB);
     /* Off the grid (m past the fixture's 4,096): the fitted model, never below the floor. */
     model_chunk big = {65536, 0};
-    model_batch bb = {1, &big, 0, 0};
+    model_batch bb = {1, &big, 0, 0, 0};
     double off = op_time(c, db, "vllm", &bb, "o_quant", &s3);
     CHECK(s3 == MODEL_SRC_DB_FIT);
     calib_shape s4 = {.m = 4096, .n = 4096};
@@ -302,7 +302,7 @@ static void test_moe_expert_dtype(void)
     /* gpt-oss-120b at TP 8 / EP 8 on H100, 64 decode tokens: vLLM's
      * w4a16_mxfp4 row at 64 tokens exactly (the model's "mxfp4" names no
      * engine row). */
-    model_batch bt = {0, NULL, 64, 64 * 512};
+    model_batch bt = {0, NULL, 64, 64 * 512, 0};
     calib_shape sh = {.m = 64, .k = 2880, .n = 2880, .batch = 4, .groups = 128, .ranks = 8, .heads = 1};
     double mv = measured_dt(fixture_db, "h100", CALIB_OP_MOE, "vllm-", sh, "w4a16_mxfp4");
     CHECK(mv > 0);
@@ -327,7 +327,7 @@ static void test_w4a8_mxfp4_b200(void)
     model_cost *c = cost_on("b200-sxm", "deepseek-ai/DeepSeek-V4-Flash",
                             (model_layout){.tp = 8, .ep = 8, .dtype_checkpoint = 1});
     REQUIRE(c != NULL);
-    model_batch bt = {0, NULL, 64, 64 * 512};
+    model_batch bt = {0, NULL, 64, 64 * 512, 0};
     calib_shape sh = {.m = 64, .k = 4096, .n = 2048, .batch = 6, .groups = 256, .ranks = 8, .heads = 1};
     double mt = measured_dt(db, "b200", CALIB_OP_MOE, "trtllm-", sh, "w4a8_mxfp4_mxfp8");
     double ms = measured_dt(db, "b200", CALIB_OP_MOE, "sglang-", sh, "w4a8_mxfp4_mxfp8");
@@ -338,7 +338,7 @@ static void test_w4a8_mxfp4_b200(void)
     CHECK_NEAR(op_time_on(c, db, "b200", "vllm", &bt, "experts_fused", &s3), fmin(mt, ms), 1e-15);
     CHECK(s1 == MODEL_SRC_DB && s2 == MODEL_SRC_DB && s3 == MODEL_SRC_DB);
     /* Between the measured 48 and 64 tokens. */
-    model_batch b56 = {0, NULL, 56, 56 * 512};
+    model_batch b56 = {0, NULL, 56, 56 * 512, 0};
     calib_shape s48 = sh;
     s48.m = 48;
     double lo = measured_dt(db, "b200", CALIB_OP_MOE, "trtllm-", s48, "w4a8_mxfp4_mxfp8");
@@ -366,7 +366,7 @@ static void test_collectives(void)
     REQUIRE(db != NULL);
     model_cost *c = cost_on("h100-sxm", "llama-3.1-8b", (model_layout){.tp = 8, .tp_sp = 1});
     REQUIRE(c != NULL);
-    model_batch bt = {0, NULL, 64, 64 * 512};
+    model_batch bt = {0, NULL, 64, 64 * 512, 0};
     calib_shape sh = {.bytes = 64 * 4096 * 2, .ranks = 8};
     double ag = measured(db, CALIB_OP_ALLGATHER, NULL, sh), rs = measured(db, CALIB_OP_REDUCE_SCATTER, NULL, sh);
     CHECK(ag > 0 && rs > 0 && ag != rs);
@@ -385,7 +385,7 @@ static void test_collectives(void)
     model_cost *u = cost_on("h100-sxm", "llama-3.1-8b", (model_layout){.tp = 1, .sp = 8});
     REQUIRE(u != NULL);
     model_chunk ch = {8192, 0};
-    model_batch bp = {1, &ch, 0, 0};
+    model_batch bp = {1, &ch, 0, 0, 0};
     double a2a = op_time(u, db, "vllm", &bp, "sp_a2a_qkv", &s1);
     CHECK(a2a > 0 && (s1 == MODEL_SRC_DB || s1 == MODEL_SRC_DB_FIT));
     double a2a_an = op_time(u, NULL, NULL, &bp, "sp_a2a_qkv", &s2);
@@ -408,7 +408,7 @@ static void test_ep_alltoall(void)
                             (model_layout){.tp = 1, .dp = 8, .ep = 8, .ep_mode = MODEL_EP_ALLTOALL,
                                            .dtype = MODEL_DTYPE_BF16});
     REQUIRE(c != NULL);
-    model_batch bt = {0, NULL, 512, 512 * 1024};
+    model_batch bt = {0, NULL, 512, 512 * 1024, 0};
     calib_shape sh = {.bytes = 64 * 2 * 4096 * 2, .ranks = 8};
     double row = measured(db, CALIB_OP_ALLTOALL, NULL, sh);
     CHECK(row > 0);

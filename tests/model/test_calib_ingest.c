@@ -243,7 +243,7 @@ static double qkv_time(calib_db *db, int64_t gid, const char *engine, model_sour
         model_cost_set_tables(c, t, NULL);
         model_op ops[128];
         int32_t n = 0;
-        model_batch b = {0, NULL, 16, 16 * 512};
+        model_batch b = {0, NULL, 16, 16 * 512, 0};
         model_cost_breakdown(c, &b, ops, 128, &n, NULL);
         const model_op *q = test_find_op(ops, n, "qkv_proj");
         CHECK(q != NULL);

@@ -36,14 +36,14 @@ static model_cost *make(const char *model, const char *gpu, model_layout l)
 
 static double decode(const model_cost *c, int n, int64_t ctx_each, model_iter_cost *r)
 {
-    model_batch b = {0, NULL, n, (int64_t)n * ctx_each};
+    model_batch b = {0, NULL, n, (int64_t)n * ctx_each, 0};
     return model_cost_iteration(c, &b, r);
 }
 
 static double prefill(const model_cost *c, int tokens, int cached, model_iter_cost *r)
 {
     model_chunk ch = {tokens, cached};
-    model_batch b = {1, &ch, 0, 0};
+    model_batch b = {1, &ch, 0, 0, 0};
     return model_cost_iteration(c, &b, r);
 }
 
@@ -92,7 +92,7 @@ static void test_hand_ops(void)
     int32_t n = 0;
     model_iter_cost r;
     model_chunk ch = {4096, 0};
-    model_batch b = {1, &ch, 0, 0};
+    model_batch b = {1, &ch, 0, 0, 0};
     double tot = model_cost_breakdown(c, &b, ops, 128, &n, &r);
     CHECK(n > 10 && n < 128);
     /* QKV: m=4096, n=(32+2*8)*128=6144, k=4096; 1536 tiles on 132 SMs → 12 waves. */
@@ -122,7 +122,7 @@ static void test_hand_ops(void)
     CHECK(model_cost_iteration(c, &b, NULL) == tot);
 
     /* Decode 8 × 1000: paged attention streams the KV of 8000 tokens. */
-    model_batch d = {0, NULL, 8, 8000};
+    model_batch d = {0, NULL, 8, 8000, 0};
     model_cost_breakdown(c, &d, ops, 128, &n, &r);
     const model_op *ad = test_find_op(ops, n, "attn_decode");
     CHECK(ad != NULL);
@@ -140,7 +140,7 @@ static void test_hand_ops(void)
     /* MoE decode of one token reads top_k = 2 of Mixtral's 8 experts. */
     c = make("mixtral-8x7b", "h100-sxm", layout(1, 1));
     if (!c) return;
-    model_batch one = {0, NULL, 1, 100};
+    model_batch one = {0, NULL, 1, 100, 0};
     model_cost_breakdown(c, &one, ops, 128, &n, &r);
     const model_op *eg = test_find_op(ops, n, "experts_gate_up");
     CHECK(eg != NULL);
@@ -167,7 +167,7 @@ static void test_breakdown_agrees(void)
         {"gpt-oss-120b", "b200", {.tp = 2, .pp = 1, .dtype = MODEL_DTYPE_NVFP4, .kv_dtype = MODEL_DTYPE_FP8}},
     };
     model_chunk ch[3] = {{2048, 0}, {512, 4096}, {100, 30000}};
-    model_batch bs[3] = {{3, ch, 0, 0}, {0, NULL, 64, 64 * 3000}, {2, ch + 1, 32, 32 * 9000}};
+    model_batch bs[3] = {{3, ch, 0, 0, 0}, {0, NULL, 64, 64 * 3000, 0}, {2, ch + 1, 32, 32 * 9000, 0}};
     model_op ops[256];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         model_layout l = cases[i].l;
@@ -290,7 +290,7 @@ static void test_monotonic(void)
     CHECK(prefill(c4, 2048, 0, NULL) < prefill(c2, 2048, 0, NULL));
     CHECK(prefill(c2, 2048, 0, NULL) > prefill(c2, 1024, 0, NULL));
     /* Overhead is added as given; an empty batch costs nothing. */
-    model_batch empty = {0, NULL, 0, 0};
+    model_batch empty = {0, NULL, 0, 0, 0};
     CHECK(model_cost_iteration(c2, &empty, NULL) == 0);
 done:
     model_cost_destroy(c1);
@@ -327,7 +327,7 @@ static double closed_loop_tpot(const model_cost *c, const backend_profile *bp, i
     double d = decode(c, bs, ctx, NULL);
     if (!bp->mixes_prefill) return d;
     model_chunk ch = {isl, 0};
-    model_batch mixed = {1, &ch, bs - 1, (int64_t)(bs - 1) * ctx};
+    model_batch mixed = {1, &ch, bs - 1, (int64_t)(bs - 1) * ctx, 0};
     double extra = model_cost_iteration(c, &mixed, NULL) - decode(c, bs - 1, ctx, NULL);
     return d + (double)bs / osl * extra;
 }
@@ -361,7 +361,7 @@ static void test_fidelity(void)
         prefill(c, 1024, 0, &r);
         model_chunk sixteen[16];
         for (int i = 0; i < 16; i++) sixteen[i] = (model_chunk){1024, 0};
-        model_batch b16 = {16, sixteen, 0, 0};
+        model_batch b16 = {16, sixteen, 0, 0, 0};
         printf("  tp=%d prefill 1024 tokens %6.2f ms (gemm %.2f attn %.2f comm %.2f); 16 x 1024 %.1f ms\n", tp,
                r.total_s * 1e3, r.gemm_s * 1e3, r.attn_s * 1e3, r.comm_s * 1e3,
                model_cost_iteration(c, &b16, NULL) * 1e3);
@@ -433,7 +433,7 @@ static void test_physics(void)
     model_catalog_model("deepseek-v3", &ds, &e);
     model_catalog_gpu("h100-sxm", &h100, &e);
     model_catalog_gpu("b200", &b200, &e);
-    model_batch dec = {0, NULL, 32, 32 * 8000};
+    model_batch dec = {0, NULL, 32, 32 * 8000, 0};
 
     /* DCP=1 is plain attention: same cost and memory as no DCP at all. */
     model_layout l = layout(8, 1);
@@ -460,7 +460,7 @@ static void test_physics(void)
         CHECK(a8 && a1 && g8 && test_find_op(ops, n, "lse_merge"));
         if (a8 && a1) CHECK_NEAR(a8->flops, a1->flops, 1e-3 * a1->flops);
         if (a8 && a1) CHECK(a8->bytes < 0.2 * a1->bytes);
-        model_batch dec2 = {0, NULL, 32, 32 * 64000};
+        model_batch dec2 = {0, NULL, 32, 32 * 64000, 0};
         model_cost_breakdown(c, &dec2, ops1, 256, &n1, NULL);
         const model_op *g8b = test_find_op(ops1, n1, "dcp_gather");
         if (g8 && g8b) CHECK(g8->bytes == g8b->bytes); /* independent of context */
@@ -489,7 +489,7 @@ static void test_physics(void)
     if (c) {
         CHECK(model_cost_gpus(c) == 24);
         model_chunk big = {16384, 0};
-        model_batch pb = {1, &big, 0, 0};
+        model_batch pb = {1, &big, 0, 0, 0};
         model_cost *c1 = make("qwen3-32b", "h100-sxm", layout(8, 1));
         if (c1) CHECK(model_cost_iteration(c, &pb, NULL) < 0.6 * model_cost_iteration(c1, &pb, NULL));
         model_cost_destroy(c1);
@@ -501,7 +501,7 @@ static void test_physics(void)
     c = make("qwen3-32b", "h100-sxm", l);
     if (c) {
         model_chunk big = {8192, 0};
-        model_batch pb = {1, &big, 0, 0};
+        model_batch pb = {1, &big, 0, 0, 0};
         model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
         const model_op *a2a = test_find_op(ops, n, "sp_a2a_qkv");
         CHECK(a2a && a2a->count == 64 && test_find_op(ops, n, "sp_a2a_out"));
@@ -532,14 +532,14 @@ static void test_physics(void)
     l.dtype = MODEL_DTYPE_FP8;
     c = make("qwen3-235b-a22b", "h100-sxm", l);
     if (c) {
-        model_batch small = {0, NULL, 64, 64 * 1000};
+        model_batch small = {0, NULL, 64, 64 * 1000, 0};
         model_cost_breakdown(c, &small, ops, 256, &n, NULL);
         const model_op *dsp = test_find_op(ops, n, "ep_dispatch");
         CHECK(dsp && strstr(dsp->detail, "low_latency"));
         CHECK(test_find_op(ops, n, "ep_combine") != NULL);
         model_chunk big[8];
         for (int i = 0; i < 8; i++) big[i] = (model_chunk){8192, 0};
-        model_batch bb = {8, big, 0, 0};
+        model_batch bb = {8, big, 0, 0, 0};
         model_cost_breakdown(c, &bb, ops, 256, &n, NULL);
         dsp = test_find_op(ops, n, "ep_dispatch");
         CHECK(dsp && strstr(dsp->detail, "normal"));
@@ -562,7 +562,7 @@ static void test_physics(void)
     c2 = make("qwen3-235b-a22b", "h100-sxm", l);
     if (c && c2) {
         model_chunk big = {8192, 0};
-        model_batch pb = {1, &big, 0, 0};
+        model_batch pb = {1, &big, 0, 0, 0};
         model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
         const model_op *u = test_find_op(ops, n, "experts_gate_up");
         double ur = u ? u->flops : 0;
@@ -583,7 +583,7 @@ static void test_physics(void)
     l.moe_gemm = MODEL_MOE_GEMM_MASKED;
     c = make("qwen3-235b-a22b", "h100-sxm", l);
     if (c) {
-        model_batch sm = {0, NULL, 4, 4000};
+        model_batch sm = {0, NULL, 4, 4000, 0};
         model_cost_breakdown(c, &sm, ops, 256, &n, NULL);
         const model_op *g = test_find_op(ops, n, "experts_gate_up");
         CHECK(g && g->flops > 4 * 4.0 * 8 / 8 * 2 * 2 * 1536 * 4096 * 94);
@@ -623,7 +623,7 @@ static void test_physics(void)
         CHECK(r4 > 0.28 && r4 < 0.33);
         CHECK_NEAR(model_cost_kv_bytes_per_token(f8) / model_cost_kv_bytes_per_token(bf), 0.5625 / 2, 1e-12);
         model_chunk big = {8192, 0};
-        model_batch pb = {1, &big, 0, 0};
+        model_batch pb = {1, &big, 0, 0, 0};
         model_cost_breakdown(f8, &pb, ops, 256, &n, NULL);
         CHECK(test_find_op(ops, n, "o_quant") != NULL); /* activation quantisation before fp8 GEMMs */
         CHECK(model_cost_iteration(f4, &pb, NULL) < model_cost_iteration(f8, &pb, NULL));
@@ -655,7 +655,7 @@ static void test_physics(void)
     CHECK_NEAR(t, net.base_s + net.nic_alpha_s + B / (h100.nic_bw * h100.eff_nic), 1e-12);
 
     /* TP options: fp8 collectives halve the bytes, overlap hides some. */
-    model_batch mid = {0, NULL, 64, 64 * 2000};
+    model_batch mid = {0, NULL, 64, 64 * 2000, 0};
     c = make("qwen3-32b", "h100-sxm", layout(8, 1));
     l = layout(8, 1);
     l.comm_fp8 = 1;
@@ -676,7 +676,7 @@ static void test_physics(void)
         /* The collective after o_proj/down_proj feeds the next GEMM, so only
          * a split of its own GEMM into row tiles overlaps it: decode at batch
          * 1 (and 64, under two 128-row tiles) gains nothing (< 2 %). */
-        model_batch one = {0, NULL, 1, 2000};
+        model_batch one = {0, NULL, 1, 2000, 0};
         const model_batch *small[] = {&one, &mid};
         for (int i = 0; i < 2; i++) {
             double t0 = model_cost_iteration(c, small[i], NULL), t1 = model_cost_iteration(c2, small[i], NULL);
@@ -688,7 +688,7 @@ static void test_physics(void)
          * GEMM's (the pipeline g + (s-1)·max(r, g + f·r) + r never beats
          * either); under tp_sp the all-gather before qkv_proj hides too. */
         model_chunk pf = {8192, 0};
-        model_batch big = {1, &pf, 0, 0};
+        model_batch big = {1, &pf, 0, 0, 0};
         model_iter_cost a, b;
         model_cost_iteration(c, &big, &a);
         model_cost_iteration(c2, &big, &b);
@@ -722,8 +722,8 @@ static void test_physics(void)
     c2 = make("qwen3-32b", "h100-sxm", layout(4, 4)); /* 16 GPUs: the hop after stage 1 leaves the node */
     if (c && c2) {
         model_chunk big[4] = {{8192, 0}, {8192, 0}, {8192, 0}, {8192, 0}};
-        model_batch pb = {4, big, 0, 0};
-        model_batch d1 = {0, NULL, 8, 8000};
+        model_batch pb = {4, big, 0, 0, 0};
+        model_batch d1 = {0, NULL, 8, 8000, 0};
         const model_batch *bs[2] = {&pb, &d1};
         for (int k = 0; k < 2; k++) {
             model_cost_breakdown(c, bs[k], ops, 256, &n, NULL);
@@ -808,7 +808,7 @@ static void test_perf_db(void)
         model_op ops[128];
         int32_t n = 0;
         model_iter_cost r;
-        model_batch d = {0, NULL, 16, 16 * 1000};
+        model_batch d = {0, NULL, 16, 16 * 1000, 0};
         double t = model_cost_breakdown(c, &d, ops, 128, &n, &r);
         const model_op *q = test_find_op(ops, n, "qkv_proj"), *o = test_find_op(ops, n, "o_proj"),
                        *rp = test_find_op(ops, n, "rope_kv_write");
@@ -822,7 +822,7 @@ static void test_perf_db(void)
         CHECK(model_cost_iteration(c, &d, NULL) == t);
         /* Beyond the grid: scaled from the nearest point (m = 4096). */
         model_chunk big = {8192, 0};
-        model_batch pb = {1, &big, 0, 0};
+        model_batch pb = {1, &big, 0, 0, 0};
         model_cost_breakdown(c, &pb, ops, 128, &n, &r);
         q = test_find_op(ops, n, "qkv_proj");
         CHECK(q && q->source == MODEL_SRC_DB_FIT);
@@ -851,7 +851,7 @@ static void test_eager_launch(void)
     model_cost *tiny = make("qwen3-235b-a22b", "h100-sxm", l);
     if (!base || !slow || !tiny) goto done;
     model_chunk ch = {512, 0};
-    model_batch pre = {1, &ch, 4, 4 * 1000};
+    model_batch pre = {1, &ch, 4, 4 * 1000, 0};
     model_iter_cost rb, rs;
     double tb = model_cost_iteration(base, &pre, &rb), ts = model_cost_iteration(slow, &pre, &rs);
     /* host = launches × 1 s replaces the GPU time: total − framework
@@ -889,7 +889,7 @@ static void test_eager_serial(void)
     model_cost *c[6] = {0};
     if (!base || !count) goto done;
     model_chunk ch = {2048, 0};
-    model_batch pre = {1, &ch, 0, 0};
+    model_batch pre = {1, &ch, 0, 0, 0};
     model_iter_cost rb;
     double tb = model_cost_iteration(base, &pre, &rb);
     const double o = rb.overhead_s, dev = rb.gemm_s + rb.attn_s + rb.comm_s + rb.other_s;

@@ -151,7 +151,7 @@ static void test_auto(void)
     REQUIRE_OR(c, return);
     model_op ops[256];
     int32_t n = 0;
-    model_batch dec = {0, NULL, 64, 64 * 2000};
+    model_batch dec = {0, NULL, 64, 64 * 2000, 0};
     model_cost_breakdown(c, &dec, ops, 256, &n, NULL);
     const model_op *d = NULL;
     for (int32_t i = 0; i < n; i++)
@@ -160,7 +160,7 @@ static void test_auto(void)
     CHECK(model_cost_ep_mode(c, 0) == MODEL_EP_LOW_LATENCY);
     CHECK(model_cost_ep_mode(c, 1) == MODEL_EP_NORMAL);
     model_chunk ch = {4096, 0};
-    model_batch pf = {1, &ch, 0, 0};
+    model_batch pf = {1, &ch, 0, 0, 0};
     model_cost_breakdown(c, &pf, ops, 256, &n, NULL);
     d = NULL;
     for (int32_t i = 0; i < n; i++)

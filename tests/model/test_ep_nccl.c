@@ -54,9 +54,9 @@ static void test_alltoall_one_node(void)
     model_cost *c = make(8, MODEL_EP_ALLTOALL);
     REQUIRE(c != NULL);
     CHECK(model_cost_ep_mode(c, 0) == MODEL_EP_ALLTOALL && model_cost_ep_mode(c, 1) == MODEL_EP_ALLTOALL);
-    model_batch dec = {0, NULL, 64, 64 * 2000};
+    model_batch dec = {0, NULL, 64, 64 * 2000, 0};
     model_chunk ch = {4096, 0};
-    model_batch pf = {1, &ch, 0, 0};
+    model_batch pf = {1, &ch, 0, 0, 0};
     const model_batch *bs[] = {&dec, &pf};
     const double S[] = {8, 4096};
     for (int i = 0; i < 2; i++) {
@@ -91,7 +91,7 @@ static void test_alltoall_two_nodes(void)
 {
     model_cost *c = make(16, MODEL_EP_ALLTOALL);
     REQUIRE(c != NULL);
-    model_batch dec = {0, NULL, 16 * 32, 16 * 32 * 2000};
+    model_batch dec = {0, NULL, 16 * 32, 16 * 32 * 2000, 0};
     double bd = 0;
     char det[64] = "";
     double td = per_call(c, &dec, "ep_dispatch", &bd, det);
@@ -111,7 +111,7 @@ static void test_allgather(void)
     model_cost *c = make(8, MODEL_EP_ALLGATHER);
     REQUIRE(c != NULL);
     CHECK(model_cost_ep_mode(c, 0) == MODEL_EP_ALLGATHER && model_cost_ep_mode(c, 1) == MODEL_EP_ALLGATHER);
-    model_batch dec = {0, NULL, 64, 64 * 2000};
+    model_batch dec = {0, NULL, 64, 64 * 2000, 0};
     double bg = 0, br = 0;
     double tg = per_call(c, &dec, "moe_all_gather", &bg, NULL), tr = per_call(c, &dec, "moe_reduce_scatter", &br, NULL);
     CHECK_NEAR(bg, 64 * H * AB, 1e-6);
@@ -138,7 +138,7 @@ static void test_tp_replicated(void)
     model_cost *c = test_cost_layout("deepseek-v3", "h100-sxm", &l);
     REQUIRE(c != NULL);
     CHECK(model_cost_ep_mode(c, 0) == -1);
-    model_batch dec = {0, NULL, 64, 64 * 2000};
+    model_batch dec = {0, NULL, 64, 64 * 2000, 0};
     CHECK(per_call(c, &dec, "ep_dispatch", NULL, NULL) < 0 && per_call(c, &dec, "ep_pack", NULL, NULL) < 0);
     model_cost_destroy(c);
 }

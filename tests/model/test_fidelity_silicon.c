@@ -461,7 +461,7 @@ static double gather_bytes(int32_t dp, int32_t ep)
         return -1;
     }
     model_chunk ch = {4096, 0};
-    model_batch b = {1, &ch, 0, 0};
+    model_batch b = {1, &ch, 0, 0, 0};
     model_op ops[256];
     int32_t n = 0;
     model_cost_breakdown(c, &b, ops, 256, &n, NULL);

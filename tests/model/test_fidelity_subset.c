@@ -156,14 +156,18 @@
  * 19.0), TPOT MAPE 32.5 % (39.5 → 34.0), median 9.1 % (10.0 → 9.5); B200
  * TTFT MAPE 41.7 % (181.0 → 43.5), TPOT MAPE 21.3 % (30.0 → 22.5); H100
  * TTFT MAPE 38.2 % (41.5 → 40.0), median 24.2 % (26.0 → 25.5), TPOT MAPE
- * 28.9 % (34.0 → 30.5), median 9.1 % (10.0 → 9.5). */
+ * 28.9 % (34.0 → 30.5), median 9.1 % (10.0 → 9.5).
+ * Loosened when decode-only iterations began running as the engines'
+ * captured CUDA-graph batch sizes (engine behaviour, not fitted;
+ * sim_graph_sizes.h): SGLang's TPOT median 13.58 → 14.00 % (bound 14.0 →
+ * 14.5); all rows' TPOT median 12.5 → 11.9 %, the rest within 0.5 point. */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
 } bound;
 
 static const bound backend_bounds[] = {
-    {"sglang", 59.0, 48.0, 20.5, 14.0},
+    {"sglang", 59.0, 48.0, 20.5, 14.5},
     {"trtllm", 43.0, 28.5, 23.5, 13.5},
     {"vllm", 27.0, 19.0, 34.0, 9.5},
 };

@@ -87,7 +87,7 @@ static void test_layout_per_phase(void)
     model_cost *tpm = make(8, 1, 8, MODEL_EP_AUTO, MODEL_MOE_GEMM_MASKED);
     REQUIRE_OR(c && fc && tp && tpm, goto out);
     /* Decode, 64 requests per DP rank (512 in all): low-latency dispatch, masked, no permute. */
-    model_batch dec = {0, NULL, 512, 512 * 2000};
+    model_batch dec = {0, NULL, 512, 512 * 2000, 0};
     model_cost_breakdown(c, &dec, ops, 256, &n, NULL);
     const model_op *d = test_find_op(ops, n, "ep_dispatch"), *g = test_find_op(ops, n, "experts_gate_up");
     CHECK(d && strstr(d->detail, "low_latency"));
@@ -108,7 +108,7 @@ static void test_layout_per_phase(void)
 
     /* Prefill, 8192 tokens on one DP rank: normal dispatch, contiguous, permute. */
     model_chunk big = {8192, 0};
-    model_batch pb = {1, &big, 0, 0};
+    model_batch pb = {1, &big, 0, 0, 0};
     model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
     d = test_find_op(ops, n, "ep_dispatch");
     CHECK(d && strstr(d->detail, "normal"));
@@ -173,7 +173,7 @@ static void test_fused_moe(void)
     model_op ops[256];
     int32_t n = 0;
     model_chunk big = {8192, 0};
-    model_batch pb = {1, &big, 0, 0};
+    model_batch pb = {1, &big, 0, 0, 0};
     model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
     const model_op *f = test_find_op(ops, n, "experts_fused_moe");
     REQUIRE_OR(f != NULL, goto out);
@@ -236,7 +236,7 @@ static void test_fused_moe_expert_tp(void)
     int32_t n = 0;
     model_chunk per_rank[8];
     for (int i = 0; i < 8; i++) per_rank[i] = (model_chunk){1024, 0};
-    model_batch b8 = {8, per_rank, 0, 0};
+    model_batch b8 = {8, per_rank, 0, 0, 0};
     model_cost_breakdown(dp, &b8, ops, 256, &n, NULL);
     const model_op *f = test_find_op(ops, n, "experts_fused_moe");
     const model_op *ag = test_find_op(ops, n, "moe_all_gather"), *rs = test_find_op(ops, n, "moe_reduce_scatter");
@@ -263,7 +263,7 @@ static void test_fused_moe_expert_tp(void)
     CHECK_NEAR(rs->bytes, MOE_LAYERS * 8192 * H * 2, 1e-3 * rs->bytes);
     /* TP 8 × expert TP 8: one 8192-token chunk, the same experts' work. */
     model_chunk big = {8192, 0};
-    model_batch b1 = {1, &big, 0, 0};
+    model_batch b1 = {1, &big, 0, 0, 0};
     model_cost_breakdown(tp, &b1, ops, 256, &n, NULL);
     f = test_find_op(ops, n, "experts_fused_moe");
     REQUIRE_OR(f != NULL, goto out);

@@ -97,7 +97,7 @@ static double op_time(const model_cost *c, const char *name)
     model_op ops[256];
     int32_t n = 0;
     model_chunk big = {8192, 0};
-    model_batch pb = {1, &big, 0, 0};
+    model_batch pb = {1, &big, 0, 0, 0};
     model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
     for (int32_t i = 0; i < n; i++)
         if (!strcmp(ops[i].name, name)) return ops[i].time_s;

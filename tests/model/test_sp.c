@@ -65,7 +65,7 @@ static void ring_ops(int sp, const model_op **attn, const model_op **ring, model
     *n = 0;
     if (!c) return;
     model_chunk big = {32768, 0};
-    model_batch pb = {1, &big, 0, 0};
+    model_batch pb = {1, &big, 0, 0, 0};
     model_cost_breakdown(c, &pb, ops, 256, n, NULL);
     *attn = test_find_op(ops, *n, "attn_prefill");
     *ring = test_find_op(ops, *n, "sp_ring_kv");
@@ -117,7 +117,7 @@ static void test_ulysses_kv_replication(void)
     model_op ops[256];
     int32_t n = 0;
     model_chunk big = {32768, 0};
-    model_batch pb = {1, &big, 0, 0};
+    model_batch pb = {1, &big, 0, 0, 0};
     double qkv[3] = {0, 0, 0}, kvread[3] = {0, 0, 0};
     const int sps[3] = {4, 8, 16};
     for (int i = 0; i < 3; i++) {

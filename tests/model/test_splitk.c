@@ -103,7 +103,7 @@ static void test_roofline(const model_gpu *g)
     REQUIRE_OR(model_catalog_model("llama-3.1-8b", &m, &e) == 0 && model_cost_create(&m, g, &l, &c, &e) == 0, return);
     model_op ops[128];
     int32_t n = 0;
-    model_batch b = {0, NULL, 30, 30 * 1200};
+    model_batch b = {0, NULL, 30, 30 * 1200, 0};
     model_cost_breakdown(c, &b, ops, 128, &n, NULL);
     /* qkv_proj 48 tiles: 1 or 2 splits; o_proj and down_proj 32 tiles: up
      * to 4. Hand: the splits each takes, and its cost over ideal split-K. */

@@ -465,7 +465,7 @@ static void test_layer_ops(void)
     model_op ops[128];
     int32_t n = 0;
     model_chunk ch = {4096, 0};
-    model_batch pre = {1, &ch, 0, 0}, dec = {0, NULL, 64, 64 * 20000};
+    model_batch pre = {1, &ch, 0, 0, 0}, dec = {0, NULL, 64, 64 * 20000, 0};
 
     model_spec q = test_model_spec("Qwen/Qwen3.5-397B-A17B");
     model_cost *c = NULL;
@@ -658,7 +658,7 @@ static void test_layer_ops(void)
         double att[2] = {0, 0};
         int seen = 0;
         for (int j = 0; j < 2; j++) {
-            model_batch db = {0, NULL, 64, 64 * (int64_t)(j ? 60000 : 20000)};
+            model_batch db = {0, NULL, 64, 64 * (int64_t)(j ? 60000 : 20000), 0};
             model_cost_breakdown(c, &db, ops, 128, &n, NULL);
             for (int32_t i = 0; i < n && i < 128; i++) {
                 if (!strcmp(ops[i].name, "attn_decode_dsa")) {

@@ -129,7 +129,7 @@ static void test_ops(void)
     int32_t n = 0;
     double t_ctx[2] = {0, 0}, csa_ctx[2] = {0, 0}, hca_ctx[2] = {0, 0};
     for (int j = 0; j < 2; j++) {
-        model_batch dec = {0, NULL, 64, 64 * (int64_t)(j ? 64000 : 16000)};
+        model_batch dec = {0, NULL, 64, 64 * (int64_t)(j ? 64000 : 16000), 0};
         t_ctx[j] = model_cost_breakdown(c, &dec, ops, 160, &n, NULL);
         REQUIRE(n <= 160);
         static const char *const want[] = {"q_a_proj", "q_b_proj", "kv_proj", "csa_compress_proj", "hca_compress_proj",
@@ -158,7 +158,7 @@ static void test_ops(void)
     CHECK(t_ctx[1] > t_ctx[0]);
     /* Prefill: its own kinds too. */
     model_chunk ch = {4096, 2048};
-    model_batch pre = {1, &ch, 0, 0};
+    model_batch pre = {1, &ch, 0, 0, 0};
     model_cost_breakdown(c, &pre, ops, 160, &n, NULL);
     CHECK(test_find_op(ops, n, "attn_prefill_csa") && test_find_op(ops, n, "attn_prefill_hca") &&
           test_find_op(ops, n, "csa_indexer_prefill") && test_find_op(ops, n, "attn_prefill_sw"));
@@ -169,7 +169,7 @@ static void test_ops(void)
     /* Hash-routed layers: uniform load whatever expert_skew says (a fixed
      * token-id table), the learned ones skewed: two MoE classes, the hash
      * one priced as at expert_skew 0. */
-    model_batch hdec = {0, NULL, 256, 256 * 4000};
+    model_batch hdec = {0, NULL, 256, 256 * 4000, 0};
     double uniform_layer = 0;
     c = NULL;
     CHECK_MSG(model_cost_create(&f, &b200, &l, &c, &e) == 0, "%s", e.msg);
@@ -207,7 +207,7 @@ static void test_ops(void)
     l.pp = 2;
     CHECK_MSG(model_cost_create(&f, &b200, &l, &c, &e) == 0, "%s", e.msg);
     if (c) {
-        model_batch dec = {0, NULL, 8, 8 * 1000};
+        model_batch dec = {0, NULL, 8, 8 * 1000, 0};
         model_cost_breakdown(c, &dec, ops, 160, &n, NULL);
         const model_op *s = test_find_op(ops, n, "pp_send");
         CHECK(s && fabs(s->bytes - 4.0 * 8 * 4096 * 2.0) < 1);
