@@ -1027,6 +1027,13 @@ int32_t sim_cluster_instance_pool(const sim_cluster *c, int32_t instance)
     return instance >= 0 && instance < c->n_inst ? c->inst_pool[instance] : -1;
 }
 
+int32_t sim_cluster_pool_graph_batch(const sim_cluster *c, int32_t pool, int32_t n)
+{
+    for (int32_t i = 0; i < c->n_inst; i++)
+        if (c->inst_pool[i] == pool) return sim_instance_graph_batch(c->inst[i], n);
+    return n;
+}
+
 int64_t sim_cluster_pool_kv_tokens(const sim_cluster *c, int32_t pool)
 {
     for (int32_t i = 0; i < c->n_inst; i++)

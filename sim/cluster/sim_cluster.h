@@ -71,6 +71,10 @@ const struct model_cost *sim_cluster_pool_cost(const sim_cluster *c, int32_t poo
 const struct model_cost *sim_cluster_pool_draft_cost(const sim_cluster *c, int32_t pool);
 const sim_spec_cfg *sim_cluster_pool_spec(const sim_cluster *c, int32_t pool);
 int32_t sim_cluster_instance_pool(const sim_cluster *c, int32_t instance);
+/* The batch a decode-only iteration of n requests runs as on the pool's
+ * instances (their CUDA graph's, sim_instance_graph_batch; n when the pool
+ * has no instance or no graph covers it). */
+int32_t sim_cluster_pool_graph_batch(const sim_cluster *c, int32_t pool, int32_t n);
 /* KV capacity of one instance of the pool, in tokens (0 when the pool has none). */
 int64_t sim_cluster_pool_kv_tokens(const sim_cluster *c, int32_t pool);
 

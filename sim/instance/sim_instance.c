@@ -499,12 +499,17 @@ static double encode_due(sim_instance *in, const sim_lane *ln)
  * graph of its share of the batch (the ranks pad to the same size), the
  * extra rows dummy sequences of 1 token of context. A batch above the
  * largest captured size runs without a graph, as it is. */
+int32_t sim_instance_graph_batch(const sim_instance *in, int32_t n)
+{
+    if (in->graph_max_bs <= 0 || n <= 0) return n;
+    const int32_t dp = in->dp_ranks, per = (n + dp - 1) / dp;
+    if (per > in->graph_max_bs) return n;
+    return sim_graph_sizes_pad(in->cfg.cuda_graph_sizes, in->graph_max_bs, per) * dp;
+}
+
 static void graph_pad(const sim_instance *in, model_batch *b)
 {
-    if (in->graph_max_bs <= 0 || b->n_decode <= 0) return;
-    const int32_t dp = in->dp_ranks, per = (b->n_decode + dp - 1) / dp;
-    if (per > in->graph_max_bs) return;
-    const int32_t pad = sim_graph_sizes_pad(in->cfg.cuda_graph_sizes, in->graph_max_bs, per) * dp - b->n_decode;
+    const int32_t pad = sim_instance_graph_batch(in, b->n_decode) - b->n_decode;
     if (pad <= 0) return;
     b->n_decode += pad;
     b->decode_ctx_sum += pad;

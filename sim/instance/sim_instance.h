@@ -91,6 +91,12 @@ void sim_instance_fetch_done(sim_instance *in, sim_req *r);
  * function (SIM_ENOTSUP). */
 int sim_instance_enable_spec(sim_instance *in, sim_spec *spec, sim_err *err);
 
+/* The batch a decode-only iteration of n requests runs as: its CUDA
+ * graph's (scheduler.cuda_graph_sizes, every attention-DP rank padded to
+ * the graph of the largest rank's share; sim_graph_sizes.h), or n when no
+ * graph covers it. Pure. */
+int32_t sim_instance_graph_batch(const sim_instance *in, int32_t n);
+
 /* Replaces the cost model's iteration latency (seconds) by fn(ctx, batch),
  * e.g. attention/FFN disaggregation (sim_af_iteration). */
 void sim_instance_set_cost_fn(sim_instance *in, double (*fn)(void *ctx, const model_batch *b), void *ctx);

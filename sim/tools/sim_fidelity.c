@@ -760,8 +760,13 @@ int sim_fidelity_explain(const char *csv_path, const char *id, const sim_fidelit
         explain_iter(pc, &b, &x->prefill_iter_ms, x->prefill_fam_ms, x->prefill_top);
     }
     if (dc) {
-        model_batch b = {.n_decode = (int32_t)llround(x->decode_batch),
-                         .decode_ctx_sum = (int64_t)llround(x->decode_batch * x->decode_ctx)};
+        /* The mean batch as its CUDA graph runs it: padding rows of 1 token. */
+        const int32_t n_dec = (int32_t)llround(x->decode_batch);
+        x->decode_graph_batch = sim_cluster_pool_graph_batch(cl, dpool, n_dec);
+        const int32_t pad = x->decode_graph_batch > n_dec ? x->decode_graph_batch - n_dec : 0;
+        model_batch b = {.n_decode = n_dec + pad,
+                         .decode_ctx_sum = (int64_t)llround(x->decode_batch * x->decode_ctx) + pad,
+                         .n_pad = pad};
         explain_iter(dc, &b, &x->decode_iter_ms, x->decode_fam_ms, x->decode_top);
         const model_cost *draft = sim_cluster_pool_draft_cost(cl, dpool);
         const sim_spec_cfg *sp = sim_cluster_pool_spec(cl, dpool);

@@ -204,6 +204,7 @@ typedef struct {
     double prefill_iter_ms, prefill_fam_ms[5];
     double decode_iter_ms, decode_fam_ms[5];
     double decode_batch, decode_ctx;
+    int32_t decode_graph_batch; /* the mean batch rounded, as its CUDA graph runs it (sim_instance_graph_batch) */
     double decode_stall_ms;     /* TPOT − decode step (per token): prefill chunks in the batch, waits */
     /* Speculative decoding (spec_tokens 0 = off): one step's verify pass of
      * 1 + k tokens per request and draft passes, and the tokens it emits. */

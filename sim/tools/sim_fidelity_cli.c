@@ -279,7 +279,11 @@ static void fid_print_explain(const sim_fidelity_row *r, const sim_fidelity_expl
     printf("TPOT  measured %9.3f ms  simulated %9.3f ms (%+.1f%%)\n", r->meas_tpot_ms, x->tpot_ms,
            rel_err(x->tpot_ms, r->meas_tpot_ms));
     char what[64];
-    snprintf(what, sizeof what, "decode step (batch %.1f, ctx %.0f)", x->decode_batch, x->decode_ctx);
+    if (x->decode_graph_batch > llround(x->decode_batch))
+        snprintf(what, sizeof what, "decode step (batch %.1f as graph %d, ctx %.0f)", x->decode_batch,
+                 x->decode_graph_batch, x->decode_ctx);
+    else
+        snprintf(what, sizeof what, "decode step (batch %.1f, ctx %.0f)", x->decode_batch, x->decode_ctx);
     fam_line(what, x->decode_iter_ms, x->decode_fam_ms, (char(*)[64])x->decode_top);
     if (x->spec_tokens > 0)
         printf("  speculative step               %9.3f ms = verify %.3f (1 + %d tokens per request) + draft %.3f; "

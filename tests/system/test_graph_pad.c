@@ -17,6 +17,9 @@
  *   largest captured size 64, it lasts what the batch of 65 costs. The
  *   padding rows pay no per-request host work: with overhead_per_seq 50 µs
  *   the padded batch costs 7 x 50 µs less than 72 real requests.
+ * - With 4 attention-DP ranks every rank runs the graph of the largest
+ *   rank's share: 9 requests (3 a rank) run as 16, 65 (17) as 96, 7 as 8;
+ *   with the largest size 16, 65 (17 a rank) run without a graph.
  * - The keys: presets set their engine's rule, a key beside a preset wins,
  *   bad values are refused with the key's path. */
 #include "model_cost.h"
@@ -27,6 +30,7 @@
 #include "sim_metrics.h"
 #include "sim_scenario.h"
 #include "test_util.h"
+#include "test_model_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,18 +129,26 @@ static void on_iter(void *ctx, int32_t instance, const sim_trace_iter *it)
 
 #define N_REQ 65
 
-/* Runs N_REQ requests (64 prompt, 4 output tokens, all at t = 0) on one
- * instance of cost model c under rule r and largest size max_bs; fills lg. */
-static int run(const model_cost *c, sim_graph_rule r, int32_t max_bs, int log_batches, iter_log *lg)
+/* A plain scheduler (decode_first, optimistic) with CUDA graphs of rule r
+ * up to max_bs (0: the rule's default). */
+static sim_sched_cfg sched_cfg(int32_t max_seqs, sim_graph_rule r, int32_t max_bs)
 {
     sim_sched_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.max_seqs = 128;
+    cfg.max_seqs = max_seqs;
     cfg.max_batched_tokens = 8192;
     cfg.chunk_tokens = 8192;
     cfg.block_tokens = 16;
     cfg.cuda_graph_sizes = r;
     cfg.cuda_graph_max_bs = max_bs;
+    return cfg;
+}
+
+/* Runs N_REQ requests (64 prompt, 4 output tokens, all at t = 0) on one
+ * instance of cost model c under rule r and largest size max_bs; fills lg. */
+static int run(const model_cost *c, sim_graph_rule r, int32_t max_bs, int log_batches, iter_log *lg)
+{
+    const sim_sched_cfg cfg = sched_cfg(128, r, max_bs);
     memset(lg, 0, sizeof *lg);
     sim_err err = {{0}};
     sim_engine *eng = sim_engine_create();
@@ -177,15 +189,10 @@ static int64_t ns_of(const model_cost *c, const model_batch *b)
 
 static void test_decode_cost(void)
 {
-    model_spec m;
-    model_gpu g;
-    model_cost *c = NULL;
-    sim_err err = {{0}};
-    REQUIRE(model_catalog_model("qwen3-32b", &m, &err) == 0);
-    REQUIRE(model_catalog_gpu("h100-sxm", &g, &err) == 0);
     model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
                       .overhead_s = 1e-3, .overhead_per_seq_s = 50e-6, .gpus_per_node = 8};
-    REQUIRE_MSG(model_cost_create(&m, &g, &l, &c, &err) == 0, "%s", err.msg);
+    model_cost *c = test_cost_layout("qwen3-32b", "h100-sxm", &l);
+    REQUIRE(c != NULL);
     iter_log plain, padded, above, logged;
     int ok = run(c, SIM_GRAPH_NONE, 0, 1, &plain) == 0 && run(c, SIM_GRAPH_VLLM, 0, 0, &padded) == 0 &&
              run(c, SIM_GRAPH_VLLM, 64, 0, &above) == 0 && run(c, SIM_GRAPH_VLLM, 0, 1, &logged) == 0;
@@ -223,6 +230,42 @@ static void test_decode_cost(void)
     model_batch pad = {.n_decode = 72, .decode_ctx_sum = 72 * 65, .n_pad = 7};
     model_batch full = {.n_decode = 72, .decode_ctx_sum = 72 * 65};
     CHECK_NEAR(model_cost_iteration(c, &full, NULL) - model_cost_iteration(c, &pad, NULL), 7 * 50e-6, 1e-12);
+    model_cost_destroy(c);
+}
+
+/* Attention DP: every rank runs the graph of the largest rank's share. */
+static void test_dp_ranks(void)
+{
+    model_layout l = {.tp = 1, .pp = 1, .dp = 4, .ep = 4, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
+                      .gpus_per_node = 8};
+    model_cost *c = test_cost_layout("qwen3-30b-a3b", "h100-sxm", &l);
+    REQUIRE(c != NULL);
+    sim_err err = {{0}};
+    sim_sched_cfg cfg = sched_cfg(256, SIM_GRAPH_VLLM, 0);
+    sim_engine *eng = sim_engine_create();
+    sim_metrics *met = sim_metrics_create(1);
+    sim_instance *in = NULL, *small = NULL, *none = NULL;
+    sim_instance_hooks hooks = {0};
+    int rc = eng && met ? sim_instance_create(eng, 0, SIM_ROLE_COLOCATED, &cfg, c, 1 << 20, met, hooks, &in, &err) : -1;
+    cfg.cuda_graph_max_bs = 16;
+    if (rc == 0) rc = sim_instance_create(eng, 1, SIM_ROLE_COLOCATED, &cfg, c, 1 << 20, met, hooks, &small, &err);
+    cfg.cuda_graph_sizes = SIM_GRAPH_NONE;
+    if (rc == 0) rc = sim_instance_create(eng, 2, SIM_ROLE_COLOCATED, &cfg, c, 1 << 20, met, hooks, &none, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc == 0) {
+        CHECK(sim_instance_graph_batch(in, 9) == 16);  /* 3 a rank -> 4 */
+        CHECK(sim_instance_graph_batch(in, 65) == 96); /* 17 a rank -> 24 */
+        CHECK(sim_instance_graph_batch(in, 8) == 8);   /* 2 a rank, captured */
+        CHECK(sim_instance_graph_batch(in, 7) == 8);   /* the ranks pad to the largest share */
+        CHECK(sim_instance_graph_batch(small, 64) == 64);
+        CHECK(sim_instance_graph_batch(small, 65) == 65); /* 17 a rank > 16: no graph */
+        CHECK(sim_instance_graph_batch(none, 65) == 65);
+    }
+    sim_instance_destroy(in);
+    sim_instance_destroy(small);
+    sim_instance_destroy(none);
+    sim_metrics_destroy(met);
+    sim_engine_destroy(eng);
     model_cost_destroy(c);
 }
 
@@ -264,7 +307,8 @@ static void test_keys(void)
 
 static const test_case cases[] = {
     {"rule_vllm", test_rule_vllm},   {"rule_sglang", test_rule_sglang}, {"rule_trtllm", test_rule_trtllm},
-    {"rule_none", test_rule_none},   {"decode_cost", test_decode_cost}, {"keys", test_keys},
+    {"rule_none", test_rule_none},   {"decode_cost", test_decode_cost}, {"dp_ranks", test_dp_ranks},
+    {"keys", test_keys},
 };
 
 int main(int argc, char **argv)
