@@ -538,6 +538,8 @@ typedef struct {
     char lambdas[128];         /* routing.lambda values (cache_aware routing only) */
     char draft_tokens[64];     /* speculative draft tokens k to try in the pools that decode, e.g. "0,1,2,3"
                                 * ("" = the scenario's scheduler.speculative as it is) */
+    char encode_instances[64]; /* encode pool sizes to try (one-GPU encoders of deployment.encode, 0 = the
+                                * instances encode), e.g. "0,1,2,4" ("" = deployment.encode.instances) */
     double rate;               /* > 0: evaluate at this rate (req/s) instead of finding the max */
     double percentile;         /* SLO percentile: 50, 90, 99 or 99.9 */
     int64_t requests;          /* requests per simulation during the search */

@@ -640,6 +640,12 @@ static const sim_schema_field table[] = {
         "speculative, with draft_tokens 0 there if the scenario itself should not speculate). Values > 0 are not "
         "tried with modes af and pd+af or pipeline-parallel layouts (not modelled). \"\" = every candidate as the "
         "scenario's pool has it."),
+    FLD("search.encode_instances", SIM_SCHEMA_STR, SC(search.encode_instances), ANY,
+        "The encode pool as a search dimension (workload.images): deployment.encode.instances values to try, e.g. "
+        "\"0,1,2,4\" (0 = each instance encodes its requests' images); the encoders run on deployment.encode.gpu, "
+        "else on the GPU type of the candidate's first pool, count in search.max_gpus (the serving pools fill what "
+        "is left), in per-GPU figures and at that GPU type's search.prices entry. \"\" = the scenario's "
+        "deployment.encode.instances for every candidate (counted the same way)."),
     FLD("search.rate", SIM_SCHEMA_F64, SC(search.rate), GE0,
         "Evaluate every candidate at this arrival rate in req/s (0 = find the highest rate that meets the SLO)."),
     FLD("search.percentile", SIM_SCHEMA_F64, SC(search.percentile), IN(50, 99.9),

@@ -71,15 +71,6 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
                              (int)q);
             goto fail;
         }
-    if (sc->deployment.encode_instances > 0) {
-        /* Candidates' GPU budgets, layouts and bounds count the serving
-         * pools only; an encode pool's GPUs would ride along uncounted. */
-        rc = sim_err_set(err, SIM_ENOTSUP,
-                         "deployment.encode.instances: the search counts the serving pools' GPUs only and does not "
-                         "size an encode pool; set it to 0 (each instance runs its requests' encoder passes, which "
-                         "the search prices) or run the scenario (servesim run) with the pool");
-        goto fail;
-    }
     if (sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_SCHEDULE) {
         /* The search varies workload.arrival.rate, which a schedule ignores. */
         rc = sim_err_set(err, SIM_EINVAL,
@@ -114,6 +105,7 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         sim_err_wrap(err, rc, "model");
         goto fail;
     }
+    if ((rc = sim_search_encode_init(s, err)) < 0) goto fail;
     if ((rc = sim_search_enumerate(s, err)) < 0) goto fail;
     /* Objective: cost needs a price for every GPU type searched. */
     int priced = 1;
@@ -318,6 +310,7 @@ int sim_search_same_deployment(const sim_search *s, int32_t a, int32_t b)
 {
     const sim_search_cand *x = &s->cands[a], *y = &s->cands[b];
     if (x->mode != y->mode || x->n_pools != y->n_pools || strcmp(x->gpu, y->gpu) != 0) return 0;
+    if (x->encode_instances != y->encode_instances) return 0;
     for (int32_t p = 0; p < x->n_pools; p++) {
         const sim_search_pool *u = &x->pools[p], *v = &y->pools[p];
         if (u->role != v->role || u->instances != v->instances || u->tp != v->tp || u->pp != v->pp ||

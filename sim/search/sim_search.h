@@ -61,7 +61,11 @@ typedef struct {
     double lambda;           /* < 0: routing.lambda left as the scenario has it */
     int32_t draft_tokens;    /* speculative draft tokens of the pools that decode (search.draft_tokens);
                               * < 0: scheduler.speculative left as the scenario's pools have it */
-    int32_t gpus;            /* whole deployment */
+    int32_t encode_instances; /* one-GPU encoders of the encode pool (search.encode_instances, or the
+                              * scenario's deployment.encode.instances > 0); 0: the instances encode;
+                              * < 0: no images' encode pool dimension (deployment.encode as the scenario has it) */
+    char encode_gpu[SIM_NAME_MAX]; /* the encoders' GPU type when encode_instances > 0 */
+    int32_t gpus;            /* whole deployment, the encoders included */
     char label[256];         /* e.g. "pd 2P tp4 + 6D tp4 | seqs 256 mbt 8192 chunk 2048" */
 } sim_search_cand;
 
@@ -166,8 +170,8 @@ const sim_search_result *sim_search_result_get(const sim_search *s, int32_t i);
  * means), then the rest as before. */
 int32_t sim_search_ranking(const sim_search *s, int32_t *idx, int32_t max);
 
-/* 1 when candidates a and b are the same deployment (GPU type, mode, and
- * per pool role, GPU type, instance count and layout), whatever their scheduler caps,
+/* 1 when candidates a and b are the same deployment (GPU type, mode, encode
+ * pool, and per pool role, GPU type, instance count and layout), whatever their scheduler caps,
  * draft tokens or routing lambda. */
 int sim_search_same_deployment(const sim_search *s, int32_t a, int32_t b);
 

@@ -42,6 +42,7 @@
 #include "sim_workload.h"
 
 #include <math.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,11 @@ static int lens_compute(const sim_search *s, int64_t requests, sim_search_lens *
     w.trace.time_scale = 1.0;
     w.trace.rate_scale = 1.0;
     if ((rc = sim_workload_create(&w, s->sc.seed, &wl, err)) < 0) return rc;
+    sim_search_img_draw *img = NULL;
+    if ((rc = sim_search_img_open(s, &img, err)) < 0) {
+        sim_workload_destroy(wl);
+        return rc;
+    }
     int closed = sim_workload_is_closed(wl);
     double sin = 0, sout = 0, sio = 0;
     sim_time t0 = 0, t1 = 0;
@@ -107,20 +113,24 @@ static int lens_compute(const sim_search *s, int64_t requests, sim_search_lens *
         int got = closed ? sim_workload_sample(wl, 0, &r) : sim_workload_next(wl, &r);
         if (got < 0) {
             sim_workload_destroy(wl);
+            sim_search_img_close(img);
             return sim_err_set(err, got, "out of memory drawing the workload");
         }
         if (got == 0) break;
+        /* Image tokens join the prompt, as the cluster adds them at dispatch. */
+        const int64_t in = (int64_t)r.input_tokens + (img ? sim_search_img_next(img, L) : 0);
         if (L->n == 0) t0 = r.arrival;
         t1 = r.arrival;
         L->n++;
-        sin += r.input_tokens;
+        sin += (double)in;
         sout += r.output_tokens;
-        sio += (double)r.input_tokens * r.output_tokens;
-        if (r.input_tokens < L->in_min) L->in_min = r.input_tokens;
-        if (r.input_tokens + r.output_tokens > L->longest) L->longest = r.input_tokens + r.output_tokens;
+        sio += (double)in * r.output_tokens;
+        if (in < L->in_min) L->in_min = (double)in;
+        if (in + r.output_tokens > L->longest) L->longest = in + r.output_tokens;
         sim_workload_release(wl, &r);
     }
     sim_workload_destroy(wl);
+    sim_search_img_close(img);
     if (L->n == 0) return sim_err_set(err, SIM_EINVAL, "search: the workload produces no requests");
     L->in_mean = sin / (double)L->n;
     L->out_mean = sout / (double)L->n;
@@ -342,6 +352,67 @@ static double decode_tok_rate(iter_fn fn, iter_fn thr, int32_t lanes, const void
     return best;
 }
 
+/* 1 when catalogue names a and b are one GPU type (aliases resolved). */
+static int same_gpu(const char *a, const char *b)
+{
+    if (strcasecmp(a, b) == 0) return 1;
+    model_gpu ga, gb;
+    sim_err e = {{0}};
+    return model_catalog_gpu(a, &ga, &e) == 0 && model_catalog_gpu(b, &gb, &e) == 0 && strcmp(ga.name, gb.name) == 0;
+}
+
+/* The images' encoders (workload.images) of candidate c: sets enc_rate to
+ * the requests/s its encode pool can take (INFINITY without one: N
+ * encoders each take one request's items per pass, so N / the mean pass),
+ * coloc_s[p] to the mean pass pool p's instances add to a request's
+ * prefill (colocated encoding), first_s[p] to the fewest items' pass a
+ * request waits for before pool p's first chunk. 0 when c is infeasible
+ * (reason in res). */
+static int encode_bound(const sim_search *s, const sim_search_cand *c, const sim_search_costent *const *ent,
+                        const sim_search_lens *L, double *enc_rate, double *coloc_s, double *first_s,
+                        sim_search_result *res)
+{
+    *enc_rate = INFINITY;
+    for (int32_t p = 0; p < c->n_pools; p++) coloc_s[p] = first_s[p] = 0;
+    if (!s->images) return 1;
+    const int32_t N = c->encode_instances > 0 ? c->encode_instances : 0;
+    double min_s = 0;
+    if (N == 0) {
+        /* The front instances (colocated, prefill) encode their requests' items on their tp GPUs. */
+        for (int32_t p = 0; p < c->n_pools; p++) {
+            sim_role role = c->pools[p].role;
+            if (role != SIM_ROLE_COLOCATED && role != SIM_ROLE_PREFILL) continue;
+            if (c->pools[p].pp > 1) {
+                char ln[48];
+                sim_search_layout_name(&c->pools[p], ln, sizeof ln);
+                res->status = SIM_CAND_INFEASIBLE;
+                snprintf(res->reason, sizeof res->reason, "%s %s: encoding images in an instance with pipeline "
+                         "stages is not modelled (an encode pool, search.encode_instances > 0, is)",
+                         sim_role_name(role), ln);
+                return 0;
+            }
+            coloc_s[p] = sim_search_encode_mean_s(s, ent[p]->cost, c->pools[p].tp, L, &min_s);
+            first_s[p] = min_s;
+        }
+        return 1;
+    }
+    /* The encoders are priced with the cost model of the first pool on their GPU type, as the cluster does. */
+    int32_t q = -1;
+    for (int32_t p = 0; p < c->n_pools && q < 0; p++)
+        if (same_gpu(c->pools[p].gpu, c->encode_gpu)) q = p;
+    if (q < 0) {
+        res->status = SIM_CAND_INFEASIBLE;
+        snprintf(res->reason, sizeof res->reason, "deployment.encode.gpu: %.40s runs no pool of this candidate "
+                 "(the tower is priced with a pool's cost model on the same GPU)", c->encode_gpu);
+        return 0;
+    }
+    const double pass = sim_search_encode_mean_s(s, ent[q]->cost, 1, L, &min_s);
+    if (pass > 0) *enc_rate = (double)N / pass;
+    for (int32_t p = 0; p < c->n_pools; p++)
+        if (c->pools[p].role == SIM_ROLE_COLOCATED || c->pools[p].role == SIM_ROLE_PREFILL) first_s[p] = min_s;
+    return 1;
+}
+
 void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_result *res)
 {
     const sim_scenario *sc = &s->sc;
@@ -396,6 +467,11 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
             return;
         }
     }
+    double enc_rate, coloc_s[SIM_SEARCH_MAX_POOLS], first_s[SIM_SEARCH_MAX_POOLS];
+    if (!encode_bound(s, c, ent, L, &enc_rate, coloc_s, first_s, res)) {
+        sim_af_destroy(af);
+        return;
+    }
     double rate = INFINITY;
     char why[200] = "";
     for (int32_t p = 0; p < c->n_pools; p++) {
@@ -432,15 +508,23 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
             model_chunk one = {.tokens = (int32_t)(L->in_min < c->chunk_tokens ? L->in_min : c->chunk_tokens)};
             model_batch b1 = {.n_chunks = 1, .chunks = &one};
             double t_first = fn(ctx, &b1);
-            if (ttft_s > 0 && t_first > ttft_s && L->in_min <= c->chunk_tokens) {
-                snprintf(why, sizeof why, "the shortest prompt alone takes %.0f ms to prefill > TTFT bound %.0f ms",
-                         t_first * 1e3, ttft_s * 1e3);
+            if (ttft_s > 0 && t_first + first_s[p] > ttft_s && L->in_min <= c->chunk_tokens) {
+                if (first_s[p] > 0)
+                    snprintf(why, sizeof why, "the shortest prompt alone takes %.0f ms to prefill after a %.0f ms "
+                             "encoder pass > TTFT bound %.0f ms", t_first * 1e3, first_s[p] * 1e3, ttft_s * 1e3);
+                else
+                    snprintf(why, sizeof why, "the shortest prompt alone takes %.0f ms to prefill > TTFT bound %.0f ms",
+                             t_first * 1e3, ttft_s * 1e3);
                 rate = 0;
                 sim_spec_destroy(sp);
                 break;
             }
             if (!caching) {
-                double r = 1.0 / (L->in_mean * prefill_s_per_token(thr, ctx, c));
+                /* Colocated encoding: the tower's pass joins the request's prefill work. */
+                double r = 1.0 / (L->in_mean * prefill_s_per_token(thr, ctx, c) + coloc_s[p]);
+                if (r < inst) inst = r;
+            } else if (coloc_s[p] > 0) {
+                double r = 1.0 / coloc_s[p];
                 if (r < inst) inst = r;
             }
         }
@@ -468,6 +552,10 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
         }
     }
     sim_af_destroy(af);
+    if (rate > 0 && enc_rate < rate) {
+        rate = enc_rate;
+        snprintf(res->bound_by, sizeof res->bound_by, "encode of %dx 1-GPU encoders", (int)c->encode_instances);
+    }
     if (rate == 0) {
         res->status = SIM_CAND_SLO_MISSED;
         snprintf(res->reason, sizeof res->reason, "SLO unreachable: %s", why);

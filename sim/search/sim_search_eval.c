@@ -40,6 +40,12 @@ int sim_search_apply(const sim_search *s, int32_t i, double rate, int64_t reques
             snprintf(out->deployment.pools[p].gpu, sizeof out->deployment.pools[p].gpu, "%s", c->pools[p].gpu);
     }
     if (c->lambda >= 0) out->routing.lambda = c->lambda;
+    if (c->encode_instances >= 0) {
+        /* The encode pool searched; its encoders on deployment.encode.gpu, else hardware.gpu (= c->gpu). */
+        out->deployment.encode_instances = c->encode_instances;
+        if (c->encode_instances > 0 && strcmp(c->encode_gpu, c->gpu) != 0)
+            snprintf(out->deployment.encode_gpu, sizeof out->deployment.encode_gpu, "%s", c->encode_gpu);
+    }
     out->workload.requests = requests > 0 ? requests : sim_search_requests_for(s, c);
     out->sweep.key[0] = '\0';
     out->sweep.values[0] = '\0';
@@ -286,6 +292,10 @@ int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int b
     json_object_set_new(q, "mode", json_string(sim_mode_name(c->mode)));
     json_object_set_new(q, "gpus", json_integer(c->gpus));
     if (c->draft_tokens >= 0) json_object_set_new(q, "draft_tokens", json_integer(c->draft_tokens));
+    if (c->encode_instances >= 0) {
+        json_object_set_new(q, "encode_instances", json_integer(c->encode_instances));
+        if (c->encode_instances > 0) json_object_set_new(q, "encode_gpu", json_string(c->encode_gpu));
+    }
     json_object_set_new(q, "probe", json_integer(probe));
     json_object_set_new(q, "rate", json_real(pr->rate));
     json_object_set_new(q, "pass", json_boolean(pr->pass));
@@ -311,6 +321,14 @@ int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int b
             json_object_set_new(po, "gpu", json_string(c->pools[p].gpu));
             json_object_set_new(po, "instances", json_integer(c->pools[p].instances));
             json_object_set_new(po, "gpus", json_integer(c->pools[p].instances * c->pools[p].gpus));
+            json_array_append_new(fleet, po);
+        }
+        if (c->encode_instances > 0) {
+            json_t *po = json_object();
+            json_object_set_new(po, "role", json_string("encode"));
+            json_object_set_new(po, "gpu", json_string(c->encode_gpu));
+            json_object_set_new(po, "instances", json_integer(c->encode_instances));
+            json_object_set_new(po, "gpus", json_integer(c->encode_instances));
             json_array_append_new(fleet, po);
         }
         json_object_set_new(q, "fleet", fleet);

@@ -7,10 +7,17 @@
 
 #include "model_catalog.h"
 #include "model_cost.h"
+#include "model_vision.h"
 #include "sim_search.h"
 #include "sim_store.h"
 
 #include <pthread.h>
+
+/* Distinct per-request item counts kept for the encoder bound; a request
+ * with a count beyond them is priced at the largest kept count below it
+ * (a pass over more items never takes less, so the bound stays above). */
+#define SIM_SEARCH_IMG_COUNTS 64
+#define SIM_SEARCH_MAX_ENC 16
 
 /* Lengths of the requests one simulation sends (drawn from the workload
  * itself, so the bounds use exactly the requests simulated). */
@@ -22,6 +29,12 @@ typedef struct {
     double ctx_tok;          /* Σ in·out / Σ out: token-weighted context floor of decode */
     int64_t longest;         /* max in + out */
     double base_rate;        /* trace: requests/s of the trace as recorded (0 otherwise) */
+    /* workload.images: the requests' item counts as the cluster draws them (their image tokens are
+     * in the lengths above); img_reqs[k] requests carry img_items[k] items. */
+    int32_t n_img;
+    int32_t img_items[SIM_SEARCH_IMG_COUNTS];
+    int64_t img_reqs[SIM_SEARCH_IMG_COUNTS];
+    int32_t img_min;         /* fewest items of a request */
 } sim_search_lens;
 
 /* One (gpu, layout) cost model, built once and shared read-only. */
@@ -56,6 +69,13 @@ struct sim_search {
     int hetero;              /* search.{prefill,decode,attention,ffn}_gpus given: pools pick GPU types */
     int32_t n_drafts;        /* search.draft_tokens values (0: the dimension is off) */
     int64_t spec_skipped;    /* candidates not emitted with draft tokens > 0: they cannot speculate */
+    int images;              /* workload.images on: requests carry items for the vision tower */
+    model_media_grid media;  /* one item as the tower sees it (images on) */
+    int32_t n_enc;           /* encode pool sizes searched (0: the dimension is off: no images, or no
+                              * search.encode_instances with deployment.encode.instances 0) */
+    int32_t enc_v[SIM_SEARCH_MAX_ENC];
+    int enc_key;             /* search.encode_instances given (else the scenario's pool size, alone) */
+    char enc_gpu[SIM_NAME_MAX]; /* deployment.encode.gpu ("" = each candidate's first pool's GPU type) */
     int32_t threads;
     int32_t rank, ranks;
     int64_t simulations;
@@ -118,6 +138,32 @@ void sim_search_spec_apply(const sim_search_cand *c, int32_t p, sim_pool_cfg *ou
  * scheduler.speculative from (no acceptance, too short a list, method
  * draft without draft_model); notes the candidates skipped. */
 int sim_search_spec_check(sim_search *s, sim_err *err);
+
+/* sim_search_encode.c: the images' encode pool as a search dimension. */
+/* After the model is read, before enumeration: the images' grid, the
+ * encode pool sizes to search (search.encode_instances, else the scenario's
+ * deployment.encode.instances when > 0), and the refusals, with key paths
+ * (a list without images, values out of range or repeated, an unknown
+ * deployment.encode.gpu, modes af / pd+af named with images). */
+int sim_search_encode_init(sim_search *s, sim_err *err);
+/* The encode pool size of value index e (-1 when the dimension is off). */
+int32_t sim_search_encode_value(const sim_search *s, int e);
+/* Sets c's encode_instances to n (< 0: dimension off) and, for n > 0, its
+ * encode_gpu: deployment.encode.gpu, else its first pool's type. */
+void sim_search_encode_set(const sim_search *s, sim_search_cand *c, int32_t n);
+/* lens_compute's side: draws the item count of each request the way the
+ * cluster does (own stream "images"), adds their tokens to the request's
+ * input and keeps the counts in L. h is opened once per workload draw. */
+typedef struct sim_search_img_draw sim_search_img_draw;
+int sim_search_img_open(const sim_search *s, sim_search_img_draw **h, sim_err *err);
+int32_t sim_search_img_next(sim_search_img_draw *h, sim_search_lens *L);
+void sim_search_img_close(sim_search_img_draw *h);
+/* Mean seconds of the tower's pass per request over L's item counts on
+ * cost model mc with `ranks` GPUs encoding whole items (the cluster's
+ * colocated pass: the instance's tp; an encoder: 1). *min_s: the pass of
+ * the fewest items a request has. */
+double sim_search_encode_mean_s(const sim_search *s, const model_cost *mc, int32_t ranks, const sim_search_lens *L,
+                                double *min_s);
 
 /* sim_search_bound.c */
 /* The scenario pool whose settings a pool of that role takes: the first of

@@ -79,6 +79,8 @@ void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len)
     if (a->chunk_tokens != b->chunk_tokens) DIFF(", chunk %d", (int)a->chunk_tokens);
     if (a->lambda != b->lambda) DIFF(", lambda %g", a->lambda);
     if (a->draft_tokens != b->draft_tokens) DIFF(", draft %d not %d", (int)a->draft_tokens, (int)b->draft_tokens);
+    if (a->encode_instances != b->encode_instances)
+        DIFF(", %d encoders not %d", (int)a->encode_instances, (int)b->encode_instances);
     if (d[0]) PUT("; differs:%s", d + 1);
 #undef DIFF
 #undef PUT
@@ -180,6 +182,9 @@ static void fleet_name(const sim_search_cand *c, char *buf, size_t len)
         n += (size_t)snprintf(buf + n, len - n, "%s%d × %s %s on %s (%d GPUs)", p ? " + " : "", (int)pp->instances,
                               sim_role_name(pp->role), ln, pp->gpu, (int)(pp->instances * pp->gpus));
     }
+    if (c->encode_instances > 0 && n < len)
+        snprintf(buf + n, len - n, " + %d × encoder on %s (%d GPUs)", (int)c->encode_instances, c->encode_gpu,
+                 (int)c->encode_instances);
 }
 
 /* Heterogeneous searches: each top fleet's GPU type and count per role and
@@ -324,6 +329,10 @@ static json_t *cand_json(const sim_search *s, int32_t i)
     json_object_set_new(o, "chunk_tokens", json_integer(c->chunk_tokens));
     if (c->lambda >= 0) json_object_set_new(o, "lambda", json_real(c->lambda));
     if (c->draft_tokens >= 0) json_object_set_new(o, "draft_tokens", json_integer(c->draft_tokens));
+    if (c->encode_instances >= 0) {
+        json_object_set_new(o, "encode_instances", json_integer(c->encode_instances));
+        if (c->encode_instances > 0) json_object_set_new(o, "encode_gpu", json_string(c->encode_gpu));
+    }
     json_object_set_new(o, "bound_rate", json_real(r->bound_rate));
     if (r->status == SIM_CAND_OK) {
         json_object_set_new(o, "rate", json_real(r->rate));
@@ -436,9 +445,12 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
             unit, pct_name(s->percentile));
     if (s->n_drafts > 0)
         fprintf(f, "# draft_tokens: speculative draft tokens per step of the pools that decode (search.draft_tokens)\n");
+    if (s->n_enc > 0)
+        fprintf(f, "# encode_instances: one-GPU encoders of the images' encode pool, 0 = the instances encode "
+                   "(search.encode_instances); counted in gpus\n");
     fprintf(f, "id,status,label,gpu,mode,gpus,requests,bound_rate,rate,goodput_per_gpu,run_tok_s_gpu,tok_s_user,"
-               "ttft_ms,tpot_ms,cost_per_mtok,score,probes,prices,reason%s\n",
-            s->n_drafts > 0 ? ",draft_tokens" : "");
+               "ttft_ms,tpot_ms,cost_per_mtok,score,probes,prices,reason%s%s\n",
+            s->n_drafts > 0 ? ",draft_tokens" : "", s->n_enc > 0 ? ",encode_instances" : "");
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_cand *c = &s->cands[i];
         const sim_search_result *r = &s->res[i];
@@ -455,6 +467,7 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
         fputc(',', f);
         csv_str(f, r->reason);
         if (s->n_drafts > 0) fprintf(f, ",%d", (int)c->draft_tokens);
+        if (s->n_enc > 0) fprintf(f, ",%d", (int)c->encode_instances);
         fputc('\n', f);
     }
     return ferror(f) ? SIM_EIO : 0;

@@ -282,7 +282,7 @@ static int emit(sim_search *s, sim_search_cand *base, const char *const *gpu, co
 {
     char pools[200] = "";
     int n = 0;
-    base->gpus = 0;
+    base->gpus = base->encode_instances > 0 ? base->encode_instances : 0;
     for (int32_t p = 0; p < base->n_pools; p++) snprintf(base->pools[p].gpu, sizeof base->pools[p].gpu, "%s", gpu[p]);
     for (int32_t p = 0; p < base->n_pools; p++) {
         char ln[48];
@@ -313,13 +313,20 @@ static int emit(sim_search *s, sim_search_cand *base, const char *const *gpu, co
                     s->spec_skipped++;
                     continue;
                 }
-                char lam[32] = "", dt[24] = "";
+                char lam[32] = "", dt[24] = "", en[80] = "";
                 if (nl) snprintf(lam, sizeof lam, " | lambda %g", lams[j]);
                 if (dr->n) snprintf(dt, sizeof dt, " | draft %d", (int)c.draft_tokens);
-                snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s%s",
+                if (c.encode_instances >= 0) {
+                    /* The encoders' type is named where it is not the one the label shows. */
+                    if (c.encode_instances > 0 && (s->hetero || strcmp(c.encode_gpu, c.gpu) != 0))
+                        snprintf(en, sizeof en, " | enc %d@%.40s", (int)c.encode_instances, c.encode_gpu);
+                    else
+                        snprintf(en, sizeof en, " | enc %d", (int)c.encode_instances);
+                }
+                snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s%s%s",
                          multi_gpu && !s->hetero ? c.gpu : "", multi_gpu && !s->hetero ? ": " : "",
                          sim_mode_name(c.mode), pools, (int)c.max_seqs, (int)c.max_batched_tokens,
-                         (int)c.chunk_tokens, lam, dt);
+                         (int)c.chunk_tokens, lam, dt, en);
                 int rc = push_cand(s, &c, err);
                 if (rc < 0) return rc;
             }
@@ -353,9 +360,16 @@ double sim_search_fleet_price(const sim_scenario *sc, const sim_search_cand *c)
         usd += price * pp->instances * pp->gpus;
         gpus += pp->instances * pp->gpus;
     }
+    if (c->encode_instances > 0) {
+        /* The encode pool's one-GPU encoders at their own type's price. */
+        double price = sim_search_price(sc, c->encode_gpu);
+        if (price <= 0) return 0;
+        usd += price * c->encode_instances;
+        gpus += c->encode_instances;
+    }
     if (gpus <= 0) return 0;
     /* One GPU type: its price exactly (no rounding through the sum). */
-    int one = 1;
+    int one = c->encode_instances <= 0 || strcmp(c->encode_gpu, c->gpu) == 0;
     for (int32_t p = 0; p < c->n_pools; p++) one &= !c->pools[p].gpu[0] || strcmp(c->pools[p].gpu, c->gpu) == 0;
     return one ? sim_search_price(sc, c->gpu) : usd / gpus;
 }
@@ -365,6 +379,7 @@ const char *sim_search_unpriced_gpu(const sim_scenario *sc, const sim_search_can
     if (sim_search_price(sc, c->gpu) <= 0) return c->gpu;
     for (int32_t p = 0; p < c->n_pools; p++)
         if (c->pools[p].gpu[0] && sim_search_price(sc, c->pools[p].gpu) <= 0) return c->pools[p].gpu;
+    if (c->encode_instances > 0 && sim_search_price(sc, c->encode_gpu) <= 0) return c->encode_gpu;
     return "";
 }
 
@@ -445,6 +460,13 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
         s->hetero = 1;
     }
     const char *mode_list = cfg->modes[0] ? cfg->modes : s->model.experts > 0 ? "colocated,pd,af" : "colocated,pd";
+    if (!cfg->modes[0] && s->model.experts > 0 && s->images) {
+        /* Image inputs are not modelled with attention/FFN disaggregation. */
+        mode_list = "colocated,pd";
+        size_t o = strlen(s->notes);
+        snprintf(s->notes + o, sizeof s->notes - o, "af not searched: image inputs with attention/FFN "
+                 "disaggregation are not modelled. ");
+    }
     int nm = split_list(mode_list, modes, 8);
     if (nm <= 0) {
         rc = sim_err_set(err, SIM_EINVAL, "search.modes: expected a list of colocated, pd, af, pd+af");
@@ -507,7 +529,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
         rc = nlf;
         goto fail;
     }
-    const int32_t G = cfg->max_gpus;
+    int32_t G = cfg->max_gpus;
     const int fixed = s->fixed;
     ratio cnt[4096];
     /* GPU type assignments per mode: one per search.gpus type (every pool on
@@ -521,6 +543,10 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
     }
     for (int g = 0; g < ng; g++) {
         for (int m = 0; m < nm; m++) {
+            for (int ei = 0; ei < (s->n_enc ? s->n_enc : 1); ei++) {
+            /* An encode pool of e one-GPU encoders takes e GPUs of the budget. */
+            const int32_t enc = sim_search_encode_value(s, ei);
+            G = cfg->max_gpus - (enc > 0 ? enc : 0);
             const char *mn = modes[m];
             /* The roles (role_gpu_keys index) of the mode's pools. */
             int roles[SIM_SEARCH_MAX_POOLS] = {-1, -1, -1}, npr = 0;
@@ -553,6 +579,7 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
             sim_search_cand c;
             memset(&c, 0, sizeof c);
             snprintf(c.gpu, sizeof c.gpu, "%.63s", asg[ai][0]);
+            sim_search_encode_set(s, &c, enc);
             const char *const pool_gpu[SIM_SEARCH_MAX_POOLS] = {asg[ai][0], asg[ai][1], asg[ai][2]};
             if (strcmp(mn, "colocated") == 0) {
                 c.mode = SIM_MODE_COLOCATED;
@@ -629,8 +656,10 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                 goto fail;
             }
             }
+            }
         }
     }
+    G = cfg->max_gpus;
     if ((rc = sim_search_spec_check(s, err)) < 0) goto fail;
     if (s->n == 0) {
         rc = sim_err_set(err, SIM_EINVAL,

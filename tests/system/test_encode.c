@@ -14,7 +14,8 @@
  * Refusals: images on a text-only model, on an unpriced tower, video on a
  * tower without frame pooling, an encode pool without images or on a GPU
  * no pool runs, pipeline stages with colocated
- * encoding, an encode pool in a search, and the loader's key checks. */
+ * encoding, an encode pool without images in a search (with images the
+ * search keeps it, counted in the budget), and the loader's key checks. */
 #include "model_cost.h"
 #include "model_vision.h"
 #include "sim_cluster.h"
@@ -221,16 +222,35 @@ static void test_refused(void)
     vl_scenario(&sc, 1, 100);
     sc.deployment.pools[0].parallel.pp = 2;
     refuse(&sc, "deployment.pools.0.parallel.pp", "pipeline stages");
-    /* The search sizes serving pools only: an encode pool is refused, not
-     * carried uncounted into every candidate. */
+    /* A search keeps the scenario's encode pool in every candidate, its
+     * encoders counted in the GPU budget (search.encode_instances sizes it;
+     * tests/system/test_search_encode.c); without images it is refused. */
     vl_scenario(&sc, 1, 100);
     sc.deployment.encode_instances = 2;
+    sc.slo.ttft_ms = 1000;
     {
         sim_search *s = NULL;
         sim_err e = {""};
-        CHECK(sim_search_create(&sc, NULL, &s, &e) == SIM_ENOTSUP && s == NULL);
+        CHECK_MSG(sim_search_create(&sc, NULL, &s, &e) == 0, "%s", e.msg);
+        int32_t n = s ? sim_search_count(s) : 0, bad = 0;
+        for (int32_t i = 0; i < n; i++) {
+            const sim_search_cand *c = sim_search_cand_get(s, i);
+            int32_t g = c->encode_instances;
+            for (int32_t p = 0; p < c->n_pools; p++) g += c->pools[p].instances * c->pools[p].gpus;
+            bad += c->encode_instances != 2 || c->gpus != g || c->gpus > sc.search.max_gpus;
+        }
+        CHECK(n > 0 && bad == 0);
+        sim_search_destroy(s);
+    }
+    vl_scenario(&sc, 0, 100);
+    sc.deployment.encode_instances = 2;
+    sc.slo.ttft_ms = 1000;
+    {
+        sim_search *s = NULL;
+        sim_err e = {""};
+        CHECK(sim_search_create(&sc, NULL, &s, &e) == SIM_EINVAL && s == NULL);
         CHECK_CONTAINS(e.msg, "deployment.encode.instances");
-        CHECK_CONTAINS(e.msg, "does not size an encode pool");
+        CHECK_CONTAINS(e.msg, "needs image inputs");
     }
     /* The loader's own checks, with key paths. */
     const char *bad[][2] = {
