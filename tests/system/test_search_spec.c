@@ -18,6 +18,7 @@
  * a per-position acceptance list cut to its k. Bad lists and incomplete
  * speculative settings are refused naming the key. */
 #include "test_util.h"
+#include "test_search_util.h"
 
 #include "model_catalog.h"
 #include "model_cost.h"
@@ -208,24 +209,12 @@ static void case_replay(void)
     REQUIRE(w >= 0);
     const sim_search_result *r = sim_search_result_get(s, w);
     int32_t k = sim_search_cand_get(s, w)->draft_tokens;
-    char path[] = "/tmp/test_search_spec_XXXXXX";
-    int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    sim_err err = {{0}};
-    FILE *f = fdopen(fd, "w");
-    CHECK(sim_search_write_yaml(s, w, f, &err) == 0);
-    fclose(f);
     sim_scenario *back = malloc(sizeof *back);
     REQUIRE(back);
-    CHECK_MSG(sim_loader_load_file(path, NULL, 0, back, &err) == 0, "%s", err.msg);
-    unlink(path);
+    sim_summary sum;
+    CHECK(test_search_replay(s, w, back, &sum) == 0);
     CHECK(back->deployment.pools[0].scheduler.spec.draft_tokens == k);
     CHECK_NEAR(back->deployment.pools[0].scheduler.spec.acceptance.v[0], 0.9, 0);
-    sim_cluster *cl = NULL;
-    sim_summary sum;
-    CHECK_MSG(sim_cluster_create(back, &cl, &err) == 0, "%s", err.msg);
-    CHECK(cl && sim_cluster_run(cl, &sum, &err) == 0);
-    sim_cluster_destroy(cl);
     CHECK_NEAR(sum.ttft_ms.p90, r->ttft_ms, 1e-9 * r->ttft_ms);
     CHECK_NEAR(sum.tpot_ms.p90, r->tpot_ms, 1e-9 * r->tpot_ms);
     free(back);
@@ -266,20 +255,7 @@ static void case_pd_decode_pool_only(void)
 /* Refused at load or search creation with `want` in the message; yaml NULL: base_yaml. */
 static void refused_yaml(const char *yaml, const char *const *sets, int n, const char *want)
 {
-    sim_scenario *sc = malloc(sizeof *sc);
-    REQUIRE(sc);
-    sim_err err = {{0}};
-    sim_search *s = NULL;
-    if (!yaml) yaml = base_yaml;
-    int rc = sim_loader_load_string(yaml, strlen(yaml), "test", sets, n, sc, &err);
-    if (rc == 0) {
-        sim_search_opts o = {.threads = 1, .quiet = 1};
-        rc = sim_search_create(sc, &o, &s, &err);
-    }
-    CHECK_MSG(rc < 0, "accepted, expected '%s'", want);
-    CHECK_CONTAINS(err.msg, want);
-    sim_search_destroy(s);
-    free(sc);
+    test_search_refused(yaml ? yaml : base_yaml, sets, n, want);
 }
 
 static void refused(const char *const *sets, int n, const char *want) { refused_yaml(NULL, sets, n, want); }
