@@ -240,7 +240,8 @@ static const sim_schema_field table[] = {
                              "prefill (instances 0), or a pool of one-GPU encoders whose embeddings cross the "
                              "network to the prefill instance (encode -> prefill -> decode)."),
     FLD("deployment.encode.instances", SIM_SCHEMA_I32, SC(deployment.encode_instances), IN(0, 100000),
-        "Encoder GPUs of the encode pool (0 = colocated: the instance encodes)."),
+        "Encoder GPUs of the encode pool (0 = colocated: the instance encodes; search.encode_instances sizes it in "
+        "a search)."),
     FLD("deployment.encode.gpu", SIM_SCHEMA_STR, SC(deployment.encode_gpu), ANY,
         "GPU of the encoders (empty = hardware.gpu); some pool must run on it (its cost model prices the "
         "tower)."),

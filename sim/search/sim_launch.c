@@ -251,13 +251,14 @@ void launch_common_notes(FILE *f, const sim_scenario *sc)
                     (int)sp->draft_tokens);
     }
     if (sc->deployment.encode_instances > 0 && sim_images_enabled(&sc->workload.images))
-        fprintf(f, "# NOTE: the images' vision tower was simulated in an encode pool of %d one-GPU encoders on %s\n"
+        fprintf(f, "# NOTE: the images' vision tower was simulated in an encode pool of %d one-GPU encoder%s on %s\n"
                    "#       (encode -> prefill%s), which this file does not start: the instances below encode\n"
                    "#       their requests' images themselves unless an encoder service (e.g. the engine's\n"
-                   "#       encoder-disaggregation mode) is set up in front of them on %d more GPUs.\n",
-                (int)sc->deployment.encode_instances,
+                   "#       encoder-disaggregation mode) is set up in front of them on %d more GPU%s.\n",
+                (int)sc->deployment.encode_instances, sc->deployment.encode_instances == 1 ? "" : "s",
                 sc->deployment.encode_gpu[0] ? sc->deployment.encode_gpu : sc->hardware.gpu,
-                sc->deployment.mode == SIM_MODE_PD ? " -> decode" : "", (int)sc->deployment.encode_instances);
+                sc->deployment.mode == SIM_MODE_PD ? " -> decode" : "", (int)sc->deployment.encode_instances,
+                sc->deployment.encode_instances == 1 ? "" : "s");
     if (sc->cache.enabled && sc->cache.sharing != SIM_SHARING_NONE)
         fprintf(f, "# NOTE: cache.sharing '%s' (KV fetched from peers or a host/remote pool) has no flag here: these\n"
                    "#       instances keep local prefix caches only (an LMCache or Mooncake store would add it).\n",
