@@ -25,8 +25,10 @@
  * bound(the same prompt as text) = the pass. The GPU budget counts the
  * encoders (the serving pools fill what is left), the price averages
  * them in at their GPU type's, the recommended scenario writes
- * deployment.encode and replays the winner's figures exactly, and the
- * refusals name their keys. */
+ * deployment.encode and replays the winner's figures exactly, under
+ * search.objective energy the winner's joules per token are the replay's
+ * with the encoders' idle power in them, and the refusals name their
+ * keys. */
 #include "test_util.h"
 #include "test_model_util.h"
 #include "test_search_util.h"
@@ -310,6 +312,33 @@ static void case_replay(void)
     sim_search_destroy(s);
 }
 
+/* search.objective energy: the encoders' power is in each probe's joules, as in the replay's. */
+static void case_energy(void)
+{
+    const char *sets[] = {"search.objective=energy"};
+    sim_search *s = search_of(sets, 1, 1);
+    REQUIRE(s);
+    const int32_t w = winner(s);
+    REQUIRE(w >= 0);
+    const sim_search_cand *c = sim_search_cand_get(s, w);
+    const sim_search_result *r = sim_search_result_get(s, w);
+    CHECK(c->encode_instances == 2 && r->joules_per_token > 0);
+    sim_scenario *back = malloc(sizeof *back);
+    REQUIRE(back);
+    sim_summary sum;
+    CHECK(test_search_replay(s, w, back, &sum) == 0);
+    CHECK(back->energy.enabled && sum.energy.enabled);
+    CHECK_NEAR(sum.energy.joules_per_output_token, r->joules_per_token, 1e-9 * r->joules_per_token);
+    /* Three GPUs draw at least their idle power over the run: the encoders are counted. */
+    model_gpu g;
+    sim_err e = {{0}};
+    REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
+    CHECK_NEAR(sum.energy.gpu_idle_j, 3 * g.power_idle_w * sum.energy.span_s, 1e-9 * sum.energy.gpu_idle_j);
+    printf("  energy: %s at %.4f J/token\n", c->label, r->joules_per_token);
+    free(back);
+    sim_search_destroy(s);
+}
+
 static void refused(const char *const *sets, int n, const char *want) { test_search_refused(base_yaml, sets, n, want); }
 
 static void case_refusals(void)
@@ -374,6 +403,7 @@ static const test_case cases[] = {
     {"bound_closed_form", case_bound_closed_form},
     {"budget_and_price", case_budget_and_price},
     {"replay", case_replay},
+    {"energy", case_energy},
     {"refusals", case_refusals},
 };
 
