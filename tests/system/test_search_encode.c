@@ -25,7 +25,8 @@
  * bound(the same prompt as text) = the pass. The GPU budget counts the
  * encoders (the serving pools fill what is left), the price averages
  * them in at their GPU type's, the recommended scenario writes
- * deployment.encode and replays the winner's figures exactly, under
+ * deployment.encode and replays the winner's figures exactly (the launch
+ * files name the encoders in a NOTE), under
  * search.objective energy the winner's joules per token are the replay's
  * with the encoders' idle power in them, and the refusals name their
  * keys. */
@@ -308,6 +309,16 @@ static void case_replay(void)
     CHECK_NEAR(sum.tpot_ms.p90, r->tpot_ms, 1e-9 * r->tpot_ms);
     /* The run's per-GPU figure counts the encoders, as the search does. */
     CHECK_NEAR(sum.output_tokens_per_s_per_gpu, r->run_tok_s_gpu, 1e-9 * r->run_tok_s_gpu);
+    /* The launch files cannot start the encoders: a NOTE says so. */
+    static char buf[65536];
+    sim_err err = {{0}};
+    FILE *m = fmemopen(buf, sizeof buf - 1, "w");
+    REQUIRE(m);
+    CHECK(sim_search_write_launch(s, w, SIM_LAUNCH_VLLM, m, &err) == 0);
+    fclose(m);
+    const char *text = buf;
+    CHECK_CONTAINS(text, "# NOTE: the images' vision tower was simulated in an encode pool of 2 one-GPU encoders on "
+                        "h100-sxm");
     free(back);
     sim_search_destroy(s);
 }
