@@ -289,6 +289,20 @@ static void case_budget_and_price(void)
     }
     CHECK(seen == 1);
     sim_search_destroy(s);
+    /* A heterogeneous PD fleet: the encoders take the prefill pool's type (the first pool's). */
+    const char *het[] = {"search.rate=0", "search.prices=h100-sxm=2,h200-sxm=3", "search.modes=pd",
+                         "search.prefill_gpus=h100-sxm", "search.decode_gpus=h200-sxm", "search.encode_instances=1"};
+    s = search_of(het, 6, 0);
+    REQUIRE(s);
+    CHECK(sim_search_count(s) > 0);
+    for (int32_t i = 0; i < sim_search_count(s); i++) {
+        const sim_search_cand *c = sim_search_cand_get(s, i);
+        const int32_t np = c->pools[0].instances * c->pools[0].gpus, nd = c->pools[1].instances * c->pools[1].gpus;
+        CHECK(strcmp(c->encode_gpu, "h100-sxm") == 0 && c->gpus == np + nd + 1 && c->gpus <= 4);
+        CHECK_CONTAINS(c->label, "| enc 1@h100-sxm");
+        CHECK_NEAR(sim_search_result_get(s, i)->price, ((np + 1) * 2.0 + nd * 3.0) / c->gpus, 1e-12);
+    }
+    sim_search_destroy(s);
 }
 
 /* recommended.yaml writes deployment.encode and replays the winner exactly. */
