@@ -6,7 +6,9 @@
 # (fused MoE also in the engines' mxfp4 and int4 expert formats), bf16
 # prefill and decode attention, MLA kernels, MLA absorb BMMs,
 # gated-delta-net kernels, fp8 activation quantisation, all-reduce,
-# all-gather, reduce-scatter and all-to-all —
+# all-gather, reduce-scatter and all-to-all, and the whole MLA attention
+# modules of DeepSeek-V3's geometry (every projection format and KV dtype
+# the tables hold) —
 # keeping per engine version and shape the fastest kernel (servesim db
 # ingest --fastest). Usage:
 #   scripts/ingest-engines.sh [OPS_DIR] [GPU...]   (default ../shared/validation/ops, every GPU there)
@@ -33,6 +35,8 @@ for g in "${gpus[@]}"; do
     --ops mla_prefill,mla_decode,gdn_prefill,gdn_decode,gdn_conv_prefill,gdn_conv_decode --dtypes bf16
   "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
     --ops quant_fp8,quant_scale --dtypes fp8
+  "$bin" db ingest "$ops" --gpu "$g" --db "$tmp/p.db" --fastest --quiet \
+    --ops mla_module_prefill,mla_module_decode
   "$bin" db export "$tmp/p.db" - | gzip -n9 > "$root/calib/data/engines/$cat.sql.gz"
   rm -rf "$tmp"
   echo "wrote calib/data/engines/$cat.sql.gz ($(du -h "$root/calib/data/engines/$cat.sql.gz" | cut -f1))"

@@ -340,6 +340,7 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         if (l->moe_gemm != MODEL_MOE_GEMM_CONTIGUOUS) row += up * I * COST_ACT_BYTES + I * c->ab;
         c->expert_buf = c->experts_local * R * row;
     }
+    cost_mla_module_init(c);
     *out = c;
     return 0;
 fail:

@@ -125,7 +125,7 @@ struct calib_memo;
 void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct calib_memo *memo);
 /* The dtypes c looks up in a perf-db (NULL-terminated, stored in out, at
  * most MODEL_COST_DB_DTYPES_MAX entries with the NULL). */
-#define MODEL_COST_DB_DTYPES_MAX 10
+#define MODEL_COST_DB_DTYPES_MAX 12
 const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[MODEL_COST_DB_DTYPES_MAX]);
 
 /* Iteration latency in seconds with its breakdown (out may be NULL). */

@@ -58,6 +58,19 @@ static void resolve_series(model_cost *c)
         for (int k = 0; k < MODEL_PART_COUNT; k++)
             c->series[op][COST_DB_PART + k] = series_for(c->tab, (calib_op)op, model_dtype_name(c->part_dt[k]));
     }
+    /* The MLA module rows: only the deployment's own engine's (a module
+     * times that engine's modeling code, not a kernel any engine runs). */
+    if (c->mla_module_dt[0] && c->tab) {
+        char want[40];
+        snprintf(want, sizeof want, "%s-", c->l.op_backend);
+        static const calib_op mods[2] = {CALIB_OP_MLA_MODULE_PREFILL, CALIB_OP_MLA_MODULE_DECODE};
+        for (int i = 0; i < 2; i++) {
+            const calib_series *s = calib_table_series(c->tab, mods[i], c->mla_module_dt);
+            calib_series_info info;
+            if (s) calib_series_describe(s, NULL, NULL, &info);
+            c->series[mods[i]][COST_DB_MLA_MODULE] = s && !strncmp(info.kernels, want, strlen(want)) ? s : NULL;
+        }
+    }
 }
 
 void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct calib_memo *memo)
@@ -93,6 +106,8 @@ const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[MOD
     if (n > 2 || c->l.comm_fp8) n = dtype_add(out, n, "fp8");
     /* The routed experts' format as the fused-MoE rows name it. */
     if (c->m.experts > 0) n = dtype_add(out, n, cost_db_expert_dtype(c));
+    /* The MLA module rows' projections/KV pair (model_cost_mla.c). */
+    if (c->mla_module_dt[0]) n = dtype_add(out, n, c->mla_module_dt);
     out[n] = NULL;
     return out;
 }
@@ -131,11 +146,10 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
 /* Records one priced op: its class's time, the energy model's busy
  * seconds (flops at `peak`, 0 = none; bytes at the HBM bandwidth, a
  * collective's bytes counting as HBM traffic) and, with x->ops, its row. */
-static void op_push(cost_ctx *x, const char *name, model_op_class cls, double count, double flops, double peak,
-                    double bytes, double time_s, double hidden_s, model_bound bound, model_source src,
-                    const char *detail)
+static void push_busy(cost_ctx *x, const char *name, model_op_class cls, double count, double flops, double bytes,
+                      double cbusy, double mbusy, double time_s, double hidden_s, model_bound bound, model_source src,
+                      const char *detail)
 {
-    const double cbusy = peak > 0 ? flops / peak * x->time_scale : 0, mbusy = bytes / x->c->bw * x->time_scale;
     x->r.compute_busy_s += cbusy;
     x->r.mem_busy_s += mbusy;
     switch (cls) {
@@ -163,6 +177,21 @@ static void op_push(cost_ctx *x, const char *name, model_op_class cls, double co
         snprintf(o->detail, sizeof o->detail, "%s", detail ? detail : "");
     }
     x->n++;
+}
+
+static void op_push(cost_ctx *x, const char *name, model_op_class cls, double count, double flops, double peak,
+                    double bytes, double time_s, double hidden_s, model_bound bound, model_source src,
+                    const char *detail)
+{
+    const double cbusy = peak > 0 ? flops / peak * x->time_scale : 0, mbusy = bytes / x->c->bw * x->time_scale;
+    push_busy(x, name, cls, count, flops, bytes, cbusy, mbusy, time_s, hidden_s, bound, src, detail);
+}
+
+void cost_push_busy(cost_ctx *x, const char *name, model_op_class cls, double count, double flops, double bytes,
+                    double cbusy, double mbusy, double time_s, model_bound bound, model_source src,
+                    const char *detail)
+{
+    push_busy(x, name, cls, count, flops, bytes, cbusy, mbusy, time_s, 0, bound, src, detail);
 }
 
 /* Perf-db timing of one execution of shape sh for op in dtype dt (the
@@ -203,6 +232,13 @@ static double op_db_time(cost_ctx *x, const cost_op_desc *d, model_source *src)
     if (d->calib_op < 0) return 0;
     memcpy(&s, d->shape, sizeof s); /* the same eleven fields in the same order */
     return table_time(x->c, (calib_op)d->calib_op, d->calib_wdt, &s, src);
+}
+
+double cost_db_time(const model_cost *c, int32_t op, int32_t dt, const int64_t s[11], model_source *src)
+{
+    calib_shape sh;
+    memcpy(&sh, s, sizeof sh);
+    return table_time(c, (calib_op)op, dt, &sh, src);
 }
 
 void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[11])

@@ -754,39 +754,22 @@ static void eval_hyper_connections(cost_ctx *x, const cost_agg *a)
     cost_op(x, &head, 0);
 }
 
-/* One pass over all layers for aggregates a. */
-static void eval_layers(cost_ctx *x, const cost_agg *a)
+/* The attention block of every attention layer but DeepSeek-V4's: QKV
+ * (or MLA's q/kv) projections, RoPE and the KV write, the attention of each
+ * layer class, the output quantisation and o_proj (cost_block_fn). */
+static void eval_attn_block(cost_ctx *x, const cost_agg *a)
 {
     const model_cost *c = x->c;
     const model_spec *m = &c->m;
     const model_layout *l = &c->l;
-    const double L = c->n_layers, T = a->T, h = m->hidden, hr = c->heads_r;
-    const double La = c->n_full + c->n_sw; /* attention layers (the rest are linear) */
-    const double Tn = l->tp_sp ? T / l->tp : T; /* tokens the norms see */
-    /* Weight formats of the attention and dense-MLP parts (model_dtype.h). */
+    const double T = a->T, h = m->hidden, hr = c->heads_r;
+    const double La = c->n_full + c->n_sw;
     const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
-    const double wD = c->wb_part[MODEL_PART_DENSE], aD = c->ab_part[MODEL_PART_DENSE];
-    const double pD = c->peak_part[MODEL_PART_DENSE];
-    const int q_acts = aA < COST_ACT_BYTES; /* the QKV/O GEMMs take quantised inputs */
-    const int q_dense = aD < COST_ACT_BYTES;
+    const int q_acts = aA < COST_ACT_BYTES;
     const double vdim = c->mla ? (double)m->v_head_dim : c->hd;
     const double qdim = c->mla ? (double)m->nope_dim + m->rope_dim : c->hd;
-    /* Fused add + RMSNorm: read x and residual, write both (+ the quantised
-     * copy when the next GEMM takes fp8/fp4 activations). */
-    double norm_bytes = Tn * h * (4.0 * COST_ACT_BYTES + (q_acts ? aA : 0));
-
-    /* Blocks with a token mixer (all of them, but in Nemotron-H / NAS). */
-    const double Lmix = La + c->n_lin + c->n_mamba;
-    (void)L;
-    cost_op_desc n1;
-    elem(&n1, c, "input_norm", Lmix, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
-    cost_op(x, &n1, 0);
-    tp_gather(x, "tp_all_gather", Lmix, T, c->mla ? 0 : (hr + 2.0 * c->kv_r) * c->hd, c->mla ? 0 : h);
-    /* QKV projections. */
     cost_op_desc qkv0;
-    if (m->comp_attn) {
-        eval_v4_attention(x, a);
-    } else if (!c->mla) {
+    if (!c->mla) {
         /* With an output gate (Qwen3.5) q_proj also yields the gate. */
         const double qh = m->attn_out_gate ? 2.0 * hr : hr;
         cost_gemm(&qkv0, c, "qkv_proj", La, T, (qh + 2.0 * c->kv_r) * c->hd, h, wA, aA, pA);
@@ -815,31 +798,62 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
              (int64_t)ceil(T), m->kv_lora_rank);
         cost_op(x, &kvn, 0);
     }
-    if (!m->comp_attn) {
-        double kdim = c->mla ? (double)m->rope_dim : c->kv_r * c->hd;
-        cost_op_desc rope;
-        elem(&rope, c, "rope_kv_write", La, T,
-             T * (hr * qdim + kdim) * 2.0 * COST_ACT_BYTES + T * c->kv_layer_r / l->dcp, -1, 0, 0);
-        cost_op(x, &rope, 0);
-        if (m->index_topk > 0) {
-            eval_dsa_indexer(x, a, c->n_full);
-            eval_attention(x, a, c->n_full, ATTN_SPARSE);
-        } else {
-            eval_attention(x, a, c->n_full, ATTN_FULL);
-        }
-        eval_attention(x, a, c->n_sw, ATTN_SLIDING);
-        if (q_acts) {
-            /* Attention writes bf16; the fp8/fp4 O projection needs its own
-             * quantisation kernel (norm and SiLU·mul fuse theirs). */
-            cost_op_desc q;
-            elem(&q, c, "o_quant", La, T, T * hr * vdim * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
-                 (int64_t)ceil(T), (int64_t)(hr * vdim));
-            cost_op(x, &q, 0);
-        }
-        cost_op_desc o;
-        cost_gemm(&o, c, "o_proj", La, T, h, hr * vdim, wA, aA, pA);
-        cost_op(x, &o, 0);
+    double kdim = c->mla ? (double)m->rope_dim : c->kv_r * c->hd;
+    cost_op_desc rope;
+    elem(&rope, c, "rope_kv_write", La, T,
+         T * (hr * qdim + kdim) * 2.0 * COST_ACT_BYTES + T * c->kv_layer_r / l->dcp, -1, 0, 0);
+    cost_op(x, &rope, 0);
+    if (m->index_topk > 0) {
+        eval_dsa_indexer(x, a, c->n_full);
+        eval_attention(x, a, c->n_full, ATTN_SPARSE);
+    } else {
+        eval_attention(x, a, c->n_full, ATTN_FULL);
     }
+    eval_attention(x, a, c->n_sw, ATTN_SLIDING);
+    if (q_acts) {
+        /* Attention writes bf16; the fp8/fp4 O projection needs its own
+         * quantisation kernel (norm and SiLU·mul fuse theirs). */
+        cost_op_desc q;
+        elem(&q, c, "o_quant", La, T, T * hr * vdim * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
+             (int64_t)ceil(T), (int64_t)(hr * vdim));
+        cost_op(x, &q, 0);
+    }
+    cost_op_desc o;
+    cost_gemm(&o, c, "o_proj", La, T, h, hr * vdim, wA, aA, pA);
+    cost_op(x, &o, 0);
+}
+
+/* One pass over all layers for aggregates a. */
+static void eval_layers(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    const double L = c->n_layers, T = a->T, h = m->hidden, hr = c->heads_r;
+    const double La = c->n_full + c->n_sw; /* attention layers (the rest are linear) */
+    const double Tn = l->tp_sp ? T / l->tp : T; /* tokens the norms see */
+    /* Activation format of the attention part, weight formats of the dense MLP (model_dtype.h). */
+    const double aA = c->ab_part[MODEL_PART_ATTN];
+    const double wD = c->wb_part[MODEL_PART_DENSE], aD = c->ab_part[MODEL_PART_DENSE];
+    const double pD = c->peak_part[MODEL_PART_DENSE];
+    const int q_acts = aA < COST_ACT_BYTES; /* the QKV/O GEMMs take quantised inputs */
+    const int q_dense = aD < COST_ACT_BYTES;
+    const double vdim = c->mla ? (double)m->v_head_dim : c->hd;
+    /* Fused add + RMSNorm: read x and residual, write both (+ the quantised
+     * copy when the next GEMM takes fp8/fp4 activations). */
+    double norm_bytes = Tn * h * (4.0 * COST_ACT_BYTES + (q_acts ? aA : 0));
+
+    /* Blocks with a token mixer (all of them, but in Nemotron-H / NAS). */
+    const double Lmix = La + c->n_lin + c->n_mamba;
+    (void)L;
+    cost_op_desc n1;
+    elem(&n1, c, "input_norm", Lmix, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
+    cost_op(x, &n1, 0);
+    tp_gather(x, "tp_all_gather", Lmix, T, c->mla ? 0 : (hr + 2.0 * c->kv_r) * c->hd, c->mla ? 0 : h);
+    /* QKV projections through o_proj: an MLA block as one measured module
+     * where the engine's rows cover the iteration (model_cost_mla.c). */
+    if (m->comp_attn) eval_v4_attention(x, a);
+    else if (!cost_mla_module(x, a, La, eval_attn_block)) eval_attn_block(x, a);
     eval_hyper_connections(x, a);
     eval_gdn(x, a, c->n_lin);
     eval_mamba(x, a, c->n_mamba);

@@ -71,7 +71,9 @@ typedef struct {
  * (layout dtype), fp16, fp8, the routed experts' (cost_db_expert_dtype),
  * then one per model part (COST_DB_PART + model_part: its weight format). */
 enum { COST_DB_BF16 = 0, COST_DB_WEIGHTS = 1, COST_DB_FP16 = 2, COST_DB_FP8 = 3, COST_DB_EXPERT = 4, COST_DB_PART = 5 };
-#define COST_DB_DTYPES (COST_DB_PART + MODEL_PART_COUNT)
+/* The MLA module rows' column (model_cost.mla_module_dt), after the parts'. */
+#define COST_DB_MLA_MODULE (COST_DB_PART + MODEL_PART_COUNT)
+#define COST_DB_DTYPES (COST_DB_MLA_MODULE + 1)
 
 struct model_cost {
     model_spec m;
@@ -124,6 +126,12 @@ struct model_cost {
      * strings resolved, at create (read-only while timing; cost_op_sets_init),
      * so that pricing an op does no string work. */
     cost_op_set op_sets[COST_OPV_COUNT];
+    /* The MLA attention block as one module (model_cost_mla.c): the rows'
+     * dtype in the perf-db ("fp8_block/bf16": projections / KV; "" = this
+     * deployment never prices the block as a module) and the engine's own
+     * fitted module sets, [0] prefill, [1] decode (set NULL: none). */
+    char mla_module_dt[24];
+    cost_op_set mla_module_sets[2];
     /* Time multiplier of each op family: 1 / layout.op_speedup, applied only
      * when some family is scaled (fam_scaled), so an unscaled model prices
      * every op bit for bit and at the same cost as without the feature. */
@@ -323,6 +331,29 @@ void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[11]);
  * time; 0 (nothing recorded) when the tables have no moe rows for it. */
 double cost_moe_db(cost_ctx *x, double count, double tokens, double width, double launches);
 int cost_moe_init(model_cost *c, sim_err *err);
+
+/* Perf-db time of one execution of op (calib_op) of shape s in dtype
+ * column dt (COST_DB_*), its source in *src; 0 when the tables have no
+ * series for it. */
+double cost_db_time(const model_cost *c, int32_t op, int32_t dt, const int64_t s[11], model_source *src);
+/* Records an op whose energy busy seconds are given (cbusy compute, mbusy
+ * HBM; already × count and time_scale) rather than derived from its FLOPs
+ * and bytes: the MLA module, which is busy as the ops it contains are. */
+void cost_push_busy(cost_ctx *x, const char *name, model_op_class cls, double count, double flops, double bytes,
+                    double cbusy, double mbusy, double time_s, model_bound bound, model_source src,
+                    const char *detail);
+
+/* The ops of one attention block (all attention layers) on aggregates a. */
+typedef void (*cost_block_fn)(cost_ctx *x, const cost_agg *a);
+/* Decides at create whether c's MLA block may be one module and resolves
+ * its sources (model_cost_mla.c). */
+void cost_mla_module_init(model_cost *c);
+/* Prices the attention block of `layers` MLA layers on aggregates a as one
+ * op "mla_module" when the iteration is all prefill or all decode and the
+ * engine's module rows or fitted module set cover it; block evaluates the
+ * ops it replaces (for their busy seconds and launches). Returns 1 when
+ * it did, 0 (nothing recorded) when the block is to be priced op by op. */
+int cost_mla_module(cost_ctx *x, const cost_agg *a, double layers, cost_block_fn block);
 
 /* Whole-iteration evaluation behind model_cost_iteration/_breakdown/_pipeline,
  * each decode request running `width` tokens (model_cost_verify_iteration;
