@@ -128,6 +128,12 @@ void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct ca
 #define MODEL_COST_DB_DTYPES_MAX 12
 const char *const *model_cost_db_dtypes(const model_cost *c, const char *out[MODEL_COST_DB_DTYPES_MAX]);
 
+/* Prices DeepSeek's MLA attention block op by op even where the engine's
+ * module rows or fitted module set would price it as one op (models/cost/
+ * model_cost_mla.c): for comparing the two. Call before attaching perf-db
+ * tables (it changes the dtypes c asks for). */
+void model_cost_mla_module_off(model_cost *c);
+
 /* Iteration latency in seconds with its breakdown (out may be NULL). */
 double model_cost_iteration(const model_cost *c, const model_batch *b, model_iter_cost *out);
 

@@ -9,6 +9,7 @@
 #include "model_comm.h"
 #include "model_cost.h"
 #include "model_op.h"
+#include "model_op_family.h"
 
 #include <stddef.h>
 #include <stdint.h>

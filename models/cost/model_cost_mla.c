@@ -23,8 +23,10 @@
  * Applies to DeepSeek-V3's attention geometry only (hidden 7168, q_lora
  * 1536, kv_lora 512, rope 64, nope 128, v 128: R1, V3, V3.1, Kimi-K2's),
  * the one the rows measure, without sliding layers, DSA, SP or DCP, with
- * an engine named (scheduler.preset) and op_speedup unset (a module spans
- * two op families). */
+ * an engine named (scheduler.preset). Under hardware.op_speedup the module
+ * is scaled as the ops it contains would be (their time-weighted mix of
+ * the GEMM, attention and other families' factors), so a sensitivity run
+ * moves it as it moves the op sum. */
 #include "model_cost_impl.h"
 
 #include "calib_op.h"
@@ -63,7 +65,7 @@ void cost_mla_module_init(model_cost *c)
     if (m->hidden != 7168 || m->q_lora_rank != 1536 || m->kv_lora_rank != 512 || m->rope_dim != 64 ||
         m->nope_dim != 128 || m->v_head_dim != 128)
         return;
-    if (l->sp > 1 || l->dcp > 1 || c->fam_scaled || !l->op_backend[0] || !strcmp(l->op_backend, "auto")) return;
+    if (l->sp > 1 || l->dcp > 1 || !l->op_backend[0] || !strcmp(l->op_backend, "auto")) return;
     const char *gt = module_gemm_type(c), *kv = cost_op_dtype(l->kv_dtype);
     if (!gt || !kv || (strcmp(kv, "bfloat16") && strcmp(kv, "fp8"))) return;
     const char *g = db_name(gt), *k = db_name(kv);
@@ -83,6 +85,19 @@ void cost_mla_module_init(model_cost *c)
         c->mla_module_sets[i].set = model_op_lookup(&c->g, l->op_backend, key);
         model_op_resolve(&q, &c->mla_module_sets[i].r);
     }
+}
+
+void model_cost_mla_module_off(model_cost *c)
+{
+    c->mla_module_dt[0] = '\0';
+    memset(c->mla_module_sets, 0, sizeof c->mla_module_sets);
+}
+
+/* The family cost_op scales an op of the block by (cost_op_family: the
+ * block holds GEMMs, attention and elementwise ops). */
+static model_op_family block_family(model_op_class cls)
+{
+    return cls == MODEL_OPC_GEMM ? MODEL_FAM_GEMM : cls == MODEL_OPC_ATTN ? MODEL_FAM_ATTENTION : MODEL_FAM_OTHER;
 }
 
 int cost_mla_module(cost_ctx *x, const cost_agg *a, double layers, cost_block_fn block)
@@ -124,15 +139,21 @@ int cost_mla_module(cost_ctx *x, const cost_agg *a, double layers, cost_block_fn
     if (!(t > 0) || !isfinite(t)) return 0;
     /* The ops the module replaces, timed aside: their work and launches. */
     model_op ops[MLA_BLOCK_MAX_OPS];
+    const int list = x->ops || c->fam_scaled;
     cost_ctx in;
-    cost_ctx_start(&in, c, x->ops ? ops : NULL, x->ops ? MLA_BLOCK_MAX_OPS : 0, x->launch);
+    cost_ctx_start(&in, c, list ? ops : NULL, list ? MLA_BLOCK_MAX_OPS : 0, x->launch);
     in.time_scale = x->time_scale;
     block(&in, a);
-    double flops = 0, bytes = 0;
-    for (int32_t i = 0; x->ops && i < in.n && i < MLA_BLOCK_MAX_OPS; i++) flops += ops[i].flops, bytes += ops[i].bytes;
+    double flops = 0, bytes = 0, scaled = 0, plain = 0;
+    for (int32_t i = 0; list && i < in.n && i < MLA_BLOCK_MAX_OPS; i++) {
+        flops += ops[i].flops, bytes += ops[i].bytes;
+        scaled += ops[i].time_s;
+        plain += ops[i].time_s / c->fam_time[block_family(ops[i].cls)];
+    }
     x->launches += in.launches;
     if (src != MODEL_SRC_OP_MODEL) x->used_db = 1;
-    const double total = layers * t * x->time_scale;
+    double total = layers * t * x->time_scale;
+    if (c->fam_scaled && plain > 0) total *= scaled / plain;
     char detail[64] = "";
     if (x->ops) {
         if (prefill)

@@ -705,7 +705,12 @@ static void explain_iter(const model_cost *c, const model_batch *b, double *tota
             if (best < 0 || ops[i].time_s > ops[best].time_s) best = (int)i;
         }
         picked[k] = best;
-        if (best >= 0) snprintf(top[k], 64, "%s %.3f ms", ops[best].name, ops[best].time_s * 1e3);
+        /* The MLA module stands for the attention block's ops: its source
+         * (module rows or the fitted module set) is named. */
+        if (best >= 0 && !strcmp(ops[best].name, "mla_module"))
+            snprintf(top[k], 64, "%s %.3f ms (%s)", ops[best].name, ops[best].time_s * 1e3,
+                     model_source_name(ops[best].source));
+        else if (best >= 0) snprintf(top[k], 64, "%s %.3f ms", ops[best].name, ops[best].time_s * 1e3);
         else top[k][0] = 0;
     }
 }

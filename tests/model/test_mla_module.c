@@ -9,7 +9,8 @@
  * those of the ops the module contains; a mixed iteration, an engine with
  * no module of its own, an attention the rows do not measure and an
  * engine-less deployment keep the op-by-op sum; without rows the engine's
- * fitted module set prices the block. */
+ * fitted module set prices the block; hardware.op_speedup scales the module
+ * as it scales the ops it contains. */
 #include "calib_db.h"
 #include "calib_ingest.h"
 #include "calib_table.h"
@@ -30,15 +31,22 @@ static const char *const block_ops[] = {"q_a_proj", "q_a_norm", "q_b_proj", "kv_
                                         "o_proj"};
 
 /* DeepSeek-V3 on 8 B200s, fp8_block weights, bf16 KV, engine `engine`;
- * op_by_op: op_speedup set on the send/recv family, which a one-stage
- * iteration does not use (every op priced the same), turns the module off. */
-static model_cost *deepseek(const char *model, const char *engine, int op_by_op)
+ * op_by_op: the block priced op by op (model_cost_mla_module_off);
+ * speedup: every op family's hardware.op_speedup (0: none). */
+static model_cost *deepseek_at(const char *model, const char *engine, int op_by_op, double speedup)
 {
     model_layout l = {.tp = 8, .pp = 1, .dtype = MODEL_DTYPE_FP8_BLOCK, .kv_dtype = MODEL_DTYPE_BF16,
                       .gpus_per_node = 8};
     if (engine) snprintf(l.op_backend, sizeof l.op_backend, "%s", engine);
-    if (op_by_op) l.op_speedup[MODEL_FAM_SEND_RECV] = 2;
-    return test_cost_layout(model, "b200", &l);
+    for (int f = 0; speedup > 0 && f < MODEL_FAM_COUNT; f++) l.op_speedup[f] = speedup;
+    model_cost *c = test_cost_layout(model, "b200", &l);
+    if (c && op_by_op) model_cost_mla_module_off(c);
+    return c;
+}
+
+static model_cost *deepseek(const char *model, const char *engine, int op_by_op)
+{
+    return deepseek_at(model, engine, op_by_op, 0);
 }
 
 /* The fixture's tables for engine attached to c (NULL: none attached). */
@@ -221,10 +229,28 @@ static void test_fitted_set(void)
     model_cost_destroy(c);
 }
 
+/* hardware.op_speedup scales the module as it scales the ops it contains:
+ * every family 2× faster, the module half the measured row (a sensitivity
+ * run moves it as it moves the op sum; nothing turns it off). */
+static void test_op_speedup(void)
+{
+    model_cost *c = deepseek_at("deepseek-ai/DeepSeek-V3", "trtllm", 0, 2.0);
+    REQUIRE(c);
+    calib_table *t = attach(c, "trtllm");
+    model_batch b = {0, NULL, 1, 1025};
+    static bd m;
+    breakdown(c, &b, &m);
+    const model_op *mod = test_find_op(m.ops, m.n, "mla_module");
+    REQUIRE(mod);
+    CHECK(mod->source == MODEL_SRC_DB);
+    CHECK_NEAR(mod->time_s, LAYERS * 48.0e-6 / 2, 1e-12);
+    release(c, t);
+}
+
 static const test_case cases[] = {
     {"decode_row", test_decode_row},         {"prefill_row", test_prefill_row},
     {"mixed_unchanged", test_mixed_unchanged}, {"no_module", test_no_module},
-    {"fitted_set", test_fitted_set},
+    {"fitted_set", test_fitted_set},         {"op_speedup", test_op_speedup},
 };
 
 int main(int argc, char **argv)
