@@ -144,7 +144,7 @@ static void check_module(const model_batch *b, double measured_s, int n_block)
  * (48.0 µs). */
 static void test_decode_row(void)
 {
-    model_batch b = {0, NULL, 1, 1025};
+    model_batch b = {0, NULL, 1, 1025, 0};
     check_module(&b, 48.0e-6, 11);
 }
 
@@ -152,7 +152,7 @@ static void test_decode_row(void)
 static void test_prefill_row(void)
 {
     model_chunk ch = {256, 0};
-    model_batch b = {1, &ch, 0, 0};
+    model_batch b = {1, &ch, 0, 0, 0};
     check_module(&b, 62.2e-6, 10);
 }
 
@@ -164,7 +164,7 @@ static void test_mixed_unchanged(void)
     REQUIRE(cm && co);
     calib_table *tm = attach(cm, "trtllm"), *to = attach(co, "trtllm");
     model_chunk ch = {512, 0}, cached = {512, 2048};
-    const model_batch batches[2] = {{1, &ch, 8, 8 * 3000}, {1, &cached, 0, 0}};
+    const model_batch batches[2] = {{1, &ch, 8, 8 * 3000, 0}, {1, &cached, 0, 0, 0}};
     for (int k = 0; k < 2; k++) {
         static bd m, o;
         breakdown(cm, &batches[k], &m);
@@ -184,7 +184,7 @@ static void test_mixed_unchanged(void)
 static void test_no_module(void)
 {
     model_chunk ch = {256, 0};
-    model_batch b = {1, &ch, 0, 0};
+    model_batch b = {1, &ch, 0, 0, 0};
     struct {
         const char *model, *engine;
     } cases[] = {{"deepseek-ai/DeepSeek-V3", "sglang"}, {"deepseek-ai/DeepSeek-V3", NULL},
@@ -207,7 +207,7 @@ static void test_fitted_set(void)
 {
     model_cost *c = deepseek("deepseek-ai/DeepSeek-V3", "trtllm", 0);
     REQUIRE(c);
-    model_batch b = {0, NULL, 64, 64 * 4097};
+    model_batch b = {0, NULL, 64, 64 * 4097, 0};
     static bd m;
     breakdown(c, &b, &m);
     const model_op *mod = test_find_op(m.ops, m.n, "mla_module");
@@ -237,7 +237,7 @@ static void test_op_speedup(void)
     model_cost *c = deepseek_at("deepseek-ai/DeepSeek-V3", "trtllm", 0, 2.0);
     REQUIRE(c);
     calib_table *t = attach(c, "trtllm");
-    model_batch b = {0, NULL, 1, 1025};
+    model_batch b = {0, NULL, 1, 1025, 0};
     static bd m;
     breakdown(c, &b, &m);
     const model_op *mod = test_find_op(m.ops, m.n, "mla_module");
