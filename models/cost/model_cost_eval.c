@@ -77,6 +77,7 @@ static void agg_from_batch(const model_cost *c, const model_batch *b, int32_t wi
     /* The experts see every dp rank's tokens, not dp copies of the busiest
      * rank's: a prefill chunk on one rank adds its tokens once. */
     a->T_all = (Tp + nd) / sp;
+    a->pad_all = b->n_pad > 0 && b->n_pad <= b->n_decode ? b->n_pad * width / sp : 0;
     a->sampled = a->n_chunks + a->nd;
     a->dw = width;
     a->prefill = Tp > 0;

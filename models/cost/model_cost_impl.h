@@ -159,6 +159,8 @@ typedef struct {
     double dw;                  /* decode width: rows per decode request (speculative verify; 1 = plain decode) */
     double Tp_seq;              /* prefill tokens of the whole sequence group (before sp split) */
     double T_all;               /* tokens of all dp ranks of one sp group: what the experts see */
+    double pad_all;             /* of T_all, CUDA-graph padding rows (model_batch.n_pad): copies of one dummy
+                                 * token, so they route to one top-k set of experts between them */
     int prefill;                /* any prefill: eager launches */
 } cost_agg;
 

@@ -4,7 +4,8 @@
  * share p_i of the assignments, Zipf(expert_skew) over a fixed pseudo-random
  * placement (uniform at skew 0). Of the T tokens the EP group routes, expert
  * i gets A_i = T·k·p_i rows and is touched (its weights read) with
- * probability 1 − (1 − k·p_i)^T. Experts live E/ep to a rank, each split
+ * probability 1 − (1 − k·p_i)^T (TensorRT-LLM's CUDA-graph padding rows,
+ * one dummy request repeated, count once in that T). Experts live E/ep to a rank, each split
  * over moe_tp ranks (default tp·dp/ep; when moe_tp·ep < tp·dp the expert
  * groups are replicated and each serves its share of the tokens); the
  * busiest rank sets the time.
@@ -67,15 +68,18 @@ typedef struct {
 } rank_load;
 
 /* Load of the busiest rank: rows, touched experts, masked rows; uniform:
- * every expert equally loaded, else the routing probabilities c->p. */
-static void busiest_load(const model_cost *c, double T, int uniform, rank_load *out)
+ * every expert equally loaded, else the routing probabilities c->p. T
+ * tokens send their rows; Tt <= T of them route independently (the rest
+ * repeat one of those, as a CUDA graph's padding rows do) and decide which
+ * experts are touched. */
+static void busiest_load(const model_cost *c, double T, double Tt, int uniform, rank_load *out)
 {
     const double k = c->m.top_k, E = c->m.experts, El = c->experts_local;
     memset(out, 0, sizeof *out);
     if (!(T > 0)) return;
     if (uniform) {
         double miss = log1p(-k / E);
-        double pa = k >= E ? 1.0 : -expm1(T * miss);
+        double pa = k >= E ? 1.0 : -expm1(Tt * miss);
         double per = T * k / E;
         out->rows = El * per;
         out->active = El * pa;
@@ -89,7 +93,7 @@ static void busiest_load(const model_cost *c, double T, int uniform, rank_load *
         for (int32_t j = 0; j < c->experts_local; j++) {
             int32_t i = r * c->experts_local + j;
             double Ai = T * k * c->p[i];
-            double pa = isinf(c->log_miss[i]) ? 1.0 : -expm1(T * c->log_miss[i]);
+            double pa = isinf(c->log_miss[i]) ? 1.0 : -expm1(Tt * c->log_miss[i]);
             if (!(pa > 0)) continue;
             x.rows += Ai;
             x.active += pa;
@@ -298,8 +302,12 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
     if (a2a) ep_emit(x, "ep_dispatch", count, S, c->ab, a->Tp > 0);
     if (gathered) cost_comm(x, "moe_all_gather", count, MODEL_COLL_ALL_GATHER, G, 1, T_all * eh * c->ab, 0);
 
+    /* CUDA-graph padding rows that are one dummy request repeated
+     * (TensorRT-LLM) touch one token's top-k experts between them, not
+     * top_k each; stale-buffer padding (vLLM, SGLang) routes row by row. */
+    const double pad = l->pad_one_token ? a->pad_all / R : 0, T_touch = T_all - pad + (pad < 1 ? pad : 1);
     rank_load ld;
-    busiest_load(c, T_all, uniform, &ld);
+    busiest_load(c, T_all, T_touch, uniform, &ld);
     const double I = m->expert_intermediate / (double)c->moe_tp, El = c->experts_local;
     /* Contiguous: rows packed, permute before and un-permute after. */
     /* Measured fused-MoE rows (the engine's, else the fastest) price the

@@ -80,6 +80,10 @@ typedef struct {
                               * (eager_launch_s x launches) and device time that does not overlap
                               * the longer: 0 = the longer of the two (the host runs ahead of the
                               * GPU), 1 = their sum (host-GPU synchronisations inside the forward) */
+    int32_t pad_one_token;   /* 1: a CUDA graph's padding rows (model_batch.n_pad) are one dummy request
+                              * repeated (TensorRT-LLM), so they route to one token's top-k experts;
+                              * 0: each routes as a token of its own (vLLM's and SGLang's padded
+                              * input buffers hold stale tokens) */
 } model_layout;
 
 

@@ -103,6 +103,7 @@ int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layo
     l.eager_launch_s = pool->scheduler.eager_launch_us * 1e-6;
     l.eager_serial = pool->scheduler.eager_serial;
     l.host_overlap = pool->scheduler.async_scheduling != 0;
+    l.pad_one_token = pool->scheduler.cuda_graph_sizes == SIM_GRAPH_TRTLLM;
     _Static_assert(SIM_OP_FAMILIES == MODEL_FAM_COUNT, "hardware.op_speedup has one entry per op family");
     for (int f = 0; f < MODEL_FAM_COUNT; f++) {
         if (!(sc->hardware.op_speedup[f] > 0) || !isfinite(sc->hardware.op_speedup[f]))

@@ -27,11 +27,13 @@
 #include "sim_graph_sizes.h"
 #include "sim_instance.h"
 #include "sim_loader.h"
+#include "sim_pool_layout.h"
 #include "sim_metrics.h"
 #include "sim_scenario.h"
 #include "test_util.h"
 #include "test_model_util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,10 +307,64 @@ static void test_keys(void)
     CHECK_CONTAINS(err.msg, "cuda_graph_max_bs");
 }
 
+/* Bytes of the routed experts' up/gate GEMM of one decode batch (their
+ * weights read dominate: one expert's per touched expert). */
+static double experts_bytes(const model_cost *c, int32_t n_decode, int32_t n_pad, int64_t ctx_sum)
+{
+    model_batch b = {0, NULL, n_decode, ctx_sum, n_pad};
+    model_op ops[256];
+    int32_t n = 0;
+    model_cost_breakdown(c, &b, ops, 256, &n, NULL);
+    const model_op *o = test_find_op(ops, n < 256 ? n : 256, "experts_gate_up");
+    return o ? o->bytes : -1;
+}
+
+/* A padded MoE batch: the padding rows are copies of one dummy token, so
+ * between them they touch one token's top-k experts. Qwen3-235B-A22B (128
+ * experts, top 8) at TP 8 / EP 8 on H100: 10 requests padded to 16 read the
+ * experts 11 independent tokens touch (the expected touched count is
+ * E·(1 − (1 − k/E)^T)), within the few activation rows the 5 extra rows add,
+ * and clearly fewer than 16 real requests'. */
+static void test_moe_padding(void)
+{
+    model_layout l = {.tp = 8, .pp = 1, .ep = 8, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16,
+                      .gpus_per_node = 8, .pad_one_token = 1};
+    model_cost *c = test_cost_layout("qwen3-235b-a22b", "h100-sxm", &l);
+    REQUIRE(c != NULL);
+    const double padded = experts_bytes(c, 16, 6, 10 * 2000 + 6), eleven = experts_bytes(c, 11, 0, 11 * 2000),
+                 sixteen = experts_bytes(c, 16, 0, 16 * 2000);
+    REQUIRE(padded > 0 && eleven > 0 && sixteen > 0);
+    CHECK_MSG(fabs(padded / eleven - 1) < 0.01, "padded %.6g B, 11 real %.6g B", padded, eleven);
+    const double k = 8, E = 128, touch11 = E * (1 - pow(1 - k / E, 11)), touch16 = E * (1 - pow(1 - k / E, 16));
+    CHECK_MSG(sixteen / eleven > 0.95 * touch16 / touch11, "16 real %.6g B, 11 real %.6g B (touched %.2f / %.2f)",
+              sixteen, eleven, touch16, touch11);
+    model_cost_destroy(c);
+    /* Stale-buffer padding (vLLM, SGLang): every row routes on its own. */
+    l.pad_one_token = 0;
+    c = test_cost_layout("qwen3-235b-a22b", "h100-sxm", &l);
+    REQUIRE(c != NULL);
+    const double stale = experts_bytes(c, 16, 6, 10 * 2000 + 6);
+    CHECK_MSG(fabs(stale / sixteen - 1) < 0.01, "stale padding %.6g B, 16 real %.6g B", stale, sixteen);
+    model_cost_destroy(c);
+    /* The layout of a pool takes it from the TensorRT-LLM rule only. */
+    const char *yaml = "model: qwen3-235b-a22b\nhardware: {gpu: h100-sxm}\n"
+                       "deployment: {pools: [{parallel: {tp: 8, ep: 8}, scheduler: {preset: trtllm}}]}\n";
+    sim_scenario sc;
+    sim_err err = {{0}};
+    REQUIRE_MSG(sim_loader_load_string(yaml, strlen(yaml), "pad.yaml", NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    model_layout pl;
+    REQUIRE_MSG(sim_pool_layout(&sc, &sc.deployment.pools[0], &pl, &err) == 0, "%s", err.msg);
+    CHECK(pl.pad_one_token == 1);
+    sc.deployment.pools[0].scheduler.cuda_graph_sizes = SIM_GRAPH_VLLM;
+    REQUIRE_MSG(sim_pool_layout(&sc, &sc.deployment.pools[0], &pl, &err) == 0, "%s", err.msg);
+    CHECK(pl.pad_one_token == 0);
+}
+
 static const test_case cases[] = {
     {"rule_vllm", test_rule_vllm},   {"rule_sglang", test_rule_sglang}, {"rule_trtllm", test_rule_trtllm},
     {"rule_none", test_rule_none},   {"decode_cost", test_decode_cost}, {"dp_ranks", test_dp_ranks},
     {"keys", test_keys},
+    {"moe_padding", test_moe_padding},
 };
 
 int main(int argc, char **argv)
