@@ -46,6 +46,28 @@ static inline int run_with_cost(const sim_scenario *sc, double (*cost_fn)(void *
 
 static inline int run(const sim_scenario *sc, run_result *out) { return run_with_cost(sc, NULL, NULL, out); }
 
+/* llama-3.1-8b on one H100 (analytic prices, no perf database), fixed
+ * lengths, and n SLO classes named names[k], each started from the
+ * workload's keys. */
+static inline void test_class_scenario(sim_scenario *sc, int input, int output, int n, const char *const *names)
+{
+    sim_scenario_defaults(sc);
+    snprintf(sc->model, sizeof sc->model, "llama-3.1-8b");
+    snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "h100-sxm");
+    snprintf(sc->hardware.perf_db, sizeof sc->hardware.perf_db, "none");
+    sim_workload_cfg *w = &sc->workload;
+    w->input_tokens.dist = SIM_DIST_FIXED;
+    w->input_tokens.value = input;
+    w->output_tokens.dist = SIM_DIST_FIXED;
+    w->output_tokens.value = output;
+    w->n_classes = n;
+    for (int k = 0; k < n; k++) {
+        sim_class_from_workload(&w->classes[k], w);
+        snprintf(w->classes[k].name, sizeof w->classes[k].name, "%s", names[k]);
+    }
+    sc->deployment.pools[0].instances = 1;
+}
+
 /* A summary as `servesim run --json` prints it (free it); NULL when out of
  * memory. noinline: inlined, gcc 12 takes the returned text for a pointer
  * to the local `buf` (-Wdangling-pointer false positive); unused: not every

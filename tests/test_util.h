@@ -141,6 +141,19 @@ static inline char *test_slurp(const char *path)
     return s;
 }
 
+/* Drops the line holding "wall_time_s" from a --json text (the only
+ * non-deterministic key), so two runs' outputs compare byte for byte. */
+static inline void test_strip_wall(char *s)
+{
+    char *p = strstr(s, "\"wall_time_s\"");
+    if (!p) return;
+    char *b = p;
+    while (b > s && b[-1] != '\n') b--;
+    char *e = strchr(p, '\n');
+    e = e ? e + 1 : p + strlen(p);
+    memmove(b, e, strlen(e) + 1);
+}
+
 /* Runs a shell command; returns its exit status (-1 when it did not exit)
  * and, when out is not NULL, its stdout (free it). */
 #include <sys/wait.h>

@@ -160,8 +160,7 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
         sim_workload_release(c->wl, &r->spec);
         req_free(c, r);
         if (client >= 0)
-            sim_engine_after(c->eng, (sim_time)(c->sc.workload.arrival.think_time_s * 1e9),
-                             client_next, c, (uint64_t)client);
+            sim_engine_after(c->eng, sim_workload_think_ns(c->wl, client), client_next, c, (uint64_t)client);
         return;
     }
     sim_cluster_sticky_note(c, r, j);
@@ -189,7 +188,8 @@ static void workload_failed(sim_cluster *c, int rc)
 }
 
 /* 1 when the workload produced a request; otherwise ends the arrivals
- * (exhausted) or the run (failed). */
+ * (exhausted: with classes only once every class is, since a spent class
+ * leaves the others sending) or the run (failed). */
 static int workload_gave(sim_cluster *c, int wrc)
 {
     if (wrc < 0) {
@@ -197,6 +197,7 @@ static int workload_gave(sim_cluster *c, int wrc)
         return 0;
     }
     if (wrc == 0) {
+        if (!sim_workload_spent(c->wl)) return 0;
         c->arrivals_done = 1;
         maybe_done(c);
         return 0;
@@ -322,8 +323,7 @@ static void on_finish(void *ctx, sim_req *r)
     req_free(c, r);
     if (c->as) sim_cluster_as_touched(c, k);
     if (client >= 0 && !c->arrivals_done)
-        sim_engine_after(c->eng, seen + (sim_time)(c->sc.workload.arrival.think_time_s * 1e9), client_next,
-                         c, (uint64_t)client);
+        sim_engine_after(c->eng, seen + sim_workload_think_ns(c->wl, client), client_next, c, (uint64_t)client);
     report_progress(c);
     maybe_done(c);
 }
@@ -710,7 +710,6 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
         goto fail;
     }
-    c->closed = sim_workload_is_closed(c->wl);
     if (sim_workload_has_sessions(c->wl) && !(c->sess_stats = sim_session_stats_create())) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
         goto fail;
@@ -946,12 +945,12 @@ static void pool_summaries(const sim_cluster *c, sim_summary *out)
 int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
 {
     double t0 = sim_wall_s();
-    if (c->closed) {
-        for (int32_t i = 0; i < c->sc.workload.arrival.concurrency && !c->arrivals_done; i++)
-            client_next(c->eng, c, (uint64_t)i);
-    } else {
-        pull_next_arrival(c);
-    }
+    /* Closed-loop clients (of every closed-loop class with classes) send
+     * their first requests at t = 0; open-loop arrivals (of every open-loop
+     * class) are pulled one at a time. Classes may mix both. */
+    int32_t clients = sim_workload_clients(c->wl);
+    for (int32_t i = 0; i < clients && !c->arrivals_done; i++) client_next(c->eng, c, (uint64_t)i);
+    if (sim_workload_has_open(c->wl) && !c->arrivals_done) pull_next_arrival(c);
     sim_engine_after(c->eng, c->sample_ns, on_sample, c, 0);
     if (c->snap) sim_cluster_on_snapshot(c->eng, c, 0);
     if (c->as) sim_cluster_as_start(c);

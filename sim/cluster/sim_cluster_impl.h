@@ -117,7 +117,6 @@ struct sim_cluster {
     req_slab *slabs;
     sim_req *free_reqs;
 
-    int closed;
     int arrivals_done;
     sim_session_stats *sess_stats; /* per-session figures; NULL without sessions */
     int64_t issued, completed, rejected, in_flight;

@@ -578,7 +578,7 @@ static int check_bucket(ctx *c, const char *sec, const sim_bucket_cfg *b)
     return 0;
 }
 
-/* workload.classes: names, open-loop synthetic arrivals, bounded, lengths. */
+/* workload.classes: names, synthetic arrivals (open or closed loop), bounded, lengths. */
 static int check_classes(ctx *c)
 {
     const sim_workload_cfg *w = &c->sc->workload;
@@ -589,8 +589,9 @@ static int check_classes(ctx *c)
         return fail_key(c, "workload.classes", "classes generate their own arrivals; they cannot be mixed with "
                                                "workload.trace (a trace carries no classes)");
     if (w->arrival.process == SIM_ARRIVAL_CLOSED)
-        return fail_key(c, "workload.classes", "classes are open loop; workload.arrival.process closed_loop "
-                                               "cannot be split into classes");
+        return fail_key(c, "workload.arrival.process", "closed_loop with workload.classes: give each closed-loop "
+                                                       "class its own clients (workload.classes.N.arrival.process "
+                                                       "closed_loop with its concurrency)");
     if (w->sessions.count > 0)
         return fail_key(c, "workload.classes", "classes with workload.sessions are not supported (a session's turns "
                                                "would need one class); set sessions.count 0 or drop the classes");
@@ -609,9 +610,9 @@ static int check_classes(ctx *c)
         for (int32_t j = 0; j < i; j++)
             if (!strcmp(w->classes[j].name, cl->name))
                 return fail_key(c, p, "class name '%s' is used twice (also workload.classes.%d)", cl->name, (int)j);
-        snprintf(p, sizeof p, "workload.classes.%d.arrival.process", (int)i);
-        if (cl->arrival.process == SIM_ARRIVAL_CLOSED)
-            return fail_key(c, p, "classes are open loop: expected poisson, gamma, constant or schedule");
+        snprintf(p, sizeof p, "workload.classes.%d.arrival.concurrency", (int)i);
+        if (cl->arrival.process == SIM_ARRIVAL_CLOSED && cl->arrival.concurrency < 1)
+            return fail_key(c, p, "process closed_loop needs concurrency >= 1, got %d", (int)cl->arrival.concurrency);
         snprintf(p, sizeof p, "workload.classes.%d.arrival.schedule", (int)i);
         if (cl->arrival.process == SIM_ARRIVAL_SCHEDULE && !cl->arrival.schedule[0])
             return fail_key(c, p, "process schedule needs a schedule \"t0:r0, t1:r1, ...\"");

@@ -190,7 +190,8 @@ static const sim_schema_field table[] = {
     {"workload.classes", SIM_SCHEMA_LIST, 0, 0, 0, IN(1, SIM_MAX_CLASSES), NULL, 0, 0,
      "SLO classes of a mixed workload, each with its own arrivals, lengths, SLO and priority; every item "
      "starts from the workload's own keys above (requests, duration_s, arrival, input_tokens, output_tokens), "
-     "which then describe no requests of their own. Open-loop synthetic arrivals only."},
+     "which then describe no requests of their own. Synthetic arrivals only; a class may be open loop or closed loop "
+     "(its own clients), and open and closed classes mix."},
     SEC("workload.classes.*", "One class (list item)."),
     FLD("workload.classes.*.name", SIM_SCHEMA_STR, CL(name), ANY,
         "Class name (required, unique): the key of its figures in --json `classes` and the results DB."),
@@ -198,20 +199,24 @@ static const sim_schema_field table[] = {
         "Scheduling priority: instances order their waiting queue by priority (0 first), then arrival, and "
         "preempt the lowest priority's newest request first (vLLM's priority policy)."),
     FLD("workload.classes.*.requests", SIM_SCHEMA_I64, CL(requests), GE0,
-        "Requests this class sends (0 = until duration_s)."),
+        "Requests this class sends (0 = until duration_s); a closed-loop class's clients stop when its requests "
+        "are sent, and the run ends when every class's are done."),
     FLD("workload.classes.*.duration_s", SIM_SCHEMA_F64, CL(duration_s), GE0,
         "Stop this class's arrivals after this much simulated time (0 = no limit)."),
-    SEC("workload.classes.*.arrival", "The class's arrival process (open loop)."),
+    SEC("workload.classes.*.arrival", "The class's arrival process (open loop, or its own closed-loop clients)."),
     ENM("workload.classes.*.arrival.process", CL(arrival.process), arrivals, 0,
-        "poisson, gamma, constant or schedule (closed_loop is refused with classes)."),
+        "poisson, gamma, constant, schedule or closed_loop (concurrency clients of its own, each sending its next "
+        "request think_time_s after it has seen the last token of the previous one; with classes "
+        "workload.arrival.process itself may not be closed_loop)."),
     FLD("workload.classes.*.arrival.rate", SIM_SCHEMA_F64, CL(arrival.rate), GT0, "Mean arrival rate in requests/s."),
     FLD("workload.classes.*.arrival.schedule", SIM_SCHEMA_STR, CL(arrival.schedule), ANY,
         "schedule: \"t0:r0, t1:r1, ...\" as workload.arrival.schedule."),
     FLD("workload.classes.*.arrival.cv", SIM_SCHEMA_F64, CL(arrival.cv), GT0, "gamma: coefficient of variation."),
     FLD("workload.classes.*.arrival.concurrency", SIM_SCHEMA_I32, CL(arrival.concurrency), IN(0, 10000000),
-        "Unused (classes are open loop)."),
+        "closed_loop: the class's clients (>= 1), each with one request in flight or thinking."),
     FLD("workload.classes.*.arrival.think_time_s", SIM_SCHEMA_F64, CL(arrival.think_time_s), GE0,
-        "Unused (classes are open loop)."),
+        "closed_loop: seconds a client of the class waits after the last token (or after a shed or rejected "
+        "request) before sending its next request."),
     LEN_DIST_AT("workload.classes.*.input_tokens", CL, input_tokens, LEN_DIST_TOKENS),
     LEN_DIST_AT("workload.classes.*.output_tokens", CL, output_tokens, LEN_DIST_TOKENS),
     SEC("workload.classes.*.slo", "The class's SLO; a bound left 0 is the scenario's slo.* bound."),

@@ -57,7 +57,10 @@ struct sim_workload {
     int32_t n_sub;
     sim_workload **sub;
     sim_request_spec *next;
-    int8_t *has_next;                /* 1 next[i] is held, 0 not pulled yet, -1 class exhausted */
+    int8_t *has_next;                /* 1 next[i] is held, 0 not pulled yet, -1 class exhausted (or closed loop) */
+    int8_t *spent;                   /* closed-loop class: 1 once one of its clients got no request */
+    int32_t *client_base;            /* closed-loop class: its first client's global index */
+    int32_t n_clients;               /* closed-loop clients of every class together */
 };
 
 static sim_time wl_seconds_to_ns(double s)
@@ -335,17 +338,18 @@ fail:
 }
 
 /* The class's own workload: the base keys with the class's arrivals,
- * lengths and budget; closed loop, traces and prefix structure are refused
- * with classes by the loader (and here). */
+ * lengths and budget; a closed-loop class owns clients [client_base,
+ * client_base + concurrency) of the merged workload's global numbering.
+ * Traces, prefix structure and sessions are refused with classes by the
+ * loader (and here). */
 static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out, sim_err *err)
 {
     int rc;
     if (cfg->n_classes > SIM_MAX_CLASSES)
         return sim_err_set(err, SIM_EINVAL, "workload.classes: at most %d classes (got %d)", SIM_MAX_CLASSES,
                            (int)cfg->n_classes);
-    if (cfg->trace.format != SIM_TRACE_NONE || cfg->arrival.process == SIM_ARRIVAL_CLOSED ||
-        cfg->prefix.kind != SIM_PREFIX_NONE || cfg->sessions.count > 0)
-        return sim_err_set(err, SIM_EINVAL, "workload.classes: classes need open-loop synthetic arrivals without "
+    if (cfg->trace.format != SIM_TRACE_NONE || cfg->prefix.kind != SIM_PREFIX_NONE || cfg->sessions.count > 0)
+        return sim_err_set(err, SIM_EINVAL, "workload.classes: classes need synthetic arrivals without "
                                             "a trace, prefix structure or sessions");
     sim_workload *w = calloc(1, sizeof *w);
     if (!w) return sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
@@ -354,7 +358,9 @@ static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_wor
     w->sub = calloc((size_t)w->n_sub, sizeof *w->sub);
     w->next = calloc((size_t)w->n_sub, sizeof *w->next);
     w->has_next = calloc((size_t)w->n_sub, sizeof *w->has_next);
-    if (!w->sub || !w->next || !w->has_next) {
+    w->spent = calloc((size_t)w->n_sub, sizeof *w->spent);
+    w->client_base = calloc((size_t)w->n_sub, sizeof *w->client_base);
+    if (!w->sub || !w->next || !w->has_next || !w->spent || !w->client_base) {
         rc = sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
         goto fail;
     }
@@ -376,6 +382,16 @@ static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_wor
         }
         int64_t t = sim_workload_total(w->sub[i]);
         w->total = w->total < 0 || t < 0 ? -1 : w->total + t;
+        if (w->sub[i]->closed) {
+            if (cl->arrival.concurrency > INT32_MAX - w->n_clients) {
+                rc = sim_err_set(err, SIM_EINVAL, "workload.classes.%d.arrival.concurrency: the classes' clients "
+                                                  "exceed %d in all", (int)i, (int)INT32_MAX);
+                goto fail;
+            }
+            w->client_base[i] = w->n_clients;
+            w->n_clients += cl->arrival.concurrency;
+            w->has_next[i] = -1; /* no open-loop arrivals from this class */
+        }
     }
     *out = w;
     return 0;
@@ -412,6 +428,8 @@ void sim_workload_destroy(sim_workload *w)
     free(w->sub);
     free(w->next);
     free(w->has_next);
+    free(w->spent);
+    free(w->client_base);
     if (w->rng_arrival) gsl_rng_free(w->rng_arrival);
     if (w->rng_in) gsl_rng_free(w->rng_in);
     if (w->rng_out) gsl_rng_free(w->rng_out);
@@ -426,6 +444,43 @@ void sim_workload_destroy(sim_workload *w)
 int sim_workload_is_closed(const sim_workload *w)
 {
     return w->closed;
+}
+
+int32_t sim_workload_clients(const sim_workload *w)
+{
+    if (w->n_sub > 0) return w->n_clients;
+    return w->closed ? w->cfg.arrival.concurrency : 0;
+}
+
+int sim_workload_has_open(const sim_workload *w)
+{
+    if (w->n_sub == 0) return !w->closed;
+    for (int32_t i = 0; i < w->n_sub; i++)
+        if (!w->sub[i]->closed) return 1;
+    return 0;
+}
+
+/* Classes: the closed-loop class of global client `client`. */
+static int32_t wl_client_class(const sim_workload *w, int32_t client)
+{
+    int32_t best = -1;
+    for (int32_t i = 0; i < w->n_sub; i++)
+        if (w->sub[i]->closed && client >= w->client_base[i]) best = i;
+    SIM_ASSERT(best >= 0 && client - w->client_base[best] < w->cfg.classes[best].arrival.concurrency, client);
+    return best;
+}
+
+sim_time sim_workload_think_ns(const sim_workload *w, int32_t client)
+{
+    const sim_arrival_cfg *a = w->n_sub > 0 ? &w->cfg.classes[wl_client_class(w, client)].arrival : &w->cfg.arrival;
+    return (sim_time)(a->think_time_s * 1e9);
+}
+
+int sim_workload_spent(const sim_workload *w)
+{
+    for (int32_t i = 0; i < w->n_sub; i++)
+        if (w->sub[i]->closed ? !w->spent[i] : w->has_next[i] != -1) return 0;
+    return 1;
 }
 
 int64_t sim_workload_total(const sim_workload *w)
@@ -560,8 +615,25 @@ int sim_workload_next(sim_workload *w, sim_request_spec *out)
     return 1;
 }
 
+/* Classes: client `client`'s class sends its next request (numbered in the
+ * merged stream); a class that has none left is marked spent. */
+static int wl_sample_class(sim_workload *w, sim_time now, int32_t client, sim_request_spec *out)
+{
+    int32_t i = wl_client_class(w, client);
+    int rc = sim_workload_sample_client(w->sub[i], now, client - w->client_base[i], out);
+    if (rc <= 0) {
+        if (rc == 0) w->spent[i] = 1;
+        return rc;
+    }
+    out->id = (uint64_t)w->issued++;
+    out->cls = i;
+    out->priority = w->cfg.classes[i].priority;
+    return 1;
+}
+
 int sim_workload_sample_client(sim_workload *w, sim_time now, int32_t client, sim_request_spec *out)
 {
+    if (w->n_sub > 0) return wl_sample_class(w, now, client, out);
     SIM_ASSERT(w->closed, now);
     SIM_ASSERT(client >= -1 && client < w->cfg.arrival.concurrency, client);
     if (w->limit >= 0 && w->issued >= w->limit) return 0;

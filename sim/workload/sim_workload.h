@@ -22,7 +22,12 @@
  * name, so adding a class leaves the others' draws alone) and
  * sim_workload_next merges them in arrival order (ties: the earlier class),
  * numbering the merged stream 0, 1, 2, ... and tagging each request with
- * its class and priority. */
+ * its class and priority. A closed-loop class (arrival.process
+ * closed_loop) has `concurrency` clients of its own, numbered after the
+ * previous closed-loop classes' clients (sim_workload_clients counts them
+ * all); sim_workload_sample_client sends client c's next request from c's
+ * class, into the same numbering. Open-loop and closed-loop classes mix:
+ * sim_workload_next merges the open ones only. */
 #ifndef SIM_WORKLOAD_H
 #define SIM_WORKLOAD_H
 
@@ -56,8 +61,23 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
                         sim_err *err);
 void sim_workload_destroy(sim_workload *w);
 
-/* 1 if the workload is closed loop. */
+/* 1 if the workload is closed loop (without classes). */
 int sim_workload_is_closed(const sim_workload *w);
+
+/* Closed-loop clients in all: arrival.concurrency for a closed loop, the
+ * closed-loop classes' concurrency summed with classes, else 0. */
+int32_t sim_workload_clients(const sim_workload *w);
+/* 1 when sim_workload_next gives arrivals: an open-loop workload, or
+ * classes of which at least one is open loop. */
+int sim_workload_has_open(const sim_workload *w);
+/* Client `client`'s think time (its class's with classes), ns. */
+sim_time sim_workload_think_ns(const sim_workload *w, int32_t client);
+/* After sim_workload_next or sim_workload_sample_client gave 0: 1 when the
+ * whole workload will issue nothing more. Without classes that is always
+ * so; with classes, when every open-loop class's arrivals have ended and
+ * every closed-loop class's clients have been refused a request (its
+ * request budget or duration_s spent). */
+int sim_workload_spent(const sim_workload *w);
 
 /* Open loop: the next request in arrival order. Returns 1 and fills *out, 0
  * when the workload is exhausted (request count, duration or trace end), or

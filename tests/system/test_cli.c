@@ -19,18 +19,6 @@ static const char *bin, *src;
 
 #define sh test_sh
 
-/* Drops the line holding "wall_time_s" (the only non-deterministic key). */
-static void strip_wall(char *s)
-{
-    char *p = strstr(s, "\"wall_time_s\"");
-    if (!p) return;
-    char *b = p;
-    while (b > s && b[-1] != '\n') b--;
-    char *e = strchr(p, '\n');
-    e = e ? e + 1 : p + strlen(p);
-    memmove(b, e, strlen(e) + 1);
-}
-
 /* Structural equality with numbers within 1e-6 relative; prints the first difference. */
 static int json_close(json_t *x, json_t *y, const char *path)
 {
@@ -72,12 +60,12 @@ static void test_json_determinism(void)
     snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --json --no-db --quiet", bin, src);
     CHECK(sh(cmd, &a) == 0);
     CHECK(sh(cmd, &b) == 0);
-    strip_wall(a);
-    strip_wall(b);
+    test_strip_wall(a);
+    test_strip_wall(b);
     CHECK_MSG(strcmp(a, b) == 0, "same seed gave different JSON");
     snprintf(cmd, sizeof cmd, "%s run %s/scenarios/quickstart.yaml --json --no-db --quiet --seed 7", bin, src);
     CHECK(sh(cmd, &c) == 0);
-    strip_wall(c);
+    test_strip_wall(c);
     CHECK_MSG(strcmp(a, c) != 0, "another seed gave the same JSON");
 
     json_error_t je;

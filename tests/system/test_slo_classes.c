@@ -27,21 +27,8 @@
  * classes (batch, interactive) started from the workload's keys. */
 static void class_base(sim_scenario *sc, int input, int output)
 {
-    sim_scenario_defaults(sc);
-    snprintf(sc->model, sizeof sc->model, "llama-3.1-8b");
-    snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "h100-sxm");
-    snprintf(sc->hardware.perf_db, sizeof sc->hardware.perf_db, "none");
-    sim_workload_cfg *w = &sc->workload;
-    w->input_tokens.dist = SIM_DIST_FIXED;
-    w->input_tokens.value = input;
-    w->output_tokens.dist = SIM_DIST_FIXED;
-    w->output_tokens.value = output;
-    w->n_classes = 2;
-    for (int k = 0; k < 2; k++) {
-        sim_class_from_workload(&w->classes[k], w);
-        snprintf(w->classes[k].name, sizeof w->classes[k].name, "%s", k ? "interactive" : "batch");
-    }
-    sc->deployment.pools[0].instances = 1;
+    static const char *const names[2] = {"batch", "interactive"};
+    test_class_scenario(sc, input, output, 2, names);
 }
 
 static void two_class(sim_scenario *sc, int batch_prio, int inter_prio)

@@ -695,8 +695,19 @@ static void test_classes(void)
     CHECK_CONTAINS(m, "workload.classes.1.name: class name 'a' is used twice (also workload.classes.0)");
     m = load_fail("workload:\n  classes:\n    - {name: a b}\n", NULL, 0);
     CHECK_CONTAINS(m, "workload.classes.0.name: class name 'a b': expected letters, digits");
-    m = load_fail("workload:\n  classes:\n    - {name: a, arrival: {process: closed_loop}}\n", NULL, 0);
-    CHECK_CONTAINS(m, "workload.classes.0.arrival.process: classes are open loop");
+    /* A class may be closed loop (its own clients), the workload's own
+     * arrival may not: each closed-loop class names its concurrency. */
+    REQUIRE_MSG(load("workload:\n  classes:\n    - {name: a, arrival: {process: closed_loop, concurrency: 4, "
+                     "think_time_s: 0.5}}\n    - {name: b}\n", NULL, 0, &sc, &err) == 0, "%s", err.msg);
+    CHECK(sc.workload.classes[0].arrival.process == SIM_ARRIVAL_CLOSED && sc.workload.classes[0].arrival.concurrency == 4);
+    CHECK(sc.workload.classes[0].arrival.think_time_s == 0.5 && sc.workload.classes[1].arrival.process == SIM_ARRIVAL_POISSON);
+    m = load_fail("workload:\n  classes:\n    - {name: a, arrival: {process: closed_loop, concurrency: 0}}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.0.arrival.concurrency: process closed_loop needs concurrency >= 1, got 0");
+    m = load_fail("workload:\n  classes:\n    - {name: a, arrival: {process: closed_loop, think_time_s: -1}}\n",
+                  NULL, 0);
+    CHECK_CONTAINS(m, "workload.classes.0.arrival.think_time_s:");
+    m = load_fail("workload:\n  arrival: {process: closed_loop}\n  classes:\n    - {name: a}\n", NULL, 0);
+    CHECK_CONTAINS(m, "workload.arrival.process: closed_loop with workload.classes: give each closed-loop class");
     m = load_fail("workload:\n  classes:\n    - {name: a, priority: -1}\n", NULL, 0);
     CHECK_CONTAINS(m, "workload.classes.0.priority: expected an integer in 0..1000000, got -1");
     m = load_fail("workload:\n  classes:\n    - {name: a, arrival: {rate: 0}}\n", NULL, 0);
