@@ -93,7 +93,12 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
                 "(no rate bisection, and search.requests is not used); it passes when every class meets its own SLO at "
                 "search.percentile over the requests served with none rejected, and goodput counts each request by its "
                 "class's SLO (a shed request is not good). ");
-    else if (s->closed)
+    for (int32_t i = 0; i < sc->workload.n_classes; i++)
+        if (sc->workload.classes[i].arrival.process == SIM_ARRIVAL_CLOSED) {
+            note(s, "Closed-loop classes send at their own concurrency and think time. ");
+            break;
+        }
+    if (!s->classes && s->closed)
         note(s, "closed-loop workload: each candidate is evaluated at the scenario's concurrency (no rate bisection). ");
     if (!s->fixed && sc->slo.ttft_ms <= 0 && sc->slo.tpot_ms <= 0) {
         rc = sim_err_set(err, SIM_EINVAL,

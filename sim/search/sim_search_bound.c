@@ -96,6 +96,12 @@ static int lens_compute(const sim_search *s, int64_t requests, sim_search_lens *
     w.requests = requests;
     w.trace.time_scale = 1.0;
     w.trace.rate_scale = 1.0;
+    /* A closed-loop class is drawn at t = 0, where its duration_s never
+     * ends it: bound it by the same count. */
+    for (int32_t i = 0; i < w.n_classes; i++)
+        if (w.classes[i].arrival.process == SIM_ARRIVAL_CLOSED &&
+            (w.classes[i].requests == 0 || w.classes[i].requests > requests))
+            w.classes[i].requests = requests;
     if ((rc = sim_workload_create(&w, s->sc.seed, &wl, err)) < 0) return rc;
     sim_search_img_draw *img = NULL;
     if ((rc = sim_search_img_open(s, &img, err)) < 0) {
@@ -103,6 +109,10 @@ static int lens_compute(const sim_search *s, int64_t requests, sim_search_lens *
         return rc;
     }
     int closed = sim_workload_is_closed(wl);
+    /* Classes: the open-loop classes' merged stream, then the closed-loop
+     * classes' clients in turn until every class is spent. */
+    int32_t clients = w.n_classes > 0 ? sim_workload_clients(wl) : 0, k = 0;
+    int open = !closed && (w.n_classes == 0 || sim_workload_has_open(wl));
     double sin = 0, sout = 0, sio = 0;
     sim_time t0 = 0, t1 = 0;
     memset(L, 0, sizeof *L);
@@ -110,7 +120,22 @@ static int lens_compute(const sim_search *s, int64_t requests, sim_search_lens *
     L->in_min = 1e300;
     for (;;) {
         sim_request_spec r;
-        int got = closed ? sim_workload_sample(wl, 0, &r) : sim_workload_next(wl, &r);
+        int got;
+        if (closed) {
+            got = sim_workload_sample(wl, 0, &r);
+        } else if (open) {
+            got = sim_workload_next(wl, &r);
+            if (got == 0 && clients > 0) {
+                open = 0;
+                continue;
+            }
+        } else if (clients > 0) {
+            got = sim_workload_sample_client(wl, 0, k, &r);
+            k = (k + 1) % clients;
+            if (got == 0 && !sim_workload_spent(wl)) continue;
+        } else {
+            got = 0;
+        }
         if (got < 0) {
             sim_workload_destroy(wl);
             sim_search_img_close(img);

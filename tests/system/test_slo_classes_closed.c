@@ -6,8 +6,9 @@
  * every closed-loop request sent at a previous one's last token plus the
  * class's think time and never more than the class's clients in flight; a
  * shed closed-loop request counted as shed (and against the class's budget),
- * its client sending its next one after its think time; the shipped example's --json `classes` object and
- * its determinism (same seed, byte-identical output). */
+ * its client sending its next one after its think time; the shipped
+ * example's --json `classes` object, its determinism (same seed,
+ * byte-identical output) and a search over it. */
 #include "sim_cluster.h"
 #include "sim_loader.h"
 #include "sim_workload.h"
@@ -181,7 +182,30 @@ static void test_shipped_json(void)
     free(b);
 }
 
+/* servesim search on the shipped example: closed-loop classes bound its
+ * length statistics (a class sending for duration_s is drawn at t = 0) and
+ * each candidate runs the classes' own clients; the notes say so. */
+static void test_search(void)
+{
+    REQUIRE_OR(test_servesim != NULL, return);
+    char cmd[4096], dir[] = "/tmp/test_slo_closed_XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    snprintf(cmd, sizeof cmd,
+             "%s search %s/scenarios/slo-classes-closed.yaml --set search.max_gpus=2 --set search.modes=colocated "
+             "--set search.layouts=tp1 --set search.max_seqs=24 --set search.max_batched_tokens=8192 --no-db --quiet "
+             "--out %s 2>&1",
+             test_servesim, test_src_dir(), dir);
+    char *out = NULL;
+    CHECK(test_sh(cmd, &out) == 0);
+    CHECK_CONTAINS(out, "2 simulated");
+    CHECK_CONTAINS(out, "Closed-loop classes send at their own concurrency and think time.");
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(test_sh(cmd, NULL) == 0);
+}
+
 static const test_case cases[] = {
+    {"search", test_search},
     {"priority_little", test_priority_little},
     {"mixed_budget", test_mixed_budget},
     {"shed_closed", test_shed_closed},
