@@ -10,8 +10,6 @@
  * example's --json `classes` object, its determinism (same seed,
  * byte-identical output) and a search over it. */
 #include "sim_cluster.h"
-#include "sim_loader.h"
-#include "sim_workload.h"
 #include "test_util.h"
 #include "test_cluster_util.h"
 
