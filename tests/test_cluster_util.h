@@ -68,6 +68,36 @@ static inline void test_class_scenario(sim_scenario *sc, int input, int output, 
     sc->deployment.pools[0].instances = 1;
 }
 
+/* A cost model of TEST_ITER_NS per iteration, whatever the batch, for
+ * hand-computed timelines. */
+#define TEST_ITER_NS (10 * 1000000LL)
+static inline double test_fixed_cost(void *ctx, const model_batch *b)
+{
+    (void)ctx;
+    (void)b;
+    return TEST_ITER_NS * 1e-9;
+}
+
+/* Runs sc (cost_fn as run_with_cost), checks that nothing is left in
+ * flight, in KV or referenced in a cache, and copies the records, by id,
+ * into rec[0..cap) (zeros where none) and the summary and the state when
+ * sum / st are not NULL. Returns the number of records, -1 on failure. */
+static inline int64_t run_by_id_with(const sim_scenario *sc, double (*cost_fn)(void *ctx, const model_batch *b),
+                                     sim_summary *sum, sim_cluster_state *st, sim_req_record *rec, int64_t cap)
+{
+    run_result r;
+    int rc = run_with_cost(sc, cost_fn, NULL, &r);
+    if (rc && !r.recs) return -1; /* not built */
+    if (sum) *sum = r.sum;
+    if (st) *st = r.st;
+    memset(rec, 0, (size_t)cap * sizeof *rec);
+    for (int64_t i = 0; i < r.n; i++)
+        if ((int64_t)r.recs[i].id < cap) rec[r.recs[i].id] = r.recs[i];
+    CHECK(r.st.in_flight == 0 && r.st.kv_blocks_used == 0 && r.st.cache_referenced == 0);
+    free(r.recs);
+    return rc ? -1 : r.n;
+}
+
 /* A summary as `servesim run --json` prints it (free it); NULL when out of
  * memory. noinline: inlined, gcc 12 takes the returned text for a pointer
  * to the local `buf` (-Wdangling-pointer false positive); unused: not every

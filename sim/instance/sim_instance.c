@@ -736,7 +736,9 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
     /* Decoding requests whose last token was this iteration's. */
     while (decoded && ln->heap_n > 0 && ln->heap[0].finish_iter == n) {
         sim_req *r = ln->heap[0].r;
+        int64_t kv_tokens = in->spec ? r->ctx_base : r->ctx_base + n;
         decode_leave(in, r);
+        sim_instance_cache_output(in, r, kv_tokens);
         run_remove(in, r);
         resv_release(in, r);
         finish(in, r, seen);

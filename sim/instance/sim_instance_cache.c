@@ -61,6 +61,32 @@ void sim_instance_unmatch_prefix(sim_instance *in, sim_req *r)
     r->prefilled = 0;
 }
 
+/* r's first `done` keys into the index, r holding one reference on each
+ * (the index walks chains from the root: where another request cached a
+ * block meanwhile, r takes a reference on theirs). Returns how many cache
+ * blocks of r's own KV became the index's, or -1 after failing the run. */
+static int64_t cache_extend(sim_instance *in, sim_req *r, int32_t done)
+{
+    sim_time now = sim_engine_now(in->eng);
+    int32_t created = 0;
+    int32_t ret = sim_prefix_insert(in->pc, r->keys, done, now, &created);
+    if (ret < 0) {
+        sim_engine_fail(in->eng, ret, "out of memory growing the prefix cache of instance %d", in->id);
+        return -1;
+    }
+    SIM_ASSERT(ret == done, now);
+    int32_t existed_to = ret - created;
+    if (existed_to > r->shared) {
+        /* Take the whole run, then drop the part r already held, netting
+         * +1 on the rest. */
+        sim_prefix_acquire(in->pc, r->keys, existed_to, now);
+        if (r->shared > 0) sim_prefix_release(in->pc, r->keys, r->shared, now);
+    }
+    int64_t conv = ret - r->shared;
+    r->shared = ret;
+    return conv;
+}
+
 /* After a chunk: the prompt's newly completed cache blocks join the index
  * (or, if another request cached them meanwhile, this one's copy is freed
  * and it references theirs). */
@@ -70,25 +96,25 @@ void sim_instance_cache_insert(sim_instance *in, sim_req *r)
     int64_t done = r->prefilled / in->ctok;
     if (done > r->n_keys) done = r->n_keys;
     if (done <= r->shared) return;
-    sim_time now = sim_engine_now(in->eng);
-    int32_t created = 0;
-    int32_t ret = sim_prefix_insert(in->pc, r->keys, (int32_t)done, now, &created);
-    if (ret < 0) {
-        sim_engine_fail(in->eng, ret, "out of memory growing the prefix cache of instance %d", in->id);
-        return;
-    }
-    SIM_ASSERT(ret == done, now);
-    int32_t existed_to = ret - created;
-    if (existed_to > r->shared) {
-        /* The index walks chains from the root: take the whole run, then
-         * drop the part this request already held, netting +1 on the rest. */
-        sim_prefix_acquire(in->pc, r->keys, existed_to, now);
-        if (r->shared > 0) sim_prefix_release(in->pc, r->keys, r->shared, now);
-    }
-    int64_t conv = (int64_t)(ret - r->shared) * in->cbk;
-    r->blocks -= (int32_t)conv;
-    in->blocks_used -= conv;
-    r->shared = ret;
+    int64_t conv = cache_extend(in, r, (int32_t)done);
+    if (conv < 0) return;
+    r->blocks -= (int32_t)(conv * in->cbk);
+    in->blocks_used -= conv * in->cbk;
+}
+
+/* r finished decoding with kv_tokens in KV and its private blocks already
+ * freed (decode_leave): the full cache blocks its answer completed join
+ * the index under its output keys, as vLLM, SGLang and TensorRT-LLM keep
+ * a finished request's prompt AND output blocks findable. They are r's own
+ * KV handed to the cache, not a copy: the blocks decode_leave freed become
+ * cached (evictable once r's references go at finish). */
+void sim_instance_cache_output(sim_instance *in, sim_req *r, int64_t kv_tokens)
+{
+    if (!in->pc || !r->keys || r->n_out_keys <= 0) return;
+    int64_t done = kv_tokens / in->ctok, most = (int64_t)r->n_keys + r->n_out_keys;
+    if (done > most) done = most;
+    if (done <= r->shared || r->shared < r->n_keys) return;
+    cache_extend(in, r, (int32_t)done);
 }
 
 /* KV sharing at admission: if the cluster finds more of r's prefix elsewhere

@@ -206,6 +206,7 @@ void sim_instance_release_refs(sim_instance *in, sim_req *r);
 void sim_instance_match_prefix(sim_instance *in, sim_req *r);
 void sim_instance_unmatch_prefix(sim_instance *in, sim_req *r);
 void sim_instance_cache_insert(sim_instance *in, sim_req *r);
+void sim_instance_cache_output(sim_instance *in, sim_req *r, int64_t kv_tokens);
 int sim_instance_plan_fetch(sim_instance *in, sim_req *r);
 
 /* sim_instance_pd.c */

@@ -48,3 +48,14 @@ int32_t sim_prefix_keys_build(const uint32_t *hash_ids, int32_t n_hash, int32_t 
     }
     return n;
 }
+
+void sim_prefix_keys_unique(uint64_t parent, uint64_t salt, uint64_t *out, int32_t n)
+{
+    /* The tag keeps these chains apart from hash-id chains, whose mixed-in
+     * values are 32-bit ids and 64-bit token ranges below 2^63. */
+    uint64_t k = sim_prefix_key_mix(parent, UINT64_C(0xa5c3f00dd15ea5e5) ^ salt);
+    for (int32_t j = 0; j < n; j++) {
+        k = sim_prefix_key_mix(k, UINT64_C(0x8000000000000000) | (uint64_t)j);
+        out[j] = k;
+    }
+}

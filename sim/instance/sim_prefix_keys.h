@@ -39,4 +39,10 @@ int32_t sim_prefix_keys_build(const uint32_t *hash_ids, int32_t n_hash, int32_t 
                               int32_t hash_tokens, int32_t block_tokens, uint64_t *out,
                               int32_t cap);
 
+/* Writes n keys that continue the chain from `parent` over blocks whose
+ * content is the request `salt`'s own (an answer no later prompt repeats):
+ * key_j = mix(mix(parent, tag ^ salt), j) chained, distinct from every
+ * key sim_prefix_keys_build makes for hash ids and from other salts'. */
+void sim_prefix_keys_unique(uint64_t parent, uint64_t salt, uint64_t *out, int32_t n);
+
 #endif

@@ -11,10 +11,11 @@
  *
  * Multi-turn sessions keep the ids of their context's FULL blocks (the
  * chain). Turn t+1's prompt is turn t's context + answer + a new message:
- * blocks that became full get fresh ids appended to the chain (so the answer
- * gets its ids when it first enters a prompt and keeps them for later
- * turns), and a trailing partial block gets a one-off fresh id, because in
- * the next turn that block holds more tokens and so different content.
+ * when turn t is attached, the blocks that are full once it is answered get
+ * fresh ids appended to the chain (so the answer has its ids while it is
+ * computed, as ctx_ids, and keeps them for later turns), and a trailing
+ * partial block gets a one-off fresh id, because in the next turn that
+ * block holds more tokens and so different content.
  *
  * Id arrays live in buffers with a header in front (live list for destroy,
  * the owning request id and a live flag to catch stale releases); released
@@ -408,7 +409,8 @@ static int pg_attach_turn(sim_prefixgen *g, int32_t slot, int32_t own, sim_reque
                         s->ctx + own > PG_MAX_CONTEXT;
     int64_t ctx = fresh_session ? 0 : s->ctx;
     int64_t n_chain = fresh_session ? 0 : s->n_chain;
-    int64_t len = ctx + own, full = len / B, n = (len + B - 1) / B;
+    int64_t len = ctx + own, out = spec->output_tokens;
+    int64_t full = (len + out) / B, n = (len + out + B - 1) / B;
     if (pg_chain_reserve(g, s, full)) return SIM_ENOMEM;
     pg_buf *b = pg_buf_get(g, n, spec->id);
     if (!b) return SIM_ENOMEM;
@@ -416,8 +418,9 @@ static int pg_attach_turn(sim_prefixgen *g, int32_t slot, int32_t own, sim_reque
         s->session = g->next_session++;
         s->turn = 0;
     }
-    /* Blocks that became full since the last turn (the previous answer and
-     * this message) join the chain for good. */
+    /* Blocks that are full once this turn is answered (the message and
+     * the answer) join the chain for good: the answer's blocks have the ids
+     * the next turn names them by while this turn computes them. */
     for (int64_t i = n_chain; i < full; i++) s->chain[i] = pg_fresh(g);
     s->n_chain = full;
     if (full) memcpy(b->ids, s->chain, (size_t)full * sizeof *b->ids);
@@ -425,8 +428,10 @@ static int pg_attach_turn(sim_prefixgen *g, int32_t slot, int32_t own, sim_reque
     s->ctx = len + spec->output_tokens;
     s->turn++;
     spec->input_tokens = (int32_t)len;
-    spec->n_hash = (int32_t)n;
+    spec->n_hash = (int32_t)((len + B - 1) / B);
     spec->hash_ids = b->ids;
+    spec->n_ctx_ids = (int32_t)n;
+    spec->ctx_ids = b->ids;
     spec->session = (uint64_t)s->session + 1;
     return 0;
 }

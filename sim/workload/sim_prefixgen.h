@@ -46,7 +46,8 @@ sim_prefix_kind sim_prefixgen_kind(const sim_prefixgen *g);
  * text after the shared prompt; multi_turn: the new user message; rag: the
  * question). Sets input_tokens (shared/context tokens + own, capped at
  * INT32_MAX), n_hash, hash_ids and session (multi_turn: session id + 1, else
- * 0). multi_turn: `slot` picks the session slot (a closed-loop client), or
+ * 0); multi_turn also ctx_ids / n_ctx_ids (the same array continued over
+ * the answer's blocks, with the ids the next turn gives them). multi_turn: `slot` picks the session slot (a closed-loop client), or
  * -1 for a uniformly random slot; other kinds ignore it. Returns 0 or
  * SIM_ENOMEM (spec untouched). */
 int sim_prefixgen_attach(sim_prefixgen *g, int32_t slot, int32_t own_tokens,

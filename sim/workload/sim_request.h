@@ -67,10 +67,13 @@ struct sim_req {
     sim_time kv_reserved, kv_arrived, decode_first;
     double kv_bytes;
     /* prefix caching: the prompt's cache-block keys (owned by the cluster),
-     * how many leading blocks this request references in its instance's
-     * index, and how many prompt tokens it found cached there */
+     * then n_out_keys more for the blocks its answer completes (the chain
+     * continued as the next prompt of its session names it; inserted when
+     * it finishes), how many leading blocks this request references in its
+     * instance's index, and how many prompt tokens it found cached there */
     uint64_t *keys;
     int32_t n_keys;
+    int32_t n_out_keys;
     int32_t shared;
     int32_t hold_shared;     /* pd: references still held on the prefill instance */
     int32_t cached_tokens;

@@ -202,11 +202,13 @@ static int ss_chain_extend(sim_session *s, ss_slot *sl, int64_t full)
     return 0;
 }
 
-/* A prompt of `len` tokens whose first `kept` full blocks are the chain's
- * and the rest one-off: fills spec's ids and lengths. */
-static int ss_fill_ids(sim_session *s, const ss_slot *sl, int64_t kept, int64_t len, sim_request_spec *spec)
+/* A prompt of `len` tokens followed by an answer of `out`, whose first
+ * `kept` full blocks are the chain's and the rest one-off: fills spec's ids
+ * (the prompt's, and as ctx_ids those of prompt + answer) and lengths. */
+static int ss_fill_ids(sim_session *s, const ss_slot *sl, int64_t kept, int64_t len, int64_t out,
+                       sim_request_spec *spec)
 {
-    int64_t B = s->block_tokens, n = (len + B - 1) / B;
+    int64_t B = s->block_tokens, n = (len + out + B - 1) / B;
     size_t bytes = sizeof(ss_buf) + (size_t)n * sizeof(uint32_t);
     ss_buf *b = malloc(bytes);
     if (!b) return SIM_ENOMEM;
@@ -220,8 +222,10 @@ static int ss_fill_ids(sim_session *s, const ss_slot *sl, int64_t kept, int64_t 
     if (kept) memcpy(b->ids, sl->chain, (size_t)kept * sizeof *b->ids);
     for (int64_t i = kept; i < n; i++) b->ids[i] = ss_fresh(s);
     spec->input_tokens = (int32_t)len;
-    spec->n_hash = (int32_t)n;
+    spec->n_hash = (int32_t)((len + B - 1) / B);
     spec->hash_ids = b->ids;
+    spec->n_ctx_ids = (int32_t)n;
+    spec->ctx_ids = b->ids;
     return 0;
 }
 
@@ -266,8 +270,11 @@ static int ss_synth_turn(sim_session *s, int32_t slot, int32_t own, sim_time arr
     ss_spec_base(sl, slot, spec);
     spec->arrival = arrival;
     spec->output_tokens = sim_lendist_draw(s->out, s->rng);
-    /* The turn's own tokens stay in the context: its full blocks join the chain. */
-    if (ss_chain_extend(s, sl, len / s->block_tokens) || ss_fill_ids(s, sl, len / s->block_tokens, len, spec))
+    /* The turn's own tokens and its answer stay in the context: the full
+     * blocks of both join the chain now, so the answer's blocks have the
+     * ids the next turn names them by while this turn computes them. */
+    int64_t full = (len + spec->output_tokens) / s->block_tokens;
+    if (ss_chain_extend(s, sl, full) || ss_fill_ids(s, sl, full, len, spec->output_tokens, spec))
         return SIM_ENOMEM;
     sl->last_prompt = len;
     sl->last_out = spec->output_tokens;
@@ -327,7 +334,7 @@ static int ss_synth_done(sim_session *s, const sim_request_spec *spec, sim_time 
         int64_t len = sl->ctx + own;
         if (len > INT32_MAX) len = INT32_MAX;
         c.output_tokens = sim_lendist_draw(s->child_out, s->rng);
-        if (ss_fill_ids(s, sl, kept, len, &c)) return SIM_ENOMEM;
+        if (ss_fill_ids(s, sl, kept, len, c.output_tokens, &c)) return SIM_ENOMEM;
         if ((rc = emit(ctx, &c))) return rc;
     }
     return 0;
@@ -345,6 +352,14 @@ static void ss_trace_spec(sim_session *s, const ss_slot *sl, int32_t slot, int64
     spec->output_tokens = e->output_tokens;
     spec->n_hash = e->n_hash;
     spec->hash_ids = e->n_hash ? s->trace->hashes + e->hash_off : NULL;
+    /* A turn's answer is named by the line that continues its context:
+     * its first sub-request, else the next turn (the cluster checks that
+     * their ids extend this prompt's). */
+    int64_t f = e->parent >= 0 ? -1 : e->n_children > 0 ? e->first_child : e->next;
+    if (f >= 0 && s->trace->entries[f].n_hash > 0) {
+        spec->n_ctx_ids = s->trace->entries[f].n_hash;
+        spec->ctx_ids = s->trace->hashes + s->trace->entries[f].hash_off;
+    }
 }
 
 static sim_time ss_trace_delay(const sim_session *s, int64_t entry)

@@ -4,7 +4,11 @@
  * A session is a sequence of turns. Turn k's prompt is the session's
  * context — every earlier prompt, answer and joined sub-request answer —
  * plus new user tokens, and its hash ids are the context's chain extended,
- * so the prefix cache can hit the previous turn's KV. When a turn finishes
+ * so the prefix cache can hit the previous turn's KV. A turn's spec also
+ * names its context after the answer (ctx_ids: synthetic, the chain that
+ * already holds the answer's full blocks; a trace, the ids of the line
+ * that continues it, its first sub-request or else the next turn), so the
+ * answer's blocks are cached under the keys the next prompt looks up. When a turn finishes
  * it may fan out parallel sub-requests (prompt = the turn's context and
  * answer plus their own tokens); the next turn arrives a think/tool-call gap
  * after the LAST of them finished (a join), or after the turn itself when

@@ -494,6 +494,8 @@ static int wl_fill(sim_workload *w, int32_t client, sim_request_spec *out)
 {
     out->id = (uint64_t)w->issued;
     out->session = 0;
+    out->n_ctx_ids = 0;
+    out->ctx_ids = NULL;
     out->cls = 0;
     out->priority = 0;
     if (w->trace) {

@@ -44,6 +44,13 @@ typedef struct {
     int32_t output_tokens;
     int32_t n_hash;           /* prefix block hashes (trace or workload.prefix), else 0 */
     const uint32_t *hash_ids; /* owned by the workload; valid until sim_workload_release(spec) */
+    /* The context after the answer (prompt + output tokens) as the next
+     * prompt of its session names it: its hash ids, so the prefix cache can
+     * keep the answer's full blocks under the keys the next turn looks up
+     * (NULL = not known: the output blocks get keys nothing else holds).
+     * Same ownership as hash_ids. */
+    int32_t n_ctx_ids;
+    const uint32_t *ctx_ids;
     uint64_t session;         /* multi-turn session id + 1 (0 = none) */
     /* workload.sessions or a session trace (sim_session.h); 0 otherwise */
     int32_t sess_slot;        /* the session's slot in sim_session */

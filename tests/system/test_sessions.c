@@ -12,16 +12,9 @@
 #include <string.h>
 
 #define MS 1000000LL
-#define ITER_NS (10 * MS)
+#define ITER_NS TEST_ITER_NS
 
 static const char *src;
-
-static double fixed_cost(void *ctx, const model_batch *b)
-{
-    (void)ctx;
-    (void)b;
-    return ITER_NS * 1e-9;
-}
 
 static void base(sim_scenario *sc, const char *trace)
 {
@@ -53,20 +46,10 @@ static void synthetic(sim_scenario *sc, int32_t count, int32_t turns, double thi
     w->sessions.think_ms.value = think_ms;
 }
 
-/* Runs sc (fixed iteration cost when fixed) and copies the records, by id,
- * into rec[0..cap). Returns the number of records, -1 on failure. */
+/* Runs sc (fixed iteration cost when fixed); records by id into rec[0..cap). */
 static int64_t run_by_id(const sim_scenario *sc, int fixed, sim_summary *sum, sim_req_record *rec, int64_t cap)
 {
-    run_result r;
-    int rc = run_with_cost(sc, fixed ? fixed_cost : NULL, NULL, &r);
-    if (rc && !r.recs) return -1; /* not built */
-    *sum = r.sum;
-    memset(rec, 0, (size_t)cap * sizeof *rec);
-    for (int64_t i = 0; i < r.n; i++)
-        if ((int64_t)r.recs[i].id < cap) rec[r.recs[i].id] = r.recs[i];
-    CHECK(r.st.in_flight == 0 && r.st.kv_blocks_used == 0 && r.st.cache_referenced == 0);
-    free(r.recs);
-    return rc ? -1 : r.n;
+    return run_by_id_with(sc, fixed ? test_fixed_cost : NULL, sum, NULL, rec, cap);
 }
 
 /* Turn 1: 2048 tokens = 4 hash blocks [11..14]; turn 2 (100 ms after turn
@@ -224,7 +207,7 @@ static void test_samples_through_gaps(void)
     sim_cluster *c = NULL;
     CHECK_MSG(sim_cluster_create(&sc, &c, &err) == 0, "%s", err.msg);
     if (!c) return;
-    sim_cluster_set_cost_fn(c, fixed_cost, NULL);
+    sim_cluster_set_cost_fn(c, test_fixed_cost, NULL);
     sim_summary sum;
     CHECK_MSG(sim_cluster_run(c, &sum, &err) == 0, "%s", err.msg);
     /* turn 1: 1.00-1.03 s; turn 2 arrives at 6.03 s and ends at 6.06 s */

@@ -273,7 +273,7 @@ typedef struct {
     int64_t session;   /* -1 none yet */
     int32_t turn;
     int32_t len, out;  /* previous turn's prompt and answer */
-    int32_t n;
+    int32_t n;         /* ids of its context after the answer (ctx_ids) */
     uint32_t ids[8192];
     sim_time arrival;
 } turn_rec;
@@ -289,7 +289,9 @@ static int check_turn(turn_rec *rec, const sim_request_spec *r, int32_t own, int
     if (continues) {
         /* Turn t+1 = turn t's prompt + its answer + the new message. */
         if (r->input_tokens != rec->len + rec->out + own) bad++;
-        int32_t keep = rec->len / B; /* turn t's full blocks */
+        /* Turn t's full blocks once answered, with the ids its ctx_ids
+         * gave the answer while it was computed. */
+        int32_t keep = (rec->len + rec->out) / B;
         for (int32_t i = 0; i < keep; i++)
             if (r->hash_ids[i] != rec->ids[i]) bad++;
         if (B == 1 && keep != rec->n) bad++;
@@ -313,10 +315,15 @@ static int check_turn(turn_rec *rec, const sim_request_spec *r, int32_t own, int
         rec->turn = 1;
     }
     if (r->n_hash != (r->input_tokens + B - 1) / B || r->n_hash > 8192) bad++;
+    /* ctx_ids: the prompt's ids continued over the answer. */
+    int64_t n_ctx = ((int64_t)r->input_tokens + r->output_tokens + B - 1) / B;
+    if (r->n_ctx_ids != n_ctx || n_ctx > 8192 || !r->ctx_ids) return bad + 1;
+    for (int32_t i = 0; i < r->n_hash; i++)
+        if (r->ctx_ids[i] != r->hash_ids[i]) bad++;
     rec->len = r->input_tokens;
     rec->out = r->output_tokens;
-    rec->n = r->n_hash < 8192 ? r->n_hash : 8192;
-    memcpy(rec->ids, r->hash_ids, (size_t)rec->n * sizeof *rec->ids);
+    rec->n = r->n_ctx_ids;
+    memcpy(rec->ids, r->ctx_ids, (size_t)rec->n * sizeof *rec->ids);
     rec->arrival = r->arrival;
     return bad;
 }
