@@ -1,11 +1,11 @@
 /* test_cache_output — a finished request's answer blocks stay in its
  * instance's prefix cache: a session's next turn finds the previous
  * prompt AND answer (every full block of them, hand-counted; the partial
- * block after them is recomputed), from a session trace and from synthetic
- * sessions; requests outside sessions cache answer blocks nobody else
- * finds, so the hits of unrelated requests do not move; under memory
- * pressure the answer blocks, the tail of their chain, are evicted first;
- * and two runs are identical. */
+ * block after them is recomputed), from a session trace, from synthetic
+ * sessions and from prefix.kind multi_turn; requests outside sessions
+ * cache answer blocks nobody else finds, so the hits of unrelated
+ * requests do not move; under memory pressure the answer blocks, the
+ * tail of their chain, are evicted first; and two runs are identical. */
 #include "sim_cluster.h"
 #include "test_util.h"
 #include "test_cluster_util.h"
@@ -152,6 +152,31 @@ static void test_synthetic_answer_hit(void)
     CHECK(turn1 == 3 && turn2 == 3);
 }
 
+/* workload.prefix.kind multi_turn, one closed-loop client, sessions of 2
+ * turns: 1000 own tokens each turn, 700-token answers, blocks of 128.
+ * Turn 2 (1700 + 1000 = 2700 tokens) finds turn 1's 13 full blocks of KV,
+ * 1664 tokens, as with workload.sessions. */
+static void test_prefix_multi_turn(void)
+{
+    sim_scenario sc;
+    synthetic(&sc, 0);
+    sim_workload_cfg *w = &sc.workload;
+    w->requests = 4;
+    w->arrival.process = SIM_ARRIVAL_CLOSED;
+    w->arrival.concurrency = 1;
+    w->arrival.think_time_s = 0.1;
+    w->prefix.kind = SIM_PREFIX_MULTI_TURN;
+    w->prefix.turns = 2;
+    sim_cluster_state st;
+    sim_req_record r[4];
+    REQUIRE(run_by_id(&sc, &st, r, 4) == 4);
+    for (int i = 0; i < 4; i++) {
+        int32_t in = i % 2 ? 2700 : 1000, hit = i % 2 ? 13 * 128 : 0;
+        CHECK_MSG(r[i].input_tokens == in && r[i].cached_tokens == hit, "id %d: %d tokens, %d found", i,
+                  r[i].input_tokens, r[i].cached_tokens);
+    }
+}
+
 /* Three requests outside sessions with the same 1100-token prompt ([1, 2,
  * 3], 2 full blocks) and 600-token answers, one after the other: each
  * later one finds the 2 prompt blocks, 1024 tokens, as without answer
@@ -249,6 +274,7 @@ static void test_determinism(void)
 static const test_case cases[] = {
     {"trace_answer_hit", test_trace_answer_hit},
     {"synthetic_answer_hit", test_synthetic_answer_hit},
+    {"prefix_multi_turn", test_prefix_multi_turn},
     {"unrelated_requests", test_unrelated_requests},
     {"eviction_lru", test_eviction_lru},
     {"determinism", test_determinism},

@@ -1,4 +1,5 @@
-/* test_prefix — cache-block key chains, the key map, the prefix index
+/* test_prefix — cache-block key chains (and answer keys of their own),
+ * the key map, the prefix index
  * (match/acquire/release/insert/evict in LRU and LFU order, bounded mode,
  * invariants under a randomised workload checked against a reference
  * model) and the KV tiers (LRU demotion/promotion order, blocks conserved
@@ -84,6 +85,29 @@ static void test_keys_chain(void)
     uint64_t k2[4];
     CHECK(sim_prefix_keys_build(one, 2, 700, 512, 256, k2, 4) == 2);
     CHECK(k2[0] == k[0] && k2[1] == k[1]);
+}
+
+/* Answer keys of requests outside sessions: a pure function of (parent,
+ * salt), distinct within a chain, across salts and parents, and from the
+ * hash-id chain continued from the same parent. */
+static void test_keys_unique(void)
+{
+    uint32_t ids[4] = {1, 2, 3, 4};
+    uint64_t chain[4], a[8], b[8], c[8], d[8];
+    REQUIRE(sim_prefix_keys_build(ids, 4, 2048, 512, 512, chain, 4) == 4);
+    sim_prefix_keys_unique(chain[1], 7, a, 8);
+    sim_prefix_keys_unique(chain[1], 7, b, 8);
+    sim_prefix_keys_unique(chain[1], 8, c, 8);
+    sim_prefix_keys_unique(chain[0], 7, d, 8);
+    for (int32_t j = 0; j < 8; j++) {
+        CHECK(a[j] == b[j]);
+        CHECK_MSG(a[j] != c[j] && a[j] != d[j], "block %d", j);
+        for (int32_t i = 0; i < 4; i++) CHECK(a[j] != chain[i]);
+        for (int32_t i = j + 1; i < 8; i++) CHECK(a[i] != a[j]);
+    }
+    /* A shorter run is the longer one's start (keys grow with the answer). */
+    sim_prefix_keys_unique(chain[1], 7, b, 3);
+    CHECK(b[0] == a[0] && b[1] == a[1] && b[2] == a[2]);
 }
 
 static void test_keys_mixing(void)
@@ -529,6 +553,7 @@ static void test_tier_conservation(void)
 static const test_case cases[] = {
     {"keys_counts", test_keys_counts},
     {"keys_chain", test_keys_chain},
+    {"keys_unique", test_keys_unique},
     {"keys_mixing", test_keys_mixing},
     {"keymap", test_keymap},
     {"index_basic", test_index_basic},
