@@ -323,10 +323,13 @@ static int emit(sim_search *s, sim_search_cand *base, const char *const *gpu, co
                     else
                         snprintf(en, sizeof en, " | enc %d", (int)c.encode_instances);
                 }
-                snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s%s%s",
-                         multi_gpu && !s->hetero ? c.gpu : "", multi_gpu && !s->hetero ? ": " : "",
-                         sim_mode_name(c.mode), pools, (int)c.max_seqs, (int)c.max_batched_tokens,
-                         (int)c.chunk_tokens, lam, dt, en);
+                /* A label longer than its buffer is cut (a display string); its
+                 * last character then says so. */
+                if (snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s%s%s",
+                             multi_gpu && !s->hetero ? c.gpu : "", multi_gpu && !s->hetero ? ": " : "",
+                             sim_mode_name(c.mode), pools, (int)c.max_seqs, (int)c.max_batched_tokens,
+                             (int)c.chunk_tokens, lam, dt, en) >= (int)sizeof c.label)
+                    c.label[sizeof c.label - 2] = '~';
                 int rc = push_cand(s, &c, err);
                 if (rc < 0) return rc;
             }
