@@ -5,44 +5,6 @@
  * sim_cluster_impl.h. */
 #include "sim_cluster_impl.h"
 
-/* Whether the context ids (sp->ctx_ids) name the prompt's full hash
- * blocks as the prompt does, so the answer's keys continue its chain. */
-static int ctx_ids_extend_prompt(const sim_cluster *c, const sim_request_spec *sp)
-{
-    if (!sp->ctx_ids || sp->n_ctx_ids <= 0) return 0;
-    int64_t full = sp->input_tokens / c->hash_tokens;
-    if (full > sp->n_hash) full = sp->n_hash;
-    if (full > sp->n_ctx_ids) return 0;
-    for (int64_t h = 0; h < full; h++)
-        if (sp->ctx_ids[h] != sp->hash_ids[h]) return 0;
-    return 1;
-}
-
-/* The keys of the cache blocks r's answer completes, after its n_keys
- * prompt keys (all floor(input/C) of them): the chain of its context ids
- * when they extend the prompt's (a session's turn: the keys its next
- * prompt looks up), else one continued with r's id, which no other
- * request's chain holds. Writes them to keys[n_keys, n_all) and returns
- * how many. */
-static int32_t build_out_keys(const sim_cluster *c, const sim_req *r, uint64_t *keys, int32_t n_all)
-{
-    const sim_request_spec *sp = &r->spec;
-    int32_t n = r->n_keys;
-    if (n_all <= n) return 0;
-    if (ctx_ids_extend_prompt(c, sp)) {
-        uint64_t last = n > 0 ? keys[n - 1] : 0;
-        int64_t ctx_tokens = (int64_t)sp->input_tokens + sp->output_tokens;
-        int32_t m = sim_prefix_keys_build(sp->ctx_ids, sp->n_ctx_ids,
-                                          ctx_tokens > INT32_MAX ? INT32_MAX : (int32_t)ctx_tokens,
-                                          c->hash_tokens, c->cache_tokens, keys, n_all);
-        if (m > n && (n == 0 || keys[n - 1] == last)) return m - n;
-        /* They do not continue the prompt's chain after all: rebuild it. */
-        sim_prefix_keys_build(sp->hash_ids, sp->n_hash, sp->input_tokens, c->hash_tokens, c->cache_tokens, keys, n);
-    }
-    sim_prefix_keys_unique(n > 0 ? keys[n - 1] : SIM_PREFIX_KEY_ROOT, sp->id, keys + n, n_all - n);
-    return n_all - n;
-}
-
 /* The request's cache-block key chain (NULL when it has no prefix ids):
  * its prompt's keys and, with the prefix cache on and every full prompt
  * block keyed, those of the blocks its answer completes. */
@@ -55,11 +17,9 @@ int sim_cluster_build_keys(sim_cluster *c, sim_req *r)
     if (!(c->caching || c->cache_route) || sp->n_hash <= 0) return SIM_OK;
     int32_t n = sim_prefix_keys_count(sp->input_tokens, sp->n_hash, c->hash_tokens, c->cache_tokens);
     if (n <= 0) return SIM_OK;
-    int32_t n_all = n;
-    if (c->caching && n == sp->input_tokens / c->cache_tokens) {
-        int64_t all = ((int64_t)sp->input_tokens + sp->output_tokens) / c->cache_tokens;
-        n_all = all > INT32_MAX ? INT32_MAX : (int32_t)all;
-    }
+    sim_prefix_turn turn = {sp->hash_ids, sp->n_hash, sp->input_tokens, sp->output_tokens,
+                            sp->ctx_ids, sp->n_ctx_ids, sp->id};
+    int32_t n_all = c->caching ? sim_prefix_keys_total(&turn, n, c->cache_tokens) : n;
     r->keys = malloc((size_t)n_all * sizeof *r->keys);
     if (!r->keys) {
         sim_cluster_oom(c, "building a request's prefix keys");
@@ -67,7 +27,7 @@ int sim_cluster_build_keys(sim_cluster *c, sim_req *r)
     }
     r->n_keys = sim_prefix_keys_build(sp->hash_ids, sp->n_hash, sp->input_tokens, c->hash_tokens,
                                       c->cache_tokens, r->keys, n);
-    r->n_out_keys = build_out_keys(c, r, r->keys, n_all);
+    r->n_out_keys = sim_prefix_keys_answer(&turn, c->hash_tokens, c->cache_tokens, r->keys, r->n_keys, n_all);
     return SIM_OK;
 }
 

@@ -59,3 +59,42 @@ void sim_prefix_keys_unique(uint64_t parent, uint64_t salt, uint64_t *out, int32
         out[j] = k;
     }
 }
+
+int32_t sim_prefix_keys_total(const sim_prefix_turn *t, int32_t n_prompt, int32_t block_tokens)
+{
+    if (n_prompt <= 0 || block_tokens <= 0 || n_prompt != t->input_tokens / block_tokens) return n_prompt;
+    int64_t all = ((int64_t)t->input_tokens + t->output_tokens) / block_tokens;
+    return all > INT32_MAX ? INT32_MAX : (int32_t)all;
+}
+
+/* Whether the context ids name the prompt's full hash blocks as the prompt
+ * does, so the answer's keys continue its chain. */
+static int ctx_ids_extend_prompt(const sim_prefix_turn *t, int32_t hash_tokens)
+{
+    if (!t->ctx_ids || t->n_ctx_ids <= 0) return 0;
+    int64_t full = t->input_tokens / hash_tokens;
+    if (full > t->n_hash) full = t->n_hash;
+    if (full > t->n_ctx_ids) return 0;
+    for (int64_t h = 0; h < full; h++)
+        if (t->ctx_ids[h] != t->hash_ids[h]) return 0;
+    return 1;
+}
+
+int32_t sim_prefix_keys_answer(const sim_prefix_turn *t, int32_t hash_tokens, int32_t block_tokens,
+                               uint64_t *keys, int32_t n_prompt, int32_t n_all)
+{
+    int32_t n = n_prompt;
+    if (n_all <= n) return 0;
+    if (ctx_ids_extend_prompt(t, hash_tokens)) {
+        uint64_t last = n > 0 ? keys[n - 1] : 0;
+        int64_t ctx_tokens = (int64_t)t->input_tokens + t->output_tokens;
+        int32_t m = sim_prefix_keys_build(t->ctx_ids, t->n_ctx_ids,
+                                          ctx_tokens > INT32_MAX ? INT32_MAX : (int32_t)ctx_tokens,
+                                          hash_tokens, block_tokens, keys, n_all);
+        if (m > n && (n == 0 || keys[n - 1] == last)) return m - n;
+        /* They do not continue the prompt's chain after all: rebuild it. */
+        sim_prefix_keys_build(t->hash_ids, t->n_hash, t->input_tokens, hash_tokens, block_tokens, keys, n);
+    }
+    sim_prefix_keys_unique(n > 0 ? keys[n - 1] : SIM_PREFIX_KEY_ROOT, t->salt, keys + n, n_all - n);
+    return n_all - n;
+}

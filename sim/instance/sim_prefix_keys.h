@@ -45,4 +45,34 @@ int32_t sim_prefix_keys_build(const uint32_t *hash_ids, int32_t n_hash, int32_t 
  * key sim_prefix_keys_build makes for hash ids and from other salts'. */
 void sim_prefix_keys_unique(uint64_t parent, uint64_t salt, uint64_t *out, int32_t n);
 
+/* A request's prompt and answer as its chain sees them: the prompt's hash
+ * ids and lengths, the context after the answer as its session's next
+ * prompt names it (ctx_ids, NULL = not known) and a salt naming the request
+ * (keys of its own when its answer is nobody's prefix). */
+typedef struct {
+    const uint32_t *hash_ids;
+    int32_t n_hash;
+    int32_t input_tokens;
+    int32_t output_tokens;
+    const uint32_t *ctx_ids;
+    int32_t n_ctx_ids;
+    uint64_t salt;
+} sim_prefix_turn;
+
+/* Keys of the whole chain, prompt then answer, when the prompt has
+ * n_prompt keys: floor((input + output) / C) when every full prompt block
+ * is keyed (n_prompt == floor(input / C) > 0), else n_prompt (an answer
+ * after an unkeyed block continues no chain). */
+int32_t sim_prefix_keys_total(const sim_prefix_turn *t, int32_t n_prompt, int32_t block_tokens);
+
+/* The keys of the full cache blocks t's answer completes, after its
+ * n_prompt prompt keys in keys[0, n_prompt): the chain of its context ids
+ * when they extend the prompt's (a session's turn: the keys its next prompt
+ * looks up), else one continued with the salt, which no other request's
+ * chain holds. Writes keys[n_prompt, n_all) and returns how many (0 when
+ * n_all <= n_prompt). The simulator's instances and cache-replay both name
+ * answer blocks with it. */
+int32_t sim_prefix_keys_answer(const sim_prefix_turn *t, int32_t hash_tokens, int32_t block_tokens,
+                               uint64_t *keys, int32_t n_prompt, int32_t n_all);
+
 #endif

@@ -16,8 +16,10 @@
 typedef struct {
     sim_time t;         /* arrival, ns */
     int64_t key_off;    /* first key in sim_cache_replay.keys */
-    int32_t n_keys;
+    int32_t n_keys;     /* the prompt's */
+    int32_t n_out_keys; /* its answer's, after them (sim_prefix_keys_answer) */
     int32_t input_tokens;
+    int32_t output_tokens;
     uint64_t route;     /* hash of the leading hash ids */
 } req;
 
@@ -26,7 +28,8 @@ struct sim_cache_replay {
     req *reqs;
     int64_t n;
     uint64_t *keys;
-    int64_t n_keys;
+    int64_t n_keys;        /* prompt keys, the cacheable blocks */
+    int64_t n_all_keys;    /* with the answers' */
     int64_t prompt_tokens;
 };
 
@@ -38,6 +41,22 @@ void sim_cache_replay_cfg_defaults(sim_cache_replay_cfg *cfg)
     cfg->policy = SIM_PREFIX_LRU;
     cfg->route = SIM_CACHE_ROUTE_ROUND_ROBIN;
     cfg->route_depth = 2;
+}
+
+/* Entry i as a turn of the key chain (its answer named by the line that
+ * continues it, else keys of its own salted with i, as the simulator
+ * salts with the request id); returns its prompt key count. */
+static int32_t entry_turn(const sim_trace *t, int64_t i, const sim_cache_replay_cfg *cfg,
+                          sim_prefix_turn *turn)
+{
+    const sim_trace_entry *e = &t->entries[i];
+    int64_t f = sim_trace_continuation(t, i);
+    const sim_trace_entry *fe = f >= 0 ? &t->entries[f] : NULL;
+    *turn = (sim_prefix_turn){t->hashes + e->hash_off, e->n_hash, e->input_tokens, e->output_tokens,
+                              fe && fe->n_hash > 0 ? t->hashes + fe->hash_off : NULL,
+                              fe ? fe->n_hash : 0, (uint64_t)i};
+    if (e->n_hash <= 0) return 0;
+    return sim_prefix_keys_count(e->input_tokens, e->n_hash, cfg->hash_tokens, cfg->block_tokens);
 }
 
 int sim_cache_replay_prepare(const sim_trace *t, const sim_cache_replay_cfg *cfg,
@@ -58,9 +77,9 @@ int sim_cache_replay_prepare(const sim_trace *t, const sim_cache_replay_cfg *cfg
     if (!r->reqs) goto nomem;
     int64_t total = 0;
     for (int64_t i = 0; i < t->n; i++) {
-        const sim_trace_entry *e = &t->entries[i];
-        total += sim_prefix_keys_count(e->input_tokens, e->n_hash, cfg->hash_tokens,
-                                       cfg->block_tokens);
+        sim_prefix_turn turn;
+        int32_t n = entry_turn(t, i, cfg, &turn);
+        total += sim_prefix_keys_total(&turn, n, cfg->block_tokens);
     }
     r->keys = malloc((size_t)(total > 0 ? total : 1) * sizeof *r->keys);
     if (!r->keys) goto nomem;
@@ -68,14 +87,20 @@ int sim_cache_replay_prepare(const sim_trace *t, const sim_cache_replay_cfg *cfg
         const sim_trace_entry *e = &t->entries[i];
         const uint32_t *ids = t->hashes + e->hash_off;
         req *q = &r->reqs[i];
+        sim_prefix_turn turn;
+        int32_t n = entry_turn(t, i, cfg, &turn);
+        int32_t n_all = sim_prefix_keys_total(&turn, n, cfg->block_tokens);
+        uint64_t *keys = r->keys + r->n_all_keys;
         q->t = (sim_time)llround(e->timestamp_s * 1e9);
         q->input_tokens = e->input_tokens;
-        q->key_off = r->n_keys;
+        q->output_tokens = e->output_tokens;
+        q->key_off = r->n_all_keys;
         q->n_keys = sim_prefix_keys_build(ids, e->n_hash, e->input_tokens, cfg->hash_tokens,
-                                          cfg->block_tokens, r->keys + r->n_keys,
-                                          (int32_t)(total - r->n_keys < INT32_MAX
-                                                        ? total - r->n_keys : INT32_MAX));
+                                          cfg->block_tokens, keys, n);
+        q->n_out_keys = sim_prefix_keys_answer(&turn, cfg->hash_tokens, cfg->block_tokens, keys,
+                                               q->n_keys, n_all);
         r->n_keys += q->n_keys;
+        r->n_all_keys += q->n_keys + q->n_out_keys;
         r->prompt_tokens += e->input_tokens;
         uint64_t h = SIM_PREFIX_KEY_ROOT;
         for (int32_t k = 0; k < e->n_hash && k < cfg->route_depth; k++)
@@ -96,6 +121,31 @@ void sim_cache_replay_destroy(sim_cache_replay *r)
     free(r->reqs);
     free(r->keys);
     free(r);
+}
+
+/* q's answer done at once: the full blocks of its KV at completion (its
+ * prompt and answer but the last token sampled, never computed) join the
+ * index under its answer keys, as the simulator's instance keeps them.
+ * The caller holds a reference on keys[0, held); returns how many leading
+ * keys it holds one on now, or an error. */
+static int32_t insert_answer(sim_prefix *idx, const req *q, int32_t block_tokens,
+                             const uint64_t *keys, int32_t held)
+{
+    int64_t done = ((int64_t)q->input_tokens + q->output_tokens - 1) / block_tokens;
+    int64_t most = (int64_t)q->n_keys + q->n_out_keys;
+    if (done > most) done = most;
+    if (q->n_out_keys <= 0 || done <= held) return held;
+    int32_t created = 0;
+    int32_t got = sim_prefix_insert(idx, keys, (int32_t)done, q->t, &created);
+    if (got < 0) return got;
+    int32_t existed_to = got - created;
+    if (existed_to > held) {
+        /* Chains walk from the root: take the whole run, then drop the part
+         * already held, netting +1 on the rest. */
+        sim_prefix_acquire(idx, keys, existed_to, q->t);
+        sim_prefix_release(idx, keys, held, q->t);
+    }
+    return got;
 }
 
 int sim_cache_replay_run(const sim_cache_replay *r, int32_t n_caches, int64_t blocks_per_cache,
@@ -137,6 +187,10 @@ int sim_cache_replay_run(const sim_cache_replay *r, int32_t n_caches, int64_t bl
             goto fail;
         }
         if (have < q->n_keys) out->short_inserts++;
+        else if ((have = insert_answer(idx, q, r->cfg.block_tokens, keys, have)) < 0) {
+            rc = sim_err_set(err, have, "out of memory inserting request %lld's answer", (long long)i);
+            goto fail;
+        }
         sim_prefix_release(idx, keys, have, q->t);
     }
     for (int32_t c = 0; c < n_caches; c++) {
@@ -165,8 +219,10 @@ static const char usage[] =
     "usage: servesim cache-replay TRACE [options]\n"
     "\n"
     "Replays a trace's prefix blocks in timestamp order against prefix caches of\n"
-    "the given sizes (no timing: each request matches, inserts its blocks and\n"
-    "releases them before the next arrives) and prints the hit rates: matched\n"
+    "the given sizes (no timing: each request matches, inserts its prompt's\n"
+    "blocks and the full blocks of its answer, as the simulator's instances keep\n"
+    "them for a session's next turn, and releases them before the next arrives)\n"
+    "and prints the hit rates: matched\n"
     "prompt tokens / prompt tokens and matched blocks / cacheable blocks, with\n"
     "the theoretical maximum (an infinite global cache).\n"
     "\n"

@@ -4,8 +4,12 @@
  * order; traces never go backwards) and each one matches its key chain
  * (sim_prefix_keys.h) against the prefix cache of the instance it is routed
  * to, acquires the matched blocks, inserts the rest (bounded caches evict
- * unreferenced leaves in LRU or LFU order to make room) and releases them —
- * as if every request finished before the next arrived. The result is the
+ * unreferenced leaves in LRU or LFU order to make room), then the full
+ * blocks its answer completes (prompt + output − 1 tokens of KV, as the
+ * simulator's instances keep them: under the keys the line continuing its
+ * session's context looks up, sim_prefix_keys_answer, else keys of its
+ * own) and releases them — as if every request finished before the next
+ * arrived. The result is the
  * prefix hit rate a cache of a given size could reach on that trace:
  * matched prompt tokens / prompt tokens, and matched blocks / cacheable
  * blocks (full cache blocks covered by hash ids). An infinite cache gives

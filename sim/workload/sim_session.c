@@ -355,7 +355,7 @@ static void ss_trace_spec(sim_session *s, const ss_slot *sl, int32_t slot, int64
     /* A turn's answer is named by the line that continues its context:
      * its first sub-request, else the next turn (the cluster checks that
      * their ids extend this prompt's). */
-    int64_t f = e->parent >= 0 ? -1 : e->n_children > 0 ? e->first_child : e->next;
+    int64_t f = sim_trace_continuation(s->trace, entry);
     if (f >= 0 && s->trace->entries[f].n_hash > 0) {
         spec->n_ctx_ids = s->trace->entries[f].n_hash;
         spec->ctx_ids = s->trace->hashes + s->trace->entries[f].hash_off;

@@ -612,3 +612,10 @@ void sim_trace_destroy(sim_trace *t)
     free(t->hashes);
     free(t);
 }
+
+int64_t sim_trace_continuation(const sim_trace *t, int64_t i)
+{
+    const sim_trace_entry *e = &t->entries[i];
+    if (e->session < 0 || e->parent >= 0) return -1;
+    return e->n_children > 0 ? e->first_child : e->next;
+}

@@ -62,4 +62,10 @@ int sim_trace_parse(const char *buf, size_t len, const char *name, sim_trace_for
 
 void sim_trace_destroy(sim_trace *t);
 
+/* The line that continues entry i's context past its answer, whose hash
+ * ids name that context: a turn's first sub-request, else its session's
+ * next turn; -1 for a sub-request, a session's last turn and a line
+ * outside sessions. */
+int64_t sim_trace_continuation(const sim_trace *t, int64_t i);
+
 #endif

@@ -4,7 +4,9 @@
  * effects on the bundled 200-request head of the conversation trace
  * (a small cache stays well under the theoretical maximum, a large one
  * reaches it, a global pool beats per-instance caches of the same total
- * size), and the `cache-replay` command's flags, table and JSON. */
+ * size), answer blocks (a session's next turn finds the previous prompt
+ * and answer; other requests' answers take room but nobody finds them),
+ * and the `cache-replay` command's flags, table and JSON. */
 #include "sim_cache_replay.h"
 #include "test_util.h"
 
@@ -279,12 +281,71 @@ static void test_cli(void)
     unlink(tpath);
 }
 
+
+/* Turn 1: 1024 tokens [1, 2], 1100-token answer; turn 2 names that
+ * context [1, 2, 3, 4, 5] plus 100 tokens of its own (2224). Turn 1 ends
+ * with 2123 tokens of KV: 4 full 512-token blocks (8 of 256), which turn 2
+ * finds, 2048 tokens. From a 1000-token prompt whose block 1 is partial
+ * (id 2, [1, 7, ...] in turn 2) the answer continues turn 2's chain at
+ * C = 512 (4 blocks found) but not at C = 256, where the prompt's block 2
+ * lies under id 2: turn 2 finds 2 blocks, 512 tokens (as the simulator,
+ * tests/system/test_cache_output.c). */
+static void answer_case(const char *first, int id1, int32_t C, int64_t prompt_tokens, int64_t cacheable,
+                        int64_t matched)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"timestamp\": 0, \"session_id\": 1, \"id\": 1, %s, \"hash_ids\": [1, 2]}\n"
+             "{\"session_id\": 1, \"id\": 2, \"delay\": 100, \"input_length\": 2224, \"output_length\": 4,"
+             " \"hash_ids\": [1, %d, 3, 4, 5]}\n",
+             first, id1);
+    sim_cache_replay *r = prep(text, SIM_TRACE_MOONCAKE, C, SIM_PREFIX_LRU, 0);
+    if (!r) return;
+    sim_cache_replay_result inf = run(r, 1, -1);
+    CHECK(inf.prompt_tokens == prompt_tokens && inf.cacheable_blocks == cacheable);
+    CHECK_MSG(inf.matched_blocks == matched && inf.matched_tokens == matched * C,
+              "C %d: %lld blocks matched, not %lld", (int)C, (long long)inf.matched_blocks, (long long)matched);
+    CHECK_NEAR(inf.token_hit, (double)(matched * C) / prompt_tokens, 1e-12);
+    sim_cache_replay_destroy(r);
+}
+
+static void test_answer_hit(void)
+{
+    const char *whole = "\"input_length\": 1024, \"output_length\": 1100";
+    const char *partial = "\"input_length\": 1000, \"output_length\": 1124";
+    answer_case(whole, 2, 512, 3248, 6, 4);
+    answer_case(whole, 2, 256, 3248, 12, 8);
+    answer_case(partial, 7, 512, 3224, 5, 4);
+    answer_case(partial, 7, 256, 3224, 11, 2);
+}
+
+/* Three requests outside sessions, the same 1100-token prompt (2 full
+ * blocks) and 600-token answers (1699 tokens of KV: 3 blocks): each later
+ * one finds the 2 prompt blocks; each answer's block has a key of its own.
+ * In 3 blocks the previous answer's block, the LRU leaf, makes room for
+ * the next one's: 2 evictions, the same hits. */
+static void test_answer_unrelated(void)
+{
+    const char *t = "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 600, \"hash_ids\": [1, 2, 3]}\n"
+                    "{\"timestamp\": 1, \"input_length\": 1100, \"output_length\": 600, \"hash_ids\": [1, 2, 3]}\n"
+                    "{\"timestamp\": 2, \"input_length\": 1100, \"output_length\": 600, \"hash_ids\": [1, 2, 3]}\n";
+    sim_cache_replay *r = prep(t, SIM_TRACE_MOONCAKE, 512, SIM_PREFIX_LRU, 0);
+    if (!r) return;
+    sim_cache_replay_result inf = run(r, 1, -1), c3 = run(r, 1, 3);
+    CHECK(inf.cacheable_blocks == 6 && inf.matched_blocks == 4 && inf.evicted_blocks == 0);
+    CHECK_MSG(c3.matched_blocks == 4 && c3.evicted_blocks == 2 && c3.short_inserts == 0,
+              "3 blocks: %lld matched, %lld evicted", (long long)c3.matched_blocks, (long long)c3.evicted_blocks);
+    sim_cache_replay_destroy(r);
+}
+
 static const test_case cases[] = {
     {"exact_small", test_exact_small},
     {"lru_lfu", test_lru_lfu},
     {"local_global", test_local_global},
     {"mooncake_head", test_mooncake_head},
     {"cli", test_cli},
+    {"answer_hit", test_answer_hit},
+    {"answer_unrelated", test_answer_unrelated},
 };
 
 int main(int argc, char **argv)
