@@ -68,6 +68,36 @@ static inline void test_class_scenario(sim_scenario *sc, int input, int output, 
     sc->deployment.pools[0].instances = 1;
 }
 
+/* Llama-3.1-8B (default GPU) on `instances` colocated instances replaying
+ * the Mooncake trace at `path` (absolute), the prefix cache on in blocks
+ * of cache_tokens; 0 when the path fits the scenario. */
+static inline int test_trace_scenario(sim_scenario *sc, const char *path, int32_t instances, int32_t cache_tokens)
+{
+    sim_scenario_defaults(sc);
+    snprintf(sc->model, sizeof sc->model, "llama-3.1-8b");
+    sc->workload.requests = 0;
+    sc->workload.trace.format = SIM_TRACE_MOONCAKE;
+    size_t n = strlen(path);
+    if (n >= sizeof sc->workload.trace.path) return -1;
+    memcpy(sc->workload.trace.path, path, n + 1);
+    sc->deployment.pools[0].instances = instances;
+    sc->output.sample_interval_s = 1;
+    sc->cache.enabled = 1;
+    sc->cache.block_tokens = cache_tokens;
+    return 0;
+}
+
+/* Writes text to path (in the working directory) and its absolute path
+ * into abs[4096]; -1 on failure. */
+static inline int test_write_text(const char *path, const char *text, char *abs)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    int ok = fputs(text, f) >= 0;
+    if (fclose(f) != 0 || !ok) return -1;
+    return realpath(path, abs) ? 0 : -1;
+}
+
 /* A cost model of TEST_ITER_NS per iteration, whatever the batch, for
  * hand-computed timelines. */
 #define TEST_ITER_NS (10 * 1000000LL)

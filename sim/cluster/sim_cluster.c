@@ -164,7 +164,7 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
         return;
     }
     sim_cluster_sticky_note(c, r, j);
-    sim_cluster_approx_record(c, j, r);
+    sim_cluster_approx_record(c, j, r->keys, r->n_keys);
     area_advance(c);
     c->in_flight++;
     r->decode_pick = -1;
@@ -468,6 +468,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
                                 .on_fetch_start = c->sharing != SIM_SHARING_NONE ? sim_cluster_on_fetch_start : NULL,
                                 .on_cache_evict = c->sharing == SIM_SHARING_POOL ? sim_cluster_on_cache_evict : NULL,
                                 .on_load = sim_cluster_on_load,
+                                .on_answer_cached = sim_cluster_on_answer_cached,
                                 .ctx = c};
     int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
     int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;

@@ -186,7 +186,8 @@ void sim_cluster_on_snapshot(sim_engine *eng, void *ctx, uint64_t arg);
 void sim_cluster_on_load(void *ctx, int32_t instance, int64_t outstanding);
 int sim_cluster_attach_loadtrees(sim_cluster *c, sim_err *err); /* SIM_ENOMEM */
 void sim_cluster_fill_cache_views(sim_cluster *c, const sim_req *r);
-void sim_cluster_approx_record(sim_cluster *c, int32_t j, const sim_req *r);
+void sim_cluster_approx_record(sim_cluster *c, int32_t j, const uint64_t *keys, int32_t n);
+void sim_cluster_on_answer_cached(void *ctx, int32_t k, const sim_req *r, int32_t n);
 int32_t sim_cluster_sticky_pick(sim_cluster *c, const sim_req *r);
 void sim_cluster_sticky_note(sim_cluster *c, const sim_req *r, int32_t j);
 

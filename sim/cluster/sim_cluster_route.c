@@ -114,13 +114,15 @@ void sim_cluster_fill_cache_views(sim_cluster *c, const sim_req *r)
 
 /* The router's own record of what it sent where (routing.view approximate):
  * an LRU index per instance as large as its KV cache, which drifts from the
- * real cache because it never sees evictions. */
-void sim_cluster_approx_record(sim_cluster *c, int32_t j, const sim_req *r)
+ * real cache because it never sees evictions. Records keys[0, n) for front
+ * instance j: a request's prompt when it is dispatched, its answer's blocks
+ * when the instance caches them (sim_cluster_on_answer_cached). */
+void sim_cluster_approx_record(sim_cluster *c, int32_t j, const uint64_t *keys, int32_t n)
 {
-    if (!c->approx || r->n_keys == 0) return;
+    if (!c->approx || n <= 0) return;
     sim_time now = sim_engine_now(c->eng);
     int32_t created = 0;
-    int32_t got = sim_prefix_insert(c->approx[j], r->keys, r->n_keys, now, &created);
+    int32_t got = sim_prefix_insert(c->approx[j], keys, n, now, &created);
     if (got < 0) {
         sim_cluster_oom(c, "growing the router's prefix index");
         return;
@@ -128,9 +130,18 @@ void sim_cluster_approx_record(sim_cluster *c, int32_t j, const sim_req *r)
     if (created > 0) {
         /* Drop the inserter's reference on the new tail (chains walk from
          * the root, so: +1 on the old part, -1 on everything). */
-        if (got > created) sim_prefix_acquire(c->approx[j], r->keys, got - created, now);
-        sim_prefix_release(c->approx[j], r->keys, got, now);
+        if (got > created) sim_prefix_acquire(c->approx[j], keys, got - created, now);
+        sim_prefix_release(c->approx[j], keys, got, now);
     }
+}
+
+/* Instance k cached r's answer blocks (keys[0, n) are now in its index):
+ * the approximate view records them, as a KV event would tell the router. */
+void sim_cluster_on_answer_cached(void *ctx, int32_t k, const sim_req *r, int32_t n)
+{
+    sim_cluster *c = ctx;
+    if (!c->approx || k < 0 || k >= c->n_inst || c->front_of[k] < 0) return;
+    sim_cluster_approx_record(c, c->front_of[k], r->keys, n);
 }
 
 /* Session stickiness: a session keeps its instance for routing.min_dwell_s. */

@@ -59,6 +59,11 @@ typedef struct {
     /* Blocks for the planned fetch are allocated: start it; the cluster
      * calls sim_instance_fetch_done when the KV has arrived. */
     void (*on_fetch_start)(void *ctx, sim_req *r);
+    /* Optional: r finished and its first n keys, its prompt's and the full
+     * blocks of its answer, are now in this instance's prefix cache (the
+     * router's approximate view records the answer's as it did the
+     * prompt's). */
+    void (*on_answer_cached)(void *ctx, int32_t instance, const sim_req *r, int32_t n);
     /* A cached block was evicted here (pool: demote it to a lower tier). */
     void (*on_cache_evict)(void *ctx, int32_t instance, uint64_t key);
     /* Optional: the published view was rewritten; outstanding is its load

@@ -114,7 +114,8 @@ void sim_instance_cache_output(sim_instance *in, sim_req *r, int64_t kv_tokens)
     int64_t done = kv_tokens / in->ctok, most = (int64_t)r->n_keys + r->n_out_keys;
     if (done > most) done = most;
     if (done <= r->shared || r->shared < r->n_keys) return;
-    cache_extend(in, r, (int32_t)done);
+    if (cache_extend(in, r, (int32_t)done) < 0) return;
+    if (in->hooks.on_answer_cached) in->hooks.on_answer_cached(in->hooks.ctx, in->id, r, r->shared);
 }
 
 /* KV sharing at admission: if the cluster finds more of r's prefix elsewhere

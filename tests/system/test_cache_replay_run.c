@@ -37,30 +37,13 @@ static const char trace[] =
     "{\"session_id\": \"b\", \"id\": \"b2\", \"delay\": 1000, \"input_length\": 1700, \"output_length\": 10,"
     " \"hash_ids\": [10, 11, 12, 13]}\n";
 
-static int write_trace(const char *path, char *abs)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) return -1;
-    int ok = fputs(trace, f) >= 0;
-    if (fclose(f) != 0 || !ok) return -1;
-    return realpath(path, abs) ? 0 : -1;
-}
-
 /* Matched prompt tokens of the simulator on `instances` instances routed
  * round robin, and of cache-replay with as many infinite caches. */
 static void compare(const char *abs, int32_t instances, int64_t expect)
 {
     sim_scenario sc;
-    sim_scenario_defaults(&sc);
-    snprintf(sc.model, sizeof sc.model, "llama-3.1-8b");
-    sc.workload.requests = 0;
-    sc.workload.trace.format = SIM_TRACE_MOONCAKE;
-    snprintf(sc.workload.trace.path, sizeof sc.workload.trace.path, "%s", abs);
-    sc.deployment.pools[0].instances = instances;
+    REQUIRE(test_trace_scenario(&sc, abs, instances, 512) == 0);
     sc.routing.policy = SIM_ROUTE_ROUND_ROBIN;
-    sc.output.sample_interval_s = 1;
-    sc.cache.enabled = 1;
-    sc.cache.block_tokens = 512;
     sim_summary sum;
     sim_req_record rec[7];
     REQUIRE(run_by_id_with(&sc, test_fixed_cost, &sum, NULL, rec, 7) == 7);
@@ -95,7 +78,7 @@ static void test_replay_equals_run(void)
 {
     const char *path = "test_cache_replay_run.jsonl";
     char abs[4096];
-    REQUIRE(write_trace(path, abs) == 0);
+    REQUIRE(test_write_text(path, trace, abs) == 0);
     compare(abs, 1, 13 * 512);
     compare(abs, 2, 7 * 512);
     remove(path);
