@@ -812,6 +812,10 @@ static int check_deployment(ctx *c)
         if (pl->scheduler.chunk_tokens > pl->scheduler.max_batched_tokens)
             return fail_key(c, p, "chunk_tokens (%d) must be <= max_batched_tokens (%d)",
                             (int)pl->scheduler.chunk_tokens, (int)pl->scheduler.max_batched_tokens);
+        snprintf(p, sizeof p, "deployment.pools.%d.scheduler.ratio_min", i);
+        if (pl->scheduler.ratio_min > pl->scheduler.ratio_init)
+            return fail_key(c, p, "ratio_min (%g) must be <= ratio_init (%g)", pl->scheduler.ratio_min,
+                            pl->scheduler.ratio_init);
         int rc = check_spec(c, d, pl, i);
         if (rc) return rc;
         if ((rc = check_autoscale(c, d, pl, i))) return rc;

@@ -114,6 +114,12 @@ void sim_scenario_defaults(sim_scenario *sc)
     p->scheduler.policy = SIM_POLICY_DECODE_FIRST;
     p->scheduler.preset = SIM_SCHED_PRESET_NONE;
     p->scheduler.admission = SIM_ADMISSION_OPTIMISTIC;
+    /* SGLang's defaults (environ.py): init 0.7, min 0.7 x 0.14, decay over 600 steps, clip 4096, 20 steps. */
+    p->scheduler.ratio_init = 0.7;
+    p->scheduler.ratio_min = 0.7 * 0.14;
+    p->scheduler.ratio_decay = (0.7 - 0.7 * 0.14) / 600.0;
+    p->scheduler.ratio_clip = 4096;
+    p->scheduler.retract_steps = 20;
     p->scheduler.mem_fraction_of = SIM_MEM_OF_TOTAL;
     p->scheduler.spec.mtp_layers = 1;
     p->autoscale.min = 1;
@@ -205,7 +211,7 @@ void sim_scenario_defaults(sim_scenario *sc)
 
 const char *const sim_prefix_kind_names[SIM_PREFIX_KINDS] = {"none", "system_prompt", "multi_turn", "rag"};
 const char *const sim_sched_policy_names[SIM_SCHED_POLICIES] = {"decode_first", "prefill_first"};
-const char *const sim_admission_names[SIM_ADMISSIONS] = {"optimistic", "reserve"};
+const char *const sim_admission_names[SIM_ADMISSIONS] = {"optimistic", "reserve", "ratio"};
 const char *const sim_mem_fraction_of_names[SIM_MEM_FRACTIONS_OF] = {"total", "free", "sglang"};
 const char *const sim_sched_preset_names[SIM_SCHED_PRESETS] = {"none", "vllm", "sglang", "trtllm"};
 const char *const sim_graph_rule_names[SIM_GRAPH_RULES] = {"none", "vllm", "sglang", "trtllm"};

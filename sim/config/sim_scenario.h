@@ -246,9 +246,10 @@ typedef enum {
 
 typedef enum {
     SIM_ADMISSION_OPTIMISTIC = 0,  /* preempt when KV runs out (vLLM) */
-    SIM_ADMISSION_RESERVE = 1      /* admit only what the whole sequence fits (TensorRT-LLM) */
+    SIM_ADMISSION_RESERVE = 1,     /* admit only what the whole sequence fits (TensorRT-LLM) */
+    SIM_ADMISSION_RATIO = 2        /* SGLang: a decaying share of the running requests' output; retract */
 } sim_admission;
-#define SIM_ADMISSIONS 2
+#define SIM_ADMISSIONS 3
 
 typedef enum {
     SIM_MEM_OF_TOTAL = 0,          /* gpu_mem_util of all GPU memory (sim_mem_rule.h) */
@@ -304,6 +305,13 @@ typedef struct {
     sim_sched_policy policy;
     sim_sched_preset preset;   /* the engine whose defaults were applied (also its kernels' prices) */
     sim_admission admission;
+    /* admission ratio (SGLang's new_token_ratio, sim_instance_ratio.c): a
+     * running request is counted for ratio x min(its remaining output,
+     * ratio_clip) tokens of KV; the ratio starts at ratio_init, falls by
+     * ratio_decay each decode step to ratio_min, and after a retraction is
+     * re-estimated from the survivors with retract_steps tokens each. */
+    double ratio_init, ratio_min, ratio_decay;
+    int32_t ratio_clip, retract_steps;
     sim_mem_fraction_of mem_fraction_of; /* what gpu_mem_util is a fraction of */
     sim_spec_cfg spec;         /* speculative decoding (off: draft_tokens 0) */
     /* CUDA graphs of decode-only iterations (sim_graph_sizes.h): the rule

@@ -342,7 +342,27 @@ static const sim_schema_field table[] = {
         "optimistic: admit while the prompt fits and preempt (recompute) the newest request when decoding runs "
         "out of KV (vLLM); reserve: admit only when the whole sequence (prompt + output) fits beside what the "
         "running requests were promised, so nothing is preempted and the rest queue (TensorRT-LLM's "
-        "GUARANTEED_NO_EVICT)."),
+        "GUARANTEED_NO_EVICT); ratio: SGLang's new-token ratio, admit when the free KV holds the prompt and "
+        "output (clipped at ratio_clip) beside ratio x the running requests' remaining output (clipped), the "
+        "ratio falling each decode step from ratio_init to ratio_min; a decode step that runs out of KV "
+        "retracts the requests with the fewest output tokens (the longest prompt first among equals) and "
+        "re-estimates the ratio from the rest."),
+    FLD("deployment.pools.*.scheduler.ratio_init", SIM_SCHEMA_F64, PL(scheduler.ratio_init), IN(0, 1),
+        "admission ratio: the new-token ratio at start and after an idle spell (SGLang's init_new_token_ratio, "
+        "0.7 x schedule_conservativeness)."),
+    FLD("deployment.pools.*.scheduler.ratio_min", SIM_SCHEMA_F64, PL(scheduler.ratio_min), IN(0, 1),
+        "admission ratio: the floor the ratio decays to (SGLang's min_new_token_ratio, ratio_init x 0.14 = "
+        "0.098); at most ratio_init."),
+    FLD("deployment.pools.*.scheduler.ratio_decay", SIM_SCHEMA_F64, PL(scheduler.ratio_decay), IN(0, 1),
+        "admission ratio: what the ratio loses per decode step that needed no retraction (SGLang's "
+        "new_token_ratio_decay, (init - min) / 600 = 0.001003)."),
+    FLD("deployment.pools.*.scheduler.ratio_clip", SIM_SCHEMA_I32, PL(scheduler.ratio_clip), IN(1, 1000000000),
+        "admission ratio: the most output tokens a request is counted for (SGLang's "
+        "SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION, 4096)."),
+    FLD("deployment.pools.*.scheduler.retract_steps", SIM_SCHEMA_I32, PL(scheduler.retract_steps),
+        IN(0, 1000000),
+        "admission ratio: after a retraction the ratio becomes (tokens the survivors generated + this x their "
+        "number) / (their whole output + 1), at most 1 (SGLang's SGLANG_RETRACT_DECODE_STEPS, 20)."),
     FLD("deployment.pools.*.scheduler.overhead_per_seq_us", SIM_SCHEMA_F64,
         PL(scheduler.overhead_per_seq_us), GE0,
         "Extra overhead per scheduled request per iteration in microseconds (CPU-side "

@@ -302,6 +302,7 @@ static int32_t min3(int64_t a, int64_t b, int64_t c)
  * of KV and nothing is preempted; the rest wait in the queue. */
 static int resv_admit(sim_instance *in, sim_req *r)
 {
+    if (in->ratio_mode) return sim_instance_ratio_admit(in, r);
     if (!in->reserve) return 1;
     int64_t tokens = (int64_t)r->prefill_target + (in->role == SIM_ROLE_PREFILL ? 0 : r->spec.output_tokens - r->generated);
     if (in->spec && in->role != SIM_ROLE_PREFILL) tokens += in->spec_k; /* the last step's draft KV */
@@ -316,6 +317,13 @@ static void resv_release(sim_instance *in, sim_req *r)
 {
     in->resv_total -= r->resv_blocks;
     r->resv_blocks = 0;
+}
+
+/* An admitted request put back into the queue in the same pass. */
+static void admit_undo(sim_instance *in, sim_req *r)
+{
+    resv_release(in, r);
+    if (in->ratio_mode) sim_instance_ratio_refused(in, r);
 }
 
 /* scheduler.preempt_keeps_kv (vLLM V1 and SGLang cache a request's full
@@ -365,6 +373,7 @@ static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int adm
      * so the batches in flight stay balanced (vLLM hands a new request to
      * the virtual engine with the fewest). */
     int64_t share = in->n_lanes > 1 ? (in->running_n + in->waiting.n + in->n_lanes - 1) / in->n_lanes : INT64_MAX;
+    if (in->ratio_mode) sim_instance_ratio_pass_start(in);
     while (admit && budget > 0 && ln->running.n < in->cfg.max_seqs && ln->running.n < share &&
            in->waiting.n > in->unseen) {
         sim_req *r = in->waiting.head;
@@ -391,7 +400,7 @@ static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int adm
         if (in->cfg.whole_prompts && ln->n_chunks > 0 && want < r->prefill_target - r->prefilled - reuse) {
             /* scheduler.whole_prompts: it waits for an iteration it fits. */
             sim_instance_unmatch_prefix(in, r);
-            resv_release(in, r);
+            admit_undo(in, r);
             break;
         }
         int64_t need = blocks_for(in, (int64_t)r->prefilled + reuse + want) - (r->blocks + shared_kv(in, r));
@@ -409,7 +418,7 @@ static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int adm
                 r->prefilled = 0;
             }
             sim_instance_unmatch_prefix(in, r);
-            resv_release(in, r);
+            admit_undo(in, r);
             break;
         }
         sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
@@ -540,7 +549,9 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         for (;;) {
             need = in->spec ? spec_need(in, ln) : ln->dec_n ? ln->res_cnt[mod_bs(in, 1 - n)] : 0;
             if (sim_instance_free_blocks(in, need) >= need) break;
-            preempt(in, victim(in, ln));
+            /* ratio: SGLang's retract_decode order. */
+            sim_req *v = in->ratio_mode ? sim_instance_ratio_victim(in, ln) : NULL;
+            preempt(in, v ? v : victim(in, ln));
             preempted = 1;
         }
         if (in->spec) spec_take(in, ln);
@@ -550,6 +561,7 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
         if (ln->n_chunks > 0 || ln->dec_n > 0) break;
         if (ln->running.n == ln->fetching) { /* nothing runnable: idle (or waiting for fetches) */
+            if (in->ratio_mode && in->running_n == 0) sim_instance_ratio_idle(in);
             sim_instance_publish(in);
             return;
         }
@@ -564,6 +576,7 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
      * passes run before it. */
     if (in->spec) n = 1;
     int32_t n_dec = with_decode ? (int32_t)ln->dec_n : 0;
+    if (in->ratio_mode && n_dec > 0) sim_instance_ratio_after_step(in, preempted);
 
     model_batch b = {
         .n_chunks = ln->n_chunks,
@@ -864,7 +877,11 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     in->id = id;
     in->role = role;
     in->prefill_first = cfg->policy == SIM_POLICY_PREFILL_FIRST;
-    in->reserve = cfg->admission == SIM_ADMISSION_RESERVE;
+    /* ratio admission runs where one engine prefills and decodes; a PD
+     * prefill or decode instance keeps reserve (sim_instance_ratio.c). */
+    in->ratio_mode = cfg->admission == SIM_ADMISSION_RATIO && role == SIM_ROLE_COLOCATED;
+    in->reserve = cfg->admission == SIM_ADMISSION_RESERVE || (cfg->admission == SIM_ADMISSION_RATIO && !in->ratio_mode);
+    in->ratio = cfg->ratio_init;
     in->cfg = *cfg;
     in->fe_idle = cfg->tokenizer_workers > 0 ? cfg->tokenizer_workers : 0;
     sim_detok_init(&in->detok, cfg);

@@ -213,4 +213,7 @@ typedef struct {
 
 void sim_instance_stats_get(const sim_instance *in, sim_instance_stats *out);
 
+/* scheduler.admission ratio: SGLang's new-token ratio now (sim_instance_ratio.c). */
+double sim_instance_ratio(const sim_instance *in);
+
 #endif

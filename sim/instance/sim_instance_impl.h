@@ -1,7 +1,8 @@
 /* sim_instance_impl — the instance's state, shared by the files that
  * implement it: sim_instance.c (iterations, scheduling, lifecycle),
  * sim_instance_cache.c (prefix cache and KV fetches), sim_instance_pd.c
- * (prefill/decode hand-over) and sim_instance_priority.c (priority order). Not a public header. */
+ * (prefill/decode hand-over), sim_instance_priority.c (priority order) and
+ * sim_instance_ratio.c (SGLang's ratio admission and retraction). Not a public header. */
 #ifndef SIM_INSTANCE_IMPL_H
 #define SIM_INSTANCE_IMPL_H
 
@@ -90,6 +91,9 @@ struct sim_instance {
     int prefill_first;          /* scheduler.policy prefill_first (SGLang) */
     int reserve;                /* scheduler.admission reserve: admit only what can finish */
     int64_t resv_total;         /* reserve: blocks promised to running requests */
+    int ratio_mode;             /* scheduler.admission ratio on a colocated instance (sim_instance_ratio.c) */
+    double ratio;               /* ratio: SGLang's new_token_ratio now */
+    double ratio_pass;          /* ratio: KV tokens counted in this admission pass (< 0: not summed yet) */
     sim_time busy_since;        /* start of the current stretch with a batch in flight */
 
     int64_t outstanding;        /* prefill tokens + output tokens still to compute */
@@ -208,6 +212,17 @@ void sim_instance_unmatch_prefix(sim_instance *in, sim_req *r);
 void sim_instance_cache_insert(sim_instance *in, sim_req *r);
 void sim_instance_cache_output(sim_instance *in, sim_req *r, int64_t kv_tokens);
 int sim_instance_plan_fetch(sim_instance *in, sim_req *r);
+
+/* sim_instance_ratio.c: an admission pass starts; whether r may be
+ * admitted (counted if so); r, admitted, was put back; the running request
+ * of ln to retract first (NULL when all are fetching); a decode step ended
+ * (retracted: it had to retract); the scheduler idles. */
+void sim_instance_ratio_pass_start(sim_instance *in);
+int sim_instance_ratio_admit(sim_instance *in, sim_req *r);
+void sim_instance_ratio_refused(sim_instance *in, const sim_req *r);
+sim_req *sim_instance_ratio_victim(sim_instance *in, sim_lane *ln);
+void sim_instance_ratio_after_step(sim_instance *in, int retracted);
+void sim_instance_ratio_idle(sim_instance *in);
 
 /* sim_instance_pd.c */
 void sim_instance_forget_joined(sim_instance *in, sim_req *r);

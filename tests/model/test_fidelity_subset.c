@@ -14,7 +14,8 @@
  *    vLLM preset (optimistic admission, preemption by recompute) requests
  *    are preempted about once each, not over and over (a preempted request
  *    waits until its whole first chunk fits again instead of being squeezed
- *    into the last free blocks); under the SGLang and TensorRT-LLM presets
+ *    into the last free blocks); under the SGLang preset (ratio admission)
+ *    at most one request in four is retracted; under TensorRT-LLM's
  *    (reserve admission) nothing is preempted; and every preset keeps the
  *    cache busy (the batch is what the KV holds, not a trickle). With
  *    vLLM's preempted KV left in its prefix cache (preempt_keeps_kv, the
@@ -321,6 +322,9 @@ static void test_kv_bound_no_thrash(void)
                   held);
         if (!strcmp(presets[i], "vllm")) /* each request preempted about once at most, not thrashing */
             CHECK_MSG(k.st.preemptions <= k.sum.requests_completed, "%s: %lld preemptions", presets[i],
+                      (long long)k.st.preemptions);
+        else if (!strcmp(presets[i], "sglang")) /* ratio admission retracts, a few times, not thrashing */
+            CHECK_MSG(k.st.preemptions <= k.sum.requests_completed / 4, "%s: %lld retractions", presets[i],
                       (long long)k.st.preemptions);
         else
             CHECK_MSG(k.st.preemptions == 0, "%s: %lld preemptions", presets[i], (long long)k.st.preemptions);

@@ -44,6 +44,7 @@
 #include "test_util.h"
 #include "test_model_util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +99,28 @@ typedef struct {
     int output_tokens;                           /* 0 = 20 */
     int64_t kv_tokens;                           /* 0 = plenty */
     int keeps_kv;                                /* scheduler.preempt_keeps_kv */
+    sim_admission admission;                     /* 0 = optimistic */
+    double ratio_init, ratio_min, ratio_decay;   /* admission ratio */
+    int ratio_clip;                              /* 0 = 4096 */
+    int chunk;                                   /* scheduler.chunk_tokens (0 = 4096) */
+    const int *inputs;                           /* prompt tokens per request (NULL = 64 each) */
+    double probe_ms;                             /* > 0: record the new-token ratio then */
+    double *probe_ratio;
+    int *preempted;                              /* NULL or per request: times preempted */
 } gate_setup;
+
+typedef struct {
+    sim_instance *in;
+    double *out;
+} probe;
+
+static void on_probe(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    probe *p = ctx;
+    *p->out = sim_instance_ratio(p->in);
+}
 
 /* Runs requests arriving at arrive_ms[i] (input 64 tokens) on one
  * decode_first instance set up as u says; fills ttft_ms[i] and, when lg is
@@ -110,14 +132,19 @@ static int run_sched(int n, const double *arrive_ms, const gate_setup *u, double
     memset(&cfg, 0, sizeof cfg);
     cfg.max_seqs = 16;
     cfg.max_batched_tokens = 4096;
-    cfg.chunk_tokens = 4096;
+    cfg.chunk_tokens = u->chunk > 0 ? u->chunk : 4096;
     cfg.block_tokens = 16;
     cfg.policy = SIM_POLICY_DECODE_FIRST;
-    cfg.admission = SIM_ADMISSION_OPTIMISTIC;
     cfg.recv_interval = u->recv_interval;
     cfg.adp_timeout_iters = u->adp_timeout;
     cfg.adp_wait_iters = u->adp_wait;
     cfg.preempt_keeps_kv = u->keeps_kv;
+    cfg.admission = u->admission;
+    cfg.ratio_init = u->ratio_init;
+    cfg.ratio_min = u->ratio_min;
+    cfg.ratio_decay = u->ratio_decay;
+    cfg.ratio_clip = u->ratio_clip > 0 ? u->ratio_clip : 4096;
+    cfg.retract_steps = 20;
     /* The layout only tells the instance its attention-DP ranks; the fixed
      * cost function prices every iteration. */
     model_spec m;
@@ -149,16 +176,19 @@ static int run_sched(int n, const double *arrive_ms, const gate_setup *u, double
         for (int i = 0; i < n; i++) {
             reqs[i].spec.id = (uint64_t)i;
             reqs[i].spec.arrival = (sim_time)(arrive_ms[i] * MS);
-            reqs[i].spec.input_tokens = 64;
+            reqs[i].spec.input_tokens = u->inputs ? u->inputs[i] : 64;
             reqs[i].spec.output_tokens = u->output_tokens > 0 ? u->output_tokens : 20;
             reqs[i].client = -1;
             arr[i] = (arrival){in, &reqs[i]};
             sim_engine_at(eng, reqs[i].spec.arrival, on_arrival, &arr[i], 0);
         }
+        probe pr = {in, u->probe_ratio};
+        if (u->probe_ms > 0 && u->probe_ratio) sim_engine_at(eng, (sim_time)(u->probe_ms * MS), on_probe, &pr, 0);
         sim_engine_run(eng, (sim_time)10 * 1000 * MS);
         CHECK_MSG(!sim_engine_failed(eng, NULL), "the run failed");
         CHECK_MSG(done == n, "%d of %d requests finished", done, n);
         for (int i = 0; i < n; i++) ttft_ms[i] = (double)(reqs[i].first_token - reqs[i].spec.arrival) / MS;
+        for (int i = 0; u->preempted && i < n; i++) u->preempted[i] = reqs[i].preemptions;
     } else {
         rc = -1;
     }
@@ -175,13 +205,13 @@ static void test_recv_interval(void)
 {
     const double at[] = {0, 12};
     double t[2];
-    REQUIRE(run_sched(2, at, &(gate_setup){1, 0, 0, 1, 0, 0, 0}, t, NULL) == 0);
+    REQUIRE(run_sched(2, at, &(gate_setup){.recv_interval = 1, .adp_timeout = 0, .adp_wait = 0, .dp = 1}, t, NULL) == 0);
     CHECK_MSG(t[0] == 10 && t[1] == 18, "polling every step: TTFT %.1f / %.1f ms, expected 10 / 18", t[0], t[1]);
-    REQUIRE(run_sched(2, at, &(gate_setup){4, 0, 0, 1, 0, 0, 0}, t, NULL) == 0);
+    REQUIRE(run_sched(2, at, &(gate_setup){.recv_interval = 4, .adp_timeout = 0, .adp_wait = 0, .dp = 1}, t, NULL) == 0);
     CHECK_MSG(t[0] == 10 && t[1] == 48, "interval 4: TTFT %.1f / %.1f ms, expected 10 / 48", t[0], t[1]);
     /* Arriving during a prefill step: the poll after it is immediate. */
     const double during[] = {0, 5};
-    REQUIRE(run_sched(2, during, &(gate_setup){4, 0, 0, 1, 0, 0, 0}, t, NULL) == 0);
+    REQUIRE(run_sched(2, during, &(gate_setup){.recv_interval = 4, .adp_timeout = 0, .adp_wait = 0, .dp = 1}, t, NULL) == 0);
     CHECK_MSG(t[1] == 15, "interval 4, arrival in a prefill step: TTFT %.1f ms, expected 15", t[1]);
 }
 
@@ -189,18 +219,18 @@ static void test_adp_balance(void)
 {
     const double one[] = {0, 0, 12};
     double t[4];
-    REQUIRE(run_sched(3, one, &(gate_setup){1, 0, 0, 2, 0, 0, 0}, t, NULL) == 0);
+    REQUIRE(run_sched(3, one, &(gate_setup){.recv_interval = 1, .adp_timeout = 0, .adp_wait = 0, .dp = 2}, t, NULL) == 0);
     CHECK_MSG(t[0] == 10 && t[1] == 20 && t[2] == 18, "no balancing: TTFT %.1f / %.1f / %.1f ms", t[0], t[1], t[2]);
-    REQUIRE(run_sched(3, one, &(gate_setup){1, 3, 0, 2, 0, 0, 0}, t, NULL) == 0);
+    REQUIRE(run_sched(3, one, &(gate_setup){.recv_interval = 1, .adp_timeout = 3, .adp_wait = 0, .dp = 2}, t, NULL) == 0);
     CHECK_MSG(t[0] == 10 && t[1] == 20, "fewer than two decoding: TTFT %.1f / %.1f ms, expected 10 / 20", t[0], t[1]);
     CHECK_MSG(t[2] == 38, "one context request for two ranks: TTFT %.1f ms, expected 38 (timeout 3 steps)", t[2]);
     /* Without attention DP the same settings hold nothing. */
-    REQUIRE(run_sched(3, one, &(gate_setup){1, 3, 0, 1, 0, 0, 0}, t, NULL) == 0);
+    REQUIRE(run_sched(3, one, &(gate_setup){.recv_interval = 1, .adp_timeout = 3, .adp_wait = 0, .dp = 1}, t, NULL) == 0);
     CHECK_MSG(t[2] == 18, "dp 1: TTFT %.1f ms, expected 18", t[2]);
     const double two[] = {0, 0, 12, 12};
-    REQUIRE(run_sched(4, two, &(gate_setup){1, 3, 0, 2, 0, 0, 0}, t, NULL) == 0);
+    REQUIRE(run_sched(4, two, &(gate_setup){.recv_interval = 1, .adp_timeout = 3, .adp_wait = 0, .dp = 2}, t, NULL) == 0);
     CHECK_MSG(t[2] == 18 && t[3] == 18, "one per rank: TTFT %.1f / %.1f ms, expected 18", t[2], t[3]);
-    REQUIRE(run_sched(4, two, &(gate_setup){1, 3, 2, 2, 0, 0, 0}, t, NULL) == 0);
+    REQUIRE(run_sched(4, two, &(gate_setup){.recv_interval = 1, .adp_timeout = 3, .adp_wait = 2, .dp = 2}, t, NULL) == 0);
     CHECK_MSG(t[2] == 38 && t[3] == 38, "batching wait 2: TTFT %.1f / %.1f ms, expected 38", t[2], t[3]);
 }
 
@@ -224,7 +254,87 @@ static void test_preempt_keeps_kv(void)
     }
 }
 
+/* scheduler.admission ratio, admission: KV of 28 blocks (448 tokens), A
+ * and B of 64 prompt and 200 output tokens at t = 0, ratio 0.5. reserve
+ * promises A 17 blocks and B 17 (34 > 28): B waits for A to finish. ratio
+ * admits A into the idle instance; B in the same pass would need A's
+ * 64 + 200 and its own 264 tokens, 528 > 384 free: it waits. At the next
+ * step A has 1 token and holds 5 blocks: 0.5 x 199 + 264 = 363.5 < 23 x 16
+ * = 368, so B is admitted at 10 ms and its first token comes at 20 ms. */
+static void test_ratio_admits(void)
+{
+    const double at[] = {0, 0};
+    double t[2];
+    gate_setup u = {.output_tokens = 200, .kv_tokens = 448, .admission = SIM_ADMISSION_RESERVE};
+    REQUIRE(run_sched(2, at, &u, t, NULL) == 0);
+    CHECK_MSG(t[0] == 10 && t[1] > 2000, "reserve: TTFT %.1f / %.1f ms, expected 10 / after A's 200 steps", t[0],
+              t[1]);
+    u.admission = SIM_ADMISSION_RATIO;
+    u.ratio_init = u.ratio_min = 0.5;
+    REQUIRE(run_sched(2, at, &u, t, NULL) == 0);
+    CHECK_MSG(t[0] == 10 && t[1] == 20, "ratio 0.5: TTFT %.1f / %.1f ms, expected 10 / 20", t[0], t[1]);
+    /* At 0.7 (SGLang's start): 0.7 x 199 + 264 = 403.3 > 368, B waits. */
+    u.ratio_init = u.ratio_min = 0.7;
+    REQUIRE(run_sched(2, at, &u, t, NULL) == 0);
+    CHECK_MSG(t[1] > 20, "ratio 0.7: TTFT %.1f ms, expected later than 20", t[1]);
+}
+
+/* The ratio falls by ratio_decay per decode step to ratio_min and returns
+ * to ratio_init when the instance idles. One request of 64 + 200 tokens:
+ * its prefill step (0-10 ms) decodes nothing, the steps starting at 10,
+ * 20, 30, 40 and 50 ms decode: at 55 ms the ratio is 0.5 - 5 x 0.01. */
+static void test_ratio_decay(void)
+{
+    const double at[] = {0};
+    double t[1], r = -1;
+    gate_setup u = {.output_tokens = 200, .admission = SIM_ADMISSION_RATIO, .ratio_init = 0.5, .ratio_min = 0.1,
+                    .ratio_decay = 0.01, .probe_ms = 55, .probe_ratio = &r};
+    REQUIRE(run_sched(1, at, &u, t, NULL) == 0);
+    CHECK_MSG(fabs(r - 0.45) < 1e-12, "after 5 decode steps: ratio %.6f, expected 0.45", r);
+    u.ratio_decay = 0.2; /* floored at ratio_min */
+    REQUIRE(run_sched(1, at, &u, t, NULL) == 0);
+    CHECK_MSG(fabs(r - 0.1) < 1e-12, "decay 0.2: ratio %.6f, expected the floor 0.1", r);
+    u.probe_ms = 5000; /* long after the request finished (about 2,000 ms) */
+    REQUIRE(run_sched(1, at, &u, t, NULL) == 0);
+    CHECK_MSG(r == 0.5, "idle: ratio %.6f, expected ratio_init 0.5", r);
+}
+
+/* Retraction: KV of 19 blocks, A (96-token prompt, prefilled in chunks
+ * of 48) and B (32) of 200 output tokens at t = 0, ratio 0.1, no decay,
+ * estimates clipped at 16 tokens. A starts alone (0-10 ms); B, received
+ * next, is admitted at 10 ms beside A's second chunk (1.6 + 48 tokens <
+ * 13 x 16 free): both have their first token at 20 ms. They take blocks at
+ * the same steps (contexts 96 + k and 32 + k, k = 0, 16, ...): 10 blocks
+ * at step 3, 12, 14, 16, 18 at steps 19, 35, 51, 67, and at step 83
+ * (820 ms) both need one with one free. Both have 81 tokens: SGLang
+ * retracts the longest prompt, A (vLLM takes the newest, B). B alone fits;
+ * the ratio becomes (81 + 20) / (200 + 1). A, re-queued, needs 177 + 16
+ * tokens with 11 blocks free: it waits for B to finish, so A is retracted
+ * once and B never. */
+static void test_ratio_retract(void)
+{
+    const double at[] = {0, 0};
+    const int inputs[] = {96, 32};
+    double t[2], r = -1;
+    int pre[2] = {-1, -1};
+    gate_setup u = {.output_tokens = 200, .kv_tokens = 19 * 16, .admission = SIM_ADMISSION_RATIO,
+                    .ratio_init = 0.1, .ratio_min = 0.1, .ratio_clip = 16, .chunk = 48, .inputs = inputs,
+                    .probe_ms = 825, .probe_ratio = &r, .preempted = pre};
+    REQUIRE(run_sched(2, at, &u, t, NULL) == 0);
+    CHECK_MSG(t[0] == 20 && t[1] == 20, "TTFT %.1f / %.1f ms, expected 20 / 20", t[0], t[1]);
+    CHECK_MSG(pre[0] == 1 && pre[1] == 0, "retracted: A %d times, B %d, expected 1 and 0", pre[0], pre[1]);
+    CHECK_MSG(fabs(r - 101.0 / 201.0) < 1e-12, "after the retraction: ratio %.6f, expected 101/201 = %.6f", r,
+              101.0 / 201.0);
+    /* vLLM's rule on the same requests preempts the newest. */
+    gate_setup v = {.output_tokens = 200, .kv_tokens = 19 * 16, .chunk = 48, .inputs = inputs, .preempted = pre};
+    REQUIRE(run_sched(2, at, &v, t, NULL) == 0);
+    CHECK_MSG(pre[1] >= 1 && pre[0] == 0, "optimistic: A preempted %d times, B %d, expected B", pre[0], pre[1]);
+}
+
 static const test_case cases[] = {
+    {"ratio_admits", test_ratio_admits},
+    {"ratio_decay", test_ratio_decay},
+    {"ratio_retract", test_ratio_retract},
     {"recv_interval", test_recv_interval},
     {"adp_balance", test_adp_balance},
     {"preempt_keeps_kv", test_preempt_keeps_kv},

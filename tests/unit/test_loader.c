@@ -511,7 +511,7 @@ static void test_typed_enums_workload_scheduler(void)
     CHECK_CONTAINS(m, "t.yaml:1:43: deployment.pools.0.scheduler.policy: expected one of decode_first|prefill_first, "
                       "got 'fifo'");
     m = load_fail("deployment: {pools: [{}, {scheduler: {admission: Reserve}}]}\n", NULL, 0);
-    CHECK_CONTAINS(m, "deployment.pools.1.scheduler.admission: expected one of optimistic|reserve, got 'Reserve'");
+    CHECK_CONTAINS(m, "deployment.pools.1.scheduler.admission: expected one of optimistic|reserve|ratio, got 'Reserve'");
     m = load_fail("deployment: {pools: [{scheduler: {preset: tgi}}]}\n", NULL, 0);
     CHECK_CONTAINS(m, "t.yaml:1:43: deployment.pools.0.scheduler.preset: expected one of none|vllm|sglang|trtllm, "
                       "got 'tgi'");
@@ -737,7 +737,40 @@ static void test_classes(void)
     CHECK_CONTAINS(m, "index 3 is past the end of workload.classes (it has 2 items; 2 adds one)");
 }
 
+/* scheduler.admission ratio and its keys: SGLang's defaults, the SGLang
+ * preset runs it, and bad values are refused with their key paths. */
+static void test_ratio_keys(void)
+{
+    sim_scenario sc;
+    sim_err err;
+    const sim_sched_cfg *s = &sc.deployment.pools[0].scheduler;
+    REQUIRE(load("deployment: {pools: [{scheduler: {preset: sglang}}]}\n", NULL, 0, &sc, &err) == 0);
+    CHECK(s->admission == SIM_ADMISSION_RATIO);
+    CHECK_NEAR(s->ratio_init, 0.7, 0);
+    CHECK_NEAR(s->ratio_min, 0.098, 1e-15);
+    CHECK_NEAR(s->ratio_decay, (0.7 - 0.098) / 600, 1e-15);
+    CHECK(s->ratio_clip == 4096 && s->retract_steps == 20);
+    REQUIRE(load("deployment: {pools: [{scheduler: {admission: ratio, ratio_init: 0.5, ratio_min: 0.2, "
+                 "ratio_decay: 0.01, ratio_clip: 512, retract_steps: 4}}]}\n",
+                 NULL, 0, &sc, &err) == 0);
+    CHECK(s->admission == SIM_ADMISSION_RATIO && s->ratio_clip == 512 && s->retract_steps == 4);
+    CHECK_NEAR(s->ratio_init, 0.5, 0);
+    CHECK_NEAR(s->ratio_min, 0.2, 0);
+    CHECK_NEAR(s->ratio_decay, 0.01, 0);
+    const char *bad[][2] = {{"ratio_init", "1.5"}, {"ratio_decay", "-0.1"}, {"ratio_clip", "0"},
+                            {"retract_steps", "-1"}, {"ratio_min", "2"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char yaml[128], key[96];
+        snprintf(yaml, sizeof yaml, "deployment: {pools: [{scheduler: {%s: %s}}]}\n", bad[i][0], bad[i][1]);
+        snprintf(key, sizeof key, "deployment.pools.0.scheduler.%s", bad[i][0]);
+        CHECK_CONTAINS(load_fail(yaml, NULL, 0), key);
+    }
+    const char *m = load_fail("deployment: {pools: [{scheduler: {ratio_init: 0.3, ratio_min: 0.4}}]}\n", NULL, 0);
+    CHECK_CONTAINS(m, "deployment.pools.0.scheduler.ratio_min: ratio_min (0.4) must be <= ratio_init (0.3)");
+}
+
 static const test_case cases[] = {
+    {"ratio_keys", test_ratio_keys},
     {"classes", test_classes},
     {"defaults", test_defaults},
     {"full_file", test_full_file},
