@@ -643,9 +643,9 @@ static void engine_notes(const sh_ctx *c, int *refuse)
             if (s->policy == SIM_POLICY_PREFILL_FIRST)
                 fprintf(f, "# NOTE: pool %d was simulated prefill_first; vLLM's scheduler always decodes first.\n",
                         (int)p);
-            if (s->admission == SIM_ADMISSION_RESERVE)
-                fprintf(f, "# NOTE: pool %d was simulated with reserve admission; vLLM admits optimistically and "
-                           "preempts.\n", (int)p);
+            if (s->admission != SIM_ADMISSION_OPTIMISTIC)
+                fprintf(f, "# NOTE: pool %d was simulated with %s admission; vLLM admits optimistically and "
+                           "preempts.\n", (int)p, sim_admission_name(s->admission));
         } else if (c->k == SIM_LAUNCH_SGLANG) {
             if (pc->parallel.dcp > 1)
                 fprintf(f, "# NOTE: pool %d was simulated with decode context parallelism %d; SGLang has no flag "
