@@ -215,8 +215,17 @@ static void preempt(sim_instance *in, sim_req *r)
     int64_t after = (int64_t)r->prefill_target + (r->spec.output_tokens - r->generated);
     in->outstanding += after - before;
     in->pending_prefill += r->prefill_target - pre_before;
-    if (in->by_priority) sim_instance_waiting_place(in, r);
-    else sim_req_list_push_front(&in->waiting, r, SIM_RUN_LINK);
+    if (in->by_priority) {
+        sim_instance_waiting_place(in, r);
+    } else if (in->ratio_mode) {
+        /* SGLang appends a retracted request to its waiting queue: behind
+         * the received requests, ahead of arrivals not yet received. */
+        sim_req *seen = in->waiting.tail;
+        for (int64_t k = 0; k < in->unseen && seen; k++) seen = seen->run_link.prev;
+        sim_req_list_insert_after(&in->waiting, seen, r, SIM_RUN_LINK);
+    } else {
+        sim_req_list_push_front(&in->waiting, r, SIM_RUN_LINK);
+    }
     queued_add(in, 1);
 }
 

@@ -72,7 +72,7 @@ struct sim_instance {
     sim_prefix *pc;             /* prefix cache (NULL = off); its blocks are KV too */
     int64_t ctok, cbk;          /* cache block in tokens, and in KV blocks */
 
-    sim_req_list waiting;       /* run_link, FIFO (preempted go to the front) */
+    sim_req_list waiting;       /* run_link, FIFO (preempted go to the front; retracted, ratio, to the back) */
     sim_req_list kv_pending;    /* run_link, decode role: waiting for blocks to take KV */
     sim_req_list ready;         /* run_link, decode role: KV arrived, joins at the next boundary */
     int64_t reserved;           /* decode role: reserved, KV still in flight */

@@ -11,7 +11,8 @@
  * (0.7 x 0.14) and returns to init when the scheduler idles. A decode step
  * whose next tokens do not fit retracts running requests, the one with the
  * fewest output tokens first (the longest prompt among equals), until they
- * fit; the retracted requests recompute their prompt and output so far
+ * fit; the retracted requests join the back of the waiting queue
+ * (preempt in sim_instance.c) and recompute their prompt and output so far
  * (what preempt_keeps_kv keeps is found again), and the ratio becomes
  * (Σ output so far + retract_steps x n) / (Σ whole output + 1), at most 1,
  * over the requests that stay.
