@@ -225,42 +225,15 @@ const char *const sim_route_view_names[SIM_ROUTE_VIEWS] = {"exact", "approximate
 const char *const sim_cache_policy_names[SIM_CACHE_POLICIES] = {"lru", "lfu"};
 const char *const sim_cache_sharing_names[SIM_CACHE_SHARINGS] = {"none", "pull", "pool"};
 const char *const sim_search_objective_names[SIM_SEARCH_OBJECTIVES] = {"auto", "goodput_per_gpu", "cost", "energy"};
+const char *const sim_autoscale_metric_names[SIM_AS_METRICS] = {"queue", "concurrency", "utilization", "kv", "slo"};
 
 static const char *name_of(const char *const *names, int n, int v) { return v >= 0 && v < n ? names[v] : "?"; }
 
-const char *sim_prefix_kind_name(sim_prefix_kind k)
-{
-    return name_of(sim_prefix_kind_names, SIM_PREFIX_KINDS, (int)k);
-}
-const char *sim_sched_policy_name(sim_sched_policy p)
-{
-    return name_of(sim_sched_policy_names, SIM_SCHED_POLICIES, (int)p);
-}
-const char *sim_admission_name(sim_admission a) { return name_of(sim_admission_names, SIM_ADMISSIONS, (int)a); }
-const char *sim_mem_fraction_of_name(sim_mem_fraction_of m)
-{
-    return name_of(sim_mem_fraction_of_names, SIM_MEM_FRACTIONS_OF, (int)m);
-}
-const char *sim_sched_preset_name(sim_sched_preset p)
-{
-    return name_of(sim_sched_preset_names, SIM_SCHED_PRESETS, (int)p);
-}
-const char *sim_sp_kind_name(sim_sp_kind k) { return name_of(sim_sp_kind_names, SIM_SP_KINDS, (int)k); }
-const char *sim_ep_mode_name(sim_ep_mode m) { return name_of(sim_ep_mode_names, SIM_EP_MODES, (int)m); }
-const char *sim_moe_gemm_name(sim_moe_gemm g) { return name_of(sim_moe_gemm_names, SIM_MOE_GEMMS, (int)g); }
-const char *sim_kv_transfer_name(sim_kv_transfer k)
-{
-    return name_of(sim_kv_transfer_names, SIM_KV_TRANSFERS, (int)k);
-}
-const char *sim_decode_routing_name(sim_decode_routing r)
-{
-    return name_of(sim_decode_routing_names, SIM_DECODE_ROUTINGS, (int)r);
-}
-const char *const sim_autoscale_metric_names[SIM_AS_METRICS] = {"queue", "concurrency", "utilization", "kv", "slo"};
-const char *sim_autoscale_metric_name(sim_autoscale_metric m)
-{
-    return name_of(sim_autoscale_metric_names, SIM_AS_METRICS, (int)m);
-}
+#define SIM_DEFINE_NAME_FN(stem, type, count) \
+    const char *sim_##stem##_name(type v) { return name_of(sim_##stem##_names, (count), (int)v); }
+SIM_NAMED_ENUMS(SIM_DEFINE_NAME_FN)
+#undef SIM_DEFINE_NAME_FN
+
 void sim_autoscale_thresholds(const sim_autoscale_cfg *a, double *up, double *down)
 {
     static const double def_up[5] = {4, 0.8, 0.8, 0.8, 0.9}, def_down[5] = {0.5, 0.3, 0.3, 0.3, 0.99};
@@ -268,41 +241,21 @@ void sim_autoscale_thresholds(const sim_autoscale_cfg *a, double *up, double *do
     *up = a->up_threshold >= 0 ? a->up_threshold : def_up[m];
     *down = a->down_threshold >= 0 ? a->down_threshold : def_down[m];
 }
-const char *sim_decode_pick_name(sim_decode_pick p) { return name_of(sim_decode_pick_names, SIM_DECODE_PICKS, (int)p); }
-const char *sim_cache_sharing_name(sim_cache_sharing s)
-{
-    return name_of(sim_cache_sharing_names, SIM_CACHE_SHARINGS, (int)s);
-}
 
-const char *sim_role_name(sim_role r)
-{
-    static const char *n[] = {"colocated", "prefill", "decode", "attention", "ffn"};
-    return (unsigned)r < 5 ? n[r] : "?";
-}
-
-const char *sim_route_policy_name(sim_route_policy p)
-{
-    static const char *n[] = {"round_robin", "random", "least_loaded", "power_of_two", "cache_aware"};
-    return (unsigned)p < 5 ? n[p] : "?";
-}
-
-const char *sim_arrival_name(sim_arrival_kind k)
-{
-    static const char *n[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
-    return (unsigned)k < 5 ? n[k] : "?";
-}
-
-const char *sim_dist_name(sim_dist_kind k)
-{
-    static const char *n[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
-    return (unsigned)k < 6 ? n[k] : "?";
-}
-
-const char *sim_mode_name(sim_deploy_mode m)
-{
-    static const char *n[] = {"colocated", "pd", "af", "pd+af"};
-    return (unsigned)m < 4 ? n[m] : "?";
-}
+static const char *const role_names[] = {"colocated", "prefill", "decode", "attention", "ffn"};
+static const char *const route_policy_names[] = {"round_robin", "random", "least_loaded", "power_of_two",
+                                                 "cache_aware"};
+static const char *const arrival_names[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
+static const char *const dist_names[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
+static const char *const mode_names[] = {"colocated", "pd", "af", "pd+af"};
+#define SIM_DEFINE_LOCAL_NAME_FN(fn, type, table) \
+    const char *fn(type v) { return name_of((table), (int)(sizeof(table) / sizeof(table)[0]), (int)v); }
+SIM_DEFINE_LOCAL_NAME_FN(sim_role_name, sim_role, role_names)
+SIM_DEFINE_LOCAL_NAME_FN(sim_route_policy_name, sim_route_policy, route_policy_names)
+SIM_DEFINE_LOCAL_NAME_FN(sim_arrival_name, sim_arrival_kind, arrival_names)
+SIM_DEFINE_LOCAL_NAME_FN(sim_dist_name, sim_dist_kind, dist_names)
+SIM_DEFINE_LOCAL_NAME_FN(sim_mode_name, sim_deploy_mode, mode_names)
+#undef SIM_DEFINE_LOCAL_NAME_FN
 
 int32_t sim_hardware_gpus_per_node(const sim_hardware_cfg *hw)
 {

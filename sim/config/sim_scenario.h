@@ -608,41 +608,38 @@ double sim_network_nic_Bps(const sim_network_cfg *net, double gpu_nic_Bps);
 const char *sim_scenario_gpu_label(const sim_scenario *sc, char *buf, size_t len);
 
 /* One name table per enum, indexed by its value: the schema parses with
- * them and the *_name functions print with them ("?" out of range). */
-extern const char *const sim_prefix_kind_names[SIM_PREFIX_KINDS];
-extern const char *const sim_sched_policy_names[SIM_SCHED_POLICIES];
-extern const char *const sim_admission_names[SIM_ADMISSIONS];
-extern const char *const sim_mem_fraction_of_names[SIM_MEM_FRACTIONS_OF];
-extern const char *const sim_sched_preset_names[SIM_SCHED_PRESETS];
+ * them and the *_name functions print with them ("?" out of range).
+ * SIM_NAMED_ENUMS lists the enums with both, X(stem, type, count):
+ * sim_<stem>_names[count] and const char *sim_<stem>_name(type). */
+#define SIM_NAMED_ENUMS(X)                                        \
+    X(prefix_kind, sim_prefix_kind, SIM_PREFIX_KINDS)             \
+    X(sched_policy, sim_sched_policy, SIM_SCHED_POLICIES)         \
+    X(admission, sim_admission, SIM_ADMISSIONS)                   \
+    X(mem_fraction_of, sim_mem_fraction_of, SIM_MEM_FRACTIONS_OF) \
+    X(sched_preset, sim_sched_preset, SIM_SCHED_PRESETS)          \
+    X(sp_kind, sim_sp_kind, SIM_SP_KINDS)                         \
+    X(ep_mode, sim_ep_mode, SIM_EP_MODES)                         \
+    X(moe_gemm, sim_moe_gemm, SIM_MOE_GEMMS)                      \
+    X(kv_transfer, sim_kv_transfer, SIM_KV_TRANSFERS)             \
+    X(decode_routing, sim_decode_routing, SIM_DECODE_ROUTINGS)    \
+    X(decode_pick, sim_decode_pick, SIM_DECODE_PICKS)             \
+    X(cache_sharing, sim_cache_sharing, SIM_CACHE_SHARINGS)       \
+    X(autoscale_metric, sim_autoscale_metric, SIM_AS_METRICS)
+#define SIM_DECLARE_NAMES(stem, type, count)             \
+    extern const char *const sim_##stem##_names[count]; \
+    const char *sim_##stem##_name(type v);
+SIM_NAMED_ENUMS(SIM_DECLARE_NAMES)
+#undef SIM_DECLARE_NAMES
+/* Tables the schema parses with and nothing prints by name. */
 extern const char *const sim_graph_rule_names[SIM_GRAPH_RULES];
-extern const char *const sim_sp_kind_names[SIM_SP_KINDS];
-extern const char *const sim_ep_mode_names[SIM_EP_MODES];
-extern const char *const sim_moe_gemm_names[SIM_MOE_GEMMS];
-extern const char *const sim_kv_transfer_names[SIM_KV_TRANSFERS];
-extern const char *const sim_decode_routing_names[SIM_DECODE_ROUTINGS];
-extern const char *const sim_decode_pick_names[SIM_DECODE_PICKS];
 extern const char *const sim_route_view_names[SIM_ROUTE_VIEWS];
 extern const char *const sim_cache_policy_names[SIM_CACHE_POLICIES];
-extern const char *const sim_cache_sharing_names[SIM_CACHE_SHARINGS];
 extern const char *const sim_search_objective_names[SIM_SEARCH_OBJECTIVES];
-extern const char *const sim_autoscale_metric_names[SIM_AS_METRICS];
 
-const char *sim_prefix_kind_name(sim_prefix_kind k);
-const char *sim_sched_policy_name(sim_sched_policy p);
-const char *sim_admission_name(sim_admission a);
-const char *sim_mem_fraction_of_name(sim_mem_fraction_of m);
-const char *sim_sched_preset_name(sim_sched_preset p);
-const char *sim_sp_kind_name(sim_sp_kind k);
-const char *sim_ep_mode_name(sim_ep_mode m);
-const char *sim_moe_gemm_name(sim_moe_gemm g);
-const char *sim_kv_transfer_name(sim_kv_transfer k);
-const char *sim_decode_routing_name(sim_decode_routing r);
-const char *sim_autoscale_metric_name(sim_autoscale_metric m);
 /* The thresholds an autoscaler uses: as written, or the metric's default
  * for a -1 (deployment.pools.*.autoscale.up_threshold, down_threshold). */
 void sim_autoscale_thresholds(const sim_autoscale_cfg *a, double *up, double *down);
-const char *sim_decode_pick_name(sim_decode_pick p);
-const char *sim_cache_sharing_name(sim_cache_sharing s);
+/* Enums named without a public table. */
 const char *sim_role_name(sim_role r);
 const char *sim_route_policy_name(sim_route_policy p);
 const char *sim_arrival_name(sim_arrival_kind k);
