@@ -230,6 +230,13 @@ static void put_real(FILE *f, double v)
         fputs("null", f);
 }
 
+/* The text before a real (separator and key), then the real. */
+static void put_key_real(FILE *f, const char *lead, double v)
+{
+    fputs(lead, f);
+    put_real(f, v);
+}
+
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
 static int utf8_len(const unsigned char *p)
 {
@@ -309,22 +316,15 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
     if (s->shed_reported) fprintf(f, "  \"requests_shed\": %lld,\n", (long long)s->requests_shed);
     fprintf(f, "  \"preemptions\": %lld,\n", (long long)s->preemptions);
     for (size_t i = 0; i < N_STATS; i++) put_stat(f, stat_descs[i].key, stat_at(s, i));
-    fputs("  \"throughput\": {\"req_per_s\": ", f);
-    put_real(f, s->req_per_s);
-    fputs(", \"input_tokens_per_s\": ", f);
-    put_real(f, s->input_tokens_per_s);
-    fputs(", \"output_tokens_per_s\": ", f);
-    put_real(f, s->output_tokens_per_s);
-    fputs(", \"output_tokens_per_s_per_gpu\": ", f);
-    put_real(f, s->output_tokens_per_s_per_gpu);
-    fputs("},\n  \"goodput_req_per_s\": ", f);
-    put_real(f, s->goodput_req_per_s);
-    fputs(",\n  \"sim_time_s\": ", f);
-    put_real(f, s->sim_time_s);
+    put_key_real(f, "  \"throughput\": {\"req_per_s\": ", s->req_per_s);
+    put_key_real(f, ", \"input_tokens_per_s\": ", s->input_tokens_per_s);
+    put_key_real(f, ", \"output_tokens_per_s\": ", s->output_tokens_per_s);
+    put_key_real(f, ", \"output_tokens_per_s_per_gpu\": ", s->output_tokens_per_s_per_gpu);
+    put_key_real(f, "},\n  \"goodput_req_per_s\": ", s->goodput_req_per_s);
+    put_key_real(f, ",\n  \"sim_time_s\": ", s->sim_time_s);
     /* wall_time_s sits mid-object (never last) so deleting its line leaves
      * valid JSON. */
-    fputs(",\n  \"wall_time_s\": ", f);
-    put_real(f, s->wall_time_s);
+    put_key_real(f, ",\n  \"wall_time_s\": ", s->wall_time_s);
     fprintf(f, ",\n  \"events\": %llu,\n", (unsigned long long)s->events);
     fprintf(f, "  \"n_gpus\": %d,\n", (int)s->n_gpus);
     fprintf(f, "  \"overloaded\": %s,\n", s->overloaded ? "true" : "false");
@@ -338,14 +338,10 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
     } else {
         fputs("null", f);
     }
-    fputs(",\n  \"mean_utilization\": ", f);
-    put_real(f, s->mean_utilization);
-    fputs(",\n  \"mean_kv_occupancy\": ", f);
-    put_real(f, s->mean_kv_occupancy);
-    fputs(",\n  \"cache_hit_rate\": ", f);
-    put_real(f, s->cache_hit_rate);
-    fputs(",\n  \"load_cv\": ", f);
-    put_real(f, s->load_cv);
+    put_key_real(f, ",\n  \"mean_utilization\": ", s->mean_utilization);
+    put_key_real(f, ",\n  \"mean_kv_occupancy\": ", s->mean_kv_occupancy);
+    put_key_real(f, ",\n  \"cache_hit_rate\": ", s->cache_hit_rate);
+    put_key_real(f, ",\n  \"load_cv\": ", s->load_cv);
     fputs(",\n  \"pools\": [", f);
     for (int32_t p = 0; p < s->n_pools && p < SIM_MAX_POOLS; p++) {
         const sim_pool_summary *ps = &s->pools[p];
@@ -353,12 +349,9 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_string(f, ps->role);
         fprintf(f, ", \"instances\": %d, \"gpus\": %d, \"utilization\": ", (int)ps->instances, (int)ps->gpus);
         put_real(f, ps->utilization);
-        fputs(", \"kv_occupancy\": ", f);
-        put_real(f, ps->kv_occupancy);
-        fputs(", \"waiting\": ", f);
-        put_real(f, ps->waiting);
-        fputs(", \"mean_batch\": ", f);
-        put_real(f, ps->mean_batch);
+        put_key_real(f, ", \"kv_occupancy\": ", ps->kv_occupancy);
+        put_key_real(f, ", \"waiting\": ", ps->waiting);
+        put_key_real(f, ", \"mean_batch\": ", ps->mean_batch);
         fprintf(f, ", \"max_seqs\": %d}", (int)ps->max_seqs);
     }
     fputs("]", f);
@@ -369,25 +362,18 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         put_stat_inline(f, "transfer_ms", &s->pd.transfer_ms);
         fputs(",\n    ", f);
         put_stat_inline(f, "backpressure_ms", &s->pd.backpressure_ms);
-        fputs(",\n    \"ttft_queue_ms\": ", f);
-        put_real(f, s->pd.ttft_queue_ms);
-        fputs(", \"ttft_prefill_ms\": ", f);
-        put_real(f, s->pd.ttft_prefill_ms);
-        fputs(", \"first_decode_ms\": ", f);
-        put_real(f, s->pd.first_decode_ms);
+        put_key_real(f, ",\n    \"ttft_queue_ms\": ", s->pd.ttft_queue_ms);
+        put_key_real(f, ", \"ttft_prefill_ms\": ", s->pd.ttft_prefill_ms);
+        put_key_real(f, ", \"first_decode_ms\": ", s->pd.first_decode_ms);
         fputs("}", f);
     }
     if (s->af.enabled) {
         fprintf(f, ",\n  \"af\": {\"micro_batches\": %d, \"attention_util\": ", (int)s->af.micro_batches);
         put_real(f, s->af.attention_util);
-        fputs(", \"ffn_util\": ", f);
-        put_real(f, s->af.ffn_util);
-        fputs(", \"comm_fraction\": ", f);
-        put_real(f, s->af.comm_fraction);
-        fputs(", \"activation_bytes\": ", f);
-        put_real(f, s->af.activation_bytes);
-        fputs(", \"transfer_ms_per_iter\": ", f);
-        put_real(f, s->af.transfer_ms_per_iter);
+        put_key_real(f, ", \"ffn_util\": ", s->af.ffn_util);
+        put_key_real(f, ", \"comm_fraction\": ", s->af.comm_fraction);
+        put_key_real(f, ", \"activation_bytes\": ", s->af.activation_bytes);
+        put_key_real(f, ", \"transfer_ms_per_iter\": ", s->af.transfer_ms_per_iter);
         fputs("}", f);
     }
     if (s->sessions.enabled) {
@@ -404,12 +390,9 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
             const sim_turn_summary *ts = &ss->by_turn[t];
             fprintf(f, "%s\n      {\"turn\": %d, \"n\": %lld, ", t ? "," : "", (int)t + 1, (long long)ts->n);
             put_stat_inline(f, "ttft_ms", &ts->ttft_ms);
-            fputs(", \"cache_hit_rate\": ", f);
-            put_real(f, ts->cache_hit_rate);
-            fputs(", \"cached_tokens_mean\": ", f);
-            put_real(f, ts->cached_tokens_mean);
-            fputs(", \"input_tokens_mean\": ", f);
-            put_real(f, ts->input_tokens_mean);
+            put_key_real(f, ", \"cache_hit_rate\": ", ts->cache_hit_rate);
+            put_key_real(f, ", \"cached_tokens_mean\": ", ts->cached_tokens_mean);
+            put_key_real(f, ", \"input_tokens_mean\": ", ts->input_tokens_mean);
             fputs("}", f);
         }
         fputs("]}", f);
@@ -419,10 +402,8 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         fprintf(f, ",\n  \"frontend\": {\"workers\": %d, \"jobs\": %lld, \"wait_ms\": ", (int)s->frontend.workers,
                 (long long)s->frontend.jobs);
         put_real(f, s->frontend.wait_ms);
-        fputs(", \"service_ms\": ", f);
-        put_real(f, s->frontend.service_ms);
-        fputs(", \"utilization\": ", f);
-        put_real(f, s->frontend.utilization);
+        put_key_real(f, ", \"service_ms\": ", s->frontend.service_ms);
+        put_key_real(f, ", \"utilization\": ", s->frontend.utilization);
         fputs("}", f);
     }
     /* Only with detokenizer_workers, so other runs print what they always printed. */
@@ -430,10 +411,8 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         fprintf(f, ",\n  \"detokenizer\": {\"workers\": %d, \"jobs\": %lld, \"tokens\": %lld, \"wait_ms\": ",
                 (int)s->detok.workers, (long long)s->detok.jobs, (long long)s->detok.tokens);
         put_real(f, s->detok.wait_ms);
-        fputs(", \"service_ms\": ", f);
-        put_real(f, s->detok.service_ms);
-        fputs(", \"utilization\": ", f);
-        put_real(f, s->detok.utilization);
+        put_key_real(f, ", \"service_ms\": ", s->detok.service_ms);
+        put_key_real(f, ", \"utilization\": ", s->detok.utilization);
         fputs("}", f);
     }
     /* Only with workload.images, so other runs print what they always printed. */
@@ -444,39 +423,25 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
                 en->family, en->pool ? "true" : "false", (int)en->encoders, (long long)en->tokens_per_item,
                 (long long)en->requests, (long long)en->items, (long long)en->tokens);
         put_real(f, en->encode_ms);
-        fputs(", \"wait_ms\": ", f);
-        put_real(f, en->wait_ms);
-        fputs(", \"transfer_ms\": ", f);
-        put_real(f, en->transfer_ms);
-        fputs(", \"embedding_bytes\": ", f);
-        put_real(f, en->embedding_bytes);
-        fputs(", \"utilization\": ", f);
-        put_real(f, en->utilization);
-        fputs(", \"ttft_share\": ", f);
-        put_real(f, en->ttft_share);
+        put_key_real(f, ", \"wait_ms\": ", en->wait_ms);
+        put_key_real(f, ", \"transfer_ms\": ", en->transfer_ms);
+        put_key_real(f, ", \"embedding_bytes\": ", en->embedding_bytes);
+        put_key_real(f, ", \"utilization\": ", en->utilization);
+        put_key_real(f, ", \"ttft_share\": ", en->ttft_share);
         fputs("}", f);
     }
     /* Only with energy.enabled, so other runs print what they always printed. */
     if (s->energy.enabled) {
         const sim_energy_summary *e = &s->energy;
-        fputs(",\n  \"energy\": {\"joules\": ", f);
-        put_real(f, e->joules);
-        fputs(", \"joules_per_output_token\": ", f);
-        put_real(f, e->joules_per_output_token);
-        fputs(", \"mean_power_w\": ", f);
-        put_real(f, e->mean_power_w);
-        fputs(",\n    \"joules_per_request\": ", f);
-        put_real(f, e->joules_per_request);
-        fputs(", \"joules_per_million_tokens\": ", f);
-        put_real(f, e->joules_per_million_tokens);
-        fputs(", \"kwh_per_million_output_tokens\": ", f);
-        put_real(f, e->kwh_per_million_output_tokens);
-        fputs(",\n    \"gpu_idle_joules\": ", f);
-        put_real(f, e->gpu_idle_j);
-        fputs(", \"gpu_dynamic_joules\": ", f);
-        put_real(f, e->gpu_dynamic_j);
-        fputs(", \"host_joules\": ", f);
-        put_real(f, e->host_j);
+        put_key_real(f, ",\n  \"energy\": {\"joules\": ", e->joules);
+        put_key_real(f, ", \"joules_per_output_token\": ", e->joules_per_output_token);
+        put_key_real(f, ", \"mean_power_w\": ", e->mean_power_w);
+        put_key_real(f, ",\n    \"joules_per_request\": ", e->joules_per_request);
+        put_key_real(f, ", \"joules_per_million_tokens\": ", e->joules_per_million_tokens);
+        put_key_real(f, ", \"kwh_per_million_output_tokens\": ", e->kwh_per_million_output_tokens);
+        put_key_real(f, ",\n    \"gpu_idle_joules\": ", e->gpu_idle_j);
+        put_key_real(f, ", \"gpu_dynamic_joules\": ", e->gpu_dynamic_j);
+        put_key_real(f, ", \"host_joules\": ", e->host_j);
         fputs("}", f);
     }
     /* Only when something was not kept, so runs under the caps print what
@@ -501,10 +466,8 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
             put_string(f, cs->name);
             fprintf(f, ": {\"priority\": %d, \"slo\": {\"ttft_ms\": ", (int)cs->priority);
             put_real(f, cs->slo.ttft_ms);
-            fputs(", \"tpot_ms\": ", f);
-            put_real(f, cs->slo.tpot_ms);
-            fputs(", \"e2e_ms\": ", f);
-            put_real(f, cs->slo.e2e_ms);
+            put_key_real(f, ", \"tpot_ms\": ", cs->slo.tpot_ms);
+            put_key_real(f, ", \"e2e_ms\": ", cs->slo.e2e_ms);
             fprintf(f, "}, \"requests_completed\": %lld, \"requests_good\": %lld, \"requests_shed\": %lld, "
                        "\"requests_rejected\": %lld,\n      ",
                     (long long)cs->requests_completed, (long long)cs->requests_good, (long long)cs->requests_shed,
@@ -516,12 +479,9 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
             put_stat_inline(f, "e2e_ms", &cs->e2e_ms);
             fputs(",\n      ", f);
             put_stat_inline(f, "queue_ms", &cs->queue_ms);
-            fputs(",\n      \"goodput_req_per_s\": ", f);
-            put_real(f, cs->goodput_req_per_s);
-            fputs(", \"slo_attainment\": ", f);
-            put_real(f, cs->slo_attainment);
-            fputs(", \"output_tokens_per_s\": ", f);
-            put_real(f, cs->output_tokens_per_s);
+            put_key_real(f, ",\n      \"goodput_req_per_s\": ", cs->goodput_req_per_s);
+            put_key_real(f, ", \"slo_attainment\": ", cs->slo_attainment);
+            put_key_real(f, ", \"output_tokens_per_s\": ", cs->output_tokens_per_s);
             fputs("}", f);
         }
         fputs("\n  }", f);
