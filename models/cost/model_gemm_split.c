@@ -18,6 +18,18 @@ static inline void candidate(double sms, double tiles, double tc_full, double by
     if (cta_s / sp > *tm) *tm = cta_s / sp; /* each CTA's own stream of its k/sp */
 }
 
+/* The split counts tried: 1, 2, 4, ... and last smax_k itself (with no
+ * partials' traffic only smax_k). split_next steps sp on and returns 0
+ * after the last. */
+static inline double split_first(double partial, double smax_k) { return partial > 0 ? 1 : smax_k; }
+
+static inline int split_next(double *sp, double smax_k)
+{
+    if (*sp >= smax_k) return 0;
+    *sp = *sp * 2 < smax_k ? *sp * 2 : smax_k;
+    return 1;
+}
+
 /* The smooth max (a³+b³)^⅓ of every candidate, compared by a³+b³: cbrt
  * is within an ulp of the exact root, so a sum more than SUM_TIE apart from
  * the best one orders the roots the same way, and only near-ties take
@@ -29,7 +41,8 @@ static model_gemm_split pick_smooth(double sms, double tiles, double tc_full, do
 {
     double best_sum = 0;
     int have = 0, rooted = 0;
-    for (double sp = partial > 0 ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
+    double sp = split_first(partial, smax_k);
+    do {
         model_gemm_split cand;
         double tc, tm;
         candidate(sms, tiles, tc_full, bytes, bw, partial, cta_s, sp, &cand, &tc, &tm);
@@ -50,8 +63,7 @@ static model_gemm_split pick_smooth(double sms, double tiles, double tc_full, do
             best = cand;
             best_sum = sum, have = 1, rooted = 0;
         }
-        if (sp >= smax_k) break;
-    }
+    } while (split_next(&sp, smax_k));
     if (!rooted) best.time_s = cbrt(best_sum);
     return best;
 }
@@ -62,21 +74,18 @@ static model_gemm_split pick_smooth_fixed(double sms, double tiles, double tc_fu
                                           double partial, double cta_s, double split_s, double smax_k,
                                           model_gemm_split best)
 {
-    for (double sp = partial > 0 ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
+    double sp = split_first(partial, smax_k);
+    do {
         model_gemm_split cand;
         double tc, tm;
         candidate(sms, tiles, tc_full, bytes, bw, partial, cta_s, sp, &cand, &tc, &tm);
         double fixed = sp > 1 ? split_s : 0, lo = (tc > tm ? tc : tm) + fixed;
         /* The root is at least the larger term: a candidate whose bound
          * already loses needs none. */
-        if (best.time_s >= 0 && lo >= best.time_s) {
-            if (sp >= smax_k) break;
-            continue;
-        }
+        if (best.time_s >= 0 && lo >= best.time_s) continue;
         cand.time_s = cbrt(tc * tc * tc + tm * tm * tm) + fixed;
         if (best.time_s < 0 || cand.time_s < best.time_s) best = cand;
-        if (sp >= smax_k) break;
-    }
+    } while (split_next(&sp, smax_k));
     return best;
 }
 
@@ -103,7 +112,8 @@ model_gemm_split model_gemm_split_pick_capped(double sms, double tiles, double k
         return pick_smooth_fixed(sms, tiles, tc_full, bytes, bw, partial, cta_s, split_s, smax_k, best);
     if (smooth) return pick_smooth(sms, tiles, tc_full, bytes, bw, partial, cta_s, smax_k, best);
     /* With no partials more splits are always faster: only the most. */
-    for (double sp = partial > 0 ? 1 : smax_k;; sp = sp * 2 < smax_k ? sp * 2 : smax_k) {
+    double sp = split_first(partial, smax_k);
+    do {
         model_gemm_split cand;
         double tc, tm;
         candidate(sms, tiles, tc_full, bytes, bw, partial, cta_s, sp, &cand, &tc, &tm);
@@ -111,7 +121,6 @@ model_gemm_split model_gemm_split_pick_capped(double sms, double tiles, double k
         if (best.time_s < 0 || t < best.time_s) {
             best = cand, best.time_s = t;
         }
-        if (sp >= smax_k) break;
-    }
+    } while (split_next(&sp, smax_k));
     return best;
 }
