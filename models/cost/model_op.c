@@ -569,6 +569,16 @@ static double t_gqa_decode(const model_gpu *g, double b, double ctx, double head
     return (1 - w) * grouped + w * perhead;
 }
 
+/* The format of an MLA or DSA module's projection GEMMs (gemm_type as
+ * resolved): 0, or non-zero with err set when it is unknown. */
+static int module_gemm_fmt(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, op_fmt *f,
+                           sim_err *err)
+{
+    if (!fmt_of(g, r->gemm_fmt, f)) return 0;
+    sim_err_set(err, SIM_EINVAL, "unknown gemm_type '%s'", q->gemm_type);
+    return 1;
+}
+
 /* Weights an MLA block's projections multiply per token (h heads): q_a,
  * kv_a, q_b, then prefill kv_b (latent → per-head K/V) or decode the
  * absorbs (W_UK, W_UV), and o. */
@@ -582,10 +592,7 @@ static double t_mla_module(const model_gpu *g, const model_op_query *q, const mo
                            int ctx_phase, sim_err *err)
 {
     op_fmt gf;
-    if (fmt_of(g, r->gemm_fmt, &gf)) {
-        sim_err_set(err, SIM_EINVAL, "unknown gemm_type '%s'", q->gemm_type);
-        return 0;
-    }
+    if (module_gemm_fmt(g, q, r, &gf, err)) return 0;
     double h = F(HEADS), b = F(BATCH), s = F(ISL), kvb = r->kv_bytes;
     double ap[5] = {0, p[1], p[2], p[3], 0};
     double attn, tokens, wproj;
@@ -622,10 +629,7 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
                            int ctx_phase, sim_err *err)
 {
     op_fmt gf;
-    if (fmt_of(g, r->gemm_fmt, &gf)) {
-        sim_err_set(err, SIM_EINVAL, "unknown gemm_type '%s'", q->gemm_type);
-        return 0;
-    }
+    if (module_gemm_fmt(g, q, r, &gf, err)) return 0;
 #define GEO(x, d) (F(x) > 0 ? F(x) : (d))
     const double H = GEO(HIDDEN, MLA_HIDDEN), QL = GEO(Q_LORA, MLA_Q_LORA), KL = GEO(KV_LORA, MLA_KV_LORA);
     const double RO = GEO(ROPE, MLA_ROPE), NO = GEO(NOPE, MLA_NOPE), V = GEO(V_HEAD, MLA_V);
