@@ -230,12 +230,9 @@ static int map_dtype(const char *precision, const char *gemm_q, const char *moe_
     return 0;
 }
 
-static int read_layout(char **f, int n, const int *col, fid_col first, sim_fidelity_layout *l)
+/* v: batch, workers, tp, pp, dp, moe_tp, ep; a 0 pp, dp or ep means 1. */
+static void set_layout(sim_fidelity_layout *l, const int32_t *v)
 {
-    /* batch, workers, tp, pp, dp, moe_tp, ep in column order from first. */
-    int32_t v[7];
-    for (int i = 0; i < 7; i++)
-        if ((v[i] = int_field(fld_of(f, n, col, (fid_col)(first + i)))) < 0) return -1;
     l->batch = v[0];
     l->workers = v[1];
     l->tp = v[2];
@@ -243,22 +240,27 @@ static int read_layout(char **f, int n, const int *col, fid_col first, sim_fidel
     l->dp = v[4] ? v[4] : 1;
     l->moe_tp = v[5];
     l->ep = v[6] ? v[6] : 1;
+}
+
+static int read_layout(char **f, int n, const int *col, fid_col first, sim_fidelity_layout *l)
+{
+    /* batch, workers, tp, pp, dp, moe_tp, ep in column order from first. */
+    int32_t v[7];
+    for (int i = 0; i < 7; i++)
+        if ((v[i] = int_field(fld_of(f, n, col, (fid_col)(first + i)))) < 0) return -1;
+    set_layout(l, v);
     return 0;
 }
 
 static int read_agg_layout(char **f, int n, const int *col, sim_fidelity_layout *l)
 {
-    int32_t v[6];
+    /* The same columns but workers: an aggregated deployment is one. */
+    int32_t v[7];
     const fid_col c[6] = {C_BATCH, C_TP, C_PP, C_DP, C_MOETP, C_EP};
     for (int i = 0; i < 6; i++)
-        if ((v[i] = int_field(fld_of(f, n, col, c[i]))) < 0) return -1;
-    l->batch = v[0];
-    l->workers = 1;
-    l->tp = v[1];
-    l->pp = v[2] ? v[2] : 1;
-    l->dp = v[3] ? v[3] : 1;
-    l->moe_tp = v[4];
-    l->ep = v[5] ? v[5] : 1;
+        if ((v[i ? i + 1 : 0] = int_field(fld_of(f, n, col, c[i]))) < 0) return -1;
+    v[1] = 1;
+    set_layout(l, v);
     return 0;
 }
 
