@@ -12,6 +12,7 @@
 #include "model_resolve.h"
 #include "model_spec.h"
 #include "model_yaml.h"
+#include "sim_suggest.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -328,26 +329,12 @@ static int env_find_visit(const char *stem, const char *path, void *ctx)
 
 /* ---- unknown names ---------------------------------------------------- */
 
+_Static_assert(MODEL_NAME_MAX <= SIM_EDIT_MAX, "catalogue names fit sim_edit_distance");
+
 int model_catalog_name_distance(const char *a, const char *b)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    int row[MODEL_NAME_MAX + 1];
-    if (la > MODEL_NAME_MAX || lb > MODEL_NAME_MAX) return 1 << 20;
-    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int cost = (a[i - 1] | 32) == (b[j - 1] | 32) ? 0 : 1;
-            int best = diag + cost;
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
+    if (strlen(a) > MODEL_NAME_MAX || strlen(b) > MODEL_NAME_MAX) return 1 << 20;
+    return sim_edit_distance(a, b, 1);
 }
 
 typedef struct {

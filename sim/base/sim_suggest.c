@@ -40,3 +40,25 @@ const char *sim_suggest(const char *word, const char *const *cands, size_t n)
     }
     return best && bd <= limit && bd > 0 ? best : NULL;
 }
+
+int sim_edit_distance(const char *a, const char *b, int fold_case)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > SIM_EDIT_MAX || lb > SIM_EDIT_MAX) return SIM_EDIT_MAX + 1;
+    int row[SIM_EDIT_MAX + 1];
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int same = fold_case ? (a[i - 1] | 32) == (b[j - 1] | 32) : a[i - 1] == b[j - 1];
+            int best = diag + (same ? 0 : 1);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}

@@ -2,12 +2,24 @@
  * nearest to a mistyped verb or option by edit distance (insertions,
  * deletions, substitutions and swaps of neighbours each cost 1). Pure;
  * returns a pointer into the caller's list or NULL when nothing is close
- * (distance above 2, or above a third of the word for short words). */
+ * (distance above 2, or above a third of the word for short words).
+ * Also the plain edit distance the scenario-key and catalogue-name
+ * suggestions rank by. */
 #ifndef SIM_SUGGEST_H
 #define SIM_SUGGEST_H
 
 #include <stddef.h>
 
 const char *sim_suggest(const char *word, const char *const *cands, size_t n);
+
+/* Longest string sim_edit_distance compares. */
+#define SIM_EDIT_MAX 128
+
+/* Levenshtein distance between a and b (insertions, deletions and
+ * substitutions each cost 1; no swaps), letters compared as they are or,
+ * with fold_case, with bit 0x20 set (ASCII case-insensitive). The caller
+ * keeps both at most SIM_EDIT_MAX characters; longer ones give
+ * SIM_EDIT_MAX + 1. */
+int sim_edit_distance(const char *a, const char *b, int fold_case);
 
 #endif

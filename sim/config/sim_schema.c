@@ -1,6 +1,7 @@
 /* sim_schema — see sim_schema.h. */
 #include "sim_schema.h"
 #include "sim_sched_preset.h"
+#include "sim_suggest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -738,24 +739,9 @@ int sim_schema_children(const char *pattern, const char **names, int max)
 
 int sim_schema_edit_distance(const char *a, const char *b)
 {
-    size_t la = strlen(a), lb = strlen(b);
     /* Keys are short; anything long cannot be a typo of a key. */
-    if (la > 64 || lb > 64) return 1000;
-    int row[65];
-    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
+    if (strlen(a) > 64 || strlen(b) > 64) return 1000;
+    return sim_edit_distance(a, b, 0);
 }
 
 const char *sim_schema_suggest(const char *pattern, const char *key)

@@ -347,6 +347,11 @@ static void test_suggestions(void)
     CHECK(sim_suggest("estimat", words, 3) == words[1]);
     CHECK(sim_suggest("xyz", words, 3) == NULL);
     CHECK(sim_suggest("search", words, 3) == NULL); /* exact: nothing to suggest */
+    /* The plain edit distance the schema and the catalogue share. */
+    CHECK(sim_edit_distance("kitten", "sitting", 0) == 3);
+    CHECK(sim_edit_distance("H100-SXM", "h100-sxm", 0) == 4);
+    CHECK(sim_edit_distance("H100-SXM", "h100-sxm", 1) == 0);
+    CHECK(sim_edit_distance("", "abc", 1) == 3);
 }
 
 static const test_case cases[] = {
