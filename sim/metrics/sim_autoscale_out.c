@@ -14,16 +14,19 @@ static void put_num(FILE *f, double v)
     else fputs("null", f);
 }
 
+/* The text that leads a number (separator and key, or a bracket), then the number. */
+static void put_key_num(FILE *f, const char *lead, double v)
+{
+    fputs(lead, f);
+    put_num(f, v);
+}
+
 void sim_autoscale_print_json(FILE *f, const sim_autoscale_summary *a)
 {
-    fputs("{\"span_s\": ", f);
-    put_num(f, a->span_s);
-    fputs(", \"gpu_hours\": ", f);
-    put_num(f, a->gpu_hours);
-    fputs(", \"fixed_gpu_hours\": ", f);
-    put_num(f, a->fixed_gpu_hours);
-    fputs(", \"saved_fraction\": ", f);
-    put_num(f, a->saved_fraction);
+    put_key_num(f, "{\"span_s\": ", a->span_s);
+    put_key_num(f, ", \"gpu_hours\": ", a->gpu_hours);
+    put_key_num(f, ", \"fixed_gpu_hours\": ", a->fixed_gpu_hours);
+    put_key_num(f, ", \"saved_fraction\": ", a->saved_fraction);
     fputs(",\n    \"pools\": [", f);
     for (int32_t p = 0; p < a->n_pools && p < SIM_MAX_POOLS; p++) {
         const sim_as_pool_summary *s = &a->pools[p];
@@ -32,20 +35,15 @@ void sim_autoscale_print_json(FILE *f, const sim_autoscale_summary *a)
         if (s->enabled) {
             fprintf(f, ", \"metric\": \"%s\", \"up_threshold\": ", s->metric);
             put_num(f, s->up_threshold);
-            fputs(", \"down_threshold\": ", f);
-            put_num(f, s->down_threshold);
+            put_key_num(f, ", \"down_threshold\": ", s->down_threshold);
             fprintf(f, ", \"min\": %d, \"max\": %d, \"initial\": %d", (int)s->min, (int)s->max, (int)s->initial);
         }
         fprintf(f, ", \"gpus_per_instance\": %d,\n       \"cold_start_s\": ", (int)s->gpus_per_instance);
         put_num(f, s->cold_start_s);
-        fputs(", \"load_s\": ", f);
-        put_num(f, s->load_s);
-        fputs(", \"gpu_hours\": ", f);
-        put_num(f, s->gpu_hours);
-        fputs(", \"fixed_gpu_hours\": ", f);
-        put_num(f, s->fixed_gpu_hours);
-        fputs(", \"mean_instances\": ", f);
-        put_num(f, s->mean_instances);
+        put_key_num(f, ", \"load_s\": ", s->load_s);
+        put_key_num(f, ", \"gpu_hours\": ", s->gpu_hours);
+        put_key_num(f, ", \"fixed_gpu_hours\": ", s->fixed_gpu_hours);
+        put_key_num(f, ", \"mean_instances\": ", s->mean_instances);
         int32_t kept = 0;
         for (int32_t e = 0; e < a->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) kept += a->events[e].pool == s->pool;
         fprintf(f, ", \"peak_instances\": %d, \"least_instances\": %d,\n       \"scale_ups\": %d, \"scale_downs\": %d, "
@@ -56,8 +54,7 @@ void sim_autoscale_print_json(FILE *f, const sim_autoscale_summary *a)
         fprintf(f, "[0, %d, %d]", (int)s->initial, (int)s->initial);
         for (int32_t e = 0; e < a->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) {
             if (a->events[e].pool != s->pool) continue;
-            fputs(", [", f);
-            put_num(f, a->events[e].t_s);
+            put_key_num(f, ", [", a->events[e].t_s);
             fprintf(f, ", %d, %d]", (int)a->events[e].held, (int)a->events[e].serving);
         }
         fputs("],\n       \"events\": [", f);
@@ -71,8 +68,7 @@ void sim_autoscale_print_json(FILE *f, const sim_autoscale_summary *a)
             fprintf(f, ", \"event\": \"%s\", \"instance\": %d, \"held\": %d, \"serving\": %d", sim_as_event_name(ev->kind),
                     (int)ev->instance, (int)ev->held, (int)ev->serving);
             if (ev->kind == SIM_AS_EV_START || ev->kind == SIM_AS_EV_DRAIN) {
-                fputs(", \"value\": ", f);
-                put_num(f, ev->value);
+                put_key_num(f, ", \"value\": ", ev->value);
             }
             fputs("}", f);
         }
