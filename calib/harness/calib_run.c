@@ -193,6 +193,16 @@ static int calib_check_kernel(calib_backend *b, const calib_run_opts *o, calib_o
     return unchecked && kd->is_library; /* a library reference without a check (NCCL) is still timed */
 }
 
+/* Op op's kernels on this backend (and why there are none); 0 when
+ * ops_mask leaves the op out. */
+static int op_kernels(calib_backend *b, const calib_run_opts *o, int op, const calib_kernel_desc **ks, int32_t *nk,
+                      const char **why)
+{
+    if (o->ops_mask && !(o->ops_mask & (1u << op))) return 0;
+    b->kernels(b->state, (calib_op)op, ks, nk, why);
+    return 1;
+}
+
 int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run_stats *st, sim_err *err)
 {
     calib_gpu_id id;
@@ -213,8 +223,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
         const calib_kernel_desc *ks;
         int32_t nk;
         const char *why;
-        if (o->ops_mask && !(o->ops_mask & (1u << op))) continue;
-        b->kernels(b->state, (calib_op)op, &ks, &nk, &why);
+        if (!op_kernels(b, o, op, &ks, &nk, &why)) continue;
         if (nk == 0 || o->check_only) continue;
         if ((rc = calib_grid_build(o->grid, (calib_op)op, b->local_ranks, &grid[op], &ngrid[op], err))) goto fail;
         st->planned += ngrid[op] * nk;
@@ -224,8 +233,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
         const calib_kernel_desc *ks;
         int32_t nk;
         const char *why;
-        if (o->ops_mask && !(o->ops_mask & (1u << op))) continue;
-        b->kernels(b->state, (calib_op)op, &ks, &nk, &why);
+        if (!op_kernels(b, o, op, &ks, &nk, &why)) continue;
         if (nk == 0 && o->log) fprintf(o->log, "skip  %-15s %s\n", calib_op_name((calib_op)op), why ? why : "");
         for (int32_t ki = 0; ki < nk; ki++) {
             /* Check first: a wrong kernel's timings must not count. */
