@@ -41,6 +41,13 @@ const char *sim_suggest(const char *word, const char *const *cands, size_t n)
     return best && bd <= limit && bd > 0 ? best : NULL;
 }
 
+void sim_suggest_unknown(FILE *f, const char *where, const char *what, const char *word, const char *near,
+                         const char *usage)
+{
+    fprintf(f, "servesim: %sunknown %s '%s'%s%s%s\n%s", where, what, word, near ? " (did you mean '" : "",
+            near ? near : "", near ? "'?)" : "", usage);
+}
+
 int sim_edit_distance(const char *a, const char *b, int fold_case)
 {
     size_t la = strlen(a), lb = strlen(b);

@@ -238,8 +238,7 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
                                                     "--trace-window", "--trace-max-events", "--request-records",
                                                     "--replications", "--jobs"};
             const char *near = sim_suggest(s, run_flags, allow_run_flags ? sizeof run_flags / sizeof run_flags[0] : 1);
-            fprintf(stderr, "servesim: unknown option '%s'%s%s%s\n%s", s, near ? " (did you mean '" : "",
-                    near ? near : "", near ? "'?)" : "", usage);
+            sim_suggest_unknown(stderr, "", "option", s, near, usage);
             return -1;
         } else if (!a->path) {
             a->path = s;

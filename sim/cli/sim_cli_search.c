@@ -267,8 +267,7 @@ int sim_cli_search(int argc, char **argv)
             for (size_t q = 0; q < sizeof flags / sizeof flags[0]; q++) known |= strcmp(flags[q], a) == 0;
             if (known && v) fprintf(stderr, "servesim: search: %s: invalid value '%s'\n%s", a, v, usage);
             else if (known) fprintf(stderr, "servesim: search: %s needs a value\n%s", a, usage);
-            else fprintf(stderr, "servesim: search: unknown option '%s'%s%s%s\n%s", a, near ? " (did you mean '" : "",
-                         near ? near : "", near ? "'?)" : "", usage);
+            else sim_suggest_unknown(stderr, "search: ", "option", a, near, usage);
             return EXIT_USAGE;
         } else if (!path) {
             path = a;

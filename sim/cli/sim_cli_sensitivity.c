@@ -289,8 +289,7 @@ int sim_cli_sensitivity(int argc, char **argv)
             static const char *const flags[] = {"--op", "--speedup", "--set", "--seed", "--jobs", "--json",
                                                 "--search", "--no-perf-db", "--help"};
             const char *near = sim_suggest(a, flags, sizeof flags / sizeof flags[0]);
-            fprintf(stderr, "servesim: sensitivity: unknown option '%s'%s%s%s\n%s", a, near ? " (did you mean '" : "",
-                    near ? near : "", near ? "'?)" : "", usage);
+            sim_suggest_unknown(stderr, "sensitivity: ", "option", a, near, usage);
             return EXIT_USAGE;
         } else if (!path) {
             path = a;

@@ -933,8 +933,7 @@ int sim_cli_plot(int argc, char **argv)
         } else if (strcmp(a, "--kind") == 0 && v) {
             if (sim_plot_kind_parse(v, &o.kind) < 0) {
                 const char *near = sim_suggest(v, kind_names, N_KINDS);
-                fprintf(stderr, "servesim: plot: unknown kind '%s'%s%s%s\n%s", v, near ? " (did you mean '" : "",
-                        near ? near : "", near ? "'?)" : "", usage);
+                sim_suggest_unknown(stderr, "plot: ", "kind", v, near, usage);
                 return 2;
             }
             i++;
@@ -961,8 +960,7 @@ int sim_cli_plot(int argc, char **argv)
             int known = 0;
             for (size_t q = 0; q < sizeof flags / sizeof flags[0]; q++) known |= strcmp(flags[q], a) == 0;
             if (known) fprintf(stderr, "servesim: plot: %s needs a value\n%s", a, usage);
-            else fprintf(stderr, "servesim: plot: unknown option '%s'%s%s%s\n%s", a, near ? " (did you mean '" : "",
-                         near ? near : "", near ? "'?)" : "", usage);
+            else sim_suggest_unknown(stderr, "plot: ", "option", a, near, usage);
             return 2;
         } else if (!o.db) {
             o.db = a;
