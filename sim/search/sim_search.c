@@ -503,7 +503,8 @@ int sim_search_run(sim_search *s, sim_err *err)
     sort_idx(s, idx, n_order, bound_first);
     const int prune = s->sc.search.prune && !s->opts.no_prune;
     const int32_t k = s->sc.search.top_k;
-    int32_t pos = 0, wave[SIM_SEARCH_WAVE], mine[SIM_SEARCH_WAVE];
+    int32_t pos = 0, wave[SIM_SEARCH_WAVE], mine[SIM_SEARCH_WAVE], owner[SIM_SEARCH_WAVE];
+    double cost[SIM_SEARCH_WAVE];
     s->done = s->n - n_order;
     s->pruned = s->evaluated = 0;
     s->best = -1;
@@ -526,15 +527,18 @@ int sim_search_run(sim_search *s, sim_err *err)
             }
             wave[nw++] = i;
         }
+        /* Split by the requests each simulation sends (its cost, roughly). */
         int32_t nm = 0;
+        for (int32_t j = 0; j < nw; j++) cost[j] = (double)s->res[wave[j]].requests;
+        sim_search_assign(cost, nw, s->ranks, owner);
         for (int32_t j = 0; j < nw; j++)
-            if (j % s->ranks == s->rank) mine[nm++] = wave[j];
+            if (owner[j] == s->rank) mine[nm++] = wave[j];
         parallel_for(s, mine, nm, 0);
-        if (s->ranks > 1 && (rc = sim_search_mpi_wave_exchange(s, wave, nw, err)) < 0) break;
+        if (s->ranks > 1 && (rc = sim_search_mpi_wave_exchange(s, wave, owner, nw, err)) < 0) break;
         if (s->ranks > 1) {
             pthread_mutex_lock(&s->mu);
             for (int32_t j = 0; j < nw; j++)
-                if (j % s->ranks != s->rank && s->res[wave[j]].status != SIM_CAND_PENDING) {
+                if (owner[j] != s->rank && s->res[wave[j]].status != SIM_CAND_PENDING) {
                     s->done++;
                     s->evaluated++;
                     if (s->res[wave[j]].status == SIM_CAND_OK && (s->best < 0 || better(s, wave[j], s->best)))

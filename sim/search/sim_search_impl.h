@@ -18,6 +18,8 @@
  * (a pass over more items never takes less, so the bound stays above). */
 #define SIM_SEARCH_IMG_COUNTS 64
 #define SIM_SEARCH_MAX_ENC 16
+/* Most candidates sim_search_assign balances (a wave is 16). */
+#define SIM_SEARCH_ASSIGN_MAX 64
 
 /* Lengths of the requests one simulation sends (drawn from the workload
  * itself, so the bounds use exactly the requests simulated). */
@@ -189,8 +191,16 @@ int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int b
 
 /* sim_search_mpi.c (no-ops without SERVESIM_HAVE_MPI) */
 int sim_search_mpi_start(int32_t *rank, int32_t *ranks, int32_t *local_ranks);
-/* idx[0..n): the wave; results of idx[j] were computed by rank j % ranks. */
-int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, sim_err *err);
+/* Splits a wave of n candidates over ranks (more than SIM_SEARCH_ASSIGN_MAX:
+ * round-robin): owner[j] = the rank that simulates candidate j. Longest
+ * processing time first on cost[j]: in
+ * decreasing cost (ties: lower j first), each goes to the rank with the
+ * least cost so far (ties: the lower rank). Deterministic, so every rank
+ * computes the same split from the same costs. */
+void sim_search_assign(const double *cost, int32_t n, int32_t ranks, int32_t *owner);
+/* idx[0..n): the wave; results of idx[j] were computed by rank owner[j].
+ * Every rank ends with every result. */
+int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, const int32_t *owner, int32_t n, sim_err *err);
 void sim_search_mpi_barrier(void);
 
 #endif

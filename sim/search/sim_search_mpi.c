@@ -2,7 +2,9 @@
  *
  * Every rank enumerates and bounds the same candidates (deterministic and
  * cheap next to simulating). In each wave, rank r simulates the wave's
- * candidates j with j % ranks == r; then all ranks exchange the results
+ * candidates that sim_search_assign gives it (longest first by the requests
+ * a simulation sends, which every rank knows before simulating, so the
+ * ranks' shares take about as long); then all ranks exchange the results
  * (the result record followed by its probes, as bytes: all ranks run the
  * same binary) so each rank takes the same pruning decisions for the next
  * wave. Rank 0 alone writes the results DB and the reports. MPI is
@@ -13,6 +15,36 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+void sim_search_assign(const double *cost, int32_t n, int32_t ranks, int32_t *owner)
+{
+    double load[SIM_SEARCH_ASSIGN_MAX] = {0};
+    int32_t order[SIM_SEARCH_ASSIGN_MAX];
+    if (ranks < 1) ranks = 1;
+    if (n > SIM_SEARCH_ASSIGN_MAX) { /* beyond a wave: round-robin, the same on every rank */
+        for (int32_t j = 0; j < n; j++) owner[j] = j % ranks;
+        return;
+    }
+    /* n candidates never load more than n ranks (a free one always wins). */
+    int32_t used = ranks < n ? ranks : n;
+    for (int32_t j = 0; j < n; j++) order[j] = j;
+    /* Insertion sort, decreasing cost, ties by index (stable). */
+    for (int32_t a = 1; a < n; a++) {
+        int32_t v = order[a], b = a;
+        while (b > 0 && cost[order[b - 1]] < cost[v]) {
+            order[b] = order[b - 1];
+            b--;
+        }
+        order[b] = v;
+    }
+    for (int32_t a = 0; a < n; a++) {
+        int32_t j = order[a], q = 0;
+        for (int32_t r = 1; r < used; r++)
+            if (load[r] < load[q]) q = r;
+        owner[j] = q;
+        load[q] += cost[j];
+    }
+}
 
 #ifdef SERVESIM_HAVE_MPI
 #include <mpi.h>
@@ -40,11 +72,11 @@ static size_t packed_size(const sim_search_result *r)
     return sizeof *r + (size_t)r->n_probes * sizeof(sim_search_probe);
 }
 
-int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, sim_err *err)
+int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, const int32_t *owner, int32_t n, sim_err *err)
 {
     size_t mine = 0;
     for (int32_t j = 0; j < n; j++)
-        if (j % s->ranks == s->rank) mine += packed_size(&s->res[idx[j]]);
+        if (owner[j] == s->rank) mine += packed_size(&s->res[idx[j]]);
     char *buf = malloc(mine ? mine : 1);
     int *counts = calloc((size_t)s->ranks, sizeof *counts), *displs = calloc((size_t)s->ranks, sizeof *displs);
     char *all = NULL;
@@ -55,7 +87,7 @@ int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, s
     }
     size_t off = 0;
     for (int32_t j = 0; j < n; j++) {
-        if (j % s->ranks != s->rank) continue;
+        if (owner[j] != s->rank) continue;
         const sim_search_result *r = &s->res[idx[j]];
         memcpy(buf + off, r, sizeof *r);
         off += sizeof *r;
@@ -78,7 +110,8 @@ int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, s
     for (int32_t q = 0; q < s->ranks; q++) {
         if (q == s->rank) continue;
         size_t o = (size_t)displs[q];
-        for (int32_t j = q; j < n; j += s->ranks) {
+        for (int32_t j = 0; j < n; j++) {
+            if (owner[j] != q) continue;
             sim_search_result *r = &s->res[idx[j]];
             sim_search_probe *keep = r->probes;
             memcpy(r, all + o, sizeof *r);
@@ -128,10 +161,11 @@ int sim_search_mpi_start(int32_t *rank, int32_t *ranks, int32_t *local_ranks)
     return SIM_ENOTSUP;
 }
 
-int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, int32_t n, sim_err *err)
+int sim_search_mpi_wave_exchange(sim_search *s, const int32_t *idx, const int32_t *owner, int32_t n, sim_err *err)
 {
     (void)s;
     (void)idx;
+    (void)owner;
     (void)n;
     return sim_err_set(err, SIM_ENOTSUP, "built without MPI");
 }
