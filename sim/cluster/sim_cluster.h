@@ -19,6 +19,14 @@
 
 #include <stdint.h>
 
+/* workload.images of scenario sc on model m: 0 when the workload sends none
+ * (a deployment.encode pool without them is refused), 1 when it does, with
+ * the vision tower checked and one item's grid in *grid; a negative SIM_E*
+ * code with the key path in err otherwise (sim_cluster_encode.c). Shared by
+ * the cluster's and the search's set-up. */
+struct model_media_grid;
+int sim_images_prepare(const sim_scenario *sc, const model_spec *m, struct model_media_grid *grid, sim_err *err);
+
 typedef struct sim_cluster sim_cluster;
 
 /* Progress: requests completed so far of `total` (-1 if unknown), simulated seconds. */

@@ -61,22 +61,29 @@ static double enc_colocated(void *ctx, const sim_req *r, double *compute_s, doub
     return e.s;
 }
 
+int sim_images_prepare(const sim_scenario *sc, const model_spec *m, model_media_grid *grid, sim_err *err)
+{
+    const sim_media_cfg *im = &sc->workload.images;
+    int rc;
+    if (!sim_images_enabled(im)) {
+        if (sc->deployment.encode_instances > 0)
+            return sim_err_set(err, SIM_EINVAL, "deployment.encode.instances: an encode pool needs image inputs "
+                               "(workload.images.per_request)");
+        return 0;
+    }
+    if ((rc = model_vision_check(m, "workload.images", err)) < 0) return rc;
+    if ((rc = model_vision_grid(&m->vision, im->width, im->height, im->frames, grid, "workload.images", err)) < 0)
+        return rc;
+    return 1;
+}
+
 int sim_cluster_encode_init(sim_cluster *c, sim_err *err)
 {
     const sim_scenario *sc = &c->sc;
     const sim_media_cfg *im = &sc->workload.images;
     const sim_deploy_cfg *d = &sc->deployment;
-    int rc;
-    if (!sim_images_enabled(im)) {
-        if (d->encode_instances > 0)
-            return sim_err_set(err, SIM_EINVAL, "deployment.encode.instances: an encode pool needs image inputs "
-                               "(workload.images.per_request)");
-        return 0;
-    }
-    if ((rc = model_vision_check(&c->model, "workload.images", err)) < 0) return rc;
-    if ((rc = model_vision_grid(&c->model.vision, im->width, im->height, im->frames, &c->media, "workload.images",
-                                err)) < 0)
-        return rc;
+    int rc = sim_images_prepare(sc, &c->model, &c->media, err);
+    if (rc <= 0) return rc;
     if (d->mode == SIM_MODE_AF || d->mode == SIM_MODE_PD_AF)
         return sim_err_set(err, SIM_EINVAL, "workload.images: image inputs with attention/FFN disaggregation "
                            "(mode %s) are not modelled", sim_mode_name(d->mode));

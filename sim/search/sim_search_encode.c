@@ -20,6 +20,7 @@
  * on the candidate's cost models (sim_search_bound.c uses them).
  *
  * Failures are SIM_EINVAL (SIM_ENOMEM) with the key path. */
+#include "sim_cluster.h"
 #include "sim_search_impl.h"
 
 #include "sim_rng.h"
@@ -56,19 +57,10 @@ int sim_search_encode_init(sim_search *s, sim_err *err)
     s->n_enc = 0;
     s->enc_key = cfg->encode_instances[0] != '\0';
     s->enc_gpu[0] = '\0';
-    if (!s->images) {
-        if (s->enc_key)
-            return sim_err_set(err, SIM_EINVAL, "search.encode_instances: an encode pool needs image inputs "
-                               "(workload.images.per_request)");
-        if (sc->deployment.encode_instances > 0)
-            return sim_err_set(err, SIM_EINVAL, "deployment.encode.instances: an encode pool needs image inputs "
-                               "(workload.images.per_request)");
-        return 0;
-    }
-    if ((rc = model_vision_check(&s->model, "workload.images", err)) < 0) return rc;
-    if ((rc = model_vision_grid(&s->model.vision, im->width, im->height, im->frames, &s->media, "workload.images",
-                                err)) < 0)
-        return rc;
+    if (!s->images && s->enc_key)
+        return sim_err_set(err, SIM_EINVAL, "search.encode_instances: an encode pool needs image inputs "
+                           "(workload.images.per_request)");
+    if ((rc = sim_images_prepare(sc, &s->model, &s->media, err)) <= 0) return rc;
     static const char *const af_modes[] = {"af", "pd+af"};
     for (int k = 0; k < 2; k++)
         if (cfg->modes[0] && lists_mode(cfg->modes, af_modes[k]))
