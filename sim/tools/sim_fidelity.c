@@ -121,6 +121,10 @@ static const backend_profile profiles[] = {
  * enable_chunked_prefill left off (whole prompts). */
 #define FID_TRTLLM_DSR1_FLOOR 8192
 #define FID_TRTLLM_DSR1_FLOOR_FROM 102
+/* vLLM's MiniMax-M2.5 recipes on B200 (minimaxm2.5_fp8/fp4_b200):
+ * --max-num-batched-tokens 2 x ISL (2,048 for 1k prompts, 16,384 for 8k),
+ * per engine (DP rank), against the engine's 8,192. */
+#define FID_VLLM_MINIMAX_BUDGET_PER_ISL 2
 
 static const backend_profile *profile_for(const char *backend)
 {
@@ -199,6 +203,51 @@ int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r)
     return (int32_t)(b < (1 << 30) ? b : (1 << 30));
 }
 
+/* The token budget a vLLM InferenceX recipe sets per engine, 0 when it
+ * keeps the engine's (gptoss_fp4_*, 70b_fp8_*: 8,192, the preset's). */
+static int64_t vllm_recipe_tokens(const sim_fidelity_row *r)
+{
+    if (strcasecmp(r->model, "MiniMaxAI/MiniMax-M2.5") || strcasecmp(r->gpu, "b200")) return 0;
+    return (int64_t)FID_VLLM_MINIMAX_BUDGET_PER_ISL * r->isl;
+}
+
+/* SGLang's InferenceX recipes on B200 poll for new requests every 10
+ * decode steps below a concurrency and every 30 from it
+ * (--scheduler-recv-interval: dsr1_fp8_b200 at TP 8, dsr1_fp4_b200 and
+ * qwen3.5_bf16_b200 from 16 clients, qwen3.5_fp8_b200 from 5; dsr1_fp8_b200
+ * at TP 4: 10 at every concurrency). The same scripts' chunked-prefill
+ * sizes (16,384-32,768) and --max-running-requests caps (128 for fp8
+ * DeepSeek at TP 8 and bf16 Qwen3.5) are not replayed: a cap of 128 would
+ * queue half of the 256- and 512-client runs, whose measured TTFT shows no
+ * such wait (5,472 % TTFT MAPE on those rows), so the measured runs used
+ * other values than the scripts as they stand (docs/cost-model.md). A
+ * recipe the table does not name polls every FID_SGLANG_RECV_INTERVAL. */
+typedef struct {
+    const char *model, *dtype;
+    int32_t tp;        /* 0: any */
+    int32_t recv_from; /* concurrency from which the poll is 30 steps (0: always 10) */
+} sglang_recipe;
+
+static const sglang_recipe sglang_recipes[] = {
+    {"deepseek-ai/DeepSeek-R1", "fp8_block", 8, 16}, {"deepseek-ai/DeepSeek-V3", "fp8_block", 8, 16},
+    {"deepseek-ai/DeepSeek-R1", "fp8_block", 4, 0},  {"deepseek-ai/DeepSeek-V3", "fp8_block", 4, 0},
+    {"deepseek-ai/DeepSeek-R1", "nvfp4", 0, 16},     {"deepseek-ai/DeepSeek-V3", "nvfp4", 0, 16},
+    {"Qwen/Qwen3.5-397B-A17B", "bf16", 0, 16},       {"Qwen/Qwen3.5-397B-A17B", "fp8_block", 0, 5},
+};
+
+/* The recipe's poll interval for an aggregated B200 row, 0 when no recipe
+ * of the table runs it. */
+int32_t sim_fidelity_sglang_recv_interval(const sim_fidelity_row *r)
+{
+    if (strcasecmp(r->backend, "sglang") || strcasecmp(r->gpu, "b200") || r->agg.dp > 1 || r->len_lo >= 1) return 0;
+    for (size_t i = 0; i < sizeof sglang_recipes / sizeof sglang_recipes[0]; i++) {
+        const sglang_recipe *x = &sglang_recipes[i];
+        if (!strcasecmp(r->model, x->model) && !strcasecmp(r->dtype, x->dtype) && (!x->tp || x->tp == r->agg.tp))
+            return x->recv_from > 0 && r->concurrency >= x->recv_from ? 30 : 10;
+    }
+    return 0;
+}
+
 /* What the InferenceX serving recipes (len_lo < 1 marks their runs) set
  * beyond the engine's defaults, on aggregated workers: SGLang's
  * --scheduler-recv-interval (FID_SGLANG_RECV_INTERVAL steps: the recipes
@@ -218,7 +267,24 @@ static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
         s->spec.acceptance.v[0] = r->mtp_accept;
     }
     if (r->len_lo >= 1) return;
-    if (!strcasecmp(r->backend, "sglang")) s->recv_interval = FID_SGLANG_RECV_INTERVAL;
+    if (!strcasecmp(r->backend, "sglang")) {
+        int32_t recv = sim_fidelity_sglang_recv_interval(r);
+        s->recv_interval = recv > 0 ? recv : FID_SGLANG_RECV_INTERVAL;
+    }
+    if (!strcasecmp(r->backend, "vllm")) {
+        /* Every InferenceX vLLM recipe schedules asynchronously: the
+         * 2025 scripts write async-scheduling: true in their config.yaml
+         * (70b_fp8_b200/h100, gptoss_fp4_b200/h100), the later images do it
+         * by default (sim_fidelity_async_scheduling); a row without a
+         * version is one of the former. */
+        s->async_scheduling = 1;
+        int64_t b = vllm_recipe_tokens(r);
+        if (b > 0) {
+            b *= r->agg.dp > 1 ? r->agg.dp : 1;
+            s->max_batched_tokens = (int32_t)(b < (1 << 30) ? b : (1 << 30));
+            if (s->max_batched_tokens < s->max_seqs) s->max_batched_tokens = s->max_seqs;
+        }
+    }
     if (!strcasecmp(r->backend, "trtllm") && r->agg.dp > 1) {
         s->adp_timeout_iters = FID_TRTLLM_ADP_TIMEOUT_ITERS;
         s->adp_wait_iters = FID_TRTLLM_ADP_WAIT_ITERS;

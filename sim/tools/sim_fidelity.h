@@ -178,6 +178,14 @@ void sim_fidelity_flag_inconsistent(sim_fidelity_result *out);
  * whole (the recipe leaves enable_chunked_prefill off). */
 int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r);
 
+/* SGLang's poll interval (scheduler.recv_interval, decode steps) as its
+ * InferenceX B200 recipe sets it for an aggregated row: 10 below the
+ * recipe's concurrency threshold (16 clients; 5 for Qwen3.5 fp8; never for
+ * fp8 DeepSeek at TP 4), 30 from it; 0 for rows no recipe of the table
+ * runs (other engines, GPUs and models, attention DP, aiconfigurator's
+ * collector), which keep the fitted 30 (InferenceX) or the engine's 1. */
+int32_t sim_fidelity_sglang_recv_interval(const sim_fidelity_row *r);
+
 /* 1 when the row's engine and version schedule asynchronously by default
  * (vLLM from 0.14.0 and its nightly builds; scheduler.async_scheduling), 0
  * otherwise (other engines, older or unknown versions). */

@@ -588,8 +588,118 @@ static void test_trtllm_recipe(void)
     sim_fidelity_free(&r);
 }
 
+/* The fixture's attention-DP row replayed as an InferenceX row of
+ * `backend`, and room for its scenario (the caller frees both); 0 on
+ * success, -1 when the fixture does not read (a failed check). */
+static int recipe_row(const char *backend, sim_fidelity_result *r, sim_scenario **sc, sim_fidelity_row *w)
+{
+    sim_err e = {""};
+    CHECK_MSG(sim_fidelity_read(fixture, r, &e) == 0, "%s", e.msg);
+    if (e.msg[0]) return -1;
+    *sc = r->n_rows == N_ROWS ? malloc(sizeof **sc) : NULL;
+    CHECK(*sc != NULL);
+    if (!*sc) {
+        sim_fidelity_free(r);
+        return -1;
+    }
+    *w = r->rows[ROW_WIDE_EP];
+    snprintf(w->backend, sizeof w->backend, "%s", backend);
+    w->len_lo = 0.8;
+    return 0;
+}
+
+/* vLLM's InferenceX recipes: every one schedules asynchronously (the 2025
+ * scripts write async-scheduling: true, later images default to it), and
+ * the MiniMax-M2.5 B200 scripts set --max-num-batched-tokens to 2 x ISL per
+ * engine. Worked on the fixture's attention-DP row turned into a vLLM
+ * MiniMax row (DP 8): 1k prompts → 8 x 2,048 tokens, 8k → 8 x 16,384;
+ * aiconfigurator's collector rows (len_lo 1) keep the preset's 8,192 per
+ * rank and async scheduling only from vLLM 0.14, other models the preset's
+ * budget. */
+static void test_vllm_recipe(void)
+{
+    sim_fidelity_result r;
+    sim_scenario *sc;
+    sim_fidelity_row w;
+    sim_err e = {""};
+    REQUIRE(recipe_row("vllm", &r, &sc, &w) == 0);
+    snprintf(w.model, sizeof w.model, "MiniMaxAI/MiniMax-M2.5");
+    w.version[0] = '\0';
+    w.len_lo = 0.8;
+    w.isl = 1024;
+    REQUIRE_OR(w.agg.dp == 8 && !strcmp(w.gpu, "b200"), free(sc); sim_fidelity_free(&r); return);
+    const sim_sched_cfg *s = &sc->deployment.pools[0].scheduler;
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->async_scheduling == 1 && s->max_batched_tokens == 8 * 2048);
+    w.isl = 8192;
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->async_scheduling == 1 && s->max_batched_tokens == 8 * 16384);
+    w.len_lo = 1.0; /* the collector's rows: the engine's defaults */
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->async_scheduling == 0 && s->max_batched_tokens == 8 * 8192);
+    snprintf(w.version, sizeof w.version, "0.19.0");
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->async_scheduling == 1 && s->max_batched_tokens == 8 * 8192);
+    w.len_lo = 0.8;
+    w.version[0] = '\0';
+    snprintf(w.model, sizeof w.model, "openai/gpt-oss-120b");
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->async_scheduling == 1 && s->max_batched_tokens == 8 * 8192);
+    free(sc);
+    sim_fidelity_free(&r);
+}
+
+/* SGLang's InferenceX B200 recipes poll every 10 decode steps below their
+ * concurrency threshold and every 30 from it: DeepSeek fp8 at TP 8 and
+ * nvfp4 and Qwen3.5 bf16 from 16 clients, Qwen3.5 fp8 from 5, DeepSeek fp8
+ * at TP 4 never; the replayed scheduler takes it, other rows keep 30. */
+static void test_sglang_recipe(void)
+{
+    sim_fidelity_result r;
+    sim_scenario *sc;
+    sim_fidelity_row w;
+    sim_err e = {""};
+    REQUIRE(recipe_row("sglang", &r, &sc, &w) == 0);
+    snprintf(w.dtype, sizeof w.dtype, "fp8_block");
+    w.agg.dp = 1;
+    w.agg.tp = 8;
+    w.len_lo = 0.8;
+    w.concurrency = 8;
+    CHECK(sim_fidelity_sglang_recv_interval(&w) == 10);
+    const sim_sched_cfg *s = &sc->deployment.pools[0].scheduler;
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->recv_interval == 10);
+    w.concurrency = 16;
+    CHECK(sim_fidelity_sglang_recv_interval(&w) == 30);
+    w.agg.tp = 4;
+    CHECK(sim_fidelity_sglang_recv_interval(&w) == 10);
+    snprintf(w.dtype, sizeof w.dtype, "nvfp4");
+    CHECK(sim_fidelity_sglang_recv_interval(&w) == 30);
+    w.concurrency = 15;
+    CHECK(sim_fidelity_sglang_recv_interval(&w) == 10);
+    snprintf(w.model, sizeof w.model, "Qwen/Qwen3.5-397B-A17B");
+    snprintf(w.dtype, sizeof w.dtype, "fp8_block");
+    w.concurrency = 4;
+    CHECK(sim_fidelity_sglang_recv_interval(&w) == 10);
+    w.concurrency = 5;
+    CHECK(sim_fidelity_sglang_recv_interval(&w) == 30);
+    w.agg.dp = 8; /* attention DP: not one of these recipes */
+    CHECK(sim_fidelity_sglang_recv_interval(&w) == 0);
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->recv_interval == 30);
+    w.agg.dp = 1;
+    w.len_lo = 1.0; /* aiconfigurator's collector: the engine's poll */
+    CHECK(sim_fidelity_sglang_recv_interval(&w) == 0);
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->recv_interval == 1);
+    free(sc);
+    sim_fidelity_free(&r);
+}
+
 static const test_case cases[] = {
+    {"sglang_recipe", test_sglang_recipe},
     {"trtllm_recipe", test_trtllm_recipe},
+    {"vllm_recipe", test_vllm_recipe},
     {"read", test_read},
     {"inconsistent", test_inconsistent},
     {"replay", test_replay},

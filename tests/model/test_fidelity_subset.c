@@ -173,22 +173,37 @@
  * TPOT median 12.5 → 13.7 % (12.5 → 14.5); TTFT slightly better. On the
  * full silicon-dev.csv the move is smaller (docs/cost-model.md, "MLA
  * attention block as one module"). Measured physics, not a fit: the
- * bounds follow it. */
+ * bounds follow it.
+ * Moved when the InferenceX recipes' vLLM and SGLang settings came into
+ * the replay (read from the recipes, not fitted; docs/cost-model.md, "The
+ * InferenceX recipes' settings": vLLM async scheduling on every InferenceX
+ * row, vLLM MiniMax-M2.5 B200's 2 x ISL token budget, SGLang B200's
+ * 10-step poll below its concurrency threshold). Tightened: all rows' TPOT
+ * MAPE 25.3 → 23.0 % (bound 26.0 → 24.0); SGLang TTFT MAPE 56.8 → 53.2 %
+ * (59.0 → 55.0); vLLM TPOT MAPE 32.5 → 24.7 % (34.0 → 26.0); B200 TTFT
+ * MAPE 41.6 → 40.0 % (43.5 → 42.0), TPOT median 16.2 → 14.9 % (17.0 →
+ * 15.5); H100 TPOT MAPE 29.6 → 25.7 % (30.5 → 27.0). Loosened: vLLM TTFT
+ * median 17.9 → 19.2 % (19.0 → 19.5) and H100 TPOT median 9.3 → 10.4 %
+ * (9.5 → 11.0): the subset's vLLM Llama-3.1-70B H100 rows (no version, run
+ * with the recipe's async-scheduling: true) now price their decode steps
+ * about 5 % under the measured TPOT, where the synchronous engine's host
+ * time had matched it; on the full file vLLM H100 TPOT MAPE goes 16.9 →
+ * 13.9 % and its median 5.1 → 5.3 %. */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
 } bound;
 
 static const bound backend_bounds[] = {
-    {"sglang", 59.0, 48.0, 20.5, 14.5},
+    {"sglang", 55.0, 48.0, 20.5, 14.5},
     {"trtllm", 43.0, 28.5, 25.0, 18.0},
-    {"vllm", 27.0, 19.0, 34.0, 9.5},
+    {"vllm", 27.0, 19.5, 26.0, 9.5},
 };
 static const bound gpu_bounds[] = {
-    {"b200", 43.5, 27.5, 22.5, 17.0},
-    {"h100-sxm", 40.0, 25.5, 30.5, 9.5},
+    {"b200", 42.0, 27.5, 22.5, 15.5},
+    {"h100-sxm", 40.0, 25.5, 27.0, 11.0},
 };
-static const bound all_bound = {"all", 42.0, 27.0, 26.0, 14.5};
+static const bound all_bound = {"all", 42.0, 27.0, 24.0, 14.5};
 
 static void check_group(const char *by, const sim_fidelity_group *g, const bound *b)
 {
