@@ -78,6 +78,8 @@ typedef struct {
     int32_t merger_inter;          /* merger's intermediate width (0 = a single projection) */
     int32_t out_hidden;            /* embedding width handed to the language model */
     int32_t max_tokens;            /* Gemma: soft tokens per image at most */
+    int32_t video_chunk;           /* Kimi-K2.5: frames per chunk the tower attends over and pools (0 = no video) */
+    int32_t video_tokens;          /* Gemma: soft tokens per video frame at most (0 = no video) */
 } model_vision;
 
 typedef struct {

@@ -9,6 +9,10 @@
 
 /* Largest width or count a tower key may hold (no tower is near it). */
 #define VIS_INT_MAX (1 << 20)
+/* Kimi-K2.5's frames per video chunk (media_proc_cfg.temporal_merge_kernel_size). */
+#define VIS_KIMI_CHUNK 4
+/* Gemma-4's soft tokens per video frame when the config does not say. */
+#define VIS_GEMMA_VIDEO_TOKENS 70
 
 const char *model_vision_family_name(int32_t family)
 {
@@ -89,6 +93,20 @@ static int kimi_k25(model_vision *v, json_t *vc, int32_t text_hidden)
     v->temporal_patch = 1;
     v->mergers = 1;
     v->merger_inter = mm * v->merge * v->merge;
+    /* Video: the processor cuts the sampled frames into chunks of
+     * media_proc_cfg.temporal_merge_kernel_size frames, 4 in Kimi-K2.5's
+     * preprocessor_config.json and the default of vLLM's and SGLang's Kimi
+     * processors (vllm transformers_utils/processors/kimi_k25*.py); the
+     * config.json does not carry it. The tower attends over a whole chunk
+     * and its sd2_tpool merge averages the chunk's frames, so a chunk must
+     * fit the tower's temporal position table (init_pos_emb_time frames).
+     * Another merge_type, or a table under 4 frames, takes no video. */
+    v->video_chunk = VIS_KIMI_CHUNK;
+    const char *mt = json_string_value(json_object_get(vc, "merge_type"));
+    json_t *pt = json_object_get(vc, "init_pos_emb_time");
+    if ((mt && strcmp(mt, "sd2_tpool") != 0) ||
+        (json_is_integer(pt) && json_integer_value(pt) < VIS_KIMI_CHUNK))
+        v->video_chunk = 0;
     return 1;
 }
 
@@ -106,6 +124,13 @@ static int gemma4(model_vision *v, json_t *top, json_t *vc, int32_t text_hidden)
                                         "vision_soft_tokens_per_image gives the soft tokens per image");
         return 0;
     }
+    /* Video: each sampled frame is an image of at most video_seq_length
+     * soft tokens; configs that lack the key (Gemma-4-26B-A4B) take the
+     * processor's default, Gemma4VideoProcessor.max_soft_tokens = 70
+     * (transformers models/gemma4/video_processing_gemma4.py; vLLM
+     * models/gemma4_mm.py _VIDEO_MAX_SOFT_TOKENS). */
+    v->video_tokens = VIS_GEMMA_VIDEO_TOKENS;
+    if (json_object_get(vc, "video_seq_length") && !vis_int(v, vc, "video_seq_length", &v->video_tokens)) return 0;
     v->in_channels = 3;
     v->temporal_patch = 1;
     v->gated = 1;
@@ -180,6 +205,29 @@ static int64_t round_to(int64_t x, int64_t f)
     return r < f ? f : r;
 }
 
+/* Gemma-4's resize (transformers get_aspect_ratio_preserving_size): the
+ * image scaled, aspect kept, up or down, to max_tokens·k² patches of p²,
+ * each side floored to a multiple of u = p·k; a side that floors to zero
+ * becomes u and the other ⌊long/short⌋·u, at most max_tokens·u. Sets the
+ * pooled rows and columns (sides / u). */
+static void gemma_fit(int64_t width, int64_t height, int64_t p, int64_t k, int64_t max_tokens, int64_t *hb,
+                      int64_t *wb)
+{
+    const double u = (double)(p * k);
+    const double f = sqrt((double)(max_tokens * k * k) * (double)(p * p) / ((double)height * (double)width));
+    *hb = (int64_t)floor(f * (double)height / u);
+    *wb = (int64_t)floor(f * (double)width / u);
+    if (*hb == 0) {
+        *hb = 1;
+        *wb = (int64_t)floor((double)width / (double)height);
+        if (*wb > max_tokens) *wb = max_tokens;
+    } else if (*wb == 0) {
+        *wb = 1;
+        *hb = (int64_t)floor((double)height / (double)width);
+        if (*hb > max_tokens) *hb = max_tokens;
+    }
+}
+
 int model_vision_grid(const model_vision *v, int32_t width, int32_t height, int32_t frames, model_media_grid *g,
                       const char *what, sim_err *err)
 {
@@ -197,44 +245,54 @@ int model_vision_grid(const model_vision *v, int32_t width, int32_t height, int3
         g->t = frames > 0 ? (int32_t)((frames + v->temporal_patch - 1) / v->temporal_patch) : 1;
         g->seqs = g->t;
         g->tokens = (int64_t)g->t * hp * wp / (k * k);
+        g->seq_len = hp * wp;
+        g->patches = (int64_t)g->t * hp * wp;
         break;
     }
-    case MODEL_VISION_KIMI_K25:
+    case MODEL_VISION_KIMI_K25: {
+        if (frames > 0 && v->video_chunk < 1)
+            return sim_err_set(err, SIM_EINVAL, "%s: video inputs on the kimi_k25 tower of this config are not "
+                               "supported (its merge_type is not sd2_tpool, or init_pos_emb_time holds fewer than "
+                               "the processor's %d frames per chunk); send images (frames 0)", what,
+                               VIS_KIMI_CHUNK);
+        hp = (height + p * k - 1) / (p * k) * k;
+        wp = (width + p * k - 1) / (p * k) * k;
+        /* A video: ⌈F/c⌉ chunks of c frames (the last one shorter), each
+         * one attention sequence over its frames' patches, averaged over
+         * its frames into one frame's merged tokens. */
+        const int64_t f = frames > 0 ? frames : 1, c = frames > 0 ? v->video_chunk : 1;
+        const int64_t full = f / c, rem = f % c;
+        g->t = (int32_t)f;
+        g->tokens = (full + (rem > 0)) * (hp / k) * (wp / k);
+        g->seqs = (int32_t)(full > 0 ? full : 1);
+        g->seq_len = (full > 0 ? c : rem) * hp * wp;
+        g->tail_len = full > 0 && rem > 0 ? rem * hp * wp : 0;
+        g->patches = f * hp * wp;
+        break;
+    }
     case MODEL_VISION_GEMMA4: {
-        if (frames > 0)
-            return sim_err_set(err, SIM_EINVAL, "%s: video inputs on the %s tower are not supported (its config "
-                               "does not give how frames are pooled); send images (frames 0)", what,
-                               model_vision_family_name(v->family));
-        if (v->family == MODEL_VISION_KIMI_K25) {
-            hp = (height + p * k - 1) / (p * k) * k;
-            wp = (width + p * k - 1) / (p * k) * k;
-        } else {
-            /* At most max_tokens·k² patches, aspect kept, never scaled up. */
-            double budget = (double)v->max_tokens * (double)(k * k) * (double)(p * p);
-            double s = sqrt(budget / ((double)width * height));
-            if (s > 1) s = 1;
-            int64_t hb = (int64_t)floor(height * s / (double)(p * k) + 1e-9);
-            int64_t wb = (int64_t)floor(width * s / (double)(p * k) + 1e-9);
-            if (hb < 1) hb = 1;
-            if (wb < 1) wb = 1;
-            while (hb * wb > v->max_tokens) { /* the floor of a 1-clamped side can overshoot */
-                if (hb >= wb) hb--;
-                else wb--;
-            }
-            hp = hb * k;
-            wp = wb * k;
-        }
-        g->t = 1;
-        g->seqs = 1;
-        g->tokens = hp * wp / (k * k);
+        /* Each frame of a video is an image of at most video_tokens soft
+         * tokens. The processor pads every image (frame) to max·k² patches
+         * and the tower runs on them all (the padding masked in attention,
+         * dropped by the pooling): those are its rows and sequence. */
+        const int64_t max = frames > 0 ? v->video_tokens : v->max_tokens;
+        if (frames > 0 && max < 1)
+            return sim_err_set(err, SIM_EINVAL, "%s: video inputs on this gemma4 tower are not supported", what);
+        int64_t hb, wb;
+        gemma_fit(width, height, p, k, max, &hb, &wb);
+        hp = hb * k;
+        wp = wb * k;
+        g->t = frames > 0 ? frames : 1;
+        g->seqs = g->t;
+        g->tokens = (int64_t)g->t * hb * wb;
+        g->seq_len = max * k * k;
+        g->patches = (int64_t)g->t * g->seq_len;
         break;
     }
     default: return sim_err_set(err, SIM_EINVAL, "%s: no vision tower to price", what);
     }
     g->h = (int32_t)hp;
     g->w = (int32_t)wp;
-    g->seq_len = hp * wp;
-    g->patches = (int64_t)g->t * hp * wp;
     if (g->tokens > (1 << 22))
         return sim_err_set(err, SIM_EINVAL, "%s: %lld tokens per item is beyond any context (%d x %d, %d frames)",
                            what, (long long)g->tokens, width, height, frames);

@@ -19,22 +19,36 @@
  *             frame group). MLP fc1/fc2; the merger (and each DeepStack
  *             merger, one per deepstack_visual_indexes entry) is
  *             4·hidden → 4·hidden → out_hidden_size on the merged tokens.
- *   kimi_k25  Kimi-K2.5/K2.6 MoonViT (vt_* keys, patch_size p,
+ *   kimi_k25  Kimi-K2.5/K2.6/K2.7 MoonViT (vt_* keys, patch_size p,
  *             merge_kernel_size [kh, kw]): each side padded up to a
  *             multiple of p·k; tokens = (H'/(p·kh))·(W'/(p·kw)); the tower
  *             attends over the whole image; MLP fc0/fc1; the patch-merger
  *             projector is kh·kw·mm_hidden → the same → text_hidden_size.
- *             Video is refused (the config does not give the temporal
- *             pooling window of its sd2_tpool merge).
+ *             Video (merge_type sd2_tpool): the F frames are cut into
+ *             ⌈F/c⌉ chunks of c = 4 frames, the last one shorter (c is the
+ *             processor's temporal_merge_kernel_size, in
+ *             preprocessor_config.json, not config.json: Kimi-K2.5 ships 4,
+ *             vLLM's and SGLang's Kimi processors default to it; it must
+ *             fit init_pos_emb_time); the tower runs on every frame's
+ *             patches, attending over each chunk's c·(H'/p)·(W'/p) patches
+ *             at once, then averages each chunk over its frames: tokens =
+ *             ⌈F/c⌉·(H'/(p·k))·(W'/(p·k)).
  *   gemma4    Gemma-4 (vision model_type gemma4_vision: patch_size p,
  *             pooling_kernel_size k, default_output_length N soft tokens):
- *             the image is scaled (keeping its aspect, never up) to at
- *             most N·k² patches, each side floored to a multiple of p·k
- *             (at least p·k); tokens = (H'/(p·k))·(W'/(p·k)) ≤ N; k×k
+ *             the image is scaled (keeping its aspect, up or down) to
+ *             N·k² patches, each side floored to a multiple of p·k (a side
+ *             that floors to 0 becomes p·k, the other ⌊long/short⌋·p·k, at
+ *             most N·p·k; transformers' get_aspect_ratio_preserving_size);
+ *             tokens = (H'/(p·k))·(W'/(p·k)) ≤ N. The processor pads the
+ *             patches to N·k² and the tower runs on all of them (attention
+ *             masked): N·k² rows and one sequence of N·k² per image; k×k
  *             average pooling, then one projection hidden → the language
- *             model's hidden. The MLP is taken as gated (gate/up/down, the
- *             Gemma decoder form its hidden_activation names). Video is
- *             refused (video_seq_length is not in every config).
+ *             model's hidden on the real tokens. The MLP is taken as gated
+ *             (gate/up/down, the Gemma decoder form its hidden_activation
+ *             names). Video: each of the F frames is such an image with
+ *             N = video_seq_length (70 when the config lacks it, the
+ *             default of transformers' Gemma4VideoProcessor): F sequences,
+ *             F·(H'/(p·k))·(W'/(p·k)) tokens, no temporal pooling.
  *
  * Everything else with a vision_config (CLIP towers such as MiniMax-M3's,
  * Kimi-K3's) is unsupported. Plain functions on caller-owned structs. */
@@ -56,11 +70,12 @@ typedef enum {
 
 /* One image or video as the tower sees it. */
 typedef struct model_media_grid {
-    int32_t t, h, w;         /* temporal patches, patch rows, patch columns */
-    int64_t patches;         /* t·h·w: rows through the tower's layers */
+    int32_t t, h, w;         /* temporal patches (Kimi, Gemma: frames), patch rows, patch columns */
+    int64_t patches;         /* rows through the tower's layers: t·h·w (Gemma: t·N·k², padded) */
     int64_t tokens;          /* embeddings handed to the language model */
-    int32_t seqs;            /* attention sequences (Qwen3-VL video: one per temporal patch) */
+    int32_t seqs;            /* attention sequences (video: one per temporal patch, Kimi chunk, Gemma frame) */
     int64_t seq_len;         /* patches in each */
+    int64_t tail_len;        /* one more, shorter sequence (Kimi: a last chunk of fewer frames); 0 = none */
 } model_media_grid;
 
 /* Fills m->vision from a parsed config.json (a jansson json_t *; the top

@@ -8,9 +8,12 @@
  * cost_eager_extra: the longer of the host's launch time and the device
  * time, plus scheduler.eager_serial of the shorter.
  *
- * Ops, for P patches (items × t·h·w), S attention sequences of L patches
- * and V merged tokens, tower width H, heads n of head_dim d, MLP width I,
- * C·T·p² values per patch (channels × temporal patch × patch²):
+ * Ops, for P patches (items × the grid's rows: t·h·w, a Gemma-4 item's
+ * padded N·k² per frame), S attention sequences of L patches (plus, for a
+ * Kimi video whose last chunk has fewer frames, one per item of the
+ * grid's tail_len: vis_attn_tail) and V merged tokens, tower width H,
+ * heads n of head_dim d, MLP width I, C·T·p² values per patch (channels ×
+ * temporal patch × patch²):
  *   vis_patch_embed   P × H × C·T·p²
  *   per layer (× layers): vis_norm1, vis_qkv P × 3·n·d × H, vis_attn
  *   (4·n·d·L² FLOPs per sequence: QKᵀ and PV over every pair, no causal
@@ -18,7 +21,9 @@
  *   activation, fc2 P × H × I; gated: gate_up P × 2I × H, activation,
  *   down P × H × I);
  *   merger (× mergers: Qwen3-VL's DeepStack mergers are the same shape):
- *   vis_merger_norm, vis_merger_fc1 V × Mi × Mi, activation,
+ *   a Kimi video's vis_tpool first (each chunk averaged over its frames:
+ *   P rows read, V·merge² written), vis_merger_norm on V·merge² rows,
+ *   vis_merger_fc1 V × Mi × Mi, activation,
  *   vis_merger_fc2 V × out × Mi (Mi = merge² × H); Gemma-4: vis_pool (k×k
  *   average), vis_proj_norm, vis_proj V × out × H.
  * The tower is bf16 (checkpoints keep it so when the language model is
@@ -47,6 +52,22 @@ static void vis_gemm(cost_ctx *x, const char *name, double count, double m, doub
     cost_op(x, &d, 0);
 }
 
+/* Bidirectional attention within each of S sequences of L patches. The
+ * perf-db's context attention rows are causal (L²/2 pairs for L new
+ * tokens), so the L² pairs are looked up as twice the sequences. */
+static void vis_attn(cost_ctx *x, const model_vision *v, const char *name, double layers, double S, double L)
+{
+    const double nd = (double)v->heads * v->head_dim;
+    cost_op_desc a;
+    cost_roof_desc(&a, x->c, name, MODEL_OPC_ATTN, layers, S * L, 4.0 * nd * L * L * S,
+                   4.0 * S * L * nd * COST_ACT_BYTES, x->c->peak_attn, 1);
+    a.calib_op = CALIB_OP_ATTN_PREFILL;
+    a.shape[0] = (int64_t)L;
+    a.shape[3] = (int64_t)(2 * S);
+    a.shape[5] = v->heads, a.shape[6] = v->heads, a.shape[7] = v->head_dim;
+    cost_op(x, &a, 0);
+}
+
 double model_cost_encode(const model_cost *c, const model_vision *v, const model_media_grid *g, int32_t items,
                          int32_t ranks, model_op *ops, int32_t max, int32_t *n_ops, model_iter_cost *out)
 {
@@ -62,23 +83,15 @@ double model_cost_encode(const model_cost *c, const model_vision *v, const model
     if (ranks < 1) ranks = 1;
     const double n_items = ceil((double)items / ranks);
     const double P = n_items * (double)g->patches, S = n_items * g->seqs, L = (double)g->seq_len;
+    /* P counts every row the layers run on: a Gemma-4 image's padding too. */
     const double V = n_items * (double)g->tokens;
     const double H = v->hidden, I = v->intermediate, nd = (double)v->heads * v->head_dim, Ly = v->layers;
     const double B = COST_ACT_BYTES;
     vis_gemm(&x, "vis_patch_embed", 1, P, H, (double)v->in_channels * v->temporal_patch * v->patch * v->patch);
     vis_elem(&x, "vis_norm1", Ly, P, 2 * P * H * B);
     vis_gemm(&x, "vis_qkv", Ly, P, 3 * nd, H);
-    /* Bidirectional attention within each sequence. The perf-db's context
-     * attention rows are causal (L²/2 pairs for L new tokens), so the
-     * L² pairs are looked up as twice the sequences. */
-    cost_op_desc a;
-    cost_roof_desc(&a, c, "vis_attn", MODEL_OPC_ATTN, Ly, P, 4.0 * nd * L * L * S, 4.0 * S * L * nd * B,
-                   c->peak_attn, 1);
-    a.calib_op = CALIB_OP_ATTN_PREFILL;
-    a.shape[0] = (int64_t)L;
-    a.shape[3] = (int64_t)(2 * S);
-    a.shape[5] = v->heads, a.shape[6] = v->heads, a.shape[7] = v->head_dim;
-    cost_op(&x, &a, 0);
+    vis_attn(&x, v, "vis_attn", Ly, S, L);
+    if (g->tail_len > 0) vis_attn(&x, v, "vis_attn_tail", Ly, n_items, (double)g->tail_len);
     vis_gemm(&x, "vis_o_proj", Ly, P, H, nd);
     vis_elem(&x, "vis_norm2", Ly, P, 2 * P * H * B);
     if (v->gated) {
@@ -91,8 +104,12 @@ double model_cost_encode(const model_cost *c, const model_vision *v, const model
         vis_gemm(&x, "vis_fc2", Ly, P, H, I);
     }
     if (v->merger_inter > 0) {
-        const double Mi = v->merger_inter, nm = v->mergers;
-        vis_elem(&x, "vis_merger_norm", nm, P, 2 * P * H * B);
+        /* The merger takes merge² rows per token: every patch (Qwen3-VL,
+         * Kimi images), or a Kimi video's chunks averaged over their
+         * frames first (sd2_tpool). */
+        const double Mi = v->merger_inter, nm = v->mergers, R = V * v->merge * v->merge;
+        if (P > R) vis_elem(&x, "vis_tpool", 1, P, (P + R) * H * B);
+        vis_elem(&x, "vis_merger_norm", nm, R, 2 * R * H * B);
         vis_gemm(&x, "vis_merger_fc1", nm, V, Mi, Mi);
         vis_elem(&x, "vis_merger_act", nm, V, 2 * V * Mi * B);
         vis_gemm(&x, "vis_merger_fc2", nm, V, v->out_hidden, Mi);

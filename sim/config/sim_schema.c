@@ -176,7 +176,8 @@ static const sim_schema_field table[] = {
     FLD("workload.images.height", SIM_SCHEMA_I32, SC(workload.images.height), IN(1, 65536),
         "Height in pixels of each image (video frame)."),
     FLD("workload.images.frames", SIM_SCHEMA_I32, SC(workload.images.frames), IN(0, 100000),
-        "0 = each item is an image; > 0 = a video of this many frames (Qwen3-VL's temporal patches)."),
+        "0 = each item is an image; > 0 = a video of this many sampled frames (Qwen3-VL: temporal patches of 2; "
+        "Kimi-K2.5: chunks of 4; Gemma-4: frames of at most 70 tokens)."),
     SEC("workload.admission", "Admission control at the cluster's door: a request it refuses is shed (counted, "
                               "never served)."),
     FLD("workload.admission.rate", SIM_SCHEMA_F64, SC(workload.admission.bucket.rate), GE0,

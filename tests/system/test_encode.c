@@ -11,8 +11,9 @@
  * request reaches its prefill instance encode + transfer later, and the
  * pool's busy share is that encode over the run; a second request waits
  * for the one encoder, and an encoder backlog overloads the run.
- * Refusals: images on a text-only model, on an unpriced tower, video on a
- * tower without frame pooling, an encode pool without images or on a GPU
+ * A Gemma-4 video (16 frames of 640 x 480, 63 tokens each) the same way.
+ * Refusals: images on a text-only model, on an unpriced tower (a
+ * Kimi-K2.5 video is accepted), an encode pool without images or on a GPU
  * no pool runs, pipeline stages with colocated
  * encoding, an encode pool without images in a search (with images the
  * search keeps it, counted in the budget), and the loader's key checks. */
@@ -47,56 +48,78 @@ static void vl_scenario(sim_scenario *sc, int images, int text_tokens)
     sc->deployment.pools[0].scheduler.max_batched_tokens = 8192;
 }
 
-/* The tower's seconds for n images of 1024 x 768 on one H100. */
-static double tower_s(int n)
+/* The tower's seconds for n items (w x h pixels, videos of `frames`
+ * frames when > 0) of `model` on one H100. */
+static double tower_item_s(const char *model, int32_t w, int32_t h, int32_t frames, int n)
 {
-    model_cost *c = test_cost_model("Qwen/Qwen3-VL-8B-Instruct", "h100-sxm", 1, 0);
+    model_cost *c = test_cost_model(model, "h100-sxm", 1, 0);
     if (!c) return -1;
     const model_vision *v = &model_cost_model(c)->vision;
     model_media_grid grid;
     sim_err e = {""};
     double s = -1;
-    if (model_vision_grid(v, 1024, 768, 0, &grid, "x", &e)) CHECK_MSG(0, "tower: %s", e.msg);
+    if (model_vision_grid(v, w, h, frames, &grid, "x", &e)) CHECK_MSG(0, "tower: %s", e.msg);
     else s = model_cost_encode(c, v, &grid, n, 1, NULL, 0, NULL, NULL);
     model_cost_destroy(c);
     return s;
 }
 
-static void test_colocated_ttft(void)
+/* The tower's seconds for n Qwen3-VL-8B images of 1024 x 768 on one H100. */
+static double tower_s(int n) { return tower_item_s("Qwen/Qwen3-VL-8B-Instruct", 1024, 768, 0, n); }
+
+/* One request of `model` with `items` items (w x h, `frames` frames) of
+ * `per_item` tokens each, against the same request as text of the same
+ * length: its first token comes later by exactly the tower's pass. */
+static void colocated_case(const char *model, const char *family, int items, int32_t w, int32_t h, int32_t frames,
+                           int64_t per_item)
 {
     sim_scenario sc;
     run_result a, b;
-    vl_scenario(&sc, 2, 500);
+    vl_scenario(&sc, items, 500);
+    snprintf(sc.model, sizeof sc.model, "%s", model);
+    sc.workload.images.width = w;
+    sc.workload.images.height = h;
+    sc.workload.images.frames = frames;
     if (run(&sc, &a)) return;
-    vl_scenario(&sc, 0, 500 + 2 * 768);
+    vl_scenario(&sc, 0, 500 + (int)(items * per_item));
+    snprintf(sc.model, sizeof sc.model, "%s", model);
     if (run(&sc, &b)) {
         free(a.recs);
         return;
     }
     REQUIRE_OR(a.n == 1 && b.n == 1, free(a.recs); free(b.recs); return);
-    const double enc = tower_s(2);
+    const double enc = tower_item_s(model, w, h, frames, items);
     const sim_encode_summary *en = &a.sum.encode;
-    CHECK(en->enabled && !en->pool && en->requests == 1 && en->items == 2 && en->tokens == 1536 &&
-          en->tokens_per_item == 768 && !strcmp(en->family, "qwen3_vl"));
+    CHECK(en->enabled && !en->pool && en->requests == 1 && en->items == items && en->tokens == items * per_item &&
+          en->tokens_per_item == per_item && !strcmp(en->family, family));
     CHECK(!b.sum.encode.enabled);
-    CHECK(a.recs[0].input_tokens == 2036 && b.recs[0].input_tokens == 2036);
+    CHECK(a.recs[0].input_tokens == 500 + items * per_item && b.recs[0].input_tokens == a.recs[0].input_tokens);
     CHECK_NEAR(en->encode_ms, enc * 1e3, 1e-9);
     /* The first iteration (the whole prompt) takes the tower's pass longer:
      * within the two iterations' rounding to whole ns. */
     const sim_time dt = (a.recs[0].first_token - a.recs[0].arrival) - (b.recs[0].first_token - b.recs[0].arrival);
     const sim_time want = (sim_time)(enc * 1e9 + 0.5);
-    CHECK_MSG(llabs(dt - want) <= 1, "TTFT grew by %lld ns, the tower takes %lld ns", (long long)dt,
+    CHECK_MSG(llabs(dt - want) <= 1, "%s: TTFT grew by %lld ns, the tower takes %lld ns", model, (long long)dt,
               (long long)want);
     CHECK(a.recs[0].first_scheduled - a.recs[0].arrival == b.recs[0].first_scheduled - b.recs[0].arrival);
     CHECK(a.recs[0].finish - a.recs[0].first_token == b.recs[0].finish - b.recs[0].first_token);
     CHECK_NEAR(en->ttft_share, en->encode_ms / a.sum.ttft_ms.mean, 1e-12);
-    printf("colocated: TTFT %.3f ms with two images, %.3f ms as text; tower %.3f ms\n", a.sum.ttft_ms.mean,
-           b.sum.ttft_ms.mean, enc * 1e3);
+    printf("colocated %s: TTFT %.3f ms with %d item(s) of %lld tokens (%d frames), %.3f ms as text; tower %.3f ms\n",
+           model, a.sum.ttft_ms.mean, items, (long long)per_item, (int)frames, b.sum.ttft_ms.mean, enc * 1e3);
     char *js = test_summary_json(&a.sum);
-    CHECK(js && strstr(js, "\"encode\": {\"family\": \"qwen3_vl\", \"pool\": false"));
+    char want_js[96];
+    snprintf(want_js, sizeof want_js, "\"encode\": {\"family\": \"%s\", \"pool\": false", family);
+    CHECK(js && strstr(js, want_js));
     free(js);
     free(a.recs);
     free(b.recs);
+}
+
+static void test_colocated_ttft(void)
+{
+    colocated_case("Qwen/Qwen3-VL-8B-Instruct", "qwen3_vl", 2, 1024, 768, 0, 768);
+    /* A Gemma-4 video: 16 frames of 640 x 480 at 63 tokens each. */
+    colocated_case("google/gemma-4-26B-A4B", "gemma4", 1, 640, 480, 16, 16 * 63);
 }
 
 static void pd_scenario(sim_scenario *sc, int images, int text_tokens, int encoders)
@@ -206,12 +229,18 @@ static void test_refused(void)
     snprintf(sc.hardware.gpu, sizeof sc.hardware.gpu, "b200");
     sc.deployment.pools[0].parallel.tp = 8;
     refuse(&sc, "workload.images", "clip_vision_model");
+    /* Kimi-K2.5 takes videos (chunks of 4 frames): accepted. */
     vl_scenario(&sc, 1, 100);
     snprintf(sc.model, sizeof sc.model, "nvidia/Kimi-K2.5-NVFP4");
     snprintf(sc.hardware.gpu, sizeof sc.hardware.gpu, "b200");
     sc.deployment.pools[0].parallel.tp = 8;
     sc.workload.images.frames = 16;
-    refuse(&sc, "workload.images", "video inputs on the kimi_k25 tower");
+    {
+        sim_err e = {""};
+        sim_cluster *c = NULL;
+        CHECK_MSG(sim_cluster_create(&sc, &c, &e) == 0, "%s", e.msg);
+        sim_cluster_destroy(c);
+    }
     vl_scenario(&sc, 0, 100);
     sc.deployment.encode_instances = 2;
     refuse(&sc, "deployment.encode.instances", "needs image inputs");
