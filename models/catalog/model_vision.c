@@ -298,3 +298,17 @@ int model_vision_grid(const model_vision *v, int32_t width, int32_t height, int3
                            what, (long long)g->tokens, width, height, frames);
     return 0;
 }
+
+double model_vision_weight_bytes(const model_vision *v)
+{
+    if (v->family != MODEL_VISION_QWEN3_VL && v->family != MODEL_VISION_KIMI_K25 && v->family != MODEL_VISION_GEMMA4)
+        return 0;
+    const double H = v->hidden, I = v->intermediate, nd = (double)v->heads * v->head_dim;
+    double params = (double)v->in_channels * v->temporal_patch * v->patch * v->patch * H;
+    params += v->layers * (3 * nd * H + H * nd + (v->gated ? 3 : 2) * I * H);
+    if (v->merger_inter > 0)
+        params += v->mergers * ((double)v->merger_inter * v->merger_inter + (double)v->out_hidden * v->merger_inter);
+    else
+        params += (double)v->out_hidden * H;
+    return 2 * params;
+}

@@ -98,4 +98,13 @@ int model_vision_check(const model_spec *m, const char *what, sim_err *err);
 int model_vision_grid(const model_vision *v, int32_t width, int32_t height, int32_t frames, model_media_grid *g,
                       const char *what, sim_err *err);
 
+/* The tower's weights in bytes, bf16 (the checkpoints keep the tower so when
+ * the language model is quantised): its linear layers as model_cost_encode
+ * prices them — the patch embedding C·T·p²·H, per layer QKV 3·n·d·H, O
+ * H·n·d and the MLP 2·I·H (gated 3·I·H), then the mergers
+ * (Mi² + out·Mi each) or Gemma's projection out·H. Biases, norms and
+ * position tables are left out (under 5 % of these towers). 0 for a
+ * family servesim does not price. */
+double model_vision_weight_bytes(const model_vision *v);
+
 #endif

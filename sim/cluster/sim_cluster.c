@@ -519,9 +519,12 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
         }
         int64_t kv_tokens = 0;
         /* With speculative decoding the draft's weights come out of the KV
-         * pool's memory, and each token holds the draft's KV beside the target's. */
-        rc = sim_mem_rule_pool_kv_tokens(&pc->scheduler, &c->model, &pool_gpu, &l, c->costs[p], &c->draft_costs[p],
-                                         &kv_tokens, err);
+         * pool's memory, and each token holds the draft's KV beside the
+         * target's; a pool that encodes images holds the vision tower too. */
+        rc = sim_mem_rule_pool_kv_tokens(&pc->scheduler, &c->model, &pool_gpu, &l, c->costs[p],
+                                         sim_images_tower_bytes(sc, &c->model, sc->deployment.encode_instances,
+                                                                pc->role),
+                                         &c->draft_costs[p], &kv_tokens, err);
         if (rc < 0) {
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;

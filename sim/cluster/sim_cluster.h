@@ -27,6 +27,15 @@
 struct model_media_grid;
 int sim_images_prepare(const sim_scenario *sc, const model_spec *m, struct model_media_grid *grid, sim_err *err);
 
+/* Bytes per GPU a pool of `role` holds for m's vision tower beside the
+ * model when the deployment has `encode_instances` encoders: the whole
+ * tower (model_vision_weight_bytes) on each GPU of a front pool (colocated
+ * or prefill) that encodes in the instance (images sent, no encode pool:
+ * its tp GPUs encode whole items data-parallel, each with the tower);
+ * else 0. Its KV capacity shrinks by it (sim_mem_rule_pool_kv_tokens). The
+ * cluster's and the search's pool sizing share it. */
+double sim_images_tower_bytes(const sim_scenario *sc, const model_spec *m, int32_t encode_instances, sim_role role);
+
 typedef struct sim_cluster sim_cluster;
 
 /* Progress: requests completed so far of `total` (-1 if unknown), simulated seconds. */

@@ -77,6 +77,13 @@ int sim_images_prepare(const sim_scenario *sc, const model_spec *m, model_media_
     return 1;
 }
 
+double sim_images_tower_bytes(const sim_scenario *sc, const model_spec *m, int32_t encode_instances, sim_role role)
+{
+    if (!sim_images_enabled(&sc->workload.images) || encode_instances > 0) return 0;
+    if (role != SIM_ROLE_COLOCATED && role != SIM_ROLE_PREFILL) return 0;
+    return model_vision_weight_bytes(&m->vision);
+}
+
 int sim_cluster_encode_init(sim_cluster *c, sim_err *err)
 {
     const sim_scenario *sc = &c->sc;

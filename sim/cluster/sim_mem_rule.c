@@ -36,18 +36,21 @@ int sim_mem_rule_apply(const sim_sched_cfg *s, const model_cost *c, double state
                        (int)s->mem_fraction_of);
 }
 
-int sim_mem_rule_kv_tokens(const sim_sched_cfg *s, const model_cost *c, int64_t *tokens, sim_err *err)
+int sim_mem_rule_kv_tokens(const sim_sched_cfg *s, const model_cost *c, double held_bytes, int64_t *tokens,
+                           sim_err *err)
 {
-    /* Linear-attention state is held per running sequence, beside the KV. */
-    double state = (double)s->max_seqs * model_cost_state_bytes_per_seq(c);
+    /* Linear-attention state is held per running sequence, beside the KV;
+     * so are the weights held beside the model's (a vision tower): every
+     * rule keeps both. */
+    double state = (double)s->max_seqs * model_cost_state_bytes_per_seq(c) + held_bytes;
     double util = s->gpu_mem_util, reserve = s->reserve_gb * 1e9 + state;
     int rc = sim_mem_rule_apply(s, c, state, &util, &reserve, err);
     return rc < 0 ? rc : model_cost_kv_capacity_tokens(c, util, reserve, tokens, err);
 }
 
 int sim_mem_rule_pool_kv_tokens(const sim_sched_cfg *s, const model_spec *target, const model_gpu *g,
-                                const model_layout *l, const model_cost *c, model_cost **draft, int64_t *tokens,
-                                sim_err *err)
+                                const model_layout *l, const model_cost *c, double held_bytes, model_cost **draft,
+                                int64_t *tokens, sim_err *err)
 {
     *draft = NULL;
     sim_sched_cfg mem = *s;
@@ -56,7 +59,7 @@ int sim_mem_rule_pool_kv_tokens(const sim_sched_cfg *s, const model_spec *target
         if ((rc = sim_spec_draft_cost(&s->spec, target, g, l, draft, err)) < 0) return rc;
         mem.reserve_gb += sim_spec_draft_weight_bytes(&s->spec, target, g, l, *draft) / 1e9;
     }
-    if ((rc = sim_mem_rule_kv_tokens(&mem, c, tokens, err)) < 0) {
+    if ((rc = sim_mem_rule_kv_tokens(&mem, c, held_bytes, tokens, err)) < 0) {
         model_cost_destroy(*draft);
         *draft = NULL;
         return rc;

@@ -35,20 +35,25 @@ int sim_mem_rule_apply(const sim_sched_cfg *s, const model_cost *c, double state
 
 /* A pool instance's KV capacity in tokens (*tokens) under its scheduler
  * config s on cost model c: the reserve is reserve_gb plus the recurrent
- * state of max_seqs running sequences, through the pool's rule
- * (sim_mem_rule_apply) into model_cost_kv_capacity_tokens(). 0, or that
- * function's or the rule's error. */
-int sim_mem_rule_kv_tokens(const sim_sched_cfg *s, const model_cost *c, int64_t *tokens, sim_err *err);
+ * state of max_seqs running sequences plus held_bytes per GPU (weights
+ * beside the model's: the vision tower of a pool that encodes,
+ * sim_images_tower_bytes), through the pool's rule (sim_mem_rule_apply;
+ * the state and held_bytes kept under every rule) into
+ * model_cost_kv_capacity_tokens(). 0, or that function's or the rule's
+ * error. */
+int sim_mem_rule_kv_tokens(const sim_sched_cfg *s, const model_cost *c, double held_bytes, int64_t *tokens,
+                           sim_err *err);
 
 /* The same with the pool's speculative decoding (s->spec.draft_tokens > 0;
  * sim_spec.h): the draft's cost model on the target's GPU g and layout l
  * goes to *draft (the caller owns it; NULL when the pool does not
  * speculate), its weights come out of the memory the KV would take, and
- * each token then holds the draft's KV beside the target's. The cluster and
+ * each token then holds the draft's KV beside the target's; held_bytes as
+ * above. The cluster and
  * the search's bounds size a pool with this one function. 0, or the draft's
  * or the rule's error (*draft NULL then). */
 int sim_mem_rule_pool_kv_tokens(const sim_sched_cfg *s, const model_spec *target, const model_gpu *g,
-                                const model_layout *l, const model_cost *c, model_cost **draft, int64_t *tokens,
-                                sim_err *err);
+                                const model_layout *l, const model_cost *c, double held_bytes, model_cost **draft,
+                                int64_t *tokens, sim_err *err);
 
 #endif

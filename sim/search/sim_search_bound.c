@@ -37,6 +37,7 @@
 #include "model_layout.h"
 #include "sim_pool_layout.h"
 #include "sim_af.h"
+#include "sim_cluster.h"
 #include "sim_mem_rule.h"
 #include "sim_spec.h"
 #include "sim_workload.h"
@@ -49,12 +50,20 @@
 #define TPOT_SLACK 1.5
 
 static const sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p,
-                                          sim_role role, int spec);
+                                          sim_role role, int spec, double tower);
 
-/* The cost entry of candidate c's pool p (its GPU, layout, role and whether it speculates). */
+/* Bytes per GPU candidate c's pool p holds for the vision tower (sim_images_tower_bytes). */
+static double pool_tower(const sim_search *s, const sim_search_cand *c, int32_t p)
+{
+    return sim_images_tower_bytes(&s->sc, &s->model, c->encode_instances, c->pools[p].role);
+}
+
+/* The cost entry of candidate c's pool p (its GPU, layout, role, whether it
+ * speculates and the vision tower it holds). */
 static const sim_search_costent *pool_cost(const sim_search *s, const sim_search_cand *c, int32_t p)
 {
-    return cost_find(s, c->pools[p].gpu, &c->pools[p], c->pools[p].role, sim_search_spec_pool_k(s, c, p) > 0);
+    return cost_find(s, c->pools[p].gpu, &c->pools[p], c->pools[p].role, sim_search_spec_pool_k(s, c, p) > 0,
+                     pool_tower(s, c, p));
 }
 
 /* Requests one simulation needs to reach steady state: a decode instance
@@ -226,12 +235,12 @@ void sim_search_pool_cfg(const sim_search *s, const sim_search_cand *c, int32_t 
 }
 
 static const sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p,
-                                          sim_role role, int spec)
+                                          sim_role role, int spec, double tower)
 {
     for (int32_t i = 0; i < s->n_costs; i++) {
         const sim_search_costent *e = &s->costs[i];
         if (e->tp == p->tp && e->pp == p->pp && e->dp == p->dp && e->ep == p->ep && e->dcp == p->dcp &&
-            e->sp == p->sp && e->role == role && e->spec == spec && strcmp(e->gpu, gpu) == 0)
+            e->sp == p->sp && e->role == role && e->spec == spec && e->tower == tower && strcmp(e->gpu, gpu) == 0)
             return e;
     }
     return NULL;
@@ -244,7 +253,7 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
         for (int32_t p = 0; p < c->n_pools; p++) {
             if (pool_cost(s, c, p)) continue;
             if (s->n_costs == (int32_t)(sizeof s->costs / sizeof s->costs[0]))
-                return sim_err_set(err, SIM_ERANGE, "search: more than %d distinct (gpu, layout, role) combinations",
+                return sim_err_set(err, SIM_ERANGE, "search: more than %d distinct (gpu, layout, role, tower) combinations",
                                    (int)(sizeof s->costs / sizeof s->costs[0]));
             sim_search_costent *e = &s->costs[s->n_costs++];
             memset(e, 0, sizeof *e);
@@ -253,6 +262,7 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
             e->tp = c->pools[p].tp, e->pp = c->pools[p].pp, e->dp = c->pools[p].dp;
             e->ep = c->pools[p].ep, e->dcp = c->pools[p].dcp, e->sp = c->pools[p].sp;
             e->role = c->pools[p].role;
+            e->tower = pool_tower(s, c, p);
             sim_pool_cfg pc;
             sim_search_pool_cfg(s, c, p, &pc);
             e->spec = pc.scheduler.spec.draft_tokens > 0;
@@ -273,8 +283,8 @@ int sim_search_costs_build(sim_search *s, sim_err *err)
             if (e->role == SIM_ROLE_FFN) continue;
             /* As the cluster does (recurrent state per running sequence included;
              * a speculating pool's draft beside the target). */
-            if (sim_mem_rule_pool_kv_tokens(&pc.scheduler, &s->model, &g, &l, e->cost, &e->draft, &e->kv_tokens,
-                                            &e2) < 0) {
+            if (sim_mem_rule_pool_kv_tokens(&pc.scheduler, &s->model, &g, &l, e->cost, e->tower, &e->draft,
+                                            &e->kv_tokens, &e2) < 0) {
                 snprintf(e->err, sizeof e->err, "%s %.40s on %.40s: %.200s", sim_role_name(e->role), ln, gpu, e2.msg);
                 model_cost_destroy(e->cost);
                 e->cost = NULL;

@@ -45,6 +45,7 @@ typedef struct {
     int32_t tp, pp, dp, ep, dcp, sp;
     sim_role role;           /* the scheduler template (overheads) depends on it */
     int32_t spec;            /* 1: the pool speculates (its draft's weights and KV share the memory) */
+    double tower;            /* bytes per GPU of the vision tower it holds (sim_images_tower_bytes) */
     model_cost *cost;        /* NULL when it cannot be built */
     model_cost *draft;       /* spec: the draft's cost model (NULL otherwise) */
     int64_t kv_tokens;       /* for non-FFN roles */

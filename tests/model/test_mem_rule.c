@@ -1,14 +1,16 @@
 /* test_mem_rule — the engines' memory budgets (sim/cluster/sim_mem_rule.h): vLLM's
  * fraction of all memory, TensorRT-LLM's fraction of what the weights
  * leave, SGLang's mem_fraction_static from its reservation formula, checked
- * by hand on the DeepSeek-V3 FP8 TP4 B200 layout of the measured rows, and
- * an unknown rule refused. */
+ * by hand on the DeepSeek-V3 FP8 TP4 B200 layout of the measured rows,
+ * weights held beside the model's (a vision tower) kept out of the KV under
+ * each rule, and an unknown rule refused. */
 #include "test_util.h"
 
 #include "sim_mem_rule.h"
 #include "model_catalog.h"
 #include "model_cost.h"
 
+#include <math.h>
 #include <string.h>
 
 static model_cost *make(const char *model, const char *gpu, int32_t tp)
@@ -96,6 +98,33 @@ static void case_sglang(void)
     CHECK_NEAR(util, (M - (512 + 1.5 * 2048 + 2 * 512 + 512.0)) / M, 1e-12);
 }
 
+/* Weights held beside the model's (a vision tower, 1.147 GB for
+ * Qwen3-VL-8B's): every rule keeps them out of the KV, as weights, on
+ * Qwen3-VL-8B at tp1 on an H100 (147,456 KV bytes a token): total and
+ * sglang lose exactly them, free 0.9 of them. */
+static void case_held(void)
+{
+    model_cost *c = make("Qwen/Qwen3-VL-8B-Instruct", "h100-sxm", 1);
+    REQUIRE(c != NULL);
+    const double held = 1146544128.0, kvt = model_cost_kv_bytes_per_token(c);
+    CHECK(kvt == 36.0 * 8 * 128 * 2 * 2);
+    const sim_mem_fraction_of rules[3] = {SIM_MEM_OF_TOTAL, SIM_MEM_OF_FREE, SIM_MEM_OF_SGLANG};
+    const double share[3] = {1.0, 0.9, 1.0};
+    for (int i = 0; i < 3; i++) {
+        sim_sched_cfg s = sched(rules[i]);
+        s.gpu_mem_util = 0.9;
+        s.reserve_gb = 2;
+        sim_err e = {""};
+        int64_t t0 = 0, t1 = 0;
+        CHECK_MSG(sim_mem_rule_kv_tokens(&s, c, 0, &t0, &e) == 0, "%s", e.msg);
+        CHECK_MSG(sim_mem_rule_kv_tokens(&s, c, held, &t1, &e) == 0, "%s", e.msg);
+        const double want = share[i] * held / kvt; /* 7,775.5 tokens (free: 6,998) */
+        CHECK_MSG(fabs((double)(t0 - t1) - want) <= 1.0, "rule %d: %lld tokens fewer, by hand %.1f", (int)rules[i],
+                  (long long)(t0 - t1), want);
+    }
+    model_cost_destroy(c);
+}
+
 /* A rule outside the enum (a config built in code; the loader refuses
  * unknown names) is refused. */
 static void case_unknown(void)
@@ -111,6 +140,7 @@ static const test_case cases[] = {
     {"total", case_total},
     {"free", case_free},
     {"sglang", case_sglang},
+    {"held", case_held},
     {"unknown", case_unknown},
 };
 

@@ -29,6 +29,17 @@ static void test_families(void)
     CHECK(q35.vision.family == MODEL_VISION_QWEN3_VL);
     sim_err e = {""};
     CHECK(model_vision_check(&q, "workload.images", &e) == 0);
+    /* Weights, bf16: Qwen3-VL-8B's patch embedding 1536 x 1152, 27 layers
+     * of QKV 3·1152², O 1152², MLP 2·4304·1152, 4 mergers of 4608² +
+     * 4096·4608: 573,272,064 parameters. */
+    const double qp = 1536.0 * 1152 + 27 * (3.0 * 1152 * 1152 + 1152.0 * 1152 + 2.0 * 4304 * 1152) +
+                      4 * (4608.0 * 4608 + 4096.0 * 4608);
+    CHECK(qp == 573272064.0 && model_vision_weight_bytes(v) == 2 * qp);
+    /* Gemma-4-26B-A4B: gated MLP 3·4304·1152 and one projection 2816 x 1152. */
+    const double gp = 768.0 * 1152 + 27 * (4.0 * 1152 * 1152 + 3.0 * 4304 * 1152) + 2816.0 * 1152;
+    CHECK(model_vision_weight_bytes(&g.vision) == 2 * gp);
+    model_spec l = test_model_spec("llama-3.1-8b");
+    CHECK(model_vision_weight_bytes(&l.vision) == 0);
 }
 
 static void test_refused(void)

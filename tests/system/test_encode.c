@@ -12,6 +12,8 @@
  * pool's busy share is that encode over the run; a second request waits
  * for the one encoder, and an encoder backlog overloads the run.
  * A Gemma-4 video (16 frames of 640 x 480, 63 tokens each) the same way.
+ * The tower's weights come out of the KV of the GPUs that encode
+ * (colocated, prefill), not of decode GPUs or behind an encode pool.
  * Refusals: images on a text-only model, on an unpriced tower (a
  * Kimi-K2.5 video is accepted), an encode pool without images or on a GPU
  * no pool runs, pipeline stages with colocated
@@ -207,6 +209,45 @@ static void test_pool_queue(void)
     free(a.recs);
 }
 
+/* Pool p's KV tokens per instance of scenario sc (-1 when it is refused). */
+static int64_t pool_kv(const sim_scenario *sc, int32_t p)
+{
+    sim_err err = {{0}};
+    sim_cluster *c = NULL;
+    if (sim_cluster_create(sc, &c, &err) < 0) {
+        CHECK_MSG(0, "%s", err.msg);
+        return -1;
+    }
+    int64_t t = sim_cluster_pool_kv_tokens(c, p);
+    sim_cluster_destroy(c);
+    return t;
+}
+
+/* The vision tower's weights (1,146,544,128 bytes for Qwen3-VL-8B) come
+ * out of the KV of every GPU that encodes: a colocated instance and a
+ * prefill instance lose 1,146,544,128 / 147,456 = 7,775.5 tokens (vLLM's
+ * rule, a fraction of all memory), a decode instance nothing, and with an
+ * encode pool the front instances keep their KV. */
+static void test_tower_memory(void)
+{
+    sim_scenario sc;
+    vl_scenario(&sc, 0, 100);
+    const int64_t text = pool_kv(&sc, 0);
+    vl_scenario(&sc, 1, 100);
+    const int64_t colo = pool_kv(&sc, 0);
+    const double want = 1146544128.0 / (36.0 * 8 * 128 * 2 * 2);
+    CHECK_MSG(fabs((double)(text - colo) - want) <= 1.0, "colocated: %lld tokens fewer, by hand %.1f",
+              (long long)(text - colo), want);
+    sc.deployment.encode_instances = 1;
+    CHECK(pool_kv(&sc, 0) == text);
+    pd_scenario(&sc, 1, 100, 0);
+    CHECK(text - pool_kv(&sc, 0) == text - colo); /* prefill encodes */
+    CHECK(pool_kv(&sc, 1) == text);                /* decode does not */
+    pd_scenario(&sc, 1, 100, 1);
+    CHECK(pool_kv(&sc, 0) == text && pool_kv(&sc, 1) == text);
+    printf("KV per H100 instance: %lld tokens as text, %lld holding the tower\n", (long long)text, (long long)colo);
+}
+
 static void refuse(sim_scenario *sc, const char *a, const char *b)
 {
     sim_err err = {{0}};
@@ -304,6 +345,7 @@ static const test_case cases[] = {
     {"colocated_ttft", test_colocated_ttft},
     {"epd_transfer", test_epd_transfer},
     {"pool_queue", test_pool_queue},
+    {"tower_memory", test_tower_memory},
     {"refused", test_refused},
 };
 
