@@ -302,9 +302,25 @@ model_op_family cost_coll_family(model_coll op)
     }
 }
 
+/* Counts op d's launches and records it with its time (total − hidden of
+ * it): busy at the whole GPU's rates (SMs a partial wave or a split leaves
+ * idle, and the HBM rate such a grid cannot reach, draw no power). */
+static void op_account(cost_ctx *x, const cost_op_desc *d, double total, double hidden, model_bound bound,
+                       model_source src, const char *detail)
+{
+    if (!d->in_fused_op) x->launches += d->count * d->kernels * x->time_scale;
+    op_push(x, d->name, d->cls, d->count, d->count * d->flops, d->peak_full > 0 ? d->peak_full : d->peak,
+            d->count * d->bytes, total - hidden, hidden, bound, src, detail);
+}
+
 double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
 {
     if (!(d->count > 0)) return 0;
+    if (x->work_only) {
+        /* Work and launches only: no lookup, no op model, no time. */
+        op_account(x, d, 0, 0, MODEL_BOUND_COMPUTE, MODEL_SRC_ROOFLINE, "");
+        return 0;
+    }
     double tc = d->peak > 0 ? d->flops / d->peak : 0, tm = d->bw > 0 ? d->bytes / d->bw : 0;
     double roof = tc > tm ? tc : tm, fl = d->kernels * x->launch;
     double t = roof + fl;
@@ -331,7 +347,6 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
     double total = d->count * t * x->time_scale;
     if (x->c->fam_scaled) total *= x->c->fam_time[cost_op_family(d)];
     double hidden = hide > 0 ? (hide < total ? hide : total) : 0;
-    if (!d->in_fused_op) x->launches += d->count * d->kernels * x->time_scale;
     char detail[64] = "";
     if (x->ops) {
         if (d->cls == MODEL_OPC_GEMM)
@@ -339,10 +354,7 @@ double cost_op(cost_ctx *x, const cost_op_desc *d, double hide)
         else if (d->m > 0)
             snprintf(detail, sizeof detail, "tokens=%.0f", ceil(d->m));
     }
-    /* Busy at the whole GPU's rates: SMs a partial wave or a split leaves
-     * idle, and the HBM rate such a grid cannot reach, draw no power. */
-    op_push(x, d->name, d->cls, d->count, d->count * d->flops, d->peak_full > 0 ? d->peak_full : d->peak,
-            d->count * d->bytes, total - hidden, hidden, bound, src, detail);
+    op_account(x, d, total, hidden, bound, src, detail);
     return total - hidden;
 }
 

@@ -232,6 +232,8 @@ typedef struct {
     double time_scale;          /* multiplier of every op's time (1: one pass of the batch) */
     double launches;            /* kernel launches so far (eager host-time bound) */
     int used_db;
+    int work_only;              /* cost_op only counts work and launches: no op is priced (its time 0,
+                                 * what the MLA module's replaced ops need, model_cost_mla.c) */
 } cost_ctx;
 
 /* Starts *x on cost model c: no ops yet, `launch` seconds per kernel, one
@@ -281,7 +283,8 @@ model_op_family cost_op_family(const cost_op_desc *d);
 model_op_family cost_coll_family(model_coll op);
 
 /* Times one op (perf-db or roofline), adds it to the totals and the list.
- * hide: seconds of this op that overlap other work (taken off). */
+ * hide: seconds of this op that overlap other work (taken off). Under
+ * x->work_only: its FLOPs, bytes, busy seconds and launches alone, time 0. */
 double cost_op(cost_ctx *x, const cost_op_desc *d, double hide);
 /* Collective over n ranks `stride` apart; hide as above. */
 double cost_comm(cost_ctx *x, const char *name, double count, model_coll op, int32_t n, int32_t stride,
@@ -353,7 +356,7 @@ typedef void (*cost_block_fn)(cost_ctx *x, const cost_agg *a);
 void cost_mla_module_init(model_cost *c);
 /* Prices the attention block of `layers` MLA layers on aggregates a as one
  * op "mla_module" when the iteration is all prefill or all decode and the
- * engine's module rows or fitted module set cover it; block evaluates the
+ * engine's module rows or fitted module set cover it; block walks the
  * ops it replaces (for their busy seconds and launches). Returns 1 when
  * it did, 0 (nothing recorded) when the block is to be priced op by op. */
 int cost_mla_module(cost_ctx *x, const cost_agg *a, double layers, cost_block_fn block);

@@ -16,9 +16,12 @@
  * grid, the series' fitted model off it, never below its floor), else the
  * engine's own fitted module set of the op model. Mixed iterations (a
  * chunked prefill beside decodes: no row measures both) keep the sum of
- * the ops. The ops the module replaces are still evaluated, quietly, for
+ * the ops. The ops the module replaces are still walked, quietly, for
  * their FLOPs, bytes, busy seconds (the energy model) and kernel launches
- * (the eager host bound: the module launches its kernels too).
+ * (the eager host bound: the module launches its kernels too), none of
+ * which depends on an op's time: they are counted, not priced
+ * (cost_ctx.work_only: no perf-db lookup, no op model), unless
+ * hardware.op_speedup scales some family, whose mix needs their times.
  *
  * Applies to DeepSeek-V3's attention geometry only (hidden 7168, q_lora
  * 1536, kv_lora 512, rope 64, nope 128, v 128: R1, V3, V3.1, Kimi-K2's),
@@ -137,12 +140,14 @@ int cost_mla_module(cost_ctx *x, const cost_agg *a, double layers, cost_block_fn
         src = MODEL_SRC_OP_MODEL;
     }
     if (!(t > 0) || !isfinite(t)) return 0;
-    /* The ops the module replaces, timed aside: their work and launches. */
+    /* The ops the module replaces, walked aside: their work and launches;
+     * their times only for the family mix of a scaled run. */
     model_op ops[MLA_BLOCK_MAX_OPS];
     const int list = x->ops || c->fam_scaled;
     cost_ctx in;
     cost_ctx_start(&in, c, list ? ops : NULL, list ? MLA_BLOCK_MAX_OPS : 0, x->launch);
     in.time_scale = x->time_scale;
+    in.work_only = !c->fam_scaled;
     block(&in, a);
     double flops = 0, bytes = 0, scaled = 0, plain = 0;
     for (int32_t i = 0; list && i < in.n && i < MLA_BLOCK_MAX_OPS; i++) {

@@ -10,7 +10,12 @@
  * no module of its own, an attention the rows do not measure and an
  * engine-less deployment keep the op-by-op sum; without rows the engine's
  * fitted module set prices the block; hardware.op_speedup scales the module
- * as it scales the ops it contains. */
+ * as it scales the ops it contains; the ops the module replaces are
+ * counted for their work, busy seconds and launches but not priced (no
+ * lookup of theirs in the tables: with the SGLang fp8_block GEMM rows of
+ * tests/data/optable-families beside the module rows, a module iteration
+ * looks up fewer points than the op-by-op one by the block's GEMMs, less
+ * the module's own lookup), their sums bit for bit those of the ops. */
 #include "calib_db.h"
 #include "calib_ingest.h"
 #include "calib_table.h"
@@ -247,10 +252,87 @@ static void test_op_speedup(void)
     release(c, t);
 }
 
+/* Lookups through a fresh memo of one evaluation of b on c (breakdown:
+ * model_cost_breakdown into *out, else model_cost_iteration). */
+static uint64_t lookups(model_cost *c, const calib_table *t, const model_batch *b, int breakdown_too, bd *out)
+{
+    calib_memo *memo = NULL;
+    sim_err e = {{0}};
+    REQUIRE_OR(calib_memo_create(12, &memo, &e) == 0, return 0);
+    model_cost_set_tables(c, t, memo);
+    if (breakdown_too) breakdown(c, b, out);
+    else CHECK(model_cost_iteration(c, b, NULL) > 0);
+    uint64_t h = 0, m = 0;
+    calib_memo_stats(memo, &h, &m);
+    model_cost_set_tables(c, t, NULL);
+    calib_memo_free(memo);
+    return h + m;
+}
+
+/* The ops the module replaces are counted, not priced: each of the
+ * block's GEMMs that the op-by-op iteration prices from the GEMM rows is a
+ * lookup the module iteration does not make (it makes the module's one),
+ * and the module's FLOPs, bytes and busy seconds are the block's ops'
+ * sums in their order, bit for bit; under hardware.op_speedup (which needs
+ * their times for the family mix) they are priced as before. */
+static void test_replaced_not_priced(void)
+{
+    calib_db *gdb = NULL;
+    sim_err e = {{0}};
+    REQUIRE(calib_db_open(":memory:", CALIB_DB_CREATE, &gdb, &e) == 0);
+    char fam[1100];
+    snprintf(fam, sizeof fam, "%s/tests/data/optable-families", test_src_dir());
+    static const char *const gemm_only[] = {"gemm", NULL};
+    calib_ingest_opts o = {.sms = 148};
+    calib_ingest_stats st;
+    CHECK_MSG(calib_ingest(gdb, root, "b200_sxm", &o, &st, &e) == 0, "%s", e.msg);
+    o.ops = gemm_only;
+    CHECK_MSG(calib_ingest(gdb, fam, "b200_sxm", &o, &st, &e) == 0 && st.added > 0, "%s %lld", e.msg, (long long)st.added);
+    int64_t gid = 0;
+    REQUIRE(calib_db_gpu_find(gdb, "b200", "gpu", &gid, &e) == 0);
+    model_chunk ch = {256, 0};
+    const model_batch batches[2] = {{0, NULL, 1, 1025, 0}, {1, &ch, 0, 0, 0}};
+    for (int sp = 0; sp < 2; sp++)
+        for (int k = 0; k < 2; k++) {
+            model_cost *cm = deepseek_at("deepseek-ai/DeepSeek-V3", "trtllm", 0, sp ? 2.0 : 0);
+            model_cost *co = deepseek_at("deepseek-ai/DeepSeek-V3", "trtllm", 1, sp ? 2.0 : 0);
+            REQUIRE(cm && co);
+            calib_table *t = NULL;
+            const char *dts[MODEL_COST_DB_DTYPES_MAX];
+            REQUIRE(calib_table_build(gdb, gid, "trtllm", model_cost_db_dtypes(cm, dts), 148, &t, &e) == 0);
+            static bd m, op;
+            uint64_t lm = lookups(cm, t, &batches[k], 1, &m), lo = lookups(co, t, &batches[k], 1, &op);
+            uint64_t im = lookups(cm, t, &batches[k], 0, NULL), io = lookups(co, t, &batches[k], 0, NULL);
+            int n_db = 0;
+            double flops = 0, bytes = 0, cbusy = 0, mbusy = 0;
+            for (int32_t i = 0; i < op.n; i++) {
+                if (!is_block_op(op.ops[i].name)) continue;
+                n_db += op.ops[i].source == MODEL_SRC_DB || op.ops[i].source == MODEL_SRC_DB_FIT;
+                flops += op.ops[i].flops, bytes += op.ops[i].bytes;
+                cbusy += op.ops[i].compute_busy_s, mbusy += op.ops[i].mem_busy_s;
+            }
+            CHECK_MSG(n_db >= 4, "%d block ops priced from the GEMM rows", n_db);
+            const uint64_t want = sp ? lo + 1 : lo + 1 - (uint64_t)n_db;
+            CHECK_MSG(lm == want && im == (sp ? io + 1 : io + 1 - (uint64_t)n_db),
+                      "%s%s: %llu / %llu lookups with the module, %llu / %llu op by op, %d block GEMMs from rows",
+                      k ? "prefill" : "decode", sp ? " (op_speedup)" : "", (unsigned long long)lm,
+                      (unsigned long long)im, (unsigned long long)lo, (unsigned long long)io, n_db);
+            const model_op *mod = test_find_op(m.ops, m.n, "mla_module");
+            REQUIRE(mod);
+            CHECK(mod->flops == flops && mod->bytes == bytes);
+            CHECK(mod->compute_busy_s == cbusy && mod->mem_busy_s == mbusy);
+            calib_table_free(t);
+            model_cost_destroy(cm);
+            model_cost_destroy(co);
+        }
+    calib_db_close(gdb);
+}
+
 static const test_case cases[] = {
     {"decode_row", test_decode_row},         {"prefill_row", test_prefill_row},
     {"mixed_unchanged", test_mixed_unchanged}, {"no_module", test_no_module},
     {"fitted_set", test_fitted_set},         {"op_speedup", test_op_speedup},
+    {"replaced_not_priced", test_replaced_not_priced},
 };
 
 int main(int argc, char **argv)
