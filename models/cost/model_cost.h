@@ -123,6 +123,12 @@ int model_cost_set_db(model_cost *c, struct calib_db *db, const char *gpu_name, 
 struct calib_table;
 struct calib_memo;
 void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct calib_memo *memo);
+/* Attaches a memo of the GEMM descriptors' split-K picks
+ * (model_gemm_split_memo.h; NULL detaches): the same prices, without the
+ * search when a GEMM shape recurs. It is written while c is evaluated, so
+ * it must belong to the one thread that evaluates c (and outlive it). */
+struct model_gemm_split_memo;
+void model_cost_set_split_memo(model_cost *c, struct model_gemm_split_memo *memo);
 /* The dtypes c looks up in a perf-db (NULL-terminated, stored in out, at
  * most MODEL_COST_DB_DTYPES_MAX entries with the NULL). */
 #define MODEL_COST_DB_DTYPES_MAX 12

@@ -15,6 +15,7 @@
  * Lookups read the tables only: no SQLite, no lock, no allocation. */
 #include "model_cost_impl.h"
 #include "model_gemm_split.h"
+#include "model_gemm_split_memo.h"
 
 #include "calib_db.h"
 #include "calib_table.h"
@@ -80,6 +81,8 @@ void model_cost_set_tables(model_cost *c, const struct calib_table *t, struct ca
     c->memo = t ? memo : NULL;
     resolve_series(c);
 }
+
+void model_cost_set_split_memo(model_cost *c, struct model_gemm_split_memo *memo) { c->split_memo = memo; }
 
 static int dtype_add(const char **out, int n, const char *d)
 {
@@ -461,8 +464,8 @@ void cost_gemm(cost_op_desc *d, const model_cost *c, const char *name, double co
          * at the fastest split count, as the op model prices it; the
          * roofline's max(FLOPs/peak, bytes/bandwidth) then gives the chosen
          * split's time. */
-        model_gemm_split sp = model_gemm_split_pick(c->g.sms, tiles, k, d->flops / peak, d->bytes, c->bw,
-                                                    2.0 * m * n * 4.0, 0);
+        model_gemm_split sp = model_gemm_split_pick_memo(c->split_memo, c->g.sms, tiles, k, d->flops / peak, d->bytes,
+                                                         c->bw, 2.0 * m * n * 4.0, 0);
         d->peak = peak * sp.par;
         d->bw = c->bw * sp.mpar;
         d->bytes += sp.extra_bytes;

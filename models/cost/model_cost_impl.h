@@ -116,6 +116,9 @@ struct model_cost {
     /* Memo of table lookups (calib_memo): the caller's, one per thread (a
      * cluster and its cost models run on one thread); NULL = none. */
     struct calib_memo *memo;
+    /* Memo of the GEMM descriptors' split-K picks (model_gemm_split_memo):
+     * the caller's, one per thread, like memo; NULL = none. */
+    struct model_gemm_split_memo *split_memo;
     /* The tables' series resolved per calib_op: [op][0] bf16, [op][1] the
      * weights' dtype (fp8 standing in for fp8_block), [op][2] fp16 (NCCL's
      * tables), [op][3] fp8 (activation quantisation's output), [op][4] the

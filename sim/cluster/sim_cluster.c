@@ -31,6 +31,10 @@
 #include "sim_cluster_impl.h"
 #include "sim_mem_rule.h"
 
+/* 1024 split-K memo entries (~100 kB): an iteration's GEMMs are a few dozen
+ * shapes, and a decode batch keeps its size for many steps. */
+#define SPLIT_MEMO_SLOTS_LOG2 10
+
 /* ---- request pool ------------------------------------------------------- */
 
 static sim_req *req_alloc(sim_cluster *c)
@@ -496,6 +500,8 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     const int32_t place_unit = hetero && same_domain && c->gpu.nvlink_domain > gpn_place
                                    ? c->gpu.nvlink_domain / gpn_place * gpn_place
                                    : gpn_place;
+    /* One memo of split-K picks for the cluster's cost models (its thread's). */
+    if ((rc = model_gemm_split_memo_create(SPLIT_MEMO_SLOTS_LOG2, &c->split_memo, err)) < 0) goto fail;
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
         const sim_pool_cfg *pc = &sc->deployment.pools[p];
         model_gpu pool_gpu = pool_gpus[p];
@@ -511,6 +517,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;
         }
+        model_cost_set_split_memo(c->costs[p], c->split_memo);
         if (pc->role == SIM_ROLE_FFN) {
             ffn_pool = p;
             n_ffn += pc->instances;
@@ -529,6 +536,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
             sim_err_wrap(err, rc, "deployment.pools.%d", p);
             goto fail;
         }
+        if (c->draft_costs[p]) model_cost_set_split_memo(c->draft_costs[p], c->split_memo);
         if (p == 0) {
             c->kv_tokens_per_inst = kv_tokens;
             c->kv_bytes_per_token = model_cost_kv_bytes_per_token(c->costs[p]);
@@ -769,6 +777,7 @@ void sim_cluster_destroy(sim_cluster *c)
     }
     if (c->perf_cache_owned) calib_table_cache_free(c->perf_cache);
     calib_memo_free(c->perf_memo);
+    model_gemm_split_memo_free(c->split_memo);
     sim_router_destroy(c->router);
     sim_workload_destroy(c->wl);
     sim_session_stats_destroy(c->sess_stats);

@@ -13,6 +13,7 @@
 #include "sim_cluster.h"
 #include "model_catalog.h"
 #include "model_cost.h"
+#include "model_gemm_split_memo.h"
 #include "model_layout.h"
 #include "model_vision.h"
 #include "calib_table_cache.h"
@@ -88,6 +89,7 @@ struct sim_cluster {
     calib_table_cache *perf_cache; /* calibrated latencies' tables (NULL = roofline only) */
     int perf_cache_owned;
     calib_memo *perf_memo;     /* this cluster's (this thread's) memo of table lookups */
+    model_gemm_split_memo *split_memo; /* and of the GEMM descriptors' split-K picks */
     char perf_db_path[SIM_PATH_MAX];
     int32_t n_ffn_gpus;
     int32_t af_attn_pool, af_ffn_pool; /* the AF pools (-1 without AF) */

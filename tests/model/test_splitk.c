@@ -16,6 +16,8 @@
  * decode GEMMs at 30 sequences. */
 #include "model_catalog.h"
 #include "model_cost.h"
+#include "model_gemm_split.h"
+#include "model_gemm_split_memo.h"
 #include "model_op.h"
 #include "test_util.h"
 #include "test_model_util.h"
@@ -232,7 +234,87 @@ static void case_roofline(void)
     test_roofline(&g);
 }
 
+/* The memo of picks (model_gemm_split_memo) answers each pick as the pick
+ * itself, bit for bit, over decode and prefill GEMM shapes on the H100's
+ * 132 SMs, both combinations (max and smooth): the first time by searching,
+ * the second from the memo; a 16-entry memo whose entries collide still
+ * answers each pick its own; no memo is the pick; sizes out of range are
+ * refused. */
+static void case_memo(void)
+{
+    model_gemm_split_memo *m = NULL, *small = NULL;
+    sim_err e = {{0}};
+    REQUIRE(model_gemm_split_memo_create(10, &m, &e) == 0);
+    REQUIRE(model_gemm_split_memo_create(4, &small, &e) == 0);
+    int n = 0, wrong = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (double rows = 1; rows <= 4096; rows *= 4)
+            for (double nn = 512; nn <= 16384; nn *= 2)
+                for (int smooth = 0; smooth < 2; smooth++) {
+                    const double k = 7168, tiles = ceil(rows / 128) * ceil(nn / 128);
+                    const double tc = 2 * rows * nn * k / 989e12, bytes = nn * k * 2 + rows * k * 2 + rows * nn * 2;
+                    const double partial = 2 * rows * nn * 4;
+                    model_gemm_split want = model_gemm_split_pick(132, tiles, k, tc, bytes, 3.35e12, partial, smooth);
+                    model_gemm_split a = model_gemm_split_pick_memo(m, 132, tiles, k, tc, bytes, 3.35e12, partial, smooth);
+                    model_gemm_split b = model_gemm_split_pick_memo(small, 132, tiles, k, tc, bytes, 3.35e12, partial, smooth);
+                    model_gemm_split c = model_gemm_split_pick_memo(NULL, 132, tiles, k, tc, bytes, 3.35e12, partial, smooth);
+                    wrong += memcmp(&a, &want, sizeof want) != 0 || memcmp(&b, &want, sizeof want) != 0 ||
+                             memcmp(&c, &want, sizeof want) != 0;
+                    n++;
+                }
+    CHECK_MSG(n == 2 * 7 * 6 * 2 && wrong == 0, "%d picks, %d not the pick's own answer", n, wrong);
+    uint64_t hits = 0, misses = 0;
+    model_gemm_split_memo_stats(m, &hits, &misses);
+    /* 84 distinct picks in 1024 slots: nearly every repeat answered from the memo. */
+    CHECK_MSG(hits + misses == 168 && misses >= 84 && hits >= 80, "%llu hits, %llu misses", (unsigned long long)hits,
+              (unsigned long long)misses);
+    model_gemm_split_memo_stats(small, &hits, &misses);
+    CHECK(hits + misses == 168 && misses > 84); /* 84 picks in 16 slots: some replaced before their repeat */
+    model_gemm_split_memo_free(small);
+    model_gemm_split_memo_free(m);
+    model_gemm_split_memo *bad = NULL;
+    CHECK(model_gemm_split_memo_create(3, &bad, &e) == SIM_EINVAL && !bad);
+    CHECK(model_gemm_split_memo_create(21, &bad, &e) == SIM_EINVAL && !bad);
+    model_gemm_split_memo_free(NULL);
+}
+
+/* A cost model with the memo attached (model_cost_set_split_memo, as a
+ * cluster attaches its own) prices Llama-3.1-8B's decode iteration at 30
+ * sequences exactly as without it, op for op; the first evaluation
+ * searches its split GEMMs, the second answers them from the memo. */
+static void case_cost_memo(void)
+{
+    model_gpu g;
+    model_spec m;
+    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_BF16, .gpus_per_node = 8};
+    model_cost *c = NULL;
+    model_gemm_split_memo *memo = NULL;
+    sim_err e = {{0}};
+    REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0 && model_catalog_model("llama-3.1-8b", &m, &e) == 0 &&
+            model_cost_create(&m, &g, &l, &c, &e) == 0);
+    REQUIRE(model_gemm_split_memo_create(10, &memo, &e) == 0);
+    static model_op plain[128], first[128], second[128];
+    int32_t n0 = 0, n1 = 0, n2 = 0;
+    model_batch b = {0, NULL, 30, 30 * 1200, 0};
+    double t0 = model_cost_breakdown(c, &b, plain, 128, &n0, NULL);
+    model_cost_set_split_memo(c, memo);
+    double t1 = model_cost_breakdown(c, &b, first, 128, &n1, NULL);
+    uint64_t h1 = 0, m1 = 0, h2 = 0, m2 = 0;
+    model_gemm_split_memo_stats(memo, &h1, &m1);
+    double t2 = model_cost_breakdown(c, &b, second, 128, &n2, NULL);
+    model_gemm_split_memo_stats(memo, &h2, &m2);
+    CHECK(t1 == t0 && t2 == t0 && n1 == n0 && n2 == n0);
+    CHECK(!memcmp(plain, first, (size_t)n0 * sizeof *plain) && !memcmp(plain, second, (size_t)n0 * sizeof *plain));
+    CHECK_MSG(m1 >= 3 && m2 == m1 && h2 - h1 == m1 + h1, "first %llu hits %llu misses, then %llu / %llu",
+              (unsigned long long)h1, (unsigned long long)m1, (unsigned long long)h2, (unsigned long long)m2);
+    model_cost_set_split_memo(c, NULL);
+    model_gemm_split_memo_free(memo);
+    model_cost_destroy(c);
+}
+
 static const test_case cases[] = {
+    {"memo", case_memo},
+    {"cost_memo", case_cost_memo},
     {"h100_sms", case_h100_sms},
     {"decode", case_decode},
     {"wide_skinny", case_wide_skinny},
