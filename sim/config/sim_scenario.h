@@ -302,6 +302,12 @@ typedef struct {
                                 * rank to have one (TensorRT-LLM's timeout_iters; 0 = off) */
     int32_t adp_wait_iters;    /* attention-DP balancing: further steps to batch them while every rank
                                 * decodes (batching_wait_iters) */
+    int32_t batch_wait_iters;  /* batch waiting without attention DP: most steps new requests wait while
+                                * others decode (TensorRT-LLM's batch_wait_timeout_iters; 0 = no limit
+                                * from it) */
+    double batch_wait_ratio;   /* batch waiting: they start once the step would schedule this fraction of
+                                * max_batched_tokens (batch_wait_max_tokens_ratio; 0 = no threshold);
+                                * both 0 = off */
     sim_sched_policy policy;
     sim_sched_preset preset;   /* the engine whose defaults were applied (also its kernels' prices) */
     sim_admission admission;

@@ -60,6 +60,8 @@ int sim_sched_preset_apply(sim_sched_preset name, sim_sched_cfg *cfg)
         cfg->async_scheduling = 0;
         cfg->adp_timeout_iters = 0;
         cfg->adp_wait_iters = 0;
+        cfg->batch_wait_iters = 0;
+        cfg->batch_wait_ratio = 0;
         cfg->policy = p->policy;
         cfg->admission = p->admission;
         cfg->mem_fraction_of = p->mem_fraction_of;

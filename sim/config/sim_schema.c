@@ -328,7 +328,8 @@ static const sim_schema_field table[] = {
      "What a serving engine's defaults amount to here (vllm, sglang, trtllm; fitted on measured deployments, "
      "docs/cost-model.md): it sets max_batched_tokens, chunk_tokens, overhead_us, overhead_per_seq_us, "
      "frontend_us, eager_launch_us, eager_serial, policy, admission, mem_fraction_of, pd_handover_us, pd_handover_gbs, "
-     "preempt_keeps_kv, async_scheduling, recv_interval, adp_timeout_iters, adp_wait_iters, cuda_graph_sizes "
+     "preempt_keeps_kv, async_scheduling, recv_interval, adp_timeout_iters, adp_wait_iters, batch_wait_iters, "
+     "batch_wait_ratio, cuda_graph_sizes "
      "(the engine's) and cuda_graph_max_bs (0), and any "
      "of those written beside it "
      "wins. none = the defaults."),
@@ -411,6 +412,17 @@ static const sim_schema_field table[] = {
         IN(0, 1000000),
         "Attention-DP balancing (batching_wait_iters): once every rank has a new request and every rank "
         "decodes, wait this many more steps to batch more of them. Needs adp_timeout_iters > 0."),
+    FLD("deployment.pools.*.scheduler.batch_wait_iters", SIM_SCHEMA_I32, PL(scheduler.batch_wait_iters),
+        IN(0, 1000000),
+        "Batch waiting (TensorRT-LLM's batch_wait_timeout_iters), without attention DP: while requests decode, "
+        "new requests start their prefill only when the step would schedule batch_wait_ratio x "
+        "max_batched_tokens tokens (the decoding requests' and the whole prompts that fit) or this many steps "
+        "have held them; with nothing decoding they start at once. 0 = no step limit (with batch_wait_ratio "
+        "0 too: off)."),
+    FLD("deployment.pools.*.scheduler.batch_wait_ratio", SIM_SCHEMA_F64, PL(scheduler.batch_wait_ratio),
+        IN(0, 1),
+        "Batch waiting (batch_wait_max_tokens_ratio): the fraction of max_batched_tokens a step must schedule "
+        "before held requests start (see batch_wait_iters). 0 = no threshold."),
     ENM("deployment.pools.*.scheduler.cuda_graph_sizes", PL(scheduler.cuda_graph_sizes), sim_graph_rule_names, 0,
         "CUDA graphs of decode-only iterations: the batch sizes captured, as the named engine generates them "
         "(vllm: 1, 2, 4, multiples of 8 below 256, of 16 from 256; sglang: 1, 2, 4, 8, 12, multiples of 8 to "

@@ -109,6 +109,7 @@ struct sim_instance {
     int64_t unseen;             /* waiting queue's tail not yet received (recv_interval) */
     int64_t recv_count;         /* SGLang's recv counter since the last poll */
     int64_t adp_wait, adp_batching; /* TensorRT-LLM's attention-DP balancing step counters */
+    int64_t batch_wait;             /* steps new requests have been held by batch waiting */
     /* Speculative decoding (NULL = off): a decoding request's ctx_base is
      * then its KV tokens now, not a base (its tokens per step are drawn),
      * r->blocks its blocks, and every step visits the decode set. */

@@ -125,6 +125,11 @@ static const backend_profile profiles[] = {
  * --max-num-batched-tokens 2 x ISL (2,048 for 1k prompts, 16,384 for 8k),
  * per engine (DP rank), against the engine's 8,192. */
 #define FID_VLLM_MINIMAX_BUDGET_PER_ISL 2
+/* TensorRT-LLM's Llama-3.1-70B recipes on B200 (70b_fp8/fp4_b200_trt) with
+ * 1k/1k sequences below TP 8: batch_wait_timeout_iters 20,
+ * batch_wait_max_tokens_ratio 0.9 (scheduler.batch_wait_iters, _ratio). */
+#define FID_TRTLLM_LLAMA_WAIT_ITERS 20
+#define FID_TRTLLM_LLAMA_WAIT_RATIO 0.9
 
 static const backend_profile *profile_for(const char *backend)
 {
@@ -211,6 +216,13 @@ static int64_t vllm_recipe_tokens(const sim_fidelity_row *r)
     return (int64_t)FID_VLLM_MINIMAX_BUDGET_PER_ISL * r->isl;
 }
 
+int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r)
+{
+    return !strcasecmp(r->backend, "trtllm") && r->len_lo < 1 && !r->disagg && r->agg.dp <= 1 &&
+           !strcasecmp(r->model, "meta-llama/Llama-3.1-70B") && !strcasecmp(r->gpu, "b200") && r->agg.tp < 8 &&
+           r->isl == 1024 && r->osl == 1024;
+}
+
 /* SGLang's InferenceX recipes on B200 poll for new requests every 10
  * decode steps below a concurrency and every 30 from it
  * (--scheduler-recv-interval: dsr1_fp8_b200 at TP 8, dsr1_fp4_b200 and
@@ -284,6 +296,10 @@ static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
             s->max_batched_tokens = (int32_t)(b < (1 << 30) ? b : (1 << 30));
             if (s->max_batched_tokens < s->max_seqs) s->max_batched_tokens = s->max_seqs;
         }
+    }
+    if (sim_fidelity_trtllm_batch_wait(r)) {
+        s->batch_wait_iters = FID_TRTLLM_LLAMA_WAIT_ITERS;
+        s->batch_wait_ratio = FID_TRTLLM_LLAMA_WAIT_RATIO;
     }
     if (!strcasecmp(r->backend, "trtllm") && r->agg.dp > 1) {
         s->adp_timeout_iters = FID_TRTLLM_ADP_TIMEOUT_ITERS;

@@ -210,7 +210,8 @@ static void fam_line(const char *what, double total, const double f[5], char top
 }
 
 /* The admission holds the row's engine runs with (scheduler.recv_interval,
- * adp_timeout_iters / adp_wait_iters) and its async scheduling, when any is on. */
+ * adp_timeout_iters / adp_wait_iters, batch_wait_iters / batch_wait_ratio)
+ * and its async scheduling, when any is on. */
 static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
 {
     sim_scenario *sc = malloc(sizeof *sc);
@@ -232,6 +233,10 @@ static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
         printf("  engine: attention-DP balancing, new prefills wait for one per rank up to %d steps, then %d more "
                "(scheduler.adp_timeout_iters, adp_wait_iters)\n",
                s->adp_timeout_iters, s->adp_wait_iters);
+    if ((s->batch_wait_iters > 0 || s->batch_wait_ratio > 0) && r->agg.dp <= 1)
+        printf("  engine: batch waiting, while requests decode new prefills wait up to %d steps for %.2f of the "
+               "%d-token budget (scheduler.batch_wait_iters, batch_wait_ratio)\n",
+               s->batch_wait_iters, s->batch_wait_ratio, s->max_batched_tokens);
     if (s->async_scheduling)
         printf("  engine: async scheduling (%s %s), per-request host work hidden behind each step's GPU time "
                "(scheduler.async_scheduling)\n",

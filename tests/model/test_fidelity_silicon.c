@@ -696,7 +696,45 @@ static void test_sglang_recipe(void)
     sim_fidelity_free(&r);
 }
 
+/* TensorRT-LLM's Llama-3.1-70B B200 recipes wait to batch prefills (20
+ * steps, 0.9 of the budget) with 1k/1k sequences below TP 8; at TP 8, other
+ * lengths, other models and the collector's rows nothing waits. */
+static void test_trtllm_batch_wait(void)
+{
+    sim_fidelity_result r;
+    sim_scenario *sc;
+    sim_fidelity_row w;
+    sim_err e = {""};
+    REQUIRE(recipe_row("trtllm", &r, &sc, &w) == 0);
+    snprintf(w.model, sizeof w.model, "meta-llama/Llama-3.1-70B");
+    snprintf(w.dtype, sizeof w.dtype, "fp8");
+    w.agg.dp = 1;
+    w.agg.ep = 1;
+    w.agg.tp = 4;
+    w.isl = w.osl = 1024;
+    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 1);
+    const sim_sched_cfg *s = &sc->deployment.pools[0].scheduler;
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->batch_wait_iters == 20 && s->batch_wait_ratio == 0.9);
+    w.agg.tp = 8;
+    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 0);
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->batch_wait_iters == 0 && s->batch_wait_ratio == 0);
+    w.agg.tp = 2;
+    w.osl = 8192;
+    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 0);
+    w.osl = 1024;
+    w.len_lo = 1.0;
+    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 0);
+    w.len_lo = 0.8;
+    snprintf(w.model, sizeof w.model, "openai/gpt-oss-120b");
+    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 0);
+    free(sc);
+    sim_fidelity_free(&r);
+}
+
 static const test_case cases[] = {
+    {"trtllm_batch_wait", test_trtllm_batch_wait},
     {"sglang_recipe", test_sglang_recipe},
     {"trtllm_recipe", test_trtllm_recipe},
     {"vllm_recipe", test_vllm_recipe},

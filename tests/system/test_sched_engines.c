@@ -23,6 +23,17 @@
  *   balancing, or without attention DP). With C and D both at 12 ms (one
  *   per rank) they go at once at 20 ms (TTFT 18), unless adp_wait_iters = 2
  *   holds them for two more steps (to 40 ms, TTFT 38).
+ * - TensorRT-LLM's batch waiting (scheduler.batch_wait_iters,
+ *   batch_wait_ratio) without attention DP: A arrives at t = 0 into an idle
+ *   instance and starts at once (nothing decodes: no wait); B arrives at 12
+ *   ms while A decodes. With 3 steps and a ratio of 0.9 (3,686.4 of 4,096
+ *   tokens; the step would schedule A's 1 + B's 64) the boundaries at 20,
+ *   30 and 40 ms hold B and count 1, 2, 3; at 50 ms the count has reached 3:
+ *   B prefills 50-60 ms, TTFT 48 ms (18 without waiting). A ratio of 0.01
+ *   (40.96 tokens, met by 65) lets B go at 20 ms (TTFT 18); with no step
+ *   limit and the 0.9 ratio B waits until A, 20 output tokens, finishes
+ *   with its step ending at 200 ms: B prefills 200-210 ms, TTFT 198 ms;
+ *   with attention DP (2 ranks) this gate holds nothing (TTFT 18).
  * - A preempted request's cached KV (scheduler.preempt_keeps_kv, vLLM V1's
  *   and SGLang's prefix caches): KV of 10 blocks of 16 tokens, A and B of 64
  *   prompt and 60 output tokens arriving at t = 0. A prefills in step 1 and
@@ -96,6 +107,8 @@ static double logged_cost(void *ctx, const model_batch *b)
 
 typedef struct {
     int recv_interval, adp_timeout, adp_wait, dp; /* dp: the layout's attention-DP ranks */
+    int batch_wait;                              /* scheduler.batch_wait_iters */
+    double batch_ratio;                          /* scheduler.batch_wait_ratio */
     int output_tokens;                           /* 0 = 20 */
     int64_t kv_tokens;                           /* 0 = plenty */
     int keeps_kv;                                /* scheduler.preempt_keeps_kv */
@@ -138,6 +151,8 @@ static int run_sched(int n, const double *arrive_ms, const gate_setup *u, double
     cfg.recv_interval = u->recv_interval;
     cfg.adp_timeout_iters = u->adp_timeout;
     cfg.adp_wait_iters = u->adp_wait;
+    cfg.batch_wait_iters = u->batch_wait;
+    cfg.batch_wait_ratio = u->batch_ratio;
     cfg.preempt_keeps_kv = u->keeps_kv;
     cfg.admission = u->admission;
     cfg.ratio_init = u->ratio_init;
@@ -232,6 +247,25 @@ static void test_adp_balance(void)
     CHECK_MSG(t[2] == 18 && t[3] == 18, "one per rank: TTFT %.1f / %.1f ms, expected 18", t[2], t[3]);
     REQUIRE(run_sched(4, two, &(gate_setup){.recv_interval = 1, .adp_timeout = 3, .adp_wait = 2, .dp = 2}, t, NULL) == 0);
     CHECK_MSG(t[2] == 38 && t[3] == 38, "batching wait 2: TTFT %.1f / %.1f ms, expected 38", t[2], t[3]);
+}
+
+static void test_batch_wait(void)
+{
+    const double at[] = {0, 12};
+    double t[2];
+    REQUIRE(run_sched(2, at, &(gate_setup){.recv_interval = 1, .dp = 1, .batch_wait = 3, .batch_ratio = 0.9}, t,
+                      NULL) == 0);
+    CHECK_MSG(t[0] == 10 && t[1] == 48, "3 steps, ratio 0.9: TTFT %.1f / %.1f ms, expected 10 / 48", t[0], t[1]);
+    REQUIRE(run_sched(2, at, &(gate_setup){.recv_interval = 1, .dp = 1, .batch_wait = 3, .batch_ratio = 0.01}, t,
+                      NULL) == 0);
+    CHECK_MSG(t[1] == 18, "ratio met: TTFT %.1f ms, expected 18", t[1]);
+    REQUIRE(run_sched(2, at, &(gate_setup){.recv_interval = 1, .dp = 1, .batch_wait = 0, .batch_ratio = 0.9}, t,
+                      NULL) == 0);
+    CHECK_MSG(t[1] == 198, "no step limit: TTFT %.1f ms, expected 198 (after A's last step)", t[1]);
+    /* With attention DP the gate is the ranks' balancing, not this one. */
+    REQUIRE(run_sched(2, at, &(gate_setup){.recv_interval = 1, .dp = 2, .batch_wait = 3, .batch_ratio = 0.9}, t,
+                      NULL) == 0);
+    CHECK_MSG(t[1] == 18, "attention DP: TTFT %.1f ms, expected 18", t[1]);
 }
 
 static void test_preempt_keeps_kv(void)
@@ -337,6 +371,7 @@ static const test_case cases[] = {
     {"ratio_retract", test_ratio_retract},
     {"recv_interval", test_recv_interval},
     {"adp_balance", test_adp_balance},
+    {"batch_wait", test_batch_wait},
     {"preempt_keeps_kv", test_preempt_keeps_kv},
 };
 
