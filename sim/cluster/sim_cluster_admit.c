@@ -118,8 +118,12 @@ int sim_cluster_class_summaries(const sim_cluster *c, sim_summary *out, sim_err 
         cs->e2e_ms = tmp->e2e_ms;
         cs->queue_ms = tmp->queue_ms;
         cs->slo_attainment = tmp->requests_completed > 0 ? (double)tmp->requests_good / (double)tmp->requests_completed : 0;
+        /* Rates over the run's span (not the class's own first arrival to
+         * last completion), so the classes add up to the headline. */
         if (out->sim_time_s > 0) {
             cs->goodput_req_per_s = (double)tmp->requests_good / out->sim_time_s;
+            cs->req_per_s = (double)tmp->requests_completed / out->sim_time_s;
+            cs->input_tokens_per_s = tmp->input_tokens_per_s * tmp->sim_time_s / out->sim_time_s;
             cs->output_tokens_per_s = tmp->output_tokens_per_s * tmp->sim_time_s / out->sim_time_s;
         }
         good += tmp->requests_good;

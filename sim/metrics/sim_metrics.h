@@ -179,6 +179,8 @@ typedef struct {
     sim_stat ttft_ms, tpot_ms, e2e_ms, queue_ms;
     double goodput_req_per_s;      /* requests within its SLO / the run's span (sim_time_s) */
     double slo_attainment;         /* requests within its SLO / requests completed (0 when none) */
+    double req_per_s;              /* its requests completed / the run's span */
+    double input_tokens_per_s;     /* its completed requests' prompt tokens / the run's span */
     double output_tokens_per_s;    /* its output tokens / the run's span */
 } sim_class_summary;
 

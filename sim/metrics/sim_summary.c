@@ -209,6 +209,8 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         CLASS_EMIT("requests_rejected", cs->requests_rejected);
         CLASS_EMIT("slo_attainment", cs->slo_attainment);
         CLASS_EMIT("goodput_req_per_s", cs->goodput_req_per_s);
+        CLASS_EMIT("req_per_s", cs->req_per_s);
+        CLASS_EMIT("input_tokens_per_s", cs->input_tokens_per_s);
         CLASS_EMIT("output_tokens_per_s", cs->output_tokens_per_s);
         const sim_stat *cst[4] = {&cs->ttft_ms, &cs->tpot_ms, &cs->e2e_ms, &cs->queue_ms};
         static const char *const ckeys[4] = {"ttft_ms", "tpot_ms", "e2e_ms", "queue_ms"};
@@ -481,6 +483,8 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
             put_stat_inline(f, "queue_ms", &cs->queue_ms);
             put_key_real(f, ",\n      \"goodput_req_per_s\": ", cs->goodput_req_per_s);
             put_key_real(f, ", \"slo_attainment\": ", cs->slo_attainment);
+            put_key_real(f, ", \"req_per_s\": ", cs->req_per_s);
+            put_key_real(f, ", \"input_tokens_per_s\": ", cs->input_tokens_per_s);
             put_key_real(f, ", \"output_tokens_per_s\": ", cs->output_tokens_per_s);
             fputs("}", f);
         }
@@ -683,20 +687,21 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
     if (s->shed_reported)
         fprintf(f, "admission  %lld requests shed (workload.admission, class buckets)\n", (long long)s->requests_shed);
     if (s->n_classes > 0) {
-        fprintf(f, "\n%-14s %4s %9s %6s %6s %8s %10s %10s %10s %10s\n", "class", "prio", "completed", "shed",
-                "SLO %", "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "E2E p99");
+        fprintf(f, "\n%-14s %4s %9s %6s %8s %9s %6s %8s %10s %10s %10s %10s\n", "class", "prio", "completed", "shed",
+                "req/s", "out tok/s", "SLO %", "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "E2E p99");
         for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
             const sim_class_summary *cs = &s->classes[c];
-            fprintf(f, "%-14s %4d %9lld %6lld %6.1f %8.3f", cs->name, (int)cs->priority,
-                    (long long)cs->requests_completed, (long long)cs->requests_shed, 100 * cs->slo_attainment,
-                    cs->goodput_req_per_s);
+            fprintf(f, "%-14s %4d %9lld %6lld %8.3f %9.1f %6.1f %8.3f", cs->name, (int)cs->priority,
+                    (long long)cs->requests_completed, (long long)cs->requests_shed, cs->req_per_s,
+                    cs->output_tokens_per_s, 100 * cs->slo_attainment, cs->goodput_req_per_s);
             put_cell(f, cs->ttft_ms.p50, cs->ttft_ms.n > 0);
             put_cell(f, cs->ttft_ms.p99, cs->ttft_ms.n > 0);
             put_cell(f, cs->tpot_ms.p50, cs->tpot_ms.n > 0);
             put_cell(f, cs->e2e_ms.p99, cs->e2e_ms.n > 0);
             fputc('\n', f);
         }
-        fputs("(ms; goodput in req/s within the class's SLO over the run's span)\n", f);
+        fputs("(ms; req/s completed, output tok/s and goodput (req/s within the class's SLO) over the run's span)\n",
+              f);
     }
     if (s->overloaded)
         fprintf(f, "WARNING: overloaded, run stopped early: %.*s\n",

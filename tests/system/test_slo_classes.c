@@ -330,6 +330,7 @@ static void test_json(void)
                         "\"e2e_ms\": 0}, \"requests_completed\": 5,");
     CHECK_CONTAINS(buf, "\"interactive\": {\"priority\": 0, \"slo\": {\"ttft_ms\": 1e+09,");
     CHECK_CONTAINS(buf, "\"slo_attainment\": 1");
+    CHECK_CONTAINS(buf, "\"slo_attainment\": 1, \"req_per_s\": ");
     free(buf);
     free(r.recs);
 
@@ -340,6 +341,46 @@ static void test_json(void)
     buf = test_summary_json(&r.sum);
     REQUIRE(buf != NULL);
     CHECK(strstr(buf, "classes") == NULL && strstr(buf, "shed") == NULL);
+    free(buf);
+    free(r.recs);
+}
+
+/* Each class's achieved rates by hand: batch completes 5 requests of 1000
+ * prompt and 50 output tokens, interactive 2 of the same, all over the
+ * run's one span T (first arrival to last completion): batch 5/T req/s,
+ * 5000/T input and 250/T output tok/s, interactive 2/T, 2000/T, 100/T, and
+ * the classes add up to the headline's throughput. */
+static void test_class_rates(void)
+{
+    sim_scenario sc;
+    run_result r;
+    two_class(&sc, 2, 0);
+    REQUIRE(run(&sc, &r) == 0);
+    double t = r.sum.sim_time_s;
+    REQUIRE(t > 0 && r.sum.n_classes == 2);
+    static const double n[2] = {5, 2};
+    double req = 0, in = 0, out = 0;
+    for (int c = 0; c < 2; c++) {
+        const sim_class_summary *cs = &r.sum.classes[c];
+        CHECK(cs->requests_completed == (int64_t)n[c]);
+        CHECK_MSG(fabs(cs->req_per_s - n[c] / t) < 1e-9 * n[c] / t, "%s: %.9g req/s, by hand %.9g", cs->name,
+                  cs->req_per_s, n[c] / t);
+        CHECK(fabs(cs->input_tokens_per_s - 1000 * n[c] / t) < 1e-9 * 1000 * n[c] / t);
+        CHECK(fabs(cs->output_tokens_per_s - 50 * n[c] / t) < 1e-9 * 50 * n[c] / t);
+        CHECK(fabs(cs->goodput_req_per_s - cs->req_per_s) < 1e-12); /* every request within its SLO */
+        req += cs->req_per_s;
+        in += cs->input_tokens_per_s;
+        out += cs->output_tokens_per_s;
+    }
+    CHECK(fabs(req - r.sum.req_per_s) < 1e-9 * r.sum.req_per_s);
+    CHECK(fabs(in - r.sum.input_tokens_per_s) < 1e-9 * r.sum.input_tokens_per_s);
+    CHECK(fabs(out - r.sum.output_tokens_per_s) < 1e-9 * r.sum.output_tokens_per_s);
+    char *buf = test_summary_json(&r.sum);
+    REQUIRE(buf != NULL);
+    char want[160];
+    snprintf(want, sizeof want, "\"req_per_s\": %.9g, \"input_tokens_per_s\": %.9g, \"output_tokens_per_s\": %.9g}",
+             r.sum.classes[0].req_per_s, r.sum.classes[0].input_tokens_per_s, r.sum.classes[0].output_tokens_per_s);
+    CHECK_CONTAINS(buf, want);
     free(buf);
     free(r.recs);
 }
@@ -418,6 +459,7 @@ static const test_case cases[] = {
     {"token_bucket", test_token_bucket},
     {"slo_shed", test_slo_shed},
     {"json", test_json},
+    {"class_rates", test_class_rates},
 };
 
 int main(int argc, char **argv)
