@@ -982,6 +982,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     if (rc < 0) return rc;
     out->wall_time_s = sim_wall_s() - t0;
     out->events = sim_engine_events_fired(c->eng);
+    out->end_s = (double)sim_engine_now(c->eng) / SIM_NS_PER_S;
     out->n_gpus = c->n_gpus;
     out->requests_rejected = c->rejected;
     if ((rc = sim_cluster_class_summaries(c, out, err)) < 0) return rc;

@@ -554,6 +554,8 @@ typedef struct {
                                 * ("" = the scenario's scheduler.speculative as it is) */
     char encode_instances[64]; /* encode pool sizes to try (one-GPU encoders of deployment.encode, 0 = the
                                 * instances encode), e.g. "0,1,2,4" ("" = deployment.encode.instances) */
+    char autoscale[32];        /* "off", "on" or "off,on": fixed and/or autoscaled fleets ("" = both when a
+                                * scenario pool autoscales, else fixed fleets only) */
     double rate;               /* > 0: evaluate at this rate (req/s) instead of finding the max */
     double percentile;         /* SLO percentile: 50, 90, 99 or 99.9 */
     int64_t requests;          /* requests per simulation during the search */

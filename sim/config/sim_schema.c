@@ -686,6 +686,15 @@ static const sim_schema_field table[] = {
         "else on the GPU type of the candidate's first pool, count in search.max_gpus (the serving pools fill what "
         "is left), in per-GPU figures and at that GPU type's search.prices entry. \"\" = the scenario's "
         "deployment.encode.instances for every candidate (counted the same way)."),
+    FLD("search.autoscale", SIM_SCHEMA_STR, SC(search.autoscale), ANY,
+        "Autoscaling as a search dimension: \"off\" (fixed fleets), \"on\" (autoscaled fleets) or \"off,on\" "
+        "(both, ranked together). An autoscaled candidate's pools scale by the policy of the scenario's pool of "
+        "the same role (deployment.pools.*.autoscale with enabled true; at least one is needed for on): the "
+        "candidate's instance count is its max, the scenario's min and starting instances carry over in GPUs "
+        "(rounded up to whole instances, at least 1, at most the max). With autoscaling in the space every "
+        "candidate runs the scenario's own arrivals (a schedule is allowed; no rate bisection; search.rate "
+        "refused) with its requests and duration, and ranks by SLO-meeting output tokens per GPU held (GPU-hours "
+        "over the run; prices per GPU-hour held). \"\" = off,on when a scenario pool autoscales, else off."),
     FLD("search.rate", SIM_SCHEMA_F64, SC(search.rate), GE0,
         "Evaluate every candidate at this arrival rate in req/s (0 = find the highest rate that meets the SLO)."),
     FLD("search.percentile", SIM_SCHEMA_F64, SC(search.percentile), IN(50, 99.9),

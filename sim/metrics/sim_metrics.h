@@ -193,6 +193,8 @@ typedef struct {
     double req_per_s, input_tokens_per_s, output_tokens_per_s, output_tokens_per_s_per_gpu;
     double goodput_req_per_s;
     double sim_time_s;             /* first arrival to last completion */
+    double end_s;                  /* the simulated clock when the run ended (it starts at 0; filled by the
+                                    * caller): the span a fleet's GPU-hours are held over */
     double wall_time_s;            /* filled by the caller */
     uint64_t events;               /* filled by the caller */
     int32_t n_gpus;

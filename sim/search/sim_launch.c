@@ -243,6 +243,13 @@ void launch_common_notes(FILE *f, const sim_scenario *sc)
         if (pc->gpu[0] && strcmp(pc->gpu, sc->hardware.gpu) != 0)
             fprintf(f, "# NOTE: pool %d was simulated on %s (the rest on %s): give its nodes those GPUs.\n", (int)p,
                     pc->gpu, sc->hardware.gpu);
+        if (pc->autoscale.enabled)
+            fprintf(f, "# NOTE: pool %d was simulated autoscaled (%d..%d instances by %s, starting at %d): this file\n"
+                       "#       starts its %d starting instances only; scaling them (e.g. a Kubernetes HPA or KEDA on\n"
+                       "#       that metric, up to %d) is not in it.\n",
+                    (int)p, (int)pc->autoscale.min, (int)pc->autoscale.max,
+                    sim_autoscale_metric_name(pc->autoscale.metric), (int)pc->instances, (int)pc->instances,
+                    (int)pc->autoscale.max);
         const sim_spec_cfg *sp = &pc->scheduler.spec;
         if (sp->draft_tokens > 0)
             fprintf(f, "# NOTE: pool %d was simulated decoding speculatively (%s, %d draft tokens a step), which this\n"

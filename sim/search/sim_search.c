@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,10 +22,13 @@
 
 #define SIM_SEARCH_WAVE 16
 
-static void note(sim_search *s, const char *msg)
+void sim_search_note(sim_search *s, const char *fmt, ...)
 {
     size_t o = strlen(s->notes);
-    snprintf(s->notes + o, sizeof s->notes - o, "%s", msg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->notes + o, sizeof s->notes - o, fmt, ap);
+    va_end(ap);
 }
 
 int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_search **out, sim_err *err)
@@ -55,27 +59,16 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         rc = sim_err_set(err, SIM_EINVAL, "search.replications: 1 run gives no interval; expected 0 (off) or >= 2");
         goto fail;
     }
-    for (int32_t q = 0; q < sc->deployment.n_pools; q++)
-        if (sc->deployment.pools[q].autoscale.enabled) {
-            /* Candidates are fixed fleets ranked at one rate; an autoscaled
-             * pool's worth shows over a time-varying rate (a schedule), which
-             * the search does not vary. */
-            rc = sim_err_set(err, SIM_ENOTSUP,
-                             "deployment.pools.%d.autoscale.enabled: the search does not evaluate autoscaled pools: "
-                             "it ranks fixed fleets by the SLO-meeting load they sustain at one steady arrival rate, "
-                             "where an autoscaler would only sit at a fixed size, while an autoscaler's worth is the "
-                             "GPU-hours it saves against the SLO over a rate that changes in time (a schedule), "
-                             "which the search does not vary; run the scenario (servesim run) to compare its "
-                             "GPU-hours and SLO with the fleet at max, or set autoscale.enabled false to search "
-                             "fixed fleets",
-                             (int)q);
-            goto fail;
-        }
-    if (sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_SCHEDULE) {
+    /* Autoscaling in the space (search.autoscale, or a pool of the scenario
+     * autoscaling): every candidate at the scenario's own arrivals. */
+    if ((rc = sim_search_autoscale_init(s, err)) < 0) goto fail;
+    if (sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_SCHEDULE &&
+        s->n_as == 0) {
         /* The search varies workload.arrival.rate, which a schedule ignores. */
         rc = sim_err_set(err, SIM_EINVAL,
                          "search: workload.arrival.process schedule has no single rate to search over; use "
-                         "poisson, gamma or constant (or a trace, whose rate is rescaled)");
+                         "poisson, gamma or constant (or a trace, whose rate is rescaled), or set search.autoscale "
+                         "(off for fixed fleets) to run every candidate at the schedule");
         goto fail;
     }
     s->closed = sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_CLOSED;
@@ -85,21 +78,22 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
                                           "leave search.rate 0");
         goto fail;
     }
-    /* Classes, like a closed loop, bring their own arrivals: measured at them. */
-    if (s->classes) s->closed = 1;
+    /* Classes, like a closed loop, bring their own arrivals: measured at them;
+     * so does every candidate with autoscaling in the space. */
+    if (s->classes || s->n_as > 0) s->closed = 1;
     s->fixed = cfg->rate > 0 || s->closed;
     if (s->classes)
-        note(s, "workload.classes: each candidate is evaluated at the classes' own arrival rates and request counts "
+        sim_search_note(s, "workload.classes: each candidate is evaluated at the classes' own arrival rates and request counts "
                 "(no rate bisection, and search.requests is not used); it passes when every class meets its own SLO at "
                 "search.percentile over the requests served with none rejected, and goodput counts each request by its "
                 "class's SLO (a shed request is not good). ");
     for (int32_t i = 0; i < sc->workload.n_classes; i++)
         if (sc->workload.classes[i].arrival.process == SIM_ARRIVAL_CLOSED) {
-            note(s, "Closed-loop classes send at their own concurrency and think time. ");
+            sim_search_note(s, "Closed-loop classes send at their own concurrency and think time. ");
             break;
         }
-    if (!s->classes && s->closed)
-        note(s, "closed-loop workload: each candidate is evaluated at the scenario's concurrency (no rate bisection). ");
+    if (!s->classes && s->closed && s->n_as == 0)
+        sim_search_note(s, "closed-loop workload: each candidate is evaluated at the scenario's concurrency (no rate bisection). ");
     if (!s->fixed && sc->slo.ttft_ms <= 0 && sc->slo.tpot_ms <= 0) {
         rc = sim_err_set(err, SIM_EINVAL,
                          "slo: finding the highest rate needs an SLO (slo.ttft_ms and/or slo.tpot_ms), "
@@ -136,7 +130,7 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
          * about joules per token, so it cannot prune. */
         s->sc.energy.enabled = 1;
         s->sc.search.prune = 0;
-        note(s, "objective energy: every feasible candidate is simulated (the throughput bound does not bound "
+        sim_search_note(s, "objective energy: every feasible candidate is simulated (the throughput bound does not bound "
                 "joules per token, so nothing is pruned). ");
     }
     s->res = calloc((size_t)s->n, sizeof *s->res);
@@ -151,7 +145,8 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
     if (s->hetero && (rc = sim_search_check_role_gpus(s, err)) < 0) goto fail;
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_lens *L;
-        s->res[i].requests = sim_search_requests_for(s, &s->cands[i]);
+        /* Autoscaling: the scenario's own requests (0: until its duration_s). */
+        s->res[i].requests = s->n_as > 0 ? s->sc.workload.requests : sim_search_requests_for(s, &s->cands[i]);
         s->res[i].price = sim_search_fleet_price(&s->sc, &s->cands[i]);
         s->res[i].best_probe = -1;
         if ((rc = sim_search_lens_get(s, s->res[i].requests, &L, err)) < 0) goto fail;
@@ -315,7 +310,7 @@ int sim_search_same_deployment(const sim_search *s, int32_t a, int32_t b)
 {
     const sim_search_cand *x = &s->cands[a], *y = &s->cands[b];
     if (x->mode != y->mode || x->n_pools != y->n_pools || strcmp(x->gpu, y->gpu) != 0) return 0;
-    if (x->encode_instances != y->encode_instances) return 0;
+    if (x->encode_instances != y->encode_instances || x->autoscale != y->autoscale) return 0;
     for (int32_t p = 0; p < x->n_pools; p++) {
         const sim_search_pool *u = &x->pools[p], *v = &y->pools[p];
         if (u->role != v->role || u->instances != v->instances || u->tp != v->tp || u->pp != v->pp ||
@@ -599,6 +594,7 @@ void sim_search_stats_get(const sim_search *s, sim_search_stats *out)
     out->objective_energy = s->objective_energy;
     out->interrupted = s->interrupted;
     out->hetero = s->hetero;
+    out->autoscale = s->n_as > 0;
     out->percentile = s->percentile;
     snprintf(out->notes, sizeof out->notes, "%s", s->notes);
 }

@@ -65,6 +65,8 @@ typedef struct {
                               * scenario's deployment.encode.instances > 0); 0: the instances encode;
                               * < 0: no images' encode pool dimension (deployment.encode as the scenario has it) */
     char encode_gpu[SIM_NAME_MAX]; /* the encoders' GPU type when encode_instances > 0 */
+    int32_t autoscale;       /* search.autoscale: 1 = the pools whose scenario template autoscales scale by its
+                              * policy (max = their instance count); 0 = a fixed fleet; -1 = the dimension is off */
     int32_t gpus;            /* whole deployment, the encoders included */
     char label[256];         /* e.g. "pd 2P tp4 + 6D tp4 | seqs 256 mbt 8192 chunk 2048" */
 } sim_search_cand;
@@ -101,6 +103,11 @@ typedef struct {
     double cost_per_mtok;    /* USD per million output tokens (0 without a price) */
     double score;            /* higher is better */
     double joules_per_token; /* energy per output token of the best probe (energy on; else 0) */
+    double gpu_hours;        /* search.autoscale: GPU-hours the fleet held from t = 0 to the run's end (autoscaled
+                              * pools as their autoscaler held them); else 0 */
+    double gpus_held;        /* search.autoscale: the time-weighted mean GPUs held (gpu_hours over the run); what
+                              * goodput_per_gpu and cost_per_mtok are per; else 0 */
+    int64_t requests_missed; /* search.autoscale: requests completed outside the SLO; else 0 */
     /* search.replications >= 2 (the best candidate of each of the top_k distinct deployments only):
      * the objective over that many independently seeded runs at `rate`, a 95 % Student-t interval */
     int32_t rep_n;           /* runs; 0 when not replicated */
@@ -194,6 +201,7 @@ typedef struct {
     int32_t objective_energy;   /* 1: ranked by output tokens per joule (search.objective energy) */
     int32_t interrupted;        /* 1: stopped through opts.stop: the results cover what was decided */
     int32_t hetero;             /* 1: per-role GPU types searched (search.prefill_gpus etc.) */
+    int32_t autoscale;          /* 1: search.autoscale is on (fixed and/or autoscaled fleets at the scenario's load) */
     int64_t undecided;          /* candidates left pending by an interruption */
     double percentile;
     char notes[1024];           /* what the space ignored or assumed */

@@ -232,6 +232,7 @@ void sim_search_pool_cfg(const sim_search *s, const sim_search_cand *c, int32_t 
     out->scheduler.max_batched_tokens = c->max_batched_tokens;
     out->scheduler.chunk_tokens = c->chunk_tokens;
     sim_search_spec_apply(c, p, out);
+    sim_search_autoscale_apply(s, c, p, out);
 }
 
 static const sim_search_costent *cost_find(const sim_search *s, const char *gpu, const sim_search_pool *p,
@@ -602,6 +603,7 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
     res->bound_rate = rate;
     double r = rate;
     if (s->fixed && !s->closed && sc->search.rate < r) r = sc->search.rate;
-    double gpg = r * L->out_mean / c->gpus;
+    /* Autoscaled: no run holds fewer GPUs than every pool at its min. */
+    double gpg = r * L->out_mean / (s->n_as > 0 ? sim_search_gpus_floor(s, c) : c->gpus);
     res->bound_score = s->objective_cost ? gpg / res->price : gpg;
 }

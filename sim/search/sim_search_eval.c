@@ -9,7 +9,9 @@
  * rate found — and the goodput computed from it — stays below the bound,
  * which is what makes bound pruning exact. Probes queue-limit themselves:
  * a request waiting 10× the TTFT bound (at least 10 s) means arrivals exceed
- * capacity, so the run stops early as overloaded. */
+ * capacity, so the run stops early as overloaded (not with autoscaling in
+ * the space, search.autoscale: every candidate then runs the scenario's own
+ * arrivals once, and queueing through a cold start is expected). */
 #include "sim_search_impl.h"
 #include "sim_clock.h"
 
@@ -46,7 +48,9 @@ int sim_search_apply(const sim_search *s, int32_t i, double rate, int64_t reques
         if (c->encode_instances > 0 && strcmp(c->encode_gpu, c->gpu) != 0)
             snprintf(out->deployment.encode_gpu, sizeof out->deployment.encode_gpu, "%s", c->encode_gpu);
     }
-    out->workload.requests = requests > 0 ? requests : sim_search_requests_for(s, c);
+    /* With autoscaling in the space the scenario's own requests (0: until its duration_s). */
+    out->workload.requests = s->n_as > 0 ? s->sc.workload.requests
+                                         : requests > 0 ? requests : sim_search_requests_for(s, c);
     out->sweep.key[0] = '\0';
     out->sweep.values[0] = '\0';
     out->output.db[0] = '\0';
@@ -63,7 +67,10 @@ int sim_search_apply(const sim_search *s, int32_t i, double rate, int64_t reques
             out->workload.arrival.rate = rate;
         }
     }
-    if (s->sc.slo.ttft_ms > 0) {
+    /* Not with autoscaling in the space: an autoscaled fleet queues while a
+     * new instance cold-starts, which is no sign of unbounded growth; every
+     * candidate then stops on the scenario's own overload settings. */
+    if (s->sc.slo.ttft_ms > 0 && s->n_as == 0) {
         double q = s->sc.slo.ttft_ms * 1e-2; /* 10× the bound, in seconds */
         if (q < 10) q = 10;
         if (q < out->overload.max_queue_delay_s) out->overload.max_queue_delay_s = q;
@@ -183,7 +190,17 @@ static void fill_metrics(const sim_search *s, const sim_search_cand *c, sim_sear
     /* Classes: the served requests' own mean output (admission control
      * changes the mix from the one offered). */
     double mean_out = s->classes && sum->req_per_s > 0 ? sum->output_tokens_per_s / sum->req_per_s : res->mean_output;
-    res->goodput_per_gpu = r * good * mean_out / c->gpus;
+    /* Autoscaling in the space: per GPU held (the time-weighted mean over the
+     * run; a fixed fleet holds all its GPUs), at least the GPUs at every
+     * pool's min, so the bound (sim_search_bound) stays above. */
+    double gpus = c->gpus;
+    if (s->n_as > 0) {
+        res->gpu_hours = sim_search_gpu_hours(c, sum);
+        res->gpus_held = sim_search_gpus_held(c, sum);
+        res->requests_missed = sum->requests_completed - sum->requests_good;
+        gpus = res->gpus_held;
+    }
+    res->goodput_per_gpu = r * good * mean_out / gpus;
     res->run_tok_s_gpu = sum->output_tokens_per_s_per_gpu;
     res->tok_s_user = sum->tpot_ms.mean > 0 ? 1000.0 / sum->tpot_ms.mean : 0;
     res->ttft_ms = pct(&sum->ttft_ms, s->percentile);

@@ -79,6 +79,9 @@ struct sim_search {
     int32_t enc_v[SIM_SEARCH_MAX_ENC];
     int enc_key;             /* search.encode_instances given (else the scenario's pool size, alone) */
     char enc_gpu[SIM_NAME_MAX]; /* deployment.encode.gpu ("" = each candidate's first pool's GPU type) */
+    int32_t n_as;            /* search.autoscale values (0: the dimension is off) */
+    int32_t as_v[2];         /* 0 = fixed, 1 = autoscaled */
+    int64_t as_skipped;      /* autoscaled variants not enumerated: no pool could change size, or af / pd+af */
     int32_t threads;
     int32_t rank, ranks;
     int64_t simulations;
@@ -93,6 +96,9 @@ struct sim_search {
     int32_t best;            /* best OK candidate by score so far, -1 (under mu) */
     struct calib_table_cache *perf_cache; /* perf-db tables, built once for every candidate's cluster */
 };
+
+/* sim_search.c: appends printf-style text to the search's notes (cut at their size). */
+void sim_search_note(sim_search *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* sim_search_eval.c: the search's score of a goodput per GPU (tok/s/GPU)
  * under its objective: per USD/GPU-h for cost (0 without a price), else
@@ -167,6 +173,28 @@ void sim_search_img_close(sim_search_img_draw *h);
  * the fewest items a request has. */
 double sim_search_encode_mean_s(const sim_search *s, const model_cost *mc, int32_t ranks, const sim_search_lens *L,
                                 double *min_s);
+
+/* sim_search_autoscale.c: autoscaling as a search dimension. */
+/* Before enumeration: the values of search.autoscale (off,on by default
+ * when a scenario pool autoscales) and the refusals, with key paths
+ * (search.rate, objective energy, an encode pool, on without a policy). */
+int sim_search_autoscale_init(sim_search *s, sim_err *err);
+/* Pool p of c: the least instances it may hold and those it starts with
+ * (both its instance count when it does not autoscale). */
+void sim_search_autoscale_range(const sim_search *s, const sim_search_cand *c, int32_t p, int32_t *min,
+                                int32_t *start);
+/* Sets out's autoscale block and starting instances for pool p of c (off
+ * unless c is autoscaled and p's template pool autoscales). */
+void sim_search_autoscale_apply(const sim_search *s, const sim_search_cand *c, int32_t p, sim_pool_cfg *out);
+/* 1 when autoscaled candidate c has a pool that can change size (not af or pd+af). */
+int sim_search_autoscale_varies(const sim_search *s, const sim_search_cand *c);
+/* Pool p's instance count as the label shows it: "2..8" when it autoscales, else "8". */
+void sim_search_autoscale_count(const sim_search *s, const sim_search_cand *c, int32_t p, char *buf, size_t len);
+/* GPUs c holds at the least (every autoscaled pool at its min): the pruning bound's denominator. */
+int32_t sim_search_gpus_floor(const sim_search *s, const sim_search_cand *c);
+/* GPU-hours candidate c's run held (t = 0 to the run's end) and their time-weighted mean. */
+double sim_search_gpu_hours(const sim_search_cand *c, const sim_summary *sum);
+double sim_search_gpus_held(const sim_search_cand *c, const sim_summary *sum);
 
 /* sim_search_bound.c */
 /* The scenario pool whose settings a pool of that role takes: the first of

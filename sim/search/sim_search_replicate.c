@@ -44,7 +44,9 @@ static double run_objective(const sim_search *s, int32_t i, const sim_summary *s
     const sim_search_result *r = &s->res[i];
     double out = sum->req_per_s > 0 ? sum->output_tokens_per_s / sum->req_per_s : r->mean_output;
     double good = sim_headline_attainment(sum);
-    double g = s->closed ? sum->goodput_req_per_s * out / c->gpus : r->rate * good * out / c->gpus;
+    /* Autoscaling in the space: per GPU this run held, as the search scores it. */
+    double gpus = s->n_as > 0 ? sim_search_gpus_held(c, sum) : c->gpus;
+    double g = s->closed ? sum->goodput_req_per_s * out / gpus : r->rate * good * out / gpus;
     return sim_search_score_of(s, g, r->price, sum->energy.enabled ? sum->energy.joules_per_output_token : 0);
 }
 

@@ -68,8 +68,10 @@ void sim_search_why_lost(const sim_search *s, int32_t i, char *buf, size_t len)
             sim_search_layout_name(&b->pools[p], lb, sizeof lb);
             const char *role = sim_role_name(a->pools[p].role);
             if (strcmp(la, lb) != 0) DIFF(", %s %s not %s", role, la, lb);
-            if (a->pools[p].instances != b->pools[p].instances)
-                DIFF(", %d %s not %d", (int)a->pools[p].instances, role, (int)b->pools[p].instances);
+            char ca[32], cb[32];
+            sim_search_autoscale_count(s, a, p, ca, sizeof ca);
+            sim_search_autoscale_count(s, b, p, cb, sizeof cb);
+            if (strcmp(ca, cb) != 0) DIFF(", %s %s not %s", ca, role, cb);
             if (strcmp(a->pools[p].gpu, b->pools[p].gpu) != 0)
                 DIFF(", %s on %s not %s", role, a->pools[p].gpu, b->pools[p].gpu);
         }
@@ -205,6 +207,25 @@ static void fleets_table(const sim_search *s, FILE *f, const int32_t *top, int32
     }
 }
 
+/* search.autoscale: what each top fleet held over the run against its
+ * max, the requests it served outside the SLO and, priced, what it cost. */
+static void autoscale_table(const sim_search *s, FILE *f, const int32_t *top, int32_t n)
+{
+    fprintf(f, "\nGPUs held over the run (t = 0 to its end; GPUs: the fleet's max; held: the time-weighted mean; "
+               "saved: against holding the max; missed: requests outside the SLO):\n");
+    fprintf(f, "  %-3s %-58s %5s %7s %9s %7s %8s %10s\n", "#", "deployment", "GPUs", "held", "GPU-h", "saved",
+            "missed", "USD");
+    for (int32_t q = 0; q < n; q++) {
+        const sim_search_cand *c = &s->cands[top[q]];
+        const sim_search_result *r = &s->res[top[q]];
+        char usd[24] = "-";
+        if (r->price > 0) snprintf(usd, sizeof usd, "%.2f", r->price * r->gpu_hours);
+        fprintf(f, "  %-3d %-58.58s %5d %7.2f %9.3f %6.1f%% %8lld %10s\n", (int)q + 1, c->label, (int)c->gpus,
+                r->gpus_held, r->gpu_hours, c->gpus > 0 ? 100.0 * (1 - r->gpus_held / c->gpus) : 0,
+                (long long)r->requests_missed, usd);
+    }
+}
+
 /* search.replications: the top deployments' objective over the seeds. */
 static void replications_table(const sim_search *s, FILE *f, const int32_t *top, int32_t n)
 {
@@ -243,11 +264,15 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
     else fprintf(f, "SLO: TTFT %s <= %s, TPOT %s <= %s; ", pn, tb, pn, db);
     fprintf(f, "%s; objective: %s\n",
             s->fixed ? (s->classes  ? "evaluated at the classes' own arrival rates"
+                       : s->n_as > 0 ? "evaluated at the scenario's own arrivals"
                        : s->closed ? "evaluated at the scenario's closed-loop concurrency"
                                    : "evaluated at search.rate")
                      : "highest SLO-meeting rate per candidate",
             s->objective_energy ? "fewest joules per output token at the highest SLO-meeting rate"
-            : s->objective_cost ? "lowest USD per million output tokens" : "most SLO-meeting output tokens/s per GPU");
+            : s->objective_cost ? (s->n_as > 0 ? "lowest USD per million output tokens (per GPU-hour held)"
+                                               : "lowest USD per million output tokens")
+            : s->n_as > 0 ? "most SLO-meeting output tokens/s per GPU held (mean over the run)"
+                          : "most SLO-meeting output tokens/s per GPU");
     if (st.undecided > 0)
         fprintf(f, "INCOMPLETE: %lld of %lld candidates undecided (%s); the tables cover the %lld decided\n",
                 (long long)st.undecided, (long long)st.candidates,
@@ -282,6 +307,7 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
     header(s, f, 1);
     for (int32_t q = 0; q < n && q < k; q++) row(s, f, q + 1, top[q], 1, var[q]);
     if (s->hetero) fleets_table(s, f, top, n < k ? n : k);
+    if (s->n_as > 0) autoscale_table(s, f, top, n < k ? n : k);
     replications_table(s, f, top, n < k ? n : k);
     int32_t *par = malloc((size_t)s->n * sizeof *par);
     if (!par) return;
@@ -317,6 +343,13 @@ static json_t *cand_json(const sim_search *s, int32_t i)
         json_object_set_new(po, "role", json_string(sim_role_name(c->pools[p].role)));
         json_object_set_new(po, "instances", json_integer(c->pools[p].instances));
         json_object_set_new(po, "layout", json_string(ln));
+        int32_t amin, astart;
+        sim_search_autoscale_range(s, c, p, &amin, &astart);
+        if (amin < c->pools[p].instances) {
+            /* An autoscaled pool: instances is its max. */
+            json_object_set_new(po, "autoscale_min", json_integer(amin));
+            json_object_set_new(po, "autoscale_start", json_integer(astart));
+        }
         if (s->hetero) {
             json_object_set_new(po, "gpu", json_string(c->pools[p].gpu));
             json_object_set_new(po, "gpus", json_integer(c->pools[p].instances * c->pools[p].gpus));
@@ -333,6 +366,7 @@ static json_t *cand_json(const sim_search *s, int32_t i)
         json_object_set_new(o, "encode_instances", json_integer(c->encode_instances));
         if (c->encode_instances > 0) json_object_set_new(o, "encode_gpu", json_string(c->encode_gpu));
     }
+    if (c->autoscale >= 0) json_object_set_new(o, "autoscale", json_boolean(c->autoscale == 1));
     json_object_set_new(o, "bound_rate", json_real(r->bound_rate));
     if (r->status == SIM_CAND_OK) {
         json_object_set_new(o, "rate", json_real(r->rate));
@@ -344,6 +378,12 @@ static json_t *cand_json(const sim_search *s, int32_t i)
         if (r->cost_per_mtok > 0) json_object_set_new(o, "cost_per_mtok", json_real(r->cost_per_mtok));
         if (s->hetero && r->price > 0) json_object_set_new(o, "usd_per_hour", json_real(r->price * c->gpus));
         if (r->joules_per_token > 0) json_object_set_new(o, "joules_per_output_token", json_real(r->joules_per_token));
+        if (s->n_as > 0) {
+            json_object_set_new(o, "gpus_held", json_real(r->gpus_held));
+            json_object_set_new(o, "gpu_hours", json_real(r->gpu_hours));
+            json_object_set_new(o, "requests_missed", json_integer(r->requests_missed));
+            if (r->price > 0) json_object_set_new(o, "usd", json_real(r->price * r->gpu_hours));
+        }
         json_object_set_new(o, "score", json_real(r->score));
         if (r->rep_n >= 2) {
             json_t *rp = json_object();
@@ -448,9 +488,14 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
     if (s->n_enc > 0)
         fprintf(f, "# encode_instances: one-GPU encoders of the images' encode pool, 0 = the instances encode "
                    "(search.encode_instances); counted in gpus\n");
+    if (s->n_as > 0)
+        fprintf(f, "# autoscale: 1 = autoscaled (gpus at its max), 0 = fixed (search.autoscale); gpus_held: mean GPUs "
+                   "held over the run (t = 0 to its end), gpu_hours: their GPU-hours, requests_missed: completed "
+                   "outside the SLO (simulated candidates)\n");
     fprintf(f, "id,status,label,gpu,mode,gpus,requests,bound_rate,rate,goodput_per_gpu,run_tok_s_gpu,tok_s_user,"
-               "ttft_ms,tpot_ms,cost_per_mtok,score,probes,prices,reason%s%s\n",
-            s->n_drafts > 0 ? ",draft_tokens" : "", s->n_enc > 0 ? ",encode_instances" : "");
+               "ttft_ms,tpot_ms,cost_per_mtok,score,probes,prices,reason%s%s%s\n",
+            s->n_drafts > 0 ? ",draft_tokens" : "", s->n_enc > 0 ? ",encode_instances" : "",
+            s->n_as > 0 ? ",autoscale,gpus_held,gpu_hours,requests_missed" : "");
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_cand *c = &s->cands[i];
         const sim_search_result *r = &s->res[i];
@@ -468,6 +513,8 @@ int sim_search_write_csv(const sim_search *s, FILE *f)
         csv_str(f, r->reason);
         if (s->n_drafts > 0) fprintf(f, ",%d", (int)c->draft_tokens);
         if (s->n_enc > 0) fprintf(f, ",%d", (int)c->encode_instances);
+        if (s->n_as > 0)
+            fprintf(f, ",%d,%.6g,%.6g,%lld", (int)c->autoscale, r->gpus_held, r->gpu_hours, (long long)r->requests_missed);
         fputc('\n', f);
     }
     return ferror(f) ? SIM_EIO : 0;
@@ -635,7 +682,14 @@ int sim_search_write_yaml(const sim_search *s, int32_t i, FILE *f, sim_err *err)
     if (ss.undecided > 0)
         fprintf(f, "# INCOMPLETE: the best of the candidates decided before the search %s (%lld of %lld undecided).\n",
                 ss.interrupted ? "was interrupted" : "finished", (long long)ss.undecided, (long long)ss.candidates);
-    if (r->status == SIM_CAND_OK)
+    if (r->status == SIM_CAND_OK && s->n_as > 0)
+        fprintf(f, "# Over the scenario's own arrivals (%.4g req/s served): TTFT %s %.0f ms, TPOT %s %.1f ms,\n"
+                   "#   %lld requests outside the SLO; %.2f GPUs held on average of %d (%.3f GPU-hours from t = 0\n"
+                   "#   to the run's end); %.1f SLO-meeting output tok/s per GPU held (what the search ranks by).\n"
+                   "# `servesim run` on this file replays the search's simulation exactly.\n",
+                r->rate, pct_name(s->percentile), r->ttft_ms, pct_name(s->percentile), r->tpot_ms,
+                (long long)r->requests_missed, r->gpus_held, (int)s->cands[i].gpus, r->gpu_hours, r->goodput_per_gpu);
+    else if (r->status == SIM_CAND_OK)
         fprintf(f, "# At %.4g req/s with %lld requests: TTFT %s %.0f ms, TPOT %s %.1f ms;\n"
                    "#   %.1f output tok/s per GPU meeting the SLO at the offered rate (rate x SLO-meeting share x mean\n"
                    "#   output tokens / GPUs: what the search ranks by);\n"

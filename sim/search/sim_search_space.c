@@ -277,28 +277,32 @@ typedef struct {
     int n;                     /* 0: search.draft_tokens off */
 } drafts;
 
-static int emit(sim_search *s, sim_search_cand *base, const char *const *gpu, const sched3 *sch, int nsch,
-                const double *lams, int nl, const drafts *dr, int multi_gpu, sim_err *err)
+/* "2x tp4 + 6D tp4" for c's pools (an autoscaled pool's count as min..max). */
+static void pools_label(const sim_search *s, const sim_search_cand *c, char *pools, size_t len)
 {
-    char pools[200] = "";
-    int n = 0;
-    base->gpus = base->encode_instances > 0 ? base->encode_instances : 0;
-    for (int32_t p = 0; p < base->n_pools; p++) snprintf(base->pools[p].gpu, sizeof base->pools[p].gpu, "%s", gpu[p]);
-    for (int32_t p = 0; p < base->n_pools; p++) {
-        char ln[48];
-        const sim_search_pool *pp = &base->pools[p];
-        base->gpus += pp->instances * pp->gpus;
+    size_t n = 0;
+    pools[0] = '\0';
+    for (int32_t p = 0; p < c->n_pools && n < len; p++) {
+        char ln[48], cnt[32];
+        const sim_search_pool *pp = &c->pools[p];
         sim_search_layout_name(pp, ln, sizeof ln);
+        sim_search_autoscale_count(s, c, p, cnt, sizeof cnt);
         const char *tag = pp->role == SIM_ROLE_PREFILL ? "P" : pp->role == SIM_ROLE_DECODE ? "D"
                         : pp->role == SIM_ROLE_ATTENTION ? "A" : pp->role == SIM_ROLE_FFN ? "F" : "x";
         if (s->hetero)
-            n += snprintf(pools + n, sizeof pools - (size_t)n, "%s%d%s %s@%.24s", p ? " + " : "", (int)pp->instances,
-                          tag, ln, pp->gpu);
+            n += (size_t)snprintf(pools + n, len - n, "%s%s%s %s@%.24s", p ? " + " : "", cnt, tag, ln, pp->gpu);
         else
-            n += snprintf(pools + n, sizeof pools - (size_t)n, "%s%d%s %s", p ? " + " : "", (int)pp->instances,
-                          tag, ln);
-        if (n >= (int)sizeof pools) break;
+            n += (size_t)snprintf(pools + n, len - n, "%s%s%s %s", p ? " + " : "", cnt, tag, ln);
     }
+}
+
+static int emit(sim_search *s, sim_search_cand *base, const char *const *gpu, const sched3 *sch, int nsch,
+                const double *lams, int nl, const drafts *dr, int multi_gpu, sim_err *err)
+{
+    char pools[200];
+    base->gpus = base->encode_instances > 0 ? base->encode_instances : 0;
+    for (int32_t p = 0; p < base->n_pools; p++) snprintf(base->pools[p].gpu, sizeof base->pools[p].gpu, "%s", gpu[p]);
+    for (int32_t p = 0; p < base->n_pools; p++) base->gpus += base->pools[p].instances * base->pools[p].gpus;
     const int can_spec = sim_search_spec_possible(base);
     for (int i = 0; i < nsch; i++) {
         for (int j = 0; j < (nl ? nl : 1); j++) {
@@ -323,15 +327,24 @@ static int emit(sim_search *s, sim_search_cand *base, const char *const *gpu, co
                     else
                         snprintf(en, sizeof en, " | enc %d", (int)c.encode_instances);
                 }
-                /* A label longer than its buffer is cut (a display string); its
-                 * last character then says so. */
-                if (snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s%s%s",
-                             multi_gpu && !s->hetero ? c.gpu : "", multi_gpu && !s->hetero ? ": " : "",
-                             sim_mode_name(c.mode), pools, (int)c.max_seqs, (int)c.max_batched_tokens,
-                             (int)c.chunk_tokens, lam, dt, en) >= (int)sizeof c.label)
-                    c.label[sizeof c.label - 2] = '~';
-                int rc = push_cand(s, &c, err);
-                if (rc < 0) return rc;
+                /* search.autoscale: the fixed fleet and/or the autoscaled one (where a pool can change size). */
+                for (int a = 0; a < (s->n_as ? s->n_as : 1); a++) {
+                    c.autoscale = s->n_as ? s->as_v[a] : -1;
+                    if (c.autoscale == 1 && !sim_search_autoscale_varies(s, &c)) {
+                        s->as_skipped++;
+                        continue;
+                    }
+                    pools_label(s, &c, pools, sizeof pools);
+                    /* A label longer than its buffer is cut (a display string); its
+                     * last character then says so. */
+                    if (snprintf(c.label, sizeof c.label, "%.40s%s%s %.120s | seqs %d mbt %d chunk %d%s%s%s",
+                                 multi_gpu && !s->hetero ? c.gpu : "", multi_gpu && !s->hetero ? ": " : "",
+                                 sim_mode_name(c.mode), pools, (int)c.max_seqs, (int)c.max_batched_tokens,
+                                 (int)c.chunk_tokens, lam, dt, en) >= (int)sizeof c.label)
+                        c.label[sizeof c.label - 2] = '~';
+                    int rc = push_cand(s, &c, err);
+                    if (rc < 0) return rc;
+                }
             }
         }
     }
@@ -664,6 +677,12 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
     }
     G = cfg->max_gpus;
     if ((rc = sim_search_spec_check(s, err)) < 0) goto fail;
+    if (s->as_skipped > 0)
+        sim_search_note(s,
+                        "search.autoscale: %lld autoscaled variants not enumerated (no pool could change size: its min "
+                        "in the candidate's instances equals its count, or modes af / pd+af, where autoscaling is not "
+                        "modelled). ",
+                        (long long)s->as_skipped);
     if (s->n == 0) {
         rc = sim_err_set(err, SIM_EINVAL,
                          "the search space is empty: no layout fits search.max_gpus = %d with the modes "

@@ -112,13 +112,11 @@ int sim_search_spec_check(sim_search *s, sim_err *err)
             if (idx < 64) checked |= (uint64_t)1 << idx;
         }
     }
-    if (s->spec_skipped > 0) {
-        size_t o = strlen(s->notes);
-        snprintf(s->notes + o, sizeof s->notes - o,
-                 "search.draft_tokens: %lld candidates of modes af or pd+af or with pipeline-parallel decode pools "
-                 "left out with draft tokens > 0 (speculation is not modelled there; they are searched with 0 when "
-                 "the list has it). ",
-                 (long long)s->spec_skipped);
-    }
+    if (s->spec_skipped > 0)
+        sim_search_note(s,
+                        "search.draft_tokens: %lld candidates of modes af or pd+af or with pipeline-parallel decode "
+                        "pools left out with draft tokens > 0 (speculation is not modelled there; they are searched "
+                        "with 0 when the list has it). ",
+                        (long long)s->spec_skipped);
     return 0;
 }

@@ -389,15 +389,16 @@ static void test_bad_input(void)
     CHECK(load(no_slo, 2, sc) == 0);
     CHECK(sim_search_create(sc, NULL, &s, &err) == SIM_EINVAL);
     CHECK_CONTAINS(err.msg, "SLO");
-    /* An autoscaled pool is refused, saying why (the search ranks fixed fleets at one steady rate). */
-    static const char *autoscaled[] = {"deployment.pools.0.autoscale.enabled=true", "deployment.pools.0.autoscale.max=4"};
-    int arc = load(autoscaled, 2, sc);
+    /* An autoscaled pool puts autoscaling in the space (test_search_autoscale): every candidate at the
+     * scenario's own arrivals, so a fixed search.rate is refused, saying why. */
+    static const char *autoscaled[] = {"deployment.pools.0.autoscale.enabled=true", "deployment.pools.0.autoscale.max=4",
+                                       "search.rate=5"};
+    int arc = load(autoscaled, 3, sc);
     CHECK_MSG(arc == 0, "autoscaled pool not loaded");
     if (arc == 0) {
-        CHECK(sim_search_create(sc, NULL, &s, &err) == SIM_ENOTSUP);
-        CHECK_CONTAINS(err.msg, "deployment.pools.0.autoscale.enabled: the search does not evaluate autoscaled pools");
-        CHECK_CONTAINS(err.msg, "one steady arrival rate");
-        CHECK_CONTAINS(err.msg, "GPU-hours it saves against the SLO over a rate that changes in time");
+        CHECK(sim_search_create(sc, NULL, &s, &err) == SIM_EINVAL);
+        CHECK_CONTAINS(err.msg, "search.rate: with autoscaling in the search");
+        CHECK_CONTAINS(err.msg, "every candidate runs the scenario's own arrivals");
     }
     static const char *too_big[] = {"search.max_candidates=3"};
     CHECK(load(too_big, 1, sc) == 0);

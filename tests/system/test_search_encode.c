@@ -391,8 +391,9 @@ static void case_refusals(void)
     refused(gpu, 1, "deployment.encode.gpu");
     const char *whole[] = {"search.encode_instances=''", "deployment.encode.instances=4"};
     refused(whole, 2, "deployment.encode.instances: 4 encoders leave no GPU of search.max_gpus = 4");
-    const char *auto_[] = {"deployment.pools.0.autoscale.enabled=true", "deployment.pools.0.autoscale.max=2"};
-    refused(auto_, 2, "deployment.pools.0.autoscale.enabled");
+    const char *auto_[] = {"deployment.pools.0.autoscale.enabled=true", "deployment.pools.0.autoscale.max=2",
+                           "search.rate=0"};
+    refused(auto_, 3, "search.encode_instances: an encode pool is not modelled with autoscaling");
     /* Without the key, the scenario's pool size alone, counted in the budget, with a note. */
     const char *fixed[] = {"search.encode_instances=''", "deployment.encode.instances=1"};
     sim_search *s = search_of(fixed, 2, 0);
