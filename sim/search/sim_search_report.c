@@ -296,14 +296,16 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
         return;
     }
     fprintf(f, "\ntop %d of %d distinct deployments meeting the SLO (%lld candidates with their scheduler variants; "
-               "all in candidates.csv)\n"
-               "  req/s: highest rate that meets the SLO; tok/s/GPU: SLO-meeting output tokens/s per GPU at that "
-               "offered rate (ranks);\n"
+               "all in candidates.csv)\n%s"
                "  run/GPU: output tokens/s per GPU as `servesim run` reports the same simulation (first arrival to "
                "last completion,\n"
                "  the drain after the last arrival included); tok/s/u: decode speed per user; var: SLO-meeting "
                "scheduler variants\n",
-            (int)(n < k ? n : k), (int)n, (long long)st.ok);
+            (int)(n < k ? n : k), (int)n, (long long)st.ok,
+            s->n_as > 0 ? "  req/s: the rate served over the run; tok/s/GPU: SLO-meeting output tokens/s per GPU held "
+                          "(the mean over the run: ranks);\n"
+                        : "  req/s: highest rate that meets the SLO; tok/s/GPU: SLO-meeting output tokens/s per GPU at "
+                          "that offered rate (ranks);\n");
     header(s, f, 1);
     for (int32_t q = 0; q < n && q < k; q++) row(s, f, q + 1, top[q], 1, var[q]);
     if (s->hetero) fleets_table(s, f, top, n < k ? n : k);
