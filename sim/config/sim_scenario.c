@@ -12,6 +12,7 @@ void sim_class_from_workload(sim_class_cfg *cl, const sim_workload_cfg *w)
     cl->arrival = w->arrival;
     cl->input_tokens = w->input_tokens;
     cl->output_tokens = w->output_tokens;
+    cl->prefix = w->prefix;
 }
 
 sim_slo_cfg sim_class_slo(const sim_scenario *sc, int32_t i)

@@ -143,6 +143,7 @@ typedef struct {
     sim_len_dist output_tokens;
     sim_slo_cfg slo;           /* 0 = the scenario's slo.* bound */
     sim_bucket_cfg admission;  /* the class's own token bucket */
+    sim_prefix_cfg prefix;     /* its own prefix structure (its own prompts, documents, sessions) */
 } sim_class_cfg;
 
 /* workload.admission: what the cluster sheds at arrival. */

@@ -61,6 +61,31 @@ static const char *const presets[] = {"none", "sglang", "dynamo", "llmd"};
 #define LEN_DIST_D(sec, m, d) LEN_DIST_AT("workload." sec, SC_WL, m, d)
 #define LEN_DIST(sec, m) LEN_DIST_D(sec, m, LEN_DIST_TOKENS)
 
+/* A prefix-structure block (workload.prefix, workload.classes.*.prefix). */
+#define PREFIX_AT(sec, LOC, m, d)                                                                 \
+    SEC(sec, d),                                                                                  \
+    ENM(sec ".kind", LOC(m.kind), sim_prefix_kind_names, 0,                                       \
+        "none; system_prompt (shared prompts, Zipf popularity); multi_turn (each turn extends the " \
+        "previous context and answer); rag (shared documents, Zipf popularity)."),               \
+    FLD(sec ".block_tokens", SIM_SCHEMA_I32, LOC(m.block_tokens), IN(1, 65536),                   \
+        "Tokens per hash block."),                                                                \
+    FLD(sec ".prompts", SIM_SCHEMA_I32, LOC(m.prompts), IN(1, 100000000),                         \
+        "system_prompt: number of distinct shared prompts."),                                     \
+    FLD(sec ".prompt_tokens", SIM_SCHEMA_I32, LOC(m.prompt_tokens), IN(1, 10000000),              \
+        "system_prompt: tokens of each shared prompt (the request's own tokens follow)."),        \
+    FLD(sec ".zipf_s", SIM_SCHEMA_F64, LOC(m.zipf_s), GE0,                                        \
+        "Popularity skew of prompts and documents (0 = uniform)."),                               \
+    FLD(sec ".sessions", SIM_SCHEMA_I32, LOC(m.sessions), IN(1, 100000000),                       \
+        "multi_turn: sessions open at once."),                                                    \
+    FLD(sec ".turns", SIM_SCHEMA_I32, LOC(m.turns), IN(1, 100000),                                \
+        "multi_turn: turns per session."),                                                        \
+    FLD(sec ".docs", SIM_SCHEMA_I32, LOC(m.docs), IN(1, 100000000),                               \
+        "rag: distinct documents."),                                                              \
+    FLD(sec ".doc_tokens", SIM_SCHEMA_I32, LOC(m.doc_tokens), IN(1, 10000000),                    \
+        "rag: tokens per document."),                                                             \
+    FLD(sec ".docs_per_request", SIM_SCHEMA_I32, LOC(m.docs_per_request),                         \
+        IN(1, 1000), "rag: documents in each prompt.")
+
 static const sim_schema_field table[] = {
     SEC("", "Top-level keys. Every key has a default, so `{}` is a valid scenario."),
     FLD("name", SIM_SCHEMA_STR, SC(name), ANY, "Scenario name, stored with the results."),
@@ -126,28 +151,8 @@ static const sim_schema_field table[] = {
         "Multiply trace timestamps (2 = half the rate)."),
     FLD("workload.trace.rate_scale", SIM_SCHEMA_F64, SC(workload.trace.rate_scale), GT0,
         "Multiply the arrival rate (divides timestamps); combines with time_scale."),
-    SEC("workload.prefix", "Synthetic prefix structure (hash blocks like Mooncake's) for prefix caching."),
-    ENM("workload.prefix.kind", SC(workload.prefix.kind), sim_prefix_kind_names, 0,
-        "none; system_prompt (shared prompts, Zipf popularity); multi_turn (each turn extends the "
-        "previous context and answer); rag (shared documents, Zipf popularity)."),
-    FLD("workload.prefix.block_tokens", SIM_SCHEMA_I32, SC(workload.prefix.block_tokens), IN(1, 65536),
-        "Tokens per hash block."),
-    FLD("workload.prefix.prompts", SIM_SCHEMA_I32, SC(workload.prefix.prompts), IN(1, 100000000),
-        "system_prompt: number of distinct shared prompts."),
-    FLD("workload.prefix.prompt_tokens", SIM_SCHEMA_I32, SC(workload.prefix.prompt_tokens), IN(1, 10000000),
-        "system_prompt: tokens of each shared prompt (the request's own tokens follow)."),
-    FLD("workload.prefix.zipf_s", SIM_SCHEMA_F64, SC(workload.prefix.zipf_s), GE0,
-        "Popularity skew of prompts and documents (0 = uniform)."),
-    FLD("workload.prefix.sessions", SIM_SCHEMA_I32, SC(workload.prefix.sessions), IN(1, 100000000),
-        "multi_turn: sessions open at once."),
-    FLD("workload.prefix.turns", SIM_SCHEMA_I32, SC(workload.prefix.turns), IN(1, 100000),
-        "multi_turn: turns per session."),
-    FLD("workload.prefix.docs", SIM_SCHEMA_I32, SC(workload.prefix.docs), IN(1, 100000000),
-        "rag: distinct documents."),
-    FLD("workload.prefix.doc_tokens", SIM_SCHEMA_I32, SC(workload.prefix.doc_tokens), IN(1, 10000000),
-        "rag: tokens per document."),
-    FLD("workload.prefix.docs_per_request", SIM_SCHEMA_I32, SC(workload.prefix.docs_per_request),
-        IN(1, 1000), "rag: documents in each prompt."),
+    PREFIX_AT("workload.prefix", SC_WL, prefix,
+              "Synthetic prefix structure (hash blocks like Mooncake's) for prefix caching."),
     SEC("workload.sessions", "Agentic / multi-turn sessions: each turn's prompt is the previous context plus its "
                              "answer (plus its sub-requests' answers) plus new user tokens, so the prefix cache can "
                              "hit the previous turn's KV; the arrival process times session starts. Off while count is 0."),
@@ -225,6 +230,10 @@ static const sim_schema_field table[] = {
     FLD("workload.classes.*.slo.ttft_ms", SIM_SCHEMA_F64, CL(slo.ttft_ms), GE0, "Time-to-first-token bound in ms."),
     FLD("workload.classes.*.slo.tpot_ms", SIM_SCHEMA_F64, CL(slo.tpot_ms), GE0, "Time-per-output-token bound in ms."),
     FLD("workload.classes.*.slo.e2e_ms", SIM_SCHEMA_F64, CL(slo.e2e_ms), GE0, "End-to-end latency bound in ms."),
+    PREFIX_AT("workload.classes.*.prefix", CL, prefix,
+              "The class's own prefix structure, as workload.prefix (which it starts from): its prompts, documents "
+              "and sessions are its own (their hash ids and session ids are not another class's), so its requests "
+              "share cached prefixes with each other only; kind none gives it none."),
     SEC("workload.classes.*.admission", "The class's own token bucket (beside workload.admission's)."),
     FLD("workload.classes.*.admission.rate", SIM_SCHEMA_F64, CL(admission.rate), GE0,
         "Refill rate in requests/s (0 = no bucket)."),

@@ -69,6 +69,7 @@ struct sim_prefixgen {
     int64_t n_items;
     double total_w;           /* sum of the popularity weights */
     uint32_t next_fresh;
+    uint32_t space_k, space_n;  /* id space k of n (sim_prefixgen_set_space); 0 of 1 by default */
     pg_session *sess;
     int32_t n_sess;
     int64_t next_session;
@@ -104,7 +105,21 @@ uint32_t sim_prefixgen_piece_id(sim_prefix_kind kind, int64_t item, int64_t offs
 
 static uint32_t pg_fresh(sim_prefixgen *g)
 {
-    return g->next_fresh++ & ~SIM_PREFIX_SHARED_BIT;
+    return (g->next_fresh++ * g->space_n + g->space_k) & ~SIM_PREFIX_SHARED_BIT;
+}
+
+/* The seed of shared content ids: the kind's, and the space's past space 0 of 1. */
+static uint64_t pg_content_h0(const sim_prefixgen *g)
+{
+    uint64_t h = sim_hash_mix64((uint64_t)g->kind + 1);
+    return g->space_n > 1 ? pg_fold(h, (uint64_t)g->space_k + 1) : h;
+}
+
+void sim_prefixgen_set_space(sim_prefixgen *g, int32_t k, int32_t n)
+{
+    SIM_ASSERT(n >= 1 && k >= 0 && k < n && g->next_fresh == 0 && g->next_session == 0, k);
+    g->space_k = (uint32_t)k;
+    g->space_n = (uint32_t)n;
 }
 
 /* Ids of a prompt made of n_seg shared segments of seg_len tokens each
@@ -114,7 +129,7 @@ static void pg_fill_shared(sim_prefixgen *g, const int64_t *items, int32_t n_seg
 {
     int64_t B = g->cfg.block_tokens, shared = (int64_t)n_seg * seg_len;
     int64_t n = (total + B - 1) / B;
-    uint64_t h0 = sim_hash_mix64((uint64_t)g->kind + 1);
+    uint64_t h0 = pg_content_h0(g);
     for (int64_t i = 0; i < n; i++) {
         int64_t start = i * B, end = start + B;
         if (end > shared) {
@@ -199,6 +214,15 @@ void sim_prefixgen_release(sim_prefixgen *g, const sim_request_spec *spec)
     /* A stale copy of a spec finds its buffer freed-to-pool or reused. */
     SIM_ASSERT(b->live && b->req_id == spec->id, spec->id);
     pg_buf_put(g, b);
+}
+
+void sim_prefixgen_renumber(sim_prefixgen *g, const sim_request_spec *spec, uint64_t id)
+{
+    (void)g;
+    if (!spec->hash_ids) return;
+    pg_buf *b = (pg_buf *)(void *)((char *)(uintptr_t)spec->hash_ids - offsetof(pg_buf, ids));
+    SIM_ASSERT(b->live && b->req_id == spec->id, spec->id);
+    b->req_id = id;
 }
 
 int64_t sim_prefixgen_live(const sim_prefixgen *g)
@@ -328,6 +352,7 @@ int sim_prefixgen_create(const sim_prefix_cfg *cfg, int32_t slots, uint64_t seed
     if (!g) return sim_err_set(err, SIM_ENOMEM, "workload.prefix: out of memory");
     g->kind = kind;
     g->cfg = *cfg;
+    g->space_n = 1;
     rc = SIM_ENOMEM;
     if (!(g->rng = sim_rng_create(seed, "prefix", 0))) goto fail;
     if (kind == SIM_PREFIX_MULTI_TURN) {
@@ -432,7 +457,7 @@ static int pg_attach_turn(sim_prefixgen *g, int32_t slot, int32_t own, sim_reque
     spec->hash_ids = b->ids;
     spec->n_ctx_ids = (int32_t)n;
     spec->ctx_ids = b->ids;
-    spec->session = (uint64_t)s->session + 1;
+    spec->session = (uint64_t)s->session * g->space_n + g->space_k + 1;
     return 0;
 }
 

@@ -41,6 +41,14 @@ void sim_prefixgen_destroy(sim_prefixgen *g);
 
 sim_prefix_kind sim_prefixgen_kind(const sim_prefixgen *g);
 
+/* Gives g id space k of n (0 <= k < n; before its first attach): its fresh
+ * ids are k, k + n, k + 2n, ... (below the shared bit), its shared content's
+ * ids are hashed with k (so its prompts and documents are its own) and its
+ * multi_turn sessions are numbered k + 1, k + 1 + n, ..., so n generators
+ * (a workload's SLO classes) never give two requests of different spaces a
+ * common id or session. Space 0 of 1 is the default (ids as without it). */
+void sim_prefixgen_set_space(sim_prefixgen *g, int32_t k, int32_t n);
+
 /* Attaches prefix structure to *spec, whose id and output_tokens are set:
  * own_tokens (>= 1) are the request's own prompt tokens (system_prompt: its
  * text after the shared prompt; multi_turn: the new user message; rag: the
@@ -58,6 +66,11 @@ int sim_prefixgen_attach(sim_prefixgen *g, int32_t slot, int32_t own_tokens,
  * exactly once: a second release hits SIM_ASSERT while the array sits in the
  * free pool or serves a later request, and is undefined once it was freed. */
 void sim_prefixgen_release(sim_prefixgen *g, const sim_request_spec *spec);
+
+/* Request spec (attached by g, not yet released) is to be known by id from
+ * now on: its release then gives that id (a merged workload renumbering a
+ * class's requests). */
+void sim_prefixgen_renumber(sim_prefixgen *g, const sim_request_spec *spec, uint64_t id);
 
 /* Requests attached and not yet released. */
 int64_t sim_prefixgen_live(const sim_prefixgen *g);

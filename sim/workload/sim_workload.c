@@ -338,19 +338,21 @@ fail:
 }
 
 /* The class's own workload: the base keys with the class's arrivals,
- * lengths and budget; a closed-loop class owns clients [client_base,
- * client_base + concurrency) of the merged workload's global numbering.
- * Traces, prefix structure and sessions are refused with classes by the
- * loader (and here). */
+ * lengths, budget and prefix structure; a closed-loop class owns clients
+ * [client_base, client_base + concurrency) of the merged workload's global
+ * numbering. A class's prefix generator draws from the class's own stream
+ * and ids of its own (sim_prefixgen_set_space: class i of n), so classes
+ * never share a cached prefix nor a session. Traces and sessions are
+ * refused with classes by the loader (and here). */
 static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out, sim_err *err)
 {
     int rc;
     if (cfg->n_classes > SIM_MAX_CLASSES)
         return sim_err_set(err, SIM_EINVAL, "workload.classes: at most %d classes (got %d)", SIM_MAX_CLASSES,
                            (int)cfg->n_classes);
-    if (cfg->trace.format != SIM_TRACE_NONE || cfg->prefix.kind != SIM_PREFIX_NONE || cfg->sessions.count > 0)
+    if (cfg->trace.format != SIM_TRACE_NONE || cfg->sessions.count > 0)
         return sim_err_set(err, SIM_EINVAL, "workload.classes: classes need synthetic arrivals without "
-                                            "a trace, prefix structure or sessions");
+                                            "a trace or sessions");
     sim_workload *w = calloc(1, sizeof *w);
     if (!w) return sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
     w->cfg = *cfg;
@@ -374,12 +376,14 @@ static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_wor
         sub.arrival = cl->arrival;
         sub.input_tokens = cl->input_tokens;
         sub.output_tokens = cl->output_tokens;
+        sub.prefix = cl->prefix;
         char stream[SIM_CLASS_NAME_MAX + 8];
         snprintf(stream, sizeof stream, "class.%s", cl->name);
         if ((rc = sim_workload_create(&sub, sim_rng_derive(seed, stream, 0), &w->sub[i], err)) < 0) {
             sim_err_wrap(err, rc, "workload.classes.%d (%s)", (int)i, cl->name);
             goto fail;
         }
+        if (w->sub[i]->pg) sim_prefixgen_set_space(w->sub[i]->pg, i, w->n_sub);
         int64_t t = sim_workload_total(w->sub[i]);
         w->total = w->total < 0 || t < 0 ? -1 : w->total + t;
         if (w->sub[i]->closed) {
@@ -415,6 +419,7 @@ static int wl_next_merged(sim_workload *w, sim_request_spec *out)
     if (best < 0) return 0;
     *out = w->next[best];
     w->has_next[best] = 0;
+    if (w->sub[best]->pg) sim_prefixgen_renumber(w->sub[best]->pg, out, (uint64_t)w->issued);
     out->id = (uint64_t)w->issued++;
     out->cls = best;
     out->priority = w->cfg.classes[best].priority;
@@ -627,6 +632,7 @@ static int wl_sample_class(sim_workload *w, sim_time now, int32_t client, sim_re
         if (rc == 0) w->spent[i] = 1;
         return rc;
     }
+    if (w->sub[i]->pg) sim_prefixgen_renumber(w->sub[i]->pg, out, (uint64_t)w->issued);
     out->id = (uint64_t)w->issued++;
     out->cls = i;
     out->priority = w->cfg.classes[i].priority;
@@ -664,11 +670,21 @@ void sim_workload_release(sim_workload *w, const sim_request_spec *spec)
 
 int64_t sim_workload_ids_live(const sim_workload *w)
 {
+    if (w->n_sub > 0) {
+        int64_t n = 0;
+        for (int32_t i = 0; i < w->n_sub; i++) n += sim_workload_ids_live(w->sub[i]);
+        return n;
+    }
     return w->pg ? sim_prefixgen_live(w->pg) : w->ss ? sim_session_live(w->ss) : 0;
 }
 
 size_t sim_workload_ids_bytes(const sim_workload *w)
 {
+    if (w->n_sub > 0) {
+        size_t n = 0;
+        for (int32_t i = 0; i < w->n_sub; i++) n += sim_workload_ids_bytes(w->sub[i]);
+        return n;
+    }
     return w->pg ? sim_prefixgen_bytes(w->pg) : w->ss ? sim_session_bytes(w->ss) : 0;
 }
 

@@ -724,10 +724,21 @@ static void test_classes(void)
     CHECK_CONTAINS(m, "workload.classes: expected a list of 1..8 items, got 0");
     m = load_fail("workload:\n  trace: {format: csv, path: t.csv}\n  classes:\n    - {name: a}\n", NULL, 0);
     CHECK_CONTAINS(m, "workload.classes: classes generate their own arrivals");
-    m = load_fail("workload:\n  prefix: {kind: rag}\n  classes:\n    - {name: a}\n", NULL, 0);
-    CHECK_CONTAINS(m, "workload.classes: classes with workload.prefix.kind rag are not supported");
+    CHECK_CONTAINS(m, "a trace's lines carry no class");
+    /* A class starts from workload.prefix and may set its own. */
+    {
+        sim_scenario ps;
+        sim_err perr = {{0}};
+        const char *py = "workload:\n  prefix: {kind: rag, docs: 50}\n  classes:\n    - {name: a}\n"
+                         "    - {name: b, prefix: {kind: system_prompt, prompts: 3}}\n    - {name: c, prefix: {kind: none}}\n";
+        CHECK_MSG(load(py, NULL, 0, &ps, &perr) == 0, "%s", perr.msg);
+        CHECK(ps.workload.classes[0].prefix.kind == SIM_PREFIX_RAG && ps.workload.classes[0].prefix.docs == 50);
+        CHECK(ps.workload.classes[1].prefix.kind == SIM_PREFIX_SYSTEM_PROMPT && ps.workload.classes[1].prefix.prompts == 3);
+        CHECK(ps.workload.classes[1].prefix.docs == 50 && ps.workload.classes[2].prefix.kind == SIM_PREFIX_NONE);
+    }
     m = load_fail("workload:\n  sessions: {count: 3}\n  classes:\n    - {name: a}\n", NULL, 0);
-    CHECK_CONTAINS(m, "workload.classes: classes with workload.sessions are not supported");
+    CHECK_CONTAINS(m, "workload.classes: classes with workload.sessions are not supported: a session's turns");
+    CHECK_CONTAINS(m, "workload.classes.N.prefix.kind multi_turn");
     m = load_fail("workload: {admission: {slo_factor: 2}}\n", NULL, 0);
     CHECK_CONTAINS(m, "workload.admission.slo_factor: shedding by predicted TTFT needs a TTFT bound");
     m = load_fail("workload: {admission: {rate: 1, burst: 0.5}}\n", NULL, 0);
