@@ -309,6 +309,7 @@ int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int b
     json_object_set_new(q, "mode", json_string(sim_mode_name(c->mode)));
     json_object_set_new(q, "gpus", json_integer(c->gpus));
     if (c->draft_tokens >= 0) json_object_set_new(q, "draft_tokens", json_integer(c->draft_tokens));
+    if (c->autoscale >= 0) json_object_set_new(q, "autoscale", json_boolean(c->autoscale == 1));
     if (c->encode_instances >= 0) {
         json_object_set_new(q, "encode_instances", json_integer(c->encode_instances));
         if (c->encode_instances > 0) json_object_set_new(q, "encode_gpu", json_string(c->encode_gpu));
@@ -328,6 +329,10 @@ int sim_search_probe_params(const sim_search *s, int32_t i, int32_t probe, int b
         json_object_set_new(q, "bound_rate", json_real(r->bound_rate));
         if (r->cost_per_mtok > 0) json_object_set_new(q, "cost_per_mtok", json_real(r->cost_per_mtok));
         if (s->hetero && r->price > 0) json_object_set_new(q, "usd_per_hour", json_real(r->price * c->gpus));
+        if (s->n_as > 0) {
+            json_object_set_new(q, "gpus_held", json_real(r->gpus_held));
+            json_object_set_new(q, "gpu_hours", json_real(r->gpu_hours));
+        }
     }
     if (s->hetero) {
         /* Each role's GPU type and count (the run's scenario names them too). */
