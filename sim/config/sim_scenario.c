@@ -13,6 +13,7 @@ void sim_class_from_workload(sim_class_cfg *cl, const sim_workload_cfg *w)
     cl->input_tokens = w->input_tokens;
     cl->output_tokens = w->output_tokens;
     cl->prefix = w->prefix;
+    cl->sessions = w->sessions;
 }
 
 sim_slo_cfg sim_class_slo(const sim_scenario *sc, int32_t i)

@@ -144,6 +144,7 @@ typedef struct {
     sim_slo_cfg slo;           /* 0 = the scenario's slo.* bound */
     sim_bucket_cfg admission;  /* the class's own token bucket */
     sim_prefix_cfg prefix;     /* its own prefix structure (its own prompts, documents, sessions) */
+    sim_session_cfg sessions;  /* its own agentic sessions (count 0 = none) */
 } sim_class_cfg;
 
 /* workload.admission: what the cluster sheds at arrival. */

@@ -86,6 +86,26 @@ static const char *const presets[] = {"none", "sglang", "dynamo", "llmd"};
     FLD(sec ".docs_per_request", SIM_SCHEMA_I32, LOC(m.docs_per_request),                         \
         IN(1, 1000), "rag: documents in each prompt.")
 
+/* An agentic-sessions block (workload.sessions, workload.classes.*.sessions);
+ * first: the key of the first turn's prompt. */
+#define SESSIONS_AT(sec, LOC, m, first, d)                                                        \
+    SEC(sec, d),                                                                                  \
+    FLD(sec ".count", SIM_SCHEMA_I64, LOC(m.count), GE0,                                          \
+        "Sessions to start (0 = off); workload.requests is then unused and duration_s bounds session starts."), \
+    LEN_DIST_AT(sec ".turns", LOC, m.turns, "Turns per session (a length distribution, clamped to [min, max])."), \
+    LEN_DIST_AT(sec ".user_tokens", LOC, m.user_tokens,                                           \
+                "New user tokens of each turn after the first (the first turn's prompt is " first ")."), \
+    LEN_DIST_AT(sec ".think_ms", LOC, m.think_ms,                                                 \
+                "Think / tool-call gap in ms between a turn's end (its sub-requests joined) and the next turn " \
+                "(a length distribution in ms; empirical reads measured gaps from a file)."),    \
+    FLD(sec ".fan_out", SIM_SCHEMA_I32, LOC(m.fan_out), IN(0, 1024),                              \
+        "Parallel sub-requests each turn but the last fans out when it finishes; the next turn waits for the " \
+        "last of them."),                                                                         \
+    LEN_DIST_AT(sec ".child_input_tokens", LOC, m.child_input_tokens,                             \
+                "A sub-request's own tokens after its parent's context (prompt + answer)."),     \
+    LEN_DIST_AT(sec ".child_output_tokens", LOC, m.child_output_tokens,                           \
+                "A sub-request's answer; the answers join the next turn's context.")
+
 static const sim_schema_field table[] = {
     SEC("", "Top-level keys. Every key has a default, so `{}` is a valid scenario."),
     FLD("name", SIM_SCHEMA_STR, SC(name), ANY, "Scenario name, stored with the results."),
@@ -153,24 +173,10 @@ static const sim_schema_field table[] = {
         "Multiply the arrival rate (divides timestamps); combines with time_scale."),
     PREFIX_AT("workload.prefix", SC_WL, prefix,
               "Synthetic prefix structure (hash blocks like Mooncake's) for prefix caching."),
-    SEC("workload.sessions", "Agentic / multi-turn sessions: each turn's prompt is the previous context plus its "
-                             "answer (plus its sub-requests' answers) plus new user tokens, so the prefix cache can "
-                             "hit the previous turn's KV; the arrival process times session starts. Off while count is 0."),
-    FLD("workload.sessions.count", SIM_SCHEMA_I64, SC(workload.sessions.count), GE0,
-        "Sessions to start (0 = off); workload.requests is then unused and duration_s bounds session starts."),
-    LEN_DIST_D("sessions.turns", sessions.turns, "Turns per session (a length distribution, clamped to [min, max])."),
-    LEN_DIST_D("sessions.user_tokens", sessions.user_tokens,
-               "New user tokens of each turn after the first (the first turn's prompt is workload.input_tokens)."),
-    LEN_DIST_D("sessions.think_ms", sessions.think_ms,
-               "Think / tool-call gap in ms between a turn's end (its sub-requests joined) and the next turn "
-               "(a length distribution in ms; empirical reads measured gaps from a file)."),
-    FLD("workload.sessions.fan_out", SIM_SCHEMA_I32, SC(workload.sessions.fan_out), IN(0, 1024),
-        "Parallel sub-requests each turn but the last fans out when it finishes; the next turn waits for the "
-        "last of them."),
-    LEN_DIST_D("sessions.child_input_tokens", sessions.child_input_tokens,
-               "A sub-request's own tokens after its parent's context (prompt + answer)."),
-    LEN_DIST_D("sessions.child_output_tokens", sessions.child_output_tokens,
-               "A sub-request's answer; the answers join the next turn's context."),
+    SESSIONS_AT("workload.sessions", SC_WL, sessions, "workload.input_tokens",
+                "Agentic / multi-turn sessions: each turn's prompt is the previous context plus its "
+                "answer (plus its sub-requests' answers) plus new user tokens, so the prefix cache can "
+                "hit the previous turn's KV; the arrival process times session starts. Off while count is 0."),
     SEC("workload.images", "Image or video inputs of a model with a vision tower (README \"Multimodal "
                            "inputs\"): each item's tokens join the prompt and the tower's pass is priced. Off "
                            "while per_request is fixed at 0."),
@@ -234,6 +240,11 @@ static const sim_schema_field table[] = {
               "The class's own prefix structure, as workload.prefix (which it starts from): its prompts, documents "
               "and sessions are its own (their hash ids and session ids are not another class's), so its requests "
               "share cached prefixes with each other only; kind none gives it none."),
+    SESSIONS_AT("workload.classes.*.sessions", CL, sessions, "the class's input_tokens",
+                "The class's own agentic sessions, as workload.sessions (which it starts from): its arrival "
+                "process times its session starts, every turn and sub-request is of the class (its SLO and "
+                "priority), and its sessions and their blocks are its own. Off while count is 0; not with a "
+                "closed-loop class or a prefix structure of the class."),
     SEC("workload.classes.*.admission", "The class's own token bucket (beside workload.admission's)."),
     FLD("workload.classes.*.admission.rate", SIM_SCHEMA_F64, CL(admission.rate), GE0,
         "Refill rate in requests/s (0 = no bucket)."),

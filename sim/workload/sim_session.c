@@ -38,7 +38,7 @@ typedef struct ss_buf {
 } ss_buf;
 
 typedef struct {
-    uint64_t sid;        /* session id (spec.session = sid + 1) */
+    uint64_t sid;        /* session id (spec.session = sid + 1, in space k of n: sid * n + k + 1) */
     int32_t open;
     sim_time start;      /* first arrival */
     int32_t turn;        /* current turn index */
@@ -68,6 +68,7 @@ struct sim_session {
     int32_t n_slots, cap_slots, free_head;
     int64_t n_open, next_sid;
     uint32_t next_fresh;
+    uint32_t space_k, space_n;  /* id space k of n (sim_session_set_space); 0 of 1 by default */
     ss_buf *live;
     int64_t n_live;
     size_t bytes;
@@ -92,6 +93,7 @@ int sim_session_create(const sim_workload_cfg *cfg, const sim_trace *trace, doub
     s->cfg = cfg->sessions;
     s->block_tokens = cfg->prefix.block_tokens;
     s->free_head = -1;
+    s->space_n = 1;
     if (!trace) {
         if (s->block_tokens < 1) {
             rc = sim_err_set(err, SIM_EINVAL, "workload.prefix.block_tokens: must be >= 1 (got %d)",
@@ -182,7 +184,20 @@ static void ss_slot_close(sim_session *s, int32_t i)
 
 static uint32_t ss_fresh(sim_session *s)
 {
-    return s->next_fresh++ & ~SIM_PREFIX_SHARED_BIT;
+    return (s->next_fresh++ * s->space_n + s->space_k) & ~SIM_PREFIX_SHARED_BIT;
+}
+
+/* spec.session of the slot's session: its id in this space, + 1. */
+static uint64_t ss_number(const sim_session *s, const ss_slot *sl)
+{
+    return sl->sid * s->space_n + s->space_k + 1;
+}
+
+void sim_session_set_space(sim_session *s, int32_t k, int32_t n)
+{
+    SIM_ASSERT(n >= 1 && k >= 0 && k < n && s->next_sid == 0 && s->next_fresh == 0, k);
+    s->space_k = (uint32_t)k;
+    s->space_n = (uint32_t)n;
 }
 
 /* Grows the slot's chain so its first `full` blocks have ids. */
@@ -241,10 +256,10 @@ void sim_session_release(sim_session *s, const sim_request_spec *spec)
     free(b);
 }
 
-static void ss_spec_base(const ss_slot *sl, int32_t slot, sim_request_spec *spec)
+static void ss_spec_base(const sim_session *s, const ss_slot *sl, int32_t slot, sim_request_spec *spec)
 {
     memset(spec, 0, sizeof *spec);
-    spec->session = sl->sid + 1;
+    spec->session = ss_number(s, sl);
     spec->sess_slot = slot;
     spec->turn = sl->turn;
 }
@@ -267,7 +282,7 @@ static int ss_synth_turn(sim_session *s, int32_t slot, int32_t own, sim_time arr
 {
     ss_slot *sl = &s->slots[slot];
     int64_t len = sl->ctx + own;
-    ss_spec_base(sl, slot, spec);
+    ss_spec_base(s, sl, slot, spec);
     spec->arrival = arrival;
     spec->output_tokens = sim_lendist_draw(s->out, s->rng);
     /* The turn's own tokens and its answer stay in the context: the full
@@ -327,7 +342,7 @@ static int ss_synth_done(sim_session *s, const sim_request_spec *spec, sim_time 
     sl->joined = 0;
     for (int32_t i = 0; i < fan; i++) {
         sim_request_spec c;
-        ss_spec_base(sl, slot, &c);
+        ss_spec_base(s, sl, slot, &c);
         c.sub = 1;
         c.arrival = now;
         int64_t own = sim_lendist_draw(s->child_in, s->rng);
@@ -345,7 +360,7 @@ static int ss_synth_done(sim_session *s, const sim_request_spec *spec, sim_time 
 static void ss_trace_spec(sim_session *s, const ss_slot *sl, int32_t slot, int64_t entry, sim_request_spec *spec)
 {
     const sim_trace_entry *e = &s->trace->entries[entry];
-    ss_spec_base(sl, slot, spec);
+    ss_spec_base(s, sl, slot, spec);
     spec->turn = e->turn;
     spec->sub = e->parent >= 0;
     spec->input_tokens = e->input_tokens;
@@ -453,7 +468,7 @@ int sim_session_done(sim_session *s, const sim_request_spec *spec, sim_time now,
 {
     SIM_ASSERT(spec->sess_slot >= 0 && spec->sess_slot < s->n_slots, spec->sess_slot);
     const ss_slot *sl = &s->slots[spec->sess_slot];
-    SIM_ASSERT(sl->open && sl->sid + 1 == spec->session && sl->turn == spec->turn, spec->session);
+    SIM_ASSERT(sl->open && ss_number(s, sl) == spec->session && sl->turn == spec->turn, spec->session);
     memset(info, 0, sizeof *info);
     info->is_turn = !spec->sub;
     info->turn = spec->turn;

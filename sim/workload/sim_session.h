@@ -85,6 +85,12 @@ void sim_session_release(sim_session *s, const sim_request_spec *spec);
 
 /* Sessions opened and not yet ended; requests whose ids are live; heap
  * bytes of slots, chains and live id arrays. */
+/* Gives s id space k of n (0 <= k < n; before its first session): its
+ * fresh block ids are k, k + n, ... and its sessions are numbered (spec
+ * .session) k + 1, k + 1 + n, ..., so n session models (a workload's SLO
+ * classes) never give two requests of different spaces a common id or
+ * session. Space 0 of 1 is the default. */
+void sim_session_set_space(sim_session *s, int32_t k, int32_t n);
 int64_t sim_session_open(const sim_session *s);
 int64_t sim_session_live(const sim_session *s);
 size_t sim_session_bytes(const sim_session *s);

@@ -338,21 +338,22 @@ fail:
 }
 
 /* The class's own workload: the base keys with the class's arrivals,
- * lengths, budget and prefix structure; a closed-loop class owns clients
+ * lengths, budget, prefix structure and sessions; a closed-loop class owns clients
  * [client_base, client_base + concurrency) of the merged workload's global
  * numbering. A class's prefix generator draws from the class's own stream
  * and ids of its own (sim_prefixgen_set_space: class i of n), so classes
- * never share a cached prefix nor a session. Traces and sessions are
- * refused with classes by the loader (and here). */
+ * never share a cached prefix nor a session; so does its session model
+ * (sim_session_set_space), whose follow-up requests the merged workload
+ * numbers and tags with the class (wl_emit). Traces are refused with
+ * classes by the loader (and here). */
 static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out, sim_err *err)
 {
     int rc;
     if (cfg->n_classes > SIM_MAX_CLASSES)
         return sim_err_set(err, SIM_EINVAL, "workload.classes: at most %d classes (got %d)", SIM_MAX_CLASSES,
                            (int)cfg->n_classes);
-    if (cfg->trace.format != SIM_TRACE_NONE || cfg->sessions.count > 0)
-        return sim_err_set(err, SIM_EINVAL, "workload.classes: classes need synthetic arrivals without "
-                                            "a trace or sessions");
+    if (cfg->trace.format != SIM_TRACE_NONE)
+        return sim_err_set(err, SIM_EINVAL, "workload.classes: classes need synthetic arrivals, not a trace");
     sim_workload *w = calloc(1, sizeof *w);
     if (!w) return sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
     w->cfg = *cfg;
@@ -377,6 +378,7 @@ static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_wor
         sub.input_tokens = cl->input_tokens;
         sub.output_tokens = cl->output_tokens;
         sub.prefix = cl->prefix;
+        sub.sessions = cl->sessions;
         char stream[SIM_CLASS_NAME_MAX + 8];
         snprintf(stream, sizeof stream, "class.%s", cl->name);
         if ((rc = sim_workload_create(&sub, sim_rng_derive(seed, stream, 0), &w->sub[i], err)) < 0) {
@@ -384,6 +386,7 @@ static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_wor
             goto fail;
         }
         if (w->sub[i]->pg) sim_prefixgen_set_space(w->sub[i]->pg, i, w->n_sub);
+        if (w->sub[i]->ss) sim_session_set_space(w->sub[i]->ss, i, w->n_sub);
         int64_t t = sim_workload_total(w->sub[i]);
         w->total = w->total < 0 || t < 0 ? -1 : w->total + t;
         if (w->sub[i]->closed) {
@@ -690,16 +693,23 @@ size_t sim_workload_ids_bytes(const sim_workload *w)
 
 int sim_workload_has_sessions(const sim_workload *w)
 {
+    for (int32_t i = 0; i < w->n_sub; i++)
+        if (w->sub[i]->ss) return 1;
     return w->ss != NULL;
 }
 
 int64_t sim_workload_sessions_open(const sim_workload *w)
 {
-    return w->ss ? sim_session_open(w->ss) : 0;
+    int64_t n = w->ss ? sim_session_open(w->ss) : 0;
+    for (int32_t i = 0; i < w->n_sub; i++) n += sim_workload_sessions_open(w->sub[i]);
+    return n;
 }
 
+/* A follow-up request, numbered by the (merged) workload; with classes
+ * (cls >= 0) tagged with its class and the class's priority. */
 typedef struct {
     sim_workload *w;
+    int32_t cls;
     sim_workload_emit_fn emit;
     void *ctx;
 } wl_emit_ctx;
@@ -708,6 +718,10 @@ static int wl_emit(void *ctx, sim_request_spec *spec)
 {
     wl_emit_ctx *e = ctx;
     spec->id = (uint64_t)e->w->issued++;
+    if (e->cls >= 0) {
+        spec->cls = e->cls;
+        spec->priority = e->w->cfg.classes[e->cls].priority;
+    }
     return e->emit(e->ctx, spec);
 }
 
@@ -715,8 +729,12 @@ int sim_workload_request_done(sim_workload *w, const sim_request_spec *spec, sim
                               sim_workload_emit_fn emit, void *ctx, struct sim_session_done_info *info)
 {
     memset(info, 0, sizeof *info);
-    if (!w->ss || spec->session == 0) return 0;
-    wl_emit_ctx e = {w, emit, ctx};
-    int rc = sim_session_done(w->ss, spec, now, wl_emit, &e, info);
+    /* With classes the session model of the request's class. */
+    int32_t cls = w->n_sub > 0 ? spec->cls : -1;
+    if (w->n_sub > 0 && (cls < 0 || cls >= w->n_sub)) return 0;
+    sim_session *ss = cls >= 0 ? w->sub[cls]->ss : w->ss;
+    if (!ss || spec->session == 0) return 0;
+    wl_emit_ctx e = {w, cls, emit, ctx};
+    int rc = sim_session_done(ss, spec, now, wl_emit, &e, info);
     return rc < 0 ? rc : 1;
 }

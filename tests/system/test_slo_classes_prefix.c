@@ -1,5 +1,6 @@
-/* test_slo_classes_prefix — SLO classes with prefix structure
- * (workload.classes.*.prefix, starting from workload.prefix).
+/* test_slo_classes_prefix — SLO classes with prefix structure and
+ * sessions of their own (workload.classes.*.prefix and .sessions, starting
+ * from workload.prefix and workload.sessions).
  *
  * Each class draws its prompts, documents and sessions from a generator of
  * its own: two classes with the same system-prompt configuration share no
@@ -12,10 +13,19 @@
  * served one at a time: the first request of each class finds nothing
  * cached (the other class's prompt is not its own) and every later one its
  * class's whole prompt, 2048 tokens. The shipped scenario: every class
- * meets its SLO far more often with the cache than without. */
+ * meets its SLO far more often with the cache than without.
+ *
+ * Sessions per class: a class's session model numbers its sessions in the
+ * class's residue, and its follow-up turns and sub-requests carry the
+ * class and its priority and fresh ids of the merged workload; through the
+ * simulator 4 sessions of 3 turns fanning out 2 sub-requests per turn but
+ * the last give 4 x 3 + 4 x 2 x 2 = 28 requests of their class beside the
+ * other class's 5; a closed-loop class or a class prefix structure with
+ * sessions is refused naming the key. */
 #include "sim_cluster.h"
 #include "sim_loader.h"
 #include "sim_prefixgen.h"
+#include "sim_session.h"
 #include "sim_workload.h"
 #include "test_util.h"
 #include "test_cluster_util.h"
@@ -180,7 +190,103 @@ static void test_shipped_scenario(void)
     free(f.recs);
 }
 
+/* Two classes of sessions: agent (priority 3) and helper (priority 1). */
+static void session_classes(sim_scenario *sc)
+{
+    static const char *const names[2] = {"agent", "helper"};
+    test_class_scenario(sc, 300, 20, 2, names);
+    for (int k = 0; k < 2; k++) {
+        sim_class_cfg *c = &sc->workload.classes[k];
+        c->priority = k ? 1 : 3;
+        c->arrival.process = SIM_ARRIVAL_CONSTANT;
+        c->arrival.rate = 1 / (1 + 0.3 * k);
+        sim_session_cfg *ss = &c->sessions;
+        ss->count = 3;
+        ss->fan_out = 2;
+        sim_len_dist *d[5] = {&ss->turns, &ss->user_tokens, &ss->think_ms, &ss->child_input_tokens,
+                              &ss->child_output_tokens};
+        static const double v[5] = {3, 50, 100, 40, 10};
+        for (int j = 0; j < 5; j++) {
+            d[j]->dist = SIM_DIST_FIXED;
+            d[j]->value = v[j];
+        }
+    }
+}
+
+typedef struct {
+    int n;
+    sim_request_spec got[8];
+} emitted;
+
+static int collect(void *ctx, sim_request_spec *spec)
+{
+    emitted *e = ctx;
+    if (e->n < 8) e->got[e->n++] = *spec;
+    return 0;
+}
+
+static void test_sessions_per_class(void)
+{
+    sim_scenario sc;
+    session_classes(&sc);
+    sim_workload *w = NULL;
+    sim_err err = {{0}};
+    REQUIRE_MSG(sim_workload_create(&sc.workload, sc.seed, &w, &err) == 0, "%s", err.msg);
+    CHECK(sim_workload_has_sessions(w));
+    sim_request_spec first[6];
+    int n = 0;
+    while (n < 6 && sim_workload_next(w, &first[n]) == 1) n++;
+    REQUIRE(n == 6);
+    CHECK(sim_workload_sessions_open(w) == 6);
+    uint64_t next_id = 6;
+    for (int k = 0; k < n; k++) {
+        const sim_request_spec *f = &first[k];
+        CHECK_MSG(f->session != 0 && (f->session - 1) % 2 == (uint64_t)f->cls, "first turn %d of class %d in session %llu",
+                  k, (int)f->cls, (unsigned long long)f->session);
+        CHECK(f->priority == (f->cls ? 1 : 3));
+        /* The first turn done: it fans out its 2 sub-requests, of its class and session. */
+        emitted e = {0};
+        sim_session_done_info info;
+        CHECK(sim_workload_request_done(w, f, f->arrival + 1000000, collect, &e, &info) == 1);
+        CHECK(info.is_turn && !info.ended);
+        REQUIRE(e.n == 2);
+        for (int j = 0; j < e.n; j++) {
+            CHECK(e.got[j].cls == f->cls && e.got[j].priority == f->priority && e.got[j].session == f->session);
+            CHECK_MSG(e.got[j].id == next_id, "follow-up id %llu, expected %llu", (unsigned long long)e.got[j].id,
+                      (unsigned long long)next_id);
+            next_id++;
+            sim_workload_release(w, &e.got[j]);
+        }
+        sim_workload_release(w, f);
+    }
+    sim_workload_destroy(w);
+
+    /* Through the simulator: 3 sessions x (3 turns + 2 x 2 sub-requests) = 21 requests per class. */
+    run_result r;
+    REQUIRE(run(&sc, &r) == 0);
+    for (int c = 0; c < 2; c++)
+        CHECK_MSG(r.sum.classes[c].requests_completed == 21, "%s: %lld", r.sum.classes[c].name,
+                  (long long)r.sum.classes[c].requests_completed);
+    CHECK(r.sum.sessions.completed == 6 && r.sum.sessions.turns == 18 && r.sum.sessions.sub_requests == 24);
+    free(r.recs);
+
+    /* Refused, naming the key: a closed-loop class, a class prefix structure beside sessions. */
+    const char *closed = "workload:\n  classes:\n    - {name: a, arrival: {process: closed_loop, concurrency: 2}, "
+                         "sessions: {count: 2}}\n";
+    const char *prefix = "workload:\n  classes:\n    - {name: a, prefix: {kind: rag}, sessions: {count: 2}}\n";
+    const char *yamls[2] = {closed, prefix};
+    const char *want[2] = {"workload.classes.0.sessions.count: sessions are their own closed loop",
+                           "workload.classes.0.prefix.kind: prefix.kind rag and the class's sessions exclude"};
+    for (int k = 0; k < 2; k++) {
+        sim_scenario bad;
+        sim_err e2 = {{0}};
+        CHECK(sim_loader_load_string(yamls[k], strlen(yamls[k]), "t.yaml", NULL, 0, &bad, &e2) < 0);
+        CHECK_CONTAINS(e2.msg, want[k]);
+    }
+}
+
 static const test_case cases[] = {
+    {"sessions_per_class", test_sessions_per_class},
     {"shipped_scenario", test_shipped_scenario},
     {"ids_own", test_ids_own},
     {"sessions_own", test_sessions_own},

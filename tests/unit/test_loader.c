@@ -736,9 +736,15 @@ static void test_classes(void)
         CHECK(ps.workload.classes[1].prefix.kind == SIM_PREFIX_SYSTEM_PROMPT && ps.workload.classes[1].prefix.prompts == 3);
         CHECK(ps.workload.classes[1].prefix.docs == 50 && ps.workload.classes[2].prefix.kind == SIM_PREFIX_NONE);
     }
-    m = load_fail("workload:\n  sessions: {count: 3}\n  classes:\n    - {name: a}\n", NULL, 0);
-    CHECK_CONTAINS(m, "workload.classes: classes with workload.sessions are not supported: a session's turns");
-    CHECK_CONTAINS(m, "workload.classes.N.prefix.kind multi_turn");
+    /* A class starts from workload.sessions and may set its own (tests/system/test_slo_classes_prefix.c). */
+    {
+        sim_scenario ss;
+        sim_err serr = {{0}};
+        const char *sy = "workload:\n  sessions: {count: 3}\n  classes:\n    - {name: a}\n"
+                         "    - {name: b, sessions: {count: 0}, requests: 10}\n";
+        CHECK_MSG(load(sy, NULL, 0, &ss, &serr) == 0, "%s", serr.msg);
+        CHECK(ss.workload.classes[0].sessions.count == 3 && ss.workload.classes[1].sessions.count == 0);
+    }
     m = load_fail("workload: {admission: {slo_factor: 2}}\n", NULL, 0);
     CHECK_CONTAINS(m, "workload.admission.slo_factor: shedding by predicted TTFT needs a TTFT bound");
     m = load_fail("workload: {admission: {rate: 1, burst: 0.5}}\n", NULL, 0);
