@@ -304,6 +304,10 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
             (int)(n < k ? n : k), (int)n, (long long)st.ok,
             s->n_as > 0 ? "  req/s: the rate served over the run; tok/s/GPU: SLO-meeting output tokens/s per GPU held "
                           "(the mean over the run: ranks);\n"
+            : s->closed ? "  req/s: the rate served over the run (the scenario's own arrivals); tok/s/GPU: SLO-meeting "
+                          "output tokens/s per GPU over the run (ranks);\n"
+            : s->fixed  ? "  req/s: search.rate, the rate offered; tok/s/GPU: SLO-meeting output tokens/s per GPU at that "
+                          "offered rate (ranks);\n"
                         : "  req/s: highest rate that meets the SLO; tok/s/GPU: SLO-meeting output tokens/s per GPU at "
                           "that offered rate (ranks);\n");
     header(s, f, 1);
