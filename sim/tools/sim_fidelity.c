@@ -125,11 +125,17 @@ static const backend_profile profiles[] = {
  * --max-num-batched-tokens 2 x ISL (2,048 for 1k prompts, 16,384 for 8k),
  * per engine (DP rank), against the engine's 8,192. */
 #define FID_VLLM_MINIMAX_BUDGET_PER_ISL 2
-/* TensorRT-LLM's Llama-3.1-70B recipes on B200 (70b_fp8/fp4_b200_trt) with
- * 1k/1k sequences below TP 8: batch_wait_timeout_iters 20,
- * batch_wait_max_tokens_ratio 0.9 (scheduler.batch_wait_iters, _ratio). */
+/* TensorRT-LLM's batch waiting in the InferenceX recipes
+ * (scheduler.batch_wait_iters, _ratio: batch_wait_timeout_iters,
+ * batch_wait_max_tokens_ratio): the Llama-3.1-70B B200 recipes
+ * (70b_fp8/fp4_b200_trt) with 1k/1k sequences below TP 8, 20 steps and 0.9;
+ * the fp8 DeepSeek-R1 B200 recipe (dsr1_fp8_b200_trt, DELAY_BATCHING) with
+ * 1k/1k sequences from 64 clients, 40 steps and 0.8. */
 #define FID_TRTLLM_LLAMA_WAIT_ITERS 20
 #define FID_TRTLLM_LLAMA_WAIT_RATIO 0.9
+#define FID_TRTLLM_DSR1_WAIT_ITERS 40
+#define FID_TRTLLM_DSR1_WAIT_RATIO 0.8
+#define FID_TRTLLM_DSR1_WAIT_FROM 64
 
 static const backend_profile *profile_for(const char *backend)
 {
@@ -216,11 +222,22 @@ static int64_t vllm_recipe_tokens(const sim_fidelity_row *r)
     return (int64_t)FID_VLLM_MINIMAX_BUDGET_PER_ISL * r->isl;
 }
 
-int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r)
+int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r, int32_t *iters, double *ratio)
 {
-    return !strcasecmp(r->backend, "trtllm") && r->len_lo < 1 && !r->disagg && r->agg.dp <= 1 &&
-           !strcasecmp(r->model, "meta-llama/Llama-3.1-70B") && !strcasecmp(r->gpu, "b200") && r->agg.tp < 8 &&
-           r->isl == 1024 && r->osl == 1024;
+    *iters = 0;
+    *ratio = 0;
+    if (strcasecmp(r->backend, "trtllm") || r->len_lo >= 1 || r->disagg || r->agg.dp > 1 || strcasecmp(r->gpu, "b200") ||
+        r->isl != 1024 || r->osl != 1024)
+        return 0;
+    if (!strcasecmp(r->model, "meta-llama/Llama-3.1-70B") && r->agg.tp < 8) {
+        *iters = FID_TRTLLM_LLAMA_WAIT_ITERS;
+        *ratio = FID_TRTLLM_LLAMA_WAIT_RATIO;
+    } else if ((!strcasecmp(r->model, "deepseek-ai/DeepSeek-R1") || !strcasecmp(r->model, "deepseek-ai/DeepSeek-V3")) &&
+               !strcasecmp(r->dtype, "fp8") && r->concurrency >= FID_TRTLLM_DSR1_WAIT_FROM) {
+        *iters = FID_TRTLLM_DSR1_WAIT_ITERS;
+        *ratio = FID_TRTLLM_DSR1_WAIT_RATIO;
+    }
+    return *iters > 0;
 }
 
 /* SGLang's InferenceX recipes on B200 poll for new requests every 10
@@ -297,10 +314,7 @@ static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
             if (s->max_batched_tokens < s->max_seqs) s->max_batched_tokens = s->max_seqs;
         }
     }
-    if (sim_fidelity_trtllm_batch_wait(r)) {
-        s->batch_wait_iters = FID_TRTLLM_LLAMA_WAIT_ITERS;
-        s->batch_wait_ratio = FID_TRTLLM_LLAMA_WAIT_RATIO;
-    }
+    (void)sim_fidelity_trtllm_batch_wait(r, &s->batch_wait_iters, &s->batch_wait_ratio);
     if (!strcasecmp(r->backend, "trtllm") && r->agg.dp > 1) {
         s->adp_timeout_iters = FID_TRTLLM_ADP_TIMEOUT_ITERS;
         s->adp_wait_iters = FID_TRTLLM_ADP_WAIT_ITERS;

@@ -178,10 +178,13 @@ void sim_fidelity_flag_inconsistent(sim_fidelity_result *out);
  * whole (the recipe leaves enable_chunked_prefill off). */
 int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r);
 
-/* 1 when the row ran TensorRT-LLM's batch waiting (scheduler.batch_wait_iters
- * 20, batch_wait_ratio 0.9): InferenceX's Llama-3.1-70B B200 recipes set it
- * for 1k/1k sequences below TP 8; 0 for every other row. */
-int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r);
+/* 1 when the row ran TensorRT-LLM's batch waiting, with its steps and token
+ * ratio in *iters and *ratio (scheduler.batch_wait_iters, batch_wait_ratio):
+ * InferenceX's Llama-3.1-70B B200 recipes with 1k/1k sequences below TP 8
+ * (20, 0.9), its fp8 DeepSeek-R1 B200 recipe with 1k/1k sequences from 64
+ * clients (40, 0.8), aggregated rows without attention DP; 0 (and 0, 0) for
+ * every other row. */
+int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r, int32_t *iters, double *ratio);
 
 /* SGLang's poll interval (scheduler.recv_interval, decode steps) as its
  * InferenceX B200 recipe sets it for an aggregated row: 10 below the

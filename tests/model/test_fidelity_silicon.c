@@ -697,14 +697,18 @@ static void test_sglang_recipe(void)
 }
 
 /* TensorRT-LLM's Llama-3.1-70B B200 recipes wait to batch prefills (20
- * steps, 0.9 of the budget) with 1k/1k sequences below TP 8; at TP 8, other
- * lengths, other models and the collector's rows nothing waits. */
+ * steps, 0.9 of the budget) with 1k/1k sequences below TP 8, its fp8
+ * DeepSeek-R1 B200 recipe from 64 clients (40 steps, 0.8); at TP 8, other
+ * lengths, dtypes and models, with attention DP and on the collector's rows
+ * nothing waits. */
 static void test_trtllm_batch_wait(void)
 {
     sim_fidelity_result r;
     sim_scenario *sc;
     sim_fidelity_row w;
     sim_err e = {""};
+    int32_t it;
+    double ra;
     REQUIRE(recipe_row("trtllm", &r, &sc, &w) == 0);
     snprintf(w.model, sizeof w.model, "meta-llama/Llama-3.1-70B");
     snprintf(w.dtype, sizeof w.dtype, "fp8");
@@ -712,23 +716,38 @@ static void test_trtllm_batch_wait(void)
     w.agg.ep = 1;
     w.agg.tp = 4;
     w.isl = w.osl = 1024;
-    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 1);
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 1 && it == 20 && ra == 0.9);
     const sim_sched_cfg *s = &sc->deployment.pools[0].scheduler;
     CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
     CHECK(s->batch_wait_iters == 20 && s->batch_wait_ratio == 0.9);
     w.agg.tp = 8;
-    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 0);
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 0);
     CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
     CHECK(s->batch_wait_iters == 0 && s->batch_wait_ratio == 0);
     w.agg.tp = 2;
     w.osl = 8192;
-    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 0);
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 0);
     w.osl = 1024;
     w.len_lo = 1.0;
-    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 0);
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 0);
     w.len_lo = 0.8;
     snprintf(w.model, sizeof w.model, "openai/gpt-oss-120b");
-    CHECK(sim_fidelity_trtllm_batch_wait(&w) == 0);
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 0 && it == 0 && ra == 0);
+    /* fp8 DeepSeek-R1 (DELAY_BATCHING): from 64 clients, 40 steps, 0.8. */
+    snprintf(w.model, sizeof w.model, "deepseek-ai/DeepSeek-R1");
+    w.agg.tp = 8;
+    w.concurrency = 64;
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 1 && it == 40 && ra == 0.8);
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(s->batch_wait_iters == 40 && s->batch_wait_ratio == 0.8);
+    w.concurrency = 32;
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 0);
+    w.concurrency = 64;
+    snprintf(w.dtype, sizeof w.dtype, "nvfp4");
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 0);
+    snprintf(w.dtype, sizeof w.dtype, "fp8");
+    w.agg.dp = 8; /* attention DP: TensorRT-LLM does not wait */
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 0);
     free(sc);
     sim_fidelity_free(&r);
 }
