@@ -371,8 +371,16 @@ static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_
      * of bf16 and MXFP4 (gpt-oss) checkpoints leave it "auto" (bf16). A bf16
      * KV cache makes Llama-3.1-70B FP8 at tp1 with 1k/8k sequences hold
      * half the 64 clients (the engine measured no queueing) and its tp2 TPOT
-     * 33 % high (8 % with fp8). */
-    int quant_kv = dt_ok && strcmp(r->dtype, "bf16") && (!strcasecmp(r->backend, "trtllm") || strcmp(r->dtype, "mxfp4"));
+     * 33 % high (8 % with fp8). One exception: InferenceX's vLLM
+     * MiniMax-M2.5 H100 recipe (minimaxm2.5_fp8_h100) passes no
+     * --kv-cache-dtype, where its B200 recipes pass fp8: a bf16 cache, half
+     * the tokens, which its 64-client runs with 8k sequences measure
+     * queueing for (20-32 s TTFT; 0.2-1.0 s simulated with an fp8 cache,
+     * 12.8-29.1 s with bf16). */
+    int recipe_bf16_kv = !strcasecmp(r->backend, "vllm") && !strcasecmp(r->model, "MiniMaxAI/MiniMax-M2.5") && gpu_ok &&
+                         !strcasecmp(g.name, "h100-sxm");
+    int quant_kv = dt_ok && strcmp(r->dtype, "bf16") && !recipe_bf16_kv &&
+                   (!strcasecmp(r->backend, "trtllm") || strcmp(r->dtype, "mxfp4"));
     snprintf(r->kv_dtype, sizeof r->kv_dtype, "%s", quant_kv ? "fp8" : "bf16");
     r->disagg = !strcasecmp(fld_of(f, n, col, C_MODE), "disagg");
     r->concurrency = int_field(fld_of(f, n, col, C_CONC));

@@ -212,7 +212,39 @@ static void case_same_measurement_client(void)
     sim_fidelity_free(&r);
 }
 
+/* The KV cache's format is the recipe's: fp8 for fp8 checkpoints on vLLM,
+ * but vLLM's MiniMax-M2.5 H100 recipe passes no --kv-cache-dtype (bf16),
+ * where its B200 recipe passes fp8; TensorRT-LLM quantises it either way. */
+static void case_recipe_kv_dtype(void)
+{
+    char tmp[] = "/tmp/servesim-fid-XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("concurrency,id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+          "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+          "64,h100,source_file=x.csv; wip=False,vllm,0.18.0,MiniMaxAI/MiniMax-M2.5,h100_sxm,fp8,agg,1024,8192,64,4,1,1,1,"
+          "4,20026,32.0\n"
+          "64,b200,source_file=x.csv; wip=False,vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,8192,64,4,1,1,1,"
+          "4,200,20.0\n"
+          "64,llama,source_file=x.csv; wip=False,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1024,1024,64,4,1,1,4,"
+          "1,230,13.6\n",
+          f);
+    fclose(f);
+    sim_fidelity_result r;
+    sim_err e = {""};
+    int rc = sim_fidelity_read(tmp, &r, &e);
+    unlink(tmp);
+    REQUIRE_MSG(rc == 0 && r.n_rows == 3, "%s", e.msg);
+    CHECK_MSG(!strcmp(r.rows[0].kv_dtype, "bf16"), "MiniMax H100: %s", r.rows[0].kv_dtype);
+    CHECK_MSG(!strcmp(r.rows[1].kv_dtype, "fp8"), "MiniMax B200: %s", r.rows[1].kv_dtype);
+    CHECK_MSG(!strcmp(r.rows[2].kv_dtype, "fp8"), "Llama H100: %s", r.rows[2].kv_dtype);
+    sim_fidelity_free(&r);
+}
+
 static const test_case cases[] = {
+    {"recipe_kv_dtype", case_recipe_kv_dtype},
     {"replay", case_replay},
     {"bad_input", case_bad_input},
     {"decode_pool_set", case_decode_pool_set},
