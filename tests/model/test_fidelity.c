@@ -176,33 +176,41 @@ static void case_engine_versions(void)
     CHECK(!sim_fidelity_async_scheduling("trtllm", "1.2.0rc6"));
 }
 
+/* Reads CSV rows (after the silicon columns' header) through a temporary
+ * file; 0 or sim_fidelity_read's failure. */
+static int read_rows(const char *rows, sim_fidelity_result *r, sim_err *e)
+{
+    char tmp[] = "/tmp/servesim-fid-XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) return -1;
+    fputs("concurrency,id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+          "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n",
+          f);
+    fputs(rows, f);
+    fclose(f);
+    int rc = sim_fidelity_read(tmp, r, e);
+    unlink(tmp);
+    return rc;
+}
+
 /* A row of exact lengths that re-records an InferenceX run's measurement
  * (TTFT and TPOT rounded to two decimals) replays that run's client and
  * recipe; a row whose measurement differs by more than the rounding, or
  * whose concurrency differs, keeps its own. */
 static void case_same_measurement_client(void)
 {
-    char tmp[] = "/tmp/servesim-fid-XXXXXX";
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    CHECK(f != NULL);
-    if (!f) return;
-    fputs("concurrency,id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
-          "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
-          "64,run,source_file=x.csv; wip=False,sglang,0.5.9,Qwen/Qwen3-32B,h100_sxm,bf16,agg,1024,1024,64,2,1,1,2,1,"
+    sim_fidelity_result r;
+    sim_err e = {""};
+    int rc = read_rows("64,run,source_file=x.csv; wip=False,sglang,0.5.9,Qwen/Qwen3-32B,h100_sxm,bf16,agg,1024,1024,64,2,1,1,2,1,"
           "2178.3912,33.1703\n"
           "64,copy,source_file=gap.csv,sglang,0.5.9,Qwen/Qwen3-32B,h100_sxm,bf16,agg,1024,1024,64,2,1,1,2,1,"
           "2178.39,33.17\n"
           "64,other,source_file=gap.csv,sglang,0.5.9,Qwen/Qwen3-32B,h100_sxm,bf16,agg,1024,1024,64,2,1,1,2,1,"
           "2178.40,33.17\n"
           "32,conc,source_file=gap.csv,sglang,0.5.9,Qwen/Qwen3-32B,h100_sxm,bf16,agg,1024,1024,32,2,1,1,2,1,"
-          "2178.39,33.17\n",
-          f);
-    fclose(f);
-    sim_fidelity_result r;
-    sim_err e = {""};
-    int rc = sim_fidelity_read(tmp, &r, &e);
-    unlink(tmp);
+          "2178.39,33.17\n", &r, &e);
     REQUIRE_MSG(rc == 0 && r.n_rows == 4, "%s", e.msg);
     CHECK(r.rows[0].len_lo < 1);
     CHECK_NEAR(r.rows[1].len_lo, r.rows[0].len_lo, 0);
@@ -217,25 +225,14 @@ static void case_same_measurement_client(void)
  * where its B200 recipe passes fp8; TensorRT-LLM quantises it either way. */
 static void case_recipe_kv_dtype(void)
 {
-    char tmp[] = "/tmp/servesim-fid-XXXXXX";
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    CHECK(f != NULL);
-    if (!f) return;
-    fputs("concurrency,id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
-          "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
-          "64,h100,source_file=x.csv; wip=False,vllm,0.18.0,MiniMaxAI/MiniMax-M2.5,h100_sxm,fp8,agg,1024,8192,64,4,1,1,1,"
+    sim_fidelity_result r;
+    sim_err e = {""};
+    int rc = read_rows("64,h100,source_file=x.csv; wip=False,vllm,0.18.0,MiniMaxAI/MiniMax-M2.5,h100_sxm,fp8,agg,1024,8192,64,4,1,1,1,"
           "4,20026,32.0\n"
           "64,b200,source_file=x.csv; wip=False,vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,8192,64,4,1,1,1,"
           "4,200,20.0\n"
           "64,llama,source_file=x.csv; wip=False,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1024,1024,64,4,1,1,4,"
-          "1,230,13.6\n",
-          f);
-    fclose(f);
-    sim_fidelity_result r;
-    sim_err e = {""};
-    int rc = sim_fidelity_read(tmp, &r, &e);
-    unlink(tmp);
+          "1,230,13.6\n", &r, &e);
     REQUIRE_MSG(rc == 0 && r.n_rows == 3, "%s", e.msg);
     CHECK_MSG(!strcmp(r.rows[0].kv_dtype, "bf16"), "MiniMax H100: %s", r.rows[0].kv_dtype);
     CHECK_MSG(!strcmp(r.rows[1].kv_dtype, "fp8"), "MiniMax B200: %s", r.rows[1].kv_dtype);
