@@ -3,11 +3,15 @@
  * A catalogue file is a mapping (optionally with nested mappings, addressed
  * as "outer.inner") of scalars. The caller describes the accepted keys in a
  * table of model_yaml_field (dotted path, type, byte offset in the output
- * struct, unit scale) and model_yaml_load() fills the struct. Unknown keys,
- * duplicates, bad numbers and missing required keys are errors naming the
- * origin, line, column and key path. Numbers are multiplied by the field's
- * scale, which is how YAML units (TFLOP/s, GB, µs) become SI. No heap is
- * kept; the caller owns the struct. */
+ * struct, unit scale) and model_yaml_load() fills the struct. The text is
+ * read by the one YAML reader, sim/base's sim_yaml (so the catalogue and the
+ * scenario loader refuse the same things: syntax errors, aliases, a second
+ * document, duplicate keys); this module only maps the tree onto the table.
+ * Unknown keys (with the nearest known key, or the list of keys), repeated
+ * keys, bad numbers and missing required keys are errors naming the origin,
+ * line, column and key path. Numbers are multiplied by the field's scale,
+ * which is how YAML units (TFLOP/s, GB, µs) become SI. The tree is freed
+ * before returning; the caller owns the struct. */
 #ifndef MODEL_YAML_H
 #define MODEL_YAML_H
 

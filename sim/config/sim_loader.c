@@ -479,7 +479,7 @@ static int apply_set(ctx *c, const char *set, const char *origin)
     if (!*path) return sim_err_set(c->err, SIM_EINVAL, "%s: expected key.path=value", origin);
 
     sim_yaml_node *v = NULL;
-    int rc = sim_yaml_parse(eq + 1, strlen(eq + 1), origin, &v, c->err);
+    int rc = sim_yaml_parse(eq + 1, strlen(eq + 1), origin, "scenario", &v, c->err);
     if (rc) {
         /* Line 1, column N of the value string would read as part of the
          * override text; keep only libyaml's description of the problem. */
@@ -868,7 +868,7 @@ static int load(const char *text, size_t len, const char *name, const char *dir,
     }
     if (base) *c.sc = *base;
     else sim_scenario_defaults(c.sc);
-    if ((rc = sim_yaml_parse(text, len, name, &c.root, err))) goto fail;
+    if ((rc = sim_yaml_parse(text, len, name, "scenario", &c.root, err))) goto fail;
     if (!c.root || (c.root->kind == SIM_YAML_SCALAR && c.root->is_null)) {
         rc = sim_err_set(err, SIM_EINVAL, "%s:1:1: empty scenario: expected a mapping of keys such as "
                                           "name, model, workload, deployment", name);
@@ -999,7 +999,7 @@ int sim_loader_locate_error(const char *path, const char *const *sets, int n_set
     if (!sc || (n_sets > 0 && !origins)) goto out;
     sim_scenario_defaults(sc);
     if (path && sim_file_read_all(path, "scenario", SIM_FILE_MAX_TEXT, &text, &len, NULL) < 0) goto out;
-    if (sim_yaml_parse(text ? text : "", len, path ? path : "<scenario>", &c.root, NULL) || !c.root ||
+    if (sim_yaml_parse(text ? text : "", len, path ? path : "<scenario>", "scenario", &c.root, NULL) || !c.root ||
         c.root->kind != SIM_YAML_MAP)
         goto out;
     for (int i = 0; i < n_sets; i++) {

@@ -230,7 +230,7 @@ static void run_slo(sqlite3 *db, int64_t run, double *ttft, double *tpot)
     if (sqlite3_step(st) == SQLITE_ROW) {
         const char *text = (const char *)sqlite3_column_text(st, 0);
         sim_yaml_node *root = NULL;
-        if (text && sim_yaml_parse(text, strlen(text), "scenario", &root, NULL) == 0 && root &&
+        if (text && sim_yaml_parse(text, strlen(text), "scenario", "scenario", &root, NULL) == 0 && root &&
             root->kind == SIM_YAML_MAP) {
             sim_yaml_pair *slo = sim_yaml_map_find(root, "slo");
             if (slo && slo->value->kind == SIM_YAML_MAP) {

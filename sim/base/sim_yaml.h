@@ -1,16 +1,22 @@
-/* sim_yaml — a small YAML document tree with source marks, built on libyaml.
+/* sim_yaml — the one YAML reader: a small document tree with source marks,
+ * built on libyaml.
  *
- * libyaml only hands out events; the scenario loader needs to look keys up,
- * replace values (for `--set` overrides) and point every error at a line and
- * column, so this module turns one YAML document into a tree of scalar,
- * mapping and sequence nodes. Lines and columns are 1-based; 0 means the node
- * did not come from the file (an override). Each node records an `origin`
+ * libyaml only hands out events; every loader of servesim's YAML (the
+ * scenario loader of sim/config, the catalogue files of models/catalog)
+ * needs to look keys up, walk nested mappings and point every error at a
+ * line and column, and the scenario loader replaces values (for `--set`
+ * overrides), so this module turns one YAML document into a tree of scalar,
+ * mapping and sequence nodes. It knows no schema: what a key means is the
+ * loader's business. Lines and columns are 1-based; 0 means the node did
+ * not come from the file (an override). Each node records an `origin`
  * string (the file name or the override text) which it does NOT own: the
  * caller keeps it alive as long as the tree. Each node owns its children and
  * strings; sim_yaml_free releases a whole subtree. Aliases are rejected
- * (they would let a tiny file expand without bound), duplicate mapping keys
- * and keys that are not scalars are errors, and nesting deeper than
- * SIM_YAML_MAX_DEPTH is refused so hostile input cannot exhaust memory. */
+ * (they would let a tiny file expand without bound), a file holds one
+ * document, duplicate mapping keys and keys that are not scalars are errors,
+ * and nesting deeper than SIM_YAML_MAX_DEPTH is refused so hostile input
+ * cannot exhaust memory. Failures return a negative SIM_E* code with a
+ * message "origin:line:col: ..." in err. */
 #ifndef SIM_YAML_H
 #define SIM_YAML_H
 
@@ -47,8 +53,10 @@ struct sim_yaml_node {
 };
 
 /* Parses exactly one document. *out is NULL when the stream holds no
- * document (empty file or only comments). Messages start "origin:line:col: ". */
-int sim_yaml_parse(const char *text, size_t len, const char *origin, sim_yaml_node **out,
+ * document (empty file or only comments). Messages start "origin:line:col: ";
+ * what names the kind of file in those that refuse a second document or an
+ * alias ("scenario": "a scenario file holds one YAML document"). */
+int sim_yaml_parse(const char *text, size_t len, const char *origin, const char *what, sim_yaml_node **out,
                    sim_err *err);
 
 /* New empty node of a kind (scalar text ""), with the given origin, no marks. */

@@ -156,6 +156,7 @@ typedef struct {
 
 typedef struct {
     const char *origin;
+    const char *what;
     const char *text;
     size_t len;
     frame stack[SIM_YAML_MAX_DEPTH + 1];
@@ -277,15 +278,15 @@ static int builder_event(builder *b, const yaml_event_t *ev, int *ndocs, int *do
     case YAML_DOCUMENT_START_EVENT:
         if (++*ndocs > 1)
             return sim_err_set(err, SIM_EINVAL,
-                               "%s:%d:%d: a scenario file holds one YAML document; a second starts here",
-                               b->origin, line, col);
+                               "%s:%d:%d: a %s file holds one YAML document; a second starts here",
+                               b->origin, line, col, b->what);
         return 0;
     case YAML_STREAM_END_EVENT:
         *done = 1;
         return 0;
     case YAML_ALIAS_EVENT:
-        return sim_err_set(err, SIM_EINVAL, "%s:%d:%d: YAML aliases (*%s) are not supported in scenarios",
-                           b->origin, line, col, (const char *)ev->data.alias.anchor);
+        return sim_err_set(err, SIM_EINVAL, "%s:%d:%d: YAML aliases (*%s) are not supported in %ss",
+                           b->origin, line, col, (const char *)ev->data.alias.anchor, b->what);
     case YAML_SCALAR_EVENT: {
         n = sim_yaml_node_new(SIM_YAML_SCALAR, b->origin);
         if (!n) return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", b->origin);
@@ -338,7 +339,7 @@ static int builder_event(builder *b, const yaml_event_t *ev, int *ndocs, int *do
     }
 }
 
-int sim_yaml_parse(const char *text, size_t len, const char *origin, sim_yaml_node **out,
+int sim_yaml_parse(const char *text, size_t len, const char *origin, const char *what, sim_yaml_node **out,
                    sim_err *err)
 {
     yaml_parser_t p;
@@ -347,6 +348,7 @@ int sim_yaml_parse(const char *text, size_t len, const char *origin, sim_yaml_no
     *out = NULL;
     memset(&b, 0, sizeof b);
     b.origin = origin ? origin : "";
+    b.what = what ? what : "YAML";
     b.text = text;
     b.len = len;
     if (!yaml_parser_initialize(&p)) return sim_err_set(err, SIM_ENOMEM, "%s: out of memory", b.origin);
