@@ -2,6 +2,7 @@
 #include "model_op_cli.h"
 
 #include "model_op_table.h"
+#include "sim_json.h"
 #include "sim_parse.h"
 
 #include <errno.h>
@@ -214,12 +215,20 @@ static int run_single(const op_args *a)
     char src[128];
     fmt_source(src, sizeof src, ps);
     if (a->json) {
-        printf("{\"op\": \"%s\", \"gpu\": \"%s\", \"variant\": \"%s\", \"latency_ms\": %.6g, \"latency_us\": %.6g, "
-               "\"source\": \"%s\", \"params\": {",
-               model_op_kind_name(q.kind), g.name, v, t * 1e3, t * 1e6, src);
+        printf("{\"op\": \"%s\", \"gpu\": ", model_op_kind_name(q.kind));
+        sim_json_string(stdout, g.name);
+        fputs(", \"variant\": ", stdout);
+        sim_json_string(stdout, v);
+        sim_json_real(stdout, ", \"latency_ms\": ", t * 1e3, 6);
+        sim_json_real(stdout, ", \"latency_us\": ", t * 1e6, 6);
+        fputs(", \"source\": ", stdout);
+        sim_json_string(stdout, src);
+        fputs(", \"params\": {", stdout);
         const model_op_param_info *pi = model_op_params_of(q.kind);
-        for (int i = 0; i < model_op_param_count(q.kind); i++)
-            printf("%s\"%s\": %.6g", i ? ", " : "", pi[i].name, ps->p[i]);
+        for (int i = 0; i < model_op_param_count(q.kind); i++) {
+            printf("%s\"%s\": ", i ? ", " : "", pi[i].name);
+            sim_json_real(stdout, NULL, ps->p[i], 6);
+        }
         printf("}}\n");
     } else {
         printf("%s on %s: %.3f us  (%s)\n", v, g.name, t * 1e6, src);

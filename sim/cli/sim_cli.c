@@ -18,6 +18,7 @@
 #include "sim_cluster.h"
 #include "sim_cli_estimate.h"
 #include "sim_file.h"
+#include "sim_json.h"
 #include "sim_loader.h"
 #include "sim_parse.h"
 #include "sim_store.h"
@@ -574,8 +575,11 @@ static int run_sweep(const run_args *a, const char *key, const char *values)
         }
         if (rc > worst) worst = rc;
         if (a->json) {
-            printf("%s{\"key\": \"%s\", \"value\": \"%s\", \"status\": %d, \"summary\":\n", n ? ",\n" : "", key,
-                   v, rc);
+            printf("%s{\"key\": ", n ? ",\n" : "");
+            sim_json_string(stdout, key);
+            fputs(", \"value\": ", stdout);
+            sim_json_string(stdout, v);
+            printf(", \"status\": %d, \"summary\":\n", rc);
             sim_summary_print_json(stdout, &sum);
             printf("}");
         } else {

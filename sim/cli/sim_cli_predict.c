@@ -2,6 +2,7 @@
 #include "sim_cli_predict.h"
 
 #include "calib_db.h"
+#include "sim_json.h"
 #include "sim_loader.h"
 #include "sim_parse.h"
 #include "model_catalog.h"
@@ -88,16 +89,6 @@ static const char *human(double v, char *buf, size_t n, const char *unit)
     while (v >= 1000 && i < 5) v /= 1000, i++;
     snprintf(buf, n, "%.3g%s%s", v, pre[i], unit);
     return buf;
-}
-
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') putchar('\\');
-        if ((unsigned char)*s >= 0x20) putchar(*s);
-    }
-    putchar('"');
 }
 
 static model_bound iter_bound(const model_op *ops, int32_t n)
@@ -352,18 +343,25 @@ typedef struct {
 } pred_report;
 
 
+/* Significant digits of predict's reals (sim_json: null when not finite). */
+#define PRED_DIGITS 6
+
+static void pred_real(const char *lead, double v) { sim_json_real(stdout, lead, v, PRED_DIGITS); }
+
 static void pred_print_json(const pred_report *p)
 {
     printf("{\n  \"model\": ");
-    json_str(p->m->name);
+    sim_json_string(stdout, p->m->name);
     printf(", \"gpu\": ");
-    json_str(p->g->name);
+    sim_json_string(stdout, p->g->name);
     printf(",\n  \"layout\": {\"tp\": %d, \"pp\": %d, \"dp\": %d, \"ep\": %d, \"dcp\": %d, \"sp\": %d, \"sp_kind\": \"%s\", "
            "\"tp_sp\": %d, \"comm_fp8\": %d, \"comm_overlap\": %d, \"micro_batches\": %d, \"ep_mode\": \"%s\", "
-           "\"moe_gemm\": \"%s\", \"expert_skew\": %g, \"dtype\": \"%s\", \"kv_dtype\": \"%s\", \"gpus\": %d},\n",
+           "\"moe_gemm\": \"%s\"",
            p->rl->tp, p->rl->pp, p->rl->dp, p->rl->ep, p->rl->dcp, p->rl->sp, model_sp_kind_name(p->rl->sp_kind), p->rl->tp_sp,
            p->rl->comm_fp8, p->rl->comm_overlap, p->rl->micro_batches, model_ep_mode_name(p->rl->ep_mode),
-           model_moe_gemm_name(p->rl->moe_gemm), p->rl->expert_skew, model_dtype_name(p->rl->dtype),
+           model_moe_gemm_name(p->rl->moe_gemm));
+    pred_real(", \"expert_skew\": ", p->rl->expert_skew);
+    printf(", \"dtype\": \"%s\", \"kv_dtype\": \"%s\", \"gpus\": %d},\n", model_dtype_name(p->rl->dtype),
            model_dtype_name(p->rl->kv_dtype), model_cost_gpus(p->c));
     int epd = model_cost_ep_mode(p->c, 0), epp = model_cost_ep_mode(p->c, 1);
     printf("  \"ep_mode_decode\": \"%s\", \"ep_mode_prefill\": \"%s\",\n",
@@ -376,30 +374,42 @@ static void pred_print_json(const pred_report *p)
     for (int32_t i = 0; i < p->n_ops; i++) {
         const model_op *o = &p->ops[i];
         printf("    {\"op\": ");
-        json_str(o->name);
-        printf(", \"class\": \"%s\", \"count\": %d, \"flops\": %.6g, \"bytes\": %.6g, \"time_s\": %.6g, "
-               "\"hidden_s\": %.6g, \"bound\": \"%s\", \"source\": \"%s\", \"detail\": ",
-               model_op_class_name(o->cls), o->count, o->flops, o->bytes, o->time_s, o->hidden_s,
-               model_bound_name(o->bound), model_source_name(o->source));
-        json_str(o->detail);
+        sim_json_string(stdout, o->name);
+        printf(", \"class\": \"%s\", \"count\": %d", model_op_class_name(o->cls), o->count);
+        pred_real(", \"flops\": ", o->flops);
+        pred_real(", \"bytes\": ", o->bytes);
+        pred_real(", \"time_s\": ", o->time_s);
+        pred_real(", \"hidden_s\": ", o->hidden_s);
+        printf(", \"bound\": \"%s\", \"source\": \"%s\", \"detail\": ", model_bound_name(o->bound),
+               model_source_name(o->source));
+        sim_json_string(stdout, o->detail);
         printf("}%s\n", i + 1 < p->n_ops ? "," : "");
     }
-    printf("  ],\n  \"total_s\": %.6g, \"gemm_s\": %.6g, \"attn_s\": %.6g, \"comm_s\": %.6g, \"other_s\": %.6g, "
-           "\"overhead_s\": %.6g, \"bound\": \"%s\", \"source\": \"%s\",\n",
-           p->total, p->r.gemm_s, p->r.attn_s, p->r.comm_s, p->r.other_s, p->r.overhead_s, model_bound_name(p->ib), p->r.source);
+    pred_real("  ],\n  \"total_s\": ", p->total);
+    pred_real(", \"gemm_s\": ", p->r.gemm_s);
+    pred_real(", \"attn_s\": ", p->r.attn_s);
+    pred_real(", \"comm_s\": ", p->r.comm_s);
+    pred_real(", \"other_s\": ", p->r.other_s);
+    pred_real(", \"overhead_s\": ", p->r.overhead_s);
+    printf(", \"bound\": \"%s\", \"source\": \"%s\",\n", model_bound_name(p->ib), p->r.source);
     printf("  \"perf_db\": ");
-    json_str(p->db_path);
-    printf(", \"prices\": \"%s\", \"perf_db_ops\": %d, \"perf_db_time_fraction\": %.6g,\n", p->prices, p->db_ops,
-           p->op_s > 0 ? p->db_s / p->op_s : 0);
+    sim_json_string(stdout, p->db_path);
+    printf(", \"prices\": \"%s\", \"perf_db_ops\": %d", p->prices, p->db_ops);
+    pred_real(", \"perf_db_time_fraction\": ", p->op_s > 0 ? p->db_s / p->op_s : 0);
+    printf(",\n");
     if (p->pipe) {
-        printf("  \"pipeline\": {\"in_flight\": %d, \"host_s\": %.6g, \"stage_s\": [", p->rl->micro_batches, p->pipe_host);
-        for (int32_t s = 0; s < p->rl->pp; s++) printf("%s%.6g", s ? ", " : "", p->pipe[s]);
+        printf("  \"pipeline\": {\"in_flight\": %d", p->rl->micro_batches);
+        pred_real(", \"host_s\": ", p->pipe_host);
+        printf(", \"stage_s\": [");
+        for (int32_t s = 0; s < p->rl->pp; s++) pred_real(s ? ", " : NULL, p->pipe[s]);
         printf("], \"hop_s\": [");
-        for (int32_t s = 0; s + 1 < p->rl->pp; s++) printf("%s%.6g", s ? ", " : "", p->pipe[p->rl->pp + s]);
-        printf("], \"interval_s\": %.6g},\n", p->pipe_iv);
+        for (int32_t s = 0; s + 1 < p->rl->pp; s++) pred_real(s ? ", " : NULL, p->pipe[p->rl->pp + s]);
+        pred_real("], \"interval_s\": ", p->pipe_iv);
+        printf("},\n");
     }
-    printf("  \"memory\": {\"weights_per_gpu_bytes\": %.6g, \"kv_bytes_per_token\": %.6g, \"kv_capacity_tokens\": %lld}\n}\n",
-           model_cost_weight_bytes_per_gpu(p->c), model_cost_kv_bytes_per_token(p->c), p->kv_ok ? (long long)p->kv_tok : -1LL);
+    pred_real("  \"memory\": {\"weights_per_gpu_bytes\": ", model_cost_weight_bytes_per_gpu(p->c));
+    pred_real(", \"kv_bytes_per_token\": ", model_cost_kv_bytes_per_token(p->c));
+    printf(", \"kv_capacity_tokens\": %lld}\n}\n", p->kv_ok ? (long long)p->kv_tok : -1LL);
 }
 
 static void pred_print_table(const pred_report *p)

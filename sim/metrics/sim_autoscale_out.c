@@ -1,49 +1,40 @@
 /* sim_autoscale_out — see sim_autoscale_out.h. */
 #include "sim_autoscale_out.h"
-
-#include <math.h>
+#include "sim_json.h"
 
 static const char *const ev_names[4] = {"start", "ready", "drain", "leave"};
 
 const char *sim_as_event_name(int kind) { return kind >= 0 && kind < 4 ? ev_names[kind] : "?"; }
 
-/* JSON numbers: finite with full precision, else null. */
-static void put_num(FILE *f, double v)
-{
-    if (isfinite(v)) fprintf(f, "%.10g", v);
-    else fputs("null", f);
-}
-
-/* The text that leads a number (separator and key, or a bracket), then the number. */
-static void put_key_num(FILE *f, const char *lead, double v)
-{
-    fputs(lead, f);
-    put_num(f, v);
-}
+/* Significant digits of the block's reals (sim_json: null when not finite). */
+#define AS_DIGITS 10
 
 void sim_autoscale_print_json(FILE *f, const sim_autoscale_summary *a)
 {
-    put_key_num(f, "{\"span_s\": ", a->span_s);
-    put_key_num(f, ", \"gpu_hours\": ", a->gpu_hours);
-    put_key_num(f, ", \"fixed_gpu_hours\": ", a->fixed_gpu_hours);
-    put_key_num(f, ", \"saved_fraction\": ", a->saved_fraction);
+    sim_json_real(f, "{\"span_s\": ", a->span_s, AS_DIGITS);
+    sim_json_real(f, ", \"gpu_hours\": ", a->gpu_hours, AS_DIGITS);
+    sim_json_real(f, ", \"fixed_gpu_hours\": ", a->fixed_gpu_hours, AS_DIGITS);
+    sim_json_real(f, ", \"saved_fraction\": ", a->saved_fraction, AS_DIGITS);
     fputs(",\n    \"pools\": [", f);
     for (int32_t p = 0; p < a->n_pools && p < SIM_MAX_POOLS; p++) {
         const sim_as_pool_summary *s = &a->pools[p];
-        fprintf(f, "%s\n      {\"pool\": %d, \"role\": \"%s\", \"autoscaled\": %s", p ? "," : "", (int)s->pool, s->role,
-                s->enabled ? "true" : "false");
+        fprintf(f, "%s\n      {\"pool\": %d, \"role\": ", p ? "," : "", (int)s->pool);
+        sim_json_string(f, s->role);
+        fprintf(f, ", \"autoscaled\": %s", s->enabled ? "true" : "false");
         if (s->enabled) {
-            fprintf(f, ", \"metric\": \"%s\", \"up_threshold\": ", s->metric);
-            put_num(f, s->up_threshold);
-            put_key_num(f, ", \"down_threshold\": ", s->down_threshold);
+            fputs(", \"metric\": ", f);
+            sim_json_string(f, s->metric);
+            fputs(", \"up_threshold\": ", f);
+            sim_json_real(f, NULL, s->up_threshold, AS_DIGITS);
+            sim_json_real(f, ", \"down_threshold\": ", s->down_threshold, AS_DIGITS);
             fprintf(f, ", \"min\": %d, \"max\": %d, \"initial\": %d", (int)s->min, (int)s->max, (int)s->initial);
         }
         fprintf(f, ", \"gpus_per_instance\": %d,\n       \"cold_start_s\": ", (int)s->gpus_per_instance);
-        put_num(f, s->cold_start_s);
-        put_key_num(f, ", \"load_s\": ", s->load_s);
-        put_key_num(f, ", \"gpu_hours\": ", s->gpu_hours);
-        put_key_num(f, ", \"fixed_gpu_hours\": ", s->fixed_gpu_hours);
-        put_key_num(f, ", \"mean_instances\": ", s->mean_instances);
+        sim_json_real(f, NULL, s->cold_start_s, AS_DIGITS);
+        sim_json_real(f, ", \"load_s\": ", s->load_s, AS_DIGITS);
+        sim_json_real(f, ", \"gpu_hours\": ", s->gpu_hours, AS_DIGITS);
+        sim_json_real(f, ", \"fixed_gpu_hours\": ", s->fixed_gpu_hours, AS_DIGITS);
+        sim_json_real(f, ", \"mean_instances\": ", s->mean_instances, AS_DIGITS);
         int32_t kept = 0;
         for (int32_t e = 0; e < a->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) kept += a->events[e].pool == s->pool;
         fprintf(f, ", \"peak_instances\": %d, \"least_instances\": %d,\n       \"scale_ups\": %d, \"scale_downs\": %d, "
@@ -54,7 +45,7 @@ void sim_autoscale_print_json(FILE *f, const sim_autoscale_summary *a)
         fprintf(f, "[0, %d, %d]", (int)s->initial, (int)s->initial);
         for (int32_t e = 0; e < a->n_events && e < SIM_AUTOSCALE_MAX_EVENTS; e++) {
             if (a->events[e].pool != s->pool) continue;
-            put_key_num(f, ", [", a->events[e].t_s);
+            sim_json_real(f, ", [", a->events[e].t_s, AS_DIGITS);
             fprintf(f, ", %d, %d]", (int)a->events[e].held, (int)a->events[e].serving);
         }
         fputs("],\n       \"events\": [", f);
@@ -64,11 +55,11 @@ void sim_autoscale_print_json(FILE *f, const sim_autoscale_summary *a)
             if (ev->pool != s->pool) continue;
             fprintf(f, "%s\n         {\"t_s\": ", first ? "" : ",");
             first = 0;
-            put_num(f, ev->t_s);
+            sim_json_real(f, NULL, ev->t_s, AS_DIGITS);
             fprintf(f, ", \"event\": \"%s\", \"instance\": %d, \"held\": %d, \"serving\": %d", sim_as_event_name(ev->kind),
                     (int)ev->instance, (int)ev->held, (int)ev->serving);
             if (ev->kind == SIM_AS_EV_START || ev->kind == SIM_AS_EV_DRAIN) {
-                put_key_num(f, ", \"value\": ", ev->value);
+                sim_json_real(f, ", \"value\": ", ev->value, AS_DIGITS);
             }
             fputs("}", f);
         }

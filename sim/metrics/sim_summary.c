@@ -1,13 +1,15 @@
 /* sim_summary — printing a sim_summary as JSON or as a table, and walking
  * its numeric fields (the results store flattens them with this).
  *
- * The JSON is written by hand rather than through jansson so the number
- * format is fixed: reals as %.9g (enough to round-trip the figures people
- * compare, short enough to read), integers as integers, and never "nan" or
- * "inf" — a non-finite value is written as null. Top-level keys go one per
- * line so tools (and tests) can drop the `wall_time_s` line, the only field
- * that differs between two runs of the same scenario. The C locale is
- * assumed (the library never calls setlocale). */
+ * The JSON keeps a layout of its own rather than a jansson dump: its values
+ * go through sim/base's sim_json (the one writer of hand-laid-out JSON), so
+ * the number format is fixed: reals as %.9g (enough to round-trip the
+ * figures people compare, short enough to read), integers as integers, and
+ * never "nan" or "inf" — a non-finite value is written as null. Top-level
+ * keys go one per line so tools (and tests) can drop the `wall_time_s` line,
+ * the only field that differs between two runs of the same scenario. The C
+ * locale is assumed (the library never calls setlocale). */
+#include "sim_json.h"
 #include "sim_metrics.h"
 
 #include <math.h>
@@ -224,75 +226,15 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
     return 0;
 }
 
-static void put_real(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f);
-}
-
-/* The text before a real (separator and key), then the real. */
-static void put_key_real(FILE *f, const char *lead, double v)
-{
-    fputs(lead, f);
-    put_real(f, v);
-}
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static int utf8_len(const unsigned char *p)
-{
-    int n;
-    if (p[0] < 0x80) return 1;
-    if (p[0] >= 0xC2 && p[0] <= 0xDF) n = 2;
-    else if (p[0] >= 0xE0 && p[0] <= 0xEF) n = 3;
-    else if (p[0] >= 0xF0 && p[0] <= 0xF4) n = 4;
-    else return 0;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    return n;
-}
-
-/* Writes s as a JSON string; invalid UTF-8 bytes become U+FFFD so the
- * output always parses. */
-static void put_string(FILE *f, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    fputc('"', f);
-    while (*p) {
-        unsigned char c = *p;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc(c, f);
-            p++;
-        } else if (c < 0x20) {
-            switch (c) {
-            case '\n': fputs("\\n", f); break;
-            case '\t': fputs("\\t", f); break;
-            case '\r': fputs("\\r", f); break;
-            default: fprintf(f, "\\u%04x", c); break;
-            }
-            p++;
-        } else {
-            int n = utf8_len(p);
-            if (n == 0) {
-                fputs("\\ufffd", f);
-                p++;
-            } else {
-                fwrite(p, 1, (size_t)n, f);
-                p += n;
-            }
-        }
-    }
-    fputc('"', f);
-}
+/* Significant digits of every real in the summary's JSON. */
+#define SUMMARY_DIGITS 9
 
 static void put_stat(FILE *f, const char *key, const sim_stat *st)
 {
     fprintf(f, "  \"%s\": {", key);
     for (int j = 0; j < 5; j++) {
         fprintf(f, "\"%s\": ", stat_keys[j]);
-        put_real(f, stat_field(st, j));
+        sim_json_real(f, NULL, stat_field(st, j), SUMMARY_DIGITS);
         fputs(", ", f);
     }
     fprintf(f, "\"n\": %lld},\n", (long long)st->n);
@@ -304,7 +246,7 @@ static void put_stat_inline(FILE *f, const char *key, const sim_stat *st)
     fprintf(f, "\"%s\": {", key);
     for (int j = 0; j < 5; j++) {
         fprintf(f, "%s\"%s\": ", j ? ", " : "", stat_keys[j]);
-        put_real(f, stat_field(st, j));
+        sim_json_real(f, NULL, stat_field(st, j), SUMMARY_DIGITS);
     }
     fprintf(f, ", \"n\": %lld}", (long long)st->n);
 }
@@ -318,15 +260,15 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
     if (s->shed_reported) fprintf(f, "  \"requests_shed\": %lld,\n", (long long)s->requests_shed);
     fprintf(f, "  \"preemptions\": %lld,\n", (long long)s->preemptions);
     for (size_t i = 0; i < N_STATS; i++) put_stat(f, stat_descs[i].key, stat_at(s, i));
-    put_key_real(f, "  \"throughput\": {\"req_per_s\": ", s->req_per_s);
-    put_key_real(f, ", \"input_tokens_per_s\": ", s->input_tokens_per_s);
-    put_key_real(f, ", \"output_tokens_per_s\": ", s->output_tokens_per_s);
-    put_key_real(f, ", \"output_tokens_per_s_per_gpu\": ", s->output_tokens_per_s_per_gpu);
-    put_key_real(f, "},\n  \"goodput_req_per_s\": ", s->goodput_req_per_s);
-    put_key_real(f, ",\n  \"sim_time_s\": ", s->sim_time_s);
+    sim_json_real(f, "  \"throughput\": {\"req_per_s\": ", s->req_per_s, SUMMARY_DIGITS);
+    sim_json_real(f, ", \"input_tokens_per_s\": ", s->input_tokens_per_s, SUMMARY_DIGITS);
+    sim_json_real(f, ", \"output_tokens_per_s\": ", s->output_tokens_per_s, SUMMARY_DIGITS);
+    sim_json_real(f, ", \"output_tokens_per_s_per_gpu\": ", s->output_tokens_per_s_per_gpu, SUMMARY_DIGITS);
+    sim_json_real(f, "},\n  \"goodput_req_per_s\": ", s->goodput_req_per_s, SUMMARY_DIGITS);
+    sim_json_real(f, ",\n  \"sim_time_s\": ", s->sim_time_s, SUMMARY_DIGITS);
     /* wall_time_s sits mid-object (never last) so deleting its line leaves
      * valid JSON. */
-    put_key_real(f, ",\n  \"wall_time_s\": ", s->wall_time_s);
+    sim_json_real(f, ",\n  \"wall_time_s\": ", s->wall_time_s, SUMMARY_DIGITS);
     fprintf(f, ",\n  \"events\": %llu,\n", (unsigned long long)s->events);
     fprintf(f, "  \"n_gpus\": %d,\n", (int)s->n_gpus);
     fprintf(f, "  \"overloaded\": %s,\n", s->overloaded ? "true" : "false");
@@ -336,46 +278,46 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         /* The field may be full without a terminator. */
         memcpy(reason, s->overload_reason, sizeof s->overload_reason);
         reason[sizeof s->overload_reason] = 0;
-        put_string(f, reason);
+        sim_json_string(f, reason);
     } else {
         fputs("null", f);
     }
-    put_key_real(f, ",\n  \"mean_utilization\": ", s->mean_utilization);
-    put_key_real(f, ",\n  \"mean_kv_occupancy\": ", s->mean_kv_occupancy);
-    put_key_real(f, ",\n  \"cache_hit_rate\": ", s->cache_hit_rate);
-    put_key_real(f, ",\n  \"load_cv\": ", s->load_cv);
+    sim_json_real(f, ",\n  \"mean_utilization\": ", s->mean_utilization, SUMMARY_DIGITS);
+    sim_json_real(f, ",\n  \"mean_kv_occupancy\": ", s->mean_kv_occupancy, SUMMARY_DIGITS);
+    sim_json_real(f, ",\n  \"cache_hit_rate\": ", s->cache_hit_rate, SUMMARY_DIGITS);
+    sim_json_real(f, ",\n  \"load_cv\": ", s->load_cv, SUMMARY_DIGITS);
     fputs(",\n  \"pools\": [", f);
     for (int32_t p = 0; p < s->n_pools && p < SIM_MAX_POOLS; p++) {
         const sim_pool_summary *ps = &s->pools[p];
         fprintf(f, "%s{\"role\": ", p ? ", " : "");
-        put_string(f, ps->role);
+        sim_json_string(f, ps->role);
         fprintf(f, ", \"instances\": %d, \"gpus\": %d, \"utilization\": ", (int)ps->instances, (int)ps->gpus);
-        put_real(f, ps->utilization);
-        put_key_real(f, ", \"kv_occupancy\": ", ps->kv_occupancy);
-        put_key_real(f, ", \"waiting\": ", ps->waiting);
-        put_key_real(f, ", \"mean_batch\": ", ps->mean_batch);
+        sim_json_real(f, NULL, ps->utilization, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"kv_occupancy\": ", ps->kv_occupancy, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"waiting\": ", ps->waiting, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"mean_batch\": ", ps->mean_batch, SUMMARY_DIGITS);
         fprintf(f, ", \"max_seqs\": %d}", (int)ps->max_seqs);
     }
     fputs("]", f);
     if (s->pd.enabled) {
         fprintf(f, ",\n  \"pd\": {\"moved\": %lld, \"kv_bytes_moved\": ", (long long)s->pd.moved);
-        put_real(f, s->pd.kv_bytes_moved);
+        sim_json_real(f, NULL, s->pd.kv_bytes_moved, SUMMARY_DIGITS);
         fputs(",\n    ", f);
         put_stat_inline(f, "transfer_ms", &s->pd.transfer_ms);
         fputs(",\n    ", f);
         put_stat_inline(f, "backpressure_ms", &s->pd.backpressure_ms);
-        put_key_real(f, ",\n    \"ttft_queue_ms\": ", s->pd.ttft_queue_ms);
-        put_key_real(f, ", \"ttft_prefill_ms\": ", s->pd.ttft_prefill_ms);
-        put_key_real(f, ", \"first_decode_ms\": ", s->pd.first_decode_ms);
+        sim_json_real(f, ",\n    \"ttft_queue_ms\": ", s->pd.ttft_queue_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"ttft_prefill_ms\": ", s->pd.ttft_prefill_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"first_decode_ms\": ", s->pd.first_decode_ms, SUMMARY_DIGITS);
         fputs("}", f);
     }
     if (s->af.enabled) {
         fprintf(f, ",\n  \"af\": {\"micro_batches\": %d, \"attention_util\": ", (int)s->af.micro_batches);
-        put_real(f, s->af.attention_util);
-        put_key_real(f, ", \"ffn_util\": ", s->af.ffn_util);
-        put_key_real(f, ", \"comm_fraction\": ", s->af.comm_fraction);
-        put_key_real(f, ", \"activation_bytes\": ", s->af.activation_bytes);
-        put_key_real(f, ", \"transfer_ms_per_iter\": ", s->af.transfer_ms_per_iter);
+        sim_json_real(f, NULL, s->af.attention_util, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"ffn_util\": ", s->af.ffn_util, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"comm_fraction\": ", s->af.comm_fraction, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"activation_bytes\": ", s->af.activation_bytes, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"transfer_ms_per_iter\": ", s->af.transfer_ms_per_iter, SUMMARY_DIGITS);
         fputs("}", f);
     }
     if (s->sessions.enabled) {
@@ -384,7 +326,7 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
                    "\"dropped\": %lld, \"turns_per_session\": ",
                 (long long)ss->completed, (long long)ss->turns, (long long)ss->sub_requests,
                 (long long)ss->dropped);
-        put_real(f, ss->turns_per_session);
+        sim_json_real(f, NULL, ss->turns_per_session, SUMMARY_DIGITS);
         fputs(",\n    ", f);
         put_stat_inline(f, "latency_ms", &ss->latency_ms);
         fputs(",\n    \"by_turn\": [", f);
@@ -392,9 +334,9 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
             const sim_turn_summary *ts = &ss->by_turn[t];
             fprintf(f, "%s\n      {\"turn\": %d, \"n\": %lld, ", t ? "," : "", (int)t + 1, (long long)ts->n);
             put_stat_inline(f, "ttft_ms", &ts->ttft_ms);
-            put_key_real(f, ", \"cache_hit_rate\": ", ts->cache_hit_rate);
-            put_key_real(f, ", \"cached_tokens_mean\": ", ts->cached_tokens_mean);
-            put_key_real(f, ", \"input_tokens_mean\": ", ts->input_tokens_mean);
+            sim_json_real(f, ", \"cache_hit_rate\": ", ts->cache_hit_rate, SUMMARY_DIGITS);
+            sim_json_real(f, ", \"cached_tokens_mean\": ", ts->cached_tokens_mean, SUMMARY_DIGITS);
+            sim_json_real(f, ", \"input_tokens_mean\": ", ts->input_tokens_mean, SUMMARY_DIGITS);
             fputs("}", f);
         }
         fputs("]}", f);
@@ -403,18 +345,18 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
     if (s->frontend.enabled) {
         fprintf(f, ",\n  \"frontend\": {\"workers\": %d, \"jobs\": %lld, \"wait_ms\": ", (int)s->frontend.workers,
                 (long long)s->frontend.jobs);
-        put_real(f, s->frontend.wait_ms);
-        put_key_real(f, ", \"service_ms\": ", s->frontend.service_ms);
-        put_key_real(f, ", \"utilization\": ", s->frontend.utilization);
+        sim_json_real(f, NULL, s->frontend.wait_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"service_ms\": ", s->frontend.service_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"utilization\": ", s->frontend.utilization, SUMMARY_DIGITS);
         fputs("}", f);
     }
     /* Only with detokenizer_workers, so other runs print what they always printed. */
     if (s->detok.enabled) {
         fprintf(f, ",\n  \"detokenizer\": {\"workers\": %d, \"jobs\": %lld, \"tokens\": %lld, \"wait_ms\": ",
                 (int)s->detok.workers, (long long)s->detok.jobs, (long long)s->detok.tokens);
-        put_real(f, s->detok.wait_ms);
-        put_key_real(f, ", \"service_ms\": ", s->detok.service_ms);
-        put_key_real(f, ", \"utilization\": ", s->detok.utilization);
+        sim_json_real(f, NULL, s->detok.wait_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"service_ms\": ", s->detok.service_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"utilization\": ", s->detok.utilization, SUMMARY_DIGITS);
         fputs("}", f);
     }
     /* Only with workload.images, so other runs print what they always printed. */
@@ -424,26 +366,26 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
                    "\"requests\": %lld, \"items\": %lld, \"tokens\": %lld, \"encode_ms\": ",
                 en->family, en->pool ? "true" : "false", (int)en->encoders, (long long)en->tokens_per_item,
                 (long long)en->requests, (long long)en->items, (long long)en->tokens);
-        put_real(f, en->encode_ms);
-        put_key_real(f, ", \"wait_ms\": ", en->wait_ms);
-        put_key_real(f, ", \"transfer_ms\": ", en->transfer_ms);
-        put_key_real(f, ", \"embedding_bytes\": ", en->embedding_bytes);
-        put_key_real(f, ", \"utilization\": ", en->utilization);
-        put_key_real(f, ", \"ttft_share\": ", en->ttft_share);
+        sim_json_real(f, NULL, en->encode_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"wait_ms\": ", en->wait_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"transfer_ms\": ", en->transfer_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"embedding_bytes\": ", en->embedding_bytes, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"utilization\": ", en->utilization, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"ttft_share\": ", en->ttft_share, SUMMARY_DIGITS);
         fputs("}", f);
     }
     /* Only with energy.enabled, so other runs print what they always printed. */
     if (s->energy.enabled) {
         const sim_energy_summary *e = &s->energy;
-        put_key_real(f, ",\n  \"energy\": {\"joules\": ", e->joules);
-        put_key_real(f, ", \"joules_per_output_token\": ", e->joules_per_output_token);
-        put_key_real(f, ", \"mean_power_w\": ", e->mean_power_w);
-        put_key_real(f, ",\n    \"joules_per_request\": ", e->joules_per_request);
-        put_key_real(f, ", \"joules_per_million_tokens\": ", e->joules_per_million_tokens);
-        put_key_real(f, ", \"kwh_per_million_output_tokens\": ", e->kwh_per_million_output_tokens);
-        put_key_real(f, ",\n    \"gpu_idle_joules\": ", e->gpu_idle_j);
-        put_key_real(f, ", \"gpu_dynamic_joules\": ", e->gpu_dynamic_j);
-        put_key_real(f, ", \"host_joules\": ", e->host_j);
+        sim_json_real(f, ",\n  \"energy\": {\"joules\": ", e->joules, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"joules_per_output_token\": ", e->joules_per_output_token, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"mean_power_w\": ", e->mean_power_w, SUMMARY_DIGITS);
+        sim_json_real(f, ",\n    \"joules_per_request\": ", e->joules_per_request, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"joules_per_million_tokens\": ", e->joules_per_million_tokens, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"kwh_per_million_output_tokens\": ", e->kwh_per_million_output_tokens, SUMMARY_DIGITS);
+        sim_json_real(f, ",\n    \"gpu_idle_joules\": ", e->gpu_idle_j, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"gpu_dynamic_joules\": ", e->gpu_dynamic_j, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"host_joules\": ", e->host_j, SUMMARY_DIGITS);
         fputs("}", f);
     }
     /* Only when something was not kept, so runs under the caps print what
@@ -453,7 +395,7 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
                    "\"percentiles\": \"%s\", \"relative_error\": ",
                 (long long)s->records.requests_kept, (long long)s->records.samples_kept,
                 (long long)s->records.samples, s->records.sketch_rel_error > 0 ? "sketch" : "exact");
-        put_real(f, s->records.sketch_rel_error);
+        sim_json_real(f, NULL, s->records.sketch_rel_error, SUMMARY_DIGITS);
         fputs("}", f);
     }
     if (s->autoscale.enabled) {
@@ -465,11 +407,11 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
             const sim_class_summary *cs = &s->classes[c];
             fputs(c ? ",\n    " : "\n    ", f);
-            put_string(f, cs->name);
+            sim_json_string(f, cs->name);
             fprintf(f, ": {\"priority\": %d, \"slo\": {\"ttft_ms\": ", (int)cs->priority);
-            put_real(f, cs->slo.ttft_ms);
-            put_key_real(f, ", \"tpot_ms\": ", cs->slo.tpot_ms);
-            put_key_real(f, ", \"e2e_ms\": ", cs->slo.e2e_ms);
+            sim_json_real(f, NULL, cs->slo.ttft_ms, SUMMARY_DIGITS);
+            sim_json_real(f, ", \"tpot_ms\": ", cs->slo.tpot_ms, SUMMARY_DIGITS);
+            sim_json_real(f, ", \"e2e_ms\": ", cs->slo.e2e_ms, SUMMARY_DIGITS);
             fprintf(f, "}, \"requests_completed\": %lld, \"requests_good\": %lld, \"requests_shed\": %lld, "
                        "\"requests_rejected\": %lld,\n      ",
                     (long long)cs->requests_completed, (long long)cs->requests_good, (long long)cs->requests_shed,
@@ -481,11 +423,11 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
             put_stat_inline(f, "e2e_ms", &cs->e2e_ms);
             fputs(",\n      ", f);
             put_stat_inline(f, "queue_ms", &cs->queue_ms);
-            put_key_real(f, ",\n      \"goodput_req_per_s\": ", cs->goodput_req_per_s);
-            put_key_real(f, ", \"slo_attainment\": ", cs->slo_attainment);
-            put_key_real(f, ", \"req_per_s\": ", cs->req_per_s);
-            put_key_real(f, ", \"input_tokens_per_s\": ", cs->input_tokens_per_s);
-            put_key_real(f, ", \"output_tokens_per_s\": ", cs->output_tokens_per_s);
+            sim_json_real(f, ",\n      \"goodput_req_per_s\": ", cs->goodput_req_per_s, SUMMARY_DIGITS);
+            sim_json_real(f, ", \"slo_attainment\": ", cs->slo_attainment, SUMMARY_DIGITS);
+            sim_json_real(f, ", \"req_per_s\": ", cs->req_per_s, SUMMARY_DIGITS);
+            sim_json_real(f, ", \"input_tokens_per_s\": ", cs->input_tokens_per_s, SUMMARY_DIGITS);
+            sim_json_real(f, ", \"output_tokens_per_s\": ", cs->output_tokens_per_s, SUMMARY_DIGITS);
             fputs("}", f);
         }
         fputs("\n  }", f);
