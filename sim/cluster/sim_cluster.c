@@ -1095,8 +1095,8 @@ void sim_cluster_state_get(const sim_cluster *c, sim_cluster_state *out)
 void sim_cluster_describe(const sim_cluster *c, char *buf, size_t len)
 {
     /* "auto": the checkpoint's formats, named by the main one. */
-    const char *wd = strcmp(c->sc.dtype, "auto") ? c->sc.dtype
-                                                 : model_dtype_name((model_dtype)model_spec_main_dtype(&c->model));
+    const char *wd = c->sc.dtype != SIM_DTYPE_AUTO ? sim_dtype_name(c->sc.dtype)
+                                                   : model_dtype_name((model_dtype)model_spec_main_dtype(&c->model));
     size_t off = (size_t)snprintf(buf, len, "%s on %s, %s weights, %d GPU(s):", c->model.name, c->gpu.name, wd,
                                   c->n_gpus);
     for (int32_t p = 0; p < c->sc.deployment.n_pools && off < len; p++) {

@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 /* The parallel block's enums as the cost model's; -1 for a value outside
  * the enum (a scenario built in code). */
@@ -29,6 +28,23 @@ static int ep_mode_of(sim_ep_mode m)
     return -1;
 }
 
+/* A scenario dtype as the cost model's; -1 for auto (the checkpoint's) and
+ * for a value outside the enum. */
+static int dtype_of(sim_dtype d)
+{
+    switch (d) {
+    case SIM_DTYPE_AUTO: return -1;
+    case SIM_DTYPE_BF16: return MODEL_DTYPE_BF16;
+    case SIM_DTYPE_FP8: return MODEL_DTYPE_FP8;
+    case SIM_DTYPE_FP8_BLOCK: return MODEL_DTYPE_FP8_BLOCK;
+    case SIM_DTYPE_MXFP8: return MODEL_DTYPE_MXFP8;
+    case SIM_DTYPE_NVFP4: return MODEL_DTYPE_NVFP4;
+    case SIM_DTYPE_MXFP4: return MODEL_DTYPE_MXFP4;
+    case SIM_DTYPE_INT4: return MODEL_DTYPE_INT4;
+    }
+    return -1;
+}
+
 static int moe_gemm_of(sim_moe_gemm g)
 {
     switch (g) {
@@ -42,15 +58,20 @@ static int moe_gemm_of(sim_moe_gemm g)
 int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layout *out, sim_err *err)
 {
     model_layout l;
-    int rc, i;
+    int i;
     const sim_parallel_cfg *p = &pool->parallel;
     memset(&l, 0, sizeof l);
-    if (!sc->dtype[0] || !strcasecmp(sc->dtype, "auto"))
+    if (sc->dtype == SIM_DTYPE_AUTO)
         l.dtype_checkpoint = 1;
-    else if ((rc = model_dtype_from_name(sc->dtype, &l.dtype, err)))
-        return sim_err_wrap(err, rc, "dtype");
-    if ((rc = model_dtype_from_name(sc->kv_dtype[0] ? sc->kv_dtype : "bf16", &l.kv_dtype, err)))
-        return sim_err_wrap(err, rc, "kv_dtype");
+    else if ((i = dtype_of(sc->dtype)) < 0)
+        return sim_err_set(err, SIM_EINVAL, "dtype: expected one of the dtype names, got value %d", (int)sc->dtype);
+    else
+        l.dtype = (model_dtype)i;
+    /* A scenario built in code with kv_dtype left 0 keeps its KV in bf16. */
+    if ((i = dtype_of(sc->kv_dtype == SIM_DTYPE_AUTO ? SIM_DTYPE_BF16 : sc->kv_dtype)) < 0)
+        return sim_err_set(err, SIM_EINVAL, "kv_dtype: expected one of the dtype names, got value %d",
+                           (int)sc->kv_dtype);
+    l.kv_dtype = (model_dtype)i;
     const int32_t deg[] = {p->tp, p->pp, p->dp, p->ep, p->dcp, p->sp};
     const char *deg_names[] = {"tp", "pp", "dp", "ep", "dcp", "sp"};
     for (i = 0; i < 6; i++)

@@ -202,13 +202,6 @@ static int convert(ctx *c, const sim_schema_field *f, const sim_yaml_node *n, co
 
     const char *s = n->text;
     switch (f->type) {
-    case SIM_SCHEMA_STRENUM:
-        for (int i = 0; i < f->n_names; i++) {
-            if (strcmp(s, f->names[i]) != 0) continue;
-            snprintf(dst, f->size, "%s", s);
-            return 0;
-        }
-        return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
     case SIM_SCHEMA_ENUM: {
         int v = sim_schema_enum_value(f, s);
         if (v < 0) return fail_at(c, n, path, SIM_EINVAL, "expected %s, got %s", expect, got);
@@ -1048,8 +1041,7 @@ static const char *type_name(sim_schema_type t)
     case SIM_SCHEMA_F64: return "number";
     case SIM_SCHEMA_F64S: return "number or list";
     case SIM_SCHEMA_BOOL: return "bool";
-    case SIM_SCHEMA_ENUM:
-    case SIM_SCHEMA_STRENUM: return "enum";
+    case SIM_SCHEMA_ENUM: return "enum";
     }
     return "?";
 }

@@ -41,8 +41,8 @@ void sim_scenario_defaults(sim_scenario *sc)
     strcpy(sc->name, "unnamed");
     sc->seed = 42;
     strcpy(sc->model, "llama-3.1-8b");
-    strcpy(sc->dtype, "auto");
-    strcpy(sc->kv_dtype, "bf16");
+    sc->dtype = SIM_DTYPE_AUTO;
+    sc->kv_dtype = SIM_DTYPE_BF16;
     strcpy(sc->hardware.gpu, "h100-sxm");
     sc->hardware.gpus_per_node = SIM_DEFAULT_GPUS_PER_NODE;
     for (int f = 0; f < SIM_OP_FAMILIES; f++) sc->hardware.op_speedup[f] = 1;
@@ -220,6 +220,7 @@ const char *const sim_graph_rule_names[SIM_GRAPH_RULES] = {"none", "vllm", "sgla
 const char *const sim_sp_kind_names[SIM_SP_KINDS] = {"ulysses", "ring"};
 const char *const sim_ep_mode_names[SIM_EP_MODES] = {"auto", "normal", "low_latency", "alltoall", "allgather"};
 const char *const sim_moe_gemm_names[SIM_MOE_GEMMS] = {"auto", "contiguous", "masked"};
+const char *const sim_dtype_names[SIM_DTYPES] = {"auto", "bf16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4", "int4"};
 const char *const sim_kv_transfer_names[SIM_KV_TRANSFERS] = {"whole", "layerwise"};
 const char *const sim_decode_routing_names[SIM_DECODE_ROUTINGS] = {"round_robin", "least_loaded"};
 const char *const sim_decode_pick_names[SIM_DECODE_PICKS] = {"prefill_end", "arrival"};

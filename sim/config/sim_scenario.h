@@ -193,6 +193,24 @@ typedef enum {
 } sim_ep_mode;
 #define SIM_EP_MODES 5
 
+/* `dtype` and `kv_dtype`: the number format of the weights and activations
+ * and of the KV cache. auto (weights only) is the checkpoint's own format,
+ * part by part; kv_dtype takes bf16 .. nvfp4 (SIM_KV_DTYPES names from
+ * SIM_DTYPE_BF16). sim_pool_layout maps them onto the cost model's
+ * model_dtype. */
+typedef enum {
+    SIM_DTYPE_AUTO = 0,
+    SIM_DTYPE_BF16 = 1,
+    SIM_DTYPE_FP8 = 2,       /* per-tensor scale */
+    SIM_DTYPE_FP8_BLOCK = 3, /* 128-block scales */
+    SIM_DTYPE_MXFP8 = 4,
+    SIM_DTYPE_NVFP4 = 5,
+    SIM_DTYPE_MXFP4 = 6,     /* weights only */
+    SIM_DTYPE_INT4 = 7       /* group-32 weight-only */
+} sim_dtype;
+#define SIM_DTYPES 8
+#define SIM_KV_DTYPES 5
+
 typedef enum {
     SIM_MOE_GEMM_AUTO = 0,
     SIM_MOE_GEMM_CONTIGUOUS = 1,
@@ -580,8 +598,8 @@ typedef struct sim_scenario {
     char name[SIM_NAME_MAX];
     uint64_t seed;
     char model[SIM_PATH_MAX];  /* catalogue name or path to a HF config.json */
-    char dtype[32];            /* weights/activations dtype: auto (the checkpoint's, default), bf16, fp8, ... */
-    char kv_dtype[32];         /* KV cache dtype: bf16 (default) or fp8 */
+    sim_dtype dtype;           /* weights/activations: auto (the checkpoint's, default), bf16, fp8, ... */
+    sim_dtype kv_dtype;        /* KV cache: bf16 (default) .. nvfp4; never auto */
     sim_hardware_cfg hardware;
     sim_workload_cfg workload;
     sim_deploy_cfg deployment;
@@ -630,6 +648,7 @@ const char *sim_scenario_gpu_label(const sim_scenario *sc, char *buf, size_t len
     X(sp_kind, sim_sp_kind, SIM_SP_KINDS)                         \
     X(ep_mode, sim_ep_mode, SIM_EP_MODES)                         \
     X(moe_gemm, sim_moe_gemm, SIM_MOE_GEMMS)                      \
+    X(dtype, sim_dtype, SIM_DTYPES)                               \
     X(kv_transfer, sim_kv_transfer, SIM_KV_TRANSFERS)             \
     X(decode_routing, sim_decode_routing, SIM_DECODE_ROUTINGS)    \
     X(decode_pick, sim_decode_pick, SIM_DECODE_PICKS)             \

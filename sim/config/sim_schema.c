@@ -23,11 +23,8 @@
 #define SEC(p, d) {p, SIM_SCHEMA_MAP, 0, 0, 0, ANY, NULL, 0, 0, d}
 #define FLD(p, t, loc, range, d) {p, t, loc, range, NULL, 0, 0, d}
 #define ENM(p, loc, names, base, d) {p, SIM_SCHEMA_ENUM, loc, ANY, NAMES(names), base, d}
-#define SEN(p, loc, names, d) {p, SIM_SCHEMA_STRENUM, loc, ANY, NAMES(names), 0, d}
 
 /* Name lists index the C enums of sim_scenario.h (plus enum_base). */
-static const char *const dtypes[] = {"bf16", "fp8", "fp8_block", "mxfp8", "nvfp4"};
-static const char *const wdtypes[] = {"auto", "bf16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4", "int4"};
 static const char *const spec_methods[] = {"mtp", "draft"};
 static const char *const arrivals[] = {"poisson", "gamma", "constant", "closed_loop", "schedule"};
 static const char *const dists[] = {"fixed", "uniform", "normal", "lognormal", "zipf", "empirical"};
@@ -113,11 +110,13 @@ static const sim_schema_field table[] = {
     FLD("model", SIM_SCHEMA_MODEL, SC(model), ANY,
         "Catalogue model name, Hugging Face id of the shipped zoo (e.g. deepseek-ai/DeepSeek-V3), or a path "
         "to a config.json (.json/.yaml)."),
-    SEN("dtype", SC(dtype), wdtypes,
+    ENM("dtype", SC(dtype), sim_dtype_names, 0,
         "Weights and activations: auto (the checkpoint's quantisation, per part), bf16, fp8 (per-tensor), "
         "fp8_block (128-block scales), mxfp8 (E8M0 scale per 32), nvfp4, mxfp4 (weights; W4A16 before "
         "Blackwell), int4 (group-32 weight-only)."),
-    SEN("kv_dtype", SC(kv_dtype), dtypes, "KV cache data type (same names as dtype)."),
+    /* bf16 .. nvfp4 of the same table: values SIM_DTYPE_BF16 and up */
+    {"kv_dtype", SIM_SCHEMA_ENUM, SC(kv_dtype), ANY, sim_dtype_names + SIM_DTYPE_BF16, SIM_KV_DTYPES,
+     SIM_DTYPE_BF16, "KV cache data type (same names as dtype)."},
 
     SEC("hardware", "Default GPU and node shape."),
     FLD("hardware.gpu", SIM_SCHEMA_STR, SC(hardware.gpu), ANY,
@@ -813,7 +812,7 @@ static int is_int_type(sim_schema_type t)
 void sim_schema_range(const sim_schema_field *f, char *buf, size_t size)
 {
     buf[0] = '\0';
-    if (f->type == SIM_SCHEMA_ENUM || f->type == SIM_SCHEMA_STRENUM) {
+    if (f->type == SIM_SCHEMA_ENUM) {
         size_t used = 0;
         for (int i = 0; i < f->n_names && used < size; i++)
             used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? "|" : "", f->names[i]);
@@ -849,8 +848,7 @@ void sim_schema_expect(const sim_schema_field *f, char *buf, size_t size)
     case SIM_SCHEMA_PATH:
     case SIM_SCHEMA_MODEL: snprintf(buf, size, "a string"); break;
     case SIM_SCHEMA_BOOL: snprintf(buf, size, "true or false"); break;
-    case SIM_SCHEMA_ENUM:
-    case SIM_SCHEMA_STRENUM: snprintf(buf, size, "one of %s", range); break;
+    case SIM_SCHEMA_ENUM: snprintf(buf, size, "one of %s", range); break;
     case SIM_SCHEMA_I32:
     case SIM_SCHEMA_I64:
     case SIM_SCHEMA_U64:
@@ -913,7 +911,6 @@ void sim_schema_default(const sim_schema_field *f, const sim_scenario *def, char
     case SIM_SCHEMA_STR:
     case SIM_SCHEMA_PATH:
     case SIM_SCHEMA_MODEL: snprintf(buf, size, "\"%s\"", (const char *)p); break;
-    case SIM_SCHEMA_STRENUM: snprintf(buf, size, "%s", (const char *)p); break;
     case SIM_SCHEMA_I32: memcpy(&i32, p, sizeof i32); snprintf(buf, size, "%d", (int)i32); break;
     case SIM_SCHEMA_I64: memcpy(&i64, p, sizeof i64); snprintf(buf, size, "%lld", (long long)i64); break;
     case SIM_SCHEMA_U64:

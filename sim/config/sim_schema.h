@@ -28,7 +28,6 @@ typedef enum {
     SIM_SCHEMA_F64 = 8,     /* double */
     SIM_SCHEMA_BOOL = 9,    /* int32_t 0/1 */
     SIM_SCHEMA_ENUM = 10,   /* C enum: names[i] is value enum_base + i */
-    SIM_SCHEMA_STRENUM = 11, /* char[size] holding one of names */
     SIM_SCHEMA_F64S = 12    /* sim_f64_list: a number, or a list of up to SIM_SPEC_MAX_DRAFT numbers */
 } sim_schema_type;
 

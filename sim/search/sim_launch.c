@@ -212,11 +212,11 @@ void launch_vllm_engine_args(launch_args *A, const sim_scenario *sc, const sim_p
     launch_arg(A, "%.2f", s->gpu_mem_util);
     launch_arg(A, "--block-size");
     launch_arg(A, "%d", (int)s->block_tokens);
-    if (strcmp(sc->dtype, "bf16") != 0 && strcmp(sc->dtype, "auto") != 0) {
+    if (sc->dtype != SIM_DTYPE_BF16 && sc->dtype != SIM_DTYPE_AUTO) {
         launch_arg(A, "--quantization");
         launch_arg(A, "fp8");
     }
-    if (strcmp(sc->kv_dtype, "bf16") != 0) {
+    if (sc->kv_dtype != SIM_DTYPE_BF16) {
         launch_arg(A, "--kv-cache-dtype");
         launch_arg(A, "fp8");
     }
@@ -528,11 +528,11 @@ static void sglang_instance(const sh_ctx *c, const launch_inst *x)
         launch_arg(&A, "%.2f", s->gpu_mem_util);
         launch_arg(&A, "--page-size");
         launch_arg(&A, "%d", (int)s->block_tokens);
-        if (strcmp(c->sc->dtype, "bf16") != 0 && strcmp(c->sc->dtype, "auto") != 0) {
+        if (c->sc->dtype != SIM_DTYPE_BF16 && c->sc->dtype != SIM_DTYPE_AUTO) {
             launch_arg(&A, "--quantization");
             launch_arg(&A, "fp8");
         }
-        if (strcmp(c->sc->kv_dtype, "bf16") != 0) {
+        if (c->sc->kv_dtype != SIM_DTYPE_BF16) {
             launch_arg(&A, "--kv-cache-dtype");
             launch_arg(&A, "fp8_e4m3");
         }
@@ -580,7 +580,7 @@ static void trtllm_instance(const sh_ctx *c, const launch_inst *x)
     fputs("enable_chunked_prefill: true\n", f);
     fprintf(f, "kv_cache_config:\n  enable_block_reuse: %s\n  free_gpu_memory_fraction: %.2f\n",
             c->sc->cache.enabled ? "true" : "false", s->gpu_mem_util);
-    if (strcmp(c->sc->kv_dtype, "bf16") != 0) fputs("  dtype: fp8\n", f);
+    if (c->sc->kv_dtype != SIM_DTYPE_BF16) fputs("  dtype: fp8\n", f);
     fprintf(f, "scheduler_config:\n  capacity_scheduler_policy: %s\n",
             s->admission == SIM_ADMISSION_RESERVE ? "GUARANTEED_NO_EVICT" : "MAX_UTILIZATION");
     if (par->dp > 1) fputs("enable_attention_dp: true\n", f);

@@ -548,7 +548,6 @@ static void yaml_value(FILE *f, const sim_schema_field *fd, const void *p)
         break;
     }
     case SIM_SCHEMA_STR: sim_yaml_write_quoted(f, p); break;
-    case SIM_SCHEMA_STRENUM: fputs(p, f); break;
     case SIM_SCHEMA_I32: memcpy(&i32, p, sizeof i32); fprintf(f, "%d", (int)i32); break;
     case SIM_SCHEMA_I64: memcpy(&i64, p, sizeof i64); fprintf(f, "%lld", (long long)i64); break;
     case SIM_SCHEMA_U64: memcpy(&u64, p, sizeof u64); fprintf(f, "%llu", (unsigned long long)u64); break;
@@ -572,8 +571,7 @@ static void yaml_value(FILE *f, const sim_schema_field *fd, const void *p)
 
 static int differs(const sim_schema_field *fd, const void *a, const void *b)
 {
-    if (fd->type == SIM_SCHEMA_STR || fd->type == SIM_SCHEMA_PATH || fd->type == SIM_SCHEMA_MODEL ||
-        fd->type == SIM_SCHEMA_STRENUM)
+    if (fd->type == SIM_SCHEMA_STR || fd->type == SIM_SCHEMA_PATH || fd->type == SIM_SCHEMA_MODEL)
         return strncmp(a, b, fd->size) != 0;
     return memcmp(a, b, fd->size) != 0;
 }

@@ -65,6 +65,7 @@
 #include "sim_loader.h"
 #include "sim_metrics.h"
 #include "sim_sched_preset.h"
+#include "sim_schema.h"
 #include "sim_spec.h"
 #include "model_cost.h"
 
@@ -364,8 +365,13 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
     sim_scenario_defaults(sc);
     snprintf(sc->name, sizeof sc->name, "fidelity");
     snprintf(sc->model, sizeof sc->model, "%s", r->model);
-    snprintf(sc->dtype, sizeof sc->dtype, "%s", r->dtype);
-    snprintf(sc->kv_dtype, sizeof sc->kv_dtype, "%s", r->kv_dtype);
+    /* The row's formats are model_dtype names (sim_fidelity_csv); "" is the checkpoint's. */
+    int wd = r->dtype[0] ? sim_schema_enum_value(sim_schema_lookup("dtype"), r->dtype) : SIM_DTYPE_AUTO;
+    int kd = sim_schema_enum_value(sim_schema_lookup("kv_dtype"), r->kv_dtype);
+    if (wd < 0) return sim_err_set(err, SIM_EINVAL, "dtype: '%s' is not a scenario dtype", r->dtype);
+    if (kd < 0) return sim_err_set(err, SIM_EINVAL, "kv_dtype: '%s' is not a scenario kv_dtype", r->kv_dtype);
+    sc->dtype = (sim_dtype)wd;
+    sc->kv_dtype = (sim_dtype)kd;
     snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "%s", r->gpu);
     sc->hardware.gpus_per_node = SIM_DEFAULT_GPUS_PER_NODE;
     sim_workload_cfg *w = &sc->workload;

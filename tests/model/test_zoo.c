@@ -187,7 +187,7 @@ static void test_checkpoint_quant(void)
      * DeepSeek-V3 fits 8 x H200 in its FP8 checkpoint, not in bf16. */
     sim_scenario sc;
     sim_scenario_defaults(&sc);
-    CHECK(!strcmp(sc.dtype, "auto"));
+    CHECK(sc.dtype == SIM_DTYPE_AUTO);
     model_layout l;
     sim_err e = {""};
     sc.deployment.pools[0].parallel.tp = 8;
@@ -204,7 +204,7 @@ static void test_checkpoint_quant(void)
         CHECK(model_cost_layout(c)->dtype == MODEL_DTYPE_FP8_BLOCK);
         model_cost_destroy(c);
     }
-    snprintf(sc.dtype, sizeof sc.dtype, "bf16");
+    sc.dtype = SIM_DTYPE_BF16;
     CHECK(sim_pool_layout(&sc, &sc.deployment.pools[0], &l, &e) == 0 && l.dtype_checkpoint == 0);
     c = NULL;
     if (model_cost_create(&ds, &h200, &l, &c, &e) == 0) {

@@ -25,7 +25,7 @@ static void base(sim_scenario *sc, int tp, int pp, int instances)
 {
     sim_scenario_defaults(sc);
     snprintf(sc->model, sizeof sc->model, "llama-3.1-70b");
-    snprintf(sc->dtype, sizeof sc->dtype, "fp8");
+    sc->dtype = SIM_DTYPE_FP8;
     snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "h100-sxm");
     snprintf(sc->hardware.perf_db, sizeof sc->hardware.perf_db, "none");
     sc->deployment.pools[0].instances = instances;

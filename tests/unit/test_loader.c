@@ -56,7 +56,7 @@ static void test_full_file(void)
     CHECK(sc.seed == 12345678901234ULL);
     snprintf(want, sizeof want, "%s/tests/data/loader/configs/qwen3.json", src_dir);
     CHECK_MSG(strcmp(sc.model, want) == 0, "model %s", sc.model);
-    CHECK(strcmp(sc.dtype, "fp8") == 0 && strcmp(sc.kv_dtype, "fp8") == 0);
+    CHECK(sc.dtype == SIM_DTYPE_FP8 && sc.kv_dtype == SIM_DTYPE_FP8);
     CHECK(strcmp(sc.hardware.gpu, "h200") == 0 && sc.hardware.gpus_per_node == 4);
     const sim_workload_cfg *w = &sc.workload;
     CHECK(w->requests == 2000);
@@ -456,6 +456,21 @@ static void test_typed_enums(void)
     for (int i = 0; i < SIM_MOE_GEMMS; i++)
         CHECK(strcmp(sim_moe_gemm_name((sim_moe_gemm)i), sim_moe_gemm_names[i]) == 0);
     CHECK(strcmp(sim_ep_mode_name((sim_ep_mode)7), "?") == 0);
+
+    /* dtype and kv_dtype: one table, kv_dtype's names from bf16 to nvfp4. */
+    REQUIRE(load("dtype: int4\nkv_dtype: fp8_block\n", NULL, 0, &sc, &err) == 0);
+    CHECK(sc.dtype == SIM_DTYPE_INT4 && sc.kv_dtype == SIM_DTYPE_FP8_BLOCK);
+    REQUIRE(load("{}\n", NULL, 0, &sc, &err) == 0);
+    CHECK(sc.dtype == SIM_DTYPE_AUTO && sc.kv_dtype == SIM_DTYPE_BF16);
+    m = load_fail("kv_dtype: auto\n", NULL, 0);
+    CHECK_CONTAINS(m, "t.yaml:1:11: kv_dtype: expected one of bf16|fp8|fp8_block|mxfp8|nvfp4, got 'auto'");
+    m = load_fail("dtype: FP8\n", NULL, 0);
+    CHECK_CONTAINS(m, "dtype: expected one of auto|bf16|fp8|fp8_block|mxfp8|nvfp4|mxfp4|int4, got 'FP8'");
+    f = sim_schema_lookup("kv_dtype");
+    REQUIRE(f != NULL);
+    CHECK(sim_schema_enum_value(f, "nvfp4") == SIM_DTYPE_NVFP4 && sim_schema_enum_value(f, "mxfp4") == -1);
+    CHECK(strcmp(sim_schema_enum_name(f, SIM_DTYPE_BF16), "bf16") == 0 && sim_schema_enum_name(f, 0) == NULL);
+    for (int i = 0; i < SIM_DTYPES; i++) CHECK(strcmp(sim_dtype_name((sim_dtype)i), sim_dtype_names[i]) == 0);
 
     /* The PD hand-over's names. */
     REQUIRE(load("model: llama-3.1-8b\n", NULL, 0, &sc, &err) == 0);

@@ -1,7 +1,7 @@
 /* test_scenario_rules — the "0 = default" rules of the scenario written
  * once (sim_scenario.h): GPUs per node and the per-GPU NIC bandwidth; and
- * the pool's typed parallel names as the cost model's layout enums
- * (sim_pool_layout). */
+ * the pool's typed parallel names and the typed dtypes as the cost model's
+ * layout enums (sim_pool_layout). */
 #include "sim_pool_layout.h"
 #include "sim_scenario.h"
 #include "test_util.h"
@@ -65,10 +65,47 @@ static void case_pool_layout_enums(void)
     CHECK_CONTAINS(e.msg, "parallel.ep_mode");
 }
 
+/* dtype and kv_dtype are typed once by the loader: each name becomes the
+ * cost model's dtype of the same name, auto the checkpoint's formats, a kv
+ * left 0 in code bf16; a value outside the enum is refused with the key. */
+static void case_pool_layout_dtypes(void)
+{
+    sim_scenario sc;
+    sim_scenario_defaults(&sc);
+    sim_pool_cfg *p = &sc.deployment.pools[0];
+    model_layout l;
+    sim_err e = {""};
+    CHECK(sc.dtype == SIM_DTYPE_AUTO && sc.kv_dtype == SIM_DTYPE_BF16);
+    REQUIRE(sim_pool_layout(&sc, p, &l, &e) == 0);
+    CHECK(l.dtype_checkpoint == 1 && l.kv_dtype == MODEL_DTYPE_BF16);
+    CHECK(strcmp(sim_dtype_name(SIM_DTYPE_AUTO), "auto") == 0);
+    for (int i = SIM_DTYPE_BF16; i < SIM_DTYPES; i++) {
+        sc.dtype = (sim_dtype)i;
+        CHECK(sim_pool_layout(&sc, p, &l, &e) == 0 && l.dtype_checkpoint == 0 &&
+              strcmp(model_dtype_name(l.dtype), sim_dtype_name((sim_dtype)i)) == 0);
+    }
+    sc.dtype = SIM_DTYPE_AUTO;
+    for (int i = SIM_DTYPE_BF16; i < SIM_DTYPE_BF16 + SIM_KV_DTYPES; i++) {
+        sc.kv_dtype = (sim_dtype)i;
+        CHECK(sim_pool_layout(&sc, p, &l, &e) == 0 &&
+              strcmp(model_dtype_name(l.kv_dtype), sim_dtype_name((sim_dtype)i)) == 0);
+    }
+    sc.kv_dtype = SIM_DTYPE_AUTO;
+    CHECK(sim_pool_layout(&sc, p, &l, &e) == 0 && l.kv_dtype == MODEL_DTYPE_BF16);
+    sc.dtype = (sim_dtype)SIM_DTYPES;
+    CHECK(sim_pool_layout(&sc, p, &l, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "dtype: expected one of the dtype names, got value 8");
+    sc.dtype = SIM_DTYPE_FP8;
+    sc.kv_dtype = (sim_dtype)-1;
+    CHECK(sim_pool_layout(&sc, p, &l, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "kv_dtype: expected one of the dtype names, got value -1");
+}
+
 static const test_case cases[] = {
     {"gpus_per_node", case_gpus_per_node},
     {"nic", case_nic},
     {"pool_layout_enums", case_pool_layout_enums},
+    {"pool_layout_dtypes", case_pool_layout_dtypes},
 };
 
 int main(int argc, char **argv)
