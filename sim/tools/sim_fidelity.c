@@ -205,14 +205,27 @@ static int version_code(const char *v)
     return (int)(major * 100 + minor);
 }
 
+/* An instance's token budget for `per_rank` tokens on each of dp attention
+ * ranks (dp <= 1: one), clamped to the scheduler's int32 range. */
+static int32_t ranks_budget(int64_t per_rank, int32_t dp)
+{
+    int64_t b = per_rank * (dp > 1 ? dp : 1);
+    return (int32_t)(b < (1 << 30) ? b : (1 << 30));
+}
+
+/* The rows of DeepSeek-R1 geometry the InferenceX dsr1_* recipes ran. */
+static int dsr1_model(const sim_fidelity_row *r)
+{
+    return !strcasecmp(r->model, "deepseek-ai/DeepSeek-R1") || !strcasecmp(r->model, "deepseek-ai/DeepSeek-V3");
+}
+
 int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r)
 {
-    if (r->len_lo >= 1 || r->disagg || strcasecmp(r->backend, "trtllm")) return 0;
-    if (strcasecmp(r->model, "deepseek-ai/DeepSeek-R1") && strcasecmp(r->model, "deepseek-ai/DeepSeek-V3")) return 0;
+    if (r->len_lo >= 1 || r->disagg || strcasecmp(r->backend, "trtllm") || !dsr1_model(r)) return 0;
     int64_t b = ((int64_t)r->concurrency + r->isl + 64 + 63) / 64 * 64;
     int v = version_code(r->version);
     if ((v == 0 || v >= FID_TRTLLM_DSR1_FLOOR_FROM) && b < FID_TRTLLM_DSR1_FLOOR) b = FID_TRTLLM_DSR1_FLOOR;
-    return (int32_t)(b < (1 << 30) ? b : (1 << 30));
+    return ranks_budget(b, 1);
 }
 
 /* The token budget a vLLM InferenceX recipe sets per engine, 0 when it
@@ -233,8 +246,7 @@ int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r, int32_t *iters, do
     if (!strcasecmp(r->model, "meta-llama/Llama-3.1-70B") && r->agg.tp < 8) {
         *iters = FID_TRTLLM_LLAMA_WAIT_ITERS;
         *ratio = FID_TRTLLM_LLAMA_WAIT_RATIO;
-    } else if ((!strcasecmp(r->model, "deepseek-ai/DeepSeek-R1") || !strcasecmp(r->model, "deepseek-ai/DeepSeek-V3")) &&
-               !strcasecmp(r->dtype, "fp8") && r->concurrency >= FID_TRTLLM_DSR1_WAIT_FROM) {
+    } else if (dsr1_model(r) && !strcasecmp(r->dtype, "fp8") && r->concurrency >= FID_TRTLLM_DSR1_WAIT_FROM) {
         *iters = FID_TRTLLM_DSR1_WAIT_ITERS;
         *ratio = FID_TRTLLM_DSR1_WAIT_RATIO;
     }
@@ -310,8 +322,7 @@ static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
         s->async_scheduling = 1;
         int64_t b = vllm_recipe_tokens(r);
         if (b > 0) {
-            b *= r->agg.dp > 1 ? r->agg.dp : 1;
-            s->max_batched_tokens = (int32_t)(b < (1 << 30) ? b : (1 << 30));
+            s->max_batched_tokens = ranks_budget(b, r->agg.dp);
             if (s->max_batched_tokens < s->max_seqs) s->max_batched_tokens = s->max_seqs;
         }
     }
@@ -322,8 +333,7 @@ static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
     }
     int32_t budget = sim_fidelity_trtllm_dsr1_tokens(r);
     if (budget > 0) {
-        int64_t b = (int64_t)budget * (r->agg.dp > 1 ? r->agg.dp : 1);
-        s->max_batched_tokens = (int32_t)(b < (1 << 30) ? b : (1 << 30));
+        s->max_batched_tokens = ranks_budget(budget, r->agg.dp);
         s->chunk_tokens = budget;
         s->whole_prompts = 1;
     }
@@ -350,10 +360,7 @@ static int set_preset(sim_pool_cfg *p, sim_sched_preset preset, int32_t dp, sim_
 {
     if (sim_sched_preset_apply(preset, &p->scheduler))
         return sim_err_set(err, SIM_ENOTSUP, "no scheduler preset %d", (int)preset);
-    if (dp > 1) {
-        int64_t b = (int64_t)p->scheduler.max_batched_tokens * dp;
-        p->scheduler.max_batched_tokens = (int32_t)(b < (1 << 30) ? b : (1 << 30));
-    }
+    p->scheduler.max_batched_tokens = ranks_budget(p->scheduler.max_batched_tokens, dp);
     return 0;
 }
 
