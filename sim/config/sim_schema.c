@@ -424,9 +424,9 @@ static const sim_schema_field table[] = {
     FLD("deployment.pools.*.scheduler.adp_timeout_iters", SIM_SCHEMA_I32, PL(scheduler.adp_timeout_iters),
         IN(0, 1000000),
         "Attention-DP balancing (TensorRT-LLM's attention_dp_config, enable_balance, timeout_iters), with "
-        "parallel.dp > 1: new requests start their prefill only when there are at least dp of them (one per "
-        "rank) or this many steps have passed since the last ones started, or some rank has nothing to decode. "
-        "0 = off."),
+        "parallel.dp > 1: each new request goes to the rank with the fewest requests, and new requests start "
+        "their prefill only when every rank has one waiting, or this many steps have passed since the last "
+        "ones started, or some rank has nothing running. 0 = off."),
     FLD("deployment.pools.*.scheduler.adp_wait_iters", SIM_SCHEMA_I32, PL(scheduler.adp_wait_iters),
         IN(0, 1000000),
         "Attention-DP balancing (batching_wait_iters): once every rank has a new request and every rank "

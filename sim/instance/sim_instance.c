@@ -212,6 +212,7 @@ static void preempt(sim_instance *in, sim_req *r)
     r->state = SIM_REQ_WAITING;
     r->preemptions++;
     in->preemptions++;
+    sim_instance_gate_requeued(in, r);
     int64_t after = (int64_t)r->prefill_target + (r->spec.output_tokens - r->generated);
     in->outstanding += after - before;
     in->pending_prefill += r->prefill_target - pre_before;
@@ -391,6 +392,7 @@ static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int adm
         if (sim_instance_plan_fetch(in, r)) {
             /* Admitted, but its prefill waits for the fetched KV. */
             sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
+            sim_instance_gate_admitted(in, r);
             queued_add(in, -1);
             run_add(in, ln, r);
             sim_req_list_push_back(&ln->prefilling, r, SIM_PRE_LINK);
@@ -431,6 +433,7 @@ static void fill_prefill(sim_instance *in, sim_lane *ln, int64_t budget, int adm
             break;
         }
         sim_req_list_remove(&in->waiting, r, SIM_RUN_LINK);
+        sim_instance_gate_admitted(in, r);
         queued_add(in, -1);
         run_add(in, ln, r);
         sim_req_list_push_back(&ln->prefilling, r, SIM_PRE_LINK);
@@ -762,6 +765,7 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         decode_leave(in, r);
         sim_instance_cache_output(in, r, kv_tokens);
         run_remove(in, r);
+        sim_instance_gate_left(in, r);
         resv_release(in, r);
         finish(in, r, seen);
     }
@@ -788,11 +792,13 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
             in->blocks_used -= r->blocks;
             r->blocks = 0;
             run_remove(in, r);
+            sim_instance_gate_left(in, r);
             resv_release(in, r);
             finish(in, r, seen);
         } else if (in->role == SIM_ROLE_PREFILL) {
             /* Hand over: the blocks stay allocated here until the KV moved. */
             run_remove(in, r);
+            sim_instance_gate_left(in, r);
             resv_release(in, r);
             r->state = SIM_REQ_KV_HOLD;
             r->prefill_instance = in->id;
@@ -866,6 +872,12 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
                                                ly ? ly->tp * in->dp_ranks : 1);
         }
         in->graph_max_bs = gmax;
+    }
+    if (in->dp_ranks > 1 && cfg->adp_timeout_iters > 0 && role != SIM_ROLE_DECODE) {
+        /* TensorRT-LLM's attention-DP balancing counts each rank's requests (sim_instance_gate.c). */
+        in->rank_n = calloc((size_t)in->dp_ranks * 2, sizeof *in->rank_n);
+        if (!in->rank_n) goto nomem;
+        in->rank_wait = in->rank_n + in->dp_ranks;
     }
     in->n_lanes = in->n_stages > 1 ? ly->micro_batches : 1;
     if (in->n_lanes < 1) in->n_lanes = 1;
@@ -982,6 +994,7 @@ void sim_instance_destroy(sim_instance *in)
     free(in->stage_free);
     free(in->stage_s);
     free(in->hop_s);
+    free(in->rank_n);
     free(in);
 }
 
@@ -995,7 +1008,7 @@ static void enqueue_waiting(sim_instance *in, sim_req *r)
     /* Unreceived arrivals (recv_interval) wait at the tail in arrival order. */
     if (in->by_priority && in->cfg.recv_interval <= 1) sim_instance_waiting_place(in, r);
     else sim_req_list_push_back(&in->waiting, r, SIM_RUN_LINK);
-    sim_instance_gate_arrival(in);
+    sim_instance_gate_arrival(in, r);
     sim_instance_kick(in);
 }
 

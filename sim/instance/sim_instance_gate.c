@@ -14,15 +14,24 @@
  *    (arrivals append; preempted requests go to its front, already seen).
  * 2. Attention-DP balancing (scheduler.adp_timeout_iters, adp_wait_iters:
  *    TensorRT-LLM's attention_dp_config with enable_balance, timeout_iters,
- *    batching_wait_iters). With dp attention ranks, context requests are
- *    scheduled only when every rank has one (taken as at least dp waiting
- *    requests, the executor spreading new requests over the ranks) and no
- *    rank's batch is full, and then, while every rank also decodes, only
- *    after adp_wait_iters further steps; otherwise they wait, the step
- *    counter running on every step (with no context request too), until it
- *    reaches adp_timeout_iters or some rank has nothing to decode. Fewer
- *    steps carry a context phase (each runs eagerly, stalling every rank's
- *    decoding), at the cost of the wait in TTFT.
+ *    batching_wait_iters). The executor gives each new request a rank when
+ *    it fetches it: the rank with the fewest requests (waiting for their
+ *    context phase or running; ties to the lowest rank), as its heap of
+ *    ranks under the expected per-rank count does, so in a closed loop a
+ *    new request lands where one just finished. Context requests are
+ *    scheduled only when every rank has one waiting and no rank's batch is
+ *    full (the instance's batch below max_seqs), and then, while every rank
+ *    also runs requests, only after adp_wait_iters further steps;
+ *    otherwise they wait, the step counter running on every step (with no
+ *    context request too), until it reaches adp_timeout_iters or some rank
+ *    has nothing running. Fewer steps carry a context phase (each runs
+ *    eagerly, stalling every rank's decoding), at the cost of the wait in
+ *    TTFT: several arrivals on the same ranks leave the others without one,
+ *    so the batch waits for the timeout more often than the count of
+ *    waiting requests alone would say (on silicon-dev.csv's TensorRT-LLM
+ *    B200 attention-DP rows, docs/cost-model.md). The ranks' counts
+ *    (in->rank_n, rank_wait) are kept only where the hold is on; the batch
+ *    itself is priced as one (ranks' shares as in sim_instance_graph_batch).
  * 3. Batch waiting (scheduler.batch_wait_iters, batch_wait_ratio:
  *    TensorRT-LLM's batch_wait_timeout_iters and batch_wait_max_tokens_ratio,
  *    PyExecutor's waiting step), without attention DP. When a step would
@@ -33,12 +42,46 @@
  *    max_batched_tokens, or it has already held them batch_wait_iters steps;
  *    otherwise it holds them and counts the step. With nothing decoding they
  *    start at once (the engine never waits on an idle batch).
- * No allocation, no failure. */
+ * No allocation (the rank counts are the instance's, sim_instance.c), no
+ * failure. */
 #include "sim_instance_impl.h"
 
-void sim_instance_gate_arrival(sim_instance *in)
+void sim_instance_gate_arrival(sim_instance *in, sim_req *r)
 {
     if (in->cfg.recv_interval > 1) in->unseen++;
+    if (!in->rank_n) return;
+    int32_t best = 0;
+    for (int32_t k = 1; k < in->dp_ranks; k++)
+        if (in->rank_n[k] < in->rank_n[best]) best = k;
+    r->dp_rank = best;
+    in->rank_n[best]++;
+    in->rank_wait[best]++;
+}
+
+void sim_instance_gate_admitted(sim_instance *in, const sim_req *r)
+{
+    if (in->rank_n) in->rank_wait[r->dp_rank]--;
+}
+
+void sim_instance_gate_requeued(sim_instance *in, const sim_req *r)
+{
+    if (in->rank_n) in->rank_wait[r->dp_rank]++;
+}
+
+void sim_instance_gate_left(sim_instance *in, const sim_req *r)
+{
+    if (in->rank_n) in->rank_n[r->dp_rank]--;
+}
+
+/* Part 2: whether every rank has a context request waiting, and whether
+ * every rank runs requests. */
+static void adp_ranks(const sim_instance *in, int *all_ctx, int *all_run)
+{
+    *all_ctx = *all_run = 1;
+    for (int32_t k = 0; k < in->dp_ranks; k++) {
+        if (in->rank_wait[k] <= 0) *all_ctx = 0;
+        if (in->rank_n[k] - in->rank_wait[k] <= 0) *all_run = 0;
+    }
 }
 
 void sim_instance_gate_step_end(sim_instance *in, const sim_lane *ln)
@@ -90,9 +133,9 @@ int sim_instance_gate_admit(sim_instance *in, const sim_lane *ln)
     }
     if (in->dp_ranks <= 1) return batch_wait_admit(in, ln);
     if (in->cfg.adp_timeout_iters <= 0) return 1;
-    int64_t ctx = in->waiting.n - in->unseen;
-    int all_ctx = ctx >= in->dp_ranks && ln->dec_n < in->cfg.max_seqs;
-    int all_gen = ln->dec_n >= in->dp_ranks;
+    int all_ctx, all_gen;
+    adp_ranks(in, &all_ctx, &all_gen);
+    if (ln->dec_n >= in->cfg.max_seqs) all_ctx = 0;
     if (all_ctx) {
         in->adp_wait = 0;
         if (!all_gen) return 1;

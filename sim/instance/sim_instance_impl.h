@@ -109,6 +109,9 @@ struct sim_instance {
     int64_t unseen;             /* waiting queue's tail not yet received (recv_interval) */
     int64_t recv_count;         /* SGLang's recv counter since the last poll */
     int64_t adp_wait, adp_batching; /* TensorRT-LLM's attention-DP balancing step counters */
+    int64_t *rank_n;                /* attention-DP balancing: requests on each rank (waiting or
+                                     * running), NULL where not balanced (sim_instance_gate.c) */
+    int64_t *rank_wait;             /* of which waiting for their context phase */
     int64_t batch_wait;             /* steps new requests have been held by batch waiting */
     /* Speculative decoding (NULL = off): a decoding request's ctx_base is
      * then its KV tokens now, not a base (its tokens per step are drawn),
@@ -138,7 +141,13 @@ struct sim_instance {
 /* Admission holds (sim_instance_gate.c): a request joined the waiting
  * queue; a step of lane ln ended; whether this step may admit waiting
  * requests (it also polls for new ones). */
-void sim_instance_gate_arrival(sim_instance *in);
+void sim_instance_gate_arrival(sim_instance *in, sim_req *r);
+/* Attention-DP balancing's per-rank counts (no-ops where in->rank_n is
+ * NULL): r left the waiting queue for a batch; r went back to it
+ * (preempted); r left the instance (finished, or handed over to decode). */
+void sim_instance_gate_admitted(sim_instance *in, const sim_req *r);
+void sim_instance_gate_requeued(sim_instance *in, const sim_req *r);
+void sim_instance_gate_left(sim_instance *in, const sim_req *r);
 /* Priority scheduling (sim_instance_priority.c): r into its place in the
  * received part of the waiting queue; the unseen tail into its places (at
  * a poll); the running request of lane ln to preempt first (NULL when all

@@ -55,6 +55,8 @@ struct sim_req {
     int32_t generated_at_join;
     int64_t finish_iter;     /* iteration that emits the last token */
     int32_t lane;            /* the instance's batch slot it runs in (sim_instance_impl.h) */
+    int32_t dp_rank;         /* attention-DP rank it was given on arrival, where the instance tracks
+                              * ranks (TensorRT-LLM's balancing, sim_instance_gate.c) */
     float spec_scale;        /* speculative decoding: this request's acceptance scale (sim_spec.h) */
     sim_time first_scheduled, first_token, finish;
     sim_time stream_first;   /* detokenizer_workers: first token seen this long after first_token */

@@ -117,6 +117,7 @@ typedef struct {
     int ratio_clip;                              /* 0 = 4096 */
     int chunk;                                   /* scheduler.chunk_tokens (0 = 4096) */
     const int *inputs;                           /* prompt tokens per request (NULL = 64 each) */
+    const int *outputs;                          /* output tokens per request (NULL = output_tokens each) */
     double probe_ms;                             /* > 0: record the new-token ratio then */
     double *probe_ratio;
     int *preempted;                              /* NULL or per request: times preempted */
@@ -192,7 +193,7 @@ static int run_sched(int n, const double *arrive_ms, const gate_setup *u, double
             reqs[i].spec.id = (uint64_t)i;
             reqs[i].spec.arrival = (sim_time)(arrive_ms[i] * MS);
             reqs[i].spec.input_tokens = u->inputs ? u->inputs[i] : 64;
-            reqs[i].spec.output_tokens = u->output_tokens > 0 ? u->output_tokens : 20;
+            reqs[i].spec.output_tokens = u->outputs ? u->outputs[i] : u->output_tokens > 0 ? u->output_tokens : 20;
             reqs[i].client = -1;
             arr[i] = (arrival){in, &reqs[i]};
             sim_engine_at(eng, reqs[i].spec.arrival, on_arrival, &arr[i], 0);
@@ -247,6 +248,25 @@ static void test_adp_balance(void)
     CHECK_MSG(t[2] == 18 && t[3] == 18, "one per rank: TTFT %.1f / %.1f ms, expected 18", t[2], t[3]);
     REQUIRE(run_sched(4, two, &(gate_setup){.recv_interval = 1, .adp_timeout = 3, .adp_wait = 2, .dp = 2}, t, NULL) == 0);
     CHECK_MSG(t[2] == 38 && t[3] == 38, "batching wait 2: TTFT %.1f / %.1f ms, expected 38", t[2], t[3]);
+    /* Ranks given by load: A (idle instance, rank 0) starts at once; B, C,
+     * D, E at t = 0 go to ranks 1, 0, 1, 0 (the fewest requests, ties to
+     * the lower rank) and, rank 1 running nothing, start together at 10 ms.
+     * D (3 tokens) finishes with the step ending at 40 ms: ranks hold 3 and
+     * 1. F and G at 42 ms both go to rank 1, so rank 0 has no context
+     * request while both ranks decode: they wait for the timeout. The step
+     * counter, reset at 10 ms, reached 3 at 40 ms (counting steps with
+     * nothing waiting too) and restarted; it reaches 3 again at 70 ms: F and
+     * G prefill 70-80 ms, TTFT 38 ms. Counting only the waiting requests (2
+     * for 2 ranks) would have let them go at 50 ms (TTFT 18). */
+    const double pile[] = {0, 0, 0, 0, 0, 42, 42};
+    const int outs[] = {40, 40, 40, 3, 40, 20, 20};
+    double p[7];
+    REQUIRE(run_sched(7, pile, &(gate_setup){.recv_interval = 1, .adp_timeout = 3, .dp = 2, .outputs = outs}, p,
+                      NULL) == 0);
+    CHECK_MSG(p[0] == 10 && p[1] == 20 && p[4] == 20, "start: TTFT %.1f / %.1f / %.1f ms, expected 10 / 20 / 20", p[0],
+              p[1], p[4]);
+    CHECK_MSG(p[5] == 38 && p[6] == 38, "two arrivals on one rank: TTFT %.1f / %.1f ms, expected 38 (timeout)", p[5],
+              p[6]);
 }
 
 static void test_batch_wait(void)
