@@ -63,7 +63,7 @@ static void resolve_series(model_cost *c)
      * times that engine's modeling code, not a kernel any engine runs). */
     if (c->mla_module_dt[0] && c->tab) {
         char want[40];
-        snprintf(want, sizeof want, "%s-", c->l.op_backend);
+        snprintf(want, sizeof want, "%s-", model_layout_kernels(&c->l, MODEL_KERN_ATTENTION));
         static const calib_op mods[2] = {CALIB_OP_MLA_MODULE_PREFILL, CALIB_OP_MLA_MODULE_DECODE};
         for (int i = 0; i < 2; i++) {
             const calib_series *s = calib_table_series(c->tab, mods[i], c->mla_module_dt);
@@ -517,11 +517,27 @@ const char *cost_db_expert_dtype(const model_cost *c)
     }
 }
 
-/* The engine's fitted set for q on this GPU: its backend's, else the set
- * fitted on most rows. */
-static const model_op_paramset *op_set_find(const model_cost *c, const char *v)
+/* The kernel part whose engine prices op variant v (layout.kernels). */
+static model_kern_part opv_part(cost_opv v)
 {
-    const char *be = strcmp(c->l.op_backend, "auto") ? c->l.op_backend : NULL;
+    switch (v) {
+    case COST_OPV_GEMM_BF16:
+    case COST_OPV_GEMM_W: return MODEL_KERN_GEMM;
+    case COST_OPV_MOE: return MODEL_KERN_MOE;
+    case COST_OPV_CUSTOM_AR:
+    case COST_OPV_NCCL_AR:
+    case COST_OPV_NCCL_AG:
+    case COST_OPV_NCCL_RS:
+    case COST_OPV_NCCL_A2A: return MODEL_KERN_COMM;
+    default: return MODEL_KERN_ATTENTION;
+    }
+}
+
+/* The fitted set for q on this GPU of the engine that runs the kernel:
+ * that engine's, else the set fitted on most rows. */
+static const model_op_paramset *op_set_find(const model_cost *c, const char *engine, const char *v)
+{
+    const char *be = strcmp(engine, "auto") ? engine : NULL;
     if (!strncmp(v, "nccl:", 5)) be = "nccl";
     const model_op_paramset *s = model_op_lookup(&c->g, be, v);
     if (!s && be && strncmp(v, "custom_allreduce:", 17)) s = model_op_lookup(&c->g, NULL, v);
@@ -535,6 +551,7 @@ void cost_op_sets_init(model_cost *c)
     if (!c->l.op_backend[0]) return;
     const char *kv = cost_op_dtype(c->l.kv_dtype), *w = cost_op_dtype(c->l.dtype);
     for (int v = 0; v < COST_OPV_COUNT; v++) {
+        const char *engine = model_layout_kernels(&c->l, opv_part((cost_opv)v));
         /* The query strings the cost model's ops of this variant carry
          * (cost_gemm, attn_op, gdn_op, cost_op_model_comm). */
         model_op_query q;
@@ -549,7 +566,7 @@ void cost_op_sets_init(model_cost *c)
              * casts the queries to an fp8 KV cache's dtype: its fp8-KV
              * prefill runs the fp8/fp8 kernel (the tables' bfloat16/fp8
              * rows time its Triton backend, 3-7x slower at 4k prompts). */
-            if (kv && !strcmp(kv, "fp8") && !strcmp(c->l.op_backend, "sglang") && !strcmp(c->g.arch, "hopper"))
+            if (kv && !strcmp(kv, "fp8") && !strcmp(engine, "sglang") && !strcmp(c->g.arch, "hopper"))
                 dt = "fp8";
             break;
         case COST_OPV_GEN_ATTN: q.kind = MODEL_OPK_GEN_ATTN, kvd = kv; break;
@@ -561,7 +578,7 @@ void cost_op_sets_init(model_cost *c)
         case COST_OPV_GDN_DELTA_GEN: q.kind = MODEL_OPK_GDN, var = "delta", phase = "generation"; break;
         /* Engines all-reduce through their own kernels; "auto" names no engine. */
         case COST_OPV_CUSTOM_AR:
-            if (!strcmp(c->l.op_backend, "auto")) dt = NULL;
+            if (!strcmp(engine, "auto")) dt = NULL;
             q.kind = MODEL_OPK_CUSTOM_AR, var = "graph";
             break;
         case COST_OPV_NCCL_AR:
@@ -599,7 +616,7 @@ void cost_op_sets_init(model_cost *c)
             /* The fused-MoE kernel the engine runs on this architecture
              * (model_op_lookup_moe: Marlin only for formats no other kernel
              * runs), its backend's set, else the set fitted on most rows. */
-            const char *be = strcmp(c->l.op_backend, "auto") ? c->l.op_backend : NULL;
+            const char *be = strcmp(engine, "auto") ? engine : NULL;
             c->op_sets[v].set = model_op_lookup_moe(&c->g, NULL, be, &q);
             if (!c->op_sets[v].set && be) {
                 q.variant[0] = '\0';
@@ -608,7 +625,7 @@ void cost_op_sets_init(model_cost *c)
         } else {
             char key[64];
             model_op_variant(&q, key, sizeof key);
-            c->op_sets[v].set = op_set_find(c, key);
+            c->op_sets[v].set = op_set_find(c, engine, key);
         }
         model_op_resolve(&q, &c->op_sets[v].r);
     }

@@ -69,6 +69,11 @@ void cost_mla_module_init(model_cost *c)
         m->nope_dim != 128 || m->v_head_dim != 128)
         return;
     if (l->sp > 1 || l->dcp > 1 || !l->op_backend[0] || !strcmp(l->op_backend, "auto")) return;
+    /* The module is one engine's projections and attention kernels
+     * together: with those parts from different engines (layout.kernels),
+     * each op is priced by its own part's engine instead. */
+    const char *engine = model_layout_kernels(l, MODEL_KERN_ATTENTION);
+    if (strcmp(engine, model_layout_kernels(l, MODEL_KERN_GEMM)) || !strcmp(engine, "auto")) return;
     const char *gt = module_gemm_type(c), *kv = cost_op_dtype(l->kv_dtype);
     if (!gt || !kv || (strcmp(kv, "bfloat16") && strcmp(kv, "fp8"))) return;
     const char *g = db_name(gt), *k = db_name(kv);
@@ -85,7 +90,7 @@ void cost_mla_module_init(model_cost *c)
         model_op_variant(&q, key, sizeof key);
         /* The engine's own set only: another engine's module is another
          * sequence of kernels. */
-        c->mla_module_sets[i].set = model_op_lookup(&c->g, l->op_backend, key);
+        c->mla_module_sets[i].set = model_op_lookup(&c->g, engine, key);
         model_op_resolve(&q, &c->mla_module_sets[i].r);
     }
 }

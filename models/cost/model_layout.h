@@ -21,6 +21,16 @@
 
 #include <stdint.h>
 
+/* The parts of an iteration a layout may price with another engine's
+ * kernels than op_backend's (model_layout.kernels). */
+typedef enum {
+    MODEL_KERN_GEMM = 0,      /* dense GEMMs */
+    MODEL_KERN_ATTENTION = 1, /* attention, MLA and its module, DSA, linear attention */
+    MODEL_KERN_MOE = 2,       /* the fused-MoE kernel */
+    MODEL_KERN_COMM = 3,      /* the engine's own all-reduce */
+    MODEL_KERN_PARTS = 4
+} model_kern_part;
+
 typedef enum {
     MODEL_SP_ULYSSES = 0, /* all-to-all turns sequence shards into head shards */
     MODEL_SP_RING = 1     /* KV blocks passed around the ring */
@@ -84,7 +94,16 @@ typedef struct {
                               * repeated (TensorRT-LLM), so they route to one token's top-k experts;
                               * 0: each routes as a token of its own (vLLM's and SGLang's padded
                               * input buffers hold stale tokens) */
+    char kernels[MODEL_KERN_PARTS][16]; /* per part, the engine whose kernels price it, where a
+                                         * recipe runs another engine's ("" = op_backend's) */
 } model_layout;
+
+/* The engine whose measured kernels price part p: l->kernels[p], else
+ * l->op_backend ("" = the roofline, "auto" = the set fitted on most rows). */
+static inline const char *model_layout_kernels(const model_layout *l, model_kern_part p)
+{
+    return l->op_backend[0] && l->kernels[p][0] ? l->kernels[p] : l->op_backend;
+}
 
 
 /* Copy of l with the zero defaults resolved (dp/ep/dcp/sp 1, micro_batches

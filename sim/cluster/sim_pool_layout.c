@@ -132,9 +132,20 @@ int sim_pool_layout(const sim_scenario *sc, const sim_pool_cfg *pool, model_layo
                                model_op_family_name((model_op_family)f), sc->hardware.op_speedup[f]);
         l.op_speedup[f] = sc->hardware.op_speedup[f];
     }
-    /* An engine preset names the kernels that price the ops. */
+    /* An engine preset names the kernels that price the ops; scheduler.kernels
+     * takes a part's from another engine. */
+    _Static_assert(SIM_KERNEL_PARTS == MODEL_KERN_PARTS, "scheduler.kernels has one entry per kernel part");
     if (pool->scheduler.preset != SIM_SCHED_PRESET_NONE)
         snprintf(l.op_backend, sizeof l.op_backend, "%s", sim_sched_preset_name(pool->scheduler.preset));
+    for (int part = 0; part < SIM_KERNEL_PARTS; part++) {
+        sim_sched_preset k = pool->scheduler.kernels[part];
+        if (k == SIM_SCHED_PRESET_NONE) continue;
+        if (pool->scheduler.preset == SIM_SCHED_PRESET_NONE)
+            return sim_err_set(err, SIM_EINVAL,
+                               "scheduler.kernels.%s: an engine's kernels price the ops only with scheduler.preset set",
+                               sim_kernel_part_name((sim_kernel_part)part));
+        snprintf(l.kernels[part], sizeof l.kernels[part], "%s", sim_sched_preset_name(k));
+    }
     l.gpus_per_node = sc->hardware.gpus_per_node;
     *out = l;
     return 0;

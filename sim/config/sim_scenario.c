@@ -216,6 +216,7 @@ const char *const sim_sched_policy_names[SIM_SCHED_POLICIES] = {"decode_first", 
 const char *const sim_admission_names[SIM_ADMISSIONS] = {"optimistic", "reserve", "ratio"};
 const char *const sim_mem_fraction_of_names[SIM_MEM_FRACTIONS_OF] = {"total", "free", "sglang"};
 const char *const sim_sched_preset_names[SIM_SCHED_PRESETS] = {"none", "vllm", "sglang", "trtllm"};
+const char *const sim_kernel_part_names[SIM_KERNEL_PARTS] = {"gemm", "attention", "moe", "comm"};
 const char *const sim_graph_rule_names[SIM_GRAPH_RULES] = {"none", "vllm", "sglang", "trtllm"};
 const char *const sim_sp_kind_names[SIM_SP_KINDS] = {"ulysses", "ring"};
 const char *const sim_ep_mode_names[SIM_EP_MODES] = {"auto", "normal", "low_latency", "alltoall", "allgather"};

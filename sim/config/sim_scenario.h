@@ -286,6 +286,18 @@ typedef enum {
 } sim_sched_preset;
 #define SIM_SCHED_PRESETS 4
 
+/* The parts of an iteration whose kernels a pool may take from another
+ * engine than its preset's (scheduler.kernels.*; a serving recipe that runs
+ * another engine's kernels, e.g. SGLang with --attention-backend trtllm_mla
+ * and --moe-runner-backend flashinfer_trtllm). */
+typedef enum {
+    SIM_KERNEL_GEMM = 0,           /* dense GEMMs */
+    SIM_KERNEL_ATTENTION = 1,      /* attention, MLA (and its module), DSA, linear attention */
+    SIM_KERNEL_MOE = 2,            /* the fused-MoE kernel */
+    SIM_KERNEL_COMM = 3            /* the engine's own all-reduce (NCCL stays NCCL) */
+} sim_kernel_part;
+#define SIM_KERNEL_PARTS 4
+
 typedef enum {
     SIM_GRAPH_NONE = 0,            /* no CUDA graphs: decode batches run unpadded (sim_graph_sizes.h) */
     SIM_GRAPH_VLLM = 1,            /* the capture sizes each engine generates */
@@ -330,6 +342,8 @@ typedef struct {
                                 * both 0 = off */
     sim_sched_policy policy;
     sim_sched_preset preset;   /* the engine whose defaults were applied (also its kernels' prices) */
+    sim_sched_preset kernels[SIM_KERNEL_PARTS]; /* per sim_kernel_part, the engine whose measured kernels
+                                                 * price it; NONE = the preset's */
     sim_admission admission;
     /* admission ratio (SGLang's new_token_ratio, sim_instance_ratio.c): a
      * running request is counted for ratio x min(its remaining output,
@@ -653,7 +667,8 @@ const char *sim_scenario_gpu_label(const sim_scenario *sc, char *buf, size_t len
     X(decode_routing, sim_decode_routing, SIM_DECODE_ROUTINGS)    \
     X(decode_pick, sim_decode_pick, SIM_DECODE_PICKS)             \
     X(cache_sharing, sim_cache_sharing, SIM_CACHE_SHARINGS)       \
-    X(autoscale_metric, sim_autoscale_metric, SIM_AS_METRICS)
+    X(autoscale_metric, sim_autoscale_metric, SIM_AS_METRICS)     \
+    X(kernel_part, sim_kernel_part, SIM_KERNEL_PARTS)
 #define SIM_DECLARE_NAMES(stem, type, count)             \
     extern const char *const sim_##stem##_names[count]; \
     const char *sim_##stem##_name(type v);

@@ -34,6 +34,8 @@ static const char *const roles[] = {"colocated", "prefill", "decode", "attention
 static const char *const policies[] = {"round_robin", "random", "least_loaded", "power_of_two",
                                        "cache_aware"};
 static const char *const presets[] = {"none", "sglang", "dynamo", "llmd"};
+/* scheduler.kernels.*: sim_sched_preset's values, NONE read as the preset's own. */
+static const char *const kernel_engines[] = {"preset", "vllm", "sglang", "trtllm"};
 
 /* One length distribution at key path `sec` described by `d`, stored through LOC(m.field). */
 #define LEN_DIST_AT(sec, LOC, m, d)                                                               \
@@ -357,6 +359,19 @@ static const sim_schema_field table[] = {
         "gpu_memory_utilization); free = the memory left after the weights and reserve_gb (TensorRT-LLM's "
         "free_gpu_memory_fraction); sglang = SGLang's own mem_fraction_static, total minus its reservation "
         "formula (gpu_mem_util and reserve_gb unused)."),
+    SEC("deployment.pools.*.scheduler.kernels",
+        "Which engine's measured kernels price each part of an iteration, where a serving recipe runs another "
+        "engine's kernels than its own (SGLang with --attention-backend trtllm_mla, --moe-runner-backend "
+        "flashinfer_trtllm, FlashInfer's GEMMs or all-reduce fusion runs TensorRT-LLM's). Needs scheduler.preset; "
+        "preset = the preset's engine."),
+    ENM("deployment.pools.*.scheduler.kernels.gemm", PL(scheduler.kernels[SIM_KERNEL_GEMM]), kernel_engines, 0,
+        "Dense GEMMs (projections, shared experts, the LM head)."),
+    ENM("deployment.pools.*.scheduler.kernels.attention", PL(scheduler.kernels[SIM_KERNEL_ATTENTION]),
+        kernel_engines, 0, "Attention: context and generation kernels, MLA and its module, DSA, linear attention."),
+    ENM("deployment.pools.*.scheduler.kernels.moe", PL(scheduler.kernels[SIM_KERNEL_MOE]), kernel_engines, 0,
+        "The fused-MoE kernel of the routed experts."),
+    ENM("deployment.pools.*.scheduler.kernels.comm", PL(scheduler.kernels[SIM_KERNEL_COMM]), kernel_engines, 0,
+        "The engine's own all-reduce kernel (NCCL's collectives are NCCL's whatever the engine)."),
     ENM("deployment.pools.*.scheduler.policy", PL(scheduler.policy), sim_sched_policy_names, 0,
         "decode_first: every iteration decodes, prefill fills the rest (vLLM, Sarathi); prefill_first: "
         "prefill-only iterations while prompts wait (SGLang's default)."),

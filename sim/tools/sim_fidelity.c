@@ -290,6 +290,52 @@ int32_t sim_fidelity_sglang_recv_interval(const sim_fidelity_row *r)
     return 0;
 }
 
+/* The kernels SGLang's InferenceX B200 recipes run in place of its own
+ * (scheduler.kernels: GEMM, attention, MoE, all-reduce; NONE = SGLang's).
+ * dsr1_fp8_b200: SGLANG_ENABLE_FLASHINFER_GEMM with DeepGEMM off (the
+ * dense block-fp8 GEMMs through FlashInfer's TensorRT-LLM kernels),
+ * --attention-backend trtllm_mla, --moe-runner-backend flashinfer_trtllm,
+ * --enable-flashinfer-allreduce-fusion; dsr1_fp4_b200 the last three (its
+ * NVFP4 GEMMs are SGLang's own path); the disaggregated DeepSeek recipes
+ * (srt-slurm dsr1/sglang/b200-*) the last three at either format (no
+ * FlashInfer GEMM); qwen3.5_bf16_b200 trtllm_mha, flashinfer_trtllm and the
+ * fusion; qwen3.5_fp8_b200 trtllm_mha and the fusion. */
+typedef struct {
+    const char *model, *dtype; /* dtype NULL: any */
+    int disagg;
+    sim_sched_preset k[SIM_KERNEL_PARTS];
+} sglang_kernel_recipe;
+
+#define TRT SIM_SCHED_PRESET_TRTLLM
+#define OWN SIM_SCHED_PRESET_NONE
+static const sglang_kernel_recipe sglang_kernel_recipes[] = {
+    {"deepseek-ai/DeepSeek-R1", "fp8_block", 0, {TRT, TRT, TRT, TRT}},
+    {"deepseek-ai/DeepSeek-V3", "fp8_block", 0, {TRT, TRT, TRT, TRT}},
+    {"deepseek-ai/DeepSeek-R1", "nvfp4", 0, {OWN, TRT, TRT, TRT}},
+    {"deepseek-ai/DeepSeek-V3", "nvfp4", 0, {OWN, TRT, TRT, TRT}},
+    {"deepseek-ai/DeepSeek-R1", NULL, 1, {OWN, TRT, TRT, TRT}},
+    {"deepseek-ai/DeepSeek-V3", NULL, 1, {OWN, TRT, TRT, TRT}},
+    {"Qwen/Qwen3.5-397B-A17B", "bf16", 0, {OWN, TRT, TRT, TRT}},
+    {"Qwen/Qwen3.5-397B-A17B", "fp8_block", 0, {OWN, TRT, OWN, TRT}},
+};
+#undef TRT
+#undef OWN
+
+int sim_fidelity_sglang_kernels(const sim_fidelity_row *r, sim_sched_preset k[SIM_KERNEL_PARTS])
+{
+    for (int p = 0; p < SIM_KERNEL_PARTS; p++) k[p] = SIM_SCHED_PRESET_NONE;
+    if (strcasecmp(r->backend, "sglang") || strcasecmp(r->gpu, "b200") || r->len_lo >= 1) return 0;
+    for (size_t i = 0; i < sizeof sglang_kernel_recipes / sizeof sglang_kernel_recipes[0]; i++) {
+        const sglang_kernel_recipe *x = &sglang_kernel_recipes[i];
+        if (strcasecmp(r->model, x->model) || x->disagg != (r->disagg != 0) ||
+            (x->dtype && strcasecmp(r->dtype, x->dtype)))
+            continue;
+        memcpy(k, x->k, sizeof x->k);
+        return 1;
+    }
+    return 0;
+}
+
 /* What the InferenceX serving recipes (len_lo < 1 marks their runs) set
  * beyond the engine's defaults, on aggregated workers: SGLang's
  * --scheduler-recv-interval (FID_SGLANG_RECV_INTERVAL steps: the recipes
@@ -312,6 +358,7 @@ static void set_recipe(sim_sched_cfg *s, const sim_fidelity_row *r)
     if (!strcasecmp(r->backend, "sglang")) {
         int32_t recv = sim_fidelity_sglang_recv_interval(r);
         s->recv_interval = recv > 0 ? recv : FID_SGLANG_RECV_INTERVAL;
+        (void)sim_fidelity_sglang_kernels(r, s->kernels);
     }
     if (!strcasecmp(r->backend, "vllm")) {
         /* Every InferenceX vLLM recipe schedules asynchronously: the
@@ -439,6 +486,8 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
             return rc;
         pp->scheduler.async_scheduling = dp->scheduler.async_scheduling =
             sim_fidelity_async_scheduling(r->backend, r->version);
+        if (sim_fidelity_sglang_kernels(r, pp->scheduler.kernels))
+            memcpy(dp->scheduler.kernels, pp->scheduler.kernels, sizeof dp->scheduler.kernels);
         /* The prefill worker admits every waiting prompt its token budget
          * holds (header comment, "Batch sizes"): prefill_batch_size is an
          * operating point, like decode_batch_size, not the engine's cap. */

@@ -194,6 +194,13 @@ int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r, int32_t *iters, do
  * collector), which keep the fitted 30 (InferenceX) or the engine's 1. */
 int32_t sim_fidelity_sglang_recv_interval(const sim_fidelity_row *r);
 
+/* The kernels an InferenceX SGLang B200 recipe runs in place of SGLang's own
+ * (scheduler.kernels, indexed by sim_kernel_part; SIM_SCHED_PRESET_NONE =
+ * SGLang's): TensorRT-LLM's MLA/MHA attention, fused MoE, all-reduce and,
+ * in the fp8 DeepSeek recipe, dense GEMMs, as its flags name them. Fills k
+ * and returns 1 for a row such a recipe ran, else all NONE and 0. */
+int sim_fidelity_sglang_kernels(const sim_fidelity_row *r, sim_sched_preset k[SIM_KERNEL_PARTS]);
+
 /* 1 when the row's engine and version schedule asynchronously by default
  * (vLLM from 0.14.0 and its nightly builds; scheduler.async_scheduling), 0
  * otherwise (other engines, older or unknown versions). */

@@ -210,8 +210,9 @@ static void fam_line(const char *what, double total, const double f[5], char top
 }
 
 /* The admission holds the row's engine runs with (scheduler.recv_interval,
- * adp_timeout_iters / adp_wait_iters, batch_wait_iters / batch_wait_ratio)
- * and its async scheduling, when any is on. */
+ * adp_timeout_iters / adp_wait_iters, batch_wait_iters / batch_wait_ratio),
+ * its async scheduling and the parts priced by another engine's kernels
+ * (scheduler.kernels), when any is on. */
 static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
 {
     sim_scenario *sc = malloc(sizeof *sc);
@@ -241,6 +242,11 @@ static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
         printf("  engine: async scheduling (%s %s), per-request host work hidden behind each step's GPU time "
                "(scheduler.async_scheduling)\n",
                r->backend, r->version);
+    for (int p = 0; p < SIM_KERNEL_PARTS; p++)
+        if (s->kernels[p] != SIM_SCHED_PRESET_NONE)
+            printf("  engine: %s kernels priced as %s measures them (scheduler.kernels.%s)\n",
+                   sim_kernel_part_name((sim_kernel_part)p), sim_sched_preset_name(s->kernels[p]),
+                   sim_kernel_part_name((sim_kernel_part)p));
     free(sc);
 }
 

@@ -696,6 +696,50 @@ static void test_sglang_recipe(void)
     sim_fidelity_free(&r);
 }
 
+/* SGLang's InferenceX B200 recipes run TensorRT-LLM's kernels where their
+ * flags name them: the fp8 DeepSeek recipe for GEMMs (FlashInfer GEMM),
+ * attention (trtllm_mla), the fused MoE (flashinfer_trtllm) and the
+ * all-reduce (FlashInfer's fusion); the NVFP4 one and the disaggregated
+ * DeepSeek recipes all but the GEMMs; Qwen3.5 fp8 attention and the
+ * all-reduce only; other GPUs, engines and the collector's rows none. */
+static void test_sglang_kernels(void)
+{
+    sim_fidelity_result r;
+    sim_scenario *sc;
+    sim_fidelity_row w;
+    sim_err e = {""};
+    sim_sched_preset k[SIM_KERNEL_PARTS];
+    const sim_sched_preset T = SIM_SCHED_PRESET_TRTLLM, O = SIM_SCHED_PRESET_NONE;
+    REQUIRE(recipe_row("sglang", &r, &sc, &w) == 0);
+    snprintf(w.model, sizeof w.model, "deepseek-ai/DeepSeek-R1");
+    snprintf(w.dtype, sizeof w.dtype, "fp8_block");
+    w.agg.dp = 1;
+    w.agg.tp = 8;
+    CHECK(sim_fidelity_sglang_kernels(&w, k) == 1);
+    CHECK(k[SIM_KERNEL_GEMM] == T && k[SIM_KERNEL_ATTENTION] == T && k[SIM_KERNEL_MOE] == T && k[SIM_KERNEL_COMM] == T);
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(sc->deployment.pools[0].scheduler.kernels[SIM_KERNEL_ATTENTION] == T);
+    snprintf(w.dtype, sizeof w.dtype, "nvfp4");
+    CHECK(sim_fidelity_sglang_kernels(&w, k) == 1);
+    CHECK(k[SIM_KERNEL_GEMM] == O && k[SIM_KERNEL_ATTENTION] == T && k[SIM_KERNEL_MOE] == T && k[SIM_KERNEL_COMM] == T);
+    snprintf(w.model, sizeof w.model, "Qwen/Qwen3.5-397B-A17B");
+    snprintf(w.dtype, sizeof w.dtype, "fp8_block");
+    CHECK(sim_fidelity_sglang_kernels(&w, k) == 1);
+    CHECK(k[SIM_KERNEL_GEMM] == O && k[SIM_KERNEL_ATTENTION] == T && k[SIM_KERNEL_MOE] == O && k[SIM_KERNEL_COMM] == T);
+    snprintf(w.gpu, sizeof w.gpu, "h100-sxm");
+    CHECK(sim_fidelity_sglang_kernels(&w, k) == 0 && k[SIM_KERNEL_ATTENTION] == O);
+    snprintf(w.gpu, sizeof w.gpu, "b200");
+    w.len_lo = 1.0; /* aiconfigurator's collector: SGLang's own kernels */
+    CHECK(sim_fidelity_sglang_kernels(&w, k) == 0);
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(sc->deployment.pools[0].scheduler.kernels[SIM_KERNEL_ATTENTION] == O);
+    w.len_lo = 0.8;
+    snprintf(w.backend, sizeof w.backend, "vllm");
+    CHECK(sim_fidelity_sglang_kernels(&w, k) == 0);
+    free(sc);
+    sim_fidelity_free(&r);
+}
+
 /* TensorRT-LLM's Llama-3.1-70B B200 recipes wait to batch prefills (20
  * steps, 0.9 of the budget) with 1k/1k sequences below TP 8, its fp8
  * DeepSeek-R1 B200 recipe from 64 clients (40 steps, 0.8); at TP 8, other
@@ -755,6 +799,7 @@ static void test_trtllm_batch_wait(void)
 static const test_case cases[] = {
     {"trtllm_batch_wait", test_trtllm_batch_wait},
     {"sglang_recipe", test_sglang_recipe},
+    {"sglang_kernels", test_sglang_kernels},
     {"trtllm_recipe", test_trtllm_recipe},
     {"vllm_recipe", test_vllm_recipe},
     {"read", test_read},

@@ -206,6 +206,50 @@ static void test_no_module(void)
     }
 }
 
+/* layout.kernels: an SGLang deployment running TensorRT-LLM's attention and
+ * GEMMs (the fp8 DeepSeek recipe) prices the block with TensorRT-LLM's
+ * module set; with TensorRT-LLM's attention beside SGLang's GEMMs (the
+ * NVFP4 recipe) the block goes op by op, the decode attention priced as
+ * TensorRT-LLM prices it and the projections as SGLang does. */
+static void test_kernel_parts(void)
+{
+    model_batch b = {0, NULL, 64, 64 * 4097, 0};
+    static bd both, mixed, trt, sgl;
+    model_layout l = {.tp = 8, .pp = 1, .dtype = MODEL_DTYPE_FP8_BLOCK, .kv_dtype = MODEL_DTYPE_BF16,
+                      .gpus_per_node = 8};
+    snprintf(l.op_backend, sizeof l.op_backend, "sglang");
+    snprintf(l.kernels[MODEL_KERN_ATTENTION], sizeof l.kernels[0], "trtllm");
+    snprintf(l.kernels[MODEL_KERN_GEMM], sizeof l.kernels[0], "trtllm");
+    model_cost *c = test_cost_layout("deepseek-ai/DeepSeek-V3", "b200", &l);
+    REQUIRE(c);
+    breakdown(c, &b, &both);
+    model_cost *t = deepseek("deepseek-ai/DeepSeek-V3", "trtllm", 0);
+    REQUIRE(t);
+    breakdown(t, &b, &trt);
+    const model_op *m1 = test_find_op(both.ops, both.n, "mla_module"), *m2 = test_find_op(trt.ops, trt.n, "mla_module");
+    CHECK(m1 && m2 && m1->time_s == m2->time_s);
+    model_cost_destroy(c);
+    model_cost_destroy(t);
+    l.kernels[MODEL_KERN_GEMM][0] = '\0';
+    c = test_cost_layout("deepseek-ai/DeepSeek-V3", "b200", &l);
+    REQUIRE(c);
+    breakdown(c, &b, &mixed);
+    CHECK(!test_find_op(mixed.ops, mixed.n, "mla_module"));
+    t = deepseek("deepseek-ai/DeepSeek-V3", "trtllm", 1);
+    model_cost *s = deepseek("deepseek-ai/DeepSeek-V3", "sglang", 0);
+    REQUIRE(t && s);
+    breakdown(t, &b, &trt);
+    breakdown(s, &b, &sgl);
+    const model_op *a = test_find_op(mixed.ops, mixed.n, "attn_decode"), *at = test_find_op(trt.ops, trt.n, "attn_decode");
+    const model_op *g = test_find_op(mixed.ops, mixed.n, "q_a_proj"), *gs = test_find_op(sgl.ops, sgl.n, "q_a_proj"),
+                   *gt = test_find_op(trt.ops, trt.n, "q_a_proj");
+    CHECK(a && at && a->time_s == at->time_s);
+    CHECK(g && gs && gt && g->time_s == gs->time_s && gs->time_s != gt->time_s);
+    model_cost_destroy(c);
+    model_cost_destroy(t);
+    model_cost_destroy(s);
+}
+
 /* Without rows the engine's own fitted module set prices the block (source
  * op-model), exactly model_op_time of that set. */
 static void test_fitted_set(void)
@@ -332,7 +376,7 @@ static const test_case cases[] = {
     {"decode_row", test_decode_row},         {"prefill_row", test_prefill_row},
     {"mixed_unchanged", test_mixed_unchanged}, {"no_module", test_no_module},
     {"fitted_set", test_fitted_set},         {"op_speedup", test_op_speedup},
-    {"replaced_not_priced", test_replaced_not_priced},
+    {"replaced_not_priced", test_replaced_not_priced}, {"kernel_parts", test_kernel_parts},
 };
 
 int main(int argc, char **argv)

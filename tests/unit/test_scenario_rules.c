@@ -36,11 +36,17 @@ static void case_nic(void)
 
 /* Each parallel enum value becomes its cost-model enum of the same name; a
  * value outside the enum (a scenario built in code) is refused with the key. */
+/* The defaults' scenario in *sc and its first pool. */
+static sim_pool_cfg *defaults_pool(sim_scenario *sc)
+{
+    sim_scenario_defaults(sc);
+    return &sc->deployment.pools[0];
+}
+
 static void case_pool_layout_enums(void)
 {
     sim_scenario sc;
-    sim_scenario_defaults(&sc);
-    sim_pool_cfg *p = &sc.deployment.pools[0];
+    sim_pool_cfg *p = defaults_pool(&sc);
     model_layout l;
     sim_err e = {""};
     REQUIRE(sim_pool_layout(&sc, p, &l, &e) == 0);
@@ -71,8 +77,7 @@ static void case_pool_layout_enums(void)
 static void case_pool_layout_dtypes(void)
 {
     sim_scenario sc;
-    sim_scenario_defaults(&sc);
-    sim_pool_cfg *p = &sc.deployment.pools[0];
+    sim_pool_cfg *p = defaults_pool(&sc);
     model_layout l;
     sim_err e = {""};
     CHECK(sc.dtype == SIM_DTYPE_AUTO && sc.kv_dtype == SIM_DTYPE_BF16);
@@ -101,11 +106,32 @@ static void case_pool_layout_dtypes(void)
     CHECK_CONTAINS(e.msg, "kv_dtype: expected one of the dtype names, got value -1");
 }
 
+/* scheduler.kernels.*: each part's engine goes to the layout by name,
+ * "preset" (NONE) leaves the part to the preset's engine, and a part named
+ * without an engine preset is refused with its key. */
+static void case_pool_layout_kernels(void)
+{
+    sim_scenario sc;
+    sim_pool_cfg *p = defaults_pool(&sc);
+    model_layout l;
+    sim_err e = {""};
+    p->scheduler.preset = SIM_SCHED_PRESET_SGLANG;
+    p->scheduler.kernels[SIM_KERNEL_MOE] = SIM_SCHED_PRESET_TRTLLM;
+    REQUIRE(sim_pool_layout(&sc, p, &l, &e) == 0);
+    CHECK(strcmp(model_layout_kernels(&l, MODEL_KERN_MOE), "trtllm") == 0);
+    CHECK(strcmp(model_layout_kernels(&l, MODEL_KERN_GEMM), "sglang") == 0);
+    CHECK(strcmp(model_layout_kernels(&l, MODEL_KERN_ATTENTION), "sglang") == 0);
+    p->scheduler.preset = SIM_SCHED_PRESET_NONE;
+    CHECK(sim_pool_layout(&sc, p, &l, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "scheduler.kernels.moe");
+}
+
 static const test_case cases[] = {
     {"gpus_per_node", case_gpus_per_node},
     {"nic", case_nic},
     {"pool_layout_enums", case_pool_layout_enums},
     {"pool_layout_dtypes", case_pool_layout_dtypes},
+    {"pool_layout_kernels", case_pool_layout_kernels},
 };
 
 int main(int argc, char **argv)
