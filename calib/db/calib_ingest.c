@@ -112,7 +112,7 @@ static const char *rs(row_rd *r, const char *col)
 /* Bytes of a collective's message of `count` elements of dtype. */
 static int64_t message_bytes(long count, const char *dtype)
 {
-    return (int64_t)llround((double)count * calib_dtype_bytes(dtype));
+    return (int64_t)llround((double)count * calib_dtype_bytes(calib_dtype_parse(dtype)));
 }
 
 /* Fills p from the current row; 1 = a point, 0 = row skipped, < 0 error. */

@@ -152,47 +152,6 @@ static double gdn_conv_channels(const calib_shape *s)
     return 2.0 * (double)s->kv_heads * (double)s->groups + (double)s->heads * (double)s->head_dim;
 }
 
-/* The 4-bit formats as the tables and the harness name them, with their
- * block scales (bytes per value, scales amortised):
- *   nvfp4             E2M1 values + one E4M3 scale per 16 (NVIDIA's NVFP4;
- *                     the fp32 per-tensor scale is negligible): 0.5 + 1/16;
- *                     its GEMMs quantise the activations to NVFP4 too (W4A4)
- *   mxfp4             E2M1 + one E8M0 scale per 32 (OCP Microscaling
- *                     Formats v1.0): 0.5 + 1/32
- *   w4a16_mxfp4       mxfp4 weights, bf16 activations
- *   w4a8_mxfp4_mxfp8  mxfp4 weights, MXFP8 activations (1 + 1/32)
- *   int4_wo / int4*   int4 weights with one fp16 scale per group of 128
- *                     along k (AWQ's and GPTQ's default group size, as
- *                     TensorRT-LLM's W4A16 AWQ and vLLM's Marlin run
- *                     them): 0.5 + 2/128; bf16 activations
- *   w4afp8            TensorRT-LLM's W4A8 AWQ: int4 weights, groups of 128,
- *                     fp8 activations */
-#define NVFP4_BYTES (0.5 + 1.0 / 16.0)
-#define MXFP4_BYTES (0.5 + 1.0 / 32.0)
-#define MXFP8_ACT_BYTES (1.0 + 1.0 / 32.0)
-#define INT4_G128_BYTES (0.5 + 2.0 / 128.0)
-
-double calib_dtype_bytes(const char *dtype)
-{
-    if (strcmp(dtype, "nvfp4") == 0) return NVFP4_BYTES;
-    if (strcmp(dtype, "mxfp4") == 0 || strcmp(dtype, "w4a16_mxfp4") == 0 || strcmp(dtype, "w4a8_mxfp4_mxfp8") == 0)
-        return MXFP4_BYTES;
-    if (strncmp(dtype, "int4", 4) == 0 || strcmp(dtype, "w4afp8") == 0) return INT4_G128_BYTES;
-    /* fp8, fp8_block, fp8/… (a KV dtype after the slash), mxfp8, int8 */
-    if (strncmp(dtype, "fp8", 3) == 0 || strcmp(dtype, "mxfp8") == 0 || strcmp(dtype, "int8") == 0) return 1;
-    if (strcmp(dtype, "fp32") == 0) return 4;
-    return 2;
-}
-
-double calib_dtype_act_bytes(const char *dtype)
-{
-    if (strcmp(dtype, "nvfp4") == 0) return NVFP4_BYTES;
-    if (strcmp(dtype, "w4a8_mxfp4_mxfp8") == 0) return MXFP8_ACT_BYTES;
-    if (strcmp(dtype, "w4afp8") == 0) return 1;
-    if (strcmp(dtype, "mxfp4") == 0 || strcmp(dtype, "w4a16_mxfp4") == 0 || strncmp(dtype, "int4", 4) == 0) return 2;
-    return calib_dtype_bytes(dtype);
-}
-
 double calib_op_flops(calib_op op, const calib_shape *s)
 {
     double m = (double)s->m, n = (double)s->n, k = (double)s->k, d = (double)s->head_dim;
@@ -233,7 +192,7 @@ double calib_op_flops(calib_op op, const calib_shape *s)
     }
 }
 
-double calib_op_bytes(calib_op op, const char *dtype, const calib_shape *s)
+double calib_op_bytes(calib_op op, calib_dtype dtype, const calib_shape *s)
 {
     return calib_op_bytes_e(op, calib_dtype_bytes(dtype), calib_dtype_act_bytes(dtype), s);
 }
@@ -296,7 +255,7 @@ double calib_op_bytes_e(calib_op op, double elem_bytes, double act_bytes, const 
     }
 }
 
-double calib_op_ideal_s(calib_op op, const char *dtype, const calib_shape *s, double peak_flops, double peak_bw)
+double calib_op_ideal_s(calib_op op, calib_dtype dtype, const calib_shape *s, double peak_flops, double peak_bw)
 {
     double fl = calib_op_flops(op, s), by = calib_op_bytes(op, dtype, s);
     double tc = fl > 0 ? (peak_flops > 0 ? fl / peak_flops : -1.0) : 0.0;
@@ -309,7 +268,7 @@ double calib_op_ideal_s(calib_op op, const char *dtype, const calib_shape *s, do
 double calib_op_check_cost(calib_op op, const calib_shape *s)
 {
     double fl = calib_op_flops(op, s); /* the references do the same arithmetic, unblocked */
-    return fl > 0 ? fl : calib_op_bytes(op, "bf16", s);
+    return fl > 0 ? fl : calib_op_bytes(op, CALIB_DTYPE_BF16, s);
 }
 
 int64_t calib_group_rows(calib_op op, uint32_t layout, int64_t E, int64_t m, int64_t *out)
@@ -389,19 +348,17 @@ static int calib_peak_index(const char *device)
     return -1;
 }
 
-double calib_peak_flops(const char *device, const char *dtype)
+double calib_peak_flops(const char *device, calib_dtype dtype)
 {
     int i = calib_peak_index(device);
     if (i < 0) return 0.0;
-    if (strcmp(dtype, "fp8") == 0 || strcmp(dtype, "mxfp8") == 0 || strcmp(dtype, "w4a8_mxfp4_mxfp8") == 0 ||
-        strcmp(dtype, "w4afp8") == 0)
-        return calib_peaks[i].fp8;
-    if (strcmp(dtype, "nvfp4") == 0) return calib_peaks[i].fp4;
-    if (strcmp(dtype, "fp32") == 0) return calib_peaks[i].bf16 / 2.0; /* tf32-class: only a bound */
-    /* bf16, and the weight-only 4-bit formats (dequantised to bf16 in the mainloop) */
-    if (strcmp(dtype, "bf16") == 0 || strcmp(dtype, "w4a16_mxfp4") == 0 || strncmp(dtype, "int4", 4) == 0)
-        return calib_peaks[i].bf16;
-    return 0.0;
+    switch (calib_dtype_peak(dtype)) {
+    case CALIB_PEAK_BF16: return calib_peaks[i].bf16;
+    case CALIB_PEAK_FP32: return calib_peaks[i].bf16 / 2.0; /* tf32-class: only a bound */
+    case CALIB_PEAK_FP8: return calib_peaks[i].fp8;
+    case CALIB_PEAK_FP4: return calib_peaks[i].fp4;
+    default: return 0.0;
+    }
 }
 
 double calib_peak_bw(const char *device)

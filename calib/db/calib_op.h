@@ -37,6 +37,8 @@
 #ifndef CALIB_OP_H
 #define CALIB_OP_H
 
+#include "calib_dtype.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,26 +101,15 @@ int32_t calib_op_axes(calib_op op, int32_t axes[CALIB_MAX_AXES]);
 
 /* FLOPs and bytes of one execution. Bytes count a stored operand (weights,
  * KV) at calib_dtype_bytes and a GEMM's activations at
- * calib_dtype_act_bytes of the dtype. */
+ * calib_dtype_act_bytes of the dtype (calib_dtype.h). */
 double calib_op_flops(calib_op op, const calib_shape *s);
-double calib_op_bytes(calib_op op, const char *dtype, const calib_shape *s);
+double calib_op_bytes(calib_op op, calib_dtype dtype, const calib_shape *s);
 /* The same with the two sizes given (calib_dtype_bytes and
- * calib_dtype_act_bytes of the dtype), for callers that resolve it once. */
+ * calib_dtype_act_bytes of the dtype). */
 double calib_op_bytes_e(calib_op op, double elem_bytes, double act_bytes, const calib_shape *s);
-/* Bytes per stored value of a dtype, block scales amortised: bf16/fp16 2,
- * fp8 kinds, mxfp8 and int8 1, fp32 4, nvfp4 0.5 + 1/16 (an E4M3 scale per
- * 16), mxfp4, w4a16_mxfp4 and w4a8_mxfp4_mxfp8 0.5 + 1/32 (an E8M0 scale
- * per 32), int4* and w4afp8 0.5 + 2/128 (an fp16 scale per group of 128);
- * any other name 2. A KV pair "fp8/…" counts its first part. */
-double calib_dtype_bytes(const char *dtype);
-/* Bytes per value of the activations a GEMM in dtype reads: the stored size
- * except for the 4-bit weight formats: 2 for weight-only ones (mxfp4,
- * w4a16_mxfp4, int4*), 1 + 1/32 for w4a8_mxfp4_mxfp8 (MXFP8), 1 for w4afp8;
- * nvfp4 quantises its activations to NVFP4 (0.5 + 1/16). */
-double calib_dtype_act_bytes(const char *dtype);
 /* Seconds the op would take at the peaks (compute or bandwidth, whichever
  * binds); 0 when the peak that binds is unknown (peak 0). */
-double calib_op_ideal_s(calib_op op, const char *dtype, const calib_shape *s, double peak_flops, double peak_bw);
+double calib_op_ideal_s(calib_op op, calib_dtype dtype, const calib_shape *s, double peak_flops, double peak_bw);
 /* Work of checking one point against the CPU reference, in reference
  * operations (FLOPs, or bytes for data movement). */
 double calib_op_check_cost(calib_op op, const calib_shape *s);
@@ -152,12 +143,11 @@ int32_t calib_decode_splits(int32_t sms, const calib_shape *s, int32_t page);
 int calib_decode_has_empty_split(const calib_shape *s, int32_t page, int32_t splits);
 
 /* Dense peaks of a GPU by device name ("NVIDIA H200", "NVIDIA H100 80GB
- * HBM3", …; figures of gpu-specs.md): FLOP/s for dtype ("bf16", "fp8",
- * "mxfp8", "fp32" = half the bf16 tensor rate, a bound; "nvfp4" the FP4
- * peak; the weight-only 4-bit formats w4a16_mxfp4 and int4* the bf16 one,
- * w4a8_mxfp4_mxfp8 and w4afp8 the fp8 one) and HBM bytes/s.
- * 0 when the device or dtype is unknown (no fraction of peak is stored). */
-double calib_peak_flops(const char *device, const char *dtype);
+ * HBM3", …; figures of gpu-specs.md): FLOP/s at the dtype's peak
+ * (calib_dtype_peak: bf16; fp32 half the bf16 tensor rate, a bound; fp8;
+ * the FP4 peak) and HBM bytes/s. 0 when the device or the dtype's peak is
+ * unknown (no fraction of peak is stored). */
+double calib_peak_flops(const char *device, calib_dtype dtype);
 double calib_peak_bw(const char *device);
 
 #endif

@@ -219,7 +219,8 @@ static int series_make(calib_series *s, calib_point *pts, size_t n, const char *
     memset(s, 0, sizeof *s);
     s->op = pts[0].op;
     snprintf(s->dtype, sizeof s->dtype, "%s", pts[0].dtype);
-    s->elem_bytes = calib_dtype_bytes(s->dtype), s->act_bytes = calib_dtype_act_bytes(s->dtype);
+    calib_dtype fmt = calib_dtype_parse(s->dtype);
+    s->elem_bytes = calib_dtype_bytes(fmt), s->act_bytes = calib_dtype_act_bytes(fmt);
     s->sms = sms;
     /* Engine rows first when the engine has any for this op and dtype. */
     size_t keep = n;

@@ -58,7 +58,7 @@ typedef struct {
     void (*sample)(void *st, calib_sample *out);
     void (*release)(void *st);
     void (*destroy)(void *st);
-    double (*peak_flops)(void *st, const char *dtype);
+    double (*peak_flops)(void *st, calib_dtype dtype);
     double peak_bw;
     int32_t local_ranks; /* devices for collectives (0: none) */
     int32_t default_warmup, default_reps;

@@ -489,7 +489,7 @@ static int cpu_identity(void *st, calib_gpu_id *id, sim_err *err)
     return 0;
 }
 
-static double cpu_peak(void *st, const char *dtype)
+static double cpu_peak(void *st, calib_dtype dtype)
 {
     (void)st, (void)dtype;
     return 0.0; /* unknown: no fraction of peak on the CPU */

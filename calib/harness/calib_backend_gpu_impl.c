@@ -760,7 +760,7 @@ static int gpu_identity(void *vst, calib_gpu_id *id, sim_err *err)
     return 0;
 }
 
-static double gpu_peak(void *vst, const char *dtype)
+static double gpu_peak(void *vst, calib_dtype dtype)
 {
     return calib_peak_flops(((gpu_state *)vst)->info.name, dtype);
 }

@@ -137,14 +137,15 @@ out:
 
 static void calib_fill_rates(calib_backend *b, calib_point *p)
 {
-    double fl = calib_op_flops(p->op, &p->shape), by = calib_op_bytes(p->op, p->dtype, &p->shape);
+    calib_dtype fmt = calib_dtype_parse(p->dtype);
+    double fl = calib_op_flops(p->op, &p->shape), by = calib_op_bytes(p->op, fmt, &p->shape);
     double t = p->median_s > 0 ? p->median_s : NAN;
     p->tflops = fl > 0 ? fl / t * 1e-12 : NAN;
     p->gbps = by > 0 ? by / t * 1e-9 : NAN;
-    double pf = b->peak_flops ? b->peak_flops(b->state, p->dtype) : 0.0;
+    double pf = b->peak_flops ? b->peak_flops(b->state, fmt) : 0.0;
     /* Fraction of the roofline: the time the op would take at peak (compute
      * or bandwidth, whichever binds) over the measured time. */
-    double ideal = calib_op_ideal_s(p->op, p->dtype, &p->shape, pf, b->peak_bw);
+    double ideal = calib_op_ideal_s(p->op, fmt, &p->shape, pf, b->peak_bw);
     p->frac_of_peak = ideal > 0 ? ideal / t : NAN;
 }
 

@@ -50,6 +50,7 @@ static const calib_series *series_for(const struct calib_table *t, calib_op op, 
 static void resolve_series(model_cost *c)
 {
     const char *w = model_dtype_name(c->l.dtype);
+    c->expert_fmt = calib_dtype_parse(cost_db_expert_dtype(c));
     for (int op = 0; op < CALIB_OP_COUNT; op++) {
         c->series[op][COST_DB_BF16] = series_for(c->tab, (calib_op)op, "bf16");
         c->series[op][COST_DB_WEIGHTS] = series_for(c->tab, (calib_op)op, w);
@@ -275,7 +276,7 @@ double cost_moe_db(cost_ctx *x, double count, double tokens, double width, doubl
     char detail[64] = "";
     if (x->ops) snprintf(detail, sizeof detail, "fused tokens=%lld experts=%lld", (long long)s.m, (long long)s.groups);
     op_push(x, "experts_fused", MODEL_OPC_GEMM, count, count * calib_op_flops(CALIB_OP_MOE, &s), c->peak_gemm,
-            count * calib_op_bytes(CALIB_OP_MOE, cost_db_expert_dtype(c), &s), total, 0, MODEL_BOUND_COMPUTE, src,
+            count * calib_op_bytes(CALIB_OP_MOE, c->expert_fmt, &s), total, 0, MODEL_BOUND_COMPUTE, src,
             detail);
     return total;
 }

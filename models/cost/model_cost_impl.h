@@ -6,6 +6,7 @@
 #ifndef MODEL_COST_IMPL_H
 #define MODEL_COST_IMPL_H
 
+#include "calib_dtype.h"
 #include "model_comm.h"
 #include "model_cost.h"
 #include "model_op.h"
@@ -126,6 +127,9 @@ struct model_cost {
      * (cost_db_expert_dtype), [op][5 + part] each part's weight format,
      * so that a lookup does no string work. */
     const struct calib_series *series[COST_DB_MAX_OPS][COST_DB_DTYPES];
+    /* The routed experts' perf-db dtype parsed (the work model's bytes of
+     * a fused-MoE op), with the series. */
+    calib_dtype expert_fmt;
     /* Fitted op-model sets of the variants this instance prices and their
      * strings resolved, at create (read-only while timing; cost_op_sets_init),
      * so that pricing an op does no string work. */

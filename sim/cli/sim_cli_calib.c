@@ -68,8 +68,8 @@ static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dty
         fprintf(stderr, "servesim calibrate: %s\n", err.msg);
         return 2;
     }
-    if (strcmp(dtype, "bf16") != 0 && strcmp(dtype, "fp8") != 0 && strcmp(dtype, "mxfp8") != 0 &&
-        strcmp(dtype, "fp32") != 0) {
+    calib_dtype fmt = calib_dtype_parse(dtype);
+    if (fmt != CALIB_DTYPE_BF16 && fmt != CALIB_DTYPE_FP8 && fmt != CALIB_DTYPE_MXFP8 && fmt != CALIB_DTYPE_FP32) {
         fprintf(stderr, "servesim calibrate: --dtype is bf16, fp8, mxfp8 or fp32, not '%s'\n", dtype);
         return 2;
     }
@@ -85,9 +85,9 @@ static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dty
             char buf[256];
             calib_shape_format(&sh[i], buf, sizeof buf);
             printf("%s %s op_flops=%.17g op_bytes=%.17g", calib_op_name((calib_op)op), buf,
-                   calib_op_flops((calib_op)op, &sh[i]), calib_op_bytes((calib_op)op, dtype, &sh[i]));
+                   calib_op_flops((calib_op)op, &sh[i]), calib_op_bytes((calib_op)op, fmt, &sh[i]));
             if (peak_of)
-                printf(" ideal_s=%.17g", calib_op_ideal_s((calib_op)op, dtype, &sh[i], calib_peak_flops(peak_of, dtype),
+                printf(" ideal_s=%.17g", calib_op_ideal_s((calib_op)op, fmt, &sh[i], calib_peak_flops(peak_of, fmt),
                                                           calib_peak_bw(peak_of)));
             putchar('\n');
         }

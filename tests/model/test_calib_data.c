@@ -35,7 +35,7 @@ static int check_point(void *vctx, int64_t gpu_id, const calib_point *p)
     data_ctx *x = vctx;
     (void)gpu_id;
     x->points++;
-    double fl = calib_op_flops(p->op, &p->shape), by = calib_op_bytes(p->op, p->dtype, &p->shape);
+    double fl = calib_op_flops(p->op, &p->shape), by = calib_op_bytes(p->op, calib_dtype_parse(p->dtype), &p->shape);
     double peak = peak_for(x->g, p->dtype);
     int ok = p->median_s > 0 && p->p10_s <= p->median_s && p->median_s <= p->p90_s && p->reps > 0;
     if (ok && fl > 0 && peak > 0) ok = fl / p->median_s <= 1.1 * peak;

@@ -51,12 +51,15 @@ static void add_point(calib_db *db, int64_t gid, calib_op op, const char *kernel
     add_point_dt(db, gid, op, "bf16", kernel, sh, t);
 }
 
+/* A perf-db dtype name as the work model reads it. */
+static calib_dtype P(const char *name) { return calib_dtype_parse(name); }
+
 /* The physical model the fit should recover (η_wave as calib_table.h). */
 static double truth(const calib_shape *sh)
 {
     double tiles = ceil(sh->m / 128.0) * ceil(sh->n / 128.0);
     double eff = tiles > SMS ? tiles / (ceil(tiles / SMS) * SMS) : 1.0;
-    return T0 + calib_op_flops(CALIB_OP_GEMM, sh) / eff / RATE + calib_op_bytes(CALIB_OP_GEMM, "bf16", sh) / BW;
+    return T0 + calib_op_flops(CALIB_OP_GEMM, sh) / eff / RATE + calib_op_bytes(CALIB_OP_GEMM, P("bf16"), sh) / BW;
 }
 
 static calib_shape gemm(int64_t m, int64_t n, int64_t k)
@@ -220,7 +223,7 @@ static void test_attention_dims(void)
                 calib_shape s;
                 memset(&s, 0, sizeof s);
                 s.batch = bs[i], s.ctx = cs[j], s.heads = 32, s.kv_heads = 8, s.head_dim = hd[l];
-                double t = 4e-6 + calib_op_bytes(CALIB_OP_ATTN_DECODE, "bf16", &s) / 2e12;
+                double t = 4e-6 + calib_op_bytes(CALIB_OP_ATTN_DECODE, P("bf16"), &s) / 2e12;
                 if (hd[l] == 128) t *= 1.2; /* slower kernel variant at 128 */
                 add_point(db, gid, CALIB_OP_ATTN_DECODE, "flash", s, t);
             }
@@ -310,36 +313,38 @@ static void test_engine_precedence(void)
  * per value, as before, the fitted rate came out 3.6× too high). */
 static void test_four_bit_bytes(void)
 {
-    CHECK(calib_dtype_bytes("nvfp4") == 0.5 + 1.0 / 16 && calib_dtype_act_bytes("nvfp4") == 0.5 + 1.0 / 16);
-    CHECK(calib_dtype_bytes("mxfp4") == 0.5 + 1.0 / 32 && calib_dtype_act_bytes("mxfp4") == 2);
-    CHECK(calib_dtype_bytes("w4a16_mxfp4") == 0.5 + 1.0 / 32 && calib_dtype_act_bytes("w4a16_mxfp4") == 2);
-    CHECK(calib_dtype_bytes("w4a8_mxfp4_mxfp8") == 0.5 + 1.0 / 32 &&
-          calib_dtype_act_bytes("w4a8_mxfp4_mxfp8") == 1 + 1.0 / 32);
-    CHECK(calib_dtype_bytes("int4_wo") == 0.5 + 2.0 / 128 && calib_dtype_act_bytes("int4_wo") == 2);
-    CHECK(calib_dtype_bytes("w4afp8") == 0.5 + 2.0 / 128 && calib_dtype_act_bytes("w4afp8") == 1);
+    CHECK(calib_dtype_bytes(P("nvfp4")) == 0.5 + 1.0 / 16 && calib_dtype_act_bytes(P("nvfp4")) == 0.5 + 1.0 / 16);
+    CHECK(calib_dtype_bytes(P("mxfp4")) == 0.5 + 1.0 / 32 && calib_dtype_act_bytes(P("mxfp4")) == 2);
+    CHECK(calib_dtype_bytes(P("w4a16_mxfp4")) == 0.5 + 1.0 / 32 && calib_dtype_act_bytes(P("w4a16_mxfp4")) == 2);
+    CHECK(calib_dtype_bytes(P("w4a8_mxfp4_mxfp8")) == 0.5 + 1.0 / 32 &&
+          calib_dtype_act_bytes(P("w4a8_mxfp4_mxfp8")) == 1 + 1.0 / 32);
+    CHECK(calib_dtype_bytes(P("int4_wo")) == 0.5 + 2.0 / 128 && calib_dtype_act_bytes(P("int4_wo")) == 2);
+    CHECK(calib_dtype_bytes(P("w4afp8")) == 0.5 + 2.0 / 128 && calib_dtype_act_bytes(P("w4afp8")) == 1);
     /* The other formats keep their sizes, activations and weights alike. */
-    CHECK(calib_dtype_bytes("bf16") == 2 && calib_dtype_act_bytes("bf16") == 2);
-    CHECK(calib_dtype_bytes("fp8_block") == 1 && calib_dtype_act_bytes("fp8") == 1);
-    CHECK(calib_dtype_bytes("int8") == 1 && calib_dtype_bytes("fp32") == 4 && calib_dtype_bytes("bf16/fp8") == 2);
+    CHECK(calib_dtype_bytes(P("bf16")) == 2 && calib_dtype_act_bytes(P("bf16")) == 2);
+    CHECK(calib_dtype_bytes(P("fp8_block")) == 1 && calib_dtype_act_bytes(P("fp8")) == 1);
+    CHECK(calib_dtype_bytes(P("int8")) == 1 && calib_dtype_bytes(P("fp32")) == 4);
+    CHECK(calib_dtype_bytes(P("bf16/fp8")) == 2);
     calib_shape g = gemm(4, 4096, 8192);
-    CHECK_NEAR(calib_op_bytes(CALIB_OP_GEMM, "nvfp4", &g), 4.0 * 8192 * 0.5625 + 8192.0 * 4096 * 0.5625 + 4.0 * 4096 * 2,
+    CHECK_NEAR(calib_op_bytes(CALIB_OP_GEMM, P("nvfp4"), &g),
+               4.0 * 8192 * 0.5625 + 8192.0 * 4096 * 0.5625 + 4.0 * 4096 * 2,
                1e-6);
-    CHECK_NEAR(calib_op_bytes(CALIB_OP_GEMM, "w4a16_mxfp4", &g),
+    CHECK_NEAR(calib_op_bytes(CALIB_OP_GEMM, P("w4a16_mxfp4"), &g),
                4.0 * 8192 * 2 + 8192.0 * 4096 * 0.53125 + 4.0 * 4096 * 2, 1e-6);
-    CHECK(calib_op_bytes(CALIB_OP_GEMM, "bf16", &g) == (4.0 * 8192 + 8192.0 * 4096) * 2 + 4.0 * 4096 * 2);
+    CHECK(calib_op_bytes(CALIB_OP_GEMM, P("bf16"), &g) == (4.0 * 8192 + 8192.0 * 4096) * 2 + 4.0 * 4096 * 2);
     /* Fused MoE: 16 tokens × top-4 of 64 experts on one rank touch all 64
      * experts' gate, up and down weights, plus the bf16 activations. */
     calib_shape moe;
     memset(&moe, 0, sizeof moe);
     moe.m = 16, moe.k = 2880, moe.n = 2880, moe.batch = 4, moe.groups = 64;
-    CHECK_NEAR(calib_op_bytes(CALIB_OP_MOE, "int4_wo", &moe),
+    CHECK_NEAR(calib_op_bytes(CALIB_OP_MOE, P("int4_wo"), &moe),
                64.0 * 3 * 2880 * 2880 * 0.515625 + 4.0 * 16 * 2880 * 2, 1e-3);
     /* Peaks: nvfp4 the FP4 one (Blackwell only), weight-only formats bf16,
      * W4A8 fp8. */
-    CHECK(calib_peak_flops("NVIDIA B200", "nvfp4") == 9000e12);
-    CHECK(calib_peak_flops("NVIDIA H100 80GB HBM3", "nvfp4") == 0);
-    CHECK(calib_peak_flops("NVIDIA H100 80GB HBM3", "int4_wo") == 989.4e12);
-    CHECK(calib_peak_flops("NVIDIA B200", "w4a8_mxfp4_mxfp8") == 4500e12);
+    CHECK(calib_peak_flops("NVIDIA B200", P("nvfp4")) == 9000e12);
+    CHECK(calib_peak_flops("NVIDIA H100 80GB HBM3", P("nvfp4")) == 0);
+    CHECK(calib_peak_flops("NVIDIA H100 80GB HBM3", P("int4_wo")) == 989.4e12);
+    CHECK(calib_peak_flops("NVIDIA B200", P("w4a8_mxfp4_mxfp8")) == 4500e12);
 
     char path[64];
     calib_db *db = fresh_db(path);
@@ -372,7 +377,41 @@ static void test_four_bit_bytes(void)
     unlink(path);
 }
 
+/* The one parser of perf-db dtype names: exact names, then the int4* and
+ * fp8* prefixes; a KV pair is a name of its own (its first part only when
+ * that is a prefix family); anything else, and NULL, is OTHER. */
+static void test_dtype_parse(void)
+{
+    static const struct {
+        const char *name;
+        calib_dtype want;
+    } cases[] = {
+        {"bf16", CALIB_DTYPE_BF16},           {"fp32", CALIB_DTYPE_FP32},
+        {"fp8", CALIB_DTYPE_FP8},             {"fp8_block", CALIB_DTYPE_FP8_OTHER},
+        {"fp8_block/bf16", CALIB_DTYPE_FP8_OTHER}, {"mxfp8", CALIB_DTYPE_MXFP8},
+        {"int8", CALIB_DTYPE_INT8},           {"nvfp4", CALIB_DTYPE_NVFP4},
+        {"nvfp4/fp8", CALIB_DTYPE_OTHER},     {"mxfp4", CALIB_DTYPE_MXFP4},
+        {"w4a16_mxfp4", CALIB_DTYPE_W4A16_MXFP4}, {"w4a8_mxfp4_mxfp8", CALIB_DTYPE_W4A8_MXFP4_MXFP8},
+        {"int4_wo", CALIB_DTYPE_INT4},        {"int4_awq", CALIB_DTYPE_INT4},
+        {"w4afp8", CALIB_DTYPE_W4AFP8},       {"fp16", CALIB_DTYPE_OTHER},
+        {"u8", CALIB_DTYPE_OTHER},            {"bf16/fp8", CALIB_DTYPE_OTHER},
+        {"BF16", CALIB_DTYPE_OTHER},          {"", CALIB_DTYPE_OTHER},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        calib_dtype got = calib_dtype_parse(cases[i].name);
+        if (got != cases[i].want) fprintf(stderr, "  %s: %d, want %d\n", cases[i].name, (int)got, (int)cases[i].want);
+        CHECK(got == cases[i].want);
+    }
+    CHECK(calib_dtype_parse(NULL) == CALIB_DTYPE_OTHER);
+    /* Out-of-range values read as OTHER, not past the tables. */
+    CHECK(calib_dtype_bytes((calib_dtype)CALIB_DTYPE_COUNT) == 2 &&
+          calib_dtype_peak((calib_dtype)-1) == CALIB_PEAK_NONE);
+    CHECK(calib_dtype_peak(CALIB_DTYPE_FP8_OTHER) == CALIB_PEAK_NONE);
+    CHECK(calib_dtype_peak(CALIB_DTYPE_W4AFP8) == CALIB_PEAK_FP8);
+}
+
 static const test_case cases[] = {
+    {"dtype_parse", test_dtype_parse},
     {"fit_and_lookup", test_fit_and_lookup},
     {"attention_dims", test_attention_dims},
     {"engine_precedence", test_engine_precedence},
