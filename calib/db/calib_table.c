@@ -1,6 +1,7 @@
 /* calib_table — in-memory perf-db series with a fitted floor + rate model
  * and residual interpolation; see the header. */
 #include "calib_table.h"
+#include "sim_slot_table.h"
 
 #include <gsl/gsl_multifit.h>
 #include <math.h>
@@ -650,9 +651,8 @@ typedef struct {
 #define MEMO_WAYS 8
 
 struct calib_memo {
-    memo_ent *e;
-    uint64_t mask;
-    uint64_t hits, misses, bracket_hits;
+    sim_slot_table t; /* of memo_ent */
+    uint64_t bracket_hits;
     bracket br[MEMO_SERIES_SETS][MEMO_WAYS];
     uint8_t next[MEMO_SERIES_SETS]; /* the way a new cell replaces (round robin) */
 };
@@ -660,14 +660,13 @@ struct calib_memo {
 int calib_memo_create(int32_t slots_log2, calib_memo **out, sim_err *err)
 {
     *out = NULL;
-    if (slots_log2 < 4 || slots_log2 > 24) return sim_err_set(err, SIM_EINVAL, "memo size 2^%d out of range", slots_log2);
     calib_memo *m = calloc(1, sizeof *m);
-    if (m) m->e = calloc((size_t)1 << slots_log2, sizeof *m->e);
-    if (!m || !m->e) {
+    if (!m) return sim_err_set(err, SIM_ENOMEM, "out of memory for the perf-db memo");
+    int rc = sim_slot_table_init(&m->t, slots_log2, 4, 24, sizeof(memo_ent), "perf-db memo", err);
+    if (rc < 0) {
         free(m);
-        return sim_err_set(err, SIM_ENOMEM, "out of memory for the perf-db memo");
+        return rc;
     }
-    m->mask = ((uint64_t)1 << slots_log2) - 1;
     *out = m;
     return SIM_OK;
 }
@@ -675,14 +674,13 @@ int calib_memo_create(int32_t slots_log2, calib_memo **out, sim_err *err)
 void calib_memo_free(calib_memo *m)
 {
     if (!m) return;
-    free(m->e);
+    sim_slot_table_release(&m->t);
     free(m);
 }
 
 void calib_memo_stats(const calib_memo *m, uint64_t *hits, uint64_t *misses)
 {
-    if (hits) *hits = m ? m->hits : 0;
-    if (misses) *misses = m ? m->misses : 0;
+    sim_slot_table_stats(m ? &m->t : NULL, hits, misses);
 }
 
 uint64_t calib_memo_bracket_hits(const calib_memo *m) { return m ? m->bracket_hits : 0; }
@@ -699,7 +697,7 @@ double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, ca
                  (uint64_t)sh->head_dim * 0xBF58476D1CE4E5B9ULL + (uint64_t)sh->groups * 0x27D4EB2F165667C5ULL +
                  (uint64_t)sh->bytes * 0x85EBCA77C2B2AE63ULL + (uint64_t)sh->ranks * 0x9FB21C651E98DF25ULL;
     h ^= h >> 29;
-    memo_ent *e = &m->e[(h ^ (h >> 31)) & m->mask];
+    memo_ent *e = SIM_SLOT_AT(&m->t, memo_ent, h ^ (h >> 31));
     const calib_shape *g = &e->sh;
     uint64_t diff = (uint64_t)(e->s != s) | (uint64_t)(g->m ^ sh->m) | (uint64_t)(g->n ^ sh->n) |
                     (uint64_t)(g->k ^ sh->k) | (uint64_t)(g->batch ^ sh->batch) | (uint64_t)(g->ctx ^ sh->ctx) |
@@ -707,11 +705,11 @@ double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, ca
                     (uint64_t)(g->head_dim ^ sh->head_dim) | (uint64_t)(g->groups ^ sh->groups) |
                     (uint64_t)(g->bytes ^ sh->bytes) | (uint64_t)(g->ranks ^ sh->ranks);
     if (!diff) {
-        m->hits++;
+        m->t.hits++;
         if (status) *status = e->st;
         return e->t;
     }
-    m->misses++;
+    m->t.misses++;
     calib_table_status st;
     double t;
     /* A miss inside the grid cell of one of this series' recent

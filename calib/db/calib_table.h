@@ -93,8 +93,9 @@ int64_t calib_series_holdout(const calib_series *s, double *err, int64_t max);
 /* The fitted model alone at shape sh (not floored). */
 double calib_series_model(const calib_series *s, const calib_shape *sh);
 
-/* A memo of lookups: 2^slots_log2 direct-mapped entries allocated once,
- * never grown (a colliding shape replaces the entry), and per series the
+/* A memo of lookups: a sim_slot_table of 2^slots_log2 entries (direct-
+ * mapped, allocated once, never grown: a colliding shape replaces the
+ * entry), and per series the
  * grid cell of its last in-grid interpolation (its corners' residuals), so
  * that a miss inside the same cell — decode attention's mean context moves
  * by about a token an iteration — re-weights those corners instead of

@@ -2,6 +2,8 @@
  * header. */
 #include "model_gemm_split_memo.h"
 
+#include "sim_slot_table.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,23 +16,19 @@ typedef struct {
 } split_ent;
 
 struct model_gemm_split_memo {
-    split_ent *e;
-    uint64_t mask;
-    uint64_t hits, misses;
+    sim_slot_table t; /* of split_ent */
 };
 
 int model_gemm_split_memo_create(int32_t slots_log2, model_gemm_split_memo **out, sim_err *err)
 {
     *out = NULL;
-    if (slots_log2 < 4 || slots_log2 > 20)
-        return sim_err_set(err, SIM_EINVAL, "split-K memo size 2^%d out of range [2^4, 2^20]", slots_log2);
     model_gemm_split_memo *m = calloc(1, sizeof *m);
-    if (m) m->e = calloc((size_t)1 << slots_log2, sizeof *m->e);
-    if (!m || !m->e) {
+    if (!m) return sim_err_set(err, SIM_ENOMEM, "out of memory for the split-K memo");
+    int rc = sim_slot_table_init(&m->t, slots_log2, 4, 20, sizeof(split_ent), "split-K memo", err);
+    if (rc < 0) {
         free(m);
-        return sim_err_set(err, SIM_ENOMEM, "out of memory for the split-K memo");
+        return rc;
     }
-    m->mask = ((uint64_t)1 << slots_log2) - 1;
     *out = m;
     return SIM_OK;
 }
@@ -38,14 +36,13 @@ int model_gemm_split_memo_create(int32_t slots_log2, model_gemm_split_memo **out
 void model_gemm_split_memo_free(model_gemm_split_memo *m)
 {
     if (!m) return;
-    free(m->e);
+    sim_slot_table_release(&m->t);
     free(m);
 }
 
 void model_gemm_split_memo_stats(const model_gemm_split_memo *m, uint64_t *hits, uint64_t *misses)
 {
-    if (hits) *hits = m ? m->hits : 0;
-    if (misses) *misses = m ? m->misses : 0;
+    sim_slot_table_stats(m ? &m->t : NULL, hits, misses);
 }
 
 model_gemm_split model_gemm_split_pick_memo(model_gemm_split_memo *m, double sms, double tiles, double k,
@@ -63,12 +60,12 @@ model_gemm_split model_gemm_split_pick_memo(model_gemm_split_memo *m, double sms
     h ^= h >> 33; /* the high bits down to the slot's */
     h *= 0xFF51AFD7ED558CCDULL;
     h ^= h >> 33;
-    split_ent *e = &m->e[h & m->mask];
+    split_ent *e = SIM_SLOT_AT(&m->t, split_ent, h);
     if (e->used && !memcmp(e->key, key, sizeof key)) {
-        m->hits++;
+        m->t.hits++;
         return e->r;
     }
-    m->misses++;
+    m->t.misses++;
     e->r = model_gemm_split_pick(sms, tiles, k, tc_full, bytes, bw, partial, smooth);
     memcpy(e->key, key, sizeof key);
     e->used = 1;

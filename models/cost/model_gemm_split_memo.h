@@ -3,9 +3,9 @@
  * shapes recur (a decode batch keeps its size for many steps) does not
  * search the splits again.
  *
- * 2^slots_log2 direct-mapped entries allocated once, never grown: a pick's
- * arguments (compared bit for bit) and its result; a colliding pick
- * replaces the entry. model_gemm_split_pick is a pure function of its
+ * A sim_slot_table of 2^slots_log2 entries (direct-mapped, allocated once,
+ * never grown): a pick's arguments (compared bit for bit) and its result;
+ * a colliding pick replaces the entry. model_gemm_split_pick is a pure function of its
  * arguments, so an answer from the memo is the pick's own, bit for bit.
  * A memo is written while it answers: it belongs to one thread (a cluster
  * and its cost models run on one thread). Ownership: the creator frees it
