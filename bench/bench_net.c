@@ -102,8 +102,8 @@ static int run(int pattern, int n_conc, uint64_t n_xfers)
 {
     static hold h;
     sim_err err;
-    sim_net_topo *t = sim_net_topo_build(NODES, GPN, 450e9, 50e9, 5e-6, 0, 0, &err);
-    if (!t) {
+    sim_net_topo *t = NULL;
+    if (sim_net_topo_build(NODES, GPN, 450e9, 50e9, 5e-6, 0, 0, &t, &err) < 0) {
         fprintf(stderr, "bench_net: %s\n", err.msg);
         return 1;
     }

@@ -1,9 +1,9 @@
 /* test_alloc_fail — allocation-failure injection for a test: a test that
- * includes this header is linked with -Wl,--wrap=malloc,--wrap=calloc,
- * --wrap=realloc (tests/CMakeLists.txt looks for the include), so every
- * malloc, calloc and realloc call of servesim's static libraries and of the
- * test itself comes here first (not libc's own, nor those of the shared
- * libraries: SQLite, jansson, libyaml). test_alloc_fail_after(n) lets the
+ * includes this header is linked with the linker's --wrap for malloc,
+ * calloc, realloc and aligned_alloc (tests/CMakeLists.txt looks for the
+ * include), so every such call of servesim's static libraries and of the
+ * test itself comes here first (not libc's own, strdup's included, nor
+ * those of the shared libraries: SQLite, jansson, libyaml). test_alloc_fail_after(n) lets the
  * next n of them succeed and fails the one after (it returns NULL, as an
  * exhausted malloc does, and the injection is then off again);
  * test_alloc_calls() counts the calls seen, to find the n that reaches a
@@ -17,9 +17,11 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t align, size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
+void *__wrap_aligned_alloc(size_t align, size_t n);
 
 static long test_alloc_countdown_ = -1; /* calls until the failing one; −1 off */
 static long test_alloc_calls_;
@@ -39,5 +41,9 @@ static inline int test_alloc_fails_now_(void)
 void *__wrap_malloc(size_t n) { return test_alloc_fails_now_() ? NULL : __real_malloc(n); }
 void *__wrap_calloc(size_t n, size_t size) { return test_alloc_fails_now_() ? NULL : __real_calloc(n, size); }
 void *__wrap_realloc(void *p, size_t n) { return test_alloc_fails_now_() ? NULL : __real_realloc(p, n); }
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+    return test_alloc_fails_now_() ? NULL : __real_aligned_alloc(align, n);
+}
 
 #endif

@@ -164,7 +164,9 @@ static int w_csv(const sim_search *s, int32_t i, FILE *f, sim_err *err)
 static int w_json(const sim_search *s, int32_t i, FILE *f, sim_err *err)
 {
     (void)i;
-    return sim_search_write_json(s, f) < 0 ? sim_err_set(err, SIM_EIO, "writing search.json failed") : 0;
+    int rc = sim_search_write_json(s, f);
+    if (rc == SIM_ENOMEM) return sim_err_set(err, rc, "out of memory writing search.json");
+    return rc < 0 ? sim_err_set(err, SIM_EIO, "writing search.json failed") : 0;
 }
 static int w_tables(const sim_search *s, int32_t i, FILE *f, sim_err *err)
 {
@@ -383,7 +385,12 @@ int sim_cli_search(int argc, char **argv)
         }
     }
     if (json) {
-        sim_search_write_json(s, stdout);
+        int jrc = sim_search_write_json(s, stdout);
+        if (jrc < 0) {
+            fprintf(stderr, "servesim: %s\n", jrc == SIM_ENOMEM ? "out of memory writing the search result as JSON"
+                                                                 : "writing the search result as JSON failed");
+            goto out;
+        }
     } else {
         sim_search_print_tables(s, stdout);
         if (have) {

@@ -40,7 +40,7 @@
 static sim_req *req_alloc(sim_cluster *c)
 {
     if (!c->free_reqs) {
-        req_slab *s = malloc(sizeof *s);
+        req_slab *s = calloc(1, sizeof *s); /* zeroed: destroy frees every slot's keys */
         if (!s) return NULL;
         s->next = c->slabs;
         c->slabs = s;
@@ -63,6 +63,7 @@ static void area_advance(sim_cluster *c)
     c->area_last = now;
 }
 
+/* r's keys are freed (and NULL) already. */
 static void req_free(sim_cluster *c, sim_req *r)
 {
     r->free_next = c->free_reqs;
@@ -597,9 +598,13 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     }
     /* Bounded memory on long runs: the records kept, and the pools the
      * sample means are taken over. */
-    if (sim_metrics_set_limits(c->metrics, sc->output.request_records, sc->output.sample_records, &sc->slo) < 0 ||
-        (c->n_inst > 0 && sim_metrics_set_groups(c->metrics, sc->deployment.n_pools, c->inst_pool) < 0)) {
+    if (sim_metrics_set_limits(c->metrics, sc->output.request_records, sc->output.sample_records, &sc->slo) < 0) {
         rc = sim_err_set(err, SIM_EINVAL, "output.request_records and output.sample_records must be >= 0");
+        goto fail;
+    }
+    if (c->n_inst > 0 && (rc = sim_metrics_set_groups(c->metrics, sc->deployment.n_pools, c->inst_pool)) < 0) {
+        rc = sim_err_set(err, rc, rc == SIM_ENOMEM ? "out of memory for the pools' sample means"
+                                                   : "the pools' sample means: bad pool index");
         goto fail;
     }
     if ((rc = sim_cluster_attach_perf_db(c, err)) < 0) goto fail;
@@ -637,12 +642,10 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
         double host = c->sharing == SIM_SHARING_POOL ? sc->cache.host_gbps * 1e9 : 0;
         /* cache.pool_gbps is per instance; the pool's link carries them all. */
         double pool = c->sharing == SIM_SHARING_POOL ? sc->cache.pool_gbps * 1e9 * c->n_front : 0;
-        sim_net_topo *topo = sim_net_topo_build(nodes, gpn, nvl, nic, sc->network.latency_us * 1e-6,
-                                                host, pool, err);
-        if (!topo) {
-            rc = SIM_EINVAL;
+        sim_net_topo *topo = NULL;
+        if ((rc = sim_net_topo_build(nodes, gpn, nvl, nic, sc->network.latency_us * 1e-6, host, pool, &topo, err)) <
+            0)
             goto fail;
-        }
         /* The nodes of pools on another GPU type carry that type's links. */
         for (int32_t p = 0; hetero && p < sc->deployment.n_pools; p++) {
             const sim_pool_cfg *pc = &sc->deployment.pools[p];
@@ -785,8 +788,11 @@ void sim_cluster_destroy(sim_cluster *c)
     sim_cluster_admit_fini(c);
     sim_cluster_as_fini(c);
     sim_engine_destroy(c->eng);
+    /* A run stopped by a failure leaves requests in flight: their prefix
+     * keys are theirs (a freed slot's are NULL). */
     while (c->slabs) {
         req_slab *n = c->slabs->next;
+        for (int i = 0; i < REQ_SLAB; i++) free(c->slabs->reqs[i].keys);
         free(c->slabs);
         c->slabs = n;
     }
@@ -917,12 +923,14 @@ static void workers_summary(const sim_cluster *c, int input, double sim_time_s, 
 }
 
 /* Load imbalance across the instances the router chooses among: CV of the
- * tokens each served (prompt where it was prefilled, plus its output). */
-static double front_load_cv(const sim_cluster *c)
+ * tokens each served (prompt where it was prefilled, plus its output), into
+ * *cv. 0 or SIM_ENOMEM. */
+static int front_load_cv(const sim_cluster *c, double *cv, sim_err *err)
 {
+    *cv = 0;
     if (c->n_front < 2) return 0;
     double *load = calloc((size_t)c->n_inst, sizeof *load);
-    if (!load) return 0;
+    if (!load) return sim_err_set(err, SIM_ENOMEM, "out of memory for the load of %d instances", c->n_inst);
     sim_metrics_routed_load(c->metrics, load);
     /* Autoscaled: over the instances that served at all (the others were
      * never started). */
@@ -937,7 +945,8 @@ static double front_load_cv(const sim_cluster *c)
     for (int32_t j = 0; j < c->n_front; j++)
         if (!c->as || load[c->front[j]] > 0) sq += (load[c->front[j]] - mean) * (load[c->front[j]] - mean);
     free(load);
-    return mean > 0 ? sqrt(sq / n) / mean : 0;
+    *cv = mean > 0 ? sqrt(sq / n) / mean : 0;
+    return 0;
 }
 
 /* Per-pool means over the instance samples (every one, kept or not). */
@@ -991,7 +1000,7 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     workers_summary(c, 1, out->sim_time_s, &out->frontend);
     workers_summary(c, 0, out->sim_time_s, &out->detok);
     sim_cluster_encode_summary(c, out);
-    out->load_cv = front_load_cv(c);
+    if ((rc = front_load_cv(c, &out->load_cv, err)) < 0) return rc;
     if (c->as) sim_cluster_as_summary(c, out);
     if (c->af) {
         sim_af_stats as;

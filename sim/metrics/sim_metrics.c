@@ -446,6 +446,10 @@ static int summarize_records(const sim_metrics *m, const sim_slo_cfg *slo, sim_s
     /* Prefix-cache hit rate and load imbalance across instances. */
     int64_t cached = 0;
     double *load = m->n_instances > 0 ? calloc((size_t)m->n_instances, sizeof *load) : NULL;
+    if (m->n_instances > 0 && !load) {
+        free(v);
+        return sim_err_set(err, SIM_ENOMEM, "metrics: out of memory for the load of %d instances", m->n_instances);
+    }
     for (int64_t i = 0; i < n; i++) {
         cached += r[i].cached_tokens;
         if (load && r[i].instance >= 0 && r[i].instance < m->n_instances)

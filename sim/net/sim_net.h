@@ -100,10 +100,11 @@ void sim_net_topo_set_net_latency(sim_net_topo *topo, sim_time latency);
  * adds one host-tier endpoint per node with an out and an in link of
  * host_Bps; pool_Bps > 0 adds the remote pool with an out and an in link of
  * pool_Bps. Endpoint ids: GPU g of node n is n * gpus_per_node + g; hosts
- * follow (sim_net_topo_host), then the pool (sim_net_topo_pool). */
-sim_net_topo *sim_net_topo_build(int n_nodes, int gpus_per_node, double nvlink_Bps,
-                                 double nic_Bps, double latency_s, double host_Bps,
-                                 double pool_Bps, sim_err *err);
+ * follow (sim_net_topo_host), then the pool (sim_net_topo_pool). Returns 0
+ * with *out set (the caller destroys it), or SIM_EINVAL (a size or rate out
+ * of range) or SIM_ENOMEM with *out NULL and err filled. */
+int sim_net_topo_build(int n_nodes, int gpus_per_node, double nvlink_Bps, double nic_Bps, double latency_s,
+                       double host_Bps, double pool_Bps, sim_net_topo **out, sim_err *err);
 
 /* Joins every `nodes` consecutive nodes into one NVLink domain (a
  * rack-scale fabric such as GB200/GB300 NVL72: 72 GPUs, 18 trays of 4):

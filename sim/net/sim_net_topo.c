@@ -87,61 +87,53 @@ void sim_net_topo_set_net_latency(sim_net_topo *t, sim_time latency)
 static int pos_finite(double x) { return isfinite(x) && x > 0; }
 static int nonneg_finite(double x) { return isfinite(x) && x >= 0; }
 
-sim_net_topo *sim_net_topo_build(int n_nodes, int gpus_per_node, double nvlink_Bps,
-                                 double nic_Bps, double latency_s, double host_Bps,
-                                 double pool_Bps, sim_err *err)
+int sim_net_topo_build(int n_nodes, int gpus_per_node, double nvlink_Bps, double nic_Bps, double latency_s,
+                       double host_Bps, double pool_Bps, sim_net_topo **out, sim_err *err)
 {
-    sim_net_topo *t = NULL;
-    if (n_nodes < 1 || gpus_per_node < 1 || (int64_t)n_nodes * gpus_per_node > (1 << 20)) {
-        sim_err_set(err, SIM_EINVAL, "net: %d nodes x %d GPUs is not a cluster", n_nodes,
-                    gpus_per_node);
-        goto fail;
-    }
-    if (!pos_finite(nvlink_Bps) || !pos_finite(nic_Bps)) {
-        sim_err_set(err, SIM_EINVAL, "net: NVLink %g and NIC %g B/s must be finite and > 0",
-                    nvlink_Bps, nic_Bps);
-        goto fail;
-    }
-    if (!nonneg_finite(latency_s) || latency_s > 1e3 || !nonneg_finite(host_Bps) ||
-        !nonneg_finite(pool_Bps)) {
-        sim_err_set(err, SIM_EINVAL,
-                    "net: latency %g s, host %g B/s, pool %g B/s must be finite and >= 0",
-                    latency_s, host_Bps, pool_Bps);
-        goto fail;
-    }
-    t = sim_net_topo_create(err);
+    *out = NULL;
+    if (n_nodes < 1 || gpus_per_node < 1 || (int64_t)n_nodes * gpus_per_node > (1 << 20))
+        return sim_err_set(err, SIM_EINVAL, "net: %d nodes x %d GPUs is not a cluster", n_nodes, gpus_per_node);
+    if (!pos_finite(nvlink_Bps) || !pos_finite(nic_Bps))
+        return sim_err_set(err, SIM_EINVAL, "net: NVLink %g and NIC %g B/s must be finite and > 0", nvlink_Bps,
+                           nic_Bps);
+    if (!nonneg_finite(latency_s) || latency_s > 1e3 || !nonneg_finite(host_Bps) || !nonneg_finite(pool_Bps))
+        return sim_err_set(err, SIM_EINVAL, "net: latency %g s, host %g B/s, pool %g B/s must be finite and >= 0",
+                           latency_s, host_Bps, pool_Bps);
+    int rc = SIM_ENOMEM; /* what sim_net_topo_create fails with */
+    sim_net_topo *t = sim_net_topo_create(err);
     if (!t) goto fail;
     sim_net_topo_set_net_latency(t, (sim_time)llround(latency_s * 1e9));
     for (int n = 0; n < n_nodes; n++)
         for (int g = 0; g < gpus_per_node; g++) {
             sim_net_endpoint e = {SIM_NET_EP_GPU, n, -1, -1, -1, -1};
-            if ((e.nvl_out = sim_net_topo_add_link(t, nvlink_Bps, 0, err)) < 0) goto fail;
-            if ((e.nvl_in = sim_net_topo_add_link(t, nvlink_Bps, 0, err)) < 0) goto fail;
-            if ((e.ext_out = sim_net_topo_add_link(t, nic_Bps, 0, err)) < 0) goto fail;
-            if ((e.ext_in = sim_net_topo_add_link(t, nic_Bps, 0, err)) < 0) goto fail;
-            if (sim_net_topo_add_endpoint(t, &e, err) < 0) goto fail;
+            if ((rc = e.nvl_out = sim_net_topo_add_link(t, nvlink_Bps, 0, err)) < 0) goto fail;
+            if ((rc = e.nvl_in = sim_net_topo_add_link(t, nvlink_Bps, 0, err)) < 0) goto fail;
+            if ((rc = e.ext_out = sim_net_topo_add_link(t, nic_Bps, 0, err)) < 0) goto fail;
+            if ((rc = e.ext_in = sim_net_topo_add_link(t, nic_Bps, 0, err)) < 0) goto fail;
+            if ((rc = sim_net_topo_add_endpoint(t, &e, err)) < 0) goto fail;
         }
     if (host_Bps > 0)
         for (int n = 0; n < n_nodes; n++) {
             sim_net_endpoint e = {SIM_NET_EP_HOST, n, -1, -1, -1, -1};
-            if ((e.ext_out = sim_net_topo_add_link(t, host_Bps, 0, err)) < 0) goto fail;
-            if ((e.ext_in = sim_net_topo_add_link(t, host_Bps, 0, err)) < 0) goto fail;
-            int id = sim_net_topo_add_endpoint(t, &e, err);
+            if ((rc = e.ext_out = sim_net_topo_add_link(t, host_Bps, 0, err)) < 0) goto fail;
+            if ((rc = e.ext_in = sim_net_topo_add_link(t, host_Bps, 0, err)) < 0) goto fail;
+            int id = rc = sim_net_topo_add_endpoint(t, &e, err);
             if (id < 0) goto fail;
             if (n == 0) t->b_host0 = id;
         }
     if (pool_Bps > 0) {
         sim_net_endpoint e = {SIM_NET_EP_POOL, -1, -1, -1, -1, -1};
-        if ((e.ext_out = sim_net_topo_add_link(t, pool_Bps, 0, err)) < 0) goto fail;
-        if ((e.ext_in = sim_net_topo_add_link(t, pool_Bps, 0, err)) < 0) goto fail;
-        if ((t->b_pool = sim_net_topo_add_endpoint(t, &e, err)) < 0) goto fail;
+        if ((rc = e.ext_out = sim_net_topo_add_link(t, pool_Bps, 0, err)) < 0) goto fail;
+        if ((rc = e.ext_in = sim_net_topo_add_link(t, pool_Bps, 0, err)) < 0) goto fail;
+        if ((rc = t->b_pool = sim_net_topo_add_endpoint(t, &e, err)) < 0) goto fail;
     }
     t->b_nodes = n_nodes;
     t->b_gpn = gpus_per_node;
-    return t;
+    *out = t;
+    return SIM_OK;
 fail:
     sim_net_topo_destroy(t);
-    return NULL;
+    return rc;
 }
 
 int sim_net_topo_set_nvlink_domain(sim_net_topo *t, int nodes, sim_err *err)

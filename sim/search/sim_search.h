@@ -219,6 +219,7 @@ int sim_search_apply(const sim_search *s, int32_t i, double rate, int64_t reques
 /* ---- reports (sim_search_report.c) ------------------------------------- */
 
 void sim_search_print_tables(const sim_search *s, FILE *f);
+/* 0, SIM_ENOMEM (nothing written) or SIM_EIO. */
 int sim_search_write_json(const sim_search *s, FILE *f);
 int sim_search_write_csv(const sim_search *s, FILE *f);
 /* A scenario YAML `servesim run` accepts for candidate i at its rate. */

@@ -441,8 +441,12 @@ int sim_search_write_json(const sim_search *s, FILE *f)
         json_array_append_new(ta, c);
     }
     json_object_set_new(o, "top", ta);
-    int32_t *par = malloc((size_t)s->n * sizeof *par);
-    for (int against = 0; par && against < 2; against++) {
+    int32_t *par = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *par);
+    if (!par) {
+        json_decref(o);
+        return SIM_ENOMEM;
+    }
+    for (int against = 0; against < 2; against++) {
         int32_t np = sim_search_pareto(s, against, par, s->n);
         json_t *pa = json_array();
         for (int32_t q = 0; q < np; q++) json_array_append_new(pa, json_integer(par[q]));

@@ -131,8 +131,8 @@ static void test_comm_domain(void)
 static void test_topo_domain(void)
 {
     sim_err e = {""};
-    sim_net_topo *t = sim_net_topo_build(4, 4, 900e9, 50e9, 5e-6, 0, 0, &e);
-    REQUIRE_MSG(t != NULL, "%s", e.msg);
+    sim_net_topo *t = NULL;
+    REQUIRE_MSG(sim_net_topo_build(4, 4, 900e9, 50e9, 5e-6, 0, 0, &t, &e) == 0 && t, "%s", e.msg);
     int links[SIM_NET_MAX_PATH];
     sim_time lat = -1;
     int a = sim_net_topo_gpu(t, 0, 0), b = sim_net_topo_gpu(t, 1, 0), c = sim_net_topo_gpu(t, 2, 0);

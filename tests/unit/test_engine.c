@@ -9,9 +9,13 @@
  * randomized comparison against a sorted-array reference queue, and the
  * prefetch hints (sim_warm_fn: each live event's hint runs once, just
  * before the event ahead of it fires; cancelled events' never; the firing
- * order is the same as without hints). */
+ * order is the same as without hints), and the out-of-memory policy (an
+ * injected allocation failure, test_alloc_fail.h: handle 0, the failure
+ * recorded with its message, nothing fired after it). */
 #include "sim_engine.h"
+#include "sim_err.h"
 #include "sim_rng.h"
+#include "test_alloc_fail.h"
 #include "test_util.h"
 
 #include <signal.h>
@@ -806,7 +810,75 @@ static void test_warm_hints(void)
     sim_engine_destroy(hinted);
 }
 
+static void oom_count_fn(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng, (void)arg;
+    (*(int *)ctx)++;
+}
+
+typedef struct {
+    int fired_later; /* events the failing callback scheduled before it failed */
+    int scheduled;   /* handles it got */
+    int got_zero;    /* it saw handle 0 */
+} oom_ctx;
+
+/* Schedules events at now + 1 until one cannot be scheduled: the event
+ * table fills its first 1024 slots and cannot grow. */
+static void oom_flood_fn(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    oom_ctx *x = ctx;
+    (void)arg;
+    long before = test_alloc_calls();
+    test_alloc_fail_after(0);
+    for (int i = 0; i < 5000 && !x->got_zero; i++) {
+        if (sim_engine_after(eng, 1, oom_count_fn, &x->fired_later, 0)) x->scheduled++;
+        else x->got_zero = 1;
+    }
+    test_alloc_fail_off();
+    CHECK_MSG(test_alloc_calls() > before, "the flood allocated nothing");
+}
+
+/* The one out-of-memory policy inside the event loop: an allocation that
+ * fails when an event is scheduled returns handle 0, records SIM_ENOMEM
+ * with a message as the run's failure, and the run fires nothing more
+ * (not even events scheduled before the failure). */
+static void test_out_of_memory(void)
+{
+    /* The first schedule grows the queue: that allocation fails. */
+    sim_engine *e = sim_engine_create();
+    REQUIRE(e);
+    int fired = 0;
+    test_alloc_fail_after(0);
+    sim_handle h = sim_engine_at(e, 10, oom_count_fn, &fired, 0);
+    test_alloc_fail_off();
+    CHECK(h == 0);
+    const char *msg = NULL;
+    CHECK(sim_engine_failed(e, &msg) == SIM_ENOMEM);
+    CHECK_CONTAINS(msg ? msg : "", "out of memory growing the event queue");
+    CHECK(sim_engine_run(e, SIM_TIME_MAX) == 0 && fired == 0);
+    sim_engine_destroy(e);
+
+    /* Inside a callback: the flood's failure stops the run after it. */
+    e = sim_engine_create();
+    REQUIRE(e);
+    oom_ctx x = {0};
+    REQUIRE(sim_engine_at(e, 1, oom_flood_fn, &x, 0) != 0);
+    REQUIRE(sim_engine_at(e, 5, oom_count_fn, &fired, 0) != 0);
+    uint64_t n = sim_engine_run(e, SIM_TIME_MAX);
+    CHECK_MSG(x.got_zero && x.scheduled > 0, "scheduled %d, handle 0 seen %d", x.scheduled, x.got_zero);
+    CHECK_MSG(n == 1, "%llu events fired after the failure's", (unsigned long long)n - 1);
+    CHECK(x.fired_later == 0 && fired == 0);
+    msg = NULL;
+    CHECK(sim_engine_failed(e, &msg) == SIM_ENOMEM);
+    CHECK_CONTAINS(msg ? msg : "", "out of memory");
+    /* The first failure is the run's; a later one does not replace it. */
+    sim_engine_fail(e, SIM_EIO, "a later failure");
+    CHECK(sim_engine_failed(e, &msg) == SIM_ENOMEM);
+    sim_engine_destroy(e);
+}
+
 static const test_case cases[] = {
+    {"out_of_memory", test_out_of_memory},
     {"ordering", test_ordering},
     {"cancel", test_cancel},
     {"callbacks", test_callbacks},

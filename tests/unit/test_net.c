@@ -57,8 +57,8 @@ static void run_to(sim_engine *eng, sim_time t)
 static sim_net_topo *small_topo(double host, double pool)
 {
     sim_err err;
-    sim_net_topo *t = sim_net_topo_build(2, 4, 450e9, 50e9, 5e-6, host, pool, &err);
-    CHECK_MSG(t != NULL, "%s", err.msg);
+    sim_net_topo *t = NULL;
+    CHECK_MSG(sim_net_topo_build(2, 4, 450e9, 50e9, 5e-6, host, pool, &t, &err) == 0 && t, "%s", err.msg);
     return t;
 }
 
@@ -144,11 +144,13 @@ static void test_hand_link(void)
     sim_engine_destroy(eng);
     sim_net_topo_destroy(t);
 
-    /* Builder rejects nonsense. */
-    CHECK(sim_net_topo_build(0, 8, 1e9, 1e9, 0, 0, 0, &err) == NULL);
-    CHECK(sim_net_topo_build(2, 8, -1, 1e9, 0, 0, 0, &err) == NULL);
-    CHECK(sim_net_topo_build(2, 8, 1e9, 1e9, NAN, 0, 0, &err) == NULL);
-    CHECK(sim_net_topo_build(2, 8, 1e9, 1e9, 0, -5, 0, &err) == NULL);
+    /* Builder rejects nonsense, leaving *out NULL. */
+    static char not_a_topo;
+    sim_net_topo *none = (sim_net_topo *)(void *)&not_a_topo;
+    CHECK(sim_net_topo_build(0, 8, 1e9, 1e9, 0, 0, 0, &none, &err) == SIM_EINVAL && !none);
+    CHECK(sim_net_topo_build(2, 8, -1, 1e9, 0, 0, 0, &none, &err) == SIM_EINVAL && !none);
+    CHECK(sim_net_topo_build(2, 8, 1e9, 1e9, NAN, 0, 0, &none, &err) == SIM_EINVAL && !none);
+    CHECK(sim_net_topo_build(2, 8, 1e9, 1e9, 0, -5, 0, &none, &err) == SIM_EINVAL && !none);
 }
 
 static void test_two_share(void)
@@ -582,8 +584,8 @@ static int check_maxmin(rnd *r)
 static void rnd_run(rnd *r, uint64_t seed, int with_cancel, int *maxmin_bad, int *checks)
 {
     sim_err err;
-    sim_net_topo *t = sim_net_topo_build(RNODES, RGPN, 450e9, 50e9, 2e-6, 64e9, 100e9, &err);
-    CHECK_MSG(t != NULL, "%s", err.msg);
+    sim_net_topo *t = NULL;
+    CHECK_MSG(sim_net_topo_build(RNODES, RGPN, 450e9, 50e9, 2e-6, 64e9, 100e9, &t, &err) == 0 && t, "%s", err.msg);
     memset(r, 0, sizeof *r);
     r->eng = sim_engine_create();
     r->net = sim_net_create(r->eng, t, &err);
