@@ -399,35 +399,49 @@ static void on_iteration(void *ctx, int32_t instance, const sim_trace_iter *it)
     sim_trace_out_iteration(c->trace, instance, it);
 }
 
-int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *perf_cache, sim_cluster **out,
-                              sim_err *err)
+/* Where the pools' GPUs sit. A heterogeneous fleet (pools on different GPU
+ * types): a node holds one GPU type, so each pool whose type differs from
+ * the pool placed before it starts on a fresh node (a fresh NVLink domain on
+ * rack-scale GPUs), and those nodes get that type's NVLink and NIC
+ * bandwidth. With one GPU type the GPUs pack in pool order as always. */
+typedef struct {
+    model_gpu pool_gpus[SIM_MAX_POOLS];
+    int32_t pool_slot0[SIM_MAX_POOLS]; /* first GPU slot of each pool (heterogeneous fleets) */
+    int32_t slot, prev_placed, place_unit;
+    int hetero, same_domain;
+} cluster_placement;
+
+/* The attention-FFN split's pools as the pools were built (-1: none). */
+typedef struct {
+    int32_t attn_pool, ffn_pool, n_attn, n_ffn;
+} cluster_af_pools;
+
+/* The cluster's copy of the scenario (an autoscaled pool built at its max;
+ * the rest wait switched off), the catalogue entries, the per-instance
+ * arrays, the engine and the metrics. */
+static int cluster_alloc(const sim_scenario *sc0, struct calib_table_cache *perf_cache, sim_cluster **out,
+                         sim_err *err)
 {
     int rc;
     *out = NULL;
-    if (!sc->cache.enabled && sc->cache.sharing != SIM_SHARING_NONE)
+    if (!sc0->cache.enabled && sc0->cache.sharing != SIM_SHARING_NONE)
         return sim_err_set(err, SIM_EINVAL, "cache.sharing '%s' needs cache.enabled: true",
-                           sim_cache_sharing_name(sc->cache.sharing));
+                           sim_cache_sharing_name(sc0->cache.sharing));
     sim_cluster *c = calloc(1, sizeof *c);
     if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    c->sc = *sc;
-    /* An autoscaled pool is built at its max; the rest wait switched off.
-     * From here on the build reads the cluster's copy. */
-    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
+    *out = c;
+    c->sc = *sc0;
+    for (int32_t p = 0; p < sc0->deployment.n_pools; p++) {
         sim_pool_cfg *pc = &c->sc.deployment.pools[p];
         c->as_initial[p] = pc->instances;
         if (pc->autoscale.enabled && pc->autoscale.max > pc->instances) pc->instances = pc->autoscale.max;
     }
-    sc = &c->sc;
+    /* From here on the build reads the cluster's copy. */
+    const sim_scenario *sc = &c->sc;
     c->perf_cache = perf_cache;
     /* Messages start with the key path, so callers can place them in the file. */
-    if ((rc = model_catalog_model(sc->model, &c->model, err)) < 0) {
-        sim_err_wrap(err, rc, "model");
-        goto fail;
-    }
-    if ((rc = model_catalog_gpu(sc->hardware.gpu, &c->gpu, err)) < 0) {
-        sim_err_wrap(err, rc, "hardware.gpu");
-        goto fail;
-    }
+    if ((rc = model_catalog_model(sc->model, &c->model, err)) < 0) return sim_err_wrap(err, rc, "model");
+    if ((rc = model_catalog_gpu(sc->hardware.gpu, &c->gpu, err)) < 0) return sim_err_wrap(err, rc, "hardware.gpu");
 
     /* FFN pools are a shared resource inside the attention instances' cost,
      * not simulated instances. */
@@ -453,19 +467,49 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     c->metrics = sim_metrics_create(c->n_inst);
     if (!c->inst || !c->inst_pool || !c->inst_gpu0 || !c->inst_ngpu || !c->front || !c->back ||
         !c->views || !c->back_views || !c->rviews || !c->prefill_ms_per_token || !c->eng ||
-        !c->metrics) {
-        rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
-        goto fail;
-    }
+        !c->metrics)
+        return sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
     c->sharing = sc->cache.sharing;
     c->layerwise = sc->deployment.kv_transfer == SIM_KV_LAYERWISE;
     c->decode_at_arrival = sc->deployment.decode_pick == SIM_DECODE_PICK_ARRIVAL;
     c->front_of = malloc(ni * sizeof *c->front_of);
     c->back_of = malloc(ni * sizeof *c->back_of);
-    if (!c->front_of || !c->back_of) {
-        rc = sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
-        goto fail;
+    if (!c->front_of || !c->back_of) return sim_err_set(err, SIM_ENOMEM, "out of memory building the cluster");
+    return SIM_OK;
+}
+
+/* Each pool's GPU type and the placement unit (cluster_placement). */
+static int placement_init(const sim_cluster *c, cluster_placement *pl, sim_err *err)
+{
+    const sim_scenario *sc = &c->sc;
+    memset(pl, 0, sizeof *pl);
+    pl->prev_placed = -1;
+    pl->same_domain = 1;
+    const int gpn_place = sim_hardware_gpus_per_node(&sc->hardware);
+    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
+        const sim_pool_cfg *pc = &sc->deployment.pools[p];
+        int rc;
+        pl->pool_gpus[p] = c->gpu;
+        pl->pool_slot0[p] = 0;
+        if (pc->gpu[0] && (rc = model_catalog_gpu(pc->gpu, &pl->pool_gpus[p], err)) < 0)
+            return sim_err_wrap(err, rc, "deployment.pools.%d.gpu", p);
+        if (strcmp(pl->pool_gpus[p].name, c->gpu.name) != 0) pl->hetero = 1;
+        if (pl->pool_gpus[p].nvlink_domain != c->gpu.nvlink_domain) pl->same_domain = 0;
     }
+    pl->place_unit = pl->hetero && pl->same_domain && c->gpu.nvlink_domain > gpn_place
+                         ? c->gpu.nvlink_domain / gpn_place * gpn_place
+                         : gpn_place;
+    return SIM_OK;
+}
+
+/* The instances of serving pool p (its cost model built): created with the
+ * pool's scheduler, speculative decoding and prefix cache, numbered from
+ * *k on, placed from pl->slot and published to the front or decode side. */
+static int pool_instances(sim_cluster *c, int32_t p, sim_role role, int64_t kv_tokens, cluster_placement *pl,
+                          int32_t *k, sim_err *err)
+{
+    const sim_scenario *sc = &c->sc;
+    const sim_pool_cfg *pc = &sc->deployment.pools[p];
     sim_instance_hooks hooks = {.on_finish = on_finish,
                                 .on_prefill_done = sim_cluster_on_prefill_done,
                                 .on_kv_reserved = sim_cluster_on_kv_reserved,
@@ -475,53 +519,79 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
                                 .on_load = sim_cluster_on_load,
                                 .on_answer_cached = sim_cluster_on_answer_cached,
                                 .ctx = c};
-    int32_t k = 0, attn_pool = -1, ffn_pool = -1, n_attn = 0, n_ffn = 0;
-    int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;
-    c->back_kv_tokens = INT64_MAX;
-    /* A heterogeneous fleet (pools on different GPU types): a node holds one
-     * GPU type, so each pool whose type differs from the pool placed before
-     * it starts on a fresh node (a fresh NVLink domain on rack-scale GPUs),
-     * and those nodes get that type's NVLink and NIC bandwidth. With one GPU
-     * type the GPUs pack in pool order as always. */
-    const int gpn_place = sim_hardware_gpus_per_node(&sc->hardware);
-    model_gpu pool_gpus[SIM_MAX_POOLS];
-    int32_t pool_slot0[SIM_MAX_POOLS], slot = 0, prev_placed = -1;
-    int hetero = 0, same_domain = 1;
-    for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
-        const sim_pool_cfg *pc = &sc->deployment.pools[p];
-        pool_gpus[p] = c->gpu;
-        pool_slot0[p] = 0;
-        if (pc->gpu[0] && (rc = model_catalog_gpu(pc->gpu, &pool_gpus[p], err)) < 0) {
-            sim_err_wrap(err, rc, "deployment.pools.%d.gpu", p);
-            goto fail;
+    int32_t g = model_cost_gpus(c->costs[p]);
+    int is_back = role == SIM_ROLE_DECODE;
+    /* Prefill cost per token of a full chunk: what a cached prefix saves
+     * and what queued prompts cost, for the cache-aware router. */
+    model_chunk probe = {.tokens = pc->scheduler.chunk_tokens, .cached = 0};
+    model_batch pb = {.n_chunks = 1, .chunks = &probe};
+    double ms_per_tok = model_cost_iteration(c->costs[p], &pb, NULL) * 1e3 / probe.tokens;
+    if (is_back && kv_tokens < c->back_kv_tokens) c->back_kv_tokens = kv_tokens;
+    for (int32_t i = 0; i < pc->instances; i++, (*k)++) {
+        int32_t j = *k;
+        int rc = sim_instance_create(c->eng, j, role, &pc->scheduler, c->costs[p], kv_tokens, c->metrics, hooks,
+                                     &c->inst[j], err);
+        if (rc < 0) return sim_err_wrap(err, rc, "deployment.pools.%d", p);
+        if (c->draft_costs[p]) {
+            sim_spec *spec = NULL;
+            if ((rc = sim_spec_create(&pc->scheduler.spec, c->draft_costs[p], sc->seed, j, &spec, err)) < 0 ||
+                (rc = sim_instance_enable_spec(c->inst[j], spec, err)) < 0)
+                return sim_err_wrap(err, rc, "deployment.pools.%d.scheduler.speculative", p);
         }
-        if (strcmp(pool_gpus[p].name, c->gpu.name) != 0) hetero = 1;
-        if (pool_gpus[p].nvlink_domain != c->gpu.nvlink_domain) same_domain = 0;
+        if (c->caching && !is_back &&
+            (rc = sim_instance_enable_cache(c->inst[j], c->cache_tokens,
+                                            sc->cache.policy == SIM_CACHE_LFU ? SIM_PREFIX_LFU : SIM_PREFIX_LRU,
+                                            err)) < 0)
+            return rc;
+        c->prefill_ms_per_token[j] = ms_per_tok;
+        c->inst_pool[j] = p;
+        c->inst_gpu0[j] = pl->hetero ? pl->slot : c->n_gpus;
+        c->inst_ngpu[j] = g;
+        c->n_gpus += g;
+        pl->slot += g;
+        c->front_of[j] = is_back ? -1 : c->n_front;
+        c->back_of[j] = is_back ? c->n_back : -1;
+        sim_instance_count_queued(c->inst[j], &c->queued);
+        if (is_back) {
+            c->back[c->n_back] = j;
+            sim_instance_publish_view(c->inst[j], &c->back_views[c->n_back++]);
+        } else {
+            c->front[c->n_front] = j;
+            sim_instance_publish_view(c->inst[j], &c->views[c->n_front++]);
+        }
     }
-    const int32_t place_unit = hetero && same_domain && c->gpu.nvlink_domain > gpn_place
-                                   ? c->gpu.nvlink_domain / gpn_place * gpn_place
-                                   : gpn_place;
+    return SIM_OK;
+}
+
+/* Every pool's layout and cost model (and its draft's), the KV each of its
+ * instances holds, and its instances; FFN pools only counted (af). */
+static int build_pools(sim_cluster *c, cluster_placement *pl, cluster_af_pools *af, sim_err *err)
+{
+    const sim_scenario *sc = &c->sc;
+    int pd_af = sc->deployment.mode == SIM_MODE_PD_AF;
+    int32_t k = 0;
+    int rc;
+    *af = (cluster_af_pools){-1, -1, 0, 0};
+    c->back_kv_tokens = INT64_MAX;
     /* One memo of split-K picks for the cluster's cost models (its thread's). */
-    if ((rc = model_gemm_split_memo_create(SPLIT_MEMO_SLOTS_LOG2, &c->split_memo, err)) < 0) goto fail;
+    if ((rc = model_gemm_split_memo_create(SPLIT_MEMO_SLOTS_LOG2, &c->split_memo, err)) < 0) return rc;
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
         const sim_pool_cfg *pc = &sc->deployment.pools[p];
-        model_gpu pool_gpu = pool_gpus[p];
-        if (hetero && pc->role != SIM_ROLE_FFN) {
-            if (prev_placed >= 0 && strcmp(pool_gpus[prev_placed].name, pool_gpu.name) != 0)
-                slot = (slot + place_unit - 1) / place_unit * place_unit;
-            prev_placed = p;
-            pool_slot0[p] = slot;
+        model_gpu pool_gpu = pl->pool_gpus[p];
+        if (pl->hetero && pc->role != SIM_ROLE_FFN) {
+            if (pl->prev_placed >= 0 && strcmp(pl->pool_gpus[pl->prev_placed].name, pool_gpu.name) != 0)
+                pl->slot = (pl->slot + pl->place_unit - 1) / pl->place_unit * pl->place_unit;
+            pl->prev_placed = p;
+            pl->pool_slot0[p] = pl->slot;
         }
         model_layout l;
         if ((rc = sim_pool_layout(sc, pc, &l, err)) < 0 ||
-            (rc = model_cost_create(&c->model, &pool_gpu, &l, &c->costs[p], err)) < 0) {
-            sim_err_wrap(err, rc, "deployment.pools.%d", p);
-            goto fail;
-        }
+            (rc = model_cost_create(&c->model, &pool_gpu, &l, &c->costs[p], err)) < 0)
+            return sim_err_wrap(err, rc, "deployment.pools.%d", p);
         model_cost_set_split_memo(c->costs[p], c->split_memo);
         if (pc->role == SIM_ROLE_FFN) {
-            ffn_pool = p;
-            n_ffn += pc->instances;
+            af->ffn_pool = p;
+            af->n_ffn += pc->instances;
             c->n_ffn_gpus += pc->instances * model_cost_gpus(c->costs[p]);
             continue;
         }
@@ -533,199 +603,187 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
                                          sim_images_tower_bytes(sc, &c->model, sc->deployment.encode_instances,
                                                                 pc->role),
                                          &c->draft_costs[p], &kv_tokens, err);
-        if (rc < 0) {
-            sim_err_wrap(err, rc, "deployment.pools.%d", p);
-            goto fail;
-        }
+        if (rc < 0) return sim_err_wrap(err, rc, "deployment.pools.%d", p);
         if (c->draft_costs[p]) model_cost_set_split_memo(c->draft_costs[p], c->split_memo);
         if (p == 0) {
             c->kv_tokens_per_inst = kv_tokens;
             c->kv_bytes_per_token = model_cost_kv_bytes_per_token(c->costs[p]);
         }
-        int32_t g = model_cost_gpus(c->costs[p]);
         /* Attention instances serve like colocated ones (af) or take KV from
          * a prefill pool (pd+af); their iteration cost is the AF pipeline. */
         sim_role role = pc->role;
         if (role == SIM_ROLE_ATTENTION) {
             role = pd_af ? SIM_ROLE_DECODE : SIM_ROLE_COLOCATED;
-            attn_pool = p;
-            n_attn += pc->instances;
+            af->attn_pool = p;
+            af->n_attn += pc->instances;
         }
-        int is_back = role == SIM_ROLE_DECODE;
-        /* Prefill cost per token of a full chunk: what a cached prefix saves
-         * and what queued prompts cost, for the cache-aware router. */
-        model_chunk probe = {.tokens = pc->scheduler.chunk_tokens, .cached = 0};
-        model_batch pb = {.n_chunks = 1, .chunks = &probe};
-        double ms_per_tok = model_cost_iteration(c->costs[p], &pb, NULL) * 1e3 / probe.tokens;
-        if (is_back && kv_tokens < c->back_kv_tokens) c->back_kv_tokens = kv_tokens;
-        for (int32_t i = 0; i < pc->instances; i++, k++) {
-            rc = sim_instance_create(c->eng, k, role, &pc->scheduler, c->costs[p], kv_tokens,
-                                     c->metrics, hooks, &c->inst[k], err);
-            if (rc < 0) {
-                sim_err_wrap(err, rc, "deployment.pools.%d", p);
-                goto fail;
-            }
-            if (c->draft_costs[p]) {
-                sim_spec *spec = NULL;
-                if ((rc = sim_spec_create(&pc->scheduler.spec, c->draft_costs[p], sc->seed, k, &spec, err)) < 0 ||
-                    (rc = sim_instance_enable_spec(c->inst[k], spec, err)) < 0) {
-                    sim_err_wrap(err, rc, "deployment.pools.%d.scheduler.speculative", p);
-                    goto fail;
-                }
-            }
-            if (c->caching && !is_back &&
-                (rc = sim_instance_enable_cache(c->inst[k], c->cache_tokens,
-                                            sc->cache.policy == SIM_CACHE_LFU ? SIM_PREFIX_LFU : SIM_PREFIX_LRU,
-                                            err)) < 0)
-                goto fail;
-            c->prefill_ms_per_token[k] = ms_per_tok;
-            c->inst_pool[k] = p;
-            c->inst_gpu0[k] = hetero ? slot : c->n_gpus;
-            c->inst_ngpu[k] = g;
-            c->n_gpus += g;
-            slot += g;
-            c->front_of[k] = is_back ? -1 : c->n_front;
-            c->back_of[k] = is_back ? c->n_back : -1;
-            sim_instance_count_queued(c->inst[k], &c->queued);
-            if (is_back) {
-                c->back[c->n_back] = k;
-                sim_instance_publish_view(c->inst[k], &c->back_views[c->n_back++]);
-            } else {
-                c->front[c->n_front] = k;
-                sim_instance_publish_view(c->inst[k], &c->views[c->n_front++]);
-            }
-        }
+        if ((rc = pool_instances(c, p, role, kv_tokens, pl, &k, err)) < 0) return rc;
     }
-    /* Bounded memory on long runs: the records kept, and the pools the
-     * sample means are taken over. */
-    if (sim_metrics_set_limits(c->metrics, sc->output.request_records, sc->output.sample_records, &sc->slo) < 0) {
-        rc = sim_err_set(err, SIM_EINVAL, "output.request_records and output.sample_records must be >= 0");
-        goto fail;
-    }
-    if (c->n_inst > 0 && (rc = sim_metrics_set_groups(c->metrics, sc->deployment.n_pools, c->inst_pool)) < 0) {
-        rc = sim_err_set(err, rc, rc == SIM_ENOMEM ? "out of memory for the pools' sample means"
-                                                   : "the pools' sample means: bad pool index");
-        goto fail;
-    }
-    if ((rc = sim_cluster_attach_perf_db(c, err)) < 0) goto fail;
-    if ((rc = sim_cluster_admit_init(c, err)) < 0) goto fail;
-    if ((rc = sim_cluster_as_init(c, err)) < 0) goto fail;
-    if (attn_pool >= 0) {
-        if (ffn_pool < 0) {
-            rc = sim_err_set(err, SIM_EINVAL, "deployment: mode %s needs an ffn pool",
-                             sim_mode_name(sc->deployment.mode));
-            goto fail;
-        }
+    return SIM_OK;
+}
+
+/* The attention-FFN pipeline, when an attention pool was built: the
+ * attention instances' iteration cost, the FFN pool's GPUs counted. */
+static int build_af(sim_cluster *c, const cluster_placement *pl, const cluster_af_pools *af, sim_err *err)
+{
+    const sim_scenario *sc = &c->sc;
+    if (af->attn_pool >= 0) {
+        if (af->ffn_pool < 0)
+            return sim_err_set(err, SIM_EINVAL, "deployment: mode %s needs an ffn pool",
+                               sim_mode_name(sc->deployment.mode));
         /* Activations cross between the two pools' GPUs: the slower NIC of the two. */
-        double nic = sim_network_nic_Bps(&sc->network, pool_gpus[attn_pool].nic_bw);
-        double nic_f = sim_network_nic_Bps(&sc->network, pool_gpus[ffn_pool].nic_bw);
+        double nic = sim_network_nic_Bps(&sc->network, pl->pool_gpus[af->attn_pool].nic_bw);
+        double nic_f = sim_network_nic_Bps(&sc->network, pl->pool_gpus[af->ffn_pool].nic_bw);
         if (nic_f < nic) nic = nic_f;
-        rc = sim_af_create(c->costs[attn_pool], c->costs[ffn_pool], n_attn, n_ffn,
-                           sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &c->af, err);
-        if (rc < 0) goto fail;
+        int rc = sim_af_create(c->costs[af->attn_pool], c->costs[af->ffn_pool], af->n_attn, af->n_ffn,
+                               sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &c->af, err);
+        if (rc < 0) return rc;
         for (int32_t i = 0; i < c->n_inst; i++)
-            if (c->inst_pool[i] == attn_pool) sim_instance_set_cost_fn(c->inst[i], sim_af_iteration, c->af);
+            if (c->inst_pool[i] == af->attn_pool) sim_instance_set_cost_fn(c->inst[i], sim_af_iteration, c->af);
         c->n_gpus += c->n_ffn_gpus;
     }
-    c->af_attn_pool = c->af ? attn_pool : -1;
-    c->af_ffn_pool = c->af ? ffn_pool : -1;
-    if ((rc = sim_cluster_encode_init(c, err)) < 0) goto fail;
-    if (sc->energy.enabled && (rc = enable_energy(c, err)) < 0) goto fail;
-    if (c->n_back > 0 || c->sharing != SIM_SHARING_NONE || c->enc_n > 0) {
-        /* The shared network: instances packed onto nodes in pool order;
-         * pool sharing adds a host-DRAM tier per node and a remote pool. */
-        int gpn = sim_hardware_gpus_per_node(&sc->hardware);
-        int nodes = (c->n_gpus + gpn - 1) / gpn;
-        if (hetero && (slot + gpn - 1) / gpn > nodes) nodes = (slot + gpn - 1) / gpn;
-        double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : c->gpu.nvlink_bw;
-        double nic = sim_network_nic_Bps(&sc->network, c->gpu.nic_bw);
-        double host = c->sharing == SIM_SHARING_POOL ? sc->cache.host_gbps * 1e9 : 0;
-        /* cache.pool_gbps is per instance; the pool's link carries them all. */
-        double pool = c->sharing == SIM_SHARING_POOL ? sc->cache.pool_gbps * 1e9 * c->n_front : 0;
-        sim_net_topo *topo = NULL;
-        if ((rc = sim_net_topo_build(nodes, gpn, nvl, nic, sc->network.latency_us * 1e-6, host, pool, &topo, err)) <
-            0)
-            goto fail;
-        /* The nodes of pools on another GPU type carry that type's links. */
-        for (int32_t p = 0; hetero && p < sc->deployment.n_pools; p++) {
-            const sim_pool_cfg *pc = &sc->deployment.pools[p];
-            if (pc->role == SIM_ROLE_FFN || strcmp(pool_gpus[p].name, c->gpu.name) == 0 || !c->costs[p]) continue;
-            int32_t end = pool_slot0[p] + pc->instances * model_cost_gpus(c->costs[p]);
-            double pnvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : pool_gpus[p].nvlink_bw;
-            double pnic = sim_network_nic_Bps(&sc->network, pool_gpus[p].nic_bw);
-            for (int32_t n = pool_slot0[p] / gpn; n * gpn < end && rc == 0; n++)
-                rc = sim_net_topo_set_node_gpu_links(topo, n, pnvl, pnic, err);
-            if (rc < 0) {
-                sim_net_topo_destroy(topo);
-                goto fail;
-            }
-        }
-        /* A rack-scale NVLink fabric (NVL72) spans several nodes (with several
-         * GPU types, only when every type has the same fabric). */
-        if (c->gpu.nvlink_domain > gpn && (!hetero || same_domain) &&
-            (rc = sim_net_topo_set_nvlink_domain(topo, c->gpu.nvlink_domain / gpn, err)) < 0) {
-            sim_net_topo_destroy(topo);
-            goto fail;
-        }
-        c->net = sim_net_create(c->eng, topo, err);
-        sim_net_topo_destroy(topo);
-        if (!c->net) {
-            rc = SIM_ENOMEM;
-            goto fail;
-        }
-        c->n_nodes = nodes;
-        if (c->sharing == SIM_SHARING_POOL) {
-            double bpb = (double)c->cache_tokens * c->kv_bytes_per_token;
-            c->host_tier = calloc((size_t)nodes, sizeof *c->host_tier);
-            if (!c->host_tier) {
-                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
-                goto fail;
-            }
-            for (int nd = 0; nd < nodes; nd++)
-                if ((rc = sim_kvtier_create((int64_t)(sc->cache.host_gb * 1e9 / bpb), &c->host_tier[nd], err)) < 0)
-                    goto fail;
-            if ((rc = sim_kvtier_create((int64_t)(sc->cache.pool_gb * 1e9 / bpb), &c->pool_tier, err)) < 0)
-                goto fail;
-        }
+    c->af_attn_pool = c->af ? af->attn_pool : -1;
+    c->af_ffn_pool = c->af ? af->ffn_pool : -1;
+    return SIM_OK;
+}
+
+/* The topology of `nodes` nodes: the hardware's links, the nodes of pools
+ * on another GPU type with that type's, a rack-scale NVLink fabric (NVL72)
+ * over several nodes (with several GPU types, only when every type has the
+ * same fabric); pool sharing adds a host-DRAM tier per node and a remote
+ * pool. Into *out (the caller destroys it). */
+static int build_topology(const sim_cluster *c, const cluster_placement *pl, int nodes, int gpn, sim_net_topo **out,
+                          sim_err *err)
+{
+    const sim_scenario *sc = &c->sc;
+    double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : c->gpu.nvlink_bw;
+    double nic = sim_network_nic_Bps(&sc->network, c->gpu.nic_bw);
+    double host = c->sharing == SIM_SHARING_POOL ? sc->cache.host_gbps * 1e9 : 0;
+    /* cache.pool_gbps is per instance; the pool's link carries them all. */
+    double pool = c->sharing == SIM_SHARING_POOL ? sc->cache.pool_gbps * 1e9 * c->n_front : 0;
+    sim_net_topo *topo = NULL;
+    int rc = sim_net_topo_build(nodes, gpn, nvl, nic, sc->network.latency_us * 1e-6, host, pool, &topo, err);
+    if (rc < 0) return rc;
+    for (int32_t p = 0; pl->hetero && p < sc->deployment.n_pools && rc == 0; p++) {
+        const sim_pool_cfg *pc = &sc->deployment.pools[p];
+        if (pc->role == SIM_ROLE_FFN || strcmp(pl->pool_gpus[p].name, c->gpu.name) == 0 || !c->costs[p]) continue;
+        int32_t end = pl->pool_slot0[p] + pc->instances * model_cost_gpus(c->costs[p]);
+        double pnvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : pl->pool_gpus[p].nvlink_bw;
+        double pnic = sim_network_nic_Bps(&sc->network, pl->pool_gpus[p].nic_bw);
+        for (int32_t n = pl->pool_slot0[p] / gpn; n * gpn < end && rc == 0; n++)
+            rc = sim_net_topo_set_node_gpu_links(topo, n, pnvl, pnic, err);
     }
+    if (rc == 0 && c->gpu.nvlink_domain > gpn && (!pl->hetero || pl->same_domain))
+        rc = sim_net_topo_set_nvlink_domain(topo, c->gpu.nvlink_domain / gpn, err);
+    if (rc < 0) {
+        sim_net_topo_destroy(topo);
+        return rc;
+    }
+    *out = topo;
+    return SIM_OK;
+}
+
+/* Pool sharing's KV tiers: host DRAM per node and the remote pool. */
+static int build_kv_tiers(sim_cluster *c, int nodes, sim_err *err)
+{
+    const sim_scenario *sc = &c->sc;
+    double bpb = (double)c->cache_tokens * c->kv_bytes_per_token;
+    int rc;
+    c->host_tier = calloc((size_t)nodes, sizeof *c->host_tier);
+    if (!c->host_tier) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    for (int nd = 0; nd < nodes; nd++)
+        if ((rc = sim_kvtier_create((int64_t)(sc->cache.host_gb * 1e9 / bpb), &c->host_tier[nd], err)) < 0)
+            return rc;
+    return sim_kvtier_create((int64_t)(sc->cache.pool_gb * 1e9 / bpb), &c->pool_tier, err);
+}
+
+/* The shared network (PD hand-over, KV sharing, an encode pool): instances
+ * packed onto nodes in pool order. */
+static int build_network(sim_cluster *c, const cluster_placement *pl, sim_err *err)
+{
+    if (!(c->n_back > 0 || c->sharing != SIM_SHARING_NONE || c->enc_n > 0)) return SIM_OK;
+    int gpn = sim_hardware_gpus_per_node(&c->sc.hardware);
+    int nodes = (c->n_gpus + gpn - 1) / gpn;
+    if (pl->hetero && (pl->slot + gpn - 1) / gpn > nodes) nodes = (pl->slot + gpn - 1) / gpn;
+    sim_net_topo *topo = NULL;
+    int rc = build_topology(c, pl, nodes, gpn, &topo, err);
+    if (rc < 0) return rc;
+    c->net = sim_net_create(c->eng, topo, err);
+    sim_net_topo_destroy(topo);
+    if (!c->net) return SIM_ENOMEM;
+    c->n_nodes = nodes;
+    return c->sharing == SIM_SHARING_POOL ? build_kv_tiers(c, nodes, err) : SIM_OK;
+}
+
+/* The decode pool's router, the front router (cache-aware with its own
+ * approximate indexes where routing.view asks), the snapshots every router
+ * reads with routing.snapshot_interval_s; the workload comes between the
+ * two routers (each takes its seed from the scenario). */
+static int build_routing(sim_cluster *c, sim_err *err)
+{
+    const sim_scenario *sc = &c->sc;
+    int rc;
     if (c->n_back > 0) {
         sim_routing_cfg back_cfg = {.policy = sc->deployment.decode_routing == SIM_DECODE_ROUND_ROBIN
                                                   ? SIM_ROUTE_ROUND_ROBIN
                                                   : SIM_ROUTE_LEAST_LOADED};
-        if ((rc = sim_router_create(&back_cfg, sc->seed ^ 0x5eedULL, &c->back_router, err)) < 0) goto fail;
+        if ((rc = sim_router_create(&back_cfg, sc->seed ^ 0x5eedULL, &c->back_router, err)) < 0) return rc;
     }
-    if ((rc = sim_workload_create(&sc->workload, sc->seed, &c->wl, err)) < 0) goto fail;
+    if ((rc = sim_workload_create(&sc->workload, sc->seed, &c->wl, err)) < 0) return rc;
     if (c->cache_route) {
         rc = sim_router_cache_create(&sc->routing, c->cache_tokens, sc->seed, &c->router, err);
-        if (rc < 0) goto fail;
+        if (rc < 0) return rc;
         if (sc->routing.view == SIM_VIEW_APPROXIMATE) {
             c->approx = calloc((size_t)c->n_front, sizeof *c->approx);
-            if (!c->approx) {
-                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
-                goto fail;
-            }
+            if (!c->approx) return sim_err_set(err, SIM_ENOMEM, "out of memory");
             int64_t cap = c->kv_tokens_per_inst / c->cache_tokens;
             for (int32_t j = 0; j < c->n_front; j++)
-                if ((rc = sim_prefix_create(cap > 0 ? cap : 1, SIM_PREFIX_LRU, &c->approx[j], err)) < 0) goto fail;
+                if ((rc = sim_prefix_create(cap > 0 ? cap : 1, SIM_PREFIX_LRU, &c->approx[j], err)) < 0) return rc;
         }
     } else if ((rc = sim_router_create(&sc->routing, sc->seed, &c->router, err)) < 0) {
-        goto fail;
+        return rc;
     }
     if (sc->routing.snapshot_interval_s > 0) {
         /* Every router (front and decode) decides on the snapshot. */
         c->snap = calloc((size_t)c->n_front + 1, sizeof *c->snap);
         c->back_snap = calloc((size_t)c->n_back + 1, sizeof *c->back_snap);
-        if (!c->snap || !c->back_snap) {
-            rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
-            goto fail;
-        }
+        if (!c->snap || !c->back_snap) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     }
-    if ((rc = sim_cluster_attach_loadtrees(c, err)) < 0) goto fail;
-    if (sim_keymap_init(&c->sessions, 1024) < 0) {
-        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+    return sim_cluster_attach_loadtrees(c, err);
+}
+
+/* Bounded memory on long runs: the records kept, and the pools the sample
+ * means are taken over. */
+static int metrics_limits(sim_cluster *c, sim_err *err)
+{
+    const sim_scenario *sc = &c->sc;
+    if (sim_metrics_set_limits(c->metrics, sc->output.request_records, sc->output.sample_records, &sc->slo) < 0)
+        return sim_err_set(err, SIM_EINVAL, "output.request_records and output.sample_records must be >= 0");
+    int rc;
+    if (c->n_inst > 0 && (rc = sim_metrics_set_groups(c->metrics, sc->deployment.n_pools, c->inst_pool)) < 0)
+        return sim_err_set(err, rc, rc == SIM_ENOMEM ? "out of memory for the pools' sample means"
+                                                     : "the pools' sample means: bad pool index");
+    return SIM_OK;
+}
+
+int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *perf_cache, sim_cluster **out,
+                              sim_err *err)
+{
+    sim_cluster *c = NULL;
+    cluster_placement pl;
+    cluster_af_pools af;
+    int rc = cluster_alloc(sc, perf_cache, &c, err);
+    if (rc < 0) goto fail;
+    sc = &c->sc;
+    if ((rc = placement_init(c, &pl, err)) < 0 || (rc = build_pools(c, &pl, &af, err)) < 0 ||
+        (rc = metrics_limits(c, err)) < 0 || (rc = sim_cluster_attach_perf_db(c, err)) < 0 ||
+        (rc = sim_cluster_admit_init(c, err)) < 0 || (rc = sim_cluster_as_init(c, err)) < 0 ||
+        (rc = build_af(c, &pl, &af, err)) < 0 || (rc = sim_cluster_encode_init(c, err)) < 0 ||
+        (sc->energy.enabled && (rc = enable_energy(c, err)) < 0) || (rc = build_network(c, &pl, err)) < 0 ||
+        (rc = build_routing(c, err)) < 0)
         goto fail;
-    }
-    if (sim_workload_has_sessions(c->wl) && !(c->sess_stats = sim_session_stats_create())) {
+    if (sim_keymap_init(&c->sessions, 1024) < 0 ||
+        (sim_workload_has_sessions(c->wl) && !(c->sess_stats = sim_session_stats_create()))) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
         goto fail;
     }
@@ -736,6 +794,7 @@ int sim_cluster_create_shared(const sim_scenario *sc, struct calib_table_cache *
     return SIM_OK;
 fail:
     sim_cluster_destroy(c);
+    *out = NULL;
     return rc;
 }
 
