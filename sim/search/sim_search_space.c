@@ -413,107 +413,114 @@ static int check_prices(const sim_scenario *sc, sim_err *err)
     return 0;
 }
 
-int sim_search_enumerate(sim_search *s, sim_err *err)
+/* The layouts of each role, as role_layouts gives them. */
+enum { LAY_COLOCATED, LAY_PREFILL, LAY_DECODE, LAY_ATTENTION, LAY_FFN, LAY_ROLES };
+
+/* What sim_search_enumerate crosses, parsed once from the search block:
+ * the GPU types (search.gpus, and the per-role lists), the modes, the
+ * scheduler triples, routing lambdas, draft lengths, xPyD and A:F ratios
+ * and each role's layouts; cnt and asg are the enumeration's scratch. */
+typedef struct {
+    char gpus[16][64];
+    int ng;
+    char rg[4][16][64]; /* per role_gpu_keys list */
+    int nrg[4];
+    char modes[8][64];
+    int nm;
+    sched3 sch[512];
+    int nsch;
+    double lams[MAX_LIST];
+    int nl;
+    int32_t draft_v[SIM_SPEC_MAX_DRAFT + 1];
+    drafts dr;
+    ratio pdr[MAX_LIST], afr[MAX_LIST];
+    int npd, naf;
+    sim_search_pool lay[LAY_ROLES][MAX_LAYOUTS];
+    int nlay[LAY_ROLES];
+    ratio cnt[4096];
+    char asg[4096][SIM_SEARCH_MAX_POOLS][64]; /* GPU type assignments of one mode */
+} search_space;
+
+/* search.gpus (default hardware.gpu), search.prices and the per-role GPU
+ * lists, each checked against the catalogue with its key named. */
+static int space_gpu_types(sim_search *s, search_space *sp, sim_err *err)
 {
     const sim_search_cfg *cfg = &s->sc.search;
     int rc;
-    char gpus[16][64], modes[8][64];
-    int32_t seqs[MAX_LIST], mbts[MAX_LIST], chunks[MAX_LIST];
-    double lams[MAX_LIST];
-    sched3 sch[512];
-    ratio pdr[MAX_LIST], afr[MAX_LIST];
-    char (*asg)[SIM_SEARCH_MAX_POOLS][64] = NULL;
-    sim_search_pool *lay = malloc(5 * MAX_LAYOUTS * sizeof *lay);
-    if (!lay) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    sim_search_pool *lc = lay, *lp = lay + MAX_LAYOUTS, *ld = lay + 2 * MAX_LAYOUTS, *la = lay + 3 * MAX_LAYOUTS,
-                    *lf = lay + 4 * MAX_LAYOUTS;
-
-    int ng = cfg->gpus[0] ? split_list(cfg->gpus, gpus, 16) : 1;
-    if (ng < 0) {
-        rc = sim_err_set(err, SIM_EINVAL, "search.gpus: more than 16 GPU types");
-        goto fail;
-    }
-    if (!cfg->gpus[0]) snprintf(gpus[0], sizeof gpus[0], "%.63s", s->sc.hardware.gpu);
-    for (int g = 0; g < ng; g++) {
+    sp->ng = cfg->gpus[0] ? split_list(cfg->gpus, sp->gpus, 16) : 1;
+    if (sp->ng < 0) return sim_err_set(err, SIM_EINVAL, "search.gpus: more than 16 GPU types");
+    if (!cfg->gpus[0]) snprintf(sp->gpus[0], sizeof sp->gpus[0], "%.63s", s->sc.hardware.gpu);
+    for (int g = 0; g < sp->ng; g++) {
         model_gpu mg;
-        if ((rc = model_catalog_gpu(gpus[g], &mg, err)) < 0) {
-            sim_err_wrap(err, rc, cfg->gpus[0] ? "search.gpus" : "hardware.gpu");
-            goto fail;
-        }
+        if ((rc = model_catalog_gpu(sp->gpus[g], &mg, err)) < 0)
+            return sim_err_wrap(err, rc, cfg->gpus[0] ? "search.gpus" : "hardware.gpu");
     }
-    if ((rc = check_prices(&s->sc, err)) < 0) goto fail;
-    /* Per-role GPU types: each list checked against the catalogue, its key named. */
+    if ((rc = check_prices(&s->sc, err)) < 0) return rc;
     const char *role_lists[4];
     role_gpu_lists(cfg, role_lists);
-    char rg[4][16][64];
-    int nrg[4];
     s->hetero = 0;
     for (int r = 0; r < 4; r++) {
-        nrg[r] = 0;
+        sp->nrg[r] = 0;
         if (!role_lists[r][0]) continue;
-        nrg[r] = split_list(role_lists[r], rg[r], 16);
-        if (nrg[r] < 0) {
-            rc = sim_err_set(err, SIM_EINVAL, "%s: more than 16 GPU types", role_gpu_keys[r]);
-            goto fail;
-        }
-        if (nrg[r] == 0) {
-            rc = sim_err_set(err, SIM_EINVAL, "%s: expected a comma-separated list of GPU catalogue names",
-                             role_gpu_keys[r]);
-            goto fail;
-        }
-        for (int g = 0; g < nrg[r]; g++) {
+        sp->nrg[r] = split_list(role_lists[r], sp->rg[r], 16);
+        if (sp->nrg[r] < 0) return sim_err_set(err, SIM_EINVAL, "%s: more than 16 GPU types", role_gpu_keys[r]);
+        if (sp->nrg[r] == 0)
+            return sim_err_set(err, SIM_EINVAL, "%s: expected a comma-separated list of GPU catalogue names",
+                               role_gpu_keys[r]);
+        for (int g = 0; g < sp->nrg[r]; g++) {
             model_gpu mg;
             for (int h = 0; h < g; h++)
-                if (strcasecmp(rg[r][h], rg[r][g]) == 0) {
-                    rc = sim_err_set(err, SIM_EINVAL, "%s: '%s' listed twice", role_gpu_keys[r], rg[r][g]);
-                    goto fail;
-                }
-            if ((rc = model_catalog_gpu(rg[r][g], &mg, err)) < 0) {
-                sim_err_wrap(err, rc, "%s", role_gpu_keys[r]);
-                goto fail;
-            }
+                if (strcasecmp(sp->rg[r][h], sp->rg[r][g]) == 0)
+                    return sim_err_set(err, SIM_EINVAL, "%s: '%s' listed twice", role_gpu_keys[r], sp->rg[r][g]);
+            if ((rc = model_catalog_gpu(sp->rg[r][g], &mg, err)) < 0)
+                return sim_err_wrap(err, rc, "%s", role_gpu_keys[r]);
         }
         s->hetero = 1;
     }
+    return SIM_OK;
+}
+
+/* search.modes, by default colocated and pd, and af for MoE models (not
+ * with image inputs, which attention/FFN disaggregation does not model). */
+static int space_modes(sim_search *s, search_space *sp, sim_err *err)
+{
+    const sim_search_cfg *cfg = &s->sc.search;
     const char *mode_list = cfg->modes[0] ? cfg->modes : s->model.experts > 0 ? "colocated,pd,af" : "colocated,pd";
     if (!cfg->modes[0] && s->model.experts > 0 && s->images) {
-        /* Image inputs are not modelled with attention/FFN disaggregation. */
         mode_list = "colocated,pd";
         size_t o = strlen(s->notes);
         snprintf(s->notes + o, sizeof s->notes - o, "af not searched: image inputs with attention/FFN "
                  "disaggregation are not modelled. ");
     }
-    int nm = split_list(mode_list, modes, 8);
-    if (nm <= 0) {
-        rc = sim_err_set(err, SIM_EINVAL, "search.modes: expected a list of colocated, pd, af, pd+af");
-        goto fail;
-    }
+    sp->nm = split_list(mode_list, sp->modes, 8);
+    if (sp->nm <= 0) return sim_err_set(err, SIM_EINVAL, "search.modes: expected a list of colocated, pd, af, pd+af");
+    return SIM_OK;
+}
+
+/* The scheduler triples (max_seqs × max_batched_tokens × chunk_tokens, a
+ * chunk no larger than the batch), the lambdas (cache-aware routing only),
+ * the draft lengths, the ratios and each role's layouts. */
+static int space_values(sim_search *s, search_space *sp, sim_err *err)
+{
+    const sim_search_cfg *cfg = &s->sc.search;
+    int32_t seqs[MAX_LIST], mbts[MAX_LIST], chunks[MAX_LIST];
     int ns = sim_search_parse_ints(cfg->max_seqs[0] ? cfg->max_seqs : default_seqs, seqs, MAX_LIST,
                                    "search.max_seqs", err);
     int nb = ns < 0 ? ns : sim_search_parse_ints(cfg->max_batched_tokens[0] ? cfg->max_batched_tokens : default_mbt,
                                                  mbts, MAX_LIST, "search.max_batched_tokens", err);
     int nc = nb < 0 ? nb : sim_search_parse_ints(cfg->chunk_tokens[0] ? cfg->chunk_tokens : default_chunk, chunks,
                                                  MAX_LIST, "search.chunk_tokens", err);
-    if (nc < 0) {
-        rc = nc;
-        goto fail;
-    }
-    int nsch = 0;
+    if (nc < 0) return nc;
     for (int i = 0; i < ns; i++)
         for (int j = 0; j < nb; j++)
             for (int k = 0; k < nc; k++)
-                if (chunks[k] <= mbts[j] && nsch < 512) sch[nsch++] = (sched3){seqs[i], mbts[j], chunks[k]};
-    if (nsch == 0) {
-        rc = sim_err_set(err, SIM_EINVAL, "search: no chunk_tokens value is <= a max_batched_tokens value");
-        goto fail;
-    }
-    int nl = 0;
+                if (chunks[k] <= mbts[j] && sp->nsch < 512) sp->sch[sp->nsch++] = (sched3){seqs[i], mbts[j], chunks[k]};
+    if (sp->nsch == 0)
+        return sim_err_set(err, SIM_EINVAL, "search: no chunk_tokens value is <= a max_batched_tokens value");
     if (cfg->lambdas[0]) {
         if (s->sc.routing.policy == SIM_ROUTE_CACHE_AWARE) {
-            if ((nl = sim_search_parse_doubles(cfg->lambdas, lams, MAX_LIST, "search.lambdas", err)) < 0) {
-                rc = nl;
-                goto fail;
-            }
+            if ((sp->nl = sim_search_parse_doubles(cfg->lambdas, sp->lams, MAX_LIST, "search.lambdas", err)) < 0)
+                return sp->nl;
         } else {
             size_t o = strlen(s->notes);
             snprintf(s->notes + o, sizeof s->notes - o,
@@ -521,181 +528,200 @@ int sim_search_enumerate(sim_search *s, sim_err *err)
                      sim_route_policy_name(s->sc.routing.policy));
         }
     }
-    int32_t draft_v[SIM_SPEC_MAX_DRAFT + 1];
-    int ndr = sim_search_spec_parse(cfg, draft_v, SIM_SPEC_MAX_DRAFT + 1, err);
-    if (ndr < 0) {
-        rc = ndr;
-        goto fail;
-    }
-    const drafts dr = {draft_v, ndr};
+    int ndr = sim_search_spec_parse(cfg, sp->draft_v, SIM_SPEC_MAX_DRAFT + 1, err);
+    if (ndr < 0) return ndr;
+    sp->dr = (drafts){sp->draft_v, ndr};
     s->n_drafts = ndr;
     s->spec_skipped = 0;
-    int npd = parse_ratios(cfg->pd_ratios, pdr, "search.pd_ratios", err);
-    int naf = npd < 0 ? npd : parse_ratios(cfg->af_ratios, afr, "search.af_ratios", err);
-    if (naf < 0) {
-        rc = naf;
-        goto fail;
+    sp->npd = parse_ratios(cfg->pd_ratios, sp->pdr, "search.pd_ratios", err);
+    sp->naf = sp->npd < 0 ? sp->npd : parse_ratios(cfg->af_ratios, sp->afr, "search.af_ratios", err);
+    if (sp->naf < 0) return sp->naf;
+    static const sim_role roles[LAY_ROLES] = {SIM_ROLE_COLOCATED, SIM_ROLE_PREFILL, SIM_ROLE_DECODE,
+                                              SIM_ROLE_ATTENTION, SIM_ROLE_FFN};
+    for (int r = 0; r < LAY_ROLES; r++)
+        if ((sp->nlay[r] = role_layouts(s, roles[r], sp->lay[r], err)) < 0) return sp->nlay[r];
+    return SIM_OK;
+}
+
+/* GPU type assignments of mode mn's pools into sp->asg: one per search.gpus
+ * type (type g, every pool on it), or, where the mode's roles have their
+ * own lists, every combination of those lists (a role without one takes
+ * every search.gpus type), enumerated once (for g 0; none for the others).
+ * Returns how many. */
+static int gpu_assignments(search_space *sp, const char *mn, int g)
+{
+    /* The roles (role_gpu_keys index) of the mode's pools. */
+    int roles[SIM_SEARCH_MAX_POOLS] = {-1, -1, -1}, npr = 0;
+    if (strcmp(mn, "pd") == 0) roles[0] = 0, roles[1] = 1, npr = 2;
+    else if (strcmp(mn, "af") == 0) roles[0] = 2, roles[1] = 3, npr = 2;
+    else if (strcmp(mn, "pd+af") == 0) roles[0] = 0, roles[1] = 2, roles[2] = 3, npr = 3;
+    int het = 0;
+    for (int p = 0; p < npr; p++) het |= sp->nrg[roles[p]] > 0;
+    if (!het) {
+        for (int p = 0; p < SIM_SEARCH_MAX_POOLS; p++) snprintf(sp->asg[0][p], 64, "%s", sp->gpus[g]);
+        return 1;
     }
-    int nlc = role_layouts(s, SIM_ROLE_COLOCATED, lc, err);
-    int nlp = nlc < 0 ? nlc : role_layouts(s, SIM_ROLE_PREFILL, lp, err);
-    int nld = nlp < 0 ? nlp : role_layouts(s, SIM_ROLE_DECODE, ld, err);
-    int nla = nld < 0 ? nld : role_layouts(s, SIM_ROLE_ATTENTION, la, err);
-    int nlf = nla < 0 ? nla : role_layouts(s, SIM_ROLE_FFN, lf, err);
-    if (nlf < 0) {
-        rc = nlf;
-        goto fail;
-    }
-    int32_t G = cfg->max_gpus;
-    const int fixed = s->fixed;
-    ratio cnt[4096];
-    /* GPU type assignments per mode: one per search.gpus type (every pool on
-     * it), or, where the mode's roles have their own lists, every
-     * combination of those lists (a role without one takes every
-     * search.gpus type), enumerated once. */
-    asg = malloc(4096 * sizeof *asg);
-    if (!asg) {
-        rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
-        goto fail;
-    }
-    for (int g = 0; g < ng; g++) {
-        for (int m = 0; m < nm; m++) {
-            for (int ei = 0; ei < (s->n_enc ? s->n_enc : 1); ei++) {
-            /* An encode pool of e one-GPU encoders takes e GPUs of the budget. */
-            const int32_t enc = sim_search_encode_value(s, ei);
-            G = cfg->max_gpus - (enc > 0 ? enc : 0);
-            const char *mn = modes[m];
-            /* The roles (role_gpu_keys index) of the mode's pools. */
-            int roles[SIM_SEARCH_MAX_POOLS] = {-1, -1, -1}, npr = 0;
-            if (strcmp(mn, "pd") == 0) roles[0] = 0, roles[1] = 1, npr = 2;
-            else if (strcmp(mn, "af") == 0) roles[0] = 2, roles[1] = 3, npr = 2;
-            else if (strcmp(mn, "pd+af") == 0) roles[0] = 0, roles[1] = 2, roles[2] = 3, npr = 3;
-            int het = 0;
-            for (int p = 0; p < npr; p++) het |= nrg[roles[p]] > 0;
-            int na = 0;
-            if (!het) {
-                for (int p = 0; p < SIM_SEARCH_MAX_POOLS; p++) snprintf(asg[0][p], 64, "%s", gpus[g]);
-                na = 1;
-            } else if (g == 0) {
-                int idx[SIM_SEARCH_MAX_POOLS] = {0, 0, 0}, done = 0;
-                while (!done && na < 4096) {
-                    for (int p = 0; p < npr; p++) {
-                        int r = roles[p];
-                        snprintf(asg[na][p], 64, "%s", nrg[r] ? rg[r][idx[p]] : gpus[idx[p]]);
-                    }
-                    na++;
-                    done = 1;
-                    for (int p = npr - 1; p >= 0 && done; p--) {
-                        int lim = nrg[roles[p]] ? nrg[roles[p]] : ng;
-                        if (++idx[p] < lim) done = 0;
-                        else idx[p] = 0;
-                    }
-                }
-            }
-            for (int ai = 0; ai < na; ai++) {
-            sim_search_cand c;
-            memset(&c, 0, sizeof c);
-            snprintf(c.gpu, sizeof c.gpu, "%.63s", asg[ai][0]);
-            sim_search_encode_set(s, &c, enc);
-            const char *const pool_gpu[SIM_SEARCH_MAX_POOLS] = {asg[ai][0], asg[ai][1], asg[ai][2]};
-            if (strcmp(mn, "colocated") == 0) {
-                c.mode = SIM_MODE_COLOCATED;
-                c.n_pools = 1;
-                for (int i = 0; i < nlc; i++) {
-                    int32_t kmax = G / lc[i].gpus;
-                    for (int32_t k = fixed ? 1 : kmax; k >= 1 && k <= kmax; k++) {
-                        c.pools[0] = lc[i];
-                        c.pools[0].instances = k;
-                        if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, &dr, ng > 1, err)) < 0) goto fail;
-                    }
-                }
-            } else if (strcmp(mn, "pd") == 0 || strcmp(mn, "af") == 0) {
-                int pd = mn[0] == 'p';
-                c.mode = pd ? SIM_MODE_PD : SIM_MODE_AF;
-                c.n_pools = 2;
-                sim_search_pool *L0 = pd ? lp : la, *L1 = pd ? ld : lf;
-                int n0 = pd ? nlp : nla, n1 = pd ? nld : nlf;
-                if (!pd && n1 == 0) {
-                    if (ai > 0) continue;
-                    size_t o = strlen(s->notes);
-                    snprintf(s->notes + o, sizeof s->notes - o, "af skipped: no ffn layouts. ");
-                    continue;
-                }
-                for (int i = 0; i < n0; i++)
-                    for (int j = 0; j < n1; j++) {
-                        int n = two_pool_counts(pd ? pdr : afr, pd ? npd : naf, L0[i].gpus, L1[j].gpus, G, fixed,
-                                                cnt, 4096);
-                        for (int q = 0; q < n; q++) {
-                            c.pools[0] = L0[i];
-                            c.pools[0].instances = cnt[q].x;
-                            c.pools[1] = L1[j];
-                            c.pools[1].instances = cnt[q].y;
-                            if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, &dr, ng > 1, err)) < 0) goto fail;
-                        }
-                    }
-            } else if (strcmp(mn, "pd+af") == 0) {
-                c.mode = SIM_MODE_PD_AF;
-                c.n_pools = 3;
-                if (nlf == 0) continue;
-                for (int i = 0; i < nlp; i++)
-                    for (int j = 0; j < nla; j++)
-                        for (int k = 0; k < nlf; k++) {
-                            /* prefill : attention from pd_ratios, attention : ffn from af_ratios. */
-                            int32_t gp = lp[i].gpus, ga = la[j].gpus, gf = lf[k].gpus;
-                            for (int32_t x = 1; x * gp + ga + gf <= G; x++)
-                                for (int32_t a = 1; x * gp + a * ga + gf <= G; a++)
-                                    for (int32_t f = 1; x * gp + a * ga + f * gf <= G; f++) {
-                                        int32_t used = x * gp + a * ga + f * gf;
-                                        int32_t gm = gp < ga ? gp : ga;
-                                        if (gf < gm) gm = gf;
-                                        if (!fixed && used + gm <= G) continue;
-                                        int ok = 1;
-                                        if (npd) {
-                                            ok = 0;
-                                            for (int r = 0; r < npd; r++) ok |= x * pdr[r].y == a * pdr[r].x;
-                                        }
-                                        if (ok && naf) {
-                                            ok = 0;
-                                            for (int r = 0; r < naf; r++) ok |= a * afr[r].y == f * afr[r].x;
-                                        }
-                                        if (!ok) continue;
-                                        c.pools[0] = lp[i];
-                                        c.pools[0].instances = x;
-                                        c.pools[1] = la[j];
-                                        c.pools[1].instances = a;
-                                        c.pools[2] = lf[k];
-                                        c.pools[2].instances = f;
-                                        if ((rc = emit(s, &c, pool_gpu, sch, nsch, lams, nl, &dr, ng > 1, err)) < 0) goto fail;
-                                    }
-                        }
-            } else {
-                rc = sim_err_set(err, SIM_EINVAL, "search.modes: unknown mode '%s' (colocated, pd, af, pd+af)", mn);
-                goto fail;
-            }
-            }
-            }
+    if (g != 0) return 0;
+    int idx[SIM_SEARCH_MAX_POOLS] = {0, 0, 0}, done = 0, na = 0;
+    while (!done && na < 4096) {
+        for (int p = 0; p < npr; p++) {
+            int r = roles[p];
+            snprintf(sp->asg[na][p], 64, "%s", sp->nrg[r] ? sp->rg[r][idx[p]] : sp->gpus[idx[p]]);
+        }
+        na++;
+        done = 1;
+        for (int p = npr - 1; p >= 0 && done; p--) {
+            int lim = sp->nrg[roles[p]] ? sp->nrg[roles[p]] : sp->ng;
+            if (++idx[p] < lim) done = 0;
+            else idx[p] = 0;
         }
     }
-    G = cfg->max_gpus;
-    if ((rc = sim_search_spec_check(s, err)) < 0) goto fail;
+    return na;
+}
+
+static int space_emit(sim_search *s, const search_space *sp, sim_search_cand *c, const char *const *pool_gpu,
+                      sim_err *err)
+{
+    return emit(s, c, pool_gpu, sp->sch, sp->nsch, sp->lams, sp->nl, &sp->dr, sp->ng > 1, err);
+}
+
+/* pd+af: prefill : attention from pd_ratios, attention : ffn from
+ * af_ratios, every count that fills G (or any count, fixed). */
+static int emit_pd_af(sim_search *s, search_space *sp, sim_search_cand *c, const char *const *pool_gpu, int32_t G,
+                      sim_err *err)
+{
+    const sim_search_pool *lp = sp->lay[LAY_PREFILL], *la = sp->lay[LAY_ATTENTION], *lf = sp->lay[LAY_FFN];
+    c->mode = SIM_MODE_PD_AF;
+    c->n_pools = 3;
+    for (int i = 0; i < sp->nlay[LAY_PREFILL]; i++)
+        for (int j = 0; j < sp->nlay[LAY_ATTENTION]; j++)
+            for (int k = 0; k < sp->nlay[LAY_FFN]; k++) {
+                int32_t gp = lp[i].gpus, ga = la[j].gpus, gf = lf[k].gpus;
+                for (int32_t x = 1; x * gp + ga + gf <= G; x++)
+                    for (int32_t a = 1; x * gp + a * ga + gf <= G; a++)
+                        for (int32_t f = 1; x * gp + a * ga + f * gf <= G; f++) {
+                            int32_t used = x * gp + a * ga + f * gf;
+                            int32_t gm = gp < ga ? gp : ga;
+                            if (gf < gm) gm = gf;
+                            if (!s->fixed && used + gm <= G) continue;
+                            int ok = 1;
+                            if (sp->npd) {
+                                ok = 0;
+                                for (int r = 0; r < sp->npd; r++) ok |= x * sp->pdr[r].y == a * sp->pdr[r].x;
+                            }
+                            if (ok && sp->naf) {
+                                ok = 0;
+                                for (int r = 0; r < sp->naf; r++) ok |= a * sp->afr[r].y == f * sp->afr[r].x;
+                            }
+                            if (!ok) continue;
+                            c->pools[0] = lp[i];
+                            c->pools[0].instances = x;
+                            c->pools[1] = la[j];
+                            c->pools[1].instances = a;
+                            c->pools[2] = lf[k];
+                            c->pools[2].instances = f;
+                            int rc = space_emit(s, sp, c, pool_gpu, err);
+                            if (rc < 0) return rc;
+                        }
+            }
+    return SIM_OK;
+}
+
+/* The candidates of mode mn on GPU assignment ai (pool_gpu) within G GPUs. */
+static int emit_mode(sim_search *s, search_space *sp, sim_search_cand *c, const char *mn, const char *const *pool_gpu,
+                     int ai, int32_t G, sim_err *err)
+{
+    const int fixed = s->fixed;
+    int rc;
+    if (strcmp(mn, "colocated") == 0) {
+        const sim_search_pool *lc = sp->lay[LAY_COLOCATED];
+        c->mode = SIM_MODE_COLOCATED;
+        c->n_pools = 1;
+        for (int i = 0; i < sp->nlay[LAY_COLOCATED]; i++) {
+            int32_t kmax = G / lc[i].gpus;
+            for (int32_t k = fixed ? 1 : kmax; k >= 1 && k <= kmax; k++) {
+                c->pools[0] = lc[i];
+                c->pools[0].instances = k;
+                if ((rc = space_emit(s, sp, c, pool_gpu, err)) < 0) return rc;
+            }
+        }
+        return SIM_OK;
+    }
+    if (strcmp(mn, "pd") == 0 || strcmp(mn, "af") == 0) {
+        int pd = mn[0] == 'p';
+        c->mode = pd ? SIM_MODE_PD : SIM_MODE_AF;
+        c->n_pools = 2;
+        const sim_search_pool *L0 = sp->lay[pd ? LAY_PREFILL : LAY_ATTENTION], *L1 = sp->lay[pd ? LAY_DECODE : LAY_FFN];
+        int n0 = sp->nlay[pd ? LAY_PREFILL : LAY_ATTENTION], n1 = sp->nlay[pd ? LAY_DECODE : LAY_FFN];
+        if (!pd && n1 == 0) {
+            if (ai == 0) {
+                size_t o = strlen(s->notes);
+                snprintf(s->notes + o, sizeof s->notes - o, "af skipped: no ffn layouts. ");
+            }
+            return SIM_OK;
+        }
+        for (int i = 0; i < n0; i++)
+            for (int j = 0; j < n1; j++) {
+                int n = two_pool_counts(pd ? sp->pdr : sp->afr, pd ? sp->npd : sp->naf, L0[i].gpus, L1[j].gpus, G,
+                                        fixed, sp->cnt, 4096);
+                for (int q = 0; q < n; q++) {
+                    c->pools[0] = L0[i];
+                    c->pools[0].instances = sp->cnt[q].x;
+                    c->pools[1] = L1[j];
+                    c->pools[1].instances = sp->cnt[q].y;
+                    if ((rc = space_emit(s, sp, c, pool_gpu, err)) < 0) return rc;
+                }
+            }
+        return SIM_OK;
+    }
+    if (strcmp(mn, "pd+af") == 0) {
+        c->mode = SIM_MODE_PD_AF;
+        c->n_pools = 3;
+        return sp->nlay[LAY_FFN] == 0 ? SIM_OK : emit_pd_af(s, sp, c, pool_gpu, G, err);
+    }
+    return sim_err_set(err, SIM_EINVAL, "search.modes: unknown mode '%s' (colocated, pd, af, pd+af)", mn);
+}
+
+int sim_search_enumerate(sim_search *s, sim_err *err)
+{
+    const sim_search_cfg *cfg = &s->sc.search;
+    search_space *sp = calloc(1, sizeof *sp);
+    if (!sp) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    int rc;
+    if ((rc = space_gpu_types(s, sp, err)) < 0 || (rc = space_modes(s, sp, err)) < 0 ||
+        (rc = space_values(s, sp, err)) < 0)
+        goto out;
+    for (int g = 0; g < sp->ng; g++)
+        for (int m = 0; m < sp->nm; m++)
+            for (int ei = 0; ei < (s->n_enc ? s->n_enc : 1); ei++) {
+                /* An encode pool of e one-GPU encoders takes e GPUs of the budget. */
+                const int32_t enc = sim_search_encode_value(s, ei);
+                const int32_t G = cfg->max_gpus - (enc > 0 ? enc : 0);
+                int na = gpu_assignments(sp, sp->modes[m], g);
+                for (int ai = 0; ai < na; ai++) {
+                    sim_search_cand c;
+                    memset(&c, 0, sizeof c);
+                    snprintf(c.gpu, sizeof c.gpu, "%.63s", sp->asg[ai][0]);
+                    sim_search_encode_set(s, &c, enc);
+                    const char *const pool_gpu[SIM_SEARCH_MAX_POOLS] = {sp->asg[ai][0], sp->asg[ai][1],
+                                                                        sp->asg[ai][2]};
+                    if ((rc = emit_mode(s, sp, &c, sp->modes[m], pool_gpu, ai, G, err)) < 0) goto out;
+                }
+            }
+    if ((rc = sim_search_spec_check(s, err)) < 0) goto out;
     if (s->as_skipped > 0)
         sim_search_note(s,
                         "search.autoscale: %lld autoscaled variants not enumerated (no pool could change size: its min "
                         "in the candidate's instances equals its count, or modes af / pd+af, where autoscaling is not "
                         "modelled). ",
                         (long long)s->as_skipped);
-    if (s->n == 0) {
+    if (s->n == 0)
         rc = sim_err_set(err, SIM_EINVAL,
                          "the search space is empty: no layout fits search.max_gpus = %d with the modes "
                          "and ratios given",
-                         (int)G);
-        goto fail;
-    }
-    free(asg);
-    free(lay);
-    return 0;
-fail:
-    free(asg);
-    free(lay);
+                         (int)cfg->max_gpus);
+out:
+    free(sp);
     return rc;
 }
 
