@@ -12,6 +12,7 @@
 #include "sim_graph_sizes.h"
 #include "sim_heap.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,13 @@ static inline int heap_less(const void *ctx, const heap_ent *a, const heap_ent *
 
 SIM_HEAP_DEFINE(finish_heap, heap_ent, 2, const void *, heap_less, SIM_HEAP_NO_PLACE)
 
+/* The lane's copy of the heap's top (sim_lane.top_finish, top_req). */
+static inline void top_sync(sim_lane *ln)
+{
+    ln->top_finish = ln->heap_n > 0 ? ln->heap[0].finish_iter : INT64_MAX;
+    ln->top_req = ln->heap_n > 0 ? ln->heap[0].r : NULL;
+}
+
 static int heap_push(sim_lane *in, sim_req *r)
 {
     if (in->heap_n == in->heap_cap) {
@@ -66,6 +74,7 @@ static int heap_push(sim_lane *in, sim_req *r)
     }
     in->heap[in->heap_n++] = (heap_ent){r->finish_iter, r->spec.id, r};
     finish_heap_up(NULL, in->heap, (size_t)in->heap_n - 1);
+    top_sync(in);
     return SIM_OK;
 }
 
@@ -76,6 +85,7 @@ static void heap_remove(sim_engine *eng, sim_lane *in, sim_req *r)
     SIM_ASSERT(i < in->heap_n, sim_engine_now(eng));
     in->heap_n--;
     finish_heap_remove(NULL, in->heap, (size_t)in->heap_n, (size_t)i);
+    top_sync(in);
 }
 
 /* ---- decode set -------------------------------------------------------- */
@@ -645,34 +655,48 @@ void sim_instance_kick(sim_instance *in)
     if (!any) sim_instance_publish(in);
 }
 
-/* The prefetch hint of an iteration's end (sim_warm_fn), called while the
- * event before it runs: the instance's first lines (its lane among them
- * without pipeline parallelism) were asked for an event earlier; this asks
- * for the rest of the instance and for what its pointers lead to — the
- * finish heap's top, the iteration's chunks and their requests' slots, the
- * block-boundary counts, the router's view. With thousands of instances
- * none of it stays in cache between two iterations of one instance. */
-static void iter_end_warm(const void *ctx, uint64_t arg)
-{
-    const sim_instance *in = ctx;
-    const char *p = ctx;
-    for (size_t off = 640; off < sizeof *in; off += 64) __builtin_prefetch(p + off);
-    const sim_lane *ln = &in->lanes[arg];
-    /* The finish heap's top levels, which a removal sifts through. */
-    const char *h = (const char *)ln->heap;
-    size_t hb = (size_t)ln->heap_n * sizeof *ln->heap;
-    for (size_t off = 0; off < hb && off < 6 * 64; off += 64) __builtin_prefetch(h + off);
-    __builtin_prefetch(ln->chunks);
-    __builtin_prefetch(ln->chunk_req);
-    __builtin_prefetch(ln->res_cnt);
-    __builtin_prefetch(in->published);
-}
-
 /* A request's lines that its finish or its prefill's end read and write. */
 static inline void prefetch_req(const sim_req *r)
 {
     const char *p = (const char *)r;
     for (size_t off = 0; off < sizeof *r; off += 64) __builtin_prefetch(p + off, 1);
+}
+
+/* The prefetch hint of an iteration's end (sim_warm_fn), called while the
+ * event before it runs: the instance's first lines (its lane among them
+ * without pipeline parallelism) were asked for an event earlier; this asks
+ * for the rest of its hot part and for what its pointers lead to — the
+ * finish heap's top (its request too when it finishes now), the
+ * iteration's chunks and their requests' slots, the block-boundary counts,
+ * the router's view. With thousands of instances
+ * none of it stays in cache between two iterations of one instance. */
+static void iter_end_warm(const void *ctx, uint64_t arg)
+{
+    const sim_instance *in = ctx;
+    const char *p = ctx;
+    /* The configuration's speculative-decoding block and what follows it
+     * are read at set-up or per request, not per iteration. */
+    const size_t hot_end = offsetof(sim_instance, cfg) + offsetof(sim_sched_cfg, spec);
+    for (size_t off = 640; off < hot_end; off += 64) __builtin_prefetch(p + off);
+    const sim_lane *ln = &in->lanes[arg];
+    /* The finish heap's top entry, which the iteration's end compares; when
+     * it finishes (the lane's copy of the top says so; with speculative
+     * decoding the step's end decides, so always), its request and the
+     * heap's top levels, which its removal sifts through. */
+    const char *h = (const char *)ln->heap;
+    size_t hb = (size_t)ln->heap_n * sizeof *ln->heap;
+    if (hb > 0) {
+        __builtin_prefetch(h);
+        __builtin_prefetch(h + sizeof *ln->heap - 1);
+    }
+    if (ln->top_req && (in->spec || (ln->cur_n_decode > 0 && ln->top_finish == ln->dstep + 1))) {
+        prefetch_req(ln->top_req);
+        for (size_t off = 64; off < hb && off < 6 * 64; off += 64) __builtin_prefetch(h + off);
+    }
+    __builtin_prefetch(ln->chunks);
+    __builtin_prefetch(ln->chunk_req);
+    __builtin_prefetch(ln->res_cnt);
+    __builtin_prefetch(in->published);
 }
 
 /* A verify step ended: every decoding request keeps 1 + its accepted
@@ -698,6 +722,7 @@ static int64_t spec_step_end(sim_instance *in, sim_lane *ln)
         ln->heap[i].finish_iter = r->finish_iter;
     }
     finish_heap_heapify(NULL, ln->heap, (size_t)ln->heap_n);
+    top_sync(ln);
     return tokens;
 }
 
@@ -706,10 +731,9 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
     sim_instance *in = ctx;
     sim_lane *ln = &in->lanes[arg];
     sim_time now = sim_engine_now(eng);
-    /* The requests read below (the first to finish, the chunks'), whose
-     * addresses iter_end_warm brought into cache: ask for them at once
-     * instead of missing on each in turn. */
-    if (ln->heap_n > 0) prefetch_req(ln->heap[0].r);
+    /* The chunks' requests read below, whose addresses iter_end_warm
+     * brought into cache: ask for them at once instead of missing on each
+     * in turn (it asked for the first to finish itself). */
     for (int32_t i = 0; i < ln->n_chunks; i++) prefetch_req(ln->chunk_req[i]);
     if (in->hooks.on_iteration) {
         sim_trace_iter it = {.start_ns = ln->iter_start, .end_ns = now, .decode_seqs = ln->cur_n_decode,
@@ -857,8 +881,12 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     if (blocks < 1)
         return sim_err_set(err, SIM_ERANGE, "instance %d: KV cache holds %lld tokens, less than one block of %d",
                            id, (long long)kv_tokens, cfg->block_tokens);
-    sim_instance *in = calloc(1, sizeof *in);
+    /* Line-aligned, so the lines the event loop and iter_end_warm ask for
+     * are the instance's own (sim_instance_impl.h). */
+    const size_t in_size = (sizeof(sim_instance) + 63) / 64 * 64;
+    sim_instance *in = aligned_alloc(64, in_size);
     if (!in) goto nomem;
+    memset(in, 0, in_size);
     /* Pipeline parallelism: up to micro_batches batches in flight (the
      * layout resolves 0 to pp), each through every stage in turn. */
     const model_layout *ly = cost ? model_cost_layout(cost) : NULL;
@@ -885,6 +913,7 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     if (!in->lanes) goto nomem;
     for (int32_t k = 0; k < in->n_lanes; k++) {
         in->lanes[k].idx = k;
+        in->lanes[k].top_finish = INT64_MAX;
         in->lanes[k].res_cnt = calloc((size_t)cfg->block_tokens, sizeof *in->lanes[k].res_cnt);
         if (!in->lanes[k].res_cnt) goto nomem;
     }

@@ -36,6 +36,11 @@ typedef struct {
 
     heap_ent *heap;             /* decoding requests by (finish_iter, id) */
     int32_t heap_n, heap_cap;
+    /* heap[0]'s finish_iter and request (INT64_MAX and NULL when empty),
+     * where iter_end_warm finds them without waiting for the heap's line:
+     * a prefetch hint only, no decision reads them. */
+    int64_t top_finish;
+    sim_req *top_req;
     int64_t *res_cnt;           /* decoding requests per ctx_base mod bs */
     int64_t dec_n, dec_base_sum;
     int64_t dstep;              /* iterations that gave every decoding request a token */
@@ -49,16 +54,25 @@ typedef struct {
     int32_t n_chunks, chunk_cap;
 } sim_lane;
 
+/* Field order matters for speed: with thousands of instances none stays
+ * in cache between two of its iterations, so the event loop asks for an
+ * instance's first lines two events ahead and iter_end_warm for the rest
+ * one event ahead. The pointers iter_end_warm follows come first (it must
+ * not wait on a line asked for only one event earlier), the configuration
+ * last (only its head, up to the speculative-decoding block, is read per
+ * iteration). */
 struct sim_instance {
     sim_engine *eng;
     int32_t id;
     sim_role role;
+    sim_lane *lanes;            /* n_lanes batch slots (1 without pipeline parallelism) */
+    int32_t n_lanes, busy_lanes;
+    sim_router_view *published; /* where the router reads this instance's load */
     /* The one lane of an instance without pipeline parallelism (lanes
      * points here): kept inside the instance, so an iteration's end finds
      * it in the lines the event loop fetched ahead for the instance instead
      * of missing on a separate allocation. */
     sim_lane lane0;
-    sim_sched_cfg cfg;
     const model_cost *cost;
     double (*cost_fn)(void *ctx, const model_batch *b);
     void *cost_ctx;
@@ -78,8 +92,6 @@ struct sim_instance {
     int64_t reserved;           /* decode role: reserved, KV still in flight */
     int64_t held;               /* prefill role: requests whose KV is held here */
 
-    sim_lane *lanes;            /* n_lanes batch slots (1 without pipeline parallelism) */
-    int32_t n_lanes, busy_lanes;
     int64_t running_n;          /* Σ lanes' running requests */
     /* Pipeline stages (n_stages = pp > 1): when the host and each stage are
      * next free, and one batch's per-stage times (model_cost_pipeline). */
@@ -98,7 +110,6 @@ struct sim_instance {
 
     int64_t outstanding;        /* prefill tokens + output tokens still to compute */
     int64_t pending_prefill;    /* prefill tokens still to compute (queued + partial) */
-    sim_router_view *published; /* where the router reads this instance's load */
     int64_t *queued;            /* caller's count of queued requests (NULL = none) */
     int64_t preemptions;
     int64_t blocks_taken;       /* blocks ever allocated from the free pool (preempt_keeps_kv) */
@@ -136,6 +147,7 @@ struct sim_instance {
     int64_t fe_jobs;
     sim_time fe_wait_ns, fe_service_ns;
     sim_detok detok;           /* scheduler.detokenizer_workers (off: workers 0) */
+    sim_sched_cfg cfg;
 };
 
 /* Admission holds (sim_instance_gate.c): a request joined the waiting
