@@ -681,22 +681,27 @@ static void iter_end_warm(const void *ctx, uint64_t arg)
     const sim_lane *ln = &in->lanes[arg];
     /* The finish heap's top entry, which the iteration's end compares; when
      * it finishes (the lane's copy of the top says so; with speculative
-     * decoding the step's end decides, so always), its request and the
-     * heap's top levels, which its removal sifts through. */
+     * decoding the step's end decides, so always), its request, the heap's
+     * top levels, which its removal sifts through, and its last entry,
+     * which the removal moves to the top. */
     const char *h = (const char *)ln->heap;
     size_t hb = (size_t)ln->heap_n * sizeof *ln->heap;
     if (hb > 0) {
         __builtin_prefetch(h);
         __builtin_prefetch(h + sizeof *ln->heap - 1);
     }
-    if (ln->top_req && (in->spec || (ln->cur_n_decode > 0 && ln->top_finish == ln->dstep + 1))) {
+    if (ln->top_req && ((ln->cur_n_decode > 0 && ln->top_finish == ln->dstep + 1) || in->spec)) {
         prefetch_req(ln->top_req);
         for (size_t off = 64; off < hb && off < 6 * 64; off += 64) __builtin_prefetch(h + off);
+        __builtin_prefetch(h + hb - sizeof *ln->heap);
+        __builtin_prefetch(h + hb - 1);
     }
     __builtin_prefetch(ln->chunks);
     __builtin_prefetch(ln->chunk_req);
     __builtin_prefetch(ln->res_cnt);
     __builtin_prefetch(in->published);
+    /* The first waiting request, which the next schedule may admit. */
+    if (in->waiting.head) prefetch_req(in->waiting.head);
 }
 
 /* A verify step ended: every decoding request keeps 1 + its accepted

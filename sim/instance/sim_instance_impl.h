@@ -57,10 +57,12 @@ typedef struct {
 /* Field order matters for speed: with thousands of instances none stays
  * in cache between two of its iterations, so the event loop asks for an
  * instance's first lines two events ahead and iter_end_warm for the rest
- * one event ahead. The pointers iter_end_warm follows come first (it must
- * not wait on a line asked for only one event earlier), the configuration
- * last (only its head, up to the speculative-decoding block, is read per
- * iteration). */
+ * of its hot part one event ahead. The hot part comes first: the pointers
+ * iter_end_warm follows (it must not wait on a line asked for only one
+ * event earlier), then what every iteration reads or writes, then the
+ * configuration, of which only the head, up to the speculative-decoding
+ * block, is read per iteration. What only some setups use (PD roles,
+ * pipeline stages, ratio admission, the API server's workers) is last. */
 struct sim_instance {
     sim_engine *eng;
     int32_t id;
@@ -68,6 +70,10 @@ struct sim_instance {
     sim_lane *lanes;            /* n_lanes batch slots (1 without pipeline parallelism) */
     int32_t n_lanes, busy_lanes;
     sim_router_view *published; /* where the router reads this instance's load */
+    /* Speculative decoding (NULL = off): a decoding request's ctx_base is
+     * then its KV tokens now, not a base (its tokens per step are drawn),
+     * r->blocks its blocks, and every step visits the decode set. */
+    sim_spec *spec;
     /* The one lane of an instance without pipeline parallelism (lanes
      * points here): kept inside the instance, so an iteration's end finds
      * it in the lines the event loop fetched ahead for the instance instead
@@ -76,68 +82,66 @@ struct sim_instance {
     const model_cost *cost;
     double (*cost_fn)(void *ctx, const model_batch *b);
     void *cost_ctx;
-    sim_encode_fn enc_fn;       /* colocated encoding (NULL = none) */
-    void *enc_ctx;
+    sim_encode_fn enc_fn;       /* colocated encoding (NULL = none; enc_ctx below) */
     sim_metrics *metrics;
+    sim_metrics **class_metrics; /* the cluster's per-class metrics (NULL = none), indexed by spec.cls */
     sim_instance_hooks hooks;
 
     int64_t bs;                 /* block size in tokens */
     int64_t blocks_total, blocks_used; /* used = private blocks of requests */
     sim_prefix *pc;             /* prefix cache (NULL = off); its blocks are KV too */
     int64_t ctok, cbk;          /* cache block in tokens, and in KV blocks */
+    int64_t blocks_taken;       /* blocks ever allocated from the free pool (preempt_keeps_kv) */
 
     sim_req_list waiting;       /* run_link, FIFO (preempted go to the front; retracted, ratio, to the back) */
+    int64_t running_n;          /* Σ lanes' running requests */
+    int32_t n_stages;           /* pipeline stages (pp; the stages' clocks are below) */
+    int32_t dp_ranks;           /* attention-DP ranks of the layout (1 = none) */
+    int32_t graph_max_bs;       /* largest captured CUDA-graph batch per DP rank (0 = no graphs;
+                                 * scheduler.cuda_graph_sizes, sim_graph_sizes.h) */
+    int prefill_first;          /* scheduler.policy prefill_first (SGLang) */
+    int reserve;                /* scheduler.admission reserve: admit only what can finish */
+    int ratio_mode;             /* scheduler.admission ratio on a colocated instance (sim_instance_ratio.c) */
+    int by_priority;            /* workload.classes: waiting queue by priority (sim_instance_priority.c) */
+    int energy_on;              /* sim_instance_enable_energy (its figures are below) */
+    int64_t resv_total;         /* reserve: blocks promised to running requests */
+
+    int64_t iter;               /* iterations completed */
+    int64_t outstanding;        /* prefill tokens + output tokens still to compute */
+    int64_t pending_prefill;    /* prefill tokens still to compute (queued + partial) */
+    int64_t *queued;            /* caller's count of queued requests (NULL = none) */
+    sim_time busy_since;        /* start of the current stretch with a batch in flight */
+    sim_time busy_ns;
+    sim_time win_start, win_busy;
+    double win_batch;
+    /* Admission holds (sim_instance_gate.c). */
+    int64_t unseen;             /* waiting queue's tail not yet received (recv_interval) */
+    int64_t batch_wait;         /* steps new requests have been held by batch waiting */
+    sim_detok detok;            /* scheduler.detokenizer_workers (off: workers 0) */
+    sim_sched_cfg cfg;
+
+    /* Used only by some setups. */
+    void *enc_ctx;
     sim_req_list kv_pending;    /* run_link, decode role: waiting for blocks to take KV */
     sim_req_list ready;         /* run_link, decode role: KV arrived, joins at the next boundary */
     int64_t reserved;           /* decode role: reserved, KV still in flight */
     int64_t held;               /* prefill role: requests whose KV is held here */
-
-    int64_t running_n;          /* Σ lanes' running requests */
     /* Pipeline stages (n_stages = pp > 1): when the host and each stage are
      * next free, and one batch's per-stage times (model_cost_pipeline). */
-    int32_t n_stages;
     sim_time host_free, *stage_free;
     double *stage_s, *hop_s;
-
-    int64_t iter;               /* iterations completed */
-    int prefill_first;          /* scheduler.policy prefill_first (SGLang) */
-    int reserve;                /* scheduler.admission reserve: admit only what can finish */
-    int64_t resv_total;         /* reserve: blocks promised to running requests */
-    int ratio_mode;             /* scheduler.admission ratio on a colocated instance (sim_instance_ratio.c) */
     double ratio;               /* ratio: SGLang's new_token_ratio now */
     double ratio_pass;          /* ratio: KV tokens counted in this admission pass (< 0: not summed yet) */
-    sim_time busy_since;        /* start of the current stretch with a batch in flight */
-
-    int64_t outstanding;        /* prefill tokens + output tokens still to compute */
-    int64_t pending_prefill;    /* prefill tokens still to compute (queued + partial) */
-    int64_t *queued;            /* caller's count of queued requests (NULL = none) */
     int64_t preemptions;
-    int64_t blocks_taken;       /* blocks ever allocated from the free pool (preempt_keeps_kv) */
-    /* Admission holds (sim_instance_gate.c). */
-    int32_t dp_ranks;           /* attention-DP ranks of the layout (1 = none) */
-    int32_t graph_max_bs;       /* largest captured CUDA-graph batch per DP rank (0 = no graphs;
-                                 * scheduler.cuda_graph_sizes, sim_graph_sizes.h) */
-    int64_t unseen;             /* waiting queue's tail not yet received (recv_interval) */
     int64_t recv_count;         /* SGLang's recv counter since the last poll */
     int64_t adp_wait, adp_batching; /* TensorRT-LLM's attention-DP balancing step counters */
     int64_t *rank_n;                /* attention-DP balancing: requests on each rank (waiting or
                                      * running), NULL where not balanced (sim_instance_gate.c) */
     int64_t *rank_wait;             /* of which waiting for their context phase */
-    int64_t batch_wait;             /* steps new requests have been held by batch waiting */
-    /* Speculative decoding (NULL = off): a decoding request's ctx_base is
-     * then its KV tokens now, not a base (its tokens per step are drawn),
-     * r->blocks its blocks, and every step visits the decode set. */
-    sim_spec *spec;
-    int32_t spec_k;
-    int by_priority;            /* workload.classes: waiting queue by priority (sim_instance_priority.c) */
-    sim_metrics **class_metrics; /* the cluster's per-class metrics (NULL = none), indexed by spec.cls */
+    int32_t spec_k;             /* speculative decoding: draft tokens a step (spec, above) */
     int32_t n_class_metrics;
-    sim_time busy_ns;
-    sim_time win_start, win_busy;
-    double win_batch;
-    /* Energy (sim_instance_enable_energy): on, the catalogue's mem_share,
-     * and Σ over iterations of sim_energy_busy_s per GPU. */
-    int energy_on;
+    /* Energy (energy_on): the catalogue's mem_share, and Σ over iterations
+     * of sim_energy_busy_s per GPU. */
     double energy_mem_share, energy_busy_s;
     /* The API server's worker pool (cfg.tokenizer_workers > 0): idle
      * workers, requests waiting for one (run_link, FIFO), and per job the
@@ -146,8 +150,6 @@ struct sim_instance {
     sim_req_list fe_queue;
     int64_t fe_jobs;
     sim_time fe_wait_ns, fe_service_ns;
-    sim_detok detok;           /* scheduler.detokenizer_workers (off: workers 0) */
-    sim_sched_cfg cfg;
 };
 
 /* Admission holds (sim_instance_gate.c): a request joined the waiting
