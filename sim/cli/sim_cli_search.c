@@ -196,98 +196,269 @@ static void make_plots(const char *dir, const char *db, const char *fmt, int qui
     }
 }
 
-int sim_cli_search(int argc, char **argv)
+/* The command line of `servesim search`. */
+typedef struct {
+    const char *path, *out_dir, *db, *fmt;
+    const char *sets[MAX_SETS + 5]; /* the --sets, then the flags that set keys (extra, --no-perf-db) */
+    char extra[3][64];              /* --top, --rate, --replications as key=value */
+    int n_sets, no_db, json, quiet, no_prune, threads, no_perf_db;
+} search_args;
+
+/* A flag this verb does not take, or one without its value: the message
+ * (with a suggestion for a misspelt one) and EXIT_USAGE. */
+static int bad_flag(const char *a, const char *v)
 {
-    const char *path = NULL, *out_dir = NULL, *db = NULL, *fmt = "png";
-    const char *sets[MAX_SETS + 5];
-    char extra[3][64] = {"", "", ""};
-    int n_sets = 0, no_db = 0, json = 0, quiet = 0, no_prune = 0, threads = 0, rc = 1, no_perf_db = 0;
+    static const char *const flags[] = {"--set", "--out", "--db", "--no-db", "--threads", "--no-prune",
+                                        "--top", "--rate", "--format", "--no-perf-db", "--json", "--quiet",
+                                        "--replications", "--help"};
+    const char *near = sim_suggest(a, flags, sizeof flags / sizeof flags[0]);
+    int known = 0;
+    for (size_t q = 0; q < sizeof flags / sizeof flags[0]; q++) known |= strcmp(flags[q], a) == 0;
+    if (known && v) fprintf(stderr, "servesim: search: %s: invalid value '%s'\n%s", a, v, usage);
+    else if (known) fprintf(stderr, "servesim: search: %s needs a value\n%s", a, usage);
+    else sim_suggest_unknown(stderr, "search: ", "option", a, near, usage);
+    return EXIT_USAGE;
+}
+
+/* A flag with a value at argv[*i] (v its value): 1 taken (*i moved past
+ * the value), 0 not such a flag, or -EXIT_USAGE after the message. */
+static int value_flag(search_args *a, const char *f, const char *v, int *i)
+{
+    int64_t x;
+    double r;
+    if (strcmp(f, "--set") == 0 && v && strchr(v, '=')) {
+        if (a->n_sets == MAX_SETS) {
+            fprintf(stderr, "servesim: too many --set options\n");
+            return -EXIT_USAGE;
+        }
+        a->sets[a->n_sets++] = v;
+    } else if (strcmp(f, "--out") == 0 && v) {
+        a->out_dir = v;
+    } else if (strcmp(f, "--db") == 0 && v) {
+        a->db = v;
+    } else if (strcmp(f, "--format") == 0 && v && (strcmp(v, "png") == 0 || strcmp(v, "svg") == 0)) {
+        a->fmt = v;
+    } else if (strcmp(f, "--replications") == 0 && v) {
+        if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < 2 || x > 10000) {
+            fprintf(stderr, "servesim: search: --replications: expected an integer 2..10000, got '%s'\n", v);
+            return -EXIT_USAGE;
+        }
+        snprintf(a->extra[2], sizeof a->extra[2], "search.replications=%lld", (long long)x);
+    } else if ((strcmp(f, "--threads") == 0 || strcmp(f, "--top") == 0) && v) {
+        long hi = strcmp(f, "--top") == 0 ? 100 : 1024;
+        if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < 1 || x > hi) {
+            fprintf(stderr, "servesim: search: %s: expected an integer 1..%ld, got '%s'\n", f, hi, v);
+            return -EXIT_USAGE;
+        }
+        if (hi == 100) snprintf(a->extra[0], sizeof a->extra[0], "search.top_k=%ld", (long)x); /* added once, below */
+        else a->threads = (int)x;
+    } else if (strcmp(f, "--rate") == 0 && v) {
+        if (sim_parse_double(v, &r) != SIM_PARSE_OK || !(r > 0)) {
+            fprintf(stderr, "servesim: search: --rate: expected requests/s > 0, got '%s'\n", v);
+            return -EXIT_USAGE;
+        }
+        snprintf(a->extra[1], sizeof a->extra[1], "search.rate=%.40s", v);
+    } else {
+        return 0;
+    }
+    (*i)++;
+    return 1;
+}
+
+/* Parses the command line into a: -1 to go on, else the exit status
+ * (--help: 0; a usage error: EXIT_USAGE, its message printed). */
+static int search_parse_args(int argc, char **argv, search_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->fmt = "png";
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *f = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        int taken;
+        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
             fputs(usage, stdout);
             return 0;
-        } else if (strcmp(a, "--set") == 0 && v && strchr(v, '=')) {
-            if (n_sets == MAX_SETS) {
-                fprintf(stderr, "servesim: too many --set options\n");
-                return EXIT_USAGE;
-            }
-            sets[n_sets++] = v;
-            i++;
-        } else if (strcmp(a, "--out") == 0 && v) {
-            out_dir = v;
-            i++;
-        } else if (strcmp(a, "--db") == 0 && v) {
-            db = v;
-            i++;
-        } else if (strcmp(a, "--format") == 0 && v && (strcmp(v, "png") == 0 || strcmp(v, "svg") == 0)) {
-            fmt = v;
-            i++;
-        } else if (strcmp(a, "--replications") == 0 && v) {
-            int64_t x;
-            if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < 2 || x > 10000) {
-                fprintf(stderr, "servesim: search: --replications: expected an integer 2..10000, got '%s'\n", v);
-                return EXIT_USAGE;
-            }
-            snprintf(extra[2], sizeof extra[2], "search.replications=%lld", (long long)x);
-            i++;
-        } else if ((strcmp(a, "--threads") == 0 || strcmp(a, "--top") == 0) && v) {
-            int64_t x;
-            long hi = strcmp(a, "--top") == 0 ? 100 : 1024;
-            if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < 1 || x > hi) {
-                fprintf(stderr, "servesim: search: %s: expected an integer 1..%ld, got '%s'\n", a, hi, v);
-                return EXIT_USAGE;
-            }
-            if (hi == 100) snprintf(extra[0], sizeof extra[0], "search.top_k=%ld", (long)x); /* added once, below */
-            else threads = (int)x;
-            i++;
-        } else if (strcmp(a, "--rate") == 0 && v) {
-            double x;
-            if (sim_parse_double(v, &x) != SIM_PARSE_OK || !(x > 0)) {
-                fprintf(stderr, "servesim: search: --rate: expected requests/s > 0, got '%s'\n", v);
-                return EXIT_USAGE;
-            }
-            snprintf(extra[1], sizeof extra[1], "search.rate=%.40s", v);
-            i++;
-        } else if (strcmp(a, "--no-db") == 0) {
-            no_db = 1;
-        } else if (strcmp(a, "--no-prune") == 0) {
-            no_prune = 1;
-        } else if (strcmp(a, "--no-perf-db") == 0) {
-            no_perf_db = 1;
-        } else if (strcmp(a, "--json") == 0) {
-            json = 1;
-        } else if (strcmp(a, "--quiet") == 0) {
-            quiet = 1;
-        } else if (a[0] == '-') {
-            static const char *const flags[] = {"--set", "--out", "--db", "--no-db", "--threads", "--no-prune",
-                                                "--top", "--rate", "--format", "--no-perf-db", "--json", "--quiet",
-                                                "--replications", "--help"};
-            const char *near = sim_suggest(a, flags, sizeof flags / sizeof flags[0]);
-            int known = 0;
-            for (size_t q = 0; q < sizeof flags / sizeof flags[0]; q++) known |= strcmp(flags[q], a) == 0;
-            if (known && v) fprintf(stderr, "servesim: search: %s: invalid value '%s'\n%s", a, v, usage);
-            else if (known) fprintf(stderr, "servesim: search: %s needs a value\n%s", a, usage);
-            else sim_suggest_unknown(stderr, "search: ", "option", a, near, usage);
-            return EXIT_USAGE;
-        } else if (!path) {
-            path = a;
+        } else if ((taken = value_flag(a, f, v, &i)) != 0) {
+            if (taken < 0) return -taken;
+        } else if (strcmp(f, "--no-db") == 0) {
+            a->no_db = 1;
+        } else if (strcmp(f, "--no-prune") == 0) {
+            a->no_prune = 1;
+        } else if (strcmp(f, "--no-perf-db") == 0) {
+            a->no_perf_db = 1;
+        } else if (strcmp(f, "--json") == 0) {
+            a->json = 1;
+        } else if (strcmp(f, "--quiet") == 0) {
+            a->quiet = 1;
+        } else if (f[0] == '-') {
+            return bad_flag(f, v);
+        } else if (!a->path) {
+            a->path = f;
         } else {
-            fprintf(stderr, "servesim: search: unexpected argument '%s'\n%s", a, usage);
+            fprintf(stderr, "servesim: search: unexpected argument '%s'\n%s", f, usage);
             return EXIT_USAGE;
         }
     }
-    if (!path) {
+    if (!a->path) {
         fprintf(stderr, "servesim: search: missing SCENARIO.yaml\n%s", usage);
         return EXIT_USAGE;
     }
     /* --top, --rate, --replications (the last of each wins) and --no-perf-db
      * after the --sets: at most four more than MAX_SETS, which sets has room for. */
-    if (extra[0][0]) sets[n_sets++] = extra[0];
-    if (extra[1][0]) sets[n_sets++] = extra[1];
-    if (extra[2][0]) sets[n_sets++] = extra[2];
-    if (no_perf_db) sets[n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
+    if (a->extra[0][0]) a->sets[a->n_sets++] = a->extra[0];
+    if (a->extra[1][0]) a->sets[a->n_sets++] = a->extra[1];
+    if (a->extra[2][0]) a->sets[a->n_sets++] = a->extra[2];
+    if (a->no_perf_db) a->sets[a->n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
+    return -1;
+}
+
+/* The result on stdout: the JSON, or the tables with the recommendation. */
+static int search_report(const sim_search *s, const search_args *a, int have, int32_t best, const char *dbpath)
+{
+    if (a->json) {
+        int jrc = sim_search_write_json(s, stdout);
+        if (jrc < 0) {
+            fprintf(stderr, "servesim: %s\n", jrc == SIM_ENOMEM ? "out of memory writing the search result as JSON"
+                                                                 : "writing the search result as JSON failed");
+            return jrc;
+        }
+        return 0;
+    }
+    sim_search_print_tables(s, stdout);
+    if (have) {
+        printf("\nrecommended: %s\n\n", sim_search_cand_get(s, best)->label);
+        if (!a->out_dir)
+            printf("launch files: give --out DIR for launch-vllm.sh, launch-sglang.sh, launch-trtllm.sh, "
+                   "dynamo.yaml and llm-d-values.yaml\n\n");
+    }
+    if (dbpath[0]) printf("results: every simulation stored in %s\n", dbpath);
+    return 0;
+}
+
+/* --out DIR: candidates.csv, search.json and search.txt, and with a
+ * recommendation its scenario and launch files. 0, or < 0 after the
+ * message. */
+static int search_write_files(const sim_search *s, const search_args *a, int have, int32_t best)
+{
+    char p[4096];
+    sim_err err = {{0}};
+    static const char *const what[] = {"every candidate, one row each", "the result as JSON", "the tables above"};
+    static const char *const names[] = {"candidates.csv", "search.json", "search.txt"};
+    int (*const fns[])(const sim_search *, int32_t, FILE *, sim_err *) = {w_csv, w_json, w_tables};
+    int rc;
+    for (int q = 0; q < 3; q++) {
+        if ((rc = write_file(a->out_dir, names[q], fns[q], s, 0, p, sizeof p, &err)) < 0) goto fail;
+        if (!a->json && !a->quiet) printf("wrote %s (%s)\n", p, what[q]);
+    }
+    if (!have) return 0;
+    if ((rc = write_file(a->out_dir, "recommended.yaml", w_yaml, s, best, p, sizeof p, &err)) < 0) goto fail;
+    if (!a->json) printf("recommended scenario: %s (servesim run accepts it)\n", p);
+    int (*const lfns[SIM_LAUNCH_KINDS])(const sim_search *, int32_t, FILE *, sim_err *) = {
+        w_launch_vllm, w_launch_sglang, w_launch_trtllm, w_launch_dynamo, w_launch_llmd};
+    for (int k = 0; k < SIM_LAUNCH_KINDS; k++) {
+        const char *nm = sim_launch_file_name((sim_launch_kind)k);
+        if ((rc = write_file(a->out_dir, nm, lfns[k], s, best, p, sizeof p, &err)) < 0) goto fail;
+        if (k <= SIM_LAUNCH_TRTLLM && chmod(p, 0755) < 0) {
+            fprintf(stderr, "servesim: %s: %s\n", p, strerror(errno));
+            return SIM_EIO;
+        }
+        if (!a->json)
+            printf("launch file: %s (%s)\n", p,
+                   k == SIM_LAUNCH_DYNAMO ? "Dynamo DynamoGraphDeployment, kubectl apply -f"
+                   : k == SIM_LAUNCH_LLMD ? "llm-d-modelservice Helm values, helm install -f"
+                                          : "starts the servers and the router: NODES=... NODE_RANK=k sh FILE");
+    }
+    return 0;
+fail:
+    fprintf(stderr, "servesim: %s\n", err.msg);
+    return rc;
+}
+
+/* The results DB of the search (--db, output.db, or DIR/search.db under
+ * --out; none with --no-db) into dbpath, opened on rank 0 (by the
+ * launcher's environment) with the search begun in it. -1 to go on, else
+ * the exit status after the message. */
+static int search_open_store(const search_args *a, const sim_scenario *sc, int env_rank, sim_search *s,
+                             char *dbpath, size_t dl, sim_store **st, int64_t *search_id, char **text)
+{
+    sim_err err = {{0}};
+    if (!a->no_db) {
+        if (a->db) snprintf(dbpath, dl, "%s", a->db);
+        else if (sc->output.db[0]) snprintf(dbpath, dl, "%s", sc->output.db);
+        else if (a->out_dir) sim_file_join(dbpath, dl, a->out_dir, "search.db");
+    }
+    /* Only rank 0 writes; under MPI the rank is known after the run starts,
+     * so open lazily: every rank but 0 (by the launcher's environment) skips. */
+    if (!dbpath[0] || env_rank != 0) return -1;
+    int orc = sim_store_open(dbpath, st, &err);
+    if (orc < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        return orc == SIM_ENOMEM ? 1 : EXIT_USAGE; /* a bad --db / output.db path or file */
+    }
+    char note[1024];
+    if (sim_store_search_note(*st, note, sizeof note)) fprintf(stderr, "servesim: note: %s\n", note);
+    if (sim_store_search_begin(*st, a->path, search_id, &err) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        return 1;
+    }
+    *text = read_text(a->path);
+    sim_search_set_store(s, *st, *text);
+    return -1;
+}
+
+/* The search's end in the DB: stored complete, or (interrupted) left
+ * 'running'; the final re-runs of the top candidates stored first. 0 or
+ * < 0 after the message. */
+static int search_close_store(sim_search *s, const sim_scenario *sc, const sim_search_stats *stats, sim_store *st,
+                              const char *dbpath, int64_t *search_id)
+{
+    sim_err err = {{0}};
+    if (stats->interrupted) {
+        /* What was decided is printed and written; the DB's searches row
+         * stays 'running' (not complete), and no final re-runs are made. */
+        fprintf(stderr, "servesim: search interrupted: %lld of %lld candidates decided; the results below cover "
+                        "those only%s%s%s\n",
+                (long long)(stats->candidates - stats->undecided), (long long)stats->candidates,
+                st ? " (the DB marks the search as not complete: " : "", st ? dbpath : "", st ? ")" : "");
+        *search_id = 0;
+    } else if (st && sim_search_store_final(s, sc->search.top_k, &err) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        return -1;
+    }
+    /* Every run is stored: only now does the DB say the search is complete. */
+    if (st && *search_id > 0) {
+        int erc = sim_store_search_end(st, *search_id, 1, &err);
+        *search_id = 0;
+        if (erc < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            return erc;
+        }
+    }
+    return 0;
+}
+
+/* The plots under --out, drawn from the results DB (closed first, *st
+ * NULL after, so that gnuplot's extraction reads it whole). */
+static void search_plots(const search_args *a, const sim_search_stats *stats, int have, const char *dbpath,
+                         sim_store **st)
+{
+    if (stats->interrupted) {
+        fprintf(stderr, "servesim: plots skipped: the search was interrupted (no final runs to draw)\n");
+    } else if (dbpath[0] && have) {
+        sim_store_close(*st);
+        *st = NULL;
+        make_plots(a->out_dir, dbpath, a->fmt, a->quiet || a->json);
+    } else if (!dbpath[0]) {
+        fprintf(stderr, "servesim: plots skipped: they are drawn from the results DB (drop --no-db)\n");
+    }
+}
+
+int sim_cli_search(int argc, char **argv)
+{
+    search_args a;
+    int rc = search_parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    rc = 1;
     int env_rank = 0, use_mpi = mpi_launched(&env_rank);
 #ifndef SERVESIM_HAVE_MPI
     if (use_mpi) {
@@ -304,49 +475,31 @@ int sim_cli_search(int argc, char **argv)
     char *text = NULL, dbpath[4096] = "";
     int64_t search_id = 0;
     if (!sc) return 1;
-    if (sim_loader_load_file(path, sets, n_sets, sc, &err) < 0) {
+    if (sim_loader_load_file(a.path, a.sets, a.n_sets, sc, &err) < 0) {
         fprintf(stderr, "servesim: %s\n", err.msg);
         rc = EXIT_USAGE;
         goto out;
     }
-    progress_state ps = {.start = sim_wall_s(), .show = !quiet && !json, .tty = isatty(2), .out_dir = out_dir};
-    sim_search_opts opts = {.threads = threads, .no_prune = no_prune, .use_mpi = use_mpi, .quiet = quiet,
+    progress_state ps = {.start = sim_wall_s(), .show = !a.quiet && !a.json, .tty = isatty(2), .out_dir = a.out_dir};
+    sim_search_opts opts = {.threads = a.threads, .no_prune = a.no_prune, .use_mpi = use_mpi, .quiet = a.quiet,
                             .progress = progress, .progress_ctx = &ps, .stop = &interrupt_flag};
     interrupt_flag = 0;
     if (!use_mpi) signal(SIGINT, on_sigint);
     if (sim_search_create(sc, &opts, &s, &err) < 0) {
-        if (sim_loader_locate_error(path, sets, n_sets, &err)) fprintf(stderr, "servesim: %s\n", err.msg);
-        else fprintf(stderr, "servesim: search: %s: %s\n", path, err.msg);
+        if (sim_loader_locate_error(a.path, a.sets, a.n_sets, &err)) fprintf(stderr, "servesim: %s\n", err.msg);
+        else fprintf(stderr, "servesim: search: %s: %s\n", a.path, err.msg);
         rc = EXIT_USAGE;
         goto out;
     }
-    if (out_dir && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "servesim: --out %s: %s\n", out_dir, strerror(errno));
+    if (a.out_dir && mkdir(a.out_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "servesim: --out %s: %s\n", a.out_dir, strerror(errno));
         rc = EXIT_USAGE;
         goto out;
     }
-    if (!no_db) {
-        if (db) snprintf(dbpath, sizeof dbpath, "%s", db);
-        else if (sc->output.db[0]) snprintf(dbpath, sizeof dbpath, "%s", sc->output.db);
-        else if (out_dir) sim_file_join(dbpath, sizeof dbpath, out_dir, "search.db");
-    }
-    /* Only rank 0 writes; under MPI the rank is known after the run starts,
-     * so open lazily: every rank but 0 (by the launcher's environment) skips. */
-    if (dbpath[0] && env_rank == 0) {
-        int orc = sim_store_open(dbpath, &st, &err);
-        if (orc < 0) {
-            fprintf(stderr, "servesim: %s\n", err.msg);
-            rc = orc == SIM_ENOMEM ? 1 : EXIT_USAGE; /* a bad --db / output.db path or file */
-            goto out;
-        }
-        char note[1024];
-        if (sim_store_search_note(st, note, sizeof note)) fprintf(stderr, "servesim: note: %s\n", note);
-        if (sim_store_search_begin(st, path, &search_id, &err) < 0) {
-            fprintf(stderr, "servesim: %s\n", err.msg);
-            goto out;
-        }
-        text = read_text(path);
-        sim_search_set_store(s, st, text);
+    int orc = search_open_store(&a, sc, env_rank, s, dbpath, sizeof dbpath, &st, &search_id, &text);
+    if (orc >= 0) {
+        rc = orc;
+        goto out;
     }
     if (sim_search_run(s, &err) < 0) {
         if (ps.drawn) fputc('\n', stderr);
@@ -363,90 +516,11 @@ int sim_cli_search(int argc, char **argv)
     }
     int32_t best = -1;
     int have = sim_search_ranking(s, &best, 1) > 0;
-    if (stats.interrupted) {
-        /* What was decided is printed and written; the DB's searches row
-         * stays 'running' (not complete), and no final re-runs are made. */
-        fprintf(stderr, "servesim: search interrupted: %lld of %lld candidates decided; the results below cover "
-                        "those only%s%s%s\n",
-                (long long)(stats.candidates - stats.undecided), (long long)stats.candidates,
-                st ? " (the DB marks the search as not complete: " : "", st ? dbpath : "", st ? ")" : "");
-        search_id = 0;
-    } else if (st && sim_search_store_final(s, sc->search.top_k, &err) < 0) {
-        fprintf(stderr, "servesim: %s\n", err.msg);
+    if (search_close_store(s, sc, &stats, st, dbpath, &search_id) < 0 || search_report(s, &a, have, best, dbpath) < 0)
         goto out;
-    }
-    /* Every run is stored: only now does the DB say the search is complete. */
-    if (st && search_id > 0) {
-        int erc = sim_store_search_end(st, search_id, 1, &err);
-        search_id = 0;
-        if (erc < 0) {
-            fprintf(stderr, "servesim: %s\n", err.msg);
-            goto out;
-        }
-    }
-    if (json) {
-        int jrc = sim_search_write_json(s, stdout);
-        if (jrc < 0) {
-            fprintf(stderr, "servesim: %s\n", jrc == SIM_ENOMEM ? "out of memory writing the search result as JSON"
-                                                                 : "writing the search result as JSON failed");
-            goto out;
-        }
-    } else {
-        sim_search_print_tables(s, stdout);
-        if (have) {
-            printf("\nrecommended: %s\n\n", sim_search_cand_get(s, best)->label);
-            if (!out_dir)
-                printf("launch files: give --out DIR for launch-vllm.sh, launch-sglang.sh, launch-trtllm.sh, "
-                       "dynamo.yaml and llm-d-values.yaml\n\n");
-        }
-        if (dbpath[0]) printf("results: every simulation stored in %s\n", dbpath);
-    }
-    if (out_dir) {
-        char p[4096];
-        static const char *const what[] = {"every candidate, one row each", "the result as JSON", "the tables above"};
-        static const char *const names[] = {"candidates.csv", "search.json", "search.txt"};
-        int (*const fns[])(const sim_search *, int32_t, FILE *, sim_err *) = {w_csv, w_json, w_tables};
-        for (int q = 0; q < 3; q++) {
-            if (write_file(out_dir, names[q], fns[q], s, 0, p, sizeof p, &err) < 0) {
-                fprintf(stderr, "servesim: %s\n", err.msg);
-                goto out;
-            }
-            if (!json && !quiet) printf("wrote %s (%s)\n", p, what[q]);
-        }
-        if (have) {
-            if (write_file(out_dir, "recommended.yaml", w_yaml, s, best, p, sizeof p, &err) < 0) {
-                fprintf(stderr, "servesim: %s\n", err.msg);
-                goto out;
-            }
-            if (!json) printf("recommended scenario: %s (servesim run accepts it)\n", p);
-            int (*const lfns[SIM_LAUNCH_KINDS])(const sim_search *, int32_t, FILE *, sim_err *) = {
-                w_launch_vllm, w_launch_sglang, w_launch_trtllm, w_launch_dynamo, w_launch_llmd};
-            for (int k = 0; k < SIM_LAUNCH_KINDS; k++) {
-                const char *nm = sim_launch_file_name((sim_launch_kind)k);
-                if (write_file(out_dir, nm, lfns[k], s, best, p, sizeof p, &err) < 0) {
-                    fprintf(stderr, "servesim: %s\n", err.msg);
-                    goto out;
-                }
-                if (k <= SIM_LAUNCH_TRTLLM && chmod(p, 0755) < 0) {
-                    fprintf(stderr, "servesim: %s: %s\n", p, strerror(errno));
-                    goto out;
-                }
-                if (!json)
-                    printf("launch file: %s (%s)\n", p,
-                           k == SIM_LAUNCH_DYNAMO ? "Dynamo DynamoGraphDeployment, kubectl apply -f"
-                           : k == SIM_LAUNCH_LLMD ? "llm-d-modelservice Helm values, helm install -f"
-                                                  : "starts the servers and the router: NODES=... NODE_RANK=k sh FILE");
-            }
-        }
-        if (stats.interrupted) {
-            fprintf(stderr, "servesim: plots skipped: the search was interrupted (no final runs to draw)\n");
-        } else if (dbpath[0] && have) {
-            sim_store_close(st); /* flush before gnuplot's extraction reads it */
-            st = NULL;
-            make_plots(out_dir, dbpath, fmt, quiet || json);
-        } else if (!dbpath[0]) {
-            fprintf(stderr, "servesim: plots skipped: they are drawn from the results DB (drop --no-db)\n");
-        }
+    if (a.out_dir) {
+        if (search_write_files(s, &a, have, best) < 0) goto out;
+        search_plots(&a, &stats, have, dbpath, &st);
     }
     rc = stats.interrupted ? 130 : have ? 0 : 1;
 out:
