@@ -251,7 +251,27 @@ static void put_stat_inline(FILE *f, const char *key, const sim_stat *st)
     fprintf(f, ", \"n\": %lld}", (long long)st->n);
 }
 
-void sim_summary_print_json(FILE *f, const sim_summary *s)
+/* A run of reals in one object, each printed after its key text (which
+ * carries the separator before it; NULL: the value alone). */
+typedef struct {
+    const char *key;
+    double v;
+} json_real_kv;
+#define PUT_REALS(f, ...)                                                                             \
+    put_reals((f), (const json_real_kv[]){__VA_ARGS__},                                                \
+              sizeof((const json_real_kv[]){__VA_ARGS__}) / sizeof(json_real_kv))
+
+static void put_reals(FILE *f, const json_real_kv *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) sim_json_real(f, kv[i].key, kv[i].v, SUMMARY_DIGITS);
+}
+
+/* run --json, one section per function in the order printed: each section
+ * after the first starts with its ",\n" (a section a run does not have
+ * prints nothing, so other runs print what they always printed). */
+
+/* Counts, latency statistics, throughput, times and the overload verdict. */
+static void json_head(FILE *f, const sim_summary *s)
 {
     fputs("{\n", f);
     fprintf(f, "  \"requests_completed\": %lld,\n", (long long)s->requests_completed);
@@ -282,6 +302,11 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
     } else {
         fputs("null", f);
     }
+}
+
+/* The cluster's means and each pool's. */
+static void json_pools(FILE *f, const sim_summary *s)
+{
     sim_json_real(f, ",\n  \"mean_utilization\": ", s->mean_utilization, SUMMARY_DIGITS);
     sim_json_real(f, ",\n  \"mean_kv_occupancy\": ", s->mean_kv_occupancy, SUMMARY_DIGITS);
     sim_json_real(f, ",\n  \"cache_hit_rate\": ", s->cache_hit_rate, SUMMARY_DIGITS);
@@ -299,6 +324,11 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         fprintf(f, ", \"max_seqs\": %d}", (int)ps->max_seqs);
     }
     fputs("]", f);
+}
+
+/* The PD hand-over and the attention-FFN split. */
+static void json_pd_af(FILE *f, const sim_summary *s)
+{
     if (s->pd.enabled) {
         fprintf(f, ",\n  \"pd\": {\"moved\": %lld, \"kv_bytes_moved\": ", (long long)s->pd.moved);
         sim_json_real(f, NULL, s->pd.kv_bytes_moved, SUMMARY_DIGITS);
@@ -320,27 +350,34 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         sim_json_real(f, ", \"transfer_ms_per_iter\": ", s->af.transfer_ms_per_iter, SUMMARY_DIGITS);
         fputs("}", f);
     }
-    if (s->sessions.enabled) {
-        const sim_session_summary *ss = &s->sessions;
-        fprintf(f, ",\n  \"sessions\": {\"completed\": %lld, \"turns\": %lld, \"sub_requests\": %lld, "
-                   "\"dropped\": %lld, \"turns_per_session\": ",
-                (long long)ss->completed, (long long)ss->turns, (long long)ss->sub_requests,
-                (long long)ss->dropped);
-        sim_json_real(f, NULL, ss->turns_per_session, SUMMARY_DIGITS);
-        fputs(",\n    ", f);
-        put_stat_inline(f, "latency_ms", &ss->latency_ms);
-        fputs(",\n    \"by_turn\": [", f);
-        for (int32_t t = 0; t < ss->n_turn_bins && t < SIM_SESSION_TURN_BINS; t++) {
-            const sim_turn_summary *ts = &ss->by_turn[t];
-            fprintf(f, "%s\n      {\"turn\": %d, \"n\": %lld, ", t ? "," : "", (int)t + 1, (long long)ts->n);
-            put_stat_inline(f, "ttft_ms", &ts->ttft_ms);
-            sim_json_real(f, ", \"cache_hit_rate\": ", ts->cache_hit_rate, SUMMARY_DIGITS);
-            sim_json_real(f, ", \"cached_tokens_mean\": ", ts->cached_tokens_mean, SUMMARY_DIGITS);
-            sim_json_real(f, ", \"input_tokens_mean\": ", ts->input_tokens_mean, SUMMARY_DIGITS);
-            fputs("}", f);
-        }
-        fputs("]}", f);
+}
+
+static void json_sessions(FILE *f, const sim_session_summary *ss)
+{
+    if (!ss->enabled) return;
+    fprintf(f, ",\n  \"sessions\": {\"completed\": %lld, \"turns\": %lld, \"sub_requests\": %lld, "
+               "\"dropped\": %lld, \"turns_per_session\": ",
+            (long long)ss->completed, (long long)ss->turns, (long long)ss->sub_requests, (long long)ss->dropped);
+    sim_json_real(f, NULL, ss->turns_per_session, SUMMARY_DIGITS);
+    fputs(",\n    ", f);
+    put_stat_inline(f, "latency_ms", &ss->latency_ms);
+    fputs(",\n    \"by_turn\": [", f);
+    for (int32_t t = 0; t < ss->n_turn_bins && t < SIM_SESSION_TURN_BINS; t++) {
+        const sim_turn_summary *ts = &ss->by_turn[t];
+        fprintf(f, "%s\n      {\"turn\": %d, \"n\": %lld, ", t ? "," : "", (int)t + 1, (long long)ts->n);
+        put_stat_inline(f, "ttft_ms", &ts->ttft_ms);
+        sim_json_real(f, ", \"cache_hit_rate\": ", ts->cache_hit_rate, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"cached_tokens_mean\": ", ts->cached_tokens_mean, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"input_tokens_mean\": ", ts->input_tokens_mean, SUMMARY_DIGITS);
+        fputs("}", f);
     }
+    fputs("]}", f);
+}
+
+/* The frontend and detokenizer workers, the encoders, the energy model and
+ * the records kept. */
+static void json_workers_energy(FILE *f, const sim_summary *s)
+{
     /* Only with tokenizer_workers, so other runs print what they always printed. */
     if (s->frontend.enabled) {
         fprintf(f, ",\n  \"frontend\": {\"workers\": %d, \"jobs\": %lld, \"wait_ms\": ", (int)s->frontend.workers,
@@ -366,12 +403,9 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
                    "\"requests\": %lld, \"items\": %lld, \"tokens\": %lld, \"encode_ms\": ",
                 en->family, en->pool ? "true" : "false", (int)en->encoders, (long long)en->tokens_per_item,
                 (long long)en->requests, (long long)en->items, (long long)en->tokens);
-        sim_json_real(f, NULL, en->encode_ms, SUMMARY_DIGITS);
-        sim_json_real(f, ", \"wait_ms\": ", en->wait_ms, SUMMARY_DIGITS);
-        sim_json_real(f, ", \"transfer_ms\": ", en->transfer_ms, SUMMARY_DIGITS);
-        sim_json_real(f, ", \"embedding_bytes\": ", en->embedding_bytes, SUMMARY_DIGITS);
-        sim_json_real(f, ", \"utilization\": ", en->utilization, SUMMARY_DIGITS);
-        sim_json_real(f, ", \"ttft_share\": ", en->ttft_share, SUMMARY_DIGITS);
+        PUT_REALS(f, {NULL, en->encode_ms}, {", \"wait_ms\": ", en->wait_ms}, {", \"transfer_ms\": ", en->transfer_ms},
+                  {", \"embedding_bytes\": ", en->embedding_bytes}, {", \"utilization\": ", en->utilization},
+                  {", \"ttft_share\": ", en->ttft_share});
         fputs("}", f);
     }
     /* Only with energy.enabled, so other runs print what they always printed. */
@@ -398,40 +432,52 @@ void sim_summary_print_json(FILE *f, const sim_summary *s)
         sim_json_real(f, NULL, s->records.sketch_rel_error, SUMMARY_DIGITS);
         fputs("}", f);
     }
+}
+
+static void json_classes(FILE *f, const sim_summary *s)
+{
+    if (s->n_classes <= 0) return;
+    fputs(",\n  \"classes\": {", f);
+    for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
+        const sim_class_summary *cs = &s->classes[c];
+        fputs(c ? ",\n    " : "\n    ", f);
+        sim_json_string(f, cs->name);
+        fprintf(f, ": {\"priority\": %d, \"slo\": {\"ttft_ms\": ", (int)cs->priority);
+        sim_json_real(f, NULL, cs->slo.ttft_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"tpot_ms\": ", cs->slo.tpot_ms, SUMMARY_DIGITS);
+        sim_json_real(f, ", \"e2e_ms\": ", cs->slo.e2e_ms, SUMMARY_DIGITS);
+        fprintf(f, "}, \"requests_completed\": %lld, \"requests_good\": %lld, \"requests_shed\": %lld, "
+                   "\"requests_rejected\": %lld,\n      ",
+                (long long)cs->requests_completed, (long long)cs->requests_good, (long long)cs->requests_shed,
+                (long long)cs->requests_rejected);
+        put_stat_inline(f, "ttft_ms", &cs->ttft_ms);
+        fputs(",\n      ", f);
+        put_stat_inline(f, "tpot_ms", &cs->tpot_ms);
+        fputs(",\n      ", f);
+        put_stat_inline(f, "e2e_ms", &cs->e2e_ms);
+        fputs(",\n      ", f);
+        put_stat_inline(f, "queue_ms", &cs->queue_ms);
+        PUT_REALS(f, {",\n      \"goodput_req_per_s\": ", cs->goodput_req_per_s},
+                  {", \"slo_attainment\": ", cs->slo_attainment}, {", \"req_per_s\": ", cs->req_per_s},
+                  {", \"input_tokens_per_s\": ", cs->input_tokens_per_s},
+                  {", \"output_tokens_per_s\": ", cs->output_tokens_per_s});
+        fputs("}", f);
+    }
+    fputs("\n  }", f);
+}
+
+void sim_summary_print_json(FILE *f, const sim_summary *s)
+{
+    json_head(f, s);
+    json_pools(f, s);
+    json_pd_af(f, s);
+    json_sessions(f, &s->sessions);
+    json_workers_energy(f, s);
     if (s->autoscale.enabled) {
         fputs(",\n  \"autoscale\": ", f);
         sim_autoscale_print_json(f, &s->autoscale);
     }
-    if (s->n_classes > 0) {
-        fputs(",\n  \"classes\": {", f);
-        for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
-            const sim_class_summary *cs = &s->classes[c];
-            fputs(c ? ",\n    " : "\n    ", f);
-            sim_json_string(f, cs->name);
-            fprintf(f, ": {\"priority\": %d, \"slo\": {\"ttft_ms\": ", (int)cs->priority);
-            sim_json_real(f, NULL, cs->slo.ttft_ms, SUMMARY_DIGITS);
-            sim_json_real(f, ", \"tpot_ms\": ", cs->slo.tpot_ms, SUMMARY_DIGITS);
-            sim_json_real(f, ", \"e2e_ms\": ", cs->slo.e2e_ms, SUMMARY_DIGITS);
-            fprintf(f, "}, \"requests_completed\": %lld, \"requests_good\": %lld, \"requests_shed\": %lld, "
-                       "\"requests_rejected\": %lld,\n      ",
-                    (long long)cs->requests_completed, (long long)cs->requests_good, (long long)cs->requests_shed,
-                    (long long)cs->requests_rejected);
-            put_stat_inline(f, "ttft_ms", &cs->ttft_ms);
-            fputs(",\n      ", f);
-            put_stat_inline(f, "tpot_ms", &cs->tpot_ms);
-            fputs(",\n      ", f);
-            put_stat_inline(f, "e2e_ms", &cs->e2e_ms);
-            fputs(",\n      ", f);
-            put_stat_inline(f, "queue_ms", &cs->queue_ms);
-            sim_json_real(f, ",\n      \"goodput_req_per_s\": ", cs->goodput_req_per_s, SUMMARY_DIGITS);
-            sim_json_real(f, ", \"slo_attainment\": ", cs->slo_attainment, SUMMARY_DIGITS);
-            sim_json_real(f, ", \"req_per_s\": ", cs->req_per_s, SUMMARY_DIGITS);
-            sim_json_real(f, ", \"input_tokens_per_s\": ", cs->input_tokens_per_s, SUMMARY_DIGITS);
-            sim_json_real(f, ", \"output_tokens_per_s\": ", cs->output_tokens_per_s, SUMMARY_DIGITS);
-            fputs("}", f);
-        }
-        fputs("\n  }", f);
-    }
+    json_classes(f, s);
     fputs("\n}\n", f);
 }
 
