@@ -514,7 +514,10 @@ int32_t sim_summary_fullest_pool(const sim_summary *s)
     return best;
 }
 
-void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *sc)
+/* The run's table, one part per function in the order printed. */
+
+/* What ran, the request counts and the latency table. */
+static void table_head(FILE *f, const sim_summary *s, const sim_scenario *sc)
 {
     if (sc) {
         char gl[4 * SIM_NAME_MAX];
@@ -544,7 +547,12 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
         for (int j = 0; j < 5; j++) put_cell(f, stat_field(st, j), st->n > 0);
         fprintf(f, " %10lld\n", (long long)st->n);
     }
+}
 
+/* Throughput and goodput (with the SLO it was judged by), and what
+ * `servesim search` would rank the run by. */
+static void table_rates(FILE *f, const sim_summary *s, const sim_scenario *sc)
+{
     fprintf(f, "\nthroughput %.3f req/s   %.1f input tok/s   %.1f output tok/s   "
                "%.1f output tok/s/GPU\n",
             s->req_per_s, s->input_tokens_per_s, s->output_tokens_per_s,
@@ -578,6 +586,11 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
                 sc->workload.arrival.rate * (double)s->requests_good / (double)s->requests_completed *
                     (s->output_tokens_per_s / s->req_per_s) / s->n_gpus,
                 sc->workload.arrival.rate);
+}
+
+/* Utilisation, KV, cache hits, load imbalance, batch and the pools. */
+static void table_pools(FILE *f, const sim_summary *s)
+{
     fprintf(f, "utilization %.1f %%   KV occupancy %.1f %% (means over instances and time)\n",
             100 * s->mean_utilization, 100 * s->mean_kv_occupancy);
     if (s->cache_hit_rate > 0)
@@ -594,6 +607,11 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
                     100 * s->pools[p].kv_occupancy, s->pools[p].waiting, s->pools[p].mean_batch,
                     (int)s->pools[p].max_seqs);
     }
+}
+
+/* The PD hand-over and the sessions. */
+static void table_pd_sessions(FILE *f, const sim_summary *s)
+{
     if (s->pd.enabled) {
         fprintf(f, "\nKV moved   %lld requests, %.3f GB; transfer ms mean %.2f p50 %.2f p99 %.2f; "
                    "back-pressure ms mean %.2f p99 %.2f\n",
@@ -627,6 +645,12 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
             fprintf(f, " %10.0f\n", ts->input_tokens_mean);
         }
     }
+}
+
+/* The AF split, the frontend and detokenizer workers, the encoders and the
+ * energy model. */
+static void table_workers_energy(FILE *f, const sim_summary *s)
+{
     if (s->af.enabled)
         fprintf(f, "\nAF         %d micro-batches: attention side busy %.1f %%, FFN side busy %.1f %%, "
                    "activation transfers %.1f %% of iteration time (%.3f ms/iteration, %.3f GB)\n",
@@ -662,7 +686,11 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
         fprintf(f, "           %.4g J per output token, %.4g kWh per million output tokens, %.4g J per request\n",
                 e->joules_per_output_token, e->kwh_per_million_output_tokens, e->joules_per_request);
     }
-    if (s->autoscale.enabled) sim_autoscale_print_table(f, &s->autoscale, s->requests_completed, s->requests_good);
+}
+
+/* What was not kept, what was shed, the classes and the overload verdict. */
+static void table_records_classes(FILE *f, const sim_summary *s)
+{
     if (s->records.capped && s->records.sketch_rel_error > 0)
         fprintf(f, "\nrecords    %lld of %lld requests kept (output.request_records): percentiles from a sketch, "
                    "within %.2g %%; counts, means and rates exact\n",
@@ -695,4 +723,15 @@ void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *
         fprintf(f, "WARNING: overloaded, run stopped early: %.*s\n",
                 (int)sizeof s->overload_reason,
                 s->overload_reason[0] ? s->overload_reason : "queues grew without bound");
+}
+
+void sim_summary_print_table(FILE *f, const sim_summary *s, const sim_scenario *sc)
+{
+    table_head(f, s, sc);
+    table_rates(f, s, sc);
+    table_pools(f, s);
+    table_pd_sessions(f, s);
+    table_workers_energy(f, s);
+    if (s->autoscale.enabled) sim_autoscale_print_table(f, &s->autoscale, s->requests_completed, s->requests_good);
+    table_records_classes(f, s);
 }
