@@ -35,19 +35,10 @@ int sim_admission_enabled(const sim_workload_cfg *w)
     return 0;
 }
 
-void sim_scenario_defaults(sim_scenario *sc)
+/* workload: a fixed-length Poisson stream; sessions, images, a trace and
+ * shared prefixes off. */
+static void workload_defaults(sim_workload_cfg *w)
 {
-    memset(sc, 0, sizeof *sc);
-    strcpy(sc->name, "unnamed");
-    sc->seed = 42;
-    strcpy(sc->model, "llama-3.1-8b");
-    sc->dtype = SIM_DTYPE_AUTO;
-    sc->kv_dtype = SIM_DTYPE_BF16;
-    strcpy(sc->hardware.gpu, "h100-sxm");
-    sc->hardware.gpus_per_node = SIM_DEFAULT_GPUS_PER_NODE;
-    for (int f = 0; f < SIM_OP_FAMILIES; f++) sc->hardware.op_speedup[f] = 1;
-
-    sim_workload_cfg *w = &sc->workload;
     w->requests = 1000;
     w->duration_s = 0;
     w->arrival.process = SIM_ARRIVAL_POISSON;
@@ -85,10 +76,23 @@ void sim_scenario_defaults(sim_scenario *sc)
     w->trace.format = SIM_TRACE_NONE;
     w->trace.time_scale = 1.0;
     w->trace.rate_scale = 1.0;
+    sim_prefix_cfg *px = &w->prefix;
+    px->kind = SIM_PREFIX_NONE;
+    px->block_tokens = 512;
+    px->prompts = 16;
+    px->prompt_tokens = 2048;
+    px->zipf_s = 1.0;
+    px->sessions = 64;
+    px->turns = 5;
+    px->docs = 1000;
+    px->doc_tokens = 1024;
+    px->docs_per_request = 2;
+}
 
-    sc->deployment.mode = SIM_MODE_COLOCATED;
-    sc->deployment.n_pools = 1;
-    sim_pool_cfg *p = &sc->deployment.pools[0];
+/* One pool: a colocated instance on one GPU, vLLM-like scheduler caps,
+ * autoscaling off (max 0) with Kubernetes-like timings. */
+static void pool_defaults(sim_pool_cfg *p)
+{
     p->role = SIM_ROLE_COLOCATED;
     p->instances = 1;
     p->parallel.tp = 1;
@@ -136,9 +140,11 @@ void sim_scenario_defaults(sim_scenario *sc)
     p->autoscale.cooldown_s = 60;
     p->autoscale.storage_gbs = 5;  /* one NVMe Gen4 x4 drive's sustained read */
     p->autoscale.startup_s = 30;
-    /* Later pools in a file start from the same scheduler defaults. */
-    for (int i = 1; i < SIM_MAX_POOLS; i++) sc->deployment.pools[i] = *p;
+}
 
+/* routing, cache, network and the PD / AF hand-over keys of deployment. */
+static void routing_defaults(sim_scenario *sc)
+{
     sc->routing.policy = SIM_ROUTE_ROUND_ROBIN;
     sc->routing.preset = SIM_PRESET_NONE;
     sc->routing.lambda = 1.0;
@@ -171,24 +177,11 @@ void sim_scenario_defaults(sim_scenario *sc)
     sc->deployment.decode_routing = SIM_DECODE_LEAST_LOADED;
     sc->deployment.decode_pick = SIM_DECODE_PICK_PREFILL_END;
     sc->deployment.af_micro_batches = 2;
+}
 
-    sim_prefix_cfg *px = &sc->workload.prefix;
-    px->kind = SIM_PREFIX_NONE;
-    px->block_tokens = 512;
-    px->prompts = 16;
-    px->prompt_tokens = 2048;
-    px->zipf_s = 1.0;
-    px->sessions = 64;
-    px->turns = 5;
-    px->docs = 1000;
-    px->doc_tokens = 1024;
-    px->docs_per_request = 2;
-    sc->slo.ttft_ms = 0;
-    sc->slo.tpot_ms = 0;
-    sc->slo.e2e_ms = 0;
-    /* Class items start from the workload's keys (the loader copies them
-     * in again over a file's workload); these are what the reference shows. */
-    for (int i = 0; i < SIM_MAX_CLASSES; i++) sim_class_from_workload(&w->classes[i], w);
+/* output, overload and search. */
+static void run_defaults(sim_scenario *sc)
+{
     sc->output.db[0] = '\0';
     sc->output.store_requests = 1;
     sc->output.sample_interval_s = 1.0;
@@ -209,6 +202,33 @@ void sim_scenario_defaults(sim_scenario *sc)
     se->prune = 1;
     se->objective = SIM_OBJECTIVE_AUTO;
     se->max_candidates = 20000;
+}
+
+void sim_scenario_defaults(sim_scenario *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    strcpy(sc->name, "unnamed");
+    sc->seed = 42;
+    strcpy(sc->model, "llama-3.1-8b");
+    sc->dtype = SIM_DTYPE_AUTO;
+    sc->kv_dtype = SIM_DTYPE_BF16;
+    strcpy(sc->hardware.gpu, "h100-sxm");
+    sc->hardware.gpus_per_node = SIM_DEFAULT_GPUS_PER_NODE;
+    for (int f = 0; f < SIM_OP_FAMILIES; f++) sc->hardware.op_speedup[f] = 1;
+    workload_defaults(&sc->workload);
+    sc->deployment.mode = SIM_MODE_COLOCATED;
+    sc->deployment.n_pools = 1;
+    pool_defaults(&sc->deployment.pools[0]);
+    /* Later pools in a file start from the same scheduler defaults. */
+    for (int i = 1; i < SIM_MAX_POOLS; i++) sc->deployment.pools[i] = sc->deployment.pools[0];
+    routing_defaults(sc);
+    sc->slo.ttft_ms = 0;
+    sc->slo.tpot_ms = 0;
+    sc->slo.e2e_ms = 0;
+    /* Class items start from the workload's keys (the loader copies them
+     * in again over a file's workload); these are what the reference shows. */
+    for (int i = 0; i < SIM_MAX_CLASSES; i++) sim_class_from_workload(&sc->workload.classes[i], &sc->workload);
+    run_defaults(sc);
 }
 
 const char *const sim_prefix_kind_names[SIM_PREFIX_KINDS] = {"none", "system_prompt", "multi_turn", "rag"};
