@@ -127,6 +127,114 @@ typedef struct {
     int32_t replications, jobs; /* --replications N (0 = one run), --jobs J (0 = one per CPU) */
 } run_args;
 
+/* Appends a key=value set: 0, or -1 after the message when there is no
+ * room. */
+static int add_set(run_args *a, const char *v)
+{
+    if (a->n_sets == MAX_SETS) {
+        fprintf(stderr, "servesim: too many --set options (max %d)\n", MAX_SETS);
+        return -1;
+    }
+    a->sets[a->n_sets++] = v;
+    return 0;
+}
+
+/* --trace FILE, --trace-window T0:T1, --trace-max-events N (s the flag, v
+ * its value): 0 or -1 after the message. */
+static int trace_flag(run_args *a, const char *s, const char *v)
+{
+    if (s[7] == '\0') {
+        a->trace = v;
+    } else if (s[8] == 'w') {
+        const char *colon = strchr(v, ':');
+        char t0[64] = "";
+        if (colon && (size_t)(colon - v) < sizeof t0) memcpy(t0, v, (size_t)(colon - v));
+        if (!colon || (size_t)(colon - v) >= sizeof t0 || sim_parse_double(t0, &a->trace_t0) != SIM_PARSE_OK ||
+            sim_parse_double(colon + 1, &a->trace_t1) != SIM_PARSE_OK || a->trace_t0 < 0 ||
+            a->trace_t1 <= a->trace_t0) {
+            fprintf(stderr, "servesim: --trace-window: expected T0:T1 in seconds with T1 > T0 >= 0, got '%s'\n", v);
+            return -1;
+        }
+    } else {
+        int64_t n;
+        if (sim_parse_i64(v, &n) != SIM_PARSE_OK || n < 1) {
+            fprintf(stderr, "servesim: --trace-max-events: expected a positive integer, got '%s'\n", v);
+            return -1;
+        }
+        a->trace_max = n;
+    }
+    return 0;
+}
+
+/* A run flag that takes a value (argv[*i] = s; *i moved past the value):
+ * 1 taken, 0 not such a flag, -1 after the message. */
+static int run_value_flag(int argc, char **argv, int *i, const char *s, run_args *a)
+{
+    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    static const char *const needs[][2] = {{"--seed", "a value"}, {"--out", "a folder"},
+                                           {"--sweep", "key.path=v1,v2,..."}, {"--db", "a file name"},
+                                           {"--trace", "a value"}, {"--trace-window", "a value"},
+                                           {"--trace-max-events", "a value"}};
+    int known = 0;
+    for (size_t q = 0; q < sizeof needs / sizeof needs[0] && !known; q++)
+        if (strcmp(s, needs[q][0]) == 0) {
+            known = 1;
+            if (!v) {
+                fprintf(stderr, "servesim: %s needs %s\n", s, needs[q][1]);
+                return -1;
+            }
+        }
+    if (strcmp(s, "--seed") == 0) {
+        uint64_t seed;
+        if (sim_parse_u64(v, &seed) != SIM_PARSE_OK) {
+            fprintf(stderr, "servesim: --seed: expected a non-negative integer, got '%s'\n", v);
+            return -1;
+        }
+        snprintf(a->seed_set, sizeof a->seed_set, "seed=%llu", (unsigned long long)seed);
+    } else if (strcmp(s, "--request-records") == 0) {
+        int64_t nrec = -1;
+        if (!v || sim_parse_i64(v, &nrec) != SIM_PARSE_OK || nrec < 0) {
+            fprintf(stderr, "servesim: --request-records: expected a non-negative integer, got '%s'\n", v ? v : "");
+            return -1;
+        }
+        snprintf(a->records_set, sizeof a->records_set, "output.request_records=%lld", (long long)nrec);
+    } else if (strcmp(s, "--out") == 0) {
+        a->out_dir = v;
+    } else if (strcmp(s, "--sweep") == 0) {
+        a->sweep = v;
+    } else if (strcmp(s, "--db") == 0) {
+        a->db = v;
+    } else if (strncmp(s, "--trace", 7) == 0 && known) {
+        if (trace_flag(a, s, v) < 0) return -1;
+    } else if (strcmp(s, "--replications") == 0 || strcmp(s, "--jobs") == 0) {
+        int64_t k = -1;
+        int reps = s[2] == 'r';
+        if (!v || sim_parse_i64(v, &k) != SIM_PARSE_OK || k < (reps ? 2 : 1) || k > (reps ? 100000 : 1024)) {
+            fprintf(stderr, "servesim: %s: expected an integer in %s, got '%s'\n", s, reps ? "2..100000" : "1..1024",
+                    v ? v : "");
+            return -1;
+        }
+        if (reps) a->replications = (int32_t)k;
+        else a->jobs = (int32_t)k;
+    } else {
+        return 0;
+    }
+    if (v) (*i)++;
+    return 1;
+}
+
+/* A run flag without a value: 1 taken, 0 not such a flag. */
+static int run_bool_flag(const char *s, run_args *a)
+{
+    int *dst = strcmp(s, "--json") == 0         ? &a->json
+               : strcmp(s, "--quiet") == 0      ? &a->quiet
+               : strcmp(s, "--no-db") == 0      ? &a->no_db
+               : strcmp(s, "--no-perf-db") == 0 ? &a->no_perf_db
+                                                : NULL;
+    if (dst) *dst = 1;
+    return dst != NULL;
+}
+
 static int parse_run_args(int argc, char **argv, const char *usage, int allow_run_flags, run_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -134,6 +242,7 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
     a->trace_max = 1000000;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
+        int taken;
         if (is_help(s)) {
             fputs(usage, stdout);
             return 1;
@@ -143,96 +252,11 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
                 fprintf(stderr, "servesim: --set needs key.path=value\n");
                 return -1;
             }
-            if (a->n_sets == MAX_SETS) {
-                fprintf(stderr, "servesim: too many --set options (max %d)\n", MAX_SETS);
-                return -1;
-            }
-            a->sets[a->n_sets++] = v;
-        } else if (allow_run_flags && strcmp(s, "--seed") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "servesim: --seed needs a value\n");
-                return -1;
-            }
-            const char *v = argv[++i];
-            uint64_t seed;
-            if (sim_parse_u64(v, &seed) != SIM_PARSE_OK) {
-                fprintf(stderr, "servesim: --seed: expected a non-negative integer, got '%s'\n", v);
-                return -1;
-            }
-            snprintf(a->seed_set, sizeof a->seed_set, "seed=%llu", (unsigned long long)seed);
-        } else if (allow_run_flags && strcmp(s, "--request-records") == 0) {
-            const char *v = i + 1 < argc ? argv[++i] : NULL;
-            int64_t nrec = -1;
-            if (!v || sim_parse_i64(v, &nrec) != SIM_PARSE_OK || nrec < 0) {
-                fprintf(stderr, "servesim: --request-records: expected a non-negative integer, got '%s'\n",
-                        v ? v : "");
-                return -1;
-            }
-            snprintf(a->records_set, sizeof a->records_set, "output.request_records=%lld", (long long)nrec);
-        } else if (allow_run_flags && strcmp(s, "--json") == 0) {
-            a->json = 1;
-        } else if (allow_run_flags && strcmp(s, "--quiet") == 0) {
-            a->quiet = 1;
-        } else if (allow_run_flags && strcmp(s, "--no-db") == 0) {
-            a->no_db = 1;
-        } else if (allow_run_flags && strcmp(s, "--no-perf-db") == 0) {
-            a->no_perf_db = 1;
-        } else if (allow_run_flags && strcmp(s, "--out") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "servesim: --out needs a folder\n");
-                return -1;
-            }
-            a->out_dir = argv[++i];
-        } else if (allow_run_flags && strcmp(s, "--sweep") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "servesim: --sweep needs key.path=v1,v2,...\n");
-                return -1;
-            }
-            a->sweep = argv[++i];
-        } else if (allow_run_flags && (strcmp(s, "--trace") == 0 || strcmp(s, "--trace-window") == 0 ||
-                                       strcmp(s, "--trace-max-events") == 0)) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "servesim: %s needs a value\n", s);
-                return -1;
-            }
-            const char *v = argv[++i];
-            if (s[7] == '\0') {
-                a->trace = v;
-            } else if (s[8] == 'w') {
-                const char *colon = strchr(v, ':');
-                char t0[64] = "";
-                if (colon && (size_t)(colon - v) < sizeof t0) memcpy(t0, v, (size_t)(colon - v));
-                if (!colon || (size_t)(colon - v) >= sizeof t0 || sim_parse_double(t0, &a->trace_t0) != SIM_PARSE_OK ||
-                    sim_parse_double(colon + 1, &a->trace_t1) != SIM_PARSE_OK || a->trace_t0 < 0 ||
-                    a->trace_t1 <= a->trace_t0) {
-                    fprintf(stderr, "servesim: --trace-window: expected T0:T1 in seconds with T1 > T0 >= 0, got '%s'\n", v);
-                    return -1;
-                }
-            } else {
-                int64_t n;
-                if (sim_parse_i64(v, &n) != SIM_PARSE_OK || n < 1) {
-                    fprintf(stderr, "servesim: --trace-max-events: expected a positive integer, got '%s'\n", v);
-                    return -1;
-                }
-                a->trace_max = n;
-            }
-        } else if (allow_run_flags && (strcmp(s, "--replications") == 0 || strcmp(s, "--jobs") == 0)) {
-            const char *v = i + 1 < argc ? argv[++i] : NULL;
-            int64_t k = -1;
-            int reps = s[2] == 'r';
-            if (!v || sim_parse_i64(v, &k) != SIM_PARSE_OK || k < (reps ? 2 : 1) || k > (reps ? 100000 : 1024)) {
-                fprintf(stderr, "servesim: %s: expected an integer in %s, got '%s'\n", s,
-                        reps ? "2..100000" : "1..1024", v ? v : "");
-                return -1;
-            }
-            if (reps) a->replications = (int32_t)k;
-            else a->jobs = (int32_t)k;
-        } else if (allow_run_flags && strcmp(s, "--db") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "servesim: --db needs a file name\n");
-                return -1;
-            }
-            a->db = argv[++i];
+            if (add_set(a, v) < 0) return -1;
+        } else if (allow_run_flags && (taken = run_value_flag(argc, argv, &i, s, a)) != 0) {
+            if (taken < 0) return -1;
+        } else if (allow_run_flags && run_bool_flag(s, a)) {
+            continue;
         } else if (s[0] == '-' && s[1] != '\0') {
             static const char *const run_flags[] = {"--set", "--seed", "--json", "--sweep", "--db", "--no-db",
                                                     "--no-perf-db", "--quiet", "--out", "--help", "--trace",
@@ -252,27 +276,9 @@ static int parse_run_args(int argc, char **argv, const char *usage, int allow_ru
         fprintf(stderr, "servesim: missing SCENARIO.yaml\n%s", usage);
         return -1;
     }
-    if (a->seed_set[0]) {
-        if (a->n_sets == MAX_SETS) {
-            fprintf(stderr, "servesim: too many --set options (max %d)\n", MAX_SETS);
-            return -1;
-        }
-        a->sets[a->n_sets++] = a->seed_set;
-    }
-    if (a->records_set[0]) {
-        if (a->n_sets == MAX_SETS) {
-            fprintf(stderr, "servesim: too many --set options (max %d)\n", MAX_SETS);
-            return -1;
-        }
-        a->sets[a->n_sets++] = a->records_set;
-    }
-    if (a->no_perf_db) {
-        if (a->n_sets == MAX_SETS) {
-            fprintf(stderr, "servesim: too many --set options (max %d)\n", MAX_SETS);
-            return -1;
-        }
-        a->sets[a->n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
-    }
+    if ((a->seed_set[0] && add_set(a, a->seed_set) < 0) || (a->records_set[0] && add_set(a, a->records_set) < 0) ||
+        (a->no_perf_db && add_set(a, "hardware.perf_db=" SIM_PERF_DB_NONE) < 0))
+        return -1;
     return 0;
 }
 
