@@ -60,14 +60,17 @@ static int emit_stat(sim_summary_metric_fn fn, void *ctx, const char *key, const
     return 0;
 }
 
-int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
-{
-    char name[64 + SIM_CLASS_NAME_MAX];
-    int rc;
-#define EMIT(n, v)                                   \
-    do {                                             \
+/* The metrics of a summary as fn sees them (the results store's rows), one
+ * part per function in the order given; EMIT returns fn's non-zero answer. */
+#define EMIT(n, v)                                       \
+    do {                                                 \
         if ((rc = fn((n), (double)(v), ctx))) return rc; \
     } while (0)
+
+/* Counts, latency statistics, throughput, times and cluster means. */
+static int metrics_head(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
+{
+    int rc;
     EMIT("requests_completed", s->requests_completed);
     EMIT("requests_good", s->requests_good);
     EMIT("requests_rejected", s->requests_rejected);
@@ -89,6 +92,13 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
     EMIT("mean_kv_occupancy", s->mean_kv_occupancy);
     EMIT("cache_hit_rate", s->cache_hit_rate);
     EMIT("load_cv", s->load_cv);
+    return 0;
+}
+
+static int metrics_pools(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
+{
+    char name[64];
+    int rc;
     for (int32_t p = 0; p < s->n_pools && p < SIM_MAX_POOLS; p++) {
         snprintf(name, sizeof name, "pools.%d.utilization", (int)p);
         EMIT(name, s->pools[p].utilization);
@@ -109,6 +119,14 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         snprintf(name, sizeof name, "pools.%d.role", (int)p);
         EMIT(name, role);
     }
+    return 0;
+}
+
+/* The PD hand-over, the records kept and the AF split. */
+static int metrics_pd_af(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
+{
+    char name[64];
+    int rc;
     if (s->pd.enabled) {
         EMIT("pd.moved", s->pd.moved);
         EMIT("pd.kv_bytes_moved", s->pd.kv_bytes_moved);
@@ -137,6 +155,13 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("af.activation_bytes", s->af.activation_bytes);
         EMIT("af.transfer_ms_per_iter", s->af.transfer_ms_per_iter);
     }
+    return 0;
+}
+
+static int metrics_sessions(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
+{
+    char name[64];
+    int rc;
     if (s->sessions.enabled) {
         const sim_session_summary *ss = &s->sessions;
         EMIT("sessions.completed", ss->completed);
@@ -155,6 +180,13 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
             EMIT(name, ts->cached_tokens_mean);
         }
     }
+    return 0;
+}
+
+/* The frontend and detokenizer workers, the encoders and the energy model. */
+static int metrics_workers_energy(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
+{
+    int rc;
     if (s->frontend.enabled) {
         EMIT("frontend.workers", s->frontend.workers);
         EMIT("frontend.jobs", s->frontend.jobs);
@@ -196,7 +228,13 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         EMIT("energy.gpu_dynamic_joules", s->energy.gpu_dynamic_j);
         EMIT("energy.host_joules", s->energy.host_j);
     }
-    if (s->autoscale.enabled && (rc = sim_autoscale_each_metric(&s->autoscale, fn, ctx))) return rc;
+    return 0;
+}
+
+static int metrics_classes(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
+{
+    char name[64 + SIM_CLASS_NAME_MAX];
+    int rc;
     for (int32_t c = 0; c < s->n_classes && c < SIM_MAX_CLASSES; c++) {
         const sim_class_summary *cs = &s->classes[c];
 #define CLASS_EMIT(key, v)                                                  \
@@ -222,8 +260,18 @@ int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void
         }
 #undef CLASS_EMIT
     }
-#undef EMIT
     return 0;
+}
+#undef EMIT
+
+int sim_summary_each_metric(const sim_summary *s, sim_summary_metric_fn fn, void *ctx)
+{
+    int rc;
+    if ((rc = metrics_head(s, fn, ctx)) || (rc = metrics_pools(s, fn, ctx)) || (rc = metrics_pd_af(s, fn, ctx)) ||
+        (rc = metrics_sessions(s, fn, ctx)) || (rc = metrics_workers_energy(s, fn, ctx)))
+        return rc;
+    if (s->autoscale.enabled && (rc = sim_autoscale_each_metric(&s->autoscale, fn, ctx))) return rc;
+    return metrics_classes(s, fn, ctx);
 }
 
 /* Significant digits of every real in the summary's JSON. */
