@@ -449,28 +449,17 @@ static int encode_bound(const sim_search *s, const sim_search_cand *c, const sim
     return 1;
 }
 
-void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_result *res)
+/* Each pool's cost model, its draft's k, and whether its KV holds the
+ * longest request. 1, or 0 with res infeasible. */
+static int bound_pool_costs(const sim_search *s, const sim_search_cand *c, const sim_search_lens *L,
+                            const sim_search_costent **ent, int32_t *spec_k, sim_search_result *res)
 {
-    const sim_scenario *sc = &s->sc;
-    const sim_search_lens *L = lens_find(s, res->requests);
-    const sim_search_costent *ent[SIM_SEARCH_MAX_POOLS] = {0};
-    sim_af *af = NULL;
-    const double ttft_s = sc->slo.ttft_ms * 1e-3, tpot_s = sc->slo.tpot_ms * 1e-3;
-    const int caching = sc->cache.enabled;
-    if (!L) {
-        res->status = SIM_CAND_ERROR;
-        snprintf(res->reason, sizeof res->reason, "internal: no workload statistics for %lld requests",
-                 (long long)res->requests);
-        return;
-    }
-    res->mean_output = L->out_mean;
-    int32_t spec_k[SIM_SEARCH_MAX_POOLS] = {0};
     for (int32_t p = 0; p < c->n_pools; p++) {
         ent[p] = pool_cost(s, c, p);
         if (!ent[p] || !ent[p]->cost) {
             res->status = SIM_CAND_INFEASIBLE;
             snprintf(res->reason, sizeof res->reason, "%.250s", ent[p] ? ent[p]->err : "no cost model");
-            return;
+            return 0;
         }
         /* A speculating instance holds a request's k draft tokens' KV beside its own. */
         if (ent[p]->draft) spec_k[p] = sim_search_spec_pool_k(s, c, p);
@@ -482,116 +471,123 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
             snprintf(res->reason, sizeof res->reason,
                      "%s %s: KV cache holds %lld tokens, the longest request needs %lld", sim_role_name(c->pools[p].role),
                      ln, (long long)ent[p]->kv_tokens, (long long)(L->longest + spec_k[p]));
-            return;
+            return 0;
         }
     }
-    if (c->mode == SIM_MODE_AF || c->mode == SIM_MODE_PD_AF) {
-        int32_t a = c->mode == SIM_MODE_AF ? 0 : 1, f = a + 1;
-        model_gpu g;
-        sim_err e2 = {{0}};
-        double nic = 0;
-        /* Activations cross between the two pools' GPUs: the slower NIC of the two. */
-        if (model_catalog_gpu(c->pools[a].gpu, &g, &e2) == 0) nic = sim_network_nic_Bps(&sc->network, g.nic_bw);
-        if (strcmp(c->pools[f].gpu, c->pools[a].gpu) != 0 && model_catalog_gpu(c->pools[f].gpu, &g, &e2) == 0) {
-            double nf = sim_network_nic_Bps(&sc->network, g.nic_bw);
-            if (nf < nic) nic = nf;
-        }
-        if (sim_af_create(ent[a]->cost, ent[f]->cost, c->pools[a].instances, c->pools[f].instances,
-                          sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, &af, &e2) < 0) {
-            res->status = SIM_CAND_INFEASIBLE;
-            snprintf(res->reason, sizeof res->reason, "attention/ffn: %.200s", e2.msg);
-            return;
+    return 1;
+}
+
+/* The attention-FFN pipeline of an af / pd+af candidate (*af NULL for the
+ * other modes). 1, or 0 with res infeasible. */
+static int bound_af(const sim_search *s, const sim_search_cand *c, const sim_search_costent *const *ent, sim_af **af,
+                    sim_search_result *res)
+{
+    const sim_scenario *sc = &s->sc;
+    *af = NULL;
+    if (c->mode != SIM_MODE_AF && c->mode != SIM_MODE_PD_AF) return 1;
+    int32_t a = c->mode == SIM_MODE_AF ? 0 : 1, f = a + 1;
+    model_gpu g;
+    sim_err e2 = {{0}};
+    double nic = 0;
+    /* Activations cross between the two pools' GPUs: the slower NIC of the two. */
+    if (model_catalog_gpu(c->pools[a].gpu, &g, &e2) == 0) nic = sim_network_nic_Bps(&sc->network, g.nic_bw);
+    if (strcmp(c->pools[f].gpu, c->pools[a].gpu) != 0 && model_catalog_gpu(c->pools[f].gpu, &g, &e2) == 0) {
+        double nf = sim_network_nic_Bps(&sc->network, g.nic_bw);
+        if (nf < nic) nic = nf;
+    }
+    if (sim_af_create(ent[a]->cost, ent[f]->cost, c->pools[a].instances, c->pools[f].instances,
+                      sc->deployment.af_micro_batches, nic, sc->network.latency_us * 1e-6, af, &e2) < 0) {
+        res->status = SIM_CAND_INFEASIBLE;
+        snprintf(res->reason, sizeof res->reason, "attention/ffn: %.200s", e2.msg);
+        return 0;
+    }
+    return 1;
+}
+
+/* What bounds one instance of pool p: the request rate its prefill and
+ * its decode each sustain under the SLO, the lower, with *phase naming it.
+ * Returns that rate (INFINITY: nothing bounds it), or -1 when the SLO
+ * cannot be met at all (why says how). */
+static double pool_inst_rate(const sim_search *s, const sim_search_cand *c, int32_t p, const sim_search_costent *ent,
+                             const sim_af *af, int32_t spec_k, const sim_search_lens *L, double coloc_s,
+                             double first_s, char *why, size_t wl, const char **phase)
+{
+    const sim_scenario *sc = &s->sc;
+    const double ttft_s = sc->slo.ttft_ms * 1e-3, tpot_s = sc->slo.tpot_ms * 1e-3;
+    const int caching = sc->cache.enabled;
+    sim_role role = c->pools[p].role;
+    iter_fn fn = role == SIM_ROLE_ATTENTION ? iter_af : iter_model, thr = fn;
+    const void *ctx = role == SIM_ROLE_ATTENTION ? (const void *)af : (const void *)ent->cost;
+    int32_t lanes = 1;
+    if (role != SIM_ROLE_ATTENTION && model_cost_layout(ent->cost)->pp > 1) {
+        thr = iter_pipe;
+        lanes = model_cost_layout(ent->cost)->micro_batches;
+    }
+    /* Speculative decoding (where the simulator models it: no PP, no AF). */
+    spec_step sx = {0};
+    sim_spec *sp = NULL;
+    double step_tokens = 1;
+    if (spec_k > 0 && thr == fn && role != SIM_ROLE_ATTENTION) {
+        sim_pool_cfg pc;
+        sim_search_pool_cfg(s, c, p, &pc);
+        if (sim_spec_create(&pc.scheduler.spec, ent->draft, 0, 0, &sp, NULL) == 0) {
+            sx = (spec_step){ent->cost, sp, 1 + spec_k};
+            fn = thr = iter_spec;
+            ctx = &sx;
+            step_tokens = sim_spec_expected_tokens(&pc.scheduler.spec);
         }
     }
-    double enc_rate, coloc_s[SIM_SEARCH_MAX_POOLS], first_s[SIM_SEARCH_MAX_POOLS];
-    if (!encode_bound(s, c, ent, L, &enc_rate, coloc_s, first_s, res)) {
-        sim_af_destroy(af);
-        return;
-    }
-    double rate = INFINITY;
-    char why[200] = "";
-    for (int32_t p = 0; p < c->n_pools; p++) {
-        sim_role role = c->pools[p].role;
-        if (role == SIM_ROLE_FFN) continue;
-        iter_fn fn = role == SIM_ROLE_ATTENTION ? iter_af : iter_model, thr = fn;
-        const void *ctx = role == SIM_ROLE_ATTENTION ? (const void *)af : (const void *)ent[p]->cost;
-        int32_t lanes = 1;
-        if (role != SIM_ROLE_ATTENTION && model_cost_layout(ent[p]->cost)->pp > 1) {
-            thr = iter_pipe;
-            lanes = model_cost_layout(ent[p]->cost)->micro_batches;
+    int does_prefill = role == SIM_ROLE_COLOCATED || role == SIM_ROLE_PREFILL ||
+                       (role == SIM_ROLE_ATTENTION && c->mode == SIM_MODE_AF);
+    int does_decode = role != SIM_ROLE_PREFILL;
+    double inst = INFINITY;
+    *phase = "prefill";
+    if (does_prefill) {
+        /* TTFT is at least the shortest prompt's prefill on an idle instance. */
+        model_chunk one = {.tokens = (int32_t)(L->in_min < c->chunk_tokens ? L->in_min : c->chunk_tokens)};
+        model_batch b1 = {.n_chunks = 1, .chunks = &one};
+        double t_first = fn(ctx, &b1);
+        if (ttft_s > 0 && t_first + first_s > ttft_s && L->in_min <= c->chunk_tokens) {
+            if (first_s > 0)
+                snprintf(why, wl, "the shortest prompt alone takes %.0f ms to prefill after a %.0f ms "
+                         "encoder pass > TTFT bound %.0f ms", t_first * 1e3, first_s * 1e3, ttft_s * 1e3);
+            else
+                snprintf(why, wl, "the shortest prompt alone takes %.0f ms to prefill > TTFT bound %.0f ms",
+                         t_first * 1e3, ttft_s * 1e3);
+            sim_spec_destroy(sp);
+            return -1;
         }
-        /* Speculative decoding (where the simulator models it: no PP, no AF). */
-        spec_step sx = {0};
-        sim_spec *sp = NULL;
-        double step_tokens = 1;
-        if (spec_k[p] > 0 && thr == fn && role != SIM_ROLE_ATTENTION) {
-            sim_pool_cfg pc;
-            sim_search_pool_cfg(s, c, p, &pc);
-            if (sim_spec_create(&pc.scheduler.spec, ent[p]->draft, 0, 0, &sp, NULL) == 0) {
-                sx = (spec_step){ent[p]->cost, sp, 1 + spec_k[p]};
-                fn = thr = iter_spec;
-                ctx = &sx;
-                step_tokens = sim_spec_expected_tokens(&pc.scheduler.spec);
-            }
-        }
-        int does_prefill = role == SIM_ROLE_COLOCATED || role == SIM_ROLE_PREFILL ||
-                           (role == SIM_ROLE_ATTENTION && c->mode == SIM_MODE_AF);
-        int does_decode = role != SIM_ROLE_PREFILL;
-        double inst = INFINITY;
-        const char *phase = "prefill";
-        if (does_prefill) {
-            /* TTFT is at least the shortest prompt's prefill on an idle instance. */
-            model_chunk one = {.tokens = (int32_t)(L->in_min < c->chunk_tokens ? L->in_min : c->chunk_tokens)};
-            model_batch b1 = {.n_chunks = 1, .chunks = &one};
-            double t_first = fn(ctx, &b1);
-            if (ttft_s > 0 && t_first + first_s[p] > ttft_s && L->in_min <= c->chunk_tokens) {
-                if (first_s[p] > 0)
-                    snprintf(why, sizeof why, "the shortest prompt alone takes %.0f ms to prefill after a %.0f ms "
-                             "encoder pass > TTFT bound %.0f ms", t_first * 1e3, first_s[p] * 1e3, ttft_s * 1e3);
-                else
-                    snprintf(why, sizeof why, "the shortest prompt alone takes %.0f ms to prefill > TTFT bound %.0f ms",
-                             t_first * 1e3, ttft_s * 1e3);
-                rate = 0;
-                sim_spec_destroy(sp);
-                break;
-            }
-            if (!caching) {
-                /* Colocated encoding: the tower's pass joins the request's prefill work. */
-                double r = 1.0 / (L->in_mean * prefill_s_per_token(thr, ctx, c) + coloc_s[p]);
-                if (r < inst) inst = r;
-            } else if (coloc_s[p] > 0) {
-                double r = 1.0 / coloc_s[p];
-                if (r < inst) inst = r;
-            }
-        }
-        if (does_decode && L->out_mean > 1) {
-            double tok = decode_tok_rate(fn, thr, lanes, ctx, c, ent[p]->kv_tokens, L, tpot_s, step_tokens, caching,
-                                         why, sizeof why);
-            if (tok <= 0) {
-                rate = 0;
-                sim_spec_destroy(sp);
-                break;
-            }
-            double r = tok / (L->out_mean - 1);
-            if (r < inst) {
-                inst = r;
-                phase = "decode";
-            }
-        }
-        sim_spec_destroy(sp);
-        double pool_rate = inst * c->pools[p].instances;
-        if (pool_rate < rate) {
-            char ln[48];
-            rate = pool_rate;
-            sim_search_layout_name(&c->pools[p], ln, sizeof ln);
-            snprintf(res->bound_by, sizeof res->bound_by, "%s of %dx %s", phase, (int)c->pools[p].instances, ln);
+        if (!caching) {
+            /* Colocated encoding: the tower's pass joins the request's prefill work. */
+            double r = 1.0 / (L->in_mean * prefill_s_per_token(thr, ctx, c) + coloc_s);
+            if (r < inst) inst = r;
+        } else if (coloc_s > 0) {
+            double r = 1.0 / coloc_s;
+            if (r < inst) inst = r;
         }
     }
-    sim_af_destroy(af);
-    if (rate > 0 && enc_rate < rate) {
-        rate = enc_rate;
-        snprintf(res->bound_by, sizeof res->bound_by, "encode of %dx 1-GPU encoders", (int)c->encode_instances);
+    if (does_decode && L->out_mean > 1) {
+        double tok = decode_tok_rate(fn, thr, lanes, ctx, c, ent->kv_tokens, L, tpot_s, step_tokens, caching, why, wl);
+        if (tok <= 0) {
+            sim_spec_destroy(sp);
+            return -1;
+        }
+        double r = tok / (L->out_mean - 1);
+        if (r < inst) {
+            inst = r;
+            *phase = "decode";
+        }
     }
+    sim_spec_destroy(sp);
+    return inst;
+}
+
+/* The candidate's bound from its rate (0: the SLO cannot be met): its
+ * status, bound rate and score (output tokens per GPU, or per dollar). */
+static void bound_score(const sim_search *s, const sim_search_cand *c, const sim_search_lens *L, double rate,
+                        const char *why, sim_search_result *res)
+{
+    const sim_scenario *sc = &s->sc;
     if (rate == 0) {
         res->status = SIM_CAND_SLO_MISSED;
         snprintf(res->reason, sizeof res->reason, "SLO unreachable: %s", why);
@@ -606,4 +602,50 @@ void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_
     /* Autoscaled: no run holds fewer GPUs than every pool at its min. */
     double gpg = r * L->out_mean / (s->n_as > 0 ? sim_search_gpus_floor(s, c) : c->gpus);
     res->bound_score = s->objective_cost ? gpg / res->price : gpg;
+}
+
+void sim_search_bound(const sim_search *s, const sim_search_cand *c, sim_search_result *res)
+{
+    const sim_search_lens *L = lens_find(s, res->requests);
+    const sim_search_costent *ent[SIM_SEARCH_MAX_POOLS] = {0};
+    sim_af *af = NULL;
+    if (!L) {
+        res->status = SIM_CAND_ERROR;
+        snprintf(res->reason, sizeof res->reason, "internal: no workload statistics for %lld requests",
+                 (long long)res->requests);
+        return;
+    }
+    res->mean_output = L->out_mean;
+    int32_t spec_k[SIM_SEARCH_MAX_POOLS] = {0};
+    if (!bound_pool_costs(s, c, L, ent, spec_k, res) || !bound_af(s, c, ent, &af, res)) return;
+    double enc_rate, coloc_s[SIM_SEARCH_MAX_POOLS], first_s[SIM_SEARCH_MAX_POOLS];
+    if (!encode_bound(s, c, ent, L, &enc_rate, coloc_s, first_s, res)) {
+        sim_af_destroy(af);
+        return;
+    }
+    double rate = INFINITY;
+    char why[200] = "";
+    for (int32_t p = 0; p < c->n_pools; p++) {
+        if (c->pools[p].role == SIM_ROLE_FFN) continue;
+        const char *phase;
+        double inst = pool_inst_rate(s, c, p, ent[p], af, spec_k[p], L, coloc_s[p], first_s[p], why, sizeof why,
+                                     &phase);
+        if (inst < 0) {
+            rate = 0;
+            break;
+        }
+        double pool_rate = inst * c->pools[p].instances;
+        if (pool_rate < rate) {
+            char ln[48];
+            rate = pool_rate;
+            sim_search_layout_name(&c->pools[p], ln, sizeof ln);
+            snprintf(res->bound_by, sizeof res->bound_by, "%s of %dx %s", phase, (int)c->pools[p].instances, ln);
+        }
+    }
+    sim_af_destroy(af);
+    if (rate > 0 && enc_rate < rate) {
+        rate = enc_rate;
+        snprintf(res->bound_by, sizeof res->bound_by, "encode of %dx 1-GPU encoders", (int)c->encode_instances);
+    }
+    bound_score(s, c, L, rate, why, res);
 }
