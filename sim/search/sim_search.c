@@ -31,37 +31,25 @@ void sim_search_note(sim_search *s, const char *fmt, ...)
     va_end(ap);
 }
 
-int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_search **out, sim_err *err)
+/* The search block checked against the scenario, and how candidates are
+ * measured: at the scenario's own arrivals (closed loop, classes,
+ * autoscaling: fixed) or at the highest rate meeting the SLO. */
+static int search_mode(sim_search *s, const sim_scenario *sc, sim_err *err)
 {
-    int rc;
-    *out = NULL;
-    sim_search *s = calloc(1, sizeof *s);
-    if (!s) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    pthread_mutex_init(&s->mu, NULL);
-    if ((rc = calib_table_cache_create(&s->perf_cache, err)) < 0) {
-        pthread_mutex_destroy(&s->mu);
-        free(s);
-        return rc;
-    }
-    s->sc = *sc;
-    s->sc.output.db[0] = '\0';
-    s->sc.sweep.key[0] = '\0';
-    if (opts) s->opts = *opts;
-    s->ranks = 1;
     const sim_search_cfg *cfg = &sc->search;
+    int rc;
     double p = cfg->percentile;
     if (p != 50 && p != 90 && p != 99 && p != 99.9) {
-        rc = sim_err_set(err, SIM_EINVAL, "search.percentile: %g is not one of 50, 90, 99, 99.9", p);
-        goto fail;
+        return sim_err_set(err, SIM_EINVAL, "search.percentile: %g is not one of 50, 90, 99, 99.9", p);
     }
     s->percentile = p;
     if (cfg->replications == 1) {
         rc = sim_err_set(err, SIM_EINVAL, "search.replications: 1 run gives no interval; expected 0 (off) or >= 2");
-        goto fail;
+        return rc;
     }
     /* Autoscaling in the space (search.autoscale, or a pool of the scenario
      * autoscaling): every candidate at the scenario's own arrivals. */
-    if ((rc = sim_search_autoscale_init(s, err)) < 0) goto fail;
+    if ((rc = sim_search_autoscale_init(s, err)) < 0) return rc;
     if (sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_SCHEDULE &&
         s->n_as == 0) {
         /* The search varies workload.arrival.rate, which a schedule ignores. */
@@ -69,14 +57,14 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
                          "search: workload.arrival.process schedule has no single rate to search over; use "
                          "poisson, gamma or constant (or a trace, whose rate is rescaled), or set search.autoscale "
                          "(off for fixed fleets) to run every candidate at the schedule");
-        goto fail;
+        return rc;
     }
     s->closed = sc->workload.trace.format == SIM_TRACE_NONE && sc->workload.arrival.process == SIM_ARRIVAL_CLOSED;
     s->classes = sc->workload.n_classes > 0;
     if (s->classes && cfg->rate > 0) {
         rc = sim_err_set(err, SIM_EINVAL, "search.rate: with workload.classes every class keeps its own arrival rate; "
                                           "leave search.rate 0");
-        goto fail;
+        return rc;
     }
     /* Classes, like a closed loop, bring their own arrivals: measured at them;
      * so does every candidate with autoscaling in the space. */
@@ -98,14 +86,18 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         rc = sim_err_set(err, SIM_EINVAL,
                          "slo: finding the highest rate needs an SLO (slo.ttft_ms and/or slo.tpot_ms), "
                          "or set search.rate to evaluate every candidate at one rate");
-        goto fail;
+        return rc;
     }
-    if ((rc = model_catalog_model(sc->model, &s->model, err)) < 0) {
-        sim_err_wrap(err, rc, "model");
-        goto fail;
-    }
-    if ((rc = sim_search_encode_init(s, err)) < 0) goto fail;
-    if ((rc = sim_search_enumerate(s, err)) < 0) goto fail;
+    return 0;
+}
+
+/* The objective: cost where every GPU type searched has a price (or asked
+ * for, then every type must have one), energy (nothing pruned), else
+ * goodput per GPU. */
+static int search_objective(sim_search *s, const sim_scenario *sc, sim_err *err)
+{
+    const sim_search_cfg *cfg = &sc->search;
+    int rc;
     /* Objective: cost needs a price for every GPU type searched. */
     int priced = 1;
     const char *unpriced = "";
@@ -121,7 +113,7 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
                              unpriced);
         else
             rc = sim_err_set(err, SIM_EINVAL, "search.objective cost needs search.prices for every GPU searched");
-        goto fail;
+        return rc;
     }
     s->objective_cost = cfg->objective == SIM_OBJECTIVE_COST || (cfg->objective == SIM_OBJECTIVE_AUTO && priced);
     s->objective_energy = cfg->objective == SIM_OBJECTIVE_ENERGY;
@@ -133,32 +125,71 @@ int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_s
         sim_search_note(s, "objective energy: every feasible candidate is simulated (the throughput bound does not bound "
                 "joules per token, so nothing is pruned). ");
     }
+    return 0;
+}
+
+/* The candidates' results: their cost models first (a candidate's request
+ * count depends on its KV capacity), then each one's requests, price and
+ * workload statistics. */
+static int search_results_init(sim_search *s, const sim_scenario *sc, sim_err *err)
+{
+    const sim_search_cfg *cfg = &sc->search;
+    int rc;
     s->res = calloc((size_t)s->n, sizeof *s->res);
     if (!s->res) {
         rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
-        goto fail;
+        return rc;
     }
     /* Costs first: the request count of a candidate depends on its KV capacity. */
     const sim_search_lens *L0;
-    if ((rc = sim_search_costs_build(s, err)) < 0) goto fail;
-    if ((rc = sim_search_lens_get(s, cfg->requests, &L0, err)) < 0) goto fail;
-    if (s->hetero && (rc = sim_search_check_role_gpus(s, err)) < 0) goto fail;
+    if ((rc = sim_search_costs_build(s, err)) < 0) return rc;
+    if ((rc = sim_search_lens_get(s, cfg->requests, &L0, err)) < 0) return rc;
+    if (s->hetero && (rc = sim_search_check_role_gpus(s, err)) < 0) return rc;
     for (int32_t i = 0; i < s->n; i++) {
         const sim_search_lens *L;
         /* Autoscaling: the scenario's own requests (0: until its duration_s). */
         s->res[i].requests = s->n_as > 0 ? s->sc.workload.requests : sim_search_requests_for(s, &s->cands[i]);
         s->res[i].price = sim_search_fleet_price(&s->sc, &s->cands[i]);
         s->res[i].best_probe = -1;
-        if ((rc = sim_search_lens_get(s, s->res[i].requests, &L, err)) < 0) goto fail;
+        if ((rc = sim_search_lens_get(s, s->res[i].requests, &L, err)) < 0) return rc;
     }
     if (sc->workload.trace.format != SIM_TRACE_NONE && !s->fixed)
         for (int32_t k = 0; k < s->n_lens; k++)
             if (s->lens[k].base_rate <= 0) {
                 rc = sim_err_set(err, SIM_EINVAL, "search: the trace has no measurable arrival rate to rescale");
-                goto fail;
+                return rc;
             }
+    return 0;
+}
+
+int sim_search_create(const sim_scenario *sc, const sim_search_opts *opts, sim_search **out, sim_err *err)
+{
+    int rc;
+    *out = NULL;
+    sim_search *s = calloc(1, sizeof *s);
+    if (!s) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    pthread_mutex_init(&s->mu, NULL);
+    if ((rc = calib_table_cache_create(&s->perf_cache, err)) < 0) {
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return rc;
+    }
+    s->sc = *sc;
+    s->sc.output.db[0] = '\0';
+    s->sc.sweep.key[0] = '\0';
+    if (opts) s->opts = *opts;
+    s->ranks = 1;
+    if ((rc = search_mode(s, sc, err)) < 0) goto fail;
+    if ((rc = model_catalog_model(sc->model, &s->model, err)) < 0) {
+        sim_err_wrap(err, rc, "model");
+        goto fail;
+    }
+    if ((rc = sim_search_encode_init(s, err)) < 0 || (rc = sim_search_enumerate(s, err)) < 0 ||
+        (rc = search_objective(s, sc, err)) < 0 || (rc = search_results_init(s, sc, err)) < 0)
+        goto fail;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    s->threads = s->opts.threads > 0 ? s->opts.threads : cfg->threads > 0 ? cfg->threads : (int32_t)(cores > 0 ? cores : 1);
+    const int32_t cfg_threads = sc->search.threads;
+    s->threads = s->opts.threads > 0 ? s->opts.threads : cfg_threads > 0 ? cfg_threads : (int32_t)(cores > 0 ? cores : 1);
     snprintf(s->session, sizeof s->session, "%lld-%d", (long long)time(NULL), (int)getpid());
     *out = s;
     return 0;
