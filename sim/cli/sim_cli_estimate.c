@@ -124,13 +124,60 @@ static int plain_scalar(const char *v)
     return 1;
 }
 
-int sim_cli_estimate(int argc, char **argv)
+/* The command line of `servesim estimate`. */
+typedef struct {
+    const char *model, *gpu, *sets[MAX_FLAGS + 4];
+    char keys[MAX_FLAGS][160]; /* parallel / scheduler flags as key=value sets */
+    int n_sets, json, no_perf_db;
+    long long isl, osl, conc, instances, requests, seed;
+    double rate;
+} estimate_args;
+
+/* One "--flag value" (f the flag's name without "--"): 0, or EXIT_USAGE
+ * after the message. */
+static int estimate_flag(estimate_args *e, const char *a, const char *f, const char *v)
 {
-    const char *model = NULL, *gpu = NULL, *sets[MAX_FLAGS + 4];
-    char keys[MAX_FLAGS][160];
-    int n_sets = 0, json = 0, no_perf_db = 0;
-    long long isl = 0, osl = 0, conc = 0, instances = 1, requests = 0, seed = -1;
-    double rate = 0;
+    long long *ip = strcmp(f, "isl") == 0 ? &e->isl : strcmp(f, "osl") == 0 ? &e->osl
+                  : strcmp(f, "concurrency") == 0 ? &e->conc : strcmp(f, "instances") == 0 ? &e->instances
+                  : strcmp(f, "requests") == 0 ? &e->requests : strcmp(f, "seed") == 0 ? &e->seed : NULL;
+    if (strcmp(f, "model") == 0) e->model = v;
+    else if (strcmp(f, "gpu") == 0) e->gpu = v;
+    else if (ip) {
+        if (parse_pos(v, ip) < 0) {
+            fprintf(stderr, "servesim: estimate: %s: expected a positive integer, got '%s'\n", a, v);
+            return EXIT_USAGE;
+        }
+    } else if (strcmp(f, "rate") == 0) {
+        if (parse_posd(v, &e->rate) < 0) {
+            fprintf(stderr, "servesim: estimate: --rate: expected requests/s > 0, got '%s'\n", v);
+            return EXIT_USAGE;
+        }
+    } else if (strcmp(f, "set") == 0) {
+        if (!strchr(v, '=') || e->n_sets == MAX_FLAGS) {
+            fprintf(stderr, "servesim: estimate: --set needs key.path=value (at most %d)\n", MAX_FLAGS);
+            return EXIT_USAGE;
+        }
+        e->sets[e->n_sets++] = v;
+    } else if (e->n_sets < MAX_FLAGS && pool_key(f, e->keys[e->n_sets], sizeof e->keys[e->n_sets] - 40)) {
+        size_t kl = strlen(e->keys[e->n_sets]);
+        snprintf(e->keys[e->n_sets] + kl, sizeof e->keys[e->n_sets] - kl, "=%.38s", v);
+        e->sets[e->n_sets] = e->keys[e->n_sets];
+        e->n_sets++;
+    } else {
+        fprintf(stderr, "servesim: estimate: unknown option '%s' (not a parallel or scheduler key either)\n%s", a,
+                usage_estimate);
+        print_pool_flags(stderr);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Parses and checks the command line: -1 to go on, else the exit status. */
+static int estimate_parse(int argc, char **argv, estimate_args *e)
+{
+    memset(e, 0, sizeof *e);
+    e->instances = 1;
+    e->seed = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -139,11 +186,11 @@ int sim_cli_estimate(int argc, char **argv)
             return 0;
         }
         if (strcmp(a, "--json") == 0) {
-            json = 1;
+            e->json = 1;
             continue;
         }
         if (strcmp(a, "--no-perf-db") == 0) {
-            no_perf_db = 1;
+            e->no_perf_db = 1;
             continue;
         }
         if (strncmp(a, "--", 2) != 0) {
@@ -154,76 +201,82 @@ int sim_cli_estimate(int argc, char **argv)
             fprintf(stderr, "servesim: estimate: %s needs a value\n", a);
             return EXIT_USAGE;
         }
-        const char *f = a + 2;
-        long long *ip = strcmp(f, "isl") == 0 ? &isl : strcmp(f, "osl") == 0 ? &osl
-                      : strcmp(f, "concurrency") == 0 ? &conc : strcmp(f, "instances") == 0 ? &instances
-                      : strcmp(f, "requests") == 0 ? &requests : strcmp(f, "seed") == 0 ? &seed : NULL;
         i++;
-        if (strcmp(f, "model") == 0) model = v;
-        else if (strcmp(f, "gpu") == 0) gpu = v;
-        else if (ip) {
-            if (parse_pos(v, ip) < 0) {
-                fprintf(stderr, "servesim: estimate: %s: expected a positive integer, got '%s'\n", a, v);
-                return EXIT_USAGE;
-            }
-        } else if (strcmp(f, "rate") == 0) {
-            if (parse_posd(v, &rate) < 0) {
-                fprintf(stderr, "servesim: estimate: --rate: expected requests/s > 0, got '%s'\n", v);
-                return EXIT_USAGE;
-            }
-        } else if (strcmp(f, "set") == 0) {
-            if (!strchr(v, '=') || n_sets == MAX_FLAGS) {
-                fprintf(stderr, "servesim: estimate: --set needs key.path=value (at most %d)\n", MAX_FLAGS);
-                return EXIT_USAGE;
-            }
-            sets[n_sets++] = v;
-        } else if (n_sets < MAX_FLAGS && pool_key(f, keys[n_sets], sizeof keys[n_sets] - 40)) {
-            size_t kl = strlen(keys[n_sets]);
-            snprintf(keys[n_sets] + kl, sizeof keys[n_sets] - kl, "=%.38s", v);
-            sets[n_sets] = keys[n_sets];
-            n_sets++;
-        } else {
-            fprintf(stderr, "servesim: estimate: unknown option '%s' (not a parallel or scheduler key either)\n%s", a,
-                    usage_estimate);
-            print_pool_flags(stderr);
-            return EXIT_USAGE;
-        }
+        int rc = estimate_flag(e, a, a + 2, v);
+        if (rc) return rc;
     }
-    if (!model || !gpu || !isl || !osl || (conc > 0) == (rate > 0)) {
+    if (!e->model || !e->gpu || !e->isl || !e->osl || (e->conc > 0) == (e->rate > 0)) {
         fprintf(stderr, "servesim: estimate: needs --model, --gpu, --isl, --osl and one of --concurrency or --rate\n%s",
                 usage_estimate);
         return EXIT_USAGE;
     }
-    if (!plain_scalar(model) || !plain_scalar(gpu)) {
+    if (!plain_scalar(e->model) || !plain_scalar(e->gpu)) {
         fprintf(stderr, "servesim: estimate: --model and --gpu take a catalogue name or a config path\n");
         return EXIT_USAGE;
     }
-    if (no_perf_db) sets[n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
-    if (requests == 0) {
-        requests = conc > 0 ? 10 * conc : (long long)(60 * rate);
-        if (requests < 200) requests = 200;
-        if (requests > 20000) requests = 20000;
+    if (e->no_perf_db) e->sets[e->n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
+    if (e->requests == 0) {
+        e->requests = e->conc > 0 ? 10 * e->conc : (long long)(60 * e->rate);
+        if (e->requests < 200) e->requests = 200;
+        if (e->requests > 20000) e->requests = 20000;
     }
-    char yaml[2048], arrival[128];
-    if (conc > 0) snprintf(arrival, sizeof arrival, "{process: closed_loop, concurrency: %lld}", conc);
-    else snprintf(arrival, sizeof arrival, "{process: poisson, rate: %.17g}", rate);
-    snprintf(yaml, sizeof yaml,
+    return -1;
+}
+
+/* The scenario the flags describe, as YAML the loader reads. */
+static void estimate_yaml(const estimate_args *e, char *yaml, size_t len)
+{
+    char arrival[128];
+    if (e->conc > 0) snprintf(arrival, sizeof arrival, "{process: closed_loop, concurrency: %lld}", e->conc);
+    else snprintf(arrival, sizeof arrival, "{process: poisson, rate: %.17g}", e->rate);
+    snprintf(yaml, len,
              "name: estimate\nmodel: %s\nhardware: {gpu: %s}\n"
              "workload:\n  requests: %lld\n  arrival: %s\n"
              "  input_tokens: {dist: fixed, value: %lld, max: %lld}\n"
              "  output_tokens: {dist: fixed, value: %lld, max: %lld}\n"
              "deployment:\n  mode: colocated\n  pools:\n    - {role: colocated, instances: %lld}\n",
-             model, gpu, requests, arrival, isl, isl, osl, osl, instances);
-    if (seed >= 0) {
+             e->model, e->gpu, e->requests, arrival, e->isl, e->isl, e->osl, e->osl, e->instances);
+    if (e->seed >= 0) {
         size_t l = strlen(yaml);
-        snprintf(yaml + l, sizeof yaml - l, "seed: %lld\n", seed);
+        snprintf(yaml + l, len - l, "seed: %lld\n", e->seed);
     }
+}
+
+/* The estimate as a short table. */
+static void estimate_print(const estimate_args *e, const sim_cluster *cl, const sim_summary *sum)
+{
+    char desc[512];
+    sim_cluster_describe(cl, desc, sizeof desc);
+    printf("estimate: %s\n", desc);
+    if (e->conc > 0)
+        printf("workload: ISL %lld, OSL %lld, %lld concurrent clients (closed loop), %lld requests\n", e->isl, e->osl,
+               e->conc, e->requests);
+    else printf("workload: ISL %lld, OSL %lld, Poisson %.4g req/s, %lld requests\n", e->isl, e->osl, e->rate, e->requests);
+    printf("\n%-8s %10s %10s %10s %10s\n", "ms", "mean", "p50", "p90", "p99");
+    const sim_stat *st[] = {&sum->ttft_ms, &sum->tpot_ms, &sum->e2e_ms};
+    static const char *const nm[] = {"TTFT", "TPOT", "E2E"};
+    for (int k = 0; k < 3; k++)
+        printf("%-8s %10.2f %10.2f %10.2f %10.2f\n", nm[k], st[k]->mean, st[k]->p50, st[k]->p90, st[k]->p99);
+    printf("\nthroughput %.3f req/s   %.1f output tok/s   %.1f output tok/s/GPU   %.1f tok/s per user\n",
+           sum->req_per_s, sum->output_tokens_per_s, sum->output_tokens_per_s_per_gpu,
+           sum->tpot_ms.mean > 0 ? 1000.0 / sum->tpot_ms.mean : 0.0);
+    printf("(simulated %.1f s of serving in %.3f s%s)\n", sum->sim_time_s, sum->wall_time_s,
+           sum->overloaded ? "; OVERLOADED: the rate exceeds what the deployment serves" : "");
+}
+
+int sim_cli_estimate(int argc, char **argv)
+{
+    estimate_args e;
+    int rc = estimate_parse(argc, argv, &e);
+    if (rc >= 0) return rc;
+    char yaml[2048];
+    estimate_yaml(&e, yaml, sizeof yaml);
     sim_err err = {{0}};
     sim_scenario *sc = malloc(sizeof *sc);
     sim_cluster *cl = NULL;
-    int rc = EXIT_USAGE;
+    rc = EXIT_USAGE;
     if (!sc) return 1;
-    if (sim_loader_load_string(yaml, strlen(yaml), "estimate", sets, n_sets, sc, &err) < 0) {
+    if (sim_loader_load_string(yaml, strlen(yaml), "estimate", e.sets, e.n_sets, sc, &err) < 0) {
         fprintf(stderr, "servesim: estimate: %s\n", err.msg);
         goto out;
     }
@@ -239,26 +292,8 @@ int sim_cli_estimate(int argc, char **argv)
         goto out;
     }
     sum.wall_time_s = sim_wall_s() - t0;
-    if (json) {
-        sim_summary_print_json(stdout, &sum);
-    } else {
-        char desc[512];
-        sim_cluster_describe(cl, desc, sizeof desc);
-        printf("estimate: %s\n", desc);
-        if (conc > 0) printf("workload: ISL %lld, OSL %lld, %lld concurrent clients (closed loop), %lld requests\n", isl,
-                             osl, conc, requests);
-        else printf("workload: ISL %lld, OSL %lld, Poisson %.4g req/s, %lld requests\n", isl, osl, rate, requests);
-        printf("\n%-8s %10s %10s %10s %10s\n", "ms", "mean", "p50", "p90", "p99");
-        const sim_stat *st[] = {&sum.ttft_ms, &sum.tpot_ms, &sum.e2e_ms};
-        static const char *const nm[] = {"TTFT", "TPOT", "E2E"};
-        for (int k = 0; k < 3; k++)
-            printf("%-8s %10.2f %10.2f %10.2f %10.2f\n", nm[k], st[k]->mean, st[k]->p50, st[k]->p90, st[k]->p99);
-        printf("\nthroughput %.3f req/s   %.1f output tok/s   %.1f output tok/s/GPU   %.1f tok/s per user\n",
-               sum.req_per_s, sum.output_tokens_per_s, sum.output_tokens_per_s_per_gpu,
-               sum.tpot_ms.mean > 0 ? 1000.0 / sum.tpot_ms.mean : 0.0);
-        printf("(simulated %.1f s of serving in %.3f s%s)\n", sum.sim_time_s, sum.wall_time_s,
-               sum.overloaded ? "; OVERLOADED: the rate exceeds what the deployment serves" : "");
-    }
+    if (e.json) sim_summary_print_json(stdout, &sum);
+    else estimate_print(&e, cl, &sum);
     rc = sum.overloaded ? 3 : 0;
 out:
     sim_cluster_destroy(cl);
