@@ -28,96 +28,119 @@
 /* ---- parameter tables ------------------------------------------------ */
 
 static const model_op_param_info P_GEMM[] = {
-    {"floor_us", "us", "kernel floor: launch, prologue, epilogue of the smallest GEMM", 3, 0.5, 200, 0},
-    {"eff_tc", "fraction", "fraction of the format's tensor-core peak a full wave of tiles reaches", 0.8, 0.05, 1.2, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth when streaming weights", 0.85, 0.05, 1.5, 0},
-    {"k_fill", "elements", "per-tile pipeline fill/drain, as extra k elements", 64, 1, 4096, 0},
-    {"quant_us", "us", "floor of the activation quantisation run before a non-bf16 GEMM", 2, 0.01, 400, 0},
+    {"floor_us", "us", "kernel floor: launch, prologue, epilogue of the smallest GEMM", 3, 0.5, 200, 0, 0},
+    {"eff_tc", "fraction", "fraction of the format's tensor-core peak a full wave of tiles reaches", 0.8, 0.05, 1.2, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth when streaming weights", 0.85, 0.05, 1.5, 0, 0},
+    {"k_fill", "elements", "per-tile pipeline fill/drain, as extra k elements", 64, 1, 4096, 0, 0},
+    {"quant_us", "us", "floor of the activation quantisation run before a non-bf16 GEMM", 2, 0.01, 400, 0, 0},
     {"quant_mem", "fraction", "fraction of HBM bandwidth the activation quantisation's passes reach", 0.7, 0.02, 1.5,
-     0},
+     0, 0},
     {"cta_bw", "HBM/SMs", "operand stream one CTA (one SM) sustains over its k loop, in multiples of the HBM "
-     "bandwidth's per-SM share: bounds grids that cannot fill the SMs", 5, 0.2, 200, 0},
+     "bandwidth's per-SM share: bounds grids that cannot fill the SMs", 5, 0.2, 200, 0, 0},
     {"split_max", "splits", "largest split-K factor the kernel uses (1: none, each CTA runs its tile's whole k)", 256,
-     1, 1024, 1.001},
-    {"split_us", "us", "fixed cost of a split-K GEMM's reduction (its second kernel or fix-up pass)", 1, 0.01, 50, 0},
+     1, 1024, 1.001, 0},
+    {"split_us", "us", "fixed cost of a split-K GEMM's reduction (its second kernel or fix-up pass)", 1, 0.01, 50, 0, 0},
 };
 static const model_op_param_info P_ATTN[] = {
-    {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0},
-    {"eff_tc", "fraction", "fraction of the tensor-core peak (bf16, or fp8 for fp8 attention)", 0.5, 0.02, 1.2, 0},
+    {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},
+    {"eff_tc", "fraction", "fraction of the tensor-core peak (bf16, or fp8 for fp8 attention)", 0.5, 0.02, 1.2, 0, 0},
     {"cta_us", "SM*us", "fixed work per CTA (one sequence x head x 128-query tile; decode: request x KV head)", 1,
-     0.001, 1000, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth reading Q/K/V (decode: the KV cache)", 0.8, 0.05, 1.5, 0},
-    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000, 0},
+     0.001, 1000, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading Q/K/V (decode: the KV cache)", 0.8, 0.05, 1.5, 0, 0},
+    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000, 0, 0},
 };
 /* Generation attention (GQA/MHA decode): P_ATTN plus the head-group limit
  * of the grouped kernel and the CUDA-core rate of the per-head kernel that
  * runs beyond it. */
 static const model_op_param_info P_GEN_ATTN[] = {
-    {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0},
-    {"eff_tc", "fraction", "grouped kernel: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0},
+    {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},
+    {"eff_tc", "fraction", "grouped kernel: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
     {"cta_us", "SM*us", "fixed work per CTA (request x KV head; per-head kernel: request x query head)", 1, 0.001,
-     1000, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the KV cache", 0.8, 0.05, 1.5, 0},
-    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000, 0},
+     1000, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the KV cache", 0.8, 0.05, 1.5, 0, 0},
+    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000, 0, 0},
     {"grp_max", "heads", "largest query-head group per KV head the grouped kernel serves; larger groups run a "
-     "per-query-head kernel", 40, 2, 1024, 900},
+     "per-query-head kernel", 40, 2, 1024, 900, 0},
     {"eff_cc", "fraction", "per-query-head kernel: fraction of the FP32 (CUDA-core) peak for its dot products", 0.2,
-     0.005, 1.2, 0},
+     0.005, 1.2, 0, 0},
+};
+/* MLA decode kernel (P_ATTN plus its grid): how many query heads one CTA
+ * serves, the cache tokens of one step of its loop, and how far it splits
+ * a request's latent cache over idle SMs. The Hopper and Blackwell sets
+ * predate these terms (0: every head in one CTA, no steps, splits up to
+ * the idle SMs); TensorRT-LLM 1.0's A100 kernel serves 64 heads per CTA in
+ * steps of 64 tokens and walks the whole cache in it (fitted from the
+ * alternative start). */
+static const model_op_param_info P_GEN_MLA[] = {
+    {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},
+    {"eff_tc", "fraction", "fraction of the tensor-core peak (bf16)", 0.5, 0.02, 1.2, 0, 0},
+    {"cta_us", "SM*us", "fixed work per CTA (request x head tile)", 1, 0.001, 1000, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the latent KV cache", 0.8, 0.05, 1.5, 0, 0},
+    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000, 0, 0},
+    {"head_tile", "heads", "query heads one CTA serves, fewer padded to it (each CTA reads its request's whole "
+     "latent cache)", 128, 4, 1024, 64, 1},
+    {"kv_tile", "tokens", "cache tokens per step of a CTA's loop (a part step costs a whole one)", 1, 1, 1024, 64, 1},
+    {"kv_split", "splits", "largest split-KV factor over idle SMs (below 2: none, a CTA walks its request's whole "
+     "cache and the grid runs in whole waves)", 1024, 1, 1024, 1.001, 1},
 };
 static const model_op_param_info P_MLA_MODULE[] = {
-    {"floor_us", "us", "floor of the module's kernel sequence (about ten launches)", 30, 1, 2000, 0},
-    {"eff_tc", "fraction", "attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0},
-    {"cta_us", "SM*us", "attention: fixed work per CTA", 1, 0.001, 1000, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV)", 0.8, 0.05, 1.5, 0},
-    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2, 0},
+    {"floor_us", "us", "floor of the module's kernel sequence (about ten launches)", 30, 1, 2000, 0, 0},
+    {"eff_tc", "fraction", "attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
+    {"cta_us", "SM*us", "attention: fixed work per CTA", 1, 0.001, 1000, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV)", 0.8, 0.05, 1.5, 0, 0},
+    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2, 0, 0},
 };
 static const model_op_param_info P_BMM[] = {
-    {"floor_us", "us", "kernel floor", 4, 0.5, 500, 0},
-    {"eff_tc", "fraction", "fraction of the tensor-core peak", 0.5, 0.02, 1.2, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.8, 0.05, 1.5, 0},
+    {"floor_us", "us", "kernel floor", 4, 0.5, 500, 0, 0},
+    {"eff_tc", "fraction", "fraction of the tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.8, 0.05, 1.5, 0, 0},
 };
 static const model_op_param_info P_MOE[] = {
     {"floor_us", "us", "floor of the fused-MoE kernel sequence (routing, permute, 2 GEMMs, act, finalize)", 20, 1,
-     2000, 0},
-    {"eff_tc", "fraction", "grouped GEMMs: fraction of the format's tensor-core peak", 0.6, 0.02, 1.2, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the touched experts' weights", 0.8, 0.05, 1.5, 0},
-    {"k_fill", "elements", "per-tile pipeline fill/drain of the grouped GEMMs, as extra k elements", 64, 1, 8192, 0},
-    {"token_us", "SM*us", "fixed work per token-expert pair (permute, gather, combine)", 0.05, 0.0001, 100, 0},
+     2000, 0, 0},
+    {"eff_tc", "fraction", "grouped GEMMs: fraction of the format's tensor-core peak", 0.6, 0.02, 1.2, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the touched experts' weights", 0.8, 0.05, 1.5, 0, 0},
+    {"k_fill", "elements", "per-tile pipeline fill/drain of the grouped GEMMs, as extra k elements", 64, 1, 8192, 0, 0},
+    {"token_us", "SM*us", "fixed work per token-expert pair (permute, gather, combine)", 0.05, 0.0001, 100, 0, 0},
     {"pair_pass", "passes", "element-wise passes over every routed pair's hidden + intermediate row (bf16) the "
      "rank's kernels make, masked pairs of other ranks' experts included (activation, zero-filled outputs, "
-     "reduction)", 1, 0.001, 20, 0},
+     "reduction)", 1, 0.001, 20, 0, 0},
 };
 static const model_op_param_info P_COMM[] = {
-    {"base_us", "us", "per-call launch and synchronisation", 5, 0.1, 500, 0},
-    {"step_us", "us", "latency per rank step (the algorithm's n-1 hops)", 1, 0.001, 100, 0},
+    {"base_us", "us", "per-call launch and synchronisation", 5, 0.1, 500, 0, 0},
+    {"step_us", "us", "latency per rank step (the algorithm's n-1 hops)", 1, 0.001, 100, 0, 0},
     {"eff_bw", "fraction", "bulk regime (NCCL Simple, two-shot): bus bandwidth as a fraction of the one-way NVLink rate",
-     0.8, 0.02, 4, 0},
+     0.8, 0.02, 4, 0, 0},
     {"eff_lo", "fraction", "low-latency regime (NCCL LL/LL128, one-shot): link bandwidth as a fraction of NVLink", 0.4,
-     0.01, 4, 0},
-    {"ramp_us", "us", "bulk regime's extra fixed time (pipeline fill over its chunks and channels)", 20, 0.01, 1000, 0},
+     0.01, 4, 0, 0},
+    {"ramp_us", "us", "bulk regime's extra fixed time (pipeline fill over its chunks and channels)", 20, 0.01, 1000, 0, 0},
     {"eff_loc", "fraction", "bulk regime: each rank's pass over its whole buffer (staging copies, reduction), as a "
-     "fraction of HBM bandwidth", 0.3, 0.01, 4, 0},
+     "fraction of HBM bandwidth", 0.3, 0.01, 4, 0, 0},
 };
 static const model_op_param_info P_QUANT[] = {
-    {"floor_us", "us", "kernel floor", 3, 0.1, 500, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.7, 0.02, 1.5, 0},
+    {"floor_us", "us", "kernel floor", 3, 0.1, 500, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.7, 0.02, 1.5, 0, 0},
     {"cta_bw", "HBM/SMs", "one CTA's stream over its row chunk, in multiples of the HBM bandwidth's per-SM share", 1,
-     0.02, 100, 0},
+     0.02, 100, 0, 0},
 };
 static const model_op_param_info P_GDN[] = {
-    {"floor_us", "us", "kernel floor", 5, 0.1, 2000, 0},
+    {"floor_us", "us", "kernel floor", 5, 0.1, 2000, 0, 0},
     {"eff_tc", "fraction", "delta rule: fraction of the bf16 tensor-core peak for its chunked matmuls", 0.2, 0.001,
-     1.2, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth (activations, recurrent state)", 0.6, 0.01, 1.5, 0},
+     1.2, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth (activations, recurrent state)", 0.6, 0.01, 1.5, 0, 0},
+    {"seq_us", "us", "conv: work per sequence done one sequence after another (its state read and written, the "
+     "kernel's pass over it), overlapping the streaming", 0.001, 0.001, 100, 1, 1},
+    {"qv_cut", "fraction", "conv: share of the q and v channels the measured kernel does not move (0: q, k and v, the "
+     "layer's conv; 1: the key channels alone)", 0.001, 0.001, 1, 0.999, 1},
 };
 
 static const model_op_param_info P_DSA_MODULE[] = {
-    {"floor_us", "us", "floor of the module's kernel sequence (projections, indexer, top-k, attention)", 30, 1, 4000, 0},
-    {"eff_tc", "fraction", "sparse attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0},
-    {"cta_us", "SM*us", "sparse attention: fixed work per CTA", 1, 0.001, 1000, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV, indexer keys, logits)", 0.8, 0.05, 1.5, 0},
-    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2, 0},
-    {"eff_idx", "fraction", "indexer logits: fraction of the fp8 tensor-core peak", 0.3, 0.005, 1.2, 0},
+    {"floor_us", "us", "floor of the module's kernel sequence (projections, indexer, top-k, attention)", 30, 1, 4000, 0, 0},
+    {"eff_tc", "fraction", "sparse attention: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
+    {"cta_us", "SM*us", "sparse attention: fixed work per CTA", 1, 0.001, 1000, 0, 0},
+    {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV, indexer keys, logits)", 0.8, 0.05, 1.5, 0, 0},
+    {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2, 0, 0},
+    {"eff_idx", "fraction", "indexer logits: fraction of the fp8 tensor-core peak", 0.3, 0.005, 1.2, 0, 0},
 };
 
 #define NP(a) ((int)(sizeof a / sizeof a[0]))
@@ -128,8 +151,8 @@ int model_op_param_count(model_op_kind k)
     case MODEL_OPK_GEMM: return NP(P_GEMM);
     case MODEL_OPK_GEN_ATTN: return NP(P_GEN_ATTN);
     case MODEL_OPK_CTX_ATTN:
-    case MODEL_OPK_CTX_MLA:
-    case MODEL_OPK_GEN_MLA: return NP(P_ATTN);
+    case MODEL_OPK_CTX_MLA: return NP(P_ATTN);
+    case MODEL_OPK_GEN_MLA: return NP(P_GEN_MLA);
     case MODEL_OPK_CTX_MLA_MODULE:
     case MODEL_OPK_GEN_MLA_MODULE: return NP(P_MLA_MODULE);
     case MODEL_OPK_MLA_BMM: return NP(P_BMM);
@@ -150,8 +173,8 @@ const model_op_param_info *model_op_params_of(model_op_kind k)
     case MODEL_OPK_GEMM: return P_GEMM;
     case MODEL_OPK_GEN_ATTN: return P_GEN_ATTN;
     case MODEL_OPK_CTX_ATTN:
-    case MODEL_OPK_CTX_MLA:
-    case MODEL_OPK_GEN_MLA: return P_ATTN;
+    case MODEL_OPK_CTX_MLA: return P_ATTN;
+    case MODEL_OPK_GEN_MLA: return P_GEN_MLA;
     case MODEL_OPK_CTX_MLA_MODULE:
     case MODEL_OPK_GEN_MLA_MODULE: return P_MLA_MODULE;
     case MODEL_OPK_MLA_BMM: return P_BMM;
@@ -526,22 +549,46 @@ static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, 
     return p[0] * US + (ctas * p[2] + b * p[4]) * US / S + smax(tc, tmm);
 }
 
+/* Grid of a decode kernel beyond one CTA per request × KV head taking
+ * every query head and splitting the cache over idle SMs (all fields 0):
+ * `tiles` CTAs per request, each serving `tile_heads` query heads (the
+ * tensor-core tile: fewer heads are padded to it) and reading the
+ * request's whole cache; the cache read in steps of `kv_tile` tokens (a
+ * part step costs a whole one); at most `split_max` splits (0: no cap;
+ * below 2 none: a grid of CTAs that walk whole caches runs in whole
+ * waves). */
+typedef struct {
+    double tiles, tile_heads, kv_tile, split_max;
+} gen_grid;
+
 /* Generation attention: one query token per request against ctx cached
  * tokens; split-KV spreads long contexts over idle SMs. `ctas` CTAs (one
  * per request × KV head for the grouped kernels) share `peak` at p[1]. */
+static double gen_attn_grid(const model_gpu *g, double b, double ctx, double heads, double ctas, double dqk,
+                            double dv, double kv_tok_bytes, double peak, const double *p, const gen_grid *gr)
+{
+    const double S = g->sms;
+    if (gr->kv_tile > 0) ctx = ceil(ctx / gr->kv_tile) * gr->kv_tile;
+    double splits = ctas < S ? floor(S / ctas) : 1, smax_split = ceil(ctx / 256);
+    if (splits > smax_split) splits = smax_split;
+    if (gr->split_max > 0 && splits > floor(gr->split_max)) splits = floor(gr->split_max);
+    if (splits < 1) splits = 1;
+    /* CTAs that cannot split run whole waves of whole caches. */
+    int whole = gr->split_max > 0 && gr->split_max < 2;
+    double par = whole ? wave_eff(ctas * splits, S) : ctas * splits < S ? ctas * splits / S : 1;
+    double reads = gr->tiles > 1 ? gr->tiles : 1, mma = gr->tiles * gr->tile_heads;
+    double bytes = reads * b * ctx * kv_tok_bytes + b * heads * (dqk + dv) * 2.0;
+    double tmm = bytes / (g->hbm_bw * p[3] * par);
+    double flops = 2.0 * b * (mma > heads ? mma : heads) * (dqk + dv) * ctx;
+    double tc = flops / (peak * p[1] * par);
+    return p[0] * US + (ceil(ctas / S) * S * p[2] / S + b * p[4] / S) * US + smax(tc, tmm);
+}
+
 static double gen_attn_core(const model_gpu *g, double b, double ctx, double heads, double ctas, double dqk, double dv,
                             double kv_tok_bytes, double peak, const double *p)
 {
-    const double S = g->sms;
-    double splits = ctas < S ? floor(S / ctas) : 1, smax_split = ceil(ctx / 256);
-    if (splits > smax_split) splits = smax_split;
-    if (splits < 1) splits = 1;
-    double par = ctas * splits < S ? ctas * splits / S : 1;
-    double bytes = b * ctx * kv_tok_bytes + b * heads * (dqk + dv) * 2.0;
-    double tmm = bytes / (g->hbm_bw * p[3] * par);
-    double flops = 2.0 * b * heads * (dqk + dv) * ctx;
-    double tc = flops / (peak * p[1] * par);
-    return p[0] * US + (ceil(ctas / S) * S * p[2] / S + b * p[4] / S) * US + smax(tc, tmm);
+    static const gen_grid plain = {0, 0, 0, 0};
+    return gen_attn_grid(g, b, ctx, heads, ctas, dqk, dv, kv_tok_bytes, peak, p, &plain);
 }
 
 static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads, double kvh, double dqk, double dv,
@@ -868,10 +915,14 @@ static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_
 {
     double T = F(TOKENS) > 0 ? F(TOKENS) : F(BATCH) * (F(SEQ_LEN) > 0 ? F(SEQ_LEN) : 1);
     double hk = F(K_HEADS), dk = F(K_DIM), hv = F(V_HEADS), dv = F(V_DIM), b = F(BATCH);
-    double chan = 2.0 * hk * dk + hv * dv; /* q, k, v channels through the conv */
+    /* q, k, v channels through the conv, less the share qv_cut of q and v
+     * that a table's kernel did not move (p[4]; 0 for sets without it). */
+    double chan = 2.0 * hk * dk + hv * dv - p[4] * (hk * dk + hv * dv);
     if (r->gdn_conv) {
         double bytes = T * chan * 2.0 * 2.0 + b * chan * F(D_CONV) * 2.0 * 2.0;
-        return p[0] * US + bytes / (g->hbm_bw * p[2]);
+        double tmm = bytes / (g->hbm_bw * p[2]);
+        /* Sequences one after another (p[3]; 0: none), overlapping the stream. */
+        return p[0] * US + (p[3] > 0 ? smax(b * p[3] * US, tmm) : tmm);
     }
     /* Delta rule: per token and value head a dk×dv state update and read
      * (chunked prefill does it as 64-token matmuls); the state is fp32. */
@@ -940,8 +991,11 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
         NEED(BATCH); NEED(HEADS);
         double ctx = F(ISL) + F(STEP);
         if (!(ctx > 0)) ctx = 1;
-        return t_gen_attn(g, F(BATCH), ctx, F(HEADS), 1, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA,
-                          (MLA_KV_LORA + MLA_ROPE) * r->kv_bytes, g->flops_bf16, p);
+        /* P_GEN_MLA's grid: head tiles of p[5] heads (0: one tile of every head), cache steps of p[6]
+         * tokens, splits up to p[7] (0: the idle SMs). */
+        gen_grid gr = {p[5] > 0 ? ceil(F(HEADS) / p[5]) : 1, p[5], p[6], p[7]};
+        return gen_attn_grid(g, F(BATCH), ctx, F(HEADS), F(BATCH) * gr.tiles, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA,
+                             (MLA_KV_LORA + MLA_ROPE) * r->kv_bytes, g->flops_bf16, p, &gr);
     }
     case MODEL_OPK_CTX_MLA_MODULE:
     case MODEL_OPK_GEN_MLA_MODULE:

@@ -108,7 +108,8 @@ typedef struct {
     const char *name, *unit, *meaning;
     double init, lo, hi;
     double alt; /* > 0: a second start of the fit (a switch the other start cannot reach: model_op_fit keeps the
-                   better of the two) */
+                   better of the two; every parameter with one takes it in that start) */
+    int off;    /* 1: 0 leaves the term out (the formula as it was before the term; sets fitted before it hold 0) */
 } model_op_param_info;
 
 int model_op_param_count(model_op_kind k);

@@ -569,8 +569,9 @@ static int run_params(const op_args *a)
         if (k < 0) continue;
         const model_op_param_info *pi = model_op_params_of((model_op_kind)k);
         printf("| %s | %s | %s | ", s->gpu, s->backend, s->variant);
+        /* A term the set predates (0 where 0 leaves it out) is not listed. */
         for (int j = 0; j < model_op_param_count((model_op_kind)k); j++)
-            printf("%s%s %.3g %s", j ? ", " : "", pi[j].name, s->p[j], pi[j].unit);
+            if (!(pi[j].off && s->p[j] == 0)) printf("%s%s %.3g %s", j ? ", " : "", pi[j].name, s->p[j], pi[j].unit);
         printf(" | %d | %.1f %% | %.1f %% |\n", s->rows, 100 * s->median_err, 100 * s->p90_err);
     }
     return 0;

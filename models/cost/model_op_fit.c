@@ -150,19 +150,19 @@ int model_op_fit(const model_gpu *g, const model_op_sample *s, size_t n, size_t 
 
     double start[MODEL_OP_MAX_PARAMS] = {0};
     for (int i = 0; i < np; i++) start[i] = p && p[i] > 0 ? p[i] : info[i].init;
-    int alt = -1;
-    for (int i = 0; i < np; i++)
-        if (info[i].alt > 0) alt = i;
+    int alt = 0;
+    for (int i = 0; i < np; i++) alt |= info[i].alt > 0;
 
     double out[MODEL_OP_MAX_PARAMS], cost = 0;
     int iters = 0;
     int rc = fit_from(&c, start, out, &cost, &iters);
-    if (alt >= 0 && (rc == GSL_SUCCESS || rc == GSL_EMAXITER || rc == GSL_ENOPROG)) {
+    if (alt && (rc == GSL_SUCCESS || rc == GSL_EMAXITER || rc == GSL_ENOPROG)) {
         /* The other side of a kernel switch: the same fit from its second start, the better kept. */
         double s2[MODEL_OP_MAX_PARAMS], o2[MODEL_OP_MAX_PARAMS], c2 = 0;
         int it2 = 0;
         memcpy(s2, start, sizeof s2);
-        s2[alt] = info[alt].alt;
+        for (int i = 0; i < np; i++)
+            if (info[i].alt > 0) s2[i] = info[i].alt;
         int rc2 = fit_from(&c, s2, o2, &c2, &it2);
         if ((rc2 == GSL_SUCCESS || rc2 == GSL_EMAXITER || rc2 == GSL_ENOPROG) && c2 < cost) {
             memcpy(out, o2, sizeof out);
