@@ -122,6 +122,11 @@ static const model_op_param_info P_QUANT[] = {
     {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.7, 0.02, 1.5, 0, 0},
     {"cta_bw", "HBM/SMs", "one CTA's stream over its row chunk, in multiples of the HBM bandwidth's per-SM share", 1,
      0.02, 100, 0, 0},
+    {"row_chunk", "elements", "static-scale kernel: row elements one CTA covers (at or above the row: one CTA per row, "
+     "vLLM's)", 4096, 256, 1048576, 1048576, 1},
+    {"cta_us", "SM*us", "fixed work per CTA (its scale load, index set-up, tail)", 0.001, 0.0001, 100, 0.05, 1},
+    {"l2_gain", "HBM", "bandwidth on the bytes that fit the L2 (a repeated op's working set stays there), in multiples "
+     "of eff_mem's", 1, 1, 10, 2, 1},
 };
 static const model_op_param_info P_GDN[] = {
     {"floor_us", "us", "kernel floor", 5, 0.1, 2000, 0, 0},
@@ -903,12 +908,15 @@ static double t_quant(const model_gpu *g, const model_op_query *q, const model_o
 {
     double mk = F(M) * F(K);
     double per = r->compute_scale ? 2.0 : 3.0; /* bytes per element */
-    double chunks = r->compute_scale ? 1 : ceil(F(K) / 4096);
+    /* Row chunk per CTA of the static-scale kernel: p[3] elements (0: 4096, the sets fitted before it). */
+    double chunks = r->compute_scale ? 1 : ceil(F(K) / (p[3] > 0 ? p[3] : 4096));
     double ctas = F(M) * chunks, S = g->sms;
     double par = ctas < S ? sqrt(ctas / S) : 1;
-    double tm = mk * per / (g->hbm_bw * p[1] * par);
+    /* Bytes within the L2 move at l2_gain times the HBM rate (p[5]; 0: no gain). */
+    double bytes = mk * per, in_l2 = p[5] > 1 && g->l2_bytes > 0 ? fmin(bytes, g->l2_bytes) : 0;
+    double tm = (bytes - in_l2 + (in_l2 > 0 ? in_l2 / p[5] : 0)) / (g->hbm_bw * p[1] * par);
     double tcta = p[2] > 0 ? ceil(ctas / S) * (F(K) / chunks) * per / (p[2] * g->hbm_bw / S) : 0;
-    return p[0] * US + (tm > tcta ? tm : tcta);
+    return p[0] * US + (tm > tcta ? tm : tcta) + ctas * p[4] * US / S;
 }
 
 static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
