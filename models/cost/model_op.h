@@ -11,9 +11,11 @@
  * bandwidth, per-CTA / per-request / per-expert costs (SM·µs), per-tile
  * pipeline fill in k elements, per-step collective latencies. The shapes
  * enter through wave quantisation of the kernel's tiles over the SMs,
- * split-K / split-KV parallelism when a kernel has fewer tiles than SMs,
- * and a smooth max of the compute and memory times ((a³+b³)^⅓: kernels
- * overlap the two imperfectly near the ridge).
+ * split-K / split-KV parallelism when a kernel has fewer tiles than SMs
+ * (a decode kernel's head tiles and cache steps where its set has them),
+ * the L2 for a quantise working set that fits it, and a smooth max of the
+ * compute and memory times ((a³+b³)^⅓: kernels overlap the two
+ * imperfectly near the ridge).
  *
  * Parameters come in sets per (GPU with measured tables, backend, op
  * variant) — a variant is the family plus what changes the kernel (the
