@@ -303,126 +303,156 @@ out:
 
 /* ---- init ---------------------------------------------------------------- */
 
-int sim_cli_init(int argc, char **argv)
+/* The command line of `servesim init`. */
+typedef struct {
+    const char *model, *gpu, *out;
+    double ttft, tpot;
+    long long gpus, isl, osl;
+    int force;
+} init_args;
+
+/* Parses and checks the command line: -1 to go on, else the exit status. */
+static int init_parse(int argc, char **argv, init_args *a)
 {
-    const char *model = NULL, *gpu = NULL, *out = NULL;
-    double ttft = 0, tpot = 0;
-    long long gpus = 8, isl = 1024, osl = 256;
-    int force = 0;
+    *a = (init_args){.gpus = 8, .isl = 1024, .osl = 256};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
             fputs(usage_init, stdout);
             return 0;
         }
-        if (strcmp(a, "--force") == 0) {
-            force = 1;
+        if (strcmp(f, "--force") == 0) {
+            a->force = 1;
             continue;
         }
-        if (a[0] != '-' || !v) {
-            fprintf(stderr, "servesim: init: %s '%s'\n%s", a[0] == '-' ? "missing the value of" : "unexpected argument",
-                    a, usage_init);
+        if (f[0] != '-' || !v) {
+            fprintf(stderr, "servesim: init: %s '%s'\n%s", f[0] == '-' ? "missing the value of" : "unexpected argument",
+                    f, usage_init);
             return EXIT_USAGE;
         }
         i++;
         int bad = 0;
-        if (strcmp(a, "--model") == 0) model = v;
-        else if (strcmp(a, "--gpu") == 0) gpu = v;
-        else if (strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) out = v;
-        else if (strcmp(a, "--slo-ttft") == 0) bad = parse_posd(v, &ttft);
-        else if (strcmp(a, "--slo-tpot") == 0) bad = parse_posd(v, &tpot);
-        else if (strcmp(a, "--gpus") == 0) bad = parse_pos(v, &gpus);
-        else if (strcmp(a, "--isl") == 0) bad = parse_pos(v, &isl);
-        else if (strcmp(a, "--osl") == 0) bad = parse_pos(v, &osl);
+        if (strcmp(f, "--model") == 0) a->model = v;
+        else if (strcmp(f, "--gpu") == 0) a->gpu = v;
+        else if (strcmp(f, "-o") == 0 || strcmp(f, "--out") == 0) a->out = v;
+        else if (strcmp(f, "--slo-ttft") == 0) bad = parse_posd(v, &a->ttft);
+        else if (strcmp(f, "--slo-tpot") == 0) bad = parse_posd(v, &a->tpot);
+        else if (strcmp(f, "--gpus") == 0) bad = parse_pos(v, &a->gpus);
+        else if (strcmp(f, "--isl") == 0) bad = parse_pos(v, &a->isl);
+        else if (strcmp(f, "--osl") == 0) bad = parse_pos(v, &a->osl);
         else {
-            fprintf(stderr, "servesim: init: unknown option '%s'\n%s", a, usage_init);
+            fprintf(stderr, "servesim: init: unknown option '%s'\n%s", f, usage_init);
             return EXIT_USAGE;
         }
         if (bad) {
-            fprintf(stderr, "servesim: init: %s: expected a positive number, got '%s'\n", a, v);
+            fprintf(stderr, "servesim: init: %s: expected a positive number, got '%s'\n", f, v);
             return EXIT_USAGE;
         }
     }
-    if (!model || !gpu || ttft <= 0 || tpot <= 0) {
+    if (!a->model || !a->gpu || a->ttft <= 0 || a->tpot <= 0) {
         fprintf(stderr, "servesim: init: needs --model, --gpu, --slo-ttft and --slo-tpot\n%s", usage_init);
         return EXIT_USAGE;
     }
-    if (!plain_scalar(model) || !plain_scalar(gpu)) {
+    if (!plain_scalar(a->model) || !plain_scalar(a->gpu)) {
         fprintf(stderr, "servesim: init: --model and --gpu take a catalogue name or a config path\n");
         return EXIT_USAGE;
     }
-    char name[256], path[1024];
-    const char *base = strrchr(model, '/');
-    snprintf(name, sizeof name, "%s-%s", base ? base + 1 : model, gpu);
-    for (char *c = name; *c; c++)
-        if (*c == '.' && (strcmp(c, ".json") == 0 || strcmp(c, ".yaml") == 0)) *c = '\0';
-    snprintf(path, sizeof path, "%s", out ? out : name);
-    if (!out) strncat(path, ".yaml", sizeof path - strlen(path) - 1);
-    /* The smallest TP (power of two, within the budget) whose deployment builds. */
+    return -1;
+}
+
+/* The commented starting scenario at TP tp, written to path as name. */
+static void init_yaml(const init_args *a, const char *path, const char *name, long long tp, char *yaml, size_t len)
+{
+    snprintf(yaml, len,
+             "# A starting scenario written by `servesim init`: %s on %s, SLO TTFT p90 <= %g ms and\n"
+             "# TPOT p90 <= %g ms, deployments of up to %lld GPUs. Edit it, then:\n"
+             "#   servesim search %s --out out/     # best deployment under the SLO\n"
+             "#   servesim run %s                   # the starting deployment below\n"
+             "# Every key: `servesim schema`.\n"
+             "name: %s\n"
+             "model: %s\n"
+             "hardware:\n"
+             "  gpu: %s\n"
+             "  gpus_per_node: 8                # GPUs per NVLink node\n"
+             "workload:\n"
+             "  requests: 1000                  # per `servesim run`; the search uses search.requests\n"
+             "  arrival: {process: poisson, rate: 5}   # req/s; the search finds the highest rate meeting the SLO\n"
+             "  input_tokens: {dist: lognormal, mean: %lld, std: %lld, min: 16, max: %lld}   # prompt tokens\n"
+             "  output_tokens: {dist: lognormal, mean: %lld, std: %lld, min: 1, max: %lld}  # generated tokens\n"
+             "slo:\n"
+             "  ttft_ms: %g                     # time to first token, at search.percentile\n"
+             "  tpot_ms: %g                     # time per output token\n"
+             "deployment:                       # what `servesim run` simulates; the search replaces it\n"
+             "  mode: colocated\n"
+             "  pools:\n"
+             "    - role: colocated\n"
+             "      instances: 1\n"
+             "      parallel: {tp: %lld}        # the smallest TP that fits the weights and KV\n"
+             "search:\n"
+             "  max_gpus: %lld                  # GPU budget of one deployment\n"
+             "  modes: \"\"                       # \"\" = colocated and pd (and af for MoE models)\n"
+             "  layouts: \"\"                     # \"\" = defaults for the model, e.g. \"tp2,tp4,tp8\"\n"
+             "  max_seqs: \"\"                    # \"\" = 64,128,256,512\n"
+             "  percentile: 90                  # SLO percentile: 50, 90, 99 or 99.9\n"
+             "  requests: 400                   # requests per simulation during the search\n"
+             "  # prices: \"%s=2.5\"              # USD per GPU-hour: rank by cost per million tokens\n",
+             a->model, a->gpu, a->ttft, a->tpot, a->gpus, path, path, name, a->model, a->gpu, a->isl, a->isl / 2,
+             8 * a->isl, a->osl, a->osl / 2, 4 * a->osl, a->ttft, a->tpot, tp, a->gpus, a->gpu);
+}
+
+/* The smallest TP (power of two, within the budget) whose deployment
+ * builds, into *tp with its scenario in yaml: -1 to go on (*tp 0: none
+ * fits, err says why), else the exit status after the message. */
+static int init_pick_tp(const init_args *a, const char *path, const char *name, char *yaml, size_t len, long long *tp,
+                        sim_err *err)
+{
     sim_scenario *sc = malloc(sizeof *sc);
-    sim_err err = {{0}};
-    char yaml[8192];
-    long long tp = 0;
+    *tp = 0;
     if (!sc) return 1;
-    for (long long t = 1; t <= gpus && t <= 64 && !tp; t *= 2) {
-        snprintf(yaml, sizeof yaml,
-                 "# A starting scenario written by `servesim init`: %s on %s, SLO TTFT p90 <= %g ms and\n"
-                 "# TPOT p90 <= %g ms, deployments of up to %lld GPUs. Edit it, then:\n"
-                 "#   servesim search %s --out out/     # best deployment under the SLO\n"
-                 "#   servesim run %s                   # the starting deployment below\n"
-                 "# Every key: `servesim schema`.\n"
-                 "name: %s\n"
-                 "model: %s\n"
-                 "hardware:\n"
-                 "  gpu: %s\n"
-                 "  gpus_per_node: 8                # GPUs per NVLink node\n"
-                 "workload:\n"
-                 "  requests: 1000                  # per `servesim run`; the search uses search.requests\n"
-                 "  arrival: {process: poisson, rate: 5}   # req/s; the search finds the highest rate meeting the SLO\n"
-                 "  input_tokens: {dist: lognormal, mean: %lld, std: %lld, min: 16, max: %lld}   # prompt tokens\n"
-                 "  output_tokens: {dist: lognormal, mean: %lld, std: %lld, min: 1, max: %lld}  # generated tokens\n"
-                 "slo:\n"
-                 "  ttft_ms: %g                     # time to first token, at search.percentile\n"
-                 "  tpot_ms: %g                     # time per output token\n"
-                 "deployment:                       # what `servesim run` simulates; the search replaces it\n"
-                 "  mode: colocated\n"
-                 "  pools:\n"
-                 "    - role: colocated\n"
-                 "      instances: 1\n"
-                 "      parallel: {tp: %lld}        # the smallest TP that fits the weights and KV\n"
-                 "search:\n"
-                 "  max_gpus: %lld                  # GPU budget of one deployment\n"
-                 "  modes: \"\"                       # \"\" = colocated and pd (and af for MoE models)\n"
-                 "  layouts: \"\"                     # \"\" = defaults for the model, e.g. \"tp2,tp4,tp8\"\n"
-                 "  max_seqs: \"\"                    # \"\" = 64,128,256,512\n"
-                 "  percentile: 90                  # SLO percentile: 50, 90, 99 or 99.9\n"
-                 "  requests: 400                   # requests per simulation during the search\n"
-                 "  # prices: \"%s=2.5\"              # USD per GPU-hour: rank by cost per million tokens\n",
-                 model, gpu, ttft, tpot, gpus, path, path, name, model, gpu, isl, isl / 2, 8 * isl, osl, osl / 2,
-                 4 * osl, ttft, tpot, t, gpus, gpu);
+    for (long long t = 1; t <= a->gpus && t <= 64 && !*tp; t *= 2) {
+        init_yaml(a, path, name, t, yaml, len);
         sim_cluster *cl = NULL;
-        if (sim_loader_load_string(yaml, strlen(yaml), path, NULL, 0, sc, &err) < 0) {
-            fprintf(stderr, "servesim: init: %s\n", err.msg);
+        if (sim_loader_load_string(yaml, strlen(yaml), path, NULL, 0, sc, err) < 0) {
+            fprintf(stderr, "servesim: init: %s\n", err->msg);
             free(sc);
             return EXIT_USAGE;
         }
-        int crc = sim_cluster_create(sc, &cl, &err);
+        int crc = sim_cluster_create(sc, &cl, err);
         sim_cluster_destroy(cl);
-        if (crc == 0) tp = t;
+        if (crc == 0) *tp = t;
         else if (crc != SIM_ERANGE && crc != SIM_EINVAL) break;
-        else if (t == 1 && !strstr(err.msg, "tp=") && !strstr(err.msg, "memory") && !strstr(err.msg, "fit")) {
+        else if (t == 1 && !strstr(err->msg, "tp=") && !strstr(err->msg, "memory") && !strstr(err->msg, "fit")) {
             /* not a layout that is too small: an unknown model or GPU */
-            fprintf(stderr, "servesim: init: %s\n", err.msg);
+            fprintf(stderr, "servesim: init: %s\n", err->msg);
             free(sc);
             return EXIT_USAGE;
         }
     }
     free(sc);
+    return -1;
+}
+
+int sim_cli_init(int argc, char **argv)
+{
+    init_args a;
+    int rc = init_parse(argc, argv, &a);
+    if (rc >= 0) return rc;
+    char name[256], path[1024];
+    const char *base = strrchr(a.model, '/');
+    snprintf(name, sizeof name, "%s-%s", base ? base + 1 : a.model, a.gpu);
+    for (char *c = name; *c; c++)
+        if (*c == '.' && (strcmp(c, ".json") == 0 || strcmp(c, ".yaml") == 0)) *c = '\0';
+    snprintf(path, sizeof path, "%s", a.out ? a.out : name);
+    if (!a.out) strncat(path, ".yaml", sizeof path - strlen(path) - 1);
+    sim_err err = {{0}};
+    char yaml[8192];
+    long long tp = 0;
+    if ((rc = init_pick_tp(&a, path, name, yaml, sizeof yaml, &tp, &err)) >= 0) return rc;
     if (!tp) {
-        fprintf(stderr, "servesim: init: no TP up to %lld GPUs fits %s on %s: %s\n", gpus, model, gpu, err.msg);
+        fprintf(stderr, "servesim: init: no TP up to %lld GPUs fits %s on %s: %s\n", a.gpus, a.model, a.gpu, err.msg);
         return EXIT_USAGE;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | (force ? O_TRUNC : O_EXCL), 0666);
+    int fd = open(path, O_WRONLY | O_CREAT | (a.force ? O_TRUNC : O_EXCL), 0666);
     if (fd < 0) {
         fprintf(stderr, "servesim: init: %s: %s%s\n", path, strerror(errno), errno == EEXIST ? " (--force overwrites)" : "");
         return errno == EEXIST ? EXIT_USAGE : 1;
@@ -435,6 +465,6 @@ int sim_cli_init(int argc, char **argv)
     }
     printf("wrote %s (%s on %s, starting at tp %lld; search over up to %lld GPUs)\n"
            "next: servesim search %s --out out/\n",
-           path, model, gpu, tp, gpus, path);
+           path, a.model, a.gpu, tp, a.gpus, path);
     return 0;
 }
