@@ -9,6 +9,10 @@
 
 #define CALIB_CACHE_SLOTS 32
 
+/* A slot of calib_db_lookup's cache, keyed by (gpu, op, dtype, kernel):
+ * gpu and op, compared first, are integers; dtype and kernel stay the
+ * names the rows are stored under (an open set, see calib_dtype.h), so a
+ * name is compared only where gpu and op already match. */
 typedef struct {
     int used;
     int64_t gpu_id;
