@@ -405,6 +405,106 @@ static int64_t blocks_of(int64_t tokens, int32_t block_tokens)
     return tokens < 0 ? -1 : tokens / block_tokens;
 }
 
+/* The rows to replay for each capacity asked for (a global cache, and with
+ * several instances local caches that split it or each hold it), into
+ * *rows (the caller frees it). -1 when out of memory. */
+static int replay_rows(const cli_args *a, row **rows, int *n_rows)
+{
+    const int32_t K = a->instances;
+    row *w = calloc((size_t)a->n_caps * 3 + 2, sizeof *w);
+    *rows = w;
+    *n_rows = 0;
+    if (!w) return -1;
+    int n = 0;
+    for (int c = 0; c < a->n_caps; c++) {
+        int64_t N = a->caps[c];
+        w[n++] = (row){N, "global", 1, N, {0}};
+        if (K > 1 && N < 0) w[n++] = (row){N, "local", K, -1, {0}};
+        if (K > 1 && N >= 0) {
+            w[n++] = (row){N, "local_split", K, N / K, {0}};
+            w[n++] = (row){N, "local_each", K, N, {0}};
+        }
+    }
+    *n_rows = n;
+    return 0;
+}
+
+/* The replay as one JSON document on stdout (m: the infinite global
+ * cache's result). -1 when out of memory. */
+static int print_json(const cli_args *a, const row *rows, int n_rows, const sim_cache_replay_result *m)
+{
+    const int32_t C = a->cfg.block_tokens;
+    json_t *doc = json_object(), *jrows = json_array();
+    int rc = -1;
+    if (!doc || !jrows) {
+        json_decref(jrows);
+        goto out;
+    }
+    json_object_set_new(doc, "trace", json_string(a->path));
+    json_object_set_new(doc, "requests", json_integer(m->requests));
+    json_object_set_new(doc, "prompt_tokens", json_integer(m->prompt_tokens));
+    json_object_set_new(doc, "cacheable_blocks", json_integer(m->cacheable_blocks));
+    json_object_set_new(doc, "block_tokens", json_integer(C));
+    json_object_set_new(doc, "hash_tokens", json_integer(a->cfg.hash_tokens));
+    json_object_set_new(doc, "policy", json_string(sim_prefix_policy_name(a->cfg.policy)));
+    json_object_set_new(doc, "instances", json_integer(a->instances));
+    json_object_set_new(doc, "route", json_string(a->cfg.route == SIM_CACHE_ROUTE_HASH ? "hash" : "round_robin"));
+    json_object_set_new(doc, "max_token_hit_rate", json_real(m->token_hit));
+    json_object_set_new(doc, "max_block_hit_rate", json_real(m->block_hit));
+    json_object_set_new(doc, "rows", jrows);
+    for (int i = 0; i < n_rows; i++) {
+        const row *w = &rows[i];
+        json_t *o = json_object();
+        if (!o) goto out;
+        json_array_append_new(jrows, o);
+        json_object_set_new(o, "capacity_tokens", w->cap_tokens < 0 ? json_null() : json_integer(w->cap_tokens));
+        json_object_set_new(o, "layout", json_string(w->layout));
+        json_object_set_new(o, "caches", json_integer(w->caches));
+        json_object_set_new(o, "capacity_blocks_per_cache",
+                            w->tokens_per_cache < 0 ? json_null() : json_integer(blocks_of(w->tokens_per_cache, C)));
+        json_object_set_new(o, "token_hit_rate", json_real(w->res.token_hit));
+        json_object_set_new(o, "block_hit_rate", json_real(w->res.block_hit));
+        json_object_set_new(o, "matched_blocks", json_integer(w->res.matched_blocks));
+        json_object_set_new(o, "evicted_blocks", json_integer(w->res.evicted_blocks));
+        json_object_set_new(o, "short_inserts", json_integer(w->res.short_inserts));
+    }
+    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    if (!s) goto out;
+    puts(s);
+    free(s);
+    rc = 0;
+out:
+    json_decref(doc);
+    return rc;
+}
+
+/* The replay as a table (m: the infinite global cache's result). */
+static void print_table(const cli_args *a, const row *rows, int n_rows, const sim_cache_replay_result *m,
+                        double elapsed)
+{
+    const int32_t K = a->instances, C = a->cfg.block_tokens;
+    printf("cache-replay: %s\n", a->path);
+    printf("  %lld requests, %lld prompt tokens, %lld cacheable blocks of %d tokens; "
+           "policy %s",
+           (long long)m->requests, (long long)m->prompt_tokens, (long long)m->cacheable_blocks, C,
+           sim_prefix_policy_name(a->cfg.policy));
+    if (K > 1) printf("; %d instances, route %s", K, a->cfg.route == SIM_CACHE_ROUTE_HASH ? "hash" : "round_robin");
+    printf("\n\n%-10s %-22s %10s %10s %12s\n", "capacity", "layout", "token_hit", "block_hit", "evicted");
+    for (int i = 0; i < n_rows; i++) {
+        const row *w = &rows[i];
+        char cap[32], per[32], layout[64];
+        fmt_tokens(cap, sizeof cap, w->cap_tokens);
+        fmt_tokens(per, sizeof per, w->tokens_per_cache);
+        snprintf(layout, sizeof layout, "%s %d x %s", w->caches == 1 ? "global" : "local", w->caches, per);
+        printf("%-10s %-22s %10.4f %10.4f %12lld\n", cap, layout, w->res.token_hit, w->res.block_hit,
+               (long long)w->res.evicted_blocks);
+    }
+    printf("\ntheoretical maximum (infinite global cache): token hit %.4f, block hit %.4f\n", m->token_hit,
+           m->block_hit);
+    if (m->cacheable_blocks == 0) printf("note: the trace has no hash ids, so nothing is cacheable\n");
+    printf("replayed %d configurations in %.3f s\n", n_rows + 1, elapsed);
+}
+
 int sim_cli_cache_replay(int argc, char **argv)
 {
     cli_args a;
@@ -423,7 +523,6 @@ int sim_cli_cache_replay(int argc, char **argv)
     sim_cache_replay *r = NULL;
     row *rows = NULL;
     int n_rows = 0;
-    json_t *doc = NULL;
     int rc = sim_trace_load(a.path, a.fmt, &t, &err);
     if (rc < 0) {
         fprintf(stderr, "servesim cache-replay: %s\n", err.msg);
@@ -435,102 +534,26 @@ int sim_cli_cache_replay(int argc, char **argv)
         code = rc == SIM_EINVAL ? EXIT_USAGE : EXIT_FAIL;
         goto fail;
     }
-    const int32_t K = a.instances, C = a.cfg.block_tokens;
-    rows = calloc((size_t)a.n_caps * 3 + 2, sizeof *rows);
-    if (!rows) goto fail;
+    if (replay_rows(&a, &rows, &n_rows) < 0) goto fail;
     double t0 = sim_wall_s();
-    for (int c = 0; c < a.n_caps; c++) {
-        int64_t N = a.caps[c];
-        rows[n_rows++] = (row){N, "global", 1, N, {0}};
-        if (K > 1 && N < 0) rows[n_rows++] = (row){N, "local", K, -1, {0}};
-        if (K > 1 && N >= 0) {
-            rows[n_rows++] = (row){N, "local_split", K, N / K, {0}};
-            rows[n_rows++] = (row){N, "local_each", K, N, {0}};
-        }
-    }
     row max = {-1, "global", 1, -1, {0}};
     for (int i = 0; i <= n_rows; i++) {
         row *w = i < n_rows ? &rows[i] : &max;
-        rc = sim_cache_replay_run(r, w->caches, blocks_of(w->tokens_per_cache, C), &w->res, &err);
+        rc = sim_cache_replay_run(r, w->caches, blocks_of(w->tokens_per_cache, a.cfg.block_tokens), &w->res, &err);
         if (rc < 0) {
             fprintf(stderr, "servesim cache-replay: %s\n", err.msg);
             goto fail;
         }
     }
     double elapsed = sim_wall_s() - t0;
-    const sim_cache_replay_result *m = &max.res;
-    const char *route = a.cfg.route == SIM_CACHE_ROUTE_HASH ? "hash" : "round_robin";
     if (a.json) {
-        doc = json_object();
-        json_t *jrows = json_array();
-        if (!doc || !jrows) {
-            json_decref(jrows);
-            goto fail;
-        }
-        json_object_set_new(doc, "trace", json_string(a.path));
-        json_object_set_new(doc, "requests", json_integer(m->requests));
-        json_object_set_new(doc, "prompt_tokens", json_integer(m->prompt_tokens));
-        json_object_set_new(doc, "cacheable_blocks", json_integer(m->cacheable_blocks));
-        json_object_set_new(doc, "block_tokens", json_integer(C));
-        json_object_set_new(doc, "hash_tokens", json_integer(a.cfg.hash_tokens));
-        json_object_set_new(doc, "policy", json_string(sim_prefix_policy_name(a.cfg.policy)));
-        json_object_set_new(doc, "instances", json_integer(K));
-        json_object_set_new(doc, "route", json_string(route));
-        json_object_set_new(doc, "max_token_hit_rate", json_real(m->token_hit));
-        json_object_set_new(doc, "max_block_hit_rate", json_real(m->block_hit));
-        json_object_set_new(doc, "rows", jrows);
-        for (int i = 0; i < n_rows; i++) {
-            const row *w = &rows[i];
-            json_t *o = json_object();
-            if (!o) goto fail;
-            json_array_append_new(jrows, o);
-            json_object_set_new(o, "capacity_tokens",
-                                w->cap_tokens < 0 ? json_null() : json_integer(w->cap_tokens));
-            json_object_set_new(o, "layout", json_string(w->layout));
-            json_object_set_new(o, "caches", json_integer(w->caches));
-            json_object_set_new(o, "capacity_blocks_per_cache",
-                                w->tokens_per_cache < 0
-                                    ? json_null()
-                                    : json_integer(blocks_of(w->tokens_per_cache, C)));
-            json_object_set_new(o, "token_hit_rate", json_real(w->res.token_hit));
-            json_object_set_new(o, "block_hit_rate", json_real(w->res.block_hit));
-            json_object_set_new(o, "matched_blocks", json_integer(w->res.matched_blocks));
-            json_object_set_new(o, "evicted_blocks", json_integer(w->res.evicted_blocks));
-            json_object_set_new(o, "short_inserts", json_integer(w->res.short_inserts));
-        }
-        char *s = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        if (!s) goto fail;
-        puts(s);
-        free(s);
+        if (print_json(&a, rows, n_rows, &max.res) < 0) goto fail;
     } else {
-        printf("cache-replay: %s\n", a.path);
-        printf("  %lld requests, %lld prompt tokens, %lld cacheable blocks of %d tokens; "
-               "policy %s",
-               (long long)m->requests, (long long)m->prompt_tokens,
-               (long long)m->cacheable_blocks, C, sim_prefix_policy_name(a.cfg.policy));
-        if (K > 1) printf("; %d instances, route %s", K, route);
-        printf("\n\n%-10s %-22s %10s %10s %12s\n", "capacity", "layout", "token_hit",
-               "block_hit", "evicted");
-        for (int i = 0; i < n_rows; i++) {
-            const row *w = &rows[i];
-            char cap[32], per[32], layout[64];
-            fmt_tokens(cap, sizeof cap, w->cap_tokens);
-            fmt_tokens(per, sizeof per, w->tokens_per_cache);
-            snprintf(layout, sizeof layout, "%s %d x %s",
-                     w->caches == 1 ? "global" : "local", w->caches, per);
-            printf("%-10s %-22s %10.4f %10.4f %12lld\n", cap, layout, w->res.token_hit,
-                   w->res.block_hit, (long long)w->res.evicted_blocks);
-        }
-        printf("\ntheoretical maximum (infinite global cache): token hit %.4f, block hit %.4f\n",
-               m->token_hit, m->block_hit);
-        if (m->cacheable_blocks == 0)
-            printf("note: the trace has no hash ids, so nothing is cacheable\n");
-        printf("replayed %d configurations in %.3f s\n", n_rows + 1, elapsed);
+        print_table(&a, rows, n_rows, &max.res, elapsed);
     }
     code = 0;
 fail:
     if (code == EXIT_FAIL && rc >= 0) fprintf(stderr, "servesim cache-replay: out of memory\n");
-    json_decref(doc);
     free(rows);
     sim_cache_replay_destroy(r);
     sim_trace_destroy(t);
