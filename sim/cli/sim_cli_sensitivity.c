@@ -242,23 +242,55 @@ static int parse_speedups(const char *list, double *sp)
     return n ? n : -1;
 }
 
-int sim_cli_sensitivity(int argc, char **argv)
-{
-    const char *path = NULL, *op = NULL, *speedups = NULL;
+/* The command line of `servesim sensitivity`. */
+typedef struct {
+    const char *path, *op, *speedups;
     const char *sets[SENS_MAX_SETS + 2];
-    char seed_set[64] = "";
-    int n_sets = 0, json = 0, search = 0, jobs = 0, no_perf_db = 0;
+    char seed_set[64];
+    int n_sets, json, search, jobs, no_perf_db;
+} sens_args;
+
+/* --op, --speedup, --set, --seed or --jobs with its value v: 0, or
+ * EXIT_USAGE after the message. */
+static int sens_value_flag(sens_args *s, const char *a, const char *v)
+{
+    if (!strcmp(a, "--op")) s->op = v;
+    else if (!strcmp(a, "--speedup")) s->speedups = v;
+    else if (!strcmp(a, "--set")) {
+        if (!strchr(v, '=') || s->n_sets == SENS_MAX_SETS) {
+            fprintf(stderr, "servesim: sensitivity: --set needs key.path=value (at most %d)\n", SENS_MAX_SETS);
+            return EXIT_USAGE;
+        }
+        s->sets[s->n_sets++] = v;
+    } else {
+        int64_t x;
+        int is_seed = a[3] == 'e';
+        if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < (is_seed ? 0 : 1) || (!is_seed && x > 1024)) {
+            fprintf(stderr, "servesim: sensitivity: %s: expected %s, got '%s'\n", a,
+                    is_seed ? "a non-negative integer" : "an integer 1..1024", v);
+            return EXIT_USAGE;
+        }
+        if (is_seed) snprintf(s->seed_set, sizeof s->seed_set, "seed=%lld", (long long)x);
+        else s->jobs = (int)x;
+    }
+    return 0;
+}
+
+/* Parses the command line: -1 to go on, else the exit status. */
+static int sens_parse(int argc, char **argv, sens_args *s)
+{
+    memset(s, 0, sizeof *s);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage, stdout);
             return 0;
         } else if (!strcmp(a, "--json")) {
-            json = 1;
+            s->json = 1;
         } else if (!strcmp(a, "--search")) {
-            search = 1;
+            s->search = 1;
         } else if (!strcmp(a, "--no-perf-db")) {
-            no_perf_db = 1;
+            s->no_perf_db = 1;
         } else if (!strcmp(a, "--op") || !strcmp(a, "--speedup") || !strcmp(a, "--set") || !strcmp(a, "--seed") ||
                    !strcmp(a, "--jobs")) {
             if (!v) {
@@ -266,63 +298,54 @@ int sim_cli_sensitivity(int argc, char **argv)
                 return EXIT_USAGE;
             }
             i++;
-            if (!strcmp(a, "--op")) op = v;
-            else if (!strcmp(a, "--speedup")) speedups = v;
-            else if (!strcmp(a, "--set")) {
-                if (!strchr(v, '=') || n_sets == SENS_MAX_SETS) {
-                    fprintf(stderr, "servesim: sensitivity: --set needs key.path=value (at most %d)\n", SENS_MAX_SETS);
-                    return EXIT_USAGE;
-                }
-                sets[n_sets++] = v;
-            } else {
-                int64_t x;
-                int is_seed = a[3] == 'e';
-                if (sim_parse_i64(v, &x) != SIM_PARSE_OK || x < (is_seed ? 0 : 1) || (!is_seed && x > 1024)) {
-                    fprintf(stderr, "servesim: sensitivity: %s: expected %s, got '%s'\n", a,
-                            is_seed ? "a non-negative integer" : "an integer 1..1024", v);
-                    return EXIT_USAGE;
-                }
-                if (is_seed) snprintf(seed_set, sizeof seed_set, "seed=%lld", (long long)x);
-                else jobs = (int)x;
-            }
+            int rc = sens_value_flag(s, a, v);
+            if (rc) return rc;
         } else if (a[0] == '-') {
             static const char *const flags[] = {"--op", "--speedup", "--set", "--seed", "--jobs", "--json",
                                                 "--search", "--no-perf-db", "--help"};
             const char *near = sim_suggest(a, flags, sizeof flags / sizeof flags[0]);
             sim_suggest_unknown(stderr, "sensitivity: ", "option", a, near, usage);
             return EXIT_USAGE;
-        } else if (!path) {
-            path = a;
+        } else if (!s->path) {
+            s->path = a;
         } else {
             fprintf(stderr, "servesim: sensitivity: unexpected argument '%s'\n%s", a, usage);
             return EXIT_USAGE;
         }
     }
-    if (!path || !op || !speedups) {
+    if (!s->path || !s->op || !s->speedups) {
         fprintf(stderr, "servesim: sensitivity: %s\n%s",
-                !path ? "missing SCENARIO.yaml" : !op ? "missing --op FAMILY" : "missing --speedup LIST", usage);
+                !s->path ? "missing SCENARIO.yaml" : !s->op ? "missing --op FAMILY" : "missing --speedup LIST", usage);
         return EXIT_USAGE;
     }
-    int fam = model_op_family_from_name(op);
+    return -1;
+}
+
+int sim_cli_sensitivity(int argc, char **argv)
+{
+    sens_args s;
+    int prc = sens_parse(argc, argv, &s);
+    if (prc >= 0) return prc;
+    int fam = model_op_family_from_name(s.op);
     if (fam < 0) {
-        fprintf(stderr, "servesim: sensitivity: --op '%s': no such op family (valid: %s)\n", op,
+        fprintf(stderr, "servesim: sensitivity: --op '%s': no such op family (valid: %s)\n", s.op,
                 model_op_family_list());
         return EXIT_USAGE;
     }
     double sp[SENS_MAX_SPEEDUPS];
-    int nsp = parse_speedups(speedups, sp);
+    int nsp = parse_speedups(s.speedups, sp);
     if (nsp < 0) return EXIT_USAGE;
-    if (seed_set[0]) sets[n_sets++] = seed_set;
-    if (no_perf_db) sets[n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
+    if (s.seed_set[0]) s.sets[s.n_sets++] = s.seed_set;
+    if (s.no_perf_db) s.sets[s.n_sets++] = "hardware.perf_db=" SIM_PERF_DB_NONE;
 
     sim_err err = {{0}};
     sim_scenario *sc = malloc(sizeof *sc);
     sens_point pts[SENS_MAX_SPEEDUPS + 1];
-    sens_job j = {.base = sc, .fam = (model_op_family)fam, .pts = pts, .search = search, .threads = jobs};
+    sens_job j = {.base = sc, .fam = (model_op_family)fam, .pts = pts, .search = s.search, .threads = s.jobs};
     int exit_code = 1;
     if (!sc) return 1;
     memset(pts, 0, sizeof pts);
-    if (sim_loader_load_file(path, sets, n_sets, sc, &err) < 0) {
+    if (sim_loader_load_file(s.path, s.sets, s.n_sets, sc, &err) < 0) {
         fprintf(stderr, "servesim: %s\n", err.msg);
         exit_code = EXIT_USAGE;
         goto out;
@@ -332,21 +355,21 @@ int sim_cli_sensitivity(int argc, char **argv)
         fprintf(stderr, "servesim: %s\n", err.msg);
         goto out;
     }
-    sim_pfor(nsp + 1, jobs, run_point, &j);
+    sim_pfor(nsp + 1, s.jobs, run_point, &j);
     for (int i = 0; i <= nsp; i++)
         if (pts[i].rc < 0) {
             fprintf(stderr, "servesim: sensitivity: %s run: %s\n", i ? "a speedup" : "the base", pts[i].err);
             exit_code = pts[i].rc == SIM_EINVAL ? EXIT_USAGE : 1;
             goto out;
         }
-    for (int i = 0; search && i <= nsp; i++)
+    for (int i = 0; s.search && i <= nsp; i++)
         if (search_point(&j, &pts[i], &err) < 0) {
             fprintf(stderr, "servesim: sensitivity: search: %s\n", err.msg);
             exit_code = 1;
             goto out;
         }
-    if (json) print_json(&j, nsp + 1);
-    else print_table(&j, nsp + 1, path);
+    if (s.json) print_json(&j, nsp + 1);
+    else print_table(&j, nsp + 1, s.path);
     exit_code = 0;
     for (int i = 0; i <= nsp; i++)
         if (pts[i].overloaded) exit_code = EXIT_OVERLOAD;
