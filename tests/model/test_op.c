@@ -614,6 +614,13 @@ static void check_gdn_conv(void)
     double many = gdn_conv_us(&a, "sglang", 64, 8, 32), one = gdn_conv_us(&a, "sglang", 1, 512, 32);
     CHECK_MSG(many > 10 * one && fabs(many / 396.6 - 1) < 0.2, "A100 64 x 8 tokens: %.0f us (measured 397), "
               "1 x 512: %.0f us (measured 12)", many, one);
+    /* TensorRT-LLM 1.3.0rc20's H100 conv rows show the same key-channel
+     * pattern: 32768 tokens take 118.6 us at 16 v heads and 119.3 us at 32
+     * (Qwen3.5-2B, -35B-A3B), not twice as long; its refitted set keeps the
+     * two within 2 % and each within 15 % of the rows. */
+    double t16 = gdn_conv_us(&h, "trtllm", 1, 32768, 16), t32 = gdn_conv_us(&h, "trtllm", 1, 32768, 32);
+    CHECK_MSG(t16 > 0 && fabs(t32 / t16 - 1) < 0.02 && fabs(t16 / 118.6 - 1) < 0.15 && fabs(t32 / 119.3 - 1) < 0.15,
+              "H100 TensorRT-LLM 32768 tokens: %.1f us at 16 v heads (measured 118.6), %.1f at 32 (119.3)", t16, t32);
 }
 
 /* vLLM's static fp8 quantisation on H100 (measured rows in
