@@ -192,38 +192,13 @@ int cost_moe_init(model_cost *c, sim_err *err)
     return 0;
 }
 
-int model_cost_create(const model_spec *m, const model_gpu *g, const model_layout *in, model_cost **out,
-                      sim_err *err)
+/* The cost model's per-format rates: bytes per weight, activation and KV
+ * value, and the GEMM, attention and HBM rates of the GPU (whole model and
+ * per part). */
+static void cost_rates(model_cost *c)
 {
-    model_cost *c = NULL;
-    int rc;
-    *out = NULL;
-    if ((rc = cost_validate(m, g, in, err))) return rc;
-    c = calloc(1, sizeof *c);
-    if (!c) return sim_err_set(err, SIM_ENOMEM, "model_cost: out of memory");
-    c->m = *m;
-    c->g = *g;
-    c->l = model_layout_resolved(in);
-    for (int f = 0; f < MODEL_FAM_COUNT; f++) {
-        c->fam_time[f] = 1.0 / c->l.op_speedup[f];
-        c->fam_scaled |= c->l.op_speedup[f] != 1;
-    }
-    model_part_dtypes(m, c->l.dtype_checkpoint, c->l.dtype, c->part_dt);
-    if (c->l.dtype_checkpoint) c->l.dtype = c->part_dt[m->experts > 0 ? MODEL_PART_EXPERT : MODEL_PART_DENSE];
+    const model_gpu *g = &c->g;
     const model_layout *l = &c->l;
-    model_comm_net_init(&c->net, g, l->gpus_per_node);
-    c->n_stages = l->pp;
-    c->stage_weights = calloc((size_t)l->pp, sizeof *c->stage_weights);
-    c->stage_kv_tok = calloc((size_t)l->pp, sizeof *c->stage_kv_tok);
-    c->stage_moe = calloc((size_t)l->pp, sizeof *c->stage_moe);
-    if (!c->stage_weights || !c->stage_kv_tok || !c->stage_moe) {
-        rc = sim_err_set(err, SIM_ENOMEM, "model_cost: out of memory");
-        goto fail;
-    }
-    if ((rc = cost_moe_init(c, err))) goto fail;
-    cost_op_sets_init(c);
-
-    const double tp = l->tp, h = m->hidden;
     c->wb = model_dtype_bytes(l->dtype);
     c->ab = model_dtype_act_bytes(g, l->dtype);
     c->kvb = model_dtype_bytes(l->kv_dtype);
@@ -237,9 +212,16 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
     c->peak_attn = g->flops_bf16 * g->eff_attn;
     c->bw = g->hbm_bw * g->eff_mem;
     c->launch = g->launch_s;
+}
 
-    model_spec_parts p;
-    model_spec_parts_get(m, &p);
+/* Heads and KV of one rank: heads and KV heads per TP rank, their
+ * replication, the KV bytes per token of a layer (MLA latent, DSA indexer
+ * key, DeepSeek-V4's compressed entries); expert TP and experts per rank. */
+static void cost_geometry(model_cost *c)
+{
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    const double tp = l->tp;
     c->mla = m->kv_lora_rank > 0;
     c->heads_r = m->heads / tp;
     c->hd = m->head_dim;
@@ -256,7 +238,13 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
                          m->hca_layers * model_spec_hca_kv_bytes(m, c->kvb)) / (m->csa_layers + m->hca_layers);
     c->moe_tp = m->experts > 0 ? l->moe_tp : 1;
     c->experts_local = m->experts > 0 ? m->experts / l->ep : 0;
+}
 
+/* The layer classes: how many layers of each mixer and FFN kind, sliding
+ * or full attention, and dense FFNs per width. */
+static void cost_count_layers(model_cost *c)
+{
+    const model_spec *m = &c->m;
     for (int32_t i = 0; i < m->layers; i++) {
         model_mixer_kind mix = model_spec_layer_mixer(m, i);
         model_ffn_kind ffn = model_spec_layer_ffn(m, i);
@@ -273,7 +261,18 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         if (ffn == MODEL_FFN_DENSE) c->n_dense_w[m->n_ffn_widths > 0 ? m->layer_width[i] : 0]++;
     }
     c->n_layers = m->layers;
+}
 
+/* Weights, KV bytes per token and per-sequence state of each pipeline
+ * stage on one rank (its layers, the embedding on the first, the head on
+ * the last), and the instance's KV bytes per token. */
+static void cost_stages(model_cost *c)
+{
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    const double tp = l->tp, h = m->hidden;
+    model_spec_parts p;
+    model_spec_parts_get(m, &p);
     /* Weights of one layer on one rank. */
     double attn_r;
     if (c->mla)
@@ -331,15 +330,57 @@ int model_cost_create(const model_spec *m, const model_gpu *g, const model_layou
         c->kv_tok_instance += kv * tp;
         if (st > c->state_seq_gpu) c->state_seq_gpu = st;
     }
-    /* DeepEP low-latency buffers: slots for R rows per local expert. */
-    if (model_cost_ep_mode(c, 0) == MODEL_EP_LOW_LATENCY || model_cost_ep_mode(c, 1) == MODEL_EP_LOW_LATENCY) {
-        const double R = (double)MODEL_DEEPEP_LL_MAX_TOKENS * l->ep, I = m->expert_intermediate / (double)c->moe_tp;
-        /* The experts' token width: a latent MoE dispatches its latent. */
-        const double eh = m->moe_latent > 0 ? m->moe_latent : h, up = m->ffn_plain ? 1.0 : 2.0;
-        double row = eh * c->ab + eh * COST_ACT_BYTES;
-        if (l->moe_gemm != MODEL_MOE_GEMM_CONTIGUOUS) row += up * I * COST_ACT_BYTES + I * c->ab;
-        c->expert_buf = c->experts_local * R * row;
+}
+
+/* DeepEP low-latency buffers: slots for R rows per local expert. */
+static void cost_expert_buffers(model_cost *c)
+{
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    if (model_cost_ep_mode(c, 0) != MODEL_EP_LOW_LATENCY && model_cost_ep_mode(c, 1) != MODEL_EP_LOW_LATENCY) return;
+    const double R = (double)MODEL_DEEPEP_LL_MAX_TOKENS * l->ep, I = m->expert_intermediate / (double)c->moe_tp;
+    /* The experts' token width: a latent MoE dispatches its latent. */
+    const double eh = m->moe_latent > 0 ? m->moe_latent : m->hidden, up = m->ffn_plain ? 1.0 : 2.0;
+    double row = eh * c->ab + eh * COST_ACT_BYTES;
+    if (l->moe_gemm != MODEL_MOE_GEMM_CONTIGUOUS) row += up * I * COST_ACT_BYTES + I * c->ab;
+    c->expert_buf = c->experts_local * R * row;
+}
+
+int model_cost_create(const model_spec *m, const model_gpu *g, const model_layout *in, model_cost **out,
+                      sim_err *err)
+{
+    model_cost *c = NULL;
+    int rc;
+    *out = NULL;
+    if ((rc = cost_validate(m, g, in, err))) return rc;
+    c = calloc(1, sizeof *c);
+    if (!c) return sim_err_set(err, SIM_ENOMEM, "model_cost: out of memory");
+    c->m = *m;
+    c->g = *g;
+    c->l = model_layout_resolved(in);
+    for (int f = 0; f < MODEL_FAM_COUNT; f++) {
+        c->fam_time[f] = 1.0 / c->l.op_speedup[f];
+        c->fam_scaled |= c->l.op_speedup[f] != 1;
     }
+    model_part_dtypes(m, c->l.dtype_checkpoint, c->l.dtype, c->part_dt);
+    if (c->l.dtype_checkpoint) c->l.dtype = c->part_dt[m->experts > 0 ? MODEL_PART_EXPERT : MODEL_PART_DENSE];
+    const model_layout *l = &c->l;
+    model_comm_net_init(&c->net, g, l->gpus_per_node);
+    c->n_stages = l->pp;
+    c->stage_weights = calloc((size_t)l->pp, sizeof *c->stage_weights);
+    c->stage_kv_tok = calloc((size_t)l->pp, sizeof *c->stage_kv_tok);
+    c->stage_moe = calloc((size_t)l->pp, sizeof *c->stage_moe);
+    if (!c->stage_weights || !c->stage_kv_tok || !c->stage_moe) {
+        rc = sim_err_set(err, SIM_ENOMEM, "model_cost: out of memory");
+        goto fail;
+    }
+    if ((rc = cost_moe_init(c, err))) goto fail;
+    cost_op_sets_init(c);
+    cost_rates(c);
+    cost_geometry(c);
+    cost_count_layers(c);
+    cost_stages(c);
+    cost_expert_buffers(c);
     cost_mla_module_init(c);
     *out = c;
     return 0;
