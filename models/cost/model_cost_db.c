@@ -518,10 +518,18 @@ const char *cost_db_expert_dtype(const model_cost *c)
     }
 }
 
-/* The kernel part whose engine prices op variant v (layout.kernels). */
+/* The kernel part whose engine prices op variant v (layout.kernels);
+ * MODEL_KERN_PARTS for the linear-attention (GDN) kernels, which stay the
+ * layout's engine's: an engine's attention backend (SGLang's
+ * --attention-backend trtllm_mha) picks the softmax attention of a hybrid
+ * model, not its linear-attention layers' kernels. */
 static model_kern_part opv_part(cost_opv v)
 {
     switch (v) {
+    case COST_OPV_GDN_CONV_CTX:
+    case COST_OPV_GDN_CONV_GEN:
+    case COST_OPV_GDN_DELTA_CTX:
+    case COST_OPV_GDN_DELTA_GEN: return MODEL_KERN_PARTS;
     case COST_OPV_GEMM_BF16:
     case COST_OPV_GEMM_W: return MODEL_KERN_GEMM;
     case COST_OPV_MOE: return MODEL_KERN_MOE;
@@ -552,7 +560,8 @@ void cost_op_sets_init(model_cost *c)
     if (!c->l.op_backend[0]) return;
     const char *kv = cost_op_dtype(c->l.kv_dtype), *w = cost_op_dtype(c->l.dtype);
     for (int v = 0; v < COST_OPV_COUNT; v++) {
-        const char *engine = model_layout_kernels(&c->l, opv_part((cost_opv)v));
+        const model_kern_part part = opv_part((cost_opv)v);
+        const char *engine = part == MODEL_KERN_PARTS ? c->l.op_backend : model_layout_kernels(&c->l, part);
         /* The query strings the cost model's ops of this variant carry
          * (cost_gemm, attn_op, gdn_op, cost_op_model_comm). */
         model_op_query q;

@@ -25,7 +25,8 @@
  * kernels than op_backend's (model_layout.kernels). */
 typedef enum {
     MODEL_KERN_GEMM = 0,      /* dense GEMMs */
-    MODEL_KERN_ATTENTION = 1, /* attention, MLA and its module, DSA, linear attention */
+    MODEL_KERN_ATTENTION = 1, /* softmax attention: MHA/GQA, MLA and its module, DSA (linear attention
+                               * stays op_backend's) */
     MODEL_KERN_MOE = 2,       /* the fused-MoE kernel */
     MODEL_KERN_COMM = 3,      /* the engine's own all-reduce */
     MODEL_KERN_PARTS = 4

@@ -292,7 +292,7 @@ typedef enum {
  * and --moe-runner-backend flashinfer_trtllm). */
 typedef enum {
     SIM_KERNEL_GEMM = 0,           /* dense GEMMs */
-    SIM_KERNEL_ATTENTION = 1,      /* attention, MLA (and its module), DSA, linear attention */
+    SIM_KERNEL_ATTENTION = 1,      /* softmax attention, MLA (and its module), DSA; not linear attention */
     SIM_KERNEL_MOE = 2,            /* the fused-MoE kernel */
     SIM_KERNEL_COMM = 3            /* the engine's own all-reduce (NCCL stays NCCL) */
 } sim_kernel_part;

@@ -367,7 +367,9 @@ static const sim_schema_field table[] = {
     ENM("deployment.pools.*.scheduler.kernels.gemm", PL(scheduler.kernels[SIM_KERNEL_GEMM]), kernel_engines, 0,
         "Dense GEMMs (projections, shared experts, the LM head)."),
     ENM("deployment.pools.*.scheduler.kernels.attention", PL(scheduler.kernels[SIM_KERNEL_ATTENTION]),
-        kernel_engines, 0, "Attention: context and generation kernels, MLA and its module, DSA, linear attention."),
+        kernel_engines, 0,
+        "Softmax attention: context and generation kernels, MLA and its module, DSA (a hybrid model's "
+        "linear-attention layers keep the preset's kernels)."),
     ENM("deployment.pools.*.scheduler.kernels.moe", PL(scheduler.kernels[SIM_KERNEL_MOE]), kernel_engines, 0,
         "The fused-MoE kernel of the routed experts."),
     ENM("deployment.pools.*.scheduler.kernels.comm", PL(scheduler.kernels[SIM_KERNEL_COMM]), kernel_engines, 0,
