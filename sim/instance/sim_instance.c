@@ -731,6 +731,133 @@ static int64_t spec_step_end(sim_instance *in, sim_lane *ln)
     return tokens;
 }
 
+/* The iteration hook's record of lane ln's iteration that ended at now. */
+static void iter_trace(sim_instance *in, const sim_lane *ln, sim_time now)
+{
+    sim_trace_iter it = {.start_ns = ln->iter_start, .end_ns = now, .decode_seqs = ln->cur_n_decode,
+                         .prefill_seqs = ln->cur_batch - ln->cur_n_decode, .waiting = in->waiting.n,
+                         .kv_used = in->blocks_total > 0 ? (double)in->blocks_used / (double)in->blocks_total : 0,
+                         .slot = ln->idx,
+                         .slots = in->n_lanes};
+    for (int32_t k = 0; k < it.prefill_seqs && k < ln->n_chunks; k++) it.prefill_tokens += ln->chunks[k].tokens;
+    in->hooks.on_iteration(in->hooks.ctx, in->id, &it);
+}
+
+/* The sampling window's batch-time and the busy time (the union over
+ * lanes of time with a batch in flight) up to now. */
+static void iter_account(sim_instance *in, const sim_lane *ln, sim_time now)
+{
+    sim_time from = ln->iter_start > in->win_start ? ln->iter_start : in->win_start;
+    in->win_batch += (double)(now - from) * ln->cur_batch;
+    if (--in->busy_lanes == 0) {
+        sim_time bf = in->busy_since > in->win_start ? in->busy_since : in->win_start;
+        in->win_busy += now - bf;
+        in->busy_ns += now - in->busy_since;
+    }
+}
+
+/* The iteration's entry in the inter-token gaps: a token's gap includes
+ * the prefill-only iterations it sat through. */
+static void iter_itl(sim_instance *in, sim_lane *ln, sim_time dur, int decoded, sim_time now)
+{
+    if (decoded) {
+        int irc = sim_metrics_add_iteration(in->metrics, in->id, dur + ln->stall_ns, ln->cur_n_decode);
+        SIM_ASSERT(irc == 0, now); /* it allocates nothing: only bad arguments fail */
+        ln->stall_ns = 0;
+        ln->dstep++;
+    } else {
+        int irc = sim_metrics_add_iteration(in->metrics, in->id, dur, 0);
+        SIM_ASSERT(irc == 0, now);
+        if (ln->dec_n > 0) ln->stall_ns += dur;
+    }
+}
+
+/* Decoding requests whose last token was decode step n's leave. */
+static void finish_decoded(sim_instance *in, sim_lane *ln, int64_t n, sim_time seen)
+{
+    while (ln->heap_n > 0 && ln->heap[0].finish_iter == n) {
+        sim_req *r = ln->heap[0].r;
+        int64_t kv_tokens = in->spec ? r->ctx_base : r->ctx_base + n;
+        decode_leave(in, r);
+        sim_instance_cache_output(in, r, kv_tokens);
+        run_remove(in, r);
+        sim_instance_gate_left(in, r);
+        resv_release(in, r);
+        finish(in, r, seen);
+    }
+}
+
+/* Request r's prefill completed in the iteration that ended at now (it
+ * sampled its next token): it finishes, hands its KV over (prefill role)
+ * or joins the decoding set. */
+static void prefill_complete(sim_instance *in, sim_lane *ln, sim_req *r, sim_time now, sim_time seen)
+{
+    sim_req_list_remove(&ln->prefilling, r, SIM_PRE_LINK);
+    r->generated++;
+    if (r->first_token < 0) {
+        r->first_token = now;
+        r->stream_first = seen;
+    }
+    if (r->generated >= r->spec.output_tokens) {
+        if (in->role != SIM_ROLE_PREFILL) in->outstanding--;
+        in->blocks_used -= r->blocks;
+        r->blocks = 0;
+        run_remove(in, r);
+        sim_instance_gate_left(in, r);
+        resv_release(in, r);
+        finish(in, r, seen);
+    } else if (in->role == SIM_ROLE_PREFILL) {
+        /* Hand over: the blocks stay allocated here until the KV moved. */
+        run_remove(in, r);
+        sim_instance_gate_left(in, r);
+        resv_release(in, r);
+        r->state = SIM_REQ_KV_HOLD;
+        r->prefill_instance = in->id;
+        r->hold_blocks = r->blocks;
+        r->blocks = 0;
+        r->hold_shared = r->shared;
+        r->shared = 0;
+        in->held++;
+        in->hooks.on_prefill_done(in->hooks.ctx, r);
+    } else {
+        in->outstanding--;
+        sim_instance_decode_join(in, ln, r);
+    }
+}
+
+/* The iteration's prefill chunks are in KV: progress, cache, and the
+ * requests whose prompts are done. */
+static void prefill_chunks_done(sim_instance *in, sim_lane *ln, sim_time now, sim_time seen)
+{
+    for (int32_t i = 0; i < ln->n_chunks; i++) {
+        sim_req *r = ln->chunk_req[i];
+        int32_t t = ln->chunks[i].tokens;
+        r->prefilled += t;
+        in->outstanding -= t;
+        in->pending_prefill -= t;
+        if (r->first_scheduled < 0) r->first_scheduled = ln->iter_start;
+        sim_instance_cache_insert(in, r);
+        if (r->prefilled >= r->prefill_target) prefill_complete(in, ln, r, now, seen);
+    }
+}
+
+/* A decode instance's step boundary: the requests that joined at the
+ * previous boundary got their first decode token (stamped once, for the
+ * TTFT breakdown) after a decoding step; arrived KV joins, and waiting
+ * hand-overs take freed blocks. */
+static void decode_boundary(sim_instance *in, sim_lane *ln, int decoded, sim_time now)
+{
+    if (decoded) {
+        while (ln->just_joined.head) {
+            sim_req *j = ln->just_joined.head;
+            sim_req_list_remove(&ln->just_joined, j, SIM_PRE_LINK);
+            if (j->state == SIM_REQ_DECODE && j->decode_first < 0) j->decode_first = now;
+        }
+    }
+    sim_instance_join_ready(in, ln);
+    sim_instance_grant_pending(in);
+}
+
 static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
 {
     sim_instance *in = ctx;
@@ -740,25 +867,10 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
      * brought into cache: ask for them at once instead of missing on each
      * in turn (it asked for the first to finish itself). */
     for (int32_t i = 0; i < ln->n_chunks; i++) prefetch_req(ln->chunk_req[i]);
-    if (in->hooks.on_iteration) {
-        sim_trace_iter it = {.start_ns = ln->iter_start, .end_ns = now, .decode_seqs = ln->cur_n_decode,
-                             .prefill_seqs = ln->cur_batch - ln->cur_n_decode, .waiting = in->waiting.n,
-                             .kv_used = in->blocks_total > 0 ? (double)in->blocks_used / (double)in->blocks_total : 0,
-                             .slot = ln->idx,
-                             .slots = in->n_lanes};
-        for (int32_t k = 0; k < it.prefill_seqs && k < ln->n_chunks; k++) it.prefill_tokens += ln->chunks[k].tokens;
-        in->hooks.on_iteration(in->hooks.ctx, in->id, &it);
-    }
+    if (in->hooks.on_iteration) iter_trace(in, ln, now);
     in->iter++;
     sim_time dur = now - ln->iter_start;
-    sim_time from = ln->iter_start > in->win_start ? ln->iter_start : in->win_start;
-    in->win_batch += (double)(now - from) * ln->cur_batch;
-    if (--in->busy_lanes == 0) {
-        /* Busy time is time with some batch in flight (the union over lanes). */
-        sim_time bf = in->busy_since > in->win_start ? in->busy_since : in->win_start;
-        in->win_busy += now - bf;
-        in->busy_ns += now - in->busy_since;
-    }
+    iter_account(in, ln, now);
     int decoded = ln->cur_n_decode > 0;
     int64_t step_tokens = ln->cur_n_decode;
     if (in->spec && decoded) step_tokens = spec_step_end(in, ln);
@@ -774,87 +886,12 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
         seen = sim_detok_step(&in->detok, now, jobs, step_tokens + (jobs - ln->cur_n_decode));
     }
     sim_instance_gate_step_end(in, ln);
-    if (decoded) {
-        /* A token's inter-token gap includes prefill-only iterations it sat through. */
-        int irc = sim_metrics_add_iteration(in->metrics, in->id, dur + ln->stall_ns, ln->cur_n_decode);
-        SIM_ASSERT(irc == 0, now); /* it allocates nothing: only bad arguments fail */
-        ln->stall_ns = 0;
-        ln->dstep++;
-    } else {
-        int irc = sim_metrics_add_iteration(in->metrics, in->id, dur, 0);
-        SIM_ASSERT(irc == 0, now);
-        if (ln->dec_n > 0) ln->stall_ns += dur;
-    }
+    iter_itl(in, ln, dur, decoded, now);
     int64_t n = ln->dstep;
-
-    /* Decoding requests whose last token was this iteration's. */
-    while (decoded && ln->heap_n > 0 && ln->heap[0].finish_iter == n) {
-        sim_req *r = ln->heap[0].r;
-        int64_t kv_tokens = in->spec ? r->ctx_base : r->ctx_base + n;
-        decode_leave(in, r);
-        sim_instance_cache_output(in, r, kv_tokens);
-        run_remove(in, r);
-        sim_instance_gate_left(in, r);
-        resv_release(in, r);
-        finish(in, r, seen);
-    }
+    if (decoded) finish_decoded(in, ln, n, seen);
     SIM_ASSERT(ln->heap_n == 0 || ln->heap[0].finish_iter > n, now);
-
-    for (int32_t i = 0; i < ln->n_chunks; i++) {
-        sim_req *r = ln->chunk_req[i];
-        int32_t t = ln->chunks[i].tokens;
-        r->prefilled += t;
-        in->outstanding -= t;
-        in->pending_prefill -= t;
-        if (r->first_scheduled < 0) r->first_scheduled = ln->iter_start;
-        sim_instance_cache_insert(in, r);
-        if (r->prefilled < r->prefill_target) continue;
-        /* Prefill complete: this iteration sampled the next token. */
-        sim_req_list_remove(&ln->prefilling, r, SIM_PRE_LINK);
-        r->generated++;
-        if (r->first_token < 0) {
-            r->first_token = now;
-            r->stream_first = seen;
-        }
-        if (r->generated >= r->spec.output_tokens) {
-            if (in->role != SIM_ROLE_PREFILL) in->outstanding--;
-            in->blocks_used -= r->blocks;
-            r->blocks = 0;
-            run_remove(in, r);
-            sim_instance_gate_left(in, r);
-            resv_release(in, r);
-            finish(in, r, seen);
-        } else if (in->role == SIM_ROLE_PREFILL) {
-            /* Hand over: the blocks stay allocated here until the KV moved. */
-            run_remove(in, r);
-            sim_instance_gate_left(in, r);
-            resv_release(in, r);
-            r->state = SIM_REQ_KV_HOLD;
-            r->prefill_instance = in->id;
-            r->hold_blocks = r->blocks;
-            r->blocks = 0;
-            r->hold_shared = r->shared;
-            r->shared = 0;
-            in->held++;
-            in->hooks.on_prefill_done(in->hooks.ctx, r);
-        } else {
-            in->outstanding--;
-            sim_instance_decode_join(in, ln, r);
-        }
-    }
-    if (in->role == SIM_ROLE_DECODE && decoded) {
-        /* The requests that joined at the previous boundary just got their
-         * first decode token: stamp it once (TTFT breakdown), then let go. */
-        while (ln->just_joined.head) {
-            sim_req *j = ln->just_joined.head;
-            sim_req_list_remove(&ln->just_joined, j, SIM_PRE_LINK);
-            if (j->state == SIM_REQ_DECODE && j->decode_first < 0) j->decode_first = now;
-        }
-    }
-    if (in->role == SIM_ROLE_DECODE) {
-        sim_instance_join_ready(in, ln);
-        sim_instance_grant_pending(in);
-    }
+    prefill_chunks_done(in, ln, now, seen);
+    if (in->role == SIM_ROLE_DECODE) decode_boundary(in, ln, decoded, now);
     ln->n_chunks = 0;
     ln->busy = 0;
     SIM_ASSERT(in->outstanding >= 0 && in->pending_prefill >= 0 && in->blocks_used >= 0 &&
