@@ -36,6 +36,8 @@ static const char *const policies[] = {"round_robin", "random", "least_loaded", 
 static const char *const presets[] = {"none", "sglang", "dynamo", "llmd"};
 /* scheduler.kernels.*: sim_sched_preset's values, NONE read as the preset's own. */
 static const char *const kernel_engines[] = {"preset", "vllm", "sglang", "trtllm"};
+_Static_assert(sizeof kernel_engines / sizeof kernel_engines[0] == SIM_SCHED_PRESETS,
+               "scheduler.kernels.* names one engine per sim_sched_preset value");
 
 /* One length distribution at key path `sec` described by `d`, stored through LOC(m.field). */
 #define LEN_DIST_AT(sec, LOC, m, d)                                                               \

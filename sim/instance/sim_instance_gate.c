@@ -58,21 +58,6 @@ void sim_instance_gate_arrival(sim_instance *in, sim_req *r)
     in->rank_wait[best]++;
 }
 
-void sim_instance_gate_admitted(sim_instance *in, const sim_req *r)
-{
-    if (in->rank_n) in->rank_wait[r->dp_rank]--;
-}
-
-void sim_instance_gate_requeued(sim_instance *in, const sim_req *r)
-{
-    if (in->rank_n) in->rank_wait[r->dp_rank]++;
-}
-
-void sim_instance_gate_left(sim_instance *in, const sim_req *r)
-{
-    if (in->rank_n) in->rank_n[r->dp_rank]--;
-}
-
 /* Part 2: whether every rank has a context request waiting, and whether
  * every rank runs requests. */
 static void adp_ranks(const sim_instance *in, int *all_ctx, int *all_run)

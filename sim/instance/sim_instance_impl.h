@@ -156,12 +156,24 @@ struct sim_instance {
  * queue; a step of lane ln ended; whether this step may admit waiting
  * requests (it also polls for new ones). */
 void sim_instance_gate_arrival(sim_instance *in, sim_req *r);
-/* Attention-DP balancing's per-rank counts (no-ops where in->rank_n is
- * NULL): r left the waiting queue for a batch; r went back to it
- * (preempted); r left the instance (finished, or handed over to decode). */
-void sim_instance_gate_admitted(sim_instance *in, const sim_req *r);
-void sim_instance_gate_requeued(sim_instance *in, const sim_req *r);
-void sim_instance_gate_left(sim_instance *in, const sim_req *r);
+/* Attention-DP balancing's per-rank counts (sim_instance_gate.c; no-ops
+ * where in->rank_n is NULL): r left the waiting queue for a batch; r went
+ * back to it (preempted); r left the instance (finished, or handed over to
+ * decode). Inline: they run on every admission and finish. */
+static inline void sim_instance_gate_admitted(sim_instance *in, const sim_req *r)
+{
+    if (in->rank_n) in->rank_wait[r->dp_rank]--;
+}
+
+static inline void sim_instance_gate_requeued(sim_instance *in, const sim_req *r)
+{
+    if (in->rank_n) in->rank_wait[r->dp_rank]++;
+}
+
+static inline void sim_instance_gate_left(sim_instance *in, const sim_req *r)
+{
+    if (in->rank_n) in->rank_n[r->dp_rank]--;
+}
 /* Priority scheduling (sim_instance_priority.c): r into its place in the
  * received part of the waiting queue; the unseen tail into its places (at
  * a poll); the running request of lane ln to preempt first (NULL when all
