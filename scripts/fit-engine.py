@@ -8,6 +8,7 @@ Usage: scripts/fit-engine.py [--csv tests/data/fidelity/silicon-subset.csv]
        scripts/fit-engine.py --recv [--csv ../shared/validation/silicon-dev.csv] ...
        scripts/fit-engine.py --floor [--csv ../shared/validation/silicon-dev.csv] ...
        scripts/fit-engine.py --stream [--csv ../shared/validation/silicon-dev.csv] ...
+       scripts/fit-engine.py --trt-floor [--csv ../shared/validation/silicon-dev.csv] ...
 
 The parameters (per backend, each with a unit and a physical meaning; the
 preset values live in sim/config/sim_sched_preset.c):
@@ -67,6 +68,12 @@ together, on all aggregated SGLang rows (overhead_us stays at the preset's):
                    others keep the engine's 1)
 FLOOR_POINTS; the InferenceX rows are replayed at every point, the others
 once per (eager_launch_us, eager_serial). Same objective and folds.
+--trt-floor fits TensorRT-LLM's eager context iteration the same way, on
+all aggregated TensorRT-LLM rows (overhead_us at the preset's 0):
+  eager_launch_us  µs per op launch of an iteration with a context request
+  eager_serial     as --floor: 0 prices the iteration at max(host, GPU),
+                   1 at host + GPU
+TRT_FLOOR_GRID (every pair); same objective and folds, TTFT MAPE by GPU.
 --stream fits TensorRT-LLM's output stage instead, on all aggregated
 TensorRT-LLM rows: one detokenise-and-stream worker per instance (the
 OpenAI server's single process handles every streamed token) costing
@@ -105,6 +112,8 @@ STREAM_GRID = [0, 30, 50, 70]  # µs per output token (--stream)
 # point and its 10-step neighbour stay as the reference; the serial form is tried at the poll interval
 # the overlapped form prefers.
 FLOOR_POINTS = [(200, 0.0, 10), (200, 0.0, 30), (50, 1.0, 30), (100, 0.5, 30)]
+# --trt-floor grid: eager_launch_us µs per op launch x eager_serial fraction (the preset: 100 µs, 0).
+TRT_FLOOR_GRID = {"eager_launch_us": [25, 50, 75, 100], "eager_serial": [0.0, 0.5, 1.0]}
 
 
 def point_sets(i, j):
@@ -359,6 +368,39 @@ def main_floor(args):
     cv_table(runs, full, ["sglang"], moved_to=lambda b, p: f"{p[0]} µs / serial {p[1]:g} / {p[2]} steps")
 
 
+def grid_by_gpu(runs, rows, ids, backend, label):
+    """Prints every grid point's objective, TTFT / TPOT MAPE and, by GPU,
+    TTFT and TPOT MAPE; label(point) names the point."""
+    print("## Objective and error by grid point (mean |ln| TTFT + TPOT; TTFT / TPOT MAPE; by GPU)\n")
+    gpus = sorted({rows[i]["gpu"] for i in ids})
+    for p in sorted(runs):
+        sc = score(runs, {backend: p}, ids)
+        by = []
+        for g in gpus:
+            gs = score(runs, {backend: p}, [i for i in ids if rows[i]["gpu"] == g])
+            by.append(f"{g} TTFT {gs[1]:.1f} % / TPOT {gs[3]:.1f} %")
+        print(f"- {label(p)}: {objective(runs[p], ids, backend):.3f}; TTFT {sc[1]:.1f} % (median {sc[2]:.1f} %), "
+              f"TPOT {sc[3]:.1f} % (median {sc[4]:.1f} %); " + ", ".join(by))
+
+
+def main_trt_floor(args):
+    path = subset_csv(args, "trt-floor-rows.csv", lambda r: r.get("mode") == "agg" and r.get("backend") == "trtllm")
+    runs = {}
+    for e, sr in itertools.product(*TRT_FLOOR_GRID.values()):
+        name = f"trt-floor-{e}-{sr:g}.json"
+        print(name, file=sys.stderr)
+        runs[(e, sr)] = run_agg(args, path, name, [f"trtllm:deployment.pools.0.scheduler.eager_launch_us={e}",
+                                                   f"trtllm:deployment.pools.0.scheduler.eager_serial={sr:g}"])
+    rows = runs_any(runs)
+    ids = sorted(rows)
+    full = {"trtllm": fit(runs, ids, "trtllm")}
+    e, sr = full["trtllm"]
+    print(f"## TensorRT-LLM fitted ({len(ids)} rows): eager_launch_us = {e} µs, eager_serial = {sr:g}\n")
+    grid_by_gpu(runs, rows, ids, "trtllm", lambda p: f"{p[0]} µs / serial {p[1]:g}")
+    print("\n## Leave-one-group-out cross-validation\n")
+    cv_table(runs, full, ["trtllm"], moved_to=lambda b, p: f"{p[0]} µs / serial {p[1]:g}")
+
+
 def main_stream(args):
     path = subset_csv(args, "stream-rows.csv", lambda r: r.get("mode") == "agg" and r.get("backend") == "trtllm")
     runs = {}
@@ -371,16 +413,7 @@ def main_stream(args):
     ids = sorted(rows)
     full = {"trtllm": fit(runs, ids, "trtllm")}
     print(f"## TensorRT-LLM fitted ({len(ids)} rows): stream_us_per_token = {full['trtllm']} µs, one worker\n")
-    print("## Objective and error by grid point (mean |ln| TTFT + TPOT; TTFT / TPOT MAPE; by GPU)\n")
-    gpus = sorted({rows[i]["gpu"] for i in ids})
-    for v in STREAM_GRID:
-        sc = score(runs, {"trtllm": v}, ids)
-        by = []
-        for g in gpus:
-            gs = score(runs, {"trtllm": v}, [i for i in ids if rows[i]["gpu"] == g])
-            by.append(f"{g} TTFT {gs[1]:.1f} % / TPOT {gs[3]:.1f} %")
-        print(f"- {v} µs: {objective(runs[v], ids, 'trtllm'):.3f}; TTFT {sc[1]:.1f} % (median {sc[2]:.1f} %), "
-              f"TPOT {sc[3]:.1f} % (median {sc[4]:.1f} %); " + ", ".join(by))
+    grid_by_gpu(runs, rows, ids, "trtllm", lambda v: f"{v} µs")
     print("\n## Leave-one-group-out cross-validation\n")
     cv_table(runs, full, ["trtllm"], moved_to=lambda b, v: f"{v} µs")
 
@@ -395,11 +428,13 @@ def main():
     ap.add_argument("--recv", action="store_true", help="fit SGLang's recv_interval on its InferenceX rows")
     ap.add_argument("--stream", action="store_true",
                     help="fit TensorRT-LLM's per-token output stage (stream_us_per_token) on its aggregated rows")
+    ap.add_argument("--trt-floor", action="store_true",
+                    help="fit TensorRT-LLM's eager_launch_us and eager_serial together on its aggregated rows")
     ap.add_argument("--floor", action="store_true",
                     help="fit SGLang's eager_launch_us, eager_serial and recv_interval together on its aggregated rows")
     args = ap.parse_args()
     if args.csv is None:
-        full_file = args.pd or args.recv or args.floor or args.stream
+        full_file = args.pd or args.recv or args.floor or args.stream or args.trt_floor
         args.csv = "../shared/validation/silicon-dev.csv" if full_file else "tests/data/fidelity/silicon-subset.csv"
     os.makedirs(args.out, exist_ok=True)
     if args.pd:
@@ -413,6 +448,9 @@ def main():
         return
     if args.stream:
         main_stream(args)
+        return
+    if args.trt_floor:
+        main_trt_floor(args)
         return
     runs = {}
     for i, j in itertools.product(range(GRID_N), range(GRID_N)):

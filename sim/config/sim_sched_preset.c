@@ -8,7 +8,7 @@ typedef struct {
     sim_sched_preset name;
     int32_t max_batched_tokens, chunk_tokens;
     double overhead_us, per_seq_us, frontend_us, eager_launch_us;
-    double eager_serial; /* sim_scenario.h; SGLang's fitted by scripts/fit-engine.py --floor */
+    double eager_serial; /* sim_scenario.h; SGLang's fitted by scripts/fit-engine.py --floor, TensorRT-LLM's by --trt-floor */
     sim_sched_policy policy;
     sim_admission admission;
     double pd_handover_us, pd_handover_gbs; /* decode side of a PD deployment (scripts/fit-engine.py --pd) */
@@ -25,7 +25,7 @@ static const preset presets[] = {
      SIM_MEM_OF_TOTAL},
     {SIM_SCHED_PRESET_SGLANG, 8192, 8192, 1500, 0, 0, 200, 0, SIM_POLICY_PREFILL_FIRST, SIM_ADMISSION_RATIO, 0, 0,
      SIM_MEM_OF_SGLANG},
-    {SIM_SCHED_PRESET_TRTLLM, 8192, 8192, 0, 0, 0, 100, 0, SIM_POLICY_DECODE_FIRST, SIM_ADMISSION_RESERVE, 0, 0,
+    {SIM_SCHED_PRESET_TRTLLM, 8192, 8192, 0, 0, 0, 75, 0.5, SIM_POLICY_DECODE_FIRST, SIM_ADMISSION_RESERVE, 0, 0,
      SIM_MEM_OF_FREE},
 };
 

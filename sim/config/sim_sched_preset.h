@@ -20,9 +20,11 @@
  *           against KV for the expected output).
  *   trtllm  decode_first (in-flight batching), max_num_tokens 8,192, no
  *           chunking below it; no per-iteration cost (its executor hides
- *           it); iterations with a context
- *           request run eagerly, at least 100 µs per op launch; reserve
- *           admission (its default GUARANTEED_NO_EVICT capacity scheduler).
+ *           it); iterations with a context request run eagerly, 75 µs of
+ *           host time per op launch, half of the shorter of host and GPU
+ *           time not overlapping the longer (eager_serial 0.5; both
+ *           scripts/fit-engine.py --trt-floor); reserve admission (its
+ *           default GUARANTEED_NO_EVICT capacity scheduler).
  *   vllm and sglang keep a preempted request's KV cached (preempt_keeps_kv:
  *   V1's prefix cache, the radix cache), trtllm never preempts.
  *   Every preset leaves recv_interval at 1 (SGLang polls for new requests

@@ -194,7 +194,20 @@
  * per-rank attention-DP balancing came in: SGLang TPOT MAPE 17.9 % (bound
  * 20.5 → 19.0), median 14.0 → 11.0 % (14.5 → 12.0); B200 TPOT MAPE 20.0 %
  * (22.5 → 21.0), median 13.4 % (15.5 → 14.5); all rows' TPOT MAPE 22.4 %
- * (24.0 → 23.5), median 13.7 → 12.8 % (14.5 → 13.5). */
+ * (24.0 → 23.5), median 13.7 → 12.8 % (14.5 → 13.5).
+ * Moved when TensorRT-LLM's eager context iteration was refitted as 75 µs
+ * a launch with half of host and GPU time in series (scripts/fit-engine.py
+ * --trt-floor over its 1,024 aggregated rows: objective 0.523 → 0.464, TTFT
+ * MAPE 29.0 → 27.0 %, TPOT 14.5 → 13.4 %; all of silicon-dev.csv TTFT 29.5
+ * → 28.6 %, median 21.9 → 21.4 %, TensorRT-LLM TTFT median 23.8 → 22.4 %,
+ * B200 22.6 → 21.5 %). Tightened: H100 TPOT MAPE 25.4 → 24.4 % (bound
+ * 27.0 → 25.5), median 10.4 → 9.5 % (11.0 → 10.0), TTFT median 20.3 →
+ * 23.5 % (25.5 → 24.5); TensorRT-LLM TPOT MAPE 23.5 → 23.1 % (25.0 →
+ * 24.0). Loosened:
+ * TensorRT-LLM's TTFT median 27.1 → 29.6 % (28.5 → 30.5) and B200's 26.5 →
+ * 30.3 % (27.5 → 31.0): the subset's 40 TensorRT-LLM B200 aggregated rows
+ * go from a median ratio 1.01 to 0.97 (median APE 20.6 → 24.1 %) where the
+ * full file's 535 go from TTFT MAPE 28.5 to 24.8 %. */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
@@ -202,12 +215,12 @@ typedef struct {
 
 static const bound backend_bounds[] = {
     {"sglang", 55.0, 48.0, 19.0, 12.0},
-    {"trtllm", 43.0, 28.5, 25.0, 18.0},
+    {"trtllm", 43.0, 30.5, 24.0, 18.0},
     {"vllm", 27.0, 19.5, 26.0, 9.5},
 };
 static const bound gpu_bounds[] = {
-    {"b200", 42.0, 27.5, 21.0, 14.5},
-    {"h100-sxm", 40.0, 25.5, 27.0, 11.0},
+    {"b200", 42.0, 31.0, 21.0, 14.5},
+    {"h100-sxm", 40.0, 24.5, 25.5, 10.0},
 };
 static const bound all_bound = {"all", 42.0, 27.0, 23.5, 13.5};
 

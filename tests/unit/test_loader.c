@@ -617,8 +617,8 @@ static void test_presets(void)
     const char *set[] = {"deployment.pools.0.scheduler.preset=trtllm"};
     CHECK(load("model: m\n", set, 1, &sc, &err) == 0);
     CHECK(s->preset == SIM_SCHED_PRESET_TRTLLM);
-    CHECK_NEAR(s->eager_launch_us, 100, 0);
-    CHECK_NEAR(s->eager_serial, 0, 0); /* every preset overlaps host and GPU (docs/cost-model.md) */
+    CHECK_NEAR(s->eager_launch_us, 75, 0);
+    CHECK_NEAR(s->eager_serial, 0.5, 0); /* half of host and GPU in series (scripts/fit-engine.py --trt-floor) */
     CHECK_NEAR(s->overhead_us, 0, 0); /* the default is 1500 */
     CHECK(s->admission == SIM_ADMISSION_RESERVE);
     CHECK(load("deployment:\n  pools:\n    - scheduler: {preset: sglang, eager_serial: 0.25}\n", NULL, 0, &sc,
