@@ -185,13 +185,11 @@ static int hf_deepseek_v4(json_t *root, const char *origin, model_spec *m, sim_e
     return 1;
 }
 
-static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err)
+/* Depth, width, heads, vocabulary, head size and the dense FFN width;
+ * *plain_inter is intermediate_size, the experts' width when no other is given. */
+static int hf_dims(json_t *root, const char *origin, model_spec *m, int32_t *plain_inter, sim_err *err)
 {
     int rc;
-    if (!json_is_object(root)) return sim_err_set(err, SIM_EINVAL, "%s: expected a JSON object", origin);
-    /* Multimodal wrappers keep the language model under text_config. */
-    root = hf_text_root(root);
-
     /* Nemotron-H may give its depth only by the length of its block list. */
     int listed_depth = json_object_get(root, "layers_block_type") || json_object_get(root, "hybrid_override_pattern");
     if ((rc = hf_int(root, origin, "num_hidden_layers", !listed_depth, &m->layers, err)) < 0) return rc;
@@ -220,19 +218,16 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
     /* MiniMax-M3 sizes its leading dense layers apart from the experts:
      * intermediate_size is then the experts' width (the NVFP4 export gives
      * no moe_intermediate_size, only this). */
-    const int32_t plain_inter = m->intermediate;
+    *plain_inter = m->intermediate;
     if ((rc = hf_int(root, origin, "dense_intermediate_size", 0, &m->intermediate, err)) < 0) return rc;
+    return 0;
+}
 
-    /* Per-layer kinds (Nemotron-H, Nemotron-NAS, Kimi linear attention). */
-    model_hf_blocks_info blocks;
-    int listed = model_hf_blocks(root, origin, m, &blocks, err);
-    if (listed < 0) return listed;
-
-    json_t *tie = json_object_get(root, "tie_word_embeddings");
-    if (tie && !json_is_boolean(tie) && !json_is_null(tie))
-        return sim_err_set(err, SIM_EINVAL, "%s: key 'tie_word_embeddings' must be true or false", origin);
-    m->tied_embeddings = json_is_true(tie);
-
+/* MoE sizes: the expert count, top-k, expert and shared-expert widths, the
+ * leading dense layers and the latent width. */
+static int hf_experts(json_t *root, const char *origin, model_spec *m, int32_t plain_inter, sim_err *err)
+{
+    int rc;
     /* MoE: the expert count is spelt three ways across families. */
     static const char *const k_experts[] = {"num_local_experts", "num_experts", "n_routed_experts", NULL};
     static const char *const k_topk[] = {"num_experts_per_tok", "experts_per_token", "num_experts_per_token",
@@ -267,61 +262,67 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         if ((rc = hf_int_any(root, origin, k_latent, 0, &m->moe_latent, err)) < 0) return rc;
         if (m->moe_latent >= m->hidden) m->moe_latent = 0;
     }
-    if (m->experts > 0 && listed && blocks.ffn_listed) {
-        /* The block list already says which layers are MoE. */
-        if (blocks.moe_layers == 0)
-            return sim_err_set(err, SIM_EINVAL, "%s: %d experts configured but no block is MoE", origin, m->experts);
-        m->moe_layers = blocks.moe_layers;
-        m->first_dense_layers = 0;
-    } else if (m->experts > 0) {
-        uint8_t is_moe[MODEL_LAYERS_LISTED_MAX];
+    return 0;
+}
 
-        /* Qwen-MoE: layer i is sparse unless listed in mlp_only_layers and
-         * when (i+1) % decoder_sparse_step == 0; DeepSeek: moe_layer_freq. */
-        int32_t step = 1, freq = 1;
-        if ((rc = hf_int(root, origin, "decoder_sparse_step", 0, &step, err)) < 0) return rc;
-        /* moe_layer_freq: a stride, or one 0/1 per layer (MiniMax-M3, MiMo). */
-        json_t *freq_list = json_object_get(root, "moe_layer_freq");
-        if (json_is_array(freq_list)) {
-            if ((int32_t)json_array_size(freq_list) != m->layers)
-                return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_layer_freq' has %zu entries for %d layers", origin,
-                                   json_array_size(freq_list), m->layers);
-        } else {
-            freq_list = NULL;
-            if ((rc = hf_int(root, origin, "moe_layer_freq", 0, &freq, err)) < 0) return rc;
-        }
-        if (step < 1) return sim_err_set(err, SIM_EINVAL, "%s: key 'decoder_sparse_step' must be >= 1", origin);
-        if (freq < 1) return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_layer_freq' must be >= 1", origin);
-        json_t *only = json_object_get(root, "mlp_only_layers");
-        if (only && !json_is_array(only) && !json_is_null(only))
-            return sim_err_set(err, SIM_EINVAL, "%s: key 'mlp_only_layers' must be a list of layer indices", origin);
-        int32_t moe = 0;
-        for (int32_t i = m->first_dense_layers; i < m->layers; i++) {
-            int dense = ((i + 1) % step) != 0 || (i % freq) != 0;
-            if (freq_list) {
-                json_t *f = json_array_get(freq_list, (size_t)i);
-                if (!json_is_integer(f) && !json_is_boolean(f))
-                    return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_layer_freq[%d]' must be 0 or 1", origin, i);
-                dense = json_is_integer(f) ? json_integer_value(f) == 0 : json_is_false(f);
-            }
-            for (size_t j = 0; only && json_is_array(only) && j < json_array_size(only); j++) {
-                json_t *e = json_array_get(only, j);
-                if (!json_is_integer(e))
-                    return sim_err_set(err, SIM_EINVAL, "%s: key 'mlp_only_layers[%zu]' must be an integer",
-                                       origin, j);
-                if (json_integer_value(e) == i) dense = 1;
-            }
-            moe += !dense;
-            if (i < MODEL_LAYERS_LISTED_MAX) is_moe[i] = (uint8_t)!dense;
-        }
-        for (int32_t i = 0; i < m->first_dense_layers && i < MODEL_LAYERS_LISTED_MAX; i++) is_moe[i] = 0;
-        if (listed) model_hf_blocks_ffn(m, is_moe);
-        if (moe == 0)
-            return sim_err_set(err, SIM_EINVAL, "%s: %d experts configured but no layer is sparse", origin,
-                               m->experts);
-        m->moe_layers = moe;
+/* Which layers are MoE when no block list says so: Qwen-MoE's step and
+ * mlp_only_layers, DeepSeek's moe_layer_freq (a stride or one 0/1 per layer). */
+static int hf_moe_layers(json_t *root, const char *origin, model_spec *m, int listed, sim_err *err)
+{
+    int rc;
+    uint8_t is_moe[MODEL_LAYERS_LISTED_MAX];
+
+    /* Qwen-MoE: layer i is sparse unless listed in mlp_only_layers and
+     * when (i+1) % decoder_sparse_step == 0; DeepSeek: moe_layer_freq. */
+    int32_t step = 1, freq = 1;
+    if ((rc = hf_int(root, origin, "decoder_sparse_step", 0, &step, err)) < 0) return rc;
+    /* moe_layer_freq: a stride, or one 0/1 per layer (MiniMax-M3, MiMo). */
+    json_t *freq_list = json_object_get(root, "moe_layer_freq");
+    if (json_is_array(freq_list)) {
+        if ((int32_t)json_array_size(freq_list) != m->layers)
+            return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_layer_freq' has %zu entries for %d layers", origin,
+                               json_array_size(freq_list), m->layers);
+    } else {
+        freq_list = NULL;
+        if ((rc = hf_int(root, origin, "moe_layer_freq", 0, &freq, err)) < 0) return rc;
     }
+    if (step < 1) return sim_err_set(err, SIM_EINVAL, "%s: key 'decoder_sparse_step' must be >= 1", origin);
+    if (freq < 1) return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_layer_freq' must be >= 1", origin);
+    json_t *only = json_object_get(root, "mlp_only_layers");
+    if (only && !json_is_array(only) && !json_is_null(only))
+        return sim_err_set(err, SIM_EINVAL, "%s: key 'mlp_only_layers' must be a list of layer indices", origin);
+    int32_t moe = 0;
+    for (int32_t i = m->first_dense_layers; i < m->layers; i++) {
+        int dense = ((i + 1) % step) != 0 || (i % freq) != 0;
+        if (freq_list) {
+            json_t *f = json_array_get(freq_list, (size_t)i);
+            if (!json_is_integer(f) && !json_is_boolean(f))
+                return sim_err_set(err, SIM_EINVAL, "%s: key 'moe_layer_freq[%d]' must be 0 or 1", origin, i);
+            dense = json_is_integer(f) ? json_integer_value(f) == 0 : json_is_false(f);
+        }
+        for (size_t j = 0; only && json_is_array(only) && j < json_array_size(only); j++) {
+            json_t *e = json_array_get(only, j);
+            if (!json_is_integer(e))
+                return sim_err_set(err, SIM_EINVAL, "%s: key 'mlp_only_layers[%zu]' must be an integer",
+                                   origin, j);
+            if (json_integer_value(e) == i) dense = 1;
+        }
+        moe += !dense;
+        if (i < MODEL_LAYERS_LISTED_MAX) is_moe[i] = (uint8_t)!dense;
+    }
+    for (int32_t i = 0; i < m->first_dense_layers && i < MODEL_LAYERS_LISTED_MAX; i++) is_moe[i] = 0;
+    if (listed) model_hf_blocks_ffn(m, is_moe);
+    if (moe == 0)
+        return sim_err_set(err, SIM_EINVAL, "%s: %d experts configured but no layer is sparse", origin,
+                           m->experts);
+    m->moe_layers = moe;
+    return 0;
+}
 
+/* MLA (DeepSeek-V2/V3): the ranks and the per-head rope/nope/value sizes. */
+static int hf_mla(json_t *root, const char *origin, model_spec *m, sim_err *err)
+{
+    int rc;
     /* MLA (DeepSeek-V2/V3). */
     if ((rc = hf_int(root, origin, "kv_lora_rank", 0, &m->kv_lora_rank, err)) < 0) return rc;
     if (m->kv_lora_rank > 0) {
@@ -331,7 +332,13 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         if ((rc = hf_int(root, origin, "v_head_dim", 1, &m->v_head_dim, err)) < 0) return rc;
         m->head_dim = m->nope_dim + m->rope_dim;
     }
+    return 0;
+}
 
+/* Gated DeltaNet's sizes and which layers use it. */
+static int hf_linear_attention(json_t *root, const char *origin, model_spec *m, sim_err *err)
+{
+    int rc;
     /* Gated DeltaNet (Qwen3.5/3.6, Qwen3-Next): linear-attention layers with
      * a full-attention layer every full_attention_interval, or per layer in
      * layer_types. */
@@ -352,6 +359,13 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
                                "neither 'layer_types' nor 'full_attention_interval' says which layers use it", origin);
         }
     }
+    return 0;
+}
+
+/* The output gate, the DSA indexer and attention sinks. */
+static int hf_attention_extras(json_t *root, const char *origin, model_spec *m, sim_err *err)
+{
+    int rc;
     json_t *gate = json_object_get(root, "attn_output_gate");
     m->attn_out_gate = json_is_true(gate) || (m->kv_lora_rank > 0 && json_is_true(json_object_get(root,
                                                                                        "mla_use_output_gate")));
@@ -368,7 +382,13 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
     m->attn_sinks = (type && !strncmp(type, "gpt_oss", 7)) ||
                     json_is_true(json_object_get(root, "add_swa_attention_sink_bias")) ||
                     json_is_true(json_object_get(root, "add_full_attention_sink_bias"));
+    return 0;
+}
 
+/* The sliding window and the layers it applies to. */
+static int hf_sliding(json_t *root, const char *origin, model_spec *m, sim_err *err)
+{
+    int rc;
     /* Sliding window: gpt-oss lists per-layer types; Mistral-style configs
      * apply the window to every layer unless use_sliding_window is false. */
     int32_t window = 0;
@@ -381,6 +401,42 @@ static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err
         if (rc == 1 && m->sliding_layers == 0) m->sliding_window = 0;
         if (rc == 0) m->sliding_layers = m->layers;
     }
+    return 0;
+}
+
+static int hf_fill(json_t *root, const char *origin, model_spec *m, sim_err *err)
+{
+    int rc;
+    if (!json_is_object(root)) return sim_err_set(err, SIM_EINVAL, "%s: expected a JSON object", origin);
+    /* Multimodal wrappers keep the language model under text_config. */
+    root = hf_text_root(root);
+    int32_t plain_inter = 0;
+    if ((rc = hf_dims(root, origin, m, &plain_inter, err)) < 0) return rc;
+
+    /* Per-layer kinds (Nemotron-H, Nemotron-NAS, Kimi linear attention). */
+    model_hf_blocks_info blocks;
+    int listed = model_hf_blocks(root, origin, m, &blocks, err);
+    if (listed < 0) return listed;
+
+    json_t *tie = json_object_get(root, "tie_word_embeddings");
+    if (tie && !json_is_boolean(tie) && !json_is_null(tie))
+        return sim_err_set(err, SIM_EINVAL, "%s: key 'tie_word_embeddings' must be true or false", origin);
+    m->tied_embeddings = json_is_true(tie);
+
+    if ((rc = hf_experts(root, origin, m, plain_inter, err)) < 0) return rc;
+    if (m->experts > 0 && listed && blocks.ffn_listed) {
+        /* The block list already says which layers are MoE. */
+        if (blocks.moe_layers == 0)
+            return sim_err_set(err, SIM_EINVAL, "%s: %d experts configured but no block is MoE", origin, m->experts);
+        m->moe_layers = blocks.moe_layers;
+        m->first_dense_layers = 0;
+    } else if (m->experts > 0) {
+        if ((rc = hf_moe_layers(root, origin, m, listed, err)) < 0) return rc;
+    }
+    if ((rc = hf_mla(root, origin, m, err)) < 0) return rc;
+    if ((rc = hf_linear_attention(root, origin, m, err)) < 0) return rc;
+    if ((rc = hf_attention_extras(root, origin, m, err)) < 0) return rc;
+    if ((rc = hf_sliding(root, origin, m, err)) < 0) return rc;
     if ((rc = hf_deepseek_v4(root, origin, m, err)) < 0) return rc;
     return model_spec_derive(m, origin, err);
 }

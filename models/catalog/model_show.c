@@ -49,17 +49,18 @@ static json_t *notes_array(const model_spec *m)
     return a;
 }
 
-json_t *model_show_json(const model_spec *m)
+/* How many dense layers have FFN width class k. */
+static int32_t ffn_width_layers(const model_spec *m, int32_t k)
 {
-    double by[MODEL_DTYPE_COUNT];
-    double w = model_spec_weight_bytes(m, -1, by);
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(m->name));
-    json_object_set_new(o, "total_params", json_real(m->params));
-    json_object_set_new(o, "active_params", json_real(m->active_params));
-    json_object_set_new(o, "weight_bytes", json_real(w));
-    json_object_set_new(o, "weight_bytes_by_dtype", bytes_obj(by));
-    json_object_set_new(o, "main_dtype", json_string(model_dtype_name((model_dtype)model_spec_main_dtype(m))));
+    int32_t n = 0;
+    for (int32_t i = 0; i < m->layers; i++)
+        n += model_spec_layer_ffn(m, i) == MODEL_FFN_DENSE && m->layer_width[i] == k;
+    return n;
+}
+
+/* The weight format of each part present. */
+static void show_json_dtypes(const model_spec *m, json_t *o)
+{
     json_t *parts = json_object();
     json_object_set_new(parts, "attention", json_string(model_dtype_name((model_dtype)m->wdtype_attn)));
     if (model_spec_dense_layers(m) > 0)
@@ -69,7 +70,11 @@ json_t *model_show_json(const model_spec *m)
     if (m->shared_experts > 0)
         json_object_set_new(parts, "shared_experts", json_string(model_dtype_name((model_dtype)m->wdtype_shared)));
     json_object_set_new(o, "dtypes", parts);
-    json_object_set_new(o, "kv_bytes_per_token", json_real(model_spec_kv_bytes_per_token(m, 2.0)));
+}
+
+/* The layer classes, by FFN and by mixer. */
+static void show_json_layers(const model_spec *m, json_t *o)
+{
     json_t *l = json_object();
     json_object_set_new(l, "total", json_integer(m->layers));
     json_object_set_new(l, "dense", json_integer(model_spec_dense_layers(m)));
@@ -87,6 +92,13 @@ json_t *model_show_json(const model_spec *m)
     json_object_set_new(l, "heavily_compressed_attention", json_integer(m->hca_layers));
     json_object_set_new(l, "hash_moe", json_integer(m->hash_layers));
     json_object_set_new(o, "layers", l);
+}
+
+/* The mixers and FFNs beyond plain attention and MLP: compressed attention,
+ * hyper-connections, sequence state, Mamba-2, FFN width classes, the latent
+ * MoE, linear attention and the DSA indexer. */
+static void show_json_mixers(const model_spec *m, json_t *o)
+{
     if (m->comp_attn) {
         /* DeepSeek-V4's attention, output projection and residual. */
         json_t *v = json_object();
@@ -115,9 +127,7 @@ json_t *model_show_json(const model_spec *m)
     if (m->n_ffn_widths > 0) {
         json_t *ws = json_array();
         for (int32_t k = 0; k < m->n_ffn_widths; k++) {
-            int32_t n = 0;
-            for (int32_t i = 0; i < m->layers; i++)
-                n += model_spec_layer_ffn(m, i) == MODEL_FFN_DENSE && m->layer_width[i] == k;
+            int32_t n = ffn_width_layers(m, k);
             json_t *e = json_object();
             json_object_set_new(e, "intermediate", json_integer(m->ffn_widths[k]));
             json_object_set_new(e, "layers", json_integer(n));
@@ -143,6 +153,11 @@ json_t *model_show_json(const model_spec *m)
         json_object_set_new(d, "index_head_dim", json_integer(m->index_head_dim));
         json_object_set_new(o, "sparse_attention", d);
     }
+}
+
+/* Sinks, output gate, the dimensions, experts, MLA ranks, window and tying. */
+static void show_json_shape(const model_spec *m, json_t *o)
+{
     json_object_set_new(o, "attention_sinks", json_boolean(m->attn_sinks));
     json_object_set_new(o, "attention_output_gate", json_boolean(m->attn_out_gate));
     json_object_set_new(o, "hidden", json_integer(m->hidden));
@@ -168,16 +183,31 @@ json_t *model_show_json(const model_spec *m)
     }
     if (m->sliding_window > 0) json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));
     json_object_set_new(o, "tied_embeddings", json_boolean(m->tied_embeddings));
+}
+
+json_t *model_show_json(const model_spec *m)
+{
+    double by[MODEL_DTYPE_COUNT];
+    double w = model_spec_weight_bytes(m, -1, by);
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(m->name));
+    json_object_set_new(o, "total_params", json_real(m->params));
+    json_object_set_new(o, "active_params", json_real(m->active_params));
+    json_object_set_new(o, "weight_bytes", json_real(w));
+    json_object_set_new(o, "weight_bytes_by_dtype", bytes_obj(by));
+    json_object_set_new(o, "main_dtype", json_string(model_dtype_name((model_dtype)model_spec_main_dtype(m))));
+    show_json_dtypes(m, o);
+    json_object_set_new(o, "kv_bytes_per_token", json_real(model_spec_kv_bytes_per_token(m, 2.0)));
+    show_json_layers(m, o);
+    show_json_mixers(m, o);
+    show_json_shape(m, o);
     json_object_set_new(o, "notes", notes_array(m));
     return o;
 }
 
-void model_show_text(const model_spec *m, FILE *o)
+/* The layers line: FFN classes, then the mixers. */
+static void show_text_layers(const model_spec *m, FILE *o, int32_t dense, int32_t full)
 {
-    double by[MODEL_DTYPE_COUNT];
-    double w = model_spec_weight_bytes(m, -1, by);
-    int32_t dense = model_spec_dense_layers(m), full = model_spec_attention_layers(m) - m->sliding_layers;
-    fprintf(o, "%s\n", m->name);
     fprintf(o, "  layers        %d:", m->layers);
     if (m->experts > 0 || m->ffnless_layers > 0) {
         fprintf(o, " %d dense MLP", dense);
@@ -201,6 +231,12 @@ void model_show_text(const model_spec *m, FILE *o)
     if (m->mamba_layers > 0) fprintf(o, " + %d Mamba-2", m->mamba_layers);
     if (m->mixerless_layers > 0) fprintf(o, " + %d without mixer", m->mixerless_layers);
     fprintf(o, "\n");
+}
+
+/* The attention, output projection, residual, indexer, linear and Mamba-2
+ * lines. */
+static void show_text_mixers(const model_spec *m, FILE *o)
+{
     if (m->kv_lora_rank > 0)
         fprintf(o, "  attention     MLA: %d heads, q_lora_rank %d, kv_lora_rank %d, rope %d, nope %d, v %d\n", m->heads,
                 m->q_lora_rank, m->kv_lora_rank, m->rope_dim, m->nope_dim, m->v_head_dim);
@@ -228,14 +264,16 @@ void model_show_text(const model_spec *m, FILE *o)
     if (m->mamba_layers > 0)
         fprintf(o, "  Mamba-2       %d heads x %d, %d groups, state %d, conv %d\n", m->mamba_heads, m->mamba_head_dim,
                 m->mamba_groups, m->mamba_state, m->mamba_conv);
-    fprintf(o, "  hidden        %d, vocab %d%s\n", m->hidden, m->vocab, m->tied_embeddings ? " (tied embedding)" : "");
+}
+
+/* The dense MLP (by width class) and the experts. */
+static void show_text_ffn(const model_spec *m, FILE *o, int32_t dense)
+{
     const char *act = m->ffn_plain ? " (relu^2 up/down)" : "";
     if (dense > 0 && m->n_ffn_widths > 0) {
         fprintf(o, "  dense MLP     intermediate");
         for (int32_t k = 0; k < m->n_ffn_widths; k++) {
-            int32_t n = 0;
-            for (int32_t i = 0; i < m->layers; i++)
-                n += model_spec_layer_ffn(m, i) == MODEL_FFN_DENSE && m->layer_width[i] == k;
+            int32_t n = ffn_width_layers(m, k);
             fprintf(o, "%s %d x %d", k ? "," : "", m->ffn_widths[k], n);
         }
         fprintf(o, "%s\n", act);
@@ -250,7 +288,11 @@ void model_show_text(const model_spec *m, FILE *o)
             fprintf(o, "; first %d MoE layers hash-routed (a token-id table picks the experts)", m->hash_layers);
         fprintf(o, "\n");
     }
-    fprintf(o, "  params        %.2f B total, %.2f B active per token\n", m->params / 1e9, m->active_params / 1e9);
+}
+
+/* Weights as loaded and their formats, the KV cache and per-sequence state. */
+static void show_text_memory(const model_spec *m, FILE *o, int32_t dense, double w, const double *by)
+{
     fprintf(o, "  weights       %.1f GB as loaded:", gb(w));
     int first = 1;
     for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
@@ -285,6 +327,20 @@ void model_show_text(const model_spec *m, FILE *o)
                     "; " : "");
         fprintf(o, ")\n");
     }
+}
+
+void model_show_text(const model_spec *m, FILE *o)
+{
+    double by[MODEL_DTYPE_COUNT];
+    double w = model_spec_weight_bytes(m, -1, by);
+    int32_t dense = model_spec_dense_layers(m), full = model_spec_attention_layers(m) - m->sliding_layers;
+    fprintf(o, "%s\n", m->name);
+    show_text_layers(m, o, dense, full);
+    show_text_mixers(m, o);
+    fprintf(o, "  hidden        %d, vocab %d%s\n", m->hidden, m->vocab, m->tied_embeddings ? " (tied embedding)" : "");
+    show_text_ffn(m, o, dense);
+    fprintf(o, "  params        %.2f B total, %.2f B active per token\n", m->params / 1e9, m->active_params / 1e9);
+    show_text_memory(m, o, dense, w, by);
     const char *p = m->notes;
     if (*p) fprintf(o, "  notes\n");
     while (*p) {

@@ -17,7 +17,9 @@ void model_spec_note(model_spec *m, const char *fmt, ...)
     va_end(ap);
 }
 
-void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
+/* The softmax attention block: MLA, DeepSeek-V4's compressed attention or
+ * MHA/GQA, with what stays whole on every TP rank. */
+static void parts_attention(const model_spec *m, model_spec_parts *p)
 {
     double h = m->hidden;
     if (m->kv_lora_rank > 0) {
@@ -49,6 +51,12 @@ void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
         p->attn = h * m->heads * hd + 2.0 * h * m->kv_heads * hd + (double)m->heads * hd * h;
         p->attn_replicated = 0;
     }
+}
+
+/* DeepSeek-V4's compressors, indexer and hyper-connections (zero elsewhere). */
+static void parts_compressed(const model_spec *m, model_spec_parts *p)
+{
+    double h = m->hidden;
     p->comp_csa = p->comp_hca = p->hc = p->hc_head = 0;
     if (m->comp_attn) {
         const double hd = m->head_dim, ihd = m->index_head_dim;
@@ -65,6 +73,12 @@ void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
         p->hc = n > 0 ? 2.0 * ((2.0 + n) * n * n * h + (2.0 + n) * n + 3.0) : 0;
         p->hc_head = n > 0 ? n * n * h + n + 1.0 : 0;
     }
+}
+
+/* The output gate and the DSA indexer, added to the attention block. */
+static void parts_gate_indexer(const model_spec *m, model_spec_parts *p)
+{
+    double h = m->hidden;
     /* Output gate: a second q-sized projection (Qwen3.5 full attention), or
      * the size of the attention output (Kimi's gated MLA). */
     if (m->attn_out_gate) p->attn += h * m->heads * (double)(m->kv_lora_rank > 0 ? m->v_head_dim : m->head_dim);
@@ -77,6 +91,12 @@ void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
         p->attn += p->indexer;
         p->attn_replicated += h * m->index_head_dim + h * m->index_heads;
     }
+}
+
+/* The linear-attention mixer: Gated DeltaNet or Kimi Delta Attention. */
+static void parts_linear(const model_spec *m, model_spec_parts *p)
+{
+    double h = m->hidden;
     /* Gated DeltaNet: in_proj_qkvz, in_proj_ba, causal conv over q/k/v,
      * A_log and dt_bias per value head, gated RMSNorm, out_proj. */
     p->linear = 0;
@@ -93,6 +113,12 @@ void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
         p->linear = h * (2.0 * qk + v) + h * qk + h * v + h * m->lin_v_heads + (2.0 * qk + v) * m->lin_conv +
                     2.0 * qk + m->lin_v_dim + v * h;
     }
+}
+
+/* The Mamba-2 mixer. */
+static void parts_mamba(const model_spec *m, model_spec_parts *p)
+{
+    double h = m->hidden;
     /* Mamba-2: in_proj to z, x, B, C and dt; causal conv over x, B, C (with
      * bias); A_log, D, dt_bias per head; gated RMSNorm; out_proj. */
     p->mamba = 0;
@@ -102,6 +128,12 @@ void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
         p->mamba = h * (2.0 * di + bc + m->mamba_heads) + conv * (m->mamba_conv + 1.0) + 3.0 * m->mamba_heads + di +
                    di * h;
     }
+}
+
+/* Norms, the dense FFN, experts, router, embedding and LM head. */
+static void parts_ffn(const model_spec *m, model_spec_parts *p)
+{
+    double h = m->hidden;
     const double mats = m->ffn_plain ? 2.0 : 3.0; /* up/down, or gate/up/down */
     const double eh = m->moe_latent > 0 ? m->moe_latent : h;
     p->norms = 2.0 * h;
@@ -113,6 +145,16 @@ void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
     p->router = m->experts > 0 ? h * m->experts : 0;
     p->embed = (double)m->vocab * h;
     p->lm_head = m->tied_embeddings ? 0 : (double)m->vocab * h;
+}
+
+void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
+{
+    parts_attention(m, p);
+    parts_compressed(m, p);
+    parts_gate_indexer(m, p);
+    parts_linear(m, p);
+    parts_mamba(m, p);
+    parts_ffn(m, p);
 }
 
 #define NEED_POS(field)                                                                     \
@@ -128,7 +170,9 @@ void model_spec_parts_get(const model_spec *m, model_spec_parts *p)
                                origin, m->name, (int)m->field);                             \
     } while (0)
 
-int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
+/* The sizes every model has: positive, non-negative, and within bounds past
+ * which the products lose meaning. */
+static int spec_check_ranges(const model_spec *m, const char *origin, sim_err *err)
 {
     NEED_POS(layers);
     /* Far above every real model; past these the products lose meaning. */
@@ -163,7 +207,12 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
     NEED_NONNEG(sliding_window);
     NEED_NONNEG(sliding_layers);
     NEED_NONNEG(moe_layers);
+    return 0;
+}
 
+/* Head size and KV heads: MLA's from its ranks, MHA/GQA's from hidden / heads. */
+static int spec_derive_heads(model_spec *m, const char *origin, sim_err *err)
+{
     if (m->kv_lora_rank > 0) {
         NEED_POS(rope_dim);
         NEED_POS(nope_dim);
@@ -184,7 +233,13 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
             return sim_err_set(err, SIM_EINVAL, "%s: model '%s': heads %d not divisible by kv_heads %d",
                                origin, m->name, m->heads, m->kv_heads);
     }
+    return 0;
+}
 
+/* Experts, top-k and the MoE layer count (all layers past the dense and
+ * FFN-less ones when not given). */
+static int spec_derive_moe(model_spec *m, const char *origin, sim_err *err)
+{
     if (m->experts > 0) {
         if (m->top_k < 1 || m->top_k > m->experts)
             return sim_err_set(err, SIM_EINVAL, "%s: model '%s': top_k must be in 1..experts=%d (got %d)",
@@ -203,7 +258,12 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
                                origin, m->name);
     }
     if (m->moe_layers + m->ffnless_layers < m->layers && m->n_ffn_widths == 0) NEED_POS(intermediate);
+    return 0;
+}
 
+/* Sliding-window layers: all attention layers when a window is given alone. */
+static int spec_derive_sliding(model_spec *m, const char *origin, sim_err *err)
+{
     if (m->sliding_window > 0 && m->sliding_layers == 0 && !m->comp_attn) m->sliding_layers = m->layers;
     if (m->sliding_layers > m->layers)
         return sim_err_set(err, SIM_EINVAL, "%s: model '%s': sliding_layers %d exceeds layers %d",
@@ -211,7 +271,13 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
     if (m->sliding_layers > 0 && m->sliding_window == 0)
         return sim_err_set(err, SIM_EINVAL, "%s: model '%s': sliding_layers set but sliding_window is 0",
                            origin, m->name);
+    return 0;
+}
 
+/* The other layer classes are counts; the Mamba-2 mixer has its sizes and a
+ * bf16 or fp32 state. */
+static int spec_check_mamba(const model_spec *m, const char *origin, sim_err *err)
+{
     NEED_NONNEG(mamba_layers);
     NEED_NONNEG(mixerless_layers);
     NEED_NONNEG(ffnless_layers);
@@ -230,16 +296,27 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
             return sim_err_set(err, SIM_EINVAL, "%s: model '%s': Mamba state values must be 2 (bf16) or 4 (fp32) "
                                "bytes (got %d)", origin, m->name, m->mamba_state_bytes);
     }
-    {
-        int64_t other = (int64_t)m->linear_layers + m->mamba_layers + m->mixerless_layers;
-        if (other >= m->layers)
-            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': %d linear, %d Mamba and %d mixer-less layers leave "
-                               "no attention layer of %d", origin, m->name, m->linear_layers, m->mamba_layers,
-                               m->mixerless_layers, m->layers);
-        if ((int64_t)m->moe_layers + m->ffnless_layers > m->layers)
-            return sim_err_set(err, SIM_EINVAL, "%s: model '%s': %d MoE and %d FFN-less layers exceed %d layers",
-                               origin, m->name, m->moe_layers, m->ffnless_layers, m->layers);
-    }
+    return 0;
+}
+
+/* The mixer and FFN classes leave an attention layer and fit the layer count. */
+static int spec_check_layer_mix(const model_spec *m, const char *origin, sim_err *err)
+{
+    int64_t other = (int64_t)m->linear_layers + m->mamba_layers + m->mixerless_layers;
+    if (other >= m->layers)
+        return sim_err_set(err, SIM_EINVAL, "%s: model '%s': %d linear, %d Mamba and %d mixer-less layers leave "
+                           "no attention layer of %d", origin, m->name, m->linear_layers, m->mamba_layers,
+                           m->mixerless_layers, m->layers);
+    if ((int64_t)m->moe_layers + m->ffnless_layers > m->layers)
+        return sim_err_set(err, SIM_EINVAL, "%s: model '%s': %d MoE and %d FFN-less layers exceed %d layers",
+                           origin, m->name, m->moe_layers, m->ffnless_layers, m->layers);
+    return 0;
+}
+
+/* FFN width classes and the per-layer list of kinds, which must add up to the
+ * layer counts. */
+static int spec_check_listed(const model_spec *m, const char *origin, sim_err *err)
+{
     if (m->n_ffn_widths < 0 || m->n_ffn_widths > (int32_t)(sizeof m->ffn_widths / sizeof m->ffn_widths[0]))
         return sim_err_set(err, SIM_EINVAL, "%s: model '%s': %d FFN width classes (at most %zu)", origin, m->name,
                            m->n_ffn_widths, sizeof m->ffn_widths / sizeof m->ffn_widths[0]);
@@ -268,6 +345,12 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
             return sim_err_set(err, SIM_EINVAL, "%s: model '%s': the per-layer kinds do not add up to the layer counts",
                                origin, m->name);
     }
+    return 0;
+}
+
+/* Linear-attention and DSA-indexer sizes. */
+static int spec_check_linear_index(const model_spec *m, const char *origin, sim_err *err)
+{
     if (m->linear_layers > 0) {
         NEED_POS(lin_k_heads);
         NEED_POS(lin_v_heads);
@@ -284,6 +367,13 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
         NEED_POS(index_heads);
         NEED_POS(index_head_dim);
     }
+    return 0;
+}
+
+/* DeepSeek-V4's compressed attention: layer classes, grouped O, one K=V head;
+ * hash-routed layers within the MoE layers. */
+static int spec_check_compressed(const model_spec *m, const char *origin, sim_err *err)
+{
     if (m->comp_attn) {
         NEED_POS(q_lora_rank);
         NEED_POS(sliding_window);
@@ -308,7 +398,12 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
     if (m->hash_layers > m->moe_layers)
         return sim_err_set(err, SIM_EINVAL, "%s: model '%s': %d hash-routed layers exceed the %d MoE layers", origin,
                            m->name, m->hash_layers, m->moe_layers);
+    return 0;
+}
 
+/* Total and active parameters from the parts and the layer classes. */
+static void spec_count_params(model_spec *m)
+{
     model_spec_parts p;
     model_spec_parts_get(m, &p);
     double attn_layers = model_spec_attention_layers(m);
@@ -326,6 +421,21 @@ int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
     double dense = model_spec_dense_params(m);
     m->params = outer + norms + mixers + dense + m->moe_layers * moe_total;
     m->active_params = outer + norms + mixers + dense + m->moe_layers * moe_active;
+}
+
+int model_spec_derive(model_spec *m, const char *origin, sim_err *err)
+{
+    int rc;
+    if ((rc = spec_check_ranges(m, origin, err))) return rc;
+    if ((rc = spec_derive_heads(m, origin, err))) return rc;
+    if ((rc = spec_derive_moe(m, origin, err))) return rc;
+    if ((rc = spec_derive_sliding(m, origin, err))) return rc;
+    if ((rc = spec_check_mamba(m, origin, err))) return rc;
+    if ((rc = spec_check_layer_mix(m, origin, err))) return rc;
+    if ((rc = spec_check_listed(m, origin, err))) return rc;
+    if ((rc = spec_check_linear_index(m, origin, err))) return rc;
+    if ((rc = spec_check_compressed(m, origin, err))) return rc;
+    spec_count_params(m);
     return 0;
 }
 
