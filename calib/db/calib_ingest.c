@@ -115,11 +115,124 @@ static int64_t message_bytes(long count, const char *dtype)
     return (int64_t)llround((double)count * calib_dtype_bytes(calib_dtype_parse(dtype)));
 }
 
+/* The row helpers below return 1 when the row is a point, else what
+ * row_point returns: 0 (row skipped) or the error. */
+
+/* An attention row: beam 1 and full attention only (older tables have no
+ * beam or window columns). */
+static int row_attn(const table_desc *td, row_rd *r, calib_shape *s, char *dt, size_t dtlen)
+{
+    if ((calib_optable_has(r->t, "beam_width") && rl(r, "beam_width") != 1) ||
+        (calib_optable_has(r->t, "window_size") && rl(r, "window_size") != 0))
+        return r->rc ? r->rc : 0;
+    dtype_pair(dt, dtlen, rs(r, "attn_dtype"), rs(r, "kv_cache_dtype"));
+    s->batch = rl(r, "batch_size"), s->heads = rl(r, "num_heads");
+    s->kv_heads = rl(r, "num_key_value_heads"), s->head_dim = rl(r, "head_dim");
+    if (td->kind == TB_ATTN_CTX) s->m = rl(r, "isl"), s->ctx = rl(r, "step");
+    else s->ctx = rl(r, "isl") + rl(r, "step");
+    return 1;
+}
+
+/* A collective's row: the op by its name (others skipped), the message in
+ * bytes and the ranks. */
+static int row_comm(row_rd *r, calib_point *p, char *dt, size_t dtlen)
+{
+    calib_shape *s = &p->shape;
+    const char *op = rs(r, "op_name");
+    const char *cdt = calib_optable_has(r->t, "nccl_dtype") ? rs(r, "nccl_dtype") : rs(r, "allreduce_dtype");
+    if (r->rc) return r->rc;
+    if (strcmp(op, "all_reduce") == 0) p->op = CALIB_OP_ALLREDUCE;
+    else if (strcmp(op, "all_gather") == 0) p->op = CALIB_OP_ALLGATHER;
+    else if (strcmp(op, "reduce_scatter") == 0) p->op = CALIB_OP_REDUCE_SCATTER;
+    else if (strcmp(op, "alltoall") == 0 || strcmp(op, "all_to_all") == 0) p->op = CALIB_OP_ALLTOALL;
+    else return 0;
+    snprintf(dt, dtlen, "%s", calib_ingest_dtype(cdt));
+    s->bytes = message_bytes(rl(r, "message_size"), dt);
+    s->ranks = rl(r, "num_gpus");
+    return 1;
+}
+
+/* An MLA kernel's or a whole attention module's row; a module's kernel
+ * name carries its model. */
+static void row_mla_module(const table_desc *td, row_rd *r, calib_shape *s, const char *ks, char *kernel,
+                           size_t klen, char *dt, size_t dtlen)
+{
+    int module = td->kind == TB_MODULE_CTX || td->kind == TB_MODULE_GEN;
+    dtype_pair(dt, dtlen, rs(r, module ? "gemm_type" : "mla_dtype"), rs(r, "kv_cache_dtype"));
+    s->batch = rl(r, "batch_size"), s->heads = rl(r, "num_heads");
+    /* The kernels' num_heads are already one rank's heads (tp_size
+     * only records the layout they came from); modules keep tp_size,
+     * their projections depend on it. */
+    long tp = rl(r, "tp_size");
+    s->ranks = module ? tp : 0;
+    if (td->kind == TB_MLA_CTX || td->kind == TB_MODULE_CTX) s->m = rl(r, "isl"), s->ctx = rl(r, "step");
+    else s->ctx = rl(r, "isl") + rl(r, "step");
+    if (module) {
+        const char *model = rs(r, "model"), *slash = strrchr(model, '/');
+        snprintf(kernel, klen, "%s@%s", ks, slash ? slash + 1 : model);
+    }
+}
+
+/* An MLA batched-GEMM row: the pre or post BMM (others skipped). */
+static int row_mla_bmm(row_rd *r, calib_point *p, char *dt, size_t dtlen)
+{
+    const char *op = rs(r, "op_name");
+    if (strcmp(op, "mla_gen_pre") == 0) p->op = CALIB_OP_MLA_BMM_PRE;
+    else if (strcmp(op, "mla_gen_post") == 0) p->op = CALIB_OP_MLA_BMM_POST;
+    else return r->rc ? r->rc : 0;
+    snprintf(dt, dtlen, "%s", calib_ingest_dtype(rs(r, "bmm_dtype")));
+    p->shape.m = rl(r, "num_tokens"), p->shape.heads = rl(r, "num_heads");
+    return 1;
+}
+
+/* A Gated DeltaNet row: two kernels per phase, the causal conv1d
+ * (causal_conv1d_fn / _update) and the delta rule (chunk_… /
+ * fused_recurrent_…). */
+static int row_gdn(row_rd *r, calib_point *p, const char *ks, char *dt, size_t dtlen)
+{
+    calib_shape *s = &p->shape;
+    const char *phase = rs(r, "phase");
+    int conv = strstr(ks, "conv1d") != NULL;
+    if (strcmp(phase, "context") == 0) p->op = conv ? CALIB_OP_GDN_CONV_PREFILL : CALIB_OP_GDN_PREFILL;
+    else if (strcmp(phase, "generation") == 0) p->op = conv ? CALIB_OP_GDN_CONV_DECODE : CALIB_OP_GDN_DECODE;
+    else return r->rc ? r->rc : 0;
+    snprintf(dt, dtlen, "bf16");
+    s->batch = rl(r, "batch_size"), s->m = rl(r, "num_tokens"), s->ctx = rl(r, "seq_len");
+    s->n = rl(r, "d_model"), s->k = rl(r, "d_conv"), s->heads = rl(r, "num_v_heads");
+    s->kv_heads = rl(r, "num_k_heads"), s->head_dim = rl(r, "head_v_dim"), s->groups = rl(r, "head_k_dim");
+    return 1;
+}
+
+/* The row's latency (0.0 rows were not measured: skipped), dtype and
+ * kernel name into p. */
+static int row_latency(row_rd *r, const calib_optable_entry *e, calib_point *p, const char *dt, const char *kernel)
+{
+    double ms = 0;
+    if (r->rc == 0) r->rc = calib_optable_double(r->t, "latency", &ms, r->err);
+    if (r->rc) return r->rc;
+    if (strlen(dt) >= sizeof p->dtype)
+        return sim_err_set(r->err, SIM_EINVAL, "%s:%ld: dtype '%s' is longer than the %zu characters a perf-db point "
+                           "holds", calib_optable_path(r->t), calib_optable_line(r->t), dt, sizeof p->dtype - 1);
+    memcpy(p->dtype, dt, strlen(dt) + 1);
+    /* Six significant digits: beyond the tables' timing resolution (CUDA
+     * events, averaged), and a compact dump. */
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.6g", ms * 1e-3);
+    double sec = strtod(buf, NULL);
+    if (!(sec >= CALIB_MIN_LATENCY_S && sec <= CALIB_MAX_LATENCY_S)) return 0; /* 0.0 rows: not measured */
+    snprintf(p->kernel, sizeof p->kernel, "%s-%s:%s", e->backend, e->version, kernel);
+    p->reps = 1;
+    p->median_s = p->p10_s = p->p90_s = sec;
+    p->tflops = p->gbps = p->frac_of_peak = p->check_err = NAN;
+    return 1;
+}
+
 /* Fills p from the current row; 1 = a point, 0 = row skipped, < 0 error. */
 static int row_point(const table_desc *td, const calib_optable_entry *e, calib_optable *t, calib_point *p,
                      sim_err *err)
 {
     row_rd r = {t, err, 0};
+    int got = 1;
     memset(p, 0, sizeof *p);
     p->op = td->op;
     const char *ks = rs(&r, "kernel_source");
@@ -133,31 +246,8 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
         s->m = rl(&r, "m"), s->n = rl(&r, "n"), s->k = rl(&r, "k");
         break;
     case TB_ATTN_CTX:
-    case TB_ATTN_GEN:
-        /* Older tables have no beam or window columns: beam 1, full attention. */
-        if ((calib_optable_has(t, "beam_width") && rl(&r, "beam_width") != 1) ||
-            (calib_optable_has(t, "window_size") && rl(&r, "window_size") != 0))
-            return r.rc ? r.rc : 0;
-        dtype_pair(dt, sizeof dt, rs(&r, "attn_dtype"), rs(&r, "kv_cache_dtype"));
-        s->batch = rl(&r, "batch_size"), s->heads = rl(&r, "num_heads");
-        s->kv_heads = rl(&r, "num_key_value_heads"), s->head_dim = rl(&r, "head_dim");
-        if (td->kind == TB_ATTN_CTX) s->m = rl(&r, "isl"), s->ctx = rl(&r, "step");
-        else s->ctx = rl(&r, "isl") + rl(&r, "step");
-        break;
-    case TB_COMM: {
-        const char *op = rs(&r, "op_name");
-        const char *cdt = calib_optable_has(t, "nccl_dtype") ? rs(&r, "nccl_dtype") : rs(&r, "allreduce_dtype");
-        if (r.rc) return r.rc;
-        if (strcmp(op, "all_reduce") == 0) p->op = CALIB_OP_ALLREDUCE;
-        else if (strcmp(op, "all_gather") == 0) p->op = CALIB_OP_ALLGATHER;
-        else if (strcmp(op, "reduce_scatter") == 0) p->op = CALIB_OP_REDUCE_SCATTER;
-        else if (strcmp(op, "alltoall") == 0 || strcmp(op, "all_to_all") == 0) p->op = CALIB_OP_ALLTOALL;
-        else return 0;
-        snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(cdt));
-        s->bytes = message_bytes(rl(&r, "message_size"), dt);
-        s->ranks = rl(&r, "num_gpus");
-        break;
-    }
+    case TB_ATTN_GEN: got = row_attn(td, &r, s, dt, sizeof dt); break;
+    case TB_COMM: got = row_comm(&r, p, dt, sizeof dt); break;
     case TB_MOE:
         if (strcmp(rs(&r, "distribution"), "balanced") != 0) return r.rc ? r.rc : 0;
         snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(rs(&r, "moe_dtype")));
@@ -168,69 +258,16 @@ static int row_point(const table_desc *td, const calib_optable_entry *e, calib_o
     case TB_MLA_CTX:
     case TB_MLA_GEN:
     case TB_MODULE_CTX:
-    case TB_MODULE_GEN: {
-        int module = td->kind == TB_MODULE_CTX || td->kind == TB_MODULE_GEN;
-        dtype_pair(dt, sizeof dt, rs(&r, module ? "gemm_type" : "mla_dtype"), rs(&r, "kv_cache_dtype"));
-        s->batch = rl(&r, "batch_size"), s->heads = rl(&r, "num_heads");
-        /* The kernels' num_heads are already one rank's heads (tp_size
-         * only records the layout they came from); modules keep tp_size,
-         * their projections depend on it. */
-        long tp = rl(&r, "tp_size");
-        s->ranks = module ? tp : 0;
-        if (td->kind == TB_MLA_CTX || td->kind == TB_MODULE_CTX) s->m = rl(&r, "isl"), s->ctx = rl(&r, "step");
-        else s->ctx = rl(&r, "isl") + rl(&r, "step");
-        if (module) {
-            const char *model = rs(&r, "model"), *slash = strrchr(model, '/');
-            snprintf(kernel, sizeof kernel, "%s@%s", ks, slash ? slash + 1 : model);
-        }
-        break;
-    }
-    case TB_MLA_BMM: {
-        const char *op = rs(&r, "op_name");
-        if (strcmp(op, "mla_gen_pre") == 0) p->op = CALIB_OP_MLA_BMM_PRE;
-        else if (strcmp(op, "mla_gen_post") == 0) p->op = CALIB_OP_MLA_BMM_POST;
-        else return r.rc ? r.rc : 0;
-        snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(rs(&r, "bmm_dtype")));
-        s->m = rl(&r, "num_tokens"), s->heads = rl(&r, "num_heads");
-        break;
-    }
-    case TB_GDN: {
-        /* Two kernels per phase: the causal conv1d (causal_conv1d_fn /
-         * _update) and the delta rule (chunk_… / fused_recurrent_…). */
-        const char *phase = rs(&r, "phase");
-        int conv = strstr(ks, "conv1d") != NULL;
-        if (strcmp(phase, "context") == 0) p->op = conv ? CALIB_OP_GDN_CONV_PREFILL : CALIB_OP_GDN_PREFILL;
-        else if (strcmp(phase, "generation") == 0) p->op = conv ? CALIB_OP_GDN_CONV_DECODE : CALIB_OP_GDN_DECODE;
-        else return r.rc ? r.rc : 0;
-        snprintf(dt, sizeof dt, "bf16");
-        s->batch = rl(&r, "batch_size"), s->m = rl(&r, "num_tokens"), s->ctx = rl(&r, "seq_len");
-        s->n = rl(&r, "d_model"), s->k = rl(&r, "d_conv"), s->heads = rl(&r, "num_v_heads");
-        s->kv_heads = rl(&r, "num_k_heads"), s->head_dim = rl(&r, "head_v_dim"), s->groups = rl(&r, "head_k_dim");
-        break;
-    }
+    case TB_MODULE_GEN: row_mla_module(td, &r, s, ks, kernel, sizeof kernel, dt, sizeof dt); break;
+    case TB_MLA_BMM: got = row_mla_bmm(&r, p, dt, sizeof dt); break;
+    case TB_GDN: got = row_gdn(&r, p, ks, dt, sizeof dt); break;
     case TB_QUANT:
         snprintf(dt, sizeof dt, "%s", calib_ingest_dtype(rs(&r, "quant_dtype")));
         s->m = rl(&r, "m"), s->n = rl(&r, "k");
         break;
     }
-    double ms = 0;
-    if (r.rc == 0) r.rc = calib_optable_double(t, "latency", &ms, err);
-    if (r.rc) return r.rc;
-    if (strlen(dt) >= sizeof p->dtype)
-        return sim_err_set(err, SIM_EINVAL, "%s:%ld: dtype '%s' is longer than the %zu characters a perf-db point holds",
-                           calib_optable_path(t), calib_optable_line(t), dt, sizeof p->dtype - 1);
-    memcpy(p->dtype, dt, strlen(dt) + 1);
-    /* Six significant digits: beyond the tables' timing resolution (CUDA
-     * events, averaged), and a compact dump. */
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.6g", ms * 1e-3);
-    double sec = strtod(buf, NULL);
-    if (!(sec >= CALIB_MIN_LATENCY_S && sec <= CALIB_MAX_LATENCY_S)) return 0; /* 0.0 rows: not measured */
-    snprintf(p->kernel, sizeof p->kernel, "%s-%s:%s", e->backend, e->version, kernel);
-    p->reps = 1;
-    p->median_s = p->p10_s = p->p90_s = sec;
-    p->tflops = p->gbps = p->frac_of_peak = p->check_err = NAN;
-    return 1;
+    if (got != 1) return got;
+    return row_latency(&r, e, p, dt, kernel);
 }
 
 /* Orders by op, dtype, shape, then latency: the first of a run is the fastest. */

@@ -214,15 +214,11 @@ static void series_free(calib_series *s)
     free(s->idx), free(s->med), free(s->res), free(s->dense);
 }
 
-/* Series from pts[0..n) (one op and dtype), fastest kernel per shape. */
-static int series_make(calib_series *s, calib_point *pts, size_t n, const char *engine, int32_t sms, sim_err *err)
+/* The rows a series keeps: the engine's when it has any for this op and
+ * dtype, the fastest kernel per shape, sorted by shape; names the kernels
+ * (one kernel, one engine version, or "all"). Returns how many. */
+static size_t series_rows(calib_series *s, calib_point *pts, size_t n, const char *engine)
 {
-    memset(s, 0, sizeof *s);
-    s->op = pts[0].op;
-    snprintf(s->dtype, sizeof s->dtype, "%s", pts[0].dtype);
-    calib_dtype fmt = calib_dtype_parse(s->dtype);
-    s->elem_bytes = calib_dtype_bytes(fmt), s->act_bytes = calib_dtype_act_bytes(fmt);
-    s->sms = sms;
     /* Engine rows first when the engine has any for this op and dtype. */
     size_t keep = n;
     if (engine && *engine) {
@@ -248,8 +244,13 @@ static int series_make(calib_series *s, calib_point *pts, size_t n, const char *
     for (size_t i = 0; i < n; i++)
         if (u == 0 || calib_shape_cmp(&pts[u - 1].shape, &pts[i].shape) != 0) pts[u++] = pts[i];
     n = u;
-    s->n = (int64_t)n;
-    s->pinned = pts[0].shape;
+    return n;
+}
+
+/* The axes: every shape field with two or more values, its sorted values
+ * raw and in log space; the others stay pinned. */
+static int series_axes(calib_series *s, const calib_point *pts, size_t n, sim_err *err)
+{
     int64_t *tmp = malloc(n * sizeof *tmp);
     if (!tmp) return sim_err_set(err, SIM_ENOMEM, "out of memory building the perf-db tables");
     for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) {
@@ -273,6 +274,13 @@ static int series_make(calib_series *s, calib_point *pts, size_t n, const char *
         calib_shape_set(&s->pinned, f, 0);
     }
     free(tmp);
+    return 0;
+}
+
+/* Each row's median and axis index tuple, and a dense cell → row map when
+ * the grid's cells are few. */
+static int series_index(calib_series *s, const calib_point *pts, size_t n, sim_err *err)
+{
     size_t na = s->nax ? (size_t)s->nax : 1;
     s->idx = malloc(n * na * sizeof *s->idx);
     s->med = malloc(n * sizeof *s->med);
@@ -304,6 +312,23 @@ static int series_make(calib_series *s, calib_point *pts, size_t n, const char *
             s->dense[c] = (int32_t)i;
         }
     }
+    return 0;
+}
+
+/* Series from pts[0..n) (one op and dtype), fastest kernel per shape. */
+static int series_make(calib_series *s, calib_point *pts, size_t n, const char *engine, int32_t sms, sim_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->op = pts[0].op;
+    snprintf(s->dtype, sizeof s->dtype, "%s", pts[0].dtype);
+    calib_dtype fmt = calib_dtype_parse(s->dtype);
+    s->elem_bytes = calib_dtype_bytes(fmt), s->act_bytes = calib_dtype_act_bytes(fmt);
+    s->sms = sms;
+    n = series_rows(s, pts, n, engine);
+    s->n = (int64_t)n;
+    s->pinned = pts[0].shape;
+    int rc;
+    if ((rc = series_axes(s, pts, n, err)) || (rc = series_index(s, pts, n, err))) return rc;
     return fit_series(s, err);
 }
 
@@ -460,36 +485,39 @@ static double bracket_answer(const calib_series *s, const bracket *b, const doub
     return with_residual(s, sh, wsum > 0 ? acc / wsum : 0.0);
 }
 
-/* The lookup; when br is not NULL and the answer is an in-grid
- * interpolation over at most BRACKET_MAX_SPLIT split axes, its corners are
- * recorded there (br->s set; NULL otherwise). */
-static double lookup_full(const calib_series *s, const calib_shape *sh, calib_table_status *status, bracket *br)
+/* Where a query falls in a series' grid: per axis the grid values below
+ * and above (equal on a grid value or past an edge) and the weight of the
+ * upper one, the axes it falls between, and its squared log distance
+ * outside the grid (off the pinned fields, past the edges). */
+typedef struct {
+    int32_t lo[CALIB_SHAPE_FIELDS], hi[CALIB_SHAPE_FIELDS];
+    double w_hi[CALIB_SHAPE_FIELDS];
+    int32_t split[CALIB_SHAPE_FIELDS], nsplit;
+    double out_d2;
+} grid_cell;
+
+/* Locates q in the grid of s. */
+static void lookup_locate(const calib_series *s, const int64_t *q, grid_cell *cell)
 {
-    if (br) br->s = NULL;
-    if (status) *status = CALIB_TABLE_NONE;
-    if (!s || s->n == 0) return 0.0;
-    int64_t q[CALIB_SHAPE_FIELDS], pin[CALIB_SHAPE_FIELDS];
-    memcpy(q, sh, sizeof q);
+    int64_t pin[CALIB_SHAPE_FIELDS];
     memcpy(pin, &s->pinned, sizeof pin);
-    double out_d2 = 0.0;
+    cell->out_d2 = 0.0;
+    cell->nsplit = 0;
     for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) {
         if (((s->axis_mask >> f) & 1) || pin[f] == q[f]) continue;
         double d = log1p((double)(q[f] > 0 ? q[f] : 0)) - log1p((double)pin[f]);
-        out_d2 += d * d;
+        cell->out_d2 += d * d;
     }
-    int32_t lo[CALIB_SHAPE_FIELDS], hi[CALIB_SHAPE_FIELDS];
-    double w_hi[CALIB_SHAPE_FIELDS];
-    int32_t split[CALIB_SHAPE_FIELDS], nsplit = 0;
     for (int32_t a = 0; a < s->nax; a++) {
         int64_t v = q[s->ax[a]];
         const int64_t *g = s->raw[a];
         int32_t n = s->nv[a];
         if (v <= g[0] || v >= g[n - 1]) { /* on or past an edge */
             int32_t e = v <= g[0] ? 0 : n - 1;
-            lo[a] = hi[a] = e;
+            cell->lo[a] = cell->hi[a] = e;
             if (v != g[e]) {
                 double d = log1p((double)(v > 0 ? v : 0)) - s->lx[a][e];
-                out_d2 += d * d;
+                cell->out_d2 += d * d;
             }
             continue;
         }
@@ -500,54 +528,80 @@ static double lookup_full(const calib_series *s, const calib_shape *sh, calib_ta
             else h = mid;
         }
         if (g[l] == v) {
-            lo[a] = hi[a] = l;
+            cell->lo[a] = cell->hi[a] = l;
             continue;
         }
-        lo[a] = l, hi[a] = h;
-        w_hi[a] = (log1p((double)v) - s->lx[a][l]) / (s->lx[a][h] - s->lx[a][l]);
-        split[nsplit++] = a;
+        cell->lo[a] = l, cell->hi[a] = h;
+        cell->w_hi[a] = (log1p((double)v) - s->lx[a][l]) / (s->lx[a][h] - s->lx[a][l]);
+        cell->split[cell->nsplit++] = a;
     }
+}
+
+/* Records the cell's split axes into br for the memo (corners filled by
+ * lookup_corners). */
+static void bracket_record(bracket *br, const calib_series *s, const int64_t *q, const grid_cell *g)
+{
+    memcpy(br->q, q, sizeof br->q);
+    br->nsplit = g->nsplit;
+    br->measured = 0;
+    for (int32_t b = 0; b < g->nsplit; b++) {
+        int32_t a = g->split[b];
+        br->split[b] = a, br->field[b] = s->ax[a];
+        br->lo_v[b] = s->raw[a][g->lo[a]], br->hi_v[b] = s->raw[a][g->hi[a]];
+        br->lx_lo[b] = s->lx[a][g->lo[a]], br->lx_span[b] = s->lx[a][g->hi[a]] - s->lx[a][g->lo[a]];
+    }
+}
+
+/* The weighted mean log residual over the cell's measured corners; each
+ * corner's residual also goes to br when it is not NULL. */
+static double lookup_corners(const calib_series *s, const grid_cell *g, int32_t *tuple, bracket *br)
+{
+    double acc = 0.0, wsum = 0.0;
+    for (int32_t corner = 0; corner < (1 << g->nsplit); corner++) {
+        double w = 1.0;
+        for (int32_t b = 0; b < g->nsplit; b++) {
+            int32_t a = g->split[b];
+            int up = (corner >> b) & 1;
+            tuple[a] = up ? g->hi[a] : g->lo[a];
+            w *= up ? g->w_hi[a] : 1.0 - g->w_hi[a];
+        }
+        int64_t row = (w > 0.0 || br) ? find_tuple(s, tuple) : -1;
+        if (row < 0) continue;
+        if (br) br->res[corner] = s->res[row], br->measured |= 1u << corner;
+        if (w <= 0.0) continue;
+        acc += w * s->res[row];
+        wsum += w;
+    }
+    return wsum > 0 ? acc / wsum : 0.0;
+}
+
+/* The lookup; when br is not NULL and the answer is an in-grid
+ * interpolation over at most BRACKET_MAX_SPLIT split axes, its corners are
+ * recorded there (br->s set; NULL otherwise). */
+static double lookup_full(const calib_series *s, const calib_shape *sh, calib_table_status *status, bracket *br)
+{
+    if (br) br->s = NULL;
+    if (status) *status = CALIB_TABLE_NONE;
+    if (!s || s->n == 0) return 0.0;
+    int64_t q[CALIB_SHAPE_FIELDS];
+    memcpy(q, sh, sizeof q);
+    grid_cell g;
+    lookup_locate(s, q, &g);
     int32_t tuple[CALIB_SHAPE_FIELDS] = {0};
-    for (int32_t a = 0; a < s->nax; a++) tuple[a] = lo[a];
-    if (nsplit == 0 && out_d2 == 0.0) {
+    for (int32_t a = 0; a < s->nax; a++) tuple[a] = g.lo[a];
+    if (g.nsplit == 0 && g.out_d2 == 0.0) {
         int64_t row = find_tuple(s, tuple);
         if (row >= 0) {
             if (status) *status = CALIB_TABLE_MEASURED;
             return s->med[row]; /* exactly what was measured */
         }
     }
-    const int keep = br && out_d2 == 0.0 && nsplit <= BRACKET_MAX_SPLIT;
-    if (keep) {
-        memcpy(br->q, q, sizeof br->q);
-        br->nsplit = nsplit;
-        br->measured = 0;
-        for (int32_t b = 0; b < nsplit; b++) {
-            int32_t a = split[b];
-            br->split[b] = a, br->field[b] = s->ax[a];
-            br->lo_v[b] = s->raw[a][lo[a]], br->hi_v[b] = s->raw[a][hi[a]];
-            br->lx_lo[b] = s->lx[a][lo[a]], br->lx_span[b] = s->lx[a][hi[a]] - s->lx[a][lo[a]];
-        }
-    }
-    double acc = 0.0, wsum = 0.0;
-    for (int32_t corner = 0; corner < (1 << nsplit); corner++) {
-        double w = 1.0;
-        for (int32_t b = 0; b < nsplit; b++) {
-            int32_t a = split[b];
-            int up = (corner >> b) & 1;
-            tuple[a] = up ? hi[a] : lo[a];
-            w *= up ? w_hi[a] : 1.0 - w_hi[a];
-        }
-        int64_t row = (w > 0.0 || keep) ? find_tuple(s, tuple) : -1;
-        if (row < 0) continue;
-        if (keep) br->res[corner] = s->res[row], br->measured |= 1u << corner;
-        if (w <= 0.0) continue;
-        acc += w * s->res[row];
-        wsum += w;
-    }
+    const int keep = br && g.out_d2 == 0.0 && g.nsplit <= BRACKET_MAX_SPLIT;
+    if (keep) bracket_record(br, s, q, &g);
+    double r = lookup_corners(s, &g, tuple, keep ? br : NULL);
     if (keep) br->s = s;
-    double r = wsum > 0 ? acc / wsum : 0.0;
-    if (out_d2 > 0) r *= fmax(0.0, 1.0 - sqrt(out_d2) / M_LN2); /* fades over a factor 2 */
-    if (status) *status = out_d2 > 0 ? CALIB_TABLE_FIT : CALIB_TABLE_INTERP;
+    if (g.out_d2 > 0) r *= fmax(0.0, 1.0 - sqrt(g.out_d2) / M_LN2); /* fades over a factor 2 */
+    if (status) *status = g.out_d2 > 0 ? CALIB_TABLE_FIT : CALIB_TABLE_INTERP;
     return with_residual(s, sh, r);
 }
 

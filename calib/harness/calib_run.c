@@ -204,32 +204,144 @@ static int op_kernels(calib_backend *b, const calib_run_opts *o, int op, const c
     return 1;
 }
 
-int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run_stats *st, sim_err *err)
+/* What one run carries from point to point. */
+typedef struct {
+    calib_backend *b;
+    calib_db *db;
+    const calib_run_opts *o;
+    calib_run_stats *st;
+    int64_t gpu_id;
+    int32_t warmup, reps;
+    double budget;
+    int64_t done; /* points through the progress bar */
+} calib_run_ctx;
+
+/* Plan: each op's grid, and grid sizes × kernels for the progress bar. */
+static int calib_run_plan(calib_run_ctx *c, calib_shape **grid, int64_t *ngrid, sim_err *err)
 {
-    calib_gpu_id id;
-    int64_t gpu_id = 0;
     int rc;
-    calib_shape *grid[CALIB_OP_COUNT] = {0};
-    int64_t ngrid[CALIB_OP_COUNT] = {0};
-    int32_t warmup = o->warmup > 0 ? o->warmup : b->default_warmup, reps = o->reps > 0 ? o->reps : b->default_reps;
-    double budget = o->check_budget == 0 ? CALIB_CHECK_BUDGET : o->check_budget;
-    memset(st, 0, sizeof *st);
-    if ((rc = b->identity(b->state, &id, err))) return rc;
-    if (!o->check_only) {
-        if (!db) return sim_err_set(err, SIM_EINVAL, "calibration needs a perf-db");
-        if ((rc = calib_db_gpu_ensure(db, &id, &gpu_id, err))) return rc;
-    }
-    /* Plan: grid sizes × kernels, for the progress bar. */
     for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
         const calib_kernel_desc *ks;
         int32_t nk;
         const char *why;
-        if (!op_kernels(b, o, op, &ks, &nk, &why)) continue;
-        if (nk == 0 || o->check_only) continue;
-        if ((rc = calib_grid_build(o->grid, (calib_op)op, b->local_ranks, &grid[op], &ngrid[op], err))) goto fail;
-        st->planned += ngrid[op] * nk;
+        if (!op_kernels(c->b, c->o, op, &ks, &nk, &why)) continue;
+        if (nk == 0 || c->o->check_only) continue;
+        if ((rc = calib_grid_build(c->o->grid, (calib_op)op, c->b->local_ranks, &grid[op], &ngrid[op], err))) return rc;
+        c->st->planned += ngrid[op] * nk;
     }
-    int64_t done = 0;
+    return 0;
+}
+
+/* Prepares point p on kernel ki, checks it on its own data when the
+ * reference fits the budget (*checked then 1), times it and releases it;
+ * returns the point's failure, written to perr. */
+static int calib_point_measure(calib_run_ctx *c, calib_point *p, int32_t ki, calib_time_info *ti, int *checked,
+                               sim_err *perr)
+{
+    calib_backend *b = c->b;
+    int prc = b->prepare(b->state, p->op, ki, &p->shape, CALIB_LAYOUT_TIMED, perr);
+    if (!prc && c->budget > 0 && calib_op_check_cost(p->op, &p->shape) <= c->budget) {
+        /* The point itself, on its own data, before its timings count. */
+        calib_check_result r;
+        calib_check_init(&r, 0, 0);
+        int crc = b->check(b->state, &r, perr);
+        if (!crc && !calib_check_passed(&r)) {
+            char detail[400];
+            calib_check_format(&r, detail, sizeof detail);
+            prc = sim_err_set(perr, SIM_EINVAL, "failed its own check: %s", detail);
+        } else if (!crc) {
+            p->check_err = r.worst, *checked = 1;
+        } else if (crc != SIM_ENOTSUP) {
+            prc = crc;
+        }
+    }
+    memset(ti, 0, sizeof *ti);
+    ti->l2_cold = -1;
+    if (!prc) prc = calib_time_point(b, c->warmup, c->reps, c->o->reps <= 0, p, ti, perr);
+    b->release(b->state);
+    return prc;
+}
+
+/* The log line of a measured point. */
+static void calib_point_log(FILE *log, const char *what, const calib_point *p, int checked, const calib_time_info *ti)
+{
+    fprintf(log, "point %s %s: median %.4g s p10 %.4g p90 %.4g  %.3g TFLOP/s %.3g GB/s", what, p->kernel, p->median_s,
+            p->p10_s, p->p90_s, p->tflops, p->gbps);
+    if (checked) fprintf(log, "  checked %.3g of tolerance", p->check_err);
+    else fprintf(log, "  unchecked (reference over budget)");
+    if (ti->sm_mhz > 0) fprintf(log, "  sm %d MHz mem %d MHz", (int)ti->sm_mhz, (int)ti->mem_mhz);
+    if (ti->dropped)
+        fprintf(log, "  %d throttled samples dropped (reasons 0x%llx)", (int)ti->dropped, (unsigned long long)ti->reasons);
+    if (ti->l2_cold >= 0) fprintf(log, "  %s", ti->l2_cold ? "cold L2" : "warm L2");
+    fputc('\n', log);
+}
+
+/* One grid point of kernel ki: skipped when stored, else measured and
+ * stored (a point that fails is logged and passed over). Returns 1 when the
+ * run stops at max_points, a negative code on a perf-db error, else 0. */
+static int calib_run_point(calib_run_ctx *c, calib_op op, int32_t ki, const calib_kernel_desc *kd,
+                           const calib_shape *shape, sim_err *err)
+{
+    const calib_run_opts *o = c->o;
+    calib_run_stats *st = c->st;
+    calib_point p;
+    char shape_txt[160], what[200];
+    int exists = 0, rc;
+    memset(&p, 0, sizeof p);
+    p.op = op;
+    snprintf(p.dtype, sizeof p.dtype, "%s", kd->dtype);
+    snprintf(p.kernel, sizeof p.kernel, "%s", kd->kernel);
+    p.kernel_version = kd->version;
+    p.shape = *shape;
+    p.check_err = NAN;
+    calib_shape_format(&p.shape, shape_txt, sizeof shape_txt);
+    snprintf(what, sizeof what, "%s %s %s", calib_op_name(p.op), p.dtype, shape_txt);
+    calib_progress(o, c->done, st->planned, what);
+    c->done++;
+    if ((rc = calib_db_point_exists(c->db, c->gpu_id, &p, &exists, err))) return rc;
+    if (exists) {
+        st->skipped++;
+        return 0;
+    }
+    if (o->max_points > 0 && st->measured >= o->max_points) {
+        st->stopped = 1;
+        return 1;
+    }
+    sim_err perr = {{0}};
+    calib_time_info ti;
+    int checked = 0;
+    int prc = calib_point_measure(c, &p, ki, &ti, &checked, &perr);
+    st->samples_dropped += ti.dropped;
+    if (prc) { /* e.g. out of device memory at one shape: log, go on */
+        st->failed++;
+        if (o->log) fprintf(o->log, "fail  %s %s: %s\n", what, p.kernel, perr.msg);
+        return 0;
+    }
+    calib_fill_rates(c->b, &p);
+    calib_utc_now(p.measured_at, sizeof p.measured_at);
+    if ((rc = calib_db_point_insert(c->db, c->gpu_id, &p, err))) return rc;
+    st->measured++;
+    st->points_checked += checked;
+    if (o->log) calib_point_log(o->log, what, &p, checked, &ti);
+    return 0;
+}
+
+int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run_stats *st, sim_err *err)
+{
+    calib_gpu_id id;
+    int rc;
+    calib_shape *grid[CALIB_OP_COUNT] = {0};
+    int64_t ngrid[CALIB_OP_COUNT] = {0};
+    calib_run_ctx c = {b, db, o, st, 0, o->warmup > 0 ? o->warmup : b->default_warmup,
+                       o->reps > 0 ? o->reps : b->default_reps,
+                       o->check_budget == 0 ? CALIB_CHECK_BUDGET : o->check_budget, 0};
+    memset(st, 0, sizeof *st);
+    if ((rc = b->identity(b->state, &id, err))) return rc;
+    if (!o->check_only) {
+        if (!db) return sim_err_set(err, SIM_EINVAL, "calibration needs a perf-db");
+        if ((rc = calib_db_gpu_ensure(db, &id, &c.gpu_id, err))) return rc;
+    }
+    if ((rc = calib_run_plan(&c, grid, ngrid, err))) goto fail;
     for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
         const calib_kernel_desc *ks;
         int32_t nk;
@@ -241,79 +353,12 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
             int pass = calib_check_kernel(b, o, (calib_op)op, ki, &ks[ki], st);
             if (o->check_only) continue;
             if (!pass) {
-                done += ngrid[op];
+                c.done += ngrid[op];
                 continue;
             }
             for (int64_t gi = 0; gi < ngrid[op]; gi++) {
-                calib_point p;
-                char shape_txt[160], what[200];
-                int exists = 0;
-                memset(&p, 0, sizeof p);
-                p.op = (calib_op)op;
-                snprintf(p.dtype, sizeof p.dtype, "%s", ks[ki].dtype);
-                snprintf(p.kernel, sizeof p.kernel, "%s", ks[ki].kernel);
-                p.kernel_version = ks[ki].version;
-                p.shape = grid[op][gi];
-                p.check_err = NAN;
-                calib_shape_format(&p.shape, shape_txt, sizeof shape_txt);
-                snprintf(what, sizeof what, "%s %s %s", calib_op_name(p.op), p.dtype, shape_txt);
-                calib_progress(o, done, st->planned, what);
-                done++;
-                if ((rc = calib_db_point_exists(db, gpu_id, &p, &exists, err))) goto fail;
-                if (exists) {
-                    st->skipped++;
-                    continue;
-                }
-                if (o->max_points > 0 && st->measured >= o->max_points) {
-                    st->stopped = 1;
-                    goto out;
-                }
-                sim_err perr = {{0}};
-                calib_time_info ti;
-                int checked = 0;
-                int prc = b->prepare(b->state, p.op, ki, &p.shape, CALIB_LAYOUT_TIMED, &perr);
-                if (!prc && budget > 0 && calib_op_check_cost(p.op, &p.shape) <= budget) {
-                    /* The point itself, on its own data, before its timings count. */
-                    calib_check_result r;
-                    calib_check_init(&r, 0, 0);
-                    int crc = b->check(b->state, &r, &perr);
-                    if (!crc && !calib_check_passed(&r)) {
-                        char detail[400];
-                        calib_check_format(&r, detail, sizeof detail);
-                        prc = sim_err_set(&perr, SIM_EINVAL, "failed its own check: %s", detail);
-                    } else if (!crc) {
-                        p.check_err = r.worst, checked = 1;
-                    } else if (crc != SIM_ENOTSUP) {
-                        prc = crc;
-                    }
-                }
-                memset(&ti, 0, sizeof ti);
-                ti.l2_cold = -1;
-                if (!prc) prc = calib_time_point(b, warmup, reps, o->reps <= 0, &p, &ti, &perr);
-                b->release(b->state);
-                st->samples_dropped += ti.dropped;
-                if (prc) { /* e.g. out of device memory at one shape: log, go on */
-                    st->failed++;
-                    if (o->log) fprintf(o->log, "fail  %s %s: %s\n", what, p.kernel, perr.msg);
-                    continue;
-                }
-                calib_fill_rates(b, &p);
-                calib_utc_now(p.measured_at, sizeof p.measured_at);
-                if ((rc = calib_db_point_insert(db, gpu_id, &p, err))) goto fail;
-                st->measured++;
-                st->points_checked += checked;
-                if (o->log) {
-                    fprintf(o->log, "point %s %s: median %.4g s p10 %.4g p90 %.4g  %.3g TFLOP/s %.3g GB/s", what, p.kernel,
-                            p.median_s, p.p10_s, p.p90_s, p.tflops, p.gbps);
-                    if (checked) fprintf(o->log, "  checked %.3g of tolerance", p.check_err);
-                    else fprintf(o->log, "  unchecked (reference over budget)");
-                    if (ti.sm_mhz > 0) fprintf(o->log, "  sm %d MHz mem %d MHz", (int)ti.sm_mhz, (int)ti.mem_mhz);
-                    if (ti.dropped)
-                        fprintf(o->log, "  %d throttled samples dropped (reasons 0x%llx)", (int)ti.dropped,
-                                (unsigned long long)ti.reasons);
-                    if (ti.l2_cold >= 0) fprintf(o->log, "  %s", ti.l2_cold ? "cold L2" : "warm L2");
-                    fputc('\n', o->log);
-                }
+                if ((rc = calib_run_point(&c, (calib_op)op, ki, &ks[ki], &grid[op][gi], err)) < 0) goto fail;
+                if (rc) goto out;
             }
         }
     }

@@ -96,85 +96,123 @@ static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dty
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
-int sim_cli_calibrate(int argc, char **argv)
+/* servesim calibrate's flags. */
+typedef struct {
+    const char *db_path, *backend, *grid, *ops, *log_path, *dtype, *peak_of;
+    int check_only, quiet, print_grid;
+    int64_t max_points, reps, warmup;
+} calib_cli_args;
+
+/* Reads the flags into args; returns -1 to go on, else the exit code (0 after
+ * --help, 2 on a bad flag). */
+static int calibrate_parse(int argc, char **argv, calib_cli_args *args)
 {
-    const char *db_path = NULL, *backend = "gpu", *grid = NULL, *ops = NULL, *log_path = NULL;
-    const char *dtype = "bf16", *peak_of = NULL;
-    int check_only = 0, quiet = 0, code = 1, print_grid = 0;
-    int64_t max_points = 0, reps = 0, warmup = 0;
-    calib_backend b;
-    calib_db *db = NULL;
-    FILE *logf = NULL;
-    sim_err err = {{0}};
-    int have_backend = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(calib_usage, stdout);
             return 0;
-        } else if (strcmp(a, "--check") == 0) check_only = 1;
-        else if (strcmp(a, "--print-grid") == 0) print_grid = 1;
-        else if (v && strcmp(a, "--dtype") == 0) dtype = v, i++;
-        else if (v && strcmp(a, "--peak-of") == 0) peak_of = v, i++;
-        else if (strcmp(a, "--quiet") == 0) quiet = 1;
-        else if (v && strcmp(a, "--db") == 0) db_path = v, i++;
-        else if (v && strcmp(a, "--backend") == 0) backend = v, i++;
-        else if (v && strcmp(a, "--grid") == 0) grid = v, i++;
-        else if (v && strcmp(a, "--ops") == 0) ops = v, i++;
-        else if (v && strcmp(a, "--log") == 0) log_path = v, i++;
+        } else if (strcmp(a, "--check") == 0) args->check_only = 1;
+        else if (strcmp(a, "--print-grid") == 0) args->print_grid = 1;
+        else if (v && strcmp(a, "--dtype") == 0) args->dtype = v, i++;
+        else if (v && strcmp(a, "--peak-of") == 0) args->peak_of = v, i++;
+        else if (strcmp(a, "--quiet") == 0) args->quiet = 1;
+        else if (v && strcmp(a, "--db") == 0) args->db_path = v, i++;
+        else if (v && strcmp(a, "--backend") == 0) args->backend = v, i++;
+        else if (v && strcmp(a, "--grid") == 0) args->grid = v, i++;
+        else if (v && strcmp(a, "--ops") == 0) args->ops = v, i++;
+        else if (v && strcmp(a, "--log") == 0) args->log_path = v, i++;
         else if (v && (strcmp(a, "--max-points") == 0 || strcmp(a, "--reps") == 0 || strcmp(a, "--warmup") == 0)) {
             int64_t x;
             if (calib_parse_i64(v, &x) != 0) {
                 fprintf(stderr, "servesim calibrate: %s needs a non-negative integer, not '%s'\n", a, v);
                 return 2;
             }
-            if (a[2] == 'm') max_points = x;
-            else if (a[2] == 'r') reps = x;
-            else warmup = x;
+            if (a[2] == 'm') args->max_points = x;
+            else if (a[2] == 'r') args->reps = x;
+            else args->warmup = x;
             i++;
         } else {
             fprintf(stderr, "servesim calibrate: unknown or incomplete option '%s'\n%s", a, calib_usage);
             return 2;
         }
     }
-    if (print_grid) {
-        uint32_t mask = 0;
-        if (ops && calib_ops_parse(ops, &mask, &err)) {
-            fprintf(stderr, "servesim calibrate: %s\n", err.msg);
-            return 2;
-        }
-        return calib_print_grid(grid, mask, dtype, peak_of);
-    }
-    if (strcmp(backend, "gpu") != 0 && strcmp(backend, "cpu") != 0) {
-        fprintf(stderr, "servesim calibrate: --backend is gpu or cpu, not '%s'\n", backend);
+    return -1;
+}
+
+/* The run's options from the flags; -1 to go on, else the exit code. */
+static int calibrate_options(const calib_cli_args *a, calib_run_opts *o)
+{
+    sim_err err = {{0}};
+    if (strcmp(a->backend, "gpu") != 0 && strcmp(a->backend, "cpu") != 0) {
+        fprintf(stderr, "servesim calibrate: --backend is gpu or cpu, not '%s'\n", a->backend);
         return 2;
     }
-    if (!db_path && !check_only) {
+    if (!a->db_path && !a->check_only) {
         fprintf(stderr, "servesim calibrate: --db FILE is required (or --check alone)\n%s", calib_usage);
         return 2;
     }
-    calib_run_opts o;
-    memset(&o, 0, sizeof o);
-    if (calib_grid_from_name(grid ? grid : strcmp(backend, "cpu") == 0 ? "tiny" : "quick", &o.grid, &err) ||
-        (ops && calib_ops_parse(ops, &o.ops_mask, &err))) {
+    memset(o, 0, sizeof *o);
+    if (calib_grid_from_name(a->grid ? a->grid : strcmp(a->backend, "cpu") == 0 ? "tiny" : "quick", &o->grid, &err) ||
+        (a->ops && calib_ops_parse(a->ops, &o->ops_mask, &err))) {
         fprintf(stderr, "servesim calibrate: %s\n", err.msg);
         return 2;
     }
-    o.check_only = check_only, o.max_points = max_points, o.reps = (int32_t)reps, o.warmup = (int32_t)warmup;
-    o.progress = !quiet && isatty(STDERR_FILENO);
-    int rc = strcmp(backend, "cpu") == 0 ? calib_backend_cpu_create(&b, &err) : calib_backend_gpu_create(&b, &err);
+    o->check_only = a->check_only, o->max_points = a->max_points, o->reps = (int32_t)a->reps;
+    o->warmup = (int32_t)a->warmup;
+    o->progress = !a->quiet && isatty(STDERR_FILENO);
+    return -1;
+}
+
+/* The run's one-line summary. */
+static void calibrate_summary(const calib_backend *b, const calib_run_opts *o, const calib_run_stats *st)
+{
+    printf("calibrate (%s backend, %s grid): checks %lld passed, %lld failed, %lld not checked",
+           b->name, calib_grid_name(o->grid), (long long)st->checks_passed, (long long)st->checks_failed,
+           (long long)st->checks_skipped);
+    if (!o->check_only)
+        printf("; points %lld planned, %lld measured (%lld of them checked themselves), %lld already present, %lld failed%s",
+               (long long)st->planned, (long long)st->measured, (long long)st->points_checked, (long long)st->skipped,
+               (long long)st->failed, st->stopped ? " (stopped at --max-points; rerun to resume)" : "");
+    if (st->samples_dropped) printf("; %lld throttled samples dropped and retaken", (long long)st->samples_dropped);
+    printf("\n");
+}
+
+int sim_cli_calibrate(int argc, char **argv)
+{
+    calib_cli_args args = {NULL, "gpu", NULL, NULL, NULL, "bf16", NULL, 0, 0, 0, 0, 0, 0};
+    int code = calibrate_parse(argc, argv, &args);
+    if (code >= 0) return code;
+    calib_backend b;
+    calib_db *db = NULL;
+    FILE *logf = NULL;
+    sim_err err = {{0}};
+    int have_backend = 0;
+    code = 1;
+    if (args.print_grid) {
+        uint32_t mask = 0;
+        if (args.ops && calib_ops_parse(args.ops, &mask, &err)) {
+            fprintf(stderr, "servesim calibrate: %s\n", err.msg);
+            return 2;
+        }
+        return calib_print_grid(args.grid, mask, args.dtype, args.peak_of);
+    }
+    calib_run_opts o;
+    int rc = calibrate_options(&args, &o);
+    if (rc >= 0) return rc;
+    rc = strcmp(args.backend, "cpu") == 0 ? calib_backend_cpu_create(&b, &err) : calib_backend_gpu_create(&b, &err);
     if (rc) {
         fprintf(stderr, "servesim calibrate: %s\n", err.msg);
         return 1;
     }
     have_backend = 1;
-    if (log_path && !(logf = fopen(log_path, "w"))) {
-        fprintf(stderr, "servesim calibrate: cannot write %s\n", log_path);
+    if (args.log_path && !(logf = fopen(args.log_path, "w"))) {
+        fprintf(stderr, "servesim calibrate: cannot write %s\n", args.log_path);
         goto fail;
     }
-    o.log = logf ? logf : (quiet ? NULL : stdout);
-    if (db_path && !check_only && (rc = calib_db_open(db_path, CALIB_DB_CREATE, &db, &err))) {
+    o.log = logf ? logf : (args.quiet ? NULL : stdout);
+    if (args.db_path && !args.check_only && (rc = calib_db_open(args.db_path, CALIB_DB_CREATE, &db, &err))) {
         fprintf(stderr, "servesim calibrate: %s\n", err.msg);
         code = rc == SIM_ENOMEM ? 1 : 2; /* a bad --db path or file is bad input */
         goto fail;
@@ -185,15 +223,7 @@ int sim_cli_calibrate(int argc, char **argv)
         fprintf(stderr, "servesim calibrate: %s\n", err.msg);
         goto fail;
     }
-    printf("calibrate (%s backend, %s grid): checks %lld passed, %lld failed, %lld not checked",
-           b.name, calib_grid_name(o.grid), (long long)st.checks_passed, (long long)st.checks_failed,
-           (long long)st.checks_skipped);
-    if (!check_only)
-        printf("; points %lld planned, %lld measured (%lld of them checked themselves), %lld already present, %lld failed%s",
-               (long long)st.planned, (long long)st.measured, (long long)st.points_checked, (long long)st.skipped,
-               (long long)st.failed, st.stopped ? " (stopped at --max-points; rerun to resume)" : "");
-    if (st.samples_dropped) printf("; %lld throttled samples dropped and retaken", (long long)st.samples_dropped);
-    printf("\n");
+    calibrate_summary(&b, &o, &st);
     code = st.checks_failed || st.failed ? 1 : 0;
 fail:
     if (logf) fclose(logf);
