@@ -38,7 +38,10 @@ static int layer_is_sliding(const model_spec *m, int32_t i)
     return (int64_t)(i + 1) * s / L > (int64_t)i * s / L;
 }
 
-static int cost_validate(const model_spec *m, const model_gpu *g, const model_layout *in, sim_err *err)
+/* The layout's degrees, overheads, speed-ups, formats and modes; *out is
+ * the layout resolved. */
+static int validate_settings(const model_spec *m, const model_gpu *g, const model_layout *in, model_layout *out,
+                             sim_err *err)
 {
     int rc;
     if (in->tp < 1 || in->pp < 1 || in->dp < 0 || in->ep < 0 || in->dcp < 0 || in->sp < 0 || in->micro_batches < 0)
@@ -47,7 +50,7 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
                            "ep=%d dcp=%d sp=%d micro_batches=%d)",
                            m->name, in->tp, in->pp, in->dp, in->ep, in->dcp, in->sp, in->micro_batches);
     model_layout l = model_layout_resolved(in);
-    const int32_t tp = l.tp;
+    *out = l;
     if (l.overhead_s < 0 || !isfinite(l.overhead_s) || l.overhead_per_seq_s < 0 || !isfinite(l.overhead_per_seq_s))
         return sim_err_set(err, SIM_EINVAL, "%s: overheads must be >= 0 (got %g s per iteration, %g s per request)",
                            m->name, l.overhead_s, l.overhead_per_seq_s);
@@ -66,6 +69,15 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
     if ((int)l.sp_kind < 0 || (int)l.sp_kind > 1 || (int)l.ep_mode < 0 || (int)l.ep_mode >= MODEL_EP_MODES ||
         (int)l.moe_gemm < 0 || (int)l.moe_gemm > 2 || !(l.expert_skew >= 0) || !isfinite(l.expert_skew))
         return sim_err_set(err, SIM_EINVAL, "%s: bad sp_kind/ep_mode/moe_gemm/expert_skew", m->name);
+    return 0;
+}
+
+/* TP: the heads, KV heads, linear-attention and Mamba heads and FFN widths
+ * divide; PP: a layer per stage at least. */
+static int validate_tp(const model_spec *m, const model_layout *lp, sim_err *err)
+{
+    const model_layout l = *lp;
+    const int32_t tp = l.tp;
     if (m->heads % tp)
         return sim_err_set(err, SIM_EINVAL, "%s: %d attention heads are not divisible by tp=%d", m->name, m->heads,
                            tp);
@@ -103,6 +115,15 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
     if (l.pp > m->layers)
         return sim_err_set(err, SIM_EINVAL, "%s: pp=%d exceeds the %d layers (each stage needs one)", m->name, l.pp,
                            m->layers);
+    return 0;
+}
+
+/* Experts: EP and expert TP divide the attention ranks, the experts and
+ * their widths. */
+static int validate_experts(const model_spec *m, const model_layout *in, const model_layout *lp, sim_err *err)
+{
+    const model_layout l = *lp;
+    const int32_t tp = l.tp;
     /* Experts. */
     if (l.ep > 1 && m->experts == 0)
         return sim_err_set(err, SIM_EINVAL, "%s: ep=%d but the model has no routed experts", m->name, l.ep);
@@ -128,6 +149,15 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
             return sim_err_set(err, SIM_EINVAL, "%s: shared-expert intermediate size %d is not divisible by tp=%d",
                                m->name, m->expert_intermediate, tp);
     }
+    return 0;
+}
+
+/* DCP shards the KV TP replicates; Ulysses shards heads; more than one GPU
+ * needs an interconnect. */
+static int validate_dcp_sp(const model_spec *m, const model_gpu *g, const model_layout *lp, sim_err *err)
+{
+    const model_layout l = *lp;
+    const int32_t tp = l.tp;
     /* DCP shards by sequence the KV that TP left replicated. */
     if (l.dcp > 1) {
         if (tp % l.dcp)
@@ -153,6 +183,16 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
     if (gpus > 1 && g->nvlink_bw <= 0 && g->nic_bw <= 0)
         return sim_err_set(err, SIM_ENOTSUP, "%s: %d GPUs need an interconnect but %s has none listed", m->name, gpus,
                            g->name);
+    return 0;
+}
+
+static int cost_validate(const model_spec *m, const model_gpu *g, const model_layout *in, sim_err *err)
+{
+    model_layout l = *in; /* resolved by validate_settings */
+    int rc;
+    if ((rc = validate_settings(m, g, in, &l, err)) || (rc = validate_tp(m, &l, err)) ||
+        (rc = validate_experts(m, in, &l, err)) || (rc = validate_dcp_sp(m, g, &l, err)))
+        return rc;
     return 0;
 }
 

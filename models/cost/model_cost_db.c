@@ -553,90 +553,106 @@ static const model_op_paramset *op_set_find(const model_cost *c, const char *eng
     return s;
 }
 
-void cost_op_sets_init(model_cost *c)
+/* The query strings the cost model's ops of variant v carry (cost_gemm,
+ * attn_op, gdn_op, cost_op_model_comm) for engine; 0 when the variant is
+ * never priced (no dtype of the tables'). */
+static int opv_query(const model_cost *c, cost_opv v, const char *engine, model_op_query *q)
 {
     static const char *const nccl[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall"};
+    const char *kv = cost_op_dtype(c->l.kv_dtype), *w = cost_op_dtype(c->l.dtype);
+    memset(q, 0, sizeof *q);
+    const char *dt = "bfloat16", *kvd = "", *var = "", *phase = "", *gt = "";
+    switch (v) {
+    case COST_OPV_GEMM_BF16: q->kind = MODEL_OPK_GEMM, var = "fused_quant"; break;
+    case COST_OPV_GEMM_W: q->kind = MODEL_OPK_GEMM, dt = w, var = "fused_quant"; break;
+    case COST_OPV_CTX_ATTN:
+        q->kind = MODEL_OPK_CTX_ATTN, kvd = kv;
+        /* SGLang's FlashAttention-3 backend, its default on Hopper,
+         * casts the queries to an fp8 KV cache's dtype: its fp8-KV
+         * prefill runs the fp8/fp8 kernel (the tables' bfloat16/fp8
+         * rows time its Triton backend, 3-7x slower at 4k prompts). */
+        if (kv && !strcmp(kv, "fp8") && !strcmp(engine, "sglang") && !strcmp(c->g.arch, "hopper"))
+            dt = "fp8";
+        break;
+    case COST_OPV_GEN_ATTN: q->kind = MODEL_OPK_GEN_ATTN, kvd = kv; break;
+    case COST_OPV_CTX_MLA: q->kind = MODEL_OPK_CTX_MLA, kvd = kv; break;
+    case COST_OPV_GEN_MLA: q->kind = MODEL_OPK_GEN_MLA, kvd = kv; break;
+    case COST_OPV_GDN_CONV_CTX: q->kind = MODEL_OPK_GDN, var = "conv", phase = "context"; break;
+    case COST_OPV_GDN_CONV_GEN: q->kind = MODEL_OPK_GDN, var = "conv", phase = "generation"; break;
+    case COST_OPV_GDN_DELTA_CTX: q->kind = MODEL_OPK_GDN, var = "delta", phase = "context"; break;
+    case COST_OPV_GDN_DELTA_GEN: q->kind = MODEL_OPK_GDN, var = "delta", phase = "generation"; break;
+    /* Engines all-reduce through their own kernels; "auto" names no engine. */
+    case COST_OPV_CUSTOM_AR:
+        if (!strcmp(engine, "auto")) dt = NULL;
+        q->kind = MODEL_OPK_CUSTOM_AR, var = "graph";
+        break;
+    case COST_OPV_NCCL_AR:
+    case COST_OPV_NCCL_AG:
+    case COST_OPV_NCCL_RS:
+    case COST_OPV_NCCL_A2A: q->kind = MODEL_OPK_NCCL, dt = "half", var = nccl[v - COST_OPV_NCCL_AR]; break;
+    /* DSA modules, keyed by KV and projection format; priced by part. */
+    case COST_OPV_DSA_CTX_ATTN: q->kind = MODEL_OPK_CTX_DSA_MODULE, kvd = kv, gt = w, var = "attention"; break;
+    case COST_OPV_DSA_GEN_ATTN: q->kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "attention"; break;
+    case COST_OPV_DSA_CTX_IDX: q->kind = MODEL_OPK_CTX_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
+    case COST_OPV_DSA_GEN_IDX: q->kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
+    /* The routed experts' format. An fp8 run of a checkpoint whose
+     * experts ship block-scaled fp8 runs the engine's block-scaled
+     * kernels (the label "fp8" does not tell them apart; per-tensor fp8
+     * MoE kernels are others, with other prices). */
+    case COST_OPV_MOE: {
+        model_dtype e = cost_expert_dtype(c);
+        q->kind = MODEL_OPK_MOE, dt = c->m.experts > 0 ? cost_op_dtype(e) : NULL;
+        /* MXFP4 experts where the activations run in MXFP8 (Blackwell:
+         * the fp4 × fp8 tensor-core path; cost_db_expert_dtype) take
+         * those kernels: 3.8× faster than the bf16-activation one at
+         * 8192 tokens on gpt-oss-120b's shape, 1.3× at 32. */
+        if (dt && e == MODEL_DTYPE_MXFP4) dt = cost_db_expert_dtype(c);
+        break;
+    }
+    default: dt = NULL; break;
+    }
+    if (!dt || !kvd || !gt) return 0; /* never priced: no dtype of the tables' */
+    snprintf(q->dtype, sizeof q->dtype, "%s", dt);
+    snprintf(q->kv_dtype, sizeof q->kv_dtype, "%s", kvd);
+    snprintf(q->variant, sizeof q->variant, "%s", var);
+    snprintf(q->phase, sizeof q->phase, "%s", phase);
+    snprintf(q->gemm_type, sizeof q->gemm_type, "%s", gt);
+    return 1;
+}
+
+/* The fitted set for variant v's query q on this GPU (the MoE query's
+ * variant is cleared when falling back past the engine). */
+static const model_op_paramset *opv_set(const model_cost *c, cost_opv v, const char *engine, model_op_query *q)
+{
+    const model_op_paramset *set;
+    if (v == COST_OPV_MOE) {
+        /* The fused-MoE kernel the engine runs on this architecture
+         * (model_op_lookup_moe: Marlin only for formats no other kernel
+         * runs), its backend's set, else the set fitted on most rows. */
+        const char *be = strcmp(engine, "auto") ? engine : NULL;
+        set = model_op_lookup_moe(&c->g, NULL, be, q);
+        if (!set && be) {
+            q->variant[0] = '\0';
+            set = model_op_lookup_moe(&c->g, NULL, NULL, q);
+        }
+    } else {
+        char key[64];
+        model_op_variant(q, key, sizeof key);
+        set = op_set_find(c, engine, key);
+    }
+    return set;
+}
+
+void cost_op_sets_init(model_cost *c)
+{
     memset(c->op_sets, 0, sizeof c->op_sets);
     if (!c->l.op_backend[0]) return;
-    const char *kv = cost_op_dtype(c->l.kv_dtype), *w = cost_op_dtype(c->l.dtype);
     for (int v = 0; v < COST_OPV_COUNT; v++) {
         const model_kern_part part = opv_part((cost_opv)v);
         const char *engine = part == MODEL_KERN_PARTS ? c->l.op_backend : model_layout_kernels(&c->l, part);
-        /* The query strings the cost model's ops of this variant carry
-         * (cost_gemm, attn_op, gdn_op, cost_op_model_comm). */
         model_op_query q;
-        memset(&q, 0, sizeof q);
-        const char *dt = "bfloat16", *kvd = "", *var = "", *phase = "", *gt = "";
-        switch ((cost_opv)v) {
-        case COST_OPV_GEMM_BF16: q.kind = MODEL_OPK_GEMM, var = "fused_quant"; break;
-        case COST_OPV_GEMM_W: q.kind = MODEL_OPK_GEMM, dt = w, var = "fused_quant"; break;
-        case COST_OPV_CTX_ATTN:
-            q.kind = MODEL_OPK_CTX_ATTN, kvd = kv;
-            /* SGLang's FlashAttention-3 backend, its default on Hopper,
-             * casts the queries to an fp8 KV cache's dtype: its fp8-KV
-             * prefill runs the fp8/fp8 kernel (the tables' bfloat16/fp8
-             * rows time its Triton backend, 3-7x slower at 4k prompts). */
-            if (kv && !strcmp(kv, "fp8") && !strcmp(engine, "sglang") && !strcmp(c->g.arch, "hopper"))
-                dt = "fp8";
-            break;
-        case COST_OPV_GEN_ATTN: q.kind = MODEL_OPK_GEN_ATTN, kvd = kv; break;
-        case COST_OPV_CTX_MLA: q.kind = MODEL_OPK_CTX_MLA, kvd = kv; break;
-        case COST_OPV_GEN_MLA: q.kind = MODEL_OPK_GEN_MLA, kvd = kv; break;
-        case COST_OPV_GDN_CONV_CTX: q.kind = MODEL_OPK_GDN, var = "conv", phase = "context"; break;
-        case COST_OPV_GDN_CONV_GEN: q.kind = MODEL_OPK_GDN, var = "conv", phase = "generation"; break;
-        case COST_OPV_GDN_DELTA_CTX: q.kind = MODEL_OPK_GDN, var = "delta", phase = "context"; break;
-        case COST_OPV_GDN_DELTA_GEN: q.kind = MODEL_OPK_GDN, var = "delta", phase = "generation"; break;
-        /* Engines all-reduce through their own kernels; "auto" names no engine. */
-        case COST_OPV_CUSTOM_AR:
-            if (!strcmp(engine, "auto")) dt = NULL;
-            q.kind = MODEL_OPK_CUSTOM_AR, var = "graph";
-            break;
-        case COST_OPV_NCCL_AR:
-        case COST_OPV_NCCL_AG:
-        case COST_OPV_NCCL_RS:
-        case COST_OPV_NCCL_A2A: q.kind = MODEL_OPK_NCCL, dt = "half", var = nccl[v - COST_OPV_NCCL_AR]; break;
-        /* DSA modules, keyed by KV and projection format; priced by part. */
-        case COST_OPV_DSA_CTX_ATTN: q.kind = MODEL_OPK_CTX_DSA_MODULE, kvd = kv, gt = w, var = "attention"; break;
-        case COST_OPV_DSA_GEN_ATTN: q.kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "attention"; break;
-        case COST_OPV_DSA_CTX_IDX: q.kind = MODEL_OPK_CTX_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
-        case COST_OPV_DSA_GEN_IDX: q.kind = MODEL_OPK_GEN_DSA_MODULE, kvd = kv, gt = w, var = "indexer"; break;
-        /* The routed experts' format. An fp8 run of a checkpoint whose
-         * experts ship block-scaled fp8 runs the engine's block-scaled
-         * kernels (the label "fp8" does not tell them apart; per-tensor fp8
-         * MoE kernels are others, with other prices). */
-        case COST_OPV_MOE: {
-            model_dtype e = cost_expert_dtype(c);
-            q.kind = MODEL_OPK_MOE, dt = c->m.experts > 0 ? cost_op_dtype(e) : NULL;
-            /* MXFP4 experts where the activations run in MXFP8 (Blackwell:
-             * the fp4 × fp8 tensor-core path; cost_db_expert_dtype) take
-             * those kernels: 3.8× faster than the bf16-activation one at
-             * 8192 tokens on gpt-oss-120b's shape, 1.3× at 32. */
-            if (dt && e == MODEL_DTYPE_MXFP4) dt = cost_db_expert_dtype(c);
-            break;
-        }
-        default: dt = NULL; break;
-        }
-        if (!dt || !kvd || !gt) continue; /* never priced: no dtype of the tables' */
-        snprintf(q.dtype, sizeof q.dtype, "%s", dt);
-        snprintf(q.kv_dtype, sizeof q.kv_dtype, "%s", kvd);
-        snprintf(q.variant, sizeof q.variant, "%s", var);
-        snprintf(q.phase, sizeof q.phase, "%s", phase);
-        snprintf(q.gemm_type, sizeof q.gemm_type, "%s", gt);
-        if (v == COST_OPV_MOE) {
-            /* The fused-MoE kernel the engine runs on this architecture
-             * (model_op_lookup_moe: Marlin only for formats no other kernel
-             * runs), its backend's set, else the set fitted on most rows. */
-            const char *be = strcmp(engine, "auto") ? engine : NULL;
-            c->op_sets[v].set = model_op_lookup_moe(&c->g, NULL, be, &q);
-            if (!c->op_sets[v].set && be) {
-                q.variant[0] = '\0';
-                c->op_sets[v].set = model_op_lookup_moe(&c->g, NULL, NULL, &q);
-            }
-        } else {
-            char key[64];
-            model_op_variant(&q, key, sizeof key);
-            c->op_sets[v].set = op_set_find(c, engine, key);
-        }
+        if (!opv_query(c, (cost_opv)v, engine, &q)) continue;
+        c->op_sets[v].set = opv_set(c, (cost_opv)v, engine, &q);
         model_op_resolve(&q, &c->op_sets[v].r);
     }
 }

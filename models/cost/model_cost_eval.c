@@ -257,154 +257,203 @@ static void dsa_op(const model_cost *c, cost_op_desc *d, int prefill, int part, 
 /* Attention layer classes: full, sliding window, DeepSeek sparse (top-k). */
 enum { ATTN_FULL = 0, ATTN_SLIDING = 1, ATTN_SPARSE = 2 };
 
+/* Attention layer classes' op names: full, sliding window, DeepSeek sparse. */
+static const char *const attn_prefill_names[] = {"attn_prefill", "attn_prefill_sw", "attn_prefill_dsa"};
+static const char *const attn_decode_names[] = {"attn_decode", "attn_decode_sw", "attn_decode_dsa"};
+static const char *const attn_kvb_names[] = {"kv_b_proj", "kv_b_proj_sw", "kv_b_proj_dsa"};
+
+/* One rank's attention geometry: heads, the DCP and SP degrees, the query
+ * and value head sizes, KV bytes per token and the attention projections'
+ * weight format (bytes per weight and activation, peak). */
+typedef struct {
+    double hr, dcp, sp, qdim, vdim, kv_tok;
+    double wA, aA, pA;
+} attn_geom;
+
+/* Sequence parallelism's exchange around a prefill's attention: Ulysses'
+ * all-to-alls, or the ring's KV blocks where passing one outlasts the
+ * attention on it; kvr KV rows read, t_attn the attention's time. */
+static void attn_sp_comm(cost_ctx *x, const attn_geom *g, const cost_agg *a, double count, double kvr, double t_attn)
+{
+    const model_cost *c = x->c;
+    const model_layout *l = &c->l;
+    const double hr = g->hr, sp = g->sp, qdim = g->qdim, vdim = g->vdim, kv_tok = g->kv_tok;
+    if (l->sp_kind == MODEL_SP_ULYSSES) {
+        /* Sequence shards → head shards before, back after. Each rank
+         * gets hr/sp query heads and the KV heads they read: with more
+         * ranks than KV heads (sp > kv_r) a KV head goes to every rank
+         * of its query group, so K/V move sp·⌈…⌉ heads' worth, not kv_r. */
+        double in = a->Tp * (hr * qdim + 2.0 * ulysses_kv_heads(c) * c->hd) * COST_ACT_BYTES;
+        double out = a->Tp * hr * vdim * COST_ACT_BYTES;
+        cost_comm(x, "sp_a2a_qkv", count, MODEL_COLL_ALL_TO_ALL, l->sp, l->tp, in, 0);
+        cost_comm(x, "sp_a2a_out", count, MODEL_COLL_ALL_TO_ALL, l->sp, l->tp, out, 0);
+    } else {
+        /* Ring: sp steps, each max(attention on one KV block, passing
+         * the block on); the first block is local. */
+        double block = kvr / sp * kv_tok;
+        /* Every rank passes its block to the next at once: a step lasts
+         * as long as its slowest hop, the NIC's once the ring (sp ranks
+         * tp GPUs apart) leaves a node. */
+        int32_t nic_hops = 0;
+        double t_x = model_comm_ring_step_time(&c->net, l->sp, l->tp, block, &nic_hops) * c->fam_time[MODEL_FAM_SEND_RECV] *
+                     x->time_scale;
+        double step = t_attn / count / sp;
+        double extra = count * (sp - 1) * (t_x > step ? t_x - step : 0);
+        char det[64] = "";
+        if (x->ops) snprintf(det, sizeof det, "ring n=%d, %d NIC hops, %.0fB/step", l->sp, nic_hops, block);
+        cost_fixed(x, "sp_ring_kv", MODEL_OPC_COMM, MODEL_BOUND_COMM, count, extra, count * (sp - 1) * block, det);
+    }
+}
+
+/* Prefill attention (MLA: the latent up-projection first), then the SP
+ * exchange. */
+static void attn_prefill(cost_ctx *x, const attn_geom *g, const cost_agg *a, double count, int kind)
+{
+    const int sliding = kind != ATTN_FULL;
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    const double hr = g->hr, sp = g->sp, qdim = g->qdim, vdim = g->vdim, kv_tok = g->kv_tok;
+    const double wA = g->wA, aA = g->aA, pA = g->pA;
+    double pairs = sliding ? a->pairs_sw : a->pairs, kvr = sliding ? a->kvpf_sw : a->kvpf;
+    if (c->mla) {
+        /* Prefill up-projects every cached and new latent to per-head K/V. */
+        cost_op_desc up;
+        cost_gemm(&up, c, attn_kvb_names[kind], count, a->kvpf / sp,
+                  hr * ((double)m->nope_dim + m->v_head_dim), m->kv_lora_rank, wA, aA, pA);
+        cost_op(x, &up, 0);
+    }
+    double pair_flops = c->mla ? 2.0 * hr * (qdim + vdim) : 4.0 * hr * c->hd;
+    cost_op_desc d;
+    cost_desc_init(&d);
+    d.name = attn_prefill_names[kind];
+    d.cls = MODEL_OPC_ATTN;
+    d.count = count;
+    d.flops = pairs * pair_flops / sp;
+    /* Ulysses ranks read the KV heads they were sent (replicated ones too). */
+    const double kv_rep = sp > 1 && l->sp_kind == MODEL_SP_ULYSSES ? ulysses_kv_heads(c) / c->kv_r : 1.0;
+    d.bytes = (kvr * kv_tok * kv_rep + a->Tp_seq * hr * (qdim + vdim) * COST_ACT_BYTES) / sp;
+    d.peak = c->peak_attn;
+    d.bw = c->bw;
+    d.kernels = 1;
+    d.m = a->Tp;
+    d.calib_op = CALIB_OP_ATTN_PREFILL;
+    double nch = a->n_chunks > 0 ? a->n_chunks : 1;
+    d.shape[3] = (int64_t)ceil(nch);                       /* batch */
+    d.shape[0] = (int64_t)ceil(a->Tp_seq / nch);           /* m */
+    d.shape[4] = (int64_t)(a->cached / nch);               /* ctx */
+    d.shape[5] = (int64_t)hr, d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
+    if (c->mla && sp == 1 && kind != ATTN_SPARSE) {
+        /* The MLA prefill kernel's rows: batch, new tokens, cached, this rank's heads. */
+        int64_t ms[11] = {0};
+        ms[0] = d.shape[0], ms[3] = d.shape[3], ms[4] = d.shape[4], ms[5] = d.shape[5];
+        cost_db_alt(&d, CALIB_OP_MLA_PREFILL, COST_DB_BF16, ms);
+    }
+    if (sp == 1 && kind != ATTN_SPARSE)
+        attn_op(c, &d, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch, sliding);
+    else if (sp == 1)
+        dsa_op(c, &d, 1, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch);
+    double t_attn = cost_op(x, &d, 0);
+    if (sp > 1) attn_sp_comm(x, g, a, count, kvr, t_attn);
+}
+
+/* Decode attention (MLA: absorbed, q through W_UK before and the output
+ * through W_UV after). */
+static void attn_decode(cost_ctx *x, const attn_geom *g, const cost_agg *a, double count, int kind)
+{
+    const int sliding = kind != ATTN_FULL;
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const double hr = g->hr, dcp = g->dcp, qdim = g->qdim, vdim = g->vdim, kv_tok = g->kv_tok;
+    const double wA = g->wA, aA = g->aA, pA = g->pA;
+    double ctx = sliding ? a->ctx_sw : a->ctx;
+    if (c->mla) {
+        /* Absorbed MLA decode: q through W_UK into the latent, output
+         * back through W_UV. */
+        cost_op_desc qa;
+        cost_gemm(&qa, c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, wA, aA, pA);
+        int64_t bs[11] = {0};
+        bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr; /* the absorb BMM's rows: tokens, heads */
+        cost_db_alt(&qa, CALIB_OP_MLA_BMM_PRE, qa.calib_wdt, bs);
+        cost_op(x, &qa, 0);
+    }
+    double pair_flops = c->mla ? 2.0 * hr * (2.0 * m->kv_lora_rank + m->rope_dim) : 4.0 * hr * c->hd;
+    /* A verify step's dw positions of a request read its KV once: the
+     * kernel takes them as dw times the query heads (FlashMLA's s_q·h_q,
+     * the generation kernels' spec-decoding mode), dw times the maths. */
+    const double dw = a->dw > 1 ? a->dw : 1, nreq = a->nd / dw, ctx_req = ctx / dw;
+    cost_op_desc d;
+    cost_desc_init(&d);
+    d.name = attn_decode_names[kind];
+    d.cls = MODEL_OPC_ATTN;
+    d.count = count;
+    d.flops = ctx * pair_flops;
+    d.bytes = ctx_req * kv_tok + a->nd * hr * dcp * (qdim + vdim) * COST_ACT_BYTES;
+    d.peak = c->peak_attn;
+    d.bw = c->bw;
+    d.kernels = 1;
+    d.m = a->nd;
+    d.calib_op = CALIB_OP_ATTN_DECODE;
+    d.shape[3] = (int64_t)ceil(nreq);
+    d.shape[4] = (int64_t)(ctx_req / nreq);
+    d.shape[5] = (int64_t)(hr * dcp * dw), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
+    if (c->mla && dcp == 1 && kind != ATTN_SPARSE) {
+        /* The MLA decode kernel's rows: batch, context, this rank's heads. */
+        int64_t ms[11] = {0};
+        ms[3] = d.shape[3], ms[4] = d.shape[4], ms[5] = d.shape[5];
+        cost_db_alt(&d, CALIB_OP_MLA_DECODE, COST_DB_BF16, ms);
+    }
+    if (dcp == 1 && kind != ATTN_SPARSE) attn_op(c, &d, 0, nreq, ctx_req / nreq, 0, sliding);
+    /* The sparse kernel's own context is the whole one (it picks top-k of it). */
+    else if (dcp == 1) dsa_op(c, &d, 0, 1, nreq, a->ctx / a->nd, 0);
+    if (dw > 1 && d.has_op) d.op.f[MODEL_OPF_HEADS] *= dw;
+    cost_op(x, &d, 0);
+    if (c->mla) {
+        cost_op_desc oa;
+        cost_gemm(&oa, c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);
+        int64_t bs[11] = {0};
+        bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr;
+        cost_db_alt(&oa, CALIB_OP_MLA_BMM_POST, oa.calib_wdt, bs);
+        cost_op(x, &oa, 0);
+    }
+}
+
+/* DCP: queries gathered over the group, partial outputs and LSEs merged. */
+static void attn_dcp_merge(cost_ctx *x, const attn_geom *g, const cost_agg *a, double count)
+{
+    const model_cost *c = x->c;
+    const model_layout *l = &c->l;
+    const double hr = g->hr, dcp = g->dcp, qdim = g->qdim, vdim = g->vdim;
+    /* Queries gathered over the DCP group, partial outputs and LSEs
+     * exchanged and merged: ∝ heads·head_dim per token, not context. */
+    double Ta = a->T;
+    double bytes = Ta * hr * dcp * (qdim + vdim + 2.0) * COST_ACT_BYTES;
+    cost_comm(x, "dcp_gather", count, MODEL_COLL_ALL_GATHER, l->dcp, 1, bytes, 0);
+    cost_op_desc mg;
+    elem(&mg, c, "lse_merge", count, Ta, Ta * hr * dcp * (vdim * COST_ACT_BYTES + 4.0) * 2.0,
+         CALIB_OP_LSE_MERGE, (int64_t)ceil(Ta * hr), 0);
+    mg.shape[7] = (int64_t)vdim;
+    mg.shape[10] = l->dcp;
+    cost_op(x, &mg, 0);
+}
+
 /* Attention of one layer class on aggregates a. */
 static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kind)
 {
-    static const char *const prefill_names[] = {"attn_prefill", "attn_prefill_sw", "attn_prefill_dsa"};
-    static const char *const decode_names[] = {"attn_decode", "attn_decode_sw", "attn_decode_dsa"};
-    static const char *const kvb_names[] = {"kv_b_proj", "kv_b_proj_sw", "kv_b_proj_dsa"};
-    const int sliding = kind != ATTN_FULL; /* both bounded kinds read at most W keys per query */
     const model_cost *c = x->c;
     const model_spec *m = &c->m;
     const model_layout *l = &c->l;
     if (!(count > 0)) return;
-    const double hr = c->heads_r, dcp = l->dcp, sp = l->sp;
-    const double qdim = c->mla ? (double)m->nope_dim + m->rope_dim : c->hd;
-    const double vdim = c->mla ? (double)m->v_head_dim : c->hd;
-    const double kv_tok = c->kv_layer_r / dcp;
+    attn_geom g;
+    g.hr = c->heads_r, g.dcp = l->dcp, g.sp = l->sp;
+    g.qdim = c->mla ? (double)m->nope_dim + m->rope_dim : c->hd;
+    g.vdim = c->mla ? (double)m->v_head_dim : c->hd;
+    g.kv_tok = c->kv_layer_r / g.dcp;
     /* Attention projections in the attention part's weight format. */
-    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
-    if (a->Tp > 0) {
-        double pairs = sliding ? a->pairs_sw : a->pairs, kvr = sliding ? a->kvpf_sw : a->kvpf;
-        if (c->mla) {
-            /* Prefill up-projects every cached and new latent to per-head K/V. */
-            cost_op_desc up;
-            cost_gemm(&up, c, kvb_names[kind], count, a->kvpf / sp,
-                      hr * ((double)m->nope_dim + m->v_head_dim), m->kv_lora_rank, wA, aA, pA);
-            cost_op(x, &up, 0);
-        }
-        double pair_flops = c->mla ? 2.0 * hr * (qdim + vdim) : 4.0 * hr * c->hd;
-        cost_op_desc d;
-        cost_desc_init(&d);
-        d.name = prefill_names[kind];
-        d.cls = MODEL_OPC_ATTN;
-        d.count = count;
-        d.flops = pairs * pair_flops / sp;
-        /* Ulysses ranks read the KV heads they were sent (replicated ones too). */
-        const double kv_rep = sp > 1 && l->sp_kind == MODEL_SP_ULYSSES ? ulysses_kv_heads(c) / c->kv_r : 1.0;
-        d.bytes = (kvr * kv_tok * kv_rep + a->Tp_seq * hr * (qdim + vdim) * COST_ACT_BYTES) / sp;
-        d.peak = c->peak_attn;
-        d.bw = c->bw;
-        d.kernels = 1;
-        d.m = a->Tp;
-        d.calib_op = CALIB_OP_ATTN_PREFILL;
-        double nch = a->n_chunks > 0 ? a->n_chunks : 1;
-        d.shape[3] = (int64_t)ceil(nch);                       /* batch */
-        d.shape[0] = (int64_t)ceil(a->Tp_seq / nch);           /* m */
-        d.shape[4] = (int64_t)(a->cached / nch);               /* ctx */
-        d.shape[5] = (int64_t)hr, d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
-        if (c->mla && sp == 1 && kind != ATTN_SPARSE) {
-            /* The MLA prefill kernel's rows: batch, new tokens, cached, this rank's heads. */
-            int64_t ms[11] = {0};
-            ms[0] = d.shape[0], ms[3] = d.shape[3], ms[4] = d.shape[4], ms[5] = d.shape[5];
-            cost_db_alt(&d, CALIB_OP_MLA_PREFILL, COST_DB_BF16, ms);
-        }
-        if (sp == 1 && kind != ATTN_SPARSE)
-            attn_op(c, &d, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch, sliding);
-        else if (sp == 1)
-            dsa_op(c, &d, 1, 1, (double)d.shape[3], a->Tp_seq / nch, a->cached / nch);
-        double t_attn = cost_op(x, &d, 0);
-        if (sp > 1 && l->sp_kind == MODEL_SP_ULYSSES) {
-            /* Sequence shards → head shards before, back after. Each rank
-             * gets hr/sp query heads and the KV heads they read: with more
-             * ranks than KV heads (sp > kv_r) a KV head goes to every rank
-             * of its query group, so K/V move sp·⌈…⌉ heads' worth, not kv_r. */
-            double in = a->Tp * (hr * qdim + 2.0 * ulysses_kv_heads(c) * c->hd) * COST_ACT_BYTES;
-            double out = a->Tp * hr * vdim * COST_ACT_BYTES;
-            cost_comm(x, "sp_a2a_qkv", count, MODEL_COLL_ALL_TO_ALL, l->sp, l->tp, in, 0);
-            cost_comm(x, "sp_a2a_out", count, MODEL_COLL_ALL_TO_ALL, l->sp, l->tp, out, 0);
-        } else if (sp > 1) {
-            /* Ring: sp steps, each max(attention on one KV block, passing
-             * the block on); the first block is local. */
-            double block = kvr / sp * kv_tok;
-            /* Every rank passes its block to the next at once: a step lasts
-             * as long as its slowest hop, the NIC's once the ring (sp ranks
-             * tp GPUs apart) leaves a node. */
-            int32_t nic_hops = 0;
-            double t_x = model_comm_ring_step_time(&c->net, l->sp, l->tp, block, &nic_hops) * c->fam_time[MODEL_FAM_SEND_RECV] *
-                         x->time_scale;
-            double step = t_attn / count / sp;
-            double extra = count * (sp - 1) * (t_x > step ? t_x - step : 0);
-            char det[64] = "";
-            if (x->ops) snprintf(det, sizeof det, "ring n=%d, %d NIC hops, %.0fB/step", l->sp, nic_hops, block);
-            cost_fixed(x, "sp_ring_kv", MODEL_OPC_COMM, MODEL_BOUND_COMM, count, extra, count * (sp - 1) * block, det);
-        }
-    }
-    if (a->nd > 0) {
-        double ctx = sliding ? a->ctx_sw : a->ctx;
-        if (c->mla) {
-            /* Absorbed MLA decode: q through W_UK into the latent, output
-             * back through W_UV. */
-            cost_op_desc qa;
-            cost_gemm(&qa, c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, wA, aA, pA);
-            int64_t bs[11] = {0};
-            bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr; /* the absorb BMM's rows: tokens, heads */
-            cost_db_alt(&qa, CALIB_OP_MLA_BMM_PRE, qa.calib_wdt, bs);
-            cost_op(x, &qa, 0);
-        }
-        double pair_flops = c->mla ? 2.0 * hr * (2.0 * m->kv_lora_rank + m->rope_dim) : 4.0 * hr * c->hd;
-        /* A verify step's dw positions of a request read its KV once: the
-         * kernel takes them as dw times the query heads (FlashMLA's s_q·h_q,
-         * the generation kernels' spec-decoding mode), dw times the maths. */
-        const double dw = a->dw > 1 ? a->dw : 1, nreq = a->nd / dw, ctx_req = ctx / dw;
-        cost_op_desc d;
-        cost_desc_init(&d);
-        d.name = decode_names[kind];
-        d.cls = MODEL_OPC_ATTN;
-        d.count = count;
-        d.flops = ctx * pair_flops;
-        d.bytes = ctx_req * kv_tok + a->nd * hr * dcp * (qdim + vdim) * COST_ACT_BYTES;
-        d.peak = c->peak_attn;
-        d.bw = c->bw;
-        d.kernels = 1;
-        d.m = a->nd;
-        d.calib_op = CALIB_OP_ATTN_DECODE;
-        d.shape[3] = (int64_t)ceil(nreq);
-        d.shape[4] = (int64_t)(ctx_req / nreq);
-        d.shape[5] = (int64_t)(hr * dcp * dw), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
-        if (c->mla && dcp == 1 && kind != ATTN_SPARSE) {
-            /* The MLA decode kernel's rows: batch, context, this rank's heads. */
-            int64_t ms[11] = {0};
-            ms[3] = d.shape[3], ms[4] = d.shape[4], ms[5] = d.shape[5];
-            cost_db_alt(&d, CALIB_OP_MLA_DECODE, COST_DB_BF16, ms);
-        }
-        if (dcp == 1 && kind != ATTN_SPARSE) attn_op(c, &d, 0, nreq, ctx_req / nreq, 0, sliding);
-        /* The sparse kernel's own context is the whole one (it picks top-k of it). */
-        else if (dcp == 1) dsa_op(c, &d, 0, 1, nreq, a->ctx / a->nd, 0);
-        if (dw > 1 && d.has_op) d.op.f[MODEL_OPF_HEADS] *= dw;
-        cost_op(x, &d, 0);
-        if (c->mla) {
-            cost_op_desc oa;
-            cost_gemm(&oa, c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);
-            int64_t bs[11] = {0};
-            bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr;
-            cost_db_alt(&oa, CALIB_OP_MLA_BMM_POST, oa.calib_wdt, bs);
-            cost_op(x, &oa, 0);
-        }
-    }
-    if (dcp > 1) {
-        /* Queries gathered over the DCP group, partial outputs and LSEs
-         * exchanged and merged: ∝ heads·head_dim per token, not context. */
-        double Ta = a->T;
-        double bytes = Ta * hr * dcp * (qdim + vdim + 2.0) * COST_ACT_BYTES;
-        cost_comm(x, "dcp_gather", count, MODEL_COLL_ALL_GATHER, l->dcp, 1, bytes, 0);
-        cost_op_desc mg;
-        elem(&mg, c, "lse_merge", count, Ta, Ta * hr * dcp * (vdim * COST_ACT_BYTES + 4.0) * 2.0,
-             CALIB_OP_LSE_MERGE, (int64_t)ceil(Ta * hr), 0);
-        mg.shape[7] = (int64_t)vdim;
-        mg.shape[10] = l->dcp;
-        cost_op(x, &mg, 0);
-    }
+    g.wA = c->wb_part[MODEL_PART_ATTN], g.aA = c->ab_part[MODEL_PART_ATTN], g.pA = c->peak_part[MODEL_PART_ATTN];
+    if (a->Tp > 0) attn_prefill(x, &g, a, count, kind);
+    if (a->nd > 0) attn_decode(x, &g, a, count, kind);
+    if (g.dcp > 1) attn_dcp_merge(x, &g, a, count);
 }
 
 /* Chunk length of the chunked delta-rule kernel (fla's chunk_gated_delta_rule). */
@@ -615,14 +664,15 @@ static void eval_dsa_indexer(cost_ctx *x, const cost_agg *a, double count)
  * kernels: the attention, pooling and indexer ops are roofline-priced (the
  * GEMMs go through the GEMM op model like any other). Heads split over TP;
  * the K=V head, compressors and indexer keys are whole on every rank. */
-static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
+/* DeepSeek-V4: q through its low-rank pair (with the latent's norm), the
+ * K=V head, and q norm, RoPE and the window-cache write. */
+static void v4_q_kv(cost_ctx *x, const cost_agg *a)
 {
     const model_cost *c = x->c;
     const model_spec *m = &c->m;
     const double T = a->T, h = m->hidden, hr = c->heads_r, hd = m->head_dim, La = c->n_full + c->n_sw;
     const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
     const double kvb = c->kvb, ql = m->q_lora_rank;
-    const double n_csa = m->csa_layers, n_hca = m->hca_layers, n_swa = m->sliding_layers;
     cost_op_desc g;
     cost_gemm(&g, c, "q_a_proj", La, T, ql, h, wA, aA, pA);
     cost_op(x, &g, 0);
@@ -639,6 +689,20 @@ static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
     elem(&rope, c, "qkv_norm_rope_write", La, T, T * (hr * hd + hd) * 2.0 * COST_ACT_BYTES + T * hd * kvb,
          -1, 0, 0);
     cost_op(x, &rope, 0);
+}
+
+/* DeepSeek-V4's compressors: CSA's two overlapping series (2·head_dim each
+ * of kv and gate), HCA's one; pooling reads them and writes an entry per
+ * ratio. */
+static void v4_compressors(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const double T = a->T, h = m->hidden, hd = m->head_dim;
+    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
+    const double kvb = c->kvb;
+    const double n_csa = m->csa_layers, n_hca = m->hca_layers;
+    cost_op_desc g;
     /* Compressors: CSA's two overlapping series (2·head_dim each of kv and
      * gate), HCA's one; pooling reads them and writes an entry per ratio. */
     static const char *const proj_names[2] = {"csa_compress_proj", "hca_compress_proj"};
@@ -654,6 +718,19 @@ static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
              T * width[k] * COST_ACT_BYTES + T / ratio[k] * hd * kvb, -1, 0, 0);
         cost_op(x, &pool, 0);
     }
+}
+
+/* CSA's lightning indexer: its compressor, index queries from the q latent,
+ * scores over the compressed keys and the top-k, for prefill and decode. */
+static void v4_indexer(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const double T = a->T, h = m->hidden;
+    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
+    const double ql = m->q_lora_rank;
+    const double n_csa = m->csa_layers;
+    cost_op_desc g;
     /* CSA's lightning indexer: index heads over TP. */
     const double ih = m->index_heads / c->l.tp >= 1 ? m->index_heads / (double)c->l.tp : 1, id = m->index_head_dim;
     const double ikey = id * (1.0 + 4.0 / 128.0);
@@ -681,6 +758,17 @@ static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
             cost_op(x, &tk, 0);
         }
     }
+}
+
+/* DeepSeek-V4's attention per layer kind over the window plus the
+ * compressed entries. */
+static void v4_attention_kinds(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const double hr = c->heads_r, hd = m->head_dim;
+    const double kvb = c->kvb;
+    const double n_csa = m->csa_layers, n_hca = m->hca_layers, n_swa = m->sliding_layers;
     /* Attention per layer kind: the window's keys plus the compressed
      * entries (CSA at most index_topk per query). Shared K=V: one read
      * serves both products (4·head_dim FLOPs per head and key). */
@@ -707,6 +795,17 @@ static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
             cost_op(x, &d, 0);
         }
     }
+}
+
+/* DeepSeek-V4's output: the activations quantised where the weights are
+ * narrower, then the grouped low-rank O (or a plain O). */
+static void v4_output(cost_ctx *x, const cost_agg *a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const double T = a->T, h = m->hidden, hr = c->heads_r, hd = m->head_dim, La = c->n_full + c->n_sw;
+    const double wA = c->wb_part[MODEL_PART_ATTN], aA = c->ab_part[MODEL_PART_ATTN], pA = c->peak_part[MODEL_PART_ATTN];
+    cost_op_desc g;
     if (aA < COST_ACT_BYTES) {
         cost_op_desc q;
         elem(&q, c, "o_quant", La, T, T * hr * hd * (COST_ACT_BYTES + aA), CALIB_OP_QUANT_FP8,
@@ -724,6 +823,15 @@ static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
         cost_gemm(&g, c, "o_proj", La, T, h, hr * hd, wA, aA, pA);
         cost_op(x, &g, 0);
     }
+}
+
+static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
+{
+    v4_q_kv(x, a);
+    v4_compressors(x, a);
+    v4_indexer(x, a);
+    v4_attention_kinds(x, a);
+    v4_output(x, a);
 }
 
 /* Hyper-connections (hc_mult = n streams of hidden per token): before each

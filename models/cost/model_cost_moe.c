@@ -253,6 +253,77 @@ static int fused_moe(cost_ctx *x, const rank_load *ld, double seen, double count
     return 1;
 }
 
+/* The routed experts as grouped GEMMs (no measured or fitted fused-MoE):
+ * contiguous (rows packed, permuted before and after) or masked (every
+ * touched expert pays whole 64-row tiles), then the activation. */
+static void moe_grouped(cost_ctx *x, const cost_agg *a, const rank_load *ld, double count, double eh, double up,
+                        int a2a)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    const double I = m->expert_intermediate / (double)c->moe_tp, El = c->experts_local;
+    cost_op_desc cg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld->rows, ld->active, up * I,
+                              eh, 0, El);
+    cost_op_desc cd = grouped(c, "experts_down", count, ld->rows, ld->active, eh, I, 0, El);
+    cost_op_desc pm = {0};
+    pm.name = "moe_permute";
+    pm.cls = MODEL_OPC_OTHER;
+    pm.count = count;
+    pm.bytes = 2.0 * ld->rows * eh * c->ab + 2.0 * ld->rows * eh * COST_ACT_BYTES;
+    pm.bw = c->bw;
+    pm.kernels = 2;
+    /* Launched inside the engines' fused-MoE op (TensorRT-LLM's expand /
+     * finalize kernels), not as host launches of their own. */
+    pm.in_fused_op = 1;
+    pm.m = ld->rows;
+    pm.calib_op = -1;
+    /* Masked: every touched expert pays whole 64-row tiles. */
+    cost_op_desc mg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld->masked_rows, ld->active,
+                              up * I, eh, 1, El);
+    cost_op_desc md = grouped(c, "experts_down", count, ld->masked_rows, ld->active, eh, I, 1, El);
+    /* Low-latency dispatch delivers the masked layout; anything else
+     * delivers tokens by source and the engines permute them. */
+    const int ll = a2a && ep_mode_for(l->ep_mode, a->Tp > 0) == MODEL_EP_LOW_LATENCY;
+    int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED || (l->moe_gemm == MODEL_MOE_GEMM_AUTO && ll);
+    double rows = masked ? ld->masked_rows : ld->rows;
+    if (masked && !ll) pm.name = "moe_scatter"; /* into the experts' slots and back */
+    if (!(masked && ll)) cost_op(x, &pm, 0);
+    cost_op(x, masked ? &mg : &cg, 0);
+    mem_op(x, "experts_act", count, rows, rows * I * ((up + 1.0) * COST_ACT_BYTES + (c->ab < COST_ACT_BYTES ? c->ab : 0)));
+    cost_op(x, masked ? &md : &cd, 0);
+}
+
+/* The shared experts, split over TP like a dense MLP. */
+static void moe_shared(cost_ctx *x, double count, double T, double up)
+{
+    const model_cost *c = x->c;
+    const model_spec *m = &c->m;
+    const model_layout *l = &c->l;
+    const double h = m->hidden;
+    double Is = (double)m->shared_experts * m->expert_intermediate / l->tp;
+    cost_op_desc sg;
+    cost_gemm(&sg, c, m->ffn_plain ? "shared_up" : "shared_gate_up", count, T, up * Is, h,
+              c->wb_part[MODEL_PART_SHARED], c->ab_part[MODEL_PART_SHARED],
+              c->peak_part[MODEL_PART_SHARED]);
+    cost_op(x, &sg, 0);
+    mem_op(x, "shared_act", count, T, T * Is * (up + 1.0) * COST_ACT_BYTES);
+    cost_op_desc sd;
+    cost_gemm(&sd, c, "shared_down", count, T, h, Is, c->wb_part[MODEL_PART_SHARED],
+              c->ab_part[MODEL_PART_SHARED], c->peak_part[MODEL_PART_SHARED]);
+    cost_op(x, &sd, 0);}
+
+/* A latent-MoE projection of the Tr routed tokens (weights replicated, in
+ * the experts' format). */
+static void moe_latent_gemm(cost_ctx *x, const char *name, double count, double Tr, double n, double k)
+{
+    const model_cost *c = x->c;
+    cost_op_desc g;
+    cost_gemm(&g, c, name, count, Tr, n, k, c->wb_part[MODEL_PART_EXPERT], c->ab_part[MODEL_PART_EXPERT],
+              c->peak_part[MODEL_PART_EXPERT]);
+    cost_op(x, &g, 0);
+}
+
 void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
 {
     const model_cost *c = x->c;
@@ -265,16 +336,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
     cost_op_desc rt;
     cost_gemm(&rt, c, "router", count, Tr, m->experts, h, 2.0, COST_ACT_BYTES, c->peak_bf16);
     cost_op(x, &rt, 0);
-    cost_op_desc tk = {0};
-    tk.name = "topk";
-    tk.cls = MODEL_OPC_OTHER;
-    tk.count = count;
-    tk.bytes = Tr * m->experts * 4.0 * 2.0;
-    tk.bw = c->bw;
-    tk.kernels = 1;
-    tk.m = Tr;
-    tk.calib_op = -1;
-    cost_op(x, &tk, 0);
+    mem_op(x, "topk", count, Tr, Tr * m->experts * 4.0 * 2.0);
 
     /* The tp·dp ranks form R = tp·dp/(moe_tp·ep) replicated expert groups
      * of moe_tp·ep ranks; a group serves 1/R of the tokens (all of them
@@ -289,12 +351,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
     /* Latent MoE: every rank projects its tokens down before routing them
      * (weights replicated, in the experts' format) and back up after. */
     const double eh = expert_width(m), up = m->ffn_plain ? 1.0 : 2.0;
-    if (m->moe_latent > 0) {
-        cost_op_desc ld;
-        cost_gemm(&ld, c, "moe_latent_down", count, Tr, eh, h, c->wb_part[MODEL_PART_EXPERT],
-                  c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
-        cost_op(x, &ld, 0);
-    }
+    if (m->moe_latent > 0) moe_latent_gemm(x, "moe_latent_down", count, Tr, eh, h);
     /* NCCL all-to-all: the S tokens copied out to S·k rows in destination
      * order (read once, written k times), and after the combine the k rows
      * read back and summed with the routing weights into S. */
@@ -308,8 +365,6 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
     const double pad = l->pad_one_token ? a->pad_all / R : 0, T_touch = T_all - pad + (pad < 1 ? pad : 1);
     rank_load ld;
     busiest_load(c, T_all, T_touch, uniform, &ld);
-    const double I = m->expert_intermediate / (double)c->moe_tp, El = c->experts_local;
-    /* Contiguous: rows packed, permute before and un-permute after. */
     /* Measured fused-MoE rows (the engine's, else the fastest) price the
      * experts whole: permutes, both GEMMs and the activation; else the
      * engine's fitted fused-MoE op model; else the grouped GEMMs. */
@@ -317,77 +372,12 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
      * all-to-all dispatch, else those of every token it holds (replicated or
      * gathered), other ranks' experts' masked. */
     const double seen = a2a ? ld.rows : T_all * m->top_k;
-    if (!(cost_moe_db(x, count, T_all, eh, 3) > 0) && !fused_moe(x, &ld, seen, count, eh, up, a->Tp > 0)) {
-        cost_op_desc cg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.rows, ld.active, up * I,
-                                  eh, 0, El);
-        cost_op_desc cd = grouped(c, "experts_down", count, ld.rows, ld.active, eh, I, 0, El);
-        cost_op_desc pm = {0};
-        pm.name = "moe_permute";
-        pm.cls = MODEL_OPC_OTHER;
-        pm.count = count;
-        pm.bytes = 2.0 * ld.rows * eh * c->ab + 2.0 * ld.rows * eh * COST_ACT_BYTES;
-        pm.bw = c->bw;
-        pm.kernels = 2;
-        /* Launched inside the engines' fused-MoE op (TensorRT-LLM's expand /
-         * finalize kernels), not as host launches of their own. */
-        pm.in_fused_op = 1;
-        pm.m = ld.rows;
-        pm.calib_op = -1;
-        /* Masked: every touched expert pays whole 64-row tiles. */
-        cost_op_desc mg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld.masked_rows, ld.active,
-                                  up * I, eh, 1, El);
-        cost_op_desc md = grouped(c, "experts_down", count, ld.masked_rows, ld.active, eh, I, 1, El);
-        /* Low-latency dispatch delivers the masked layout; anything else
-         * delivers tokens by source and the engines permute them. */
-        const int ll = a2a && ep_mode_for(l->ep_mode, a->Tp > 0) == MODEL_EP_LOW_LATENCY;
-        int masked = l->moe_gemm == MODEL_MOE_GEMM_MASKED || (l->moe_gemm == MODEL_MOE_GEMM_AUTO && ll);
-        double rows = masked ? ld.masked_rows : ld.rows;
-        if (masked && !ll) pm.name = "moe_scatter"; /* into the experts' slots and back */
-        if (!(masked && ll)) cost_op(x, &pm, 0);
-        cost_op(x, masked ? &mg : &cg, 0);
-        cost_op_desc act = {0};
-        act.name = "experts_act";
-        act.cls = MODEL_OPC_OTHER;
-        act.count = count;
-        act.bytes = rows * I * ((up + 1.0) * COST_ACT_BYTES + (c->ab < COST_ACT_BYTES ? c->ab : 0));
-        act.bw = c->bw;
-        act.kernels = 1;
-        act.m = rows;
-        act.calib_op = -1;
-        cost_op(x, &act, 0);
-        cost_op(x, masked ? &md : &cd, 0);
-    }
+    if (!(cost_moe_db(x, count, T_all, eh, 3) > 0) && !fused_moe(x, &ld, seen, count, eh, up, a->Tp > 0))
+        moe_grouped(x, a, &ld, count, eh, up, a2a);
     if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES, a->Tp > 0);
     if (nccl_a2a) mem_op(x, "ep_unpack", count, S * m->top_k, S * eh * COST_ACT_BYTES * (1.0 + m->top_k));
     if (gathered)
         cost_comm(x, "moe_reduce_scatter", count, MODEL_COLL_REDUCE_SCATTER, G, 1, T_all * eh * COST_ACT_BYTES, 0);
-    if (m->moe_latent > 0) {
-        cost_op_desc lu;
-        cost_gemm(&lu, c, "moe_latent_up", count, Tr, h, eh, c->wb_part[MODEL_PART_EXPERT],
-                  c->ab_part[MODEL_PART_EXPERT], c->peak_part[MODEL_PART_EXPERT]);
-        cost_op(x, &lu, 0);
-    }
-
-    if (m->shared_experts > 0) {
-        double Is = (double)m->shared_experts * m->expert_intermediate / l->tp;
-        cost_op_desc sg;
-        cost_gemm(&sg, c, m->ffn_plain ? "shared_up" : "shared_gate_up", count, T, up * Is, h,
-                  c->wb_part[MODEL_PART_SHARED], c->ab_part[MODEL_PART_SHARED],
-                  c->peak_part[MODEL_PART_SHARED]);
-        cost_op(x, &sg, 0);
-        cost_op_desc sa = {0};
-        sa.name = "shared_act";
-        sa.cls = MODEL_OPC_OTHER;
-        sa.count = count;
-        sa.bytes = T * Is * (up + 1.0) * COST_ACT_BYTES;
-        sa.bw = c->bw;
-        sa.kernels = 1;
-        sa.m = T;
-        sa.calib_op = -1;
-        cost_op(x, &sa, 0);
-        cost_op_desc sd;
-        cost_gemm(&sd, c, "shared_down", count, T, h, Is, c->wb_part[MODEL_PART_SHARED],
-                  c->ab_part[MODEL_PART_SHARED], c->peak_part[MODEL_PART_SHARED]);
-        cost_op(x, &sd, 0);
-    }
+    if (m->moe_latent > 0) moe_latent_gemm(x, "moe_latent_up", count, Tr, h, eh);
+    if (m->shared_experts > 0) moe_shared(x, count, T, up);
 }
