@@ -473,13 +473,79 @@ static const char *sglang_policy(sim_route_policy p)
     }
 }
 
-static void sglang_instance(const sh_ctx *c, const launch_inst *x)
+/* The launch_server flags of node r of SGLang instance x. */
+static void sglang_args(const sh_ctx *c, const launch_inst *x, int r, launch_args *A)
 {
-    FILE *f = c->f;
     const sim_pool_cfg *pc = &c->sc->deployment.pools[x->pool];
     const sim_parallel_cfg *par = &pc->parallel;
     const sim_sched_cfg *s = &pc->scheduler;
     const char *role = launch_pd_role(c->sc, pc);
+    launch_arg(A, "--model-path");
+    launch_arg_raw(A, "\"$MODEL\"");
+    listen_args(A, x->slot);
+    /* SGLang counts the DP-attention ranks inside --tp-size. */
+    launch_arg(A, "--tp-size");
+    launch_arg(A, "%d", (int)(par->tp * par->dp));
+    if (par->pp > 1) {
+        launch_arg(A, "--pp-size");
+        launch_arg(A, "%d", (int)par->pp);
+    }
+    if (par->dp > 1) {
+        launch_arg(A, "--dp-size");
+        launch_arg(A, "%d", (int)par->dp);
+        launch_arg(A, "--enable-dp-attention");
+    }
+    if (par->ep > 1) {
+        launch_arg(A, "--ep-size");
+        launch_arg(A, "%d", (int)par->ep);
+    }
+    if (x->nodes > 1) {
+        launch_arg(A, "--dist-init-addr");
+        launch_arg_raw(A, "\"$(host %d):$((DIST_PORT_BASE + %d))\"", x->node, x->slot);
+        launch_arg(A, "--nnodes");
+        launch_arg(A, "%d", x->nodes);
+        launch_arg(A, "--node-rank");
+        launch_arg(A, "%d", r);
+    }
+    launch_arg(A, "--max-running-requests");
+    launch_arg(A, "%d", (int)s->max_seqs);
+    launch_arg(A, "--max-prefill-tokens");
+    launch_arg(A, "%d", (int)s->max_batched_tokens);
+    launch_arg(A, "--chunked-prefill-size");
+    launch_arg(A, "%d", (int)s->chunk_tokens);
+    /* decode_first = decoding requests ride along every prefill iteration: SGLang's mixed chunks. */
+    if (s->policy == SIM_POLICY_DECODE_FIRST) launch_arg(A, "--enable-mixed-chunk");
+    launch_arg(A, "--schedule-policy");
+    launch_arg(A, "fcfs");
+    launch_arg(A, "--mem-fraction-static");
+    launch_arg(A, "%.2f", s->gpu_mem_util);
+    launch_arg(A, "--page-size");
+    launch_arg(A, "%d", (int)s->block_tokens);
+    if (c->sc->dtype != SIM_DTYPE_BF16 && c->sc->dtype != SIM_DTYPE_AUTO) {
+        launch_arg(A, "--quantization");
+        launch_arg(A, "fp8");
+    }
+    if (c->sc->kv_dtype != SIM_DTYPE_BF16) {
+        launch_arg(A, "--kv-cache-dtype");
+        launch_arg(A, "fp8_e4m3");
+    }
+    if (!c->sc->cache.enabled) launch_arg(A, "--disable-radix-cache");
+    if (role) {
+        launch_arg(A, "--disaggregation-mode");
+        launch_arg(A, "%s", role);
+        launch_arg(A, "--disaggregation-transfer-backend");
+        launch_arg(A, "nixl");
+        if (strcmp(role, "prefill") == 0) {
+            launch_arg(A, "--disaggregation-bootstrap-port");
+            launch_arg_raw(A, "$((BOOTSTRAP_PORT_BASE + %d))", x->slot);
+        }
+    }
+}
+
+static void sglang_instance(const sh_ctx *c, const launch_inst *x)
+{
+    FILE *f = c->f;
+    const sim_pool_cfg *pc = &c->sc->deployment.pools[x->pool];
     char name[64];
     inst_name(c, x, name, sizeof name);
     pid_var(name);
@@ -487,66 +553,7 @@ static void sglang_instance(const sh_ctx *c, const launch_inst *x)
         char gl[256];
         gpu_list(x, r, c->pl->gpn, gl, sizeof gl);
         launch_args A = {.n = 0};
-        launch_arg(&A, "--model-path");
-        launch_arg_raw(&A, "\"$MODEL\"");
-        listen_args(&A, x->slot);
-        /* SGLang counts the DP-attention ranks inside --tp-size. */
-        launch_arg(&A, "--tp-size");
-        launch_arg(&A, "%d", (int)(par->tp * par->dp));
-        if (par->pp > 1) {
-            launch_arg(&A, "--pp-size");
-            launch_arg(&A, "%d", (int)par->pp);
-        }
-        if (par->dp > 1) {
-            launch_arg(&A, "--dp-size");
-            launch_arg(&A, "%d", (int)par->dp);
-            launch_arg(&A, "--enable-dp-attention");
-        }
-        if (par->ep > 1) {
-            launch_arg(&A, "--ep-size");
-            launch_arg(&A, "%d", (int)par->ep);
-        }
-        if (x->nodes > 1) {
-            launch_arg(&A, "--dist-init-addr");
-            launch_arg_raw(&A, "\"$(host %d):$((DIST_PORT_BASE + %d))\"", x->node, x->slot);
-            launch_arg(&A, "--nnodes");
-            launch_arg(&A, "%d", x->nodes);
-            launch_arg(&A, "--node-rank");
-            launch_arg(&A, "%d", r);
-        }
-        launch_arg(&A, "--max-running-requests");
-        launch_arg(&A, "%d", (int)s->max_seqs);
-        launch_arg(&A, "--max-prefill-tokens");
-        launch_arg(&A, "%d", (int)s->max_batched_tokens);
-        launch_arg(&A, "--chunked-prefill-size");
-        launch_arg(&A, "%d", (int)s->chunk_tokens);
-        /* decode_first = decoding requests ride along every prefill iteration: SGLang's mixed chunks. */
-        if (s->policy == SIM_POLICY_DECODE_FIRST) launch_arg(&A, "--enable-mixed-chunk");
-        launch_arg(&A, "--schedule-policy");
-        launch_arg(&A, "fcfs");
-        launch_arg(&A, "--mem-fraction-static");
-        launch_arg(&A, "%.2f", s->gpu_mem_util);
-        launch_arg(&A, "--page-size");
-        launch_arg(&A, "%d", (int)s->block_tokens);
-        if (c->sc->dtype != SIM_DTYPE_BF16 && c->sc->dtype != SIM_DTYPE_AUTO) {
-            launch_arg(&A, "--quantization");
-            launch_arg(&A, "fp8");
-        }
-        if (c->sc->kv_dtype != SIM_DTYPE_BF16) {
-            launch_arg(&A, "--kv-cache-dtype");
-            launch_arg(&A, "fp8_e4m3");
-        }
-        if (!c->sc->cache.enabled) launch_arg(&A, "--disable-radix-cache");
-        if (role) {
-            launch_arg(&A, "--disaggregation-mode");
-            launch_arg(&A, "%s", role);
-            launch_arg(&A, "--disaggregation-transfer-backend");
-            launch_arg(&A, "nixl");
-            if (strcmp(role, "prefill") == 0) {
-                launch_arg(&A, "--disaggregation-bootstrap-port");
-                launch_arg_raw(&A, "$((BOOTSTRAP_PORT_BASE + %d))", x->slot);
-            }
-        }
+        sglang_args(c, x, r, &A);
         fprintf(f, "\n# %s instance %d of %d", sim_role_name(pc->role), x->idx, (int)pc->instances);
         if (x->nodes > 1) fprintf(f, ", node %d of its %d", r, x->nodes);
         fprintf(f, ": node %d, GPUs %s, port PORT_BASE+%d\n", x->node + r, gl, x->slot);
@@ -709,6 +716,104 @@ static void engine_notes(const sh_ctx *c, int *refuse)
     }
 }
 
+/* Whether instance i serves PD side `side` (0 prefill, 1 decode). */
+static int inst_on_side(const sh_ctx *c, int i, int side)
+{
+    const char *r = launch_pd_role(c->sc, &c->sc->deployment.pools[c->pl->inst[i].pool]);
+    return r && (strcmp(r, "decode") == 0) == side;
+}
+
+/* vLLM's PD proxy (its NIXL example), over the prefill and decode instances. */
+static void sh_router_vllm_pd(const sh_ctx *c)
+{
+    FILE *f = c->f;
+    const launch_plan *pl = c->pl;
+    launch_args A = {.n = 0};
+    listen_args(&A, LISTEN_ROUTER);
+    for (int side = 0; side < 2; side++) {
+        launch_arg(&A, side ? "--decoder-hosts" : "--prefiller-hosts");
+        for (int i = 0; i < pl->n; i++)
+            if (inst_on_side(c, i, side)) launch_arg_raw(&A, "\"$(host %d)\"", pl->inst[i].node);
+        launch_arg(&A, side ? "--decoder-ports" : "--prefiller-ports");
+        for (int i = 0; i < pl->n; i++)
+            if (inst_on_side(c, i, side)) launch_arg_raw(&A, "$((PORT_BASE + %d))", pl->inst[i].slot);
+    }
+    fputs("  python \"$VLLM_SRC/tests/v1/kv_connector/nixl_integration/toy_proxy_server.py\"", f);
+    sh_args(f, &A, "    ");
+    sh_background(f, "proxy");
+    fputs("  echo \"launch: serving on http://$(host 0):$ROUTER_PORT (OpenAI API, PD proxy)\"\n", f);
+}
+
+/* sglang_router over the PD instances, or over the aggregated ones. */
+static void sh_router_sglang(const sh_ctx *c, int pd)
+{
+    FILE *f = c->f;
+    const sim_scenario *sc = c->sc;
+    const launch_plan *pl = c->pl;
+    launch_args A = {.n = 0};
+    if (pd) {
+        launch_arg(&A, "--pd-disaggregation");
+        for (int i = 0; i < pl->n; i++) {
+            const launch_inst *x = &pl->inst[i];
+            const char *r = launch_pd_role(sc, &sc->deployment.pools[x->pool]);
+            if (!r) continue;
+            launch_arg(&A, strcmp(r, "prefill") == 0 ? "--prefill" : "--decode");
+            launch_arg_raw(&A, "\"http://$(host %d):$((PORT_BASE + %d))\"", x->node, x->slot);
+            if (strcmp(r, "prefill") == 0) launch_arg_raw(&A, "$((BOOTSTRAP_PORT_BASE + %d))", x->slot);
+        }
+        launch_arg(&A, "--prefill-policy");
+        launch_arg(&A, "%s", sglang_policy(sc->routing.policy));
+        launch_arg(&A, "--decode-policy");
+        launch_arg(&A, "%s",
+                   sc->deployment.decode_routing == SIM_DECODE_ROUND_ROBIN ? "round_robin" : "power_of_two");
+    } else {
+        launch_arg(&A, "--worker-urls");
+        for (int i = 0; i < pl->n; i++)
+            launch_arg_raw(&A, "\"http://$(host %d):$((PORT_BASE + %d))\"", pl->inst[i].node, pl->inst[i].slot);
+        launch_arg(&A, "--policy");
+        launch_arg(&A, "%s", sglang_policy(sc->routing.policy));
+    }
+    if (sc->routing.policy == SIM_ROUTE_CACHE_AWARE) {
+        launch_arg(&A, "--cache-threshold");
+        launch_arg(&A, "%g", sc->routing.cache_threshold);
+        launch_arg(&A, "--balance-abs-threshold");
+        launch_arg(&A, "%g", sc->routing.balance_abs_threshold);
+        launch_arg(&A, "--balance-rel-threshold");
+        launch_arg(&A, "%g", sc->routing.balance_rel_threshold);
+    }
+    listen_args(&A, LISTEN_ROUTER);
+    fputs("  python -m sglang_router.launch_router", f);
+    sh_args(f, &A, "    ");
+    sh_background(f, "router");
+    fputs("  wait_health \"http://$(host 0):$ROUTER_PORT\"\n", f);
+    fputs("  echo \"launch: serving on http://$(host 0):$ROUTER_PORT (OpenAI API, sglang_router)\"\n", f);
+}
+
+/* TensorRT-LLM's disaggregated server over the context and generation
+ * instances. */
+static void sh_router_trtllm_pd(const sh_ctx *c)
+{
+    FILE *f = c->f;
+    const sim_scenario *sc = c->sc;
+    const launch_plan *pl = c->pl;
+    fputs("  cat > \"$LOG_DIR/disagg.yaml\" <<EOF\nhostname: 0.0.0.0\nport: $ROUTER_PORT\nbackend: pytorch\n", f);
+    for (int side = 0; side < 2; side++) {
+        int n = 0;
+        for (int i = 0; i < pl->n; i++) n += inst_on_side(c, i, side);
+        fprintf(f, "%s:\n  num_instances: %d\n  router:\n    type: %s\n  urls:\n",
+                side ? "generation_servers" : "context_servers", n,
+                side ? (sc->deployment.decode_routing == SIM_DECODE_ROUND_ROBIN ? "round_robin" : "load_balancing")
+                     : trtllm_router(sc->routing.policy));
+        for (int i = 0; i < pl->n; i++)
+            if (inst_on_side(c, i, side))
+                fprintf(f, "    - \"$(host %d):$((PORT_BASE + %d))\"\n", pl->inst[i].node, pl->inst[i].slot);
+    }
+    fputs("EOF\n  trtllm-serve disaggregated -c \"$LOG_DIR/disagg.yaml\" > \"$LOG_DIR/disagg.log\" 2>&1 &\n"
+          "  PIDS=\"$PIDS $!\"\n"
+          "  echo \"launch: serving on http://$(host 0):$ROUTER_PORT (OpenAI API, disaggregated server)\"\n",
+          f);
+}
+
 /* Node 0: wait for every server, then start the router. */
 static void sh_router(const sh_ctx *c)
 {
@@ -729,84 +834,11 @@ static void sh_router(const sh_ctx *c)
             fprintf(f, "  wait_health \"http://$(host %d):$((PORT_BASE + %d))\"\n", x->node, x->slot);
     }
     if (c->k == SIM_LAUNCH_VLLM && pd) {
-        launch_args A = {.n = 0};
-        listen_args(&A, LISTEN_ROUTER);
-        for (int side = 0; side < 2; side++) {
-            launch_arg(&A, side ? "--decoder-hosts" : "--prefiller-hosts");
-            for (int i = 0; i < pl->n; i++) {
-                const char *r = launch_pd_role(sc, &sc->deployment.pools[pl->inst[i].pool]);
-                if (r && (strcmp(r, "decode") == 0) == side) launch_arg_raw(&A, "\"$(host %d)\"", pl->inst[i].node);
-            }
-            launch_arg(&A, side ? "--decoder-ports" : "--prefiller-ports");
-            for (int i = 0; i < pl->n; i++) {
-                const char *r = launch_pd_role(sc, &sc->deployment.pools[pl->inst[i].pool]);
-                if (r && (strcmp(r, "decode") == 0) == side) launch_arg_raw(&A, "$((PORT_BASE + %d))", pl->inst[i].slot);
-            }
-        }
-        fputs("  python \"$VLLM_SRC/tests/v1/kv_connector/nixl_integration/toy_proxy_server.py\"", f);
-        sh_args(f, &A, "    ");
-        sh_background(f, "proxy");
-        fputs("  echo \"launch: serving on http://$(host 0):$ROUTER_PORT (OpenAI API, PD proxy)\"\n", f);
+        sh_router_vllm_pd(c);
     } else if (c->k == SIM_LAUNCH_SGLANG && (pd || pl->n > 1)) {
-        launch_args A = {.n = 0};
-        if (pd) {
-            launch_arg(&A, "--pd-disaggregation");
-            for (int i = 0; i < pl->n; i++) {
-                const launch_inst *x = &pl->inst[i];
-                const char *r = launch_pd_role(sc, &sc->deployment.pools[x->pool]);
-                if (!r) continue;
-                launch_arg(&A, strcmp(r, "prefill") == 0 ? "--prefill" : "--decode");
-                launch_arg_raw(&A, "\"http://$(host %d):$((PORT_BASE + %d))\"", x->node, x->slot);
-                if (strcmp(r, "prefill") == 0) launch_arg_raw(&A, "$((BOOTSTRAP_PORT_BASE + %d))", x->slot);
-            }
-            launch_arg(&A, "--prefill-policy");
-            launch_arg(&A, "%s", sglang_policy(sc->routing.policy));
-            launch_arg(&A, "--decode-policy");
-            launch_arg(&A, "%s",
-                       sc->deployment.decode_routing == SIM_DECODE_ROUND_ROBIN ? "round_robin" : "power_of_two");
-        } else {
-            launch_arg(&A, "--worker-urls");
-            for (int i = 0; i < pl->n; i++)
-                launch_arg_raw(&A, "\"http://$(host %d):$((PORT_BASE + %d))\"", pl->inst[i].node, pl->inst[i].slot);
-            launch_arg(&A, "--policy");
-            launch_arg(&A, "%s", sglang_policy(sc->routing.policy));
-        }
-        if (sc->routing.policy == SIM_ROUTE_CACHE_AWARE) {
-            launch_arg(&A, "--cache-threshold");
-            launch_arg(&A, "%g", sc->routing.cache_threshold);
-            launch_arg(&A, "--balance-abs-threshold");
-            launch_arg(&A, "%g", sc->routing.balance_abs_threshold);
-            launch_arg(&A, "--balance-rel-threshold");
-            launch_arg(&A, "%g", sc->routing.balance_rel_threshold);
-        }
-        listen_args(&A, LISTEN_ROUTER);
-        fputs("  python -m sglang_router.launch_router", f);
-        sh_args(f, &A, "    ");
-        sh_background(f, "router");
-        fputs("  wait_health \"http://$(host 0):$ROUTER_PORT\"\n", f);
-        fputs("  echo \"launch: serving on http://$(host 0):$ROUTER_PORT (OpenAI API, sglang_router)\"\n", f);
+        sh_router_sglang(c, pd);
     } else if (c->k == SIM_LAUNCH_TRTLLM && pd) {
-        fputs("  cat > \"$LOG_DIR/disagg.yaml\" <<EOF\nhostname: 0.0.0.0\nport: $ROUTER_PORT\nbackend: pytorch\n", f);
-        for (int side = 0; side < 2; side++) {
-            int n = 0;
-            for (int i = 0; i < pl->n; i++) {
-                const char *r = launch_pd_role(sc, &sc->deployment.pools[pl->inst[i].pool]);
-                n += r && (strcmp(r, "decode") == 0) == side;
-            }
-            fprintf(f, "%s:\n  num_instances: %d\n  router:\n    type: %s\n  urls:\n",
-                    side ? "generation_servers" : "context_servers", n,
-                    side ? (sc->deployment.decode_routing == SIM_DECODE_ROUND_ROBIN ? "round_robin" : "load_balancing")
-                         : trtllm_router(sc->routing.policy));
-            for (int i = 0; i < pl->n; i++) {
-                const char *r = launch_pd_role(sc, &sc->deployment.pools[pl->inst[i].pool]);
-                if (r && (strcmp(r, "decode") == 0) == side)
-                    fprintf(f, "    - \"$(host %d):$((PORT_BASE + %d))\"\n", pl->inst[i].node, pl->inst[i].slot);
-            }
-        }
-        fputs("EOF\n  trtllm-serve disaggregated -c \"$LOG_DIR/disagg.yaml\" > \"$LOG_DIR/disagg.log\" 2>&1 &\n"
-              "  PIDS=\"$PIDS $!\"\n"
-              "  echo \"launch: serving on http://$(host 0):$ROUTER_PORT (OpenAI API, disaggregated server)\"\n",
-              f);
+        sh_router_trtllm_pd(c);
     } else if (pl->n == 1) {
         fputs("  echo \"launch: serving on http://$(host 0):$PORT_BASE (OpenAI API)\"\n", f);
     } else {

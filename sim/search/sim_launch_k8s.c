@@ -64,22 +64,20 @@ static const char *component_type(const sim_scenario *sc, const sim_pool_cfg *p)
     return r ? r : "worker";
 }
 
-int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_err *err)
+/* The frontend's flags: its router for the scenario's routing policy (a
+ * NOTE where Dynamo's differs), and a NOTE on PD decode routing. */
+static void dynamo_router_args(const sim_scenario *sc, FILE *f, launch_args *F)
 {
-    int gpn = sim_hardware_gpus_per_node(&sc->hardware);
-    header(f, sc, label, "Dynamo DynamoGraphDeployment", sim_launch_flag_version("dynamo.frontend"));
-    /* The frontend's router. */
-    launch_args F = {.n = 0};
-    launch_arg(&F, "--http-port");
-    launch_arg(&F, "8000");
-    launch_arg(&F, "--router-mode");
+    launch_arg(F, "--http-port");
+    launch_arg(F, "8000");
+    launch_arg(F, "--router-mode");
     switch (sc->routing.policy) {
     case SIM_ROUTE_CACHE_AWARE:
-        launch_arg(&F, "kv");
-        launch_arg(&F, "--kv-overlap-score-weight");
-        launch_arg(&F, "%g", sc->routing.overlap_score_weight);
-        launch_arg(&F, "--router-temperature");
-        launch_arg(&F, "%g", sc->routing.temperature);
+        launch_arg(F, "kv");
+        launch_arg(F, "--kv-overlap-score-weight");
+        launch_arg(F, "%g", sc->routing.overlap_score_weight);
+        launch_arg(F, "--router-temperature");
+        launch_arg(F, "%g", sc->routing.temperature);
         if (sc->routing.preset != SIM_PRESET_DYNAMO)
             fputs("# NOTE: cache_aware routing was simulated with another preset than dynamo; the KV router below\n"
                   "#       uses Dynamo's own rule with the scenario's overlap_score_weight and temperature.\n",
@@ -87,18 +85,67 @@ int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_
         break;
     case SIM_ROUTE_LEAST_LOADED:
     case SIM_ROUTE_POWER_OF_TWO:
-        launch_arg(&F, "kv");
-        launch_arg(&F, "--kv-overlap-score-weight");
-        launch_arg(&F, "0");
+        launch_arg(F, "kv");
+        launch_arg(F, "--kv-overlap-score-weight");
+        launch_arg(F, "0");
         fprintf(f, "# NOTE: servesim simulated %s routing: Dynamo's KV router with overlap weight 0 (load only) "
                    "stands in.\n", sim_route_policy_name(sc->routing.policy));
         break;
-    case SIM_ROUTE_RANDOM: launch_arg(&F, "random"); break;
-    default: launch_arg(&F, "round-robin"); break;
+    case SIM_ROUTE_RANDOM: launch_arg(F, "random"); break;
+    default: launch_arg(F, "round-robin"); break;
     }
     if (launch_is_pd(sc))
         fprintf(f, "# NOTE: Dynamo picks decode workers with its own router (servesim simulated decode routing "
                    "%s).\n", sim_decode_routing_name(sc->deployment.decode_routing));
+}
+
+/* A component's pod: one container of image running `python3 -m module`
+ * with the args that follow. */
+static void dynamo_container(FILE *f, const char *image, const char *module)
+{
+    fputs("      podTemplate:\n        spec:\n          containers:\n            - name: main\n"
+          "              image: ",
+          f);
+    sim_yaml_write_quoted(f, image);
+    fprintf(f, "\n              command:\n                - \"python3\"\n                - \"-m\"\n"
+               "                - \"%s\"\n              args:\n",
+            module);
+}
+
+/* Pool p's vLLM workers as a component (multinode past one node). */
+static int dynamo_worker(const sim_scenario *sc, int32_t p, const char *image, FILE *f, sim_err *err)
+{
+    const sim_pool_cfg *pc = &sc->deployment.pools[p];
+    int gpn = sim_hardware_gpus_per_node(&sc->hardware);
+    const char *type = component_type(sc, pc), *role = launch_pd_role(sc, pc);
+    int g = launch_pool_gpus(pc), nodes = (g + gpn - 1) / gpn;
+    launch_args A = {.n = 0};
+    launch_arg(&A, "--model");
+    launch_arg(&A, "%s", launch_hf_name(sc->model));
+    if (role) {
+        launch_arg(&A, "--disaggregation-mode");
+        launch_arg(&A, "%s", role);
+    }
+    launch_vllm_engine_args(&A, sc, pc, LAUNCH_NO_KV_TRANSFER);
+    if (A.overflow) return sim_err_set(err, SIM_EINVAL, "launch: too many worker arguments");
+    fprintf(f, "    - name: VllmPool%d%s\n      type: %s\n      replicas: %d\n", (int)p,
+            role ? (strcmp(role, "prefill") == 0 ? "Prefill" : "Decode") : "Worker", type, (int)pc->instances);
+    if (nodes > 1) fprintf(f, "      multinode:\n        nodeCount: %d\n", nodes);
+    dynamo_container(f, image, "dynamo.vllm");
+    yaml_list(f, "                ", &A);
+    fprintf(f, "              envFrom:\n                - secretRef:\n                    name: \"hf-token-secret\"\n"
+               "              resources:\n                limits:\n                  nvidia.com/gpu: \"%d\"\n",
+            nodes > 1 ? gpn : g);
+    return 0;
+}
+
+int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_err *err)
+{
+    int rc;
+    header(f, sc, label, "Dynamo DynamoGraphDeployment", sim_launch_flag_version("dynamo.frontend"));
+    /* The frontend's router. */
+    launch_args F = {.n = 0};
+    dynamo_router_args(sc, f, &F);
     char name[64];
     k8s_name(sc->name, "", name, sizeof name);
     const char *image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.0";
@@ -107,41 +154,12 @@ int launch_write_dynamo(const sim_scenario *sc, const char *label, FILE *f, sim_
     fprintf(f, "apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata:\n  name: %s\nspec:\n"
                "  backendFramework: vllm\n  components:\n",
             name);
-    fprintf(f, "    - name: Frontend\n      type: frontend\n      replicas: 1\n      podTemplate:\n        spec:\n"
-               "          containers:\n            - name: main\n              image: ");
-    sim_yaml_write_quoted(f, image);
-    fputs("\n              command:\n                - \"python3\"\n                - \"-m\"\n"
-          "                - \"dynamo.frontend\"\n              args:\n",
-          f);
+    fputs("    - name: Frontend\n      type: frontend\n      replicas: 1\n", f);
+    dynamo_container(f, image, "dynamo.frontend");
     yaml_list(f, "                ", &F);
     for (int32_t p = 0; p < sc->deployment.n_pools; p++) {
-        const sim_pool_cfg *pc = &sc->deployment.pools[p];
-        if (!launch_pool_served(pc)) continue;
-        const char *type = component_type(sc, pc), *role = launch_pd_role(sc, pc);
-        int g = launch_pool_gpus(pc), nodes = (g + gpn - 1) / gpn;
-        launch_args A = {.n = 0};
-        launch_arg(&A, "--model");
-        launch_arg(&A, "%s", launch_hf_name(sc->model));
-        if (role) {
-            launch_arg(&A, "--disaggregation-mode");
-            launch_arg(&A, "%s", role);
-        }
-        launch_vllm_engine_args(&A, sc, pc, LAUNCH_NO_KV_TRANSFER);
-        if (A.overflow) return sim_err_set(err, SIM_EINVAL, "launch: too many worker arguments");
-        fprintf(f, "    - name: VllmPool%d%s\n      type: %s\n      replicas: %d\n", (int)p,
-                role ? (strcmp(role, "prefill") == 0 ? "Prefill" : "Decode") : "Worker", type, (int)pc->instances);
-        if (nodes > 1) fprintf(f, "      multinode:\n        nodeCount: %d\n", nodes);
-        fputs("      podTemplate:\n        spec:\n          containers:\n            - name: main\n"
-              "              image: ",
-              f);
-        sim_yaml_write_quoted(f, image);
-        fputs("\n              command:\n                - \"python3\"\n                - \"-m\"\n"
-              "                - \"dynamo.vllm\"\n              args:\n",
-              f);
-        yaml_list(f, "                ", &A);
-        fprintf(f, "              envFrom:\n                - secretRef:\n                    name: \"hf-token-secret\"\n"
-                   "              resources:\n                limits:\n                  nvidia.com/gpu: \"%d\"\n",
-                nodes > 1 ? gpn : g);
+        if (!launch_pool_served(&sc->deployment.pools[p])) continue;
+        if ((rc = dynamo_worker(sc, p, image, f, err))) return rc;
     }
     return ferror(f) ? sim_err_set(err, SIM_EIO, "writing dynamo.yaml failed") : 0;
 }

@@ -503,10 +503,10 @@ int sim_search_store_final(sim_search *s, int32_t k, sim_err *err)
 
 /* ---- the run ------------------------------------------------------------ */
 
-int sim_search_run(sim_search *s, sim_err *err)
+/* Joins the MPI job when asked; ranks on one node share its cores unless
+ * threads were given. */
+static int search_mpi_join(sim_search *s, sim_err *err)
 {
-    double t0 = sim_wall_s();
-    int rc = 0;
     int32_t local = 1;
     s->rank = 0;
     s->ranks = 1;
@@ -519,6 +519,71 @@ int sim_search_run(sim_search *s, sim_err *err)
             if (s->threads < 1) s->threads = 1;
         }
     }
+    return 0;
+}
+
+/* The next wave: up to SIM_SEARCH_WAVE candidates from idx[*pos..n_order),
+ * those whose bound is at most thr (the k-th best score) pruned on the way.
+ * Returns how many. */
+static int32_t wave_pick(sim_search *s, const int32_t *idx, int32_t n_order, int32_t *pos, double thr, int32_t k,
+                         int32_t *wave)
+{
+    int32_t nw = 0;
+    while (*pos < n_order && nw < SIM_SEARCH_WAVE) {
+        int32_t i = idx[(*pos)++];
+        sim_search_result *r = &s->res[i];
+        if (r->bound_score <= thr) {
+            r->status = SIM_CAND_PRUNED;
+            snprintf(r->reason, sizeof r->reason, "bound %.4g < #%d's %.4g %s", r->bound_score, (int)k, thr,
+                     s->objective_cost ? "tok/s/GPU per USD/GPU-h" : "tok/s/GPU");
+            pthread_mutex_lock(&s->mu);
+            s->pruned++;
+            s->done++;
+            pthread_mutex_unlock(&s->mu);
+            continue;
+        }
+        wave[nw++] = i;
+    }
+    return nw;
+}
+
+/* Simulates this rank's share of the wave (split by the requests each
+ * simulation sends), takes in the other ranks' results, and stores the
+ * wave's (rank 0). */
+static int wave_run(sim_search *s, const int32_t *wave, int32_t nw, sim_err *err)
+{
+    int32_t mine[SIM_SEARCH_WAVE], owner[SIM_SEARCH_WAVE];
+    double cost[SIM_SEARCH_WAVE];
+    int rc = 0;
+    int32_t nm = 0;
+    for (int32_t j = 0; j < nw; j++) cost[j] = (double)s->res[wave[j]].requests;
+    sim_search_assign(cost, nw, s->ranks, owner);
+    for (int32_t j = 0; j < nw; j++)
+        if (owner[j] == s->rank) mine[nm++] = wave[j];
+    parallel_for(s, mine, nm, 0);
+    if (s->ranks > 1 && (rc = sim_search_mpi_wave_exchange(s, wave, owner, nw, err)) < 0) return rc;
+    if (s->ranks > 1) {
+        pthread_mutex_lock(&s->mu);
+        for (int32_t j = 0; j < nw; j++)
+            if (owner[j] != s->rank && s->res[wave[j]].status != SIM_CAND_PENDING) {
+                s->done++;
+                s->evaluated++;
+                if (s->res[wave[j]].status == SIM_CAND_OK && (s->best < 0 || better(s, wave[j], s->best)))
+                    s->best = wave[j];
+            }
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (s->store && s->rank == 0)
+        for (int32_t j = 0; j < nw && rc == 0; j++)
+            if (s->res[wave[j]].status != SIM_CAND_PENDING) rc = store_candidate(s, wave[j], err);
+    return rc;
+}
+
+int sim_search_run(sim_search *s, sim_err *err)
+{
+    double t0 = sim_wall_s();
+    int rc = search_mpi_join(s, err);
+    if (rc) return rc;
     int32_t *idx = malloc((size_t)s->n * sizeof *idx);
     if (!idx) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     for (int32_t i = 0; i < s->n; i++) idx[i] = i;
@@ -529,53 +594,15 @@ int sim_search_run(sim_search *s, sim_err *err)
     sort_idx(s, idx, n_order, bound_first);
     const int prune = s->sc.search.prune && !s->opts.no_prune;
     const int32_t k = s->sc.search.top_k;
-    int32_t pos = 0, wave[SIM_SEARCH_WAVE], mine[SIM_SEARCH_WAVE], owner[SIM_SEARCH_WAVE];
-    double cost[SIM_SEARCH_WAVE];
+    int32_t pos = 0, wave[SIM_SEARCH_WAVE];
     s->done = s->n - n_order;
     s->pruned = s->evaluated = 0;
     s->best = -1;
     while (pos < n_order) {
         if (sim_search_stopping(s)) break;
         double thr = prune ? kth_best(s, k) : -INFINITY;
-        int32_t nw = 0;
-        while (pos < n_order && nw < SIM_SEARCH_WAVE) {
-            int32_t i = idx[pos++];
-            sim_search_result *r = &s->res[i];
-            if (r->bound_score <= thr) {
-                r->status = SIM_CAND_PRUNED;
-                snprintf(r->reason, sizeof r->reason, "bound %.4g < #%d's %.4g %s", r->bound_score, (int)k, thr,
-                         s->objective_cost ? "tok/s/GPU per USD/GPU-h" : "tok/s/GPU");
-                pthread_mutex_lock(&s->mu);
-                s->pruned++;
-                s->done++;
-                pthread_mutex_unlock(&s->mu);
-                continue;
-            }
-            wave[nw++] = i;
-        }
-        /* Split by the requests each simulation sends (its cost, roughly). */
-        int32_t nm = 0;
-        for (int32_t j = 0; j < nw; j++) cost[j] = (double)s->res[wave[j]].requests;
-        sim_search_assign(cost, nw, s->ranks, owner);
-        for (int32_t j = 0; j < nw; j++)
-            if (owner[j] == s->rank) mine[nm++] = wave[j];
-        parallel_for(s, mine, nm, 0);
-        if (s->ranks > 1 && (rc = sim_search_mpi_wave_exchange(s, wave, owner, nw, err)) < 0) break;
-        if (s->ranks > 1) {
-            pthread_mutex_lock(&s->mu);
-            for (int32_t j = 0; j < nw; j++)
-                if (owner[j] != s->rank && s->res[wave[j]].status != SIM_CAND_PENDING) {
-                    s->done++;
-                    s->evaluated++;
-                    if (s->res[wave[j]].status == SIM_CAND_OK && (s->best < 0 || better(s, wave[j], s->best)))
-                        s->best = wave[j];
-                }
-            pthread_mutex_unlock(&s->mu);
-        }
-        if (s->store && s->rank == 0)
-            for (int32_t j = 0; j < nw && rc == 0; j++)
-                if (s->res[wave[j]].status != SIM_CAND_PENDING) rc = store_candidate(s, wave[j], err);
-        if (rc < 0) break;
+        int32_t nw = wave_pick(s, idx, n_order, &pos, thr, k, wave);
+        if ((rc = wave_run(s, wave, nw, err)) < 0) break;
         pthread_mutex_lock(&s->mu);
         report(s, 1);
         pthread_mutex_unlock(&s->mu);

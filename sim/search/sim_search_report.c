@@ -246,17 +246,16 @@ static void replications_table(const sim_search *s, FILE *f, const int32_t *top,
     }
 }
 
-void sim_search_print_tables(const sim_search *s, FILE *f)
+/* The search's one-line tally, the SLO and the objective. */
+static void print_heading(const sim_search *s, const sim_search_stats *st, FILE *f)
 {
-    sim_search_stats st;
-    sim_search_stats_get(s, &st);
     const sim_slo_cfg *slo = &s->sc.slo;
     const char *pn = pct_name(s->percentile);
     fprintf(f, "search: %lld candidates — %lld infeasible, %lld pruned by bound, %lld simulated (%lld meet the SLO); "
                "%lld simulations in %.1f s on %d worker%s%s\n",
-            (long long)st.candidates, (long long)st.infeasible, (long long)st.pruned, (long long)st.evaluated,
-            (long long)st.ok, (long long)st.simulations, st.wall_s, (int)st.workers, st.workers == 1 ? "" : "s",
-            st.ranks > 1 ? " (MPI)" : "");
+            (long long)st->candidates, (long long)st->infeasible, (long long)st->pruned, (long long)st->evaluated,
+            (long long)st->ok, (long long)st->simulations, st->wall_s, (int)st->workers, st->workers == 1 ? "" : "s",
+            st->ranks > 1 ? " (MPI)" : "");
     char tb[32] = "any", db[32] = "any";
     if (slo->ttft_ms > 0) snprintf(tb, sizeof tb, "%g ms", slo->ttft_ms);
     if (slo->tpot_ms > 0) snprintf(db, sizeof db, "%g ms", slo->tpot_ms);
@@ -273,6 +272,44 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
                                                : "lowest USD per million output tokens")
             : s->n_as > 0 ? "most SLO-meeting output tokens/s per GPU held (mean over the run)"
                           : "most SLO-meeting output tokens/s per GPU");
+}
+
+/* When no candidate meets the SLO: the first few that missed it, and why. */
+static void print_none_meets(const sim_search *s, FILE *f)
+{
+    fprintf(f, "\nno candidate meets the SLO");
+    int32_t shown = 0;
+    for (int32_t i = 0; i < s->n && shown < 5; i++)
+        if (s->res[i].status == SIM_CAND_SLO_MISSED || s->res[i].status == SIM_CAND_ERROR) {
+            fprintf(f, "%s\n  %s: %s", shown ? "" : ":", s->cands[i].label, s->res[i].reason);
+            shown++;
+        }
+    fputc('\n', f);
+}
+
+/* The two Pareto frontiers: goodput/GPU against tokens/s per user, and
+ * against TTFT. */
+static void print_pareto(const sim_search *s, FILE *f)
+{
+    const char *pn = pct_name(s->percentile);
+    int32_t *par = malloc((size_t)s->n * sizeof *par);
+    if (!par) return;
+    int32_t np = sim_search_pareto(s, 0, par, s->n);
+    fprintf(f, "\nPareto frontier: goodput/GPU vs tokens/s per user (%d points)\n", (int)np);
+    header(s, f, 0);
+    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0, -1);
+    np = sim_search_pareto(s, 1, par, s->n);
+    fprintf(f, "\nPareto frontier: goodput/GPU vs TTFT %s (%d points)\n", pn, (int)np);
+    header(s, f, 0);
+    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0, -1);
+    free(par);
+}
+
+void sim_search_print_tables(const sim_search *s, FILE *f)
+{
+    sim_search_stats st;
+    sim_search_stats_get(s, &st);
+    print_heading(s, &st, f);
     if (st.undecided > 0)
         fprintf(f, "INCOMPLETE: %lld of %lld candidates undecided (%s); the tables cover the %lld decided\n",
                 (long long)st.undecided, (long long)st.candidates,
@@ -285,14 +322,7 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
     int32_t k = s->sc.search.top_k, top[100], var[100];
     int32_t n = sim_search_ranking_distinct(s, top, var, k > 100 ? 100 : k);
     if (n == 0) {
-        fprintf(f, "\nno candidate meets the SLO");
-        int32_t shown = 0;
-        for (int32_t i = 0; i < s->n && shown < 5; i++)
-            if (s->res[i].status == SIM_CAND_SLO_MISSED || s->res[i].status == SIM_CAND_ERROR) {
-                fprintf(f, "%s\n  %s: %s", shown ? "" : ":", s->cands[i].label, s->res[i].reason);
-                shown++;
-            }
-        fputc('\n', f);
+        print_none_meets(s, f);
         return;
     }
     fprintf(f, "\ntop %d of %d distinct deployments meeting the SLO (%lld candidates with their scheduler variants; "
@@ -315,32 +345,13 @@ void sim_search_print_tables(const sim_search *s, FILE *f)
     if (s->hetero) fleets_table(s, f, top, n < k ? n : k);
     if (s->n_as > 0) autoscale_table(s, f, top, n < k ? n : k);
     replications_table(s, f, top, n < k ? n : k);
-    int32_t *par = malloc((size_t)s->n * sizeof *par);
-    if (!par) return;
-    int32_t np = sim_search_pareto(s, 0, par, s->n);
-    fprintf(f, "\nPareto frontier: goodput/GPU vs tokens/s per user (%d points)\n", (int)np);
-    header(s, f, 0);
-    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0, -1);
-    np = sim_search_pareto(s, 1, par, s->n);
-    fprintf(f, "\nPareto frontier: goodput/GPU vs TTFT %s (%d points)\n", pn, (int)np);
-    header(s, f, 0);
-    for (int32_t q = 0; q < np && q < 20; q++) row(s, f, q + 1, par[q], 0, -1);
-    free(par);
+    print_pareto(s, f);
 }
 
-static json_t *cand_json(const sim_search *s, int32_t i)
+/* The candidate's pools: role, instances, layout, autoscale range and
+ * (mixed fleets) GPU. */
+static json_t *cand_pools_json(const sim_search *s, const sim_search_cand *c)
 {
-    const sim_search_cand *c = &s->cands[i];
-    const sim_search_result *r = &s->res[i];
-    static const char *const st[] = {"pending", "infeasible", "pruned", "slo_missed", "ok", "error"};
-    json_t *o = json_object();
-    json_object_set_new(o, "id", json_integer(c->id));
-    json_object_set_new(o, "label", json_string(c->label));
-    json_object_set_new(o, "status", json_string(st[r->status]));
-    json_object_set_new(o, "gpu", json_string(c->gpu));
-    json_object_set_new(o, "mode", json_string(sim_mode_name(c->mode)));
-    json_object_set_new(o, "gpus", json_integer(c->gpus));
-    if (r->prices[0]) json_object_set_new(o, "prices", json_string(r->prices));
     json_t *pools = json_array();
     for (int32_t p = 0; p < c->n_pools; p++) {
         char ln[48];
@@ -362,7 +373,59 @@ static json_t *cand_json(const sim_search *s, int32_t i)
         }
         json_array_append_new(pools, po);
     }
-    json_object_set_new(o, "pools", pools);
+    return pools;
+}
+
+/* The replications' interval of a candidate with two or more. */
+static json_t *cand_replications_json(const sim_search_result *r)
+{
+    json_t *rp = json_object();
+    json_object_set_new(rp, "n", json_integer(r->rep_n));
+    json_object_set_new(rp, "mean", json_real(r->rep_mean));
+    json_object_set_new(rp, "half_width", json_real(r->rep_half));
+    json_object_set_new(rp, "low", json_real(r->rep_low));
+    json_object_set_new(rp, "high", json_real(r->rep_high));
+    json_object_set_new(rp, "indistinguishable_from_best", json_boolean(r->rep_tied));
+        return rp;
+}
+
+/* A candidate that meets the SLO: its rate, goodput, latencies, cost,
+ * energy, autoscaling figures, score and replications. */
+static void cand_ok_json(const sim_search *s, const sim_search_cand *c, const sim_search_result *r, json_t *o)
+{
+    json_object_set_new(o, "rate", json_real(r->rate));
+    json_object_set_new(o, "goodput_per_gpu", json_real(r->goodput_per_gpu));
+    json_object_set_new(o, "run_tok_s_gpu", json_real(r->run_tok_s_gpu));
+    json_object_set_new(o, "tok_s_user", json_real(r->tok_s_user));
+    json_object_set_new(o, "ttft_ms", json_real(r->ttft_ms));
+    json_object_set_new(o, "tpot_ms", json_real(r->tpot_ms));
+    if (r->cost_per_mtok > 0) json_object_set_new(o, "cost_per_mtok", json_real(r->cost_per_mtok));
+    if (s->hetero && r->price > 0) json_object_set_new(o, "usd_per_hour", json_real(r->price * c->gpus));
+    if (r->joules_per_token > 0) json_object_set_new(o, "joules_per_output_token", json_real(r->joules_per_token));
+    if (s->n_as > 0) {
+        json_object_set_new(o, "gpus_held", json_real(r->gpus_held));
+        json_object_set_new(o, "gpu_hours", json_real(r->gpu_hours));
+        json_object_set_new(o, "requests_missed", json_integer(r->requests_missed));
+        if (r->price > 0) json_object_set_new(o, "usd", json_real(r->price * r->gpu_hours));
+    }
+    json_object_set_new(o, "score", json_real(r->score));
+    if (r->rep_n >= 2) json_object_set_new(o, "replications", cand_replications_json(r));
+}
+
+static json_t *cand_json(const sim_search *s, int32_t i)
+{
+    const sim_search_cand *c = &s->cands[i];
+    const sim_search_result *r = &s->res[i];
+    static const char *const st[] = {"pending", "infeasible", "pruned", "slo_missed", "ok", "error"};
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(c->id));
+    json_object_set_new(o, "label", json_string(c->label));
+    json_object_set_new(o, "status", json_string(st[r->status]));
+    json_object_set_new(o, "gpu", json_string(c->gpu));
+    json_object_set_new(o, "mode", json_string(sim_mode_name(c->mode)));
+    json_object_set_new(o, "gpus", json_integer(c->gpus));
+    if (r->prices[0]) json_object_set_new(o, "prices", json_string(r->prices));
+    json_object_set_new(o, "pools", cand_pools_json(s, c));
     json_object_set_new(o, "max_seqs", json_integer(c->max_seqs));
     json_object_set_new(o, "max_batched_tokens", json_integer(c->max_batched_tokens));
     json_object_set_new(o, "chunk_tokens", json_integer(c->chunk_tokens));
@@ -374,34 +437,7 @@ static json_t *cand_json(const sim_search *s, int32_t i)
     }
     if (c->autoscale >= 0) json_object_set_new(o, "autoscale", json_boolean(c->autoscale == 1));
     json_object_set_new(o, "bound_rate", json_real(r->bound_rate));
-    if (r->status == SIM_CAND_OK) {
-        json_object_set_new(o, "rate", json_real(r->rate));
-        json_object_set_new(o, "goodput_per_gpu", json_real(r->goodput_per_gpu));
-        json_object_set_new(o, "run_tok_s_gpu", json_real(r->run_tok_s_gpu));
-        json_object_set_new(o, "tok_s_user", json_real(r->tok_s_user));
-        json_object_set_new(o, "ttft_ms", json_real(r->ttft_ms));
-        json_object_set_new(o, "tpot_ms", json_real(r->tpot_ms));
-        if (r->cost_per_mtok > 0) json_object_set_new(o, "cost_per_mtok", json_real(r->cost_per_mtok));
-        if (s->hetero && r->price > 0) json_object_set_new(o, "usd_per_hour", json_real(r->price * c->gpus));
-        if (r->joules_per_token > 0) json_object_set_new(o, "joules_per_output_token", json_real(r->joules_per_token));
-        if (s->n_as > 0) {
-            json_object_set_new(o, "gpus_held", json_real(r->gpus_held));
-            json_object_set_new(o, "gpu_hours", json_real(r->gpu_hours));
-            json_object_set_new(o, "requests_missed", json_integer(r->requests_missed));
-            if (r->price > 0) json_object_set_new(o, "usd", json_real(r->price * r->gpu_hours));
-        }
-        json_object_set_new(o, "score", json_real(r->score));
-        if (r->rep_n >= 2) {
-            json_t *rp = json_object();
-            json_object_set_new(rp, "n", json_integer(r->rep_n));
-            json_object_set_new(rp, "mean", json_real(r->rep_mean));
-            json_object_set_new(rp, "half_width", json_real(r->rep_half));
-            json_object_set_new(rp, "low", json_real(r->rep_low));
-            json_object_set_new(rp, "high", json_real(r->rep_high));
-            json_object_set_new(rp, "indistinguishable_from_best", json_boolean(r->rep_tied));
-            json_object_set_new(o, "replications", rp);
-        }
-    }
+    if (r->status == SIM_CAND_OK) cand_ok_json(s, c, r, o);
     json_object_set_new(o, "probes", json_integer(r->n_probes));
     json_object_set_new(o, "reason", json_string(r->reason));
     char w[512];
