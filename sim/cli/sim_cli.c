@@ -335,6 +335,64 @@ static char *params_json(const run_args *a)
     return s;
 }
 
+/* Loads the scenario with the overrides into sc, builds its cluster (*cl)
+ * and opens the results DB (*st, before the run so a bad path fails fast)
+ * and the trace (*trace, printed runs only). -1 to go on, else the exit
+ * code. */
+static int run_setup(const run_args *a, const char *const *sets, int n_sets, int print, sim_store **st,
+                     sim_scenario *sc, sim_cluster **cl, sim_trace_out **trace)
+{
+    sim_err err = {{0}};
+    int rc;
+    if ((rc = sim_loader_load_file(a->path, sets, n_sets, sc, &err)) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    if (a->db) snprintf(sc->output.db, sizeof sc->output.db, "%s", a->db);
+    if (a->no_db) sc->output.db[0] = '\0';
+    if ((rc = sim_cluster_create(sc, cl, &err)) < 0) {
+        print_build_error("", a->path, sets, n_sets, &err);
+        return rc == SIM_ENOTSUP ? 1 : EXIT_USAGE;
+    }
+    /* Open the DB before running so a bad path fails fast, not after the run. */
+    if (sc->output.db[0] && !*st && (rc = sim_store_open(sc->output.db, st, &err)) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        return rc == SIM_ENOMEM ? 1 : EXIT_USAGE; /* a bad --db / output.db path or file */
+    }
+    if (a->trace && print) {
+        if ((rc = sim_trace_out_open(a->trace, a->trace_t0, a->trace_t1, a->trace_max, trace, &err)) < 0) {
+            fprintf(stderr, "servesim: %s\n", err.msg);
+            return EXIT_USAGE;
+        }
+        sim_cluster_set_trace(*cl, *trace);
+    }
+    return -1;
+}
+
+/* Stores the run in st with the scenario's text and the run's flags; 0, or
+ * 1 when writing failed (said on stderr). */
+static int run_store(const run_args *a, const char *const *sets, int n_sets, int print, sim_store *st,
+                     const sim_scenario *sc, sim_cluster *cl, const sim_summary *sum, char *db_used, size_t db_len)
+{
+    sim_err err = {{0}};
+    int rc = 0;
+    run_args pa = *a;
+    memcpy(pa.sets, sets, (size_t)n_sets * sizeof *sets);
+    pa.n_sets = n_sets;
+    char *text = read_text(a->path), *params = params_json(&pa);
+    int64_t run_id = 0;
+    if (sim_store_write_run(st, sc, text, params, sum, sim_cluster_metrics(cl), &run_id, &err) < 0) {
+        fprintf(stderr, "servesim: %s\n", err.msg);
+        rc = 1;
+    } else {
+        if (print && !a->json) printf("results: run %lld stored in %s\n", (long long)run_id, sc->output.db);
+        if (db_used) snprintf(db_used, db_len, "%s", sc->output.db);
+    }
+    free(text);
+    free(params);
+    return rc;
+}
+
 /* One simulation: load with the given overrides, run, print (unless the
  * caller prints a sweep table), store. *st is opened on first use. */
 static int run_one(const run_args *a, const char *const *sets, int n_sets, int print, sim_store **st,
@@ -343,36 +401,11 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
     sim_err err = {{0}};
     sim_scenario *sc = malloc(sizeof *sc);
     sim_cluster *cl = NULL;
-    char *text = NULL, *params = NULL;
     sim_trace_out *trace = NULL;
     int rc, exit_code = 1;
     if (!sc) goto fail;
-    if ((rc = sim_loader_load_file(a->path, sets, n_sets, sc, &err)) < 0) {
-        fprintf(stderr, "servesim: %s\n", err.msg);
-        exit_code = EXIT_USAGE;
-        goto fail;
-    }
-    if (a->db) snprintf(sc->output.db, sizeof sc->output.db, "%s", a->db);
-    if (a->no_db) sc->output.db[0] = '\0';
-    if ((rc = sim_cluster_create(sc, &cl, &err)) < 0) {
-        print_build_error("", a->path, sets, n_sets, &err);
-        exit_code = rc == SIM_ENOTSUP ? 1 : EXIT_USAGE;
-        goto fail;
-    }
-    /* Open the DB before running so a bad path fails fast, not after the run. */
-    if (sc->output.db[0] && !*st && (rc = sim_store_open(sc->output.db, st, &err)) < 0) {
-        fprintf(stderr, "servesim: %s\n", err.msg);
-        exit_code = rc == SIM_ENOMEM ? 1 : EXIT_USAGE; /* a bad --db / output.db path or file */
-        goto fail;
-    }
-    if (a->trace && print) {
-        if ((rc = sim_trace_out_open(a->trace, a->trace_t0, a->trace_t1, a->trace_max, &trace, &err)) < 0) {
-            fprintf(stderr, "servesim: %s\n", err.msg);
-            exit_code = EXIT_USAGE;
-            goto fail;
-        }
-        sim_cluster_set_trace(cl, trace);
-    }
+    if ((exit_code = run_setup(a, sets, n_sets, print, st, sc, &cl, &trace)) >= 0) goto fail;
+    exit_code = 1;
     progress_state ps = {sim_wall_s(), 0, 0};
     if (!a->quiet && isatty(2)) sim_cluster_set_progress(cl, draw_progress, &ps);
     if (label) sim_cluster_describe(cl, label, label_len);
@@ -403,25 +436,10 @@ static int run_one(const run_args *a, const char *const *sets, int n_sets, int p
     if (print && a->json) sim_summary_print_json(stdout, sum);
     else if (print) sim_summary_print_table(stdout, sum, sc);
     if (sum->overloaded) fprintf(stderr, "servesim: overload: %s\n", sum->overload_reason);
-    if (sc->output.db[0] && *st) {
-        run_args pa = *a;
-        memcpy(pa.sets, sets, (size_t)n_sets * sizeof *sets);
-        pa.n_sets = n_sets;
-        text = read_text(a->path);
-        params = params_json(&pa);
-        int64_t run_id = 0;
-        if (sim_store_write_run(*st, sc, text, params, sum, sim_cluster_metrics(cl), &run_id, &err) < 0) {
-            fprintf(stderr, "servesim: %s\n", err.msg);
-            goto fail;
-        }
-        if (print && !a->json) printf("results: run %lld stored in %s\n", (long long)run_id, sc->output.db);
-        if (db_used) snprintf(db_used, db_len, "%s", sc->output.db);
-    }
+    if (sc->output.db[0] && *st && run_store(a, sets, n_sets, print, *st, sc, cl, sum, db_used, db_len)) goto fail;
     exit_code = sum->overloaded ? EXIT_OVERLOAD : 0;
 fail:
     if (trace) sim_trace_out_close(trace, NULL, NULL);
-    free(text);
-    free(params);
     sim_cluster_destroy(cl);
     free(sc);
     return exit_code;
@@ -624,64 +642,80 @@ static int draw_plots(const run_args *a, int sweep)
     return rc;
 }
 
+/* run --out DIR: the folder made (not with --no-db: its plots draw from the
+ * results DB). -1 to go on, else the exit code. */
+static int run_out_dir(const run_args *a)
+{
+    if (!a->out_dir) return -1;
+    if (a->no_db) {
+        fprintf(stderr, "servesim: --out draws from the results DB; drop --no-db\n");
+        return EXIT_USAGE;
+    }
+    if (mkdir(a->out_dir, 0777) < 0 && errno != EEXIST) {
+        fprintf(stderr, "servesim: --out %s: %s\n", a->out_dir, strerror(errno));
+        return 1;
+    }
+    return -1;
+}
+
+/* The scenario's stem (naming the --out files and DB) and the sweep: the
+ * one --sweep gives, else the scenario's own; a sweep excludes --trace, and
+ * --jobs needs --replications. -1 to go on, else the exit code. */
+static int run_sweep_spec(run_args *a, char *key, size_t kl, char *values, size_t vl)
+{
+    /* The scenario (its name names the --out files; it may declare a sweep). */
+    sim_scenario *sc0 = malloc(sizeof *sc0);
+    sim_err err0 = {{0}};
+    if (!sc0) return 1;
+    if (sim_loader_load_file(a->path, a->sets, a->n_sets, sc0, &err0) < 0) {
+        fprintf(stderr, "servesim: %s\n", err0.msg);
+        free(sc0);
+        return EXIT_USAGE;
+    }
+    sim_file_stem(a->stem, sizeof a->stem, sc0->name);
+    if (!a->sweep) {
+        /* The sweep may be declared in the scenario itself. */
+        snprintf(key, kl, "%s", sc0->sweep.key);
+        snprintf(values, vl, "%s", sc0->sweep.values);
+    }
+    free(sc0);
+    if (a->out_dir && !a->db) {
+        char name[300];
+        snprintf(name, sizeof name, "%s.db", a->stem);
+        sim_file_join(a->out_db, sizeof a->out_db, a->out_dir, name);
+        a->db = a->out_db;
+    }
+    if (a->sweep) {
+        const char *eq = strchr(a->sweep, '=');
+        if (!eq || eq == a->sweep || !eq[1]) {
+            fprintf(stderr, "servesim: --sweep needs key.path=v1,v2,...\n");
+            return EXIT_USAGE;
+        }
+        snprintf(key, kl, "%.*s", (int)(eq - a->sweep), a->sweep);
+        snprintf(values, vl, "%s", eq + 1);
+    } else if (key[0] && !values[0]) {
+        fprintf(stderr, "servesim: %s: sweep.key '%s' is set but sweep.values is empty\n", a->path, key);
+        return EXIT_USAGE;
+    }
+    if (key[0] && a->trace) {
+        fprintf(stderr, "servesim: --trace records one run: not with a sweep (add --set sweep.key= or drop --sweep)\n");
+        return EXIT_USAGE;
+    }
+    if (a->jobs && !a->replications) {
+        fprintf(stderr, "servesim: --jobs runs replications in parallel: give --replications N too\n");
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     run_args a;
     int prc = parse_run_args(argc, argv, usage_run, 1, &a);
     if (prc) return prc > 0 ? 0 : EXIT_USAGE;
-    if (a.out_dir) {
-        if (a.no_db) {
-            fprintf(stderr, "servesim: --out draws from the results DB; drop --no-db\n");
-            return EXIT_USAGE;
-        }
-        if (mkdir(a.out_dir, 0777) < 0 && errno != EEXIST) {
-            fprintf(stderr, "servesim: --out %s: %s\n", a.out_dir, strerror(errno));
-            return 1;
-        }
-    }
     char key[256] = "", values[1024] = "";
-    /* The scenario (its name names the --out files; it may declare a sweep). */
-    sim_scenario *sc0 = malloc(sizeof *sc0);
-    sim_err err0 = {{0}};
-    if (!sc0) return 1;
-    if (sim_loader_load_file(a.path, a.sets, a.n_sets, sc0, &err0) < 0) {
-        fprintf(stderr, "servesim: %s\n", err0.msg);
-        free(sc0);
-        return EXIT_USAGE;
-    }
-    sim_file_stem(a.stem, sizeof a.stem, sc0->name);
-    if (!a.sweep) {
-        /* The sweep may be declared in the scenario itself. */
-        snprintf(key, sizeof key, "%s", sc0->sweep.key);
-        snprintf(values, sizeof values, "%s", sc0->sweep.values);
-    }
-    free(sc0);
-    if (a.out_dir && !a.db) {
-        char name[300];
-        snprintf(name, sizeof name, "%s.db", a.stem);
-        sim_file_join(a.out_db, sizeof a.out_db, a.out_dir, name);
-        a.db = a.out_db;
-    }
-    if (a.sweep) {
-        const char *eq = strchr(a.sweep, '=');
-        if (!eq || eq == a.sweep || !eq[1]) {
-            fprintf(stderr, "servesim: --sweep needs key.path=v1,v2,...\n");
-            return EXIT_USAGE;
-        }
-        snprintf(key, sizeof key, "%.*s", (int)(eq - a.sweep), a.sweep);
-        snprintf(values, sizeof values, "%s", eq + 1);
-    } else if (key[0] && !values[0]) {
-        fprintf(stderr, "servesim: %s: sweep.key '%s' is set but sweep.values is empty\n", a.path, key);
-        return EXIT_USAGE;
-    }
-    if (key[0] && a.trace) {
-        fprintf(stderr, "servesim: --trace records one run: not with a sweep (add --set sweep.key= or drop --sweep)\n");
-        return EXIT_USAGE;
-    }
-    if (a.jobs && !a.replications) {
-        fprintf(stderr, "servesim: --jobs runs replications in parallel: give --replications N too\n");
-        return EXIT_USAGE;
-    }
+    if ((prc = run_out_dir(&a)) >= 0 || (prc = run_sweep_spec(&a, key, sizeof key, values, sizeof values)) >= 0)
+        return prc;
     if (a.replications) {
         const char *clash = key[0] ? (a.sweep ? "--sweep" : "a sweep (add --set sweep.key=)") : a.trace ? "--trace"
                             : a.out_dir ? "--out" : NULL;

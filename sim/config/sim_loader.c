@@ -398,6 +398,93 @@ static int ensure_kind(ctx *c, sim_yaml_node **slot, sim_yaml_kind kind, const c
     return 0;
 }
 
+/* A YAML null scalar (a key or list item named but not yet given). */
+static sim_yaml_node *null_scalar(const char *origin)
+{
+    sim_yaml_node *v = sim_yaml_node_new(SIM_YAML_SCALAR, origin);
+    if (v) v->is_null = 1;
+    return v;
+}
+
+/* One step into list item comp of the list at *slot (made a list when
+ * empty); over a base scenario its own items can be named alone (the items
+ * before stand as empty mappings, the base's unchanged), and the index
+ * just past the end adds one. */
+static int set_step_list(ctx *c, sim_yaml_node ***slot, const char *comp, const char *pattern, const char *path,
+                         const char *origin)
+{
+    int rc;
+    if (!all_digits(comp))
+        return sim_err_set(c->err, SIM_EINVAL, "%s: '%.100s' is not a list index (%s takes 0, 1, ...)", origin, comp,
+                           path);
+    if ((rc = ensure_kind(c, *slot, SIM_YAML_SEQ, origin, path))) return rc;
+    sim_yaml_node *seq = **slot;
+    size_t idx = (size_t)strtoul(comp, NULL, 10);
+    size_t base_n = !strcmp(pattern, "workload.classes") ? c->base_classes : c->base_items;
+    while (seq->n < idx && seq->n < base_n) {
+        sim_yaml_node *keep = sim_yaml_node_new(SIM_YAML_MAP, origin);
+        if (!keep) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
+        if ((rc = sim_yaml_seq_add(seq, keep, c->err))) return rc;
+    }
+    if (idx > seq->n)
+        return sim_err_set(c->err, SIM_EINVAL, "%s: index %zu is past the end of %s (it has %zu items; %zu adds one)",
+                           origin, idx, path, seq->n, seq->n);
+    if (idx == seq->n) {
+        sim_yaml_node *item = null_scalar(origin);
+        if (!item) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
+        if ((rc = sim_yaml_seq_add(seq, item, c->err))) return rc;
+    }
+    *slot = &seq->items[idx];
+    return 0;
+}
+
+/* One step into key comp of the mapping at *slot (made a mapping when
+ * empty; the key added when missing); npat is the key's schema pattern. */
+static int set_step_map(ctx *c, sim_yaml_node ***slot, const char *comp, const char *pattern, const char *npat,
+                        const char *path, const char *npath, const char *origin)
+{
+    int rc;
+    if (strlen(comp) > KEY_MAX || strchr(comp, '*') || !sim_schema_lookup(npat))
+        return unknown_key(c, origin, pattern, comp, npath);
+    if ((rc = ensure_kind(c, *slot, SIM_YAML_MAP, origin, path))) return rc;
+    sim_yaml_node *map = **slot;
+    sim_yaml_pair *p = sim_yaml_map_find(map, comp);
+    if (!p) {
+        sim_yaml_node *v = null_scalar(origin);
+        if (!v) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
+        if ((rc = sim_yaml_map_add(map, comp, v, c->err))) return rc;
+        p = &map->pairs[map->n - 1];
+    }
+    *slot = &p->value;
+    return 0;
+}
+
+/* The override's value parsed as YAML (an empty one is the empty string,
+ * not "no value"). */
+static int set_value(ctx *c, const char *text, const char *origin, sim_yaml_node **out)
+{
+    sim_yaml_node *v = NULL;
+    int rc = sim_yaml_parse(text, strlen(text), origin, "scenario", &v, c->err);
+    if (rc) {
+        /* Line 1, column N of the value string would read as part of the
+         * override text; keep only libyaml's description of the problem. */
+        const char *why = c->err ? strstr(c->err->msg, "YAML syntax error") : NULL;
+        if (why) {
+            char tmp[sizeof c->err->msg];
+            snprintf(tmp, sizeof tmp, "%s", why);
+            return sim_err_set(c->err, rc, "%s: %s", origin, tmp);
+        }
+        return rc;
+    }
+    if (!v) {
+        /* "--set output.db=" means the empty string, not "no value". */
+        v = sim_yaml_node_new(SIM_YAML_SCALAR, origin);
+        if (!v) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
+    }
+    *out = v;
+    return 0;
+}
+
 /* Applies one "key.path=value". `origin` is "--set key.path=value" and must
  * outlive the tree (nodes point at it). */
 static int apply_set(ctx *c, const char *set, const char *origin)
@@ -415,53 +502,18 @@ static int apply_set(ctx *c, const char *set, const char *origin)
 
     sim_yaml_node **slot = &c->root;
     char *save = NULL;
+    int rc;
     for (char *comp = strtok_r(key, ".", &save); comp; comp = strtok_r(NULL, ".", &save)) {
         const sim_schema_field *f = sim_schema_lookup(pattern);
         char npat[PATH_BUF], npath[PATH_BUF];
-        int rc;
         if (f && f->type == SIM_SCHEMA_LIST) {
-            if (!all_digits(comp))
-                return sim_err_set(c->err, SIM_EINVAL, "%s: '%.100s' is not a list index (%s takes 0, 1, ...)",
-                                   origin, comp, path);
             join(npat, sizeof npat, pattern, "*");
             join(npath, sizeof npath, path, comp);
-            if ((rc = ensure_kind(c, slot, SIM_YAML_SEQ, origin, path))) return rc;
-            sim_yaml_node *seq = *slot;
-            size_t idx = (size_t)strtoul(comp, NULL, 10);
-            /* Over a base scenario its own items can be named alone: the
-             * items before stand as empty mappings (the base's, unchanged). */
-            size_t base_n = !strcmp(pattern, "workload.classes") ? c->base_classes : c->base_items;
-            while (seq->n < idx && seq->n < base_n) {
-                sim_yaml_node *keep = sim_yaml_node_new(SIM_YAML_MAP, origin);
-                if (!keep) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
-                if ((rc = sim_yaml_seq_add(seq, keep, c->err))) return rc;
-            }
-            if (idx > seq->n)
-                return sim_err_set(c->err, SIM_EINVAL,
-                                   "%s: index %zu is past the end of %s (it has %zu items; %zu adds one)",
-                                   origin, idx, path, seq->n, seq->n);
-            if (idx == seq->n) {
-                sim_yaml_node *item = sim_yaml_node_new(SIM_YAML_SCALAR, origin);
-                if (!item) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
-                item->is_null = 1;
-                if ((rc = sim_yaml_seq_add(seq, item, c->err))) return rc;
-            }
-            slot = &seq->items[idx];
+            if ((rc = set_step_list(c, &slot, comp, pattern, path, origin))) return rc;
         } else if (f && f->type == SIM_SCHEMA_MAP) {
             join(npath, sizeof npath, path, comp);
             join(npat, sizeof npat, pattern, comp);
-            if (strlen(comp) > KEY_MAX || strchr(comp, '*') || !sim_schema_lookup(npat))
-                return unknown_key(c, origin, pattern, comp, npath);
-            if ((rc = ensure_kind(c, slot, SIM_YAML_MAP, origin, path))) return rc;
-            sim_yaml_pair *p = sim_yaml_map_find(*slot, comp);
-            if (!p) {
-                sim_yaml_node *v = sim_yaml_node_new(SIM_YAML_SCALAR, origin);
-                if (!v) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
-                v->is_null = 1;
-                if ((rc = sim_yaml_map_add(*slot, comp, v, c->err))) return rc;
-                p = &(*slot)->pairs[(*slot)->n - 1];
-            }
-            slot = &p->value;
+            if ((rc = set_step_map(c, &slot, comp, pattern, npat, path, npath, origin))) return rc;
         } else {
             return sim_err_set(c->err, SIM_EINVAL, "%s: %s is a single value; it has no key '%.100s'",
                                origin, path, comp);
@@ -470,25 +522,8 @@ static int apply_set(ctx *c, const char *set, const char *origin)
         snprintf(path, sizeof path, "%s", npath);
     }
     if (!*path) return sim_err_set(c->err, SIM_EINVAL, "%s: expected key.path=value", origin);
-
     sim_yaml_node *v = NULL;
-    int rc = sim_yaml_parse(eq + 1, strlen(eq + 1), origin, "scenario", &v, c->err);
-    if (rc) {
-        /* Line 1, column N of the value string would read as part of the
-         * override text; keep only libyaml's description of the problem. */
-        const char *why = c->err ? strstr(c->err->msg, "YAML syntax error") : NULL;
-        if (why) {
-            char tmp[sizeof c->err->msg];
-            snprintf(tmp, sizeof tmp, "%s", why);
-            return sim_err_set(c->err, rc, "%s: %s", origin, tmp);
-        }
-        return rc;
-    }
-    if (!v) {
-        /* "--set output.db=" means the empty string, not "no value". */
-        v = sim_yaml_node_new(SIM_YAML_SCALAR, origin);
-        if (!v) return sim_err_set(c->err, SIM_ENOMEM, "%s: out of memory", origin);
-    }
+    if ((rc = set_value(c, eq + 1, origin, &v))) return rc;
     strip_marks(v);
     sim_yaml_free(*slot);
     *slot = v;

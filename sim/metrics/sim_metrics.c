@@ -417,6 +417,76 @@ static void load_cv_fill(const double *load, int32_t n_instances, sim_summary *o
     out->load_cv = mean > 0 ? sd / mean : 0;
 }
 
+/* Prefix-cache hit rate (of in_tok input tokens) and load imbalance across
+ * instances. */
+static int records_cache_load(const sim_metrics *m, int64_t in_tok, sim_summary *out, sim_err *err)
+{
+    int64_t n = m->n_req;
+    const sim_req_record *r = m->req;
+    int64_t cached = 0;
+    double *load = m->n_instances > 0 ? calloc((size_t)m->n_instances, sizeof *load) : NULL;
+    if (m->n_instances > 0 && !load)
+        return sim_err_set(err, SIM_ENOMEM, "metrics: out of memory for the load of %d instances", m->n_instances);
+    for (int64_t i = 0; i < n; i++) {
+        cached += r[i].cached_tokens;
+        if (load && r[i].instance >= 0 && r[i].instance < m->n_instances)
+            load[r[i].instance] += (double)r[i].input_tokens + r[i].output_tokens;
+    }
+    out->cache_hit_rate = in_tok > 0 ? (double)cached / (double)in_tok : 0;
+    load_cv_fill(load, m->n_instances, out);
+    free(load);
+    return 0;
+}
+
+/* TTFT, TPOT, end-to-end and queueing percentiles, through the scratch
+ * array v (n slots). */
+static void records_latencies(const sim_req_record *r, int64_t n, double *v, sim_summary *out)
+{
+    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(sim_req_record_first_seen(&r[i]) - r[i].arrival);
+    stat_fill(v, (size_t)n, &out->ttft_ms);
+    size_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (sim_metrics_request_tpot_ms(&r[i], &v[k])) k++;
+    stat_fill(v, k, &out->tpot_ms);
+    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(sim_req_record_last_seen(&r[i]) - r[i].arrival);
+    stat_fill(v, (size_t)n, &out->e2e_ms);
+    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(r[i].first_scheduled - r[i].arrival);
+    stat_fill(v, (size_t)n, &out->queue_ms);
+}
+
+/* Disaggregation: requests whose KV moved between instances, through the
+ * scratch array v. */
+static void records_pd(const sim_req_record *r, int64_t n, double *v, sim_summary *out)
+{
+    sim_pd_summary *pd = &out->pd;
+    double q = 0, pf = 0, fd = 0;
+    int64_t nfd = 0;
+    size_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!(r[i].kv_bytes > 0)) continue; /* only requests whose KV moved */
+        v[k++] = ns_to_ms(r[i].kv_arrived - r[i].kv_reserved);
+        pd->kv_bytes_moved += r[i].kv_bytes;
+        q += ns_to_ms(r[i].first_scheduled - r[i].arrival);
+        pf += ns_to_ms(r[i].first_token - r[i].first_scheduled);
+        if (r[i].decode_first >= 0) {
+            fd += ns_to_ms(r[i].decode_first - r[i].kv_arrived);
+            nfd++;
+        }
+    }
+    pd->moved = (int64_t)k;
+    pd->enabled = k > 0;
+    if (k > 0) {
+        pd->ttft_queue_ms = q / (double)k;
+        pd->ttft_prefill_ms = pf / (double)k;
+        pd->first_decode_ms = nfd ? fd / (double)nfd : 0;
+        stat_fill(v, k, &pd->transfer_ms);
+        k = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (r[i].kv_bytes > 0) v[k++] = ns_to_ms(r[i].kv_reserved - r[i].first_token);
+        stat_fill(v, k, &pd->backpressure_ms);
+    }
+}
+
 /* Every request kept: exact percentiles from the records. */
 static int summarize_records(const sim_metrics *m, const sim_slo_cfg *slo, sim_summary *out, req_totals *tot,
                              sim_err *err)
@@ -443,64 +513,16 @@ static int summarize_records(const sim_metrics *m, const sim_slo_cfg *slo, sim_s
         preempt += r[i].preemptions;
         good += sim_metrics_request_good(&r[i], slo);
     }
-    /* Prefix-cache hit rate and load imbalance across instances. */
-    int64_t cached = 0;
-    double *load = m->n_instances > 0 ? calloc((size_t)m->n_instances, sizeof *load) : NULL;
-    if (m->n_instances > 0 && !load) {
+    int rc = records_cache_load(m, in_tok, out, err);
+    if (rc) {
         free(v);
-        return sim_err_set(err, SIM_ENOMEM, "metrics: out of memory for the load of %d instances", m->n_instances);
+        return rc;
     }
-    for (int64_t i = 0; i < n; i++) {
-        cached += r[i].cached_tokens;
-        if (load && r[i].instance >= 0 && r[i].instance < m->n_instances)
-            load[r[i].instance] += (double)r[i].input_tokens + r[i].output_tokens;
-    }
-    out->cache_hit_rate = in_tok > 0 ? (double)cached / (double)in_tok : 0;
-    load_cv_fill(load, m->n_instances, out);
-    free(load);
     out->requests_completed = n;
     out->requests_good = good;
     out->preemptions = preempt;
-
-    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(sim_req_record_first_seen(&r[i]) - r[i].arrival);
-    stat_fill(v, (size_t)n, &out->ttft_ms);
-    size_t k = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (sim_metrics_request_tpot_ms(&r[i], &v[k])) k++;
-    stat_fill(v, k, &out->tpot_ms);
-    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(sim_req_record_last_seen(&r[i]) - r[i].arrival);
-    stat_fill(v, (size_t)n, &out->e2e_ms);
-    for (int64_t i = 0; i < n; i++) v[i] = ns_to_ms(r[i].first_scheduled - r[i].arrival);
-    stat_fill(v, (size_t)n, &out->queue_ms);
-
-    /* Disaggregation: requests whose KV moved between instances. */
-    sim_pd_summary *pd = &out->pd;
-    double q = 0, pf = 0, fd = 0;
-    int64_t nfd = 0;
-    k = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (!(r[i].kv_bytes > 0)) continue; /* only requests whose KV moved */
-        v[k++] = ns_to_ms(r[i].kv_arrived - r[i].kv_reserved);
-        pd->kv_bytes_moved += r[i].kv_bytes;
-        q += ns_to_ms(r[i].first_scheduled - r[i].arrival);
-        pf += ns_to_ms(r[i].first_token - r[i].first_scheduled);
-        if (r[i].decode_first >= 0) {
-            fd += ns_to_ms(r[i].decode_first - r[i].kv_arrived);
-            nfd++;
-        }
-    }
-    pd->moved = (int64_t)k;
-    pd->enabled = k > 0;
-    if (k > 0) {
-        pd->ttft_queue_ms = q / (double)k;
-        pd->ttft_prefill_ms = pf / (double)k;
-        pd->first_decode_ms = nfd ? fd / (double)nfd : 0;
-        stat_fill(v, k, &pd->transfer_ms);
-        k = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (r[i].kv_bytes > 0) v[k++] = ns_to_ms(r[i].kv_reserved - r[i].first_token);
-        stat_fill(v, k, &pd->backpressure_ms);
-    }
+    records_latencies(r, n, v, out);
+    records_pd(r, n, v, out);
     free(v);
     *tot = (req_totals){n, in_tok, out_tok, good, t0, t1};
     return 0;

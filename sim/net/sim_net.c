@@ -390,21 +390,11 @@ static void flow_set_rate(sim_net *net, int32_t fi, double rate, sim_time now)
                              (uint64_t)fi);
 }
 
-/* Max-min fair rates for the component of the dirty links: collect it by
- * breadth-first search over link -> flows -> links, then progressive
- * filling. The link with the smallest fair share rem/nun saturates first and
- * fixes the rate of all its unfrozen flows; freezing a flow at share s on
- * another link can only raise that link's share (s <= its share), so the
- * heap only ever needs increase-key (a sift down). Cost: O(F + L) for the
- * search and O((F + L) log L) for the filling, F flows and L links in the
- * component. */
-static void solve_event(sim_engine *eng, void *ctx, uint64_t arg)
+/* The component of the dirty links, by breadth-first search over link ->
+ * flows -> links: its links into comp_links (*ncl_out of them) and flows
+ * into comp_flows; returns how many flows. */
+static int32_t solve_component(sim_net *net, uint32_t ep, int32_t *ncl_out)
 {
-    sim_net *net = ctx;
-    sim_time now = sim_engine_now(eng);
-    (void)arg;
-    net->solve_ev = 0;
-    uint32_t ep = ++net->epoch;
     int32_t ncl = 0, ncf = 0;
     for (int32_t i = 0; i < net->ndirty; i++) {
         link_rt *l = &net->links[net->dirty[i]];
@@ -432,11 +422,13 @@ static void solve_event(sim_engine *eng, void *ctx, uint64_t arg)
             }
         }
     }
-    net->st.solves++;
-    net->st.solve_links += (uint64_t)ncl;
-    net->st.solve_flows += (uint64_t)ncf;
-    if (ncf == 0) return;
+    *ncl_out = ncl;
+    return ncf;
+}
 
+/* Progressive filling over the component's ncl links: each flow's new_rate. */
+static void solve_fill(sim_net *net, uint32_t ep, int32_t ncl, sim_time now)
+{
     net->nheap = 0;
     for (int32_t i = 0; i < ncl; i++) {
         int32_t li = net->comp_links[i];
@@ -475,6 +467,31 @@ static void solve_event(sim_engine *eng, void *ctx, uint64_t arg)
         }
         l->nun = 0;
     }
+}
+
+/* Max-min fair rates for the component of the dirty links: collect it by
+ * breadth-first search over link -> flows -> links, then progressive
+ * filling. The link with the smallest fair share rem/nun saturates first and
+ * fixes the rate of all its unfrozen flows; freezing a flow at share s on
+ * another link can only raise that link's share (s <= its share), so the
+ * heap only ever needs increase-key (a sift down). Cost: O(F + L) for the
+ * search and O((F + L) log L) for the filling, F flows and L links in the
+ * component. */
+static void solve_event(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    sim_net *net = ctx;
+    sim_time now = sim_engine_now(eng);
+    (void)arg;
+    net->solve_ev = 0;
+    uint32_t ep = ++net->epoch;
+    int32_t ncl;
+    int32_t ncf = solve_component(net, ep, &ncl);
+    net->st.solves++;
+    net->st.solve_links += (uint64_t)ncl;
+    net->st.solve_flows += (uint64_t)ncf;
+    if (ncf == 0) return;
+
+    solve_fill(net, ep, ncl, now);
     for (int32_t i = 0; i < ncf; i++) {
         int32_t fi = net->comp_flows[i];
         SIM_ASSERT(net->flows[fi].frozen == ep && net->flows[fi].new_rate > 0, now);

@@ -592,20 +592,24 @@ static void short_label(FILE *f, const char *label, char *prev, size_t pl)
     snprintf(prev, pl, "%s", b);
 }
 
-static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f, int *series, char *extra, size_t el,
-                       sim_err *err)
+/* The recommended candidate's id: the search's rank-1 final run (by id:
+ * candidates tied on score are told apart only by the search's ranking);
+ * -1 when no final run is stored. */
+static int64_t pareto_recommended(const run_row *r, int n, const char *sess)
 {
-    const char *sess = latest_session(r, n);
-    if (!sess[0]) return sim_err_set(err, SIM_EINVAL, "no search runs in %s (run `servesim search` with a DB)", o->db);
-    ppoint *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
-    if (!p) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    /* The recommended candidate is the search's rank-1 final run, by id:
-     * candidates tied on score are told apart only by the search's ranking. */
     int64_t rec = -1;
     for (int i = n - 1; i >= 0 && rec < 0; i--)
         if (r[i].search && jtrue(r[i].search, "final") && (int)jnum(r[i].search, "rank") == 1 &&
             strcmp(jstr(r[i].search, "session"), sess) == 0)
             rec = (int64_t)jnum(r[i].search, "candidate");
+    return rec;
+}
+
+/* The session's best-probe points into p (rec marks the recommended one);
+ * *best is the recommended run's row (else the highest score's, -1 when
+ * none). Returns how many. */
+static int pareto_points(const run_row *r, int n, const char *sess, int64_t rec, ppoint *p, int *best_out)
+{
     int m = 0, best = -1, by_id = -1;
     for (int i = 0; i < n; i++)
         if (r[i].search && jtrue(r[i].search, "best") && !jtrue(r[i].search, "final") &&
@@ -629,11 +633,14 @@ static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f,
     if (by_id >= 0) best = by_id; /* else (no final runs stored): the highest score */
     else if (best >= 0)
         for (int i = 0; i < m; i++) p[i].rec = strcmp(p[i].label, jstr(r[best].search, "label")) == 0;
-    if (m == 0) {
-        free(p);
-        return sim_err_set(err, SIM_EINVAL, "the latest search in %s has no candidate meeting the SLO", o->db);
-    }
-    /* One block per mode present: colocated and disaggregated told apart. */
+    *best_out = best;
+    return m;
+}
+
+/* One data block per mode present: colocated and disaggregated told apart.
+ * Returns how many. */
+static int pareto_mode_blocks(FILE *f, const ppoint *p, int m)
+{
     static const char *const mode_order[] = {"colocated", "pd", "af", "pd+af", "other"};
     int nmodes = 0;
     for (int q = 0; q < 5; q++) {
@@ -646,11 +653,13 @@ static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f,
         fputs("\n\n", f);
         nmodes++;
     }
-    ppoint *fr = malloc((size_t)m * sizeof *fr);
-    if (!fr) {
-        free(p);
-        return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    }
+    return nmodes;
+}
+
+/* The two frontiers' blocks, against tokens/s per user and against TTFT
+ * (p is sorted in place; fr has room for m points). */
+static void pareto_frontiers(FILE *f, ppoint *p, int m, ppoint *fr)
+{
     /* Frontier against tokens/s per user: from the fastest per-user speed
      * down, a point is on it when its goodput beats every faster point's. */
     qsort(p, (size_t)m, sizeof *p, cmp_ppoint);
@@ -685,6 +694,29 @@ static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f,
         short_label(f, fr[i].label, prev, sizeof prev);
         fputc('\n', f);
     }
+}
+
+static int data_pareto(const sim_plot_opts *o, const run_row *r, int n, FILE *f, int *series, char *extra, size_t el,
+                       sim_err *err)
+{
+    const char *sess = latest_session(r, n);
+    if (!sess[0]) return sim_err_set(err, SIM_EINVAL, "no search runs in %s (run `servesim search` with a DB)", o->db);
+    ppoint *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (!p) return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    int64_t rec = pareto_recommended(r, n, sess);
+    int best;
+    int m = pareto_points(r, n, sess, rec, p, &best);
+    if (m == 0) {
+        free(p);
+        return sim_err_set(err, SIM_EINVAL, "the latest search in %s has no candidate meeting the SLO", o->db);
+    }
+    int nmodes = pareto_mode_blocks(f, p, m);
+    ppoint *fr = malloc((size_t)m * sizeof *fr);
+    if (!fr) {
+        free(p);
+        return sim_err_set(err, SIM_ENOMEM, "out of memory");
+    }
+    pareto_frontiers(f, p, m, fr);
     fputs("\n\n\"recommended\" x y ttft\n", f);
     fprintf(f, "%.6g %.6g %.6g\n", jnum(r[best].search, "tok_s_user"), jnum(r[best].search, "goodput_per_gpu"),
             jnum(r[best].search, "ttft_ms"));
@@ -823,11 +855,10 @@ int sim_plot_slo(const char *db, int64_t run, double *ttft, double *tpot, sim_er
     return 0;
 }
 
-int sim_plot_make(const sim_plot_opts *o, sim_err *err)
+/* The options a figure needs: a results DB, a .png or .svg output path
+ * without quotes, gnuplot, and the kind's template (its folder into tdir). */
+static int plot_check(const sim_plot_opts *o, const char *kind, const char *ext, char *tdir, size_t tdl, sim_err *err)
 {
-    const char *kind = sim_plot_kind_name(o->kind);
-    char tdir[PATH_MAX], tmp[] = "/tmp/servesim-plot-XXXXXX", data[PATH_MAX], errf[PATH_MAX], tpl[PATH_MAX + 64];
-    const char *ext = o->out ? strrchr(o->out, '.') : NULL;
     if (!o->db || !o->out) return sim_err_set(err, SIM_EINVAL, "plot: needs a results DB and an output file");
     if (!ext || (strcmp(ext, ".png") != 0 && strcmp(ext, ".svg") != 0))
         return sim_err_set(err, SIM_EINVAL, "plot: output '%s' must end in .png or .svg", o->out);
@@ -838,9 +869,51 @@ int sim_plot_make(const sim_plot_opts *o, sim_err *err)
                            "gnuplot ('%s') was not found or does not run: install the gnuplot-nox package "
                            "(apt-get install gnuplot-nox) or set SERVESIM_GNUPLOT",
                            gnuplot_prog(o->gnuplot));
-    if (find_templates(o, kind, tdir, sizeof tdir) < 0)
+    if (find_templates(o, kind, tdir, tdl) < 0)
         return sim_err_set(err, SIM_EIO, "plot: template %s.gp not found (set SERVESIM_PLOTS to servesim's plots/ folder)",
                            kind);
+    return 0;
+}
+
+/* Runs gnuplot on the kind's template with the data file and the figure's
+ * variables; an error carries gnuplot's own message. */
+static int plot_gnuplot(const sim_plot_opts *o, const char *kind, const char *tdir, const char *data, const char *errf,
+                        int series, const char *title, const char *extra, double slo_ttft, double slo_tpot, int svg,
+                        sim_err *err)
+{
+    char tpl[PATH_MAX + 64];
+    int rc = 0;
+    char vars[PATH_MAX * 3 + 2048];
+    snprintf(vars, sizeof vars,
+             "datafile='%s'; outfile='%s'; termtype=\"%s\"; nseries=%d; plottitle='%s'; percentile='p90'; "
+             "templdir='%s'; slo_ttft=%.9g; slo_tpot=%.9g; %s",
+             data, o->out,
+             svg ? "svg size 1100,750 dynamic font 'Sans,11'" : "pngcairo size 1100,750 font 'Sans,10'", series, title, tdir,
+             slo_ttft, slo_tpot, extra);
+    snprintf(tpl, sizeof tpl, "%s/%s.gp", tdir, kind);
+    char *argv[] = {(char *)gnuplot_prog(o->gnuplot), "-e", vars, tpl, NULL};
+    int st = run_prog(argv, errf);
+    struct stat sb;
+    if (st != 0 || stat(o->out, &sb) != 0 || sb.st_size == 0) {
+        char msg[512] = "";
+        FILE *ef = fopen(errf, "r");
+        if (ef) {
+            size_t m = fread(msg, 1, sizeof msg - 1, ef);
+            msg[m] = '\0';
+            fclose(ef);
+        }
+        rc = sim_err_set(err, SIM_EIO, "plot: gnuplot failed on %s (status %d): %s", tpl, st, msg);
+    }
+    return rc;
+}
+
+int sim_plot_make(const sim_plot_opts *o, sim_err *err)
+{
+    const char *kind = sim_plot_kind_name(o->kind);
+    char tdir[PATH_MAX], tmp[] = "/tmp/servesim-plot-XXXXXX", data[PATH_MAX], errf[PATH_MAX];
+    const char *ext = o->out ? strrchr(o->out, '.') : NULL;
+    int rc = plot_check(o, kind, ext, tdir, sizeof tdir, err);
+    if (rc < 0) return rc;
     if (o->note && o->note_size) o->note[0] = '\0';
     sqlite3 *db = NULL;
     int prc = open_results_db(o, &db, err);
@@ -849,7 +922,7 @@ int sim_plot_make(const sim_plot_opts *o, sim_err *err)
     if (o->note && o->note_size && o->n_runs == 0 && o->kind != SIM_PLOT_SWEEP && o->kind != SIM_PLOT_TIMELINE)
         sim_store_search_note_db(db, o->db, o->note, o->note_size);
     run_row *rows = NULL;
-    int n = 0, series = 0, rc;
+    int n = 0, series = 0;
     const char *files[] = {"data.dat", "gnuplot.err"};
     if ((rc = load_runs(db, &rows, &n, err)) < 0) {
         sqlite3_close(db);
@@ -878,28 +951,7 @@ int sim_plot_make(const sim_plot_opts *o, sim_err *err)
     /* The SLO lines: the bounds of the runs drawn (the ones given, else the latest run). */
     double slo_ttft = 0, slo_tpot = 0;
     if (n > 0) run_slo(db, o->n_runs > 0 ? o->runs[0] : rows[n - 1].id, &slo_ttft, &slo_tpot);
-    char vars[PATH_MAX * 3 + 2048];
-    int svg = strcmp(ext, ".svg") == 0;
-    snprintf(vars, sizeof vars,
-             "datafile='%s'; outfile='%s'; termtype=\"%s\"; nseries=%d; plottitle='%s'; percentile='p90'; "
-             "templdir='%s'; slo_ttft=%.9g; slo_tpot=%.9g; %s",
-             data, o->out,
-             svg ? "svg size 1100,750 dynamic font 'Sans,11'" : "pngcairo size 1100,750 font 'Sans,10'", series, title, tdir,
-             slo_ttft, slo_tpot, extra);
-    snprintf(tpl, sizeof tpl, "%s/%s.gp", tdir, kind);
-    char *argv[] = {(char *)gnuplot_prog(o->gnuplot), "-e", vars, tpl, NULL};
-    int st = run_prog(argv, errf);
-    struct stat sb;
-    if (st != 0 || stat(o->out, &sb) != 0 || sb.st_size == 0) {
-        char msg[512] = "";
-        FILE *ef = fopen(errf, "r");
-        if (ef) {
-            size_t m = fread(msg, 1, sizeof msg - 1, ef);
-            msg[m] = '\0';
-            fclose(ef);
-        }
-        rc = sim_err_set(err, SIM_EIO, "plot: gnuplot failed on %s (status %d): %s", tpl, st, msg);
-    }
+    rc = plot_gnuplot(o, kind, tdir, data, errf, series, title, extra, slo_ttft, slo_tpot, strcmp(ext, ".svg") == 0, err);
 out:
     rm_tree(tmp, files, 2);
     rows_free(rows, n);

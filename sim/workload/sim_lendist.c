@@ -48,6 +48,42 @@ static int64_t clamp_real(double x, int64_t lo, int64_t hi)
     return clamp64((int64_t)llround(x), lo, hi);
 }
 
+/* One line of a length file: `value` or `value,weight` into *val and *wt
+ * (weight 1 when absent). Returns 0, 1 for a blank or '#' line, or the
+ * error. The line is trimmed in place. */
+static int lendist_parse_line(const char *path, long long lineno, char *line, ssize_t got, int64_t *val, double *wt,
+                              sim_err *err)
+{
+    char *s = line;
+    char *e = line + got;
+    while (s < e && isspace((unsigned char)*s)) s++;
+    while (e > s && isspace((unsigned char)e[-1])) e--;
+    if (s == e || *s == '#') return 1;
+    *e = '\0';
+    if (memchr(s, '\0', (size_t)(e - s)))
+        return sim_err_set(err, SIM_EINVAL, "%s:%lld: unexpected NUL byte", path, lineno);
+    char *comma = strchr(s, ',');
+    if (comma) *comma = '\0';
+    char *ve = comma ? comma : e; /* the value field, blanks before the comma left out */
+    while (ve > s && isspace((unsigned char)ve[-1])) ve--;
+    *val = 0;
+    int vrc = sim_parse_i64_n(s, (size_t)(ve - s), val);
+    if (vrc != SIM_PARSE_OK || *val < 1 || *val > INT32_MAX)
+        return sim_err_set(err, SIM_EINVAL,
+                           "%s:%lld: column 1 (value): expected an integer length in [1, %d], got '%.40s'", path,
+                           lineno, INT32_MAX, s);
+    *wt = 1.0;
+    if (comma) {
+        char *ws = comma + 1;
+        const char *wp = ws; /* blanks after the comma skipped; the line's end is already trimmed */
+        while (isspace((unsigned char)*wp)) wp++;
+        if (sim_parse_double(wp, wt) != SIM_PARSE_OK || *wt < 0)
+            return sim_err_set(err, SIM_EINVAL, "%s:%lld: column 2 (weight): expected a number >= 0, got '%.40s'",
+                               path, lineno, ws);
+    }
+    return 0;
+}
+
 /* Parses a length file (one integer per line, or `value,weight`); blank
  * lines and lines starting with '#' are skipped. On success the caller owns
  * *values and *weights. */
@@ -67,40 +103,11 @@ static int lendist_read_empirical(const char *path, int64_t **values, double **w
     ssize_t got;
     while ((got = getline(&line, &line_cap, f)) >= 0) {
         lineno++;
-        char *s = line;
-        char *e = line + got;
-        while (s < e && isspace((unsigned char)*s)) s++;
-        while (e > s && isspace((unsigned char)e[-1])) e--;
-        if (s == e || *s == '#') continue;
-        *e = '\0';
-        if (memchr(s, '\0', (size_t)(e - s))) {
-            rc = sim_err_set(err, SIM_EINVAL, "%s:%lld: unexpected NUL byte", path, lineno);
-            goto fail;
-        }
-        char *comma = strchr(s, ',');
-        if (comma) *comma = '\0';
-        char *ve = comma ? comma : e; /* the value field, blanks before the comma left out */
-        while (ve > s && isspace((unsigned char)ve[-1])) ve--;
-        int64_t val = 0;
-        int vrc = sim_parse_i64_n(s, (size_t)(ve - s), &val);
-        if (vrc != SIM_PARSE_OK || val < 1 || val > INT32_MAX) {
-            rc = sim_err_set(err, SIM_EINVAL,
-                             "%s:%lld: column 1 (value): expected an integer length in [1, %d], got '%.40s'",
-                             path, lineno, INT32_MAX, s);
-            goto fail;
-        }
-        double wt = 1.0;
-        if (comma) {
-            char *ws = comma + 1;
-            const char *wp = ws; /* blanks after the comma skipped; the line's end is already trimmed */
-            while (isspace((unsigned char)*wp)) wp++;
-            if (sim_parse_double(wp, &wt) != SIM_PARSE_OK || wt < 0) {
-                rc = sim_err_set(err, SIM_EINVAL,
-                                 "%s:%lld: column 2 (weight): expected a number >= 0, got '%.40s'",
-                                 path, lineno, ws);
-                goto fail;
-            }
-        }
+        int64_t val;
+        double wt;
+        rc = lendist_parse_line(path, lineno, line, got, &val, &wt, err);
+        if (rc == 1) continue;
+        if (rc) goto fail;
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 256;
             int64_t *nv = realloc(v, ncap * sizeof *nv);

@@ -254,6 +254,65 @@ static void wl_compute_total(sim_workload *w)
 
 static int wl_create_classes(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out, sim_err *err);
 
+/* A traced workload: the trace loaded and bounded by requests, its time
+ * scale, and a session trace's session model (open loop, replayed whole). */
+static int wl_open_trace(sim_workload *w, const sim_workload_cfg *cfg, uint64_t seed, sim_err *err)
+{
+    int rc;
+    if ((rc = sim_trace_load(cfg->trace.path, cfg->trace.format, &w->trace, err))) {
+        sim_err_wrap(err, rc, "workload.trace.path");
+        return rc;
+    }
+    if (w->limit < 0 || w->limit > w->trace->n) w->limit = w->trace->n;
+    w->trace_t0_s = w->trace->entries[0].timestamp_s;
+    w->trace_factor = w->closed ? 0 : cfg->trace.time_scale / cfg->trace.rate_scale;
+    if (w->trace->n_sessions > 0) {
+        if (w->closed)
+            return sim_err_set(err, SIM_EINVAL,
+                               "workload.arrival.process: %s has session_id fields; a session trace is "
+                               "replayed open loop (its turns wait for each other), not closed_loop",
+                               cfg->trace.path);
+        if (cfg->requests > 0)
+            return sim_err_set(err, SIM_EINVAL,
+                               "workload.requests: %s has session_id fields and is replayed whole "
+                               "(set requests 0, or bound session starts with duration_s)",
+                               cfg->trace.path);
+        if ((rc = sim_session_create(cfg, w->trace, w->trace_factor, seed, &w->ss, err))) return rc;
+    }
+    if (!w->closed &&
+        (w->trace->entries[w->limit - 1].timestamp_s - w->trace_t0_s) * w->trace_factor > WL_MAX_SECONDS)
+        return sim_err_set(err, SIM_ERANGE, "workload.trace: %s spans more than %g s after scaling", cfg->trace.path,
+                           WL_MAX_SECONDS);
+    return 0;
+}
+
+/* A synthetic workload: the length distributions (an empirical one's
+ * errors name its lengths file), the prefix generator and sessions. */
+static int wl_open_synthetic(sim_workload *w, const sim_workload_cfg *cfg, uint64_t seed, sim_err *err)
+{
+    int rc;
+    /* An empirical distribution fails on its lengths file: name that key. */
+    int in_file = cfg->input_tokens.dist == SIM_DIST_EMPIRICAL && cfg->input_tokens.path[0];
+    int out_file = cfg->output_tokens.dist == SIM_DIST_EMPIRICAL && cfg->output_tokens.path[0];
+    if ((rc = sim_lendist_create(&cfg->input_tokens, &w->dist_in, err))) {
+        sim_err_wrap(err, rc, in_file ? "workload.input_tokens.path" : "workload.input_tokens");
+        return rc;
+    }
+    if ((rc = sim_lendist_create(&cfg->output_tokens, &w->dist_out, err))) {
+        sim_err_wrap(err, rc, out_file ? "workload.output_tokens.path" : "workload.output_tokens");
+        return rc;
+    }
+    if (cfg->prefix.kind != SIM_PREFIX_NONE) {
+        int32_t slots = w->closed ? cfg->arrival.concurrency : cfg->prefix.sessions;
+        if ((rc = sim_prefixgen_create(&cfg->prefix, slots, seed, &w->pg, err))) return rc;
+    }
+    if (cfg->sessions.count > 0) {
+        if ((rc = sim_session_create(cfg, NULL, 0, seed, &w->ss, err))) return rc;
+        w->limit = cfg->sessions.count;
+    }
+    return 0;
+}
+
 int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload **out,
                         sim_err *err)
 {
@@ -277,58 +336,8 @@ int sim_workload_create(const sim_workload_cfg *cfg, uint64_t seed, sim_workload
         rc = sim_err_set(err, SIM_ENOMEM, "workload: out of memory");
         goto fail;
     }
-    if (cfg->trace.format != SIM_TRACE_NONE) {
-        if ((rc = sim_trace_load(cfg->trace.path, cfg->trace.format, &w->trace, err))) {
-            sim_err_wrap(err, rc, "workload.trace.path");
-            goto fail;
-        }
-        if (w->limit < 0 || w->limit > w->trace->n) w->limit = w->trace->n;
-        w->trace_t0_s = w->trace->entries[0].timestamp_s;
-        w->trace_factor = w->closed ? 0 : cfg->trace.time_scale / cfg->trace.rate_scale;
-        if (w->trace->n_sessions > 0) {
-            if (w->closed) {
-                rc = sim_err_set(err, SIM_EINVAL,
-                                 "workload.arrival.process: %s has session_id fields; a session trace is "
-                                 "replayed open loop (its turns wait for each other), not closed_loop",
-                                 cfg->trace.path);
-                goto fail;
-            }
-            if (cfg->requests > 0) {
-                rc = sim_err_set(err, SIM_EINVAL,
-                                 "workload.requests: %s has session_id fields and is replayed whole "
-                                 "(set requests 0, or bound session starts with duration_s)",
-                                 cfg->trace.path);
-                goto fail;
-            }
-            if ((rc = sim_session_create(cfg, w->trace, w->trace_factor, seed, &w->ss, err))) goto fail;
-        }
-        if (!w->closed && (w->trace->entries[w->limit - 1].timestamp_s - w->trace_t0_s) *
-                                  w->trace_factor > WL_MAX_SECONDS) {
-            rc = sim_err_set(err, SIM_ERANGE, "workload.trace: %s spans more than %g s after scaling",
-                             cfg->trace.path, WL_MAX_SECONDS);
-            goto fail;
-        }
-    } else {
-        /* An empirical distribution fails on its lengths file: name that key. */
-        int in_file = cfg->input_tokens.dist == SIM_DIST_EMPIRICAL && cfg->input_tokens.path[0];
-        int out_file = cfg->output_tokens.dist == SIM_DIST_EMPIRICAL && cfg->output_tokens.path[0];
-        if ((rc = sim_lendist_create(&cfg->input_tokens, &w->dist_in, err))) {
-            sim_err_wrap(err, rc, in_file ? "workload.input_tokens.path" : "workload.input_tokens");
-            goto fail;
-        }
-        if ((rc = sim_lendist_create(&cfg->output_tokens, &w->dist_out, err))) {
-            sim_err_wrap(err, rc, out_file ? "workload.output_tokens.path" : "workload.output_tokens");
-            goto fail;
-        }
-        if (cfg->prefix.kind != SIM_PREFIX_NONE) {
-            int32_t slots = w->closed ? cfg->arrival.concurrency : cfg->prefix.sessions;
-            if ((rc = sim_prefixgen_create(&cfg->prefix, slots, seed, &w->pg, err))) goto fail;
-        }
-        if (cfg->sessions.count > 0) {
-            if ((rc = sim_session_create(cfg, NULL, 0, seed, &w->ss, err))) goto fail;
-            w->limit = cfg->sessions.count;
-        }
-    }
+    rc = cfg->trace.format != SIM_TRACE_NONE ? wl_open_trace(w, cfg, seed, err) : wl_open_synthetic(w, cfg, seed, err);
+    if (rc) goto fail;
     wl_compute_total(w);
     *out = w;
     return 0;
