@@ -608,6 +608,17 @@ static void eval_mamba(cost_ctx *x, const cost_agg *a, double count)
     cost_op(x, &o, 0);
 }
 
+/* An indexer's top-k over each of `rows` queries' logits over `keys` keys
+ * in all (read once, index_topk indices written). */
+static void indexer_topk(cost_ctx *x, const char *name, double count, double rows, double keys)
+{
+    const model_spec *m = &x->c->m;
+    cost_op_desc tk;
+    elem(&tk, x->c, name, count, rows, keys * 4.0 + rows * m->index_topk * 4.0, -1, (int64_t)ceil(rows),
+         m->index_topk);
+    cost_op(x, &tk, 0);
+}
+
 /* DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2, GLM-5),
  * count layers: index queries from the q latent (index_heads × dim), one
  * key and the per-head weights from the hidden state (the key written to
@@ -644,26 +655,10 @@ static void eval_dsa_indexer(cost_ctx *x, const cost_agg *a, double count)
             dsa_op(c, &d, !dec, 2, nb, dec ? a->ctx / a->nd : a->Tp_seq / nb, dec ? 0 : a->cached / nb);
         }
         cost_op(x, &d, 0);
-        /* Top-k over each query's logits (read once, indices written). */
-        cost_op_desc tk;
-        elem(&tk, c, dec ? "dsa_topk_decode" : "dsa_topk_prefill", count, rows,
-             keys * 4.0 + rows * m->index_topk * 4.0, -1, (int64_t)ceil(rows), m->index_topk);
-        cost_op(x, &tk, 0);
+        indexer_topk(x, dec ? "dsa_topk_decode" : "dsa_topk_prefill", count, rows, keys);
     }
 }
 
-/* DeepSeek-V4's attention (comp_attn), all La attention layers: q through
- * its low-rank pair, the one K=V head (written to the window cache), the
- * compressors of the compressed layers (kv and gate projections, pooled
- * into one entry per ratio tokens) and CSA's lightning indexer (its own
- * compressor, index queries from the q latent, scores over the compressed
- * keys, top index_topk), the attention of each layer kind over its window
- * plus its compressed entries (CSA: the top-k picked, HCA: all), and the
- * grouped low-rank O (each of o_groups head groups to o_lora_rank as one
- * batched GEMM, then to hidden). No shared op table measures these
- * kernels: the attention, pooling and indexer ops are roofline-priced (the
- * GEMMs go through the GEMM op model like any other). Heads split over TP;
- * the K=V head, compressors and indexer keys are whole on every rank. */
 /* DeepSeek-V4: q through its low-rank pair (with the latent's norm), the
  * K=V head, and q norm, RoPE and the window-cache write. */
 static void v4_q_kv(cost_ctx *x, const cost_agg *a)
@@ -752,10 +747,7 @@ static void v4_indexer(cost_ctx *x, const cost_agg *a)
             cost_roof_desc(&d, c, dec ? "csa_indexer_decode" : "csa_indexer_prefill", MODEL_OPC_ATTN, n_csa,
                       rows, keys * ih * id * 2.0, kv * ikey + rows * ih * id + keys * 4.0, peak8, 1);
             cost_op(x, &d, 0);
-            cost_op_desc tk;
-            elem(&tk, c, dec ? "csa_topk_decode" : "csa_topk_prefill", n_csa, rows,
-                 keys * 4.0 + rows * m->index_topk * 4.0, -1, (int64_t)ceil(rows), m->index_topk);
-            cost_op(x, &tk, 0);
+            indexer_topk(x, dec ? "csa_topk_decode" : "csa_topk_prefill", n_csa, rows, keys);
         }
     }
 }
@@ -825,6 +817,18 @@ static void v4_output(cost_ctx *x, const cost_agg *a)
     }
 }
 
+/* DeepSeek-V4's attention (comp_attn), all La attention layers: q through
+ * its low-rank pair, the one K=V head (written to the window cache), the
+ * compressors of the compressed layers (kv and gate projections, pooled
+ * into one entry per ratio tokens) and CSA's lightning indexer (its own
+ * compressor, index queries from the q latent, scores over the compressed
+ * keys, top index_topk), the attention of each layer kind over its window
+ * plus its compressed entries (CSA: the top-k picked, HCA: all), and the
+ * grouped low-rank O (each of o_groups head groups to o_lora_rank as one
+ * batched GEMM, then to hidden). No shared op table measures these
+ * kernels: the attention, pooling and indexer ops are roofline-priced (the
+ * GEMMs go through the GEMM op model like any other). Heads split over TP;
+ * the K=V head, compressors and indexer keys are whole on every rank. */
 static void eval_v4_attention(cost_ctx *x, const cost_agg *a)
 {
     v4_q_kv(x, a);
