@@ -6,7 +6,8 @@
 # for warnings as errors, SERVESIM_FUZZ=1 for the libFuzzer targets (clang),
 # SERVESIM_CUDA=1 to build the GPU calibration backend plugin too
 # (build/libservesim_gpu.so; needs nvcc, the CUDA toolkit and NCCL for the
-# all-reduce reference), SERVESIM_TARGETS="servesim ..." to build only those
+# all-reduce reference; cuobjdump and nvdisasm are installed from PyPI when
+# the toolkit lacks them), SERVESIM_TARGETS="servesim ..." to build only those
 # targets (default: everything, i.e. the simulator, tests and benchmarks).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +26,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# The CUDA build's SASS check (tests/system/test_kern_sass.c) disassembles
+# the plugin with cuobjdump: the toolkit has it, or the NVIDIA wheels do
+# (found by scripts/cuda-tool.sh in Python's site-packages).
+if [ "${SERVESIM_CUDA:-0}" = 1 ] && ! scripts/cuda-tool.sh cuobjdump >/dev/null; then
+  echo "setup: installing cuobjdump and nvdisasm (pip: nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)" >&2
+  python3 -m pip install --quiet nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >&2 ||
+    echo "setup: pip could not install cuobjdump: test_kern_sass will fail until it is found (scripts/cuda-tool.sh)" >&2
 fi
 
 build=${SERVESIM_BUILD_DIR:-build}

@@ -63,6 +63,7 @@ typedef struct {
     void *flush;      /* 2 × L2 of scratch, written before every sample */
     size_t flush_bytes;
     int32_t ndev, fp8_ok; /* fp8 tensor cores (cc ≥ 8.9); whether this build has code for them, the launch says */
+    int32_t sm90_ok;      /* the Hopper GEMM rung runs here: cc 9.0 and sm_90a code in the build */
     calib_op op;
     int32_t kernel, splits;
     uint32_t layout;
@@ -78,8 +79,14 @@ typedef struct {
     calib_sample last;
 } gpu_state;
 
-static const calib_kernel_desc gk_gemm[] = {{"kern_gemm_bf16_mma", 1, "bf16", 0}, {"cublas_gemm_ex", 1, "bf16", 1},
-                                            {"kern_gemm_fp8_block_mma", 1, "fp8", 0}};
+/* GEMM kernels by index: 0 the Ampere rung (version 2: 3-stage swizzled
+ * cp.async ring, BK 64, split-K for M ≤ 64; version 1 rows were the
+ * 2-stage padded kernel), 1 cuBLAS, 2 fp8, 3 the Hopper rung (sm_90a). */
+static const calib_kernel_desc gk_gemm[] = {{"kern_gemm_bf16_mma", 2, "bf16", 0}, {"cublas_gemm_ex", 1, "bf16", 1},
+                                            {"kern_gemm_fp8_block_mma", 1, "fp8", 0},
+                                            {"kern_gemm_bf16_wgmma", 1, "bf16", 0}};
+#define GPU_GEMM_FP8 2
+#define GPU_GEMM_SM90 3
 /* Version 2: timed with unequal groups (calib_group_rows); version 1 rows had equal groups. */
 static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 2, "bf16", 0}};
 static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 1, "bf16", 0}};
@@ -116,7 +123,8 @@ static void gpu_kernels(void *vst, calib_op op, const calib_kernel_desc **list, 
     switch (op) {
     case CALIB_OP_GEMM:
         GK(gk_gemm);
-        if (!st->fp8_ok) *n = 2; /* no fp8 tensor cores before Ada */
+        if (!st->sm90_ok) *n = GPU_GEMM_SM90; /* the Hopper rung only on cc 9.0 with sm_90a code */
+        if (!st->fp8_ok) *n = GPU_GEMM_FP8;   /* no fp8 tensor cores before Ada */
         break;
     case CALIB_OP_GROUPED_CONTIG: GK(gk_gc); break;
     case CALIB_OP_GROUPED_MASKED: GK(gk_gm); break;
@@ -286,11 +294,18 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
     size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k, d = (size_t)s->head_dim;
     switch (op) {
     case CALIB_OP_GEMM:
-        if (kernel < 2) {
+        if (kernel != GPU_GEMM_FP8) {
             if (n % 8 || k % 8) return sim_err_set(err, SIM_EINVAL, "bf16 GEMM needs N and K multiples of 8");
             gpu_in_spec in[2] = {{m * k * 2, 1, 1.0f}, {k * n * 2, 1, 1.0f}};
             size_t out[1] = {m * n * 2};
             rc = gpu_setup(st, in, 2, out, 1, err);
+            /* The Ampere rung's split-K partials (skinny GEMMs): one workspace
+             * for all buffer sets, as launches run in order. */
+            size_t work = kernel == 0 ? kern_gpu_gemm_bf16_workspace(s->m, s->n, s->k, st->info.sms) : 0;
+            if (!rc && work) {
+                rc = kern_gpu_malloc(&st->meta[0], work + CALIB_CANARY_BYTES, err);
+                st->meta_bytes[0] = work;
+            }
         } else {
             if (k % 128 || n % 8) return sim_err_set(err, SIM_EINVAL, "fp8 GEMM needs K a multiple of 128 and N of 8");
             size_t kb = k / 128, nb = (n + 127) / 128;
@@ -358,8 +373,10 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
     for (int i = 0; i < GPU_OUT; i++) out[i] = st->out[i].set[set];
     switch (st->op) {
     case CALIB_OP_GEMM:
-        if (st->kernel == 0) return kern_gpu_gemm_bf16(s->m, s->n, s->k, in[0], in[1], out[0], err);
+        if (st->kernel == 0)
+            return kern_gpu_gemm_bf16(s->m, s->n, s->k, in[0], in[1], out[0], st->meta[0], st->meta_bytes[0], err);
         if (st->kernel == 1) return kern_gpu_cublas_gemm_bf16(st->lib, s->m, s->n, s->k, in[0], in[1], out[0], err);
+        if (st->kernel == GPU_GEMM_SM90) return kern_gpu_gemm_bf16_sm90(s->m, s->n, s->k, in[0], in[1], out[0], err);
         return kern_gpu_gemm_fp8_block(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
     case CALIB_OP_GROUPED_CONTIG:
         return kern_gpu_grouped_contig((int32_t)s->groups, st->max_rows, s->n, s->k, st->meta[0], in[0], in[1], out[0], err);
@@ -567,7 +584,7 @@ static int gpu_check_gemm(const gpu_state *st, gpu_check_bufs *bufs, calib_check
     void **in = bufs->in, **out = bufs->out, **h = bufs->h;
     float **f = bufs->f;
     int rc = 0;
-    if (st->kernel < 2) {
+    if (st->kernel != GPU_GEMM_FP8) {
         FETCH_BF(0, in[0], m * k);
         FETCH_BF(1, in[1], k * n);
         FETCH_BF(2, out[0], m * n);
@@ -913,6 +930,7 @@ __attribute__((visibility("default"))) int calib_gpu_plugin_create(int32_t abi, 
     st->flush_bytes = (size_t)(st->info.l2_bytes > 0 ? 2 * st->info.l2_bytes : 0);
     if (st->flush_bytes && kern_gpu_malloc(&st->flush, st->flush_bytes, &why)) st->flush = NULL, st->flush_bytes = 0;
     st->fp8_ok = st->info.cc_major * 10 + st->info.cc_minor >= 89;
+    st->sm90_ok = kern_gpu_gemm_sm90_ok(&why) == 0;
     b->name = "gpu";
     b->state = st;
     b->identity = gpu_identity;

@@ -10,7 +10,10 @@
  * reports — or 0 when the device can run nothing of the build.
  * kern_fp8_mma_ok says whether code compiled for that architecture has the
  * fp8 e4m3 mma.sync path of kern_gemm_fp8.cu (sm_89+) rather than its
- * trapping stub. Pure functions. */
+ * trapping stub. kern_arch_has_specific says whether the build holds the
+ * architecture-specific code ("90a", "100a": wgmma, setmaxnreg, tcgen05)
+ * of exactly compute capability cc, which the plugin's Hopper and
+ * Blackwell rungs need. Pure functions. */
 #ifndef KERN_ARCH_H
 #define KERN_ARCH_H
 
@@ -20,6 +23,7 @@ extern "C" {
 
 int kern_arch_code_for(const char *archs, int cc);
 int kern_fp8_mma_ok(int virtual_arch);
+int kern_arch_has_specific(const char *archs, int cc);
 
 #ifdef __cplusplus
 }

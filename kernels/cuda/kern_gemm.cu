@@ -1,28 +1,36 @@
 /* kern_gemm — bf16 GEMM on tensor cores with mma.sync m16n8k16 (sm_80+),
- * and the MoE grouped GEMM built on the same block tile.
+ * the Ampere rung of the kernel ladder, and the MoE grouped GEMM built on
+ * the same block tile.
  *
- * Block tile 128×128×32, 8 warps as 2 (M) × 4 (N), warp tile 64×32 (4×4
+ * Block tile 128×128×64, 8 warps as 2 (M) × 4 (N), warp tile 64×32 (4×4
  * mma tiles, 64 fp32 accumulators per thread). Global → shared with
- * cp.async 16-byte copies, zero-filled past the matrix edge, two stages so
- * the next K slab loads while the current one is multiplied. Fragments come
- * from shared memory with ldmatrix (A) and ldmatrix.trans (B is K×N
- * row-major); rows are padded by 8 elements so ldmatrix is free of bank
- * conflicts. N and K must be multiples of 8 (16-byte rows); M is arbitrary.
- * No Hopper wgmma/TMA path yet: on sm_90 this runs the same mma.sync code,
- * which tops out well below the wgmma peak. */
+ * cp.async 16-byte copies, zero-filled past the matrix edge, in a ring of
+ * three stages (96 KB of dynamic shared memory: two K slabs load while the
+ * third is multiplied; three, not four, so the tile fits Ada's 99 KB).
+ * Shared rows are not padded but swizzled: the 16-byte chunk c of row r
+ * is stored at chunk c ^ (r mod 8) of its 128-byte line, so the eight
+ * row addresses of every ldmatrix (A) and ldmatrix.trans (B is K×N
+ * row-major) phase fall in eight different bank groups. N and K must be
+ * multiples of 8 (16-byte rows); M is arbitrary.
+ *
+ * Skinny GEMMs (M ≤ 64, the decode projections) fill few of the SMs with
+ * output tiles; there K is split: grid.z = S splits each multiply a
+ * contiguous share of the K slabs into fp32 partials in a caller-owned
+ * workspace [S][M][N] (kern_gpu_gemm_bf16_workspace says how large), and a
+ * second kernel sums the S partials in a fixed order (deterministic) into
+ * bf16. This rung stays the path on every architecture; Hopper adds
+ * kern_gemm_sm90.cu (TMA + wgmma) beside it. */
 #include "kern_cuda.cuh"
 
 namespace {
 
-constexpr int BM = 128, BN = 128, BK = 32, PAD = 8;
-constexpr int AS = BK + PAD;  /* A smem row stride (elements) */
-constexpr int BS = BN + PAD;  /* B smem row stride */
+constexpr int BM = 128, BN = 128, BK = 64, STAGES = 3;
 constexpr int THREADS = 256;
-
-struct Smem {
-    uint16_t a[2][BM * AS];
-    uint16_t b[2][BK * BS];
-};
+constexpr int A_STAGE = BM * BK; /* elements */
+constexpr int B_STAGE = BK * BN;
+constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2;
+constexpr int SPLIT_M_MAX = 64; /* split-K only for M ≤ this */
+constexpr int SPLIT_MAX = 16;
 
 __device__ __forceinline__ uint32_t smem_addr(const void *p)
 {
@@ -37,7 +45,8 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool vali
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+/* At most STAGES-2 groups still in flight: the oldest stage has landed. */
+__device__ __forceinline__ void cp_async_wait_stage() { asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2)); }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *p)
 {
@@ -61,78 +70,158 @@ __device__ __forceinline__ void mma_bf16(float c[4], const uint32_t a[4], uint32
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ void load_stage(Smem &s, int st, const uint16_t *A, const uint16_t *B, int64_t M,
-                                           int64_t N, int64_t K, int64_t m0, int64_t n0, int64_t k0)
+/* Element offset of the 16-byte chunk `chunk` (of 8 elements) of row r in
+ * a swizzled tile whose rows are `row_chunks` chunks long (8 or 16): the
+ * low three bits of the chunk index are XORed with the row's low three. */
+__device__ __forceinline__ int swz(int r, int chunk, int row_chunks)
 {
-    int tid = threadIdx.x;
-    /* A: 128 rows × 4 chunks of 8 elements = 512 chunks, 2 per thread. */
-    for (int c = tid; c < BM * (BK / 8); c += THREADS) {
-        int r = c / (BK / 8), kc = (c % (BK / 8)) * 8;
-        int64_t gr = m0 + r, gk = k0 + kc;
-        bool ok = gr < M && gk < K;
-        cp_async16(&s.a[st][r * AS + kc], ok ? A + gr * K + gk : A, ok);
-    }
-    /* B: 32 rows × 16 chunks = 512 chunks. */
-    for (int c = tid; c < BK * (BN / 8); c += THREADS) {
-        int r = c / (BN / 8), nc = (c % (BN / 8)) * 8;
-        int64_t gk = k0 + r, gn = n0 + nc;
-        bool ok = gk < K && gn < N;
-        cp_async16(&s.b[st][r * BS + nc], ok ? B + gk * N + gn : B, ok);
-    }
-    cp_async_commit();
+    return r * row_chunks * 8 + ((chunk & ~7) | ((chunk ^ r) & 7)) * 8;
 }
 
-/* One 128×128 output tile at (m0, n0) of C = A·B. */
-__device__ void gemm_tile(Smem &s, const uint16_t *A, const uint16_t *B, uint16_t *C, int64_t M, int64_t N,
-                          int64_t K, int64_t m0, int64_t n0)
+struct Tile {
+    const uint16_t *A, *B;
+    int64_t M, N, K, m0, n0;
+};
+
+__device__ __forceinline__ void load_stage(uint16_t *sa, uint16_t *sb, const Tile &t, int64_t k0)
+{
+    int tid = threadIdx.x;
+    /* A: 128 rows × 8 chunks = 1024 chunks, 4 per thread. */
+#pragma unroll
+    for (int i = 0; i < BM * (BK / 8) / THREADS; i++) {
+        int c = tid + i * THREADS, r = c / (BK / 8), ch = c % (BK / 8);
+        int64_t gr = t.m0 + r, gk = k0 + ch * 8;
+        bool ok = gr < t.M && gk < t.K;
+        cp_async16(sa + swz(r, ch, BK / 8), ok ? t.A + gr * t.K + gk : t.A, ok);
+    }
+    /* B: 64 rows × 16 chunks = 1024 chunks. */
+#pragma unroll
+    for (int i = 0; i < BK * (BN / 8) / THREADS; i++) {
+        int c = tid + i * THREADS, r = c / (BN / 8), ch = c % (BN / 8);
+        int64_t gk = k0 + r, gn = t.n0 + ch * 8;
+        bool ok = gk < t.K && gn < t.N;
+        cp_async16(sb + swz(r, ch, BN / 8), ok ? t.B + gk * t.N + gn : t.B, ok);
+    }
+}
+
+/* acc += A[m0.., k slabs kb0..kb1) · B[.., n0..] for one 128×128 tile. */
+__device__ __forceinline__ void tile_mainloop(uint16_t *smem, const Tile &t, int64_t kb0, int64_t kb1, float (&acc)[4][4][4])
 {
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
-    float acc[4][4][4];
+    uint16_t *sa = smem, *sb = smem + STAGES * A_STAGE;
+#pragma unroll
     for (int i = 0; i < 4; i++)
+#pragma unroll
         for (int j = 0; j < 4; j++)
+#pragma unroll
             for (int x = 0; x < 4; x++) acc[i][j][x] = 0.0f;
 
-    int64_t ktiles = (K + BK - 1) / BK;
-    load_stage(s, 0, A, B, M, N, K, m0, n0, 0);
-    for (int64_t kt = 0; kt < ktiles; kt++) {
-        int st = (int)(kt & 1);
-        cp_async_wait_all();
-        __syncthreads(); /* stage st landed; everyone is done with st^1 */
-        if (kt + 1 < ktiles) load_stage(s, st ^ 1, A, B, M, N, K, m0, n0, (kt + 1) * BK);
-        for (int kk = 0; kk < BK; kk += 16) {
+    int64_t n = kb1 - kb0;
+    /* Prologue: the first STAGES-1 slabs (a group per slab, empty past the end). */
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < n) load_stage(sa + s * A_STAGE, sb + s * B_STAGE, t, (kb0 + s) * BK);
+        cp_async_commit();
+    }
+    for (int64_t it = 0; it < n; it++) {
+        int st = (int)(it % STAGES);
+        cp_async_wait_stage();
+        __syncthreads(); /* slab `it` landed for everyone; everyone is done with slab it-1's stage */
+        int64_t nx = it + STAGES - 1;
+        int sn = (int)(nx % STAGES);
+        if (nx < n) load_stage(sa + sn * A_STAGE, sb + sn * B_STAGE, t, (kb0 + nx) * BK);
+        cp_async_commit();
+        const uint16_t *a = sa + st * A_STAGE, *b = sb + st * B_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
             uint32_t af[4][4], bf[2][4];
+#pragma unroll
             for (int i = 0; i < 4; i++)
-                ldmatrix_x4(af[i], &s.a[st][(wm + i * 16 + lane % 16) * AS + kk + (lane / 16) * 8]);
+                ldmatrix_x4(af[i], a + swz(wm + i * 16 + lane % 16, kk * 2 + lane / 16, BK / 8));
+#pragma unroll
             for (int j = 0; j < 2; j++)
-                ldmatrix_x4_trans(bf[j], &s.b[st][(kk + lane % 16) * BS + wn + j * 16 + (lane / 16) * 8]);
+                ldmatrix_x4_trans(bf[j], b + swz(kk * 16 + lane % 16, (wn + j * 16) / 8 + lane / 16, BN / 8));
+#pragma unroll
             for (int i = 0; i < 4; i++)
-                for (int j = 0; j < 4; j++) mma_bf16(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    mma_bf16(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
         }
     }
-    __syncthreads(); /* the smem may be reused by the caller's next tile */
+    asm volatile("cp.async.wait_group 0;\n" ::);
+    __syncthreads(); /* the shared memory may be refilled by the caller's next tile */
+}
 
-    int g = lane / 4, t = lane % 4;
-    for (int i = 0; i < 4; i++) {
+/* The accumulators to C (bf16) or, for a K split, to an fp32 partial. */
+template <typename OUT>
+__device__ __forceinline__ void tile_store(const float (&acc)[4][4][4], OUT *C, int64_t M, int64_t N, int64_t m0,
+                                           int64_t n0)
+{
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int wm = (warp / 4) * 64, wn = (warp % 4) * 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
         for (int j = 0; j < 4; j++) {
             int64_t col = n0 + wn + j * 8 + 2 * t;
+#pragma unroll
             for (int h = 0; h < 2; h++) {
                 int64_t row = m0 + wm + i * 16 + g + h * 8;
-                if (row < M && col < N) { /* N % 8 == 0, so col+1 < N too */
+                if (row >= M || col >= N) continue; /* N % 8 == 0, so col+1 < N too */
+                if constexpr (sizeof(OUT) == 2) {
                     uint32_t packed = (uint32_t)kern_f2bf(acc[i][j][2 * h]) |
                                       ((uint32_t)kern_f2bf(acc[i][j][2 * h + 1]) << 16);
                     *reinterpret_cast<uint32_t *>(C + row * N + col) = packed;
+                } else {
+                    *reinterpret_cast<float2 *>(C + row * N + col) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
                 }
             }
         }
-    }
 }
 
 __global__ void __launch_bounds__(THREADS) gemm_bf16_kernel(const uint16_t *A, const uint16_t *B, uint16_t *C,
                                                             int64_t M, int64_t N, int64_t K)
 {
-    __shared__ __align__(16) Smem s;
-    gemm_tile(s, A, B, C, M, N, K, (int64_t)blockIdx.y * BM, (int64_t)blockIdx.x * BN);
+    extern __shared__ __align__(128) uint16_t smem[];
+    Tile t = {A, B, M, N, K, (int64_t)blockIdx.y * BM, (int64_t)blockIdx.x * BN};
+    float acc[4][4][4];
+    tile_mainloop(smem, t, 0, (K + BK - 1) / BK, acc);
+    tile_store(acc, C, M, N, t.m0, t.n0);
+}
+
+/* Split z of grid.z multiplies its share of the K slabs into part[z]. */
+__global__ void __launch_bounds__(THREADS) gemm_bf16_splitk_kernel(const uint16_t *A, const uint16_t *B, float *part,
+                                                                   int64_t M, int64_t N, int64_t K)
+{
+    extern __shared__ __align__(128) uint16_t smem[];
+    Tile t = {A, B, M, N, K, (int64_t)blockIdx.y * BM, (int64_t)blockIdx.x * BN};
+    int64_t kt = (K + BK - 1) / BK, S = gridDim.z, z = blockIdx.z;
+    float acc[4][4][4];
+    tile_mainloop(smem, t, kt * z / S, kt * (z + 1) / S, acc);
+    tile_store(acc, part + z * M * N, M, N, t.m0, t.n0);
+}
+
+/* C = Σ_z part[z], in z order, 8 elements per thread (16-byte stores). */
+__global__ void splitk_reduce_kernel(const float *part, int32_t S, int64_t MN, uint16_t *C)
+{
+    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * 8; i < MN; i += (int64_t)gridDim.x * blockDim.x * 8) {
+        float s[8];
+        const float4 *p = reinterpret_cast<const float4 *>(part + i);
+        float4 a = p[0], b = p[1];
+        s[0] = a.x, s[1] = a.y, s[2] = a.z, s[3] = a.w, s[4] = b.x, s[5] = b.y, s[6] = b.z, s[7] = b.w;
+        for (int32_t z = 1; z < S; z++) {
+            p = reinterpret_cast<const float4 *>(part + z * MN + i);
+            a = p[0], b = p[1];
+            s[0] += a.x, s[1] += a.y, s[2] += a.z, s[3] += a.w, s[4] += b.x, s[5] += b.y, s[6] += b.z, s[7] += b.w;
+        }
+        uint4 o;
+        o.x = (uint32_t)kern_f2bf(s[0]) | ((uint32_t)kern_f2bf(s[1]) << 16);
+        o.y = (uint32_t)kern_f2bf(s[2]) | ((uint32_t)kern_f2bf(s[3]) << 16);
+        o.z = (uint32_t)kern_f2bf(s[4]) | ((uint32_t)kern_f2bf(s[5]) << 16);
+        o.w = (uint32_t)kern_f2bf(s[6]) | ((uint32_t)kern_f2bf(s[7]) << 16);
+        *reinterpret_cast<uint4 *>(C + i) = o;
+    }
 }
 
 /* grid.z = expert; blocks past the expert's rows exit (masked layout: the
@@ -141,13 +230,16 @@ template <bool MASKED>
 __global__ void __launch_bounds__(THREADS) grouped_kernel(const int64_t *off_or_count, int64_t cap, const uint16_t *A,
                                                           const uint16_t *B, uint16_t *C, int64_t N, int64_t K)
 {
-    __shared__ __align__(16) Smem s;
+    extern __shared__ __align__(128) uint16_t smem[];
     int e = blockIdx.z;
     int64_t base = MASKED ? e * cap : off_or_count[e];
     int64_t rows = MASKED ? min(off_or_count[e], cap) : off_or_count[e + 1] - off_or_count[e];
     int64_t m0 = (int64_t)blockIdx.y * BM;
     if (m0 >= rows) return;
-    gemm_tile(s, A + base * K, B + (int64_t)e * K * N, C + base * N, rows, N, K, m0, (int64_t)blockIdx.x * BN);
+    Tile t = {A + base * K, B + (int64_t)e * K * N, rows, N, K, m0, (int64_t)blockIdx.x * BN};
+    float acc[4][4][4];
+    tile_mainloop(smem, t, 0, (K + BK - 1) / BK, acc);
+    tile_store(acc, C + base * N, rows, N, m0, t.n0);
 }
 
 int check_shape(int64_t M, int64_t N, int64_t K, sim_err *err)
@@ -160,15 +252,54 @@ int check_shape(int64_t M, int64_t N, int64_t K, sim_err *err)
     return 0;
 }
 
+template <typename F>
+int set_smem(F *kernel, sim_err *err)
+{
+    KERN_CU_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES), err);
+    return 0;
+}
+
 } // namespace
 
-extern "C" int kern_gpu_gemm_bf16(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B,
-                                  uint16_t *d_C, sim_err *err)
+/* K splits for a skinny GEMM: enough tiles to give every SM one, each
+ * split keeping at least 4 slabs of K (else the partials' traffic and the
+ * pipeline's fill dominate); 1 = no split. */
+extern "C" int32_t kern_gpu_gemm_bf16_splits(int64_t M, int64_t N, int64_t K, int32_t sms)
 {
-    int rc = check_shape(M, N, K, err);
+    if (M > SPLIT_M_MAX || M < 1 || N < 1 || K < 1 || sms < 1) return 1;
+    int64_t tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN), kt = (K + BK - 1) / BK;
+    int64_t s = sms / tiles;
+    if (s > kt / 4) s = kt / 4;
+    if (s > SPLIT_MAX) s = SPLIT_MAX;
+    return s < 2 ? 1 : (int32_t)s;
+}
+
+extern "C" size_t kern_gpu_gemm_bf16_workspace(int64_t M, int64_t N, int64_t K, int32_t sms)
+{
+    int32_t s = kern_gpu_gemm_bf16_splits(M, N, K, sms);
+    return s > 1 ? (size_t)s * (size_t)M * (size_t)N * sizeof(float) : 0;
+}
+
+extern "C" int kern_gpu_gemm_bf16(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B,
+                                  uint16_t *d_C, void *d_work, size_t work_bytes, sim_err *err)
+{
+    int rc = check_shape(M, N, K, err), dev = 0, sms = 0;
     if (rc) return rc;
+    KERN_CU_TRY(cudaGetDevice(&dev), err);
+    KERN_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
+    int32_t S = kern_gpu_gemm_bf16_splits(M, N, K, sms);
     dim3 grid((unsigned)((N + BN - 1) / BN), (unsigned)((M + BM - 1) / BM));
-    gemm_bf16_kernel<<<grid, THREADS>>>(d_A, d_B, d_C, M, N, K);
+    if (S > 1 && d_work && work_bytes >= kern_gpu_gemm_bf16_workspace(M, N, K, sms)) {
+        if ((rc = set_smem(gemm_bf16_splitk_kernel, err))) return rc;
+        grid.z = (unsigned)S;
+        gemm_bf16_splitk_kernel<<<grid, THREADS, SMEM_BYTES>>>(d_A, d_B, (float *)d_work, M, N, K);
+        if ((rc = kern_cu_launched("gemm_bf16_splitk", err))) return rc;
+        int64_t blocks = (M * N / 8 + 255) / 256; /* N % 8 == 0: whole 8-element groups */
+        splitk_reduce_kernel<<<(unsigned)(blocks > 4096 ? 4096 : blocks), 256>>>((const float *)d_work, S, M * N, d_C);
+        return kern_cu_launched("gemm_bf16_splitk_reduce", err);
+    }
+    if ((rc = set_smem(gemm_bf16_kernel, err))) return rc;
+    gemm_bf16_kernel<<<grid, THREADS, SMEM_BYTES>>>(d_A, d_B, d_C, M, N, K);
     return kern_cu_launched("gemm_bf16", err);
 }
 
@@ -179,8 +310,9 @@ extern "C" int kern_gpu_grouped_contig(int32_t E, int64_t max_rows, int64_t N, i
     if (rc) return rc;
     if (E < 1 || E > 65535) return sim_err_set(err, SIM_EINVAL, "grouped GEMM: %d experts", E);
     if (max_rows < 1) return 0;
+    if ((rc = set_smem(grouped_kernel<false>, err))) return rc;
     dim3 grid((unsigned)((N + BN - 1) / BN), (unsigned)((max_rows + BM - 1) / BM), (unsigned)E);
-    grouped_kernel<false><<<grid, THREADS>>>(d_offsets, 0, d_A, d_B, d_C, N, K);
+    grouped_kernel<false><<<grid, THREADS, SMEM_BYTES>>>(d_offsets, 0, d_A, d_B, d_C, N, K);
     return kern_cu_launched("grouped_contig", err);
 }
 
@@ -191,7 +323,8 @@ extern "C" int kern_gpu_grouped_masked(int32_t E, int64_t cap, int64_t N, int64_
     if (rc) return rc;
     if (E < 1 || E > 65535) return sim_err_set(err, SIM_EINVAL, "grouped GEMM: %d experts", E);
     if (cap < 1) return 0;
+    if ((rc = set_smem(grouped_kernel<true>, err))) return rc;
     dim3 grid((unsigned)((N + BN - 1) / BN), (unsigned)((cap + BM - 1) / BM), (unsigned)E);
-    grouped_kernel<true><<<grid, THREADS>>>(d_counts, cap, d_A, d_B, d_C, N, K);
+    grouped_kernel<true><<<grid, THREADS, SMEM_BYTES>>>(d_counts, cap, d_A, d_B, d_C, N, K);
     return kern_cu_launched("grouped_masked", err);
 }

@@ -70,9 +70,23 @@ int kern_gpu_graph_launch(kern_gpu_graph *g, sim_err *err);
 void kern_gpu_graph_destroy(kern_gpu_graph *g);
 
 /* GEMM, C[M×N] = A[M×K]·B[K×N] in bf16, fp32 accumulate, mma.sync
- * m16n8k16 (sm_80+). N and K must be multiples of 8. */
+ * m16n8k16 (sm_80+, the Ampere rung). N and K must be multiples of 8. A
+ * skinny GEMM (M ≤ 64) on a device of `sms` SMs splits K into
+ * kern_gpu_gemm_bf16_splits(...) parts when d_work holds at least
+ * kern_gpu_gemm_bf16_workspace(...) bytes (fp32 partials, contents
+ * irrelevant; 0 bytes: no split needed); with less it runs unsplit. */
+int32_t kern_gpu_gemm_bf16_splits(int64_t M, int64_t N, int64_t K, int32_t sms);
+size_t kern_gpu_gemm_bf16_workspace(int64_t M, int64_t N, int64_t K, int32_t sms);
 int kern_gpu_gemm_bf16(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C,
-                       sim_err *err);
+                       void *d_work, size_t work_bytes, sim_err *err);
+/* The same GEMM as the Hopper rung (kern_gemm_sm90.cu): TMA loads into a
+ * 4-stage mbarrier ring, wgmma m64n256k16, one producer and two consumer
+ * warpgroups, persistent grid. SIM_ENOTSUP unless the device has compute
+ * capability 9.0 and the build holds sm_90a code (kern_gpu_gemm_sm90_ok
+ * says which, without launching). Same shape rules as kern_gpu_gemm_bf16. */
+int kern_gpu_gemm_sm90_ok(sim_err *err);
+int kern_gpu_gemm_bf16_sm90(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C,
+                            sim_err *err);
 /* fp8 e4m3 block-scaled GEMM (kern_gemm_fp8_block_ref layout: B is N×K,
  * scales 1×128 for A, 128×128 for B), mma.sync m16n8k32 (sm_89+). K must be
  * a multiple of 128 and N of 8. */

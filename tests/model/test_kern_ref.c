@@ -430,6 +430,14 @@ static void test_arch(void)
     CHECK(kern_arch_code_for("80,90a,100a", 100) == 100);
     CHECK(kern_arch_code_for("90a", 100) == 0); /* arch-specific code runs on its cc only */
     CHECK(kern_arch_code_for("", 90) == 0);
+    /* The Hopper rung (wgmma, setmaxnreg) needs sm_90a itself; compute_90 PTX or sm_90 would not do. */
+    CHECK(kern_arch_has_specific(def, 90));
+    CHECK(kern_arch_has_specific(def, 100));
+    CHECK(!kern_arch_has_specific(def, 89));
+    CHECK(!kern_arch_has_specific("80;90;100a", 90));
+    CHECK(kern_arch_has_specific("80,90a", 90) && !kern_arch_has_specific("80,90a", 100));
+    CHECK(!kern_arch_has_specific("", 90) && !kern_arch_has_specific(NULL, 90));
+    CHECK(!kern_arch_has_specific("100f", 100)); /* a family target is not the "a" code */
 }
 
 static const test_case cases[] = {

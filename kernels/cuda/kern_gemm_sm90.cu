@@ -1,0 +1,303 @@
+/* kern_gemm_sm90 — the Hopper rung of the bf16 GEMM (kern_gemm.cu is the
+ * Ampere rung): C[M×N] = A[M×K]·B[K×N], bf16 in and out, fp32 accumulate,
+ * written from the PTX ISA for sm_90a.
+ *
+ * Block tile 128×256×64 on 384 threads: warpgroup 0 is the producer, 1 and
+ * 2 the consumers. One producer thread issues the tensor memory
+ * accelerator's 2-D bulk copies (cp.async.bulk.tensor, 128-byte swizzle;
+ * tensor maps encoded on the host by cuTensorMapEncodeTiled, fetched with
+ * cudaGetDriverEntryPointByVersion so the plugin links no libcuda) into a
+ * ring of 4 stages of 48 KB (A 128×64, B 64×256 as four 64-column boxes),
+ * each stage with a "full" mbarrier (the copies' byte count completes it)
+ * and an "empty" one (the 8 consumer warps arrive when their wgmma has read
+ * the stage). Each consumer warpgroup multiplies its 64 rows with
+ * wgmma.mma_async m64n256k16 (A K-major, B N-major, both from shared
+ * memory through matrix descriptors), keeping one stage's wgmma group in
+ * flight while it waits for the next stage. setmaxnreg moves registers from
+ * the producer (40) to the consumers (232: 128 fp32 accumulators each).
+ * The grid is persistent (one CTA per SM, at most one per tile) and walks
+ * the tiles in groups of 8 tile rows, so consecutive CTAs share B columns
+ * in L2. TMA zero-fills past the matrix edges: M is arbitrary, N and K
+ * multiples of 8 (16-byte global strides). The epilogue writes bf16 pairs
+ * from registers (no TMA store yet).
+ *
+ * Only sm_90a has wgmma/setmaxnreg: other architectures of the build get a
+ * body that traps, and the host launches this kernel only on compute
+ * capability 9.0 with sm_90a code in the build (kern_gpu_gemm_sm90_ok). */
+#include "kern_arch.h"
+#include "kern_cuda.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define KERN_SM90A 1
+#endif
+
+namespace {
+
+constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
+constexpr int THREADS = 384;
+constexpr int BOX_N = 64; /* B box width: 64 bf16 = the 128-byte swizzle span */
+constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2;
+constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int SMEM_BYTES = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + 2 * STAGES * 8;
+
+#ifdef KERN_SM90A
+constexpr int B_BOX_BYTES = BK * BOX_N * 2, CONSUMER_WARPS = 8, GROUP_M = 8;
+
+/* Tile `tile` of the grouped order: GROUP_M tile rows at a time, down the
+ * rows of a group before moving one tile column right. */
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int &m0, int &n0)
+{
+    int group = tile / (GROUP_M * tiles_n), first = group * GROUP_M;
+    int rows = min(tiles_m - first, GROUP_M), r = tile % (GROUP_M * tiles_n);
+    m0 = (first + r % rows) * BM;
+    n0 = (r / rows) * BN;
+}
+
+__device__ __forceinline__ uint32_t saddr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* The producer's arrival, announcing `bytes` of copies to come. */
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/* Waits until the phase of parity `parity` has completed. */
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* One 2-D box of the tensor map at coordinates (c0 innermost, c1) into
+ * shared memory, completing `bytes` of transaction on bar. */
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                 ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+/* A shared-memory matrix descriptor with the 128-byte swizzle: start
+ * address, leading and stride byte offsets (each stored >> 4). */
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
+           ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+
+#define KERN_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+                   "+f"(d[i + 6]), "+f"(d[i + 7])
+
+/* d (+)= A·B for one m64n256k16 step; scale_d 0 overwrites d. A is
+ * K-major (trans-a 0), B N-major (trans-b 1). */
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t da, uint64_t db, int scale_d)
+{
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
+        " wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127},"
+        " %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : KERN_D8(0), KERN_D8(8), KERN_D8(16), KERN_D8(24), KERN_D8(32), KERN_D8(40), KERN_D8(48), KERN_D8(56),
+          KERN_D8(64), KERN_D8(72), KERN_D8(80), KERN_D8(88), KERN_D8(96), KERN_D8(104), KERN_D8(112), KERN_D8(120)
+        : "l"(da), "l"(db), "r"(scale_d)
+        : "memory");
+}
+#undef KERN_D8
+
+/* Keeps the compiler from moving accumulator accesses across the wgmma
+ * fence/wait pair. */
+__device__ __forceinline__ void acc_fence(float (&d)[128])
+{
+#pragma unroll
+    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void producer(const CUtensorMap *ta, const CUtensorMap *tb, uint32_t base, uint32_t full,
+                                         uint32_t empty, int tiles_m, int tiles_n, int kblocks)
+{
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(ta)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tb)) : "memory");
+    uint32_t it = 0;
+    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+        int m0, n0;
+        tile_coords(tile, tiles_m, tiles_n, m0, n0);
+        for (int kb = 0; kb < kblocks; kb++, it++) {
+            uint32_t s = it % STAGES, ph = (it / STAGES) & 1;
+            mbar_wait(empty + 8 * s, ph ^ 1); /* a fresh barrier passes parity 1 */
+            mbar_expect_tx(full + 8 * s, STAGE_BYTES);
+            uint32_t a = base + s * STAGE_BYTES, b = a + A_BYTES;
+            tma_load(a, ta, full + 8 * s, kb * BK, m0);
+#pragma unroll
+            for (int j = 0; j < BN / BOX_N; j++) tma_load(b + j * B_BOX_BYTES, tb, full + 8 * s, n0 + j * BOX_N, kb * BK);
+        }
+    }
+}
+
+__device__ __forceinline__ void consumer(uint16_t *C, int M, int N, uint32_t base, uint32_t full, uint32_t empty,
+                                         int tiles_m, int tiles_n, int kblocks, int cw, int warp, int lane)
+{
+    uint32_t it = 0;
+    float d[128];
+    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+        int m0, n0;
+        tile_coords(tile, tiles_m, tiles_n, m0, n0);
+#pragma unroll
+        for (int i = 0; i < 128; i++) d[i] = 0.0f;
+        for (int kb = 0; kb < kblocks; kb++, it++) {
+            uint32_t s = it % STAGES, ph = (it / STAGES) & 1;
+            mbar_wait(full + 8 * s, ph);
+            uint32_t a = base + s * STAGE_BYTES + cw * (64 * BK * 2), b = base + s * STAGE_BYTES + A_BYTES;
+            acc_fence(d);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int k = 0; k < BK / 16; k++)
+                /* A: rows of 128 bytes, 8-row groups 1024 bytes apart, k16 steps 32 bytes along the swizzled row;
+                 * B: 64-column boxes 8 KB apart (leading), 8-row K groups 1 KB apart (stride), k16 = 2 KB. */
+                wgmma_m64n256k16(d, sw128_desc(a + k * 32, 16, 1024), sw128_desc(b + k * 2048, B_BOX_BYTES, 1024),
+                                 kb > 0 || k > 0);
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            /* The group before this one is complete: its stage may be refilled. */
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            acc_fence(d);
+            if (kb > 0 && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % STAGES));
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        acc_fence(d);
+        if (kblocks > 0 && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % STAGES));
+        /* Accumulator layout of m64nN: warp w owns rows 16w..16w+15; d[4j..4j+1]
+         * row g, d[4j+2..4j+3] row g+8, columns 8j + 2t, +1. */
+        int g = lane / 4, t = lane % 4;
+        int64_t r0 = (int64_t)m0 + cw * 64 + warp * 16 + g;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            int64_t col = n0 + j * 8 + 2 * t;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                int64_t row = r0 + h * 8;
+                if (row < M && col < N) {
+                    uint32_t p = (uint32_t)kern_f2bf(d[4 * j + 2 * h]) | ((uint32_t)kern_f2bf(d[4 * j + 2 * h + 1]) << 16);
+                    *reinterpret_cast<uint32_t *>(C + row * N + col) = p;
+                }
+            }
+        }
+    }
+}
+#endif
+
+__global__ void __launch_bounds__(THREADS, 1) gemm_sm90_kernel(const __grid_constant__ CUtensorMap ta,
+                                                               const __grid_constant__ CUtensorMap tb, uint16_t *C,
+                                                               int M, int N, int K)
+{
+#ifdef KERN_SM90A
+    extern __shared__ __align__(1024) uint8_t smem[];
+    uint32_t base = (saddr(smem) + 1023) & ~1023u; /* the 128-byte swizzle repeats every 1024 bytes */
+    uint32_t full = base + STAGES * STAGE_BYTES, empty = full + STAGES * 8;
+    int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, kblocks = (K + BK - 1) / BK;
+    int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, CONSUMER_WARPS);
+        }
+        /* The initialised barriers visible to the copy engine. */
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (tid == 0) producer(&ta, &tb, base, full, empty, tiles_m, tiles_n, kblocks);
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+        consumer(C, M, N, base, full, empty, tiles_m, tiles_n, kblocks, wg - 1, tid / 32, tid % 32);
+    }
+#else
+    __trap(); /* never launched: the host checks for sm_90a code on a cc 9.0 device */
+#endif
+}
+
+typedef PFN_cuTensorMapEncodeTiled_v12000 encode_fn;
+
+/* A rows×cols row-major bf16 matrix as a 2-D tensor map with boxes of
+ * box_cols × box_rows and the 128-byte swizzle. */
+int encode(encode_fn fn, CUtensorMap *map, const uint16_t *p, int64_t rows, int64_t cols, uint32_t box_cols,
+           uint32_t box_rows, sim_err *err)
+{
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * 2};
+    cuuint32_t box[2] = {box_cols, box_rows}, estr[2] = {1, 1};
+    CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)p, dims, strides, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return sim_err_set(err, SIM_EIO, "cuTensorMapEncodeTiled (%lld×%lld, box %u×%u): CUresult %d", (long long)rows,
+                           (long long)cols, box_rows, box_cols, (int)r);
+    return 0;
+}
+
+} // namespace
+
+extern "C" int kern_gpu_gemm_sm90_ok(sim_err *err)
+{
+    int cc = 0, rc = kern_cu_device_cc(&cc, err);
+    if (rc) return rc;
+    if (cc != 90)
+        return sim_err_set(err, SIM_ENOTSUP, "the Hopper GEMM (wgmma, TMA) needs compute capability 9.0 (device is %d.%d)",
+                           cc / 10, cc % 10);
+    if (!kern_arch_has_specific(SERVESIM_CUDA_ARCHS, 90))
+        return sim_err_set(err, SIM_ENOTSUP,
+                           "this build has no sm_90a code for the Hopper GEMM: add 90a to CMAKE_CUDA_ARCHITECTURES "
+                           "(built for %s)",
+                           SERVESIM_CUDA_ARCHS);
+    return 0;
+}
+
+extern "C" int kern_gpu_gemm_bf16_sm90(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B,
+                                       uint16_t *d_C, sim_err *err)
+{
+    int rc = kern_gpu_gemm_sm90_ok(err), dev = 0, sms = 0;
+    if (rc) return rc;
+    if (M < 1 || N < 8 || K < 8 || N % 8 || K % 8 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return sim_err_set(err, SIM_EINVAL, "Hopper GEMM needs N, K multiples of 8 (got M=%lld N=%lld K=%lld)",
+                           (long long)M, (long long)N, (long long)K);
+    int64_t tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+    if (tiles > INT32_MAX) return sim_err_set(err, SIM_EINVAL, "Hopper GEMM: %lld tiles", (long long)tiles);
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    KERN_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q), err);
+    if (q != cudaDriverEntryPointSuccess || !fn)
+        return sim_err_set(err, SIM_ENOTSUP, "the driver has no cuTensorMapEncodeTiled (query result %d)", (int)q);
+    CUtensorMap ta, tb;
+    if ((rc = encode((encode_fn)fn, &ta, d_A, M, K, BK, BM, err)) || (rc = encode((encode_fn)fn, &tb, d_B, K, N, BOX_N, BK, err)))
+        return rc;
+    KERN_CU_TRY(cudaGetDevice(&dev), err);
+    KERN_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
+    KERN_CU_TRY(cudaFuncSetAttribute(gemm_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES), err);
+    unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
+    gemm_sm90_kernel<<<grid, THREADS, SMEM_BYTES>>>(ta, tb, d_C, (int)M, (int)N, (int)K);
+    return kern_cu_launched("gemm_bf16_sm90", err);
+}

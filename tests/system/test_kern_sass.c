@@ -1,0 +1,327 @@
+/* test_kern_sass — the machine code of the GPU backend plugin, checked
+ * without a GPU: disassembles libservesim_gpu.so (built beside the servesim
+ * binary, argv[1], with -DSERVESIM_CUDA=ON) with cuobjdump and asserts, per
+ * architecture the build holds, that each rung of the kernel ladder uses
+ * the instructions that make it that rung — sm_80: cp.async (LDGSTS),
+ * ldmatrix (LDSM) and mma.sync (HMMA) in the GEMMs; sm_90a: the tensor
+ * memory accelerator (UTMALDG), mbarriers (SYNCS), wgmma (HGMMA) and
+ * setmaxnreg (USETMAXREG) in kern_gemm_sm90 — and that no kernel of any
+ * architecture spills (stack frame and local memory 0 in the resource
+ * report, no LDL/STL instruction). A rule whose architecture the build
+ * lacks (CMAKE_CUDA_ARCHITECTURES narrowed) is reported and not checked;
+ * a build that holds none of the rules' architectures fails. The kernel
+ * named by a rule must exist in that architecture's code. cuobjdump is
+ * found by scripts/cuda-tool.sh (the PyPI wheel nvidia-cuda-cuobjdump,
+ * which scripts/setup.sh installs for the CUDA build); without it, in a
+ * build with the plugin, the test fails. Without the plugin (a build
+ * without CUDA) the test skips. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SASS_MAX_NEED 6
+#define SASS_MAX_ARCH 16
+
+typedef struct {
+    const char *arch;   /* "sm_80" */
+    const char *kernel; /* the kernel's unmangled name, e.g. "gemm_bf16_kernel" */
+    const char *need[SASS_MAX_NEED];
+    const char *rung; /* what the instructions mean */
+} sass_rule;
+
+/* The ladder, rung by rung: only rungs that exist are listed. */
+static const sass_rule rules[] = {
+    {"sm_80", "gemm_bf16_kernel", {"LDGSTS", "LDSM", "HMMA"}, "Ampere rung: cp.async ring, ldmatrix, mma.sync"},
+    {"sm_80", "gemm_bf16_splitk_kernel", {"LDGSTS", "LDSM", "HMMA"}, "Ampere rung, split-K for skinny GEMMs"},
+    {"sm_90a", "gemm_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA", "USETMAXREG"},
+     "Hopper rung: TMA into an mbarrier ring, wgmma, setmaxnreg"},
+};
+#define N_RULES (sizeof rules / sizeof rules[0])
+
+typedef struct {
+    char plugin[4200];
+    char tool[4096];
+    char *sass; /* cuobjdump -sass */
+    char *res;  /* cuobjdump -res-usage */
+    int ok;
+} sass_ctx;
+
+/* Set once by main for the cases (the test's one shared input). */
+static sass_ctx ctx_;
+
+/* The function name `kernel` appears mangled as <length><name> followed by
+ * E (end of a nested name: the kernels live in an anonymous namespace) or
+ * I (template arguments). What precedes the length may be a digit (the
+ * anonymous namespace's hash), so only the end is checked. */
+static int names_kernel(const char *mangled, const char *kernel)
+{
+    char pat[160];
+    size_t n = strlen(kernel);
+    snprintf(pat, sizeof pat, "%zu%s", n, kernel);
+    for (const char *p = strstr(mangled, pat); p; p = strstr(p + 1, pat)) {
+        char after = p[strlen(pat)];
+        if (after == 'E' || after == 'I') return 1;
+    }
+    return 0;
+}
+
+/* The opcode of a SASS line (address comment, optional predicate guard,
+ * mnemonic: "@!P0 LDG.E.64 R2, [R2.64] ;" gives "LDG.E.64"), copied into
+ * op (empty when the line is no instruction). */
+static void sass_opcode(const char *line, char *op, size_t len)
+{
+    op[0] = '\0';
+    const char *p = strstr(line, "*/");
+    if (!p || !strstr(line, "/*")) return;
+    p += 2;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '@') { /* a predicate guard */
+        while (*p && *p != ' ') p++;
+        while (*p == ' ') p++;
+    }
+    size_t n = 0;
+    while (p[n] && ((p[n] >= 'A' && p[n] <= 'Z') || (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9') ||
+                    p[n] == '.' || p[n] == '_') &&
+           n + 1 < len)
+        n++;
+    memcpy(op, p, n);
+    op[n] = '\0';
+}
+
+/* op is the mnemonic `need` or one of its variants (HGMMA.64x256x16...). */
+static int op_is(const char *op, const char *need)
+{
+    size_t n = strlen(need);
+    return strncmp(op, need, n) == 0 && (op[n] == '\0' || op[n] == '.');
+}
+
+/* Copies the line at *p into line (cut to len - 1) and moves *p past it;
+ * 0 at the end of the text. */
+static int next_line(const char **p, char *line, size_t len)
+{
+    if (!**p) return 0;
+    const char *nl = strchr(*p, '\n');
+    size_t n = nl ? (size_t)(nl - *p) : strlen(*p);
+    size_t c = n < len ? n : len - 1;
+    memcpy(line, *p, c);
+    line[c] = '\0';
+    *p += nl ? n + 1 : n;
+    return 1;
+}
+
+/* Walks the SASS listing: for each "code for ARCH" section and each
+ * "Function : NAME" in it, calls visit for every instruction. */
+typedef void (*sass_visit)(void *u, const char *arch, const char *fn, const char *op);
+static void sass_walk(const char *sass, sass_visit visit, void *u)
+{
+    char arch[32] = "", fn[1024] = "", line[2048], op[64];
+    for (const char *p = sass; next_line(&p, line, sizeof line);) {
+        const char *q;
+        if ((q = strstr(line, "code for "))) {
+            sscanf(q + 9, "%31s", arch);
+            fn[0] = '\0';
+        } else if ((q = strstr(line, "Function : "))) {
+            sscanf(q + 11, "%1023s", fn);
+        } else if (arch[0] && fn[0]) {
+            sass_opcode(line, op, sizeof op);
+            if (op[0]) visit(u, arch, fn, op);
+        }
+    }
+}
+
+/* The architectures of the SASS listing. */
+static int sass_archs(const char *sass, char archs[][32], int max)
+{
+    int n = 0;
+    for (const char *q = strstr(sass, "code for "); q && n < max; q = strstr(q + 1, "code for ")) {
+        char a[32];
+        if (sscanf(q + 9, "%31s", a) != 1) continue;
+        int seen = 0;
+        for (int i = 0; i < n; i++) seen |= !strcmp(archs[i], a);
+        if (!seen) snprintf(archs[n++], 32, "%s", a);
+    }
+    return n;
+}
+
+static void setup(void)
+{
+    sass_ctx *c = &ctx_;
+    memset(c, 0, sizeof *c);
+    snprintf(c->plugin, sizeof c->plugin, "%s", test_servesim);
+    char *slash = strrchr(c->plugin, '/');
+    snprintf(slash ? slash + 1 : c->plugin, sizeof c->plugin - (size_t)(slash ? slash + 1 - c->plugin : 0),
+             "libservesim_gpu.so");
+}
+
+/* cuobjdump found and both listings read. */
+static void case_disassemble(void)
+{
+    sass_ctx *c = &ctx_;
+    char cmd[16384], *out = NULL;
+    snprintf(cmd, sizeof cmd, "bash '%s/scripts/cuda-tool.sh' cuobjdump", test_srcdir);
+    int rc = test_sh(cmd, &out);
+    REQUIRE_MSG_OR(rc == 0 && out && out[0], { free(out); return; },
+                   "cuobjdump not found: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm "
+                   "(scripts/setup.sh does with SERVESIM_CUDA=1), or set SERVESIM_CUOBJDUMP");
+    out[strcspn(out, "\n")] = '\0';
+    snprintf(c->tool, sizeof c->tool, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s' -sass '%s' 2>&1", c->tool, c->plugin);
+    rc = test_sh(cmd, &c->sass);
+    REQUIRE_MSG(rc == 0 && c->sass, "%s failed (rc %d)", cmd, rc);
+    snprintf(cmd, sizeof cmd, "'%s' -res-usage '%s' 2>&1", c->tool, c->plugin);
+    rc = test_sh(cmd, &c->res);
+    REQUIRE_MSG(rc == 0 && c->res, "%s failed (rc %d)", cmd, rc);
+    char archs[SASS_MAX_ARCH][32];
+    int na = sass_archs(c->sass, archs, SASS_MAX_ARCH);
+    CHECK_MSG(na > 0, "no SASS in %s", c->plugin);
+    printf("test_kern_sass: %s with %s: %d architectures:", c->plugin, c->tool, na);
+    for (int i = 0; i < na; i++) printf(" %s", archs[i]);
+    printf("\n");
+    c->ok = na > 0;
+}
+
+typedef struct {
+    const sass_rule *r;
+    int found;          /* the kernel exists in r->arch */
+    int has[SASS_MAX_NEED];
+} rule_state;
+
+static void visit_rule(void *u, const char *arch, const char *fn, const char *op)
+{
+    rule_state *s = u;
+    if (strcmp(arch, s->r->arch) != 0 || !names_kernel(fn, s->r->kernel)) return;
+    s->found = 1;
+    for (int i = 0; i < SASS_MAX_NEED && s->r->need[i]; i++)
+        if (op_is(op, s->r->need[i])) s->has[i] = 1;
+}
+
+/* Each rung's kernel uses its generation's instructions. */
+static void case_rungs(void)
+{
+    sass_ctx *c = &ctx_;
+    REQUIRE(c->ok);
+    char archs[SASS_MAX_ARCH][32];
+    int na = sass_archs(c->sass, archs, SASS_MAX_ARCH), checked = 0;
+    for (size_t k = 0; k < N_RULES; k++) {
+        const sass_rule *r = &rules[k];
+        int built = 0;
+        for (int i = 0; i < na; i++) built |= !strcmp(archs[i], r->arch);
+        if (!built) {
+            printf("test_kern_sass: %s not in this build: %s (%s) not checked\n", r->arch, r->kernel, r->rung);
+            continue;
+        }
+        rule_state s = {r, 0, {0}};
+        sass_walk(c->sass, visit_rule, &s);
+        CHECK_MSG(s.found, "%s: no kernel %s in the SASS (%s)", r->arch, r->kernel, r->rung);
+        for (int i = 0; i < SASS_MAX_NEED && r->need[i]; i++)
+            CHECK_MSG(!s.found || s.has[i], "%s %s: no %s instruction (%s)", r->arch, r->kernel, r->need[i], r->rung);
+        printf("test_kern_sass: %s %s: %s\n", r->arch, r->kernel, r->rung);
+        checked++;
+    }
+    CHECK_MSG(checked > 0, "the build holds none of the architectures the rules cover");
+}
+
+typedef struct {
+    int spill_ops;
+    char first[1200];
+} spill_state;
+
+static void visit_spill(void *u, const char *arch, const char *fn, const char *op)
+{
+    spill_state *s = u;
+    if (op_is(op, "LDL") || op_is(op, "STL")) {
+        if (!s->spill_ops++) snprintf(s->first, sizeof s->first, "%s %s: %s", arch, fn, op);
+    }
+}
+
+/* No kernel spills: stack frame and local memory 0, no LDL/STL. */
+static void case_no_spills(void)
+{
+    sass_ctx *c = &ctx_;
+    REQUIRE(c->ok);
+    char arch[32] = "", fn[1024] = "", line[2048];
+    int functions = 0, bad = 0;
+    for (const char *p = c->res; next_line(&p, line, sizeof line);) {
+        const char *q;
+        long reg = -1, stack = -1, local = -1;
+        if ((q = strstr(line, "arch = "))) sscanf(q + 7, "%31s", arch);
+        else if ((q = strstr(line, " Function "))) {
+            sscanf(q + 10, "%1023s", fn);
+            fn[strcspn(fn, ":")] = '\0';
+        } else if ((q = strstr(line, "REG:")) && fn[0]) {
+            const char *s = strstr(line, "STACK:"), *l = strstr(line, "LOCAL:");
+            reg = strtol(q + 4, NULL, 10);
+            if (s) stack = strtol(s + 6, NULL, 10);
+            if (l) local = strtol(l + 6, NULL, 10);
+            functions++;
+            CHECK_MSG(stack == 0 && local == 0, "%s %s: REG %ld, stack frame %ld and local memory %ld bytes (spills)",
+                      arch, fn, reg, stack, local);
+            bad += !(stack == 0 && local == 0);
+            fn[0] = '\0';
+        }
+    }
+    CHECK_MSG(functions > 0, "no function in the resource report of %s", c->plugin);
+    spill_state s = {0, ""};
+    sass_walk(c->sass, visit_spill, &s);
+    CHECK_MSG(s.spill_ops == 0, "%d local-memory instructions, the first %s", s.spill_ops, s.first);
+    printf("test_kern_sass: %d kernels (all architectures), %d with a stack frame or local memory, %d LDL/STL\n",
+           functions, bad, s.spill_ops);
+}
+
+/* The parsers on known lines, so a change of cuobjdump's format fails here
+ * rather than passing vacuously. */
+static void case_parsers(void)
+{
+    char op[64];
+    sass_opcode("        /*0070*/                   LDG.E.64 R2, [R2.64] ;    /* 0x0000001002027981 */", op, sizeof op);
+    CHECK(!strcmp(op, "LDG.E.64"));
+    sass_opcode("        /*1a30*/              @!P0 HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4], R24 ;", op, sizeof op);
+    CHECK(!strcmp(op, "HGMMA.64x256x16.F32.BF16") && op_is(op, "HGMMA") && !op_is(op, "HGMM"));
+    sass_opcode("                                                     /* 0x000fe400078e00ff */", op, sizeof op);
+    CHECK(op[0] == '\0');
+    CHECK(names_kernel("_ZN45_GLOBAL__N__94bb8a8f_12_kern_gemm_cu_7c2b34c816gemm_bf16_kernelEPKtS1_Ptlll",
+                       "gemm_bf16_kernel"));
+    CHECK(!names_kernel("_ZN45_GLOBAL__N__94bb8a8f_12_kern_gemm_cu_7c2b34c823gemm_bf16_splitk_kernelEPKtS1_Pflll",
+                        "gemm_bf16_kernel"));
+    CHECK(names_kernel("_ZN12_GLOBAL__N_114grouped_kernelILb1EEEvPKl", "grouped_kernel"));
+    CHECK(!names_kernel("_ZN12_GLOBAL__N_114grouped_kernelILb1EEEvPKl", "grouped_kerne"));
+    const char *listing = "\tcode for sm_90a\n\t\tFunction : _ZN12_GLOBAL__N_116gemm_sm90_kernelEv\n"
+                          "        /*0000*/                   UTMALDG.2D [UR8], [UR4] ;\n"
+                          "\tcode for sm_80\n\t\tFunction : _ZN12_GLOBAL__N_116gemm_sm90_kernelEv\n"
+                          "        /*0000*/                   EXIT ;\n";
+    char archs[SASS_MAX_ARCH][32];
+    CHECK(sass_archs(listing, archs, SASS_MAX_ARCH) == 2 && !strcmp(archs[0], "sm_90a") && !strcmp(archs[1], "sm_80"));
+    sass_rule r = {"sm_90a", "gemm_sm90_kernel", {"UTMALDG", "HGMMA"}, "test"};
+    rule_state s = {&r, 0, {0}};
+    sass_walk(listing, visit_rule, &s);
+    CHECK(s.found && s.has[0] && !s.has[1]); /* the sm_80 section's EXIT is not counted for sm_90a */
+}
+
+static const test_case cases[] = {
+    {"parsers", case_parsers},
+    {"disassemble", case_disassemble},
+    {"rungs", case_rungs},
+    {"no_spills", case_no_spills},
+};
+
+int main(int argc, char **argv)
+{
+    test_args(argc, argv);
+    if (!test_servesim || !test_srcdir) {
+        fprintf(stderr, "usage: test_kern_sass SERVESIM_BINARY SOURCE_DIR\n");
+        return 2;
+    }
+    setup();
+    if (access(ctx_.plugin, F_OK) != 0) {
+        case_parsers();
+        return test_skip("test_kern_sass", "no GPU backend plugin beside servesim (configure with -DSERVESIM_CUDA=ON)");
+    }
+    int rc = test_run("test_kern_sass", cases);
+    free(ctx_.sass);
+    free(ctx_.res);
+    return rc;
+}
