@@ -10,8 +10,12 @@
 # (calib/torch_ref.py: FlashAttention/cuDNN attention, cuBLASLt fp8 GEMM,
 # grouped GEMM), and writes into OUTDIR: perf.db, its text dump perf.sql,
 # check.log, memcheck.log, racecheck.log, calibrate.log, torch.log,
-# build.log and summary.txt (each kernel vs its library reference and vs
-# peak, also printed at the end). Budget: about 10 minutes in all (build ≤ 4,
+# build.log, sass.txt (the plugin's per-kernel registers and the GEMM
+# ladder's tensor-core and copy instructions, when cuobjdump is found) and
+# summary.txt (each kernel vs its library reference and vs peak, the GEMM
+# ladder's rungs vs cuBLAS and against the targets of docs/calibration.md,
+# also printed at the end). On an H100/H200 the grid times the Hopper GEMM
+# rung (kern_gemm_bf16_wgmma, sm_90a) beside the Ampere rung and cuBLAS. Budget: about 10 minutes in all (build ≤ 4,
 # checks ≤ 1, sanitizers ≤ 3, grid ≤ 5, PyTorch references ≤ 2; a cut-short
 # step is resumable by rerunning).
 # Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU (or
@@ -77,6 +81,24 @@ fi
 if ! "$bin" calibrate --help >/dev/null 2>&1; then
   echo "gpu-check: $bin has no working 'calibrate' command ($bin calibrate --help failed)" >&2
   exit 1
+fi
+
+# What the compiler made of the kernels (no device time): registers and
+# spills per kernel, and the instructions each GEMM rung is meant to use.
+plugin=${SERVESIM_GPU_LIB:-$(dirname "$bin")/libservesim_gpu.so}
+if objdump=$("$root/scripts/cuda-tool.sh" cuobjdump) && [ -f "$plugin" ]; then
+  {
+    "$objdump" -res-usage "$plugin" 2>&1 | grep -E "arch =|Function|REG:"
+    echo "== GEMM ladder instructions (count per architecture) =="
+    "$objdump" -sass "$plugin" 2>/dev/null | awk '
+      /code for sm_/ { arch = $3 }
+      /Function :/ { fn = $3 }
+      fn ~ /gemm/ && match($0, /(HMMA|HGMMA|QGMMA|UTMALDG|UTMASTG|LDGSTS|LDSM|SYNCS|UTC[A-Z]*MMA|LDTM)[.A-Z0-9x]*/) {
+        op = substr($0, RSTART, RLENGTH); sub(/\..*/, "", op); n[arch " " op]++
+      }
+      END { for (k in n) print k, n[k] }' | sort
+  } >"$out/sass.txt"
+  echo "gpu-check: SASS summary in $out/sass.txt" | tee -a "$out/summary.txt"
 fi
 
 status=0
@@ -156,13 +178,26 @@ fi
               printf('%.0f', max(gbps)) AS max_gbps, printf('%.1f%%', 100*max(frac_of_peak)) AS best_peak
          FROM points GROUP BY op, dtype, kernel ORDER BY op, dtype, kernel;"
     echo
-    echo "== bundled bf16 GEMM vs cuBLAS (time ratio, <1 = ours faster) =="
+    echo "== bundled bf16 GEMM rungs vs cuBLAS (speed ratio, >1 = ours faster; mma = Ampere rung, wgmma = Hopper) =="
     sqlite3 -column -header "$out/perf.db" \
-      "SELECT a.m, a.n, a.k, printf('%.1f', a.tflops) AS ours_tflops, printf('%.1f', b.tflops) AS cublas_tflops,
-              printf('%.2f', a.median_s / b.median_s) AS ratio
+      "SELECT a.m, a.n, a.k, replace(a.kernel, 'kern_gemm_bf16_', '') AS rung, printf('%.1f', a.tflops) AS ours_tflops,
+              printf('%.1f', b.tflops) AS cublas_tflops, printf('%.0f', a.gbps) AS ours_gbps,
+              printf('%.2f', b.median_s / a.median_s) AS vs_cublas
          FROM points a JOIN points b ON a.gpu_id = b.gpu_id AND a.m = b.m AND a.n = b.n AND a.k = b.k
-        WHERE a.op = 'gemm' AND b.op = 'gemm' AND a.kernel = 'kern_gemm_bf16_mma' AND b.kernel = 'cublas_gemm_ex'
-        ORDER BY a.n, a.k, a.m;"
+        WHERE a.op = 'gemm' AND b.op = 'gemm' AND a.dtype = 'bf16' AND a.kernel LIKE 'kern_gemm_bf16_%'
+          AND b.kernel = 'cublas_gemm_ex'
+        ORDER BY a.n, a.k, a.m, a.kernel;"
+    echo
+    echo "== GEMM targets (docs/calibration.md): >= 0.70x cuBLAS at m, n, k >= 4096; m <= 64 as GB/s (HBM share = GB/s / peak) =="
+    sqlite3 -column -header "$out/perf.db" \
+      "SELECT replace(a.kernel, 'kern_gemm_bf16_', '') AS rung,
+              printf('%.2f', min(b.median_s / a.median_s)) AS worst_vs_cublas_large,
+              (SELECT printf('%.0f', min(c.gbps)) FROM points c WHERE c.gpu_id = a.gpu_id AND c.op = 'gemm'
+                  AND c.kernel = a.kernel AND c.m <= 64) AS worst_gbps_m64
+         FROM points a JOIN points b ON a.gpu_id = b.gpu_id AND a.m = b.m AND a.n = b.n AND a.k = b.k
+        WHERE a.op = 'gemm' AND b.op = 'gemm' AND a.dtype = 'bf16' AND a.kernel LIKE 'kern_gemm_bf16_%'
+          AND b.kernel = 'cublas_gemm_ex' AND a.m >= 4096 AND a.n >= 4096 AND a.k >= 4096
+        GROUP BY a.kernel ORDER BY a.kernel;"
   else
     echo "(sqlite3 not installed: see 'servesim db show $out/perf.db')"
   fi
