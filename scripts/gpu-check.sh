@@ -15,7 +15,9 @@
 # summary.txt (each kernel vs its library reference and vs peak, the GEMM
 # ladder's rungs vs cuBLAS and against the targets of docs/calibration.md,
 # also printed at the end). On an H100/H200 the grid times the Hopper GEMM
-# rung (kern_gemm_bf16_wgmma, sm_90a) beside the Ampere rung and cuBLAS. Budget: about 10 minutes in all (build ≤ 4,
+# rung (kern_gemm_bf16_wgmma, sm_90a), on a B200 the Blackwell rung
+# (kern_gemm_bf16_tcgen05, sm_100a), beside the Ampere rung and cuBLAS;
+# each is checked against the CPU reference first. Budget: about 10 minutes in all (build ≤ 4,
 # checks ≤ 1, sanitizers ≤ 3, grid ≤ 5, PyTorch references ≤ 2; a cut-short
 # step is resumable by rerunning).
 # Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU (or

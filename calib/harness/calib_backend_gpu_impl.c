@@ -63,7 +63,11 @@ typedef struct {
     void *flush;      /* 2 × L2 of scratch, written before every sample */
     size_t flush_bytes;
     int32_t ndev, fp8_ok; /* fp8 tensor cores (cc ≥ 8.9); whether this build has code for them, the launch says */
-    int32_t sm90_ok;      /* the Hopper GEMM rung runs here: cc 9.0 and sm_90a code in the build */
+    /* The GEMM kernels this device runs (gk_gemm entries, in order): the
+     * fp8 GEMM from cc 8.9, the Hopper rung on cc 9.0 and the Blackwell rung
+     * on cc 10.0 when the build has their arch-specific code. */
+    calib_kernel_desc gemm[5];
+    int32_t gemm_kind[5], ngemm;
     calib_op op;
     int32_t kernel, splits;
     uint32_t layout;
@@ -79,14 +83,15 @@ typedef struct {
     calib_sample last;
 } gpu_state;
 
-/* GEMM kernels by index: 0 the Ampere rung (version 2: 3-stage swizzled
+/* GEMM kernels by kind: the Ampere rung (version 2: 3-stage swizzled
  * cp.async ring, BK 64, split-K for M ≤ 64; version 1 rows were the
- * 2-stage padded kernel), 1 cuBLAS, 2 fp8, 3 the Hopper rung (sm_90a). */
+ * 2-stage padded kernel), cuBLAS, fp8, the Hopper rung (sm_90a), the
+ * Blackwell rung (sm_100a). gpu_state.gemm lists those the device runs. */
+enum { GPU_GEMM_MMA, GPU_GEMM_CUBLAS, GPU_GEMM_FP8, GPU_GEMM_SM90, GPU_GEMM_SM100 };
 static const calib_kernel_desc gk_gemm[] = {{"kern_gemm_bf16_mma", 2, "bf16", 0}, {"cublas_gemm_ex", 1, "bf16", 1},
                                             {"kern_gemm_fp8_block_mma", 1, "fp8", 0},
-                                            {"kern_gemm_bf16_wgmma", 1, "bf16", 0}};
-#define GPU_GEMM_FP8 2
-#define GPU_GEMM_SM90 3
+                                            {"kern_gemm_bf16_wgmma", 1, "bf16", 0},
+                                            {"kern_gemm_bf16_tcgen05", 1, "bf16", 0}};
 /* Version 2: timed with unequal groups (calib_group_rows); version 1 rows had equal groups. */
 static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 2, "bf16", 0}};
 static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 1, "bf16", 0}};
@@ -122,9 +127,7 @@ static void gpu_kernels(void *vst, calib_op op, const calib_kernel_desc **list, 
 #define GK(arr) (*list = (arr), *n = (int32_t)(sizeof(arr) / sizeof((arr)[0])))
     switch (op) {
     case CALIB_OP_GEMM:
-        GK(gk_gemm);
-        if (!st->sm90_ok) *n = GPU_GEMM_SM90; /* the Hopper rung only on cc 9.0 with sm_90a code */
-        if (!st->fp8_ok) *n = GPU_GEMM_FP8;   /* no fp8 tensor cores before Ada */
+        *list = st->gemm, *n = st->ngemm;
         break;
     case CALIB_OP_GROUPED_CONTIG: GK(gk_gc); break;
     case CALIB_OP_GROUPED_MASKED: GK(gk_gm); break;
@@ -290,6 +293,10 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
     gpu_state *st = vst;
     int rc;
     gpu_release(st);
+    /* GEMM kernels are kept by kind (gk_gemm's order), whatever subset the device lists. */
+    if (op == CALIB_OP_GEMM && (kernel < 0 || kernel >= st->ngemm))
+        return sim_err_set(err, SIM_EINVAL, "GEMM kernel %d of %d", (int)kernel, (int)st->ngemm);
+    if (op == CALIB_OP_GEMM) kernel = st->gemm_kind[kernel];
     st->op = op, st->kernel = kernel, st->s = *s, st->layout = layout;
     size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k, d = (size_t)s->head_dim;
     switch (op) {
@@ -301,7 +308,7 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
             rc = gpu_setup(st, in, 2, out, 1, err);
             /* The Ampere rung's split-K partials (skinny GEMMs): one workspace
              * for all buffer sets, as launches run in order. */
-            size_t work = kernel == 0 ? kern_gpu_gemm_bf16_workspace(s->m, s->n, s->k, st->info.sms) : 0;
+            size_t work = kernel == GPU_GEMM_MMA ? kern_gpu_gemm_bf16_workspace(s->m, s->n, s->k, st->info.sms) : 0;
             if (!rc && work) {
                 rc = kern_gpu_malloc(&st->meta[0], work + CALIB_CANARY_BYTES, err);
                 st->meta_bytes[0] = work;
@@ -373,11 +380,14 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
     for (int i = 0; i < GPU_OUT; i++) out[i] = st->out[i].set[set];
     switch (st->op) {
     case CALIB_OP_GEMM:
-        if (st->kernel == 0)
+        switch (st->kernel) {
+        case GPU_GEMM_MMA:
             return kern_gpu_gemm_bf16(s->m, s->n, s->k, in[0], in[1], out[0], st->meta[0], st->meta_bytes[0], err);
-        if (st->kernel == 1) return kern_gpu_cublas_gemm_bf16(st->lib, s->m, s->n, s->k, in[0], in[1], out[0], err);
-        if (st->kernel == GPU_GEMM_SM90) return kern_gpu_gemm_bf16_sm90(s->m, s->n, s->k, in[0], in[1], out[0], err);
-        return kern_gpu_gemm_fp8_block(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
+        case GPU_GEMM_CUBLAS: return kern_gpu_cublas_gemm_bf16(st->lib, s->m, s->n, s->k, in[0], in[1], out[0], err);
+        case GPU_GEMM_SM90: return kern_gpu_gemm_bf16_sm90(s->m, s->n, s->k, in[0], in[1], out[0], err);
+        case GPU_GEMM_SM100: return kern_gpu_gemm_bf16_sm100(s->m, s->n, s->k, in[0], in[1], out[0], err);
+        default: return kern_gpu_gemm_fp8_block(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
+        }
     case CALIB_OP_GROUPED_CONTIG:
         return kern_gpu_grouped_contig((int32_t)s->groups, st->max_rows, s->n, s->k, st->meta[0], in[0], in[1], out[0], err);
     case CALIB_OP_GROUPED_MASKED:
@@ -930,7 +940,13 @@ __attribute__((visibility("default"))) int calib_gpu_plugin_create(int32_t abi, 
     st->flush_bytes = (size_t)(st->info.l2_bytes > 0 ? 2 * st->info.l2_bytes : 0);
     if (st->flush_bytes && kern_gpu_malloc(&st->flush, st->flush_bytes, &why)) st->flush = NULL, st->flush_bytes = 0;
     st->fp8_ok = st->info.cc_major * 10 + st->info.cc_minor >= 89;
-    st->sm90_ok = kern_gpu_gemm_sm90_ok(&why) == 0;
+    for (int32_t kind = 0; kind < (int32_t)(sizeof gk_gemm / sizeof gk_gemm[0]); kind++) {
+        int ok = kind == GPU_GEMM_FP8    ? st->fp8_ok /* no fp8 tensor cores before Ada */
+                 : kind == GPU_GEMM_SM90  ? kern_gpu_gemm_sm90_ok(&why) == 0
+                 : kind == GPU_GEMM_SM100 ? kern_gpu_gemm_sm100_ok(&why) == 0
+                                          : 1;
+        if (ok) st->gemm[st->ngemm] = gk_gemm[kind], st->gemm_kind[st->ngemm++] = kind;
+    }
     b->name = "gpu";
     b->state = st;
     b->identity = gpu_identity;

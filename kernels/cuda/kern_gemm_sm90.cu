@@ -5,8 +5,7 @@
  * Block tile 128×256×64 on 384 threads: warpgroup 0 is the producer, 1 and
  * 2 the consumers. One producer thread issues the tensor memory
  * accelerator's 2-D bulk copies (cp.async.bulk.tensor, 128-byte swizzle;
- * tensor maps encoded on the host by cuTensorMapEncodeTiled, fetched with
- * cudaGetDriverEntryPointByVersion so the plugin links no libcuda) into a
+ * tensor maps from kern_tma.cuh) into a
  * ring of 4 stages of 48 KB (A 128×64, B 64×256 as four 64-column boxes),
  * each stage with a "full" mbarrier (the copies' byte count completes it)
  * and an "empty" one (the 8 consumer warps arrive when their wgmma has read
@@ -24,11 +23,7 @@
  * Only sm_90a has wgmma/setmaxnreg: other architectures of the build get a
  * body that traps, and the host launches this kernel only on compute
  * capability 9.0 with sm_90a code in the build (kern_gpu_gemm_sm90_ok). */
-#include "kern_arch.h"
-#include "kern_cuda.cuh"
-
-#include <cuda.h>
-#include <cudaTypedefs.h>
+#include "kern_tma.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define KERN_SM90A 1
@@ -54,46 +49,6 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
     int rows = min(tiles_m - first, GROUP_M), r = tile % (GROUP_M * tiles_n);
     m0 = (first + r % rows) * BM;
     n0 = (r / rows) * BN;
-}
-
-__device__ __forceinline__ uint32_t saddr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-
-/* The producer's arrival, announcing `bytes` of copies to come. */
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-/* Waits until the phase of parity `parity` has completed. */
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
-{
-    uint32_t done;
-    do {
-        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     " selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-
-/* One 2-D box of the tensor map at coordinates (c0 innermost, c1) into
- * shared memory, completing `bytes` of transaction on bar. */
-__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                 ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
-                 : "memory");
 }
 
 /* A shared-memory matrix descriptor with the 128-byte swizzle: start
@@ -149,12 +104,12 @@ __device__ __forceinline__ void producer(const CUtensorMap *ta, const CUtensorMa
         tile_coords(tile, tiles_m, tiles_n, m0, n0);
         for (int kb = 0; kb < kblocks; kb++, it++) {
             uint32_t s = it % STAGES, ph = (it / STAGES) & 1;
-            mbar_wait(empty + 8 * s, ph ^ 1); /* a fresh barrier passes parity 1 */
-            mbar_expect_tx(full + 8 * s, STAGE_BYTES);
+            kern_mbar_wait(empty + 8 * s, ph ^ 1); /* a fresh barrier passes parity 1 */
+            kern_mbar_expect_tx(full + 8 * s, STAGE_BYTES);
             uint32_t a = base + s * STAGE_BYTES, b = a + A_BYTES;
-            tma_load(a, ta, full + 8 * s, kb * BK, m0);
+            kern_tma_load(a, ta, full + 8 * s, kb * BK, m0);
 #pragma unroll
-            for (int j = 0; j < BN / BOX_N; j++) tma_load(b + j * B_BOX_BYTES, tb, full + 8 * s, n0 + j * BOX_N, kb * BK);
+            for (int j = 0; j < BN / BOX_N; j++) kern_tma_load(b + j * B_BOX_BYTES, tb, full + 8 * s, n0 + j * BOX_N, kb * BK);
         }
     }
 }
@@ -171,7 +126,7 @@ __device__ __forceinline__ void consumer(uint16_t *C, int M, int N, uint32_t bas
         for (int i = 0; i < 128; i++) d[i] = 0.0f;
         for (int kb = 0; kb < kblocks; kb++, it++) {
             uint32_t s = it % STAGES, ph = (it / STAGES) & 1;
-            mbar_wait(full + 8 * s, ph);
+            kern_mbar_wait(full + 8 * s, ph);
             uint32_t a = base + s * STAGE_BYTES + cw * (64 * BK * 2), b = base + s * STAGE_BYTES + A_BYTES;
             acc_fence(d);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -185,11 +140,11 @@ __device__ __forceinline__ void consumer(uint16_t *C, int M, int N, uint32_t bas
             /* The group before this one is complete: its stage may be refilled. */
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
             acc_fence(d);
-            if (kb > 0 && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % STAGES));
+            if (kb > 0 && lane == 0) kern_mbar_arrive(empty + 8 * ((it - 1) % STAGES));
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         acc_fence(d);
-        if (kblocks > 0 && lane == 0) mbar_arrive(empty + 8 * ((it - 1) % STAGES));
+        if (kblocks > 0 && lane == 0) kern_mbar_arrive(empty + 8 * ((it - 1) % STAGES));
         /* Accumulator layout of m64nN: warp w owns rows 16w..16w+15; d[4j..4j+1]
          * row g, d[4j+2..4j+3] row g+8, columns 8j + 2t, +1. */
         int g = lane / 4, t = lane % 4;
@@ -216,14 +171,14 @@ __global__ void __launch_bounds__(THREADS, 1) gemm_sm90_kernel(const __grid_cons
 {
 #ifdef KERN_SM90A
     extern __shared__ __align__(1024) uint8_t smem[];
-    uint32_t base = (saddr(smem) + 1023) & ~1023u; /* the 128-byte swizzle repeats every 1024 bytes */
+    uint32_t base = (kern_saddr(smem) + 1023) & ~1023u; /* the 128-byte swizzle repeats every 1024 bytes */
     uint32_t full = base + STAGES * STAGE_BYTES, empty = full + STAGES * 8;
     int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, kblocks = (K + BK - 1) / BK;
     int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, CONSUMER_WARPS);
+            kern_mbar_init(full + 8 * s, 1);
+            kern_mbar_init(empty + 8 * s, CONSUMER_WARPS);
         }
         /* The initialised barriers visible to the copy engine. */
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -241,59 +196,24 @@ __global__ void __launch_bounds__(THREADS, 1) gemm_sm90_kernel(const __grid_cons
 #endif
 }
 
-typedef PFN_cuTensorMapEncodeTiled_v12000 encode_fn;
-
-/* A rows×cols row-major bf16 matrix as a 2-D tensor map with boxes of
- * box_cols × box_rows and the 128-byte swizzle. */
-int encode(encode_fn fn, CUtensorMap *map, const uint16_t *p, int64_t rows, int64_t cols, uint32_t box_cols,
-           uint32_t box_rows, sim_err *err)
-{
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * 2};
-    cuuint32_t box[2] = {box_cols, box_rows}, estr[2] = {1, 1};
-    CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)p, dims, strides, box, estr,
-                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS)
-        return sim_err_set(err, SIM_EIO, "cuTensorMapEncodeTiled (%lld×%lld, box %u×%u): CUresult %d", (long long)rows,
-                           (long long)cols, box_rows, box_cols, (int)r);
-    return 0;
-}
+const char *const RUNG = "Hopper GEMM (wgmma, TMA)";
 
 } // namespace
 
 extern "C" int kern_gpu_gemm_sm90_ok(sim_err *err)
 {
-    int cc = 0, rc = kern_cu_device_cc(&cc, err);
-    if (rc) return rc;
-    if (cc != 90)
-        return sim_err_set(err, SIM_ENOTSUP, "the Hopper GEMM (wgmma, TMA) needs compute capability 9.0 (device is %d.%d)",
-                           cc / 10, cc % 10);
-    if (!kern_arch_has_specific(SERVESIM_CUDA_ARCHS, 90))
-        return sim_err_set(err, SIM_ENOTSUP,
-                           "this build has no sm_90a code for the Hopper GEMM: add 90a to CMAKE_CUDA_ARCHITECTURES "
-                           "(built for %s)",
-                           SERVESIM_CUDA_ARCHS);
-    return 0;
+    return kern_gemm_rung_ok(90, RUNG, err);
 }
 
 extern "C" int kern_gpu_gemm_bf16_sm90(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B,
                                        uint16_t *d_C, sim_err *err)
 {
-    int rc = kern_gpu_gemm_sm90_ok(err), dev = 0, sms = 0;
+    int dev = 0, sms = 0;
+    CUtensorMap ta, tb;
+    int rc = kern_gemm_rung_maps(90, RUNG, M, N, K, d_A, d_B, BM, BK, BOX_N, &ta, &tb, err);
     if (rc) return rc;
-    if (M < 1 || N < 8 || K < 8 || N % 8 || K % 8 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
-        return sim_err_set(err, SIM_EINVAL, "Hopper GEMM needs N, K multiples of 8 (got M=%lld N=%lld K=%lld)",
-                           (long long)M, (long long)N, (long long)K);
     int64_t tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
     if (tiles > INT32_MAX) return sim_err_set(err, SIM_EINVAL, "Hopper GEMM: %lld tiles", (long long)tiles);
-    void *fn = NULL;
-    cudaDriverEntryPointQueryResult q;
-    KERN_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q), err);
-    if (q != cudaDriverEntryPointSuccess || !fn)
-        return sim_err_set(err, SIM_ENOTSUP, "the driver has no cuTensorMapEncodeTiled (query result %d)", (int)q);
-    CUtensorMap ta, tb;
-    if ((rc = encode((encode_fn)fn, &ta, d_A, M, K, BK, BM, err)) || (rc = encode((encode_fn)fn, &tb, d_B, K, N, BOX_N, BK, err)))
-        return rc;
     KERN_CU_TRY(cudaGetDevice(&dev), err);
     KERN_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
     KERN_CU_TRY(cudaFuncSetAttribute(gemm_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES), err);

@@ -87,6 +87,14 @@ int kern_gpu_gemm_bf16(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, con
 int kern_gpu_gemm_sm90_ok(sim_err *err);
 int kern_gpu_gemm_bf16_sm90(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C,
                             sim_err *err);
+/* The Blackwell rung (kern_gemm_sm100.cu): TMA into a 4-stage ring,
+ * tcgen05.mma M128 N256 K16 with the accumulator in Tensor Memory, a
+ * tcgen05.ld epilogue; one tile per CTA. SIM_ENOTSUP unless the device has
+ * compute capability 10.0 and the build holds sm_100a code. No Blackwell GPU
+ * has run it yet. Same shape rules as kern_gpu_gemm_bf16. */
+int kern_gpu_gemm_sm100_ok(sim_err *err);
+int kern_gpu_gemm_bf16_sm100(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C,
+                             sim_err *err);
 /* fp8 e4m3 block-scaled GEMM (kern_gemm_fp8_block_ref layout: B is N×K,
  * scales 1×128 for A, 128×128 for B), mma.sync m16n8k32 (sm_89+). K must be
  * a multiple of 128 and N of 8. */

@@ -5,7 +5,9 @@
  * the instructions that make it that rung — sm_80: cp.async (LDGSTS),
  * ldmatrix (LDSM) and mma.sync (HMMA) in the GEMMs; sm_90a: the tensor
  * memory accelerator (UTMALDG), mbarriers (SYNCS), wgmma (HGMMA) and
- * setmaxnreg (USETMAXREG) in kern_gemm_sm90 — and that no kernel of any
+ * setmaxnreg (USETMAXREG) in kern_gemm_sm90; sm_100a: TMA, mbarriers,
+ * tcgen05.mma (UTCHMMA), tcgen05.commit (UTCBAR) and tcgen05.ld (LDTM) in
+ * kern_gemm_sm100 — and that no kernel of any
  * architecture spills (stack frame and local memory 0 in the resource
  * report, no LDL/STL instruction). A rule whose architecture the build
  * lacks (CMAKE_CUDA_ARCHITECTURES narrowed) is reported and not checked;
@@ -38,6 +40,8 @@ static const sass_rule rules[] = {
     {"sm_80", "gemm_bf16_splitk_kernel", {"LDGSTS", "LDSM", "HMMA"}, "Ampere rung, split-K for skinny GEMMs"},
     {"sm_90a", "gemm_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA", "USETMAXREG"},
      "Hopper rung: TMA into an mbarrier ring, wgmma, setmaxnreg"},
+    {"sm_100a", "gemm_sm100_kernel", {"UTMALDG", "SYNCS", "UTCHMMA", "UTCBAR", "LDTM"},
+     "Blackwell rung: TMA, tcgen05.mma into Tensor Memory, tcgen05.commit, tcgen05.ld epilogue"},
 };
 #define N_RULES (sizeof rules / sizeof rules[0])
 

@@ -1,0 +1,58 @@
+/* kern_tma — see kern_tma.cuh. */
+#include "kern_tma.cuh"
+
+#include "kern_arch.h"
+
+#include <cudaTypedefs.h>
+
+namespace {
+
+typedef PFN_cuTensorMapEncodeTiled_v12000 encode_fn;
+
+/* A rows×cols row-major bf16 matrix with boxes of box_cols × box_rows. */
+int encode(encode_fn fn, CUtensorMap *map, const uint16_t *p, int64_t rows, int64_t cols, uint32_t box_cols,
+           uint32_t box_rows, sim_err *err)
+{
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * 2};
+    cuuint32_t box[2] = {box_cols, box_rows}, estr[2] = {1, 1};
+    CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)p, dims, strides, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return sim_err_set(err, SIM_EIO, "cuTensorMapEncodeTiled (%lld×%lld, box %u×%u): CUresult %d", (long long)rows,
+                           (long long)cols, box_rows, box_cols, (int)r);
+    return 0;
+}
+
+} // namespace
+
+int kern_gemm_rung_maps(int cc, const char *rung, int64_t M, int64_t N, int64_t K, const uint16_t *d_A,
+                        const uint16_t *d_B, uint32_t box_m, uint32_t box_k, uint32_t box_n, CUtensorMap *ta,
+                        CUtensorMap *tb, sim_err *err)
+{
+    int rc = kern_gemm_rung_ok(cc, rung, err);
+    if (rc) return rc;
+    if (M < 1 || N < 8 || K < 8 || N % 8 || K % 8 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return sim_err_set(err, SIM_EINVAL, "the %s needs N, K multiples of 8, all below 2^31 (got M=%lld N=%lld K=%lld)",
+                           rung, (long long)M, (long long)N, (long long)K);
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    KERN_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q), err);
+    if (q != cudaDriverEntryPointSuccess || !fn)
+        return sim_err_set(err, SIM_ENOTSUP, "the driver has no cuTensorMapEncodeTiled (query result %d)", (int)q);
+    rc = encode((encode_fn)fn, ta, d_A, M, K, box_k, box_m, err);
+    return rc ? rc : encode((encode_fn)fn, tb, d_B, K, N, box_n, box_k, err);
+}
+
+int kern_gemm_rung_ok(int want, const char *rung, sim_err *err)
+{
+    int cc = 0, rc = kern_cu_device_cc(&cc, err);
+    if (rc) return rc;
+    if (cc != want)
+        return sim_err_set(err, SIM_ENOTSUP, "the %s needs compute capability %d.%d (device is %d.%d)", rung, want / 10,
+                           want % 10, cc / 10, cc % 10);
+    if (!kern_arch_has_specific(SERVESIM_CUDA_ARCHS, want))
+        return sim_err_set(err, SIM_ENOTSUP, "this build has no sm_%da code for the %s: add %da to CMAKE_CUDA_ARCHITECTURES (built for %s)",
+                           want, rung, want, SERVESIM_CUDA_ARCHS);
+    return 0;
+}

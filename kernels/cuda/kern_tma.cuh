@@ -1,0 +1,78 @@
+/* kern_tma — the host side of the tensor memory accelerator for the GEMM
+ * rungs that load tiles with it (kern_gemm_sm90.cu, kern_gemm_sm100.cu):
+ * the tensor maps of a row-major A (M×K) and B (K×N), bf16, 2-D, 128-byte
+ * swizzle, zero fill past the edges, encoded by the driver's
+ * cuTensorMapEncodeTiled — fetched with cudaGetDriverEntryPointByVersion,
+ * so the plugin links no libcuda —, the check that the device and the
+ * build fit such a rung, and the device side every such kernel
+ * shares: mbarrier initialisation, arrival (plain and announcing the
+ * copies' bytes), parity waits, and the 2-D bulk tensor copy that
+ * completes on an mbarrier. CUDA C++; the maps are the caller's. */
+#ifndef KERN_TMA_CUH
+#define KERN_TMA_CUH
+
+#include "kern_cuda.cuh"
+
+#include <cuda.h>
+
+/* 0 when the device has compute capability `cc` exactly and the build
+ * holds that architecture's arch-specific ("a") code, which `rung` (named
+ * in the message) needs; else SIM_ENOTSUP saying which is missing. */
+int kern_gemm_rung_ok(int cc, const char *rung, sim_err *err);
+
+/* kern_gemm_rung_ok, then the tensor maps of A and B: A's boxes are box_k
+ * (inner, ≤ 64 so a row is one 128-byte swizzle span) × box_m rows, B's
+ * box_n (inner, ≤ 64) × box_k rows. Checks the shape (N, K multiples of 8
+ * for 16-byte global strides, all < 2^31): SIM_EINVAL; a driver without
+ * the entry point: SIM_ENOTSUP; an encoding refused: SIM_EIO. */
+int kern_gemm_rung_maps(int cc, const char *rung, int64_t M, int64_t N, int64_t K, const uint16_t *d_A,
+                        const uint16_t *d_B, uint32_t box_m, uint32_t box_k, uint32_t box_n, CUtensorMap *ta,
+                        CUtensorMap *tb, sim_err *err);
+
+/* Device side, sm_90 and later (the kernels that use these are compiled
+ * for their own architecture only; elsewhere they are not defined). All
+ * addresses are shared-memory (shared::cta) addresses. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ uint32_t kern_saddr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void kern_mbar_init(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* The producer's arrival, announcing `bytes` of copies to come. */
+__device__ __forceinline__ void kern_mbar_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void kern_mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/* Waits until the phase of parity `parity` has completed. */
+__device__ __forceinline__ void kern_mbar_wait(uint32_t bar, uint32_t parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* One 2-D box of the tensor map at coordinates (c0 innermost, c1) into
+ * shared memory, completing `bytes` of transaction on bar. */
+__device__ __forceinline__ void kern_tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                 ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+#endif
+
+#endif
