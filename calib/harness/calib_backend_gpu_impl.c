@@ -23,6 +23,7 @@
 #include "kern_gemm_ref.h"
 #include "kern_gpu.h"
 #include "kern_num.h"
+#include "kern_plan.h"
 #include "kern_quant_ref.h"
 #include "kern_softmax_ref.h"
 
@@ -308,7 +309,7 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
             rc = gpu_setup(st, in, 2, out, 1, err);
             /* The Ampere rung's split-K partials (skinny GEMMs): one workspace
              * for all buffer sets, as launches run in order. */
-            size_t work = kernel == GPU_GEMM_MMA ? kern_gpu_gemm_bf16_workspace(s->m, s->n, s->k, st->info.sms) : 0;
+            size_t work = kernel == GPU_GEMM_MMA ? kern_gemm_split_workspace(s->m, s->n, s->k, st->info.sms) : 0;
             if (!rc && work) {
                 rc = kern_gpu_malloc(&st->meta[0], work + CALIB_CANARY_BYTES, err);
                 st->meta_bytes[0] = work;

@@ -228,7 +228,7 @@ static const calib_check_case cases_gemm[] = {
     CASE_GEMM(77, 264, 384, "partial M and N tiles"),
     CASE_GEMM(1, 136, 200, "M = 1, K tail (K % 32 = 8)"),
     CASE_GEMM(130, 128, 1024, "one row past a tile, long K"),
-    CASE_GEMM(40, 264, 2176, "skinny M, K split unevenly (8 splits of 34 slabs on 36+ SMs)"),
+    CASE_GEMM(40, 264, 2176, "skinny M, K split unevenly (8 splits of 34 slabs with 24+ SMs)"),
     CASE_GEMM(1100, 4096, 64, "more output tiles than SMs (144 of 128x256): persistent CTAs take several"),
 };
 #define CASE_GROUPED(e_, m_, n_, k_, lay_, what_) {{.groups = e_, .m = m_, .n = n_, .k = k_}, lay_, what_}

@@ -16,21 +16,20 @@
  * Skinny GEMMs (M ≤ 64, the decode projections) fill few of the SMs with
  * output tiles; there K is split: grid.z = S splits each multiply a
  * contiguous share of the K slabs into fp32 partials in a caller-owned
- * workspace [S][M][N] (kern_gpu_gemm_bf16_workspace says how large), and a
+ * workspace [S][M][N] (the plan is kern_plan.h's, tested on the CPU), and a
  * second kernel sums the S partials in a fixed order (deterministic) into
  * bf16. This rung stays the path on every architecture; Hopper adds
  * kern_gemm_sm90.cu (TMA + wgmma) beside it. */
 #include "kern_cuda.cuh"
+#include "kern_plan.h"
 
 namespace {
 
-constexpr int BM = 128, BN = 128, BK = 64, STAGES = 3;
+constexpr int BM = KERN_GEMM_BM, BN = KERN_GEMM_BN, BK = KERN_GEMM_BK, STAGES = 3;
 constexpr int THREADS = 256;
 constexpr int A_STAGE = BM * BK; /* elements */
 constexpr int B_STAGE = BK * BN;
 constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2;
-constexpr int SPLIT_M_MAX = 64; /* split-K only for M ≤ this */
-constexpr int SPLIT_MAX = 16;
 
 __device__ __forceinline__ uint32_t smem_addr(const void *p)
 {
@@ -196,10 +195,11 @@ __global__ void __launch_bounds__(THREADS) gemm_bf16_splitk_kernel(const uint16_
 {
     extern __shared__ __align__(128) uint16_t smem[];
     Tile t = {A, B, M, N, K, (int64_t)blockIdx.y * BM, (int64_t)blockIdx.x * BN};
-    int64_t kt = (K + BK - 1) / BK, S = gridDim.z, z = blockIdx.z;
+    int64_t first, end;
+    kern_gemm_split_range((K + BK - 1) / BK, (int32_t)gridDim.z, (int32_t)blockIdx.z, &first, &end);
     float acc[4][4][4];
-    tile_mainloop(smem, t, kt * z / S, kt * (z + 1) / S, acc);
-    tile_store(acc, part + z * M * N, M, N, t.m0, t.n0);
+    tile_mainloop(smem, t, first, end, acc);
+    tile_store(acc, part + (int64_t)blockIdx.z * M * N, M, N, t.m0, t.n0);
 }
 
 /* C = Σ_z part[z], in z order, 8 elements per thread (16-byte stores). */
@@ -261,25 +261,6 @@ int set_smem(F *kernel, sim_err *err)
 
 } // namespace
 
-/* K splits for a skinny GEMM: enough tiles to give every SM one, each
- * split keeping at least 4 slabs of K (else the partials' traffic and the
- * pipeline's fill dominate); 1 = no split. */
-extern "C" int32_t kern_gpu_gemm_bf16_splits(int64_t M, int64_t N, int64_t K, int32_t sms)
-{
-    if (M > SPLIT_M_MAX || M < 1 || N < 1 || K < 1 || sms < 1) return 1;
-    int64_t tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN), kt = (K + BK - 1) / BK;
-    int64_t s = sms / tiles;
-    if (s > kt / 4) s = kt / 4;
-    if (s > SPLIT_MAX) s = SPLIT_MAX;
-    return s < 2 ? 1 : (int32_t)s;
-}
-
-extern "C" size_t kern_gpu_gemm_bf16_workspace(int64_t M, int64_t N, int64_t K, int32_t sms)
-{
-    int32_t s = kern_gpu_gemm_bf16_splits(M, N, K, sms);
-    return s > 1 ? (size_t)s * (size_t)M * (size_t)N * sizeof(float) : 0;
-}
-
 extern "C" int kern_gpu_gemm_bf16(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B,
                                   uint16_t *d_C, void *d_work, size_t work_bytes, sim_err *err)
 {
@@ -287,9 +268,9 @@ extern "C" int kern_gpu_gemm_bf16(int64_t M, int64_t N, int64_t K, const uint16_
     if (rc) return rc;
     KERN_CU_TRY(cudaGetDevice(&dev), err);
     KERN_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
-    int32_t S = kern_gpu_gemm_bf16_splits(M, N, K, sms);
+    int32_t S = kern_gemm_splits(M, N, K, sms);
     dim3 grid((unsigned)((N + BN - 1) / BN), (unsigned)((M + BM - 1) / BM));
-    if (S > 1 && d_work && work_bytes >= kern_gpu_gemm_bf16_workspace(M, N, K, sms)) {
+    if (S > 1 && d_work && work_bytes >= kern_gemm_split_workspace(M, N, K, sms)) {
         if ((rc = set_smem(gemm_bf16_splitk_kernel, err))) return rc;
         grid.z = (unsigned)S;
         gemm_bf16_splitk_kernel<<<grid, THREADS, SMEM_BYTES>>>(d_A, d_B, (float *)d_work, M, N, K);

@@ -71,12 +71,10 @@ void kern_gpu_graph_destroy(kern_gpu_graph *g);
 
 /* GEMM, C[M×N] = A[M×K]·B[K×N] in bf16, fp32 accumulate, mma.sync
  * m16n8k16 (sm_80+, the Ampere rung). N and K must be multiples of 8. A
- * skinny GEMM (M ≤ 64) on a device of `sms` SMs splits K into
- * kern_gpu_gemm_bf16_splits(...) parts when d_work holds at least
- * kern_gpu_gemm_bf16_workspace(...) bytes (fp32 partials, contents
- * irrelevant; 0 bytes: no split needed); with less it runs unsplit. */
-int32_t kern_gpu_gemm_bf16_splits(int64_t M, int64_t N, int64_t K, int32_t sms);
-size_t kern_gpu_gemm_bf16_workspace(int64_t M, int64_t N, int64_t K, int32_t sms);
+ * skinny GEMM (M ≤ 64) splits K into kern_gemm_splits(M, N, K, SMs) parts
+ * (kern_plan.h) when d_work holds at least kern_gemm_split_workspace(...)
+ * bytes (fp32 partials, contents irrelevant; 0 bytes: no split needed);
+ * with less it runs unsplit. */
 int kern_gpu_gemm_bf16(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C,
                        void *d_work, size_t work_bytes, sim_err *err);
 /* The same GEMM as the Hopper rung (kern_gemm_sm90.cu): TMA loads into a

@@ -9,6 +9,7 @@
 #include "test_util.h"
 
 #include "kern_arch.h"
+#include "kern_plan.h"
 #include "kern_attn_ref.h"
 #include "kern_gemm_ref.h"
 #include "kern_grouped_ref.h"
@@ -440,8 +441,48 @@ static void test_arch(void)
     CHECK(!kern_arch_has_specific("100f", 100)); /* a family target is not the "a" code */
 }
 
+/* The Ampere-rung GEMM's split-K plan: only skinny GEMMs split, enough to
+ * give every SM a tile, never below 4 K slabs per split nor above 16, and
+ * the splits share the slabs in order without gap or overlap. */
+static void test_splitk_plan(void)
+{
+    CHECK(kern_gemm_splits(65, 4096, 4096, 132) == 1);          /* not skinny */
+    CHECK(kern_gemm_splits(1, 4096, 4096, 132) == 4);           /* 32 tiles: 132 / 32 */
+    CHECK(kern_gemm_splits(64, 4096, 4096, 132) == 4);
+    CHECK(kern_gemm_splits(1, 28672, 4096, 132) == 1);          /* 224 tiles fill the SMs */
+    CHECK(kern_gemm_splits(1, 4096, 448, 132) == 1);            /* 7 slabs: under 2 × 4 */
+    CHECK(kern_gemm_splits(1, 4096, 512, 132) == 2);            /* 8 slabs: 2 of 4 */
+    CHECK(kern_gemm_splits(1, 128, 16384, 132) == KERN_SPLITK_MAX);
+    CHECK(kern_gemm_splits(40, 264, 2176, 132) == 8);           /* the check case: 34 slabs, 3 tiles */
+    CHECK(kern_gemm_splits(40, 264, 2176, 24) == 8 && kern_gemm_splits(40, 264, 2176, 23) == 7);
+    CHECK(kern_gemm_splits(1, 4096, 4096, 0) == 1 && kern_gemm_splits(0, 4096, 4096, 132) == 1);
+    CHECK(kern_gemm_split_workspace(1, 4096, 4096, 132) == 4 * 4096 * sizeof(float));
+    CHECK(kern_gemm_split_workspace(128, 4096, 4096, 132) == 0);
+    static const int64_t Ms[] = {1, 16, 40, 64}, Ns[] = {128, 264, 4096, 7168}, Ks[] = {512, 2176, 4104, 16384};
+    static const int32_t sms[] = {24, 108, 132, 148};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 4; b++)
+            for (size_t c = 0; c < 4; c++)
+                for (size_t d = 0; d < 4; d++) {
+                    int32_t S = kern_gemm_splits(Ms[a], Ns[b], Ks[c], sms[d]);
+                    int64_t kt = (Ks[c] + KERN_GEMM_BK - 1) / KERN_GEMM_BK, next = 0;
+                    CHECK(S >= 1 && S <= KERN_SPLITK_MAX);
+                    for (int32_t z = 0; z < S; z++) {
+                        int64_t first, end;
+                        kern_gemm_split_range(kt, S, z, &first, &end);
+                        CHECK_MSG(first == next && end > first, "M=%lld N=%lld K=%lld sms=%d: split %d of %d is [%lld, %lld)",
+                                  (long long)Ms[a], (long long)Ns[b], (long long)Ks[c], sms[d], z, S, (long long)first,
+                                  (long long)end);
+                        CHECK(S == 1 || end - first >= KERN_SPLITK_MIN_SLABS);
+                        next = end;
+                    }
+                    CHECK(next == kt);
+                }
+}
+
 static const test_case cases[] = {
     {"arch", test_arch},
+    {"splitk_plan", test_splitk_plan},
     {"bf16", test_bf16},
     {"e4m3", test_e4m3},
     {"quant", test_quant},
