@@ -274,8 +274,11 @@ static const calib_check_case cases_rows[] = {
     {{.m = 5, .n = 20}, CALIB_LAYOUT_TIMED, "rows shorter than a warp"},
 };
 static const calib_check_case cases_rmsnorm[] = {
-    {{.m = 33, .n = 1000}, CALIB_LAYOUT_TIMED, "columns not a multiple of the block"},
-    {{.m = 2, .n = 7168}, CALIB_LAYOUT_TIMED, "long rows"},
+    {{.m = 33, .n = 1000}, CALIB_LAYOUT_TIMED, "columns not a multiple of the block (a warp per row, partial vectors)"},
+    {{.m = 2, .n = 7168}, CALIB_LAYOUT_TIMED, "long rows (a CTA per row)"},
+    {{.m = 5, .n = 1001}, CALIB_LAYOUT_TIMED, "columns not a multiple of 8 (the scalar kernel)"},
+    {{.m = 11, .n = 4096}, CALIB_LAYOUT_TIMED, "a warp per row holding 16 vectors per lane, a partial CTA of rows"},
+    {{.m = 1, .n = 16384}, CALIB_LAYOUT_TIMED, "the widest row held in registers (8 vectors per thread)"},
 };
 static const calib_check_case cases_quant[] = {
     {{.m = 9, .n = 512}, CALIB_LAYOUT_TIMED, "magnitudes over 2^-8..2^8"},
