@@ -102,8 +102,9 @@ static const calib_kernel_desc gk_lse[] = {{"kern_lse_merge", 1, "fp32", 0}};
 static const calib_kernel_desc gk_sm[] = {{"kern_softmax_warp", 1, "fp32", 0}, {"kern_softmax_block", 1, "fp32", 0}};
 /* Version 2: one pass with the row in registers, 16-byte vectors, several rows per CTA. */
 static const calib_kernel_desc gk_rms[] = {{"kern_rmsnorm", 2, "bf16", 0}};
-static const calib_kernel_desc gk_q8[] = {{"kern_quant_fp8_block128", 1, "fp8", 0}};
-static const calib_kernel_desc gk_mx[] = {{"kern_quant_mxfp8", 1, "mxfp8", 0}};
+/* Version 2 of both: 8 elements (a 16-byte load) per thread. */
+static const calib_kernel_desc gk_q8[] = {{"kern_quant_fp8_block128", 2, "fp8", 0}};
+static const calib_kernel_desc gk_mx[] = {{"kern_quant_mxfp8", 2, "mxfp8", 0}};
 static const calib_kernel_desc gk_copy[] = {{"cuda_memcpy_d2d", 1, "u8", 1}};
 static const calib_kernel_desc gk_ar[] = {{"nccl_allreduce", 1, "bf16", 1}};
 static const calib_kernel_desc gk_ag[] = {{"nccl_allgather", 1, "bf16", 1}};

@@ -5,10 +5,14 @@
  * CTA up to 4,096 columns, a 256-thread CTA per row up to 16,384, a
  * reciprocal square root and multiplications only; other widths, or
  * columns not a multiple of 8, take the scalar two-pass kernel of version
- * 1) and fp8 quantisation from bf16: block-128
- * with fp32 scale amax/448 (one warp per 128 elements) and MXFP8 with an E8M0
- * scale per 32 (one warp per block of 32, one element per lane). Maths as in
- * kern_softmax_ref.h and kern_quant_ref.h. */
+ * 1) and fp8 quantisation from bf16: block-128 with fp32 scale amax/448
+ * and MXFP8 with an E8M0 scale per 32 (version 2 of both: 8 elements, one
+ * 16-byte load, per thread, the block's lanes — 16 or 4 — sharing its amax
+ * by shuffles, one reciprocal of the scale per thread, 8-byte stores;
+ * version 1 had a warp per block and one or four elements per lane).
+ * Maths as in kern_softmax_ref.h and kern_quant_ref.h (block-128 multiplies
+ * by 1/scale where the reference divides: within the format's bound the
+ * check allows). */
 #include "kern_cuda.cuh"
 
 namespace {
@@ -142,49 +146,67 @@ __global__ void __launch_bounds__(256) rmsnorm_vec_kernel(const uint16_t *X, con
     }
 }
 
-/* One warp per 128-element block, 4 elements per lane. */
-__global__ void quant_fp8_block128_kernel(const uint16_t *X, int64_t nblocks, uint8_t *Q, float *S)
+/* The E8M0 exponent of an MXFP8 block: the smallest power of two 2^e ≥
+ * amax/448 (kern_e8m0_ceil_pow2), e in [-127, 127]; 0 for an all-zero block. */
+__device__ __forceinline__ int mx_exponent(float amax)
 {
-    int64_t blk = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
-    int lane = threadIdx.x % 32;
-    if (blk >= nblocks) return;
-    const uint16_t *x = X + blk * 128;
-    float v[4], amax = 0.0f;
-    for (int i = 0; i < 4; i++) v[i] = kern_bf2f(x[lane + 32 * i]), amax = fmaxf(amax, fabsf(v[i]));
-    amax = kern_warp_max(amax);
-    float s = amax > 0.0f ? amax / 448.0f : 1.0f;
-    for (int i = 0; i < 4; i++) Q[blk * 128 + lane + 32 * i] = kern_f2e4m3(v[i] / s);
-    if (lane == 0) S[blk] = s;
+    if (!(amax > 0.0f)) return 0;
+    int e2;
+    float f = frexpf(amax / 448.0f, &e2);
+    int e = f == 0.5f ? e2 - 1 : e2;
+    return max(-127, min(127, e));
 }
 
-/* One warp per 32-element block; the scale is the smallest power of two
- * ≥ amax/448 (kern_e8m0_ceil_pow2). */
-__global__ void quant_mxfp8_kernel(const uint16_t *X, int64_t nblocks, uint8_t *Q, uint8_t *S)
+/* Quantisation, 8 elements (one 16-byte load) per thread: the QBLK / 8
+ * threads of a block (consecutive lanes) share its amax by shuffles. MX:
+ * an E8M0 scale per block (QBLK 32), else an fp32 scale amax/448 (QBLK
+ * 128). */
+template <int QBLK, bool MX>
+__global__ void __launch_bounds__(256) quant_vec_kernel(const uint16_t *X, int64_t nblocks, uint8_t *Q, void *S)
 {
-    int64_t blk = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
-    int lane = threadIdx.x % 32;
-    if (blk >= nblocks) return;
-    float v = kern_bf2f(X[blk * 32 + lane]);
-    float amax = kern_warp_max(fabsf(v));
-    int e = 0;
-    if (amax > 0.0f) {
-        int e2;
-        float f = frexpf(amax / 448.0f, &e2);
-        e = f == 0.5f ? e2 - 1 : e2;
-        e = max(-127, min(127, e));
+    constexpr int L = QBLK / 8;
+    int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, blk = g / L;
+    int sub = (int)(g % L);
+    bool live = blk < nblocks;
+    uint4 v = live ? __ldg(reinterpret_cast<const uint4 *>(X + blk * QBLK) + sub) : make_uint4(0, 0, 0, 0);
+    uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    float f[8], amax = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        f[2 * i] = kern_bf2f((uint16_t)(w[i] & 0xffff)), f[2 * i + 1] = kern_bf2f((uint16_t)(w[i] >> 16));
+        amax = fmaxf(amax, fmaxf(fabsf(f[2 * i]), fabsf(f[2 * i + 1])));
     }
-    Q[blk * 32 + lane] = kern_f2e4m3(ldexpf(v, -e));
-    if (lane == 0) S[blk] = (uint8_t)(e + 127);
+#pragma unroll
+    for (int o = 1; o < L; o <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    if (!live) return;
+    float mul;
+    if (MX) {
+        int e = mx_exponent(amax);
+        mul = ldexpf(1.0f, -e); /* a power of two: v · 2^-e is exact as ldexpf(v, -e) */
+        if (sub == 0) ((uint8_t *)S)[blk] = (uint8_t)(e + 127);
+    } else {
+        float sc = amax > 0.0f ? amax / 448.0f : 1.0f;
+        mul = 1.0f / sc;
+        if (sub == 0) ((float *)S)[blk] = sc;
+    }
+    uint32_t lo = 0, hi = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        lo |= (uint32_t)kern_f2e4m3(f[i] * mul) << (8 * i);
+        hi |= (uint32_t)kern_f2e4m3(f[4 + i] * mul) << (8 * i);
+    }
+    *reinterpret_cast<uint2 *>(Q + blk * QBLK + sub * 8) = make_uint2(lo, hi);
 }
 
-unsigned warps_grid(int64_t warps, int per_block) { return (unsigned)((warps + per_block - 1) / per_block); }
+/* CTAs for `units` (warps, threads) at per_block units per CTA. */
+unsigned blocks_for(int64_t units, int per_block) { return (unsigned)((units + per_block - 1) / per_block); }
 
 } // namespace
 
 extern "C" int kern_gpu_softmax_warp(const float *d_x, int64_t rows, int64_t cols, float *d_y, sim_err *err)
 {
     if (rows < 1 || cols < 1) return sim_err_set(err, SIM_EINVAL, "softmax: %lld×%lld", (long long)rows, (long long)cols);
-    softmax_warp_kernel<<<warps_grid(rows, 8), 256>>>(d_x, rows, cols, d_y);
+    softmax_warp_kernel<<<blocks_for(rows, 8), 256>>>(d_x, rows, cols, d_y);
     return kern_cu_launched("softmax_warp", err);
 }
 
@@ -227,7 +249,7 @@ extern "C" int kern_gpu_quant_fp8_block128(const uint16_t *d_x, int64_t rows, in
         return sim_err_set(err, SIM_EINVAL, "fp8 block-128 quantisation needs cols a multiple of 128 (got %lld)",
                            (long long)cols);
     int64_t nb = rows * (cols / 128);
-    quant_fp8_block128_kernel<<<warps_grid(nb, 8), 256>>>(d_x, nb, d_q, d_scales);
+    quant_vec_kernel<128, false><<<blocks_for(nb * 16, 256), 256>>>(d_x, nb, d_q, d_scales);
     return kern_cu_launched("quant_fp8_block128", err);
 }
 
@@ -237,6 +259,6 @@ extern "C" int kern_gpu_quant_mxfp8(const uint16_t *d_x, int64_t rows, int64_t c
     if (rows < 1 || cols < 32 || cols % 32)
         return sim_err_set(err, SIM_EINVAL, "MXFP8 quantisation needs cols a multiple of 32 (got %lld)", (long long)cols);
     int64_t nb = rows * (cols / 32);
-    quant_mxfp8_kernel<<<warps_grid(nb, 8), 256>>>(d_x, nb, d_q, d_scales);
+    quant_vec_kernel<32, true><<<blocks_for(nb * 4, 256), 256>>>(d_x, nb, d_q, d_scales);
     return kern_cu_launched("quant_mxfp8", err);
 }

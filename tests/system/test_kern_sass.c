@@ -8,7 +8,8 @@
  * setmaxnreg (USETMAXREG) in kern_gemm_sm90; sm_100a: TMA, mbarriers,
  * tcgen05.mma (UTCHMMA), tcgen05.commit (UTCBAR) and tcgen05.ld (LDTM) in
  * kern_gemm_sm100; the vectorised RMSNorm's 16-byte loads and stores
- * (LDG.E.128, STG.E.128) — and that no kernel of any
+ * (LDG.E.128, STG.E.128) and the quantisation kernels' 16-byte loads,
+ * shuffled amax and 8-byte stores — and that no kernel of any
  * architecture spills (stack frame and local memory 0 in the resource
  * report, no LDL/STL instruction). A rule whose architecture the build
  * lacks (CMAKE_CUDA_ARCHITECTURES narrowed) is reported and not checked;
@@ -42,6 +43,7 @@ static const sass_rule rules[] = {
     {"sm_90a", "gemm_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA", "USETMAXREG"},
      "Hopper rung: TMA into an mbarrier ring, wgmma, setmaxnreg"},
     {"sm_80", "rmsnorm_vec_kernel", {"LDG.E.128", "STG.E.128"}, "row kernels: 16-byte vector loads and stores"},
+    {"sm_80", "quant_vec_kernel", {"LDG.E.128", "SHFL.BFLY", "STG.E.64"}, "quantisation: 16-byte loads, shuffled amax"},
     {"sm_100a", "gemm_sm100_kernel", {"UTMALDG", "SYNCS", "UTCHMMA", "UTCBAR", "LDTM"},
      "Blackwell rung: TMA, tcgen05.mma into Tensor Memory, tcgen05.commit, tcgen05.ld epilogue"},
 };
