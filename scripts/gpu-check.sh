@@ -169,8 +169,8 @@ fi
 {
   echo
   echo "== kernels no GPU had run before this check (docs/calibration.md, 'The kernel ladder'): their checks =="
-  echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMM on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0, RMSNorm v2, quantisation v2)"
-  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_rmsnorm|kern_quant_)' "$out/check.log" ||
+  echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMM on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0, RMSNorm, quantisation and warp softmax v2)"
+  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_rmsnorm|kern_quant_|kern_softmax_warp)' "$out/check.log" ||
     echo "(none of them was checked here)"
   echo
   echo "== checks (kernel vs CPU reference) =="

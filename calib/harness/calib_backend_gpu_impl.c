@@ -99,7 +99,8 @@ static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 1, "bf16",
 static const calib_kernel_desc gk_pf[] = {{"kern_attn_prefill_simt", 1, "bf16", 0}};
 static const calib_kernel_desc gk_dec[] = {{"kern_decode_split_simt", 1, "bf16", 0}};
 static const calib_kernel_desc gk_lse[] = {{"kern_lse_merge", 1, "fp32", 0}};
-static const calib_kernel_desc gk_sm[] = {{"kern_softmax_warp", 1, "fp32", 0}, {"kern_softmax_block", 1, "fp32", 0}};
+/* kern_softmax_warp version 2: rows up to 1,024 columns held in registers as float4. */
+static const calib_kernel_desc gk_sm[] = {{"kern_softmax_warp", 2, "fp32", 0}, {"kern_softmax_block", 1, "fp32", 0}};
 /* Version 2: one pass with the row in registers, 16-byte vectors, several rows per CTA. */
 static const calib_kernel_desc gk_rms[] = {{"kern_rmsnorm", 2, "bf16", 0}};
 /* Version 2 of both: 8 elements (a 16-byte load) per thread. */

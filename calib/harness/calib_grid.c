@@ -272,6 +272,8 @@ static const calib_check_case cases_lse[] = {
 static const calib_check_case cases_rows[] = {
     {{.m = 33, .n = 1000}, CALIB_LAYOUT_TIMED, "columns not a multiple of 32"},
     {{.m = 5, .n = 20}, CALIB_LAYOUT_TIMED, "rows shorter than a warp"},
+    {{.m = 9, .n = 1024}, CALIB_LAYOUT_TIMED, "the longest row a warp holds in registers (8 float4 per lane)"},
+    {{.m = 4, .n = 1030}, CALIB_LAYOUT_TIMED, "columns not a multiple of 4 (the looping warp kernel)"},
 };
 static const calib_check_case cases_rmsnorm[] = {
     {{.m = 33, .n = 1000}, CALIB_LAYOUT_TIMED, "columns not a multiple of the block (a warp per row, partial vectors)"},

@@ -1,5 +1,8 @@
 /* kern_norm — row-wise kernels: safe softmax (warp per row and block per
- * row, both reducing the online (max, sum) state with warp shuffles),
+ * row, both reducing the online (max, sum) state with warp shuffles; the
+ * warp kernel's version 2 holds rows up to 1,024 columns in registers as
+ * 16-byte float4 vectors, reads them once and takes max, then sum, then
+ * the scaled exponentials from registers),
  * RMSNorm (bf16 in/out, fp32 maths; version 2: one pass with the row held
  * in registers as 16-byte vectors of 8 bf16, a warp per row and 8 rows per
  * CTA up to 4,096 columns, a 256-thread CTA per row up to 16,384, a
@@ -29,6 +32,39 @@ __global__ void softmax_warp_kernel(const float *X, int64_t rows, int64_t cols, 
     kern_warp_sm_reduce(m, s);
     float inv = 1.0f / s;
     for (int64_t c = lane; c < cols; c += 32) Y[row * cols + c] = __expf(x[c] - m) * inv;
+}
+
+/* Warp per row, the row in registers: VPT float4 per lane, cols % 4 == 0
+ * and cols ≤ 128·VPT; max, then Σ exp(x − max), then y = exp(x − max) · (1/Σ). */
+template <int VPT>
+__global__ void __launch_bounds__(256) softmax_warp_vec_kernel(const float *X, int64_t rows, int64_t cols, float *Y)
+{
+    int64_t row = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32, nvec = (int)(cols / 4);
+    if (row >= rows) return; /* whole warps: a row is one warp's */
+    const float4 *x = reinterpret_cast<const float4 *>(X + row * cols);
+    float4 v[VPT];
+    float m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        int c = lane + 32 * i;
+        v[i] = c < nvec ? __ldg(x + c) : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+        m = fmaxf(m, fmaxf(fmaxf(v[i].x, v[i].y), fmaxf(v[i].z, v[i].w)));
+    }
+    m = kern_warp_max(m);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        v[i] = make_float4(__expf(v[i].x - m), __expf(v[i].y - m), __expf(v[i].z - m), __expf(v[i].w - m));
+        s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
+    }
+    float inv = 1.0f / kern_warp_sum(s);
+    float4 *y = reinterpret_cast<float4 *>(Y + row * cols);
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        int c = lane + 32 * i;
+        if (c < nvec) y[c] = make_float4(v[i].x * inv, v[i].y * inv, v[i].z * inv, v[i].w * inv);
+    }
 }
 
 /* Block per row: per-warp shuffles, then warp 0 merges the warps' states
@@ -206,7 +242,13 @@ unsigned blocks_for(int64_t units, int per_block) { return (unsigned)((units + p
 extern "C" int kern_gpu_softmax_warp(const float *d_x, int64_t rows, int64_t cols, float *d_y, sim_err *err)
 {
     if (rows < 1 || cols < 1) return sim_err_set(err, SIM_EINVAL, "softmax: %lld×%lld", (long long)rows, (long long)cols);
-    softmax_warp_kernel<<<blocks_for(rows, 8), 256>>>(d_x, rows, cols, d_y);
+    unsigned grid = blocks_for(rows, 8);
+    int64_t nvec = cols % 4 == 0 ? cols / 4 : 0; /* 16-byte rows: the vector kernel */
+    if (nvec >= 1 && nvec <= 32) softmax_warp_vec_kernel<1><<<grid, 256>>>(d_x, rows, cols, d_y);
+    else if (nvec > 32 && nvec <= 64) softmax_warp_vec_kernel<2><<<grid, 256>>>(d_x, rows, cols, d_y);
+    else if (nvec > 64 && nvec <= 128) softmax_warp_vec_kernel<4><<<grid, 256>>>(d_x, rows, cols, d_y);
+    else if (nvec > 128 && nvec <= 256) softmax_warp_vec_kernel<8><<<grid, 256>>>(d_x, rows, cols, d_y);
+    else softmax_warp_kernel<<<grid, 256>>>(d_x, rows, cols, d_y);
     return kern_cu_launched("softmax_warp", err);
 }
 

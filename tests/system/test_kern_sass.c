@@ -43,6 +43,7 @@ static const sass_rule rules[] = {
     {"sm_90a", "gemm_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA", "USETMAXREG"},
      "Hopper rung: TMA into an mbarrier ring, wgmma, setmaxnreg"},
     {"sm_80", "rmsnorm_vec_kernel", {"LDG.E.128", "STG.E.128"}, "row kernels: 16-byte vector loads and stores"},
+    {"sm_80", "softmax_warp_vec_kernel", {"LDG.E.128", "STG.E.128"}, "softmax: rows in registers as float4"},
     {"sm_80", "quant_vec_kernel", {"LDG.E.128", "SHFL.BFLY", "STG.E.64"}, "quantisation: 16-byte loads, shuffled amax"},
     {"sm_100a", "gemm_sm100_kernel", {"UTMALDG", "SYNCS", "UTCHMMA", "UTCBAR", "LDTM"},
      "Blackwell rung: TMA, tcgen05.mma into Tensor Memory, tcgen05.commit, tcgen05.ld epilogue"},
