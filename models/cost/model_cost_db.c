@@ -567,11 +567,14 @@ static int opv_query(const model_cost *c, cost_opv v, const char *engine, model_
     case COST_OPV_GEMM_W: q->kind = MODEL_OPK_GEMM, dt = w, var = "fused_quant"; break;
     case COST_OPV_CTX_ATTN:
         q->kind = MODEL_OPK_CTX_ATTN, kvd = kv;
-        /* SGLang's FlashAttention-3 backend, its default on Hopper,
-         * casts the queries to an fp8 KV cache's dtype: its fp8-KV
-         * prefill runs the fp8/fp8 kernel (the tables' bfloat16/fp8
-         * rows time its Triton backend, 3-7x slower at 4k prompts). */
-        if (kv && !strcmp(kv, "fp8") && !strcmp(engine, "sglang") && !strcmp(c->g.arch, "hopper"))
+        /* SGLang's default backends, FlashAttention-3 on Hopper and
+         * trtllm_mha on Blackwell, cast the queries to an fp8 KV
+         * cache's dtype: its fp8-KV prefill runs the fp8/fp8 kernel
+         * (the tables' bfloat16/fp8 rows time its Triton and
+         * FlashInfer backends, sets of their own). The sets without a
+         * kernel (variant "") are each engine's default backend. */
+        if (kv && !strcmp(kv, "fp8") && !strcmp(engine, "sglang") &&
+            (!strcmp(c->g.arch, "hopper") || !strcmp(c->g.arch, "blackwell")))
             dt = "fp8";
         break;
     case COST_OPV_GEN_ATTN: q->kind = MODEL_OPK_GEN_ATTN, kvd = kv; break;

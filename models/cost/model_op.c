@@ -41,13 +41,26 @@ static const model_op_param_info P_GEMM[] = {
      1, 1024, 1.001, 0},
     {"split_us", "us", "fixed cost of a split-K GEMM's reduction (its second kernel or fix-up pass)", 1, 0.01, 50, 0, 0},
 };
-static const model_op_param_info P_ATTN[] = {
-    {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},
-    {"eff_tc", "fraction", "fraction of the tensor-core peak (bf16, or fp8 for fp8 attention)", 0.5, 0.02, 1.2, 0, 0},
-    {"cta_us", "SM*us", "fixed work per CTA (one sequence x head x 128-query tile; decode: request x KV head)", 1,
-     0.001, 1000, 0, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth reading Q/K/V (decode: the KV cache)", 0.8, 0.05, 1.5, 0, 0},
-    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000, 0, 0},
+/* The attention kernels' five shared parameters (P_ATTN, P_CTX_ATTN). */
+#define P_ATTN_ROWS                                                                                                \
+    {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},                                                         \
+    {"eff_tc", "fraction", "fraction of the tensor-core peak (bf16, or fp8 for fp8 attention)", 0.5, 0.02, 1.2, 0, \
+     0},                                                                                                           \
+    {"cta_us", "SM*us", "fixed work per CTA (one sequence x head x 128-query tile; decode: request x KV head)", 1, \
+     0.001, 1000, 0, 0},                                                                                           \
+    {"eff_mem", "fraction", "fraction of HBM bandwidth reading Q/K/V (decode: the KV cache)", 0.8, 0.05, 1.5, 0, 0}, \
+    {"req_us", "SM*us", "fixed work per request (page table, softmax merge, output)", 1, 0.001, 1000, 0, 0}
+static const model_op_param_info P_ATTN[] = {P_ATTN_ROWS};
+/* Context attention (MHA/GQA prefill): P_ATTN plus the softmax's
+ * exponentials, one per score (query × key × head) on the SFU, whose rate
+ * is a sixteenth of the FP32 peak (16 MUFU results a clock per SM against
+ * 128 FMAs): at head_dim 64 a score costs as many SFU clocks as its 2·(64 +
+ * 64) MMA FLOPs take on the tensor cores' bf16 rate over 16. 0: the term
+ * left out (sets fitted before it). */
+static const model_op_param_info P_CTX_ATTN[] = {
+    P_ATTN_ROWS,
+    {"eff_exp", "fraction", "fraction of the SFU exponential rate (FP32 peak / 16) the softmax's exponentials get, "
+     "one per score", 0.5, 0.01, 4, 0, 1},
 };
 /* Generation attention (GQA/MHA decode): P_ATTN plus the head-group limit
  * of the grouped kernel and the CUDA-core rate of the per-head kernel that
@@ -63,6 +76,8 @@ static const model_op_param_info P_GEN_ATTN[] = {
      "per-query-head kernel", 40, 2, 1024, 900, 0},
     {"eff_cc", "fraction", "per-query-head kernel: fraction of the FP32 (CUDA-core) peak for its dot products", 0.2,
      0.005, 1.2, 0, 0},
+    {"head_us", "SM*us", "fixed work per request x query head (its query row loaded, softmax state, output row "
+     "written; 0: none)", 0.02, 0.0001, 10, 0, 1},
 };
 /* MLA decode kernel (P_ATTN plus its grid): how many query heads one CTA
  * serves, the cache tokens of one step of its loop, and how far it splits
@@ -155,7 +170,7 @@ int model_op_param_count(model_op_kind k)
     switch (k) {
     case MODEL_OPK_GEMM: return NP(P_GEMM);
     case MODEL_OPK_GEN_ATTN: return NP(P_GEN_ATTN);
-    case MODEL_OPK_CTX_ATTN:
+    case MODEL_OPK_CTX_ATTN: return NP(P_CTX_ATTN);
     case MODEL_OPK_CTX_MLA: return NP(P_ATTN);
     case MODEL_OPK_GEN_MLA: return NP(P_GEN_MLA);
     case MODEL_OPK_CTX_MLA_MODULE:
@@ -177,7 +192,7 @@ const model_op_param_info *model_op_params_of(model_op_kind k)
     switch (k) {
     case MODEL_OPK_GEMM: return P_GEMM;
     case MODEL_OPK_GEN_ATTN: return P_GEN_ATTN;
-    case MODEL_OPK_CTX_ATTN:
+    case MODEL_OPK_CTX_ATTN: return P_CTX_ATTN;
     case MODEL_OPK_CTX_MLA: return P_ATTN;
     case MODEL_OPK_GEN_MLA: return P_GEN_MLA;
     case MODEL_OPK_CTX_MLA_MODULE:
@@ -374,12 +389,28 @@ static const char *const MOE_KERNELS_BLACKWELL[] = {"trtllm", "cutlass", "", "tr
 static const char *const MOE_KERNELS_OTHER[] = {"triton", "cutlass", "", "trtllm", "marlin", NULL};
 static const char *const MOE_KERNELS_TRTLLM_OTHER[] = {"cutlass", "", "trtllm", "marlin", NULL};
 
-int model_op_moe_kernel_known(const char *v)
+/* Whether v is one of list's non-empty names. */
+static int name_in(const char *const *list, const char *v)
 {
-    for (const char *const *k = MOE_KERNELS_OTHER; *k; k++)
+    for (const char *const *k = list; *k; k++)
         if (**k && !strcmp(v, *k)) return 1;
     return 0;
 }
+
+/* A kernel_source substring and the kernel family it names; the first
+ * match wins ({NULL, NULL} ends a list). */
+typedef struct {
+    const char *needle, *kernel;
+} kernel_match;
+
+static const char *kernel_match_of(const kernel_match *m, const char *kernel_source)
+{
+    for (; m->needle; m++)
+        if (model_op_name_has(kernel_source, m->needle)) return m->kernel;
+    return "";
+}
+
+int model_op_moe_kernel_known(const char *v) { return name_in(MOE_KERNELS_OTHER, v); }
 
 int model_op_name_has(const char *s, const char *needle)
 {
@@ -389,14 +420,22 @@ int model_op_name_has(const char *s, const char *needle)
     return 0;
 }
 
-const char *model_op_moe_kernel_of(const char *kernel_source)
-{
-    if (model_op_name_has(kernel_source, "marlin")) return "marlin";
-    if (model_op_name_has(kernel_source, "triton")) return "triton";
-    if (model_op_name_has(kernel_source, "flashinfer_trtllm")) return "trtllm";
-    if (model_op_name_has(kernel_source, "cutlass")) return "cutlass";
-    return "";
-}
+static const kernel_match MOE_MATCH[] = {
+    {"marlin", "marlin"}, {"triton", "triton"}, {"flashinfer_trtllm", "trtllm"}, {"cutlass", "cutlass"}, {NULL, NULL}};
+
+const char *model_op_moe_kernel_of(const char *kernel_source) { return kernel_match_of(MOE_MATCH, kernel_source); }
+
+/* The attention backends the tables measure besides an engine's default
+ * one (SGLang's and vLLM's Triton kernels, SGLang's and TensorRT-LLM's
+ * FlashInfer backends, vLLM's FlashAttention-4). FlashInfer's TensorRT-LLM
+ * kernels are vLLM's default on Blackwell: no kernel of their own. */
+static const char *const ATTN_KERNELS[] = {"triton", "flashinfer", "fa4", NULL};
+static const kernel_match ATTN_MATCH[] = {
+    {"triton", "triton"}, {"flashinfer_trtllm", ""}, {"flashinfer", "flashinfer"}, {"fa4", "fa4"}, {NULL, NULL}};
+
+int model_op_attn_kernel_known(const char *v) { return name_in(ATTN_KERNELS, v); }
+
+const char *model_op_attn_kernel_of(const char *kernel_source) { return kernel_match_of(ATTN_MATCH, kernel_source); }
 
 const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *table_gpu, const char *backend,
                                              model_op_query *q)
@@ -423,8 +462,9 @@ const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *tab
     return NULL;
 }
 
-/* "kind:a" or "kind:a/b" into out (cap > 0), truncated as snprintf would. */
-static void variant_join(char *out, size_t cap, const char *k, const char *a, const char *b)
+/* "kind:a", "kind:a/b" or "kind:a/b/c" into out (cap > 0), truncated as
+ * snprintf would. */
+static void variant_join3(char *out, size_t cap, const char *k, const char *a, const char *b, const char *c)
 {
     size_t n = 0;
     variant_put(out, cap, &n, k);
@@ -436,7 +476,16 @@ static void variant_join(char *out, size_t cap, const char *k, const char *a, co
         variant_put(out, cap, &n, "/");
         variant_put(out, cap, &n, b);
     }
+    if (c) {
+        variant_put(out, cap, &n, "/");
+        variant_put(out, cap, &n, c);
+    }
     out[n] = '\0';
+}
+
+static void variant_join(char *out, size_t cap, const char *k, const char *a, const char *b)
+{
+    variant_join3(out, cap, k, a, b, NULL);
 }
 
 void model_op_variant(const model_op_query *q, char *out, size_t cap)
@@ -448,6 +497,8 @@ void model_op_variant(const model_op_query *q, char *out, size_t cap)
     case MODEL_OPK_MOE: variant_join(out, cap, k, q->dtype, model_op_moe_kernel_known(q->variant) ? q->variant : NULL); break;
     case MODEL_OPK_CTX_ATTN:
     case MODEL_OPK_GEN_ATTN:
+        variant_join3(out, cap, k, q->dtype, q->kv_dtype, model_op_attn_kernel_known(q->variant) ? q->variant : NULL);
+        break;
     case MODEL_OPK_CTX_MLA:
     case MODEL_OPK_GEN_MLA: variant_join(out, cap, k, q->dtype, q->kv_dtype); break;
     case MODEL_OPK_CTX_MLA_MODULE:
@@ -540,7 +591,7 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
 
 /* Context attention (also MLA prefill with its head dims). */
 static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, double heads, double kvh, double dqk,
-                         double dv, double window, double peak, double kvb, const double *p)
+                         double dv, double window, double peak, double kvb, double exp_eff, const double *p)
 {
     const double S = g->sms;
     /* New tokens see the cached prefix (window-capped) and the causal chunk. */
@@ -551,6 +602,11 @@ static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, 
     double tc = flops / (peak * p[1] * wave_eff(ctas, S));
     double bytes = b * s * (heads * (dqk + dv) * 2.0 + kvh * (dqk + dv) * kvb) + b * seen * kvh * (dqk + dv) * kvb;
     double tmm = bytes / (g->hbm_bw * p[3]);
+    /* The softmax's exponentials (P_CTX_ATTN's eff_exp; exp_eff 0: none). */
+    if (exp_eff > 0) {
+        double sfu = (g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16) / 16;
+        tc = smax(tc, heads * pairs / (sfu * exp_eff * wave_eff(ctas, S)));
+    }
     return p[0] * US + (ctas * p[2] + b * p[4]) * US / S + smax(tc, tmm);
 }
 
@@ -613,12 +669,14 @@ static double t_gqa_decode(const model_gpu *g, double b, double ctx, double head
                            double kv_tok_bytes, const double *p)
 {
     double grouped = gen_attn_core(g, b, ctx, heads, b * kvh, d, d, kv_tok_bytes, g->flops_bf16, p);
+    /* head_us (0 in sets fitted before it): per request × query head. */
+    double rows = b * heads * p[7] * US / g->sms;
     double grp = heads / kvh, w = 1.0 / (1.0 + pow(p[5] / grp, 8.0));
-    if (w < 1e-9) return grouped;
+    if (w < 1e-9) return grouped + rows;
     double cc[5] = {p[0], p[6], p[2], p[3], p[4]};
     double fp32 = g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16;
     double perhead = gen_attn_core(g, b, ctx, heads, b * heads, d, d, kv_tok_bytes, fp32, cc);
-    return (1 - w) * grouped + w * perhead;
+    return (1 - w) * grouped + w * perhead + rows;
 }
 
 /* The format of an MLA or DSA module's projection GEMMs (gemm_type as
@@ -650,7 +708,7 @@ static double t_mla_module(const model_gpu *g, const model_op_query *q, const mo
     double attn, tokens, wproj;
     if (ctx_phase) {
         tokens = b * s;
-        attn = t_ctx_attn(g, b, s, 0, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, ap);
+        attn = t_ctx_attn(g, b, s, 0, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, 0, ap);
         /* q_a, kv_a, q_b, kv_b (latent → per-head K/V), o per token. */
         wproj = mla_proj(MLA_HIDDEN, MLA_Q_LORA, MLA_KV_LORA, MLA_ROPE, MLA_NOPE, MLA_V, h, 1);
     } else {
@@ -694,7 +752,7 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
     const double widx = QL * IH * ID + H * (ID + IH);
     if (ctx_phase) {
         tokens = b * s;
-        attn = t_ctx_attn(g, b, s, F(STEP), h, h, NO + RO, V, TK, g->flops_bf16, kvb, ap);
+        attn = t_ctx_attn(g, b, s, F(STEP), h, h, NO + RO, V, TK, g->flops_bf16, kvb, 0, ap);
         wproj = mla_proj(H, QL, KL, RO, NO, V, h, 1);
         pairs = b * (causal_pairs(s, 0) + s * F(STEP));
         keys = b * (s + F(STEP));
@@ -981,7 +1039,7 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
         NEED(BATCH); NEED(ISL); NEED(HEADS); NEED(KV_HEADS); NEED(HEAD_DIM);
         double peak = r->attn_fp8 && g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
         return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM), F(WINDOW), peak,
-                          r->kv_bytes, p);
+                          r->kv_bytes, p[5], p);
     }
     case MODEL_OPK_GEN_ATTN: {
         NEED(BATCH); NEED(HEADS); NEED(KV_HEADS); NEED(HEAD_DIM);
@@ -994,7 +1052,7 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
     case MODEL_OPK_CTX_MLA:
         NEED(BATCH); NEED(ISL); NEED(HEADS);
         return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(HEADS), MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16,
-                          r->kv_bytes, p);
+                          r->kv_bytes, 0, p);
     case MODEL_OPK_GEN_MLA: {
         NEED(BATCH); NEED(HEADS);
         double ctx = F(ISL) + F(STEP);

@@ -95,7 +95,8 @@ typedef struct {
     char variant[MODEL_OP_STR];   /* op_name where it selects the kernel (all_reduce, mla_gen_pre,
                                      scale_matrix), graph/eager for custom all-reduce, the GDN kernel,
                                      MoE: marlin (the Marlin dequantising kernels, a set of their own)
-                                     or nongated (experts without a gate: up and down) */
+                                     or nongated (experts without a gate: up and down), attention: a
+                                     backend other than the engine's default (triton, flashinfer, fa4) */
     char phase[MODEL_OP_STR];     /* GDN: context | generation */
     char distribution[MODEL_OP_STR]; /* MoE routing: balanced | power_law_<a> */
     model_op_moe_load moe_load;   /* MoE: the busiest rank's load when known (pairs > 0: used as is),
@@ -146,7 +147,17 @@ const char *model_op_moe_kernel_of(const char *kernel_source);
 const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *table_gpu, const char *backend,
                                              model_op_query *q);
 
+/* Attention kernels: whether v names one the tables measure besides the
+ * engine's default backend ("triton", "flashinfer", "fa4"; a set of its
+ * own, "context_attention:<dtype>/<kv>/<kernel>"), and the kernel of a
+ * table's kernel_source ("" for the engine's default backend: SGLang's
+ * fa3 / trtllm_mha, vLLM's FlashAttention-3 / FlashInfer-TensorRT-LLM,
+ * TensorRT-LLM's own). The cost model prices the default (variant ""). */
+int model_op_attn_kernel_known(const char *v);
+const char *model_op_attn_kernel_of(const char *kernel_source);
+
 /* The variant key of a query, e.g. "gemm:fp8", "ctx_attn:bfloat16/fp8",
+ * "ctx_attn:bfloat16/fp8/triton",
  * "nccl:all_reduce", "custom_ar:graph", "gdn:conv/context". */
 void model_op_variant(const model_op_query *q, char *out, size_t cap);
 

@@ -83,6 +83,10 @@ int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *ca
      * run up and down only. */
     if (q->kind == MODEL_OPK_MOE) copy_str(q->variant, sizeof q->variant, model_op_moe_kernel_of(src));
     if (q->kind == MODEL_OPK_MOE && model_op_name_has(src, "nongated")) copy_str(q->variant, sizeof q->variant, "nongated");
+    /* Attention backends other than the engine's default are sets of their
+     * own (SGLang's tables mix fa3 / trtllm_mha, Triton and FlashInfer rows). */
+    if (q->kind == MODEL_OPK_CTX_ATTN || q->kind == MODEL_OPK_GEN_ATTN)
+        copy_str(q->variant, sizeof q->variant, model_op_attn_kernel_of(src));
     /* The routing load once per row, not once per pricing. */
     if (q->kind == MODEL_OPK_MOE) model_op_moe_load_fill(q);
     switch (q->kind) {

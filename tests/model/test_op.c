@@ -14,8 +14,10 @@
  * and their latency / bulk regimes, MoE routing (balanced and power-law
  * loads as the tables' generator makes them), the A100 MLA decode kernel's
  * grid (64-head tiles, 64-token steps, no split-KV), the channels the
- * A100 conv rows move, and vLLM's static quantisation (a CTA per row, the
- * L2). A query's strings resolved once (model_op_resolve)
+ * A100 conv rows move, vLLM's static quantisation (a CTA per row, the
+ * L2), and attention kernels as sets of their own with the softmax's
+ * exponentials in prefill and the per-query-head work of decode (B200
+ * rows). A query's strings resolved once (model_op_resolve)
  * price every fixture row to the bit without being read again. `op --csv`
  * must keep every column and row of a table and add predicted_ms and
  * source; feeding its output back in must reproduce it (round trip); bad
@@ -659,6 +661,84 @@ static void check_quant_rows(void)
     CHECK_MSG(big > 0 && big / big_no > 0.98, "32768 x 65536: %.0f us, %.0f without the L2", big, big_no);
 }
 
+/* Attention kernels as sets of their own and the two attention terms,
+ * against rows of the shared B200 tables. SGLang 0.5.14's tables mix its
+ * default backend (trtllm_mha) with Triton and FlashInfer rows in one
+ * dtype pair; the loader keys the kernel (`.../triton`), the default
+ * backend keeps the plain key the cost model looks up. Decode: 2048
+ * requests of 2 tokens at 64 query heads take 170.9 µs over 8 KV heads
+ * and 63.2 µs over 1 (16384 against 2048 CTAs, the same 131072 query
+ * heads; FlashInfer's backend: 612.2 µs); before head_us the set's fit had switched every group above 2
+ * to the per-head CUDA-core kernel and priced 128 requests of 1024 tokens
+ * over 64 / 1 heads at 71 µs (20.7 measured). Prefill: TensorRT-LLM's
+ * head_dim 64 kernel over 4 × 8192 tokens, 96 heads, takes 5.04 ms, 0.71×
+ * the head_dim 128 one (7.15 ms), not half: one exponential per score
+ * whatever the head size (eff_exp). */
+static double attn_us(const model_gpu *g, model_op_kind kind, const char *backend, const char *dtype, const char *kv,
+                      const char *kernel, double b, double isl, double step, double heads, double kvh, double hd,
+                      int no_term)
+{
+    model_op_query q = query_of(kind, dtype, kv, kernel, NULL);
+    q.f[MODEL_OPF_BATCH] = b, q.f[MODEL_OPF_ISL] = isl, q.f[MODEL_OPF_STEP] = step;
+    q.f[MODEL_OPF_HEADS] = heads, q.f[MODEL_OPF_KV_HEADS] = kvh, q.f[MODEL_OPF_HEAD_DIM] = hd;
+    char v[64];
+    model_op_variant(&q, v, sizeof v);
+    const model_op_paramset *ps = model_op_lookup_gpu("b200_sxm", backend, v);
+    if (!ps) return 0;
+    double p[MODEL_OP_MAX_PARAMS];
+    memcpy(p, ps->p, sizeof p);
+    if (no_term) p[kind == MODEL_OPK_CTX_ATTN ? 5 : 7] = 0;
+    return model_op_time(g, &q, p, NULL) * 1e6;
+}
+
+static void check_attn_kernels(void)
+{
+    CHECK(!strcmp(model_op_attn_kernel_of("triton"), "triton"));
+    CHECK(!strcmp(model_op_attn_kernel_of("vllm_triton_attn"), "triton"));
+    CHECK(!strcmp(model_op_attn_kernel_of("torch_flow_flashinfer"), "flashinfer"));
+    CHECK(!strcmp(model_op_attn_kernel_of("vllm_flash_attn_fa4"), "fa4"));
+    static const char *const defaults[] = {"trtllm_mha", "fa3", "torch_flow", "vllm_flashinfer_trtllmprefill",
+                                           "vllm_flash_attn_fa3", "flash_attention", NULL};
+    for (const char *const *k = defaults; *k; k++) CHECK_MSG(!*model_op_attn_kernel_of(*k), "%s", *k);
+    model_op_query q = query_of(MODEL_OPK_CTX_ATTN, "bfloat16", "fp8", "triton", NULL);
+    char v[64];
+    model_op_variant(&q, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "context_attention:bfloat16/fp8/triton"), "%s", v);
+    snprintf(q.variant, sizeof q.variant, "%s", "");
+    model_op_variant(&q, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "context_attention:bfloat16/fp8"), "%s", v);
+    /* SGLang's default backend on B200 has no bfloat16/fp8 prefill of its
+     * own (it casts the queries to fp8): that key is its Triton and
+     * FlashInfer backends' alone. */
+    CHECK(model_op_lookup_gpu("b200_sxm", "sglang", "context_attention:bfloat16/fp8") == NULL);
+    CHECK(model_op_lookup_gpu("b200_sxm", "sglang", "context_attention:bfloat16/fp8/triton") != NULL);
+
+    model_gpu g;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("b200_sxm", &g, &err) == 0, "%s", err.msg);
+    const model_op_kind GEN = MODEL_OPK_GEN_ATTN, CTX = MODEL_OPK_CTX_ATTN;
+    double t8 = attn_us(&g, GEN, "sglang", "bfloat16", "fp8", "", 2048, 1, 1, 64, 8, 128, 0);
+    double t1 = attn_us(&g, GEN, "sglang", "bfloat16", "fp8", "", 2048, 1, 1, 64, 1, 128, 0);
+    double t1k = attn_us(&g, GEN, "sglang", "bfloat16", "fp8", "", 128, 1, 1023, 64, 1, 128, 0);
+    CHECK_MSG(fabs(t8 / 170.9 - 1) < 0.15 && fabs(t1 / 63.2 - 1) < 0.3 && fabs(t1k / 20.7 - 1) < 0.5,
+              "SGLang decode 64 heads: b=2048 %.1f us over 8 KV heads (170.9), %.1f over 1 (63.2); b=128 ctx=1024 "
+              "over 1: %.1f (20.7)", t8, t1, t1k);
+    double t1_off = attn_us(&g, GEN, "sglang", "bfloat16", "fp8", "", 2048, 1, 1, 64, 1, 128, 1);
+    CHECK_MSG(t1 > t1_off + 10, "head_us adds %.1f us to 131072 query heads", t1 - t1_off);
+    /* The same shape on SGLang's FlashInfer backend measures 612.2 us, 3.6x. */
+    double fi = attn_us(&g, GEN, "sglang", "bfloat16", "fp8", "flashinfer", 2048, 1, 1, 64, 8, 128, 0);
+    CHECK_MSG(fi > 2.5 * t8 && fabs(fi / 612.2 - 1) < 0.25, "FlashInfer %.1f us (612.2) against trtllm_mha %.1f", fi,
+              t8);
+    double c64 = attn_us(&g, CTX, "trtllm", "bfloat16", "bfloat16", "", 4, 8192, 0, 96, 96, 64, 0);
+    double c128 = attn_us(&g, CTX, "trtllm", "bfloat16", "bfloat16", "", 4, 8192, 0, 96, 96, 128, 0);
+    double c64_off = attn_us(&g, CTX, "trtllm", "bfloat16", "bfloat16", "", 4, 8192, 0, 96, 96, 64, 1);
+    double c128_off = attn_us(&g, CTX, "trtllm", "bfloat16", "bfloat16", "", 4, 8192, 0, 96, 96, 128, 1);
+    CHECK_MSG(fabs(c64 / 5043 - 1) < 0.2 && fabs(c128 / 7147 - 1) < 0.2 && c64 / c128 > 0.62,
+              "TensorRT-LLM prefill 4 x 8192, 96 heads: head_dim 64 %.0f us (5043), 128 %.0f us (7147)", c64, c128);
+    CHECK_MSG(c64_off / c128_off < c64 / c128, "without eff_exp head_dim 64 / 128 = %.2f, with %.2f",
+              c64_off / c128_off, c64 / c128);
+}
+
 /* Every fixture table of tests/data/ops. */
 static void check_tables(void)
 {
@@ -729,6 +809,7 @@ static const test_case cases[] = {
     {"mla_grid", check_mla_grid},
     {"gdn_conv", check_gdn_conv},
     {"quant_rows", check_quant_rows},
+    {"attn_kernels", check_attn_kernels},
     {"moe_routing", check_moe_routing},
     {"moe_kernels", check_moe_kernels},
     {"csv_round_trip", check_csv_round_trip},
