@@ -17,12 +17,14 @@
  * A100 conv rows move, vLLM's static quantisation (a CTA per row, the
  * L2), and attention kernels as sets of their own with the softmax's
  * exponentials in prefill and the per-query-head work of decode (B200
- * rows). A query's strings resolved once (model_op_resolve)
+ * rows), the set the cost model takes for SGLang's fp8-KV prefill on B200.
+ * A query's strings resolved once (model_op_resolve)
  * price every fixture row to the bit without being read again. `op --csv`
  * must keep every column and row of a table and add predicted_ms and
  * source; feeding its output back in must reproduce it (round trip); bad
  * input exits 2. */
 #include "test_util.h"
+#include "test_model_util.h"
 
 #include "model_op_table.h"
 
@@ -739,6 +741,37 @@ static void check_attn_kernels(void)
               c64_off / c128_off, c64 / c128);
 }
 
+/* The cost model prices the kernel the engine runs: SGLang with an fp8 KV
+ * cache on B200 (its default trtllm_mha backend casts the queries to fp8)
+ * prices prefill attention with SGLang's fp8/fp8 set, whose rows are that
+ * kernel's, not with the bfloat16/fp8 key (its Triton and FlashInfer
+ * backends' rows alone): Llama-3.1-8B, one prompt of 2048 tokens, every
+ * layer's attn_prefill exactly the op model's price of that set. */
+static void check_sglang_fp8_prefill(void)
+{
+    model_layout l = {.tp = 1, .pp = 1, .dtype = MODEL_DTYPE_BF16, .kv_dtype = MODEL_DTYPE_FP8, .gpus_per_node = 8};
+    snprintf(l.op_backend, sizeof l.op_backend, "%s", "sglang");
+    model_cost *c = test_cost_layout("llama-3.1-8b", "b200_sxm", &l);
+    REQUIRE(c != NULL);
+    const model_chunk ch = {2048, 0};
+    model_batch b = {1, &ch, 0, 0, 0};
+    model_op ops[256];
+    int32_t n = 0;
+    model_cost_breakdown(c, &b, ops, 256, &n, NULL);
+    const model_op *a = test_find_op(ops, n, "attn_prefill");
+    REQUIRE(a != NULL);
+    CHECK(a->source == MODEL_SRC_OP_MODEL);
+    model_op_query q = query_of(MODEL_OPK_CTX_ATTN, "fp8", "fp8", NULL, NULL);
+    q.f[MODEL_OPF_BATCH] = 1, q.f[MODEL_OPF_ISL] = 2048, q.f[MODEL_OPF_HEADS] = 32, q.f[MODEL_OPF_KV_HEADS] = 8;
+    q.f[MODEL_OPF_HEAD_DIM] = 128;
+    const model_op_paramset *ps = model_op_lookup_gpu("b200_sxm", "sglang", "context_attention:fp8/fp8");
+    REQUIRE(ps != NULL);
+    double t = model_op_time(model_cost_gpu(c), &q, ps->p, NULL);
+    CHECK_MSG(t > 0 && fabs(a->time_s / a->count / t - 1) < 1e-9, "attn_prefill %.4g s a layer, fp8/fp8 set %.4g s",
+              a->time_s / a->count, t);
+    model_cost_destroy(c);
+}
+
 /* Every fixture table of tests/data/ops. */
 static void check_tables(void)
 {
@@ -810,6 +843,7 @@ static const test_case cases[] = {
     {"gdn_conv", check_gdn_conv},
     {"quant_rows", check_quant_rows},
     {"attn_kernels", check_attn_kernels},
+    {"sglang_fp8_prefill", check_sglang_fp8_prefill},
     {"moe_routing", check_moe_routing},
     {"moe_kernels", check_moe_kernels},
     {"csv_round_trip", check_csv_round_trip},
