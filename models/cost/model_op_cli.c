@@ -252,6 +252,93 @@ static void csv_field(FILE *out, const char *s)
     fputc('"', out);
 }
 
+/* The table's header, with predicted_ms and source appended when absent. */
+static void csv_write_header(FILE *out, const calib_optable *t)
+{
+    size_t nc = calib_optable_ncols(t);
+    for (size_t i = 0; i < nc; i++) {
+        if (i) fputc(',', out);
+        csv_field(out, calib_optable_colname(t, i));
+    }
+    if (!calib_optable_has(t, "predicted_ms")) fputs(",predicted_ms", out);
+    if (!calib_optable_has(t, "source")) fputs(",source", out);
+    fputc('\n', out);
+}
+
+/* Prices the table's current row into pred (ms, "" when not priced) and
+ * src (the fitted set, or "none: " and why). Returns 1 when priced, 0 when
+ * not, < 0 on a table error (err set). */
+static int csv_price_row(const op_args *a, const model_gpu *g, calib_optable *t, model_op_geometry_cache *geo,
+                         char *pred, size_t pcap, char *src, size_t scap, sim_err *err)
+{
+    model_op_query q;
+    double meas;
+    const char *why = "op not modelled";
+    int rc = model_op_from_row_cached(t, geo, &q, &meas, &why, err);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        snprintf(src, scap, "none: %s", why);
+        return 0;
+    }
+    const model_op_paramset *ps = params_for(g, a->params_gpu, model_op_row_backend(t, &q, a->backend), &q);
+    if (!ps) {
+        snprintf(src, scap, "none: no fitted parameters for this variant");
+        return 0;
+    }
+    sim_err e2 = {0};
+    double tt = model_op_time(g, &q, ps->p, &e2);
+    if (!(tt > 0)) {
+        snprintf(src, scap, "none: %.120s", e2.msg);
+        return 0;
+    }
+    snprintf(pred, pcap, "%.6g", tt * 1e3);
+    fmt_source(src, scap, ps);
+    return 1;
+}
+
+/* The current row written back with pred and src in their columns (or appended). */
+static void csv_write_row(FILE *out, const calib_optable *t, const char *pred, const char *src)
+{
+    size_t nc = calib_optable_ncols(t);
+    int pc = calib_optable_col(t, "predicted_ms"), sc = calib_optable_col(t, "source");
+    for (size_t i = 0; i < nc; i++) {
+        if (i) fputc(',', out);
+        if ((int)i == pc) csv_field(out, pred);
+        else if ((int)i == sc) csv_field(out, src);
+        else csv_field(out, calib_optable_field(t, i));
+    }
+    if (pc < 0) {
+        fputc(',', out);
+        csv_field(out, pred);
+    }
+    if (sc < 0) {
+        fputc(',', out);
+        csv_field(out, src);
+    }
+    fputc('\n', out);
+}
+
+/* Closes the output: with -o, the temporary file renamed over it on
+ * success or removed on failure. Returns the exit code. */
+static int csv_finish(const op_args *a, FILE *out, const char *tmp, int code)
+{
+    if (!a->out) {
+        fflush(stdout);
+        return code;
+    }
+    if (fclose(out) != 0 && !code) {
+        fprintf(stderr, "servesim op: writing %s failed\n", tmp);
+        code = EXIT_FAIL;
+    }
+    if (code) remove(tmp);
+    else if (rename(tmp, a->out)) {
+        fprintf(stderr, "servesim op: cannot rename %s to %s: %s\n", tmp, a->out, strerror(errno));
+        remove(tmp);
+        code = EXIT_FAIL;
+    }
+    return code;
+}
+
 static int run_csv(const op_args *a)
 {
     if (!a->gpu) {
@@ -278,82 +365,25 @@ static int run_csv(const op_args *a)
             return EXIT_FAIL;
         }
     }
-    size_t nc = calib_optable_ncols(t);
-    int has_pred = calib_optable_has(t, "predicted_ms"), has_src = calib_optable_has(t, "source");
-    for (size_t i = 0; i < nc; i++) {
-        if (i) fputc(',', out);
-        csv_field(out, calib_optable_colname(t, i));
-    }
-    if (!has_pred) fputs(",predicted_ms", out);
-    if (!has_src) fputs(",source", out);
-    fputc('\n', out);
+    csv_write_header(out, t);
     int rc, code = 0;
     size_t rows = 0, priced = 0;
     model_op_geometry_cache geo;
     memset(&geo, 0, sizeof geo);
     while ((rc = calib_optable_next(t, &err)) > 0) {
-        model_op_query q;
-        double meas;
-        const char *why = "op not modelled";
-        rc = model_op_from_row_cached(t, &geo, &q, &meas, &why, &err);
-        if (rc < 0) break;
         char pred[64] = "", src[160] = "";
-        if (rc == 0) {
-            snprintf(src, sizeof src, "none: %s", why);
-        } else {
-            const model_op_paramset *ps =
-                params_for(&g, a->params_gpu, model_op_row_backend(t, &q, a->backend), &q);
-            if (!ps) {
-                snprintf(src, sizeof src, "none: no fitted parameters for this variant");
-            } else {
-                sim_err e2 = {0};
-                double tt = model_op_time(&g, &q, ps->p, &e2);
-                if (tt > 0) {
-                    snprintf(pred, sizeof pred, "%.6g", tt * 1e3);
-                    fmt_source(src, sizeof src, ps);
-                    priced++;
-                } else {
-                    snprintf(src, sizeof src, "none: %.120s", e2.msg);
-                }
-            }
-        }
+        rc = csv_price_row(a, &g, t, &geo, pred, sizeof pred, src, sizeof src, &err);
+        if (rc < 0) break;
+        priced += rc > 0;
         rows++;
-        int pc = calib_optable_col(t, "predicted_ms"), sc = calib_optable_col(t, "source");
-        for (size_t i = 0; i < nc; i++) {
-            if (i) fputc(',', out);
-            if ((int)i == pc) csv_field(out, pred);
-            else if ((int)i == sc) csv_field(out, src);
-            else csv_field(out, calib_optable_field(t, i));
-        }
-        if (!has_pred) {
-            fputc(',', out);
-            csv_field(out, pred);
-        }
-        if (!has_src) {
-            fputc(',', out);
-            csv_field(out, src);
-        }
-        fputc('\n', out);
+        csv_write_row(out, t, pred, src);
     }
     calib_optable_close(t);
     if (rc < 0) {
         fprintf(stderr, "servesim op: %s\n", err.msg);
         code = EXIT_USAGE;
     }
-    if (a->out) {
-        if (fclose(out) != 0 && !code) {
-            fprintf(stderr, "servesim op: writing %s failed\n", tmp);
-            code = EXIT_FAIL;
-        }
-        if (code) remove(tmp);
-        else if (rename(tmp, a->out)) {
-            fprintf(stderr, "servesim op: cannot rename %s to %s: %s\n", tmp, a->out, strerror(errno));
-            remove(tmp);
-            code = EXIT_FAIL;
-        }
-    } else {
-        fflush(stdout);
-    }
+    code = csv_finish(a, out, tmp, code);
     if (!code) fprintf(stderr, "servesim op: %zu rows, %zu priced\n", rows, priced);
     return code;
 }
