@@ -547,6 +547,91 @@ static void graph_pad(const sim_instance *in, model_batch *b)
     b->n_pad = pad;
 }
 
+/* Decode-first blocks: requests whose context sits on a block boundary at
+ * step n need one more (speculative decoding: spec_need's). Preempts until
+ * they fit, ratio admission in SGLang's retract_decode order; takes them
+ * and returns how many. */
+static inline int64_t decode_reserve(sim_instance *in, sim_lane *ln, int64_t n, int *preempted)
+{
+    int64_t need;
+    for (;;) {
+        need = in->spec ? spec_need(in, ln) : ln->dec_n ? ln->res_cnt[mod_bs(in, 1 - n)] : 0;
+        if (sim_instance_free_blocks(in, need) >= need) break;
+        sim_req *v = in->ratio_mode ? sim_instance_ratio_victim(in, ln) : NULL;
+        preempt(in, v ? v : victim(in, ln));
+        *preempted = 1;
+    }
+    if (in->spec) spec_take(in, ln);
+    in->blocks_used += need;
+    in->blocks_taken += need;
+    return need;
+}
+
+/* The decode-first batch of lane ln at step n: every decoding request's
+ * block, then prefill in the rest of the budget. Returns 1 when the lane
+ * has work, 0 when it went idle or the run failed (out of memory). */
+static inline int decode_fill(sim_instance *in, sim_lane *ln, int64_t n, int may_admit, int *preempted)
+{
+    for (;;) {
+        const int64_t need = decode_reserve(in, ln, n, preempted);
+        fill_prefill(in, ln, in->cfg.max_batched_tokens - ln->dec_n, may_admit && (!*preempted || ln->dec_n == 0));
+        if (sim_engine_failed(in->eng, NULL)) return 0;
+        if (ln->n_chunks > 0 || ln->dec_n > 0) return 1;
+        if (ln->running.n == ln->fetching) { /* nothing runnable: idle (or waiting for fetches) */
+            if (in->ratio_mode && in->running_n == 0) sim_instance_ratio_idle(in);
+            sim_instance_publish(in);
+            return 0;
+        }
+        /* Prefills hold every free block and none can grow: make room the way
+         * vLLM does, by preempting the newest request. */
+        in->blocks_used -= need;
+        in->blocks_taken -= need;
+        preempt(in, victim(in, ln));
+    }
+}
+
+/* One stage's seconds for batch b, the iteration's busy seconds added to
+ * the energy account (a speculative step's draft model, priced apart, adds
+ * time but no busy seconds). */
+static inline double stage_seconds(sim_instance *in, const model_batch *b)
+{
+    double s;
+    model_iter_cost ic;
+    model_iter_cost *icp = in->energy_on && !in->cost_fn ? &ic : NULL;
+    if (in->spec)
+        s = model_cost_verify_iteration(in->cost, b, 1 + in->spec_k, icp) + sim_spec_draft_s(in->spec, b);
+    else
+        s = in->cost_fn ? in->cost_fn(in->cost_ctx, b) : model_cost_iteration(in->cost, b, icp);
+    if (icp) in->energy_busy_s += sim_energy_busy_s(s, ic.compute_busy_s, ic.mem_busy_s, in->energy_mem_share);
+    return s;
+}
+
+/* How long lane ln's batch b, started now, takes: the vision tower first
+ * (before the forward pass that takes its embeddings), then one stage or
+ * the pipeline; at least 1 ns. */
+static inline sim_time iter_duration(sim_instance *in, const sim_lane *ln, const model_batch *b, sim_time now)
+{
+    sim_time dur;
+    const double enc_s = in->enc_fn && ln->n_chunks > 0 ? encode_due(in, ln) : 0;
+    if (in->n_stages > 1) dur = pipeline_end(in, b, now) - now;
+    else dur = (sim_time)((stage_seconds(in, b) + enc_s) * 1e9 + 0.5);
+    return dur < 1 ? 1 : dur;
+}
+
+/* Marks lane ln busy with an iteration of n_dec decodes started now and
+ * schedules its end dur later (on failure the engine records it and the
+ * run stops). */
+static inline void iter_begin(sim_instance *in, sim_lane *ln, int32_t n_dec, sim_time now, sim_time dur)
+{
+    ln->busy = 1;
+    if (in->busy_lanes++ == 0) in->busy_since = now;
+    ln->iter_start = now;
+    ln->cur_n_decode = n_dec;
+    ln->cur_batch = n_dec + ln->n_chunks;
+    sim_engine_after_warm(in->eng, dur, on_iter_end, iter_end_warm, in, (uint64_t)ln->idx);
+    sim_instance_publish(in);
+}
+
 /* Builds and starts lane ln's next iteration if it has work. decode_first
  * (vLLM, Sarathi) gives every decoding request a token and fills the rest
  * of the budget with prefill; prefill_first (SGLang's default) runs a
@@ -555,51 +640,22 @@ static void graph_pad(const sim_instance *in, model_batch *b)
  * batch, as they bound one engine step. */
 void sim_instance_schedule(sim_instance *in, sim_lane *ln)
 {
-    sim_time now = sim_engine_now(in->eng);
+    const sim_time now = sim_engine_now(in->eng);
     int64_t n = ln->dstep + 1;
-    int with_decode = 1;
+    int with_decode = 1, preempted = 0;
     const int may_admit = sim_instance_gate_admit(in, ln);
     if (in->prefill_first && ln->dec_n > 0) {
         fill_prefill(in, ln, in->cfg.max_batched_tokens, may_admit);
         if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
         if (ln->n_chunks > 0) with_decode = 0;
     }
-    int preempted = 0;
-    for (; with_decode;) {
-        /* Decode first: requests whose context sits on a block boundary need one more. */
-        int64_t need;
-        for (;;) {
-            need = in->spec ? spec_need(in, ln) : ln->dec_n ? ln->res_cnt[mod_bs(in, 1 - n)] : 0;
-            if (sim_instance_free_blocks(in, need) >= need) break;
-            /* ratio: SGLang's retract_decode order. */
-            sim_req *v = in->ratio_mode ? sim_instance_ratio_victim(in, ln) : NULL;
-            preempt(in, v ? v : victim(in, ln));
-            preempted = 1;
-        }
-        if (in->spec) spec_take(in, ln);
-        in->blocks_used += need;
-        in->blocks_taken += need;
-        fill_prefill(in, ln, in->cfg.max_batched_tokens - ln->dec_n, may_admit && (!preempted || ln->dec_n == 0));
-        if (sim_engine_failed(in->eng, NULL)) return; /* out of memory: the run stops */
-        if (ln->n_chunks > 0 || ln->dec_n > 0) break;
-        if (ln->running.n == ln->fetching) { /* nothing runnable: idle (or waiting for fetches) */
-            if (in->ratio_mode && in->running_n == 0) sim_instance_ratio_idle(in);
-            sim_instance_publish(in);
-            return;
-        }
-        /* Prefills hold every free block and none can grow: make room the way
-         * vLLM does, by preempting the newest request. */
-        in->blocks_used -= need;
-        in->blocks_taken -= need;
-        preempt(in, victim(in, ln));
-    }
+    if (with_decode && !decode_fill(in, ln, n, may_admit, &preempted)) return;
     /* Speculative verify: 1 + k tokens per decoding request, Σ ctx counted
      * from each one's KV tokens plus the token it feeds; the draft's k
      * passes run before it. */
     if (in->spec) n = 1;
-    int32_t n_dec = with_decode ? (int32_t)ln->dec_n : 0;
+    const int32_t n_dec = with_decode ? (int32_t)ln->dec_n : 0;
     if (in->ratio_mode && n_dec > 0) sim_instance_ratio_after_step(in, preempted);
-
     model_batch b = {
         .n_chunks = ln->n_chunks,
         .chunks = ln->chunks,
@@ -607,33 +663,7 @@ void sim_instance_schedule(sim_instance *in, sim_lane *ln)
         .decode_ctx_sum = n_dec ? ln->dec_base_sum + ln->dec_n * n : 0,
     };
     if (ln->n_chunks == 0) graph_pad(in, &b);
-    sim_time dur;
-    /* The vision tower runs before the forward pass that takes its embeddings. */
-    const double enc_s = in->enc_fn && ln->n_chunks > 0 ? encode_due(in, ln) : 0;
-    if (in->n_stages > 1) {
-        dur = pipeline_end(in, &b, now) - now;
-    } else {
-        double s;
-        /* Energy: the iteration's busy seconds (a speculative step's draft
-         * model, priced apart, adds time but no busy seconds). */
-        model_iter_cost ic;
-        model_iter_cost *icp = in->energy_on && !in->cost_fn ? &ic : NULL;
-        if (in->spec)
-            s = model_cost_verify_iteration(in->cost, &b, 1 + in->spec_k, icp) + sim_spec_draft_s(in->spec, &b);
-        else
-            s = in->cost_fn ? in->cost_fn(in->cost_ctx, &b) : model_cost_iteration(in->cost, &b, icp);
-        if (icp) in->energy_busy_s += sim_energy_busy_s(s, ic.compute_busy_s, ic.mem_busy_s, in->energy_mem_share);
-        dur = (sim_time)((s + enc_s) * 1e9 + 0.5);
-    }
-    if (dur < 1) dur = 1;
-    ln->busy = 1;
-    if (in->busy_lanes++ == 0) in->busy_since = now;
-    ln->iter_start = now;
-    ln->cur_n_decode = n_dec;
-    ln->cur_batch = n_dec + ln->n_chunks;
-    /* On failure the engine records it and the run stops. */
-    sim_engine_after_warm(in->eng, dur, on_iter_end, iter_end_warm, in, (uint64_t)ln->idx);
-    sim_instance_publish(in);
+    iter_begin(in, ln, n_dec, now, iter_duration(in, ln, &b, now));
 }
 
 sim_lane *sim_instance_idle_lane(sim_instance *in)
@@ -907,11 +937,10 @@ static void on_iter_end(sim_engine *eng, void *ctx, uint64_t arg)
 
 /* ---- public ------------------------------------------------------------- */
 
-int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sched_cfg *cfg,
-                        const model_cost *cost, int64_t kv_tokens, sim_metrics *metrics,
-                        sim_instance_hooks hooks, sim_instance **out, sim_err *err)
+/* The scheduler settings an instance cannot run with, and a KV cache
+ * smaller than one block; SIM_OK or the error, in that order. */
+static int create_check(const sim_sched_cfg *cfg, int32_t id, int64_t kv_tokens, sim_err *err)
 {
-    *out = NULL;
     if (cfg->block_tokens < 1 || cfg->max_seqs < 1 || cfg->chunk_tokens < 1)
         return sim_err_set(err, SIM_EINVAL, "scheduler: block_tokens, max_seqs and chunk_tokens must be >= 1");
     if (cfg->max_batched_tokens < cfg->max_seqs)
@@ -919,19 +948,18 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
                            "scheduler: max_batched_tokens (%d) must be >= max_seqs (%d): every running "
                            "request needs one token of budget per decode step",
                            cfg->max_batched_tokens, cfg->max_seqs);
-    int64_t blocks = kv_tokens / cfg->block_tokens;
-    if (blocks < 1)
+    if (kv_tokens / cfg->block_tokens < 1)
         return sim_err_set(err, SIM_ERANGE, "instance %d: KV cache holds %lld tokens, less than one block of %d",
                            id, (long long)kv_tokens, cfg->block_tokens);
-    /* Line-aligned, so the lines the event loop and iter_end_warm ask for
-     * are the instance's own (sim_instance_impl.h). */
-    const size_t in_size = (sizeof(sim_instance) + 63) / 64 * 64;
-    sim_instance *in = aligned_alloc(64, in_size);
-    if (!in) goto nomem;
-    memset(in, 0, in_size);
-    /* Pipeline parallelism: up to micro_batches batches in flight (the
-     * layout resolves 0 to pp), each through every stage in turn. */
-    const model_layout *ly = cost ? model_cost_layout(cost) : NULL;
+    return SIM_OK;
+}
+
+/* What the layout ly (NULL: one GPU) gives the instance: pipeline stages,
+ * attention-DP ranks with their request counts, and the largest CUDA
+ * graph batch. SIM_ENOMEM when the counts cannot be allocated. */
+static int create_layout(sim_instance *in, const sim_sched_cfg *cfg, const model_cost *cost,
+                         const model_layout *ly, sim_role role)
+{
     in->n_stages = ly && ly->pp > 1 ? ly->pp : 1;
     in->dp_ranks = ly && ly->dp > 1 ? ly->dp : 1;
     if (cfg->cuda_graph_sizes != SIM_GRAPH_NONE) {
@@ -946,34 +974,70 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     if (in->dp_ranks > 1 && cfg->adp_timeout_iters > 0 && role != SIM_ROLE_DECODE) {
         /* TensorRT-LLM's attention-DP balancing counts each rank's requests (sim_instance_gate.c). */
         in->rank_n = calloc((size_t)in->dp_ranks * 2, sizeof *in->rank_n);
-        if (!in->rank_n) goto nomem;
+        if (!in->rank_n) return SIM_ENOMEM;
         in->rank_wait = in->rank_n + in->dp_ranks;
     }
+    return SIM_OK;
+}
+
+/* The lanes (one per micro-batch in flight through the pipeline, one
+ * without stages) with their residue counts, and the stages' clocks.
+ * SIM_ENOMEM on allocation failure, what was allocated left for
+ * sim_instance_destroy. */
+static int create_lanes(sim_instance *in, const sim_sched_cfg *cfg, const model_layout *ly)
+{
     in->n_lanes = in->n_stages > 1 ? ly->micro_batches : 1;
     if (in->n_lanes < 1) in->n_lanes = 1;
     in->lanes = in->n_lanes == 1 ? &in->lane0 : calloc((size_t)in->n_lanes, sizeof *in->lanes);
-    if (!in->lanes) goto nomem;
+    if (!in->lanes) return SIM_ENOMEM;
     for (int32_t k = 0; k < in->n_lanes; k++) {
         in->lanes[k].idx = k;
         in->lanes[k].top_finish = INT64_MAX;
         in->lanes[k].res_cnt = calloc((size_t)cfg->block_tokens, sizeof *in->lanes[k].res_cnt);
-        if (!in->lanes[k].res_cnt) goto nomem;
+        if (!in->lanes[k].res_cnt) return SIM_ENOMEM;
     }
     if (in->n_stages > 1) {
         in->stage_free = calloc((size_t)in->n_stages, sizeof *in->stage_free);
         in->stage_s = calloc((size_t)in->n_stages, sizeof *in->stage_s);
         in->hop_s = calloc((size_t)in->n_stages, sizeof *in->hop_s);
-        if (!in->stage_free || !in->stage_s || !in->hop_s) goto nomem;
+        if (!in->stage_free || !in->stage_s || !in->hop_s) return SIM_ENOMEM;
     }
-    in->eng = eng;
-    in->id = id;
-    in->role = role;
+    return SIM_OK;
+}
+
+/* The scheduling policy and admission mode cfg asks of an instance of
+ * this role. */
+static void create_policy(sim_instance *in, const sim_sched_cfg *cfg, sim_role role)
+{
     in->prefill_first = cfg->policy == SIM_POLICY_PREFILL_FIRST;
     /* ratio admission runs where one engine prefills and decodes; a PD
      * prefill or decode instance keeps reserve (sim_instance_ratio.c). */
     in->ratio_mode = cfg->admission == SIM_ADMISSION_RATIO && role == SIM_ROLE_COLOCATED;
     in->reserve = cfg->admission == SIM_ADMISSION_RESERVE || (cfg->admission == SIM_ADMISSION_RATIO && !in->ratio_mode);
     in->ratio = cfg->ratio_init;
+}
+
+int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sched_cfg *cfg,
+                        const model_cost *cost, int64_t kv_tokens, sim_metrics *metrics,
+                        sim_instance_hooks hooks, sim_instance **out, sim_err *err)
+{
+    *out = NULL;
+    const int rc = create_check(cfg, id, kv_tokens, err);
+    if (rc != SIM_OK) return rc;
+    /* Line-aligned, so the lines the event loop and iter_end_warm ask for
+     * are the instance's own (sim_instance_impl.h). */
+    const size_t in_size = (sizeof(sim_instance) + 63) / 64 * 64;
+    sim_instance *in = aligned_alloc(64, in_size);
+    if (!in) goto nomem;
+    memset(in, 0, in_size);
+    /* Pipeline parallelism: up to micro_batches batches in flight (the
+     * layout resolves 0 to pp), each through every stage in turn. */
+    const model_layout *ly = cost ? model_cost_layout(cost) : NULL;
+    if (create_layout(in, cfg, cost, ly, role) != SIM_OK || create_lanes(in, cfg, ly) != SIM_OK) goto nomem;
+    in->eng = eng;
+    in->id = id;
+    in->role = role;
+    create_policy(in, cfg, role);
     in->cfg = *cfg;
     in->fe_idle = cfg->tokenizer_workers > 0 ? cfg->tokenizer_workers : 0;
     sim_detok_init(&in->detok, cfg);
@@ -981,7 +1045,7 @@ int sim_instance_create(sim_engine *eng, int32_t id, sim_role role, const sim_sc
     in->metrics = metrics;
     in->hooks = hooks;
     in->bs = cfg->block_tokens;
-    in->blocks_total = blocks;
+    in->blocks_total = kv_tokens / cfg->block_tokens;
     in->win_start = sim_engine_now(eng);
     *out = in;
     return SIM_OK;
@@ -989,9 +1053,6 @@ nomem:
     sim_instance_destroy(in);
     return sim_err_set(err, SIM_ENOMEM, "out of memory creating instance %d", id);
 }
-
-
-
 
 int sim_instance_enable_spec(sim_instance *in, sim_spec *spec, sim_err *err)
 {
