@@ -411,35 +411,34 @@ static int set_preset(sim_pool_cfg *p, sim_sched_preset preset, int32_t dp, sim_
     return 0;
 }
 
-int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts *o, sim_scenario *sc,
-                              sim_err *err)
+/* The row's weight and KV cache formats: model_dtype names
+ * (sim_fidelity_csv), "" the checkpoint's. SIM_EINVAL for a name the
+ * scenario schema does not have. */
+static int set_formats(const sim_fidelity_row *r, sim_scenario *sc, sim_err *err)
 {
-    const backend_profile *bp = profile_for(r->backend);
-    if (!bp) return sim_err_set(err, SIM_ENOTSUP, "no scheduler profile for backend '%s'", r->backend);
-    sim_scenario_defaults(sc);
-    snprintf(sc->name, sizeof sc->name, "fidelity");
-    snprintf(sc->model, sizeof sc->model, "%s", r->model);
-    /* The row's formats are model_dtype names (sim_fidelity_csv); "" is the checkpoint's. */
     int wd = r->dtype[0] ? sim_schema_enum_value(sim_schema_lookup("dtype"), r->dtype) : SIM_DTYPE_AUTO;
     int kd = sim_schema_enum_value(sim_schema_lookup("kv_dtype"), r->kv_dtype);
     if (wd < 0) return sim_err_set(err, SIM_EINVAL, "dtype: '%s' is not a scenario dtype", r->dtype);
     if (kd < 0) return sim_err_set(err, SIM_EINVAL, "kv_dtype: '%s' is not a scenario kv_dtype", r->kv_dtype);
     sc->dtype = (sim_dtype)wd;
     sc->kv_dtype = (sim_dtype)kd;
-    snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "%s", r->gpu);
-    sc->hardware.gpus_per_node = SIM_DEFAULT_GPUS_PER_NODE;
-    sim_workload_cfg *w = &sc->workload;
+    return 0;
+}
+
+/* The row's clients: FID_WAVES waves of its concurrency (capped), closed
+ * loop without think time, and their lengths (sim_fidelity_row.len_lo).
+ * Drawn from a range they break lock-step by themselves; drawn exactly, the
+ * output lengths jitter ±jitter·osl around osl (same mean): with exactly
+ * equal lengths the simulated clients would stay in lock-step forever,
+ * every wave arriving at once, while real clients drift apart within a few
+ * requests (network, tokenisation and scheduling noise). */
+static void set_workload(const sim_fidelity_row *r, const backend_profile *bp, sim_workload_cfg *w)
+{
     int64_t reqs = (int64_t)FID_WAVES * r->concurrency;
     w->requests = reqs < FID_MAX_REQUESTS ? reqs : (r->concurrency > FID_MAX_REQUESTS ? r->concurrency : FID_MAX_REQUESTS);
     w->arrival.process = SIM_ARRIVAL_CLOSED;
     w->arrival.concurrency = r->concurrency;
     w->arrival.think_time_s = 0;
-    /* The client's lengths (sim_fidelity_row.len_lo). Drawn from a range
-     * they break lock-step by themselves; drawn exactly, the output lengths
-     * jitter ±jitter·osl around osl (same mean): with exactly equal lengths
-     * the simulated clients would stay in lock-step forever, every wave
-     * arriving at once, while real clients drift apart within a few
-     * requests (network, tokenisation and scheduling noise). */
     if (r->len_lo < 1) {
         w->input_tokens.dist = SIM_DIST_UNIFORM;
         w->input_tokens.min = (int64_t)floor(r->isl * r->len_lo);
@@ -460,60 +459,202 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
         w->output_tokens.min = r->osl - j;
         w->output_tokens.max = r->osl + j;
     }
+}
+
+/* An aggregated row's pool: its layout, the backend's preset and the
+ * recipe's settings, the clients spread over its replicas. */
+static int set_agg_pool(const sim_fidelity_row *r, const backend_profile *bp, sim_scenario *sc, sim_err *err)
+{
+    sim_pool_cfg *p = &sc->deployment.pools[0];
+    set_parallel(&p->parallel, &r->agg);
+    int rc = set_preset(p, bp->preset, r->agg.dp, err);
+    if (rc) return rc;
+    p->scheduler.async_scheduling = sim_fidelity_async_scheduling(r->backend, r->version);
+    /* Replicas (sim_fidelity_row.replicas): the clients spread over k
+     * instances of the layout, each admitting its share. */
+    p->instances = r->replicas > 1 ? r->replicas : 1;
+    p->scheduler.max_seqs = (r->concurrency + p->instances - 1) / p->instances;
+    if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
+        p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
+    set_recipe(&p->scheduler, r);
+    return 0;
+}
+
+/* A disaggregated row's prefill and decode pools: their workers and
+ * layouts, the backend's preset, and the batch sizes each admits. */
+static int set_pd_pools(const sim_fidelity_row *r, const backend_profile *bp, sim_scenario *sc, sim_err *err)
+{
     int rc;
-    if (!r->disagg) {
-        sim_pool_cfg *p = &sc->deployment.pools[0];
-        set_parallel(&p->parallel, &r->agg);
-        if ((rc = set_preset(p, bp->preset, r->agg.dp, err))) return rc;
-        p->scheduler.async_scheduling = sim_fidelity_async_scheduling(r->backend, r->version);
-        /* Replicas (sim_fidelity_row.replicas): the clients spread over k
-         * instances of the layout, each admitting its share. */
-        p->instances = r->replicas > 1 ? r->replicas : 1;
-        p->scheduler.max_seqs = (r->concurrency + p->instances - 1) / p->instances;
-        if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
-            p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
-        set_recipe(&p->scheduler, r);
-    } else {
-        fid_pd_shape(sc);
-        sc->deployment.decode_pick = bp->decode_pick;
-        sim_pool_cfg *pp = &sc->deployment.pools[0], *dp = &sc->deployment.pools[1];
-        pp->instances = r->prefill.workers > 0 ? r->prefill.workers : 1;
-        dp->instances = r->decode.workers > 0 ? r->decode.workers : 1;
-        set_parallel(&pp->parallel, &r->prefill);
-        set_parallel(&dp->parallel, &r->decode);
-        if ((rc = set_preset(pp, bp->preset, r->prefill.dp, err)) ||
-            (rc = set_preset(dp, bp->preset, r->decode.dp, err)))
-            return rc;
-        pp->scheduler.async_scheduling = dp->scheduler.async_scheduling =
-            sim_fidelity_async_scheduling(r->backend, r->version);
-        if (sim_fidelity_sglang_kernels(r, pp->scheduler.kernels))
-            memcpy(dp->scheduler.kernels, pp->scheduler.kernels, sizeof dp->scheduler.kernels);
-        /* The prefill worker admits every waiting prompt its token budget
-         * holds (header comment, "Batch sizes"): prefill_batch_size is an
-         * operating point, like decode_batch_size, not the engine's cap. */
-        int64_t pseqs = (int64_t)r->prefill.batch * r->prefill.dp;
-        if (pseqs < r->concurrency) pseqs = r->concurrency;
-        if (pseqs > pp->scheduler.max_batched_tokens) pseqs = pp->scheduler.max_batched_tokens;
-        pp->scheduler.max_seqs = (int32_t)pseqs;
-        /* TensorRT-LLM's context server schedules a prompt only whole
-         * (enable_chunked_prefill is off by default and in the recipes):
-         * with 8k prompts and an 8,192-token budget per rank, a second
-         * prompt does not share a rank's iteration by taking a chunk of
-         * what is left (header comment, "Batch sizes"). */
-        if (!strcasecmp(r->backend, "trtllm")) pp->scheduler.whole_prompts = 1;
-        int64_t per = (r->concurrency + dp->instances - 1) / dp->instances;
-        int64_t seqs = (int64_t)r->decode.batch * r->decode.dp;
-        if (seqs < per) seqs = per;
-        dp->scheduler.max_seqs = (int32_t)(seqs < r->concurrency ? seqs : r->concurrency);
-        if (dp->scheduler.max_batched_tokens < dp->scheduler.max_seqs)
-            dp->scheduler.max_batched_tokens = dp->scheduler.max_seqs;
-    }
+    fid_pd_shape(sc);
+    sc->deployment.decode_pick = bp->decode_pick;
+    sim_pool_cfg *pp = &sc->deployment.pools[0], *dp = &sc->deployment.pools[1];
+    pp->instances = r->prefill.workers > 0 ? r->prefill.workers : 1;
+    dp->instances = r->decode.workers > 0 ? r->decode.workers : 1;
+    set_parallel(&pp->parallel, &r->prefill);
+    set_parallel(&dp->parallel, &r->decode);
+    if ((rc = set_preset(pp, bp->preset, r->prefill.dp, err)) ||
+        (rc = set_preset(dp, bp->preset, r->decode.dp, err)))
+        return rc;
+    pp->scheduler.async_scheduling = dp->scheduler.async_scheduling =
+        sim_fidelity_async_scheduling(r->backend, r->version);
+    if (sim_fidelity_sglang_kernels(r, pp->scheduler.kernels))
+        memcpy(dp->scheduler.kernels, pp->scheduler.kernels, sizeof dp->scheduler.kernels);
+    /* The prefill worker admits every waiting prompt its token budget
+     * holds (header comment, "Batch sizes"): prefill_batch_size is an
+     * operating point, like decode_batch_size, not the engine's cap. */
+    int64_t pseqs = (int64_t)r->prefill.batch * r->prefill.dp;
+    if (pseqs < r->concurrency) pseqs = r->concurrency;
+    if (pseqs > pp->scheduler.max_batched_tokens) pseqs = pp->scheduler.max_batched_tokens;
+    pp->scheduler.max_seqs = (int32_t)pseqs;
+    /* TensorRT-LLM's context server schedules a prompt only whole
+     * (enable_chunked_prefill is off by default and in the recipes):
+     * with 8k prompts and an 8,192-token budget per rank, a second
+     * prompt does not share a rank's iteration by taking a chunk of
+     * what is left (header comment, "Batch sizes"). */
+    if (!strcasecmp(r->backend, "trtllm")) pp->scheduler.whole_prompts = 1;
+    int64_t per = (r->concurrency + dp->instances - 1) / dp->instances;
+    int64_t seqs = (int64_t)r->decode.batch * r->decode.dp;
+    if (seqs < per) seqs = per;
+    dp->scheduler.max_seqs = (int32_t)(seqs < r->concurrency ? seqs : r->concurrency);
+    if (dp->scheduler.max_batched_tokens < dp->scheduler.max_seqs)
+        dp->scheduler.max_batched_tokens = dp->scheduler.max_seqs;
+    return 0;
+}
+
+int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts *o, sim_scenario *sc,
+                              sim_err *err)
+{
+    const backend_profile *bp = profile_for(r->backend);
+    if (!bp) return sim_err_set(err, SIM_ENOTSUP, "no scheduler profile for backend '%s'", r->backend);
+    sim_scenario_defaults(sc);
+    snprintf(sc->name, sizeof sc->name, "fidelity");
+    snprintf(sc->model, sizeof sc->model, "%s", r->model);
+    int rc = set_formats(r, sc, err);
+    if (rc) return rc;
+    snprintf(sc->hardware.gpu, sizeof sc->hardware.gpu, "%s", r->gpu);
+    sc->hardware.gpus_per_node = SIM_DEFAULT_GPUS_PER_NODE;
+    set_workload(r, bp, &sc->workload);
+    if ((rc = r->disagg ? set_pd_pools(r, bp, sc, err) : set_agg_pool(r, bp, sc, err))) return rc;
     sc->output.db[0] = 0;
     sc->overload.enabled = 0;
     const char *sets[FID_MAX_SETS];
     int n_sets = fid_sets_for(o, bp->backend, sc->deployment.n_pools, sets);
     if (n_sets > 0 && (rc = sim_loader_overlay(sc, sets, n_sets, sc, err))) return rc;
     return 0;
+}
+
+/* Per-request sums behind a row's predicted means: the client's TTFT and
+ * TPOT, and the TTFT's parts for --explain (queue and prefill over nt
+ * requests, KV transfer and first decode step over nk). */
+typedef struct {
+    double ttft, tpot, queue, prefill, xfer, first_dec;
+    int64_t nt, np, nk;
+} fid_sums;
+
+/* Adds a scheduled request's queueing (after the frontend's fe
+ * milliseconds) and prefill. */
+static void sums_add_queue(fid_sums *m, const sim_req_record *q, double fe)
+{
+    if (q->first_scheduled < 0) return;
+    m->queue += (double)(q->first_scheduled - q->arrival) * 1e-6 - fe;
+    m->prefill += (double)(q->first_token - q->first_scheduled) * 1e-6;
+}
+
+/* Adds a request's KV transfer and its decode worker's first step. */
+static void sums_add_kv(fid_sums *m, const sim_req_record *q)
+{
+    m->xfer += (double)(q->kv_arrived - q->first_token) * 1e-6;
+    m->first_dec += (double)(q->decode_first - q->kv_arrived) * 1e-6;
+}
+
+/* Adds a disaggregated request that reached its decode worker: every token
+ * streams to the client through the decode worker (SGLang's PD router,
+ * Dynamo), so the client's first token comes with the decode worker's first
+ * step after the KV arrived, and its TPOT counts from there. fe: the
+ * frontend's milliseconds, not queueing. */
+static void sums_add_pd(fid_sums *m, const sim_req_record *q, double fe)
+{
+    m->ttft += (double)(q->decode_first - q->arrival) * 1e-6;
+    m->tpot += (double)(q->finish - q->decode_first) * 1e-6 / (q->output_tokens - 1);
+    m->np++;
+    sums_add_queue(m, q, fe);
+    sums_add_kv(m, q);
+    m->nt++;
+    m->nk++;
+}
+
+/* Adds any other request: the client's first token (after the detokenizer
+ * workers' wait, where the pool has them), its KV transfer where it had
+ * one, its TPOT where it has one. */
+static void sums_add(fid_sums *m, const sim_req_record *q, double fe)
+{
+    double v;
+    if (q->first_token >= 0) {
+        m->ttft += (double)(sim_req_record_first_seen(q) - q->arrival) * 1e-6;
+        sums_add_queue(m, q, fe);
+        m->nt++;
+    }
+    if (q->kv_arrived > 0 && q->decode_first > 0) {
+        sums_add_kv(m, q);
+        m->nk++;
+    }
+    if (sim_metrics_request_tpot_ms(q, &v)) {
+        m->tpot += v;
+        m->np++;
+    }
+}
+
+/* The sums over the cluster's requests. Like the benchmark clients (vLLM's
+ * benchmark_serving, SGLang's bench_serving, genai-perf), the mean is over
+ * every request, the first wave (all clients sending at t = 0 into an empty
+ * engine) included; steady leaves that wave out. */
+static void fid_request_sums(const sim_fidelity_row *r, sim_cluster *cl, int steady, double fe, fid_sums *m)
+{
+    int64_t n = 0;
+    const sim_req_record *rec = sim_metrics_requests(sim_cluster_metrics(cl), &n);
+    memset(m, 0, sizeof *m);
+    for (int64_t i = 0; i < n; i++) {
+        if (steady && rec[i].id < (uint64_t)r->concurrency && n > r->concurrency) continue;
+        if (r->disagg && rec[i].decode_first > 0 && rec[i].output_tokens > 1) sums_add_pd(m, &rec[i], fe);
+        else sums_add(m, &rec[i], fe);
+    }
+}
+
+/* What the engine did: the decode side's KV capacity, preemptions and the
+ * time-averaged batch (for --json and --explain). */
+static void fid_engine_state(sim_fidelity_row *r, sim_cluster *cl)
+{
+    sim_cluster_state st;
+    sim_cluster_state_get(cl, &st);
+    int32_t dpool = sim_cluster_n_pools(cl) > 1 ? 1 : 0, nb = 0;
+    int64_t ns = 0;
+    const sim_sample *smp = sim_metrics_samples(sim_cluster_metrics(cl), &ns);
+    double bsum = 0;
+    for (int64_t k = 0; k < ns; k++)
+        if (sim_cluster_instance_pool(cl, smp[k].instance) == dpool && smp[k].utilization > 0) {
+            bsum += smp[k].batch_size;
+            nb++;
+        }
+    r->mean_batch = nb ? bsum / nb : 0;
+    r->preemptions = st.preemptions;
+    r->kv_tokens = sim_cluster_pool_kv_tokens(cl, dpool);
+}
+
+/* The simulated part of --explain's breakdown: the row's predictions, the
+ * frontend's fixed delay fe and its workers' wait and service, and the
+ * TTFT's parts. */
+static void fid_explain_sim(sim_fidelity_explain_out *x, const sim_fidelity_row *r, const fid_sums *m, double fe,
+                            const sim_summary *sum)
+{
+    x->ttft_ms = r->pred_ttft_ms;
+    x->tpot_ms = r->pred_tpot_ms;
+    x->frontend_ms = fe;
+    x->worker_wait_ms = sum->frontend.enabled ? sum->frontend.wait_ms : 0;
+    x->worker_service_ms = sum->frontend.enabled ? sum->frontend.service_ms : 0;
+    x->queue_ms = m->nt ? m->queue / m->nt : 0;
+    x->prefill_ms = m->nt ? m->prefill / m->nt : 0;
+    x->kv_transfer_ms = m->nk ? m->xfer / m->nk : 0;
+    x->first_decode_ms = m->nk ? m->first_dec / m->nk : 0;
 }
 
 /* Runs the row's scenario; fills the predictions (and, when x is not NULL,
@@ -526,96 +667,23 @@ static int fid_simulate(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_t
     sim_scenario *sc = malloc(sizeof *sc);
     if (!sc) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     int rc = sim_fidelity_row_scenario(r, o, sc, err);
-    int steady = o && o->steady;
     sim_cluster *cl = NULL;
     sim_summary sum;
     if (rc == 0) rc = sim_cluster_simulate(sc, cache, &sum, &cl, err);
     if (rc == 0) {
-        /* Like the benchmark clients (vLLM's benchmark_serving, SGLang's
-         * bench_serving, genai-perf), the mean is over every request,
-         * the first wave (all clients sending at t = 0 into an empty engine)
-         * included; `steady` leaves that wave out. */
-        int64_t n = 0;
-        const sim_req_record *rec = sim_metrics_requests(sim_cluster_metrics(cl), &n);
-        double ttft = 0, tpot = 0, queue = 0, prefill = 0, xfer = 0, first_dec = 0;
-        int64_t nt = 0, np = 0, nk = 0;
         /* The frontend: the fixed delay, plus the API-server workers' mean
          * wait and service where the pool has them. */
         const double fe = sc->deployment.pools[0].scheduler.frontend_us * 1e-3 +
                           (sum.frontend.enabled ? sum.frontend.wait_ms + sum.frontend.service_ms : 0);
-        for (int64_t i = 0; i < n; i++) {
-            if (steady && rec[i].id < (uint64_t)r->concurrency && n > r->concurrency) continue;
-            double v;
-            /* A disaggregated deployment streams every token to the client
-             * through the decode worker (SGLang's PD router, Dynamo): the
-             * client's first token comes with the decode worker's first step
-             * after the KV arrived, and its TPOT counts from there. */
-            if (r->disagg && rec[i].decode_first > 0 && rec[i].output_tokens > 1) {
-                ttft += (double)(rec[i].decode_first - rec[i].arrival) * 1e-6;
-                tpot += (double)(rec[i].finish - rec[i].decode_first) * 1e-6 / (rec[i].output_tokens - 1);
-                np++;
-                if (rec[i].first_scheduled >= 0) {
-                    queue += (double)(rec[i].first_scheduled - rec[i].arrival) * 1e-6 - fe;
-                    prefill += (double)(rec[i].first_token - rec[i].first_scheduled) * 1e-6;
-                }
-                xfer += (double)(rec[i].kv_arrived - rec[i].first_token) * 1e-6;
-                first_dec += (double)(rec[i].decode_first - rec[i].kv_arrived) * 1e-6;
-                nt++;
-                nk++;
-                continue;
-            }
-            if (rec[i].first_token >= 0) {
-                /* The client's first token (after the detokenizer workers'
-                 * wait, where the pool has them). */
-                ttft += (double)(sim_req_record_first_seen(&rec[i]) - rec[i].arrival) * 1e-6;
-                if (rec[i].first_scheduled >= 0) {
-                    queue += (double)(rec[i].first_scheduled - rec[i].arrival) * 1e-6 - fe;
-                    prefill += (double)(rec[i].first_token - rec[i].first_scheduled) * 1e-6;
-                }
-                nt++;
-            }
-            if (rec[i].kv_arrived > 0 && rec[i].decode_first > 0) {
-                xfer += (double)(rec[i].kv_arrived - rec[i].first_token) * 1e-6;
-                first_dec += (double)(rec[i].decode_first - rec[i].kv_arrived) * 1e-6;
-                nk++;
-            }
-            if (sim_metrics_request_tpot_ms(&rec[i], &v)) {
-                tpot += v;
-                np++;
-            }
-        }
-        /* What the engine did: the decode side's KV capacity, preemptions
-         * and the time-averaged batch (for --json and --explain). */
-        sim_cluster_state st;
-        sim_cluster_state_get(cl, &st);
-        int32_t dpool = sim_cluster_n_pools(cl) > 1 ? 1 : 0, nb = 0;
-        int64_t ns = 0;
-        const sim_sample *smp = sim_metrics_samples(sim_cluster_metrics(cl), &ns);
-        double bsum = 0;
-        for (int64_t k = 0; k < ns; k++)
-            if (sim_cluster_instance_pool(cl, smp[k].instance) == dpool && smp[k].utilization > 0) {
-                bsum += smp[k].batch_size;
-                nb++;
-            }
-        r->mean_batch = nb ? bsum / nb : 0;
-        r->preemptions = st.preemptions;
-        r->kv_tokens = sim_cluster_pool_kv_tokens(cl, dpool);
-        r->pred_ttft_ms = nt ? ttft / nt : sum.ttft_ms.mean;
-        r->pred_tpot_ms = np ? tpot / np : sum.tpot_ms.mean;
+        fid_sums m;
+        fid_request_sums(r, cl, o && o->steady, fe, &m);
+        fid_engine_state(r, cl);
+        r->pred_ttft_ms = m.nt ? m.ttft / m.nt : sum.ttft_ms.mean;
+        r->pred_tpot_ms = m.np ? m.tpot / m.np : sum.tpot_ms.mean;
         if (!(r->pred_ttft_ms > 0) || !(r->pred_tpot_ms > 0) || !isfinite(r->pred_ttft_ms) ||
             !isfinite(r->pred_tpot_ms))
             rc = sim_err_set(err, SIM_ERANGE, "the simulation completed no request with a first token and a TPOT");
-        if (x) {
-            x->ttft_ms = r->pred_ttft_ms;
-            x->tpot_ms = r->pred_tpot_ms;
-            x->frontend_ms = fe;
-            x->worker_wait_ms = sum.frontend.enabled ? sum.frontend.wait_ms : 0;
-            x->worker_service_ms = sum.frontend.enabled ? sum.frontend.service_ms : 0;
-            x->queue_ms = nt ? queue / nt : 0;
-            x->prefill_ms = nt ? prefill / nt : 0;
-            x->kv_transfer_ms = nk ? xfer / nk : 0;
-            x->first_decode_ms = nk ? first_dec / nk : 0;
-        }
+        if (x) fid_explain_sim(x, r, &m, fe, &sum);
     }
     free(sc);
     if (cl_out && rc == 0) *cl_out = cl;

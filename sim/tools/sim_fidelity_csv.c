@@ -344,27 +344,37 @@ static int repair_squared_layout(sim_fidelity_layout *l, const char *id, const c
     return 1;
 }
 
-/* Fills one row from its fields; a row that cannot run gets a note. */
-static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_row *r)
+/* What reading a row found, for its note (row_note): whether its GPU,
+ * formats and layouts were understood, and why not. */
+typedef struct {
+    int gpu_ok, dt_ok, lay_ok;
+    int squared; /* repair_squared_layout's answer */
+    sim_err gpu_err;
+    char why[256];     /* the formats' */
+    char lay_why[200]; /* the squared layout's */
+} row_checks;
+
+/* The row's id ("line N" without one), backend and engine version. */
+static void row_names(char **f, int n, const int *col, int lineno, sim_fidelity_row *r)
 {
-    memset(r, 0, sizeof *r);
-    r->line = lineno;
     const char *id = fld_of(f, n, col, C_ID);
     if (*id) snprintf(r->id, sizeof r->id, "%s", id);
     else snprintf(r->id, sizeof r->id, "line %d", lineno);
     snprintf(r->backend, sizeof r->backend, "%s", fld_of(f, n, col, C_BACKEND));
     snprintf(r->version, sizeof r->version, "%.31s", fld_of(f, n, col, C_VERSION));
-    char ck[16];
-    int moe = 0;
-    map_model(fld_of(f, n, col, C_MODEL), r->model, sizeof r->model, ck, sizeof ck, &moe);
+}
+
+/* The row's GPU, weight format and KV cache format (r->model and r->backend
+ * set; moe and ck from map_model). */
+static void row_formats(char **f, int n, const int *col, int moe, const char *ck, sim_fidelity_row *r,
+                        row_checks *c)
+{
     const char *system = fld_of(f, n, col, C_SYSTEM);
     model_gpu g;
-    sim_err e = {""};
-    int gpu_ok = model_catalog_gpu(system, &g, &e) == 0;
-    snprintf(r->gpu, sizeof r->gpu, "%.63s", gpu_ok ? g.name : system);
-    char why[256] = "";
-    int dt_ok = map_dtype(fld_of(f, n, col, C_PREC), fld_of(f, n, col, C_GEMMQ), fld_of(f, n, col, C_MOEQ), moe, ck,
-                          r->dtype, sizeof r->dtype, why, sizeof why) == 0;
+    c->gpu_ok = model_catalog_gpu(system, &g, &c->gpu_err) == 0;
+    snprintf(r->gpu, sizeof r->gpu, "%.63s", c->gpu_ok ? g.name : system);
+    c->dt_ok = map_dtype(fld_of(f, n, col, C_PREC), fld_of(f, n, col, C_GEMMQ), fld_of(f, n, col, C_MOEQ), moe, ck,
+                         r->dtype, sizeof r->dtype, c->why, sizeof c->why) == 0;
     /* The KV cache's format is the serving recipe's: TensorRT-LLM's
      * quantised recipes quantise it (fp8); the vLLM and SGLang recipes of
      * fp8 and NVFP4 checkpoints pass --kv-cache-dtype fp8 (fp8_e4m3), those
@@ -377,11 +387,78 @@ static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_
      * the tokens, which its 64-client runs with 8k sequences measure
      * queueing for (20-32 s TTFT; 0.2-1.0 s simulated with an fp8 cache,
      * 12.8-29.1 s with bf16). */
-    int recipe_bf16_kv = !strcasecmp(r->backend, "vllm") && !strcasecmp(r->model, "MiniMaxAI/MiniMax-M2.5") && gpu_ok &&
-                         !strcasecmp(g.name, "h100-sxm");
-    int quant_kv = dt_ok && strcmp(r->dtype, "bf16") && !recipe_bf16_kv &&
+    int recipe_bf16_kv = !strcasecmp(r->backend, "vllm") && !strcasecmp(r->model, "MiniMaxAI/MiniMax-M2.5") &&
+                         c->gpu_ok && !strcasecmp(g.name, "h100-sxm");
+    int quant_kv = c->dt_ok && strcmp(r->dtype, "bf16") && !recipe_bf16_kv &&
                    (!strcasecmp(r->backend, "trtllm") || strcmp(r->dtype, "mxfp4"));
     snprintf(r->kv_dtype, sizeof r->kv_dtype, "%s", quant_kv ? "fp8" : "bf16");
+}
+
+/* The row's layouts (r->disagg set): the aggregated one, its squared form
+ * undone (an assumption noted), or the prefill and decode workers'; and the
+ * one shown in r->tp, pp, dp and ep. */
+static void row_layouts(char **f, int n, const int *col, const char *source, sim_fidelity_row *r, row_checks *c)
+{
+    c->lay_ok = read_agg_layout(f, n, col, &r->agg) == 0;
+    c->squared = !r->disagg && c->lay_ok
+                     ? repair_squared_layout(&r->agg, r->id, source, c->lay_why, sizeof c->lay_why)
+                     : 0;
+    if (c->squared > 0) snprintf(r->assumed, sizeof r->assumed, "%.127s", c->lay_why);
+    if (r->disagg)
+        c->lay_ok = read_layout(f, n, col, C_P_BATCH, &r->prefill) == 0 &&
+                    read_layout(f, n, col, C_D_BATCH, &r->decode) == 0;
+    const sim_fidelity_layout *shown = r->disagg ? &r->decode : &r->agg;
+    r->tp = shown->tp;
+    r->pp = shown->pp;
+    r->dp = shown->dp;
+    r->ep = shown->ep;
+}
+
+/* An engine-version behaviour: the image's aggregated DeepSeek-R1/V3 runs
+ * decoded with MTP (the CSV has no column for it); an assumption noted. */
+static void row_mtp(sim_fidelity_row *r, const char *source)
+{
+    if (strcasecmp(r->backend, "trtllm") || r->disagg || !strstr(source, FID_TRTLLM_MTP_IMAGE) ||
+        !(strstr(r->model, "DeepSeek-R1") || strstr(r->model, "DeepSeek-V3")))
+        return;
+    char t[96];
+    r->mtp_tokens = FID_TRTLLM_MTP_TOKENS;
+    r->mtp_accept = FID_TRTLLM_MTP_ACCEPT;
+    snprintf(t, sizeof t, "MTP %d draft tokens at %.2f acceptance (image 1.2.0rc6.post3)", r->mtp_tokens,
+             r->mtp_accept);
+    assume(r, t);
+}
+
+/* The note of a row that cannot run: the first field missing or invalid,
+ * then a contradicting layout, an unknown GPU, an unmapped format. */
+static void row_note(sim_fidelity_row *r, int lineno, const row_checks *c)
+{
+    const char *bad = NULL;
+    if (r->concurrency < 1) bad = "concurrency";
+    else if (r->isl < 1) bad = "isl";
+    else if (r->osl < 2) bad = "osl (needs >= 2 for a TPOT)";
+    else if (!c->lay_ok) bad = "layout (batch, worker and parallel sizes are non-negative integers)";
+    else if (!r->disagg && r->agg.tp < 1) bad = "tp_size";
+    else if (r->disagg && (r->prefill.tp < 1 || r->decode.tp < 1)) bad = "prefill_tp_size/decode_tp_size";
+    else if (!(r->meas_ttft_ms > 0) || !(r->meas_tpot_ms > 0)) bad = "silicon_ttft_ms/silicon_tpot_ms";
+    if (bad) snprintf(r->note, sizeof r->note, "line %d: incomplete row: no valid %s", lineno, bad);
+    else if (c->squared < 0) snprintf(r->note, sizeof r->note, "line %d: %s", lineno, c->lay_why);
+    else if (!c->gpu_ok) snprintf(r->note, sizeof r->note, "%.250s", c->gpu_err.msg);
+    else if (!c->dt_ok) snprintf(r->note, sizeof r->note, "%.250s", c->why);
+}
+
+/* Fills one row from its fields; a row that cannot run gets a note. */
+static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->line = lineno;
+    row_names(f, n, col, lineno, r);
+    char ck[16];
+    int moe = 0;
+    map_model(fld_of(f, n, col, C_MODEL), r->model, sizeof r->model, ck, sizeof ck, &moe);
+    row_checks c;
+    memset(&c, 0, sizeof c);
+    row_formats(f, n, col, moe, ck, r, &c);
     r->disagg = !strcasecmp(fld_of(f, n, col, C_MODE), "disagg");
     r->concurrency = int_field(fld_of(f, n, col, C_CONC));
     r->isl = int_field(fld_of(f, n, col, C_ISL));
@@ -397,43 +474,9 @@ static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_
     r->len_lo = strstr(source, "wip=") || strstr(source, "workflow_run_id=") ? FID_INFERENCEX_RANGE_RATIO : 1.0;
     r->meas_ttft_ms = atof(fld_of(f, n, col, C_TTFT));
     r->meas_tpot_ms = atof(fld_of(f, n, col, C_TPOT));
-    int lay_ok = read_agg_layout(f, n, col, &r->agg) == 0;
-    char lay_why[200] = "";
-    int squared = !r->disagg && lay_ok ? repair_squared_layout(&r->agg, r->id, source, lay_why,
-                                                               sizeof lay_why)
-                                       : 0;
-    if (squared > 0) snprintf(r->assumed, sizeof r->assumed, "%.127s", lay_why);
-    /* An engine-version behaviour: the image's aggregated DeepSeek-R1/V3
-     * runs decoded with MTP (the CSV has no column for it). */
-    if (!strcasecmp(r->backend, "trtllm") && !r->disagg && strstr(source, FID_TRTLLM_MTP_IMAGE) &&
-        (strstr(r->model, "DeepSeek-R1") || strstr(r->model, "DeepSeek-V3"))) {
-        char t[96];
-        r->mtp_tokens = FID_TRTLLM_MTP_TOKENS;
-        r->mtp_accept = FID_TRTLLM_MTP_ACCEPT;
-        snprintf(t, sizeof t, "MTP %d draft tokens at %.2f acceptance (image 1.2.0rc6.post3)", r->mtp_tokens,
-                 r->mtp_accept);
-        assume(r, t);
-    }
-    if (r->disagg)
-        lay_ok = read_layout(f, n, col, C_P_BATCH, &r->prefill) == 0 &&
-                 read_layout(f, n, col, C_D_BATCH, &r->decode) == 0;
-    const sim_fidelity_layout *shown = r->disagg ? &r->decode : &r->agg;
-    r->tp = shown->tp;
-    r->pp = shown->pp;
-    r->dp = shown->dp;
-    r->ep = shown->ep;
-    const char *bad = NULL;
-    if (r->concurrency < 1) bad = "concurrency";
-    else if (r->isl < 1) bad = "isl";
-    else if (r->osl < 2) bad = "osl (needs >= 2 for a TPOT)";
-    else if (!lay_ok) bad = "layout (batch, worker and parallel sizes are non-negative integers)";
-    else if (!r->disagg && r->agg.tp < 1) bad = "tp_size";
-    else if (r->disagg && (r->prefill.tp < 1 || r->decode.tp < 1)) bad = "prefill_tp_size/decode_tp_size";
-    else if (!(r->meas_ttft_ms > 0) || !(r->meas_tpot_ms > 0)) bad = "silicon_ttft_ms/silicon_tpot_ms";
-    if (bad) snprintf(r->note, sizeof r->note, "line %d: incomplete row: no valid %s", lineno, bad);
-    else if (squared < 0) snprintf(r->note, sizeof r->note, "line %d: %s", lineno, lay_why);
-    else if (!gpu_ok) snprintf(r->note, sizeof r->note, "%.250s", e.msg);
-    else if (!dt_ok) snprintf(r->note, sizeof r->note, "%.250s", why);
+    row_layouts(f, n, col, source, r, &c);
+    row_mtp(r, source);
+    row_note(r, lineno, &c);
 }
 
 static int same_measure(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(a); }
