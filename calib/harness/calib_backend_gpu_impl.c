@@ -292,6 +292,53 @@ static int gpu_prepare_lse_merge(gpu_state *st, uint32_t layout, const calib_sha
     return rc;
 }
 
+/* GEMM buffers: bf16 A, B and C (the Ampere rung's split-K workspace in
+ * meta[0]), or the fp8 block-scaled operands with their scales. */
+static int gpu_prepare_gemm(gpu_state *st, int32_t kernel, const calib_shape *s, sim_err *err)
+{
+    size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k;
+    if (kernel == GPU_GEMM_FP8) {
+        if (k % 128 || n % 8) return sim_err_set(err, SIM_EINVAL, "fp8 GEMM needs K a multiple of 128 and N of 8");
+        size_t kb = k / 128, nb = (n + 127) / 128;
+        gpu_in_spec in[4] = {{m * k, 2, 4.0f}, {m * kb * 4, 0, 1.0f}, {n * k, 2, 4.0f}, {nb * kb * 4, 0, 1.0f}};
+        size_t out[1] = {m * n * 2};
+        return gpu_setup(st, in, 4, out, 1, err);
+    }
+    if (n % 8 || k % 8) return sim_err_set(err, SIM_EINVAL, "bf16 GEMM needs N and K multiples of 8");
+    gpu_in_spec in[2] = {{m * k * 2, 1, 1.0f}, {k * n * 2, 1, 1.0f}};
+    size_t out[1] = {m * n * 2};
+    int rc = gpu_setup(st, in, 2, out, 1, err);
+    /* The Ampere rung's split-K partials (skinny GEMMs): one workspace
+     * for all buffer sets, as launches run in order. */
+    size_t work = kernel == GPU_GEMM_MMA ? kern_gemm_split_workspace(s->m, s->n, s->k, st->info.sms) : 0;
+    if (!rc && work) {
+        rc = kern_gpu_malloc(&st->meta[0], work + CALIB_CANARY_BYTES, err);
+        st->meta_bytes[0] = work;
+    }
+    return rc;
+}
+
+/* Prefill attention buffers: Q, K, V in, O and the LSE out. */
+static int gpu_prepare_prefill(gpu_state *st, const calib_shape *s, sim_err *err)
+{
+    size_t m = (size_t)s->m, d = (size_t)s->head_dim, b = (size_t)s->batch, nkv = (size_t)(s->ctx + s->m);
+    gpu_in_spec in[3] = {{b * m * (size_t)s->heads * d * 2, 1, 2.0f}, {b * nkv * (size_t)s->kv_heads * d * 2, 1, 2.0f},
+                         {b * nkv * (size_t)s->kv_heads * d * 2, 1, 1.0f}};
+    size_t out[2] = {b * m * (size_t)s->heads * d * 2, b * m * (size_t)s->heads * 4};
+    return gpu_setup(st, in, 3, out, 2, err);
+}
+
+/* Quantisation buffers: bf16 rows in, fp8 values and their scales (fp32 per
+ * 128, or E8M0 per 32 for MXFP8) out. */
+static int gpu_prepare_quant(gpu_state *st, int mx, const calib_shape *s, sim_err *err)
+{
+    size_t m = (size_t)s->m, n = (size_t)s->n, blk = mx ? 32 : 128;
+    if (n % blk) return sim_err_set(err, SIM_EINVAL, "quantisation needs columns a multiple of %zu", blk);
+    gpu_in_spec in[1] = {{m * n * 2, 1, 100.0f}};
+    size_t out[2] = {m * n, m * (n / blk) * (mx ? 1 : 4)};
+    return gpu_setup(st, in, 1, out, 2, err);
+}
+
 static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape *s, uint32_t layout, sim_err *err)
 {
     gpu_state *st = vst;
@@ -302,39 +349,12 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
         return sim_err_set(err, SIM_EINVAL, "GEMM kernel %d of %d", (int)kernel, (int)st->ngemm);
     if (op == CALIB_OP_GEMM) kernel = st->gemm_kind[kernel];
     st->op = op, st->kernel = kernel, st->s = *s, st->layout = layout;
-    size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k, d = (size_t)s->head_dim;
+    size_t m = (size_t)s->m, n = (size_t)s->n;
     switch (op) {
-    case CALIB_OP_GEMM:
-        if (kernel != GPU_GEMM_FP8) {
-            if (n % 8 || k % 8) return sim_err_set(err, SIM_EINVAL, "bf16 GEMM needs N and K multiples of 8");
-            gpu_in_spec in[2] = {{m * k * 2, 1, 1.0f}, {k * n * 2, 1, 1.0f}};
-            size_t out[1] = {m * n * 2};
-            rc = gpu_setup(st, in, 2, out, 1, err);
-            /* The Ampere rung's split-K partials (skinny GEMMs): one workspace
-             * for all buffer sets, as launches run in order. */
-            size_t work = kernel == GPU_GEMM_MMA ? kern_gemm_split_workspace(s->m, s->n, s->k, st->info.sms) : 0;
-            if (!rc && work) {
-                rc = kern_gpu_malloc(&st->meta[0], work + CALIB_CANARY_BYTES, err);
-                st->meta_bytes[0] = work;
-            }
-        } else {
-            if (k % 128 || n % 8) return sim_err_set(err, SIM_EINVAL, "fp8 GEMM needs K a multiple of 128 and N of 8");
-            size_t kb = k / 128, nb = (n + 127) / 128;
-            gpu_in_spec in[4] = {{m * k, 2, 4.0f}, {m * kb * 4, 0, 1.0f}, {n * k, 2, 4.0f}, {nb * kb * 4, 0, 1.0f}};
-            size_t out[1] = {m * n * 2};
-            rc = gpu_setup(st, in, 4, out, 1, err);
-        }
-        break;
+    case CALIB_OP_GEMM: rc = gpu_prepare_gemm(st, kernel, s, err); break;
     case CALIB_OP_GROUPED_CONTIG:
     case CALIB_OP_GROUPED_MASKED: rc = gpu_prepare_grouped(st, op, layout, s, err); break;
-    case CALIB_OP_ATTN_PREFILL: {
-        size_t b = (size_t)s->batch, nkv = (size_t)(s->ctx + s->m);
-        gpu_in_spec in[3] = {{b * m * (size_t)s->heads * d * 2, 1, 2.0f}, {b * nkv * (size_t)s->kv_heads * d * 2, 1, 2.0f},
-                             {b * nkv * (size_t)s->kv_heads * d * 2, 1, 1.0f}};
-        size_t out[2] = {b * m * (size_t)s->heads * d * 2, b * m * (size_t)s->heads * 4};
-        rc = gpu_setup(st, in, 3, out, 2, err);
-        break;
-    }
+    case CALIB_OP_ATTN_PREFILL: rc = gpu_prepare_prefill(st, s, err); break;
     case CALIB_OP_ATTN_DECODE: rc = gpu_prepare_decode(st, s, err); break;
     case CALIB_OP_LSE_MERGE: rc = gpu_prepare_lse_merge(st, layout, s, err); break;
     case CALIB_OP_SOFTMAX: {
@@ -350,15 +370,7 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
         break;
     }
     case CALIB_OP_QUANT_FP8:
-    case CALIB_OP_QUANT_MXFP8: {
-        int mx = op == CALIB_OP_QUANT_MXFP8;
-        size_t blk = mx ? 32 : 128;
-        if (n % blk) return sim_err_set(err, SIM_EINVAL, "quantisation needs columns a multiple of %zu", blk);
-        gpu_in_spec in[1] = {{m * n * 2, 1, 100.0f}};
-        size_t out[2] = {m * n, m * (n / blk) * (mx ? 1 : 4)};
-        rc = gpu_setup(st, in, 1, out, 2, err);
-        break;
-    }
+    case CALIB_OP_QUANT_MXFP8: rc = gpu_prepare_quant(st, op == CALIB_OP_QUANT_MXFP8, s, err); break;
     case CALIB_OP_COPY: {
         gpu_in_spec in[1] = {{(size_t)s->bytes, 2, 1.0f}};
         size_t out[1] = {(size_t)s->bytes};
