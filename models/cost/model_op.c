@@ -40,6 +40,8 @@ static const model_op_param_info P_GEMM[] = {
     {"split_max", "splits", "largest split-K factor the kernel uses (1: none, each CTA runs its tile's whole k)", 256,
      1, 1024, 1.001, 0},
     {"split_us", "us", "fixed cost of a split-K GEMM's reduction (its second kernel or fix-up pass)", 1, 0.01, 50, 0, 0},
+    {"sk_wave", "fraction", "share of a partial last wave's idle SM time stream-K spreads over the busy SMs (0: the "
+     "term and the sub-wave tile shrink left out)", 0.5, 0.01, 1, 0, 1},
 };
 /* The attention kernels' five shared parameters (P_ATTN, P_CTX_ATTN). */
 #define P_ATTN_ROWS                                                                                                \
@@ -528,45 +530,77 @@ static double wave_eff(double ctas, double sms)
 
 #define F(x) (q->f[MODEL_OPF_##x])
 
-/* Tiled GEMM m×k · k×n (batch independent ones): compute time with wave
- * quantisation over the SMs, memory time, their smooth max. Fewer tiles
- * than SMs: split-K (stream-K) spreads k over idle SMs in s splits of at
- * least 256 k each (at most split_max: 1 for kernels without split-K), and
- * pays for it: every split writes its fp32 partial tile (m×n×4 bytes) and
- * the reduction (or stream-K fix-up) reads them all back, 2·s·m·n·4 bytes
- * more traffic. The kernel takes the s (1, powers of two, the most that
- * fit) that is fastest, so a weight-streaming decode GEMM with small n·m
- * splits wide and one whose partials rival its weights (large m·n against
- * k) splits little (model_gemm_split_pick, which the cost model's roofline
- * shares); a split (s > 1) also pays split_s, its reduction's launch or
- * fix-up pass. Each CTA streams its operand tiles (tn weight columns and tm
- * activation rows per k) at most at cta_bw times the HBM rate's per-SM
- * share (cta_bw 0: unbounded), so a grid of few CTAs over a long k takes
- * waves·k·(tn·wbytes+tm·abytes)/(s·cta_bw·HBM/SMs) whatever the HBM could
- * give. split_cost 0 keeps the ideal split
- * (the most splits, no partials): batched GEMMs (MLA BMMs), whose tables
- * the reduction term fits worse. */
-static double gemm_core(const model_gpu *g, double batch, double m, double n, double k, double wbytes, double abytes,
-                        double peak, double eff_tc, double eff_mem, double k_fill, int split_cost, double cta_bw,
-                        double split_max, double split_s)
+/* Tiled GEMM m×k · k×n (batch independent ones) on tm×tn output tiles:
+ * compute time with wave quantisation over the SMs, memory time, their
+ * smooth max. Fewer tiles than SMs: split-K (stream-K) spreads k over idle
+ * SMs in s splits of at least 256 k each (at most split_max: 1 for kernels
+ * without split-K), and pays for it: every split writes its fp32 partial
+ * tile (m×n×4 bytes) and the reduction (or stream-K fix-up) reads them all
+ * back, 2·s·m·n·4 bytes more traffic. The kernel takes the s (1, powers of
+ * two, the most that fit) that is fastest, so a weight-streaming decode
+ * GEMM with small n·m splits wide and one whose partials rival its weights
+ * (large m·n against k) splits little (model_gemm_split_pick, which the
+ * cost model's roofline shares); a split (s > 1) also pays split_s, its
+ * reduction's launch or fix-up pass. Each CTA streams its operand tiles (tn
+ * weight columns and tm activation rows per k) at most at cta_bw times the
+ * HBM rate's per-SM share (cta_bw 0: unbounded), so a grid of few CTAs over
+ * a long k takes waves·k·(tn·wbytes+tm·abytes)/(s·cta_bw·HBM/SMs) whatever
+ * the HBM could give. split_cost 0 keeps the ideal split (the most splits,
+ * no partials): batched GEMMs (MLA BMMs), whose tables the reduction term
+ * fits worse. More tiles than SMs: the last wave runs partly empty, but a
+ * stream-K kernel spreads sk_wave of that last wave's idle SM time over
+ * the busy SMs (waves tiles/S + (1 − sk_wave)·(⌈tiles/S⌉ − tiles/S);
+ * sk_wave 0: whole waves). */
+typedef struct {
+    double peak, eff_tc, eff_mem, k_fill, cta_bw, split_max, split_s, sk_wave;
+    int split_cost;
+} gemm_kernel;
+
+static double gemm_tiled(const model_gpu *g, double batch, double m, double n, double k, double wbytes,
+                         double abytes, const gemm_kernel *kn, double tm, double tn)
 {
     const double S = g->sms;
-    double tm = m > 64 ? 128 : m > 32 ? 64 : m > 16 ? 32 : 16;
-    double tn = 128;
     double tiles = batch * ceil(m / tm) * ceil(n / tn);
-    double flops = 2.0 * batch * ceil(m / tm) * tm * ceil(n / tn) * tn * (k + k_fill);
+    double flops = 2.0 * batch * ceil(m / tm) * tm * ceil(n / tn) * tn * (k + kn->k_fill);
     double bytes = batch * (n * k * wbytes + m * k * abytes + m * n * 2.0);
     /* One CTA's whole-k operand stream at cta_bw times the HBM rate's per-SM share. */
-    double cta_s = cta_bw > 0 ? k * (tn * wbytes + tm * abytes) / (cta_bw * g->hbm_bw / S) : 0;
+    double cta_s = kn->cta_bw > 0 ? k * (tn * wbytes + tm * abytes) / (kn->cta_bw * g->hbm_bw / S) : 0;
     if (tiles >= S) {
-        double par = wave_eff(tiles, S), mpar = par < 1 ? sqrt(par) : 1;
-        double tmem = bytes / (g->hbm_bw * eff_mem * mpar), tcta = ceil(tiles / S) * cta_s;
-        return smax(flops / (peak * eff_tc * par), tmem > tcta ? tmem : tcta);
+        double waves = ceil(tiles / S);
+        if (kn->sk_wave > 0) waves -= kn->sk_wave * (waves - tiles / S);
+        double par = tiles / (waves * S), mpar = par < 1 ? sqrt(par) : 1;
+        double tmem = bytes / (g->hbm_bw * kn->eff_mem * mpar), tcta = waves * cta_s;
+        return smax(flops / (kn->peak * kn->eff_tc * par), tmem > tcta ? tmem : tcta);
     }
-    const double partial = split_cost ? batch * m * n * 4.0 * 2.0 : 0; /* one split's partial, written and read back */
-    return model_gemm_split_pick_capped(S, tiles, k, flops / (peak * eff_tc), bytes, g->hbm_bw * eff_mem, partial, 1,
-                                        split_max, cta_s, split_s)
+    /* One split's partial, written and read back. */
+    const double partial = kn->split_cost ? batch * m * n * 4.0 * 2.0 : 0;
+    return model_gemm_split_pick_capped(S, tiles, k, flops / (kn->peak * kn->eff_tc), bytes, g->hbm_bw * kn->eff_mem,
+                                        partial, 1, kn->split_max, cta_s, kn->split_s)
         .time_s;
+}
+
+/* The GEMM on 128-column tiles of 128 rows (m ≤ 64: 16/32/64). shrink: a
+ * grid of those tiles that cannot fill the SMs may instead run on tiles of
+ * 64 rows (from 128) and/or 64 columns where that makes more CTAs,
+ * whichever is fastest — more, smaller CTAs fill the idle SMs before k is
+ * split (the engines' GEMM libraries pick their tile per shape). */
+static double gemm_core(const model_gpu *g, double batch, double m, double n, double k, double wbytes, double abytes,
+                        const gemm_kernel *kn, int shrink)
+{
+    double tm = m > 64 ? 128 : m > 32 ? 64 : m > 16 ? 32 : 16;
+    double t = gemm_tiled(g, batch, m, n, k, wbytes, abytes, kn, tm, 128);
+    const double tiles = batch * ceil(m / tm) * ceil(n / 128);
+    if (!shrink || tiles >= g->sms) return t;
+    const double tms[2] = {tm, tm > 64 ? 64 : tm}, tns[2] = {128, 64};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            /* Only a shape that makes more CTAs: one that does not would just
+             * read the same operands in smaller boxes. */
+            if (batch * ceil(m / tms[i]) * ceil(n / tns[j]) <= tiles) continue;
+            double c = gemm_tiled(g, batch, m, n, k, wbytes, abytes, kn, tms[i], tns[j]);
+            if (c < t) t = c;
+        }
+    return t;
 }
 
 /* Causal query·key pairs of one sequence of s tokens under window w (0 = none). */
@@ -582,7 +616,9 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
                      const op_fmt *f)
 {
     double m = F(M), n = F(N), k = F(K);
-    double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, f->abytes, f->peak, p[1], p[2], p[3], 1, p[6], p[7], p[8] * US);
+    /* sk_wave (p[9]) 0: a set fitted before the stream-K wave and the tile shrink, priced as it was. */
+    const gemm_kernel kn = {f->peak, p[1], p[2], p[3], p[6], p[7], p[8] * US, p[9], 1};
+    double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, f->abytes, &kn, p[9] > 0);
     /* Dynamic activation quantisation: amax pass (bf16 read) + scale pass
      * (bf16 read, quantised write) over m×k. */
     if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + f->abytes) / (g->hbm_bw * p[5]);
@@ -1073,8 +1109,8 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
         if (fmt_of(g, r->fmt, &f)) break;
         int post = r->bmm_post;
         double kk = post ? MLA_KV_LORA : MLA_NOPE, nn = post ? MLA_V : MLA_KV_LORA;
-        return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f.wbytes, f.abytes, f.peak, p[1],
-                                     p[2], 0, 0, 0, 0, 0);
+        const gemm_kernel kn = {f.peak, p[1], p[2], 0, 0, 0, 0, 0, 0};
+        return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f.wbytes, f.abytes, &kn, 0);
     }
     case MODEL_OPK_MOE:
         NEED(TOKENS); NEED(HIDDEN); NEED(INTER); NEED(TOPK); NEED(EXPERTS);

@@ -103,7 +103,7 @@ typedef struct {
                                      else derived from the fields and distribution per call */
 } model_op_query;
 
-#define MODEL_OP_MAX_PARAMS 9
+#define MODEL_OP_MAX_PARAMS 10
 
 /* Meaning of a kind's parameters, in order (unit names what the YAML /
  * table stores; scale converts that unit to what the formula uses). */
