@@ -87,6 +87,37 @@ __device__ __forceinline__ void tmem_ld32(uint32_t taddr, uint32_t (&v)[32])
 #undef KERN_R8
 #endif
 
+#ifdef KERN_SM100A
+/* The epilogue: once the MMAs are done, warp w reads Tensor Memory lanes
+ * 32w..32w+31 (rows of the tile) 32 columns at a time and stores them as
+ * bf16, 16 bytes a store; rows past M and columns past N are skipped. */
+static __device__ __forceinline__ void sm100_epilogue(uint32_t tmem, uint32_t done, uint16_t *C, int M, int N, int m0,
+                                                      int n0, int warp, int lane)
+{
+    kern_mbar_wait(done, 0);
+    __syncwarp(); /* tcgen05.ld is warp-wide (.sync.aligned) */
+    asm volatile("tcgen05.fence::after_thread_sync;\n" ::: "memory");
+    int64_t row = (int64_t)m0 + warp * 32 + lane;
+#pragma unroll 1
+    for (int c = 0; c < BN; c += 32) {
+        uint32_t v[32];
+        tmem_ld32(tmem + ((uint32_t)(warp * 32) << 16) + (uint32_t)c, v);
+        if (row >= M) continue;
+#pragma unroll
+        for (int q = 0; q < 4; q++) { /* 8 columns, 16 bytes, per store; N % 8 == 0 */
+            int64_t col = (int64_t)n0 + c + q * 8;
+            if (col >= N) break;
+            uint4 o;
+            o.x = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 0])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 1])) << 16);
+            o.y = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 2])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 3])) << 16);
+            o.z = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 4])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 5])) << 16);
+            o.w = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 6])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 7])) << 16);
+            *reinterpret_cast<uint4 *>(C + row * N + col) = o;
+        }
+    }
+}
+#endif
+
 __global__ void __launch_bounds__(THREADS, 1) gemm_sm100_kernel(const __grid_constant__ CUtensorMap ta,
                                                                 const __grid_constant__ CUtensorMap tb, uint16_t *C,
                                                                 int M, int N, int K)
@@ -149,27 +180,7 @@ __global__ void __launch_bounds__(THREADS, 1) gemm_sm100_kernel(const __grid_con
     __syncwarp();
 
     /* Epilogue: warp w reads Tensor Memory lanes 32w..32w+31 = rows of the tile. */
-    kern_mbar_wait(done, 0);
-    __syncwarp(); /* tcgen05.ld is warp-wide (.sync.aligned) */
-    asm volatile("tcgen05.fence::after_thread_sync;\n" ::: "memory");
-    int64_t row = (int64_t)m0 + warp * 32 + lane;
-#pragma unroll 1
-    for (int c = 0; c < BN; c += 32) {
-        uint32_t v[32];
-        tmem_ld32(tmem + ((uint32_t)(warp * 32) << 16) + (uint32_t)c, v);
-        if (row >= M) continue;
-#pragma unroll
-        for (int q = 0; q < 4; q++) { /* 8 columns, 16 bytes, per store; N % 8 == 0 */
-            int64_t col = (int64_t)n0 + c + q * 8;
-            if (col >= N) break;
-            uint4 o;
-            o.x = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 0])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 1])) << 16);
-            o.y = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 2])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 3])) << 16);
-            o.z = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 4])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 5])) << 16);
-            o.w = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 6])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 7])) << 16);
-            *reinterpret_cast<uint4 *>(C + row * N + col) = o;
-        }
-    }
+    sm100_epilogue(tmem, done, C, M, N, m0, n0, warp, lane);
     asm volatile("tcgen05.fence::before_thread_sync;\n" ::: "memory");
     __syncthreads();
     if (warp == 0)

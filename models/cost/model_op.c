@@ -1044,12 +1044,10 @@ double model_op_time(const model_gpu *g, const model_op_query *q, const double *
     return model_op_time_resolved(g, q, &r, p, err);
 }
 
-double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const model_op_resolved *r,
-                              const double *p, sim_err *err)
+/* Every field finite and >= 0, tested without a branch per field (the
+ * test is on every op priced); the loop names the first bad one (err). */
+static inline int op_fields_ok(const model_op_query *q, sim_err *err)
 {
-    op_fmt f;
-    /* Every field finite and >= 0, tested without a branch per field (the
-     * test is on every op priced); the loop below names the first bad one. */
     int fields_ok = 1;
     for (int i = 0; i < MODEL_OPF_COUNT; i++) fields_ok &= (q->f[i] >= 0) & (q->f[i] <= DBL_MAX);
     for (int i = 0; !fields_ok && i < MODEL_OPF_COUNT; i++)
@@ -1058,6 +1056,55 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
                         model_op_kind_name(q->kind), model_op_field_name((model_op_field)i), q->f[i]);
             return 0;
         }
+    return 1;
+}
+
+/* Context attention of q's shape (fp8 attention at the fp8 peak). */
+static double q_ctx_attn(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
+{
+    double peak = r->attn_fp8 && g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
+    return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM), F(WINDOW), peak,
+                      r->kv_bytes, p[5], p);
+}
+
+/* Generation attention (GQA/MHA) over the context, or the window when shorter. */
+static double q_gen_attn(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
+{
+    double ctx = F(ISL) + F(STEP);
+    if (F(WINDOW) > 0 && F(WINDOW) < ctx) ctx = F(WINDOW);
+    if (!(ctx > 0)) ctx = 1;
+    return t_gqa_decode(g, F(BATCH), ctx, F(HEADS), F(KV_HEADS), F(HEAD_DIM), 2.0 * F(KV_HEADS) * F(HEAD_DIM) * r->kv_bytes,
+                        p);
+}
+
+/* MLA decode kernel on P_GEN_MLA's grid: head tiles of p[5] heads (0: one
+ * tile of every head), cache steps of p[6] tokens, splits up to p[7] (0:
+ * the idle SMs). */
+static double q_gen_mla(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
+{
+    double ctx = F(ISL) + F(STEP);
+    if (!(ctx > 0)) ctx = 1;
+    gen_grid gr = {p[5] > 0 ? ceil(F(HEADS) / p[5]) : 1, p[5], p[6], p[7]};
+    return gen_attn_grid(g, F(BATCH), ctx, F(HEADS), F(BATCH) * gr.tiles, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA,
+                         (MLA_KV_LORA + MLA_ROPE) * r->kv_bytes, g->flops_bf16, p, &gr);
+}
+
+/* MLA's batched GEMMs: one per head, before (nope -> latent) or after
+ * (latent -> v) the attention. */
+static double q_mla_bmm(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
+                        const op_fmt *f)
+{
+    int post = r->bmm_post;
+    double kk = post ? MLA_KV_LORA : MLA_NOPE, nn = post ? MLA_V : MLA_KV_LORA;
+    const gemm_kernel kn = {f->peak, p[1], p[2], 0, 0, 0, 0, 0, 0};
+    return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f->wbytes, f->abytes, &kn, 0);
+}
+
+double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const model_op_resolved *r,
+                              const double *p, sim_err *err)
+{
+    op_fmt f;
+    if (!op_fields_ok(q, err)) return 0;
 #define NEED(x)                                                                                                  \
     do {                                                                                                         \
         if (!(F(x) > 0)) {                                                                                       \
@@ -1071,47 +1118,28 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
         NEED(M); NEED(N); NEED(K);
         if (fmt_of(g, r->fmt, &f)) break;
         return t_gemm(g, q, r, p, &f);
-    case MODEL_OPK_CTX_ATTN: {
+    case MODEL_OPK_CTX_ATTN:
         NEED(BATCH); NEED(ISL); NEED(HEADS); NEED(KV_HEADS); NEED(HEAD_DIM);
-        double peak = r->attn_fp8 && g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
-        return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM), F(WINDOW), peak,
-                          r->kv_bytes, p[5], p);
-    }
-    case MODEL_OPK_GEN_ATTN: {
+        return q_ctx_attn(g, q, r, p);
+    case MODEL_OPK_GEN_ATTN:
         NEED(BATCH); NEED(HEADS); NEED(KV_HEADS); NEED(HEAD_DIM);
-        double ctx = F(ISL) + F(STEP);
-        if (F(WINDOW) > 0 && F(WINDOW) < ctx) ctx = F(WINDOW);
-        if (!(ctx > 0)) ctx = 1;
-        return t_gqa_decode(g, F(BATCH), ctx, F(HEADS), F(KV_HEADS), F(HEAD_DIM),
-                            2.0 * F(KV_HEADS) * F(HEAD_DIM) * r->kv_bytes, p);
-    }
+        return q_gen_attn(g, q, r, p);
     case MODEL_OPK_CTX_MLA:
         NEED(BATCH); NEED(ISL); NEED(HEADS);
         return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(HEADS), MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16,
                           r->kv_bytes, 0, p);
-    case MODEL_OPK_GEN_MLA: {
+    case MODEL_OPK_GEN_MLA:
         NEED(BATCH); NEED(HEADS);
-        double ctx = F(ISL) + F(STEP);
-        if (!(ctx > 0)) ctx = 1;
-        /* P_GEN_MLA's grid: head tiles of p[5] heads (0: one tile of every head), cache steps of p[6]
-         * tokens, splits up to p[7] (0: the idle SMs). */
-        gen_grid gr = {p[5] > 0 ? ceil(F(HEADS) / p[5]) : 1, p[5], p[6], p[7]};
-        return gen_attn_grid(g, F(BATCH), ctx, F(HEADS), F(BATCH) * gr.tiles, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA,
-                             (MLA_KV_LORA + MLA_ROPE) * r->kv_bytes, g->flops_bf16, p, &gr);
-    }
+        return q_gen_mla(g, q, r, p);
     case MODEL_OPK_CTX_MLA_MODULE:
     case MODEL_OPK_GEN_MLA_MODULE:
         NEED(BATCH); NEED(HEADS);
         if (q->kind == MODEL_OPK_CTX_MLA_MODULE) NEED(ISL);
         return t_mla_module(g, q, r, p, q->kind == MODEL_OPK_CTX_MLA_MODULE, err);
-    case MODEL_OPK_MLA_BMM: {
+    case MODEL_OPK_MLA_BMM:
         NEED(TOKENS); NEED(HEADS);
         if (fmt_of(g, r->fmt, &f)) break;
-        int post = r->bmm_post;
-        double kk = post ? MLA_KV_LORA : MLA_NOPE, nn = post ? MLA_V : MLA_KV_LORA;
-        const gemm_kernel kn = {f.peak, p[1], p[2], 0, 0, 0, 0, 0, 0};
-        return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f.wbytes, f.abytes, &kn, 0);
-    }
+        return q_mla_bmm(g, q, r, p, &f);
     case MODEL_OPK_MOE:
         NEED(TOKENS); NEED(HIDDEN); NEED(INTER); NEED(TOPK); NEED(EXPERTS);
         if (fmt_of(g, r->fmt, &f)) break;
