@@ -113,8 +113,8 @@ STREAM_GRID = [0, 30, 50, 70]  # µs per output token (--stream)
 # the overlapped form prefers, whole (50, 75 µs), half (100-150 µs) and a quarter (125-200 µs) in series.
 FLOOR_POINTS = [(200, 0.0, 10), (200, 0.0, 30), (50, 1.0, 30), (100, 0.5, 30), (75, 1.0, 30), (150, 0.5, 30),
                 (150, 0.25, 30), (200, 0.25, 30), (125, 0.5, 30), (125, 0.25, 30), (175, 0.25, 30), (150, 0.35, 30)]
-# --trt-floor grid: eager_launch_us µs per op launch x eager_serial fraction (the preset: 100 µs, 0).
-TRT_FLOOR_GRID = {"eager_launch_us": [25, 50, 75, 100], "eager_serial": [0.0, 0.5, 1.0]}
+# --trt-floor grid: eager_launch_us µs per op launch x eager_serial fraction (the preset: 75 µs, 0.5; was 100 µs, 0).
+TRT_FLOOR_GRID = {"eager_launch_us": [25, 50, 60, 75, 100], "eager_serial": [0.0, 0.5, 0.75, 1.0]}
 
 
 def point_sets(i, j):
