@@ -369,6 +369,11 @@ def main_floor(args):
     cv_table(runs, full, ["sglang"], moved_to=lambda b, p: f"{p[0]} µs / serial {p[1]:g} / {p[2]} steps")
 
 
+def trtllm_agg_csv(args):
+    """The CSV's aggregated TensorRT-LLM rows (--trt-floor, --stream), written once."""
+    return subset_csv(args, "trtllm-agg-rows.csv", lambda r: r.get("mode") == "agg" and r.get("backend") == "trtllm")
+
+
 def grid_by_gpu(runs, rows, ids, backend, label):
     """Prints every grid point's objective, TTFT / TPOT MAPE and, by GPU,
     TTFT and TPOT MAPE; label(point) names the point."""
@@ -385,7 +390,7 @@ def grid_by_gpu(runs, rows, ids, backend, label):
 
 
 def main_trt_floor(args):
-    path = subset_csv(args, "trt-floor-rows.csv", lambda r: r.get("mode") == "agg" and r.get("backend") == "trtllm")
+    path = trtllm_agg_csv(args)
     runs = {}
     for e, sr in itertools.product(*TRT_FLOOR_GRID.values()):
         name = f"trt-floor-{e}-{sr:g}.json"
@@ -403,7 +408,7 @@ def main_trt_floor(args):
 
 
 def main_stream(args):
-    path = subset_csv(args, "stream-rows.csv", lambda r: r.get("mode") == "agg" and r.get("backend") == "trtllm")
+    path = trtllm_agg_csv(args)
     runs = {}
     for v in STREAM_GRID:
         print(f"stream_us_per_token {v}", file=sys.stderr)
