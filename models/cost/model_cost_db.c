@@ -543,13 +543,15 @@ static model_kern_part opv_part(cost_opv v)
 }
 
 /* The fitted set for q on this GPU of the engine that runs the kernel:
- * that engine's, else the set fitted on most rows. */
+ * that engine's, else the set fitted on most rows; a GEMM set whose table
+ * was host-bound gives way to another engine's set of the same variant
+ * (model_op_lookup_serving). */
 static const model_op_paramset *op_set_find(const model_cost *c, const char *engine, const char *v)
 {
     const char *be = strcmp(engine, "auto") ? engine : NULL;
     if (!strncmp(v, "nccl:", 5)) be = "nccl";
-    const model_op_paramset *s = model_op_lookup(&c->g, be, v);
-    if (!s && be && strncmp(v, "custom_allreduce:", 17)) s = model_op_lookup(&c->g, NULL, v);
+    const model_op_paramset *s = model_op_lookup_serving(&c->g, be, v);
+    if (!s && be && strncmp(v, "custom_allreduce:", 17)) s = model_op_lookup_serving(&c->g, NULL, v);
     return s;
 }
 

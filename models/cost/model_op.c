@@ -42,6 +42,9 @@ static const model_op_param_info P_GEMM[] = {
     {"split_us", "us", "fixed cost of a split-K GEMM's reduction (its second kernel or fix-up pass)", 1, 0.01, 50, 0, 0},
     {"sk_wave", "fraction", "share of a partial last wave's idle SM time stream-K spreads over the busy SMs (0: the "
      "term and the sub-wave tile shrink left out)", 0.5, 0.01, 1, 0, 1},
+    {"host_us", "us", "host time of one call in the table's eager timing loop (the op's Python wrapper, its "
+     "launches): a table row lasts at least this; serving under CUDA graphs pays the GPU time alone (0: none)",
+     0.01, 0.01, 2000, 100, 1},
 };
 /* The attention kernels' five shared parameters (P_ATTN, P_CTX_ATTN). */
 #define P_ATTN_ROWS                                                                                                \
@@ -437,6 +440,17 @@ static const kernel_match ATTN_MATCH[] = {
 
 int model_op_attn_kernel_known(const char *v) { return name_in(ATTN_KERNELS, v); }
 
+/* The block-fp8 GEMM kernels vLLM's tables measure besides its default,
+ * DeepGEMM (its CUTLASS and FlashInfer block-scaled kernels): each a set of
+ * its own, whose host time and tiles differ. */
+static const char *const GEMM_KERNELS[] = {"cutlass", "flashinfer", NULL};
+static const kernel_match GEMM_MATCH[] = {
+    {"cutlassfp8blockscaled", "cutlass"}, {"flashinferfp8blockscaled", "flashinfer"}, {NULL, NULL}};
+
+int model_op_gemm_kernel_known(const char *v) { return name_in(GEMM_KERNELS, v); }
+
+const char *model_op_gemm_kernel_of(const char *kernel_source) { return kernel_match_of(GEMM_MATCH, kernel_source); }
+
 const char *model_op_attn_kernel_of(const char *kernel_source) { return kernel_match_of(ATTN_MATCH, kernel_source); }
 
 const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *table_gpu, const char *backend,
@@ -495,7 +509,7 @@ void model_op_variant(const model_op_query *q, char *out, size_t cap)
     if (!cap) return;
     const char *k = model_op_kind_name(q->kind);
     switch (q->kind) {
-    case MODEL_OPK_GEMM: variant_join(out, cap, k, q->dtype, NULL); break;
+    case MODEL_OPK_GEMM: variant_join(out, cap, k, q->dtype, model_op_gemm_kernel_known(q->variant) ? q->variant : NULL); break;
     case MODEL_OPK_MOE: variant_join(out, cap, k, q->dtype, model_op_moe_kernel_known(q->variant) ? q->variant : NULL); break;
     case MODEL_OPK_CTX_ATTN:
     case MODEL_OPK_GEN_ATTN:
@@ -622,6 +636,11 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
     /* Dynamic activation quantisation: amax pass (bf16 read) + scale pass
      * (bf16 read, quantised write) over m×k. */
     if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + f->abytes) / (g->hbm_bw * p[5]);
+    /* host_us (p[10]): the tables time calls back to back without CUDA
+     * graphs, so a call whose host work outlasts its kernels measures the
+     * host (vLLM's block-fp8 GEMMs: 150-200 us a call on B200 whatever the
+     * shape below m = 1024). Only a table row is priced so. */
+    if (q->table_timing && p[10] * US > t) t = p[10] * US;
     return t;
 }
 
@@ -1201,4 +1220,31 @@ const model_op_paramset *model_op_lookup_gpu(const char *gpu, const char *backen
 const model_op_paramset *model_op_lookup(const model_gpu *g, const char *backend, const char *variant)
 {
     return model_op_lookup_gpu(model_op_table_gpu(g), backend, variant);
+}
+
+/* GEMM sets carry host_us at index 10 (P_GEMM). */
+#define GEMM_HOST_US 10
+#define HOST_BOUND_US 1.0
+
+int model_op_set_host_bound(const model_op_paramset *s)
+{
+    return s && !strncmp(s->variant, "gemm:", 5) && s->p[GEMM_HOST_US] >= HOST_BOUND_US;
+}
+
+const model_op_paramset *model_op_lookup_serving(const model_gpu *g, const char *backend, const char *variant)
+{
+    return model_op_serving_of(model_op_lookup(g, backend, variant));
+}
+
+const model_op_paramset *model_op_serving_of(const model_op_paramset *s)
+{
+    if (!model_op_set_host_bound(s)) return s;
+    const char *tg = s->gpu, *variant = s->variant;
+    const model_op_paramset *best = NULL;
+    for (int32_t i = 0; i < model_op_fitted_count; i++) {
+        const model_op_paramset *o = &model_op_fitted[i];
+        if (strcmp(o->gpu, tg) || strcmp(o->variant, variant) || model_op_set_host_bound(o)) continue;
+        if (!best || o->rows > best->rows) best = o;
+    }
+    return best ? best : s;
 }

@@ -101,9 +101,12 @@ typedef struct {
     char distribution[MODEL_OP_STR]; /* MoE routing: balanced | power_law_<a> */
     model_op_moe_load moe_load;   /* MoE: the busiest rank's load when known (pairs > 0: used as is),
                                      else derived from the fields and distribution per call */
+    int8_t table_timing;          /* 1: priced as the per-op tables time it, an eager loop of calls in which
+                                     each call lasts at least its set's host time (GEMM host_us); 0 (the
+                                     cost model): as serving runs it under CUDA graphs, the GPU time alone */
 } model_op_query;
 
-#define MODEL_OP_MAX_PARAMS 10
+#define MODEL_OP_MAX_PARAMS 11
 
 /* Meaning of a kind's parameters, in order (unit names what the YAML /
  * table stores; scale converts that unit to what the formula uses). */
@@ -155,6 +158,15 @@ const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *tab
  * TensorRT-LLM's own). The cost model prices the default (variant ""). */
 int model_op_attn_kernel_known(const char *v);
 const char *model_op_attn_kernel_of(const char *kernel_source);
+
+/* GEMM kernels: whether v names one the tables measure besides the
+ * engine's default ("cutlass", "flashinfer": vLLM's block-fp8 CUTLASS and
+ * FlashInfer kernels beside DeepGEMM; a set of its own,
+ * "gemm:<dtype>/<kernel>"), and the kernel of a table's kernel_source (""
+ * for the default). The cost model prices the default (variant "" or
+ * fused_quant). */
+int model_op_gemm_kernel_known(const char *v);
+const char *model_op_gemm_kernel_of(const char *kernel_source);
 
 /* The variant key of a query, e.g. "gemm:fp8", "ctx_attn:bfloat16/fp8",
  * "ctx_attn:bfloat16/fp8/triton",
@@ -230,6 +242,18 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
  * backend (NULL or "" = the first fitted backend for the variant). Returns
  * NULL when none fits the variant. */
 const model_op_paramset *model_op_lookup(const model_gpu *g, const char *backend, const char *variant);
+/* Whether s is a GEMM set whose table was host-bound: its host_us (the
+ * eager timing loop's time a call) is 1 us or more, so the table hid the
+ * kernel's small-shape GPU time and the set's floors were never measured
+ * (vLLM's block-fp8 GEMMs: 92 us a call on H100, 211 on B200). */
+int model_op_set_host_bound(const model_op_paramset *s);
+/* The set that prices variant in serving: model_op_lookup's, unless that
+ * set is host-bound and another backend has a set of the same variant on
+ * g's table GPU that is not (the most rows of those; the same kernel
+ * library, DeepGEMM, timed without the host floor). */
+const model_op_paramset *model_op_lookup_serving(const model_gpu *g, const char *backend, const char *variant);
+/* The set that prices s's variant in serving (s itself unless host-bound; NULL: NULL). */
+const model_op_paramset *model_op_serving_of(const model_op_paramset *s);
 /* Same with the table GPU named explicitly ("h100_sxm"). */
 const model_op_paramset *model_op_lookup_gpu(const char *table_gpu, const char *backend, const char *variant);
 /* Table GPU whose parameters g uses ("h100_sxm", …), NULL when none. */

@@ -65,6 +65,7 @@ int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *ca
         return 0;
     }
     q->kind = (model_op_kind)kind;
+    q->table_timing = 1; /* a row is the table's eager timing of the op */
     for (int f = 0; f < MODEL_OPF_COUNT; f++) {
         const char *name = model_op_field_name((model_op_field)f);
         if (!calib_optable_has(t, name)) continue;
@@ -87,6 +88,8 @@ int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *ca
      * own (SGLang's tables mix fa3 / trtllm_mha, Triton and FlashInfer rows). */
     if (q->kind == MODEL_OPK_CTX_ATTN || q->kind == MODEL_OPK_GEN_ATTN)
         copy_str(q->variant, sizeof q->variant, model_op_attn_kernel_of(src));
+    /* So are vLLM's block-fp8 GEMM kernels other than DeepGEMM. */
+    if (q->kind == MODEL_OPK_GEMM) copy_str(q->variant, sizeof q->variant, model_op_gemm_kernel_of(src));
     /* The routing load once per row, not once per pricing. */
     if (q->kind == MODEL_OPK_MOE) model_op_moe_load_fill(q);
     switch (q->kind) {
