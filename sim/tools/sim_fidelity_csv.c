@@ -19,7 +19,9 @@
  *            sim_fidelity_layout; an aggregated row of the two exports
  *            that square the GPU count of expert-parallel runs gets the
  *            run's layout back (repair_squared_layout, said in `assumed`);
- *            their disaggregated rows' layouts are read as written.
+ *            their disaggregated rows' layouts are read as written; a
+ *            dense model's expert-parallel / expert-TP columns above 1
+ *            are dropped (dense_layouts, said in `assumed`).
  *
  * A row whose values are incomplete or unknown is kept, not simulated, with
  * the reason in its note.
@@ -168,11 +170,12 @@ static void lower_copy(char *dst, size_t len, const char *src)
 
 /* Catalogue model for model_path (see the header comment); *ck_dtype gets
  * the checkpoint's main weight format, or the dtype a name suffix implies
- * ("" when neither is known); *moe whether it has routed experts. */
+ * ("" when neither is known); *moe whether it has routed experts (-1: the
+ * catalogue does not resolve the name here). */
 static void map_model(const char *path, char *name, size_t nlen, char *ck_dtype, size_t dlen, int *moe)
 {
     ck_dtype[0] = 0;
-    *moe = 0;
+    *moe = -1; /* not resolved here: the replay resolves (or reports) the name */
     model_spec m;
     sim_err e = {""};
     if (model_catalog_model(path, &m, &e) == 0) {
@@ -414,6 +417,27 @@ static void row_layouts(char **f, int n, const int *col, const char *source, sim
     r->ep = shown->ep;
 }
 
+/* A dense model has no experts to spread: an expert-parallel or expert-TP
+ * column above 1 (an export writing the GPU count there) describes nothing
+ * an engine does with it, so the replay runs the layout without it and
+ * says so. */
+static void dense_layouts(sim_fidelity_row *r)
+{
+    sim_fidelity_layout *ls[3] = {&r->agg, &r->prefill, &r->decode};
+    int32_t dropped = 0;
+    for (int i = 0; i < 3; i++) {
+        if (ls[i]->ep > dropped) dropped = ls[i]->ep;
+        if (ls[i]->moe_tp > dropped) dropped = ls[i]->moe_tp;
+        if (ls[i]->ep > 1) ls[i]->ep = 1;
+        if (ls[i]->moe_tp > 1) ls[i]->moe_tp = 0;
+    }
+    if (dropped <= 1) return;
+    r->ep = 1;
+    char t[96];
+    snprintf(t, sizeof t, "dense model: its expert-parallel/expert-TP size %d ignored", (int)dropped);
+    assume(r, t);
+}
+
 /* An engine-version behaviour: the image's aggregated DeepSeek-R1/V3 runs
  * decoded with MTP (the CSV has no column for it); an assumption noted. */
 static void row_mtp(sim_fidelity_row *r, const char *source)
@@ -458,7 +482,7 @@ static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_
     map_model(fld_of(f, n, col, C_MODEL), r->model, sizeof r->model, ck, sizeof ck, &moe);
     row_checks c;
     memset(&c, 0, sizeof c);
-    row_formats(f, n, col, moe, ck, r, &c);
+    row_formats(f, n, col, moe > 0, ck, r, &c);
     r->disagg = !strcasecmp(fld_of(f, n, col, C_MODE), "disagg");
     r->concurrency = int_field(fld_of(f, n, col, C_CONC));
     r->isl = int_field(fld_of(f, n, col, C_ISL));
@@ -475,6 +499,7 @@ static void parse_row(char **f, int n, const int *col, int lineno, sim_fidelity_
     r->meas_ttft_ms = atof(fld_of(f, n, col, C_TTFT));
     r->meas_tpot_ms = atof(fld_of(f, n, col, C_TPOT));
     row_layouts(f, n, col, source, r, &c);
+    if (moe == 0) dense_layouts(r);
     row_mtp(r, source);
     row_note(r, lineno, &c);
 }

@@ -508,6 +508,57 @@ static void test_moe_tp_key(void)
     free(sc);
 }
 
+/* Writes the aggregated columns' header and rows to a new temporary file
+ * named from tmp (a mkstemps template ending ".csv"); -1 when it cannot. */
+static int flat_csv(char *tmp, const char *rows)
+{
+    int fd = mkstemps(tmp, 4);
+    if (fd < 0) return -1;
+    close(fd);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        unlink(tmp);
+        return -1;
+    }
+    fputs("id,silicon_data_source,concurrency,backend,model_path,system,precision,mode,isl,osl,batch_size,tp_size,"
+          "pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n", f);
+    fputs(rows, f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* A dense model's expert-parallel and expert-TP columns (an export that
+ * writes the GPU count there for every model) describe nothing an engine
+ * does: the replay runs the layout without them and says so, where it used
+ * to refuse the row ("ep=8 but the model has no routed experts"). An MoE
+ * model's columns stay as written. */
+static void test_dense_ep(void)
+{
+    char tmp[] = "/tmp/fid_dense_XXXXXX.csv";
+    REQUIRE(flat_csv(tmp, "dense,wip=False,16,trtllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,agg,1024,1024,16,8,1,1,"
+                          "8,8,90.0,8.0\n"
+                          "moe,wip=False,16,vllm,openai/gpt-oss-120b,b200_sxm,fp4,agg,1024,1024,16,8,1,1,1,8,"
+                          "60.0,4.0\n") == 0);
+    sim_fidelity_result r;
+    sim_err e = {""};
+    CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    if (r.n_rows == 2) {
+        const sim_fidelity_row *d = &r.rows[0], *m = &r.rows[1];
+        CHECK(d->agg.tp == 8 && d->agg.ep == 1 && d->agg.moe_tp == 0 && d->ep == 1);
+        CHECK_CONTAINS(d->assumed, "dense model: its expert-parallel/expert-TP size 8 ignored");
+        CHECK(m->agg.ep == 8 && m->agg.moe_tp == 1 && !strstr(m->assumed, "dense"));
+        sim_fidelity_free(&r);
+        sim_fidelity_opts a;
+        memset(&a, 0, sizeof a);
+        a.jobs = 1;
+        CHECK_MSG(sim_fidelity_run(tmp, &a, &r, &e) == 0, "%s", e.msg);
+        if (r.n_rows == 2) CHECK_MSG(r.rows[0].ok && r.rows[0].pred_tpot_ms > 0, "%s", r.rows[0].note);
+    } else {
+        CHECK(r.n_rows == 2);
+    }
+    sim_fidelity_free(&r);
+    unlink(tmp);
+}
+
 /* A run whose TPOT is too fast for the batch its clients must have formed
  * is scored apart (sim_fidelity_flag_inconsistent), worked by hand on
  * silicon-dev's vLLM gpt-oss-120b H100 tp2 1k/1k rows: at 512 clients TTFT
@@ -520,20 +571,12 @@ static void test_moe_tp_key(void)
 static void test_inconsistent(void)
 {
     char tmp[] = "/tmp/fid_incons_XXXXXX.csv";
-    int fd = mkstemps(tmp, 4);
-    REQUIRE(fd >= 0);
-    close(fd);
-    FILE *f = fopen(tmp, "w");
-    REQUIRE_OR(f != NULL, unlink(tmp); return);
-    fputs("id,silicon_data_source,concurrency,backend,model_path,system,precision,mode,isl,osl,batch_size,tp_size,"
-          "pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
-          "c64,wip=False,64,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,64,2,1,1,2,1,169.0,14.83\n"
-          "c512,wip=False,512,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,512,2,1,1,2,1,23793.3,5.61\n"
-          "c128,wip=False,128,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,128,2,1,1,2,1,300.0,8.0\n"
-          "slow,wip=False,512,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,512,2,1,1,2,1,200000,5.0\n"
-          "tp4,wip=False,512,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,512,4,1,1,4,1,23793.3,5.61\n",
-          f);
-    fclose(f);
+    REQUIRE(flat_csv(tmp,
+                     "c64,wip=False,64,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,64,2,1,1,2,1,169.0,14.83\n"
+                     "c512,wip=False,512,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,512,2,1,1,2,1,23793.3,5.61\n"
+                     "c128,wip=False,128,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,128,2,1,1,2,1,300.0,8.0\n"
+                     "slow,wip=False,512,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,512,2,1,1,2,1,200000,5.0\n"
+                     "tp4,wip=False,512,vllm,openai/gpt-oss-120b,h100_sxm,fp4,agg,1024,1024,512,4,1,1,4,1,23793.3,5.61\n") == 0);
     sim_fidelity_result r;
     sim_err e = {""};
     CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
@@ -810,6 +853,7 @@ static const test_case cases[] = {
     {"explain", test_explain},
     {"wide_ep", test_wide_ep},
     {"moe_tp_key", test_moe_tp_key},
+    {"dense_ep", test_dense_ep},
 };
 
 int main(int argc, char **argv)
