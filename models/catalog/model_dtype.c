@@ -44,13 +44,22 @@ static int has_fp4(const model_gpu *g)
     return g->flops_fp4 > 0;
 }
 
+/* FP8 weights on a GPU without FP8 tensor cores (Ampere) run weight-only:
+ * the engines' FP8 Marlin kernels (vLLM's, SGLang's) dequantise them into
+ * bf16 MMAs, as MXFP4 runs below Blackwell. (NVFP4 below Blackwell stays
+ * refused: TensorRT-LLM has no such path.) */
+static int weight_only(const model_gpu *g, model_dtype d)
+{
+    return (d == MODEL_DTYPE_FP8 || d == MODEL_DTYPE_FP8_BLOCK) && !(g->flops_fp8 > 0);
+}
+
 double model_dtype_peak(const model_gpu *g, model_dtype d)
 {
     switch (d) {
     case MODEL_DTYPE_BF16:
     case MODEL_DTYPE_INT4: return g->flops_bf16;
     case MODEL_DTYPE_FP8:
-    case MODEL_DTYPE_FP8_BLOCK:
+    case MODEL_DTYPE_FP8_BLOCK: return weight_only(g, d) ? g->flops_bf16 : g->flops_fp8;
     case MODEL_DTYPE_MXFP8: return g->flops_fp8;
     case MODEL_DTYPE_NVFP4: return g->flops_fp4;
     case MODEL_DTYPE_MXFP4: return has_fp4(g) ? g->flops_fp8 : g->flops_bf16;
@@ -71,11 +80,13 @@ double model_dtype_peak(const model_gpu *g, model_dtype d)
 
 double model_dtype_promote_frac(const model_gpu *g, model_dtype d)
 {
-    return d == MODEL_DTYPE_FP8_BLOCK && g->cc < 10.0 ? MODEL_FP8_BLOCK_PROMOTE_HOPPER : 0.0;
+    return d == MODEL_DTYPE_FP8_BLOCK && g->cc < 10.0 && !weight_only(g, d) ? MODEL_FP8_BLOCK_PROMOTE_HOPPER
+                                                                                  : 0.0;
 }
 
 double model_dtype_gemm_eff(const model_gpu *g, model_dtype d)
 {
+    if (weight_only(g, d)) return g->eff_gemm;
     switch (d) {
     case MODEL_DTYPE_FP8_BLOCK: return g->eff_gemm_fp8 / (1.0 + model_dtype_promote_frac(g, d));
     case MODEL_DTYPE_BF16:
@@ -89,6 +100,7 @@ double model_dtype_gemm_eff(const model_gpu *g, model_dtype d)
 double model_dtype_act_bytes(const model_gpu *g, model_dtype d)
 {
     if (d == MODEL_DTYPE_MXFP4) return has_fp4(g) ? model_dtype_bytes(MODEL_DTYPE_MXFP8) : 2.0;
+    if (weight_only(g, d)) return 2.0;
     /* Block FP8 activations carry an fp32 scale per 1×128 (weights per 128×128). */
     if (d == MODEL_DTYPE_FP8_BLOCK) return 1.0 + 4.0 / 128.0;
     return model_dtype_quantises_acts(d) ? model_dtype_bytes(d) : 2.0;
@@ -98,17 +110,18 @@ int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_
 {
     if ((int)d < 0 || (int)d >= MODEL_DTYPE_COUNT)
         return sim_err_set(err, SIM_EINVAL, "%s: unknown dtype %d", model, (int)d);
-    /* Weight-only formats dequantise into bf16 GEMMs on any GPU. */
-    if (d == MODEL_DTYPE_BF16 || d == MODEL_DTYPE_INT4 || d == MODEL_DTYPE_MXFP4) return 0;
+    /* Weight-only formats dequantise into bf16 GEMMs on any GPU; so do FP8
+     * weights where there are no FP8 tensor cores (weight_only). */
+    if (d == MODEL_DTYPE_BF16 || d == MODEL_DTYPE_INT4 || d == MODEL_DTYPE_MXFP4 || weight_only(g, d)) return 0;
     if (d == MODEL_DTYPE_NVFP4 && g->flops_fp4 <= 0)
         return sim_err_set(err, SIM_EINVAL,
                            "%s has no FP4 tensor cores (tflops.fp4 = 0); nvfp4 GEMMs need Blackwell (CC 10.x); run "
                            "%s in fp8 or bf16 on it",
                            g->name, model);
-    if (d != MODEL_DTYPE_NVFP4 && g->flops_fp8 <= 0)
+    if (d == MODEL_DTYPE_MXFP8 && g->flops_fp8 <= 0)
         return sim_err_set(err, SIM_EINVAL,
-                           "%s has no FP8 tensor cores (tflops.fp8 = 0); run %s in bf16 on it or pick a GPU "
-                           "with FP8 (Hopper or newer)",
+                           "%s has no FP8 tensor cores (tflops.fp8 = 0); run %s in fp8, fp8_block (weight-only "
+                           "there) or bf16 on it, or pick a GPU with FP8 (Hopper or newer)",
                            g->name, model);
     /* Hopper's fp8 MMA has no block-scale operands: DeepGEMM emulates
      * block-128 by promoting partial sums on CUDA cores, but the E8M0

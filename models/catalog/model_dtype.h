@@ -47,7 +47,9 @@ double model_dtype_bytes(model_dtype d);
 /* Dense tensor-core peak (FLOP/s) of a GEMM with weights in d on g:
  * bf16 → bf16 peak, fp8 kinds → fp8 peak, nvfp4 → fp4 peak, int4 → bf16
  * peak (dequantised), mxfp4 → fp8 peak with FP4 tensor cores (MXFP4×MXFP8)
- * else bf16; 0 when the GPU lacks it. */
+ * else bf16; fp8 and fp8_block without FP8 tensor cores (Ampere) run
+ * weight-only (FP8 Marlin: dequantised into bf16 MMAs, bf16 peak and
+ * activations); 0 when the GPU lacks it. */
 double model_dtype_peak(const model_gpu *g, model_dtype d);
 
 /* Fraction of that peak good kernels reach (the GPU's eff_gemm,
@@ -77,7 +79,8 @@ int model_dtype_for_precision(const char *precision, model_dtype ckpt, model_dty
 
 /* 0 when GEMMs in d run on g; SIM_EINVAL (bad input: the deployment asks
  * the GPU for what it cannot do) with the reason otherwise
- * (no fp8/fp4 tensor cores; MX block scaling before Blackwell); `model`
+ * (nvfp4 without FP4 tensor cores; MX block scaling before Blackwell;
+ * fp8 and fp8_block run weight-only without FP8 tensor cores); `model`
  * names the model in the message. */
 int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_err *err);
 

@@ -20,8 +20,8 @@
  *            that square the GPU count of expert-parallel runs gets the
  *            run's layout back (repair_squared_layout, said in `assumed`);
  *            their disaggregated rows' layouts are read as written; a
- *            dense model's expert-parallel / expert-TP columns above 1
- *            are dropped (dense_layouts, said in `assumed`).
+ *            dense model's expert-parallel column above 1 is dropped
+ *            (dense_layouts, said in `assumed`).
  *
  * A row whose values are incomplete or unknown is kept, not simulated, with
  * the reason in its note.
@@ -417,24 +417,22 @@ static void row_layouts(char **f, int n, const int *col, const char *source, sim
     r->ep = shown->ep;
 }
 
-/* A dense model has no experts to spread: an expert-parallel or expert-TP
- * column above 1 (an export writing the GPU count there) describes nothing
- * an engine does with it, so the replay runs the layout without it and
- * says so. */
+/* A dense model has no experts to spread: an expert-parallel column above
+ * 1 (an export writing the GPU count there) describes nothing an engine
+ * does with it, so the replay runs the layout without it and says so (an
+ * expert-TP column is ignored for a dense model already). */
 static void dense_layouts(sim_fidelity_row *r)
 {
     sim_fidelity_layout *ls[3] = {&r->agg, &r->prefill, &r->decode};
     int32_t dropped = 0;
     for (int i = 0; i < 3; i++) {
         if (ls[i]->ep > dropped) dropped = ls[i]->ep;
-        if (ls[i]->moe_tp > dropped) dropped = ls[i]->moe_tp;
         if (ls[i]->ep > 1) ls[i]->ep = 1;
-        if (ls[i]->moe_tp > 1) ls[i]->moe_tp = 0;
     }
     if (dropped <= 1) return;
     r->ep = 1;
     char t[96];
-    snprintf(t, sizeof t, "dense model: its expert-parallel/expert-TP size %d ignored", (int)dropped);
+    snprintf(t, sizeof t, "dense model: its expert-parallel size %d ignored", (int)dropped);
     assume(r, t);
 }
 

@@ -221,9 +221,14 @@ static void test_layouts(void)
     l = layout(0, 1);
     CHECK(model_cost_create(&m, &g, &l, &c, &e) == SIM_EINVAL);
     l = layout(2, 1);
-    l.dtype = MODEL_DTYPE_FP8;
+    /* MXFP8 needs FP8 tensor cores; fp8 on Ampere runs weight-only (test_quant ampere_fp8). */
+    l.dtype = MODEL_DTYPE_MXFP8;
     CHECK(model_cost_create(&m, &a100, &l, &c, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "a100-sxm-80g has no FP8");
+    l.dtype = MODEL_DTYPE_FP8;
+    CHECK(model_cost_create(&m, &a100, &l, &c, &e) == 0);
+    model_cost_destroy(c);
+    c = NULL;
     CHECK(model_cost_create(&m, &g, &l, &c, &e) == 0);
     if (c) {
         /* fp8 halves the weights and (decode, bandwidth-bound) most of the time. */

@@ -526,8 +526,8 @@ static int flat_csv(char *tmp, const char *rows)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-/* A dense model's expert-parallel and expert-TP columns (an export that
- * writes the GPU count there for every model) describe nothing an engine
+/* A dense model's expert-parallel column (an export that writes the GPU
+ * count there for every model) describes nothing an engine
  * does: the replay runs the layout without them and says so, where it used
  * to refuse the row ("ep=8 but the model has no routed experts"). An MoE
  * model's columns stay as written. */
@@ -543,8 +543,8 @@ static void test_dense_ep(void)
     CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
     if (r.n_rows == 2) {
         const sim_fidelity_row *d = &r.rows[0], *m = &r.rows[1];
-        CHECK(d->agg.tp == 8 && d->agg.ep == 1 && d->agg.moe_tp == 0 && d->ep == 1);
-        CHECK_CONTAINS(d->assumed, "dense model: its expert-parallel/expert-TP size 8 ignored");
+        CHECK(d->agg.tp == 8 && d->agg.ep == 1 && d->ep == 1);
+        CHECK_CONTAINS(d->assumed, "dense model: its expert-parallel size 8 ignored");
         CHECK(m->agg.ep == 8 && m->agg.moe_tp == 1 && !strstr(m->assumed, "dense"));
         sim_fidelity_free(&r);
         sim_fidelity_opts a;
