@@ -24,6 +24,8 @@
 #define DSA_TOPK 2048.0
 #define DSA_IDX_HEADS 64.0
 #define DSA_IDX_DIM 128.0
+/* Query heads one CTA of the sparse MLA prefill kernel serves. */
+#define DSA_HEAD_BLOCK 64.0
 
 /* ---- parameter tables ------------------------------------------------ */
 
@@ -157,6 +159,8 @@ static const model_op_param_info P_GDN[] = {
      "kernel's pass over it), overlapping the streaming", 0.001, 0.001, 100, 1, 1},
     {"qv_cut", "fraction", "conv: share of the q and v channels the measured kernel does not move (0: q, k and v, the "
      "layer's conv; 1: the key channels alone)", 0.001, 0.001, 1, 0.999, 1},
+    {"split", "CTAs", "delta rule: CTAs per sequence x value head its kernels spread over the SMs (state column "
+     "blocks, chunk tiles; 0: one)", 1, 0.25, 64, 0, 1},
 };
 
 static const model_op_param_info P_DSA_MODULE[] = {
@@ -166,6 +170,14 @@ static const model_op_param_info P_DSA_MODULE[] = {
     {"eff_mem", "fraction", "fraction of HBM bandwidth (weights, KV, indexer keys, logits)", 0.8, 0.05, 1.5, 0, 0},
     {"eff_gemm", "fraction", "projections: fraction of the GEMM format's tensor-core peak", 0.6, 0.02, 1.2, 0, 0},
     {"eff_idx", "fraction", "indexer logits: fraction of the fp8 tensor-core peak", 0.3, 0.005, 1.2, 0, 0},
+    {"host_us", "us", "host time issuing the module's kernels without the indexer's, overlapping their run (0: "
+     "none, the floor alone)", 30, 1, 5000, 300, 1},
+    {"idx_host_us", "us", "host time issuing the indexer's kernels (its projections, key cache write, logits, "
+     "top-k), added to host_us", 10, 0.01, 5000, 100, 1},
+    {"fill", "fraction", "sparse prefill: share of a query's empty top-k slots (keys it has not yet seen) its CTA "
+     "still walks", 0.99, 0.001, 1, 0.01, 0},
+    {"topk_us", "SM*us", "indexer: the top-k selection's work per query row whose context exceeds the top-k (0: "
+     "none)", 20, 0.001, 1000, 0, 1},
 };
 
 #define NP(a) ((int)(sizeof a / sizeof a[0]))
@@ -366,7 +378,9 @@ void model_op_resolve(const model_op_query *q, model_op_resolved *r)
     r->bmm_post = !strcmp(v, "mla_gen_post");
     r->compute_scale = !strcmp(v, "compute_scale");
     r->gdn_conv = !strcmp(v, "conv");
-    r->dsa_part = !strcmp(v, "attention") ? 1 : !strcmp(v, "indexer") ? 2 : !strcmp(v, "skip_indexer") ? 3 : 0;
+    static const char *const dsa_parts[] = {"attention", "indexer", "skip_indexer", "dense"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(v, dsa_parts[i])) r->dsa_part = (int8_t)(i + 1);
     if (!strncmp(v, "all_reduce", 10) || !strcmp(v, "graph") || !strcmp(v, "eager") || !strcmp(v, "custom"))
         r->coll = 1;
     else if (!strcmp(v, "all_gather") || !strcmp(v, "reduce_scatter") || !strcmp(v, "alltoall"))
@@ -520,7 +534,10 @@ void model_op_variant(const model_op_query *q, char *out, size_t cap)
     case MODEL_OPK_CTX_MLA_MODULE:
     case MODEL_OPK_GEN_MLA_MODULE:
     case MODEL_OPK_CTX_DSA_MODULE:
-    case MODEL_OPK_GEN_DSA_MODULE: variant_join(out, cap, k, q->kv_dtype, q->gemm_type); break;
+    case MODEL_OPK_GEN_DSA_MODULE:
+        /* The dense path (another kernel sequence: MHA prefill, no indexer) is a set of its own. */
+        variant_join3(out, cap, k, q->kv_dtype, q->gemm_type, !strcmp(q->variant, "dense") ? "dense" : NULL);
+        break;
     case MODEL_OPK_MLA_BMM: variant_join(out, cap, k, q->variant, q->dtype); break;
     case MODEL_OPK_NCCL:
     case MODEL_OPK_CUSTOM_AR:
@@ -779,17 +796,50 @@ static double t_mla_module(const model_gpu *g, const model_op_query *q, const mo
     return p[0] * US + attn + smax(tc, tmm);
 }
 
+/* Sparse MLA prefill (FlashMLA's sparse kernel and its kin): one CTA per
+ * query token and block of DSA_HEAD_BLOCK query heads (fewer heads are
+ * padded to the block) walks the query's index list of `topk` slots in the
+ * latent space (q·k over kv_lora + rope, p·v over kv_lora). A query at
+ * position j has min(j, topk) keys to attend; the share `fill` (p[8]) of
+ * the list's empty slots is walked as well (1: Hopper's FlashMLA, whose
+ * time is the query count's, not the context's; 0: a kernel that stops at
+ * the list's end). p[1] the fraction of the bf16 peak the CTAs reach, p[2]
+ * a CTA's fixed work (SM·µs); whole waves over the SMs. b requests of s
+ * new tokens after `prefix` cached ones. */
+static double t_dsa_sparse_prefill(const model_gpu *g, double b, double s, double prefix, double h, double topk,
+                                   double dqk, double dv, const double *p)
+{
+    const double S = g->sms, tokens = b * s;
+    double blocks = ceil(h / DSA_HEAD_BLOCK), ctas = tokens * blocks;
+    /* Keys over the new tokens: sum of min(j, topk) for j in (prefix, prefix + s]. */
+    double keys = b * (causal_pairs(prefix + s, topk) - causal_pairs(prefix, topk));
+    double slots = keys + p[8] * (tokens * topk - keys);
+    double flops = 2.0 * DSA_HEAD_BLOCK * blocks * slots * (dqk + dv);
+    double tc = flops / (g->flops_bf16 * p[1] * wave_eff(ctas, S));
+    return tc + ceil(ctas / S) * p[2] * US;
+}
+
+/* A DSA module's kernels issued by the host in host_us µs while they run
+ * for gpu_s: the longer of the two hides the other (smooth max); host_us 0
+ * (sets fitted before the term) leaves the GPU time alone. */
+static double dsa_host(double host_us, double gpu_s) { return host_us > 0 ? smax(host_us * US, gpu_s) : gpu_s; }
+
 /* DeepSeek sparse attention module (num_heads per TP rank; the geometry
  * fields default to DeepSeek-V3.2's; the indexer is replicated on every
  * rank): the MLA projections
  * plus the indexer's (q from the q latent, one key and the per-head weights
  * from the hidden state), the indexer scoring every cached key with every
  * query (2·64·128 FLOPs per pair at the fp8 peak, the fp8 keys read, one
- * fp32 logit per pair written and read by the top-k), and the MLA attention
- * over at most DSA_TOPK keys per query. r->dsa_part selects the sparse
- * attention alone (with the floor) or the indexer alone, for the cost
- * model's ops of the same names, or the module without its indexer (the
- * tables' *_skip_indexer rows: layers reusing another's top-k). */
+ * fp32 logit per pair written and read by the top-k, and the top-k's
+ * selection per query row whose context exceeds the top-k), and the MLA
+ * attention:
+ * prefill the sparse kernel over the whole top-k list per query
+ * (t_dsa_sparse_prefill), decode the latent cache of at most DSA_TOPK keys
+ * per request. r->dsa_part selects the sparse attention alone (with the
+ * floor) or the indexer alone, for the cost model's ops of the same names,
+ * the module without its indexer (the tables' *_skip_indexer rows: layers
+ * reusing another's top-k), or the dense path (SGLang's prefill of contexts
+ * within the top-k: dense MHA over the causal keys, no indexer). */
 static double t_dsa_module(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
                            int ctx_phase, sim_err *err)
 {
@@ -802,15 +852,21 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
 #undef GEO
     const double h = F(HEADS), b = F(BATCH), s = F(ISL), kvb = r->kv_bytes;
     const double p8 = g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
+    const int dense = r->dsa_part == 4;
     double ap[5] = {0, p[1], p[2], p[3], 0};
-    double attn, tokens, wproj, pairs, keys;
+    double attn, tokens, wproj, pairs, keys, rows;
     const double widx = QL * IH * ID + H * (ID + IH);
     if (ctx_phase) {
         tokens = b * s;
-        attn = t_ctx_attn(g, b, s, F(STEP), h, h, NO + RO, V, TK, g->flops_bf16, kvb, 0, ap);
+        if (dense) /* per-head K/V expanded from the latent in bf16, all causal keys */
+            attn = t_ctx_attn(g, b, s, F(STEP), h, h, NO + RO, V, 0, g->flops_bf16, 2, 0, ap);
+        else
+            attn = t_dsa_sparse_prefill(g, b, s, F(STEP), h, TK, KL + RO, KL, p);
         wproj = mla_proj(H, QL, KL, RO, NO, V, h, 1);
         pairs = b * (causal_pairs(s, 0) + s * F(STEP));
         keys = b * (s + F(STEP));
+        /* Query rows whose context passes the top-k: new tokens at positions beyond TK. */
+        rows = b * fmax(0, s + F(STEP) - fmax(F(STEP), TK));
     } else {
         double ctx = s + F(STEP);
         if (!(ctx > 0)) ctx = 1;
@@ -819,16 +875,20 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
         wproj = mla_proj(H, QL, KL, RO, NO, V, h, 0);
         pairs = b * ctx;
         keys = b * ctx;
+        rows = ctx > TK ? b : 0;
     }
     double itc = 2.0 * IH * ID * pairs / (p8 * p[5]);
     double imm = (keys * ID * (1.0 + 4.0 / 128.0) + pairs * 4.0 * 2.0) / (g->hbm_bw * p[3]);
     /* skip_indexer: a layer that reuses another layer's top-k selection. */
-    double indexer = r->dsa_part == 3 ? 0 : smax(itc, imm);
-    if (r->dsa_part == 1) return p[0] * US + attn;
-    if (r->dsa_part == 2) return indexer;
-    double tc = 2.0 * tokens * (wproj + widx) / (gf.peak * p[4]);
-    double tmm = ((wproj + widx) * gf.wbytes + tokens * H * 2.0 * 4) / (g->hbm_bw * p[3]);
-    return p[0] * US + attn + indexer + smax(tc, tmm);
+    const int has_idx = r->dsa_part < 3;
+    /* The top-k's selection per query row with more keys than it keeps (p[9] SM·µs; 0: none). */
+    double indexer = has_idx ? smax(itc, imm) + rows * p[9] * US / g->sms : 0;
+    if (r->dsa_part == 1) return p[0] * US + dsa_host(p[6], attn);
+    if (r->dsa_part == 2) return dsa_host(p[7], indexer);
+    if (!dense) wproj += widx;
+    double tc = 2.0 * tokens * wproj / (gf.peak * p[4]);
+    double tmm = (wproj * gf.wbytes + tokens * H * 2.0 * 4) / (g->hbm_bw * p[3]);
+    return p[0] * US + dsa_host(p[6] + (has_idx ? p[7] : 0), attn + indexer + smax(tc, tmm));
 }
 
 /* Inverse CDF of the power law x^(−a) on [lo, hi] at u ∈ [0, 1]. */
@@ -1050,7 +1110,8 @@ static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_
     double flops = T * hv * dk * dv * 2.0 * 4.0;
     double state = b * hv * dk * dv * 4.0 * 2.0;
     double bytes = T * (hk * dk * 2.0 + hv * dv * 2.0 * 2.0 + hv * 8.0) + state;
-    double ctas = b * hv;
+    /* CTAs per sequence × value head (p[5]; 0: one, the sets fitted before it). */
+    double ctas = b * hv * (p[5] > 0 ? p[5] : 1);
     double par = ctas < g->sms ? ctas / g->sms : 1;
     double tc = flops / (g->flops_bf16 * p[1] * par);
     return p[0] * US + smax(tc, bytes / (g->hbm_bw * p[2] * (par < 1 ? sqrt(par) : 1)));

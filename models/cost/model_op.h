@@ -192,7 +192,8 @@ typedef struct {
     int8_t bmm_post;     /* MLA BMM variant mla_gen_post */
     int8_t compute_scale;/* quantise variant compute_scale */
     int8_t gdn_conv;     /* GDN variant conv */
-    int8_t dsa_part;     /* DSA module variant: 0 the whole module, 1 "attention" (sparse MLA), 2 "indexer" */
+    int8_t dsa_part;     /* DSA module variant: 0 the whole module, 1 "attention" (sparse MLA), 2 "indexer",
+                            3 "skip_indexer", 4 "dense" (SGLang's dense MHA prefill, no indexer) */
     int8_t coll;         /* collective: 1 all-reduce-like, 2 all-gather-like, 0 unknown */
     int8_t moe_plain;    /* MoE variant nongated: up and down only (no gate) */
     double moe_alpha;    /* MoE routing: 0 balanced, > 0 the power-law exponent of power_law_<a>,

@@ -37,7 +37,7 @@ static const char *usage_op =
     "kernels other than DeepGEMM); batch_size num_tokens seq_len num_k_heads head_k_dim\n"
     "num_v_heads head_v_dim d_conv (gdn, --variant conv|delta, --phase context|generation);\n"
     "batch_size isl step num_heads (dsa modules: DeepSeek-V3.2, heads per TP rank; --kv-dtype,\n"
-    "--gemm-type; --variant attention|indexer prices that part alone).\n"
+    "--gemm-type; --variant attention|indexer prices that part alone, dense the dense MHA path).\n"
     "--dtype as the tables spell it: bfloat16 fp8 fp8_block nvfp4 w4a16_mxfp4 int4_wo ...\n"
     "--backend trtllm|vllm|sglang picks that engine's fitted kernels (default: the set fitted on\n"
     "most rows). Parameters are those fitted on the tables of the GPU's architecture (h100_sxm,\n"

@@ -104,7 +104,9 @@ int model_op_from_row_cached(const calib_optable *t, model_op_geometry_cache *ca
         break;
     case MODEL_OPK_CTX_DSA_MODULE:
     case MODEL_OPK_GEN_DSA_MODULE:
-        copy_str(q->variant, sizeof q->variant, model_op_name_has(op, "skip_indexer") ? "skip_indexer" : "");
+        /* SGLang's dense MHA prefill of contexts within the top-k: no indexer. */
+        copy_str(q->variant, sizeof q->variant,
+                 model_op_name_has(src, "dense") ? "dense" : model_op_name_has(op, "skip_indexer") ? "skip_indexer" : "");
         dsa_geometry(calib_optable_get(t, "model"), cache);
         for (int f = MODEL_OPF_Q_LORA; f <= MODEL_OPF_IDX_TOPK; f++)
             if (q->f[f] == 0) q->f[f] = cache->f[f];
