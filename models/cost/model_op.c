@@ -821,8 +821,14 @@ static double t_dsa_sparse_prefill(const model_gpu *g, double b, double s, doubl
 
 /* A DSA module's kernels issued by the host in host_us µs while they run
  * for gpu_s: the longer of the two hides the other (smooth max); host_us 0
- * (sets fitted before the term) leaves the GPU time alone. */
-static double dsa_host(double host_us, double gpu_s) { return host_us > 0 ? smax(host_us * US, gpu_s) : gpu_s; }
+ * (sets fitted before the term) leaves the GPU time alone. Only a table
+ * row (q->table_timing: the tables time eager calls) pays the host: the
+ * cost model prices the GPU time, the engine's host work being its own
+ * (CUDA graphs, the presets' eager floor), as GEMM's host_us. */
+static double dsa_host(const model_op_query *q, double host_us, double gpu_s)
+{
+    return q->table_timing && host_us > 0 ? smax(host_us * US, gpu_s) : gpu_s;
+}
 
 /* DeepSeek sparse attention module (num_heads per TP rank; the geometry
  * fields default to DeepSeek-V3.2's; the indexer is replicated on every
@@ -883,12 +889,12 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
     const int has_idx = r->dsa_part < 3;
     /* The top-k's selection per query row with more keys than it keeps (p[9] SM·µs; 0: none). */
     double indexer = has_idx ? smax(itc, imm) + rows * p[9] * US / g->sms : 0;
-    if (r->dsa_part == 1) return p[0] * US + dsa_host(p[6], attn);
-    if (r->dsa_part == 2) return dsa_host(p[7], indexer);
+    if (r->dsa_part == 1) return p[0] * US + dsa_host(q, p[6], attn);
+    if (r->dsa_part == 2) return dsa_host(q, p[7], indexer);
     if (!dense) wproj += widx;
     double tc = 2.0 * tokens * wproj / (gf.peak * p[4]);
     double tmm = (wproj * gf.wbytes + tokens * H * 2.0 * 4) / (g->hbm_bw * p[3]);
-    return p[0] * US + dsa_host(p[6] + (has_idx ? p[7] : 0), attn + indexer + smax(tc, tmm));
+    return p[0] * US + dsa_host(q, p[6] + (has_idx ? p[7] : 0), attn + indexer + smax(tc, tmm));
 }
 
 /* Inverse CDF of the power law x^(−a) on [lo, hi] at u ∈ [0, 1]. */

@@ -433,13 +433,21 @@ static void check_dsa(void)
 
 /* A DSA module's context row priced by its table's set (DeepSeek-V3.2,
  * bfloat16 KV cache unless kv says otherwise), in ms. */
-static double dsa_ctx_ms(const model_gpu *g, const char *backend, const char *kv, const char *gemm, const char *variant,
-                         double h, double b, double isl, double step)
+/* table 1: as the tables time it (eager calls, the set's host time); 0: the GPU time serving pays. */
+static double dsa_ctx_ms_as(const model_gpu *g, const char *backend, const char *kv, const char *gemm,
+                            const char *variant, double h, double b, double isl, double step, int table)
 {
     model_op_query q = query_of(MODEL_OPK_CTX_DSA_MODULE, "bfloat16", kv, variant, NULL);
     snprintf(q.gemm_type, sizeof q.gemm_type, "%s", gemm);
     q.f[MODEL_OPF_HEADS] = h, q.f[MODEL_OPF_BATCH] = b, q.f[MODEL_OPF_ISL] = isl, q.f[MODEL_OPF_STEP] = step;
+    q.table_timing = (int8_t)table;
     return price(g, &q, backend) * 1e3;
+}
+
+static double dsa_ctx_ms(const model_gpu *g, const char *backend, const char *kv, const char *gemm, const char *variant,
+                         double h, double b, double isl, double step)
+{
+    return dsa_ctx_ms_as(g, backend, kv, gemm, variant, h, b, isl, step, 1);
 }
 
 /* Sparse MLA prefill on H100 (TensorRT-LLM 1.3.0rc20, 128 heads, bf16):
@@ -505,6 +513,11 @@ static void check_dsa_host(void)
                   rows[i].variant, rows[i].isl, rows[i].step, t[i], rows[i].meas);
     }
     CHECK_MSG(t[1] / t[0] < 1.1 && t[4] / t[3] < 1.1, "host-bound: %.3f / %.3f, %.3f / %.3f", t[1], t[0], t[4], t[3]);
+    /* Serving pays the GPU time alone: the host-bound rows cost less, and
+     * grow with their tokens. */
+    double g0 = dsa_ctx_ms_as(&h, "sglang", "bfloat16", "fp8_block", "dense", 64, 8, 4, 0, 0);
+    double g1 = dsa_ctx_ms_as(&h, "sglang", "bfloat16", "fp8_block", "dense", 64, 8, 256, 0, 0);
+    CHECK_MSG(g0 < 0.5 * t[0] && g1 > g0 && g1 <= t[1], "serving dense 8 x 4 %.3f, 8 x 256 %.3f ms", g0, g1);
 }
 
 /* GDN chunked delta rule on H100 (SGLang 0.5.14, Qwen3.5-9B at TP 16: 1
