@@ -62,16 +62,22 @@ static const model_op_param_info P_ATTN[] = {P_ATTN_ROWS};
  * exponentials, one per score (query × key × head) on the SFU, whose rate
  * is a sixteenth of the FP32 peak (16 MUFU results a clock per SM against
  * 128 FMAs): at head_dim 64 a score costs as many SFU clocks as its 2·(64 +
- * 64) MMA FLOPs take on the tensor cores' bf16 rate over 16. 0: the term
+ * 64) MMA FLOPs take on the tensor cores' bf16 rate over 16. Then the
+ * kernel's tile of q_tile rows: the masked parts of the diagonal and
+ * window-edge tiles scored, and the longest CTA as a bound. 0: the term
  * left out (sets fitted before it). */
 static const model_op_param_info P_CTX_ATTN[] = {
     P_ATTN_ROWS,
     {"eff_exp", "fraction", "fraction of the SFU exponential rate (FP32 peak / 16) the softmax's exponentials get, "
      "one per score", 0.5, 0.01, 4, 0, 1},
+    {"q_tile", "rows", "query rows (and keys) of one MMA tile: a tile on the causal diagonal or a window's edge "
+     "scores whole, and the grid lasts at least its longest CTA (0: exact pairs, no such bound)", 128, 16, 512, 0,
+     1},
 };
 /* Generation attention (GQA/MHA decode): P_ATTN plus the head-group limit
  * of the grouped kernel and the CUDA-core rate of the per-head kernel that
- * runs beyond it. */
+ * runs beyond it, the per-query-head work and the rate of a cache that
+ * fits in L2 (the catalogue's l2_mb). */
 static const model_op_param_info P_GEN_ATTN[] = {
     {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},
     {"eff_tc", "fraction", "grouped kernel: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
@@ -85,14 +91,16 @@ static const model_op_param_info P_GEN_ATTN[] = {
      0.005, 1.2, 0, 0},
     {"head_us", "SM*us", "fixed work per request x query head (its query row loaded, softmax state, output row "
      "written; 0: none)", 0.02, 0.0001, 10, 0, 1},
+    {"l2_gain", "x HBM", "rate of a KV cache that fits in L2 (left there by the previous call), in multiples of the "
+     "HBM rate (0: none, every read from HBM)", 2, 1, 20, 0, 1},
 };
 /* MLA decode kernel (P_ATTN plus its grid): how many query heads one CTA
  * serves, the cache tokens of one step of its loop, and how far it splits
- * a request's latent cache over idle SMs. The Hopper and Blackwell sets
- * predate these terms (0: every head in one CTA, no steps, splits up to
- * the idle SMs); TensorRT-LLM 1.0's A100 kernel serves 64 heads per CTA in
- * steps of 64 tokens and walks the whole cache in it (fitted from the
- * alternative start). */
+ * a request's latent cache over idle SMs, and the rate of a cache that
+ * fits in L2. Most Hopper and Blackwell sets predate these terms (0: every
+ * head in one CTA, no steps, splits up to the idle SMs); TensorRT-LLM
+ * 1.0's A100 kernel serves 64 heads per CTA in steps of 64 tokens and
+ * walks the whole cache in it (fitted from the alternative start). */
 static const model_op_param_info P_GEN_MLA[] = {
     {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},
     {"eff_tc", "fraction", "fraction of the tensor-core peak (bf16)", 0.5, 0.02, 1.2, 0, 0},
@@ -104,6 +112,8 @@ static const model_op_param_info P_GEN_MLA[] = {
     {"kv_tile", "tokens", "cache tokens per step of a CTA's loop (a part step costs a whole one)", 1, 1, 1024, 64, 1},
     {"kv_split", "splits", "largest split-KV factor over idle SMs (below 2: none, a CTA walks its request's whole "
      "cache and the grid runs in whole waves)", 1024, 1, 1024, 1.001, 1},
+    {"l2_gain", "x HBM", "rate of a latent cache that fits in L2 (left there by the previous call), in multiples "
+     "of the HBM rate (0: none, every read from HBM)", 2, 1, 20, 0, 1},
 };
 static const model_op_param_info P_MLA_MODULE[] = {
     {"floor_us", "us", "floor of the module's kernel sequence (about ten launches)", 30, 1, 2000, 0, 0},
@@ -663,21 +673,32 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
 
 /* Context attention (also MLA prefill with its head dims). */
 static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, double heads, double kvh, double dqk,
-                         double dv, double window, double peak, double kvb, double exp_eff, const double *p)
+                         double dv, double window, double peak, double kvb, double exp_eff, double q_tile,
+                         const double *p)
 {
     const double S = g->sms;
     /* New tokens see the cached prefix (window-capped) and the causal chunk. */
     double seen = window > 0 && window < prefix ? window : prefix;
     double pairs = b * (causal_pairs(s, window) + s * seen);
+    /* Tiles of q_tile rows (P_CTX_ATTN's q_tile; 0: exact pairs, no tile bound): a
+     * tile on the causal diagonal scores its whole square, a windowed tile
+     * every key of its rows' union (q_tile - 1 more per row). */
+    const double rows = q_tile < s ? q_tile : s, keys = window > 0 && window < s + seen ? window : s + seen;
+    if (q_tile > 0) pairs += b * s * (rows - 1) * (keys < s + seen ? 1.0 : 0.5);
     double flops = 2.0 * heads * (dqk + dv) * pairs;
     double ctas = b * heads * ceil(s / 128);
     double tc = flops / (peak * p[1] * wave_eff(ctas, S));
     double bytes = b * s * (heads * (dqk + dv) * 2.0 + kvh * (dqk + dv) * kvb) + b * seen * kvh * (dqk + dv) * kvb;
     double tmm = bytes / (g->hbm_bw * p[3]);
     /* The softmax's exponentials (P_CTX_ATTN's eff_exp; exp_eff 0: none). */
-    if (exp_eff > 0) {
-        double sfu = (g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16) / 16;
-        tc = smax(tc, heads * pairs / (sfu * exp_eff * wave_eff(ctas, S)));
+    const double sfu = (g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16) / 16;
+    if (exp_eff > 0) tc = smax(tc, heads * pairs / (sfu * exp_eff * wave_eff(ctas, S)));
+    /* The grid lasts at least its longest CTA: a sequence's last tile
+     * against every key it sees, on one SM. */
+    if (q_tile > 0) {
+        double one = rows * (keys + rows - 1), tl = 2.0 * (dqk + dv) * one / (peak * p[1] / S);
+        if (exp_eff > 0) tl = smax(tl, one / (sfu * exp_eff / S));
+        tc = smax(tc, tl);
     }
     return p[0] * US + (ctas * p[2] + b * p[4]) * US / S + smax(tc, tmm);
 }
@@ -691,7 +712,7 @@ static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, 
  * below 2 none: a grid of CTAs that walk whole caches runs in whole
  * waves). */
 typedef struct {
-    double tiles, tile_heads, kv_tile, split_max;
+    double tiles, tile_heads, kv_tile, split_max, l2_gain;
 } gen_grid;
 
 /* Generation attention: one query token per request against ctx cached
@@ -710,7 +731,10 @@ static double gen_attn_grid(const model_gpu *g, double b, double ctx, double hea
     int whole = gr->split_max > 0 && gr->split_max < 2;
     double par = whole ? wave_eff(ctas * splits, S) : ctas * splits < S ? ctas * splits / S : 1;
     double reads = gr->tiles > 1 ? gr->tiles : 1, mma = gr->tiles * gr->tile_heads;
-    double bytes = reads * b * ctx * kv_tok_bytes + b * heads * (dqk + dv) * 2.0;
+    double kv = reads * b * ctx * kv_tok_bytes;
+    /* A cache that fits in L2 is read from there at l2_gain times the HBM rate. */
+    if (gr->l2_gain > 0 && kv <= g->l2_bytes) kv /= gr->l2_gain;
+    double bytes = kv + b * heads * (dqk + dv) * 2.0;
     double tmm = bytes / (g->hbm_bw * p[3] * par);
     double flops = 2.0 * b * (mma > heads ? mma : heads) * (dqk + dv) * ctx;
     double tc = flops / (peak * p[1] * par);
@@ -718,16 +742,16 @@ static double gen_attn_grid(const model_gpu *g, double b, double ctx, double hea
 }
 
 static double gen_attn_core(const model_gpu *g, double b, double ctx, double heads, double ctas, double dqk, double dv,
-                            double kv_tok_bytes, double peak, const double *p)
+                            double kv_tok_bytes, double peak, const double *p, double l2_gain)
 {
-    static const gen_grid plain = {0, 0, 0, 0};
+    const gen_grid plain = {0, 0, 0, 0, l2_gain};
     return gen_attn_grid(g, b, ctx, heads, ctas, dqk, dv, kv_tok_bytes, peak, p, &plain);
 }
 
 static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads, double kvh, double dqk, double dv,
                          double kv_tok_bytes, double peak, const double *p)
 {
-    return gen_attn_core(g, b, ctx, heads, b * kvh, dqk, dv, kv_tok_bytes, peak, p);
+    return gen_attn_core(g, b, ctx, heads, b * kvh, dqk, dv, kv_tok_bytes, peak, p, 0);
 }
 
 /* GQA/MHA decode (P_GEN_ATTN): the grouped kernel (one CTA per request ×
@@ -740,14 +764,14 @@ static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads,
 static double t_gqa_decode(const model_gpu *g, double b, double ctx, double heads, double kvh, double d,
                            double kv_tok_bytes, const double *p)
 {
-    double grouped = gen_attn_core(g, b, ctx, heads, b * kvh, d, d, kv_tok_bytes, g->flops_bf16, p);
+    double grouped = gen_attn_core(g, b, ctx, heads, b * kvh, d, d, kv_tok_bytes, g->flops_bf16, p, p[8]);
     /* head_us (0 in sets fitted before it): per request × query head. */
     double rows = b * heads * p[7] * US / g->sms;
     double grp = heads / kvh, w = 1.0 / (1.0 + pow(p[5] / grp, 8.0));
     if (w < 1e-9) return grouped + rows;
     double cc[5] = {p[0], p[6], p[2], p[3], p[4]};
     double fp32 = g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16;
-    double perhead = gen_attn_core(g, b, ctx, heads, b * heads, d, d, kv_tok_bytes, fp32, cc);
+    double perhead = gen_attn_core(g, b, ctx, heads, b * heads, d, d, kv_tok_bytes, fp32, cc, p[8]);
     return (1 - w) * grouped + w * perhead + rows;
 }
 
@@ -780,7 +804,7 @@ static double t_mla_module(const model_gpu *g, const model_op_query *q, const mo
     double attn, tokens, wproj;
     if (ctx_phase) {
         tokens = b * s;
-        attn = t_ctx_attn(g, b, s, 0, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, 0, ap);
+        attn = t_ctx_attn(g, b, s, 0, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, 0, 0, ap);
         /* q_a, kv_a, q_b, kv_b (latent → per-head K/V), o per token. */
         wproj = mla_proj(MLA_HIDDEN, MLA_Q_LORA, MLA_KV_LORA, MLA_ROPE, MLA_NOPE, MLA_V, h, 1);
     } else {
@@ -865,7 +889,7 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
     if (ctx_phase) {
         tokens = b * s;
         if (dense) /* per-head K/V expanded from the latent in bf16, all causal keys */
-            attn = t_ctx_attn(g, b, s, F(STEP), h, h, NO + RO, V, 0, g->flops_bf16, 2, 0, ap);
+            attn = t_ctx_attn(g, b, s, F(STEP), h, h, NO + RO, V, 0, g->flops_bf16, 2, 0, 0, ap);
         else
             attn = t_dsa_sparse_prefill(g, b, s, F(STEP), h, TK, KL + RO, KL, p);
         wproj = mla_proj(H, QL, KL, RO, NO, V, h, 1);
@@ -1150,7 +1174,7 @@ static double q_ctx_attn(const model_gpu *g, const model_op_query *q, const mode
 {
     double peak = r->attn_fp8 && g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
     return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM), F(WINDOW), peak,
-                      r->kv_bytes, p[5], p);
+                      r->kv_bytes, p[5], p[6], p);
 }
 
 /* Generation attention (GQA/MHA) over the context, or the window when shorter. */
@@ -1170,7 +1194,7 @@ static double q_gen_mla(const model_gpu *g, const model_op_query *q, const model
 {
     double ctx = F(ISL) + F(STEP);
     if (!(ctx > 0)) ctx = 1;
-    gen_grid gr = {p[5] > 0 ? ceil(F(HEADS) / p[5]) : 1, p[5], p[6], p[7]};
+    gen_grid gr = {p[5] > 0 ? ceil(F(HEADS) / p[5]) : 1, p[5], p[6], p[7], p[8]};
     return gen_attn_grid(g, F(BATCH), ctx, F(HEADS), F(BATCH) * gr.tiles, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA,
                          (MLA_KV_LORA + MLA_ROPE) * r->kv_bytes, g->flops_bf16, p, &gr);
 }
@@ -1213,7 +1237,7 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
     case MODEL_OPK_CTX_MLA:
         NEED(BATCH); NEED(ISL); NEED(HEADS);
         return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(HEADS), MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16,
-                          r->kv_bytes, 0, p);
+                          r->kv_bytes, 0, 0, p);
     case MODEL_OPK_GEN_MLA:
         NEED(BATCH); NEED(HEADS);
         return q_gen_mla(g, q, r, p);

@@ -898,21 +898,35 @@ static void check_gemm_host_floor(void)
  * head_dim 64 kernel over 4 × 8192 tokens, 96 heads, takes 5.04 ms, 0.71×
  * the head_dim 128 one (7.15 ms), not half: one exponential per score
  * whatever the head size (eff_exp). */
+typedef struct {
+    double b, isl, step, heads, kvh, hd, window;
+} attn_shape;
+
+/* One attention row priced with `gpu`'s set (parameter `off` zeroed; -1: none). */
+static double attn_at(const model_gpu *g, const char *gpu, model_op_kind kind, const char *backend, const char *dtype,
+                      const char *kv, const char *kernel, attn_shape s, int off)
+{
+    model_op_query q = query_of(kind, dtype, kv, kernel, NULL);
+    q.f[MODEL_OPF_BATCH] = s.b, q.f[MODEL_OPF_ISL] = s.isl, q.f[MODEL_OPF_STEP] = s.step;
+    q.f[MODEL_OPF_HEADS] = s.heads, q.f[MODEL_OPF_KV_HEADS] = s.kvh, q.f[MODEL_OPF_HEAD_DIM] = s.hd;
+    q.f[MODEL_OPF_WINDOW] = s.window;
+    char v[64];
+    model_op_variant(&q, v, sizeof v);
+    const model_op_paramset *ps = model_op_lookup_gpu(gpu, backend, v);
+    if (!ps) return 0;
+    double p[MODEL_OP_MAX_PARAMS];
+    memcpy(p, ps->p, sizeof p);
+    if (off >= 0) p[off] = 0;
+    return model_op_time(g, &q, p, NULL) * 1e6;
+}
+
 static double attn_us(const model_gpu *g, model_op_kind kind, const char *backend, const char *dtype, const char *kv,
                       const char *kernel, double b, double isl, double step, double heads, double kvh, double hd,
                       int no_term)
 {
-    model_op_query q = query_of(kind, dtype, kv, kernel, NULL);
-    q.f[MODEL_OPF_BATCH] = b, q.f[MODEL_OPF_ISL] = isl, q.f[MODEL_OPF_STEP] = step;
-    q.f[MODEL_OPF_HEADS] = heads, q.f[MODEL_OPF_KV_HEADS] = kvh, q.f[MODEL_OPF_HEAD_DIM] = hd;
-    char v[64];
-    model_op_variant(&q, v, sizeof v);
-    const model_op_paramset *ps = model_op_lookup_gpu("b200_sxm", backend, v);
-    if (!ps) return 0;
-    double p[MODEL_OP_MAX_PARAMS];
-    memcpy(p, ps->p, sizeof p);
-    if (no_term) p[kind == MODEL_OPK_CTX_ATTN ? 5 : 7] = 0;
-    return model_op_time(g, &q, p, NULL) * 1e6;
+    const attn_shape s = {b, isl, step, heads, kvh, hd, 0};
+    return attn_at(g, "b200_sxm", kind, backend, dtype, kv, kernel, s, no_term ? (kind == MODEL_OPK_CTX_ATTN ? 5 : 7)
+                                                                                : -1);
 }
 
 static void check_attn_kernels(void)
@@ -961,6 +975,49 @@ static void check_attn_kernels(void)
               "TensorRT-LLM prefill 4 x 8192, 96 heads: head_dim 64 %.0f us (5043), 128 %.0f us (7147)", c64, c128);
     CHECK_MSG(c64_off / c128_off < c64 / c128, "without eff_exp head_dim 64 / 128 = %.2f, with %.2f",
               c64_off / c128_off, c64 / c128);
+}
+
+/* Attention tiles and L2, against rows of the shared tables. Prefill
+ * (TensorRT-LLM 1.3.0rc20, H100, bf16, one sequence of 16384 tokens,
+ * head_dim 128): one query head takes 243.2 us and two 396.3 (1.63x, not
+ * the 2x of twice the work): 128 CTAs of 128 rows leave the SMs to the
+ * longest one, the last tile against every key (q_tile). Decode
+ * (TensorRT-LLM, B200, bf16 KV, 8 requests, 32 query / 8 KV heads,
+ * head_dim 128): 2048 cached tokens take 14.92 us, 4096 32.49 us (2.18x
+ * for twice the cache): the 67 MB cache of the first fits in B200's
+ * 126 MB L2 between calls, the 134 MB one does not (l2_gain). */
+static void check_attn_tiles_l2(void)
+{
+    model_gpu h, b;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200_sxm", &b, &err) == 0, "%s",
+                err.msg);
+    const model_op_kind CTX = MODEL_OPK_CTX_ATTN, GEN = MODEL_OPK_GEN_ATTN;
+    const attn_shape h1 = {1, 16384, 0, 1, 1, 128, 0}, h2 = {1, 16384, 0, 2, 2, 128, 0};
+    double c1 = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", h1, -1);
+    double c2 = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", h2, -1);
+    double c1_off = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", h1, 6);
+    double c2_off = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", h2, 6);
+    printf("trtllm h100 prefill 16384 tokens: %.1f us at 1 head (243.2), %.1f at 2 (396.3); q_tile 0: %.1f, %.1f\n",
+           c1, c2, c1_off, c2_off);
+    /* Priced +17 % and -9 % (without the bound -35 % and -23 %). */
+    CHECK_NEAR(c1 / 243.2, 1.0, 0.2);
+    CHECK_NEAR(c2 / 396.3, 1.0, 0.15);
+    CHECK(fabs(c1 / 243.2 - 1) < fabs(c1_off / 243.2 - 1) && fabs(c2 / 396.3 - 1) < fabs(c2_off / 396.3 - 1));
+    CHECK_MSG(c2 / c1 < 1.8 && c2_off / c1_off > 1.9, "2 heads / 1: %.2f, without q_tile %.2f (measured 1.63)",
+              c2 / c1, c2_off / c1_off);
+    const attn_shape d2k = {8, 1, 2047, 32, 8, 128, 0}, d4k = {8, 1, 4095, 32, 8, 128, 0};
+    double g2 = attn_at(&b, "b200_sxm", GEN, "trtllm", "bfloat16", "bfloat16", "", d2k, -1);
+    double g4 = attn_at(&b, "b200_sxm", GEN, "trtllm", "bfloat16", "bfloat16", "", d4k, -1);
+    double g2_off = attn_at(&b, "b200_sxm", GEN, "trtllm", "bfloat16", "bfloat16", "", d2k, 8);
+    double g4_off = attn_at(&b, "b200_sxm", GEN, "trtllm", "bfloat16", "bfloat16", "", d4k, 8);
+    printf("trtllm b200 decode 8 x 32/8 heads: %.2f us at 2048 tokens (14.92), %.2f at 4096 (32.49); l2_gain 0: "
+           "%.2f, %.2f\n", g2, g4, g2_off, g4_off);
+    CHECK_NEAR(g2 / 14.92, 1.0, 0.15);
+    CHECK_NEAR(g4 / 32.49, 1.0, 0.15);
+    CHECK(fabs(g2 / 14.92 - 1) < fabs(g2_off / 14.92 - 1));
+    CHECK_MSG(g4 / g2 > 1.7 && g4_off / g2_off < 1.6, "4096 / 2048 tokens: %.2f, without l2_gain %.2f (measured "
+              "2.18)", g4 / g2, g4_off / g2_off);
 }
 
 /* The cost model prices the kernel the engine runs: SGLang with an fp8 KV
@@ -1070,6 +1127,7 @@ static const test_case cases[] = {
     {"gemm_waves", check_gemm_waves},
     {"gemm_host_floor", check_gemm_host_floor},
     {"attn_kernels", check_attn_kernels},
+    {"attn_tiles_l2", check_attn_tiles_l2},
     {"sglang_fp8_prefill", check_sglang_fp8_prefill},
     {"moe_routing", check_moe_routing},
     {"moe_kernels", check_moe_kernels},
