@@ -126,6 +126,8 @@ static const model_op_param_info P_BMM[] = {
     {"floor_us", "us", "kernel floor", 4, 0.5, 500, 0, 0},
     {"eff_tc", "fraction", "fraction of the tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
     {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.8, 0.05, 1.5, 0, 0},
+    {"l2_gain", "x HBM", "rate of operands that fit in L2 together (left there by the previous call), in multiples "
+     "of eff_mem's (0: none)", 2, 1, 20, 0, 1},
 };
 static const model_op_param_info P_MOE[] = {
     {"floor_us", "us", "floor of the fused-MoE kernel sequence (routing, permute, 2 GEMMs, act, finalize)", 20, 1,
@@ -1206,8 +1208,11 @@ static double q_mla_bmm(const model_gpu *g, const model_op_query *q, const model
 {
     int post = r->bmm_post;
     double kk = post ? MLA_KV_LORA : MLA_NOPE, nn = post ? MLA_V : MLA_KV_LORA;
-    const gemm_kernel kn = {f->peak, p[1], p[2], 0, 0, 0, 0, 0, 0};
-    return p[0] * US + gemm_core(g, F(HEADS), F(TOKENS), nn, kk, f->wbytes, f->abytes, &kn, 0);
+    /* Weights, activations and output that fit in L2 together stream at l2_gain times eff_mem (p[3]; 0: none). */
+    const double m = F(TOKENS), foot = F(HEADS) * (nn * kk * f->wbytes + m * kk * f->abytes + m * nn * 2.0);
+    const double mem = p[3] > 0 && foot <= g->l2_bytes ? p[2] * p[3] : p[2];
+    const gemm_kernel kn = {f->peak, p[1], mem, 0, 0, 0, 0, 0, 0};
+    return p[0] * US + gemm_core(g, F(HEADS), m, nn, kk, f->wbytes, f->abytes, &kn, 0);
 }
 
 double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const model_op_resolved *r,

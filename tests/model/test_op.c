@@ -101,6 +101,20 @@ static double price(const model_gpu *g, const model_op_query *q, const char *bac
     return model_op_time(g, q, ps->p, NULL);
 }
 
+/* q priced in us with the set of table GPU `gpu` (NULL: g's own) and
+ * `backend`, parameter `off` zeroed (-1: none): a term left out. */
+static double price_off_us(const model_gpu *g, const model_op_query *q, const char *gpu, const char *backend, int off)
+{
+    char v[64];
+    model_op_variant(q, v, sizeof v);
+    const model_op_paramset *ps = model_op_lookup_gpu(gpu ? gpu : model_op_table_gpu(g), backend, v);
+    if (!ps) return 0;
+    double p[MODEL_OP_MAX_PARAMS];
+    memcpy(p, ps->p, sizeof p);
+    if (off >= 0) p[off] = 0;
+    return model_op_time(g, q, p, NULL) * 1e6;
+}
+
 /* Collectives in their regimes, against rows of the shared H100 tables
  * (NCCL 2.29.2, TensorRT-LLM 1.3.0rc20 custom all-reduce): a latency-bound
  * and a bandwidth-bound NCCL all-reduce at n = 8, the all-gather's bus
@@ -763,12 +777,7 @@ static double quant_us(const model_gpu *g, double m, double k, int l2)
 {
     model_op_query q = query_of(MODEL_OPK_QUANT, "fp8", NULL, "scale_matrix", NULL);
     q.f[MODEL_OPF_M] = m, q.f[MODEL_OPF_K] = k;
-    const model_op_paramset *ps = model_op_lookup(g, "vllm", "quantize:scale_matrix");
-    if (!ps) return 0;
-    double p[MODEL_OP_MAX_PARAMS];
-    memcpy(p, ps->p, sizeof p);
-    if (!l2) p[5] = 0;
-    return model_op_time(g, &q, p, NULL) * 1e6;
+    return price_off_us(g, &q, NULL, "vllm", l2 ? -1 : 5);
 }
 
 static void check_quant_rows(void)
@@ -910,14 +919,7 @@ static double attn_at(const model_gpu *g, const char *gpu, model_op_kind kind, c
     q.f[MODEL_OPF_BATCH] = s.b, q.f[MODEL_OPF_ISL] = s.isl, q.f[MODEL_OPF_STEP] = s.step;
     q.f[MODEL_OPF_HEADS] = s.heads, q.f[MODEL_OPF_KV_HEADS] = s.kvh, q.f[MODEL_OPF_HEAD_DIM] = s.hd;
     q.f[MODEL_OPF_WINDOW] = s.window;
-    char v[64];
-    model_op_variant(&q, v, sizeof v);
-    const model_op_paramset *ps = model_op_lookup_gpu(gpu, backend, v);
-    if (!ps) return 0;
-    double p[MODEL_OP_MAX_PARAMS];
-    memcpy(p, ps->p, sizeof p);
-    if (off >= 0) p[off] = 0;
-    return model_op_time(g, &q, p, NULL) * 1e6;
+    return price_off_us(g, &q, gpu, backend, off);
 }
 
 static double attn_us(const model_gpu *g, model_op_kind kind, const char *backend, const char *dtype, const char *kv,
@@ -1018,6 +1020,33 @@ static void check_attn_tiles_l2(void)
     CHECK(fabs(g2 / 14.92 - 1) < fabs(g2_off / 14.92 - 1));
     CHECK_MSG(g4 / g2 > 1.7 && g4_off / g2_off < 1.6, "4096 / 2048 tokens: %.2f, without l2_gain %.2f (measured "
               "2.18)", g4 / g2, g4_off / g2_off);
+}
+
+/* MLA's batched GEMMs with their operands in L2 (TensorRT-LLM 1.3.0rc20,
+ * H100, bf16, the post-attention BMM of 128 heads, latent 512 -> v 128):
+ * 128 tokens take 9.40 us, 256 tokens 25.13 us (2.67x for twice the
+ * tokens): weights, activations and output are 37.7 MB together at 128
+ * tokens, inside H100's 50 MB L2 between calls, and 58.7 MB at 256. */
+static double bmm_post_us(const model_gpu *g, double tokens, int l2)
+{
+    model_op_query q = query_of(MODEL_OPK_MLA_BMM, "bfloat16", NULL, "mla_gen_post", NULL);
+    q.f[MODEL_OPF_TOKENS] = tokens, q.f[MODEL_OPF_HEADS] = 128;
+    return price_off_us(g, &q, "h100_sxm", "trtllm", l2 ? -1 : 3);
+}
+
+static void check_mla_bmm_l2(void)
+{
+    model_gpu h;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    double t128 = bmm_post_us(&h, 128, 1), t256 = bmm_post_us(&h, 256, 1);
+    double o128 = bmm_post_us(&h, 128, 0), o256 = bmm_post_us(&h, 256, 0);
+    printf("trtllm h100 mla_gen_post 128 heads: %.2f us at 128 tokens (9.40), %.2f at 256 (25.13); l2_gain 0: %.2f, "
+           "%.2f\n", t128, t256, o128, o256);
+    CHECK_NEAR(t128 / 9.40, 1.0, 0.15);
+    CHECK_NEAR(t256 / 25.13, 1.0, 0.15);
+    CHECK_MSG(t256 / t128 > 2.2 && o256 / o128 < 1.6, "256 / 128 tokens: %.2f, without l2_gain %.2f (measured 2.67)",
+              t256 / t128, o256 / o128);
 }
 
 /* The cost model prices the kernel the engine runs: SGLang with an fp8 KV
@@ -1128,6 +1157,7 @@ static const test_case cases[] = {
     {"gemm_host_floor", check_gemm_host_floor},
     {"attn_kernels", check_attn_kernels},
     {"attn_tiles_l2", check_attn_tiles_l2},
+    {"mla_bmm_l2", check_mla_bmm_l2},
     {"sglang_fp8_prefill", check_sglang_fp8_prefill},
     {"moe_routing", check_moe_routing},
     {"moe_kernels", check_moe_kernels},
