@@ -249,6 +249,7 @@ static int fused_moe(cost_ctx *x, const rank_load *ld, double seen, double count
     d.moe_load.row_tiles = d.moe_load.tile_m > 64 ? ld->tiles128 : ld->masked_rows / COST_MASKED_TILE;
     d.moe_load.hot = ld->rows / ld->active;
     d.moe_load.seen_pairs = seen;
+    d.moe_load.small_m = m->top_k > 0 && seen / m->top_k <= (double)m->experts / c->l.ep;
     cost_op(x, &d, 0);
     return 1;
 }

@@ -84,6 +84,8 @@ typedef struct {
     double pairs, touched, row_tiles, tile_m, hot;
     double seen_pairs; /* pairs the rank's kernels see, masked ones of other ranks' experts included (the tables
                           replicate all T tokens over the EP ranks: T·k); 0 or below pairs: pairs */
+    double small_m;    /* 1 when the kernel's batch has no more tokens than the rank has experts (fused_moe's
+                          default configuration then takes 16-row tiles); 0: more */
 } model_op_moe_load;
 
 typedef struct {

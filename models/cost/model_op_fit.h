@@ -2,7 +2,10 @@
  * measured latencies: GSL's trust-region nonlinear least squares
  * (gsl_multifit_nlinear, Levenberg–Marquardt, finite-difference Jacobian)
  * on the log ratio of predicted to measured time, so every row weighs the
- * same whatever its size. Each parameter is searched inside its
+ * same whatever its size; MoE sets then take a second pass from that
+ * point under a soft-L1 loss of scale 0.1 (residuals beyond ~10 % weigh
+ * linearly: whole groups measured on another path stop steering them).
+ * Each parameter is searched inside its
  * [lo, hi] range of model_op_param_info (a logistic map of an
  * unconstrained variable onto the log of the range), so a fit cannot
  * return a negative floor or an efficiency above its physical bound.
