@@ -141,6 +141,9 @@ static const model_op_param_info P_MOE[] = {
      "reduction)", 1, 0.001, 20, 0, 0},
     {"wide_mem", "fraction", "eff_mem's share a batch of more tokens than local experts streams at (Triton "
      "fused_moe's default configuration then takes 64-row tiles, below it 16; 1: no switch)", 1, 0.1, 1.5, 0, 0},
+    {"tile_exp", "exponent", "power of the busy-SM fraction (row tiles × 128-wide column tiles over SMs, below 1) "
+     "the weight stream scales with (0.5: square root; near 0: kernels that split k or swap operands keep every SM "
+     "streaming)", 0.5, 0.01, 1.5, 0, 0},
 };
 static const model_op_param_info P_COMM[] = {
     {"base_us", "us", "per-call launch and synchronisation", 5, 0.1, 500, 0, 0},
@@ -1043,10 +1046,11 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
     double tc = f1 / (f->peak * p[1] * wave_eff(t1, S)) + f2 / (f->peak * p[1] * wave_eff(t2, S));
     double tiles = t1 < t2 ? t1 : t2;
     double bytes = touched * (up + 1.0) * H * Ir * f->wbytes + pairs * (H * f->abytes + (up + 1.0) * Ir * 2.0 + H * 2.0);
-    /* Fewer tiles than SMs stream the weights through fewer SMs; a batch
-     * of more tokens than local experts (Triton fused_moe's default
-     * configuration: 64-row tiles, not 16) streams at wide_mem of it. */
-    double tmm = bytes / (g->hbm_bw * p[2] * (ld->small_m ? 1 : p[6]) * (tiles < S ? sqrt(tiles / S) : 1));
+    /* Fewer tiles than SMs stream the weights through fewer SMs, at the
+     * busy fraction to the tile_exp; a batch of more tokens than local
+     * experts (Triton fused_moe's default configuration: 64-row tiles,
+     * not 16) streams at wide_mem of it. */
+    double tmm = bytes / (g->hbm_bw * p[2] * (ld->small_m ? 1 : p[6]) * (tiles < S ? pow(tiles / S, p[7]) : 1));
     /* Every pair the rank's kernels see (all T·k with the tokens
      * replicated over the EP ranks, as the tables run them) pays the
      * element-wise passes over its rows at HBM bandwidth: the activation's
