@@ -144,6 +144,8 @@ static const model_op_param_info P_MOE[] = {
     {"tile_exp", "exponent", "power of the busy-SM fraction (row tiles × 128-wide column tiles over SMs, below 1) "
      "the weight stream scales with (0.5: square root; near 0: kernels that split k or swap operands keep every SM "
      "streaming)", 0.5, 0.01, 1.5, 0, 0},
+    {"pair_inter", "passes", "passes over every seen pair's intermediate row (bf16), apart from pair_pass's over "
+     "its hidden row (kernels that route only the rank's pairs make none for masked pairs)", 1, 0.001, 20, 0, 0},
 };
 static const model_op_param_info P_COMM[] = {
     {"base_us", "us", "per-call launch and synchronisation", 5, 0.1, 500, 0, 0},
@@ -1057,7 +1059,7 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
      * intermediates, the zero-filled rows of experts held elsewhere, the
      * top-k reduction. */
     double gp = ld->seen_pairs > pairs ? ld->seen_pairs : pairs;
-    double tpass = gp * p[5] * (H + up * Ir) * 2.0 / g->hbm_bw;
+    double tpass = gp * (p[5] * H + p[8] * up * Ir) * 2.0 / g->hbm_bw;
     return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm) + tpass;
 }
 
