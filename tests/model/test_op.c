@@ -745,7 +745,7 @@ static void check_moe_tile_switch(void)
  * 128, EP 1, balanced): one token, one expert (252 MB; the down GEMM's 40
  * column tiles on 132 SMs) measures 109 µs, 2.3 TB/s; eight tokens, eight
  * experts, 696 µs, 6.4× — the square root priced the one-token row 2× and
- * the ratio 3.6×; the set fits 0.29 (CUTLASS's small-m kernels keep more
+ * the ratio 3.6×; the set fits 0.28 (CUTLASS's small-m kernels keep more
  * SMs streaming than their tile count). */
 static void check_moe_few_tiles(void)
 {
