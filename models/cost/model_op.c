@@ -76,8 +76,9 @@ static const model_op_param_info P_CTX_ATTN[] = {
 };
 /* Generation attention (GQA/MHA decode): P_ATTN plus the head-group limit
  * of the grouped kernel and the CUDA-core rate of the per-head kernel that
- * runs beyond it, the per-query-head work and the rate of a cache that
- * fits in L2 (the catalogue's l2_mb). */
+ * runs beyond it, the per-query-head work, the rate of a cache that fits
+ * in L2 (the catalogue's l2_mb) and the share of the per-CTA work that
+ * overlaps the cache stream. */
 static const model_op_param_info P_GEN_ATTN[] = {
     {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},
     {"eff_tc", "fraction", "grouped kernel: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
@@ -93,6 +94,11 @@ static const model_op_param_info P_GEN_ATTN[] = {
      "written; 0: none)", 0.02, 0.0001, 10, 0, 1},
     {"l2_gain", "x HBM", "rate of a KV cache that fits in L2 (left there by the previous call), in multiples of the "
      "HBM rate (0: none, every read from HBM)", 2, 1, 20, 0, 1},
+    {"cta_overlap", "fraction", "share of the fixed work per CTA (cta_us) that overlaps the KV stream and the MMAs "
+     "(other CTAs' loads run under one CTA's set-up), joined by the cube-root smooth maximum (0: none, added)", 0.5,
+     0.001, 1, 0, 1},
+    {"kv_step", "tokens", "cache tokens of one step of the kernel's loop: a shorter cache costs about one step (the "
+     "smooth maximum of the two; 0: none)", 64, 1, 1024, 0, 1},
 };
 /* MLA decode kernel (P_ATTN plus its grid): how many query heads one CTA
  * serves, the cache tokens of one step of its loop, and how far it splits
@@ -719,9 +725,10 @@ static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, 
  * request's whole cache; the cache read in steps of `kv_tile` tokens (a
  * part step costs a whole one); at most `split_max` splits (0: no cap;
  * below 2 none: a grid of CTAs that walk whole caches runs in whole
- * waves). */
+ * waves); `overlap` of the per-CTA work runs under the cache stream
+ * (0: all of it added to the stream). */
 typedef struct {
-    double tiles, tile_heads, kv_tile, split_max, l2_gain;
+    double tiles, tile_heads, kv_tile, split_max, l2_gain, overlap;
 } gen_grid;
 
 /* Generation attention: one query token per request against ctx cached
@@ -747,20 +754,25 @@ static double gen_attn_grid(const model_gpu *g, double b, double ctx, double hea
     double tmm = bytes / (g->hbm_bw * p[3] * par);
     double flops = 2.0 * b * (mma > heads ? mma : heads) * (dqk + dv) * ctx;
     double tc = flops / (peak * p[1] * par);
-    return p[0] * US + (ceil(ctas / S) * S * p[2] / S + b * p[4] / S) * US + smax(tc, tmm);
+    /* The CTAs' fixed work; `overlap` of it hides under the stream and the
+     * MMAs (other CTAs' loads in flight during one's set-up), the rest adds. */
+    const double cta = ceil(ctas / S) * S * p[2] / S, ov = gr->overlap;
+    double stream = smax(tc, tmm);
+    if (ov > 0) stream = smax(stream, ov * cta * US);
+    return p[0] * US + ((1 - ov) * cta + b * p[4] / S) * US + stream;
 }
 
 static double gen_attn_core(const model_gpu *g, double b, double ctx, double heads, double ctas, double dqk, double dv,
-                            double kv_tok_bytes, double peak, const double *p, double l2_gain)
+                            double kv_tok_bytes, double peak, const double *p, double l2_gain, double overlap)
 {
-    const gen_grid plain = {0, 0, 0, 0, l2_gain};
+    const gen_grid plain = {0, 0, 0, 0, l2_gain, overlap};
     return gen_attn_grid(g, b, ctx, heads, ctas, dqk, dv, kv_tok_bytes, peak, p, &plain);
 }
 
 static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads, double kvh, double dqk, double dv,
                          double kv_tok_bytes, double peak, const double *p)
 {
-    return gen_attn_core(g, b, ctx, heads, b * kvh, dqk, dv, kv_tok_bytes, peak, p, 0);
+    return gen_attn_core(g, b, ctx, heads, b * kvh, dqk, dv, kv_tok_bytes, peak, p, 0, 0);
 }
 
 /* GQA/MHA decode (P_GEN_ATTN): the grouped kernel (one CTA per request ×
@@ -773,14 +785,16 @@ static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads,
 static double t_gqa_decode(const model_gpu *g, double b, double ctx, double heads, double kvh, double d,
                            double kv_tok_bytes, const double *p)
 {
-    double grouped = gen_attn_core(g, b, ctx, heads, b * kvh, d, d, kv_tok_bytes, g->flops_bf16, p, p[8]);
+    /* A cache shorter than one step of the loop costs about one step. */
+    if (p[10] > 0) ctx = smax(ctx, p[10]);
+    double grouped = gen_attn_core(g, b, ctx, heads, b * kvh, d, d, kv_tok_bytes, g->flops_bf16, p, p[8], p[9]);
     /* head_us (0 in sets fitted before it): per request × query head. */
     double rows = b * heads * p[7] * US / g->sms;
     double grp = heads / kvh, w = 1.0 / (1.0 + pow(p[5] / grp, 8.0));
     if (w < 1e-9) return grouped + rows;
     double cc[5] = {p[0], p[6], p[2], p[3], p[4]};
     double fp32 = g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16;
-    double perhead = gen_attn_core(g, b, ctx, heads, b * heads, d, d, kv_tok_bytes, fp32, cc, p[8]);
+    double perhead = gen_attn_core(g, b, ctx, heads, b * heads, d, d, kv_tok_bytes, fp32, cc, p[8], p[9]);
     return (1 - w) * grouped + w * perhead + rows;
 }
 
@@ -1207,7 +1221,7 @@ static double q_gen_mla(const model_gpu *g, const model_op_query *q, const model
 {
     double ctx = F(ISL) + F(STEP);
     if (!(ctx > 0)) ctx = 1;
-    gen_grid gr = {p[5] > 0 ? ceil(F(HEADS) / p[5]) : 1, p[5], p[6], p[7], p[8]};
+    gen_grid gr = {p[5] > 0 ? ceil(F(HEADS) / p[5]) : 1, p[5], p[6], p[7], p[8], 0};
     return gen_attn_grid(g, F(BATCH), ctx, F(HEADS), F(BATCH) * gr.tiles, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA,
                          (MLA_KV_LORA + MLA_ROPE) * r->kv_bytes, g->flops_bf16, p, &gr);
 }

@@ -106,8 +106,16 @@ int model_op_score(const model_gpu *g, const model_op_sample *s, size_t n, const
  * docs/cost-model.md, "MoE EP anomaly" and the op model's MoE notes) at
  * 2-10x their neighbours; squared, their log residuals pulled every MoE
  * set's median 10-20 % high. Beyond 0.1 (about 10 %) a residual weighs
- * linearly, so such groups stop steering the fit. */
-static double robust_scale(model_op_kind kind) { return kind == MODEL_OPK_MOE ? 0.1 : 0; }
+ * linearly, so such groups stop steering the fit. Attention's tables
+ * likewise hold kernel switches and timer steps a few shapes wide (decode
+ * at 48 query heads per KV head, 0.5-1 us alternations at the floor) that
+ * squared residuals let steer whole sets; with the pass (and the decode
+ * terms cta_overlap and kv_step) every one of the 26 H100 and A100
+ * attention sets refitted to a lower in-sample median. */
+static double robust_scale(model_op_kind kind)
+{
+    return kind == MODEL_OPK_MOE || kind == MODEL_OPK_GEN_ATTN || kind == MODEL_OPK_CTX_ATTN ? 0.1 : 0;
+}
 
 /* One Levenberg-Marquardt run of c's rows from start; the best point into
  * out, its Σ residual² into *cost. Returns the GSL status (GSL_ENOMEM when

@@ -1167,6 +1167,41 @@ static void check_attn_tiles_l2(void)
               "2.18)", g4 / g2, g4_off / g2_off);
 }
 
+/* Decode's loop steps and its per-CTA work under the cache stream (SGLang
+ * 0.5.14, FA3, H100, bf16 KV, 32 query / 8 KV heads, head_dim 128): 256
+ * requests take 55.96 us at 32 cached tokens, 76.11 us at 128 (the CTAs'
+ * fixed work hides most of the stream: added whole, both rows are priced
+ * 24 % over; a 32-token cache costs about a whole step, kv_step),
+ * 368.70 us at 1024 (bandwidth-bound); one request of 128 tokens 9.26 us
+ * (the floor). */
+static void check_gen_attn_step_overlap(void)
+{
+    model_gpu h;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    const model_op_kind GEN = MODEL_OPK_GEN_ATTN;
+    const attn_shape c32 = {256, 1, 31, 32, 8, 128, 0}, c128 = {256, 1, 127, 32, 8, 128, 0};
+    const attn_shape c1k = {256, 1, 1023, 32, 8, 128, 0}, one = {1, 1, 127, 32, 8, 128, 0};
+    double t32 = attn_at(&h, "h100_sxm", GEN, "sglang", "bfloat16", "bfloat16", "", c32, -1);
+    double t128 = attn_at(&h, "h100_sxm", GEN, "sglang", "bfloat16", "bfloat16", "", c128, -1);
+    double t1k = attn_at(&h, "h100_sxm", GEN, "sglang", "bfloat16", "bfloat16", "", c1k, -1);
+    double t1 = attn_at(&h, "h100_sxm", GEN, "sglang", "bfloat16", "bfloat16", "", one, -1);
+    double o32 = attn_at(&h, "h100_sxm", GEN, "sglang", "bfloat16", "bfloat16", "", c32, 9);
+    double o128 = attn_at(&h, "h100_sxm", GEN, "sglang", "bfloat16", "bfloat16", "", c128, 9);
+    double s32 = attn_at(&h, "h100_sxm", GEN, "sglang", "bfloat16", "bfloat16", "", c32, 10);
+    printf("sglang h100 decode 256 x 32/8 heads: %.2f us at 32 tokens (55.96), %.2f at 128 (76.11), %.2f at 1024 "
+           "(368.70), one request %.2f (9.26); cta_overlap 0: %.2f, %.2f; kv_step 0: %.2f\n",
+           t32, t128, t1k, t1, o32, o128, s32);
+    CHECK_NEAR(t32 / 55.96, 1.0, 0.1);
+    CHECK_NEAR(t128 / 76.11, 1.0, 0.1);
+    CHECK_NEAR(t1k / 368.70, 1.0, 0.15);
+    CHECK_NEAR(t1 / 9.26, 1.0, 0.3);
+    /* Without the overlap the fixed work adds to the stream: both rows slower than measured. */
+    CHECK(fabs(t32 / 55.96 - 1) < fabs(o32 / 55.96 - 1) && fabs(t128 / 76.11 - 1) < fabs(o128 / 76.11 - 1));
+    /* Without the step a 32-token cache streams as 32 tokens: cheaper than a step. */
+    CHECK(s32 < t32);
+}
+
 /* MLA's batched GEMMs with their operands in L2 (TensorRT-LLM 1.3.0rc20,
  * H100, bf16, the post-attention BMM of 128 heads, latent 512 -> v 128):
  * 128 tokens take 9.40 us, 256 tokens 25.13 us (2.67x for twice the
@@ -1302,6 +1337,7 @@ static const test_case cases[] = {
     {"gemm_host_floor", check_gemm_host_floor},
     {"attn_kernels", check_attn_kernels},
     {"attn_tiles_l2", check_attn_tiles_l2},
+    {"gen_attn_step_overlap", check_gen_attn_step_overlap},
     {"mla_bmm_l2", check_mla_bmm_l2},
     {"sglang_fp8_prefill", check_sglang_fp8_prefill},
     {"moe_routing", check_moe_routing},
