@@ -77,8 +77,9 @@ static const model_op_param_info P_CTX_ATTN[] = {
 /* Generation attention (GQA/MHA decode): P_ATTN plus the head-group limit
  * of the grouped kernel and the CUDA-core rate of the per-head kernel that
  * runs beyond it, the per-query-head work, the rate of a cache that fits
- * in L2 (the catalogue's l2_mb) and the share of the per-CTA work that
- * overlaps the cache stream. */
+ * in L2 (the catalogue's l2_mb), the share of the per-CTA work that
+ * overlaps the cache stream and the cache tokens of one step of the
+ * kernel's loop. */
 static const model_op_param_info P_GEN_ATTN[] = {
     {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},
     {"eff_tc", "fraction", "grouped kernel: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
@@ -781,7 +782,9 @@ static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads,
  * run a kernel of one CTA per request × query head with its dot products
  * on the CUDA cores (eff_cc of the FP32 peak), the KV of a shared head
  * re-read from L2. A steep logistic in log(group / grp_max) joins the two,
- * so the fit can move grp_max. */
+ * so the fit can move grp_max. Both kernels walk the cache in steps of
+ * kv_step tokens (a shorter cache costs about one step) and hide
+ * cta_overlap of their per-CTA work under the stream. */
 static double t_gqa_decode(const model_gpu *g, double b, double ctx, double heads, double kvh, double d,
                            double kv_tok_bytes, const double *p)
 {
