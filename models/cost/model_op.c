@@ -48,6 +48,8 @@ static const model_op_param_info P_GEMM[] = {
      "launches): a table row lasts at least this; serving under CUDA graphs pays the GPU time alone (0: none)",
      0.01, 0.01, 2000, 100, 1},
 };
+/* P_GEMM's index of host_us. */
+#define GEMM_HOST_US 10
 /* The attention kernels' five shared parameters (P_ATTN, P_CTX_ATTN). */
 #define P_ATTN_ROWS                                                                                                \
     {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},                                                         \
@@ -679,11 +681,11 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
     /* Dynamic activation quantisation: amax pass (bf16 read) + scale pass
      * (bf16 read, quantised write) over m×k. */
     if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + f->abytes) / (g->hbm_bw * p[5]);
-    /* host_us (p[10]): the tables time calls back to back without CUDA
+    /* host_us: the tables time calls back to back without CUDA
      * graphs, so a call whose host work outlasts its kernels measures the
      * host (vLLM's block-fp8 GEMMs: 150-200 us a call on B200 whatever the
      * shape below m = 1024). Only a table row is priced so. */
-    if (q->table_timing && p[10] * US > t) t = p[10] * US;
+    if (q->table_timing && p[GEMM_HOST_US] * US > t) t = p[GEMM_HOST_US] * US;
     return t;
 }
 
@@ -1325,13 +1327,18 @@ const char *model_op_table_gpu(const model_gpu *g)
     return NULL;
 }
 
-const model_op_paramset *model_op_lookup_gpu(const char *gpu, const char *backend, const char *variant)
+/* The set of variant on table GPU gpu: the backend's, or (backend NULL or
+ * "") the one fitted on most rows, host-bound sets left out when
+ * skip_host_bound (model_op_set_host_bound). */
+static const model_op_paramset *lookup_set(const char *gpu, const char *backend, const char *variant,
+                                           int skip_host_bound)
 {
     if (!gpu) return NULL;
     const model_op_paramset *best = NULL;
     for (int32_t i = 0; i < model_op_fitted_count; i++) {
         const model_op_paramset *s = &model_op_fitted[i];
         if (strcmp(s->gpu, gpu) || strcmp(s->variant, variant)) continue;
+        if (skip_host_bound && model_op_set_host_bound(s)) continue;
         if (backend && *backend) {
             if (!strcmp(s->backend, backend)) return s;
         } else if (!best || s->rows > best->rows) {
@@ -1341,13 +1348,16 @@ const model_op_paramset *model_op_lookup_gpu(const char *gpu, const char *backen
     return best;
 }
 
+const model_op_paramset *model_op_lookup_gpu(const char *gpu, const char *backend, const char *variant)
+{
+    return lookup_set(gpu, backend, variant, 0);
+}
+
 const model_op_paramset *model_op_lookup(const model_gpu *g, const char *backend, const char *variant)
 {
     return model_op_lookup_gpu(model_op_table_gpu(g), backend, variant);
 }
 
-/* GEMM sets carry host_us at index 10 (P_GEMM). */
-#define GEMM_HOST_US 10
 #define HOST_BOUND_US 1.0
 
 int model_op_set_host_bound(const model_op_paramset *s)
@@ -1363,12 +1373,6 @@ const model_op_paramset *model_op_lookup_serving(const model_gpu *g, const char 
 const model_op_paramset *model_op_serving_of(const model_op_paramset *s)
 {
     if (!model_op_set_host_bound(s)) return s;
-    const char *tg = s->gpu, *variant = s->variant;
-    const model_op_paramset *best = NULL;
-    for (int32_t i = 0; i < model_op_fitted_count; i++) {
-        const model_op_paramset *o = &model_op_fitted[i];
-        if (strcmp(o->gpu, tg) || strcmp(o->variant, variant) || model_op_set_host_bound(o)) continue;
-        if (!best || o->rows > best->rows) best = o;
-    }
+    const model_op_paramset *best = lookup_set(s->gpu, NULL, s->variant, 1);
     return best ? best : s;
 }

@@ -953,11 +953,18 @@ static void check_quant_rows(void)
  * priced 5.1–5.9 µs on 128 × 128 tiles; on 64-row / 64-column tiles
  * they fill more SMs. The same set with sk_wave 0 prices the formula as
  * it was (whole waves, 128 × 128 tiles). */
+/* An m × n × k GEMM in dtype priced with p, in µs; table 1: as the tables time it (the set's host time). */
+static double gemm_us(const model_gpu *g, const char *dtype, const double *p, double m, double n, double k, int table)
+{
+    model_op_query q = query_of(MODEL_OPK_GEMM, dtype, NULL, NULL, NULL);
+    q.f[MODEL_OPF_M] = m, q.f[MODEL_OPF_N] = n, q.f[MODEL_OPF_K] = k;
+    q.table_timing = (int8_t)table;
+    return model_op_time(g, &q, p, NULL) * 1e6;
+}
+
 static double gemm_bf16_us(const model_gpu *g, const double *p, double m, double n, double k)
 {
-    model_op_query q = query_of(MODEL_OPK_GEMM, "bfloat16", NULL, NULL, NULL);
-    q.f[MODEL_OPF_M] = m, q.f[MODEL_OPF_N] = n, q.f[MODEL_OPF_K] = k;
-    return model_op_time(g, &q, p, NULL) * 1e6;
+    return gemm_us(g, "bfloat16", p, m, n, k, 0);
 }
 
 static void check_gemm_waves(void)
@@ -1022,21 +1029,16 @@ static void check_gemm_host_floor(void)
         double m, n, k, us;
     } rows[] = {{16, 7168, 2048, 175.6}, {1024, 7168, 16384, 183.0}, {8192, 7168, 16384, 784.6}};
     for (size_t i = 0; i < 3; i++) {
-        model_op_query q = query_of(MODEL_OPK_GEMM, "fp8_block", NULL, NULL, NULL);
-        q.f[MODEL_OPF_M] = rows[i].m, q.f[MODEL_OPF_N] = rows[i].n, q.f[MODEL_OPF_K] = rows[i].k;
-        double serve = model_op_time(&g, &q, ps->p, NULL) * 1e6;
-        double other = model_op_time(&g, &q, sv->p, NULL) * 1e6;
-        q.table_timing = 1;
-        double table = model_op_time(&g, &q, ps->p, NULL) * 1e6;
+        double serve = gemm_us(&g, "fp8_block", ps->p, rows[i].m, rows[i].n, rows[i].k, 0);
+        double other = gemm_us(&g, "fp8_block", sv->p, rows[i].m, rows[i].n, rows[i].k, 0);
+        double table = gemm_us(&g, "fp8_block", ps->p, rows[i].m, rows[i].n, rows[i].k, 1);
         printf("vllm b200 fp8_block %gx%gx%g: table %.1f us, GPU %.1f us, %s's set %.1f us (measured %.1f)\n",
                rows[i].m, rows[i].n, rows[i].k, table, serve, sv->backend, other, rows[i].us);
         CHECK_NEAR(table / rows[i].us, 1.0, 0.25);
         CHECK(serve <= table);
     }
     /* The small GEMM: the host time is not the kernel's. */
-    model_op_query q = query_of(MODEL_OPK_GEMM, "fp8_block", NULL, NULL, NULL);
-    q.f[MODEL_OPF_M] = 16, q.f[MODEL_OPF_N] = 7168, q.f[MODEL_OPF_K] = 2048;
-    CHECK(model_op_time(&g, &q, sv->p, NULL) * 1e6 < 40);
+    CHECK(gemm_us(&g, "fp8_block", sv->p, 16, 7168, 2048, 0) < 40);
 }
 
 /* Attention kernels as sets of their own and the two attention terms,
