@@ -48,7 +48,9 @@ static const model_op_param_info P_GEMM[] = {
      "launches): a table row lasts at least this; serving under CUDA graphs pays the GPU time alone (0: none)",
      0.01, 0.01, 2000, 100, 1},
 };
-/* P_GEMM's index of host_us. */
+/* P_GEMM's indices of quant_us, quant_mem and host_us. */
+#define GEMM_QUANT_US 4
+#define GEMM_QUANT_MEM 5
 #define GEMM_HOST_US 10
 /* The attention kernels' five shared parameters (P_ATTN, P_CTX_ATTN). */
 #define P_ATTN_ROWS                                                                                                \
@@ -662,6 +664,31 @@ static double gemm_core(const model_gpu *g, double batch, double m, double n, do
     return t;
 }
 
+/* TensorRT-LLM's GEMM table runs the per-tensor fp8 linear through the
+ * torch ops its quantise tables time (kernel sources torch_flow and
+ * torch_ops; the free fit found its quantisation at 0.54 of HBM on B200,
+ * the quantise tables' passes combine to 0.49). vLLM's compute_scale rows
+ * are a difference of two kernels (dynamic per-token minus static) and its
+ * GEMM table's quantisation moves data at a third of the rate its quantise
+ * passes reach (0.25 against 0.76 of HBM): another path, not held (held,
+ * its B200 set's median error goes from 6 to 23 %). SGLang has no
+ * compute_scale set. */
+int model_op_gemm_quant_held(const char *backend, const char *variant)
+{
+    return backend && variant && !strcmp(backend, "trtllm") && !strcmp(variant, "gemm:fp8");
+}
+
+uint32_t model_op_gemm_quant_set(const double *compute_scale, const double *scale_matrix, double *p)
+{
+    /* t_quant: compute_scale reads 2 bytes an element, scale_matrix 3; the
+     * GEMM's quantisation term moves their 5 at one fraction (t_gemm). */
+    p[GEMM_QUANT_US] = compute_scale[0] + scale_matrix[0];
+    double q = 5.0 / (2.0 / compute_scale[1] + 3.0 / scale_matrix[1]);
+    const model_op_param_info *pi = &P_GEMM[GEMM_QUANT_MEM];
+    p[GEMM_QUANT_MEM] = q < pi->lo ? pi->lo : q > pi->hi ? pi->hi : q;
+    return 1u << GEMM_QUANT_US | 1u << GEMM_QUANT_MEM;
+}
+
 /* Causal query·key pairs of one sequence of s tokens under window w (0 = none). */
 static double causal_pairs(double s, double w)
 {
@@ -680,7 +707,8 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
     double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, f->abytes, &kn, p[9] > 0);
     /* Dynamic activation quantisation: amax pass (bf16 read) + scale pass
      * (bf16 read, quantised write) over m×k. */
-    if (f->quant_acts && !r->fused_quant) t += p[4] * US + m * k * (2.0 + 2.0 + f->abytes) / (g->hbm_bw * p[5]);
+    if (f->quant_acts && !r->fused_quant)
+        t += p[GEMM_QUANT_US] * US + m * k * (2.0 + 2.0 + f->abytes) / (g->hbm_bw * p[GEMM_QUANT_MEM]);
     /* host_us: the tables time calls back to back without CUDA
      * graphs, so a call whose host work outlasts its kernels measures the
      * host (vLLM's block-fp8 GEMMs: 150-200 us a call on B200 whatever the

@@ -170,6 +170,23 @@ const char *model_op_attn_kernel_of(const char *kernel_source);
 int model_op_gemm_kernel_known(const char *v);
 const char *model_op_gemm_kernel_of(const char *kernel_source);
 
+/* A GEMM table's dynamic per-tensor activation quantisation ("gemm:fp8": an
+ * amax pass, then the scale-and-cast pass, before the GEMM) is the two
+ * kernels the engine's quantise tables time on their own
+ * (quantize:compute_scale, quantize:scale_matrix) where the engine runs the
+ * same passes in both tables (TensorRT-LLM's; model_op.c says why not
+ * vLLM's). Whether backend's variant
+ * quant_us and quant_mem are held at those tables' values in the fit; and
+ * model_op_gemm_quant_set writes them into a GEMM parameter vector p from
+ * the two quantise sets' parameters (their floors summed; their bandwidth
+ * fractions combined over the 2 and 3 bytes an element the passes move),
+ * returning the mask of the parameters it wrote (model_op_fit_held). Without them the constant terms of the GEMM
+ * table (the GEMM's floor, the quantisation's floor) are one sum the fit
+ * splits at random, and serving — which fuses the quantisation — pays
+ * whatever share fell to the floor. */
+int model_op_gemm_quant_held(const char *backend, const char *variant);
+uint32_t model_op_gemm_quant_set(const double *compute_scale, const double *scale_matrix, double *p);
+
 /* The variant key of a query, e.g. "gemm:fp8", "ctx_attn:bfloat16/fp8",
  * "ctx_attn:bfloat16/fp8/triton",
  * "nccl:all_reduce", "custom_ar:graph", "gdn:conv/context". */

@@ -463,14 +463,88 @@ static void accs_print(const err_accs *as, const char *title)
     }
 }
 
+/* A quantise set fitted before the GEMM sets that hold its terms
+ * (model_op_gemm_quant_held). */
+typedef struct {
+    char gpu[64], backend[64], variant[64];
+    double p[MODEL_OP_MAX_PARAMS];
+} quant_fit;
+
+#define QUANT_FITS_MAX 32
+
 typedef struct {
     const op_args *a;
     int fit;
     FILE *w;                       /* --fit: generated C */
+    quant_fit quant[QUANT_FITS_MAX]; /* --fit: the quantise sets, fitted first */
+    int n_quant;
     size_t sets;
     err_accs by_table, by_family;  /* gpu family backend / gpu family */
     size_t unpriced, skipped;
 } tree_ctx;
+
+/* --fit's first pass: the quantise tables' sets, kept for the GEMM sets
+ * whose quantisation they measure. */
+static int visit_quant(const calib_optable_entry *e, void *vctx, sim_err *err)
+{
+    tree_ctx *c = vctx;
+    if (strcmp(e->family, "quantize")) return 0;
+    model_gpu g;
+    if (model_catalog_gpu(e->gpu, &g, err)) return sim_err_wrap(err, SIM_EINVAL, "%s", e->path);
+    model_op_groups gs;
+    int rc = model_op_groups_read(e->path, &gs, err);
+    if (rc) return rc;
+    for (size_t i = 0; i < gs.n && !rc; i++) {
+        model_op_group *gr = &gs.g[i];
+        if (gr->n < (size_t)(4 * model_op_param_count(gr->s[0].q.kind))) continue;
+        if (c->n_quant == QUANT_FITS_MAX) {
+            rc = sim_err_set(err, SIM_ENOMEM, "more than %d quantise sets", QUANT_FITS_MAX);
+            break;
+        }
+        quant_fit *q = &c->quant[c->n_quant];
+        memset(q, 0, sizeof *q);
+        rc = model_op_fit(&g, gr->s, gr->n, 6000, q->p, NULL, err);
+        if (rc) {
+            rc = sim_err_wrap(err, rc, "%s: %s", e->path, gr->variant);
+            break;
+        }
+        snprintf(q->gpu, sizeof q->gpu, "%s", e->gpu);
+        snprintf(q->backend, sizeof q->backend, "%s", e->backend);
+        snprintf(q->variant, sizeof q->variant, "%s", gr->variant);
+        c->n_quant++;
+    }
+    model_op_groups_free(&gs);
+    return rc;
+}
+
+static const double *quant_find(const tree_ctx *c, const char *gpu, const char *backend, const char *variant)
+{
+    for (int i = 0; i < c->n_quant; i++)
+        if (!strcmp(c->quant[i].gpu, gpu) && !strcmp(c->quant[i].backend, backend) &&
+            !strcmp(c->quant[i].variant, variant))
+            return c->quant[i].p;
+    return NULL;
+}
+
+/* --fit of one group: a GEMM set whose quantisation the engine's quantise
+ * tables measure holds those terms (model_op_gemm_quant_held). */
+static int fit_group(const tree_ctx *c, const calib_optable_entry *e, const char *backend, const model_gpu *g,
+                     const model_op_group *gr, double *p, model_op_fit_stats *st, sim_err *err)
+{
+    uint32_t held = 0;
+    if (model_op_gemm_quant_held(backend, gr->variant)) {
+        const double *cs = quant_find(c, e->gpu, backend, "quantize:compute_scale");
+        const double *sm = quant_find(c, e->gpu, backend, "quantize:scale_matrix");
+        if (cs && sm) held = model_op_gemm_quant_set(cs, sm, p);
+    }
+    int rc = model_op_fit_held(g, gr->s, gr->n, 6000, p, held, st, err);
+    const model_op_param_info *info = model_op_params_of(gr->s[0].q.kind);
+    for (int i = 0; !rc && held && i < model_op_param_count(gr->s[0].q.kind); i++)
+        if (held >> i & 1u)
+            fprintf(stderr, "%s %s %s: %s held at the quantise tables' %.4g %s\n", e->gpu, backend, gr->variant,
+                    info[i].name, p[i], info[i].unit);
+    return rc;
+}
 
 static int visit(const calib_optable_entry *e, void *vctx, sim_err *err)
 {
@@ -494,7 +568,7 @@ static int visit(const calib_optable_entry *e, void *vctx, sim_err *err)
         }
         if (c->fit) {
             model_op_fit_stats st;
-            rc = model_op_fit(&g, gr->s, gr->n, 6000, p, &st, err);
+            rc = fit_group(c, e, backend, &g, gr, p, &st, err);
             if (rc) {
                 rc = sim_err_wrap(err, rc, "%s: %s", e->path, gr->variant);
                 break;
@@ -570,7 +644,8 @@ static int run_tree(const op_args *a, int fit)
     }
     sim_err err = {0};
     size_t n_tables = 0;
-    int rc = calib_optable_walk(fit ? a->fit : a->score, a->gpu, visit, &c, &n_tables, &err);
+    int rc = fit ? calib_optable_walk(a->fit, a->gpu, visit_quant, &c, NULL, &err) : 0;
+    if (!rc) rc = calib_optable_walk(fit ? a->fit : a->score, a->gpu, visit, &c, &n_tables, &err);
     if (fit) {
         fprintf(c.w, "};\nconst int32_t model_op_fitted_count = (int32_t)(sizeof model_op_fitted / sizeof "
                      "model_op_fitted[0]);\n");

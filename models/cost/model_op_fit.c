@@ -19,8 +19,19 @@ typedef struct {
     size_t n;
     const model_op_param_info *info;
     int np;
-    double robust; /* soft-L1 scale of the log residual; 0: plain least squares */
+    double robust;        /* soft-L1 scale of the log residual; 0: plain least squares */
+    const double *held_p; /* every parameter's value; the held ones stay at it */
+    int free_i[MODEL_OP_MAX_PARAMS], nfree; /* the fitted parameters' indices */
 } fit_ctx;
+
+static double to_param(const model_op_param_info *pi, double x);
+
+/* The full parameter vector of c at the free parameters' search point x. */
+static void params_at(const fit_ctx *c, const gsl_vector *x, double *p)
+{
+    for (int i = 0; i < c->np; i++) p[i] = c->held_p[i];
+    for (int j = 0; j < c->nfree; j++) p[c->free_i[j]] = to_param(&c->info[c->free_i[j]], gsl_vector_get(x, (size_t)j));
+}
 
 /* Unconstrained x → parameter in [lo, hi], log-uniform. */
 static double to_param(const model_op_param_info *pi, double x)
@@ -41,7 +52,7 @@ static int resid(const gsl_vector *x, void *data, gsl_vector *f)
 {
     const fit_ctx *c = data;
     double p[MODEL_OP_MAX_PARAMS];
-    for (int i = 0; i < c->np; i++) p[i] = to_param(&c->info[i], gsl_vector_get(x, (size_t)i));
+    params_at(c, x, p);
     for (size_t i = 0; i < c->n; i++) {
         const model_op_sample *s = &c->s[c->idx[i]];
         double t = model_op_time(c->g, &s->q, p, NULL);
@@ -125,20 +136,21 @@ static int fit_from(const fit_ctx *c, const double *start, double *out, double *
     const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
     gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
     fp.trs = gsl_multifit_nlinear_trs_lm;
-    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, c->n, (size_t)c->np);
-    gsl_vector *x = gsl_vector_alloc((size_t)c->np);
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &fp, c->n, (size_t)c->nfree);
+    gsl_vector *x = gsl_vector_alloc((size_t)c->nfree);
     if (!w || !x) {
         if (w) gsl_multifit_nlinear_free(w);
         if (x) gsl_vector_free(x);
         return GSL_ENOMEM;
     }
-    for (int i = 0; i < c->np; i++) gsl_vector_set(x, (size_t)i, from_param(&c->info[i], start[i]));
+    for (int j = 0; j < c->nfree; j++)
+        gsl_vector_set(x, (size_t)j, from_param(&c->info[c->free_i[j]], start[c->free_i[j]]));
     gsl_multifit_nlinear_fdf fdf;
     memset(&fdf, 0, sizeof fdf);
     fdf.f = resid;
     fdf.df = NULL; /* finite differences */
     fdf.n = c->n;
-    fdf.p = (size_t)c->np;
+    fdf.p = (size_t)c->nfree;
     fdf.params = (void *)c;
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     int info_code = 0;
@@ -146,8 +158,7 @@ static int fit_from(const fit_ctx *c, const double *start, double *out, double *
     if (rc == GSL_SUCCESS) rc = gsl_multifit_nlinear_driver(200, 1e-8, 1e-8, 1e-8, NULL, NULL, &info_code, w);
     gsl_set_error_handler(old);
     /* Reaching the iteration cap still leaves the best point found. */
-    const gsl_vector *best = gsl_multifit_nlinear_position(w);
-    for (int i = 0; i < c->np; i++) out[i] = to_param(&c->info[i], gsl_vector_get(best, (size_t)i));
+    params_at(c, gsl_multifit_nlinear_position(w), out);
     double chi = 0;
     gsl_blas_ddot(gsl_multifit_nlinear_residual(w), gsl_multifit_nlinear_residual(w), &chi);
     *cost = chi;
@@ -160,22 +171,34 @@ static int fit_from(const fit_ctx *c, const double *start, double *out, double *
 int model_op_fit(const model_gpu *g, const model_op_sample *s, size_t n, size_t max_rows, double *p,
                  model_op_fit_stats *st, sim_err *err)
 {
+    return model_op_fit_held(g, s, n, max_rows, p, 0, st, err);
+}
+
+int model_op_fit_held(const model_gpu *g, const model_op_sample *s, size_t n, size_t max_rows, double *p,
+                      uint32_t held, model_op_fit_stats *st, sim_err *err)
+{
     if (!n) return sim_err_set(err, SIM_EINVAL, "no rows to fit");
     const model_op_kind kind = s[0].q.kind;
     const model_op_param_info *info = model_op_params_of(kind);
     const int np = model_op_param_count(kind);
     if (!info || np <= 0) return sim_err_set(err, SIM_EINVAL, "op kind %d has no parameters", (int)kind);
     size_t use = max_rows && n > max_rows ? max_rows : n;
+    if (held && !p) return sim_err_set(err, SIM_EINVAL, "held parameters need their values in p");
     if (use < (size_t)np) return sim_err_set(err, SIM_EINVAL, "%zu rows cannot fit %d parameters", use, np);
     size_t *idx = malloc(use * sizeof *idx);
     if (!idx) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     for (size_t i = 0; i < use; i++) idx[i] = (size_t)((double)i * (double)n / (double)use);
-    fit_ctx c = {g, s, idx, use, info, np, 0};
-
     double start[MODEL_OP_MAX_PARAMS] = {0};
-    for (int i = 0; i < np; i++) start[i] = p && p[i] > 0 ? p[i] : info[i].init;
+    for (int i = 0; i < np; i++) start[i] = (held >> i & 1u) || (p && p[i] > 0) ? p[i] : info[i].init;
+    fit_ctx c = {g, s, idx, use, info, np, 0, start, {0}, 0};
+    for (int i = 0; i < np; i++)
+        if (!(held >> i & 1u)) c.free_i[c.nfree++] = i;
+    if (!c.nfree) {
+        free(idx);
+        return sim_err_set(err, SIM_EINVAL, "every parameter held: nothing to fit");
+    }
     int alt = 0;
-    for (int i = 0; i < np; i++) alt |= info[i].alt > 0;
+    for (int i = 0; i < np; i++) alt |= info[i].alt > 0 && !(held >> i & 1u);
 
     double out[MODEL_OP_MAX_PARAMS], cost = 0;
     int iters = 0;
@@ -186,7 +209,7 @@ int model_op_fit(const model_gpu *g, const model_op_sample *s, size_t n, size_t 
         int it2 = 0;
         memcpy(s2, start, sizeof s2);
         for (int i = 0; i < np; i++)
-            if (info[i].alt > 0) s2[i] = info[i].alt;
+            if (info[i].alt > 0 && !(held >> i & 1u)) s2[i] = info[i].alt;
         int rc2 = fit_from(&c, s2, o2, &c2, &it2);
         if ((rc2 == GSL_SUCCESS || rc2 == GSL_EMAXITER || rc2 == GSL_ENOPROG) && c2 < cost) {
             memcpy(out, o2, sizeof out);

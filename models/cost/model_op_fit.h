@@ -5,6 +5,7 @@
  * same whatever its size; MoE sets then take a second pass from that
  * point under a soft-L1 loss of scale 0.1 (residuals beyond ~10 % weigh
  * linearly: whole groups measured on another path stop steering them).
+ * Parameters may be held at given values (model_op_fit_held).
  * Each parameter is searched inside its
  * [lo, hi] range of model_op_param_info (a logistic map of an
  * unconstrained variable onto the log of the range), so a fit cannot
@@ -20,6 +21,7 @@
 #include "model_op.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     model_op_query q;
@@ -36,6 +38,14 @@ typedef struct {
  * for samples of one kind on GPU g. */
 int model_op_fit(const model_gpu *g, const model_op_sample *s, size_t n, size_t max_rows, double *p,
                  model_op_fit_stats *st, sim_err *err);
+
+/* The same fit with the parameters whose bit is set in held (bit i:
+ * parameter i) held at their values in p (p required), the others fitted:
+ * a term another table measures (a GEMM set's activation quantisation,
+ * model_op_gemm_quant_of) stays what that table says. SIM_EINVAL when
+ * every parameter is held. */
+int model_op_fit_held(const model_gpu *g, const model_op_sample *s, size_t n, size_t max_rows, double *p,
+                      uint32_t held, model_op_fit_stats *st, sim_err *err);
 
 /* Error statistics of p on the samples (pred/meas − 1: median of the
  * absolute, its 90th percentile, median signed = bias). */

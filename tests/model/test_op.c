@@ -1041,6 +1041,77 @@ static void check_gemm_host_floor(void)
     CHECK(gemm_us(&g, "fp8_block", sv->p, 16, 7168, 2048, 0) < 40);
 }
 
+/* A per-tensor fp8 GEMM table times the engine's dynamic quantisation
+ * with the GEMM: TensorRT-LLM 1.3's B200 rows take 12.4 us at 4 x 32 x 32
+ * and 26.1 us at 4 x 8192 x 8192, where the bf16 GEMM takes 1.7 and 25.4.
+ * Its quantise tables time the two passes alone (compute_scale from 7.9 us,
+ * scale_matrix from 1.75 us), so the GEMM sets hold quant_us and quant_mem
+ * at those tables' values (model_op_gemm_quant_set) and the fit gives the
+ * GEMM kernel the rest; serving, which fuses the quantisation, pays that
+ * kernel alone (TensorRT-LLM's tables; vLLM's GEMM table quantises on
+ * another path, model_op.c). Checked: both generated TensorRT-LLM gemm:fp8
+ * sets hold their quantise sets' values; the table row is priced within 15 %;
+ * the served small GEMM costs under a third of the table's; and a fit with
+ * held parameters returns them unchanged. */
+static void check_gemm_quant_held(void)
+{
+    static const char *const gpus[] = {"h100_sxm", "b200_sxm"}, *const backends[] = {"trtllm"};
+    int coupled = 0;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 1; j++) {
+            const model_op_paramset *cs = model_op_lookup_gpu(gpus[i], backends[j], "quantize:compute_scale");
+            const model_op_paramset *sm = model_op_lookup_gpu(gpus[i], backends[j], "quantize:scale_matrix");
+            const model_op_paramset *gm = model_op_lookup_gpu(gpus[i], backends[j], "gemm:fp8");
+            if (!cs || !sm || !gm) continue;
+            double want[MODEL_OP_MAX_PARAMS];
+            memcpy(want, gm->p, sizeof want);
+            uint32_t held = model_op_gemm_quant_set(cs->p, sm->p, want);
+            for (int k = 0; k < MODEL_OP_MAX_PARAMS; k++)
+                if (held >> k & 1u)
+                    CHECK_MSG(fabs(gm->p[k] / want[k] - 1) < 1e-4, "%s %s gemm:fp8 parameter %d: %g, the quantise "
+                              "tables say %g", gpus[i], backends[j], k, gm->p[k], want[k]);
+            coupled++;
+        }
+    CHECK(coupled == 2);
+    CHECK(model_op_gemm_quant_held("trtllm", "gemm:fp8") && !model_op_gemm_quant_held("trtllm", "gemm:fp8_block") &&
+          !model_op_gemm_quant_held("trtllm", "gemm:nvfp4") && !model_op_gemm_quant_held("vllm", "gemm:fp8"));
+
+    model_gpu g;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("b200", &g, &err) == 0, "%s", err.msg);
+    const model_op_paramset *ps = model_op_lookup(&g, "trtllm", "gemm:fp8");
+    REQUIRE_OR(ps != NULL, return);
+    model_op_query q = query_of(MODEL_OPK_GEMM, "fp8", NULL, NULL, NULL);
+    q.f[MODEL_OPF_M] = 4, q.f[MODEL_OPF_N] = 8192, q.f[MODEL_OPF_K] = 8192;
+    double table = model_op_time(&g, &q, ps->p, &err) * 1e6;
+    CHECK_MSG(fabs(table / 26.1 - 1) < 0.15, "4 x 8192 x 8192 priced %.1f us as the table times it (26.1)", table);
+    q = query_of(MODEL_OPK_GEMM, "fp8", NULL, "fused_quant", NULL);
+    q.f[MODEL_OPF_M] = 4, q.f[MODEL_OPF_N] = 32, q.f[MODEL_OPF_K] = 32;
+    double served = model_op_time(&g, &q, ps->p, &err) * 1e6;
+    printf("trtllm b200 fp8: 4x8192x8192 table %.1f us; 4x32x32 served %.1f us (table 12.4)\n", table, served);
+    CHECK_MSG(served < 12.4 / 3, "the served small fp8 GEMM costs %.1f us", served);
+
+    /* The fit keeps what it is told to hold. */
+    enum { N = 48 };
+    static model_op_sample smp[N];
+    size_t n = 0;
+    for (int a = 0; a < 6; a++)
+        for (int b = 0; b < 8; b++, n++) {
+            smp[n].q = query_of(MODEL_OPK_GEMM, "fp8", NULL, NULL, NULL);
+            smp[n].q.f[MODEL_OPF_M] = (double)(1 << (2 * a)), smp[n].q.f[MODEL_OPF_N] = 512.0 * (b + 1);
+            smp[n].q.f[MODEL_OPF_K] = 4096;
+            smp[n].t = model_op_time(&g, &smp[n].q, ps->p, &err);
+            REQUIRE(smp[n].t > 0);
+        }
+    double fp[MODEL_OP_MAX_PARAMS];
+    memcpy(fp, ps->p, sizeof fp);
+    fp[4] = 3.0, fp[5] = 0.4;
+    model_op_fit_stats st;
+    REQUIRE_MSG(model_op_fit_held(&g, smp, n, 0, fp, 1u << 4 | 1u << 5, &st, &err) == 0, "%s", err.msg);
+    CHECK(fp[4] == 3.0 && fp[5] == 0.4);
+    CHECK(model_op_fit_held(&g, smp, n, 0, fp, 0x7ffu, &st, &err) != 0);
+}
+
 /* Attention kernels as sets of their own and the two attention terms,
  * against rows of the shared B200 tables. SGLang 0.5.14's tables mix its
  * default backend (trtllm_mha) with Triton and FlashInfer rows in one
@@ -1337,6 +1408,7 @@ static const test_case cases[] = {
     {"quant_rows", check_quant_rows},
     {"gemm_waves", check_gemm_waves},
     {"gemm_host_floor", check_gemm_host_floor},
+    {"gemm_quant_held", check_gemm_quant_held},
     {"attn_kernels", check_attn_kernels},
     {"attn_tiles_l2", check_attn_tiles_l2},
     {"gen_attn_step_overlap", check_gen_attn_step_overlap},
