@@ -208,6 +208,8 @@ static const model_op_param_info P_DSA_MODULE[] = {
      "still walks", 0.99, 0.001, 1, 0.01, 0},
     {"topk_us", "SM*us", "indexer: the top-k selection's work per query row whose context exceeds the top-k (0: "
      "none)", 20, 0.001, 1000, 0, 1},
+    {"lgt_bytes", "bytes", "indexer prefill: HBM bytes per slot of the fp32 logit buffer of the batch's new tokens "
+     "x all its requests' keys that lies outside the query's own keys (0: none)", 1, 0.001, 64, 0, 1},
 };
 
 #define NP(a) ((int)(sizeof a / sizeof a[0]))
@@ -965,10 +967,15 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
     }
     double itc = 2.0 * IH * ID * pairs / (p8 * p[5]);
     double imm = (keys * ID * (1.0 + 4.0 / 128.0) + pairs * 4.0 * 2.0) / (g->hbm_bw * p[3]);
+    /* Prefill scores the batch's new tokens against the concatenation of
+     * every request's keys: a [tokens, keys] fp32 logit buffer of which a
+     * query owns its request's causal slots; p[10] bytes of HBM traffic per
+     * other slot (0: none; decode's buffer is per request). */
+    double span = ctx_phase && p[10] > 0 ? p[10] * fmax(0, tokens * keys - pairs) / g->hbm_bw : 0;
     /* skip_indexer: a layer that reuses another layer's top-k selection. */
     const int has_idx = r->dsa_part < 3;
     /* The top-k's selection per query row with more keys than it keeps (p[9] SM·µs; 0: none). */
-    double indexer = has_idx ? smax(itc, imm) + rows * p[9] * US / g->sms : 0;
+    double indexer = has_idx ? smax(itc, imm) + rows * p[9] * US / g->sms + span : 0;
     if (r->dsa_part == 1) return p[0] * US + dsa_host(q, p[6], attn);
     if (r->dsa_part == 2) return dsa_host(q, p[7], indexer);
     if (!dense) wproj += widx;
