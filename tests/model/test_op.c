@@ -1162,6 +1162,86 @@ static void check_gemm_quant_held(void)
     CHECK(model_op_fit_held(&g, smp, n, 0, fp, 0x7ffu, &st, &err) != 0);
 }
 
+/* op --fit over a tree fits the quantise tables first and holds a
+ * TensorRT-LLM gemm:fp8 set's quantisation at theirs: a B200 tree of rows
+ * priced by the compiled sets (compute_scale, scale_matrix, gemm:fp8)
+ * fits back a gemm:fp8 set whose quant_us is the two fitted floors summed. */
+static void write_rows(const char *path, const char *head, const model_gpu *g, const model_op_paramset *ps,
+                       model_op_kind kind, const char *dtype, const char *variant, int gemm)
+{
+    FILE *f = fopen(path, "w");
+    REQUIRE_OR(f != NULL, return);
+    fprintf(f, "%s\n", head);
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) {
+            model_op_query q = query_of(kind, dtype, NULL, variant, NULL);
+            double m = (double)(1 << (2 * a)), x = 1024.0 * (b + 1);
+            q.f[MODEL_OPF_M] = m, q.f[MODEL_OPF_K] = gemm ? 4096 : x;
+            if (gemm) q.f[MODEL_OPF_N] = x;
+            double ms = model_op_time(g, &q, ps->p, NULL) * 1e3;
+            if (gemm)
+                fprintf(f, "TRTLLM,1.0,NVIDIA B200,gemm,torch_flow,fp8,%g,%g,4096,%.9g\n", m, x, ms);
+            else
+                fprintf(f, "TRTLLM,1.0,NVIDIA B200,%s,torch_ops,%g,%g,fp8,%.9g\n", variant, m, x, ms);
+        }
+    fclose(f);
+}
+
+static void check_fit_holds_quant(void)
+{
+    model_gpu g;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("b200", &g, &err) == 0, "%s", err.msg);
+    const model_op_paramset *cs = model_op_lookup(&g, "trtllm", "quantize:compute_scale");
+    const model_op_paramset *sm = model_op_lookup(&g, "trtllm", "quantize:scale_matrix");
+    const model_op_paramset *gm = model_op_lookup(&g, "trtllm", "gemm:fp8");
+    REQUIRE_OR(cs && sm && gm, return);
+    char root[256], dir[512], path[640], cmd[2048];
+    snprintf(root, sizeof root, "test_op_tree_%d", (int)getpid());
+    static const char *const dirs[] = {"", "/b200_sxm", "/b200_sxm/quantize", "/b200_sxm/quantize/trtllm-1.0",
+                                       "/b200_sxm/gemm", "/b200_sxm/gemm/trtllm-1.0"};
+    for (size_t i = 0; i < 6; i++) {
+        snprintf(dir, sizeof dir, "%s%s", root, dirs[i]);
+        snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+        REQUIRE(run_cmd(cmd) == 0);
+    }
+    const char *qh = "framework,version,device,op_name,kernel_source,m,k,quant_dtype,latency";
+    snprintf(path, sizeof path, "%s/b200_sxm/quantize/trtllm-1.0/computescale_perf.csv", root);
+    write_rows(path, qh, &g, cs, MODEL_OPK_QUANT, "fp8", "compute_scale", 0);
+    snprintf(path, sizeof path, "%s/b200_sxm/quantize/trtllm-1.0/scale_matrix_perf.csv", root);
+    write_rows(path, qh, &g, sm, MODEL_OPK_QUANT, "fp8", "scale_matrix", 0);
+    snprintf(path, sizeof path, "%s/b200_sxm/gemm/trtllm-1.0/gemm_perf.csv", root);
+    write_rows(path, "framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency", &g, gm, MODEL_OPK_GEMM,
+               "fp8", NULL, 1);
+    snprintf(path, sizeof path, "%s.c", root);
+    snprintf(cmd, sizeof cmd, "'%s' op --fit %s --gpu b200_sxm > %s 2> %s.err", bin, root, path, path);
+    REQUIRE(run_cmd(cmd) == 0);
+    char *c = test_slurp(path);
+    snprintf(cmd, sizeof cmd, "%s.err", path);
+    char *e = test_slurp(cmd);
+    REQUIRE_OR(c && e, goto out);
+    CHECK(strstr(e, "gemm:fp8: quant_us held at the quantise tables'") != NULL);
+    double v[3][MODEL_OP_MAX_PARAMS];
+    static const char *const keys[] = {"\"quantize:compute_scale\", {", "\"quantize:scale_matrix\", {",
+                                       "\"gemm:fp8\", {"};
+    for (int i = 0; i < 3; i++) {
+        const char *at = strstr(c, keys[i]);
+        REQUIRE_OR(at != NULL, goto out);
+        at += strlen(keys[i]);
+        for (int j = 0; j < 6; j++) {
+            char *end;
+            v[i][j] = strtod(at, &end);
+            at = end + 1;
+        }
+    }
+    CHECK_MSG(fabs(v[2][4] / (v[0][0] + v[1][0]) - 1) < 1e-3, "quant_us %g, floors %g + %g", v[2][4], v[0][0],
+              v[1][0]);
+out:
+    free(c), free(e);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s.err'", root, path, path);
+    (void)run_cmd(cmd);
+}
+
 /* Attention kernels as sets of their own and the two attention terms,
  * against rows of the shared B200 tables. SGLang 0.5.14's tables mix its
  * default backend (trtllm_mha) with Triton and FlashInfer rows in one
@@ -1460,6 +1540,7 @@ static const test_case cases[] = {
     {"gemm_waves", check_gemm_waves},
     {"gemm_host_floor", check_gemm_host_floor},
     {"gemm_quant_held", check_gemm_quant_held},
+    {"fit_holds_quant", check_fit_holds_quant},
     {"attn_kernels", check_attn_kernels},
     {"attn_tiles_l2", check_attn_tiles_l2},
     {"gen_attn_step_overlap", check_gen_attn_step_overlap},
