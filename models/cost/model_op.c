@@ -68,8 +68,9 @@ static const model_op_param_info P_ATTN[] = {P_ATTN_ROWS};
  * 128 FMAs): at head_dim 64 a score costs as many SFU clocks as its 2·(64 +
  * 64) MMA FLOPs take on the tensor cores' bf16 rate over 16. Then the
  * kernel's tile of q_tile rows: the masked parts of the diagonal and
- * window-edge tiles scored, and the longest CTA as a bound. 0: the term
- * left out (sets fitted before it). */
+ * window-edge tiles scored, and the longest CTA as a bound. Then the
+ * kernel's key block: a windowed tile walks its key span in whole blocks
+ * of kv_blk bytes of K. 0: the term left out (sets fitted before it). */
 static const model_op_param_info P_CTX_ATTN[] = {
     P_ATTN_ROWS,
     {"eff_exp", "fraction", "fraction of the SFU exponential rate (FP32 peak / 16) the softmax's exponentials get, "
@@ -77,6 +78,9 @@ static const model_op_param_info P_CTX_ATTN[] = {
     {"q_tile", "rows", "query rows (and keys) of one MMA tile: a tile on the causal diagonal or a window's edge "
      "scores whole, and the grid lasts at least its longest CTA (0: exact pairs, no such bound)", 128, 16, 512, 0,
      1},
+    {"kv_blk", "KiB", "bytes of one K block of the kernel's key loop (its keys: kv_blk / (head_dim x KV bytes)); a "
+     "window's query tile starts its key span at any key, so it scores one block's keys more than the span on "
+     "average (0: none)", 16, 1, 512, 0, 1},
 };
 /* Generation attention (GQA/MHA decode): P_ATTN plus the head-group limit
  * of the grouped kernel and the CUDA-core rate of the per-head kernel that
@@ -719,12 +723,22 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
     return t;
 }
 
+/* Context attention's tiling (P_CTX_ATTN's last three; all 0 for the
+ * MLA and DSA prefill kernels, priced without them). */
+typedef struct {
+    double exp_eff; /* fraction of the SFU exponential rate (0: exponentials not priced) */
+    double q_tile;  /* query rows of one MMA tile (0: exact pairs, no longest-CTA bound) */
+    double kv_keys; /* keys of one block of the key loop (0: a window's span priced exact) */
+} ctx_tiling;
+
+static const ctx_tiling CTX_UNTILED = {0, 0, 0};
+
 /* Context attention (also MLA prefill with its head dims). */
 static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, double heads, double kvh, double dqk,
-                         double dv, double window, double peak, double kvb, double exp_eff, double q_tile,
+                         double dv, double window, double peak, double kvb, const ctx_tiling *tl,
                          const double *p)
 {
-    const double S = g->sms;
+    const double S = g->sms, exp_eff = tl->exp_eff, q_tile = tl->q_tile;
     /* New tokens see the cached prefix (window-capped) and the causal chunk. */
     double seen = window > 0 && window < prefix ? window : prefix;
     double pairs = b * (causal_pairs(s, window) + s * seen);
@@ -732,7 +746,13 @@ static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, 
      * tile on the causal diagonal scores its whole square, a windowed tile
      * every key of its rows' union (q_tile - 1 more per row). */
     const double rows = q_tile < s ? q_tile : s, keys = window > 0 && window < s + seen ? window : s + seen;
-    if (q_tile > 0) pairs += b * s * (rows - 1) * (keys < s + seen ? 1.0 : 0.5);
+    const int windowed = keys < s + seen;
+    if (q_tile > 0) pairs += b * s * (rows - 1) * (windowed ? 1.0 : 0.5);
+    /* A windowed tile's key span starts at any key, so its loop walks it in
+     * (span - 1) / kv_keys + 1 blocks on average: kv_keys - 1 keys more
+     * per row (a causal tile's span starts at key 0, on a block edge). */
+    const double blk = windowed && tl->kv_keys > 1 ? tl->kv_keys - 1 : 0;
+    pairs += b * s * blk;
     double flops = 2.0 * heads * (dqk + dv) * pairs;
     double ctas = b * heads * ceil(s / 128);
     double tc = flops / (peak * p[1] * wave_eff(ctas, S));
@@ -744,9 +764,9 @@ static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, 
     /* The grid lasts at least its longest CTA: a sequence's last tile
      * against every key it sees, on one SM. */
     if (q_tile > 0) {
-        double one = rows * (keys + rows - 1), tl = 2.0 * (dqk + dv) * one / (peak * p[1] / S);
-        if (exp_eff > 0) tl = smax(tl, one / (sfu * exp_eff / S));
-        tc = smax(tc, tl);
+        double one = rows * (keys + rows - 1 + blk), tlong = 2.0 * (dqk + dv) * one / (peak * p[1] / S);
+        if (exp_eff > 0) tlong = smax(tlong, one / (sfu * exp_eff / S));
+        tc = smax(tc, tlong);
     }
     return p[0] * US + (ctas * p[2] + b * p[4]) * US / S + smax(tc, tmm);
 }
@@ -862,7 +882,7 @@ static double t_mla_module(const model_gpu *g, const model_op_query *q, const mo
     double attn, tokens, wproj;
     if (ctx_phase) {
         tokens = b * s;
-        attn = t_ctx_attn(g, b, s, 0, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, 0, 0, ap);
+        attn = t_ctx_attn(g, b, s, 0, h, h, MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16, 2, &CTX_UNTILED, ap);
         /* q_a, kv_a, q_b, kv_b (latent → per-head K/V), o per token. */
         wproj = mla_proj(MLA_HIDDEN, MLA_Q_LORA, MLA_KV_LORA, MLA_ROPE, MLA_NOPE, MLA_V, h, 1);
     } else {
@@ -947,7 +967,7 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
     if (ctx_phase) {
         tokens = b * s;
         if (dense) /* per-head K/V expanded from the latent in bf16, all causal keys */
-            attn = t_ctx_attn(g, b, s, F(STEP), h, h, NO + RO, V, 0, g->flops_bf16, 2, 0, 0, ap);
+            attn = t_ctx_attn(g, b, s, F(STEP), h, h, NO + RO, V, 0, g->flops_bf16, 2, &CTX_UNTILED, ap);
         else
             attn = t_dsa_sparse_prefill(g, b, s, F(STEP), h, TK, KL + RO, KL, p);
         wproj = mla_proj(H, QL, KL, RO, NO, V, h, 1);
@@ -1240,8 +1260,10 @@ static inline int op_fields_ok(const model_op_query *q, sim_err *err)
 static double q_ctx_attn(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
 {
     double peak = r->attn_fp8 && g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
+    /* kv_blk (p[7], KiB) of K a block: its keys at this head_dim and KV format. */
+    const ctx_tiling tl = {p[5], p[6], p[7] > 0 ? p[7] * 1024.0 / (F(HEAD_DIM) * r->kv_bytes) : 0};
     return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(KV_HEADS), F(HEAD_DIM), F(HEAD_DIM), F(WINDOW), peak,
-                      r->kv_bytes, p[5], p[6], p);
+                      r->kv_bytes, &tl, p);
 }
 
 /* Generation attention (GQA/MHA) over the context, or the window when shorter. */
@@ -1307,7 +1329,7 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
     case MODEL_OPK_CTX_MLA:
         NEED(BATCH); NEED(ISL); NEED(HEADS);
         return t_ctx_attn(g, F(BATCH), F(ISL), F(STEP), F(HEADS), F(HEADS), MLA_NOPE + MLA_ROPE, MLA_V, 0, g->flops_bf16,
-                          r->kv_bytes, 0, 0, p);
+                          r->kv_bytes, &CTX_UNTILED, p);
     case MODEL_OPK_GEN_MLA:
         NEED(BATCH); NEED(HEADS);
         return q_gen_mla(g, q, r, p);

@@ -1405,6 +1405,45 @@ static void check_gen_attn_step_overlap(void)
     CHECK(s32 < t32);
 }
 
+/* A windowed prefill tile's key blocks (TensorRT-LLM 1.3.0rc20, H100, one
+ * sequence of 16384 tokens, 64 query / 8 KV heads, head_dim 64, a
+ * 128-token window): 654.1 us with a bf16 KV cache, 870.6 us with an fp8
+ * one (1.33x), where without the window the fp8 cache is the faster
+ * (4063 against 4822 us): a block of kv_blk bytes holds twice the keys in
+ * fp8, and a tile whose key span starts at any key scores one block more
+ * than the span on average. A 64-token sequence (17.5 us, the floor) and
+ * the causal rows are priced as without the term. */
+static void check_ctx_attn_kv_block(void)
+{
+    model_gpu h;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    const model_op_kind CTX = MODEL_OPK_CTX_ATTN;
+    const int KV_BLK = 7;
+    const attn_shape w = {1, 16384, 0, 64, 8, 64, 128}, c = {1, 16384, 0, 64, 8, 64, 0}, sh = {1, 64, 0, 64, 8, 64, 128};
+    double wb = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", w, -1);
+    double wf = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "fp8", "", w, -1);
+    double wb_off = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", w, KV_BLK);
+    double wf_off = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "fp8", "", w, KV_BLK);
+    double cb = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", c, -1);
+    double cf = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "fp8", "", c, -1);
+    double cb_off = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", c, KV_BLK);
+    double s = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", sh, -1);
+    double s_off = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", sh, KV_BLK);
+    printf("trtllm h100 prefill 16384 tokens, window 128: %.1f us bf16 KV (654.1), %.1f fp8 KV (870.6); kv_blk 0: "
+           "%.1f, %.1f; causal %.1f (4821.9), %.1f fp8 KV (4063.4); 64 tokens %.1f (17.5)\n",
+           wb, wf, wb_off, wf_off, cb, cf, s);
+    CHECK_NEAR(wb / 654.1, 1.0, 0.15);
+    CHECK_NEAR(wf / 870.6, 1.0, 0.15);
+    CHECK(fabs(wb / 654.1 - 1) < fabs(wb_off / 654.1 - 1) && fabs(wf / 870.6 - 1) < fabs(wf_off / 870.6 - 1));
+    /* The fp8 cache's larger blocks: slower windowed, not causal. */
+    CHECK_MSG(wf / wb > 1.15 && cf < cb, "window fp8 / bf16 KV %.2f (1.33), causal %.2f (0.84)", wf / wb, cf / cb);
+    CHECK_NEAR(cb / 4821.9, 1.0, 0.25);
+    /* Causal tiles and a window wider than the sequence: the term prices nothing. */
+    CHECK(cb == cb_off && s == s_off);
+    CHECK_NEAR(s / 17.5, 1.0, 0.2);
+}
+
 /* MLA's batched GEMMs with their operands in L2 (TensorRT-LLM 1.3.0rc20,
  * H100, bf16, the post-attention BMM of 128 heads, latent 512 -> v 128):
  * 128 tokens take 9.40 us, 256 tokens 25.13 us (2.67x for twice the
@@ -1544,6 +1583,7 @@ static const test_case cases[] = {
     {"attn_kernels", check_attn_kernels},
     {"attn_tiles_l2", check_attn_tiles_l2},
     {"gen_attn_step_overlap", check_gen_attn_step_overlap},
+    {"ctx_attn_kv_block", check_ctx_attn_kv_block},
     {"mla_bmm_l2", check_mla_bmm_l2},
     {"sglang_fp8_prefill", check_sglang_fp8_prefill},
     {"moe_routing", check_moe_routing},
