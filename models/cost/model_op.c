@@ -1385,17 +1385,17 @@ const char *model_op_table_gpu(const model_gpu *g)
 }
 
 /* The set of variant on table GPU gpu: the backend's, or (backend NULL or
- * "") the one fitted on most rows, host-bound sets left out when
- * skip_host_bound (model_op_set_host_bound). */
+ * "") the one fitted on most rows, the sets serving does not run left out
+ * when skip_not_served (model_op_set_not_served). */
 static const model_op_paramset *lookup_set(const char *gpu, const char *backend, const char *variant,
-                                           int skip_host_bound)
+                                           int skip_not_served)
 {
     if (!gpu) return NULL;
     const model_op_paramset *best = NULL;
     for (int32_t i = 0; i < model_op_fitted_count; i++) {
         const model_op_paramset *s = &model_op_fitted[i];
         if (strcmp(s->gpu, gpu) || strcmp(s->variant, variant)) continue;
-        if (skip_host_bound && model_op_set_host_bound(s)) continue;
+        if (skip_not_served && model_op_set_not_served(s)) continue;
         if (backend && *backend) {
             if (!strcmp(s->backend, backend)) return s;
         } else if (!best || s->rows > best->rows) {
@@ -1427,9 +1427,33 @@ const model_op_paramset *model_op_lookup_serving(const model_gpu *g, const char 
     return model_op_serving_of(model_op_lookup(g, backend, variant));
 }
 
+/* Tables that time a kernel the engine does not serve with. TensorRT-LLM
+ * autotunes its FP4 GEMM at start-up (its nvfp4_gemm op picks a tactic per
+ * shape bucket); its per-op table times the op outside that, and at
+ * decode sizes its rows stream the weights at 1.7-2.1 TB/s on B200
+ * (8192 x 8192, m = 4-64: 22.5-23.0 us) where the FP4 kernels of vLLM's
+ * and SGLang's tables (FlashInfer's) reach 2.8-3.6 TB/s (12.7-15.7 us).
+ * Priced with its own set, TensorRT-LLM's B200 NVFP4 deployments decode
+ * 10-17 % slower than measured in every model and version of
+ * silicon-dev.csv (Llama-3.1-70B +16.8 %, DeepSeek-R1/V3 +10.7 to +15.7 %
+ * median); with the FlashInfer set, -0.8 % (docs/cost-model.md). */
+static const struct {
+    const char *backend, *variant;
+} UNTUNED[] = {{"trtllm", "gemm:nvfp4"}};
+
+const char *model_op_set_not_served(const model_op_paramset *s)
+{
+    if (!s) return NULL;
+    if (model_op_set_host_bound(s)) return "host-bound";
+    for (size_t i = 0; i < sizeof UNTUNED / sizeof UNTUNED[0]; i++)
+        if (!strcmp(s->backend, UNTUNED[i].backend) && !strcmp(s->variant, UNTUNED[i].variant))
+            return "timed outside the engine's kernel autotuning";
+    return NULL;
+}
+
 const model_op_paramset *model_op_serving_of(const model_op_paramset *s)
 {
-    if (!model_op_set_host_bound(s)) return s;
+    if (!model_op_set_not_served(s)) return s;
     const model_op_paramset *best = lookup_set(s->gpu, NULL, s->variant, 1);
     return best ? best : s;
 }

@@ -267,12 +267,18 @@ const model_op_paramset *model_op_lookup(const model_gpu *g, const char *backend
  * kernel's small-shape GPU time and the set's floors were never measured
  * (vLLM's block-fp8 GEMMs: 92 us a call on H100, 211 on B200). */
 int model_op_set_host_bound(const model_op_paramset *s);
-/* The set that prices variant in serving: model_op_lookup's, unless that
- * set is host-bound and another backend has a set of the same variant on
- * g's table GPU that is not (the most rows of those; the same kernel
- * library, DeepGEMM, timed without the host floor). */
+/* Why serving does not price s's variant with s (NULL: it does): its table
+ * was host-bound (model_op_set_host_bound), or it times a kernel the engine
+ * does not serve with (TensorRT-LLM's FP4 GEMM outside its autotuning;
+ * model_op.c lists them with the evidence). */
+const char *model_op_set_not_served(const model_op_paramset *s);
+/* The set that prices variant in serving: model_op_lookup's, unless serving
+ * does not run that set's kernel (model_op_set_not_served) and another
+ * backend has a set of the same variant on g's table GPU that it does (the
+ * most rows of those: the same kernel library, DeepGEMM, timed without the
+ * host floor; FlashInfer's FP4 GEMM for TensorRT-LLM's untuned one). */
 const model_op_paramset *model_op_lookup_serving(const model_gpu *g, const char *backend, const char *variant);
-/* The set that prices s's variant in serving (s itself unless host-bound; NULL: NULL). */
+/* The set that prices s's variant in serving (s itself when served; NULL: NULL). */
 const model_op_paramset *model_op_serving_of(const model_op_paramset *s);
 /* Same with the table GPU named explicitly ("h100_sxm"). */
 const model_op_paramset *model_op_lookup_gpu(const char *table_gpu, const char *backend, const char *variant);

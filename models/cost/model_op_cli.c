@@ -209,9 +209,9 @@ static int run_single(const op_args *a)
                 v, g.name, a->params_gpu ? a->params_gpu : model_op_table_gpu(&g) ? model_op_table_gpu(&g) : "none");
         return EXIT_FAIL;
     }
-    /* Serving prices a host-bound table's variant with another engine's
-     * set (model_op_serving_of); the table's eager loop times the
-     * backend's own set with its host floor. */
+    /* Serving prices a variant whose table it does not run (host-bound,
+     * untuned) with another engine's set (model_op_serving_of); the table
+     * timing is the backend's own set's. */
     const model_op_paramset *sv = model_op_serving_of(ps);
     sim_err err = {0};
     double t = model_op_time(&g, &q, sv->p, &err);
@@ -223,7 +223,7 @@ static int run_single(const op_args *a)
     fmt_source(src, sizeof src, sv);
     if (sv != ps) {
         size_t n = strlen(src);
-        snprintf(src + n, sizeof src - n, "; %s's table is host-bound", ps->backend);
+        snprintf(src + n, sizeof src - n, "; %s's table is %s", ps->backend, model_op_set_not_served(ps));
     }
     model_op_query qt = q;
     qt.table_timing = 1;

@@ -1091,6 +1091,36 @@ static void check_gemm_host_floor(void)
     CHECK(gemm_us(&g, "fp8_block", sv->p, 16, 7168, 2048, 0) < 40);
 }
 
+/* A table that times a kernel the engine does not serve with:
+ * TensorRT-LLM's B200 FP4 GEMM rows, outside its autotuner, take 22.5 us at
+ * 4 x 8192 x 8192 where vLLM's FlashInfer FP4 kernel takes 12.8 us. The set
+ * still prices its table; serving takes another engine's set of the
+ * variant, and TensorRT-LLM's other GEMM sets price their own serving. */
+static void check_gemm_untuned(void)
+{
+    model_gpu g;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("b200", &g, &err) == 0, "%s", err.msg);
+    const model_op_paramset *ps = model_op_lookup(&g, "trtllm", "gemm:nvfp4");
+    REQUIRE_OR(ps != NULL, return);
+    CHECK(model_op_set_not_served(ps) != NULL && !model_op_set_host_bound(ps));
+    const model_op_paramset *sv = model_op_serving_of(ps);
+    REQUIRE_OR(sv != NULL, return);
+    CHECK(sv != ps && strcmp(sv->backend, "trtllm") && !model_op_set_not_served(sv));
+    CHECK(model_op_lookup_serving(&g, "trtllm", "gemm:nvfp4") == sv);
+    static const char *const own[] = {"gemm:bfloat16", "gemm:fp8", "gemm:fp8_block"};
+    for (size_t i = 0; i < 3; i++) {
+        const model_op_paramset *o = model_op_lookup(&g, "trtllm", own[i]);
+        CHECK(o != NULL && model_op_serving_of(o) == o);
+    }
+    double table = gemm_us(&g, "nvfp4", ps->p, 4, 8192, 8192, 1);
+    double served = gemm_us(&g, "nvfp4", sv->p, 4, 8192, 8192, 0);
+    printf("trtllm b200 nvfp4 4x8192x8192: table %.1f us (22.5 measured), served with %s's set %.1f us (12.8)\n", table,
+           sv->backend, served);
+    CHECK_NEAR(table / 22.5, 1.0, 0.15);
+    CHECK_NEAR(served / 12.8, 1.0, 0.25);
+}
+
 /* A per-tensor fp8 GEMM table times the engine's dynamic quantisation
  * with the GEMM: TensorRT-LLM 1.3's B200 rows take 12.4 us at 4 x 32 x 32
  * and 26.1 us at 4 x 8192 x 8192, where the bf16 GEMM takes 1.7 and 25.4.
@@ -1579,6 +1609,7 @@ static const test_case cases[] = {
     {"gemm_waves", check_gemm_waves},
     {"gemm_host_floor", check_gemm_host_floor},
     {"gemm_quant_held", check_gemm_quant_held},
+    {"gemm_untuned", check_gemm_untuned},
     {"fit_holds_quant", check_fit_holds_quant},
     {"attn_kernels", check_attn_kernels},
     {"attn_tiles_l2", check_attn_tiles_l2},
