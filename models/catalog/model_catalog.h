@@ -61,6 +61,13 @@ typedef struct {
      * bandwidth draws, and the host's share per GPU of a node (CPUs, DRAM,
      * NICs, switches, fans, conversion losses) in watts. */
     double power_idle_w, power_max_w, power_mem_share, power_host_w;
+    /* Added with the op model's cross-GPU check: the HBM rate a device-to-device copy
+     * measures on this GPU (bytes/s, read + write counted; ../shared/gpu-specs.md "Measured
+     * ceilings" or the source the GPU's file names; 0 = not measured: model_op_hbm_copy_bw
+     * takes 0.9 of hbm_bw, Hopper's measured fraction). The op model's GEMM bandwidth
+     * fractions are of this rate, so they carry across GPUs whose HBM reaches a different
+     * share of its datasheet figure. */
+    double hbm_copy_bw;
 } model_gpu;
 
 /* A model's vision tower (models/catalog/model_vision.h), read from a

@@ -32,13 +32,14 @@
 static const model_op_param_info P_GEMM[] = {
     {"floor_us", "us", "kernel floor: launch, prologue, epilogue of the smallest GEMM", 3, 0.5, 200, 0, 0},
     {"eff_tc", "fraction", "fraction of the format's tensor-core peak a full wave of tiles reaches", 0.8, 0.05, 1.2, 0, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth when streaming weights", 0.85, 0.05, 1.5, 0, 0},
+    {"eff_mem", "fraction", "fraction of the GPU's measured HBM copy rate (catalogue hbm_copy_tbps) when streaming "
+     "weights", 0.85, 0.05, 2, 0, 0},
     {"k_fill", "elements", "per-tile pipeline fill/drain, as extra k elements", 64, 1, 4096, 0, 0},
     {"quant_us", "us", "floor of the activation quantisation run before a non-bf16 GEMM", 2, 0.01, 400, 0, 0},
     {"quant_mem", "fraction", "fraction of HBM bandwidth the activation quantisation's passes reach", 0.7, 0.02, 1.5,
      0, 0},
-    {"cta_bw", "HBM/SMs", "operand stream one CTA (one SM) sustains over its k loop, in multiples of the HBM "
-     "bandwidth's per-SM share: bounds grids that cannot fill the SMs", 5, 0.2, 200, 0, 0},
+    {"cta_bw", "copy/SMs", "operand stream one CTA (one SM) sustains over its k loop, in multiples of the measured "
+     "HBM copy rate's per-SM share: bounds grids that cannot fill the SMs", 5, 0.2, 200, 0, 0},
     {"split_max", "splits", "largest split-K factor the kernel uses (1: none, each CTA runs its tile's whole k)", 256,
      1, 1024, 1.001, 0},
     {"split_us", "us", "fixed cost of a split-K GEMM's reduction (its second kernel or fix-up pass)", 1, 0.01, 50, 0, 0},
@@ -612,15 +613,18 @@ static double wave_eff(double ctas, double sms)
  * weight columns and tm activation rows per k) at most at cta_bw times the
  * HBM rate's per-SM share (cta_bw 0: unbounded), so a grid of few CTAs over
  * a long k takes waves·k·(tn·wbytes+tm·abytes)/(s·cta_bw·HBM/SMs) whatever
- * the HBM could give. split_cost 0 keeps the ideal split (the most splits,
- * no partials): batched GEMMs (MLA BMMs), whose tables the reduction term
- * fits worse. More tiles than SMs: the last wave runs partly empty, but a
+ * the HBM could give. HBM is the kernel's rate bw: the GPU's measured copy
+ * rate for the GEMM family (model_op_hbm_copy_bw), the datasheet's for
+ * the MLA BMMs (their sets were fitted so). split_cost 0 keeps the ideal
+ * split (the most splits, no partials): batched GEMMs (MLA BMMs), whose
+ * tables the reduction term fits worse. More tiles than SMs: the last wave runs partly empty, but a
  * stream-K kernel spreads sk_wave of that last wave's idle SM time over
  * the busy SMs (waves tiles/S + (1 − sk_wave)·(⌈tiles/S⌉ − tiles/S);
  * sk_wave 0: whole waves). */
 typedef struct {
     double peak, eff_tc, eff_mem, k_fill, cta_bw, split_max, split_s, sk_wave;
     int split_cost;
+    double bw; /* HBM rate eff_mem and cta_bw are fractions of (bytes/s) */
 } gemm_kernel;
 
 static double gemm_tiled(const model_gpu *g, double batch, double m, double n, double k, double wbytes,
@@ -631,17 +635,17 @@ static double gemm_tiled(const model_gpu *g, double batch, double m, double n, d
     double flops = 2.0 * batch * ceil(m / tm) * tm * ceil(n / tn) * tn * (k + kn->k_fill);
     double bytes = batch * (n * k * wbytes + m * k * abytes + m * n * 2.0);
     /* One CTA's whole-k operand stream at cta_bw times the HBM rate's per-SM share. */
-    double cta_s = kn->cta_bw > 0 ? k * (tn * wbytes + tm * abytes) / (kn->cta_bw * g->hbm_bw / S) : 0;
+    double cta_s = kn->cta_bw > 0 ? k * (tn * wbytes + tm * abytes) / (kn->cta_bw * kn->bw / S) : 0;
     if (tiles >= S) {
         double waves = ceil(tiles / S);
         if (kn->sk_wave > 0) waves -= kn->sk_wave * (waves - tiles / S);
         double par = tiles / (waves * S), mpar = par < 1 ? sqrt(par) : 1;
-        double tmem = bytes / (g->hbm_bw * kn->eff_mem * mpar), tcta = waves * cta_s;
+        double tmem = bytes / (kn->bw * kn->eff_mem * mpar), tcta = waves * cta_s;
         return smax(flops / (kn->peak * kn->eff_tc * par), tmem > tcta ? tmem : tcta);
     }
     /* One split's partial, written and read back. */
     const double partial = kn->split_cost ? batch * m * n * 4.0 * 2.0 : 0;
-    return model_gemm_split_pick_capped(S, tiles, k, flops / (kn->peak * kn->eff_tc), bytes, g->hbm_bw * kn->eff_mem,
+    return model_gemm_split_pick_capped(S, tiles, k, flops / (kn->peak * kn->eff_tc), bytes, kn->bw * kn->eff_mem,
                                         partial, 1, kn->split_max, cta_s, kn->split_s)
         .time_s;
 }
@@ -695,6 +699,16 @@ uint32_t model_op_gemm_quant_set(const double *compute_scale, const double *scal
     return 1u << GEMM_QUANT_US | 1u << GEMM_QUANT_MEM;
 }
 
+/* 0.9: the share of its datasheet HBM rate Hopper's measured copy reaches
+ * (H200: 4.3 of 4.8 TB/s, ../shared/gpu-specs.md), taken for a GPU whose
+ * catalogue file gives no hbm_copy_tbps. */
+#define HBM_COPY_DEFAULT 0.9
+
+double model_op_hbm_copy_bw(const model_gpu *g)
+{
+    return g->hbm_copy_bw > 0 ? g->hbm_copy_bw : HBM_COPY_DEFAULT * g->hbm_bw;
+}
+
 /* Causal query·key pairs of one sequence of s tokens under window w (0 = none). */
 static double causal_pairs(double s, double w)
 {
@@ -709,7 +723,7 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
 {
     double m = F(M), n = F(N), k = F(K);
     /* sk_wave (p[9]) 0: a set fitted before the stream-K wave and the tile shrink, priced as it was. */
-    const gemm_kernel kn = {f->peak, p[1], p[2], p[3], p[6], p[7], p[8] * US, p[9], 1};
+    const gemm_kernel kn = {f->peak, p[1], p[2], p[3], p[6], p[7], p[8] * US, p[9], 1, model_op_hbm_copy_bw(g)};
     double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, f->abytes, &kn, p[9] > 0);
     /* Dynamic activation quantisation: amax pass (bf16 read) + scale pass
      * (bf16 read, quantised write) over m×k. */
@@ -1298,7 +1312,7 @@ static double q_mla_bmm(const model_gpu *g, const model_op_query *q, const model
     /* Weights, activations and output that fit in L2 together stream at l2_gain times eff_mem (p[3]; 0: none). */
     const double m = F(TOKENS), foot = F(HEADS) * (nn * kk * f->wbytes + m * kk * f->abytes + m * nn * 2.0);
     const double mem = p[3] > 0 && foot <= g->l2_bytes ? p[2] * p[3] : p[2];
-    const gemm_kernel kn = {f->peak, p[1], mem, 0, 0, 0, 0, 0, 0};
+    const gemm_kernel kn = {f->peak, p[1], mem, 0, 0, 0, 0, 0, 0, g->hbm_bw};
     return p[0] * US + gemm_core(g, F(HEADS), m, nn, kk, f->wbytes, f->abytes, &kn, 0);
 }
 

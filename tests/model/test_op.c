@@ -17,7 +17,9 @@
  * A100 conv rows move, vLLM's static quantisation (a CTA per row, the
  * L2), and attention kernels as sets of their own with the softmax's
  * exponentials in prefill and the per-query-head work of decode (B200
- * rows), the set the cost model takes for SGLang's fp8-KV prefill on B200.
+ * rows), the set the cost model takes for SGLang's fp8-KV prefill on B200,
+ * and the GEMM bandwidth against each GPU's measured HBM copy rate (B200
+ * rows priced with H100's set).
  * A query's strings resolved once (model_op_resolve)
  * price every fixture row to the bit without being read again. `op --csv`
  * must keep every column and row of a table and add predicted_ms and
@@ -1050,6 +1052,45 @@ static void check_gemm_waves(void)
               w[5]);
 }
 
+/* The GEMM family's bandwidth fractions are of the GPU's measured HBM copy
+ * rate (model_op_hbm_copy_bw: B200 6.0 of 8 TB/s, H100 Hopper's 0.9 of
+ * 3.35), not of the datasheet rate, so H100's sets carry to B200's HBM.
+ * TensorRT-LLM 1.3.0rc20's B200 bf16 table, priced with H100's set (the
+ * cross-GPU case): 1 × 16384 × 16384 (a 512 MiB weight streamed) measures
+ * 85.3 µs, 8192³ 737.2 µs, 1 × 128 × 128 2.14 µs. Against Hopper's share
+ * of the datasheet rate (0.9 × 8 TB/s, what the sets assumed before) the
+ * bandwidth-bound row is priced 7.2/6.0 longer (within 2 %: 78.0 → 93.1
+ * µs, −9 → +9 %), the compute-bound one 0–10 % longer (the smooth max's
+ * memory share: 599 → 648 µs, −19 → −12 %), the floor row within 1 %. */
+static void check_gemm_copy_rate(void)
+{
+    model_gpu b, h, none;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("b200", &b, &err) == 0, "%s", err.msg);
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    CHECK_NEAR(model_op_hbm_copy_bw(&b), 6.0e12, 1e6);
+    CHECK_NEAR(model_op_hbm_copy_bw(&h), 3.0e12, 1e6);
+    none = b;
+    none.hbm_copy_bw = 0; /* not measured: Hopper's share of the datasheet rate */
+    CHECK_NEAR(model_op_hbm_copy_bw(&none), 0.9 * 8e12, 1e6);
+    const model_op_paramset *ps = model_op_lookup_gpu("h100_sxm", "trtllm", "gemm:bfloat16");
+    REQUIRE(ps != NULL);
+    static const struct {
+        double m, n, k, us, tol, lo, hi;
+    } rows[] = {{1, 16384, 16384, 85.3, 0.15, 1.18, 1.22},
+                {8192, 8192, 8192, 737.2, 0.2, 1.0, 1.1},
+                {1, 128, 128, 2.14, 0.25, 1.0, 1.01}};
+    for (size_t i = 0; i < 3; i++) {
+        double t = gemm_bf16_us(&b, ps->p, rows[i].m, rows[i].n, rows[i].k);
+        double t0 = gemm_bf16_us(&none, ps->p, rows[i].m, rows[i].n, rows[i].k);
+        printf("b200 bf16 %gx%gx%g with h100's trtllm set: %.2f us, %.2f at 0.9 of the datasheet rate (measured "
+               "%.2f)\n", rows[i].m, rows[i].n, rows[i].k, t, t0, rows[i].us);
+        CHECK_NEAR(t / rows[i].us, 1.0, rows[i].tol);
+        CHECK_MSG(t / t0 >= rows[i].lo && t / t0 <= rows[i].hi, "moved %.3f, not in [%.2f, %.2f]", t / t0,
+                  rows[i].lo, rows[i].hi);
+    }
+}
+
 /* The tables' host floor (GEMM host_us). vLLM 0.24's B200 block-fp8
  * GEMM rows (DeepGEMM) time an eager loop of calls: 16 x 7168 x 2048
  * measures 175.6 us and 1024 x 7168 x 16384 183.0 us, the same host time a
@@ -1607,6 +1648,7 @@ static const test_case cases[] = {
     {"gdn_conv", check_gdn_conv},
     {"quant_rows", check_quant_rows},
     {"gemm_waves", check_gemm_waves},
+    {"gemm_copy_rate", check_gemm_copy_rate},
     {"gemm_host_floor", check_gemm_host_floor},
     {"gemm_quant_held", check_gemm_quant_held},
     {"gemm_untuned", check_gemm_untuned},

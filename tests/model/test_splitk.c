@@ -7,7 +7,8 @@
  * reduction reads them all back: 2·s·m·n·4 more bytes of HBM traffic; the
  * kernel takes the fastest s of 1, 2, 4, … up to the splits that fill the
  * SMs (at least 256 k each). Checked against the hand calculation with unit
- * efficiencies and no floors on H100 (132 SMs, 989 TFLOP/s bf16, 3.35 TB/s):
+ * efficiencies and no floors on H100 (132 SMs, 989 TFLOP/s bf16, 3.35 TB/s,
+ * the op model's HBM copy rate set to that datasheet rate for the hand):
  * a decode-sized GEMM whose partials are small against its weights still
  * splits 16 ways and pays about 12 %; one whose partials rival its
  * weights nearly doubles. The roofline (128×128 tiles, max of compute and
@@ -151,6 +152,7 @@ static void case_decode(void)
     model_gpu g;
     sim_err e = {{0}};
     REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
+    g.hbm_copy_bw = g.hbm_bw; /* the hand calculation's unit eff_mem: of the datasheet rate */
     /* Decode: m = 16, n = 1024, k = 8192: 8 tiles, up to 16 splits. The
      * 16 partials are 16 × 131 kB = 2.1 MB against 16.8 MB of weights. */
     double best_s = 0, best = hand_best(&g, 16, 1024, 8192, 16, &best_s);
@@ -167,6 +169,7 @@ static void case_wide_skinny(void)
     model_gpu g;
     sim_err e = {{0}};
     REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
+    g.hbm_copy_bw = g.hbm_bw; /* the hand calculation's unit eff_mem: of the datasheet rate */
     /* Wide skinny output: m = 64, n = 4096, k = 1024: 32 tiles, up to 4
      * splits; each split's partial (1 MB, written and read back) is a
      * quarter of the 8.4 MB of weights, so the reduction nearly doubles
@@ -187,6 +190,7 @@ static void case_fills_sms(void)
     model_gpu g;
     sim_err e = {{0}};
     REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
+    g.hbm_copy_bw = g.hbm_bw; /* the hand calculation's unit eff_mem: of the datasheet rate */
     /* A GEMM that fills the SMs does not split and pays nothing more. */
     double t = priced(&g, 4096, 4096, 4096);
     double tiles = 32.0 * 32, waves = ceil(tiles / 132), par = tiles / (waves * 132);
@@ -206,6 +210,7 @@ static void case_kernel_limits(void)
     model_gpu g;
     sim_err e = {{0}};
     REQUIRE(model_catalog_gpu("h100-sxm", &g, &e) == 0);
+    g.hbm_copy_bw = g.hbm_bw; /* the hand calculation's unit eff_mem: of the datasheet rate */
     const double m = 16, n = 1024, k = 8192, cta_bw = 2;
     double cta_s = k * (128 * 2 + 16 * 2) / (cta_bw * g.hbm_bw / g.sms);
     double one = priced_lim(&g, m, n, k, cta_bw, 1, 0);
