@@ -1,5 +1,6 @@
 /* test_gpu_catalog — GPU names as serving benchmarks write them (aliases
- * declared in models/gpus/ YAML files, '_' and '-' alike), the GB300 entry, and
+ * declared in models/gpus/ YAML files, '_' and '-' alike), the GB300 entry,
+ * the measured HBM copy rates (hbm_copy_tbps, refused above hbm_tbps), and
  * rack-scale NVLink domains: in the collectives' link choice (model_comm)
  * and in the cluster network's routing (sim_net_topo). */
 #include "model_catalog.h"
@@ -61,21 +62,55 @@ static void test_user_aliases(void)
         fputs("name: bad-gpu\naliases: \"x, y\"\n", f);
         fclose(f);
     }
+    /* A measured copy rate above the datasheet's HBM rate is refused. */
+    snprintf(path, sizeof path, "%s/fast-copy.yaml", sub);
+    f = fopen(path, "w");
+    if (f) {
+        fputs("name: fast-copy\narch: hopper\ncc: 9.0\ntflops:\n  fp32: 60\n  bf16: 900\nhbm_gb: 96\nhbm_tbps: 4\n"
+              "hbm_copy_tbps: 4.5\nsms: 120\nnvlink_gbps: 400\nnic_gbps: 50\n"
+              "efficiency:\n  gemm: 0.7\n  attn: 0.5\n  mem: 0.8\n  nvlink: 0.9\n  launch_us: 4\n",
+              f);
+        fclose(f);
+    }
     setenv("SERVESIM_CATALOG", dir, 1);
     model_gpu g;
     sim_err e = {""};
     CHECK_MSG(model_catalog_gpu("LAB-CARD-V2", &g, &e) == 0, "%s", e.msg);
     CHECK(!strcmp(g.name, "my-gpu"));
+    CHECK(g.hbm_copy_bw == 0); /* not measured: the op model takes 0.9 of hbm_tbps */
     CHECK(model_catalog_gpu("b200_sxm", &g, &e) == 0 && !strcmp(g.name, "b200"));
     CHECK(model_catalog_gpu("bad-gpu", &g, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "bad-gpu.yaml:2:10: aliases: write several names as a list");
+    CHECK(model_catalog_gpu("fast-copy", &g, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "hbm_copy_tbps must be in [0, hbm_tbps]");
     unsetenv("SERVESIM_CATALOG");
     snprintf(path, sizeof path, "%s/my-gpu.yaml", sub);
     unlink(path);
     snprintf(path, sizeof path, "%s/bad-gpu.yaml", sub);
     unlink(path);
+    snprintf(path, sizeof path, "%s/fast-copy.yaml", sub);
+    unlink(path);
     rmdir(sub);
     rmdir(dir);
+}
+
+/* Every shipped GPU names its measured HBM copy rate (the op model's GEMM
+ * bandwidth reference), at most its datasheet rate: H200's and B200's
+ * measured, the others their architecture's share. */
+static void test_copy_rates(void)
+{
+    static const struct {
+        const char *name;
+        double tbps;
+    } want[] = {{"h100-sxm", 3.0}, {"h200-sxm", 4.3}, {"b200", 6.0},         {"gb200", 6.0},
+                {"b300", 6.0},     {"gb300", 6.0},    {"a100-sxm-80g", 1.8}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        model_gpu g;
+        sim_err e = {""};
+        REQUIRE_MSG(model_catalog_gpu(want[i].name, &g, &e) == 0, "%s", e.msg);
+        CHECK_NEAR(g.hbm_copy_bw, want[i].tbps * 1e12, 1e6);
+        CHECK_MSG(g.hbm_copy_bw <= g.hbm_bw, "%s: copy %.3g above HBM %.3g", want[i].name, g.hbm_copy_bw, g.hbm_bw);
+    }
 }
 
 /* GB300: the B300 GPU in an NVL72 rack (figures from gpu-specs.md). */
@@ -153,6 +188,7 @@ static const test_case cases[] = {
     {"aliases", test_aliases},
     {"user_aliases", test_user_aliases},
     {"gb300", test_gb300},
+    {"copy_rates", test_copy_rates},
     {"comm_domain", test_comm_domain},
     {"topo_domain", test_topo_domain},
 };
