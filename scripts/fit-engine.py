@@ -9,6 +9,7 @@ Usage: scripts/fit-engine.py [--csv tests/data/fidelity/silicon-subset.csv]
        scripts/fit-engine.py --floor [--csv ../shared/validation/silicon-dev.csv] ...
        scripts/fit-engine.py --stream [--csv ../shared/validation/silicon-dev.csv] ...
        scripts/fit-engine.py --trt-floor [--csv ../shared/validation/silicon-dev.csv] ...
+       scripts/fit-engine.py --floor-launch [--csv ../shared/validation/silicon-dev.csv] ...
 
 The parameters (per backend, each with a unit and a physical meaning; the
 preset values live in sim/config/sim_sched_preset.c):
@@ -74,6 +75,11 @@ all aggregated TensorRT-LLM rows (overhead_us at the preset's 0):
   eager_serial     as --floor: 0 prices the iteration at max(host, GPU),
                    1 at host + GPU
 TRT_FLOOR_GRID (every pair); same objective and folds, TTFT MAPE by GPU.
+--floor-launch refits SGLang's eager_launch_us alone, on all aggregated
+SGLang rows as the replay runs them (eager_serial and every row's poll
+interval at the preset's and the replay's; --floor sets the poll interval
+itself): FLOOR_LAUNCH_GRID, same objective and folds, TTFT / TPOT MAPE
+by GPU and by model at every grid point.
 --stream fits TensorRT-LLM's output stage instead, on all aggregated
 TensorRT-LLM rows: one detokenise-and-stream worker per instance (the
 OpenAI server's single process handles every streamed token) costing
@@ -113,6 +119,8 @@ STREAM_GRID = [0, 30, 50, 70]  # µs per output token (--stream)
 # the overlapped form prefers, whole (50, 75 µs), half (100-150 µs) and a quarter (125-200 µs) in series.
 FLOOR_POINTS = [(200, 0.0, 10), (200, 0.0, 30), (50, 1.0, 30), (100, 0.5, 30), (75, 1.0, 30), (150, 0.5, 30),
                 (150, 0.25, 30), (200, 0.25, 30), (125, 0.5, 30), (125, 0.25, 30), (175, 0.25, 30), (150, 0.35, 30)]
+# --floor-launch grid: eager_launch_us µs per op launch (the preset: 200).
+FLOOR_LAUNCH_GRID = [150, 175, 200, 225, 250]
 # --trt-floor grid: eager_launch_us µs per op launch x eager_serial fraction (the preset: 75 µs, 0.5; was 100 µs, 0).
 TRT_FLOOR_GRID = {"eager_launch_us": [25, 50, 60, 75, 100], "eager_serial": [0.0, 0.5, 0.75, 1.0]}
 
@@ -369,6 +377,40 @@ def main_floor(args):
     cv_table(runs, full, ["sglang"], moved_to=lambda b, p: f"{p[0]} µs / serial {p[1]:g} / {p[2]} steps")
 
 
+def fit_1d(args, path, backend, grid, name, sets, title):
+    """Replays path at every value v of grid (the --set overrides sets(v),
+    cached as name(v)), fits backend on all its rows, prints title(value,
+    rows) and every grid point's errors by GPU; returns runs, rows, ids and
+    the fitted choice."""
+    runs = {}
+    for v in grid:
+        print(name(v), file=sys.stderr)
+        runs[v] = run_agg(args, path, name(v), sets(v))
+    rows = runs_any(runs)
+    ids = sorted(rows)
+    full = {backend: fit(runs, ids, backend)}
+    print(title(full[backend], len(ids)) + "\n")
+    grid_by_gpu(runs, rows, ids, backend, lambda v: f"{v} µs")
+    return runs, rows, ids, full
+
+
+def main_floor_launch(args):
+    path = subset_csv(args, "floor-launch-rows.csv", lambda r: r.get("mode") == "agg" and r.get("backend") == "sglang")
+    runs, rows, ids, full = fit_1d(
+        args, path, "sglang", FLOOR_LAUNCH_GRID, lambda e: f"floor-launch-{e}.json",
+        lambda e: [f"sglang:deployment.pools.0.scheduler.eager_launch_us={e}"],
+        lambda e, n: f"## SGLang fitted ({n} rows): eager_launch_us = {e} µs")
+    print("\n## TTFT / TPOT MAPE by model at every grid point\n")
+    for e in sorted(runs):
+        by = []
+        for m in sorted({rows[i]["model"] for i in ids}):
+            ms = score(runs, {"sglang": e}, [i for i in ids if rows[i]["model"] == m])
+            by.append(f"{m.split('/')[-1]} {ms[1]:.1f} / {ms[3]:.1f} %")
+        print(f"- {e} µs: " + ", ".join(by))
+    print("\n## Leave-one-group-out cross-validation\n")
+    cv_table(runs, full, ["sglang"], moved_to=lambda b, e: f"{e} µs")
+
+
 def trtllm_agg_csv(args):
     """The CSV's aggregated TensorRT-LLM rows (--trt-floor, --stream), written once."""
     return subset_csv(args, "trtllm-agg-rows.csv", lambda r: r.get("mode") == "agg" and r.get("backend") == "trtllm")
@@ -409,17 +451,11 @@ def main_trt_floor(args):
 
 def main_stream(args):
     path = trtllm_agg_csv(args)
-    runs = {}
-    for v in STREAM_GRID:
-        print(f"stream_us_per_token {v}", file=sys.stderr)
-        runs[v] = run_agg(args, path, f"stream-{v}.json",
-                          ["trtllm:deployment.pools.0.scheduler.detokenizer_workers=1",
-                           f"trtllm:deployment.pools.0.scheduler.stream_us_per_token={v}"])
-    rows = runs_any(runs)
-    ids = sorted(rows)
-    full = {"trtllm": fit(runs, ids, "trtllm")}
-    print(f"## TensorRT-LLM fitted ({len(ids)} rows): stream_us_per_token = {full['trtllm']} µs, one worker\n")
-    grid_by_gpu(runs, rows, ids, "trtllm", lambda v: f"{v} µs")
+    runs, rows, ids, full = fit_1d(
+        args, path, "trtllm", STREAM_GRID, lambda v: f"stream-{v}.json",
+        lambda v: ["trtllm:deployment.pools.0.scheduler.detokenizer_workers=1",
+                   f"trtllm:deployment.pools.0.scheduler.stream_us_per_token={v}"],
+        lambda v, n: f"## TensorRT-LLM fitted ({n} rows): stream_us_per_token = {v} µs, one worker")
     print("\n## Leave-one-group-out cross-validation\n")
     cv_table(runs, full, ["trtllm"], moved_to=lambda b, v: f"{v} µs")
 
@@ -436,11 +472,13 @@ def main():
                     help="fit TensorRT-LLM's per-token output stage (stream_us_per_token) on its aggregated rows")
     ap.add_argument("--trt-floor", action="store_true",
                     help="fit TensorRT-LLM's eager_launch_us and eager_serial together on its aggregated rows")
+    ap.add_argument("--floor-launch", action="store_true",
+                    help="refit SGLang's eager_launch_us alone on its aggregated rows as the replay runs them")
     ap.add_argument("--floor", action="store_true",
                     help="fit SGLang's eager_launch_us, eager_serial and recv_interval together on its aggregated rows")
     args = ap.parse_args()
     if args.csv is None:
-        full_file = args.pd or args.recv or args.floor or args.stream or args.trt_floor
+        full_file = args.pd or args.recv or args.floor or args.floor_launch or args.stream or args.trt_floor
         args.csv = "../shared/validation/silicon-dev.csv" if full_file else "tests/data/fidelity/silicon-subset.csv"
     os.makedirs(args.out, exist_ok=True)
     if args.pd:
@@ -451,6 +489,9 @@ def main():
         return
     if args.floor:
         main_floor(args)
+        return
+    if args.floor_launch:
+        main_floor_launch(args)
         return
     if args.stream:
         main_stream(args)

@@ -17,6 +17,16 @@ static inline const model_op *test_find_op(const model_op *ops, int32_t n, const
     return NULL;
 }
 
+/* The op called name in the breakdown of one iteration of batch b under c
+ * (ops holds up to cap of them), or NULL. */
+static inline const model_op *test_breakdown_op(const model_cost *c, const model_batch *b, model_op *ops, int32_t cap,
+                                                const char *name)
+{
+    int32_t n = 0;
+    model_cost_breakdown(c, b, ops, cap, &n, NULL);
+    return test_find_op(ops, n < cap ? n : cap, name);
+}
+
 /* A catalogue model's spec (zeroed, then filled); a failed check names the
  * model and the reason when the catalogue refuses it. */
 static inline model_spec test_model_spec(const char *name)

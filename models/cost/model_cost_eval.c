@@ -458,6 +458,14 @@ static void eval_attention(cost_ctx *x, const cost_agg *a, double count, int kin
 
 /* Chunk length of the chunked delta-rule kernel (fla's chunk_gated_delta_rule). */
 #define COST_GDN_CHUNK 64.0
+/* Kernel launches of one chunked delta-rule prefill: fla's
+ * chunk_gated_delta_rule forward as the engines call it (q/k L2 norm in
+ * the op) runs l2norm on q and on k, then chunk_local_cumsum of the gate,
+ * chunk_scaled_dot_kkt, solve_tril, recompute_w_u, chunk_gated_delta_rule_
+ * fwd_h and chunk_fwd_o, each a kernel of its own the host launches (each
+ * with its launch floor on the GPU; under the eager host bound, each a
+ * launch of the host's). */
+#define COST_GDN_PREFILL_KERNELS 8
 
 /* Gated DeltaNet layers (Qwen3.5/3.6, Qwen3-Next), count of them: in_proj
  * (q, k, v, z and the b/a gates), the causal conv (reading and writing each
@@ -519,11 +527,12 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
     cost_op(x, &cv, 0);
     cost_op_desc d;
     if (a->Tp > 0) {
-        /* 3 kernels: WY transform, chunk state pass, output. */
+        /* COST_GDN_PREFILL_KERNELS launches (the WY transform, chunk state
+         * pass and output among them). */
         cost_roof_desc(&d, c, "gdn_prefill", MODEL_OPC_ATTN, count, a->Tp,
                   a->Tp * nv * (4.0 * dk * dv + 4.0 * COST_GDN_CHUNK * (dk + dv)),
                   a->Tp * (2.0 * nk * dk + 2.0 * nv * dv + 2.0 * nv) * COST_ACT_BYTES + a->n_chunks * 2.0 * state,
-                  c->peak_attn, 3);
+                  c->peak_attn, COST_GDN_PREFILL_KERNELS);
         d.shape[3] = (int64_t)ceil(a->n_chunks > 0 ? a->n_chunks : 1);
         d.shape[0] = (int64_t)ceil(a->Tp / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;

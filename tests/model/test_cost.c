@@ -922,6 +922,49 @@ done:
     for (int i = 0; i < 6; i++) model_cost_destroy(c[i]);
 }
 
+/* A chunked delta-rule prefill (fla's chunk_gated_delta_rule, as the
+ * engines run Qwen3.5's Gated DeltaNet layers) is 8 kernels: L2 norm of q
+ * and of k, gate cumsum, scaled K·Kᵀ, triangular solve, W/U recompute,
+ * chunk state pass, output. Priced by the roofline (no op model, no
+ * tables), a 1-token prefill of it is latency bound: per layer its 8
+ * launch floors plus a roofline under a microsecond (the state read and
+ * written once, 2 x 8 heads x 128 x 128 fp32 = 1 MB at TP 8). Under the
+ * eager host bound each of the 8 is a launch of the host's: at 1 s a
+ * launch, the 45 GDN layers' prefill kernels count 45 x 8 seconds. */
+static void test_gdn_prefill_launches(void)
+{
+    model_layout l = layout(8, 1);
+    model_cost *base = make("Qwen/Qwen3.5-397B-A17B", "b200", l);
+    l.eager_launch_s = 1.0;
+    model_cost *slow = make("Qwen/Qwen3.5-397B-A17B", "b200", l);
+    model_gpu g;
+    sim_err e = {""};
+    CHECK(model_catalog_gpu("b200", &g, &e) == 0);
+    if (!base || !slow) goto done;
+    model_chunk one = {1, 0};
+    model_batch pre = {1, &one, 0, 0, 0};
+    model_op ops[256];
+    const model_op *d = test_breakdown_op(base, &pre, ops, 256, "gdn_prefill");
+    CHECK(d != NULL);
+    if (d) {
+        CHECK(d->count == 45);
+        CHECK(d->bound == MODEL_BOUND_LATENCY);
+        double per = d->time_s / d->count;
+        CHECK_MSG(per >= 8 * g.launch_s && per < 8 * g.launch_s + 1e-6, "gdn_prefill %.3g s a layer, launch %.3g s",
+                  per, g.launch_s);
+    }
+    /* The host launches: a whole number of seconds, 45 x 8 of them the
+     * delta rule's, so at least 45 x (8 + in_proj, conv, norm, out_proj). */
+    model_iter_cost rb;
+    model_cost_iteration(base, &pre, &rb);
+    double host = model_cost_iteration(slow, &pre, NULL) - rb.overhead_s;
+    CHECK_NEAR(host, floor(host + 0.5), 1e-6);
+    CHECK(host >= 45 * (8 + 4));
+done:
+    model_cost_destroy(base);
+    model_cost_destroy(slow);
+}
+
 /* Async scheduling (host_overlap): the per-request host work overlaps the
  * iteration's device time. By hand, for a decode step of n requests with
  * device time D (the step's time without host work), per-iteration cost o
@@ -967,6 +1010,7 @@ static const test_case cases[] = {
     {"eager_launch", test_eager_launch},
     {"host_overlap", test_host_overlap},
     {"eager_serial", test_eager_serial},
+    {"gdn_prefill_launches", test_gdn_prefill_launches},
 };
 
 int main(int argc, char **argv)

@@ -222,19 +222,34 @@
  * were merged (each passed the bounds alone): B200's TTFT median ≤ 31.0 →
  * 31.01 % (bound 31.0 → 31.5) over the subset's 106 B200 rows, while the
  * full file's B200 TTFT MAPE stays 28.5 % (median 21.3 → 21.5 %) and all
- * rows' TPOT goes 12.8 → 12.7 % (median 8.8 → 8.7 %). */
+ * rows' TPOT goes 12.8 → 12.7 % (median 8.8 → 8.7 %).
+ * Loosened when a GDN layer's chunked delta-rule prefill came to count the
+ * 8 kernels fla's forward launches (3 before; a count read off the source,
+ * not fitted), so SGLang's eager floor holds Qwen3.5's prefill 45 x 5
+ * launches longer. Of the subset's 8 Qwen3.5 rows the four of SGLang 0.5.9
+ * (the source counted) come closer (TTFT error -41/-38/-22/-9 % →
+ * -34/-27/-8/+3 %), the four of nightly builds, already predicted high,
+ * move away (+15/+44/+51/+302 % → +36/+73/+79/+384 %; those builds may
+ * launch fewer kernels a prefill), which moves SGLang's TTFT MAPE 53.4 →
+ * 56.2 % (bound 55.0 → 56.5) and median 46.4 → 50.5 % (48.0 → 51.0), and
+ * B200's TTFT MAPE 41.3 → 42.5 % (42.0 → 43.0), while on the full file the
+ * 574 aggregated SGLang rows go TTFT MAPE 32.2 → 31.5 % (median 23.4 →
+ * 22.4 %), the 224 Qwen3.5 ones 23.8 → 22.2 % (21.8 → 20.5 %), TPOT
+ * 11.5 → 11.8 % (median 8.1 → 7.9 %); eager_launch_us refitted on the
+ * full file stays at 200 µs in every leave-one-GPU/model-out fold
+ * (docs/cost-model.md, "SGLang's eager floor: what it scales with"). */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
 } bound;
 
 static const bound backend_bounds[] = {
-    {"sglang", 55.0, 48.0, 19.0, 12.0},
+    {"sglang", 56.5, 51.0, 19.0, 12.0},
     {"trtllm", 43.0, 30.5, 24.0, 18.0},
     {"vllm", 27.0, 19.5, 26.0, 9.5},
 };
 static const bound gpu_bounds[] = {
-    {"b200", 42.0, 31.5, 21.0, 14.5},
+    {"b200", 43.0, 31.5, 21.0, 14.5},
     {"h100-sxm", 40.0, 24.5, 25.5, 11.0},
 };
 static const bound all_bound = {"all", 42.0, 27.0, 23.5, 13.5};

@@ -1557,9 +1557,7 @@ static void check_sglang_fp8_prefill(void)
     const model_chunk ch = {2048, 0};
     model_batch b = {1, &ch, 0, 0, 0};
     model_op ops[256];
-    int32_t n = 0;
-    model_cost_breakdown(c, &b, ops, 256, &n, NULL);
-    const model_op *a = test_find_op(ops, n, "attn_prefill");
+    const model_op *a = test_breakdown_op(c, &b, ops, 256, "attn_prefill");
     REQUIRE(a != NULL);
     CHECK(a->source == MODEL_SRC_OP_MODEL);
     model_op_query q = query_of(MODEL_OPK_CTX_ATTN, "fp8", "fp8", NULL, NULL);
