@@ -10,7 +10,9 @@
  *            (b200_sxm → b200);
  *   dtype    the quant mode of the model's main weights as written
  *            (moe_quant_mode for an MoE model, gemm_quant_mode for a dense
- *            one), else the precision through the checkpoint: empty is the
+ *            one; fp8 is the checkpoint's fp8 kind, as the precision fp8
+ *            is: a block-scaled checkpoint replays in fp8_block), else the
+ *            precision through the checkpoint: empty is the
  *            checkpoint's own format, fp4 its FP4 format (mxfp4 for gpt-oss,
  *            else NVFP4), fp8 its fp8 kind. One dtype covers the whole model
  *            (a scenario's dtype overrides the checkpoint's per-part formats):
@@ -217,7 +219,11 @@ static int map_dtype(const char *precision, const char *gemm_q, const char *moe_
     sim_err e = {""};
     if (*ck_dtype) model_dtype_from_name(ck_dtype, &ck, &e);
     int rc;
-    if (*q && strcmp(q, "fp4")) {
+    /* A quant mode of fp8 is the checkpoint's fp8 kind as the precision is:
+     * an engine serves a block-scaled checkpoint (DeepSeek-R1/V3,
+     * MiniMax-M2.5, Qwen3-235B-A22B-FP8: weight_block_size 128 x 128) with
+     * its block-scaled kernels, whatever coarser label the row carries. */
+    if (*q && strcmp(q, "fp4") && strcmp(q, "fp8")) {
         rc = model_dtype_from_name(q, &d, &e);
     } else {
         char p[32];

@@ -563,6 +563,41 @@ static void test_dense_ep(void)
     unlink(tmp);
 }
 
+/* A quant mode of fp8 is the checkpoint's fp8 kind: the block-scaled
+ * checkpoints (DeepSeek-R1, MiniMax-M2.5: weight_block_size 128 x 128)
+ * replay in fp8_block, as their engines serve them, while a bf16
+ * checkpoint quantised by the engine (Llama-3.1-70B, Qwen3-32B) stays
+ * per-tensor fp8 and an explicit fp8_block stays as written. */
+static void test_fp8_checkpoint(void)
+{
+    char tmp[] = "/tmp/fid_fp8ck_XXXXXX.csv";
+    int fd = mkstemps(tmp, 4);
+    REQUIRE(fd >= 0);
+    close(fd);
+    FILE *f = fopen(tmp, "w");
+    REQUIRE_OR(f != NULL, unlink(tmp); return);
+    fputs("id,silicon_data_source,concurrency,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+          "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,"
+          "silicon_tpot_ms\n"
+          "dsr1,wip=False,16,trtllm,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,8,1,1,1,8,300,10\n"
+          "mm,wip=False,16,vllm,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,2,1,1,2,1,150,10\n"
+          "llama,wip=False,16,trtllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,agg,1024,1024,fp8,,16,2,1,1,1,1,150,10\n"
+          "qwen,wip=False,16,trtllm,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,1024,fp8,,16,1,1,1,1,1,150,10\n"
+          "blk,wip=False,16,sglang,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8_block,16,8,1,1,1,8,"
+          "300,10\n", f);
+    REQUIRE_OR(fclose(f) == 0, unlink(tmp); return);
+    sim_fidelity_result r;
+    sim_err e = {""};
+    CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
+    unlink(tmp);
+    REQUIRE_OR(r.n_rows == 5, sim_fidelity_free(&r); return);
+    static const char *const want[] = {"fp8_block", "fp8_block", "fp8", "fp8", "fp8_block"};
+    for (int i = 0; i < 5; i++)
+        CHECK_MSG(!strcmp(r.rows[i].dtype, want[i]), "%s: dtype %s, expected %s (%s)", r.rows[i].id, r.rows[i].dtype,
+                  want[i], r.rows[i].note);
+    sim_fidelity_free(&r);
+}
+
 /* A run whose TPOT is too fast for the batch its clients must have formed
  * is scored apart (sim_fidelity_flag_inconsistent), worked by hand on
  * silicon-dev's vLLM gpt-oss-120b H100 tp2 1k/1k rows: at 512 clients TTFT
@@ -858,6 +893,7 @@ static const test_case cases[] = {
     {"wide_ep", test_wide_ep},
     {"moe_tp_key", test_moe_tp_key},
     {"dense_ep", test_dense_ep},
+    {"fp8_checkpoint", test_fp8_checkpoint},
 };
 
 int main(int argc, char **argv)
