@@ -395,11 +395,17 @@ static void row_formats(char **f, int n, const int *col, int moe, const char *ck
      * --kv-cache-dtype, where its B200 recipes pass fp8: a bf16 cache, half
      * the tokens, which its 64-client runs with 8k sequences measure
      * queueing for (20-32 s TTFT; 0.2-1.0 s simulated with an fp8 cache,
-     * 12.8-29.1 s with bf16). */
-    int recipe_bf16_kv = !strcasecmp(r->backend, "vllm") && !strcasecmp(r->model, "MiniMaxAI/MiniMax-M2.5") &&
-                         c->gpu_ok && !strcasecmp(g.name, "h100-sxm");
+     * 12.8-29.1 s with bf16). And one the other way: InferenceX's vLLM
+     * gpt-oss B200 recipe (gptoss_fp4_b200) writes kv-cache-dtype: fp8 in
+     * its config.yaml, where its H100 recipe leaves it auto: an fp8 cache,
+     * half the decode attention's KV bytes. */
+    int vllm = !strcasecmp(r->backend, "vllm");
+    int recipe_bf16_kv =
+        vllm && !strcasecmp(r->model, "MiniMaxAI/MiniMax-M2.5") && c->gpu_ok && !strcasecmp(g.name, "h100-sxm");
+    int recipe_fp8_kv =
+        vllm && !strcasecmp(r->model, "openai/gpt-oss-120b") && c->gpu_ok && !strcasecmp(g.name, "b200");
     int quant_kv = c->dt_ok && strcmp(r->dtype, "bf16") && !recipe_bf16_kv &&
-                   (!strcasecmp(r->backend, "trtllm") || strcmp(r->dtype, "mxfp4"));
+                   (!strcasecmp(r->backend, "trtllm") || strcmp(r->dtype, "mxfp4") || recipe_fp8_kv);
     snprintf(r->kv_dtype, sizeof r->kv_dtype, "%s", quant_kv ? "fp8" : "bf16");
 }
 

@@ -222,7 +222,12 @@ static void case_same_measurement_client(void)
 
 /* The KV cache's format is the recipe's: fp8 for fp8 checkpoints on vLLM,
  * but vLLM's MiniMax-M2.5 H100 recipe passes no --kv-cache-dtype (bf16),
- * where its B200 recipe passes fp8; TensorRT-LLM quantises it either way. */
+ * where its B200 recipe passes fp8; TensorRT-LLM quantises it either way.
+ * gpt-oss (MXFP4) keeps a bf16 cache on vLLM but for its B200 recipe,
+ * which writes kv-cache-dtype: fp8. */
+#define GPT_OSS_ROW(id, version, system)                                                                        \
+    "32," id ",source_file=x.csv; wip=False,vllm," version ",openai/gpt-oss-120b," system                           \
+    ",fp4,agg,1024,1024,32,2,1,1,2,1,55.3,5.7\n"
 static void case_recipe_kv_dtype(void)
 {
     sim_fidelity_result r;
@@ -232,11 +237,15 @@ static void case_recipe_kv_dtype(void)
           "64,b200,source_file=x.csv; wip=False,vllm,0.19.0,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,8192,64,4,1,1,1,"
           "4,200,20.0\n"
           "64,llama,source_file=x.csv; wip=False,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1024,1024,64,4,1,1,4,"
-          "1,230,13.6\n", &r, &e);
-    REQUIRE_MSG(rc == 0 && r.n_rows == 3, "%s", e.msg);
+          "1,230,13.6\n" GPT_OSS_ROW("oss_b200", "0.15.1", "b200_sxm") GPT_OSS_ROW("oss_h100", "0.18.0", "h100_sxm"),
+                       &r, &e);
+    REQUIRE_MSG(rc == 0 && r.n_rows == 5, "%s", e.msg);
     CHECK_MSG(!strcmp(r.rows[0].kv_dtype, "bf16"), "MiniMax H100: %s", r.rows[0].kv_dtype);
     CHECK_MSG(!strcmp(r.rows[1].kv_dtype, "fp8"), "MiniMax B200: %s", r.rows[1].kv_dtype);
     CHECK_MSG(!strcmp(r.rows[2].kv_dtype, "fp8"), "Llama H100: %s", r.rows[2].kv_dtype);
+    CHECK_MSG(!strcmp(r.rows[3].dtype, "mxfp4"), "gpt-oss B200 weights: %s", r.rows[3].dtype);
+    CHECK_MSG(!strcmp(r.rows[3].kv_dtype, "fp8"), "gpt-oss B200: %s", r.rows[3].kv_dtype);
+    CHECK_MSG(!strcmp(r.rows[4].kv_dtype, "bf16"), "gpt-oss H100: %s", r.rows[4].kv_dtype);
     sim_fidelity_free(&r);
 }
 
