@@ -476,8 +476,9 @@ int model_op_name_has(const char *s, const char *needle)
     return 0;
 }
 
-static const kernel_match MOE_MATCH[] = {
-    {"marlin", "marlin"}, {"triton", "triton"}, {"flashinfer_trtllm", "trtllm"}, {"cutlass", "cutlass"}, {NULL, NULL}};
+/* vLLM's fused_moe (its A100 table's vllm_fused_moe) is the Triton kernel. */
+static const kernel_match MOE_MATCH[] = {{"marlin", "marlin"},   {"triton", "triton"},       {"flashinfer_trtllm", "trtllm"},
+                                         {"cutlass", "cutlass"}, {"fused_moe", "triton"}, {NULL, NULL}};
 
 const char *model_op_moe_kernel_of(const char *kernel_source) { return kernel_match_of(MOE_MATCH, kernel_source); }
 

@@ -705,10 +705,22 @@ static void check_moe_kernels(void)
     CHECK(!strcmp(model_op_moe_kernel_of("moe_torch_flow_cutlass"), "cutlass"));
     CHECK(!strcmp(model_op_moe_kernel_of("vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts"), "marlin"));
     CHECK(!strcmp(model_op_moe_kernel_of("moe_torch_flow"), ""));
-    model_gpu h, b;
+    /* vLLM's fused_moe is the Triton kernel: its A100 table's set is vLLM's
+     * Triton set, which an A100 vLLM query takes (not SGLang's). */
+    CHECK(!strcmp(model_op_moe_kernel_of("vllm_fused_moe"), "triton"));
+    model_gpu h, b, a;
     sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200_sxm", &b, &err) == 0, "%s",
-                err.msg);
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200_sxm", &b, &err) == 0 &&
+                    model_catalog_gpu("a100_sxm", &a, &err) == 0,
+                "%s", err.msg);
+    {
+        model_op_query qa;
+        memset(&qa, 0, sizeof qa);
+        qa.kind = MODEL_OPK_MOE;
+        snprintf(qa.dtype, sizeof qa.dtype, "bfloat16");
+        const model_op_paramset *va = model_op_lookup_moe(&a, NULL, "vllm", &qa);
+        CHECK(va != NULL && !strcmp(va->backend, "vllm") && !strcmp(qa.variant, "triton"));
+    }
     const struct {
         const model_gpu *g;
         const char *backend, *dtype, *kernel;
