@@ -464,10 +464,11 @@ static void accs_print(const err_accs *as, const char *title)
 }
 
 /* A quantise set fitted before the GEMM sets that hold its terms
- * (model_op_gemm_quant_held). */
+ * (model_op_gemm_quant_held); the main pass writes it as fitted here. */
 typedef struct {
     char gpu[64], backend[64], variant[64];
     double p[MODEL_OP_MAX_PARAMS];
+    model_op_fit_stats st;
 } quant_fit;
 
 #define QUANT_FITS_MAX 32
@@ -503,7 +504,7 @@ static int visit_quant(const calib_optable_entry *e, void *vctx, sim_err *err)
         }
         quant_fit *q = &c->quant[c->n_quant];
         memset(q, 0, sizeof *q);
-        rc = model_op_fit(&g, gr->s, gr->n, 6000, q->p, NULL, err);
+        rc = model_op_fit(&g, gr->s, gr->n, 6000, q->p, &q->st, err);
         if (rc) {
             rc = sim_err_wrap(err, rc, "%s: %s", e->path, gr->variant);
             break;
@@ -517,25 +518,32 @@ static int visit_quant(const calib_optable_entry *e, void *vctx, sim_err *err)
     return rc;
 }
 
-static const double *quant_find(const tree_ctx *c, const char *gpu, const char *backend, const char *variant)
+static const quant_fit *quant_find(const tree_ctx *c, const char *gpu, const char *backend, const char *variant)
 {
     for (int i = 0; i < c->n_quant; i++)
         if (!strcmp(c->quant[i].gpu, gpu) && !strcmp(c->quant[i].backend, backend) &&
             !strcmp(c->quant[i].variant, variant))
-            return c->quant[i].p;
+            return &c->quant[i];
     return NULL;
 }
 
-/* --fit of one group: a GEMM set whose quantisation the engine's quantise
- * tables measure holds those terms (model_op_gemm_quant_held). */
+/* --fit of one group: a quantise set the first pass fitted is taken as it
+ * is; a GEMM set whose quantisation the engine's quantise tables measure
+ * holds those terms (model_op_gemm_quant_held). */
 static int fit_group(const tree_ctx *c, const calib_optable_entry *e, const char *backend, const model_gpu *g,
                      const model_op_group *gr, double *p, model_op_fit_stats *st, sim_err *err)
 {
+    const quant_fit *done = quant_find(c, e->gpu, backend, gr->variant);
+    if (done) {
+        memcpy(p, done->p, sizeof done->p);
+        *st = done->st;
+        return 0;
+    }
     uint32_t held = 0;
     if (model_op_gemm_quant_held(backend, gr->variant)) {
-        const double *cs = quant_find(c, e->gpu, backend, "quantize:compute_scale");
-        const double *sm = quant_find(c, e->gpu, backend, "quantize:scale_matrix");
-        if (cs && sm) held = model_op_gemm_quant_set(cs, sm, p);
+        const quant_fit *cs = quant_find(c, e->gpu, backend, "quantize:compute_scale");
+        const quant_fit *sm = quant_find(c, e->gpu, backend, "quantize:scale_matrix");
+        if (cs && sm) held = model_op_gemm_quant_set(cs->p, sm->p, p);
     }
     int rc = model_op_fit_held(g, gr->s, gr->n, 6000, p, held, st, err);
     const model_op_param_info *info = model_op_params_of(gr->s[0].q.kind);

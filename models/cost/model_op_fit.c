@@ -24,20 +24,18 @@ typedef struct {
     int free_i[MODEL_OP_MAX_PARAMS], nfree; /* the fitted parameters' indices */
 } fit_ctx;
 
-static double to_param(const model_op_param_info *pi, double x);
+/* Unconstrained x → parameter in [lo, hi], log-uniform. */
+static double to_param(const model_op_param_info *pi, double x)
+{
+    double u = 1.0 / (1.0 + exp(-x));
+    return exp(log(pi->lo) + u * (log(pi->hi) - log(pi->lo)));
+}
 
 /* The full parameter vector of c at the free parameters' search point x. */
 static void params_at(const fit_ctx *c, const gsl_vector *x, double *p)
 {
     for (int i = 0; i < c->np; i++) p[i] = c->held_p[i];
     for (int j = 0; j < c->nfree; j++) p[c->free_i[j]] = to_param(&c->info[c->free_i[j]], gsl_vector_get(x, (size_t)j));
-}
-
-/* Unconstrained x → parameter in [lo, hi], log-uniform. */
-static double to_param(const model_op_param_info *pi, double x)
-{
-    double u = 1.0 / (1.0 + exp(-x));
-    return exp(log(pi->lo) + u * (log(pi->hi) - log(pi->lo)));
 }
 
 static double from_param(const model_op_param_info *pi, double p)
