@@ -512,9 +512,9 @@ static void test_moe_tp_key(void)
     free(sc);
 }
 
-/* Writes the aggregated columns' header and rows to a new temporary file
- * named from tmp (a mkstemps template ending ".csv"); -1 when it cannot. */
-static int flat_csv(char *tmp, const char *rows)
+/* Writes head (a header line) and rows to a new temporary file named from
+ * tmp (a mkstemps template ending ".csv"); -1 when it cannot. */
+static int csv_with_head(char *tmp, const char *head, const char *rows)
 {
     int fd = mkstemps(tmp, 4);
     if (fd < 0) return -1;
@@ -524,10 +524,19 @@ static int flat_csv(char *tmp, const char *rows)
         unlink(tmp);
         return -1;
     }
-    fputs("id,silicon_data_source,concurrency,backend,model_path,system,precision,mode,isl,osl,batch_size,tp_size,"
-          "pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n", f);
+    fputs(head, f);
     fputs(rows, f);
     return fclose(f) == 0 ? 0 : -1;
+}
+
+/* The aggregated columns' header and rows (csv_with_head). */
+static int flat_csv(char *tmp, const char *rows)
+{
+    return csv_with_head(tmp,
+                         "id,silicon_data_source,concurrency,backend,model_path,system,precision,mode,isl,osl,"
+                         "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,"
+                         "silicon_tpot_ms\n",
+                         rows);
 }
 
 /* A dense model's expert-parallel column (an export that writes the GPU
@@ -571,21 +580,19 @@ static void test_dense_ep(void)
 static void test_fp8_checkpoint(void)
 {
     char tmp[] = "/tmp/fid_fp8ck_XXXXXX.csv";
-    int fd = mkstemps(tmp, 4);
-    REQUIRE(fd >= 0);
-    close(fd);
-    FILE *f = fopen(tmp, "w");
-    REQUIRE_OR(f != NULL, unlink(tmp); return);
-    fputs("id,silicon_data_source,concurrency,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
-          "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,"
-          "silicon_tpot_ms\n"
-          "dsr1,wip=False,16,trtllm,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,8,1,1,1,8,300,10\n"
-          "mm,wip=False,16,vllm,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,2,1,1,2,1,150,10\n"
-          "llama,wip=False,16,trtllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,agg,1024,1024,fp8,,16,2,1,1,1,1,150,10\n"
-          "qwen,wip=False,16,trtllm,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,1024,fp8,,16,1,1,1,1,1,150,10\n"
-          "blk,wip=False,16,sglang,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8_block,16,8,1,1,1,8,"
-          "300,10\n", f);
-    REQUIRE_OR(fclose(f) == 0, unlink(tmp); return);
+    REQUIRE(csv_with_head(tmp,
+                          "id,silicon_data_source,concurrency,backend,model_path,system,precision,mode,isl,osl,"
+                          "gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,"
+                          "moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n",
+                          "dsr1,wip=False,16,trtllm,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,8,1,1,"
+                          "1,8,300,10\n"
+                          "mm,wip=False,16,vllm,MiniMaxAI/MiniMax-M2.5,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,2,1,1,2,1,"
+                          "150,10\n"
+                          "llama,wip=False,16,trtllm,meta-llama/Llama-3.1-70B,b200_sxm,fp8,agg,1024,1024,fp8,,16,2,1,1,"
+                          "1,1,150,10\n"
+                          "qwen,wip=False,16,trtllm,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,1024,fp8,,16,1,1,1,1,1,150,10\n"
+                          "blk,wip=False,16,sglang,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8_block,16,"
+                          "8,1,1,1,8,300,10\n") == 0);
     sim_fidelity_result r;
     sim_err e = {""};
     CHECK_MSG(sim_fidelity_read(tmp, &r, &e) == 0, "%s", e.msg);
