@@ -549,6 +549,8 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
 typedef struct {
     double ttft, tpot, queue, prefill, xfer, first_dec;
     int64_t nt, np, nk;
+    double ttft_first; /* the TTFT sum over the first wave's nt_first requests */
+    int64_t nt_first;
 } fid_sums;
 
 /* Adds a scheduled request's queueing (after the frontend's fe
@@ -614,9 +616,16 @@ static void fid_request_sums(const sim_fidelity_row *r, sim_cluster *cl, int ste
     const sim_req_record *rec = sim_metrics_requests(sim_cluster_metrics(cl), &n);
     memset(m, 0, sizeof *m);
     for (int64_t i = 0; i < n; i++) {
-        if (steady && rec[i].id < (uint64_t)r->concurrency && n > r->concurrency) continue;
+        const int first = rec[i].id < (uint64_t)r->concurrency;
+        if (steady && first && n > r->concurrency) continue;
+        const double t0 = m->ttft;
+        const int64_t n0 = m->nt;
         if (r->disagg && rec[i].decode_first > 0 && rec[i].output_tokens > 1) sums_add_pd(m, &rec[i], fe);
         else sums_add(m, &rec[i], fe);
+        if (first && m->nt > n0) {
+            m->ttft_first += m->ttft - t0;
+            m->nt_first++;
+        }
     }
 }
 
@@ -655,6 +664,10 @@ static void fid_explain_sim(sim_fidelity_explain_out *x, const sim_fidelity_row 
     x->prefill_ms = m->nt ? m->prefill / m->nt : 0;
     x->kv_transfer_ms = m->nk ? m->xfer / m->nk : 0;
     x->first_decode_ms = m->nk ? m->first_dec / m->nk : 0;
+    x->first_wave_n = m->nt_first;
+    x->later_n = m->nt - m->nt_first;
+    x->first_wave_ttft_ms = m->nt_first ? m->ttft_first / m->nt_first : 0;
+    x->later_ttft_ms = x->later_n ? (m->ttft - m->ttft_first) / x->later_n : 0;
 }
 
 /* Runs the row's scenario; fills the predictions (and, when x is not NULL,

@@ -237,6 +237,11 @@ typedef struct {
     /* scheduler.tokenizer_workers: the part of frontend_ms spent waiting
      * for an API-server worker and being served by one (0 without them). */
     double worker_wait_ms, worker_service_ms;
+    /* The client's mean TTFT split by wave: the first requests of the
+     * clients, all sent at t = 0 into an empty engine (first_wave_n of
+     * them), and every later one (later_n); a wave with no request reads 0. */
+    double first_wave_ttft_ms, later_ttft_ms;
+    int64_t first_wave_n, later_n;
 } sim_fidelity_explain_out;
 
 /* Simulates the row with id `id` of the CSV and breaks it down. */

@@ -50,7 +50,7 @@ static void layout_str(const sim_fidelity_layout *l, char *buf, size_t len)
     if (l->pp > 1) n += snprintf(buf + n, len - (size_t)n, "pp%d", l->pp);
     if (l->dp > 1) n += snprintf(buf + n, len - (size_t)n, "dp%d", l->dp);
     if (l->ep > 1) n += snprintf(buf + n, len - (size_t)n, "ep%d", l->ep);
-    if (l->moe_tp > 0 && l->ep > 1) n += snprintf(buf + n, len - (size_t)n, "mtp%d", l->moe_tp);
+    if (l->moe_tp > 1 && l->ep > 1) n += snprintf(buf + n, len - (size_t)n, "moetp%d", l->moe_tp);
     if (l->workers > 1) snprintf(buf + n, len - (size_t)n, "x%d", l->workers);
 }
 
@@ -274,6 +274,10 @@ static void fid_print_explain(const sim_fidelity_row *r, const sim_fidelity_expl
            (long long)r->kv_tokens, r->disagg ? " decode" : "", (long long)r->concurrency * (r->isl + r->osl),
            (long long)r->preemptions, r->mean_batch);
     print_holds(r, o);
+    if (x->first_wave_n > 0 && x->later_n > 0)
+        printf("  by wave: the clients' first %lld requests (sent together at t = 0) %.2f ms mean TTFT, the %lld "
+               "later ones %.2f ms\n",
+               (long long)x->first_wave_n, x->first_wave_ttft_ms, (long long)x->later_n, x->later_ttft_ms);
     printf("  host/frontend                  %9.3f ms\n", x->frontend_ms);
     if (x->worker_wait_ms + x->worker_service_ms > 0)
         printf("    of which API-server workers  %9.3f ms (wait for a worker %.3f + api_us and tokenisation %.3f)\n",

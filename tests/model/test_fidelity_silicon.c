@@ -396,6 +396,7 @@ static void test_json(void)
     CHECK_CONTAINS(out, "tp1dp8ep8");
     CHECK_CONTAINS(out, "client: input lengths uniform in [819, 1024], output lengths in [819, 1024]");
     CHECK_CONTAINS(out, "decode step (batch");
+    CHECK_CONTAINS(out, "by wave: the clients' first 128 requests (sent together at t = 0)");
     /* The prefill's three costliest ops: the experts as the fused-MoE op
      * model prices them (8.8 ms since its 64-row-tile bandwidth share,
      * ahead of ep_combine's 7.9 ms); no all-gather on this EP layout. */
@@ -425,6 +426,16 @@ static void test_explain(void)
      * the decode worker's first step. */
     CHECK_NEAR(x.frontend_ms + x.queue_ms + x.prefill_ms + x.kv_transfer_ms + x.first_decode_ms, x.ttft_ms,
                1e-6 * x.ttft_ms + 1e-6);
+    /* The TTFT by wave: ten requests per client, the first wave the
+     * clients' first requests; the two means weigh back to the row's, and
+     * the first wave (every client sending into an empty engine at once)
+     * waits longer than the later ones. */
+    CHECK(x.first_wave_n == row.concurrency && x.later_n == 9 * (int64_t)row.concurrency);
+    CHECK_NEAR((x.first_wave_ttft_ms * (double)x.first_wave_n + x.later_ttft_ms * (double)x.later_n) /
+                   (double)(x.first_wave_n + x.later_n),
+               x.ttft_ms, 1e-6 * x.ttft_ms + 1e-9);
+    CHECK_MSG(x.first_wave_ttft_ms > x.later_ttft_ms, "first wave %.3f ms, later %.3f ms", x.first_wave_ttft_ms,
+              x.later_ttft_ms);
     /* The decode pool's hand-over adds to every request's KV leg (the
      * overrides reach pools.1 through pools.0); with the client's lengths
      * drawn from [0.8 L, L] the longer leg also shifts a few requests'
