@@ -693,6 +693,7 @@ static int fid_simulate(sim_fidelity_row *r, const sim_fidelity_opts *o, calib_t
         fid_engine_state(r, cl);
         r->pred_ttft_ms = m.nt ? m.ttft / m.nt : sum.ttft_ms.mean;
         r->pred_tpot_ms = m.np ? m.tpot / m.np : sum.tpot_ms.mean;
+        r->pred_ttft_first_ms = m.nt_first ? m.ttft_first / m.nt_first : 0;
         if (!(r->pred_ttft_ms > 0) || !(r->pred_tpot_ms > 0) || !isfinite(r->pred_ttft_ms) ||
             !isfinite(r->pred_tpot_ms))
             rc = sim_err_set(err, SIM_ERANGE, "the simulation completed no request with a first token and a TPOT");

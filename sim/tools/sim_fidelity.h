@@ -52,6 +52,7 @@ typedef struct {
     sim_fidelity_layout agg, prefill, decode;
     double meas_ttft_ms, meas_tpot_ms;
     double pred_ttft_ms, pred_tpot_ms;
+    double pred_ttft_first_ms;  /* simulated: mean TTFT of the clients' first requests (the first wave; 0: none) */
     int64_t kv_tokens;          /* simulated: KV capacity of the decode side (tokens, one instance) */
     int64_t preemptions;        /* simulated: requests preempted (recomputed) over the run */
     double mean_batch;          /* simulated: time-averaged batch on the decode side (requests) */

@@ -173,6 +173,8 @@ static int fid_print_json(const sim_fidelity_result *r)
             json_object_set_new(o, "measured_tpot_ms", json_real(x->meas_tpot_ms));
             json_object_set_new(o, "predicted_ttft_ms", json_real(x->pred_ttft_ms));
             json_object_set_new(o, "predicted_tpot_ms", json_real(x->pred_tpot_ms));
+            if (x->pred_ttft_first_ms > 0)
+                json_object_set_new(o, "predicted_ttft_first_wave_ms", json_real(x->pred_ttft_first_ms));
             json_object_set_new(o, "kv_tokens", json_integer(x->kv_tokens));
             json_object_set_new(o, "preemptions", json_integer(x->preemptions));
             json_object_set_new(o, "mean_batch", json_real(x->mean_batch));
@@ -338,9 +340,10 @@ static void fid_usage(FILE *o)
             "to fit a preset to your own measurements:\n"
             "  --set vllm:deployment.pools.0.scheduler.frontend_us=30000\n"
             "--jobs N simulates N rows at a time (default: the online CPUs, at most 8). --json prints every\n"
-            "row in order (id, status ok|skipped, reason, version, measured_/predicted_ttft_ms/tpot_ms, roofline\n"
-            "compute_load/memory_load) and the groups (all, backend, gpu, model, mode, backend_gpu: each\n"
-            "backend on each GPU, version: each engine version). --explain ROW_ID breaks one row's simulated TTFT and TPOT down (frontend, queueing,\n"
+            "row in order (id, status ok|skipped, reason, version, measured_/predicted_ttft_ms/tpot_ms,\n"
+            "predicted_ttft_first_wave_ms: the clients' first requests' mean, roofline compute_load/memory_load)\n"
+            "and the groups (all, backend, gpu, model, mode, backend_gpu: each backend on each GPU, version:\n"
+            "each engine version). --explain ROW_ID breaks one row's simulated TTFT and TPOT down (frontend, queueing,\n"
             "prefill and decode iterations by op family, KV transfer). --no-perf-db prices every row with the\n"
             "analytic roofline (hardware.perf_db=none) even where calib/data/ has the row's GPU measured.\n");
 }

@@ -357,6 +357,10 @@ static void test_json(void)
             if (i == ROW_UNKNOWN) CHECK(v == NULL);
             else CHECK_MSG(json_is_real(v) && json_real_value(v) > 0, "row %zu: %s", i, num[k]);
         }
+        /* The first wave's mean (ten requests per client: part of the row's mean). */
+        json_t *fw = json_object_get(r, "predicted_ttft_first_wave_ms");
+        if (i == ROW_UNKNOWN) CHECK(fw == NULL);
+        else CHECK_MSG(json_is_real(fw) && json_real_value(fw) > 0, "row %zu: first wave", i);
         json_t *why = json_object_get(r, "reason");
         if (i == ROW_UNKNOWN) CHECK(json_is_string(why) && strstr(json_string_value(why), "unknown model"));
         else CHECK(why == NULL);
