@@ -88,7 +88,8 @@ static const model_op_param_info P_CTX_ATTN[] = {
  * runs beyond it, the per-query-head work, the rate of a cache that fits
  * in L2 (the catalogue's l2_mb), the share of the per-CTA work that
  * overlaps the cache stream and the cache tokens of one step of the
- * kernel's loop. */
+ * kernel's loop, and the layout copies of a kernel that serves a KV head's
+ * query group as the rows of its tile. */
 static const model_op_param_info P_GEN_ATTN[] = {
     {"floor_us", "us", "kernel floor", 5, 0.5, 500, 0, 0},
     {"eff_tc", "fraction", "grouped kernel: fraction of the bf16 tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
@@ -109,6 +110,12 @@ static const model_op_param_info P_GEN_ATTN[] = {
      0.001, 1, 0, 1},
     {"kv_step", "tokens", "cache tokens of one step of the kernel's loop: a shorter cache costs about one step (the "
      "smooth maximum of the two; 0: none)", 64, 1, 1024, 0, 1},
+    {"swap_us", "us", "the copies of a kernel that serves a KV head's query group as its rows (FlashAttention-2's "
+     "decode): the queries into that group-major layout and the output back, paid where the layout is no view of "
+     "the engine's (batch, KV heads and group all above 1); their bytes at eff_mem (0: none)", 5, 0.001, 100, 0, 1},
+    {"cta_bw", "x HBM/SM", "FlashAttention-2's decode (swap_us > 0): the cache rate of a CTA alone on its SM, in "
+     "multiples of the HBM rate's per-SM share (eff_mem x HBM / SMs), while the grid leaves SMs idle (0: 1)", 1.2,
+     0.5, 4, 0, 1},
 };
 /* MLA decode kernel (P_ATTN plus its grid): how many query heads one CTA
  * serves, the cache tokens of one step of its loop, and how far it splits
@@ -797,7 +804,31 @@ static double t_ctx_attn(const model_gpu *g, double b, double s, double prefix, 
  * (0: all of it added to the stream). */
 typedef struct {
     double tiles, tile_heads, kv_tile, split_max, l2_gain, overlap;
+    double splits; /* > 0: the kernel's own split count (fa2_splits), its CTAs run in whole waves; 0: the rule above */
+    double cta_bw; /* with splits: a lone CTA's cache rate, in multiples of its SM's share of HBM (0: 1) */
 } gen_grid;
+
+/* FlashAttention-2's split-KV count for a decode grid of `ctas` CTAs over a
+ * cache of `blocks` key blocks: none when the grid nearly fills the CTA
+ * slots (0.8 of them; two 4-warp CTAs an SM), else the fewest splits (at
+ * most 128, the slots or the blocks) whose wave efficiency reaches 0.85 of
+ * the best, counting only split counts that change the blocks per split. */
+static double fa2_splits(double ctas, double slots, double blocks)
+{
+    if (ctas >= 0.8 * slots) return 1;
+    int most = (int)fmin(fmin(128, slots), blocks), nb = (int)blocks;
+    if (most < 1) return 1;
+    double eff[128], best = 0;
+    for (int s = 1; s <= most; s++) {
+        int ok = s == 1 || (nb + s - 1) / s != (nb + s - 2) / (s - 1);
+        double waves = ctas * s / slots;
+        eff[s - 1] = ok ? waves / ceil(waves) : 0;
+        if (eff[s - 1] > best) best = eff[s - 1];
+    }
+    for (int s = 1; s <= most; s++)
+        if (eff[s - 1] > 0 && eff[s - 1] >= 0.85 * best) return s;
+    return 1;
+}
 
 /* Generation attention: one query token per request against ctx cached
  * tokens; split-KV spreads long contexts over idle SMs. `ctas` CTAs (one
@@ -811,15 +842,19 @@ static double gen_attn_grid(const model_gpu *g, double b, double ctx, double hea
     if (splits > smax_split) splits = smax_split;
     if (gr->split_max > 0 && splits > floor(gr->split_max)) splits = floor(gr->split_max);
     if (splits < 1) splits = 1;
-    /* CTAs that cannot split run whole waves of whole caches. */
-    int whole = gr->split_max > 0 && gr->split_max < 2;
+    if (gr->splits > 0) splits = gr->splits;
+    /* CTAs that cannot split run whole waves of whole caches, as do those of a kernel's own split count. */
+    int whole = (gr->split_max > 0 && gr->split_max < 2) || gr->splits > 0;
     double par = whole ? wave_eff(ctas * splits, S) : ctas * splits < S ? ctas * splits / S : 1;
     double reads = gr->tiles > 1 ? gr->tiles : 1, mma = gr->tiles * gr->tile_heads;
     double kv = reads * b * ctx * kv_tok_bytes;
     /* A cache that fits in L2 is read from there at l2_gain times the HBM rate. */
     if (gr->l2_gain > 0 && kv <= g->l2_bytes) kv /= gr->l2_gain;
     double bytes = kv + b * heads * (dqk + dv) * 2.0;
-    double tmm = bytes / (g->hbm_bw * p[3] * par);
+    /* A grid of the kernel's own split count that leaves SMs idle: each CTA
+     * streams at cta_bw times its SM's share, up to the whole HBM rate. */
+    double mpar = gr->splits > 0 && gr->cta_bw > 0 && ctas * splits < S ? fmin(1, gr->cta_bw * ctas * splits / S) : par;
+    double tmm = bytes / (g->hbm_bw * p[3] * mpar);
     double flops = 2.0 * b * (mma > heads ? mma : heads) * (dqk + dv) * ctx;
     double tc = flops / (peak * p[1] * par);
     /* The CTAs' fixed work; `overlap` of it hides under the stream and the
@@ -831,16 +866,17 @@ static double gen_attn_grid(const model_gpu *g, double b, double ctx, double hea
 }
 
 static double gen_attn_core(const model_gpu *g, double b, double ctx, double heads, double ctas, double dqk, double dv,
-                            double kv_tok_bytes, double peak, const double *p, double l2_gain, double overlap)
+                            double kv_tok_bytes, double peak, const double *p, double l2_gain, double overlap,
+                            double splits, double cta_bw)
 {
-    const gen_grid plain = {0, 0, 0, 0, l2_gain, overlap};
+    const gen_grid plain = {0, 0, 0, 0, l2_gain, overlap, splits, cta_bw};
     return gen_attn_grid(g, b, ctx, heads, ctas, dqk, dv, kv_tok_bytes, peak, p, &plain);
 }
 
 static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads, double kvh, double dqk, double dv,
                          double kv_tok_bytes, double peak, const double *p)
 {
-    return gen_attn_core(g, b, ctx, heads, b * kvh, dqk, dv, kv_tok_bytes, peak, p, 0, 0);
+    return gen_attn_core(g, b, ctx, heads, b * kvh, dqk, dv, kv_tok_bytes, peak, p, 0, 0, 0, 0);
 }
 
 /* GQA/MHA decode (P_GEN_ATTN): the grouped kernel (one CTA per request ×
@@ -855,16 +891,30 @@ static double t_gen_attn(const model_gpu *g, double b, double ctx, double heads,
 static double t_gqa_decode(const model_gpu *g, double b, double ctx, double heads, double kvh, double d,
                            double kv_tok_bytes, const double *p)
 {
+    const double grp = heads / kvh;
+    /* swap_us (p[11]; 0: none) marks FlashAttention-2's decode: it runs a KV
+     * head's query group as the rows of 64-row query tiles, q reshaped
+     * (batch, KV heads, group) -> (batch, group, KV heads) and the output
+     * back, two copy kernels each reading and writing b x heads x d bf16
+     * unless the transpose is a view (one request or one KV head); it splits
+     * the cache (key blocks of 128 tokens at head_dim 128) by its own count
+     * (fa2_splits), and only a grouped query (MHA: none). */
+    const int fa2 = p[11] > 0;
+    double splits = 0;
+    if (fa2)
+        splits = grp > 1 ? fa2_splits(b * kvh * ceil(grp / 64), 2 * g->sms, ceil(ctx / (d <= 64 ? 256 : d <= 128 ? 128 : 64)))
+                         : 1;
     /* A cache shorter than one step of the loop costs about one step. */
     if (p[10] > 0) ctx = smax(ctx, p[10]);
-    double grouped = gen_attn_core(g, b, ctx, heads, b * kvh, d, d, kv_tok_bytes, g->flops_bf16, p, p[8], p[9]);
+    double grouped = gen_attn_core(g, b, ctx, heads, b * kvh, d, d, kv_tok_bytes, g->flops_bf16, p, p[8], p[9], splits, p[12]);
     /* head_us (0 in sets fitted before it): per request × query head. */
     double rows = b * heads * p[7] * US / g->sms;
-    double grp = heads / kvh, w = 1.0 / (1.0 + pow(p[5] / grp, 8.0));
+    double w = 1.0 / (1.0 + pow(p[5] / grp, 8.0));
+    if (fa2 && b > 1 && kvh > 1 && grp > 1) rows += p[11] * US + 8.0 * b * heads * d / (g->hbm_bw * p[3]);
     if (w < 1e-9) return grouped + rows;
     double cc[5] = {p[0], p[6], p[2], p[3], p[4]};
     double fp32 = g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16;
-    double perhead = gen_attn_core(g, b, ctx, heads, b * heads, d, d, kv_tok_bytes, fp32, cc, p[8], p[9]);
+    double perhead = gen_attn_core(g, b, ctx, heads, b * heads, d, d, kv_tok_bytes, fp32, cc, p[8], p[9], 0, 0);
     return (1 - w) * grouped + w * perhead + rows;
 }
 
@@ -1298,7 +1348,7 @@ static double q_gen_mla(const model_gpu *g, const model_op_query *q, const model
 {
     double ctx = F(ISL) + F(STEP);
     if (!(ctx > 0)) ctx = 1;
-    gen_grid gr = {p[5] > 0 ? ceil(F(HEADS) / p[5]) : 1, p[5], p[6], p[7], p[8], 0};
+    gen_grid gr = {p[5] > 0 ? ceil(F(HEADS) / p[5]) : 1, p[5], p[6], p[7], p[8], 0, 0, 0};
     return gen_attn_grid(g, F(BATCH), ctx, F(HEADS), F(BATCH) * gr.tiles, MLA_KV_LORA + MLA_ROPE, MLA_KV_LORA,
                          (MLA_KV_LORA + MLA_ROPE) * r->kv_bytes, g->flops_bf16, p, &gr);
 }

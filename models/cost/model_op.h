@@ -110,7 +110,7 @@ typedef struct {
                                      cost model): as serving runs it under CUDA graphs, the GPU time alone */
 } model_op_query;
 
-#define MODEL_OP_MAX_PARAMS 11
+#define MODEL_OP_MAX_PARAMS 13
 
 /* Meaning of a kind's parameters, in order (unit names what the YAML /
  * table stores; scale converts that unit to what the formula uses). */

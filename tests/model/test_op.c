@@ -19,7 +19,8 @@
  * exponentials in prefill and the per-query-head work of decode (B200
  * rows), the set the cost model takes for SGLang's fp8-KV prefill on B200,
  * and the GEMM bandwidth against each GPU's measured HBM copy rate (B200
- * rows priced with H100's set).
+ * rows priced with H100's set), and FlashAttention-2's decode on A100
+ * (vLLM): its query-group layout copies and its own split-KV count.
  * A query's strings resolved once (model_op_resolve)
  * price every fixture row to the bit without being read again. `op --csv`
  * must keep every column and row of a table and add predicted_ms and
@@ -205,6 +206,47 @@ static void check_gqa_decode(void)
      * a 64 / 1 one does per request (its grouped kernel at every group size). */
     double v128 = gqa_us(&g, 32, 2, 128, 2, "vllm"), v64 = gqa_us(&g, 32, 2, 64, 1, "vllm");
     CHECK_MSG(v128 < 2.5 * v64, "vllm 128/2 %.1f vs 64/1 %.1f us", v128, v64);
+}
+
+/* vLLM's A100 decode is FlashAttention-2 (swap_us > 0 in its set), rows of
+ * the shared A100 table (vLLM 0.14.0). Floor: a KV head's query group run
+ * as tile rows costs two copy kernels where the transpose is no view —
+ * 8 requests, 32 / 4 heads, 2 tokens: 19.6 us; one request (12.5 us) or
+ * one KV head (12.8 us) skip them. Bandwidth: FlashAttention-2 splits
+ * the cache only for a grouped query, so MHA over a long cache runs one
+ * CTA per request x head — 1 x 32768 tokens, 8 / 8 heads: 764 us, ten
+ * times what a split grid would take; a grouped grid of 64 CTAs splits to
+ * fill its waves (16 x 16384, 32 / 4 heads: 349 us). Decode has no
+ * compute-bound regime at these groups. H100's vLLM (FlashAttention-3)
+ * packs the group without copies: its set has no such term. */
+static void check_fa2_decode(void)
+{
+    model_gpu a, h;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("a100_sxm", &a, &err) == 0, "%s", err.msg);
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    const struct {
+        double b, ctx, heads, kvh, meas, tol;
+    } rows[] = {{8, 2, 32, 4, 19.61, 0.1},         {1, 2, 32, 4, 12.54, 0.1},       {8, 2, 32, 1, 12.79, 0.1},
+                {1, 32768, 8, 8, 764.49, 0.15},    {16, 16384, 32, 4, 348.53, 0.15}, {1, 16384, 32, 8, 63.51, 0.25}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        double t = gqa_us(&a, rows[i].b, rows[i].ctx, rows[i].heads, rows[i].kvh, "vllm");
+        CHECK_MSG(fabs(t / rows[i].meas - 1) < rows[i].tol, "a100 vllm b=%g ctx=%g %g/%g heads: %.1f us, measured %.1f",
+                  rows[i].b, rows[i].ctx, rows[i].heads, rows[i].kvh, t, rows[i].meas);
+    }
+    /* The terms left out (swap_us 0: no copies, the split-every-idle-SM rule): the copies' 7 us gone, and MHA's
+     * long cache split over the SMs, several times too fast. */
+    model_op_query q = query_of(MODEL_OPK_GEN_ATTN, "bfloat16", "bfloat16", NULL, NULL);
+    q.f[MODEL_OPF_BATCH] = 8, q.f[MODEL_OPF_ISL] = 1, q.f[MODEL_OPF_STEP] = 1;
+    q.f[MODEL_OPF_HEADS] = 32, q.f[MODEL_OPF_KV_HEADS] = 4, q.f[MODEL_OPF_HEAD_DIM] = 128;
+    double on = price_off_us(&a, &q, NULL, "vllm", -1), off = price_off_us(&a, &q, NULL, "vllm", 11);
+    CHECK_MSG(on - off > 4, "a100 vllm 8 x 2, 32 / 4 heads: %.1f us with the copies, %.1f without", on, off);
+    q.f[MODEL_OPF_BATCH] = 1, q.f[MODEL_OPF_STEP] = 32767, q.f[MODEL_OPF_HEADS] = 8, q.f[MODEL_OPF_KV_HEADS] = 8;
+    on = price_off_us(&a, &q, NULL, "vllm", -1), off = price_off_us(&a, &q, NULL, "vllm", 11);
+    CHECK_MSG(on > 4 * off, "a100 vllm 1 x 32768, 8 / 8 heads: %.0f us unsplit, %.0f split", on, off);
+    /* H100 (measured 11.7 and 11.3 us): no copies, the same floor. */
+    double h4 = gqa_us(&h, 8, 2, 32, 4, "vllm"), h1 = gqa_us(&h, 8, 2, 32, 1, "vllm");
+    CHECK_MSG(fabs(h4 / h1 - 1) < 0.1, "h100 vllm 8 x 2: 32 / 4 heads %.1f us, 32 / 1 %.1f", h4, h1);
 }
 
 static void check_physics(void)
@@ -1653,6 +1695,7 @@ static const test_case cases[] = {
     {"four_bit", check_four_bit},
     {"comm", check_comm},
     {"gqa_decode", check_gqa_decode},
+    {"fa2_decode", check_fa2_decode},
     {"mla_grid", check_mla_grid},
     {"gdn_conv", check_gdn_conv},
     {"quant_rows", check_quant_rows},
