@@ -12,7 +12,8 @@
  * pipeline fill in k elements, per-step collective latencies. The shapes
  * enter through wave quantisation of the kernel's tiles over the SMs,
  * split-K / split-KV parallelism when a kernel has fewer tiles than SMs
- * (a decode kernel's head tiles and cache steps where its set has them),
+ * (a decode kernel's head tiles and cache steps where its set has them;
+ * FlashAttention-2's decode its own split count),
  * the L2 for a quantise working set that fits it, and a smooth max of the
  * compute and memory times ((a³+b³)^⅓: kernels overlap the two
  * imperfectly near the ridge).
