@@ -38,6 +38,7 @@ static const model_yaml_field gpu_fields[] = {
     {"hbm_gib", MODEL_YAML_DOUBLE, offsetof(model_gpu, hbm_bytes), 0, GiB, 0},
     {"hbm_tbps", MODEL_YAML_DOUBLE, offsetof(model_gpu, hbm_bw), 0, 1e12, 1},
     {"hbm_copy_tbps", MODEL_YAML_DOUBLE, offsetof(model_gpu, hbm_copy_bw), 0, 1e12, 0},
+    {"nccl_lat_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, coll_lat_s), 0, 1e-6, 0},
     {"l2_mb", MODEL_YAML_DOUBLE, offsetof(model_gpu, l2_bytes), 0, 1e6, 0},
     {"sms", MODEL_YAML_INT, offsetof(model_gpu, sms), 0, 0, 1},
     {"smem_per_sm_kb", MODEL_YAML_DOUBLE, offsetof(model_gpu, smem_per_sm), 0, 1e3, 0},
@@ -190,6 +191,9 @@ static int catalog_gpu_parse(const char *text, size_t len, const char *origin, c
     if (g.hbm_copy_bw < 0 || g.hbm_copy_bw > g.hbm_bw)
         return sim_err_set(err, SIM_EINVAL, "%s: hbm_copy_tbps must be in [0, hbm_tbps] (0: not measured), got %g",
                            origin, g.hbm_copy_bw / 1e12);
+    if (g.coll_lat_s < 0 || g.coll_lat_s > 1e-3)
+        return sim_err_set(err, SIM_EINVAL, "%s: nccl_lat_us must be in [0, 1000] (0: not measured), got %g", origin,
+                           g.coll_lat_s * 1e6);
     if (g.nvlink_domain == 1 || g.nvlink_domain > 1 << 16)
         return sim_err_set(err, SIM_EINVAL, "%s: nvlink_domain must be 0 (the node) or 2..65536 GPUs, got %d",
                            origin, g.nvlink_domain);

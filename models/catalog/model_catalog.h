@@ -68,6 +68,14 @@ typedef struct {
      * fractions are of this rate, so they carry across GPUs whose HBM reaches a different
      * share of its datasheet figure. */
     double hbm_copy_bw;
+    /* Added with the collectives' cross-GPU check: the time NCCL takes for an all-reduce of a
+     * small message (512 bytes) between 2 GPUs of the node, as nccl-tests' all_reduce_perf
+     * reports it (seconds; the source the GPU's file names; 0 = not measured:
+     * model_op_coll_lat takes comm_base_s + 2 nvlink_step_s, the ring estimate). The op
+     * model's collective floors, per-rank steps and pipeline fill are multiples of it: the
+     * NVLink/NVSwitch round trips a collective waits on, which no datasheet figure gives
+     * (B200 takes 1.66x H100's). */
+    double coll_lat_s;
 } model_gpu;
 
 /* A model's vision tower (models/catalog/model_vision.h), read from a

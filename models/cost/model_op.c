@@ -171,15 +171,21 @@ static const model_op_param_info P_MOE[] = {
      "its hidden row (kernels that route only the rank's pairs make none for masked pairs)", 1, 0.001, 20, 0, 0},
 };
 static const model_op_param_info P_COMM[] = {
-    {"base_us", "us", "per-call launch and synchronisation", 5, 0.1, 500, 0, 0},
-    {"step_us", "us", "latency per rank step (the algorithm's n-1 hops)", 1, 0.001, 100, 0, 0},
-    {"eff_bw", "fraction", "bulk regime (NCCL Simple, two-shot): bus bandwidth as a fraction of the one-way NVLink rate",
-     0.8, 0.02, 4, 0, 0},
-    {"eff_lo", "fraction", "low-latency regime (NCCL LL/LL128, one-shot): link bandwidth as a fraction of NVLink", 0.4,
-     0.01, 4, 0, 0},
-    {"ramp_us", "us", "bulk regime's extra fixed time (pipeline fill over its chunks and channels)", 20, 0.01, 1000, 0, 0},
+    {"base_lat", "lat", "per-call launch and synchronisation, in multiples of the GPU's NCCL latency (catalogue "
+     "nccl_lat_us)", 0.8, 0.01, 50, 0, 0},
+    {"step_lat", "lat", "latency per rank step (the algorithm's n-1 hops), in multiples of the NCCL latency", 0.1,
+     0.0001, 10, 0, 0},
+    {"eff_bw", "fraction", "bulk regime (NCCL Simple, two-shot): bus bandwidth as a fraction of the achievable NVLink "
+     "bus bandwidth (nvlink_gbps x efficiency.nvlink)", 0.8, 0.02, 4, 0, 0},
+    {"eff_lo", "fraction", "low-latency regime (NCCL LL/LL128, one-shot): link bandwidth as a fraction of the "
+     "achievable NVLink bus bandwidth", 0.4, 0.01, 4, 0, 0},
+    {"ramp_lat", "lat", "bulk regime's extra fixed time (pipeline fill over its chunks and channels), in multiples "
+     "of the NCCL latency", 3, 0.001, 200, 0, 0},
     {"eff_loc", "fraction", "bulk regime: each rank's pass over its whole buffer (staging copies, reduction), as a "
-     "fraction of HBM bandwidth", 0.3, 0.01, 4, 0, 0},
+     "fraction of the measured HBM copy rate", 0.3, 0.01, 4, 0, 0},
+    {"host_us", "us", "eager custom all-reduce: the host's path of a call (the engine's dispatch, the input's copy "
+     "into the registered buffer, the launch), paid in series with the kernel; the host's, so not a multiple of the "
+     "NCCL latency (CUDA-graph sets: 0, no such term)", 20, 0.1, 500, 0, 1},
 };
 static const model_op_param_info P_QUANT[] = {
     {"floor_us", "us", "kernel floor", 3, 0.1, 500, 0, 0},
@@ -429,6 +435,7 @@ void model_op_resolve(const model_op_query *q, model_op_resolved *r)
         r->coll = 1;
     else if (!strcmp(v, "all_gather") || !strcmp(v, "reduce_scatter") || !strcmp(v, "alltoall"))
         r->coll = 2;
+    r->coll_eager = !strcmp(v, "eager");
     r->moe_alpha = moe_alpha(q->distribution);
     r->moe_plain = !strcmp(v, "nongated");
     r->kv_bytes = kv_bytes(q->kv_dtype);
@@ -715,6 +722,27 @@ uint32_t model_op_gemm_quant_set(const double *compute_scale, const double *scal
 double model_op_hbm_copy_bw(const model_gpu *g)
 {
     return g->hbm_copy_bw > 0 ? g->hbm_copy_bw : HBM_COPY_DEFAULT * g->hbm_bw;
+}
+
+/* P_COMM's host_us: the parameter an eager custom all-reduce alone reads. */
+#define COMM_HOST_US 6
+
+uint32_t model_op_params_unused(const model_op_query *q)
+{
+    if (q->kind != MODEL_OPK_NCCL && q->kind != MODEL_OPK_CUSTOM_AR) return 0;
+    model_op_resolved r;
+    model_op_resolve(q, &r);
+    return r.coll_eager ? 0 : 1u << COMM_HOST_US;
+}
+
+double model_op_coll_lat(const model_gpu *g)
+{
+    return g->coll_lat_s > 0 ? g->coll_lat_s : g->comm_base_s + 2.0 * g->nvlink_step_s;
+}
+
+double model_op_coll_bw(const model_gpu *g)
+{
+    return g->nvlink_bw > 0 ? g->nvlink_bw * g->eff_nvlink : g->nic_bw * g->eff_nic;
 }
 
 /* Causal query·key pairs of one sequence of s tokens under window w (0 = none). */
@@ -1226,13 +1254,24 @@ void model_op_moe_load_fill(model_op_query *q)
 
 /* A collective as the libraries run it: two regimes, the cheaper taken (as
  * NCCL's tuner picks LL/LL128 or Simple, and the engines' custom all-reduce
- * one-shot or two-shot). Both pay base + (n-1)·step. The low-latency regime
- * moves f_lo·B over the links at eff_lo of NVLink (NCCL LL/LL128: the same
- * bytes as the bulk algorithm, half of LL's being flags; one-shot custom
- * all-reduce: every rank reads all n-1 peers' buffers, f_lo = n-1); the bulk
- * regime moves f·B at eff_bw, plus each rank's own pass over its B bytes at
- * eff_loc of HBM (which is why bus bandwidth rises with n: the per-rank
- * share of that pass falls against f), plus ramp_us of pipeline fill. */
+ * one-shot or two-shot). Both pay (base + (n-1)·step)·L, L the GPU's
+ * measured NCCL latency (model_op_coll_lat: the round trips over NVLink and
+ * the switch that a collective's flags wait on, which set the floor and no
+ * datasheet figure gives). The low-latency regime moves f_lo·B over the
+ * links at eff_lo of the achievable NVLink bus bandwidth (model_op_coll_bw;
+ * NCCL LL/LL128: the same bytes as the bulk algorithm, half of LL's being
+ * flags; one-shot custom all-reduce: every rank reads all n-1 peers'
+ * buffers, f_lo = n-1); the bulk regime moves f·B at eff_bw, plus each
+ * rank's own pass over its B bytes at eff_loc of the measured HBM copy rate
+ * (which is why bus bandwidth rises with n: the per-rank share of that pass
+ * falls against f), plus ramp·L of pipeline fill. An eager custom
+ * all-reduce (the engine's op called from the host, not replayed in a CUDA
+ * graph) adds host_us a call: its tables' small messages sit flat at the
+ * host's figure, and at 4 MiB between the longer and the sum of host and
+ * graph times; the longer fits each GPU's tables a little better, the sum
+ * carries across GPUs better (op --score B200 from H100 p90 36 % against
+ * the longer's 43 %: with the longer the fit puts the eager floor's growth
+ * with n into the latency terms, which scale with the GPU). */
 static double t_comm(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
                      sim_err *err)
 {
@@ -1246,10 +1285,11 @@ static double t_comm(const model_gpu *g, const model_op_query *q, const model_op
         sim_err_set(err, SIM_EINVAL, "unknown collective '%s'", q->variant);
         return 0;
     }
-    double link = g->nvlink_bw > 0 ? g->nvlink_bw : g->nic_bw;
+    double L = model_op_coll_lat(g), link = model_op_coll_bw(g);
     double lo = f_lo * B / (link * p[3]);
-    double bulk = p[4] * US + f * B / (link * p[2]) + B / (g->hbm_bw * p[5]);
-    return p[0] * US + (n - 1) * p[1] * US + (lo < bulk ? lo : bulk);
+    double bulk = p[4] * L + f * B / (link * p[2]) + B / (model_op_hbm_copy_bw(g) * p[5]);
+    double t = (p[0] + (n - 1) * p[1]) * L + (lo < bulk ? lo : bulk);
+    return t + (r->coll_eager ? p[COMM_HOST_US] * US : 0);
 }
 
 /* Quantisation kernels: scale_matrix (static scale) runs chunks of 4096

@@ -9,7 +9,8 @@
  * parameters, each with a unit and a physical meaning (model_op_param_info):
  * kernel floors (µs), fractions of the tensor-core peak and of HBM/NVLink
  * bandwidth, per-CTA / per-request / per-expert costs (SM·µs), per-tile
- * pipeline fill in k elements, per-step collective latencies. The shapes
+ * pipeline fill in k elements, collective floors and per-step latencies
+ * in multiples of the GPU's measured NCCL latency. The shapes
  * enter through wave quantisation of the kernel's tiles over the SMs,
  * split-K / split-KV parallelism when a kernel has fewer tiles than SMs
  * (a decode kernel's head tiles and cache steps where its set has them;
@@ -27,8 +28,10 @@
  * of the measured GPU of its architecture (hopper → h100_sxm, blackwell →
  * b200_sxm, ampere → a100_sxm); the parameters are relative to the specs
  * (the GEMM family's bandwidth fractions to the GPU's measured HBM copy
- * rate, model_op_hbm_copy_bw), so they carry (the cross-GPU check in
- * docs/cost-model.md).
+ * rate, model_op_hbm_copy_bw; the collectives' latencies to its measured
+ * NCCL latency and their bandwidths to the achievable NVLink bus bandwidth,
+ * model_op_coll_lat / model_op_coll_bw), so they carry (the cross-GPU check
+ * in docs/cost-model.md).
  *
  * Units: seconds, bytes, FLOPs. Pure functions, no heap, thread-safe. */
 #ifndef MODEL_OP_H
@@ -204,6 +207,22 @@ void model_op_variant(const model_op_query *q, char *out, size_t cap);
  * 0.75 of 8 TB/s where Hopper reaches 0.9). Bytes/s. */
 double model_op_hbm_copy_bw(const model_gpu *g);
 
+/* Mask of the parameters (bit i: parameter i) q's variant does not read:
+ * a CUDA-graph collective's host_us (only the eager custom all-reduce pays a
+ * host launch path). The fit holds them at 0 (model_op_fit_held), so a set
+ * stores 0 where its formula has no such term. */
+uint32_t model_op_params_unused(const model_op_query *q);
+
+/* The collectives' per-GPU inputs (t_comm's formula is in multiples of
+ * them): the GPU's measured NCCL latency, nccl-tests' 2-rank all-reduce of a
+ * small message (model_gpu.coll_lat_s; where not measured, the catalogue's
+ * ring estimate comm_base_s + 2 nvlink_step_s), seconds; and the achievable
+ * NVLink bus bandwidth, the one-way link rate times efficiency.nvlink (the
+ * share NCCL's large all-reduce reaches, a published nccl-tests figure per
+ * GPU; the NIC's the same way without NVLink), bytes/s. */
+double model_op_coll_lat(const model_gpu *g);
+double model_op_coll_bw(const model_gpu *g);
+
 /* Time of one op with parameters p (model_op_param_count(q->kind) values).
  * Returns seconds, 0 with err set when the shape is invalid (non-positive
  * dimensions, unknown dtype). Same as model_op_resolve then
@@ -227,6 +246,7 @@ typedef struct {
                             3 "skip_indexer", 4 "dense" (SGLang's dense MHA prefill, no indexer) */
     int8_t coll;         /* collective: 1 all-reduce-like, 2 all-gather-like, 0 unknown */
     int8_t moe_plain;    /* MoE variant nongated: up and down only (no gate) */
+    int8_t coll_eager;   /* custom all-reduce variant eager: called from the host (P_COMM host_us) */
     double moe_alpha;    /* MoE routing: 0 balanced, > 0 the power-law exponent of power_law_<a>,
                             -1 a distribution it does not know */
     double kv_bytes;     /* bytes per KV-cache value (kv_dtype) */

@@ -529,7 +529,8 @@ static const quant_fit *quant_find(const tree_ctx *c, const char *gpu, const cha
 
 /* --fit of one group: a quantise set the first pass fitted is taken as it
  * is; a GEMM set whose quantisation the engine's quantise tables measure
- * holds those terms (model_op_gemm_quant_held). */
+ * holds those terms (model_op_gemm_quant_held); parameters the variant does
+ * not read are held at 0 (model_op_params_unused). */
 static int fit_group(const tree_ctx *c, const calib_optable_entry *e, const char *backend, const model_gpu *g,
                      const model_op_group *gr, double *p, model_op_fit_stats *st, sim_err *err)
 {
@@ -539,16 +540,19 @@ static int fit_group(const tree_ctx *c, const calib_optable_entry *e, const char
         *st = done->st;
         return 0;
     }
-    uint32_t held = 0;
+    uint32_t held = model_op_params_unused(&gr->s[0].q);
+    for (int i = 0; i < MODEL_OP_MAX_PARAMS; i++)
+        if (held >> i & 1u) p[i] = 0;
+    uint32_t qheld = 0;
     if (model_op_gemm_quant_held(backend, gr->variant)) {
         const quant_fit *cs = quant_find(c, e->gpu, backend, "quantize:compute_scale");
         const quant_fit *sm = quant_find(c, e->gpu, backend, "quantize:scale_matrix");
-        if (cs && sm) held = model_op_gemm_quant_set(cs->p, sm->p, p);
+        if (cs && sm) qheld = model_op_gemm_quant_set(cs->p, sm->p, p);
     }
-    int rc = model_op_fit_held(g, gr->s, gr->n, 6000, p, held, st, err);
+    int rc = model_op_fit_held(g, gr->s, gr->n, 6000, p, held | qheld, st, err);
     const model_op_param_info *info = model_op_params_of(gr->s[0].q.kind);
-    for (int i = 0; !rc && held && i < model_op_param_count(gr->s[0].q.kind); i++)
-        if (held >> i & 1u)
+    for (int i = 0; !rc && qheld && i < model_op_param_count(gr->s[0].q.kind); i++)
+        if (qheld >> i & 1u)
             fprintf(stderr, "%s %s %s: %s held at the quantise tables' %.4g %s\n", e->gpu, backend, gr->variant,
                     info[i].name, p[i], info[i].unit);
     return rc;

@@ -1,6 +1,7 @@
 /* test_gpu_catalog — GPU names as serving benchmarks write them (aliases
  * declared in models/gpus/ YAML files, '_' and '-' alike), the GB300 entry,
- * the measured HBM copy rates (hbm_copy_tbps, refused above hbm_tbps), and
+ * the measured HBM copy rates (hbm_copy_tbps, refused above hbm_tbps), the
+ * NCCL latencies (nccl_lat_us, refused outside [0, 1000] µs), and
  * rack-scale NVLink domains: in the collectives' link choice (model_comm)
  * and in the cluster network's routing (sim_net_topo). */
 #include "model_catalog.h"
@@ -37,6 +38,21 @@ static void test_aliases(void)
     CHECK(model_catalog_gpu(NULL, &g, NULL) == SIM_EINVAL);
 }
 
+/* Writes sub/NAME.yaml: a Hopper GPU with the keys extra adds. */
+static void put_gpu(const char *sub, const char *name, const char *extra)
+{
+    char path[320];
+    snprintf(path, sizeof path, "%s/%s.yaml", sub, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f,
+            "name: %s\narch: hopper\ncc: 9.0\ntflops:\n  fp32: 60\n  bf16: 900\nhbm_gb: 96\nhbm_tbps: 4\n%s"
+            "sms: 120\nnvlink_gbps: 400\nnic_gbps: 50\n"
+            "efficiency:\n  gemm: 0.7\n  attn: 0.5\n  mem: 0.8\n  nvlink: 0.9\n  launch_us: 4\n",
+            name, extra);
+    fclose(f);
+}
+
 /* A user file may declare aliases too; a malformed list is a located error. */
 static void test_user_aliases(void)
 {
@@ -62,27 +78,24 @@ static void test_user_aliases(void)
         fputs("name: bad-gpu\naliases: \"x, y\"\n", f);
         fclose(f);
     }
-    /* A measured copy rate above the datasheet's HBM rate is refused. */
-    snprintf(path, sizeof path, "%s/fast-copy.yaml", sub);
-    f = fopen(path, "w");
-    if (f) {
-        fputs("name: fast-copy\narch: hopper\ncc: 9.0\ntflops:\n  fp32: 60\n  bf16: 900\nhbm_gb: 96\nhbm_tbps: 4\n"
-              "hbm_copy_tbps: 4.5\nsms: 120\nnvlink_gbps: 400\nnic_gbps: 50\n"
-              "efficiency:\n  gemm: 0.7\n  attn: 0.5\n  mem: 0.8\n  nvlink: 0.9\n  launch_us: 4\n",
-              f);
-        fclose(f);
-    }
+    /* A measured copy rate above the datasheet's HBM rate is refused, and
+     * an NCCL latency of milliseconds (a unit slip). */
+    put_gpu(sub, "fast-copy", "hbm_copy_tbps: 4.5\n");
+    put_gpu(sub, "bad-lat", "nccl_lat_us: 2000\n");
     setenv("SERVESIM_CATALOG", dir, 1);
     model_gpu g;
     sim_err e = {""};
     CHECK_MSG(model_catalog_gpu("LAB-CARD-V2", &g, &e) == 0, "%s", e.msg);
     CHECK(!strcmp(g.name, "my-gpu"));
     CHECK(g.hbm_copy_bw == 0); /* not measured: the op model takes 0.9 of hbm_tbps */
+    CHECK(g.coll_lat_s == 0);  /* not measured: the op model takes the ring estimate */
     CHECK(model_catalog_gpu("b200_sxm", &g, &e) == 0 && !strcmp(g.name, "b200"));
     CHECK(model_catalog_gpu("bad-gpu", &g, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "bad-gpu.yaml:2:10: aliases: write several names as a list");
     CHECK(model_catalog_gpu("fast-copy", &g, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "hbm_copy_tbps must be in [0, hbm_tbps]");
+    CHECK(model_catalog_gpu("bad-lat", &g, &e) == SIM_EINVAL);
+    CHECK_CONTAINS(e.msg, "nccl_lat_us must be in [0, 1000]");
     unsetenv("SERVESIM_CATALOG");
     snprintf(path, sizeof path, "%s/my-gpu.yaml", sub);
     unlink(path);
@@ -90,26 +103,33 @@ static void test_user_aliases(void)
     unlink(path);
     snprintf(path, sizeof path, "%s/fast-copy.yaml", sub);
     unlink(path);
+    snprintf(path, sizeof path, "%s/bad-lat.yaml", sub);
+    unlink(path);
     rmdir(sub);
     rmdir(dir);
 }
 
 /* Every shipped GPU names its measured HBM copy rate (the op model's GEMM
  * bandwidth reference), at most its datasheet rate: H200's and B200's
- * measured, the others their architecture's share. */
+ * measured, the others their architecture's share; and its NCCL latency
+ * (the op model's collective time unit): H100's, B200's and A100's
+ * measured (2-rank all-reduce of 512 bytes), the others their NVLink
+ * generation's. */
 static void test_copy_rates(void)
 {
     static const struct {
         const char *name;
-        double tbps;
-    } want[] = {{"h100-sxm", 3.0}, {"h200-sxm", 4.3}, {"b200", 6.0},         {"gb200", 6.0},
-                {"b300", 6.0},     {"gb300", 6.0},    {"a100-sxm-80g", 1.8}};
+        double tbps, lat_us;
+    } want[] = {{"h100-sxm", 3.0, 6.2}, {"h200-sxm", 4.3, 6.2}, {"b200", 6.0, 10.3},
+                {"gb200", 6.0, 10.3},   {"b300", 6.0, 10.3},    {"gb300", 6.0, 10.3},
+                {"a100-sxm-80g", 1.8, 10.0}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         model_gpu g;
         sim_err e = {""};
         REQUIRE_MSG(model_catalog_gpu(want[i].name, &g, &e) == 0, "%s", e.msg);
         CHECK_NEAR(g.hbm_copy_bw, want[i].tbps * 1e12, 1e6);
         CHECK_MSG(g.hbm_copy_bw <= g.hbm_bw, "%s: copy %.3g above HBM %.3g", want[i].name, g.hbm_copy_bw, g.hbm_bw);
+        CHECK_NEAR(g.coll_lat_s, want[i].lat_us * 1e-6, 1e-12);
     }
 }
 
@@ -188,7 +208,7 @@ static const test_case cases[] = {
     {"aliases", test_aliases},
     {"user_aliases", test_user_aliases},
     {"gb300", test_gb300},
-    {"copy_rates", test_copy_rates},
+    {"copy_rates", test_copy_rates}, /* and the NCCL latencies */
     {"comm_domain", test_comm_domain},
     {"topo_domain", test_topo_domain},
 };
