@@ -178,7 +178,8 @@ static const model_op_param_info P_COMM[] = {
     {"eff_bw", "fraction", "bulk regime (NCCL Simple, two-shot): bus bandwidth as a fraction of the achievable NVLink "
      "bus bandwidth (nvlink_gbps x efficiency.nvlink)", 0.8, 0.02, 4, 0, 0},
     {"eff_lo", "fraction", "low-latency regime (NCCL LL/LL128, one-shot): link bandwidth as a fraction of the "
-     "achievable NVLink bus bandwidth", 0.4, 0.01, 4, 0, 0},
+     "achievable NVLink bus bandwidth (second start 0.03: a steep small-message slope, as NCCL's all-to-all has "
+     "below its bulk regime, which the fit does not reach from 0.4)", 0.4, 0.01, 4, 0.03, 0},
     {"ramp_lat", "lat", "bulk regime's extra fixed time (pipeline fill over its chunks and channels), in multiples "
      "of the NCCL latency", 3, 0.001, 200, 0, 0},
     {"eff_loc", "fraction", "bulk regime: each rank's pass over its whole buffer (staging copies, reduction), as a "
@@ -1268,10 +1269,11 @@ void model_op_moe_load_fill(model_op_query *q)
  * all-reduce (the engine's op called from the host, not replayed in a CUDA
  * graph) adds host_us a call: its tables' small messages sit flat at the
  * host's figure, and at 4 MiB between the longer and the sum of host and
- * graph times; the longer fits each GPU's tables a little better, the sum
- * carries across GPUs better (op --score B200 from H100 p90 36 % against
- * the longer's 43 %: with the longer the fit puts the eager floor's growth
- * with n into the latency terms, which scale with the GPU). */
+ * graph times; the longer fits each GPU's tables a little better (0.2-0.4
+ * points of median), the sum carries across GPUs better in six of the
+ * eight cross-GPU medians and p90s (docs/cost-model.md: with the longer the
+ * fit can put the eager floor's growth with n into the latency terms,
+ * which scale with the GPU). */
 static double t_comm(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
                      sim_err *err)
 {
