@@ -185,7 +185,7 @@ static void check_comm(void)
  * H100's sets priced on B200's and A100's catalogue entries against rows of
  * their NCCL 2.29.2 / 2.27.3 and vLLM 0.24.0 tables (half / bf16 elements):
  * floor-bound, an 8-rank all-reduce of 256 elements, 25.09 µs on B200
- * (H100 15.59; the sets in µs priced it 16 µs, −38 %); mid-size, 512 Ki
+ * (H100 15.59; the sets in µs priced it 16.5 µs, −34 %); mid-size, 512 Ki
  * elements, 30.14 µs on B200; bandwidth-bound, an 8-rank all-gather of 256
  * Mi elements, 761.4 µs on B200 and 2288 µs on A100. vLLM's eager custom
  * all-reduce of 1024 elements at n = 2 measures 20.85 µs on H100 and 20.18
