@@ -64,7 +64,7 @@ typedef struct {
     /* Added with the op model's cross-GPU check: the HBM rate a device-to-device copy
      * measures on this GPU (bytes/s, read + write counted; ../shared/gpu-specs.md "Measured
      * ceilings" or the source the GPU's file names; 0 = not measured: model_op_hbm_copy_bw
-     * takes 0.9 of hbm_bw, Hopper's measured fraction). The op model's GEMM bandwidth
+     * takes 0.9 of hbm_bw, Hopper's measured fraction). The op model's GEMM and MoE bandwidth
      * fractions are of this rate, so they carry across GPUs whose HBM reaches a different
      * share of its datasheet figure. */
     double hbm_copy_bw;

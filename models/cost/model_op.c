@@ -156,19 +156,22 @@ static const model_op_param_info P_MOE[] = {
     {"floor_us", "us", "floor of the fused-MoE kernel sequence (routing, permute, 2 GEMMs, act, finalize)", 20, 1,
      2000, 0, 0},
     {"eff_tc", "fraction", "grouped GEMMs: fraction of the format's tensor-core peak", 0.6, 0.02, 1.2, 0, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth reading the touched experts' weights", 0.8, 0.05, 1.5, 0, 0},
+    {"eff_mem", "fraction", "fraction of the measured HBM copy rate (model_op_hbm_copy_bw) reading the touched "
+     "experts' weights", 0.8, 0.05, 1.5, 0, 0},
     {"k_fill", "elements", "per-tile pipeline fill/drain of the grouped GEMMs, as extra k elements", 64, 1, 8192, 0, 0},
     {"token_us", "SM*us", "fixed work per token-expert pair (permute, gather, combine)", 0.05, 0.0001, 100, 0, 0},
-    {"pair_pass", "passes", "element-wise passes over every routed pair's hidden + intermediate row (bf16) the "
-     "rank's kernels make, masked pairs of other ranks' experts included (activation, zero-filled outputs, "
-     "reduction)", 1, 0.001, 20, 0, 0},
+    {"pair_pass", "FP32 ops/element", "CUDA-core work per element of every seen pair's hidden row (bf16) in the "
+     "rank's element-wise passes, masked pairs of other ranks' experts included (zero-filled outputs, the top-k "
+     "reduction), at the GPU's FP32 peak: these short passes run at the SMs' rate, not HBM's", 44, 0.044, 880, 0,
+     0},
     {"wide_mem", "fraction", "eff_mem's share a batch of more tokens than local experts streams at (Triton "
      "fused_moe's default configuration then takes 64-row tiles, below it 16; 1: no switch)", 1, 0.1, 1.5, 0, 0},
     {"tile_exp", "exponent", "power of the busy-SM fraction (row tiles × 128-wide column tiles over SMs, below 1) "
      "the weight stream scales with (0.5: square root; near 0: kernels that split k or swap operands keep every SM "
      "streaming)", 0.5, 0.01, 1.5, 0, 0},
-    {"pair_inter", "passes", "passes over every seen pair's intermediate row (bf16), apart from pair_pass's over "
-     "its hidden row (kernels that route only the rank's pairs make none for masked pairs)", 1, 0.001, 20, 0, 0},
+    {"pair_inter", "FP32 ops/element", "CUDA-core work per element of every seen pair's intermediate row, apart "
+     "from pair_pass's over its hidden row (the activation; kernels that route only the rank's pairs do none for "
+     "masked pairs)", 44, 0.044, 880, 0, 0},
 };
 static const model_op_param_info P_COMM[] = {
     {"base_lat", "lat", "per-call launch and synchronisation, in multiples of the GPU's NCCL latency (catalogue "
@@ -1201,7 +1204,7 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
         return 0;
     }
     const op_fmt *f = &fm;
-    const double S = g->sms;
+    const double S = g->sms, bw = model_op_hbm_copy_bw(g);
     double H = F(HIDDEN), I = F(INTER);
     double tp = F(MOE_TP) > 0 ? F(MOE_TP) : 1;
     double Ir = I / tp, pairs = ld->pairs, touched = ld->touched, tm = ld->tile_m > 0 ? ld->tile_m : 64;
@@ -1219,15 +1222,20 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
     /* Fewer tiles than SMs stream the weights through fewer SMs, at the
      * busy fraction to the tile_exp; a batch of more tokens than local
      * experts (Triton fused_moe's default configuration: 64-row tiles,
-     * not 16) streams at wide_mem of it. */
-    double tmm = bytes / (g->hbm_bw * p[2] * (ld->small_m ? 1 : p[6]) * (tiles < S ? pow(tiles / S, p[7]) : 1));
+     * not 16) streams at wide_mem of it. The rate is the GPU's measured
+     * copy rate, as the GEMM family's (B200 reaches 6.0 of its 8 TB/s,
+     * Hopper 3.0 of 3.35). */
+    double tmm = bytes / (bw * p[2] * (ld->small_m ? 1 : p[6]) * (tiles < S ? pow(tiles / S, p[7]) : 1));
     /* Every pair the rank's kernels see (all T·k with the tokens
      * replicated over the EP ranks, as the tables run them) pays the
-     * element-wise passes over its rows at HBM bandwidth: the activation's
-     * intermediates, the zero-filled rows of experts held elsewhere, the
-     * top-k reduction. */
+     * element-wise passes over its rows: the activation's intermediates,
+     * the zero-filled rows of experts held elsewhere, the top-k reduction.
+     * They run at the SMs' rate (the FP32 peak), not HBM's: where they are
+     * most of the time (SGLang's Triton kernel at EP ≥ 16 and ≥ 1024
+     * tokens) B200 measures a median 0.84× H100's time, its FP32 peak's
+     * 67/75 = 0.89, where its copy rate gives 0.5. */
     double gp = ld->seen_pairs > pairs ? ld->seen_pairs : pairs;
-    double tpass = gp * (p[5] * H + p[8] * up * Ir) * 2.0 / g->hbm_bw;
+    double tpass = gp * (p[5] * H + p[8] * up * Ir) / (g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16);
     return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm) + tpass;
 }
 
