@@ -148,7 +148,7 @@ static const model_op_param_info P_MLA_MODULE[] = {
 static const model_op_param_info P_BMM[] = {
     {"floor_us", "us", "kernel floor", 4, 0.5, 500, 0, 0},
     {"eff_tc", "fraction", "fraction of the tensor-core peak", 0.5, 0.02, 1.2, 0, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.8, 0.05, 1.5, 0, 0},
+    {"eff_mem", "fraction", "fraction of the GPU's measured HBM copy rate (catalogue hbm_copy_tbps)", 0.8, 0.05, 2, 0, 0},
     {"l2_gain", "x HBM", "rate of operands that fit in L2 together (left there by the previous call), in multiples "
      "of eff_mem's (0: none)", 2, 1, 20, 0, 1},
 };
@@ -193,8 +193,10 @@ static const model_op_param_info P_COMM[] = {
 };
 static const model_op_param_info P_QUANT[] = {
     {"floor_us", "us", "kernel floor", 3, 0.1, 500, 0, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth", 0.7, 0.02, 1.5, 0, 0},
-    {"cta_bw", "HBM/SMs", "one CTA's stream over its row chunk, in multiples of the HBM bandwidth's per-SM share", 1,
+    {"eff_mem", "fraction", "fraction of the GPU's measured HBM copy rate (catalogue hbm_copy_tbps)", 0.7, 0.02, 2, 0,
+     0},
+    {"cta_bw", "copy/SMs", "one CTA's stream over its row chunk, in multiples of the measured HBM copy rate's per-SM "
+     "share", 1,
      0.02, 100, 0, 0},
     {"row_chunk", "elements", "static-scale kernel: row elements one CTA covers (at or above the row: one CTA per row, "
      "vLLM's)", 4096, 256, 1048576, 1048576, 1},
@@ -206,7 +208,8 @@ static const model_op_param_info P_GDN[] = {
     {"floor_us", "us", "kernel floor", 5, 0.1, 2000, 0, 0},
     {"eff_tc", "fraction", "delta rule: fraction of the bf16 tensor-core peak for its chunked matmuls", 0.2, 0.001,
      1.2, 0, 0},
-    {"eff_mem", "fraction", "fraction of HBM bandwidth (activations, recurrent state)", 0.6, 0.01, 1.5, 0, 0},
+    {"eff_mem", "fraction", "fraction of the GPU's measured HBM copy rate (catalogue hbm_copy_tbps) moving "
+     "activations and recurrent state", 0.6, 0.01, 2, 0, 0},
     {"seq_us", "us", "conv: work per sequence done one sequence after another (its state read and written, the "
      "kernel's pass over it), overlapping the streaming", 0.001, 0.001, 100, 1, 1},
     {"qv_cut", "fraction", "conv: share of the q and v channels the measured kernel does not move (0: q, k and v, the "
@@ -633,8 +636,8 @@ static double wave_eff(double ctas, double sms)
  * HBM rate's per-SM share (cta_bw 0: unbounded), so a grid of few CTAs over
  * a long k takes waves·k·(tn·wbytes+tm·abytes)/(s·cta_bw·HBM/SMs) whatever
  * the HBM could give. HBM is the kernel's rate bw: the GPU's measured copy
- * rate for the GEMM family (model_op_hbm_copy_bw), the datasheet's for
- * the MLA BMMs (their sets were fitted so). split_cost 0 keeps the ideal
+ * rate (model_op_hbm_copy_bw), for the GEMMs and the MLA BMMs alike.
+ * split_cost 0 keeps the ideal
  * split (the most splits, no partials): batched GEMMs (MLA BMMs), whose
  * tables the reduction term fits worse. More tiles than SMs: the last wave runs partly empty, but a
  * stream-K kernel spreads sk_wave of that last wave's idle SM time over
@@ -707,12 +710,14 @@ int model_op_gemm_quant_held(const char *backend, const char *variant)
     return backend && variant && !strcmp(backend, "trtllm") && !strcmp(variant, "gemm:fp8");
 }
 
-uint32_t model_op_gemm_quant_set(const double *compute_scale, const double *scale_matrix, double *p)
+uint32_t model_op_gemm_quant_set(const model_gpu *g, const double *compute_scale, const double *scale_matrix,
+                                 double *p)
 {
-    /* t_quant: compute_scale reads 2 bytes an element, scale_matrix 3; the
-     * GEMM's quantisation term moves their 5 at one fraction (t_gemm). */
+    /* t_quant: compute_scale reads 2 bytes an element, scale_matrix 3, at
+     * fractions of the measured copy rate; the GEMM's quantisation term
+     * moves their 5 at one fraction of the datasheet rate (t_gemm). */
     p[GEMM_QUANT_US] = compute_scale[0] + scale_matrix[0];
-    double q = 5.0 / (2.0 / compute_scale[1] + 3.0 / scale_matrix[1]);
+    double q = 5.0 / (2.0 / compute_scale[1] + 3.0 / scale_matrix[1]) * model_op_hbm_copy_bw(g) / g->hbm_bw;
     const model_op_param_info *pi = &P_GEMM[GEMM_QUANT_MEM];
     p[GEMM_QUANT_MEM] = q < pi->lo ? pi->lo : q > pi->hi ? pi->hi : q;
     return 1u << GEMM_QUANT_US | 1u << GEMM_QUANT_MEM;
@@ -1308,7 +1313,8 @@ static double t_comm(const model_gpu *g, const model_op_query *q, const model_op
  * one CTA per token. A grid short of the SMs reaches √(busy fraction) of
  * HBM, and each CTA streams its chunk at most at cta_bw times the HBM
  * rate's per-SM share, so few long rows are CTA-bound (m = 1, k = 65536:
- * 7.8 µs on vLLM B200 for 131 KB). */
+ * 7.8 µs on vLLM B200 for 131 KB). HBM here is the measured copy rate
+ * (model_op_hbm_copy_bw). */
 static double t_quant(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
 {
     double mk = F(M) * F(K);
@@ -1319,11 +1325,16 @@ static double t_quant(const model_gpu *g, const model_op_query *q, const model_o
     double par = ctas < S ? sqrt(ctas / S) : 1;
     /* Bytes within the L2 move at l2_gain times the HBM rate (p[5]; 0: no gain). */
     double bytes = mk * per, in_l2 = p[5] > 1 && g->l2_bytes > 0 ? fmin(bytes, g->l2_bytes) : 0;
-    double tm = (bytes - in_l2 + (in_l2 > 0 ? in_l2 / p[5] : 0)) / (g->hbm_bw * p[1] * par);
-    double tcta = p[2] > 0 ? ceil(ctas / S) * (F(K) / chunks) * per / (p[2] * g->hbm_bw / S) : 0;
+    const double bw = model_op_hbm_copy_bw(g);
+    double tm = (bytes - in_l2 + (in_l2 > 0 ? in_l2 / p[5] : 0)) / (bw * p[1] * par);
+    double tcta = p[2] > 0 ? ceil(ctas / S) * (F(K) / chunks) * per / (p[2] * bw / S) : 0;
     return p[0] * US + (tm > tcta ? tm : tcta) + ctas * p[4] * US / S;
 }
 
+/* Gated DeltaNet kernels: the conv streams its q, k, v channels (and the
+ * state of each sequence), the delta rule its activations and fp32 state
+ * beside its chunked matmuls; bandwidth at eff_mem of the measured copy
+ * rate (model_op_hbm_copy_bw). */
 static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
 {
     double T = F(TOKENS) > 0 ? F(TOKENS) : F(BATCH) * (F(SEQ_LEN) > 0 ? F(SEQ_LEN) : 1);
@@ -1333,7 +1344,7 @@ static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_
     double chan = 2.0 * hk * dk + hv * dv - p[4] * (hk * dk + hv * dv);
     if (r->gdn_conv) {
         double bytes = T * chan * 2.0 * 2.0 + b * chan * F(D_CONV) * 2.0 * 2.0;
-        double tmm = bytes / (g->hbm_bw * p[2]);
+        double tmm = bytes / (model_op_hbm_copy_bw(g) * p[2]);
         /* Sequences one after another (p[3]; 0: none), overlapping the stream. */
         return p[0] * US + (p[3] > 0 ? smax(b * p[3] * US, tmm) : tmm);
     }
@@ -1346,7 +1357,7 @@ static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_
     double ctas = b * hv * (p[5] > 0 ? p[5] : 1);
     double par = ctas < g->sms ? ctas / g->sms : 1;
     double tc = flops / (g->flops_bf16 * p[1] * par);
-    return p[0] * US + smax(tc, bytes / (g->hbm_bw * p[2] * (par < 1 ? sqrt(par) : 1)));
+    return p[0] * US + smax(tc, bytes / (model_op_hbm_copy_bw(g) * p[2] * (par < 1 ? sqrt(par) : 1)));
 }
 
 double model_op_time(const model_gpu *g, const model_op_query *q, const double *p, sim_err *err)
@@ -1413,7 +1424,7 @@ static double q_mla_bmm(const model_gpu *g, const model_op_query *q, const model
     /* Weights, activations and output that fit in L2 together stream at l2_gain times eff_mem (p[3]; 0: none). */
     const double m = F(TOKENS), foot = F(HEADS) * (nn * kk * f->wbytes + m * kk * f->abytes + m * nn * 2.0);
     const double mem = p[3] > 0 && foot <= g->l2_bytes ? p[2] * p[3] : p[2];
-    const gemm_kernel kn = {f->peak, p[1], mem, 0, 0, 0, 0, 0, 0, g->hbm_bw};
+    const gemm_kernel kn = {f->peak, p[1], mem, 0, 0, 0, 0, 0, 0, model_op_hbm_copy_bw(g)};
     return p[0] * US + gemm_core(g, F(HEADS), m, nn, kk, f->wbytes, f->abytes, &kn, 0);
 }
 
