@@ -216,6 +216,8 @@ static const model_op_param_info P_GDN[] = {
      "layer's conv; 1: the key channels alone)", 0.001, 0.001, 1, 0.999, 1},
     {"split", "CTAs", "delta rule: CTAs per sequence x value head its kernels spread over the SMs (state column "
      "blocks, chunk tiles; 0: one)", 1, 0.25, 64, 0, 1},
+    {"cc_ops", "FP32 ops", "conv: CUDA-core work per channel element of a token (its taps, activation, indexing) at "
+     "the FP32 peak, bounding a kernel its issue rate limits rather than HBM (0: none)", 1, 1, 5000, 100, 1},
 };
 
 static const model_op_param_info P_DSA_MODULE[] = {
@@ -1334,7 +1336,10 @@ static double t_quant(const model_gpu *g, const model_op_query *q, const model_o
 /* Gated DeltaNet kernels: the conv streams its q, k, v channels (and the
  * state of each sequence), the delta rule its activations and fp32 state
  * beside its chunked matmuls; bandwidth at eff_mem of the measured copy
- * rate (model_op_hbm_copy_bw). */
+ * rate (model_op_hbm_copy_bw). The prefill conv of SGLang and vLLM is bound
+ * by its instructions, not HBM (2.4 TB/s at most on H100, 2.9 on B200):
+ * cc_ops FP32 ops per channel element at the FP32 peak, which carries
+ * from H100 to B200 where the copy rate does not (docs/cost-model.md). */
 static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p)
 {
     double T = F(TOKENS) > 0 ? F(TOKENS) : F(BATCH) * (F(SEQ_LEN) > 0 ? F(SEQ_LEN) : 1);
@@ -1345,6 +1350,8 @@ static double t_gdn(const model_gpu *g, const model_op_query *q, const model_op_
     if (r->gdn_conv) {
         double bytes = T * chan * 2.0 * 2.0 + b * chan * F(D_CONV) * 2.0 * 2.0;
         double tmm = bytes / (model_op_hbm_copy_bw(g) * p[2]);
+        /* Issue-bound (p[6]; 0: none): T tokens x chan channels at p[6] FP32 ops each, joined by the smooth max. */
+        if (p[6] > 0 && g->flops_fp32 > 0) tmm = smax(tmm, T * chan * p[6] / g->flops_fp32);
         /* Sequences one after another (p[3]; 0: none), overlapping the stream. */
         return p[0] * US + (p[3] > 0 ? smax(b * p[3] * US, tmm) : tmm);
     }

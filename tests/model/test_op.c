@@ -1113,11 +1113,18 @@ static void check_mla_grid(void)
  * alone (qv_cut near 1) where the H100 SGLang set moves all three (twice
  * the time for twice the channels); 64 sequences of 8 tokens take 397 µs
  * against 12 µs for one of 512: work per sequence, one after another. */
-static double gdn_conv_us(const model_gpu *g, const char *backend, double b, double s, double hv)
+/* The prefill conv of b sequences of s tokens, 16 key heads and hv value heads of 128. */
+static model_op_query gdn_conv_query(double b, double s, double hv)
 {
     model_op_query q = query_of(MODEL_OPK_GDN, NULL, NULL, "conv", "context");
     q.f[MODEL_OPF_BATCH] = b, q.f[MODEL_OPF_SEQ_LEN] = s, q.f[MODEL_OPF_TOKENS] = b * s, q.f[MODEL_OPF_D_CONV] = 4;
     q.f[MODEL_OPF_K_HEADS] = 16, q.f[MODEL_OPF_K_DIM] = 128, q.f[MODEL_OPF_V_HEADS] = hv, q.f[MODEL_OPF_V_DIM] = 128;
+    return q;
+}
+
+static double gdn_conv_us(const model_gpu *g, const char *backend, double b, double s, double hv)
+{
+    model_op_query q = gdn_conv_query(b, s, hv);
     return price(g, &q, backend) * 1e6;
 }
 
@@ -1144,6 +1151,39 @@ static void check_gdn_conv(void)
     double t16 = gdn_conv_us(&h, "trtllm", 1, 32768, 16), t32 = gdn_conv_us(&h, "trtllm", 1, 32768, 32);
     CHECK_MSG(t16 > 0 && fabs(t32 / t16 - 1) < 0.02 && fabs(t16 / 118.6 - 1) < 0.15 && fabs(t32 / 119.3 - 1) < 0.15,
               "H100 TensorRT-LLM 32768 tokens: %.1f us at 16 v heads (measured 118.6), %.1f at 32 (119.3)", t16, t32);
+}
+
+/* SGLang's and vLLM's prefill conv (causal_conv1d_fn) is bound by its
+ * issue rate, not HBM: vLLM 0.24's rows of 16 sequences x 4096 tokens of
+ * Qwen3.5-9B (8192 channels, 2.1 GB read and written) measure 963.2 us on
+ * H100 (2.2 TB/s, 0.74 of its copy rate) and 784.3 us on B200 (2.7 TB/s,
+ * 0.45 of its): 0.81x, where the copy rates give 0.50x and the FP32
+ * peaks 0.89x. The sets' cc_ops (FP32 ops per channel element) prices it
+ * at the FP32 peak, so H100's set prices B200's row within 15 % (at the
+ * copy rate alone, with the term out, it priced 0.6-0.7x of B200's large
+ * rows); one token (2.29 us on H100, 2.48 on B200) stays at H100's
+ * fitted floor (2.86 us priced on B200: floors are µs per GPU). */
+static double gdn_conv_vllm_us(const model_gpu *g, double b, double s, int off)
+{
+    model_op_query q = gdn_conv_query(b, s, 32);
+    return price_off_us(g, &q, "h100_sxm", "vllm", off ? 6 : -1);
+}
+
+static void check_gdn_conv_issue(void)
+{
+    model_gpu h, b;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200", &b, &err) == 0, "%s",
+                err.msg);
+    double hb = gdn_conv_vllm_us(&h, 16, 4096, 0), bb = gdn_conv_vllm_us(&b, 16, 4096, 0);
+    double bb_off = gdn_conv_vllm_us(&b, 16, 4096, 1), b1 = gdn_conv_vllm_us(&b, 1, 1, 0);
+    printf("vllm conv 16 x 4096 Qwen3.5-9B with h100's set: h100 %.1f us (963.2), b200 %.1f (784.3), b200 without "
+           "cc_ops %.1f; b200 1 token %.2f (2.48)\n", hb, bb, bb_off, b1);
+    CHECK_NEAR(hb / 963.2, 1.0, 0.1);
+    CHECK_NEAR(bb / 784.3, 1.0, 0.15);
+    CHECK_MSG(bb_off < 0.7 * 784.3, "without the issue bound the b200 row costs %.1f us", bb_off);
+    CHECK_MSG(bb / hb > 0.85 && bb / hb < 0.95, "b200 / h100 priced %.2f (FP32 peaks 0.89, measured 0.81)", bb / hb);
+    CHECK_NEAR(b1 / 2.48, 1.0, 0.2);
 }
 
 /* vLLM's static fp8 quantisation on H100 (measured rows in
@@ -1891,6 +1931,7 @@ static const test_case cases[] = {
     {"fa2_decode", check_fa2_decode},
     {"mla_grid", check_mla_grid},
     {"gdn_conv", check_gdn_conv},
+    {"gdn_conv_issue", check_gdn_conv_issue},
     {"quant_rows", check_quant_rows},
     {"gemm_waves", check_gemm_waves},
     {"gemm_copy_rate", check_gemm_copy_rate},
