@@ -201,8 +201,9 @@ static const model_op_param_info P_QUANT[] = {
     {"row_chunk", "elements", "static-scale kernel: row elements one CTA covers (at or above the row: one CTA per row, "
      "vLLM's)", 4096, 256, 1048576, 1048576, 1},
     {"cta_us", "SM*us", "fixed work per CTA (its scale load, index set-up, tail)", 0.001, 0.0001, 100, 0.05, 1},
-    {"l2_gain", "HBM", "bandwidth on the bytes that fit the L2 (a repeated op's working set stays there), in multiples "
-     "of eff_mem's", 1, 1, 10, 2, 1},
+    {"l2_rate", "B/FLOP", "rate of the bytes that fit the L2 (a repeated op's working set stays there), in bytes per "
+     "FP32 FLOP of the GPU's FP32 peak (the L2's rate scales with the SMs and their clock, not with HBM; 0: none)",
+     0.05, 0.002, 1, 0.1, 1},
 };
 static const model_op_param_info P_GDN[] = {
     {"floor_us", "us", "kernel floor", 5, 0.1, 2000, 0, 0},
@@ -1325,10 +1326,12 @@ static double t_quant(const model_gpu *g, const model_op_query *q, const model_o
     double chunks = r->compute_scale ? 1 : ceil(F(K) / (p[3] > 0 ? p[3] : 4096));
     double ctas = F(M) * chunks, S = g->sms;
     double par = ctas < S ? sqrt(ctas / S) : 1;
-    /* Bytes within the L2 move at l2_gain times the HBM rate (p[5]; 0: no gain). */
-    double bytes = mk * per, in_l2 = p[5] > 1 && g->l2_bytes > 0 ? fmin(bytes, g->l2_bytes) : 0;
+    /* Bytes within the L2 move at l2_rate bytes per FP32 FLOP of the FP32 peak (p[5]; 0: none): the L2's
+     * rate follows the SMs and their clock, not HBM (B200 moves a working set within both L2s no faster
+     * than H100, 4.0 TB/s, at twice the HBM rate). */
+    double bytes = mk * per, in_l2 = p[5] > 0 && g->l2_bytes > 0 && g->flops_fp32 > 0 ? fmin(bytes, g->l2_bytes) : 0;
     const double bw = model_op_hbm_copy_bw(g);
-    double tm = (bytes - in_l2 + (in_l2 > 0 ? in_l2 / p[5] : 0)) / (bw * p[1] * par);
+    double tm = ((bytes - in_l2) / (bw * p[1]) + (in_l2 > 0 ? in_l2 / (p[5] * g->flops_fp32) : 0)) / par;
     double tcta = p[2] > 0 ? ceil(ctas / S) * (F(K) / chunks) * per / (p[2] * bw / S) : 0;
     return p[0] * US + (tm > tcta ? tm : tcta) + ctas * p[4] * US / S;
 }

@@ -1217,6 +1217,50 @@ static void check_quant_rows(void)
     CHECK_MSG(big > 0 && big / big_no > 0.98, "32768 x 65536: %.0f us, %.0f without the L2", big, big_no);
 }
 
+/* The L2's rate scales with the SMs and their clock, not with HBM: a
+ * working set within the L2 moves at l2_rate bytes per FP32 FLOP of the
+ * FP32 peak. TensorRT-LLM 1.3.0rc20's scale_matrix rows: 2048 x 6144 (37.7
+ * MB read and written, within both L2s) measures 9.8 us on H100 and 9.5 on
+ * B200 (4.0 TB/s each, though B200's HBM is twice as fast); 3072 x 8192
+ * (75.5 MB, within B200's 126 MB L2 alone) 17.4 us on B200; 32768 x 12288
+ * (1.2 GB, HBM) 194.2 us on B200. H100's set, whose L2 bytes moved at a
+ * multiple of the HBM rate, priced the first two 5.5 and 9.7 us on B200
+ * (B200 / H100 0.57 at 2048 x 6144); at the FP32 peak's rate within 25 %
+ * and B200 / H100 within [0.8, 1.1] (measured 0.97). On H100 the L2 term
+ * is most of that row's speed; on B200 its L2 rate (5.1 TB/s) is about
+ * its HBM rate, so the term barely moves any row there. */
+static double quant_trt_us(const model_gpu *g, double m, double k, int l2)
+{
+    model_op_query q = query_of(MODEL_OPK_QUANT, "fp8", NULL, "scale_matrix", NULL);
+    q.f[MODEL_OPF_M] = m, q.f[MODEL_OPF_K] = k;
+    return price_off_us(g, &q, "h100_sxm", "trtllm", l2 ? -1 : 5);
+}
+
+static void check_quant_l2_rate(void)
+{
+    model_gpu h, b;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200", &b, &err) == 0, "%s",
+                err.msg);
+    static const struct {
+        double m, k, us, tol;
+        int b200, in_l2;
+    } rows[] = {{2048, 6144, 9.8, 0.15, 0, 1}, {2048, 6144, 9.5, 0.25, 1, 1}, {3072, 8192, 17.4, 0.25, 1, 1},
+                {32768, 12288, 194.2, 0.2, 1, 0}};
+    double t[4];
+    for (size_t i = 0; i < 4; i++) {
+        const model_gpu *g = rows[i].b200 ? &b : &h;
+        double t0 = quant_trt_us(g, rows[i].m, rows[i].k, 0);
+        t[i] = quant_trt_us(g, rows[i].m, rows[i].k, 1);
+        printf("trtllm scale_matrix %gx%g on %s with h100's set: %.1f us, %.1f without the L2 term (measured %.1f)\n",
+               rows[i].m, rows[i].k, rows[i].b200 ? "b200" : "h100", t[i], t0, rows[i].us);
+        CHECK_NEAR(t[i] / rows[i].us, 1.0, rows[i].tol);
+        if (!rows[i].b200) CHECK_MSG(t[i] < 0.9 * t0, "h100 in the L2: %.1f us, %.1f without the term", t[i], t0);
+        if (!rows[i].in_l2) CHECK_MSG(t[i] / t0 < 1.02, "HBM-bound: %.1f us, %.1f without the L2 term", t[i], t0);
+    }
+    CHECK_MSG(t[1] / t[0] > 0.8 && t[1] / t[0] < 1.1, "b200 / h100 at 2048 x 6144: %.2f (measured 0.97)", t[1] / t[0]);
+}
+
 /* The GEMM's stream-K last wave and sub-wave tile shrink (sk_wave), against
  * rows of TensorRT-LLM 1.3.0rc20's H100 bf16 table. One tile row past a
  * full wave: 512 × 3584 × 12288 measures 61.1 µs and 513 × 3584 × 12288
@@ -1933,6 +1977,7 @@ static const test_case cases[] = {
     {"gdn_conv", check_gdn_conv},
     {"gdn_conv_issue", check_gdn_conv_issue},
     {"quant_rows", check_quant_rows},
+    {"quant_l2_rate", check_quant_l2_rate},
     {"gemm_waves", check_gemm_waves},
     {"gemm_copy_rate", check_gemm_copy_rate},
     {"memory_copy_rate", check_memory_copy_rate},
