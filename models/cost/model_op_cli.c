@@ -45,7 +45,9 @@ static const char *usage_op =
     "--csv reads a table in the shared column layout and writes it back (stdout or -o) with\n"
     "predicted_ms and source added; rows servesim does not model get an empty predicted_ms.\n"
     "--score prints median/p90/bias of predicted/measured - 1 per GPU, family and backend over\n"
-    "every table under ROOT (e.g. ../shared/validation/ops). --fit refits every op variant's\n"
+    "every table under ROOT (e.g. ../shared/validation/ops); the rows of a set serving does not price\n"
+    "with (its table host-bound, or timed outside the engine's autotuning) are scored apart, in a\n"
+    "table of their own, judged by the table GPU's own set whatever --params-gpu. --fit refits every op variant's\n"
     "parameters (GSL nonlinear least squares) and writes them as C (default stdout). --params lists\n"
     "the fitted sets (Markdown: GPU, backend, variant, each parameter with its unit, rows, error).\n"
     "An op's latency is the GPU time serving pays (CUDA graphs); a table row is priced as its eager\n"
@@ -408,7 +410,7 @@ static int run_csv(const op_args *a)
 /* ---- --score / --fit over a tree ------------------------------------- */
 
 typedef struct {
-    char key[96];
+    char key[160];
     double *e;
     size_t n, cap;
 } err_acc;
@@ -480,7 +482,9 @@ typedef struct {
     quant_fit quant[QUANT_FITS_MAX]; /* --fit: the quantise sets, fitted first */
     int n_quant;
     size_t sets;
-    err_accs by_table, by_family;  /* gpu family backend / gpu family */
+    err_accs by_table, by_family;  /* gpu family backend / gpu family: the rows serving prices so */
+    err_accs apart;                /* gpu family backend variant why: rows of sets serving does not run
+                                      (model_op_set_not_served), scored apart */
     size_t unpriced, skipped;
 } tree_ctx;
 
@@ -558,6 +562,21 @@ static int fit_group(const tree_ctx *c, const calib_optable_entry *e, const char
     return rc;
 }
 
+/* Why serving does not run the kernel a table group times (NULL: it
+ * does): the table GPU's own set of the variant is one serving does not
+ * price with (model_op_set_not_served) — under --fit the set just fitted
+ * (p), else the one stored. Judged by the table's own set whatever
+ * --params-gpu prices it with, so that in-sample and cross-GPU scores
+ * leave out the same rows. */
+static const char *table_not_served(const tree_ctx *c, const calib_optable_entry *e, const char *backend,
+                                    const char *variant, const double *p)
+{
+    if (!c->fit) return model_op_set_not_served(model_op_lookup_gpu(e->gpu, backend, variant));
+    model_op_paramset s = {e->gpu, backend, variant, {0}, 0, 0, 0};
+    memcpy(s.p, p, sizeof s.p);
+    return model_op_set_not_served(&s);
+}
+
 static int visit(const calib_optable_entry *e, void *vctx, sim_err *err)
 {
     tree_ctx *c = vctx;
@@ -601,8 +620,10 @@ static int visit(const calib_optable_entry *e, void *vctx, sim_err *err)
             }
             memcpy(p, ps->p, sizeof p);
         }
-        char k1[96], k2[96];
-        snprintf(k1, sizeof k1, "%s | %s | %s", e->gpu, e->family, backend);
+        const char *why = table_not_served(c, e, backend, gr->variant, p);
+        char k1[160], k2[160];
+        if (why) snprintf(k1, sizeof k1, "%s | %s | %s | %s | %s", e->gpu, e->family, backend, gr->variant, why);
+        else snprintf(k1, sizeof k1, "%s | %s | %s", e->gpu, e->family, backend);
         snprintf(k2, sizeof k2, "%s | %s", e->gpu, e->family);
         for (size_t j = 0; j < gr->n; j++) {
             double t = model_op_time(&g, &gr->s[j].q, p, NULL);
@@ -611,7 +632,7 @@ static int visit(const calib_optable_entry *e, void *vctx, sim_err *err)
                 continue;
             }
             double er = t / gr->s[j].t - 1;
-            if (acc_add(&c->by_table, k1, er) || acc_add(&c->by_family, k2, er)) {
+            if (why ? acc_add(&c->apart, k1, er) : acc_add(&c->by_table, k1, er) || acc_add(&c->by_family, k2, er)) {
                 rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
                 break;
             }
@@ -672,7 +693,7 @@ static int run_tree(const op_args *a, int fit)
     }
     if (rc) {
         fprintf(stderr, "servesim op: %s\n", err.msg);
-        accs_free(&c.by_table), accs_free(&c.by_family);
+        accs_free(&c.by_table), accs_free(&c.by_family), accs_free(&c.apart);
         return rc == SIM_EINVAL ? EXIT_USAGE : EXIT_FAIL;
     }
     FILE *keep = stdout;
@@ -684,8 +705,15 @@ static int run_tree(const op_args *a, int fit)
                a->params_gpu ? a->params_gpu : "");
         accs_print(&c.by_family, "GPU | family");
         accs_print(&c.by_table, "GPU | family | backend");
+        if (c.apart.n) {
+            printf("\nScored apart and left out of the tables above: the rows of sets serving does not price with "
+                   "(host-bound: the table's eager loop timed the op's host wrapper, not its kernels; timed outside "
+                   "the engine's kernel autotuning: a kernel serving does not run). The cost model prices those "
+                   "variants with another engine's set of the same GPU (model_op_serving_of).\n");
+            accs_print(&c.apart, "GPU | family | backend | variant | not served");
+        }
     }
-    accs_free(&c.by_table), accs_free(&c.by_family);
+    accs_free(&c.by_table), accs_free(&c.by_family), accs_free(&c.apart);
     return 0;
 }
 

@@ -25,7 +25,8 @@
  * price every fixture row to the bit without being read again. `op --csv`
  * must keep every column and row of a table and add predicted_ms and
  * source; feeding its output back in must reproduce it (round trip); bad
- * input exits 2. */
+ * input exits 2. `op --score` scores the rows of sets serving does not
+ * price with apart, in-sample and cross-GPU alike. */
 #include "test_util.h"
 #include "test_model_util.h"
 
@@ -1642,6 +1643,54 @@ out:
     (void)run_cmd(cmd);
 }
 
+/* `op --score` scores the rows of a set serving does not price with apart
+ * (model_op_set_not_served), in-sample and cross-GPU alike: a B200 vLLM
+ * table of two bf16 rows and two DeepGEMM block-fp8 rows (its set
+ * host-bound: 155.5 us at 1 x 4096 x 4096, 181.8 at 4096 x 4096 x 4096,
+ * where the bf16 GEMMs take 9.7 and 90.2) gives a family line of the two
+ * bf16 rows alone and a line of its own for the two block-fp8 rows that
+ * names the set and why; priced with H100's sets, the same split (judged
+ * by the table GPU's own set), the block-fp8 rows at H100's host time
+ * (92 us a call) about half the measured. */
+static void check_score_not_served(void)
+{
+    char root[256], dir[512], path[640], cmd[2048];
+    snprintf(root, sizeof root, "test_op_score_%d", (int)getpid());
+    snprintf(dir, sizeof dir, "%s/b200_sxm/gemm/vllm-0.24.0", root);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    REQUIRE(run_cmd(cmd) == 0);
+    snprintf(path, sizeof path, "%s/gemm_perf.csv", dir);
+    FILE *f = fopen(path, "w");
+    REQUIRE(f != NULL);
+    fputs("framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency\n"
+          "VLLM,0.24.0,NVIDIA B200,gemm,torch.nn.functional.linear,bfloat16,4096,4096,4096,0.0902257760365804\n"
+          "VLLM,0.24.0,NVIDIA B200,gemm,DeepGemmFp8BlockScaledMMKernel,fp8_block,4096,4096,4096,0.18178133169809976\n"
+          "VLLM,0.24.0,NVIDIA B200,gemm,torch.nn.functional.linear,bfloat16,1,4096,4096,0.009677333136399588\n"
+          "VLLM,0.24.0,NVIDIA B200,gemm,DeepGemmFp8BlockScaledMMKernel,fp8_block,1,4096,4096,0.15552000204722086\n",
+          f);
+    REQUIRE(fclose(f) == 0);
+    static const char *const from[] = {"", " --params-gpu h100_sxm"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s.out", root);
+        snprintf(cmd, sizeof cmd, "'%s' op --score %s --gpu b200_sxm%s > %s", bin, root, from[i], path);
+        REQUIRE_OR(run_cmd(cmd) == 0, break);
+        char *o = test_slurp(path);
+        REQUIRE_OR(o != NULL, break);
+        CHECK_MSG(strstr(o, "| b200_sxm | gemm | 2 |") != NULL, "%s", o);
+        CHECK_MSG(strstr(o, "| b200_sxm | gemm | vllm | 2 |") != NULL, "%s", o);
+        const char *apart = strstr(o, "| b200_sxm | gemm | vllm | gemm:fp8_block | host-bound | 2 |");
+        CHECK_MSG(apart != NULL && strstr(o, "Scored apart") != NULL, "%s", o);
+        /* In-sample its one host time (211 us) prices both within 40 %; H100's (92 us) about half. */
+        double md = 0;
+        if (apart) sscanf(apart + strlen("| b200_sxm | gemm | vllm | gemm:fp8_block | host-bound | 2 |"), " %lf", &md);
+        if (i == 0) CHECK_MSG(md < 40, "in-sample median %.1f %%", md);
+        else CHECK_MSG(md > 35 && md < 65, "median from H100's set %.1f %%", md);
+        free(o);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.out'", root, root);
+    (void)run_cmd(cmd);
+}
+
 /* Attention kernels as sets of their own and the two attention terms,
  * against rows of the shared B200 tables. SGLang 0.5.14's tables mix its
  * default backend (trtllm_mha) with Triton and FlashInfer rows in one
@@ -1985,6 +2034,7 @@ static const test_case cases[] = {
     {"gemm_quant_held", check_gemm_quant_held},
     {"gemm_untuned", check_gemm_untuned},
     {"fit_holds_quant", check_fit_holds_quant},
+    {"score_not_served", check_score_not_served},
     {"attn_kernels", check_attn_kernels},
     {"attn_tiles_l2", check_attn_tiles_l2},
     {"gen_attn_step_overlap", check_gen_attn_step_overlap},
