@@ -36,8 +36,8 @@ static const model_op_param_info P_GEMM[] = {
      "weights", 0.85, 0.05, 2, 0, 0},
     {"k_fill", "elements", "per-tile pipeline fill/drain, as extra k elements", 64, 1, 4096, 0, 0},
     {"quant_us", "us", "floor of the activation quantisation run before a non-bf16 GEMM", 2, 0.01, 400, 0, 0},
-    {"quant_mem", "fraction", "fraction of HBM bandwidth the activation quantisation's passes reach", 0.7, 0.02, 1.5,
-     0, 0},
+    {"quant_mem", "fraction", "fraction of the GPU's measured HBM copy rate (catalogue hbm_copy_tbps) the activation "
+     "quantisation's passes reach", 0.7, 0.02, 2, 0, 0},
     {"cta_bw", "copy/SMs", "operand stream one CTA (one SM) sustains over its k loop, in multiples of the measured "
      "HBM copy rate's per-SM share: bounds grids that cannot fill the SMs", 5, 0.2, 200, 0, 0},
     {"split_max", "splits", "largest split-K factor the kernel uses (1: none, each CTA runs its tile's whole k)", 256,
@@ -705,9 +705,9 @@ static double gemm_core(const model_gpu *g, double batch, double m, double n, do
  * the quantise tables' passes combine to 0.49). vLLM's compute_scale rows
  * are a difference of two kernels (dynamic per-token minus static) and its
  * GEMM table's quantisation moves data at a third of the rate its quantise
- * passes reach (0.25 against 0.76 of HBM): another path, not held (held,
- * its B200 set's median error goes from 6 to 23 %). SGLang has no
- * compute_scale set. */
+ * passes reach (0.25 against 0.76 of B200's datasheet HBM rate): another
+ * path, not held (held, its B200 set's median error goes from 6 to 23 %).
+ * SGLang has no compute_scale set. */
 int model_op_gemm_quant_held(const char *backend, const char *variant)
 {
     return backend && variant && !strcmp(backend, "trtllm") && !strcmp(variant, "gemm:fp8");
@@ -718,9 +718,9 @@ uint32_t model_op_gemm_quant_set(const model_gpu *g, const double *compute_scale
 {
     /* t_quant: compute_scale reads 2 bytes an element, scale_matrix 3, at
      * fractions of the measured copy rate; the GEMM's quantisation term
-     * moves their 5 at one fraction of the datasheet rate (t_gemm). */
+     * moves their 5 at one fraction of the same rate (t_gemm). */
     p[GEMM_QUANT_US] = compute_scale[0] + scale_matrix[0];
-    double q = 5.0 / (2.0 / compute_scale[1] + 3.0 / scale_matrix[1]) * model_op_hbm_copy_bw(g) / g->hbm_bw;
+    double q = 5.0 / (2.0 / compute_scale[1] + 3.0 / scale_matrix[1]);
     const model_op_param_info *pi = &P_GEMM[GEMM_QUANT_MEM];
     p[GEMM_QUANT_MEM] = q < pi->lo ? pi->lo : q > pi->hi ? pi->hi : q;
     return 1u << GEMM_QUANT_US | 1u << GEMM_QUANT_MEM;
@@ -774,9 +774,11 @@ static double t_gemm(const model_gpu *g, const model_op_query *q, const model_op
     const gemm_kernel kn = {f->peak, p[1], p[2], p[3], p[6], p[7], p[8] * US, p[9], 1, model_op_hbm_copy_bw(g)};
     double t = p[0] * US + gemm_core(g, 1, m, n, k, f->wbytes, f->abytes, &kn, p[9] > 0);
     /* Dynamic activation quantisation: amax pass (bf16 read) + scale pass
-     * (bf16 read, quantised write) over m×k. */
+     * (bf16 read, quantised write) over m×k, at quant_mem of the measured
+     * copy rate as the GEMM's own bytes are (the datasheet's before:
+     * H100's fraction priced B200's passes 1.19x too fast). */
     if (f->quant_acts && !r->fused_quant)
-        t += p[GEMM_QUANT_US] * US + m * k * (2.0 + 2.0 + f->abytes) / (g->hbm_bw * p[GEMM_QUANT_MEM]);
+        t += p[GEMM_QUANT_US] * US + m * k * (2.0 + 2.0 + f->abytes) / (model_op_hbm_copy_bw(g) * p[GEMM_QUANT_MEM]);
     /* host_us: the tables time calls back to back without CUDA
      * graphs, so a call whose host work outlasts its kernels measures the
      * host (vLLM's block-fp8 GEMMs: 150-200 us a call on B200 whatever the

@@ -186,10 +186,9 @@ const char *model_op_gemm_kernel_of(const char *kernel_source);
  * quant_us and quant_mem are held at those tables' values in the fit; and
  * model_op_gemm_quant_set writes them into a GEMM parameter vector p from
  * the two quantise sets' parameters of GPU g (their floors summed; their
- * bandwidth fractions, of g's measured copy rate, combined over the 2 and 3
- * bytes an element the passes move and converted to the fraction of g's
- * datasheet rate the GEMM's quantisation term takes), returning the mask of
- * the parameters it wrote (model_op_fit_held). Without them the constant terms of the GEMM
+ * bandwidth fractions, of g's measured copy rate as the GEMM's quant_mem
+ * is, combined over the 2 and 3 bytes an element the passes move),
+ * returning the mask of the parameters it wrote (model_op_fit_held). Without them the constant terms of the GEMM
  * table (the GEMM's floor, the quantisation's floor) are one sum the fit
  * splits at random, and serving — which fuses the quantisation — pays
  * whatever share fell to the floor. */

@@ -19,7 +19,7 @@
  * exponentials in prefill and the per-query-head work of decode (B200
  * rows), the set the cost model takes for SGLang's fp8-KV prefill on B200,
  * and the GEMM bandwidth against each GPU's measured HBM copy rate (B200
- * rows priced with H100's set), and FlashAttention-2's decode on A100
+ * rows priced with H100's set; the activation quantisation's too), and FlashAttention-2's decode on A100
  * (vLLM): its query-group layout copies and its own split-KV count.
  * A query's strings resolved once (model_op_resolve)
  * price every fixture row to the bit without being read again. `op --csv`
@@ -1320,6 +1320,27 @@ static void check_gemm_waves(void)
               w[5]);
 }
 
+/* A measured B200 row priced with H100's set (g, p), within tol of the
+ * measured us, and how far a change moved it from the price before
+ * (g0, p0): a ratio in [lo, hi]. */
+typedef struct {
+    double m, n, k, us, tol, lo, hi;
+} moved_row;
+
+static void check_moved_rows(const char *dtype, const model_gpu *g, const double *p, const model_gpu *g0,
+                             const double *p0, const moved_row *rows, size_t n, const char *before)
+{
+    for (size_t i = 0; i < n; i++) {
+        double t = gemm_us(g, dtype, p, rows[i].m, rows[i].n, rows[i].k, 0);
+        double t0 = gemm_us(g0, dtype, p0, rows[i].m, rows[i].n, rows[i].k, 0);
+        printf("b200 %s %gx%gx%g with h100's trtllm set: %.2f us, %.2f %s (measured %.2f)\n", dtype, rows[i].m,
+               rows[i].n, rows[i].k, t, t0, before, rows[i].us);
+        CHECK_NEAR(t / rows[i].us, 1.0, rows[i].tol);
+        CHECK_MSG(t / t0 >= rows[i].lo && t / t0 <= rows[i].hi, "moved %.3f, not in [%.2f, %.2f]", t / t0,
+                  rows[i].lo, rows[i].hi);
+    }
+}
+
 /* The GEMM family's bandwidth fractions are of the GPU's measured HBM copy
  * rate (model_op_hbm_copy_bw: B200 6.0 of 8 TB/s, H100 Hopper's 0.9 of
  * 3.35), not of the datasheet rate, so H100's sets carry to B200's HBM.
@@ -1343,20 +1364,39 @@ static void check_gemm_copy_rate(void)
     CHECK_NEAR(model_op_hbm_copy_bw(&none), 0.9 * 8e12, 1e6);
     const model_op_paramset *ps = model_op_lookup_gpu("h100_sxm", "trtllm", "gemm:bfloat16");
     REQUIRE(ps != NULL);
-    static const struct {
-        double m, n, k, us, tol, lo, hi;
-    } rows[] = {{1, 16384, 16384, 85.3, 0.15, 1.18, 1.22},
-                {8192, 8192, 8192, 737.2, 0.2, 1.0, 1.1},
-                {1, 128, 128, 2.14, 0.25, 1.0, 1.01}};
-    for (size_t i = 0; i < 3; i++) {
-        double t = gemm_bf16_us(&b, ps->p, rows[i].m, rows[i].n, rows[i].k);
-        double t0 = gemm_bf16_us(&none, ps->p, rows[i].m, rows[i].n, rows[i].k);
-        printf("b200 bf16 %gx%gx%g with h100's trtllm set: %.2f us, %.2f at 0.9 of the datasheet rate (measured "
-               "%.2f)\n", rows[i].m, rows[i].n, rows[i].k, t, t0, rows[i].us);
-        CHECK_NEAR(t / rows[i].us, 1.0, rows[i].tol);
-        CHECK_MSG(t / t0 >= rows[i].lo && t / t0 <= rows[i].hi, "moved %.3f, not in [%.2f, %.2f]", t / t0,
-                  rows[i].lo, rows[i].hi);
-    }
+    static const moved_row rows[] = {{1, 16384, 16384, 85.3, 0.15, 1.18, 1.22},
+                                     {8192, 8192, 8192, 737.2, 0.2, 1.0, 1.1},
+                                     {1, 128, 128, 2.14, 0.25, 1.0, 1.01}};
+    check_moved_rows("bfloat16", &b, ps->p, &none, ps->p, rows, 3, "at 0.9 of the datasheet rate");
+}
+
+/* The per-tensor fp8 GEMM's activation quantisation (quant_mem) is a
+ * fraction of the measured copy rate too, as the GEMM's own bytes are:
+ * H100's TensorRT-LLM set on TensorRT-LLM 1.3.0rc20's B200 rows (the
+ * cross-GPU case). 8192 x 256 x 8192, its price mostly the quantisation
+ * passes over the 8192 x 8192 activations, measures 117.2 us; 8192^3
+ * 470.9 us; 4 x 32 x 32, the floors, 12.4 us. Against the datasheet rate
+ * (the sets' unit before: H100's fraction priced B200's passes at 8 / 6 x
+ * 3.0 / 3.35 = 1.19x the rate) the quantisation-bound row moves 1.05-1.19x
+ * longer (106.8 -> 122.5 us, -9 -> +4 %), the compute-bound one a little
+ * (400.8 -> 416.5 us, -15 -> -12 %), the floor row not at all (on H100 itself the set prices as
+ * before: quant_mem rescaled by 3.35 / 3.0, gemm_quant_held). */
+static void check_gemm_quant_copy_rate(void)
+{
+    model_gpu b, h;
+    sim_err err = {0};
+    REQUIRE_MSG(model_catalog_gpu("b200", &b, &err) == 0, "%s", err.msg);
+    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    const model_op_paramset *ps = model_op_lookup_gpu("h100_sxm", "trtllm", "gemm:fp8");
+    REQUIRE(ps != NULL);
+    /* The set as the datasheet rate priced it: the same bytes a second on H100. */
+    double old_b[MODEL_OP_MAX_PARAMS];
+    memcpy(old_b, ps->p, sizeof old_b);
+    old_b[5] *= model_op_hbm_copy_bw(&h) / h.hbm_bw * b.hbm_bw / model_op_hbm_copy_bw(&b);
+    static const moved_row rows[] = {{8192, 256, 8192, 117.2, 0.15, 1.05, 1.19},
+                                     {8192, 8192, 8192, 470.9, 0.2, 1.0, 1.1},
+                                     {4, 32, 32, 12.4, 0.15, 1.0, 1.01}};
+    check_moved_rows("fp8", &b, ps->p, &b, old_b, rows, 3, "with the quantisation at the datasheet rate");
 }
 
 /* The memory-bound families (GDN, MLA BMMs, quantisation) take their
@@ -2030,6 +2070,7 @@ static const test_case cases[] = {
     {"gemm_waves", check_gemm_waves},
     {"gemm_copy_rate", check_gemm_copy_rate},
     {"memory_copy_rate", check_memory_copy_rate},
+    {"gemm_quant_copy_rate", check_gemm_quant_copy_rate},
     {"gemm_host_floor", check_gemm_host_floor},
     {"gemm_quant_held", check_gemm_quant_held},
     {"gemm_untuned", check_gemm_untuned},
