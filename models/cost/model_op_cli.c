@@ -47,9 +47,10 @@ static const char *usage_op =
     "--score prints median/p90/bias of predicted/measured - 1 per GPU, family and backend over\n"
     "every table under ROOT (e.g. ../shared/validation/ops); the rows of a set serving does not price\n"
     "with (its table host-bound, or timed outside the engine's autotuning) are scored apart, in a\n"
-    "table of their own, judged by the table GPU's own set whatever --params-gpu. --fit refits every op variant's\n"
-    "parameters (GSL nonlinear least squares) and writes them as C (default stdout). --params lists\n"
-    "the fitted sets (Markdown: GPU, backend, variant, each parameter with its unit, rows, error).\n"
+    "table of their own, judged by the table GPU's own set whatever --params-gpu. --fit refits\n"
+    "every op variant's parameters (GSL nonlinear least squares) and writes them as C (default\n"
+    "stdout). --params lists the fitted sets (Markdown: GPU, backend, variant, each parameter with\n"
+    "its unit, rows, error).\n"
     "An op's latency is the GPU time serving pays (CUDA graphs); a table row is priced as its eager\n"
     "timing loop measured it, at least the set's host time a call (GEMM host_us; printed beside).\n";
 
