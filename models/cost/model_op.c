@@ -26,6 +26,12 @@
 #define DSA_IDX_DIM 128.0
 /* Query heads one CTA of the sparse MLA prefill kernel serves. */
 #define DSA_HEAD_BLOCK 64.0
+/* Cached prefix (tokens) past which SGLang's module tables time the attention
+ * backend's per-batch metadata build inside every timed call: their
+ * collector (sglang 0.5.14) builds it once before timing, but for a prefix
+ * over 65536 tokens takes its eager path, which calls the backend's
+ * init_forward_metadata before each module call. */
+#define DSA_META_PREFIX 65536.0
 
 /* ---- parameter tables ------------------------------------------------ */
 
@@ -238,6 +244,10 @@ static const model_op_param_info P_DSA_MODULE[] = {
      "none)", 20, 0.001, 1000, 0, 1},
     {"lgt_bytes", "bytes", "indexer prefill: HBM bytes per slot of the fp32 logit buffer of the batch's new tokens "
      "x all its requests' keys that lies outside the query's own keys (0: none)", 1, 0.001, 64, 0, 1},
+    {"meta_us", "us", "prefill table rows past 65536 cached tokens (SGLang's collector): host time of the attention backend's "
+     "per-batch metadata build, added to the host's issue time (0: none)", 300, 1, 5000, 0, 1},
+    {"meta_req_us", "us", "prefill table rows past 65536 cached tokens: the metadata build's host time per "
+     "request (its per-request loops), added to meta_us (0: none)", 20, 0.1, 500, 0, 1},
 };
 
 #define NP(a) ((int)(sizeof a / sizeof a[0]))
@@ -1108,7 +1118,11 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
     if (!dense) wproj += widx;
     double tc = 2.0 * tokens * wproj / (gf.peak * p[4]);
     double tmm = (wproj * gf.wbytes + tokens * H * 2.0 * 4) / (g->hbm_bw * p[3]);
-    return p[0] * US + dsa_host(q, p[6] + (has_idx ? p[7] : 0), attn + indexer + smax(tc, tmm));
+    /* A prefill table row past DSA_META_PREFIX cached tokens times the
+     * backend's metadata build too: host time, p[11] µs plus p[12] µs per
+     * request (0: none), on the host's side of dsa_host (a table row only). */
+    double meta = ctx_phase && F(STEP) > DSA_META_PREFIX ? p[11] + p[12] * b : 0;
+    return p[0] * US + dsa_host(q, p[6] + (has_idx ? p[7] : 0) + meta, attn + indexer + smax(tc, tmm));
 }
 
 /* Inverse CDF of the power law x^(−a) on [lo, hi] at u ∈ [0, 1]. */

@@ -704,6 +704,67 @@ static void check_dsa_logit_span(void)
     CHECK_MSG(fabs(f / 1.4398 - 1) < 0.12 && fabs(f0 / f - 1) < 0.01, "8 x 4 after 4096: %.3f ms, %.3f without", f, f0);
 }
 
+/* SGLang's DSA module tables (0.5.14) past 65536 cached tokens: the
+ * collector times the attention backend's metadata build inside each
+ * call there (meta_us + meta_req_us per request, p[11], p[12]; host
+ * time). DeepSeek-V3.2 at TP 2, bf16 KV, fp8 projections: 1 request of 4
+ * tokens after 65536 cached B200 1.449 ms, after 131072 1.901 (H100 1.449,
+ * 1.917); 32 requests of 4 1.417 -> 2.843 (H100 1.440 -> 2.936), the
+ * step growing with the requests, not the context; 8 requests of 1024
+ * after 131072 are GPU-bound (B200 19.80 ms, H100 31.19) and the host's
+ * time hides under the kernels'. Rows at or below 65536 and the GPU time
+ * serving pays (table_timing 0) are left alone. H100's set (meta_req_us
+ * 50 µs, fitted on GLM-5 rows as well) prices its 32-request rows 17 and
+ * 25 % high (1.682, 3.680 ms), hence their wider bound. */
+static void check_dsa_meta_prefix(void)
+{
+    static const struct {
+        const char *gpu;
+        double b, isl, step, meas;
+    } rows[] = {{"b200_sxm", 1, 4, 65536, 1.4485},  {"b200_sxm", 1, 4, 131072, 1.9008},
+                {"b200_sxm", 32, 4, 65536, 1.4172}, {"b200_sxm", 32, 4, 131072, 2.8433},
+                {"h100_sxm", 1, 4, 65536, 1.4485},  {"h100_sxm", 1, 4, 131072, 1.9168},
+                {"h100_sxm", 32, 4, 65536, 1.4398}, {"h100_sxm", 32, 4, 131072, 2.9357}};
+    double t[8];
+    for (int i = 0; i < 8; i++) {
+        model_gpu g;
+        sim_err err = {0};
+        REQUIRE_MSG(model_catalog_gpu(rows[i].gpu, &g, &err) == 0, "%s", err.msg);
+        t[i] = dsa_sglang_ms_off(&g, rows[i].b, rows[i].isl, rows[i].step, -1);
+        double tol = rows[i].b > 1 && !strcmp(rows[i].gpu, "h100_sxm") ? 0.3 : 0.12;
+        CHECK_MSG(fabs(t[i] / rows[i].meas - 1) < tol, "%s %g x %g after %g: %.3f ms, measured %.3f", rows[i].gpu,
+                  rows[i].b, rows[i].isl, rows[i].step, t[i], rows[i].meas);
+        double no_req = dsa_sglang_ms_off(&g, rows[i].b, rows[i].isl, rows[i].step, 12);
+        if (rows[i].step <= 65536)
+            CHECK_MSG(no_req == t[i], "%s %g x 4 after %g moved by meta_req_us", rows[i].gpu, rows[i].b, rows[i].step);
+        else if (rows[i].b > 1)
+            CHECK_MSG(no_req < 0.8 * t[i], "%s %g x 4 after %g: %.3f ms without meta_req_us, %.3f with", rows[i].gpu,
+                      rows[i].b, rows[i].step, no_req, t[i]);
+    }
+    for (int i = 0; i < 8; i += 4)
+        CHECK_MSG(t[i + 1] / t[i] > 1.2 && t[i + 3] / t[i + 2] > 1.6 && t[i + 3] > t[i + 1],
+                  "%s steps: 1 x 4 %.3f -> %.3f, 32 x 4 %.3f -> %.3f", rows[i].gpu, t[i], t[i + 1], t[i + 2], t[i + 3]);
+    static const struct {
+        const char *gpu;
+        double meas;
+    } bound[] = {{"b200_sxm", 19.8025}, {"h100_sxm", 31.1891}};
+    for (int i = 0; i < 2; i++) {
+        model_gpu g;
+        sim_err err = {0};
+        REQUIRE_MSG(model_catalog_gpu(bound[i].gpu, &g, &err) == 0, "%s", err.msg);
+        double on = dsa_sglang_ms_off(&g, 8, 1024, 131072, -1), off = dsa_sglang_ms_off(&g, 8, 1024, 131072, 11);
+        CHECK_MSG(fabs(on / bound[i].meas - 1) < 0.3 && fabs(off / on - 1) < 0.01,
+                  "%s 8 x 1024 after 131072: %.3f ms (measured %.3f), %.3f without meta_us", bound[i].gpu, on,
+                  bound[i].meas, off);
+        model_op_query q = query_of(MODEL_OPK_CTX_DSA_MODULE, "bfloat16", "bfloat16", "", NULL);
+        snprintf(q.gemm_type, sizeof q.gemm_type, "fp8_block");
+        q.f[MODEL_OPF_HEADS] = 64, q.f[MODEL_OPF_BATCH] = 32, q.f[MODEL_OPF_ISL] = 4, q.f[MODEL_OPF_STEP] = 131072;
+        double s_on = price_off_us(&g, &q, NULL, "sglang", -1), s_off = price_off_us(&g, &q, NULL, "sglang", 12);
+        CHECK_MSG(s_on == s_off, "%s serving 32 x 4 after 131072: %.1f us, %.1f without meta_req_us", bound[i].gpu,
+                  s_on, s_off);
+    }
+}
+
 /* GDN chunked delta rule on H100 (SGLang 0.5.14, Qwen3.5-9B at TP 16: 1
  * key and 2 value heads of 128): one sequence of 32768 tokens takes 1.010
  * ms, 32 of them 6.963 ms. With one CTA per sequence × value head both
@@ -2055,6 +2116,7 @@ static const test_case cases[] = {
     {"dsa_sparse_prefill", check_dsa_sparse_prefill},
     {"dsa_host", check_dsa_host},
     {"dsa_logit_span", check_dsa_logit_span},
+    {"dsa_meta_prefix", check_dsa_meta_prefix},
     {"gdn_delta_split", check_gdn_delta_split},
     {"physics", check_physics},
     {"four_bit", check_four_bit},
