@@ -5,7 +5,7 @@ error when another GPU's sets price them (only the catalogue's specs and
 measured ceilings change), with their ratio against the 1.5x aim.
 
 Usage: scripts/op-crossgpu.py [--servesim build/servesim] [--root ../shared/validation/ops]
-                              [--pairs b200_sxm:h100_sxm,h100_sxm:b200_sxm]
+                              [--pairs b200_sxm:h100_sxm,h100_sxm:b200_sxm | --both b200_sxm:h100_sxm]
 
 Each pair TARGET:SOURCE runs `servesim op --score ROOT --gpu TARGET` and
 `... --params-gpu SOURCE` and prints a markdown row per family: target
@@ -41,7 +41,10 @@ def main(argv):
     ap.add_argument("--servesim", default="build/servesim")
     ap.add_argument("--root", default="../shared/validation/ops")
     ap.add_argument("--pairs", default="b200_sxm:h100_sxm,h100_sxm:b200_sxm")
+    ap.add_argument("--both", default=None)
     a = ap.parse_args(argv[1:])
+    if a.both:
+        return both(a)
     try:
         for pair in a.pairs.split(","):
             tgt, src = pair.split(":")
@@ -59,6 +62,34 @@ def main(argv):
     except (RuntimeError, ValueError) as e:
         print("op-crossgpu: %s" % e, file=sys.stderr)
         return 1
+    return 0
+
+
+def verdict(m0, p0, m1, p1):
+    r, rp = m1 / m0 if m0 else float("inf"), p1 / p0 if p0 else float("inf")
+    return "%.2f× %s" % (r, "✓ (p90 %.2f×)" % rp if r <= 1.5 else "✗")
+
+
+def both(a):
+    try:
+        x, y = a.both.split(":")
+        ox, xy, oy, yx = score(a, x), score(a, x, y), score(a, y), score(a, y, x)
+    except (RuntimeError, ValueError) as e:
+        print("op-crossgpu: %s" % e, file=sys.stderr)
+        return 1
+    name = lambda g: g.split("_")[0].upper()
+    print("| family | %s in-sample median | %s from %s sets | ratio | %s in-sample median | %s from %s sets | ratio |"
+          % (name(x), name(x), name(y), name(y), name(y), name(x)))
+    print("|---|---|---|---|---|---|---|")
+    for f in sorted(ox):
+        cells = []
+        for own, cross in ((ox, xy), (oy, yx)):
+            if f in own and f in cross:
+                (m0, p0), (m1, p1) = own[f], cross[f]
+                cells += ["%.1f %% (p90 %.1f)" % (m0, p0), "%.1f %% (p90 %.1f)" % (m1, p1), verdict(m0, p0, m1, p1)]
+            else:
+                cells += ["—", "—", "—"]
+        print("| %s | %s |" % (f, " | ".join(cells)))
     return 0
 
 
