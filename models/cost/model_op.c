@@ -172,12 +172,15 @@ static const model_op_param_info P_MOE[] = {
      0},
     {"wide_mem", "fraction", "eff_mem's share a batch of more tokens than local experts streams at (Triton "
      "fused_moe's default configuration then takes 64-row tiles, below it 16; 1: no switch)", 1, 0.1, 1.5, 0, 0},
-    {"tile_exp", "exponent", "power of the busy-SM fraction (row tiles × 128-wide column tiles over SMs, below 1) "
-     "the weight stream scales with (0.5: square root; near 0: kernels that split k or swap operands keep every SM "
-     "streaming)", 0.5, 0.01, 1.5, 0, 0},
+    {"tile_exp", "exponent", "power of the busy-SM fraction (row tiles × 128-wide column tiles over SMs × "
+     "tile_sat, below 1) the weight stream scales with (0.5: square root; near 0: kernels that split k or swap "
+     "operands keep every SM streaming)", 0.5, 0.01, 1.5, 0, 0},
     {"pair_inter", "FP32 ops/element", "CUDA-core work per element of every seen pair's intermediate row, apart "
      "from pair_pass's over its hidden row (the activation; kernels that route only the rank's pairs do none for "
      "masked pairs)", 44, 0.044, 880, 0, 0},
+    {"tile_sat", "tiles/SM", "128-wide tiles per SM the weight stream needs for its full rate (the busy fraction "
+     "is tiles over SMs × tile_sat, the count unrounded; more than one: one resident tile per SM keeps too few loads "
+     "in flight for HBM; 0: whole tiles over SMs, every set's count before the term)", 1, 0.125, 16, 2, 1},
 };
 static const model_op_param_info P_COMM[] = {
     {"base_lat", "lat", "per-call launch and synchronisation, in multiples of the GPU's NCCL latency (catalogue "
@@ -1241,7 +1244,11 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
     double f1 = 2.0 * mt * tm * ceil(up * Ir / 128) * 128 * (H + p[3]);
     double f2 = 2.0 * mt * tm * ceil(H / 128) * 128 * (Ir + p[3]);
     double tc = f1 / (f->peak * p[1] * wave_eff(t1, S)) + f2 / (f->peak * p[1] * wave_eff(t2, S));
-    double tiles = t1 < t2 ? t1 : t2;
+    /* The busy fraction: tiles over the SMs × p[9], the tiles per SM the
+     * stream needs for its full rate (the count unrounded, so that it has
+     * a slope; 0: whole tiles over the SMs, the count before the term). */
+    double tiles = t1 < t2 ? t1 : t2, sat = S;
+    if (p[9] > 0) tiles = mt * fmin(up * Ir, H) / 128, sat = S * p[9];
     double bytes = touched * (up + 1.0) * H * Ir * f->wbytes + pairs * (H * f->abytes + (up + 1.0) * Ir * 2.0 + H * 2.0);
     /* Fewer tiles than SMs stream the weights through fewer SMs, at the
      * busy fraction to the tile_exp; a batch of more tokens than local
@@ -1249,7 +1256,7 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
      * not 16) streams at wide_mem of it. The rate is the GPU's measured
      * copy rate, as the GEMM family's (B200 reaches 6.0 of its 8 TB/s,
      * Hopper 3.0 of 3.35). */
-    double tmm = bytes / (bw * p[2] * (ld->small_m ? 1 : p[6]) * (tiles < S ? pow(tiles / S, p[7]) : 1));
+    double tmm = bytes / (bw * p[2] * (ld->small_m ? 1 : p[6]) * (tiles < sat ? pow(tiles / sat, p[7]) : 1));
     /* Every pair the rank's kernels see (all T·k with the tokens
      * replicated over the EP ranks, as the tables run them) pays the
      * element-wise passes over its rows: the activation's intermediates,
