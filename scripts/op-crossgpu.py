@@ -56,7 +56,7 @@ def main(argv):
                 if f not in cross:
                     continue
                 (m0, p0), (m1, p1) = own[f], cross[f]
-                r, rp = m1 / m0 if m0 else float("inf"), p1 / p0 if p0 else float("inf")
+                r, rp = ratios(m0, p0, m1, p1)
                 ok = "yes (p90 %.2f×%s)" % (rp, "" if rp <= 1.5 else ", over") if r <= 1.5 else "no"
                 print("| %s | %.1f %% (%.1f) | %.1f %% (%.1f) | %.2f× | %s |" % (f, m0, p0, m1, p1, r, ok))
     except (RuntimeError, ValueError) as e:
@@ -65,8 +65,13 @@ def main(argv):
     return 0
 
 
+def ratios(m0, p0, m1, p1):
+    """Cross-GPU over in-sample, for the median and the p90."""
+    return m1 / m0 if m0 else float("inf"), p1 / p0 if p0 else float("inf")
+
+
 def verdict(m0, p0, m1, p1):
-    r, rp = m1 / m0 if m0 else float("inf"), p1 / p0 if p0 else float("inf")
+    r, rp = ratios(m0, p0, m1, p1)
     return "%.2f× %s" % (r, "✓ (p90 %.2f×)" % rp if r <= 1.5 else "✗")
 
 

@@ -726,8 +726,7 @@ int model_op_gemm_quant_held(const char *backend, const char *variant)
     return backend && variant && !strcmp(backend, "trtllm") && !strcmp(variant, "gemm:fp8");
 }
 
-uint32_t model_op_gemm_quant_set(const model_gpu *g, const double *compute_scale, const double *scale_matrix,
-                                 double *p)
+uint32_t model_op_gemm_quant_set(const double *compute_scale, const double *scale_matrix, double *p)
 {
     /* t_quant: compute_scale reads 2 bytes an element, scale_matrix 3, at
      * fractions of the measured copy rate; the GEMM's quantisation term

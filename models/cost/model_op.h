@@ -185,16 +185,15 @@ const char *model_op_gemm_kernel_of(const char *kernel_source);
  * vLLM's). Whether backend's variant
  * quant_us and quant_mem are held at those tables' values in the fit; and
  * model_op_gemm_quant_set writes them into a GEMM parameter vector p from
- * the two quantise sets' parameters of GPU g (their floors summed; their
- * bandwidth fractions, of g's measured copy rate as the GEMM's quant_mem
- * is, combined over the 2 and 3 bytes an element the passes move),
+ * the two quantise sets' parameters (their floors summed; their bandwidth
+ * fractions, of the GPU's measured copy rate as the GEMM's quant_mem is,
+ * combined over the 2 and 3 bytes an element the passes move),
  * returning the mask of the parameters it wrote (model_op_fit_held). Without them the constant terms of the GEMM
  * table (the GEMM's floor, the quantisation's floor) are one sum the fit
  * splits at random, and serving — which fuses the quantisation — pays
  * whatever share fell to the floor. */
 int model_op_gemm_quant_held(const char *backend, const char *variant);
-uint32_t model_op_gemm_quant_set(const model_gpu *g, const double *compute_scale, const double *scale_matrix,
-                                 double *p);
+uint32_t model_op_gemm_quant_set(const double *compute_scale, const double *scale_matrix, double *p);
 
 /* The variant key of a query, e.g. "gemm:fp8", "ctx_attn:bfloat16/fp8",
  * "ctx_attn:bfloat16/fp8/triton",

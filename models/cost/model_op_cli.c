@@ -552,7 +552,7 @@ static int fit_group(const tree_ctx *c, const calib_optable_entry *e, const char
     if (model_op_gemm_quant_held(backend, gr->variant)) {
         const quant_fit *cs = quant_find(c, e->gpu, backend, "quantize:compute_scale");
         const quant_fit *sm = quant_find(c, e->gpu, backend, "quantize:scale_matrix");
-        if (cs && sm) qheld = model_op_gemm_quant_set(g, cs->p, sm->p, p);
+        if (cs && sm) qheld = model_op_gemm_quant_set(cs->p, sm->p, p);
     }
     int rc = model_op_fit_held(g, gr->s, gr->n, 6000, p, held | qheld, st, err);
     const model_op_param_info *info = model_op_params_of(gr->s[0].q.kind);

@@ -666,7 +666,7 @@ static void fid_explain_sim(sim_fidelity_explain_out *x, const sim_fidelity_row 
     x->first_decode_ms = m->nk ? m->first_dec / m->nk : 0;
     x->first_wave_n = m->nt_first;
     x->later_n = m->nt - m->nt_first;
-    x->first_wave_ttft_ms = m->nt_first ? m->ttft_first / m->nt_first : 0;
+    x->first_wave_ttft_ms = r->pred_ttft_first_ms;
     x->later_ttft_ms = x->later_n ? (m->ttft - m->ttft_first) / x->later_n : 0;
 }
 
