@@ -59,7 +59,7 @@ static sim_req *req_alloc(sim_cluster *c)
 static void area_advance(sim_cluster *c)
 {
     sim_time now = sim_engine_now(c->eng);
-    c->in_flight_area += (double)c->in_flight * (double)(now - c->area_last);
+    c->in_flight_area += (double)(c->in_flight + c->conn_waiting) * (double)(now - c->area_last);
     c->area_last = now;
 }
 
@@ -79,7 +79,7 @@ static void client_next(sim_engine *eng, void *ctx, uint64_t client);
  * nothing in flight). */
 static int run_over(const sim_cluster *c)
 {
-    return c->arrivals_done && c->in_flight == 0 && sim_workload_sessions_open(c->wl) == 0;
+    return c->arrivals_done && c->in_flight == 0 && c->conn_waiting == 0 && sim_workload_sessions_open(c->wl) == 0;
 }
 
 int sim_cluster_run_over(const sim_cluster *c) { return run_over(c); }
@@ -183,6 +183,59 @@ static void dispatch(sim_cluster *c, const sim_request_spec *spec, int32_t clien
     check_queue(c);
 }
 
+/* ---- the clients' connection pool (workload.arrival.max_connections) ---- */
+
+/* Sends spec: into the cluster now, or, while the pool's connections are
+ * all in flight (or others wait before it), into the client's queue. */
+static void send_request(sim_cluster *c, const sim_request_spec *spec, int32_t client)
+{
+    if (c->conn_max <= 0 || (c->in_flight < c->conn_max && !c->conn_head)) {
+        dispatch(c, spec, client);
+        return;
+    }
+    sim_req *holder = req_alloc(c);
+    if (!holder) {
+        sim_workload_release(c->wl, (sim_request_spec *)spec);
+        sim_cluster_oom(c, "allocating a request");
+        return;
+    }
+    holder->spec = *spec;
+    holder->client = client;
+    area_advance(c);
+    if (c->conn_tail) c->conn_tail->free_next = holder;
+    else c->conn_head = holder;
+    c->conn_tail = holder;
+    c->conn_waiting++;
+}
+
+/* A connection came free: the requests waiting in the client go in, first
+ * sent first, while connections are free (one refused by the cluster frees
+ * its connection at once). */
+static void pump_connections(sim_cluster *c)
+{
+    while (c->conn_head && c->in_flight < c->conn_max) {
+        sim_req *holder = c->conn_head;
+        c->conn_head = holder->free_next;
+        if (!c->conn_head) c->conn_tail = NULL;
+        area_advance(c);
+        c->conn_waiting--;
+        sim_request_spec spec = holder->spec;
+        int32_t client = holder->client;
+        req_free(c, holder);
+        sim_time now = sim_engine_now(c->eng);
+        c->conn_wait_ns += (double)(now - spec.arrival);
+        c->conn_waited++;
+        dispatch(c, &spec, client);
+    }
+}
+
+static void on_connection_free(sim_engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    pump_connections(ctx);
+}
+
 static void on_arrival(sim_engine *eng, void *ctx, uint64_t arg);
 
 /* A workload that cannot produce requests (out of memory) ends the run. */
@@ -238,7 +291,7 @@ static void on_arrival(sim_engine *eng, void *ctx, uint64_t arg)
     (void)eng;
     req_free(c, holder);
     spec.arrival = sim_engine_now(c->eng);
-    dispatch(c, &spec, -1);
+    send_request(c, &spec, -1);
     pull_next_arrival(c);
 }
 
@@ -248,7 +301,7 @@ static void client_next(sim_engine *eng, void *ctx, uint64_t client)
     sim_request_spec spec;
     if (!workload_gave(c, sim_workload_sample_client(c->wl, sim_engine_now(eng), (int32_t)client, &spec)))
         return;
-    dispatch(c, &spec, (int32_t)client);
+    send_request(c, &spec, (int32_t)client);
 }
 
 /* ---- sessions ------------------------------------------------------------- */
@@ -260,7 +313,7 @@ static void on_followup(sim_engine *eng, void *ctx, uint64_t arg)
     sim_request_spec spec = holder->spec;
     req_free(c, holder);
     spec.arrival = sim_engine_now(eng);
-    dispatch(c, &spec, -1);
+    send_request(c, &spec, -1);
 }
 
 /* A session's next request: held until its arrival like pull_next_arrival's. */
@@ -314,6 +367,9 @@ static void on_finish(void *ctx, sim_req *r)
     c->completed++;
     area_advance(c);
     c->in_flight--;
+    /* A request waiting in the client takes the connection (an event, not
+     * from inside the instance's finish). */
+    if (c->conn_head) sim_engine_after(c->eng, 0, on_connection_free, c, 0);
     c->in_tok_done += r->spec.input_tokens;
     c->out_tok_done += r->spec.output_tokens;
     int32_t client = r->client, k = r->instance;
@@ -431,6 +487,7 @@ static int cluster_alloc(const sim_scenario *sc0, struct calib_table_cache *perf
     if (!c) return sim_err_set(err, SIM_ENOMEM, "out of memory");
     *out = c;
     c->sc = *sc0;
+    c->conn_max = c->sc.workload.arrival.max_connections;
     for (int32_t p = 0; p < sc0->deployment.n_pools; p++) {
         sim_pool_cfg *pc = &c->sc.deployment.pools[p];
         c->as_initial[p] = pc->instances;
@@ -1054,6 +1111,9 @@ int sim_cluster_run(sim_cluster *c, sim_summary *out, sim_err *err)
     out->n_gpus = c->n_gpus;
     out->requests_rejected = c->rejected;
     if ((rc = sim_cluster_class_summaries(c, out, err)) < 0) return rc;
+    out->client_pool = (int32_t)c->conn_max;
+    out->client_waited = c->conn_waited;
+    out->client_wait_mean_ms = c->conn_waited > 0 ? c->conn_wait_ns / (double)c->conn_waited / 1e6 : 0;
     pool_summaries(c, out);
     if (c->sc.energy.enabled) energy_summary(c, out);
     workers_summary(c, 1, out->sim_time_s, &out->frontend);

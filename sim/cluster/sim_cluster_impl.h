@@ -123,7 +123,14 @@ struct sim_cluster {
     sim_session_stats *sess_stats; /* per-session figures; NULL without sessions */
     int64_t issued, completed, rejected, in_flight;
     int64_t in_tok_done, out_tok_done;
-    double in_flight_area;     /* ∫ in_flight dt in request·ns (Little's law check) */
+    double in_flight_area;     /* ∫ (in_flight + conn_waiting) dt in request·ns (Little's law check) */
+    /* workload.arrival.max_connections (0 = unlimited): requests sent while
+     * that many are in flight wait in the client in the order sent
+     * (conn_head..conn_tail, holders linked by free_next), their arrival the
+     * time they were sent. */
+    int64_t conn_max, conn_waiting, conn_waited;
+    sim_req *conn_head, *conn_tail;
+    double conn_wait_ns;       /* summed over the requests that waited */
     sim_time area_last;
     int64_t total;             /* expected requests, -1 unknown */
     int overloaded;

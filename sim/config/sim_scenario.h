@@ -33,6 +33,8 @@ typedef struct {
     double cv;            /* gamma: coefficient of variation of inter-arrivals */
     int32_t concurrency;  /* closed loop: number of clients */
     double think_time_s;  /* closed loop: pause between a reply and the next request */
+    int32_t max_connections; /* the client's connection pool: a request sent while this many are
+                              * in flight waits in the client, its wait in TTFT (0 = unlimited) */
     char schedule[1024];  /* schedule: "t0:r0, t1:r1, ..." seconds:requests/s, each rate holds until the next */
 } sim_arrival_cfg;
 

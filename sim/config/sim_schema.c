@@ -163,6 +163,12 @@ static const sim_schema_field table[] = {
         IN(0, 10000000), "closed_loop: number of clients (>= 1)."),
     FLD("workload.arrival.think_time_s", SIM_SCHEMA_F64, SC(workload.arrival.think_time_s), GE0,
         "closed_loop: pause between a reply and the client's next request."),
+    FLD("workload.arrival.max_connections", SIM_SCHEMA_I32, SC(workload.arrival.max_connections),
+        IN(0, 10000000),
+        "The clients' connection pool, shared by every request the workload sends (0 = unlimited, the "
+        "default): a request sent while this many are in flight waits in the client until one finishes, "
+        "in the order sent, and its TTFT and E2E count the wait, as a benchmark client measures them "
+        "(benchmark_serving's aiohttp session holds 100 connections unless told otherwise)."),
     LEN_DIST("input_tokens", input_tokens),
     LEN_DIST("output_tokens", output_tokens),
     SEC("workload.trace", "Trace replay: set both format and path to replay a trace instead of "

@@ -215,6 +215,11 @@ typedef struct {
      * when admission is on or the workload has classes). */
     int32_t shed_reported;         /* 1: print requests_shed */
     int64_t requests_shed;
+    /* The clients' connection pool (workload.arrival.max_connections; filled
+     * by the caller, printed only when the pool is bounded). */
+    int32_t client_pool;           /* the pool's connections, 0 = unlimited */
+    int64_t client_waited;         /* requests that waited in the client for a connection */
+    double client_wait_mean_ms;    /* their mean wait (in their TTFT and E2E) */
     int32_t n_classes;
     sim_class_summary classes[SIM_MAX_CLASSES];
     sim_workers_summary frontend;  /* filled by the caller when some pool has tokenizer_workers */

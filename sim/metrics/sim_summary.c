@@ -75,6 +75,7 @@ static int metrics_head(const sim_summary *s, sim_summary_metric_fn fn, void *ct
     EMIT("requests_good", s->requests_good);
     EMIT("requests_rejected", s->requests_rejected);
     if (s->shed_reported) EMIT("requests_shed", s->requests_shed);
+    if (s->client_pool > 0) EMIT("requests_client_waited", s->client_waited);
     EMIT("preemptions", s->preemptions);
     for (size_t i = 0; i < N_STATS; i++)
         if ((rc = emit_stat(fn, ctx, stat_descs[i].key, stat_at(s, i)))) return rc;
@@ -326,6 +327,12 @@ static void json_head(FILE *f, const sim_summary *s)
     fprintf(f, "  \"requests_good\": %lld,\n", (long long)s->requests_good);
     fprintf(f, "  \"requests_rejected\": %lld,\n", (long long)s->requests_rejected);
     if (s->shed_reported) fprintf(f, "  \"requests_shed\": %lld,\n", (long long)s->requests_shed);
+    if (s->client_pool > 0) {
+        fprintf(f, "  \"client_pool\": {\"connections\": %d, \"requests_waited\": %lld, ", s->client_pool,
+                (long long)s->client_waited);
+        sim_json_real(f, "\"mean_wait_ms\": ", s->client_wait_mean_ms, SUMMARY_DIGITS);
+        fputs("},\n", f);
+    }
     fprintf(f, "  \"preemptions\": %lld,\n", (long long)s->preemptions);
     for (size_t i = 0; i < N_STATS; i++) put_stat(f, stat_descs[i].key, stat_at(s, i));
     sim_json_real(f, "  \"throughput\": {\"req_per_s\": ", s->req_per_s, SUMMARY_DIGITS);
@@ -750,6 +757,10 @@ static void table_records_classes(FILE *f, const sim_summary *s)
                 (long long)s->records.samples);
     if (s->shed_reported)
         fprintf(f, "admission  %lld requests shed (workload.admission, class buckets)\n", (long long)s->requests_shed);
+    if (s->client_pool > 0)
+        fprintf(f, "clients    %lld requests waited for one of the %d connections (workload.arrival.max_connections), "
+                   "%.2f ms on average, in their TTFT and E2E\n",
+                (long long)s->client_waited, s->client_pool, s->client_wait_mean_ms);
     if (s->n_classes > 0) {
         fprintf(f, "\n%-14s %4s %9s %6s %8s %9s %6s %8s %10s %10s %10s %10s\n", "class", "prio", "completed", "shed",
                 "req/s", "out tok/s", "SLO %", "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "E2E p99");

@@ -439,6 +439,7 @@ static void set_workload(const sim_fidelity_row *r, const backend_profile *bp, s
     w->arrival.process = SIM_ARRIVAL_CLOSED;
     w->arrival.concurrency = r->concurrency;
     w->arrival.think_time_s = 0;
+    w->arrival.max_connections = r->client_pool; /* 0 unless the measurement shows the pool */
     if (r->len_lo < 1) {
         w->input_tokens.dist = SIM_DIST_UNIFORM;
         w->input_tokens.min = (int64_t)floor(r->isl * r->len_lo);
@@ -660,7 +661,8 @@ static void fid_explain_sim(sim_fidelity_explain_out *x, const sim_fidelity_row 
     x->frontend_ms = fe;
     x->worker_wait_ms = sum->frontend.enabled ? sum->frontend.wait_ms : 0;
     x->worker_service_ms = sum->frontend.enabled ? sum->frontend.service_ms : 0;
-    x->queue_ms = m->nt ? m->queue / m->nt : 0;
+    x->client_wait_ms = m->nt && sum->client_pool > 0 ? sum->client_wait_mean_ms * (double)sum->client_waited / (double)m->nt : 0;
+    x->queue_ms = (m->nt ? m->queue / m->nt : 0) - x->client_wait_ms;
     x->prefill_ms = m->nt ? m->prefill / m->nt : 0;
     x->kv_transfer_ms = m->nk ? m->xfer / m->nk : 0;
     x->first_decode_ms = m->nk ? m->first_dec / m->nk : 0;

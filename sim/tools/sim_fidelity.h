@@ -73,6 +73,9 @@ typedef struct {
     int32_t replicas;           /* aggregated: instances of the layout the clients were spread over (1, or
                                    k where concurrency = k·batch·DP and one instance beats the roofline;
                                    sim_fidelity_flag_inconsistent, said in `assumed`) */
+    int32_t client_pool;        /* the benchmark client's connections when the measurement shows its pool
+                                   bound (sim_fidelity_flag_inconsistent, said in `assumed`), 0 = none:
+                                   replayed as workload.arrival.max_connections */
     int32_t line;               /* CSV line */
 } sim_fidelity_row;
 
@@ -167,7 +170,13 @@ int sim_fidelity_roofline_of(const sim_fidelity_row *r, int32_t replicas, sim_fi
  *    the same deployment (backend, model, GPU, dtype, layout, lengths,
  *    client) measured with fewer clients than its Little's-law decoding
  *    count: a larger batch decoding that much faster is no run of c
- *    clients all served.
+ *    clients all served;
+ *  - client pool: an aggregated row of at least twice FID_CLIENT_POOL
+ *    (100, aiohttp's default connection pool, which benchmark_serving's
+ *    session keeps unless told otherwise) clients whose Little's-law
+ *    decoding count is at most that pool and whose TTFT is at least the
+ *    wait such a pool forces, (c / 100 − 1) × the decode time, replays
+ *    with that pool (sim_fidelity_row.client_pool, said in `assumed`).
  * sim_fidelity_read calls it. */
 void sim_fidelity_flag_inconsistent(sim_fidelity_result *out);
 
@@ -215,7 +224,10 @@ int sim_fidelity_row_scenario(const sim_fidelity_row *r, const sim_fidelity_opts
 typedef struct {
     double ttft_ms, tpot_ms;
     double frontend_ms;         /* per-request frontend delay (API server) */
-    double queue_ms;            /* arrival (after the frontend) to the first scheduled iteration */
+    double client_wait_ms;      /* waiting in the client for one of its connections (client_pool), a
+                                   mean over every request */
+    double queue_ms;            /* arrival (after the frontend and the client's wait) to the first
+                                   scheduled iteration */
     double prefill_ms;          /* first scheduled iteration to the first token */
     double kv_transfer_ms;      /* pd: back-pressure + KV transfer + the engine hand-over (part of a PD row's TTFT) */
     double first_decode_ms;     /* pd: KV arrived to the first decode-side token, where a PD

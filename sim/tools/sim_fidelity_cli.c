@@ -280,6 +280,9 @@ static void fid_print_explain(const sim_fidelity_row *r, const sim_fidelity_expl
         printf("  by wave: the clients' first %lld requests (sent together at t = 0) %.2f ms mean TTFT, the %lld "
                "later ones %.2f ms\n",
                (long long)x->first_wave_n, x->first_wave_ttft_ms, (long long)x->later_n, x->later_ttft_ms);
+    if (r->client_pool > 0)
+        printf("  client's connection pool       %9.3f ms (waiting for one of its %d connections, before sending)\n",
+               x->client_wait_ms, r->client_pool);
     printf("  host/frontend                  %9.3f ms\n", x->frontend_ms);
     if (x->worker_wait_ms + x->worker_service_ms > 0)
         printf("    of which API-server workers  %9.3f ms (wait for a worker %.3f + api_us and tokenisation %.3f)\n",

@@ -59,7 +59,28 @@
  *    MTP setting that differs between the runs, which nothing in the CSV
  *    marks).
  * Such rows are simulated and scored apart (their error is the run's, not
- * the model's), never dropped. Pipeline parallelism is not checked (no
+ * the model's), never dropped.
+ * 3. The client's connection pool. benchmark_serving sends through one
+ *    aiohttp session, whose connector holds FID_CLIENT_POOL = 100
+ *    connections unless the script sets another limit; a request sent
+ *    while all are busy waits in the client, and its TTFT (timed from the
+ *    send) counts the wait. With c clients over P connections the engine
+ *    holds at most P requests and each waits about (c / P − 1) × its
+ *    decode time D for a connection, so such a run shows (a) at most P
+ *    requests decoding by Little's law and (b) a TTFT of at least
+ *    (c / P − 1) × D. An aggregated row of c ≥ 2P clients showing both
+ *    replays with the pool (sim_fidelity_row.client_pool, `assumed`);
+ *    c ≥ 2P keeps out the runs where a slow prefill alone keeps a few
+ *    clients from decoding (at c = 128, 1k/128 runs decode 63–98 of
+ *    their clients with nothing capping them). On silicon-dev.csv: the 9
+ *    vLLM gpt-oss-120b H100 runs of 512 clients measured in 2025-12 (88–98
+ *    decoding at every layout, TP 2 to 8, whose KV caches differ 6×; TTFT
+ *    20–462 s); the other runs of 200 clients or more decode 234 to
+ *    3,000+ of them. The check runs before check 2, which still scores
+ *    apart those of the 9 that decode faster than the same deployment's
+ *    64-client runs. The number is the client library's default, not
+ *    fitted; a run whose script raised it decodes more than 100 and is
+ *    left alone. Pipeline parallelism is not checked (no
  * measured row has it: its stages overlap micro-batches, which the per-step
  * floor above does not model). */
 #include "sim_fidelity.h"
@@ -79,6 +100,9 @@
 /* A measurement needing more than this many times its GPUs' peak FLOP/s or
  * HBM bandwidth is no run of its deployment (header comment). */
 #define FID_ROOF_SLACK (10.0 / 9.0)
+/* aiohttp's default connection pool (TCPConnector limit), the benchmark
+ * client's unless its script sets one (check 3). */
+#define FID_CLIENT_POOL 100
 /* Op-list entries evaluated at once (grown when an iteration has more). */
 #define FID_OPS 512
 
@@ -316,8 +340,25 @@ static void flag_against_deployment(sim_fidelity_result *out, sim_fidelity_row *
                  r->meas_tpot_ms, n, r->concurrency, worst->meas_tpot_ms, worst->concurrency);
 }
 
+/* Check 3 (header comment): the benchmark client's connection pool. */
+static void flag_client_pool(sim_fidelity_row *r)
+{
+    if (r->disagg || r->note[0] || r->layout_unknown || r->concurrency < 2 * FID_CLIENT_POOL ||
+        !(r->meas_tpot_ms > 0) || !(r->meas_ttft_ms > 0))
+        return;
+    double n = decoding(r), d = decode_s(r);
+    if (n > FID_CLIENT_POOL || r->meas_ttft_ms * 1e-3 < ((double)r->concurrency / FID_CLIENT_POOL - 1) * d) return;
+    r->client_pool = FID_CLIENT_POOL;
+    char t[128];
+    snprintf(t, sizeof t, "the client's %d connections (%.0f of %d clients decoding, TTFT %.0f s)", FID_CLIENT_POOL,
+             n, r->concurrency, r->meas_ttft_ms * 1e-3);
+    size_t k = strlen(r->assumed);
+    snprintf(r->assumed + k, sizeof r->assumed - k, "%s%s", k ? "; " : "", t);
+}
+
 void sim_fidelity_flag_inconsistent(sim_fidelity_result *out)
 {
+    for (int32_t i = 0; i < out->n_rows; i++) flag_client_pool(&out->rows[i]);
     for (int32_t i = 0; i < out->n_rows; i++) flag_roofline(&out->rows[i]);
     for (int32_t i = 0; i < out->n_rows; i++) flag_against_deployment(out, &out->rows[i], i);
 }

@@ -4,7 +4,8 @@
  * Little's law against its GPUs' peak FLOP/s and HBM bandwidth, worked by
  * hand on constructed Llama-3.1-8B H100 rows, then on real rows of
  * ../shared/validation/silicon-dev.csv copied here (a row of 32 replicas,
- * a disaggregated row beyond HBM bandwidth, rows within the bound). */
+ * a disaggregated row beyond HBM bandwidth, rows within the bound), and
+ * the benchmark client's connection pool (check 3). */
 #include "sim_fidelity.h"
 #include "test_util.h"
 
@@ -195,6 +196,51 @@ static void test_real_rows(void)
     sim_fidelity_free(&r);
 }
 
+/* Check 3 on real rows: vLLM 0.11.2 gpt-oss-120b H100 at 512 clients
+ * (8k/1k, TP 2): TPOT 26.89 ms, D = (921 − 1) × 26.89 ms = 24.7 s, TTFT
+ * 113.5 s: 512 × 24.7 / 138.2 = 92 decoding, and the wait a 100-connection
+ * pool forces, (5.12 − 1) × 24.7 = 102 s ≤ 113.5 s: replayed with the pool.
+ * SGLang Qwen3-32B H100 1k/128 at 128 clients decodes 77 of them (a slow
+ * prefill, no cap): under 2 × 100 clients, left alone. A constructed run of
+ * 512 clients decoding 92 with a short TTFT (no wait for connections) and
+ * one decoding 400 are left alone too. */
+#define GPTOSS_C512                                                                                            \
+    "512,gptoss_c512,measured=2025-12-08; wip=False,vllm,0.11.2,openai/gpt-oss-120b,h100_sxm,fp4,agg,8192,1024," \
+    "nvfp4,nvfp4,512,2,1,1,2,1,,,,,,,,,,,,,,,113500.08868261648,26.891840868572956\n"
+
+static void test_client_pool(void)
+{
+    sim_fidelity_result r;
+    REQUIRE(read_rows(GPTOSS_C512 "128,qwen_c128,src,sglang,0.5.1.post1,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,,,128,8,1,,1,"
+                                  "1,,,,,,,,,,,,,,,1678.7721794774998,20.0802253635\n"
+                                  "512,short_wait,measured=2025-12-08; wip=False,vllm,0.11.2,openai/gpt-oss-120b,h100_sxm,"
+                                  "fp4,agg,8192,1024,nvfp4,nvfp4,512,2,1,1,2,1,,,,,,,,,,,,,,,40000,26.89\n"
+                                  "512,decoding_400,measured=2025-12-08; wip=False,vllm,0.11.2,openai/gpt-oss-120b,"
+                                  "h100_sxm,fp4,agg,8192,1024,nvfp4,nvfp4,512,2,1,1,2,1,,,,,,,,,,,,,,,6000,26.89\n",
+                      &r) == 0);
+    REQUIRE_OR(r.n_rows == 4, sim_fidelity_free(&r); return);
+    CHECK(r.rows[0].client_pool == 100 && r.rows[0].inconsistent[0] == 0);
+    CHECK_CONTAINS(r.rows[0].assumed, "the client's 100 connections (92 of 512 clients decoding, TTFT 114 s)");
+    for (int i = 1; i < 4; i++) CHECK_MSG(r.rows[i].client_pool == 0, "%s: pool %d", r.rows[i].id, r.rows[i].client_pool);
+    sim_fidelity_free(&r);
+    /* Replayed with the pool, the clients wait for connections as measured
+     * (without it the replay's TTFT is 0.4 % of the measured one). */
+    sim_fidelity_explain_out x;
+    sim_fidelity_row row;
+    sim_err e = {""};
+    char tmp[] = "/tmp/fid_roof_XXXXXX.csv";
+    REQUIRE(write_rows(GPTOSS_C512, tmp) == 0);
+    int rc = sim_fidelity_explain(tmp, "gptoss_c512", NULL, &row, &x, &e);
+    unlink(tmp);
+    CHECK_MSG(rc == 0, "%s", e.msg);
+    if (rc == 0) {
+        printf("gptoss_c512 over 100 connections: TTFT %.0f ms (measured 113500), TPOT %.2f ms (26.89)\n", x.ttft_ms,
+               x.tpot_ms);
+        CHECK(x.ttft_ms > 113500 * 0.7 && x.ttft_ms < 113500 * 1.4);
+        CHECK(x.tpot_ms > 26.89 * 0.7 && x.tpot_ms < 26.89 * 1.4);
+    }
+}
+
 /* Rows the check cannot build a cost model for are left unchecked (their
  * replay reports the error), and a row's own note is returned. */
 static void test_unchecked(void)
@@ -219,6 +265,7 @@ static const test_case cases[] = {
     {"hand_bound", test_hand_bound},
     {"real_rows", test_real_rows},
     {"unchecked", test_unchecked},
+    {"client_pool", test_client_pool},
 };
 
 int main(int argc, char **argv)

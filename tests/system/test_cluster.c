@@ -2,8 +2,8 @@
  * request completes once, tokens add up, KV blocks and outstanding work all
  * return), Little's law, exact iteration timing against the cost model for
  * hand-checkable batches, chunked prefill, preemption by recompute,
- * rejection of requests that can never fit, closed-loop concurrency,
- * overload detection and determinism. */
+ * rejection of requests that can never fit, closed-loop concurrency, the
+ * clients' connection pool, overload detection and determinism. */
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "sim_cluster.h"
@@ -222,20 +222,89 @@ static void test_rejection(void)
     free(r.recs);
 }
 
+/* `clients` closed-loop clients sending `requests` to two instances. */
+static void closed_scenario(sim_scenario *sc, int32_t clients, int64_t requests)
+{
+    base_scenario(sc);
+    sc->workload.arrival.process = SIM_ARRIVAL_CLOSED;
+    sc->workload.arrival.concurrency = clients;
+    sc->workload.requests = requests;
+    sc->deployment.pools[0].instances = 2;
+}
+
 static void test_closed_loop(void)
 {
     sim_scenario sc;
-    base_scenario(&sc);
-    sc.workload.arrival.process = SIM_ARRIVAL_CLOSED;
-    sc.workload.arrival.concurrency = 8;
-    sc.workload.requests = 500;
-    sc.deployment.pools[0].instances = 2;
+    closed_scenario(&sc, 8, 500);
     run_result r;
     if (run(&sc, &r)) return;
     check_conservation(&r, 500);
     double L = r.st.in_flight_area_s / r.sum.sim_time_s;
     CHECK_MSG(L <= 8.0 + 1e-9 && L > 7.0, "mean in system %.3f with 8 clients", L);
     free(r.recs);
+}
+
+/* The most requests being served at once (first scheduled to finish). */
+static int64_t max_overlap(const run_result *r)
+{
+    int64_t n = r->n, best = 0, cur = 0;
+    int64_t *ev = malloc((size_t)(2 * n + 1) * sizeof *ev); /* time * 2 + (0 end, 1 start) */
+    if (!ev) return -1;
+    for (int64_t i = 0; i < n; i++) {
+        ev[2 * i] = r->recs[i].first_scheduled * 2 + 1;
+        ev[2 * i + 1] = r->recs[i].finish * 2; /* a finish frees its slot before a start at the same time */
+    }
+    qsort(ev, (size_t)(2 * n), sizeof *ev, cmp_u64);
+    for (int64_t i = 0; i < 2 * n; i++) {
+        cur += (ev[i] & 1) ? 1 : -1;
+        if (cur > best) best = cur;
+    }
+    free(ev);
+    return best;
+}
+
+/* workload.arrival.max_connections: 12 clients over 3 connections keep at
+ * most 3 requests in the engines, the rest wait in the client with their
+ * wait in TTFT (Little's law still holds from the clients' side); a pool as
+ * large as the clients changes nothing; open-loop arrivals queue the same. */
+static void test_client_pool(void)
+{
+    sim_scenario sc;
+    closed_scenario(&sc, 12, 600);
+    run_result free_run, pooled, wide;
+    if (run(&sc, &free_run)) return;
+    sc.workload.arrival.max_connections = 3;
+    if (run(&sc, &pooled)) return;
+    check_conservation(&pooled, 600);
+    CHECK_MSG(max_overlap(&free_run) > 3, "without a pool %lld served at once", (long long)max_overlap(&free_run));
+    CHECK_MSG(max_overlap(&pooled) <= 3, "%lld served at once over 3 connections", (long long)max_overlap(&pooled));
+    CHECK(pooled.sum.client_pool == 3 && pooled.sum.client_waited > 0 && pooled.sum.client_wait_mean_ms > 0);
+    double sum_e2e = 0;
+    for (int64_t i = 0; i < pooled.n; i++) sum_e2e += (double)(pooled.recs[i].finish - pooled.recs[i].arrival) / 1e9;
+    CHECK_NEAR(pooled.st.in_flight_area_s, sum_e2e, 1e-9 * sum_e2e + 1e-6);
+    double L = pooled.st.in_flight_area_s / pooled.sum.sim_time_s;
+    CHECK_MSG(L <= 12.0 + 1e-9 && L > 11.0, "mean in system %.3f with 12 clients", L);
+    /* Fewer requests in the engines: faster tokens, a longer TTFT (the wait). */
+    CHECK(pooled.sum.tpot_ms.mean < free_run.sum.tpot_ms.mean);
+    CHECK(pooled.sum.ttft_ms.mean > free_run.sum.ttft_ms.mean + pooled.sum.client_wait_mean_ms * 0.5);
+    sc.workload.arrival.max_connections = 12;
+    if (run(&sc, &wide)) return;
+    CHECK(wide.sum.client_waited == 0);
+    CHECK(wide.sum.e2e_ms.mean == free_run.sum.e2e_ms.mean && wide.sum.ttft_ms.mean == free_run.sum.ttft_ms.mean);
+    free(free_run.recs);
+    free(pooled.recs);
+    free(wide.recs);
+
+    run_result open;
+    base_scenario(&sc);
+    sc.workload.requests = 300;
+    sc.workload.arrival.rate = 3;
+    sc.workload.arrival.max_connections = 4;
+    if (run(&sc, &open)) return;
+    CHECK(!open.sum.overloaded);
+    check_conservation(&open, 300);
+    CHECK(max_overlap(&open) <= 4 && open.sum.client_waited > 0);
+    free(open.recs);
 }
 
 static void test_overload(void)
@@ -331,6 +400,7 @@ static const test_case cases[] = {
     {"preemption", test_preemption},
     {"rejection", test_rejection},
     {"closed_loop", test_closed_loop},
+    {"client_pool", test_client_pool},
     {"overload", test_overload},
     {"determinism", test_determinism},
     {"not_supported_modes", test_not_supported_modes},
