@@ -246,7 +246,8 @@ int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r, int32_t *iters, do
     if (!strcasecmp(r->model, "meta-llama/Llama-3.1-70B") && r->agg.tp < 8) {
         *iters = FID_TRTLLM_LLAMA_WAIT_ITERS;
         *ratio = FID_TRTLLM_LLAMA_WAIT_RATIO;
-    } else if (dsr1_model(r) && !strcasecmp(r->dtype, "fp8") && r->concurrency >= FID_TRTLLM_DSR1_WAIT_FROM) {
+    } else if (dsr1_model(r) && (!strcasecmp(r->dtype, "fp8") || !strcasecmp(r->dtype, "fp8_block")) &&
+               r->concurrency >= FID_TRTLLM_DSR1_WAIT_FROM) {
         *iters = FID_TRTLLM_DSR1_WAIT_ITERS;
         *ratio = FID_TRTLLM_DSR1_WAIT_RATIO;
     }

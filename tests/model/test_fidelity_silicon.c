@@ -888,6 +888,10 @@ static void test_trtllm_batch_wait(void)
     CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 1 && it == 40 && ra == 0.8);
     CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
     CHECK(s->batch_wait_iters == 40 && s->batch_wait_ratio == 0.8);
+    /* The reader writes the fp8 checkpoint's kind, fp8_block, into the
+     * row (sim_fidelity_csv.c): the recipe's rows carry that. */
+    snprintf(w.dtype, sizeof w.dtype, "fp8_block");
+    CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 1 && it == 40 && ra == 0.8);
     w.concurrency = 32;
     CHECK(sim_fidelity_trtllm_batch_wait(&w, &it, &ra) == 0);
     w.concurrency = 64;
