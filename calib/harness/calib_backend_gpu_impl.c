@@ -96,7 +96,10 @@ static const calib_kernel_desc gk_gemm[] = {{"kern_gemm_bf16_mma", 2, "bf16", 0}
 /* Version 2: timed with unequal groups (calib_group_rows); version 1 rows had equal groups. */
 static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 2, "bf16", 0}};
 static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 1, "bf16", 0}};
-static const calib_kernel_desc gk_pf[] = {{"kern_attn_prefill_simt", 1, "bf16", 0}};
+/* Prefill: the SIMT kernel and the tensor-core one (kern_attn_mma.cu, sm_80+). */
+enum { GPU_PF_SIMT, GPU_PF_MMA };
+static const calib_kernel_desc gk_pf[] = {{"kern_attn_prefill_simt", 1, "bf16", 0},
+                                          {"kern_attn_prefill_mma", 1, "bf16", 0}};
 static const calib_kernel_desc gk_dec[] = {{"kern_decode_split_simt", 1, "bf16", 0}};
 static const calib_kernel_desc gk_lse[] = {{"kern_lse_merge", 1, "fp32", 0}};
 /* kern_softmax_warp version 2: rows up to 1,024 columns held in registers as float4. */
@@ -409,9 +412,9 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
     case CALIB_OP_GROUPED_MASKED:
         return kern_gpu_grouped_masked((int32_t)s->groups, s->m, s->n, s->k, st->meta[0], in[0], in[1], out[0], err);
     case CALIB_OP_ATTN_PREFILL:
-        return kern_gpu_attn_prefill((int32_t)s->batch, (int32_t)s->m, (int32_t)s->ctx, (int32_t)s->heads,
-                                     (int32_t)s->kv_heads, (int32_t)s->head_dim, 1.0f / sqrtf((float)s->head_dim), in[0],
-                                     in[1], in[2], out[0], out[1], err);
+        return (st->kernel == GPU_PF_MMA ? kern_gpu_attn_prefill_mma : kern_gpu_attn_prefill)(
+            (int32_t)s->batch, (int32_t)s->m, (int32_t)s->ctx, (int32_t)s->heads, (int32_t)s->kv_heads,
+            (int32_t)s->head_dim, 1.0f / sqrtf((float)s->head_dim), in[0], in[1], in[2], out[0], out[1], err);
     case CALIB_OP_ATTN_DECODE: {
         int64_t rows = s->batch * s->heads, d = s->head_dim;
         int32_t maxp = (int32_t)((s->ctx + GPU_PAGE - 1) / GPU_PAGE);

@@ -254,6 +254,11 @@ static const calib_check_case cases_prefill[] = {
     CASE_ATTN(2, 20, 33, 4, 4, 64, "d=64 group=1 (MHA), cached prefix"),
     CASE_ATTN(1, 35, 0, 4, 4, 128, "d=128 group=1 (MHA), no prefix"),
     CASE_ATTN(1, 21, 45, 2, 2, 128, "d=128 group=1 (MHA), cached prefix"),
+    /* The tensor-core prefill's tiles (64 query rows, 64 keys): */
+    CASE_ATTN(1, 150, 0, 4, 1, 128, "d=128 group=4, two whole 64-row query tiles and a partial one, partial last KV tile"),
+    CASE_ATTN(1, 100, 37, 4, 1, 64, "d=64 group=4, a prefix off the 64-key grid (the diagonal crosses two KV tiles)"),
+    CASE_ATTN(1, 64, 200, 2, 2, 64, "d=64 group=1, one whole query tile behind 200 cached keys (unmasked KV tiles)"),
+    CASE_ATTN(2, 130, 70, 8, 1, 64, "d=64 group=8, query tiles 64+64+2 after a cached prefix"),
 };
 #define CASE_DEC(b_, c_, h_, kv_, d_, what_)                                                                     \
     {{.batch = b_, .ctx = c_, .heads = h_, .kv_heads = kv_, .head_dim = d_}, CALIB_LAYOUT_TIMED, what_}

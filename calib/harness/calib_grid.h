@@ -16,7 +16,8 @@
  * (attention: the head_dim template and the GQA group size; prefill also
  * with and without a cached prefix), and tests/model/test_calib.c asserts that
  * every variant of every grid is among the check cases' — plus the edges no
- * grid point has: partial M/N tiles, K tails, M = 1, masked groups below
+ * grid point has: partial M/N tiles, K tails, M = 1, partial prefill
+ * query and key tiles and a cached prefix off the key-tile grid, masked groups below
  * their cap and empty experts, unequal contiguous groups, decode splits
  * left empty, −inf LSE partials and all-−inf rows, rows shorter than a
  * warp. */

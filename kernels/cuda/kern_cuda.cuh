@@ -1,5 +1,5 @@
 /* kern_cuda — shared helpers of the .cu files: error mapping into sim_err,
- * bf16/fp8 conversions, warp reductions. Header-only, CUDA C++. */
+ * bf16/fp8 conversions, shared-memory addresses, warp reductions. Header-only, CUDA C++. */
 #ifndef KERN_CUDA_CUH
 #define KERN_CUDA_CUH
 
@@ -37,6 +37,9 @@ static inline int kern_cu_device_cc(int *cc, sim_err *err)
     *cc = mj * 10 + mn;
     return 0;
 }
+
+/* The shared-memory (shared::cta) address of a generic pointer into shared memory. */
+__device__ __forceinline__ uint32_t kern_saddr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 __device__ __forceinline__ float kern_bf2f(uint16_t b) { return __uint_as_float((uint32_t)b << 16); }
 

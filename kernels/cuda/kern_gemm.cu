@@ -20,7 +20,7 @@
  * second kernel sums the S partials in a fixed order (deterministic) into
  * bf16. This rung stays the path on every architecture; Hopper adds
  * kern_gemm_sm90.cu (TMA + wgmma) beside it. */
-#include "kern_cuda.cuh"
+#include "kern_mma.cuh"
 #include "kern_plan.h"
 
 namespace {
@@ -31,51 +31,8 @@ constexpr int A_STAGE = BM * BK; /* elements */
 constexpr int B_STAGE = BK * BN;
 constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2;
 
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid)
-{
-    /* src-size 0 zero-fills the 16 bytes (out-of-range rows/cols). */
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-                 "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 /* At most STAGES-2 groups still in flight: the oldest stage has landed. */
-__device__ __forceinline__ void cp_async_wait_stage() { asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2)); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void mma_bf16(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-/* Element offset of the 16-byte chunk `chunk` (of 8 elements) of row r in
- * a swizzled tile whose rows are `row_chunks` chunks long (8 or 16): the
- * low three bits of the chunk index are XORed with the row's low three. */
-__device__ __forceinline__ int swz(int r, int chunk, int row_chunks)
-{
-    return r * row_chunks * 8 + ((chunk & ~7) | ((chunk ^ r) & 7)) * 8;
-}
+__device__ __forceinline__ void cp_async_wait_stage() { kern_cp_async_wait<STAGES - 2>(); }
 
 struct Tile {
     const uint16_t *A, *B;
@@ -91,7 +48,7 @@ __device__ __forceinline__ void load_stage(uint16_t *sa, uint16_t *sb, const Til
         int c = tid + i * THREADS, r = c / (BK / 8), ch = c % (BK / 8);
         int64_t gr = t.m0 + r, gk = k0 + ch * 8;
         bool ok = gr < t.M && gk < t.K;
-        cp_async16(sa + swz(r, ch, BK / 8), ok ? t.A + gr * t.K + gk : t.A, ok);
+        kern_cp_async16(sa + kern_swz(r, ch, BK / 8), ok ? t.A + gr * t.K + gk : t.A, ok);
     }
     /* B: 64 rows × 16 chunks = 1024 chunks. */
 #pragma unroll
@@ -99,7 +56,7 @@ __device__ __forceinline__ void load_stage(uint16_t *sa, uint16_t *sb, const Til
         int c = tid + i * THREADS, r = c / (BN / 8), ch = c % (BN / 8);
         int64_t gk = k0 + r, gn = t.n0 + ch * 8;
         bool ok = gk < t.K && gn < t.N;
-        cp_async16(sb + swz(r, ch, BN / 8), ok ? t.B + gk * t.N + gn : t.B, ok);
+        kern_cp_async16(sb + kern_swz(r, ch, BN / 8), ok ? t.B + gk * t.N + gn : t.B, ok);
     }
 }
 
@@ -121,7 +78,7 @@ __device__ __forceinline__ void tile_mainloop(uint16_t *smem, const Tile &t, int
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < n) load_stage(sa + s * A_STAGE, sb + s * B_STAGE, t, (kb0 + s) * BK);
-        cp_async_commit();
+        kern_cp_async_commit();
     }
     for (int64_t it = 0; it < n; it++) {
         int st = (int)(it % STAGES);
@@ -130,25 +87,25 @@ __device__ __forceinline__ void tile_mainloop(uint16_t *smem, const Tile &t, int
         int64_t nx = it + STAGES - 1;
         int sn = (int)(nx % STAGES);
         if (nx < n) load_stage(sa + sn * A_STAGE, sb + sn * B_STAGE, t, (kb0 + nx) * BK);
-        cp_async_commit();
+        kern_cp_async_commit();
         const uint16_t *a = sa + st * A_STAGE, *b = sb + st * B_STAGE;
 #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++) {
             uint32_t af[4][4], bf[2][4];
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                ldmatrix_x4(af[i], a + swz(wm + i * 16 + lane % 16, kk * 2 + lane / 16, BK / 8));
+                kern_ldsm_x4(af[i], a + kern_swz(wm + i * 16 + lane % 16, kk * 2 + lane / 16, BK / 8));
 #pragma unroll
             for (int j = 0; j < 2; j++)
-                ldmatrix_x4_trans(bf[j], b + swz(kk * 16 + lane % 16, (wn + j * 16) / 8 + lane / 16, BN / 8));
+                kern_ldsm_x4_trans(bf[j], b + kern_swz(kk * 16 + lane % 16, (wn + j * 16) / 8 + lane / 16, BN / 8));
 #pragma unroll
             for (int i = 0; i < 4; i++)
 #pragma unroll
                 for (int j = 0; j < 4; j++)
-                    mma_bf16(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
+                    kern_mma_bf16(acc[i][j], af[i], bf[j / 2][(j % 2) * 2], bf[j / 2][(j % 2) * 2 + 1]);
         }
     }
-    asm volatile("cp.async.wait_group 0;\n" ::);
+    kern_cp_async_wait<0>();
     __syncthreads(); /* the shared memory may be refilled by the caller's next tile */
 }
 
@@ -169,9 +126,7 @@ __device__ __forceinline__ void tile_store(const float (&acc)[4][4][4], OUT *C, 
                 int64_t row = m0 + wm + i * 16 + g + h * 8;
                 if (row >= M || col >= N) continue; /* N % 8 == 0, so col+1 < N too */
                 if constexpr (sizeof(OUT) == 2) {
-                    uint32_t packed = (uint32_t)kern_f2bf(acc[i][j][2 * h]) |
-                                      ((uint32_t)kern_f2bf(acc[i][j][2 * h + 1]) << 16);
-                    *reinterpret_cast<uint32_t *>(C + row * N + col) = packed;
+                    *reinterpret_cast<uint32_t *>(C + row * N + col) = kern_pack_bf16(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
                 } else {
                     *reinterpret_cast<float2 *>(C + row * N + col) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
                 }

@@ -12,27 +12,13 @@
  * dynamic shared memory; rows padded by 16 bytes for ldmatrix. No wgmma/TMA
  * path for sm_90a yet. */
 #include "kern_arch.h"
-#include "kern_cuda.cuh"
+#include "kern_mma.cuh"
 
 namespace {
 
 constexpr int BM = 64, BN = 128, BK = 128, RS = BK + 16, THREADS = 256, MI = 2;
 constexpr int STAGE = (BM + BN) * RS;
 constexpr int SMEM_BYTES = 2 * STAGE;
-
-__device__ __forceinline__ uint32_t saddr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void cp16(void *dst, const void *src, bool ok)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr(dst)), "l"(src), "r"(ok ? 16 : 0));
-}
-
-__device__ __forceinline__ void ldsm4(uint32_t r[4], const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(saddr(p)));
-}
 
 __device__ __forceinline__ void mma_e4m3(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
@@ -53,14 +39,14 @@ __device__ __forceinline__ void load_stage(uint8_t *st, const uint8_t *A, const 
     for (int c = threadIdx.x; c < BM * (BK / 16); c += THREADS) {
         int r = c / (BK / 16), kc = (c % (BK / 16)) * 16;
         bool ok = m0 + r < M;
-        cp16(sa + r * RS + kc, ok ? A + (m0 + r) * K + k0 + kc : A, ok);
+        kern_cp_async16(sa + r * RS + kc, ok ? A + (m0 + r) * K + k0 + kc : A, ok);
     }
     for (int c = threadIdx.x; c < BN * (BK / 16); c += THREADS) {
         int r = c / (BK / 16), kc = (c % (BK / 16)) * 16;
         bool ok = n0 + r < N;
-        cp16(sb + r * RS + kc, ok ? B + (n0 + r) * K + k0 + kc : B, ok);
+        kern_cp_async16(sb + r * RS + kc, ok ? B + (n0 + r) * K + k0 + kc : B, ok);
     }
-    asm volatile("cp.async.commit_group;\n" ::);
+    kern_cp_async_commit();
 }
 
 __global__ void __launch_bounds__(THREADS) gemm_fp8_kernel(const uint8_t *A, const float *SA, const uint8_t *B,
@@ -79,7 +65,7 @@ __global__ void __launch_bounds__(THREADS) gemm_fp8_kernel(const uint8_t *A, con
     load_stage(smem, A, B, M, N, K, m0, n0, 0);
     for (int64_t kt = 0; kt < kb; kt++) {
         uint8_t *st = smem + (kt & 1) * STAGE;
-        asm volatile("cp.async.wait_group 0;\n" ::);
+        kern_cp_async_wait<0>();
         __syncthreads();
         if (kt + 1 < kb) load_stage(smem + ((kt + 1) & 1) * STAGE, A, B, M, N, K, m0, n0, (kt + 1) * BK);
         const uint8_t *sa = st, *sb = st + BM * RS;
@@ -89,9 +75,9 @@ __global__ void __launch_bounds__(THREADS) gemm_fp8_kernel(const uint8_t *A, con
                 for (int x = 0; x < 4; x++) part[i][j][x] = 0.0f;
         for (int kk = 0; kk < BK; kk += 32) {
             uint32_t af[MI][4], bfr[2][4];
-            for (int i = 0; i < MI; i++) ldsm4(af[i], sa + (wm + i * 16 + lane % 16) * RS + kk + (lane / 16) * 16);
+            for (int i = 0; i < MI; i++) kern_ldsm_x4(af[i], sa + (wm + i * 16 + lane % 16) * RS + kk + (lane / 16) * 16);
             for (int j = 0; j < 2; j++)
-                ldsm4(bfr[j], sb + (wn + j * 16 + (lane % 8) + (lane / 16) * 8) * RS + kk + ((lane / 8) % 2) * 16);
+                kern_ldsm_x4(bfr[j], sb + (wn + j * 16 + (lane % 8) + (lane / 16) * 8) * RS + kk + ((lane / 8) % 2) * 16);
             for (int i = 0; i < MI; i++)
                 for (int j = 0; j < 4; j++)
                     mma_e4m3(part[i][j], af[i], bfr[j / 2][(j % 2) * 2], bfr[j / 2][(j % 2) * 2 + 1]);

@@ -117,6 +117,15 @@ int kern_gpu_grouped_masked(int32_t E, int64_t cap, int64_t N, int64_t K, const 
 int kern_gpu_attn_prefill(int32_t batch, int32_t n_q, int32_t cached, int32_t hq, int32_t hkv, int32_t d,
                           float sm_scale, const uint16_t *d_q, const uint16_t *d_k, const uint16_t *d_v,
                           uint16_t *d_o, float *d_lse, sim_err *err);
+/* The same prefill on tensor cores (kern_attn_mma.cu, the Ampere rung,
+ * sm_80+; FlashAttention-2's design): 64 query rows of one head per CTA,
+ * mma.sync m16n8k16 for Q·Kᵀ and P·V, online softmax in registers, K/V
+ * tiles of 64 keys through a 2-stage cp.async ring. Same layouts and
+ * results (within bf16 rounding of P); d 64 or 128, any hq multiple of hkv;
+ * SIM_ENOTSUP below compute capability 8.0. */
+int kern_gpu_attn_prefill_mma(int32_t batch, int32_t n_q, int32_t cached, int32_t hq, int32_t hkv, int32_t d,
+                              float sm_scale, const uint16_t *d_q, const uint16_t *d_k, const uint16_t *d_v,
+                              uint16_t *d_o, float *d_lse, sim_err *err);
 /* Paged split-KV decode (kern_decode_split_ref layout, bf16 q and cache,
  * fp32 partial outputs); d_ctx_len and d_block_table on the device. */
 int kern_gpu_decode_split(int32_t batch, int32_t hq, int32_t hkv, int32_t d, int32_t page, int32_t max_pages,

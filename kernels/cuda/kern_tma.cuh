@@ -33,8 +33,6 @@ int kern_gemm_rung_maps(int cc, const char *rung, int64_t M, int64_t N, int64_t 
  * for their own architecture only; elsewhere they are not defined). All
  * addresses are shared-memory (shared::cta) addresses. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ uint32_t kern_saddr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
 __device__ __forceinline__ void kern_mbar_init(uint32_t bar, uint32_t count)
 {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
