@@ -3,7 +3,8 @@
  * binary, argv[1], with -DSERVESIM_CUDA=ON) with cuobjdump and asserts, per
  * architecture the build holds, that each rung of the kernel ladder uses
  * the instructions that make it that rung — sm_80: cp.async (LDGSTS),
- * ldmatrix (LDSM) and mma.sync (HMMA) in the GEMMs; sm_90a: the tensor
+ * ldmatrix (LDSM) and mma.sync (HMMA) in the GEMMs, and in the tensor-core
+ * flash prefill also ldmatrix.trans (LDSM.16.MT88) and ex2 (MUFU.EX2); sm_90a: the tensor
  * memory accelerator (UTMALDG), mbarriers (SYNCS), wgmma (HGMMA) and
  * setmaxnreg (USETMAXREG) in kern_gemm_sm90; sm_100a: TMA, mbarriers,
  * tcgen05.mma (UTCHMMA), tcgen05.commit (UTCBAR) and tcgen05.ld (LDTM) in
@@ -42,6 +43,8 @@ static const sass_rule rules[] = {
     {"sm_80", "gemm_bf16_splitk_kernel", {"LDGSTS", "LDSM", "HMMA"}, "Ampere rung, split-K for skinny GEMMs"},
     {"sm_90a", "gemm_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA", "USETMAXREG"},
      "Hopper rung: TMA into an mbarrier ring, wgmma, setmaxnreg"},
+    {"sm_80", "attn_prefill_mma_kernel", {"LDGSTS", "LDSM.16.M88", "LDSM.16.MT88", "HMMA", "MUFU.EX2"},
+     "attention, Ampere rung: K/V cp.async ring, ldmatrix (.trans for V), mma.sync, exp2 online softmax"},
     {"sm_80", "rmsnorm_vec_kernel", {"LDG.E.128", "STG.E.128"}, "row kernels: 16-byte vector loads and stores"},
     {"sm_80", "softmax_warp_vec_kernel", {"LDG.E.128", "STG.E.128"}, "softmax: rows in registers as float4"},
     {"sm_80", "quant_vec_kernel", {"LDG.E.128", "SHFL.BFLY", "STG.E.64"}, "quantisation: 16-byte loads, shuffled amax"},
