@@ -100,7 +100,12 @@ static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 1, "bf16",
 enum { GPU_PF_SIMT, GPU_PF_MMA };
 static const calib_kernel_desc gk_pf[] = {{"kern_attn_prefill_simt", 1, "bf16", 0},
                                           {"kern_attn_prefill_mma", 1, "bf16", 0}};
-static const calib_kernel_desc gk_dec[] = {{"kern_decode_split_simt", 1, "bf16", 0}};
+/* Paged decode: the SIMT kernel (splits: calib_decode_splits) and the
+ * tensor-core one (kern_decode_mma.cu, sm_80+; splits: kern_decode_splits),
+ * each followed by the LSE merge. */
+enum { GPU_DEC_SIMT, GPU_DEC_MMA };
+static const calib_kernel_desc gk_dec[] = {{"kern_decode_split_simt", 1, "bf16", 0},
+                                           {"kern_decode_split_mma", 1, "bf16", 0}};
 static const calib_kernel_desc gk_lse[] = {{"kern_lse_merge", 1, "fp32", 0}};
 /* kern_softmax_warp version 2: rows up to 1,024 columns held in registers as float4. */
 static const calib_kernel_desc gk_sm[] = {{"kern_softmax_warp", 2, "fp32", 0}, {"kern_softmax_block", 1, "fp32", 0}};
@@ -259,7 +264,9 @@ static int gpu_prepare_decode(gpu_state *st, const calib_shape *s, sim_err *err)
     int rc;
     size_t b = (size_t)s->batch, pages = (size_t)((s->ctx + GPU_PAGE - 1) / GPU_PAGE), np = b * pages;
     size_t rows = b * (size_t)s->heads;
-    st->splits = calib_decode_splits(st->info.sms, s, GPU_PAGE);
+    st->splits = st->kernel == GPU_DEC_MMA
+                     ? kern_decode_splits(s->batch, (int32_t)s->kv_heads, s->ctx, GPU_PAGE, st->info.sms)
+                     : calib_decode_splits(st->info.sms, s, GPU_PAGE);
     gpu_in_spec in[3] = {{rows * d * 2, 1, 2.0f}, {np * GPU_PAGE * (size_t)s->kv_heads * d * 2, 1, 2.0f},
                          {np * GPU_PAGE * (size_t)s->kv_heads * d * 2, 1, 1.0f}};
     size_t sp = (size_t)st->splits;
@@ -418,9 +425,9 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
     case CALIB_OP_ATTN_DECODE: {
         int64_t rows = s->batch * s->heads, d = s->head_dim;
         int32_t maxp = (int32_t)((s->ctx + GPU_PAGE - 1) / GPU_PAGE);
-        int rc = kern_gpu_decode_split((int32_t)s->batch, (int32_t)s->heads, (int32_t)s->kv_heads, (int32_t)d, GPU_PAGE,
-                                       maxp, 1.0f / sqrtf((float)d), st->meta[0], st->meta[1], st->splits, in[0], in[1],
-                                       in[2], out[0], out[1], err);
+        int rc = (st->kernel == GPU_DEC_MMA ? kern_gpu_decode_split_mma : kern_gpu_decode_split)(
+            (int32_t)s->batch, (int32_t)s->heads, (int32_t)s->kv_heads, (int32_t)d, GPU_PAGE, maxp,
+            1.0f / sqrtf((float)d), st->meta[0], st->meta[1], st->splits, in[0], in[1], in[2], out[0], out[1], err);
         return rc ? rc : kern_gpu_lse_merge(st->splits, rows, (int32_t)d, out[0], out[1], out[2], out[3], err);
     }
     case CALIB_OP_LSE_MERGE:

@@ -268,6 +268,7 @@ static const calib_check_case cases_decode[] = {
     CASE_DEC(1, 1040, 8, 1, 128, "d=128 group=8, 65 pages (empty splits at 34-64 splits)"),
     CASE_DEC(2, 100, 4, 4, 64, "d=64 group=1 (MHA)"),
     CASE_DEC(2, 129, 4, 4, 128, "d=128 group=1 (MHA)"),
+    CASE_DEC(1, 600, 16, 1, 64, "d=64 group=16 (all 16 mma rows), 2 splits of partial 64-key tiles (tensor-core plan)"),
 };
 static const calib_check_case cases_lse[] = {
     {{.m = 50, .head_dim = 128, .ranks = 5}, CALIB_LAYOUT_TIMED, "5 partials"},

@@ -13,17 +13,9 @@
  * fraction of an mma-based FlashAttention-2/3, which calibration rows record
  * as their own kernel name and version. d ∈ {64, 128}. */
 #include "kern_cuda.cuh"
+#include "kern_plan.h"
 
 namespace {
-
-/* The split rule of kern_decode_pages_per_split (kern_attn_ref.c), on the
- * device; --check compares the partials, so the two cannot drift apart. */
-__device__ __forceinline__ int pages_per_split(int ctx, int page, int n_splits)
-{
-    int pages = (ctx + page - 1) / page;
-    int pps = (pages + n_splits - 1) / n_splits;
-    return pps < 1 ? 1 : pps;
-}
 
 constexpr int TILE = 32; /* keys per shared-memory tile = one per lane */
 constexpr int MAX_WARPS = 16;
@@ -123,9 +115,11 @@ __global__ void decode_kernel(int hq, int hkv, int page, int max_pages, float sm
     __shared__ AttnSmem<D> s;
     int group = hq / hkv, sp = blockIdx.x, kh = blockIdx.y, b = blockIdx.z;
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32, h = kh * group + warp;
-    int ctx = ctx_len[b];
-    int pps = pages_per_split(ctx, page, n_splits);
-    int t0 = sp * pps * page, t1 = min(t0 + pps * page, ctx);
+    /* The split rule of kern_decode_pages_per_split (kern_attn_ref.c), on
+     * the device; --check compares the partials, so the two cannot drift
+     * apart. */
+    int t0, t1;
+    kern_decode_split_keys(ctx_len[b], page, n_splits, sp, &t0, &t1);
     stage_q(s, warp, Q + ((int64_t)b * hq + h) * D);
     RowState<D> r;
     row_init(r);

@@ -28,6 +28,19 @@ static inline int kern_cu_launched(const char *what, sim_err *err)
     return 0;
 }
 
+#ifdef __CUDACC__
+/* Raises the kernel's dynamic shared memory limit to smem bytes, launches
+ * it (default stream) and checks the launch, named `what` in errors. */
+template <typename... P, typename... A>
+static inline int kern_cu_launch_smem(const char *what, void (*kernel)(P...), dim3 grid, int threads, int smem,
+                                      sim_err *err, A... args)
+{
+    KERN_CU_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), err);
+    kernel<<<grid, threads, smem>>>(args...);
+    return kern_cu_launched(what, err);
+}
+#endif
+
 static inline int kern_cu_device_cc(int *cc, sim_err *err)
 {
     int dev = 0, mj = 0, mn = 0;

@@ -132,6 +132,16 @@ int kern_gpu_decode_split(int32_t batch, int32_t hq, int32_t hkv, int32_t d, int
                           float sm_scale, const int32_t *d_ctx_len, const int32_t *d_block_table, int32_t n_splits,
                           const uint16_t *d_q, const uint16_t *d_kc, const uint16_t *d_vc, float *d_o_part,
                           float *d_lse_part, sim_err *err);
+/* The same decode on tensor cores (kern_decode_mma.cu, the Ampere rung,
+ * sm_80+): a CTA per split × KV head × request, the GQA group (≤ 16) as the
+ * mma's 16 rows, 64-key tiles gathered from the pages through a 3-stage
+ * cp.async ring. Same layouts and results (within bf16 rounding of P);
+ * n_splits is the caller's, sized for it by kern_decode_splits
+ * (kern_plan.h). d 64 or 128; SIM_ENOTSUP below compute capability 8.0. */
+int kern_gpu_decode_split_mma(int32_t batch, int32_t hq, int32_t hkv, int32_t d, int32_t page, int32_t max_pages,
+                              float sm_scale, const int32_t *d_ctx_len, const int32_t *d_block_table, int32_t n_splits,
+                              const uint16_t *d_q, const uint16_t *d_kc, const uint16_t *d_vc, float *d_o_part,
+                              float *d_lse_part, sim_err *err);
 int kern_gpu_lse_merge(int32_t P, int64_t rows, int32_t d, const float *d_o_part, const float *d_lse_part,
                        float *d_o, float *d_lse, sim_err *err);
 

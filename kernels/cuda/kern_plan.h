@@ -2,8 +2,10 @@
  * arithmetic on the shape and the device, kept in C so they are tested
  * without a GPU: the Ampere-rung GEMM's split-K for skinny GEMMs (how many
  * K splits, how the K slabs are shared, the fp32 workspace the partials
- * need). The tile sizes are kern_gemm.cu's. Pure functions; kern_gemm_split_range
- * is inline for the device too. */
+ * need) and the tensor-core paged decode's split-KV (how many splits, the
+ * keys of each). The tile sizes are kern_gemm.cu's. Pure functions;
+ * kern_gemm_split_range and kern_decode_split_keys are inline for the
+ * device too. */
 #ifndef KERN_PLAN_H
 #define KERN_PLAN_H
 
@@ -37,6 +39,33 @@ static inline KERN_PLAN_HD void kern_gemm_split_range(int64_t kt, int32_t S, int
 }
 /* Bytes of the fp32 partials [S][M][N]; 0 when there is no split. */
 size_t kern_gemm_split_workspace(int64_t M, int64_t N, int64_t K, int32_t sms);
+
+enum { KERN_DECODE_CTAS_PER_SM = 2, KERN_DECODE_MIN_KEYS = 256, KERN_DECODE_SPLITS_MAX = 128 };
+
+/* Split-KV splits for the tensor-core paged decode (kern_decode_mma.cu, a
+ * CTA per split × KV head × request) of `batch` requests of up to ctx
+ * tokens in pages of `page`, hkv KV heads, on `sms` SMs: enough that the
+ * CTAs give every SM KERN_DECODE_CTAS_PER_SM, but no more than leave each
+ * split KERN_DECODE_MIN_KEYS keys (one split below that), nor more than the
+ * pages or KERN_DECODE_SPLITS_MAX; then cut to the splits that get pages
+ * under kern_decode_split_keys' rule, so a context of ctx tokens leaves no
+ * split empty. 1 for arguments below 1. */
+int32_t kern_decode_splits(int64_t batch, int32_t hkv, int64_t ctx, int32_t page, int32_t sms);
+/* Keys [*t0, *t1) of split sp of n_splits over a context of ctx tokens:
+ * whole pages, ceil(pages / n_splits) per split (kern_attn_ref.h's
+ * kern_decode_pages_per_split, which the CPU reference splits by); a split
+ * past the context's end is empty (*t1 == *t0). */
+static inline KERN_PLAN_HD void kern_decode_split_keys(int32_t ctx, int32_t page, int32_t n_splits, int32_t sp,
+                                                       int32_t *t0, int32_t *t1)
+{
+    int32_t pages = (ctx + page - 1) / page, pps = (pages + n_splits - 1) / n_splits;
+    if (pps < 1) pps = 1;
+    int64_t a = (int64_t)sp * pps * page, b = a + (int64_t)pps * page;
+    if (a > ctx) a = ctx;
+    if (b > ctx) b = ctx;
+    *t0 = (int32_t)a;
+    *t1 = (int32_t)b;
+}
 
 #ifdef __cplusplus
 }

@@ -480,9 +480,67 @@ static void test_splitk_plan(void)
                 }
 }
 
+/* The tensor-core decode's split plan (kern_plan.h): splits for
+ * KERN_DECODE_CTAS_PER_SM CTAs per SM where the context allows, never
+ * under KERN_DECODE_MIN_KEYS keys per split (but the last) nor above the
+ * pages or KERN_DECODE_SPLITS_MAX, no split without keys, and the splits'
+ * keys (kern_decode_split_keys, on the device) those of the CPU
+ * reference's rule (kern_decode_pages_per_split), covering the context in
+ * order. */
+static void test_decode_plan(void)
+{
+    CHECK(kern_decode_splits(1, 8, 8192, 16, 132) == 32);                  /* 33 for the SMs, 32 by keys */
+    CHECK(kern_decode_splits(1, 8, 4096, 16, 132) == 16);                  /* 16 by keys */
+    CHECK(kern_decode_splits(2, 8, 4096, 16, 108) == 14);                  /* 216 CTAs / 16 blocks */
+    CHECK(kern_decode_splits(64, 8, 8192, 16, 132) == 1);                  /* 512 blocks fill the SMs */
+    CHECK(kern_decode_splits(1, 8, 200, 16, 132) == 1);                    /* under 256 keys */
+    CHECK(kern_decode_splits(1, 8, 1040, 16, 132) == 4);                   /* the check case: 4 of 17 pages */
+    CHECK(kern_decode_splits(1, 1, 1 << 20, 16, 132) == KERN_DECODE_SPLITS_MAX);
+    CHECK(kern_decode_splits(1, 8, 1600, 16, 132) == 6);                   /* 6 by keys: 17 pages each */
+    CHECK(kern_decode_splits(0, 8, 4096, 16, 132) == 1 && kern_decode_splits(1, 8, 4096, 0, 132) == 1 &&
+          kern_decode_splits(1, 8, 4096, 16, 0) == 1 && kern_decode_splits(1, 8, 0, 16, 132) == 1);
+    static const int64_t batches[] = {1, 3, 16, 64};
+    static const int32_t hkvs[] = {1, 2, 8}, ctxs[] = {1, 15, 16, 255, 256, 300, 1040, 4097, 32768, 131072},
+                         pages[] = {16, 64}, sms[] = {20, 108, 132, 148};
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t c = 0; c < 10; c++)
+                for (size_t d = 0; d < 2; d++)
+                    for (size_t e = 0; e < 4; e++) {
+                        int32_t ctx = ctxs[c], page = pages[d];
+                        int32_t S = kern_decode_splits(batches[a], hkvs[b], ctx, page, sms[e]);
+                        int64_t blocks = batches[a] * hkvs[b], np = (ctx + page - 1) / page;
+                        int64_t want = (KERN_DECODE_CTAS_PER_SM * sms[e] + blocks - 1) / blocks;
+                        if (want > ctx / KERN_DECODE_MIN_KEYS) want = ctx / KERN_DECODE_MIN_KEYS;
+                        if (want > np) want = np;
+                        if (want > KERN_DECODE_SPLITS_MAX) want = KERN_DECODE_SPLITS_MAX;
+                        CHECK(S >= 1 && S <= KERN_DECODE_SPLITS_MAX && S <= np);
+                        /* Cutting to the splits that get pages loses at most half. */
+                        CHECK_MSG(want < 2 ? S == 1 : 2 * S >= want, "b=%lld hkv=%d ctx=%d page=%d sms=%d: %d splits for %lld",
+                                  (long long)batches[a], hkvs[b], ctx, page, sms[e], S, (long long)want);
+                        int32_t pps = kern_decode_pages_per_split(ctx, page, S), next = 0;
+                        for (int32_t sp = 0; sp < S; sp++) {
+                            int32_t t0, t1;
+                            kern_decode_split_keys(ctx, page, S, sp, &t0, &t1);
+                            int64_t ref0 = (int64_t)sp * pps * page;
+                            CHECK_MSG(t0 == next && t1 > t0 && t0 == ref0,
+                                      "ctx=%d page=%d: split %d of %d is [%d, %d), the reference's starts at %lld", ctx,
+                                      page, sp, S, t0, t1, (long long)ref0);
+                            CHECK(sp == S - 1 || S == 1 || t1 - t0 >= KERN_DECODE_MIN_KEYS);
+                            next = t1;
+                        }
+                        CHECK(next == ctx);
+                        /* More splits than the plan's leave the last ones empty, as the reference does. */
+                        int32_t t0, t1;
+                        kern_decode_split_keys(ctx, page, (int32_t)np + 1, (int32_t)np, &t0, &t1);
+                        CHECK(t0 == ctx && t1 == ctx);
+                    }
+}
+
 static const test_case cases[] = {
     {"arch", test_arch},
     {"splitk_plan", test_splitk_plan},
+    {"decode_plan", test_decode_plan},
     {"bf16", test_bf16},
     {"e4m3", test_e4m3},
     {"quant", test_quant},

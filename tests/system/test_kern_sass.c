@@ -4,7 +4,8 @@
  * architecture the build holds, that each rung of the kernel ladder uses
  * the instructions that make it that rung — sm_80: cp.async (LDGSTS),
  * ldmatrix (LDSM) and mma.sync (HMMA) in the GEMMs, and in the tensor-core
- * flash prefill also ldmatrix.trans (LDSM.16.MT88) and ex2 (MUFU.EX2); sm_90a: the tensor
+ * flash prefill also ldmatrix.trans (LDSM.16.MT88) and ex2 (MUFU.EX2), in
+ * the tensor-core paged decode cp.async, ldmatrix.trans and mma.sync; sm_90a: the tensor
  * memory accelerator (UTMALDG), mbarriers (SYNCS), wgmma (HGMMA) and
  * setmaxnreg (USETMAXREG) in kern_gemm_sm90; sm_100a: TMA, mbarriers,
  * tcgen05.mma (UTCHMMA), tcgen05.commit (UTCBAR) and tcgen05.ld (LDTM) in
@@ -45,6 +46,8 @@ static const sass_rule rules[] = {
      "Hopper rung: TMA into an mbarrier ring, wgmma, setmaxnreg"},
     {"sm_80", "attn_prefill_mma_kernel", {"LDGSTS", "LDSM.16.M88", "LDSM.16.MT88", "HMMA", "MUFU.EX2"},
      "attention, Ampere rung: K/V cp.async ring, ldmatrix (.trans for V), mma.sync, exp2 online softmax"},
+    {"sm_80", "decode_split_mma_kernel", {"LDGSTS", "LDSM.16.MT88", "HMMA"},
+     "paged decode, Ampere rung: cache pages through a cp.async ring, the GQA group as the mma's rows"},
     {"sm_80", "rmsnorm_vec_kernel", {"LDG.E.128", "STG.E.128"}, "row kernels: 16-byte vector loads and stores"},
     {"sm_80", "softmax_warp_vec_kernel", {"LDG.E.128", "STG.E.128"}, "softmax: rows in registers as float4"},
     {"sm_80", "quant_vec_kernel", {"LDG.E.128", "SHFL.BFLY", "STG.E.64"}, "quantisation: 16-byte loads, shuffled amax"},
