@@ -11,20 +11,25 @@
 # grouped GEMM), and writes into OUTDIR: perf.db, its text dump perf.sql,
 # check.log, memcheck.log, racecheck.log, calibrate.log, torch.log,
 # build.log, sass.txt (the plugin's per-kernel registers and the GEMM
-# ladder's tensor-core and copy instructions, when cuobjdump is found) and
+# ladder's and tensor-core attention's tensor-core and copy instructions,
+# when cuobjdump is found) and
 # summary.txt (each kernel vs its library reference and vs peak, the GEMM
 # ladder's rungs vs cuBLAS and against the targets of docs/calibration.md,
-# also printed at the end). On an H100/H200 the grid times the Hopper GEMM
-# rung (kern_gemm_bf16_wgmma, sm_90a), on a B200 the Blackwell rung
-# (kern_gemm_bf16_tcgen05, sm_100a), beside the Ampere rung and cuBLAS;
-# each is checked against the CPU reference first. Budget: about 10 minutes in all (build ≤ 4,
+# the attention kernels against theirs, also printed at the end). On an
+# H100/H200 the grid times the Hopper GEMM rung (kern_gemm_bf16_wgmma,
+# sm_90a), on a B200 the Blackwell rung (kern_gemm_bf16_tcgen05, sm_100a),
+# beside the Ampere rung and cuBLAS; each is checked against the CPU
+# reference first; the tensor-core flash prefill and paged decode
+# (kern_attn_prefill_mma, kern_decode_split_mma) are checked and timed
+# beside the SIMT ones on every GPU. Budget: about 10 minutes in all (build ≤ 4,
 # checks ≤ 1, sanitizers ≤ 3, grid ≤ 5, PyTorch references ≤ 2; a cut-short
 # step is resumable by rerunning).
 # Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU (or
 # a GPU the GPU backend cannot load or use).
 # Environment: NVIDIA_SMI (default nvidia-smi), SERVESIM_BUILD_DIR (default
 # build-gpucheck), GPU_CHECK_GRID (quick or full, default quick; full keeps
-# the slow SIMT prefill kernel on the quick grid's shapes),
+# the slow SIMT prefill kernel, and with it the tensor-core one, on the
+# quick grid's shapes),
 # GPU_CHECK_GRID_S (seconds for the grid, default 300), GPU_CHECK_TORCH_S
 # (seconds for the PyTorch references, default 120; 0 skips them),
 # SERVESIM_BIN (a servesim already built with -DSERVESIM_CUDA=ON for this
@@ -86,16 +91,17 @@ if ! "$bin" calibrate --help >/dev/null 2>&1; then
 fi
 
 # What the compiler made of the kernels (no device time): registers and
-# spills per kernel, and the instructions each GEMM rung is meant to use.
+# spills per kernel, and the instructions each GEMM and attention rung is
+# meant to use.
 plugin=${SERVESIM_GPU_LIB:-$(dirname "$bin")/libservesim_gpu.so}
 if objdump=$("$root/scripts/cuda-tool.sh" cuobjdump) && [ -f "$plugin" ]; then
   {
     "$objdump" -res-usage "$plugin" 2>&1 | grep -E "arch =|Function|REG:"
-    echo "== GEMM ladder instructions (count per architecture) =="
+    echo "== GEMM ladder and tensor-core attention instructions (count per architecture) =="
     "$objdump" -sass "$plugin" 2>/dev/null | awk '
       /code for sm_/ { arch = $3 }
       /Function :/ { fn = $3 }
-      fn ~ /gemm/ && match($0, /(HMMA|HGMMA|QGMMA|UTMALDG|UTMASTG|LDGSTS|LDSM|SYNCS|UTC[A-Z]*MMA|LDTM)[.A-Z0-9x]*/) {
+      fn ~ /gemm|_mma_kernel/ && match($0, /(HMMA|HGMMA|QGMMA|UTMALDG|UTMASTG|LDGSTS|LDSM|SYNCS|UTC[A-Z]*MMA|LDTM)[.A-Z0-9x]*/) {
         op = substr($0, RSTART, RLENGTH); sub(/\..*/, "", op); n[arch " " op]++
       }
       END { for (k in n) print k, n[k] }' | sort
@@ -138,7 +144,8 @@ else
   echo "gpu-check: compute-sanitizer not found (or GPU_CHECK_SANITIZER=0): memcheck/racecheck not run" | tee -a "$out/summary.txt"
 fi
 # The SIMT prefill kernel needs seconds per large point: on the full grid it
-# gets the quick grid's shapes (the PyTorch references cover the rest).
+# gets the quick grid's shapes (the PyTorch references cover the rest); the
+# grid is per op, so the tensor-core prefill gets them too.
 ops_all=gemm,grouped_contig,grouped_masked,attn_prefill,attn_decode,lse_merge,softmax,rmsnorm,quant_fp8,quant_mxfp8,copy,allreduce
 ops=$ops_all
 [ "$grid" = full ] && ops=${ops_all/attn_prefill,/}
@@ -169,8 +176,9 @@ fi
 {
   echo
   echo "== kernels no GPU had run before this check (docs/calibration.md, 'The kernel ladder'): their checks =="
-  echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMM on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0, RMSNorm, quantisation and warp softmax v2)"
-  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_rmsnorm|kern_quant_|kern_softmax_warp)' "$out/check.log" ||
+  echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMM on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0, RMSNorm, quantisation and warp softmax v2,"
+  echo " tensor-core flash prefill and paged decode)"
+  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_mma|kern_decode_split_mma)' "$out/check.log" ||
     echo "(none of them was checked here)"
   echo
   echo "== checks (kernel vs CPU reference) =="
@@ -205,6 +213,16 @@ fi
         WHERE a.op = 'gemm' AND b.op = 'gemm' AND a.dtype = 'bf16' AND a.kernel LIKE 'kern_gemm_bf16_%'
           AND b.kernel = 'cublas_gemm_ex' AND a.m >= 4096 AND a.n >= 4096 AND a.k >= 4096
         GROUP BY a.kernel ORDER BY a.kernel;"
+    echo
+    echo "== attention targets (docs/calibration.md): flash prefill >= 50 % of bf16 peak at 8k causal (m = 8192, no prefix);"
+    echo "   paged decode >= 75 % of HBM at context >= 4096 (fraction of peak = the roofline's HBM share for decode) =="
+    sqlite3 -column -header "$out/perf.db" \
+      "SELECT op, kernel, count(*) AS points, printf('%.1f%%', 100*min(frac_of_peak)) AS worst_peak,
+              printf('%.1f%%', 100*max(frac_of_peak)) AS best_peak, printf('%.1f', max(tflops)) AS max_tflops,
+              printf('%.0f', max(gbps)) AS max_gbps
+         FROM points
+        WHERE (op = 'attn_prefill' AND m >= 8192 AND ctx = 0) OR (op = 'attn_decode' AND ctx >= 4096)
+        GROUP BY op, kernel ORDER BY op, kernel;"
   else
     echo "(sqlite3 not installed: see 'servesim db show $out/perf.db')"
   fi
