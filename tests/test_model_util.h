@@ -38,6 +38,16 @@ static inline model_spec test_model_spec(const char *name)
     return m;
 }
 
+/* A catalogue GPU's spec into *g: 0, or -1 with a failed check naming the
+ * GPU and the catalogue's reason. */
+static inline int test_gpu_spec(const char *name, model_gpu *g)
+{
+    sim_err e = {""};
+    int rc = model_catalog_gpu(name, g, &e);
+    CHECK_MSG(rc == 0, "%s: %s", name, e.msg);
+    return rc == 0 ? 0 : -1;
+}
+
 /* The cost model of a catalogue model and GPU with layout l; NULL (with a
  * failed check) when the model, GPU or layout is refused. */
 static inline model_cost *test_cost_layout(const char *model, const char *gpu, const model_layout *l)

@@ -48,7 +48,7 @@ static void check_table(const char *file, const char *backend)
     snprintf(path, sizeof path, "%s/tests/data/ops/%s", src, file);
     model_gpu g;
     sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu(gpu, &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec(gpu, &g) == 0);
     calib_optable *t = NULL;
     REQUIRE_MSG(calib_optable_open(path, &t, &err) == 0, "%s", err.msg);
     int rows = 0, rc;
@@ -155,8 +155,7 @@ static double comm_from_us(const model_gpu *g, const char *gpu, model_op_kind ki
 static void check_comm(void)
 {
     model_gpu g;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &g) == 0);
     /* Floor-dominated: 512 bytes over 8 ranks measure 15.6 us. */
     double t = comm_us(&g, MODEL_OPK_NCCL, "all_reduce", "half", 8, 256, "nccl");
     CHECK_MSG(fabs(t / 15.6 - 1) < 0.15, "all_reduce n=8 512 B: %.1f us, measured 15.6", t);
@@ -195,10 +194,9 @@ static void check_comm(void)
 static void check_comm_cross_gpu(void)
 {
     model_gpu h, b, a, none;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
-    REQUIRE_MSG(model_catalog_gpu("b200_sxm", &b, &err) == 0, "%s", err.msg);
-    REQUIRE_MSG(model_catalog_gpu("a100_sxm", &a, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
+    REQUIRE(test_gpu_spec("b200_sxm", &b) == 0);
+    REQUIRE(test_gpu_spec("a100_sxm", &a) == 0);
     CHECK_NEAR(model_op_coll_lat(&h), 6.2e-6, 1e-12);
     CHECK_NEAR(model_op_coll_lat(&b), 10.3e-6, 1e-12);
     CHECK_NEAR(model_op_coll_bw(&h), 450e9 * h.eff_nvlink, 1e3);
@@ -259,8 +257,7 @@ static double gqa_us(const model_gpu *g, double b, double ctx, double heads, dou
 static void check_gqa_decode(void)
 {
     model_gpu g;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &g) == 0);
     /* Per-head kernel, floor and per-CTA work: b = 32, 2 tokens, 128 / 2 heads: 41.6 us. */
     double t = gqa_us(&g, 32, 2, 128, 2, "trtllm");
     CHECK_MSG(fabs(t / 41.6 - 1) < 0.35, "128/2 heads b=32 ctx=2: %.1f us, measured 41.6", t);
@@ -271,7 +268,7 @@ static void check_gqa_decode(void)
      * tokens, 32 / 1 heads: 39.2 us (134 MB of KV). H100's bf16 set still
      * over-predicts this row threefold (its eff_tc sits at the bound). */
     model_gpu b2;
-    REQUIRE_MSG(model_catalog_gpu("b200_sxm", &b2, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200_sxm", &b2) == 0);
     t = gqa_us(&b2, 4, 65536, 32, 1, "trtllm");
     CHECK_MSG(fabs(t / 39.2 - 1) < 0.25, "b200 32/1 heads b=4 ctx=65536: %.1f us, measured 39.2", t);
     /* Floor: one request of 8 tokens, 64 / 8 heads: 8.8 us. */
@@ -297,9 +294,8 @@ static void check_gqa_decode(void)
 static void check_fa2_decode(void)
 {
     model_gpu a, h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("a100_sxm", &a, &err) == 0, "%s", err.msg);
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("a100_sxm", &a) == 0);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     const struct {
         double b, ctx, heads, kvh, meas, tol;
     } rows[] = {{8, 2, 32, 4, 19.61, 0.1},         {1, 2, 32, 4, 12.54, 0.1},       {8, 2, 32, 1, 12.79, 0.1},
@@ -328,7 +324,7 @@ static void check_physics(void)
 {
     model_gpu g;
     sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &g) == 0);
     model_op_query q;
     memset(&q, 0, sizeof q);
     q.kind = MODEL_OPK_GEMM;
@@ -417,8 +413,7 @@ static int run_cmd(const char *cmd)
 static void check_vllm_b200_fp8(void)
 {
     model_gpu g;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200_sxm", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200_sxm", &g) == 0);
     static const struct {
         double m, n, k, us, tol;
     } rows[] = {{8, 8192, 8192, 18.9, 0.2}, {8, 51200, 8192, 70.6, 0.25}, {32768, 32, 8192, 602.3, 0.25},
@@ -506,7 +501,7 @@ static void check_dsa(void)
 {
     model_gpu g;
     sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &g) == 0);
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/data/ops/h100_trtllm_dsa_module_perf.csv", src);
     calib_optable *t = NULL;
@@ -598,9 +593,7 @@ static double dsa_ctx_ms(const model_gpu *g, const char *backend, const char *kv
 static void check_dsa_sparse_prefill(void)
 {
     model_gpu h, bw;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200_sxm", &bw, &err) == 0, "%s",
-                err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0 && test_gpu_spec("b200_sxm", &bw) == 0);
     static const struct {
         double b, isl, meas;
     } rows[] = {{1, 1024, 3.6124}, {8, 128, 3.6081}, {64, 16, 3.6018}, {1, 32768, 124.6984}};
@@ -630,8 +623,7 @@ static void check_dsa_sparse_prefill(void)
 static void check_dsa_host(void)
 {
     model_gpu h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     model_op_query q = query_of(MODEL_OPK_CTX_DSA_MODULE, "bfloat16", "bfloat16", "dense", NULL);
     snprintf(q.gemm_type, sizeof q.gemm_type, "fp8_block");
     char v[64];
@@ -686,8 +678,7 @@ static void check_dsa_logit_span(void)
     } rows[] = {{"h100_sxm", 12.6062, 18.8340, 1.2}, {"b200_sxm", 8.4046, 9.6840, 1.0}};
     for (int i = 0; i < 2; i++) {
         model_gpu g;
-        sim_err err = {0};
-        REQUIRE_MSG(model_catalog_gpu(rows[i].gpu, &g, &err) == 0, "%s", err.msg);
+        REQUIRE(test_gpu_spec(rows[i].gpu, &g) == 0);
         double one = dsa_sglang_ms_off(&g, 1, 4096, 131072, -1), many = dsa_sglang_ms_off(&g, 256, 16, 32768, -1);
         CHECK_MSG(fabs(one / rows[i].one - 1) < 0.25 && fabs(many / rows[i].many - 1) < 0.15,
                   "%s: 1 x 4096 after 131072 %.3f ms (measured %.3f), 256 x 16 after 32768 %.3f (%.3f)", rows[i].gpu,
@@ -698,8 +689,7 @@ static void check_dsa_logit_span(void)
                   "%s: without lgt_bytes %.3f, %.3f", rows[i].gpu, one0, many0);
     }
     model_gpu h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     double f = dsa_sglang_ms_off(&h, 8, 4, 4096, -1), f0 = dsa_sglang_ms_off(&h, 8, 4, 4096, 10);
     CHECK_MSG(fabs(f / 1.4398 - 1) < 0.12 && fabs(f0 / f - 1) < 0.01, "8 x 4 after 4096: %.3f ms, %.3f without", f, f0);
 }
@@ -728,8 +718,7 @@ static void check_dsa_meta_prefix(void)
     double t[8];
     for (int i = 0; i < 8; i++) {
         model_gpu g;
-        sim_err err = {0};
-        REQUIRE_MSG(model_catalog_gpu(rows[i].gpu, &g, &err) == 0, "%s", err.msg);
+        REQUIRE(test_gpu_spec(rows[i].gpu, &g) == 0);
         t[i] = dsa_sglang_ms_off(&g, rows[i].b, rows[i].isl, rows[i].step, -1);
         double tol = rows[i].b > 1 && !strcmp(rows[i].gpu, "h100_sxm") ? 0.3 : 0.12;
         CHECK_MSG(fabs(t[i] / rows[i].meas - 1) < tol, "%s %g x %g after %g: %.3f ms, measured %.3f", rows[i].gpu,
@@ -750,8 +739,7 @@ static void check_dsa_meta_prefix(void)
     } bound[] = {{"b200_sxm", 19.8025}, {"h100_sxm", 31.1891}};
     for (int i = 0; i < 2; i++) {
         model_gpu g;
-        sim_err err = {0};
-        REQUIRE_MSG(model_catalog_gpu(bound[i].gpu, &g, &err) == 0, "%s", err.msg);
+        REQUIRE(test_gpu_spec(bound[i].gpu, &g) == 0);
         double on = dsa_sglang_ms_off(&g, 8, 1024, 131072, -1), off = dsa_sglang_ms_off(&g, 8, 1024, 131072, 11);
         CHECK_MSG(fabs(on / bound[i].meas - 1) < 0.3 && fabs(off / on - 1) < 0.01,
                   "%s 8 x 1024 after 131072: %.3f ms (measured %.3f), %.3f without meta_us", bound[i].gpu, on,
@@ -774,8 +762,7 @@ static void check_dsa_meta_prefix(void)
 static void check_gdn_delta_split(void)
 {
     model_gpu h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     model_op_query q = query_of(MODEL_OPK_GDN, NULL, NULL, "delta", "context");
     q.f[MODEL_OPF_K_HEADS] = 1, q.f[MODEL_OPF_K_DIM] = 128, q.f[MODEL_OPF_V_HEADS] = 2, q.f[MODEL_OPF_V_DIM] = 128;
     q.f[MODEL_OPF_D_CONV] = 4;
@@ -845,7 +832,7 @@ static void check_moe_routing(void)
     /* Priced: skew at T = 32 cheaper, at T = 16384 dearer, than balanced. */
     model_gpu g;
     sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &g) == 0);
     model_op_query q;
     moe_query(&q, "bfloat16", "cutlass", "", 2048, 512, 8, 256); /* TensorRT-LLM's gated kernel on Hopper */
     q.f[MODEL_OPF_MOE_EP] = 1;
@@ -888,9 +875,8 @@ static void check_moe_kernels(void)
     CHECK(!strcmp(model_op_moe_kernel_of("vllm_fused_moe"), "triton"));
     model_gpu h, b, a;
     sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200_sxm", &b, &err) == 0 &&
-                    model_catalog_gpu("a100_sxm", &a, &err) == 0,
-                "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0 && test_gpu_spec("b200_sxm", &b) == 0 &&
+            test_gpu_spec("a100_sxm", &a) == 0);
     {
         model_op_query qa;
         memset(&qa, 0, sizeof qa);
@@ -1063,7 +1049,7 @@ static void check_moe_masked_rows(void)
     model_gpu h, b;
     const model_op_paramset *tri = h100_set(&h, "sglang", "moe:bfloat16/triton");
     sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200_sxm", &b, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200_sxm", &b) == 0);
     const model_op_paramset *gen = model_op_lookup(&b, "sglang", "moe:bfloat16/trtllm");
     REQUIRE_OR(tri != NULL && gen != NULL, return);
     /* 44 FP32 operations an element: about one bf16 pass at H100's copy rate. */
@@ -1096,7 +1082,7 @@ static void check_moe_cross_gpu(void)
     sim_err err = {0};
     const model_op_paramset *ps = h100_set(&h, "sglang", "moe:bfloat16/triton");
     REQUIRE_OR(ps != NULL, return);
-    REQUIRE_MSG(model_catalog_gpu("b200_sxm", &b, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200_sxm", &b) == 0);
     model_op_query q;
     moe_query(&q, "bfloat16", "triton", "balanced", 4096, 2048, 8, 256);
     const struct {
@@ -1192,9 +1178,7 @@ static double mla_gen_ms(const model_gpu *g, double b, double h, double ctx)
 static void check_mla_grid(void)
 {
     model_gpu a, h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("a100_sxm", &a, &err) == 0 && model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s",
-                err.msg);
+    REQUIRE(test_gpu_spec("a100_sxm", &a) == 0 && test_gpu_spec("h100_sxm", &h) == 0);
     double a64k = mla_gen_ms(&a, 1, 64, 65536), a128k = mla_gen_ms(&a, 1, 64, 131072);
     CHECK_MSG(a64k > 0 && fabs(a128k / a64k - 2) < 0.02, "A100 b=1: %.2f ms at 64k, %.2f at 128k", a64k, a128k);
     CHECK_MSG(fabs(a128k / 15.5 - 1) < 0.15, "A100 b=1 128k: %.2f ms, measured 15.5", a128k);
@@ -1240,9 +1224,7 @@ static double gdn_conv_us(const model_gpu *g, const char *backend, double b, dou
 static void check_gdn_conv(void)
 {
     model_gpu a, h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("a100_sxm", &a, &err) == 0 && model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s",
-                err.msg);
+    REQUIRE(test_gpu_spec("a100_sxm", &a) == 0 && test_gpu_spec("h100_sxm", &h) == 0);
     double full_us = 32768.0 * 12288 * 2 * 2 / a.hbm_bw * 1e6;
     CHECK_MSG(252 < full_us / 2, "full-width HBM time %.0f us against 252 measured", full_us);
     double a16 = gdn_conv_us(&a, "sglang", 1, 32768, 16), a64 = gdn_conv_us(&a, "sglang", 1, 32768, 64);
@@ -1281,9 +1263,7 @@ static double gdn_conv_vllm_us(const model_gpu *g, double b, double s, int off)
 static void check_gdn_conv_issue(void)
 {
     model_gpu h, b;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200", &b, &err) == 0, "%s",
-                err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0 && test_gpu_spec("b200", &b) == 0);
     double hb = gdn_conv_vllm_us(&h, 16, 4096, 0), bb = gdn_conv_vllm_us(&b, 16, 4096, 0);
     double bb_off = gdn_conv_vllm_us(&b, 16, 4096, 1), b1 = gdn_conv_vllm_us(&b, 1, 1, 0);
     printf("vllm conv 16 x 4096 Qwen3.5-9B with h100's set: h100 %.1f us (963.2), b200 %.1f (784.3), b200 without "
@@ -1312,8 +1292,7 @@ static double quant_us(const model_gpu *g, double m, double k, int l2)
 static void check_quant_rows(void)
 {
     model_gpu h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     double hbm_us = 32768.0 * 32 * 3 / h.hbm_bw * 1e6, rows = quant_us(&h, 32768, 32, 1);
     CHECK_MSG(rows > 10 * hbm_us && fabs(rows / 21.7 - 1) < 0.3, "32768 x 32: %.1f us (measured 21.7; %.2f at HBM "
               "rate)", rows, hbm_us);
@@ -1348,9 +1327,7 @@ static double quant_trt_us(const model_gpu *g, double m, double k, int l2)
 static void check_quant_l2_rate(void)
 {
     model_gpu h, b;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200", &b, &err) == 0, "%s",
-                err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0 && test_gpu_spec("b200", &b) == 0);
     static const struct {
         double m, k, us, tol;
         int b200, in_l2;
@@ -1398,8 +1375,7 @@ static double gemm_bf16_us(const model_gpu *g, const double *p, double m, double
 static void check_gemm_waves(void)
 {
     model_gpu g;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &g) == 0);
     const model_op_paramset *ps = model_op_lookup(&g, "trtllm", "gemm:bfloat16");
     REQUIRE(ps != NULL);
     REQUIRE(ps->p[9] > 0);
@@ -1462,9 +1438,8 @@ static void check_moved_rows(const char *dtype, const model_gpu *g, const double
 static void check_gemm_copy_rate(void)
 {
     model_gpu b, h, none;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200", &b, &err) == 0, "%s", err.msg);
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200", &b) == 0);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     CHECK_NEAR(model_op_hbm_copy_bw(&b), 6.0e12, 1e6);
     CHECK_NEAR(model_op_hbm_copy_bw(&h), 3.0e12, 1e6);
     none = b;
@@ -1492,9 +1467,8 @@ static void check_gemm_copy_rate(void)
 static void check_gemm_quant_copy_rate(void)
 {
     model_gpu b, h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200", &b, &err) == 0, "%s", err.msg);
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200", &b) == 0);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     const model_op_paramset *ps = model_op_lookup_gpu("h100_sxm", "trtllm", "gemm:fp8");
     REQUIRE(ps != NULL);
     /* The set as the datasheet rate priced it: the same bytes a second on H100. */
@@ -1531,8 +1505,7 @@ static double xmem_b200_us(const model_gpu *g, const model_op_query *q, const ch
 static void check_memory_copy_rate(void)
 {
     model_gpu b, none;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200", &b, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200", &b) == 0);
     none = b;
     none.hbm_copy_bw = 0;
     model_op_query q[4];
@@ -1580,8 +1553,7 @@ static void check_memory_copy_rate(void)
 static void check_gemm_host_floor(void)
 {
     model_gpu g;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200", &g) == 0);
     const model_op_paramset *ps = model_op_lookup(&g, "vllm", "gemm:fp8_block");
     REQUIRE(ps != NULL);
     CHECK(model_op_set_host_bound(ps));
@@ -1616,8 +1588,7 @@ static void check_gemm_host_floor(void)
 static void check_gemm_untuned(void)
 {
     model_gpu g;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200", &g) == 0);
     const model_op_paramset *ps = model_op_lookup(&g, "trtllm", "gemm:nvfp4");
     REQUIRE_OR(ps != NULL, return);
     CHECK(model_op_set_not_served(ps) != NULL && !model_op_set_host_bound(ps));
@@ -1674,7 +1645,7 @@ static void check_gemm_quant_held(void)
 
     model_gpu g;
     sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200", &g) == 0);
     const model_op_paramset *ps = model_op_lookup(&g, "trtllm", "gemm:fp8");
     REQUIRE_OR(ps != NULL, return);
     model_op_query q = query_of(MODEL_OPK_GEMM, "fp8", NULL, NULL, NULL);
@@ -1736,8 +1707,7 @@ static void write_rows(const char *path, const char *head, const model_gpu *g, c
 static void check_fit_holds_quant(void)
 {
     model_gpu g;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200", &g) == 0);
     const model_op_paramset *cs = model_op_lookup(&g, "trtllm", "quantize:compute_scale");
     const model_op_paramset *sm = model_op_lookup(&g, "trtllm", "quantize:scale_matrix");
     const model_op_paramset *gm = model_op_lookup(&g, "trtllm", "gemm:fp8");
@@ -1896,8 +1866,7 @@ static void check_attn_kernels(void)
     CHECK(model_op_lookup_gpu("b200_sxm", "sglang", "context_attention:bfloat16/fp8/triton") != NULL);
 
     model_gpu g;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200_sxm", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200_sxm", &g) == 0);
     const model_op_kind GEN = MODEL_OPK_GEN_ATTN, CTX = MODEL_OPK_CTX_ATTN;
     double t8 = attn_us(&g, GEN, "sglang", "bfloat16", "fp8", "", 2048, 1, 1, 64, 8, 128, 0);
     double t1 = attn_us(&g, GEN, "sglang", "bfloat16", "fp8", "", 2048, 1, 1, 64, 1, 128, 0);
@@ -1933,9 +1902,7 @@ static void check_attn_kernels(void)
 static void check_attn_tiles_l2(void)
 {
     model_gpu h, b;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0 && model_catalog_gpu("b200_sxm", &b, &err) == 0, "%s",
-                err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0 && test_gpu_spec("b200_sxm", &b) == 0);
     const model_op_kind CTX = MODEL_OPK_CTX_ATTN, GEN = MODEL_OPK_GEN_ATTN;
     const attn_shape h1 = {1, 16384, 0, 1, 1, 128, 0}, h2 = {1, 16384, 0, 2, 2, 128, 0};
     double c1 = attn_at(&h, "h100_sxm", CTX, "trtllm", "bfloat16", "bfloat16", "", h1, -1);
@@ -1974,8 +1941,7 @@ static void check_attn_tiles_l2(void)
 static void check_gen_attn_step_overlap(void)
 {
     model_gpu h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     const model_op_kind GEN = MODEL_OPK_GEN_ATTN;
     const attn_shape c32 = {256, 1, 31, 32, 8, 128, 0}, c128 = {256, 1, 127, 32, 8, 128, 0};
     const attn_shape c1k = {256, 1, 1023, 32, 8, 128, 0}, one = {1, 1, 127, 32, 8, 128, 0};
@@ -2010,8 +1976,7 @@ static void check_gen_attn_step_overlap(void)
 static void check_ctx_attn_kv_block(void)
 {
     model_gpu h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     const model_op_kind CTX = MODEL_OPK_CTX_ATTN;
     const int KV_BLK = 7;
     const attn_shape w = {1, 16384, 0, 64, 8, 64, 128}, c = {1, 16384, 0, 64, 8, 64, 0}, sh = {1, 64, 0, 64, 8, 64, 128};
@@ -2053,8 +2018,7 @@ static double bmm_post_us(const model_gpu *g, double tokens, int l2)
 static void check_mla_bmm_l2(void)
 {
     model_gpu h;
-    sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("h100_sxm", &h, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("h100_sxm", &h) == 0);
     double t128 = bmm_post_us(&h, 128, 1), t256 = bmm_post_us(&h, 256, 1);
     double o128 = bmm_post_us(&h, 128, 0), o256 = bmm_post_us(&h, 256, 0);
     printf("trtllm h100 mla_gen_post 128 heads: %.2f us at 128 tokens (9.40), %.2f at 256 (25.13); l2_gain 0: %.2f, "
@@ -2130,7 +2094,7 @@ static void check_four_bit(void)
 {
     model_gpu g;
     sim_err err = {0};
-    REQUIRE_MSG(model_catalog_gpu("b200_sxm", &g, &err) == 0, "%s", err.msg);
+    REQUIRE(test_gpu_spec("b200_sxm", &g) == 0);
     const double p[MODEL_OP_MAX_PARAMS] = {0, 1e9, 1, 0, 0, 1e9, 0, 1, 0};
     static const struct {
         const char *dtype;
