@@ -104,11 +104,17 @@ static void report_progress(sim_cluster *c)
  * so that memory stays bounded by overload.max_waiting whatever the rate. */
 static void check_queue(sim_cluster *c)
 {
-    if (!c->sc.overload.enabled || c->overloaded || c->queued <= c->sc.overload.max_waiting) return;
+    /* Requests waiting in the client for a connection count too. */
+    int64_t waiting = c->queued + c->conn_waiting;
+    if (!c->sc.overload.enabled || c->overloaded || waiting <= c->sc.overload.max_waiting) return;
+    char in_client[64] = "";
+    if (c->conn_waiting > 0)
+        snprintf(in_client, sizeof in_client, ", %lld of them in the client for a connection",
+                 (long long)c->conn_waiting);
     snprintf(c->overload_reason, sizeof c->overload_reason,
-             "at t=%.3f s %lld requests were queued (> overload.max_waiting = %lld): "
+             "at t=%.3f s %lld requests were queued%s (> overload.max_waiting = %lld): "
              "arrivals exceed what the deployment serves",
-             (double)sim_engine_now(c->eng) / SIM_NS_PER_S, (long long)c->queued,
+             (double)sim_engine_now(c->eng) / SIM_NS_PER_S, (long long)waiting, in_client,
              (long long)c->sc.overload.max_waiting);
     c->overloaded = 1;
     sim_engine_stop(c->eng);
@@ -206,6 +212,7 @@ static void send_request(sim_cluster *c, const sim_request_spec *spec, int32_t c
     else c->conn_head = holder;
     c->conn_tail = holder;
     c->conn_waiting++;
+    check_queue(c);
 }
 
 /* A connection came free: the requests waiting in the client go in, first
@@ -411,8 +418,9 @@ static void on_sample(sim_engine *eng, void *ctx, uint64_t arg)
     (void)arg;
     take_samples(c);
     if (c->sc.overload.enabled && !c->overloaded) {
-        int64_t waiting = c->queued;
-        sim_time oldest = -1;
+        int64_t waiting = c->queued + c->conn_waiting;
+        /* The client's queue is in arrival order: its head is its oldest. */
+        sim_time oldest = c->conn_head ? c->conn_head->spec.arrival : -1;
         for (int32_t i = 0; i < c->n_inst; i++) {
             sim_time o = sim_instance_oldest_waiting(c->inst[i]);
             if (o >= 0 && (oldest < 0 || o < oldest)) oldest = o;

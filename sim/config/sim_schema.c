@@ -168,7 +168,8 @@ static const sim_schema_field table[] = {
         "The clients' connection pool, shared by every request the workload sends (0 = unlimited, the "
         "default): a request sent while this many are in flight waits in the client until one finishes, "
         "in the order sent, and its TTFT and E2E count the wait, as a benchmark client measures them "
-        "(benchmark_serving's aiohttp session holds 100 connections unless told otherwise)."),
+        "(benchmark_serving's aiohttp session holds 100 connections unless told otherwise); overload.max_waiting "
+        "and max_queue_delay_s count the requests waiting there."),
     LEN_DIST("input_tokens", input_tokens),
     LEN_DIST("output_tokens", output_tokens),
     SEC("workload.trace", "Trace replay: set both format and path to replay a trace instead of "

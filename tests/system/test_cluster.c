@@ -305,6 +305,27 @@ static void test_client_pool(void)
     check_conservation(&open, 300);
     CHECK(max_overlap(&open) <= 4 && open.sum.client_waited > 0);
     free(open.recs);
+
+    /* Arrivals beyond what 2 connections carry pile up in the client: the
+     * overload check counts them (memory stays bounded by max_waiting). */
+    run_result over;
+    sc.workload.requests = 200000;
+    sc.workload.arrival.rate = 30;
+    sc.workload.arrival.max_connections = 2;
+    sc.overload.enabled = 1;
+    sc.overload.max_waiting = 50;
+    sc.overload.max_queue_delay_s = 1e9;
+    if (run(&sc, &over)) return;
+    CHECK(over.sum.overloaded == 1 && over.st.completed < 1000);
+    CHECK_CONTAINS(over.sum.overload_reason, "of them in the client for a connection (> overload.max_waiting = 50)");
+    free(over.recs);
+    /* ... and the oldest of them is the oldest queued request. */
+    sc.overload.max_waiting = 1000000;
+    sc.overload.max_queue_delay_s = 5;
+    if (run(&sc, &over)) return;
+    CHECK(over.sum.overloaded == 1);
+    CHECK_CONTAINS(over.sum.overload_reason, "overload.max_queue_delay_s = 5");
+    free(over.recs);
 }
 
 static void test_overload(void)
