@@ -65,10 +65,11 @@ typedef struct {
     size_t flush_bytes;
     int32_t ndev, fp8_ok; /* fp8 tensor cores (cc ≥ 8.9); whether this build has code for them, the launch says */
     /* The GEMM kernels this device runs (gk_gemm entries, in order): the
-     * fp8 GEMM from cc 8.9, the Hopper rung on cc 9.0 and the Blackwell rung
-     * on cc 10.0 when the build has their arch-specific code. */
-    calib_kernel_desc gemm[5];
-    int32_t gemm_kind[5], ngemm;
+     * fp8 GEMM from cc 8.9, the Hopper rungs (bf16 and fp8) on cc 9.0 and
+     * the Blackwell rung on cc 10.0 when the build has their arch-specific
+     * code. */
+    calib_kernel_desc gemm[6];
+    int32_t gemm_kind[6], ngemm;
     calib_op op;
     int32_t kernel, splits;
     uint32_t layout;
@@ -86,13 +87,21 @@ typedef struct {
 
 /* GEMM kernels by kind: the Ampere rung (version 2: 3-stage swizzled
  * cp.async ring, BK 64, split-K for M ≤ 64; version 1 rows were the
- * 2-stage padded kernel), cuBLAS, fp8, the Hopper rung (sm_90a), the
- * Blackwell rung (sm_100a). gpu_state.gemm lists those the device runs. */
-enum { GPU_GEMM_MMA, GPU_GEMM_CUBLAS, GPU_GEMM_FP8, GPU_GEMM_SM90, GPU_GEMM_SM100 };
+ * 2-stage padded kernel), cuBLAS, fp8 (mma.sync), the Hopper rung
+ * (sm_90a), the Blackwell rung (sm_100a), the Hopper fp8 rung (sm_90a).
+ * gpu_state.gemm lists those the device runs. */
+enum { GPU_GEMM_MMA, GPU_GEMM_CUBLAS, GPU_GEMM_FP8, GPU_GEMM_SM90, GPU_GEMM_SM100, GPU_GEMM_FP8_SM90 };
 static const calib_kernel_desc gk_gemm[] = {{"kern_gemm_bf16_mma", 2, "bf16", 0}, {"cublas_gemm_ex", 1, "bf16", 1},
                                             {"kern_gemm_fp8_block_mma", 1, "fp8", 0},
                                             {"kern_gemm_bf16_wgmma", 1, "bf16", 0},
-                                            {"kern_gemm_bf16_tcgen05", 1, "bf16", 0}};
+                                            {"kern_gemm_bf16_tcgen05", 1, "bf16", 0},
+                                            {"kern_gemm_fp8_block_wgmma", 1, "fp8", 0}};
+
+/* The fp8 block-scaled GEMMs share their operands, scales and reference. */
+static int gpu_gemm_fp8(int32_t kind)
+{
+    return kind == GPU_GEMM_FP8 || kind == GPU_GEMM_FP8_SM90;
+}
 /* Version 2: timed with unequal groups (calib_group_rows); version 1 rows had equal groups. */
 static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 2, "bf16", 0}};
 static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 1, "bf16", 0}};
@@ -307,7 +316,7 @@ static int gpu_prepare_lse_merge(gpu_state *st, uint32_t layout, const calib_sha
 static int gpu_prepare_gemm(gpu_state *st, int32_t kernel, const calib_shape *s, sim_err *err)
 {
     size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k;
-    if (kernel == GPU_GEMM_FP8) {
+    if (gpu_gemm_fp8(kernel)) {
         if (k % 128 || n % 8) return sim_err_set(err, SIM_EINVAL, "fp8 GEMM needs K a multiple of 128 and N of 8");
         size_t kb = k / 128, nb = (n + 127) / 128;
         gpu_in_spec in[4] = {{m * k, 2, 4.0f}, {m * kb * 4, 0, 1.0f}, {n * k, 2, 4.0f}, {nb * kb * 4, 0, 1.0f}};
@@ -412,6 +421,8 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
         case GPU_GEMM_CUBLAS: return kern_gpu_cublas_gemm_bf16(st->lib, s->m, s->n, s->k, in[0], in[1], out[0], err);
         case GPU_GEMM_SM90: return kern_gpu_gemm_bf16_sm90(s->m, s->n, s->k, in[0], in[1], out[0], err);
         case GPU_GEMM_SM100: return kern_gpu_gemm_bf16_sm100(s->m, s->n, s->k, in[0], in[1], out[0], err);
+        case GPU_GEMM_FP8_SM90:
+            return kern_gpu_gemm_fp8_block_sm90(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
         default: return kern_gpu_gemm_fp8_block(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
         }
     case CALIB_OP_GROUPED_CONTIG:
@@ -620,7 +631,7 @@ static int gpu_check_gemm(const gpu_state *st, gpu_check_bufs *bufs, calib_check
     void **in = bufs->in, **out = bufs->out, **h = bufs->h;
     float **f = bufs->f;
     int rc = 0;
-    if (st->kernel != GPU_GEMM_FP8) {
+    if (!gpu_gemm_fp8(st->kernel)) {
         FETCH_BF(0, in[0], m * k);
         FETCH_BF(1, in[1], k * n);
         FETCH_BF(2, out[0], m * n);
@@ -967,10 +978,11 @@ __attribute__((visibility("default"))) int calib_gpu_plugin_create(int32_t abi, 
     if (st->flush_bytes && kern_gpu_malloc(&st->flush, st->flush_bytes, &why)) st->flush = NULL, st->flush_bytes = 0;
     st->fp8_ok = st->info.cc_major * 10 + st->info.cc_minor >= 89;
     for (int32_t kind = 0; kind < (int32_t)(sizeof gk_gemm / sizeof gk_gemm[0]); kind++) {
-        int ok = kind == GPU_GEMM_FP8    ? st->fp8_ok /* no fp8 tensor cores before Ada */
-                 : kind == GPU_GEMM_SM90  ? kern_gpu_gemm_sm90_ok(&why) == 0
-                 : kind == GPU_GEMM_SM100 ? kern_gpu_gemm_sm100_ok(&why) == 0
-                                          : 1;
+        int ok = kind == GPU_GEMM_FP8         ? st->fp8_ok /* no fp8 tensor cores before Ada */
+                 : kind == GPU_GEMM_SM90      ? kern_gpu_gemm_sm90_ok(&why) == 0
+                 : kind == GPU_GEMM_SM100     ? kern_gpu_gemm_sm100_ok(&why) == 0
+                 : kind == GPU_GEMM_FP8_SM90  ? kern_gpu_gemm_fp8_block_sm90_ok(&why) == 0
+                                              : 1;
         if (ok) st->gemm[st->ngemm] = gk_gemm[kind], st->gemm_kind[st->ngemm++] = kind;
     }
     b->name = "gpu";

@@ -230,6 +230,8 @@ static const calib_check_case cases_gemm[] = {
     CASE_GEMM(130, 128, 1024, "one row past a tile, long K"),
     CASE_GEMM(40, 264, 2176, "skinny M, K split unevenly (8 splits of 34 slabs with 24+ SMs)"),
     CASE_GEMM(1100, 4096, 64, "more output tiles than SMs (144 of 128x256): persistent CTAs take several"),
+    CASE_GEMM(1100, 1928, 128, "the fp8 rungs: more tiles than SMs (144 of 128x128, partial M and N); the ring's "
+                               "stages carry on into a CTA's second tile"),
 };
 #define CASE_GROUPED(e_, m_, n_, k_, lay_, what_) {{.groups = e_, .m = m_, .n = n_, .k = k_}, lay_, what_}
 static const calib_check_case cases_contig[] = {

@@ -9,8 +9,9 @@
  * register tiles fit without spills; 64×128 block tiles) into the main accumulator with
  * sa[row]·sb[block] (fp8 mma accumulators lose precision over long K; the
  * promotion is also where the scales apply). Two cp.async stages in 54 KB of
- * dynamic shared memory; rows padded by 16 bytes for ldmatrix. No wgmma/TMA
- * path for sm_90a yet. */
+ * dynamic shared memory; rows padded by 16 bytes for ldmatrix. sm_90a
+ * compiles the e4m3 mma.sync to f16 conversions and HMMA; the Hopper rung
+ * with fp8 wgmma is kern_gemm_fp8_sm90.cu. */
 #include "kern_arch.h"
 #include "kern_mma.cuh"
 

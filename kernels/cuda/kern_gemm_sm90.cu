@@ -5,7 +5,8 @@
  * Block tile 128×256×64 on 384 threads: warpgroup 0 is the producer, 1 and
  * 2 the consumers. One producer thread issues the tensor memory
  * accelerator's 2-D bulk copies (cp.async.bulk.tensor, 128-byte swizzle;
- * tensor maps from kern_tma.cuh) into a
+ * tensor maps from kern_tma.cuh; descriptors, tile order, epilogue from
+ * kern_wgmma.cuh) into a
  * ring of 4 stages of 48 KB (A 128×64, B 64×256 as four 64-column boxes),
  * each stage with a "full" mbarrier (the copies' byte count completes it)
  * and an "empty" one (the 8 consumer warps arrive when their wgmma has read
@@ -23,11 +24,7 @@
  * Only sm_90a has wgmma/setmaxnreg: other architectures of the build get a
  * body that traps, and the host launches this kernel only on compute
  * capability 9.0 with sm_90a code in the build (kern_gpu_gemm_sm90_ok). */
-#include "kern_tma.cuh"
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define KERN_SM90A 1
-#endif
+#include "kern_wgmma.cuh"
 
 namespace {
 
@@ -40,24 +37,6 @@ constexpr int SMEM_BYTES = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + 2
 
 #ifdef KERN_SM90A
 constexpr int B_BOX_BYTES = BK * BOX_N * 2, CONSUMER_WARPS = 8, GROUP_M = 8;
-
-/* Tile `tile` of the grouped order: GROUP_M tile rows at a time, down the
- * rows of a group before moving one tile column right. */
-__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int &m0, int &n0)
-{
-    int group = tile / (GROUP_M * tiles_n), first = group * GROUP_M;
-    int rows = min(tiles_m - first, GROUP_M), r = tile % (GROUP_M * tiles_n);
-    m0 = (first + r % rows) * BM;
-    n0 = (r / rows) * BN;
-}
-
-/* A shared-memory matrix descriptor with the 128-byte swizzle: start
- * address, leading and stride byte offsets (each stored >> 4). */
-__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
-{
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
-           ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
 
 #define KERN_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
                    "+f"(d[i + 6]), "+f"(d[i + 7])
@@ -85,14 +64,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t da, u
 }
 #undef KERN_D8
 
-/* Keeps the compiler from moving accumulator accesses across the wgmma
- * fence/wait pair. */
-__device__ __forceinline__ void acc_fence(float (&d)[128])
-{
-#pragma unroll
-    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 __device__ __forceinline__ void producer(const CUtensorMap *ta, const CUtensorMap *tb, uint32_t base, uint32_t full,
                                          uint32_t empty, int tiles_m, int tiles_n, int kblocks)
 {
@@ -101,7 +72,7 @@ __device__ __forceinline__ void producer(const CUtensorMap *ta, const CUtensorMa
     uint32_t it = 0;
     for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
         int m0, n0;
-        tile_coords(tile, tiles_m, tiles_n, m0, n0);
+        kern_tile_coords(tile, tiles_m, tiles_n, BM, BN, GROUP_M, m0, n0);
         for (int kb = 0; kb < kblocks; kb++, it++) {
             uint32_t s = it % STAGES, ph = (it / STAGES) & 1;
             kern_mbar_wait(empty + 8 * s, ph ^ 1); /* a fresh barrier passes parity 1 */
@@ -121,46 +92,31 @@ __device__ __forceinline__ void consumer(uint16_t *C, int M, int N, uint32_t bas
     float d[128];
     for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
         int m0, n0;
-        tile_coords(tile, tiles_m, tiles_n, m0, n0);
+        kern_tile_coords(tile, tiles_m, tiles_n, BM, BN, GROUP_M, m0, n0);
 #pragma unroll
         for (int i = 0; i < 128; i++) d[i] = 0.0f;
         for (int kb = 0; kb < kblocks; kb++, it++) {
             uint32_t s = it % STAGES, ph = (it / STAGES) & 1;
             kern_mbar_wait(full + 8 * s, ph);
             uint32_t a = base + s * STAGE_BYTES + cw * (64 * BK * 2), b = base + s * STAGE_BYTES + A_BYTES;
-            acc_fence(d);
+            kern_acc_fence(d);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
             for (int k = 0; k < BK / 16; k++)
                 /* A: rows of 128 bytes, 8-row groups 1024 bytes apart, k16 steps 32 bytes along the swizzled row;
                  * B: 64-column boxes 8 KB apart (leading), 8-row K groups 1 KB apart (stride), k16 = 2 KB. */
-                wgmma_m64n256k16(d, sw128_desc(a + k * 32, 16, 1024), sw128_desc(b + k * 2048, B_BOX_BYTES, 1024),
-                                 kb > 0 || k > 0);
+                wgmma_m64n256k16(d, kern_sw128_desc(a + k * 32, 16, 1024),
+                                 kern_sw128_desc(b + k * 2048, B_BOX_BYTES, 1024), kb > 0 || k > 0);
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
             /* The group before this one is complete: its stage may be refilled. */
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-            acc_fence(d);
+            kern_acc_fence(d);
             if (kb > 0 && lane == 0) kern_mbar_arrive(empty + 8 * ((it - 1) % STAGES));
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        acc_fence(d);
+        kern_acc_fence(d);
         if (kblocks > 0 && lane == 0) kern_mbar_arrive(empty + 8 * ((it - 1) % STAGES));
-        /* Accumulator layout of m64nN: warp w owns rows 16w..16w+15; d[4j..4j+1]
-         * row g, d[4j+2..4j+3] row g+8, columns 8j + 2t, +1. */
-        int g = lane / 4, t = lane % 4;
-        int64_t r0 = (int64_t)m0 + cw * 64 + warp * 16 + g;
-#pragma unroll
-        for (int j = 0; j < BN / 8; j++) {
-            int64_t col = n0 + j * 8 + 2 * t;
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                int64_t row = r0 + h * 8;
-                if (row < M && col < N) {
-                    uint32_t p = (uint32_t)kern_f2bf(d[4 * j + 2 * h]) | ((uint32_t)kern_f2bf(d[4 * j + 2 * h + 1]) << 16);
-                    *reinterpret_cast<uint32_t *>(C + row * N + col) = p;
-                }
-            }
-        }
+        kern_wgmma_store_bf16(C, M, N, (int64_t)m0 + cw * 64 + warp * 16, n0, d, lane);
     }
 }
 #endif
@@ -175,20 +131,10 @@ __global__ void __launch_bounds__(THREADS, 1) gemm_sm90_kernel(const __grid_cons
     uint32_t full = base + STAGES * STAGE_BYTES, empty = full + STAGES * 8;
     int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, kblocks = (K + BK - 1) / BK;
     int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; s++) {
-            kern_mbar_init(full + 8 * s, 1);
-            kern_mbar_init(empty + 8 * s, CONSUMER_WARPS);
-        }
-        /* The initialised barriers visible to the copy engine. */
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (wg == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    kern_ring_init(full, empty, STAGES, CONSUMER_WARPS);
+    if (kern_wg_producer(wg)) {
         if (tid == 0) producer(&ta, &tb, base, full, empty, tiles_m, tiles_n, kblocks);
     } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
         consumer(C, M, N, base, full, empty, tiles_m, tiles_n, kblocks, wg - 1, tid / 32, tid % 32);
     }
 #else
@@ -208,16 +154,11 @@ extern "C" int kern_gpu_gemm_sm90_ok(sim_err *err)
 extern "C" int kern_gpu_gemm_bf16_sm90(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B,
                                        uint16_t *d_C, sim_err *err)
 {
-    int dev = 0, sms = 0;
     CUtensorMap ta, tb;
+    unsigned grid = 0;
     int rc = kern_gemm_rung_maps(90, RUNG, M, N, K, d_A, d_B, BM, BK, BOX_N, &ta, &tb, err);
+    if (!rc) rc = kern_persistent_grid(RUNG, ((M + BM - 1) / BM) * ((N + BN - 1) / BN), &grid, err);
     if (rc) return rc;
-    int64_t tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
-    if (tiles > INT32_MAX) return sim_err_set(err, SIM_EINVAL, "Hopper GEMM: %lld tiles", (long long)tiles);
-    KERN_CU_TRY(cudaGetDevice(&dev), err);
-    KERN_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
-    KERN_CU_TRY(cudaFuncSetAttribute(gemm_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES), err);
-    unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
-    gemm_sm90_kernel<<<grid, THREADS, SMEM_BYTES>>>(ta, tb, d_C, (int)M, (int)N, (int)K);
-    return kern_cu_launched("gemm_bf16_sm90", err);
+    return kern_cu_launch_smem("gemm_bf16_sm90", gemm_sm90_kernel, dim3(grid), THREADS, SMEM_BYTES, err, ta, tb, d_C,
+                               (int)M, (int)N, (int)K);
 }

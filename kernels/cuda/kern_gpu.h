@@ -98,6 +98,17 @@ int kern_gpu_gemm_bf16_sm100(int64_t M, int64_t N, int64_t K, const uint16_t *d_
  * a multiple of 128 and N of 8. */
 int kern_gpu_gemm_fp8_block(int64_t M, int64_t N, int64_t K, const uint8_t *d_Aq, const float *d_sa,
                             const uint8_t *d_Bq, const float *d_sb, uint16_t *d_C, sim_err *err);
+/* The same GEMM as the Hopper rung (kern_gemm_fp8_sm90.cu, after DeepGEMM's
+ * design): TMA loads of A and B into a 6-stage mbarrier ring, one 128-K
+ * scale block per stage, wgmma m64n128k32 e4m3 into a per-stage fp32
+ * accumulator promoted with the block's scales on the CUDA cores, one
+ * producer and two consumer warpgroups, persistent grid. SIM_ENOTSUP unless
+ * the device has compute capability 9.0 and the build holds sm_90a code
+ * (kern_gpu_gemm_fp8_block_sm90_ok says which, without launching). Same
+ * layouts and shape rules as kern_gpu_gemm_fp8_block. */
+int kern_gpu_gemm_fp8_block_sm90_ok(sim_err *err);
+int kern_gpu_gemm_fp8_block_sm90(int64_t M, int64_t N, int64_t K, const uint8_t *d_Aq, const float *d_sa,
+                                 const uint8_t *d_Bq, const float *d_sb, uint16_t *d_C, sim_err *err);
 /* The virtual architecture of the fp8 GEMM code this device loaded
  * (kern_arch.h); SIM_ENOTSUP when it has no fp8 mma (the build lacks the
  * device's architecture and the driver picked older code that would trap). */

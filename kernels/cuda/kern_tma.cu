@@ -9,19 +9,35 @@ namespace {
 
 typedef PFN_cuTensorMapEncodeTiled_v12000 encode_fn;
 
-/* A rows×cols row-major bf16 matrix with boxes of box_cols × box_rows. */
-int encode(encode_fn fn, CUtensorMap *map, const uint16_t *p, int64_t rows, int64_t cols, uint32_t box_cols,
-           uint32_t box_rows, sim_err *err)
+/* A rows×cols row-major matrix of `elem` bytes per element (bf16 or fp8
+ * bytes) with boxes of box_cols × box_rows. */
+int encode(encode_fn fn, CUtensorMap *map, CUtensorMapDataType type, int elem, const void *p, int64_t rows,
+           int64_t cols, uint32_t box_cols, uint32_t box_rows, sim_err *err)
 {
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * 2};
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * (cuuint64_t)elem};
     cuuint32_t box[2] = {box_cols, box_rows}, estr[2] = {1, 1};
-    CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)p, dims, strides, box, estr,
-                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    CUresult r = fn(map, type, 2, (void *)p, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return sim_err_set(err, SIM_EIO, "cuTensorMapEncodeTiled (%lld×%lld, box %u×%u): CUresult %d", (long long)rows,
                            (long long)cols, box_rows, box_cols, (int)r);
     return 0;
+}
+
+/* The maps of A (a_rows × a_cols, boxes a_box[0] inner × a_box[1]) and B
+ * (likewise) of one element type, with the driver's encoder fetched
+ * without linking libcuda. */
+int encode_pair(CUtensorMapDataType type, int elem, const void *A, int64_t a_rows, int64_t a_cols,
+                const uint32_t a_box[2], const void *B, int64_t b_rows, int64_t b_cols, const uint32_t b_box[2],
+                CUtensorMap *ta, CUtensorMap *tb, sim_err *err)
+{
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    KERN_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q), err);
+    if (q != cudaDriverEntryPointSuccess || !fn)
+        return sim_err_set(err, SIM_ENOTSUP, "the driver has no cuTensorMapEncodeTiled (query result %d)", (int)q);
+    int rc = encode((encode_fn)fn, ta, type, elem, A, a_rows, a_cols, a_box[0], a_box[1], err);
+    return rc ? rc : encode((encode_fn)fn, tb, type, elem, B, b_rows, b_cols, b_box[0], b_box[1], err);
 }
 
 } // namespace
@@ -35,13 +51,22 @@ int kern_gemm_rung_maps(int cc, const char *rung, int64_t M, int64_t N, int64_t 
     if (M < 1 || N < 8 || K < 8 || N % 8 || K % 8 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
         return sim_err_set(err, SIM_EINVAL, "the %s needs N, K multiples of 8, all below 2^31 (got M=%lld N=%lld K=%lld)",
                            rung, (long long)M, (long long)N, (long long)K);
-    void *fn = NULL;
-    cudaDriverEntryPointQueryResult q;
-    KERN_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q), err);
-    if (q != cudaDriverEntryPointSuccess || !fn)
-        return sim_err_set(err, SIM_ENOTSUP, "the driver has no cuTensorMapEncodeTiled (query result %d)", (int)q);
-    rc = encode((encode_fn)fn, ta, d_A, M, K, box_k, box_m, err);
-    return rc ? rc : encode((encode_fn)fn, tb, d_B, K, N, box_n, box_k, err);
+    const uint32_t a_box[2] = {box_k, box_m}, b_box[2] = {box_n, box_k};
+    return encode_pair(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, d_A, M, K, a_box, d_B, K, N, b_box, ta, tb, err);
+}
+
+int kern_gemm_rung_maps_fp8(int cc, const char *rung, int64_t M, int64_t N, int64_t K, const uint8_t *d_A,
+                            const uint8_t *d_B, uint32_t box_m, uint32_t box_n, uint32_t box_k, CUtensorMap *ta,
+                            CUtensorMap *tb, sim_err *err)
+{
+    int rc = kern_gemm_rung_ok(cc, rung, err);
+    if (rc) return rc;
+    if (M < 1 || N < 8 || K < 128 || N % 8 || K % 128 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return sim_err_set(err, SIM_EINVAL,
+                           "the %s needs K a multiple of 128 and N of 8, all below 2^31 (got M=%lld N=%lld K=%lld)",
+                           rung, (long long)M, (long long)N, (long long)K);
+    const uint32_t a_box[2] = {box_k, box_m}, b_box[2] = {box_k, box_n};
+    return encode_pair(CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, d_A, M, K, a_box, d_B, N, K, b_box, ta, tb, err);
 }
 
 int kern_gemm_rung_ok(int want, const char *rung, sim_err *err)
@@ -54,5 +79,15 @@ int kern_gemm_rung_ok(int want, const char *rung, sim_err *err)
     if (!kern_arch_has_specific(SERVESIM_CUDA_ARCHS, want))
         return sim_err_set(err, SIM_ENOTSUP, "this build has no sm_%da code for the %s: add %da to CMAKE_CUDA_ARCHITECTURES (built for %s)",
                            want, rung, want, SERVESIM_CUDA_ARCHS);
+    return 0;
+}
+
+int kern_persistent_grid(const char *rung, int64_t tiles, unsigned *grid, sim_err *err)
+{
+    int dev = 0, sms = 0;
+    if (tiles > INT32_MAX) return sim_err_set(err, SIM_EINVAL, "%s: %lld tiles", rung, (long long)tiles);
+    KERN_CU_TRY(cudaGetDevice(&dev), err);
+    KERN_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
+    *grid = (unsigned)(tiles < sms ? tiles : sms);
     return 0;
 }

@@ -1,13 +1,15 @@
 /* kern_tma — the host side of the tensor memory accelerator for the GEMM
- * rungs that load tiles with it (kern_gemm_sm90.cu, kern_gemm_sm100.cu):
- * the tensor maps of a row-major A (M×K) and B (K×N), bf16, 2-D, 128-byte
+ * rungs that load tiles with it (kern_gemm_sm90.cu, kern_gemm_sm100.cu,
+ * kern_gemm_fp8_sm90.cu): the tensor maps of a row-major A (M×K) and B
+ * (K×N) in bf16, or of fp8 A (M×K) and B (N×K), both K-major, 2-D, 128-byte
  * swizzle, zero fill past the edges, encoded by the driver's
  * cuTensorMapEncodeTiled — fetched with cudaGetDriverEntryPointByVersion,
  * so the plugin links no libcuda —, the check that the device and the
  * build fit such a rung, and the device side every such kernel
  * shares: mbarrier initialisation, arrival (plain and announcing the
  * copies' bytes), parity waits, and the 2-D bulk tensor copy that
- * completes on an mbarrier. CUDA C++; the maps are the caller's. */
+ * completes on an mbarrier; and the persistent grid's size. CUDA C++;
+ * the maps are the caller's. */
 #ifndef KERN_TMA_CUH
 #define KERN_TMA_CUH
 
@@ -28,6 +30,20 @@ int kern_gemm_rung_ok(int cc, const char *rung, sim_err *err);
 int kern_gemm_rung_maps(int cc, const char *rung, int64_t M, int64_t N, int64_t K, const uint16_t *d_A,
                         const uint16_t *d_B, uint32_t box_m, uint32_t box_k, uint32_t box_n, CUtensorMap *ta,
                         CUtensorMap *tb, sim_err *err);
+
+/* The same for the fp8 block-scaled GEMM: e4m3 bytes, A M×K and B N×K
+ * (both K-major), A's boxes box_k (inner, ≤ 128 bytes: one swizzle span)
+ * × box_m rows, B's box_k × box_n rows. Checks the shape (K a multiple of
+ * 128, the scale block; N of 8; all < 2^31): SIM_EINVAL; other failures
+ * as kern_gemm_rung_maps. */
+int kern_gemm_rung_maps_fp8(int cc, const char *rung, int64_t M, int64_t N, int64_t K, const uint8_t *d_A,
+                            const uint8_t *d_B, uint32_t box_m, uint32_t box_n, uint32_t box_k, CUtensorMap *ta,
+                            CUtensorMap *tb, sim_err *err);
+
+/* The grid of a persistent GEMM over `tiles` output tiles: one CTA per SM
+ * of the current device, at most one per tile. SIM_EINVAL past 2^31 tiles
+ * (`rung` names the kernel), SIM_EIO when the device cannot be queried. */
+int kern_persistent_grid(const char *rung, int64_t tiles, unsigned *grid, sim_err *err);
 
 /* Device side, sm_90 and later (the kernels that use these are compiled
  * for their own architecture only; elsewhere they are not defined). All

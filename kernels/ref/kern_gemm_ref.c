@@ -44,6 +44,8 @@ void kern_gemm_fp8_block_ref(int64_t M, int64_t N, int64_t K, const uint8_t *Aq,
                              const uint8_t *Bq_nk, const float *sb, uint16_t *C)
 {
     int64_t kb = K / KERN_FP8_BLOCK;
+    float e4m3[256]; /* every code decoded once: the inner loop only looks values up */
+    for (int c = 0; c < 256; c++) e4m3[c] = kern_e4m3_to_f32((uint8_t)c);
     for (int64_t i = 0; i < M; i++) {
         for (int64_t j = 0; j < N; j++) {
             float acc = 0.0f;
@@ -54,7 +56,7 @@ void kern_gemm_fp8_block_ref(int64_t M, int64_t N, int64_t K, const uint8_t *Aq,
                 float part = 0.0f;
                 const uint8_t *a = Aq + i * K + b * KERN_FP8_BLOCK;
                 const uint8_t *w = Bq_nk + j * K + b * KERN_FP8_BLOCK;
-                for (int64_t k = 0; k < KERN_FP8_BLOCK; k++) part += kern_e4m3_to_f32(a[k]) * kern_e4m3_to_f32(w[k]);
+                for (int64_t k = 0; k < KERN_FP8_BLOCK; k++) part += e4m3[a[k]] * e4m3[w[k]];
                 acc += part * sa[i * kb + b] * sb[(j / KERN_FP8_BLOCK) * kb + b];
             }
             C[i * N + j] = kern_bf16_from_f32(acc);
