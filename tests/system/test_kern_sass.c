@@ -7,7 +7,8 @@
  * flash prefill also ldmatrix.trans (LDSM.16.MT88) and ex2 (MUFU.EX2), in
  * the tensor-core paged decode cp.async, ldmatrix.trans and mma.sync; sm_90a: the tensor
  * memory accelerator (UTMALDG), mbarriers (SYNCS), wgmma (HGMMA) and
- * setmaxnreg (USETMAXREG) in kern_gemm_sm90; sm_100a: TMA, mbarriers,
+ * setmaxnreg (USETMAXREG) in kern_gemm_sm90, and the same with the fp8
+ * wgmma (QGMMA) in kern_gemm_fp8_sm90; sm_100a: TMA, mbarriers,
  * tcgen05.mma (UTCHMMA), tcgen05.commit (UTCBAR) and tcgen05.ld (LDTM) in
  * kern_gemm_sm100; the vectorised RMSNorm's 16-byte loads and stores
  * (LDG.E.128, STG.E.128) and the quantisation kernels' 16-byte loads,
@@ -44,6 +45,8 @@ static const sass_rule rules[] = {
     {"sm_80", "gemm_bf16_splitk_kernel", {"LDGSTS", "LDSM", "HMMA"}, "Ampere rung, split-K for skinny GEMMs"},
     {"sm_90a", "gemm_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA", "USETMAXREG"},
      "Hopper rung: TMA into an mbarrier ring, wgmma, setmaxnreg"},
+    {"sm_90a", "gemm_fp8_sm90_kernel", {"UTMALDG", "SYNCS", "QGMMA", "USETMAXREG"},
+     "Hopper fp8 rung: TMA into an mbarrier ring, fp8 wgmma (e4m3), setmaxnreg"},
     {"sm_80", "attn_prefill_mma_kernel", {"LDGSTS", "LDSM.16.M88", "LDSM.16.MT88", "HMMA", "MUFU.EX2"},
      "attention, Ampere rung: K/V cp.async ring, ldmatrix (.trans for V), mma.sync, exp2 online softmax"},
     {"sm_80", "decode_split_mma_kernel", {"LDGSTS", "LDSM.16.MT88", "HMMA"},
@@ -296,6 +299,9 @@ static void case_parsers(void)
     CHECK(!strcmp(op, "LDG.E.64"));
     sass_opcode("        /*1a30*/              @!P0 HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4], R24 ;", op, sizeof op);
     CHECK(!strcmp(op, "HGMMA.64x256x16.F32.BF16") && op_is(op, "HGMMA") && !op_is(op, "HGMM"));
+    sass_opcode("        /*11d0*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR16], R24, gsb0 ;", op,
+                sizeof op);
+    CHECK(!strcmp(op, "QGMMA.64x128x32.F32.E4M3.E4M3") && op_is(op, "QGMMA") && !op_is(op, "HGMMA"));
     sass_opcode("                                                     /* 0x000fe400078e00ff */", op, sizeof op);
     CHECK(op[0] == '\0');
     CHECK(names_kernel("_ZN45_GLOBAL__N__94bb8a8f_12_kern_gemm_cu_7c2b34c816gemm_bf16_kernelEPKtS1_Ptlll",
@@ -304,6 +310,9 @@ static void case_parsers(void)
                         "gemm_bf16_kernel"));
     CHECK(names_kernel("_ZN12_GLOBAL__N_114grouped_kernelILb1EEEvPKl", "grouped_kernel"));
     CHECK(!names_kernel("_ZN12_GLOBAL__N_114grouped_kernelILb1EEEvPKl", "grouped_kerne"));
+    const char *fp8_sm90 = "_ZN54_GLOBAL__N__760a3b47_21_kern_gemm_fp8_sm90_cu_061e694d"
+                           "20gemm_fp8_sm90_kernelE14CUtensorMap_stS0_PKfS2_Ptiii";
+    CHECK(names_kernel(fp8_sm90, "gemm_fp8_sm90_kernel") && !names_kernel(fp8_sm90, "gemm_fp8_kernel"));
     const char *listing = "\tcode for sm_90a\n\t\tFunction : _ZN12_GLOBAL__N_116gemm_sm90_kernelEv\n"
                           "        /*0000*/                   UTMALDG.2D [UR8], [UR4] ;\n"
                           "\tcode for sm_80\n\t\tFunction : _ZN12_GLOBAL__N_116gemm_sm90_kernelEv\n"
