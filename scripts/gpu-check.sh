@@ -16,8 +16,8 @@
 # summary.txt (each kernel vs its library reference and vs peak, the GEMM
 # ladder's rungs vs cuBLAS and against the targets of docs/calibration.md,
 # the attention kernels against theirs, also printed at the end). On an
-# H100/H200 the grid times the Hopper GEMM rung (kern_gemm_bf16_wgmma,
-# sm_90a), on a B200 the Blackwell rung (kern_gemm_bf16_tcgen05, sm_100a),
+# H100/H200 the grid times the Hopper GEMM rungs (kern_gemm_bf16_wgmma and
+# the fp8 block-scaled kern_gemm_fp8_block_wgmma, sm_90a), on a B200 the Blackwell rung (kern_gemm_bf16_tcgen05, sm_100a),
 # beside the Ampere rung and cuBLAS; each is checked against the CPU
 # reference first; the tensor-core flash prefill and paged decode
 # (kern_attn_prefill_mma, kern_decode_split_mma) are checked and timed
@@ -176,9 +176,9 @@ fi
 {
   echo
   echo "== kernels no GPU had run before this check (docs/calibration.md, 'The kernel ladder'): their checks =="
-  echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMM on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0, RMSNorm, quantisation and warp softmax v2,"
-  echo " tensor-core flash prefill and paged decode)"
-  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_mma|kern_decode_split_mma)' "$out/check.log" ||
+  echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMMs (bf16 and fp8 block-scaled) on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0,"
+  echo " RMSNorm, quantisation and warp softmax v2, tensor-core flash prefill and paged decode)"
+  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_mma|kern_decode_split_mma)' "$out/check.log" ||
     echo "(none of them was checked here)"
   echo
   echo "== checks (kernel vs CPU reference) =="
@@ -213,6 +213,17 @@ fi
         WHERE a.op = 'gemm' AND b.op = 'gemm' AND a.dtype = 'bf16' AND a.kernel LIKE 'kern_gemm_bf16_%'
           AND b.kernel = 'cublas_gemm_ex' AND a.m >= 4096 AND a.n >= 4096 AND a.k >= 4096
         GROUP BY a.kernel ORDER BY a.kernel;"
+    echo
+    echo "== fp8 GEMM target (docs/calibration.md): block-scaled >= 60 % of the fp8 dense peak at m, n, k >= 4096"
+    echo "   (wgmma = the Hopper rung, mma = mma.sync) =="
+    sqlite3 -column -header "$out/perf.db" \
+      "SELECT replace(kernel, 'kern_gemm_fp8_block_', '') AS rung, count(*) AS points,
+              printf('%.1f%%', 100*min(frac_of_peak)) AS worst_peak, printf('%.1f%%', 100*max(frac_of_peak)) AS best_peak,
+              printf('%.1f', max(tflops)) AS max_tflops
+         FROM points
+        WHERE op = 'gemm' AND dtype = 'fp8' AND kernel LIKE 'kern_gemm_fp8_block_%' AND m >= 4096 AND n >= 4096
+          AND k >= 4096
+        GROUP BY kernel ORDER BY kernel;"
     echo
     echo "== attention targets (docs/calibration.md): flash prefill >= 50 % of bf16 peak at 8k causal (m = 8192, no prefix);"
     echo "   paged decode >= 75 % of HBM at context >= 4096 (fraction of peak = the roofline's HBM share for decode) =="
