@@ -1,6 +1,6 @@
 /* test_kern_ref — the CPU references against their mathematical definitions
  * and against each other: number formats, quantisation bounds, GEMM forms,
- * grouped GEMM layouts, flash prefill vs naive attention, split-KV decode +
+ * grouped GEMM layouts and the grouped GEMM's tile list, flash prefill vs naive attention, split-KV decode +
  * LSE merge vs unsplit attention, online vs two-pass softmax, RMSNorm; and
  * which code of a CUDA build a device runs (kern_arch): the default
  * architectures give the fp8 GEMM its mma path on every fp8-capable GPU,
@@ -9,6 +9,7 @@
 #include "test_util.h"
 
 #include "kern_arch.h"
+#include "kern_grouped_plan.h"
 #include "kern_plan.h"
 #include "kern_attn_ref.h"
 #include "kern_gemm_ref.h"
@@ -537,6 +538,153 @@ static void test_decode_plan(void)
                     }
 }
 
+/* Checks a grouped GEMM tile list against its layout: tiles in expert
+ * order, each 1..KERN_GEMM_BM rows of one expert, consecutive within an
+ * expert, and every row of every group covered exactly once (masked: no
+ * row at or past an expert's count). Returns the number of failures. */
+static int grouped_list_ok(int masked, int32_t E, int64_t cap, const int64_t *rows_of, const kern_grouped_tile *t,
+                           int64_t n)
+{
+    int64_t total = masked ? (int64_t)E * cap : rows_of[E], want_tiles = 0, most = 0;
+    unsigned char *hit = calloc((size_t)total + 1, 1);
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bad += t[i].rows < 1 || t[i].rows > KERN_GEMM_BM || t[i].expert < 0 || t[i].expert >= E;
+        if (i > 0) {
+            bad += t[i].expert < t[i - 1].expert; /* expert order */
+            bad += t[i].expert == t[i - 1].expert && (t[i].row0 != t[i - 1].row0 + KERN_GEMM_BM || t[i - 1].rows != KERN_GEMM_BM);
+        }
+        for (int64_t r = t[i].row0; r < t[i].row0 + t[i].rows && r >= 0 && r < total; r++) hit[r]++;
+    }
+    for (int32_t e = 0; e < E; e++) {
+        int64_t base, rows;
+        kern_grouped_group(masked, e, cap, rows_of, &base, &rows);
+        want_tiles += (rows + KERN_GEMM_BM - 1) / KERN_GEMM_BM;
+        most = rows > most ? rows : most;
+        for (int64_t r = base; r < base + (masked ? cap : rows); r++) bad += hit[r] != (r < base + rows);
+    }
+    bad += n != want_tiles || n > kern_grouped_tiles_max(E, most);
+    free(hit);
+    return bad;
+}
+
+static int64_t grouped_plan(int masked, int32_t E, int64_t cap, const int64_t *rows_of, kern_grouped_tile *t,
+                            int64_t max)
+{
+    return masked ? kern_grouped_plan_masked(E, cap, rows_of, t, max) : kern_grouped_plan_contig(E, rows_of, t, max);
+}
+
+/* Contiguous offsets from per-expert rows. */
+static void grouped_offsets(int32_t E, const int64_t *rows, int64_t *off)
+{
+    off[0] = 0;
+    for (int32_t e = 0; e < E; e++) off[e + 1] = off[e] + rows[e];
+}
+
+static void test_grouped_plan_uniform(void)
+{
+    enum { E = 8 };
+    int64_t rows[E], off[E + 1];
+    kern_grouped_tile t[64];
+    for (int e = 0; e < E; e++) rows[e] = 256;
+    grouped_offsets(E, rows, off);
+    int64_t n = kern_grouped_plan_contig(E, off, t, 64);
+    CHECK(n == 16 && grouped_list_ok(0, E, 0, off, t, n) == 0);
+    CHECK(t[3].expert == 1 && t[3].row0 == 384 && t[3].rows == 128);
+    n = kern_grouped_plan_masked(E, 256, rows, t, 64);
+    CHECK(n == 16 && grouped_list_ok(1, E, 256, rows, t, n) == 0);
+    CHECK(t[3].expert == 1 && t[3].row0 == 384 && t[3].rows == 128);
+    CHECK(kern_grouped_tiles_max(E, 256) == 16);
+    CHECK(kern_grouped_workspace(E, 256) == 16 + 16 * sizeof(kern_grouped_tile));
+}
+
+/* A few hot experts take most tokens, the rest one or none: the list holds
+ * only their tiles, where a grid over experts × the largest group's tiles
+ * launches E × 8. */
+static void test_grouped_plan_skewed(void)
+{
+    enum { E = 64, CAP = 1024 };
+    int64_t rows[E] = {0}, off[E + 1];
+    static kern_grouped_tile t[E * (CAP / KERN_GEMM_BM)];
+    rows[3] = 1000, rows[17] = 640, rows[40] = 129;
+    for (int e = 50; e < E; e++) rows[e] = 1 + e % 3;
+    grouped_offsets(E, rows, off);
+    int64_t want = 8 + 5 + 2 + 14, max = kern_grouped_tiles_max(E, 1000);
+    int64_t n = kern_grouped_plan_contig(E, off, t, max);
+    CHECK_MSG(n == want, "%lld tiles, want %lld", (long long)n, (long long)want);
+    CHECK(grouped_list_ok(0, E, 0, off, t, n) == 0);
+    CHECK(max == E * 8 && t[0].expert == 3 && t[8].expert == 17 && t[13].expert == 40 && t[14].rows == 1);
+    n = kern_grouped_plan_masked(E, CAP, rows, t, kern_grouped_tiles_max(E, CAP));
+    CHECK(n == want && grouped_list_ok(1, E, CAP, rows, t, n) == 0);
+    CHECK(t[8].row0 == 17 * CAP && t[12].row0 == 17 * CAP + 512 && t[12].rows == 128);
+}
+
+static void test_grouped_plan_empty(void)
+{
+    enum { E = 6 };
+    int64_t none[E] = {0}, some[E] = {0, 5, 0, 0, 130, 0}, off[E + 1];
+    kern_grouped_tile t[16];
+    grouped_offsets(E, none, off);
+    CHECK(kern_grouped_plan_contig(E, off, t, 0) == 0);
+    CHECK(kern_grouped_plan_masked(E, 64, none, t, 0) == 0);
+    grouped_offsets(E, some, off);
+    int64_t n = kern_grouped_plan_contig(E, off, t, 16);
+    CHECK(n == 3 && grouped_list_ok(0, E, 0, off, t, n) == 0);
+    CHECK(t[0].expert == 1 && t[1].expert == 4 && t[1].row0 == 5 && t[2].row0 == 133 && t[2].rows == 2);
+    n = kern_grouped_plan_masked(E, 256, some, t, 16);
+    CHECK(n == 3 && grouped_list_ok(1, E, 256, some, t, n) == 0 && t[1].row0 == 4 * 256);
+    /* Malformed: offsets going back, a negative count, a list too short. */
+    off[3] = off[2] - 1;
+    CHECK(kern_grouped_plan_contig(E, off, t, 16) == -1);
+    some[2] = -1;
+    CHECK(kern_grouped_plan_masked(E, 256, some, t, 16) == -1);
+    some[2] = 0;
+    CHECK(kern_grouped_plan_masked(E, 256, some, t, 2) == -1);
+}
+
+/* Groups not a multiple of 128 rows: the last tile of each takes the
+ * remainder; masked counts past the cap are cut to it. */
+static void test_grouped_plan_partial(void)
+{
+    enum { E = 5 };
+    int64_t rows[E] = {129, 127, 1, 300, 128}, off[E + 1];
+    kern_grouped_tile t[16];
+    grouped_offsets(E, rows, off);
+    int64_t n = kern_grouped_plan_contig(E, off, t, 16);
+    CHECK(n == 8 && grouped_list_ok(0, E, 0, off, t, n) == 0);
+    CHECK(t[1].rows == 1 && t[1].row0 == 128 && t[2].rows == 127 && t[3].rows == 1 && t[6].rows == 44);
+    CHECK(t[7].row0 == 557 && t[7].rows == 128);
+    n = kern_grouped_plan_masked(E, 200, rows, t, 16); /* expert 3's 300 cut to 200 */
+    CHECK(n == 7 && grouped_list_ok(1, E, 200, rows, t, n) == 0);
+    CHECK(t[5].expert == 3 && t[5].row0 == 3 * 200 + 128 && t[5].rows == 72);
+}
+
+/* Random layouts, both kinds: every row once, in expert order, and the
+ * list never longer than the bound the GPU sizes its workspace by. */
+static void test_grouped_plan_cover(void)
+{
+    enum { EMAX = 40 };
+    int64_t rows[EMAX], off[EMAX + 1];
+    static kern_grouped_tile t[EMAX * 9];
+    for (int it = 0; it < 300; it++) {
+        int32_t E = 1 + (int32_t)((urand() + 1.0f) * 0.5f * (EMAX - 1));
+        int64_t cap = 1 + (int64_t)((urand() + 1.0f) * 0.5f * 1100), most = 0;
+        for (int32_t e = 0; e < E; e++) {
+            float u = (urand() + 1.0f) * 0.5f;
+            rows[e] = u < 0.3f ? 0 : (int64_t)(u * u * u * (float)cap); /* skewed, some empty */
+            if (rows[e] > cap) rows[e] = cap;
+            most = rows[e] > most ? rows[e] : most;
+        }
+        grouped_offsets(E, rows, off);
+        for (int masked = 0; masked < 2; masked++) {
+            const int64_t *src = masked ? rows : off;
+            int64_t n = grouped_plan(masked, E, cap, src, t, kern_grouped_tiles_max(E, masked ? cap : most));
+            CHECK_MSG(n >= 0 && grouped_list_ok(masked, E, cap, src, t, n) == 0, "iteration %d %s: %lld tiles", it,
+                      masked ? "masked" : "contiguous", (long long)n);
+        }
+    }
+}
+
 static const test_case cases[] = {
     {"arch", test_arch},
     {"splitk_plan", test_splitk_plan},
@@ -546,6 +694,11 @@ static const test_case cases[] = {
     {"quant", test_quant},
     {"gemm", test_gemm},
     {"grouped", test_grouped},
+    {"grouped_plan_uniform", test_grouped_plan_uniform},
+    {"grouped_plan_skewed", test_grouped_plan_skewed},
+    {"grouped_plan_empty", test_grouped_plan_empty},
+    {"grouped_plan_partial", test_grouped_plan_partial},
+    {"grouped_plan_cover", test_grouped_plan_cover},
     {"prefill", test_prefill},
     {"decode_split_and_merge", test_decode_split_and_merge},
     {"softmax_rmsnorm", test_softmax_rmsnorm},
