@@ -271,9 +271,41 @@ double calib_op_check_cost(calib_op op, const calib_shape *s)
     return fl > 0 ? fl : calib_op_bytes(op, CALIB_DTYPE_BF16, s);
 }
 
+/* Zipf (s = 1) weight of expert e of E: 1 / (rank + 1), the ranks rotated
+ * by E/2 so the hottest expert sits mid-list (its rows start off any tile
+ * boundary in the contiguous layout). */
+static double zipf_weight(int64_t e, int64_t E)
+{
+    return 1.0 / (double)((e + E / 2) % E + 1);
+}
+
+/* CALIB_LAYOUT_ZIPF: contiguous E·m rows shared by Zipf weight (cumulative
+ * rounding, so the offsets end at E·m); masked counts m·w / w_max (the
+ * hottest expert at its cap). */
+static int64_t group_rows_zipf(calib_op op, int64_t E, int64_t m, int64_t *out)
+{
+    double sum = 0.0, cum = 0.0;
+    int64_t most = 0;
+    for (int64_t e = 0; e < E; e++) sum += zipf_weight(e, E);
+    if (op == CALIB_OP_GROUPED_CONTIG) out[0] = 0;
+    for (int64_t e = 0; e < E; e++) {
+        int64_t c;
+        if (op == CALIB_OP_GROUPED_CONTIG) {
+            cum += zipf_weight(e, E);
+            out[e + 1] = e + 1 == E ? E * m : (int64_t)(cum / sum * (double)(E * m) + 0.5);
+            c = out[e + 1] - out[e];
+        } else {
+            c = out[e] = (int64_t)((double)m * zipf_weight(e, E) + 1e-9);
+        }
+        if (c > most) most = c;
+    }
+    return most;
+}
+
 int64_t calib_group_rows(calib_op op, uint32_t layout, int64_t E, int64_t m, int64_t *out)
 {
     int64_t most = 0;
+    if ((layout & CALIB_LAYOUT_ZIPF) && E >= 1) return group_rows_zipf(op, E, m, out);
     if (op == CALIB_OP_GROUPED_CONTIG) {
         static const double w[4] = {1.75, 0.25, 1.5, 0.5};
         double cum = 0.0;

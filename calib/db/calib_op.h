@@ -122,13 +122,18 @@ enum {
     CALIB_LAYOUT_TIMED = 0,
     CALIB_LAYOUT_EMPTY_GROUP = 1u << 0,    /* grouped_contig: expert 1 gets no rows */
     CALIB_LAYOUT_MASKED_PARTIAL = 1u << 1, /* grouped_masked: counts cap, cap−1, 0, cap/3, 1, … */
-    CALIB_LAYOUT_NEG_INF_LSE = 1u << 2     /* lse_merge: −inf partials, row 0 all −inf */
+    CALIB_LAYOUT_NEG_INF_LSE = 1u << 2,    /* lse_merge: −inf partials, row 0 all −inf */
+    CALIB_LAYOUT_ZIPF = 1u << 3            /* grouped: Zipf-skewed routing, a few hot experts (calib_group_rows) */
 };
 
 /* Group rows of a grouped GEMM point: contiguous → offsets[E+1] (rows of
  * expert e are offsets[e] … offsets[e+1]−1, offsets[E] = E·m, sizes in the
  * repeating pattern 1.75, 0.25, 1.5, 0.5 × m); masked → counts[E] (m each
- * when timed). Returns the largest group (what sizes the kernel's grid). */
+ * when timed). CALIB_LAYOUT_ZIPF skews them by Zipf's law (s = 1) over the
+ * experts, expert e of rank (e + E/2) mod E taking weight 1/(rank + 1):
+ * contiguous E·m rows in those shares, masked counts m/(rank + 1) (the
+ * hottest at the cap). Returns the largest group (what sizes the kernel's
+ * grid). */
 int64_t calib_group_rows(calib_op op, uint32_t layout, int64_t E, int64_t m, int64_t *out);
 /* True when row r of partial p is a −inf partial under
  * CALIB_LAYOUT_NEG_INF_LSE: row 0 in every partial (an all-empty row), in

@@ -95,7 +95,7 @@ static void test_coverage(void)
     }
     CHECK(ktail && ntail && m1 && mpast);
 
-    int unequal = 0, empty = 0;
+    int unequal = 0, empty = 0, skew_c = 0;
     n = calib_check_cases(CALIB_OP_GROUPED_CONTIG, &c);
     for (int32_t i = 0; i < n; i++) {
         int64_t off[64];
@@ -105,11 +105,13 @@ static void test_coverage(void)
             CHECK(off[e + 1] >= off[e]);
             unequal |= c[i].layout == CALIB_LAYOUT_TIMED && off[e + 1] - off[e] != c[i].shape.m;
             empty |= off[e + 1] == off[e];
+            /* Skewed: a hot expert past two 128-row tiles, starting off the tile grid. */
+            skew_c |= (c[i].layout & CALIB_LAYOUT_ZIPF) && off[e + 1] - off[e] > 256 && off[e] % 128 != 0;
         }
     }
-    CHECK(unequal && empty);
+    CHECK(unequal && empty && skew_c);
 
-    int below = 0, zero = 0;
+    int below = 0, zero = 0, skew_m = 0;
     n = calib_check_cases(CALIB_OP_GROUPED_MASKED, &c);
     for (int32_t i = 0; i < n; i++) {
         int64_t cnt[64];
@@ -118,9 +120,11 @@ static void test_coverage(void)
         for (int64_t e = 0; e < c[i].shape.groups; e++) {
             below |= cnt[e] > 0 && cnt[e] < c[i].shape.m;
             zero |= cnt[e] == 0;
+            skew_m |= (c[i].layout & CALIB_LAYOUT_ZIPF) && cnt[e] == c[i].shape.m && c[i].shape.m > 256 &&
+                      cnt[(e + 1) % c[i].shape.groups] <= c[i].shape.m / 2;
         }
     }
-    CHECK(below && zero);
+    CHECK(below && zero && skew_m);
 
     /* Empty decode splits under the CPU backend's 4 splits and the GPU's
      * rule on any GPU from 20 to 200 SMs. */
