@@ -22,6 +22,7 @@
 #include "kern_attn_ref.h"
 #include "kern_gemm_ref.h"
 #include "kern_gpu.h"
+#include "kern_grouped_plan.h"
 #include "kern_num.h"
 #include "kern_plan.h"
 #include "kern_quant_ref.h"
@@ -102,9 +103,13 @@ static int gpu_gemm_fp8(int32_t kind)
 {
     return kind == GPU_GEMM_FP8 || kind == GPU_GEMM_FP8_SM90;
 }
-/* Version 2: timed with unequal groups (calib_group_rows); version 1 rows had equal groups. */
-static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 2, "bf16", 0}};
-static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 1, "bf16", 0}};
+/* Version 3 (contiguous) / 2 (masked): the tile list (kern_grouped_plan.h,
+ * built on the device) and a persistent grid over it; contiguous version 2
+ * was a grid over experts × the largest group's tiles with unequal groups
+ * (calib_group_rows), version 1 had equal groups; masked version 1 launched
+ * the empty tiles of every slab. */
+static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 3, "bf16", 0}};
+static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 2, "bf16", 0}};
 /* Prefill: the SIMT kernel and the tensor-core one (kern_attn_mma.cu, sm_80+). */
 enum { GPU_PF_SIMT, GPU_PF_MMA };
 static const calib_kernel_desc gk_pf[] = {{"kern_attn_prefill_simt", 1, "bf16", 0},
@@ -246,8 +251,9 @@ static int gpu_meta(gpu_state *st, int i, const void *host, size_t bytes, sim_er
     return rc ? rc : kern_gpu_h2d(st->meta[i], host, bytes, err);
 }
 
-/* Grouped GEMM: tokens and weights per expert, and the rows per expert
- * (offsets or masked counts) as metadata. */
+/* Grouped GEMM: tokens and weights per expert, the rows per expert
+ * (offsets or masked counts) as metadata, and the tile list's workspace
+ * (meta[1], shared by the buffer sets as launches run in order). */
 static int gpu_prepare_grouped(gpu_state *st, calib_op op, uint32_t layout, const calib_shape *s, sim_err *err)
 {
     size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k;
@@ -262,6 +268,8 @@ static int gpu_prepare_grouped(gpu_state *st, calib_op op, uint32_t layout, cons
     st->max_rows = calib_group_rows(op, layout, (int64_t)E, (int64_t)m, h);
     rc = gpu_meta(st, 0, h, (op == CALIB_OP_GROUPED_CONTIG ? E + 1 : E) * sizeof *h, err);
     free(h);
+    size_t work = kern_grouped_workspace((int32_t)E, op == CALIB_OP_GROUPED_CONTIG ? st->max_rows : (int64_t)m);
+    if (!rc && !(rc = kern_gpu_malloc(&st->meta[1], work + CALIB_CANARY_BYTES, err))) st->meta_bytes[1] = work;
     return rc;
 }
 
@@ -426,9 +434,11 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
         default: return kern_gpu_gemm_fp8_block(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
         }
     case CALIB_OP_GROUPED_CONTIG:
-        return kern_gpu_grouped_contig((int32_t)s->groups, st->max_rows, s->n, s->k, st->meta[0], in[0], in[1], out[0], err);
+        return kern_gpu_grouped_contig((int32_t)s->groups, st->max_rows, s->n, s->k, st->meta[0], in[0], in[1], out[0],
+                                       st->meta[1], st->meta_bytes[1], err);
     case CALIB_OP_GROUPED_MASKED:
-        return kern_gpu_grouped_masked((int32_t)s->groups, s->m, s->n, s->k, st->meta[0], in[0], in[1], out[0], err);
+        return kern_gpu_grouped_masked((int32_t)s->groups, s->m, s->n, s->k, st->meta[0], in[0], in[1], out[0],
+                                       st->meta[1], st->meta_bytes[1], err);
     case CALIB_OP_ATTN_PREFILL:
         return (st->kernel == GPU_PF_MMA ? kern_gpu_attn_prefill_mma : kern_gpu_attn_prefill)(
             (int32_t)s->batch, (int32_t)s->m, (int32_t)s->ctx, (int32_t)s->heads, (int32_t)s->kv_heads,

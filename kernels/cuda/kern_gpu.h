@@ -113,13 +113,19 @@ int kern_gpu_gemm_fp8_block_sm90(int64_t M, int64_t N, int64_t K, const uint8_t 
  * (kern_arch.h); SIM_ENOTSUP when it has no fp8 mma (the build lacks the
  * device's architecture and the driver picked older code that would trap). */
 int kern_gpu_fp8_code(int *virtual_arch, sim_err *err);
-/* Grouped GEMM (bf16) in the two MoE layouts of kern_grouped_ref.h; d_offsets
- * and d_counts live on the device, max_rows (contiguous: the largest group,
- * masked: cap) sizes the grid. */
+/* Grouped GEMM (bf16) in the two MoE layouts of kern_grouped_ref.h on the
+ * Ampere rung's tile (kern_grouped.cu, sm_80+): a one-CTA kernel builds the
+ * list of 128-row M tiles of every expert (kern_grouped_plan.h) from
+ * d_offsets / d_counts (on the device) into d_work, then a persistent grid
+ * multiplies exactly those tiles. max_rows (contiguous: the largest group,
+ * masked: cap) bounds the list; d_work must hold
+ * kern_grouped_workspace(E, max_rows) bytes (contents irrelevant). */
 int kern_gpu_grouped_contig(int32_t E, int64_t max_rows, int64_t N, int64_t K, const int64_t *d_offsets,
-                            const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C, sim_err *err);
+                            const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C, void *d_work, size_t work_bytes,
+                            sim_err *err);
 int kern_gpu_grouped_masked(int32_t E, int64_t cap, int64_t N, int64_t K, const int64_t *d_counts,
-                            const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C, sim_err *err);
+                            const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C, void *d_work, size_t work_bytes,
+                            sim_err *err);
 
 /* Flash prefill over `batch` equal sequences laid out back to back
  * (q [batch][n_q][hq][d], k/v [batch][cached+n_q][hkv][d], bf16), causal,
