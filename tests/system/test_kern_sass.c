@@ -3,7 +3,8 @@
  * binary, argv[1], with -DSERVESIM_CUDA=ON) with cuobjdump and asserts, per
  * architecture the build holds, that each rung of the kernel ladder uses
  * the instructions that make it that rung — sm_80: cp.async (LDGSTS),
- * ldmatrix (LDSM) and mma.sync (HMMA) in the GEMMs, and in the tensor-core
+ * ldmatrix (LDSM) and mma.sync (HMMA) in the GEMMs and the grouped GEMM
+ * (and warp shuffles in its tile-list builder), and in the tensor-core
  * flash prefill also ldmatrix.trans (LDSM.16.MT88) and ex2 (MUFU.EX2), in
  * the tensor-core paged decode cp.async, ldmatrix.trans and mma.sync; sm_90a: the tensor
  * memory accelerator (UTMALDG), mbarriers (SYNCS), wgmma (HGMMA) and
@@ -43,6 +44,10 @@ typedef struct {
 static const sass_rule rules[] = {
     {"sm_80", "gemm_bf16_kernel", {"LDGSTS", "LDSM", "HMMA"}, "Ampere rung: cp.async ring, ldmatrix, mma.sync"},
     {"sm_80", "gemm_bf16_splitk_kernel", {"LDGSTS", "LDSM", "HMMA"}, "Ampere rung, split-K for skinny GEMMs"},
+    {"sm_80", "grouped_tiles_kernel", {"LDGSTS", "LDSM", "HMMA"},
+     "grouped GEMM, Ampere rung: the GEMM's cp.async ring and mma.sync over the tile list"},
+    {"sm_80", "grouped_plan_kernel", {"SHFL.UP", "STG.E.64"},
+     "grouped GEMM's tile list: a block scan of the experts' tile counts (warp shuffles), 16-byte tiles written"},
     {"sm_90a", "gemm_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA", "USETMAXREG"},
      "Hopper rung: TMA into an mbarrier ring, wgmma, setmaxnreg"},
     {"sm_90a", "gemm_fp8_sm90_kernel", {"UTMALDG", "SYNCS", "QGMMA", "USETMAXREG"},
@@ -308,8 +313,8 @@ static void case_parsers(void)
                        "gemm_bf16_kernel"));
     CHECK(!names_kernel("_ZN45_GLOBAL__N__94bb8a8f_12_kern_gemm_cu_7c2b34c823gemm_bf16_splitk_kernelEPKtS1_Pflll",
                         "gemm_bf16_kernel"));
-    CHECK(names_kernel("_ZN12_GLOBAL__N_114grouped_kernelILb1EEEvPKl", "grouped_kernel"));
-    CHECK(!names_kernel("_ZN12_GLOBAL__N_114grouped_kernelILb1EEEvPKl", "grouped_kerne"));
+    CHECK(names_kernel("_ZN12_GLOBAL__N_119grouped_plan_kernelILb1EEEvPKl", "grouped_plan_kernel"));
+    CHECK(!names_kernel("_ZN12_GLOBAL__N_119grouped_plan_kernelILb1EEEvPKl", "grouped_plan_kerne"));
     const char *fp8_sm90 = "_ZN54_GLOBAL__N__760a3b47_21_kern_gemm_fp8_sm90_cu_061e694d"
                            "20gemm_fp8_sm90_kernelE14CUtensorMap_stS0_PKfS2_Ptiii";
     CHECK(names_kernel(fp8_sm90, "gemm_fp8_sm90_kernel") && !names_kernel(fp8_sm90, "gemm_fp8_kernel"));
