@@ -15,7 +15,8 @@
 # when cuobjdump is found) and
 # summary.txt (each kernel vs its library reference and vs peak, the GEMM
 # ladder's rungs vs cuBLAS and against the targets of docs/calibration.md,
-# the attention kernels against theirs, also printed at the end). On an
+# the grouped GEMMs vs torch._grouped_mm and the attention kernels against
+# theirs, also printed at the end). On an
 # H100/H200 the grid times the Hopper GEMM rungs (kern_gemm_bf16_wgmma and
 # the fp8 block-scaled kern_gemm_fp8_block_wgmma, sm_90a), on a B200 the Blackwell rung (kern_gemm_bf16_tcgen05, sm_100a),
 # beside the Ampere rung and cuBLAS; each is checked against the CPU
@@ -177,8 +178,9 @@ fi
   echo
   echo "== kernels no GPU had run before this check (docs/calibration.md, 'The kernel ladder'): their checks =="
   echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMMs (bf16 and fp8 block-scaled) on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0,"
-  echo " RMSNorm, quantisation and warp softmax v2, tensor-core flash prefill and paged decode)"
-  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_mma|kern_decode_split_mma)' "$out/check.log" ||
+  echo " RMSNorm, quantisation and warp softmax v2, tensor-core flash prefill and paged decode,"
+  echo " grouped GEMMs over a tile list: contiguous v3, masked v2)"
+  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_mma|kern_decode_split_mma|kern_grouped_(contig|masked)_mma)' "$out/check.log" ||
     echo "(none of them was checked here)"
   echo
   echo "== checks (kernel vs CPU reference) =="
@@ -224,6 +226,18 @@ fi
         WHERE op = 'gemm' AND dtype = 'fp8' AND kernel LIKE 'kern_gemm_fp8_block_%' AND m >= 4096 AND n >= 4096
           AND k >= 4096
         GROUP BY kernel ORDER BY kernel;"
+    echo
+    echo "== grouped GEMM target (docs/calibration.md): >= 0.70x torch._grouped_mm at m >= 512 tokens per expert, both layouts"
+    echo "   (speed ratio vs torch's contiguous layout at the same experts, m, n, k; torch times equal groups) =="
+    sqlite3 -column -header "$out/perf.db" \
+      "SELECT a.op, a.kernel, a.kernel_version AS version, count(*) AS points,
+              printf('%.2f', min(b.median_s / a.median_s)) AS worst_vs_torch,
+              printf('%.2f', max(b.median_s / a.median_s)) AS best_vs_torch, printf('%.1f', max(a.tflops)) AS max_tflops
+         FROM points a JOIN points b ON a.gpu_id = b.gpu_id AND a.groups = b.groups AND a.m = b.m AND a.n = b.n
+              AND a.k = b.k
+        WHERE a.op IN ('grouped_contig', 'grouped_masked') AND a.kernel LIKE 'kern_grouped_%'
+          AND b.op = 'grouped_contig' AND b.kernel = 'torch_grouped_mm' AND a.m >= 512
+        GROUP BY a.op, a.kernel, a.kernel_version ORDER BY a.op;"
     echo
     echo "== attention targets (docs/calibration.md): flash prefill >= 50 % of bf16 peak at 8k causal (m = 8192, no prefix);"
     echo "   paged decode >= 75 % of HBM at context >= 4096 (fraction of peak = the roofline's HBM share for decode) =="
