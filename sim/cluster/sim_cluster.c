@@ -201,7 +201,7 @@ static void send_request(sim_cluster *c, const sim_request_spec *spec, int32_t c
     }
     sim_req *holder = req_alloc(c);
     if (!holder) {
-        sim_workload_release(c->wl, (sim_request_spec *)spec);
+        sim_workload_release(c->wl, spec);
         sim_cluster_oom(c, "allocating a request");
         return;
     }
