@@ -71,6 +71,10 @@ typedef struct {
      * code. */
     calib_kernel_desc gemm[6];
     int32_t gemm_kind[6], ngemm;
+    /* The prefill kernels this device runs (gk_pf entries, in order): the
+     * Hopper rung only on cc 9.0 with sm_90a code in the build. */
+    calib_kernel_desc pf[3];
+    int32_t pf_kind[3], npf;
     calib_op op;
     int32_t kernel, splits;
     uint32_t layout;
@@ -110,10 +114,13 @@ static int gpu_gemm_fp8(int32_t kind)
  * the empty tiles of every slab. */
 static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 3, "bf16", 0}};
 static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 2, "bf16", 0}};
-/* Prefill: the SIMT kernel and the tensor-core one (kern_attn_mma.cu, sm_80+). */
-enum { GPU_PF_SIMT, GPU_PF_MMA };
+/* Prefill kernels by kind: the SIMT kernel, the tensor-core one
+ * (kern_attn_mma.cu, sm_80+, the Ampere rung) and the Hopper rung
+ * (kern_attn_sm90.cu, sm_90a). gpu_state.pf lists those the device runs. */
+enum { GPU_PF_SIMT, GPU_PF_MMA, GPU_PF_SM90 };
 static const calib_kernel_desc gk_pf[] = {{"kern_attn_prefill_simt", 1, "bf16", 0},
-                                          {"kern_attn_prefill_mma", 1, "bf16", 0}};
+                                          {"kern_attn_prefill_mma", 1, "bf16", 0},
+                                          {"kern_attn_prefill_wgmma", 1, "bf16", 0}};
 /* Paged decode: the SIMT kernel (splits: calib_decode_splits) and the
  * tensor-core one (kern_decode_mma.cu, sm_80+; splits: kern_decode_splits),
  * each followed by the LSE merge. */
@@ -157,7 +164,9 @@ static void gpu_kernels(void *vst, calib_op op, const calib_kernel_desc **list, 
         break;
     case CALIB_OP_GROUPED_CONTIG: GK(gk_gc); break;
     case CALIB_OP_GROUPED_MASKED: GK(gk_gm); break;
-    case CALIB_OP_ATTN_PREFILL: GK(gk_pf); break;
+    case CALIB_OP_ATTN_PREFILL:
+        *list = st->pf, *n = st->npf;
+        break;
     case CALIB_OP_ATTN_DECODE: GK(gk_dec); break;
     case CALIB_OP_LSE_MERGE: GK(gk_lse); break;
     case CALIB_OP_SOFTMAX: GK(gk_sm); break;
@@ -375,6 +384,10 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
     if (op == CALIB_OP_GEMM && (kernel < 0 || kernel >= st->ngemm))
         return sim_err_set(err, SIM_EINVAL, "GEMM kernel %d of %d", (int)kernel, (int)st->ngemm);
     if (op == CALIB_OP_GEMM) kernel = st->gemm_kind[kernel];
+    /* Prefill kernels likewise (gk_pf's order). */
+    if (op == CALIB_OP_ATTN_PREFILL && (kernel < 0 || kernel >= st->npf))
+        return sim_err_set(err, SIM_EINVAL, "prefill kernel %d of %d", (int)kernel, (int)st->npf);
+    if (op == CALIB_OP_ATTN_PREFILL) kernel = st->pf_kind[kernel];
     st->op = op, st->kernel = kernel, st->s = *s, st->layout = layout;
     size_t m = (size_t)s->m, n = (size_t)s->n;
     switch (op) {
@@ -440,7 +453,9 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
         return kern_gpu_grouped_masked((int32_t)s->groups, s->m, s->n, s->k, st->meta[0], in[0], in[1], out[0],
                                        st->meta[1], st->meta_bytes[1], err);
     case CALIB_OP_ATTN_PREFILL:
-        return (st->kernel == GPU_PF_MMA ? kern_gpu_attn_prefill_mma : kern_gpu_attn_prefill)(
+        return (st->kernel == GPU_PF_SM90  ? kern_gpu_attn_prefill_sm90
+                : st->kernel == GPU_PF_MMA ? kern_gpu_attn_prefill_mma
+                                           : kern_gpu_attn_prefill)(
             (int32_t)s->batch, (int32_t)s->m, (int32_t)s->ctx, (int32_t)s->heads, (int32_t)s->kv_heads,
             (int32_t)s->head_dim, 1.0f / sqrtf((float)s->head_dim), in[0], in[1], in[2], out[0], out[1], err);
     case CALIB_OP_ATTN_DECODE: {
@@ -995,6 +1010,9 @@ __attribute__((visibility("default"))) int calib_gpu_plugin_create(int32_t abi, 
                                               : 1;
         if (ok) st->gemm[st->ngemm] = gk_gemm[kind], st->gemm_kind[st->ngemm++] = kind;
     }
+    for (int32_t kind = 0; kind < (int32_t)(sizeof gk_pf / sizeof gk_pf[0]); kind++)
+        if (kind != GPU_PF_SM90 || kern_gpu_attn_prefill_sm90_ok(&why) == 0)
+            st->pf[st->npf] = gk_pf[kind], st->pf_kind[st->npf++] = kind;
     b->name = "gpu";
     b->state = st;
     b->identity = gpu_identity;

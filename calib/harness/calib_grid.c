@@ -263,6 +263,10 @@ static const calib_check_case cases_prefill[] = {
     CASE_ATTN(1, 100, 37, 4, 1, 64, "d=64 group=4, a prefix off the 64-key grid (the diagonal crosses two KV tiles)"),
     CASE_ATTN(1, 64, 200, 2, 2, 64, "d=64 group=1, one whole query tile behind 200 cached keys (unmasked KV tiles)"),
     CASE_ATTN(2, 130, 70, 8, 1, 64, "d=64 group=8, query tiles 64+64+2 after a cached prefix"),
+    /* The Hopper prefill's tiles (128 query rows, 128 keys): */
+    CASE_ATTN(1, 300, 100, 8, 2, 128,
+              "d=128 group=4, query tiles 128+128+44 after a prefix off the 128-key grid (the diagonal crosses two KV tiles)"),
+    CASE_ATTN(2, 140, 0, 4, 1, 64, "d=64 group=4, query tiles 128+12, partial last KV tile"),
 };
 #define CASE_DEC(b_, c_, h_, kv_, d_, what_)                                                                     \
     {{.batch = b_, .ctx = c_, .heads = h_, .kv_heads = kv_, .head_dim = d_}, CALIB_LAYOUT_TIMED, what_}

@@ -143,6 +143,19 @@ int kern_gpu_attn_prefill(int32_t batch, int32_t n_q, int32_t cached, int32_t hq
 int kern_gpu_attn_prefill_mma(int32_t batch, int32_t n_q, int32_t cached, int32_t hq, int32_t hkv, int32_t d,
                               float sm_scale, const uint16_t *d_q, const uint16_t *d_k, const uint16_t *d_v,
                               uint16_t *d_o, float *d_lse, sim_err *err);
+/* The same prefill as the Hopper rung (kern_attn_sm90.cu, after
+ * FlashAttention-3's design): 128 query rows of one head per CTA, a
+ * producer warpgroup's TMA loads of Q and of 128-key K and V tiles into an
+ * mbarrier ring, two consumer warpgroups computing Q·Kᵀ (both operands in
+ * shared memory) and P·V (P in registers) with wgmma, online softmax in
+ * registers, setmaxnreg. SIM_ENOTSUP unless the device has compute
+ * capability 9.0 and the build holds sm_90a code
+ * (kern_gpu_attn_prefill_sm90_ok says which, without launching). Same
+ * layouts, shape rules and results as kern_gpu_attn_prefill_mma. */
+int kern_gpu_attn_prefill_sm90_ok(sim_err *err);
+int kern_gpu_attn_prefill_sm90(int32_t batch, int32_t n_q, int32_t cached, int32_t hq, int32_t hkv, int32_t d,
+                               float sm_scale, const uint16_t *d_q, const uint16_t *d_k, const uint16_t *d_v,
+                               uint16_t *d_o, float *d_lse, sim_err *err);
 /* Paged split-KV decode (kern_decode_split_ref layout, bf16 q and cache,
  * fp32 partial outputs); d_ctx_len and d_block_table on the device. */
 int kern_gpu_decode_split(int32_t batch, int32_t hq, int32_t hkv, int32_t d, int32_t page, int32_t max_pages,

@@ -10,13 +10,16 @@ namespace {
 typedef PFN_cuTensorMapEncodeTiled_v12000 encode_fn;
 
 /* A rows×cols row-major matrix of `elem` bytes per element (bf16 or fp8
- * bytes) with boxes of box_cols × box_rows. */
+ * bytes) with boxes of box_cols × box_rows; with batch > 0, `batch` such
+ * matrices back to back (a 3-D map, boxes one matrix deep, so rows past
+ * `rows` are zero-filled rather than read from the next matrix). */
 int encode(encode_fn fn, CUtensorMap *map, CUtensorMapDataType type, int elem, const void *p, int64_t rows,
-           int64_t cols, uint32_t box_cols, uint32_t box_rows, sim_err *err)
+           int64_t cols, int64_t batch, uint32_t box_cols, uint32_t box_rows, sim_err *err)
 {
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)cols * (cuuint64_t)elem};
-    cuuint32_t box[2] = {box_cols, box_rows}, estr[2] = {1, 1};
-    CUresult r = fn(map, type, 2, (void *)p, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    cuuint64_t dims[3] = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)batch};
+    cuuint64_t strides[2] = {(cuuint64_t)cols * (cuuint64_t)elem, (cuuint64_t)rows * (cuuint64_t)cols * (cuuint64_t)elem};
+    cuuint32_t box[3] = {box_cols, box_rows, 1}, estr[3] = {1, 1, 1};
+    CUresult r = fn(map, type, batch > 0 ? 3 : 2, (void *)p, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return sim_err_set(err, SIM_EIO, "cuTensorMapEncodeTiled (%lld×%lld, box %u×%u): CUresult %d", (long long)rows,
@@ -24,20 +27,28 @@ int encode(encode_fn fn, CUtensorMap *map, CUtensorMapDataType type, int elem, c
     return 0;
 }
 
-/* The maps of A (a_rows × a_cols, boxes a_box[0] inner × a_box[1]) and B
- * (likewise) of one element type, with the driver's encoder fetched
- * without linking libcuda. */
-int encode_pair(CUtensorMapDataType type, int elem, const void *A, int64_t a_rows, int64_t a_cols,
-                const uint32_t a_box[2], const void *B, int64_t b_rows, int64_t b_cols, const uint32_t b_box[2],
-                CUtensorMap *ta, CUtensorMap *tb, sim_err *err)
+/* The driver's encoder, fetched without linking libcuda. */
+int encoder(encode_fn *out, sim_err *err)
 {
     void *fn = NULL;
     cudaDriverEntryPointQueryResult q;
     KERN_CU_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q), err);
     if (q != cudaDriverEntryPointSuccess || !fn)
         return sim_err_set(err, SIM_ENOTSUP, "the driver has no cuTensorMapEncodeTiled (query result %d)", (int)q);
-    int rc = encode((encode_fn)fn, ta, type, elem, A, a_rows, a_cols, a_box[0], a_box[1], err);
-    return rc ? rc : encode((encode_fn)fn, tb, type, elem, B, b_rows, b_cols, b_box[0], b_box[1], err);
+    *out = (encode_fn)fn;
+    return 0;
+}
+
+/* The maps of A (a_rows × a_cols, boxes a_box[0] inner × a_box[1]) and B
+ * (likewise) of one element type. */
+int encode_pair(CUtensorMapDataType type, int elem, const void *A, int64_t a_rows, int64_t a_cols,
+                const uint32_t a_box[2], const void *B, int64_t b_rows, int64_t b_cols, const uint32_t b_box[2],
+                CUtensorMap *ta, CUtensorMap *tb, sim_err *err)
+{
+    encode_fn fn = NULL;
+    int rc = encoder(&fn, err);
+    if (!rc) rc = encode(fn, ta, type, elem, A, a_rows, a_cols, 0, a_box[0], a_box[1], err);
+    return rc ? rc : encode(fn, tb, type, elem, B, b_rows, b_cols, 0, b_box[0], b_box[1], err);
 }
 
 } // namespace
@@ -67,6 +78,21 @@ int kern_gemm_rung_maps_fp8(int cc, const char *rung, int64_t M, int64_t N, int6
                            rung, (long long)M, (long long)N, (long long)K);
     const uint32_t a_box[2] = {box_k, box_m}, b_box[2] = {box_k, box_n};
     return encode_pair(CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, d_A, M, K, a_box, d_B, N, K, b_box, ta, tb, err);
+}
+
+int kern_attn_rung_maps(int cc, const char *rung, int32_t batch, int32_t n_q, int32_t n_kv, int32_t hq,
+                        int32_t hkv, int32_t d, const uint16_t *d_q, const uint16_t *d_k, const uint16_t *d_v,
+                        uint32_t box_q, uint32_t box_kv, CUtensorMap *tq, CUtensorMap *tk, CUtensorMap *tv,
+                        sim_err *err)
+{
+    encode_fn fn = NULL;
+    int rc = kern_gemm_rung_ok(cc, rung, err);
+    if (!rc) rc = encoder(&fn, err);
+    if (rc) return rc;
+    const CUtensorMapDataType bf = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    if ((rc = encode(fn, tq, bf, 2, d_q, n_q, (int64_t)hq * d, batch, 64, box_q, err))) return rc;
+    if ((rc = encode(fn, tk, bf, 2, d_k, n_kv, (int64_t)hkv * d, batch, 64, box_kv, err))) return rc;
+    return encode(fn, tv, bf, 2, d_v, n_kv, (int64_t)hkv * d, batch, 64, box_kv, err);
 }
 
 int kern_gemm_rung_ok(int want, const char *rung, sim_err *err)

@@ -1,14 +1,15 @@
 /* kern_tma — the host side of the tensor memory accelerator for the GEMM
  * rungs that load tiles with it (kern_gemm_sm90.cu, kern_gemm_sm100.cu,
  * kern_gemm_fp8_sm90.cu): the tensor maps of a row-major A (M×K) and B
- * (K×N) in bf16, or of fp8 A (M×K) and B (N×K), both K-major, 2-D, 128-byte
+ * (K×N) in bf16, or of fp8 A (M×K) and B (N×K), both K-major, 2-D, and the
+ * 3-D maps of the Hopper flash prefill's (kern_attn_sm90.cu) Q, K, V; 128-byte
  * swizzle, zero fill past the edges, encoded by the driver's
  * cuTensorMapEncodeTiled — fetched with cudaGetDriverEntryPointByVersion,
  * so the plugin links no libcuda —, the check that the device and the
  * build fit such a rung, and the device side every such kernel
  * shares: mbarrier initialisation, arrival (plain and announcing the
- * copies' bytes), parity waits, and the 2-D bulk tensor copy that
- * completes on an mbarrier; and the persistent grid's size. CUDA C++;
+ * copies' bytes), parity waits, and the 2-D and 3-D bulk tensor copies that
+ * complete on an mbarrier; and the persistent grid's size. CUDA C++;
  * the maps are the caller's. */
 #ifndef KERN_TMA_CUH
 #define KERN_TMA_CUH
@@ -39,6 +40,18 @@ int kern_gemm_rung_maps(int cc, const char *rung, int64_t M, int64_t N, int64_t 
 int kern_gemm_rung_maps_fp8(int cc, const char *rung, int64_t M, int64_t N, int64_t K, const uint8_t *d_A,
                             const uint8_t *d_B, uint32_t box_m, uint32_t box_n, uint32_t box_k, CUtensorMap *ta,
                             CUtensorMap *tb, sim_err *err);
+
+/* kern_gemm_rung_ok, then the tensor maps of an attention kernel's Q
+ * ([batch][n_q][hq·d]), K and V ([batch][n_kv][hkv·d]), bf16, as 3-D maps
+ * (one sequence deep, so rows past a sequence's end are zero-filled) with
+ * boxes of 64 columns (one 128-byte swizzle span) × box_q or box_kv rows.
+ * The caller has checked the shape (d a multiple of 64, sizes < 2^31). A
+ * driver without the entry point: SIM_ENOTSUP; an encoding refused:
+ * SIM_EIO. */
+int kern_attn_rung_maps(int cc, const char *rung, int32_t batch, int32_t n_q, int32_t n_kv, int32_t hq,
+                        int32_t hkv, int32_t d, const uint16_t *d_q, const uint16_t *d_k, const uint16_t *d_v,
+                        uint32_t box_q, uint32_t box_kv, CUtensorMap *tq, CUtensorMap *tk, CUtensorMap *tv,
+                        sim_err *err);
 
 /* The grid of a persistent GEMM over `tiles` output tiles: one CTA per SM
  * of the current device, at most one per tile. SIM_EINVAL past 2^31 tiles
@@ -84,6 +97,15 @@ __device__ __forceinline__ void kern_tma_load(uint32_t dst, const CUtensorMap *m
 {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
                  ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+/* The same for a 3-D map at coordinates (c0 innermost, c1, c2). */
+__device__ __forceinline__ void kern_tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1,
+                                                 int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
+                 ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
                  : "memory");
 }
 

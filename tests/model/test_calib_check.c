@@ -126,6 +126,25 @@ static void test_coverage(void)
     }
     CHECK(below && zero && skew_m);
 
+    /* Prefill cases on both tensor-core rungs' tile grids (64 and 128 query
+     * rows and keys), per head_dim: a query tile past the first after a
+     * cached prefix off the key grid (the diagonal crosses two KV tiles)
+     * with GQA, and a partial last query tile. */
+    n = calib_check_cases(CALIB_OP_ATTN_PREFILL, &c);
+    for (int32_t tile = 64; tile <= 128; tile *= 2)
+        for (int32_t d = 64; d <= 128; d *= 2) {
+            int off_grid = 0, partial = 0;
+            for (int32_t i = 0; i < n; i++) {
+                const calib_shape *p = &c[i].shape;
+                if (p->head_dim != d) continue;
+                off_grid |= p->m > tile && p->ctx % tile != 0 && p->heads > p->kv_heads;
+                partial |= p->m > tile && p->m % tile != 0;
+            }
+            CHECK_MSG(off_grid && partial, "prefill d=%d: no case %s on the %d-row tile grid", (int)d,
+                      off_grid ? "with a partial last query tile" : "past the first query tile behind an off-grid prefix",
+                      (int)tile);
+        }
+
     /* Empty decode splits under the CPU backend's 4 splits and the GPU's
      * rule on any GPU from 20 to 200 SMs. */
     n = calib_check_cases(CALIB_OP_ATTN_DECODE, &c);
