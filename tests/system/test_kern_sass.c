@@ -9,7 +9,10 @@
  * the tensor-core paged decode cp.async, ldmatrix.trans and mma.sync; sm_90a: the tensor
  * memory accelerator (UTMALDG), mbarriers (SYNCS), wgmma (HGMMA) and
  * setmaxnreg (USETMAXREG) in kern_gemm_sm90, and the same with the fp8
- * wgmma (QGMMA) in kern_gemm_fp8_sm90; sm_100a: TMA, mbarriers,
+ * wgmma (QGMMA) in kern_gemm_fp8_sm90, and in the Hopper flash prefill
+ * (kern_attn_sm90) TMA, mbarriers, setmaxnreg, ex2 and wgmma for both of
+ * its GEMMs (a rule's need may name the second operand: "HGMMA gdesc" has
+ * A in shared memory, Q·Kᵀ; "HGMMA R" A in registers, P·V); sm_100a: TMA, mbarriers,
  * tcgen05.mma (UTCHMMA), tcgen05.commit (UTCBAR) and tcgen05.ld (LDTM) in
  * kern_gemm_sm100; the vectorised RMSNorm's 16-byte loads and stores
  * (LDG.E.128, STG.E.128) and the quantisation kernels' 16-byte loads,
@@ -30,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SASS_MAX_NEED 6
+#define SASS_MAX_NEED 7
 #define SASS_MAX_ARCH 16
 
 typedef struct {
@@ -54,6 +57,9 @@ static const sass_rule rules[] = {
      "Hopper fp8 rung: TMA into an mbarrier ring, fp8 wgmma (e4m3), setmaxnreg"},
     {"sm_80", "attn_prefill_mma_kernel", {"LDGSTS", "LDSM.16.M88", "LDSM.16.MT88", "HMMA", "MUFU.EX2"},
      "attention, Ampere rung: K/V cp.async ring, ldmatrix (.trans for V), mma.sync, exp2 online softmax"},
+    {"sm_90a", "attn_prefill_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA gdesc", "HGMMA R", "USETMAXREG", "MUFU.EX2"},
+     "attention, Hopper rung: Q/K/V TMA into an mbarrier ring, wgmma for Q·Kᵀ (A from shared memory) and P·V "
+     "(P from registers), setmaxnreg, exp2 online softmax"},
     {"sm_80", "decode_split_mma_kernel", {"LDGSTS", "LDSM.16.MT88", "HMMA"},
      "paged decode, Ampere rung: cache pages through a cp.async ring, the GQA group as the mma's rows"},
     {"sm_80", "rmsnorm_vec_kernel", {"LDG.E.128", "STG.E.128"}, "row kernels: 16-byte vector loads and stores"},
@@ -93,10 +99,12 @@ static int names_kernel(const char *mangled, const char *kernel)
 
 /* The opcode of a SASS line (address comment, optional predicate guard,
  * mnemonic: "@!P0 LDG.E.64 R2, [R2.64] ;" gives "LDG.E.64"), copied into
- * op (empty when the line is no instruction). */
-static void sass_opcode(const char *line, char *op, size_t len)
+ * op (empty when the line is no instruction); the operands that follow
+ * ("R2, [R2.64] ;") in *args when args is not NULL. */
+static void sass_opcode_args(const char *line, char *op, size_t len, const char **args)
 {
     op[0] = '\0';
+    if (args) *args = "";
     const char *p = strstr(line, "*/");
     if (!p || !strstr(line, "/*")) return;
     p += 2;
@@ -112,6 +120,11 @@ static void sass_opcode(const char *line, char *op, size_t len)
         n++;
     memcpy(op, p, n);
     op[n] = '\0';
+    if (args) *args = p + n + strspn(p + n, " \t");
+}
+static void sass_opcode(const char *line, char *op, size_t len)
+{
+    sass_opcode_args(line, op, len, NULL);
 }
 
 /* op is the mnemonic `need` or one of its variants (HGMMA.64x256x16...). */
@@ -119,6 +132,24 @@ static int op_is(const char *op, const char *need)
 {
     size_t n = strlen(need);
     return strncmp(op, need, n) == 0 && (op[n] == '\0' || op[n] == '.');
+}
+
+/* A rule's need: a mnemonic as op_is matches it, optionally followed by a
+ * space and the start of the instruction's second operand — "HGMMA gdesc"
+ * is a wgmma with A in shared memory (a descriptor), "HGMMA R" one with A
+ * in registers ("HGMMA.64x128x16.F32.BF16 R88, R56, gdesc[UR4].tnspB"). */
+static int need_is(const char *op, const char *args, const char *need)
+{
+    const char *sp = strchr(need, ' ');
+    if (!sp) return op_is(op, need);
+    char mn[64];
+    size_t n = (size_t)(sp - need) < sizeof mn - 1 ? (size_t)(sp - need) : sizeof mn - 1;
+    memcpy(mn, need, n);
+    mn[n] = '\0';
+    const char *comma = strchr(args, ',');
+    if (!op_is(op, mn) || !comma) return 0;
+    comma += 1 + strspn(comma + 1, " ");
+    return strncmp(comma, sp + 1, strlen(sp + 1)) == 0;
 }
 
 /* Copies the line at *p into line (cut to len - 1) and moves *p past it;
@@ -137,10 +168,11 @@ static int next_line(const char **p, char *line, size_t len)
 
 /* Walks the SASS listing: for each "code for ARCH" section and each
  * "Function : NAME" in it, calls visit for every instruction. */
-typedef void (*sass_visit)(void *u, const char *arch, const char *fn, const char *op);
+typedef void (*sass_visit)(void *u, const char *arch, const char *fn, const char *op, const char *args);
 static void sass_walk(const char *sass, sass_visit visit, void *u)
 {
     char arch[32] = "", fn[1024] = "", line[2048], op[64];
+    const char *args;
     for (const char *p = sass; next_line(&p, line, sizeof line);) {
         const char *q;
         if ((q = strstr(line, "code for "))) {
@@ -149,8 +181,8 @@ static void sass_walk(const char *sass, sass_visit visit, void *u)
         } else if ((q = strstr(line, "Function : "))) {
             sscanf(q + 11, "%1023s", fn);
         } else if (arch[0] && fn[0]) {
-            sass_opcode(line, op, sizeof op);
-            if (op[0]) visit(u, arch, fn, op);
+            sass_opcode_args(line, op, sizeof op, &args);
+            if (op[0]) visit(u, arch, fn, op, args);
         }
     }
 }
@@ -213,13 +245,13 @@ typedef struct {
     int has[SASS_MAX_NEED];
 } rule_state;
 
-static void visit_rule(void *u, const char *arch, const char *fn, const char *op)
+static void visit_rule(void *u, const char *arch, const char *fn, const char *op, const char *args)
 {
     rule_state *s = u;
     if (strcmp(arch, s->r->arch) != 0 || !names_kernel(fn, s->r->kernel)) return;
     s->found = 1;
     for (int i = 0; i < SASS_MAX_NEED && s->r->need[i]; i++)
-        if (op_is(op, s->r->need[i])) s->has[i] = 1;
+        if (need_is(op, args, s->r->need[i])) s->has[i] = 1;
 }
 
 /* Each rung's kernel uses its generation's instructions. */
@@ -253,8 +285,9 @@ typedef struct {
     char first[1200];
 } spill_state;
 
-static void visit_spill(void *u, const char *arch, const char *fn, const char *op)
+static void visit_spill(void *u, const char *arch, const char *fn, const char *op, const char *args)
 {
+    (void)args;
     spill_state *s = u;
     if (op_is(op, "LDL") || op_is(op, "STL")) {
         if (!s->spill_ops++) snprintf(s->first, sizeof s->first, "%s %s: %s", arch, fn, op);
@@ -307,6 +340,13 @@ static void case_parsers(void)
     sass_opcode("        /*11d0*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR16], R24, gsb0 ;", op,
                 sizeof op);
     CHECK(!strcmp(op, "QGMMA.64x128x32.F32.E4M3.E4M3") && op_is(op, "QGMMA") && !op_is(op, "HGMMA"));
+    const char *args;
+    sass_opcode_args("        /*3650*/                   HGMMA.64x128x16.F32.BF16 R88, R48, gdesc[UR12].tnspB, R88 ;",
+                     op, sizeof op, &args);
+    CHECK(need_is(op, args, "HGMMA") && need_is(op, args, "HGMMA R") && !need_is(op, args, "HGMMA gdesc"));
+    sass_opcode_args("        /*0c00*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR12], R24 ;", op, sizeof op,
+                     &args);
+    CHECK(need_is(op, args, "HGMMA gdesc") && !need_is(op, args, "HGMMA R") && !need_is(op, args, "QGMMA gdesc"));
     sass_opcode("                                                     /* 0x000fe400078e00ff */", op, sizeof op);
     CHECK(op[0] == '\0');
     CHECK(names_kernel("_ZN45_GLOBAL__N__94bb8a8f_12_kern_gemm_cu_7c2b34c816gemm_bf16_kernelEPKtS1_Ptlll",
