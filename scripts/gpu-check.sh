@@ -22,14 +22,15 @@
 # beside the Ampere rung and cuBLAS; each is checked against the CPU
 # reference first; the tensor-core flash prefill and paged decode
 # (kern_attn_prefill_mma, kern_decode_split_mma) are checked and timed
-# beside the SIMT ones on every GPU. Budget: about 10 minutes in all (build ≤ 4,
+# beside the SIMT ones on every GPU, and on an H100/H200 the Hopper flash
+# prefill (kern_attn_prefill_wgmma, sm_90a) beside them. Budget: about 10 minutes in all (build ≤ 4,
 # checks ≤ 1, sanitizers ≤ 3, grid ≤ 5, PyTorch references ≤ 2; a cut-short
 # step is resumable by rerunning).
 # Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU (or
 # a GPU the GPU backend cannot load or use).
 # Environment: NVIDIA_SMI (default nvidia-smi), SERVESIM_BUILD_DIR (default
 # build-gpucheck), GPU_CHECK_GRID (quick or full, default quick; full keeps
-# the slow SIMT prefill kernel, and with it the tensor-core one, on the
+# the slow SIMT prefill kernel, and with it the tensor-core ones, on the
 # quick grid's shapes),
 # GPU_CHECK_GRID_S (seconds for the grid, default 300), GPU_CHECK_TORCH_S
 # (seconds for the PyTorch references, default 120; 0 skips them),
@@ -102,7 +103,7 @@ if objdump=$("$root/scripts/cuda-tool.sh" cuobjdump) && [ -f "$plugin" ]; then
     "$objdump" -sass "$plugin" 2>/dev/null | awk '
       /code for sm_/ { arch = $3 }
       /Function :/ { fn = $3 }
-      fn ~ /gemm|_mma_kernel/ && match($0, /(HMMA|HGMMA|QGMMA|UTMALDG|UTMASTG|LDGSTS|LDSM|SYNCS|UTC[A-Z]*MMA|LDTM)[.A-Z0-9x]*/) {
+      fn ~ /gemm|_mma_kernel|attn_prefill_sm90/ && match($0, /(HMMA|HGMMA|QGMMA|UTMALDG|UTMASTG|LDGSTS|LDSM|SYNCS|UTC[A-Z]*MMA|LDTM)[.A-Z0-9x]*/) {
         op = substr($0, RSTART, RLENGTH); sub(/\..*/, "", op); n[arch " " op]++
       }
       END { for (k in n) print k, n[k] }' | sort
@@ -146,7 +147,7 @@ else
 fi
 # The SIMT prefill kernel needs seconds per large point: on the full grid it
 # gets the quick grid's shapes (the PyTorch references cover the rest); the
-# grid is per op, so the tensor-core prefill gets them too.
+# grid is per op, so the tensor-core prefills get them too.
 ops_all=gemm,grouped_contig,grouped_masked,attn_prefill,attn_decode,lse_merge,softmax,rmsnorm,quant_fp8,quant_mxfp8,copy,allreduce
 ops=$ops_all
 [ "$grid" = full ] && ops=${ops_all/attn_prefill,/}
@@ -178,9 +179,10 @@ fi
   echo
   echo "== kernels no GPU had run before this check (docs/calibration.md, 'The kernel ladder'): their checks =="
   echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMMs (bf16 and fp8 block-scaled) on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0,"
-  echo " RMSNorm, quantisation and warp softmax v2, tensor-core flash prefill and paged decode,"
+  echo " RMSNorm, quantisation and warp softmax v2, tensor-core flash prefill (Ampere mma.sync; Hopper wgmma on cc 9.0)"
+  echo " and paged decode,"
   echo " grouped GEMMs over a tile list: contiguous v3, masked v2)"
-  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_mma|kern_decode_split_mma|kern_grouped_(contig|masked)_mma)' "$out/check.log" ||
+  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_(mma|wgmma)|kern_decode_split_mma|kern_grouped_(contig|masked)_mma)' "$out/check.log" ||
     echo "(none of them was checked here)"
   echo
   echo "== checks (kernel vs CPU reference) =="
