@@ -33,17 +33,19 @@
  * (232).
  *
  * Of FlashAttention-3's overlap mechanisms this has the producer/consumer
- * split (TMA copies run ahead of both consumers through the ring), not yet
- * the intra-warpgroup pipelining of the softmax with the next tile's Q·Kᵀ
- * nor the inter-warpgroup ping-pong of one consumer's softmax with the
- * other's GEMMs: each consumer waits for its wgmma before the softmax.
+ * split (TMA copies run ahead of both consumers through the ring) and the
+ * inter-warpgroup ping-pong: two named barriers make the consumers take
+ * turns issuing Q·Kᵀ, so one's softmax runs while the other's GEMMs do.
+ * Not yet the intra-warpgroup pipelining of the softmax with the next
+ * tile's Q·Kᵀ: each consumer waits for its own wgmma before its softmax.
  *
  * Shared memory: Q 128×d plus 4 slots of 128×d, bf16: 80 KB at d = 64,
  * 160 KB at d = 128. d ∈ {64, 128} (templates); any hq multiple of hkv.
  * Only sm_90a has wgmma/setmaxnreg: other architectures of the build get a
  * body that traps, and the launcher returns SIM_ENOTSUP unless the device
  * has compute capability 9.0 and the build holds sm_90a code
- * (kern_gpu_attn_prefill_sm90_ok), SIM_EINVAL for other shapes. */
+ * (kern_gpu_attn_prefill_sm90_ok), SIM_EINVAL for other shapes, SIM_EIO
+ * when the driver refuses a tensor map or the launch fails. */
 #include "kern_attn_frag.cuh"
 #include "kern_wgmma.cuh"
 
@@ -129,6 +131,18 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[8][4], const uint32_t (&a)[4
 #undef KERN_ACC32
 #undef KERN_ACC64
 
+/* The consumers' ping-pong: named barrier 1 + cw is consumer cw's turn to
+ * issue its Q·Kᵀ; the other consumer's 128 threads arrive on it (256 in
+ * all; barrier 0 is __syncthreads'). */
+__device__ __forceinline__ void turn_wait(int cw)
+{
+    asm volatile("bar.sync %0, 256;\n" ::"r"(1 + cw) : "memory");
+}
+__device__ __forceinline__ void turn_pass(int cw)
+{
+    asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - cw) : "memory");
+}
+
 /* kern_acc_fence over an accumulator held as n-tiles of 4. */
 template <int NT>
 __device__ __forceinline__ void acc_fence(float (&d)[NT][4])
@@ -178,10 +192,12 @@ __device__ __forceinline__ void consumer(const Sm90Args &a, uint32_t sq, uint32_
     int pos = first + warp * 16 + lane / 4;      /* this lane's first row */
     uint32_t qa = sq + cw * 64 * 128;            /* rows of 128 bytes within each 64-column box */
     kern_mbar_wait(qbar, 0);
+    if (cw == 1) turn_pass(cw); /* consumer 0 goes first */
     for (int t = 0; t < tiles; t++) {
         uint32_t ks = (2 * t) % SLOTS, vs = (2 * t + 1) % SLOTS, ph = ((2 * t) / SLOTS) & 1;
         uint32_t kb = slots + ks * SLOT_BYTES<D>, vb = slots + vs * SLOT_BYTES<D>;
         kern_mbar_wait(full + 8 * ks, ph);
+        turn_wait(cw);
         acc_fence(s);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -191,6 +207,10 @@ __device__ __forceinline__ void consumer(const Sm90Args &a, uint32_t sq, uint32_
             wgmma_ss_n128(s, kern_sw128_desc(qa + off, 16, 1024), kern_sw128_desc(kb + off, 16, 1024), k > 0);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        /* The other consumer's turn: its Q·Kᵀ runs under this one's softmax.
+         * Both see the same tiles, so passes and waits pair up exactly (the
+         * second consumer's first pass stands for the last one it skips). */
+        if (cw == 0 || t + 1 < tiles) turn_pass(cw);
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         acc_fence(s);
         if (lane == 0) kern_mbar_arrive(empty + 8 * ks);

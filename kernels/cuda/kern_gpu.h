@@ -147,8 +147,8 @@ int kern_gpu_attn_prefill_mma(int32_t batch, int32_t n_q, int32_t cached, int32_
  * FlashAttention-3's design): 128 query rows of one head per CTA, a
  * producer warpgroup's TMA loads of Q and of 128-key K and V tiles into an
  * mbarrier ring, two consumer warpgroups computing Q·Kᵀ (both operands in
- * shared memory) and P·V (P in registers) with wgmma, online softmax in
- * registers, setmaxnreg. SIM_ENOTSUP unless the device has compute
+ * shared memory) and P·V (P in registers) with wgmma in ping-pong,
+ * online softmax in registers, setmaxnreg. SIM_ENOTSUP unless the device has compute
  * capability 9.0 and the build holds sm_90a code
  * (kern_gpu_attn_prefill_sm90_ok says which, without launching). Same
  * layouts, shape rules and results as kern_gpu_attn_prefill_mma. */

@@ -10,7 +10,8 @@
  * memory accelerator (UTMALDG), mbarriers (SYNCS), wgmma (HGMMA) and
  * setmaxnreg (USETMAXREG) in kern_gemm_sm90, and the same with the fp8
  * wgmma (QGMMA) in kern_gemm_fp8_sm90, and in the Hopper flash prefill
- * (kern_attn_sm90) TMA, mbarriers, setmaxnreg, ex2 and wgmma for both of
+ * (kern_attn_sm90) TMA, mbarriers, setmaxnreg, ex2, the named-barrier
+ * arrivals of its consumers' ping-pong (BAR.ARV) and wgmma for both of
  * its GEMMs (a rule's need may name the second operand: "HGMMA gdesc" has
  * A in shared memory, Q·Kᵀ; "HGMMA R" A in registers, P·V); sm_100a: TMA, mbarriers,
  * tcgen05.mma (UTCHMMA), tcgen05.commit (UTCBAR) and tcgen05.ld (LDTM) in
@@ -57,9 +58,10 @@ static const sass_rule rules[] = {
      "Hopper fp8 rung: TMA into an mbarrier ring, fp8 wgmma (e4m3), setmaxnreg"},
     {"sm_80", "attn_prefill_mma_kernel", {"LDGSTS", "LDSM.16.M88", "LDSM.16.MT88", "HMMA", "MUFU.EX2"},
      "attention, Ampere rung: K/V cp.async ring, ldmatrix (.trans for V), mma.sync, exp2 online softmax"},
-    {"sm_90a", "attn_prefill_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA gdesc", "HGMMA R", "USETMAXREG", "MUFU.EX2"},
+    {"sm_90a", "attn_prefill_sm90_kernel",
+     {"UTMALDG", "SYNCS", "HGMMA gdesc", "HGMMA R", "USETMAXREG", "MUFU.EX2", "BAR.ARV"},
      "attention, Hopper rung: Q/K/V TMA into an mbarrier ring, wgmma for Q·Kᵀ (A from shared memory) and P·V "
-     "(P from registers), setmaxnreg, exp2 online softmax"},
+     "(P from registers), setmaxnreg, exp2 online softmax, the consumers' ping-pong on named barriers"},
     {"sm_80", "decode_split_mma_kernel", {"LDGSTS", "LDSM.16.MT88", "HMMA"},
      "paged decode, Ampere rung: cache pages through a cp.async ring, the GQA group as the mma's rows"},
     {"sm_80", "rmsnorm_vec_kernel", {"LDG.E.128", "STG.E.128"}, "row kernels: 16-byte vector loads and stores"},
