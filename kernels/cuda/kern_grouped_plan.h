@@ -1,4 +1,4 @@
-/* kern_grouped_plan — the tile list of the MoE grouped GEMM (kern_gemm.cu):
+/* kern_grouped_plan — the tile list of the MoE grouped GEMM (kern_grouped.cu):
  * every KERN_GEMM_BM-row M tile of every expert, in expert order, as
  * (expert, first row, rows), so a grid of (tiles in the list) × (N tiles)
  * covers exactly the work: no CTA for an empty expert, none for a masked
