@@ -139,6 +139,7 @@ static const model_yaml_field arch_fields[] = {
     {"linear.value_head_dim", MODEL_YAML_INT, offsetof(arch_yaml, m.lin_v_dim), 0, 0, 0},
     {"linear.conv_kernel", MODEL_YAML_INT, offsetof(arch_yaml, m.lin_conv), 0, 0, 0},
     {"attn_output_gate", MODEL_YAML_BOOL, offsetof(arch_yaml, m.attn_out_gate), 0, 0, 0},
+    {"qk_norm_per_layer", MODEL_YAML_BOOL, offsetof(arch_yaml, m.qk_norm_layer), 0, 0, 0},
     {"attn_sinks", MODEL_YAML_BOOL, offsetof(arch_yaml, m.attn_sinks), 0, 0, 0},
     {"sparse.index_topk", MODEL_YAML_INT, offsetof(arch_yaml, m.index_topk), 0, 0, 0},
     {"sparse.index_heads", MODEL_YAML_INT, offsetof(arch_yaml, m.index_heads), 0, 0, 0},

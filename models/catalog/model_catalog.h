@@ -130,6 +130,9 @@ typedef struct {
     int32_t index_topk;            /* DeepSeek sparse attention: keys each query attends (0 = dense) */
     int32_t index_heads, index_head_dim; /* DSA lightning-indexer heads and their dimension */
     int32_t attn_sinks;            /* per-head attention-sink logits (gpt-oss) */
+    int32_t qk_norm_layer;         /* RMSNorm over the whole projected q and k (all heads at once; MiniMax-M2's
+                                    * qk_norm_type per_layer): under TP each rank holds a shard, so the
+                                    * variance is all-reduced across the TP ranks every attention layer */
     /* Appended with Mamba-2 hybrids, Nemotron-NAS, Kimi linear attention and
      * latent MoE (0 = absent). A block may lack a token mixer (an FFN-only
      * block: Nemotron-H's MLP/MoE blocks, NAS's skipped attention) or an FFN

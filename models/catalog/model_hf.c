@@ -369,6 +369,11 @@ static int hf_attention_extras(json_t *root, const char *origin, model_spec *m, 
     json_t *gate = json_object_get(root, "attn_output_gate");
     m->attn_out_gate = json_is_true(gate) || (m->kv_lora_rank > 0 && json_is_true(json_object_get(root,
                                                                                        "mla_use_output_gate")));
+    /* QK norm over all heads at once (MiniMax-M2: use_qk_norm with
+     * qk_norm_type per_layer), not per head as Qwen3's. */
+    json_t *qkn = json_object_get(root, "qk_norm_type");
+    m->qk_norm_layer = json_is_true(json_object_get(root, "use_qk_norm")) && json_is_string(qkn) &&
+                       !strcmp(json_string_value(qkn), "per_layer");
     /* DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): a lightning indexer
      * picks index_topk keys per query. */
     if ((rc = hf_int(root, origin, "index_topk", 0, &m->index_topk, err)) < 0) return rc;

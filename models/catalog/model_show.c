@@ -160,6 +160,7 @@ static void show_json_shape(const model_spec *m, json_t *o)
 {
     json_object_set_new(o, "attention_sinks", json_boolean(m->attn_sinks));
     json_object_set_new(o, "attention_output_gate", json_boolean(m->attn_out_gate));
+    json_object_set_new(o, "qk_norm_per_layer", json_boolean(m->qk_norm_layer));
     json_object_set_new(o, "hidden", json_integer(m->hidden));
     json_object_set_new(o, "heads", json_integer(m->heads));
     json_object_set_new(o, "kv_heads", json_integer(m->kv_heads));
@@ -256,6 +257,8 @@ static void show_text_mixers(const model_spec *m, FILE *o)
     if (m->attn_sinks || m->attn_out_gate)
         fprintf(o, "                %s%s%s\n", m->attn_sinks ? "attention sinks (per-head logits)" : "",
                 m->attn_sinks && m->attn_out_gate ? ", " : "", m->attn_out_gate ? "gated attention output" : "");
+    if (m->qk_norm_layer)
+        fprintf(o, "                QK norm over all heads at once (its variance all-reduced across TP ranks)\n");
     if (m->index_topk > 0)
         fprintf(o, "  indexer       %d heads of %d, top-%d keys\n", m->index_heads, m->index_head_dim, m->index_topk);
     if (m->linear_layers > 0)

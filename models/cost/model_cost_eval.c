@@ -896,6 +896,16 @@ static void eval_attn_block(cost_ctx *x, const cost_agg *a)
         const double qh = m->attn_out_gate ? 2.0 * hr : hr;
         cost_gemm(&qkv0, c, "qkv_proj", La, T, (qh + 2.0 * c->kv_r) * c->hd, h, wA, aA, pA);
         cost_op(x, &qkv0, 0);
+        /* QK norm over all heads (MiniMax-M2): the engines read q and k,
+         * all-reduce each token's two variances (fp32) across the TP ranks
+         * that hold their shards, then scale q and k. */
+        if (m->qk_norm_layer) {
+            cost_op_desc qkn;
+            elem(&qkn, c, "qk_norm", La, T, T * (hr + c->kv_r) * c->hd * 2.0 * COST_ACT_BYTES, CALIB_OP_RMSNORM,
+                 (int64_t)ceil(T), (int64_t)((hr + c->kv_r) * c->hd));
+            cost_op(x, &qkn, 0);
+            if (l->tp > 1) cost_comm(x, "tp_reduce_qk_norm", La, MODEL_COLL_ALL_REDUCE, l->tp, 1, T * 2.0 * 4.0, 0);
+        }
     } else {
         double qk = (double)m->nope_dim + m->rope_dim;
         if (m->q_lora_rank > 0) {

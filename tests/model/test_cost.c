@@ -965,6 +965,38 @@ done:
     model_cost_destroy(slow);
 }
 
+/* MiniMax-M2's QK norm runs over all heads at once (qk_norm_type
+ * per_layer): under TP each attention layer all-reduces every token's two
+ * fp32 variances, 8 bytes a token. By hand for 16 decode tokens at TP 4:
+ * 62 all-reduces of 128 bytes, and a norm reading and writing q and k,
+ * 16 x (48 + 8) / 4 heads x 128 x 2 x 2 bytes = 114,688 bytes a layer
+ * (the op's figures are its 62 layers' sums). At
+ * TP 1 the norm stays and the all-reduce goes; Qwen3-32B (per-head QK
+ * norm, which the engines fuse into RoPE) has neither. */
+static void test_qk_norm_layer(void)
+{
+    model_cost *tp4 = make("MiniMaxAI/MiniMax-M2.5", "b200", layout(4, 1));
+    model_cost *tp1 = make("MiniMaxAI/MiniMax-M2.5", "b200", layout(1, 1));
+    model_cost *qwen = make("qwen3-32b", "b200", layout(4, 1));
+    if (!tp4 || !tp1 || !qwen) goto done;
+    model_batch dec = {0, NULL, 16, 16 * 1024, 0};
+    model_op ops[256];
+    const model_op *ar = test_breakdown_op(tp4, &dec, ops, 256, "tp_reduce_qk_norm");
+    CHECK(ar != NULL && ar->count == 62 && ar->time_s > 0);
+    if (ar) CHECK_MSG(ar->bytes == 62 * 16 * 8.0, "all-reduce bytes %g", ar->bytes);
+    const model_op *nm = test_breakdown_op(tp4, &dec, ops, 256, "qk_norm");
+    CHECK(nm != NULL && nm->count == 62);
+    if (nm) CHECK_NEAR(nm->bytes, 62 * 16 * (48 + 8) / 4.0 * 128 * 2 * 2, 1e-6);
+    CHECK(test_breakdown_op(tp1, &dec, ops, 256, "tp_reduce_qk_norm") == NULL);
+    CHECK(test_breakdown_op(tp1, &dec, ops, 256, "qk_norm") != NULL);
+    CHECK(test_breakdown_op(qwen, &dec, ops, 256, "qk_norm") == NULL);
+    CHECK(test_breakdown_op(qwen, &dec, ops, 256, "tp_reduce_qk_norm") == NULL);
+done:
+    model_cost_destroy(tp4);
+    model_cost_destroy(tp1);
+    model_cost_destroy(qwen);
+}
+
 /* Async scheduling (host_overlap): the per-request host work overlaps the
  * iteration's device time. By hand, for a decode step of n requests with
  * device time D (the step's time without host work), per-iteration cost o
@@ -1011,6 +1043,7 @@ static const test_case cases[] = {
     {"host_overlap", test_host_overlap},
     {"eager_serial", test_eager_serial},
     {"gdn_prefill_launches", test_gdn_prefill_launches},
+    {"qk_norm_layer", test_qk_norm_layer},
 };
 
 int main(int argc, char **argv)

@@ -246,7 +246,16 @@
  * TTFT MAPE of all rows 39.7 → 39.8 %, vLLM 24.2 → 24.3 %, H100 37.0 →
  * 37.1 % (the 1k/8k TP 8 row, whose 0.11.2 run decoded at half the speed
  * the same deployment's 64-client run of 0.18.0 measured, is replayed at
- * 2.1× its 118 s TTFT instead of 0.2 %). */
+ * 2.1× its 118 s TTFT instead of 0.2 %).
+ * Moved when MiniMax-M2's QK norm over all heads came into the op list
+ * (its per-layer all-reduce of the variances under TP, model_cost_eval.c):
+ * tightened vLLM TPOT median 8.4 → 6.1 % (bound 9.5 → 7.0) and MAPE 14.3 →
+ * 14.0 % (15.5 → 15.0); loosened all rows' TTFT median 26.5 → 27.1 %
+ * (27.0 → 27.5): the subset's MiniMax rows at 4–16 clients, whose TTFT was
+ * already predicted 5–15 % high, gain the norm and 62 small all-reduces in
+ * their prefill (vLLM TTFT MAPE 24.3 → 24.7 %); on the full file all rows'
+ * TTFT MAPE stays 28.2 % (median 20.3 → 20.5 %) while TPOT goes 11.7 →
+ * 11.5 % (median 8.0 → 7.6 %), the MiniMax rows' 9.7 → 8.0 %. */
 typedef struct {
     const char *group;
     double ttft_mape, ttft_mdape, tpot_mape, tpot_mdape;
@@ -255,13 +264,13 @@ typedef struct {
 static const bound backend_bounds[] = {
     {"sglang", 56.5, 51.0, 19.0, 12.0},
     {"trtllm", 43.0, 30.5, 24.0, 18.0},
-    {"vllm", 27.0, 19.5, 15.5, 9.5},
+    {"vllm", 27.0, 19.5, 15.0, 7.0},
 };
 static const bound gpu_bounds[] = {
     {"b200", 43.0, 31.5, 21.0, 14.5},
     {"h100-sxm", 40.0, 24.5, 20.0, 11.0},
 };
-static const bound all_bound = {"all", 42.0, 27.0, 20.5, 13.5};
+static const bound all_bound = {"all", 42.0, 27.5, 20.5, 13.5};
 
 static void check_group(const char *by, const sim_fidelity_group *g, const bound *b)
 {
