@@ -75,6 +75,7 @@ typedef struct {
     int32_t tp_sp;           /* TP with reduce-scatter + all-gather, norms on 1/tp tokens */
     int32_t comm_fp8;        /* collectives carry fp8 (half the bytes, plus quantisation) */
     int32_t comm_overlap;    /* collectives hidden behind the next GEMM up to its duration */
+    int32_t ar_norm_fusion;  /* tp > 1, ep 1: every all-reduce carries the next residual add + RMSNorm */
     int32_t micro_batches;   /* PP: batches in flight in the instance (0 = pp) */
     model_ep_mode ep_mode;
     model_moe_gemm moe_gemm;

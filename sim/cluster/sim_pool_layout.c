@@ -135,6 +135,7 @@ static void layout_copy(const sim_pool_cfg *pool, model_layout *l)
     l->tp_sp = p->tp_sp != 0;
     l->comm_fp8 = p->comm_fp8 != 0;
     l->comm_overlap = p->comm_overlap != 0;
+    l->ar_norm_fusion = p->ar_norm_fusion != 0;
     l->micro_batches = p->micro_batches;
     l->expert_skew = p->expert_skew;
     l->moe_tp = p->moe_tp;

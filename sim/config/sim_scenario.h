@@ -230,6 +230,7 @@ typedef struct {
     int32_t tp_sp;             /* TP's sequence-parallel variant: reduce-scatter + all-gather */
     int32_t comm_fp8;          /* FP8-compressed collectives */
     int32_t comm_overlap;      /* overlap collectives with the next GEMM */
+    int32_t ar_norm_fusion;    /* TP all-reduces carry the residual add and the next RMSNorm */
     int32_t micro_batches;     /* PP: batches in flight in the instance (0 = pp) */
     sim_ep_mode ep_mode;       /* the MoE all-to-all */
     sim_moe_gemm moe_gemm;     /* grouped-GEMM layout */

@@ -319,6 +319,10 @@ static const sim_schema_field table[] = {
     FLD("deployment.pools.*.parallel.comm_overlap", SIM_SCHEMA_BOOL, PL(parallel.comm_overlap), ANY,
         "Split the TP GEMMs into row chunks so that each chunk's collective overlaps the next chunk's GEMM (GEMM "
         "+ all-reduce / all-gather fusion); no gain under two 128-row tiles (decode at small batch)."),
+    FLD("deployment.pools.*.parallel.ar_norm_fusion", SIM_SCHEMA_BOOL, PL(parallel.ar_norm_fusion), ANY,
+        "Under TP without expert parallelism, each all-reduce carries the residual add and the next RMSNorm in "
+        "the same kernel (vLLM's fuse_allreduce_rms / enable_fi_allreduce_fusion, SGLang's "
+        "--enable-flashinfer-allreduce-fusion): no norm kernel of its own after an all-reduce."),
     FLD("deployment.pools.*.parallel.micro_batches", SIM_SCHEMA_I32, PL(parallel.micro_batches),
         IN(0, 4096), "Pipeline parallelism: batches in flight in the instance, each through every stage in turn "
                      "(0 = pp, as vLLM's virtual engines and the SGLang/TensorRT-LLM PP schedulers; 1 = one batch at "

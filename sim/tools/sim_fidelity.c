@@ -236,6 +236,12 @@ static int64_t vllm_recipe_tokens(const sim_fidelity_row *r)
     return (int64_t)FID_VLLM_MINIMAX_BUDGET_PER_ISL * r->isl;
 }
 
+int sim_fidelity_vllm_ar_norm_fusion(const sim_fidelity_row *r)
+{
+    if (strcasecmp(r->backend, "vllm") || r->len_lo >= 1 || r->disagg || strcasecmp(r->gpu, "b200")) return 0;
+    return !strcasecmp(r->model, "meta-llama/Llama-3.1-70B") || !strcasecmp(r->model, "openai/gpt-oss-120b");
+}
+
 int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r, int32_t *iters, double *ratio)
 {
     *iters = 0;
@@ -479,6 +485,7 @@ static int set_agg_pool(const sim_fidelity_row *r, const backend_profile *bp, si
     if (p->scheduler.max_batched_tokens < p->scheduler.max_seqs)
         p->scheduler.max_batched_tokens = p->scheduler.max_seqs;
     set_recipe(&p->scheduler, r);
+    p->parallel.ar_norm_fusion = sim_fidelity_vllm_ar_norm_fusion(r);
     return 0;
 }
 

@@ -196,6 +196,13 @@ int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r);
  * every other row. */
 int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r, int32_t *iters, double *ratio);
 
+/* 1 when the row's vLLM InferenceX recipe fuses each TP all-reduce with
+ * the residual add and RMSNorm after it (parallel.ar_norm_fusion):
+ * 70b_fp8_b200 passes pass_config enable_fi_allreduce_fusion, gptoss_fp4_b200
+ * fuse_allreduce_rms (both B200; the H100 recipes are not read as setting
+ * it). Aggregated InferenceX rows only. */
+int sim_fidelity_vllm_ar_norm_fusion(const sim_fidelity_row *r);
+
 /* SGLang's poll interval (scheduler.recv_interval, decode steps) as its
  * InferenceX B200 recipe sets it for an aggregated row: 10 below the
  * recipe's concurrency threshold (16 clients; 5 for Qwen3.5 fp8; never for

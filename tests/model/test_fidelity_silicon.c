@@ -749,6 +749,21 @@ static void test_vllm_recipe(void)
     snprintf(w.model, sizeof w.model, "openai/gpt-oss-120b");
     CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
     CHECK(s->async_scheduling == 1 && s->max_batched_tokens == 8 * 8192);
+    /* gptoss_fp4_b200 and 70b_fp8_b200 fuse the all-reduce with the norm
+     * after it; MiniMax's B200 recipe, the collector's rows and H100 do not. */
+    const sim_parallel_cfg *par = &sc->deployment.pools[0].parallel;
+    CHECK(sim_fidelity_vllm_ar_norm_fusion(&w) == 1 && par->ar_norm_fusion == 1);
+    snprintf(w.model, sizeof w.model, "meta-llama/Llama-3.1-70B");
+    CHECK(sim_fidelity_vllm_ar_norm_fusion(&w) == 1);
+    snprintf(w.model, sizeof w.model, "MiniMaxAI/MiniMax-M2.5");
+    CHECK_MSG(sim_fidelity_row_scenario(&w, NULL, sc, &e) == 0, "%s", e.msg);
+    CHECK(sim_fidelity_vllm_ar_norm_fusion(&w) == 0 && par->ar_norm_fusion == 0);
+    snprintf(w.model, sizeof w.model, "openai/gpt-oss-120b");
+    w.len_lo = 1.0;
+    CHECK(sim_fidelity_vllm_ar_norm_fusion(&w) == 0);
+    w.len_lo = 0.8;
+    snprintf(w.gpu, sizeof w.gpu, "h100-sxm");
+    CHECK(sim_fidelity_vllm_ar_norm_fusion(&w) == 0);
     free(sc);
     sim_fidelity_free(&r);
 }
