@@ -79,6 +79,7 @@ typedef struct {
     int32_t kernel, splits;
     uint32_t layout;
     int64_t max_rows; /* grouped GEMM: the largest group (sizes the grid) */
+    int grouped_sm90; /* the grouped GEMMs' Hopper rung runs here (cc 9.0, sm_90a code) */
     calib_shape s;
     int32_t nin, nout, sets;
     gpu_buf in[GPU_IN], out[GPU_OUT];
@@ -111,9 +112,13 @@ static int gpu_gemm_fp8(int32_t kind)
  * built on the device) and a persistent grid over it; contiguous version 2
  * was a grid over experts × the largest group's tiles with unequal groups
  * (calib_group_rows), version 1 had equal groups; masked version 1 launched
- * the empty tiles of every slab. */
-static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 3, "bf16", 0}};
-static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 2, "bf16", 0}};
+ * the empty tiles of every slab. The second kernel of each is the Hopper
+ * rung (kern_grouped_sm90.cu, sm_90a), listed only where
+ * gpu_state.grouped_sm90 says the device runs it. */
+static const calib_kernel_desc gk_gc[] = {{"kern_grouped_contig_mma", 3, "bf16", 0},
+                                          {"kern_grouped_contig_wgmma", 1, "bf16", 0}};
+static const calib_kernel_desc gk_gm[] = {{"kern_grouped_masked_mma", 2, "bf16", 0},
+                                          {"kern_grouped_masked_wgmma", 1, "bf16", 0}};
 /* Prefill kernels by kind: the SIMT kernel, the tensor-core one
  * (kern_attn_mma.cu, sm_80+, the Ampere rung) and the Hopper rung
  * (kern_attn_sm90.cu, sm_90a). gpu_state.pf lists those the device runs. */
@@ -162,8 +167,8 @@ static void gpu_kernels(void *vst, calib_op op, const calib_kernel_desc **list, 
     case CALIB_OP_GEMM:
         *list = st->gemm, *n = st->ngemm;
         break;
-    case CALIB_OP_GROUPED_CONTIG: GK(gk_gc); break;
-    case CALIB_OP_GROUPED_MASKED: GK(gk_gm); break;
+    case CALIB_OP_GROUPED_CONTIG: *list = gk_gc, *n = st->grouped_sm90 ? 2 : 1; break;
+    case CALIB_OP_GROUPED_MASKED: *list = gk_gm, *n = st->grouped_sm90 ? 2 : 1; break;
     case CALIB_OP_ATTN_PREFILL:
         *list = st->pf, *n = st->npf;
         break;
@@ -388,6 +393,10 @@ static int gpu_prepare(void *vst, calib_op op, int32_t kernel, const calib_shape
     if (op == CALIB_OP_ATTN_PREFILL && (kernel < 0 || kernel >= st->npf))
         return sim_err_set(err, SIM_EINVAL, "prefill kernel %d of %d", (int)kernel, (int)st->npf);
     if (op == CALIB_OP_ATTN_PREFILL) kernel = st->pf_kind[kernel];
+    /* Grouped GEMMs: the Ampere rung (0) and, where it runs, the Hopper one (1). */
+    if ((op == CALIB_OP_GROUPED_CONTIG || op == CALIB_OP_GROUPED_MASKED) &&
+        (kernel < 0 || kernel > (st->grouped_sm90 ? 1 : 0)))
+        return sim_err_set(err, SIM_EINVAL, "grouped GEMM kernel %d of %d", (int)kernel, st->grouped_sm90 ? 2 : 1);
     st->op = op, st->kernel = kernel, st->s = *s, st->layout = layout;
     size_t m = (size_t)s->m, n = (size_t)s->n;
     switch (op) {
@@ -447,11 +456,15 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
         default: return kern_gpu_gemm_fp8_block(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
         }
     case CALIB_OP_GROUPED_CONTIG:
+        if (st->kernel == 1) /* A and C hold groups × m rows (gpu_prepare_grouped) */
+            return kern_gpu_grouped_contig_sm90((int32_t)s->groups, s->groups * s->m, st->max_rows, s->n, s->k,
+                                                st->meta[0], in[0], in[1], out[0], st->meta[1], st->meta_bytes[1], err);
         return kern_gpu_grouped_contig((int32_t)s->groups, st->max_rows, s->n, s->k, st->meta[0], in[0], in[1], out[0],
                                        st->meta[1], st->meta_bytes[1], err);
     case CALIB_OP_GROUPED_MASKED:
-        return kern_gpu_grouped_masked((int32_t)s->groups, s->m, s->n, s->k, st->meta[0], in[0], in[1], out[0],
-                                       st->meta[1], st->meta_bytes[1], err);
+        return (st->kernel == 1 ? kern_gpu_grouped_masked_sm90 : kern_gpu_grouped_masked)(
+            (int32_t)s->groups, s->m, s->n, s->k, st->meta[0], in[0], in[1], out[0], st->meta[1], st->meta_bytes[1],
+            err);
     case CALIB_OP_ATTN_PREFILL:
         return (st->kernel == GPU_PF_SM90  ? kern_gpu_attn_prefill_sm90
                 : st->kernel == GPU_PF_MMA ? kern_gpu_attn_prefill_mma
@@ -1010,6 +1023,7 @@ __attribute__((visibility("default"))) int calib_gpu_plugin_create(int32_t abi, 
                                               : 1;
         if (ok) st->gemm[st->ngemm] = gk_gemm[kind], st->gemm_kind[st->ngemm++] = kind;
     }
+    st->grouped_sm90 = kern_gpu_grouped_sm90_ok(&why) == 0;
     for (int32_t kind = 0; kind < (int32_t)(sizeof gk_pf / sizeof gk_pf[0]); kind++)
         if (kind != GPU_PF_SM90 || kern_gpu_attn_prefill_sm90_ok(&why) == 0)
             st->pf[st->npf] = gk_pf[kind], st->pf_kind[st->npf++] = kind;

@@ -238,12 +238,18 @@ static const calib_check_case cases_contig[] = {
     CASE_GROUPED(5, 37, 136, 256, CALIB_LAYOUT_TIMED, "unequal groups as timed, partial tiles"),
     CASE_GROUPED(6, 20, 64, 200, CALIB_LAYOUT_EMPTY_GROUP, "an expert with no rows, K tail"),
     CASE_GROUPED(8, 100, 136, 256, CALIB_LAYOUT_ZIPF, "Zipf-skewed routing: a hot expert over 3 tiles off the tile grid, cold ones partial"),
+    CASE_GROUPED(48, 20, 1032, 136, CALIB_LAYOUT_TIMED,
+                 "more work items than SMs (240 of 128x256): persistent CTAs take tiles of several experts, the "
+                 "ring's stages carry across them"),
 };
 static const calib_check_case cases_masked[] = {
     CASE_GROUPED(5, 37, 136, 256, CALIB_LAYOUT_TIMED, "every expert at its cap, as timed"),
     CASE_GROUPED(6, 40, 64, 256, CALIB_LAYOUT_MASKED_PARTIAL, "counts below the cap, an empty expert"),
     CASE_GROUPED(3, 130, 64, 200, CALIB_LAYOUT_MASKED_PARTIAL, "counts below a cap past one tile, K tail"),
     CASE_GROUPED(6, 300, 64, 136, CALIB_LAYOUT_ZIPF, "Zipf-skewed counts: one expert at a 3-tile cap, the rest partial"),
+    CASE_GROUPED(48, 20, 1032, 136, CALIB_LAYOUT_TIMED,
+                 "more work items than SMs (240 of 128x256): persistent CTAs take tiles of several experts, the "
+                 "ring's stages carry across them"),
 };
 #define CASE_ATTN(b_, m_, c_, h_, kv_, d_, what_)                                                                \
     {{.batch = b_, .m = m_, .ctx = c_, .heads = h_, .kv_heads = kv_, .head_dim = d_}, CALIB_LAYOUT_TIMED, what_}

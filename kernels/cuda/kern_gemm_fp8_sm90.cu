@@ -45,9 +45,6 @@ constexpr int SMEM_BYTES = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + 2
 #ifdef KERN_SM90A
 constexpr int CONSUMER_WARPS = 8, GROUP_M = 8;
 
-#define KERN_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
-                   "+f"(d[i + 6]), "+f"(d[i + 7])
-
 /* d (+)= A·Bᵀ for one m64n128k32 e4m3 step; scale_d 0 overwrites d. Both
  * operands K-major (fp8 wgmma has no transpose). */
 __device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t da, uint64_t db, int scale_d)
@@ -55,16 +52,12 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t d
     asm volatile(
         "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
         " wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63},"
+        KERN_WGMMA_R64 "},"
         " %64, %65, p, 1, 1;\n}\n"
-        : KERN_D8(0), KERN_D8(8), KERN_D8(16), KERN_D8(24), KERN_D8(32), KERN_D8(40), KERN_D8(48), KERN_D8(56)
+        : KERN_WGMMA_D64(0)
         : "l"(da), "l"(db), "r"(scale_d)
         : "memory");
 }
-#undef KERN_D8
 
 /* The next slot of the ring: stage s, parity ph flipping at each wrap. */
 __device__ __forceinline__ void ring_next(uint32_t &s, uint32_t &ph)

@@ -126,6 +126,22 @@ int kern_gpu_grouped_contig(int32_t E, int64_t max_rows, int64_t N, int64_t K, c
 int kern_gpu_grouped_masked(int32_t E, int64_t cap, int64_t N, int64_t K, const int64_t *d_counts,
                             const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C, void *d_work, size_t work_bytes,
                             sim_err *err);
+/* The same grouped GEMM as the Hopper rung (kern_grouped_sm90.cu): the
+ * same tile list, walked by a persistent grid on the Hopper GEMM rung's
+ * tile (TMA into a 4-stage mbarrier ring, wgmma m64n256k16, one producer
+ * and two consumer warpgroups); B through one 3-D tensor map over the
+ * stacked [E][K][N] weights. Contiguous: A and C hold `rows` rows (at
+ * least offsets[E]); masked: E·cap. SIM_ENOTSUP unless the device has
+ * compute capability 9.0 and the build holds sm_90a code
+ * (kern_gpu_grouped_sm90_ok says which, without launching). Same
+ * workspace, shape rules and results as the Ampere rung. */
+int kern_gpu_grouped_sm90_ok(sim_err *err);
+int kern_gpu_grouped_contig_sm90(int32_t E, int64_t rows, int64_t max_rows, int64_t N, int64_t K,
+                                 const int64_t *d_offsets, const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C,
+                                 void *d_work, size_t work_bytes, sim_err *err);
+int kern_gpu_grouped_masked_sm90(int32_t E, int64_t cap, int64_t N, int64_t K, const int64_t *d_counts,
+                                 const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C, void *d_work,
+                                 size_t work_bytes, sim_err *err);
 
 /* Flash prefill over `batch` equal sequences laid out back to back
  * (q [batch][n_q][hq][d], k/v [batch][cached+n_q][hkv][d], bf16), causal,

@@ -17,11 +17,13 @@
  * The same kernel serves both layouts: a tile's rows are base + row0 in A
  * and C whatever the layout.
  *
- * The caller owns a device workspace of kern_grouped_workspace(E, max_rows)
- * bytes (the count and the list); max_rows must bound every group (masked:
- * the cap). Errors: SIM_EINVAL for N or K not multiples of 8, no experts,
- * or a workspace too small; SIM_EIO for CUDA failures. */
-#include "kern_grouped_plan.h"
+ * The list builder (kern_grouped_list_build, kern_grouped.cuh) is shared
+ * with the Hopper rung (kern_grouped_sm90.cu). The caller owns a device
+ * workspace of kern_grouped_workspace(E, max_rows) bytes (the count and
+ * the list); max_rows must bound every group (masked: the cap). Errors:
+ * SIM_EINVAL for N or K not multiples of 8, no experts, or a workspace too
+ * small; SIM_EIO for CUDA failures. */
+#include "kern_grouped.cuh"
 #include "kern_mma.cuh"
 
 namespace {
@@ -103,6 +105,28 @@ int grouped_launch(bool masked, int32_t E, int64_t max_rows, int64_t cap, int64_
                    size_t work_bytes, sim_err *err)
 {
     const char *what = masked ? "grouped_masked" : "grouped_contig";
+    kern_grouped_list list;
+    int rc = kern_grouped_list_build(masked, what, E, max_rows, cap, N, K, d_rows_of, d_work, work_bytes, &list, err);
+    int dev = 0, sms = 0, per_sm = 0;
+    if (rc || !list.max) return rc;
+    KERN_CU_TRY(cudaFuncSetAttribute(grouped_tiles_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES),
+                err);
+    KERN_CU_TRY(cudaGetDevice(&dev), err);
+    KERN_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
+    KERN_CU_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grouped_tiles_kernel, THREADS, SMEM_BYTES), err);
+    int64_t items = list.max * ((N + BN - 1) / BN), ctas = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+    grouped_tiles_kernel<<<(unsigned)(items < ctas ? items : ctas), THREADS, SMEM_BYTES>>>(list.count, list.tiles, d_A,
+                                                                                         d_B, d_C, N, K);
+    return kern_cu_launched(what, err);
+}
+
+} // namespace
+
+int kern_grouped_list_build(bool masked, const char *what, int32_t E, int64_t max_rows, int64_t cap, int64_t N,
+                            int64_t K, const int64_t *d_rows_of, void *d_work, size_t work_bytes,
+                            kern_grouped_list *list, sim_err *err)
+{
+    list->max = 0;
     if (E < 1 || N < 8 || K < 8 || N % 8 || K % 8)
         return sim_err_set(err, SIM_EINVAL, "%s: needs experts and N, K multiples of 8 (got E=%d N=%lld K=%lld)", what,
                            E, (long long)N, (long long)K);
@@ -114,20 +138,11 @@ int grouped_launch(bool masked, int32_t E, int64_t max_rows, int64_t cap, int64_
     kern_grouped_tile *d_tiles = (kern_grouped_tile *)((char *)d_work + 16);
     if (masked) grouped_plan_kernel<true><<<1, PLAN_THREADS>>>(d_rows_of, cap, E, max, d_count, d_tiles);
     else grouped_plan_kernel<false><<<1, PLAN_THREADS>>>(d_rows_of, cap, E, max, d_count, d_tiles);
-    int rc = kern_cu_launched(what, err), dev = 0, sms = 0, per_sm = 0;
+    int rc = kern_cu_launched(what, err);
     if (rc) return rc;
-    KERN_CU_TRY(cudaFuncSetAttribute(grouped_tiles_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES),
-                err);
-    KERN_CU_TRY(cudaGetDevice(&dev), err);
-    KERN_CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err);
-    KERN_CU_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grouped_tiles_kernel, THREADS, SMEM_BYTES), err);
-    int64_t items = max * ((N + BN - 1) / BN), ctas = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
-    grouped_tiles_kernel<<<(unsigned)(items < ctas ? items : ctas), THREADS, SMEM_BYTES>>>(d_count, d_tiles, d_A, d_B,
-                                                                                         d_C, N, K);
-    return kern_cu_launched(what, err);
+    list->count = d_count, list->tiles = d_tiles, list->max = max;
+    return 0;
 }
-
-} // namespace
 
 extern "C" int kern_gpu_grouped_contig(int32_t E, int64_t max_rows, int64_t N, int64_t K, const int64_t *d_offsets,
                                        const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C, void *d_work,

@@ -80,6 +80,24 @@ int kern_gemm_rung_maps_fp8(int cc, const char *rung, int64_t M, int64_t N, int6
     return encode_pair(CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, d_A, M, K, a_box, d_B, N, K, b_box, ta, tb, err);
 }
 
+int kern_grouped_rung_maps(int cc, const char *rung, int64_t rows, int32_t E, int64_t N, int64_t K,
+                           const uint16_t *d_A, const uint16_t *d_B, uint32_t box_m, uint32_t box_k, uint32_t box_n,
+                           CUtensorMap *ta, CUtensorMap *tb, sim_err *err)
+{
+    encode_fn fn = NULL;
+    int rc = kern_gemm_rung_ok(cc, rung, err);
+    if (rc) return rc;
+    if (rows < 1 || E < 1 || N < 8 || K < 8 || N % 8 || K % 8 || rows > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return sim_err_set(err, SIM_EINVAL,
+                           "the %s needs rows and experts, N and K multiples of 8, all below 2^31 (got rows=%lld E=%d "
+                           "N=%lld K=%lld)",
+                           rung, (long long)rows, (int)E, (long long)N, (long long)K);
+    if ((rc = encoder(&fn, err))) return rc;
+    const CUtensorMapDataType bf = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    if ((rc = encode(fn, ta, bf, 2, d_A, rows, K, 0, box_k, box_m, err))) return rc;
+    return encode(fn, tb, bf, 2, d_B, K, N, E, box_n, box_k, err);
+}
+
 int kern_attn_rung_maps(int cc, const char *rung, int32_t batch, int32_t n_q, int32_t n_kv, int32_t hq,
                         int32_t hkv, int32_t d, const uint16_t *d_q, const uint16_t *d_k, const uint16_t *d_v,
                         uint32_t box_q, uint32_t box_kv, CUtensorMap *tq, CUtensorMap *tk, CUtensorMap *tv,

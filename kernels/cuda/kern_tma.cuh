@@ -1,7 +1,8 @@
 /* kern_tma — the host side of the tensor memory accelerator for the GEMM
  * rungs that load tiles with it (kern_gemm_sm90.cu, kern_gemm_sm100.cu,
- * kern_gemm_fp8_sm90.cu): the tensor maps of a row-major A (M×K) and B
- * (K×N) in bf16, or of fp8 A (M×K) and B (N×K), both K-major, 2-D, and the
+ * kern_gemm_fp8_sm90.cu, kern_grouped_sm90.cu): the tensor maps of a
+ * row-major A (M×K) and B (K×N) in bf16, or of fp8 A (M×K) and B (N×K),
+ * both K-major, 2-D, the grouped GEMM's stacked A (2-D) and B (3-D), and the
  * 3-D maps of the Hopper flash prefill's (kern_attn_sm90.cu) Q, K, V; 128-byte
  * swizzle, zero fill past the edges, encoded by the driver's
  * cuTensorMapEncodeTiled — fetched with cudaGetDriverEntryPointByVersion,
@@ -40,6 +41,17 @@ int kern_gemm_rung_maps(int cc, const char *rung, int64_t M, int64_t N, int64_t 
 int kern_gemm_rung_maps_fp8(int cc, const char *rung, int64_t M, int64_t N, int64_t K, const uint8_t *d_A,
                             const uint8_t *d_B, uint32_t box_m, uint32_t box_n, uint32_t box_k, CUtensorMap *ta,
                             CUtensorMap *tb, sim_err *err);
+
+/* kern_gemm_rung_ok, then the tensor maps of the grouped GEMM
+ * (kern_grouped_sm90.cu): A, `rows` × K (the stacked tokens of every
+ * expert), 2-D with boxes of box_k (inner, ≤ 64) × box_m rows; B, the
+ * stacked weights [E][K][N], 3-D with the expert outermost and boxes of
+ * box_n (inner, ≤ 64) × box_k rows × one expert (so a box never reads the
+ * next expert's rows). Checks the shape (N, K multiples of 8, rows, E, N,
+ * K below 2^31): SIM_EINVAL; other failures as kern_gemm_rung_maps. */
+int kern_grouped_rung_maps(int cc, const char *rung, int64_t rows, int32_t E, int64_t N, int64_t K,
+                           const uint16_t *d_A, const uint16_t *d_B, uint32_t box_m, uint32_t box_k, uint32_t box_n,
+                           CUtensorMap *ta, CUtensorMap *tb, sim_err *err);
 
 /* kern_gemm_rung_ok, then the tensor maps of an attention kernel's Q
  * ([batch][n_q][hq·d]), K and V ([batch][n_kv][hkv·d]), bf16, as 3-D maps

@@ -95,11 +95,18 @@ static void test_coverage(void)
     }
     CHECK(ktail && ntail && m1 && mpast);
 
+    /* Work items (128-row tiles × 256-column N tiles, the Hopper rung's)
+     * past an H100/H200's 132 SMs: its persistent CTAs take several, of
+     * different experts. */
+    int many_c = 0, many_m = 0;
     int unequal = 0, empty = 0, skew_c = 0;
     n = calib_check_cases(CALIB_OP_GROUPED_CONTIG, &c);
     for (int32_t i = 0; i < n; i++) {
-        int64_t off[64];
+        int64_t off[64], tiles = 0;
+        CHECK(c[i].shape.groups < 64);
         calib_group_rows(CALIB_OP_GROUPED_CONTIG, c[i].layout, c[i].shape.groups, c[i].shape.m, off);
+        for (int64_t e = 0; e < c[i].shape.groups; e++) tiles += (off[e + 1] - off[e] + 127) / 128;
+        many_c |= tiles * ((c[i].shape.n + 255) / 256) > 132;
         CHECK(off[0] == 0 && off[c[i].shape.groups] == c[i].shape.groups * c[i].shape.m);
         for (int64_t e = 0; e < c[i].shape.groups; e++) {
             CHECK(off[e + 1] >= off[e]);
@@ -109,14 +116,17 @@ static void test_coverage(void)
             skew_c |= (c[i].layout & CALIB_LAYOUT_ZIPF) && off[e + 1] - off[e] > 256 && off[e] % 128 != 0;
         }
     }
-    CHECK(unequal && empty && skew_c);
+    CHECK(unequal && empty && skew_c && many_c);
 
     int below = 0, zero = 0, skew_m = 0;
     n = calib_check_cases(CALIB_OP_GROUPED_MASKED, &c);
     for (int32_t i = 0; i < n; i++) {
-        int64_t cnt[64];
+        int64_t cnt[64], tiles = 0;
+        CHECK(c[i].shape.groups <= 64);
         int64_t most = calib_group_rows(CALIB_OP_GROUPED_MASKED, c[i].layout, c[i].shape.groups, c[i].shape.m, cnt);
         CHECK(most <= c[i].shape.m);
+        for (int64_t e = 0; e < c[i].shape.groups; e++) tiles += (cnt[e] + 127) / 128;
+        many_m |= tiles * ((c[i].shape.n + 255) / 256) > 132;
         for (int64_t e = 0; e < c[i].shape.groups; e++) {
             below |= cnt[e] > 0 && cnt[e] < c[i].shape.m;
             zero |= cnt[e] == 0;
@@ -124,7 +134,7 @@ static void test_coverage(void)
                       cnt[(e + 1) % c[i].shape.groups] <= c[i].shape.m / 2;
         }
     }
-    CHECK(below && zero && skew_m);
+    CHECK(below && zero && skew_m && many_m);
 
     /* Prefill cases on both tensor-core rungs' tile grids (64 and 128 query
      * rows and keys), per head_dim: a query tile past the first after a
