@@ -8,7 +8,9 @@
  * flash prefill also ldmatrix.trans (LDSM.16.MT88) and ex2 (MUFU.EX2), in
  * the tensor-core paged decode cp.async, ldmatrix.trans and mma.sync; sm_90a: the tensor
  * memory accelerator (UTMALDG), mbarriers (SYNCS), wgmma (HGMMA) and
- * setmaxnreg (USETMAXREG) in kern_gemm_sm90, and the same with the fp8
+ * setmaxnreg (USETMAXREG) in kern_gemm_sm90 and in the grouped GEMM's
+ * Hopper rung (kern_grouped_sm90, whose weights come through a 3-D tensor
+ * map: UTMALDG.3D), and the same with the fp8
  * wgmma (QGMMA) in kern_gemm_fp8_sm90, and in the Hopper flash prefill
  * (kern_attn_sm90) TMA, mbarriers, setmaxnreg, ex2, the named-barrier
  * arrivals of its consumers' ping-pong (BAR.ARV) and wgmma for both of
@@ -54,6 +56,9 @@ static const sass_rule rules[] = {
      "grouped GEMM's tile list: a block scan of the experts' tile counts (warp shuffles), 16-byte tiles written"},
     {"sm_90a", "gemm_sm90_kernel", {"UTMALDG", "SYNCS", "HGMMA", "USETMAXREG"},
      "Hopper rung: TMA into an mbarrier ring, wgmma, setmaxnreg"},
+    {"sm_90a", "grouped_sm90_kernel", {"UTMALDG", "UTMALDG.3D", "SYNCS", "HGMMA", "USETMAXREG"},
+     "grouped GEMM, Hopper rung: TMA (the experts' weights through a 3-D map) into an mbarrier ring, wgmma over the "
+     "tile list, setmaxnreg"},
     {"sm_90a", "gemm_fp8_sm90_kernel", {"UTMALDG", "SYNCS", "QGMMA", "USETMAXREG"},
      "Hopper fp8 rung: TMA into an mbarrier ring, fp8 wgmma (e4m3), setmaxnreg"},
     {"sm_80", "attn_prefill_mma_kernel", {"LDGSTS", "LDSM.16.M88", "LDSM.16.MT88", "HMMA", "MUFU.EX2"},
