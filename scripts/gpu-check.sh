@@ -23,7 +23,9 @@
 # reference first; the tensor-core flash prefill and paged decode
 # (kern_attn_prefill_mma, kern_decode_split_mma) are checked and timed
 # beside the SIMT ones on every GPU, and on an H100/H200 the Hopper flash
-# prefill (kern_attn_prefill_wgmma, sm_90a) beside them. Budget: about 10 minutes in all (build ≤ 4,
+# prefill (kern_attn_prefill_wgmma, sm_90a) beside them and the grouped
+# GEMMs' Hopper rung (kern_grouped_{contig,masked}_wgmma, sm_90a) beside
+# their Ampere rung. Budget: about 10 minutes in all (build ≤ 4,
 # checks ≤ 1, sanitizers ≤ 3, grid ≤ 5, PyTorch references ≤ 2; a cut-short
 # step is resumable by rerunning).
 # Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU (or
@@ -181,8 +183,8 @@ fi
   echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMMs (bf16 and fp8 block-scaled) on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0,"
   echo " RMSNorm, quantisation and warp softmax v2, tensor-core flash prefill (Ampere mma.sync; Hopper wgmma on cc 9.0)"
   echo " and paged decode,"
-  echo " grouped GEMMs over a tile list: contiguous v3, masked v2)"
-  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_(mma|wgmma)|kern_decode_split_mma|kern_grouped_(contig|masked)_mma)' "$out/check.log" ||
+  echo " grouped GEMMs over a tile list: contiguous v3, masked v2; their Hopper wgmma rung v1 on cc 9.0)"
+  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_(mma|wgmma)|kern_decode_split_mma|kern_grouped_(contig|masked)_(mma|wgmma))' "$out/check.log" ||
     echo "(none of them was checked here)"
   echo
   echo "== checks (kernel vs CPU reference) =="
