@@ -955,15 +955,18 @@ static void eval_attn_block(cost_ctx *x, const cost_agg *a)
     cost_op(x, &o, 0);
 }
 
-/* A residual add + RMSNorm that rides in the all-reduce before it
- * (parallel.ar_norm_fusion): its traffic at the memory roofline, no
- * kernel, launch floor or host launch of its own. */
-static void ar_fused_norm(cost_ctx *x, const char *name, double count, double Tn, double bytes)
+/* count fused add + RMSNorms over Tn tokens of `bytes`; fused: riding in
+ * the all-reduce before them (parallel.ar_norm_fusion), their traffic at
+ * the memory roofline with no kernel, launch floor or host launch of
+ * their own. */
+static void norm_op(cost_ctx *x, const char *name, double count, double Tn, double bytes, int fused)
 {
     cost_op_desc n;
     elem(&n, x->c, name, count, Tn, bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), x->c->m.hidden);
-    n.kernels = 0;
-    n.in_fused_op = 1;
+    if (fused) {
+        n.kernels = 0;
+        n.in_fused_op = 1;
+    }
     cost_op(x, &n, 0);
 }
 
@@ -993,12 +996,10 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     /* parallel.ar_norm_fusion: under TP (no EP, so every block ends in a TP
      * all-reduce) each all-reduce kernel also adds the residual and applies
      * the next RMSNorm: the norm's traffic stays, its launch and launch
-     * floor go (ar_fused_norm); the first layer's input norm runs alone. */
+     * floor go (norm_op); the first layer's input norm runs alone. */
     const int ar_norm = l->ar_norm_fusion && l->tp > 1 && l->ep <= 1 && !l->tp_sp;
-    cost_op_desc n1;
-    elem(&n1, c, "input_norm", ar_norm ? 1.0 : Lmix, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
-    cost_op(x, &n1, 0);
-    if (ar_norm && Lmix > 1) ar_fused_norm(x, "input_norm_fused", Lmix - 1, Tn, norm_bytes);
+    norm_op(x, "input_norm", ar_norm ? 1.0 : Lmix, Tn, norm_bytes, 0);
+    if (ar_norm && Lmix > 1) norm_op(x, "input_norm_fused", Lmix - 1, Tn, norm_bytes, 1);
     tp_gather(x, "tp_all_gather", Lmix, T, c->mla ? 0 : (hr + 2.0 * c->kv_r) * c->hd, c->mla ? 0 : h);
     /* QKV projections through o_proj: an MLA block as one measured module
      * where the engine's rows cover the iteration (model_cost_mla.c). */
@@ -1015,13 +1016,7 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     if (c->n_dense > 0) {
         const double Ld = c->n_dense, up = m->ffn_plain ? 1.0 : 2.0;
         if (Ld - c->n_dense_nomix > 0) tp_reduce(x, "tp_reduce_attn", Ld - c->n_dense_nomix, T, h, hr * vdim);
-        if (ar_norm) {
-            ar_fused_norm(x, "post_norm_fused", Ld, Tn, norm_bytes);
-        } else {
-            cost_op_desc n2;
-            elem(&n2, c, "post_norm", Ld, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
-            cost_op(x, &n2, 0);
-        }
+        norm_op(x, ar_norm ? "post_norm_fused" : "post_norm", Ld, Tn, norm_bytes, ar_norm);
         const int32_t n_w = m->n_ffn_widths > 0 ? m->n_ffn_widths : 1;
         for (int32_t k = 0; k < n_w; k++) {
             const double Lk = c->n_dense_w[k];
@@ -1043,13 +1038,7 @@ static void eval_layers(cost_ctx *x, const cost_agg *a)
     }
     if (c->n_moe > 0) {
         if (c->n_moe - c->n_moe_nomix > 0) tp_reduce(x, "tp_reduce_attn", c->n_moe - c->n_moe_nomix, T, h, hr * vdim);
-        if (ar_norm) {
-            ar_fused_norm(x, "post_norm_fused", c->n_moe, Tn, norm_bytes);
-        } else {
-            cost_op_desc n2;
-            elem(&n2, c, "post_norm", c->n_moe, Tn, norm_bytes, CALIB_OP_RMSNORM, (int64_t)ceil(Tn), m->hidden);
-            cost_op(x, &n2, 0);
-        }
+        norm_op(x, ar_norm ? "post_norm_fused" : "post_norm", c->n_moe, Tn, norm_bytes, ar_norm);
         /* DeepSeek-V4's hash-routed layers: a fixed token-id table spreads
          * the tokens over the experts, so expert_skew (the learned
          * router's hot experts) does not apply to them: priced at uniform
