@@ -40,15 +40,16 @@ int encoder(encode_fn *out, sim_err *err)
 }
 
 /* The maps of A (a_rows × a_cols, boxes a_box[0] inner × a_box[1]) and B
- * (likewise) of one element type. */
+ * (likewise; with b_batch > 0, b_batch such matrices as one 3-D map) of
+ * one element type. */
 int encode_pair(CUtensorMapDataType type, int elem, const void *A, int64_t a_rows, int64_t a_cols,
-                const uint32_t a_box[2], const void *B, int64_t b_rows, int64_t b_cols, const uint32_t b_box[2],
-                CUtensorMap *ta, CUtensorMap *tb, sim_err *err)
+                const uint32_t a_box[2], const void *B, int64_t b_rows, int64_t b_cols, int64_t b_batch,
+                const uint32_t b_box[2], CUtensorMap *ta, CUtensorMap *tb, sim_err *err)
 {
     encode_fn fn = NULL;
     int rc = encoder(&fn, err);
     if (!rc) rc = encode(fn, ta, type, elem, A, a_rows, a_cols, 0, a_box[0], a_box[1], err);
-    return rc ? rc : encode(fn, tb, type, elem, B, b_rows, b_cols, 0, b_box[0], b_box[1], err);
+    return rc ? rc : encode(fn, tb, type, elem, B, b_rows, b_cols, b_batch, b_box[0], b_box[1], err);
 }
 
 } // namespace
@@ -63,7 +64,7 @@ int kern_gemm_rung_maps(int cc, const char *rung, int64_t M, int64_t N, int64_t 
         return sim_err_set(err, SIM_EINVAL, "the %s needs N, K multiples of 8, all below 2^31 (got M=%lld N=%lld K=%lld)",
                            rung, (long long)M, (long long)N, (long long)K);
     const uint32_t a_box[2] = {box_k, box_m}, b_box[2] = {box_n, box_k};
-    return encode_pair(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, d_A, M, K, a_box, d_B, K, N, b_box, ta, tb, err);
+    return encode_pair(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, d_A, M, K, a_box, d_B, K, N, 0, b_box, ta, tb, err);
 }
 
 int kern_gemm_rung_maps_fp8(int cc, const char *rung, int64_t M, int64_t N, int64_t K, const uint8_t *d_A,
@@ -77,14 +78,13 @@ int kern_gemm_rung_maps_fp8(int cc, const char *rung, int64_t M, int64_t N, int6
                            "the %s needs K a multiple of 128 and N of 8, all below 2^31 (got M=%lld N=%lld K=%lld)",
                            rung, (long long)M, (long long)N, (long long)K);
     const uint32_t a_box[2] = {box_k, box_m}, b_box[2] = {box_k, box_n};
-    return encode_pair(CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, d_A, M, K, a_box, d_B, N, K, b_box, ta, tb, err);
+    return encode_pair(CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, d_A, M, K, a_box, d_B, N, K, 0, b_box, ta, tb, err);
 }
 
 int kern_grouped_rung_maps(int cc, const char *rung, int64_t rows, int32_t E, int64_t N, int64_t K,
                            const uint16_t *d_A, const uint16_t *d_B, uint32_t box_m, uint32_t box_k, uint32_t box_n,
                            CUtensorMap *ta, CUtensorMap *tb, sim_err *err)
 {
-    encode_fn fn = NULL;
     int rc = kern_gemm_rung_ok(cc, rung, err);
     if (rc) return rc;
     if (rows < 1 || E < 1 || N < 8 || K < 8 || N % 8 || K % 8 || rows > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
@@ -92,10 +92,8 @@ int kern_grouped_rung_maps(int cc, const char *rung, int64_t rows, int32_t E, in
                            "the %s needs rows and experts, N and K multiples of 8, all below 2^31 (got rows=%lld E=%d "
                            "N=%lld K=%lld)",
                            rung, (long long)rows, (int)E, (long long)N, (long long)K);
-    if ((rc = encoder(&fn, err))) return rc;
-    const CUtensorMapDataType bf = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    if ((rc = encode(fn, ta, bf, 2, d_A, rows, K, 0, box_k, box_m, err))) return rc;
-    return encode(fn, tb, bf, 2, d_B, K, N, E, box_n, box_k, err);
+    const uint32_t a_box[2] = {box_k, box_m}, b_box[2] = {box_n, box_k};
+    return encode_pair(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, d_A, rows, K, a_box, d_B, K, N, E, b_box, ta, tb, err);
 }
 
 int kern_attn_rung_maps(int cc, const char *rung, int32_t batch, int32_t n_q, int32_t n_kv, int32_t hq,
