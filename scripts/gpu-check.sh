@@ -181,10 +181,10 @@ fi
   echo
   echo "== kernels no GPU had run before this check (docs/calibration.md, 'The kernel ladder'): their checks =="
   echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMMs (bf16 and fp8 block-scaled) on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0,"
-  echo " RMSNorm, quantisation and warp softmax v2, tensor-core flash prefill (Ampere mma.sync; Hopper wgmma on cc 9.0)"
+  echo " RMSNorm, quantisation, warp and block softmax v2, tensor-core flash prefill (Ampere mma.sync; Hopper wgmma on cc 9.0)"
   echo " and paged decode,"
   echo " grouped GEMMs over a tile list: contiguous v3, masked v2; their Hopper wgmma rung v1 on cc 9.0)"
-  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_warp|kern_attn_prefill_(mma|wgmma)|kern_decode_split_mma|kern_grouped_(contig|masked)_(mma|wgmma))' "$out/check.log" ||
+  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_(warp|block)|kern_attn_prefill_(mma|wgmma)|kern_decode_split_mma|kern_grouped_(contig|masked)_(mma|wgmma))' "$out/check.log" ||
     echo "(none of them was checked here)"
   echo
   echo "== checks (kernel vs CPU reference) =="

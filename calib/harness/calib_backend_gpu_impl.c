@@ -133,8 +133,9 @@ enum { GPU_DEC_SIMT, GPU_DEC_MMA };
 static const calib_kernel_desc gk_dec[] = {{"kern_decode_split_simt", 1, "bf16", 0},
                                            {"kern_decode_split_mma", 1, "bf16", 0}};
 static const calib_kernel_desc gk_lse[] = {{"kern_lse_merge", 1, "fp32", 0}};
-/* kern_softmax_warp version 2: rows up to 1,024 columns held in registers as float4. */
-static const calib_kernel_desc gk_sm[] = {{"kern_softmax_warp", 2, "fp32", 0}, {"kern_softmax_block", 1, "fp32", 0}};
+/* Version 2 of both: the row held in registers as float4 (the warp kernel up
+ * to 1,024 columns, the block kernel up to 32,768). */
+static const calib_kernel_desc gk_sm[] = {{"kern_softmax_warp", 2, "fp32", 0}, {"kern_softmax_block", 2, "fp32", 0}};
 /* Version 2: one pass with the row in registers, 16-byte vectors, several rows per CTA. */
 static const calib_kernel_desc gk_rms[] = {{"kern_rmsnorm", 2, "bf16", 0}};
 /* Version 2 of both: 8 elements (a 16-byte load) per thread. */

@@ -293,7 +293,11 @@ static const calib_check_case cases_rows[] = {
     {{.m = 33, .n = 1000}, CALIB_LAYOUT_TIMED, "columns not a multiple of 32"},
     {{.m = 5, .n = 20}, CALIB_LAYOUT_TIMED, "rows shorter than a warp"},
     {{.m = 9, .n = 1024}, CALIB_LAYOUT_TIMED, "the longest row a warp holds in registers (8 float4 per lane)"},
-    {{.m = 4, .n = 1030}, CALIB_LAYOUT_TIMED, "columns not a multiple of 4 (the looping warp kernel)"},
+    {{.m = 4, .n = 1030}, CALIB_LAYOUT_TIMED, "columns not a multiple of 4 (the looping kernels)"},
+    {{.m = 3, .n = 4096}, CALIB_LAYOUT_TIMED, "the longest row 256 threads hold (4 float4 each; the block kernel)"},
+    {{.m = 2, .n = 9000}, CALIB_LAYOUT_TIMED, "a partial last vector sweep of 512 threads × 8 float4"},
+    {{.m = 2, .n = 32768}, CALIB_LAYOUT_TIMED, "the longest row held in registers (512 threads × 16 float4)"},
+    {{.m = 1, .n = 40000}, CALIB_LAYOUT_TIMED, "beyond the registers: the block kernel's two-read version"},
 };
 static const calib_check_case cases_rmsnorm[] = {
     {{.m = 33, .n = 1000}, CALIB_LAYOUT_TIMED, "columns not a multiple of the block (a warp per row, partial vectors)"},

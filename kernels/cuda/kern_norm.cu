@@ -2,7 +2,11 @@
  * row, both reducing the online (max, sum) state with warp shuffles; the
  * warp kernel's version 2 holds rows up to 1,024 columns in registers as
  * 16-byte float4 vectors, reads them once and takes max, then sum, then
- * the scaled exponentials from registers),
+ * the scaled exponentials from registers; the block kernel's version 2
+ * does the same with a CTA per row for rows up to 32,768 columns (a
+ * multiple of 4; 256 threads × 4 vectors up to 4,096 columns, 512 × 8 up
+ * to 16,384, 512 × 16 up to 32,768), longer or unaligned rows taking
+ * version 1's two reads with the online merge),
  * RMSNorm (bf16 in/out, fp32 maths; version 2: one pass with the row held
  * in registers as 16-byte vectors of 8 bf16, a warp per row and 8 rows per
  * CTA up to 4,096 columns, a 256-thread CTA per row up to 16,384, a
@@ -89,6 +93,55 @@ __global__ void softmax_block_kernel(const float *X, int64_t cols, float *Y)
     __syncthreads();
     float inv = 1.0f / fs;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) Y[blockIdx.x * cols + c] = __expf(x[c] - fm) * inv;
+}
+
+/* The block's reduction of one value per thread (op: max or sum): warp
+ * shuffles, the warps' results through shared memory, every thread then
+ * reduces the ≤ 32 warp values itself (no second barrier-separated pass). */
+template <bool MAX>
+__device__ __forceinline__ float block_reduce(float v, float *part)
+{
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = blockDim.x / 32;
+    v = MAX ? kern_warp_max(v) : kern_warp_sum(v);
+    if (lane == 0) part[warp] = v;
+    __syncthreads();
+    float r = MAX ? -INFINITY : 0.0f;
+    for (int w = 0; w < nw; w++) r = MAX ? fmaxf(r, part[w]) : r + part[w];
+    __syncthreads(); /* part is reused by the next reduction */
+    return r;
+}
+
+/* Block per row, the row in registers (version 2): VPT float4 per thread of
+ * THREADS, cols % 4 == 0 and cols ≤ 4·THREADS·VPT. One read of the row:
+ * max, then Σ exp(x − max) on the registers, then y = exp(x − max)·(1/Σ). */
+template <int VPT, int THREADS>
+__global__ void __launch_bounds__(THREADS) softmax_block_vec_kernel(const float *X, int64_t cols, float *Y)
+{
+    __shared__ float part[32];
+    const float4 *x = reinterpret_cast<const float4 *>(X + blockIdx.x * cols);
+    int nvec = (int)(cols / 4);
+    float4 v[VPT];
+    float m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        int c = threadIdx.x + THREADS * i;
+        v[i] = c < nvec ? __ldg(x + c) : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+        m = fmaxf(m, fmaxf(fmaxf(v[i].x, v[i].y), fmaxf(v[i].z, v[i].w)));
+    }
+    m = block_reduce<true>(m, part);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        v[i] = make_float4(__expf(v[i].x - m), __expf(v[i].y - m), __expf(v[i].z - m), __expf(v[i].w - m));
+        s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
+    }
+    float inv = 1.0f / block_reduce<false>(s, part);
+    float4 *y = reinterpret_cast<float4 *>(Y + blockIdx.x * cols);
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        int c = threadIdx.x + THREADS * i;
+        if (c < nvec) y[c] = make_float4(v[i].x * inv, v[i].y * inv, v[i].z * inv, v[i].w * inv);
+    }
 }
 
 __global__ void rmsnorm_kernel(const uint16_t *X, const float *W, int64_t cols, float eps, uint16_t *Y)
@@ -256,8 +309,15 @@ extern "C" int kern_gpu_softmax_block(const float *d_x, int64_t rows, int64_t co
 {
     if (rows < 1 || cols < 1 || rows > 2147483647)
         return sim_err_set(err, SIM_EINVAL, "softmax: %lld×%lld", (long long)rows, (long long)cols);
+    int64_t nvec = cols % 4 == 0 ? cols / 4 : 0; /* 16-byte rows: the row in registers */
+    unsigned grid = (unsigned)rows;
+    if (nvec >= 1 && nvec <= 256 * 4) softmax_block_vec_kernel<4, 256><<<grid, 256>>>(d_x, cols, d_y);
+    else if (nvec > 256 * 4 && nvec <= 512 * 8) softmax_block_vec_kernel<8, 512><<<grid, 512>>>(d_x, cols, d_y);
+    else if (nvec > 512 * 8 && nvec <= 512 * 16) softmax_block_vec_kernel<16, 512><<<grid, 512>>>(d_x, cols, d_y);
+    else nvec = 0;
+    if (nvec) return kern_cu_launched("softmax_block_vec", err);
     int threads = cols >= 4096 ? 1024 : cols >= 1024 ? 512 : 128;
-    softmax_block_kernel<<<(unsigned)rows, threads>>>(d_x, cols, d_y);
+    softmax_block_kernel<<<grid, threads>>>(d_x, cols, d_y);
     return kern_cu_launched("softmax_block", err);
 }
 

@@ -71,6 +71,8 @@ static const sass_rule rules[] = {
      "paged decode, Ampere rung: cache pages through a cp.async ring, the GQA group as the mma's rows"},
     {"sm_80", "rmsnorm_vec_kernel", {"LDG.E.128", "STG.E.128"}, "row kernels: 16-byte vector loads and stores"},
     {"sm_80", "softmax_warp_vec_kernel", {"LDG.E.128", "STG.E.128"}, "softmax: rows in registers as float4"},
+    {"sm_80", "softmax_block_vec_kernel", {"LDG.E.128", "STG.E.128", "BAR.SYNC"},
+     "softmax, a CTA per row: the row in registers as float4, block reductions through shared memory"},
     {"sm_80", "quant_vec_kernel", {"LDG.E.128", "SHFL.BFLY", "STG.E.64"}, "quantisation: 16-byte loads, shuffled amax"},
     {"sm_100a", "gemm_sm100_kernel", {"UTMALDG", "SYNCS", "UTCHMMA", "UTCBAR", "LDTM"},
      "Blackwell rung: TMA, tcgen05.mma into Tensor Memory, tcgen05.commit, tcgen05.ld epilogue"},
