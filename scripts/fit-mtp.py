@@ -7,7 +7,9 @@ Usage: scripts/fit-mtp.py [--csv ../shared/validation/silicon-dev.csv]
                           [--servesim build/servesim] [--jobs 2] [--out DIR]
 
 The hypothesis is physical: the image's runs drafted k tokens a step with
-DeepSeek-R1's MTP module (k = 1..3, scheduler.speculative method mtp) and
+DeepSeek-R1's MTP module (k = 1..3 on every row, or "recipe": the k that
+InferenceX's dsr1_fp8/fp4_b200_trt_mtp scripts set, 3, and 1 with attention
+DP, which the replay gives each row; scheduler.speculative method mtp) and
 the target accepted draft position i with one probability a at every
 position, the same for fp8 and nvfp4, every concurrency and ISL/OSL. One
 parameter per k:
@@ -36,7 +38,21 @@ import statistics
 import subprocess
 
 A_GRID = [0.3, 0.45, 0.6, 0.7, 0.8, 0.9]
-KS = [1, 2, 3]
+# k = 1..3 for every row, and "recipe": the draft tokens the replay gives each
+# row from InferenceX's MTP recipes (3, 1 with attention DP), a fitted alone.
+KS = [1, 2, 3, "recipe"]
+
+
+def k_sets(k, a):
+    """--set values of one replay: the draft tokens (unless the recipe's) and a."""
+    sets = [] if k == "recipe" else [f"{SPEC}.draft_tokens={k}"]
+    return sets + [f"{SPEC}.acceptance={a}"]
+
+
+def k_name(k, a):
+    if k == "recipe":
+        return f"MTP k by recipe (3; 1 with attention DP), a={a:.3f}"
+    return f"MTP k={k}, a={a:.3f} (E={sum(a ** j for j in range(k + 1)):.2f} tokens/step)"
 SPEC = "trtllm:deployment.pools.0.scheduler.speculative"
 
 
@@ -142,7 +158,9 @@ def main():
     ap.add_argument("--servesim", default="build/servesim")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="/tmp/fit-mtp")
+    ap.add_argument("--ks", default="1,2,3,recipe", help="the draft-token hypotheses to fit, comma-separated")
     args = ap.parse_args()
+    ks = [k if k == "recipe" else int(k) for k in args.ks.split(",")]
     os.makedirs(args.out, exist_ok=True)
     fe = load_fit_engine()
     path = fe.subset_csv(args, f"rows-{args.image}.csv", keeper(args.image))
@@ -158,37 +176,35 @@ def main():
           f"{fmt(summary([ln_ttft(base[i]) for i in ids]))} | "
           f"{statistics.mean(abs(ln_tpot(base[i])) for i in ids):.3f} |")
     fits = {}
-    for k in KS:
-        runs = {a: run(args, path, f"{args.image}-k{k}-a{a}", [f"{SPEC}.draft_tokens={k}", f"{SPEC}.acceptance={a}"])
-                for a in A_GRID}
+    for k in ks:
+        runs = {a: run(args, path, f"{args.image}-k{k}-a{a}", k_sets(k, a)) for a in A_GRID}
         ok = [i for i in ids if all(i in runs[a] for a in A_GRID)]
         curves = {i: [(a, ln_tpot(runs[a][i])) for a in A_GRID] for i in ok}
         a = fit_a(curves, ok)
         # The replay at the fitted value itself (not the interpolation).
-        at = run(args, path, f"{args.image}-k{k}-fit{a:.3f}", [f"{SPEC}.draft_tokens={k}", f"{SPEC}.acceptance={a:.3f}"])
+        at = run(args, path, f"{args.image}-k{k}-fit{a:.3f}", k_sets(k, f"{a:.3f}"))
         fits[k] = (a, curves, ok, at)
-        e = sum(a ** j for j in range(k + 1))
-        print(f"| MTP k={k}, a={a:.3f} (E={e:.2f} tokens/step) | {fmt(summary([ln_tpot(at[i]) for i in ok]))} | "
+        print(f"| {k_name(k, a)} | {fmt(summary([ln_tpot(at[i]) for i in ok]))} | "
               f"{fmt(summary([ln_ttft(at[i]) for i in ok]))} | "
               f"{statistics.mean(abs(ln_tpot(at[i])) for i in ok):.3f} |")
     print("\n## Residual TPOT ratio by group (median ratio / MAPE)\n")
-    print("| group | no MTP | " + " | ".join(f"k={k} a={fits[k][0]:.3f}" for k in KS) + " |")
-    print("|---|---|" + "---|" * len(KS))
+    print("| group | no MTP | " + " | ".join(f"k={k} a={fits[k][0]:.3f}" for k in ks) + " |")
+    print("|---|---|" + "---|" * len(ks))
     g = groups(base)
     for key in sorted(g):
         row = [fmt(summary([ln_tpot(base[i]) for i in g[key]]))]
-        for k in KS:
+        for k in ks:
             at, ok = fits[k][3], fits[k][2]
             row.append(fmt(summary([ln_tpot(at[i]) for i in g[key] if i in ok and i in at])))
         print(f"| {key[0]} {key[1]} | " + " | ".join(row) + " |")
     print("\n## Cross-validation: a refitted without a group, scored on it (TPOT median ratio / MAPE)\n")
-    print("| held out | " + " | ".join(f"k={k}: a / score" for k in KS) + " |")
-    print("|---|" + "---|" * len(KS))
+    print("| held out | " + " | ".join(f"k={k}: a / score" for k in ks) + " |")
+    print("|---|" + "---|" * len(ks))
     for key in sorted(g):
         if key[0] == "concurrency":
             continue
         cells = []
-        for k in KS:
+        for k in ks:
             a, curves, ok, _ = fits[k]
             train = [i for i in ok if i not in g[key]]
             held = [i for i in ok if i in g[key]]
@@ -201,9 +217,11 @@ def main():
     print("| replay | TPOT ratio / MAPE | TTFT ratio / MAPE |")
     print("|---|---|---|")
     print(f"| no MTP | {fmt(summary([ln_tpot(ctrl[i]) for i in cids]))} | {fmt(summary([ln_ttft(ctrl[i]) for i in cids]))} |")
-    for k in KS:
+    for k in ks:
+        if k == "recipe":
+            continue  # the control image's rows replay without MTP whatever a
         a = fits[k][0]
-        cr = run(args, cpath, f"{args.control}-k{k}-fit{a:.3f}", [f"{SPEC}.draft_tokens={k}", f"{SPEC}.acceptance={a:.3f}"])
+        cr = run(args, cpath, f"{args.control}-k{k}-fit{a:.3f}", k_sets(k, f"{a:.3f}"))
         ci = sorted(cr)
         print(f"| MTP k={k}, a={a:.3f} | {fmt(summary([ln_tpot(cr[i]) for i in ci]))} | "
               f"{fmt(summary([ln_ttft(cr[i]) for i in ci]))} |")

@@ -574,7 +574,8 @@ static inline int decode_fill(sim_instance *in, sim_lane *ln, int64_t n, int may
 {
     for (;;) {
         const int64_t need = decode_reserve(in, ln, n, preempted);
-        fill_prefill(in, ln, in->cfg.max_batched_tokens - ln->dec_n, may_admit && (!*preempted || ln->dec_n == 0));
+        fill_prefill(in, ln, in->cfg.max_batched_tokens - lane_decode_tokens(in, ln),
+                     may_admit && (!*preempted || ln->dec_n == 0));
         if (sim_engine_failed(in->eng, NULL)) return 0;
         if (ln->n_chunks > 0 || ln->dec_n > 0) return 1;
         if (ln->running.n == ln->fetching) { /* nothing runnable: idle (or waiting for fetches) */

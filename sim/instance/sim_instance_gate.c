@@ -36,7 +36,8 @@
  *    TensorRT-LLM's batch_wait_timeout_iters and batch_wait_max_tokens_ratio,
  *    PyExecutor's waiting step), without attention DP. When a step would
  *    schedule context requests beside decoding ones, it does so only if its
- *    tokens (one per decoding request plus the whole prompts of the waiting
+ *    tokens (one per decoding request, 1 + k under speculative
+ *    decoding, plus the whole prompts of the waiting
  *    requests that fit the rest of max_batched_tokens, the first one at
  *    least as much of it as fits) reach batch_wait_ratio of
  *    max_batched_tokens, or it has already held them batch_wait_iters steps;
@@ -87,12 +88,13 @@ static int batch_wait_admit(sim_instance *in, const sim_lane *ln)
         return 1;
     }
     const double need = c->batch_wait_ratio * (double)c->max_batched_tokens;
-    int64_t tokens = ln->dec_n, left = c->max_batched_tokens - ln->dec_n, seen = in->waiting.n - in->unseen;
+    const int64_t dec = lane_decode_tokens(in, ln);
+    int64_t tokens = dec, left = c->max_batched_tokens - dec, seen = in->waiting.n - in->unseen;
     for (const sim_req *r = in->waiting.head; r && seen-- > 0 && left > 0 && (double)tokens < need;
          r = r->run_link.next) {
         int64_t p = r->prefill_target - r->prefilled;
         if (p > left) {
-            if (tokens == ln->dec_n) tokens += left; /* the first prompt: its chunk */
+            if (tokens == dec) tokens += left; /* the first prompt: its chunk */
             break;
         }
         tokens += p;

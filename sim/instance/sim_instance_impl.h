@@ -200,6 +200,15 @@ static inline void run_remove(sim_instance *in, sim_req *r)
     in->running_n--;
 }
 
+/* The token budget a decode step's requests take: one token each, 1 + k
+ * under speculative decoding (the verify pass scores the k drafts as
+ * tokens of the batch; TensorRT-LLM's max_num_tokens, vLLM's
+ * max-num-batched-tokens and SGLang's budget count them). */
+static inline int64_t lane_decode_tokens(const sim_instance *in, const sim_lane *ln)
+{
+    return (int64_t)ln->dec_n * (1 + (in->spec ? in->spec_k : 0));
+}
+
 static inline int64_t blocks_for(const sim_instance *in, int64_t tokens)
 {
     return (tokens + in->bs - 1) / in->bs;

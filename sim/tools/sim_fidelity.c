@@ -119,7 +119,11 @@ static const backend_profile profiles[] = {
  * max_num_tokens = (concurrency + isl + 127) rounded down to 64, at least
  * 8,192 from the 1.2.0rc6.post2 images on (InferenceX PRs 594 and 620
  * moved both recipes from 1.1.0rc2.post2; the 1.1 scripts have no floor);
- * enable_chunked_prefill left off (whole prompts). */
+ * enable_chunked_prefill left off (whole prompts). Their MTP variants
+ * (dsr1_fp8/fp4_b200_trt_mtp, the rows replayed with MTP) set
+ * ((MTP + 1) x max_batch_size + isl + 127) rounded down to 64 with no
+ * floor, one prompt beside a full batch's verify tokens
+ * (sim_fidelity_trtllm_dsr1_tokens). */
 #define FID_TRTLLM_DSR1_FLOOR 8192
 #define FID_TRTLLM_DSR1_FLOOR_FROM 102
 /* vLLM's MiniMax-M2.5 recipes on B200 (minimaxm2.5_fp8/fp4_b200):
@@ -131,7 +135,8 @@ static const backend_profile profiles[] = {
  * batch_wait_max_tokens_ratio): the Llama-3.1-70B B200 recipes
  * (70b_fp8/fp4_b200_trt) with 1k/1k sequences below TP 8, 20 steps and 0.9;
  * the fp8 DeepSeek-R1 B200 recipe (dsr1_fp8_b200_trt, DELAY_BATCHING) with
- * 1k/1k sequences from 64 clients, 40 steps and 0.8. */
+ * 1k/1k sequences from 64 clients, 40 steps and 0.8 (not its MTP variant,
+ * dsr1_fp8_b200_trt_mtp, which sets no batch waiting). */
 #define FID_TRTLLM_LLAMA_WAIT_ITERS 20
 #define FID_TRTLLM_LLAMA_WAIT_RATIO 0.9
 #define FID_TRTLLM_DSR1_WAIT_ITERS 40
@@ -222,6 +227,13 @@ static int dsr1_model(const sim_fidelity_row *r)
 int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r)
 {
     if (r->len_lo >= 1 || r->disagg || strcasecmp(r->backend, "trtllm") || !dsr1_model(r)) return 0;
+    if (r->mtp_tokens > 0) {
+        /* The MTP recipes: ((MTP + 1) x max_batch_size + isl + 127) rounded
+         * down to 64, no floor; max_batch_size the clients, or their share
+         * per rank with attention DP. */
+        int64_t dp = r->agg.dp > 1 ? r->agg.dp : 1, seqs = ((int64_t)r->concurrency + dp - 1) / dp;
+        return ranks_budget(((r->mtp_tokens + 1) * seqs + r->isl + 64 + 63) / 64 * 64, 1);
+    }
     int64_t b = ((int64_t)r->concurrency + r->isl + 64 + 63) / 64 * 64;
     int v = version_code(r->version);
     if ((v == 0 || v >= FID_TRTLLM_DSR1_FLOOR_FROM) && b < FID_TRTLLM_DSR1_FLOOR) b = FID_TRTLLM_DSR1_FLOOR;
@@ -253,7 +265,7 @@ int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r, int32_t *iters, do
         *iters = FID_TRTLLM_LLAMA_WAIT_ITERS;
         *ratio = FID_TRTLLM_LLAMA_WAIT_RATIO;
     } else if (dsr1_model(r) && (!strcasecmp(r->dtype, "fp8") || !strcasecmp(r->dtype, "fp8_block")) &&
-               r->concurrency >= FID_TRTLLM_DSR1_WAIT_FROM) {
+               r->concurrency >= FID_TRTLLM_DSR1_WAIT_FROM && r->mtp_tokens == 0) {
         *iters = FID_TRTLLM_DSR1_WAIT_ITERS;
         *ratio = FID_TRTLLM_DSR1_WAIT_RATIO;
     }

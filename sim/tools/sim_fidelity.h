@@ -183,17 +183,21 @@ void sim_fidelity_flag_inconsistent(sim_fidelity_result *out);
 /* TensorRT-LLM's token budget (max_num_tokens, per attention-DP rank) as
  * its InferenceX DeepSeek-R1 recipe sets it for an aggregated row:
  * (concurrency + isl + 127) rounded down to 64, at least 8,192 from
- * version 1.2 on (and where the row names no version); 0 for every other
- * row (the engine preset's budget). Such rows also schedule prompts only
- * whole (the recipe leaves enable_chunked_prefill off). */
+ * version 1.2 on (and where the row names no version); for a row replayed
+ * with MTP, ((MTP + 1) x max_batch_size + isl + 127) rounded down to 64
+ * (max_batch_size the concurrency, or its share per attention-DP rank); 0
+ * for every other row (the engine preset's budget). Such rows also
+ * schedule prompts only whole (the recipe leaves enable_chunked_prefill
+ * off). */
 int32_t sim_fidelity_trtllm_dsr1_tokens(const sim_fidelity_row *r);
 
 /* 1 when the row ran TensorRT-LLM's batch waiting, with its steps and token
  * ratio in *iters and *ratio (scheduler.batch_wait_iters, batch_wait_ratio):
  * InferenceX's Llama-3.1-70B B200 recipes with 1k/1k sequences below TP 8
  * (20, 0.9), its fp8 DeepSeek-R1 B200 recipe with 1k/1k sequences from 64
- * clients (40, 0.8), aggregated rows without attention DP; 0 (and 0, 0) for
- * every other row. */
+ * clients (40, 0.8; not the rows replayed with MTP, whose recipe has
+ * none), aggregated rows without attention DP; 0 (and 0, 0) for every
+ * other row. */
 int sim_fidelity_trtllm_batch_wait(const sim_fidelity_row *r, int32_t *iters, double *ratio);
 
 /* 1 when the row's vLLM InferenceX recipe fuses each TP all-reduce with

@@ -74,11 +74,14 @@
 /* InferenceX's RANDOM_RANGE_RATIO for its fixed-sequence-length runs. */
 #define FID_INFERENCEX_RANGE_RATIO 0.8
 /* The TensorRT-LLM image whose DeepSeek-R1 runs drafted with the model's
- * MTP module (docs/cost-model.md, "Speculative decoding"; fitted by
- * scripts/fit-mtp.py): the draft tokens and the acceptance per position. */
+ * MTP module (docs/cost-model.md, "Speculative decoding"): the draft
+ * tokens as InferenceX's dsr1_fp8/fp4_b200_trt_mtp recipes set them
+ * (num_nextn_predict_layers 3, 1 with attention DP) and the acceptance
+ * per position, fitted by scripts/fit-mtp.py --recipe. */
 #define FID_TRTLLM_MTP_IMAGE "tensorrt-llm/release:1.2.0rc6.post3"
-#define FID_TRTLLM_MTP_TOKENS 2
-#define FID_TRTLLM_MTP_ACCEPT 0.78
+#define FID_TRTLLM_MTP_TOKENS_TP 3
+#define FID_TRTLLM_MTP_TOKENS_DP 1
+#define FID_TRTLLM_MTP_ACCEPT 0.726
 
 /* Appends "; text" (or text) to a row's assumed note, cut at its size. */
 static void assume(sim_fidelity_row *r, const char *text)
@@ -456,9 +459,9 @@ static void row_mtp(sim_fidelity_row *r, const char *source)
         !(strstr(r->model, "DeepSeek-R1") || strstr(r->model, "DeepSeek-V3")))
         return;
     char t[96];
-    r->mtp_tokens = FID_TRTLLM_MTP_TOKENS;
+    r->mtp_tokens = r->agg.dp > 1 ? FID_TRTLLM_MTP_TOKENS_DP : FID_TRTLLM_MTP_TOKENS_TP;
     r->mtp_accept = FID_TRTLLM_MTP_ACCEPT;
-    snprintf(t, sizeof t, "MTP %d draft tokens at %.2f acceptance (image 1.2.0rc6.post3)", r->mtp_tokens,
+    snprintf(t, sizeof t, "MTP %d draft tokens at %.3f acceptance (image 1.2.0rc6.post3)", r->mtp_tokens,
              r->mtp_accept);
     assume(r, t);
 }

@@ -2,7 +2,8 @@
  * tokens per step against their closed form, TPOT of a lone decoding
  * request against the closed form of the cost model's step time over the
  * expected tokens per step, KV capacity with a draft, the feature off
- * leaving a run unchanged, and the loader's errors. */
+ * leaving a run unchanged, the drafts counted in a step's token budget,
+ * and the loader's errors. */
 #include "model_catalog.h"
 #include "model_cost.h"
 #include "sim_cluster.h"
@@ -213,6 +214,46 @@ static void test_off_unchanged(void)
     free(rb.recs);
 }
 
+/* Mean TTFT (ms) of two clients of 64-token prompts under whole-prompt
+ * scheduling with a token budget of `budget`, k drafts at 0.7. */
+static double two_client_ttft_ms(int32_t k, int32_t budget)
+{
+    sim_scenario sc;
+    lone_scenario(&sc, k, 0.7);
+    sc.workload.requests = 20;
+    sc.workload.arrival.concurrency = 2;
+    sc.workload.output_tokens.value = 200;
+    sim_sched_cfg *s = &sc.deployment.pools[0].scheduler;
+    s->max_seqs = 2;
+    s->max_batched_tokens = budget;
+    s->chunk_tokens = budget;
+    s->whole_prompts = 1;
+    run_result r;
+    if (run(&sc, &r)) return -1;
+    CHECK(r.st.completed == 20);
+    double ttft = r.sum.ttft_ms.mean;
+    free(r.recs);
+    return ttft;
+}
+
+/* A decoding request takes 1 + k tokens of the step's budget (the verify
+ * pass): with 66 tokens and k = 3 a 64-token prompt cannot join a step
+ * beside a decoding request (66 − 4 < 64) and waits for it to finish; with
+ * 72 it can (72 − 4 ≥ 64). Without drafts both budgets hold it (66 − 1),
+ * and the two runs are identical. */
+static void test_budget_counts_drafts(void)
+{
+    double spec_tight = two_client_ttft_ms(3, 66), spec_room = two_client_ttft_ms(3, 72);
+    double plain_tight = two_client_ttft_ms(0, 66), plain_room = two_client_ttft_ms(0, 72);
+    printf("  TTFT k=3: %.2f ms at 66 tokens, %.2f at 72; k=0: %.2f, %.2f\n", spec_tight, spec_room, plain_tight,
+           plain_room);
+    REQUIRE(spec_tight > 0 && spec_room > 0 && plain_tight > 0 && plain_room > 0);
+    /* Counted as one token each, both budgets would hold the prompt beside a
+     * decode step and the two k = 3 runs would be the same run. */
+    CHECK_MSG(spec_tight > 1.2 * spec_room, "k=3: TTFT %.2f ms at 66 tokens, %.2f at 72", spec_tight, spec_room);
+    CHECK_MSG(plain_tight == plain_room, "k=0: TTFT %.2f ms at 66 tokens, %.2f at 72", plain_tight, plain_room);
+}
+
 static void check_load_error(const char *spec, const char *want)
 {
     char text[1024];
@@ -252,6 +293,7 @@ static const test_case cases[] = {
     {"accepted_draws", test_accepted_draws},
     {"kv_capacity", test_kv_capacity},
     {"off_unchanged", test_off_unchanged},
+    {"budget_counts_drafts", test_budget_counts_drafts},
     {"bad_config", test_bad_config},
 };
 
