@@ -18,7 +18,8 @@
 # the grouped GEMMs vs torch._grouped_mm and the attention kernels against
 # theirs, also printed at the end). On an
 # H100/H200 the grid times the Hopper GEMM rungs (kern_gemm_bf16_wgmma and
-# the fp8 block-scaled kern_gemm_fp8_block_wgmma, sm_90a), on a B200 the Blackwell rung (kern_gemm_bf16_tcgen05, sm_100a),
+# the fp8 block-scaled kern_gemm_fp8_block_wgmma, sm_90a), on a B200 the
+# Blackwell rungs (kern_gemm_bf16_tcgen05 and the MXFP8 kern_gemm_mxfp8_tcgen05, sm_100a),
 # beside the Ampere rung and cuBLAS; each is checked against the CPU
 # reference first; the tensor-core flash prefill and paged decode
 # (kern_attn_prefill_mma, kern_decode_split_mma) are checked and timed
@@ -180,11 +181,11 @@ fi
 {
   echo
   echo "== kernels no GPU had run before this check (docs/calibration.md, 'The kernel ladder'): their checks =="
-  echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMMs (bf16 and fp8 block-scaled) on cc 9.0, Blackwell tcgen05 GEMM on cc 10.0,"
+  echo "(Ampere GEMM v2 with split-K, Hopper wgmma GEMMs (bf16 and fp8 block-scaled) on cc 9.0, Blackwell tcgen05 GEMMs (bf16 and MXFP8) on cc 10.0,"
   echo " RMSNorm, quantisation, warp and block softmax v2, tensor-core flash prefill (Ampere mma.sync; Hopper wgmma on cc 9.0)"
   echo " and paged decode,"
   echo " grouped GEMMs over a tile list: contiguous v3, masked v2; their Hopper wgmma rung v1 on cc 9.0)"
-  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_rmsnorm|kern_quant_|kern_softmax_(warp|block)|kern_attn_prefill_(mma|wgmma)|kern_decode_split_mma|kern_grouped_(contig|masked)_(mma|wgmma))' "$out/check.log" ||
+  grep -E '^check .*(kern_gemm_bf16_(mma|wgmma|tcgen05)|kern_gemm_fp8_block_wgmma|kern_gemm_mxfp8_tcgen05|kern_rmsnorm|kern_quant_|kern_softmax_(warp|block)|kern_attn_prefill_(mma|wgmma)|kern_decode_split_mma|kern_grouped_(contig|masked)_(mma|wgmma))' "$out/check.log" ||
     echo "(none of them was checked here)"
   echo
   echo "== checks (kernel vs CPU reference) =="

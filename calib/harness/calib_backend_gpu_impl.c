@@ -52,7 +52,7 @@
 
 typedef struct {
     size_t bytes;
-    int kind; /* 0 f32, 1 bf16, 2 e4m3 random fill; 3 leave (outputs) */
+    int kind; /* 0 f32, 1 bf16, 2 e4m3 random fill; 3 leave (outputs); 4 E8M0 scales */
     float amp;
     void *set[GPU_MAX_INNER]; /* each bytes + CALIB_CANARY_BYTES */
 } gpu_buf;
@@ -67,10 +67,10 @@ typedef struct {
     int32_t ndev, fp8_ok; /* fp8 tensor cores (cc ≥ 8.9); whether this build has code for them, the launch says */
     /* The GEMM kernels this device runs (gk_gemm entries, in order): the
      * fp8 GEMM from cc 8.9, the Hopper rungs (bf16 and fp8) on cc 9.0 and
-     * the Blackwell rung on cc 10.0 when the build has their arch-specific
-     * code. */
-    calib_kernel_desc gemm[6];
-    int32_t gemm_kind[6], ngemm;
+     * the Blackwell rungs (bf16 and MXFP8) on cc 10.0 when the build has
+     * their arch-specific code. */
+    calib_kernel_desc gemm[7];
+    int32_t gemm_kind[7], ngemm;
     /* The prefill kernels this device runs (gk_pf entries, in order): the
      * Hopper rung only on cc 9.0 with sm_90a code in the build. */
     calib_kernel_desc pf[3];
@@ -94,19 +94,23 @@ typedef struct {
 /* GEMM kernels by kind: the Ampere rung (version 2: 3-stage swizzled
  * cp.async ring, BK 64, split-K for M ≤ 64; version 1 rows were the
  * 2-stage padded kernel), cuBLAS, fp8 (mma.sync), the Hopper rung
- * (sm_90a), the Blackwell rung (sm_100a), the Hopper fp8 rung (sm_90a).
- * gpu_state.gemm lists those the device runs. */
-enum { GPU_GEMM_MMA, GPU_GEMM_CUBLAS, GPU_GEMM_FP8, GPU_GEMM_SM90, GPU_GEMM_SM100, GPU_GEMM_FP8_SM90 };
+ * (sm_90a), the Blackwell rung (sm_100a), the Hopper fp8 rung (sm_90a), the
+ * Blackwell MXFP8 rung (sm_100a). gpu_state.gemm lists those the device
+ * runs. */
+enum { GPU_GEMM_MMA, GPU_GEMM_CUBLAS, GPU_GEMM_FP8, GPU_GEMM_SM90, GPU_GEMM_SM100, GPU_GEMM_FP8_SM90, GPU_GEMM_MXFP8_SM100 };
 static const calib_kernel_desc gk_gemm[] = {{"kern_gemm_bf16_mma", 2, "bf16", 0}, {"cublas_gemm_ex", 1, "bf16", 1},
                                             {"kern_gemm_fp8_block_mma", 1, "fp8", 0},
                                             {"kern_gemm_bf16_wgmma", 1, "bf16", 0},
                                             {"kern_gemm_bf16_tcgen05", 1, "bf16", 0},
-                                            {"kern_gemm_fp8_block_wgmma", 1, "fp8", 0}};
+                                            {"kern_gemm_fp8_block_wgmma", 1, "fp8", 0},
+                                            {"kern_gemm_mxfp8_tcgen05", 1, "mxfp8", 0}};
 
-/* The fp8 block-scaled GEMMs share their operands, scales and reference. */
+/* The fp8 GEMMs: e4m3 operands with scales, checked against a CPU
+ * reference (the block-scaled ones share operands, scales and reference;
+ * the MXFP8 one has its own scales, gpu_prepare_gemm and gpu_check_gemm). */
 static int gpu_gemm_fp8(int32_t kind)
 {
-    return kind == GPU_GEMM_FP8 || kind == GPU_GEMM_FP8_SM90;
+    return kind == GPU_GEMM_FP8 || kind == GPU_GEMM_FP8_SM90 || kind == GPU_GEMM_MXFP8_SM100;
 }
 /* Version 3 (contiguous) / 2 (masked): the tile list (kern_grouped_plan.h,
  * built on the device) and a persistent grid over it; contiguous version 2
@@ -223,6 +227,7 @@ static int gpu_fill(gpu_buf *b, int idx, int set, sim_err *err)
     if (b->kind == 0) return kern_gpu_fill_f32(b->set[set], (int64_t)(b->bytes / 4), seed, b->amp, err);
     if (b->kind == 1) return kern_gpu_fill_bf16(b->set[set], (int64_t)(b->bytes / 2), seed, b->amp, err);
     if (b->kind == 2) return kern_gpu_fill_e4m3(b->set[set], (int64_t)b->bytes, seed, b->amp, err);
+    if (b->kind == 4) return kern_gpu_fill_e8m0(b->set[set], (int64_t)b->bytes, seed, b->amp, err);
     return 0;
 }
 
@@ -335,10 +340,17 @@ static int gpu_prepare_lse_merge(gpu_state *st, uint32_t layout, const calib_sha
 }
 
 /* GEMM buffers: bf16 A, B and C (the Ampere rung's split-K workspace in
- * meta[0]), or the fp8 block-scaled operands with their scales. */
+ * meta[0]), or the fp8 block-scaled operands with their scales (fp32 per
+ * 128, or MXFP8's E8M0 per 32 within 2^±4). */
 static int gpu_prepare_gemm(gpu_state *st, int32_t kernel, const calib_shape *s, sim_err *err)
 {
     size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k;
+    if (kernel == GPU_GEMM_MXFP8_SM100) {
+        if (k % 128 || n % 8) return sim_err_set(err, SIM_EINVAL, "MXFP8 GEMM needs K a multiple of 128 and N of 8");
+        gpu_in_spec in[4] = {{m * k, 2, 4.0f}, {m * (k / 32), 4, 4.0f}, {n * k, 2, 4.0f}, {n * (k / 32), 4, 4.0f}};
+        size_t out[1] = {m * n * 2};
+        return gpu_setup(st, in, 4, out, 1, err);
+    }
     if (gpu_gemm_fp8(kernel)) {
         if (k % 128 || n % 8) return sim_err_set(err, SIM_EINVAL, "fp8 GEMM needs K a multiple of 128 and N of 8");
         size_t kb = k / 128, nb = (n + 127) / 128;
@@ -454,6 +466,8 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
         case GPU_GEMM_SM100: return kern_gpu_gemm_bf16_sm100(s->m, s->n, s->k, in[0], in[1], out[0], err);
         case GPU_GEMM_FP8_SM90:
             return kern_gpu_gemm_fp8_block_sm90(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
+        case GPU_GEMM_MXFP8_SM100:
+            return kern_gpu_gemm_mxfp8_sm100(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
         default: return kern_gpu_gemm_fp8_block(s->m, s->n, s->k, in[0], in[1], in[2], in[3], out[0], err);
         }
     case CALIB_OP_GROUPED_CONTIG:
@@ -661,8 +675,8 @@ typedef struct {
 #define ALLOC(slot, cnt) \
     if (!(f[slot] = gpu_floats(cnt))) return sim_err_set(err, SIM_ENOMEM, "check: out of memory")
 
-/* bf16 GEMM against an fp32 GEMM of the same values; fp8 block GEMM against
- * the CPU fp8 reference, both rounded to bf16. */
+/* bf16 GEMM against an fp32 GEMM of the same values; fp8 block and MXFP8
+ * GEMMs against their CPU references, both rounded to bf16. */
 static int gpu_check_gemm(const gpu_state *st, gpu_check_bufs *bufs, calib_check_result *r, sim_err *err)
 {
     const calib_shape *s = &st->s;
@@ -679,15 +693,17 @@ static int gpu_check_gemm(const gpu_state *st, gpu_check_bufs *bufs, calib_check
         calib_check_init(r, 0x1p-9 * calib_absmax(f[3], (int64_t)(m * n)), 0x1p-7);
         calib_check_compare(r, f[2], f[3], (int64_t)(m * n), 0, "c");
     } else {
+        int mx = st->kernel == GPU_GEMM_MXFP8_SM100;
         size_t kb = k / 128, nb = (n + 127) / 128;
         FETCH(0, in[0], m * k);
-        FETCH(1, in[1], m * kb * 4);
+        FETCH(1, in[1], mx ? m * (k / 32) : m * kb * 4);
         FETCH(2, in[2], n * k);
-        FETCH(3, in[3], nb * kb * 4);
+        FETCH(3, in[3], mx ? n * (k / 32) : nb * kb * 4);
         FETCH_BF(0, out[0], m * n);
         FETCH(4, out[0], m * n * 2); /* reused below for the reference's bf16 */
         ALLOC(1, m * n);
-        kern_gemm_fp8_block_ref((int64_t)m, (int64_t)n, (int64_t)k, h[0], h[1], h[2], h[3], h[4]);
+        if (mx) kern_gemm_mxfp8_ref((int64_t)m, (int64_t)n, (int64_t)k, h[0], h[1], h[2], h[3], h[4]);
+        else kern_gemm_fp8_block_ref((int64_t)m, (int64_t)n, (int64_t)k, h[0], h[1], h[2], h[3], h[4]);
         kern_bf16_to_f32_n(h[4], f[1], (int64_t)(m * n));
         calib_check_init(r, 0x1p-9 * calib_absmax(f[1], (int64_t)(m * n)), 0x1p-7);
         calib_check_compare(r, f[0], f[1], (int64_t)(m * n), 0, "c");
@@ -1019,7 +1035,7 @@ __attribute__((visibility("default"))) int calib_gpu_plugin_create(int32_t abi, 
     for (int32_t kind = 0; kind < (int32_t)(sizeof gk_gemm / sizeof gk_gemm[0]); kind++) {
         int ok = kind == GPU_GEMM_FP8         ? st->fp8_ok /* no fp8 tensor cores before Ada */
                  : kind == GPU_GEMM_SM90      ? kern_gpu_gemm_sm90_ok(&why) == 0
-                 : kind == GPU_GEMM_SM100     ? kern_gpu_gemm_sm100_ok(&why) == 0
+                 : kind == GPU_GEMM_SM100 || kind == GPU_GEMM_MXFP8_SM100 ? kern_gpu_gemm_sm100_ok(&why) == 0
                  : kind == GPU_GEMM_FP8_SM90  ? kern_gpu_gemm_fp8_block_sm90_ok(&why) == 0
                                               : 1;
         if (ok) st->gemm[st->ngemm] = gk_gemm[kind], st->gemm_kind[st->ngemm++] = kind;

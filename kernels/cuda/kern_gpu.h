@@ -46,10 +46,12 @@ int kern_gpu_sync(sim_err *err);
 /* Sets bytes of device memory to `byte` (asynchronous, default stream):
  * NaN poisoning before a check, L2 flushing between timed samples. */
 int kern_gpu_memset(void *d, int byte, size_t bytes, sim_err *err);
-/* Uniform values in [-amp, amp): fp32, bf16, or e4m3 (then amp ≤ 448). */
+/* Uniform values in [-amp, amp): fp32, bf16, or e4m3 (then amp ≤ 448);
+ * or E8M0 scales 2^e, e the nearest integer to such a value (amp ≤ 127). */
 int kern_gpu_fill_f32(float *d, int64_t n, uint64_t seed, float amp, sim_err *err);
 int kern_gpu_fill_bf16(uint16_t *d, int64_t n, uint64_t seed, float amp, sim_err *err);
 int kern_gpu_fill_e4m3(uint8_t *d, int64_t n, uint64_t seed, float amp, sim_err *err);
+int kern_gpu_fill_e8m0(uint8_t *d, int64_t n, uint64_t seed, float amp, sim_err *err);
 
 /* Event timer on the default stream. */
 typedef struct kern_gpu_timer kern_gpu_timer;
@@ -93,6 +95,17 @@ int kern_gpu_gemm_bf16_sm90(int64_t M, int64_t N, int64_t K, const uint16_t *d_A
 int kern_gpu_gemm_sm100_ok(sim_err *err);
 int kern_gpu_gemm_bf16_sm100(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C,
                              sim_err *err);
+/* The MXFP8 block-scaled GEMM on the Blackwell rung
+ * (kern_gemm_mxfp8_sm100.cu): e4m3 A (M×K) and B (N×K), E8M0 scales per 32
+ * along K ([M][K/32] and [N][K/32] bytes, kern_quant_mxfp8's layout and
+ * convention; maths as kern_gemm_mxfp8_ref), bf16 C; TMA for A and B,
+ * cp.async for the scales, tcgen05.cp of the scales into Tensor Memory,
+ * tcgen05.mma kind::mxf8f6f4 block_scale M128 N256 K32; one tile per CTA.
+ * K must be a multiple of 128, N of 8, the scale arrays 4-byte aligned:
+ * SIM_EINVAL. Offered where kern_gpu_gemm_sm100_ok is 0 (SIM_ENOTSUP
+ * otherwise). No Blackwell GPU has run it yet. */
+int kern_gpu_gemm_mxfp8_sm100(int64_t M, int64_t N, int64_t K, const uint8_t *d_Aq, const uint8_t *d_sa,
+                              const uint8_t *d_Bq, const uint8_t *d_sb, uint16_t *d_C, sim_err *err);
 /* fp8 e4m3 block-scaled GEMM (kern_gemm_fp8_block_ref layout: B is N×K,
  * scales 1×128 for A, 128×128 for B), mma.sync m16n8k32 (sm_89+). K must be
  * a multiple of 128 and N of 8. */

@@ -103,7 +103,8 @@ __global__ void kern_fill_kernel(void *p, int64_t n, uint64_t seed, float amp)
         float v = (2.0f * kern_hash_unit(seed, (uint64_t)i) - 1.0f) * amp;
         if (KIND == 0) ((float *)p)[i] = v;
         else if (KIND == 1) ((uint16_t *)p)[i] = kern_f2bf(v);
-        else ((uint8_t *)p)[i] = kern_f2e4m3(v);
+        else if (KIND == 2) ((uint8_t *)p)[i] = kern_f2e4m3(v);
+        else ((uint8_t *)p)[i] = (uint8_t)(127 + __float2int_rn(v)); /* E8M0: 2^round(v) */
     }
 }
 
@@ -130,6 +131,11 @@ extern "C" int kern_gpu_fill_bf16(uint16_t *d, int64_t n, uint64_t seed, float a
 extern "C" int kern_gpu_fill_e4m3(uint8_t *d, int64_t n, uint64_t seed, float amp, sim_err *err)
 {
     return kern_fill<2>(d, n, seed, amp, err);
+}
+
+extern "C" int kern_gpu_fill_e8m0(uint8_t *d, int64_t n, uint64_t seed, float amp, sim_err *err)
+{
+    return kern_fill<3>(d, n, seed, amp, err);
 }
 
 struct kern_gpu_timer {

@@ -1,8 +1,8 @@
 /* kern_tma — the host side of the tensor memory accelerator for the GEMM
  * rungs that load tiles with it (kern_gemm_sm90.cu, kern_gemm_sm100.cu,
- * kern_gemm_fp8_sm90.cu, kern_grouped_sm90.cu): the tensor maps of a
- * row-major A (M×K) and B (K×N) in bf16, or of fp8 A (M×K) and B (N×K),
- * both K-major, 2-D, the grouped GEMM's stacked A (2-D) and B (3-D), and the
+ * kern_gemm_fp8_sm90.cu, kern_gemm_mxfp8_sm100.cu, kern_grouped_sm90.cu):
+ * the tensor maps of a row-major A (M×K) and B (K×N) in bf16, or of fp8 A
+ * (M×K) and B (N×K), both K-major, 2-D, the grouped GEMM's stacked A (2-D) and B (3-D), and the
  * 3-D maps of the Hopper flash prefill's (kern_attn_sm90.cu) Q, K, V; 128-byte
  * swizzle, zero fill past the edges, encoded by the driver's
  * cuTensorMapEncodeTiled — fetched with cudaGetDriverEntryPointByVersion,

@@ -40,26 +40,53 @@ void kern_gemm_bf16_ref(int64_t M, int64_t N, int64_t K, const uint16_t *A, cons
     }
 }
 
-void kern_gemm_fp8_block_ref(int64_t M, int64_t N, int64_t K, const uint8_t *Aq, const float *sa,
-                             const uint8_t *Bq_nk, const float *sb, uint16_t *C)
+/* Scale arrays of either kind, read as fp32. */
+typedef float (*scale_at_fn)(const void *scales, int64_t idx);
+
+static float f32_at(const void *scales, int64_t idx)
 {
-    int64_t kb = K / KERN_FP8_BLOCK;
+    return ((const float *)scales)[idx];
+}
+
+static float e8m0_at(const void *scales, int64_t idx)
+{
+    return kern_e8m0_to_f32(((const uint8_t *)scales)[idx]);
+}
+
+/* C = Σ_b (A·Bᵀ over K block b of `blk` elements) · sa[i][b] ·
+ * sb[j / b_rows][b] (scale rows of K / blk), e4m3 operands, rounded to
+ * bf16 once. Per block: the unscaled fp32 partial sum (what the tensor
+ * core produces), then the scale multiplies, as block-scaled kernels
+ * promote partials into the fp32 accumulator (MX scales are powers of two:
+ * exact unless the product leaves fp32's range). */
+static void e4m3_block_gemm(int64_t M, int64_t N, int64_t K, int64_t blk, const uint8_t *Aq, const void *sa,
+                            const uint8_t *Bq_nk, const void *sb, int64_t b_rows, scale_at_fn at, uint16_t *C)
+{
+    int64_t nb = K / blk;
     float e4m3[256]; /* every code decoded once: the inner loop only looks values up */
     for (int c = 0; c < 256; c++) e4m3[c] = kern_e4m3_to_f32((uint8_t)c);
     for (int64_t i = 0; i < M; i++) {
         for (int64_t j = 0; j < N; j++) {
             float acc = 0.0f;
-            /* Per block: an unscaled fp32 partial sum (what the tensor core
-             * produces), then one scale multiply, as block-scaled kernels
-             * promote partials into the fp32 accumulator. */
-            for (int64_t b = 0; b < kb; b++) {
+            for (int64_t b = 0; b < nb; b++) {
                 float part = 0.0f;
-                const uint8_t *a = Aq + i * K + b * KERN_FP8_BLOCK;
-                const uint8_t *w = Bq_nk + j * K + b * KERN_FP8_BLOCK;
-                for (int64_t k = 0; k < KERN_FP8_BLOCK; k++) part += e4m3[a[k]] * e4m3[w[k]];
-                acc += part * sa[i * kb + b] * sb[(j / KERN_FP8_BLOCK) * kb + b];
+                const uint8_t *a = Aq + i * K + b * blk, *w = Bq_nk + j * K + b * blk;
+                for (int64_t k = 0; k < blk; k++) part += e4m3[a[k]] * e4m3[w[k]];
+                acc += part * at(sa, i * nb + b) * at(sb, (j / b_rows) * nb + b);
             }
             C[i * N + j] = kern_bf16_from_f32(acc);
         }
     }
+}
+
+void kern_gemm_fp8_block_ref(int64_t M, int64_t N, int64_t K, const uint8_t *Aq, const float *sa,
+                             const uint8_t *Bq_nk, const float *sb, uint16_t *C)
+{
+    e4m3_block_gemm(M, N, K, KERN_FP8_BLOCK, Aq, sa, Bq_nk, sb, KERN_FP8_BLOCK, f32_at, C);
+}
+
+void kern_gemm_mxfp8_ref(int64_t M, int64_t N, int64_t K, const uint8_t *Aq, const uint8_t *sa_e8m0,
+                         const uint8_t *Bq_nk, const uint8_t *sb_e8m0, uint16_t *C)
+{
+    e4m3_block_gemm(M, N, K, KERN_MX_BLOCK, Aq, sa_e8m0, Bq_nk, sb_e8m0, 1, e8m0_at, C);
 }

@@ -1,5 +1,6 @@
 /* test_kern_ref — the CPU references against their mathematical definitions
- * and against each other: number formats, quantisation bounds, GEMM forms,
+ * and against each other: number formats, quantisation bounds, GEMM forms
+ * (the MXFP8 GEMM on the MXFP8 quantiser's output),
  * grouped GEMM layouts and the grouped GEMM's tile list, flash prefill vs naive attention, split-KV decode +
  * LSE merge vs unsplit attention, online vs two-pass softmax, RMSNorm; and
  * which code of a CUDA build a device runs (kern_arch): the default
@@ -213,6 +214,65 @@ static void test_gemm(void)
     CHECK_MSG(sqrt(num / den) > 1e-4, "fp8 GEMM suspiciously exact (%.2g): quantisation skipped?", sqrt(num / den));
     free(A), free(B), free(Bt), free(C), free(Cd), free(Ab), free(Bb), free(Cb);
     free(Aq), free(Bq), free(sa), free(sb), free(Ad), free(Btd), free(Cq);
+}
+
+/* MXFP8 GEMM: A and Bᵀ quantised by kern_quant_mxfp8_ref (the scales the
+ * GEMM consumes are the quantiser's, so quantise → GEMM composes) with
+ * magnitudes that change from one 32-block to the next, so a GEMM applying
+ * a scale to the wrong block (or none) misses the dequantised product. */
+static void test_gemm_mxfp8(void)
+{
+    enum { M = 5, N = 7, K = 96, NB = K / 32 };
+    float *A = malloc(sizeof(float) * M * K), *Bt = malloc(sizeof(float) * N * K), *B = malloc(sizeof(float) * K * N);
+    float *C = malloc(sizeof(float) * M * N), *Cq = malloc(sizeof(float) * M * N), *Cd = malloc(sizeof(float) * M * N);
+    float *Ad = malloc(sizeof(float) * M * K), *Btd = malloc(sizeof(float) * N * K);
+    uint8_t *Aq = malloc(M * K), *Bq = malloc(N * K), *sa = malloc(M * NB), *sb = malloc(N * NB);
+    uint16_t *Cb = malloc(sizeof(uint16_t) * M * N);
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < K; k++) A[i * K + k] = urand() * ldexpf(1.0f, (k / 32) * 5 - 4 + i % 3);
+    for (int j = 0; j < N; j++)
+        for (int k = 0; k < K; k++) Bt[j * K + k] = urand() * ldexpf(1.0f, 3 - (k / 32) * 4 + j % 2);
+    kern_quant_mxfp8_ref(A, M, K, Aq, sa);
+    kern_quant_mxfp8_ref(Bt, N, K, Bq, sb);
+    int distinct = 0;
+    for (int b = 1; b < NB; b++) distinct += sa[b] != sa[0];
+    CHECK_MSG(distinct == NB - 1, "the test's 32-blocks should get distinct scales");
+    kern_gemm_mxfp8_ref(M, N, K, Aq, sa, Bq, sb, Cb);
+    kern_bf16_to_f32_n(Cb, Cd, M * N);
+
+    kern_dequant_mxfp8_ref(Aq, sa, M, K, Ad);
+    kern_dequant_mxfp8_ref(Bq, sb, N, K, Btd);
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++) B[k * N + j] = Btd[j * K + k];
+    kern_gemm_f32_ref(M, N, K, Ad, B, Cq);
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++) B[k * N + j] = Bt[j * K + k];
+    kern_gemm_f32_ref(M, N, K, A, B, C);
+    int bad = 0;
+    double num = 0, den = 0;
+    for (int i = 0; i < M * N; i++) {
+        if (fabsf(Cd[i] - Cq[i]) > 0x1p-8f * fabsf(Cq[i]) + 1e-4f * fabsf(C[i]) + 1e-6f) bad++;
+        num += (double)(Cd[i] - C[i]) * (Cd[i] - C[i]), den += (double)C[i] * C[i];
+    }
+    CHECK_MSG(bad == 0, "%d MXFP8 GEMM outputs differ from the dequantised product", bad);
+    CHECK_MSG(sqrt(num / den) < 0.06, "MXFP8 GEMM relative error %.4f vs unquantised", sqrt(num / den));
+    CHECK_MSG(sqrt(num / den) > 1e-4, "MXFP8 GEMM suspiciously exact (%.2g): quantisation skipped?", sqrt(num / den));
+
+    /* Doubling one block's A scale doubles exactly that block's share. */
+    sa[1 * NB + 2]++;
+    uint16_t *Cb2 = malloc(sizeof(uint16_t) * M * N);
+    kern_gemm_mxfp8_ref(M, N, K, Aq, sa, Bq, sb, Cb2);
+    int changed_other = 0, changed_row = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            int diff = Cb2[i * N + j] != Cb[i * N + j];
+            if (i == 1) changed_row += diff;
+            else changed_other += diff;
+        }
+    CHECK_MSG(changed_other == 0 && changed_row > 0, "one A scale changed rows other than its own (%d) or none (%d)",
+              changed_other, changed_row);
+    free(A), free(Bt), free(B), free(C), free(Cq), free(Cd), free(Ad), free(Btd);
+    free(Aq), free(Bq), free(sa), free(sb), free(Cb), free(Cb2);
 }
 
 static void test_grouped(void)
@@ -693,6 +753,7 @@ static const test_case cases[] = {
     {"e4m3", test_e4m3},
     {"quant", test_quant},
     {"gemm", test_gemm},
+    {"gemm_mxfp8", test_gemm_mxfp8},
     {"grouped", test_grouped},
     {"grouped_plan_uniform", test_grouped_plan_uniform},
     {"grouped_plan_skewed", test_grouped_plan_skewed},

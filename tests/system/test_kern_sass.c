@@ -17,7 +17,9 @@
  * its GEMMs (a rule's need may name the second operand: "HGMMA gdesc" has
  * A in shared memory, Q·Kᵀ; "HGMMA R" A in registers, P·V); sm_100a: TMA, mbarriers,
  * tcgen05.mma (UTCHMMA), tcgen05.commit (UTCBAR) and tcgen05.ld (LDTM) in
- * kern_gemm_sm100; the vectorised RMSNorm's 16-byte loads and stores
+ * kern_gemm_sm100, and in kern_gemm_mxfp8_sm100 the same with cp.async
+ * (LDGSTS) for the scales, tcgen05.cp into Tensor Memory (UTCCP) and the
+ * block-scaled fp8 tcgen05.mma (UTCQMMA); the vectorised RMSNorm's 16-byte loads and stores
  * (LDG.E.128, STG.E.128) and the quantisation kernels' 16-byte loads,
  * shuffled amax and 8-byte stores — and that no kernel of any
  * architecture spills (stack frame and local memory 0 in the resource
@@ -76,6 +78,9 @@ static const sass_rule rules[] = {
     {"sm_80", "quant_vec_kernel", {"LDG.E.128", "SHFL.BFLY", "STG.E.64"}, "quantisation: 16-byte loads, shuffled amax"},
     {"sm_100a", "gemm_sm100_kernel", {"UTMALDG", "SYNCS", "UTCHMMA", "UTCBAR", "LDTM"},
      "Blackwell rung: TMA, tcgen05.mma into Tensor Memory, tcgen05.commit, tcgen05.ld epilogue"},
+    {"sm_100a", "gemm_mxfp8_sm100_kernel", {"UTMALDG", "SYNCS", "LDGSTS", "UTCCP", "UTCQMMA", "UTCBAR", "LDTM"},
+     "Blackwell MXFP8 rung: TMA for A and B, cp.async for the E8M0 scales, tcgen05.cp of the scales into Tensor "
+     "Memory, the block-scaled fp8 tcgen05.mma (kind::mxf8f6f4), tcgen05.commit, tcgen05.ld epilogue"},
 };
 #define N_RULES (sizeof rules / sizeof rules[0])
 
