@@ -94,14 +94,15 @@ typedef struct {
 /* GEMM kernels by kind: the Ampere rung (version 2: 3-stage swizzled
  * cp.async ring, BK 64, split-K for M ≤ 64; version 1 rows were the
  * 2-stage padded kernel), cuBLAS, fp8 (mma.sync), the Hopper rung
- * (sm_90a), the Blackwell rung (sm_100a), the Hopper fp8 rung (sm_90a), the
- * Blackwell MXFP8 rung (sm_100a). gpu_state.gemm lists those the device
- * runs. */
+ * (sm_90a), the Blackwell rung (sm_100a; version 2: persistent grid, two
+ * Tensor Memory accumulators; version 1, one tile per CTA, never ran on a
+ * GPU), the Hopper fp8 rung (sm_90a), the Blackwell MXFP8 rung (sm_100a).
+ * gpu_state.gemm lists those the device runs. */
 enum { GPU_GEMM_MMA, GPU_GEMM_CUBLAS, GPU_GEMM_FP8, GPU_GEMM_SM90, GPU_GEMM_SM100, GPU_GEMM_FP8_SM90, GPU_GEMM_MXFP8_SM100 };
 static const calib_kernel_desc gk_gemm[] = {{"kern_gemm_bf16_mma", 2, "bf16", 0}, {"cublas_gemm_ex", 1, "bf16", 1},
                                             {"kern_gemm_fp8_block_mma", 1, "fp8", 0},
                                             {"kern_gemm_bf16_wgmma", 1, "bf16", 0},
-                                            {"kern_gemm_bf16_tcgen05", 1, "bf16", 0},
+                                            {"kern_gemm_bf16_tcgen05", 2, "bf16", 0},
                                             {"kern_gemm_fp8_block_wgmma", 1, "fp8", 0},
                                             {"kern_gemm_mxfp8_tcgen05", 1, "mxfp8", 0}};
 

@@ -5,8 +5,9 @@
  * convention kern_quant_mxfp8 (and kern_quant_mxfp8_ref) write, so a
  * quantised activation feeds this GEMM unchanged; bf16 out; maths as
  * kern_gemm_mxfp8_ref. Written from the PTX ISA after the design of
- * DeepGEMM's Blackwell fp8 GEMM; the bf16 rung (kern_gemm_sm100.cu) is
- * the same skeleton, the helpers both use are in kern_tcgen05.cuh.
+ * DeepGEMM's Blackwell fp8 GEMM; the descriptors, Tensor Memory helpers
+ * and epilogue stores it shares with the bf16 rung (kern_gemm_sm100.cu)
+ * are in kern_tcgen05.cuh.
  *
  * One 128×256 output tile per CTA of 128 threads (4 warps), K in blocks of
  * 128 (one 128-byte swizzle span of e4m3; four scales per row). Lane 0 of
@@ -34,9 +35,11 @@
  * lanes with tcgen05.ld and stores bf16. M is arbitrary, N a multiple of
  * 8, K of 128; the scale arrays 4-byte aligned.
  *
- * Not yet here: a persistent grid with two accumulators, 2-CTA MMA with
- * TMA multicast, loading the scales with TMA (their rows are 4 bytes,
- * under the 16-byte minimum of a box). No Blackwell GPU has run this
+ * Not yet here: the bf16 rung's persistent grid with two accumulators (2 ×
+ * 256 accumulator columns leave none of the 512 for the scales: it needs
+ * N-128 tiles or 2-CTA MMA), 2-CTA MMA with TMA multicast, loading the
+ * scales with TMA (their rows are 4 bytes, under the 16-byte minimum of a
+ * box). No Blackwell GPU has run this
  * kernel: it is compile- and SASS-checked only (test_kern_sass). Other
  * architectures of the build get a body that traps; the host launches it
  * only on compute capability 10.0 with sm_100a code in the build

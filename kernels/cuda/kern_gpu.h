@@ -88,8 +88,9 @@ int kern_gpu_gemm_sm90_ok(sim_err *err);
 int kern_gpu_gemm_bf16_sm90(int64_t M, int64_t N, int64_t K, const uint16_t *d_A, const uint16_t *d_B, uint16_t *d_C,
                             sim_err *err);
 /* The Blackwell rung (kern_gemm_sm100.cu): TMA into a 4-stage ring,
- * tcgen05.mma M128 N256 K16 with the accumulator in Tensor Memory, a
- * tcgen05.ld epilogue; one tile per CTA. SIM_ENOTSUP unless the device has
+ * tcgen05.mma M128 N256 K16 into two Tensor Memory accumulators, a
+ * tcgen05.ld epilogue by 4 warps that drains one tile while the MMAs fill
+ * the next; persistent grid. SIM_ENOTSUP unless the device has
  * compute capability 10.0 and the build holds sm_100a code. No Blackwell GPU
  * has run it yet. Same shape rules as kern_gpu_gemm_bf16. */
 int kern_gpu_gemm_sm100_ok(sim_err *err);

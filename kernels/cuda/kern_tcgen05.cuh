@@ -3,8 +3,9 @@
  * shared-memory matrix descriptors (128-byte swizzled operands, the
  * unswizzled scale-factor source of tcgen05.cp), Tensor Memory allocation
  * and release, the tcgen05 fences, tcgen05.commit onto an mbarrier,
- * tcgen05.ld of 32 fp32 columns, and the epilogue both use: a 128×256 fp32
- * accumulator in Tensor Memory stored as bf16. Written from the PTX ISA;
+ * tcgen05.ld of 32 fp32 columns, the epilogue both use (a 128×256 fp32
+ * accumulator in Tensor Memory stored as bf16 by 4 warps) and the end of
+ * a one-tile CTA (kern_gemm_mxfp8_sm100.cu). Written from the PTX ISA;
  * defined only where KERN_SM100A is (sm_100a code), so other architectures
  * of the build compile the kernels' trapping bodies only. No Blackwell GPU
  * has run this code: it is compile- and SASS-checked (test_kern_sass). */
@@ -98,38 +99,37 @@ __device__ __forceinline__ void kern_tc_ld32(uint32_t taddr, uint32_t (&v)[32])
 }
 #undef KERN_R8
 
-/* The epilogue of a 128×256 tile: once `done` completes phase 0 (the
- * last MMAs' commit), warp w reads Tensor Memory lanes 32w..32w+31 (rows
- * of the tile) 32 columns at a time from column `tmem` and stores them as
- * bf16, 16 bytes a store; rows past M and columns past N are skipped
- * (N % 8 == 0). */
-__device__ __forceinline__ void kern_tc_store_bf16(uint32_t tmem, uint32_t done, uint16_t *C, int M, int N, int m0,
-                                                   int n0, int warp, int lane)
+/* A 128×256 fp32 accumulator at Tensor Memory column `tmem` stored as
+ * bf16 by one warp: lanes 32q..32q+31 (rows of the tile; q is the warp's
+ * index mod 4, the lane quarter tcgen05.ld lets it reach) 32 columns at a
+ * time, 16 bytes a store; rows past M and columns past N are skipped
+ * (N % 8 == 0). The caller has seen the MMAs' commit complete. */
+__device__ __forceinline__ void kern_tc_store_bf16(uint32_t tmem, int q, uint16_t *C, int M, int N, int m0, int n0,
+                                                   int lane)
 {
-    kern_mbar_wait(done, 0);
-    __syncwarp(); /* tcgen05.ld is warp-wide (.sync.aligned) */
-    kern_tc_fence_after();
-    int64_t row = (int64_t)m0 + warp * 32 + lane;
+    int64_t row = (int64_t)m0 + q * 32 + lane;
 #pragma unroll 1
     for (int c = 0; c < KERN_TC_BN; c += 32) {
         uint32_t v[32];
-        kern_tc_ld32(tmem + ((uint32_t)(warp * 32) << 16) + (uint32_t)c, v);
+        __syncwarp(); /* tcgen05.ld is warp-wide (.sync.aligned): the lanes past M rejoin */
+        kern_tc_ld32(tmem + ((uint32_t)(q * 32) << 16) + (uint32_t)c, v);
         if (row >= M) continue;
 #pragma unroll
-        for (int q = 0; q < 4; q++) { /* 8 columns, 16 bytes, per store */
-            int64_t col = (int64_t)n0 + c + q * 8;
+        for (int j = 0; j < 4; j++) { /* 8 columns, 16 bytes, per store */
+            int64_t col = (int64_t)n0 + c + j * 8;
             if (col >= N) break;
             uint4 o;
-            o.x = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 0])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 1])) << 16);
-            o.y = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 2])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 3])) << 16);
-            o.z = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 4])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 5])) << 16);
-            o.w = (uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 6])) | ((uint32_t)kern_f2bf(__uint_as_float(v[q * 8 + 7])) << 16);
+            o.x = (uint32_t)kern_f2bf(__uint_as_float(v[j * 8 + 0])) | ((uint32_t)kern_f2bf(__uint_as_float(v[j * 8 + 1])) << 16);
+            o.y = (uint32_t)kern_f2bf(__uint_as_float(v[j * 8 + 2])) | ((uint32_t)kern_f2bf(__uint_as_float(v[j * 8 + 3])) << 16);
+            o.z = (uint32_t)kern_f2bf(__uint_as_float(v[j * 8 + 4])) | ((uint32_t)kern_f2bf(__uint_as_float(v[j * 8 + 5])) << 16);
+            o.w = (uint32_t)kern_f2bf(__uint_as_float(v[j * 8 + 6])) | ((uint32_t)kern_f2bf(__uint_as_float(v[j * 8 + 7])) << 16);
             *reinterpret_cast<uint4 *>(C + row * N + col) = o;
         }
     }
 }
 
-/* The end of a one-tile CTA: every warp's share of the epilogue
+/* The end of a one-tile CTA of 4 warps: once `done` completes phase 0
+ * (the last MMAs' commit) each warp stores its 32 rows
  * (kern_tc_store_bf16), then warp 0 frees the `cols` columns once all
  * Tensor Memory loads are done. */
 __device__ __forceinline__ void kern_tc_finish(uint32_t tmem, uint32_t cols, uint32_t done, uint16_t *C, int M, int N,
@@ -137,7 +137,9 @@ __device__ __forceinline__ void kern_tc_finish(uint32_t tmem, uint32_t cols, uin
 {
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     __syncwarp(); /* the warp's lanes back from their roles */
-    kern_tc_store_bf16(tmem, done, C, M, N, m0, n0, warp, lane);
+    kern_mbar_wait(done, 0);
+    kern_tc_fence_after();
+    kern_tc_store_bf16(tmem, warp, C, M, N, m0, n0, lane);
     kern_tc_fence_before();
     __syncthreads();
     if (warp == 0) kern_tc_dealloc(tmem, cols);

@@ -10,7 +10,8 @@
  * build fit such a rung, and the device side every such kernel
  * shares: mbarrier initialisation, arrival (plain and announcing the
  * copies' bytes), parity waits, and the 2-D and 3-D bulk tensor copies that
- * complete on an mbarrier; and the persistent grid's size. CUDA C++;
+ * complete on an mbarrier, the grouped tile order of the persistent GEMMs
+ * (Hopper and Blackwell); and the persistent grid's size. CUDA C++;
  * the maps are the caller's. */
 #ifndef KERN_TMA_CUH
 #define KERN_TMA_CUH
@@ -119,6 +120,19 @@ __device__ __forceinline__ void kern_tma_load_3d(uint32_t dst, const CUtensorMap
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
                  ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
                  : "memory");
+}
+
+/* Tile `tile` of the grouped order over tiles_m × tiles_n tiles of bm × bn:
+ * group_m tile rows at a time, down the rows of a group before moving one
+ * tile column right, so the CTAs running together share B's columns in L2.
+ * (m0, n0) is the tile's first element. */
+__device__ __forceinline__ void kern_tile_coords(int tile, int tiles_m, int tiles_n, int bm, int bn, int group_m,
+                                                 int &m0, int &n0)
+{
+    int group = tile / (group_m * tiles_n), first = group * group_m;
+    int rows = min(tiles_m - first, group_m), r = tile % (group_m * tiles_n);
+    m0 = (first + r % rows) * bm;
+    n0 = (r / rows) * bn;
 }
 
 #endif

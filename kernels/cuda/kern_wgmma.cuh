@@ -1,8 +1,7 @@
 /* kern_wgmma — the device-side pieces the Hopper wgmma kernels share
  * (kern_gemm_sm90.cu for bf16, kern_gemm_fp8_sm90.cu for block-scaled
  * fp8, kern_grouped_sm90.cu for the grouped GEMM, kern_attn_sm90.cu): the
- * grouped tile order of the GEMMs' persistent grids, the shared-memory
- * matrix descriptor of a 128-byte-swizzled operand, the compiler fence
+ * shared-memory matrix descriptor of a 128-byte-swizzled operand, the compiler fence
  * that keeps accumulator accesses on the right side of a wgmma fence/wait
  * pair, the epilogue that stores a warpgroup's m64nN fp32 accumulator as
  * bf16 pairs, the initialisation of their mbarrier rings, their split of
@@ -37,19 +36,6 @@ constexpr int SMEM_BYTES = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + 2
 } // namespace kern_wgmma_bf16
 
 #ifdef KERN_SM90A
-/* Tile `tile` of the grouped order over tiles_m × tiles_n tiles of bm × bn:
- * group_m tile rows at a time, down the rows of a group before moving one
- * tile column right, so the CTAs running together share B's columns in L2.
- * (m0, n0) is the tile's first element. */
-__device__ __forceinline__ void kern_tile_coords(int tile, int tiles_m, int tiles_n, int bm, int bn, int group_m,
-                                                 int &m0, int &n0)
-{
-    int group = tile / (group_m * tiles_n), first = group * group_m;
-    int rows = min(tiles_m - first, group_m), r = tile % (group_m * tiles_n);
-    m0 = (first + r % rows) * bm;
-    n0 = (r / rows) * bn;
-}
-
 /* A shared-memory matrix descriptor with the 128-byte swizzle: start
  * address, leading and stride byte offsets (each stored >> 4). */
 __device__ __forceinline__ uint64_t kern_sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)

@@ -17,7 +17,10 @@
  * its GEMMs (a rule's need may name the second operand: "HGMMA gdesc" has
  * A in shared memory, Q·Kᵀ; "HGMMA R" A in registers, P·V); sm_100a: TMA, mbarriers,
  * tcgen05.mma (UTCHMMA), tcgen05.commit (UTCBAR) and tcgen05.ld (LDTM) in
- * kern_gemm_sm100, and in kern_gemm_mxfp8_sm100 the same with cp.async
+ * kern_gemm_sm100 with the epilogue warps' plain arrivals
+ * (SYNCS.ARRIVE.TRANS64.A1T0) that hand an accumulator back to the MMA
+ * thread of its persistent grid, and in kern_gemm_mxfp8_sm100 TMA,
+ * mbarriers, tcgen05.commit and tcgen05.ld with cp.async
  * (LDGSTS) for the scales, tcgen05.cp into Tensor Memory (UTCCP) and the
  * block-scaled fp8 tcgen05.mma (UTCQMMA); the vectorised RMSNorm's 16-byte loads and stores
  * (LDG.E.128, STG.E.128) and the quantisation kernels' 16-byte loads,
@@ -76,8 +79,10 @@ static const sass_rule rules[] = {
     {"sm_80", "softmax_block_vec_kernel", {"LDG.E.128", "STG.E.128", "BAR.SYNC"},
      "softmax, a CTA per row: the row in registers as float4, block reductions through shared memory"},
     {"sm_80", "quant_vec_kernel", {"LDG.E.128", "SHFL.BFLY", "STG.E.64"}, "quantisation: 16-byte loads, shuffled amax"},
-    {"sm_100a", "gemm_sm100_kernel", {"UTMALDG", "SYNCS", "UTCHMMA", "UTCBAR", "LDTM"},
-     "Blackwell rung: TMA, tcgen05.mma into Tensor Memory, tcgen05.commit, tcgen05.ld epilogue"},
+    {"sm_100a", "gemm_sm100_kernel",
+     {"UTMALDG", "SYNCS.PHASECHK", "UTCHMMA", "UTCBAR", "LDTM", "SYNCS.ARRIVE.TRANS64.A1T0"},
+     "Blackwell rung: TMA, tcgen05.mma into two Tensor Memory accumulators, tcgen05.commit, a tcgen05.ld epilogue "
+     "whose warps hand each accumulator back with a plain mbarrier arrival"},
     {"sm_100a", "gemm_mxfp8_sm100_kernel", {"UTMALDG", "SYNCS", "LDGSTS", "UTCCP", "UTCQMMA", "UTCBAR", "LDTM"},
      "Blackwell MXFP8 rung: TMA for A and B, cp.async for the E8M0 scales, tcgen05.cp of the scales into Tensor "
      "Memory, the block-scaled fp8 tcgen05.mma (kind::mxf8f6f4), tcgen05.commit, tcgen05.ld epilogue"},
