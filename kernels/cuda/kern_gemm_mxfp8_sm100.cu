@@ -39,11 +39,10 @@
  * 256 accumulator columns leave none of the 512 for the scales: it needs
  * N-128 tiles or 2-CTA MMA), 2-CTA MMA with TMA multicast, loading the
  * scales with TMA (their rows are 4 bytes, under the 16-byte minimum of a
- * box). No Blackwell GPU has run this
- * kernel: it is compile- and SASS-checked only (test_kern_sass). Other
- * architectures of the build get a body that traps; the host launches it
- * only on compute capability 10.0 with sm_100a code in the build
- * (kern_gpu_gemm_sm100_ok). */
+ * box). No Blackwell GPU has run this kernel: it is compile- and
+ * SASS-checked only (test_kern_sass). Other architectures of the build get
+ * a body that traps; the host launches it only on compute capability 10.0
+ * with sm_100a code in the build (kern_gpu_gemm_sm100_ok). */
 #include "kern_tcgen05.cuh"
 
 namespace {
