@@ -26,7 +26,10 @@
 # beside the SIMT ones on every GPU, and on an H100/H200 the Hopper flash
 # prefill (kern_attn_prefill_wgmma, sm_90a) beside them and the grouped
 # GEMMs' Hopper rung (kern_grouped_{contig,masked}_wgmma, sm_90a) beside
-# their Ampere rung. Budget: about 10 minutes in all (build ≤ 4,
+# their Ampere rung. The grouped GEMMs are timed at the balanced routing
+# and at Zipf s = 1 (skew_milli 1000): the quick grid's 12 points per
+# layout became 24, 48 more rows with both rungs (about 20 s more of the
+# grid on an H100/H200). Budget: about 10 minutes in all (build ≤ 4,
 # checks ≤ 1, sanitizers ≤ 3, grid ≤ 5, PyTorch references ≤ 2; a cut-short
 # step is resumable by rerunning).
 # Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU (or
@@ -239,10 +242,21 @@ fi
               printf('%.2f', min(b.median_s / a.median_s)) AS worst_vs_torch,
               printf('%.2f', max(b.median_s / a.median_s)) AS best_vs_torch, printf('%.1f', max(a.tflops)) AS max_tflops
          FROM points a JOIN points b ON a.gpu_id = b.gpu_id AND a.groups = b.groups AND a.m = b.m AND a.n = b.n
-              AND a.k = b.k
+              AND a.k = b.k AND a.skew_milli = b.skew_milli
         WHERE a.op IN ('grouped_contig', 'grouped_masked') AND a.kernel LIKE 'kern_grouped_%'
           AND b.op = 'grouped_contig' AND b.kernel = 'torch_grouped_mm' AND a.m >= 512
         GROUP BY a.op, a.kernel, a.kernel_version ORDER BY a.op;"
+    echo
+    echo "== grouped GEMMs under skewed routing (Zipf s = 1, the same tokens): time over the balanced routing's"
+    echo "   at the same experts, m, n, k, per layout (docs/calibration.md, 'Routing skew') =="
+    sqlite3 -column -header "$out/perf.db" \
+      "SELECT a.op, a.kernel, count(*) AS points, printf('%.2f', min(a.median_s / b.median_s)) AS min_skewed_vs_balanced,
+              printf('%.2f', max(a.median_s / b.median_s)) AS max_skewed_vs_balanced
+         FROM points a JOIN points b ON a.gpu_id = b.gpu_id AND a.op = b.op AND a.dtype = b.dtype
+              AND a.kernel = b.kernel AND a.kernel_version = b.kernel_version AND a.groups = b.groups AND a.m = b.m
+              AND a.n = b.n AND a.k = b.k
+        WHERE a.op IN ('grouped_contig', 'grouped_masked') AND a.skew_milli = 1000 AND b.skew_milli = 0
+        GROUP BY a.op, a.kernel ORDER BY a.op, a.kernel;"
     echo
     echo "== attention targets (docs/calibration.md): flash prefill >= 50 % of bf16 peak at 8k causal (m = 8192, no prefix);"
     echo "   paged decode >= 75 % of HBM at context >= 4096 (fraction of peak = the roofline's HBM share for decode) =="

@@ -1,6 +1,7 @@
 /* test_perfdb_util — writing hand-made perf-db rows for the tests that
  * check how the cost model and the simulator use them: an H100 identity
- * (GPU backend) and bf16 GEMM points. Include after test_util.h. */
+ * (GPU backend), bf16 GEMM points, and the H100's rows as a dump writes
+ * them. Include after test_util.h. */
 #ifndef TEST_PERFDB_UTIL_H
 #define TEST_PERFDB_UTIL_H
 
@@ -8,6 +9,15 @@
 
 #include <math.h>
 #include <string.h>
+
+/* A dump's gpus row for an H100, and the identity sub-select a point of
+ * a dump names it by (as `db export` writes them). */
+#define TEST_DUMP_GPU_ROW                                                                                       \
+    "INSERT OR IGNORE INTO gpus(name, sms, cc, sm_clock_mhz, mem_clock_mhz, driver, cuda, backend) "           \
+    "VALUES('NVIDIA H100', 132, '9.0', 1980, 2619, '550', '12.4', 'gpu');\n"
+#define TEST_DUMP_GPU_REF                                                                                       \
+    "(SELECT id FROM gpus WHERE name='NVIDIA H100' AND sms=132 AND cc='9.0' AND sm_clock_mhz=1980 AND "        \
+    "mem_clock_mhz=2619 AND driver='550' AND cuda='12.4' AND backend='gpu')"
 
 /* Adds (or finds) the H100 the rows belong to; its id, 0 on failure. */
 static inline int64_t test_perfdb_h100(calib_db *db)

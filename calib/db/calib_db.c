@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char calib_schema_sql[] =
+const char calib_schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
     "CREATE TABLE IF NOT EXISTS gpus(id INTEGER PRIMARY KEY, name TEXT NOT NULL, sms INTEGER NOT NULL,"
     " cc TEXT NOT NULL, sm_clock_mhz INTEGER NOT NULL, mem_clock_mhz INTEGER NOT NULL, driver TEXT NOT NULL,"
@@ -19,11 +19,12 @@ static const char calib_schema_sql[] =
     " m INTEGER NOT NULL DEFAULT 0, n INTEGER NOT NULL DEFAULT 0, k INTEGER NOT NULL DEFAULT 0,"
     " batch INTEGER NOT NULL DEFAULT 0, ctx INTEGER NOT NULL DEFAULT 0, heads INTEGER NOT NULL DEFAULT 0,"
     " kv_heads INTEGER NOT NULL DEFAULT 0, head_dim INTEGER NOT NULL DEFAULT 0, groups INTEGER NOT NULL DEFAULT 0,"
-    " bytes INTEGER NOT NULL DEFAULT 0, ranks INTEGER NOT NULL DEFAULT 0, reps INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL DEFAULT 0, ranks INTEGER NOT NULL DEFAULT 0,"
+    " skew_milli INTEGER NOT NULL DEFAULT 0, reps INTEGER NOT NULL,"
     " median_s REAL NOT NULL, p10_s REAL NOT NULL, p90_s REAL NOT NULL, tflops REAL, gbps REAL,"
     " frac_of_peak REAL, check_err REAL, measured_at TEXT NOT NULL,"
     " UNIQUE(gpu_id, op, dtype, kernel, kernel_version, m, n, k, batch, ctx, heads, kv_heads, head_dim,"
-    " groups, bytes, ranks));\n"
+    " groups, bytes, ranks, skew_milli));\n"
     "CREATE INDEX IF NOT EXISTS points_lookup ON points(gpu_id, op, dtype);\n";
 
 static int calib_db_sqlerr(calib_db *db, int code, const char *what, sim_err *err)
@@ -32,12 +33,13 @@ static int calib_db_sqlerr(calib_db *db, int code, const char *what, sim_err *er
 }
 
 /* What the file holds, from its tables: a perf-db of this schema version
- * (its rows checked), nothing yet (created when asked), or something else
- * (a results DB, another SQLite file), refused. */
-static int calib_db_schema(calib_db *db, int create, sim_err *err)
+ * (its rows checked), of version 1 (migrated, calib_db_migrate.c), nothing
+ * yet (created when asked), or something else (a results DB, another
+ * SQLite file), refused. */
+static int calib_db_schema(calib_db *db, const char *path, int create, sim_err *err)
 {
     sqlite3_stmt *st = NULL;
-    int rc = 0, s, has_meta = 0, has_gpus = 0, has_points = 0, has_runs = 0, n_tables = 0;
+    int rc = 0, s, has_meta = 0, has_gpus = 0, has_points = 0, has_runs = 0, n_tables = 0, old_version = 0;
     char others[256] = "";
     size_t off = 0;
     if (sqlite3_prepare_v2(db->h, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name", -1, &st, NULL) !=
@@ -74,8 +76,9 @@ static int calib_db_schema(calib_db *db, int create, sim_err *err)
             const char *v = (const char *)sqlite3_column_text(st, 0);
             char want[16];
             snprintf(want, sizeof want, "%d", CALIB_SCHEMA_VERSION);
-            if (!v || strcmp(v, want) != 0)
-                rc = sim_err_set(err, SIM_EINVAL, "perf-db schema version %.32s; this servesim reads version %d",
+            if (v && strcmp(v, "1") == 0) old_version = 1; /* migrated below */
+            else if (!v || strcmp(v, want) != 0)
+                rc = sim_err_set(err, SIM_EINVAL, "perf-db schema version %.32s; this servesim reads versions 1 to %d",
                                  v ? v : "NULL", CALIB_SCHEMA_VERSION);
         } else {
             rc = sim_err_set(err, SIM_EINVAL, "perf-db has no schema_version in meta: not a servesim perf-db");
@@ -83,6 +86,7 @@ static int calib_db_schema(calib_db *db, int create, sim_err *err)
         sqlite3_finalize(st);
         st = NULL;
         if (rc) return rc;
+        if (old_version && (rc = calib_db_migrate(db, path, old_version, create, err))) return rc;
     }
     if (create) {
         char *msg = NULL;
@@ -130,7 +134,7 @@ int calib_db_open(const char *path, int flags, calib_db **out, sim_err *err)
         goto fail;
     }
     sqlite3_busy_timeout(db->h, 5000);
-    rc = calib_db_schema(db, flags & CALIB_DB_CREATE, err);
+    rc = calib_db_schema(db, path, flags & CALIB_DB_CREATE, err);
     if (rc) {
         sim_err_wrap(err, rc, "perf-db %s", path);
         goto fail;
@@ -214,7 +218,7 @@ int calib_db_gpu_find(calib_db *db, const char *name, const char *backend, int64
 
 static const char calib_key_where[] =
     "gpu_id=? AND op=? AND dtype=? AND kernel=? AND kernel_version=? AND m=? AND n=? AND k=? AND batch=? AND "
-    "ctx=? AND heads=? AND kv_heads=? AND head_dim=? AND groups=? AND bytes=? AND ranks=?";
+    "ctx=? AND heads=? AND kv_heads=? AND head_dim=? AND groups=? AND bytes=? AND ranks=? AND skew_milli=?";
 
 static void calib_bind_key(sqlite3_stmt *st, int64_t gpu_id, const calib_point *p)
 {
@@ -249,16 +253,17 @@ static void calib_bind_real_or_null(sqlite3_stmt *st, int i, double v)
 
 void calib_db_bind_point(sqlite3_stmt *st, int64_t gpu_id, const calib_point *p)
 {
+    const int r = 6 + CALIB_SHAPE_FIELDS; /* reps: after the key */
     calib_bind_key(st, gpu_id, p);
-    sqlite3_bind_int(st, 17, p->reps);
-    sqlite3_bind_double(st, 18, p->median_s);
-    sqlite3_bind_double(st, 19, p->p10_s);
-    sqlite3_bind_double(st, 20, p->p90_s);
-    calib_bind_real_or_null(st, 21, p->tflops);
-    calib_bind_real_or_null(st, 22, p->gbps);
-    calib_bind_real_or_null(st, 23, p->frac_of_peak);
-    calib_bind_real_or_null(st, 24, p->check_err);
-    sqlite3_bind_text(st, 25, p->measured_at, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, r, p->reps);
+    sqlite3_bind_double(st, r + 1, p->median_s);
+    sqlite3_bind_double(st, r + 2, p->p10_s);
+    sqlite3_bind_double(st, r + 3, p->p90_s);
+    calib_bind_real_or_null(st, r + 4, p->tflops);
+    calib_bind_real_or_null(st, r + 5, p->gbps);
+    calib_bind_real_or_null(st, r + 6, p->frac_of_peak);
+    calib_bind_real_or_null(st, r + 7, p->check_err);
+    sqlite3_bind_text(st, r + 8, p->measured_at, -1, SQLITE_TRANSIENT);
 }
 
 int calib_db_point_insert(calib_db *db, int64_t gpu_id, const calib_point *p, sim_err *err)
@@ -284,7 +289,7 @@ int calib_db_points_insert(calib_db *db, int64_t gpu_id, const calib_point *pts,
         return calib_db_sqlerr(db, SIM_EIO, "begin", err);
     if (sqlite3_prepare_v2(db->h,
                            "INSERT OR IGNORE INTO points(gpu_id, " CALIB_POINT_COLS
-                           ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = calib_db_sqlerr(db, SIM_EIO, "insert point", err);
         goto fail;
@@ -361,15 +366,16 @@ void calib_db_row_to_point(sqlite3_stmt *st, calib_point *p)
     calib_copy_text(p->kernel, sizeof p->kernel, sqlite3_column_text(st, 3));
     p->kernel_version = sqlite3_column_int(st, 4);
     for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) calib_shape_set(&p->shape, f, sqlite3_column_int64(st, 5 + f));
-    p->reps = sqlite3_column_int(st, 16);
-    p->median_s = sqlite3_column_double(st, 17);
-    p->p10_s = sqlite3_column_double(st, 18);
-    p->p90_s = sqlite3_column_double(st, 19);
-    p->tflops = calib_col_real(st, 20);
-    p->gbps = calib_col_real(st, 21);
-    p->frac_of_peak = calib_col_real(st, 22);
-    p->check_err = calib_col_real(st, 23);
-    calib_copy_text(p->measured_at, sizeof p->measured_at, sqlite3_column_text(st, 24));
+    const int r = 5 + CALIB_SHAPE_FIELDS; /* reps: after the shape */
+    p->reps = sqlite3_column_int(st, r);
+    p->median_s = sqlite3_column_double(st, r + 1);
+    p->p10_s = sqlite3_column_double(st, r + 2);
+    p->p90_s = sqlite3_column_double(st, r + 3);
+    p->tflops = calib_col_real(st, r + 4);
+    p->gbps = calib_col_real(st, r + 5);
+    p->frac_of_peak = calib_col_real(st, r + 6);
+    p->check_err = calib_col_real(st, r + 7);
+    calib_copy_text(p->measured_at, sizeof p->measured_at, sqlite3_column_text(st, r + 8));
 }
 
 int calib_db_point_foreach(calib_db *db, int64_t gpu_id, int op, calib_db_point_cb cb, void *ctx, sim_err *err)
@@ -378,8 +384,8 @@ int calib_db_point_foreach(calib_db *db, int64_t gpu_id, int op, calib_db_point_
     int rc = 0, s;
     if (sqlite3_prepare_v2(db->h,
                            "SELECT gpu_id, " CALIB_POINT_COLS " FROM points WHERE (?1 = 0 OR gpu_id = ?1) AND "
-                           "(?2 IS NULL OR op = ?2) ORDER BY gpu_id, op, dtype, kernel, kernel_version, m, n, k, "
-                           "batch, ctx, heads, kv_heads, head_dim, groups, bytes, ranks",
+                           "(?2 IS NULL OR op = ?2) ORDER BY gpu_id, op, dtype, kernel, kernel_version, "
+                           CALIB_SHAPE_COLS,
                            -1, &st, NULL) != SQLITE_OK)
         return calib_db_sqlerr(db, SIM_EIO, "list points", err);
     sqlite3_bind_int64(st, 1, gpu_id);

@@ -4,10 +4,14 @@
  * Schema (version CALIB_SCHEMA_VERSION, in table meta): gpus holds one row
  * per device identity (name, SMs, compute capability, clocks, driver, CUDA
  * version, backend); points holds one row per measurement (op, dtype,
- * kernel + version, the eleven shape fields of calib_shape, median/p10/p90
+ * kernel + version, the twelve shape fields of calib_shape — the last,
+ * skew_milli, the grouped GEMMs' routing skew —, median/p10/p90
  * seconds, TFLOP/s, GB/s, fraction of the roofline peak, check error, UTC
  * time) with a UNIQUE key over (gpu, op, dtype, kernel, kernel version,
- * shape) so a resumed run skips what is measured. Each point is written in
+ * shape) so a resumed run skips what is measured. Version 1 (no
+ * skew_milli) is still read: a file of it is migrated when opened, a dump
+ * of it imported, its rows at skew 0 (calib_db_migrate.c,
+ * calib_dump_read.c); exports are always of the current version. Each point is written in
  * its own transaction. A text dump (.sql, calib_db_export) is the form
  * committed to the repository; calib_db_import loads one back (merging:
  * rows already present are kept).
@@ -30,7 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CALIB_SCHEMA_VERSION 1
+#define CALIB_SCHEMA_VERSION 2
 
 typedef struct calib_db calib_db;
 
@@ -64,8 +68,11 @@ enum { CALIB_DB_READONLY = 0, CALIB_DB_CREATE = 1 };
 /* Opens (or with CALIB_DB_CREATE creates) a perf-db. Refused with
  * SIM_EINVAL: a missing file (read-only), a directory or other non-regular
  * file, a file that is not SQLite, a servesim results DB or any other SQLite
- * file without the perf-db tables, another schema version, and a perf-db
- * holding a row that calib_point_check (or the column types) refuses. */
+ * file without the perf-db tables, a schema version other than 1 and
+ * CALIB_SCHEMA_VERSION, and a perf-db holding a row that calib_point_check
+ * (or the column types) refuses. A version-1 file is migrated: in place
+ * when opened with CALIB_DB_CREATE, into memory (the file untouched) when
+ * read-only. */
 int calib_db_open(const char *path, int flags, calib_db **out, sim_err *err);
 void calib_db_close(calib_db *db);
 
@@ -109,7 +116,9 @@ int calib_db_export(calib_db *db, FILE *out, sim_err *err);
  * the checks of calib_point_check. Anything else — INSERT … SELECT,
  * functions, expressions, a NUL byte, another schema version — is
  * SIM_EINVAL naming file:line:column and the statement number, and nothing
- * is imported (one transaction). Files must be regular and at most
+ * is imported (one transaction). A dump of schema version 1 (points
+ * without skew_milli) loads with every row at skew 0. Files must be
+ * regular and at most
  * CALIB_DUMP_MAX_BYTES. */
 #define CALIB_DUMP_MAX_BYTES (512LL << 20)
 int calib_db_import(calib_db *db, const char *sql_path, int64_t *rows, sim_err *err);

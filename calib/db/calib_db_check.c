@@ -3,7 +3,8 @@
  * point the harness writes (on insert); see calib_db.h and calib_db_impl.h.
  *
  * Each column has a type and a range: text that fits its field, integers
- * within int32/int64 and ≥ 0, latencies finite and within
+ * within int32/int64 and ≥ 0 (skew_milli 0 but on the grouped GEMMs, and
+ * at most CALIB_SKEW_MILLI_MAX there), latencies finite and within
  * [CALIB_MIN_LATENCY_S, CALIB_MAX_LATENCY_S] with p10 ≤ median ≤ p90, the
  * optional rates NULL or finite and ≥ 0. A row that fails is refused with
  * the column and the reason, so a bad value never prices anything. */
@@ -23,6 +24,8 @@ typedef struct {
     size_t cap; /* text: the field's size, NUL included */
 } calib_col_spec;
 
+#define CALIB_SKEW_HINT "the Zipf exponent of the routing in thousandths: 1000 for s = 1, 1500 for s = 1.5"
+
 static const calib_col_spec calib_gpu_spec[CALIB_GPU_NCOLS] = {
     {"name", CK_TEXT, sizeof(((calib_gpu_id *)0)->name)},     {"sms", CK_I32, 0},
     {"cc", CK_TEXT, sizeof(((calib_gpu_id *)0)->cc)},         {"sm_clock_mhz", CK_I32, 0},
@@ -37,7 +40,7 @@ static const calib_col_spec calib_point_spec[CALIB_POINT_NCOLS] = {
     {"kernel_version", CK_I32, 0},
     {"m", CK_I64, 0}, {"n", CK_I64, 0}, {"k", CK_I64, 0}, {"batch", CK_I64, 0}, {"ctx", CK_I64, 0},
     {"heads", CK_I64, 0}, {"kv_heads", CK_I64, 0}, {"head_dim", CK_I64, 0}, {"groups", CK_I64, 0},
-    {"bytes", CK_I64, 0}, {"ranks", CK_I64, 0},
+    {"bytes", CK_I64, 0}, {"ranks", CK_I64, 0}, {"skew_milli", CK_I64, 0},
     {"reps", CK_I32, 0},
     {"median_s", CK_LAT, 0}, {"p10_s", CK_LAT, 0}, {"p90_s", CK_LAT, 0},
     {"tflops", CK_RATE, 0}, {"gbps", CK_RATE, 0}, {"frac_of_peak", CK_RATE, 0}, {"check_err", CK_RATE, 0},
@@ -83,18 +86,22 @@ static int calib_check_value(const calib_col_spec *c, const calib_value *v, char
         dst[v->len] = '\0';
         return 0;
     case CK_I32:
-    case CK_I64:
+    case CK_I64: {
+        /* What the value means, for a message about skew_milli. */
+        const char *hint = strcmp(c->name, "skew_milli") == 0 ? CALIB_SKEW_HINT : NULL;
         if (v->t != CALIB_V_INT) {
-            snprintf(why, len, "%s is %s (expected an integer)", c->name, calib_vtype_name(v->t));
+            snprintf(why, len, "%s is %s (expected an integer%s%s)", c->name, calib_vtype_name(v->t),
+                     hint ? ": " : "", hint ? hint : "");
             return -1;
         }
         if (v->i < 0 || (c->kind == CK_I32 && v->i > INT32_MAX)) {
-            snprintf(why, len, "%s is %lld (expected an integer in [0, %s])", c->name, (long long)v->i,
-                     c->kind == CK_I32 ? "2147483647" : "9223372036854775807");
+            snprintf(why, len, "%s is %lld (expected an integer in [0, %s]%s%s)", c->name, (long long)v->i,
+                     c->kind == CK_I32 ? "2147483647" : "9223372036854775807", hint ? ": " : "", hint ? hint : "");
             return -1;
         }
         *i = v->i;
         return 0;
+    }
     case CK_LAT:
     case CK_RATE:
         if (v->t == CALIB_V_NULL && c->kind == CK_RATE) {
@@ -165,6 +172,7 @@ int calib_point_check(const calib_point *p, char *why, size_t len)
                      (long long)calib_shape_get(&p->shape, f));
             return -1;
         }
+    if (calib_shape_skew_check(p->op, &p->shape, why, len)) return -1;
     const double lat[3] = {p->median_s, p->p10_s, p->p90_s};
     static const char *const lat_names[3] = {"median_s", "p10_s", "p90_s"};
     for (int i = 0; i < 3; i++)
@@ -212,9 +220,15 @@ int calib_point_from_values(const calib_value *v, calib_point *out, int32_t *bad
     out->op = (calib_op)opi;
     out->kernel_version = (int32_t)ints[3];
     for (int32_t f = 0; f < CALIB_SHAPE_FIELDS; f++) calib_shape_set(&out->shape, f, ints[4 + f]);
-    out->reps = (int32_t)ints[15];
-    out->median_s = reals[16], out->p10_s = reals[17], out->p90_s = reals[18];
-    out->tflops = reals[19], out->gbps = reals[20], out->frac_of_peak = reals[21], out->check_err = reals[22];
+    const int32_t r = 4 + CALIB_SHAPE_FIELDS; /* reps: after the shape */
+    out->reps = (int32_t)ints[r];
+    out->median_s = reals[r + 1], out->p10_s = reals[r + 2], out->p90_s = reals[r + 3];
+    out->tflops = reals[r + 4], out->gbps = reals[r + 5], out->frac_of_peak = reals[r + 6];
+    out->check_err = reals[r + 7];
+    if (calib_shape_skew_check(out->op, &out->shape, why, len)) {
+        if (bad_col) *bad_col = CALIB_POINT_COL_SKEW;
+        return -1;
+    }
     return calib_point_check(out, why, len);
 }
 

@@ -32,14 +32,22 @@ struct calib_db {
 /* Column list of points after gpu_id, in calib_point order. */
 #define CALIB_POINT_COLS                                                                             \
     "op, dtype, kernel, kernel_version, m, n, k, batch, ctx, heads, kv_heads, head_dim, groups, bytes, " \
+    "ranks, skew_milli, reps, median_s, p10_s, p90_s, tflops, gbps, frac_of_peak, check_err, measured_at"
+/* The same for schema version 1 (no skew_milli: every row skew 0), what
+ * calib_db_migrate.c and a version-1 dump read. */
+#define CALIB_POINT_COLS_V1                                                                          \
+    "op, dtype, kernel, kernel_version, m, n, k, batch, ctx, heads, kv_heads, head_dim, groups, bytes, " \
     "ranks, reps, median_s, p10_s, p90_s, tflops, gbps, frac_of_peak, check_err, measured_at"
+/* The shape columns, in calib_shape order (the key, and the walks' order). */
+#define CALIB_SHAPE_COLS "m, n, k, batch, ctx, heads, kv_heads, head_dim, groups, bytes, ranks, skew_milli"
 #define CALIB_GPU_COLS "name, sms, cc, sm_clock_mhz, mem_clock_mhz, driver, cuda, backend"
 
 /* The first line of every dump; the second is "-- schema_version N". */
 #define CALIB_DUMP_HEADER "-- servesim perf-db dump\n"
 
 #define CALIB_GPU_NCOLS 8    /* columns of CALIB_GPU_COLS */
-#define CALIB_POINT_NCOLS 24 /* columns of CALIB_POINT_COLS */
+#define CALIB_POINT_NCOLS 25 /* columns of CALIB_POINT_COLS */
+#define CALIB_POINT_COL_SKEW 15 /* skew_milli's index in CALIB_POINT_COLS, absent in version 1 */
 
 /* A column value as SQLite or a dump literal gives it (s: not
  * NUL-terminated, len bytes; owned by whoever produced it). */
@@ -67,7 +75,7 @@ void calib_values_from_row(sqlite3_stmt *st, int first, int n, calib_value *v);
 int calib_db_check_rows(calib_db *db, sim_err *err);
 
 /* calib_db.c: binds an identity to parameters 1..8, a point (with its
- * gpu_id) to parameters 1..25 of an insert in CALIB_*_COLS order. */
+ * gpu_id) to parameters 1..26 of an insert in CALIB_*_COLS order. */
 void calib_db_bind_gpu(sqlite3_stmt *st, const calib_gpu_id *id);
 void calib_db_bind_point(sqlite3_stmt *st, int64_t gpu_id, const calib_point *p);
 
@@ -75,5 +83,15 @@ void calib_db_bind_point(sqlite3_stmt *st, int64_t gpu_id, const calib_point *p)
  * CALIB_POINT_COLS. */
 void calib_db_row_to_point(sqlite3_stmt *st, calib_point *p);
 void calib_db_cache_clear(calib_db *db);
+/* The perf-db's tables as this version creates them (CREATE … IF NOT
+ * EXISTS), shared by calib_db.c and calib_db_migrate.c. */
+extern const char calib_schema_sql[];
+
+/* calib_db_migrate.c: a perf-db of an older schema version brought to
+ * CALIB_SCHEMA_VERSION (version 1: points gain skew_milli, 0 in every
+ * row, and the key holds it). Writable: in place, in one transaction;
+ * read-only: copied into a new in-memory database that replaces db->h
+ * (the file is left as it is). SIM_EINVAL for a version it cannot read. */
+int calib_db_migrate(calib_db *db, const char *path, int version, int writable, sim_err *err);
 
 #endif

@@ -3,6 +3,9 @@
  * SQL (see calib_db.h for what is accepted).
  *
  *   dump   := header line, "-- schema_version N" line, stmt*  (ends with COMMIT)
+ *             N is CALIB_SCHEMA_VERSION or 1: a version-1 dump lists the
+ *             points' columns without skew_milli, and its rows load as
+ *             skew 0 (the balanced routing every version-1 row measured)
  *   stmt   := BEGIN [TRANSACTION] ; | COMMIT [TRANSACTION] ; | END [TRANSACTION] ;
  *           | CREATE TABLE IF NOT EXISTS (meta|gpus|points) ( … ) ;   checked, skipped
  *           | CREATE INDEX IF NOT EXISTS name ON table ( … ) ;        checked, skipped
@@ -45,6 +48,7 @@ typedef struct {
     calib_gpu_id last_id;
     int64_t last_gid, rows;
     int have_last, committed;
+    int version; /* the dump's schema version (rd_header) */
 } rd;
 
 typedef struct {
@@ -281,6 +285,9 @@ static int rd_columns(rd *r, const char *table, int32_t n, const char *(*name_of
 
 static const char *rd_meta_col(int32_t i) { return i == 0 ? "key" : "value"; }
 static const char *rd_point_col(int32_t i) { return i == 0 ? "gpu_id" : calib_point_col_name(i - 1); }
+/* A version-1 dump's point columns: the same without skew_milli. */
+static const char *rd_v1_col(int32_t i) { return calib_point_col_name(i < CALIB_POINT_COL_SKEW ? i : i + 1); }
+static const char *rd_point_col_v1(int32_t i) { return i == 0 ? "gpu_id" : rd_v1_col(i - 1); }
 
 static int rd_meta(rd *r)
 {
@@ -298,10 +305,10 @@ static int rd_meta(rd *r)
         return rd_fail_at(r, line, col, "%s", "meta rows are ('key', 'value') text pairs");
     if (v[0].v.len == 14 && memcmp(v[0].buf, "schema_version", 14) == 0) {
         char want[16];
-        snprintf(want, sizeof want, "%d", CALIB_SCHEMA_VERSION);
+        snprintf(want, sizeof want, "%d", r->version);
         if (v[1].v.len != strlen(want) || memcmp(v[1].buf, want, v[1].v.len) != 0)
-            return rd_fail_at(r, line, col, "dump of schema version %.*s; this servesim reads version %d",
-                              (int)v[1].v.len, v[1].buf, CALIB_SCHEMA_VERSION);
+            return rd_fail_at(r, line, col, "meta's schema_version is %.*s, the header's %d", (int)v[1].v.len,
+                              v[1].buf, r->version);
     }
     return 0; /* meta is ours to write: checked, not copied */
 }
@@ -399,13 +406,26 @@ static int rd_points(rd *r)
     calib_point p;
     char why[256];
     int64_t gid = 0;
-    int rc = rd_columns(r, "points", CALIB_POINT_NCOLS + 1, rd_point_col);
+    const int v1 = r->version == 1;
+    const int32_t ncols = v1 ? CALIB_POINT_NCOLS - 1 : CALIB_POINT_NCOLS;
+    int rc = rd_columns(r, "points", ncols + 1, v1 ? rd_point_col_v1 : rd_point_col);
     if (!rc) rc = rd_expect_kws(r, "VALUES", "INSERT");
     int64_t line = r->t.line, col = r->t.col;
     if (!rc) rc = rd_expect_punct(r, '(', "VALUES");
     if (!rc) rc = rd_gpu_ref(r, &gid);
-    if (!rc) rc = rd_value_list(r, CALIB_POINT_NCOLS, calib_point_col_name, 1, v, vals);
+    if (!rc) rc = rd_value_list(r, ncols, v1 ? rd_v1_col : calib_point_col_name, 1, v, vals);
     if (rc) return rc;
+    if (v1) { /* skew_milli 0 moved in at its column; text values point into their own literal's buffer */
+        for (int32_t i = CALIB_POINT_NCOLS - 1; i > CALIB_POINT_COL_SKEW; i--) {
+            v[i] = v[i - 1];
+            if (v[i].v.t == CALIB_V_TEXT) v[i].v.s = v[i].buf;
+            vals[i] = v[i].v;
+        }
+        memset(&v[CALIB_POINT_COL_SKEW], 0, sizeof v[0]);
+        v[CALIB_POINT_COL_SKEW].v.t = CALIB_V_INT;
+        v[CALIB_POINT_COL_SKEW].line = line, v[CALIB_POINT_COL_SKEW].col = col;
+        vals[CALIB_POINT_COL_SKEW] = v[CALIB_POINT_COL_SKEW].v;
+    }
     int32_t bad;
     if (calib_point_from_values(vals, &p, &bad, why, sizeof why))
         return rd_fail_at(r, bad >= 0 ? v[bad].line : line, bad >= 0 ? v[bad].col : col, "points row: %s", why);
@@ -465,13 +485,17 @@ static int rd_header(rd *r, const char *text, size_t len)
     if (!eol || (size_t)(eol - p) < vl || memcmp(p, ver, vl) != 0)
         return sim_err_set(r->err, SIM_EINVAL, "%s:2:1: expected '-- schema_version %d' on the second line", r->name,
                            CALIB_SCHEMA_VERSION);
-    char want[16];
-    int wl = snprintf(want, sizeof want, "%d", CALIB_SCHEMA_VERSION);
-    if ((size_t)(eol - p) - vl != (size_t)wl || memcmp(p + vl, want, (size_t)wl) != 0)
-        return sim_err_set(r->err, SIM_EINVAL, "%s:2:%zu: dump of schema version %.*s; this servesim reads version %d",
-                           r->name, vl + 1, (int)((size_t)(eol - p) - vl < 32 ? (size_t)(eol - p) - vl : 32), p + vl,
-                           CALIB_SCHEMA_VERSION);
-    return 0;
+    for (int vn = 1; vn <= CALIB_SCHEMA_VERSION; vn++) {
+        char want[16];
+        int wl = snprintf(want, sizeof want, "%d", vn);
+        if ((size_t)(eol - p) - vl == (size_t)wl && memcmp(p + vl, want, (size_t)wl) == 0) {
+            r->version = vn;
+            return 0;
+        }
+    }
+    return sim_err_set(r->err, SIM_EINVAL,
+                       "%s:2:%zu: dump of schema version %.*s; this servesim reads versions 1 to %d", r->name, vl + 1, (int)((size_t)(eol - p) - vl < 32 ? (size_t)(eol - p) - vl : 32), p + vl,
+                       CALIB_SCHEMA_VERSION);
 }
 
 int calib_db_import_text(calib_db *db, const char *text, size_t len, const char *name, int64_t *rows, sim_err *err)
@@ -496,7 +520,7 @@ int calib_db_import_text(calib_db *db, const char *text, size_t len, const char 
                            &r.ins_gpu, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db->h,
                            "INSERT OR IGNORE INTO points(gpu_id, " CALIB_POINT_COLS
-                           ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &r.ins_point, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db->h,
                            "SELECT id FROM gpus WHERE name=? AND sms=? AND cc=? AND sm_clock_mhz=? AND "

@@ -31,8 +31,7 @@ static int calib_cache_load(calib_db *db, calib_cache_slot *c, sim_err *err)
     int64_t cap = 0;
     if (sqlite3_prepare_v2(db->h,
                            "SELECT gpu_id, " CALIB_POINT_COLS " FROM points WHERE gpu_id=?1 AND op=?2 AND dtype=?3 "
-                           "AND (?4 = '' OR kernel = ?4) ORDER BY m, n, k, batch, ctx, heads, kv_heads, head_dim, "
-                           "groups, bytes, ranks, median_s",
+                           "AND (?4 = '' OR kernel = ?4) ORDER BY " CALIB_SHAPE_COLS ", median_s",
                            -1, &st, NULL) != SQLITE_OK)
         return sim_err_set(err, SIM_EIO, "perf-db lookup: %s", sqlite3_errmsg(db->h));
     sqlite3_bind_int64(st, 1, c->gpu_id);

@@ -1,6 +1,7 @@
 /* calib_op — see calib_op.h. */
 #include "calib_op.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,13 +14,13 @@ static const char *const calib_op_names[CALIB_OP_COUNT] = {
     "quant_scale", "gdn_conv_prefill", "gdn_conv_decode"};
 
 static const char *const calib_field_names[CALIB_SHAPE_FIELDS] = {
-    "m", "n", "k", "batch", "ctx", "heads", "kv_heads", "head_dim", "groups", "bytes", "ranks"};
+    "m", "n", "k", "batch", "ctx", "heads", "kv_heads", "head_dim", "groups", "bytes", "ranks", "skew_milli"};
 
 static const size_t calib_field_offsets[CALIB_SHAPE_FIELDS] = {
     offsetof(calib_shape, m),     offsetof(calib_shape, n),        offsetof(calib_shape, k),
     offsetof(calib_shape, batch), offsetof(calib_shape, ctx),      offsetof(calib_shape, heads),
     offsetof(calib_shape, kv_heads), offsetof(calib_shape, head_dim), offsetof(calib_shape, groups),
-    offsetof(calib_shape, bytes), offsetof(calib_shape, ranks)};
+    offsetof(calib_shape, bytes), offsetof(calib_shape, ranks),    offsetof(calib_shape, skew_milli)};
 
 int64_t calib_shape_get(const calib_shape *s, int32_t field)
 {
@@ -59,6 +60,25 @@ void calib_shape_format(const calib_shape *s, char *buf, size_t len)
         if (w < 0) break;
         used += (size_t)w;
     }
+}
+
+int calib_shape_skew_check(calib_op op, const calib_shape *s, char *why, size_t len)
+{
+    const int grouped = op == CALIB_OP_GROUPED_CONTIG || op == CALIB_OP_GROUPED_MASKED;
+    if (s->skew_milli == 0) return 0;
+    if (!grouped) {
+        snprintf(why, len,
+                 "skew_milli is %lld on op %s (expected 0: only grouped_contig and grouped_masked rows have a "
+                 "routing skew)",
+                 (long long)s->skew_milli, calib_op_name(op));
+        return -1;
+    }
+    if (s->skew_milli < 0 || s->skew_milli > CALIB_SKEW_MILLI_MAX) {
+        snprintf(why, len, "skew_milli is %lld (expected the Zipf exponent in thousandths, 0 to %d: 1000 = s 1)",
+                 (long long)s->skew_milli, CALIB_SKEW_MILLI_MAX);
+        return -1;
+    }
+    return 0;
 }
 
 const char *calib_op_name(calib_op op)
@@ -206,7 +226,10 @@ double calib_op_bytes_e(calib_op op, double elem_bytes, double act_bytes, const 
     switch (op) {
     case CALIB_OP_GEMM: return m * k * a + k * n * e + m * n * 2.0; /* output bf16 */
     case CALIB_OP_GROUPED_CONTIG:
-    case CALIB_OP_GROUPED_MASKED: return (double)s->groups * (m * k * a + k * n * e + m * n * a);
+    case CALIB_OP_GROUPED_MASKED:
+        if (s->skew_milli > 0) /* the same rows; the weights of the experts that got some */
+            return (double)s->groups * (m * k * a + m * n * a) + (double)calib_group_touched(s) * k * n * e;
+        return (double)s->groups * (m * k * a + k * n * e + m * n * a);
     case CALIB_OP_ATTN_PREFILL:
         return b * (2.0 * m * (double)s->heads * d + 2.0 * ((double)s->ctx + m) * (double)s->kv_heads * d) * e;
     case CALIB_OP_ATTN_DECODE:
@@ -271,41 +294,71 @@ double calib_op_check_cost(calib_op op, const calib_shape *s)
     return fl > 0 ? fl : calib_op_bytes(op, CALIB_DTYPE_BF16, s);
 }
 
-/* Zipf (s = 1) weight of expert e of E: 1 / (rank + 1), the ranks rotated
- * by E/2 so the hottest expert sits mid-list (its rows start off any tile
- * boundary in the contiguous layout). */
-static double zipf_weight(int64_t e, int64_t E)
+/* The skewed routing's rows expert by expert (see calib_op.h): Zipf
+ * weights (rank + 1)^−s over ranks rotated by E/2, cumulative rounding of
+ * the E·m rows. */
+typedef struct {
+    int64_t E, total, e, prev;
+    double s, sum, cum;
+} zipf_walk;
+
+static double zipf_weight(const zipf_walk *z, int64_t e)
 {
-    return 1.0 / (double)((e + E / 2) % E + 1);
+    return pow((double)((e + z->E / 2) % z->E + 1), -z->s);
 }
 
-/* CALIB_LAYOUT_ZIPF: contiguous E·m rows shared by Zipf weight (cumulative
- * rounding, so the offsets end at E·m); masked counts m·w / w_max (the
- * hottest expert at its cap). */
-static int64_t group_rows_zipf(calib_op op, int64_t E, int64_t m, int64_t *out)
+static void zipf_start(zipf_walk *z, const calib_shape *s)
 {
-    double sum = 0.0, cum = 0.0;
+    z->E = s->groups, z->total = s->groups * s->m, z->e = 0, z->prev = 0;
+    z->s = (double)s->skew_milli / 1000.0, z->sum = 0.0, z->cum = 0.0;
+    for (int64_t e = 0; e < z->E; e++) z->sum += zipf_weight(z, e);
+}
+
+/* Rows of the next expert. */
+static int64_t zipf_next(zipf_walk *z)
+{
+    z->cum += zipf_weight(z, z->e);
+    z->e++;
+    int64_t o = z->e == z->E ? z->total : (int64_t)floor(z->cum / z->sum * (double)z->total + 0.5);
+    if (o > z->total) o = z->total;
+    if (o < z->prev) o = z->prev;
+    int64_t c = o - z->prev;
+    z->prev = o;
+    return c;
+}
+
+int64_t calib_group_touched(const calib_shape *s)
+{
+    if (s->skew_milli <= 0 || s->groups < 1) return s->groups;
+    zipf_walk z;
+    zipf_start(&z, s);
+    int64_t touched = 0;
+    for (int64_t e = 0; e < s->groups; e++) touched += zipf_next(&z) > 0;
+    return touched;
+}
+
+/* The skewed routing: contiguous offsets, or masked counts (the same
+ * rows per expert). */
+static int64_t group_rows_zipf(calib_op op, const calib_shape *s, int64_t *out)
+{
+    zipf_walk z;
+    zipf_start(&z, s);
     int64_t most = 0;
-    for (int64_t e = 0; e < E; e++) sum += zipf_weight(e, E);
     if (op == CALIB_OP_GROUPED_CONTIG) out[0] = 0;
-    for (int64_t e = 0; e < E; e++) {
-        int64_t c;
-        if (op == CALIB_OP_GROUPED_CONTIG) {
-            cum += zipf_weight(e, E);
-            out[e + 1] = e + 1 == E ? E * m : (int64_t)(cum / sum * (double)(E * m) + 0.5);
-            c = out[e + 1] - out[e];
-        } else {
-            c = out[e] = (int64_t)((double)m * zipf_weight(e, E) + 1e-9);
-        }
+    for (int64_t e = 0; e < s->groups; e++) {
+        int64_t c = zipf_next(&z);
+        if (op == CALIB_OP_GROUPED_CONTIG) out[e + 1] = z.prev;
+        else out[e] = c;
         if (c > most) most = c;
     }
     return most;
 }
 
-int64_t calib_group_rows(calib_op op, uint32_t layout, int64_t E, int64_t m, int64_t *out)
+int64_t calib_group_rows(calib_op op, uint32_t layout, const calib_shape *s, int64_t *out)
 {
+    const int64_t E = s->groups, m = s->m;
     int64_t most = 0;
-    if ((layout & CALIB_LAYOUT_ZIPF) && E >= 1) return group_rows_zipf(op, E, m, out);
+    if (s->skew_milli > 0 && E >= 1) return group_rows_zipf(op, s, out);
     if (op == CALIB_OP_GROUPED_CONTIG) {
         static const double w[4] = {1.75, 0.25, 1.5, 0.5};
         double cum = 0.0;

@@ -4,8 +4,14 @@
  * not use are 0 (so they key the perf-db uniquely). Per op:
  *   gemm            m, n, k
  *   grouped_contig  groups (experts), m (mean tokens per expert: the groups
- *                   are unequal, calib_group_rows), n, k
- *   grouped_masked  same, m = per-expert capacity (all full when timed)
+ *                   are unequal, calib_group_rows), n, k, skew_milli (the
+ *                   routing skew: the Zipf exponent s of the experts' token
+ *                   shares in thousandths, 1000 = s 1; 0 = the balanced
+ *                   routing, CALIB_SKEW_MILLI_MAX at most)
+ *   grouped_masked  same fields, the same routing: at skew 0 every expert
+ *                   full at m rows (its capacity); skewed, the experts hold
+ *                   the contiguous layout's Zipf counts in slots of the
+ *                   hottest expert's count (short and empty slots skipped)
  *   attn_prefill    batch, m (new tokens per sequence), ctx (cached tokens),
  *                   heads, kv_heads, head_dim
  *   attn_decode     batch, ctx (tokens per request), heads, kv_heads, head_dim
@@ -78,12 +84,17 @@ typedef enum {
 
 typedef struct {
     int64_t m, n, k, batch, ctx, heads, kv_heads, head_dim, groups, bytes, ranks;
+    int64_t skew_milli; /* grouped GEMMs' routing skew, thousandths of the Zipf exponent */
 } calib_shape;
 
-#define CALIB_SHAPE_FIELDS 11
+#define CALIB_SHAPE_FIELDS 12
+#define CALIB_SHAPE_SKEW 11 /* the field index of skew_milli */
 #define CALIB_MAX_AXES 3
+/* The largest routing skew a shape may hold: s = 4 (the hottest expert
+ * then takes over 90 % of the tokens of any expert count). */
+#define CALIB_SKEW_MILLI_MAX 4000
 
-/* Field i of a shape (0..10 in declaration order) and its column name. */
+/* Field i of a shape (0..11 in declaration order) and its column name. */
 int64_t calib_shape_get(const calib_shape *s, int32_t field);
 void calib_shape_set(calib_shape *s, int32_t field, int64_t v);
 const char *calib_shape_field_name(int32_t field);
@@ -91,6 +102,10 @@ const char *calib_shape_field_name(int32_t field);
 int calib_shape_cmp(const calib_shape *a, const calib_shape *b);
 /* "m=64 n=4096 k=4096" (non-zero fields only). */
 void calib_shape_format(const calib_shape *s, char *buf, size_t len);
+/* 0 when the shape's routing skew suits op (0, or for the grouped GEMMs at
+ * most CALIB_SKEW_MILLI_MAX); −1 with the field, the value and what was
+ * expected in why. */
+int calib_shape_skew_check(calib_op op, const calib_shape *s, char *why, size_t len);
 
 const char *calib_op_name(calib_op op);
 /* Returns the op for a name, or -1. */
@@ -101,7 +116,10 @@ int32_t calib_op_axes(calib_op op, int32_t axes[CALIB_MAX_AXES]);
 
 /* FLOPs and bytes of one execution. Bytes count a stored operand (weights,
  * KV) at calib_dtype_bytes and a GEMM's activations at
- * calib_dtype_act_bytes of the dtype (calib_dtype.h). */
+ * calib_dtype_act_bytes of the dtype (calib_dtype.h). A skewed grouped
+ * GEMM moves the same groups·m rows (the FLOPs of the balanced one) but
+ * reads only the weights of the experts that got rows
+ * (calib_group_touched). */
 double calib_op_flops(calib_op op, const calib_shape *s);
 double calib_op_bytes(calib_op op, calib_dtype dtype, const calib_shape *s);
 /* The same with the two sizes given (calib_dtype_bytes and
@@ -115,26 +133,36 @@ double calib_op_ideal_s(calib_op op, calib_dtype dtype, const calib_shape *s, do
 double calib_op_check_cost(calib_op op, const calib_shape *s);
 
 /* Data layouts a point is prepared with (the backends' prepare flags).
- * TIMED is what the grids time: contiguous groups unequal (so the two MoE
- * layouts do not time the same thing), masked groups all at their cap. The
- * others are check-only edges. */
+ * TIMED is what the grids time: at skew 0 contiguous groups unequal (so
+ * the two MoE layouts do not time the same thing) and masked groups all at
+ * their cap; at a routing skew (skew_milli > 0) the Zipf counts of
+ * calib_group_rows in both. The others are check-only edges of the
+ * balanced routing (a skewed shape ignores them). */
 enum {
     CALIB_LAYOUT_TIMED = 0,
     CALIB_LAYOUT_EMPTY_GROUP = 1u << 0,    /* grouped_contig: expert 1 gets no rows */
     CALIB_LAYOUT_MASKED_PARTIAL = 1u << 1, /* grouped_masked: counts cap, cap−1, 0, cap/3, 1, … */
-    CALIB_LAYOUT_NEG_INF_LSE = 1u << 2,    /* lse_merge: −inf partials, row 0 all −inf */
-    CALIB_LAYOUT_ZIPF = 1u << 3            /* grouped: Zipf-skewed routing, a few hot experts (calib_group_rows) */
+    CALIB_LAYOUT_NEG_INF_LSE = 1u << 2     /* lse_merge: −inf partials, row 0 all −inf */
 };
 
-/* Group rows of a grouped GEMM point: contiguous → offsets[E+1] (rows of
- * expert e are offsets[e] … offsets[e+1]−1, offsets[E] = E·m, sizes in the
- * repeating pattern 1.75, 0.25, 1.5, 0.5 × m); masked → counts[E] (m each
- * when timed). CALIB_LAYOUT_ZIPF skews them by Zipf's law (s = 1) over the
- * experts, expert e of rank (e + E/2) mod E taking weight 1/(rank + 1):
- * contiguous E·m rows in those shares, masked counts m/(rank + 1) (the
- * hottest at the cap). Returns the largest group (what sizes the kernel's
- * grid). */
-int64_t calib_group_rows(calib_op op, uint32_t layout, int64_t E, int64_t m, int64_t *out);
+/* Group rows of a grouped GEMM point s (groups E, m, skew_milli):
+ * contiguous → offsets[E+1] (rows of expert e are offsets[e] …
+ * offsets[e+1]−1, offsets[E] = E·m); masked → counts[E]. Skew 0: contiguous
+ * sizes in the repeating pattern 1.75, 0.25, 1.5, 0.5 × m, masked m each.
+ * Skewed (s = skew_milli / 1000): Zipf's law over the experts, expert e of
+ * rank (e + E/2) mod E (the hottest mid-list, its rows off any tile
+ * boundary) taking weight w_e = (rank + 1)^−s; offsets[e] =
+ * floor(E·m · (w_0 + … + w_{e−1}) / (w_0 + … + w_{E−1}) + 1/2) for
+ * 0 < e < E (cumulative rounding: the counts sum to E·m exactly, each
+ * within one row of its share), and the masked counts are the same
+ * differences, each under the masked slot's capacity (the largest count).
+ * Deterministic in (E, m, skew_milli): no random state; pow() of glibc is
+ * correctly rounded, so the counts are the same on every host. Returns the
+ * largest group (what sizes the kernel's grid, and the masked slot). */
+int64_t calib_group_rows(calib_op op, uint32_t layout, const calib_shape *s, int64_t *out);
+/* Experts that get at least one row at s (skewed routing leaves cold
+ * experts empty when E·m is small; E at skew 0); no allocation. */
+int64_t calib_group_touched(const calib_shape *s);
 /* True when row r of partial p is a −inf partial under
  * CALIB_LAYOUT_NEG_INF_LSE: row 0 in every partial (an all-empty row), in
  * the other rows every third partial but never partial r mod P. */

@@ -1,6 +1,7 @@
 /* calib_table — in-memory perf-db series with a fitted floor + rate model
  * and residual interpolation; see the header. */
 #include "calib_table.h"
+#include "calib_table_impl.h"
 #include "sim_slot_table.h"
 
 #include <gsl/gsl_multifit.h>
@@ -10,7 +11,7 @@
 #include <strings.h>
 
 #define TILE 128.0
-_Static_assert(sizeof(calib_shape) == CALIB_SHAPE_FIELDS * sizeof(int64_t), "calib_shape is eleven int64");
+_Static_assert(sizeof(calib_shape) == CALIB_SHAPE_FIELDS * sizeof(int64_t), "calib_shape is twelve int64");
 /* Grids up to this many cells get a dense index (4 bytes a cell). */
 #define DENSE_MAX_CELLS ((int64_t)1 << 22)
 
@@ -35,6 +36,11 @@ struct calib_series {
     double *med;                        /* measured median per point */
     double *res;                        /* log(med / model) */
     double t0, s_flop, s_byte, floor_s, rms_rel;
+    /* The routing skew of the series' rows (grouped GEMMs; 0 otherwise):
+     * one series per calibrated skew of an (op, dtype), chained in
+     * ascending skew from the lowest, which calib_table_series returns. */
+    int64_t skew_milli;
+    const calib_series *skew_first, *skew_next;
 };
 
 struct calib_table {
@@ -195,6 +201,13 @@ static int point_cmp(const void *va, const void *vb)
     return a->median_s < b->median_s ? -1 : a->median_s > b->median_s;
 }
 
+/* By routing skew alone (a series' rows are sorted by shape later). */
+static int skew_cmp(const void *va, const void *vb)
+{
+    const calib_point *a = va, *b = vb;
+    return a->shape.skew_milli < b->shape.skew_milli ? -1 : a->shape.skew_milli > b->shape.skew_milli;
+}
+
 static int i64_cmp(const void *va, const void *vb)
 {
     int64_t a = *(const int64_t *)va, b = *(const int64_t *)vb;
@@ -327,6 +340,7 @@ static int series_make(calib_series *s, calib_point *pts, size_t n, const char *
     n = series_rows(s, pts, n, engine);
     s->n = (int64_t)n;
     s->pinned = pts[0].shape;
+    s->skew_milli = pts[0].shape.skew_milli;
     int rc;
     if ((rc = series_axes(s, pts, n, err)) || (rc = series_index(s, pts, n, err))) return rc;
     return fit_series(s, err);
@@ -360,22 +374,37 @@ int calib_table_build(calib_db *db, int64_t gpu_id, const char *engine, const ch
     if (x.rc) rc = sim_err_set(err, x.rc, "out of memory loading the perf-db");
     calib_table *t = calloc(1, sizeof *t);
     if (rc >= 0 && !t) rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
-    /* Rows arrive ordered by op then dtype: each run is one series. */
+    /* Rows arrive ordered by op then dtype: each run is one series per
+     * routing skew (ascending), linked once the array stops moving. */
     for (size_t i = 0; rc >= 0 && i < x.n;) {
         size_t j = i + 1;
         while (j < x.n && x.p[j].op == x.p[i].op && strcmp(x.p[j].dtype, x.p[i].dtype) == 0) j++;
-        calib_series *ns = realloc(t->s, (size_t)(t->n + 1) * sizeof *ns);
-        if (!ns) {
-            rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
-            break;
+        int mixed = 0; /* several skews: grouped by skew (else the rows stay as they came) */
+        for (size_t a = i + 1; a < j && !mixed; a++) mixed = x.p[a].shape.skew_milli != x.p[i].shape.skew_milli;
+        if (mixed) qsort(x.p + i, j - i, sizeof *x.p, skew_cmp);
+        for (size_t a = i; rc >= 0 && a < j;) {
+            size_t b = a + 1;
+            while (b < j && x.p[b].shape.skew_milli == x.p[a].shape.skew_milli) b++;
+            calib_series *ns = realloc(t->s, (size_t)(t->n + 1) * sizeof *ns);
+            if (!ns) {
+                rc = sim_err_set(err, SIM_ENOMEM, "out of memory");
+                break;
+            }
+            t->s = ns;
+            rc = series_make(&t->s[t->n], x.p + a, b - a, engine, sms, err);
+            t->s[t->n].slot = t->n;
+            t->n++;
+            a = b;
         }
-        t->s = ns;
-        rc = series_make(&t->s[t->n], x.p + i, j - i, engine, sms, err);
-        t->s[t->n].slot = t->n;
-        t->n++;
         i = j;
     }
     free(x.p);
+    for (int32_t k = 0; t && k < t->n; k++) {
+        calib_series *c = &t->s[k], *prev = k > 0 ? &t->s[k - 1] : NULL;
+        const int same = prev && prev->op == c->op && strcmp(prev->dtype, c->dtype) == 0;
+        c->skew_first = same ? prev->skew_first : c;
+        if (same) prev->skew_next = c;
+    }
     if (rc < 0) {
         calib_table_free(t);
         return rc;
@@ -416,6 +445,7 @@ void calib_series_describe(const calib_series *s, calib_op *op, const char **dty
         info->t0_s = s->t0, info->s_per_flop = s->s_flop, info->s_per_byte = s->s_byte;
         info->floor_s = s->floor_s, info->rms_rel = s->rms_rel;
         info->n_points = s->n, info->n_axes = s->nax;
+        info->skew_milli = s->skew_milli;
         snprintf(info->kernels, sizeof info->kernels, "%s", s->kernels);
     }
 }
@@ -605,10 +635,14 @@ static double lookup_full(const calib_series *s, const calib_shape *sh, calib_ta
     return with_residual(s, sh, r);
 }
 
-double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_table_status *status)
+double calib_series_lookup_one(const calib_series *s, const calib_shape *sh, calib_table_status *status)
 {
     return lookup_full(s, sh, status, NULL);
 }
+
+int64_t calib_series_skew_milli(const calib_series *s) { return s ? s->skew_milli : 0; }
+const calib_series *calib_series_skew_first(const calib_series *s) { return s ? s->skew_first : NULL; }
+const calib_series *calib_series_skew_next(const calib_series *s) { return s ? s->skew_next : NULL; }
 
 /* Prediction of point i from the points one grid step below and above it
  * along every axis of mask (the others equal), weighted as a lookup
@@ -739,9 +773,10 @@ void calib_memo_stats(const calib_memo *m, uint64_t *hits, uint64_t *misses)
 
 uint64_t calib_memo_bracket_hits(const calib_memo *m) { return m ? m->bracket_hits : 0; }
 
-double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, calib_memo *m, calib_table_status *status)
+double calib_series_lookup_memo_one(const calib_series *s, const calib_shape *sh, calib_memo *m,
+                                    calib_table_status *status)
 {
-    if (!m || !s) return calib_series_lookup(s, sh, status);
+    if (!m || !s) return calib_series_lookup_one(s, sh, status);
     /* Independent multiplies and a branch-free compare, written out field
      * by field (no loop, no call): a hit costs a few ns. */
     uint64_t h = (uint64_t)(uintptr_t)s + (uint64_t)sh->m * 0x9E3779B97F4A7C15ULL +
@@ -749,7 +784,8 @@ double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, ca
                  (uint64_t)sh->batch * 0xD6E8FEB86659FD93ULL + (uint64_t)sh->ctx * 0xFF51AFD7ED558CCDULL +
                  (uint64_t)sh->heads * 0xC4CEB9FE1A85EC53ULL + (uint64_t)sh->kv_heads * 0x94D049BB133111EBULL +
                  (uint64_t)sh->head_dim * 0xBF58476D1CE4E5B9ULL + (uint64_t)sh->groups * 0x27D4EB2F165667C5ULL +
-                 (uint64_t)sh->bytes * 0x85EBCA77C2B2AE63ULL + (uint64_t)sh->ranks * 0x9FB21C651E98DF25ULL;
+                 (uint64_t)sh->bytes * 0x85EBCA77C2B2AE63ULL + (uint64_t)sh->ranks * 0x9FB21C651E98DF25ULL +
+                 (uint64_t)sh->skew_milli * 0xA24BAED4963EE407ULL;
     h ^= h >> 29;
     memo_ent *e = SIM_SLOT_AT(&m->t, memo_ent, h ^ (h >> 31));
     const calib_shape *g = &e->sh;
@@ -757,7 +793,8 @@ double calib_series_lookup_memo(const calib_series *s, const calib_shape *sh, ca
                     (uint64_t)(g->k ^ sh->k) | (uint64_t)(g->batch ^ sh->batch) | (uint64_t)(g->ctx ^ sh->ctx) |
                     (uint64_t)(g->heads ^ sh->heads) | (uint64_t)(g->kv_heads ^ sh->kv_heads) |
                     (uint64_t)(g->head_dim ^ sh->head_dim) | (uint64_t)(g->groups ^ sh->groups) |
-                    (uint64_t)(g->bytes ^ sh->bytes) | (uint64_t)(g->ranks ^ sh->ranks);
+                    (uint64_t)(g->bytes ^ sh->bytes) | (uint64_t)(g->ranks ^ sh->ranks) |
+                    (uint64_t)(g->skew_milli ^ sh->skew_milli);
     if (!diff) {
         m->t.hits++;
         if (status) *status = e->st;

@@ -2,7 +2,9 @@
  * built once (one SQLite query) when a scenario is built, then read without
  * SQLite, locks or allocation by any number of threads.
  *
- * Series. Points are grouped by (op, dtype). Which kernels a series holds
+ * Series. Points are grouped by (op, dtype) and, for the grouped GEMMs, by
+ * routing skew (skew_milli): one series per calibrated skew, each fitted on
+ * its own rows alone, chained in ascending skew. Which kernels a series holds
  * depends on the engine the table is built for: when some kernel of the
  * (op, dtype) is named "<engine>-<version>:<kernel>" (rows ingested from a
  * serving engine's measured tables, calib_ingest.h), only that engine's
@@ -28,7 +30,19 @@
  * none measured: the model alone). A measured shape returns its median
  * exactly. Outside the grid (past an axis' range, or another value of a
  * field that does not vary) the residual of the nearest edge fades out
- * linearly over a factor 2 in shape, leaving the fitted model. Units:
+ * linearly over a factor 2 in shape, leaving the fitted model.
+ *
+ * Routing skew. A query's skew_milli picks the series of its (op, dtype)
+ * chain: a calibrated skew is answered by its series alone; between two
+ * calibrated skews s_lo < s < s_hi the answer is interpolated linearly in
+ * s, t = t_lo + (s − s_lo)/(s_hi − s_lo)·(t_hi − t_lo), each t the lookup
+ * of the same shape in its skew's series; below the lowest calibrated skew
+ * or above the highest, that series' answer (no extrapolation). Linear in
+ * s because the grids calibrate only two or three skews (0, 1, 1.5) and
+ * the hot expert's share, which sets the time, moves smoothly between
+ * them: a step to the skew below would price s = 0.9 as balanced. A
+ * perf-db with no skewed rows has a chain of one (skew 0) and answers
+ * every query, whatever its skew_milli, exactly as a skew-0 query. Units:
  * seconds, FLOPs, bytes.
  *
  * Ownership: calib_table_build returns a table the caller frees with
@@ -54,6 +68,7 @@ typedef struct {
     double rms_rel;       /* RMS of (model − measured)/measured over the points */
     int64_t n_points;
     int32_t n_axes;
+    int64_t skew_milli;   /* the routing skew of its rows (grouped GEMMs; else 0) */
     char kernels[96];     /* "vllm-0.24.0" (engine rows), or "all" / the one kernel */
 } calib_series_info;
 
@@ -73,13 +88,22 @@ int calib_table_build(calib_db *db, int64_t gpu_id, const char *engine, const ch
 void calib_table_free(calib_table *t);
 
 int32_t calib_table_n_series(const calib_table *t);
-/* The series of (op, dtype), NULL when none: resolve once, look up often. */
+/* The series of (op, dtype), NULL when none: resolve once, look up often.
+ * With several routing skews, the lowest skew's (the chain's first). */
 const calib_series *calib_table_series(const calib_table *t, calib_op op, const char *dtype);
+/* Its routing skew, the first series of its skew chain, and the next
+ * (higher skew; NULL at the last). */
+int64_t calib_series_skew_milli(const calib_series *s);
+const calib_series *calib_series_skew_first(const calib_series *s);
+const calib_series *calib_series_skew_next(const calib_series *s);
 void calib_series_describe(const calib_series *s, calib_op *op, const char **dtype, calib_series_info *info);
 const calib_series *calib_table_series_at(const calib_table *t, int32_t i);
 
 /* Latency (s) of shape sh; status may be NULL. Thread-safe, allocation-free.
- * A NULL series answers 0 with CALIB_TABLE_NONE. */
+ * A NULL series answers 0 with CALIB_TABLE_NONE. Any series of a skew
+ * chain answers for the whole chain at sh->skew_milli (see "Routing skew";
+ * status: FIT when a series used answered FIT, else INTERP between two
+ * skews, else that series' status). */
 double calib_series_lookup(const calib_series *s, const calib_shape *sh, calib_table_status *status);
 /* Leave-one-out check of the in-grid interpolation: every measured point
  * whose two neighbours one grid step below and above along an axis (all

@@ -5,8 +5,9 @@
  * online vs two-pass softmax, quantisation vs its error bound, …) element
  * by element (calib_check.h), on outputs poisoned with NaN beforehand and
  * with a guard canary after every buffer. Data layouts as the GPU backend:
- * unequal contiguous groups when timed, masked counts below the cap and
- * −inf LSE partials for the check cases that ask. No collectives, no device
+ * unequal contiguous groups when timed, Zipf-skewed groups at a routing
+ * skew (calib_group_rows), masked counts below the cap and −inf LSE
+ * partials for the check cases that ask. No collectives, no device
  * state (sample is NULL); timings are wall-clock (CLOCK_MONOTONIC) per
  * execution. */
 #include "calib_backend.h"
@@ -39,6 +40,7 @@ typedef struct {
     void *buf[CPU_BUFS];
     size_t bytes[CPU_BUFS]; /* each buffer's size; CALIB_CANARY_BYTES of canary follow it */
     int64_t *offs;
+    int64_t slot; /* grouped_masked: rows of an expert's slot (the largest count: m unless skewed) */
     int32_t *ctx, *table;
 } cpu_state;
 
@@ -146,16 +148,18 @@ static int cpu_prepare_gemm(cpu_state *st, int32_t kernel, const calib_shape *s,
     return 0;
 }
 
-/* Grouped GEMM: the rows per expert (offsets or masked counts), tokens,
- * weights per expert and the output. */
+/* Grouped GEMM: the rows per expert (offsets or masked counts, skewed
+ * by the shape's routing skew), tokens, weights per expert and the
+ * output; masked tokens and output in slots of the largest count. */
 static int cpu_prepare_grouped(cpu_state *st, calib_op op, uint32_t layout, const calib_shape *s, sim_err *err)
 {
     int64_t m = s->m, n = s->n, k = s->k;
     int rc;
-    int64_t E = s->groups, rows = E * m;
+    int64_t E = s->groups;
     st->offs = calloc((size_t)E + 1, sizeof *st->offs);
     if (!st->offs) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    calib_group_rows(op, layout, E, m, st->offs); /* offsets (contiguous) or counts (masked) */
+    st->slot = calib_group_rows(op, layout, s, st->offs); /* offsets (contiguous) or counts (masked) */
+    int64_t rows = op == CALIB_OP_GROUPED_MASKED ? E * st->slot : E * m;
     if ((rc = cpu_alloc(st, 0, rows * k, 4, 1, err)) || (rc = cpu_alloc(st, 1, E * k * n, 4, 1, err)) ||
         (rc = cpu_alloc(st, 2, rows * n, 4, 0, err)))
         return rc;
@@ -266,7 +270,7 @@ static void cpu_exec(cpu_state *st)
         break;
     case CALIB_OP_GROUPED_CONTIG: kern_grouped_contig_ref((int32_t)s->groups, s->n, s->k, st->offs, F(0), F(1), F(2)); break;
     case CALIB_OP_GROUPED_MASKED:
-        kern_grouped_masked_ref((int32_t)s->groups, s->m, s->n, s->k, st->offs, F(0), F(1), F(2));
+        kern_grouped_masked_ref((int32_t)s->groups, st->slot, s->n, s->k, st->offs, F(0), F(1), F(2));
         break;
     case CALIB_OP_ATTN_PREFILL: {
         kern_prefill_shape ps = {(int32_t)s->m, (int32_t)s->ctx, (int32_t)s->heads, (int32_t)s->kv_heads,
@@ -368,9 +372,10 @@ static int cpu_check_gemm(const cpu_state *st, cpu_scratch *scratch, calib_check
 static int cpu_check_grouped(const cpu_state *st, cpu_scratch *scratch, calib_check_result *r, sim_err *err)
 {
     const calib_shape *s = &st->s;
-    int64_t m = s->m, n = s->n, k = s->k;
+    int64_t n = s->n, k = s->k;
     float *ref;
     int64_t E = s->groups, masked = st->op == CALIB_OP_GROUPED_MASKED;
+    int64_t m = masked ? st->slot : s->m; /* rows per expert slot (masked) / mean (contiguous) */
     CPU_TMP(ref, E * m * n);
     for (int64_t e = 0; e < E; e++) {
         int64_t r0 = masked ? e * m : st->offs[e], rows = masked ? st->offs[e] : st->offs[e + 1] - st->offs[e];

@@ -78,7 +78,7 @@ typedef struct {
     calib_op op;
     int32_t kernel, splits;
     uint32_t layout;
-    int64_t max_rows; /* grouped GEMM: the largest group (sizes the grid) */
+    int64_t max_rows; /* grouped GEMM: the largest group (sizes the grid; masked: an expert slot's rows) */
     int grouped_sm90; /* the grouped GEMMs' Hopper rung runs here (cc 9.0, sm_90a code) */
     calib_shape s;
     int32_t nin, nout, sets;
@@ -273,23 +273,29 @@ static int gpu_meta(gpu_state *st, int i, const void *host, size_t bytes, sim_er
 }
 
 /* Grouped GEMM: tokens and weights per expert, the rows per expert
- * (offsets or masked counts) as metadata, and the tile list's workspace
- * (meta[1], shared by the buffer sets as launches run in order). */
+ * (offsets or masked counts, skewed by the shape's routing skew) as
+ * metadata, and the tile list's workspace (meta[1], shared by the buffer
+ * sets as launches run in order). Masked tokens and outputs sit in slots
+ * of the largest count (m unless skewed). */
 static int gpu_prepare_grouped(gpu_state *st, calib_op op, uint32_t layout, const calib_shape *s, sim_err *err)
 {
     size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k;
     int rc;
     size_t E = (size_t)s->groups;
     if (n % 8 || k % 8) return sim_err_set(err, SIM_EINVAL, "grouped GEMM needs N and K multiples of 8");
-    gpu_in_spec in[2] = {{E * m * k * 2, 1, 1.0f}, {E * k * n * 2, 1, 1.0f}};
-    size_t out[1] = {E * m * n * 2};
-    if ((rc = gpu_setup(st, in, 2, out, 1, err))) return rc;
     int64_t *h = malloc((E + 1) * sizeof *h);
     if (!h) return sim_err_set(err, SIM_ENOMEM, "out of memory");
-    st->max_rows = calib_group_rows(op, layout, (int64_t)E, (int64_t)m, h);
+    st->max_rows = calib_group_rows(op, layout, s, h);
+    size_t rows = op == CALIB_OP_GROUPED_MASKED ? E * (size_t)st->max_rows : E * m;
+    gpu_in_spec in[2] = {{rows * k * 2, 1, 1.0f}, {E * k * n * 2, 1, 1.0f}};
+    size_t out[1] = {rows * n * 2};
+    if ((rc = gpu_setup(st, in, 2, out, 1, err))) {
+        free(h);
+        return rc;
+    }
     rc = gpu_meta(st, 0, h, (op == CALIB_OP_GROUPED_CONTIG ? E + 1 : E) * sizeof *h, err);
     free(h);
-    size_t work = kern_grouped_workspace((int32_t)E, op == CALIB_OP_GROUPED_CONTIG ? st->max_rows : (int64_t)m);
+    size_t work = kern_grouped_workspace((int32_t)E, st->max_rows);
     if (!rc && !(rc = kern_gpu_malloc(&st->meta[1], work + CALIB_CANARY_BYTES, err))) st->meta_bytes[1] = work;
     return rc;
 }
@@ -477,10 +483,10 @@ static int gpu_launch(gpu_state *st, int set, sim_err *err)
                                                 st->meta[0], in[0], in[1], out[0], st->meta[1], st->meta_bytes[1], err);
         return kern_gpu_grouped_contig((int32_t)s->groups, st->max_rows, s->n, s->k, st->meta[0], in[0], in[1], out[0],
                                        st->meta[1], st->meta_bytes[1], err);
-    case CALIB_OP_GROUPED_MASKED:
+    case CALIB_OP_GROUPED_MASKED: /* slots of max_rows rows (gpu_prepare_grouped) */
         return (st->kernel == 1 ? kern_gpu_grouped_masked_sm90 : kern_gpu_grouped_masked)(
-            (int32_t)s->groups, s->m, s->n, s->k, st->meta[0], in[0], in[1], out[0], st->meta[1], st->meta_bytes[1],
-            err);
+            (int32_t)s->groups, st->max_rows, s->n, s->k, st->meta[0], in[0], in[1], out[0], st->meta[1],
+            st->meta_bytes[1], err);
     case CALIB_OP_ATTN_PREFILL:
         return (st->kernel == GPU_PF_SM90  ? kern_gpu_attn_prefill_sm90
                 : st->kernel == GPU_PF_MMA ? kern_gpu_attn_prefill_mma
@@ -716,12 +722,13 @@ static int gpu_check_gemm(const gpu_state *st, gpu_check_bufs *bufs, calib_check
 static int gpu_check_grouped(const gpu_state *st, gpu_check_bufs *bufs, calib_check_result *r, sim_err *err)
 {
     const calib_shape *s = &st->s;
-    size_t m = (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k;
+    int masked = st->op == CALIB_OP_GROUPED_MASKED;
+    /* rows per expert slot (masked, gpu_prepare_grouped) / mean (contiguous) */
+    size_t m = masked ? (size_t)st->max_rows : (size_t)s->m, n = (size_t)s->n, k = (size_t)s->k;
     void **in = bufs->in, **out = bufs->out, **h = bufs->h;
     float **f = bufs->f;
     int rc = 0;
     size_t E = (size_t)s->groups;
-    int masked = st->op == CALIB_OP_GROUPED_MASKED;
     FETCH_BF(0, in[0], E * m * k);
     FETCH_BF(1, in[1], E * k * n);
     FETCH_BF(2, out[0], E * m * n);

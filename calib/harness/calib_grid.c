@@ -68,28 +68,38 @@ static int grid_gemm(calib_grid_kind g, calib_list *l)
     return rc;
 }
 
+/* Grouped GEMMs: every point at the balanced routing and at Zipf-skewed
+ * ones (skew_milli: s = 1 on quick, 1 and 1.5 on full), both layouts
+ * alike, so the two differ as in engines: contiguous packs the hot
+ * expert's rows, masked runs each expert's slot and skips what is empty.
+ * Tiny times one skewed point beside its two balanced ones. */
 static int grid_grouped(calib_grid_kind g, calib_list *l)
 {
     calib_shape s = {0};
     int rc = 0;
     if (g == CALIB_GRID_TINY) {
-        static const int64_t ms[] = {4, 16};
-        for (int32_t a = 0; a < COUNT(ms) && !rc; a++) s.groups = 4, s.m = ms[a], s.n = 64, s.k = 128, rc = calib_list_push(l, &s);
+        static const int64_t ms[] = {4, 16, 16}, sk[] = {0, 0, 1000};
+        for (int32_t a = 0; a < COUNT(ms) && !rc; a++)
+            s.groups = 4, s.m = ms[a], s.n = 64, s.k = 128, s.skew_milli = sk[a], rc = calib_list_push(l, &s);
         return rc;
     }
     /* DeepSeek-V3-like expert shapes: gate_up (n 4096, k 7168), down (7168, 2048). */
     static const int64_t gq[] = {8, 32}, gf[] = {4, 8, 16, 32, 64, 128};
     static const int64_t mq[] = {8, 64, 512}, mf[] = {1, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
+    static const int64_t skq[] = {0, 1000}, skf[] = {0, 1000, 1500};
     static const int64_t nk[][2] = {{4096, 7168}, {7168, 2048}};
-    const int64_t *gs = g == CALIB_GRID_QUICK ? gq : gf, *ms = g == CALIB_GRID_QUICK ? mq : mf;
-    int32_t ng = g == CALIB_GRID_QUICK ? COUNT(gq) : COUNT(gf), nm = g == CALIB_GRID_QUICK ? COUNT(mq) : COUNT(mf);
+    const int quick = g == CALIB_GRID_QUICK;
+    const int64_t *gs = quick ? gq : gf, *ms = quick ? mq : mf, *sks = quick ? skq : skf;
+    int32_t ng = quick ? COUNT(gq) : COUNT(gf), nm = quick ? COUNT(mq) : COUNT(mf);
+    int32_t nsk = quick ? COUNT(skq) : COUNT(skf);
     for (int32_t p = 0; p < COUNT(nk); p++)
         for (int32_t a = 0; a < ng; a++)
-            for (int32_t b = 0; b < nm && !rc; b++) {
-                if (gs[a] * ms[b] > 65536) continue; /* tokens × top-k per rank beyond any batch */
-                s.groups = gs[a], s.m = ms[b], s.n = nk[p][0], s.k = nk[p][1];
-                rc = calib_list_push(l, &s);
-            }
+            for (int32_t b = 0; b < nm; b++)
+                for (int32_t c = 0; c < nsk && !rc; c++) {
+                    if (gs[a] * ms[b] > 65536) continue; /* tokens × top-k per rank beyond any batch */
+                    s.groups = gs[a], s.m = ms[b], s.n = nk[p][0], s.k = nk[p][1], s.skew_milli = sks[c];
+                    rc = calib_list_push(l, &s);
+                }
     return rc;
 }
 
@@ -234,10 +244,14 @@ static const calib_check_case cases_gemm[] = {
                                "stages carry on into a CTA's second tile"),
 };
 #define CASE_GROUPED(e_, m_, n_, k_, lay_, what_) {{.groups = e_, .m = m_, .n = n_, .k = k_}, lay_, what_}
+#define CASE_SKEWED(e_, m_, n_, k_, sk_, what_)                                                                   \
+    {{.groups = e_, .m = m_, .n = n_, .k = k_, .skew_milli = sk_}, CALIB_LAYOUT_TIMED, what_}
 static const calib_check_case cases_contig[] = {
     CASE_GROUPED(5, 37, 136, 256, CALIB_LAYOUT_TIMED, "unequal groups as timed, partial tiles"),
     CASE_GROUPED(6, 20, 64, 200, CALIB_LAYOUT_EMPTY_GROUP, "an expert with no rows, K tail"),
-    CASE_GROUPED(8, 100, 136, 256, CALIB_LAYOUT_ZIPF, "Zipf-skewed routing: a hot expert over 3 tiles off the tile grid, cold ones partial"),
+    CASE_SKEWED(8, 100, 136, 256, 1000,
+                "Zipf-skewed routing (s = 1), as timed: a hot expert over 3 tiles off the tile grid, cold ones partial"),
+    CASE_SKEWED(16, 3, 64, 136, 1500, "Zipf s = 1.5 over few rows: cold experts left empty"),
     CASE_GROUPED(48, 20, 1032, 136, CALIB_LAYOUT_TIMED,
                  "more work items than SMs (240 of 128x256): persistent CTAs take tiles of several experts, the "
                  "ring's stages carry across them"),
@@ -246,7 +260,9 @@ static const calib_check_case cases_masked[] = {
     CASE_GROUPED(5, 37, 136, 256, CALIB_LAYOUT_TIMED, "every expert at its cap, as timed"),
     CASE_GROUPED(6, 40, 64, 256, CALIB_LAYOUT_MASKED_PARTIAL, "counts below the cap, an empty expert"),
     CASE_GROUPED(3, 130, 64, 200, CALIB_LAYOUT_MASKED_PARTIAL, "counts below a cap past one tile, K tail"),
-    CASE_GROUPED(6, 300, 64, 136, CALIB_LAYOUT_ZIPF, "Zipf-skewed counts: one expert at a 3-tile cap, the rest partial"),
+    CASE_SKEWED(6, 300, 64, 136, 1000,
+                "Zipf-skewed counts (s = 1), as timed: the hot expert's slot of 6 tiles full, the rest partial"),
+    CASE_SKEWED(16, 3, 64, 136, 1500, "Zipf s = 1.5 over few rows: cold experts' slots empty"),
     CASE_GROUPED(48, 20, 1032, 136, CALIB_LAYOUT_TIMED,
                  "more work items than SMs (240 of 128x256): persistent CTAs take tiles of several experts, the "
                  "ring's stages carry across them"),
@@ -338,6 +354,10 @@ int32_t calib_check_cases(calib_op op, const calib_check_case **cases)
 void calib_variant(calib_op op, const calib_shape *s, char *buf, size_t len)
 {
     buf[0] = '\0';
+    if (op == CALIB_OP_GROUPED_CONTIG || op == CALIB_OP_GROUPED_MASKED) {
+        snprintf(buf, len, "%s", s->skew_milli > 0 ? "skewed routing" : "balanced routing");
+        return;
+    }
     if (op != CALIB_OP_ATTN_PREFILL && op != CALIB_OP_ATTN_DECODE) return;
     int64_t group = s->kv_heads > 0 ? s->heads / s->kv_heads : 0;
     snprintf(buf, len, "d=%lld group=%lld%s", (long long)s->head_dim, (long long)group,

@@ -27,6 +27,7 @@
 
 _Static_assert(CALIB_OP_COUNT <= COST_DB_MAX_OPS, "COST_DB_MAX_OPS too small for calib_op");
 _Static_assert(sizeof(calib_shape) == sizeof(((cost_op_desc *)0)->shape), "cost_op_desc.shape is a calib_shape");
+_Static_assert(COST_SHAPE_FIELDS == CALIB_SHAPE_FIELDS, "COST_SHAPE_FIELDS is calib_shape's field count");
 
 void cost_db_release(model_cost *c)
 {
@@ -234,18 +235,18 @@ static double op_db_time(cost_ctx *x, const cost_op_desc *d, model_source *src)
         if (t > 0) return t;
     }
     if (d->calib_op < 0) return 0;
-    memcpy(&s, d->shape, sizeof s); /* the same eleven fields in the same order */
+    memcpy(&s, d->shape, sizeof s); /* the same twelve fields in the same order */
     return table_time(x->c, (calib_op)d->calib_op, d->calib_wdt, &s, src);
 }
 
-double cost_db_time(const model_cost *c, int32_t op, int32_t dt, const int64_t s[11], model_source *src)
+double cost_db_time(const model_cost *c, int32_t op, int32_t dt, const int64_t s[COST_SHAPE_FIELDS], model_source *src)
 {
     calib_shape sh;
     memcpy(&sh, s, sizeof sh);
     return table_time(c, (calib_op)op, dt, &sh, src);
 }
 
-void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[11])
+void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[COST_SHAPE_FIELDS])
 {
     d->has_db_op = 1;
     d->db_op = op;

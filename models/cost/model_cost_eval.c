@@ -97,9 +97,10 @@ static inline void elem(cost_op_desc *d, const model_cost *c, const char *name, 
 /* The perf-db shape of a gated-delta-net kernel (the tables' gdn rows): b
  * sequences of `tokens` tokens in all, this rank's nk key and nv value
  * heads. */
-static void gdn_db_shape(const model_cost *c, double b, double tokens, double nk, double nv, int64_t out[11])
+static void gdn_db_shape(const model_cost *c, double b, double tokens, double nk, double nv,
+                         int64_t out[COST_SHAPE_FIELDS])
 {
-    memset(out, 0, 11 * sizeof *out);
+    memset(out, 0, COST_SHAPE_FIELDS * sizeof *out);
     out[3] = (int64_t)ceil(b);                    /* batch */
     out[0] = (int64_t)ceil(tokens);               /* m: tokens */
     out[4] = b > 0 ? (int64_t)ceil(tokens / b) : 0; /* ctx: sequence length */
@@ -345,7 +346,7 @@ static void attn_prefill(cost_ctx *x, const attn_geom *g, const cost_agg *a, dou
     d.shape[5] = (int64_t)hr, d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
     if (c->mla && sp == 1 && kind != ATTN_SPARSE) {
         /* The MLA prefill kernel's rows: batch, new tokens, cached, this rank's heads. */
-        int64_t ms[11] = {0};
+        int64_t ms[COST_SHAPE_FIELDS] = {0};
         ms[0] = d.shape[0], ms[3] = d.shape[3], ms[4] = d.shape[4], ms[5] = d.shape[5];
         cost_db_alt(&d, CALIB_OP_MLA_PREFILL, COST_DB_BF16, ms);
     }
@@ -372,7 +373,7 @@ static void attn_decode(cost_ctx *x, const attn_geom *g, const cost_agg *a, doub
          * back through W_UV. */
         cost_op_desc qa;
         cost_gemm(&qa, c, "q_absorb", count, a->nd, hr * m->kv_lora_rank, m->nope_dim, wA, aA, pA);
-        int64_t bs[11] = {0};
+        int64_t bs[COST_SHAPE_FIELDS] = {0};
         bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr; /* the absorb BMM's rows: tokens, heads */
         cost_db_alt(&qa, CALIB_OP_MLA_BMM_PRE, qa.calib_wdt, bs);
         cost_op(x, &qa, 0);
@@ -399,7 +400,7 @@ static void attn_decode(cost_ctx *x, const attn_geom *g, const cost_agg *a, doub
     d.shape[5] = (int64_t)(hr * dcp * dw), d.shape[6] = (int64_t)c->kv_r, d.shape[7] = (int64_t)c->hd;
     if (c->mla && dcp == 1 && kind != ATTN_SPARSE) {
         /* The MLA decode kernel's rows: batch, context, this rank's heads. */
-        int64_t ms[11] = {0};
+        int64_t ms[COST_SHAPE_FIELDS] = {0};
         ms[3] = d.shape[3], ms[4] = d.shape[4], ms[5] = d.shape[5];
         cost_db_alt(&d, CALIB_OP_MLA_DECODE, COST_DB_BF16, ms);
     }
@@ -411,7 +412,7 @@ static void attn_decode(cost_ctx *x, const attn_geom *g, const cost_agg *a, doub
     if (c->mla) {
         cost_op_desc oa;
         cost_gemm(&oa, c, "o_absorb", count, a->nd, hr * vdim, m->kv_lora_rank, wA, aA, pA);
-        int64_t bs[11] = {0};
+        int64_t bs[COST_SHAPE_FIELDS] = {0};
         bs[0] = (int64_t)ceil(a->nd), bs[5] = (int64_t)hr;
         cost_db_alt(&oa, CALIB_OP_MLA_BMM_POST, oa.calib_wdt, bs);
         cost_op(x, &oa, 0);
@@ -520,7 +521,7 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
          (int64_t)conv_ch);
     gdn_op(c, &cv, 1, a->Tp > 0, seqs, T, nk, nv);
     {
-        int64_t gs[11];
+        int64_t gs[COST_SHAPE_FIELDS];
         gdn_db_shape(c, seqs, T, nk, nv, gs);
         cost_db_alt(&cv, a->Tp > 0 ? CALIB_OP_GDN_CONV_PREFILL : CALIB_OP_GDN_CONV_DECODE, COST_DB_BF16, gs);
     }
@@ -537,7 +538,7 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.shape[0] = (int64_t)ceil(a->Tp / (a->n_chunks > 0 ? a->n_chunks : 1));
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         gdn_op(c, &d, 0, 1, a->n_chunks, a->Tp, nk, nv);
-        int64_t gs[11];
+        int64_t gs[COST_SHAPE_FIELDS];
         gdn_db_shape(c, a->n_chunks > 0 ? a->n_chunks : 1, a->Tp, nk, nv, gs);
         cost_db_alt(&d, CALIB_OP_GDN_PREFILL, COST_DB_BF16, gs);
         cost_op(x, &d, 0);
@@ -548,7 +549,7 @@ static void eval_gdn(cost_ctx *x, const cost_agg *a, double count)
         d.shape[3] = (int64_t)ceil(a->nd);
         d.shape[5] = (int64_t)nv, d.shape[6] = (int64_t)nk, d.shape[7] = (int64_t)dk;
         gdn_op(c, &d, 0, 0, a->nd, a->nd, nk, nv);
-        int64_t gs[11];
+        int64_t gs[COST_SHAPE_FIELDS];
         gdn_db_shape(c, a->nd, a->nd, nk, nv, gs);
         cost_db_alt(&d, CALIB_OP_GDN_DECODE, COST_DB_BF16, gs);
         cost_op(x, &d, 0);

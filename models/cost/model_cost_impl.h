@@ -31,6 +31,9 @@
 #define COST_MASKED_TILE 64.0
 /* Sampling reads/writes fp32 logits about three times (softmax, top-p, pick). */
 #define COST_SAMPLE_PASSES 3.0
+/* The fields of a perf-db shape (calib_shape, CALIB_SHAPE_FIELDS; the
+ * last, 11, is the grouped GEMMs' routing skew in thousandths). */
+#define COST_SHAPE_FIELDS 12
 
 struct calib_table;
 struct calib_series;
@@ -199,9 +202,9 @@ typedef struct {
     double m, n, k;             /* shown as detail for GEMMs */
     int has_op;                 /* op is the kernel as model_op prices it (layout.op_backend set) */
     cost_opv opv;               /* its variant: op's strings are not filled, c->op_sets[opv] resolves them */
-    int64_t shape[11];          /* calib_shape fields in order */
+    int64_t shape[COST_SHAPE_FIELDS]; /* calib_shape fields in order */
     /* Read only under their flags (see above). */
-    int64_t db_shape[11];
+    int64_t db_shape[COST_SHAPE_FIELDS];
     model_op_query op;
     model_op_moe_load moe_load; /* op.kind MOE: the busiest rank's load under the layout's routing */
 } cost_op_desc;
@@ -334,7 +337,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform);
 /* d is priced by the engine op `op` of shape s (calib_shape's fields in
  * order) in dtype column dt
  * (COST_DB_*) when the perf-db tables hold it (cost_op_desc.has_db_op). */
-void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[11]);
+void cost_db_alt(cost_op_desc *d, int32_t op, int32_t dt, const int64_t s[COST_SHAPE_FIELDS]);
 /* The routed experts of count MoE layers — both grouped GEMMs, the
  * activation and the permutes around them, what the engines' fused-MoE op
  * runs — as one op priced from the tables' moe rows: tokens the expert
@@ -348,7 +351,7 @@ int cost_moe_init(model_cost *c, sim_err *err);
 /* Perf-db time of one execution of op (calib_op) of shape s in dtype
  * column dt (COST_DB_*), its source in *src; 0 when the tables have no
  * series for it. */
-double cost_db_time(const model_cost *c, int32_t op, int32_t dt, const int64_t s[11], model_source *src);
+double cost_db_time(const model_cost *c, int32_t op, int32_t dt, const int64_t s[COST_SHAPE_FIELDS], model_source *src);
 /* Records an op whose energy busy seconds are given (cbusy compute, mbusy
  * HBM; already × count and time_scale) rather than derived from its FLOPs
  * and bytes: the MLA module, which is busy as the ops it contains are. */

@@ -116,7 +116,7 @@ int cost_mla_module(cost_ctx *x, const cost_agg *a, double layers, cost_block_fn
     if (prefill == (a->nd > 0) || a->dw > 1 || (prefill && a->cached > 0)) return 0;
     /* The rows' shape: prefill batch, tokens each (m, the tables' isl);
      * decode batch, context (isl + step); this rank's heads; tp_size 1. */
-    int64_t s[11] = {0};
+    int64_t s[COST_SHAPE_FIELDS] = {0};
     model_op_query q;
     memset(&q, 0, sizeof q);
     if (prefill) {

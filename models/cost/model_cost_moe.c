@@ -20,6 +20,9 @@
  * experts back to back (full tiles) but pays a gather before and a scatter
  * after (moe_permute); masked gives each expert fixed slots of the most rows
  * it can get, so every touched expert rounds its rows up to a 64-row tile.
+ * With a perf-db the grouped GEMMs' query carries the routing skew
+ * (expert_skew as calib_shape.skew_milli, 0 for a uniform layer), answered
+ * from the rows calibrated at the skews around it (calib_table.h).
  * The layout is what the token movement delivers: DeepEP's low-latency
  * dispatch writes each (token, expert) pair straight into the expert's slot
  * and the combine reads it back from there, so masked after it needs no
@@ -110,9 +113,20 @@ static void busiest_load(const model_cost *c, double T, double Tt, int uniform, 
     }
 }
 
+/* The routing skew a grouped GEMM's perf-db query carries: expert_skew
+ * in thousandths (calib_shape.skew_milli, at most CALIB_SKEW_MILLI_MAX),
+ * 0 where the layer's load is uniform whatever expert_skew says. The
+ * tables answer it from the calibrated skews around it, and a perf-db
+ * without skewed rows as at skew 0 (calib_table.h). */
+static int64_t grouped_skew_milli(const model_cost *c, int uniform)
+{
+    double s = uniform ? 0.0 : c->l.expert_skew;
+    return s < (double)CALIB_SKEW_MILLI_MAX / 1000.0 ? (int64_t)llround(s * 1000.0) : CALIB_SKEW_MILLI_MAX;
+}
+
 /* Grouped GEMM of `rows` rows over `active` touched experts. */
 static cost_op_desc grouped(const model_cost *c, const char *name, double count, double rows, double active,
-                            double n, double k, int masked, double groups)
+                            double n, double k, int masked, double groups, int64_t skew_milli)
 {
     cost_op_desc d;
     memset(&d, 0, sizeof d);
@@ -132,6 +146,7 @@ static cost_op_desc grouped(const model_cost *c, const char *name, double count,
     d.shape[0] = groups > 0 ? (int64_t)ceil(rows / groups) : 0;
     d.shape[1] = (int64_t)n;
     d.shape[2] = (int64_t)k;
+    d.shape[CALIB_SHAPE_SKEW] = skew_milli;
     d.calib_wdt = 1;
     return d;
 }
@@ -258,15 +273,16 @@ static int fused_moe(cost_ctx *x, const rank_load *ld, double seen, double count
  * contiguous (rows packed, permuted before and after) or masked (every
  * touched expert pays whole 64-row tiles), then the activation. */
 static void moe_grouped(cost_ctx *x, const cost_agg *a, const rank_load *ld, double count, double eh, double up,
-                        int a2a)
+                        int a2a, int uniform)
 {
     const model_cost *c = x->c;
     const model_spec *m = &c->m;
     const model_layout *l = &c->l;
     const double I = m->expert_intermediate / (double)c->moe_tp, El = c->experts_local;
+    const int64_t sk = grouped_skew_milli(c, uniform);
     cost_op_desc cg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld->rows, ld->active, up * I,
-                              eh, 0, El);
-    cost_op_desc cd = grouped(c, "experts_down", count, ld->rows, ld->active, eh, I, 0, El);
+                              eh, 0, El, sk);
+    cost_op_desc cd = grouped(c, "experts_down", count, ld->rows, ld->active, eh, I, 0, El, sk);
     cost_op_desc pm = {0};
     pm.name = "moe_permute";
     pm.cls = MODEL_OPC_OTHER;
@@ -281,8 +297,8 @@ static void moe_grouped(cost_ctx *x, const cost_agg *a, const rank_load *ld, dou
     pm.calib_op = -1;
     /* Masked: every touched expert pays whole 64-row tiles. */
     cost_op_desc mg = grouped(c, m->ffn_plain ? "experts_up" : "experts_gate_up", count, ld->masked_rows, ld->active,
-                              up * I, eh, 1, El);
-    cost_op_desc md = grouped(c, "experts_down", count, ld->masked_rows, ld->active, eh, I, 1, El);
+                              up * I, eh, 1, El, sk);
+    cost_op_desc md = grouped(c, "experts_down", count, ld->masked_rows, ld->active, eh, I, 1, El, sk);
     /* Low-latency dispatch delivers the masked layout; anything else
      * delivers tokens by source and the engines permute them. */
     const int ll = a2a && ep_mode_for(l->ep_mode, a->Tp > 0) == MODEL_EP_LOW_LATENCY;
@@ -374,7 +390,7 @@ void cost_moe(cost_ctx *x, const cost_agg *a, double count, int uniform)
      * gathered), other ranks' experts' masked. */
     const double seen = a2a ? ld.rows : T_all * m->top_k;
     if (!(cost_moe_db(x, count, T_all, eh, 3) > 0) && !fused_moe(x, &ld, seen, count, eh, up, a->Tp > 0))
-        moe_grouped(x, a, &ld, count, eh, up, a2a);
+        moe_grouped(x, a, &ld, count, eh, up, a2a, uniform);
     if (a2a) ep_emit(x, "ep_combine", count, S, COST_ACT_BYTES, a->Tp > 0);
     if (nccl_a2a) mem_op(x, "ep_unpack", count, S * m->top_k, S * eh * COST_ACT_BYTES * (1.0 + m->top_k));
     if (gathered)

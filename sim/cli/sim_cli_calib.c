@@ -279,7 +279,7 @@ static int db_lookup_cmd(calib_db *db, int argc, char **argv, sim_err *err)
                     f = j;
             if (f < 0 || calib_parse_i64(eq + 1, &x) != 0)
                 return sim_err_set(err, SIM_EINVAL, "lookup: '%s' is not FIELD=VALUE (fields m n k batch ctx heads "
-                                   "kv_heads head_dim groups bytes ranks)", argv[i]);
+                                   "kv_heads head_dim groups bytes ranks skew_milli)", argv[i]);
             calib_shape_set(&s, f, x);
         }
     }

@@ -149,7 +149,8 @@ static void test_cpu_end_to_end(void)
     char *t1 = test_slurp(dump1), *t2 = test_slurp(dump2);
     CHECK(t1 && t2 && strlen(t1) > 1000);
     CHECK_MSG(t1 && t2 && strcmp(t1, t2) == 0, "export → import → export differs");
-    CHECK_CONTAINS(t1, "-- schema_version 1");
+    CHECK_CONTAINS(t1, "-- schema_version 2");
+    CHECK_CONTAINS(t1, "skew_milli, reps"); /* the routing skew's column, exported */
     /* Importing again adds nothing (merge keeps existing rows). */
     CHECK(calib_db_open(dbp2, CALIB_DB_CREATE, &db, &err) == 0);
     int64_t rows = -1;
@@ -304,16 +305,16 @@ static void test_lookup(void)
 
     /* A perf-db of another schema version is refused. */
     char other[300];
-    path_in(other, sizeof other, "v2.db");
+    path_in(other, sizeof other, "v3.db");
     CHECK(calib_db_open(other, CALIB_DB_CREATE, &db, &err) == 0);
     calib_db_close(db);
     sqlite3 *raw = NULL;
     CHECK(sqlite3_open(other, &raw) == SQLITE_OK);
-    CHECK(sqlite3_exec(raw, "UPDATE meta SET value='2' WHERE key='schema_version'", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(raw, "UPDATE meta SET value='3' WHERE key='schema_version'", NULL, NULL, NULL) == SQLITE_OK);
     CHECK(sqlite3_changes(raw) == 1);
     sqlite3_close(raw);
     CHECK(calib_db_open(other, CALIB_DB_READONLY, &db, &err) == SIM_EINVAL);
-    CHECK_CONTAINS(err.msg, "schema version 2");
+    CHECK_CONTAINS(err.msg, "schema version 3; this servesim reads versions 1 to 2");
 }
 
 static void test_stats_and_errors(void)

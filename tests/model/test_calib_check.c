@@ -104,16 +104,17 @@ static void test_coverage(void)
     for (int32_t i = 0; i < n; i++) {
         int64_t off[64], tiles = 0;
         CHECK(c[i].shape.groups < 64);
-        calib_group_rows(CALIB_OP_GROUPED_CONTIG, c[i].layout, c[i].shape.groups, c[i].shape.m, off);
+        calib_group_rows(CALIB_OP_GROUPED_CONTIG, c[i].layout, &c[i].shape, off);
         for (int64_t e = 0; e < c[i].shape.groups; e++) tiles += (off[e + 1] - off[e] + 127) / 128;
         many_c |= tiles * ((c[i].shape.n + 255) / 256) > 132;
         CHECK(off[0] == 0 && off[c[i].shape.groups] == c[i].shape.groups * c[i].shape.m);
         for (int64_t e = 0; e < c[i].shape.groups; e++) {
             CHECK(off[e + 1] >= off[e]);
-            unequal |= c[i].layout == CALIB_LAYOUT_TIMED && off[e + 1] - off[e] != c[i].shape.m;
+            unequal |= c[i].layout == CALIB_LAYOUT_TIMED && !c[i].shape.skew_milli &&
+                       off[e + 1] - off[e] != c[i].shape.m;
             empty |= off[e + 1] == off[e];
             /* Skewed: a hot expert past two 128-row tiles, starting off the tile grid. */
-            skew_c |= (c[i].layout & CALIB_LAYOUT_ZIPF) && off[e + 1] - off[e] > 256 && off[e] % 128 != 0;
+            skew_c |= c[i].shape.skew_milli > 0 && off[e + 1] - off[e] > 256 && off[e] % 128 != 0;
         }
     }
     CHECK(unequal && empty && skew_c && many_c);
@@ -123,15 +124,19 @@ static void test_coverage(void)
     for (int32_t i = 0; i < n; i++) {
         int64_t cnt[64], tiles = 0;
         CHECK(c[i].shape.groups <= 64);
-        int64_t most = calib_group_rows(CALIB_OP_GROUPED_MASKED, c[i].layout, c[i].shape.groups, c[i].shape.m, cnt);
-        CHECK(most <= c[i].shape.m);
+        int64_t most = calib_group_rows(CALIB_OP_GROUPED_MASKED, c[i].layout, &c[i].shape, cnt);
+        /* The slot (the largest count) is the cap m but for a skewed routing. */
+        CHECK(c[i].shape.skew_milli > 0 || most <= c[i].shape.m);
+        const int64_t cap = c[i].shape.skew_milli > 0 ? most : c[i].shape.m;
         for (int64_t e = 0; e < c[i].shape.groups; e++) tiles += (cnt[e] + 127) / 128;
         many_m |= tiles * ((c[i].shape.n + 255) / 256) > 132;
         for (int64_t e = 0; e < c[i].shape.groups; e++) {
-            below |= cnt[e] > 0 && cnt[e] < c[i].shape.m;
+            CHECK(cnt[e] <= cap);
+            below |= cnt[e] > 0 && cnt[e] < cap;
             zero |= cnt[e] == 0;
-            skew_m |= (c[i].layout & CALIB_LAYOUT_ZIPF) && cnt[e] == c[i].shape.m && c[i].shape.m > 256 &&
-                      cnt[(e + 1) % c[i].shape.groups] <= c[i].shape.m / 2;
+            /* Skewed: the hot expert's slot full past two tiles, its neighbour's at most half. */
+            skew_m |= c[i].shape.skew_milli > 0 && cnt[e] == cap && cap > 256 &&
+                      cnt[(e + 1) % c[i].shape.groups] <= cap / 2;
         }
     }
     CHECK(below && zero && skew_m && many_m);

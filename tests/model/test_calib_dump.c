@@ -9,6 +9,7 @@
  * opened as a perf-db is refused as bad input, and so is `db import` into
  * a results DB (exit 2 from the db verbs). */
 #include "test_util.h"
+#include "test_perfdb_util.h"
 
 #include "sim_cli_calib.h"
 #include "calib_db.h"
@@ -26,12 +27,8 @@ static char tmpdir[256];
 static void path_in(char *buf, size_t len, const char *name) { snprintf(buf, len, "%s/%s", tmpdir, name); }
 
 #define HEAD "-- servesim perf-db dump\n-- schema_version 1\nBEGIN TRANSACTION;\n"
-#define GPU_ROW                                                                                                 \
-    "INSERT OR IGNORE INTO gpus(name, sms, cc, sm_clock_mhz, mem_clock_mhz, driver, cuda, backend) "           \
-    "VALUES('NVIDIA H100', 132, '9.0', 1980, 2619, '550', '12.4', 'gpu');\n"
-#define GPU_REF                                                                                                 \
-    "(SELECT id FROM gpus WHERE name='NVIDIA H100' AND sms=132 AND cc='9.0' AND sm_clock_mhz=1980 AND "        \
-    "mem_clock_mhz=2619 AND driver='550' AND cuda='12.4' AND backend='gpu')"
+#define GPU_ROW TEST_DUMP_GPU_ROW
+#define GPU_REF TEST_DUMP_GPU_REF
 
 static const char *const point_cols[24] = {"op", "dtype", "kernel", "kernel_version", "m", "n", "k", "batch",
                                            "ctx", "heads", "kv_heads", "head_dim", "groups", "bytes", "ranks",
@@ -155,7 +152,7 @@ static void test_hostile_statements(void)
     expect_refused("INSERT INTO gpus(name) VALUES('x');\n", "expected OR in INSERT");
     expect_refused("/* comment */\n", "unexpected character '/'");
     expect_refused("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '2');\n",
-                   "dump of schema version 2; this servesim reads version 1");
+                   "meta's schema_version is 2, the header's 1");
     expect_refused("INSERT OR IGNORE INTO meta(key, value) VALUES('x', 'unterminated);\n",
                    "unterminated string literal");
     /* A point whose GPU was never inserted. */
@@ -174,9 +171,9 @@ static void test_hostile_statements(void)
     CHECK(points == 0 && gpus == 0);
     /* Another schema version in the header, another first line, a dump cut
      * off before its COMMIT. */
-    static const char v2[] = "-- servesim perf-db dump\n-- schema_version 2\n";
-    CHECK(import_text(v2, sizeof v2 - 1, &err, &points, &gpus) == SIM_EINVAL);
-    CHECK_CONTAINS(err.msg, "t.sql:2:19: dump of schema version 2");
+    static const char v3[] = "-- servesim perf-db dump\n-- schema_version 3\n";
+    CHECK(import_text(v3, sizeof v3 - 1, &err, &points, &gpus) == SIM_EINVAL);
+    CHECK_CONTAINS(err.msg, "t.sql:2:19: dump of schema version 3; this servesim reads versions 1 to 2");
     CHECK(import_text("hello\n", 6, &err, &points, &gpus) == SIM_EINVAL);
     CHECK_CONTAINS(err.msg, "t.sql:1:1: not a servesim perf-db dump");
     static const char cut[] = HEAD GPU_ROW;
@@ -320,14 +317,14 @@ static void write_file(const char *path, const char *text)
 
 static void test_wrong_files(void)
 {
-    char results[300], dump[300], txt[300], foreign[300], empty[300], fresh[300], v2[300];
+    char results[300], dump[300], txt[300], foreign[300], empty[300], fresh[300], v3[300];
     path_in(results, sizeof results, "results.db");
     path_in(dump, sizeof dump, "ok.sql");
     path_in(txt, sizeof txt, "notes.txt");
     path_in(foreign, sizeof foreign, "foreign.db");
     path_in(empty, sizeof empty, "empty.db");
     path_in(fresh, sizeof fresh, "fresh.db");
-    path_in(v2, sizeof v2, "v2.sql");
+    path_in(v3, sizeof v3, "v3.sql");
     char good[8192], row[4096];
     point_row(row, sizeof row, 1, NULL, NULL);
     snprintf(good, sizeof good, HEAD GPU_ROW "%sCOMMIT;\n", row);
@@ -382,14 +379,14 @@ static void test_wrong_files(void)
     CHECK(sim_cli_db(3, av_show_dir) == 2);
     CHECK(sim_cli_db(4, av_export_missing) == 2);
     CHECK(sim_cli_db(3, av_list_results) == 2);
-    write_file(v2, "-- servesim perf-db dump\n-- schema_version 2\nCOMMIT;\n");
-    char *av_list_v2[] = {"db", "list", v2};
-    char *av_imp_v2[] = {"db", "import", fresh, v2};
+    write_file(v3, "-- servesim perf-db dump\n-- schema_version 3\nCOMMIT;\n");
+    char *av_list_v3[] = {"db", "list", v3};
+    char *av_imp_v3[] = {"db", "import", fresh, v3};
     char missing_sql[300];
     path_in(missing_sql, sizeof missing_sql, "missing.sql");
     char *av_imp_missing[] = {"db", "import", fresh, missing_sql};
-    CHECK(sim_cli_db(3, av_list_v2) == 2);
-    CHECK(sim_cli_db(4, av_imp_v2) == 2);
+    CHECK(sim_cli_db(3, av_list_v3) == 2);
+    CHECK(sim_cli_db(4, av_imp_v3) == 2);
     CHECK(sim_cli_db(4, av_imp_missing) == 2);
     char *av_imp_nodir[] = {"db", "import", "/nonexistent-folder/x.db", dump};
     CHECK(sim_cli_db(4, av_imp_nodir) == 2);
@@ -400,11 +397,11 @@ static void test_wrong_files(void)
     CHECK(count_rows(db, "points") == 1);
     calib_db_close(db);
     /* A failed import into an existing perf-db keeps it as it was. */
-    CHECK(sim_cli_db(4, av_imp_v2) == 2);
+    CHECK(sim_cli_db(4, av_imp_v3) == 2);
     CHECK(calib_db_open(fresh, CALIB_DB_READONLY, &db, &err) == 0);
     CHECK(count_rows(db, "points") == 1);
     calib_db_close(db);
-    unlink(results), unlink(dump), unlink(txt), unlink(foreign), unlink(empty), unlink(fresh), unlink(v2);
+    unlink(results), unlink(dump), unlink(txt), unlink(foreign), unlink(empty), unlink(fresh), unlink(v3);
 }
 
 static const test_case cases[] = {
