@@ -181,6 +181,10 @@ static const model_op_param_info P_MOE[] = {
     {"tile_sat", "tiles/SM", "128-wide tiles per SM the weight stream needs for its full rate (the busy fraction "
      "is tiles over SMs × tile_sat, the count unrounded; more than one: one resident tile per SM keeps too few loads "
      "in flight for HBM; 0: whole tiles over SMs, every set's count before the term)", 1, 0.125, 16, 2, 1},
+    {"row_pad", "rows", "rows each touched expert's last row tile computes when the experts have no more than 64 "
+     "rows (the kernel's small-batch row block: Triton fused_moe's default configuration 16, its block-fp8 one and "
+     "Hopper's CUTLASS 64), never fewer than the pairs; the fit starts at 64, the whole tile, and from 16 in its "
+     "second start; 0: one 64-row tile, the count before the term)", 64, 1, 64, 16, 1},
 };
 static const model_op_param_info P_COMM[] = {
     {"base_lat", "lat", "per-call launch and synchronisation, in multiples of the GPU's NCCL latency (catalogue "
@@ -1240,8 +1244,16 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
      * n, each tile's mainloop pays k_fill. */
     const double up = r->moe_plain ? 1.0 : 2.0;
     double t1 = mt * ceil(up * Ir / 128), t2 = mt * ceil(H / 128);
-    double f1 = 2.0 * mt * tm * ceil(up * Ir / 128) * 128 * (H + p[3]);
-    double f2 = 2.0 * mt * tm * ceil(H / 128) * 128 * (Ir + p[3]);
+    /* Rows the tensor cores compute: whole row tiles; with p[10] > 0 and
+     * no more than 64 rows an expert, each touched expert's last tile
+     * computes p[10] rows (the kernel's small-batch row block), not 64,
+     * but no fewer rows than the pairs (64: the whole tiles again; the
+     * tile count, and so the waves and the weight stream's busy
+     * fraction, is unchanged). */
+    double rows = mt * tm;
+    if (p[10] > 0 && tm <= 64) rows = fmax(pairs, rows - touched * (tm - p[10]));
+    double f1 = 2.0 * rows * ceil(up * Ir / 128) * 128 * (H + p[3]);
+    double f2 = 2.0 * rows * ceil(H / 128) * 128 * (Ir + p[3]);
     double tc = f1 / (f->peak * p[1] * wave_eff(t1, S)) + f2 / (f->peak * p[1] * wave_eff(t2, S));
     /* The busy fraction: tiles over the SMs × p[9], the tiles per SM the
      * stream needs for its full rate (the count unrounded, so that it has
