@@ -185,6 +185,11 @@ static const model_op_param_info P_MOE[] = {
      "rows (the kernel's small-batch row block: Triton fused_moe's default configuration 16, its block-fp8 one and "
      "Hopper's CUTLASS 64), never fewer than the pairs; the fit starts at 64, the whole tile, and from 16 in its "
      "second start; 0: one 64-row tile, the count before the term)", 64, 1, 64, 16, 1},
+    {"ramp_us", "us", "fixed time that grows with the token-expert pairs the rank's kernels see, in proportion up "
+     "to ramp_pairs of them, then flat (the fused op's small-batch step: on B200's TensorRT-LLM-gen kernels about "
+     "10 us between 4 and 32 tokens at EP 128, one local expert, where the weights read do not change; 0: none)", 5,
+     0.01, 100, 0, 1},
+    {"ramp_pairs", "pairs", "seen token-expert pairs at which ramp_us is reached (0: none)", 256, 8, 65536, 0, 1},
 };
 static const model_op_param_info P_COMM[] = {
     {"base_lat", "lat", "per-call launch and synchronisation, in multiples of the GPU's NCCL latency (catalogue "
@@ -1278,7 +1283,10 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
      * 67/75 = 0.89, where its copy rate gives 0.5. */
     double gp = ld->seen_pairs > pairs ? ld->seen_pairs : pairs;
     double tpass = gp * (p[5] * H + p[8] * up * Ir) / (g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16);
-    return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm) + tpass;
+    /* The small-batch step: p[11] µs reached at p[12] seen pairs, in
+     * proportion below (0: none). */
+    double ramp = p[11] > 0 && p[12] > 0 ? p[11] * US * fmin(1, gp / p[12]) : 0;
+    return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm) + tpass + ramp;
 }
 
 static double t_moe(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,

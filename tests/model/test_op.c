@@ -1088,6 +1088,44 @@ static void check_moe_row_pad(void)
            off[0]);
 }
 
+/* The fused op's small-batch step (ramp_us reached at ramp_pairs seen
+ * pairs). SGLang 0.5.14's B200 TensorRT-LLM-gen nvfp4 kernel on 4096/1536,
+ * top-8 of 128 experts, moe_tp 1, EP 128 (one local expert of 10.6 MB,
+ * balanced): 14.8 us at 1 to 4 tokens, 26.7 at 32, 29.2 at 256 — the rank's
+ * weights and its one or two rows the same throughout — and 170.3 at 16384
+ * (the seen pairs' passes). Before the term the set priced 21.2, 21.9 and
+ * 24.0 us at 1, 32 and 256 tokens (+43, −18, −18 %). */
+static void check_moe_ramp(void)
+{
+    model_gpu b;
+    REQUIRE(test_gpu_spec("b200_sxm", &b) == 0);
+    const model_op_paramset *ps = model_op_lookup(&b, "sglang", "moe:nvfp4/trtllm");
+    REQUIRE_OR(ps != NULL, return);
+    CHECK_MSG(ps->p[11] > 3 && ps->p[11] < 20 && ps->p[12] > 64 && ps->p[12] < 2048, "ramp %.3g us at %.4g pairs",
+              ps->p[11], ps->p[12]);
+    const struct {
+        double tokens, us, tol;
+    } rows[] = {{1, 14.8, 0.25}, {256, 29.2, 0.1}, {16384, 170.3, 0.1}};
+    double on[3], off[3];
+    model_op_query q;
+    moe_query(&q, "nvfp4", "trtllm", "balanced", 4096, 1536, 8, 128);
+    q.f[MODEL_OPF_MOE_EP] = 128;
+    for (int i = 0; i < 3; i++) {
+        q.f[MODEL_OPF_TOKENS] = rows[i].tokens;
+        on[i] = price_off_us(&b, &q, NULL, "sglang", -1);
+        off[i] = price_off_us(&b, &q, NULL, "sglang", 11);
+        CHECK_MSG(fabs(on[i] / rows[i].us - 1) < rows[i].tol, "T %.0f: %.1f us, measured %.1f", rows[i].tokens, on[i],
+                  rows[i].us);
+    }
+    /* The step from 1 to 256 tokens: 14.4 us measured; without the term the
+     * same set's other terms give a fraction of it. */
+    CHECK_MSG(on[1] - on[0] > 8 && off[1] - off[0] < 0.5 * (on[1] - on[0]), "1 -> 256 tokens: +%.1f us, +%.1f without "
+              "ramp_us (measured +14.4)", on[1] - on[0], off[1] - off[0]);
+    CHECK_NEAR(on[2] - off[2], ps->p[11], 1e-6 * ps->p[11]); /* flat past ramp_pairs */
+    printf("SGLang B200 TensorRT-LLM-gen nvfp4 4096/1536/8/128 EP 128: 1 token %.1f us (14.8), 256 tokens %.1f (29.2), "
+           "without ramp_us %.1f and %.1f\n", on[0], on[1], off[0], off[1]);
+}
+
 /* The seen pairs' passes split: over the hidden row (pair_pass) and the
  * intermediate row (pair_inter). Triton's fused_moe activates the whole
  * intermediate cache, masked pairs included; the TensorRT-LLM-gen kernels
@@ -2213,6 +2251,7 @@ static const test_case cases[] = {
     {"moe_few_tiles", check_moe_few_tiles},
     {"moe_stream_saturation", check_moe_stream_saturation},
     {"moe_row_pad", check_moe_row_pad},
+    {"moe_ramp", check_moe_ramp},
     {"moe_masked_rows", check_moe_masked_rows},
     {"moe_cross_gpu", check_moe_cross_gpu},
     {"moe_robust_fit", check_moe_robust_fit},
