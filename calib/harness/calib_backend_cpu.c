@@ -44,7 +44,12 @@ typedef struct {
     int32_t *ctx, *table;
 } cpu_state;
 
-static const calib_kernel_desc cpu_k_gemm[] = {{"kern_gemm_bf16_ref", 1, "bf16", 0}, {"kern_gemm_fp8_block_ref", 1, "fp8", 0}};
+/* GEMM: bf16; fp8 with 1×128 / 128×128 block scales; MXFP8 (E8M0 scales per
+ * 32 along K, the Blackwell rung's operands). */
+enum { CPU_GEMM_BF16, CPU_GEMM_FP8_BLOCK, CPU_GEMM_MXFP8 };
+static const calib_kernel_desc cpu_k_gemm[] = {{"kern_gemm_bf16_ref", 1, "bf16", 0},
+                                               {"kern_gemm_fp8_block_ref", 1, "fp8", 0},
+                                               {"kern_gemm_mxfp8_ref", 1, "mxfp8", 0}};
 static const calib_kernel_desc cpu_k_gc[] = {{"kern_grouped_contig_ref", 2, "fp32", 0}};
 static const calib_kernel_desc cpu_k_gm[] = {{"kern_grouped_masked_ref", 1, "fp32", 0}};
 static const calib_kernel_desc cpu_k_pf[] = {{"kern_attn_flash_ref", 1, "fp32", 0}};
@@ -125,25 +130,36 @@ static int cpu_alloc(cpu_state *st, int i, int64_t n, size_t es, int fill, sim_e
 #define B8(i) ((uint8_t *)st->buf[i])
 
 /* bf16 A, B and C; or fp32 A and B quantised to fp8 (per 128-block rows, per
- * 128×128 tile) with their scales, and a bf16 C. */
+ * 128×128 tile; or MXFP8: per 32 along K for both) with their scales, and
+ * a bf16 C. */
 static int cpu_prepare_gemm(cpu_state *st, int32_t kernel, const calib_shape *s, sim_err *err)
 {
     int64_t m = s->m, n = s->n, k = s->k;
     int rc;
-    if (kernel == 0) {
+    if (kernel == CPU_GEMM_BF16) {
         if ((rc = cpu_alloc(st, 0, m * k, 2, 1, err)) || (rc = cpu_alloc(st, 1, k * n, 2, 1, err)) ||
             (rc = cpu_alloc(st, 2, m * n, 2, 0, err)))
             return rc;
     } else {
-        if (k % 128) return sim_err_set(err, SIM_EINVAL, "fp8 GEMM needs k a multiple of 128");
-        int64_t kb = k / 128, nb = kern_ceil_div(n, 128);
+        /* Quantised: fp32 A (M×K) and Bᵀ (N×K), their e4m3 values, their
+         * scales (fp32 per 1×128 and 128×128 blocks, or one E8M0 byte per
+         * 32 along K), and the bf16 C. */
+        const int mx = kernel == CPU_GEMM_MXFP8, blk = mx ? 32 : 128;
+        if (k % blk)
+            return sim_err_set(err, SIM_EINVAL, "%s GEMM needs k a multiple of %d", mx ? "MXFP8" : "fp8", blk);
+        int64_t kb = k / blk, sa = m * kb, sb = (mx ? n : kern_ceil_div(n, 128)) * kb;
         if ((rc = cpu_alloc(st, 0, m * k, 4, 1, err)) || (rc = cpu_alloc(st, 1, n * k, 4, 1, err)) ||
             (rc = cpu_alloc(st, 2, m * k, 1, 0, err)) || (rc = cpu_alloc(st, 3, n * k, 1, 0, err)) ||
-            (rc = cpu_alloc(st, 4, m * kb, 4, 0, err)) || (rc = cpu_alloc(st, 5, nb * kb, 4, 0, err)) ||
+            (rc = cpu_alloc(st, 4, sa, mx ? 1 : 4, 0, err)) || (rc = cpu_alloc(st, 5, sb, mx ? 1 : 4, 0, err)) ||
             (rc = cpu_alloc(st, 6, m * n, 2, 0, err)))
             return rc;
-        kern_quant_fp8_block128_ref(F(0), m, k, B8(2), F(4));
-        kern_quant_fp8_tile128_ref(F(1), n, k, B8(3), F(5));
+        if (mx) {
+            kern_quant_mxfp8_ref(F(0), m, k, B8(2), B8(4));
+            kern_quant_mxfp8_ref(F(1), n, k, B8(3), B8(5));
+        } else {
+            kern_quant_fp8_block128_ref(F(0), m, k, B8(2), F(4));
+            kern_quant_fp8_tile128_ref(F(1), n, k, B8(3), F(5));
+        }
     }
     return 0;
 }
@@ -265,7 +281,8 @@ static void cpu_exec(cpu_state *st)
     const calib_shape *s = &st->s;
     switch (st->op) {
     case CALIB_OP_GEMM:
-        if (st->kernel == 0) kern_gemm_bf16_ref(s->m, s->n, s->k, H(0), H(1), H(2));
+        if (st->kernel == CPU_GEMM_BF16) kern_gemm_bf16_ref(s->m, s->n, s->k, H(0), H(1), H(2));
+        else if (st->kernel == CPU_GEMM_MXFP8) kern_gemm_mxfp8_ref(s->m, s->n, s->k, B8(2), B8(4), B8(3), B8(5), H(6));
         else kern_gemm_fp8_block_ref(s->m, s->n, s->k, B8(2), F(4), B8(3), F(5), H(6));
         break;
     case CALIB_OP_GROUPED_CONTIG: kern_grouped_contig_ref((int32_t)s->groups, s->n, s->k, st->offs, F(0), F(1), F(2)); break;
@@ -311,7 +328,7 @@ static int cpu_run(void *vst, double *seconds, sim_err *err)
 static int cpu_outputs(const cpu_state *st, int out[4])
 {
     switch (st->op) {
-    case CALIB_OP_GEMM: out[0] = st->kernel == 0 ? 2 : 6; return 1;
+    case CALIB_OP_GEMM: out[0] = st->kernel == CPU_GEMM_BF16 ? 2 : 6; return 1;
     case CALIB_OP_GROUPED_CONTIG:
     case CALIB_OP_GROUPED_MASKED: out[0] = 2; return 1;
     case CALIB_OP_ATTN_PREFILL: out[0] = 3, out[1] = 4; return 2;
@@ -349,13 +366,18 @@ static int cpu_check_gemm(const cpu_state *st, cpu_scratch *scratch, calib_check
     CPU_TMP(tmp, m * k);
     CPU_TMP(tmp2, k * n);
     float *A = tmp, *B = tmp2;
-    if (st->kernel == 0) {
+    if (st->kernel == CPU_GEMM_BF16) {
         kern_bf16_to_f32_n(H(0), A, m * k), kern_bf16_to_f32_n(H(1), B, k * n);
         kern_bf16_to_f32_n(H(2), got, m * n);
     } else {
         /* Dequantise A, and Bᵀ (N×K) into F(1)'s place, then transpose to K×N. */
-        kern_dequant_fp8_block128_ref(B8(2), F(4), m, k, A);
-        kern_dequant_fp8_tile128_ref(B8(3), F(5), n, k, F(1));
+        if (st->kernel == CPU_GEMM_MXFP8) {
+            kern_dequant_mxfp8_ref(B8(2), B8(4), m, k, A);
+            kern_dequant_mxfp8_ref(B8(3), B8(5), n, k, F(1));
+        } else {
+            kern_dequant_fp8_block128_ref(B8(2), F(4), m, k, A);
+            kern_dequant_fp8_tile128_ref(B8(3), F(5), n, k, F(1));
+        }
         for (int64_t j = 0; j < n; j++)
             for (int64_t x = 0; x < k; x++) B[x * n + j] = F(1)[j * k + x];
         kern_bf16_to_f32_n(H(6), got, m * n);
