@@ -212,8 +212,8 @@ static void fam_line(const char *what, double total, const double f[5], char top
 }
 
 /* The admission holds the row's engine runs with (scheduler.recv_interval,
- * adp_timeout_iters / adp_wait_iters, batch_wait_iters / batch_wait_ratio),
- * its async scheduling and the parts priced by another engine's kernels
+ * adp_timeout_iters / adp_wait_iters, batch_wait_iters / batch_wait_ratio,
+ * a recipe's whole-prompt token budget), its async scheduling and the parts priced by another engine's kernels
  * (scheduler.kernels), when any is on. */
 static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
 {
@@ -228,10 +228,10 @@ static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
         printf("  engine: polls for new requests every %d decode-only steps (scheduler.recv_interval)\n",
                s->recv_interval);
     if (s->spec.draft_tokens > 0)
-        printf("  engine: speculative decoding, %s drafts %d tokens a step at %.2f acceptance per position "
+        printf("  engine: speculative decoding, %s drafts %d token%s a step at %.3g acceptance per position "
                "(%.2f tokens/step expected; scheduler.speculative)\n",
                s->spec.method == SIM_SPEC_MTP ? "the MTP module" : s->spec.draft_model, s->spec.draft_tokens,
-               s->spec.acceptance.v[0], sim_spec_expected_tokens(&s->spec));
+               s->spec.draft_tokens == 1 ? "" : "s", s->spec.acceptance.v[0], sim_spec_expected_tokens(&s->spec));
     if (s->adp_timeout_iters > 0 && r->agg.dp > 1)
         printf("  engine: attention-DP balancing, new prefills wait for one per rank up to %d steps, then %d more "
                "(scheduler.adp_timeout_iters, adp_wait_iters)\n",
@@ -240,6 +240,12 @@ static void print_holds(const sim_fidelity_row *r, const sim_fidelity_opts *o)
         printf("  engine: batch waiting, while requests decode new prefills wait up to %d steps for %.2f of the "
                "%d-token budget (scheduler.batch_wait_iters, batch_wait_ratio)\n",
                s->batch_wait_iters, s->batch_wait_ratio, s->max_batched_tokens);
+    if (s->whole_prompts) {
+        int32_t ranks = r->agg.dp > 1 ? r->agg.dp : 1;
+        printf("  engine: %d-token budget a step (%d a rank), prompts only whole, a decoding request taking %d of it "
+               "(the recipe's max_num_tokens; scheduler.max_batched_tokens, whole_prompts)\n",
+               s->max_batched_tokens, s->max_batched_tokens / ranks, 1 + s->spec.draft_tokens);
+    }
     if (s->async_scheduling)
         printf("  engine: async scheduling (%s %s), per-request host work hidden behind each step's GPU time "
                "(scheduler.async_scheduling)\n",

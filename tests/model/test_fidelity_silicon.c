@@ -401,6 +401,9 @@ static void test_json(void)
     CHECK_CONTAINS(out, "client: input lengths uniform in [819, 1024], output lengths in [819, 1024]");
     CHECK_CONTAINS(out, "decode step (batch");
     CHECK_CONTAINS(out, "by wave: the clients' first 128 requests (sent together at t = 0)");
+    /* The recipe's max_num_tokens, per rank at attention DP 8: (128 + 1024 +
+     * 127) rounded down to 64 is 1,216, under the 8,192 floor of its image. */
+    CHECK_CONTAINS(out, "65536-token budget a step (8192 a rank), prompts only whole, a decoding request taking 1");
     /* The prefill's three costliest ops: the experts as the fused-MoE op
      * model prices them (8.8 ms since its 64-row-tile bandwidth share,
      * ahead of ep_combine's 7.9 ms); no all-gather on this EP layout. */
