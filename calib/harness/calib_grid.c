@@ -246,15 +246,18 @@ static const calib_check_case cases_gemm[] = {
 #define CASE_GROUPED(e_, m_, n_, k_, lay_, what_) {{.groups = e_, .m = m_, .n = n_, .k = k_}, lay_, what_}
 #define CASE_SKEWED(e_, m_, n_, k_, sk_, what_)                                                                   \
     {{.groups = e_, .m = m_, .n = n_, .k = k_, .skew_milli = sk_}, CALIB_LAYOUT_TIMED, what_}
+/* Both layouts: more work items than SMs, so persistent CTAs move on. */
+#define CASE_GROUPED_PERSISTENT                                                                                    \
+    CASE_GROUPED(48, 20, 1032, 136, CALIB_LAYOUT_TIMED,                                                           \
+                 "more work items than SMs (240 of 128x256): persistent CTAs take tiles of several experts, the "  \
+                 "ring's stages carry across them")
 static const calib_check_case cases_contig[] = {
     CASE_GROUPED(5, 37, 136, 256, CALIB_LAYOUT_TIMED, "unequal groups as timed, partial tiles"),
     CASE_GROUPED(6, 20, 64, 200, CALIB_LAYOUT_EMPTY_GROUP, "an expert with no rows, K tail"),
     CASE_SKEWED(8, 100, 136, 256, 1000,
                 "Zipf-skewed routing (s = 1), as timed: a hot expert over 3 tiles off the tile grid, cold ones partial"),
     CASE_SKEWED(16, 3, 64, 136, 1500, "Zipf s = 1.5 over few rows: cold experts left empty"),
-    CASE_GROUPED(48, 20, 1032, 136, CALIB_LAYOUT_TIMED,
-                 "more work items than SMs (240 of 128x256): persistent CTAs take tiles of several experts, the "
-                 "ring's stages carry across them"),
+    CASE_GROUPED_PERSISTENT,
 };
 static const calib_check_case cases_masked[] = {
     CASE_GROUPED(5, 37, 136, 256, CALIB_LAYOUT_TIMED, "every expert at its cap, as timed"),
@@ -263,9 +266,7 @@ static const calib_check_case cases_masked[] = {
     CASE_SKEWED(6, 300, 64, 136, 1000,
                 "Zipf-skewed counts (s = 1), as timed: the hot expert's slot of 6 tiles full, the rest partial"),
     CASE_SKEWED(16, 3, 64, 136, 1500, "Zipf s = 1.5 over few rows: cold experts' slots empty"),
-    CASE_GROUPED(48, 20, 1032, 136, CALIB_LAYOUT_TIMED,
-                 "more work items than SMs (240 of 128x256): persistent CTAs take tiles of several experts, the "
-                 "ring's stages carry across them"),
+    CASE_GROUPED_PERSISTENT,
 };
 #define CASE_ATTN(b_, m_, c_, h_, kv_, d_, what_)                                                                \
     {{.batch = b_, .m = m_, .ctx = c_, .heads = h_, .kv_heads = kv_, .head_dim = d_}, CALIB_LAYOUT_TIMED, what_}

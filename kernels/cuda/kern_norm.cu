@@ -217,14 +217,8 @@ __global__ void __launch_bounds__(256) rmsnorm_vec_kernel(const uint16_t *X, con
             ss += sumsq8(v[i]);
         }
     }
-    ss = kern_warp_sum(ss);
-    if (TEAM > 32) { /* the CTA is one team: combine its 8 warps */
-        if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = ss;
-        __syncthreads();
-        ss = 0.0f;
-#pragma unroll
-        for (int w = 0; w < 8; w++) ss += part[w];
-    }
+    /* A warp team sums by shuffles; a CTA team (its 8 warps) through part. */
+    ss = TEAM > 32 ? block_reduce<false>(ss, part) : kern_warp_sum(ss);
     if (row >= rows) return;
     float inv = rsqrtf(ss * (1.0f / (float)cols) + eps);
     uint4 *y = reinterpret_cast<uint4 *>(Y + row * cols);
