@@ -5,6 +5,7 @@ image ran multi-token prediction (MTP), and fits its acceptance rate.
 Usage: scripts/fit-mtp.py [--csv ../shared/validation/silicon-dev.csv]
                           [--image 1.2.0rc6.post3] [--control 1.2.0rc6.post2]
                           [--servesim build/servesim] [--jobs 2] [--out DIR]
+                          [--ks 1,2,3,recipe]
 
 The hypothesis is physical: the image's runs drafted k tokens a step with
 DeepSeek-R1's MTP module (k = 1..3 on every row, or "recipe": the k that
@@ -38,9 +39,10 @@ import statistics
 import subprocess
 
 A_GRID = [0.3, 0.45, 0.6, 0.7, 0.8, 0.9]
-# k = 1..3 for every row, and "recipe": the draft tokens the replay gives each
-# row from InferenceX's MTP recipes (3, 1 with attention DP), a fitted alone.
-KS = [1, 2, 3, "recipe"]
+# The default hypotheses: k = 1..3 for every row, and "recipe": the draft
+# tokens the replay gives each row from InferenceX's MTP recipes (3, 1 with
+# attention DP), a fitted alone.
+KS_DEFAULT = "1,2,3,recipe"
 
 
 def k_sets(k, a):
@@ -158,7 +160,7 @@ def main():
     ap.add_argument("--servesim", default="build/servesim")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="/tmp/fit-mtp")
-    ap.add_argument("--ks", default="1,2,3,recipe", help="the draft-token hypotheses to fit, comma-separated")
+    ap.add_argument("--ks", default=KS_DEFAULT, help="the draft-token hypotheses to fit, comma-separated")
     args = ap.parse_args()
     ks = [k if k == "recipe" else int(k) for k in args.ks.split(",")]
     os.makedirs(args.out, exist_ok=True)
