@@ -3,13 +3,20 @@
 # its GPU backend plugin (libservesim_gpu.so, -DSERVESIM_CUDA=ON) for the
 # present GPU's architecture only, runs every kernel check against its CPU
 # reference (every timed template variant and layout; see
-# docs/calibration.md), repeats the checks under compute-sanitizer's
-# memcheck and racecheck when it is installed, calibrates the quick grid
-# into a perf-db, times the
-# production-library references through PyTorch where it is installed
-# (calib/torch_ref.py: FlashAttention/cuDNN attention, cuBLASLt fp8 GEMM,
-# grouped GEMM), and writes into OUTDIR: perf.db, its text dump perf.sql,
-# check.log, memcheck.log, racecheck.log, calibrate.log, torch.log,
+# docs/calibration.md) in one process and, when that fails or hangs, each
+# kernel still in doubt again in a process of its own (a fault's sticky CUDA
+# error fails every check after it; a hang stops them all), so the kernels
+# that fail or hang are named and only those that pass are timed
+# (calibrate --kernels); calibrates the quick grid into a perf-db, one op at
+# a time with a share of the grid time each (an op cut short resumes in a
+# last pass with what is left); times the production-library references
+# through PyTorch where it is installed (calib/torch_ref.py:
+# FlashAttention/cuDNN attention, cuBLASLt fp8 GEMM, grouped GEMM); repeats
+# the passing kernels' checks under compute-sanitizer's memcheck and
+# racecheck when it is installed; and writes into OUTDIR: perf.db, its text
+# dump perf.sql, kernels.txt (calibrate --list-kernels), check.log,
+# check-isolated.log (the one-by-one checks, when they ran), memcheck.log,
+# racecheck.log, calibrate.log (calibrate-OP.log per op), torch.log,
 # build.log, sass.txt (the plugin's per-kernel registers and the GEMM
 # ladder's and tensor-core attention's tensor-core and copy instructions,
 # when cuobjdump is found) and
@@ -20,18 +27,16 @@
 # H100/H200 the grid times the Hopper GEMM rungs (kern_gemm_bf16_wgmma and
 # the fp8 block-scaled kern_gemm_fp8_block_wgmma, sm_90a), on a B200 the
 # Blackwell rungs (kern_gemm_bf16_tcgen05 and the MXFP8 kern_gemm_mxfp8_tcgen05, sm_100a),
-# beside the Ampere rung and cuBLAS; each is checked against the CPU
-# reference first; the tensor-core flash prefill and paged decode
-# (kern_attn_prefill_mma, kern_decode_split_mma) are checked and timed
-# beside the SIMT ones on every GPU, and on an H100/H200 the Hopper flash
-# prefill (kern_attn_prefill_wgmma, sm_90a) beside them and the grouped
-# GEMMs' Hopper rung (kern_grouped_{contig,masked}_wgmma, sm_90a) beside
-# their Ampere rung. The grouped GEMMs are timed at the balanced routing
-# and at Zipf s = 1 (skew_milli 1000): the quick grid's 12 points per
-# layout became 24, 48 more rows with both rungs (about 20 s more of the
-# grid on an H100/H200). Budget: about 10 minutes in all (build ≤ 4,
-# checks ≤ 1, sanitizers ≤ 3, grid ≤ 5, PyTorch references ≤ 2; a cut-short
-# step is resumable by rerunning).
+# beside the Ampere rung and cuBLAS; the tensor-core flash prefill and paged
+# decode (kern_attn_prefill_mma, kern_decode_split_mma) are checked and
+# timed beside the SIMT ones on every GPU, and on an H100/H200 the Hopper
+# flash prefill (kern_attn_prefill_wgmma, sm_90a) beside them and the
+# grouped GEMMs' Hopper rung (kern_grouped_{contig,masked}_wgmma, sm_90a)
+# beside their Ampere rung. The grouped GEMMs are timed at the balanced
+# routing and at Zipf s = 1 (skew_milli 1000). Budget: about 10 minutes in
+# all (build <= 4, checks <= 1 (+ 20 s per kernel in doubt), grid <= 5,
+# PyTorch references <= 2, sanitizers <= 3; a cut-short step is resumable
+# by rerunning).
 # Exit codes: 0 all passed, 1 a check or step failed, 2 usage, 3 no GPU (or
 # a GPU the GPU backend cannot load or use).
 # Environment: NVIDIA_SMI (default nvidia-smi), SERVESIM_BUILD_DIR (default
@@ -40,6 +45,9 @@
 # quick grid's shapes),
 # GPU_CHECK_GRID_S (seconds for the grid, default 300), GPU_CHECK_TORCH_S
 # (seconds for the PyTorch references, default 120; 0 skips them),
+# GPU_CHECK_CHECK_S (seconds for the all-kernel check, default 60),
+# GPU_CHECK_KERNEL_S (seconds for one kernel's check on its own, default 20),
+# GPU_CHECK_SANITIZER_S (seconds per compute-sanitizer tool, default 90),
 # SERVESIM_BIN (a servesim already built with -DSERVESIM_CUDA=ON for this
 # GPU, its libservesim_gpu.so beside it or named by SERVESIM_GPU_LIB: the
 # build step is skipped, for GPU hosts that lack the -dev packages),
@@ -118,57 +126,113 @@ if objdump=$("$root/scripts/cuda-tool.sh" cuobjdump) && [ -f "$plugin" ]; then
 fi
 
 status=0
-timeout 60 "$bin" calibrate --check --log "$out/check.log" --quiet 2>"$out/check.err"
+# Checks. Every kernel in one process first; when that fails, each kernel
+# still in doubt (a FAIL or SKIP line, no line at all, or the last one logged
+# before a hang or crash) is checked again in a process of its own, since a
+# fault leaves a sticky CUDA error that fails every check after it and a hang
+# stops them all. Only the kernels that pass are timed (--kernels).
+if ! "$bin" calibrate --list-kernels >"$out/kernels.txt" 2>"$out/check.err"; then
+  cat "$out/check.err" >&2
+  if grep -q "no NVIDIA GPU found" "$out/check.err"; then
+    # nvidia-smi sees a GPU but the GPU backend cannot use it (plugin not
+    # built or not loadable, CUDA runtime vs driver mismatch): nothing to time.
+    echo "gpu-check: the GPU backend cannot run here (see above); nothing measured" | tee -a "$out/summary.txt" >&2
+    exit 3
+  fi
+  echo "gpu-check: cannot list the GPU backend's kernels" >&2
+  exit 1
+fi
+timeout "${GPU_CHECK_CHECK_S:-60}" "$bin" calibrate --check --log "$out/check.log" --quiet 2>"$out/check.err"
 rc=$?
 cat "$out/check.err" >&2
-if [ $rc -ne 0 ] && grep -q "no NVIDIA GPU found" "$out/check.err"; then
-  # nvidia-smi sees a GPU but the GPU backend cannot use it (plugin not
-  # built or not loadable, CUDA runtime vs driver mismatch): nothing to time.
-  echo "gpu-check: the GPU backend cannot run here (see above); nothing measured" | tee -a "$out/summary.txt" >&2
-  exit 3
+good=""
+bad=""
+if [ $rc -eq 0 ]; then
+  good=$(awk '{print $2}' "$out/kernels.txt" | paste -sd, -)
+else
+  what="failed (rc $rc)"
+  [ $rc -eq 124 ] && what="hung (cut at ${GPU_CHECK_CHECK_S:-60} s)"
+  echo "gpu-check: the checks $what; checking the kernels in doubt one by one" | tee -a "$out/summary.txt" >&2
+  last=$(awk '/^check /{k=$3} END{print k}' "$out/check.log")
+  : >"$out/check-isolated.log"
+  while read -r op kernel _; do
+    if [ "$kernel" != "$last" ] && grep -Eq "^check +$op +$kernel +PASS" "$out/check.log" &&
+       ! grep -Eq "^check +$op +$kernel +(FAIL|SKIP)" "$out/check.log"; then
+      good="$good,$kernel"
+      continue
+    fi
+    timeout "${GPU_CHECK_KERNEL_S:-20}" "$bin" calibrate --check --ops "$op" --kernels "$kernel" \
+      --log "$out/check-one.log" --quiet >/dev/null 2>"$out/check-one.err" </dev/null
+    krc=$?
+    cat "$out/check-one.log" >>"$out/check-isolated.log" 2>/dev/null
+    case $krc in
+      0) good="$good,$kernel"; verdict="passed on its own" ;;
+      124) bad="$bad $kernel"; verdict="HUNG (cut at ${GPU_CHECK_KERNEL_S:-20} s)" ;;
+      *) bad="$bad $kernel"; verdict="FAILED (rc $krc: $(grep -m1 -v '^$' "$out/check-one.err" | cut -c1-160))" ;;
+    esac
+    echo "gpu-check: $op $kernel $verdict" | tee -a "$out/summary.txt" "$out/check-isolated.log" >&2
+  done <"$out/kernels.txt"
+  rm -f "$out/check-one.log" "$out/check-one.err"
+  good=${good#,}
+  status=1
+  echo "gpu-check: kernel checks failed, see $out/check.log and $out/check-isolated.log; not timed:${bad:- (none: each passed on its own)}" |
+    tee -a "$out/summary.txt" >&2
 fi
-[ $rc -ne 0 ] && status=1 && echo "gpu-check: kernel checks failed (rc $rc), see $out/check.log" >&2
-# The same checks under compute-sanitizer: out-of-bounds and misaligned
-# accesses (memcheck) and shared-memory races (racecheck) in every checked
-# variant (cuBLAS runs under them too).
-ops_bundled=gemm,grouped_contig,grouped_masked,attn_prefill,attn_decode,lse_merge,softmax,rmsnorm,quant_fp8,quant_mxfp8
-sanitizer=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
-if [ "${GPU_CHECK_SANITIZER:-1}" != 0 ] && [ -x "$sanitizer" ]; then
-  for tool in memcheck racecheck; do
-    timeout 90 "$sanitizer" --tool "$tool" --error-exitcode 9 --print-limit 20 \
-      "$bin" calibrate --check --ops "$ops_bundled" \
-      --log "$out/$tool-check.log" --quiet >"$out/$tool.log" 2>&1
+
+# The grid, one op at a time, each with a share of the time (what an op
+# leaves unused passes to the next), then one pass over all ops with what
+# is left, resuming any op cut short; only the kernels that passed.
+ops_all=gemm,grouped_contig,grouped_masked,attn_prefill,attn_decode,lse_merge,softmax,rmsnorm,quant_fp8,quant_mxfp8,copy,allreduce
+grid_s=${GPU_CHECK_GRID_S:-300}
+grid_end=$((SECONDS + grid_s))
+run_grid() { # run_grid OPS GRID SECONDS LOG: 124 when cut at SECONDS
+  [ "$3" -lt 1 ] && return 124
+  timeout "$3" "$bin" calibrate --grid "$2" --ops "$1" --kernels "$good" --db "$out/perf.db" --log "$out/$4" \
+    --quiet >>"$out/calibrate.out" 2>>"$out/calibrate.err"
+}
+: >"$out/calibrate.out"
+: >"$out/calibrate.err"
+cut=0
+if [ -z "$good" ]; then
+  echo "gpu-check: no kernel passed its checks: nothing timed" | tee -a "$out/summary.txt" >&2
+else
+  for op in ${ops_all//,/ }; do
+    # each op's share of the grid time, in percent
+    case $op in gemm) pct=28 ;; grouped_contig | grouped_masked) pct=14 ;; attn_prefill) pct=13 ;; attn_decode) pct=10 ;; *) pct=3 ;; esac
+    # an op none of whose kernels passed has nothing to time
+    awk -v op="$op" '$1 == op {print $2}' "$out/kernels.txt" | grep -qxF -f <(tr , '\n' <<<"$good") || continue
+    g=$grid
+    # the SIMT prefill needs seconds per large point: on the full grid the
+    # prefills get the quick grid's shapes (the PyTorch references cover the rest)
+    [ "$op" = attn_prefill ] && [ "$grid" = full ] && g=quick
+    left=$((grid_end - SECONDS))
+    t=$((grid_s * pct / 100))
+    [ $t -gt $left ] && t=$left
+    run_grid "$op" "$g" "$t" "calibrate-$op.log"
     rc=$?
-    if [ $rc -eq 0 ]; then echo "gpu-check: compute-sanitizer $tool: no errors" | tee -a "$out/summary.txt"
-    elif [ $rc -eq 124 ]; then echo "gpu-check: compute-sanitizer $tool cut at 90 s (see $out/$tool.log)" | tee -a "$out/summary.txt"
-    else
+    if [ $rc -eq 124 ]; then
+      cut=1
+      echo "gpu-check: $op cut at its share of the grid time (${t} s)" >&2
+    elif [ $rc -ne 0 ]; then
       status=1
-      what="found errors"
-      [ $rc -ne 9 ] && what="run failed (a check failing under it, or the tool)"
-      echo "gpu-check: compute-sanitizer $tool $what (rc $rc), see $out/$tool.log" | tee -a "$out/summary.txt" >&2
+      echo "gpu-check: calibrate $op failed (rc $rc), see $out/calibrate-$op.log" >&2
     fi
   done
-else
-  echo "gpu-check: compute-sanitizer not found (or GPU_CHECK_SANITIZER=0): memcheck/racecheck not run" | tee -a "$out/summary.txt"
-fi
-# The SIMT prefill kernel needs seconds per large point: on the full grid it
-# gets the quick grid's shapes (the PyTorch references cover the rest); the
-# grid is per op, so the tensor-core prefills get them too.
-ops_all=gemm,grouped_contig,grouped_masked,attn_prefill,attn_decode,lse_merge,softmax,rmsnorm,quant_fp8,quant_mxfp8,copy,allreduce
-ops=$ops_all
-[ "$grid" = full ] && ops=${ops_all/attn_prefill,/}
-timeout "${GPU_CHECK_GRID_S:-300}" "$bin" calibrate --grid "$grid" --ops "$ops" --db "$out/perf.db" \
-  --log "$out/calibrate.log" --quiet
-rc=$?
-if [ $rc -eq 0 ] && [ "$grid" = full ]; then
-  timeout 120 "$bin" calibrate --grid quick --ops attn_prefill --db "$out/perf.db" --log "$out/calibrate-prefill.log" --quiet
-  rc=$?
-fi
-if [ $rc -eq 124 ]; then
-  echo "gpu-check: $grid grid cut at its time limit; rerun to resume (points so far are kept)" >&2
-elif [ $rc -ne 0 ]; then
-  status=1
-  echo "gpu-check: calibrate failed (rc $rc), see $out/calibrate.log" >&2
+  if [ $cut -eq 1 ]; then
+    ops=$ops_all
+    [ "$grid" = full ] && ops=${ops_all/attn_prefill,/}
+    run_grid "$ops" "$grid" $((grid_end - SECONDS)) calibrate-resume.log
+    rc=$?
+    if [ $rc -eq 124 ]; then
+      echo "gpu-check: $grid grid cut at its time limit (${grid_s} s); rerun to resume (points so far are kept)" |
+        tee -a "$out/summary.txt" >&2
+    elif [ $rc -ne 0 ]; then
+      status=1
+      echo "gpu-check: calibrate failed (rc $rc), see $out/calibrate-resume.log" >&2
+    fi
+  fi
+  cat "$out"/calibrate-*.log >"$out/calibrate.log" 2>/dev/null
+  tail -n 3 "$out/calibrate.err" >&2
 fi
 torch_s=${GPU_CHECK_TORCH_S:-120}
 if [ "$torch_s" != 0 ] && [ -f "$out/perf.db" ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
@@ -178,6 +242,33 @@ if [ "$torch_s" != 0 ] && [ -f "$out/perf.db" ] && python3 -c 'import torch, sys
   [ $rc -ne 0 ] && status=1 && echo "gpu-check: PyTorch references failed (rc $rc), see $out/torch.log" >&2
 else
   echo "gpu-check: no PyTorch with CUDA here: attention and fp8 GEMM have only the bundled kernels" | tee -a "$out/summary.txt"
+fi
+# The same checks under compute-sanitizer: out-of-bounds and misaligned
+# accesses (memcheck) and shared-memory races (racecheck) in every checked
+# variant (cuBLAS runs under them too).
+ops_bundled=gemm,grouped_contig,grouped_masked,attn_prefill,attn_decode,lse_merge,softmax,rmsnorm,quant_fp8,quant_mxfp8
+san_kernels=$(awk -v ops=",$ops_bundled," -v good=",$good," 'index(ops, "," $1 ",") && index(good, "," $2 ",") {print $2}' \
+  "$out/kernels.txt" | paste -sd, -)
+sanitizer=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
+if [ -z "$san_kernels" ]; then
+  echo "gpu-check: no kernel passed its checks: compute-sanitizer not run" | tee -a "$out/summary.txt"
+elif [ "${GPU_CHECK_SANITIZER:-1}" != 0 ] && [ -x "$sanitizer" ]; then
+  for tool in memcheck racecheck; do
+    timeout "${GPU_CHECK_SANITIZER_S:-90}" "$sanitizer" --tool "$tool" --error-exitcode 9 --print-limit 20 \
+      "$bin" calibrate --check --ops "$ops_bundled" --kernels "$san_kernels" \
+      --log "$out/$tool-check.log" --quiet >"$out/$tool.log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then echo "gpu-check: compute-sanitizer $tool: no errors" | tee -a "$out/summary.txt"
+    elif [ $rc -eq 124 ]; then echo "gpu-check: compute-sanitizer $tool cut at ${GPU_CHECK_SANITIZER_S:-90} s (see $out/$tool.log)" | tee -a "$out/summary.txt"
+    else
+      status=1
+      what="found errors"
+      [ $rc -ne 9 ] && what="run failed (a check failing under it, or the tool)"
+      echo "gpu-check: compute-sanitizer $tool $what (rc $rc), see $out/$tool.log" | tee -a "$out/summary.txt" >&2
+    fi
+  done
+else
+  echo "gpu-check: compute-sanitizer not found (or GPU_CHECK_SANITIZER=0): memcheck/racecheck not run" | tee -a "$out/summary.txt"
 fi
 "$bin" db export "$out/perf.db" "$out/perf.sql" || status=1
 

@@ -204,6 +204,70 @@ static int op_kernels(calib_backend *b, const calib_run_opts *o, int op, const c
     return 1;
 }
 
+/* 1 when the comma-separated list names kernel (NULL list: every kernel). */
+static int kernel_listed(const char *list, const char *kernel)
+{
+    size_t n = strlen(kernel);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, kernel, n) == 0) return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return list == NULL;
+}
+
+/* Every name in o->kernels must be a kernel of this backend (a mistyped
+ * name would otherwise check and time nothing and pass), and the list must
+ * select at least one kernel of the selected ops. */
+static int kernels_validate(calib_backend *b, const calib_run_opts *o, sim_err *err)
+{
+    calib_run_opts all = *o;
+    all.ops_mask = 0;
+    int selected = 0;
+    for (const char *p = o->kernels; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int found = 0;
+        for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
+            const calib_kernel_desc *ks;
+            int32_t nk;
+            const char *why;
+            op_kernels(b, &all, op, &ks, &nk, &why);
+            for (int32_t ki = 0; ki < nk; ki++)
+                if (strlen(ks[ki].kernel) == len && strncmp(ks[ki].kernel, p, len) == 0) {
+                    found = 1;
+                    selected |= !o->ops_mask || (o->ops_mask & (1u << op));
+                }
+        }
+        if (!found)
+            return sim_err_set(err, SIM_EINVAL, "--kernels: the %s backend has no kernel named '%.*s' (servesim "
+                               "calibrate --list-kernels lists them)", b->name, (int)(len > 200 ? 200 : len), p);
+        p = e ? e + 1 : NULL;
+    }
+    if (o->kernels && !selected)
+        return sim_err_set(err, SIM_EINVAL, "--kernels names no kernel of the ops --ops selects");
+    return 0;
+}
+
+int calib_run_list_kernels(calib_backend *b, uint32_t ops_mask, FILE *out, sim_err *err)
+{
+    calib_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.ops_mask = ops_mask;
+    for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
+        const calib_kernel_desc *ks;
+        int32_t nk;
+        const char *why;
+        if (!op_kernels(b, &o, op, &ks, &nk, &why)) continue;
+        for (int32_t ki = 0; ki < nk; ki++)
+            if (fprintf(out, "%s %s %s %d %s\n", calib_op_name((calib_op)op), ks[ki].kernel, ks[ki].dtype,
+                        (int)ks[ki].version, ks[ki].is_library ? "library" : "bundled") < 0)
+                return sim_err_set(err, SIM_EIO, "cannot write the kernel list");
+    }
+    return fflush(out) == 0 ? 0 : sim_err_set(err, SIM_EIO, "cannot write the kernel list");
+}
+
 /* What one run carries from point to point. */
 typedef struct {
     calib_backend *b;
@@ -226,8 +290,11 @@ static int calib_run_plan(calib_run_ctx *c, calib_shape **grid, int64_t *ngrid, 
         const char *why;
         if (!op_kernels(c->b, c->o, op, &ks, &nk, &why)) continue;
         if (nk == 0 || c->o->check_only) continue;
+        int32_t chosen = 0;
+        for (int32_t ki = 0; ki < nk; ki++) chosen += kernel_listed(c->o->kernels, ks[ki].kernel);
+        if (chosen == 0) continue;
         if ((rc = calib_grid_build(c->o->grid, (calib_op)op, c->b->local_ranks, &grid[op], &ngrid[op], err))) return rc;
-        c->st->planned += ngrid[op] * nk;
+        c->st->planned += ngrid[op] * chosen;
     }
     return 0;
 }
@@ -336,6 +403,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
                        o->reps > 0 ? o->reps : b->default_reps,
                        o->check_budget == 0 ? CALIB_CHECK_BUDGET : o->check_budget, 0};
     memset(st, 0, sizeof *st);
+    if ((rc = kernels_validate(b, o, err))) return rc;
     if ((rc = b->identity(b->state, &id, err))) return rc;
     if (!o->check_only) {
         if (!db) return sim_err_set(err, SIM_EINVAL, "calibration needs a perf-db");
@@ -349,6 +417,7 @@ int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run
         if (!op_kernels(b, o, op, &ks, &nk, &why)) continue;
         if (nk == 0 && o->log) fprintf(o->log, "skip  %-15s %s\n", calib_op_name((calib_op)op), why ? why : "");
         for (int32_t ki = 0; ki < nk; ki++) {
+            if (!kernel_listed(o->kernels, ks[ki].kernel)) continue;
             /* Check first: a wrong kernel's timings must not count. */
             int pass = calib_check_kernel(b, o, (calib_op)op, ki, &ks[ki], st);
             if (o->check_only) continue;

@@ -36,6 +36,7 @@ typedef struct {
     int32_t warmup, reps; /* 0 = the backend's defaults */
     int32_t progress;
     double check_budget; /* 0 = CALIB_CHECK_BUDGET, < 0 = no per-point checks */
+    const char *kernels; /* comma-separated kernel names to check and time; NULL = every kernel */
     FILE *log;
 } calib_run_opts;
 
@@ -54,6 +55,10 @@ typedef struct {
 } calib_run_stats;
 
 int calib_run(calib_backend *b, calib_db *db, const calib_run_opts *o, calib_run_stats *st, sim_err *err);
+
+/* Writes "op kernel dtype version bundled|library" per kernel of the
+ * selected ops on backend b (what --kernels may name); 0, or SIM_EIO. */
+int calib_run_list_kernels(calib_backend *b, uint32_t ops_mask, FILE *out, sim_err *err);
 
 /* Parses "gemm,attn_decode" into a mask. */
 int calib_ops_parse(const char *list, uint32_t *mask, sim_err *err);

@@ -15,9 +15,10 @@
 #include <unistd.h>
 
 static const char calib_usage[] =
-    "usage: servesim calibrate [--grid tiny|quick|full] [--ops LIST] [--backend gpu|cpu]\n"
-    "                          [--check] [--max-points N] [--reps N] [--warmup N]\n"
-    "                          [--log FILE] [--quiet] --db FILE\n"
+    "usage: servesim calibrate [--grid tiny|quick|full] [--ops LIST] [--kernels LIST]\n"
+    "                          [--backend gpu|cpu] [--check] [--max-points N] [--reps N]\n"
+    "                          [--warmup N] [--log FILE] [--quiet] --db FILE\n"
+    "       servesim calibrate --list-kernels [--backend gpu|cpu] [--ops LIST]\n"
     "       servesim calibrate --print-grid [--grid G] [--ops LIST] [--dtype D] [--peak-of DEVICE]\n"
     "Measures the bundled kernels (and cuBLAS/NCCL references) over a grid of\n"
     "shapes and stores median/p10/p90 latencies in the perf-db FILE (SQLite).\n"
@@ -29,7 +30,12 @@ static const char calib_usage[] =
     "exercise the harness without a GPU. --ops takes a\n"
     "comma-separated list of: gemm, grouped_contig, grouped_masked, attn_prefill,\n"
     "attn_decode, lse_merge, softmax, rmsnorm, quant_fp8, quant_mxfp8, copy,\n"
-    "allreduce. --max-points stops after N new points. --print-grid lists the\n"
+    "allreduce. --kernels takes a comma-separated list of the backend's kernel\n"
+    "names: only those (of the selected ops; at least one) are checked and\n"
+    "timed, so a kernel that faults or hangs can be kept apart from the rest;\n"
+    "--list-kernels prints the backend's kernels, one per line as\n"
+    "\"op kernel dtype version bundled|library\".\n"
+    "--max-points stops after N new points. --print-grid lists the\n"
     "grid's shapes, one per line with their FLOPs and bytes (in dtype D,\n"
     "default bf16), for tools that time other libraries on the same grid;\n"
     "--peak-of DEVICE (a device name, e.g. \"NVIDIA H200\") adds ideal_s, the\n"
@@ -98,8 +104,8 @@ static int calib_print_grid(const char *grid, uint32_t ops_mask, const char *dty
 
 /* servesim calibrate's flags. */
 typedef struct {
-    const char *db_path, *backend, *grid, *ops, *log_path, *dtype, *peak_of;
-    int check_only, quiet, print_grid;
+    const char *db_path, *backend, *grid, *ops, *log_path, *dtype, *peak_of, *kernels;
+    int check_only, quiet, print_grid, list_kernels;
     int64_t max_points, reps, warmup;
 } calib_cli_args;
 
@@ -115,6 +121,8 @@ static int calibrate_parse(int argc, char **argv, calib_cli_args *args)
             return 0;
         } else if (strcmp(a, "--check") == 0) args->check_only = 1;
         else if (strcmp(a, "--print-grid") == 0) args->print_grid = 1;
+        else if (strcmp(a, "--list-kernels") == 0) args->list_kernels = 1;
+        else if (v && strcmp(a, "--kernels") == 0) args->kernels = v, i++;
         else if (v && strcmp(a, "--dtype") == 0) args->dtype = v, i++;
         else if (v && strcmp(a, "--peak-of") == 0) args->peak_of = v, i++;
         else if (strcmp(a, "--quiet") == 0) args->quiet = 1;
@@ -149,7 +157,7 @@ static int calibrate_options(const calib_cli_args *a, calib_run_opts *o)
         fprintf(stderr, "servesim calibrate: --backend is gpu or cpu, not '%s'\n", a->backend);
         return 2;
     }
-    if (!a->db_path && !a->check_only) {
+    if (!a->db_path && !a->check_only && !a->list_kernels) {
         fprintf(stderr, "servesim calibrate: --db FILE is required (or --check alone)\n%s", calib_usage);
         return 2;
     }
@@ -160,6 +168,7 @@ static int calibrate_options(const calib_cli_args *a, calib_run_opts *o)
         return 2;
     }
     o->check_only = a->check_only, o->max_points = a->max_points, o->reps = (int32_t)a->reps;
+    o->kernels = a->kernels;
     o->warmup = (int32_t)a->warmup;
     o->progress = !a->quiet && isatty(STDERR_FILENO);
     return -1;
@@ -181,7 +190,7 @@ static void calibrate_summary(const calib_backend *b, const calib_run_opts *o, c
 
 int sim_cli_calibrate(int argc, char **argv)
 {
-    calib_cli_args args = {NULL, "gpu", NULL, NULL, NULL, "bf16", NULL, 0, 0, 0, 0, 0, 0};
+    calib_cli_args args = {NULL, "gpu", NULL, NULL, NULL, "bf16", NULL, NULL, 0, 0, 0, 0, 0, 0, 0};
     int code = calibrate_parse(argc, argv, &args);
     if (code >= 0) return code;
     calib_backend b;
@@ -207,6 +216,11 @@ int sim_cli_calibrate(int argc, char **argv)
         return 1;
     }
     have_backend = 1;
+    if (args.list_kernels) {
+        code = calib_run_list_kernels(&b, o.ops_mask, stdout, &err) ? 1 : 0;
+        if (code) fprintf(stderr, "servesim calibrate: %s\n", err.msg);
+        goto fail;
+    }
     if (args.log_path && !(logf = fopen(args.log_path, "w"))) {
         fprintf(stderr, "servesim calibrate: cannot write %s\n", args.log_path);
         goto fail;

@@ -93,6 +93,65 @@ static void case_backend_cannot_load(void)
     }
 }
 
+/* Writes path with text and makes it executable; 0 on success. */
+static int write_script(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    fclose(f);
+    return chmod(path, 0755);
+}
+
+/* A kernel that hangs: the all-kernel check is cut at GPU_CHECK_CHECK_S,
+ * the kernels in doubt are checked one process each, the hung one is named
+ * and left out of the grid, the others are timed. A stand-in servesim runs
+ * the real one on the CPU backend (tiny grid) and hangs where told. */
+static void case_isolates_hung_kernel(void)
+{
+    char cmd[2048], buf[16384], dir[256], smi[300], bin[300], script[1024];
+    const char *out = buf; /* a pointer: CHECK_CONTAINS tests it for NULL */
+    snprintf(dir, sizeof dir, "/tmp/servesim_gpucheck_iso_%d", (int)getpid());
+    snprintf(smi, sizeof smi, "%s.smi", dir);
+    snprintf(bin, sizeof bin, "%s.bin", dir);
+    CHECK(write_script(smi, "#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 9.0, 580.159'\n") == 0);
+    snprintf(script, sizeof script,
+             "#!/bin/bash\n"
+             "real='%s'\n"
+             "a=(); for x in \"$@\"; do [ \"$x\" = quick ] && x=tiny; a+=(\"$x\"); done\n"
+             "[ \"$1\" != calibrate ] && exec \"$real\" \"$@\"\n"
+             "case \" $* \" in\n"
+             "  *' --kernels kern_softmax_online_ref '*) exec sleep 30 ;;\n"
+             "  *' --check '*' --kernels '*) ;;\n"
+             "  *' --check '*) \"$real\" calibrate --backend cpu \"${a[@]:1}\" --ops gemm,grouped_contig,softmax; exec sleep 30 ;;\n"
+             "esac\n"
+             "exec \"$real\" calibrate --backend cpu \"${a[@]:1}\"\n",
+             test_servesim);
+    CHECK(write_script(bin, script) == 0);
+    snprintf(cmd, sizeof cmd,
+             "NVIDIA_SMI='%s' SERVESIM_BIN='%s' SERVESIM_GPU_LIB=/nonexistent GPU_CHECK_TORCH_S=0 GPU_CHECK_SANITIZER=0 "
+             "GPU_CHECK_CHECK_S=3 GPU_CHECK_KERNEL_S=2 GPU_CHECK_GRID_S=30 bash '%s/scripts/gpu-check.sh' '%s' 2>&1",
+             smi, bin, test_srcdir, dir);
+    CHECK(run(cmd, buf, sizeof buf) == 1);
+    CHECK_CONTAINS(out, "the checks hung (cut at 3 s); checking the kernels in doubt one by one");
+    CHECK_CONTAINS(out, "softmax kern_softmax_online_ref HUNG (cut at 2 s)");
+    CHECK_CONTAINS(out, "rmsnorm kern_rmsnorm_ref passed on its own");
+    CHECK_CONTAINS(out, "not timed: kern_softmax_online_ref");
+    CHECK(strstr(out, "gemm kern_gemm_bf16_ref passed") == NULL); /* passed in the first run: not rechecked */
+    /* The grid timed the others, not the hung one. */
+    snprintf(cmd, sizeof cmd, "grep -c '^point.*kern_softmax_online_ref' '%s/calibrate.log'; "
+             "grep -c '^point.*kern_rmsnorm_ref' '%s/calibrate.log'", dir, dir);
+    char counts[256];
+    run(cmd, counts, sizeof counts);
+    int nsoft = -1, nrms = -1;
+    CHECK(sscanf(counts, "%d %d", &nsoft, &nrms) == 2);
+    CHECK_MSG(nsoft == 0 && nrms > 0, "grid points: softmax %d (want 0), rmsnorm %d (want > 0)", nsoft, nrms);
+    unlink(smi);
+    unlink(bin);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void case_torch_ref_grid(void)
 {
     char cmd[1024], buf[4096];
@@ -119,6 +178,7 @@ static const test_case cases[] = {
     {"no_nvidia_smi", case_no_nvidia_smi},
     {"no_device", case_no_device},
     {"backend_cannot_load", case_backend_cannot_load},
+    {"isolates_hung_kernel", case_isolates_hung_kernel},
     {"torch_ref_grid", case_torch_ref_grid},
 };
 
