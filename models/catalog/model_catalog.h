@@ -76,6 +76,11 @@ typedef struct {
      * NVLink/NVSwitch round trips a collective waits on, which no datasheet figure gives
      * (B200 takes 1.66x H100's). */
     double coll_lat_s;
+    /* Added with the end-to-end cross-GPU check: the measured-table GPU whose fitted op-model
+     * sets price this GPU's ops ("h100_sxm", "b200_sxm", "a100_sxm"; "" = its own when it has
+     * tables, else its architecture's: model_op_table_gpu). Set from hardware.op_params_gpu,
+     * never by the catalogue. */
+    char op_params_table[16];
 } model_gpu;
 
 /* A model's vision tower (models/catalog/model_vision.h), read from a

@@ -1555,11 +1555,29 @@ const char *model_op_table_gpu(const model_gpu *g)
     static const struct {
         const char *prefix, *arch, *table;
     } map[] = {{"h100", "hopper", "h100_sxm"}, {"b200", "blackwell", "b200_sxm"}, {"a100", "ampere", "a100_sxm"}};
+    if (g->op_params_table[0]) return g->op_params_table;
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strncasecmp(g->name, map[i].prefix, strlen(map[i].prefix))) return map[i].table;
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcasecmp(g->arch, map[i].arch)) return map[i].table;
     return NULL;
+}
+
+int model_op_params_from(model_gpu *g, const char *name, sim_err *err)
+{
+    g->op_params_table[0] = '\0';
+    if (!name || !*name) return 0;
+    model_gpu src;
+    int rc = model_catalog_gpu(name, &src, err);
+    if (rc < 0) return rc;
+    src.op_params_table[0] = '\0';
+    const char *t = model_op_table_gpu(&src);
+    /* Its own tables: the catalogue name starts as the table GPU's does. */
+    if (!t || strncasecmp(src.name, t, 4) != 0)
+        return sim_err_set(err, SIM_EINVAL, "'%s' has no measured per-op tables of its own (expected h100-sxm, b200 "
+                           "or a100-sxm-80g)", name);
+    snprintf(g->op_params_table, sizeof g->op_params_table, "%s", t);
+    return 0;
 }
 
 /* The set of variant on table GPU gpu: the backend's, or (backend NULL or

@@ -318,8 +318,15 @@ const model_op_paramset *model_op_lookup_serving(const model_gpu *g, const char 
 const model_op_paramset *model_op_serving_of(const model_op_paramset *s);
 /* Same with the table GPU named explicitly ("h100_sxm"). */
 const model_op_paramset *model_op_lookup_gpu(const char *table_gpu, const char *backend, const char *variant);
-/* Table GPU whose parameters g uses ("h100_sxm", …), NULL when none. */
+/* Table GPU whose parameters g uses ("h100_sxm", …), NULL when none:
+ * g->op_params_table when set, else g's own tables', else its
+ * architecture's. */
 const char *model_op_table_gpu(const model_gpu *g);
+/* Makes g priced with the fitted sets of catalogue GPU `name`'s tables
+ * (g->op_params_table; "" or NULL clears it). SIM_EINVAL when name is not
+ * a catalogue GPU or has no measured per-op tables of its own (message
+ * without a key path), else 0. */
+int model_op_params_from(model_gpu *g, const char *name, sim_err *err);
 
 /* The fitted table (model_op_fit.c). */
 extern const model_op_paramset model_op_fitted[];

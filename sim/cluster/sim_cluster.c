@@ -6,6 +6,7 @@
 
 #include "model_catalog.h"
 #include "model_cost.h"
+#include "model_op.h"
 #include "model_layout.h"
 #include "sim_pool_layout.h"
 #include "model_spec.h"
@@ -507,6 +508,8 @@ static int cluster_alloc(const sim_scenario *sc0, struct calib_table_cache *perf
     /* Messages start with the key path, so callers can place them in the file. */
     if ((rc = model_catalog_model(sc->model, &c->model, err)) < 0) return sim_err_wrap(err, rc, "model");
     if ((rc = model_catalog_gpu(sc->hardware.gpu, &c->gpu, err)) < 0) return sim_err_wrap(err, rc, "hardware.gpu");
+    if ((rc = model_op_params_from(&c->gpu, sc->hardware.op_params_gpu, err)) < 0)
+        return sim_err_wrap(err, rc, "hardware.op_params_gpu");
 
     /* FFN pools are a shared resource inside the attention instances' cost,
      * not simulated instances. */
@@ -558,6 +561,8 @@ static int placement_init(const sim_cluster *c, cluster_placement *pl, sim_err *
         pl->pool_slot0[p] = 0;
         if (pc->gpu[0] && (rc = model_catalog_gpu(pc->gpu, &pl->pool_gpus[p], err)) < 0)
             return sim_err_wrap(err, rc, "deployment.pools.%d.gpu", p);
+        if (pc->gpu[0] && (rc = model_op_params_from(&pl->pool_gpus[p], sc->hardware.op_params_gpu, err)) < 0)
+            return sim_err_wrap(err, rc, "hardware.op_params_gpu");
         if (strcmp(pl->pool_gpus[p].name, c->gpu.name) != 0) pl->hetero = 1;
         if (pl->pool_gpus[p].nvlink_domain != c->gpu.nvlink_domain) pl->same_domain = 0;
     }

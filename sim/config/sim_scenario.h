@@ -548,6 +548,9 @@ typedef struct {
     char gpu[SIM_NAME_MAX];
     int32_t gpus_per_node;
     char perf_db[SIM_PATH_MAX]; /* calibrated perf-db or .sql dump ("" = calib/data/ default) */
+    /* GPU whose measured per-op tables' fitted op-model sets price every GPU of the run ("" =
+     * each GPU its own, else its architecture's; model_cost_op_params_apply). */
+    char op_params_gpu[SIM_NAME_MAX];
     /* Speedup of each op family, in model_op_family order (models/cost/model_op_family.h:
      * gemm, moe, attention, all_reduce, all_gather, reduce_scatter, all_to_all, send_recv,
      * other): that family's op times are divided by it (1 = as priced). */

@@ -129,6 +129,11 @@ static const sim_schema_field table[] = {
         "Calibrated perf-db (SQLite file or .sql dump from `servesim db export`); empty = the "
         "matching GPU's dump under calib/data/ if there is one, else the analytic roofline; `none` = "
         "the analytic roofline always (what `--no-perf-db` sets)."),
+    FLD("hardware.op_params_gpu", SIM_SCHEMA_STR, SC(hardware.op_params_gpu), ANY,
+        "GPU with measured per-op tables (h100-sxm, b200, a100-sxm-80g) whose fitted op-model parameter "
+        "sets price the ops of every GPU in the run; empty = each GPU's own sets, or its architecture's "
+        "(how a GPU without tables is priced). Set to another GPU's to see how a deployment would be "
+        "predicted if its GPU had never been measured (the end-to-end cross-GPU check)."),
     FLD("hardware.gpus_per_node", SIM_SCHEMA_I32, SC(hardware.gpus_per_node), IN(1, 1024),
         "GPUs per node (sets which links are NVLink and which are network)."),
     SEC("hardware.op_speedup", "What a faster kernel is worth: each op family's time (perf-db, op model or "

@@ -161,7 +161,7 @@ static void test_key_errors(void)
     CHECK_CONTAINS(m, "t.yaml:4:7: unknown key 'schedular' at deployment.pools.0.schedular (did you mean 'scheduler'?)");
     /* Nothing close: list the keys instead. */
     m = load_fail("hardware: {zzzzzzzz: 1}\n", NULL, 0);
-    CHECK_CONTAINS(m, "unknown key 'zzzzzzzz' at hardware.zzzzzzzz (known keys: gpu, perf_db, gpus_per_node, op_speedup)");
+    CHECK_CONTAINS(m, "unknown key 'zzzzzzzz' at hardware.zzzzzzzz (known keys: gpu, perf_db, op_params_gpu, gpus_per_node, op_speedup)");
     /* Dotted keys are not a way around the nesting. */
     m = load_fail("workload.requests: 5\n", NULL, 0);
     CHECK_CONTAINS(m, "unknown key 'workload.requests'");
