@@ -50,7 +50,9 @@
 # GPU_CHECK_SANITIZER_S (seconds per compute-sanitizer tool, default 90),
 # SERVESIM_BIN (a servesim already built with -DSERVESIM_CUDA=ON for this
 # GPU, its libservesim_gpu.so beside it or named by SERVESIM_GPU_LIB: the
-# build step is skipped, for GPU hosts that lack the -dev packages),
+# build step is skipped, for GPU hosts that lack the -dev packages;
+# scripts/gpu-bundle.sh packs such a binary with its libraries and a
+# run-gpu-check.sh that sets this),
 # GPU_CHECK_SANITIZER (0 skips compute-sanitizer; default: run it when found
 # on the PATH or in $CUDA_HOME/bin).
 set -uo pipefail

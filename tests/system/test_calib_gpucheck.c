@@ -152,6 +152,56 @@ static void case_isolates_hung_kernel(void)
     CHECK(system(cmd) == 0);
 }
 
+/* scripts/gpu-bundle.sh packs a build (here the servesim under test, with a
+ * copy of it standing in for the GPU plugin) with the libraries it loads;
+ * the bundled binary runs on the bundled libraries alone, and the bundle's
+ * run-gpu-check.sh takes it to gpu-check.sh (which stops with exit 3 here:
+ * the stand-in plugin is no GPU backend). A build without the plugin, or
+ * no bundle folder, is refused. */
+static void case_bundle(void)
+{
+    char cmd[2048], buf[8192], dir[256];
+    const char *out = buf; /* a pointer: CHECK_CONTAINS tests it for NULL */
+    snprintf(dir, sizeof dir, "/tmp/servesim_gpubundle_%d", (int)getpid());
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/build' && cp '%s' '%s/build/servesim' && cp '%s' '%s/build/libservesim_gpu.so' && "
+             "bash '%s/scripts/gpu-bundle.sh' --from-build '%s/build' '%s/bundle' 2>&1",
+             dir, test_servesim, dir, test_servesim, dir, test_srcdir, dir, dir);
+    CHECK(run(cmd, buf, sizeof buf) == 0);
+    CHECK_CONTAINS(out, "run-gpu-check.sh");
+    snprintf(cmd, sizeof cmd,
+             "ls '%s/bundle/lib' | grep -c 'libgsl\\|libyaml\\|libsqlite3\\|libjansson'; "
+             "ls '%s/bundle/lib' | grep -c '^libc\\.so\\|^libcublas\\|^libnccl'; "
+             "LD_LIBRARY_PATH='%s/bundle/lib' '%s/bundle/servesim' --version",
+             dir, dir, dir, dir);
+    CHECK(run(cmd, buf, sizeof buf) == 0);
+    int found = -1, excluded = -1;
+    CHECK(sscanf(buf, "%d %d", &found, &excluded) == 2);
+    CHECK_MSG(found >= 4 && excluded == 0, "bundled: %d of GSL/yaml/SQLite/jansson libraries, %d excluded ones", found,
+              excluded);
+    CHECK_CONTAINS(out, "servesim ");
+    char smi[300];
+    snprintf(smi, sizeof smi, "%s.smi", dir);
+    CHECK(write_script(smi, "#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 9.0, 580.159'\n") == 0);
+    snprintf(cmd, sizeof cmd,
+             "NVIDIA_SMI='%s' SERVESIM_ROOT='%s' GPU_CHECK_TORCH_S=0 GPU_CHECK_SANITIZER=0 "
+             "bash '%s/bundle/run-gpu-check.sh' '%s/out' 2>&1",
+             smi, test_srcdir, dir, dir);
+    CHECK(run(cmd, buf, sizeof buf) == 3);
+    CHECK_CONTAINS(out, "using the prebuilt");
+    CHECK_CONTAINS(out, "the GPU backend cannot run here");
+    /* Refused: a build without the plugin; no bundle folder named. */
+    snprintf(cmd, sizeof cmd, "rm '%s/build/libservesim_gpu.so' && bash '%s/scripts/gpu-bundle.sh' --from-build '%s/build' "
+             "'%s/b2' 2>&1", dir, test_srcdir, dir, dir);
+    CHECK(run(cmd, buf, sizeof buf) == 1);
+    CHECK_CONTAINS(out, "libservesim_gpu.so (a build configured with -DSERVESIM_CUDA=ON has both)");
+    snprintf(cmd, sizeof cmd, "bash '%s/scripts/gpu-bundle.sh' 2>&1", test_srcdir);
+    CHECK(run(cmd, buf, sizeof buf) == 2);
+    unlink(smi);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void case_torch_ref_grid(void)
 {
     char cmd[1024], buf[4096];
@@ -179,6 +229,7 @@ static const test_case cases[] = {
     {"no_device", case_no_device},
     {"backend_cannot_load", case_backend_cannot_load},
     {"isolates_hung_kernel", case_isolates_hung_kernel},
+    {"bundle", case_bundle},
     {"torch_ref_grid", case_torch_ref_grid},
 };
 
