@@ -9,6 +9,7 @@
 #include "model_catalog_data.h"
 #include "model_hf.h"
 #include "model_dtype.h"
+#include "model_gpu_caps.h"
 #include "model_resolve.h"
 #include "model_spec.h"
 #include "model_yaml.h"
@@ -62,6 +63,10 @@ static const model_yaml_field gpu_fields[] = {
     {"power.max_w", MODEL_YAML_DOUBLE, offsetof(model_gpu, power_max_w), 0, 1, 0},
     {"power.mem_share", MODEL_YAML_DOUBLE, offsetof(model_gpu, power_mem_share), 0, 1, 0},
     {"power.host_w_per_gpu", MODEL_YAML_DOUBLE, offsetof(model_gpu, power_host_w), 0, 1, 0},
+    {"interconnect", MODEL_YAML_STR, offsetof(model_gpu, interconnect), 16, 0, 0},
+    {"nvlink_bridge_gpus", MODEL_YAML_INT, offsetof(model_gpu, nvlink_bridge_gpus), 0, 0, 0},
+    {"efficiency.pcie", MODEL_YAML_DOUBLE, offsetof(model_gpu, eff_pcie), 0, 1, 0},
+    {"efficiency.pcie_step_us", MODEL_YAML_DOUBLE, offsetof(model_gpu, pcie_step_s), 0, 1e-6, 0},
 };
 #define N_GPU_FIELDS ((int)(sizeof gpu_fields / sizeof gpu_fields[0]))
 
@@ -153,6 +158,50 @@ static const model_yaml_field arch_fields[] = {
 };
 #define N_ARCH_FIELDS ((int)(sizeof arch_fields / sizeof arch_fields[0]))
 
+/* The PCIe path between GPUs of a node when a file does not give it.
+ * Bus bandwidth: NCCL all-reduce over PCIe Gen5 x16 between 8 RTX 5090s
+ * reaches 28 GB/s (8 ranks) to 35 GB/s (4 ranks) of 64 (NVIDIA/nccl issue
+ * 1639): 0.44-0.55, the middle taken. Per-step latency: an 8-byte NCCL
+ * all-reduce over 8 RTX 4090s on PCIe Gen4 takes 42 µs (NVIDIA/nccl issue
+ * 1530); the model's tree over 8 ranks takes 2 log2 8 = 6 steps after the
+ * 4 µs per-call cost (comm_base_us' default), so (42 − 4) / 6 ≈ 6.3 µs a
+ * step. */
+#define CATALOG_PCIE_EFF 0.5
+#define CATALOG_PCIE_STEP_S 6.3e-6
+
+/* The interconnect keys (model_gpu_caps.h): which link joins the GPUs of a
+ * node, what a bridge joins, the PCIe path's efficiency and latency. */
+static int catalog_gpu_links(model_gpu *g, const char *origin, int pcie_eff_seen, int pcie_step_seen, sim_err *err)
+{
+    model_gpu_icx icx;
+    int rc = model_gpu_icx_parse(g->interconnect, g->nvlink_bw, origin, &icx, err);
+    if (rc) return rc;
+    g->interconnect_id = (int32_t)icx;
+    snprintf(g->interconnect, sizeof g->interconnect, "%s", model_gpu_icx_name(icx));
+    if (icx != MODEL_ICX_PCIE && !(g->nvlink_bw > 0))
+        return sim_err_set(err, SIM_EINVAL, "%s: interconnect: %s needs nvlink_gbps > 0", origin, g->interconnect);
+    if (icx == MODEL_ICX_PCIE && g->nvlink_bw != 0)
+        return sim_err_set(err, SIM_EINVAL, "%s: nvlink_gbps: must be 0 with interconnect pcie, got %g", origin,
+                           g->nvlink_bw / 1e9);
+    if (icx == MODEL_ICX_NVLINK_BRIDGE ? g->nvlink_bridge_gpus < 2 || g->nvlink_bridge_gpus > 8
+                                       : g->nvlink_bridge_gpus != 0)
+        return sim_err_set(err, SIM_EINVAL,
+                           "%s: nvlink_bridge_gpus: give the GPUs one bridge joins (2..8) with interconnect "
+                           "nvlink-bridge, and only then (got %d with %s)",
+                           origin, g->nvlink_bridge_gpus, g->interconnect);
+    if (icx != MODEL_ICX_NVLINK && !(g->host_bw > 0))
+        return sim_err_set(err, SIM_EINVAL, "%s: host_gbps: interconnect %s carries collectives over PCIe, so "
+                                            "host_gbps must be > 0", origin, g->interconnect);
+    if (!pcie_eff_seen) g->eff_pcie = CATALOG_PCIE_EFF;
+    if (!pcie_step_seen) g->pcie_step_s = CATALOG_PCIE_STEP_S;
+    if (g->eff_pcie <= 0 || g->eff_pcie > 1.2)
+        return sim_err_set(err, SIM_EINVAL, "%s: efficiency.pcie must be in (0, 1.2], got %g", origin, g->eff_pcie);
+    if (g->pcie_step_s < 0 || g->pcie_step_s > 1e-3)
+        return sim_err_set(err, SIM_EINVAL, "%s: efficiency.pcie_step_us must be in [0, 1000], got %g", origin,
+                           g->pcie_step_s * 1e6);
+    return 0;
+}
+
 static int catalog_gpu_parse(const char *text, size_t len, const char *origin, const char *key, model_gpu *out,
                              sim_err *err)
 {
@@ -169,6 +218,16 @@ static int catalog_gpu_parse(const char *text, size_t len, const char *origin, c
         return sim_err_set(err, SIM_EINVAL, "%s: give exactly one of hbm_gb (decimal) or hbm_gib", origin);
     if (g.flops_bf16 <= 0 || g.hbm_bytes <= 0 || g.hbm_bw <= 0 || g.sms <= 0)
         return sim_err_set(err, SIM_EINVAL, "%s: tflops.bf16, hbm and hbm_tbps and sms must be > 0", origin);
+    model_gpu_arch arch;
+    if ((rc = model_gpu_arch_parse(g.arch, g.cc, origin, &arch, err))) return rc;
+    /* fp8 tensor cores exist from Ada on (cc 8.9), fp4 from Blackwell. */
+    if (arch == MODEL_ARCH_AMPERE && g.flops_fp8 > 0)
+        return sim_err_set(err, SIM_EINVAL, "%s: tflops.fp8: ampere has no fp8 tensor cores; give 0", origin);
+    if (!model_gpu_has_block_scaled_mma(&g) && (g.flops_fp4 > 0 || g.flops_fp6 > 0))
+        return sim_err_set(err, SIM_EINVAL, "%s: tflops.fp4/fp6: only Blackwell has fp4/fp6 tensor cores; give 0 on %s",
+                           origin, g.arch);
+    if ((rc = catalog_gpu_links(&g, origin, SEEN("efficiency.pcie"), SEEN("efficiency.pcie_step_us"), err)))
+        return rc;
     const double *effs[] = {&g.eff_gemm, &g.eff_attn, &g.eff_mem, &g.eff_nvlink};
     const char *eff_names[] = {"gemm", "attn", "mem", "nvlink"};
     for (int i = 0; i < 4; i++)

@@ -24,7 +24,7 @@
 
 typedef struct {
     char name[MODEL_NAME_MAX];     /* catalogue key, e.g. "h100-sxm" */
-    char arch[32];                 /* ampere | hopper | blackwell */
+    char arch[32];                 /* ampere | ada | hopper | blackwell | rtx-blackwell (model_gpu_caps.h) */
     double cc;                     /* compute capability, e.g. 9.0 */
     double flops_fp32, flops_bf16, flops_fp8, flops_fp6, flops_fp4; /* dense peak FLOP/s; 0 = unsupported */
     double hbm_bytes;              /* HBM capacity */
@@ -81,6 +81,16 @@ typedef struct {
      * tables, else its architecture's: model_op_table_gpu). Set from hardware.op_params_gpu,
      * never by the catalogue. */
     char op_params_table[16];
+    /* Added with PCIe and NVLink-bridge GPUs (model_gpu_caps.h): how the GPUs
+     * of a node are joined (interconnect_id a model_gpu_icx: 0 = NVLink
+     * behind an NVSwitch), the GPUs one NVLink bridge joins (nvlink-bridge
+     * only), and the PCIe path between GPUs: its bus-bandwidth efficiency
+     * (of host_bw) and per-step latency of a collective. */
+    char interconnect[16];
+    int32_t interconnect_id;
+    int32_t nvlink_bridge_gpus;
+    double eff_pcie;
+    double pcie_step_s;
 } model_gpu;
 
 /* A model's vision tower (models/catalog/model_vision.h), read from a

@@ -1,6 +1,7 @@
 /* model_quant — see model_dtype.h. */
 #include "model_dtype.h"
 
+#include "model_gpu_caps.h"
 #include "model_spec.h"
 
 #include <strings.h>
@@ -69,7 +70,11 @@ double model_dtype_peak(const model_gpu *g, model_dtype d)
 
 /* Block FP8 on Hopper (DeepGEMM's design): the fp8 MMA has no scale
  * operands, so every 128 of K the partial sums are promoted to fp32 on the
- * CUDA cores and multiplied by the two blocks' scales. That step costs this
+ * CUDA cores and multiplied by the two blocks' scales. Ada's and RTX
+ * Blackwell's block-fp8 kernels (mma.sync accumulating in registers; the
+ * latter's block-scaled MMA takes only E8M0/E4M3 scales per 32/16, not
+ * DeepSeek's fp32 per 128) do the same; only tcgen05 (datacenter
+ * Blackwell) consumes the block scales in the MMA. That step costs this
  * fraction of the 128-K slice's tensor-core time, per slice, so for K >= 128
  * a constant fraction of the GEMM. Fitted by tests/model/test_quant.c from the
  * shared H100 GEMM tables: TensorRT-LLM's DeepGEMM fp8_block over its
@@ -80,8 +85,9 @@ double model_dtype_peak(const model_gpu *g, model_dtype d)
 
 double model_dtype_promote_frac(const model_gpu *g, model_dtype d)
 {
-    return d == MODEL_DTYPE_FP8_BLOCK && g->cc < 10.0 && !weight_only(g, d) ? MODEL_FP8_BLOCK_PROMOTE_HOPPER
-                                                                                  : 0.0;
+    return d == MODEL_DTYPE_FP8_BLOCK && !model_gpu_has_tcgen05(g) && !weight_only(g, d)
+               ? MODEL_FP8_BLOCK_PROMOTE_HOPPER
+               : 0.0;
 }
 
 double model_dtype_gemm_eff(const model_gpu *g, model_dtype d)
@@ -123,13 +129,14 @@ int model_dtype_check(const model_gpu *g, model_dtype d, const char *model, sim_
                            "%s has no FP8 tensor cores (tflops.fp8 = 0); run %s in fp8, fp8_block (weight-only "
                            "there) or bf16 on it, or pick a GPU with FP8 (Hopper or newer)",
                            g->name, model);
-    /* Hopper's fp8 MMA has no block-scale operands: DeepGEMM emulates
-     * block-128 by promoting partial sums on CUDA cores, but the E8M0
-     * microscaling of MXFP8 is a Blackwell tensor-core feature. */
-    if (d == MODEL_DTYPE_MXFP8 && g->cc < 10.0)
+    /* Hopper's and Ada's fp8 MMAs have no block-scale operands: DeepGEMM
+     * emulates block-128 by promoting partial sums on CUDA cores, but the
+     * E8M0 microscaling of MXFP8 is a Blackwell tensor-core feature (CC
+     * 10.x and 12.x). */
+    if (d == MODEL_DTYPE_MXFP8 && !model_gpu_has_block_scaled_mma(g))
         return sim_err_set(err, SIM_EINVAL,
-                           "%s (CC %.1f) has no MX block-scaled tensor cores; mxfp8 needs Blackwell (CC 10.x); use "
-                           "fp8_block on it",
+                           "%s (CC %.1f) has no MX block-scaled tensor cores; mxfp8 needs Blackwell (CC 10.x or "
+                           "12.x); use fp8_block on it",
                            g->name, g->cc);
     return 0;
 }

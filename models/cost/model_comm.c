@@ -1,6 +1,7 @@
 /* model_comm — see model_comm.h. */
 #include "model_comm.h"
 
+#include "model_gpu_caps.h"
 #include "model_layout.h"
 
 #include <math.h>
@@ -16,11 +17,48 @@ void model_comm_net_init(model_comm_net *net, const model_gpu *g, int32_t gpus_p
     /* A rack-scale NVLink fabric (NVL72) joins several nodes' GPUs: for the
      * collectives the NVLink domain is the unit, not the host. */
     if (g->nvlink_domain > net->gpus_per_node) net->gpus_per_node = g->nvlink_domain;
-    /* A GPU without NVLink (PCIe cards) talks through its NIC even inside a node. */
-    if (net->nvlink_bw <= 0) {
-        net->nvlink_bw = net->nic_bw;
-        net->nvlink_alpha_s = net->nic_alpha_s;
+    /* GPUs NVLink does not join talk over PCIe (model_gpu_caps.h); a
+     * model_gpu built without the PCIe figures (none loaded from the
+     * catalogue) falls back to its NIC, as before PCIe was modelled. */
+    net->pcie_bw = model_gpu_pcie_bw(g);
+    net->pcie_alpha_s = g->pcie_step_s;
+    if (!(net->pcie_bw > 0)) {
+        net->pcie_bw = net->nic_bw;
+        net->pcie_alpha_s = net->nic_alpha_s;
     }
+    net->nvlink_group = g->interconnect_id == MODEL_ICX_NVLINK_BRIDGE ? g->nvlink_bridge_gpus : 0;
+    if (g->interconnect_id == MODEL_ICX_PCIE || net->nvlink_bw <= 0) {
+        net->nvlink_bw = 0;
+        net->nvlink_group = 0;
+    }
+}
+
+/* Does NVLink join the whole node (an NVSwitch, or a rack-scale fabric)? */
+static int nvlink_joins_node(const model_comm_net *net)
+{
+    return net->nvlink_bw > 0 && net->nvlink_group == 0;
+}
+
+/* Bandwidth and per-step latency of a hop between two GPUs of one node
+ * that are not on one NVLink bridge: NVLink behind an NVSwitch, else PCIe. */
+static double intra_bw(const model_comm_net *net)
+{
+    return nvlink_joins_node(net) ? net->nvlink_bw : net->pcie_bw;
+}
+
+static double intra_alpha(const model_comm_net *net)
+{
+    return nvlink_joins_node(net) ? net->nvlink_alpha_s : net->pcie_alpha_s;
+}
+
+static double link_bw(const model_comm_net *net, model_comm_link l)
+{
+    return l == MODEL_LINK_NIC ? net->nic_bw : l == MODEL_LINK_NVLINK ? net->nvlink_bw : net->pcie_bw;
+}
+
+static double link_alpha(const model_comm_net *net, model_comm_link l)
+{
+    return l == MODEL_LINK_NIC ? net->nic_alpha_s : l == MODEL_LINK_NVLINK ? net->nvlink_alpha_s : net->pcie_alpha_s;
 }
 
 model_comm_link model_comm_group_link(const model_comm_net *net, int32_t n, int32_t stride)
@@ -30,7 +68,10 @@ model_comm_link model_comm_group_link(const model_comm_net *net, int32_t n, int3
     /* Ranks are placed in order from a node boundary: the group fits a node
      * when its span does. */
     int64_t span = (int64_t)(n - 1) * stride + 1;
-    return span <= net->gpus_per_node ? MODEL_LINK_NVLINK : MODEL_LINK_NIC;
+    if (span > net->gpus_per_node) return MODEL_LINK_NIC;
+    if (nvlink_joins_node(net)) return MODEL_LINK_NVLINK;
+    /* A bridge joins consecutive GPUs: a group inside one bridge's span. */
+    return net->nvlink_bw > 0 && span <= net->nvlink_group ? MODEL_LINK_NVLINK : MODEL_LINK_PCIE;
 }
 
 static double ceil_log2(int32_t n)
@@ -51,17 +92,18 @@ double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int3
         return 0;
     }
     const int nic = r.link == MODEL_LINK_NIC;
-    const double bw = nic ? net->nic_bw : net->nvlink_bw;
+    const double bw = link_bw(net, r.link);
     const double nn = n;
     /* Per-hop latency of a ring. A ring over several nodes visits every GPU
      * of a node before it leaves (as NCCL builds its rings), so of its n
-     * hops only one per node crosses a NIC; the rest are NVLink hops. */
-    const double a = nic ? net->nic_alpha_s : net->nvlink_alpha_s;
+     * hops only one per node crosses a NIC; the rest are intra-node hops
+     * (NVLink, or PCIe where NVLink does not join the node). */
+    const double a = link_alpha(net, r.link);
     double a_ring = a;
     if (nic && stride < net->gpus_per_node) {
         int64_t per_node = net->gpus_per_node / (stride > 0 ? stride : 1);
         double nodes = ceil(nn / (double)per_node);
-        a_ring = (nodes * net->nic_alpha_s + (nn - nodes) * net->nvlink_alpha_s) / nn;
+        a_ring = (nodes * net->nic_alpha_s + (nn - nodes) * intra_alpha(net)) / nn;
     }
     switch (op) {
     case MODEL_COLL_ALL_REDUCE: {
@@ -83,7 +125,7 @@ double model_comm_time(const model_comm_net *net, model_coll op, int32_t n, int3
          * NVLink, the rest over the NIC, concurrently. */
         double per_node = stride >= net->gpus_per_node ? 1.0 : floor((double)net->gpus_per_node / stride);
         if (per_node > nn) per_node = nn;
-        double t_in = (per_node - 1) / nn * bytes / net->nvlink_bw;
+        double t_in = (per_node - 1) / nn * bytes / (r.link == MODEL_LINK_NVLINK ? net->nvlink_bw : intra_bw(net));
         double t_out = (nn - per_node) / nn * bytes / net->nic_bw;
         r.time_s = net->base_s + a + (t_in > t_out ? t_in : t_out);
         break;
@@ -102,8 +144,8 @@ double model_comm_ring_step_time(const model_comm_net *net, int32_t n, int32_t s
     if (nic_hops) *nic_hops = 0;
     if (n < 2 || !(bytes > 0)) return 0;
     if (stride < 1) stride = 1;
-    if (model_comm_group_link(net, n, stride) == MODEL_LINK_NVLINK)
-        return net->base_s + net->nvlink_alpha_s + bytes / net->nvlink_bw;
+    model_comm_link l = model_comm_group_link(net, n, stride);
+    if (l != MODEL_LINK_NIC) return net->base_s + link_alpha(net, l) + bytes / link_bw(net, l);
     /* Ranks per node; the ring leaves each node it visits once. */
     int64_t per_node = stride >= net->gpus_per_node ? 1 : net->gpus_per_node / stride;
     int64_t nodes = (n + per_node - 1) / per_node;
@@ -152,7 +194,7 @@ double model_comm_deepep_time(const model_comm_net *net, int mode, int32_t ep, d
          * distinct remote nodes. */
         double ranks = (g - 1) * (1.0 - pow(1.0 - 1.0 / n, k));
         double remote = (nodes - 1) * (1.0 - pow(1.0 - 1.0 / nodes, k));
-        double tn = tokens * tok_b * ranks / (DEEPEP_NORMAL_NVL_FRAC * net->nvlink_bw);
+        double tn = tokens * tok_b * ranks / (DEEPEP_NORMAL_NVL_FRAC * intra_bw(net));
         double tr = tokens * tok_b * remote / (DEEPEP_NORMAL_NIC_FRAC * net->nic_bw);
         return net->base_s + DEEPEP_NORMAL_FLOOR_S + (tn > tr ? tn : tr);
     }
@@ -160,7 +202,7 @@ double model_comm_deepep_time(const model_comm_net *net, int mode, int32_t ep, d
     double r = ceil(tokens / MODEL_DEEPEP_LL_MAX_TOKENS);
     if (rounds) *rounds = (int32_t)r;
     double per = tokens / r; /* tokens of one round */
-    double tn = per * k * tok_b * (g - 1) / n / (DEEPEP_LL_NVL_FRAC * net->nvlink_bw);
+    double tn = per * k * tok_b * (g - 1) / n / (DEEPEP_LL_NVL_FRAC * intra_bw(net));
     double tr = per * k * tok_b * (n - g) / n / (DEEPEP_LL_NIC_FRAC * net->nic_bw);
     return r * (net->base_s + DEEPEP_LL_FLOOR_S + DEEPEP_LL_PEER_S * n + (tn > tr ? tn : tr));
 }
@@ -179,6 +221,6 @@ const char *model_comm_algo_name(model_comm_algo a)
 
 const char *model_comm_link_name(model_comm_link l)
 {
-    static const char *const names[] = {"none", "nvlink", "nic"};
-    return (int)l >= 0 && (int)l < 3 ? names[l] : "?";
+    static const char *const names[] = {"none", "nvlink", "nic", "pcie"};
+    return (int)l >= 0 && (int)l < 4 ? names[l] : "?";
 }

@@ -9,7 +9,14 @@
  * busbw); every call also pays a fixed launch/synchronisation cost. A ring
  * spanning nodes crosses a NIC once per node and NVLink elsewhere, so its
  * α is the hop-weighted mean of the two (the bandwidth stays the NIC's; the
- * tree keeps the NIC's α per step). For a
+ * tree keeps the NIC's α per step). GPUs without an NVSwitch fabric
+ * (model_gpu_caps.h) talk over PCIe inside a node: a group of a PCIe-only
+ * GPU, or one that NVLink bridges do not join (more GPUs than a bridge
+ * joins, or ranks strided across bridges), takes the PCIe link: host_gbps
+ * at efficiency.pcie, efficiency.pcie_step_us per step (every GPU's PCIe
+ * link is its own; the root complex or switch between them is taken not
+ * to be the bottleneck). Bridged groups are taken aligned to the bridges,
+ * as ranks fill a node in order. For a
  * buffer of B bytes per rank:
  *   ring all-reduce    base + 2(n−1)·α + 2(n−1)/n · B/bw
  *   tree all-reduce    base + 2⌈log2 n⌉·α + 2·B/bw   (double binary tree)
@@ -45,7 +52,8 @@ typedef enum {
 typedef enum {
     MODEL_LINK_NONE = 0, /* n = 1: nothing moves */
     MODEL_LINK_NVLINK = 1,
-    MODEL_LINK_NIC = 2
+    MODEL_LINK_NIC = 2,
+    MODEL_LINK_PCIE = 3  /* inside a node, GPUs NVLink does not join */
 } model_comm_link;
 
 typedef struct {
@@ -54,6 +62,11 @@ typedef struct {
     double base_s;                  /* per-call launch and synchronisation */
     int32_t gpus_per_node;          /* GPUs of one NVLink domain: the node, or the rack of an
                                      * NVL72 system (model_gpu.nvlink_domain) */
+    /* Appended with PCIe GPUs: the PCIe path inside a node (bus bandwidth,
+     * per-step latency) and the GPUs one NVLink bridge joins (0 = NVLink
+     * joins the whole node; nvlink_bw 0 = no NVLink). */
+    double pcie_bw, pcie_alpha_s;
+    int32_t nvlink_group;
 } model_comm_net;
 
 typedef struct {
@@ -66,7 +79,8 @@ typedef struct {
  * catalogue entry has a larger nvlink_domain talks NVLink across it. */
 void model_comm_net_init(model_comm_net *net, const model_gpu *g, int32_t gpus_per_node);
 
-/* Which link a group of n ranks `stride` apart uses. */
+/* Which link a group of n ranks `stride` apart uses: the NIC when it spans
+ * nodes, NVLink when NVLink joins all its ranks, PCIe otherwise. */
 model_comm_link model_comm_group_link(const model_comm_net *net, int32_t n, int32_t stride);
 
 /* Time of one collective; bytes as in the table above. out may be NULL. */

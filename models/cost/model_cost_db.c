@@ -16,6 +16,7 @@
 #include "model_cost_impl.h"
 #include "model_gemm_split.h"
 #include "model_gemm_split_memo.h"
+#include "model_gpu_caps.h"
 
 #include "calib_db.h"
 #include "calib_table.h"
@@ -571,13 +572,15 @@ static int opv_query(const model_cost *c, cost_opv v, const char *engine, model_
     case COST_OPV_CTX_ATTN:
         q->kind = MODEL_OPK_CTX_ATTN, kvd = kv;
         /* SGLang's default backends, FlashAttention-3 on Hopper and
-         * trtllm_mha on Blackwell, cast the queries to an fp8 KV
+         * trtllm_mha on Blackwell (SM100: not on Ada or RTX
+         * Blackwell, whose default FlashInfer backend keeps bf16
+         * queries), cast the queries to an fp8 KV
          * cache's dtype: its fp8-KV prefill runs the fp8/fp8 kernel
          * (the tables' bfloat16/fp8 rows time its Triton and
          * FlashInfer backends, sets of their own). The sets without a
          * kernel (variant "") are each engine's default backend. */
         if (kv && !strcmp(kv, "fp8") && !strcmp(engine, "sglang") &&
-            (!strcmp(c->g.arch, "hopper") || !strcmp(c->g.arch, "blackwell")))
+            (model_gpu_arch_of(&c->g) == MODEL_ARCH_HOPPER || model_gpu_has_tcgen05(&c->g)))
             dt = "fp8";
         break;
     case COST_OPV_GEN_ATTN: q->kind = MODEL_OPK_GEN_ATTN, kvd = kv; break;

@@ -2,6 +2,7 @@
  * tables and the lookup of fitted sets. */
 #include "model_op.h"
 #include "model_gemm_split.h"
+#include "model_gpu_caps.h"
 
 #include <float.h>
 #include <math.h>
@@ -560,7 +561,7 @@ const model_op_paramset *model_op_lookup_moe(const model_gpu *g, const char *tab
         model_op_variant(q, v, sizeof v);
         return model_op_lookup_gpu(tg, backend, v);
     }
-    int bw = (tg && !strncmp(tg, "b200", 4)) || (!tg && g && !strcasecmp(g->arch, "blackwell"));
+    int bw = (tg && !strncmp(tg, "b200", 4)) || (!tg && g && model_gpu_has_tcgen05(g));
     int trt = backend && !strcmp(backend, "trtllm");
     const char *const *order = bw ? MOE_KERNELS_BLACKWELL : trt ? MOE_KERNELS_TRTLLM_OTHER : MOE_KERNELS_OTHER;
     /* The kernel decides the price: the backend's set of it, else another
@@ -775,7 +776,8 @@ double model_op_coll_lat(const model_gpu *g)
 
 double model_op_coll_bw(const model_gpu *g)
 {
-    return g->nvlink_bw > 0 ? g->nvlink_bw * g->eff_nvlink : g->nic_bw * g->eff_nic;
+    if (g->nvlink_bw > 0) return g->nvlink_bw * g->eff_nvlink;
+    return model_gpu_pcie_bw(g) > 0 ? model_gpu_pcie_bw(g) : g->nic_bw * g->eff_nic;
 }
 
 /* Causal query·key pairs of one sequence of s tokens under window w (0 = none). */
@@ -1552,14 +1554,22 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
 
 const char *model_op_table_gpu(const model_gpu *g)
 {
+    /* Ada and RTX Blackwell have no measured tables, and no sibling's
+     * carries: their kernels are others (no wgmma, no tcgen05), so the
+     * analytic roofline prices them. */
     static const struct {
-        const char *prefix, *arch, *table;
-    } map[] = {{"h100", "hopper", "h100_sxm"}, {"b200", "blackwell", "b200_sxm"}, {"a100", "ampere", "a100_sxm"}};
+        const char *prefix;
+        model_gpu_arch arch;
+        const char *table;
+    } map[] = {{"h100", MODEL_ARCH_HOPPER, "h100_sxm"},
+               {"b200", MODEL_ARCH_BLACKWELL, "b200_sxm"},
+               {"a100", MODEL_ARCH_AMPERE, "a100_sxm"}};
     if (g->op_params_table[0]) return g->op_params_table;
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strncasecmp(g->name, map[i].prefix, strlen(map[i].prefix))) return map[i].table;
+    model_gpu_arch a = model_gpu_arch_of(g);
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcasecmp(g->arch, map[i].arch)) return map[i].table;
+        if (a == map[i].arch) return map[i].table;
     return NULL;
 }
 

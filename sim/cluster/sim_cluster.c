@@ -5,6 +5,7 @@
 #include "sim_clock.h"
 
 #include "model_catalog.h"
+#include "model_gpu_caps.h"
 #include "model_cost.h"
 #include "model_op.h"
 #include "model_layout.h"
@@ -726,7 +727,9 @@ static int build_topology(const sim_cluster *c, const cluster_placement *pl, int
                           sim_err *err)
 {
     const sim_scenario *sc = &c->sc;
-    double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : c->gpu.nvlink_bw;
+    /* The GPUs' link to the peers of their node: NVLink behind an NVSwitch,
+     * else PCIe (model_gpu_peer_link_bw: a bridge reaches one peer only). */
+    double nvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : model_gpu_peer_link_bw(&c->gpu);
     double nic = sim_network_nic_Bps(&sc->network, c->gpu.nic_bw);
     double host = c->sharing == SIM_SHARING_POOL ? sc->cache.host_gbps * 1e9 : 0;
     /* cache.pool_gbps is per instance; the pool's link carries them all. */
@@ -738,7 +741,8 @@ static int build_topology(const sim_cluster *c, const cluster_placement *pl, int
         const sim_pool_cfg *pc = &sc->deployment.pools[p];
         if (pc->role == SIM_ROLE_FFN || strcmp(pl->pool_gpus[p].name, c->gpu.name) == 0 || !c->costs[p]) continue;
         int32_t end = pl->pool_slot0[p] + pc->instances * model_cost_gpus(c->costs[p]);
-        double pnvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9 : pl->pool_gpus[p].nvlink_bw;
+        double pnvl = sc->network.nvlink_gbs > 0 ? sc->network.nvlink_gbs * 1e9
+                                                 : model_gpu_peer_link_bw(&pl->pool_gpus[p]);
         double pnic = sim_network_nic_Bps(&sc->network, pl->pool_gpus[p].nic_bw);
         for (int32_t n = pl->pool_slot0[p] / gpn; n * gpn < end && rc == 0; n++)
             rc = sim_net_topo_set_node_gpu_links(topo, n, pnvl, pnic, err);

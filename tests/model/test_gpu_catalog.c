@@ -1,11 +1,15 @@
 /* test_gpu_catalog — GPU names as serving benchmarks write them (aliases
  * declared in models/gpus/ YAML files, '_' and '-' alike), the GB300 entry,
  * the measured HBM copy rates (hbm_copy_tbps, refused above hbm_tbps), the
- * NCCL latencies (nccl_lat_us, refused outside [0, 1000] µs), and
+ * NCCL latencies (nccl_lat_us, refused outside [0, 1000] µs), the arch,
+ * cc and interconnect checks (an RTX Blackwell user GPU among them), and
  * rack-scale NVLink domains: in the collectives' link choice (model_comm)
  * and in the cluster network's routing (sim_net_topo). */
 #include "model_catalog.h"
 #include "model_comm.h"
+#include "model_dtype.h"
+#include "model_gpu_caps.h"
+#include "model_op.h"
 #include "sim_net.h"
 #include "test_util.h"
 
@@ -20,6 +24,10 @@ static void test_aliases(void)
         {"h100_sxm", "h100-sxm"}, {"H100_SXM", "h100-sxm"}, {"h200_sxm", "h200-sxm"}, {"b200_sxm", "b200"},
         {"b300_sxm", "b300"},     {"gb200", "gb200"},       {"gb300", "gb300"},       {"a100_sxm", "a100-sxm-80g"},
         {"GB200_NVL72", "gb200"}, {"dgx-b200", "b200"},     {"hgx-h100", "h100-sxm"},
+        /* The GPUs priced from datasheets (test_gpu_caps). */
+        {"h100_pcie", "h100-pcie"}, {"h100_nvl", "h100-nvl"}, {"h200_nvl", "h200-nvl"}, {"h800", "h800-sxm"},
+        {"h20", "h20"}, {"l40s", "l40s"}, {"l40", "l40"}, {"a100_pcie", "a100-pcie-80g"},
+        {"a100_sxm_40gb", "a100-sxm-40g"},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         model_gpu g;
@@ -33,25 +41,27 @@ static void test_aliases(void)
     sim_err e = {""};
     CHECK(model_catalog_gpu("b200_sx", &g, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "unknown GPU 'b200_sx'");
-    CHECK(model_catalog_gpu("h100", &g, &e) == SIM_EINVAL);
+    CHECK(model_catalog_gpu("h100-sx", &g, &e) == SIM_EINVAL);
     CHECK_CONTAINS(e.msg, "did you mean 'h100-sxm'");
     CHECK(model_catalog_gpu(NULL, &g, NULL) == SIM_EINVAL);
 }
 
-/* Writes sub/NAME.yaml: a Hopper GPU with the keys extra adds. */
-static void put_gpu(const char *sub, const char *name, const char *extra)
+/* Writes sub/NAME.yaml: keys (arch, cc, links, extras) at the top, tflops
+ * (after bf16) and eff (after launch_us) inside their blocks. */
+static void put_gpu(const char *sub, const char *name, const char *keys, const char *tflops, const char *eff)
 {
-    char path[320];
+    char path[400];
     snprintf(path, sizeof path, "%s/%s.yaml", sub, name);
     FILE *f = fopen(path, "w");
     if (!f) return;
     fprintf(f,
-            "name: %s\narch: hopper\ncc: 9.0\ntflops:\n  fp32: 60\n  bf16: 900\nhbm_gb: 96\nhbm_tbps: 4\n%s"
-            "sms: 120\nnvlink_gbps: 400\nnic_gbps: 50\n"
-            "efficiency:\n  gemm: 0.7\n  attn: 0.5\n  mem: 0.8\n  nvlink: 0.9\n  launch_us: 4\n",
-            name, extra);
+            "name: %s\n%s\ntflops:\n  fp32: 60\n  bf16: 900\n%shbm_gb: 96\nhbm_tbps: 4\nsms: 120\nnic_gbps: 50\n"
+            "efficiency:\n  gemm: 0.7\n  attn: 0.5\n  mem: 0.8\n  nvlink: 0.9\n  launch_us: 4\n%s",
+            name, keys, tflops, eff);
     fclose(f);
 }
+
+#define HOPPER_KEYS "arch: hopper\ncc: 9.0\nnvlink_gbps: 400\n"
 
 /* A user file may declare aliases too; a malformed list is a located error. */
 static void test_user_aliases(void)
@@ -80,8 +90,8 @@ static void test_user_aliases(void)
     }
     /* A measured copy rate above the datasheet's HBM rate is refused, and
      * an NCCL latency of milliseconds (a unit slip). */
-    put_gpu(sub, "fast-copy", "hbm_copy_tbps: 4.5\n");
-    put_gpu(sub, "bad-lat", "nccl_lat_us: 2000\n");
+    put_gpu(sub, "fast-copy", HOPPER_KEYS "hbm_copy_tbps: 4.5", "", "");
+    put_gpu(sub, "bad-lat", HOPPER_KEYS "nccl_lat_us: 2000", "", "");
     setenv("SERVESIM_CATALOG", dir, 1);
     model_gpu g;
     sim_err e = {""};
@@ -204,11 +214,72 @@ static void test_topo_domain(void)
     sim_net_topo_destroy(t);
 }
 
+/* The catalogue refuses an unknown arch, a cc outside its arch, fp8 on
+ * Ampere, fp4 before Blackwell, an unknown interconnect and links that
+ * contradict it, naming the key. A user GPU of RTX Blackwell (CC 12.0;
+ * test figures, not a datasheet's): fp4 and MX formats run, block fp8 is
+ * promoted (no tcgen05), no sibling's fitted sets. */
+static void test_arch_links(void)
+{
+    char dir[] = "/tmp/servesim-gpucaps-XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL);
+    char sub[300], path[400];
+    snprintf(sub, sizeof sub, "%s/gpus", dir);
+    REQUIRE(mkdir(sub, 0700) == 0);
+    static const struct {
+        const char *name, *keys, *tflops, *eff, *want;
+    } bad[] = {
+        {"volta", "arch: volta\ncc: 7.0\nnvlink_gbps: 150", "", "",
+         "arch: expected ampere, ada, hopper, blackwell or rtx-blackwell, got 'volta'"},
+        {"ada-90", "arch: ada\ncc: 9.0\nnvlink_gbps: 0\nhost_gbps: 32", "", "",
+         "cc: 9.0 is not a compute capability of arch ada"},
+        {"amp-fp8", "arch: ampere\ncc: 8.0\nnvlink_gbps: 300", "  fp8: 1\n", "", "tflops.fp8: ampere has no fp8"},
+        {"hop-fp4", "arch: hopper\ncc: 9.0\nnvlink_gbps: 450", "  fp4: 1\n", "", "tflops.fp4/fp6: only Blackwell"},
+        {"ib", "arch: hopper\ncc: 9.0\nnvlink_gbps: 450\ninterconnect: infiniband", "", "",
+         "interconnect: expected nvlink, nvlink-bridge or pcie, got 'infiniband'"},
+        {"pcie-nvl", "arch: ada\ncc: 8.9\nnvlink_gbps: 400\ninterconnect: pcie\nhost_gbps: 32", "", "",
+         "nvlink_gbps: must be 0 with interconnect pcie"},
+        {"no-host", "arch: ada\ncc: 8.9\nnvlink_gbps: 0", "", "",
+         "host_gbps: interconnect pcie carries collectives over PCIe"},
+        {"bridge-n", "arch: hopper\ncc: 9.0\nnvlink_gbps: 300\ninterconnect: nvlink-bridge\nhost_gbps: 64", "", "",
+         "nvlink_bridge_gpus: give the GPUs one bridge joins (2..8)"},
+        {"bad-pcie", "arch: ada\ncc: 8.9\nnvlink_gbps: 0\nhost_gbps: 32", "", "  pcie: 0\n",
+         "efficiency.pcie must be in (0, 1.2]"},
+    };
+    const int n_bad = (int)(sizeof bad / sizeof bad[0]);
+    for (int i = 0; i < n_bad; i++) put_gpu(sub, bad[i].name, bad[i].keys, bad[i].tflops, bad[i].eff);
+    put_gpu(sub, "rtx-bw", "arch: rtx-blackwell\ncc: 12.0\nnvlink_gbps: 0\nhost_gbps: 64", "  fp8: 1800\n  fp4: 3600\n",
+            "");
+    setenv("SERVESIM_CATALOG", dir, 1);
+    for (int i = 0; i < n_bad; i++) {
+        model_gpu g;
+        sim_err e = {""};
+        CHECK_MSG(model_catalog_gpu(bad[i].name, &g, &e) == SIM_EINVAL, "%s loaded", bad[i].name);
+        CHECK_CONTAINS(e.msg, bad[i].want);
+        snprintf(path, sizeof path, "%s/%s.yaml", sub, bad[i].name);
+        unlink(path);
+    }
+    model_gpu g;
+    sim_err e = {""};
+    CHECK_MSG(model_catalog_gpu("rtx-bw", &g, &e) == 0, "%s", e.msg);
+    CHECK(model_gpu_arch_of(&g) == MODEL_ARCH_RTX_BLACKWELL && g.interconnect_id == MODEL_ICX_PCIE);
+    CHECK(model_dtype_check(&g, MODEL_DTYPE_NVFP4, "m", &e) == 0);
+    CHECK(model_dtype_check(&g, MODEL_DTYPE_MXFP8, "m", &e) == 0);
+    CHECK(!model_gpu_has_tcgen05(&g) && model_dtype_promote_frac(&g, MODEL_DTYPE_FP8_BLOCK) > 0);
+    CHECK(model_op_table_gpu(&g) == NULL);
+    unsetenv("SERVESIM_CATALOG");
+    snprintf(path, sizeof path, "%s/rtx-bw.yaml", sub);
+    unlink(path);
+    rmdir(sub);
+    rmdir(dir);
+}
+
 static const test_case cases[] = {
     {"aliases", test_aliases},
     {"user_aliases", test_user_aliases},
     {"gb300", test_gb300},
     {"copy_rates", test_copy_rates}, /* and the NCCL latencies */
+    {"arch_links", test_arch_links}, /* arch, cc and interconnect checks */
     {"comm_domain", test_comm_domain},
     {"topo_domain", test_topo_domain},
 };

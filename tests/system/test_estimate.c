@@ -111,7 +111,7 @@ static void test_init(void)
     CHECK(sh(cmd, &out) == 2);
     CHECK_CONTAINS(out, "--force");
     free(out);
-    snprintf(cmd, sizeof cmd, "%s init --model llama-3.1-8b --gpu h200 --slo-ttft 1 --slo-tpot 1 -o %s/x.yaml 2>&1",
+    snprintf(cmd, sizeof cmd, "%s init --model llama-3.1-8b --gpu h200-sx --slo-ttft 1 --slo-tpot 1 -o %s/x.yaml 2>&1",
              bin, dir);
     CHECK(sh(cmd, &out) == 2);
     CHECK_CONTAINS(out, "did you mean 'h200-sxm'");
