@@ -28,6 +28,7 @@ static const struct {
     {"a100-pcie-80g", "a100_pcie", "ampere", "nvlink-bridge", 312, 0},
     {"l40s", "L40S", "ada", "pcie", 362.05, 733},
     {"l40", "l40", "ada", "pcie", 181.05, 362},
+    {"l4", "nvidia-l4", "ada", "pcie", 121, 242.5},
 };
 #define N_NEW ((int)(sizeof new_gpus / sizeof new_gpus[0]))
 

@@ -26,7 +26,7 @@ static void test_aliases(void)
         {"GB200_NVL72", "gb200"}, {"dgx-b200", "b200"},     {"hgx-h100", "h100-sxm"},
         /* The GPUs priced from datasheets (test_gpu_caps). */
         {"h100_pcie", "h100-pcie"}, {"h100_nvl", "h100-nvl"}, {"h200_nvl", "h200-nvl"}, {"h800", "h800-sxm"},
-        {"h20", "h20"}, {"l40s", "l40s"}, {"l40", "l40"}, {"a100_pcie", "a100-pcie-80g"},
+        {"h20", "h20"}, {"l40s", "l40s"}, {"l40", "l40"}, {"L4", "l4"}, {"a100_pcie", "a100-pcie-80g"},
         {"a100_sxm_40gb", "a100-sxm-40g"},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
