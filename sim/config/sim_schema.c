@@ -645,7 +645,9 @@ static const sim_schema_field table[] = {
 
     SEC("network", "Links that move KV and activations (0 = from the GPU catalogue)."),
     FLD("network.nic_gbps", SIM_SCHEMA_F64, SC(network.nic_gbps), GE0, "Per-GPU NIC, Gb/s one way."),
-    FLD("network.nvlink_gbs", SIM_SCHEMA_F64, SC(network.nvlink_gbs), GE0, "Per-GPU NVLink, GB/s one way."),
+    FLD("network.nvlink_gbs", SIM_SCHEMA_F64, SC(network.nvlink_gbs), GE0,
+        "Per-GPU link to the other GPUs of its node, GB/s one way (0: NVLink behind an NVSwitch, else the "
+        "catalogue's PCIe host_gbps)."),
     FLD("network.latency_us", SIM_SCHEMA_F64, SC(network.latency_us), GE0, "Latency of one transfer across nodes."),
 
     SEC("sweep", "Run the scenario once per value and print one comparison table."),
