@@ -204,7 +204,7 @@ __device__ __forceinline__ void consumer(const Sm90Args &a, uint32_t sq, uint32_
         for (int k = 0; k < D / 16; k++) {
             /* k16 steps 32 bytes along a swizzled row, 64-column boxes apart. */
             uint32_t off = (k / 4) * BOX_BYTES + (k % 4) * 32;
-            wgmma_ss_n128(s, kern_sw128_desc(qa + off, 16, 1024), kern_sw128_desc(kb + off, 16, 1024), k > 0);
+            wgmma_ss_n128(s, kern_wgmma_sw128_kmajor(qa + off), kern_wgmma_sw128_kmajor(kb + off), k > 0);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         /* The other consumer's turn: its Q·Kᵀ runs under this one's softmax.
@@ -228,7 +228,7 @@ __device__ __forceinline__ void consumer(const Sm90Args &a, uint32_t sq, uint32_
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++)
             /* V: 16 keys of 128-byte rows per k step; 64-column boxes (leading) BOX_BYTES apart. */
-            wgmma_rs(o, pf[kk], kern_sw128_desc(vb + kk * 16 * 128, BOX_BYTES, 1024));
+            wgmma_rs(o, pf[kk], kern_wgmma_sw128_mnmajor(vb + kk * 16 * 128, BOX_BYTES));
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         acc_fence(o);

@@ -115,8 +115,8 @@ __device__ __forceinline__ void consumer(const float *SA, const float *SB, uint1
             for (int k = 0; k < BK / 32; k++)
                 /* A and B alike: rows of 128 bytes, 8-row groups 1024 bytes apart (stride), k32 steps 32 bytes
                  * along the swizzled row; the leading offset is unused for K-major swizzled operands. */
-                wgmma_m64n128k32_e4m3(part, kern_sw128_desc(a + k * 32, 16, 1024),
-                                      kern_sw128_desc(b + k * 32, 16, 1024), k > 0);
+                wgmma_m64n128k32_e4m3(part, kern_wgmma_sw128_kmajor(a + k * 32), kern_wgmma_sw128_kmajor(b + k * 32),
+                                      k > 0);
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             kern_acc_fence(part);

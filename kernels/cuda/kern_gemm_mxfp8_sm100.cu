@@ -56,18 +56,14 @@ constexpr int SMEM_BYTES = 1024 /* alignment slack */ + STAGES * (STAGE_BYTES + 
 constexpr int TMEM_COLS = 512, SF_COL = BN, SF_COLS_PER_STAGE = 16;
 constexpr int SF_LAG = 2; /* stages the scale warp runs ahead of its arrivals; < STAGES */
 
-/* The instruction descriptor of kind::mxf8f6f4 with block scaling: A and B
- * E4M3 (bits 7-9, 10-12 = 0), both K-major (bits 15, 16 = 0), N >> 3 in
- * bits 17-22, scales UE8M0 (bit 23 = 1), M >> 4 in bits 24-28; the
- * scale-factor IDs (B's in bits 4-5, A's in 29-30) are added per MMA. */
-constexpr uint32_t IDESC = ((uint32_t)(BN >> 3) << 17) | (1u << 23) | ((uint32_t)(BM >> 4) << 24);
-
 /* d (+)= (A·2^sa)·(B·2^sb) over K 32, the scales byte `id` of the words at
- * Tensor Memory columns sfa and sfb. */
+ * Tensor Memory columns sfa and sfb: the instruction descriptor of
+ * kind::mxf8f6f4, E4M3 A and B both K-major, UE8M0 scales, with both
+ * scale-factor IDs `id` (kern_desc.h). */
 __device__ __forceinline__ void umma_mxf8(uint32_t d, uint64_t da, uint64_t db, uint32_t id, uint32_t sfa, uint32_t sfb,
                                           int accumulate)
 {
-    uint32_t idesc = IDESC | (id << 4) | (id << 29);
+    const uint32_t idesc = kern_umma_idesc_sf_ids(kern_umma_idesc_mxf8_e4m3(BM, BN), id, id);
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %6, 0;\n"
                  " tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%0], %1, %2, %3, [%4], [%5], p;\n}\n"
                  ::"r"(d), "l"(da), "l"(db), "r"(idesc), "r"(sfa), "r"(sfb), "r"(accumulate)
@@ -79,7 +75,7 @@ __device__ __forceinline__ void umma_mxf8(uint32_t d, uint64_t da, uint64_t db, 
  * into the other three 32-lane partitions. */
 __device__ __forceinline__ void tmem_cp_sf(uint32_t tcol, uint32_t saddr)
 {
-    asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\n" ::"r"(tcol), "l"(kern_tc_desc(saddr, 0, 128, 0))
+    asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\n" ::"r"(tcol), "l"(kern_umma_cp_32x128b(saddr))
                  : "memory");
 }
 
@@ -141,7 +137,7 @@ __device__ __forceinline__ void issue_mma(uint32_t tmem, uint32_t base, uint32_t
         for (int k = 0; k < BK / 32; k++)
             /* A and B alike: rows of 128 bytes, 8-row groups 1 KB apart (stride), k32 = 32 bytes along the
              * swizzled row; the leading offset is unused for K-major swizzled operands. */
-            umma_mxf8(tmem, kern_tc_sw128(a + k * 32, 16, 1024), kern_tc_sw128(b + k * 32, 16, 1024), (uint32_t)k, tsfa,
+            umma_mxf8(tmem, kern_umma_sw128_kmajor(a + k * 32), kern_umma_sw128_kmajor(b + k * 32), (uint32_t)k, tsfa,
                       tsfb, kb > 0 || k > 0);
         kern_tc_commit(empty + 8 * s);
     }

@@ -43,17 +43,14 @@ constexpr int SMEM_BYTES = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + (
 #ifdef KERN_SM100A
 constexpr int B_BOX_BYTES = BK * BOX_N * 2, TMEM_COLS = ACCS * BN, GROUP_M = 8;
 
-/* The instruction descriptor of kind::f16: D fp32 (bits 4-5 = 1), A and B
- * bf16 (bits 7-9, 10-12 = 1), A K-major (bit 15 = 0), B N-major (bit 16 =
- * 1), N >> 3 in bits 17-22, M >> 4 in bits 24-28. */
-constexpr uint32_t IDESC = (1u << 4) | (1u << 7) | (1u << 10) | (1u << 16) | ((uint32_t)(BN >> 3) << 17) |
-                           ((uint32_t)(BM >> 4) << 24);
-
+/* d (+)= A·B for one M128 N256 K16 step: the instruction descriptor of
+ * kind::f16 with fp32 accumulation, A K-major, B N-major (kern_desc.h). */
 __device__ __forceinline__ void umma_bf16(uint32_t tmem, uint64_t da, uint64_t db, int accumulate)
 {
+    const uint32_t idesc = kern_umma_idesc_bf16(BM, BN, 0, 1);
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
                  " tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n"
-                 ::"r"(tmem), "l"(da), "l"(db), "r"(IDESC), "r"(accumulate)
+                 ::"r"(tmem), "l"(da), "l"(db), "r"(idesc), "r"(accumulate)
                  : "memory");
 }
 
@@ -111,7 +108,7 @@ __device__ __forceinline__ void issue_mma(uint32_t tmem, tiles t, uint32_t base,
             for (int k = 0; k < BK / 16; k++)
                 /* Layouts as the Hopper rung's: A rows 128 bytes, 8-row groups 1 KB apart, k16 = 32 bytes;
                  * B 64-column boxes 8 KB apart (leading), 8-row K groups 1 KB apart (stride), k16 = 2 KB. */
-                umma_bf16(d, kern_tc_sw128(a + k * 32, 16, 1024), kern_tc_sw128(b + k * 2048, B_BOX_BYTES, 1024),
+                umma_bf16(d, kern_umma_sw128_kmajor(a + k * 32), kern_umma_sw128_mnmajor(b + k * 2048, B_BOX_BYTES),
                           kb > 0 || k > 0);
             kern_tc_commit(empty + 8 * s); /* the stage is free once these MMAs have read it */
         }

@@ -1,7 +1,6 @@
 /* kern_tcgen05 — the device side the Blackwell (sm_100a) GEMM rungs share
- * (kern_gemm_sm100.cu, bf16; kern_gemm_mxfp8_sm100.cu, MXFP8): the tcgen05
- * shared-memory matrix descriptors (128-byte swizzled operands, the
- * unswizzled scale-factor source of tcgen05.cp), Tensor Memory allocation
+ * (kern_gemm_sm100.cu, bf16; kern_gemm_mxfp8_sm100.cu, MXFP8; their
+ * descriptors are kern_desc.h's): Tensor Memory allocation
  * and release, the tcgen05 fences, tcgen05.commit onto an mbarrier,
  * tcgen05.ld of 32 fp32 columns, the epilogue both use (a 128×256 fp32
  * accumulator in Tensor Memory stored as bf16 by 4 warps) and the end of
@@ -12,6 +11,7 @@
 #ifndef KERN_TCGEN05_CUH
 #define KERN_TCGEN05_CUH
 
+#include "kern_desc.h"
 #include "kern_tma.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 1000 && defined(__CUDA_ARCH_FEAT_SM100_ALL)
@@ -23,21 +23,6 @@
 #define KERN_TC_BN 256
 
 #ifdef KERN_SM100A
-/* A tcgen05 shared-memory descriptor: start, leading and stride byte
- * offsets (>> 4, 14 bits each), the fixed version bits 46-47 = 1 and the
- * layout type in bits 61-63 (2: 128-byte swizzle, 0: none). */
-__device__ __forceinline__ uint64_t kern_tc_desc(uint32_t addr, uint32_t lbo, uint32_t sbo, uint32_t layout)
-{
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
-           ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 46) | ((uint64_t)layout << 61);
-}
-
-/* 128-byte swizzled operand (the TMA boxes of both rungs). */
-__device__ __forceinline__ uint64_t kern_tc_sw128(uint32_t addr, uint32_t lbo, uint32_t sbo)
-{
-    return kern_tc_desc(addr, lbo, sbo, 2);
-}
-
 /* Warp-wide: `cols` (a power of two ≥ 32) Tensor Memory columns, their
  * address written to shared memory at `slot`; the permit to allocate
  * given up at once (one CTA per SM). */
@@ -112,7 +97,7 @@ __device__ __forceinline__ void kern_tc_store_bf16(uint32_t tmem, int q, uint16_
     for (int c = 0; c < KERN_TC_BN; c += 32) {
         uint32_t v[32];
         __syncwarp(); /* tcgen05.ld is warp-wide (.sync.aligned): the lanes past M rejoin */
-        kern_tc_ld32(tmem + ((uint32_t)(q * 32) << 16) + (uint32_t)c, v);
+        kern_tc_ld32(kern_tmem_addr(tmem, (uint32_t)(q * 32), (uint32_t)c), v);
         if (row >= M) continue;
 #pragma unroll
         for (int j = 0; j < 4; j++) { /* 8 columns, 16 bytes, per store */

@@ -2,6 +2,7 @@
 #include "kern_tma.cuh"
 
 #include "kern_arch.h"
+#include "kern_tma_plan.h"
 
 #include <cudaTypedefs.h>
 
@@ -12,15 +13,18 @@ typedef PFN_cuTensorMapEncodeTiled_v12000 encode_fn;
 /* A rows×cols row-major matrix of `elem` bytes per element (bf16 or fp8
  * bytes) with boxes of box_cols × box_rows; with batch > 0, `batch` such
  * matrices back to back (a 3-D map, boxes one matrix deep, so rows past
- * `rows` are zero-filled rather than read from the next matrix). */
+ * `rows` are zero-filled rather than read from the next matrix). The
+ * arguments are kern_tma_tiled_plan's (tested on the CPU); the swizzle is
+ * the 128-byte one the descriptors of kern_desc.h name. */
 int encode(encode_fn fn, CUtensorMap *map, CUtensorMapDataType type, int elem, const void *p, int64_t rows,
            int64_t cols, int64_t batch, uint32_t box_cols, uint32_t box_rows, sim_err *err)
 {
-    cuuint64_t dims[3] = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)batch};
-    cuuint64_t strides[2] = {(cuuint64_t)cols * (cuuint64_t)elem, (cuuint64_t)rows * (cuuint64_t)cols * (cuuint64_t)elem};
-    cuuint32_t box[3] = {box_cols, box_rows, 1}, estr[3] = {1, 1, 1};
-    CUresult r = fn(map, type, batch > 0 ? 3 : 2, (void *)p, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    kern_tma_tiled t;
+    int rc = kern_tma_tiled_plan((uintptr_t)p, (uint32_t)elem, rows, cols, batch, box_cols, box_rows, &t, err);
+    if (rc) return rc;
+    CUresult r = fn(map, type, t.rank, (void *)p, t.dims, t.strides, t.box, t.elem_strides,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return sim_err_set(err, SIM_EIO, "cuTensorMapEncodeTiled (%lld×%lld, box %u×%u): CUresult %d", (long long)rows,
                            (long long)cols, box_rows, box_cols, (int)r);

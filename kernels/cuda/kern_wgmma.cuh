@@ -1,7 +1,7 @@
 /* kern_wgmma — the device-side pieces the Hopper wgmma kernels share
  * (kern_gemm_sm90.cu for bf16, kern_gemm_fp8_sm90.cu for block-scaled
- * fp8, kern_grouped_sm90.cu for the grouped GEMM, kern_attn_sm90.cu): the
- * shared-memory matrix descriptor of a 128-byte-swizzled operand, the compiler fence
+ * fp8, kern_grouped_sm90.cu for the grouped GEMM, kern_attn_sm90.cu; their
+ * shared-memory matrix descriptors are kern_desc.h's): the compiler fence
  * that keeps accumulator accesses on the right side of a wgmma fence/wait
  * pair, the epilogue that stores a warpgroup's m64nN fp32 accumulator as
  * bf16 pairs, the initialisation of their mbarrier rings, their split of
@@ -15,6 +15,7 @@
 #ifndef KERN_WGMMA_CUH
 #define KERN_WGMMA_CUH
 
+#include "kern_desc.h"
 #include "kern_tma.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -36,14 +37,6 @@ constexpr int SMEM_BYTES = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + 2
 } // namespace kern_wgmma_bf16
 
 #ifdef KERN_SM90A
-/* A shared-memory matrix descriptor with the 128-byte swizzle: start
- * address, leading and stride byte offsets (each stored >> 4). */
-__device__ __forceinline__ uint64_t kern_sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
-{
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |
-           ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
-
 /* Initialises a ring of `stages` stages whose barriers lie at full + 8·s
  * (completed by the producer's arrival and the copies' bytes) and empty +
  * 8·s (completed by `consumers` arrivals), makes them visible to the copy
@@ -216,8 +209,8 @@ __device__ __forceinline__ void kern_bf16_consume(float (&d)[128], const kern_bf
         for (int k = 0; k < BK / 16; k++)
             /* A: rows of 128 bytes, 8-row groups 1024 bytes apart, k16 steps 32 bytes along the swizzled row;
              * B: 64-column boxes 8 KB apart (leading), 8-row K groups 1 KB apart (stride), k16 = 2 KB. */
-            kern_wgmma_m64n256k16(d, kern_sw128_desc(a + k * 32, 16, 1024),
-                                  kern_sw128_desc(b + k * 2048, B_BOX_BYTES, 1024), kb > 0 || k > 0);
+            kern_wgmma_m64n256k16(d, kern_wgmma_sw128_kmajor(a + k * 32), kern_wgmma_sw128_mnmajor(b + k * 2048, B_BOX_BYTES),
+                                  kb > 0 || k > 0);
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         /* The group before this one is complete: its stage may be refilled. */
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
