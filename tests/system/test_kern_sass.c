@@ -24,7 +24,9 @@
  * (LDGSTS) for the scales, tcgen05.cp into Tensor Memory (UTCCP) and the
  * block-scaled fp8 tcgen05.mma (UTCQMMA); the vectorised RMSNorm's 16-byte loads and stores
  * (LDG.E.128, STG.E.128) and the quantisation kernels' 16-byte loads,
- * shuffled amax and 8-byte stores — and that no kernel of any
+ * shuffled amax and 8-byte stores —, that the warp-specialised sm_90a
+ * kernels' setmaxnreg split fits the registers their launch gives the CTA
+ * (else the consumers' allocation spins forever), and that no kernel of any
  * architecture spills (stack frame and local memory 0 in the resource
  * report, no LDL/STL instruction). A rule whose architecture the build
  * lacks (CMAKE_CUDA_ARCHITECTURES narrowed) is reported and not checked;
@@ -347,6 +349,84 @@ static void case_no_spills(void)
            functions, bad, s.spill_ops);
 }
 
+/* The warp-specialised Hopper kernels' setmaxnreg (USETMAXREG): 384
+ * threads, one producer warpgroup that gives registers back to the CTA's
+ * pool (DEALLOC n) and two consumer warpgroups that take them from it
+ * (TRY_ALLOC m, retried until it succeeds). The pool is what the launch
+ * gave: the registers at entry (resource report) × 384. When 128·n + 256·m
+ * exceeds it, the consumers' allocation never succeeds and the kernel
+ * hangs: 40 / 232 need 168 at entry (64,512 of the 65,536). */
+enum { SETMAXNREG_THREADS = 384, SETMAXNREG_FNS = 16 };
+typedef struct {
+    char fn[SETMAXNREG_FNS][1024];
+    long dealloc[SETMAXNREG_FNS], alloc[SETMAXNREG_FNS];
+    int n;
+} setmaxnreg_state;
+
+static void visit_setmaxnreg(void *u, const char *arch, const char *fn, const char *op, const char *args)
+{
+    setmaxnreg_state *s = u;
+    if (strcmp(arch, "sm_90a") != 0 || !op_is(op, "USETMAXREG")) return;
+    int i = 0;
+    while (i < s->n && strcmp(s->fn[i], fn) != 0) i++;
+    if (i == s->n) {
+        if (s->n == SETMAXNREG_FNS) return;
+        snprintf(s->fn[s->n], sizeof s->fn[0], "%s", fn);
+        s->dealloc[s->n] = s->alloc[s->n] = -1;
+        s->n++;
+    }
+    const char *hex = strstr(args, "0x");
+    long v = hex ? strtol(hex, NULL, 16) : -1;
+    if (strstr(op, "DEALLOC")) s->dealloc[i] = v;
+    else if (strstr(op, "ALLOC")) s->alloc[i] = v;
+}
+
+/* The registers at entry of `fn` in `arch` from the resource report; -1
+ * when it is not there. */
+static long entry_regs(const char *res, const char *want_arch, const char *want_fn)
+{
+    char arch[32] = "", fn[1024] = "", line[2048];
+    for (const char *p = res; next_line(&p, line, sizeof line);) {
+        const char *q;
+        if ((q = strstr(line, "arch = "))) sscanf(q + 7, "%31s", arch);
+        else if ((q = strstr(line, " Function "))) {
+            sscanf(q + 10, "%1023s", fn);
+            fn[strcspn(fn, ":")] = '\0';
+        } else if ((q = strstr(line, "REG:")) && !strcmp(arch, want_arch) && !strcmp(fn, want_fn))
+            return strtol(q + 4, NULL, 10);
+    }
+    return -1;
+}
+
+static void case_setmaxnreg_budget(void)
+{
+    sass_ctx *c = &ctx_;
+    REQUIRE(c->ok);
+    char archs[SASS_MAX_ARCH][32];
+    int na = sass_archs(c->sass, archs, SASS_MAX_ARCH), built = 0;
+    for (int i = 0; i < na; i++) built |= !strcmp(archs[i], "sm_90a");
+    if (!built) {
+        test_case_skip("no sm_90a code in this build");
+        return;
+    }
+    static setmaxnreg_state s; /* 16 KB of names: off the stack */
+    memset(&s, 0, sizeof s);
+    sass_walk(c->sass, visit_setmaxnreg, &s);
+    CHECK_MSG(s.n >= 4, "%d sm_90a kernels with setmaxnreg (the bf16, fp8, grouped GEMMs and the prefill have it)", s.n);
+    for (int i = 0; i < s.n; i++) {
+        long reg = entry_regs(c->res, "sm_90a", s.fn[i]);
+        long need = 128 * s.dealloc[i] + 256 * s.alloc[i];
+        CHECK_MSG(s.dealloc[i] > 0 && s.alloc[i] > 0 && s.dealloc[i] % 8 == 0 && s.alloc[i] % 8 == 0,
+                  "%s: setmaxnreg dealloc %ld / alloc %ld (multiples of 8 expected)", s.fn[i], s.dealloc[i], s.alloc[i]);
+        CHECK_MSG(reg > 0 && need <= reg * SETMAXNREG_THREADS,
+                  "%s: %ld registers at entry × %d threads = %ld, setmaxnreg needs 128·%ld + 256·%ld = %ld (the "
+                  "consumers' allocation would never succeed)",
+                  s.fn[i], reg, SETMAXNREG_THREADS, reg * SETMAXNREG_THREADS, s.dealloc[i], s.alloc[i], need);
+        printf("test_kern_sass: sm_90a setmaxnreg %ld / %ld with %ld registers at entry: %s\n", s.dealloc[i],
+               s.alloc[i], reg, s.fn[i]);
+    }
+}
+
 /* The parsers on known lines, so a change of cuobjdump's format fails here
  * rather than passing vacuously. */
 static void case_parsers(void)
@@ -394,6 +474,7 @@ static const test_case cases[] = {
     {"disassemble", case_disassemble},
     {"rungs", case_rungs},
     {"no_spills", case_no_spills},
+    {"setmaxnreg_budget", case_setmaxnreg_budget},
 };
 
 int main(int argc, char **argv)
