@@ -40,6 +40,22 @@ static inline KERN_PLAN_HD void kern_gemm_split_range(int64_t kt, int32_t S, int
 /* Bytes of the fp32 partials [S][M][N]; 0 when there is no split. */
 size_t kern_gemm_split_workspace(int64_t M, int64_t N, int64_t K, int32_t sms);
 
+/* Tile `tile` of the persistent Hopper and Blackwell GEMMs' grouped order
+ * over tiles_m × tiles_n output tiles (kern_tma.cuh's kern_tile_coords):
+ * group_m tile rows at a time, down the rows of a group before moving one
+ * tile column right (the last group may have fewer rows), so the CTAs
+ * that run together share B's columns in L2. Every tile in [0, tiles_m ·
+ * tiles_n) gets its own (*tm, *tn) (inline: the kernels compute it on the
+ * device). */
+static inline KERN_PLAN_HD void kern_tile_grouped(int32_t tile, int32_t tiles_m, int32_t tiles_n, int32_t group_m,
+                                                  int32_t *tm, int32_t *tn)
+{
+    int32_t span = group_m * tiles_n, first = tile / span * group_m, left = tiles_m - first;
+    int32_t rows = left < group_m ? left : group_m, r = tile % span;
+    *tm = first + r % rows;
+    *tn = r / rows;
+}
+
 enum { KERN_DECODE_CTAS_PER_SM = 2, KERN_DECODE_MIN_KEYS = 256, KERN_DECODE_SPLITS_MAX = 128 };
 
 /* Split-KV splits for the tensor-core paged decode (kern_decode_mma.cu, a

@@ -17,6 +17,7 @@
 #define KERN_TMA_CUH
 
 #include "kern_cuda.cuh"
+#include "kern_plan.h"
 
 #include <cuda.h>
 
@@ -122,17 +123,16 @@ __device__ __forceinline__ void kern_tma_load_3d(uint32_t dst, const CUtensorMap
                  : "memory");
 }
 
-/* Tile `tile` of the grouped order over tiles_m × tiles_n tiles of bm × bn:
- * group_m tile rows at a time, down the rows of a group before moving one
- * tile column right, so the CTAs running together share B's columns in L2.
- * (m0, n0) is the tile's first element. */
+/* Tile `tile` of the grouped order over tiles_m × tiles_n tiles of bm × bn
+ * (kern_plan.h's kern_tile_grouped, tested on the CPU): (m0, n0) is the
+ * tile's first element. */
 __device__ __forceinline__ void kern_tile_coords(int tile, int tiles_m, int tiles_n, int bm, int bn, int group_m,
                                                  int &m0, int &n0)
 {
-    int group = tile / (group_m * tiles_n), first = group * group_m;
-    int rows = min(tiles_m - first, group_m), r = tile % (group_m * tiles_n);
-    m0 = (first + r % rows) * bm;
-    n0 = (r / rows) * bn;
+    int32_t tm, tn;
+    kern_tile_grouped(tile, tiles_m, tiles_n, group_m, &tm, &tn);
+    m0 = tm * bm;
+    n0 = tn * bn;
 }
 
 #endif

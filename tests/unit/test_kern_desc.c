@@ -7,9 +7,11 @@
  * factor IDs), Tensor Memory addresses, and the cuTensorMapEncodeTiled
  * arguments of kern_tma_plan.c (dims innermost first, byte strides without
  * the innermost, boxes, the bytes a box brings) with the shapes the driver
- * or the 128-byte swizzle would refuse. Needs neither a GPU nor the CUDA
- * toolkit. */
+ * or the 128-byte swizzle would refuse; and the persistent GEMMs' tile
+ * order (kern_plan.h's kern_tile_grouped). Needs neither a GPU nor the
+ * CUDA toolkit. */
 #include "kern_desc.h"
+#include "kern_plan.h"
 #include "kern_tma_plan.h"
 #include "test_util.h"
 
@@ -227,6 +229,42 @@ static void test_tma_refusals(void)
     CHECK(kern_tma_tiled_plan(0x10000, 1, 8, 16, 0, 16, 8, &t, &err) == 0 && t.box_bytes == 128);
 }
 
+/* The persistent GEMMs' grouped tile order: every tile of the grid once,
+ * group_m tile rows at a time (the last group shorter), down a group's
+ * rows before the next column. CTA b of a grid of g takes tiles b, b + g,
+ * …: together the tiles cover the output exactly once. */
+static void test_tile_order(void)
+{
+    int32_t tm, tn;
+    /* 20 × 3 tiles, groups of 8: tiles 0-7 are rows 0-7 of column 0, 8-15
+     * rows 0-7 of column 1, …; the last group (rows 16-19, 4 rows) starts
+     * at tile 2 · 8 · 3 = 48: 48 → (16, 0), 51 → (19, 0), 52 → (16, 1). */
+    static const int32_t want[][3] = {{0, 0, 0},   {7, 7, 0},   {8, 0, 1},   {24, 8, 0},
+                                      {48, 16, 0}, {51, 19, 0}, {52, 16, 1}, {59, 19, 2}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        kern_tile_grouped(want[i][0], 20, 3, 8, &tm, &tn);
+        CHECK_MSG(tm == want[i][1] && tn == want[i][2], "tile %d: (%d, %d)", want[i][0], tm, tn);
+    }
+    static const int32_t ms[] = {1, 2, 7, 8, 9, 17, 33}, ns[] = {1, 3, 8, 15};
+    static unsigned char seen[33 * 15];
+    for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+        for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++) {
+            int32_t M = ms[a], N = ns[b], ok = 1, prev_m = -1, prev_n = -1;
+            memset(seen, 0, sizeof seen);
+            for (int32_t t = 0; t < M * N; t++) {
+                kern_tile_grouped(t, M, N, 8, &tm, &tn);
+                ok &= tm >= 0 && tm < M && tn >= 0 && tn < N && !seen[tm * N + tn];
+                if (tm >= 0 && tm < M && tn >= 0 && tn < N) seen[tm * N + tn] = 1;
+                /* Within a group, the next tile is the next row or the top
+                 * of the next column. */
+                ok &= t == 0 || (tn == prev_n && tm == prev_m + 1) || (tn == prev_n + 1 && tm % 8 == 0) ||
+                      (tn == 0 && tm % 8 == 0 && tm == (prev_m / 8 + 1) * 8);
+                prev_m = tm, prev_n = tn;
+            }
+            CHECK_MSG(ok, "%d × %d tiles: not each tile once in the grouped order", M, N);
+        }
+}
+
 static const test_case cases[] = {
     {"wgmma_kmajor", test_wgmma_kmajor},
     {"wgmma_mnmajor", test_wgmma_mnmajor},
@@ -237,6 +275,7 @@ static const test_case cases[] = {
     {"tma_gemm_maps", test_tma_gemm_maps},
     {"tma_3d_maps", test_tma_3d_maps},
     {"tma_refusals", test_tma_refusals},
+    {"tile_order", test_tile_order},
 };
 
 int main(int argc, char **argv)
