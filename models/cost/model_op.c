@@ -191,6 +191,12 @@ static const model_op_param_info P_MOE[] = {
      "10 us between 4 and 32 tokens at EP 128, one local expert, where the weights read do not change; 0: none)", 5,
      0.01, 100, 0, 1},
     {"ramp_pairs", "pairs", "seen token-expert pairs at which ramp_us is reached (0: none)", 256, 8, 65536, 0, 1},
+    {"local_wl", "fraction", "share of the table's EP rows measured as the rank's own workload: only the tokens "
+     "with a pick on the rank, each running all its top-k picks as grouped-GEMM rows, the other ranks' picks "
+     "clamped to a local expert at zero weight (the collector's rank-0 workload for kernels that cannot skip a "
+     "masked pick); 0 (the sets fitted before): every token replicated over the ranks, other ranks' picks seen "
+     "and skipped; only a table's load (served tokens known) reads it, never the cost model's", 0.5, 0.001, 1,
+     1, 1},
 };
 static const model_op_param_info P_COMM[] = {
     {"base_lat", "lat", "per-call launch and synchronisation, in multiples of the GPU's NCCL latency (catalogue "
@@ -1147,8 +1153,46 @@ static double power_law_inv(double u, double a, double lo, double hi)
 }
 
 #define MOE_MAX_EXPERTS 4096
+/* P_MOE's local_wl: how a table's EP rows were measured, not the kernel. */
+#define MOE_LOCAL_WL 13
 /* Random placements averaged for the busiest rank's expected load. */
 #define MOE_DRAWS 16
+
+/* Tokens of the balanced generator with at least one pick on rank 0
+ * (experts [0, El)): token i picks (i + j·⌈E/k⌉) mod E, or, with fewer
+ * tokens than ⌈E/k⌉, ⌊(i·⌈E/k⌉/T + j·⌈E/k⌉) mod E⌋; the first pattern
+ * repeats every E tokens. */
+static double balanced_served(double T, double K, double E, double El)
+{
+    const double stride = ceil(E / K);
+    const int32_t k = (int32_t)K, n = (int32_t)E;
+    if (T < stride) {
+        double s = 0;
+        for (int32_t i = 0; i < (int32_t)T; i++) {
+            int hit = 0;
+            for (int32_t j = 0; j < k && !hit; j++) hit = floor(fmod(i * stride / T + j * stride, E)) < El;
+            s += hit;
+        }
+        return s;
+    }
+    double s = 0;
+    for (int32_t r = 0; r < n && r < T; r++) {
+        int hit = 0;
+        for (int32_t j = 0; j < k && !hit; j++) hit = fmod(r + j * stride, E) < El;
+        if (hit) s += floor((T - 1 - r) / E) + 1;
+    }
+    return s;
+}
+
+/* Tokens with a pick on a rank that receives `pairs` of the T·k pairs,
+ * its hottest expert `hot` rows: picks taken as independent, but never
+ * fewer tokens than the hottest expert's rows (a token picks an expert
+ * once) nor more than the tokens or the pairs. */
+static double power_law_served(double T, double K, double pairs, double hot)
+{
+    double s = T * (1 - pow(fmax(0, 1 - pairs / (T * K)), K));
+    return fmin(fmin(T, pairs), fmax(s, hot));
+}
 
 void model_op_moe_load_of(double T, double K, double E, double ep, double alpha, model_op_moe_load *out)
 {
@@ -1173,6 +1217,7 @@ void model_op_moe_load_of(double T, double K, double E, double ep, double alpha,
         out->row_tiles = out->touched * ((1 - frac) * ceil(lo / out->tile_m) + frac * ceil((lo + 1) / out->tile_m));
         if (out->row_tiles < out->touched) out->row_tiles = out->touched;
         out->hot = ceil(rows);
+        out->served = ep > 1 ? balanced_served(T, K, E, floor(El)) : T;
         return;
     }
     const int32_t n = (int32_t)E, step = (int32_t)ep;
@@ -1226,6 +1271,7 @@ void model_op_moe_load_of(double T, double K, double E, double ep, double alpha,
     double tiles = out->tile_m > 64 ? t128 : t64;
     out->row_tiles = tiles > 1 ? tiles : 1;
     out->hot = hot > 1 ? hot : 1;
+    out->served = step > 1 ? power_law_served(T, K, out->pairs, out->hot) : T;
 }
 
 double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const model_op_resolved *r,
@@ -1246,6 +1292,19 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
     double tp = F(MOE_TP) > 0 ? F(MOE_TP) : 1;
     double Ir = I / tp, pairs = ld->pairs, touched = ld->touched, tm = ld->tile_m > 0 ? ld->tile_m : 64;
     double mt = ld->row_tiles; /* row tiles over the touched experts */
+    /* A table measured as the rank's own workload (local_wl of its EP rows;
+     * 0: none, and never for the cost model's load, which has no served
+     * count): the kernel's batch is the served tokens alone, and their
+     * picks of other ranks' experts, clamped to local expert 0 at zero
+     * weight, run as that expert's GEMM rows. */
+    const double K = F(TOPK) > 0 ? F(TOPK) : 1;
+    double masked = 0, seen = ld->seen_pairs;
+    if (p[MOE_LOCAL_WL] > 0 && ld->served > 0) {
+        masked = p[MOE_LOCAL_WL] * fmax(0, ld->served * K - pairs);
+        seen -= p[MOE_LOCAL_WL] * fmax(0, seen - ld->served * K);
+        mt += ceil(masked / tm);
+    }
+    const double rp = pairs + masked; /* rows the GEMMs gather and scatter */
     /* Two grouped GEMMs: gate+up (n = 2·Ir, k = H; up alone, n = Ir, for
      * non-gated experts) and down (n = H, k = Ir); tiles padded to 128 in
      * n, each tile's mainloop pays k_fill. */
@@ -1258,7 +1317,7 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
      * tile count, and so the waves and the weight stream's busy
      * fraction, is unchanged). */
     double rows = mt * tm;
-    if (p[10] > 0 && tm <= 64) rows = fmax(pairs, rows - touched * (tm - p[10]));
+    if (p[10] > 0 && tm <= 64) rows = fmax(rp, rows - touched * (tm - p[10]));
     double f1 = 2.0 * rows * ceil(up * Ir / 128) * 128 * (H + p[3]);
     double f2 = 2.0 * rows * ceil(H / 128) * 128 * (Ir + p[3]);
     double tc = f1 / (f->peak * p[1] * wave_eff(t1, S)) + f2 / (f->peak * p[1] * wave_eff(t2, S));
@@ -1267,7 +1326,7 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
      * a slope; 0: whole tiles over the SMs, the count before the term). */
     double tiles = t1 < t2 ? t1 : t2, sat = S;
     if (p[9] > 0) tiles = mt * fmin(up * Ir, H) / 128, sat = S * p[9];
-    double bytes = touched * (up + 1.0) * H * Ir * f->wbytes + pairs * (H * f->abytes + (up + 1.0) * Ir * 2.0 + H * 2.0);
+    double bytes = touched * (up + 1.0) * H * Ir * f->wbytes + rp * (H * f->abytes + (up + 1.0) * Ir * 2.0 + H * 2.0);
     /* Fewer tiles than SMs stream the weights through fewer SMs, at the
      * busy fraction to the tile_exp; a batch of more tokens than local
      * experts (Triton fused_moe's default configuration: 64-row tiles,
@@ -1283,12 +1342,12 @@ double model_op_moe_time_load(const model_gpu *g, const model_op_query *q, const
      * most of the time (SGLang's Triton kernel at EP ≥ 16 and ≥ 1024
      * tokens) B200 measures a median 0.84× H100's time, its FP32 peak's
      * 67/75 = 0.89, where its copy rate gives 0.5. */
-    double gp = ld->seen_pairs > pairs ? ld->seen_pairs : pairs;
+    double gp = seen > rp ? seen : rp;
     double tpass = gp * (p[5] * H + p[8] * up * Ir) / (g->flops_fp32 > 0 ? g->flops_fp32 : g->flops_bf16 / 16);
     /* The small-batch step: p[11] µs reached at p[12] seen pairs, in
      * proportion below (0: none). */
     double ramp = p[11] > 0 && p[12] > 0 ? p[11] * US * fmin(1, gp / p[12]) : 0;
-    return p[0] * US + pairs * p[4] * US / S + smax(tc, tmm) + tpass + ramp;
+    return p[0] * US + rp * p[4] * US / S + smax(tc, tmm) + tpass + ramp;
 }
 
 static double t_moe(const model_gpu *g, const model_op_query *q, const model_op_resolved *r, const double *p,
@@ -1303,6 +1362,11 @@ static double t_moe(const model_gpu *g, const model_op_query *q, const model_op_
     model_op_moe_load ld;
     model_op_moe_load_of(F(TOKENS), F(TOPK), F(EXPERTS), F(MOE_EP) > 0 ? F(MOE_EP) : 1, r->moe_alpha, &ld);
     return model_op_moe_time_load(g, q, r, p, &ld, err);
+}
+
+void model_op_table_method(model_op_kind k, const model_op_paramset *own, double *p)
+{
+    if (k == MODEL_OPK_MOE) p[MOE_LOCAL_WL] = own ? own->p[MOE_LOCAL_WL] : 0;
 }
 
 void model_op_moe_load_fill(model_op_query *q)

@@ -93,6 +93,9 @@ typedef struct {
                           replicate all T tokens over the EP ranks: T·k); 0 or below pairs: pairs */
     double small_m;    /* 1 when the kernel's batch has no more tokens than the rank has experts (fused_moe's
                           default configuration then takes 16-row tiles); 0: more */
+    double served;     /* tokens with at least one pick on the measured rank, the batch of a table measured as
+                          the rank's own workload (model_op_moe_load_of; the MoE parameter local_wl says how
+                          much of a set's table was); 0: not known (the cost model's own load) */
 } model_op_moe_load;
 
 typedef struct {
@@ -115,7 +118,7 @@ typedef struct {
                                      cost model): as serving runs it under CUDA graphs, the GPU time alone */
 } model_op_query;
 
-#define MODEL_OP_MAX_PARAMS 13
+#define MODEL_OP_MAX_PARAMS 14
 
 /* Meaning of a kind's parameters, in order (unit names what the YAML /
  * table stores; scale converts that unit to what the formula uses). */
@@ -285,6 +288,10 @@ void model_op_moe_load_of(double T, double topk, double E, double ep, double alp
  * so that pricing q again does not derive it (the fit prices each row many
  * times). Leaves it empty for a non-MoE query or an unknown distribution. */
 void model_op_moe_load_fill(model_op_query *q);
+/* A table priced with another GPU's set p keeps what describes how the
+ * table was measured, not the kernel: a MoE table's local_wl comes from its
+ * own GPU's set `own` (0 without one). Other kinds: p unchanged. */
+void model_op_table_method(model_op_kind k, const model_op_paramset *own, double *p);
 
 /* The fused-MoE op for an explicit load (the cost model's own routing
  * model; model_op_time derives the load from the query's distribution).

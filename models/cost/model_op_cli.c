@@ -300,13 +300,18 @@ static int csv_price_row(const op_args *a, const model_gpu *g, calib_optable *t,
         snprintf(src, scap, "none: %s", why);
         return 0;
     }
-    const model_op_paramset *ps = params_for(g, a->params_gpu, model_op_row_backend(t, &q, a->backend), &q);
+    const char *be = model_op_row_backend(t, &q, a->backend);
+    model_op_query own_q = q;
+    const model_op_paramset *ps = params_for(g, a->params_gpu, be, &q);
     if (!ps) {
         snprintf(src, scap, "none: no fitted parameters for this variant");
         return 0;
     }
+    double p[MODEL_OP_MAX_PARAMS];
+    memcpy(p, ps->p, sizeof p);
+    if (a->params_gpu) model_op_table_method(q.kind, params_for(g, NULL, be, &own_q), p);
     sim_err e2 = {0};
-    double tt = model_op_time(g, &q, ps->p, &e2);
+    double tt = model_op_time(g, &q, p, &e2);
     if (!(tt > 0)) {
         snprintf(src, scap, "none: %.120s", e2.msg);
         return 0;
@@ -620,6 +625,8 @@ static int visit(const calib_optable_entry *e, void *vctx, sim_err *err)
                 continue;
             }
             memcpy(p, ps->p, sizeof p);
+            if (c->a->params_gpu)
+                model_op_table_method(gr->s[0].q.kind, model_op_lookup_gpu(e->gpu, backend, gr->variant), p);
         }
         const char *why = table_not_served(c, e, backend, gr->variant, p);
         char k1[160], k2[160];

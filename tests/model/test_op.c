@@ -1208,6 +1208,88 @@ static void check_moe_cross_gpu(void)
     CHECK_NEAR(pass[1] / pass[0], h.flops_fp32 / b.flops_fp32, 1e-9);
 }
 
+/* A table measured as the rank's own workload (local_wl). SGLang 0.5.10's
+ * A100 tables time, at EP > 1, only the tokens with a pick on the measured
+ * rank and run all k picks of each, the other ranks' picks clamped to a
+ * local expert at zero weight: balanced 2048/768, top-8 of 128, 16384
+ * tokens costs 12.14, 11.68 and 0.574 ms at EP 1, 8 and 128 (the served
+ * share 1, 1, 1/16), where replicated tokens with skipped masked picks
+ * priced EP 8 at 7.69 ms (−34 %) and EP 128 at 6.69 (+1066 %, the passes
+ * over all T·k pairs); its Marlin int4 rows on DeepSeek's 7168/2048, top-8
+ * of 256, 75.54 and 4.592 ms at EP 8 and 128, were priced 26.83 and 20.38.
+ * The H100 tables (0.5.14) replicate the tokens: their sets fit local_wl at
+ * its lower bound. */
+static void check_moe_local_workload(void)
+{
+    model_gpu a, h;
+    sim_err err = {0};
+    REQUIRE(test_gpu_spec("a100_sxm", &a) == 0);
+    const model_op_paramset *tri = model_op_lookup(&a, "sglang", "moe:bfloat16/triton");
+    const model_op_paramset *mar = model_op_lookup(&a, "sglang", "moe:int4_wo/marlin");
+    const model_op_paramset *h100 = h100_set(&h, "sglang", "moe:bfloat16/triton");
+    REQUIRE_OR(tri != NULL && mar != NULL && h100 != NULL, return);
+    CHECK_MSG(tri->p[13] > 0.9 && mar->p[13] > 0.9, "A100 SGLang local_wl %.3g / %.3g", tri->p[13], mar->p[13]);
+    CHECK_MSG(h100->p[13] < 0.05, "H100 SGLang Triton bf16 local_wl %.3g", h100->p[13]);
+    const struct {
+        const char *dtype, *kernel;
+        double H, I, k, E, ep, ms, tol;
+    } rows[] = {{"bfloat16", "triton", 2048, 768, 8, 128, 8, 11.677, 0.15},
+                {"bfloat16", "triton", 2048, 768, 8, 128, 128, 0.574, 0.5},
+                {"int4_wo", "marlin", 7168, 2048, 8, 256, 8, 75.54, 0.2},
+                {"int4_wo", "marlin", 7168, 2048, 8, 256, 128, 4.592, 0.2}};
+    model_op_query q;
+    for (int i = 0; i < 4; i++) {
+        moe_query(&q, rows[i].dtype, rows[i].kernel, "balanced", rows[i].H, rows[i].I, rows[i].k, rows[i].E);
+        q.f[MODEL_OPF_MOE_EP] = rows[i].ep, q.f[MODEL_OPF_TOKENS] = 16384;
+        const model_op_paramset *ps = i < 2 ? tri : mar;
+        double t = model_op_time(&a, &q, ps->p, &err) * 1e3;
+        CHECK_MSG(fabs(t / rows[i].ms - 1) < rows[i].tol, "A100 %s %.0f/%.0f/%.0f/%.0f EP %.0f, 16384 tokens: %.3f ms, "
+                  "measured %.3f", rows[i].dtype, rows[i].H, rows[i].I, rows[i].k, rows[i].E, rows[i].ep, t,
+                  rows[i].ms);
+        printf("A100 SGLang %s %.0f/%.0f/%.0f/%.0f EP %.0f, 16384 tokens: %.3f ms (%.3f)\n", rows[i].dtype, rows[i].H,
+               rows[i].I, rows[i].k, rows[i].E, rows[i].ep, t, rows[i].ms);
+    }
+    /* The balanced generator's served tokens: token i picks i + 32j (mod
+     * 256), so EP 8 (32 local experts) serves every token, EP 32 a quarter,
+     * EP 256 1/32; 2-of-8 (stride 4) at EP 4 half. */
+    const double served[][5] = {{16384, 8, 256, 8, 16384}, {16384, 8, 256, 32, 4096}, {16384, 8, 256, 256, 512},
+                                {1000, 2, 8, 4, 500}, {16384, 8, 256, 1, 16384}};
+    model_op_moe_load ld;
+    for (int i = 0; i < 5; i++) {
+        model_op_moe_load_of(served[i][0], served[i][1], served[i][2], served[i][3], 0, &ld);
+        CHECK_NEAR(ld.served, served[i][4], 1e-9);
+    }
+    /* The power law: never fewer than the hottest expert's rows (the
+     * profile's hottest can exceed the tokens, which the generator clamps:
+     * then every token), nor more than the tokens. */
+    model_op_moe_load_of(16384, 8, 128, 128, 1.2, &ld);
+    CHECK_MSG(ld.served >= fmin(ld.hot, 16384) && ld.served <= 16384, "power law EP 128: served %.0f, hottest %.0f",
+              ld.served, ld.hot);
+    model_op_moe_load_of(16384, 8, 256, 32, 1.01, &ld);
+    CHECK_MSG(ld.served >= fmin(ld.hot, 16384) && ld.served <= 16384, "power law EP 32: served %.0f, hottest %.0f",
+              ld.served, ld.hot);
+    /* The cost model's load has no served count: local_wl leaves it as it was. */
+    moe_query(&q, "bfloat16", "triton", "balanced", 2048, 768, 8, 128);
+    q.f[MODEL_OPF_MOE_EP] = 8, q.f[MODEL_OPF_TOKENS] = 16384;
+    model_op_resolved r;
+    model_op_resolve(&q, &r);
+    model_op_moe_load_of(16384, 8, 128, 8, 0, &ld);
+    ld.served = 0;
+    double p0[MODEL_OP_MAX_PARAMS];
+    memcpy(p0, tri->p, sizeof p0);
+    p0[13] = 0;
+    CHECK_NEAR(model_op_moe_time_load(&a, &q, &r, tri->p, &ld, &err), model_op_moe_time_load(&a, &q, &r, p0, &ld, &err),
+               1e-12);
+    /* Priced with another GPU's set, a table keeps its own measurement method. */
+    double p[MODEL_OP_MAX_PARAMS];
+    memcpy(p, h100->p, sizeof p);
+    model_op_table_method(MODEL_OPK_MOE, tri, p);
+    CHECK_NEAR(p[13], tri->p[13], 0);
+    CHECK_NEAR(p[1], h100->p[1], 0);
+    model_op_table_method(MODEL_OPK_MOE, NULL, p);
+    CHECK_NEAR(p[13], 0, 0);
+}
+
 /* The MoE fit's soft-L1 pass: rows priced by a known set, a fifth of them
  * (one EP column, as the tables' anomalous runs) measured 5× slower. Plain
  * log least squares moves the set to split the difference and prices the
@@ -2254,6 +2336,7 @@ static const test_case cases[] = {
     {"moe_ramp", check_moe_ramp},
     {"moe_masked_rows", check_moe_masked_rows},
     {"moe_cross_gpu", check_moe_cross_gpu},
+    {"moe_local_workload", check_moe_local_workload},
     {"moe_robust_fit", check_moe_robust_fit},
     {"csv_round_trip", check_csv_round_trip},
 };
