@@ -1144,6 +1144,24 @@ static double t_dsa_module(const model_gpu *g, const model_op_query *q, const mo
     return p[0] * US + dsa_host(q, p[6] + (has_idx ? p[7] : 0) + meta, attn + indexer + smax(tc, tmm));
 }
 
+void model_op_moe_cap_rows(double *rows, int32_t n, double cap)
+{
+    /* Each pass caps the experts over `cap` and spreads their excess over
+     * the others in proportion to their rows; an expert a pass pushes over
+     * the cap is capped by the next, so at most n passes. */
+    for (int32_t pass = 0; pass < n; pass++) {
+        double excess = 0, below = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (rows[i] > cap) excess += rows[i] - cap, rows[i] = cap;
+        if (!(excess > 0)) return;
+        for (int32_t i = 0; i < n; i++)
+            if (rows[i] < cap) below += rows[i];
+        if (!(below > 0)) return; /* every expert full: the excess has nowhere to go */
+        for (int32_t i = 0; i < n; i++)
+            if (rows[i] < cap) rows[i] += excess * rows[i] / below;
+    }
+}
+
 /* Inverse CDF of the power law x^(−a) on [lo, hi] at u ∈ [0, 1]. */
 static double power_law_inv(double u, double a, double lo, double hi)
 {
@@ -1228,12 +1246,16 @@ void model_op_moe_load_of(double T, double K, double E, double ep, double alpha,
         c[i] = power_law_inv(1.0 - (i + 0.5) / E, alpha, lo, hi); /* descending */
         sum += c[i];
     }
-    /* Scaled to P pairs, rounded to whole rows; the rounding's deficit goes
-     * to the hottest experts, its surplus comes off the coldest non-empty. */
+    /* Scaled to P pairs, no expert past T rows (model_op_moe_cap_rows),
+     * rounded to whole rows; the rounding's deficit goes to the hottest
+     * experts below T, its surplus comes off the coldest non-empty. */
+    for (int32_t i = 0; i < n; i++) c[i] = c[i] / sum * P;
+    model_op_moe_cap_rows(c, n, T);
     double tot = 0;
-    for (int32_t i = 0; i < n; i++) tot += c[i] = nearbyint(c[i] / sum * P);
+    for (int32_t i = 0; i < n; i++) tot += c[i] = fmin(nearbyint(c[i]), floor(T));
     int32_t delta = (int32_t)(P - tot);
-    for (int32_t i = 0; delta > 0; i = (i + 1) % n, delta--) c[i] += 1;
+    for (int32_t i = 0, spins = 0; delta > 0 && spins < 2 * n; i = (i + 1) % n, spins++)
+        if (c[i] + 1 <= T) c[i] += 1, delta--;
     for (int32_t i = n - 1; delta < 0 && i >= 0; i--)
         while (delta < 0 && c[i] > 0) c[i] -= 1, delta++;
     /* The busiest rank: the generator places the experts at random and

@@ -283,6 +283,10 @@ double model_op_time_resolved(const model_gpu *g, const model_op_query *q, const
  * fixed-seed random placements of the profile. tile_m is the grouped GEMMs' row tile (64, 128 above 64
  * rows per touched expert). Cost O(E) pow() and 16·E additions. */
 void model_op_moe_load_of(double T, double topk, double E, double ep, double alpha, model_op_moe_load *out);
+/* Caps each of the n experts' rows at `cap` (the tokens: a token picks an
+ * expert once) and spreads the excess over the experts below it in
+ * proportion to their rows, keeping the total where there is room. */
+void model_op_moe_cap_rows(double *rows, int32_t n, double cap);
 
 /* Fills q->moe_load from q's fields and distribution (model_op_moe_load_of)
  * so that pricing q again does not derive it (the fit prices each row many

@@ -811,6 +811,34 @@ static const model_op_paramset *h100_set(model_gpu *h, const char *backend, cons
  * fewer experts (less weight traffic: measured 0.28 ms against balanced's
  * 0.56 ms at T = 32 on the 2048/512/8/256 shape), and at many tokens sends
  * the busiest rank more than its share with a hottest expert above T·k/E. */
+/* A token picks an expert once, so no expert holds more rows than there
+ * are tokens: model_op_moe_cap_rows caps them and spreads the excess over
+ * the others by their rows, the total kept; the power-law load never puts
+ * more than T rows on its hottest expert (4096/1536 geometry, top-8 of
+ * 128, alpha 1.2, 16,384 tokens: the profile alone gave ~20,800). */
+static void check_moe_cap_rows(void)
+{
+    double r[4] = {10, 4, 2, 0};
+    model_op_moe_cap_rows(r, 4, 6);
+    CHECK_NEAR(r[0], 6, 1e-12);
+    CHECK_NEAR(r[0] + r[1] + r[2] + r[3], 16, 1e-9); /* the 4 excess rows spread */
+    /* Pass 1: 4 + 4·4/6 = 6.67 and 2 + 4·2/6 = 3.33; pass 2 caps the first at
+     * 6 and its 0.67 goes to the last one with rows: 4. */
+    CHECK_NEAR(r[1], 6, 1e-9);
+    CHECK_NEAR(r[2], 4, 1e-9);
+    CHECK(r[3] == 0); /* an empty expert stays empty */
+    double full[2] = {9, 7};
+    model_op_moe_cap_rows(full, 2, 5); /* no room: capped, the excess lost */
+    CHECK_NEAR(full[0], 5, 1e-12);
+    CHECK_NEAR(full[1], 5, 1e-12);
+    model_op_moe_load pl;
+    model_op_moe_load_of(16384, 8, 128, 1, 1.2, &pl);
+    CHECK_MSG(pl.hot <= 16384, "hottest expert %.0f rows for 16384 tokens", pl.hot);
+    CHECK_NEAR(pl.pairs, 16384.0 * 8, 1e-6); /* every pick still lands */
+    model_op_moe_load_of(16384, 8, 128, 8, 1.2, &pl);
+    CHECK_MSG(pl.hot <= 16384, "EP 8: hottest expert %.0f rows", pl.hot);
+}
+
 static void check_moe_routing(void)
 {
     model_op_moe_load b, pl;
@@ -2328,6 +2356,7 @@ static const test_case cases[] = {
     {"mla_bmm_l2", check_mla_bmm_l2},
     {"sglang_fp8_prefill", check_sglang_fp8_prefill},
     {"moe_routing", check_moe_routing},
+    {"moe_cap_rows", check_moe_cap_rows},
     {"moe_kernels", check_moe_kernels},
     {"moe_tile_switch", check_moe_tile_switch},
     {"moe_few_tiles", check_moe_few_tiles},
