@@ -198,7 +198,7 @@ static int cost_validate(const model_spec *m, const model_gpu *g, const model_la
 
 /* Zipf(s) over experts, popularity rank r → expert slot by a fixed
  * stride coprime with E (a deterministic stand-in for a random placement,
- * so hot experts are not all on rank 0). */
+ * so hot experts are not all on rank 0), no expert's share past 1/top_k. */
 int cost_moe_init(model_cost *c, sim_err *err)
 {
     const model_spec *m = &c->m;
@@ -225,6 +225,9 @@ int cost_moe_init(model_cost *c, sim_err *err)
         int32_t slot = (int32_t)(((int64_t)r * step) % E);
         c->p[slot] = pow(r + 1.0, -c->l.expert_skew) / z;
     }
+    /* A token picks an expert once: no expert takes more than 1/top_k of
+     * the picks (T rows of T·k), the excess spread over the others. */
+    if (m->top_k > 0) model_op_moe_cap_rows(c->p, E, 1.0 / m->top_k);
     for (int32_t i = 0; i < E; i++) {
         double q = m->top_k * c->p[i];
         c->log_miss[i] = q >= 1 ? -INFINITY : log1p(-q);

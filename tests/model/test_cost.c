@@ -580,6 +580,26 @@ static void test_physics(void)
     model_cost_destroy(c);
     model_cost_destroy(c2);
     c = c2 = NULL;
+    /* A token picks an expert once: under Zipf s = 3 the hottest expert
+     * would take 0.83 of the picks (54,000 rows of 8192 tokens × top-8);
+     * capped at T rows an expert, a rank of 2 experts (EP 64 of 128) holds
+     * at most 2 × 8192 rows. */
+    l = layout(8, 1);
+    l.ep = 64;
+    l.tp = 64;
+    l.dtype = MODEL_DTYPE_FP8;
+    l.expert_skew = 3;
+    c = make("qwen3-235b-a22b", "h100-sxm", l);
+    if (c) {
+        model_chunk big = {8192, 0};
+        model_batch pb = {1, &big, 0, 0, 0};
+        model_cost_breakdown(c, &pb, ops, 256, &n, NULL);
+        const model_op *sk = test_find_op(ops, n, "experts_gate_up");
+        double rows = sk ? sk->flops / (94 * 2.0 * 2 * 1536 * 4096) : -1;
+        CHECK_MSG(rows > 8192 && rows <= 2 * 8192 * (1 + 1e-9), "busiest rank %.0f rows (<= 2 x 8192)", rows);
+    }
+    model_cost_destroy(c);
+    c = NULL;
 
     /* Masked grouped GEMM pays whole tiles per expert: forced masked costs
      * more rows than contiguous for a tiny decode batch. */
