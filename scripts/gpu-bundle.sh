@@ -9,7 +9,8 @@
 # scripts/gpu-check.sh there with the bundled binary: it puts BUNDLE/lib on
 # the library path with the folders of the host's cuBLAS and NCCL when the
 # dynamic loader does not know them, reports any library still missing,
-# and passes the rest of gpu-check.sh's environment through.
+# and passes the rest of gpu-check.sh's environment through;
+# GPU_CHECK_PACK=FILE.tgz also packs OUTDIR into one archive.
 #
 # --arch ARCH   CMAKE_CUDA_ARCHITECTURES of the build (default 90a: H100,
 #               H200; 100a for B200, 80 for A100)
@@ -114,7 +115,15 @@ if missing=$(ldd "$b/servesim" "$b/libservesim_gpu.so" 2>&1 | grep "not found");
   echo "run-gpu-check: libraries not found on this host:" >&2
   echo "$missing" >&2
 fi
-SERVESIM_BIN=$b/servesim SERVESIM_GPU_LIB=$b/libservesim_gpu.so exec bash "$root/scripts/gpu-check.sh" "$1"
+SERVESIM_BIN=$b/servesim SERVESIM_GPU_LIB=$b/libservesim_gpu.so bash "$root/scripts/gpu-check.sh" "$1"
+rc=$?
+# GPU_CHECK_PACK=FILE.tgz: the whole OUTDIR in one archive (for hosts that
+# hand back only a few files), written whatever the check's outcome.
+if [ -n "${GPU_CHECK_PACK:-}" ] && [ -d "$1" ]; then
+  tar czf "$GPU_CHECK_PACK" -C "$(dirname "$1")" "$(basename "$1")" ||
+    echo "run-gpu-check: could not write $GPU_CHECK_PACK" >&2
+fi
+exit $rc
 EOF
 chmod +x "$bundle/run-gpu-check.sh" || exit 1
 size=$(du -sh "$bundle" | cut -f1)

@@ -199,12 +199,16 @@ static void case_bundle(void)
     snprintf(smi, sizeof smi, "%s.smi", dir);
     CHECK(write_script(smi, "#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 9.0, 580.159'\n") == 0);
     snprintf(cmd, sizeof cmd,
-             "NVIDIA_SMI='%s' SERVESIM_ROOT='%s' GPU_CHECK_TORCH_S=0 GPU_CHECK_SANITIZER=0 "
+             "NVIDIA_SMI='%s' SERVESIM_ROOT='%s' GPU_CHECK_TORCH_S=0 GPU_CHECK_SANITIZER=0 GPU_CHECK_PACK='%s/gc.tgz' "
              "bash '%s/bundle/run-gpu-check.sh' '%s/out' 2>&1",
-             smi, test_srcdir, dir, dir);
+             smi, test_srcdir, dir, dir, dir);
     CHECK(run(cmd, buf, sizeof buf) == 3);
     CHECK_CONTAINS(out, "using the prebuilt");
     CHECK_CONTAINS(out, "the GPU backend cannot run here");
+    /* The packed OUTDIR holds the summary even when the check could not run. */
+    snprintf(cmd, sizeof cmd, "tar tzf '%s/gc.tgz' 2>&1", dir);
+    CHECK(run(cmd, buf, sizeof buf) == 0);
+    CHECK_CONTAINS(out, "out/summary.txt");
     /* Refused: a build without the plugin; no bundle folder named. */
     snprintf(cmd, sizeof cmd, "rm '%s/build/libservesim_gpu.so' && bash '%s/scripts/gpu-bundle.sh' --from-build '%s/build' "
              "'%s/b2' 2>&1", dir, test_srcdir, dir, dir);
