@@ -204,16 +204,30 @@ static int op_kernels(calib_backend *b, const calib_run_opts *o, int op, const c
     return 1;
 }
 
+/* The next name of a comma-separated list at *p (its length in *len),
+ * *p moved past it; NULL at the end. */
+static const char *list_next(const char **p, size_t *len)
+{
+    const char *name = *p;
+    if (!name || !*name) return NULL;
+    const char *e = strchr(name, ',');
+    *len = e ? (size_t)(e - name) : strlen(name);
+    *p = e ? e + 1 : NULL;
+    return name;
+}
+
+/* 1 when the name of length len is kernel. */
+static int name_is(const char *name, size_t len, const char *kernel)
+{
+    return strlen(kernel) == len && strncmp(name, kernel, len) == 0;
+}
+
 /* 1 when the comma-separated list names kernel (NULL list: every kernel). */
 static int kernel_listed(const char *list, const char *kernel)
 {
-    size_t n = strlen(kernel);
-    for (const char *p = list; p && *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && strncmp(p, kernel, n) == 0) return 1;
-        p = e ? e + 1 : NULL;
-    }
+    size_t len;
+    for (const char *p = list, *name; (name = list_next(&p, &len));)
+        if (name_is(name, len, kernel)) return 1;
     return list == NULL;
 }
 
@@ -225,9 +239,8 @@ static int kernels_validate(calib_backend *b, const calib_run_opts *o, sim_err *
     calib_run_opts all = *o;
     all.ops_mask = 0;
     int selected = 0;
-    for (const char *p = o->kernels; p && *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
+    size_t len;
+    for (const char *p = o->kernels, *name; (name = list_next(&p, &len));) {
         int found = 0;
         for (int op = 0; op < CALIB_OP_HARNESS_COUNT; op++) {
             const calib_kernel_desc *ks;
@@ -235,15 +248,14 @@ static int kernels_validate(calib_backend *b, const calib_run_opts *o, sim_err *
             const char *why;
             op_kernels(b, &all, op, &ks, &nk, &why);
             for (int32_t ki = 0; ki < nk; ki++)
-                if (strlen(ks[ki].kernel) == len && strncmp(ks[ki].kernel, p, len) == 0) {
+                if (name_is(name, len, ks[ki].kernel)) {
                     found = 1;
                     selected |= !o->ops_mask || (o->ops_mask & (1u << op));
                 }
         }
         if (!found)
             return sim_err_set(err, SIM_EINVAL, "--kernels: the %s backend has no kernel named '%.*s' (servesim "
-                               "calibrate --list-kernels lists them)", b->name, (int)(len > 200 ? 200 : len), p);
-        p = e ? e + 1 : NULL;
+                               "calibrate --list-kernels lists them)", b->name, (int)(len > 200 ? 200 : len), name);
     }
     if (o->kernels && !selected)
         return sim_err_set(err, SIM_EINVAL, "--kernels names no kernel of the ops --ops selects");

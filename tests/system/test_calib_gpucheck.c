@@ -59,6 +59,16 @@ static void case_no_device(void)
     CHECK_CONTAINS(out, "found no usable GPU");
 }
 
+/* Writes path with text and makes it executable; 0 on success. */
+static int write_script(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    fclose(f);
+    return chmod(path, 0755);
+}
+
 static void case_backend_cannot_load(void)
 {
     char cmd[1024], buf[4096], dir[256];
@@ -69,12 +79,9 @@ static void case_backend_cannot_load(void)
      * binary, and stops with exit 3 and the backend's reason. */
     char smi[300];
     snprintf(smi, sizeof smi, "%s.smi", dir);
-    FILE *f = fopen(smi, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs("#!/bin/sh\necho 'NVIDIA H200, 9.0, 580.159'\n", f);
-        fclose(f);
-        CHECK(chmod(smi, 0755) == 0);
+    int wrote = write_script(smi, "#!/bin/sh\necho 'NVIDIA H200, 9.0, 580.159'\n") == 0;
+    CHECK(wrote);
+    if (wrote) {
         snprintf(cmd, sizeof cmd,
                  "NVIDIA_SMI='%s' SERVESIM_BIN='%s' SERVESIM_GPU_LIB=/nonexistent/libservesim_gpu.so GPU_CHECK_TORCH_S=0 "
                  "GPU_CHECK_SANITIZER=0 GPU_CHECK_GRID_S=20 bash '%s/scripts/gpu-check.sh' '%s' 2>&1",
@@ -91,16 +98,6 @@ static void case_backend_cannot_load(void)
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         CHECK(system(cmd) == 0);
     }
-}
-
-/* Writes path with text and makes it executable; 0 on success. */
-static int write_script(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) return -1;
-    fputs(text, f);
-    fclose(f);
-    return chmod(path, 0755);
 }
 
 /* A kernel that hangs: the all-kernel check is cut at GPU_CHECK_CHECK_S,
